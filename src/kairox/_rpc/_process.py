@@ -1,0 +1,207 @@
+"""Child processes that never outlive Kairox and never deadlock on a full stderr pipe.
+
+Every child starts in its own session (so its whole process group can be signalled), gets an allow-listed
+environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``), and has its stderr drained
+continuously into a bounded in-memory tail and, optionally, a log file. Stopping is: close stdin, wait,
+SIGTERM the group, wait, SIGKILL the group.
+"""
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Self
+
+BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ")
+"""Host variables every child gets (when set)."""
+
+_PR_SET_PDEATHSIG = 1
+
+
+def child_environment(
+    host: Mapping[str, str],
+    *,
+    passthrough: Sequence[str] = (),
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of a child: the allow-listed basics, ``passthrough`` names, then ``extra``.
+
+    An empty value in ``extra`` means "pass the host variable of the same name" (as Codex and Claude Code do
+    for MCP servers); it is left out when the host does not have it either.
+    """
+    env = {name: host[name] for name in (*BASE_ENV_NAMES, *passthrough) if name in host}
+    for name, value in (extra or {}).items():
+        if value == "":
+            if name in host:
+                env[name] = host[name]
+        else:
+            env[name] = value
+    return env
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() == 1:  # the parent already died between fork and prctl
+                os._exit(1)
+
+
+class StderrTail:
+    """The last ``limit`` bytes a child wrote to stderr, and optionally every byte in a log file."""
+
+    def __init__(self, limit: int = 16_384, log_path: Path | None = None) -> None:
+        self.limit = limit
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self.total_bytes = 0
+        self._log: IO[bytes] | None = None
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = log_path.open("ab")
+
+    def feed(self, chunk: bytes) -> None:
+        self.total_bytes += len(chunk)
+        if self._log is not None:
+            self._log.write(chunk)
+            self._log.flush()
+        self._chunks.append(chunk)
+        self._size += len(chunk)
+        while self._size - len(self._chunks[0]) >= self.limit:
+            self._size -= len(self._chunks.popleft())
+
+    def text(self, max_chars: int | None = None) -> str:
+        data = b"".join(self._chunks)[-self.limit :]
+        text = data.decode("utf-8", errors="replace")
+        return text[-max_chars:] if max_chars else text
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+class ChildProcess:
+    """``async with ChildProcess(argv, ...) as child:`` starts a child; leaving the block stops it.
+
+    ``child.stdin`` / ``child.stdout`` are asyncio streams. Enter and exit in the same task.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | str | None = None,
+        stderr_log: Path | None = None,
+        stderr_limit: int = 16_384,
+        stop_timeout: float = 3.0,
+        pipe_stdin: bool = True,
+        pipe_stdout: bool = True,
+    ) -> None:
+        self.argv = list(argv)
+        self.env = dict(env) if env is not None else child_environment(os.environ)
+        self.cwd = cwd
+        self.stop_timeout = stop_timeout
+        self.stderr = StderrTail(stderr_limit, stderr_log)
+        self._pipe_stdin = pipe_stdin
+        self._pipe_stdout = pipe_stdout
+        self._proc: asyncio.subprocess.Process | None = None
+        self._drain: asyncio.Task[None] | None = None
+
+    @property
+    def process(self) -> asyncio.subprocess.Process:
+        if self._proc is None:
+            raise RuntimeError("the child process has not been started")
+        return self._proc
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter:
+        assert self.process.stdin is not None
+        return self.process.stdin
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    async def start(self) -> Self:
+        pipe = asyncio.subprocess.PIPE
+        self._proc = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
+            stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
+            stderr=pipe,
+            env=self.env,
+            cwd=str(self.cwd) if self.cwd is not None else None,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            limit=2**24,
+        )
+        self._drain = asyncio.get_running_loop().create_task(self._drain_stderr())
+        return self
+
+    async def _drain_stderr(self) -> None:
+        stream = self.process.stderr
+        assert stream is not None
+        with contextlib.suppress(Exception):
+            while chunk := await stream.read(65_536):
+                self.stderr.feed(chunk)
+
+    async def wait(self, timeout: float | None = None) -> int | None:
+        """The exit code, or None when the child is still running after ``timeout`` seconds."""
+        try:
+            return await asyncio.wait_for(self.process.wait(), timeout)
+        except TimeoutError:
+            return None
+
+    def _signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, sig)
+
+    async def stop(self, timeout: float | None = None) -> int | None:
+        """Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. Returns the exit code."""
+        if self._proc is None:
+            return None
+        timeout = self.stop_timeout if timeout is None else timeout
+        try:
+            if self._proc.returncode is None:
+                if self._proc.stdin is not None and not self._proc.stdin.is_closing():
+                    with contextlib.suppress(Exception):
+                        self._proc.stdin.close()
+                if await self.wait(timeout / 2) is None:
+                    self._signal_group(signal.SIGTERM)
+                    if await self.wait(timeout / 2) is None:
+                        self._signal_group(signal.SIGKILL)
+                        await self.wait(5.0)
+            # the leader may be gone while others in its group live on
+            self._signal_group(signal.SIGKILL)
+        finally:
+            if self._drain is not None:
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(self._drain, 1.0)
+            self.stderr.close()
+        return self._proc.returncode
+
+    async def __aenter__(self) -> Self:
+        return await self.start()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await asyncio.shield(self.stop())

@@ -1,0 +1,15 @@
+"""Tiny pure helpers shared by every layer: names, ``${VAR}`` expansion, JSON aliases."""
+
+from kairox._util._expand import ExpansionResult, expand_vars
+from kairox._util._json import JsonObject, JsonValue
+from kairox._util._names import mcp_tool_name, normalize_tool_name, suggest
+
+__all__ = [
+    "ExpansionResult",
+    "JsonObject",
+    "JsonValue",
+    "expand_vars",
+    "mcp_tool_name",
+    "normalize_tool_name",
+    "suggest",
+]

@@ -1,0 +1,49 @@
+"""``kairox``: global options and the command groups. Each group lives in its own module."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kairox import __version__
+from kairox.cli import _config_cmds, _extension_cmds
+from kairox.cli._common import CliState
+
+app = typer.Typer(
+    name="kairox",
+    help="Kairox: MCP servers, skills, plugins, hooks, LSP and DAP for coding agents, behind one permission gate.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kairox {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path | None, typer.Option("--workspace", "-w", help="Workspace root (default: nearest folder with .git, kairox.toml or .kairox).")
+    ] = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="Apply [profiles.NAME].")] = None,
+    config: Annotated[
+        list[str] | None, typer.Option("--config", "-c", help="Override a key: -c policy.network_access=true (value parsed as TOML, else a string).")
+    ] = None,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Write every event of this command as JSON lines.")] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    ctx.obj = CliState(workspace=workspace, profile=profile, overrides=list(config or []), trace=trace)
+
+
+_config_cmds.register(app)
+_extension_cmds.register(app)
+
+
+def main() -> None:
+    app()

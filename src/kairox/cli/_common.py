@@ -1,0 +1,103 @@
+"""What every command shares: global options, exit codes, output on stdout, diagnostics on stderr."""
+
+import enum
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
+    from kairox.events import EventSink
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of every ``kairox`` command."""
+
+    OK = 0
+    """Success."""
+    FAILURE = 1
+    """The command ran and found a problem (a failed server, a denied call, a broken extension)."""
+    USAGE = 2
+    """Bad command-line usage (unknown option, bad JSON argument)."""
+    CONFIG = 3
+    """The configuration is invalid; the report names file, line and key."""
+    DENIED = 4
+    """A tool call was denied by the policy or the user."""
+    TOOL_ERROR = 5
+    """A tool call ran and returned an error."""
+    NOT_FOUND = 6
+    """The named tool, server, skill or plugin does not exist."""
+
+
+@dataclass
+class CliState:
+    workspace: Path | None = None
+    profile: str | None = None
+    overrides: list[str] = field(default_factory=list)
+    trace: Path | None = None
+    _sink: "EventSink | None" = None
+
+    def resolve(self, *, strict: bool = True) -> "ResolvedConfig":
+        """Resolve configuration; with ``strict``, a broken user file ends the command with exit code 3."""
+        from kairox.config import ConfigError, resolve_config
+
+        try:
+            resolved = resolve_config(self.workspace, cli_overrides=self.overrides, profile=self.profile)
+        except ConfigError as exc:
+            fail(str(exc), ExitCode.CONFIG)
+        if strict and resolved.fatal_problems():
+            for problem in resolved.fatal_problems():
+                err(f"error: {problem}")
+            fail("configuration is invalid; fix the files above (`kairox config validate` lists every problem)", ExitCode.CONFIG)
+        return resolved
+
+    def events(self) -> "EventSink":
+        """The event sink of this command: the ``--trace`` file when given, else nothing."""
+        if self._sink is None:
+            from kairox.events import JsonLinesSink, NullSink
+
+            self._sink = JsonLinesSink(self.trace) if self.trace else NullSink()
+        return self._sink
+
+
+def state(ctx: typer.Context) -> CliState:
+    obj = ctx.find_root().obj
+    if not isinstance(obj, CliState):
+        obj = CliState()
+        ctx.find_root().obj = obj
+    return obj
+
+
+def out(text: str) -> None:
+    """Data for the user or a pipe: stdout."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def out_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def err(text: str) -> None:
+    """Diagnostics and progress: stderr."""
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+def fail(message: str, code: ExitCode = ExitCode.FAILURE) -> NoReturn:
+    err(f"kairox: {message}")
+    raise typer.Exit(int(code))
+
+
+def parse_json_arg(text: str | None, what: str = "arguments") -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"{what} are not valid JSON: {exc}", ExitCode.USAGE)
+    if not isinstance(value, dict):
+        fail(f"{what} must be a JSON object", ExitCode.USAGE)
+    return value

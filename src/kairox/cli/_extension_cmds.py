@@ -1,0 +1,14 @@
+"""Registers the command groups of the feature packages. Each group's module imports its feature lazily."""
+
+import importlib
+
+import typer
+
+# (module, attribute holding a typer.Typer, group name, help)
+_GROUPS: list[tuple[str, str, str, str]] = []
+
+
+def register(app: typer.Typer) -> None:
+    for module_name, attribute, name, help_text in _GROUPS:
+        module = importlib.import_module(module_name)
+        app.add_typer(getattr(module, attribute), name=name, help=help_text)

@@ -1,0 +1,292 @@
+"""The whole ``kairox.toml`` as pydantic models. Unknown keys are errors everywhere (``extra="forbid"``).
+
+Sections whose features arrive later still have their final shape here, so files written today keep working.
+"""
+
+import enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class ApprovalPolicy(enum.StrEnum):
+    """When the user is asked before a tool runs."""
+
+    UNTRUSTED = "untrusted"
+    """Ask for everything except known read-only tools."""
+    ON_REQUEST = "on_request"
+    """Ask when a rule or the sandbox says so (default)."""
+    ON_FAILURE = "on_failure"
+    """Run sandboxed without asking; ask before retrying a failure outside the sandbox."""
+    NEVER = "never"
+    """Never ask: what would be asked is denied."""
+
+
+class SandboxPolicy(enum.StrEnum):
+    """What commands and writes may touch."""
+
+    READ_ONLY = "read_only"
+    WORKSPACE_WRITE = "workspace_write"
+    DANGER_FULL_ACCESS = "danger_full_access"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+# --- policy --------------------------------------------------------------------------------------------------
+
+
+class RulesConfig(_Model):
+    """Permission rules. Lists concatenate across layers; deny beats ask beats allow."""
+
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+
+class PolicyConfig(_Model):
+    approval_policy: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
+    sandbox_policy: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
+    writable_roots: list[str] = Field(default_factory=list)
+    """Extra writable roots besides the workspace and the temp dir (workspace_write only)."""
+    network_access: bool = False
+    """Whether sandboxed commands may use the network."""
+    rules: RulesConfig = Field(default_factory=RulesConfig)
+
+
+# --- tools ---------------------------------------------------------------------------------------------------
+
+
+class ToolsConfig(_Model):
+    output_limit_chars: int = Field(default=30_000, ge=1_000)
+    """Results longer than this are spilled to a file (its path is returned) or truncated with a note."""
+    spill_dir: str | None = None
+    """Where spilled outputs go; default ``$KAIROX_HOME/spill``."""
+    default_timeout_sec: float = Field(default=120.0, gt=0)
+    shell_env_passthrough: list[str] = Field(default_factory=list)
+    """Variables passed to ``shell.exec`` even though their names contain KEY, SECRET or TOKEN."""
+    disabled: list[str] = Field(default_factory=list)
+    """Tool names (or ``*`` patterns) hidden from the model."""
+
+
+# --- servers -------------------------------------------------------------------------------------------------
+
+McpTransportType = Literal["stdio", "sse", "streamable_http"]
+
+_STDIO_FIELDS = ("command", "args", "env", "env_vars", "cwd")
+_REMOTE_FIELDS = ("url", "headers", "api_key_env", "bearer_token_env_var")
+
+
+class McpServerConfig(_Model):
+    """``[mcp_servers.NAME]``. ``type`` defaults to stdio when ``command`` is set, else streamable_http."""
+
+    type: McpTransportType | None = None
+    # stdio
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment; an empty value passes the host variable of the same name."""
+    env_vars: list[str] = Field(default_factory=list)
+    """Host variables passed through besides the allow-listed basics."""
+    cwd: str | None = None
+    # remote
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    api_key_env: str | None = None
+    """Variable holding an API key sent as ``Authorization: Bearer``."""
+    bearer_token_env_var: str | None = None
+    """Codex's name for the same thing."""
+    oauth: bool = False
+    """Use the OAuth flow (``kairox mcp login NAME``) for this remote server."""
+    # shared
+    enabled: bool = True
+    required: bool = False
+    startup_timeout_sec: float = Field(default=30.0, gt=0)
+    tool_timeout_sec: float = Field(default=120.0, gt=0)
+    enabled_tools: list[str] | None = None
+    disabled_tools: list[str] = Field(default_factory=list)
+    protocol_mode: Literal["auto", "legacy"] = "auto"
+    max_restarts: int = Field(default=3, ge=0)
+    """Restarts after a crash, with exponential backoff, before the server stays Failed."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _infer_and_check_transport(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        kind = data.get("type")
+        if kind is None:
+            kind = "stdio" if "command" in data else "streamable_http" if "url" in data else None
+        if kind == "stdio":
+            wrong = [f for f in _REMOTE_FIELDS if f in data]
+            if wrong:
+                raise ValueError(f"a stdio server cannot set {', '.join(wrong)}; remove it or set type = \"sse\" or \"streamable_http\"")
+            if "command" not in data:
+                raise ValueError("a stdio server needs `command`")
+        elif kind in ("sse", "streamable_http"):
+            wrong = [f for f in _STDIO_FIELDS if f in data]
+            if wrong:
+                raise ValueError(f"a {kind} server cannot set {', '.join(wrong)}; remove it or set type = \"stdio\"")
+            if "url" not in data:
+                raise ValueError(f"a {kind} server needs `url`")
+        elif kind is None:
+            raise ValueError("set `command` (stdio) or `url` (sse / streamable_http)")
+        return {**data, "type": kind}
+
+    @property
+    def transport(self) -> McpTransportType:
+        assert self.type is not None  # set by the validator
+        return self.type
+
+
+class LspServerConfig(_Model):
+    """``[lsp_servers.NAME]``."""
+
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    languages: list[str] = Field(default_factory=list)
+    file_patterns: list[str] = Field(default_factory=list)
+    """Globs such as ``*.py`` or ``src/**/*.ts``: which files this server answers for."""
+    initialization_options: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Answers to ``workspace/configuration``."""
+    enabled: bool = True
+    startup_timeout_sec: float = Field(default=30.0, gt=0)
+    request_timeout_sec: float = Field(default=30.0, gt=0)
+    shutdown_timeout_sec: float = Field(default=3.0, gt=0)
+
+
+class DapServerConfig(_Model):
+    """``[dap_servers.NAME]``."""
+
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    languages: list[str] = Field(default_factory=list)
+    launch: dict[str, Any] = Field(default_factory=dict)
+    """Defaults merged into every ``launch`` request (``justMyCode``, ``console`` ...)."""
+    enabled: bool = True
+    request_timeout_sec: float = Field(default=30.0, gt=0)
+
+
+# --- skills, plugins, hooks, instructions ----------------------------------------------------------------------
+
+
+class SkillEntryConfig(_Model):
+    enabled: bool = True
+
+
+class SkillsConfig(_Model):
+    dirs: list[str] = Field(default_factory=list)
+    """Extra skill folders (user scope when set in the user layer, workspace scope in project layers)."""
+    entries: dict[str, SkillEntryConfig] = Field(default_factory=dict)
+    """Per-skill settings: ``[skills.entries."pr-review"] enabled = false``."""
+    prompt_budget_chars: int = Field(default=8_000, ge=200)
+    max_depth: int = Field(default=6, ge=1)
+    compat_dirs: bool = True
+    """Also read ``.agents/skills``, ``.codex/skills``, ``.claw/skills`` and ``.claude/skills``."""
+
+
+class PluginEntryConfig(_Model):
+    enabled: bool = True
+    disabled_contributions: list[str] = Field(default_factory=list)
+    """``kind:name`` items of this plugin that are not loaded (``skill:pdf``, ``mcp_server:github``)."""
+    path: str | None = None
+    """Load this plugin from another folder."""
+
+
+class MarketplaceConfig(_Model):
+    source: str
+    """A local folder or a git URL holding ``.claude-plugin/marketplace.json``."""
+
+
+class PluginsConfig(_Model):
+    paths: list[str] = Field(default_factory=list)
+    """Plugin folders, relative to the file that lists them."""
+    entries: dict[str, PluginEntryConfig] = Field(default_factory=dict)
+    marketplaces: dict[str, MarketplaceConfig] = Field(default_factory=dict)
+
+
+class HookConfig(_Model):
+    command: str
+    matcher: str | None = None
+    """Tool-name pattern (``fs.write``, ``mcp__github__*``, ``Bash|Edit``); all tools when absent."""
+    timeout_sec: float = Field(default=60.0, gt=0)
+
+
+class HooksConfig(_Model):
+    """``[[hooks.pre_tool_use]]`` tables. Hook lists concatenate across layers."""
+
+    session_start: list[HookConfig] = Field(default_factory=list)
+    session_end: list[HookConfig] = Field(default_factory=list)
+    user_prompt_submit: list[HookConfig] = Field(default_factory=list)
+    pre_turn: list[HookConfig] = Field(default_factory=list)
+    post_turn: list[HookConfig] = Field(default_factory=list)
+    pre_tool_use: list[HookConfig] = Field(default_factory=list)
+    post_tool_use: list[HookConfig] = Field(default_factory=list)
+
+
+class InstructionsConfig(_Model):
+    text: str = ""
+    files: list[str] = Field(default_factory=list)
+    memory_files: list[str] = Field(default_factory=lambda: ["AGENTS.md", "KAIROX.md"])
+    fallback_memory_files: list[str] = Field(default_factory=lambda: ["CLAUDE.md"])
+    max_bytes: int = Field(default=32_768, ge=256)
+
+
+# --- model and profiles --------------------------------------------------------------------------------------
+
+
+class ModelProviderConfig(_Model):
+    base_url: str | None = None
+    api_key_env: str | None = None
+    wire_api: Literal["chat", "responses", "anthropic"] = "chat"
+
+
+class McpCatalogConfig(_Model):
+    url: str | None = None
+    """A JSON catalog served over HTTP(S); the built-in catalog is always there."""
+    cache_ttl_sec: int = Field(default=86_400, ge=0)
+
+
+class ProfileConfig(_Model):
+    """``[profiles.NAME]``: applied over the files when ``--profile NAME`` (or ``profile = NAME``) is set."""
+
+    model: str | None = None
+    model_provider: str | None = None
+    policy: dict[str, Any] = Field(default_factory=dict)
+    tools: dict[str, Any] = Field(default_factory=dict)
+    skills: dict[str, Any] = Field(default_factory=dict)
+    instructions: dict[str, Any] = Field(default_factory=dict)
+
+
+class KairoxConfig(_Model):
+    """The whole configuration, as resolved from every layer."""
+
+    model: str | None = None
+    model_provider: str | None = None
+    model_providers: dict[str, ModelProviderConfig] = Field(default_factory=dict)
+    profile: str | None = None
+    profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    mcp_catalog: McpCatalogConfig = Field(default_factory=McpCatalogConfig)
+    lsp_servers: dict[str, LspServerConfig] = Field(default_factory=dict)
+    dap_servers: dict[str, DapServerConfig] = Field(default_factory=dict)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
+    instructions: InstructionsConfig = Field(default_factory=InstructionsConfig)
+
+
+SERVER_SECTIONS = ("mcp_servers", "lsp_servers", "dap_servers")
+"""Sections whose entries a higher layer replaces whole."""
+
+CONCAT_LISTS = ("policy.rules.allow", "policy.rules.ask", "policy.rules.deny", *tuple(f"hooks.{event}" for event in HooksConfig.model_fields))
+"""Lists that concatenate across layers instead of replacing."""
+
+PROJECT_FORBIDDEN = ("model_provider", "model_providers")
+"""Keys that route credentials or model endpoints: never taken from project layers."""

@@ -1,0 +1,117 @@
+from dataclasses import dataclass
+
+
+class KairoxError(Exception):
+    """Root of every error Kairox raises. ``hint`` says what the user can do next."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+# --- configuration -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConfigProblem:
+    """One problem in one configuration file."""
+
+    file: str
+    line: int | None
+    key: str
+    message: str
+    hint: str | None = None
+    layer: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        text = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class ConfigError(KairoxError):
+    """Configuration could not be used."""
+
+
+class ConfigParseError(ConfigError):
+    """A configuration file is not valid TOML."""
+
+    def __init__(self, file: str, line: int | None, reason: str) -> None:
+        where = f"{file}:{line}" if line else file
+        super().__init__(f"{where}: not valid TOML: {reason}", hint="fix the syntax at that line")
+        self.file, self.line, self.reason = file, line, reason
+
+
+class ConfigValidationError(ConfigError):
+    """One or more configuration files break the schema; every problem is listed."""
+
+    def __init__(self, problems: list[ConfigProblem]) -> None:
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"{len(problems)} configuration problem(s):\n{lines}")
+        self.problems = problems
+
+
+class ConfigWriteError(ConfigError):
+    """A configuration file could not be edited."""
+
+
+class TrustError(KairoxError):
+    """The workspace trust store could not be read or written."""
+
+
+# --- tools -------------------------------------------------------------------------------------------------
+
+
+class ToolError(KairoxError):
+    """A tool could not be registered or called."""
+
+
+class ToolNotFoundError(ToolError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no tool named {name!r}", hint="`kairox tools list` shows the tools")
+        self.name = name
+
+
+class ToolNameConflictError(ToolError):
+    def __init__(self, name: str, first: str, second: str) -> None:
+        super().__init__(f"tool name {name!r} is provided by both {first} and {second}")
+        self.name, self.first, self.second = name, first, second
+
+
+class ToolCallError(ToolError):
+    """A tool call failed in its provider; the registry turns this into a tool error result."""
+
+    def __init__(self, *, tool: str, reason: str, server: str | None = None, hint: str | None = None) -> None:
+        where = f"{tool} on {server}" if server else tool
+        super().__init__(f"{where} failed: {reason}", hint=hint)
+        self.tool, self.server, self.reason = tool, server, reason
+
+
+class ApprovalRequiredError(ToolError):
+    """A call needs approval and nobody can give it (no terminal)."""
+
+
+class SandboxUnavailableError(KairoxError):
+    """The OS sandbox the policy asks for cannot be started; Kairox fails closed."""
+
+
+# --- MCP ---------------------------------------------------------------------------------------------------
+
+
+class McpError(KairoxError):
+    """An MCP server misbehaved or could not be reached."""
+
+
+class McpStartupError(McpError):
+    """A required MCP server did not reach Ready."""
+
+    def __init__(self, server: str, reason: str, *, stderr_tail: str = "") -> None:
+        super().__init__(
+            f"MCP server {server!r} did not start: {reason}",
+            hint=f"`kairox mcp status` shows its stderr; set mcp_servers.{server}.required = false to go on without it",
+        )
+        self.server, self.reason, self.stderr_tail = server, reason, stderr_tail

@@ -1,0 +1,77 @@
+import json
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Protocol, TypeVar, runtime_checkable
+
+from kairox.events._events import Event, event_to_json
+
+E = TypeVar("E", bound=Event)
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    """Where events go. ``emit`` must not block and must not raise."""
+
+    def emit(self, event: Event) -> None: ...
+
+
+class NullSink:
+    def emit(self, event: Event) -> None:
+        return None
+
+
+class RecordingSink:
+    """Keeps every event in memory, in order: for tests, the TUI and ``kairox context``."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    def of_type(self, kind: type[E]) -> list[E]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    def clear(self) -> None:
+        self.events.clear()
+
+
+class JsonLinesSink:
+    """Writes one JSON object per event (with a ``ts`` in seconds since the epoch) to a file."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def emit(self, event: Event) -> None:
+        record = {"ts": round(time.time(), 6), **event_to_json(event)}
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        with self._lock:
+            if not self._file.closed:
+                self._file.write(line + "\n")
+                self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+class FanoutSink:
+    """Sends every event to several sinks; a failing sink never stops the others."""
+
+    def __init__(self, sinks: Iterable[EventSink] = ()) -> None:
+        self.sinks: list[EventSink] = list(sinks)
+
+    def add(self, sink: EventSink) -> None:
+        self.sinks.append(sink)
+
+    def emit(self, event: Event) -> None:
+        for sink in self.sinks:
+            try:
+                sink.emit(event)
+            except Exception:
+                continue

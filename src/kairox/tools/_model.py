@@ -1,0 +1,181 @@
+"""One tool model for every source (R1): what a tool is, how it is called, what it returns."""
+
+import enum
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from kairox._util import JsonObject
+from kairox.config import SandboxPolicy
+
+
+class ToolSource(enum.StrEnum):
+    BUILTIN = "builtin"
+    MCP = "mcp"
+    PLUGIN = "plugin"
+    SKILL = "skill"
+    LSP = "lsp"
+    DAP = "dap"
+
+
+class Access(enum.StrEnum):
+    """What a tool does to the world, from least to most authority. The policy maps this to a decision."""
+
+    READ = "read"
+    """Reads files or state; no side effects."""
+    WRITE = "write"
+    """Writes files inside the paths it is given."""
+    EXECUTE = "execute"
+    """Runs commands or programs (shell, debugger)."""
+    EXTERNAL = "external_tool"
+    """Calls out of process to something Kairox does not control (MCP servers, plugin commands)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PermissionProfile:
+    """What a tool needs. Extensions may only narrow it; the user's policy decides."""
+
+    access: Access
+    destructive: bool = False
+    open_world: bool = False
+    path_args: tuple[str, ...] = ()
+    """Argument names holding file paths the tool reads or writes (checked against the sandbox roots)."""
+    command_arg: str | None = None
+    """Argument holding a shell command (matched against ``shell.exec(...)`` rules piece by piece)."""
+
+
+READ_ONLY = PermissionProfile(access=Access.READ)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolAnnotations:
+    """MCP-style hints. Untrusted: they can narrow what Kairox allows, never widen it."""
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolSpec:
+    name: str
+    """Name the model sees: prefixed, at most 64 characters."""
+    description: str
+    input_schema: JsonObject
+    source: ToolSource
+    permission: PermissionProfile
+    origin: str | None = None
+    """Server, plugin or skill name; ``None`` for built-ins."""
+    output_schema: JsonObject | None = None
+    annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
+    timeout_sec: float | None = None
+    """Per-call timeout; the registry's default when ``None``."""
+    meta: JsonObject = field(default_factory=dict)
+
+    def with_name(self, name: str) -> "ToolSpec":
+        return replace(self, name=name)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: JsonObject = field(default_factory=dict)
+    call_id: str = ""
+
+
+# --- results ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextContent:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ImageContent:
+    data: str
+    """Base64."""
+    mime_type: str
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AudioContent:
+    data: str
+    """Base64."""
+    mime_type: str
+    type: Literal["audio"] = "audio"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EmbeddedResource:
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+    """Base64, when the resource is binary."""
+    type: Literal["resource"] = "resource"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResourceLink:
+    uri: str
+    name: str
+    description: str | None = None
+    mime_type: str | None = None
+    type: Literal["resource_link"] = "resource_link"
+
+
+Content = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResult:
+    content: tuple[Content, ...] = ()
+    structured: JsonObject | None = None
+    is_error: bool = False
+    meta: JsonObject = field(default_factory=dict)
+
+    @classmethod
+    def text(cls, text: str, *, structured: JsonObject | None = None) -> "ToolResult":
+        return cls(content=(TextContent(text=text),), structured=structured)
+
+    @classmethod
+    def error(cls, message: str) -> "ToolResult":
+        return cls(content=(TextContent(text=message),), is_error=True)
+
+    def text_content(self) -> str:
+        """All text parts joined by newlines (what a text-only model would read)."""
+        return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
+
+
+# --- calling -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SandboxSettings:
+    """How commands run by a tool are confined (``shell.exec``, plugin command tools, hooks)."""
+
+    mode: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
+    writable_roots: tuple[Path, ...] = ()
+    """Resolved writable roots (workspace, configured roots, temp)."""
+    network_access: bool = False
+
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+"""``(progress, total, message)``."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CallContext:
+    """What a provider gets with each call besides the arguments."""
+
+    call_id: str
+    workspace: Path
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    progress: ProgressCallback | None = None
+    extra: dict[str, Any] = field(default_factory=dict)

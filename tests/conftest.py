@@ -1,0 +1,27 @@
+"""Shared fixtures: an isolated Kairox home and system config for every test, so nothing reads the host's."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT.parent / "shared" / "corpora"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("kairox-home")
+    monkeypatch.setenv("KAIROX_HOME", str(home))
+    monkeypatch.setenv("KAIROX_SYSTEM_CONFIG", str(home / "no-system-kairox.toml"))
+    for name in list(__import__("os").environ):
+        if name.startswith("KAIROX_") and name not in ("KAIROX_HOME", "KAIROX_SYSTEM_CONFIG"):
+            monkeypatch.delenv(name, raising=False)
+    yield home
+
+
+@pytest.fixture
+def corpora() -> Path:
+    if not CORPORA.is_dir():
+        pytest.skip("../shared/corpora is absent (clone without the shared folder)")
+    return CORPORA
