@@ -25,3 +25,8 @@ def corpora() -> Path:
     if not CORPORA.is_dir():
         pytest.skip("../shared/corpora is absent (clone without the shared folder)")
     return CORPORA
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
