@@ -1,0 +1,140 @@
+"""Paths as the file system sees them: resolved before any rule is matched, and globbed safely.
+
+``fs.read(~/.ssh/**)`` must also catch ``/home/me/.ssh/id_rsa``, ``../../.ssh/id_rsa`` and a symlink into
+``~/.ssh``, so both the argument and the rule's literal prefix are resolved (``~``, ``..``, symlinks).
+"""
+
+import functools
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+PROTECTED_DIRS = (".git", ".kairox")
+"""Folders whose contents are always asked about before a write, wherever they are."""
+SHELL_RC_FILES = frozenset(
+    {
+        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
+        ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".inputrc", "config.fish",
+    }
+)
+"""Start-up files of shells: a write there runs code in every future terminal."""
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def resolve_path(value: str, *, base: Path, home: Path) -> Path:
+    """``~`` expanded, relative to ``base``, ``..`` folded and symlinks followed (as far as they exist)."""
+    text = value.strip()
+    if text == "~" or text.startswith("~/"):
+        text = str(home) + text[1:]
+    path = Path(text)
+    if not path.is_absolute():
+        path = base / path
+    return Path(os.path.realpath(path))
+
+
+def is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def protected_reason(path: Path, *, home: Path) -> str | None:
+    """Why a write to ``path`` always needs a person's approval, or None."""
+    for part in path.parts[:-1] if path.name not in PROTECTED_DIRS else path.parts:
+        if part in PROTECTED_DIRS:
+            return f"{path} is inside a {part} folder, which is always asked about before a write"
+    if path.name in SHELL_RC_FILES:
+        return f"{path} is a shell start-up file, which is always asked about before a write"
+    if is_within(path, home / ".config" / "fish"):
+        return f"{path} is a shell start-up file, which is always asked about before a write"
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    out: list[str] = []
+    index = 0
+    while index < len(glob):
+        char = glob[index]
+        if glob.startswith("/**", index) and index + 3 == len(glob):
+            out.append("(?:/.*)?")  # `dir/**` also covers the folder itself
+            index += 3
+        elif glob.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif char == "*":
+            out.append("[^/]*")
+            index += 1
+        elif char == "?":
+            out.append("[^/]")
+            index += 1
+        elif char == "[":
+            end = glob.find("]", index + 2)
+            if end == -1:
+                out.append(re.escape(char))
+                index += 1
+            else:
+                body = glob[index + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+                index = end + 1
+        else:
+            out.append(re.escape(char))
+            index += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def glob_match(text: str, glob: str) -> bool:
+    """Path-style glob: ``*`` stays within one folder, ``**`` crosses folders."""
+    return _glob_regex(glob).match(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern:
+    """The path part of a rule such as ``fs.write(./src/**)``, anchored where the rule means it."""
+
+    glob: str
+    """Absolute glob after resolution, or a name glob (``*.env``) that matches the last part anywhere."""
+    anywhere: bool
+
+    @classmethod
+    def parse(cls, text: str, *, base: Path, home: Path) -> "PathPattern":
+        text = text.strip()
+        if "/" not in text and not text.startswith("~"):
+            return cls(glob=text, anywhere=True)
+        literal, rest = _split_literal(text)
+        anchored = resolve_path(literal or ".", base=base, home=home)
+        glob = str(anchored) if not rest else str(anchored).rstrip("/") + "/" + rest
+        return cls(glob=glob, anywhere=False)
+
+    def matches(self, path: Path, *, any_part: bool = False) -> bool:
+        """With ``any_part``, a name glob also matches a folder on the way (``.ssh`` catches ``.ssh/id_rsa``)."""
+        if self.anywhere:
+            parts = path.parts[1:] if any_part else path.parts[-1:]
+            return any(glob_match(part, self.glob) for part in parts)
+        return glob_match(str(path), self.glob)
+
+
+def _split_literal(text: str) -> tuple[str, str]:
+    """``~/.ssh/**`` -> (``~/.ssh``, ``**``): the folders before the first glob character, and the rest."""
+    match = _GLOB_CHARS.search(text)
+    if match is None:
+        return text, ""
+    cut = text.rfind("/", 0, match.start())
+    if cut == -1:
+        return "", text
+    return text[:cut] or "/", text[cut + 1 :]
+
+
+def writable_reason(path: Path, roots: Iterable[Path]) -> str | None:
+    """Why a write to ``path`` is outside the writable roots, or None when it is inside one."""
+    roots = tuple(roots)
+    if any(is_within(path, root) for root in roots):
+        return None
+    listed = ", ".join(str(r) for r in roots) or "(none)"
+    return f"{path} is outside the writable roots ({listed})"

@@ -1,0 +1,120 @@
+"""Permission rules: ``allow`` / ``ask`` / ``deny`` patterns with where they were written."""
+
+import enum
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from kairox.tools import ToolSource, ToolSpec
+
+
+class RuleAction(enum.StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class RuleLike(Protocol):
+    """What the engine needs of a rule; ``kairox.config.PolicyRule`` has this shape."""
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def pattern(self) -> str: ...
+    @property
+    def layer(self) -> Any: ...
+    @property
+    def file(self) -> Any: ...
+    @property
+    def line(self) -> int | None: ...
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Rule:
+    """A rule written somewhere (a config layer, a test, a session approval)."""
+
+    action: str
+    pattern: str
+    layer: Any = None
+    file: Path | str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleRef:
+    """A rule as a decision names it: the pattern and where it was written."""
+
+    action: RuleAction
+    pattern: str
+    layer: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def where(self) -> str | None:
+        if self.file is None:
+            return self.layer
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def __str__(self) -> str:
+        where = self.where
+        return f"{self.action} rule {self.pattern!r}" + (f" ({where})" if where else "")
+
+
+_PATTERN = re.compile(r"^\s*(?P<tool>[^()\s]+)\s*(?:\((?P<spec>.*)\))?\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRule:
+    ref: RuleRef
+    tool: str
+    """Tool-name glob, ``plugin:NAME``, an MCP server prefix ``mcp__server`` or ``skill``."""
+    specifier: str | None
+    """What is inside the parentheses: a command glob, a path glob or an argument glob."""
+
+    def matches_tool(self, spec: ToolSpec) -> bool:
+        tool = self.tool
+        if tool.startswith("plugin:"):
+            name = tool.removeprefix("plugin:")
+            origin = spec.origin or ""
+            return spec.source is ToolSource.PLUGIN and fnmatch.fnmatchcase(origin.removeprefix("plugin:"), name)
+        if tool == "skill" and spec.source is ToolSource.SKILL:
+            return True
+        if fnmatch.fnmatchcase(spec.name, tool):
+            return True
+        # `mcp__github` (Claude's server-level form) covers every tool of that server
+        return tool.startswith("mcp__") and tool.count("__") == 1 and spec.name.startswith(tool + "__")
+
+    @property
+    def names_tool_only(self) -> bool:
+        return self.specifier is None
+
+
+def parse_rule(rule: RuleLike) -> ParsedRule:
+    """Parse one rule; raises ``ValueError`` with what is wrong."""
+    try:
+        action = RuleAction(str(rule.action))
+    except ValueError:
+        raise ValueError(f"unknown rule action {rule.action!r} (use allow, ask or deny)") from None
+    match = _PATTERN.match(rule.pattern)
+    if match is None or rule.pattern.count("(") != rule.pattern.count(")"):
+        raise ValueError(f"rule pattern {rule.pattern!r} is not TOOL or TOOL(SPECIFIER), e.g. shell.exec(git status*)")
+    layer = rule.layer
+    layer_name = None if layer is None else str(getattr(layer, "value", layer))
+    ref = RuleRef(
+        action=action,
+        pattern=rule.pattern.strip(),
+        layer=layer_name,
+        file=None if rule.file is None else str(rule.file),
+        line=rule.line,
+    )
+    specifier = match.group("spec")
+    if specifier is not None:
+        specifier = specifier.strip()
+        if specifier.endswith(":*"):  # Claude's prefix form `git status:*`
+            specifier = specifier[:-2] + "*"
+        if specifier in ("", "*", "**"):
+            specifier = None
+    return ParsedRule(ref=ref, tool=match.group("tool"), specifier=specifier)
