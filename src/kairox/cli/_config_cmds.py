@@ -1,9 +1,237 @@
 """``kairox config ...`` and ``kairox trust``."""
 
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
 
+from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+
+if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
+
 config_app = typer.Typer(help="Show, check and edit configuration.", no_args_is_help=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+LayerOption = Annotated[str, typer.Option("--layer", help="Which file to edit: user, project or local.")]
+
+
+def _value_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _lookup(data: Any, key: str) -> Any:
+    from kairox.config import split_key
+
+    node = data
+    for part in split_key(key):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(key)
+        node = node[part]
+    return node
+
+
+@config_app.command("show")
+def show(
+    ctx: typer.Context,
+    provenance: Annotated[bool, typer.Option("--provenance", help="Show where every value comes from.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """The effective configuration (secrets redacted)."""
+    resolved = state(ctx).resolve(strict=False)
+    data = resolved.to_json()
+    for problem in resolved.problems:
+        err(f"error: {problem}")
+    if as_json:
+        out_json(data)
+    elif provenance:
+        _print_provenance(resolved, data)
+    else:
+        import tomlkit
+
+        out(tomlkit.dumps(_drop_none(data["config"])))
+    if resolved.problems:
+        raise typer.Exit(int(ExitCode.CONFIG))
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
+def _print_provenance(resolved: "ResolvedConfig", data: dict[str, Any]) -> None:
+    from kairox.config import REDACTED, is_secret_key
+
+    out(f"# workspace {resolved.workspace} ({'trusted' if resolved.trusted else 'untrusted: run `kairox trust`'})")
+    if resolved.profile:
+        out(f"# profile {resolved.profile}")
+    width = max((len(o.where()) for o in resolved.provenance.values()), default=10)
+    for key in sorted(resolved.provenance):
+        origin = resolved.provenance[key]
+        try:
+            value = _lookup(data["config"], key)
+        except KeyError:
+            continue
+        if is_secret_key(key.rsplit(".", 1)[-1]) and isinstance(value, str):
+            value = REDACTED
+        line = f"{origin.layer!s:8} {origin.where():<{width}}  {key} = {_value_text(value)}"
+        if origin.shadowed:
+            line += "  (shadows " + ", ".join(f"{s.layer}:{s.where()}" for s in origin.shadowed) + ")"
+        if resolved.is_pending(key):
+            line += "  [pending trust]"
+        out(line)
+    for item in resolved.pending:
+        out(f"pending  {item.origin.where():<{width}}  {item.key}: {item.reason} (`kairox trust` applies it)")
+    for rule in resolved.rules:
+        out(f"rule     {rule.where():<{width}}  {rule.action} {rule.pattern}")
+
+
+@config_app.command("get")
+def get(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key, e.g. policy.approval_policy.")], as_json: JsonOption = False) -> None:
+    """One value and where it comes from."""
+    resolved = state(ctx).resolve(strict=False)
+    data = resolved.to_json()
+    try:
+        value = _lookup(data["config"], key)
+    except (KeyError, ValueError):
+        fail(f"no key {key!r} in the configuration", ExitCode.NOT_FOUND)
+    origin = resolved.origin(key)
+    if as_json:
+        out_json({"key": key, "value": value, "provenance": origin.to_json() if origin else None, "pending_trust": resolved.is_pending(key)})
+    else:
+        out(value if isinstance(value, str) else _value_text(value))
+        if origin is not None:
+            err(f"# from {origin.layer}: {origin.where()}")
+
+
+def _layer_file(ctx: typer.Context, layer: str) -> Path:
+    from kairox.config import Layer
+
+    choices = {"user": Layer.USER, "project": Layer.PROJECT, "local": Layer.LOCAL}
+    if layer not in choices:
+        fail(f"--layer must be one of {', '.join(choices)}, not {layer!r}", ExitCode.USAGE)
+    return state(ctx).resolve(strict=False).layer_file(choices[layer])
+
+
+def _check_file(file: Path, before: str | None) -> None:
+    """Validate the edited file alone; restore it and fail when the edit broke it."""
+    import tomllib
+
+    from pydantic import ValidationError
+
+    from kairox.config import KairoxConfig
+
+    try:
+        KairoxConfig.model_validate(tomllib.loads(file.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        from kairox.config import Layer
+        from kairox.config._merge import LayerData
+        from kairox.config._validate import problems_from_validation
+
+        if before is None:
+            file.unlink()
+        else:
+            file.write_text(before, encoding="utf-8")
+        for problem in problems_from_validation(exc, LayerData(layer=Layer.USER, raw={}, file=file)):
+            err(f"error: {problem}")
+        fail(f"{file} was left unchanged", ExitCode.CONFIG)
+
+
+@config_app.command("set")
+def set_(
+    ctx: typer.Context,
+    key: Annotated[str, typer.Argument(help="Dotted key.")],
+    value: Annotated[str, typer.Argument(help="Value, parsed as TOML (true, 3, [\"a\"]), else taken as a string.")],
+    layer: LayerOption = "user",
+) -> None:
+    """Set a key in one layer's file, keeping its comments and order."""
+    from kairox.config import ConfigError, parse_cli_value, set_value
+
+    file = _layer_file(ctx, layer)
+    before = file.read_text(encoding="utf-8") if file.exists() else None
+    try:
+        set_value(file, key, parse_cli_value(value))
+    except (ConfigError, ValueError) as exc:
+        fail(str(exc), ExitCode.CONFIG)
+    _check_file(file, before)
+    err(f"set {key} in {file}")
+
+
+@config_app.command("unset")
+def unset(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key.")], layer: LayerOption = "user") -> None:
+    """Remove a key from one layer's file."""
+    from kairox.config import ConfigError, unset_value
+
+    file = _layer_file(ctx, layer)
+    try:
+        removed = unset_value(file, key)
+    except (ConfigError, ValueError) as exc:
+        fail(str(exc), ExitCode.CONFIG)
+    if not removed:
+        fail(f"{key} is not set in {file}", ExitCode.NOT_FOUND)
+    err(f"removed {key} from {file}")
+
+
+@config_app.command("validate")
+def validate(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Check every layer; list every problem with file:line, key and a hint. Exit 3 when there are any."""
+    resolved = state(ctx).resolve(strict=False)
+    if as_json:
+        out_json({"problems": resolved.to_json()["problems"], "layers": [i.to_json() for i in resolved.layers]})
+    else:
+        for problem in resolved.problems:
+            out(f"{problem}")
+        for diagnostic in resolved.diagnostics:
+            err(str(diagnostic))
+        if not resolved.problems:
+            out("configuration is valid")
+    if resolved.problems:
+        raise typer.Exit(int(ExitCode.CONFIG))
+
+
+@config_app.command("paths")
+def paths(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Each layer: its file, whether it exists, and whether it was loaded."""
+    resolved = state(ctx).resolve(strict=False)
+    layers = [info.to_json() for info in resolved.layers]
+    if as_json:
+        out_json({"workspace": str(resolved.workspace), "trusted": resolved.trusted, "layers": layers})
+        return
+    for info in layers:
+        out(f"{info['name']:8} {info['status']:10} {info['file'] or info['detail'] or '-'}")
+
+
+def trust(
+    ctx: typer.Context,
+    path: Annotated[Path | None, typer.Argument(help="Workspace to trust (default: the current workspace).")] = None,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Forget the workspace instead.")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="List trusted workspaces.")] = False,
+) -> None:
+    """Trust a workspace: its project files may then widen the policy, start servers, enable plugins, run hooks."""
+    from kairox.config import TrustError, TrustStore, find_workspace, kairox_home
+
+    store = TrustStore(kairox_home())
+    try:
+        if list_:
+            for folder in store.list():
+                out(str(folder))
+            return
+        cli = state(ctx)
+        folder = (path or cli.workspace or find_workspace(Path.cwd())).resolve()
+        if revoke:
+            changed = store.revoke(folder)
+            err(f"{folder}: {'no longer trusted' if changed else 'was not trusted'}")
+        else:
+            changed = store.trust(folder)
+            err(f"{folder}: {'trusted' if changed else 'already trusted'}")
+    except TrustError as exc:
+        fail(str(exc))
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(config_app, name="config")
+    app.command("trust")(trust)

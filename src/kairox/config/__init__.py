@@ -1,5 +1,8 @@
 """Every setting's model, the layers, merge with provenance, trust and the config writer (C1-C6, C8)."""
 
+from kairox.config._keys import join_key, split_key
+from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
+from kairox.config._merge import KeyOrigin
 from kairox.config._models import (
     ApprovalPolicy,
     DapServerConfig,
@@ -17,21 +20,49 @@ from kairox.config._models import (
     SkillsConfig,
     ToolsConfig,
 )
+from kairox.config._redact import REDACTED, is_secret_key, redact_tree
+from kairox.config._resolve import PendingTrust, PolicyRule, ResolvedConfig, parse_cli_value, resolve_config
+from kairox.config._trust import TrustStore
+from kairox.config._writer import append_value, remove_value, set_value, unset_value
+from kairox.errors import ConfigError, TrustError
 
 __all__ = [
+    "REDACTED",
     "ApprovalPolicy",
+    "ConfigError",
     "DapServerConfig",
     "HookConfig",
     "HooksConfig",
     "InstructionsConfig",
     "KairoxConfig",
+    "KeyOrigin",
+    "Layer",
+    "LayerInfo",
+    "LayerStatus",
     "LspServerConfig",
     "McpServerConfig",
+    "PendingTrust",
     "PluginEntryConfig",
     "PluginsConfig",
     "PolicyConfig",
+    "PolicyRule",
+    "ResolvedConfig",
     "RulesConfig",
     "SandboxPolicy",
     "SkillsConfig",
     "ToolsConfig",
+    "TrustError",
+    "TrustStore",
+    "append_value",
+    "find_workspace",
+    "is_secret_key",
+    "join_key",
+    "kairox_home",
+    "parse_cli_value",
+    "redact_tree",
+    "remove_value",
+    "resolve_config",
+    "set_value",
+    "split_key",
+    "unset_value",
 ]

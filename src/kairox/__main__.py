@@ -1,0 +1,3 @@
+from kairox.cli import main
+
+main()

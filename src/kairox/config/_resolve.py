@@ -1,0 +1,454 @@
+"""``resolve_config``: every layer read, validated, merged with provenance, and held to workspace trust."""
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from kairox.config._keys import key_positions, split_key
+from kairox.config._layers import (
+    Layer,
+    LayerInfo,
+    LayerStatus,
+    find_workspace,
+    kairox_home,
+    local_config_path,
+    project_config_path,
+    system_config_path,
+)
+from kairox.config._merge import KeyOrigin, LayerData, Merged, leaves, merge
+from kairox.config._models import PROJECT_FORBIDDEN, KairoxConfig
+from kairox.config._trust import TrustStore
+from kairox.config._validate import problems_from_validation
+from kairox.errors import ConfigProblem, Diagnostic
+from kairox.events import ConfigLoaded, EventSink
+
+ENV_KEYS: dict[str, str] = {
+    "KAIROX_MODEL": "model",
+    "KAIROX_MODEL_PROVIDER": "model_provider",
+    "KAIROX_PROFILE": "profile",
+    "KAIROX_APPROVAL_POLICY": "policy.approval_policy",
+    "KAIROX_SANDBOX_POLICY": "policy.sandbox_policy",
+    "KAIROX_NETWORK_ACCESS": "policy.network_access",
+}
+"""Environment variables read as configuration. ``KAIROX_CONFIG__A__B=v`` sets any key ``a.b``."""
+ENV_GENERIC_PREFIX = "KAIROX_CONFIG__"
+
+_APPROVAL_RANK = {"untrusted": 0, "never": 1, "on_request": 1, "on_failure": 2}
+_SANDBOX_RANK = {"read_only": 0, "workspace_write": 1, "danger_full_access": 2}
+_FILE_LAYERS = (Layer.SYSTEM, Layer.USER, Layer.PROJECT, Layer.LOCAL)
+_PROJECT_LAYERS = (Layer.PROJECT, Layer.LOCAL)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PolicyRule:
+    """One permission rule and the place it was written."""
+
+    action: str
+    """``allow``, ``ask`` or ``deny``."""
+    pattern: str
+    layer: Layer
+    file: Path | None = None
+    line: int | None = None
+    source: str | None = None
+
+    def where(self) -> str:
+        if self.file is not None:
+            return f"{self.file}:{self.line}" if self.line else str(self.file)
+        return self.source or str(self.layer)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PendingTrust:
+    """A project setting held back until the workspace is trusted."""
+
+    key: str
+    origin: KeyOrigin
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "reason": self.reason, **self.origin.to_json(with_shadowed=False)}
+
+
+def parse_cli_value(text: str) -> Any:
+    """``-c key=value``: the value as TOML when it parses, else the text itself."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _nest(key: str, value: Any) -> dict[str, Any]:
+    parts = split_key(key)
+    root: dict[str, Any] = {}
+    node = root
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+    return root
+
+
+def _deep_update(target: dict[str, Any], extra: dict[str, Any]) -> None:
+    for name, value in extra.items():
+        if isinstance(value, dict) and isinstance(target.get(name), dict):
+            _deep_update(target[name], value)
+        else:
+            target[name] = value
+
+
+@dataclass(kw_only=True)
+class ResolvedConfig:
+    """The effective configuration with provenance, trust state and every problem found."""
+
+    config: KairoxConfig
+    workspace: Path
+    home: Path
+    trusted: bool
+    profile: str | None
+    layers: tuple[LayerInfo, ...]
+    provenance: dict[str, KeyOrigin]
+    rules: tuple[PolicyRule, ...]
+    pending: tuple[PendingTrust, ...] = ()
+    problems: tuple[ConfigProblem, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    _files: dict[Layer, Path] = field(default_factory=dict)
+
+    @property
+    def pending_trust(self) -> frozenset[str]:
+        return frozenset(p.key for p in self.pending)
+
+    def is_pending(self, key: str) -> bool:
+        """Whether ``key`` (or the entry or table holding it) waits for ``kairox trust``."""
+        return any(key == p or key.startswith(p + ".") for p in self.pending_trust)
+
+    def origin(self, key: str) -> KeyOrigin | None:
+        """Where ``key`` (or the nearest table or entry holding it) got its value."""
+        probe = key
+        while probe:
+            if probe in self.provenance:
+                return self.provenance[probe]
+            probe = probe.rpartition(".")[0]
+        return None
+
+    def base_dir(self, key: str) -> Path:
+        """The folder of the file that set ``key``: relative paths in that value are relative to it."""
+        origin = self.origin(key)
+        if origin is not None and origin.file is not None:
+            folder = origin.file.parent
+            return folder.parent if folder.name == ".kairox" and origin.layer in _PROJECT_LAYERS else folder
+        return self.workspace
+
+    def layer_file(self, layer: Layer) -> Path:
+        """The file ``kairox config set --layer`` edits for ``layer``."""
+        if layer not in self._files:
+            raise ValueError(f"layer {layer} has no file")
+        return self._files[layer]
+
+    def fatal_problems(self) -> tuple[ConfigProblem, ...]:
+        return self.problems
+
+    def to_json(self, *, redact: bool = True) -> dict[str, Any]:
+        from kairox.config._redact import redact_tree
+
+        data = self.config.model_dump(mode="json")
+        provenance = {key: origin.to_json() for key, origin in sorted(self.provenance.items())}
+        for item in self.pending:
+            if item.key in provenance:
+                provenance[item.key]["pending_trust"] = True
+        return {
+            "workspace": str(self.workspace),
+            "trusted": self.trusted,
+            "profile": self.profile,
+            "config": redact_tree(data) if redact else data,
+            "provenance": provenance,
+            "layers": [info.to_json() for info in self.layers],
+            "pending_trust": [item.to_json() for item in self.pending],
+            "rules": [
+                {"action": r.action, "pattern": r.pattern, "layer": str(r.layer), "file": str(r.file) if r.file else None, "line": r.line}
+                for r in self.rules
+            ],
+            "problems": [
+                {"file": p.file, "line": p.line, "key": p.key, "message": p.message, "hint": p.hint} for p in self.problems
+            ],
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
+
+
+def _read_file(layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool) -> tuple[LayerData | None, LayerInfo]:
+    if not path.is_file():
+        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.NOT_FOUND)
+    try:
+        text = path.read_text(encoding="utf-8")
+        raw = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(ConfigProblem(file=str(path), line=None, key="", message=f"cannot read: {exc}", layer=str(layer)))
+        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=str(exc))
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"\(at line (\d+)", str(exc))
+        line = int(found.group(1)) if found else None
+        message = str(exc).split(" (at line")[0]
+        problems.append(
+            ConfigProblem(file=str(path), line=line, key="", message=f"not valid TOML: {message}", hint="fix the syntax at that line", layer=str(layer))
+        )
+        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=message)
+    data = LayerData(layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), untrusted=untrusted)
+    status = LayerStatus.UNTRUSTED if untrusted else LayerStatus.LOADED
+    return data, LayerInfo(layer=layer, file=path, status=status)
+
+
+def _env_layer(env: Mapping[str, str], problems: list[ConfigProblem]) -> LayerData | None:
+    raw: dict[str, Any] = {}
+    origins: dict[str, KeyOrigin] = {}
+    for name in sorted(env):
+        if name in ENV_KEYS:
+            key = ENV_KEYS[name]
+        elif name.startswith(ENV_GENERIC_PREFIX):
+            key = ".".join(part.lower() for part in name[len(ENV_GENERIC_PREFIX) :].split("__") if part)
+        else:
+            continue
+        try:
+            split_key(key)
+        except ValueError:
+            problems.append(ConfigProblem(file=f"env:{name}", line=None, key=key, message="not a valid key", layer="env"))
+            continue
+        _deep_update(raw, _nest(key, parse_cli_value(env[name])))
+        origins[key] = KeyOrigin(layer=Layer.ENV, source=f"env:{name}")
+    if not raw:
+        return None
+    return LayerData(layer=Layer.ENV, raw=raw, source="env", leaf_origins=origins)
+
+
+def _cli_layer(overrides: Sequence[str], problems: list[ConfigProblem]) -> LayerData | None:
+    raw: dict[str, Any] = {}
+    origins: dict[str, KeyOrigin] = {}
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        key = key.strip()
+        try:
+            if not sep:
+                raise ValueError("expected KEY=VALUE")
+            split_key(key)
+        except ValueError as exc:
+            problems.append(
+                ConfigProblem(file="cli:-c", line=None, key=key, message=f"bad override {override!r}: {exc}", hint="write -c dotted.key=value", layer="cli")
+            )
+            continue
+        _deep_update(raw, _nest(key, parse_cli_value(value)))
+        origins[key] = KeyOrigin(layer=Layer.CLI, source=f"cli:-c {key}")
+    if not raw:
+        return None
+    return LayerData(layer=Layer.CLI, raw=raw, source="cli", leaf_origins=origins)
+
+
+def _validate_layer(data: LayerData, problems: list[ConfigProblem]) -> bool:
+    try:
+        KairoxConfig.model_validate(data.raw)
+    except ValidationError as exc:
+        problems.extend(problems_from_validation(exc, data))
+        return False
+    return True
+
+
+def _profile_layer(name: str, merged: Merged, file_layers: list[LayerData]) -> LayerData | None:
+    prefix = f"profiles.{name}."
+    raw: dict[str, Any] = {}
+    origins: dict[str, KeyOrigin] = {}
+    untrusted = False
+    for key, value in merged.values.items():
+        if key.startswith(prefix):
+            inner = key[len(prefix) :]
+            _deep_update(raw, _nest(inner, value))
+            origin = merged.origins[key]
+            origins[inner] = KeyOrigin(layer=Layer.PROFILE, file=origin.file, line=origin.line, source=f"profile:{name}")
+            untrusted = untrusted or any(d.untrusted and d.file == origin.file for d in file_layers)
+    if not raw:
+        return None
+    return LayerData(layer=Layer.PROFILE, raw=raw, source=f"profile:{name}", leaf_origins=origins, untrusted=untrusted)
+
+
+class _TrustGate:
+    """Decides which values of untrusted project layers are taken, and records what waits for trust."""
+
+    def __init__(self, base: Merged | None) -> None:
+        self.base = base
+        self.pending: list[PendingTrust] = []
+        self.diagnostics: list[Diagnostic] = []
+
+    def _hold(self, data: LayerData, key: str, reason: str, *, item: Any = None) -> None:
+        label = f"{key}[{item}]" if item is not None else key
+        self.pending.append(PendingTrust(key=label, origin=data.origin(key, item), reason=reason))
+
+    def __call__(self, data: LayerData, key: str, value: Any) -> bool:
+        top = key.split(".", 1)[0]
+        if data.layer in _PROJECT_LAYERS and top in PROJECT_FORBIDDEN:
+            origin = data.origin(key)
+            self.diagnostics.append(
+                Diagnostic(
+                    kind="config", name=key, source=str(origin.file) if origin.file else None, line=origin.line,
+                    reason="routes credentials or model endpoints, which project files may not set; ignored",
+                    hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
+                )
+            )
+            return False
+        if not data.untrusted or self.base is None:
+            return True
+        return self._accept_untrusted(data, key, value)
+
+    def _accept_untrusted(self, data: LayerData, key: str, value: Any) -> bool:
+        assert self.base is not None
+        base = self.base.values
+        if key in ("policy.approval_policy", "policy.sandbox_policy"):
+            ranks = _APPROVAL_RANK if key.endswith("approval_policy") else _SANDBOX_RANK
+            default = "on_request" if key.endswith("approval_policy") else "workspace_write"
+            if ranks.get(str(value), 99) > ranks.get(str(base.get(key, default)), 1):
+                self._hold(data, key, "would widen the policy")
+                return False
+            return True
+        if key == "policy.network_access":
+            if value is True and base.get(key) is not True:
+                self._hold(data, key, "would allow network access")
+                return False
+            return True
+        if key in ("policy.writable_roots", "tools.shell_env_passthrough"):
+            if isinstance(value, list) and not set(value) <= set(base.get(key, [])):
+                self._hold(data, key, "would widen the policy")
+                return False
+            return True
+        if key == "policy.rules.allow":
+            self._hold(data, key, "allow rules from an untrusted workspace wait for trust", item=value)
+            return False
+        if key.startswith("hooks."):
+            self._hold(data, key, "hooks from an untrusted workspace do not run")
+            return False
+        if key.split(".", 1)[0] in ("mcp_servers", "lsp_servers", "dap_servers"):
+            self._hold(data, key, "servers from an untrusted workspace do not start")
+            return key not in base  # a user's server of the same name keeps its own definition
+        if key.startswith("plugins."):
+            narrowing = key.endswith(".enabled") and value is False
+            if not narrowing:
+                self._hold(data, key, "plugins from an untrusted workspace are not enabled")
+                return False
+        return True
+
+
+def resolve_config(
+    workspace: Path | None = None,
+    *,
+    cli_overrides: Sequence[str] = (),
+    profile: str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    events: EventSink | None = None,
+) -> ResolvedConfig:
+    """Read every layer, validate each file, merge with provenance and apply workspace trust.
+
+    Problems never raise here: they are collected in ``problems`` (each with file, line, key and hint) so one
+    run reports all of them; front ends decide whether they are fatal.
+    """
+    env = os.environ if env is None else env
+    home = kairox_home(env)
+    root = workspace.resolve() if workspace is not None else find_workspace(cwd or Path.cwd())
+    trusted = TrustStore(home).is_trusted(root)
+    problems: list[ConfigProblem] = []
+    infos: list[LayerInfo] = [LayerInfo(layer=Layer.DEFAULT, file=None, status=LayerStatus.LOADED)]
+    files = {
+        Layer.SYSTEM: system_config_path(env),
+        Layer.USER: home / "kairox.toml",
+        Layer.PROJECT: project_config_path(root),
+        Layer.LOCAL: local_config_path(root),
+    }
+    default_layer = LayerData(layer=Layer.DEFAULT, raw=KairoxConfig().model_dump(mode="json", exclude_none=True))
+    layers: list[LayerData] = [default_layer]
+    for layer in _FILE_LAYERS:
+        untrusted = layer in _PROJECT_LAYERS and not trusted
+        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted)
+        if data is not None and not _validate_layer(data, problems):
+            info = LayerInfo(layer=layer, file=files[layer], status=LayerStatus.ERROR, detail="schema problems")
+            data = None
+        infos.append(info)
+        if data is not None:
+            layers.append(data)
+
+    file_merge = merge(layers)
+    env_layer = _env_layer(env, problems)
+    cli_layer = _cli_layer(cli_overrides, problems)
+    active = profile or (env_layer and env_layer.raw.get("profile")) or file_merge.values.get("profile")
+    upper: list[LayerData] = []
+    if active:
+        if not any(k.startswith(f"profiles.{active}.") for k in file_merge.values):
+            known = sorted({k.split(".")[1] for k in file_merge.values if k.startswith("profiles.")})
+            from kairox._util import suggest
+
+            guess = suggest(str(active), known)
+            problems.append(
+                ConfigProblem(
+                    file="cli:--profile" if profile else "profile", line=None, key=f"profiles.{active}",
+                    message=f"profile {active!r} is not defined",
+                    hint=f"did you mean {guess!r}?" if guess else f"define [profiles.{active}] or use one of: {', '.join(known) or 'none'}",
+                )
+            )
+        else:
+            profile_layer = _profile_layer(str(active), file_merge, layers)
+            if profile_layer is not None:
+                upper.append(profile_layer)
+    if upper:
+        infos.append(LayerInfo(layer=Layer.PROFILE, file=None, status=LayerStatus.LOADED, detail=str(active)))
+    for extra in (env_layer, cli_layer):
+        if extra is None:
+            continue
+        valid = _validate_layer(extra, problems)
+        if valid:
+            upper.append(extra)
+        infos.append(LayerInfo(layer=extra.layer, file=None, status=LayerStatus.LOADED if valid else LayerStatus.ERROR))
+
+    everything = layers + upper
+    base = None
+    if not trusted:
+        base = merge([d for d in everything if not d.untrusted], _TrustGate(None))
+    gate = _TrustGate(base)
+    final = merge(everything, gate)
+    if profile:
+        final.values["profile"] = profile
+    try:
+        config = KairoxConfig.model_validate(final.tree())
+    except ValidationError as exc:  # layers valid alone can still clash when merged
+        problems.extend(problems_from_validation(exc, None))
+        config = KairoxConfig.model_validate(merge(layers[:1]).tree())
+
+    rules = tuple(
+        PolicyRule(action=key.rsplit(".", 1)[1], pattern=str(item), layer=origin.layer, file=origin.file, line=origin.line, source=origin.source)
+        for key in ("policy.rules.deny", "policy.rules.ask", "policy.rules.allow")
+        for item, origin in final.items.get(key, [])
+    )
+    resolved = ResolvedConfig(
+        config=config,
+        workspace=root,
+        home=home,
+        trusted=trusted,
+        profile=str(active) if active else None,
+        layers=tuple(infos),
+        provenance=final.origins,
+        rules=rules,
+        pending=tuple(gate.pending),
+        problems=tuple(problems),
+        diagnostics=tuple(gate.diagnostics),
+        _files=files,
+    )
+    if events is not None:
+        events.emit(
+            ConfigLoaded(
+                workspace=str(root),
+                layers=tuple(str(i.layer) for i in infos if i.status in (LayerStatus.LOADED, LayerStatus.UNTRUSTED)),
+                trusted=trusted,
+                problems=len(problems),
+            )
+        )
+    return resolved
+
+
+__all__ = ["PendingTrust", "PolicyRule", "ResolvedConfig", "leaves", "parse_cli_value", "resolve_config"]

@@ -1,0 +1,100 @@
+"""Editing configuration files with tomlkit, so comments and order survive (C8)."""
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.items import AoT
+from tomlkit.toml_document import TOMLDocument
+
+from kairox.config._keys import split_key
+from kairox.errors import ConfigWriteError
+
+
+def _load(file: Path) -> TOMLDocument:
+    if not file.exists():
+        return tomlkit.document()
+    try:
+        return tomlkit.parse(file.read_text(encoding="utf-8"))
+    except Exception as exc:
+        raise ConfigWriteError(f"{file}: cannot edit, not valid TOML: {exc}", hint="fix the file first") from exc
+
+
+def _save(file: Path, doc: TOMLDocument) -> None:
+    file.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(tomlkit.dumps(doc))
+    os.replace(tmp, file)
+
+
+def _parent(doc: TOMLDocument, parts: list[str], *, create: bool) -> Any:
+    node: Any = doc
+    for depth, part in enumerate(parts):
+        if part not in node:
+            if not create:
+                return None
+            table = tomlkit.table(is_super_table=depth < len(parts) - 1)
+            node[part] = table
+        node = node[part]
+        if isinstance(node, AoT) or not hasattr(node, "__contains__") or isinstance(node, str):
+            raise ConfigWriteError(f"cannot set a key under {'.'.join(parts[: depth + 1])}: it is not a table")
+    return node
+
+
+def set_value(file: Path, key: str, value: Any) -> None:
+    """Set ``key`` (dotted) to ``value`` in ``file``, creating the file and tables as needed."""
+    parts = split_key(key)
+    doc = _load(file)
+    parent = _parent(doc, parts[:-1], create=True)
+    parent[parts[-1]] = value
+    _save(file, doc)
+
+
+def unset_value(file: Path, key: str) -> bool:
+    """Remove ``key`` from ``file``; False when it was not there."""
+    parts = split_key(key)
+    if not file.exists():
+        return False
+    doc = _load(file)
+    parent = _parent(doc, parts[:-1], create=False)
+    if parent is None or parts[-1] not in parent:
+        return False
+    del parent[parts[-1]]
+    _save(file, doc)
+    return True
+
+
+def append_value(file: Path, key: str, item: Any) -> bool:
+    """Append ``item`` to the array at ``key`` (created when missing); False when it was already there."""
+    parts = split_key(key)
+    doc = _load(file)
+    parent = _parent(doc, parts[:-1], create=True)
+    if parts[-1] not in parent:
+        array = tomlkit.array()
+        array.multiline(True)
+        parent[parts[-1]] = array
+    array = parent[parts[-1]]
+    if not isinstance(array, list):
+        raise ConfigWriteError(f"{file}: {key} is not an array")
+    if item in array:
+        return False
+    array.append(item)
+    _save(file, doc)
+    return True
+
+
+def remove_value(file: Path, key: str, item: Any) -> bool:
+    """Remove ``item`` from the array at ``key``; False when it was not there."""
+    parts = split_key(key)
+    if not file.exists():
+        return False
+    doc = _load(file)
+    parent = _parent(doc, parts[:-1], create=False)
+    if parent is None or parts[-1] not in parent or item not in parent[parts[-1]]:
+        return False
+    parent[parts[-1]].remove(item)
+    _save(file, doc)
+    return True

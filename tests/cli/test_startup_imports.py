@@ -1,0 +1,32 @@
+"""U1: `kairox --help` and `kairox config ...` never import the MCP SDK or the UI toolkits."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ("mcp", "textual", "starlette")
+
+PROBE = """
+import sys, runpy, json
+sys.argv = ["kairox", *{args!r}]
+try:
+    runpy.run_module("kairox", run_name="__main__")
+except SystemExit:
+    pass
+print("\\n" + json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))
+"""
+
+
+def loaded_modules(args: list[str], cwd: Path) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def test_help_and_config_commands_stay_light(tmp_path: Path) -> None:
+    for args in (["--help"], ["config", "show"], ["config", "paths", "--json"], ["config", "validate"]):
+        modules = loaded_modules(args, tmp_path)
+        assert "kairox" in modules
+        assert not modules & set(HEAVY), (args, modules & set(HEAVY))

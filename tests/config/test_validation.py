@@ -1,0 +1,75 @@
+"""C4-C5: every problem of every file at once, with file:line, key and a hint; secrets redacted."""
+
+from pathlib import Path
+
+from tests.helpers import kairox
+
+
+def test_validate_lists_all_three_mistakes_with_file_line_and_did_you_mean(tmp_path: Path) -> None:
+    config = tmp_path / "kairox.toml"
+    config.write_text(
+        "[policy]\n"
+        'aproval_policy = "never"\n'  # misspelt key (line 2)
+        "network_access = true\n"
+        "[tools]\n"
+        'default_timeout_sec = "slow"\n'  # wrong type (line 5)
+        "[mcp_servers.broken]\n"  # stdio server that also sets url (line 6)
+        'command = "srv"\n'
+        'url = "http://127.0.0.1:9/mcp"\n',
+        encoding="utf-8",
+    )
+    run = kairox("config", "validate", cwd=tmp_path)
+    assert run.code == 3
+    lines = run.stdout.strip().splitlines()
+    assert len(lines) == 3, run.stdout
+    assert lines[0] == f"{config}:2: policy.aproval_policy: unknown key 'aproval_policy' (did you mean 'approval_policy'?)"
+    assert lines[1].startswith(f"{config}:5: tools.default_timeout_sec: ")
+    assert "valid number" in lines[1]
+    assert lines[2].startswith(f"{config}:6: mcp_servers.broken: a stdio server cannot set url")
+
+    as_json = kairox("config", "validate", "--json", cwd=tmp_path)
+    assert as_json.code == 3
+    assert [(p["line"], p["key"]) for p in as_json.json()["problems"]] == [
+        (2, "policy.aproval_policy"),
+        (5, "tools.default_timeout_sec"),
+        (6, "mcp_servers.broken"),
+    ]
+
+
+def test_problems_of_several_files_are_reported_together(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text("[skils]\n", encoding="utf-8")
+    (tmp_path / "kairox.toml").write_text('[policy]\nsandbox_policy = "everything"\n', encoding="utf-8")
+    run = kairox("config", "validate", cwd=tmp_path)
+    assert run.code == 3
+    assert f"{isolated_home / 'kairox.toml'}:1: skils: unknown key 'skils' (did you mean 'skills'?)" in run.stdout
+    assert f"{tmp_path / 'kairox.toml'}:2: policy.sandbox_policy:" in run.stdout
+
+
+def test_toml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    (tmp_path / "kairox.toml").write_text('model = "a"\nmodel = \n', encoding="utf-8")
+    run = kairox("config", "validate", cwd=tmp_path)
+    assert run.code == 3
+    assert f"{tmp_path / 'kairox.toml'}:2: not valid TOML" in run.stdout
+
+
+def test_a_broken_user_file_stops_commands_that_need_configuration(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text("[policy]\nnetwork = true\n", encoding="utf-8")
+    run = kairox("config", "show", cwd=tmp_path)
+    assert run.code == 3
+    assert "did you mean 'network_access'?" in run.stderr
+
+
+def test_secrets_are_redacted_in_every_output(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text(
+        '[mcp_servers.remote]\nurl = "http://127.0.0.1:9/mcp"\nheaders = { Authorization = "Bearer s3cr3t" }\n'
+        'bearer_token_env_var = "REMOTE_TOKEN"\n'
+        '[mcp_servers.local]\ncommand = "srv"\nenv = { API_TOKEN = "t0k3n", PLAIN = "" }\n',
+        encoding="utf-8",
+    )
+    for args in (["config", "show"], ["config", "show", "--json"], ["config", "show", "--provenance"]):
+        run = kairox(*args, cwd=tmp_path)
+        assert run.code == 0, run.stderr
+        assert "s3cr3t" not in run.stdout and "t0k3n" not in run.stdout
+        assert "<redacted>" in run.stdout
+    data = kairox("config", "show", "--json", cwd=tmp_path).json()
+    assert data["config"]["mcp_servers"]["remote"]["bearer_token_env_var"] == "REMOTE_TOKEN"

@@ -1,0 +1,34 @@
+"""Running the real ``kairox`` command in a subprocess, as a user would."""
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def kairox(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 120, stdin: str | None = None) -> Run:
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "kairox", *map(str, args)],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
