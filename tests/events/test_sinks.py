@@ -1,0 +1,37 @@
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from kairox.events import ConfigLoaded, Event, FanoutSink, JsonLinesSink, RecordingSink
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Sample(Event):
+    name: str
+    path: Path
+    items: tuple[str, ...] = ()
+
+
+def test_json_lines_sink_writes_one_object_per_event(tmp_path: Path) -> None:
+    sink = JsonLinesSink(tmp_path / "trace" / "events.jsonl")
+    sink.emit(Sample(name="a", path=Path("/x"), items=("1", "2")))
+    sink.emit(ConfigLoaded(workspace="/w", layers=("default", "user"), trusted=False))
+    sink.close()
+    records = [json.loads(line) for line in (tmp_path / "trace" / "events.jsonl").read_text().splitlines()]
+    for record in records:
+        assert isinstance(record.pop("ts"), float)
+    assert records == [
+        {"event": "Sample", "name": "a", "path": "/x", "items": ["1", "2"]},
+        {"event": "ConfigLoaded", "workspace": "/w", "layers": ["default", "user"], "trusted": False, "problems": 0},
+    ]
+
+
+def test_fanout_keeps_going_when_one_sink_fails() -> None:
+    class Broken:
+        def emit(self, event: Event) -> None:
+            raise RuntimeError("disk full")
+
+    recorder = RecordingSink()
+    FanoutSink([Broken(), recorder]).emit(Sample(name="b", path=Path("/y")))
+    assert recorder.events == [Sample(name="b", path=Path("/y"))]
+    assert recorder.of_type(Sample) == [Sample(name="b", path=Path("/y"))]
