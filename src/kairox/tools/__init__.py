@@ -1,5 +1,7 @@
 """The tool model (R1), the ToolProvider interface, the hook interface, and the built-in tools (R6)."""
 
+from kairox.tools._builtin import BUILTIN_ORIGIN, BUILTIN_SPECS, BuiltinSettings, BuiltinToolProvider
+from kairox.tools._builtin_shell import scrubbed_environment
 from kairox.tools._model import (
     READ_ONLY,
     Access,
@@ -27,11 +29,16 @@ from kairox.tools._provider import (
     ToolProvider,
     ToolsChangedListener,
 )
+from kairox.tools._sandbox import check_sandbox, find_bwrap, sandboxed_argv
 
 __all__ = [
+    "BUILTIN_ORIGIN",
+    "BUILTIN_SPECS",
     "READ_ONLY",
     "Access",
     "AudioContent",
+    "BuiltinSettings",
+    "BuiltinToolProvider",
     "CallContext",
     "Content",
     "EmbeddedResource",
@@ -52,4 +59,8 @@ __all__ = [
     "ToolSource",
     "ToolSpec",
     "ToolsChangedListener",
+    "check_sandbox",
+    "find_bwrap",
+    "sandboxed_argv",
+    "scrubbed_environment",
 ]

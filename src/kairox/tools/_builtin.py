@@ -1,0 +1,167 @@
+"""The built-in tools (R6) as one ``ToolProvider`` with origin ``builtin``."""
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kairox._util import JsonObject
+from kairox.config import ToolsConfig
+from kairox.errors import ToolCallError
+from kairox.tools._builtin_fs import edit_file, list_files, read_file, write_file
+from kairox.tools._builtin_search import search
+from kairox.tools._builtin_shell import run_shell
+from kairox.tools._model import Access, CallContext, PermissionProfile, ToolResult, ToolSource, ToolSpec
+from kairox.tools._provider import ToolProvider
+
+BUILTIN_ORIGIN = "builtin"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BuiltinSettings:
+    read_max_bytes: int = 1_000_000
+    list_max_entries: int = 2_000
+    search_max_results: int = 200
+    shell_timeout_sec: float = 120.0
+    shell_output_limit: int = 200_000
+    """Bytes of each of stdout and stderr kept in memory; the registry's output cap applies after."""
+    shell_env_passthrough: tuple[str, ...] = ()
+    ripgrep: str | None = field(default_factory=lambda: shutil.which("rg"))
+    """The ``rg`` executable; None uses the Python search."""
+
+    @classmethod
+    def from_config(cls, tools: ToolsConfig) -> "BuiltinSettings":
+        return cls(shell_timeout_sec=tools.default_timeout_sec, shell_env_passthrough=tuple(tools.shell_env_passthrough))
+
+
+def _obj(properties: JsonObject, required: Sequence[str]) -> JsonObject:
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+_PATH = {"type": "string", "description": "File path, relative to the workspace root or absolute."}
+
+BUILTIN_SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="fs.read",
+        description="Read a text file (optionally a 1-based line range). Binary files are refused.",
+        input_schema=_obj(
+            {
+                "path": _PATH,
+                "start_line": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)."},
+                "end_line": {"type": "integer", "minimum": 1, "description": "Last line to return (inclusive)."},
+            },
+            ["path"],
+        ),
+        source=ToolSource.BUILTIN,
+        origin=BUILTIN_ORIGIN,
+        permission=PermissionProfile(access=Access.READ, path_args=("path",)),
+    ),
+    ToolSpec(
+        name="fs.write",
+        description="Create or replace a text file with the given content; parent folders are created.",
+        input_schema=_obj({"path": _PATH, "content": {"type": "string", "description": "The whole new content."}}, ["path", "content"]),
+        source=ToolSource.BUILTIN,
+        origin=BUILTIN_ORIGIN,
+        permission=PermissionProfile(access=Access.WRITE, destructive=True, path_args=("path",)),
+    ),
+    ToolSpec(
+        name="fs.edit",
+        description="Replace an exact piece of text in a file. The text must occur exactly once unless replace_all is true.",
+        input_schema=_obj(
+            {
+                "path": _PATH,
+                "old_string": {"type": "string", "description": "Exact text to replace, including whitespace."},
+                "new_string": {"type": "string", "description": "Replacement text."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence.", "default": False},
+            },
+            ["path", "old_string", "new_string"],
+        ),
+        source=ToolSource.BUILTIN,
+        origin=BUILTIN_ORIGIN,
+        permission=PermissionProfile(access=Access.WRITE, destructive=True, path_args=("path",)),
+    ),
+    ToolSpec(
+        name="fs.list",
+        description="List files under a folder (default: the workspace), matching a glob such as *.py or src/**/*.ts; .gitignore is respected.",
+        input_schema=_obj(
+            {
+                "path": {"type": "string", "description": "Folder to list, relative to the workspace root."},
+                "pattern": {"type": "string", "description": "Glob: a name pattern (*.py) or a path pattern (src/**/*.py)."},
+                "respect_gitignore": {"type": "boolean", "default": True, "description": "Leave out ignored files."},
+            },
+            [],
+        ),
+        source=ToolSource.BUILTIN,
+        origin=BUILTIN_ORIGIN,
+        permission=PermissionProfile(access=Access.READ, path_args=("path",)),
+    ),
+    ToolSpec(
+        name="shell.exec",
+        description="Run a bash command line in the workspace under the OS sandbox; returns the exit code, stdout and stderr.",
+        input_schema=_obj(
+            {
+                "command": {"type": "string", "description": "The command line, run with bash -c."},
+                "cwd": {"type": "string", "description": "Working directory inside the workspace (default: its root)."},
+                "timeout_sec": {"type": "number", "exclusiveMinimum": 0, "description": "Kill the command after this many seconds."},
+            },
+            ["command"],
+        ),
+        source=ToolSource.BUILTIN,
+        origin=BUILTIN_ORIGIN,
+        permission=PermissionProfile(access=Access.EXECUTE, destructive=True, command_arg="command"),
+    ),
+    ToolSpec(
+        name="search.ripgrep",
+        description="Search file contents with a regular expression (ripgrep); .gitignore is respected. Returns path:line: text.",
+        input_schema=_obj(
+            {
+                "pattern": {"type": "string", "description": "Regular expression (or plain text with fixed_strings)."},
+                "path": {"type": "string", "description": "File or folder to search (default: the workspace)."},
+                "glob": {"type": "string", "description": "Only files matching this glob, e.g. *.py."},
+                "ignore_case": {"type": "boolean", "default": False},
+                "fixed_strings": {"type": "boolean", "default": False, "description": "Treat pattern as plain text."},
+                "max_results": {"type": "integer", "minimum": 1, "description": "Stop after this many matching lines."},
+            },
+            ["pattern"],
+        ),
+        source=ToolSource.BUILTIN,
+        origin=BUILTIN_ORIGIN,
+        permission=PermissionProfile(access=Access.READ, path_args=("path",)),
+    ),
+)
+
+
+class BuiltinToolProvider(ToolProvider):
+    """``fs.read``, ``fs.write``, ``fs.edit``, ``fs.list``, ``shell.exec`` and ``search.ripgrep``."""
+
+    origin = BUILTIN_ORIGIN
+
+    def __init__(self, settings: BuiltinSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or BuiltinSettings()
+
+    async def list_tools(self) -> Sequence[ToolSpec]:
+        return BUILTIN_SPECS
+
+    async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
+        settings = self.settings
+        workspace = context.workspace
+        match name:
+            case "fs.read":
+                return read_file(arguments, workspace, max_bytes=settings.read_max_bytes)
+            case "fs.write":
+                return write_file(arguments, workspace)
+            case "fs.edit":
+                return edit_file(arguments, workspace)
+            case "fs.list":
+                return list_files(arguments, workspace, max_entries=settings.list_max_entries)
+            case "shell.exec":
+                return await run_shell(
+                    arguments,
+                    context,
+                    default_timeout=settings.shell_timeout_sec,
+                    output_limit=settings.shell_output_limit,
+                    passthrough=settings.shell_env_passthrough,
+                )
+            case "search.ripgrep":
+                return await search(arguments, workspace, rg=settings.ripgrep, default_max=settings.search_max_results)
+        raise ToolCallError(tool=name, reason="not a built-in tool")

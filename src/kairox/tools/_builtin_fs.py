@@ -1,0 +1,120 @@
+"""``fs.read``, ``fs.write``, ``fs.edit`` and ``fs.list``: files of the workspace, paths resolved against it."""
+
+import fnmatch
+import os
+from pathlib import Path
+from typing import Any
+
+from kairox.errors import ToolCallError
+from kairox.tools._gitignore import compile_glob, walk_files
+from kairox.tools._model import ToolResult
+
+BINARY_SNIFF_BYTES = 8192
+
+
+def workspace_path(value: Any, workspace: Path, tool: str) -> Path:
+    if not isinstance(value, str) or not value.strip():
+        raise ToolCallError(tool=tool, reason="`path` must be a non-empty string")
+    path = Path(os.path.expanduser(value))
+    return path if path.is_absolute() else workspace / path
+
+
+def looks_binary(data: bytes) -> bool:
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
+def read_file(args: dict[str, Any], workspace: Path, *, max_bytes: int) -> ToolResult:
+    path = workspace_path(args.get("path"), workspace, "fs.read")
+    if not path.exists():
+        raise ToolCallError(tool="fs.read", reason=f"{path} does not exist", hint="`fs.list` shows what is there")
+    if path.is_dir():
+        raise ToolCallError(tool="fs.read", reason=f"{path} is a folder", hint="use fs.list for folders")
+    with path.open("rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if looks_binary(data):
+        size = path.stat().st_size
+        return ToolResult.error(f"{path} looks like a binary file ({size} bytes); fs.read only returns text")
+    cut = len(data) > max_bytes
+    text = data[:max_bytes].decode("utf-8", errors="replace")
+    lines = text.splitlines(keepends=True)
+    if cut and lines and not lines[-1].endswith("\n"):
+        lines.pop()  # a partial last line would mislead an edit
+    total = len(lines)
+    start = int(args.get("start_line") or 1)
+    end = args.get("end_line")
+    stop = total if end is None else min(int(end), total)
+    if start < 1 or start > max(total, 1):
+        raise ToolCallError(tool="fs.read", reason=f"start_line {start} is outside the file ({total} lines)")
+    selected = "".join(lines[start - 1 : stop])
+    note = ""
+    if cut:
+        note = f"\n[fs.read: only the first {max_bytes} bytes were read; ask for a line range to see more]"
+    structured = {"path": str(path), "start_line": start, "end_line": stop, "total_lines": total, "truncated": cut}
+    return ToolResult.text(selected + note, structured=structured)
+
+
+def write_file(args: dict[str, Any], workspace: Path) -> ToolResult:
+    path = workspace_path(args.get("path"), workspace, "fs.write")
+    content = args.get("content")
+    if not isinstance(content, str):
+        raise ToolCallError(tool="fs.write", reason="`content` must be a string")
+    if path.is_dir():
+        raise ToolCallError(tool="fs.write", reason=f"{path} is a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    existed = path.exists()
+    path.write_text(content, encoding="utf-8")
+    size = len(content.encode("utf-8"))
+    verb = "replaced" if existed else "created"
+    return ToolResult.text(f"{verb} {path} ({size} bytes)", structured={"path": str(path), "bytes": size, "created": not existed})
+
+
+def edit_file(args: dict[str, Any], workspace: Path) -> ToolResult:
+    path = workspace_path(args.get("path"), workspace, "fs.edit")
+    old, new = args.get("old_string"), args.get("new_string")
+    if not isinstance(old, str) or not old:
+        raise ToolCallError(tool="fs.edit", reason="`old_string` must be a non-empty string")
+    if not isinstance(new, str):
+        raise ToolCallError(tool="fs.edit", reason="`new_string` must be a string")
+    if not path.is_file():
+        raise ToolCallError(tool="fs.edit", reason=f"{path} is not a file")
+    text = path.read_text(encoding="utf-8")
+    count = text.count(old)
+    replace_all = bool(args.get("replace_all", False))
+    if count == 0:
+        return ToolResult.error(f"fs.edit: old_string was not found in {path}; read the file and copy the text exactly")
+    if count > 1 and not replace_all:
+        return ToolResult.error(
+            f"fs.edit: old_string occurs {count} times in {path}; add surrounding lines to make it unique, "
+            "or set replace_all to true"
+        )
+    path.write_text(text.replace(old, new) if replace_all else text.replace(old, new, 1), encoding="utf-8")
+    replaced = count if replace_all else 1
+    return ToolResult.text(f"edited {path}: {replaced} replacement(s)", structured={"path": str(path), "replacements": replaced})
+
+
+def list_files(args: dict[str, Any], workspace: Path, *, max_entries: int) -> ToolResult:
+    root = workspace_path(args.get("path") or ".", workspace, "fs.list")
+    if not root.is_dir():
+        raise ToolCallError(tool="fs.list", reason=f"{root} is not a folder")
+    pattern = args.get("pattern") or "**"
+    gitignore = bool(args.get("respect_gitignore", True))
+    matched: list[str] = []
+    more = False
+    for rel in walk_files(root, respect_gitignore=gitignore):
+        if pattern != "**" and not _glob_match(rel, pattern):
+            continue
+        if len(matched) >= max_entries:
+            more = True
+            break
+        matched.append(rel)
+    text = "\n".join(matched) if matched else "(no files)"
+    if more:
+        text += f"\n[fs.list: stopped after {max_entries} entries; narrow `pattern` or `path`]"
+    return ToolResult.text(text, structured={"root": str(root), "files": matched, "truncated": more})
+
+
+def _glob_match(rel: str, pattern: str) -> bool:
+    """``*.py`` matches names anywhere; a pattern with ``/`` matches the path from the listed folder."""
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern)
+    return compile_glob(pattern).match(rel) is not None

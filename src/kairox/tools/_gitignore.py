@@ -1,0 +1,129 @@
+"""Enough of ``.gitignore`` to list and search a workspace the way git sees it."""
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ALWAYS_SKIPPED = frozenset({".git"})
+
+
+def _translate(glob: str) -> str:
+    out: list[str] = []
+    index = 0
+    while index < len(glob):
+        if glob.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif glob.startswith("/**", index) and index + 3 == len(glob):
+            out.append("/.*")
+            index += 3
+        elif glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif glob[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif glob[index] == "?":
+            out.append("[^/]")
+            index += 1
+        elif glob[index] == "[" and (end := glob.find("]", index + 2)) != -1:
+            body = glob[index + 1 : end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            index = end + 1
+        else:
+            out.append(re.escape(glob[index]))
+            index += 1
+    return "".join(out)
+
+
+def compile_glob(glob: str) -> re.Pattern[str]:
+    """A path glob (``src/**/*.py``) as a regex over ``/``-separated relative paths."""
+    return re.compile(_translate(glob.lstrip("/")) + r"\Z", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    regex: re.Pattern[str]
+    negated: bool
+    dir_only: bool
+    base: str
+    """Folder of the .gitignore, relative to the walk's root ('' at the root)."""
+
+
+def _parse(text: str, base: str) -> list[_Pattern]:
+    patterns = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        if negated:
+            line = line[1:]
+        line = line.removeprefix("\\")
+        dir_only = line.endswith("/")
+        line = line.rstrip("/")
+        if not line:
+            continue
+        anchored = "/" in line
+        body = _translate(line.lstrip("/"))
+        regex = re.compile(("" if anchored else "(?:.*/)?") + body + r"\Z", re.DOTALL)
+        patterns.append(_Pattern(regex=regex, negated=negated, dir_only=dir_only, base=base))
+    return patterns
+
+
+class GitIgnore:
+    """Ignore patterns of a tree: the root's ``.git/info/exclude`` and every ``.gitignore`` met on the way."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._patterns: list[_Pattern] = []
+        exclude = root / ".git" / "info" / "exclude"
+        if exclude.is_file():
+            self._patterns += _parse(exclude.read_text(errors="replace"), "")
+
+    def load(self, folder_rel: str) -> None:
+        file = self.root / folder_rel / ".gitignore"
+        if file.is_file():
+            self._patterns += _parse(file.read_text(errors="replace"), folder_rel)
+
+    def ignored(self, rel: str, *, is_dir: bool) -> bool:
+        if rel.rsplit("/", 1)[-1] in ALWAYS_SKIPPED:
+            return True
+        verdict = False
+        for pattern in self._patterns:
+            if pattern.dir_only and not is_dir:
+                continue
+            if pattern.base:
+                if not rel.startswith(pattern.base + "/"):
+                    continue
+                local = rel[len(pattern.base) + 1 :]
+            else:
+                local = rel
+            if pattern.regex.match(local):
+                verdict = not pattern.negated
+        return verdict
+
+
+def walk_files(root: Path, *, respect_gitignore: bool = True, hidden: bool = True) -> Iterator[str]:
+    """Paths of files under ``root``, relative to it with ``/``, in sorted order, ignored ones left out."""
+    ignore = GitIgnore(root) if respect_gitignore else None
+    for folder, dirs, files in os.walk(root):
+        rel_folder = os.path.relpath(folder, root).replace(os.sep, "/")
+        rel_folder = "" if rel_folder == "." else rel_folder
+        if ignore is not None:
+            ignore.load(rel_folder)
+
+        def keep(name: str, is_dir: bool, rel_folder: str = rel_folder) -> bool:
+            if not hidden and name.startswith("."):
+                return False
+            if name in ALWAYS_SKIPPED:
+                return False
+            rel = f"{rel_folder}/{name}" if rel_folder else name
+            return ignore is None or not ignore.ignored(rel, is_dir=is_dir)
+
+        dirs[:] = sorted(d for d in dirs if keep(d, True))
+        for name in sorted(files):
+            if keep(name, False):
+                yield f"{rel_folder}/{name}" if rel_folder else name
