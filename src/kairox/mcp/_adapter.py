@@ -1,0 +1,177 @@
+"""``McpToolAdapter``: one server's tools as registry tools named ``mcp__<server>__<tool>`` (M5)."""
+
+from collections.abc import Sequence
+
+from kairox._util import JsonObject, mcp_tool_name
+from kairox.errors import Diagnostic, Severity
+from kairox.mcp._client import McpClient
+from kairox.mcp._content import McpTool
+from kairox.mcp._lifecycle import ServerStatus
+from kairox.tools import (
+    Access,
+    CallContext,
+    PermissionProfile,
+    ToolAnnotations,
+    ToolProvider,
+    ToolResult,
+    ToolSource,
+    ToolSpec,
+)
+
+LIST_RESOURCES = "list_resources"
+READ_RESOURCE = "read_resource"
+
+
+def permission_for(annotations: ToolAnnotations) -> PermissionProfile:
+    """External, and destructive and open-world unless the server says otherwise (hints only narrow)."""
+    read_only = annotations.read_only_hint is True
+    return PermissionProfile(
+        access=Access.EXTERNAL,
+        destructive=not read_only and annotations.destructive_hint is not False,
+        open_world=annotations.open_world_hint is not False,
+    )
+
+
+class McpToolAdapter(ToolProvider):
+    """The tools of one :class:`McpClient`, filtered by ``enabled_tools`` then ``disabled_tools``.
+
+    When the server's list changes the adapter rebuilds its specs and calls ``_tools_changed`` once, so the
+    registry swaps the whole set at a time and never dispatches to a stale list.
+    """
+
+    def __init__(self, client: McpClient, *, resource_tools: bool = True) -> None:
+        super().__init__()
+        self.client = client
+        self.origin = client.name
+        self.resource_tools = resource_tools
+        self._specs: tuple[ToolSpec, ...] = ()
+        self._targets: dict[str, McpTool | str] = {}
+        self._rebuild(client.tools)
+        client.on_tools_changed(self._client_tools_changed)
+
+    async def list_tools(self) -> Sequence[ToolSpec]:
+        if self.client.status not in (ServerStatus.READY, ServerStatus.STARTING) and not self.client.lifecycle.restarting:
+            return ()
+        return self._specs
+
+    async def _client_tools_changed(self, tools: tuple[McpTool, ...]) -> None:
+        self._rebuild(tools)
+        await self._tools_changed(self._specs)
+
+    def _rebuild(self, tools: Sequence[McpTool]) -> None:
+        config = self.client.config
+        server = self.client.name
+        diagnostics: list[Diagnostic] = []
+        specs: list[ToolSpec] = []
+        targets: dict[str, McpTool | str] = {}
+        for tool in tools:
+            if config.enabled_tools is not None and tool.name not in config.enabled_tools:
+                continue
+            if tool.name in config.disabled_tools:
+                continue
+            if tool.task_support == "required":
+                diagnostics.append(
+                    Diagnostic(
+                        kind="tool", name=tool.name, source=f"server:{server}", severity=Severity.INFO,
+                        reason="left out: the server runs it only as a task, which Kairox does not drive",
+                    )
+                )
+                continue
+            name = mcp_tool_name(server, tool.name)
+            if name in targets:
+                diagnostics.append(
+                    Diagnostic(
+                        kind="tool", name=tool.name, source=f"server:{server}",
+                        reason=f"left out: its registry name {name!r} is already taken by another tool of this server",
+                        hint=f"add {tool.name!r} to mcp_servers.{server}.disabled_tools to silence this",
+                    )
+                )
+                continue
+            targets[name] = tool
+            specs.append(
+                ToolSpec(
+                    name=name,
+                    description=tool.description or tool.title or tool.name,
+                    input_schema=tool.input_schema,
+                    source=ToolSource.MCP,
+                    permission=permission_for(tool.annotations),
+                    origin=server,
+                    output_schema=tool.output_schema,
+                    annotations=tool.annotations,
+                    timeout_sec=config.tool_timeout_sec,
+                    meta={"mcp_server": server, "mcp_tool": tool.name},
+                )
+            )
+        if self.resource_tools and self.client.resources:
+            specs.extend(self._resource_specs(targets, diagnostics))
+        self._specs = tuple(specs)
+        self._targets = targets
+        self.diagnostics = diagnostics
+
+    def _resource_specs(self, targets: dict[str, McpTool | str], diagnostics: list[Diagnostic]) -> list[ToolSpec]:
+        server = self.client.name
+        reading = PermissionProfile(access=Access.EXTERNAL, destructive=False, open_world=False)
+        helpers: list[tuple[str, str, JsonObject]] = [
+            (
+                LIST_RESOURCES,
+                f"List the resources (and resource templates) that MCP server {server!r} offers.",
+                {"type": "object", "properties": {}, "additionalProperties": False},
+            ),
+            (
+                READ_RESOURCE,
+                f"Read one resource of MCP server {server!r} by its URI.",
+                {
+                    "type": "object",
+                    "properties": {"uri": {"type": "string", "description": "The resource URI"}},
+                    "required": ["uri"],
+                    "additionalProperties": False,
+                },
+            ),
+        ]
+        specs = []
+        for helper, description, schema in helpers:
+            name = mcp_tool_name(server, helper)
+            if name in targets:
+                diagnostics.append(
+                    Diagnostic(
+                        kind="tool", name=helper, source=f"server:{server}", severity=Severity.INFO,
+                        reason=f"the resource helper {name!r} is not added: the server has a tool of that name",
+                    )
+                )
+                continue
+            targets[name] = helper
+            specs.append(
+                ToolSpec(
+                    name=name,
+                    description=description,
+                    input_schema=schema,
+                    source=ToolSource.MCP,
+                    permission=reading,
+                    origin=server,
+                    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+                    meta={"mcp_server": server, "resource_helper": helper},
+                )
+            )
+        return specs
+
+    async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
+        target = self._targets.get(name)
+        if target is None:
+            return ToolResult.error(
+                f"{name} is not (or no longer) a tool of MCP server {self.client.name!r}; list the tools again"
+            )
+        if target == LIST_RESOURCES:
+            lines = [
+                f"{'template ' if r.template else ''}{r.uri}  {r.name}" + (f" — {r.description}" if r.description else "")
+                for r in self.client.resources
+            ]
+            return ToolResult.text("\n".join(lines) or "(no resources)")
+        if target == READ_RESOURCE:
+            uri = arguments.get("uri")
+            if not isinstance(uri, str) or not uri:
+                return ToolResult.error("read_resource needs a `uri` string")
+            return await self.client.read_resource(uri)
+        assert isinstance(target, McpTool)
+        return await self.client.call_tool(
+            target.name, arguments, call_id=context.call_id, progress=context.progress
+        )

@@ -1,0 +1,723 @@
+"""``McpClient``: one MCP server behind one supervisor task (M2, M6, M7, M8).
+
+The supervisor task opens the transport and the SDK ``Client`` in its own exit stack, lists what the server
+offers, moves the :class:`ServerLifecycle` through its states, and closes everything in the same task (anyio
+cancel scopes belong to one task). Calls come from any task; they use the session the supervisor holds.
+A server that goes away after it was Ready is restarted with exponential backoff, up to ``max_restarts``.
+"""
+
+import contextlib
+import math
+import os
+import shutil
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+import httpx2
+import mcp_types
+from mcp.client import Transport
+from mcp.client.session import ClientRequestContext
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+import kairox
+from kairox._rpc import ChildProcess, child_environment
+from kairox._util import JsonObject, expand_vars
+from kairox.config import McpServerConfig
+from kairox.events import EventSink, NullSink
+from kairox.mcp._content import (
+    McpResource,
+    McpTool,
+    resource_contents_from_mcp,
+    result_from_mcp,
+    tool_from_mcp,
+)
+from kairox.mcp._events import (
+    McpProtocolViolation,
+    McpServerLog,
+    McpServerRestarting,
+    McpToolProgress,
+    McpToolsChanged,
+)
+from kairox.mcp._features import ClientFeatures, ElicitationRequest, SamplingRequest, apply_schema_defaults
+from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
+from kairox.mcp._stdio import ChildStdioTransport
+from kairox.tools import ProgressCallback, ToolResult
+from mcp import Client
+
+_GUARD = Path(__file__).with_name("_guard.py")
+_PAGE_CAP = 1_000
+_STDERR_TAIL_CHARS = 4_000
+_BACKOFF_BASE_SEC = 0.25
+_BACKOFF_MAX_SEC = 8.0
+
+ToolsListener = Callable[[tuple[McpTool, ...]], Awaitable[None] | None]
+
+
+class _StartError(Exception):
+    """A start-up problem already phrased for the user."""
+
+
+class _SessionExpired(Exception):
+    """The HTTP server no longer knows our session (404): re-initialize and retry once."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServerState:
+    """A snapshot of one server for ``kairox mcp status`` and the UIs."""
+
+    name: str
+    status: ServerStatus
+    transport: str
+    tools: int = 0
+    error: str | None = None
+    stderr_tail: str = ""
+    protocol_version: str | None = None
+    pid: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": str(self.status),
+            "transport": self.transport,
+            "tools": self.tools,
+            "error": self.error,
+            "stderr_tail": self.stderr_tail,
+            "protocol_version": self.protocol_version,
+        }
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = next((e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())), exc.exceptions[0])
+    return exc
+
+
+def _exit_detail(code: int | None) -> str:
+    if code is None:
+        return "closed its output"
+    if code < 0:
+        return f"was killed by signal {-code}"
+    if code > 128:
+        return f"was killed by signal {code - 128}"
+    return f"exited with code {code}"
+
+
+class McpClient:
+    """One configured MCP server. ``async with McpClient(...)`` starts it and waits until it is Ready or Failed.
+
+    The manager runs many of them in one task group through :meth:`run` instead.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        config: McpServerConfig,
+        *,
+        workspace: Path,
+        home: Path | None = None,
+        events: EventSink | None = None,
+        features: ClientFeatures | None = None,
+        environ: Mapping[str, str] | None = None,
+        base_dir: Path | None = None,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.workspace = workspace
+        self.home = home or Path(os.environ.get("KAIROX_HOME") or Path.home() / ".kairox")
+        self.events: EventSink = events or NullSink()
+        self.features = features or ClientFeatures(roots=(workspace,))
+        self.environ = dict(os.environ if environ is None else environ)
+        self.base_dir = base_dir or workspace
+        self.lifecycle = ServerLifecycle(name, config.transport, self.events)
+        self.tools: tuple[McpTool, ...] = ()
+        self.resources: tuple[McpResource, ...] = ()
+        self.prompts: tuple[str, ...] = ()
+        self.instructions: str | None = None
+        self.log_path = self.home / "logs" / "mcp" / f"{name}.log"
+        self._listeners: list[ToolsListener] = []
+        self._client: Client | None = None
+        self._child: ChildProcess | None = None
+        self._transport: ChildStdioTransport | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._stop = anyio.Event()
+        self._done = anyio.Event()
+        self._lost = anyio.Event()
+        self._relist = anyio.Event()
+        self._expired = False
+        self._mode: str = config.protocol_mode
+        self._prior_discover: mcp_types.DiscoverResult | None = None
+        self._stderr_tail = ""
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    # --- public state -------------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> ServerStatus:
+        return self.lifecycle.status
+
+    @property
+    def pid(self) -> int | None:
+        """The process (group leader) of a stdio server while it runs."""
+        child = self._child
+        return child.pid if child is not None and child.returncode is None else None
+
+    @property
+    def stderr_tail(self) -> str:
+        child = self._child
+        if child is not None:
+            return child.stderr.text(_STDERR_TAIL_CHARS)
+        return self._stderr_tail
+
+    def state(self) -> McpServerState:
+        return McpServerState(
+            name=self.name,
+            status=self.status,
+            transport=self.config.transport,
+            tools=len(self.tools),
+            error=self.lifecycle.reason,
+            stderr_tail=self.stderr_tail,
+            protocol_version=self.lifecycle.protocol_version,
+            pid=self.pid,
+        )
+
+    def on_tools_changed(self, listener: ToolsListener) -> None:
+        """Called with the server's whole tool list after every (re-)listing."""
+        self._listeners.append(listener)
+
+    # --- lifetime -----------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self.run)
+        await self.lifecycle.settled.wait()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._task_group is not None
+        self.stop()
+        # exit in the entering task: anyio cancel scopes belong to one task
+        await self._task_group.__aexit__(exc_type, exc, tb)
+
+    def stop(self) -> None:
+        """Ask the supervisor to close the session and stop the server; ``run`` returns when it has."""
+        self._stop.set()
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def run(self) -> None:
+        """The supervisor: start, serve, restart after crashes, stop. Returns when stopped or given up."""
+        restarts = 0
+        legacy_retry = False
+        attempt = 0
+        try:
+            while not self._stop.is_set():
+                reason, was_ready, exited = await self._serve_once(attempt)
+                attempt += 1
+                if self._stop.is_set():
+                    break
+                assert reason is not None
+                if not was_ready and self.lifecycle.ready_count == 0:
+                    if exited and self._mode == "auto" and not legacy_retry:
+                        # some servers exit on the 2026 discovery probe; try the classic handshake once
+                        legacy_retry = True
+                        self._mode = "legacy"
+                        continue
+                    self.lifecycle.failed(reason, self._stderr_tail)
+                    return
+                if self._expired:
+                    self._expired = False
+                    self.lifecycle.failed(reason, self._stderr_tail, will_restart=True)
+                    continue
+                if restarts >= self.config.max_restarts:
+                    self.lifecycle.failed(
+                        f"{reason}; not restarted again after {restarts} restart(s) (max_restarts)", self._stderr_tail
+                    )
+                    return
+                delay = min(_BACKOFF_BASE_SEC * 2**restarts, _BACKOFF_MAX_SEC)
+                restarts += 1
+                self.lifecycle.failed(reason, self._stderr_tail, will_restart=True)
+                self.events.emit(McpServerRestarting(server=self.name, attempt=restarts, delay_sec=delay))
+                with anyio.move_on_after(delay):
+                    await self._stop.wait()
+        finally:
+            if self.lifecycle.status != ServerStatus.FAILED:
+                self.lifecycle.stopped()
+            self._done.set()
+
+    async def _serve_once(self, attempt: int) -> tuple[str | None, bool, bool]:
+        """One connection from start to loss. Returns (failure reason, reached Ready, the process exited)."""
+        self.lifecycle.starting(attempt)
+        self._lost = anyio.Event()
+        self._relist = anyio.Event()
+        reason: str | None = None
+        was_ready = False
+        exited = False
+        timeout = self.config.startup_timeout_sec
+        with anyio.CancelScope() as scope:
+            self._scope = scope
+            if self._stop.is_set():
+                scope.cancel()
+            scope.deadline = anyio.current_time() + timeout
+            try:
+                async with AsyncExitStack() as stack:
+                    client = await self._connect(stack)
+                    await self._list_everything(client)
+                    scope.deadline = math.inf
+                    self._client = client
+                    was_ready = True
+                    self.lifecycle.ready(len(self.tools), client.protocol_version)
+                    await self._notify_listeners()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(self._relist_loop, client)
+                        if self._wants_listen(client):
+                            tg.start_soon(self._listen_loop, client)
+                        if self._transport is not None:
+                            tg.start_soon(self._watch_stdout, self._transport)
+                        await self._lost.wait()
+                        tg.cancel_scope.cancel()
+            except _StartError as exc:
+                reason = str(exc)
+            except Exception as exc:
+                reason = self._describe(_unwrap(exc))
+            finally:
+                self._client = None
+                self._scope = None
+                self._after_connection()
+        child_code = self._last_exit_code
+        exited = self._exited_by_itself
+        if self._stop.is_set():
+            return None, was_ready, exited
+        if scope.cancelled_caught and not was_ready:
+            reason = f"did not finish the MCP handshake within {timeout:g}s (startup_timeout_sec)"
+        elif was_ready and reason is None:
+            reason = "the session expired (HTTP 404)" if self._expired else f"the server {_exit_detail(child_code)}"
+        elif not was_ready and exited and (reason is None or "Connection closed" in reason):
+            reason = f"the server {_exit_detail(child_code)} before finishing the MCP handshake"
+        if not was_ready and self._transport_invalid:
+            reason = f"{reason}; its stdout is not JSON-RPC, e.g. {self._transport_invalid[0]!r}"
+        return reason or "unknown failure", was_ready, exited
+
+    _last_exit_code: int | None = None
+    _exited_by_itself = False
+    _transport_invalid: tuple[str, ...] = ()
+
+    def _after_connection(self) -> None:
+        child = self._child
+        if child is not None:
+            self._stderr_tail = child.stderr.text(_STDERR_TAIL_CHARS)
+            self._last_exit_code = child.returncode
+        else:
+            self._last_exit_code = None
+        self._transport_invalid = tuple(self._transport.invalid_lines) if self._transport is not None else ()
+        self._exited_by_itself = self._transport is not None and self._transport.eof
+        self._child = None
+        self._transport = None
+
+    async def _watch_stdout(self, transport: ChildStdioTransport) -> None:
+        await transport.closed.wait()
+        self._lost.set()
+
+    # --- connecting ---------------------------------------------------------------------------------------
+
+    def _expand(self, text: str, what: str) -> str:
+        result = expand_vars(text, self.environ)
+        if result.missing:
+            raise _StartError(
+                f"{what} uses ${{{result.missing[0]}}}, which is not set; set it or give a default with ${{VAR:-value}}"
+            )
+        return result.value
+
+    async def _connect(self, stack: AsyncExitStack) -> Client:
+        transport = await self._open_transport(stack)
+        mode = self._mode
+        client = Client(
+            transport,
+            mode=mode,
+            prior_discover=self._prior_discover if mode in MODERN_PROTOCOL_VERSIONS else None,
+            cache=None,
+            client_info=mcp_types.Implementation(name="kairox", version=kairox.__version__),
+            list_roots_callback=self._list_roots,
+            elicitation_callback=self._elicit,
+            sampling_callback=self._sample if self.features.sampling is not None else None,
+            logging_callback=self._log,
+            log_level="info",
+            message_handler=self._on_message,
+        )
+        await stack.enter_async_context(client)
+        version = client.protocol_version
+        if self._mode == "auto" and version in MODERN_PROTOCOL_VERSIONS and client.session.discover_result is not None:
+            # remember the era per server: a restart adopts it without probing again
+            self._mode, self._prior_discover = version, client.session.discover_result
+        elif self._mode == "auto":
+            self._mode = "legacy"
+        self.instructions = client.instructions
+        return client
+
+    async def _open_transport(self, stack: AsyncExitStack) -> Transport:
+        config = self.config
+        if config.transport == "stdio":
+            return await self._open_stdio(stack)
+        assert config.url is not None
+        url = self._expand(config.url, "url")
+        headers = {key: self._expand(value, f"headers.{key}") for key, value in config.headers.items()}
+        secret_var = config.bearer_token_env_var or config.api_key_env
+        if secret_var:
+            token = self.environ.get(secret_var)
+            if not token:
+                raise _StartError(f"the bearer token variable {secret_var} is not set; export it and restart")
+            headers["Authorization"] = f"Bearer {token}"
+        auth = self._oauth_provider(url) if config.oauth else None
+        if config.transport == "sse":
+            return sse_client(url, headers=headers, auth=auth, timeout=min(30.0, config.startup_timeout_sec))
+        http = create_mcp_http_client(headers=headers, auth=auth)
+        await stack.enter_async_context(http)
+        return streamable_http_client(url, http_client=http)
+
+    def _oauth_provider(self, url: str) -> httpx2.Auth | None:
+        raise _StartError(
+            f"OAuth is not supported for {url} yet; set bearer_token_env_var to a variable holding a token"
+        )
+
+    async def _open_stdio(self, stack: AsyncExitStack) -> Transport:
+        config = self.config
+        assert config.command is not None
+        command = self._expand(config.command, "command")
+        args = [self._expand(arg, f"args[{i}]") for i, arg in enumerate(config.args)]
+        extra = {key: self._expand(value, f"env.{key}") for key, value in config.env.items()}
+        env = child_environment(self.environ, passthrough=config.env_vars, extra=extra)
+        cwd = Path(self._expand(config.cwd, "cwd")) if config.cwd else self.workspace
+        if not cwd.is_absolute():
+            cwd = self.base_dir / cwd
+        if not cwd.is_dir():
+            raise _StartError(f"the working directory {cwd} does not exist (cwd)")
+        executable = command if os.sep in command else shutil.which(command, path=env.get("PATH"))
+        if executable is None or not os.access(cwd / executable if os.sep in command else executable, os.X_OK):
+            raise _StartError(f"command {command!r} not found on PATH; install it or give its full path (command)")
+        argv = [sys.executable, "-I", "-S", str(_GUARD), "--", command, *args]
+        child = ChildProcess(argv, env=env, cwd=cwd, stderr_log=self.log_path, stderr_limit=64 * 1024, stop_timeout=3.0)
+        try:
+            await child.start()
+        except OSError as exc:
+            raise _StartError(f"cannot start {command!r}: {exc.strerror or exc}") from exc
+
+        async def stop_child() -> None:
+            # stopping must finish even when the supervisor is being cancelled, or the process would leak
+            with anyio.CancelScope(shield=True):
+                await child.stop()
+
+        stack.push_async_callback(stop_child)
+        self._child = child
+        transport = ChildStdioTransport(child, on_invalid_line=self._invalid_line)
+        self._transport = transport
+        return transport
+
+    def _describe(self, exc: BaseException) -> str:
+        if isinstance(exc, MCPError):
+            return f"the server answered with an error: {exc.error.message} (JSON-RPC error {exc.error.code})"
+        if isinstance(exc, httpx2.HTTPStatusError):
+            return f"HTTP {exc.response.status_code} from {exc.request.url}"
+        if isinstance(exc, httpx2.TransportError) or (isinstance(exc, OSError) and self.config.url):
+            return f"cannot connect to {self.config.url}: {exc or type(exc).__name__}"
+        return f"{type(exc).__name__}: {exc}"
+
+    # --- listing ------------------------------------------------------------------------------------------
+
+    async def _list_everything(self, client: Client) -> None:
+        caps = client.server_capabilities
+        self.tools = await self._list_tools(client) if caps.tools is not None else ()
+        resources: list[McpResource] = []
+        if caps.resources is not None:
+            with contextlib.suppress(MCPError):
+                resources.extend(await self._list_resources(client))
+        self.resources = tuple(resources)
+        if caps.prompts is not None:
+            with contextlib.suppress(MCPError):
+                self.prompts = await self._list_prompts(client)
+
+    async def _list_tools(self, client: Client) -> tuple[McpTool, ...]:
+        tools: list[McpTool] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_PAGE_CAP):
+            page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+            tools.extend(tool_from_mcp(tool) for tool in page.tools)
+            cursor = page.next_cursor
+            if cursor is None or cursor in seen:
+                break
+            seen.add(cursor)
+        return tuple(tools)
+
+    async def _list_resources(self, client: Client) -> list[McpResource]:
+        found: list[McpResource] = []
+        cursor: str | None = None
+        for _ in range(_PAGE_CAP):
+            page = await client.list_resources(cursor=cursor, cache_mode="bypass")
+            found.extend(
+                McpResource(uri=str(r.uri), name=r.name, description=r.description, mime_type=r.mime_type)
+                for r in page.resources
+            )
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        cursor = None
+        for _ in range(_PAGE_CAP):
+            templates = await client.list_resource_templates(cursor=cursor, cache_mode="bypass")
+            found.extend(
+                McpResource(uri=t.uri_template, name=t.name, description=t.description, mime_type=t.mime_type, template=True)
+                for t in templates.resource_templates
+            )
+            cursor = templates.next_cursor
+            if cursor is None:
+                break
+        return found
+
+    async def _list_prompts(self, client: Client) -> tuple[str, ...]:
+        names: list[str] = []
+        cursor: str | None = None
+        for _ in range(_PAGE_CAP):
+            page = await client.list_prompts(cursor=cursor, cache_mode="bypass")
+            names.extend(p.name for p in page.prompts)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tuple(names)
+
+    async def _relist_loop(self, client: Client) -> None:
+        while True:
+            await self._relist.wait()
+            # a burst of list_changed collapses into the re-listings that run while it arrives
+            self._relist = anyio.Event()
+            try:
+                self.tools = await self._list_tools(client)
+            except Exception as exc:
+                self.events.emit(McpProtocolViolation(server=self.name, detail=f"re-listing tools failed: {exc}"))
+                continue
+            self.lifecycle.tools = len(self.tools)
+            self.events.emit(McpToolsChanged(server=self.name, tools=tuple(tool.name for tool in self.tools)))
+            await self._notify_listeners()
+
+    @staticmethod
+    def _wants_listen(client: Client) -> bool:
+        tools = client.server_capabilities.tools
+        return client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools is not None and bool(tools.list_changed)
+
+    async def _listen_loop(self, client: Client) -> None:
+        """2026-era servers announce tool changes only on a ``subscriptions/listen`` stream."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._relist.set()
+        except Exception as exc:
+            self.events.emit(McpProtocolViolation(server=self.name, detail=f"tool change subscription ended: {exc}"))
+
+    async def _notify_listeners(self) -> None:
+        for listener in list(self._listeners):
+            outcome = listener(self.tools)
+            if outcome is not None:
+                await outcome
+
+    async def refresh_tools(self) -> tuple[McpTool, ...]:
+        """Re-list the tools now (all pages) and tell the listeners."""
+        client = await self._ready_client()
+        if client is not None:
+            self.tools = await self._list_tools(client)
+            await self._notify_listeners()
+        return self.tools
+
+    # --- what the server sends us -------------------------------------------------------------------------
+
+    def _invalid_line(self, line: str) -> None:
+        self.events.emit(McpProtocolViolation(server=self.name, detail=f"stdout line is not JSON-RPC: {line[:200]!r}"))
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            self.events.emit(McpProtocolViolation(server=self.name, detail=str(message)[:300]))
+        elif isinstance(message, mcp_types.ToolListChangedNotification):
+            self._relist.set()
+
+    async def _log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
+        self.events.emit(McpServerLog(server=self.name, level=params.level, data=params.data, logger=params.logger))
+
+    async def _list_roots(self, context: ClientRequestContext) -> mcp_types.ListRootsResult:
+        roots = [
+            mcp_types.Root(uri=path.resolve().as_uri(), name=path.name or str(path))  # type: ignore[arg-type]
+            for path in self.features.roots
+        ]
+        return mcp_types.ListRootsResult(roots=roots)
+
+    async def _elicit(
+        self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        if isinstance(params, mcp_types.ElicitRequestURLParams):
+            request = ElicitationRequest(server=self.name, message=params.message, url=params.url)
+        else:
+            schema = dict(params.requested_schema)
+            request = ElicitationRequest(server=self.name, message=params.message, requested_schema=schema)
+        answer = await self.features.elicitation(request)
+        if answer.action != "accept":
+            return mcp_types.ElicitResult(action=answer.action)
+        if request.url is not None:
+            return mcp_types.ElicitResult(action="accept")
+        content = apply_schema_defaults(answer.content, request.requested_schema)
+        return mcp_types.ElicitResult(action="accept", content=content)
+
+    async def _sample(
+        self, context: ClientRequestContext, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        handler = self.features.sampling
+        if handler is None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_REQUEST,
+                message=f"Kairox has no model configured for sampling; {self.name}'s request was refused",
+            )
+        raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        request = SamplingRequest(
+            server=self.name,
+            messages=tuple(raw.get("messages", [])),
+            system_prompt=params.system_prompt,
+            max_tokens=params.max_tokens,
+            raw=raw,
+        )
+        answer = await handler(request)
+        return mcp_types.CreateMessageResult(
+            role="assistant",
+            content=mcp_types.TextContent(text=answer.text),
+            model=answer.model,
+            stop_reason=answer.stop_reason,
+        )
+
+    # --- calls --------------------------------------------------------------------------------------------
+
+    async def _ready_client(self) -> Client | None:
+        """The live session; waits while the server is starting or restarting, None once it gave up."""
+        lifecycle = self.lifecycle
+
+        def settled(status: ServerStatus) -> bool:
+            return status in (ServerStatus.READY, ServerStatus.STOPPED, ServerStatus.DISABLED, ServerStatus.PENDING_TRUST) or (
+                status == ServerStatus.FAILED and not lifecycle.restarting
+            )
+
+        if not settled(lifecycle.status):
+            with anyio.move_on_after(self.config.startup_timeout_sec + _BACKOFF_MAX_SEC):
+                await lifecycle.wait_for(settled)
+        return self._client if lifecycle.status == ServerStatus.READY else None
+
+    def _unavailable(self, tool: str) -> ToolResult:
+        why = self.lifecycle.reason or str(self.status)
+        return ToolResult.error(
+            f"MCP server {self.name!r} is {self.status} ({why}); {tool!r} was not called. "
+            "`kairox mcp status` shows its stderr"
+        )
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: JsonObject | None = None,
+        *,
+        call_id: str = "",
+        progress: ProgressCallback | None = None,
+        timeout: float | None = None,
+    ) -> ToolResult:
+        """Call one of the server's tools by its own name. Every failure is a tool error result.
+
+        ``timeout`` (default ``tool_timeout_sec``) is an idle timeout: each progress notification restarts it.
+        When it runs out, or the calling task is cancelled, the server is sent ``notifications/cancelled``.
+        """
+        idle = timeout or self.config.tool_timeout_sec
+        for attempt in range(2):
+            client = await self._ready_client()
+            if client is None:
+                return self._unavailable(tool)
+            try:
+                return await self._call_once(client, tool, dict(arguments or {}), call_id, progress, idle)
+            except _SessionExpired:
+                if attempt == 1:
+                    break
+                self._expired = True
+                self._lost.set()
+                with anyio.move_on_after(self.config.startup_timeout_sec):
+                    await self.lifecycle.wait_for(lambda status: status != ServerStatus.READY)
+        return ToolResult.error(f"MCP server {self.name!r} lost the session twice during {tool!r}; try again later")
+
+    async def _call_once(
+        self,
+        client: Client,
+        tool: str,
+        arguments: JsonObject,
+        call_id: str,
+        progress: ProgressCallback | None,
+        idle: float,
+    ) -> ToolResult:
+        result: ToolResult | None = None
+        with anyio.CancelScope() as scope:
+            scope.deadline = anyio.current_time() + idle
+
+            report = progress
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                scope.deadline = anyio.current_time() + idle
+                self.events.emit(
+                    McpToolProgress(
+                        server=self.name, tool=tool, call_id=call_id, progress=progress, total=total, message=message
+                    )
+                )
+                if report is not None:
+                    outcome = report(progress, total, message)
+                    if outcome is not None:
+                        await outcome
+
+            try:
+                raw = await client.call_tool(tool, arguments, progress_callback=on_progress)
+                result = result_from_mcp(raw)
+            except MCPError as exc:
+                result = await self._call_error(tool, exc)
+            except (RuntimeError, ValidationError) as exc:
+                result = ToolResult.error(f"{tool} on MCP server {self.name!r} returned an invalid result: {exc}")
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.TransportError) as exc:
+                result = ToolResult.error(f"{tool} on MCP server {self.name!r} failed: the connection broke ({exc})")
+        if result is None:
+            return ToolResult.error(
+                f"{tool} on MCP server {self.name!r} timed out after {idle:g}s without a result or progress "
+                f"(tool_timeout_sec); the server was told to cancel it"
+            )
+        return result
+
+    async def _call_error(self, tool: str, exc: MCPError) -> ToolResult:
+        if exc.error.code == mcp_types.CONNECTION_CLOSED:
+            child = self._child
+            detail = "the connection closed"
+            if child is not None:
+                detail = f"the server {_exit_detail(await child.wait(1.0))}"
+            return ToolResult.error(
+                f"MCP server {self.name!r} went away during the call to {tool!r} ({detail}); "
+                "Kairox restarts it, so the call can be tried again"
+            )
+        if self.config.transport != "stdio" and exc.error.message == "Session terminated":
+            raise _SessionExpired from exc
+        return ToolResult.error(f"{tool} on MCP server {self.name!r} failed: {exc.error.message} (JSON-RPC error {exc.error.code})")
+
+    # --- resources ----------------------------------------------------------------------------------------
+
+    async def read_resource(self, uri: str) -> ToolResult:
+        client = await self._ready_client()
+        if client is None:
+            return self._unavailable("resources/read")
+        try:
+            return resource_contents_from_mcp(await client.read_resource(uri, cache_mode="bypass"))
+        except MCPError as exc:
+            return ToolResult.error(f"reading {uri} from MCP server {self.name!r} failed: {exc.error.message}")

@@ -1,0 +1,88 @@
+"""Events of MCP servers: lifecycle transitions, tool list changes, progress and server log messages."""
+
+from dataclasses import dataclass
+
+from kairox.events import Event
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServerStarting(Event):
+    server: str
+    transport: str
+    attempt: int = 0
+    """0 for the first start, then 1, 2 ... for restarts after a crash."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServerReady(Event):
+    server: str
+    tools: int
+    """How many tools the model can see from this server (after enabled/disabled filters)."""
+    protocol_version: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServerStopped(Event):
+    server: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServerFailed(Event):
+    server: str
+    reason: str
+    stderr_tail: str = ""
+    will_restart: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServerRestarting(Event):
+    server: str
+    attempt: int
+    delay_sec: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpStartupSummary(Event):
+    """Emitted once when every enabled server has reached Ready or Failed."""
+
+    ready: tuple[str, ...]
+    failed: tuple[str, ...]
+    disabled: tuple[str, ...] = ()
+    pending_trust: tuple[str, ...] = ()
+    duration_sec: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpToolsChanged(Event):
+    """A server's tool list was re-listed after ``notifications/tools/list_changed``."""
+
+    server: str
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpToolProgress(Event):
+    server: str
+    tool: str
+    call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpServerLog(Event):
+    """A ``notifications/message`` log record from a server."""
+
+    server: str
+    level: str
+    data: object
+    logger: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class McpProtocolViolation(Event):
+    """A server wrote something that is not a JSON-RPC message (e.g. a print on stdout). It is skipped."""
+
+    server: str
+    detail: str

@@ -1,0 +1,158 @@
+"""``McpServerManager``: every enabled server started concurrently, each on its own clock (M4)."""
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+import anyio
+import anyio.abc
+
+from kairox.config import McpServerConfig
+from kairox.errors import McpStartupError
+from kairox.events import EventSink, NullSink
+from kairox.mcp._adapter import McpToolAdapter
+from kairox.mcp._client import McpClient, McpServerState
+from kairox.mcp._events import McpStartupSummary
+from kairox.mcp._features import ClientFeatures
+from kairox.mcp._lifecycle import ServerStatus
+
+if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
+
+
+class McpServerManager:
+    """``async with McpServerManager(servers, workspace=...) as manager:`` starts the servers.
+
+    Entering returns when every started server is Ready or Failed (each under its own
+    ``startup_timeout_sec``, all at once, so start-up takes as long as the slowest, not the sum). A failed
+    server never blocks the others; if a ``required`` one failed, entering raises :class:`McpStartupError`
+    after all have settled and everything started is stopped again. Leaving stops every server, in the
+    task that entered.
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerConfig],
+        *,
+        workspace: Path,
+        home: Path | None = None,
+        events: EventSink | None = None,
+        features: ClientFeatures | None = None,
+        environ: Mapping[str, str] | None = None,
+        is_pending: Callable[[str], bool] | None = None,
+        base_dirs: Mapping[str, Path] | None = None,
+    ) -> None:
+        self.events: EventSink = events or NullSink()
+        self.workspace = workspace
+        self._is_pending = is_pending or (lambda name: False)
+        self.clients: dict[str, McpClient] = {
+            name: McpClient(
+                name,
+                config,
+                workspace=workspace,
+                home=home,
+                events=self.events,
+                features=features,
+                environ=environ,
+                base_dir=(base_dirs or {}).get(name),
+            )
+            for name, config in servers.items()
+        }
+        self.adapters: dict[str, McpToolAdapter] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    @classmethod
+    def from_resolved(
+        cls,
+        resolved: "ResolvedConfig",
+        *,
+        events: EventSink | None = None,
+        features: ClientFeatures | None = None,
+        servers: Mapping[str, McpServerConfig] | None = None,
+    ) -> "McpServerManager":
+        """The servers of a resolved configuration (or ``servers``, e.g. merged with ``.mcp.json``)."""
+        chosen = resolved.config.mcp_servers if servers is None else servers
+        base_dirs: dict[str, Path] = {}
+        for name in chosen:
+            try:
+                base_dirs[name] = resolved.base_dir(f"mcp_servers.{name}")
+            except Exception:
+                base_dirs[name] = resolved.workspace
+        return cls(
+            chosen,
+            workspace=resolved.workspace,
+            home=resolved.home,
+            events=events,
+            features=features,
+            is_pending=lambda name: resolved.is_pending(f"mcp_servers.{name}"),
+            base_dirs=base_dirs,
+        )
+
+    async def __aenter__(self) -> Self:
+        started = time.monotonic()
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        disabled: list[str] = []
+        pending: list[str] = []
+        for name, client in self.clients.items():
+            if not client.config.enabled:
+                client.lifecycle.skipped(ServerStatus.DISABLED, "disabled in the configuration")
+                disabled.append(name)
+            elif self._is_pending(name):
+                client.lifecycle.skipped(
+                    ServerStatus.PENDING_TRUST, "declared by an untrusted project; `kairox trust` starts it"
+                )
+                pending.append(name)
+            else:
+                self.adapters[name] = McpToolAdapter(client)
+                self._task_group.start_soon(client.run)
+        try:
+            for client in self.clients.values():
+                await client.lifecycle.settled.wait()
+        except BaseException:
+            await self._close()
+            raise
+        ready = tuple(n for n, c in self.clients.items() if c.status == ServerStatus.READY)
+        failed = tuple(n for n, c in self.clients.items() if c.status == ServerStatus.FAILED)
+        self.events.emit(
+            McpStartupSummary(
+                ready=ready,
+                failed=failed,
+                disabled=tuple(disabled),
+                pending_trust=tuple(pending),
+                duration_sec=round(time.monotonic() - started, 3),
+            )
+        )
+        broken = [self.clients[n] for n in failed if self.clients[n].config.required]
+        if broken:
+            first = broken[0]
+            await self._close()
+            raise McpStartupError(first.name, first.lifecycle.reason or "failed", stderr_tail=first.lifecycle.stderr_tail)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._close()
+
+    async def _close(self) -> None:
+        if self._task_group is None:
+            return
+        for client in self.clients.values():
+            client.stop()
+        task_group, self._task_group = self._task_group, None
+        # exit in the entering task: anyio cancel scopes belong to one task
+        await task_group.__aexit__(None, None, None)
+
+    def states(self) -> list[McpServerState]:
+        return [client.state() for client in self.clients.values()]
+
+    def providers(self) -> list[McpToolAdapter]:
+        """One tool provider per started server (a failed server's provider lists no tools)."""
+        return list(self.adapters.values())
+
+    async def list_tools(self) -> dict[str, list[str]]:
+        """Registry tool names per server, for ``kairox mcp tools`` and the prompt context."""
+        return {name: [spec.name for spec in await adapter.list_tools()] for name, adapter in self.adapters.items()}

@@ -1,0 +1,160 @@
+"""A small, well-behaved MCP server for Kairox's tests, written with the SDK's server side.
+
+Options: ``--delay-init-ms N`` waits before reading the first message (a slow start);
+``--stderr-bytes N`` writes N bytes to stderr before answering; ``--name NAME`` sets the server name.
+Environment: ``KAIROX_TEST_MARKER`` names a file where ``wait_forever`` records that it was cancelled.
+"""
+
+import argparse
+import base64
+import os
+import sys
+import time
+from typing import Annotated
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
+from pydantic import BaseModel, Field
+
+PNG_1PX = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
+).decode()
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--delay-init-ms", type=int, default=0)
+parser.add_argument("--stderr-bytes", type=int, default=0)
+parser.add_argument("--name", default="basic")
+options = parser.parse_args()
+
+app = MCPServer(options.name)
+
+
+class Sum(BaseModel):
+    total: int
+
+
+@app.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+def echo(message: str) -> str:
+    """Return the message unchanged."""
+    return message
+
+
+@app.tool()
+def add(a: int, b: int) -> Sum:
+    """Add two integers (structured result)."""
+    return Sum(total=a + b)
+
+
+@app.tool()
+def bad_structured() -> CallToolResult:
+    """Declares an output schema (below) and returns structured content that breaks it."""
+    return CallToolResult(content=[TextContent(text="oops")], structured_content={"total": "not a number"})
+
+
+# the SDK derives no schema from a CallToolResult annotation: declare one the result above breaks
+app._tool_manager.get_tool("bad_structured").fn_metadata.output_schema = Sum.model_json_schema()
+
+
+@app.tool()
+async def slow(steps: int, delay: float, ctx: Context) -> str:
+    """Report progress ``steps`` times, ``delay`` seconds apart."""
+    for step in range(steps):
+        await ctx.report_progress(step + 1, steps, f"step {step + 1}")
+        await anyio.sleep(delay)
+    return f"done after {steps} steps"
+
+
+@app.tool()
+async def wait_forever() -> str:
+    """Never returns; writes a marker file when cancelled."""
+    try:
+        await anyio.sleep_forever()
+    finally:
+        marker = os.environ.get("KAIROX_TEST_MARKER")
+        if marker:
+            with open(marker, "w") as handle:
+                handle.write("cancelled")
+    return "unreachable"
+
+
+@app.tool()
+async def die() -> str:
+    """The server process exits in the middle of this call."""
+    sys.stderr.write("dying in the middle of a call\n")
+    sys.stderr.flush()
+    await anyio.sleep(0.05)
+    os._exit(17)
+
+
+@app.tool()
+def media() -> list[TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink]:
+    """One content block of every kind."""
+    return [
+        TextContent(text="caption"),
+        ImageContent(data=PNG_1PX, mime_type="image/png"),
+        AudioContent(data=base64.b64encode(b"RIFF").decode(), mime_type="audio/wav"),
+        EmbeddedResource(resource=TextResourceContents(uri="memo://note", mime_type="text/plain", text="note body")),
+        EmbeddedResource(resource=BlobResourceContents(uri="memo://blob", mime_type="application/octet-stream", blob="AAE=")),
+        ResourceLink(uri="memo://linked", name="linked", description="a linked resource", mime_type="text/plain"),
+    ]
+
+
+@app.tool()
+async def log(message: str, ctx: Context) -> str:
+    """Send a log notification, then answer."""
+    await ctx.info(message, logger_name="basic")
+    return "logged"
+
+
+@app.tool()
+async def burst(count: int, ctx: Context) -> str:
+    """Replace the ``extra_*`` tools with ``count`` new ones, announcing each change."""
+    for name in [tool.name for tool in await app.list_tools() if tool.name.startswith("extra_")]:
+        app.remove_tool(name)
+    for index in range(count):
+
+        def extra(index: int = index) -> str:
+            return f"extra {index}"
+
+        app.add_tool(extra, name=f"extra_{index}", description=f"extra tool {index}")
+        await ctx.notify_tools_changed()
+        try:
+            await ctx.request_context.session.send_tool_list_changed()
+        except Exception:
+            pass
+    return f"{count} extra tools"
+
+
+@app.tool()
+def roots_echo(value: Annotated[str, Field(description="anything")] = "") -> str:
+    """Return its argument (a second plain tool)."""
+    return value
+
+
+@app.resource("memo://note", mime_type="text/plain")
+def note() -> str:
+    return "note body"
+
+
+if options.stderr_bytes:
+    chunk = "x" * 1023 + "\n"
+    for _ in range(options.stderr_bytes // 1024):
+        sys.stderr.write(chunk)
+    sys.stderr.flush()
+if options.delay_init_ms:
+    time.sleep(options.delay_init_ms / 1000)
+app.run("stdio")
