@@ -205,6 +205,14 @@ def paths(ctx: typer.Context, as_json: JsonOption = False) -> None:
         out(f"{info['name']:8} {info['status']:10} {info['file'] or info['detail'] or '-'}")
 
 
+@config_app.command("reference")
+def reference() -> None:
+    """Every key of kairox.toml with its type, default and layer rules (markdown)."""
+    from kairox.config._reference import config_reference
+
+    out(config_reference())
+
+
 def trust(
     ctx: typer.Context,
     path: Annotated[Path | None, typer.Argument(help="Workspace to trust (default: the current workspace).")] = None,

@@ -31,7 +31,7 @@ class SandboxPolicy(enum.StrEnum):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
 
 
 # --- policy --------------------------------------------------------------------------------------------------
@@ -41,13 +41,18 @@ class RulesConfig(_Model):
     """Permission rules. Lists concatenate across layers; deny beats ask beats allow."""
 
     allow: list[str] = Field(default_factory=list)
+    """Patterns allowed without asking, e.g. ``shell.exec(git status*)``."""
     ask: list[str] = Field(default_factory=list)
+    """Patterns that always ask first."""
     deny: list[str] = Field(default_factory=list)
+    """Patterns never allowed; deny always wins."""
 
 
 class PolicyConfig(_Model):
     approval_policy: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
+    """When to ask before a tool runs."""
     sandbox_policy: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
+    """What commands and writes may touch."""
     writable_roots: list[str] = Field(default_factory=list)
     """Extra writable roots besides the workspace and the temp dir (workspace_write only)."""
     network_access: bool = False
@@ -64,6 +69,7 @@ class ToolsConfig(_Model):
     spill_dir: str | None = None
     """Where spilled outputs go; default ``$KAIROX_HOME/spill``."""
     default_timeout_sec: float = Field(default=120.0, gt=0)
+    """Timeout of a tool call without one of its own."""
     shell_env_passthrough: list[str] = Field(default_factory=list)
     """Variables passed to ``shell.exec`` even though their names contain KEY, SECRET or TOKEN."""
     disabled: list[str] = Field(default_factory=list)
@@ -82,31 +88,44 @@ class McpServerConfig(_Model):
     """``[mcp_servers.NAME]``. ``type`` defaults to stdio when ``command`` is set, else streamable_http."""
 
     type: McpTransportType | None = None
+    """Transport; inferred from ``command`` (stdio) or ``url`` (streamable_http) when absent."""
     # stdio
     command: str | None = None
+    """Program of a stdio server; ``${VAR}`` and ``${VAR:-default}`` expand."""
     args: list[str] = Field(default_factory=list)
+    """Its arguments; ``${VAR}`` expands."""
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment; an empty value passes the host variable of the same name."""
     env_vars: list[str] = Field(default_factory=list)
     """Host variables passed through besides the allow-listed basics."""
     cwd: str | None = None
+    """Working directory of a stdio server (default: the workspace root)."""
     # remote
     url: str | None = None
+    """Endpoint of an SSE or Streamable HTTP server; ``${VAR}`` expands."""
     headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers sent to a remote server; ``${VAR}`` expands; redacted in output."""
     api_key_env: str | None = None
     """Variable holding an API key sent as ``Authorization: Bearer``."""
     bearer_token_env_var: str | None = None
-    """Codex's name for the same thing."""
+    """Same as ``api_key_env`` (the name Codex uses)."""
     oauth: bool = False
     """Use the OAuth flow (``kairox mcp login NAME``) for this remote server."""
     # shared
     enabled: bool = True
+    """Start this server."""
     required: bool = False
+    """Start-up fails when this server does not reach Ready."""
     startup_timeout_sec: float = Field(default=30.0, gt=0)
+    """Time allowed to reach Ready."""
     tool_timeout_sec: float = Field(default=120.0, gt=0)
+    """Timeout of one tool call (progress notifications extend it)."""
     enabled_tools: list[str] | None = None
+    """Only these tools are offered (all when unset)."""
     disabled_tools: list[str] = Field(default_factory=list)
+    """These tools are never offered."""
     protocol_mode: Literal["auto", "legacy"] = "auto"
+    """``auto`` probes the newest protocol era and falls back; ``legacy`` only does the classic handshake."""
     max_restarts: int = Field(default=3, ge=0)
     """Restarts after a crash, with exponential backoff, before the server stays Failed."""
 
@@ -144,31 +163,46 @@ class LspServerConfig(_Model):
     """``[lsp_servers.NAME]``."""
 
     command: str
+    """Program of the language server (stdio)."""
     args: list[str] = Field(default_factory=list)
+    """Its arguments."""
     env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment for it."""
     languages: list[str] = Field(default_factory=list)
+    """Language ids it serves (``python``, ``typescript`` ...)."""
     file_patterns: list[str] = Field(default_factory=list)
     """Globs such as ``*.py`` or ``src/**/*.ts``: which files this server answers for."""
     initialization_options: dict[str, Any] = Field(default_factory=dict)
+    """Sent as ``initializationOptions``."""
     settings: dict[str, Any] = Field(default_factory=dict)
     """Answers to ``workspace/configuration``."""
     enabled: bool = True
+    """Use this server."""
     startup_timeout_sec: float = Field(default=30.0, gt=0)
+    """Time allowed for ``initialize``."""
     request_timeout_sec: float = Field(default=30.0, gt=0)
+    """Timeout of one request."""
     shutdown_timeout_sec: float = Field(default=3.0, gt=0)
+    """Time allowed for shutdown before the process group is killed."""
 
 
 class DapServerConfig(_Model):
     """``[dap_servers.NAME]``."""
 
     command: str
+    """Program of the debug adapter (stdio)."""
     args: list[str] = Field(default_factory=list)
+    """Its arguments."""
     env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment for it."""
     languages: list[str] = Field(default_factory=list)
+    """Languages it debugs."""
     launch: dict[str, Any] = Field(default_factory=dict)
     """Defaults merged into every ``launch`` request (``justMyCode``, ``console`` ...)."""
     enabled: bool = True
+    """Use this adapter."""
     request_timeout_sec: float = Field(default=30.0, gt=0)
+    """Timeout of one request."""
 
 
 # --- skills, plugins, hooks, instructions ----------------------------------------------------------------------
@@ -176,6 +210,7 @@ class DapServerConfig(_Model):
 
 class SkillEntryConfig(_Model):
     enabled: bool = True
+    """Offer this skill."""
 
 
 class SkillsConfig(_Model):
@@ -184,13 +219,16 @@ class SkillsConfig(_Model):
     entries: dict[str, SkillEntryConfig] = Field(default_factory=dict)
     """Per-skill settings: ``[skills.entries."pr-review"] enabled = false``."""
     prompt_budget_chars: int = Field(default=8_000, ge=200)
+    """Characters the skill catalog may take in the prompt context."""
     max_depth: int = Field(default=6, ge=1)
+    """How deep skill folders are searched."""
     compat_dirs: bool = True
     """Also read ``.agents/skills``, ``.codex/skills``, ``.claw/skills`` and ``.claude/skills``."""
 
 
 class PluginEntryConfig(_Model):
     enabled: bool = True
+    """Load this plugin."""
     disabled_contributions: list[str] = Field(default_factory=list)
     """``kind:name`` items of this plugin that are not loaded (``skill:pdf``, ``mcp_server:github``)."""
     path: str | None = None
@@ -211,29 +249,43 @@ class PluginsConfig(_Model):
 
 class HookConfig(_Model):
     command: str
+    """Shell command run with the JSON request on stdin."""
     matcher: str | None = None
     """Tool-name pattern (``fs.write``, ``mcp__github__*``, ``Bash|Edit``); all tools when absent."""
     timeout_sec: float = Field(default=60.0, gt=0)
+    """A hook still running after this is stopped and reported."""
 
 
 class HooksConfig(_Model):
     """``[[hooks.pre_tool_use]]`` tables. Hook lists concatenate across layers."""
 
     session_start: list[HookConfig] = Field(default_factory=list)
+    """When a session starts."""
     session_end: list[HookConfig] = Field(default_factory=list)
+    """When a session ends."""
     user_prompt_submit: list[HookConfig] = Field(default_factory=list)
+    """When the user sends a prompt."""
     pre_turn: list[HookConfig] = Field(default_factory=list)
+    """Before each model turn; output is added as context."""
     post_turn: list[HookConfig] = Field(default_factory=list)
+    """After each model turn."""
     pre_tool_use: list[HookConfig] = Field(default_factory=list)
+    """Before a tool call; may deny, ask or change the input."""
     post_tool_use: list[HookConfig] = Field(default_factory=list)
+    """After a tool call."""
 
 
 class InstructionsConfig(_Model):
     text: str = ""
+    """Text added to every session of the repository."""
     files: list[str] = Field(default_factory=list)
+    """Files whose text is added (relative to the file that lists them)."""
     memory_files: list[str] = Field(default_factory=lambda: ["AGENTS.md", "KAIROX.md"])
+    """Project memory file names read from the repository root down to the working directory."""
     fallback_memory_files: list[str] = Field(default_factory=lambda: ["CLAUDE.md"])
+    """Read in a folder that has none of ``memory_files``."""
     max_bytes: int = Field(default=32_768, ge=256)
+    """Budget of memory and instruction text."""
 
 
 # --- model and profiles --------------------------------------------------------------------------------------
@@ -241,34 +293,47 @@ class InstructionsConfig(_Model):
 
 class ModelProviderConfig(_Model):
     base_url: str | None = None
+    """Endpoint of an OpenAI-compatible or Anthropic API."""
     api_key_env: str | None = None
+    """Variable holding the API key (the key itself is never written in config)."""
     wire_api: Literal["chat", "responses", "anthropic"] = "chat"
+    """Protocol spoken with the endpoint."""
 
 
 class McpCatalogConfig(_Model):
     url: str | None = None
     """A JSON catalog served over HTTP(S); the built-in catalog is always there."""
     cache_ttl_sec: int = Field(default=86_400, ge=0)
+    """How long the fetched catalog is used before it is fetched again."""
 
 
 class ProfileConfig(_Model):
     """``[profiles.NAME]``: applied over the files when ``--profile NAME`` (or ``profile = NAME``) is set."""
 
     model: str | None = None
+    """Model of this profile."""
     model_provider: str | None = None
+    """Provider of this profile."""
     policy: dict[str, Any] = Field(default_factory=dict)
+    """Keys of ``[policy]`` this profile overrides."""
     tools: dict[str, Any] = Field(default_factory=dict)
+    """Keys of ``[tools]`` this profile overrides."""
     skills: dict[str, Any] = Field(default_factory=dict)
+    """Keys of ``[skills]`` this profile overrides."""
     instructions: dict[str, Any] = Field(default_factory=dict)
+    """Keys of ``[instructions]`` this profile overrides."""
 
 
 class KairoxConfig(_Model):
     """The whole configuration, as resolved from every layer."""
 
     model: str | None = None
+    """Model name the agent runtime uses."""
     model_provider: str | None = None
+    """Which ``[model_providers.NAME]`` entry serves the model."""
     model_providers: dict[str, ModelProviderConfig] = Field(default_factory=dict)
     profile: str | None = None
+    """Profile applied when ``--profile`` is not given."""
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
