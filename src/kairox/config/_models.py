@@ -184,6 +184,9 @@ class LspServerConfig(_Model):
     """Timeout of one request."""
     shutdown_timeout_sec: float = Field(default=3.0, gt=0)
     """Time allowed for shutdown before the process group is killed."""
+    position_encoding: Literal["auto", "utf-8", "utf-16", "utf-32"] = "auto"
+    """Column unit of the server: ``auto`` negotiates it; set it for a server that counts otherwise than it says
+    (python-lsp-server counts characters, ``utf-32``)."""
 
 
 class DapServerConfig(_Model):
