@@ -1,0 +1,213 @@
+"""Reading one skill file (S1, S2): split the frontmatter, parse its YAML leniently, report what was odd.
+
+Lenient means: a skill is skipped only when it has no frontmatter, no description, or YAML that stays
+unparseable after one repair (quoting plain values that contain ``: ``). Everything else loads, with a warning
+that names the file, the line and what to fix.
+"""
+
+import datetime
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kairox._util import JsonObject
+from kairox.errors import Diagnostic, Severity
+from kairox.skills._fields import FieldReader
+from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat, SkillFrontmatter
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+_FENCE = re.compile(r"^---[ \t]*$")
+_TOP_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*))?$")
+_DESCRIPTION_LINE = re.compile(r"^\s*description\s*:", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class FrontmatterSplit:
+    yaml_text: str | None
+    """The text between the ``---`` fences; ``None`` when the file has no frontmatter."""
+    body: str
+    body_line: int
+    """1-based line where the body starts."""
+    unclosed: bool = False
+
+
+def split_frontmatter(text: str) -> FrontmatterSplit:
+    """Split ``---`` fenced YAML at the very top of ``text`` from the markdown body."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.splitlines(keepends=True)
+    if not lines or not _FENCE.match(lines[0].rstrip("\r\n")):
+        return FrontmatterSplit(None, text, 1)
+    for index in range(1, len(lines)):
+        if _FENCE.match(lines[index].rstrip("\r\n")) or lines[index].rstrip("\r\n") == "...":
+            return FrontmatterSplit("".join(lines[1:index]), "".join(lines[index + 1 :]), index + 2)
+    return FrontmatterSplit(None, text, 1, unclosed=True)
+
+
+@dataclass(slots=True)
+class ParseOutcome:
+    skill: SkillDef | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def key_lines(yaml_text: str) -> dict[str, int]:
+    """Top-level key -> line within the YAML text (1-based)."""
+    found: dict[str, int] = {}
+    for number, line in enumerate(yaml_text.splitlines(), start=1):
+        match = _TOP_KEY.match(line)
+        if match and match.group(1) not in found:
+            found[match.group(1)] = number
+    return found
+
+
+def repair_unquoted_colons(yaml_text: str) -> tuple[str, list[tuple[str, int]]]:
+    """Quote top-level plain values that contain ``: `` (a YAML error hosts accept). Returns the repaired
+    text and the (key, line) pairs that were quoted. Indented continuation lines are folded into the value."""
+    lines = yaml_text.splitlines()
+    out: list[str] = []
+    repaired: list[tuple[str, int]] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        match = _TOP_KEY.match(line)
+        value = (match.group(2) or "").strip() if match else ""
+        if match and value and value[0] not in "'\"|>[{&*!" and (": " in value or value.endswith(":")):
+            parts = [value]
+            index += 1
+            while index < len(lines) and lines[index][:1] in (" ", "\t") and lines[index].strip():
+                parts.append(lines[index].strip())
+                index += 1
+            joined = " ".join(parts)
+            if " #" in joined:  # a plain scalar ends at " #": keep the comment out of the value
+                joined = joined.split(" #", 1)[0].rstrip()
+            quoted = "'" + joined.replace("'", "''") + "'"
+            out.append(f"{match.group(1)}: {quoted}")
+            repaired.append((match.group(1), len(out)))
+            continue
+        out.append(line)
+        index += 1
+    return "\n".join(out) + "\n", repaired
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime.date | datetime.datetime | datetime.time):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def _load_yaml(yaml_text: str) -> Any:
+    return yaml.load(yaml_text, Loader=_Loader)
+
+
+def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -> ParseOutcome:
+    """Parse a skill from its text. ``fmt`` defaults to Agent Skills for ``SKILL.md``, Kairox otherwise."""
+    if fmt is None:
+        fmt = SkillFormat.AGENT_SKILLS if path.name == SKILL_FILE else SkillFormat.KAIROX
+    fallback_name = path.parent.name if fmt is SkillFormat.AGENT_SKILLS else path.stem
+    source = str(path)
+
+    def diag(reason: str, *, line: int | None = None, severity: Severity = Severity.WARNING, hint: str | None = None, name: str | None = None) -> Diagnostic:
+        return Diagnostic(kind="skill", name=name or fallback_name, reason=reason, severity=severity, source=source, line=line, hint=hint)
+
+    split = split_frontmatter(text)
+    if split.yaml_text is None:
+        if split.unclosed:
+            return ParseOutcome(None, [diag("frontmatter opened by `---` on line 1 is never closed", line=1, severity=Severity.ERROR, hint="add a `---` line after the last frontmatter key")])
+        hint = "start the file with YAML frontmatter between `---` lines holding at least `description`"
+        for number, line in enumerate(text.splitlines()[:40], start=1):
+            if _DESCRIPTION_LINE.match(line):
+                hint = f"line {number} has a `description:` line in the body; move it into frontmatter between `---` lines at the top of the file"
+                break
+        return ParseOutcome(None, [diag("no frontmatter: a skill needs YAML frontmatter with a description", line=1, severity=Severity.ERROR, hint=hint)])
+
+    offset = 1  # the opening fence: YAML line n is file line n + 1
+    diagnostics: list[Diagnostic] = []
+    yaml_text = split.yaml_text
+    try:
+        data = _load_yaml(yaml_text)
+    except yaml.YAMLError as first_error:
+        repaired_text, repaired = repair_unquoted_colons(yaml_text)
+        recovered = False
+        if repaired:
+            try:
+                data = _load_yaml(repaired_text)
+                recovered = True
+            except yaml.YAMLError:
+                pass
+        if not recovered:
+            mark = getattr(first_error, "problem_mark", None)
+            error_line = mark.line + 1 + offset if mark is not None else None
+            problem = getattr(first_error, "problem", None) or str(first_error).splitlines()[0]
+            return ParseOutcome(None, [diag(f"frontmatter is not valid YAML: {problem}", line=error_line, severity=Severity.ERROR, hint="fix the YAML at that line (quote values that contain `: ` or `#`)")])
+        lines_of = key_lines(yaml_text)
+        for key, _ in repaired:
+            diagnostics.append(diag(f"unquoted `: ` in the value of `{key}`; loaded as if it were quoted", line=lines_of[key] + offset if key in lines_of else None, hint=f"put the value of `{key}` in quotes"))
+
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return ParseOutcome(None, [diag(f"frontmatter is a YAML {type(data).__name__}, not a mapping of keys", line=1 + offset, severity=Severity.ERROR, hint="write `key: value` lines between the `---` fences")])
+
+    lines_of = key_lines(yaml_text)
+
+    def line_of(key: str) -> int | None:
+        number = lines_of.get(key)
+        return number + offset if number else None
+
+    reader = FieldReader({str(k): _jsonable(v) for k, v in data.items()})
+    warn: Callable[[str, str, str | None], None] = lambda key, reason, hint: diagnostics.append(diag(reason, line=line_of(key), hint=hint))  # noqa: E731
+    frontmatter = reader.read(warn)
+
+    name = frontmatter.name
+    if not name:
+        severity = Severity.WARNING if fmt is SkillFormat.AGENT_SKILLS else Severity.INFO
+        what = "folder" if fmt is SkillFormat.AGENT_SKILLS else "file"
+        diagnostics.append(diag(f"no `name`; using the {what} name {fallback_name!r}", line=1 + offset, severity=severity, hint="add `name:` to the frontmatter"))
+        name = fallback_name
+
+    def named(diagnostic: Diagnostic) -> Diagnostic:
+        return Diagnostic(kind=diagnostic.kind, name=name, reason=diagnostic.reason, severity=diagnostic.severity, source=diagnostic.source, line=diagnostic.line, hint=diagnostic.hint)
+
+    if not frontmatter.description.strip():
+        reason = "no `description`" if "description" not in reader.data else "`description` is empty"
+        return ParseOutcome(None, [*map(named, diagnostics), diag(f"{reason}: a skill needs one to be offered", line=line_of("description") or 1 + offset, severity=Severity.ERROR, hint="add `description:` saying what the skill does and when to use it", name=name)])
+
+    if len(name) > MAX_NAME:
+        diagnostics.append(diag(f"`name` is {len(name)} characters (more than {MAX_NAME})", line=line_of("name"), hint="shorten the name"))
+    if ":" in name or any(ch.isspace() for ch in name):
+        diagnostics.append(diag(f"`name` {name!r} contains spaces or `:`; refer to it quoted", line=line_of("name"), hint="use lowercase letters, digits and hyphens"))
+    if fmt is SkillFormat.AGENT_SKILLS and frontmatter.name and frontmatter.name != path.parent.name:
+        diagnostics.append(diag(f"`name` {frontmatter.name!r} differs from its folder {path.parent.name!r}; loaded as {frontmatter.name!r}", line=line_of("name"), hint="rename the folder or the skill so they match"))
+    if len(frontmatter.description) > MAX_DESCRIPTION:
+        diagnostics.append(diag(f"`description` is {len(frontmatter.description)} characters (more than {MAX_DESCRIPTION}); the prompt catalog shortens it", line=line_of("description"), hint="move detail into the body"))
+
+    skill = SkillDef(name=name, description=frontmatter.description.strip(), path=path, format=fmt, frontmatter=frontmatter, body_line=split.body_line)
+    return ParseOutcome(skill, [named(d) for d in diagnostics])
+
+
+def parse_skill_file(path: Path, *, fmt: SkillFormat | None = None) -> ParseOutcome:
+    """Read and parse one skill file; an unreadable file is a diagnostic, not an exception."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        name = path.parent.name if path.name == SKILL_FILE else path.stem
+        return ParseOutcome(None, [Diagnostic(kind="skill", name=name, reason=f"cannot read the file: {exc.strerror or exc}", severity=Severity.ERROR, source=str(path))])
+    return parse_skill_text(data.decode("utf-8", errors="replace"), path, fmt=fmt)
+
+
+def frontmatter_of(data: JsonObject) -> SkillFrontmatter:
+    """A frontmatter from already clean data (the discovery cache), without diagnostics."""
+    return FieldReader(data).read(lambda key, reason, hint: None)

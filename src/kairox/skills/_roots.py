@@ -1,0 +1,82 @@
+"""Where skills are looked for, in precedence order within each scope (S3)."""
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kairox.config import SkillsConfig
+from kairox.skills._discovery import SkillRoot
+from kairox.skills._model import SkillScope
+
+if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
+
+WORKSPACE_DIR = Path(".kairox") / "skills"
+COMPAT_DIRS: tuple[Path, ...] = (
+    Path(".agents") / "skills",
+    Path(".codex") / "skills",
+    Path(".claw") / "skills",
+    Path(".claude") / "skills",
+)
+"""Other hosts' workspace skill folders, read when ``skills.compat_dirs`` is on (first listed wins a tie)."""
+
+
+def user_skills_dir(home: Path) -> Path:
+    return home / "skills"
+
+
+def workspace_skills_dir(workspace: Path) -> Path:
+    return workspace / WORKSPACE_DIR
+
+
+def skill_roots(
+    *,
+    home: Path,
+    workspace: Path | None,
+    config: SkillsConfig,
+    user_dirs: Iterable[Path] = (),
+    workspace_dirs: Iterable[Path] = (),
+    plugin_roots: Sequence[tuple[str, Path]] = (),
+    session_dirs: Iterable[Path] = (),
+) -> list[SkillRoot]:
+    """Every root, highest precedence first: session, workspace (``.kairox/skills``, configured, then the
+    compatibility folders), user (``$KAIROX_HOME/skills``, then configured), plugins (namespaced)."""
+    roots = [SkillRoot(path=p, scope=SkillScope.SESSION, label="session") for p in session_dirs]
+    if workspace is not None:
+        roots.append(SkillRoot(path=workspace_skills_dir(workspace), scope=SkillScope.WORKSPACE, label=str(WORKSPACE_DIR)))
+        roots.extend(SkillRoot(path=p, scope=SkillScope.WORKSPACE, label="[skills] dirs") for p in workspace_dirs)
+        if config.compat_dirs:
+            roots.extend(SkillRoot(path=workspace / d, scope=SkillScope.WORKSPACE, label=str(d)) for d in COMPAT_DIRS)
+    roots.append(SkillRoot(path=user_skills_dir(home), scope=SkillScope.USER, label="$KAIROX_HOME/skills"))
+    roots.extend(SkillRoot(path=p, scope=SkillScope.USER, label="[skills] dirs") for p in user_dirs)
+    roots.extend(SkillRoot(path=path, scope=SkillScope.PLUGIN, plugin=plugin, label=f"plugin:{plugin}") for plugin, path in plugin_roots)
+    return roots
+
+
+def roots_from_config(
+    resolved: "ResolvedConfig",
+    *,
+    plugin_roots: Sequence[tuple[str, Path]] = (),
+    session_dirs: Iterable[Path] = (),
+) -> list[SkillRoot]:
+    """The roots of a resolved configuration. ``[skills] dirs`` are workspace-scoped when the winning value
+    comes from a project file, user-scoped otherwise, and relative to the file that lists them."""
+    from kairox.config import Layer
+
+    config = resolved.config.skills
+    dirs: list[Path] = []
+    workspace_scoped = False
+    if config.dirs:
+        origin = resolved.origin("skills.dirs")
+        base = resolved.base_dir("skills.dirs")
+        workspace_scoped = origin is not None and origin.layer in (Layer.PROJECT, Layer.LOCAL)
+        dirs = [(base / Path(d).expanduser()).resolve() for d in config.dirs]
+    return skill_roots(
+        home=resolved.home,
+        workspace=resolved.workspace,
+        config=config,
+        user_dirs=() if workspace_scoped else dirs,
+        workspace_dirs=dirs if workspace_scoped else (),
+        plugin_roots=plugin_roots,
+        session_dirs=session_dirs,
+    )
