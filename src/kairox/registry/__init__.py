@@ -1,1 +1,41 @@
-"""kairox.registry."""
+"""The ToolRegistry: the one permission gate every tool call passes (R2-R5, R7)."""
+
+from kairox.registry._adapters import (
+    ModelProvider,
+    SchemaAdapterError,
+    anthropic_definition,
+    drop_model_nulls,
+    gemini_definition,
+    openai_definition,
+    wire_name,
+)
+from kairox.registry._events import (
+    ToolCallApprovalAnswered,
+    ToolCallDecided,
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolsChanged,
+)
+from kairox.registry._factory import build_registry, registry_settings, user_layer_writer
+from kairox.registry._registry import PersistRule, RegistrySettings, ToolRegistry
+
+__all__ = [
+    "ModelProvider",
+    "PersistRule",
+    "RegistrySettings",
+    "SchemaAdapterError",
+    "ToolCallApprovalAnswered",
+    "ToolCallDecided",
+    "ToolCallFinished",
+    "ToolCallRequested",
+    "ToolRegistry",
+    "ToolsChanged",
+    "anthropic_definition",
+    "build_registry",
+    "drop_model_nulls",
+    "gemini_definition",
+    "openai_definition",
+    "registry_settings",
+    "user_layer_writer",
+    "wire_name",
+]

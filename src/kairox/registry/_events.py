@@ -1,0 +1,60 @@
+"""Events of the gate (R7): every call is requested, decided, and finished."""
+
+from dataclasses import dataclass, field
+
+from kairox._util import JsonObject
+from kairox.events import Event
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallRequested(Event):
+    call_id: str
+    tool: str
+    arguments: JsonObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallDecided(Event):
+    """The policy's (or the person's) verdict, with the rule that decided and where it was written."""
+
+    call_id: str
+    tool: str
+    decision: str
+    """``allow``, ``ask`` or ``deny``."""
+    reason: str
+    source: str
+    """Which part decided: ``rule``, ``hook``, ``mode``, ``sandbox``, ``protected_path``, ``session``, ``approver``."""
+    rule: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallApprovalAnswered(Event):
+    call_id: str
+    tool: str
+    approved: bool
+    scope: str
+    reason: str | None = None
+    persisted_rule: str | None = None
+    """The allow rule written to the user layer after an "always" answer."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallFinished(Event):
+    call_id: str
+    tool: str
+    duration_ms: float
+    size_chars: int
+    """Characters of text the result holds (after the output cap)."""
+    is_error: bool
+    error: str | None = None
+    spilled_to: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolsChanged(Event):
+    """The tools of one origin were (re)listed and replaced."""
+
+    origin: str
+    tools: int

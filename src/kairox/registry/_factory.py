@@ -1,0 +1,67 @@
+"""Building a registry from the resolved configuration, with the built-in tools in it."""
+
+from pathlib import Path
+
+from kairox.config import Layer, ResolvedConfig, append_value
+from kairox.events import EventSink
+from kairox.policy import Approver, PolicySettings, resolve_path
+from kairox.registry._registry import PersistRule, RegistrySettings, ToolRegistry
+from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks
+
+
+def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None) -> RegistrySettings:
+    """The gate's settings from ``[policy]`` and ``[tools]``; relative paths against the file that set them."""
+    config = resolved.config
+    home = user_home or Path.home()
+    policy = PolicySettings.from_config(
+        config.policy,
+        workspace=resolved.workspace,
+        rules=resolved.rules,
+        home=home,
+        roots_base=resolved.base_dir("policy.writable_roots"),
+    )
+    sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access)
+    tools = config.tools
+    if tools.spill_dir:
+        spill = resolve_path(tools.spill_dir, base=resolved.base_dir("tools.spill_dir"), home=home)
+    else:
+        spill = resolved.home / "spill"
+    return RegistrySettings(
+        policy=policy,
+        sandbox=sandbox,
+        disabled=tuple(tools.disabled),
+        default_timeout_sec=tools.default_timeout_sec,
+        output_limit_chars=tools.output_limit_chars,
+        spill_dir=spill,
+    )
+
+
+def user_layer_writer(resolved: ResolvedConfig) -> PersistRule:
+    """Persists "always" approvals as allow rules in the user layer, keeping the file's comments."""
+    file = resolved.layer_file(Layer.USER)
+
+    def persist(rule: str) -> None:
+        append_value(file, "policy.rules.allow", rule)
+
+    return persist
+
+
+async def build_registry(
+    source: ResolvedConfig | RegistrySettings,
+    *,
+    approver: Approver,
+    hooks: ToolHooks | None = None,
+    events: EventSink | None = None,
+    builtins: BuiltinSettings | None = None,
+    persist_rule: PersistRule | None = None,
+) -> ToolRegistry:
+    """A registry holding the built-in tools. From a ``ResolvedConfig``, "always" approvals go to the user layer."""
+    if isinstance(source, ResolvedConfig):
+        settings = registry_settings(source)
+        builtins = builtins or BuiltinSettings.from_config(source.config.tools)
+        persist_rule = persist_rule or user_layer_writer(source)
+    else:
+        settings = source
+    registry = ToolRegistry(settings, approver=approver, hooks=hooks, events=events, persist_rule=persist_rule)
+    await registry.add_provider(BuiltinToolProvider(builtins))
+    return registry

@@ -1,0 +1,53 @@
+"""The output cap (R5): a result longer than the limit is spilled to a file whose path it then names."""
+
+import re
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from kairox.tools import EmbeddedResource, TextContent, ToolResult
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def text_size(result: ToolResult) -> int:
+    size = 0
+    for part in result.content:
+        if isinstance(part, TextContent) or (isinstance(part, EmbeddedResource) and part.text is not None):
+            size += len(part.text)
+    return size
+
+
+def cap_output(result: ToolResult, *, limit: int, spill_dir: Path | None, tool: str, call_id: str) -> tuple[ToolResult, Path | None]:
+    """``result`` unchanged when within ``limit`` characters; else its text cut to the limit with a note saying
+    where the whole text was written (or that it was dropped, when it could not be written)."""
+    size = text_size(result)
+    if size <= limit:
+        return result, None
+    full = result.text_content()
+    spilled: Path | None = None
+    problem = ""
+    if spill_dir is not None:
+        try:
+            spill_dir.mkdir(parents=True, exist_ok=True)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            name = _SAFE.sub("_", f"{stamp}-{tool}-{call_id or 'call'}")[:120]
+            spilled = spill_dir / f"{name}.txt"
+            counter = 1
+            while spilled.exists():
+                spilled = spill_dir / f"{name}-{counter}.txt"
+                counter += 1
+            spilled.write_text(full, encoding="utf-8")
+        except OSError as exc:
+            spilled, problem = None, f" (it could not be written to {spill_dir}: {exc.strerror or exc})"
+    if spilled is not None:
+        note = f"\n[output truncated: {size} characters, limit {limit}; the full output is in {spilled}; read it with fs.read and a line range]"
+    else:
+        note = f"\n[output truncated: {size} characters, limit {limit}; the rest was dropped{problem}]"
+    keep = max(limit - len(note), 0)
+    others = tuple(p for p in result.content if not isinstance(p, TextContent | EmbeddedResource) or (isinstance(p, EmbeddedResource) and p.text is None))
+    meta = {**result.meta, "truncated": True, "original_chars": size}
+    if spilled is not None:
+        meta["spilled_to"] = str(spilled)
+    capped = replace(result, content=(TextContent(text=full[:keep] + note), *others), meta=meta)
+    return capped, spilled

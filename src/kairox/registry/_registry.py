@@ -1,0 +1,458 @@
+"""The ToolRegistry: the one gate every tool call passes (R2, R3, R5, R7).
+
+Order of a call: look up; validate the arguments; ``pre_tool_use`` hooks; the policy; approval when the policy
+asks; the call under its timeout; ``post_tool_use`` hooks; the output cap; events all along. Problems of the
+call (unknown tool, bad arguments, denial, timeout, a provider that raises) come back as a ``ToolResult`` with
+``is_error`` and a message the model can read; ``call`` never raises for them.
+"""
+
+import fnmatch
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+from jsonschema import exceptions as schema_errors
+from jsonschema import validators
+
+from kairox._util import JsonObject, suggest
+from kairox.config import ApprovalPolicy
+from kairox.errors import Diagnostic, ExtensionLoadFailure, KairoxError, Severity
+from kairox.events import EventSink, NullSink
+from kairox.policy import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalScope,
+    Approver,
+    Decision,
+    DecisionSource,
+    ParsedRule,
+    PolicyEngine,
+    PolicySettings,
+    Rule,
+    Verdict,
+    parse_rule,
+)
+from kairox.registry._adapters import ADAPTERS, ModelProvider, SchemaAdapterError, wire_name
+from kairox.registry._events import (
+    ToolCallApprovalAnswered,
+    ToolCallDecided,
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolsChanged,
+)
+from kairox.registry._output import cap_output, text_size
+from kairox.tools import (
+    CallContext,
+    SandboxSettings,
+    TextContent,
+    ToolCall,
+    ToolHooks,
+    ToolProvider,
+    ToolResult,
+    ToolSource,
+    ToolSpec,
+)
+
+_SOURCE_RANK = {
+    ToolSource.BUILTIN: 0,
+    ToolSource.PLUGIN: 1,
+    ToolSource.SKILL: 2,
+    ToolSource.MCP: 3,
+    ToolSource.LSP: 4,
+    ToolSource.DAP: 5,
+}
+"""Who keeps a name two sources both claim: built-ins first, then by source, then by origin name."""
+
+PersistRule = Callable[[str], None]
+"""Writes an allow rule into the user layer (what an "always" approval does)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RegistrySettings:
+    policy: PolicySettings
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    disabled: tuple[str, ...] = ()
+    """Tool names or ``*`` patterns hidden from the model (``tools.disabled``)."""
+    default_timeout_sec: float = 120.0
+    output_limit_chars: int = 30_000
+    spill_dir: Path | None = None
+
+    @property
+    def workspace(self) -> Path:
+        return self.policy.workspace
+
+
+@dataclass(slots=True)
+class _Entry:
+    spec: ToolSpec
+    provider: ToolProvider
+    validator: Any | None
+    unsafe: str | None
+
+
+class ToolRegistry:
+    def __init__(
+        self,
+        settings: RegistrySettings,
+        *,
+        approver: Approver,
+        hooks: ToolHooks | None = None,
+        events: EventSink | None = None,
+        persist_rule: PersistRule | None = None,
+    ) -> None:
+        self.settings = settings
+        self.approver = approver
+        self.hooks = hooks
+        self.events: EventSink = events or NullSink()
+        self.persist_rule = persist_rule
+        self.policy = PolicyEngine(settings.policy)
+        self._engines: dict[ApprovalPolicy, PolicyEngine] = {settings.policy.approval: self.policy}
+        self._providers: dict[str, ToolProvider] = {}
+        self._specs: dict[str, tuple[ToolSpec, ...]] = {}
+        self._load_failures: dict[str, list[Diagnostic]] = {}
+        self._index_diagnostics: list[Diagnostic] = []
+        self._entries: dict[str, _Entry] = {}
+        self._validators: dict[tuple[str, str], tuple[ToolSpec, Any | None, str | None]] = {}
+        self._grants: list[ParsedRule] = []
+        self._calls = 0
+
+    # --- registration ----------------------------------------------------------------------------------------
+
+    async def add_provider(self, provider: ToolProvider) -> None:
+        """List the provider's tools and register them; its later tools-changed notices replace them at once.
+
+        A provider whose listing fails is recorded as a load failure and contributes no tools.
+        """
+        origin = provider.origin
+        self._providers[origin] = provider
+        provider.on_tools_changed(self._on_tools_changed)
+        try:
+            specs = tuple(await provider.list_tools())
+        except Exception as exc:
+            self._load_failures[origin] = [
+                ExtensionLoadFailure(
+                    kind="tool_provider", name=origin, reason=f"listing its tools failed: {exc}", source=origin,
+                    hint="the tools of this source are left out; see its own diagnostics",
+                )
+            ]
+            self._specs[origin] = ()
+            self._rebuild()
+            return
+        self._load_failures.pop(origin, None)
+        self.replace_origin(origin, specs)
+
+    async def remove_provider(self, origin: str) -> None:
+        self._providers.pop(origin, None)
+        self._specs.pop(origin, None)
+        self._load_failures.pop(origin, None)
+        self._rebuild()
+
+    async def _on_tools_changed(self, provider: ToolProvider, specs: Sequence[ToolSpec]) -> None:
+        if self._providers.get(provider.origin) is provider:
+            self.replace_origin(provider.origin, specs)
+
+    def register(self, spec: ToolSpec, provider: ToolProvider) -> None:
+        """Add one tool of ``provider`` (kept with the others of its origin)."""
+        self._providers.setdefault(provider.origin, provider)
+        current = tuple(s for s in self._specs.get(provider.origin, ()) if s.name != spec.name)
+        self.replace_origin(provider.origin, (*current, spec))
+
+    def replace_origin(self, origin: str, specs: Sequence[ToolSpec]) -> None:
+        """Replace every tool of ``origin`` with ``specs`` in one step (for ``list_changed``)."""
+        if origin not in self._providers:
+            raise KairoxError(f"no tool provider with origin {origin!r} is registered", hint="call add_provider first")
+        self._specs[origin] = tuple(specs)
+        self._rebuild()
+        self.events.emit(ToolsChanged(origin=origin, tools=len(specs)))
+
+    def _rebuild(self) -> None:
+        candidates: list[tuple[int, str, ToolSpec]] = []
+        for origin, specs in self._specs.items():
+            for spec in specs:
+                candidates.append((_SOURCE_RANK.get(spec.source, 9), origin, spec))
+        candidates.sort(key=lambda item: (item[0], item[1]))
+        entries: dict[str, _Entry] = {}
+        diagnostics: list[Diagnostic] = []
+        for _, origin, spec in candidates:
+            kept = entries.get(spec.name)
+            if kept is not None:
+                diagnostics.append(
+                    Diagnostic(
+                        kind="tool", name=spec.name, source=origin,
+                        reason=f"tool name {spec.name!r} is provided by both {kept.provider.origin} and {origin}; the one from {kept.provider.origin} is kept",
+                        hint=f"disable one of them (tools.disabled or the {origin} settings)",
+                    )
+                )
+                continue
+            validator, unsafe = self._validator(origin, spec)
+            if unsafe is not None:
+                diagnostics.append(
+                    ExtensionLoadFailure(kind="tool", name=spec.name, source=origin, reason=unsafe, hint="the tool is left out until its provider fixes the schema")
+                )
+            entries[spec.name] = _Entry(spec=spec, provider=self._providers[origin], validator=validator, unsafe=unsafe)
+        self._entries = entries  # swapped whole: readers never see a half-replaced origin
+        self._index_diagnostics = diagnostics
+
+    def _validator(self, origin: str, spec: ToolSpec) -> tuple[Any | None, str | None]:
+        cached = self._validators.get((origin, spec.name))
+        if cached is not None and cached[0] is spec:
+            return cached[1], cached[2]
+        validator, unsafe = None, None
+        schema = spec.input_schema
+        if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+            unsafe = "its input schema does not describe an object"
+        else:
+            try:
+                cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+                cls.check_schema(schema)
+                validator = cls(schema)
+            except schema_errors.SchemaError as exc:
+                unsafe = f"its input schema is not valid JSON Schema: {exc.message}"
+        self._validators[(origin, spec.name)] = (spec, validator, unsafe)
+        return validator, unsafe
+
+    # --- queries ---------------------------------------------------------------------------------------------
+
+    def get(self, name: str) -> ToolSpec | None:
+        entry = self._entries.get(name)
+        return entry.spec if entry else None
+
+    def tools(self) -> list[ToolSpec]:
+        """Every registered tool (also hidden ones), sorted by name."""
+        return [self._entries[name].spec for name in sorted(self._entries)]
+
+    def hidden_reason(self, name: str) -> str | None:
+        """Why the model does not see this tool, or None when it does."""
+        entry = self._entries.get(name)
+        if entry is None:
+            return "not registered"
+        if entry.unsafe is not None:
+            return entry.unsafe
+        for pattern in self.settings.disabled:
+            if fnmatch.fnmatchcase(name, pattern):
+                return f"disabled by tools.disabled ({pattern!r})"
+        rule = self.policy.denied_by_name(entry.spec)
+        if rule is not None:
+            return f"denied by {rule}"
+        return None
+
+    def visible_tools(self) -> list[ToolSpec]:
+        """The tools the model may see: failed, disabled, denied-by-name and unsafe ones left out."""
+        return [self._entries[n].spec for n in sorted(self._entries) if self.hidden_reason(n) is None]
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        found: list[Diagnostic] = list(self.policy.diagnostics)
+        for origin, provider in self._providers.items():
+            found += self._load_failures.get(origin, [])
+            found += provider.diagnostics
+        return found + self._index_diagnostics
+
+    def definitions(self, provider: ModelProvider | str) -> tuple[list[JsonObject], list[Diagnostic]]:
+        """The visible tools as ``provider`` expects them; tools whose schema cannot be adapted are left out."""
+        adapter = ADAPTERS[ModelProvider(provider)]
+        out: list[JsonObject] = []
+        problems: list[Diagnostic] = []
+        seen: dict[str, str] = {}
+        for spec in self.visible_tools():
+            name = wire_name(spec.name)
+            if name in seen:
+                problems.append(Diagnostic(kind="tool", name=spec.name, reason=f"its {provider} name {name!r} is already used by {seen[name]}; left out for {provider}"))
+                continue
+            try:
+                out.append(adapter(spec))
+            except SchemaAdapterError as exc:
+                problems.append(ExtensionLoadFailure(kind="tool", name=spec.name, source=spec.origin, reason=exc.message, hint=f"the tool is left out for {provider}"))
+                continue
+            seen[name] = spec.name
+        return out, problems
+
+    def from_wire_name(self, name: str) -> str | None:
+        """The registry name of a tool the model called by its wire name (``fs_read`` -> ``fs.read``)."""
+        if name in self._entries:
+            return name
+        for spec in self.visible_tools():
+            if wire_name(spec.name) == name:
+                return spec.name
+        return None
+
+    def check(self, name: str, arguments: JsonObject | None = None, *, approval: ApprovalPolicy | None = None) -> Decision:
+        """What the policy would decide for this call, without hooks, approval or the call."""
+        entry = self._entries.get(name)
+        if entry is None:
+            return Decision.deny(self._unknown(name), source=DecisionSource.REGISTRY)
+        hidden = self.hidden_reason(name)
+        if hidden is not None and self.policy.denied_by_name(entry.spec) is None:
+            return Decision.deny(f"{name} is not available: {hidden}", source=DecisionSource.REGISTRY)
+        return self._engine(approval).decide(entry.spec, arguments or {})
+
+    def _engine(self, approval: ApprovalPolicy | None) -> PolicyEngine:
+        if approval is None:
+            return self.policy
+        engine = self._engines.get(approval)
+        if engine is None:
+            engine = PolicyEngine(replace(self.settings.policy, approval=approval))
+            self._engines[approval] = engine
+        return engine
+
+    def _unknown(self, name: str) -> str:
+        close = suggest(name, self._entries)
+        return f"no tool named {name!r}" + (f"; did you mean {close!r}?" if close else "; `kairox tools list` shows the tools")
+
+    # --- the gate --------------------------------------------------------------------------------------------
+
+    async def call(self, call: ToolCall, *, approval: ApprovalPolicy | None = None) -> ToolResult:
+        self._calls += 1
+        call_id = call.call_id or f"call-{self._calls}"
+        started = time.perf_counter()
+        self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=call.arguments))
+        result, spilled = await self._gate(call, call_id, approval)
+        error = result.text_content()[:500] if result.is_error else None
+        self.events.emit(
+            ToolCallFinished(
+                call_id=call_id, tool=call.name, duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                size_chars=text_size(result), is_error=result.is_error, error=error,
+                spilled_to=None if spilled is None else str(spilled),
+            )
+        )
+        return result
+
+    async def _gate(self, call: ToolCall, call_id: str, approval: ApprovalPolicy | None) -> tuple[ToolResult, Path | None]:
+        entry = self._entries.get(call.name)
+        if entry is None:
+            return self._refuse(call_id, call.name, Decision.deny(self._unknown(call.name), source=DecisionSource.REGISTRY)), None
+        spec = entry.spec
+        hidden = self.hidden_reason(call.name)
+        if hidden is not None:
+            rule = self.policy.denied_by_name(spec)
+            decision = Decision.deny(f"{call.name} is not available: {hidden}", source=DecisionSource.RULE if rule else DecisionSource.REGISTRY, rule=rule)
+            return self._refuse(call_id, call.name, decision), None
+        arguments = dict(call.arguments)
+        problem = self._invalid(entry, arguments)
+        if problem is not None:
+            return ToolResult.error(problem), None
+        hook, hook_reason = None, None
+        if self.hooks is not None:
+            try:
+                outcome = await self.hooks.pre_tool_use(call, spec)
+            except Exception as exc:  # fail closed: a broken hook must not wave a call through
+                return self._refuse(call_id, call.name, Decision.deny(f"the pre_tool_use hooks failed: {exc}", source=DecisionSource.HOOK)), None
+            hook, hook_reason = outcome.decision, outcome.reason
+            if outcome.updated_input is not None:
+                arguments = dict(outcome.updated_input)
+                problem = self._invalid(entry, arguments)
+                if problem is not None:
+                    return ToolResult.error(f"a pre_tool_use hook changed the arguments into invalid ones: {problem}"), None
+        engine = self._engine(approval)
+        decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
+        self._emit_decided(call_id, call.name, decision)
+        if decision.verdict is Verdict.ASK:
+            decision = await self._ask(call_id, spec, arguments, decision, engine)
+        if decision.verdict is not Verdict.ALLOW:
+            return self._denied_result(call.name, decision), None
+        result = await self._invoke(entry, call.name, arguments, call_id)
+        if self.hooks is not None:
+            result = await self._post_hooks(call, spec, result)
+        return cap_output(result, limit=self.settings.output_limit_chars, spill_dir=self.settings.spill_dir, tool=call.name, call_id=call_id)
+
+    def _invalid(self, entry: _Entry, arguments: JsonObject) -> str | None:
+        if entry.validator is None:
+            return None
+        error = schema_errors.best_match(entry.validator.iter_errors(arguments))
+        if error is None:
+            return None
+        where = "arguments" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
+        return f"invalid arguments for {entry.spec.name}: {where}: {error.message}"
+
+    async def _ask(self, call_id: str, spec: ToolSpec, arguments: JsonObject, decision: Decision, engine: PolicyEngine) -> Decision:
+        protected = decision.source is DecisionSource.PROTECTED_PATH
+        if not protected:
+            grant = engine.matches_any(self._grants, spec, arguments)
+            if grant is not None:
+                granted = Decision.allow(f"approved earlier in this session ({grant.ref.pattern})", source=DecisionSource.SESSION)
+                self._emit_decided(call_id, spec.name, granted)
+                return granted
+        suggestion = None if protected else engine.suggest_rule(spec, arguments)
+        request = ApprovalRequest(tool=spec.name, arguments=arguments, reason=decision.reason, rule=suggestion)
+        try:
+            answer = await self.approver.request_approval(request)
+        except Exception as exc:
+            answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
+        persisted = None
+        if answer.approved and suggestion is not None and answer.scope is not ApprovalScope.ONCE:
+            self._grants.append(parse_rule(Rule(action="allow", pattern=suggestion, layer="session")))
+            # an allow rule only skips asks that come from the tool's profile; other asks stay for this session
+            if answer.scope is ApprovalScope.ALWAYS and decision.source is DecisionSource.MODE and self.persist_rule is not None:
+                try:
+                    self.persist_rule(suggestion)
+                    persisted = suggestion
+                except Exception as exc:
+                    self._index_diagnostics.append(
+                        Diagnostic(kind="policy_rule", name=suggestion, reason=f"could not save the allow rule: {exc}", severity=Severity.WARNING)
+                    )
+        self.events.emit(
+            ToolCallApprovalAnswered(
+                call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(answer.scope), reason=answer.reason, persisted_rule=persisted
+            )
+        )
+        if answer.approved:
+            final = Decision.allow(f"approved ({answer.scope}): {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
+        else:
+            final = Decision.deny(answer.reason or f"not approved: {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
+        self._emit_decided(call_id, spec.name, final)
+        return final
+
+    async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str) -> ToolResult:
+        timeout = entry.spec.timeout_sec or self.settings.default_timeout_sec
+        context = CallContext(call_id=call_id, workspace=self.settings.workspace, sandbox=self.settings.sandbox)
+        try:
+            with anyio.fail_after(timeout):
+                result = await entry.provider.call_tool(name, arguments, context)
+        except TimeoutError:
+            return ToolResult.error(f"{name} timed out after {timeout:g}s and was cancelled")
+        except KairoxError as exc:
+            return ToolResult.error(str(exc))
+        except Exception as exc:
+            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
+        if not isinstance(result, ToolResult):
+            return ToolResult.error(f"{name} returned {type(result).__name__} instead of a ToolResult")
+        return result
+
+    async def _post_hooks(self, call: ToolCall, spec: ToolSpec, result: ToolResult) -> ToolResult:
+        assert self.hooks is not None
+        try:
+            outcome = await self.hooks.post_tool_use(call, spec, result)
+        except Exception as exc:
+            return replace(result, content=(*result.content, TextContent(text=f"[post_tool_use hooks failed: {exc}]")))
+        extra: list[TextContent] = []
+        if outcome.block_reason:
+            extra.append(TextContent(text=f"[post_tool_use hook: {outcome.block_reason}]"))
+        if outcome.additional_context:
+            extra.append(TextContent(text=outcome.additional_context))
+        if not extra:
+            return result
+        return replace(result, content=(*result.content, *extra))
+
+    # --- outcomes --------------------------------------------------------------------------------------------
+
+    def _emit_decided(self, call_id: str, tool: str, decision: Decision) -> None:
+        rule = decision.rule
+        self.events.emit(
+            ToolCallDecided(
+                call_id=call_id, tool=tool, decision=str(decision.verdict), reason=decision.reason, source=str(decision.source),
+                rule=rule.pattern if rule else None, file=rule.file if rule else None, line=rule.line if rule else None,
+            )
+        )
+
+    def _refuse(self, call_id: str, tool: str, decision: Decision) -> ToolResult:
+        self._emit_decided(call_id, tool, decision)
+        return self._denied_result(tool, decision)
+
+    @staticmethod
+    def _denied_result(tool: str, decision: Decision) -> ToolResult:
+        where = f" ({decision.where})" if decision.where else ""
+        text = f"{tool} was not run: {decision.reason}{where}"
+        return ToolResult(content=(TextContent(text=text),), is_error=True, meta={"decision": decision.to_json()})
