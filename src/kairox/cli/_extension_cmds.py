@@ -5,7 +5,9 @@ import importlib
 import typer
 
 # (module, attribute holding a typer.Typer, group name, help)
-_GROUPS: list[tuple[str, str, str, str]] = []
+_GROUPS: list[tuple[str, str, str, str]] = [
+    ("kairox.cli._skills_cmds", "skills_app", "skills", "List, match, enable, install and validate skills."),
+]
 
 
 def register(app: typer.Typer) -> None:
