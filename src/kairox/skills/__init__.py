@@ -41,6 +41,8 @@ from kairox.skills._registry import (
 )
 from kairox.skills._roots import (
     COMPAT_DIRS,
+    cache_file,
+    registry_from_config,
     roots_from_config,
     skill_roots,
     user_skills_dir,
@@ -56,6 +58,7 @@ from kairox.skills._use import (
     argument_schema,
     load_skill,
 )
+from kairox.skills._validate import ValidationReport, validate_path
 
 __all__ = [
     "COMPAT_DIRS",
@@ -96,8 +99,10 @@ __all__ = [
     "SkillsMatched",
     "SourceKind",
     "TermHit",
+    "ValidationReport",
     "argument_schema",
     "bundled_files",
+    "cache_file",
     "classify_source",
     "diagnostic_json",
     "discover_skills",
@@ -107,11 +112,13 @@ __all__ = [
     "parse_skill_file",
     "parse_skill_text",
     "persist_enabled",
+    "registry_from_config",
     "render_catalog",
     "roots_from_config",
     "skill_roots",
     "split_frontmatter",
     "user_skills_dir",
+    "validate_path",
     "workspace_skills_dir",
     "write_enabled",
 ]

@@ -10,6 +10,8 @@ from kairox.skills._model import SkillScope
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
+    from kairox.events import EventSink
+    from kairox.skills._registry import SkillRegistry
 
 WORKSPACE_DIR = Path(".kairox") / "skills"
 COMPAT_DIRS: tuple[Path, ...] = (
@@ -79,4 +81,30 @@ def roots_from_config(
         workspace_dirs=dirs if workspace_scoped else (),
         plugin_roots=plugin_roots,
         session_dirs=session_dirs,
+    )
+
+
+def cache_file(home: Path) -> Path:
+    """Where discovery keeps its parse cache."""
+    return home / "cache" / "skills.json"
+
+
+def registry_from_config(
+    resolved: "ResolvedConfig",
+    *,
+    plugin_roots: Sequence[tuple[str, Path]] = (),
+    session_dirs: Iterable[Path] = (),
+    events: "EventSink | None" = None,
+    use_cache: bool = True,
+) -> "SkillRegistry":
+    """Discover every skill of a resolved configuration (trust decides what the model is offered)."""
+    from kairox.skills._registry import SkillRegistry
+
+    roots = roots_from_config(resolved, plugin_roots=plugin_roots, session_dirs=session_dirs)
+    return SkillRegistry.load(
+        roots,
+        config=resolved.config.skills,
+        trusted=resolved.trusted,
+        cache_file=cache_file(resolved.home) if use_cache else None,
+        events=events,
     )

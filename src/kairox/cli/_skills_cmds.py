@@ -1,0 +1,271 @@
+"""``kairox skills list | show | match | enable | disable | install | validate`` (S9)."""
+
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+
+if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
+    from kairox.errors import Diagnostic
+    from kairox.skills import SkillRegistry
+
+skills_app = typer.Typer(help="List, match, enable, install and validate skills.", no_args_is_help=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+ScopeOption = Annotated[str, typer.Option("--scope", help="user or workspace.")]
+
+
+def _registry(ctx: typer.Context) -> tuple["ResolvedConfig", "SkillRegistry"]:
+    from kairox.skills import registry_from_config
+
+    cli = state(ctx)
+    resolved = cli.resolve()
+    return resolved, registry_from_config(resolved, events=cli.events())
+
+
+def _report(diagnostics: "list[Diagnostic]", *, verbose: bool = False) -> None:
+    """Errors and warnings on stderr (info too with ``verbose``)."""
+    from kairox.errors import Severity
+
+    shown = [d for d in diagnostics if verbose or d.severity is not Severity.INFO]
+    for diagnostic in shown:
+        err(str(diagnostic))
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@skills_app.command("list")
+def list_skills(
+    ctx: typer.Context,
+    as_json: JsonOption = False,
+    show_all: Annotated[bool, typer.Option("--all", help="Also list skills shadowed by another of the same name.")] = False,
+) -> None:
+    """Every skill by name, with its scope, state and description."""
+    _, registry = _registry(ctx)
+    if as_json:
+        out_json(registry.to_json(include_shadowed=show_all))
+        return
+    _report(registry.diagnostics)
+    entries = registry.entries(include_shadowed=show_all)
+    if not entries:
+        err("no skills found (add some under $KAIROX_HOME/skills or .kairox/skills)")
+        return
+    width = max(len(e.skill.qualified_name) for e in entries)
+    for entry in entries:
+        if entry.shadowed_by is not None:
+            status = "shadowed"
+        elif not entry.enabled:
+            status = "disabled"
+        elif entry.offered:
+            status = "on"
+        else:
+            status = "hidden"
+        out(f"{entry.skill.qualified_name:<{width}}  {entry.skill.scope:<9}  {status:<8}  {_short(entry.skill.description)}")
+        if entry.hidden_reason and entry.enabled and entry.shadowed_by is None:
+            out(f"{'':<{width}}  {'':<9}  {'':<8}  ({entry.hidden_reason})")
+
+
+@skills_app.command("show")
+def show(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], as_json: JsonOption = False) -> None:
+    """A skill's settings, arguments, bundled files and body."""
+    from kairox.skills import SkillError, argument_schema, bundled_files
+
+    _, registry = _registry(ctx)
+    try:
+        entry = registry.require(name)
+    except SkillError as exc:
+        fail(str(exc), ExitCode.NOT_FOUND)
+    skill = entry.skill
+    body = skill.read_body()
+    files = bundled_files(skill)
+    if as_json:
+        out_json({**entry.to_json(), "arguments": argument_schema(skill.arguments), "files": files, "body": body})
+        return
+    out(f"{skill.qualified_name} ({skill.scope}, {skill.format}) {skill.path}")
+    out(f"  {skill.description}")
+    if entry.hidden_reason:
+        out(f"  not offered to the model: {entry.hidden_reason}")
+    for shadowed in entry.shadowed:
+        out(f"  shadows {shadowed.path} ({shadowed.scope})")
+    if skill.keywords:
+        out(f"  keywords: {', '.join(skill.keywords)}")
+    if skill.tools:
+        out(f"  needs tools: {', '.join(skill.tools)}")
+    if skill.model:
+        out(f"  model: {skill.model}")
+    for argument in skill.arguments:
+        required = "required" if argument.required else f"default {argument.default!r}"
+        out(f"  argument {argument.name} ({argument.type}, {required}): {argument.description}")
+    if files:
+        out(f"  bundles: {', '.join(files[:20])}" + (f" and {len(files) - 20} more" if len(files) > 20 else ""))
+    out("")
+    out(body)
+
+
+@skills_app.command("match")
+def match(
+    ctx: typer.Context,
+    prompt: Annotated[str, typer.Argument(help="The user prompt to match.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many skills.")] = 5,
+    show_all: Annotated[bool, typer.Option("--all", help="Also match skills the model is not offered.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Which skills fit a prompt, best first, and why."""
+    _, registry = _registry(ctx)
+    matches = registry.match(prompt, limit=limit, include_hidden=show_all)
+    if as_json:
+        out_json({"prompt": prompt, "matches": [m.to_json() for m in matches]})
+        return
+    if not matches:
+        err("no skill matched the prompt")
+        return
+    for rank, found in enumerate(matches, start=1):
+        out(f"{rank}. {found.explain()}")
+
+
+def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str) -> None:
+    from kairox.skills import EnableScope, SkillError, persist_enabled, registry_from_config
+
+    try:
+        scope = EnableScope(scope_text)
+    except ValueError:
+        fail(f"--scope must be user or workspace, not {scope_text!r}", ExitCode.USAGE)
+    cli = state(ctx)
+    resolved = cli.resolve()
+    registry = registry_from_config(resolved)
+    qualified = name
+    try:
+        qualified = registry.require(name).skill.qualified_name
+    except SkillError as exc:
+        if ":" not in name:  # plugin skills are only known once plugins load; their names are taken as given
+            fail(str(exc), ExitCode.NOT_FOUND)
+    file = persist_enabled(resolved, qualified, enabled, scope)
+    word = "enabled" if enabled else "disabled"
+    err(f"{word} {qualified} in {file}")
+    effective = cli.resolve().config.skills.entries.get(qualified)
+    if effective is not None and effective.enabled is not enabled:
+        origin = cli.resolve().origin(f'skills.entries."{qualified}".enabled')
+        where = f"{origin.file}" if origin is not None and origin.file else "a higher layer"
+        err(f"warning: {where} still sets it to {str(effective.enabled).lower()}, which wins over {file}")
+
+
+@skills_app.command("enable")
+def enable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], scope: ScopeOption = "user") -> None:
+    """Turn a skill on (persisted in the user file, or the workspace's local file)."""
+    _set_enabled(ctx, name, True, scope)
+
+
+@skills_app.command("disable")
+def disable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], scope: ScopeOption = "user") -> None:
+    """Turn a skill off: it stays listed but is not offered to the model."""
+    _set_enabled(ctx, name, False, scope)
+
+
+@skills_app.command("install")
+def install(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="A skill folder, a git URL, or a .zip/.tar.gz URL (optionally #sub/folder).")],
+    scope: ScopeOption = "user",
+    name: Annotated[str | None, typer.Option("--name", help="Which skill, when the source holds several.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace a skill already installed there.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the write if the policy asks (a deny rule still wins).")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Validate a skill and install it into $KAIROX_HOME/skills (user) or .kairox/skills (workspace)."""
+    import anyio
+
+    from kairox.skills import (
+        SkillInstallDeniedError,
+        SkillInstallError,
+        install_skill,
+        user_skills_dir,
+        workspace_skills_dir,
+    )
+
+    if scope not in ("user", "workspace"):
+        fail(f"--scope must be user or workspace, not {scope!r}", ExitCode.USAGE)
+    cli = state(ctx)
+    resolved = cli.resolve()
+    dest = user_skills_dir(resolved.home) if scope == "user" else workspace_skills_dir(resolved.workspace)
+    authorize = _write_gate(resolved, pre_approved=yes)
+    try:
+        installed = anyio.run(
+            lambda: install_skill(source, dest_root=dest, authorize=authorize, name=name, replace=force, scope=scope, progress=err, events=cli.events())
+        )
+    except SkillInstallDeniedError as exc:
+        fail(str(exc), ExitCode.DENIED)
+    except SkillInstallError as exc:
+        _report(exc.diagnostics)
+        fail(str(exc), ExitCode.FAILURE)
+    _report(installed.diagnostics)
+    if as_json:
+        out_json({"name": installed.name, "path": str(installed.path), "source": installed.source, "kind": str(installed.kind), "scope": scope})
+    else:
+        out(f"{installed.name} -> {installed.path}")
+
+
+def _write_gate(resolved: "ResolvedConfig", *, pre_approved: bool) -> Callable[[Path], Awaitable[bool]]:
+    """``authorize(path)`` for installs: the policy engine decides as for an ``fs.write`` of that path;
+    ``ask`` goes to the person at the terminal, and is denied without one."""
+    from kairox.policy import ApprovalRequest, NonInteractiveApprover, PolicyEngine, PolicySettings, Verdict
+    from kairox.tools import BUILTIN_SPECS
+
+    settings = PolicySettings.from_config(
+        resolved.config.policy,
+        workspace=resolved.workspace,
+        rules=resolved.rules,
+        home=Path.home(),
+        roots_base=resolved.base_dir("policy.writable_roots"),
+    )
+    engine = PolicyEngine(settings)
+    spec = next(s for s in BUILTIN_SPECS if s.name == "fs.write")
+
+    async def authorize(target: Path) -> bool:
+        decision = engine.decide(spec, {"path": str(target), "content": ""})
+        if decision.verdict is Verdict.ALLOW:
+            return True
+        if decision.verdict is Verdict.DENY:
+            err(f"kairox: the policy denies writing {target}: {decision.reason}")
+            return False
+        if pre_approved:
+            err(f"approved by --yes: {decision.reason}")
+            return True
+        if sys.stdin.isatty() and sys.stderr.isatty():
+            return typer.confirm(f"Install a skill at {target}? ({decision.reason})", default=False, err=True)
+        answer = await NonInteractiveApprover().request_approval(ApprovalRequest(tool="fs.write", arguments={"path": str(target)}, reason=decision.reason))
+        err(f"kairox: {answer.reason}")
+        return answer.approved
+
+    return authorize
+
+
+@skills_app.command("validate")
+def validate(
+    path: Annotated[Path, typer.Argument(help="A skill file, a skill folder, or a tree holding skills.")],
+    as_json: JsonOption = False,
+    max_depth: Annotated[int, typer.Option("--max-depth", help="How deep to search a tree.")] = 16,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print info diagnostics.")] = False,
+) -> None:
+    """Load every skill under PATH and report each file that does not load, with its line and reason."""
+    from kairox.skills import validate_path
+
+    report = validate_path(path, max_depth=max_depth)
+    if as_json:
+        out_json(report.to_json())
+    else:
+        _report(report.diagnostics, verbose=verbose)
+        counts = report.to_json()["counts"]
+        out(
+            f"{counts['loaded']} skill(s) loaded from {counts['files']} file(s); {counts['skipped']} skipped; "
+            f"{counts['errors']} error(s), {counts['warnings']} warning(s)"
+        )
+    if not report.ok:
+        raise typer.Exit(int(ExitCode.FAILURE))
