@@ -1,0 +1,215 @@
+"""Where plugins are found: installed, the user's plugin folder, the workspace, ``[plugins] paths`` (P1, P6)."""
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from kairox.config import KairoxConfig
+from kairox.errors import Diagnostic, Severity
+from kairox.plugins._catalog import MARKETPLACE_FILES, read_marketplace
+from kairox.plugins._compat import ProgramProber
+from kairox.plugins._load import PluginSettings, find_manifests, has_layout, load_plugin
+from kairox.plugins._manifest import TrustLevel
+from kairox.plugins._model import Plugin, PluginOrigin
+from kairox.plugins._records import InstallRecords
+
+_SKIP_DIRS = {"node_modules", "__pycache__", ".git", ".venv", "venv"}
+
+
+class ResolvedLike(Protocol):
+    """The parts of ``kairox.config.ResolvedConfig`` plugin discovery reads."""
+
+    @property
+    def config(self) -> KairoxConfig: ...
+    @property
+    def home(self) -> Path: ...
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def trusted(self) -> bool: ...
+    def is_pending(self, key: str) -> bool: ...
+    def base_dir(self, key: str) -> Path: ...
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PluginSet:
+    """Every plugin found (enabled or not) and every problem met on the way."""
+
+    plugins: tuple[Plugin, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    def get(self, name: str) -> Plugin | None:
+        return next((p for p in self.plugins if p.name == name), None)
+
+    def active(self) -> tuple[Plugin, ...]:
+        """Enabled, compatible plugins: the ones whose contributions are routed."""
+        return tuple(p for p in self.plugins if p.active)
+
+
+class _Gatherer:
+    def __init__(self, prober: ProgramProber | None, *, by_root: bool = False) -> None:
+        self.prober = prober
+        self.by_root = by_root
+        self.plugins: dict[str, Plugin] = {}
+        self.roots: set[Path] = set()
+        self.diagnostics: list[Diagnostic] = []
+
+    def add(self, plugin: Plugin | None, problems: Iterable[Diagnostic]) -> None:
+        self.diagnostics += problems
+        if plugin is None:
+            return
+        self.roots.add(plugin.root)
+        key = str(plugin.root) if self.by_root else plugin.name
+        first = self.plugins.get(key)
+        if first is not None:
+            self.diagnostics.append(
+                Diagnostic(
+                    kind="plugin",
+                    name=plugin.name,
+                    reason=f"{plugin.root} is shadowed by the plugin of the same name in {first.root}",
+                    source=str(plugin.root),
+                    severity=Severity.INFO,
+                )
+            )
+            return
+        self.plugins[key] = plugin
+
+    def result(self) -> PluginSet:
+        return PluginSet(plugins=tuple(self.plugins.values()), diagnostics=tuple(self.diagnostics))
+
+
+def _settings(config: KairoxConfig, name: str, *, default_enabled: bool = True, reason: str | None = None) -> PluginSettings:
+    entry = config.plugins.entries.get(name)
+    if entry is None:
+        return PluginSettings(enabled=default_enabled, disabled_reason=None if default_enabled else reason)
+    enabled = entry.enabled and default_enabled
+    why = None if enabled else (reason if not default_enabled else "disabled in [plugins.entries]")
+    return PluginSettings(enabled=enabled, disabled_contributions=frozenset(entry.disabled_contributions), disabled_reason=why)
+
+
+def _peek_name(root: Path) -> str:
+    """The name a folder's manifest gives (for settings lookups before loading), else the folder name."""
+    from kairox.plugins._manifest import read_json
+
+    manifest, _ = find_manifests(root)
+    if manifest is not None:
+        data, _problem = read_json(manifest)
+        if isinstance(data, dict) and isinstance(data.get("name"), str) and data["name"].strip():
+            return str(data["name"]).strip()
+    return root.name
+
+
+def discover_plugins(
+    config: KairoxConfig,
+    *,
+    home: Path,
+    workspace: Path | None = None,
+    trusted: bool = True,
+    paths_base: Path | None = None,
+    paths_pending: bool = False,
+    prober: ProgramProber | None = None,
+) -> PluginSet:
+    """Find and load every plugin the configuration can see, enabled or not.
+
+    Precedence for one name: ``[plugins.entries.NAME] path``, ``[plugins] paths``, the workspace's
+    ``.kairox/plugins``, ``$KAIROX_HOME/plugins/<name>``, then installed plugins. Workspace plugins and paths
+    from an untrusted project layer are listed but stay disabled until the workspace is trusted.
+    """
+    gather = _Gatherer(prober)
+    base = paths_base or home
+    for name, entry in config.plugins.entries.items():
+        if entry.path:
+            folder = Path(os.path.expanduser(entry.path))
+            folder = folder if folder.is_absolute() else base / folder
+            gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=_settings(config, name), prober=prober))
+    for listed in config.plugins.paths:
+        folder = Path(os.path.expanduser(listed))
+        folder = folder if folder.is_absolute() else base / folder
+        reason = "listed by an untrusted project layer; run `kairox trust`"
+        settings = _settings(config, _peek_name(folder), default_enabled=not paths_pending, reason=reason)
+        gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=settings, prober=prober))
+    if workspace is not None:
+        folder = workspace / ".kairox" / "plugins"
+        for child in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if child.is_dir() and not child.name.startswith("."):
+                reason = "workspace plugins wait for `kairox trust`"
+                settings = _settings(config, _peek_name(child), default_enabled=trusted, reason=reason)
+                gather.add(*load_plugin(child, origin=PluginOrigin.WORKSPACE, settings=settings, prober=prober))
+    plugins_dir = home / "plugins"
+    records = InstallRecords(home)
+    recorded = records.read()
+    for child in sorted(plugins_dir.iterdir()) if plugins_dir.is_dir() else []:
+        if child.is_dir() and not child.name.startswith(".") and (find_manifests(child)[0] or has_layout(child)):
+            gather.add(*load_plugin(child, origin=PluginOrigin.USER, settings=_settings(config, _peek_name(child)), prober=prober))
+    for name, record in sorted(recorded.items()):
+        settings = _settings(config, name)
+        if record.disabled_reason and name not in config.plugins.entries:
+            settings = PluginSettings(enabled=False, disabled_reason=record.disabled_reason)
+        elif not settings.enabled and record.disabled_reason:
+            settings = PluginSettings(enabled=False, disabled_contributions=settings.disabled_contributions, disabled_reason=record.disabled_reason)
+        gather.add(
+            *load_plugin(
+                record.path, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=record.marketplace, prober=prober
+            )
+        )
+    return gather.result()
+
+
+def discover_from_resolved(resolved: ResolvedLike, *, prober: ProgramProber | None = None) -> PluginSet:
+    """:func:`discover_plugins` with what a resolved configuration knows (base folder of paths, trust)."""
+    return discover_plugins(
+        resolved.config,
+        home=resolved.home,
+        workspace=resolved.workspace,
+        trusted=resolved.trusted,
+        paths_base=resolved.base_dir("plugins.paths") if resolved.config.plugins.paths else None,
+        paths_pending=resolved.is_pending("plugins.paths"),
+        prober=prober,
+    )
+
+
+def validate_tree(path: Path, *, prober: ProgramProber | None = None) -> PluginSet:
+    """Load every plugin under ``path`` (manifests, and local entries of marketplace files) for ``validate``."""
+    gather = _Gatherer(prober, by_root=True)
+    path = path.resolve()
+    if not path.exists():
+        return PluginSet(diagnostics=(Diagnostic(kind="plugin", name=path.name, reason="no such file or folder", source=str(path), severity=Severity.ERROR),))
+    if path.is_file():
+        path = path.parent.parent if path.parent.name.endswith("-plugin") else path.parent
+    marketplaces: list[Path] = []
+    plugins_found: list[Path] = []
+    for walked, dirs, _files in os.walk(path):
+        here = Path(walked)
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and (not d.startswith(".") or d in (".claude-plugin", ".agents")))
+        manifest, others = find_manifests(here)
+        if manifest is not None or others or (here == path and has_layout(here)):
+            plugins_found.append(here)
+        marketplaces += [here / f for f in MARKETPLACE_FILES if (here / f).is_file()]
+    for root in plugins_found:
+        gather.add(*load_plugin(root, origin=PluginOrigin.VALIDATE, trust=TrustLevel.LOCAL, prober=prober))
+    for file in marketplaces:
+        market, problems = read_marketplace(file)
+        gather.diagnostics += problems
+        if market is None:
+            continue
+        for entry in market.entries:
+            if entry.source.kind != "path":
+                continue
+            folder = (market.root / entry.source.location).resolve()
+            if not folder.is_relative_to(market.root.resolve()):
+                gather.diagnostics.append(
+                    Diagnostic(kind="marketplace", name=entry.name, reason=f"source {entry.source.location!r} leaves the marketplace folder", source=str(file), severity=Severity.ERROR)
+                )
+                continue
+            if folder in gather.roots or folder in plugins_found:
+                continue
+            if not folder.is_dir():
+                gather.diagnostics.append(
+                    Diagnostic(kind="marketplace", name=entry.name, reason=f"source {entry.source.location!r} does not exist", source=str(file), severity=Severity.ERROR)
+                )
+                continue
+            fallback = entry.raw if not entry.strict or not find_manifests(folder)[0] else None
+            gather.add(*load_plugin(folder, origin=PluginOrigin.VALIDATE, trust=TrustLevel.LOCAL, fallback=fallback, prober=prober))
+    return gather.result()

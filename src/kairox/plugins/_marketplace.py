@@ -1,0 +1,315 @@
+"""Marketplaces (P7): add a marketplace (a folder or a git URL), install, update and uninstall its plugins.
+
+Installed plugins live in ``$KAIROX_HOME/plugins/<marketplace>/<plugin>/<version>``. A copy is staged beside
+its final place, checked (manifest, paths, symlinks, compatibility) and moved in with one rename, so a failed
+install leaves nothing half-written. An incompatible plugin installs disabled, with the reason recorded.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kairox.errors import Diagnostic, KairoxError
+from kairox.plugins._catalog import (
+    Marketplace,
+    MarketplaceEntry,
+    PluginSource,
+    find_marketplace_file,
+    read_marketplace,
+)
+from kairox.plugins._compat import ProgramProber
+from kairox.plugins._load import PluginSettings, effective_trust, find_manifests, load_plugin
+from kairox.plugins._manifest import TrustLevel
+from kairox.plugins._model import Plugin, PluginOrigin
+from kairox.plugins._records import InstallRecord, InstallRecords
+from kairox.plugins._settings import forget_plugin, set_plugin_enabled
+
+Progress = Callable[[str, int, int], None]
+"""``(what, done, total)``: called as an install advances."""
+
+
+class MarketplaceError(KairoxError):
+    """A marketplace or one of its plugins cannot be added, installed, updated or removed."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InstallResult:
+    record: InstallRecord
+    plugin: Plugin
+    enabled: bool
+    previous_version: str | None = None
+    diagnostics: tuple[Diagnostic, ...] = field(default=())
+
+    @property
+    def changed(self) -> bool:
+        return self.previous_version != self.record.version
+
+
+def _no_progress(what: str, done: int, total: int) -> None:
+    return None
+
+
+def _is_git(source: str) -> bool:
+    return source.startswith(("http://", "https://", "git@", "ssh://", "git://", "file://")) or source.endswith(".git")
+
+
+def _git(*args: str, cwd: Path | None = None) -> None:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise MarketplaceError(f"git {args[0]} failed: {exc}", hint="is git installed and the URL reachable?") from exc
+    if done.returncode != 0:
+        raise MarketplaceError(f"git {' '.join(args[:2])} failed: {done.stderr.strip() or done.stdout.strip()}")
+
+
+def _clone(url: str, dest: Path, *, ref: str | None = None, sha: str | None = None) -> None:
+    args = ["clone", "--quiet"]
+    if sha is None:
+        args += ["--depth", "1"]
+    if ref:
+        args += ["--branch", ref]
+    _git(*args, url, str(dest))
+    if sha:
+        _git("checkout", "--quiet", sha, cwd=dest)
+
+
+def _copy_tree(source: Path, dest: Path, progress: Progress, label: str) -> None:
+    files = [p for p in source.rglob("*") if ".git" not in p.relative_to(source).parts]
+    total = sum(1 for p in files if p.is_file() or p.is_symlink())
+    done = 0
+    dest.mkdir(parents=True)
+    progress(label, 0, total)
+    for path in sorted(files):
+        target = dest / path.relative_to(source)
+        if path.is_symlink():
+            target.symlink_to(os.readlink(path))  # kept as links, so the loader can refuse escaping ones
+        elif path.is_dir():
+            target.mkdir(exist_ok=True)
+            continue
+        else:
+            shutil.copy2(path, target)
+        done += 1
+        progress(label, done, total)
+
+
+class Marketplaces:
+    """The configured marketplaces and the plugins installed from them."""
+
+    def __init__(
+        self,
+        home: Path,
+        config_file: Path,
+        sources: Mapping[str, str] | None = None,
+        *,
+        progress: Progress | None = None,
+        prober: ProgramProber | None = None,
+    ) -> None:
+        self.home = home
+        self.config_file = config_file
+        self.sources: dict[str, str] = dict(sources or {})
+        """Marketplace name -> source (folder or git URL), as ``[plugins.marketplaces]`` has them."""
+        self.progress = progress or _no_progress
+        self.prober = prober
+        self.records = InstallRecords(home)
+
+    # --- marketplaces --------------------------------------------------------------------------------------
+
+    def _cache(self, name: str) -> Path:
+        return self.home / "marketplaces" / name
+
+    def _fetch_git(self, url: str) -> tuple[Marketplace, list[Diagnostic]]:
+        """Clone ``url`` and move it to the cache folder of the marketplace it holds."""
+        staging = self.home / "marketplaces" / f".clone-{uuid.uuid4().hex[:8]}"
+        staging.parent.mkdir(parents=True, exist_ok=True)
+        self.progress(f"cloning {url}", 0, 1)
+        try:
+            _clone(url, staging)
+            file = find_marketplace_file(staging)
+            if file is None:
+                raise MarketplaceError(f"{url} has no .claude-plugin/marketplace.json")
+            market, problems = read_marketplace(file)
+            if market is None:
+                raise MarketplaceError(f"{url}: " + "; ".join(p.reason for p in problems))
+            final = self._cache(market.name)
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(staging, final)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        self.progress(f"cloning {url}", 1, 1)
+        return self.load(market.name, source=url)
+
+    def load(self, name: str, *, source: str | None = None) -> tuple[Marketplace, list[Diagnostic]]:
+        """Read marketplace ``name`` (from its folder, or the cached clone of its git URL)."""
+        source = source or self.sources.get(name)
+        if source is None:
+            raise MarketplaceError(f"no marketplace named {name!r}", hint="`kairox plugins marketplace list` shows them")
+        folder = self._cache(name) if _is_git(source) else Path(source)
+        if _is_git(source) and not folder.is_dir():
+            return self._fetch_git(source)
+        file = find_marketplace_file(folder)
+        if file is None:
+            raise MarketplaceError(f"{folder} has no .claude-plugin/marketplace.json")
+        market, problems = read_marketplace(file)
+        if market is None:
+            raise MarketplaceError(f"{file}: " + "; ".join(p.reason for p in problems))
+        return market, problems
+
+    def add(self, source: str) -> tuple[Marketplace, list[Diagnostic]]:
+        """Register a marketplace (a folder holding ``.claude-plugin/marketplace.json`` or a git URL)."""
+        if _is_git(source):
+            market, problems = self._fetch_git(source)
+        else:
+            folder = Path(source).expanduser().resolve()
+            file = find_marketplace_file(folder)
+            if file is None:
+                raise MarketplaceError(f"{folder} has no .claude-plugin/marketplace.json", hint="give the folder that holds .claude-plugin/")
+            found, problems = read_marketplace(file)
+            if found is None:
+                raise MarketplaceError(f"{file}: " + "; ".join(p.reason for p in problems))
+            market, source = found, str(folder)
+        from kairox.config import join_key, set_value
+
+        set_value(self.config_file, join_key(["plugins", "marketplaces", market.name, "source"]), source)
+        self.sources[market.name] = source
+        return market, problems
+
+    def refresh(self, name: str) -> None:
+        """Fetch a git marketplace again (a folder marketplace is read where it is)."""
+        source = self.sources.get(name)
+        if source is not None and _is_git(source):
+            self._fetch_git(source)
+
+    def find(self, plugin: str, marketplace: str | None = None) -> tuple[Marketplace, MarketplaceEntry]:
+        names = [marketplace] if marketplace else sorted(self.sources)
+        hits: list[tuple[Marketplace, MarketplaceEntry]] = []
+        for name in names:
+            market, _ = self.load(name)
+            entry = market.find(plugin)
+            if entry is not None:
+                hits.append((market, entry))
+        if not hits:
+            where = f"marketplace {marketplace!r}" if marketplace else "any configured marketplace"
+            raise MarketplaceError(f"plugin {plugin!r} is not in {where}", hint="`kairox plugins marketplace list` shows the marketplaces")
+        if len(hits) > 1:
+            options = ", ".join(f"{plugin}@{m.name}" for m, _ in hits)
+            raise MarketplaceError(f"plugin {plugin!r} is in several marketplaces", hint=f"name one: {options}")
+        return hits[0]
+
+    # --- plugins -------------------------------------------------------------------------------------------
+
+    def _stage(self, market: Marketplace, entry: MarketplaceEntry, staging: Path) -> str | None:
+        """Copy the entry's files to ``staging``; returns the git commit when the source is a repository."""
+        source: PluginSource = entry.source
+        label = f"copying {entry.name}"
+        if source.kind == "git":
+            clone = staging.with_name(staging.name + "-git")
+            self.progress(f"cloning {source.location}", 0, 1)
+            try:
+                _clone(source.location, clone, ref=source.ref, sha=source.sha)
+                head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True, check=False).stdout.strip()
+                self.progress(f"cloning {source.location}", 1, 1)
+                origin = (clone / source.subdir).resolve() if source.subdir else clone
+                if not origin.is_relative_to(clone.resolve()) or not origin.is_dir():
+                    raise MarketplaceError(f"{entry.name}: sub-folder {source.subdir!r} is not in {source.location}")
+                _copy_tree(origin, staging, self.progress, label)
+            finally:
+                shutil.rmtree(clone, ignore_errors=True)
+            return head or None
+        origin = Path(source.location) if source.kind == "folder" else (market.root / source.location)
+        origin = origin.resolve()
+        if source.kind == "path" and not origin.is_relative_to(market.root.resolve()):
+            raise MarketplaceError(f"{entry.name}: source {source.location!r} leaves the marketplace folder {market.root}")
+        if not origin.is_dir():
+            raise MarketplaceError(f"{entry.name}: source {origin} does not exist")
+        _copy_tree(origin, staging, self.progress, label)
+        return None
+
+    def install(self, plugin: str, marketplace: str | None = None, *, keep_settings: bool = False) -> InstallResult:
+        """Install (or reinstall) ``plugin``; compatible plugins are enabled, incompatible ones stay disabled."""
+        market, entry = self.find(plugin, marketplace)
+        stage_root = self.home / "plugins" / market.name / entry.name
+        stage_root.mkdir(parents=True, exist_ok=True)
+        staging = stage_root / f".staging-{uuid.uuid4().hex[:8]}"
+        try:
+            commit = self._stage(market, entry, staging)
+            if find_manifests(staging)[0] is None:
+                # the marketplace entry is the manifest (strict: false): keep it with the files
+                manifest = {k: v for k, v in entry.raw.items() if k not in ("source", "strict", "category", "tags", "displayName")}
+                (staging / ".kairox-plugin").mkdir()
+                (staging / ".kairox-plugin" / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+            loaded, problems = load_plugin(staging, origin=PluginOrigin.INSTALLED, trust=TrustLevel.COMMUNITY, prober=self.prober)
+            if loaded is None:
+                reasons = "; ".join(f"{p.location()}: {p.reason}" for p in problems if str(p.severity) == "error")
+                raise MarketplaceError(f"plugin {entry.name!r} from {market.name} cannot be installed: {reasons}")
+            version = entry.version or loaded.version or commit or "0.0.0"
+            final = stage_root / version.replace("/", "_")
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(staging, final)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        previous = self.records.read().get(entry.name)
+        if previous is not None and previous.path != final and previous.path.exists():
+            shutil.rmtree(previous.path, ignore_errors=True)
+        reason = None if loaded.compatibility.compatible else "incompatible: " + "; ".join(loaded.compatibility.reasons)
+        record = InstallRecord(
+            name=entry.name,
+            marketplace=market.name,
+            version=version,
+            path=final,
+            source=entry.source.describe(),
+            trust=effective_trust(TrustLevel.COMMUNITY, loaded.manifest.trust),
+            disabled_reason=reason,
+        )
+        self.records.put(record)
+        if reason is not None:
+            set_plugin_enabled(self.config_file, entry.name, False)
+        elif not keep_settings:
+            set_plugin_enabled(self.config_file, entry.name, True)
+        settings = PluginSettings(enabled=reason is None, disabled_reason=reason)
+        installed, final_problems = load_plugin(
+            final, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=market.name, prober=self.prober
+        )
+        assert installed is not None  # the staged copy loaded, and the rename does not change its content
+        return InstallResult(
+            record=record,
+            plugin=installed,
+            enabled=reason is None,
+            previous_version=previous.version if previous else None,
+            diagnostics=tuple(final_problems),
+        )
+
+    def update(self, plugin: str | None = None) -> list[InstallResult]:
+        """Reinstall installed plugins from their marketplace (fetched again); settings are kept."""
+        records = self.records.read()
+        names = [plugin] if plugin else sorted(records)
+        if plugin and plugin not in records:
+            raise MarketplaceError(f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins")
+        for market in sorted({records[n].marketplace for n in names}):
+            self.refresh(market)
+        return [self.install(name, records[name].marketplace, keep_settings=True) for name in names]
+
+    def uninstall(self, plugin: str) -> InstallRecord:
+        """Remove the plugin's files and every config entry of it."""
+        record = self.records.remove(plugin)
+        if record is None:
+            raise MarketplaceError(f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins")
+        folder = self.home / "plugins" / record.marketplace / record.name
+        shutil.rmtree(folder if folder.is_dir() else record.path, ignore_errors=True)
+        forget_plugin(self.config_file, plugin)
+        return record
+
+
+def default_config_file(home: Path) -> Path:
+    """The user layer's file, where marketplace and plugin settings go by default."""
+    return home / "kairox.toml"
+

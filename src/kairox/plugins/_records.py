@@ -1,0 +1,76 @@
+"""``$KAIROX_HOME/plugins/installed.json``: which version of which plugin is installed, from where."""
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from kairox.plugins._manifest import TrustLevel
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InstallRecord:
+    name: str
+    marketplace: str
+    version: str
+    path: Path
+    source: str
+    trust: TrustLevel = TrustLevel.COMMUNITY
+    disabled_reason: str | None = None
+    """Set when the plugin was installed disabled (incompatible), with the reason."""
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["path"] = str(self.path)
+        data["trust"] = str(self.trust)
+        return data
+
+
+class InstallRecords:
+    """The installed-plugins file, written atomically."""
+
+    def __init__(self, home: Path) -> None:
+        self.file = home / "plugins" / "installed.json"
+
+    def read(self) -> dict[str, InstallRecord]:
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}
+        records: dict[str, InstallRecord] = {}
+        for name, raw in (data.get("plugins") or {}).items() if isinstance(data, dict) else []:
+            try:
+                records[name] = InstallRecord(
+                    name=name,
+                    marketplace=str(raw["marketplace"]),
+                    version=str(raw["version"]),
+                    path=Path(raw["path"]),
+                    source=str(raw.get("source", "")),
+                    trust=TrustLevel(raw.get("trust", "community")),
+                    disabled_reason=raw.get("disabled_reason"),
+                )
+            except (KeyError, TypeError, ValueError):
+                continue
+        return records
+
+    def write(self, records: dict[str, InstallRecord]) -> None:
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        body = {"plugins": {name: {k: v for k, v in r.to_json().items() if k != "name"} for name, r in sorted(records.items())}}
+        fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".installed.")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(body, handle, indent=2)
+            handle.write("\n")
+        os.replace(tmp, self.file)
+
+    def put(self, record: InstallRecord) -> None:
+        records = self.read()
+        records[record.name] = record
+        self.write(records)
+
+    def remove(self, name: str) -> InstallRecord | None:
+        records = self.read()
+        record = records.pop(name, None)
+        if record is not None:
+            self.write(records)
+        return record

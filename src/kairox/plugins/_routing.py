@@ -1,0 +1,103 @@
+"""Routing as data (P5): what of each active plugin goes to the skill registry, the ToolRegistry, the server
+managers and the hook registry. The runtime does the wiring; nothing here imports those packages."""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from kairox.config import LspServerConfig, McpServerConfig
+from kairox.errors import Diagnostic, Severity
+from kairox.plugins._model import ContributionKind, Plugin, PluginHook, PluginTool, ServerEntry, SkillEntry
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PluginRouting:
+    """Every enabled contribution of every active plugin, ready to hand to its owner."""
+
+    skills: tuple[SkillEntry, ...] = ()
+    """Skills and commands (commands are user-invocable skills); register each as ``entry.qualified_name``."""
+    tools: tuple[PluginTool, ...] = ()
+    """Command tools; serve them with :class:`PluginToolProvider`."""
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    lsp_servers: dict[str, LspServerConfig] = field(default_factory=dict)
+    provenance: dict[str, str] = field(default_factory=dict)
+    """``"mcp_servers.<name>"`` / ``"lsp_servers.<name>"`` -> ``"plugin:<plugin>"``."""
+    hooks: tuple[PluginHook, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def _servers(
+    plugins: Iterable[Plugin],
+    kind: ContributionKind,
+    taken: Mapping[str, object],
+    section: str,
+    provenance: dict[str, str],
+    diagnostics: list[Diagnostic],
+) -> dict[str, ServerEntry]:
+    chosen: dict[str, ServerEntry] = {}
+    for plugin in plugins:
+        entries = plugin.mcp_servers if kind is ContributionKind.MCP_SERVER else plugin.lsp_servers
+        for entry in entries:
+            if not plugin.is_enabled(kind, entry.name):
+                continue
+            if entry.name in taken:
+                diagnostics.append(
+                    Diagnostic(
+                        kind=str(kind),
+                        name=entry.name,
+                        reason=f"plugin {plugin.name} brings a server named like [{section}.{entry.name}]; the user's entry wins",
+                        source=entry.source,
+                        severity=Severity.INFO,
+                    )
+                )
+                continue
+            first = chosen.get(entry.name)
+            if first is not None:
+                if first.config != entry.config:
+                    diagnostics.append(
+                        Diagnostic(
+                            kind=str(kind),
+                            name=entry.name,
+                            reason=f"plugins {first.plugin} and {plugin.name} both bring a different server {entry.name!r}; {first.plugin}'s is used",
+                            source=entry.source,
+                            hint=f"disable one with `kairox plugins disable {plugin.name} --contribution {kind}:{entry.name}`",
+                        )
+                    )
+                continue
+            chosen[entry.name] = entry
+            provenance[f"{section}.{entry.name}"] = entry.provenance
+    return chosen
+
+
+def route_plugins(
+    plugins: Iterable[Plugin],
+    *,
+    mcp_servers: Mapping[str, object] | None = None,
+    lsp_servers: Mapping[str, object] | None = None,
+) -> PluginRouting:
+    """Collect the enabled contributions of the active plugins.
+
+    ``mcp_servers`` / ``lsp_servers`` are the user's own server tables: a plugin server of the same name is
+    left out (the user's entry wins). Two plugins bringing the same server with the same settings share it.
+    """
+    active = [p for p in plugins if p.active]
+    diagnostics: list[Diagnostic] = []
+    provenance: dict[str, str] = {}
+    skills = [
+        entry
+        for plugin in active
+        for entry in (*plugin.skills, *plugin.commands)
+        if plugin.is_enabled(entry.kind, entry.name)
+    ]
+    tools = [t for p in active for t in p.tools if p.is_enabled(ContributionKind.TOOL, t.declaration.name)]
+    hooks = [h for p in active for h in p.hooks if p.is_enabled(ContributionKind.HOOK, h.name)]
+    mcp = _servers(active, ContributionKind.MCP_SERVER, mcp_servers or {}, "mcp_servers", provenance, diagnostics)
+    lsp = _servers(active, ContributionKind.LSP_SERVER, lsp_servers or {}, "lsp_servers", provenance, diagnostics)
+    return PluginRouting(
+        skills=tuple(skills),
+        tools=tuple(tools),
+        mcp_servers={name: e.config for name, e in mcp.items() if isinstance(e.config, McpServerConfig)},
+        lsp_servers={name: e.config for name, e in lsp.items() if isinstance(e.config, LspServerConfig)},
+        provenance=provenance,
+        hooks=tuple(hooks),
+        diagnostics=tuple(diagnostics),
+    )
