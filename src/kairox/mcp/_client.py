@@ -606,16 +606,19 @@ class McpClient:
     async def _ready_client(self) -> Client | None:
         """The live session; waits while the server is starting or restarting, None once it gave up."""
         lifecycle = self.lifecycle
+        if self._client is not None and lifecycle.status == ServerStatus.READY and not self._lost.is_set():
+            return self._client
 
         def settled(status: ServerStatus) -> bool:
-            return status in (ServerStatus.READY, ServerStatus.STOPPED, ServerStatus.DISABLED, ServerStatus.PENDING_TRUST) or (
+            if status == ServerStatus.READY:
+                return not self._lost.is_set()
+            return status in (ServerStatus.STOPPED, ServerStatus.DISABLED, ServerStatus.PENDING_TRUST) or (
                 status == ServerStatus.FAILED and not lifecycle.restarting
             )
 
-        if not settled(lifecycle.status):
-            with anyio.move_on_after(self.config.startup_timeout_sec + _BACKOFF_MAX_SEC):
-                await lifecycle.wait_for(settled)
-        return self._client if lifecycle.status == ServerStatus.READY else None
+        with anyio.move_on_after(self.config.startup_timeout_sec + _BACKOFF_MAX_SEC):
+            await lifecycle.wait_for(settled)
+        return self._client if settled(lifecycle.status) and lifecycle.status == ServerStatus.READY else None
 
     def _unavailable(self, tool: str) -> ToolResult:
         why = self.lifecycle.reason or str(self.status)
@@ -687,7 +690,10 @@ class McpClient:
             except MCPError as exc:
                 result = await self._call_error(tool, exc)
             except (RuntimeError, ValidationError) as exc:
-                result = ToolResult.error(f"{tool} on MCP server {self.name!r} returned an invalid result: {exc}")
+                if self._client is not client:  # the session closed under the call
+                    result = await self._call_error(tool, MCPError(code=mcp_types.CONNECTION_CLOSED, message=str(exc)))
+                else:
+                    result = ToolResult.error(f"{tool} on MCP server {self.name!r} returned an invalid result: {exc}")
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.TransportError) as exc:
                 result = ToolResult.error(f"{tool} on MCP server {self.name!r} failed: the connection broke ({exc})")
         if result is None:
@@ -699,6 +705,7 @@ class McpClient:
 
     async def _call_error(self, tool: str, exc: MCPError) -> ToolResult:
         if exc.error.code == mcp_types.CONNECTION_CLOSED:
+            self._lost.set()
             child = self._child
             detail = "the connection closed"
             if child is not None:

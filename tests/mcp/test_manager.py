@@ -1,0 +1,157 @@
+"""McpServerManager: concurrent start-up, one failure never blocks the others, required servers, no leaks."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+
+from kairox.config import McpServerConfig
+from kairox.errors import McpStartupError
+from kairox.events import RecordingSink
+from kairox.mcp import McpServerFailed, McpServerManager, McpStartupSummary, ServerStatus
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+def _mixed(python_server: Callable[..., McpServerConfig]) -> dict[str, McpServerConfig]:
+    return {
+        "good": python_server("basic_server.py"),
+        "crash": python_server("crash_at_start.py"),
+        "hang": python_server("hang_initialize.py", startup_timeout_sec=1),
+        "garbage": python_server("garbage_stdout.py", startup_timeout_sec=1),
+        "flood": python_server("stderr_flood.py", "--exit"),
+    }
+
+
+async def test_failed_servers_leave_the_good_one_ready(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path, groups: Callable[[int], list[int]]
+) -> None:
+    sink = RecordingSink()
+    pids: list[int] = []
+    async with McpServerManager(_mixed(python_server), workspace=tmp_path, events=sink) as manager:
+        states = {state.name: state for state in manager.states()}
+        pids = [pid for c in manager.clients.values() if (pid := c.pid) is not None]
+    assert {name: state.status for name, state in states.items()} == {
+        "good": ServerStatus.READY,
+        "crash": ServerStatus.FAILED,
+        "hang": ServerStatus.FAILED,
+        "garbage": ServerStatus.FAILED,
+        "flood": ServerStatus.FAILED,
+    }
+    assert states["good"].tools == 10
+    assert states["crash"].error == "the server exited with code 3 before finishing the MCP handshake"
+    assert "missing API key" in states["crash"].stderr_tail
+    assert states["hang"].error == "did not finish the MCP handshake within 1s (startup_timeout_sec)"
+    assert "thinking..." in states["hang"].stderr_tail
+    assert states["garbage"].error == (
+        "did not finish the MCP handshake within 1s (startup_timeout_sec); "
+        "its stdout is not JSON-RPC, e.g. 'Welcome to the garbage server v1.0'"
+    )
+    assert states["flood"].error == "the server exited with code 4 before finishing the MCP handshake"
+    assert states["flood"].stderr_tail.endswith("stderr_flood: last line before answering\n")
+    assert len(states["flood"].stderr_tail) <= 4_000
+    summary = sink.of_type(McpStartupSummary)
+    assert [(s.ready, s.failed) for s in summary] == [(("good",), ("crash", "hang", "garbage", "flood"))]
+    assert {e.server for e in sink.of_type(McpServerFailed)} == {"crash", "hang", "garbage", "flood"}
+    assert pids and all(groups(pid) == [] for pid in pids)
+
+
+async def test_required_server_failure_fails_start_up_after_all_settle(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    servers = {"good": python_server("basic_server.py"), "crash": python_server("crash_at_start.py", required=True)}
+    manager = McpServerManager(servers, workspace=tmp_path)
+    with pytest.raises(McpStartupError) as caught:
+        async with manager:
+            pass
+    assert caught.value.server == "crash"
+    assert caught.value.reason == "the server exited with code 3 before finishing the MCP handshake"
+    assert manager.clients["good"].status == ServerStatus.STOPPED
+
+
+async def test_disabled_and_untrusted_servers_are_not_started(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    servers = {
+        "on": python_server("basic_server.py"),
+        "off": python_server("basic_server.py", enabled=False),
+        "project": python_server("basic_server.py"),
+    }
+    sink = RecordingSink()
+    async with McpServerManager(servers, workspace=tmp_path, events=sink, is_pending=lambda n: n == "project") as manager:
+        statuses = {state.name: state.status for state in manager.states()}
+    assert statuses == {"on": ServerStatus.READY, "off": ServerStatus.DISABLED, "project": ServerStatus.PENDING_TRUST}
+    summary = sink.of_type(McpStartupSummary)[0]
+    assert (summary.ready, summary.failed, summary.disabled, summary.pending_trust) == (("on",), (), ("off",), ("project",))
+
+
+async def test_garbage_lines_do_not_break_a_working_server(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    from kairox.mcp import McpProtocolViolation
+
+    sink = RecordingSink()
+    servers = {"garbage": python_server("garbage_stdout.py", "--then-serve")}
+    async with McpServerManager(servers, workspace=tmp_path, events=sink) as manager:
+        result = await manager.clients["garbage"].call_tool("echo", {"message": "fine"})
+    assert result.text_content() == "fine"
+    details = [e.detail for e in sink.of_type(McpProtocolViolation)]
+    assert details == [
+        "stdout line is not JSON-RPC: 'Welcome to the garbage server v1.0'",
+        "stdout line is not JSON-RPC: '{not json at all'",
+    ]
+
+
+HOST = textwrap.dedent(
+    """
+    import sys, anyio
+    from pathlib import Path
+    from kairox.config import McpServerConfig
+    from kairox.mcp import McpServerManager
+
+    async def main() -> None:
+        servers = {
+            f"s{i}": McpServerConfig(command=sys.executable, args=[sys.argv[1]]) for i in range(3)
+        }
+        # a server behind a shell wrapper has a grandchild the kernel's parent-death signal does not reach
+        servers["wrapped"] = McpServerConfig(command="/bin/sh", args=["-c", f"{sys.executable} {sys.argv[1]}; exit 0"])
+        async with McpServerManager(servers, workspace=Path(sys.argv[2])) as manager:
+            print(" ".join(str(c.pid) for c in manager.clients.values()), flush=True)
+            await anyio.sleep(60)
+
+    anyio.run(main)
+    """
+)
+
+
+@pytest.mark.timeout(60)
+async def test_no_server_survives_a_sigkilled_host(
+    tmp_path: Path, groups: Callable[[int], list[int]]
+) -> None:
+    script = tmp_path / "host.py"
+    script.write_text(HOST)
+    server = Path(__file__).resolve().parents[1] / "servers" / "basic_server.py"
+    host = subprocess.Popen(
+        [sys.executable, str(script), str(server), str(tmp_path)], stdout=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
+    try:
+        assert host.stdout is not None
+        pids = [int(pid) for pid in host.stdout.readline().split()]
+        assert len(pids) == 4
+        assert all(len(groups(pid)) >= 2 for pid in pids)  # the guard and the server (and the shell)
+        host.send_signal(signal.SIGKILL)
+        host.wait(10)
+        with anyio.fail_after(10):
+            while any(groups(pid) for pid in pids):
+                await anyio.sleep(0.05)
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
+    assert [groups(pid) for pid in pids] == [[], [], [], []]
