@@ -7,6 +7,8 @@ import typer
 # (module, attribute holding a typer.Typer, group name, help)
 _GROUPS: list[tuple[str, str, str, str]] = [
     ("kairox.cli._skills_cmds", "skills_app", "skills", "List, match, enable, install and validate skills."),
+    ("kairox.cli._tools_cmds", "tools_app", "tools", "List and call tools through the permission gate."),
+    ("kairox.cli._tools_cmds", "policy_app", "policy", "Ask the permission policy what it would decide."),
 ]
 
 

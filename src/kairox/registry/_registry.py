@@ -453,6 +453,6 @@ class ToolRegistry:
 
     @staticmethod
     def _denied_result(tool: str, decision: Decision) -> ToolResult:
-        where = f" ({decision.where})" if decision.where else ""
+        where = f" ({decision.where})" if decision.where and decision.where not in decision.reason else ""
         text = f"{tool} was not run: {decision.reason}{where}"
         return ToolResult(content=(TextContent(text=text),), is_error=True, meta={"decision": decision.to_json()})

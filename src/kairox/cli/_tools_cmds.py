@@ -1,0 +1,172 @@
+"""``kairox tools list|call`` and ``kairox policy check``."""
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, parse_json_arg, state
+
+if TYPE_CHECKING:
+    from kairox.policy import Approver
+    from kairox.registry import ToolRegistry
+    from kairox.tools import ToolResult, ToolSpec
+
+tools_app = typer.Typer(help="List and call tools through the permission gate.", no_args_is_help=True)
+policy_app = typer.Typer(help="Ask the permission policy what it would decide.", no_args_is_help=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+ArgsArgument = Annotated[str | None, typer.Argument(help="Arguments as a JSON object.")]
+
+
+async def _registry(cli: CliState, approver: "Approver") -> "ToolRegistry":
+    from kairox.registry import build_registry
+
+    resolved = cli.resolve()
+    return await build_registry(resolved, approver=approver, events=cli.events())
+
+
+def _spec_json(spec: "ToolSpec") -> dict[str, Any]:
+    profile = spec.permission
+    return {
+        "name": spec.name,
+        "source": str(spec.source),
+        "origin": spec.origin,
+        "description": spec.description,
+        "input_schema": spec.input_schema,
+        "permission_profile": {
+            "access": str(profile.access),
+            "destructive": profile.destructive,
+            "open_world": profile.open_world,
+            "path_args": list(profile.path_args),
+            "command_arg": profile.command_arg,
+        },
+    }
+
+
+@tools_app.command("list")
+def list_tools(
+    ctx: typer.Context,
+    as_json: JsonOption = False,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Print exactly the definitions this model provider is sent: openai, anthropic or gemini.")
+    ] = None,
+) -> None:
+    """The tools the model sees (hidden ones and their reasons with --json)."""
+    import anyio
+
+    from kairox.policy import NonInteractiveApprover
+    from kairox.registry import ModelProvider
+
+    if provider is not None and provider not in {p.value for p in ModelProvider}:
+        fail(f"unknown provider {provider!r}; use openai, anthropic or gemini", ExitCode.USAGE)
+    registry = anyio.run(_registry, state(ctx), NonInteractiveApprover())
+    diagnostics = registry.diagnostics
+    if provider is not None:
+        definitions, problems = registry.definitions(provider)
+        for problem in [*diagnostics, *problems]:
+            err(str(problem))
+        out_json(definitions)
+        return
+    visible = registry.visible_tools()
+    if as_json:
+        hidden = [
+            {"name": spec.name, "source": str(spec.source), "origin": spec.origin, "reason": registry.hidden_reason(spec.name)}
+            for spec in registry.tools()
+            if registry.hidden_reason(spec.name) is not None
+        ]
+        out_json({"tools": [_spec_json(s) for s in visible], "hidden": hidden, "diagnostics": [d.to_json() for d in diagnostics]})
+        return
+    for problem in diagnostics:
+        err(str(problem))
+    width = max((len(s.name) for s in visible), default=0)
+    for spec in visible:
+        out(f"{spec.name:<{width}}  {spec.source!s:<7}  {spec.permission.access!s:<13}  {spec.description}")
+    for spec in registry.tools():
+        reason = registry.hidden_reason(spec.name)
+        if reason is not None:
+            err(f"hidden: {spec.name}: {reason}")
+
+
+def _result_json(result: "ToolResult") -> dict[str, Any]:
+    import dataclasses
+
+    return {
+        "is_error": result.is_error,
+        "text": result.text_content(),
+        "content": [dataclasses.asdict(part) for part in result.content],
+        "structured": result.structured,
+        "meta": result.meta,
+    }
+
+
+@tools_app.command("call")
+def call_tool(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Tool name, e.g. fs.read or mcp__github__search.")],
+    arguments: ArgsArgument = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve what the policy would ask about (deny rules still deny).")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Call one tool through the gate: validation, hooks, policy, approval, timeout, output cap."""
+    import anyio
+
+    from kairox.cli._approver import CliApprover, YesApprover
+    from kairox.policy import NonInteractiveApprover
+    from kairox.tools import ToolCall
+
+    args = parse_json_arg(arguments)
+    approver: Approver
+    if yes:
+        approver = YesApprover()
+    elif sys.stdin.isatty() and sys.stderr.isatty():
+        approver = CliApprover()
+    else:
+        approver = NonInteractiveApprover()
+
+    async def run() -> tuple["ToolResult", bool]:
+        registry = await _registry(state(ctx), approver)
+        known = registry.get(name) is not None
+        return await registry.call(ToolCall(name=name, arguments=args, call_id="cli")), known
+
+    result, known = anyio.run(run)
+    if as_json:
+        out_json(_result_json(result))
+    elif result.is_error:
+        err(result.text_content())
+    else:
+        out(result.text_content())
+    if not known:
+        raise typer.Exit(int(ExitCode.NOT_FOUND))
+    if "decision" in result.meta:
+        raise typer.Exit(int(ExitCode.DENIED))
+    if result.is_error:
+        raise typer.Exit(int(ExitCode.TOOL_ERROR))
+
+
+@policy_app.command("check")
+def check(
+    ctx: typer.Context,
+    tool: Annotated[str, typer.Argument(help="Tool name, e.g. shell.exec.")],
+    arguments: ArgsArgument = None,
+    as_json: JsonOption = False,
+) -> None:
+    """What the policy decides for a call: allow, ask or deny, why, and the rule with its file:line."""
+    import anyio
+
+    from kairox.policy import NonInteractiveApprover
+
+    args = parse_json_arg(arguments)
+    registry = anyio.run(_registry, state(ctx), NonInteractiveApprover())
+    known = registry.get(tool) is not None
+    decision = registry.check(tool, args)
+    if as_json:
+        out_json({"tool": tool, "arguments": args, **decision.to_json(), "where": decision.where})
+    else:
+        out(f"{decision.verdict}: {decision.reason}")
+        if decision.rule is not None:
+            out(f"rule: {decision.rule.action} {decision.rule.pattern!r} at {decision.where or decision.rule.layer}")
+        else:
+            out(f"decided by: {decision.source}")
+    if not known:
+        raise typer.Exit(int(ExitCode.NOT_FOUND))
