@@ -191,7 +191,7 @@ class PolicyEngine:
             if rule.matches_tool(spec) and self._covers(rule, spec, facts, for_allow=False):
                 return Decision.ask(f"{rule.ref} asks for approval", source=DecisionSource.RULE, rule=rule.ref)
         profile = effective_profile(spec)
-        if profile.access is Access.WRITE and facts.paths:
+        if Access.WRITE in (profile.access, spec.permission.access) and facts.paths:
             boundary = self._write_boundary(facts.paths)
             if boundary is not None:
                 return boundary

