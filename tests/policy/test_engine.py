@@ -17,7 +17,15 @@ from kairox.policy import (
     Verdict,
     effective_profile,
 )
-from kairox.tools import BUILTIN_SPECS, Access, HookDecision, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec
+from kairox.tools import (
+    BUILTIN_SPECS,
+    Access,
+    HookDecision,
+    PermissionProfile,
+    ToolAnnotations,
+    ToolSource,
+    ToolSpec,
+)
 
 SPECS = {spec.name: spec for spec in BUILTIN_SPECS}
 

@@ -83,11 +83,11 @@ class ParsedRule:
             return spec.source is ToolSource.PLUGIN and fnmatch.fnmatchcase(origin.removeprefix("plugin:"), name)
         if tool == "skill" and spec.source is ToolSource.SKILL:
             return True
-        if tool in _FAMILIES and spec.source is ToolSource.BUILTIN and spec.permission.path_args:
-            # `fs.read(...)` rules hold for every built-in that reads paths (fs.list, search.ripgrep), and
-            # `fs.write(...)` rules for every one that writes them (fs.edit)
-            if spec.permission.access is _FAMILIES[tool]:
-                return True
+        # `fs.read(...)` rules hold for every built-in that reads paths (fs.list, search.ripgrep), and
+        # `fs.write(...)` rules for every one that writes them (fs.edit)
+        family = _FAMILIES.get(tool)
+        if family is not None and spec.source is ToolSource.BUILTIN and spec.permission.path_args and spec.permission.access is family:
+            return True
         if fnmatch.fnmatchcase(spec.name, tool):
             return True
         # `mcp__github` (Claude's server-level form) covers every tool of that server
