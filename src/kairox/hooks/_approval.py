@@ -1,0 +1,69 @@
+"""Approvals of plugin hooks, recorded against a hash of the command and the scripts it runs.
+
+A hook of a plugin that is not ``local`` runs only once the user approved it; when the command or one of its
+scripts changes, the hash changes and the user is asked again.
+"""
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from kairox.hooks._model import HookSpec
+
+
+def hook_key(hook: HookSpec) -> str:
+    """What an approval is filed under: ``<plugin>:<event>:<name>``."""
+    return f"{hook.plugin or 'config'}:{hook.event}:{hook.name}"
+
+
+def hook_hash(hook: HookSpec) -> str:
+    """SHA-256 of the command and of every script file it names (missing files hash as missing)."""
+    digest = hashlib.sha256()
+    digest.update(hook.command.encode())
+    for script in sorted(hook.scripts):
+        digest.update(b"\0" + str(script).encode() + b"\0")
+        try:
+            digest.update(script.read_bytes())
+        except OSError:
+            digest.update(b"<missing>")
+    return digest.hexdigest()
+
+
+class HookApprovalStore:
+    """``$KAIROX_HOME/hook-approvals.json``: approved hook hashes, by hook key."""
+
+    def __init__(self, home: Path) -> None:
+        self.file = home / "hook-approvals.json"
+
+    def _read(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}
+        approved = data.get("approved") if isinstance(data, dict) else None
+        return {str(k): str(v) for k, v in approved.items()} if isinstance(approved, dict) else {}
+
+    def is_approved(self, hook: HookSpec) -> bool:
+        return self._read().get(hook_key(hook)) == hook_hash(hook)
+
+    def approve(self, hook: HookSpec) -> None:
+        approved = self._read()
+        approved[hook_key(hook)] = hook_hash(hook)
+        self._write(approved)
+
+    def revoke(self, hook: HookSpec) -> bool:
+        approved = self._read()
+        if approved.pop(hook_key(hook), None) is None:
+            return False
+        self._write(approved)
+        return True
+
+    def _write(self, approved: dict[str, str]) -> None:
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".hook-approvals.")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"approved": dict(sorted(approved.items()))}, handle, indent=2)
+            handle.write("\n")
+        os.replace(tmp, self.file)

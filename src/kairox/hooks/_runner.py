@@ -1,0 +1,171 @@
+"""Running one command hook (H2): JSON request on stdin, answer by exit code or JSON on stdout.
+
+The command runs through ``/bin/sh -c`` in the policy's sandbox, in its own process group, with an
+allow-listed environment, a timeout and capped output. Whatever goes wrong becomes a diagnostic (H3).
+"""
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from kairox._rpc import ChildProcess, child_environment
+from kairox._util import JsonObject
+from kairox.errors import Diagnostic, ExtensionLoadFailure, SandboxUnavailableError, Severity
+from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookResult, HookSpec
+from kairox.tools import HookDecision, SandboxSettings, check_sandbox, sandboxed_argv
+
+OUTPUT_CAP_BYTES = 256_000
+"""What a hook may print on stdout before the rest is cut (and reported)."""
+
+_DECISIONS = {
+    "allow": HookDecision.ALLOW,
+    "approve": HookDecision.ALLOW,
+    "ask": HookDecision.ASK,
+    "deny": HookDecision.DENY,
+    "block": HookDecision.DENY,
+}
+_CONTEXT_EVENTS = frozenset({HookEvent.SESSION_START, HookEvent.USER_PROMPT_SUBMIT, HookEvent.PRE_TURN})
+"""Events whose plain (non-JSON) stdout is context for the model."""
+
+
+async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size <= cap:
+        chunk = await stream.read(65_536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _diagnostic(hook: HookSpec, reason: str, *, severity: Severity = Severity.ERROR, hint: str | None = None) -> Diagnostic:
+    cls = ExtensionLoadFailure if severity is Severity.ERROR else Diagnostic
+    return cls(kind="hook", name=hook.name, reason=reason, severity=severity, source=hook.source or (str(hook.plugin_root) if hook.plugin_root else None), hint=hint)
+
+
+def parse_answer(hook: HookSpec, exit_code: int, stdout: str, stderr: str) -> HookResult:
+    """Turn what a finished hook printed and returned into a :class:`HookResult`."""
+    tool_event = hook.event in TOOL_EVENTS
+    if exit_code == 2:
+        reason = stderr.strip() or f"hook {hook.name} exited with code 2"
+        if tool_event:
+            return HookResult(hook=hook, exit_code=2, decision=HookDecision.DENY, reason=reason)
+        return HookResult(hook=hook, exit_code=2, stop=True, reason=reason)
+    if exit_code != 0:
+        detail = (stderr.strip() or stdout.strip())[-500:]
+        return HookResult(
+            hook=hook,
+            exit_code=exit_code,
+            diagnostic=_diagnostic(hook, f"exited with code {exit_code}" + (f": {detail}" if detail else ""), hint="exit 0 to go on, 2 to block"),
+        )
+    text = stdout.strip()
+    if not text:
+        return HookResult(hook=hook, exit_code=0)
+    if not text.startswith("{"):
+        context = text if hook.event in _CONTEXT_EVENTS else None
+        return HookResult(hook=hook, exit_code=0, additional_context=context)
+    try:
+        answer = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return HookResult(hook=hook, exit_code=0, diagnostic=_diagnostic(hook, f"printed malformed JSON: {exc}", hint="print one JSON object, or plain text"))
+    if not isinstance(answer, dict):
+        return HookResult(hook=hook, exit_code=0, diagnostic=_diagnostic(hook, "printed JSON that is not an object"))
+    return _from_json(hook, answer)
+
+
+def _from_json(hook: HookSpec, answer: JsonObject) -> HookResult:
+    specific = answer.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    raw = specific.get("permissionDecision") or answer.get("permissionDecision") or answer.get("decision")
+    decision: HookDecision | None = None
+    problem: Diagnostic | None = None
+    if isinstance(raw, str) and raw.strip():
+        decision = _DECISIONS.get(raw.strip().lower())
+        if decision is None:
+            problem = _diagnostic(hook, f"answered an unknown decision {raw!r}", severity=Severity.WARNING, hint="use allow, ask or deny")
+    reason = specific.get("permissionDecisionReason") or answer.get("permissionDecisionReason") or answer.get("reason")
+    context = specific.get("additionalContext") or answer.get("additionalContext")
+    updated = specific.get("updatedInput") or answer.get("updatedInput")
+    stop = answer.get("continue") is False
+    if stop:
+        reason = answer.get("stopReason") or reason
+    if hook.event not in TOOL_EVENTS and decision is HookDecision.DENY:
+        stop, decision = True, None
+    return HookResult(
+        hook=hook,
+        exit_code=0,
+        decision=decision,
+        reason=str(reason) if reason else None,
+        additional_context=str(context) if context else None,
+        updated_input=updated if isinstance(updated, dict) else None,
+        stop=stop,
+        diagnostic=problem,
+    )
+
+
+async def run_hook(
+    hook: HookSpec,
+    request: JsonObject,
+    *,
+    workspace: Path,
+    sandbox: SandboxSettings,
+    host_env: Mapping[str, str],
+    output_cap: int = OUTPUT_CAP_BYTES,
+) -> HookResult:
+    """Run ``hook`` once with ``request`` on stdin; never raises for the hook's own faults."""
+    try:
+        bwrap = check_sandbox(sandbox)
+    except SandboxUnavailableError as exc:
+        return HookResult(hook=hook, exit_code=None, skipped=True, diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint))
+    extra = {"KAIROX_PROJECT_DIR": str(workspace), "CLAUDE_PROJECT_DIR": str(workspace), "KAIROX_HOOK_EVENT": str(hook.event)}
+    if hook.plugin_root is not None:
+        root = str(hook.plugin_root)
+        extra |= {"KAIROX_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root, "PLUGIN_ROOT": root}
+    env = child_environment(host_env, extra=extra)
+    argv = sandboxed_argv(["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap)
+    payload = json.dumps(request, default=str).encode()
+    try:
+        async with ChildProcess(argv, env=env, cwd=workspace, stop_timeout=1.0) as child:
+            with contextlib.suppress(ConnectionError):
+                child.stdin.write(payload)
+                await child.stdin.drain()
+                child.stdin.close()
+            try:
+                output = await asyncio.wait_for(_read_capped(child.stdout, output_cap), hook.timeout_sec)
+                code = await child.wait(hook.timeout_sec)
+            except TimeoutError:
+                code = None
+            if code is None:
+                await child.stop(1.0)
+                return HookResult(
+                    hook=hook,
+                    exit_code=None,
+                    diagnostic=_diagnostic(
+                        hook,
+                        f"did not finish within {hook.timeout_sec:g} s and was stopped; the call goes on as if it had not run",
+                        hint="raise its timeout or make it faster",
+                    ),
+                )
+            await child.stop(1.0)
+            stderr = child.stderr.text(4_000)
+    except OSError as exc:
+        return HookResult(hook=hook, exit_code=None, diagnostic=_diagnostic(hook, f"cannot start: {exc}"))
+    text = output[:output_cap].decode("utf-8", errors="replace")
+    result = parse_answer(hook, code, text, stderr)
+    if len(output) > output_cap and result.diagnostic is None:
+        cut = _diagnostic(hook, f"printed more than {output_cap} bytes; the rest was cut", severity=Severity.WARNING)
+        return HookResult(
+            hook=result.hook,
+            exit_code=result.exit_code,
+            decision=result.decision,
+            reason=result.reason,
+            additional_context=result.additional_context,
+            updated_input=result.updated_input,
+            stop=result.stop,
+            diagnostic=cut,
+        )
+    return result
