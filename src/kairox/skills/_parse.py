@@ -195,7 +195,7 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
         diagnostics.append(diag(f"`description` is {len(frontmatter.description)} characters (more than {MAX_DESCRIPTION}); the prompt catalog shortens it", line=line_of("description"), hint="move detail into the body"))
 
     skill = SkillDef(name=name, description=frontmatter.description.strip(), path=path, format=fmt, frontmatter=frontmatter, body_line=split.body_line)
-    return ParseOutcome(skill, [named(d) for d in diagnostics])
+    return ParseOutcome(skill, sorted((named(d) for d in diagnostics), key=lambda d: d.line or 0))
 
 
 def parse_skill_file(path: Path, *, fmt: SkillFormat | None = None) -> ParseOutcome:
