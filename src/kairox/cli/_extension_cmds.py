@@ -9,6 +9,8 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("kairox.cli._skills_cmds", "skills_app", "skills", "List, match, enable, install and validate skills."),
     ("kairox.cli._tools_cmds", "tools_app", "tools", "List and call tools through the permission gate."),
     ("kairox.cli._tools_cmds", "policy_app", "policy", "Ask the permission policy what it would decide."),
+    ("kairox.cli._plugins_cmds", "plugins_app", "plugins", "List, inspect, enable, install and validate plugins."),
+    ("kairox.cli._plugins_cmds", "hooks_app", "hooks", "List and approve hooks."),
 ]
 
 

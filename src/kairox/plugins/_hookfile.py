@@ -132,11 +132,19 @@ def _claude_table(collector: _Collector, table: dict[str, Any]) -> None:
                 collector.add(event_name, command, matcher, float(timeout) if timeout else None)
 
 
-def parse_hooks(data: Any, *, plugin: str, trust: str, root: Path, source: str) -> tuple[list[PluginHook], list[Diagnostic]]:
-    """Hooks from a decoded ``hooks.json`` / inline ``hooks`` object, or the Kairox list form."""
+def parse_hooks(
+    data: Any, *, plugin: str, trust: str, root: Path, source: str, inline: bool = False
+) -> tuple[list[PluginHook], list[Diagnostic]]:
+    """Hooks from a decoded ``hooks.json`` / inline ``hooks`` object, or the Kairox list form.
+
+    An empty hooks file is an error (it was meant to hold hooks); an empty inline object in a manifest is a
+    warning.
+    """
     collector = _Collector(plugin=plugin, trust=trust, root=root, source=source)
     if isinstance(data, list):
-        if not data:
+        if not data and inline:
+            collector.warn("the manifest's \"hooks\" list is empty; it declares no hooks")
+        elif not data:
             collector.fail("the hooks file is an empty list ([]); it declares no hooks", hint='write {"hooks": {"PreToolUse": [...]}} or remove the file')
         for index, item in enumerate(data):
             if not isinstance(item, dict):
@@ -162,7 +170,11 @@ def parse_hooks(data: Any, *, plugin: str, trust: str, root: Path, source: str) 
         else:
             table = {k: v for k, v in table.items() if k not in ("description", "$schema", "version")}
             if not table:
-                collector.fail("declares no hooks (an empty object)", hint='add events such as {"hooks": {"PreToolUse": [...]}} or remove it')
+                hint = 'add events such as {"hooks": {"PreToolUse": [...]}} or remove it'
+                if inline:
+                    collector.warn("the manifest's \"hooks\" object is empty; it declares no hooks", hint=hint)
+                else:
+                    collector.fail("the hooks file declares no hooks (an empty object)", hint=hint)
             _claude_table(collector, table)
     else:
         collector.fail(f"hooks must be a JSON object or list, not {type(data).__name__}")

@@ -137,13 +137,13 @@ class _Loader:
     def hooks(self, trust: TrustLevel) -> list[PluginHook]:
         hooks: list[PluginHook] = []
         default = self.root / "hooks" / "hooks.json"
-        sources: list[tuple[Any, str]] = []
+        sources: list[tuple[Any, str, bool]] = []
         if default.is_file():
             data, problem = read_json(default)
             if problem is not None:
                 self.diagnostics.append(problem)
             else:
-                sources.append((data, str(default)))
+                sources.append((data, str(default), False))
         declared = self.manifest.hooks
         if isinstance(declared, str):
             try:
@@ -153,12 +153,12 @@ class _Loader:
             if not (default.is_file() and target == default.resolve()):
                 loaded = self.json_file("hooks", declared)
                 if loaded is not None:
-                    sources.append(loaded)
+                    sources.append((*loaded, False))
         elif declared is not None:
             raw = [d.model_dump(exclude_none=True) for d in declared] if isinstance(declared, list) else declared
-            sources.append((raw, self.source))
-        for data, source in sources:
-            found, problems = parse_hooks(data, plugin=self.name, trust=str(trust), root=self.root, source=source)
+            sources.append((raw, self.source, True))
+        for data, source, inline in sources:
+            found, problems = parse_hooks(data, plugin=self.name, trust=str(trust), root=self.root, source=source, inline=inline)
             hooks += found
             self.diagnostics += problems
         return hooks

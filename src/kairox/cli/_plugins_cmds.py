@@ -1,0 +1,369 @@
+"""``kairox plugins list | inspect | enable | disable | install | update | uninstall | validate | marketplace``
+(P8) and ``kairox hooks list | approve``."""
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+
+if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
+    from kairox.errors import Diagnostic
+    from kairox.hooks import HookRegistry
+    from kairox.plugins import Marketplaces, Plugin, PluginSet
+
+plugins_app = typer.Typer(help="List, inspect, enable, install and validate plugins.", no_args_is_help=True)
+marketplace_app = typer.Typer(help="Add and list plugin marketplaces.", no_args_is_help=True)
+plugins_app.add_typer(marketplace_app, name="marketplace")
+hooks_app = typer.Typer(help="List and approve hooks.", no_args_is_help=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+
+
+# --- shared --------------------------------------------------------------------------------------------------
+
+
+def _report(diagnostics: "list[Diagnostic] | tuple[Diagnostic, ...]", *, verbose: bool = False) -> None:
+    from kairox.errors import Severity
+
+    for diagnostic in diagnostics:
+        if verbose or diagnostic.severity is not Severity.INFO:
+            err(str(diagnostic))
+
+
+def _discover(ctx: typer.Context) -> tuple["ResolvedConfig", "PluginSet"]:
+    from kairox.plugins import discover_from_resolved
+
+    resolved = state(ctx).resolve()
+    return resolved, discover_from_resolved(resolved)
+
+
+def _config_file(resolved: "ResolvedConfig") -> Path:
+    from kairox.config import Layer
+
+    return resolved.layer_file(Layer.USER)
+
+
+def _find(plugins: "PluginSet", name: str) -> "Plugin":
+    from kairox._util import suggest
+
+    plugin = plugins.get(name)
+    if plugin is None:
+        close = suggest(name, [p.name for p in plugins.plugins])
+        hint = f"; did you mean {close!r}?" if close else "; `kairox plugins list` shows the plugins"
+        fail(f"no plugin named {name!r}{hint}", ExitCode.NOT_FOUND)
+    return plugin
+
+
+def _state_word(plugin: "Plugin") -> str:
+    if not plugin.compatibility.compatible:
+        return "incompatible"
+    return "enabled" if plugin.enabled else "disabled"
+
+
+class _StderrProgress:
+    """A progress bar on stderr: redrawn in place on a terminal, one line per step otherwise."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last: tuple[str, bool] | None = None
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        width = 24
+        filled = width if total <= 0 else int(width * done / total)
+        line = f"{what} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+        if self.tty:
+            sys.stderr.write("\r" + line + ("\n" if done >= total else ""))
+            sys.stderr.flush()
+        elif done == 0 or done >= total:
+            if (what, done >= total) != self.last:
+                err(line)
+            self.last = (what, done >= total)
+
+
+def _marketplaces(resolved: "ResolvedConfig", *, progress: bool = False) -> "Marketplaces":
+    from kairox.plugins import Marketplaces
+
+    sources = {name: m.source for name, m in resolved.config.plugins.marketplaces.items()}
+    return Marketplaces(resolved.home, _config_file(resolved), sources, progress=_StderrProgress() if progress else None)
+
+
+# --- plugins -------------------------------------------------------------------------------------------------
+
+
+@plugins_app.command("list")
+def list_plugins(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Every plugin found, enabled or not, with where it comes from and what it brings."""
+    from kairox.plugins import PluginManifestView, diagnostic_json
+
+    _, plugins = _discover(ctx)
+    views = [PluginManifestView.of(p) for p in plugins.plugins]
+    if as_json:
+        out_json({"plugins": [v.to_json() for v in views], "diagnostics": [diagnostic_json(d) for d in plugins.diagnostics]})
+        return
+    _report(plugins.diagnostics)
+    if not views:
+        err("no plugins found (install one with `kairox plugins install NAME`, or add folders to [plugins] paths)")
+        return
+    width = max(len(v.name) for v in views)
+    for plugin, view in zip(plugins.plugins, views, strict=True):
+        counts: dict[str, int] = {}
+        for contribution in view.contributions:
+            counts[str(contribution.kind)] = counts.get(str(contribution.kind), 0) + 1
+        summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "nothing"
+        out(f"{view.name:<{width}}  {view.version or '-':<10}  {_state_word(plugin):<12}  {view.origin:<9}  {view.trust:<9}  {summary}")
+        if view.disabled_reason and not plugin.active:
+            out(f"{'':<{width}}  ({view.disabled_reason})")
+
+
+@plugins_app.command("inspect")
+def inspect(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The plugin's name.")], as_json: JsonOption = False) -> None:
+    """A plugin's manifest, permissions, compatibility and every contribution."""
+    from kairox.plugins import PluginManifestView, diagnostic_json
+
+    _, plugins = _discover(ctx)
+    view = PluginManifestView.of(_find(plugins, name))
+    if as_json:
+        data = view.to_json()
+        data["contributions"] = [c.to_json() for c in view.contributions]
+        data["diagnostics"] = [diagnostic_json(d) for d in view.diagnostics]
+        out_json(data)
+        return
+    out(f"{view.name} {view.version or ''}".rstrip())
+    if view.description:
+        out(f"  {view.description}")
+    out(f"  path:        {view.path}")
+    out(f"  manifest:    {view.manifest or '(none: ' + view.manifest_format + ')'}")
+    for other in view.other_manifests:
+        out(f"  also:        {other}")
+    out(f"  origin:      {view.origin}" + (f" ({view.marketplace})" if view.marketplace else ""))
+    out(f"  trust:       {view.trust}")
+    out(f"  state:       {'active' if view.active else 'inactive'}" + (f" ({view.disabled_reason})" if view.disabled_reason else ""))
+    verdict = view.compatibility
+    out(f"  compatible:  {'yes' if verdict.compatible else 'no: ' + '; '.join(verdict.reasons)}")
+    if view.permissions:
+        out(f"  permissions: {view.permissions}")
+    for contribution in view.contributions:
+        mark = "on " if contribution.enabled else "off"
+        out(f"  [{mark}] {contribution.key}" + (f"  {contribution.detail}" if contribution.detail else ""))
+    _report(view.diagnostics)
+
+
+@plugins_app.command("enable")
+def enable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The plugin's name.")]) -> None:
+    """Enable a plugin (in the user layer)."""
+    from kairox.plugins import set_plugin_enabled
+
+    resolved, plugins = _discover(ctx)
+    plugin = _find(plugins, name)
+    set_plugin_enabled(_config_file(resolved), plugin.name, True)
+    err(f"enabled plugin {plugin.name}")
+    if not plugin.compatibility.compatible:
+        err(f"warning: it stays inactive: incompatible: {'; '.join(plugin.compatibility.reasons)}")
+
+
+@plugins_app.command("disable")
+def disable(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The plugin's name.")],
+    contribution: Annotated[str | None, typer.Option("--contribution", help="Disable only this KIND:NAME (e.g. skill:pdf).")] = None,
+) -> None:
+    """Disable a plugin, or one of its contributions."""
+    from kairox._util import suggest
+    from kairox.plugins import (
+        PluginSettingsError,
+        parse_contribution,
+        set_contribution_enabled,
+        set_plugin_enabled,
+    )
+
+    resolved, plugins = _discover(ctx)
+    plugin = _find(plugins, name)
+    if contribution is None:
+        set_plugin_enabled(_config_file(resolved), plugin.name, False)
+        err(f"disabled plugin {plugin.name}")
+        return
+    try:
+        kind, item = parse_contribution(contribution)
+    except PluginSettingsError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    keys = [c.key for c in plugin.contributions()]
+    key = f"{kind}:{item}"
+    if key not in keys:
+        close = suggest(key, keys)
+        fail(f"plugin {plugin.name} has no contribution {key!r}" + (f"; did you mean {close!r}?" if close else ""), ExitCode.NOT_FOUND)
+    changed = set_contribution_enabled(_config_file(resolved), plugin.name, key, False)
+    err(f"disabled {key} of plugin {plugin.name}" if changed else f"{key} of plugin {plugin.name} was already disabled")
+
+
+@plugins_app.command("install")
+def install(ctx: typer.Context, spec: Annotated[str, typer.Argument(help="NAME or NAME@MARKETPLACE.")]) -> None:
+    """Install a plugin from a configured marketplace; incompatible plugins install disabled."""
+    from kairox.plugins import MarketplaceError
+
+    resolved = state(ctx).resolve()
+    name, _, market = spec.partition("@")
+    try:
+        result = _marketplaces(resolved, progress=True).install(name, market or None)
+    except MarketplaceError as exc:
+        fail(str(exc))
+    _report(result.diagnostics)
+    record = result.record
+    out(f"installed {record.name} {record.version} from {record.marketplace} into {record.path}")
+    if not result.enabled:
+        err(f"warning: installed disabled: {record.disabled_reason}")
+
+
+@plugins_app.command("update")
+def update(ctx: typer.Context, name: Annotated[str | None, typer.Argument(help="One plugin; all installed ones when left out.")] = None) -> None:
+    """Fetch the marketplaces again and reinstall plugins whose version changed; settings are kept."""
+    from kairox.plugins import MarketplaceError
+
+    resolved = state(ctx).resolve()
+    try:
+        results = _marketplaces(resolved, progress=True).update(name)
+    except MarketplaceError as exc:
+        fail(str(exc))
+    for result in results:
+        record = result.record
+        if result.changed:
+            out(f"updated {record.name} {result.previous_version} -> {record.version}")
+        else:
+            out(f"{record.name} {record.version} is up to date")
+
+
+@plugins_app.command("uninstall")
+def uninstall(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The plugin's name.")]) -> None:
+    """Remove an installed plugin's files and its settings."""
+    from kairox.plugins import MarketplaceError
+
+    resolved = state(ctx).resolve()
+    try:
+        record = _marketplaces(resolved).uninstall(name)
+    except MarketplaceError as exc:
+        fail(str(exc), ExitCode.NOT_FOUND)
+    out(f"uninstalled {record.name} {record.version}")
+
+
+@plugins_app.command("validate")
+def validate(ctx: typer.Context, path: Annotated[Path, typer.Argument(help="A plugin folder, or a tree holding plugins and marketplaces.")], as_json: JsonOption = False) -> None:
+    """Load every plugin under PATH and report each problem with its file. Exit 1 when there are errors."""
+    from kairox.errors import Severity
+    from kairox.plugins import PluginManifestView, diagnostic_json, validate_tree
+
+    checked = validate_tree(path)
+    errors = [d for d in checked.diagnostics if d.severity is Severity.ERROR]
+    if as_json:
+        out_json(
+            {
+                "plugins": [PluginManifestView.of(p).to_json() for p in checked.plugins],
+                "diagnostics": [diagnostic_json(d) for d in checked.diagnostics],
+            }
+        )
+    else:
+        for plugin in checked.plugins:
+            view = PluginManifestView.of(plugin)
+            out(f"{view.name} ({view.manifest or view.manifest_format})")
+            for other in view.other_manifests:
+                out(f"  also: {other}")
+            for contribution in view.contributions:
+                out(f"  {contribution.key}")
+        _report(checked.diagnostics, verbose=True)
+        err(f"{len(checked.plugins)} plugin(s), {len(checked.diagnostics)} diagnostic(s), {len(errors)} error(s)")
+    if errors:
+        raise typer.Exit(int(ExitCode.FAILURE))
+
+
+@marketplace_app.command("add")
+def marketplace_add(ctx: typer.Context, source: Annotated[str, typer.Argument(help="A folder holding .claude-plugin/marketplace.json, or a git URL.")]) -> None:
+    """Register a marketplace (in the user layer)."""
+    from kairox.plugins import MarketplaceError
+
+    resolved = state(ctx).resolve()
+    try:
+        market, problems = _marketplaces(resolved, progress=True).add(source)
+    except MarketplaceError as exc:
+        fail(str(exc))
+    _report(problems)
+    out(f"added marketplace {market.name} ({len(market.entries)} plugins)")
+
+
+@marketplace_app.command("list")
+def marketplace_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """The configured marketplaces and how many plugins each lists."""
+    from kairox.plugins import MarketplaceError
+
+    resolved = state(ctx).resolve()
+    markets = _marketplaces(resolved)
+    rows: list[dict[str, object]] = []
+    for name, source in sorted(markets.sources.items()):
+        try:
+            market, problems = markets.load(name)
+            rows.append({"name": name, "source": source, "plugins": [e.name for e in market.entries], "error": None})
+            _report(problems)
+        except MarketplaceError as exc:
+            rows.append({"name": name, "source": source, "plugins": [], "error": str(exc)})
+    if as_json:
+        out_json({"marketplaces": rows})
+        return
+    if not rows:
+        err("no marketplaces (add one with `kairox plugins marketplace add PATH|URL`)")
+    for row in rows:
+        plugins = row["plugins"]
+        assert isinstance(plugins, list)
+        tail = f"error: {row['error']}" if row["error"] else f"{len(plugins)} plugins"
+        out(f"{row['name']}  {row['source']}  {tail}")
+
+
+# --- hooks ---------------------------------------------------------------------------------------------------
+
+
+def _hooks(ctx: typer.Context) -> "HookRegistry":
+    from kairox.hooks import HookApprovalStore, HookRegistry
+    from kairox.plugins import discover_from_resolved, route_plugins
+
+    resolved = state(ctx).resolve()
+    plugins = discover_from_resolved(resolved)
+    routing = route_plugins(plugins.plugins)
+    registry = HookRegistry.from_config(
+        resolved.config.hooks, routing.hooks, workspace=resolved.workspace, approvals=HookApprovalStore(resolved.home)
+    )
+    registry.diagnostics += [d for d in plugins.diagnostics if d.kind == "hook"]
+    return registry
+
+
+@hooks_app.command("list")
+def list_hooks(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Every hook of [hooks] and of the active plugins, with its event, matcher and approval state."""
+    from kairox.plugins import diagnostic_json
+
+    registry = _hooks(ctx)
+    rows = []
+    for hook in registry.hooks:
+        data = hook.to_json()
+        data["approved"] = None if not hook.needs_approval else bool(registry.approvals and registry.approvals.is_approved(hook))
+        rows.append(data)
+    if as_json:
+        out_json({"hooks": rows, "diagnostics": [diagnostic_json(d) for d in registry.diagnostics]})
+        return
+    _report(registry.diagnostics)
+    if not rows:
+        err("no hooks (add [[hooks.pre_tool_use]] tables to kairox.toml, or enable a plugin with hooks)")
+    for row in rows:
+        approval = "" if row["approved"] is None else ("  approved" if row["approved"] else "  needs approval")
+        out(f"{row['name']}  {row['event']}  {row['matcher'] or '*'}  {row['command']}{approval}")
+
+
+@hooks_app.command("approve")
+def approve_hook(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The hook's name, as `kairox hooks list` shows it.")]) -> None:
+    """Approve a plugin hook as it is now; a change to its command or scripts asks again."""
+    registry = _hooks(ctx)
+    hook = next((h for h in registry.hooks if h.name == name), None)
+    if hook is None:
+        fail(f"no hook named {name!r}; `kairox hooks list` shows them", ExitCode.NOT_FOUND)
+    assert registry.approvals is not None
+    registry.approvals.approve(hook)
+    err(f"approved hook {name}: {hook.command}")
