@@ -1,5 +1,36 @@
 """Child processes and Content-Length framed JSON-RPC, shared by LSP, DAP, MCP stdio and hook commands."""
 
+from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcResponseError, RpcTimeoutError
+from kairox._rpc._framing import FramingProblem, MessageReader, MessageWriter, encode_message
+from kairox._rpc._jsonrpc import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    JsonRpcEndpoint,
+    MethodError,
+    NotificationHandler,
+    RequestHandler,
+)
 from kairox._rpc._process import BASE_ENV_NAMES, ChildProcess, StderrTail, child_environment
+from kairox._rpc._status import ServerStatus
 
-__all__ = ["BASE_ENV_NAMES", "ChildProcess", "StderrTail", "child_environment"]
+__all__ = [
+    "BASE_ENV_NAMES",
+    "INTERNAL_ERROR",
+    "METHOD_NOT_FOUND",
+    "ChildProcess",
+    "FramingProblem",
+    "JsonRpcEndpoint",
+    "MessageReader",
+    "MessageWriter",
+    "MethodError",
+    "NotificationHandler",
+    "RequestHandler",
+    "RpcConnectionClosedError",
+    "RpcError",
+    "RpcResponseError",
+    "RpcTimeoutError",
+    "ServerStatus",
+    "StderrTail",
+    "child_environment",
+    "encode_message",
+]

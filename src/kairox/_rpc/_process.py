@@ -123,6 +123,11 @@ class ChildProcess:
         return self._proc
 
     @property
+    def started(self) -> bool:
+        """Whether :meth:`start` created the process (it may have exited since)."""
+        return self._proc is not None
+
+    @property
     def pid(self) -> int:
         return self.process.pid
 

@@ -1,0 +1,88 @@
+"""Content-Length framed JSON messages, as LSP and DAP put them on a byte stream.
+
+Reading is tolerant of real servers: header names in any case, extra headers (``Content-Type``), bare ``\\n``
+line ends, stray lines a server prints before a header (skipped and counted), and bodies that are not JSON
+(reported to the caller as :class:`FramingProblem`, never a crash).
+"""
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+def encode_message(message: Any) -> bytes:
+    """One framed message: the header block and the compact UTF-8 JSON body."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"Content-Length: " + str(len(body)).encode("ascii") + b"\r\n\r\n" + body
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FramingProblem:
+    """A message that could not be read as JSON; the stream itself is still usable."""
+
+    reason: str
+    body: bytes
+
+
+class MessageReader:
+    """Reads framed JSON messages from an asyncio stream, one per :meth:`read` call."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self._stream = stream
+        self.skipped_lines = 0
+        """Lines that were neither a header nor the blank line ending a header block (server noise)."""
+
+    async def read(self) -> Any | FramingProblem | None:
+        """The next decoded message, a :class:`FramingProblem`, or ``None`` at end of stream."""
+        length: int | None = None
+        while True:
+            line = await self._stream.readline()
+            if not line:
+                return None
+            text = line.strip()
+            if not text:
+                if length is not None:
+                    break
+                continue
+            name, sep, value = text.partition(b":")
+            name = name.strip().lower()
+            if not sep or not name or b" " in name:
+                self.skipped_lines += 1  # not a header: noise a server printed on stdout
+            elif name == b"content-length":
+                try:
+                    length = int(value.strip())
+                except ValueError:
+                    self.skipped_lines += 1
+        try:
+            body = await self._stream.readexactly(length)
+        except asyncio.IncompleteReadError as exc:
+            if not exc.partial:
+                return None
+            return FramingProblem(reason=f"stream ended inside a {length}-byte body", body=exc.partial)
+        try:
+            return json.loads(body.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError as exc:
+            return FramingProblem(reason=f"body is not JSON: {exc}", body=body)
+
+
+class MessageWriter:
+    """Writes framed messages; concurrent writers are serialised so frames never interleave."""
+
+    def __init__(self, stream: asyncio.StreamWriter) -> None:
+        self._stream = stream
+        self._lock = asyncio.Lock()
+
+    async def write(self, message: Any) -> None:
+        data = encode_message(message)
+        async with self._lock:
+            self._stream.write(data)
+            await self._stream.drain()
+
+    def close(self) -> None:
+        if not self._stream.is_closing():
+            self._stream.close()
+
+    @property
+    def closing(self) -> bool:
+        return self._stream.is_closing()

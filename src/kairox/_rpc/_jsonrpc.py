@@ -1,0 +1,240 @@
+"""A JSON-RPC 2.0 endpoint over a framed byte stream: requests with correlation and timeouts, notifications,
+and handlers for the requests and notifications the other side sends.
+
+Messages are plain JSON values (no typed parsing), so servers that bend the protocol a little still work.
+"""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+
+from kairox._rpc._errors import RpcConnectionClosedError, RpcResponseError, RpcTimeoutError
+from kairox._rpc._framing import FramingProblem, MessageReader, MessageWriter
+
+log = logging.getLogger(__name__)
+
+RequestHandler = Callable[[Any], Awaitable[Any]]
+"""Answers a request from the peer: gets ``params``, returns the ``result`` (or raises :class:`MethodError`)."""
+NotificationHandler = Callable[[str, Any], Awaitable[None] | None]
+"""Gets ``(method, params)`` of a notification from the peer."""
+
+METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+
+
+class MethodError(Exception):
+    """Raised by a request handler to answer with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+class JsonRpcEndpoint:
+    """``async with JsonRpcEndpoint(reader, writer, peer="pylsp") as rpc:`` reads messages until the stream ends.
+
+    Enter and exit in the same task (the reader runs in a task group). Requests may be sent from any task.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        peer: str,
+        timeout: float = 30.0,
+        cancel_method: str | None = None,
+        closed_reason: Callable[[], str] | None = None,
+    ) -> None:
+        self.peer = peer
+        self.timeout = timeout
+        self._reader = MessageReader(reader)
+        self._writer = MessageWriter(writer)
+        self._cancel_method = cancel_method
+        self._closed_reason = closed_reason or (lambda: "end of stream")
+        self._next_id = 0
+        self._pending: dict[str, tuple[str, asyncio.Future[Any]]] = {}
+        self._requests: dict[str, RequestHandler] = {}
+        self._notifications: dict[str, NotificationHandler] = {}
+        self._any_notification: NotificationHandler | None = None
+        self._closed = anyio.Event()
+        self._close_reason = ""
+        self._tg: anyio.abc.TaskGroup | None = None
+        self.problems: list[FramingProblem] = []
+
+    # --- handlers ------------------------------------------------------------------------------------------------
+
+    def on_request(self, method: str, handler: RequestHandler) -> None:
+        self._requests[method] = handler
+
+    def on_notification(self, method: str, handler: NotificationHandler) -> None:
+        self._notifications[method] = handler
+
+    def on_any_notification(self, handler: NotificationHandler) -> None:
+        """Called for notifications without a handler of their own."""
+        self._any_notification = handler
+
+    # --- lifetime ------------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._read_loop)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        await self._tg.__aexit__(None, None, None)  # the body's exception is not the readers' business
+        self._close("the client closed the connection")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    @property
+    def close_reason(self) -> str:
+        return self._close_reason
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    def _close(self, reason: str) -> None:
+        if self._closed.is_set():
+            return
+        self._close_reason = reason
+        self._closed.set()
+        for method, future in self._pending.values():
+            if not future.done():
+                future.set_exception(RpcConnectionClosedError(self.peer, method, reason))
+        self._pending.clear()
+
+    # --- sending -------------------------------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
+        """Send a request and wait for its result; raises an :class:`RpcError` subclass otherwise."""
+        if self.closed:
+            raise RpcConnectionClosedError(self.peer, method, self._close_reason)
+        self._next_id += 1
+        request_id = self._next_id
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[str(request_id)] = (method, future)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        limit = self.timeout if timeout is None else timeout
+        try:
+            await self._send(message, method)
+            return await asyncio.wait_for(asyncio.shield(future), limit)
+        except TimeoutError:
+            if self._cancel_method and not self.closed:
+                with contextlib.suppress(Exception):
+                    await self._send(
+                        {"jsonrpc": "2.0", "method": self._cancel_method, "params": {"id": request_id}}
+                    )
+            raise RpcTimeoutError(self.peer, method, limit) from None
+        finally:
+            self._pending.pop(str(request_id), None)
+            if not future.done():
+                future.cancel()
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._send(message, method)
+
+    async def _send(self, message: Any, method: str | None = None) -> None:
+        if self.closed:
+            raise RpcConnectionClosedError(self.peer, method, self._close_reason)
+        try:
+            await self._writer.write(message)
+        except (ConnectionError, RuntimeError, OSError) as exc:
+            self._close(f"writing failed: {exc}")
+            raise RpcConnectionClosedError(self.peer, method, self._close_reason) from exc
+
+    # --- receiving -----------------------------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                message = await self._reader.read()
+                if message is None:
+                    break
+                if isinstance(message, FramingProblem):
+                    self.problems.append(message)
+                    log.warning("%s sent an unreadable message: %s", self.peer, message.reason)
+                    continue
+                for item in message if isinstance(message, list) else [message]:
+                    if isinstance(item, dict):
+                        await self._dispatch(item)
+        except (ConnectionError, OSError) as exc:
+            self._close(f"reading failed: {exc}")
+        self._close(self._closed_reason())
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                assert self._tg is not None
+                self._tg.start_soon(self._answer, message["id"], method, message.get("params"))
+            else:
+                await self._notify_handler(method, message.get("params"))
+            return
+        entry = self._pending.get(str(message.get("id")))
+        if entry is None:
+            return  # an answer to a request that timed out, or one we never sent
+        name, future = entry
+        if future.done():
+            return
+        error = message.get("error")
+        if isinstance(error, dict):
+            future.set_exception(
+                RpcResponseError(
+                    self.peer,
+                    name,
+                    int(error.get("code", INTERNAL_ERROR)),
+                    str(error.get("message", "")),
+                    error.get("data"),
+                )
+            )
+        else:
+            future.set_result(message.get("result"))
+
+    async def _notify_handler(self, method: str, params: Any) -> None:
+        handler = self._notifications.get(method, self._any_notification)
+        if handler is None:
+            return
+        try:
+            outcome = handler(method, params)
+            if outcome is not None:
+                await outcome
+        except Exception:
+            log.exception("handler of %s from %s failed", method, self.peer)
+
+    async def _answer(self, request_id: Any, method: str, params: Any) -> None:
+        handler = self._requests.get(method)
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if handler is None:
+            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}
+        else:
+            try:
+                reply["result"] = await handler(params)
+            except MethodError as exc:
+                reply["error"] = {"code": exc.code, "message": exc.message}
+                if exc.data is not None:
+                    reply["error"]["data"] = exc.data
+            except Exception as exc:
+                log.exception("handler of %s from %s failed", method, self.peer)
+                reply["error"] = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
+        with contextlib.suppress(RpcConnectionClosedError):
+            await self._send(reply)

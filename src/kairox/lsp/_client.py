@@ -1,0 +1,411 @@
+"""``LspClient``: one language server process, from ``initialize`` to ``exit``.
+
+The client speaks raw JSON (the replies of real servers are taken as they come), keeps the documents it
+opened in sync with the disk (didOpen / didChange with versions), answers the server's own requests, records
+pushed diagnostics and ``$/progress`` (so a caller can tell "still indexing" from "nothing found"), and stops
+the server with shutdown + exit, then the process-group kill of :class:`ChildProcess` after a timeout.
+"""
+
+import logging
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+
+from kairox._rpc import ChildProcess, JsonRpcEndpoint, RpcError, child_environment
+from kairox._util import JsonObject, expand_vars
+from kairox.config import LspServerConfig
+from kairox.lsp._errors import LspStartupError
+from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, uri_to_path
+
+log = logging.getLogger(__name__)
+
+OFFERED_ENCODINGS = [UTF32, UTF16, UTF8]
+"""Position encodings offered to servers. Character counts first: they are what the model's columns are, and
+servers built on Python strings (pygls) then report exact columns; UTF-16 is the protocol's default and is
+converted."""
+
+_LANGUAGE_IDS = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescriptreact",
+    ".jsx": "javascriptreact",
+    ".rs": "rust",
+    ".go": "go",
+    ".c": "c",
+    ".h": "c",
+    ".cpp": "cpp",
+    ".java": "java",
+    ".rb": "ruby",
+    ".lua": "lua",
+    ".sh": "shellscript",
+    ".json": "json",
+    ".md": "markdown",
+    ".toml": "toml",
+}
+
+_CLIENT_CAPABILITIES: JsonObject = {
+    "general": {"positionEncodings": OFFERED_ENCODINGS},
+    "workspace": {
+        "applyEdit": False,
+        "configuration": True,
+        "workspaceFolders": True,
+        "symbol": {"dynamicRegistration": False},
+        "didChangeConfiguration": {"dynamicRegistration": False},
+        "diagnostics": {"refreshSupport": False},
+    },
+    "textDocument": {
+        "synchronization": {"dynamicRegistration": False, "didSave": False, "willSave": False},
+        "definition": {"linkSupport": True},
+        "implementation": {"linkSupport": True},
+        "references": {},
+        "hover": {"contentFormat": ["markdown", "plaintext"]},
+        "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
+        "callHierarchy": {},
+        "rename": {"prepareSupport": True},
+        "publishDiagnostics": {"relatedInformation": False, "versionSupport": True},
+        "diagnostic": {"dynamicRegistration": False, "relatedDocumentSupport": False},
+    },
+    "window": {"workDoneProgress": True, "showMessage": {}},
+}
+
+
+def language_id(path: Path, languages: list[str]) -> str:
+    """The LSP language id of a file: from its suffix, or the server's first configured language."""
+    by_suffix = _LANGUAGE_IDS.get(path.suffix.lower())
+    if by_suffix and (not languages or by_suffix in languages):
+        return by_suffix
+    return languages[0] if languages else by_suffix or "plaintext"
+
+
+@dataclass(kw_only=True, slots=True)
+class OpenDocument:
+    path: Path
+    uri: str
+    language_id: str
+    version: int
+    text: str
+    sent_at: int
+    """Diagnostics sequence number when the current text was sent: pushes after it describe this text."""
+
+
+@dataclass(kw_only=True, slots=True)
+class PushedDiagnostics:
+    items: list[JsonObject]
+    version: int | None
+    seq: int
+
+
+@dataclass(kw_only=True, slots=True)
+class _Progress:
+    active: dict[str, str] = field(default_factory=dict)
+    """Token -> title of every ``$/progress`` that began and has not ended."""
+
+
+class LspClient:
+    """``async with LspClient("pylsp", config, workspace=root) as client:`` runs one server until the block ends.
+
+    Enter and exit in the same task. :meth:`request` may be called from any task.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        config: LspServerConfig,
+        *,
+        workspace: Path,
+        host_env: Mapping[str, str] | None = None,
+        stderr_log: Path | None = None,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.workspace = workspace.resolve()
+        host = dict(os.environ if host_env is None else host_env)
+        argv = [expand_vars(part, host).value for part in (config.command, *config.args)]
+        env = child_environment(host, extra={k: expand_vars(v, host).value for k, v in config.env.items()})
+        self.child = ChildProcess(
+            argv, env=env, cwd=self.workspace, stderr_log=stderr_log, stop_timeout=config.shutdown_timeout_sec
+        )
+        self.rpc: JsonRpcEndpoint | None = None
+        self.capabilities: JsonObject = {}
+        self.server_info: JsonObject = {}
+        self.position_encoding = UTF16
+        self.documents: dict[str, OpenDocument] = {}
+        self.diagnostics: dict[str, PushedDiagnostics] = {}
+        self._diag_seq = 0
+        self._diag_changed = anyio.Event()
+        self._progress = _Progress()
+        self.messages: list[str] = []
+        self.registrations: list[JsonObject] = []
+
+    # --- lifetime ------------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        try:
+            await self.child.start()
+        except OSError as exc:
+            raise LspStartupError(
+                self.name, f"cannot run {self.child.argv[0]!r}: {exc.strerror or exc}"
+            ) from exc
+        self.rpc = JsonRpcEndpoint(
+            self.child.stdout,
+            self.child.stdin,
+            peer=f"language server {self.name!r}",
+            timeout=self.config.request_timeout_sec,
+            cancel_method="$/cancelRequest",
+            closed_reason=self._closed_reason,
+        )
+        self._install_handlers(self.rpc)
+        await self.rpc.__aenter__()
+        try:
+            await self._initialize()
+        except BaseException as exc:
+            await self._stop(exc)
+            if isinstance(exc, RpcError):
+                raise LspStartupError(
+                    self.name, exc.message, stderr_tail=self.child.stderr.text(2000)
+                ) from exc
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._stop(exc)
+
+    async def _stop(self, exc: BaseException | None = None) -> None:
+        # the whole stop is bounded by shutdown_timeout_sec: shutdown, exit, then the process-group kill
+        budget = self.config.shutdown_timeout_sec
+        deadline = time.monotonic() + budget
+        with anyio.CancelScope(shield=True):
+            rpc = self.rpc
+            if rpc is not None and not rpc.closed and self.child.returncode is None:
+                try:
+                    await rpc.request("shutdown", timeout=budget / 2)
+                    await rpc.notify("exit")
+                except RpcError:
+                    pass
+            await self.child.stop(timeout=max(deadline - time.monotonic(), 0.2))
+            self.documents.clear()
+        if rpc is not None:  # outside the shield: the reader's task group was entered before it
+            await rpc.__aexit__(None, None, None)
+
+    def _closed_reason(self) -> str:
+        code = self.child.process.returncode
+        tail = self.child.stderr.text(600).strip()
+        text = "the server closed its output" + (f" and exited with code {code}" if code is not None else "")
+        return text + (f"; stderr ends with: {tail}" if tail else "")
+
+    @property
+    def alive(self) -> bool:
+        return self.rpc is not None and not self.rpc.closed
+
+    def _capabilities(self) -> JsonObject:
+        if self.config.position_encoding == "auto":
+            return _CLIENT_CAPABILITIES
+        return {**_CLIENT_CAPABILITIES, "general": {"positionEncodings": [self.config.position_encoding]}}
+
+    async def _initialize(self) -> None:
+        assert self.rpc is not None
+        root = path_to_uri(self.workspace)
+        result = await self.rpc.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "clientInfo": {"name": "kairox"},
+                "rootUri": root,
+                "rootPath": str(self.workspace),
+                "workspaceFolders": [{"uri": root, "name": self.workspace.name}],
+                "capabilities": self._capabilities(),
+                "initializationOptions": self.config.initialization_options or None,
+            },
+            timeout=self.config.startup_timeout_sec,
+        )
+        result = result if isinstance(result, dict) else {}
+        capabilities = result.get("capabilities")
+        self.capabilities = capabilities if isinstance(capabilities, dict) else {}
+        info = result.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else {}
+        encoding = self.capabilities.get("positionEncoding", UTF16)
+        self.position_encoding = encoding if encoding in OFFERED_ENCODINGS else UTF16
+        if self.config.position_encoding != "auto":
+            self.position_encoding = self.config.position_encoding
+        await self.rpc.notify("initialized", {})
+        if self.config.settings:
+            await self.rpc.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
+
+    # --- the server's requests and notifications -----------------------------------------------------------------
+
+    def _install_handlers(self, rpc: JsonRpcEndpoint) -> None:
+        async def configuration(params: Any) -> list[Any]:
+            items = params.get("items", []) if isinstance(params, dict) else []
+            return [self._setting(item.get("section") if isinstance(item, dict) else None) for item in items]
+
+        async def register(params: Any) -> None:
+            if isinstance(params, dict):
+                self.registrations.extend(r for r in params.get("registrations", []) if isinstance(r, dict))
+
+        async def nothing(params: Any) -> None:
+            return None
+
+        async def apply_edit(params: Any) -> JsonObject:
+            return {
+                "applied": False,
+                "failureReason": "Kairox shows edits as a preview; apply them with fs.edit",
+            }
+
+        async def folders(params: Any) -> list[JsonObject]:
+            return [{"uri": path_to_uri(self.workspace), "name": self.workspace.name}]
+
+        async def show_document(params: Any) -> JsonObject:
+            return {"success": False}
+
+        rpc.on_request("workspace/configuration", configuration)
+        rpc.on_request("client/registerCapability", register)
+        rpc.on_request("client/unregisterCapability", nothing)
+        rpc.on_request("window/workDoneProgress/create", nothing)
+        rpc.on_request("window/showMessageRequest", nothing)
+        rpc.on_request("window/showDocument", show_document)
+        rpc.on_request("workspace/applyEdit", apply_edit)
+        rpc.on_request("workspace/workspaceFolders", folders)
+        for refresh in (
+            "semanticTokens",
+            "inlayHint",
+            "inlineValue",
+            "codeLens",
+            "diagnostic",
+            "foldingRange",
+        ):
+            rpc.on_request(f"workspace/{refresh}/refresh", nothing)
+        rpc.on_notification("textDocument/publishDiagnostics", self._on_diagnostics)
+        rpc.on_notification("$/progress", self._on_progress)
+        rpc.on_notification("window/logMessage", self._on_message)
+        rpc.on_notification("window/showMessage", self._on_message)
+
+    def _setting(self, section: str | None) -> Any:
+        value: Any = self.config.settings
+        for part in (section or "").split(".") if section else ():
+            if not isinstance(value, dict) or part not in value:
+                return None
+            value = value[part]
+        return value
+
+    def _on_diagnostics(self, method: str, params: Any) -> None:
+        if not isinstance(params, dict) or not isinstance(params.get("uri"), str):
+            return
+        self._diag_seq += 1
+        items = [d for d in params.get("diagnostics") or [] if isinstance(d, dict)]
+        version = params.get("version")
+        self.diagnostics[params["uri"]] = PushedDiagnostics(
+            items=items, version=version if isinstance(version, int) else None, seq=self._diag_seq
+        )
+        self._diag_changed.set()
+        self._diag_changed = anyio.Event()
+
+    def _on_progress(self, method: str, params: Any) -> None:
+        if not isinstance(params, dict) or not isinstance(params.get("value"), dict):
+            return
+        token, value = str(params.get("token")), params["value"]
+        if value.get("kind") == "begin":
+            self._progress.active[token] = str(value.get("title") or value.get("message") or "working")
+        elif value.get("kind") == "end":
+            self._progress.active.pop(token, None)
+
+    def _on_message(self, method: str, params: Any) -> None:
+        if isinstance(params, dict):
+            self.messages = [*self.messages[-49:], str(params.get("message", ""))]
+
+    @property
+    def progress(self) -> list[str]:
+        """Titles of the work the server reported as begun and not yet ended (indexing, analysis ...)."""
+        return list(self._progress.active.values())
+
+    # --- documents -----------------------------------------------------------------------------------------------
+
+    def language_id(self, path: Path) -> str:
+        return language_id(path, self.config.languages)
+
+    async def sync_document(self, path: Path) -> OpenDocument:
+        """Open ``path`` in the server, or send its new text when it changed on disk since."""
+        assert self.rpc is not None
+        path = path.resolve()
+        uri = path_to_uri(path)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        document = self.documents.get(uri)
+        if document is None:
+            document = OpenDocument(
+                path=path,
+                uri=uri,
+                language_id=self.language_id(path),
+                version=1,
+                text=text,
+                sent_at=self._diag_seq,
+            )
+            self.documents[uri] = document
+            await self.rpc.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": document.language_id,
+                        "version": 1,
+                        "text": text,
+                    }
+                },
+            )
+        elif document.text != text:
+            document.version += 1
+            document.text = text
+            document.sent_at = self._diag_seq
+            await self.rpc.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": document.version},
+                    "contentChanges": [{"text": text}],
+                },
+            )
+        return document
+
+    async def close_document(self, path: Path) -> None:
+        uri = path_to_uri(path)
+        if self.documents.pop(uri, None) is not None and self.rpc is not None:
+            await self.rpc.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+    async def pushed_diagnostics(self, document: OpenDocument, *, timeout: float) -> PushedDiagnostics | None:
+        """The diagnostics the server pushed for the document's current text, waiting up to ``timeout``."""
+        with anyio.move_on_after(timeout):
+            while True:
+                pushed = self.diagnostics.get(document.uri)
+                fresh = pushed is not None and pushed.seq > document.sent_at
+                if fresh and pushed and (pushed.version is None or pushed.version >= document.version):
+                    return pushed
+                await self._diag_changed.wait()
+        return None
+
+    def text_of(self, uri: str) -> str:
+        """The text of a document as the server sees it (open) or as it is on disk."""
+        document = self.documents.get(uri)
+        if document is not None:
+            return document.text
+        try:
+            return uri_to_path(uri).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    # --- requests ------------------------------------------------------------------------------------------------
+
+    def supports(self, capability: str) -> bool:
+        value = self.capabilities.get(capability)
+        return value is not None and value is not False
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
+        if self.rpc is None:
+            raise RuntimeError("the client has not been started")
+        return await self.rpc.request(method, params, timeout=timeout)

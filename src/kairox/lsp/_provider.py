@@ -1,0 +1,391 @@
+"""``LspToolProvider``: the ``lsp.*`` tools, routed to the language server whose ``file_patterns`` match."""
+
+import contextlib
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from kairox._rpc import RpcError
+from kairox._util import JsonObject
+from kairox.config import LspServerConfig
+from kairox.errors import ToolCallError
+from kairox.events import EventSink, NullSink
+from kairox.lsp import _render as render
+from kairox.lsp._client import LspClient, OpenDocument, language_id
+from kairox.lsp._errors import LspError, LspLocationError, LspNoServerError
+from kairox.lsp._lifecycle import LspServerLifecycle
+from kairox.lsp._specs import lsp_tool_specs
+from kairox.lsp._symbols import document_symbols, flatten_symbols, resolve_symbol
+from kairox.lsp._text import (
+    display_path,
+    line_of,
+    matches_pattern,
+    relative_to,
+    to_server_character,
+    uri_to_path,
+)
+from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
+
+Handler = Callable[[JsonObject], Awaitable[ToolResult]]
+_DIAGNOSTICS_WAIT = 10.0
+
+
+class _Target:
+    """A resolved location: the server, the open document, and the server position."""
+
+    def __init__(
+        self, server: LspServerLifecycle, client: LspClient, document: OpenDocument, pos: JsonObject
+    ) -> None:
+        self.server, self.client, self.document, self.pos = server, client, document, pos
+
+    @property
+    def params(self) -> JsonObject:
+        return {"textDocument": {"uri": self.document.uri}, "position": self.pos}
+
+    def where(self) -> str:
+        line, column = render.position(self.client, self.document.text, self.pos)
+        return f"{display_path(self.document.path, self.client.workspace)}:{line}:{column}"
+
+
+class LspToolProvider(ToolProvider):
+    """``async with LspToolProvider(config.lsp_servers, workspace=root, events=sink) as provider:``.
+
+    No server starts until a tool is used on a file its ``file_patterns`` match; then it stays warm until the
+    provider is left. Servers named in ``pending`` (untrusted project layers) and disabled ones are left out.
+    """
+
+    origin = "lsp"
+
+    def __init__(
+        self,
+        servers: Mapping[str, LspServerConfig],
+        *,
+        workspace: Path,
+        events: EventSink | None = None,
+        pending: Collection[str] = (),
+        host_env: Mapping[str, str] | None = None,
+        log_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.workspace = workspace.resolve()
+        self.events: EventSink = events or NullSink()
+        self.servers: dict[str, LspServerLifecycle] = {
+            name: LspServerLifecycle(
+                name,
+                config,
+                workspace=self.workspace,
+                events=self.events,
+                host_env=host_env,
+                stderr_log=log_dir / f"lsp-{name}.log" if log_dir else None,
+            )
+            for name, config in servers.items()
+            if config.enabled and name not in pending and f"lsp_servers.{name}" not in pending
+        }
+        self._stack = contextlib.AsyncExitStack()
+        self._handlers: dict[str, Handler] = {
+            "lsp.definition": self._definition,
+            "lsp.references": self._references,
+            "lsp.hover": self._hover,
+            "lsp.document_symbols": self._document_symbols,
+            "lsp.workspace_symbols": self._workspace_symbols,
+            "lsp.implementation": self._implementation,
+            "lsp.call_hierarchy": self._call_hierarchy,
+            "lsp.diagnostics": self._diagnostics,
+            "lsp.rename": self._rename,
+        }
+
+    async def __aenter__(self) -> Self:
+        await self._stack.__aenter__()
+        try:
+            for server in self.servers.values():
+                await self._stack.enter_async_context(server)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._stack.__aexit__(exc_type, exc, tb)
+
+    async def list_tools(self) -> Sequence[ToolSpec]:
+        return lsp_tool_specs() if self.servers else []
+
+    async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
+        handler = self._handlers.get(name) or self._handlers.get(f"lsp.{name.removeprefix('lsp_')}")
+        if handler is None:
+            raise ToolCallError(
+                tool=name, reason="not an LSP tool", hint="`kairox tools list` shows the tools"
+            )
+        try:
+            return await handler(arguments)
+        except (LspError, RpcError) as exc:
+            raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
+        except OSError as exc:
+            raise ToolCallError(tool=name, reason=f"cannot read {exc.filename}: {exc.strerror}") from exc
+
+    # --- routing -------------------------------------------------------------------------------------------------
+
+    def _path(self, file: Any) -> Path:
+        if not isinstance(file, str) or not file:
+            raise LspLocationError("`file` must be a path", hint="give a path relative to the workspace")
+        path = Path(file).expanduser()
+        path = (path if path.is_absolute() else self.workspace / path).resolve()
+        if not path.is_file():
+            raise LspLocationError(
+                f"no file {file!r} in {self.workspace}", hint="check the path (fs.list shows files)"
+            )
+        return path
+
+    def server_for(self, path: Path) -> LspServerLifecycle:
+        """The first enabled server whose ``file_patterns`` match ``path`` (its languages when it has none)."""
+        relative = relative_to(path, self.workspace)
+        for server in self.servers.values():
+            patterns = server.config.file_patterns
+            if patterns and any(matches_pattern(relative, p) for p in patterns):
+                return server
+        for server in self.servers.values():
+            languages = server.config.languages
+            if not server.config.file_patterns and languages and language_id(path, languages) in languages:
+                return server
+        configured = ", ".join(
+            f"{s.name} ({', '.join(s.config.file_patterns) or '-'})" for s in self.servers.values()
+        )
+        raise LspNoServerError(
+            f"no language server is configured for {relative}",
+            hint=f"configured: {configured or 'none'}; add [lsp_servers.NAME] with matching file_patterns",
+        )
+
+    def _named_server(self, name: Any) -> LspServerLifecycle:
+        if isinstance(name, str) and name:
+            if name not in self.servers:
+                raise LspNoServerError(
+                    f"no language server named {name!r}", hint=f"servers: {', '.join(self.servers)}"
+                )
+            return self.servers[name]
+        if not self.servers:
+            raise LspNoServerError(
+                "no language server is configured", hint="add [lsp_servers.NAME] to kairox.toml"
+            )
+        return next(iter(self.servers.values()))
+
+    async def _target(self, args: JsonObject) -> _Target:
+        file, symbol = args.get("file"), args.get("symbol")
+        path = self._path(file) if file is not None else None
+        if isinstance(symbol, str) and symbol.strip():
+            server = self.server_for(path) if path else self._named_server(args.get("server"))
+            client = await server.ensure_running()
+            found = await resolve_symbol(client, symbol, path)
+            document = await client.sync_document(uri_to_path(found.uri))
+            return _Target(server, client, document, {"line": found.line, "character": found.character})
+        if path is None:
+            raise LspLocationError(
+                "give `file` and `line`, or `symbol`", hint='e.g. {"symbol": "Greeter.greet"}'
+            )
+        line = args.get("line")
+        if not isinstance(line, int) or line < 1:
+            raise LspLocationError("`line` (1-based) is needed with `file`", hint="or give `symbol` instead")
+        server = self.server_for(path)
+        client = await server.ensure_running()
+        document = await client.sync_document(path)
+        total = len(document.text.splitlines())
+        if line > max(total, 1):
+            raise LspLocationError(f"{display_path(path, self.workspace)} has {total} lines, not {line}")
+        text = line_of(document.text, line - 1)
+        column = args.get("column")
+        if not isinstance(column, int) or column < 1:
+            column = len(text) - len(text.lstrip()) + 1
+        character = to_server_character(text, column, client.position_encoding)
+        return _Target(server, client, document, {"line": line - 1, "character": character})
+
+    # --- results -------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _result(client: LspClient, lines: list[str], empty: str, structured: JsonObject) -> ToolResult:
+        structured = {"server": client.name, **structured}
+        if lines:
+            return ToolResult.text("\n".join(lines), structured=structured)
+        busy = client.progress
+        if not busy:
+            return ToolResult.text(empty + ".", structured=structured)
+        # an empty answer while the server still works (indexing) is not "nothing there"
+        structured["indexing"] = busy
+        text = f"{empty}, but {client.name} is still working ({'; '.join(busy)}): try again shortly."
+        return ToolResult.text(text, structured=structured)
+
+    def _unsupported(self, client: LspClient, what: str, alternative: str) -> ToolResult:
+        return ToolResult.text(
+            f"{client.name} does not support {what}; {alternative}",
+            structured={"server": client.name, "supported": False},
+        )
+
+    async def _locations(self, target: _Target, method: str, params: JsonObject, what: str) -> ToolResult:
+        result = await target.client.request(method, params)
+        items = render.locations(target.client, result)
+        return self._result(
+            target.client,
+            render.location_lines(items),
+            f"No {what} found at {target.where()}",
+            {"locations": items},
+        )
+
+    # --- tools ---------------------------------------------------------------------------------------------------
+
+    async def _definition(self, args: JsonObject) -> ToolResult:
+        target = await self._target(args)
+        return await self._locations(target, "textDocument/definition", target.params, "definition")
+
+    async def _implementation(self, args: JsonObject) -> ToolResult:
+        target = await self._target(args)
+        if not target.client.supports("implementationProvider"):
+            return self._unsupported(target.client, "implementations", "try lsp.references or lsp.definition")
+        return await self._locations(target, "textDocument/implementation", target.params, "implementation")
+
+    async def _references(self, args: JsonObject) -> ToolResult:
+        target = await self._target(args)
+        include = args.get("include_declaration", True) is not False
+        params = {**target.params, "context": {"includeDeclaration": include}}
+        return await self._locations(target, "textDocument/references", params, "references")
+
+    async def _hover(self, args: JsonObject) -> ToolResult:
+        target = await self._target(args)
+        text = render.hover_text(await target.client.request("textDocument/hover", target.params))
+        return self._result(
+            target.client, [text] if text else [], f"Nothing to show at {target.where()}", {"contents": text}
+        )
+
+    async def _document_symbols(self, args: JsonObject) -> ToolResult:
+        path = self._path(args.get("file"))
+        client = await self.server_for(path).ensure_running()
+        items = render.symbols(client, await document_symbols(client, path))
+        return self._result(
+            client,
+            render.symbol_lines(items, with_path=False),
+            f"No symbols in {display_path(path, self.workspace)}",
+            {"path": display_path(path, self.workspace), "symbols": items},
+        )
+
+    async def _workspace_symbols(self, args: JsonObject) -> ToolResult:
+        query = args.get("query")
+        if not isinstance(query, str):
+            raise LspLocationError("`query` must be a string")
+        client = await self._named_server(args.get("server")).ensure_running()
+        if not client.supports("workspaceSymbolProvider"):
+            return self._unsupported(
+                client,
+                "workspace symbols",
+                "use lsp.document_symbols on a file, or search.ripgrep for the name",
+            )
+        result = await client.request("workspace/symbol", {"query": query})
+        found = []
+        for item in result if isinstance(result, list) else []:
+            location = item.get("location") if isinstance(item, dict) else None
+            uri = location.get("uri") if isinstance(location, dict) else None
+            if isinstance(uri, str):
+                found.extend(flatten_symbols(client, uri, [item]))
+        items = render.symbols(client, found)
+        for item in items:
+            item["depth"] = 0
+        return self._result(
+            client,
+            render.symbol_lines(items, with_path=True),
+            f"No symbols match {query!r}",
+            {"symbols": items},
+        )
+
+    async def _call_hierarchy(self, args: JsonObject) -> ToolResult:
+        target = await self._target(args)
+        if not target.client.supports("callHierarchyProvider"):
+            return self._unsupported(
+                target.client, "call hierarchy", "use lsp.references to find the callers"
+            )
+        direction = "outgoing" if args.get("direction") == "outgoing" else "incoming"
+        prepared = await target.client.request("textDocument/prepareCallHierarchy", target.params)
+        calls: list[JsonObject] = []
+        for item in prepared if isinstance(prepared, list) else []:
+            reply = await target.client.request(f"callHierarchy/{direction}Calls", {"item": item})
+            for call in reply if isinstance(reply, list) else []:
+                other = (
+                    call.get("from" if direction == "incoming" else "to") if isinstance(call, dict) else None
+                )
+                if isinstance(other, dict):
+                    link = {
+                        "uri": other.get("uri"),
+                        "range": other.get("selectionRange") or other.get("range"),
+                    }
+                    for location in render.locations(target.client, link):
+                        calls.append({"name": other.get("name"), **location})
+        lines = [f"{c['name']}  {c['path']}:{c['line']}:{c['column']}: {c['text']}" for c in calls]
+        what = "callers" if direction == "incoming" else "callees"
+        return self._result(
+            target.client,
+            lines,
+            f"No {what} found for {target.where()}",
+            {"direction": direction, "calls": calls},
+        )
+
+    async def _diagnostics(self, args: JsonObject) -> ToolResult:
+        path = self._path(args.get("file"))
+        client = await self.server_for(path).ensure_running()
+        document = await client.sync_document(path)
+        items: list[JsonObject] | None = None
+        mode = "pushed"
+        if client.supports("diagnosticProvider"):
+            with contextlib.suppress(RpcError):
+                reply = await client.request(
+                    "textDocument/diagnostic", {"textDocument": {"uri": document.uri}}
+                )
+                if isinstance(reply, dict) and isinstance(reply.get("items"), list):
+                    items, mode = reply["items"], "pulled"
+        if items is None:
+            pushed = await client.pushed_diagnostics(
+                document, timeout=min(client.config.request_timeout_sec, _DIAGNOSTICS_WAIT)
+            )
+            if pushed is None:
+                return self._result(
+                    client,
+                    [],
+                    f"{client.name} sent no diagnostics for {display_path(path, self.workspace)} "
+                    f"within {min(client.config.request_timeout_sec, _DIAGNOSTICS_WAIT):g}s",
+                    {"path": display_path(path, self.workspace), "diagnostics": [], "received": False},
+                )
+            items = pushed.items
+        found = render.diagnostics(client, document.uri, items)
+        return self._result(
+            client,
+            render.diagnostic_lines(found),
+            f"No problems reported in {display_path(path, self.workspace)}",
+            {"path": display_path(path, self.workspace), "diagnostics": found, "mode": mode},
+        )
+
+    async def _rename(self, args: JsonObject) -> ToolResult:
+        new_name = args.get("new_name")
+        if not isinstance(new_name, str) or not new_name.strip():
+            raise LspLocationError("`new_name` must be a non-empty name")
+        target = await self._target(args)
+        if not target.client.supports("renameProvider"):
+            return self._unsupported(
+                target.client, "rename", "use lsp.references and edit each use with fs.edit"
+            )
+        edit = await target.client.request("textDocument/rename", {**target.params, "newName": new_name})
+        files = render.rename_preview(target.client, edit)
+        lines = render.rename_lines(files)
+        if lines:
+            count = sum(len(f["changes"]) for f in files)
+            lines.insert(
+                0,
+                f"Preview: renaming to {new_name!r} changes {count} line(s) in {len(files)} file(s); nothing was written.",
+            )
+        return self._result(
+            target.client,
+            lines,
+            f"Nothing to rename at {target.where()}",
+            {"new_name": new_name, "files": files, "applied": False},
+        )
+
+    # --- reporting -----------------------------------------------------------------------------------------------
+
+    def status(self) -> list[JsonObject]:
+        return [server.snapshot() for server in self.servers.values()]

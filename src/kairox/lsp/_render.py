@@ -1,0 +1,220 @@
+"""Server replies as text a model reads (``path:line:col: the line``) and as structured content, with
+1-based lines and character columns."""
+
+import difflib
+from typing import Any
+
+from kairox._util import JsonObject
+from kairox.lsp._client import LspClient
+from kairox.lsp._symbols import FoundSymbol
+from kairox.lsp._text import display_path, line_of, to_model_column, uri_to_path
+
+MAX_ITEMS = 200
+_SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+
+
+class _Texts:
+    """File texts read once per reply."""
+
+    def __init__(self, client: LspClient) -> None:
+        self.client = client
+        self._texts: dict[str, str] = {}
+
+    def __call__(self, uri: str) -> str:
+        if uri not in self._texts:
+            self._texts[uri] = self.client.text_of(uri)
+        return self._texts[uri]
+
+
+def position(client: LspClient, text: str, pos: Any) -> tuple[int, int]:
+    """A server ``Position`` as the model's (line, column), both 1-based."""
+    line = int(pos.get("line", 0)) if isinstance(pos, dict) else 0
+    character = int(pos.get("character", 0)) if isinstance(pos, dict) else 0
+    return line + 1, to_model_column(line_of(text, line), character, client.position_encoding)
+
+
+def locations(client: LspClient, result: Any) -> list[JsonObject]:
+    """``Location``, ``Location[]`` or ``LocationLink[]`` as ``{path, line, column, end_line, end_column, text}``."""
+    items = result if isinstance(result, list) else [result] if isinstance(result, dict) else []
+    texts = _Texts(client)
+    out: list[JsonObject] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        uri = item.get("targetUri") or item.get("uri")
+        rng = item.get("targetSelectionRange") or item.get("range")
+        if not isinstance(uri, str) or not isinstance(rng, dict):
+            continue
+        text = texts(uri)
+        line, column = position(client, text, rng.get("start"))
+        end_line, end_column = position(client, text, rng.get("end"))
+        out.append(
+            {
+                "path": display_path(uri_to_path(uri), client.workspace),
+                "line": line,
+                "column": column,
+                "end_line": end_line,
+                "end_column": end_column,
+                "text": line_of(text, line - 1).strip(),
+            }
+        )
+    return out
+
+
+def location_lines(items: list[JsonObject]) -> list[str]:
+    lines = [f"{i['path']}:{i['line']}:{i['column']}: {i['text']}" for i in items[:MAX_ITEMS]]
+    if len(items) > MAX_ITEMS:
+        lines.append(f"... and {len(items) - MAX_ITEMS} more")
+    return lines
+
+
+def hover_text(result: Any) -> str:
+    if not isinstance(result, dict):
+        return ""
+    contents = result.get("contents")
+    parts = contents if isinstance(contents, list) else [contents]
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("value"), str):
+            language = part.get("language")
+            texts.append(f"```{language}\n{part['value']}\n```" if language else part["value"])
+    return "\n\n".join(t.strip() for t in texts if t.strip())
+
+
+def symbols(client: LspClient, found: list[FoundSymbol]) -> list[JsonObject]:
+    texts = _Texts(client)
+    out: list[JsonObject] = []
+    for symbol in found:
+        text = texts(symbol.uri)
+        line, column = position(client, text, {"line": symbol.line, "character": symbol.character})
+        out.append(
+            {
+                "name": symbol.name,
+                "qualified_name": ".".join(symbol.qualified),
+                "kind": symbol.kind,
+                "path": display_path(uri_to_path(symbol.uri), client.workspace),
+                "line": line,
+                "column": column,
+                "depth": symbol.depth,
+                "detail": symbol.detail,
+            }
+        )
+    return out
+
+
+def symbol_lines(items: list[JsonObject], *, with_path: bool) -> list[str]:
+    lines = []
+    for item in items[:MAX_ITEMS]:
+        where = (
+            f"{item['path']}:{item['line']}:{item['column']}"
+            if with_path
+            else f"{item['line']}:{item['column']}"
+        )
+        lines.append(f"{'  ' * int(item['depth'])}{item['kind']} {item['qualified_name']}  {where}")
+    if len(items) > MAX_ITEMS:
+        lines.append(f"... and {len(items) - MAX_ITEMS} more")
+    return lines
+
+
+def diagnostics(client: LspClient, uri: str, items: list[JsonObject]) -> list[JsonObject]:
+    text = client.text_of(uri)
+    path = display_path(uri_to_path(uri), client.workspace)
+    out: list[JsonObject] = []
+    for item in items:
+        rng = item.get("range") if isinstance(item.get("range"), dict) else {}
+        line, column = position(client, text, rng.get("start") if rng else None)
+        code = item.get("code")
+        out.append(
+            {
+                "path": path,
+                "line": line,
+                "column": column,
+                "severity": _SEVERITIES.get(int(item.get("severity") or 1), "error"),
+                "message": str(item.get("message", "")),
+                "source": item.get("source"),
+                "code": code if isinstance(code, str | int) else None,
+            }
+        )
+    return sorted(out, key=lambda d: (d["line"], d["column"]))
+
+
+def diagnostic_lines(items: list[JsonObject]) -> list[str]:
+    lines = []
+    for d in items:
+        origin = "/".join(str(p) for p in (d["source"], d["code"]) if p)
+        lines.append(
+            f"{d['path']}:{d['line']}:{d['column']}: {d['severity']}: {d['message']}"
+            + (f" [{origin}]" if origin else "")
+        )
+    return lines
+
+
+def _offset(text: str, lines: list[str], pos: Any, client: LspClient) -> int:
+    line, column = position(client, text, pos)
+    return sum(len(lines[i]) for i in range(min(line - 1, len(lines)))) + column - 1
+
+
+def _apply(client: LspClient, text: str, edits: list[JsonObject]) -> str:
+    lines = text.splitlines(keepends=True)
+    spans = []
+    for edit in edits:
+        rng = edit.get("range") or {}
+        spans.append(
+            (
+                _offset(text, lines, rng.get("start"), client),
+                _offset(text, lines, rng.get("end"), client),
+                str(edit.get("newText", "")),
+            )
+        )
+    for start, end, new in sorted(spans, key=lambda s: (s[0], s[1]), reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def rename_preview(client: LspClient, edit: Any) -> list[JsonObject]:
+    """A ``WorkspaceEdit`` as per-file line changes ``{path, changes: [{line, old, new}]}``; nothing is written."""
+    per_uri: dict[str, list[JsonObject]] = {}
+    if isinstance(edit, dict):
+        for uri, edits in (edit.get("changes") or {}).items():
+            per_uri.setdefault(uri, []).extend(e for e in edits if isinstance(e, dict))
+        for change in edit.get("documentChanges") or []:
+            if isinstance(change, dict) and isinstance(change.get("textDocument"), dict):
+                uri = change["textDocument"].get("uri")
+                if isinstance(uri, str):
+                    per_uri.setdefault(uri, []).extend(
+                        e for e in change.get("edits", []) if isinstance(e, dict)
+                    )
+    files: list[JsonObject] = []
+    for uri, edits in sorted(per_uri.items()):
+        old = client.text_of(uri)
+        new = _apply(client, old, edits)
+        old_lines, new_lines = old.splitlines(), new.splitlines()
+        changes: list[JsonObject] = []
+        matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+        for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            for offset in range(max(a2 - a1, b2 - b1)):
+                changes.append(
+                    {
+                        "line": a1 + offset + 1,
+                        "old": old_lines[a1 + offset] if a1 + offset < a2 else None,
+                        "new": new_lines[b1 + offset] if b1 + offset < b2 else None,
+                    }
+                )
+        if changes:
+            files.append({"path": display_path(uri_to_path(uri), client.workspace), "changes": changes})
+    return files
+
+
+def rename_lines(files: list[JsonObject]) -> list[str]:
+    lines = []
+    for file in files:
+        for change in file["changes"]:
+            if change["old"] is not None:
+                lines.append(f"{file['path']}:{change['line']}: - {change['old'].strip()}")
+            if change["new"] is not None:
+                lines.append(f"{file['path']}:{change['line']}: + {change['new'].strip()}")
+    return lines

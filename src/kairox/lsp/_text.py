@@ -1,0 +1,97 @@
+"""Paths and URIs, file patterns, and columns: the model counts characters from 1, a server counts code units
+from 0 in the position encoding both agreed on (UTF-16 unless negotiated otherwise)."""
+
+import functools
+import re
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote, unquote, urlparse
+
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+
+
+def path_to_uri(path: Path) -> str:
+    return "file://" + quote(str(path.resolve()).replace("\\", "/"), safe="/:")
+
+
+def uri_to_path(uri: str) -> Path:
+    parsed = urlparse(uri)
+    return Path(unquote(parsed.path))
+
+
+def _units(char: str, encoding: str) -> int:
+    if encoding == UTF8:
+        return len(char.encode("utf-8"))
+    if encoding == UTF32:
+        return 1
+    return 2 if ord(char) > 0xFFFF else 1
+
+
+def to_server_character(line_text: str, column: int, encoding: str) -> int:
+    """The server's 0-based ``character`` for the model's 1-based ``column`` (a count of characters)."""
+    prefix = line_text[: max(column - 1, 0)]
+    if encoding == UTF32:
+        return len(prefix)
+    return sum(_units(c, encoding) for c in prefix)
+
+
+def to_model_column(line_text: str, character: int, encoding: str) -> int:
+    """The model's 1-based column for the server's 0-based ``character`` in ``encoding`` code units."""
+    if encoding == UTF32:
+        return min(character, len(line_text)) + 1
+    units = 0
+    for index, char in enumerate(line_text):
+        if units >= character:
+            return index + 1
+        units += _units(char, encoding)
+    return len(line_text) + 1
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern_regex(pattern: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            parts.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            parts.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            parts.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            parts.append("[^/]")
+            i += 1
+        elif pattern[i] == "{" and "}" in pattern[i:]:
+            end = pattern.index("}", i)
+            parts.append("(?:" + "|".join(re.escape(p) for p in pattern[i + 1 : end].split(",")) + ")")
+            i = end + 1
+        else:
+            parts.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(parts) + r"\Z")
+
+
+def matches_pattern(relative: PurePosixPath, pattern: str) -> bool:
+    """``*.py`` matches a file name anywhere; a pattern with ``/`` matches the workspace-relative path."""
+    target = str(relative) if "/" in pattern else relative.name
+    return _pattern_regex(pattern.removeprefix("./")).match(target) is not None
+
+
+def relative_to(path: Path, root: Path) -> PurePosixPath:
+    try:
+        return PurePosixPath(path.resolve().relative_to(root.resolve()).as_posix())
+    except ValueError:
+        return PurePosixPath(path.resolve().as_posix())
+
+
+def display_path(path: Path, root: Path) -> str:
+    """Workspace-relative when inside the workspace, absolute otherwise."""
+    return str(relative_to(path, root))
+
+
+def line_of(text: str, line: int) -> str:
+    """The 0-based ``line`` of ``text`` without its line end ('' when out of range)."""
+    lines = text.splitlines()
+    return lines[line] if 0 <= line < len(lines) else ""

@@ -1,0 +1,99 @@
+"""Fixture projects, language server configurations and process checks for the LSP tests (real
+jedi-language-server and python-lsp-server from the test environment)."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kairox.config import LspServerConfig
+
+BIN = Path(sys.executable).parent
+HERE = Path(__file__).resolve().parent
+
+GREETING = '''"""Greetings."""
+
+
+class Greeter:
+    """Says hello to someone."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def greet(self, punctuation: str = "!") -> str:
+        """Return a greeting for the name."""
+        return "Hello, " + self.name + punctuation
+
+
+def make(name: str) -> Greeter:
+    """Build a Greeter."""
+    return Greeter(name)
+'''
+
+MAIN = """from pkg.greeting import Greeter, make
+
+g = Greeter("wörld 🎉"); print(g.greet())
+print(make("x").greet("?"))
+"""
+
+BROKEN = """def total(values):
+    return sum(values) + undefined_name
+"""
+
+
+def jedi_config(**changes: Any) -> LspServerConfig:
+    fields: dict[str, Any] = {"file_patterns": ["*.py"], "languages": ["python"], **changes}
+    return LspServerConfig(command=str(BIN / "jedi-language-server"), **fields)
+
+
+def pylsp_config(**changes: Any) -> LspServerConfig:
+    # python-lsp-server counts columns in characters although it announces nothing (UTF-16 by the protocol)
+    fields: dict[str, Any] = {
+        "file_patterns": ["*.py"],
+        "languages": ["python"],
+        "position_encoding": "utf-32",
+    }
+    return LspServerConfig(command=str(BIN / "pylsp"), **{**fields, **changes})
+
+
+SERVERS = {"jedi": jedi_config, "pylsp": pylsp_config}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "greeting.py").write_text(GREETING, encoding="utf-8")
+    (root / "pkg" / "main.py").write_text(MAIN, encoding="utf-8")
+    (root / "pkg" / "broken.py").write_text(BROKEN, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def server_name(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def process_gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (absent, or a zombie nobody waits for)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+                continue
+    return found
