@@ -18,7 +18,7 @@ from kairox.errors import Diagnostic, Severity
 from kairox.skills._model import SkillArgument, SkillDef, SkillFormat, SkillFrontmatter
 from kairox.skills._parse import ParseOutcome
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 """Bump whenever parsing changes what it gives, so old entries are not reused."""
 _TUPLE_FIELDS = {"keywords", "tools", "allowed_tools", "examples"}
 

@@ -288,7 +288,7 @@ def _place(content: Path, target: Path, *, is_folder: bool) -> None:
             backup = staged / "previous"
             os.rename(target, backup)
         os.rename(payload, target)
-    except BaseException:
+    except BaseException as exc:
         if backup is not None and backup.exists() and not target.exists():
             os.rename(backup, target)
         if staged is not None:
@@ -296,6 +296,15 @@ def _place(content: Path, target: Path, *, is_folder: bool) -> None:
         for folder in created:  # deepest first
             with contextlib.suppress(OSError):
                 folder.rmdir()
+        if isinstance(exc, OSError):
+            raise SkillInstallError(f"copying the skill to {target} failed: {_copy_reason(exc)}; nothing was installed") from exc
         raise
     if staged is not None:
         shutil.rmtree(staged, ignore_errors=True)
+
+
+def _copy_reason(exc: OSError) -> str:
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        source, _, why = exc.args[0][0]
+        return f"{source}: {why}"
+    return str(exc)

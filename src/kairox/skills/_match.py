@@ -25,16 +25,26 @@ STOPWORDS = frozenset(
 
 
 def stem(word: str) -> str:
-    """A light suffix stripper, enough for ``tests``/``testing``/``tested`` to meet ``test``."""
+    """A light suffix stripper, enough for ``tests``/``testing``/``tested`` to meet ``test`` and
+    ``debugging`` to meet ``debug``."""
+    if len(word) > 6 and word.endswith("ically"):
+        return word[:-4]
+    if len(word) > 5 and word.endswith("ly") and not word.endswith("ply"):
+        return word[:-2]
     if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ied"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("ies"):
+        return _undouble(word[:-3])
+    if len(word) > 4 and word.endswith(("ied", "ies")):
         return word[:-3] + "y"
     if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-        return word[:-2]
+        return _undouble(word[:-2])
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _undouble(word: str) -> str:
+    """``debugg`` -> ``debug``, ``stopp`` -> ``stop`` (but ``install`` and ``pass`` keep theirs)."""
+    if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "aeiouls":
         return word[:-1]
     return word
 
