@@ -276,16 +276,17 @@ class McpClient:
             try:
                 async with AsyncExitStack() as stack:
                     client = await self._connect(stack)
-                    await self._list_everything(client)
-                    scope.deadline = math.inf
-                    self._client = client
-                    was_ready = True
-                    self.lifecycle.ready(len(self.tools), client.protocol_version)
-                    await self._notify_listeners()
                     async with anyio.create_task_group() as tg:
-                        tg.start_soon(self._relist_loop, client)
                         if self._wants_listen(client):
-                            tg.start_soon(self._listen_loop, client)
+                            # subscribe before listing, so no change between the two is missed
+                            await tg.start(self._listen_loop, client)
+                        await self._list_everything(client)
+                        tg.start_soon(self._relist_loop, client)
+                        scope.deadline = math.inf
+                        self._client = client
+                        was_ready = True
+                        self.lifecycle.ready(len(self.tools), client.protocol_version)
+                        await self._notify_listeners()
                         if self._transport is not None:
                             tg.start_soon(self._watch_stdout, self._transport)
                         await self._lost.wait()
@@ -516,14 +517,20 @@ class McpClient:
         tools = client.server_capabilities.tools
         return client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools is not None and bool(tools.list_changed)
 
-    async def _listen_loop(self, client: Client) -> None:
+    async def _listen_loop(
+        self, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """2026-era servers announce tool changes only on a ``subscriptions/listen`` stream."""
         try:
             async with client.listen(tools_list_changed=True) as subscription:
+                task_status.started()
                 async for _event in subscription:
                     self._relist.set()
         except Exception as exc:
-            self.events.emit(McpProtocolViolation(server=self.name, detail=f"tool change subscription ended: {exc}"))
+            if not self._lost.is_set():
+                self.events.emit(McpProtocolViolation(server=self.name, detail=f"tool change subscription ended: {exc}"))
+            with contextlib.suppress(RuntimeError):
+                task_status.started()
 
     async def _notify_listeners(self) -> None:
         for listener in list(self._listeners):

@@ -1,0 +1,91 @@
+"""McpToolAdapter: registry names, filters, permissions, atomic replacement after list_changed (M5)."""
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import anyio
+import pytest
+
+from kairox.config import McpServerConfig
+from kairox.mcp import McpClient, McpToolAdapter, permission_for
+from kairox.tools import (
+    Access,
+    CallContext,
+    PermissionProfile,
+    ToolAnnotations,
+    ToolProvider,
+    ToolSource,
+    ToolSpec,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+def _ctx() -> CallContext:
+    return CallContext(call_id="a", workspace=Path("."))
+
+
+async def test_tools_get_prefixed_names_source_origin_and_hints(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    async with McpClient("basic", python_server("basic_server.py"), workspace=tmp_path) as client:
+        adapter = McpToolAdapter(client)
+        specs = {spec.name: spec for spec in await adapter.list_tools()}
+        result = await adapter.call_tool("mcp__basic__echo", {"message": "via adapter"}, _ctx())
+    echo = specs["mcp__basic__echo"]
+    assert (echo.source, echo.origin, echo.description) == (ToolSource.MCP, "basic", "Return the message unchanged.")
+    assert echo.annotations == ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    assert echo.permission == PermissionProfile(access=Access.EXTERNAL, destructive=False, open_world=False)
+    assert specs["mcp__basic__add"].permission == PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True)
+    assert specs["mcp__basic__add"].output_schema is not None
+    assert echo.meta == {"mcp_server": "basic", "mcp_tool": "echo"}
+    assert result.text_content() == "via adapter"
+
+
+def test_annotations_only_narrow_what_a_tool_may_do() -> None:
+    assert permission_for(ToolAnnotations()) == PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True)
+    assert permission_for(ToolAnnotations(destructive_hint=False, open_world_hint=True)) == PermissionProfile(
+        access=Access.EXTERNAL, destructive=False, open_world=True
+    )
+
+
+async def test_enabled_then_disabled_tools_filter(python_server: Callable[..., McpServerConfig], tmp_path: Path) -> None:
+    config = python_server("basic_server.py", enabled_tools=["echo", "add", "log"], disabled_tools=["log"])
+    async with McpClient("basic", config, workspace=tmp_path) as client:
+        adapter = McpToolAdapter(client)
+        names = [spec.name for spec in await adapter.list_tools()]
+        hidden = await adapter.call_tool("mcp__basic__log", {"message": "x"}, _ctx())
+    assert names == ["mcp__basic__echo", "mcp__basic__add", "mcp__basic__list_resources", "mcp__basic__read_resource"]
+    assert hidden.is_error is True
+
+
+async def test_list_changed_burst_replaces_the_tools_at_once(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    replacements: list[list[str]] = []
+
+    def listener(provider: ToolProvider, specs: Sequence[ToolSpec]) -> None:
+        replacements.append([spec.name for spec in specs])
+
+    async with McpClient("basic", python_server("basic_server.py"), workspace=tmp_path) as client:
+        adapter = McpToolAdapter(client)
+        adapter.on_tools_changed(listener)
+        await adapter.call_tool("mcp__basic__burst", {"count": 5}, _ctx())
+        with anyio.fail_after(10):
+            while not replacements or "mcp__basic__extra_4" not in replacements[-1]:
+                await anyio.sleep(0.02)
+        await adapter.call_tool("mcp__basic__burst", {"count": 2}, _ctx())
+        with anyio.fail_after(10):
+            while "mcp__basic__extra_4" in replacements[-1]:
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.3)  # let the burst's last notifications land
+        offered = [spec.name for spec in await adapter.list_tools()]
+        current = [tool.name for tool in await client.refresh_tools()]
+        extra = await adapter.call_tool("mcp__basic__extra_1", {}, _ctx())
+        gone = await adapter.call_tool("mcp__basic__extra_4", {}, _ctx())
+    tools = [name for name in offered if not name.endswith(("list_resources", "read_resource"))]
+    assert tools == [f"mcp__basic__{name}" for name in current]
+    assert tools[-2:] == ["mcp__basic__extra_0", "mcp__basic__extra_1"]
+    assert all(offered == r for r in replacements[-1:])
+    assert extra.text_content() == "extra 1"
+    assert gone.is_error is True and "no longer" in gone.text_content()
