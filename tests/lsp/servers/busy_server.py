@@ -1,0 +1,98 @@
+"""A tiny language server for tests: it prints noise before its first header, asks the client the requests real
+servers ask, reports indexing progress that does not end, can flood stderr and can hang a request.
+
+Usage: busy_server.py [--flood BYTES]
+"""
+
+import json
+import sys
+import threading
+
+out = sys.stdout.buffer
+lock = threading.Lock()
+replies: dict[str, object] = {}
+asked: dict[int, str] = {}
+
+
+def send(message: dict) -> None:
+    body = json.dumps(message).encode()
+    with lock:
+        out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        out.flush()
+
+
+def read() -> dict | None:
+    length = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            if length is not None:
+                break
+            continue
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+
+
+def ask(request_id: int, method: str, params: object) -> None:
+    asked[request_id] = method
+    send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+
+def main() -> None:
+    flood = int(sys.argv[sys.argv.index("--flood") + 1]) if "--flood" in sys.argv else 0
+    out.write(b"busy server starting (noise on stdout)\n")
+    out.flush()
+    while (message := read()) is not None:
+        method, request_id = message.get("method"), message.get("id")
+        if method is None:  # a reply to one of our requests
+            replies[asked.get(request_id, str(request_id))] = message.get("result", message.get("error"))
+            continue
+        if method == "initialize":
+            if flood:
+                sys.stderr.write("x" * flood + "\n")
+                sys.stderr.flush()
+            send({"jsonrpc": "2.0", "id": request_id, "result": {
+                "capabilities": {"definitionProvider": True, "textDocumentSync": 1},
+                "serverInfo": {"name": "busy"},
+            }})  # fmt: skip
+        elif method == "initialized":
+            ask(1, "window/workDoneProgress/create", {"token": "idx"})
+            ask(2, "workspace/configuration", {"items": [{"section": "busy.mode"}, {"section": "missing"}]})
+            ask(
+                3, "client/registerCapability", {"registrations": [{"id": "r", "method": "workspace/symbol"}]}
+            )
+            ask(4, "workspace/applyEdit", {"edit": {"changes": {}}})
+            ask(5, "custom/unknown", {})
+            send({"jsonrpc": "2.0", "method": "$/progress", "params": {
+                "token": "idx", "value": {"kind": "begin", "title": "Indexing"},
+            }})  # fmt: skip
+        elif method == "textDocument/definition":
+            send({"jsonrpc": "2.0", "id": request_id, "result": []})
+        elif method == "test/replies":
+            send({"jsonrpc": "2.0", "id": request_id, "result": replies})
+        elif method == "test/endIndexing":
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "$/progress",
+                    "params": {"token": "idx", "value": {"kind": "end"}},
+                }
+            )
+            send({"jsonrpc": "2.0", "id": request_id, "result": None})
+        elif method == "test/hang":
+            pass
+        elif method == "shutdown":
+            send({"jsonrpc": "2.0", "id": request_id, "result": None})
+        elif method == "exit":
+            return
+        elif request_id is not None:
+            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": method}})
+
+
+if __name__ == "__main__":
+    main()

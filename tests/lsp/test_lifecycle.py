@@ -1,0 +1,217 @@
+"""Server lifecycles: lazy start, one start for concurrent first uses, crash -> Failed -> restart, stopping within
+the kill timeout with no process left, answers to the server's own requests, indexing progress."""
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from tests.lsp._fixtures import HERE, SERVERS, children_of, process_gone
+
+from kairox._rpc import ServerStatus
+from kairox.config import LspServerConfig
+from kairox.errors import ToolCallError
+from kairox.events import RecordingSink
+from kairox.lsp import (
+    LspServerFailed,
+    LspServerLifecycle,
+    LspServerRunning,
+    LspServerStarting,
+    LspServerStopped,
+    LspStartupError,
+    LspToolProvider,
+)
+from kairox.tools import CallContext
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+def busy_config(*args: str, **changes: object) -> LspServerConfig:
+    fields: dict[str, object] = {
+        "args": [str(HERE / "servers" / "busy_server.py"), *args],
+        "file_patterns": ["*.py"],
+        "settings": {"busy": {"mode": "fast"}},
+        **changes,
+    }
+    return LspServerConfig(command=sys.executable, **fields)  # type: ignore[arg-type]
+
+
+async def test_the_servers_own_requests_are_answered(project: Path) -> None:
+    async with LspServerLifecycle("busy", busy_config(), workspace=project) as server:
+        client = await server.ensure_running()
+        replies: dict[str, object] = {}
+        with anyio.fail_after(10):
+            while len(replies) < 5:
+                replies = await client.request("test/replies")
+                await anyio.sleep(0.02)
+    assert replies == {
+        "window/workDoneProgress/create": None,
+        "workspace/configuration": ["fast", None],
+        "client/registerCapability": None,
+        "workspace/applyEdit": {
+            "applied": False,
+            "failureReason": "Kairox shows edits as a preview; apply them with fs.edit",
+        },
+        "custom/unknown": {"code": -32601, "message": "method not found: custom/unknown"},
+    }
+    assert client.registrations == [{"id": "r", "method": "workspace/symbol"}]
+
+
+async def test_results_say_the_server_is_still_indexing_instead_of_looking_empty(project: Path) -> None:
+    context = CallContext(call_id="t", workspace=project)
+    async with LspToolProvider({"busy": busy_config()}, workspace=project) as provider:
+        client = await provider.servers["busy"].ensure_running()
+        with anyio.fail_after(10):
+            while not client.progress:
+                await anyio.sleep(0.02)
+        during = await provider.call_tool("lsp.definition", {"file": "pkg/main.py", "line": 1}, context)
+        await client.request("test/endIndexing")
+        after = await provider.call_tool("lsp.definition", {"file": "pkg/main.py", "line": 1}, context)
+    assert during.text_content() == (
+        "No definition found at pkg/main.py:1:1, but busy is still working (Indexing): try again shortly."
+    )
+    assert during.structured == {"server": "busy", "locations": [], "indexing": ["Indexing"]}
+    assert after.text_content() == "No definition found at pkg/main.py:1:1."
+
+
+async def test_a_server_flooding_stderr_starts_and_its_stderr_tail_is_kept(project: Path) -> None:
+    async with LspServerLifecycle("busy", busy_config("--flood", "2000000"), workspace=project) as server:
+        client = await server.ensure_running()
+        assert await client.request("textDocument/definition", {}) == []
+        assert client.child.stderr.total_bytes >= 2_000_000
+        assert client.child.stderr.text().endswith("x\n")
+
+
+async def test_concurrent_first_uses_start_one_server(project: Path) -> None:
+    sink = RecordingSink()
+    async with LspServerLifecycle("jedi", SERVERS["jedi"](), workspace=project, events=sink) as server:
+        clients = []
+
+        async def use() -> None:
+            clients.append(await server.ensure_running())
+
+        async with anyio.create_task_group() as group:
+            for _ in range(5):
+                group.start_soon(use)
+        pid = clients[0].child.pid
+    assert len({id(c) for c in clients}) == 1
+    assert sink.events == [
+        LspServerStarting(server="jedi"),
+        LspServerRunning(server="jedi", pid=pid, position_encoding="utf-32"),
+        LspServerStopped(server="jedi"),
+    ]
+    assert process_gone(pid)
+
+
+@pytest.mark.timeout(90)
+async def test_a_server_killed_mid_request_fails_it_clearly_then_runs_again(project: Path) -> None:
+    sink = RecordingSink()
+    context = CallContext(call_id="t", workspace=project)
+    where = {"file": "pkg/main.py", "line": 4, "column": 7}
+    async with LspToolProvider({"jedi": SERVERS["jedi"]()}, workspace=project, events=sink) as provider:
+        server = provider.servers["jedi"]
+        first = await server.ensure_running()
+        first_pid = first.child.pid
+        await first.sync_document(project / "pkg" / "main.py")
+        os.kill(first_pid, signal.SIGSTOP)  # the request below stays unanswered until the kill
+        failure: list[BaseException] = []
+
+        async def definition() -> None:
+            try:
+                await provider.call_tool("lsp.definition", where, context)
+            except ToolCallError as exc:
+                failure.append(exc)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(definition)
+            assert first.rpc is not None
+            with anyio.fail_after(10):
+                while not first.rpc._pending:
+                    await anyio.sleep(0.01)
+            os.kill(first_pid, signal.SIGKILL)
+        with anyio.fail_after(10):  # the supervisor notices the crash on its own
+            while server.status is not ServerStatus.FAILED:
+                await anyio.sleep(0.01)
+        again = await provider.call_tool("lsp.definition", where, context)
+        second_pid = server.client.child.pid if server.client else 0
+    assert len(failure) == 1
+    message = str(failure[0])
+    assert message.startswith(
+        "lsp.definition failed: language server 'jedi' closed the connection before answering "
+        "textDocument/definition: the server closed its output"
+    )
+    assert again.text_content() == "pkg/greeting.py:15:5: def make(name: str) -> Greeter:"
+    failed = sink.of_type(LspServerFailed)
+    assert [type(e) for e in sink.events] == [
+        LspServerStarting,
+        LspServerRunning,
+        LspServerFailed,
+        LspServerStarting,
+        LspServerRunning,
+        LspServerStopped,
+    ]
+    assert sink.of_type(LspServerStarting) == [
+        LspServerStarting(server="jedi"),
+        LspServerStarting(server="jedi", restart=True),
+    ]
+    assert failed[0].reason.startswith("the server closed its output")
+    assert first_pid != second_pid
+    assert process_gone(first_pid) and process_gone(second_pid)
+
+
+@pytest.mark.timeout(30)
+async def test_stopping_a_verbose_jedi_ends_within_the_kill_timeout_and_leaves_no_process(
+    project: Path,
+) -> None:
+    config = SERVERS["jedi"](args=["-v"], shutdown_timeout_sec=2.0)
+    sink = RecordingSink()
+    async with LspServerLifecycle("jedi", config, workspace=project, events=sink) as server:
+        client = await server.ensure_running()
+        pid = client.child.pid
+        for _ in range(3):
+            await client.sync_document(project / "pkg" / "main.py")
+            await client.request("textDocument/hover", {
+                "textDocument": {"uri": (project / "pkg" / "main.py").as_uri()},
+                "position": {"line": 3, "character": 7},
+            })  # fmt: skip
+        with anyio.fail_after(config.shutdown_timeout_sec + 1):
+            await server.stop()
+        assert server.status is ServerStatus.STOPPED
+    assert client.child.stderr.total_bytes > 0
+    assert process_gone(pid)
+    assert children_of(pid) == []
+    assert sink.events[-1] == LspServerStopped(server="jedi")
+
+
+async def test_a_server_whose_command_is_missing_fails_with_the_reason(project: Path) -> None:
+    sink = RecordingSink()
+    config = LspServerConfig(command="/nonexistent/kairox-test-ls", file_patterns=["*.py"])
+    async with LspServerLifecycle("ghost", config, workspace=project, events=sink) as server:
+        with pytest.raises(LspStartupError) as caught:
+            await server.ensure_running()
+        status = server.status
+    reason = "cannot run '/nonexistent/kairox-test-ls': No such file or directory"
+    assert caught.value.message == f"language server 'ghost' did not start: {reason}"
+    assert status is ServerStatus.FAILED
+    assert sink.events == [LspServerStarting(server="ghost"), LspServerFailed(server="ghost", reason=reason)]
+
+
+async def test_a_server_that_exits_before_initialize_answers_fails_with_its_stderr(project: Path) -> None:
+    config = LspServerConfig(
+        command=sys.executable, args=["-c", "import sys; sys.stderr.write('bad flag --x'); sys.exit(3)"]
+    )
+    async with LspServerLifecycle("quitter", config, workspace=project) as server:
+        with pytest.raises(LspStartupError) as caught:
+            await server.ensure_running()
+    assert "closed the connection before answering initialize" in caught.value.message
+    assert "bad flag --x" in caught.value.message + caught.value.stderr_tail
+
+
+async def test_untrusted_and_disabled_servers_are_left_out(project: Path) -> None:
+    configs = {"jedi": SERVERS["jedi"](), "off": SERVERS["pylsp"](enabled=False), "new": SERVERS["pylsp"]()}
+    async with LspToolProvider(configs, workspace=project, pending={"lsp_servers.new"}) as provider:
+        assert list(provider.servers) == ["jedi"]
+    async with LspToolProvider({}, workspace=project) as empty:
+        assert await empty.list_tools() == []
