@@ -118,11 +118,14 @@ class _Loader:
         tools = []
         for declaration in self.manifest.tools:
             command = expand_plugin_root(declaration.command, self.root)
-            if "/" in command and not Path(command).is_absolute():
+            program, _, rest = command.strip().partition(" ")
+            if "/" in program and not Path(program).is_absolute():
+                # a relative program path is a file of the plugin
                 try:
-                    command = str(resolve_inside(self.root, command))
+                    program = str(resolve_inside(self.root, program))
                 except PluginPathError as exc:
                     raise self.refuse(f"tools.{declaration.name}.command: {exc}") from exc
+                command = f"{program} {rest}".strip()
             expanded = ToolDeclaration.model_validate(
                 {
                     **declaration.model_dump(by_alias=True),

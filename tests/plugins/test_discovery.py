@@ -1,0 +1,129 @@
+"""Where plugins are found (P1), settings that disable a plugin or one contribution (P6), routing (P5)."""
+
+from pathlib import Path
+
+from tests.plugins.conftest import make_plugin, write_json
+
+from kairox.config import KairoxConfig, LspServerConfig, McpServerConfig, TrustStore, resolve_config
+from kairox.errors import Severity
+from kairox.plugins import (
+    ContributionKind,
+    PluginManifestView,
+    PluginOrigin,
+    discover_from_resolved,
+    discover_plugins,
+    route_plugins,
+    set_contribution_enabled,
+    set_plugin_enabled,
+    set_plugin_path,
+)
+
+
+def _workspace_plugin(workspace: Path, name: str) -> Path:
+    root = make_plugin(workspace / ".kairox" / "plugins" / name, {"name": name, "version": "1.0.0"}, skills=("review",))
+    write_json(root / ".mcp.json", {"mcpServers": {"tracker": {"command": "tracker-server"}}})
+    return root
+
+
+def test_workspace_plugins_wait_for_trust(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = tmp_path / "ws"
+    _workspace_plugin(workspace, "team")
+
+    untrusted = discover_from_resolved(resolve_config(workspace))
+    TrustStore(isolated_home).trust(workspace.resolve())
+    trusted = discover_from_resolved(resolve_config(workspace))
+
+    plugin = untrusted.get("team")
+    assert plugin is not None
+    assert (plugin.origin, plugin.enabled, plugin.disabled_reason) == (PluginOrigin.WORKSPACE, False, "workspace plugins wait for `kairox trust`")
+    assert untrusted.active() == ()
+    assert [p.name for p in trusted.active()] == ["team"]
+
+
+def test_paths_are_relative_to_the_file_that_lists_them(tmp_path: Path, isolated_home: Path) -> None:
+    make_plugin(isolated_home / "mine" / "alpha", {"name": "alpha"}, skills=("one",))
+    (isolated_home / "kairox.toml").write_text('[plugins]\npaths = ["mine/alpha"]\n')
+
+    found = discover_from_resolved(resolve_config(tmp_path))
+
+    assert [(p.name, p.origin, p.root, p.active) for p in found.plugins] == [("alpha", PluginOrigin.PATH, (isolated_home / "mine" / "alpha").resolve(), True)]
+
+
+def test_disabled_plugin_and_disabled_contribution_are_not_routed(tmp_path: Path, isolated_home: Path) -> None:
+    make_plugin(isolated_home / "mine" / "alpha", {"name": "alpha"}, skills=("one", "two"))
+    beta = make_plugin(isolated_home / "mine" / "beta", {"name": "beta"}, skills=("three",))
+    write_json(beta / ".mcp.json", {"srv": {"type": "http", "url": "https://beta.test/mcp"}})
+    user_file = isolated_home / "kairox.toml"
+    user_file.write_text('# my plugins\n[plugins]\npaths = ["mine/alpha", "mine/beta"]\n')
+
+    set_contribution_enabled(user_file, "alpha", "skill:two", False)
+    set_plugin_enabled(user_file, "beta", False)
+    found = discover_from_resolved(resolve_config(tmp_path))
+    routing = route_plugins(found.plugins)
+
+    assert user_file.read_text() == (
+        '# my plugins\n[plugins]\npaths = ["mine/alpha", "mine/beta"]\n\n'
+        '[plugins.entries.alpha]\ndisabled_contributions = [\n    "skill:two",\n]\n\n'
+        "[plugins.entries.beta]\nenabled = false\n"
+    )
+    assert [s.qualified_name for s in routing.skills] == ["alpha:one"]
+    assert routing.mcp_servers == {}
+    alpha = PluginManifestView.of(found.get("alpha"))  # type: ignore[arg-type]
+    assert [(c.key, c.enabled) for c in alpha.contributions] == [("skill:one", True), ("skill:two", False)]
+
+
+def test_entry_path_overrides_where_a_plugin_loads_from(tmp_path: Path, isolated_home: Path) -> None:
+    make_plugin(isolated_home / "plugins" / "gamma", {"name": "gamma", "version": "1.0.0"})
+    make_plugin(tmp_path / "dev" / "gamma", {"name": "gamma", "version": "2.0.0-dev"})
+    set_plugin_path(isolated_home / "kairox.toml", "gamma", str(tmp_path / "dev" / "gamma"))
+
+    found = discover_from_resolved(resolve_config(tmp_path))
+
+    gamma = found.get("gamma")
+    assert gamma is not None and (gamma.version, gamma.origin) == ("2.0.0-dev", PluginOrigin.PATH)
+    assert [(d.severity, d.source) for d in found.diagnostics] == [(Severity.INFO, str((isolated_home / "plugins" / "gamma").resolve()))]
+
+
+def test_routing_gives_servers_with_plugin_provenance_and_the_users_entry_wins(tmp_path: Path) -> None:
+    root = make_plugin(
+        tmp_path / "srv",
+        {"name": "srv", "lspServers": {"py": {"command": "pylsp", "extensionToLanguage": {".py": "python"}}}},
+    )
+    write_json(root / ".mcp.json", {"mcpServers": {"tracker": {"command": "tracker"}, "github": {"type": "http", "url": "https://x.test"}}})
+    config = KairoxConfig.model_validate({"plugins": {"paths": [str(root)]}, "mcp_servers": {"github": {"command": "gh-mcp"}}})
+
+    found = discover_plugins(config, home=tmp_path / "home")
+    routing = route_plugins(found.plugins, mcp_servers=config.mcp_servers, lsp_servers=config.lsp_servers)
+
+    assert routing.mcp_servers == {"tracker": McpServerConfig(command="tracker", cwd=str(root.resolve()))}
+    assert routing.lsp_servers == {"py": LspServerConfig(command="pylsp", languages=["python"], file_patterns=["*.py"])}
+    assert routing.provenance == {"mcp_servers.tracker": "plugin:srv", "lsp_servers.py": "plugin:srv"}
+    assert [(d.name, d.severity) for d in routing.diagnostics] == [("github", Severity.INFO)]
+
+
+def test_two_plugins_with_the_same_server_share_it_and_a_different_one_is_reported(tmp_path: Path) -> None:
+    for name, url in (("a", "https://slack.test/mcp"), ("b", "https://slack.test/mcp"), ("c", "https://other.test/mcp")):
+        root = make_plugin(tmp_path / name, {"name": name})
+        write_json(root / ".mcp.json", {"mcpServers": {"slack": {"type": "http", "url": url}}})
+    config = KairoxConfig.model_validate({"plugins": {"paths": [str(tmp_path / n) for n in "abc"]}})
+
+    routing = route_plugins(discover_plugins(config, home=tmp_path / "home").plugins)
+
+    assert routing.mcp_servers == {"slack": McpServerConfig(type="streamable_http", url="https://slack.test/mcp")}
+    assert [(d.kind, d.severity, d.reason) for d in routing.diagnostics] == [
+        ("mcp_server", Severity.WARNING, "plugins a and c both bring a different server 'slack'; a's is used")
+    ]
+
+
+def test_incompatible_plugin_is_listed_but_not_routed(tmp_path: Path) -> None:
+    make_plugin(tmp_path / "future", {"name": "future", "compatibility": {"kairoxVersion": ">=99"}}, skills=("x",))
+    config = KairoxConfig.model_validate({"plugins": {"paths": [str(tmp_path / "future")]}})
+
+    found = discover_plugins(config, home=tmp_path / "home")
+
+    plugin = found.get("future")
+    assert plugin is not None and plugin.enabled and not plugin.active
+    assert route_plugins(found.plugins).skills == ()
+    assert PluginManifestView.of(plugin).disabled_reason == "incompatible: needs Kairox >=99, this is 0.1.0"
+    assert [c.enabled for c in plugin.contributions()] == [False]
+    assert plugin.is_enabled(ContributionKind.SKILL, "x") is False
