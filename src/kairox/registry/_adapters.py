@@ -257,8 +257,19 @@ def _gemini(node: Any, defs: JsonObject, name: str, seen: tuple[str, ...], where
         properties = node.get("properties") or {}
         if not properties:
             raise SchemaAdapterError(f"tool {name!r}: the free-form object at {where} cannot be declared for Gemini (it needs properties)")
-        out["properties"] = {k: _gemini(v, defs, name, seen, f"{where}.{k}") for k, v in properties.items()}
-        required = [k for k in node.get("required", []) if k in properties]
+        required_names = set(node.get("required", []))
+        kept, left_out = {}, []
+        for key, value in properties.items():
+            if key not in required_names and _empty_object(value, defs):
+                left_out.append(key)  # Gemini rejects objects without properties; an optional one can go
+                continue
+            kept[key] = _gemini(value, defs, name, seen, f"{where}.{key}")
+        if not kept:
+            raise SchemaAdapterError(f"tool {name!r}: the object at {where} has only free-form properties, which Gemini cannot declare")
+        out["properties"] = kept
+        if left_out:
+            _add_notes(out, ["not settable here: " + ", ".join(left_out)])
+        required = [k for k in node.get("required", []) if k in kept]
         if required:
             out["required"] = list(dict.fromkeys(required))
         else:
@@ -269,6 +280,19 @@ def _gemini(node: Any, defs: JsonObject, name: str, seen: tuple[str, ...], where
             raise SchemaAdapterError(f"tool {name!r}: the array at {where} needs one items schema for Gemini")
         out["items"] = _gemini(items, defs, name, seen, f"{where}[]")
     return out
+
+
+def _empty_object(node: Any, defs: JsonObject) -> bool:
+    """An object schema without properties (free-form or always ``{}``)."""
+    if not isinstance(node, dict):
+        return False
+    if "$ref" in node:
+        try:
+            node = _resolve_ref(node["$ref"], defs, "")
+        except SchemaAdapterError:
+            return False
+    kind = node.get("type")
+    return (kind == "object" or (kind is None and "properties" in node)) and not node.get("properties")
 
 
 def _add_notes(node: JsonObject, notes: list[str]) -> JsonObject:
