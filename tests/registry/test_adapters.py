@@ -207,7 +207,7 @@ def test_schemas_that_cannot_be_expressed_raise_or_fall_back() -> None:
     assert openai_definition(_to_spec({"name": "free", "inputSchema": free_form}))["function"]["strict"] is False
     with pytest.raises(SchemaAdapterError, match="the object at arguments has only free-form properties"):
         gemini_definition(_to_spec({"name": "free", "inputSchema": free_form}))
-    with pytest.raises(SchemaAdapterError, match="free-form object at arguments.payload"):
+    with pytest.raises(SchemaAdapterError, match=r"free-form object at arguments\.payload"):
         gemini_definition(_to_spec({"name": "free", "inputSchema": {**free_form, "required": ["payload"]}}))
     partly = {"type": "object", "properties": {"payload": {"type": "object"}, "name": {"type": "string"}}}
     assert gemini_definition(_to_spec({"name": "partly", "inputSchema": partly}))["parameters"] == {

@@ -13,8 +13,8 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 def text_size(result: ToolResult) -> int:
     size = 0
     for part in result.content:
-        if isinstance(part, TextContent) or (isinstance(part, EmbeddedResource) and part.text is not None):
-            size += len(part.text)
+        if isinstance(part, TextContent | EmbeddedResource):
+            size += len(part.text or "")
     return size
 
 
