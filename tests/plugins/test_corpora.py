@@ -6,7 +6,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from tests.helpers import kairox
 
 pytestmark = pytest.mark.corpus
