@@ -1,0 +1,210 @@
+"""Marketplaces end to end through the CLI (P7): a local folder and a file:// git marketplace. Add, install
+(with progress), enable, disable one contribution, update, uninstall, with files and config checked at each
+step; incompatible plugins install disabled with the reason."""
+
+import json
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.helpers import kairox
+from tests.plugins.conftest import write_json, write_skill
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _build_market(root: Path, *, helper_version: str = "1.0.0") -> Path:
+    write_json(
+        root / ".claude-plugin" / "marketplace.json",
+        {
+            "name": "team-market",
+            "owner": {"name": "Team"},
+            "plugins": [
+                {"name": "helper", "source": "./plugins/helper", "description": "Review helpers"},
+                {"name": "future", "source": "./plugins/future"},
+                {"name": "needs-tool", "source": "./plugins/needs-tool"},
+                {
+                    "name": "lsp-only",
+                    "source": "./plugins/lsp-only",
+                    "strict": False,
+                    "version": "2.0.0",
+                    "lspServers": {"py": {"command": "pylsp", "extensionToLanguage": {".py": "python"}}},
+                },
+            ],
+        },
+    )
+    _helper(root, helper_version)
+    write_json(root / "plugins" / "future" / ".claude-plugin" / "plugin.json", {"name": "future", "version": "0.9.0", "compatibility": {"kairoxVersion": ">=99"}})
+    write_json(
+        root / "plugins" / "needs-tool" / ".kairox-plugin" / "plugin.json",
+        {"name": "needs-tool", "version": "0.1.0", "compatibility": {"requires": ["kairox-test-missing-tool >=1"]}},
+    )
+    (root / "plugins" / "lsp-only").mkdir(parents=True)
+    (root / "plugins" / "lsp-only" / "README.md").write_text("An LSP server.\n")
+    return root
+
+
+def _helper(root: Path, version: str) -> None:
+    folder = root / "plugins" / "helper"
+    write_json(folder / ".claude-plugin" / "plugin.json", {"name": "helper", "version": version, "description": "Review helpers"})
+    write_skill(folder / "skills" / "review", "review")
+    write_skill(folder / "skills" / "lint", "lint")
+    (folder / "commands").mkdir(exist_ok=True)
+    (folder / "commands" / "fix.md").write_text("Fix it.\n")
+    if version != "1.0.0":
+        write_skill(folder / "skills" / "explain", "explain")
+
+
+def _config(home: Path) -> dict[str, Any]:
+    file = home / "kairox.toml"
+    return tomllib.loads(file.read_text()) if file.exists() else {}
+
+
+def _records(home: Path) -> dict[str, Any]:
+    return dict(json.loads((home / "plugins" / "installed.json").read_text())["plugins"])
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.test", *args], check=True, capture_output=True)
+
+
+def _inspect(name: str) -> dict[str, Any]:
+    run = kairox("plugins", "inspect", name, "--json")
+    assert run.code == 0, run.stderr
+    return dict(run.json())
+
+
+def _walk_lifecycle(home: Path, source: str, bump: Any) -> None:
+    """The whole life of one installed plugin; ``bump`` publishes helper 1.1.0 in the marketplace."""
+    added = kairox("plugins", "marketplace", "add", source)
+    assert added.code == 0, added.stderr
+    assert added.stdout == "added marketplace team-market (4 plugins)\n"
+    assert _config(home)["plugins"]["marketplaces"] == {"team-market": {"source": source}}
+    listed = kairox("plugins", "marketplace", "list", "--json")
+    assert listed.json() == {"marketplaces": [{"name": "team-market", "source": source, "plugins": ["helper", "future", "needs-tool", "lsp-only"], "error": None}]}
+
+    installed = kairox("plugins", "install", "helper@team-market")
+    target = home / "plugins" / "team-market" / "helper" / "1.0.0"
+    assert installed.code == 0, installed.stderr
+    assert installed.stdout == f"installed helper 1.0.0 from team-market into {target}\n"
+    assert "copying helper [........................] 0/4\ncopying helper [########################] 4/4\n" in installed.stderr
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == [
+        ".claude-plugin/plugin.json",
+        "commands/fix.md",
+        "skills/lint/SKILL.md",
+        "skills/review/SKILL.md",
+    ]
+    assert list((home / "plugins" / "team-market" / "helper").iterdir()) == [target]
+    assert _config(home)["plugins"]["entries"] == {"helper": {"enabled": True}}
+    assert _records(home)["helper"]["version"] == "1.0.0"
+    view = _inspect("helper")
+    assert (view["origin"], view["trust"], view["enabled"], view["active"], view["marketplace"]) == ("installed", "community", True, True, "team-market")
+
+    assert kairox("plugins", "disable", "helper").code == 0
+    assert _config(home)["plugins"]["entries"] == {"helper": {"enabled": False}}
+    assert _inspect("helper")["active"] is False
+    assert kairox("plugins", "enable", "helper").code == 0
+    assert _config(home)["plugins"]["entries"] == {"helper": {"enabled": True}}
+
+    disabled = kairox("plugins", "disable", "helper", "--contribution", "skill:lint")
+    assert disabled.code == 0, disabled.stderr
+    assert _config(home)["plugins"]["entries"] == {"helper": {"enabled": True, "disabled_contributions": ["skill:lint"]}}
+    assert [(c["key"] if "key" in c else f"{c['kind']}:{c['name']}", c["enabled"]) for c in _inspect("helper")["contributions"]] == [
+        ("skill:lint", False),
+        ("skill:review", True),
+        ("command:fix", True),
+    ]
+    wrong = kairox("plugins", "disable", "helper", "--contribution", "skill:lnt")
+    assert (wrong.code, "did you mean 'skill:lint'?" in wrong.stderr) == (6, True)
+
+    bump()
+    updated = kairox("plugins", "update")
+    newer = home / "plugins" / "team-market" / "helper" / "1.1.0"
+    assert updated.code == 0, updated.stderr
+    assert updated.stdout == "updated helper 1.0.0 -> 1.1.0\n"
+    assert list((home / "plugins" / "team-market" / "helper").iterdir()) == [newer]
+    assert (newer / "skills" / "explain" / "SKILL.md").is_file()
+    assert _config(home)["plugins"]["entries"] == {"helper": {"enabled": True, "disabled_contributions": ["skill:lint"]}}
+    assert _records(home)["helper"]["version"] == "1.1.0"
+    again = kairox("plugins", "update", "helper")
+    assert again.stdout == "helper 1.1.0 is up to date\n"
+
+    removed = kairox("plugins", "uninstall", "helper")
+    assert removed.code == 0, removed.stderr
+    assert removed.stdout == "uninstalled helper 1.1.0\n"
+    assert not (home / "plugins" / "team-market" / "helper").exists()
+    assert "entries" not in _config(home)["plugins"]
+    assert _records(home) == {}
+    assert kairox("plugins", "inspect", "helper").code == 6
+
+
+def test_local_folder_marketplace_lifecycle(tmp_path: Path, isolated_home: Path) -> None:
+    market = _build_market(tmp_path / "market")
+    _walk_lifecycle(isolated_home, str(market.resolve()), lambda: _helper(market, "1.1.0"))
+
+
+def test_git_marketplace_lifecycle(tmp_path: Path, isolated_home: Path) -> None:
+    repo = _build_market(tmp_path / "repo")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "first")
+
+    def bump() -> None:
+        _helper(repo, "1.1.0")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "helper 1.1.0")
+
+    _walk_lifecycle(isolated_home, f"file://{repo.resolve()}", bump)
+    assert (isolated_home / "marketplaces" / "team-market" / ".claude-plugin" / "marketplace.json").is_file()
+
+
+def test_incompatible_plugins_install_disabled_with_the_reason(tmp_path: Path, isolated_home: Path) -> None:
+    market = _build_market(tmp_path / "market")
+    assert kairox("plugins", "marketplace", "add", market).code == 0
+
+    future = kairox("plugins", "install", "future")
+    tool = kairox("plugins", "install", "needs-tool")
+
+    assert future.code == 0 and tool.code == 0
+    assert "warning: installed disabled: incompatible: needs Kairox >=99, this is 0.1.0" in future.stderr
+    assert "warning: installed disabled: incompatible: needs kairox-test-missing-tool >=1 on PATH; 'kairox-test-missing-tool' was not found" in tool.stderr
+    assert _config(isolated_home)["plugins"]["entries"] == {"future": {"enabled": False}, "needs-tool": {"enabled": False}}
+    records = _records(isolated_home)
+    assert records["future"]["disabled_reason"] == "incompatible: needs Kairox >=99, this is 0.1.0"
+    listed = {p["name"]: p for p in kairox("plugins", "list", "--json").json()["plugins"]}
+    assert [(listed[n]["enabled"], listed[n]["active"], listed[n]["disabled_reason"]) for n in ("future", "needs-tool")] == [
+        (False, False, "incompatible: needs Kairox >=99, this is 0.1.0"),
+        (False, False, "incompatible: needs kairox-test-missing-tool >=1 on PATH; 'kairox-test-missing-tool' was not found"),
+    ]
+
+
+def test_marketplace_entry_without_a_manifest_installs_with_the_entry_as_manifest(tmp_path: Path, isolated_home: Path) -> None:
+    market = _build_market(tmp_path / "market")
+    assert kairox("plugins", "marketplace", "add", market).code == 0
+
+    run = kairox("plugins", "install", "lsp-only")
+
+    target = isolated_home / "plugins" / "team-market" / "lsp-only" / "2.0.0"
+    assert run.code == 0, run.stderr
+    assert json.loads((target / ".kairox-plugin" / "plugin.json").read_text()) == {
+        "name": "lsp-only",
+        "version": "2.0.0",
+        "lspServers": {"py": {"command": "pylsp", "extensionToLanguage": {".py": "python"}}},
+    }
+    assert [(c["kind"], c["name"]) for c in _inspect("lsp-only")["contributions"]] == [("lsp_server", "py")]
+
+
+def test_install_refuses_a_plugin_with_an_escaping_symlink_and_leaves_nothing(tmp_path: Path, isolated_home: Path) -> None:
+    market = _build_market(tmp_path / "market")
+    (tmp_path / "secret.txt").write_text("secret")
+    (market / "plugins" / "helper" / "skills" / "leak.md").symlink_to(tmp_path / "secret.txt")
+    assert kairox("plugins", "marketplace", "add", market).code == 0
+
+    run = kairox("plugins", "install", "helper")
+
+    assert run.code == 1
+    assert "points outside the plugin" in run.stderr
+    assert [p.name for p in (isolated_home / "plugins" / "team-market" / "helper").iterdir()] == []
+    assert "entries" not in _config(isolated_home).get("plugins", {})
