@@ -128,13 +128,23 @@ class PolicyEngine:
                 continue
             self._rules[parsed.ref.action].append(parsed)
         self._path_patterns: dict[str, PathPattern] = {}
+        self._by_tool: dict[tuple[object, ...], dict[RuleAction, tuple[ParsedRule, ...]]] = {}
+
+    def _candidates(self, spec: ToolSpec) -> dict[RuleAction, tuple[ParsedRule, ...]]:
+        """The rules whose tool part matches ``spec``, per action (cached: a tool's identity does not change)."""
+        key = (spec.name, spec.source, spec.origin, spec.permission.access, bool(spec.permission.path_args))
+        found = self._by_tool.get(key)
+        if found is None:
+            found = {action: tuple(r for r in rules if r.matches_tool(spec)) for action, rules in self._rules.items()}
+            self._by_tool[key] = found
+        return found
 
     # --- queries ---------------------------------------------------------------------------------------------
 
     def denied_by_name(self, spec: ToolSpec) -> RuleRef | None:
         """The deny rule that hides this tool whatever its arguments (``mcp__github__*``), or None."""
-        for rule in self._rules[RuleAction.DENY]:
-            if rule.names_tool_only and rule.matches_tool(spec):
+        for rule in self._candidates(spec)[RuleAction.DENY]:
+            if rule.names_tool_only:
                 return rule.ref
         return None
 
@@ -165,13 +175,7 @@ class PolicyEngine:
 
     def suggest_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
         """The allow rule that would cover calls like this one (what "always" persists)."""
-        facts = self._facts(spec, arguments)
-        if facts.command is not None and facts.command.pieces and not facts.command.opaque:
-            words = facts.command.pieces[0].split(" ")
-            return f"{spec.name}({' '.join(words[:2])}*)" if len(words) > 1 else f"{spec.name}({words[0]}*)"
-        if len(facts.paths) == 1:
-            return f"{spec.name}({facts.paths[0]})"
-        return spec.name
+        return _suggestion(spec, self._facts(spec, arguments))
 
     # --- the decision ----------------------------------------------------------------------------------------
 
@@ -181,26 +185,26 @@ class PolicyEngine:
         if hook is HookDecision.DENY:
             return Decision.deny(hook_reason or "a pre_tool_use hook denied the call", source=DecisionSource.HOOK)
         facts = self._facts(spec, arguments)
-        for rule in self._rules[RuleAction.DENY]:
-            if rule.matches_tool(spec) and self._covers(rule, spec, facts, for_allow=False):
+        rules = self._candidates(spec)
+        for rule in rules[RuleAction.DENY]:
+            if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.deny(f"denied by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
-        suggestion = self.suggest_rule(spec, arguments)
         if hook is HookDecision.ASK:
             return Decision.ask(hook_reason or "a pre_tool_use hook asks for approval", source=DecisionSource.HOOK)
-        for rule in self._rules[RuleAction.ASK]:
-            if rule.matches_tool(spec) and self._covers(rule, spec, facts, for_allow=False):
+        for rule in rules[RuleAction.ASK]:
+            if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.ask(f"{rule.ref} asks for approval", source=DecisionSource.RULE, rule=rule.ref)
         profile = effective_profile(spec)
         if Access.WRITE in (profile.access, spec.permission.access) and facts.paths:
             boundary = self._write_boundary(facts.paths)
             if boundary is not None:
                 return boundary
-        for rule in self._rules[RuleAction.ALLOW]:
-            if rule.matches_tool(spec) and self._covers(rule, spec, facts, for_allow=True):
+        for rule in rules[RuleAction.ALLOW]:
+            if self._covers(rule, spec, facts, for_allow=True):
                 return Decision.allow(f"allowed by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
         if hook is HookDecision.ALLOW:
             return Decision.allow(hook_reason or "a pre_tool_use hook allowed the call", source=DecisionSource.HOOK)
-        return self._by_mode(spec, profile, suggestion)
+        return self._by_mode(spec, profile, facts)
 
     def _write_boundary(self, paths: tuple[Path, ...]) -> Decision | None:
         settings = self.settings
@@ -224,9 +228,10 @@ class PolicyEngine:
                 )
         return None
 
-    def _by_mode(self, spec: ToolSpec, profile: PermissionProfile, suggestion: str) -> Decision:
+    def _by_mode(self, spec: ToolSpec, profile: PermissionProfile, facts: "_Facts") -> Decision:
         settings = self.settings
         access = profile.access
+        suggestion = _suggestion(spec, facts) if access is not Access.READ else None
         if settings.approval is ApprovalPolicy.UNTRUSTED and access is not Access.READ:
             return Decision.ask(
                 f"{spec.name} needs {access} access and the approval policy is untrusted (only read-only tools run without asking)",
@@ -300,6 +305,15 @@ class PolicyEngine:
             pattern = PathPattern.parse(specifier, base=self.settings.workspace, home=self.settings.home)
             self._path_patterns[specifier] = pattern
         return pattern
+
+
+def _suggestion(spec: ToolSpec, facts: _Facts) -> str:
+    if facts.command is not None and facts.command.pieces and not facts.command.opaque:
+        words = facts.command.pieces[0].split(" ")
+        return f"{spec.name}({' '.join(words[:2])}*)" if len(words) > 1 else f"{spec.name}({words[0]}*)"
+    if len(facts.paths) == 1:
+        return f"{spec.name}({facts.paths[0]})"
+    return spec.name
 
 
 def _command_match(piece: str, specifier: str, *, exact: bool) -> bool:

@@ -91,6 +91,8 @@ class _Entry:
     provider: ToolProvider
     validator: Any | None
     unsafe: str | None
+    hidden: str | None = None
+    """Why the model does not see it (worked out when the tools change, not on every call)."""
 
 
 class ToolRegistry:
@@ -192,7 +194,9 @@ class ToolRegistry:
                 diagnostics.append(
                     ExtensionLoadFailure(kind="tool", name=spec.name, source=origin, reason=unsafe, hint="the tool is left out until its provider fixes the schema")
                 )
-            entries[spec.name] = _Entry(spec=spec, provider=self._providers[origin], validator=validator, unsafe=unsafe)
+            entry = _Entry(spec=spec, provider=self._providers[origin], validator=validator, unsafe=unsafe)
+            entry.hidden = self._hidden(entry)
+            entries[spec.name] = entry
         self._entries = entries  # swapped whole: readers never see a half-replaced origin
         self._index_diagnostics = diagnostics
 
@@ -227,12 +231,13 @@ class ToolRegistry:
     def hidden_reason(self, name: str) -> str | None:
         """Why the model does not see this tool, or None when it does."""
         entry = self._entries.get(name)
-        if entry is None:
-            return "not registered"
+        return "not registered" if entry is None else entry.hidden
+
+    def _hidden(self, entry: _Entry) -> str | None:
         if entry.unsafe is not None:
             return entry.unsafe
         for pattern in self.settings.disabled:
-            if fnmatch.fnmatchcase(name, pattern):
+            if fnmatch.fnmatchcase(entry.spec.name, pattern):
                 return f"disabled by tools.disabled ({pattern!r})"
         rule = self.policy.denied_by_name(entry.spec)
         if rule is not None:
@@ -325,7 +330,7 @@ class ToolRegistry:
         if entry is None:
             return self._refuse(call_id, call.name, Decision.deny(self._unknown(call.name), source=DecisionSource.REGISTRY)), None
         spec = entry.spec
-        hidden = self.hidden_reason(call.name)
+        hidden = entry.hidden
         if hidden is not None:
             rule = self.policy.denied_by_name(spec)
             decision = Decision.deny(f"{call.name} is not available: {hidden}", source=DecisionSource.RULE if rule else DecisionSource.REGISTRY, rule=rule)
