@@ -18,6 +18,8 @@ from kairox.tools import (
     ToolSpec,
 )
 
+HARD_TIMEOUT_FACTOR = 10
+"""A call that keeps reporting progress may run this many idle timeouts before the registry stops it."""
 LIST_RESOURCES = "list_resources"
 READ_RESOURCE = "read_resource"
 
@@ -98,7 +100,9 @@ class McpToolAdapter(ToolProvider):
                     origin=server,
                     output_schema=tool.output_schema,
                     annotations=tool.annotations,
-                    timeout_sec=config.tool_timeout_sec,
+                    # a hard ceiling for the registry: the client's own idle timeout (tool_timeout_sec, extended by
+                    # progress notifications) is what normally ends a call
+                    timeout_sec=config.tool_timeout_sec * HARD_TIMEOUT_FACTOR,
                     meta={"mcp_server": server, "mcp_tool": tool.name},
                 )
             )

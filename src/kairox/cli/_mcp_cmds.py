@@ -1,0 +1,363 @@
+"""``kairox mcp list | status | tools | call | add | remove`` (M10)."""
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, parse_json_arg, state
+
+if TYPE_CHECKING:
+    from kairox.events import Event, EventSink
+    from kairox.mcp import McpServerManager
+    from kairox.mcp._sources import ConfiguredServer
+    from kairox.policy import ApprovalAnswer, ApprovalRequest
+
+mcp_app = typer.Typer(help="MCP servers: list, start and inspect them, call their tools, add and remove them.", no_args_is_help=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+
+
+def _configured(cli: CliState) -> "dict[str, ConfiguredServer]":
+    from kairox.mcp._sources import configured_servers
+
+    resolved = cli.resolve()
+    servers, diagnostics = configured_servers(resolved)
+    for diagnostic in diagnostics:
+        err(str(diagnostic))
+    return servers
+
+
+class _Progress:
+    """Start-up progress on a terminal: one line per server as it settles."""
+
+    def __init__(self, sink: "EventSink", total: int) -> None:
+        self.sink = sink
+        self.total = total
+        self.done = 0
+        self.tty = sys.stderr.isatty()
+
+    def emit(self, event: "Event") -> None:
+        from kairox.mcp import McpServerFailed, McpServerReady
+
+        self.sink.emit(event)
+        if not self.tty:
+            return
+        if isinstance(event, McpServerReady):
+            self.done += 1
+            err(f"[{self.done}/{self.total}] {event.server}: ready, {event.tools} tools")
+        elif isinstance(event, McpServerFailed) and not event.will_restart:
+            self.done += 1
+            err(f"[{self.done}/{self.total}] {event.server}: failed: {event.reason}")
+
+
+def _manager(cli: CliState, servers: "dict[str, ConfiguredServer]") -> "McpServerManager":
+    from kairox.mcp import ClientFeatures, McpServerManager
+
+    resolved = cli.resolve()
+    startable = sum(1 for s in servers.values() if s.config.enabled and not s.pending_trust)
+    if startable and sys.stderr.isatty():
+        err(f"starting {startable} MCP server(s)…")
+    return McpServerManager(
+        {name: s.config for name, s in servers.items()},
+        workspace=resolved.workspace,
+        home=resolved.home,
+        events=_Progress(cli.events(), startable),
+        features=ClientFeatures(roots=(resolved.workspace,)),
+        is_pending=lambda name: servers[name].pending_trust,
+        base_dirs={name: s.base_dir for name, s in servers.items()},
+    )
+
+
+def _pick(servers: "dict[str, ConfiguredServer]", name: str) -> "dict[str, ConfiguredServer]":
+    from kairox._util import suggest
+
+    if name not in servers:
+        close = suggest(name, servers)
+        hint = f"; did you mean {close!r}?" if close else "; `kairox mcp list` shows the configured servers"
+        fail(f"no MCP server named {name!r}{hint}", ExitCode.NOT_FOUND)
+    return {name: servers[name]}
+
+
+@mcp_app.command("list")
+def list_servers(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Configured servers with where they come from, whether enabled, and trust state (nothing is started)."""
+    servers = _configured(state(ctx))
+    if as_json:
+        out_json({"servers": [s.to_json() for s in servers.values()]})
+        return
+    if not servers:
+        out("no MCP servers configured (`kairox mcp add NAME -- COMMAND ARGS` adds one)")
+        return
+    for s in servers.values():
+        flags = [s.config.transport, "enabled" if s.config.enabled else "disabled"]
+        if s.pending_trust:
+            flags.append("pending trust")
+        if s.config.required:
+            flags.append("required")
+        out(f"{s.name}  ({', '.join(flags)})  {s.where or s.layer}")
+
+
+@mcp_app.command("status")
+def status(
+    ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(help="Only these servers.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Start the servers, then report each one: status, transport, tools, error and stderr tail."""
+    import anyio
+
+    cli = state(ctx)
+    servers = _configured(cli)
+    for name in names or ():
+        _pick(servers, name)
+    if names:
+        servers = {n: s for n, s in servers.items() if n in names}
+
+    async def run() -> list[dict[str, Any]]:
+        async with _manager(cli, servers) as manager:
+            return [s.to_json() for s in manager.states()]
+
+    states = anyio.run(run)
+    if as_json:
+        out_json({"servers": states})
+    else:
+        for item in states:
+            line = f"{item['name']}: {item['status']} ({item['transport']}, {item['tools']} tools)"
+            out(line + (f": {item['error']}" if item["error"] else ""))
+            if item["status"] == "failed" and item["stderr_tail"]:
+                tail = "\n".join(item["stderr_tail"].rstrip().splitlines()[-10:])
+                out("  stderr:\n" + "\n".join("    " + row for row in tail.splitlines()))
+    if any(item["status"] == "failed" for item in states):
+        raise typer.Exit(int(ExitCode.FAILURE))
+
+
+@mcp_app.command("tools")
+def tools(
+    ctx: typer.Context,
+    server: Annotated[str | None, typer.Argument(help="Only this server.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Start the servers and list the tools they give the model (mcp__<server>__<tool>)."""
+    import anyio
+
+    cli = state(ctx)
+    servers = _configured(cli)
+    if server is not None:
+        servers = _pick(servers, server)
+
+    async def run() -> tuple[list[dict[str, Any]], list[str]]:
+        rows: list[dict[str, Any]] = []
+        problems: list[str] = []
+        async with _manager(cli, servers) as manager:
+            for state_ in manager.states():
+                if state_.error:
+                    problems.append(f"{state_.name}: {state_.status}: {state_.error}")
+            for name, adapter in manager.adapters.items():
+                for spec in await adapter.list_tools():
+                    rows.append(
+                        {
+                            "name": spec.name,
+                            "server": name,
+                            "tool": spec.meta.get("mcp_tool") or spec.meta.get("resource_helper"),
+                            "description": spec.description,
+                            "input_schema": spec.input_schema,
+                            "output_schema": spec.output_schema,
+                            "annotations": {
+                                "read_only": spec.annotations.read_only_hint,
+                                "destructive": spec.annotations.destructive_hint,
+                                "open_world": spec.annotations.open_world_hint,
+                            },
+                        }
+                    )
+                problems.extend(str(d) for d in adapter.diagnostics)
+        return rows, problems
+
+    rows, problems = anyio.run(run)
+    for problem in problems:
+        err(problem)
+    if as_json:
+        out_json({"tools": rows})
+    else:
+        for row in rows:
+            summary = (row["description"] or "").strip().splitlines()
+            out(f"{row['name']}  {summary[0] if summary else ''}")
+
+
+class _ExplicitCallApprover:
+    """``kairox mcp call SERVER TOOL`` names the call exactly: that is the user's approval for it.
+
+    Only the ask of that one tool is approved; deny rules and hooks still apply, any other ask is denied.
+    """
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+
+    async def request_approval(self, request: "ApprovalRequest") -> "ApprovalAnswer":
+        from kairox.policy import ApprovalAnswer, ApprovalScope
+
+        if request.tool == self.tool:
+            return ApprovalAnswer(approved=True, scope=ApprovalScope.ONCE, reason="named on the command line")
+        return ApprovalAnswer.deny("only the tool named on the command line is approved")
+
+
+@mcp_app.command("call")
+def call(
+    ctx: typer.Context,
+    server: Annotated[str, typer.Argument(help="Server name.")],
+    tool: Annotated[str, typer.Argument(help="The server's own tool name, e.g. echo.")],
+    arguments: Annotated[str | None, typer.Argument(help='Arguments as a JSON object, e.g. \'{"message": "hi"}\'.')] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Start one server and call one of its tools through the registry gate."""
+    import anyio
+
+    from kairox._util import mcp_tool_name
+    from kairox.registry import build_registry
+    from kairox.tools import ToolCall, ToolResult
+
+    cli = state(ctx)
+    args = parse_json_arg(arguments)
+    servers = _pick(_configured(cli), server)
+    name = mcp_tool_name(server, tool)
+
+    async def run() -> tuple[ToolResult, bool, str | None]:
+        async with _manager(cli, servers) as manager:
+            client = manager.clients[server]
+            adapter = manager.adapters.get(server)
+            if adapter is None:
+                return ToolResult.error(f"MCP server {server!r} is {client.status}: {client.lifecycle.reason}"), True, None
+            registry = await build_registry(cli.resolve(), approver=_ExplicitCallApprover(name), events=cli.events())
+            await registry.add_provider(adapter)
+            known = registry.get(name) is not None
+            result = await registry.call(ToolCall(name=name, arguments=args, call_id="cli"))
+            return result, known, client.lifecycle.reason if client.status.value == "failed" else None
+
+    result, known, failure = anyio.run(run)
+    if failure is not None:
+        fail(f"MCP server {server!r} failed to start: {failure}", ExitCode.FAILURE)
+    if as_json:
+        import dataclasses
+
+        out_json(
+            {
+                "is_error": result.is_error,
+                "text": result.text_content(),
+                "content": [dataclasses.asdict(part) for part in result.content],
+                "structured": result.structured,
+                "meta": result.meta,
+            }
+        )
+    elif result.is_error:
+        err(result.text_content())
+    else:
+        out(result.text_content() or "(no text content)")
+    if not known:
+        raise typer.Exit(int(ExitCode.NOT_FOUND))
+    if "decision" in result.meta:
+        raise typer.Exit(int(ExitCode.DENIED))
+    if result.is_error:
+        raise typer.Exit(int(ExitCode.TOOL_ERROR))
+
+
+def _pairs(items: list[str] | None, separator: str, what: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items or ():
+        key, found, value = item.partition(separator)
+        if not found or not key.strip():
+            fail(f"{what} {item!r} is not KEY{separator}VALUE", ExitCode.USAGE)
+        pairs[key.strip()] = value.strip() if separator == ":" else value
+    return pairs
+
+
+@mcp_app.command("add", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def add(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Server name (used in tool names: mcp__<name>__<tool>).")],
+    command: Annotated[list[str] | None, typer.Argument(help="After --: the command and its arguments (stdio).")] = None,
+    transport: Annotated[str, typer.Option("--transport", "-t", help="stdio, sse or http (streamable HTTP).")] = "stdio",
+    url: Annotated[str | None, typer.Option("--url", help="Endpoint of an sse or http server.")] = None,
+    env: Annotated[list[str] | None, typer.Option("--env", "-e", help="K=V environment for a stdio server (repeatable).")] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="K:V header for a remote server (repeatable).")] = None,
+    layer: Annotated[str, typer.Option("--layer", help="user, project or local.")] = "user",
+) -> None:
+    """Add a server to a configuration file, keeping its comments: kairox mcp add NAME -- CMD ARGS."""
+    from pydantic import ValidationError
+
+    from kairox.config import Layer, McpServerConfig, set_value
+
+    kinds = {"stdio": "stdio", "sse": "sse", "http": "streamable_http", "streamable_http": "streamable_http", "streamable-http": "streamable_http"}
+    if transport not in kinds:
+        fail(f"unknown transport {transport!r}; use stdio, sse or http", ExitCode.USAGE)
+    kind = kinds[transport]
+    argv = list(command or []) + list(ctx.args)
+    table: dict[str, Any] = {"type": kind}
+    if kind == "stdio":
+        if not argv:
+            fail("a stdio server needs a command: kairox mcp add NAME -- COMMAND ARGS", ExitCode.USAGE)
+        table.update(command=argv[0], args=argv[1:])
+        if env:
+            table["env"] = _pairs(env, "=", "--env")
+    else:
+        target = url or (argv[0] if argv else None)
+        if not target:
+            fail(f"a {transport} server needs --url", ExitCode.USAGE)
+        table["url"] = target
+        if header:
+            table["headers"] = _pairs(header, ":", "--header")
+    try:
+        McpServerConfig.model_validate(table)
+    except ValidationError as exc:
+        fail(f"not a valid server: {exc.errors()[0]['msg']}", ExitCode.USAGE)
+    try:
+        chosen = Layer(layer)
+    except ValueError:
+        fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
+    resolved = state(ctx).resolve(strict=False)
+    file = resolved.layer_file(chosen)
+    set_value(file, f"mcp_servers.{name}", table)
+    out(f"added MCP server {name!r} to {file}")
+    if chosen is not Layer.USER and not resolved.trusted:
+        err("note: this workspace is not trusted, so project servers wait until `kairox trust`")
+
+
+@mcp_app.command("remove")
+def remove(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Server name.")],
+    layer: Annotated[str | None, typer.Option("--layer", help="user, project or local (default: the file that defines it).")] = None,
+) -> None:
+    """Remove a server from the file that defines it (a kairox.toml layer or the workspace .mcp.json)."""
+    import json
+    from pathlib import Path
+
+    from kairox.config import Layer, unset_value
+
+    cli = state(ctx)
+    resolved = cli.resolve(strict=False)
+    servers = _configured(cli)
+    if layer is not None:
+        try:
+            file = resolved.layer_file(Layer(layer))
+        except ValueError:
+            fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
+        if not unset_value(file, f"mcp_servers.{name}"):
+            fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
+        out(f"removed MCP server {name!r} from {file}")
+        return
+    found = _pick(servers, name)[name]
+    if found.layer == ".mcp.json":
+        path = Path((found.where or "").rsplit(":", 1)[0])
+        document = json.loads(path.read_text(encoding="utf-8"))
+        entries = document.get("mcpServers", document)
+        entries.pop(name, None)
+        path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        out(f"removed MCP server {name!r} from {path}")
+        return
+    try:
+        file = resolved.layer_file(Layer(found.layer))
+    except ValueError:
+        fail(f"MCP server {name!r} comes from {found.where or found.layer}, which kairox cannot edit", ExitCode.FAILURE)
+    if not unset_value(file, f"mcp_servers.{name}"):
+        fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
+    out(f"removed MCP server {name!r} from {file}")

