@@ -11,6 +11,7 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("kairox.cli._tools_cmds", "policy_app", "policy", "Ask the permission policy what it would decide."),
     ("kairox.cli._plugins_cmds", "plugins_app", "plugins", "List, inspect, enable, install and validate plugins."),
     ("kairox.cli._plugins_cmds", "hooks_app", "hooks", "List and approve hooks."),
+    ("kairox.cli._mcp_cmds", "mcp_app", "mcp", "MCP servers: list, status, tools, call, add, remove."),
 ]
 
 
