@@ -219,3 +219,25 @@ def test_schemas_that_cannot_be_expressed_raise_or_fall_back() -> None:
     for adapter in (openai_definition, anthropic_definition, gemini_definition):
         with pytest.raises(SchemaAdapterError, match="must describe an object"):
             adapter(_to_spec({"name": "bad", "inputSchema": not_object}))
+
+
+@pytest.mark.anyio
+async def test_registry_definitions_leave_out_what_a_provider_cannot_take_and_map_wire_names_back(tmp_path: Path) -> None:
+    from tests.registry._support import DemoProvider, settings, spec
+
+    from kairox.policy import NonInteractiveApprover
+    from kairox.registry import build_registry
+
+    for name in ("ws", "home", "tmp"):
+        (tmp_path / name).mkdir()
+    registry = await build_registry(settings(tmp_path / "ws"), approver=NonInteractiveApprover())
+    free_form = spec("mcp__srv__post", origin="srv", schema={"type": "object", "properties": {"body": {"type": "object"}}, "required": ["body"]})
+    await registry.add_provider(DemoProvider("srv", [free_form]))
+    gemini, problems = registry.definitions("gemini")
+    openai, none = registry.definitions("openai")
+    assert "mcp__srv__post" not in [d["name"] for d in gemini]
+    assert [(p.name, p.reason) for p in problems] == [
+        ("mcp__srv__post", "tool 'mcp__srv__post': the free-form object at arguments.body cannot be declared for Gemini (it needs properties)")
+    ]
+    assert (none, [d["function"]["strict"] for d in openai if d["function"]["name"] == "mcp__srv__post"]) == ([], [False])
+    assert (registry.from_wire_name("fs_read"), registry.from_wire_name("mcp__srv__post"), registry.from_wire_name("nope")) == ("fs.read", "mcp__srv__post", None)
