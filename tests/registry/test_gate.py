@@ -181,7 +181,7 @@ async def test_a_hook_allow_does_not_skip_an_ask_rule(ws: Path) -> None:
     await registry.add_provider(DemoProvider())
     result = await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
     assert result.text_content() == "echo was not run: not now (/u/kairox.toml:3)"
-    assert approver.requests == [ApprovalRequest(tool="echo", arguments={"message": "x"}, reason="ask rule 'echo' (/u/kairox.toml:3) asks for approval", rule="echo")]
+    assert approver.requests == [ApprovalRequest(tool="echo", arguments={"message": "x"}, reason="ask rule 'echo' (/u/kairox.toml:3) asks for approval", rule=None)]
 
 
 @pytest.mark.anyio
@@ -277,3 +277,26 @@ async def test_write_outside_the_roots_is_refused_without_a_person(ws: Path) -> 
         f"({ws}, {ws.parent / 'tmp'}); add the folder to policy.writable_roots to allow writes there"
     )
     assert not (ws.parent / "outside.txt").exists()
+
+
+@pytest.mark.anyio
+async def test_a_session_approval_covers_a_rules_ask_but_always_saves_nothing_for_it(ws: Path) -> None:
+    saved: list[str] = []
+    approver = ScriptedApprover([ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS)])
+    registry = ToolRegistry(settings(ws, Rule(action="ask", pattern="echo")), approver=approver, persist_rule=saved.append)
+    await registry.add_provider(DemoProvider())
+    first = await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
+    second = await registry.call(ToolCall(name="echo", arguments={"message": "y"}))
+    assert (first.is_error, second.is_error, len(approver.requests), saved) == (False, False, 1, [])
+
+
+@pytest.mark.anyio
+async def test_a_failing_rule_writer_is_a_diagnostic_not_a_failed_call(ws: Path) -> None:
+    def broken(rule: str) -> None:
+        raise PermissionError("read-only home")
+
+    approver = ScriptedApprover([ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS)])
+    registry = ToolRegistry(settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver, persist_rule=broken)
+    await registry.add_provider(DemoProvider(specs=[spec("deploy", access=Access.EXECUTE)]))
+    assert not (await registry.call(ToolCall(name="deploy", arguments={"message": "x"}))).is_error
+    assert [(d.name, d.reason) for d in registry.diagnostics] == [("deploy", "could not save the allow rule: read-only home")]

@@ -116,6 +116,7 @@ class ToolRegistry:
         self._specs: dict[str, tuple[ToolSpec, ...]] = {}
         self._load_failures: dict[str, list[Diagnostic]] = {}
         self._index_diagnostics: list[Diagnostic] = []
+        self._call_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
         self._validators: dict[tuple[str, str], tuple[ToolSpec, Any | None, str | None]] = {}
         self._grants: list[ParsedRule] = []
@@ -254,7 +255,7 @@ class ToolRegistry:
         for origin, provider in self._providers.items():
             found += self._load_failures.get(origin, [])
             found += provider.diagnostics
-        return found + self._index_diagnostics
+        return found + self._index_diagnostics + self._call_diagnostics
 
     def definitions(self, provider: ModelProvider | str) -> tuple[list[JsonObject], list[Diagnostic]]:
         """The visible tools as ``provider`` expects them; tools whose schema cannot be adapted are left out."""
@@ -381,23 +382,21 @@ class ToolRegistry:
                 self._emit_decided(call_id, spec.name, granted)
                 return granted
         suggestion = None if protected else engine.suggest_rule(spec, arguments)
-        request = ApprovalRequest(tool=spec.name, arguments=arguments, reason=decision.reason, rule=suggestion)
+        # an allow rule only skips asks that come from the tool's profile, so only those can be approved "always"
+        persistable = decision.source is DecisionSource.MODE and self.persist_rule is not None
+        request = ApprovalRequest(tool=spec.name, arguments=arguments, reason=decision.reason, rule=suggestion if persistable else None)
         try:
             answer = await self.approver.request_approval(request)
         except Exception as exc:
             answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
         persisted = None
         if answer.approved and suggestion is not None and answer.scope is not ApprovalScope.ONCE:
-            self._grants.append(parse_rule(Rule(action="allow", pattern=suggestion, layer="session")))
-            # an allow rule only skips asks that come from the tool's profile; other asks stay for this session
-            if answer.scope is ApprovalScope.ALWAYS and decision.source is DecisionSource.MODE and self.persist_rule is not None:
-                try:
-                    self.persist_rule(suggestion)
-                    persisted = suggestion
-                except Exception as exc:
-                    self._index_diagnostics.append(
-                        Diagnostic(kind="policy_rule", name=suggestion, reason=f"could not save the allow rule: {exc}", severity=Severity.WARNING)
-                    )
+            try:
+                self._grants.append(parse_rule(Rule(action="allow", pattern=suggestion, layer="session")))
+            except ValueError:  # a command whose text cannot be written as a rule: approved this once only
+                suggestion = None
+            if suggestion is not None and answer.scope is ApprovalScope.ALWAYS and persistable:
+                persisted = self._persist(suggestion)
         self.events.emit(
             ToolCallApprovalAnswered(
                 call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(answer.scope), reason=answer.reason, persisted_rule=persisted
@@ -409,6 +408,17 @@ class ToolRegistry:
             final = Decision.deny(answer.reason or f"not approved: {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
         self._emit_decided(call_id, spec.name, final)
         return final
+
+    def _persist(self, rule: str) -> str | None:
+        assert self.persist_rule is not None
+        try:
+            self.persist_rule(rule)
+        except Exception as exc:
+            self._call_diagnostics.append(
+                Diagnostic(kind="policy_rule", name=rule, reason=f"could not save the allow rule: {exc}", severity=Severity.WARNING, hint="add it to policy.rules.allow by hand")
+            )
+            return None
+        return rule
 
     async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str) -> ToolResult:
         timeout = entry.spec.timeout_sec or self.settings.default_timeout_sec
