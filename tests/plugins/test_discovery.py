@@ -127,3 +127,24 @@ def test_incompatible_plugin_is_listed_but_not_routed(tmp_path: Path) -> None:
     assert PluginManifestView.of(plugin).disabled_reason == "incompatible: needs Kairox >=99, this is 0.1.0"
     assert [c.enabled for c in plugin.contributions()] == [False]
     assert plugin.is_enabled(ContributionKind.SKILL, "x") is False
+
+
+def test_routed_skill_roots_load_in_the_skill_registry_namespaced(tmp_path: Path, isolated_home: Path) -> None:
+    from kairox.skills import registry_from_config
+
+    root = make_plugin(isolated_home / "mine" / "kit", {"name": "kit"}, skills=("pdf", "lint"))
+    (root / "commands").mkdir()
+    (root / "commands" / "ship.md").write_text("---\ndescription: Ship the branch\n---\nShip it.\n")
+    user_file = isolated_home / "kairox.toml"
+    user_file.write_text('[plugins]\npaths = ["mine/kit"]\n')
+    set_contribution_enabled(user_file, "kit", "skill:lint", False)
+    resolved = resolve_config(tmp_path)
+
+    routing = route_plugins(discover_from_resolved(resolved).plugins)
+    skills = registry_from_config(resolved, plugin_roots=routing.skill_roots, use_cache=False)
+
+    real = root.resolve()
+    assert routing.skill_roots == (("kit", real / "skills" / "pdf"), ("kit", real / "commands"))
+    assert routing.disabled_skills == frozenset({"kit:lint"})
+    names = sorted(e.skill.qualified_name for e in skills.entries() if e.skill.qualified_name not in routing.disabled_skills)
+    assert names == ["kit:pdf", "kit:ship"]

@@ -130,12 +130,28 @@ class HookRegistry:
         *,
         workspace: Path,
         config_source: str | None = None,
-        **options: object,
+        sandbox: SandboxSettings | None = None,
+        approver: Approver | None = None,
+        approvals: HookApprovalStore | None = None,
+        events: EventSink | None = None,
+        host_env: Mapping[str, str] | None = None,
+        session_id: str = "",
+        output_cap: int = OUTPUT_CAP_BYTES,
     ) -> "HookRegistry":
         """The hooks of ``[hooks]`` then those of the routed plugins (``route_plugins(...).hooks``)."""
         specs = hooks_from_config(config, source=config_source)
         plugin_specs, problems = hooks_from_plugins(plugin_hooks)
-        registry = cls([*specs, *plugin_specs], workspace=workspace, **options)  # type: ignore[arg-type]
+        registry = cls(
+            [*specs, *plugin_specs],
+            workspace=workspace,
+            sandbox=sandbox,
+            approver=approver,
+            approvals=approvals,
+            events=events,
+            host_env=host_env,
+            session_id=session_id,
+            output_cap=output_cap,
+        )
         registry.diagnostics += problems
         return registry
 

@@ -11,7 +11,7 @@ from kairox.errors import Diagnostic, Severity
 from kairox.plugins._catalog import MARKETPLACE_FILES, read_marketplace
 from kairox.plugins._compat import ProgramProber
 from kairox.plugins._load import PluginSettings, find_manifests, has_layout, load_plugin
-from kairox.plugins._manifest import TrustLevel
+from kairox.plugins._manifest import TrustLevel, read_json
 from kairox.plugins._model import Plugin, PluginOrigin
 from kairox.plugins._records import InstallRecords
 
@@ -91,8 +91,6 @@ def _settings(config: KairoxConfig, name: str, *, default_enabled: bool = True, 
 
 def _peek_name(root: Path) -> str:
     """The name a folder's manifest gives (for settings lookups before loading), else the folder name."""
-    from kairox.plugins._manifest import read_json
-
     manifest, _ = find_manifests(root)
     if manifest is not None:
         data, _problem = read_json(manifest)

@@ -3,6 +3,7 @@ managers and the hook registry. The runtime does the wiring; nothing here import
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kairox.config import LspServerConfig, McpServerConfig
 from kairox.errors import Diagnostic, Severity
@@ -15,6 +16,12 @@ class PluginRouting:
 
     skills: tuple[SkillEntry, ...] = ()
     """Skills and commands (commands are user-invocable skills); register each as ``entry.qualified_name``."""
+    skill_roots: tuple[tuple[str, Path], ...] = ()
+    """``(plugin, folder)`` pairs in the shape ``kairox.skills.registry_from_config(plugin_roots=...)`` takes:
+    each enabled skill's folder, and each folder of commands with at least one enabled command."""
+    disabled_skills: frozenset[str] = frozenset()
+    """Qualified names (``<plugin>:<name>``) of disabled skills and commands: drop them after discovery,
+    since a command folder given as a root also holds the disabled ones."""
     tools: tuple[PluginTool, ...] = ()
     """Command tools; serve them with :class:`PluginToolProvider`."""
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
@@ -68,6 +75,11 @@ def _servers(
     return chosen
 
 
+def _command_root(entry: SkillEntry) -> Path:
+    """The folder a command file sits in, up to the plugin's commands folder (``git:commit`` is two deep)."""
+    return entry.path.parents[entry.name.count(":")]
+
+
 def route_plugins(
     plugins: Iterable[Plugin],
     *,
@@ -88,12 +100,25 @@ def route_plugins(
         for entry in (*plugin.skills, *plugin.commands)
         if plugin.is_enabled(entry.kind, entry.name)
     ]
+    roots: list[tuple[str, Path]] = []
+    for entry in skills:
+        folder = entry.path if entry.kind is ContributionKind.SKILL else _command_root(entry)
+        if (entry.plugin, folder) not in roots:
+            roots.append((entry.plugin, folder))
+    disabled = frozenset(
+        entry.qualified_name
+        for plugin in active
+        for entry in (*plugin.skills, *plugin.commands)
+        if not plugin.is_enabled(entry.kind, entry.name)
+    )
     tools = [t for p in active for t in p.tools if p.is_enabled(ContributionKind.TOOL, t.declaration.name)]
     hooks = [h for p in active for h in p.hooks if p.is_enabled(ContributionKind.HOOK, h.name)]
     mcp = _servers(active, ContributionKind.MCP_SERVER, mcp_servers or {}, "mcp_servers", provenance, diagnostics)
     lsp = _servers(active, ContributionKind.LSP_SERVER, lsp_servers or {}, "lsp_servers", provenance, diagnostics)
     return PluginRouting(
         skills=tuple(skills),
+        skill_roots=tuple(roots),
+        disabled_skills=disabled,
         tools=tuple(tools),
         mcp_servers={name: e.config for name, e in mcp.items() if isinstance(e.config, McpServerConfig)},
         lsp_servers={name: e.config for name, e in lsp.items() if isinstance(e.config, LspServerConfig)},
