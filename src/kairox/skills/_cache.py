@@ -15,18 +15,24 @@ from pathlib import Path
 from typing import Any
 
 from kairox.errors import Diagnostic, Severity
-from kairox.skills._model import SkillArgument, SkillDef, SkillFormat, SkillFrontmatter
+from kairox.skills._model import SkillArgument, SkillDef, SkillFormat, SkillFrontmatter, SkillScope
 from kairox.skills._parse import ParseOutcome
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 """Bump whenever parsing changes what it gives, so old entries are not reused."""
 _TUPLE_FIELDS = {"keywords", "tools", "allowed_tools", "examples"}
 
 
+_DEFAULTS = SkillFrontmatter()
+
+
 def _frontmatter_to_json(frontmatter: SkillFrontmatter) -> dict[str, Any]:
+    """Only the fields that differ from the defaults, to keep the cache small and quick to load."""
     data: dict[str, Any] = {}
     for f in fields(frontmatter):
         value = getattr(frontmatter, f.name)
+        if value == getattr(_DEFAULTS, f.name):
+            continue
         if f.name == "arguments":
             value = [a.to_json() for a in value]
         elif isinstance(value, tuple):
@@ -37,9 +43,10 @@ def _frontmatter_to_json(frontmatter: SkillFrontmatter) -> dict[str, Any]:
 
 def _frontmatter_from_json(data: dict[str, Any]) -> SkillFrontmatter:
     values = dict(data)
-    for name in _TUPLE_FIELDS:
-        values[name] = tuple(values.get(name, ()))
-    values["arguments"] = tuple(SkillArgument(**a) for a in values.get("arguments", ()))
+    for name in _TUPLE_FIELDS & values.keys():
+        values[name] = tuple(values[name])
+    if "arguments" in values:
+        values["arguments"] = tuple(SkillArgument(**a) for a in values["arguments"])
     return SkillFrontmatter(**values)
 
 
@@ -62,7 +69,11 @@ def outcome_to_json(outcome: ParseOutcome) -> dict[str, Any]:
     }
 
 
-def outcome_from_json(data: dict[str, Any], path: Path) -> ParseOutcome:
+_FORMATS = {f.value: f for f in SkillFormat}
+
+
+def outcome_from_json(data: dict[str, Any], path: Path, *, scope: SkillScope = SkillScope.USER, plugin: str | None = None, root: Path | None = None) -> ParseOutcome:
+    """The cached parse of ``path``, with the skill already placed where it was found."""
     raw = data.get("skill")
     skill = None
     if raw is not None:
@@ -70,9 +81,12 @@ def outcome_from_json(data: dict[str, Any], path: Path) -> ParseOutcome:
             name=raw["name"],
             description=raw["description"],
             path=path,
-            format=SkillFormat(raw["format"]),
+            format=_FORMATS[raw["format"]],
             body_line=raw["body_line"],
             frontmatter=_frontmatter_from_json(raw["frontmatter"]),
+            scope=scope,
+            plugin=plugin,
+            root=root,
         )
     diagnostics = [
         Diagnostic(kind="skill", name=d["name"], reason=d["reason"], severity=Severity(d["severity"]), source=str(path), line=d["line"], hint=d["hint"])

@@ -15,7 +15,7 @@ from pathlib import Path
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._cache import SkillCache, outcome_from_json, outcome_to_json
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillScope
-from kairox.skills._parse import ParseOutcome, parse_skill_text
+from kairox.skills._parse import parse_skill_text
 
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 
@@ -79,18 +79,17 @@ class _Scanner:
     def _note(self, reason: str, path: str, *, severity: Severity = Severity.WARNING, hint: str | None = None) -> None:
         self.result.diagnostics.append(Diagnostic(kind="skill", name=os.path.basename(path), reason=reason, severity=severity, source=path, hint=hint))
 
-    def _escapes(self, path: str) -> bool:
-        real = os.path.realpath(path)
-        if _inside(real, self.real_root):
-            return False
+    def _refuse_link(self, path: str, real: str) -> None:
         self._note(f"symlink points outside its skill root {self.root.path} (to {real}); refused", path, hint="copy the skill into the root instead of linking to it")
-        return True
 
     def scan(self) -> None:
-        stack: list[tuple[str, int, bool]] = [(str(self.root.path), 0, False)]
+        # Each entry carries its real path, worked out from its parent's without a realpath() call unless the
+        # entry is a symlink, so a tree without links costs no extra system calls; a folder reached twice
+        # (through a link) is scanned once.
+        stack: list[tuple[Path, str, int, bool]] = [(self.root.path, self.real_root, 0, False)]
         while stack:
-            directory, depth, in_skill = stack.pop()
-            real = os.path.realpath(directory)
+            folder, real, depth, in_skill = stack.pop()
+            directory = str(folder)
             if real in self.visited:
                 continue
             self.visited.add(real)
@@ -100,33 +99,36 @@ class _Scanner:
             except OSError as exc:
                 self._note(f"cannot read the folder: {exc.strerror or exc}", directory)
                 continue
-            names = {e.name for e in entries}
-            is_skill_dir = SKILL_FILE in names
-            subdirs: list[str] = []
+            is_skill_dir = any(e.name == SKILL_FILE for e in entries)
+            subdirs: list[tuple[str, str]] = []  # (name, real path)
             for entry in entries:
                 name = entry.name
                 if name.startswith("."):
                     continue
                 try:
-                    if entry.is_symlink() and self._escapes(entry.path):
-                        continue
+                    entry_real = real + os.sep + name
+                    if entry.is_symlink():
+                        entry_real = os.path.realpath(entry.path)
+                        if not _inside(entry_real, self.real_root):
+                            self._refuse_link(entry.path, entry_real)
+                            continue
                     if entry.is_dir():
                         if name not in _SKIPPED_DIRS:
-                            subdirs.append(entry.path)
+                            subdirs.append((name, entry_real))
                         continue
-                    if not entry.is_file() or not name.endswith(".md"):
+                    if not name.endswith(".md") or not entry.is_file():
                         continue
                     if name == SKILL_FILE:
-                        self._candidate(entry, loose=False)
+                        self._candidate(entry, folder / name, loose=False)
                     elif not is_skill_dir and not in_skill and self._loose_allowed(directory):
-                        self._candidate(entry, loose=True)
+                        self._candidate(entry, folder / name, loose=True)
                 except OSError as exc:
                     self._note(f"cannot read: {exc.strerror or exc}", entry.path)
             if depth >= self.max_depth:
                 self.cut_off += 0 if (in_skill or is_skill_dir) else len(subdirs)
                 continue
-            for sub in reversed(subdirs):
-                stack.append((sub, depth + 1, in_skill or is_skill_dir))
+            for sub, sub_real in reversed(subdirs):
+                stack.append((folder / sub, sub_real, depth + 1, in_skill or is_skill_dir))
         if self.cut_off:
             self._note(
                 f"{self.cut_off} folder(s) deeper than skills.max_depth={self.max_depth} were not searched",
@@ -140,33 +142,35 @@ class _Scanner:
             return True
         return self.loose is LooseFiles.SKILLS_DIRS and os.path.basename(directory) == "skills"
 
-    def _candidate(self, entry: os.DirEntry[str], *, loose: bool) -> None:
+    def _candidate(self, entry: os.DirEntry[str], file: Path, *, loose: bool) -> None:
         stats = self.result.stats
         stats.files += 1
         st = entry.stat()
         path = entry.path
-        outcome: ParseOutcome | None = None
+        root = self.root
         if self.cache is not None:
             hit, payload = self.cache.get(path, st.st_mtime_ns, st.st_size)
             if hit:
                 stats.cached += 1
-                if payload is None:
-                    return
-                outcome = outcome_from_json(payload, Path(path))
-        if outcome is None:
-            stats.parsed += 1
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8", errors="replace")
-            if loose and not text.lstrip("\ufeff").startswith("---"):
-                if self.cache is not None:
-                    self.cache.put(path, st.st_mtime_ns, st.st_size, None)
+                if payload is not None:
+                    cached = outcome_from_json(payload, file, scope=root.scope, plugin=root.plugin, root=root.path)
+                    self.result.diagnostics.extend(cached.diagnostics)
+                    if cached.skill is not None:
+                        self.result.skills.append(cached.skill)
                 return
-            outcome = parse_skill_text(text, Path(path))
+        stats.parsed += 1
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", errors="replace")
+        if loose and not text.lstrip("\ufeff").startswith("---"):
             if self.cache is not None:
-                self.cache.put(path, st.st_mtime_ns, st.st_size, outcome_to_json(outcome))
+                self.cache.put(path, st.st_mtime_ns, st.st_size, None)
+            return
+        outcome = parse_skill_text(text, file)
+        if self.cache is not None:
+            self.cache.put(path, st.st_mtime_ns, st.st_size, outcome_to_json(outcome))
         self.result.diagnostics.extend(outcome.diagnostics)
         if outcome.skill is not None:
-            self.result.skills.append(outcome.skill.placed(scope=self.root.scope, plugin=self.root.plugin, root=self.root.path))
+            self.result.skills.append(outcome.skill.placed(scope=root.scope, plugin=root.plugin, root=root.path))
 
 
 def discover_skills(

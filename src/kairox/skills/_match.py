@@ -7,6 +7,7 @@ as a phrase. Only skills sharing a term are touched, so a query costs the size o
 number of skills.
 """
 
+import heapq
 import math
 import re
 from collections import defaultdict
@@ -129,34 +130,36 @@ class SkillIndex:
         query = terms(prompt)
         unique = list(dict.fromkeys(query))
         total = max(len(self.skills), 1)
+        weights = {term: math.log(1.0 + total / len(self._postings[term])) for term in unique if term in self._postings}
         scores: dict[int, float] = defaultdict(float)
-        hits: dict[int, list[TermHit]] = defaultdict(list)
-        for term in unique:
-            posting = self._postings.get(term)
-            if not posting:
-                continue
-            idf = math.log(1.0 + total / len(posting))
-            for index, field_names in posting.items():
-                score = idf * FIELD_WEIGHTS[field_names[0]]
-                scores[index] += score
-                hits[index].append(TermHit(term=term, fields=field_names, score=score))
+        for term, idf in weights.items():  # first pass: numbers only; the explanation is built for the winners
+            for index, field_names in self._postings[term].items():
+                scores[index] += idf * FIELD_WEIGHTS[field_names[0]]
         joined = " " + " ".join(query) + " "
         found_phrases: dict[int, list[str]] = {}
-        for index in scores:
-            for phrase in self._phrases.get(index, ()):
+        for index in scores.keys() & self._phrases.keys():
+            for phrase in self._phrases[index]:
                 if " " + " ".join(phrase) + " " in joined:
                     scores[index] += PHRASE_BONUS * len(phrase)
                     found_phrases.setdefault(index, []).append(" ".join(phrase))
-        ranked = sorted(
+        ranked = heapq.nsmallest(
+            limit,
             (i for i, s in scores.items() if s > min_score),
             key=lambda i: (-scores[i], self.skills[i].qualified_name),
         )
-        return [
-            SkillMatch(
-                skill=self.skills[i],
-                score=scores[i],
-                hits=tuple(sorted(hits[i], key=lambda h: -h.score)),
-                phrases=tuple(found_phrases.get(i, ())),
+        results: list[SkillMatch] = []
+        for index in ranked:
+            hits = [
+                TermHit(term=term, fields=fields, score=idf * FIELD_WEIGHTS[fields[0]])
+                for term, idf in weights.items()
+                if (fields := self._postings[term].get(index)) is not None
+            ]
+            results.append(
+                SkillMatch(
+                    skill=self.skills[index],
+                    score=scores[index],
+                    hits=tuple(sorted(hits, key=lambda h: -h.score)),
+                    phrases=tuple(found_phrases.get(index, ())),
+                )
             )
-            for i in ranked[:limit]
-        ]
+        return results

@@ -1,0 +1,99 @@
+"""10,000 skills in nested folders: cold discovery, warm discovery (nothing changed on disk) and matching.
+
+Cold: no parse cache, every SKILL.md read and parsed. Warm: the same tree again with the on-disk cache, so
+only the walk and the stat calls remain. Ratios are printed next to the times. Matching: the index is built
+once, then queries run over all 10,000 skills. A baseline walk (os.walk listing the same files, no parsing)
+shows how much of warm discovery is the file system itself.
+
+Run: .venv/bin/python bench/skills_scale.py [COUNT]
+"""
+
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kairox.skills import SkillCache, SkillIndex, SkillRoot, SkillScope, discover_skills
+
+WORDS = (
+    "review pull request test coverage deploy service release notes changelog database migration schema lint "
+    "format python typescript docker kubernetes terraform security audit secrets rotate incident postmortem "
+    "benchmark profile memory leak cache latency api client sdk webhook oauth token invoice report chart "
+    "spreadsheet pdf form contract legal finance budget forecast sales pipeline marketing email campaign"
+).split()
+QUERIES = (
+    "review this pull request for test coverage",
+    "rotate the leaked api token and audit secrets",
+    "draft release notes from the changelog",
+    "profile the memory leak in the cache layer",
+    "fill in this pdf contract form",
+)
+
+
+def write_tree(root: Path, count: int) -> None:
+    rng = random.Random(7)
+    for i in range(count):
+        group = root / f"team-{i % 20:02d}" / f"area-{i % 7}" / f"pack-{i % 50:02d}"
+        folder = group / f"skill-{i:05d}"
+        folder.mkdir(parents=True)
+        words = rng.sample(WORDS, 12)
+        keywords = ", ".join(words[:3])
+        description = f"Helps with {' '.join(words[3:9])}. Use when the user mentions {words[9]} or {words[10]}."
+        (folder / "SKILL.md").write_text(
+            f"---\nname: skill-{i:05d}\ndescription: {description}\nkeywords: [{keywords}]\n"
+            f"when_to_use: {words[11]} {words[0]}\nmetadata:\n  owner: team-{i % 20}\n---\n# Skill {i}\n\nSteps.\n",
+            encoding="utf-8",
+        )
+        if i % 10 == 0:
+            (folder / "reference.md").write_text("notes\n", encoding="utf-8")
+
+
+def timed(action):  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    value = action()
+    return time.perf_counter() - started, value
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "skills"
+        cache_file = Path(tmp) / "cache" / "skills.json"
+        build, _ = timed(lambda: write_tree(root, count))
+        roots = [SkillRoot(path=root, scope=SkillScope.USER)]
+
+        walk, files = timed(lambda: sum(1 for _, _, names in os.walk(root) for n in names if n == "SKILL.md"))
+        cold, found = timed(lambda: discover_skills(roots, max_depth=6, cache=SkillCache(cache_file)))
+        assert len(found.skills) == count and found.stats.parsed == count, found.stats
+        warm_runs = []
+        for _ in range(5):
+            seconds, again = timed(lambda: discover_skills(roots, max_depth=6, cache=SkillCache(cache_file)))
+            assert again.stats.parsed == 0 and again.stats.cached == count, again.stats
+            warm_runs.append(seconds)
+        warm = statistics.median(warm_runs)
+
+        index_time, index = timed(lambda: SkillIndex(found.skills))
+        query_times = []
+        for _ in range(20):
+            for query in QUERIES:
+                seconds, matches = timed(lambda q=query: index.match(q, limit=5))  # type: ignore[misc]
+                query_times.append(seconds)
+        match = statistics.median(query_times)
+        best = index.match(QUERIES[0], limit=1)[0]
+
+    print(f"skills: {count} in nested folders (written in {build:.2f}s; {files} SKILL.md files)")
+    print(f"baseline os.walk of the tree:       {walk * 1000:8.1f} ms")
+    print(f"cold discovery (parse everything):  {cold * 1000:8.1f} ms  ({cold / count * 1e6:.0f} µs per skill)")
+    print(f"warm discovery (cache, no changes): {warm * 1000:8.1f} ms  (median of 5; parsed 0)")
+    print(f"  cold / warm = {cold / warm:.1f}x   warm / bare walk = {warm / walk:.1f}x")
+    print(f"match index build:                  {index_time * 1000:8.1f} ms")
+    print(f"match query over all skills:        {match * 1000:8.3f} ms  (median of {len(query_times)})")
+    print(f"  warm discovery / one query = {warm / match:.0f}x")
+    print(f"example: {best.explain()}")
+
+
+if __name__ == "__main__":
+    main()
