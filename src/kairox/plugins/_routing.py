@@ -28,6 +28,8 @@ class PluginRouting:
     lsp_servers: dict[str, LspServerConfig] = field(default_factory=dict)
     provenance: dict[str, str] = field(default_factory=dict)
     """``"mcp_servers.<name>"`` / ``"lsp_servers.<name>"`` -> ``"plugin:<plugin>"``."""
+    server_entries: tuple[ServerEntry, ...] = ()
+    """The chosen MCP and LSP entries with their plugin and declaring file (for per-file provenance)."""
     hooks: tuple[PluginHook, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
 
@@ -123,6 +125,7 @@ def route_plugins(
         mcp_servers={name: e.config for name, e in mcp.items() if isinstance(e.config, McpServerConfig)},
         lsp_servers={name: e.config for name, e in lsp.items() if isinstance(e.config, LspServerConfig)},
         provenance=provenance,
+        server_entries=(*mcp.values(), *lsp.values()),
         hooks=tuple(hooks),
         diagnostics=tuple(diagnostics),
     )
