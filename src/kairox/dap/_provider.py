@@ -1,0 +1,551 @@
+"""``DapToolProvider``: the ``dap.*`` tools over debug sessions, one adapter per session id.
+
+``continue``, ``next``, ``step_*`` and ``pause`` return what the program did next: the ``stopped`` event
+(reason, location, top frame) or its end (exit code and output).
+"""
+
+import contextlib
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+
+from kairox._rpc import RpcError, ServerStatus
+from kairox._util import JsonObject
+from kairox.config import DapServerConfig
+from kairox.dap._client import DapClient
+from kairox.dap._errors import DapError, DapSessionError
+from kairox.dap._events import DapProgramStopped
+from kairox.dap._lifecycle import DapServerLifecycle
+from kairox.dap._specs import dap_tool_specs
+from kairox.errors import ToolCallError
+from kairox.events import EventSink, NullSink
+from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
+
+Handler = Callable[[JsonObject], Awaitable[ToolResult]]
+_DEFAULT_WAIT = 10.0
+_VALUE_CHARS = 120
+_OUTPUT_CHARS = 2000
+_SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
+
+
+@dataclass(kw_only=True)
+class DebugSession:
+    id: str
+    server: str
+    target: str
+    """What runs: the program path, or host:port for an attach."""
+    lifecycle: DapServerLifecycle
+    cursor: int = 0
+    """Index of the first adapter event not yet reported."""
+    state: str = "starting"
+    """starting, running, stopped or ended."""
+    thread_id: int | None = None
+    frame_id: int | None = None
+    last_stop: JsonObject | None = None
+    exit_code: int | None = None
+    output_cursor: int = 0
+    """Index of the first adapter event whose program output was not yet returned."""
+
+    def snapshot(self) -> JsonObject:
+        return {
+            "session": self.id,
+            "server": self.server,
+            "target": self.target,
+            "state": self.state,
+            "adapter": self.lifecycle.status.value,
+            "pid": self.lifecycle.client.pid if self.lifecycle.client and self.state != "ended" else None,
+            "last_stop": self.last_stop,
+            "exit_code": self.exit_code,
+        }
+
+
+class DapToolProvider(ToolProvider):
+    """``async with DapToolProvider(config.dap_servers, workspace=root, events=sink) as provider:``.
+
+    Each ``dap.launch`` / ``dap.attach`` starts a session with its own adapter; leaving the block ends them all.
+    """
+
+    origin = "dap"
+
+    def __init__(
+        self,
+        servers: Mapping[str, DapServerConfig],
+        *,
+        workspace: Path,
+        events: EventSink | None = None,
+        pending: Collection[str] = (),
+        host_env: Mapping[str, str] | None = None,
+        log_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.workspace = workspace.resolve()
+        self.events: EventSink = events or NullSink()
+        self.configs = {
+            name: config
+            for name, config in servers.items()
+            if config.enabled and name not in pending and f"dap_servers.{name}" not in pending
+        }
+        self._host_env = host_env
+        self._log_dir = log_dir
+        self.sessions: dict[str, DebugSession] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._handlers: dict[str, Handler] = {
+            "dap.launch": self._launch,
+            "dap.attach": self._attach,
+            "dap.set_breakpoints": self._set_breakpoints,
+            "dap.continue": lambda a: self._resume(a, "continue"),
+            "dap.next": lambda a: self._resume(a, "next"),
+            "dap.step_in": lambda a: self._resume(a, "stepIn"),
+            "dap.step_out": lambda a: self._resume(a, "stepOut"),
+            "dap.pause": lambda a: self._resume(a, "pause"),
+            "dap.threads": self._threads,
+            "dap.stack_trace": self._stack_trace,
+            "dap.scopes": self._scopes,
+            "dap.variables": self._variables,
+            "dap.evaluate": self._evaluate,
+            "dap.disconnect": self._disconnect,
+        }
+
+    async def __aenter__(self) -> Self:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._tg is not None
+        with anyio.CancelScope(shield=True):
+            for session in list(self.sessions.values()):
+                await session.lifecycle.stop()
+        self._tg.cancel_scope.cancel()
+        await self._tg.__aexit__(None, None, None)  # the body's exception is not the supervisors' business
+
+    async def list_tools(self) -> Sequence[ToolSpec]:
+        return dap_tool_specs() if self.configs else []
+
+    async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
+        handler = self._handlers.get(name) or self._handlers.get(f"dap.{name.removeprefix('dap_')}")
+        if handler is None:
+            raise ToolCallError(
+                tool=name, reason="not a DAP tool", hint="`kairox tools list` shows the tools"
+            )
+        try:
+            return await handler(arguments)
+        except (DapError, RpcError) as exc:
+            raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
+
+    def status(self) -> list[JsonObject]:
+        return [session.snapshot() for session in self.sessions.values()]
+
+    # --- sessions ------------------------------------------------------------------------------------------------
+
+    def _path(self, value: Any, what: str) -> Path:
+        if not isinstance(value, str) or not value:
+            raise DapSessionError(f"`{what}` must be a path")
+        path = Path(value).expanduser()
+        return (path if path.is_absolute() else self.workspace / path).resolve()
+
+    def _server(self, name: Any, program: Path | None) -> tuple[str, DapServerConfig]:
+        if isinstance(name, str) and name:
+            if name not in self.configs:
+                raise DapSessionError(
+                    f"no debug adapter named {name!r}", hint=f"adapters: {', '.join(self.configs)}"
+                )
+            return name, self.configs[name]
+        if not self.configs:
+            raise DapSessionError(
+                "no debug adapter is configured", hint="add [dap_servers.NAME] to kairox.toml"
+            )
+        language = _SUFFIX_LANGUAGES.get(program.suffix) if program else None
+        for server, config in self.configs.items():
+            if language and language in config.languages:
+                return server, config
+        return next(iter(self.configs.items()))
+
+    def _session(self, args: JsonObject) -> DebugSession:
+        wanted = args.get("session")
+        if isinstance(wanted, str) and wanted:
+            if wanted not in self.sessions:
+                known = ", ".join(self.sessions) or "none"
+                raise DapSessionError(f"no debug session {wanted!r}", hint=f"sessions: {known}")
+            return self.sessions[wanted]
+        live = [s for s in self.sessions.values() if s.state != "ended"]
+        if not live:
+            raise DapSessionError(
+                "no debug session is running", hint="start one with dap.launch or dap.attach"
+            )
+        return live[-1]
+
+    def _client(self, session: DebugSession) -> DapClient:
+        client = session.lifecycle.client
+        if session.state == "ended" or client is None or not client.alive:
+            raise DapSessionError(
+                f"debug session {session.id!r} has ended", hint="start a new one with dap.launch"
+            )
+        return client
+
+    def _new_id(self, args: JsonObject) -> str:
+        wanted = args.get("session")
+        if isinstance(wanted, str) and wanted:
+            if wanted in self.sessions and self.sessions[wanted].state != "ended":
+                raise DapSessionError(f"debug session {wanted!r} is still running", hint="use another id")
+            return wanted
+        number = len(self.sessions) + 1
+        while f"s{number}" in self.sessions:
+            number += 1
+        return f"s{number}"
+
+    async def _open(self, args: JsonObject, command: str, arguments: JsonObject, target: str, *,
+                    program: Path | None, connect: tuple[str, int] | None) -> ToolResult:  # fmt: skip
+        assert self._tg is not None
+        session_id = self._new_id(args)
+        server, config = self._server(args.get("server"), program)
+        lifecycle = DapServerLifecycle(
+            server,
+            config,
+            session=session_id,
+            workspace=self.workspace,
+            task_group=self._tg,
+            events=self.events,
+            connect=connect,
+            host_env=self._host_env,
+            stderr_log=self._log_dir / f"dap-{session_id}.log" if self._log_dir else None,
+        )
+        session = DebugSession(id=session_id, server=server, target=target, lifecycle=lifecycle)
+        self.sessions[session_id] = session
+        breakpoints: dict[Path, list[int]] = {}
+        for item in args.get("breakpoints") or []:
+            if isinstance(item, dict) and isinstance(item.get("line"), int):
+                breakpoints.setdefault(self._path(item.get("file"), "breakpoints.file"), []).append(
+                    item["line"]
+                )
+        filters = [str(f) for f in args.get("stop_on_exceptions") or []]
+        client = await lifecycle.start()
+        try:
+            placed = await client.start_session(
+                command, arguments, breakpoints=breakpoints, exception_filters=filters
+            )
+        except BaseException:
+            session.state = "ended"
+            await lifecycle.stop()
+            raise
+        session.state = "running"
+        header = [f"Debug session {session_id} ({server}): {target}"]
+        for path, found in placed.items():
+            for bp in found:
+                mark = (
+                    "set" if bp.get("verified") else f"not verified ({bp.get('message', 'unknown reason')})"
+                )
+                header.append(f"breakpoint {self._display(path)}:{bp.get('line')} {mark}")
+        return await self._outcome(session, 0, _wait(args), header)
+
+    async def _launch(self, args: JsonObject) -> ToolResult:
+        program = self._path(args.get("program"), "program")
+        if not program.is_file():
+            raise DapSessionError(
+                f"no program {args.get('program')!r} in {self.workspace}", hint="check the path"
+            )
+        _, config = self._server(args.get("server"), program)
+        arguments: JsonObject = {"console": "internalConsole", "justMyCode": True, **config.launch}
+        arguments.update(
+            program=str(program),
+            args=[str(a) for a in args.get("args") or []],
+            cwd=str(self._path(args["cwd"], "cwd") if args.get("cwd") else self.workspace),
+            stopOnEntry=bool(args.get("stop_on_entry", False)),
+        )
+        if isinstance(args.get("env"), dict):
+            arguments["env"] = {str(k): str(v) for k, v in args["env"].items()}
+        return await self._open(
+            args, "launch", arguments, self._display(program), program=program, connect=None
+        )
+
+    async def _attach(self, args: JsonObject) -> ToolResult:
+        host = str(args.get("host") or "127.0.0.1")
+        port = args.get("port")
+        if not isinstance(port, int):
+            raise DapSessionError("`port` must be a number")
+        _, config = self._server(args.get("server"), None)
+        arguments: JsonObject = {"justMyCode": True, **config.launch}
+        arguments.pop("program", None)
+        return await self._open(
+            args, "attach", arguments, f"attached to {host}:{port}", program=None, connect=(host, port)
+        )
+
+    # --- waiting for the program ---------------------------------------------------------------------------------
+
+    async def _outcome(self, session: DebugSession, since: int, wait: float, header: list[str]) -> ToolResult:
+        """What the program did after event ``since``: stopped, ended, or still running after ``wait`` seconds."""
+        client = self._client(session)
+        assert client.dap is not None
+        found = await client.dap.wait_event({"stopped", "terminated", "exited"}, since=since, timeout=wait)
+        output = self._collect_output(session, client)
+        if found is None and not client.dap.closed:
+            session.state = "running"
+            session.cursor = len(client.dap.events)
+            lines = [*header, f"The program is running (nothing stopped it within {wait:g}s)."]
+            return self._reply(session, lines, output, {"state": "running"})
+        if found is not None and found[1].get("event") == "stopped":
+            index, event = found
+            session.cursor = index + 1
+            return await self._stopped(session, client, event, header, output)
+        # the program ended: collect the exit code, then end the session (disconnect, reap the adapter)
+        await client.dap.wait_event({"terminated"}, since=since, timeout=2.0)
+        for event in client.dap.events[since:]:
+            if event.get("event") == "exited":
+                session.exit_code = (event.get("body") or {}).get("exitCode")
+        output += self._collect_output(session, client)
+        session.state = "ended"
+        await session.lifecycle.stop()
+        code = f" with exit code {session.exit_code}" if session.exit_code is not None else ""
+        lines = [*header, f"The program ended{code}; debug session {session.id} is closed."]
+        return self._reply(session, lines, output, {"state": "ended", "exit_code": session.exit_code})
+
+    def _collect_output(self, session: DebugSession, client: DapClient) -> str:
+        assert client.dap is not None
+        events = client.dap.events
+        start = session.output_cursor
+        texts = [
+            str((e.get("body") or {}).get("output", ""))
+            for e in events[start:]
+            if e.get("event") == "output" and (e.get("body") or {}).get("category") in ("stdout", "stderr")
+        ]
+        session.output_cursor = len(events)
+        return "".join(texts)
+
+    async def _stopped(
+        self, session: DebugSession, client: DapClient, event: JsonObject, header: list[str], output: str
+    ) -> ToolResult:
+        body = event.get("body") or {}
+        reason = str(body.get("reason", "stopped"))
+        thread_id = body.get("threadId") if isinstance(body.get("threadId"), int) else session.thread_id
+        if thread_id is None:
+            threads = (await client.request("threads")).get("threads") or []
+            thread_id = threads[0]["id"] if threads else None
+        frame: JsonObject | None = None
+        if thread_id is not None:
+            trace = await client.request("stackTrace", {"threadId": thread_id, "startFrame": 0, "levels": 1})
+            frames = trace.get("stackFrames") or []
+            frame = self._frame(frames[0]) if frames else None
+        session.state, session.thread_id = "stopped", thread_id
+        session.frame_id = frame["id"] if frame else None
+        stop: JsonObject = {"reason": reason, "thread_id": thread_id, "frame": frame}
+        if body.get("description") or body.get("text"):
+            stop["description"] = str(body.get("text") or body.get("description"))
+        session.last_stop = stop
+        self.events.emit(
+            DapProgramStopped(
+                session=session.id,
+                reason=reason,
+                path=frame["path"] if frame else None,
+                line=frame["line"] if frame else None,
+            )
+        )
+        where = f" at {frame['path']}:{frame['line']} in {frame['name']}" if frame else ""
+        lines = [*header, f"Stopped ({reason}){where}, thread {thread_id}."]
+        if "description" in stop:
+            lines.append(str(stop["description"]))
+        if frame and frame["text"]:
+            lines.append(f"{frame['line']:>5} | {frame['text']}")
+        return self._reply(session, lines, output, {"state": "stopped", **stop})
+
+    def _frame(self, raw: JsonObject) -> JsonObject:
+        source = raw.get("source") or {}
+        path = source.get("path")
+        line = int(raw.get("line", 0) or 0)
+        text = ""
+        if isinstance(path, str) and line > 0:
+            with contextlib.suppress(OSError, IndexError):
+                text = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()[line - 1].strip()
+        return {
+            "id": raw.get("id"),
+            "name": str(raw.get("name", "")),
+            "path": self._display(Path(path)) if isinstance(path, str) else source.get("name"),
+            "line": line,
+            "column": raw.get("column"),
+            "text": text,
+        }
+
+    def _reply(
+        self, session: DebugSession, lines: list[str], output: str, structured: JsonObject
+    ) -> ToolResult:
+        if output:
+            tail = output[-_OUTPUT_CHARS:]
+            lines = [*lines, "Program output:", tail.rstrip("\n")]
+        return ToolResult.text(
+            "\n".join(lines), structured={"session": session.id, **structured, "output": output}
+        )
+
+    def _display(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.workspace).as_posix()
+        except ValueError:
+            return str(path)
+
+    # --- tools on a session --------------------------------------------------------------------------------------
+
+    async def _resume(self, args: JsonObject, command: str) -> ToolResult:
+        session = self._session(args)
+        client = self._client(session)
+        assert client.dap is not None
+        thread_id = args.get("thread_id") if isinstance(args.get("thread_id"), int) else session.thread_id
+        if thread_id is None:
+            threads = (await client.request("threads")).get("threads") or []
+            thread_id = threads[0]["id"] if threads else 0
+        if command != "pause" and session.state == "running":
+            raise DapSessionError(
+                f"debug session {session.id} is running, not stopped", hint="use dap.pause first"
+            )
+        since = len(client.dap.events)
+        await client.request(command, {"threadId": thread_id})
+        session.state = "running"
+        return await self._outcome(session, since, _wait(args), [])
+
+    async def _set_breakpoints(self, args: JsonObject) -> ToolResult:
+        session = self._session(args)
+        path = self._path(args.get("file"), "file")
+        lines = [int(n) for n in args.get("lines") or []]
+        found = await self._client(session).set_breakpoints(path, lines)
+        items = [
+            {"line": bp.get("line"), "verified": bool(bp.get("verified")), "message": bp.get("message")}
+            for bp in found
+        ]
+        text = [
+            f"{self._display(path)}:{i['line']} "
+            + ("set" if i["verified"] else f"not verified ({i['message']})")
+            for i in items
+        ]
+        return ToolResult.text(
+            "\n".join(text) or f"No breakpoints left in {self._display(path)}.",
+            structured={"session": session.id, "file": self._display(path), "breakpoints": items},
+        )
+
+    async def _threads(self, args: JsonObject) -> ToolResult:
+        session = self._session(args)
+        threads = (await self._client(session).request("threads")).get("threads") or []
+        items = [{"id": t.get("id"), "name": t.get("name")} for t in threads if isinstance(t, dict)]
+        text = "\n".join(f"{t['id']}: {t['name']}" for t in items) or "No threads."
+        return ToolResult.text(text, structured={"session": session.id, "threads": items})
+
+    async def _stack_trace(self, args: JsonObject) -> ToolResult:
+        session = self._session(args)
+        client = self._client(session)
+        thread_id = args.get("thread_id") if isinstance(args.get("thread_id"), int) else session.thread_id
+        if thread_id is None:
+            raise DapSessionError(
+                f"debug session {session.id} has not stopped", hint="set a breakpoint or dap.pause"
+            )
+        levels = args.get("levels") if isinstance(args.get("levels"), int) else 20
+        trace = await client.request("stackTrace", {"threadId": thread_id, "startFrame": 0, "levels": levels})
+        frames = [self._frame(f) for f in trace.get("stackFrames") or [] if isinstance(f, dict)]
+        text = "\n".join(
+            f"#{i} {f['name']} at {f['path']}:{f['line']} [frame {f['id']}]"
+            + (f": {f['text']}" if f["text"] else "")
+            for i, f in enumerate(frames)
+        )
+        return ToolResult.text(text or "No frames.", structured={"session": session.id, "frames": frames})
+
+    async def _scope_list(self, session: DebugSession, args: JsonObject) -> list[JsonObject]:
+        frame_id = args.get("frame_id") if isinstance(args.get("frame_id"), int) else session.frame_id
+        if frame_id is None:
+            raise DapSessionError(
+                f"debug session {session.id} has not stopped", hint="set a breakpoint or dap.pause"
+            )
+        scopes = (await self._client(session).request("scopes", {"frameId": frame_id})).get("scopes") or []
+        return [
+            {
+                "name": s.get("name"),
+                "variables_reference": s.get("variablesReference"),
+                "expensive": s.get("expensive"),
+            }
+            for s in scopes
+            if isinstance(s, dict)
+        ]
+
+    async def _scopes(self, args: JsonObject) -> ToolResult:
+        session = self._session(args)
+        scopes = await self._scope_list(session, args)
+        text = "\n".join(f"{s['name']} [ref {s['variables_reference']}]" for s in scopes) or "No scopes."
+        return ToolResult.text(text, structured={"session": session.id, "scopes": scopes})
+
+    async def _variables(self, args: JsonObject) -> ToolResult:
+        session = self._session(args)
+        reference = args.get("variables_reference")
+        if not isinstance(reference, int):
+            scopes = await self._scope_list(session, args)
+            wanted = str(args.get("scope") or "Locals").lower()
+            chosen = next(
+                (s for s in scopes if str(s["name"]).lower() == wanted), scopes[0] if scopes else None
+            )
+            if chosen is None:
+                raise DapSessionError("the frame has no scopes")
+            reference = int(chosen["variables_reference"])
+        body = await self._client(session).request("variables", {"variablesReference": reference})
+        items = []
+        for var in body.get("variables") or []:
+            if not isinstance(var, dict):
+                continue
+            value = str(var.get("value", ""))
+            items.append(
+                {
+                    "name": str(var.get("name", "")),
+                    "value": value if len(value) <= _VALUE_CHARS else value[: _VALUE_CHARS - 3] + "...",
+                    "type": var.get("type"),
+                    "variables_reference": int(var.get("variablesReference") or 0),
+                }
+            )
+        # groups some adapters add ("special variables", "function variables") come after the real names
+        items.sort(key=lambda v: bool(v["variables_reference"] and not v["value"] and not v["type"]))
+        lines = [
+            (f"{v['name']} = {v['value']}" if v["value"] or v["type"] else v["name"])
+            + (f" ({v['type']})" if v["type"] else "")
+            + (f" [ref {v['variables_reference']}]" if v["variables_reference"] else "")
+            for v in items
+        ]
+        return ToolResult.text(
+            "\n".join(lines) or "No variables.",
+            structured={"session": session.id, "variables_reference": reference, "variables": items},
+        )
+
+    async def _evaluate(self, args: JsonObject) -> ToolResult:
+        session = self._session(args)
+        expression = args.get("expression")
+        if not isinstance(expression, str) or not expression.strip():
+            raise DapSessionError("`expression` must be a non-empty expression")
+        params: JsonObject = {"expression": expression, "context": "repl"}
+        frame_id = args.get("frame_id") if isinstance(args.get("frame_id"), int) else session.frame_id
+        if frame_id is not None:
+            params["frameId"] = frame_id
+        body = await self._client(session).request("evaluate", params)
+        result = {
+            "result": str(body.get("result", "")),
+            "type": body.get("type"),
+            "variables_reference": int(body.get("variablesReference") or 0),
+        }
+        text = result["result"] + (f" ({result['type']})" if result["type"] else "")
+        if result["variables_reference"]:
+            text += f" [ref {result['variables_reference']}]"
+        return ToolResult.text(text, structured={"session": session.id, "expression": expression, **result})
+
+    async def _disconnect(self, args: JsonObject) -> ToolResult:
+        session = self._session(args)
+        client = session.lifecycle.client
+        if client is not None and client.alive:
+            await client.disconnect(terminate=args.get("terminate", True) is not False)
+        await session.lifecycle.stop()
+        session.state = "ended"
+        adapter = session.lifecycle.status
+        text = f"Debug session {session.id} is closed" + (
+            "." if adapter is ServerStatus.STOPPED else f"; its adapter is {adapter.value}."
+        )
+        return ToolResult.text(text, structured={"session": session.id, "state": "ended"})
+
+
+def _wait(args: JsonObject) -> float:
+    value = args.get("wait_sec")
+    return float(value) if isinstance(value, int | float) and value >= 0 else _DEFAULT_WAIT

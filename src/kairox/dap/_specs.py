@@ -1,0 +1,147 @@
+"""The DAP tools as the model sees them. Debugging runs programs: every tool needs Access.EXECUTE, so the policy
+allows them under ``workspace_write`` or wider only."""
+
+from kairox._util import JsonObject
+from kairox.tools import Access, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec
+
+DAP_PERMISSION = PermissionProfile(access=Access.EXECUTE, path_args=("program", "cwd", "file"))
+
+_SESSION: JsonObject = {
+    "type": "string",
+    "description": "Debug session id from dap.launch / dap.attach; default: the latest live session.",
+}
+_THREAD: JsonObject = {"type": "integer", "description": "Thread id; default: the thread that last stopped."}
+_FRAME: JsonObject = {
+    "type": "integer",
+    "description": "Frame id from dap.stack_trace; default: the top frame.",
+}
+_WAIT: JsonObject = {
+    "type": "number",
+    "minimum": 0,
+    "description": "Seconds to wait for the program to stop or end (default 10); it keeps running after.",
+}
+_BREAKPOINTS: JsonObject = {
+    "type": "array",
+    "description": "Breakpoints to set before the program runs.",
+    "items": {
+        "type": "object",
+        "properties": {"file": {"type": "string"}, "line": {"type": "integer", "minimum": 1}},
+        "required": ["file", "line"],
+        "additionalProperties": False,
+    },
+}
+_NEW_SESSION: dict[str, JsonObject] = {
+    "session": {"type": "string", "description": "Id for the new session; default s1, s2 ..."},
+    "server": {
+        "type": "string",
+        "description": "Debug adapter from dap_servers; default: the first matching.",
+    },
+    "breakpoints": _BREAKPOINTS,
+    "stop_on_exceptions": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": 'Exception breakpoint filters of the adapter, e.g. ["uncaught"] or ["raised"].',
+    },
+    "wait_sec": _WAIT,
+}
+
+
+def _spec(name: str, description: str, properties: dict[str, JsonObject], required: list[str]) -> ToolSpec:
+    schema: JsonObject = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return ToolSpec(
+        name=name,
+        description=description,
+        input_schema=schema,
+        source=ToolSource.DAP,
+        permission=DAP_PERMISSION,
+        origin="dap",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
+    )
+
+
+def dap_tool_specs() -> list[ToolSpec]:
+    session = {"session": _SESSION}
+    step = {"session": _SESSION, "thread_id": _THREAD, "wait_sec": _WAIT}
+    return [
+        _spec(
+            "dap.launch",
+            "Run a program under the debugger; returns where it first stopped (a breakpoint) or that it ended.",
+            {
+                "program": {"type": "string", "description": "Program file, relative to the workspace."},
+                "args": {"type": "array", "items": {"type": "string"}, "description": "Program arguments."},
+                "cwd": {"type": "string", "description": "Working directory; default: the workspace."},
+                "env": {"type": "object", "additionalProperties": {"type": "string"}},
+                "stop_on_entry": {"type": "boolean", "description": "Stop at the first line."},
+                **_NEW_SESSION,
+            },
+            ["program"],
+        ),
+        _spec(
+            "dap.attach",
+            "Attach to a program waiting for a debugger on host:port (e.g. `python -m debugpy --listen "
+            "127.0.0.1:5678 --wait-for-client app.py`).",
+            {
+                "host": {"type": "string", "description": "Default 127.0.0.1."},
+                "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                **_NEW_SESSION,
+            },
+            ["port"],
+        ),
+        _spec(
+            "dap.set_breakpoints",
+            "Replace the breakpoints of one file (an empty list clears them); says which were verified.",
+            {
+                **session,
+                "file": {"type": "string", "description": "Source file, relative to the workspace."},
+                "lines": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+            },
+            ["file", "lines"],
+        ),
+        _spec("dap.continue", "Resume until the next stop (breakpoint, exception) or the end.", step, []),
+        _spec("dap.next", "Step over: run to the next line of the current function.", step, []),
+        _spec("dap.step_in", "Step into the call on the current line.", step, []),
+        _spec("dap.step_out", "Run until the current function returns.", step, []),
+        _spec("dap.pause", "Pause a running program; returns where it stopped.", step, []),
+        _spec("dap.threads", "The threads of the program.", session, []),
+        _spec(
+            "dap.stack_trace",
+            "The call stack of a stopped thread, innermost frame first, with frame ids.",
+            {**session, "thread_id": _THREAD, "levels": {"type": "integer", "minimum": 1}},
+            [],
+        ),
+        _spec(
+            "dap.scopes",
+            "The variable scopes (locals, globals) of a frame.",
+            {**session, "frame_id": _FRAME},
+            [],
+        ),
+        _spec(
+            "dap.variables",
+            "Variables with short values: the locals of the top frame by default; give `variables_reference` "
+            "(shown as [ref N]) to expand a structured value, or `scope` to list another scope.",
+            {
+                **session,
+                "frame_id": _FRAME,
+                "scope": {
+                    "type": "string",
+                    "description": "Scope name, e.g. Locals or Globals (default Locals).",
+                },
+                "variables_reference": {"type": "integer", "minimum": 1},
+            },
+            [],
+        ),
+        _spec(
+            "dap.evaluate",
+            "Evaluate an expression in a stopped frame, e.g. `x * 2`.",
+            {**session, "expression": {"type": "string"}, "frame_id": _FRAME},
+            ["expression"],
+        ),
+        _spec(
+            "dap.disconnect",
+            "End a debug session; a launched program is ended too unless terminate is false.",
+            {**session, "terminate": {"type": "boolean", "description": "End the program (default true)."}},
+            [],
+        ),
+    ]

@@ -1,0 +1,242 @@
+"""The dap.* tools with the real debugpy adapter: launch, attach, stepping, inspection, and no process left."""
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from tests.dap._fixtures import debugpy_config, free_port
+from tests.lsp._fixtures import process_gone
+
+from kairox._rpc import ChildProcess
+from kairox.dap import (
+    DapProgramStopped,
+    DapServerFailed,
+    DapServerRunning,
+    DapServerStarting,
+    DapServerStopped,
+    DapToolProvider,
+)
+from kairox.errors import ToolCallError
+from kairox.events import RecordingSink
+from kairox.tools import Access, CallContext, ToolResult, ToolSource
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+class Debugger:
+    def __init__(self, provider: DapToolProvider, workspace: Path) -> None:
+        self.provider = provider
+        self.context = CallContext(call_id="t", workspace=workspace)
+
+    async def __call__(self, tool: str, **arguments: object) -> ToolResult:
+        return await self.provider.call_tool(tool, dict(arguments), self.context)
+
+
+def adapter_pid(provider: DapToolProvider, session: str = "s1") -> int:
+    client = provider.sessions[session].lifecycle.client
+    assert client is not None and client.pid is not None
+    return client.pid
+
+
+async def test_dap_tools_are_execute_tools_of_source_dap(workspace: Path) -> None:
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        specs = await provider.list_tools()
+    assert [s.name for s in specs] == [
+        "dap.launch",
+        "dap.attach",
+        "dap.set_breakpoints",
+        "dap.continue",
+        "dap.next",
+        "dap.step_in",
+        "dap.step_out",
+        "dap.pause",
+        "dap.threads",
+        "dap.stack_trace",
+        "dap.scopes",
+        "dap.variables",
+        "dap.evaluate",
+        "dap.disconnect",
+    ]
+    assert {(s.source, s.permission.access, s.origin) for s in specs} == {
+        (ToolSource.DAP, Access.EXECUTE, "dap")
+    }
+
+
+async def test_launch_stop_inspect_step_and_run_to_the_end_leaves_no_process(workspace: Path) -> None:
+    sink = RecordingSink()
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace, events=sink) as provider:
+        debug = Debugger(provider, workspace)
+        launched = await debug(
+            "dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 6}]
+        )
+        adapter = adapter_pid(provider)
+        debuggee = int(
+            (await debug("dap.evaluate", expression="__import__('os').getpid()")).text_content().split()[0]
+        )
+        trace = await debug("dap.stack_trace")
+        variables = await debug("dap.variables")
+        evaluated = await debug("dap.evaluate", expression="x * 2")
+        stepped = await debug("dap.next")
+        ended = await debug("dap.continue")
+        status = provider.status()
+    assert launched.text_content().splitlines() == [
+        "Debug session s1 (debugpy): program.py",
+        "breakpoint program.py:6 set",
+        "Stopped (breakpoint) at program.py:6 in compute, thread 1.",
+        "    6 | y = x + n",
+    ]
+    assert launched.structured is not None
+    assert launched.structured["frame"]["path"] == "program.py"
+    assert (launched.structured["reason"], launched.structured["frame"]["line"]) == ("breakpoint", 6)
+    assert [line.split(" [frame")[0] for line in trace.text_content().splitlines()] == [
+        "#0 compute at program.py:6",
+        "#1 main at program.py:12",
+        "#2 <module> at program.py:17",
+    ]
+    assert variables.text_content().splitlines() == ["n = 1 (int)", "x = 42 (int)"]
+    assert evaluated.text_content() == "84 (int)"
+    assert stepped.text_content().splitlines() == [
+        "Stopped (step) at program.py:7 in compute, thread 1.",
+        "    7 | return y",
+    ]
+    assert ended.text_content().splitlines() == [
+        "The program ended with exit code 0; debug session s1 is closed.",
+        "Program output:",
+        "total 43",
+    ]
+    assert status[0]["state"] == "ended"
+    assert process_gone(adapter) and process_gone(debuggee)
+    assert sink.events == [
+        DapServerStarting(server="debugpy", session="s1"),
+        DapServerRunning(server="debugpy", session="s1", pid=adapter),
+        DapProgramStopped(session="s1", reason="breakpoint", path="program.py", line=6),
+        DapProgramStopped(session="s1", reason="step", path="program.py", line=7),
+        DapServerStopped(server="debugpy", session="s1"),
+    ]
+
+
+async def test_attach_to_a_program_listening_on_localhost(workspace: Path) -> None:
+    port = free_port()
+    argv = [
+        sys.executable,
+        "-m",
+        "debugpy",
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--wait-for-client",
+        "program.py",
+    ]
+    async with ChildProcess(argv, cwd=workspace) as program:
+        async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+            debug = Debugger(provider, workspace)
+            attached = await debug("dap.attach", port=port, breakpoints=[{"file": "program.py", "line": 6}])
+            evaluated = await debug("dap.evaluate", expression="x * 2")
+            ended = await debug("dap.continue")
+        code = await program.wait(10)
+    assert attached.text_content().splitlines() == [
+        f"Debug session s1 (debugpy): attached to 127.0.0.1:{port}",
+        "breakpoint program.py:6 set",
+        "Stopped (breakpoint) at program.py:6 in compute, thread 1.",
+        "    6 | y = x + n",
+    ]
+    assert evaluated.text_content() == "84 (int)"
+    assert ended.text_content() == "The program ended; debug session s1 is closed."
+    assert code == 0
+    assert process_gone(program.pid)
+
+
+async def test_structured_values_are_short_first_and_expand_on_request(workspace: Path) -> None:
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 12}])
+        listed = await debug("dap.variables")
+        assert listed.structured is not None
+        (data,) = listed.structured["variables"]
+        expanded = await debug("dap.variables", variables_reference=data["variables_reference"])
+        await debug("dap.disconnect")
+    assert (data["name"], data["value"], data["type"]) == ("data", "{'a': [1, 2], 'b': 'text'}", "dict")
+    assert data["variables_reference"] > 0
+    lines = expanded.text_content().splitlines()
+    assert lines[0].startswith("'a' = [1, 2] (list) [ref ")
+    assert lines[1] == "'b' = 'text' (str)"
+
+
+async def test_step_in_and_step_out_move_between_frames(workspace: Path) -> None:
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 12}])
+        stepped_in = await debug("dap.step_in")
+        stepped_out = await debug("dap.step_out")
+        await debug("dap.disconnect")
+    assert stepped_in.text_content().splitlines()[0] == "Stopped (step) at program.py:5 in compute, thread 1."
+    assert stepped_out.structured is not None
+    assert (stepped_out.structured["frame"]["name"], stepped_out.structured["frame"]["line"]) == ("main", 12)
+
+
+async def test_breakpoints_set_later_are_hit_by_continue(workspace: Path) -> None:
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 11}])
+        placed = await debug("dap.set_breakpoints", file="program.py", lines=[13])
+        hit = await debug("dap.continue")
+        await debug("dap.disconnect")
+    assert placed.text_content() == "program.py:13 set"
+    assert hit.structured is not None and hit.structured["frame"]["line"] == 13
+
+
+async def test_pause_stops_a_running_program_and_disconnect_ends_it(workspace: Path) -> None:
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        running = await debug("dap.launch", program="loop.py", wait_sec=0.5)
+        paused = await debug("dap.pause")
+        pid = int(
+            (await debug("dap.evaluate", expression="__import__('os').getpid()")).text_content().split()[0]
+        )
+        adapter = adapter_pid(provider)
+        closed = await debug("dap.disconnect")
+        with anyio.fail_after(10):
+            while not process_gone(pid):
+                await anyio.sleep(0.05)
+    assert (
+        running.text_content().splitlines()[-1] == "The program is running (nothing stopped it within 0.5s)."
+    )
+    assert paused.structured is not None and paused.structured["reason"] == "pause"
+    assert closed.text_content() == "Debug session s1 is closed."
+    assert process_gone(adapter)
+
+
+async def test_leaving_the_provider_ends_live_sessions_and_their_programs(workspace: Path) -> None:
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 6}])
+        await debug("dap.launch", program="loop.py", wait_sec=0)
+        adapters = [adapter_pid(provider, "s1"), adapter_pid(provider, "s2")]
+        debuggee = int(
+            (await debug("dap.evaluate", session="s1", expression="__import__('os').getpid()"))
+            .text_content()
+            .split()[0]
+        )
+    assert [process_gone(pid) for pid in [*adapters, debuggee]] == [True, True, True]
+
+
+async def test_an_unknown_session_is_a_tool_error_naming_the_sessions(workspace: Path) -> None:
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        with pytest.raises(ToolCallError) as caught:
+            await Debugger(provider, workspace)("dap.threads", session="nope")
+    assert caught.value.message == "dap.threads failed: no debug session 'nope'"
+    assert caught.value.hint == "sessions: none"
+
+
+async def test_an_adapter_that_cannot_start_fails_with_its_reason(workspace: Path) -> None:
+    sink = RecordingSink()
+    config = debugpy_config(command="/nonexistent/kairox-test-adapter")
+    async with DapToolProvider({"ghost": config}, workspace=workspace, events=sink) as provider:
+        with pytest.raises(ToolCallError) as caught:
+            await Debugger(provider, workspace)("dap.launch", program="program.py")
+    reason = "cannot run '/nonexistent/kairox-test-adapter': No such file or directory"
+    assert caught.value.message == f"dap.launch failed: debug adapter 'ghost' did not start: {reason}"
+    assert sink.events == [
+        DapServerStarting(server="ghost", session="s1"),
+        DapServerFailed(server="ghost", session="s1", reason=reason),
+    ]
