@@ -486,7 +486,7 @@ class DapToolProvider(ToolProvider):
                 raise DapSessionError("the frame has no scopes")
             reference = int(chosen["variables_reference"])
         body = await self._client(session).request("variables", {"variablesReference": reference})
-        items = []
+        items: list[JsonObject] = []
         for var in body.get("variables") or []:
             if not isinstance(var, dict):
                 continue
