@@ -238,6 +238,7 @@ class Marketplaces:
         stage_root = self.home / "plugins" / market.name / entry.name
         stage_root.mkdir(parents=True, exist_ok=True)
         staging = stage_root / f".staging-{uuid.uuid4().hex[:8]}"
+        aside = stage_root / f".old-{uuid.uuid4().hex[:8]}"
         try:
             commit = self._stage(market, entry, staging)
             if find_manifests(staging)[0] is None:
@@ -252,11 +253,12 @@ class Marketplaces:
             version = entry.version or loaded.version or commit or "0.0.0"
             final = stage_root / version.replace("/", "_")
             if final.exists():
-                shutil.rmtree(final)
+                os.replace(final, aside)  # a reinstall of the same version: swap, then drop the old copy
             os.replace(staging, final)
         finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
+            for leftover in (staging, aside):
+                if leftover.exists():
+                    shutil.rmtree(leftover, ignore_errors=True)
         previous = self.records.read().get(entry.name)
         if previous is not None and previous.path != final and previous.path.exists():
             shutil.rmtree(previous.path, ignore_errors=True)
@@ -273,7 +275,8 @@ class Marketplaces:
         self.records.put(record)
         if reason is not None:
             set_plugin_enabled(self.config_file, entry.name, False)
-        elif not keep_settings:
+        elif not keep_settings or (previous is not None and previous.disabled_reason):
+            # a fresh install, or an update that made an incompatible plugin compatible
             set_plugin_enabled(self.config_file, entry.name, True)
         settings = PluginSettings(enabled=reason is None, disabled_reason=reason)
         installed, final_problems = load_plugin(
