@@ -18,12 +18,16 @@ from pathlib import Path
 
 from kairox.skills import SkillCache, SkillIndex, SkillRoot, SkillScope, discover_skills
 
-WORDS = (
-    "review pull request test coverage deploy service release notes changelog database migration schema lint "
-    "format python typescript docker kubernetes terraform security audit secrets rotate incident postmortem "
-    "benchmark profile memory leak cache latency api client sdk webhook oauth token invoice report chart "
-    "spreadsheet pdf form contract legal finance budget forecast sales pipeline marketing email campaign"
-).split()
+WORDS = tuple(
+    " ".join(
+        (
+            "review pull request test coverage deploy service release notes changelog database migration schema lint",
+            "format python typescript docker kubernetes terraform security audit secrets rotate incident postmortem",
+            "benchmark profile memory leak cache latency api client sdk webhook oauth token invoice report chart",
+            "spreadsheet pdf form contract legal finance budget forecast sales pipeline marketing email campaign",
+        )
+    ).split(" ")
+)
 QUERIES = (
     "review this pull request for test coverage",
     "rotate the leaked api token and audit secrets",
@@ -79,7 +83,7 @@ def main() -> None:
         query_times = []
         for _ in range(20):
             for query in QUERIES:
-                seconds, matches = timed(lambda q=query: index.match(q, limit=5))  # type: ignore[misc]
+                seconds, _ = timed(lambda q=query: index.match(q, limit=5))  # type: ignore[misc]
                 query_times.append(seconds)
         match = statistics.median(query_times)
         best = index.match(QUERIES[0], limit=1)[0]

@@ -154,3 +154,23 @@ def test_in_memory_enable_state_and_bad_session_skill(tmp_path: Path, write_skil
     with pytest.raises(SkillLoadError) as raised:
         registry.add_session_skill(bad)
     assert str(raised.value) == f"{bad}: cannot load the skill: error: {bad}:1: skill 'bad': no frontmatter: a skill needs YAML frontmatter with a description (start the file with YAML frontmatter between `---` lines holding at least `description`)"
+
+
+def test_disable_warns_when_a_higher_layer_still_enables_it(workspace: Path, isolated_home: Path, write_skill: WriteSkill) -> None:
+    write_skill(isolated_home / "skills", "pr-review", "Review pull requests.")
+    local = workspace / ".kairox" / "kairox.local.toml"
+    local.parent.mkdir()
+    local.write_text('[skills.entries."pr-review"]\nenabled = true\n', encoding="utf-8")
+    run = kairox("skills", "disable", "pr-review", cwd=workspace)
+    assert run.code == 0
+    assert run.stderr.splitlines() == [
+        f"disabled pr-review in {isolated_home / 'kairox.toml'}",
+        f"warning: {local} still sets it to true, which wins over {isolated_home / 'kairox.toml'}",
+    ]
+
+
+def test_plugin_skill_names_are_persisted_quoted(workspace: Path, isolated_home: Path) -> None:
+    run = kairox("skills", "disable", "my-plugin:pdf", cwd=workspace)
+    assert run.code == 0, run.stderr
+    assert (isolated_home / "kairox.toml").read_text(encoding="utf-8") == '[skills.entries."my-plugin:pdf"]\nenabled = false\n'
+    assert resolve_config(workspace).config.skills.entries["my-plugin:pdf"].enabled is False

@@ -12,6 +12,7 @@ from kairox.cli._common import ExitCode, err, fail, out, out_json, state
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
     from kairox.errors import Diagnostic
+    from kairox.policy import ApprovalAnswer, ApprovalRequest
     from kairox.skills import SkillRegistry
 
 skills_app = typer.Typer(help="List, match, enable, install and validate skills.", no_args_is_help=True)
@@ -132,7 +133,7 @@ def match(
 
 
 def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str) -> None:
-    from kairox.skills import EnableScope, SkillError, persist_enabled, registry_from_config
+    from kairox.skills import EnableScope, SkillError, enabled_key, persist_enabled, registry_from_config
 
     try:
         scope = EnableScope(scope_text)
@@ -150,9 +151,10 @@ def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str) 
     file = persist_enabled(resolved, qualified, enabled, scope)
     word = "enabled" if enabled else "disabled"
     err(f"{word} {qualified} in {file}")
-    effective = cli.resolve().config.skills.entries.get(qualified)
+    after = cli.resolve()
+    effective = after.config.skills.entries.get(qualified)
     if effective is not None and effective.enabled is not enabled:
-        origin = cli.resolve().origin(f'skills.entries."{qualified}".enabled')
+        origin = after.origin(enabled_key(qualified))
         where = f"{origin.file}" if origin is not None and origin.file else "a higher layer"
         err(f"warning: {where} still sets it to {str(effective.enabled).lower()}, which wins over {file}")
 
@@ -212,39 +214,30 @@ def install(
         out(f"{installed.name} -> {installed.path}")
 
 
-def _write_gate(resolved: "ResolvedConfig", *, pre_approved: bool) -> Callable[[Path], Awaitable[bool]]:
-    """``authorize(path)`` for installs: the policy engine decides as for an ``fs.write`` of that path;
-    ``ask`` goes to the person at the terminal, and is denied without one."""
-    from kairox.policy import ApprovalRequest, NonInteractiveApprover, PolicyEngine, PolicySettings, Verdict
-    from kairox.tools import BUILTIN_SPECS
+class _TerminalApprover:
+    """Asks the person at the terminal; without one (or without ``--yes``) the answer is no."""
 
-    settings = PolicySettings.from_config(
-        resolved.config.policy,
-        workspace=resolved.workspace,
-        rules=resolved.rules,
-        home=Path.home(),
-        roots_base=resolved.base_dir("policy.writable_roots"),
-    )
-    engine = PolicyEngine(settings)
-    spec = next(s for s in BUILTIN_SPECS if s.name == "fs.write")
+    def __init__(self, *, pre_approved: bool) -> None:
+        self.pre_approved = pre_approved
 
-    async def authorize(target: Path) -> bool:
-        decision = engine.decide(spec, {"path": str(target), "content": ""})
-        if decision.verdict is Verdict.ALLOW:
-            return True
-        if decision.verdict is Verdict.DENY:
-            err(f"kairox: the policy denies writing {target}: {decision.reason}")
-            return False
-        if pre_approved:
-            err(f"approved by --yes: {decision.reason}")
-            return True
+    async def request_approval(self, request: "ApprovalRequest") -> "ApprovalAnswer":
+        from kairox.policy import ApprovalAnswer, NonInteractiveApprover
+
+        if self.pre_approved:
+            err(f"approved by --yes: {request.reason}")
+            return ApprovalAnswer(approved=True)
         if sys.stdin.isatty() and sys.stderr.isatty():
-            return typer.confirm(f"Install a skill at {target}? ({decision.reason})", default=False, err=True)
-        answer = await NonInteractiveApprover().request_approval(ApprovalRequest(tool="fs.write", arguments={"path": str(target)}, reason=decision.reason))
-        err(f"kairox: {answer.reason}")
-        return answer.approved
+            path = request.arguments.get("path")
+            approved = typer.confirm(f"Install a skill at {path}? ({request.reason})", default=False, err=True)
+            return ApprovalAnswer(approved=approved) if approved else ApprovalAnswer.deny("not approved at the prompt")
+        return await NonInteractiveApprover().request_approval(request)
 
-    return authorize
+
+def _write_gate(resolved: "ResolvedConfig", *, pre_approved: bool) -> Callable[[Path], Awaitable[bool]]:
+    """``authorize(path)`` for installs: the policy engine decides as for an ``fs.write`` of that path."""
+    from kairox.skills import policy_authorizer
+
+    return policy_authorizer(resolved, approver=_TerminalApprover(pre_approved=pre_approved), notify=lambda m: err(f"kairox: {m}"))
 
 
 @skills_app.command("validate")

@@ -12,6 +12,7 @@ from kairox.skills._discovery import (
     discover_skills,
 )
 from kairox.skills._events import SkillInstalled, SkillLoaded, SkillsDiscovered, SkillsMatched
+from kairox.skills._gate import policy_authorizer
 from kairox.skills._install import (
     Authorize,
     InstalledSkill,
@@ -112,6 +113,7 @@ __all__ = [
     "parse_skill_file",
     "parse_skill_text",
     "persist_enabled",
+    "policy_authorizer",
     "registry_from_config",
     "render_catalog",
     "roots_from_config",

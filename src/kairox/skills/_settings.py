@@ -19,8 +19,10 @@ class EnableScope(enum.StrEnum):
 
 
 def enabled_key(name: str) -> str:
-    """``skills.entries."<name>".enabled`` (quoted: names hold dashes, dots and colons)."""
-    return f'skills.entries."{name}".enabled'
+    """``skills.entries."<name>".enabled``, quoted where the name needs it (dots, colons)."""
+    from kairox.config import join_key
+
+    return join_key(("skills", "entries", name, "enabled"))
 
 
 def write_enabled(file: Path, name: str, enabled: bool) -> None:
