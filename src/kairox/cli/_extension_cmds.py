@@ -12,6 +12,8 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("kairox.cli._plugins_cmds", "plugins_app", "plugins", "List, inspect, enable, install and validate plugins."),
     ("kairox.cli._plugins_cmds", "hooks_app", "hooks", "List and approve hooks."),
     ("kairox.cli._mcp_cmds", "mcp_app", "mcp", "MCP servers: list, status, tools, call, add, remove."),
+    ("kairox.cli._lsp_cmds", "lsp_app", "lsp", "Language servers: status of the configured ones."),
+    ("kairox.cli._lsp_cmds", "dap_app", "dap", "Debug adapters and debug sessions."),
 ]
 
 

@@ -38,6 +38,7 @@ class DapClient:
         connect: tuple[str, int] | None = None,
         host_env: Mapping[str, str] | None = None,
         stderr_log: Path | None = None,
+        base_dir: Path | None = None,
     ) -> None:
         self.name = name
         self.config = config
@@ -47,6 +48,8 @@ class DapClient:
         self.child: ChildProcess | None = None
         if connect is None:
             argv = [expand_vars(part, host).value for part in (config.command, *config.args)]
+            if "/" in argv[0] and not Path(argv[0]).expanduser().is_absolute():
+                argv[0] = str(((base_dir or self.workspace) / argv[0]).resolve())
             env = child_environment(
                 host, extra={k: expand_vars(v, host).value for k, v in config.env.items()}
             )

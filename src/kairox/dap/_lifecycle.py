@@ -45,8 +45,10 @@ class DapServerLifecycle:
         connect: tuple[str, int] | None = None,
         host_env: Mapping[str, str] | None = None,
         stderr_log: Path | None = None,
+        base_dir: Path | None = None,
     ) -> None:
         self.server = server
+        self.base_dir = base_dir
         self.config = config
         self.session = session
         self.workspace = workspace
@@ -91,6 +93,7 @@ class DapServerLifecycle:
             connect=self.connect,
             host_env=self._host_env,
             stderr_log=self._stderr_log,
+            base_dir=self.base_dir,
         )
         failure: str | None = None
         try:

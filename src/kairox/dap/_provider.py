@@ -81,8 +81,10 @@ class DapToolProvider(ToolProvider):
         pending: Collection[str] = (),
         host_env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
+        base_dirs: Mapping[str, Path] | None = None,
     ) -> None:
         super().__init__()
+        self._base_dirs = dict(base_dirs or {})
         self.workspace = workspace.resolve()
         self.events: EventSink = events or NullSink()
         self.configs = {
@@ -216,6 +218,7 @@ class DapToolProvider(ToolProvider):
             connect=connect,
             host_env=self._host_env,
             stderr_log=self._log_dir / f"dap-{session_id}.log" if self._log_dir else None,
+            base_dir=self._base_dirs.get(server),
         )
         session = DebugSession(id=session_id, server=server, target=target, lifecycle=lifecycle)
         self.sessions[session_id] = session

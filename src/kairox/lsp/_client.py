@@ -77,6 +77,13 @@ _CLIENT_CAPABILITIES: JsonObject = {
 }
 
 
+def command_path(command: str, base_dir: Path) -> str:
+    """A relative command with a ``/`` (``./bin/server``) is relative to the file that configured it."""
+    if "/" in command and not Path(command).expanduser().is_absolute():
+        return str((base_dir / command).resolve())
+    return str(Path(command).expanduser()) if command.startswith("~") else command
+
+
 def language_id(path: Path, languages: list[str]) -> str:
     """The LSP language id of a file: from its suffix, or the server's first configured language."""
     by_suffix = _LANGUAGE_IDS.get(path.suffix.lower())
@@ -123,12 +130,14 @@ class LspClient:
         workspace: Path,
         host_env: Mapping[str, str] | None = None,
         stderr_log: Path | None = None,
+        base_dir: Path | None = None,
     ) -> None:
         self.name = name
         self.config = config
         self.workspace = workspace.resolve()
         host = dict(os.environ if host_env is None else host_env)
         argv = [expand_vars(part, host).value for part in (config.command, *config.args)]
+        argv[0] = command_path(argv[0], base_dir or self.workspace)
         env = child_environment(host, extra={k: expand_vars(v, host).value for k, v in config.env.items()})
         self.child = ChildProcess(
             argv, env=env, cwd=self.workspace, stderr_log=stderr_log, stop_timeout=config.shutdown_timeout_sec

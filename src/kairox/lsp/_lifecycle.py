@@ -47,8 +47,10 @@ class LspServerLifecycle:
         events: EventSink | None = None,
         host_env: Mapping[str, str] | None = None,
         stderr_log: Path | None = None,
+        base_dir: Path | None = None,
     ) -> None:
         self.name = name
+        self.base_dir = base_dir
         self.config = config
         self.workspace = workspace
         self.events: EventSink = events or NullSink()

@@ -66,10 +66,12 @@ class LspToolProvider(ToolProvider):
         pending: Collection[str] = (),
         host_env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
+        base_dirs: Mapping[str, Path] | None = None,
     ) -> None:
         super().__init__()
         self.workspace = workspace.resolve()
         self.events: EventSink = events or NullSink()
+        base_dirs = base_dirs or {}
         self.servers: dict[str, LspServerLifecycle] = {
             name: LspServerLifecycle(
                 name,
@@ -78,6 +80,7 @@ class LspToolProvider(ToolProvider):
                 events=self.events,
                 host_env=host_env,
                 stderr_log=log_dir / f"lsp-{name}.log" if log_dir else None,
+                base_dir=base_dirs.get(name),
             )
             for name, config in servers.items()
             if config.enabled and name not in pending and f"lsp_servers.{name}" not in pending

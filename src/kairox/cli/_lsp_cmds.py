@@ -1,0 +1,144 @@
+"""``kairox lsp status`` and ``kairox dap sessions``: the configured language servers and debug adapters.
+
+Servers start lazily inside a session, so a fresh command shows them stopped; ``lsp status --probe`` starts
+each one, reports what it said at ``initialize``, and stops it again.
+"""
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kairox.cli._common import ExitCode, err, out, out_json, state
+
+if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
+
+lsp_app = typer.Typer(
+    help="Language servers: what is configured and whether it starts.", no_args_is_help=True
+)
+dap_app = typer.Typer(help="Debug adapters and debug sessions.", no_args_is_help=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+
+
+def _available(command: str, base_dir: Path) -> bool:
+    from kairox.lsp._client import command_path
+
+    path = command_path(command, base_dir)
+    return Path(path).is_file() if "/" in path else shutil.which(path) is not None
+
+
+def _base_dirs(resolved: "ResolvedConfig", section: str, names: list[str]) -> dict[str, Path]:
+    return {name: resolved.base_dir(f"{section}.{name}") for name in names}
+
+
+def _entry(
+    resolved: "ResolvedConfig", section: str, name: str, config: Any, base_dir: Path
+) -> dict[str, Any]:
+    pending = resolved.is_pending(f"{section}.{name}")
+    if pending:
+        status = "pending_trust"
+    elif not config.enabled:
+        status = "disabled"
+    elif not _available(config.command, base_dir):
+        status = "missing_command"
+    else:
+        status = "stopped"
+    origin = resolved.origin(f"{section}.{name}")
+    return {
+        "server": name,
+        "status": status,
+        "command": [config.command, *config.args],
+        "languages": list(config.languages),
+        "origin": f"{origin.file}:{origin.line}" if origin and origin.file else None,
+    }
+
+
+@lsp_app.command("status")
+def lsp_status(
+    ctx: typer.Context,
+    json_output: JsonOption = False,
+    probe: Annotated[bool, typer.Option("--probe", help="Start each server, report it, stop it.")] = False,
+) -> None:
+    """Show the configured language servers: stopped (they start on first use), pending trust, disabled,
+    missing command; with --probe, whether each one starts."""
+    cli = state(ctx)
+    resolved = cli.resolve()
+    servers = resolved.config.lsp_servers
+    bases = _base_dirs(resolved, "lsp_servers", list(servers))
+    entries = [_entry(resolved, "lsp_servers", n, c, bases[n]) for n, c in servers.items()]
+    for entry in entries:
+        entry["file_patterns"] = list(servers[entry["server"]].file_patterns)
+    if probe:
+        import anyio
+
+        anyio.run(_probe, cli, resolved, entries, bases)
+    if json_output:
+        out_json({"workspace": str(resolved.workspace), "servers": entries})
+    elif not entries:
+        out("No language servers are configured; add [lsp_servers.NAME] with command and file_patterns.")
+    for entry in [] if json_output else entries:
+        patterns = ", ".join(entry["file_patterns"]) or "-"
+        line = f"{entry['server']}: {entry['status']}  ({' '.join(entry['command'])}; files {patterns})"
+        if entry.get("server_info"):
+            info = entry["server_info"]
+            line += f"  {info.get('name', '')} {info.get('version', '')}".rstrip()
+        out(line)
+        if entry.get("reason"):
+            out(f"  reason: {entry['reason']}")
+        if entry.get("stderr_tail"):
+            out("  stderr: " + entry["stderr_tail"].strip().replace("\n", "\n          "))
+    if any(e["status"] in ("missing_command", "failed") for e in entries):
+        raise typer.Exit(int(ExitCode.FAILURE))
+
+
+async def _probe(
+    cli: Any, resolved: "ResolvedConfig", entries: list[dict[str, Any]], bases: dict[str, Path]
+) -> None:
+    from kairox.lsp import LspServerLifecycle, LspStartupError
+
+    for entry in entries:
+        if entry["status"] != "stopped":
+            continue
+        name = entry["server"]
+        config = resolved.config.lsp_servers[name]
+        async with LspServerLifecycle(
+            name, config, workspace=resolved.workspace, events=cli.events(), base_dir=bases[name]
+        ) as server:
+            try:
+                client = await server.ensure_running()
+                entry.update(
+                    status="running",
+                    server_info=client.server_info,
+                    position_encoding=client.position_encoding,
+                    capabilities=sorted(k for k in client.capabilities if k.endswith("Provider")),
+                )
+            except LspStartupError as exc:
+                entry.update(status="failed", reason=exc.reason, stderr_tail=exc.stderr_tail[-600:])
+        if entry["status"] == "running":
+            entry["stopped_after_probe"] = True
+            err(f"{name}: started and stopped again")
+
+
+@dap_app.command("sessions")
+def dap_sessions(ctx: typer.Context, json_output: JsonOption = False) -> None:
+    """Show the configured debug adapters and the debug sessions of this process (sessions live inside an
+    agent session or `kairox serve`; a fresh command has none)."""
+    cli = state(ctx)
+    resolved = cli.resolve()
+    adapters = resolved.config.dap_servers
+    bases = _base_dirs(resolved, "dap_servers", list(adapters))
+    entries = [_entry(resolved, "dap_servers", n, c, bases[n]) for n, c in adapters.items()]
+    if json_output:
+        out_json({"workspace": str(resolved.workspace), "adapters": entries, "sessions": []})
+        return
+    if not entries:
+        out(
+            "No debug adapters are configured; add [dap_servers.NAME] with command (e.g. python -m debugpy.adapter)."
+        )
+    for entry in entries:
+        available = "ready to launch" if entry["status"] == "stopped" else entry["status"]
+        out(f"{entry['server']}: {available}  ({' '.join(entry['command'])})")
+    out("No debug sessions in this process.")

@@ -1,0 +1,83 @@
+"""``kairox lsp status`` and ``kairox dap sessions`` as a user runs them."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from tests.helpers import kairox
+from tests.lsp._fixtures import BIN
+
+
+def write_config(workspace: Path) -> None:
+    (workspace / "kairox.toml").write_text(
+        f"""
+[lsp_servers.jedi]
+command = "{BIN / "jedi-language-server"}"
+file_patterns = ["*.py"]
+
+[lsp_servers.ghost]
+command = "kairox-no-such-language-server"
+file_patterns = ["*.rs"]
+
+[dap_servers.debugpy]
+command = "{sys.executable}"
+args = ["-m", "debugpy.adapter"]
+languages = ["python"]
+"""
+    )
+
+
+def test_lsp_status_lists_servers_pending_trust_until_the_workspace_is_trusted(project: Path) -> None:
+    write_config(project)
+    run = kairox("--workspace", project, "lsp", "status", "--json")
+    assert run.code == 0, run.stderr
+    assert [(s["server"], s["status"]) for s in run.json()["servers"]] == [
+        ("jedi", "pending_trust"),
+        ("ghost", "pending_trust"),
+    ]
+
+
+@pytest.mark.timeout(60)
+def test_lsp_status_probe_starts_each_trusted_server_and_reports_a_missing_command(project: Path) -> None:
+    write_config(project)
+    assert kairox("--workspace", project, "trust").code == 0
+    run = kairox("--workspace", project, "lsp", "status", "--probe", "--json")
+    assert run.code == 1
+    jedi, ghost = run.json()["servers"]
+    assert (jedi["status"], jedi["server_info"]["name"], jedi["position_encoding"]) == (
+        "running",
+        "jedi-language-server",
+        "utf-32",
+    )
+    assert "definitionProvider" in jedi["capabilities"]
+    assert (ghost["status"], ghost["command"]) == ("missing_command", ["kairox-no-such-language-server"])
+    text = kairox("--workspace", project, "lsp", "status")
+    assert text.stdout.splitlines() == [
+        f"jedi: stopped  ({BIN / 'jedi-language-server'}; files *.py)",
+        "ghost: missing_command  (kairox-no-such-language-server; files *.rs)",
+    ]
+
+
+def test_dap_sessions_lists_the_adapters_and_no_sessions_in_a_fresh_process(project: Path) -> None:
+    write_config(project)
+    assert kairox("--workspace", project, "trust").code == 0
+    run = kairox("--workspace", project, "dap", "sessions", "--json")
+    assert run.code == 0, run.stderr
+    assert run.json() == {
+        "workspace": str(project.resolve()),
+        "adapters": [
+            {
+                "server": "debugpy",
+                "status": "stopped",
+                "command": [sys.executable, "-m", "debugpy.adapter"],
+                "languages": ["python"],
+                "origin": f"{project.resolve() / 'kairox.toml'}:10",
+            }
+        ],
+        "sessions": [],
+    }
+    text = kairox("--workspace", project, "dap", "sessions")
+    assert text.stdout.splitlines() == [
+        f"debugpy: ready to launch  ({sys.executable} -m debugpy.adapter)",
+        "No debug sessions in this process.",
+    ]
