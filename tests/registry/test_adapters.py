@@ -241,3 +241,21 @@ async def test_registry_definitions_leave_out_what_a_provider_cannot_take_and_ma
     ]
     assert (none, [d["function"]["strict"] for d in openai if d["function"]["name"] == "mcp__srv__post"]) == ([], [False])
     assert (registry.from_wire_name("fs_read"), registry.from_wire_name("mcp__srv__post"), registry.from_wire_name("nope")) == ("fs.read", "mcp__srv__post", None)
+
+
+@pytest.mark.anyio
+async def test_a_strict_openai_call_with_nulls_passes_validation(tmp_path: Path) -> None:
+    from tests.registry._support import settings
+
+    from kairox.policy import NonInteractiveApprover
+    from kairox.registry import build_registry
+
+    for name in ("ws", "home", "tmp"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "ws" / "a.txt").write_text("one\ntwo\n")
+    registry = await build_registry(settings(tmp_path / "ws"), approver=NonInteractiveApprover())
+    arguments = {"path": "a.txt", "start_line": 2, "end_line": None}
+    result = await registry.call_from_model("openai", "fs_read", arguments)
+    assert (result.is_error, result.text_content()) == (False, "two\n")
+    raw = await registry.call_from_model("anthropic", "fs_read", arguments)
+    assert raw.text_content() == "invalid arguments for fs.read: arguments['end_line']: None is not of type 'integer'"

@@ -35,7 +35,7 @@ from kairox.policy import (
     Verdict,
     parse_rule,
 )
-from kairox.registry._adapters import ADAPTERS, ModelProvider, SchemaAdapterError, wire_name
+from kairox.registry._adapters import ADAPTERS, ModelProvider, SchemaAdapterError, drop_model_nulls, wire_name
 from kairox.registry._events import (
     ToolCallApprovalAnswered,
     ToolCallDecided,
@@ -284,6 +284,17 @@ class ToolRegistry:
             if wire_name(spec.name) == name:
                 return spec.name
         return None
+
+    async def call_from_model(
+        self, provider: ModelProvider | str, wire: str, arguments: JsonObject, *, call_id: str = "", approval: ApprovalPolicy | None = None
+    ) -> ToolResult:
+        """A call as a model sent it: the wire name mapped back, and (OpenAI strict) the nulls of optional
+        properties it had to send removed, then through the gate like any call."""
+        name = self.from_wire_name(wire) or wire
+        spec = self.get(name)
+        if spec is not None and ModelProvider(provider) is ModelProvider.OPENAI:
+            arguments = drop_model_nulls(spec.input_schema, dict(arguments))
+        return await self.call(ToolCall(name=name, arguments=arguments, call_id=call_id), approval=approval)
 
     def check(self, name: str, arguments: JsonObject | None = None, *, approval: ApprovalPolicy | None = None) -> Decision:
         """What the policy would decide for this call, without hooks, approval or the call."""
