@@ -14,6 +14,8 @@ import pytest
 from tests.helpers import kairox
 from tests.skills.conftest import WriteSkill
 
+from kairox.config import resolve_config
+from kairox.policy import ApprovalAnswer, ApprovalRequest
 from kairox.skills import (
     SkillInstallDeniedError,
     SkillInstallError,
@@ -21,6 +23,7 @@ from kairox.skills import (
     classify_source,
     install_skill,
     parse_skill_file,
+    policy_authorizer,
 )
 
 
@@ -208,3 +211,38 @@ def test_cli_install_inside_writable_roots_needs_no_question(source: Path, tmp_p
     run = kairox("-c", f'policy.writable_roots=["{isolated_home}"]', "skills", "install", str(source), cwd=workspace, env={"TMPDIR": str(tmp_path)})
     assert run.code == 0, run.stderr
     assert run.stdout == f"pr-review -> {isolated_home / 'skills' / 'pr-review'}\n"
+
+
+class _RecordingApprover:
+    def __init__(self, approve: bool) -> None:
+        self.approve = approve
+        self.requests: list[ApprovalRequest] = []
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.requests.append(request)
+        return ApprovalAnswer(approved=True) if self.approve else ApprovalAnswer.deny("no")
+
+
+@pytest.mark.anyio
+async def test_policy_gate_asks_the_approver_only_outside_the_writable_roots(source: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "repo"
+    (workspace / ".git").mkdir(parents=True)
+    resolved = resolve_config(workspace)
+    outside = Path("/var/lib/kairox-never-written/skills")
+    denying = _RecordingApprover(approve=False)
+    with pytest.raises(SkillInstallDeniedError):
+        await install_skill(str(source), dest_root=outside, authorize=policy_authorizer(resolved, approver=denying))
+    [request] = denying.requests
+    assert (request.tool, request.arguments) == ("fs.write", {"path": str(outside / "pr-review")})
+    assert "outside the writable roots" in request.reason
+    assert not outside.exists()
+
+    inside = workspace / "vendor" / "skills"
+    approving = _RecordingApprover(approve=True)
+    installed = await install_skill(str(source), dest_root=inside, authorize=policy_authorizer(resolved, approver=approving))
+    assert (installed.path, approving.requests) == (inside / "pr-review", [])
+
+    denied_by_rule = resolve_config(workspace, cli_overrides=[f'policy.rules.deny=["fs.write({workspace}/locked/**)"]'])
+    with pytest.raises(SkillInstallDeniedError):
+        await install_skill(str(source), dest_root=workspace / "locked", authorize=policy_authorizer(denied_by_rule, approver=approving))
+    assert approving.requests == []  # a deny rule is final: nobody is asked

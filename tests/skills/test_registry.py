@@ -174,3 +174,21 @@ def test_plugin_skill_names_are_persisted_quoted(workspace: Path, isolated_home:
     assert run.code == 0, run.stderr
     assert (isolated_home / "kairox.toml").read_text(encoding="utf-8") == '[skills.entries."my-plugin:pdf"]\nenabled = false\n'
     assert resolve_config(workspace).config.skills.entries["my-plugin:pdf"].enabled is False
+
+
+def test_discovery_and_matching_are_reported_as_events(tmp_path: Path, write_skill: WriteSkill) -> None:
+    from kairox.events import RecordingSink
+    from kairox.skills import SkillsDiscovered, SkillsMatched
+
+    write_skill(tmp_path / "skills", "pr-review", "Review pull requests.")
+    write_skill(tmp_path / "skills", "bad", None)
+    sink = RecordingSink()
+    roots = [SkillRoot(path=tmp_path / "skills", scope=SkillScope.USER)]
+    registry = SkillRegistry.load(roots, cache_file=tmp_path / "cache.json", events=sink)
+    [found] = registry.match("review my pull request")
+    SkillRegistry.load(roots, cache_file=tmp_path / "cache.json", events=sink)
+    assert sink.events == [
+        SkillsDiscovered(skills=1, shadowed=0, diagnostics=1, parsed=2, cached=0),
+        SkillsMatched(prompt_terms=("review", "pull", "request"), matches=("pr-review",), scores=(round(found.score, 4),)),
+        SkillsDiscovered(skills=1, shadowed=0, diagnostics=1, parsed=0, cached=2),
+    ]
