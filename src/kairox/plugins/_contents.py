@@ -17,8 +17,14 @@ _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 _MAX_SKILL_DEPTH = 4
 
 
+_NAME_LINE = re.compile(r"^name:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+
+
 def frontmatter_name(markdown: Path) -> str | None:
-    """The ``name`` of a markdown file's YAML frontmatter, when it has a string one."""
+    """The ``name`` of a markdown file's YAML frontmatter, when it has a string one.
+
+    A plain ``name: value`` line is read directly; anything fancier goes through the YAML parser.
+    """
     try:
         text = markdown.read_text(encoding="utf-8", errors="replace")[:8_192]
     except OSError:
@@ -26,6 +32,11 @@ def frontmatter_name(markdown: Path) -> str | None:
     match = _FRONTMATTER.match(text)
     if not match:
         return None
+    line = _NAME_LINE.search(match.group(1))
+    if line is not None:
+        value = line.group(1)
+        if value and value[0] not in "[{|>&*!'\"#" and ": " not in value and " #" not in value:
+            return value
     try:
         data = yaml.safe_load(match.group(1))
     except yaml.YAMLError:

@@ -180,11 +180,15 @@ def validate_tree(path: Path, *, prober: ProgramProber | None = None) -> PluginS
     plugins_found: list[Path] = []
     for walked, dirs, _files in os.walk(path):
         here = Path(walked)
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and (not d.startswith(".") or d in (".claude-plugin", ".agents")))
-        manifest, others = find_manifests(here)
-        if manifest is not None or others or (here == path and has_layout(here)):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and (not d.startswith(".") or d.endswith("-plugin") or d == ".agents"))
+        if any(d.endswith("-plugin") for d in dirs):
+            manifest, others = find_manifests(here)
+            if manifest is not None or others:
+                plugins_found.append(here)
+        elif here == path and has_layout(here):
             plugins_found.append(here)
-        marketplaces += [here / f for f in MARKETPLACE_FILES if (here / f).is_file()]
+        if ".claude-plugin" in dirs or ".agents" in dirs:
+            marketplaces += [here / f for f in MARKETPLACE_FILES if (here / f).is_file()]
     for root in plugins_found:
         gather.add(*load_plugin(root, origin=PluginOrigin.VALIDATE, trust=TrustLevel.LOCAL, prober=prober))
     for file in marketplaces:

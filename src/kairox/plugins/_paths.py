@@ -58,18 +58,23 @@ def escaping_symlinks(root: Path, *, max_entries: int = 20_000) -> list[tuple[Pa
 
     Symlinked folders are not followed; the walk stops after ``max_entries`` entries.
     """
-    real_root = root.resolve()
+    real_root = os.path.realpath(root)
+    prefix = real_root.rstrip(os.sep) + os.sep
     found: list[tuple[Path, Path]] = []
+    stack = [str(root)]
     seen = 0
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        for name in (*dirs, *files):
-            seen += 1
-            entry = Path(folder) / name
-            if entry.is_symlink():
-                target = entry.resolve()
-                if not is_inside(target, real_root):
-                    found.append((entry, target))
-        if seen > max_entries:
-            break
-        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
-    return found
+    while stack and seen <= max_entries:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    seen += 1
+                    if entry.is_symlink():
+                        target = os.path.realpath(entry.path)
+                        if target != real_root and not target.startswith(prefix):
+                            found.append((Path(entry.path), Path(target)))
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return sorted(found)
