@@ -300,3 +300,14 @@ async def test_a_failing_rule_writer_is_a_diagnostic_not_a_failed_call(ws: Path)
     await registry.add_provider(DemoProvider(specs=[spec("deploy", access=Access.EXECUTE)]))
     assert not (await registry.call(ToolCall(name="deploy", arguments={"message": "x"}))).is_error
     assert [(d.name, d.reason) for d in registry.diagnostics] == [("deploy", "could not save the allow rule: read-only home")]
+
+
+@pytest.mark.anyio
+async def test_long_arguments_are_previewed_in_the_requested_event(ws: Path) -> None:
+    sink = RecordingSink()
+    registry = await build_registry(settings(ws), approver=NonInteractiveApprover(), events=sink)
+    await registry.call(ToolCall(name="fs.write", arguments={"path": "big.txt", "content": "y" * 5000}, call_id="w"))
+    assert sink.of_type(ToolCallRequested) == [
+        ToolCallRequested(call_id="w", tool="fs.write", arguments={"path": "big.txt", "content": "y" * 2000 + "… (5000 characters)"})
+    ]
+    assert (ws / "big.txt").read_text() == "y" * 5000

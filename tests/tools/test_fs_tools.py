@@ -106,3 +106,14 @@ async def test_list_filters_by_name_or_path_glob(tmp_path: Path) -> None:
     assert by_name.text_content() == "src/app.py\nsrc/util/helpers.py"
     assert by_path.text_content() == "src/util/data.json"
     assert everything.text_content() == "build/out.py\nsrc/app.py\nsrc/util/helpers.py"
+
+
+@pytest.mark.anyio
+async def test_listing_a_subfolder_applies_the_workspaces_gitignore(tmp_path: Path) -> None:
+    (tmp_path / "src" / "cache").mkdir(parents=True)
+    (tmp_path / "src" / "a.py").write_text("")
+    (tmp_path / "src" / "debug.log").write_text("")
+    (tmp_path / "src" / "cache" / "x.py").write_text("")
+    (tmp_path / ".gitignore").write_text("*.log\nsrc/cache/\n")
+    result = await call(tmp_path, "fs.list", {"path": "src"})
+    assert result.text_content() == "a.py"

@@ -61,3 +61,13 @@ async def test_bad_regex_is_reported(tree: Path, rg: str | None) -> None:
         await search(tree, {"pattern": "(unclosed"}, rg)
     assert caught.value.tool == "search.ripgrep"
     assert "(unclosed" in caught.value.reason or "missing )" in caught.value.reason
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("rg", ENGINES)
+async def test_searching_a_subfolder_applies_the_workspaces_gitignore(tree: Path, rg: str | None) -> None:
+    (tree / "src" / "gen").mkdir()
+    (tree / "src" / "gen" / "out.py").write_text("alpha\n")
+    (tree / ".gitignore").write_text("build/\nsrc/gen/\n")
+    result = await search(tree, {"pattern": "alpha", "path": "src"}, rg)
+    assert result.text_content() == "src/a.py:1: def alpha():"

@@ -1,9 +1,27 @@
 """Events of the gate (R7): every call is requested, decided, and finished."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kairox._util import JsonObject
 from kairox.events import Event
+
+EVENT_STRING_LIMIT = 2_000
+
+
+def event_arguments(arguments: JsonObject) -> JsonObject:
+    """Arguments as an event records them: long strings (a whole file for fs.write) cut to a preview."""
+
+    def cut(value: Any) -> Any:
+        if isinstance(value, str) and len(value) > EVENT_STRING_LIMIT:
+            return value[:EVENT_STRING_LIMIT] + f"… ({len(value)} characters)"
+        if isinstance(value, dict):
+            return {k: cut(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [cut(v) for v in value]
+        return value
+
+    return {k: cut(v) for k, v in arguments.items()}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -11,6 +29,7 @@ class ToolCallRequested(Event):
     call_id: str
     tool: str
     arguments: JsonObject = field(default_factory=dict)
+    """Long strings are cut to a preview (``event_arguments``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

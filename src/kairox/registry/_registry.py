@@ -42,6 +42,7 @@ from kairox.registry._events import (
     ToolCallFinished,
     ToolCallRequested,
     ToolsChanged,
+    event_arguments,
 )
 from kairox.registry._output import cap_output, text_size
 from kairox.tools import (
@@ -325,7 +326,7 @@ class ToolRegistry:
         self._calls += 1
         call_id = call.call_id or f"call-{self._calls}"
         started = time.perf_counter()
-        self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=call.arguments))
+        self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments)))
         result, spilled = await self._gate(call, call_id, approval)
         error = result.text_content()[:500] if result.is_error else None
         self.events.emit(

@@ -93,14 +93,14 @@ def edit_file(args: dict[str, Any], workspace: Path) -> ToolResult:
 
 
 def list_files(args: dict[str, Any], workspace: Path, *, max_entries: int) -> ToolResult:
-    root = workspace_path(args.get("path") or ".", workspace, "fs.list")
+    root = Path(os.path.realpath(workspace_path(args.get("path") or ".", workspace, "fs.list")))
     if not root.is_dir():
         raise ToolCallError(tool="fs.list", reason=f"{root} is not a folder")
     pattern = args.get("pattern") or "**"
     gitignore = bool(args.get("respect_gitignore", True))
     matched: list[str] = []
     more = False
-    for rel in walk_files(root, respect_gitignore=gitignore):
+    for rel in walk_files(root, respect_gitignore=gitignore, ignore_root=Path(os.path.realpath(workspace))):
         if pattern != "**" and not _glob_match(rel, pattern):
             continue
         if len(matched) >= max_entries:

@@ -44,7 +44,8 @@ async def search(args: dict[str, Any], workspace: Path, *, rg: str | None, defau
         matches, more = await _with_rg(rg, pattern, root, args, limit)
         engine = "rg"
     else:
-        matches, more = await asyncio.to_thread(_with_python, pattern, root, args, limit)
+        real = Path(os.path.realpath(root)), Path(os.path.realpath(workspace))
+        matches, more = await asyncio.to_thread(_with_python, pattern, real[0], args, limit, real[1])
         engine = "python"
     lines = [f"{_shown(Path(m.path), workspace)}:{m.line}: {m.text}" for m in matches]
     text = "\n".join(lines) if lines else "(no matches)"
@@ -98,7 +99,7 @@ async def _with_rg(rg: str, pattern: str, root: Path, args: dict[str, Any], limi
     return matches, more
 
 
-def _with_python(pattern: str, root: Path, args: dict[str, Any], limit: int) -> tuple[list[Match], bool]:
+def _with_python(pattern: str, root: Path, args: dict[str, Any], limit: int, workspace: Path) -> tuple[list[Match], bool]:
     flags = re.IGNORECASE if args.get("ignore_case") else 0
     try:
         regex = re.compile(re.escape(pattern) if args.get("fixed_strings") else pattern, flags)
@@ -110,7 +111,7 @@ def _with_python(pattern: str, root: Path, args: dict[str, Any], limit: int) -> 
         files = [root]
     else:
         files = []
-        for rel in walk_files(root):
+        for rel in walk_files(root, ignore_root=workspace):
             if isinstance(glob, str):
                 name_ok = glob_regex.match(rel) if glob_regex else fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], glob)
                 if not name_ok:

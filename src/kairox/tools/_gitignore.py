@@ -106,21 +106,36 @@ class GitIgnore:
         return verdict
 
 
-def walk_files(root: Path, *, respect_gitignore: bool = True, hidden: bool = True) -> Iterator[str]:
-    """Paths of files under ``root``, relative to it with ``/``, in sorted order, ignored ones left out."""
-    ignore = GitIgnore(root) if respect_gitignore else None
+def walk_files(root: Path, *, respect_gitignore: bool = True, hidden: bool = True, ignore_root: Path | None = None) -> Iterator[str]:
+    """Paths of files under ``root``, relative to it with ``/``, in sorted order, ignored ones left out.
+
+    With ``ignore_root`` (the workspace) above ``root``, the ``.gitignore`` files between the two apply too.
+    """
+    ignore = None
+    prefix = ""
+    if respect_gitignore:
+        base = root
+        if ignore_root is not None and ignore_root != root and ignore_root in root.parents:
+            base = ignore_root
+            prefix = root.relative_to(ignore_root).as_posix()
+        ignore = GitIgnore(base)
+        if prefix:
+            parts = prefix.split("/")
+            for depth in range(len(parts)):
+                ignore.load("/".join(parts[:depth]))
     for folder, dirs, files in os.walk(root):
         rel_folder = os.path.relpath(folder, root).replace(os.sep, "/")
         rel_folder = "" if rel_folder == "." else rel_folder
+        seen_folder = "/".join(p for p in (prefix, rel_folder) if p)
         if ignore is not None:
-            ignore.load(rel_folder)
+            ignore.load(seen_folder)
 
-        def keep(name: str, is_dir: bool, rel_folder: str = rel_folder) -> bool:
+        def keep(name: str, is_dir: bool, seen_folder: str = seen_folder) -> bool:
             if not hidden and name.startswith("."):
                 return False
             if name in ALWAYS_SKIPPED:
                 return False
-            rel = f"{rel_folder}/{name}" if rel_folder else name
+            rel = f"{seen_folder}/{name}" if seen_folder else name
             return ignore is None or not ignore.ignored(rel, is_dir=is_dir)
 
         dirs[:] = sorted(d for d in dirs if keep(d, True))
