@@ -16,7 +16,7 @@ import anyio.abc
 
 from kairox._rpc import RpcError, ServerStatus
 from kairox._util import JsonObject
-from kairox.config import DapServerConfig
+from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
 from kairox.dap._errors import DapError, DapSessionError
 from kairox.dap._events import DapProgramStopped
@@ -136,6 +136,13 @@ class DapToolProvider(ToolProvider):
         if handler is None:
             raise ToolCallError(
                 tool=name, reason="not a DAP tool", hint="`kairox tools list` shows the tools"
+            )
+        if context.sandbox.mode is SandboxPolicy.READ_ONLY:
+            # the debuggee runs outside any OS sandbox, so a read-only policy cannot allow it
+            raise ToolCallError(
+                tool=name,
+                reason="debugging runs the program outside the sandbox, which the read_only sandbox policy forbids",
+                hint="set policy.sandbox_policy to workspace_write (or wider) to debug",
             )
         try:
             return await handler(arguments)
