@@ -15,13 +15,13 @@ import time
 from pathlib import Path
 
 import anyio
-from mcp import Client, StdioServerParameters
 
 from kairox.config import McpServerConfig, resolve_config
 from kairox.mcp import McpClient, McpToolAdapter
 from kairox.policy import NonInteractiveApprover
 from kairox.registry import build_registry
 from kairox.tools import ToolCall
+from mcp import Client, StdioServerParameters
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "basic_server.py"
 CALLS = 300
