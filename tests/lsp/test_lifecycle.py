@@ -76,6 +76,14 @@ async def test_results_say_the_server_is_still_indexing_instead_of_looking_empty
     assert after.text_content() == "No definition found at pkg/main.py:1:1."
 
 
+async def test_diagnostics_are_pulled_from_a_server_that_offers_it(project: Path) -> None:
+    context = CallContext(call_id="t", workspace=project)
+    async with LspToolProvider({"busy": busy_config()}, workspace=project) as provider:
+        result = await provider.call_tool("lsp.diagnostics", {"file": "pkg/main.py"}, context)
+    assert result.text_content() == "pkg/main.py:1:6: warning: pulled, not pushed [busy/B1]"
+    assert result.structured is not None and result.structured["mode"] == "pulled"
+
+
 async def test_a_server_flooding_stderr_starts_and_its_stderr_tail_is_kept(project: Path) -> None:
     async with LspServerLifecycle("busy", busy_config("--flood", "2000000"), workspace=project) as server:
         client = await server.ensure_running()

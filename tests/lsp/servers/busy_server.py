@@ -57,7 +57,10 @@ def main() -> None:
                 sys.stderr.write("x" * flood + "\n")
                 sys.stderr.flush()
             send({"jsonrpc": "2.0", "id": request_id, "result": {
-                "capabilities": {"definitionProvider": True, "textDocumentSync": 1},
+                "capabilities": {
+                    "definitionProvider": True, "textDocumentSync": 1,
+                    "diagnosticProvider": {"interFileDependencies": False, "workspaceDiagnostics": False},
+                },
                 "serverInfo": {"name": "busy"},
             }})  # fmt: skip
         elif method == "initialized":
@@ -73,6 +76,11 @@ def main() -> None:
             }})  # fmt: skip
         elif method == "textDocument/definition":
             send({"jsonrpc": "2.0", "id": request_id, "result": []})
+        elif method == "textDocument/diagnostic":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"kind": "full", "items": [{
+                "range": {"start": {"line": 0, "character": 5}, "end": {"line": 0, "character": 9}},
+                "severity": 2, "message": "pulled, not pushed", "source": "busy", "code": "B1",
+            }]}})  # fmt: skip
         elif method == "test/replies":
             send({"jsonrpc": "2.0", "id": request_id, "result": replies})
         elif method == "test/endIndexing":
