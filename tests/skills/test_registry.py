@@ -192,3 +192,15 @@ def test_discovery_and_matching_are_reported_as_events(tmp_path: Path, write_ski
         SkillsMatched(prompt_terms=("review", "pull", "request"), matches=("pr-review",), scores=(round(found.score, 4),)),
         SkillsDiscovered(skills=1, shadowed=0, diagnostics=1, parsed=0, cached=2),
     ]
+
+
+def test_a_workspace_at_the_home_folder_reads_its_skills_once_as_user_skills(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_skill: WriteSkill) -> None:
+    home_dir = tmp_path / "me"
+    (home_dir / ".git").mkdir(parents=True)
+    monkeypatch.setenv("KAIROX_HOME", str(home_dir / ".kairox"))
+    write_skill(home_dir / ".kairox" / "skills", "mine", "My skill.")
+    resolved = resolve_config(home_dir)
+    assert [(r.scope, r.label) for r in roots_from_config(resolved) if r.path == home_dir / ".kairox" / "skills"] == [(SkillScope.USER, "$KAIROX_HOME/skills")]
+    assert resolved.trusted is False
+    registry = registry_from_config(resolved)
+    assert [(e.skill.name, e.shadowed, e.offered) for e in registry.entries()] == [("mine", (), True)]

@@ -7,17 +7,15 @@ that names the file, the line and what to fix.
 
 import datetime
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kairox._util import JsonObject
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._fields import FieldReader
-from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat, SkillFrontmatter
+from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -167,8 +165,10 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
         number = lines_of.get(key)
         return number + offset if number else None
 
+    def warn(key: str, reason: str, hint: str | None) -> None:
+        diagnostics.append(diag(reason, line=line_of(key), hint=hint))
+
     reader = FieldReader({str(k): _jsonable(v) for k, v in data.items()})
-    warn: Callable[[str, str, str | None], None] = lambda key, reason, hint: diagnostics.append(diag(reason, line=line_of(key), hint=hint))  # noqa: E731
     frontmatter = reader.read(warn)
 
     name = frontmatter.name
@@ -207,7 +207,3 @@ def parse_skill_file(path: Path, *, fmt: SkillFormat | None = None) -> ParseOutc
         return ParseOutcome(None, [Diagnostic(kind="skill", name=name, reason=f"cannot read the file: {exc.strerror or exc}", severity=Severity.ERROR, source=str(path))])
     return parse_skill_text(data.decode("utf-8", errors="replace"), path, fmt=fmt)
 
-
-def frontmatter_of(data: JsonObject) -> SkillFrontmatter:
-    """A frontmatter from already clean data (the discovery cache), without diagnostics."""
-    return FieldReader(data).read(lambda key, reason, hint: None)

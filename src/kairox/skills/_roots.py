@@ -1,5 +1,6 @@
 """Where skills are looked for, in precedence order within each scope (S3)."""
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,7 +53,24 @@ def skill_roots(
     roots.append(SkillRoot(path=user_skills_dir(home), scope=SkillScope.USER, label="$KAIROX_HOME/skills"))
     roots.extend(SkillRoot(path=p, scope=SkillScope.USER, label="[skills] dirs") for p in user_dirs)
     roots.extend(SkillRoot(path=path, scope=SkillScope.PLUGIN, plugin=plugin, label=f"plugin:{plugin}") for plugin, path in plugin_roots)
-    return roots
+    return _distinct(roots)
+
+
+def _distinct(roots: list[SkillRoot]) -> list[SkillRoot]:
+    """Each folder once. A folder that is both a workspace and a user folder (a workspace at ``~`` has
+    ``.kairox/skills`` as both) keeps its user role: the user's own skills do not wait for workspace trust.
+    Plugin roots stay, since they name their skills differently."""
+    user_folders = {os.path.realpath(r.path) for r in roots if r.scope is SkillScope.USER}
+    seen: set[tuple[str, str | None]] = set()
+    kept: list[SkillRoot] = []
+    for root in roots:
+        real = os.path.realpath(root.path)
+        if root.scope is SkillScope.WORKSPACE and real in user_folders:
+            continue
+        if (real, root.plugin) not in seen:
+            seen.add((real, root.plugin))
+            kept.append(root)
+    return kept
 
 
 def roots_from_config(
