@@ -9,6 +9,7 @@ from kairox.registry._adapters import (
     openai_definition,
     wire_name,
 )
+from kairox.registry._approvals import PersistRule, SessionApprovals
 from kairox.registry._events import (
     ToolCallApprovalAnswered,
     ToolCallDecided,
@@ -17,13 +18,14 @@ from kairox.registry._events import (
     ToolsChanged,
 )
 from kairox.registry._factory import build_registry, registry_settings, user_layer_writer
-from kairox.registry._registry import PersistRule, RegistrySettings, ToolRegistry
+from kairox.registry._registry import RegistrySettings, ToolRegistry
 
 __all__ = [
     "ModelProvider",
     "PersistRule",
     "RegistrySettings",
     "SchemaAdapterError",
+    "SessionApprovals",
     "ToolCallApprovalAnswered",
     "ToolCallDecided",
     "ToolCallFinished",

@@ -5,6 +5,7 @@ from typing import Any
 
 from kairox._util import JsonObject
 from kairox.events import Event
+from kairox.policy import Decision
 
 EVENT_STRING_LIMIT = 2_000
 
@@ -77,3 +78,11 @@ class ToolsChanged(Event):
 
     origin: str
     tools: int
+
+
+def decided_event(call_id: str, tool: str, decision: Decision) -> ToolCallDecided:
+    rule = decision.rule
+    return ToolCallDecided(
+        call_id=call_id, tool=tool, decision=str(decision.verdict), reason=decision.reason, source=str(decision.source),
+        rule=rule.pattern if rule else None, file=rule.file if rule else None, line=rule.line if rule else None,
+    )

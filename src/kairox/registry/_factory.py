@@ -5,7 +5,8 @@ from pathlib import Path
 from kairox.config import Layer, ResolvedConfig, append_value
 from kairox.events import EventSink
 from kairox.policy import Approver, PolicySettings, resolve_path
-from kairox.registry._registry import PersistRule, RegistrySettings, ToolRegistry
+from kairox.registry._approvals import PersistRule
+from kairox.registry._registry import RegistrySettings, ToolRegistry
 from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks
 
 

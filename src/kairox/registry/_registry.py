@@ -8,7 +8,7 @@ call (unknown tool, bad arguments, denial, timeout, a provider that raises) come
 
 import fnmatch
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,29 +19,23 @@ from jsonschema import validators
 
 from kairox._util import JsonObject, suggest
 from kairox.config import ApprovalPolicy
-from kairox.errors import Diagnostic, ExtensionLoadFailure, KairoxError, Severity
+from kairox.errors import Diagnostic, ExtensionLoadFailure, KairoxError
 from kairox.events import EventSink, NullSink
 from kairox.policy import (
-    ApprovalAnswer,
-    ApprovalRequest,
-    ApprovalScope,
     Approver,
     Decision,
     DecisionSource,
-    ParsedRule,
     PolicyEngine,
     PolicySettings,
-    Rule,
     Verdict,
-    parse_rule,
 )
 from kairox.registry._adapters import ADAPTERS, ModelProvider, SchemaAdapterError, drop_model_nulls, wire_name
+from kairox.registry._approvals import PersistRule, SessionApprovals
 from kairox.registry._events import (
-    ToolCallApprovalAnswered,
-    ToolCallDecided,
     ToolCallFinished,
     ToolCallRequested,
     ToolsChanged,
+    decided_event,
     event_arguments,
 )
 from kairox.registry._output import cap_output, text_size
@@ -67,8 +61,6 @@ _SOURCE_RANK = {
 }
 """Who keeps a name two sources both claim: built-ins first, then by source, then by origin name."""
 
-PersistRule = Callable[[str], None]
-"""Writes an allow rule into the user layer (what an "always" approval does)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -107,20 +99,17 @@ class ToolRegistry:
         persist_rule: PersistRule | None = None,
     ) -> None:
         self.settings = settings
-        self.approver = approver
         self.hooks = hooks
         self.events: EventSink = events or NullSink()
-        self.persist_rule = persist_rule
+        self.approvals = SessionApprovals(approver, persist_rule=persist_rule, emit=lambda event: self.events.emit(event))
         self.policy = PolicyEngine(settings.policy)
         self._engines: dict[ApprovalPolicy, PolicyEngine] = {settings.policy.approval: self.policy}
         self._providers: dict[str, ToolProvider] = {}
         self._specs: dict[str, tuple[ToolSpec, ...]] = {}
         self._load_failures: dict[str, list[Diagnostic]] = {}
         self._index_diagnostics: list[Diagnostic] = []
-        self._call_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
         self._validators: dict[tuple[str, str], tuple[ToolSpec, Any | None, str | None]] = {}
-        self._grants: list[ParsedRule] = []
         self._calls = 0
 
     # --- registration ----------------------------------------------------------------------------------------
@@ -256,7 +245,7 @@ class ToolRegistry:
         for origin, provider in self._providers.items():
             found += self._load_failures.get(origin, [])
             found += provider.diagnostics
-        return found + self._index_diagnostics + self._call_diagnostics
+        return found + self._index_diagnostics + self.approvals.diagnostics
 
     def definitions(self, provider: ModelProvider | str) -> tuple[list[JsonObject], list[Diagnostic]]:
         """The visible tools as ``provider`` expects them; tools whose schema cannot be adapted are left out."""
@@ -368,7 +357,7 @@ class ToolRegistry:
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         self._emit_decided(call_id, call.name, decision)
         if decision.verdict is Verdict.ASK:
-            decision = await self._ask(call_id, spec, arguments, decision, engine)
+            decision = await self.approvals.resolve(call_id, spec, arguments, decision, engine)
         if decision.verdict is not Verdict.ALLOW:
             return self._denied_result(call.name, decision), None
         result = await self._invoke(entry, call.name, arguments, call_id)
@@ -384,53 +373,6 @@ class ToolRegistry:
             return None
         where = "arguments" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
         return f"invalid arguments for {entry.spec.name}: {where}: {error.message}"
-
-    async def _ask(self, call_id: str, spec: ToolSpec, arguments: JsonObject, decision: Decision, engine: PolicyEngine) -> Decision:
-        protected = decision.source is DecisionSource.PROTECTED_PATH
-        if not protected:
-            grant = engine.matches_any(self._grants, spec, arguments)
-            if grant is not None:
-                granted = Decision.allow(f"approved earlier in this session ({grant.ref.pattern})", source=DecisionSource.SESSION)
-                self._emit_decided(call_id, spec.name, granted)
-                return granted
-        suggestion = None if protected else engine.suggest_rule(spec, arguments)
-        # an allow rule only skips asks that come from the tool's profile, so only those can be approved "always"
-        persistable = decision.source is DecisionSource.MODE and self.persist_rule is not None
-        request = ApprovalRequest(tool=spec.name, arguments=arguments, reason=decision.reason, rule=suggestion if persistable else None)
-        try:
-            answer = await self.approver.request_approval(request)
-        except Exception as exc:
-            answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
-        persisted = None
-        if answer.approved and suggestion is not None and answer.scope is not ApprovalScope.ONCE:
-            try:
-                self._grants.append(parse_rule(Rule(action="allow", pattern=suggestion, layer="session")))
-            except ValueError:  # a command whose text cannot be written as a rule: approved this once only
-                suggestion = None
-            if suggestion is not None and answer.scope is ApprovalScope.ALWAYS and persistable:
-                persisted = self._persist(suggestion)
-        self.events.emit(
-            ToolCallApprovalAnswered(
-                call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(answer.scope), reason=answer.reason, persisted_rule=persisted
-            )
-        )
-        if answer.approved:
-            final = Decision.allow(f"approved ({answer.scope}): {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
-        else:
-            final = Decision.deny(answer.reason or f"not approved: {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
-        self._emit_decided(call_id, spec.name, final)
-        return final
-
-    def _persist(self, rule: str) -> str | None:
-        assert self.persist_rule is not None
-        try:
-            self.persist_rule(rule)
-        except Exception as exc:
-            self._call_diagnostics.append(
-                Diagnostic(kind="policy_rule", name=rule, reason=f"could not save the allow rule: {exc}", severity=Severity.WARNING, hint="add it to policy.rules.allow by hand")
-            )
-            return None
-        return rule
 
     async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str) -> ToolResult:
         timeout = entry.spec.timeout_sec or self.settings.default_timeout_sec
@@ -466,13 +408,7 @@ class ToolRegistry:
     # --- outcomes --------------------------------------------------------------------------------------------
 
     def _emit_decided(self, call_id: str, tool: str, decision: Decision) -> None:
-        rule = decision.rule
-        self.events.emit(
-            ToolCallDecided(
-                call_id=call_id, tool=tool, decision=str(decision.verdict), reason=decision.reason, source=str(decision.source),
-                rule=rule.pattern if rule else None, file=rule.file if rule else None, line=rule.line if rule else None,
-            )
-        )
+        self.events.emit(decided_event(call_id, tool, decision))
 
     def _refuse(self, call_id: str, tool: str, decision: Decision) -> ToolResult:
         self._emit_decided(call_id, tool, decision)
