@@ -148,3 +148,16 @@ def test_routed_skill_roots_load_in_the_skill_registry_namespaced(tmp_path: Path
     assert routing.disabled_skills == frozenset({"kit:lint"})
     names = sorted(e.skill.qualified_name for e in skills.entries() if e.skill.qualified_name not in routing.disabled_skills)
     assert names == ["kit:pdf", "kit:ship"]
+
+
+def test_a_plugin_with_a_wrong_field_type_fails_alone(tmp_path: Path) -> None:
+    make_plugin(tmp_path / "good", {"name": "good"}, skills=("one",))
+    make_plugin(tmp_path / "bad", {"name": "bad", "skills": 42})
+    config = KairoxConfig.model_validate({"plugins": {"paths": [str(tmp_path / "bad"), str(tmp_path / "good")]}})
+
+    found = discover_plugins(config, home=tmp_path / "home")
+
+    assert [p.name for p in found.plugins] == ["good"]
+    assert [(d.name, d.severity, d.source) for d in found.diagnostics] == [
+        ("bad", Severity.ERROR, str((tmp_path / "bad" / ".claude-plugin" / "plugin.json").resolve()))
+    ]
