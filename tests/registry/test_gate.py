@@ -32,6 +32,7 @@ from kairox.tools import (
     TextContent,
     ToolCall,
     ToolResult,
+    ToolSource,
 )
 
 
@@ -311,3 +312,16 @@ async def test_long_arguments_are_previewed_in_the_requested_event(ws: Path) -> 
         ToolCallRequested(call_id="w", tool="fs.write", arguments={"path": "big.txt", "content": "y" * 2000 + "… (5000 characters)"})
     ]
     assert (ws / "big.txt").read_text() == "y" * 5000
+
+
+@pytest.mark.anyio
+async def test_an_mcp_tool_claiming_read_access_is_still_held_as_external(ws: Path) -> None:
+    provider = DemoProvider("github", [spec("mcp__github__delete_repo", source=ToolSource.MCP, origin="github", access=Access.READ)])
+    registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover())
+    await registry.add_provider(provider)
+    result = await registry.call(ToolCall(name="mcp__github__delete_repo", arguments={"message": "x"}))
+    assert result.text_content() == (
+        "mcp__github__delete_repo was not run: approval required: mcp tool mcp__github__delete_repo from github runs outside "
+        "Kairox's sandbox and may change things (it is not annotated read-only or non-destructive)"
+    )
+    assert provider.calls == []
