@@ -176,7 +176,10 @@ class HookRegistry:
                 arguments={"event": str(hook.event), "command": hook.command, "scripts": [str(s) for s in hook.scripts]},
                 reason=f"plugin {hook.plugin} ({hook.trust}) wants to run a {hook.event} hook: {hook.command}",
             )
-            answer = await self.approver.request_approval(request)
+            try:
+                answer = await self.approver.request_approval(request)
+            except Exception as exc:  # an approver that fails approves nothing
+                return self._skipped(hook, f"not approved: the approver failed: {exc}")
             if not answer.approved:
                 return self._skipped(hook, f"not approved: {answer.reason or 'the user declined'}")
             self._session_approved.add(fingerprint)
