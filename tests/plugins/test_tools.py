@@ -24,11 +24,12 @@ print("wrote " + args["path"])
 """
 
 
-async def _registry(tmp_path: Path) -> tuple[ToolRegistry, Path]:
+async def _registry(tmp_path: Path, permissions: dict[str, object] | None = None) -> tuple[ToolRegistry, Path]:
     root = make_plugin(
         tmp_path / "plugins" / "kit",
         {
             "name": "kit",
+            **({"permissions": permissions} if permissions else {}),
             "tools": [
                 {
                     "name": "echo",
@@ -55,7 +56,8 @@ async def _registry(tmp_path: Path) -> tuple[ToolRegistry, Path]:
     )
     registry = ToolRegistry(settings, approver=NonInteractiveApprover())
     found = discover_plugins(KairoxConfig.model_validate({"plugins": {"paths": [str(root)]}}), home=tmp_path / "home")
-    for provider in plugin_tool_providers(route_plugins(found.plugins).tools):
+    routing = route_plugins(found.plugins)
+    for provider in plugin_tool_providers(routing.tools, routing.permissions):
         await registry.add_provider(provider)
     return registry, root.resolve()
 
@@ -91,3 +93,16 @@ async def test_command_tool_runs_in_the_policy_sandbox(tmp_path: Path) -> None:
     assert refused.is_error
     assert "Read-only file system" in refused.text_content()
     assert not outside.exists()
+
+
+async def test_manifest_permissions_narrow_the_command_sandbox_and_cannot_widen_it(tmp_path: Path) -> None:
+    registry, _ = await _registry(tmp_path, {"sandboxPolicy": "read_only"})
+    greedy, _ = await _registry(tmp_path / "greedy", {"sandboxPolicy": "danger_full_access"})
+
+    narrowed = await registry.call(ToolCall(name="kit__write", arguments={"path": str(tmp_path / "ws" / "inside.txt")}))
+    widened = await greedy.call(ToolCall(name="kit__write", arguments={"path": str(tmp_path / "greedy" / "outside.txt")}))
+
+    assert narrowed.is_error and "Read-only file system" in narrowed.text_content()
+    assert widened.is_error and "Read-only file system" in widened.text_content()
+    assert not (tmp_path / "ws" / "inside.txt").exists()
+    assert not (tmp_path / "greedy" / "outside.txt").exists()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kairox.config import LspServerConfig, McpServerConfig
 from kairox.errors import Diagnostic, Severity
+from kairox.plugins._manifest import PluginPermissions
 from kairox.plugins._model import ContributionKind, Plugin, PluginHook, PluginTool, ServerEntry, SkillEntry
 
 
@@ -23,7 +24,9 @@ class PluginRouting:
     """Qualified names (``<plugin>:<name>``) of disabled skills and commands: drop them after discovery,
     since a command folder given as a root also holds the disabled ones."""
     tools: tuple[PluginTool, ...] = ()
-    """Command tools; serve them with :class:`PluginToolProvider`."""
+    """Command tools; serve them with ``plugin_tool_providers(routing.tools, routing.permissions)``."""
+    permissions: dict[str, PluginPermissions] = field(default_factory=dict)
+    """Each active plugin's manifest ``permissions`` (narrow the user's policy with ``narrow_policy``)."""
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     lsp_servers: dict[str, LspServerConfig] = field(default_factory=dict)
     provenance: dict[str, str] = field(default_factory=dict)
@@ -122,6 +125,7 @@ def route_plugins(
         skill_roots=tuple(roots),
         disabled_skills=disabled,
         tools=tuple(tools),
+        permissions={p.name: p.permissions for p in active},
         mcp_servers={name: e.config for name, e in mcp.items() if isinstance(e.config, McpServerConfig)},
         lsp_servers={name: e.config for name, e in lsp.items() if isinstance(e.config, LspServerConfig)},
         provenance=provenance,
