@@ -25,6 +25,11 @@ from kairox.policy import ShellCommand, split_command
         ("(cd a && rm b)", ("cd a", "rm b")),
         ("echo 'a && b'", ("echo a && b",)),
         ("/usr/bin/sudo /bin/rm x", ("/bin/rm x",)),
+        ("find . -name x -exec rm {} \\;", ("find . -name x -exec rm {}", "rm {}")),
+        ("find . -execdir rm -f {} + -print", ("find . -execdir rm -f {} + -print", "rm -f {}")),
+        ('su -c "rm -rf /" root', ("rm -rf /",)),
+        ('watch -n 1 "rm x"', ("rm x",)),
+        ("git status|xargs -0 rm", ("git status", "rm")),
     ],
 )
 def test_command_lines_split_into_the_commands_they_run(line: str, pieces: tuple[str, ...]) -> None:

@@ -28,7 +28,9 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "setsid": frozenset(),
     "xargs": frozenset({"-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"}),
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "watch": frozenset({"-n", "--interval", "-d", "--differences"}),
 }
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +89,26 @@ def _add_simple(words: list[str], out: list[str], *, depth: int) -> bool:
                 return _collect(words[index + 1], out, depth=depth + 1)
     if name == "eval" and len(words) > 1:
         return _collect(" ".join(words[1:]), out, depth=depth + 1)
+    if name == "su":
+        for index, word in enumerate(words[1:], start=1):
+            if word in ("-c", "--command") and index + 1 < len(words):
+                return _collect(words[index + 1], out, depth=depth + 1)
+            if word.startswith("--command="):
+                return _collect(word.partition("=")[2], out, depth=depth + 1)
     out.append(" ".join(words))
-    return False
+    opaque = False
+    if name == "find":
+        # `find . -exec rm {} ;` runs rm: the command after -exec is a command of its own
+        for index, word in enumerate(words):
+            if word in _FIND_EXEC:
+                inner = []
+                for part in words[index + 1 :]:
+                    if part in (";", "+"):
+                        break
+                    inner.append(part)
+                if inner:
+                    opaque |= _add_simple(inner, out, depth=depth + 1)
+    return opaque
 
 
 def _peel(words: list[str]) -> list[str]:
