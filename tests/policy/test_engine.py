@@ -255,3 +255,12 @@ def test_suggested_rules_cover_calls_like_this_one(ws: Path) -> None:
     assert policy.suggest_rule(SPECS["shell.exec"], {"command": "git push origin main"}) == "shell.exec(git push*)"
     assert policy.suggest_rule(SPECS["fs.write"], {"path": "src/a.py"}) == f"fs.write({ws / 'src' / 'a.py'})"
     assert policy.suggest_rule(mcp_spec(), {}) == "mcp__github__create_issue"
+
+
+def test_a_symlink_out_of_the_workspace_does_not_make_a_write_inside(ws: Path) -> None:
+    outside = ws.parent / "elsewhere"
+    outside.mkdir()
+    (ws / "link").symlink_to(outside)
+    decision = engine(ws).decide(SPECS["fs.write"], {"path": "link/x.txt", "content": ""})
+    assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.SANDBOX)
+    assert decision.reason.startswith(f"{outside / 'x.txt'} is outside the writable roots")
