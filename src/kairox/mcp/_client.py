@@ -9,8 +9,6 @@ A server that goes away after it was Ready is restarted with exponential backoff
 import contextlib
 import math
 import os
-import shutil
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -23,50 +21,31 @@ import anyio.abc
 import httpx2
 import mcp_types
 from mcp.client import Transport
-from mcp.client.session import ClientRequestContext
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 import kairox
-from kairox._rpc import ChildProcess, child_environment
-from kairox._util import JsonObject, expand_vars
+from kairox._rpc import ChildProcess
+from kairox._util import JsonObject
 from kairox.config import McpServerConfig
 from kairox.events import EventSink, NullSink
-from kairox.mcp._content import (
-    McpResource,
-    McpTool,
-    resource_contents_from_mcp,
-    result_from_mcp,
-    tool_from_mcp,
-)
-from kairox.mcp._events import (
-    McpProtocolViolation,
-    McpServerLog,
-    McpServerRestarting,
-    McpToolProgress,
-    McpToolsChanged,
-)
-from kairox.mcp._features import ClientFeatures, ElicitationRequest, SamplingRequest, apply_schema_defaults
+from kairox.mcp._callbacks import ClientCallbacks
+from kairox.mcp._content import McpResource, McpTool, resource_contents_from_mcp, result_from_mcp
+from kairox.mcp._events import McpProtocolViolation, McpServerRestarting, McpToolProgress, McpToolsChanged
+from kairox.mcp._features import ClientFeatures
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
+from kairox.mcp._listing import list_prompts, list_resources, list_tools
 from kairox.mcp._stdio import ChildStdioTransport
+from kairox.mcp._transports import StartError, describe_failure, open_remote, open_stdio
 from kairox.tools import ProgressCallback, ToolResult
 from mcp import Client
 
-_GUARD = Path(__file__).with_name("_guard.py")
-_PAGE_CAP = 1_000
 _STDERR_TAIL_CHARS = 4_000
 _BACKOFF_BASE_SEC = 0.25
 _BACKOFF_MAX_SEC = 8.0
 
 ToolsListener = Callable[[tuple[McpTool, ...]], Awaitable[None] | None]
-
-
-class _StartError(Exception):
-    """A start-up problem already phrased for the user."""
 
 
 class _SessionExpired(Exception):
@@ -291,10 +270,8 @@ class McpClient:
                             tg.start_soon(self._watch_stdout, self._transport)
                         await self._lost.wait()
                         tg.cancel_scope.cancel()
-            except _StartError as exc:
-                reason = str(exc)
             except Exception as exc:
-                reason = self._describe(_unwrap(exc))
+                reason = describe_failure(_unwrap(exc), self.config.url)
             finally:
                 self._client = None
                 self._scope = None
@@ -335,16 +312,9 @@ class McpClient:
 
     # --- connecting ---------------------------------------------------------------------------------------
 
-    def _expand(self, text: str, what: str) -> str:
-        result = expand_vars(text, self.environ)
-        if result.missing:
-            raise _StartError(
-                f"{what} uses ${{{result.missing[0]}}}, which is not set; set it or give a default with ${{VAR:-value}}"
-            )
-        return result.value
-
     async def _connect(self, stack: AsyncExitStack) -> Client:
         transport = await self._open_transport(stack)
+        callbacks = ClientCallbacks(self.name, self.features, self.events)
         mode = self._mode
         client = Client(
             transport,
@@ -352,10 +322,10 @@ class McpClient:
             prior_discover=self._prior_discover if mode in MODERN_PROTOCOL_VERSIONS else None,
             cache=None,
             client_info=mcp_types.Implementation(name="kairox", version=kairox.__version__),
-            list_roots_callback=self._list_roots,
-            elicitation_callback=self._elicit,
-            sampling_callback=self._sample if self.features.sampling is not None else None,
-            logging_callback=self._log,
+            list_roots_callback=callbacks.list_roots,
+            elicitation_callback=callbacks.elicit,
+            sampling_callback=callbacks.sample if self.features.sampling is not None else None,
+            logging_callback=callbacks.log,
             log_level="info",
             message_handler=self._on_message,
         )
@@ -370,133 +340,39 @@ class McpClient:
         return client
 
     async def _open_transport(self, stack: AsyncExitStack) -> Transport:
-        config = self.config
-        if config.transport == "stdio":
-            return await self._open_stdio(stack)
-        assert config.url is not None
-        url = self._expand(config.url, "url")
-        headers = {key: self._expand(value, f"headers.{key}") for key, value in config.headers.items()}
-        secret_var = config.bearer_token_env_var or config.api_key_env
-        if secret_var:
-            token = self.environ.get(secret_var)
-            if not token:
-                raise _StartError(f"the bearer token variable {secret_var} is not set; export it and restart")
-            headers["Authorization"] = f"Bearer {token}"
-        auth = self._oauth_provider(url) if config.oauth else None
-        if config.transport == "sse":
-            return sse_client(url, headers=headers, auth=auth, timeout=min(30.0, config.startup_timeout_sec))
-        http = create_mcp_http_client(headers=headers, auth=auth)
-        await stack.enter_async_context(http)
-        return streamable_http_client(url, http_client=http)
-
-    def _oauth_provider(self, url: str) -> httpx2.Auth | None:
-        raise _StartError(
-            f"OAuth is not supported for {url} yet; set bearer_token_env_var to a variable holding a token"
+        if self.config.transport != "stdio":
+            auth = self._oauth_provider() if self.config.oauth else None
+            return await open_remote(stack, self.config, environ=self.environ, auth=auth)
+        transport, child = await open_stdio(
+            stack,
+            self.config,
+            environ=self.environ,
+            workspace=self.workspace,
+            base_dir=self.base_dir,
+            log_path=self.log_path,
+            on_invalid_line=self._invalid_line,
         )
-
-    async def _open_stdio(self, stack: AsyncExitStack) -> Transport:
-        config = self.config
-        assert config.command is not None
-        command = self._expand(config.command, "command")
-        args = [self._expand(arg, f"args[{i}]") for i, arg in enumerate(config.args)]
-        extra = {key: self._expand(value, f"env.{key}") for key, value in config.env.items()}
-        env = child_environment(self.environ, passthrough=config.env_vars, extra=extra)
-        cwd = Path(self._expand(config.cwd, "cwd")) if config.cwd else self.workspace
-        if not cwd.is_absolute():
-            cwd = self.base_dir / cwd
-        if not cwd.is_dir():
-            raise _StartError(f"the working directory {cwd} does not exist (cwd)")
-        executable = command if os.sep in command else shutil.which(command, path=env.get("PATH"))
-        if executable is None or not os.access(cwd / executable if os.sep in command else executable, os.X_OK):
-            raise _StartError(f"command {command!r} not found on PATH; install it or give its full path (command)")
-        argv = [sys.executable, "-I", "-S", str(_GUARD), "--", command, *args]
-        child = ChildProcess(argv, env=env, cwd=cwd, stderr_log=self.log_path, stderr_limit=64 * 1024, stop_timeout=3.0)
-        try:
-            await child.start()
-        except OSError as exc:
-            raise _StartError(f"cannot start {command!r}: {exc.strerror or exc}") from exc
-
-        async def stop_child() -> None:
-            # stopping must finish even when the supervisor is being cancelled, or the process would leak
-            with anyio.CancelScope(shield=True):
-                await child.stop()
-
-        stack.push_async_callback(stop_child)
-        self._child = child
-        transport = ChildStdioTransport(child, on_invalid_line=self._invalid_line)
-        self._transport = transport
+        self._child, self._transport = child, transport
         return transport
 
-    def _describe(self, exc: BaseException) -> str:
-        if isinstance(exc, MCPError):
-            return f"the server answered with an error: {exc.error.message} (JSON-RPC error {exc.error.code})"
-        if isinstance(exc, httpx2.HTTPStatusError):
-            return f"HTTP {exc.response.status_code} from {exc.request.url}"
-        if isinstance(exc, httpx2.TransportError) or (isinstance(exc, OSError) and self.config.url):
-            return f"cannot connect to {self.config.url}: {exc or type(exc).__name__}"
-        return f"{type(exc).__name__}: {exc}"
+    def _oauth_provider(self) -> httpx2.Auth | None:
+        raise StartError(
+            f"OAuth is not supported for {self.config.url} yet; set bearer_token_env_var to a variable holding a token"
+        )
 
     # --- listing ------------------------------------------------------------------------------------------
 
     async def _list_everything(self, client: Client) -> None:
         caps = client.server_capabilities
-        self.tools = await self._list_tools(client) if caps.tools is not None else ()
+        self.tools = await list_tools(client) if caps.tools is not None else ()
         resources: list[McpResource] = []
         if caps.resources is not None:
             with contextlib.suppress(MCPError):
-                resources.extend(await self._list_resources(client))
+                resources.extend(await list_resources(client))
         self.resources = tuple(resources)
         if caps.prompts is not None:
             with contextlib.suppress(MCPError):
-                self.prompts = await self._list_prompts(client)
-
-    async def _list_tools(self, client: Client) -> tuple[McpTool, ...]:
-        tools: list[McpTool] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(_PAGE_CAP):
-            page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-            tools.extend(tool_from_mcp(tool) for tool in page.tools)
-            cursor = page.next_cursor
-            if cursor is None or cursor in seen:
-                break
-            seen.add(cursor)
-        return tuple(tools)
-
-    async def _list_resources(self, client: Client) -> list[McpResource]:
-        found: list[McpResource] = []
-        cursor: str | None = None
-        for _ in range(_PAGE_CAP):
-            page = await client.list_resources(cursor=cursor, cache_mode="bypass")
-            found.extend(
-                McpResource(uri=str(r.uri), name=r.name, description=r.description, mime_type=r.mime_type)
-                for r in page.resources
-            )
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        cursor = None
-        for _ in range(_PAGE_CAP):
-            templates = await client.list_resource_templates(cursor=cursor, cache_mode="bypass")
-            found.extend(
-                McpResource(uri=t.uri_template, name=t.name, description=t.description, mime_type=t.mime_type, template=True)
-                for t in templates.resource_templates
-            )
-            cursor = templates.next_cursor
-            if cursor is None:
-                break
-        return found
-
-    async def _list_prompts(self, client: Client) -> tuple[str, ...]:
-        names: list[str] = []
-        cursor: str | None = None
-        for _ in range(_PAGE_CAP):
-            page = await client.list_prompts(cursor=cursor, cache_mode="bypass")
-            names.extend(p.name for p in page.prompts)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return tuple(names)
+                self.prompts = await list_prompts(client)
 
     async def _relist_loop(self, client: Client) -> None:
         while True:
@@ -504,7 +380,7 @@ class McpClient:
             # a burst of list_changed collapses into the re-listings that run while it arrives
             self._relist = anyio.Event()
             try:
-                self.tools = await self._list_tools(client)
+                self.tools = await list_tools(client)
             except Exception as exc:
                 self.events.emit(McpProtocolViolation(server=self.name, detail=f"re-listing tools failed: {exc}"))
                 continue
@@ -542,7 +418,7 @@ class McpClient:
         """Re-list the tools now (all pages) and tell the listeners."""
         client = await self._ready_client()
         if client is not None:
-            self.tools = await self._list_tools(client)
+            self.tools = await list_tools(client)
             await self._notify_listeners()
         return self.tools
 
@@ -556,57 +432,6 @@ class McpClient:
             self.events.emit(McpProtocolViolation(server=self.name, detail=str(message)[:300]))
         elif isinstance(message, mcp_types.ToolListChangedNotification):
             self._relist.set()
-
-    async def _log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
-        self.events.emit(McpServerLog(server=self.name, level=params.level, data=params.data, logger=params.logger))
-
-    async def _list_roots(self, context: ClientRequestContext) -> mcp_types.ListRootsResult:
-        roots = [
-            mcp_types.Root(uri=path.resolve().as_uri(), name=path.name or str(path))  # type: ignore[arg-type]
-            for path in self.features.roots
-        ]
-        return mcp_types.ListRootsResult(roots=roots)
-
-    async def _elicit(
-        self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
-    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
-        if isinstance(params, mcp_types.ElicitRequestURLParams):
-            request = ElicitationRequest(server=self.name, message=params.message, url=params.url)
-        else:
-            schema = dict(params.requested_schema)
-            request = ElicitationRequest(server=self.name, message=params.message, requested_schema=schema)
-        answer = await self.features.elicitation(request)
-        if answer.action != "accept":
-            return mcp_types.ElicitResult(action=answer.action)
-        if request.url is not None:
-            return mcp_types.ElicitResult(action="accept")
-        content = apply_schema_defaults(answer.content, request.requested_schema)
-        return mcp_types.ElicitResult(action="accept", content=content)
-
-    async def _sample(
-        self, context: ClientRequestContext, params: mcp_types.CreateMessageRequestParams
-    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
-        handler = self.features.sampling
-        if handler is None:
-            return mcp_types.ErrorData(
-                code=mcp_types.INVALID_REQUEST,
-                message=f"Kairox has no model configured for sampling; {self.name}'s request was refused",
-            )
-        raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
-        request = SamplingRequest(
-            server=self.name,
-            messages=tuple(raw.get("messages", [])),
-            system_prompt=params.system_prompt,
-            max_tokens=params.max_tokens,
-            raw=raw,
-        )
-        answer = await handler(request)
-        return mcp_types.CreateMessageResult(
-            role="assistant",
-            content=mcp_types.TextContent(text=answer.text),
-            model=answer.model,
-            stop_reason=answer.stop_reason,
-        )
 
     # --- calls --------------------------------------------------------------------------------------------
 

@@ -1,0 +1,114 @@
+"""Opening the transport of one server: a guarded child process for stdio, the SDK's HTTP clients otherwise."""
+
+import os
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import anyio
+import httpx2
+from mcp.client import Transport
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+from kairox._rpc import ChildProcess, child_environment
+from kairox._util import expand_vars
+from kairox.config import McpServerConfig
+from kairox.mcp._stdio import ChildStdioTransport
+
+GUARD = Path(__file__).with_name("_guard.py")
+STDERR_LIMIT = 64 * 1024
+
+
+class StartError(Exception):
+    """A start-up problem already phrased for the user."""
+
+
+def expand(text: str, what: str, environ: Mapping[str, str]) -> str:
+    result = expand_vars(text, environ)
+    if result.missing:
+        raise StartError(
+            f"{what} uses ${{{result.missing[0]}}}, which is not set; set it or give a default with ${{VAR:-value}}"
+        )
+    return result.value
+
+
+async def open_stdio(
+    stack: AsyncExitStack,
+    config: McpServerConfig,
+    *,
+    environ: Mapping[str, str],
+    workspace: Path,
+    base_dir: Path,
+    log_path: Path,
+    on_invalid_line: Callable[[str], None],
+) -> tuple[ChildStdioTransport, ChildProcess]:
+    """Start the server under the guard (its own process group, dies with the host) and pump its pipes."""
+    assert config.command is not None
+    command = expand(config.command, "command", environ)
+    args = [expand(arg, f"args[{i}]", environ) for i, arg in enumerate(config.args)]
+    extra = {key: expand(value, f"env.{key}", environ) for key, value in config.env.items()}
+    env = child_environment(environ, passthrough=config.env_vars, extra=extra)
+    cwd = Path(expand(config.cwd, "cwd", environ)) if config.cwd else workspace
+    if not cwd.is_absolute():
+        cwd = base_dir / cwd
+    if not cwd.is_dir():
+        raise StartError(f"the working directory {cwd} does not exist (cwd)")
+    if os.sep in command:
+        found = (cwd / command) if not os.path.isabs(command) else Path(command)
+        runnable = found.is_file() and os.access(found, os.X_OK)
+    else:
+        runnable = shutil.which(command, path=env.get("PATH")) is not None
+    if not runnable:
+        raise StartError(f"command {command!r} not found or not executable; install it or give its full path (command)")
+    argv = [sys.executable, "-I", "-S", str(GUARD), "--", command, *args]
+    child = ChildProcess(argv, env=env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=3.0)
+    try:
+        await child.start()
+    except OSError as exc:
+        raise StartError(f"cannot start {command!r}: {exc.strerror or exc}") from exc
+
+    async def stop_child() -> None:
+        # stopping must finish even when the supervisor is being cancelled, or the process would leak
+        with anyio.CancelScope(shield=True):
+            await child.stop()
+
+    stack.push_async_callback(stop_child)
+    return ChildStdioTransport(child, on_invalid_line=on_invalid_line), child
+
+
+async def open_remote(
+    stack: AsyncExitStack, config: McpServerConfig, *, environ: Mapping[str, str], auth: httpx2.Auth | None = None
+) -> Transport:
+    """The SDK's SSE or Streamable HTTP transport with the configured headers and bearer token."""
+    assert config.url is not None
+    url = expand(config.url, "url", environ)
+    headers = {key: expand(value, f"headers.{key}", environ) for key, value in config.headers.items()}
+    secret_var = config.bearer_token_env_var or config.api_key_env
+    if secret_var:
+        token = environ.get(secret_var)
+        if not token:
+            raise StartError(f"the bearer token variable {secret_var} is not set; export it and restart")
+        headers["Authorization"] = f"Bearer {token}"
+    if config.transport == "sse":
+        return sse_client(url, headers=headers, auth=auth, timeout=min(30.0, config.startup_timeout_sec))
+    http = create_mcp_http_client(headers=headers, auth=auth)
+    await stack.enter_async_context(http)
+    return streamable_http_client(url, http_client=http)
+
+
+def describe_failure(exc: BaseException, url: str | None) -> str:
+    """A start-up exception as one sentence for the Failed event."""
+    if isinstance(exc, StartError):
+        return str(exc)
+    if isinstance(exc, MCPError):
+        return f"the server answered with an error: {exc.error.message} (JSON-RPC error {exc.error.code})"
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return f"HTTP {exc.response.status_code} from {exc.request.url}"
+    if isinstance(exc, httpx2.TransportError) or (isinstance(exc, OSError) and url):
+        return f"cannot connect to {url}: {exc or type(exc).__name__}"
+    return f"{type(exc).__name__}: {exc}"
