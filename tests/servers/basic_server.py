@@ -1,7 +1,8 @@
 """A small, well-behaved MCP server for Kairox's tests, written with the SDK's server side.
 
 Options: ``--delay-init-ms N`` waits before reading the first message (a slow start);
-``--stderr-bytes N`` writes N bytes to stderr before answering; ``--name NAME`` sets the server name.
+``--stderr-bytes N`` writes N bytes to stderr before answering; ``--name NAME`` sets the server name;
+``--http-port PORT`` serves Streamable HTTP on 127.0.0.1 instead of stdio.
 Environment: ``KAIROX_TEST_MARKER`` names a file where ``wait_forever`` records that it was cancelled.
 """
 
@@ -38,6 +39,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--delay-init-ms", type=int, default=0)
 parser.add_argument("--stderr-bytes", type=int, default=0)
 parser.add_argument("--name", default="basic")
+parser.add_argument("--http-port", type=int, default=0, help="serve Streamable HTTP on 127.0.0.1:PORT instead of stdio")
 options = parser.parse_args()
 
 app = MCPServer(options.name)
@@ -157,4 +159,7 @@ if options.stderr_bytes:
     sys.stderr.flush()
 if options.delay_init_ms:
     time.sleep(options.delay_init_ms / 1000)
-app.run("stdio")
+if options.http_port:
+    app.run("streamable-http", host="127.0.0.1", port=options.http_port)
+else:
+    app.run("stdio")

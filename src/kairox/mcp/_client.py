@@ -83,6 +83,16 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
+def _session_gone(transport: str, exc: MCPError) -> bool:
+    """An HTTP 404 on our session: the SDK reports it as INVALID_REQUEST, with the server's body when it sent one
+    ("Session not found") or its own stand-in ("Session terminated")."""
+    return (
+        transport == "streamable_http"
+        and exc.error.code == mcp_types.INVALID_REQUEST
+        and "session" in exc.error.message.lower()
+    )
+
+
 def _exit_detail(code: int | None) -> str:
     if code is None:
         return "closed its output"
@@ -546,7 +556,7 @@ class McpClient:
                 f"MCP server {self.name!r} went away during the call to {tool!r} ({detail}); "
                 "Kairox restarts it, so the call can be tried again"
             )
-        if self.config.transport != "stdio" and exc.error.message == "Session terminated":
+        if _session_gone(self.config.transport, exc):
             raise _SessionExpired from exc
         return ToolResult.error(f"{tool} on MCP server {self.name!r} failed: {exc.error.message} (JSON-RPC error {exc.error.code})")
 
