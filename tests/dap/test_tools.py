@@ -240,3 +240,38 @@ async def test_an_adapter_that_cannot_start_fails_with_its_reason(workspace: Pat
         DapServerStarting(server="ghost", session="s1"),
         DapServerFailed(server="ghost", session="s1", reason=reason),
     ]
+
+
+async def test_a_stop_that_came_while_nothing_waited_is_reported_by_the_next_tool(workspace: Path) -> None:
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        launched = await debug("dap.launch", program="loop.py", stop_on_entry=True, wait_sec=5)
+        left_running = await debug("dap.continue", wait_sec=0)
+        await debug("dap.set_breakpoints", file="loop.py", lines=[4])
+        client = provider.sessions["s1"].lifecycle.client
+        assert client is not None and client.dap is not None
+        with anyio.fail_after(10):
+            while not any(
+                e.get("event") == "stopped" for e in client.dap.events[provider.sessions["s1"].cursor :]
+            ):
+                await anyio.sleep(0.02)
+        caught_up = await debug("dap.next")
+        await debug("dap.disconnect")
+    assert launched.structured is not None and launched.structured["reason"] == "entry"
+    assert left_running.text_content() == "The program is running (nothing stopped it within 0s)."
+    assert caught_up.text_content().splitlines() == [
+        "The program changed while nothing waited for it:",
+        "Stopped (breakpoint) at loop.py:4 in <module>, thread 1.",
+        "    4 | time.sleep(0.01)",
+    ]
+
+
+async def test_an_uncaught_exception_stops_with_its_description(workspace: Path) -> None:
+    (workspace / "crash.py").write_text("def divide(a, b):\n    return a / b\n\n\ndivide(1, 0)\n")
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        stopped = await debug("dap.launch", program="crash.py", stop_on_exceptions=["uncaught"])
+        await debug("dap.disconnect")
+    assert stopped.structured is not None
+    assert (stopped.structured["reason"], stopped.structured["frame"]["line"]) == ("exception", 2)
+    assert stopped.structured["description"] == "ZeroDivisionError: division by zero"

@@ -13,7 +13,8 @@ from kairox.dap._events import (
     DapServerStopped,
 )
 from kairox.dap._lifecycle import DapServerLifecycle
-from kairox.dap._provider import DapToolProvider, DebugSession
+from kairox.dap._provider import DapToolProvider
+from kairox.dap._session import DebugSession
 from kairox.dap._specs import DAP_PERMISSION, dap_tool_specs
 
 __all__ = [

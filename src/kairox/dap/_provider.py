@@ -6,7 +6,6 @@
 
 import contextlib
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -21,47 +20,17 @@ from kairox.dap._client import DapClient
 from kairox.dap._errors import DapError, DapSessionError
 from kairox.dap._events import DapProgramStopped
 from kairox.dap._lifecycle import DapServerLifecycle
+from kairox.dap._session import DebugSession, display_path, frame_record
+from kairox.dap._session import wait_seconds as _wait
 from kairox.dap._specs import dap_tool_specs
 from kairox.errors import ToolCallError
 from kairox.events import EventSink, NullSink
 from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
-_DEFAULT_WAIT = 10.0
 _VALUE_CHARS = 120
 _OUTPUT_CHARS = 2000
 _SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
-
-
-@dataclass(kw_only=True)
-class DebugSession:
-    id: str
-    server: str
-    target: str
-    """What runs: the program path, or host:port for an attach."""
-    lifecycle: DapServerLifecycle
-    cursor: int = 0
-    """Index of the first adapter event not yet reported."""
-    state: str = "starting"
-    """starting, running, stopped or ended."""
-    thread_id: int | None = None
-    frame_id: int | None = None
-    last_stop: JsonObject | None = None
-    exit_code: int | None = None
-    output_cursor: int = 0
-    """Index of the first adapter event whose program output was not yet returned."""
-
-    def snapshot(self) -> JsonObject:
-        return {
-            "session": self.id,
-            "server": self.server,
-            "target": self.target,
-            "state": self.state,
-            "adapter": self.lifecycle.status.value,
-            "pid": self.lifecycle.client.pid if self.lifecycle.client and self.state != "ended" else None,
-            "last_stop": self.last_stop,
-            "exit_code": self.exit_code,
-        }
 
 
 class DapToolProvider(ToolProvider):
@@ -347,6 +316,18 @@ class DapToolProvider(ToolProvider):
         stop: JsonObject = {"reason": reason, "thread_id": thread_id, "frame": frame}
         if body.get("description") or body.get("text"):
             stop["description"] = str(body.get("text") or body.get("description"))
+        if (
+            reason == "exception"
+            and thread_id is not None
+            and client.capabilities.get("supportsExceptionInfoRequest")
+        ):
+            with contextlib.suppress(RpcError):
+                info = await client.request("exceptionInfo", {"threadId": thread_id})
+                exception = str(info.get("exceptionId") or "")
+                detail = str(info.get("description") or "")
+                stop["description"] = (
+                    f"{exception}: {detail}" if exception and detail else exception or detail
+                )
         session.last_stop = stop
         self.events.emit(
             DapProgramStopped(
@@ -364,23 +345,6 @@ class DapToolProvider(ToolProvider):
             lines.append(f"{frame['line']:>5} | {frame['text']}")
         return self._reply(session, lines, output, {"state": "stopped", **stop})
 
-    def _frame(self, raw: JsonObject) -> JsonObject:
-        source = raw.get("source") or {}
-        path = source.get("path")
-        line = int(raw.get("line", 0) or 0)
-        text = ""
-        if isinstance(path, str) and line > 0:
-            with contextlib.suppress(OSError, IndexError):
-                text = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()[line - 1].strip()
-        return {
-            "id": raw.get("id"),
-            "name": str(raw.get("name", "")),
-            "path": self._display(Path(path)) if isinstance(path, str) else source.get("name"),
-            "line": line,
-            "column": raw.get("column"),
-            "text": text,
-        }
-
     def _reply(
         self, session: DebugSession, lines: list[str], output: str, structured: JsonObject
     ) -> ToolResult:
@@ -392,15 +356,38 @@ class DapToolProvider(ToolProvider):
         )
 
     def _display(self, path: Path) -> str:
-        try:
-            return path.resolve().relative_to(self.workspace).as_posix()
-        except ValueError:
-            return str(path)
+        return display_path(path, self.workspace)
+
+    def _frame(self, raw: JsonObject) -> JsonObject:
+        return frame_record(raw, self.workspace)
 
     # --- tools on a session --------------------------------------------------------------------------------------
 
+    async def _catch_up(self, session: DebugSession) -> ToolResult | None:
+        """Report a stop or end that came while no tool waited (the program was left running)."""
+        client = session.lifecycle.client
+        if session.state != "running" or client is None or client.dap is None:
+            return None
+        names = {"stopped", "terminated", "exited"}
+        if (
+            not any(e.get("event") in names for e in client.dap.events[session.cursor :])
+            and not client.dap.closed
+        ):
+            return None
+        return await self._outcome(
+            session, session.cursor, 0, ["The program changed while nothing waited for it:"]
+        )
+
+    async def _live(self, args: JsonObject) -> DebugSession:
+        session = self._session(args)
+        await self._catch_up(session)
+        return session
+
     async def _resume(self, args: JsonObject, command: str) -> ToolResult:
         session = self._session(args)
+        caught_up = await self._catch_up(session)
+        if caught_up is not None:
+            return caught_up
         client = self._client(session)
         assert client.dap is not None
         thread_id = args.get("thread_id") if isinstance(args.get("thread_id"), int) else session.thread_id
@@ -417,7 +404,7 @@ class DapToolProvider(ToolProvider):
         return await self._outcome(session, since, _wait(args), [])
 
     async def _set_breakpoints(self, args: JsonObject) -> ToolResult:
-        session = self._session(args)
+        session = await self._live(args)
         path = self._path(args.get("file"), "file")
         lines = [int(n) for n in args.get("lines") or []]
         found = await self._client(session).set_breakpoints(path, lines)
@@ -436,14 +423,14 @@ class DapToolProvider(ToolProvider):
         )
 
     async def _threads(self, args: JsonObject) -> ToolResult:
-        session = self._session(args)
+        session = await self._live(args)
         threads = (await self._client(session).request("threads")).get("threads") or []
         items = [{"id": t.get("id"), "name": t.get("name")} for t in threads if isinstance(t, dict)]
         text = "\n".join(f"{t['id']}: {t['name']}" for t in items) or "No threads."
         return ToolResult.text(text, structured={"session": session.id, "threads": items})
 
     async def _stack_trace(self, args: JsonObject) -> ToolResult:
-        session = self._session(args)
+        session = await self._live(args)
         client = self._client(session)
         thread_id = args.get("thread_id") if isinstance(args.get("thread_id"), int) else session.thread_id
         if thread_id is None:
@@ -478,13 +465,13 @@ class DapToolProvider(ToolProvider):
         ]
 
     async def _scopes(self, args: JsonObject) -> ToolResult:
-        session = self._session(args)
+        session = await self._live(args)
         scopes = await self._scope_list(session, args)
         text = "\n".join(f"{s['name']} [ref {s['variables_reference']}]" for s in scopes) or "No scopes."
         return ToolResult.text(text, structured={"session": session.id, "scopes": scopes})
 
     async def _variables(self, args: JsonObject) -> ToolResult:
-        session = self._session(args)
+        session = await self._live(args)
         reference = args.get("variables_reference")
         if not isinstance(reference, int):
             scopes = await self._scope_list(session, args)
@@ -523,7 +510,7 @@ class DapToolProvider(ToolProvider):
         )
 
     async def _evaluate(self, args: JsonObject) -> ToolResult:
-        session = self._session(args)
+        session = await self._live(args)
         expression = args.get("expression")
         if not isinstance(expression, str) or not expression.strip():
             raise DapSessionError("`expression` must be a non-empty expression")
@@ -554,8 +541,3 @@ class DapToolProvider(ToolProvider):
             "." if adapter is ServerStatus.STOPPED else f"; its adapter is {adapter.value}."
         )
         return ToolResult.text(text, structured={"session": session.id, "state": "ended"})
-
-
-def _wait(args: JsonObject) -> float:
-    value = args.get("wait_sec")
-    return float(value) if isinstance(value, int | float) and value >= 0 else _DEFAULT_WAIT
