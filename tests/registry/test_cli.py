@@ -117,3 +117,21 @@ async def test_the_prompt_offers_always_only_with_a_rule(monkeypatch: pytest.Mon
     without_rule = await CliApprover().request_approval(ApprovalRequest(tool="fs.write", reason="protected"))
     session = await CliApprover().request_approval(ApprovalRequest(tool="x", reason="r", rule="x"))
     assert (without_rule.approved, session.scope) == (False, ApprovalScope.SESSION)
+
+
+def test_trace_records_requested_decided_finished_with_the_rule(ws: Path, isolated_home: Path) -> None:
+    import json
+
+    user_file = isolated_home / "kairox.toml"
+    user_file.write_text('[policy.rules]\ndeny = ["fs.read(*.env)"]\n')
+    (ws / "prod.env").write_text("SECRET=1\n")
+    trace = ws.parent / "trace.jsonl"
+    result = kairox("-w", ws, "--trace", trace, "tools", "call", "fs.read", '{"path": "prod.env"}', "--json", env={"TMPDIR": str(ws.parent / "tmp")})
+    assert result.code == 4
+    assert result.json()["is_error"] is True
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    calls = [e for e in events if e["event"].startswith("ToolCall")]
+    assert [e["event"] for e in calls] == ["ToolCallRequested", "ToolCallDecided", "ToolCallFinished"]
+    decided = calls[1]
+    assert (decided["decision"], decided["rule"], decided["file"], decided["line"]) == ("deny", "fs.read(*.env)", str(user_file), 2)
+    assert (calls[2]["is_error"], calls[2]["error"]) == (True, f"fs.read was not run: denied by deny rule 'fs.read(*.env)' ({user_file}:2)")
