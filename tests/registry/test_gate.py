@@ -325,3 +325,27 @@ async def test_an_mcp_tool_claiming_read_access_is_still_held_as_external(ws: Pa
         "Kairox's sandbox and may change things (it is not annotated read-only or non-destructive)"
     )
     assert provider.calls == []
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_on_failure_asks_before_running_a_failed_command_again_without_the_sandbox(ws: Path) -> None:
+    target = ws.parent / "outside.txt"
+    command = {"command": f"touch {target}"}
+    refused = await build_registry(settings(ws, approval=ApprovalPolicy.ON_FAILURE), approver=NonInteractiveApprover())
+    assert (await refused.call(ToolCall(name="shell.exec", arguments=command))).is_error
+    assert not target.exists()
+    approver = ScriptedApprover([ApprovalAnswer(approved=True)])
+    approved = await build_registry(settings(ws, approval=ApprovalPolicy.ON_FAILURE), approver=approver)
+    result = await approved.call(ToolCall(name="shell.exec", arguments=command))
+    assert (result.is_error, target.exists()) == (False, True)
+    assert [r.reason for r in approver.requests] == ["shell.exec failed inside the workspace_write sandbox; run it again without the sandbox?"]
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_on_request_never_retries_outside_the_sandbox(ws: Path) -> None:
+    approver = ScriptedApprover([ApprovalAnswer(approved=True)])
+    registry = await build_registry(settings(ws), approver=approver)
+    result = await registry.call(ToolCall(name="shell.exec", arguments={"command": f"touch {ws.parent / 'outside.txt'}"}))
+    assert (result.is_error, approver.requests) == (True, [])

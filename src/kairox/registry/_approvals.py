@@ -3,6 +3,7 @@
 from collections.abc import Callable
 
 from kairox._util import JsonObject
+from kairox.config import SandboxPolicy
 from kairox.errors import Diagnostic, Severity
 from kairox.events import Event
 from kairox.policy import (
@@ -70,6 +71,26 @@ class SessionApprovals:
             final = Decision.deny(answer.reason or f"not approved: {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
         self._emit(decided_event(call_id, spec.name, final))
         return final
+
+    async def escalate(self, call_id: str, spec: ToolSpec, arguments: JsonObject, mode: SandboxPolicy) -> bool:
+        """``on_failure``: the call failed inside the sandbox; ask whether to run it once more without one."""
+        decision = Decision.ask(
+            f"{spec.name} failed inside the {mode} sandbox; run it again without the sandbox?", source=DecisionSource.SANDBOX
+        )
+        self._emit(decided_event(call_id, spec.name, decision))
+        request = ApprovalRequest(tool=spec.name, arguments=arguments, reason=decision.reason)
+        try:
+            answer = await self.approver.request_approval(request)
+        except Exception as exc:
+            answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
+        self._emit(ToolCallApprovalAnswered(call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(ApprovalScope.ONCE), reason=answer.reason))
+        verdict = (
+            Decision.allow(f"approved: {decision.reason}", source=DecisionSource.APPROVER)
+            if answer.approved
+            else Decision.deny(answer.reason or "not approved", source=DecisionSource.APPROVER)
+        )
+        self._emit(decided_event(call_id, spec.name, verdict))
+        return answer.approved
 
     def _persist(self, rule: str) -> str | None:
         assert self.persist_rule is not None

@@ -18,7 +18,7 @@ from jsonschema import exceptions as schema_errors
 from jsonschema import validators
 
 from kairox._util import JsonObject, suggest
-from kairox.config import ApprovalPolicy
+from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, ExtensionLoadFailure, KairoxError
 from kairox.events import EventSink, NullSink
 from kairox.policy import (
@@ -28,6 +28,7 @@ from kairox.policy import (
     PolicyEngine,
     PolicySettings,
     Verdict,
+    effective_profile,
 )
 from kairox.registry._adapters import ADAPTERS, ModelProvider, SchemaAdapterError, drop_model_nulls, wire_name
 from kairox.registry._approvals import PersistRule, SessionApprovals
@@ -40,6 +41,7 @@ from kairox.registry._events import (
 )
 from kairox.registry._output import cap_output, text_size
 from kairox.tools import (
+    Access,
     CallContext,
     SandboxSettings,
     TextContent,
@@ -361,6 +363,10 @@ class ToolRegistry:
         if decision.verdict is not Verdict.ALLOW:
             return self._denied_result(call.name, decision), None
         result = await self._invoke(entry, call.name, arguments, call_id)
+        if result.is_error and engine.settings.approval is ApprovalPolicy.ON_FAILURE and self._sandboxed(spec):
+            escalated = await self.approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode)
+            if escalated:
+                result = await self._invoke(entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
         if self.hooks is not None:
             result = await self._post_hooks(call, spec, result)
         return cap_output(result, limit=self.settings.output_limit_chars, spill_dir=self.settings.spill_dir, tool=call.name, call_id=call_id)
@@ -374,9 +380,17 @@ class ToolRegistry:
         where = "arguments" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
         return f"invalid arguments for {entry.spec.name}: {where}: {error.message}"
 
-    async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str) -> ToolResult:
+    def _sandboxed(self, spec: ToolSpec) -> bool:
+        """Whether the tool's commands ran under the OS sandbox (so a retry outside it means something)."""
+        return (
+            self.settings.sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS
+            and spec.source in (ToolSource.BUILTIN, ToolSource.PLUGIN)
+            and effective_profile(spec).access is Access.EXECUTE
+        )
+
+    async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None) -> ToolResult:
         timeout = entry.spec.timeout_sec or self.settings.default_timeout_sec
-        context = CallContext(call_id=call_id, workspace=self.settings.workspace, sandbox=self.settings.sandbox)
+        context = CallContext(call_id=call_id, workspace=self.settings.workspace, sandbox=sandbox or self.settings.sandbox)
         try:
             with anyio.fail_after(timeout):
                 result = await entry.provider.call_tool(name, arguments, context)
