@@ -221,5 +221,7 @@ async def test_untrusted_and_disabled_servers_are_left_out(project: Path) -> Non
     configs = {"jedi": SERVERS["jedi"](), "off": SERVERS["pylsp"](enabled=False), "new": SERVERS["pylsp"]()}
     async with LspToolProvider(configs, workspace=project, pending={"lsp_servers.new"}) as provider:
         assert list(provider.servers) == ["jedi"]
+    async with LspToolProvider(configs, workspace=project, pending={"lsp_servers"}) as provider:
+        assert list(provider.servers) == []
     async with LspToolProvider({}, workspace=project) as empty:
         assert await empty.list_tools() == []

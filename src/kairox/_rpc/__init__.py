@@ -11,7 +11,7 @@ from kairox._rpc._jsonrpc import (
     RequestHandler,
 )
 from kairox._rpc._process import BASE_ENV_NAMES, ChildProcess, StderrTail, child_environment
-from kairox._rpc._status import ServerStatus
+from kairox._rpc._status import ServerStatus, is_pending
 
 __all__ = [
     "BASE_ENV_NAMES",
@@ -33,4 +33,5 @@ __all__ = [
     "StderrTail",
     "child_environment",
     "encode_message",
+    "is_pending",
 ]

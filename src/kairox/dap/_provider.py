@@ -13,7 +13,7 @@ from typing import Any, Self
 import anyio
 import anyio.abc
 
-from kairox._rpc import RpcError, ServerStatus
+from kairox._rpc import RpcError, ServerStatus, is_pending
 from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
@@ -59,7 +59,7 @@ class DapToolProvider(ToolProvider):
         self.configs = {
             name: config
             for name, config in servers.items()
-            if config.enabled and name not in pending and f"dap_servers.{name}" not in pending
+            if config.enabled and not is_pending("dap_servers", name, pending)
         }
         self._host_env = host_env
         self._log_dir = log_dir

@@ -6,7 +6,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from kairox._rpc import RpcError
+from kairox._rpc import RpcError, is_pending
 from kairox._util import JsonObject
 from kairox.config import LspServerConfig
 from kairox.errors import ToolCallError
@@ -83,7 +83,7 @@ class LspToolProvider(ToolProvider):
                 base_dir=base_dirs.get(name),
             )
             for name, config in servers.items()
-            if config.enabled and name not in pending and f"lsp_servers.{name}" not in pending
+            if config.enabled and not is_pending("lsp_servers", name, pending)
         }
         self._stack = contextlib.AsyncExitStack()
         self._handlers: dict[str, Handler] = {
