@@ -318,7 +318,10 @@ class ToolRegistry:
         call_id = call.call_id or f"call-{self._calls}"
         started = time.perf_counter()
         self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments)))
-        result, spilled = await self._gate(call, call_id, approval)
+        try:
+            result, spilled = await self._gate(call, call_id, approval)
+        except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
+            result, spilled = ToolResult.error(f"{call.name} was not completed: internal error in the tool gate: {type(exc).__name__}: {exc}"), None
         error = result.text_content()[:500] if result.is_error else None
         self.events.emit(
             ToolCallFinished(
@@ -355,6 +358,7 @@ class ToolRegistry:
                 problem = self._invalid(entry, arguments)
                 if problem is not None:
                     return ToolResult.error(f"a pre_tool_use hook changed the arguments into invalid ones: {problem}"), None
+                call = replace(call, arguments=arguments)
         engine = self._engine(approval)
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         self._emit_decided(call_id, call.name, decision)
