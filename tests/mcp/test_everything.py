@@ -152,3 +152,29 @@ async def test_server_everything_listens_on_loopback_only() -> None:
                 if state == "0A" and int(hex_port, 16) == port:
                     listening.add(address)
         assert listening == {"0100007F"}  # 127.0.0.1, and nothing on other interfaces
+
+
+async def test_roots_are_the_workspace_and_elicitation_is_declined_without_a_person(tmp_path: Path) -> None:
+    config = McpServerConfig(command=str(NODE), args=[str(EVERYTHING), "stdio"])
+    async with McpClient("everything", config, workspace=tmp_path) as client:
+        roots = await client.call_tool("get-roots-list")
+        asked = await client.call_tool("trigger-elicitation-request")
+    assert f"URI: {tmp_path.resolve().as_uri()}" in roots.text_content()
+    assert "User declined to provide the requested information." in asked.text_content()
+
+
+async def test_elicitation_answers_go_back_with_schema_defaults(tmp_path: Path) -> None:
+    from kairox.mcp import ClientFeatures, ElicitationAnswer, ElicitationRequest
+
+    seen: list[ElicitationRequest] = []
+
+    async def answer(request: ElicitationRequest) -> ElicitationAnswer:
+        seen.append(request)
+        return ElicitationAnswer(action="accept", content={"name": "Ada"})
+
+    config = McpServerConfig(command=str(NODE), args=[str(EVERYTHING), "stdio"])
+    features = ClientFeatures(roots=(tmp_path,), elicitation=answer)
+    async with McpClient("everything", config, workspace=tmp_path, features=features) as client:
+        result = await client.call_tool("trigger-elicitation-request")
+    assert [r.server for r in seen] == ["everything"]
+    assert "- Name: Ada" in result.text_content()

@@ -5,16 +5,52 @@ connects over Streamable HTTP, lists the tools, calls each one with arguments ma
 0 when every step worked. Elicitation requests are accepted with the schema's defaults.
 """
 
+import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
+import httpx
 
 from kairox.config import McpServerConfig
-from kairox.mcp import ClientFeatures, ElicitationAnswer, ElicitationRequest, McpClient, ServerStatus
+from kairox.mcp import (
+    ClientFeatures,
+    ElicitationAnswer,
+    ElicitationRequest,
+    McpClient,
+    OAuthLogin,
+    ServerStatus,
+)
+from kairox.mcp._oauth import FileTokenStorage, token_path
+
+REDIRECT_URI = "http://127.0.0.1:9/callback"
+
+
+async def follow_authorization(authorization_url: str) -> dict[str, str]:
+    """The suite's authorization server approves at once: read the code from its redirect, as a browser would."""
+    async with httpx.AsyncClient(follow_redirects=False, timeout=10) as http:
+        response = await http.get(authorization_url)
+    location = response.headers.get("location", "")
+    return {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
+
+
+async def preregister(home: Path) -> None:
+    """Scenarios with a pre-registered client pass its credentials in MCP_CONFORMANCE_CONTEXT."""
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if "client_id" in context and "client_secret" in context:
+        info = OAuthClientInformationFull(
+            client_id=context["client_id"],
+            client_secret=context["client_secret"],
+            redirect_uris=[REDIRECT_URI],  # type: ignore[list-item]
+            token_endpoint_auth_method="client_secret_basic",
+        )
+        await FileTokenStorage(token_path(home, "conformance")).set_client_info(info)
 
 
 def sample_value(schema: dict[str, Any]) -> Any:
@@ -46,10 +82,15 @@ async def accept_with_defaults(request: ElicitationRequest) -> ElicitationAnswer
 
 async def main(url: str) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    config = McpServerConfig(type="streamable_http", url=url, startup_timeout_sec=20, tool_timeout_sec=20)
+    auth = scenario.startswith("auth/")
+    config = McpServerConfig(type="streamable_http", url=url, startup_timeout_sec=20, tool_timeout_sec=20, oauth=auth)
     workspace = Path(tempfile.gettempdir())
-    features = ClientFeatures(roots=(workspace,), elicitation=accept_with_defaults)
-    async with McpClient("conformance", config, workspace=workspace, features=features) as client:
+    home = Path(tempfile.mkdtemp(prefix="kairox-conformance-"))
+    login = OAuthLogin(redirect_uri=REDIRECT_URI, authorize=follow_authorization) if auth else None
+    if auth:
+        await preregister(home)
+    features = ClientFeatures(roots=(workspace,), elicitation=accept_with_defaults, oauth_login=login)
+    async with McpClient("conformance", config, workspace=workspace, home=home, features=features) as client:
         if client.status != ServerStatus.READY:
             sys.stderr.write(f"{scenario}: not ready: {client.lifecycle.reason}\n")
             return 1

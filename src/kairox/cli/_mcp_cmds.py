@@ -1,4 +1,4 @@
-"""``kairox mcp list | status | tools | call | add | remove`` (M10)."""
+"""``kairox mcp list | status | tools | call | add | remove | login | logout`` (M10)."""
 
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from kairox.mcp._sources import ConfiguredServer
     from kairox.policy import ApprovalAnswer, ApprovalRequest
 
-mcp_app = typer.Typer(help="MCP servers: list, start and inspect them, call their tools, add and remove them.", no_args_is_help=True)
+mcp_app = typer.Typer(
+    help="MCP servers: list, start and inspect them, call their tools, add and remove them, log in.", no_args_is_help=True
+)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 
@@ -361,3 +363,45 @@ def remove(
     if not unset_value(file, f"mcp_servers.{name}"):
         fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
     out(f"removed MCP server {name!r} from {file}")
+
+
+@mcp_app.command("login")
+def login(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="A remote (sse or http) server.")],
+    no_browser: Annotated[bool, typer.Option("--no-browser", help="Only print the authorization URL.")] = False,
+) -> None:
+    """Authorize Kairox at a remote server with OAuth (PKCE); tokens are kept in $KAIROX_HOME with mode 0600."""
+    import anyio
+
+    from kairox.mcp import ClientFeatures, McpClient, ServerStatus
+    from kairox.mcp._oauth import browser_login, token_path
+
+    cli = state(ctx)
+    found = _pick(_configured(cli), name)[name]
+    if found.config.transport == "stdio":
+        fail(f"MCP server {name!r} is a stdio server; OAuth is for sse and http servers", ExitCode.USAGE)
+    resolved = cli.resolve()
+
+    async def run() -> tuple[ServerStatus, str | None]:
+        async with browser_login(open_browser=not no_browser) as oauth:
+            features = ClientFeatures(roots=(resolved.workspace,), oauth_login=oauth)
+            config = found.config.model_copy(update={"oauth": True, "startup_timeout_sec": max(found.config.startup_timeout_sec, 300.0)})
+            async with McpClient(name, config, workspace=resolved.workspace, home=resolved.home, features=features, events=cli.events()) as client:
+                return client.status, client.lifecycle.reason
+
+    status_, reason = anyio.run(run)
+    if status_ != ServerStatus.READY:
+        fail(f"login to {name!r} failed: {reason}", ExitCode.FAILURE)
+    out(f"logged in to {name!r}; tokens saved in {token_path(resolved.home, name)}")
+
+
+@mcp_app.command("logout")
+def logout(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Server name.")]) -> None:
+    """Forget the OAuth tokens and client registration of a server."""
+    from kairox.mcp._oauth import logout as forget
+
+    resolved = state(ctx).resolve()
+    if not forget(resolved.home, name):
+        fail(f"no OAuth tokens stored for {name!r}", ExitCode.NOT_FOUND)
+    out(f"logged out of {name!r}")

@@ -37,7 +37,7 @@ from kairox.mcp._features import ClientFeatures
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
 from kairox.mcp._listing import list_prompts, list_resources, list_tools
 from kairox.mcp._stdio import ChildStdioTransport
-from kairox.mcp._transports import StartError, describe_failure, open_remote, open_stdio
+from kairox.mcp._transports import describe_failure, expand, open_remote, open_stdio
 from kairox.tools import ProgressCallback, ToolResult
 from mcp import Client
 
@@ -351,7 +351,11 @@ class McpClient:
 
     async def _open_transport(self, stack: AsyncExitStack) -> Transport:
         if self.config.transport != "stdio":
-            auth = self._oauth_provider() if self.config.oauth else None
+            from kairox.mcp._oauth import token_path
+
+            # a server logged in with `kairox mcp login` uses its tokens even without oauth = true
+            use_oauth = self.config.oauth or token_path(self.home, self.name).exists()
+            auth = self._oauth_provider() if use_oauth else None
             return await open_remote(stack, self.config, environ=self.environ, auth=auth)
         transport, child = await open_stdio(
             stack,
@@ -365,10 +369,12 @@ class McpClient:
         self._child, self._transport = child, transport
         return transport
 
-    def _oauth_provider(self) -> httpx2.Auth | None:
-        raise StartError(
-            f"OAuth is not supported for {self.config.url} yet; set bearer_token_env_var to a variable holding a token"
-        )
+    def _oauth_provider(self) -> httpx2.Auth:
+        from kairox.mcp._oauth import oauth_provider
+
+        assert self.config.url is not None
+        url = expand(self.config.url, "url", self.environ)
+        return oauth_provider(self.name, url, home=self.home, login=self.features.oauth_login)
 
     # --- listing ------------------------------------------------------------------------------------------
 

@@ -49,6 +49,19 @@ class SamplingAnswer:
     stop_reason: str | None = "endTurn"
 
 
+CallbackParams = dict[str, str]
+"""The query parameters an authorization server redirected back with (``code``, ``state``, ``iss``)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OAuthLogin:
+    """How to get the user through an authorization page: where to be redirected to, and who does it."""
+
+    redirect_uri: str
+    authorize: Callable[[str], Awaitable[CallbackParams]]
+    """Takes the authorization URL; returns the callback's query parameters."""
+
+
 ElicitationHandler = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
 SamplingHandler = Callable[[SamplingRequest], Awaitable[SamplingAnswer]]
 
@@ -67,6 +80,8 @@ class ClientFeatures:
     elicitation: ElicitationHandler = decline_elicitation
     sampling: SamplingHandler | None = None
     """``None``: sampling is not offered and requests are refused (no model is configured)."""
+    oauth_login: OAuthLogin | None = None
+    """Set by ``kairox mcp login``; ``None``: a server that needs authorization fails with a hint to log in."""
 
 
 def apply_schema_defaults(content: JsonObject | None, schema: JsonObject | None) -> JsonObject:

@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from kairox._rpc import ChildProcess, child_environment
 from kairox._util import expand_vars
 from kairox.config import McpServerConfig
+from kairox.mcp._oauth import NeedsLoginError
 from kairox.mcp._stdio import ChildStdioTransport
 
 GUARD = Path(__file__).with_name("_guard.py")
@@ -103,7 +104,7 @@ async def open_remote(
 
 def describe_failure(exc: BaseException, url: str | None) -> str:
     """A start-up exception as one sentence for the Failed event."""
-    if isinstance(exc, StartError):
+    if isinstance(exc, StartError | NeedsLoginError):
         return str(exc)
     if isinstance(exc, MCPError):
         return f"the server answered with an error: {exc.error.message} (JSON-RPC error {exc.error.code})"
