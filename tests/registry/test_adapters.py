@@ -122,6 +122,10 @@ def assert_openai_rules(definition: dict[str, Any]) -> None:
     parameters = function["parameters"]
     Draft202012Validator.check_schema(parameters)
     assert parameters["type"] == "object" and "$schema" not in parameters
+    defs = parameters.get("$defs", {})
+    for node in _nodes(parameters):
+        if "$ref" in node:  # every reference resolves inside the definition sent
+            assert node["$ref"].removeprefix("#/$defs/") in defs, node["$ref"]
     if function["strict"]:
         for node in _nodes(parameters):
             assert set(node) <= _STRICT_KEYS, set(node) - _STRICT_KEYS

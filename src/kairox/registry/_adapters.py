@@ -97,6 +97,9 @@ def _strict(node: Any, depth: int, *, root: bool = False) -> JsonObject:
     if "oneOf" in node:  # for generation, oneOf reads as anyOf; the registry validates against the original
         node["anyOf"] = node.pop("oneOf")
     out = _with_notes(node, _DESCRIBED, _OPENAI_STRICT_KEYS)
+    ref = out.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/definitions/"):  # draft-07 spelling; strict mode reads $defs
+        out["$ref"] = "#/$defs/" + ref.removeprefix("#/definitions/")
     if "$defs" in out or "definitions" in node:
         defs = {**node.get("definitions", {}), **out.get("$defs", {})}
         out["$defs"] = {k: _strict(v, depth + 1) for k, v in defs.items()}
