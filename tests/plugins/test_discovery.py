@@ -161,3 +161,24 @@ def test_a_plugin_with_a_wrong_field_type_fails_alone(tmp_path: Path) -> None:
     assert [(d.name, d.severity, d.source) for d in found.diagnostics] == [
         ("bad", Severity.ERROR, str((tmp_path / "bad" / ".claude-plugin" / "plugin.json").resolve()))
     ]
+
+
+def test_routed_mcp_servers_feed_the_mcp_server_table_with_plugin_provenance(tmp_path: Path, isolated_home: Path) -> None:
+    from kairox.mcp import McpJsonFile
+    from kairox.mcp._sources import configured_servers
+
+    root = make_plugin(isolated_home / "mine" / "srv", {"name": "srv"})
+    write_json(root / ".mcp.json", {"mcpServers": {"tracker": {"command": "tracker"}}})
+    (isolated_home / "kairox.toml").write_text('[plugins]\npaths = ["mine/srv"]\n')
+    resolved = resolve_config(tmp_path)
+    routing = route_plugins(discover_from_resolved(resolved).plugins, mcp_servers=resolved.config.mcp_servers)
+
+    extra = tuple(
+        McpJsonFile(path=Path(entry.source), source=entry.provenance, servers={entry.name: entry.config})
+        for entry in routing.server_entries
+        if isinstance(entry.config, McpServerConfig)
+    )
+    servers, problems = configured_servers(resolved, extra=extra)
+
+    assert problems == ()
+    assert [(s.name, s.layer, s.pending_trust, s.config.command) for s in servers.values()] == [("tracker", "plugin:srv", False, "tracker")]
