@@ -189,3 +189,14 @@ def test_event_names_accept_claude_aliases() -> None:
         None,
     ]
     assert HookSpec(event=HookEvent.SESSION_END, command="true").needs_approval is False
+
+
+@pytest.mark.timeout(60)
+async def test_hook_that_never_reads_a_large_request_times_out_instead_of_hanging(tmp_path: Path) -> None:
+    registry = _registry(tmp_path, HooksConfig(pre_tool_use=[HookConfig(command="sleep 30", timeout_sec=0.5)]))
+    big = ToolCall(name="fs.write", arguments={"path": "a.txt", "content": "x" * 2_000_000})
+
+    outcome = await registry.pre_tool_use(big, WRITE)
+
+    assert outcome.decision is None
+    assert [d.reason for d in outcome.diagnostics] == ["did not finish within 0.5 s and was stopped; the call goes on as if it had not run"]

@@ -130,12 +130,17 @@ async def run_hook(
     payload = json.dumps(request, default=str).encode()
     try:
         async with ChildProcess(argv, env=env, cwd=workspace, stop_timeout=1.0) as child:
-            with contextlib.suppress(ConnectionError):
-                child.stdin.write(payload)
-                await child.stdin.drain()
-                child.stdin.close()
+
+            async def exchange() -> bytes:
+                # a hook that never reads its stdin must not hang us on a full pipe: this is timed too
+                with contextlib.suppress(ConnectionError):
+                    child.stdin.write(payload)
+                    await child.stdin.drain()
+                    child.stdin.close()
+                return await _read_capped(child.stdout, output_cap)
+
             try:
-                output = await asyncio.wait_for(_read_capped(child.stdout, output_cap), hook.timeout_sec)
+                output = await asyncio.wait_for(exchange(), hook.timeout_sec)
                 code = await child.wait(hook.timeout_sec)
             except TimeoutError:
                 code = None

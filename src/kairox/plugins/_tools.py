@@ -132,12 +132,16 @@ class PluginToolProvider(ToolProvider):
         payload = json.dumps(arguments).encode()
         try:
             async with ChildProcess(argv, env=env, cwd=context.workspace) as child:
-                child.stdin.write(payload)
-                with contextlib.suppress(ConnectionError):
-                    await child.stdin.drain()
-                child.stdin.close()
+
+                async def exchange() -> bytes:
+                    with contextlib.suppress(ConnectionError):
+                        child.stdin.write(payload)
+                        await child.stdin.drain()
+                        child.stdin.close()
+                    return await read_capped(child.stdout, self._output_cap)
+
                 try:
-                    output = await asyncio.wait_for(read_capped(child.stdout, self._output_cap), timeout)
+                    output = await asyncio.wait_for(exchange(), timeout)
                     code = await child.wait(timeout)
                 except TimeoutError:
                     raise ToolCallError(tool=name, reason=f"the command did not finish within {timeout:g} s") from None
