@@ -178,3 +178,23 @@ async def test_elicitation_answers_go_back_with_schema_defaults(tmp_path: Path) 
         result = await client.call_tool("trigger-elicitation-request")
     assert [r.server for r in seen] == ["everything"]
     assert "- Name: Ada" in result.text_content()
+
+
+async def test_sampling_is_offered_only_with_a_model_and_answers_through_it(tmp_path: Path) -> None:
+    from kairox.mcp import ClientFeatures, SamplingAnswer, SamplingRequest
+
+    asked: list[SamplingRequest] = []
+
+    async def model(request: SamplingRequest) -> SamplingAnswer:
+        asked.append(request)
+        return SamplingAnswer(text="sampled reply", model="test-model")
+
+    config = McpServerConfig(command=str(NODE), args=[str(EVERYTHING), "stdio"])
+    async with McpClient("everything", config, workspace=tmp_path) as without_model:
+        offered_without = {tool.name for tool in await without_model.refresh_tools()}
+    features = ClientFeatures(roots=(tmp_path,), sampling=model)
+    async with McpClient("everything", config, workspace=tmp_path, features=features) as client:
+        result = await client.call_tool("trigger-sampling-request", {"prompt": "hello", "maxTokens": 20})
+    assert "trigger-sampling-request" not in offered_without
+    assert [r.server for r in asked] == ["everything"]
+    assert "sampled reply" in result.text_content() and "test-model" in result.text_content()

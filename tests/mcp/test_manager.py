@@ -155,3 +155,23 @@ async def test_no_server_survives_a_sigkilled_host(
             host.kill()
             host.wait()
     assert [groups(pid) for pid in pids] == [[], [], [], []]
+
+
+async def test_from_resolved_starts_kairox_toml_and_mcp_json_servers(tmp_path: Path) -> None:
+    import json
+
+    from kairox.config import TrustStore, resolve_config
+
+    server = Path(__file__).resolve().parents[1] / "servers" / "lean_server.py"
+    workspace = tmp_path / "ws"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "kairox.toml").write_text(f'[mcp_servers.toml]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n')
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"json": {"command": sys.executable, "args": [str(server)]}}}))
+    untrusted = resolve_config(workspace)
+    async with McpServerManager.from_resolved(untrusted) as manager:
+        before = {s.name: s.status for s in manager.states()}
+    TrustStore(untrusted.home).trust(workspace)
+    async with McpServerManager.from_resolved(resolve_config(workspace)) as manager:
+        after = {s.name: s.status for s in manager.states()}
+    assert before == {"toml": ServerStatus.PENDING_TRUST, "json": ServerStatus.PENDING_TRUST}
+    assert after == {"toml": ServerStatus.READY, "json": ServerStatus.READY}

@@ -60,14 +60,12 @@ def _manager(cli: CliState, servers: "dict[str, ConfiguredServer]") -> "McpServe
     startable = sum(1 for s in servers.values() if s.config.enabled and not s.pending_trust)
     if startable and sys.stderr.isatty():
         err(f"starting {startable} MCP server(s)…")
-    return McpServerManager(
-        {name: s.config for name, s in servers.items()},
+    return McpServerManager.from_configured(
+        servers,
         workspace=resolved.workspace,
         home=resolved.home,
         events=_Progress(cli.events(), startable),
         features=ClientFeatures(roots=(resolved.workspace,)),
-        is_pending=lambda name: servers[name].pending_trust,
-        base_dirs={name: s.base_dir for name, s in servers.items()},
     )
 
 

@@ -33,10 +33,12 @@ from kairox.mcp._features import (
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
 from kairox.mcp._manager import McpServerManager
 from kairox.mcp._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
+from kairox.mcp._sources import ConfiguredServer, configured_servers
 
 __all__ = [
     "MCP_JSON",
     "ClientFeatures",
+    "ConfiguredServer",
     "ElicitationAnswer",
     "ElicitationHandler",
     "ElicitationRequest",
@@ -64,6 +66,7 @@ __all__ = [
     "ServerLifecycle",
     "ServerStatus",
     "apply_schema_defaults",
+    "configured_servers",
     "decline_elicitation",
     "permission_for",
     "read_mcp_json",

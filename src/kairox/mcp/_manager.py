@@ -10,7 +10,7 @@ import anyio
 import anyio.abc
 
 from kairox.config import McpServerConfig
-from kairox.errors import McpStartupError
+from kairox.errors import Diagnostic, McpStartupError
 from kairox.events import EventSink, NullSink
 from kairox.mcp._adapter import McpToolAdapter
 from kairox.mcp._client import McpClient, McpServerState
@@ -20,6 +20,7 @@ from kairox.mcp._lifecycle import ServerStatus
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
+    from kairox.mcp._sources import ConfiguredServer
 
 
 class McpServerManager:
@@ -61,7 +62,30 @@ class McpServerManager:
             for name, config in servers.items()
         }
         self.adapters: dict[str, McpToolAdapter] = {}
+        self.diagnostics: list[Diagnostic] = []
+        """Problems found while collecting the servers (a broken ``.mcp.json`` entry)."""
         self._task_group: anyio.abc.TaskGroup | None = None
+
+    @classmethod
+    def from_configured(
+        cls,
+        servers: "Mapping[str, ConfiguredServer]",
+        *,
+        workspace: Path,
+        home: Path | None = None,
+        events: EventSink | None = None,
+        features: ClientFeatures | None = None,
+    ) -> "McpServerManager":
+        """The servers :func:`configured_servers` found, with their trust state and base folders."""
+        return cls(
+            {name: server.config for name, server in servers.items()},
+            workspace=workspace,
+            home=home,
+            events=events,
+            features=features or ClientFeatures(roots=(workspace,)),
+            is_pending=lambda name: servers[name].pending_trust,
+            base_dirs={name: server.base_dir for name, server in servers.items()},
+        )
 
     @classmethod
     def from_resolved(
@@ -70,25 +94,17 @@ class McpServerManager:
         *,
         events: EventSink | None = None,
         features: ClientFeatures | None = None,
-        servers: Mapping[str, McpServerConfig] | None = None,
     ) -> "McpServerManager":
-        """The servers of a resolved configuration (or ``servers``, e.g. merged with ``.mcp.json``)."""
-        chosen = resolved.config.mcp_servers if servers is None else servers
-        base_dirs: dict[str, Path] = {}
-        for name in chosen:
-            try:
-                base_dirs[name] = resolved.base_dir(f"mcp_servers.{name}")
-            except Exception:
-                base_dirs[name] = resolved.workspace
-        return cls(
-            chosen,
-            workspace=resolved.workspace,
-            home=resolved.home,
-            events=events,
-            features=features,
-            is_pending=lambda name: resolved.is_pending(f"mcp_servers.{name}"),
-            base_dirs=base_dirs,
+        """Every server of a resolved configuration plus the workspace ``.mcp.json``; its problems are in
+        ``diagnostics``."""
+        from kairox.mcp._sources import configured_servers
+
+        servers, diagnostics = configured_servers(resolved)
+        manager = cls.from_configured(
+            servers, workspace=resolved.workspace, home=resolved.home, events=events, features=features
         )
+        manager.diagnostics = list(diagnostics)
+        return manager
 
     async def __aenter__(self) -> Self:
         started = time.monotonic()
