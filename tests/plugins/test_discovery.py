@@ -182,3 +182,16 @@ def test_routed_mcp_servers_feed_the_mcp_server_table_with_plugin_provenance(tmp
 
     assert problems == ()
     assert [(s.name, s.layer, s.pending_trust, s.config.command) for s in servers.values()] == [("tracker", "plugin:srv", False, "tracker")]
+
+
+def test_entry_path_is_relative_to_the_file_that_sets_it(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = tmp_path / "ws"
+    make_plugin(workspace / "tools" / "delta", {"name": "delta", "version": "3.0.0"})
+    (workspace / ".kairox").mkdir(parents=True)
+    (workspace / ".kairox" / "kairox.local.toml").write_text('[plugins.entries.delta]\npath = "tools/delta"\n')
+    TrustStore(isolated_home).trust(workspace.resolve())
+
+    found = discover_from_resolved(resolve_config(workspace))
+
+    delta = found.get("delta")
+    assert delta is not None and (delta.root, delta.version) == ((workspace / "tools" / "delta").resolve(), "3.0.0")

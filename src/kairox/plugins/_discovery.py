@@ -1,12 +1,12 @@
 """Where plugins are found: installed, the user's plugin folder, the workspace, ``[plugins] paths`` (P1, P6)."""
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kairox.config import KairoxConfig
+from kairox.config import KairoxConfig, join_key
 from kairox.errors import Diagnostic, Severity
 from kairox.plugins._catalog import MARKETPLACE_FILES, read_marketplace
 from kairox.plugins._compat import ProgramProber
@@ -105,26 +105,31 @@ def discover_plugins(
     home: Path,
     workspace: Path | None = None,
     trusted: bool = True,
-    paths_base: Path | None = None,
+    base_dir: Callable[[str], Path] | None = None,
     paths_pending: bool = False,
     prober: ProgramProber | None = None,
 ) -> PluginSet:
     """Find and load every plugin the configuration can see, enabled or not.
+
+    ``base_dir(key)`` gives the folder relative paths of ``key`` are resolved against (the folder of the file
+    that set it, as ``ResolvedConfig.base_dir`` does); ``home`` when not given.
 
     Precedence for one name: ``[plugins.entries.NAME] path``, ``[plugins] paths``, the workspace's
     ``.kairox/plugins``, ``$KAIROX_HOME/plugins/<name>``, then installed plugins. Workspace plugins and paths
     from an untrusted project layer are listed but stay disabled until the workspace is trusted.
     """
     gather = _Gatherer(prober)
-    base = paths_base or home
+    def base(key: str) -> Path:
+        return base_dir(key) if base_dir is not None else home
+
     for name, entry in config.plugins.entries.items():
         if entry.path:
             folder = Path(os.path.expanduser(entry.path))
-            folder = folder if folder.is_absolute() else base / folder
+            folder = folder if folder.is_absolute() else base(join_key(["plugins", "entries", name, "path"])) / folder
             gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=_settings(config, name), prober=prober))
     for listed in config.plugins.paths:
         folder = Path(os.path.expanduser(listed))
-        folder = folder if folder.is_absolute() else base / folder
+        folder = folder if folder.is_absolute() else base("plugins.paths") / folder
         reason = "listed by an untrusted project layer; run `kairox trust`"
         settings = _settings(config, _peek_name(folder), default_enabled=not paths_pending, reason=reason)
         gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=settings, prober=prober))
@@ -162,7 +167,7 @@ def discover_from_resolved(resolved: ResolvedLike, *, prober: ProgramProber | No
         home=resolved.home,
         workspace=resolved.workspace,
         trusted=resolved.trusted,
-        paths_base=resolved.base_dir("plugins.paths") if resolved.config.plugins.paths else None,
+        base_dir=resolved.base_dir,
         paths_pending=resolved.is_pending("plugins.paths"),
         prober=prober,
     )
