@@ -1,6 +1,7 @@
 """Every plugin path stays inside the plugin (P3); permissions only narrow the user's policy (Y4)."""
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,15 @@ from kairox.plugins import (
     PluginOrigin,
     PluginPathError,
     PluginPermissions,
+    PluginTool,
+    PluginToolProvider,
+    ToolDeclaration,
     load_plugin,
     narrow_policy,
     resolve_inside,
 )
-from kairox.policy import PolicySettings
+from kairox.policy import NonInteractiveApprover, PolicySettings
+from kairox.registry import RegistrySettings, ToolRegistry
 from kairox.tools import SandboxSettings
 
 
@@ -128,3 +133,20 @@ def test_command_tool_sandbox_is_narrowed_never_widened() -> None:
     user = SandboxSettings(mode=SandboxPolicy.READ_ONLY, network_access=False)
     widened = narrowed_sandbox(user, PluginPermissions.model_validate({"sandboxPolicy": "danger_full_access", "networkAccess": True}))
     assert widened == user
+
+
+async def _plugin_tool_decision(tmp_path: Path, manifest_approval: str) -> str:
+    permissions = PluginPermissions.model_validate({"approvalPolicy": manifest_approval})
+    user = _user(tmp_path)
+    narrowed = narrow_policy(user, permissions, plugin="kit")
+    settings = RegistrySettings(policy=replace(user, rules=(*user.rules, *narrowed.rules)), spill_dir=tmp_path / "spill")
+    registry = ToolRegistry(settings, approver=NonInteractiveApprover())
+    tool = PluginTool(plugin="kit", declaration=ToolDeclaration(name="t", command="true"), root=tmp_path)
+    await registry.add_provider(PluginToolProvider("kit", [tool], permissions=permissions))
+    return str(registry.check("kit__t", {}).verdict)
+
+
+@pytest.mark.anyio
+async def test_manifest_asking_for_untrusted_makes_its_tools_ask_in_the_shared_gate(tmp_path: Path) -> None:
+    assert await _plugin_tool_decision(tmp_path, "on_request") == "allow"
+    assert await _plugin_tool_decision(tmp_path, "untrusted") == "ask"

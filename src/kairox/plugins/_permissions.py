@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.plugins._manifest import PluginPermissions
-from kairox.policy import PolicySettings
+from kairox.policy import PolicySettings, Rule
 
 _SANDBOX_ORDER = (SandboxPolicy.READ_ONLY, SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.DANGER_FULL_ACCESS)
 """Narrowest first."""
@@ -43,6 +43,16 @@ class PluginPolicy:
     settings: PolicySettings
     tools: tuple[str, ...] | None = None
     """Tool-name patterns the plugin's skills may use; ``None`` means the user's policy alone decides."""
+    user_approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
+    """The user's own approval policy, before narrowing."""
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """Rules that hold the plugin's own tools to its narrowed approval policy in the one shared gate:
+        ``ask plugin:<name>`` when the manifest asks for ``untrusted`` and the user's policy is wider."""
+        if self.settings.approval is ApprovalPolicy.UNTRUSTED and self.user_approval is not ApprovalPolicy.UNTRUSTED:
+            return (Rule(action="ask", pattern=f"plugin:{self.plugin}", layer=f"plugin:{self.plugin}"),)
+        return ()
 
     def allows_tool(self, name: str) -> bool:
         if self.tools is None:
@@ -61,4 +71,4 @@ def narrow_policy(user: PolicySettings, permissions: PluginPermissions | None, *
         network_access=user.network_access and permissions.network_access is not False,
     )
     tools = tuple(permissions.tools) if permissions.tools is not None else None
-    return PluginPolicy(plugin=plugin, settings=settings, tools=tools)
+    return PluginPolicy(plugin=plugin, settings=settings, tools=tools, user_approval=user.approval)
