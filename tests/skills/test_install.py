@@ -65,6 +65,16 @@ async def test_install_from_a_local_folder(source: Path, tmp_path: Path) -> None
     assert _tree(dest) == ["pr-review", "pr-review/SKILL.md", "pr-review/checklist.md"]  # no staging left
 
 
+def test_sources_are_classified(tmp_path: Path) -> None:
+    assert classify_source("https://github.com/acme/skills/tree/main/skills/pdf") == (SourceKind.GIT, "https://github.com/acme/skills.git", "skills/pdf", "main")
+    assert classify_source("https://github.com/acme/skills/blob/v2/pdf/SKILL.md") == (SourceKind.GIT, "https://github.com/acme/skills.git", "pdf", "v2")
+    assert classify_source("https://example.com/s/pdf.tar.gz?sig=1#pdf") == (SourceKind.ARCHIVE, "https://example.com/s/pdf.tar.gz?sig=1", "pdf", None)
+    assert classify_source("git@github.com:acme/skills.git") == (SourceKind.GIT, "git@github.com:acme/skills.git", None, None)
+    assert classify_source("git+https://host/x") == (SourceKind.GIT, "https://host/x", None, None)
+    assert classify_source(str(tmp_path)) == (SourceKind.LOCAL, str(tmp_path), None, None)
+    assert classify_source(f"file://{tmp_path}") == (SourceKind.LOCAL, str(tmp_path), None, None)
+
+
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
 async def test_install_from_a_file_git_repository(tmp_path: Path, write_skill: WriteSkill) -> None:
@@ -76,7 +86,7 @@ async def test_install_from_a_file_git_repository(tmp_path: Path, write_skill: W
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "skills"], check=True)
     url = f"file://{repo}"
-    assert classify_source(url) == (SourceKind.GIT, url, None)
+    assert classify_source(url) == (SourceKind.GIT, url, None, None)
     dest = tmp_path / "dest"
 
     with pytest.raises(SkillInstallError) as several:

@@ -12,6 +12,7 @@ import contextlib
 import enum
 import inspect
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -19,6 +20,7 @@ import zipfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote, urlparse
 
 import anyio
@@ -72,30 +74,55 @@ def _is_git_dir(path: Path) -> bool:
     return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
 
 
-def classify_source(source: str) -> tuple[SourceKind, str, str | None]:
-    """``(kind, location, subpath)`` for a source string."""
-    location, _, subpath = source.partition("#")
+class SkillSource(NamedTuple):
+    """Where a skill comes from, as ``classify_source`` reads a source string."""
+
+    kind: SourceKind
+    location: str
+    """A local path, or the URL to clone or download."""
+    subpath: str | None = None
+    """A folder inside the repository or archive (``SOURCE#sub/folder``)."""
+    ref: str | None = None
+    """A branch or tag to clone (from a ``.../tree/<ref>/...`` web address)."""
+
+
+_GITHUB_TREE = re.compile(r"^https://github\.com/([^/]+)/([^/]+)/(?:tree|blob)/([^/]+)(?:/(.*))?$")
+
+
+def classify_source(source: str) -> SkillSource:
+    """Read a source string: a folder, ``git+URL``, a git URL (``https://...``, ``ssh://``, ``git@host:``,
+    ``file://`` of a repository), a GitHub folder address (``https://github.com/o/r/tree/main/skills/x``), or an
+    archive URL (``.zip``, ``.tar.gz`` ...). ``#sub/folder`` picks a folder inside."""
+    location, _, fragment = source.partition("#")
+    subpath = fragment or None
     if location.startswith("git+"):
-        return SourceKind.GIT, location[4:], subpath or None
+        return SkillSource(SourceKind.GIT, location[4:], subpath)
+    tree = _GITHUB_TREE.match(location.rstrip("/"))
+    if tree:
+        owner, repo, ref, inner = tree.groups()
+        if inner and inner.endswith("/SKILL.md"):
+            inner = inner[: -len("/SKILL.md")]
+        return SkillSource(SourceKind.GIT, f"https://github.com/{owner}/{repo}.git", subpath or inner or None, ref)
     parsed = urlparse(location)
     lower = parsed.path.lower()
     if parsed.scheme in ("http", "https"):
-        return (SourceKind.ARCHIVE if lower.endswith(ARCHIVE_SUFFIXES) else SourceKind.GIT), location, subpath or None
+        return SkillSource(SourceKind.ARCHIVE if lower.endswith(ARCHIVE_SUFFIXES) else SourceKind.GIT, location, subpath)
     if parsed.scheme in ("ssh", "git") or (not parsed.scheme and "@" in location and ":" in location and not Path(location).exists()):
-        return SourceKind.GIT, location, subpath or None
+        return SkillSource(SourceKind.GIT, location, subpath)
     if parsed.scheme == "file":
         local = Path(unquote(parsed.path))
         if lower.endswith(ARCHIVE_SUFFIXES):
-            return SourceKind.ARCHIVE, location, subpath or None
+            return SkillSource(SourceKind.ARCHIVE, location, subpath)
         if _is_git_dir(local):
-            return SourceKind.GIT, location, subpath or None
-        return SourceKind.LOCAL, str(local), subpath or None
-    return SourceKind.LOCAL, location, subpath or None
+            return SkillSource(SourceKind.GIT, location, subpath)
+        return SkillSource(SourceKind.LOCAL, str(local), subpath)
+    return SkillSource(SourceKind.LOCAL, location, subpath)
 
 
-async def _clone(url: str, into: Path, timeout_sec: float) -> None:
+async def _clone(url: str, into: Path, timeout_sec: float, ref: str | None = None) -> None:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}
-    command = ["git", "clone", "--depth", "1", "--quiet", "--", url, str(into)]
+    branch = ["--branch", ref] if ref else []
+    command = ["git", "clone", "--depth", "1", "--quiet", *branch, "--", url, str(into)]
     try:
         with anyio.fail_after(timeout_sec):
             result = await anyio.run_process(command, check=False, env=env)
@@ -224,7 +251,7 @@ async def install_skill(
 ) -> InstalledSkill:
     """Install the skill at ``source`` under ``dest_root``; see the module docstring for the steps."""
     note = progress or (lambda message: None)
-    kind, location, subpath = classify_source(source)
+    kind, location, subpath, ref = classify_source(source)
     with tempfile.TemporaryDirectory(prefix="kairox-skill-") as staging_dir:
         staging = Path(staging_dir)
         if kind is SourceKind.LOCAL:
@@ -234,7 +261,7 @@ async def install_skill(
         elif kind is SourceKind.GIT:
             note(f"cloning {location}")
             tree = staging / "clone"
-            await _clone(location, tree, timeout_sec)
+            await _clone(location, tree, timeout_sec, ref)
         else:
             note(f"downloading {location}")
             archive = await _download(location, staging, timeout_sec, max_bytes)
