@@ -84,6 +84,38 @@ async def test_diagnostics_are_pulled_from_a_server_that_offers_it(project: Path
     assert result.structured is not None and result.structured["mode"] == "pulled"
 
 
+async def test_implementation_and_call_hierarchy_render_where_a_server_offers_them(project: Path) -> None:
+    context = CallContext(call_id="t", workspace=project)
+    where = {"file": "pkg/main.py", "line": 3, "column": 1}
+    async with LspToolProvider({"busy": busy_config()}, workspace=project) as provider:
+        implementation = await provider.call_tool("lsp.implementation", where, context)
+        incoming = await provider.call_tool("lsp.call_hierarchy", where, context)
+        outgoing = await provider.call_tool("lsp.call_hierarchy", {**where, "direction": "outgoing"}, context)
+    line = 'g = Greeter("wörld 🎉"); print(g.greet())'
+    assert implementation.text_content() == f"pkg/main.py:3:5: {line}"
+    # the server counts UTF-16 units (it negotiates nothing): "greet" is at unit 33 but character index 32,
+    # since the emoji before it takes two units; the model's 1-based column is 33
+    assert incoming.text_content() == f"caller  pkg/main.py:3:33: {line}"
+    assert outgoing.text_content() == f"callee  pkg/main.py:3:33: {line}"
+    assert outgoing.structured is not None and outgoing.structured["direction"] == "outgoing"
+
+
+async def test_restart_starts_a_new_process(project: Path) -> None:
+    sink = RecordingSink()
+    async with LspServerLifecycle("busy", busy_config(), workspace=project, events=sink) as server:
+        first = (await server.ensure_running()).child.pid
+        second = (await server.restart()).child.pid
+    assert first != second and process_gone(first) and process_gone(second)
+    assert [type(e) for e in sink.events] == [
+        LspServerStarting,
+        LspServerRunning,
+        LspServerStopped,
+        LspServerStarting,
+        LspServerRunning,
+        LspServerStopped,
+    ]
+
+
 async def test_a_server_flooding_stderr_starts_and_its_stderr_tail_is_kept(project: Path) -> None:
     async with LspServerLifecycle("busy", busy_config("--flood", "2000000"), workspace=project) as server:
         client = await server.ensure_running()

@@ -59,6 +59,7 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "capabilities": {
                     "definitionProvider": True, "textDocumentSync": 1,
+                    "implementationProvider": True, "callHierarchyProvider": True,
                     "diagnosticProvider": {"interFileDependencies": False, "workspaceDiagnostics": False},
                 },
                 "serverInfo": {"name": "busy"},
@@ -76,6 +77,22 @@ def main() -> None:
             }})  # fmt: skip
         elif method == "textDocument/definition":
             send({"jsonrpc": "2.0", "id": request_id, "result": []})
+        elif method == "textDocument/implementation":
+            uri = message["params"]["textDocument"]["uri"]
+            send({"jsonrpc": "2.0", "id": request_id, "result": [{"targetUri": uri,
+                "targetRange": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 40}},
+                "targetSelectionRange": {"start": {"line": 2, "character": 4}, "end": {"line": 2, "character": 11}},
+            }]})  # fmt: skip
+        elif method == "textDocument/prepareCallHierarchy":
+            uri = message["params"]["textDocument"]["uri"]
+            item = {"name": "greet", "kind": 6, "uri": uri,
+                "range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 40}},
+                "selectionRange": {"start": {"line": 2, "character": 33}, "end": {"line": 2, "character": 38}}}  # fmt: skip
+            send({"jsonrpc": "2.0", "id": request_id, "result": [item]})
+        elif method in ("callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"):
+            item = dict(message["params"]["item"], name="caller" if "incoming" in method else "callee")
+            key = "from" if "incoming" in method else "to"
+            send({"jsonrpc": "2.0", "id": request_id, "result": [{key: item, "fromRanges": []}]})
         elif method == "textDocument/diagnostic":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"kind": "full", "items": [{
                 "range": {"start": {"line": 0, "character": 5}, "end": {"line": 0, "character": 9}},
