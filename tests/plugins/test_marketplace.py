@@ -208,3 +208,17 @@ def test_install_refuses_a_plugin_with_an_escaping_symlink_and_leaves_nothing(tm
     assert "points outside the plugin" in run.stderr
     assert [p.name for p in (isolated_home / "plugins" / "team-market" / "helper").iterdir()] == []
     assert "entries" not in _config(isolated_home).get("plugins", {})
+
+
+def test_install_never_writes_through_a_symlinked_folder(tmp_path: Path, isolated_home: Path) -> None:
+    market = _build_market(tmp_path / "market")
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (market / "plugins" / "helper" / "linked").symlink_to(outside / "sub", target_is_directory=True)
+    (outside / "sub" / "inner.txt").write_text("inner")
+    assert kairox("plugins", "marketplace", "add", market).code == 0
+
+    run = kairox("plugins", "install", "helper")
+
+    assert run.code == 1 and "points outside the plugin" in run.stderr
+    assert sorted(p.name for p in (outside / "sub").iterdir()) == ["inner.txt"]

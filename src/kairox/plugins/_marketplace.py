@@ -80,22 +80,26 @@ def _clone(url: str, dest: Path, *, ref: str | None = None, sha: str | None = No
 
 
 def _copy_tree(source: Path, dest: Path, progress: Progress, label: str) -> None:
-    files = [p for p in source.rglob("*") if ".git" not in p.relative_to(source).parts]
-    total = sum(1 for p in files if p.is_file() or p.is_symlink())
-    done = 0
+    """Copy ``source`` to ``dest`` without ``.git``; symlinks are copied as links and never followed."""
+    folders: list[Path] = []
+    files: list[Path] = []
+    for walked, dirs, names in os.walk(source, followlinks=False):
+        here = Path(walked)
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        for d in dirs:
+            (files if (here / d).is_symlink() else folders).append(here / d)
+        files += [here / n for n in sorted(names)]
+    progress(label, 0, len(files))
     dest.mkdir(parents=True)
-    progress(label, 0, total)
-    for path in sorted(files):
+    for folder in folders:
+        (dest / folder.relative_to(source)).mkdir(parents=True, exist_ok=True)
+    for done, path in enumerate(files, start=1):
         target = dest / path.relative_to(source)
         if path.is_symlink():
-            target.symlink_to(os.readlink(path))  # kept as links, so the loader can refuse escaping ones
-        elif path.is_dir():
-            target.mkdir(exist_ok=True)
-            continue
+            target.symlink_to(os.readlink(path))  # kept as a link, so the loader can refuse an escaping one
         else:
             shutil.copy2(path, target)
-        done += 1
-        progress(label, done, total)
+        progress(label, done, len(files))
 
 
 class Marketplaces:
