@@ -9,7 +9,7 @@ import enum
 import os
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kairox.errors import Diagnostic, Severity
@@ -190,6 +190,8 @@ def discover_skills(
                 result.diagnostics.append(Diagnostic(kind="skill", name=root.path.name, reason="skill root is not a folder; skipped", source=str(root.path)))
             continue
         result.stats.roots += 1
+        if cache is not None and not root.path.is_absolute():  # cache keys must not depend on the cwd
+            root = replace(root, path=root.path.absolute())
         scanned.append(root.path)
         _Scanner(root, max_depth=max_depth, cache=cache, loose=loose, result=result).scan()
     if cache is not None:
