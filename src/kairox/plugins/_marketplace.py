@@ -310,8 +310,13 @@ class Marketplaces:
         record = self.records.remove(plugin)
         if record is None:
             raise MarketplaceError(f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins")
-        folder = self.home / "plugins" / record.marketplace / record.name
-        shutil.rmtree(folder if folder.is_dir() else record.path, ignore_errors=True)
+        plugins_dir = (self.home / "plugins").resolve()
+        folder = (plugins_dir / record.marketplace / record.name).resolve()
+        for candidate in (folder, record.path.resolve()):
+            # only ever delete inside $KAIROX_HOME/plugins, whatever installed.json says
+            if candidate.is_relative_to(plugins_dir) and candidate != plugins_dir and candidate.is_dir():
+                shutil.rmtree(candidate, ignore_errors=True)
+                break
         forget_plugin(self.config_file, plugin)
         return record
 
