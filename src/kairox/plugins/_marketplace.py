@@ -102,6 +102,15 @@ def _copy_tree(source: Path, dest: Path, progress: Progress, label: str) -> None
         progress(label, done, len(files))
 
 
+def _remove_inside(path: Path, root: Path) -> bool:
+    """Delete the folder ``path`` when it lies inside ``root`` (never ``root`` itself), whatever the records say."""
+    real, base = path.resolve(), root.resolve()
+    if real == base or not real.is_relative_to(base) or not real.is_dir():
+        return False
+    shutil.rmtree(real, ignore_errors=True)
+    return True
+
+
 class Marketplaces:
     """The configured marketplaces and the plugins installed from them."""
 
@@ -264,8 +273,8 @@ class Marketplaces:
                 if leftover.exists():
                     shutil.rmtree(leftover, ignore_errors=True)
         previous = self.records.read().get(entry.name)
-        if previous is not None and previous.path != final and previous.path.exists():
-            shutil.rmtree(previous.path, ignore_errors=True)
+        if previous is not None and previous.path != final:
+            _remove_inside(previous.path, self.home / "plugins")
         reason = None if loaded.compatibility.compatible else "incompatible: " + "; ".join(loaded.compatibility.reasons)
         record = InstallRecord(
             name=entry.name,
@@ -310,13 +319,9 @@ class Marketplaces:
         record = self.records.remove(plugin)
         if record is None:
             raise MarketplaceError(f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins")
-        plugins_dir = (self.home / "plugins").resolve()
-        folder = (plugins_dir / record.marketplace / record.name).resolve()
-        for candidate in (folder, record.path.resolve()):
-            # only ever delete inside $KAIROX_HOME/plugins, whatever installed.json says
-            if candidate.is_relative_to(plugins_dir) and candidate != plugins_dir and candidate.is_dir():
-                shutil.rmtree(candidate, ignore_errors=True)
-                break
+        folder = self.home / "plugins" / record.marketplace / record.name
+        if not _remove_inside(folder, self.home / "plugins"):
+            _remove_inside(record.path, self.home / "plugins")
         forget_plugin(self.config_file, plugin)
         return record
 
