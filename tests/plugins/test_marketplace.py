@@ -222,3 +222,22 @@ def test_install_never_writes_through_a_symlinked_folder(tmp_path: Path, isolate
 
     assert run.code == 1 and "points outside the plugin" in run.stderr
     assert sorted(p.name for p in (outside / "sub").iterdir()) == ["inner.txt"]
+
+
+def test_names_and_versions_cannot_climb_out_of_the_plugins_folder(tmp_path: Path, isolated_home: Path) -> None:
+    from kairox.plugins import Marketplaces, read_marketplace
+
+    market = tmp_path / "market"
+    write_json(
+        market / ".claude-plugin" / "marketplace.json",
+        {"name": "m", "plugins": [{"name": "../evil", "source": "./p"}, {"name": "climber", "source": "./p", "version": ".."}]},
+    )
+    write_json(market / "p" / ".claude-plugin" / "plugin.json", {"name": "climber"})
+
+    parsed, problems = read_marketplace(market / ".claude-plugin" / "marketplace.json")
+    result = Marketplaces(isolated_home, isolated_home / "kairox.toml", {"m": str(market)}).install("climber")
+
+    assert parsed is not None and [e.name for e in parsed.entries] == ["climber"]
+    assert [p.reason for p in problems] == ["plugins[0] name '../evil' may only hold letters, digits, '.', '_' and '-'"]
+    assert result.record.path == isolated_home / "plugins" / "m" / "climber" / "v.."
+    assert result.record.path.is_dir()

@@ -1,5 +1,6 @@
 """Marketplace files: Claude Code's ``.claude-plugin/marketplace.json`` (and Codex's ``.agents/plugins``)."""
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -8,6 +9,9 @@ from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.plugins._manifest import read_json
 
 MARKETPLACE_FILES = (".claude-plugin/marketplace.json", ".agents/plugins/marketplace.json")
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""Marketplace and plugin names become folder names under ``$KAIROX_HOME/plugins``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -94,12 +98,19 @@ def read_marketplace(file: Path) -> tuple[Marketplace | None, list[Diagnostic]]:
     if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not isinstance(data.get("plugins"), list):
         reason = 'a marketplace must be an object with "name" (a string) and "plugins" (a list)'
         return None, [ExtensionLoadFailure(kind="marketplace", name=file.name, reason=reason, source=str(file))]
+    if not _SAFE_NAME.match(data["name"]):
+        reason = f"marketplace name {data['name']!r} may only hold letters, digits, '.', '_' and '-'"
+        return None, [ExtensionLoadFailure(kind="marketplace", name=file.name, reason=reason, source=str(file))]
     diagnostics: list[Diagnostic] = []
     entries: list[MarketplaceEntry] = []
     for index, raw in enumerate(data["plugins"]):
         name = raw.get("name") if isinstance(raw, dict) else None
         if not isinstance(name, str) or not name:
             diagnostics.append(ExtensionLoadFailure(kind="marketplace", name=data["name"], reason=f"plugins[{index}] has no name", source=str(file)))
+            continue
+        if not _SAFE_NAME.match(name):
+            reason = f"plugins[{index}] name {name!r} may only hold letters, digits, '.', '_' and '-'"
+            diagnostics.append(ExtensionLoadFailure(kind="marketplace", name=data["name"], reason=reason, source=str(file)))
             continue
         source = parse_source(raw.get("source"))
         if source is None:

@@ -7,6 +7,7 @@ install leaves nothing half-written. An incompatible plugin installs disabled, w
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import uuid
@@ -100,6 +101,12 @@ def _copy_tree(source: Path, dest: Path, progress: Progress, label: str) -> None
         else:
             shutil.copy2(path, target)
         progress(label, done, len(files))
+
+
+def _folder_name(version: str) -> str:
+    """A version as a folder name: no separators, no leading dot (``..`` must not climb out)."""
+    name = re.sub(r"[^A-Za-z0-9._+-]", "_", version)
+    return name if name and not name.startswith(".") else f"v{name}"
 
 
 def _remove_inside(path: Path, root: Path) -> bool:
@@ -264,7 +271,7 @@ class Marketplaces:
                 reasons = "; ".join(f"{p.location()}: {p.reason}" for p in problems if str(p.severity) == "error")
                 raise MarketplaceError(f"plugin {entry.name!r} from {market.name} cannot be installed: {reasons}")
             version = entry.version or loaded.version or commit or "0.0.0"
-            final = stage_root / version.replace("/", "_")
+            final = stage_root / _folder_name(version)
             if final.exists():
                 os.replace(final, aside)  # a reinstall of the same version: swap, then drop the old copy
             os.replace(staging, final)
