@@ -204,3 +204,11 @@ def test_a_workspace_at_the_home_folder_reads_its_skills_once_as_user_skills(tmp
     assert resolved.trusted is False
     registry = registry_from_config(resolved)
     assert [(e.skill.name, e.shadowed, e.offered) for e in registry.entries()] == [("mine", (), True)]
+
+
+def test_excluded_plugin_skills_are_not_loaded(tmp_path: Path, write_skill: WriteSkill) -> None:
+    write_skill(tmp_path / "kit", "pdf", "PDF.")
+    write_skill(tmp_path / "kit", "lint", "Lint.")
+    roots = [SkillRoot(path=tmp_path / "kit", scope=SkillScope.PLUGIN, plugin="kit")]
+    registry = SkillRegistry.load(roots, exclude={"kit:lint"})
+    assert [e.skill.qualified_name for e in registry.entries(include_shadowed=True)] == ["kit:pdf"]

@@ -120,12 +120,16 @@ class SkillRegistry:
         trusted: bool = True,
         cache_file: Path | None = None,
         events: EventSink | None = None,
+        exclude: Iterable[str] = (),
     ) -> "SkillRegistry":
-        """Discover skills under ``roots`` (highest precedence first) and build the registry."""
+        """Discover skills under ``roots`` (highest precedence first) and build the registry. Qualified names
+        in ``exclude`` are left out entirely (a plugin's disabled contributions are not loaded)."""
         config = config or SkillsConfig()
         cache = SkillCache(cache_file) if cache_file is not None else None
         found: Discovery = discover_skills(roots, max_depth=config.max_depth, cache=cache)
-        registry = cls(found.skills, diagnostics=found.diagnostics, config=config, trusted=trusted, events=events)
+        excluded = frozenset(exclude)
+        skills = [s for s in found.skills if s.qualified_name not in excluded]
+        registry = cls(skills, diagnostics=found.diagnostics, config=config, trusted=trusted, events=events)
         registry.events.emit(
             SkillsDiscovered(
                 skills=len(registry._entries),

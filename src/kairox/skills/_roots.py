@@ -114,8 +114,10 @@ def registry_from_config(
     session_dirs: Iterable[Path] = (),
     events: "EventSink | None" = None,
     use_cache: bool = True,
+    exclude: Iterable[str] = (),
 ) -> "SkillRegistry":
-    """Discover every skill of a resolved configuration (trust decides what the model is offered)."""
+    """Discover every skill of a resolved configuration (trust decides what the model is offered).
+    ``exclude`` takes qualified names not to load (a plugin routing's ``disabled_skills``)."""
     from kairox.skills._registry import SkillRegistry
 
     roots = roots_from_config(resolved, plugin_roots=plugin_roots, session_dirs=session_dirs)
@@ -125,4 +127,5 @@ def registry_from_config(
         trusted=resolved.trusted,
         cache_file=cache_file(resolved.home) if use_cache else None,
         events=events,
+        exclude=exclude,
     )
