@@ -55,9 +55,14 @@ async def test_server_killed_mid_call_fails_that_call_then_restarts(
 
 
 async def test_restarts_stop_after_max_restarts(python_server: Callable[..., McpServerConfig], tmp_path: Path) -> None:
+    from kairox.mcp import McpToolAdapter
+
     sink = RecordingSink()
     config = python_server("basic_server.py", max_restarts=1)
+    replaced: list[int] = []
     async with McpClient("basic", config, workspace=tmp_path, events=sink) as client:
+        adapter = McpToolAdapter(client)
+        adapter.on_tools_changed(lambda provider, specs: replaced.append(len(specs)))
         await client.call_tool("die")
         with anyio.fail_after(20):
             await client.lifecycle.wait_for(lambda status: status == ServerStatus.READY)
@@ -65,6 +70,8 @@ async def test_restarts_stop_after_max_restarts(python_server: Callable[..., Mcp
         with anyio.fail_after(20):
             await client.lifecycle.wait_for(lambda status: status == ServerStatus.FAILED and not client.lifecycle.restarting)
         after = await client.call_tool("echo", {"message": "x"})
+        offered = await adapter.list_tools()
+    assert (offered, replaced[-1]) == ((), 0)
     assert client.lifecycle.reason == "the server exited with code 17; not restarted again after 1 restart(s) (max_restarts)"
     assert after.is_error is True
     assert [e.will_restart for e in sink.of_type(McpServerFailed)] == [True, False]

@@ -233,6 +233,9 @@ class McpClient:
                     self.lifecycle.failed(reason, self._stderr_tail, will_restart=True)
                     continue
                 if restarts >= self.config.max_restarts:
+                    # the server is gone for good: its tools leave the registry with it
+                    self.tools, self.resources = (), ()
+                    await self._notify_listeners()
                     self.lifecycle.failed(
                         f"{reason}; not restarted again after {restarts} restart(s) (max_restarts)", self._stderr_tail
                     )
