@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from kairox import __version__
-from kairox.cli import _config_cmds, _extension_cmds
+from kairox.cli import _config_cmds, _context_cmds, _extension_cmds
 from kairox.cli._common import CliState
 
 app = typer.Typer(
@@ -42,6 +42,7 @@ def _root(
 
 
 _config_cmds.register(app)
+_context_cmds.register(app)
 _extension_cmds.register(app)
 
 

@@ -1,15 +1,19 @@
 """``kairox tools list|call`` and ``kairox policy check``."""
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, parse_json_arg, state
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
     from kairox.policy import Approver
     from kairox.registry import ToolRegistry
+    from kairox.runtime import ExtensionContext
     from kairox.tools import ToolResult, ToolSpec
 
 tools_app = typer.Typer(help="List and call tools through the permission gate.", no_args_is_help=True)
@@ -19,11 +23,19 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 ArgsArgument = Annotated[str | None, typer.Argument(help="Arguments as a JSON object.")]
 
 
-async def _registry(cli: CliState, approver: "Approver") -> "ToolRegistry":
-    from kairox.registry import build_registry
+def _with_registry(cli: CliState, approver: "Approver", work: "Callable[[ToolRegistry], Awaitable[T]]") -> T:
+    """Run ``work`` with the registry of the workspace's whole extension context (every tool source)."""
+    from kairox.cli._runtime import with_context
 
-    resolved = cli.resolve()
-    return await build_registry(resolved, approver=approver, events=cli.events())
+    async def inner(context: "ExtensionContext") -> T:
+        return await work(context.registry)
+
+    return with_context(cli, inner, approver=approver)
+
+
+async def _same(registry: "ToolRegistry") -> "ToolRegistry":
+    """The registry itself: listing and policy checks read specs, which outlive the servers."""
+    return registry
 
 
 def _spec_json(spec: "ToolSpec") -> dict[str, Any]:
@@ -53,14 +65,13 @@ def list_tools(
     ] = None,
 ) -> None:
     """The tools the model sees (hidden ones and their reasons with --json)."""
-    import anyio
 
     from kairox.policy import NonInteractiveApprover
     from kairox.registry import ModelProvider
 
     if provider is not None and provider not in {p.value for p in ModelProvider}:
         fail(f"unknown provider {provider!r}; use openai, anthropic or gemini", ExitCode.USAGE)
-    registry = anyio.run(_registry, state(ctx), NonInteractiveApprover())
+    registry = _with_registry(state(ctx), NonInteractiveApprover(), _same)
     diagnostics = registry.diagnostics
     if provider is not None:
         definitions, problems = registry.definitions(provider)
@@ -109,7 +120,6 @@ def call_tool(
     as_json: JsonOption = False,
 ) -> None:
     """Call one tool through the gate: validation, hooks, policy, approval, timeout, output cap."""
-    import anyio
 
     from kairox.cli._approver import CliApprover, YesApprover
     from kairox.policy import NonInteractiveApprover
@@ -124,12 +134,11 @@ def call_tool(
     else:
         approver = NonInteractiveApprover()
 
-    async def run() -> tuple["ToolResult", bool]:
-        registry = await _registry(state(ctx), approver)
+    async def run(registry: "ToolRegistry") -> tuple["ToolResult", bool]:
         known = registry.get(name) is not None
         return await registry.call(ToolCall(name=name, arguments=args, call_id="cli")), known
 
-    result, known = anyio.run(run)
+    result, known = _with_registry(state(ctx), approver, run)
     if as_json:
         out_json(_result_json(result))
     elif result.is_error:
@@ -152,12 +161,11 @@ def check(
     as_json: JsonOption = False,
 ) -> None:
     """What the policy decides for a call: allow, ask or deny, why, and the rule with its file:line."""
-    import anyio
 
     from kairox.policy import NonInteractiveApprover
 
     args = parse_json_arg(arguments)
-    registry = anyio.run(_registry, state(ctx), NonInteractiveApprover())
+    registry = _with_registry(state(ctx), NonInteractiveApprover(), _same)
     known = registry.get(tool) is not None
     decision = registry.check(tool, args)
     if as_json:

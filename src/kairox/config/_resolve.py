@@ -1,5 +1,6 @@
 """``resolve_config``: every layer read, validated, merged with provenance, and held to workspace trust."""
 
+import dataclasses
 import os
 import re
 import tomllib
@@ -148,6 +149,29 @@ class ResolvedConfig:
         if layer not in self._files:
             raise ValueError(f"layer {layer} has no file")
         return self._files[layer]
+
+    def with_servers(
+        self,
+        section: str,
+        servers: Mapping[str, Any],
+        origins: Mapping[str, KeyOrigin],
+    ) -> "ResolvedConfig":
+        """A copy with extra entries in ``mcp_servers`` or ``lsp_servers`` (plugin contributions).
+
+        Entries already configured keep their own definition; each added entry's provenance is its origin
+        (layer ``plugin``, ``source`` ``plugin:<name>``, and the file that declares it).
+        """
+        if section not in ("mcp_servers", "lsp_servers", "dap_servers"):
+            raise ValueError(f"not a server section: {section}")
+        current = dict(getattr(self.config, section))
+        provenance = dict(self.provenance)
+        for name, entry in servers.items():
+            if name in current:
+                continue
+            current[name] = entry
+            if name in origins:
+                provenance[f"{section}.{name}"] = origins[name]
+        return dataclasses.replace(self, config=self.config.model_copy(update={section: current}), provenance=provenance)
 
     def fatal_problems(self) -> tuple[ConfigProblem, ...]:
         return self.problems

@@ -1,0 +1,212 @@
+"""``kairox context`` (what the model is told and may call) and ``kairox doctor`` (what is broken, and how
+to fix it)."""
+
+import shutil
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+
+if TYPE_CHECKING:
+    from kairox.errors import Diagnostic
+    from kairox.runtime import ExtensionContext
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+
+
+def context(
+    ctx: typer.Context,
+    as_json: JsonOption = False,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Print the tool definitions as this provider gets them: openai, anthropic or gemini.")
+    ] = None,
+) -> None:
+    """The prompt context, the model-visible tools and the diagnostics of the workspace."""
+    from kairox.cli._runtime import with_context
+    from kairox.registry import ModelProvider
+
+    if provider is not None and provider not in {p.value for p in ModelProvider}:
+        fail(f"unknown provider {provider!r}; use openai, anthropic or gemini", ExitCode.USAGE)
+
+    async def collect(context: "ExtensionContext") -> dict[str, Any]:
+        data = context.to_json()
+        if provider is not None:
+            definitions, problems = context.registry.definitions(provider)
+            data["definitions"] = definitions
+            data["diagnostics"] += [d.to_json() for d in problems]
+        return data
+
+    data = with_context(state(ctx), collect)
+    if provider is not None:
+        out_json(data["definitions"])
+    elif as_json:
+        out_json(data)
+    else:
+        out(data["prompt_context"])
+        out("Tools:")
+        width = max((len(t["name"]) for t in data["tools"]), default=0)
+        for tool in data["tools"]:
+            out(f"- {tool['name']:<{width}}  {tool['source']:<7}  {tool['origin'] or ''}")
+    for diagnostic in data["diagnostics"]:
+        if diagnostic["severity"] != "info":
+            err(f"{diagnostic['severity']}: {diagnostic['path'] or diagnostic['name']}: {diagnostic['reason']}")
+
+
+_FIXES = {
+    "config": "fix the file at that line (`kairox config validate` lists every problem)",
+    "plugin": "fix the plugin's manifest, or disable it with `kairox plugins disable NAME`",
+    "skill": "give the skill YAML frontmatter with a description (`kairox skills validate PATH`)",
+    "mcp_server": "check the command with `kairox mcp status`",
+    "lsp_server": "install the language server or fix lsp_servers.NAME.command",
+    "hook": "fix or remove the hook (`kairox hooks list`)",
+    "tool": "fix the tool's schema, or disable it in tools.disabled",
+}
+
+
+def _fix(diagnostic: "Diagnostic", context: "ExtensionContext") -> str:
+    if diagnostic.kind == "mcp_server" and diagnostic.name in context.resolved.config.mcp_servers:
+        command = context.resolved.config.mcp_servers[diagnostic.name].command
+        if command and shutil.which(command) is None and "/" not in command:
+            return f"install {command!r} (not found on PATH) or fix mcp_servers.{diagnostic.name}.command"
+    if diagnostic.hint:
+        return diagnostic.hint
+    if diagnostic.source and diagnostic.line:
+        return f"fix {diagnostic.source}:{diagnostic.line}"
+    return _FIXES.get(diagnostic.kind, "see the reason above")
+
+
+def _program(name: str, *, required: bool, why: str, version_flag: str = "--version") -> dict[str, Any]:
+    import subprocess
+
+    path = shutil.which(name)
+    version = None
+    if path is not None:
+        try:
+            proc = subprocess.run([path, version_flag], capture_output=True, text=True, timeout=10)
+            lines = (proc.stdout or proc.stderr).strip().splitlines()
+            version = lines[0] if lines else None
+        except (OSError, subprocess.TimeoutExpired):
+            version = None
+    return {
+        "check": name, "ok": path is not None, "required": required, "why": why, "path": path, "version": version,
+        "fix": None if path else f"install {name} (Debian: apt-get install {_PACKAGES.get(name, name)})",
+    }
+
+
+_PACKAGES = {"bwrap": "bubblewrap", "rg": "ripgrep", "node": "nodejs"}
+
+
+def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
+    from kairox.config import SandboxPolicy
+
+    config = context.resolved.config
+    sandboxed = config.policy.sandbox_policy is not SandboxPolicy.DANGER_FULL_ACCESS
+    checks = [
+        _program("bwrap", required=sandboxed, why=f"OS sandbox for shell.exec and hooks under {config.policy.sandbox_policy}"),
+        _program("rg", required=False, why="fast search.ripgrep (a slower Python search is used without it)"),
+        _program("git", required=False, why="installing skills and plugins from git"),
+    ]
+    if checks[0]["ok"] and sandboxed:
+        from kairox.errors import SandboxUnavailableError
+        from kairox.tools import check_sandbox
+
+        try:
+            check_sandbox(context.registry.settings.sandbox)
+        except SandboxUnavailableError as exc:
+            checks[0].update(ok=False, fix=exc.hint or str(exc), detail=exc.message)
+    commands = {s.command for s in config.mcp_servers.values() if s.enabled and s.command}
+    if commands & {"node", "npx", "npm"}:
+        checks.append(_program("node", required=True, why="MCP servers started with node/npx"))
+    for name, server in sorted(config.lsp_servers.items()):
+        if server.enabled and not context.resolved.is_pending(f"lsp_servers.{name}"):
+            check = _program(server.command, required=True, why=f"language server {name!r} for {', '.join(server.file_patterns) or 'its files'}")
+            check["fix"] = None if check["ok"] else f"install {server.command!r} or fix lsp_servers.{name}.command"
+            checks.append(check)
+    for name, adapter in sorted(config.dap_servers.items()):
+        if adapter.enabled:
+            check = _program(adapter.command, required=True, why=f"debug adapter {name!r}")
+            check["fix"] = None if check["ok"] else f"install {adapter.command!r} or fix dap_servers.{name}.command"
+            checks.append(check)
+    return checks
+
+
+def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Every extension that failed to load and how to fix it, plus the programs Kairox relies on.
+
+    Exits 1 when an extension failed or a required program is missing or broken.
+    """
+    from kairox.cli._runtime import with_context
+    from kairox.errors import Severity
+
+    async def examine(context: "ExtensionContext") -> dict[str, Any]:
+        failures = [
+            {**d.to_json(), "fix": _fix(d, context)} for d in context.diagnostics if d.severity is Severity.ERROR
+        ]
+        notes = [
+            {**d.to_json(), "fix": _fix(d, context)} for d in context.diagnostics if d.severity is not Severity.ERROR
+        ]
+        return {
+            "workspace": str(context.resolved.workspace),
+            "trusted": context.resolved.trusted,
+            "failures": failures,
+            "warnings": notes,
+            "environment": _environment(context),
+            "mcp_servers": context.mcp_servers,
+            "tools": len(context.tools()),
+        }
+
+    report = with_context(state(ctx), examine)
+    broken = bool(report["failures"]) or any(c["required"] and not c["ok"] for c in report["environment"])
+    report["ok"] = not broken
+    if as_json:
+        out_json(report)
+    else:
+        _print_report(report)
+    if broken:
+        raise typer.Exit(int(ExitCode.FAILURE))
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    out(f"Workspace {report['workspace']} ({'trusted' if report['trusted'] else 'untrusted: `kairox trust` lets its servers, plugins and hooks run'})")
+    out("")
+    out("Environment:")
+    for check in report["environment"]:
+        mark = "ok " if check["ok"] else ("FAIL" if check["required"] else "warn")
+        detail = check["version"] or check.get("detail") or ""
+        out(f"  [{mark}] {check['check']}: {check['why']}" + (f" ({detail})" if detail else ""))
+        if not check["ok"]:
+            out(f"         fix: {check['fix']}")
+    out("")
+    out("MCP servers:")
+    if not report["mcp_servers"]:
+        out("  (none configured)")
+    for name, server in report["mcp_servers"].items():
+        tail = f", {server['tools']} tool(s)" if server["status"] == "ready" else (f": {server['error']}" if server["error"] else "")
+        out(f"  {name}: {server['status']}{tail}")
+    out("")
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for failure in report["failures"]:
+        groups.setdefault(failure["kind"], []).append(failure)
+    if not groups:
+        out(f"No extension failed to load; the model sees {report['tools']} tool(s).")
+    for kind, items in sorted(groups.items()):
+        out(f"{kind} ({len(items)} failed):")
+        for item in items:
+            where = f"{item['path']}:{item['line']}" if item["path"] and item["line"] else (item["path"] or item["name"])
+            out(f"  {item['name']}: {item['reason']}")
+            out(f"    at {where}")
+            out(f"    fix: {item['fix']}")
+    warnings = [w for w in report["warnings"] if w["severity"] == "warning"]
+    if warnings:
+        out("")
+        out(f"Warnings ({len(warnings)}):")
+        for item in warnings:
+            out(f"  {item['kind']} {item['name']}: {item['reason']}")
+    out("")
+    out("Doctor: " + ("everything required works." if report["ok"] else "something required is broken (see above)."))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("context")(context)
+    app.command("doctor")(doctor)

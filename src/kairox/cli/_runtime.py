@@ -1,0 +1,34 @@
+"""Running a command inside an ExtensionContext: the whole pipeline, closed again when the command ends."""
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from kairox.cli._common import CliState
+
+if TYPE_CHECKING:
+    from kairox.policy import Approver
+    from kairox.runtime import ExtensionContext
+
+T = TypeVar("T")
+
+
+def with_context(
+    cli: CliState,
+    work: "Callable[[ExtensionContext], Awaitable[T]]",
+    *,
+    approver: "Approver | None" = None,
+    start_mcp: bool = True,
+) -> T:
+    """Build the context for the command's workspace, run ``work`` in it, stop everything, return the result."""
+    import anyio
+
+    from kairox.runtime import RuntimeOptions, build_extension_context
+
+    resolved = cli.resolve()
+    options = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), start_mcp=start_mcp)
+
+    async def main() -> T:
+        async with build_extension_context(cli=options, approver=approver, events=cli.events(), resolved=resolved) as context:
+            return await work(context)
+
+    return anyio.run(main)

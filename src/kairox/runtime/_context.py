@@ -1,0 +1,307 @@
+"""``build_extension_context``: the seed's pipeline from a workspace to an :class:`ExtensionContext` (E1).
+
+configuration -> plugins -> their contributions merged -> MCP servers started (while skills are scanned) ->
+skills -> ToolRegistry (builtin + plugin + MCP + skill + LSP + DAP) -> prompt context. Everything started is
+closed again, in reverse order, by one ``AsyncExitStack`` in the task that entered it, also when start-up
+fails halfway.
+"""
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kairox.config import KeyOrigin, Layer, ResolvedConfig, resolve_config
+from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
+from kairox.events import EventSink, FanoutSink, RecordingSink
+from kairox.policy import Approver, NonInteractiveApprover
+from kairox.runtime._events import (
+    ExtensionContextClosed,
+    ExtensionContextReady,
+    PluginsLoaded,
+    RegistryBuilt,
+    SkillsReady,
+)
+from kairox.runtime._memory import gather_memory, instruction_text
+from kairox.runtime._prompt import PluginLine, ServerLine, render_prompt_context
+from kairox.tools import ToolSpec
+
+if TYPE_CHECKING:
+    from kairox.dap import DapToolProvider
+    from kairox.hooks import HookRegistry
+    from kairox.lsp import LspToolProvider
+    from kairox.mcp import McpServerManager
+    from kairox.plugins import PluginRouting, PluginSet
+    from kairox.registry import ToolRegistry
+    from kairox.skills import SkillRegistry
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuntimeOptions:
+    """What a front end passes: the global options of the command line, and what to start."""
+
+    workspace: Path | None = None
+    profile: str | None = None
+    overrides: Sequence[str] = ()
+    cwd: Path | None = None
+    start_mcp: bool = True
+    """Start MCP servers (``kairox skills list`` does not need them, and never imports the MCP SDK)."""
+
+
+@dataclass(kw_only=True)
+class ExtensionContext:
+    """Everything an agent needs: the gate with every tool, the prompt text, and what failed."""
+
+    resolved: ResolvedConfig
+    registry: "ToolRegistry"
+    prompt_context: str
+    events: RecordingSink
+    plugins: "PluginSet"
+    routing: "PluginRouting"
+    skills: "SkillRegistry"
+    hooks: "HookRegistry"
+    lsp: "LspToolProvider"
+    dap: "DapToolProvider"
+    mcp: "McpServerManager | None" = None
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per configured MCP server: status, transport, tools, error, source."""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def config(self) -> Any:
+        return self.resolved.config
+
+    def tools(self) -> list[ToolSpec]:
+        """The model-visible tools, by name."""
+        return sorted(self.registry.visible_tools(), key=lambda s: s.name)
+
+    def failures(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt_context": self.prompt_context,
+            "tools": [{"name": s.name, "source": str(s.source), "origin": s.origin} for s in self.tools()],
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
+
+
+def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> list[Diagnostic]:
+    from kairox.mcp import ServerStatus
+
+    found: list[Diagnostic] = []
+    for name, client in manager.clients.items():
+        if client.status == ServerStatus.FAILED:
+            tail = (client.lifecycle.stderr_tail or "").strip().splitlines()[-3:]
+            timeout = "timed out" in (client.lifecycle.reason or "") or "timeout" in (client.lifecycle.reason or "")
+            found.append(
+                ExtensionLoadFailure(
+                    kind="mcp_server",
+                    name=name,
+                    reason=(client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else ""),
+                    source=servers[name].where if name in servers else None,
+                    hint=(
+                        f"raise mcp_servers.{name}.startup_timeout_sec" if timeout
+                        else f"run `kairox mcp status` for its stderr; check mcp_servers.{name}.command"
+                    ),
+                )
+            )
+        elif client.status == ServerStatus.PENDING_TRUST:
+            found.append(
+                Diagnostic(
+                    kind="mcp_server", name=name, reason="declared by an untrusted project; not started",
+                    severity=Severity.INFO, source=servers[name].where if name in servers else None,
+                    hint="run `kairox trust` in the workspace to start it",
+                )
+            )
+    return found
+
+
+@contextlib.asynccontextmanager
+async def build_extension_context(
+    workspace: Path | None = None,
+    cli: RuntimeOptions | None = None,
+    *,
+    approver: Approver | None = None,
+    events: EventSink | None = None,
+    resolved: ResolvedConfig | None = None,
+) -> AsyncIterator[ExtensionContext]:
+    """Run the pipeline and yield the context; leaving the block stops every server it started."""
+    options = cli or RuntimeOptions()
+    recorder = RecordingSink()
+    sink = FanoutSink([recorder, *([events] if events is not None else [])])
+    approver = approver or NonInteractiveApprover()
+    diagnostics: list[Diagnostic] = []
+
+    # 1. configuration
+    if resolved is None:
+        resolved = resolve_config(
+            workspace or options.workspace, cli_overrides=options.overrides, profile=options.profile,
+            cwd=options.cwd, events=sink,
+        )
+    diagnostics += [
+        ExtensionLoadFailure(kind="config", name=p.key or Path(p.file).name, reason=p.message, source=p.file, line=p.line, hint=p.hint, recoverable=False)
+        for p in resolved.problems
+    ]
+    diagnostics += resolved.diagnostics
+
+    # 2. plugins, and their contributions merged into the configuration with plugin provenance
+    from kairox.plugins import discover_from_resolved, plugin_tool_providers, route_plugins
+
+    plugin_set = discover_from_resolved(resolved)
+    routing = route_plugins(plugin_set.plugins, mcp_servers=resolved.config.mcp_servers, lsp_servers=resolved.config.lsp_servers)
+    diagnostics += plugin_set.diagnostics
+    diagnostics += routing.diagnostics
+    for section in ("mcp_servers", "lsp_servers"):
+        entries = {e.name: e for e in routing.server_entries if f"{section}.{e.name}" in routing.provenance}
+        chosen = routing.mcp_servers if section == "mcp_servers" else routing.lsp_servers
+        origins = {
+            name: KeyOrigin(layer=Layer.PLUGIN, file=Path(entries[name].source) if name in entries else None, source=routing.provenance[f"{section}.{name}"])
+            for name in chosen
+        }
+        resolved = resolved.with_servers(section, chosen, origins)
+    sink.emit(PluginsLoaded(active=tuple(p.name for p in plugin_set.active()), found=len(plugin_set.plugins), diagnostics=len(plugin_set.diagnostics)))
+
+    async with contextlib.AsyncExitStack() as stack:
+        # 3. MCP servers start while the skills are scanned in a worker thread
+        from kairox.skills import SkillToolProvider, registry_from_config
+
+        loop = asyncio.get_running_loop()
+        # a plain executor future, not a task: nothing here must outlive the exit stack's task
+        skills_future = loop.run_in_executor(
+            None,
+            lambda: registry_from_config(resolved, plugin_roots=routing.skill_roots, events=sink, exclude=routing.disabled_skills),
+        )
+        manager = None
+        servers: dict[str, Any] = {}
+        try:
+            if options.start_mcp:
+                from kairox.mcp import ClientFeatures, McpServerManager
+                from kairox.mcp._sources import configured_servers
+
+                servers, mcp_problems = configured_servers(resolved)
+                diagnostics += mcp_problems
+                if servers:
+                    manager = McpServerManager(
+                        {name: s.config for name, s in servers.items()},
+                        workspace=resolved.workspace,
+                        home=resolved.home,
+                        events=sink,
+                        features=ClientFeatures(roots=(resolved.workspace,)),
+                        is_pending=lambda name: servers[name].pending_trust,
+                        base_dirs={name: s.base_dir for name, s in servers.items()},
+                    )
+                    await stack.enter_async_context(manager)
+        finally:
+            skills = await skills_future
+        diagnostics += skills.diagnostics
+        sink.emit(SkillsReady(offered=len(skills.offered()), total=len(skills.entries())))
+
+        # 4. the gate, with every source
+        from kairox.dap import DapToolProvider
+        from kairox.hooks import HookApprovalStore, HookRegistry
+        from kairox.lsp import LspToolProvider
+        from kairox.plugins import narrow_policy
+        from kairox.registry import build_registry, registry_settings, user_layer_writer
+        from kairox.tools import BuiltinSettings
+
+        settings = registry_settings(resolved)
+        hooks = HookRegistry.from_config(
+            resolved.config.hooks,
+            routing.hooks,
+            workspace=resolved.workspace,
+            sandbox=settings.sandbox,
+            approver=approver,
+            approvals=HookApprovalStore(resolved.home),
+            events=sink,
+        )
+        diagnostics += hooks.diagnostics
+        # a manifest's permissions only narrow: they add ask rules for its own tools, never allow rules
+        narrowing = tuple(
+            rule for name, permissions in sorted(routing.permissions.items()) for rule in narrow_policy(settings.policy, permissions, plugin=name).rules
+        )
+        if narrowing:
+            settings = dataclasses.replace(settings, policy=dataclasses.replace(settings.policy, rules=(*settings.policy.rules, *narrowing)))
+        registry = await build_registry(
+            settings, approver=approver, hooks=hooks, events=sink,
+            builtins=BuiltinSettings.from_config(resolved.config.tools), persist_rule=user_layer_writer(resolved),
+        )
+        for provider in plugin_tool_providers(routing.tools, routing.permissions):
+            await registry.add_provider(await stack.enter_async_context(provider))
+        if manager is not None:
+            for adapter in manager.adapters.values():
+                await registry.add_provider(adapter)
+            diagnostics += _mcp_diagnostics(manager, servers)
+        lsp = LspToolProvider(
+            resolved.config.lsp_servers, workspace=resolved.workspace, events=sink, pending=resolved.pending_trust,
+            base_dirs={n: resolved.base_dir(f"lsp_servers.{n}") for n in resolved.config.lsp_servers},
+            log_dir=resolved.home / "logs",
+        )
+        dap = DapToolProvider(
+            resolved.config.dap_servers, workspace=resolved.workspace, events=sink, pending=resolved.pending_trust,
+            base_dirs={n: resolved.base_dir(f"dap_servers.{n}") for n in resolved.config.dap_servers},
+        )
+        await registry.add_provider(await stack.enter_async_context(lsp))
+        await registry.add_provider(await stack.enter_async_context(dap))
+        await registry.add_provider(SkillToolProvider(skills, registered=lambda: [s.name for s in registry.tools()], events=sink))
+        diagnostics += registry.diagnostics
+        visible = registry.visible_tools()
+        sink.emit(RegistryBuilt(tools=len(visible), sources=dict(sorted(Counter(str(s.source) for s in visible).items()))))
+
+        # 5. the prompt context
+        per_server = Counter(s.origin for s in visible if str(s.source) == "mcp")
+        statuses = _server_statuses(manager, servers, per_server)
+        settings_text = resolved.config.instructions
+        prompt = render_prompt_context(
+            workspace=resolved.workspace,
+            trusted=resolved.trusted,
+            profile=resolved.profile,
+            model=resolved.config.model,
+            plugins=[PluginLine(name=p.name, version=p.version, description=p.manifest.description) for p in plugin_set.active()],
+            servers=[ServerLine(name=n, tools=s["tools"], status=s["status"]) for n, s in statuses.items()],
+            skills_catalog=skills.catalog(resolved.config.skills.prompt_budget_chars).text,
+            instructions=instruction_text(resolved.base_dir("instructions.files"), settings_text),
+            memory=gather_memory(resolved.workspace, options.cwd or Path(os.getcwd()), settings_text),
+            pending_trust=len(resolved.pending),
+        )
+        context = ExtensionContext(
+            resolved=resolved, registry=registry, prompt_context=prompt, events=recorder, plugins=plugin_set,
+            routing=routing, skills=skills, hooks=hooks, lsp=lsp, dap=dap, mcp=manager, mcp_servers=statuses,
+            diagnostics=_dedupe(diagnostics),
+        )
+        sink.emit(ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt)))
+        try:
+            yield context
+        finally:
+            sink.emit(ExtensionContextClosed(workspace=str(resolved.workspace)))
+
+
+def _server_statuses(manager: "McpServerManager | None", servers: dict[str, Any], tools: Counter[str | None]) -> dict[str, dict[str, Any]]:
+    result: dict[str, dict[str, Any]] = {}
+    if manager is None:
+        return result
+    for name, client in sorted(manager.clients.items()):
+        result[name] = {
+            "status": str(client.status),
+            "transport": client.config.transport,
+            "tools": tools.get(name, 0),
+            "error": client.lifecycle.reason if str(client.status) == "failed" else None,
+            "source": servers[name].where if name in servers else None,
+        }
+    return result
+
+
+def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple[str, str, str, str | None]] = set()
+    kept: list[Diagnostic] = []
+    for item in diagnostics:
+        key = (item.kind, item.name, item.reason, item.source)
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
