@@ -44,6 +44,7 @@ from mcp import Client
 _STDERR_TAIL_CHARS = 4_000
 _BACKOFF_BASE_SEC = 0.25
 _BACKOFF_MAX_SEC = 8.0
+_STABLE_AFTER_SEC = 60.0
 
 ToolsListener = Callable[[tuple[McpTool, ...]], Awaitable[None] | None]
 
@@ -232,6 +233,8 @@ class McpClient:
                     self._expired = False
                     self.lifecycle.failed(reason, self._stderr_tail, will_restart=True)
                     continue
+                if self._uptime >= _STABLE_AFTER_SEC:
+                    restarts = 0  # a crash after a long healthy run starts the backoff afresh
                 if restarts >= self.config.max_restarts:
                     # the server is gone for good: its tools leave the registry with it
                     self.tools, self.resources = (), ()
@@ -246,6 +249,9 @@ class McpClient:
                 self.events.emit(McpServerRestarting(server=self.name, attempt=restarts, delay_sec=delay))
                 with anyio.move_on_after(delay):
                     await self._stop.wait()
+        except Exception as exc:
+            # a bug here must not take the other servers' task group down with it
+            self.lifecycle.failed(f"internal error in the supervisor: {type(exc).__name__}: {exc}", self._stderr_tail)
         finally:
             if self.lifecycle.status != ServerStatus.FAILED:
                 self.lifecycle.stopped()
@@ -260,6 +266,7 @@ class McpClient:
         was_ready = False
         exited = False
         timeout = self.config.startup_timeout_sec
+        ready_at: float | None = None
         with anyio.CancelScope() as scope:
             self._scope = scope
             if self._stop.is_set():
@@ -275,6 +282,7 @@ class McpClient:
                         await self._list_everything(client)
                         tg.start_soon(self._relist_loop, client)
                         scope.deadline = math.inf
+                        ready_at = anyio.current_time()
                         self._client = client
                         was_ready = True
                         self.lifecycle.ready(len(self.tools), client.protocol_version)
@@ -288,6 +296,7 @@ class McpClient:
             finally:
                 self._client = None
                 self._scope = None
+                self._uptime = 0.0 if ready_at is None else anyio.current_time() - ready_at
                 self._after_connection()
         child_code = self._last_exit_code
         exited = self._exited_by_itself
@@ -304,6 +313,7 @@ class McpClient:
         return reason or "unknown failure", was_ready, exited
 
     _last_exit_code: int | None = None
+    _uptime = 0.0
     _exited_by_itself = False
     _transport_invalid: tuple[str, ...] = ()
 
