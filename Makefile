@@ -30,8 +30,27 @@ test: install
 	$(VENV)/bin/pytest -q
 	$(MAKE) lint
 
+# The demo keeps its Kairox home in build/ so it never touches the user's own ~/.kairox.
+DEMO_ENV := KAIROX_HOME=$(CURDIR)/build/demo-home PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+KX := $(DEMO_ENV) $(VENV)/bin/kairox --workspace examples/workspace
+
 demo: install
-	$(VENV)/bin/kairox --workspace examples/workspace config show --provenance
+	@echo "== kairox trust (the example's servers, plugin and hooks may run)"
+	@$(KX) trust
+	@echo; echo "== kairox config show --provenance (project layer only)"
+	@$(KX) config show --provenance | grep -v '^default'
+	@echo; echo "== kairox doctor"
+	@$(KX) doctor
+	@echo; echo "== kairox context"
+	@$(KX) context
+	@echo; echo "== MCP tool through the gate: mcp__notes__search_notes {\"query\": \"release\"}"
+	@$(KX) tools call mcp__notes__search_notes '{"query": "release"}'
+	@echo; echo "== LSP definition through the gate: where is Cart.total?"
+	@$(KX) tools call lsp.definition '{"file": "src/shop/cart.py", "symbol": "Cart.total"}'
+	@echo; echo "== Skill match: which skill fits the prompt?"
+	@$(KX) skills match "review this pull request for test coverage"
+	@echo; echo "== The plugin's hook blocks overwriting CHANGELOG.md (exit code 4 = denied)"
+	@$(KX) tools call fs.write '{"path": "CHANGELOG.md", "content": "x"}' || test $$? -eq 4
 
 clean:
 	rm -rf $(VENV) tests/servers/node_modules

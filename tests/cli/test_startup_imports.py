@@ -30,3 +30,12 @@ def test_help_and_config_commands_stay_light(tmp_path: Path) -> None:
         modules = loaded_modules(args, tmp_path)
         assert "kairox" in modules
         assert not modules & set(HEAVY), (args, modules & set(HEAVY))
+
+
+def test_skills_and_plugins_lists_never_import_the_mcp_sdk(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "kairox.toml").write_text('[mcp_servers.x]\ncommand = "never-started"\n', encoding="utf-8")
+    for args in (["skills", "list"], ["plugins", "list"], ["skills", "list", "--json"]):
+        modules = loaded_modules(args, tmp_path)
+        assert "kairox" in modules
+        assert "mcp" not in modules, args

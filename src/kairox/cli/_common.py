@@ -46,7 +46,7 @@ class CliState:
         from kairox.config import ConfigError, resolve_config
 
         try:
-            resolved = resolve_config(self.workspace, cli_overrides=self.overrides, profile=self.profile)
+            resolved = resolve_config(self.workspace, cli_overrides=self.overrides, profile=self.profile, events=self.events())
         except ConfigError as exc:
             fail(str(exc), ExitCode.CONFIG)
         if strict and resolved.fatal_problems():

@@ -22,11 +22,11 @@ ScopeOption = Annotated[str, typer.Option("--scope", help="user or workspace.")]
 
 
 def _registry(ctx: typer.Context) -> tuple["ResolvedConfig", "SkillRegistry"]:
-    from kairox.skills import registry_from_config
+    from kairox.runtime import load_skills
 
     cli = state(ctx)
     resolved = cli.resolve()
-    return resolved, registry_from_config(resolved, events=cli.events())
+    return resolved, load_skills(resolved, events=cli.events())
 
 
 def _report(diagnostics: "list[Diagnostic]", *, verbose: bool = False) -> None:

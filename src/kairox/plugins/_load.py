@@ -216,7 +216,8 @@ def load_plugin(
     diagnostics: list[Diagnostic] = []
     data: Any
     if manifest_path is not None:
-        data, problem = read_json(manifest_path)
+        # a manifest that cannot be read still names its plugin (by folder), so reports group it right
+        data, problem = read_json(manifest_path, name=root.name)
         if problem is not None:
             return None, [problem]
         manifest_format, source = MANIFEST_FORMATS[manifest_path.parent.name], str(manifest_path)

@@ -131,18 +131,19 @@ KNOWN_FOREIGN_FIELDS = frozenset(
 """Fields other hosts define that Kairox reads past without a warning."""
 
 
-def read_json(path: Path) -> tuple[Any, Diagnostic | None]:
-    """The decoded JSON of ``path``, or a diagnostic saying why it cannot be read."""
+def read_json(path: Path, *, name: str | None = None) -> tuple[Any, Diagnostic | None]:
+    """The decoded JSON of ``path``, or a diagnostic (named ``name``, default the file's name) saying why not."""
+    name = name or path.name
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return None, ExtensionLoadFailure(kind="plugin", name=path.name, reason=f"cannot read: {exc}", source=str(path))
+        return None, ExtensionLoadFailure(kind="plugin", name=name, reason=f"cannot read: {exc}", source=str(path))
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
         return None, ExtensionLoadFailure(
             kind="plugin",
-            name=path.name,
+            name=name,
             reason=f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
             source=str(path),
             line=exc.lineno,

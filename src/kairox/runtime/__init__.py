@@ -1,6 +1,13 @@
 """The composition root: ``build_extension_context`` runs the pipeline and returns an ``ExtensionContext``."""
 
-from kairox.runtime._context import ExtensionContext, RuntimeOptions, build_extension_context
+from kairox.runtime._context import (
+    ExtensionContext,
+    PluginStage,
+    RuntimeOptions,
+    build_extension_context,
+    load_plugins,
+    load_skills,
+)
 from kairox.runtime._events import (
     ExtensionContextClosed,
     ExtensionContextReady,
@@ -16,11 +23,14 @@ __all__ = [
     "ExtensionContextClosed",
     "ExtensionContextReady",
     "MemoryFile",
+    "PluginStage",
     "PluginsLoaded",
     "RegistryBuilt",
     "RuntimeOptions",
     "SkillsReady",
     "build_extension_context",
     "gather_memory",
+    "load_plugins",
+    "load_skills",
     "render_prompt_context",
 ]

@@ -91,11 +91,20 @@ class ExtensionContext:
         }
 
 
+def _split_where(where: str | None) -> tuple[str | None, int | None]:
+    """``file:12`` -> (``file``, 12)."""
+    if where is None:
+        return None, None
+    head, _, tail = where.rpartition(":")
+    return (head, int(tail)) if head and tail.isdigit() else (where, None)
+
+
 def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> list[Diagnostic]:
     from kairox.mcp import ServerStatus
 
     found: list[Diagnostic] = []
     for name, client in manager.clients.items():
+        source, line = _split_where(servers[name].where if name in servers else None)
         if client.status == ServerStatus.FAILED:
             tail = (client.lifecycle.stderr_tail or "").strip().splitlines()[-3:]
             timeout = "timed out" in (client.lifecycle.reason or "") or "timeout" in (client.lifecycle.reason or "")
@@ -104,7 +113,8 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> li
                     kind="mcp_server",
                     name=name,
                     reason=(client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else ""),
-                    source=servers[name].where if name in servers else None,
+                    source=source,
+                    line=line,
                     hint=(
                         f"raise mcp_servers.{name}.startup_timeout_sec" if timeout
                         else f"run `kairox mcp status` for its stderr; check mcp_servers.{name}.command"
@@ -115,11 +125,48 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> li
             found.append(
                 Diagnostic(
                     kind="mcp_server", name=name, reason="declared by an untrusted project; not started",
-                    severity=Severity.INFO, source=servers[name].where if name in servers else None,
+                    severity=Severity.INFO, source=source, line=line,
                     hint="run `kairox trust` in the workspace to start it",
                 )
             )
     return found
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PluginStage:
+    resolved: ResolvedConfig
+    """The configuration with the plugins' MCP and LSP servers merged in (provenance ``plugin:<name>``)."""
+    plugins: "PluginSet"
+    routing: "PluginRouting"
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def load_plugins(resolved: ResolvedConfig) -> PluginStage:
+    """Find the plugins and route their contributions; their servers join the configuration."""
+    from kairox.plugins import discover_from_resolved, route_plugins
+
+    plugin_set = discover_from_resolved(resolved)
+    routing = route_plugins(plugin_set.plugins, mcp_servers=resolved.config.mcp_servers, lsp_servers=resolved.config.lsp_servers)
+    for section, chosen in (("mcp_servers", routing.mcp_servers), ("lsp_servers", routing.lsp_servers)):
+        entries = {e.name: e for e in routing.server_entries if f"{section}.{e.name}" in routing.provenance}
+        origins = {
+            name: KeyOrigin(
+                layer=Layer.PLUGIN, file=Path(entries[name].source) if name in entries else None,
+                source=routing.provenance[f"{section}.{name}"],
+            )
+            for name in chosen
+        }
+        resolved = resolved.with_servers(section, chosen, origins)
+    return PluginStage(resolved=resolved, plugins=plugin_set, routing=routing, diagnostics=(*plugin_set.diagnostics, *routing.diagnostics))
+
+
+def load_skills(resolved: ResolvedConfig, routing: "PluginRouting | None" = None, *, events: EventSink | None = None) -> "SkillRegistry":
+    """Every skill of the workspace, the plugins' included (namespaced ``<plugin>:<name>``)."""
+    from kairox.skills import registry_from_config
+
+    if routing is None:
+        routing = load_plugins(resolved).routing
+    return registry_from_config(resolved, plugin_roots=routing.skill_roots, events=events, exclude=routing.disabled_skills)
 
 
 @contextlib.asynccontextmanager
@@ -151,32 +198,20 @@ async def build_extension_context(
     diagnostics += resolved.diagnostics
 
     # 2. plugins, and their contributions merged into the configuration with plugin provenance
-    from kairox.plugins import discover_from_resolved, plugin_tool_providers, route_plugins
+    from kairox.plugins import plugin_tool_providers
 
-    plugin_set = discover_from_resolved(resolved)
-    routing = route_plugins(plugin_set.plugins, mcp_servers=resolved.config.mcp_servers, lsp_servers=resolved.config.lsp_servers)
-    diagnostics += plugin_set.diagnostics
-    diagnostics += routing.diagnostics
-    for section in ("mcp_servers", "lsp_servers"):
-        entries = {e.name: e for e in routing.server_entries if f"{section}.{e.name}" in routing.provenance}
-        chosen = routing.mcp_servers if section == "mcp_servers" else routing.lsp_servers
-        origins = {
-            name: KeyOrigin(layer=Layer.PLUGIN, file=Path(entries[name].source) if name in entries else None, source=routing.provenance[f"{section}.{name}"])
-            for name in chosen
-        }
-        resolved = resolved.with_servers(section, chosen, origins)
+    stage = load_plugins(resolved)
+    resolved, plugin_set, routing = stage.resolved, stage.plugins, stage.routing
+    diagnostics += stage.diagnostics
     sink.emit(PluginsLoaded(active=tuple(p.name for p in plugin_set.active()), found=len(plugin_set.plugins), diagnostics=len(plugin_set.diagnostics)))
 
     async with contextlib.AsyncExitStack() as stack:
         # 3. MCP servers start while the skills are scanned in a worker thread
-        from kairox.skills import SkillToolProvider, registry_from_config
+        from kairox.skills import SkillToolProvider
 
         loop = asyncio.get_running_loop()
         # a plain executor future, not a task: nothing here must outlive the exit stack's task
-        skills_future = loop.run_in_executor(
-            None,
-            lambda: registry_from_config(resolved, plugin_roots=routing.skill_roots, events=sink, exclude=routing.disabled_skills),
-        )
+        skills_future = loop.run_in_executor(None, lambda: load_skills(resolved, routing, events=sink))
         manager = None
         servers: dict[str, Any] = {}
         try:
@@ -275,10 +310,9 @@ async def build_extension_context(
             diagnostics=_dedupe(diagnostics),
         )
         sink.emit(ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt)))
-        try:
-            yield context
-        finally:
-            sink.emit(ExtensionContextClosed(workspace=str(resolved.workspace)))
+        yield context
+    # after the exit stack: every server has stopped
+    sink.emit(ExtensionContextClosed(workspace=str(resolved.workspace)))
 
 
 def _server_statuses(manager: "McpServerManager | None", servers: dict[str, Any], tools: Counter[str | None]) -> dict[str, dict[str, Any]]:

@@ -1,0 +1,127 @@
+"""E1-E4: the pipeline on a workspace with broken and good extensions of every kind, through the CLI."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import kairox
+
+SERVERS = Path(__file__).resolve().parents[1] / "servers"
+GOOD_SKILL = "---\nname: {name}\ndescription: {description}\n---\nDo the thing.\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    python = json.dumps(sys.executable)
+    write(
+        root / "kairox.toml",
+        f"[mcp_servers.good]\ncommand = {python}\nargs = [{json.dumps(str(SERVERS / 'basic_server.py'))}]\n\n"
+        f"[mcp_servers.broken]\ncommand = {python}\nargs = [{json.dumps(str(SERVERS / 'crash_at_start.py'))}]\n",
+    )
+    write(root / ".kairox" / "skills" / "tidy-imports" / "SKILL.md", GOOD_SKILL.format(name="tidy-imports", description="Sort and group Python imports."))
+    write(root / ".kairox" / "skills" / "mystery" / "SKILL.md", "---\nname: mystery\n---\nNo description here.\n")
+    good = root / ".kairox" / "plugins" / "deploy-helper"
+    write(
+        good / ".kairox-plugin" / "plugin.json",
+        json.dumps({"name": "deploy-helper", "version": "2.0.0", "description": "Deployment checklists.", "skills": "skills"}),
+    )
+    write(good / "skills" / "checklist" / "SKILL.md", GOOD_SKILL.format(name="checklist", description="The deployment checklist."))
+    bad = root / ".kairox" / "plugins" / "half-baked"
+    write(bad / ".kairox-plugin" / "plugin.json", '{"name": "half-baked", "version": 3, ')
+    write(bad / "skills" / "secret-sauce" / "SKILL.md", GOOD_SKILL.format(name="secret-sauce", description="Never offered."))
+    assert kairox("trust", cwd=root).code == 0
+    return root
+
+
+@pytest.mark.timeout(120)
+def test_context_holds_exactly_the_good_extensions_and_doctor_lists_the_three_failures(workspace: Path) -> None:
+    run = kairox("context", "--json", cwd=workspace)
+    assert run.code == 0, run.stderr
+    data = run.json()
+    tools = {(t["name"], t["source"], t["origin"]) for t in data["tools"]}
+    mcp_tools = {name for name, source, _ in tools if source == "mcp"}
+    assert mcp_tools and all(name.startswith("mcp__good__") for name in mcp_tools)
+    assert ("skill", "skill", "skills") in tools
+    prompt = data["prompt_context"]
+    assert "- good: " in prompt
+    assert "tidy-imports: Sort and group Python imports." in prompt
+    assert "deploy-helper:checklist" in prompt and "- deploy-helper 2.0.0: Deployment checklists." in prompt
+    for broken in ("broken", "mystery", "half-baked", "secret-sauce"):
+        assert broken not in prompt
+
+    doctor = kairox("doctor", "--json", cwd=workspace)
+    assert doctor.code == 1
+    report = doctor.json()
+    failures = sorted((f["kind"], f["name"], Path(f["path"]).name) for f in report["failures"])
+    assert failures == [
+        ("mcp_server", "broken", "kairox.toml"),
+        ("plugin", "half-baked", "plugin.json"),
+        ("skill", "mystery", "SKILL.md"),
+    ]
+    by_kind = {f["kind"]: f for f in report["failures"]}
+    assert "missing API key" in by_kind["mcp_server"]["reason"]
+    assert by_kind["skill"]["path"] == str(workspace / ".kairox" / "skills" / "mystery" / "SKILL.md")
+    assert all(f["fix"] for f in report["failures"])
+    assert report["mcp_servers"]["good"]["status"] == "ready"
+    assert report["mcp_servers"]["broken"]["status"] == "failed"
+
+    human = kairox("doctor", cwd=workspace)
+    assert human.code == 1
+    assert "mcp_server (1 failed):" in human.stdout and "fix:" in human.stdout
+
+
+@pytest.mark.timeout(120)
+def test_trace_shows_the_pipeline_order(workspace: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    assert kairox("--trace", trace, "context", "--json", cwd=workspace).code == 0
+    names = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
+
+    def first(name: str) -> int:
+        return names.index(name)
+
+    def last(name: str) -> int:
+        return len(names) - 1 - names[::-1].index(name)
+
+    assert first("ConfigLoaded") < first("PluginsLoaded") < first("McpServerStarting")
+    assert first("RegistryBuilt") > last("McpServerReady")
+    assert first("RegistryBuilt") > last("McpServerFailed")
+    assert first("RegistryBuilt") > first("SkillsReady")
+    assert names.index("ExtensionContextReady") > first("RegistryBuilt")
+    assert names[-1] == "ExtensionContextClosed"
+
+
+@pytest.mark.timeout(120)
+def test_prompt_context_is_deterministic(workspace: Path) -> None:
+    first = kairox("context", "--json", cwd=workspace).json()
+    second = kairox("context", "--json", cwd=workspace).json()
+    assert first["prompt_context"] == second["prompt_context"]
+    assert first["tools"] == second["tools"]
+
+
+def test_untrusted_workspace_starts_nothing_and_says_so(workspace: Path) -> None:
+    kairox("trust", "--revoke", cwd=workspace)
+    data = kairox("context", "--json", cwd=workspace).json()
+    assert [t for t in data["tools"] if t["source"] in ("mcp", "plugin")] == []
+    assert "untrusted" in data["prompt_context"]
+    assert "tidy-imports" not in data["prompt_context"]
+    pending = [d for d in data["diagnostics"] if d["kind"] == "mcp_server"]
+    assert {d["name"] for d in pending} == {"good", "broken"}
+    assert all(d["severity"] == "info" for d in pending)
+
+
+def test_provider_definitions_come_from_the_whole_registry(workspace: Path) -> None:
+    run = kairox("context", "--provider", "openai", cwd=workspace)
+    assert run.code == 0, run.stderr
+    names = {d["function"]["name"] if "function" in d else d["name"] for d in run.json()}
+    assert any(name.startswith("mcp__good__") for name in names)
+    assert "fs_read" in names or "fs.read" in names
