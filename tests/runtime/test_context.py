@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tests.helpers import kairox
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
