@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from kairox._util import JsonObject, mcp_tool_name
 from kairox.errors import Diagnostic, Severity
 from kairox.mcp._client import McpClient
-from kairox.mcp._content import McpTool
+from kairox.mcp._content import McpTool, is_offered
 from kairox.mcp._lifecycle import ServerStatus
 from kairox.tools import (
     Access,
@@ -67,10 +67,6 @@ class McpToolAdapter(ToolProvider):
         specs: list[ToolSpec] = []
         targets: dict[str, McpTool | str] = {}
         for tool in tools:
-            if config.enabled_tools is not None and tool.name not in config.enabled_tools:
-                continue
-            if tool.name in config.disabled_tools:
-                continue
             if tool.task_support == "required":
                 diagnostics.append(
                     Diagnostic(
@@ -78,6 +74,8 @@ class McpToolAdapter(ToolProvider):
                         reason="left out: the server runs it only as a task, which Kairox does not drive",
                     )
                 )
+                continue
+            if not is_offered(tool, config.enabled_tools, config.disabled_tools):
                 continue
             name = mcp_tool_name(server, tool.name)
             if name in targets:

@@ -31,7 +31,7 @@ from kairox._util import JsonObject
 from kairox.config import McpServerConfig
 from kairox.events import EventSink, NullSink
 from kairox.mcp._callbacks import ClientCallbacks
-from kairox.mcp._content import McpResource, McpTool, resource_contents_from_mcp, result_from_mcp
+from kairox.mcp._content import McpResource, McpTool, is_offered, resource_contents_from_mcp, result_from_mcp
 from kairox.mcp._events import McpProtocolViolation, McpServerRestarting, McpToolProgress, McpToolsChanged
 from kairox.mcp._features import ClientFeatures
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
@@ -175,12 +175,17 @@ class McpClient:
             name=self.name,
             status=self.status,
             transport=self.config.transport,
-            tools=len(self.tools),
+            tools=self.offered_count(),
             error=self.lifecycle.reason,
             stderr_tail=self.stderr_tail,
             protocol_version=self.lifecycle.protocol_version,
             pid=self.pid,
         )
+
+    def offered_count(self) -> int:
+        """How many of the server's tools pass ``enabled_tools`` / ``disabled_tools`` (what the model sees)."""
+        config = self.config
+        return sum(1 for tool in self.tools if is_offered(tool, config.enabled_tools, config.disabled_tools))
 
     def on_tools_changed(self, listener: ToolsListener) -> None:
         """Called with the server's whole tool list after every (re-)listing."""
@@ -285,7 +290,7 @@ class McpClient:
                         ready_at = anyio.current_time()
                         self._client = client
                         was_ready = True
-                        self.lifecycle.ready(len(self.tools), client.protocol_version)
+                        self.lifecycle.ready(self.offered_count(), client.protocol_version)
                         await self._notify_listeners()
                         if self._transport is not None:
                             tg.start_soon(self._watch_stdout, self._transport)
@@ -413,7 +418,7 @@ class McpClient:
             except Exception as exc:
                 self.events.emit(McpProtocolViolation(server=self.name, detail=f"re-listing tools failed: {exc}"))
                 continue
-            self.lifecycle.tools = len(self.tools)
+            self.lifecycle.tools = self.offered_count()
             self.events.emit(McpToolsChanged(server=self.name, tools=tuple(tool.name for tool in self.tools)))
             await self._notify_listeners()
 

@@ -44,6 +44,13 @@ class McpResource:
     """True for a resource template (``uri`` then holds the RFC 6570 template)."""
 
 
+def is_offered(tool: McpTool, enabled_tools: list[str] | None, disabled_tools: list[str]) -> bool:
+    """``enabled_tools`` then ``disabled_tools``; tools the server runs only as tasks are never offered."""
+    if enabled_tools is not None and tool.name not in enabled_tools:
+        return False
+    return tool.name not in disabled_tools and tool.task_support != "required"
+
+
 def tool_from_mcp(tool: mcp_types.Tool) -> McpTool:
     hints = tool.annotations
     annotations = ToolAnnotations(

@@ -17,7 +17,8 @@ class McpServerStarting(Event):
 class McpServerReady(Event):
     server: str
     tools: int
-    """How many tools the model can see from this server (after enabled/disabled filters)."""
+    """How many of its tools the model can see (after ``enabled_tools`` / ``disabled_tools``; task-only tools
+    are left out)."""
     protocol_version: str | None = None
 
 
