@@ -20,9 +20,19 @@ mcp_app = typer.Typer(
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 
 
+def _quiet_sdk_logs() -> None:
+    """The SDK logs tracebacks of server faults; Kairox reports them as statuses and events instead."""
+    import logging
+
+    for name in ("mcp", "client", "httpx", "httpx2"):
+        logging.getLogger(name).addHandler(logging.NullHandler())
+        logging.getLogger(name).propagate = False
+
+
 def _configured(cli: CliState) -> "dict[str, ConfiguredServer]":
     from kairox.mcp._sources import configured_servers
 
+    _quiet_sdk_logs()
     resolved = cli.resolve()
     servers, diagnostics = configured_servers(resolved)
     for diagnostic in diagnostics:
