@@ -108,6 +108,21 @@ async def test_garbage_lines_do_not_break_a_working_server(
     ]
 
 
+async def test_endless_garbage_is_reported_a_bounded_number_of_times(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    from kairox.mcp import McpProtocolViolation
+
+    sink = RecordingSink()
+    servers = {"chatty": python_server("garbage_stdout.py", "--lines", "500", "--then-serve")}
+    async with McpServerManager(servers, workspace=tmp_path, events=sink) as manager:
+        result = await manager.clients["chatty"].call_tool("echo", {"message": "still works"})
+    details = [e.detail for e in sink.of_type(McpProtocolViolation)]
+    assert result.text_content() == "still works"
+    assert len(details) == 21
+    assert details[-1] == "more stdout lines are not JSON-RPC; no longer reported"
+
+
 HOST = textwrap.dedent(
     """
     import sys, anyio

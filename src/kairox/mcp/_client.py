@@ -45,6 +45,7 @@ _STDERR_TAIL_CHARS = 4_000
 _BACKOFF_BASE_SEC = 0.25
 _BACKOFF_MAX_SEC = 8.0
 _STABLE_AFTER_SEC = 60.0
+_VIOLATIONS_REPORTED = 20
 
 ToolsListener = Callable[[tuple[McpTool, ...]], Awaitable[None] | None]
 
@@ -319,6 +320,7 @@ class McpClient:
 
     _last_exit_code: int | None = None
     _uptime = 0.0
+    _violations = 0
     _exited_by_itself = False
     _transport_invalid: tuple[str, ...] = ()
 
@@ -459,7 +461,14 @@ class McpClient:
     # --- what the server sends us -------------------------------------------------------------------------
 
     def _invalid_line(self, line: str) -> None:
-        self.events.emit(McpProtocolViolation(server=self.name, detail=f"stdout line is not JSON-RPC: {line[:200]!r}"))
+        # a server that prints without end must not flood the event stream: report the first lines only
+        self._violations += 1
+        if self._violations <= _VIOLATIONS_REPORTED:
+            self.events.emit(McpProtocolViolation(server=self.name, detail=f"stdout line is not JSON-RPC: {line[:200]!r}"))
+        elif self._violations == _VIOLATIONS_REPORTED + 1:
+            self.events.emit(
+                McpProtocolViolation(server=self.name, detail="more stdout lines are not JSON-RPC; no longer reported")
+            )
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
