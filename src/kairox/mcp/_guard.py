@@ -3,7 +3,7 @@
 The kernel's parent-death signal reaches only the direct child of the host. A server started through a
 wrapper (``npx``, ``uvx``, a shell script) has grandchildren it would not reach, so the host starts this
 small guard instead: the guard is the group leader, waits for the server, and on the host's death kills the
-group, grandchildren included. Standard library only: it runs as ``python -I -S _guard.py -- CMD ARGS``.
+group, grandchildren included. Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
 """
 
 import contextlib
@@ -21,6 +21,9 @@ def _kill_group(*_: object) -> None:
 
 
 def main(argv: list[str]) -> int:
+    parent = None
+    if len(argv) >= 2 and argv[0] == "--parent":
+        parent, argv = int(argv[1]), argv[2:]
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not argv:
@@ -30,7 +33,7 @@ def main(argv: list[str]) -> int:
     if sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1, 0, 0, 0)
-    if os.getppid() == 1:  # the host died before the signal was armed
+    if os.getppid() != (parent or os.getppid()) or os.getppid() == 1:  # the host died before the signal was armed
         _kill_group()
     try:
         server = subprocess.Popen(argv, restore_signals=True)
