@@ -28,6 +28,22 @@ async def test_server_that_exits_on_the_probe_is_restarted_once_in_legacy_mode(t
     ]
 
 
+async def test_the_legacy_answer_is_remembered_for_the_next_run(tmp_path: Path, isolated_home: Path) -> None:
+    config = McpServerConfig(command=sys.executable, args=[str(LEAN), "--exit-on-discover"])
+    async with McpClient("old", config, workspace=tmp_path, home=isolated_home):
+        pass
+    sink = RecordingSink()
+    async with McpClient("old", config, workspace=tmp_path, home=isolated_home, events=sink) as client:
+        status = client.status
+    changed = McpServerConfig(command=sys.executable, args=[str(LEAN), "--exit-on-discover", "--extra-tools", "1"])
+    probed = RecordingSink()
+    async with McpClient("old", changed, workspace=tmp_path, home=isolated_home, events=probed):
+        pass
+    assert status == ServerStatus.READY
+    assert len(sink.of_type(McpServerStarting)) == 1  # straight to the classic handshake
+    assert len(probed.of_type(McpServerStarting)) == 2  # a changed command is probed again
+
+
 async def test_every_page_of_tools_is_listed(tmp_path: Path) -> None:
     config = McpServerConfig(command=sys.executable, args=[str(LEAN), "--extra-tools", "24", "--page-size", "10"])
     async with McpClient("paged", config, workspace=tmp_path) as client:

@@ -36,6 +36,7 @@ from kairox.mcp._events import McpProtocolViolation, McpServerRestarting, McpToo
 from kairox.mcp._features import ClientFeatures
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
 from kairox.mcp._listing import list_prompts, list_resources, list_tools
+from kairox.mcp._protocol_cache import known_legacy, remember_legacy, server_key
 from kairox.mcp._stdio import ChildStdioTransport
 from kairox.mcp._transports import describe_failure, expand, open_remote, open_stdio
 from kairox.tools import ProgressCallback, ToolResult
@@ -148,6 +149,9 @@ class McpClient:
         self._relist = anyio.Event()
         self._expired = False
         self._mode: str = config.protocol_mode
+        self._cache_key = server_key(name, config)
+        if self._mode == "auto" and known_legacy(self.home, self._cache_key):
+            self._mode = "legacy"  # it exited on the probe in an earlier run
         self._prior_discover: mcp_types.DiscoverResult | None = None
         self._stderr_tail = ""
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -224,6 +228,8 @@ class McpClient:
             while not self._stop.is_set():
                 reason, was_ready, exited = await self._serve_once(attempt)
                 attempt += 1
+                if legacy_retry and was_ready and attempt == 2:
+                    remember_legacy(self.home, self._cache_key)
                 if self._stop.is_set():
                     break
                 assert reason is not None
