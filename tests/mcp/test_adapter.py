@@ -89,3 +89,33 @@ async def test_list_changed_burst_replaces_the_tools_at_once(
     assert all(offered == r for r in replacements[-1:])
     assert extra.text_content() == "extra 1"
     assert gone.is_error is True and "no longer" in gone.text_content()
+
+
+async def test_the_registry_holds_exactly_the_current_tools_after_a_burst(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    from kairox.config import resolve_config
+    from kairox.policy import NonInteractiveApprover
+    from kairox.registry import build_registry
+    from kairox.tools import ToolCall
+
+    workspace = tmp_path / "ws"
+    (workspace / ".git").mkdir(parents=True)
+    resolved = resolve_config(workspace, cli_overrides=['policy.rules.allow=["mcp__basic__*"]'])
+    async with McpClient("basic", python_server("basic_server.py"), workspace=workspace) as client:
+        registry = await build_registry(resolved, approver=NonInteractiveApprover())
+        await registry.add_provider(McpToolAdapter(client))
+        await registry.call(ToolCall(name="mcp__basic__burst", arguments={"count": 6}))
+        await registry.call(ToolCall(name="mcp__basic__burst", arguments={"count": 3}))
+        with anyio.fail_after(10):
+            while "mcp__basic__extra_5" in {s.name for s in registry.tools()} or "mcp__basic__extra_2" not in {
+                s.name for s in registry.tools()
+            }:
+                await anyio.sleep(0.02)
+        await anyio.sleep(0.3)
+        held = sorted(s.name for s in registry.tools() if s.origin == "basic")
+        current = await client.refresh_tools()
+        called = await registry.call(ToolCall(name="mcp__basic__extra_2", arguments={}))
+    helpers = ["mcp__basic__list_resources", "mcp__basic__read_resource"]
+    assert held == sorted([f"mcp__basic__{tool.name}" for tool in current] + helpers)
+    assert called.text_content() == "extra 2"
