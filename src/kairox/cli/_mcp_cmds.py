@@ -33,7 +33,10 @@ def _configured(cli: CliState) -> "dict[str, ConfiguredServer]":
     from kairox.mcp._sources import configured_servers
 
     _quiet_sdk_logs()
-    resolved = cli.resolve()
+    from kairox.runtime import load_plugins
+
+    # plugins' servers join the configuration first, so `mcp list/status` show them with plugin provenance
+    resolved = load_plugins(cli.resolve()).resolved
     servers, diagnostics = configured_servers(resolved)
     for diagnostic in diagnostics:
         err(str(diagnostic))

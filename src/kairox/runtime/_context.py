@@ -216,8 +216,7 @@ async def build_extension_context(
         servers: dict[str, Any] = {}
         try:
             if options.start_mcp:
-                from kairox.mcp import ClientFeatures, McpServerManager
-                from kairox.mcp._sources import configured_servers
+                from kairox.mcp import ClientFeatures, McpServerManager, configured_servers
 
                 servers, mcp_problems = configured_servers(resolved)
                 diagnostics += mcp_problems
@@ -271,6 +270,7 @@ async def build_extension_context(
         if manager is not None:
             for adapter in manager.adapters.values():
                 await registry.add_provider(adapter)
+                diagnostics += adapter.diagnostics
             diagnostics += _mcp_diagnostics(manager, servers)
         lsp = LspToolProvider(
             resolved.config.lsp_servers, workspace=resolved.workspace, events=sink, pending=resolved.pending_trust,
