@@ -143,3 +143,18 @@ def test_body_is_read_on_use_not_at_load(tmp_path: Path) -> None:
     assert skill is not None
     path.write_text("---\nname: s\ndescription: d\n---\nsecond body\n", encoding="utf-8")
     assert skill.read_body() == "second body\n"
+
+
+def test_self_referencing_or_exploding_yaml_aliases_are_one_error_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "loop" / "SKILL.md"
+    cyclic = "---\nname: loop\ndescription: d\nmetadata: &m\n  again: *m\n---\nbody\n"
+    laughs = "---\nname: loop\ndescription: d\n" + "".join(
+        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10) if i else 'x'}]\n" for i in range(8)
+    ) + "---\n"
+    deep = "---\nname: loop\ndescription: d\nmetadata: " + "[" * 900 + "]" * 900 + "\n---\n"
+    for text in (cyclic, laughs, deep):
+        outcome = parse_skill_text(text, path)
+        assert outcome.skill is None
+        assert _diag(outcome) == [
+            ("error", 2, "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)")
+        ]

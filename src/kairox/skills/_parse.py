@@ -94,16 +94,33 @@ def repair_unquoted_colons(yaml_text: str) -> tuple[str, list[tuple[str, int]]]:
     return "\n".join(out) + "\n", repaired
 
 
+_MAX_NODES = 20_000
+_MAX_DEPTH = 64
+
+
+class _FrontmatterTooLarge(ValueError):
+    """YAML aliases can make a small file a cyclic or exponentially large value."""
+
+
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, datetime.date | datetime.datetime | datetime.time):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value
+    """Plain JSON-like data from what the YAML loader built, within a node and depth budget."""
+    budget = [_MAX_NODES]
+
+    def convert(item: Any, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > _MAX_DEPTH:
+            raise _FrontmatterTooLarge
+        if isinstance(item, datetime.date | datetime.datetime | datetime.time):
+            return item.isoformat()
+        if isinstance(item, dict):
+            return {str(k): convert(v, depth + 1) for k, v in item.items()}
+        if isinstance(item, list | tuple | set):
+            return [convert(v, depth + 1) for v in item]
+        if isinstance(item, bytes):
+            return item.decode("utf-8", "replace")
+        return item
+
+    return convert(value, 0)
 
 
 def _load_yaml(yaml_text: str) -> Any:
@@ -168,7 +185,12 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
     def warn(key: str, reason: str, hint: str | None) -> None:
         diagnostics.append(diag(reason, line=line_of(key), hint=hint))
 
-    reader = FieldReader({str(k): _jsonable(v) for k, v in data.items()})
+    try:
+        plain = _jsonable(data)
+    except _FrontmatterTooLarge:
+        reason = "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)"
+        return ParseOutcome(None, [diag(reason, line=1 + offset, severity=Severity.ERROR, hint="write the values out instead of using YAML anchors and aliases")])
+    reader = FieldReader(plain)
     frontmatter = reader.read(warn)
 
     name = frontmatter.name
