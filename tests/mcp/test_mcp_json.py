@@ -77,3 +77,19 @@ def test_invalid_json_names_the_line(tmp_path: Path) -> None:
 def test_missing_file_gives_nothing(tmp_path: Path) -> None:
     loaded = workspace_mcp_servers(tmp_path)
     assert (loaded.servers, loaded.diagnostics) == ({}, ())
+
+
+def test_file_that_is_not_utf8_is_a_diagnostic_with_its_path(tmp_path: Path) -> None:
+    path = tmp_path / ".mcp.json"
+    path.write_bytes(b'\xff\xfe{"mcpServers": {}}')
+    loaded = workspace_mcp_servers(tmp_path)
+    assert loaded.servers == {}
+    assert loaded.diagnostics == (
+        ExtensionLoadFailure(
+            kind="mcp_server",
+            name=".mcp.json",
+            reason="cannot read: not UTF-8 text (byte 0xff at offset 0)",
+            source=str(path),
+            hint="save the file as UTF-8",
+        ),
+    )

@@ -85,6 +85,9 @@ def read_mcp_json(path: Path, *, source: str | None = None) -> McpJsonFile:
         return McpJsonFile(path=path, source=source)
     except OSError as exc:
         return McpJsonFile(path=path, source=source, diagnostics=(_failure(path.name, f"cannot read: {exc}", source),))
+    except UnicodeDecodeError as exc:
+        reason = f"cannot read: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        return McpJsonFile(path=path, source=source, diagnostics=(_failure(path.name, reason, source, hint="save the file as UTF-8"),))
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
