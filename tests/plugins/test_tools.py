@@ -6,10 +6,18 @@ import pytest
 from tests.plugins.conftest import make_plugin
 
 from kairox.config import KairoxConfig, PolicyConfig
-from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
-from kairox.policy import NonInteractiveApprover, PolicySettings
+from kairox.errors import ToolCallError
+from kairox.plugins import (
+    PluginTool,
+    PluginToolProvider,
+    ToolDeclaration,
+    discover_plugins,
+    plugin_tool_providers,
+    route_plugins,
+)
+from kairox.policy import NonInteractiveApprover, PolicySettings, SandboxPolicy
 from kairox.registry import RegistrySettings, ToolRegistry
-from kairox.tools import SandboxSettings, ToolCall
+from kairox.tools import CallContext, SandboxSettings, ToolCall
 
 pytestmark = pytest.mark.anyio
 
@@ -106,3 +114,15 @@ async def test_manifest_permissions_narrow_the_command_sandbox_and_cannot_widen_
     assert widened.is_error and "Read-only file system" in widened.text_content()
     assert not (tmp_path / "ws" / "inside.txt").exists()
     assert not (tmp_path / "greedy" / "outside.txt").exists()
+
+
+@pytest.mark.timeout(30)
+async def test_command_that_closes_its_stdout_but_keeps_running_is_a_timeout(tmp_path: Path) -> None:
+    declaration = ToolDeclaration.model_validate({"name": "linger", "command": "sh", "args": ["-c", "exec >&-; sleep 20"], "timeoutSec": 0.5})
+    provider = PluginToolProvider("kit", [PluginTool(plugin="kit", declaration=declaration, root=tmp_path)])
+    context = CallContext(call_id="1", workspace=tmp_path, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
+
+    with pytest.raises(ToolCallError) as caught:
+        await provider.call_tool("kit__linger", {}, context)
+
+    assert (caught.value.tool, caught.value.reason) == ("kit__linger", "the command did not finish within 0.5 s")

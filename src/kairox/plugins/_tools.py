@@ -133,16 +133,17 @@ class PluginToolProvider(ToolProvider):
         try:
             async with ChildProcess(argv, env=env, cwd=context.workspace) as child:
 
-                async def exchange() -> bytes:
+                async def exchange() -> tuple[bytes, int | None]:
                     with contextlib.suppress(ConnectionError):
                         child.stdin.write(payload)
                         await child.stdin.drain()
                         child.stdin.close()
-                    return await read_capped(child.stdout, self._output_cap)
+                    output = await read_capped(child.stdout, self._output_cap)
+                    return output, await child.wait()
 
                 try:
-                    output = await asyncio.wait_for(exchange(), timeout)
-                    code = await child.wait(timeout)
+                    # one deadline for the whole call: a command may close its stdout and still linger
+                    output, code = await asyncio.wait_for(exchange(), timeout)
                 except TimeoutError:
                     raise ToolCallError(tool=name, reason=f"the command did not finish within {timeout:g} s") from None
                 stderr = child.stderr.text(2_000)
