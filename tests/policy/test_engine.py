@@ -1,5 +1,7 @@
 """The policy engine decides from plain data; every test builds real paths in a temp dir."""
 
+import getpass
+import os
 from pathlib import Path
 
 import pytest
@@ -264,3 +266,15 @@ def test_a_symlink_out_of_the_workspace_does_not_make_a_write_inside(ws: Path) -
     decision = engine(ws).decide(SPECS["fs.write"], {"path": "link/x.txt", "content": ""})
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.SANDBOX)
     assert decision.reason.startswith(f"{outside / 'x.txt'} is outside the writable roots")
+
+
+def test_a_tilde_user_path_is_resolved_where_the_tools_write_it(ws: Path) -> None:
+    # `~name/...` is the home of user `name` for the built-in tools (os.path.expanduser), so the policy must
+    # see the same place, not a folder called `~name` inside the workspace
+    user = getpass.getuser()
+    target = Path(os.path.expanduser(f"~{user}"))
+    write = engine(ws).decide(SPECS["fs.write"], {"path": f"~{user}/kairox-probe.txt", "content": "x"})
+    assert (write.verdict, write.source) == (Verdict.ASK, DecisionSource.SANDBOX)
+    assert write.reason.startswith(f"{Path(os.path.realpath(target)) / 'kairox-probe.txt'} is outside the writable roots")
+    deny = engine(ws, Rule(action="deny", pattern=f"fs.read({target}/.ssh/**)"))
+    assert deny.decide(SPECS["fs.read"], {"path": f"~{user}/.ssh/id_rsa"}).verdict is Verdict.DENY

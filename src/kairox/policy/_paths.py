@@ -25,10 +25,13 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 def resolve_path(value: str, *, base: Path, home: Path) -> Path:
-    """``~`` expanded, relative to ``base``, ``..`` folded and symlinks followed (as far as they exist)."""
+    """``~`` and ``~name`` expanded, relative to ``base``, ``..`` folded and symlinks followed (as far as they exist)."""
     text = value.strip()
     if text == "~" or text.startswith("~/"):
         text = str(home) + text[1:]
+    elif text.startswith("~"):
+        # `~name/...`: the tools expand it to that user's home, so the rules must see the same place
+        text = os.path.expanduser(text)
     path = Path(text)
     if not path.is_absolute():
         path = base / path
