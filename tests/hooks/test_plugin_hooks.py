@@ -97,3 +97,19 @@ async def test_session_approval_is_not_persisted(tmp_path: Path) -> None:
 
     assert len(session.requests) == 1
     assert not (tmp_path / "home" / "hook-approvals.json").exists()
+
+
+async def test_a_changed_helper_next_to_the_hook_script_asks_again(tmp_path: Path) -> None:
+    root = _plugin(tmp_path)
+    (root / "hooks" / "guard.sh").write_text('. "$(dirname "$0")/helper.sh"\n')
+    (root / "hooks" / "helper.sh").write_text('echo "helper says no" >&2\nexit 2\n')
+    always = Approver(ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS))
+    first = await _registry(tmp_path, root, TrustLevel.COMMUNITY, always).pre_tool_use(CALL, WRITE)
+    (root / "hooks" / "helper.sh").write_text('echo "helper changed" >&2\nexit 2\n')
+    declined = Approver(ApprovalAnswer.deny("helper changed"))
+
+    changed = await _registry(tmp_path, root, TrustLevel.COMMUNITY, declined).pre_tool_use(CALL, WRITE)
+
+    assert (first.decision, first.reason) == (HookDecision.DENY, "helper says no")
+    assert (changed.decision, len(declined.requests)) == (None, 1)
+    assert [d.reason for d in changed.diagnostics] == ["not approved: helper changed"]

@@ -1,7 +1,7 @@
 """Approvals of plugin hooks, recorded against a hash of the command and the scripts it runs.
 
-A hook of a plugin that is not ``local`` runs only once the user approved it; when the command or one of its
-scripts changes, the hash changes and the user is asked again.
+A hook of a plugin that is not ``local`` runs only once the user approved it; when the command, one of its
+scripts or a file beside those scripts changes, the hash changes and the user is asked again.
 """
 
 import hashlib
@@ -18,11 +18,27 @@ def hook_key(hook: HookSpec) -> str:
     return f"{hook.plugin or 'config'}:{hook.event}:{hook.name}"
 
 
+_MAX_HASHED_FILES = 200
+
+
+def _hashed_files(scripts: tuple[Path, ...]) -> list[Path]:
+    """The scripts and the files beside them: a hook script often runs a helper from its own folder."""
+    files = set(scripts)
+    for folder in sorted({script.parent for script in scripts}):
+        try:
+            beside = sorted(entry for entry in folder.iterdir() if entry.is_file())
+        except OSError:
+            continue
+        files.update(beside[:_MAX_HASHED_FILES])
+    return sorted(files)
+
+
 def hook_hash(hook: HookSpec) -> str:
-    """SHA-256 of the command and of every script file it names (missing files hash as missing)."""
+    """SHA-256 of the command, of every script file it names and of the files in those scripts' folders
+    (missing files hash as missing)."""
     digest = hashlib.sha256()
     digest.update(hook.command.encode())
-    for script in sorted(hook.scripts):
+    for script in _hashed_files(hook.scripts):
         digest.update(b"\0" + str(script).encode() + b"\0")
         try:
             digest.update(script.read_bytes())
