@@ -75,3 +75,44 @@ def test_trust_list_shows_trusted_roots(workspace: Path) -> None:
     sub.mkdir(parents=True)
     # a folder inside a trusted workspace resolves to the same root and is trusted
     assert kairox("config", "show", "--json", cwd=sub).json()["trusted"] is True
+
+
+def _repo(tmp_path: Path, project: str) -> Path:
+    root = tmp_path / "other-repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "kairox.toml").write_text(project, encoding="utf-8")
+    return root
+
+
+def test_untrusted_project_cannot_pick_a_wider_profile_of_the_user(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text(
+        '[profiles.yolo]\nmodel = "big"\n[profiles.yolo.policy]\nsandbox_policy = "danger_full_access"\nnetwork_access = true\n',
+        encoding="utf-8",
+    )
+    root = _repo(tmp_path, 'profile = "yolo"\n')
+    resolved = resolve_config(root)
+    assert (resolved.config.policy.sandbox_policy, resolved.config.policy.network_access) == ("workspace_write", False)
+    assert resolved.config.model == "big"  # what does not widen the policy still applies
+    assert {"policy.sandbox_policy", "policy.network_access"} <= resolved.pending_trust
+    # chosen by the user, the same profile applies
+    chosen = resolve_config(root, profile="yolo")
+    assert (chosen.config.policy.sandbox_policy, chosen.config.policy.network_access) == ("danger_full_access", True)
+
+
+def test_a_project_adding_to_a_users_profile_does_not_hold_back_the_users_own_keys(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text('[profiles.fast.policy]\nsandbox_policy = "danger_full_access"\n', encoding="utf-8")
+    root = _repo(tmp_path, '[profiles.fast.policy]\nnetwork_access = true\n')
+    resolved = resolve_config(root, profile="fast")
+    assert (resolved.config.policy.sandbox_policy, resolved.config.policy.network_access) == ("danger_full_access", False)
+    assert resolved.pending_trust == {"policy.network_access"}
+
+
+def test_untrusted_project_cannot_unhide_tools_the_user_disabled(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text('[tools]\ndisabled = ["shell.exec"]\n', encoding="utf-8")
+    root = _repo(tmp_path, '[tools]\ndisabled = ["fs.write"]\n')
+    resolved = resolve_config(root)
+    assert resolved.config.tools.disabled == ["shell.exec"]
+    assert resolved.pending_trust == {"tools.disabled"}
+    # a project that hides more keeps what the user hid
+    narrower = _repo(tmp_path / "b", '[tools]\ndisabled = ["shell.exec", "fs.write"]\n')
+    assert resolve_config(narrower).config.tools.disabled == ["shell.exec", "fs.write"]

@@ -278,21 +278,30 @@ def _validate_layer(data: LayerData, problems: list[ConfigProblem]) -> bool:
     return True
 
 
-def _profile_layer(name: str, merged: Merged, file_layers: list[LayerData]) -> LayerData | None:
+def _from_untrusted_file(origin: KeyOrigin | None, file_layers: list[LayerData]) -> bool:
+    return origin is not None and any(d.untrusted and d.file == origin.file for d in file_layers)
+
+
+def _profile_layers(name: str, merged: Merged, file_layers: list[LayerData], *, chosen_by_untrusted: bool) -> list[LayerData]:
+    """The profile's keys as a layer: those written in trusted files, then those of untrusted project files.
+
+    Every key is untrusted when an untrusted project file chose the profile (``profile = NAME``): a project may
+    not switch on a wider profile the user defined for other work.
+    """
     prefix = f"profiles.{name}."
-    raw: dict[str, Any] = {}
-    origins: dict[str, KeyOrigin] = {}
-    untrusted = False
+    parts: dict[bool, tuple[dict[str, Any], dict[str, KeyOrigin]]] = {False: ({}, {}), True: ({}, {})}
     for key, value in merged.values.items():
         if key.startswith(prefix):
             inner = key[len(prefix) :]
-            _deep_update(raw, _nest(inner, value))
             origin = merged.origins[key]
+            raw, origins = parts[chosen_by_untrusted or _from_untrusted_file(origin, file_layers)]
+            _deep_update(raw, _nest(inner, value))
             origins[inner] = KeyOrigin(layer=Layer.PROFILE, file=origin.file, line=origin.line, source=f"profile:{name}")
-            untrusted = untrusted or any(d.untrusted and d.file == origin.file for d in file_layers)
-    if not raw:
-        return None
-    return LayerData(layer=Layer.PROFILE, raw=raw, source=f"profile:{name}", leaf_origins=origins, untrusted=untrusted)
+    return [
+        LayerData(layer=Layer.PROFILE, raw=raw, source=f"profile:{name}", leaf_origins=origins, untrusted=untrusted)
+        for untrusted, (raw, origins) in sorted(parts.items())
+        if raw
+    ]
 
 
 class _TrustGate:
@@ -341,6 +350,11 @@ class _TrustGate:
         if key in ("policy.writable_roots", "tools.shell_env_passthrough"):
             if isinstance(value, list) and not set(value) <= set(base.get(key, [])):
                 self._hold(data, key, "would widen the policy")
+                return False
+            return True
+        if key == "tools.disabled":
+            if isinstance(value, list) and not set(base.get(key, [])) <= set(value):
+                self._hold(data, key, "would show tools the user disabled")
                 return False
             return True
         if key == "policy.rules.allow":
@@ -417,9 +431,10 @@ def resolve_config(
                 )
             )
         else:
-            profile_layer = _profile_layer(str(active), file_merge, layers)
-            if profile_layer is not None:
-                upper.append(profile_layer)
+            chosen_by_untrusted = not profile and not (env_layer and env_layer.raw.get("profile")) and _from_untrusted_file(
+                file_merge.origins.get("profile"), layers
+            )
+            upper += _profile_layers(str(active), file_merge, layers, chosen_by_untrusted=chosen_by_untrusted)
     if upper:
         infos.append(LayerInfo(layer=Layer.PROFILE, file=None, status=LayerStatus.LOADED, detail=str(active)))
     for extra in (env_layer, cli_layer):
