@@ -69,14 +69,21 @@ def test_deny_rule_in_user_layer_beats_allow_rule_in_project_layer(ws: Path) -> 
 def test_chained_command_does_not_pass_a_prefix_allow_rule(ws: Path) -> None:
     policy = engine(ws, Rule(action="allow", pattern="shell.exec(git status*)", file="k.toml", line=1), approval=ApprovalPolicy.UNTRUSTED)
     assert policy.decide(SPECS["shell.exec"], {"command": "git status --short"}).verdict is Verdict.ALLOW
-    for line in ("git status && rm -rf x", "git status; rm -rf x", "git status | sh", "git status $(rm -rf x)", "git status\nrm -rf x"):
+    for line in (
+        "git status && rm -rf x", "git status; rm -rf x", "git status | sh", "git status $(rm -rf x)", "git status\nrm -rf x",
+        'git status "$(rm -rf x)"', "git status <(rm -rf x)",
+    ):
         decision = policy.decide(SPECS["shell.exec"], {"command": line})
         assert (line, decision.verdict, decision.source) == (line, Verdict.ASK, DecisionSource.MODE)
 
 
 @pytest.mark.parametrize(
     "line",
-    ["rm -rf x", "sudo rm -rf x", "env A=1 rm -rf x", "bash -c 'rm -rf x'", "/bin/rm -rf x", "true && rm -rf x", "echo `rm -rf x`", "A=1 rm -rf x"],
+    [
+        "rm -rf x", "sudo rm -rf x", "env A=1 rm -rf x", "bash -c 'rm -rf x'", "/bin/rm -rf x", "true && rm -rf x", "echo `rm -rf x`",
+        "A=1 rm -rf x", "{ rm -rf x; }", "if true; then rm -rf x; fi", "for f in a; do rm -rf x; done", "! rm -rf x",
+        'echo "$(rm -rf x)"', "cat <(rm -rf x)",
+    ],
 )
 def test_deny_rule_sees_through_wrappers_and_chains(ws: Path, line: str) -> None:
     decision = engine(ws, Rule(action="deny", pattern="shell.exec(rm *)")).decide(SPECS["shell.exec"], {"command": line})

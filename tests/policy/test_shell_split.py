@@ -30,6 +30,22 @@ from kairox.policy import ShellCommand, split_command
         ('su -c "rm -rf /" root', ("rm -rf /",)),
         ('watch -n 1 "rm x"', ("rm x",)),
         ("git status|xargs -0 rm", ("git status", "rm")),
+        # compound commands: the reserved words are not commands, what follows them is
+        ("{ rm -rf x; }", ("rm -rf x",)),
+        ("if true; then rm -rf x; fi", ("true", "rm -rf x")),
+        ("for f in a; do rm -rf $f; done", ("for f in a", "rm -rf $f")),
+        ("while true; do rm -rf x; done", ("true", "rm -rf x")),
+        ("until false; do rm -rf x; done", ("false", "rm -rf x")),
+        ("! rm -rf x", ("rm -rf x",)),
+        ("coproc rm -rf x", ("rm -rf x",)),
+        ("function f { rm -rf x; }; f", ("rm -rf x", "f")),
+        # substitutions run even inside double quotes (not inside single quotes)
+        ('echo "$(rm -rf x)"', ("echo", "rm -rf x")),
+        ('git status "a $(rm -rf x) b"', ("git status a  b", "rm -rf x")),
+        ('echo "$(cat "$(rm -rf x)")"', ("echo", "cat", "rm -rf x")),
+        ("echo '$(rm -rf x)'", ("echo $(rm -rf x)",)),
+        ("diff <(rm -rf x) b", ("diff", "rm -rf x", "b")),
+        ("tee >(rm -rf x)", ("tee", "rm -rf x")),
     ],
 )
 def test_command_lines_split_into_the_commands_they_run(line: str, pieces: tuple[str, ...]) -> None:

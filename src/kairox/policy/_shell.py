@@ -31,6 +31,9 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "watch": frozenset({"-n", "--interval", "-d", "--differences"}),
 }
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "coproc"})
+"""Words of compound commands: the command is what follows them (``then rm x`` runs ``rm x``)."""
+_PROCESS_SUBSTITUTIONS = frozenset({"<(", ">("})
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,7 @@ def _collect(command: str, out: list[str], *, depth: int) -> bool:
         return True
     # backquoted commands run too: make them pieces of their own
     command = command.replace("`", " ; ")
+    command, substituted = _quoted_substitutions(command)
     lexer = shlex.shlex(command, posix=True, punctuation_chars="();<>|&\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
@@ -66,7 +70,7 @@ def _collect(command: str, out: list[str], *, depth: int) -> bool:
     opaque = False
     current: list[str] = []
     for token in [*tokens, ";"]:
-        if token in _OPERATORS or (token and set(token) <= set("();&|\n") and token not in ("<", ">")):
+        if token in _OPERATORS or token in _PROCESS_SUBSTITUTIONS or (token and set(token) <= set("();&|\n") and token not in ("<", ">")):
             if current:
                 opaque |= _add_simple(current, out, depth=depth)
             current = []
@@ -75,7 +79,62 @@ def _collect(command: str, out: list[str], *, depth: int) -> bool:
             if token == "$":
                 continue
             current.append(token.removesuffix("$") if token.endswith("$") and len(token) > 1 else token)
+    for inner in substituted:
+        opaque |= _collect(inner, out, depth=depth + 1)
     return opaque
+
+
+def _closing(text: str, start: int) -> int | None:
+    """Index of the ``)`` that closes the substitution whose body starts at ``start`` (quotes respected)."""
+    depth, index, quote = 1, start, None
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and quote != "'":
+            index += 2
+            continue
+        if quote is not None:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return None
+
+
+def _quoted_substitutions(command: str) -> tuple[str, list[str]]:
+    """``"... $(cmd) ..."``: bash runs ``cmd`` although it is double-quoted, so it is cut out of the line and
+    returned to be split on its own (unquoted substitutions are split off by the lexer)."""
+    if "$(" not in command:
+        return command, []
+    kept: list[str] = []
+    inner: list[str] = []
+    index, quote = 0, None
+    while index < len(command):
+        char = command[index]
+        if char == "\\" and quote != "'":
+            kept.append(command[index : index + 2])
+            index += 2
+            continue
+        if quote == '"' and command.startswith("$(", index) and not command.startswith("$((", index):
+            end = _closing(command, index + 2)
+            inner.append(command[index + 2 : end])
+            if end is None:
+                break
+            index = end + 1
+            continue
+        if quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+        kept.append(char)
+        index += 1
+    return "".join(kept), inner
 
 
 def _add_simple(words: list[str], out: list[str], *, depth: int) -> bool:
@@ -95,7 +154,7 @@ def _add_simple(words: list[str], out: list[str], *, depth: int) -> bool:
                 return _collect(words[index + 1], out, depth=depth + 1)
             if word.startswith("--command="):
                 return _collect(word.partition("=")[2], out, depth=depth + 1)
-    out.append(" ".join(words))
+    out.append(" ".join(word for word in words if word))
     opaque = False
     if name == "find":
         # `find . -exec rm {} ;` runs rm: the command after -exec is a command of its own
@@ -116,8 +175,11 @@ def _peel(words: list[str]) -> list[str]:
     changed = True
     while words and changed:
         changed = False
-        while words and _ASSIGNMENT.match(words[0]):
+        while words and (_ASSIGNMENT.match(words[0]) or words[0] in _RESERVED):
             words, changed = words[1:], True
+        if words and words[0] == "function":  # `function name {`
+            words, changed = words[2:], True
+            continue
         if not words:
             break
         name = words[0].rsplit("/", 1)[-1]
