@@ -133,3 +133,14 @@ def test_status_of_remote_servers(
     assert (server["status"], server["transport"], server["error"]) == ("ready", transport, None)
     assert server["tools"] >= 12
     assert (called.returncode, called.stdout) == (0, "Echo: hi\n")
+
+
+def test_add_refuses_a_name_that_is_not_one_word(workspace: Path, isolated_home: Path) -> None:
+    user_file = isolated_home / "kairox.toml"
+    user_file.write_text("# mine\n")
+    dotted = kairox(workspace, "mcp", "add", "a.b", "--", "true")
+    spaced = kairox(workspace, "mcp", "add", "bad name!", "--", "true")
+    assert (dotted.returncode, spaced.returncode) == (2, 2)
+    assert dotted.stderr == "kairox: MCP server name 'a.b' may hold only letters, digits, '_' and '-' (it becomes part of tool names)\n"
+    assert "Traceback" not in spaced.stderr
+    assert user_file.read_text() == "# mine\n"

@@ -295,11 +295,16 @@ def add(
     layer: Annotated[str, typer.Option("--layer", help="user, project or local.")] = "user",
 ) -> None:
     """Add a server to a configuration file, keeping its comments: kairox mcp add NAME -- CMD ARGS."""
+    import re
+
     from pydantic import ValidationError
 
     from kairox.config import Layer, McpServerConfig, set_value
 
     kinds = {"stdio": "stdio", "sse": "sse", "http": "streamable_http", "streamable_http": "streamable_http", "streamable-http": "streamable_http"}
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        # a dot would nest the table (mcp_servers.a.b), and the name is part of every tool name
+        fail(f"MCP server name {name!r} may hold only letters, digits, '_' and '-' (it becomes part of tool names)", ExitCode.USAGE)
     if transport not in kinds:
         fail(f"unknown transport {transport!r}; use stdio, sse or http", ExitCode.USAGE)
     kind = kinds[transport]
