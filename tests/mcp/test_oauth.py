@@ -65,3 +65,15 @@ async def test_a_server_that_needs_authorization_says_to_log_in(tmp_path: Path, 
         ServerStatus.FAILED,
         "MCP server 'guarded' needs an OAuth login; run `kairox mcp login guarded`",
     )
+
+
+def test_token_files_stay_in_the_token_folder_whatever_the_server_name(isolated_home: Path) -> None:
+    folder = isolated_home / "mcp-oauth"
+    names = ["github", "../plugins/installed", "a/b", "..", "x.y"]
+    paths = [token_path(isolated_home, name) for name in names]
+    assert [p.parent for p in paths] == [folder] * len(names)
+    assert paths[0] == folder / "github.json"
+    assert len(set(paths)) == len(names)
+    (isolated_home / "kairox.json").write_text("{}")
+    assert logout(isolated_home, "../kairox") is False
+    assert (isolated_home / "kairox.json").exists()
