@@ -165,6 +165,17 @@ async def test_stderr_goes_to_a_per_server_log_file(
     assert log.stat().st_size >= 1024 * 1024
 
 
+async def test_the_log_file_stays_in_the_log_folder_whatever_the_server_name(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path, isolated_home: Path
+) -> None:
+    folder = isolated_home / "logs" / "mcp"
+    names = ["../../escaped", "a/b", "a_b"]
+    clients = [McpClient(name, python_server("basic_server.py"), workspace=tmp_path, home=isolated_home) for name in names]
+    assert [c.log_path.parent for c in clients] == [folder] * 3
+    assert len({c.log_path for c in clients}) == 3
+    assert clients[2].log_path == folder / "a_b.log"
+
+
 async def test_call_to_a_failed_server_says_why(python_server: Callable[..., McpServerConfig], tmp_path: Path) -> None:
     async with McpClient("crash", python_server("crash_at_start.py"), workspace=tmp_path) as client:
         assert client.status == ServerStatus.FAILED

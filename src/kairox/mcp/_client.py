@@ -34,6 +34,7 @@ from kairox.mcp._callbacks import ClientCallbacks
 from kairox.mcp._content import McpResource, McpTool, is_offered, resource_contents_from_mcp, result_from_mcp
 from kairox.mcp._events import McpProtocolViolation, McpServerRestarting, McpToolProgress, McpToolsChanged
 from kairox.mcp._features import ClientFeatures
+from kairox.mcp._files import server_file_stem
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
 from kairox.mcp._listing import list_prompts, list_resources, list_tools
 from kairox.mcp._protocol_cache import known_legacy, remember_legacy, server_key
@@ -137,7 +138,7 @@ class McpClient:
         self.resources: tuple[McpResource, ...] = ()
         self.prompts: tuple[str, ...] = ()
         self.instructions: str | None = None
-        self.log_path = self.home / "logs" / "mcp" / f"{name}.log"
+        self.log_path = self.home / "logs" / "mcp" / f"{server_file_stem(name)}.log"
         self._listeners: list[ToolsListener] = []
         self._client: Client | None = None
         self._child: ChildProcess | None = None

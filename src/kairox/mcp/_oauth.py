@@ -8,10 +8,8 @@ listener on 127.0.0.1.
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import os
-import re
 import webbrowser
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -27,6 +25,7 @@ from mcp.shared.auth import (
 from pydantic import AnyUrl, ValidationError
 
 from kairox.mcp._features import CallbackParams, OAuthLogin
+from kairox.mcp._files import server_file_stem
 
 
 class NeedsLoginError(Exception):
@@ -35,12 +34,7 @@ class NeedsLoginError(Exception):
 
 
 def token_path(home: Path, server: str) -> Path:
-    """``$KAIROX_HOME/mcp-oauth/<server>.json``; a name that is not one plain word (a plugin's server may be
-    called ``../x``) gets a hashed file name, so tokens never land outside that folder."""
-    if re.fullmatch(r"[A-Za-z0-9_-]+", server):
-        return home / "mcp-oauth" / f"{server}.json"
-    digest = hashlib.sha256(server.encode()).hexdigest()[:16]
-    return home / "mcp-oauth" / f"{re.sub(r'[^A-Za-z0-9_-]', '_', server)}-{digest}.json"
+    return home / "mcp-oauth" / f"{server_file_stem(server)}.json"
 
 
 class FileTokenStorage:
