@@ -43,8 +43,9 @@ async def test_read_only_sandbox_allows_lsp_tools_and_stops_debugging(workspace:
     assert not symbols.is_error, symbols.text_content()
     assert "function compute" in symbols.text_content()
     assert launch.is_error
-    assert launch.text_content().startswith(
-        "dap.launch failed: debugging runs the program outside the sandbox, which the read_only sandbox policy forbids"
+    # the gate denies it before the adapter is asked (the provider would refuse too)
+    assert launch.text_content() == (
+        "dap.launch was not run: dap.launch runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids"
     )
     assert sessions == {}
 

@@ -285,3 +285,31 @@ def test_a_tilde_user_path_is_resolved_where_the_tools_write_it(ws: Path) -> Non
     assert write.reason.startswith(f"{Path(os.path.realpath(target)) / 'kairox-probe.txt'} is outside the writable roots")
     deny = engine(ws, Rule(action="deny", pattern=f"fs.read({target}/.ssh/**)"))
     assert deny.decide(SPECS["fs.read"], {"path": f"~{user}/.ssh/id_rsa"}).verdict is Verdict.DENY
+
+
+def dap_spec() -> ToolSpec:
+    return ToolSpec(
+        name="dap.launch", description="", input_schema={"type": "object"}, source=ToolSource.DAP, origin="dap",
+        permission=PermissionProfile(access=Access.EXECUTE, path_args=("program",)),
+    )
+
+
+def test_read_only_denies_tools_that_run_programs_outside_the_os_sandbox(ws: Path) -> None:
+    allow_all = (Rule(action="allow", pattern="dap.*"), Rule(action="allow", pattern="shell.exec"))
+    policy = engine(ws, *allow_all, sandbox=SandboxPolicy.READ_ONLY)
+    # neither an allow rule nor a hook's allow gets a debuggee (which no OS sandbox holds) past read_only
+    for hook in (None, HookDecision.ALLOW):
+        assert policy.decide(dap_spec(), {"program": "main.py"}, hook=hook) == Decision.deny(
+            "dap.launch runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids",
+            source=DecisionSource.SANDBOX,
+        )
+    # shell.exec and plugin command tools run inside bubblewrap, which holds them to read_only itself
+    assert policy.decide(SPECS["shell.exec"], {"command": "make"}).verdict is Verdict.ALLOW
+    plugin_tool = ToolSpec(name="p__t", description="", input_schema={"type": "object"}, source=ToolSource.PLUGIN, origin="p", permission=PermissionProfile(access=Access.EXECUTE))
+    assert engine(ws, sandbox=SandboxPolicy.READ_ONLY).decide(plugin_tool, {}).verdict is Verdict.ALLOW
+    # a deny rule still names itself
+    denied = engine(ws, Rule(action="deny", pattern="dap.launch"), sandbox=SandboxPolicy.READ_ONLY).decide(dap_spec(), {})
+    assert denied.source is DecisionSource.RULE
+    # under workspace_write the user's policy lets debugging run, and the reason says it is not sandboxed
+    allowed = engine(ws).decide(dap_spec(), {"program": "main.py"})
+    assert allowed == Decision.allow("dap.launch runs outside Kairox's OS sandbox (allowed by the workspace_write policy)", source=DecisionSource.MODE)

@@ -9,7 +9,7 @@ from kairox.policy._approval import (
     NonInteractiveApprover,
 )
 from kairox.policy._decision import Decision, DecisionSource, Verdict
-from kairox.policy._engine import PolicyEngine, PolicySettings, effective_profile
+from kairox.policy._engine import PolicyEngine, PolicySettings, effective_profile, runs_unsandboxed
 from kairox.policy._paths import PROTECTED_DIRS, SHELL_RC_FILES, PathPattern, protected_reason, resolve_path
 from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
 from kairox.policy._shell import ShellCommand, split_command
@@ -40,5 +40,6 @@ __all__ = [
     "parse_rule",
     "protected_reason",
     "resolve_path",
+    "runs_unsandboxed",
     "split_command",
 ]

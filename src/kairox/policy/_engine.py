@@ -1,7 +1,8 @@
 """The policy engine (Y1-Y4, Y7): a pure function from a tool, its arguments and the user's policy to a decision.
 
-Order: a hook's deny; deny rules; a hook's ask; ask rules; protected paths and the sandbox boundary for
-writes; allow rules; a hook's allow; the tool's permission profile against the approval and sandbox policies.
+Order: a hook's deny; deny rules; under read_only, programs no OS sandbox holds; a hook's ask; ask rules;
+protected paths and the sandbox boundary for writes; allow rules; a hook's allow; the tool's permission profile
+against the approval and sandbox policies.
 Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a protected path or the sandbox.
 """
 
@@ -30,6 +31,8 @@ _SOURCE_FLOOR = {
     ToolSource.MCP: Access.EXTERNAL,
 }
 """The least authority a tool of each source is assumed to need, whatever it declares."""
+_OS_SANDBOXED = frozenset({ToolSource.BUILTIN, ToolSource.PLUGIN})
+"""Sources whose execute tools run their commands under Kairox's OS sandbox (``shell.exec``, plugin commands)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -72,6 +75,11 @@ class PolicySettings:
             network_access=policy.network_access,
             rules=tuple(rules),
         )
+
+
+def runs_unsandboxed(spec: ToolSpec) -> bool:
+    """Whether the tool runs programs that no OS sandbox holds (a debuggee under DAP)."""
+    return effective_profile(spec).access is Access.EXECUTE and spec.source not in _OS_SANDBOXED
 
 
 def effective_profile(spec: ToolSpec) -> PermissionProfile:
@@ -189,6 +197,11 @@ class PolicyEngine:
         for rule in rules[RuleAction.DENY]:
             if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.deny(f"denied by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
+        if self.settings.sandbox is SandboxPolicy.READ_ONLY and runs_unsandboxed(spec):
+            return Decision.deny(
+                f"{spec.name} runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids",
+                source=DecisionSource.SANDBOX,
+            )
         if hook is HookDecision.ASK:
             return Decision.ask(hook_reason or "a pre_tool_use hook asks for approval", source=DecisionSource.HOOK)
         for rule in rules[RuleAction.ASK]:
@@ -253,6 +266,8 @@ class PolicyEngine:
                     suggested_rule=suggestion,
                 )
             return Decision.allow(f"{who} is annotated read-only", source=DecisionSource.MODE)
+        if access is Access.EXECUTE and runs_unsandboxed(spec):
+            return Decision.allow(f"{spec.name} runs outside Kairox's OS sandbox (allowed by the {settings.sandbox} policy)", source=DecisionSource.MODE)
         if access is Access.EXECUTE:
             where = "without a sandbox (danger_full_access)" if settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS else f"in the {settings.sandbox} sandbox"
             return Decision.allow(f"{spec.name} runs {where}", source=DecisionSource.MODE)

@@ -29,6 +29,7 @@ from kairox.policy import (
     PolicySettings,
     Verdict,
     effective_profile,
+    runs_unsandboxed,
 )
 from kairox.registry._adapters import ADAPTERS, ModelProvider, SchemaAdapterError, drop_model_nulls, wire_name
 from kairox.registry._approvals import PersistRule, SessionApprovals
@@ -388,8 +389,8 @@ class ToolRegistry:
         """Whether the tool's commands ran under the OS sandbox (so a retry outside it means something)."""
         return (
             self.settings.sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS
-            and spec.source in (ToolSource.BUILTIN, ToolSource.PLUGIN)
             and effective_profile(spec).access is Access.EXECUTE
+            and not runs_unsandboxed(spec)
         )
 
     async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None) -> ToolResult:
