@@ -150,3 +150,44 @@ async def _plugin_tool_decision(tmp_path: Path, manifest_approval: str) -> str:
 async def test_manifest_asking_for_untrusted_makes_its_tools_ask_in_the_shared_gate(tmp_path: Path) -> None:
     assert await _plugin_tool_decision(tmp_path, "on_request") == "allow"
     assert await _plugin_tool_decision(tmp_path, "untrusted") == "ask"
+
+
+def test_hook_and_server_paths_climbing_out_of_the_plugin_root_are_refused(tmp_path: Path) -> None:
+    manifest = {
+        "name": "climb",
+        "hooks": [
+            {"event": "pre_turn", "script": "${CLAUDE_PLUGIN_ROOT}/../evil.sh"},
+            {"event": "post_turn", "command": 'sh "${CLAUDE_PLUGIN_ROOT}/../evil.sh"'},
+            {"event": "session_start", "command": "echo ${KAIROX_PLUGIN_ROOT}/ok"},
+        ],
+        "mcpServers": {
+            "out": {"command": "node", "args": ["${CLAUDE_PLUGIN_ROOT}/../server.js"]},
+            "up": {"command": "node", "args": ["x.js"], "cwd": "${CLAUDE_PLUGIN_ROOT}/.."},
+            "in": {"command": "node", "args": ["${CLAUDE_PLUGIN_ROOT}/server.js"]},
+        },
+    }
+    root = make_plugin(tmp_path / "plugins" / "climb", manifest)
+
+    plugin, problems = load_plugin(root, origin=PluginOrigin.PATH)
+
+    assert plugin is not None
+    assert [(h.event, h.command) for h in plugin.hooks] == [("session_start", f"echo {root.resolve()}/ok")]
+    assert [s.name for s in plugin.mcp_servers] == ["in"]
+    source = str(root.resolve() / ".claude-plugin" / "plugin.json")
+    climbing = [(p.kind, p.name, p.reason, p.source) for p in problems if isinstance(p, ExtensionLoadFailure)]
+    assert climbing == [
+        ("hook", "climb", "hooks[0] names '${CLAUDE_PLUGIN_ROOT}/../evil.sh', outside the plugin folder; the hook is skipped", source),
+        ("hook", "climb", "hooks[1] names '${CLAUDE_PLUGIN_ROOT}/../evil.sh', outside the plugin folder; the hook is skipped", source),
+        ("mcp_server", "out", "args names '${CLAUDE_PLUGIN_ROOT}/../server.js', outside the plugin folder; the server is skipped", source),
+        ("mcp_server", "up", "cwd names '${CLAUDE_PLUGIN_ROOT}/..', outside the plugin folder; the server is skipped", source),
+    ]
+
+
+def test_command_tool_argument_climbing_out_of_the_plugin_root_refuses_the_plugin(tmp_path: Path) -> None:
+    manifest = {"name": "climb", "tools": [{"name": "t", "command": "python3", "args": ["${KAIROX_PLUGIN_ROOT}/../tool.py"]}]}
+    root = make_plugin(tmp_path / "plugins" / "climb", manifest)
+
+    plugin, problems = load_plugin(root, origin=PluginOrigin.PATH)
+
+    assert plugin is None
+    assert [(p.kind, p.reason) for p in problems] == [("plugin", "tools.t names '${KAIROX_PLUGIN_ROOT}/../tool.py', outside the plugin folder")]

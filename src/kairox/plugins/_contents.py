@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from kairox.config import LspServerConfig, McpServerConfig
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.plugins._model import ContributionKind, ServerEntry, SkillEntry
-from kairox.plugins._paths import expand_plugin_root
+from kairox.plugins._paths import climbing_root_paths, expand_plugin_root
 
 _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 _MAX_SKILL_DEPTH = 4
@@ -86,6 +86,18 @@ _MCP_FIELDS = set(McpServerConfig.model_fields)
 _MCP_RENAMES = {"startupTimeoutSec": "startup_timeout_sec", "toolTimeoutSec": "tool_timeout_sec"}
 
 
+def _climbing(raw: dict[str, Any], root: Path) -> str | None:
+    """Why a server entry is refused: a path from the plugin root that leads out of it (P3); else None."""
+    for key in ("command", "args", "cwd", "env"):
+        value = raw.get(key)
+        texts = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+        for text in texts:
+            found = climbing_root_paths(text, root) if isinstance(text, str) else []
+            if found:
+                return f"{key} names {found[0]!r}, outside the plugin folder; the server is skipped"
+    return None
+
+
 def _expand(value: Any, root: Path) -> Any:
     if isinstance(value, str):
         return expand_plugin_root(value, root)
@@ -115,6 +127,10 @@ def mcp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
     for name, raw in table.items():
         if not isinstance(raw, dict):
             diagnostics.append(ExtensionLoadFailure(kind="mcp_server", name=name, reason="the server entry must be a JSON object", source=source))
+            continue
+        climbing = _climbing(raw, root)
+        if climbing:
+            diagnostics.append(ExtensionLoadFailure(kind="mcp_server", name=name, reason=climbing, source=source))
             continue
         fields: dict[str, Any] = {}
         for key, value in _expand(raw, root).items():
@@ -158,6 +174,10 @@ def lsp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
     for name, raw in table.items():
         if not isinstance(raw, dict):
             diagnostics.append(ExtensionLoadFailure(kind="lsp_server", name=name, reason="the server entry must be a JSON object", source=source))
+            continue
+        climbing = _climbing(raw, root)
+        if climbing:
+            diagnostics.append(ExtensionLoadFailure(kind="lsp_server", name=name, reason=climbing, source=source))
             continue
         raw = _expand(raw, root)
         fields: dict[str, Any] = {

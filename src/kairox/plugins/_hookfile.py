@@ -13,7 +13,7 @@ from typing import Any
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.plugins._manifest import HookDeclaration
 from kairox.plugins._model import PluginHook
-from kairox.plugins._paths import expand_plugin_root, is_inside
+from kairox.plugins._paths import climbing_root_paths, expand_plugin_root, is_inside
 
 HOOK_EVENTS = ("session_start", "session_end", "user_prompt_submit", "pre_turn", "post_turn", "pre_tool_use", "post_tool_use")
 
@@ -91,7 +91,11 @@ class _Collector:
     def fail(self, reason: str, hint: str | None = None) -> None:
         self.diagnostics.append(ExtensionLoadFailure(kind="hook", name=self.plugin, reason=reason, source=self.source, hint=hint))
 
-    def add(self, event_name: str, command: str, matcher: str | None, timeout: float | None) -> None:
+    def add(self, event_name: str, command: str, matcher: str | None, timeout: float | None, *, where: str) -> None:
+        climbing = climbing_root_paths(command, self.root)
+        if climbing:
+            self.fail(f"{where} names {climbing[0]!r}, outside the plugin folder; the hook is skipped")
+            return
         event = canonical_event(event_name)
         if event is None:
             self.warn(f"event {event_name!r} is not supported by Kairox; its hooks are skipped", hint=f"Kairox's events: {', '.join(HOOK_EVENTS)}")
@@ -129,7 +133,7 @@ def _claude_table(collector: _Collector, table: dict[str, Any]) -> None:
                 if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
                     collector.fail(f"{spot}.timeout must be a positive number of seconds")
                     continue
-                collector.add(event_name, command, matcher, float(timeout) if timeout else None)
+                collector.add(event_name, command, matcher, float(timeout) if timeout else None, where=spot)
 
 
 def parse_hooks(
@@ -158,11 +162,14 @@ def parse_hooks(
             if declaration.command:
                 command = declaration.command
             elif declaration.script:
+                if climbing_root_paths(declaration.script, root):
+                    collector.fail(f"hooks[{index}] names {declaration.script!r}, outside the plugin folder; the hook is skipped")
+                    continue
                 command = script_command(declaration.script, root)
             else:
                 collector.fail(f"hooks[{index}] needs \"command\" or \"script\"")
                 continue
-            collector.add(declaration.event, command, declaration.matcher, declaration.timeout)
+            collector.add(declaration.event, command, declaration.matcher, declaration.timeout, where=f"hooks[{index}]")
     elif isinstance(data, dict):
         table = data.get("hooks", data)
         if not isinstance(table, dict):

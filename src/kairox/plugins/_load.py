@@ -26,7 +26,13 @@ from kairox.plugins._model import (
     ServerEntry,
     SkillEntry,
 )
-from kairox.plugins._paths import PluginPathError, escaping_symlinks, expand_plugin_root, resolve_inside
+from kairox.plugins._paths import (
+    PluginPathError,
+    climbing_root_paths,
+    escaping_symlinks,
+    expand_plugin_root,
+    resolve_inside,
+)
 
 LAYOUT_MARKERS = ("skills", "commands", "agents", "hooks/hooks.json", ".mcp.json", ".lsp.json")
 """A folder holding any of these loads as a plugin even without a manifest."""
@@ -117,6 +123,10 @@ class _Loader:
     def tools(self) -> list[PluginTool]:
         tools = []
         for declaration in self.manifest.tools:
+            for text in (declaration.command, *declaration.args, *declaration.env.values()):
+                climbing = climbing_root_paths(text, self.root)
+                if climbing:
+                    raise self.refuse(f"tools.{declaration.name} names {climbing[0]!r}, outside the plugin folder")
             command = expand_plugin_root(declaration.command, self.root)
             program, _, rest = command.strip().partition(" ")
             if "/" in program and not Path(program).is_absolute():

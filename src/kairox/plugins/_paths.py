@@ -19,6 +19,21 @@ def expand_plugin_root(text: str, root: Path) -> str:
     return _ROOT_VAR.sub(lambda _: str(root), text)
 
 
+_PATH_TAIL = re.compile(r"[^\s\"';|&<>`()]*")
+
+
+def climbing_root_paths(text: str, root: Path) -> list[str]:
+    """Paths in ``text`` that start at a plugin-root variable and lead out of ``root`` (``${ROOT}/../x``)."""
+    base = Path(os.path.normpath(root))
+    found: list[str] = []
+    for match in _ROOT_VAR.finditer(text):
+        tail = _PATH_TAIL.match(text, match.end())
+        rest = tail.group(0) if tail else ""
+        if not is_inside(Path(os.path.normpath(str(base) + rest)), base):
+            found.append(match.group(0) + rest)
+    return found
+
+
 def is_inside(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
