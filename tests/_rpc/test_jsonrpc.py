@@ -1,5 +1,7 @@
 """The JSON-RPC endpoint against a real peer process."""
 
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -112,3 +114,19 @@ async def test_a_peer_that_dies_fails_the_pending_request_and_later_ones() -> No
         assert await child.wait(5) == 4
     assert caught.value.message == "peer closed the connection before answering die: the peer exited"
     assert rpc.closed
+
+
+async def test_a_peer_that_stops_reading_fails_requests_and_notifications_by_their_timeout() -> None:
+    big = "x" * 2_000_000  # more than the pipe and the writer's buffer take
+    async with peer(timeout=0.3) as (child, rpc):
+        os.kill(child.pid, signal.SIGSTOP)
+        try:
+            with anyio.fail_after(10):
+                with pytest.raises(RpcTimeoutError) as request:
+                    await rpc.request("echo", big)
+                with pytest.raises(RpcTimeoutError) as notification:
+                    await rpc.notify("note", big)
+        finally:
+            os.kill(child.pid, signal.SIGCONT)
+    assert request.value.message == "peer did not answer echo within 0.3s"
+    assert notification.value.message == "peer did not read note within 0.3s"

@@ -1,5 +1,6 @@
 """Child processes and Content-Length framed JSON-RPC, shared by LSP, DAP, MCP stdio and hook commands."""
 
+from kairox._rpc._connection import FramedConnection
 from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcResponseError, RpcTimeoutError
 from kairox._rpc._framing import FramingProblem, MessageReader, MessageWriter, encode_message
 from kairox._rpc._jsonrpc import (
@@ -18,6 +19,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "METHOD_NOT_FOUND",
     "ChildProcess",
+    "FramedConnection",
     "FramingProblem",
     "JsonRpcEndpoint",
     "MessageReader",

@@ -25,10 +25,10 @@ class RpcResponseError(RpcError):
 class RpcTimeoutError(RpcError):
     """The server did not answer in time."""
 
-    def __init__(self, peer: str, method: str, timeout: float) -> None:
+    def __init__(self, peer: str, method: str, timeout: float, *, action: str = "answer") -> None:
         super().__init__(
             peer,
-            f"{peer} did not answer {method} within {timeout:g}s",
+            f"{peer} did not {action} {method} within {timeout:g}s",
             hint="the server may be busy indexing or stuck; raise its request_timeout_sec or restart it",
         )
         self.method, self.timeout = method, timeout

@@ -8,14 +8,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-import anyio
-import anyio.abc
-
+from kairox._rpc._connection import FramedConnection
 from kairox._rpc._errors import RpcConnectionClosedError, RpcResponseError, RpcTimeoutError
-from kairox._rpc._framing import FramingProblem, MessageReader, MessageWriter
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +33,7 @@ class MethodError(Exception):
         self.code, self.message, self.data = code, message, data
 
 
-class JsonRpcEndpoint:
+class JsonRpcEndpoint(FramedConnection):
     """``async with JsonRpcEndpoint(reader, writer, peer="pylsp") as rpc:`` reads messages until the stream ends.
 
     Enter and exit in the same task (the reader runs in a task group). Requests may be sent from any task.
@@ -53,21 +49,12 @@ class JsonRpcEndpoint:
         cancel_method: str | None = None,
         closed_reason: Callable[[], str] | None = None,
     ) -> None:
-        self.peer = peer
-        self.timeout = timeout
-        self._reader = MessageReader(reader)
-        self._writer = MessageWriter(writer)
+        super().__init__(reader, writer, peer=peer, timeout=timeout, closed_reason=closed_reason)
         self._cancel_method = cancel_method
-        self._closed_reason = closed_reason or (lambda: "end of stream")
         self._next_id = 0
-        self._pending: dict[str, tuple[str, asyncio.Future[Any]]] = {}
         self._requests: dict[str, RequestHandler] = {}
         self._notifications: dict[str, NotificationHandler] = {}
         self._any_notification: NotificationHandler | None = None
-        self._closed = anyio.Event()
-        self._close_reason = ""
-        self._tg: anyio.abc.TaskGroup | None = None
-        self.problems: list[FramingProblem] = []
 
     # --- handlers ------------------------------------------------------------------------------------------------
 
@@ -81,105 +68,49 @@ class JsonRpcEndpoint:
         """Called for notifications without a handler of their own."""
         self._any_notification = handler
 
-    # --- lifetime ------------------------------------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(self._read_loop)
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        assert self._tg is not None
-        self._tg.cancel_scope.cancel()
-        await self._tg.__aexit__(None, None, None)  # the body's exception is not the readers' business
-        self._close("the client closed the connection")
-
-    @property
-    def closed(self) -> bool:
-        return self._closed.is_set()
-
-    @property
-    def close_reason(self) -> str:
-        return self._close_reason
-
-    async def wait_closed(self) -> None:
-        await self._closed.wait()
-
-    def _close(self, reason: str) -> None:
-        if self._closed.is_set():
-            return
-        self._close_reason = reason
-        self._closed.set()
-        for method, future in self._pending.values():
-            if not future.done():
-                future.set_exception(RpcConnectionClosedError(self.peer, method, reason))
-        self._pending.clear()
-
     # --- sending -------------------------------------------------------------------------------------------------
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
-        """Send a request and wait for its result; raises an :class:`RpcError` subclass otherwise."""
-        if self.closed:
-            raise RpcConnectionClosedError(self.peer, method, self._close_reason)
+        """Send a request and wait for its result; raises an :class:`RpcError` subclass otherwise.
+
+        ``timeout`` bounds the whole request: writing it (to a peer that may have stopped reading) and the
+        answer."""
         self._next_id += 1
         request_id = self._next_id
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[str(request_id)] = (method, future)
+        key = str(request_id)
+        future = self._expect(key, method)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
         limit = self.timeout if timeout is None else timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
         try:
-            await self._send(message, method)
-            return await asyncio.wait_for(asyncio.shield(future), limit)
+            await self._send(message, method, timeout=limit)
+            return await asyncio.wait_for(asyncio.shield(future), max(deadline - loop.time(), 0))
         except TimeoutError:
-            if self._cancel_method and not self.closed:
-                with contextlib.suppress(Exception):
-                    await self._send(
-                        {"jsonrpc": "2.0", "method": self._cancel_method, "params": {"id": request_id}}
-                    )
+            if self._cancel_method and not self.closed and self._tg is not None:
+                # best effort, in the background: the caller gets its timeout now
+                cancel = {"jsonrpc": "2.0", "method": self._cancel_method, "params": {"id": request_id}}
+                self._tg.start_soon(self._send_quietly, cancel)
             raise RpcTimeoutError(self.peer, method, limit) from None
         finally:
-            self._pending.pop(str(request_id), None)
+            self._pending.pop(key, None)
             if not future.done():
                 future.cancel()
 
-    async def notify(self, method: str, params: Any = None) -> None:
+    async def notify(self, method: str, params: Any = None, *, timeout: float | None = None) -> None:
+        """Send a notification; a peer that does not read it within ``timeout`` fails it."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._send(message, method)
+        await self._send(message, method, timeout=timeout, action="read")
 
-    async def _send(self, message: Any, method: str | None = None) -> None:
-        if self.closed:
-            raise RpcConnectionClosedError(self.peer, method, self._close_reason)
-        try:
-            await self._writer.write(message)
-        except (ConnectionError, RuntimeError, OSError) as exc:
-            self._close(f"writing failed: {exc}")
-            raise RpcConnectionClosedError(self.peer, method, self._close_reason) from exc
+    async def _send_quietly(self, message: Any) -> None:
+        with contextlib.suppress(Exception):
+            await self._send(message)
 
     # --- receiving -----------------------------------------------------------------------------------------------
-
-    async def _read_loop(self) -> None:
-        try:
-            while True:
-                message = await self._reader.read()
-                if message is None:
-                    break
-                if isinstance(message, FramingProblem):
-                    self.problems.append(message)
-                    log.warning("%s sent an unreadable message: %s", self.peer, message.reason)
-                    continue
-                for item in message if isinstance(message, list) else [message]:
-                    if isinstance(item, dict):
-                        await self._dispatch(item)
-        except (ConnectionError, OSError) as exc:
-            self._close(f"reading failed: {exc}")
-        self._close(self._closed_reason())
 
     async def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -236,5 +167,5 @@ class JsonRpcEndpoint:
             except Exception as exc:
                 log.exception("handler of %s from %s failed", method, self.peer)
                 reply["error"] = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
-        with contextlib.suppress(RpcConnectionClosedError):
+        with contextlib.suppress(RpcConnectionClosedError, RpcTimeoutError):
             await self._send(reply)

@@ -1,27 +1,25 @@
 """The Debug Adapter Protocol on a framed stream: requests correlated by ``seq`` / ``request_seq``, events kept
-in order (each waiter reads from its own cursor), and the adapter's reverse requests answered."""
+in order (each waiter reads from its own cursor), and the adapter's reverse requests answered.
+
+Reading, writing with a time limit and failing what waits when the stream ends are
+:class:`kairox._rpc.FramedConnection`'s; DAP's own are its message shapes (``seq`` instead of JSON-RPC ids,
+``success`` instead of ``error``) and the event log, which JSON-RPC does not keep.
+"""
 
 import asyncio
 import contextlib
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
-import anyio.abc
 
-from kairox._rpc import (
-    FramingProblem,
-    MessageReader,
-    MessageWriter,
-    RpcConnectionClosedError,
-    RpcTimeoutError,
-)
+from kairox._rpc import FramedConnection, RpcConnectionClosedError, RpcTimeoutError
 from kairox._util import JsonObject
 from kairox.dap._errors import DapRequestError
 
 
-class DapConnection:
+class DapConnection(FramedConnection):
     """``async with DapConnection(reader, writer, peer="debugpy") as dap:``; enter and exit in the same task."""
 
     def __init__(
@@ -33,74 +31,45 @@ class DapConnection:
         timeout: float = 30.0,
         closed_reason: Callable[[], str] | None = None,
     ) -> None:
-        self.peer = peer
-        self.timeout = timeout
-        self._reader = MessageReader(reader)
-        self._writer = MessageWriter(writer)
-        self._closed_reason = closed_reason or (lambda: "end of stream")
+        super().__init__(reader, writer, peer=peer, timeout=timeout, closed_reason=closed_reason)
         self._seq = 0
-        self._pending: dict[int, tuple[str, asyncio.Future[JsonObject]]] = {}
         self.events: list[JsonObject] = []
         """Every event the adapter sent, in order."""
         self._new_event = anyio.Event()
-        self._closed = anyio.Event()
-        self.close_reason = ""
-        self.problems: list[FramingProblem] = []
-        self._tg: anyio.abc.TaskGroup | None = None
-
-    async def __aenter__(self) -> Self:
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(self._read_loop)
-        return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        assert self._tg is not None
-        self._tg.cancel_scope.cancel()
-        await self._tg.__aexit__(None, None, None)
-        self._close("the client closed the connection")
-        self._writer.close()
+        await super().__aexit__(exc_type, exc, tb)
+        self._writer.close()  # a TCP connection has no process whose stop closes it
 
-    @property
-    def closed(self) -> bool:
-        return self._closed.is_set()
-
-    async def wait_closed(self) -> None:
-        await self._closed.wait()
-
-    def _close(self, reason: str) -> None:
-        if self._closed.is_set():
-            return
-        self.close_reason = reason
-        self._closed.set()
-        self._new_event.set()
-        for command, future in self._pending.values():
-            if not future.done():
-                future.set_exception(RpcConnectionClosedError(self.peer, command, reason))
-        self._pending.clear()
+    def _closing(self) -> None:
+        self._new_event.set()  # event waiters see the end
 
     # --- requests ------------------------------------------------------------------------------------------------
 
     async def send(self, command: str, arguments: JsonObject | None = None) -> "asyncio.Future[JsonObject]":
         """Send a request; the future resolves to the whole response (use it when the answer comes late)."""
-        if self.closed:
-            raise RpcConnectionClosedError(self.peer, command, self.close_reason)
         self._seq += 1
         seq = self._seq
-        future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
-        self._pending[seq] = (command, future)
+        future: asyncio.Future[JsonObject] = self._expect(seq, command)
         message: JsonObject = {"seq": seq, "type": "request", "command": command}
         if arguments is not None:
             message["arguments"] = arguments
-        await self._write(message, command)
+        try:
+            await self._send(message, command)
+        except BaseException:
+            self._pending.pop(seq, None)
+            future.cancel()
+            raise
         return future
 
     async def response(
         self, command: str, future: "asyncio.Future[JsonObject]", timeout: float | None = None
     ) -> Any:
-        """The ``body`` of a response; raises :class:`DapRequestError` when the adapter says it failed."""
+        """The ``body`` of a response; raises :class:`DapRequestError` when the adapter says it failed.
+
+        The request stays pending after a timeout: a late answer (``launch``) can be waited for again."""
         limit = self.timeout if timeout is None else timeout
         try:
             reply = await asyncio.wait_for(asyncio.shield(future), limit)
@@ -114,13 +83,6 @@ class DapConnection:
         self, command: str, arguments: JsonObject | None = None, *, timeout: float | None = None
     ) -> Any:
         return await self.response(command, await self.send(command, arguments), timeout)
-
-    async def _write(self, message: JsonObject, command: str | None) -> None:
-        try:
-            await self._writer.write(message)
-        except (ConnectionError, RuntimeError, OSError) as exc:
-            self._close(f"writing failed: {exc}")
-            raise RpcConnectionClosedError(self.peer, command, self.close_reason) from exc
 
     # --- events --------------------------------------------------------------------------------------------------
 
@@ -141,17 +103,6 @@ class DapConnection:
         return None
 
     # --- reading -------------------------------------------------------------------------------------------------
-
-    async def _read_loop(self) -> None:
-        try:
-            while (message := await self._reader.read()) is not None:
-                if isinstance(message, FramingProblem):
-                    self.problems.append(message)
-                elif isinstance(message, dict):
-                    await self._dispatch(message)
-        except (ConnectionError, OSError) as exc:
-            self._close(f"reading failed: {exc}")
-        self._close(self._closed_reason())
 
     async def _dispatch(self, message: JsonObject) -> None:
         kind = message.get("type")
@@ -174,8 +125,8 @@ class DapConnection:
                 "success": False,
                 "message": f"Kairox does not support the reverse request {message.get('command')!r}",
             }
-            with contextlib.suppress(RpcConnectionClosedError):
-                await self._write(reply, None)
+            with contextlib.suppress(RpcConnectionClosedError, RpcTimeoutError):
+                await self._send(reply)
 
 
 def _failure(reply: JsonObject) -> str:

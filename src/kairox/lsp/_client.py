@@ -198,7 +198,7 @@ class LspClient:
             if rpc is not None and not rpc.closed and self.child.returncode is None:
                 try:
                     await rpc.request("shutdown", timeout=budget / 2)
-                    await rpc.notify("exit")
+                    await rpc.notify("exit", timeout=max(deadline - time.monotonic(), 0.1))
                 except RpcError:
                     pass
             await self.child.stop(timeout=max(deadline - time.monotonic(), 0.2))
