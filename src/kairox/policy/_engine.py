@@ -181,6 +181,16 @@ class PolicyEngine:
                 return rule
         return None
 
+    def read_refusal(self, spec: ToolSpec, path: Path) -> RuleRef | None:
+        """The deny or ask rule that keeps ``spec`` from reading ``path``, a file it met inside a folder it was
+        allowed to read (a search or a listing must not show what ``fs.read`` may not)."""
+        rules = self._candidates(spec)
+        for action in (RuleAction.DENY, RuleAction.ASK):
+            for rule in rules[action]:
+                if rule.specifier is not None and self._path_pattern(rule.specifier).matches(path, any_part=True):
+                    return rule.ref
+        return None
+
     def suggest_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
         """The allow rule that would cover calls like this one (what "always" persists)."""
         return _suggestion(spec, self._facts(spec, arguments))

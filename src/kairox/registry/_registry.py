@@ -8,7 +8,7 @@ call (unknown tool, bad arguments, denial, timeout, a provider that raises) come
 
 import fnmatch
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -395,7 +395,9 @@ class ToolRegistry:
 
     async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None) -> ToolResult:
         timeout = entry.spec.timeout_sec or self.settings.default_timeout_sec
-        context = CallContext(call_id=call_id, workspace=self.settings.workspace, sandbox=sandbox or self.settings.sandbox)
+        context = CallContext(
+            call_id=call_id, workspace=self.settings.workspace, sandbox=sandbox or self.settings.sandbox, unreadable=self._read_filter(entry.spec)
+        )
         try:
             with anyio.fail_after(timeout):
                 result = await entry.provider.call_tool(name, arguments, context)
@@ -408,6 +410,17 @@ class ToolRegistry:
         if not isinstance(result, ToolResult):
             return ToolResult.error(f"{name} returned {type(result).__name__} instead of a ToolResult")
         return result
+
+    def _read_filter(self, spec: ToolSpec) -> Callable[[Path], str | None] | None:
+        """For a tool that reads the paths it is given: the rules on reading, applied to every file it finds."""
+        if spec.permission.access is not Access.READ or not spec.permission.path_args:
+            return None
+
+        def unreadable(path: Path) -> str | None:
+            rule = self.policy.read_refusal(spec, path)
+            return None if rule is None else str(rule)
+
+        return unreadable
 
     async def _post_hooks(self, call: ToolCall, spec: ToolSpec, result: ToolResult) -> ToolResult:
         assert self.hooks is not None

@@ -153,7 +153,7 @@ class BuiltinToolProvider(ToolProvider):
             case "fs.edit":
                 return edit_file(arguments, workspace)
             case "fs.list":
-                return list_files(arguments, workspace, max_entries=settings.list_max_entries)
+                return list_files(arguments, workspace, max_entries=settings.list_max_entries, unreadable=context.unreadable)
             case "shell.exec":
                 return await run_shell(
                     arguments,
@@ -163,5 +163,7 @@ class BuiltinToolProvider(ToolProvider):
                     passthrough=settings.shell_env_passthrough,
                 )
             case "search.ripgrep":
-                return await search(arguments, workspace, rg=settings.ripgrep, default_max=settings.search_max_results)
+                return await search(
+                    arguments, workspace, rg=settings.ripgrep, default_max=settings.search_max_results, unreadable=context.unreadable
+                )
         raise ToolCallError(tool=name, reason="not a built-in tool")

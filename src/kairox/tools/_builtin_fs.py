@@ -2,6 +2,7 @@
 
 import fnmatch
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,19 @@ from kairox.tools._gitignore import compile_glob, walk_files
 from kairox.tools._model import ToolResult
 
 BINARY_SNIFF_BYTES = 8192
+
+Unreadable = Callable[[Path], str | None]
+"""Why a file met inside a folder must be left out (``CallContext.unreadable``), or None."""
+
+
+def refusal(unreadable: Unreadable | None, path: Path) -> str | None:
+    return None if unreadable is None else unreadable(Path(os.path.realpath(path)))
+
+
+def left_out_note(tool: str, reasons: list[str]) -> str:
+    """The note that says how many files were left out because rules keep them from being read, and by which rules."""
+    rules = "; ".join(sorted(set(reasons)))
+    return f"[{tool}: {len(reasons)} file(s) left out: reading them is denied or needs approval ({rules})]"
 
 
 def workspace_path(value: Any, workspace: Path, tool: str) -> Path:
@@ -92,16 +106,21 @@ def edit_file(args: dict[str, Any], workspace: Path) -> ToolResult:
     return ToolResult.text(f"edited {path}: {replaced} replacement(s)", structured={"path": str(path), "replacements": replaced})
 
 
-def list_files(args: dict[str, Any], workspace: Path, *, max_entries: int) -> ToolResult:
+def list_files(args: dict[str, Any], workspace: Path, *, max_entries: int, unreadable: Unreadable | None = None) -> ToolResult:
     root = Path(os.path.realpath(workspace_path(args.get("path") or ".", workspace, "fs.list")))
     if not root.is_dir():
         raise ToolCallError(tool="fs.list", reason=f"{root} is not a folder")
     pattern = args.get("pattern") or "**"
     gitignore = bool(args.get("respect_gitignore", True))
     matched: list[str] = []
+    left_out: list[str] = []
     more = False
     for rel in walk_files(root, respect_gitignore=gitignore, ignore_root=Path(os.path.realpath(workspace))):
         if pattern != "**" and not _glob_match(rel, pattern):
+            continue
+        reason = refusal(unreadable, root / rel)
+        if reason is not None:
+            left_out.append(reason)
             continue
         if len(matched) >= max_entries:
             more = True
@@ -110,6 +129,8 @@ def list_files(args: dict[str, Any], workspace: Path, *, max_entries: int) -> To
     text = "\n".join(matched) if matched else "(no files)"
     if more:
         text += f"\n[fs.list: stopped after {max_entries} entries; narrow `pattern` or `path`]"
+    if left_out:
+        text += "\n" + left_out_note("fs.list", left_out)
     return ToolResult.text(text, structured={"root": str(root), "files": matched, "truncated": more})
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox.errors import ToolCallError
-from kairox.tools._builtin_fs import looks_binary, workspace_path
+from kairox.tools._builtin_fs import Unreadable, left_out_note, looks_binary, refusal, workspace_path
 from kairox.tools._gitignore import compile_glob, walk_files
 from kairox.tools._model import ToolResult
 
@@ -32,7 +32,7 @@ def _shown(path: Path, workspace: Path) -> str:
         return str(path)
 
 
-async def search(args: dict[str, Any], workspace: Path, *, rg: str | None, default_max: int) -> ToolResult:
+async def search(args: dict[str, Any], workspace: Path, *, rg: str | None, default_max: int, unreadable: Unreadable | None = None) -> ToolResult:
     pattern = args.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         raise ToolCallError(tool="search.ripgrep", reason="`pattern` must be a non-empty string")
@@ -40,17 +40,20 @@ async def search(args: dict[str, Any], workspace: Path, *, rg: str | None, defau
     if not root.exists():
         raise ToolCallError(tool="search.ripgrep", reason=f"{root} does not exist")
     limit = int(args.get("max_results") or default_max)
+    left_out: dict[str, str] = {}
     if rg is not None:
-        matches, more = await _with_rg(rg, pattern, root, args, limit)
+        matches, more = await _with_rg(rg, pattern, root, args, limit, _Filter(unreadable, left_out))
         engine = "rg"
     else:
         real = Path(os.path.realpath(root)), Path(os.path.realpath(workspace))
-        matches, more = await asyncio.to_thread(_with_python, pattern, real[0], args, limit, real[1])
+        matches, more = await asyncio.to_thread(_with_python, pattern, real[0], args, limit, real[1], _Filter(unreadable, left_out))
         engine = "python"
     lines = [f"{_shown(Path(m.path), workspace)}:{m.line}: {m.text}" for m in matches]
     text = "\n".join(lines) if lines else "(no matches)"
     if more:
         text += f"\n[search.ripgrep: stopped after {limit} matches; narrow the pattern, path or glob]"
+    if left_out:
+        text += "\n" + left_out_note("search.ripgrep", list(left_out.values()))
     structured = {
         "engine": engine,
         "matches": [{"path": _shown(Path(m.path), workspace), "line": m.line, "text": m.text} for m in matches],
@@ -59,7 +62,24 @@ async def search(args: dict[str, Any], workspace: Path, *, rg: str | None, defau
     return ToolResult.text(text, structured=structured)
 
 
-async def _with_rg(rg: str, pattern: str, root: Path, args: dict[str, Any], limit: int) -> tuple[list[Match], bool]:
+@dataclass(slots=True)
+class _Filter:
+    """Leaves out files the rules keep from being read, remembering each one once with its rule."""
+
+    unreadable: Unreadable | None
+    left_out: dict[str, str]
+
+    def keeps(self, path: str) -> bool:
+        if path in self.left_out:
+            return False
+        reason = refusal(self.unreadable, Path(path))
+        if reason is None:
+            return True
+        self.left_out[path] = reason
+        return False
+
+
+async def _with_rg(rg: str, pattern: str, root: Path, args: dict[str, Any], limit: int, keep: _Filter) -> tuple[list[Match], bool]:
     argv = [rg, "--json", "--no-require-git", "--no-config", "--sort", "path"]
     if args.get("ignore_case"):
         argv.append("--ignore-case")
@@ -79,11 +99,13 @@ async def _with_rg(rg: str, pattern: str, root: Path, args: dict[str, Any], limi
             message = json.loads(line)
             if message.get("type") != "match":
                 continue
+            data = message["data"]
+            text = data["lines"].get("text") or ""
+            if not keep.keeps(data["path"].get("text", "")):
+                continue
             if len(matches) >= limit:
                 more = True
                 break
-            data = message["data"]
-            text = data["lines"].get("text") or ""
             matches.append(Match(path=data["path"].get("text", ""), line=int(data["line_number"]), text=text.rstrip("\n")[:_MAX_LINE]))
         if more:
             proc.kill()
@@ -99,7 +121,7 @@ async def _with_rg(rg: str, pattern: str, root: Path, args: dict[str, Any], limi
     return matches, more
 
 
-def _with_python(pattern: str, root: Path, args: dict[str, Any], limit: int, workspace: Path) -> tuple[list[Match], bool]:
+def _with_python(pattern: str, root: Path, args: dict[str, Any], limit: int, workspace: Path, keep: _Filter) -> tuple[list[Match], bool]:
     flags = re.IGNORECASE if args.get("ignore_case") else 0
     try:
         regex = re.compile(re.escape(pattern) if args.get("fixed_strings") else pattern, flags)
@@ -116,9 +138,12 @@ def _with_python(pattern: str, root: Path, args: dict[str, Any], limit: int, wor
                 name_ok = glob_regex.match(rel) if glob_regex else fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], glob)
                 if not name_ok:
                     continue
-            files.append(root / rel)
+            if not (root / rel).is_symlink():  # like rg, which does not follow links while walking
+                files.append(root / rel)
     matches: list[Match] = []
     for file in files:
+        if not keep.keeps(os.fspath(file)):
+            continue
         try:
             data = file.read_bytes()
         except OSError:

@@ -179,3 +179,6 @@ class CallContext:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     progress: ProgressCallback | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    unreadable: Callable[[Path], str | None] | None = None
+    """For tools that read whole folders (search, listing): why a file found there must be left out (the deny
+    or ask rule on reading it), or None. Called with the file's resolved path."""
