@@ -5,8 +5,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from tests._rpc._procs import process_gone
 from tests.dap._fixtures import debugpy_config, free_port
-from tests.lsp._fixtures import process_gone
 
 from kairox._rpc import ChildProcess
 from kairox.dap import (

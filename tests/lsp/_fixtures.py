@@ -1,7 +1,6 @@
-"""Fixture projects, language server configurations and process checks for the LSP tests (real
+"""Fixture projects and language server configurations for the LSP tests (real
 jedi-language-server and python-lsp-server from the test environment)."""
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -75,25 +74,3 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture(params=sorted(SERVERS))
 def server_name(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-def process_gone(pid: int) -> bool:
-    """True when ``pid`` no longer runs (absent, or a zombie nobody waits for)."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
-                continue
-    return found

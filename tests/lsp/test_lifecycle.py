@@ -8,7 +8,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests.lsp._fixtures import HERE, SERVERS, children_of, process_gone
+from tests._rpc._procs import children_of, process_gone
+from tests.lsp._fixtures import HERE, SERVERS
 
 from kairox._rpc import ServerStatus
 from kairox.config import LspServerConfig
@@ -257,3 +258,25 @@ async def test_untrusted_and_disabled_servers_are_left_out(project: Path) -> Non
         assert list(provider.servers) == []
     async with LspToolProvider({}, workspace=project) as empty:
         assert await empty.list_tools() == []
+
+
+@pytest.mark.timeout(30)
+async def test_a_server_that_stops_reading_fails_the_tool_by_its_timeout_and_still_stops_in_time(
+    project: Path,
+) -> None:
+    (project / "pkg" / "big.py").write_text("x = 1\n" * 400_000)  # more than a pipe and a writer buffer hold
+    config = busy_config(request_timeout_sec=0.5, shutdown_timeout_sec=1.0)
+    context = CallContext(call_id="t", workspace=project)
+    async with LspToolProvider({"busy": config}, workspace=project) as provider:
+        server = provider.servers["busy"]
+        pid = (await server.ensure_running()).child.pid
+        os.kill(pid, signal.SIGSTOP)
+        with anyio.fail_after(10), pytest.raises(ToolCallError) as caught:
+            await provider.call_tool("lsp.definition", {"file": "pkg/big.py", "line": 1}, context)
+        with anyio.fail_after(config.shutdown_timeout_sec + 1):
+            await server.stop()
+    assert caught.value.message == (
+        "lsp.definition failed: language server 'busy' did not read textDocument/didOpen within 0.5s"
+    )
+    assert server.status is ServerStatus.STOPPED
+    assert process_gone(pid)

@@ -22,6 +22,8 @@ BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "L
 """Host variables every child gets (when set)."""
 
 _PR_SET_PDEATHSIG = 1
+_EXIT_POLL = 0.05
+"""Seconds between looks at a child's exit status while waiting for it."""
 
 
 def child_environment(
@@ -52,6 +54,25 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             if os.getppid() == 1:  # the parent already died between fork and prctl
                 os._exit(1)
+
+
+def _group_runs(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (is not a zombie); True where ``/proc`` cannot tell."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
 
 
 class StderrTail:
@@ -147,17 +168,21 @@ class ChildProcess:
 
     async def start(self) -> Self:
         pipe = asyncio.subprocess.PIPE
-        self._proc = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
-            stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
-            stderr=pipe,
-            env=self.env,
-            cwd=str(self.cwd) if self.cwd is not None else None,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-            limit=2**24,
-        )
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
+                stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
+                stderr=pipe,
+                env=self.env,
+                cwd=str(self.cwd) if self.cwd is not None else None,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+                limit=2**24,
+            )
+        except BaseException:
+            self.stderr.close()  # no child will write to the log file
+            raise
         self._drain = asyncio.get_running_loop().create_task(self._drain_stderr())
         return self
 
@@ -169,19 +194,59 @@ class ChildProcess:
                 self.stderr.feed(chunk)
 
     async def wait(self, timeout: float | None = None) -> int | None:
-        """The exit code, or None when the child is still running after ``timeout`` seconds."""
+        """The exit code, or None when the child is still running after ``timeout`` seconds.
+
+        The exit is noticed even while a grandchild still holds the child's pipes open (``Process.wait`` alone
+        waits for the pipes to close too).
+        """
+        proc = self.process
+        if proc.returncode is not None:
+            return proc.returncode
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        waiter = loop.create_task(proc.wait())
         try:
-            return await asyncio.wait_for(self.process.wait(), timeout)
-        except TimeoutError:
-            return None
+            while proc.returncode is None:
+                remaining = _EXIT_POLL if deadline is None else min(deadline - loop.time(), _EXIT_POLL)
+                if remaining <= 0:
+                    return None
+                await asyncio.wait({waiter}, timeout=remaining)
+            return proc.returncode
+        finally:
+            waiter.cancel()
 
     def _signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, sig)
 
+    async def _kill_rest_of_group(self, timeout: float = 1.0) -> None:
+        """SIGKILL what is left of the child's group and wait (up to ``timeout``) until it is gone."""
+        pid = self.process.pid
+        if self.process.returncode is not None:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                pass  # the group, if any of it is left, is still ours: its id cannot be reused while it exists
+            except PermissionError:
+                return
+            else:
+                return  # the leader was reaped and its pid runs again: that process is not ours
+        self._signal_group(signal.SIGKILL)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            try:
+                os.killpg(pid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            if not _group_runs(pid):
+                return  # only zombies are left, for their new parent to reap
+            await asyncio.sleep(0.01)
+
     async def stop(self, timeout: float | None = None) -> int | None:
         """Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. Returns the exit code."""
         if self._proc is None:
+            self.stderr.close()  # the log file was opened for a child that never started
             return None
         timeout = self.stop_timeout if timeout is None else timeout
         try:
@@ -195,7 +260,7 @@ class ChildProcess:
                         self._signal_group(signal.SIGKILL)
                         await self.wait(5.0)
             # the leader may be gone while others in its group live on
-            self._signal_group(signal.SIGKILL)
+            await self._kill_rest_of_group()
         finally:
             if self._drain is not None:
                 with contextlib.suppress(BaseException):

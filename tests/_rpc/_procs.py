@@ -1,0 +1,57 @@
+"""Process checks shared by the _rpc, LSP and DAP tests: is a pid gone, and which processes a test left behind."""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def _stat(pid: int | str) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+
+
+def process_gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (absent, or a zombie nobody waits for)."""
+    fields = _stat(pid)
+    return fields is None or fields[0] == "Z"
+
+
+def children_of(pid: int) -> list[int]:
+    """Live (not zombie) children of ``pid``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat(entry)
+            if fields is not None and fields[0] != "Z" and int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Live processes whose working directory is ``folder`` or below it (servers, adapters, debuggees)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                cwd = Path(os.readlink(f"/proc/{entry}/cwd"))
+            except OSError:
+                continue
+            fields = _stat(entry)
+            if fields is not None and fields[0] != "Z" and cwd.is_relative_to(folder):
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_process_left(tmp_path: Path) -> Iterator[None]:
+    """Fails a test after which a child of the test process, or any process working in its tmp folder, runs."""
+    before = set(children_of(os.getpid()))
+    yield
+    left = [pid for pid in children_of(os.getpid()) if pid not in before and not process_gone(pid)]
+    left += [pid for pid in processes_in(tmp_path.resolve()) if pid not in left]
+    assert left == [], f"processes left behind: {left}"

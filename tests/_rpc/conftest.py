@@ -1,0 +1,5 @@
+"""Fixtures of the framing and process tests."""
+
+from tests._rpc._procs import no_process_left
+
+__all__ = ["no_process_left"]
