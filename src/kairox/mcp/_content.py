@@ -106,14 +106,22 @@ def result_from_mcp(result: mcp_types.CallToolResult) -> ToolResult:
     )
 
 
+def _decoded(blob: str) -> str | None:
+    """A base64 text blob as text; None when the server sent something that is not base64."""
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8", errors="replace")
+    except ValueError:
+        return None
+
+
 def resource_contents_from_mcp(result: mcp_types.ReadResourceResult) -> ToolResult:
     parts: list[Content] = []
     for item in result.contents:
         part = _embedded(item)
         if part.text is not None:
             parts.append(TextContent(text=part.text))
-        elif part.blob is not None and (part.mime_type or "").startswith("text/"):
-            parts.append(TextContent(text=base64.b64decode(part.blob).decode("utf-8", errors="replace")))
+        elif part.blob is not None and (part.mime_type or "").startswith("text/") and (text := _decoded(part.blob)) is not None:
+            parts.append(TextContent(text=text))
         else:
             parts.append(part)
     return ToolResult(content=tuple(parts))
