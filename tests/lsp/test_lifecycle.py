@@ -280,3 +280,17 @@ async def test_a_server_that_stops_reading_fails_the_tool_by_its_timeout_and_sti
     )
     assert server.status is ServerStatus.STOPPED
     assert process_gone(pid)
+
+
+async def test_a_cancelled_provider_still_stops_its_servers(project: Path) -> None:
+    sink = RecordingSink()
+    with anyio.CancelScope() as scope:
+        async with LspToolProvider({"busy": busy_config()}, workspace=project, events=sink) as provider:
+            server = provider.servers["busy"]
+            pid = (await server.ensure_running()).child.pid
+            scope.cancel()
+            await anyio.sleep(5)
+    assert scope.cancelled_caught
+    assert process_gone(pid)
+    assert server.status is ServerStatus.STOPPED
+    assert sink.events[-1] == LspServerStopped(server="busy")

@@ -76,7 +76,8 @@ class LspServerLifecycle:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._tg is not None
-        await self.stop()
+        with anyio.CancelScope(shield=True):  # a cancelled owner still stops its server
+            await self.stop()
         self._tg.cancel_scope.cancel()
         await self._tg.__aexit__(None, None, None)  # the body's exception is not the supervisors' business
 
