@@ -124,3 +124,22 @@ def test_provider_definitions_come_from_the_whole_registry(workspace: Path) -> N
     names = {d["function"]["name"] if "function" in d else d["name"] for d in run.json()}
     assert any(name.startswith("mcp__good__") for name in names)
     assert "fs_read" in names or "fs.read" in names
+
+
+@pytest.mark.timeout(60)
+def test_an_untrusted_project_cannot_pull_files_from_outside_into_the_prompt(tmp_path: Path) -> None:
+    write(tmp_path / "secret.txt", "token-4711")
+    root = tmp_path / "cloned"
+    (root / ".git").mkdir(parents=True)
+    write(root / "kairox.toml", '[instructions]\nfiles = ["../secret.txt", "STYLE.md"]\n')
+    write(root / "STYLE.md", "Prefer small functions.")
+    (root / "AGENTS.md").symlink_to(tmp_path / "secret.txt")
+    untrusted = kairox("context", "--json", cwd=root)
+    assert untrusted.code == 0, untrusted.stderr
+    prompt = untrusted.json()["prompt_context"]
+    assert "Prefer small functions." in prompt
+    assert "token-4711" not in prompt
+    # once trusted, the project may name files outside it; a memory file linking out is still not read
+    assert kairox("trust", cwd=root).code == 0
+    trusted = kairox("context", "--json", cwd=root).json()["prompt_context"]
+    assert trusted.count("token-4711") == 1

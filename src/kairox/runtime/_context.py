@@ -300,7 +300,7 @@ async def build_extension_context(
             plugins=[PluginLine(name=p.name, version=p.version, description=p.manifest.description) for p in plugin_set.active()],
             servers=[ServerLine(name=n, tools=s["tools"], status=s["status"]) for n, s in statuses.items()],
             skills_catalog=skills.catalog(resolved.config.skills.prompt_budget_chars).text,
-            instructions=instruction_text(resolved.base_dir("instructions.files"), settings_text),
+            instructions=instruction_text(resolved.base_dir("instructions.files"), settings_text, confine_to=_untrusted_confinement(resolved)),
             memory=gather_memory(resolved.workspace, options.cwd or Path(os.getcwd()), settings_text),
             pending_trust=len(resolved.pending),
         )
@@ -313,6 +313,15 @@ async def build_extension_context(
         yield context
     # after the exit stack: every server has stopped
     sink.emit(ExtensionContextClosed(workspace=str(resolved.workspace)))
+
+
+def _untrusted_confinement(resolved: ResolvedConfig) -> Path | None:
+    """The workspace, when an untrusted project file lists ``instructions.files``: it may not name files outside."""
+    origin = resolved.origin("instructions.files")
+    if resolved.trusted or origin is None or origin.file is None:
+        return None
+    project_files = {resolved.layer_file(Layer.PROJECT), resolved.layer_file(Layer.LOCAL)}
+    return resolved.workspace if origin.file in project_files else None
 
 
 def _server_statuses(manager: "McpServerManager | None", servers: dict[str, Any], tools: Counter[str | None]) -> dict[str, dict[str, Any]]:

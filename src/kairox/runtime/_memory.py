@@ -1,6 +1,7 @@
 """Project memory (C7): ``AGENTS.md`` / ``KAIROX.md`` (or fallbacks such as ``CLAUDE.md``) from the repository
 root down to the working directory, at most one file per folder, within a byte budget."""
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,18 +23,26 @@ def _folders(root: Path, cwd: Path) -> list[Path]:
     return list(reversed(chain))
 
 
+def _inside(path: Path, root: Path) -> bool:
+    real = Path(os.path.realpath(path))
+    return real == root or root in real.parents
+
+
 def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig) -> list[MemoryFile]:
     """One memory file per folder from ``root`` down to ``cwd``; primary names before fallbacks.
 
     The budget (``instructions.max_bytes``) is shared; the file that crosses it is cut with a note and the
     deeper ones are left out, so the text nearest the root (the repository's own rules) always survives.
+    A memory file that leads out of the repository (a symlink, a name with ``..``) is not read: the prompt
+    must not carry files the policy would not let the model read.
     """
     budget = settings.max_bytes
+    real_root = Path(os.path.realpath(root))
     found: list[MemoryFile] = []
     for folder in _folders(root, cwd):
         for name in (*settings.memory_files, *settings.fallback_memory_files):
             candidate = folder / name
-            if not candidate.is_file():
+            if not candidate.is_file() or not _inside(candidate, real_root):
                 continue
             try:
                 raw = candidate.read_bytes()
@@ -51,13 +60,21 @@ def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig) -> list[M
     return found
 
 
-def instruction_text(base_dir: Path, settings: InstructionsConfig) -> list[tuple[str, str]]:
-    """``instructions.text`` and the contents of ``instructions.files`` (relative to ``base_dir``)."""
+def instruction_text(base_dir: Path, settings: InstructionsConfig, *, confine_to: Path | None = None) -> list[tuple[str, str]]:
+    """``instructions.text`` and the contents of ``instructions.files`` (relative to ``base_dir``).
+
+    With ``confine_to`` (the workspace, when an untrusted project file lists the files), a file outside that
+    folder is not read.
+    """
     parts: list[tuple[str, str]] = []
     if settings.text.strip():
         parts.append(("config", settings.text.strip()))
+    real_confine = None if confine_to is None else Path(os.path.realpath(confine_to))
     for name in settings.files:
-        path = (base_dir / name).expanduser()
+        path = base_dir / Path(name).expanduser()
+        if real_confine is not None and not _inside(path, real_confine):
+            parts.append((name, "[not read: it is outside the workspace, which is not trusted; `kairox trust` lets project files name it]"))
+            continue
         try:
             parts.append((name, path.read_text(encoding="utf-8").strip()[: settings.max_bytes]))
         except OSError as exc:
