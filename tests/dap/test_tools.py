@@ -1,5 +1,7 @@
 """The dap.* tools with the real debugpy adapter: launch, attach, stepping, inspection, and no process left."""
 
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -8,7 +10,7 @@ import pytest
 from tests._rpc._procs import process_gone
 from tests.dap._fixtures import debugpy_config, free_port
 
-from kairox._rpc import ChildProcess
+from kairox._rpc import ChildProcess, ServerStatus
 from kairox.dap import (
     DapProgramStopped,
     DapServerFailed,
@@ -275,3 +277,37 @@ async def test_an_uncaught_exception_stops_with_its_description(workspace: Path)
     assert stopped.structured is not None
     assert (stopped.structured["reason"], stopped.structured["frame"]["line"]) == ("exception", 2)
     assert stopped.structured["description"] == "ZeroDivisionError: division by zero"
+
+
+async def test_an_adapter_killed_mid_session_fails_the_session_clearly_and_leaves_no_process(
+    workspace: Path,
+) -> None:
+    sink = RecordingSink()
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace, events=sink) as provider:
+        debug = Debugger(provider, workspace)
+        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 6}])
+        adapter = adapter_pid(provider)
+        debuggee = int(
+            (await debug("dap.evaluate", expression="__import__('os').getpid()")).text_content().split()[0]
+        )
+        os.kill(adapter, signal.SIGKILL)
+        with anyio.fail_after(10):
+            while provider.sessions["s1"].lifecycle.status is not ServerStatus.FAILED:
+                await anyio.sleep(0.02)
+        with pytest.raises(ToolCallError) as caught:
+            await debug("dap.evaluate", expression="x")
+        again = await debug(
+            "dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 6}]
+        )
+        await debug("dap.disconnect")
+    failed = sink.of_type(DapServerFailed)
+    assert caught.value.message == (
+        f"dap.evaluate failed: the debug adapter of session 's1' failed: {failed[0].reason}"
+    )
+    assert again.text_content().splitlines()[0] == "Debug session s2 (debugpy): program.py"
+    assert [e.session for e in failed] == ["s1"]
+    assert failed[0].reason.startswith("the adapter closed its output")
+    assert process_gone(adapter)
+    with anyio.fail_after(10):  # the debuggee notices that its adapter is gone
+        while not process_gone(debuggee):
+            await anyio.sleep(0.05)

@@ -162,6 +162,12 @@ class DapToolProvider(ToolProvider):
 
     def _client(self, session: DebugSession) -> DapClient:
         client = session.lifecycle.client
+        if session.lifecycle.status is ServerStatus.FAILED:
+            session.state = "ended"
+            raise DapSessionError(
+                f"the debug adapter of session {session.id!r} failed: {session.lifecycle.reason}",
+                hint="start a new session with dap.launch or dap.attach",
+            )
         if session.state == "ended" or client is None or not client.alive:
             raise DapSessionError(
                 f"debug session {session.id!r} has ended", hint="start a new one with dap.launch"
