@@ -65,6 +65,21 @@ def test_project_servers_wait_for_trust(workspace: Path) -> None:
     }
 
 
+def test_project_servers_with_quoted_names_wait_for_trust_too(workspace: Path) -> None:
+    marker = workspace / "started"
+    starter = f"open({str(marker)!r}, 'w')"
+    (workspace / "kairox.toml").write_text(f'[mcp_servers."a.b"]\ncommand = "python3"\nargs = ["-c", "{starter}"]\n')
+
+    listed = kairox(workspace, "mcp", "list", "--json")
+    status = kairox(workspace, "mcp", "status", "--json")
+
+    assert listed.returncode == 0, listed.stderr
+    (entry,) = json.loads(listed.stdout)["servers"]
+    assert (entry["name"], entry["trust"], entry["layer"], entry["source"]) == ("a.b", "pending", "project", f"{workspace / 'kairox.toml'}:1")
+    assert [(s["name"], s["status"]) for s in json.loads(status.stdout)["servers"]] == [("a.b", "pending_trust")]
+    assert not marker.exists()
+
+
 def test_status_reports_ready_and_failed_servers(workspace: Path) -> None:
     _write_mcp_json(
         workspace,
@@ -144,3 +159,15 @@ def test_add_refuses_a_name_that_is_not_one_word(workspace: Path, isolated_home:
     assert dotted.stderr == "kairox: MCP server name 'a.b' may hold only letters, digits, '_' and '-' (it becomes part of tool names)\n"
     assert "Traceback" not in spaced.stderr
     assert user_file.read_text() == "# mine\n"
+
+
+def test_remove_finds_a_server_whose_name_needs_quotes(workspace: Path, isolated_home: Path) -> None:
+    user_file = isolated_home / "kairox.toml"
+    user_file.write_text('# mine\n[mcp_servers."my tools"]\ncommand = "true"\n\n[mcp_servers."a.b"]\ncommand = "true"\n')
+
+    spaced = kairox(workspace, "mcp", "remove", "my tools")
+    dotted = kairox(workspace, "mcp", "remove", "a.b", "--layer", "user")
+
+    assert (spaced.returncode, dotted.returncode) == (0, 0), spaced.stderr + dotted.stderr
+    assert json.loads(kairox(workspace, "mcp", "list", "--json").stdout) == {"servers": []}
+    assert user_file.read_text().startswith("# mine\n")

@@ -299,7 +299,7 @@ def add(
 
     from pydantic import ValidationError
 
-    from kairox.config import Layer, McpServerConfig, set_value
+    from kairox.config import Layer, McpServerConfig, join_key, set_value
 
     kinds = {"stdio": "stdio", "sse": "sse", "http": "streamable_http", "streamable_http": "streamable_http", "streamable-http": "streamable_http"}
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
@@ -333,7 +333,7 @@ def add(
         fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
     resolved = state(ctx).resolve(strict=False)
     file = resolved.layer_file(chosen)
-    set_value(file, f"mcp_servers.{name}", table)
+    set_value(file, join_key(["mcp_servers", name]), table)
     out(f"added MCP server {name!r} to {file}")
     if chosen is not Layer.USER and not resolved.trusted:
         err("note: this workspace is not trusted, so project servers wait until `kairox trust`")
@@ -349,7 +349,7 @@ def remove(
     import json
     from pathlib import Path
 
-    from kairox.config import Layer, unset_value
+    from kairox.config import Layer, join_key, unset_value
 
     cli = state(ctx)
     resolved = cli.resolve(strict=False)
@@ -359,7 +359,7 @@ def remove(
             file = resolved.layer_file(Layer(layer))
         except ValueError:
             fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
-        if not unset_value(file, f"mcp_servers.{name}"):
+        if not unset_value(file, join_key(["mcp_servers", name])):
             fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
         out(f"removed MCP server {name!r} from {file}")
         return
@@ -376,7 +376,7 @@ def remove(
         file = resolved.layer_file(Layer(found.layer))
     except ValueError:
         fail(f"MCP server {name!r} comes from {found.where or found.layer}, which kairox cannot edit", ExitCode.FAILURE)
-    if not unset_value(file, f"mcp_servers.{name}"):
+    if not unset_value(file, join_key(["mcp_servers", name])):
         fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
     out(f"removed MCP server {name!r} from {file}")
 

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kairox.config import McpServerConfig, ResolvedConfig
+from kairox.config import McpServerConfig, ResolvedConfig, join_key
 from kairox.errors import Diagnostic
 from kairox.mcp._mcp_json import McpJsonFile, workspace_mcp_servers
 
@@ -45,7 +45,7 @@ def configured_servers(
     """
     servers: dict[str, ConfiguredServer] = {}
     for name, config in resolved.config.mcp_servers.items():
-        key = f"mcp_servers.{name}"
+        key = join_key(["mcp_servers", name])
         origin = resolved.origin(key)
         servers[name] = ConfiguredServer(
             name=name,
