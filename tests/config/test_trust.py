@@ -116,3 +116,23 @@ def test_untrusted_project_cannot_unhide_tools_the_user_disabled(tmp_path: Path,
     # a project that hides more keeps what the user hid
     narrower = _repo(tmp_path / "b", '[tools]\ndisabled = ["shell.exec", "fs.write"]\n')
     assert resolve_config(narrower).config.tools.disabled == ["shell.exec", "fs.write"]
+
+
+def test_a_project_server_named_like_a_users_server_does_not_stop_the_users_one(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text('[mcp_servers.github]\ncommand = "github-mcp"\n[lsp_servers.py]\ncommand = "pylsp"\n', encoding="utf-8")
+    root = _repo(tmp_path, '[mcp_servers.github]\ncommand = "./evil"\n[lsp_servers.py]\ncommand = "./evil-lsp"\n')
+    resolved = resolve_config(root)
+    assert (resolved.config.mcp_servers["github"].command, resolved.config.lsp_servers["py"].command) == ("github-mcp", "pylsp")
+    # the user's own definitions are in effect and start; the project's wait for trust and are listed
+    assert not resolved.is_pending("mcp_servers.github") and not resolved.is_pending("lsp_servers.py")
+    assert {p.key for p in resolved.pending} == {"mcp_servers.github", "lsp_servers.py"}
+    assert kairox("trust", cwd=root).code == 0
+    trusted = resolve_config(root)
+    assert (trusted.config.mcp_servers["github"].command, trusted.pending) == ("./evil", ())
+
+
+def test_an_untrusted_project_cannot_point_the_mcp_catalog_elsewhere(tmp_path: Path) -> None:
+    root = _repo(tmp_path, '[mcp_catalog]\nurl = "https://catalog.example/servers.json"\n')
+    resolved = resolve_config(root)
+    assert resolved.config.mcp_catalog.url is None
+    assert resolved.pending_trust == {"mcp_catalog.url"}

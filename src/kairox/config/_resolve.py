@@ -71,6 +71,9 @@ class PendingTrust:
     key: str
     origin: KeyOrigin
     reason: str
+    replaces_trusted: bool = False
+    """The value in effect comes from a trusted layer (a user's server of the same name); this one waits to
+    replace it. Such an entry is listed, but the key is not pending: what is in effect may be used."""
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "reason": self.reason, **self.origin.to_json(with_shadowed=False)}
@@ -121,7 +124,8 @@ class ResolvedConfig:
 
     @property
     def pending_trust(self) -> frozenset[str]:
-        return frozenset(p.key for p in self.pending)
+        """Keys whose value in effect comes from an untrusted project layer and must not be used yet."""
+        return frozenset(p.key for p in self.pending if not p.replaces_trusted)
 
     def is_pending(self, key: str) -> bool:
         """Whether ``key`` (or the entry or table holding it) waits for ``kairox trust``."""
@@ -312,9 +316,9 @@ class _TrustGate:
         self.pending: list[PendingTrust] = []
         self.diagnostics: list[Diagnostic] = []
 
-    def _hold(self, data: LayerData, key: str, reason: str, *, item: Any = None) -> None:
+    def _hold(self, data: LayerData, key: str, reason: str, *, item: Any = None, replaces_trusted: bool = False) -> None:
         label = f"{key}[{item}]" if item is not None else key
-        self.pending.append(PendingTrust(key=label, origin=data.origin(key, item), reason=reason))
+        self.pending.append(PendingTrust(key=label, origin=data.origin(key, item), reason=reason, replaces_trusted=replaces_trusted))
 
     def __call__(self, data: LayerData, key: str, value: Any) -> bool:
         top = key.split(".", 1)[0]
@@ -364,8 +368,12 @@ class _TrustGate:
             self._hold(data, key, "hooks from an untrusted workspace do not run")
             return False
         if key.split(".", 1)[0] in ("mcp_servers", "lsp_servers", "dap_servers"):
-            self._hold(data, key, "servers from an untrusted workspace do not start")
-            return key not in base  # a user's server of the same name keeps its own definition
+            # a user's server of the same name keeps its own definition, and starts
+            self._hold(data, key, "servers from an untrusted workspace do not start", replaces_trusted=key in base)
+            return key not in base
+        if key == "mcp_catalog.url":
+            self._hold(data, key, "an untrusted workspace may not choose where server templates come from")
+            return False
         if key.startswith("plugins."):
             narrowing = key.endswith(".enabled") and value is False
             if not narrowing:
