@@ -241,3 +241,20 @@ def test_names_and_versions_cannot_climb_out_of_the_plugins_folder(tmp_path: Pat
     assert [p.reason for p in problems] == ["plugins[0] name '../evil' may only hold letters, digits, '.', '_' and '-'"]
     assert result.record.path == isolated_home / "plugins" / "m" / "climber" / "v.."
     assert result.record.path.is_dir()
+
+
+def test_a_git_source_or_ref_that_looks_like_an_option_is_refused_before_git_runs(tmp_path: Path, isolated_home: Path) -> None:
+    market = tmp_path / "market"
+    entries = [
+        {"name": "opt-url", "source": {"source": "url", "url": "--upload-pack=touch pwned;.git"}},
+        {"name": "opt-sha", "source": {"source": "url", "url": "file:///nowhere.git", "sha": "--orphan=x"}},
+    ]
+    write_json(market / ".claude-plugin" / "marketplace.json", {"name": "m", "plugins": entries})
+    assert kairox("plugins", "marketplace", "add", market).code == 0
+
+    by_url = kairox("plugins", "install", "opt-url")
+    by_sha = kairox("plugins", "install", "opt-sha")
+
+    assert (by_url.code, by_sha.code) == (1, 1)
+    assert "kairox: '--upload-pack=touch pwned;.git' is not a git URL" in by_url.stderr
+    assert "kairox: git revision '--orphan=x' of file:///nowhere.git looks like an option; refused" in by_sha.stderr

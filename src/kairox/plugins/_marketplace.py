@@ -70,14 +70,20 @@ def _git(*args: str, cwd: Path | None = None) -> None:
 
 
 def _clone(url: str, dest: Path, *, ref: str | None = None, sha: str | None = None) -> None:
+    # a marketplace file is someone else's data: nothing in it may reach git as an option
+    if url.startswith("-"):
+        raise MarketplaceError(f"{url!r} is not a git URL", hint="the marketplace entry's source must be a URL or a path")
+    for what, value in (("ref", ref), ("revision", sha)):
+        if value and value.startswith("-"):
+            raise MarketplaceError(f"git {what} {value!r} of {url} looks like an option; refused")
     args = ["clone", "--quiet"]
     if sha is None:
         args += ["--depth", "1"]
     if ref:
         args += ["--branch", ref]
-    _git(*args, url, str(dest))
+    _git(*args, "--", url, str(dest))
     if sha:
-        _git("checkout", "--quiet", sha, cwd=dest)
+        _git("checkout", "--quiet", sha, "--", cwd=dest)
 
 
 def _copy_tree(source: Path, dest: Path, progress: Progress, label: str) -> None:
