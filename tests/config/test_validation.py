@@ -73,3 +73,21 @@ def test_secrets_are_redacted_in_every_output(tmp_path: Path, isolated_home: Pat
         assert "<redacted>" in run.stdout
     data = kairox("config", "show", "--json", cwd=tmp_path).json()
     assert data["config"]["mcp_servers"]["remote"]["bearer_token_env_var"] == "REMOTE_TOKEN"
+
+
+def test_credentials_in_urls_and_server_arguments_are_redacted(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text(
+        '[mcp_servers.remote]\nurl = "https://bot:pa55word@mcp.example/x?api_key=k3y&team=a"\n'
+        '[mcp_servers.local]\ncommand = "srv"\nargs = ["--api-key", "sk-l1ve", "--token=t0k", "--verbose", "https://ghp_abc@git.example/r"]\n'
+        '[model_providers.corp]\nbase_url = "https://llm.example/v1?token=zzz9"\n',
+        encoding="utf-8",
+    )
+    data = kairox("config", "show", "--json", cwd=tmp_path).json()["config"]
+    assert data["mcp_servers"]["remote"]["url"] == "https://bot:<redacted>@mcp.example/x?api_key=<redacted>&team=a"
+    assert data["mcp_servers"]["local"]["args"] == ["--api-key", "<redacted>", "--token=<redacted>", "--verbose", "https://<redacted>@git.example/r"]
+    assert data["model_providers"]["corp"]["base_url"] == "https://llm.example/v1?token=<redacted>"
+    for args in (["config", "show"], ["config", "show", "--provenance"], ["config", "get", "mcp_servers.local.args"], ["config", "get", "mcp_servers.remote"]):
+        run = kairox(*args, cwd=tmp_path)
+        assert run.code == 0, run.stderr
+        for secret in ("pa55word", "k3y", "sk-l1ve", "t0k", "ghp_abc", "zzz9"):
+            assert secret not in run.stdout, (args, secret)
