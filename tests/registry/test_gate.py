@@ -315,6 +315,22 @@ async def test_long_arguments_are_previewed_in_the_requested_event(ws: Path) -> 
 
 
 @pytest.mark.anyio
+async def test_secret_looking_arguments_are_redacted_in_the_requested_event(ws: Path) -> None:
+    sink = RecordingSink()
+    schema = {"type": "object", "properties": {"api_token": {"type": "string"}, "options": {"type": "object"}, "message": {"type": "string"}}}
+    provider = DemoProvider("demo", [spec("echo", schema=schema)])
+    registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover(), events=sink)
+    await registry.add_provider(provider)
+    arguments = {"api_token": "t0k3n", "options": {"password": "hunter2", "user": "me"}, "message": "hi"}
+    result = await registry.call(ToolCall(name="echo", arguments=arguments, call_id="s"))
+    assert not result.is_error
+    assert sink.of_type(ToolCallRequested) == [
+        ToolCallRequested(call_id="s", tool="echo", arguments={"api_token": "<redacted>", "options": {"password": "<redacted>", "user": "me"}, "message": "hi"})
+    ]
+    assert provider.calls == [("echo", arguments)]  # the tool itself gets the real values
+
+
+@pytest.mark.anyio
 async def test_an_mcp_tool_claiming_read_access_is_still_held_as_external(ws: Path) -> None:
     provider = DemoProvider("github", [spec("mcp__github__delete_repo", source=ToolSource.MCP, origin="github", access=Access.READ)])
     registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover())

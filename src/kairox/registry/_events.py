@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kairox._util import JsonObject
+from kairox.config import REDACTED, is_secret_key
 from kairox.events import Event
 from kairox.policy import Decision
 
@@ -11,18 +12,19 @@ EVENT_STRING_LIMIT = 2_000
 
 
 def event_arguments(arguments: JsonObject) -> JsonObject:
-    """Arguments as an event records them: long strings (a whole file for fs.write) cut to a preview."""
+    """Arguments as an event records them (traces are files): long strings (a whole file for fs.write) cut to a
+    preview, and the values of arguments whose names look like credentials redacted."""
 
     def cut(value: Any) -> Any:
         if isinstance(value, str) and len(value) > EVENT_STRING_LIMIT:
             return value[:EVENT_STRING_LIMIT] + f"… ({len(value)} characters)"
         if isinstance(value, dict):
-            return {k: cut(v) for k, v in value.items()}
+            return {k: REDACTED if is_secret_key(str(k)) and isinstance(v, str) and v else cut(v) for k, v in value.items()}
         if isinstance(value, list):
             return [cut(v) for v in value]
         return value
 
-    return {k: cut(v) for k, v in arguments.items()}
+    return dict(cut(arguments))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
