@@ -294,3 +294,19 @@ async def test_a_cancelled_provider_still_stops_its_servers(project: Path) -> No
     assert process_gone(pid)
     assert server.status is ServerStatus.STOPPED
     assert sink.events[-1] == LspServerStopped(server="busy")
+
+
+async def test_a_relative_command_runs_from_the_folder_of_the_file_that_configured_it(
+    project: Path, tmp_path: Path
+) -> None:
+    plugin = tmp_path / "plugin"
+    (plugin / "bin").mkdir(parents=True)
+    launcher = plugin / "bin" / "busy-ls"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "servers" / "busy_server.py"}"\n')
+    launcher.chmod(0o755)
+    config = LspServerConfig(command="./bin/busy-ls", file_patterns=["*.py"])
+    async with LspServerLifecycle("busy", config, workspace=project, base_dir=plugin) as server:
+        client = await server.ensure_running()
+        info = client.server_info
+    assert client.child.argv == [str(launcher)]
+    assert info == {"name": "busy"}

@@ -13,6 +13,7 @@ from kairox._rpc._jsonrpc import (
 )
 from kairox._rpc._process import BASE_ENV_NAMES, ChildProcess, StderrTail, child_environment
 from kairox._rpc._status import ServerStatus, is_pending
+from kairox._rpc._supervisor import ServerSupervisor, until_first
 
 __all__ = [
     "BASE_ENV_NAMES",
@@ -32,8 +33,10 @@ __all__ = [
     "RpcResponseError",
     "RpcTimeoutError",
     "ServerStatus",
+    "ServerSupervisor",
     "StderrTail",
     "child_environment",
     "encode_message",
     "is_pending",
+    "until_first",
 ]

@@ -216,6 +216,10 @@ class LspClient:
     def alive(self) -> bool:
         return self.rpc is not None and not self.rpc.closed
 
+    @property
+    def stderr_tail(self) -> str:
+        return self.child.stderr.text(2000) if self.child.started else ""
+
     def _capabilities(self) -> JsonObject:
         if self.config.position_encoding == "auto":
             return _CLIENT_CAPABILITIES
