@@ -136,3 +136,16 @@ def test_an_untrusted_project_cannot_point_the_mcp_catalog_elsewhere(tmp_path: P
     resolved = resolve_config(root)
     assert resolved.config.mcp_catalog.url is None
     assert resolved.pending_trust == {"mcp_catalog.url"}
+
+
+def test_writable_roots_of_an_untrusted_project_are_compared_as_the_folders_they_name(tmp_path: Path, isolated_home: Path) -> None:
+    shared = isolated_home.parent / "shared"
+    (isolated_home / "kairox.toml").write_text('[policy]\nwritable_roots = ["../shared"]\n', encoding="utf-8")
+    # the same text in the project names another folder (relative to the workspace): it waits for trust
+    root = _repo(tmp_path, '[policy]\nwritable_roots = ["../shared"]\n')
+    resolved = resolve_config(root)
+    assert resolved.pending_trust == {"policy.writable_roots"}
+    assert resolved.base_dir("policy.writable_roots") / "../shared" == isolated_home / "../shared"
+    # naming the user's folder by its absolute path is no wider, and applies
+    same = _repo(tmp_path / "b", f'[policy]\nwritable_roots = ["{shared}"]\n')
+    assert resolve_config(same).config.policy.writable_roots == [str(shared)]

@@ -79,6 +79,19 @@ class PendingTrust:
         return {"key": self.key, "reason": self.reason, **self.origin.to_json(with_shadowed=False)}
 
 
+def _base_folder(origin: KeyOrigin | None, workspace: Path) -> Path:
+    """The folder relative paths of a value are resolved against: its file's (the workspace for project files)."""
+    if origin is not None and origin.file is not None:
+        folder = origin.file.parent
+        return folder.parent if folder.name == ".kairox" and origin.layer in _PROJECT_LAYERS else folder
+    return workspace
+
+
+def _folders(items: Any, base: Path) -> set[Path]:
+    paths = items if isinstance(items, list) else []
+    return {Path(os.path.realpath(base / os.path.expanduser(str(item)))) for item in paths}
+
+
 def parse_cli_value(text: str) -> Any:
     """``-c key=value``: the value as TOML when it parses, else the text itself."""
     try:
@@ -142,11 +155,7 @@ class ResolvedConfig:
 
     def base_dir(self, key: str) -> Path:
         """The folder of the file that set ``key``: relative paths in that value are relative to it."""
-        origin = self.origin(key)
-        if origin is not None and origin.file is not None:
-            folder = origin.file.parent
-            return folder.parent if folder.name == ".kairox" and origin.layer in _PROJECT_LAYERS else folder
-        return self.workspace
+        return _base_folder(self.origin(key), self.workspace)
 
     def layer_file(self, layer: Layer) -> Path:
         """The file ``kairox config set --layer`` edits for ``layer``."""
@@ -311,8 +320,9 @@ def _profile_layers(name: str, merged: Merged, file_layers: list[LayerData], *, 
 class _TrustGate:
     """Decides which values of untrusted project layers are taken, and records what waits for trust."""
 
-    def __init__(self, base: Merged | None) -> None:
+    def __init__(self, base: Merged | None, workspace: Path) -> None:
         self.base = base
+        self.workspace = workspace
         self.pending: list[PendingTrust] = []
         self.diagnostics: list[Diagnostic] = []
 
@@ -351,7 +361,14 @@ class _TrustGate:
                 self._hold(data, key, "would allow network access")
                 return False
             return True
-        if key in ("policy.writable_roots", "tools.shell_env_passthrough"):
+        if key == "policy.writable_roots":
+            # compared as the folders they name: the same text means another folder in another file
+            ours = _folders(value, _base_folder(data.origin(key), self.workspace))
+            if not ours <= _folders(base.get(key, []), _base_folder(self.base.origins.get(key), self.workspace)):
+                self._hold(data, key, "would widen the policy")
+                return False
+            return True
+        if key == "tools.shell_env_passthrough":
             if isinstance(value, list) and not set(value) <= set(base.get(key, [])):
                 self._hold(data, key, "would widen the policy")
                 return False
@@ -456,8 +473,8 @@ def resolve_config(
     everything = layers + upper
     base = None
     if not trusted:
-        base = merge([d for d in everything if not d.untrusted], _TrustGate(None))
-    gate = _TrustGate(base)
+        base = merge([d for d in everything if not d.untrusted], _TrustGate(None, root))
+    gate = _TrustGate(base, root)
     final = merge(everything, gate)
     if profile:
         final.values["profile"] = profile
