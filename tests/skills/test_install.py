@@ -256,3 +256,52 @@ async def test_policy_gate_asks_the_approver_only_outside_the_writable_roots(sou
     with pytest.raises(SkillInstallDeniedError):
         await install_skill(str(source), dest_root=workspace / "locked", authorize=policy_authorizer(denied_by_rule, approver=approving))
     assert approving.requests == []  # a deny rule is final: nobody is asked
+
+
+@pytest.mark.anyio
+async def test_archive_that_unpacks_far_beyond_its_size_is_refused_and_leaves_nothing(served: tuple[str, Path], tmp_path: Path) -> None:
+    base, www = served
+    with zipfile.ZipFile(www / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("SKILL.md", b"---\nname: bomb\ndescription: d\n---\n")
+        bundle.writestr("zeros.bin", bytes(1_000_000))
+    with tarfile.open(www / "bomb.tar.gz", "w:gz") as bundle:
+        info = tarfile.TarInfo("zeros.bin")
+        info.size = 1_000_000
+        bundle.addfile(info, io.BytesIO(bytes(1_000_000)))
+
+    refusals = []
+    for name in ("bomb.zip", "bomb.tar.gz"):
+        with pytest.raises(SkillInstallError) as refused:
+            await install_skill(f"{base}/{name}", dest_root=tmp_path / "dest", authorize=_allow, max_bytes=100_000)
+        refusals.append(refused.value.message)
+
+    assert refusals == [
+        "bomb.zip unpacks to more than 400000 bytes; refused",
+        "bomb.tar.gz unpacks to more than 400000 bytes; refused",
+    ]
+    assert not (tmp_path / "dest").exists()
+
+
+@pytest.mark.anyio
+async def test_damaged_archives_are_refused_with_the_reason(tmp_path: Path) -> None:
+    skill = tmp_path / "s"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\ndescription: d\n---\n")
+    (skill / "noise.bin").write_bytes(bytes(range(256)) * 40)
+    with tarfile.open(tmp_path / "whole.tar.gz", "w:gz") as bundle:
+        bundle.add(skill, arcname="s")
+    (tmp_path / "cut.tar.gz").write_bytes((tmp_path / "whole.tar.gz").read_bytes()[:600])
+    with zipfile.ZipFile(tmp_path / "whole.zip", "w") as bundle:
+        bundle.writestr("SKILL.md", b"---\ndescription: d\n---\n")
+    data = bytearray((tmp_path / "whole.zip").read_bytes())
+    data[40] ^= 0xFF  # inside the member's data: its CRC no longer matches
+    (tmp_path / "bad.zip").write_bytes(bytes(data))
+
+    messages = []
+    for name in ("cut.tar.gz", "bad.zip"):
+        with pytest.raises(SkillInstallError) as refused:
+            await install_skill((tmp_path / name).as_uri(), dest_root=tmp_path / "dest", authorize=_allow)
+        messages.append(refused.value.message.split(":")[0])
+
+    assert messages == ["cut.tar.gz is damaged", "bad.zip is damaged"]
+    assert not (tmp_path / "dest").exists()

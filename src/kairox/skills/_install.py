@@ -10,13 +10,16 @@ picks one by name when the source holds several.
 
 import contextlib
 import enum
+import gzip
 import inspect
+import lzma
 import os
 import re
 import shutil
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +42,8 @@ Progress = Callable[[str], None]
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
 MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
+_UNPACK_FACTOR = 4
+"""An archive may unpack to this many times the download limit, so a small bomb cannot fill the disk."""
 STAGING_PREFIX = ".kairox-install-"
 
 
@@ -160,11 +165,25 @@ async def _download(url: str, into: Path, timeout_sec: float, max_bytes: int) ->
     return target
 
 
-def _extract(archive: Path, into: Path) -> Path:
-    """Extract safely (no absolute paths, no ``..``, no links) and return the content folder."""
+def _too_large(archive: Path, limit: int) -> SkillInstallError:
+    return SkillInstallError(f"{archive.name} unpacks to more than {limit} bytes; refused", hint="a skill is a few text files")
+
+
+def _extract(archive: Path, into: Path, max_unpacked: int) -> Path:
+    """Extract safely (no absolute paths, no ``..``, no links, at most ``max_unpacked`` bytes) and return the
+    content folder. A damaged archive is a refusal with the reason, not a crash."""
+    try:
+        return _unpack(archive, into, max_unpacked)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as exc:
+        raise SkillInstallError(f"{archive.name} is damaged: {exc}", hint="download it again, or install from a folder") from exc
+
+
+def _unpack(archive: Path, into: Path, max_unpacked: int) -> Path:
     into.mkdir()
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as bundle:
+            if sum(member.file_size for member in bundle.infolist()) > max_unpacked:
+                raise _too_large(archive, max_unpacked)
             for member in bundle.infolist():
                 parts = Path(member.filename).parts
                 if member.filename.startswith("/") or ".." in parts:
@@ -174,6 +193,8 @@ def _extract(archive: Path, into: Path) -> Path:
             bundle.extractall(into)
     elif tarfile.is_tarfile(archive):
         with tarfile.open(archive) as bundle:
+            if sum(member.size for member in bundle.getmembers()) > max_unpacked:
+                raise _too_large(archive, max_unpacked)
             try:
                 bundle.extractall(into, filter="data")
             except tarfile.FilterError as exc:
@@ -266,7 +287,7 @@ async def install_skill(
             note(f"downloading {location}")
             archive = await _download(location, staging, timeout_sec, max_bytes)
             note(f"extracting {archive.name}")
-            tree = _extract(archive, staging / "extracted")
+            tree = _extract(archive, staging / "extracted", _UNPACK_FACTOR * max_bytes)
         if subpath:
             tree = (tree / subpath).resolve()
             if not tree.exists():
