@@ -1,5 +1,6 @@
 """``kairox``: global options and the command groups. Each group lives in its own module."""
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -7,7 +8,7 @@ import typer
 
 from kairox import __version__
 from kairox.cli import _config_cmds, _context_cmds, _extension_cmds
-from kairox.cli._common import CliState
+from kairox.cli._common import CliState, ExitCode
 
 app = typer.Typer(
     name="kairox",
@@ -47,4 +48,10 @@ _extension_cmds.register(app)
 
 
 def main() -> None:
-    app()
+    from kairox.errors import KairoxError
+
+    try:
+        app()
+    except KairoxError as exc:  # what a command did not report itself still ends with a message, not a traceback
+        sys.stderr.write(f"kairox: {exc}\n")
+        sys.exit(int(ExitCode.FAILURE))

@@ -43,11 +43,12 @@ class CliState:
 
     def resolve(self, *, strict: bool = True) -> "ResolvedConfig":
         """Resolve configuration; with ``strict``, a broken user file ends the command with exit code 3."""
-        from kairox.config import ConfigError, resolve_config
+        from kairox.config import resolve_config
+        from kairox.errors import KairoxError
 
         try:
             resolved = resolve_config(self.workspace, cli_overrides=self.overrides, profile=self.profile, events=self.events())
-        except ConfigError as exc:
+        except KairoxError as exc:  # a broken trust store, an unreadable file
             fail(str(exc), ExitCode.CONFIG)
         if strict and resolved.fatal_problems():
             for problem in resolved.fatal_problems():
