@@ -146,7 +146,10 @@ def test_read_only_sandbox_asks_before_any_write(ws: Path) -> None:
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.SANDBOX)
 
 
-@pytest.mark.parametrize("path", [".git/config", "sub/.git/hooks/pre-commit", ".kairox/kairox.toml", "~/.bashrc", "~/.zshrc", "~/.config/fish/config.fish"])
+@pytest.mark.parametrize(
+    "path",
+    [".git/config", "sub/.git/hooks/pre-commit", ".kairox/kairox.toml", "~/.bashrc", "~/.zshrc", "~/.config/fish/config.fish", "kairox.toml", ".mcp.json"],
+)
 def test_protected_paths_always_ask_even_with_an_allow_rule_and_full_access(ws: Path, path: str) -> None:
     policy = engine(ws, Rule(action="allow", pattern="fs.write"), sandbox=SandboxPolicy.DANGER_FULL_ACCESS)
     decision = policy.decide(SPECS["fs.write"], {"path": path, "content": ""})

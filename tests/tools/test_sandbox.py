@@ -72,6 +72,19 @@ async def test_git_folder_stays_read_only_inside_a_writable_workspace(ws: Path) 
 
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
+async def test_the_project_configuration_stays_read_only_inside_a_writable_workspace(ws: Path) -> None:
+    # a command must not give later sessions of a trusted workspace more authority than this one has
+    (ws / "kairox.toml").write_text('[policy]\nsandbox_policy = "workspace_write"\n')
+    (ws / ".mcp.json").write_text('{"mcpServers": {}}\n')
+    result = await shell(ws, "echo evil >> kairox.toml; echo evil > .mcp.json; rm -f kairox.toml; echo ok > file", SandboxPolicy.WORKSPACE_WRITE)
+    assert (ws / "kairox.toml").read_text() == '[policy]\nsandbox_policy = "workspace_write"\n'
+    assert (ws / ".mcp.json").read_text() == '{"mcpServers": {}}\n'
+    assert (ws / "file").read_text() == "ok\n"
+    assert "Read-only file system" in result.text_content()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
 async def test_danger_full_access_runs_without_a_sandbox(ws: Path, tmp_path: Path) -> None:
     await shell(ws, f"touch {tmp_path / 'outside'}", SandboxPolicy.DANGER_FULL_ACCESS)
     assert (tmp_path / "outside").exists()

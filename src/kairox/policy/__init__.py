@@ -10,12 +10,20 @@ from kairox.policy._approval import (
 )
 from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._engine import PolicyEngine, PolicySettings, effective_profile, runs_unsandboxed
-from kairox.policy._paths import PROTECTED_DIRS, SHELL_RC_FILES, PathPattern, protected_reason, resolve_path
+from kairox.policy._paths import (
+    PROTECTED_DIRS,
+    PROTECTED_FILES,
+    SHELL_RC_FILES,
+    PathPattern,
+    protected_reason,
+    resolve_path,
+)
 from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
 from kairox.policy._shell import ShellCommand, split_command
 
 __all__ = [
     "PROTECTED_DIRS",
+    "PROTECTED_FILES",
     "SHELL_RC_FILES",
     "ApprovalAnswer",
     "ApprovalPolicy",

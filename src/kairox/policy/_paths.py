@@ -20,6 +20,8 @@ SHELL_RC_FILES = frozenset(
     }
 )
 """Start-up files of shells: a write there runs code in every future terminal."""
+PROTECTED_FILES = frozenset({"kairox.toml", ".mcp.json"})
+"""Project configuration: a write there changes what later sessions of a trusted workspace may do."""
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -47,6 +49,8 @@ def protected_reason(path: Path, *, home: Path) -> str | None:
     for part in path.parts[:-1] if path.name not in PROTECTED_DIRS else path.parts:
         if part in PROTECTED_DIRS:
             return f"{path} is inside a {part} folder, which is always asked about before a write"
+    if path.name in PROTECTED_FILES:
+        return f"{path} is Kairox project configuration (it can widen what later sessions may do), which is always asked about before a write"
     if path.name in SHELL_RC_FILES:
         return f"{path} is a shell start-up file, which is always asked about before a write"
     if is_within(path, home / ".config" / "fish"):

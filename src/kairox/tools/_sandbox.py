@@ -1,8 +1,8 @@
 """Running commands under bubblewrap (Y6), for ``shell.exec``, hook commands and plugin command tools.
 
 ``read_only``: the whole file system read-only. ``workspace_write``: the writable roots bound read-write, with
-``.git`` and ``.kairox`` inside each root bound back read-only. The network is unshared unless
-``network_access``. ``danger_full_access``: no sandbox. When bwrap is missing or cannot start, callers fail
+``.git``, ``.kairox``, ``kairox.toml`` and ``.mcp.json`` inside each root bound back read-only. The network is
+unshared unless ``network_access``. ``danger_full_access``: no sandbox. When bwrap is missing or cannot start, callers fail
 closed with ``SandboxUnavailableError``.
 """
 
@@ -16,7 +16,9 @@ from kairox.config import SandboxPolicy
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import SandboxSettings
 
-READ_ONLY_INSIDE_ROOTS = (".git", ".kairox")
+READ_ONLY_INSIDE_ROOTS = (".git", ".kairox", "kairox.toml", ".mcp.json")
+"""Kept read-only inside each writable root: the repository and Kairox's project configuration, which a command
+must not change to give later sessions more authority."""
 _INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     'or opt out of the sandbox with policy.sandbox_policy = "danger_full_access"'
