@@ -81,3 +81,17 @@ def test_dap_sessions_lists_the_adapters_and_no_sessions_in_a_fresh_process(proj
         f"debugpy: ready to launch  ({sys.executable} -m debugpy.adapter)",
         "No debug sessions in this process.",
     ]
+
+
+def test_lsp_status_finds_a_command_given_with_an_environment_variable(project: Path) -> None:
+    (project / "kairox.toml").write_text(
+        """
+[lsp_servers.jedi]
+command = "${KAIROX_TEST_LS_BIN}/jedi-language-server"
+file_patterns = ["*.py"]
+"""
+    )
+    assert kairox("--workspace", project, "trust").code == 0
+    run = kairox("--workspace", project, "lsp", "status", "--json", env={"KAIROX_TEST_LS_BIN": str(BIN)})
+    assert run.code == 0, run.stderr
+    assert [(s["server"], s["status"]) for s in run.json()["servers"]] == [("jedi", "stopped")]

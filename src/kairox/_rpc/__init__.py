@@ -11,6 +11,7 @@ from kairox._rpc._jsonrpc import (
     NotificationHandler,
     RequestHandler,
 )
+from kairox._rpc._launch import closed_reason, command_path, resolved_command, server_process
 from kairox._rpc._process import BASE_ENV_NAMES, ChildProcess, StderrTail, child_environment
 from kairox._rpc._status import ServerStatus, is_pending
 from kairox._rpc._supervisor import ServerSupervisor, until_first
@@ -36,7 +37,11 @@ __all__ = [
     "ServerSupervisor",
     "StderrTail",
     "child_environment",
+    "closed_reason",
+    "command_path",
     "encode_message",
     "is_pending",
+    "resolved_command",
+    "server_process",
     "until_first",
 ]

@@ -24,9 +24,9 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 
 
 def _available(command: str, base_dir: Path) -> bool:
-    from kairox.lsp._client import command_path
+    from kairox._rpc import resolved_command
 
-    path = command_path(command, base_dir)
+    path = resolved_command(command, base_dir)
     return Path(path).is_file() if "/" in path else shutil.which(path) is not None
 
 

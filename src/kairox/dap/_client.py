@@ -8,7 +8,6 @@ Launch and attach follow the order adapters such as debugpy need: ``initialize``
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,8 +16,8 @@ from typing import Any, Self
 
 import anyio
 
-from kairox._rpc import ChildProcess, RpcError, child_environment
-from kairox._util import JsonObject, expand_vars
+from kairox._rpc import ChildProcess, RpcError, closed_reason, server_process
+from kairox._util import JsonObject
 from kairox.config import DapServerConfig
 from kairox.dap._connection import DapConnection
 from kairox.dap._errors import DapStartupError
@@ -44,16 +43,17 @@ class DapClient:
         self.config = config
         self.workspace = workspace.resolve()
         self.connect = connect
-        host = dict(os.environ if host_env is None else host_env)
         self.child: ChildProcess | None = None
         if connect is None:
-            argv = [expand_vars(part, host).value for part in (config.command, *config.args)]
-            if "/" in argv[0] and not Path(argv[0]).expanduser().is_absolute():
-                argv[0] = str(((base_dir or self.workspace) / argv[0]).resolve())
-            env = child_environment(
-                host, extra={k: expand_vars(v, host).value for k, v in config.env.items()}
+            self.child = server_process(
+                config.command,
+                config.args,
+                config.env,
+                cwd=self.workspace,
+                base_dir=base_dir or self.workspace,
+                host_env=host_env,
+                stderr_log=stderr_log,
             )
-            self.child = ChildProcess(argv, env=env, cwd=self.workspace, stderr_log=stderr_log)
         self._writer: asyncio.StreamWriter | None = None
         self.dap: DapConnection | None = None
         self.capabilities: JsonObject = {}
@@ -155,10 +155,7 @@ class DapClient:
     def _closed_reason(self) -> str:
         if self.child is None:
             return "the adapter closed the TCP connection"
-        code = self.child.process.returncode
-        tail = self.child.stderr.text(600).strip()
-        text = "the adapter closed its output" + (f" and exited with code {code}" if code is not None else "")
-        return text + (f"; stderr ends with: {tail}" if tail else "")
+        return closed_reason(self.child, "the adapter")
 
     # --- session -------------------------------------------------------------------------------------------------
 

@@ -17,8 +17,8 @@ from typing import Any, Self
 
 import anyio
 
-from kairox._rpc import ChildProcess, JsonRpcEndpoint, RpcError, child_environment
-from kairox._util import JsonObject, expand_vars
+from kairox._rpc import JsonRpcEndpoint, RpcError, closed_reason, server_process
+from kairox._util import JsonObject
 from kairox.config import LspServerConfig
 from kairox.lsp._errors import LspStartupError
 from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, uri_to_path
@@ -77,13 +77,6 @@ _CLIENT_CAPABILITIES: JsonObject = {
 }
 
 
-def command_path(command: str, base_dir: Path) -> str:
-    """A relative command with a ``/`` (``./bin/server``) is relative to the file that configured it."""
-    if "/" in command and not Path(command).expanduser().is_absolute():
-        return str((base_dir / command).resolve())
-    return str(Path(command).expanduser()) if command.startswith("~") else command
-
-
 def language_id(path: Path, languages: list[str]) -> str:
     """The LSP language id of a file: from its suffix, or the server's first configured language."""
     by_suffix = _LANGUAGE_IDS.get(path.suffix.lower())
@@ -135,12 +128,15 @@ class LspClient:
         self.name = name
         self.config = config
         self.workspace = workspace.resolve()
-        host = dict(os.environ if host_env is None else host_env)
-        argv = [expand_vars(part, host).value for part in (config.command, *config.args)]
-        argv[0] = command_path(argv[0], base_dir or self.workspace)
-        env = child_environment(host, extra={k: expand_vars(v, host).value for k, v in config.env.items()})
-        self.child = ChildProcess(
-            argv, env=env, cwd=self.workspace, stderr_log=stderr_log, stop_timeout=config.shutdown_timeout_sec
+        self.child = server_process(
+            config.command,
+            config.args,
+            config.env,
+            cwd=self.workspace,
+            base_dir=base_dir or self.workspace,
+            host_env=host_env,
+            stderr_log=stderr_log,
+            stop_timeout=config.shutdown_timeout_sec,
         )
         self.rpc: JsonRpcEndpoint | None = None
         self.capabilities: JsonObject = {}
@@ -207,10 +203,7 @@ class LspClient:
             await rpc.__aexit__(None, None, None)
 
     def _closed_reason(self) -> str:
-        code = self.child.process.returncode
-        tail = self.child.stderr.text(600).strip()
-        text = "the server closed its output" + (f" and exited with code {code}" if code is not None else "")
-        return text + (f"; stderr ends with: {tail}" if tail else "")
+        return closed_reason(self.child, "the server")
 
     @property
     def alive(self) -> bool:

@@ -1,0 +1,50 @@
+"""How a configured server command becomes a child process, the same for language servers and debug adapters:
+``${VAR}`` expanded from the host, a relative command with a ``/`` taken from the folder of the file that
+configured it, the allow-listed environment plus the server's own ``env``."""
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from kairox._rpc._process import ChildProcess, child_environment
+from kairox._util import expand_vars
+
+
+def command_path(command: str, base_dir: Path) -> str:
+    """A relative command with a ``/`` (``./bin/server``) is relative to the file that configured it."""
+    if "/" in command and not Path(command).expanduser().is_absolute():
+        return str((base_dir / command).resolve())
+    return str(Path(command).expanduser()) if command.startswith("~") else command
+
+
+def resolved_command(command: str, base_dir: Path, host_env: Mapping[str, str] | None = None) -> str:
+    """The program a server command names, as :func:`server_process` runs it."""
+    host = os.environ if host_env is None else host_env
+    return command_path(expand_vars(command, host).value, base_dir)
+
+
+def server_process(
+    command: str,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    cwd: Path,
+    base_dir: Path,
+    host_env: Mapping[str, str] | None = None,
+    stderr_log: Path | None = None,
+    stop_timeout: float = 3.0,
+) -> ChildProcess:
+    """The (not yet started) child of a configured server."""
+    host = dict(os.environ if host_env is None else host_env)
+    argv = [resolved_command(command, base_dir, host), *(expand_vars(part, host).value for part in args)]
+    environment = child_environment(host, extra={k: expand_vars(v, host).value for k, v in env.items()})
+    return ChildProcess(argv, env=environment, cwd=cwd, stderr_log=stderr_log, stop_timeout=stop_timeout)
+
+
+def closed_reason(child: ChildProcess, what: str) -> str:
+    """Why the connection to ``child`` ended, for an error: ``what`` closed its output, its exit code (when
+    known yet) and the end of its stderr."""
+    code = child.returncode if child.started else None
+    tail = child.stderr.text(600).strip()
+    text = f"{what} closed its output" + (f" and exited with code {code}" if code is not None else "")
+    return text + (f"; stderr ends with: {tail}" if tail else "")
