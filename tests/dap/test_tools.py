@@ -311,3 +311,12 @@ async def test_an_adapter_killed_mid_session_fails_the_session_clearly_and_leave
     with anyio.fail_after(10):  # the debuggee notices that its adapter is gone
         while not process_gone(debuggee):
             await anyio.sleep(0.05)
+
+
+async def test_untrusted_and_disabled_adapters_are_left_out(workspace: Path) -> None:
+    configs = {"debugpy": debugpy_config(), "off": debugpy_config(enabled=False), "new": debugpy_config()}
+    async with DapToolProvider(configs, workspace=workspace, pending={"dap_servers.new"}) as provider:
+        assert list(provider.configs) == ["debugpy"]
+    async with DapToolProvider(configs, workspace=workspace, pending={"dap_servers"}) as provider:
+        assert list(provider.configs) == []
+        assert await provider.list_tools() == []

@@ -13,7 +13,7 @@ from kairox._rpc._jsonrpc import (
 )
 from kairox._rpc._launch import closed_reason, command_path, resolved_command, server_process
 from kairox._rpc._process import BASE_ENV_NAMES, ChildProcess, StderrTail, child_environment
-from kairox._rpc._status import ServerStatus, is_pending
+from kairox._rpc._status import ServerStatus, is_pending, usable_servers
 from kairox._rpc._supervisor import ServerSupervisor, until_first
 
 __all__ = [
@@ -44,4 +44,5 @@ __all__ = [
     "resolved_command",
     "server_process",
     "until_first",
+    "usable_servers",
 ]

@@ -1,7 +1,8 @@
 """The states a supervised server (LSP server, debug adapter) moves through."""
 
 import enum
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from typing import Protocol, TypeVar
 
 
 class ServerStatus(enum.StrEnum):
@@ -19,3 +20,20 @@ def is_pending(section: str, name: str, pending: Collection[str]) -> bool:
     (``lsp_servers.jedi``, or ``lsp_servers`` for the whole table), as ``ResolvedConfig.pending_trust`` does."""
     key = f"{section}.{name}"
     return name in pending or any(key == p or key.startswith(p + ".") for p in pending)
+
+
+class _Switchable(Protocol):
+    @property
+    def enabled(self) -> bool: ...
+
+
+S = TypeVar("S", bound=_Switchable)
+
+
+def usable_servers(section: str, servers: Mapping[str, S], pending: Collection[str]) -> dict[str, S]:
+    """The servers of ``section`` that may start: enabled, and not waiting for the workspace's trust."""
+    return {
+        name: config
+        for name, config in servers.items()
+        if config.enabled and not is_pending(section, name, pending)
+    }

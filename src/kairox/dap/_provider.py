@@ -13,7 +13,7 @@ from typing import Any, Self
 import anyio
 import anyio.abc
 
-from kairox._rpc import RpcError, ServerStatus, is_pending
+from kairox._rpc import RpcError, ServerStatus, usable_servers
 from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
@@ -56,11 +56,7 @@ class DapToolProvider(ToolProvider):
         self._base_dirs = dict(base_dirs or {})
         self.workspace = workspace.resolve()
         self.events: EventSink = events or NullSink()
-        self.configs = {
-            name: config
-            for name, config in servers.items()
-            if config.enabled and not is_pending("dap_servers", name, pending)
-        }
+        self.configs = usable_servers("dap_servers", servers, pending)
         self._host_env = host_env
         self._log_dir = log_dir
         self.sessions: dict[str, DebugSession] = {}

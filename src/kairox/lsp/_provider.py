@@ -6,7 +6,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from kairox._rpc import RpcError, is_pending
+from kairox._rpc import RpcError, usable_servers
 from kairox._util import JsonObject
 from kairox.config import LspServerConfig
 from kairox.errors import ToolCallError
@@ -82,8 +82,7 @@ class LspToolProvider(ToolProvider):
                 stderr_log=log_dir / f"lsp-{name}.log" if log_dir else None,
                 base_dir=base_dirs.get(name),
             )
-            for name, config in servers.items()
-            if config.enabled and not is_pending("lsp_servers", name, pending)
+            for name, config in usable_servers("lsp_servers", servers, pending).items()
         }
         self._stack = contextlib.AsyncExitStack()
         self._handlers: dict[str, Handler] = {
