@@ -113,3 +113,21 @@ async def test_a_changed_helper_next_to_the_hook_script_asks_again(tmp_path: Pat
     assert (first.decision, first.reason) == (HookDecision.DENY, "helper says no")
     assert (changed.decision, len(declined.requests)) == (None, 1)
     assert [d.reason for d in changed.diagnostics] == ["not approved: helper changed"]
+
+
+async def test_a_hook_whose_matcher_widens_asks_again(tmp_path: Path) -> None:
+    root = _plugin(tmp_path)
+    hooks = json.loads((root / "hooks" / "hooks.json").read_text())
+    (root / "hooks" / "hooks.json").unlink()
+    manifest = root / ".claude-plugin" / "plugin.json"
+    manifest.write_text(json.dumps({"name": "guard", "version": "1.0.0", "hooks": hooks}))
+    always = Approver(ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS))
+    await _registry(tmp_path, root, TrustLevel.COMMUNITY, always).pre_tool_use(CALL, WRITE)
+    hooks["hooks"]["PreToolUse"][0]["matcher"] = "*"
+    manifest.write_text(json.dumps({"name": "guard", "version": "1.0.0", "hooks": hooks}))
+    declined = Approver(ApprovalAnswer.deny("now sees every tool"))
+
+    widened = await _registry(tmp_path, root, TrustLevel.COMMUNITY, declined).pre_tool_use(CALL, WRITE)
+
+    assert (len(always.requests), len(declined.requests)) == (1, 1)
+    assert widened.decision is None

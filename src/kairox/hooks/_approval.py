@@ -1,4 +1,4 @@
-"""Approvals of plugin hooks, recorded against a hash of the command and the scripts it runs.
+"""Approvals of plugin hooks, recorded against a hash of the event, matcher, command and the scripts it runs.
 
 A hook of a plugin that is not ``local`` runs only once the user approved it; when the command, one of its
 scripts or a file beside those scripts changes, the hash changes and the user is asked again.
@@ -34,9 +34,10 @@ def _hashed_files(scripts: tuple[Path, ...]) -> list[Path]:
 
 
 def hook_hash(hook: HookSpec) -> str:
-    """SHA-256 of the command, of every script file it names and of the files in those scripts' folders
-    (missing files hash as missing)."""
+    """SHA-256 of the event, the matcher (a wider one shows the hook more calls), the command, every script
+    file it names and the files in those scripts' folders (missing files hash as missing)."""
     digest = hashlib.sha256()
+    digest.update(f"{hook.event}\0{hook.matcher or '*'}\0".encode())
     digest.update(hook.command.encode())
     for script in _hashed_files(hook.scripts):
         digest.update(b"\0" + str(script).encode() + b"\0")
