@@ -18,6 +18,7 @@ from kairox.policy import (
     RuleRef,
     Verdict,
     effective_profile,
+    parse_rule,
 )
 from kairox.tools import (
     BUILTIN_SPECS,
@@ -316,3 +317,12 @@ def test_read_only_denies_tools_that_run_programs_outside_the_os_sandbox(ws: Pat
     # under workspace_write the user's policy lets debugging run, and the reason says it is not sandboxed
     allowed = engine(ws).decide(dap_spec(), {"program": "main.py"})
     assert allowed == Decision.allow("dap.launch runs outside Kairox's OS sandbox (allowed by the workspace_write policy)", source=DecisionSource.MODE)
+
+
+def test_a_suggested_rule_for_a_path_with_glob_characters_covers_only_that_path(ws: Path) -> None:
+    policy = engine(ws, approval=ApprovalPolicy.UNTRUSTED)
+    suggestion = policy.suggest_rule(SPECS["fs.write"], {"path": "out/*[1]?.txt"})
+    assert suggestion == f"fs.write({ws / 'out'}/[*][[]1][?].txt)"
+    grant = parse_rule(Rule(action="allow", pattern=suggestion))
+    assert policy.matches_any([grant], SPECS["fs.write"], {"path": "out/*[1]?.txt"}) is grant
+    assert policy.matches_any([grant], SPECS["fs.write"], {"path": "out/secret1x.txt"}) is None

@@ -337,8 +337,13 @@ def _suggestion(spec: ToolSpec, facts: _Facts) -> str:
         words = facts.command.pieces[0].split(" ")
         return f"{spec.name}({' '.join(words[:2])}*)" if len(words) > 1 else f"{spec.name}({words[0]}*)"
     if len(facts.paths) == 1:
-        return f"{spec.name}({facts.paths[0]})"
+        return f"{spec.name}({_literal_glob(str(facts.paths[0]))})"
     return spec.name
+
+
+def _literal_glob(path: str) -> str:
+    """``path`` as a glob that matches only itself: ``*``, ``?`` and ``[`` in a file name are not wildcards."""
+    return "".join(f"[{char}]" if char in "*?[" else char for char in path)
 
 
 def _command_match(piece: str, specifier: str, *, exact: bool) -> bool:

@@ -88,7 +88,7 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
                 body = glob[index + 1 : end]
                 if body.startswith("!"):
                     body = "^" + body[1:]
-                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+                out.append("[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
                 index = end + 1
         else:
             out.append(re.escape(char))
