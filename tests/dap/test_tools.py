@@ -320,3 +320,25 @@ async def test_untrusted_and_disabled_adapters_are_left_out(workspace: Path) -> 
     async with DapToolProvider(configs, workspace=workspace, pending={"dap_servers"}) as provider:
         assert list(provider.configs) == []
         assert await provider.list_tools() == []
+
+
+async def test_a_breakpoint_the_adapter_cannot_place_says_why(workspace: Path) -> None:
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        launched = await debug(
+            "dap.launch",
+            program="program.py",
+            breakpoints=[{"file": "program.py", "line": 6}, {"file": "nope.py", "line": 2}],
+        )
+        placed = await debug("dap.set_breakpoints", file="nope.py", lines=[3])
+        await debug("dap.disconnect")
+    assert launched.text_content().splitlines()[1:3] == [
+        "breakpoint program.py:6 set",
+        "breakpoint nope.py:2 not verified (Breakpoint in file that does not exist.)",
+    ]
+    assert placed.text_content() == "nope.py:3 not verified (Breakpoint in file that does not exist.)"
+    assert placed.structured == {
+        "session": "s1",
+        "file": "nope.py",
+        "breakpoints": [{"line": 3, "verified": False, "message": "Breakpoint in file that does not exist."}],
+    }

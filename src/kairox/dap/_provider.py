@@ -20,7 +20,18 @@ from kairox.dap._client import DapClient
 from kairox.dap._errors import DapError, DapSessionError
 from kairox.dap._events import DapProgramStopped
 from kairox.dap._lifecycle import DapServerLifecycle
-from kairox.dap._session import DebugSession, display_path, frame_record
+from kairox.dap._session import (
+    DebugSession,
+    breakpoint_lines,
+    display_path,
+    evaluation,
+    frame_record,
+    program_reply,
+    scope_records,
+    stack_text,
+    variable_lines,
+    variable_records,
+)
 from kairox.dap._session import wait_seconds as _wait
 from kairox.dap._specs import dap_tool_specs
 from kairox.errors import ToolCallError
@@ -28,8 +39,6 @@ from kairox.events import EventSink, NullSink
 from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
-_VALUE_CHARS = 120
-_OUTPUT_CHARS = 2000
 _SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
 
 
@@ -219,11 +228,7 @@ class DapToolProvider(ToolProvider):
         session.state = "running"
         header = [f"Debug session {session_id} ({server}): {target}"]
         for path, found in placed.items():
-            for bp in found:
-                mark = (
-                    "set" if bp.get("verified") else f"not verified ({bp.get('message', 'unknown reason')})"
-                )
-                header.append(f"breakpoint {self._display(path)}:{bp.get('line')} {mark}")
+            header += [f"breakpoint {line}" for line in breakpoint_lines(self._display(path), found)]
         return await self._outcome(session, 0, _wait(args), header)
 
     async def _launch(self, args: JsonObject) -> ToolResult:
@@ -270,7 +275,7 @@ class DapToolProvider(ToolProvider):
             session.state = "running"
             session.cursor = len(client.dap.events)
             lines = [*header, f"The program is running (nothing stopped it within {wait:g}s)."]
-            return self._reply(session, lines, output, {"state": "running"})
+            return program_reply(session.id, lines, output, {"state": "running"})
         if found is not None and found[1].get("event") == "stopped":
             index, event = found
             session.cursor = index + 1
@@ -285,7 +290,7 @@ class DapToolProvider(ToolProvider):
         await session.lifecycle.stop()
         code = f" with exit code {session.exit_code}" if session.exit_code is not None else ""
         lines = [*header, f"The program ended{code}; debug session {session.id} is closed."]
-        return self._reply(session, lines, output, {"state": "ended", "exit_code": session.exit_code})
+        return program_reply(session.id, lines, output, {"state": "ended", "exit_code": session.exit_code})
 
     def _collect_output(self, session: DebugSession, client: DapClient) -> str:
         assert client.dap is not None
@@ -306,8 +311,7 @@ class DapToolProvider(ToolProvider):
         reason = str(body.get("reason", "stopped"))
         thread_id = body.get("threadId") if isinstance(body.get("threadId"), int) else session.thread_id
         if thread_id is None:
-            threads = (await client.request("threads")).get("threads") or []
-            thread_id = threads[0]["id"] if threads else None
+            thread_id = await self._first_thread(client)
         frame: JsonObject | None = None
         if thread_id is not None:
             trace = await client.request("stackTrace", {"threadId": thread_id, "startFrame": 0, "levels": 1})
@@ -345,17 +349,13 @@ class DapToolProvider(ToolProvider):
             lines.append(str(stop["description"]))
         if frame and frame["text"]:
             lines.append(f"{frame['line']:>5} | {frame['text']}")
-        return self._reply(session, lines, output, {"state": "stopped", **stop})
+        return program_reply(session.id, lines, output, {"state": "stopped", **stop})
 
-    def _reply(
-        self, session: DebugSession, lines: list[str], output: str, structured: JsonObject
-    ) -> ToolResult:
-        if output:
-            tail = output[-_OUTPUT_CHARS:]
-            lines = [*lines, "Program output:", tail.rstrip("\n")]
-        return ToolResult.text(
-            "\n".join(lines), structured={"session": session.id, **structured, "output": output}
-        )
+    @staticmethod
+    async def _first_thread(client: DapClient) -> int | None:
+        threads = (await client.request("threads")).get("threads") or []
+        ids = [t["id"] for t in threads if isinstance(t, dict) and isinstance(t.get("id"), int)]
+        return ids[0] if ids else None
 
     def _display(self, path: Path) -> str:
         return display_path(path, self.workspace)
@@ -394,8 +394,7 @@ class DapToolProvider(ToolProvider):
         assert client.dap is not None
         thread_id = args.get("thread_id") if isinstance(args.get("thread_id"), int) else session.thread_id
         if thread_id is None:
-            threads = (await client.request("threads")).get("threads") or []
-            thread_id = threads[0]["id"] if threads else 0
+            thread_id = await self._first_thread(client) or 0
         if command != "pause" and session.state == "running":
             raise DapSessionError(
                 f"debug session {session.id} is running, not stopped", hint="use dap.pause first"
@@ -414,11 +413,7 @@ class DapToolProvider(ToolProvider):
             {"line": bp.get("line"), "verified": bool(bp.get("verified")), "message": bp.get("message")}
             for bp in found
         ]
-        text = [
-            f"{self._display(path)}:{i['line']} "
-            + ("set" if i["verified"] else f"not verified ({i['message']})")
-            for i in items
-        ]
+        text = breakpoint_lines(self._display(path), found)
         return ToolResult.text(
             "\n".join(text) or f"No breakpoints left in {self._display(path)}.",
             structured={"session": session.id, "file": self._display(path), "breakpoints": items},
@@ -442,12 +437,9 @@ class DapToolProvider(ToolProvider):
         levels = args.get("levels") if isinstance(args.get("levels"), int) else 20
         trace = await client.request("stackTrace", {"threadId": thread_id, "startFrame": 0, "levels": levels})
         frames = [self._frame(f) for f in trace.get("stackFrames") or [] if isinstance(f, dict)]
-        text = "\n".join(
-            f"#{i} {f['name']} at {f['path']}:{f['line']} [frame {f['id']}]"
-            + (f": {f['text']}" if f["text"] else "")
-            for i, f in enumerate(frames)
+        return ToolResult.text(
+            stack_text(frames) or "No frames.", structured={"session": session.id, "frames": frames}
         )
-        return ToolResult.text(text or "No frames.", structured={"session": session.id, "frames": frames})
 
     async def _scope_list(self, session: DebugSession, args: JsonObject) -> list[JsonObject]:
         frame_id = args.get("frame_id") if isinstance(args.get("frame_id"), int) else session.frame_id
@@ -455,16 +447,7 @@ class DapToolProvider(ToolProvider):
             raise DapSessionError(
                 f"debug session {session.id} has not stopped", hint="set a breakpoint or dap.pause"
             )
-        scopes = (await self._client(session).request("scopes", {"frameId": frame_id})).get("scopes") or []
-        return [
-            {
-                "name": s.get("name"),
-                "variables_reference": s.get("variablesReference"),
-                "expensive": s.get("expensive"),
-            }
-            for s in scopes
-            if isinstance(s, dict)
-        ]
+        return scope_records(await self._client(session).request("scopes", {"frameId": frame_id}))
 
     async def _scopes(self, args: JsonObject) -> ToolResult:
         session = await self._live(args)
@@ -485,27 +468,8 @@ class DapToolProvider(ToolProvider):
                 raise DapSessionError("the frame has no scopes")
             reference = int(chosen["variables_reference"])
         body = await self._client(session).request("variables", {"variablesReference": reference})
-        items: list[JsonObject] = []
-        for var in body.get("variables") or []:
-            if not isinstance(var, dict):
-                continue
-            value = str(var.get("value", ""))
-            items.append(
-                {
-                    "name": str(var.get("name", "")),
-                    "value": value if len(value) <= _VALUE_CHARS else value[: _VALUE_CHARS - 3] + "...",
-                    "type": var.get("type"),
-                    "variables_reference": int(var.get("variablesReference") or 0),
-                }
-            )
-        # groups some adapters add ("special variables", "function variables") come after the real names
-        items.sort(key=lambda v: bool(v["variables_reference"] and not v["value"] and not v["type"]))
-        lines = [
-            (f"{v['name']} = {v['value']}" if v["value"] or v["type"] else v["name"])
-            + (f" ({v['type']})" if v["type"] else "")
-            + (f" [ref {v['variables_reference']}]" if v["variables_reference"] else "")
-            for v in items
-        ]
+        items = variable_records(body)
+        lines = variable_lines(items)
         return ToolResult.text(
             "\n".join(lines) or "No variables.",
             structured={"session": session.id, "variables_reference": reference, "variables": items},
@@ -521,14 +485,7 @@ class DapToolProvider(ToolProvider):
         if frame_id is not None:
             params["frameId"] = frame_id
         body = await self._client(session).request("evaluate", params)
-        result = {
-            "result": str(body.get("result", "")),
-            "type": body.get("type"),
-            "variables_reference": int(body.get("variablesReference") or 0),
-        }
-        text = result["result"] + (f" ({result['type']})" if result["type"] else "")
-        if result["variables_reference"]:
-            text += f" [ref {result['variables_reference']}]"
+        result, text = evaluation(body)
         return ToolResult.text(text, structured={"session": session.id, "expression": expression, **result})
 
     async def _disconnect(self, args: JsonObject) -> ToolResult:

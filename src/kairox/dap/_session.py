@@ -1,4 +1,4 @@
-"""A debug session's record, and how frames and paths are shown to the model."""
+"""A debug session's record, and how frames, paths, variables and values are shown to the model."""
 
 import contextlib
 from dataclasses import dataclass
@@ -6,7 +6,12 @@ from pathlib import Path
 
 from kairox._util import JsonObject
 from kairox.dap._lifecycle import DapServerLifecycle
+from kairox.tools import ToolResult
 
+OUTPUT_CHARS = 2000
+"""Most of the program's output a tool result shows (the end of it)."""
+VALUE_CHARS = 120
+"""Longest value shown for a variable; the rest is cut (expand it with its reference)."""
 DEFAULT_WAIT = 10.0
 """Seconds a tool waits for the program to stop or end when the call does not say."""
 
@@ -72,3 +77,84 @@ def frame_record(raw: JsonObject, workspace: Path) -> JsonObject:
 def wait_seconds(args: JsonObject) -> float:
     value = args.get("wait_sec")
     return float(value) if isinstance(value, int | float) and value >= 0 else DEFAULT_WAIT
+
+
+def stack_text(frames: list[JsonObject]) -> str:
+    """One line a frame: ``#0 name at path:line [frame id]: text``."""
+    return "\n".join(
+        f"#{i} {f['name']} at {f['path']}:{f['line']} [frame {f['id']}]"
+        + (f": {f['text']}" if f["text"] else "")
+        for i, f in enumerate(frames)
+    )
+
+
+def variable_records(body: JsonObject) -> list[JsonObject]:
+    """The variables of a ``variables`` response as ``{name, value, type, variables_reference}``, values cut to
+    :data:`VALUE_CHARS`; groups some adapters add ("special variables") come after the real names."""
+    items: list[JsonObject] = []
+    for var in body.get("variables") or []:
+        if not isinstance(var, dict):
+            continue
+        value = str(var.get("value", ""))
+        items.append(
+            {
+                "name": str(var.get("name", "")),
+                "value": value if len(value) <= VALUE_CHARS else value[: VALUE_CHARS - 3] + "...",
+                "type": var.get("type"),
+                "variables_reference": int(var.get("variablesReference") or 0),
+            }
+        )
+    items.sort(key=lambda v: bool(v["variables_reference"] and not v["value"] and not v["type"]))
+    return items
+
+
+def variable_lines(items: list[JsonObject]) -> list[str]:
+    """``name = value (type) [ref N]`` a variable."""
+    return [
+        (f"{v['name']} = {v['value']}" if v["value"] or v["type"] else v["name"])
+        + (f" ({v['type']})" if v["type"] else "")
+        + (f" [ref {v['variables_reference']}]" if v["variables_reference"] else "")
+        for v in items
+    ]
+
+
+def evaluation(body: JsonObject) -> tuple[JsonObject, str]:
+    """An ``evaluate`` response as ``{result, type, variables_reference}`` and its one-line text."""
+    result: JsonObject = {
+        "result": str(body.get("result", "")),
+        "type": body.get("type"),
+        "variables_reference": int(body.get("variablesReference") or 0),
+    }
+    text = result["result"] + (f" ({result['type']})" if result["type"] else "")
+    if result["variables_reference"]:
+        text += f" [ref {result['variables_reference']}]"
+    return result, text
+
+
+def breakpoint_lines(path: str, found: list[JsonObject]) -> list[str]:
+    """``path:line set``, or ``not verified (why)``, a breakpoint as the adapter placed it."""
+    return [
+        f"{path}:{bp.get('line')} "
+        + ("set" if bp.get("verified") else f"not verified ({bp.get('message') or 'unknown reason'})")
+        for bp in found
+    ]
+
+
+def program_reply(session: str, lines: list[str], output: str, structured: JsonObject) -> ToolResult:
+    """What a tool that let the program run returns: ``lines``, then the end of the program's output."""
+    if output:
+        lines = [*lines, "Program output:", output[-OUTPUT_CHARS:].rstrip("\n")]
+    return ToolResult.text("\n".join(lines), structured={"session": session, **structured, "output": output})
+
+
+def scope_records(body: JsonObject) -> list[JsonObject]:
+    """The scopes of a ``scopes`` response as ``{name, variables_reference, expensive}``."""
+    return [
+        {
+            "name": s.get("name"),
+            "variables_reference": s.get("variablesReference"),
+            "expensive": s.get("expensive"),
+        }
+        for s in body.get("scopes") or []
+        if isinstance(s, dict)
+    ]
