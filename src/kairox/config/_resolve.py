@@ -23,8 +23,9 @@ from kairox.config._layers import (
     system_config_path,
 )
 from kairox.config._merge import KeyOrigin, LayerData, Merged, leaves, merge
-from kairox.config._models import PROJECT_FORBIDDEN, KairoxConfig
+from kairox.config._models import KairoxConfig
 from kairox.config._trust import TrustStore
+from kairox.config._trust_gate import PROJECT_LAYERS, PendingTrust, TrustGate, base_folder
 from kairox.config._validate import problems_from_validation
 from kairox.errors import ConfigProblem, Diagnostic
 from kairox.events import ConfigLoaded, EventSink
@@ -40,10 +41,7 @@ ENV_KEYS: dict[str, str] = {
 """Environment variables read as configuration. ``KAIROX_CONFIG__A__B=v`` sets any key ``a.b``."""
 ENV_GENERIC_PREFIX = "KAIROX_CONFIG__"
 
-_APPROVAL_RANK = {"untrusted": 0, "never": 1, "on_request": 1, "on_failure": 2}
-_SANDBOX_RANK = {"read_only": 0, "workspace_write": 1, "danger_full_access": 2}
 _FILE_LAYERS = (Layer.SYSTEM, Layer.USER, Layer.PROJECT, Layer.LOCAL)
-_PROJECT_LAYERS = (Layer.PROJECT, Layer.LOCAL)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -62,34 +60,6 @@ class PolicyRule:
         if self.file is not None:
             return f"{self.file}:{self.line}" if self.line else str(self.file)
         return self.source or str(self.layer)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PendingTrust:
-    """A project setting held back until the workspace is trusted."""
-
-    key: str
-    origin: KeyOrigin
-    reason: str
-    replaces_trusted: bool = False
-    """The value in effect comes from a trusted layer (a user's server of the same name); this one waits to
-    replace it. Such an entry is listed, but the key is not pending: what is in effect may be used."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "reason": self.reason, **self.origin.to_json(with_shadowed=False)}
-
-
-def _base_folder(origin: KeyOrigin | None, workspace: Path) -> Path:
-    """The folder relative paths of a value are resolved against: its file's (the workspace for project files)."""
-    if origin is not None and origin.file is not None:
-        folder = origin.file.parent
-        return folder.parent if folder.name == ".kairox" and origin.layer in _PROJECT_LAYERS else folder
-    return workspace
-
-
-def _folders(items: Any, base: Path) -> set[Path]:
-    paths = items if isinstance(items, list) else []
-    return {Path(os.path.realpath(base / os.path.expanduser(str(item)))) for item in paths}
 
 
 def parse_cli_value(text: str) -> Any:
@@ -155,7 +125,7 @@ class ResolvedConfig:
 
     def base_dir(self, key: str) -> Path:
         """The folder of the file that set ``key``: relative paths in that value are relative to it."""
-        return _base_folder(self.origin(key), self.workspace)
+        return base_folder(self.origin(key), self.workspace)
 
     def layer_file(self, layer: Layer) -> Path:
         """The file ``kairox config set --layer`` edits for ``layer``."""
@@ -317,88 +287,6 @@ def _profile_layers(name: str, merged: Merged, file_layers: list[LayerData], *, 
     ]
 
 
-class _TrustGate:
-    """Decides which values of untrusted project layers are taken, and records what waits for trust."""
-
-    def __init__(self, base: Merged | None, workspace: Path) -> None:
-        self.base = base
-        self.workspace = workspace
-        self.pending: list[PendingTrust] = []
-        self.diagnostics: list[Diagnostic] = []
-
-    def _hold(self, data: LayerData, key: str, reason: str, *, item: Any = None, replaces_trusted: bool = False) -> None:
-        label = f"{key}[{item}]" if item is not None else key
-        self.pending.append(PendingTrust(key=label, origin=data.origin(key, item), reason=reason, replaces_trusted=replaces_trusted))
-
-    def __call__(self, data: LayerData, key: str, value: Any) -> bool:
-        top = key.split(".", 1)[0]
-        if data.layer in _PROJECT_LAYERS and top in PROJECT_FORBIDDEN:
-            origin = data.origin(key)
-            self.diagnostics.append(
-                Diagnostic(
-                    kind="config", name=key, source=str(origin.file) if origin.file else None, line=origin.line,
-                    reason="routes credentials or model endpoints, which project files may not set; ignored",
-                    hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
-                )
-            )
-            return False
-        if not data.untrusted or self.base is None:
-            return True
-        return self._accept_untrusted(data, key, value)
-
-    def _accept_untrusted(self, data: LayerData, key: str, value: Any) -> bool:
-        assert self.base is not None
-        base = self.base.values
-        if key in ("policy.approval_policy", "policy.sandbox_policy"):
-            ranks = _APPROVAL_RANK if key.endswith("approval_policy") else _SANDBOX_RANK
-            default = "on_request" if key.endswith("approval_policy") else "workspace_write"
-            if ranks.get(str(value), 99) > ranks.get(str(base.get(key, default)), 1):
-                self._hold(data, key, "would widen the policy")
-                return False
-            return True
-        if key == "policy.network_access":
-            if value is True and base.get(key) is not True:
-                self._hold(data, key, "would allow network access")
-                return False
-            return True
-        if key == "policy.writable_roots":
-            # compared as the folders they name: the same text means another folder in another file
-            ours = _folders(value, _base_folder(data.origin(key), self.workspace))
-            if not ours <= _folders(base.get(key, []), _base_folder(self.base.origins.get(key), self.workspace)):
-                self._hold(data, key, "would widen the policy")
-                return False
-            return True
-        if key == "tools.shell_env_passthrough":
-            if isinstance(value, list) and not set(value) <= set(base.get(key, [])):
-                self._hold(data, key, "would widen the policy")
-                return False
-            return True
-        if key == "tools.disabled":
-            if isinstance(value, list) and not set(base.get(key, [])) <= set(value):
-                self._hold(data, key, "would show tools the user disabled")
-                return False
-            return True
-        if key == "policy.rules.allow":
-            self._hold(data, key, "allow rules from an untrusted workspace wait for trust", item=value)
-            return False
-        if key.startswith("hooks."):
-            self._hold(data, key, "hooks from an untrusted workspace do not run")
-            return False
-        if key.split(".", 1)[0] in ("mcp_servers", "lsp_servers", "dap_servers"):
-            # a user's server of the same name keeps its own definition, and starts
-            self._hold(data, key, "servers from an untrusted workspace do not start", replaces_trusted=key in base)
-            return key not in base
-        if key == "mcp_catalog.url":
-            self._hold(data, key, "an untrusted workspace may not choose where server templates come from")
-            return False
-        if key.startswith("plugins."):
-            narrowing = key.endswith(".enabled") and value is False
-            if not narrowing:
-                self._hold(data, key, "plugins from an untrusted workspace are not enabled")
-                return False
-        return True
-
-
 def resolve_config(
     workspace: Path | None = None,
     *,
@@ -428,7 +316,7 @@ def resolve_config(
     default_layer = LayerData(layer=Layer.DEFAULT, raw=KairoxConfig().model_dump(mode="json", exclude_none=True))
     layers: list[LayerData] = [default_layer]
     for layer in _FILE_LAYERS:
-        untrusted = layer in _PROJECT_LAYERS and not trusted
+        untrusted = layer in PROJECT_LAYERS and not trusted
         data, info = _read_file(layer, files[layer], problems, untrusted=untrusted)
         if data is not None and not _validate_layer(data, problems):
             info = LayerInfo(layer=layer, file=files[layer], status=LayerStatus.ERROR, detail="schema problems")
@@ -473,8 +361,8 @@ def resolve_config(
     everything = layers + upper
     base = None
     if not trusted:
-        base = merge([d for d in everything if not d.untrusted], _TrustGate(None, root))
-    gate = _TrustGate(base, root)
+        base = merge([d for d in everything if not d.untrusted], TrustGate(None, root))
+    gate = TrustGate(base, root)
     final = merge(everything, gate)
     if profile:
         final.values["profile"] = profile
