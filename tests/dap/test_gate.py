@@ -9,10 +9,11 @@ from tests.lsp._fixtures import jedi_config
 
 from kairox.config import PolicyConfig, SandboxPolicy
 from kairox.dap import DapToolProvider
+from kairox.errors import ToolCallError
 from kairox.lsp import LspToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import RegistrySettings, ToolRegistry
-from kairox.tools import SandboxSettings, ToolCall
+from kairox.tools import CallContext, SandboxSettings, ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -60,3 +61,15 @@ async def test_workspace_write_sandbox_lets_a_debug_session_run(workspace: Path)
         "Debug session s1 (debugpy): program.py",
         "The program ended with exit code 0; debug session s1 is closed.",
     ]
+
+
+async def test_attaching_to_another_host_needs_network_access(workspace: Path) -> None:
+    closed = CallContext(call_id="t", workspace=workspace)
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as dap:
+        with pytest.raises(ToolCallError) as caught:
+            await dap.call_tool("dap.attach", {"host": "192.0.2.7", "port": 5678}, closed)
+        sessions = dict(dap.sessions)
+    assert caught.value.message == (
+        "dap.attach failed: attaching to 192.0.2.7 reaches the network, which policy.network_access forbids"
+    )
+    assert sessions == {}

@@ -5,6 +5,7 @@
 """
 
 import contextlib
+import ipaddress
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -40,6 +41,19 @@ from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
 _SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
+
+
+def _local(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _network_allowed(context: CallContext) -> bool:
+    return context.sandbox.network_access or context.sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS
 
 
 class DapToolProvider(ToolProvider):
@@ -117,6 +131,13 @@ class DapToolProvider(ToolProvider):
                 tool=name,
                 reason="debugging runs the program outside the sandbox, which the read_only sandbox policy forbids",
                 hint="set policy.sandbox_policy to workspace_write (or wider) to debug",
+            )
+        host = str(arguments.get("host") or "127.0.0.1")
+        if handler == self._attach and not _local(host) and not _network_allowed(context):
+            raise ToolCallError(
+                tool=name,
+                reason=f"attaching to {host} reaches the network, which policy.network_access forbids",
+                hint="attach to a program listening on 127.0.0.1, or set policy.network_access = true",
             )
         try:
             return await handler(arguments)

@@ -83,7 +83,10 @@ def dap_tool_specs() -> list[ToolSpec]:
             "Attach to a program waiting for a debugger on host:port (e.g. `python -m debugpy --listen "
             "127.0.0.1:5678 --wait-for-client app.py`).",
             {
-                "host": {"type": "string", "description": "Default 127.0.0.1."},
+                "host": {
+                    "type": "string",
+                    "description": "Default 127.0.0.1; another host needs policy.network_access.",
+                },
                 "port": {"type": "integer", "minimum": 1, "maximum": 65535},
                 **_NEW_SESSION,
             },
