@@ -326,3 +326,13 @@ def test_a_suggested_rule_for_a_path_with_glob_characters_covers_only_that_path(
     grant = parse_rule(Rule(action="allow", pattern=suggestion))
     assert policy.matches_any([grant], SPECS["fs.write"], {"path": "out/*[1]?.txt"}) is grant
     assert policy.matches_any([grant], SPECS["fs.write"], {"path": "out/secret1x.txt"}) is None
+
+
+def test_read_rules_hold_for_language_server_tools_that_open_files(ws: Path) -> None:
+    hover = ToolSpec(
+        name="lsp.hover", description="", input_schema={"type": "object"}, source=ToolSource.LSP, origin="lsp",
+        permission=PermissionProfile(access=Access.READ, path_args=("file",)),
+    )
+    policy = engine(ws, Rule(action="deny", pattern="fs.read(~/.ssh/**)"))
+    assert policy.decide(hover, {"file": "~/.ssh/config", "line": 1, "column": 1}).verdict is Verdict.DENY
+    assert policy.decide(hover, {"file": "src/a.py", "line": 1, "column": 1}).verdict is Verdict.ALLOW

@@ -64,6 +64,8 @@ class RuleRef:
 
 
 _FAMILIES = {"fs.read": Access.READ, "fs.write": Access.WRITE}
+_PATH_FAMILY_SOURCES = frozenset({ToolSource.BUILTIN, ToolSource.LSP})
+"""Sources whose path arguments are files Kairox itself opens (an extension's own path claims are not trusted)."""
 _PATTERN = re.compile(r"^\s*(?P<tool>[^()\s]+)\s*(?:\((?P<spec>.*)\))?\s*$", re.DOTALL)
 
 
@@ -83,10 +85,10 @@ class ParsedRule:
             return spec.source is ToolSource.PLUGIN and fnmatch.fnmatchcase(origin.removeprefix("plugin:"), name)
         if tool == "skill" and spec.source is ToolSource.SKILL:
             return True
-        # `fs.read(...)` rules hold for every built-in that reads paths (fs.list, search.ripgrep), and
-        # `fs.write(...)` rules for every one that writes them (fs.edit)
+        # `fs.read(...)` rules hold for every tool that reads the paths it is given (fs.list, search.ripgrep, the
+        # language-server tools), and `fs.write(...)` rules for every one that writes them (fs.edit)
         family = _FAMILIES.get(tool)
-        if family is not None and spec.source is ToolSource.BUILTIN and spec.permission.path_args and spec.permission.access is family:
+        if family is not None and spec.source in _PATH_FAMILY_SOURCES and spec.permission.path_args and spec.permission.access is family:
             return True
         if fnmatch.fnmatchcase(spec.name, tool):
             return True
