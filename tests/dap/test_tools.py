@@ -342,3 +342,15 @@ async def test_a_breakpoint_the_adapter_cannot_place_says_why(workspace: Path) -
         "file": "nope.py",
         "breakpoints": [{"line": 3, "verified": False, "message": "Breakpoint in file that does not exist."}],
     }
+
+
+async def test_the_stopped_line_is_shown_as_python_counts_lines_past_a_form_feed(workspace: Path) -> None:
+    (workspace / "paged.py").write_text('SEP = "a\u2028b"\n\x0c\nx = 42\ny = x * 2\n', encoding="utf-8")
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        stopped = await debug("dap.launch", program="paged.py", breakpoints=[{"file": "paged.py", "line": 4}])
+        await debug("dap.disconnect")
+    assert stopped.text_content().splitlines()[-2:] == [
+        "Stopped (breakpoint) at paged.py:4 in <module>, thread 1.",
+        "    4 | y = x * 2",
+    ]

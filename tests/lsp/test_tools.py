@@ -204,3 +204,23 @@ async def test_servers_start_on_first_use_of_a_matching_file_only(project: Path)
         "LspServerStopped",
     ]
     assert sink.of_type(LspServerRunning)[0].server == "jedi"
+
+
+async def test_lines_are_counted_as_servers_count_them_past_a_form_feed(
+    project: Path, server_name: str
+) -> None:
+    # Python's str.splitlines also breaks at \f, \v and \u2028; LSP breaks only at \n, \r\n and \r
+    (project / "pkg" / "paged.py").write_text(
+        'SEP = "a\u2028b"\n\x0c\nfrom pkg.greeting import make\n\nprint(make("y"))\n', encoding="utf-8"
+    )
+    definition, references = await call(
+        project,
+        server_name,
+        ("lsp.definition", {"file": "pkg/paged.py", "line": 5, "column": 7}),
+        ("lsp.references", {"file": "pkg/greeting.py", "line": 15, "column": 5}),
+    )
+    assert definition.text_content() == "pkg/greeting.py:15:5: def make(name: str) -> Greeter:"
+    assert sorted(line for line in references.text_content().splitlines() if "paged.py" in line) == [
+        "pkg/paged.py:3:26: from pkg.greeting import make",
+        'pkg/paged.py:5:7: print(make("y"))',
+    ]

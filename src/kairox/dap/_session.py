@@ -1,6 +1,7 @@
 """A debug session's record, and how frames, paths, variables and values are shown to the model."""
 
 import contextlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -8,6 +9,7 @@ from kairox._util import JsonObject
 from kairox.dap._lifecycle import DapServerLifecycle
 from kairox.tools import ToolResult
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 OUTPUT_CHARS = 2000
 """Most of the program's output a tool result shows (the end of it)."""
 VALUE_CHARS = 120
@@ -63,7 +65,9 @@ def frame_record(raw: JsonObject, workspace: Path) -> JsonObject:
     text = ""
     if isinstance(path, str) and line > 0:
         with contextlib.suppress(OSError, IndexError):
-            text = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()[line - 1].strip()
+            source_text = Path(path).read_text(encoding="utf-8", errors="replace")
+            # lines as Python counts them: not broken at form feeds or \u2028 as str.splitlines would
+            text = _LINE_BREAK.split(source_text)[line - 1].strip()
     return {
         "id": raw.get("id"),
         "name": str(raw.get("name", "")),

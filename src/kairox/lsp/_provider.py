@@ -22,6 +22,7 @@ from kairox.lsp._text import (
     line_of,
     matches_pattern,
     relative_to,
+    split_lines,
     to_server_character,
     uri_to_path,
 )
@@ -192,7 +193,7 @@ class LspToolProvider(ToolProvider):
         server = self.server_for(path)
         client = await server.ensure_running()
         document = await client.sync_document(path)
-        total = len(document.text.splitlines())
+        total = len(split_lines(document.text))
         if line > max(total, 1):
             raise LspLocationError(f"{display_path(path, self.workspace)} has {total} lines, not {line}")
         text = line_of(document.text, line - 1)

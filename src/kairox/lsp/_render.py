@@ -7,7 +7,7 @@ from typing import Any
 from kairox._util import JsonObject
 from kairox.lsp._client import LspClient
 from kairox.lsp._symbols import FoundSymbol
-from kairox.lsp._text import display_path, line_of, to_model_column, uri_to_path
+from kairox.lsp._text import display_path, line_of, split_lines, to_model_column, uri_to_path
 
 MAX_ITEMS = 200
 _SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
@@ -157,7 +157,7 @@ def _offset(text: str, lines: list[str], pos: Any, client: LspClient) -> int:
 
 
 def _apply(client: LspClient, text: str, edits: list[JsonObject]) -> str:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     spans = []
     for edit in edits:
         rng = edit.get("range") or {}
@@ -190,7 +190,7 @@ def rename_preview(client: LspClient, edit: Any) -> list[JsonObject]:
     for uri, edits in sorted(per_uri.items()):
         old = client.text_of(uri)
         new = _apply(client, old, edits)
-        old_lines, new_lines = old.splitlines(), new.splitlines()
+        old_lines, new_lines = split_lines(old), split_lines(new)
         changes: list[JsonObject] = []
         matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
         for tag, a1, a2, b1, b2 in matcher.get_opcodes():

@@ -91,7 +91,17 @@ def display_path(path: Path, root: Path) -> str:
     return str(relative_to(path, root))
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str, *, keepends: bool = False) -> list[str]:
+    """The lines of ``text`` as LSP counts them: broken at ``\n``, ``\r\n`` and ``\r`` only (``str.splitlines``
+    also breaks at form feeds, ``\u2028`` and more, which would shift every line after one)."""
+    lines = _LINE.findall(text)
+    return lines if keepends else [line.rstrip("\r\n") for line in lines]
+
+
 def line_of(text: str, line: int) -> str:
     """The 0-based ``line`` of ``text`` without its line end ('' when out of range)."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     return lines[line] if 0 <= line < len(lines) else ""
