@@ -130,3 +130,12 @@ async def test_a_peer_that_stops_reading_fails_requests_and_notifications_by_the
             os.kill(child.pid, signal.SIGCONT)
     assert request.value.message == "peer did not answer echo within 0.3s"
     assert notification.value.message == "peer did not read note within 0.3s"
+
+
+async def test_a_peer_writing_an_endless_line_closes_the_connection_with_a_reason() -> None:
+    noise = "import sys, time; sys.stdout.write('x' * (2**24 + 10)); sys.stdout.flush(); time.sleep(30)"
+    child = ChildProcess([sys.executable, "-c", noise])
+    async with child, JsonRpcEndpoint(child.stdout, child.stdin, peer="noisy", timeout=20) as rpc:
+        with anyio.fail_after(10):
+            await rpc.wait_closed()
+    assert rpc.close_reason.startswith("reading failed: ")

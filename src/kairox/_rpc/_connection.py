@@ -123,6 +123,8 @@ class FramedConnection:
                         await self._dispatch(item)
         except (ConnectionError, OSError) as exc:
             self._close(f"reading failed: {exc}")
+        except ValueError as exc:  # a line longer than the stream's limit: nothing readable follows
+            self._close(f"reading failed: the peer wrote a header line longer than the stream takes ({exc})")
         self._close(self._closed_reason())
 
     async def _dispatch(self, message: dict[str, Any]) -> None:
