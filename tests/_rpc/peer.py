@@ -47,6 +47,8 @@ while (message := read()) is not None:
                 "error": {"code": 7, "message": "no such thing", "data": [1]},
             }
         )
+    elif method == "odd_error":  # an error whose code is not a number
+        send({"jsonrpc": "2.0", "id": request_id, "error": {"code": "E42", "message": "odd"}})
     elif method == "ask":  # asks the client a question and answers with its reply
         send({"jsonrpc": "2.0", "id": "q1", "method": params["method"], "params": params.get("params")})
         reply = read()

@@ -69,6 +69,14 @@ async def test_a_late_answer_times_out_and_the_request_is_cancelled() -> None:
     assert notes == [{"id": 1}]
 
 
+async def test_an_error_answer_with_a_code_that_is_not_a_number_still_fails_the_request() -> None:
+    async with peer(timeout=5) as (_, rpc):
+        with pytest.raises(RpcResponseError) as caught:
+            await rpc.request("odd_error")
+        assert await rpc.request("echo", 2) == 2
+    assert (caught.value.code, caught.value.reason) == (-32603, "odd")
+
+
 async def test_the_peers_requests_reach_handlers_and_unknown_ones_get_method_not_found() -> None:
     async def configuration(params: Any) -> Any:
         return [params["section"], "value"]

@@ -3,6 +3,7 @@ read messages in a task until the stream ends, write them with a time limit, and
 waiting when the connection closes."""
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable, Hashable
 from types import TracebackType
@@ -120,12 +121,21 @@ class FramedConnection:
                     continue
                 for item in message if isinstance(message, list) else [message]:
                     if isinstance(item, dict):
-                        await self._dispatch(item)
+                        await self._dispatch_safely(item)
         except (ConnectionError, OSError) as exc:
             self._close(f"reading failed: {exc}")
         except ValueError as exc:  # a line longer than the stream's limit: nothing readable follows
             self._close(f"reading failed: the peer wrote a header line longer than the stream takes ({exc})")
         self._close(self._closed_reason())
+
+    async def _dispatch_safely(self, message: dict[str, Any]) -> None:
+        """A message the subclass cannot make sense of is kept as a problem; reading goes on."""
+        try:
+            await self._dispatch(message)
+        except Exception as exc:
+            reason = f"cannot handle the message: {type(exc).__name__}: {exc}"
+            self.problems.append(FramingProblem(reason=reason, body=json.dumps(message).encode()))
+            log.warning("%s sent a message that %s", self.peer, reason)
 
     async def _dispatch(self, message: dict[str, Any]) -> None:
         raise NotImplementedError

@@ -129,11 +129,12 @@ class JsonRpcEndpoint(FramedConnection):
             return
         error = message.get("error")
         if isinstance(error, dict):
+            code = error.get("code")
             future.set_exception(
                 RpcResponseError(
                     self.peer,
                     name,
-                    int(error.get("code", INTERNAL_ERROR)),
+                    code if isinstance(code, int) else INTERNAL_ERROR,
                     str(error.get("message", "")),
                     error.get("data"),
                 )

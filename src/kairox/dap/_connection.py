@@ -107,7 +107,8 @@ class DapConnection(FramedConnection):
     async def _dispatch(self, message: JsonObject) -> None:
         kind = message.get("type")
         if kind == "response":
-            entry = self._pending.pop(int(message.get("request_seq", -1)), None)
+            request_seq = message.get("request_seq")
+            entry = self._pending.pop(request_seq, None) if isinstance(request_seq, int) else None
             if entry is not None and not entry[1].done():
                 entry[1].set_result(message)
         elif kind == "event":
