@@ -346,11 +346,16 @@ def list_hooks(ctx: typer.Context, as_json: JsonOption = False) -> None:
         data = hook.to_json()
         data["approved"] = None if not hook.needs_approval else bool(registry.approvals and registry.approvals.is_approved(hook))
         rows.append(data)
+    # hooks an untrusted project declares do not run; say so rather than "no hooks"
+    pending = [item.to_json() for item in state(ctx).resolve().pending if item.key == "hooks" or item.key.startswith("hooks.")]
     if as_json:
-        out_json({"hooks": rows, "diagnostics": [diagnostic_json(d) for d in registry.diagnostics]})
+        out_json({"hooks": rows, "pending": pending, "diagnostics": [diagnostic_json(d) for d in registry.diagnostics]})
         return
     _report(registry.diagnostics)
-    if not rows:
+    for item in pending:
+        where = f"{item['file']}:{item['line']}" if item.get("line") else str(item.get("file"))
+        err(f"pending: {item['key']} ({where}) waits for `kairox trust`")
+    if not rows and not pending:
         err("no hooks (add [[hooks.pre_tool_use]] tables to kairox.toml, or enable a plugin with hooks)")
     for row in rows:
         approval = "" if row["approved"] is None else ("  approved" if row["approved"] else "  needs approval")
