@@ -131,3 +131,11 @@ async def test_a_hook_whose_matcher_widens_asks_again(tmp_path: Path) -> None:
 
     assert (len(always.requests), len(declined.requests)) == (1, 1)
     assert widened.decision is None
+
+
+def test_a_damaged_approvals_file_approves_nothing(tmp_path: Path) -> None:
+    store = HookApprovalStore(tmp_path)
+    store.file.write_bytes(b"\xff\xfe not utf-8")
+    hooks = _registry(tmp_path, _plugin(tmp_path), TrustLevel.COMMUNITY, None).hooks
+
+    assert [store.is_approved(h) for h in hooks] == [False]

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pytest
 from tests.plugins.conftest import make_plugin, write_json
 
 from kairox.config import KairoxConfig, LspServerConfig, McpServerConfig, TrustStore, resolve_config
@@ -194,3 +195,13 @@ def test_entry_path_is_relative_to_the_file_that_sets_it(tmp_path: Path, isolate
 
     delta = found.get("delta")
     assert delta is not None and (delta.root, delta.version) == ((workspace / "tools" / "delta").resolve(), "3.0.0")
+
+
+@pytest.mark.parametrize("body", [b'{"plugins": []}', b"\xff\xfe not utf-8", b"[1, 2]"])
+def test_a_damaged_installed_file_reads_as_nothing_installed(isolated_home: Path, body: bytes) -> None:
+    from kairox.plugins._records import InstallRecords
+
+    (isolated_home / "plugins").mkdir(parents=True)
+    (isolated_home / "plugins" / "installed.json").write_bytes(body)
+
+    assert InstallRecords(isolated_home).read() == {}

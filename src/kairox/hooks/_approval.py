@@ -57,7 +57,7 @@ class HookApprovalStore:
     def _read(self) -> dict[str, str]:
         try:
             data = json.loads(self.file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError):  # missing, not JSON, not UTF-8
             return {}
         approved = data.get("approved") if isinstance(data, dict) else None
         return {str(k): str(v) for k, v in approved.items()} if isinstance(approved, dict) else {}

@@ -36,10 +36,11 @@ class InstallRecords:
     def read(self) -> dict[str, InstallRecord]:
         try:
             data = json.loads(self.file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError):  # missing, not JSON, not UTF-8
             return {}
+        plugins = data.get("plugins") if isinstance(data, dict) else None
         records: dict[str, InstallRecord] = {}
-        for name, raw in (data.get("plugins") or {}).items() if isinstance(data, dict) else []:
+        for name, raw in plugins.items() if isinstance(plugins, dict) else []:
             try:
                 records[name] = InstallRecord(
                     name=name,
