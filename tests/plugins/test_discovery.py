@@ -197,7 +197,7 @@ def test_entry_path_is_relative_to_the_file_that_sets_it(tmp_path: Path, isolate
     assert delta is not None and (delta.root, delta.version) == ((workspace / "tools" / "delta").resolve(), "3.0.0")
 
 
-@pytest.mark.parametrize("body", [b'{"plugins": []}', b"\xff\xfe not utf-8", b"[1, 2]"])
+@pytest.mark.parametrize("body", [b'{"plugins": [1]}', b"\xff\xfe not utf-8", b"[1, 2]"])
 def test_a_damaged_installed_file_reads_as_nothing_installed(isolated_home: Path, body: bytes) -> None:
     from kairox.plugins._records import InstallRecords
 
