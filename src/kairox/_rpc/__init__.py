@@ -1,4 +1,5 @@
-"""Child processes and Content-Length framed JSON-RPC, shared by LSP, DAP, MCP stdio and hook commands."""
+"""Child processes, Content-Length framed connections (JSON-RPC and the DAP on top of one shared base) and the
+supervision of a server behind one: shared by LSP, DAP, MCP stdio and hook commands."""
 
 from kairox._rpc._connection import FramedConnection
 from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcResponseError, RpcTimeoutError
