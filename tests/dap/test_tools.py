@@ -354,3 +354,31 @@ async def test_the_stopped_line_is_shown_as_python_counts_lines_past_a_form_feed
         "Stopped (breakpoint) at paged.py:4 in <module>, thread 1.",
         "    4 | y = x * 2",
     ]
+
+
+async def test_a_session_whose_adapter_did_not_start_is_ended_and_its_id_free(workspace: Path) -> None:
+    configs = {
+        "ghost": debugpy_config(command="/nonexistent/kairox-test-adapter"),
+        "debugpy": debugpy_config(),
+    }
+    async with DapToolProvider(configs, workspace=workspace) as provider:
+        debug = Debugger(provider, workspace)
+        with pytest.raises(ToolCallError):
+            await debug("dap.launch", program="program.py", session="main", server="ghost")
+        state = provider.status()[0]["state"]
+        again = await debug("dap.launch", program="program.py", session="main", server="debugpy")
+    assert state == "ended"
+    assert again.text_content().splitlines()[0] == "Debug session main (debugpy): program.py"
+
+
+async def test_a_session_id_cannot_lead_the_adapter_log_out_of_the_log_folder(workspace: Path) -> None:
+    logs = workspace / "logs"
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace, log_dir=logs) as provider:
+        with pytest.raises(ToolCallError) as caught:
+            await Debugger(provider, workspace)("dap.launch", program="program.py", session="x/../../escaped")
+        sessions = dict(provider.sessions)
+    assert caught.value.message == (
+        "dap.launch failed: session id 'x/../../escaped' may only hold letters, digits, '-' and '_'"
+    )
+    assert sessions == {}
+    assert not (workspace / "escaped.log").exists() and not logs.exists()

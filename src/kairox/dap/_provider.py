@@ -6,6 +6,7 @@
 
 import contextlib
 import ipaddress
+import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +42,9 @@ from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
 _SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _local(host: str) -> bool:
@@ -203,6 +207,11 @@ class DapToolProvider(ToolProvider):
     def _new_id(self, args: JsonObject) -> str:
         wanted = args.get("session")
         if isinstance(wanted, str) and wanted:
+            if not _SESSION_ID.fullmatch(wanted):  # it names the adapter's log file
+                raise DapSessionError(
+                    f"session id {wanted!r} may only hold letters, digits, '-' and '_'",
+                    hint="e.g. s1 or api-test",
+                )
             if wanted in self.sessions and self.sessions[wanted].state != "ended":
                 raise DapSessionError(f"debug session {wanted!r} is still running", hint="use another id")
             return wanted
@@ -228,8 +237,6 @@ class DapToolProvider(ToolProvider):
             stderr_log=self._log_dir / f"dap-{session_id}.log" if self._log_dir else None,
             base_dir=self._base_dirs.get(server),
         )
-        session = DebugSession(id=session_id, server=server, target=target, lifecycle=lifecycle)
-        self.sessions[session_id] = session
         breakpoints: dict[Path, list[int]] = {}
         for item in args.get("breakpoints") or []:
             if isinstance(item, dict) and isinstance(item.get("line"), int):
@@ -237,8 +244,10 @@ class DapToolProvider(ToolProvider):
                     item["line"]
                 )
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
-        client = await lifecycle.start()
+        session = DebugSession(id=session_id, server=server, target=target, lifecycle=lifecycle)
+        self.sessions[session_id] = session
         try:
+            client = await lifecycle.start()
             placed = await client.start_session(
                 command, arguments, breakpoints=breakpoints, exception_filters=filters
             )

@@ -31,7 +31,11 @@ _BREAKPOINTS: JsonObject = {
     },
 }
 _NEW_SESSION: dict[str, JsonObject] = {
-    "session": {"type": "string", "description": "Id for the new session; default s1, s2 ..."},
+    "session": {
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_-]{1,64}$",
+        "description": "Id for the new session (letters, digits, - and _); default s1, s2 ...",
+    },
     "server": {
         "type": "string",
         "description": "Debug adapter from dap_servers; default: the first matching.",
