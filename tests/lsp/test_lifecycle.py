@@ -310,3 +310,13 @@ async def test_a_relative_command_runs_from_the_folder_of_the_file_that_configur
         info = client.server_info
     assert client.child.argv == [str(launcher)]
     assert info == {"name": "busy"}
+
+
+async def test_a_server_name_cannot_lead_its_log_file_out_of_the_log_folder(
+    project: Path, tmp_path: Path
+) -> None:
+    logs = tmp_path / "logs"
+    async with LspToolProvider({"../../escaped": busy_config()}, workspace=project, log_dir=logs) as provider:
+        await provider.servers["../../escaped"].ensure_running()
+    assert [p.name for p in logs.iterdir()] == ["lsp-.._.._escaped.log"]
+    assert not (tmp_path / "escaped.log").exists()

@@ -1,6 +1,7 @@
 """``LspToolProvider``: the ``lsp.*`` tools, routed to the language server whose ``file_patterns`` match."""
 
 import contextlib
+import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -30,6 +31,8 @@ from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
 _DIAGNOSTICS_WAIT = 10.0
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+"""Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
 
 
 class _Target:
@@ -80,7 +83,7 @@ class LspToolProvider(ToolProvider):
                 workspace=self.workspace,
                 events=self.events,
                 host_env=host_env,
-                stderr_log=log_dir / f"lsp-{name}.log" if log_dir else None,
+                stderr_log=log_dir / f"lsp-{_SAFE_NAME.sub('_', name)}.log" if log_dir else None,
                 base_dir=base_dirs.get(name),
             )
             for name, config in usable_servers("lsp_servers", servers, pending).items()
