@@ -5,7 +5,7 @@ waiting when the connection closes."""
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from types import TracebackType
 from typing import Any, Self
 
@@ -20,7 +20,10 @@ log = logging.getLogger(__name__)
 
 class FramedConnection:
     """``async with connection:`` reads until the stream ends; subclasses say what a message means
-    (:meth:`_dispatch`). Enter and exit in the same task; send from any task."""
+    (:meth:`_dispatch`). Enter and exit in the same task; send from any task.
+
+    ``closed_reason`` says why the stream ended (it may be a coroutine, to wait a moment for the exit code of
+    the process behind it); the requests still waiting fail with it."""
 
     def __init__(
         self,
@@ -29,7 +32,7 @@ class FramedConnection:
         *,
         peer: str,
         timeout: float = 30.0,
-        closed_reason: Callable[[], str] | None = None,
+        closed_reason: Callable[[], str | Awaitable[str]] | None = None,
     ) -> None:
         self.peer = peer
         self.timeout = timeout
@@ -126,7 +129,9 @@ class FramedConnection:
             self._close(f"reading failed: {exc}")
         except ValueError as exc:  # a line longer than the stream's limit: nothing readable follows
             self._close(f"reading failed: the peer wrote a header line longer than the stream takes ({exc})")
-        self._close(self._closed_reason())
+        if not self.closed:
+            reason = self._closed_reason()
+            self._close(reason if isinstance(reason, str) else await reason)
 
     async def _dispatch_safely(self, message: dict[str, Any]) -> None:
         """A message the subclass cannot make sense of is kept as a problem; reading goes on."""

@@ -47,7 +47,7 @@ class JsonRpcEndpoint(FramedConnection):
         peer: str,
         timeout: float = 30.0,
         cancel_method: str | None = None,
-        closed_reason: Callable[[], str] | None = None,
+        closed_reason: Callable[[], str | Awaitable[str]] | None = None,
     ) -> None:
         super().__init__(reader, writer, peer=peer, timeout=timeout, closed_reason=closed_reason)
         self._cancel_method = cancel_method

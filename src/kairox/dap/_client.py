@@ -23,6 +23,8 @@ from kairox.dap._connection import DapConnection
 from kairox.dap._errors import DapStartupError
 
 _DISCONNECT_TIMEOUT = 3.0
+_EXIT_WAIT = 0.5
+"""Seconds to wait for the adapter's exit code once its output ended, for the reason of the failure."""
 
 
 class DapClient:
@@ -152,9 +154,10 @@ class DapClient:
             except (OSError, TimeoutError) as exc:
                 raise DapStartupError(self.name, f"cannot connect to {host}:{port}: {exc}") from exc
 
-    def _closed_reason(self) -> str:
+    async def _closed_reason(self) -> str:
         if self.child is None:
             return "the adapter closed the TCP connection"
+        await self.child.wait(_EXIT_WAIT)  # the output usually ends as the process does: give its exit code
         return closed_reason(self.child, "the adapter")
 
     # --- session -------------------------------------------------------------------------------------------------

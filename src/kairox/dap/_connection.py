@@ -8,7 +8,7 @@ Reading, writing with a time limit and failing what waits when the stream ends a
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any
 
@@ -29,7 +29,7 @@ class DapConnection(FramedConnection):
         *,
         peer: str,
         timeout: float = 30.0,
-        closed_reason: Callable[[], str] | None = None,
+        closed_reason: Callable[[], str | Awaitable[str]] | None = None,
     ) -> None:
         super().__init__(reader, writer, peer=peer, timeout=timeout, closed_reason=closed_reason)
         self._seq = 0

@@ -25,6 +25,9 @@ from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, uri_to_path
 
 log = logging.getLogger(__name__)
 
+_EXIT_WAIT = 0.5
+"""Seconds to wait for a server's exit code once its output ended, for the reason of the failure."""
+
 OFFERED_ENCODINGS = [UTF32, UTF16, UTF8]
 """Position encodings offered to servers. Character counts first: they are what the model's columns are, and
 servers built on Python strings (pygls) then report exact columns; UTF-16 is the protocol's default and is
@@ -202,7 +205,8 @@ class LspClient:
         if rpc is not None:  # outside the shield: the reader's task group was entered before it
             await rpc.__aexit__(None, None, None)
 
-    def _closed_reason(self) -> str:
+    async def _closed_reason(self) -> str:
+        await self.child.wait(_EXIT_WAIT)  # the output usually ends as the process does: give its exit code
         return closed_reason(self.child, "the server")
 
     @property
