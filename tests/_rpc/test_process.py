@@ -4,6 +4,7 @@ import os
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from tests._rpc._procs import process_gone
 
@@ -69,3 +70,11 @@ async def test_a_child_that_cannot_start_leaves_its_stderr_log_closed(tmp_path: 
         await child.start()
     assert str(log) not in _open_files()
     assert await child.stop() is None
+
+
+async def test_stderr_is_still_drained_when_its_log_file_cannot_be_written() -> None:
+    flood = "import sys; sys.stderr.write('e' * 1_000_000 + 'END'); sys.stderr.flush(); print('done')"
+    async with ChildProcess([sys.executable, "-c", flood], stderr_log=Path("/dev/full")) as child:
+        with anyio.fail_after(10):
+            assert await child.stdout.readline() == b"done\n"
+    assert child.stderr.text().endswith("END")

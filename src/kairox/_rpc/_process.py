@@ -91,8 +91,11 @@ class StderrTail:
     def feed(self, chunk: bytes) -> None:
         self.total_bytes += len(chunk)
         if self._log is not None:
-            self._log.write(chunk)
-            self._log.flush()
+            try:
+                self._log.write(chunk)
+                self._log.flush()
+            except OSError:  # a full disk ends the log, never the draining (the child would block)
+                self.close()
         self._chunks.append(chunk)
         self._size += len(chunk)
         while self._size - len(self._chunks[0]) >= self.limit:
@@ -104,9 +107,10 @@ class StderrTail:
         return text[-max_chars:] if max_chars else text
 
     def close(self) -> None:
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        log, self._log = self._log, None
+        if log is not None:
+            with contextlib.suppress(OSError):
+                log.close()
 
 
 class ChildProcess:
