@@ -1,5 +1,7 @@
 """shell.exec: timeout, output bounds, working directory and environment."""
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -30,6 +32,38 @@ async def test_timeout_kills_the_whole_command(tmp_path: Path) -> None:
     assert result == ToolResult.error(f"shell.exec: `sleep 30 && touch {marker}` timed out after 0.5s and was killed")
     time.sleep(0.2)
     assert not marker.exists()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mode", [SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.DANGER_FULL_ACCESS])
+async def test_nothing_a_timed_out_command_started_keeps_running(tmp_path: Path, mode: SandboxPolicy) -> None:
+    # a background loop that writes a heartbeat: if anything of the command survived, the file keeps changing
+    command = "(while true; do date +%s%N > beat; sleep 0.05; done) & sleep 30"
+    context = CallContext(call_id="t", workspace=tmp_path, sandbox=SandboxSettings(mode=mode, writable_roots=(tmp_path,)))
+    result = await BuiltinToolProvider().call_tool("shell.exec", {"command": command, "timeout_sec": 1}, context)
+    assert result.is_error and "timed out after 1s and was killed" in result.text_content()
+    beat = tmp_path / "beat"
+    assert beat.exists()
+    first = beat.read_text()
+    time.sleep(0.5)
+    assert beat.read_text() == first
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_a_command_that_leaves_a_daemon_holding_its_output_still_returns(tmp_path: Path) -> None:
+    # without a sandbox a command may start a server of its own (setsid: outside the command's process group);
+    # the call ends with the command, not when the server closes the output it inherited
+    context = CallContext(call_id="t", workspace=tmp_path, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
+    pid_file = tmp_path / "daemon.pid"
+    arguments = {"command": f"setsid sleep 60 & echo $! > {pid_file}; echo started", "timeout_sec": 20}
+    try:
+        result = await BuiltinToolProvider().call_tool("shell.exec", arguments, context)
+    finally:
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert result.text_content() == "exit code: 0\nstarted"
+    assert result.structured == {"exit_code": 0, "timed_out": False, "sandbox": "danger_full_access"}
 
 
 @pytest.mark.anyio

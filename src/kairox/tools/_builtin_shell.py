@@ -14,6 +14,9 @@ from kairox.tools._sandbox import check_sandbox, sandboxed_argv
 
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
 _CHUNK = 65536
+_POLL_SEC = 0.05
+_GRACE_SEC = 0.5
+"""How long output is still read after the command ended (a background process may hold the pipes open)."""
 
 
 def scrubbed_environment(env: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
@@ -22,14 +25,43 @@ def scrubbed_environment(env: Mapping[str, str], passthrough: Iterable[str] = ()
     return {k: v for k, v in env.items() if k in keep or not any(m in k.upper() for m in SECRET_MARKERS)}
 
 
-async def _drain(stream: asyncio.StreamReader, limit: int) -> tuple[bytes, int]:
-    kept = bytearray()
-    total = 0
-    while chunk := await stream.read(_CHUNK):
-        total += len(chunk)
-        if len(kept) < limit:
-            kept += chunk[: limit - len(kept)]
-    return bytes(kept), total
+class _Capture:
+    """One output stream: the first ``limit`` bytes kept, the rest counted."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept = bytearray()
+        self.total = 0
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(_CHUNK):
+            self.total += len(chunk)
+            if len(self.kept) < self.limit:
+                self.kept += chunk[: self.limit - len(self.kept)]
+
+
+async def _ended(proc: asyncio.subprocess.Process, readers: set["asyncio.Task[None]"]) -> int:
+    """The command's exit code once it has ended and its output is read.
+
+    A process the command left running in the background (a server started with ``setsid``) may keep the pipes
+    open: once the command itself has ended, its output gets a short grace and is then not waited for. The
+    exit status is polled because ``Process.wait`` also waits for the pipes on some Python versions.
+    """
+    while proc.returncode is None:
+        pending = {task for task in readers if not task.done()}
+        if not pending:
+            return await proc.wait()
+        await asyncio.wait(pending, timeout=_POLL_SEC, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait(readers, timeout=_GRACE_SEC)
+    return proc.returncode
+
+
+async def _reaped(proc: asyncio.subprocess.Process, timeout: float) -> None:
+    """Wait (bounded) until the killed command's exit status is in."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            while proc.returncode is None:
+                await asyncio.sleep(_POLL_SEC)
 
 
 def _kill_group(pid: int) -> None:
@@ -69,32 +101,35 @@ async def run_shell(
         start_new_session=True,
     )
     assert proc.stdout is not None and proc.stderr is not None
+    out, errs = _Capture(output_limit), _Capture(output_limit)
+    readers = {asyncio.ensure_future(out.drain(proc.stdout)), asyncio.ensure_future(errs.drain(proc.stderr))}
     timed_out = False
     try:
-        reading = asyncio.gather(_drain(proc.stdout, output_limit), _drain(proc.stderr, output_limit), proc.wait())
         try:
-            (out, out_total), (errs, err_total), code = await asyncio.wait_for(reading, timeout)
+            code = await asyncio.wait_for(_ended(proc, readers), timeout)
         except TimeoutError:
             timed_out = True
             _kill_group(proc.pid)
-            await proc.wait()
+            await _reaped(proc, 5)
             return ToolResult.error(f"shell.exec: `{command}` timed out after {timeout:g}s and was killed")
     finally:
         if proc.returncode is None:  # cancelled from outside (the registry's timeout): leave nothing running
             _kill_group(proc.pid)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 5)
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(_reaped(proc, 5))
+        for reader in readers:
+            reader.cancel()
     parts = [f"exit code: {code}"]
-    stdout = out.decode("utf-8", errors="replace")
-    stderr = errs.decode("utf-8", errors="replace")
+    stdout = out.kept.decode("utf-8", errors="replace")
+    stderr = errs.kept.decode("utf-8", errors="replace")
     if stdout:
         parts.append(stdout.rstrip("\n"))
-    if out_total > len(out):
-        parts.append(f"[stdout: {out_total - len(out)} more bytes not kept]")
+    if out.total > len(out.kept):
+        parts.append(f"[stdout: {out.total - len(out.kept)} more bytes not kept]")
     if stderr:
         parts += ["[stderr]", stderr.rstrip("\n")]
-    if err_total > len(errs):
-        parts.append(f"[stderr: {err_total - len(errs)} more bytes not kept]")
+    if errs.total > len(errs.kept):
+        parts.append(f"[stderr: {errs.total - len(errs.kept)} more bytes not kept]")
     structured = {"exit_code": code, "timed_out": timed_out, "sandbox": str(context.sandbox.mode)}
     result = ToolResult.text("\n".join(parts), structured=structured)
     if code != 0:
