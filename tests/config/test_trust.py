@@ -149,3 +149,10 @@ def test_writable_roots_of_an_untrusted_project_are_compared_as_the_folders_they
     # naming the user's folder by its absolute path is no wider, and applies
     same = _repo(tmp_path / "b", f'[policy]\nwritable_roots = ["{shared}"]\n')
     assert resolve_config(same).config.policy.writable_roots == [str(shared)]
+
+
+def test_an_untrusted_project_cannot_choose_where_tool_output_is_written(tmp_path: Path) -> None:
+    root = _repo(tmp_path, '[tools]\nspill_dir = "~/.config/autostart"\noutput_limit_chars = 5000\n')
+    resolved = resolve_config(root)
+    assert (resolved.config.tools.spill_dir, resolved.config.tools.output_limit_chars) == (None, 5000)
+    assert resolved.pending_trust == {"tools.spill_dir"}

@@ -114,6 +114,9 @@ class TrustGate:
             # a user's server of the same name keeps its own definition, and starts
             self._hold(data, key, "servers from an untrusted workspace do not start", replaces_trusted=key in base)
             return key not in base
+        if key == "tools.spill_dir":
+            self._hold(data, key, "an untrusted workspace may not choose where tool output is written")
+            return False
         if key == "mcp_catalog.url":
             self._hold(data, key, "an untrusted workspace may not choose where server templates come from")
             return False
