@@ -5,8 +5,6 @@
 """
 
 import contextlib
-import ipaddress
-import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -24,6 +22,7 @@ from kairox.dap._events import DapProgramStopped
 from kairox.dap._lifecycle import DapServerLifecycle
 from kairox.dap._session import (
     DebugSession,
+    attach_allowed,
     breakpoint_lines,
     display_path,
     evaluation,
@@ -31,6 +30,7 @@ from kairox.dap._session import (
     program_reply,
     scope_records,
     stack_text,
+    valid_session_id,
     variable_lines,
     variable_records,
 )
@@ -42,22 +42,6 @@ from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
 _SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
-
-
-_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def _local(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _network_allowed(context: CallContext) -> bool:
-    return context.sandbox.network_access or context.sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS
 
 
 class DapToolProvider(ToolProvider):
@@ -137,7 +121,7 @@ class DapToolProvider(ToolProvider):
                 hint="set policy.sandbox_policy to workspace_write (or wider) to debug",
             )
         host = str(arguments.get("host") or "127.0.0.1")
-        if handler == self._attach and not _local(host) and not _network_allowed(context):
+        if handler == self._attach and not attach_allowed(host, context.sandbox):
             raise ToolCallError(
                 tool=name,
                 reason=f"attaching to {host} reaches the network, which policy.network_access forbids",
@@ -207,7 +191,7 @@ class DapToolProvider(ToolProvider):
     def _new_id(self, args: JsonObject) -> str:
         wanted = args.get("session")
         if isinstance(wanted, str) and wanted:
-            if not _SESSION_ID.fullmatch(wanted):  # it names the adapter's log file
+            if not valid_session_id(wanted):  # it names the adapter's log file
                 raise DapSessionError(
                     f"session id {wanted!r} may only hold letters, digits, '-' and '_'",
                     hint="e.g. s1 or api-test",

@@ -1,13 +1,15 @@
 """A debug session's record, and how frames, paths, variables and values are shown to the model."""
 
 import contextlib
+import ipaddress
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from kairox._util import JsonObject
+from kairox.config import SandboxPolicy
 from kairox.dap._lifecycle import DapServerLifecycle
-from kairox.tools import ToolResult
+from kairox.tools import SandboxSettings, ToolResult
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 OUTPUT_CHARS = 2000
@@ -162,3 +164,21 @@ def scope_records(body: JsonObject) -> list[JsonObject]:
         for s in body.get("scopes") or []
         if isinstance(s, dict)
     ]
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def valid_session_id(wanted: str) -> bool:
+    """Letters, digits, ``-`` and ``_`` only: the id names the adapter's log file."""
+    return _SESSION_ID.fullmatch(wanted) is not None
+
+
+def attach_allowed(host: str, sandbox: SandboxSettings) -> bool:
+    """Loopback always; another host only where the policy lets tools reach the network."""
+    if host == "localhost" or sandbox.network_access or sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
