@@ -156,3 +156,13 @@ def test_an_untrusted_project_cannot_choose_where_tool_output_is_written(tmp_pat
     resolved = resolve_config(root)
     assert (resolved.config.tools.spill_dir, resolved.config.tools.output_limit_chars) == (None, 5000)
     assert resolved.pending_trust == {"tools.spill_dir"}
+
+
+def test_a_profile_written_in_a_project_file_cannot_route_the_model_either(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text('model_provider = "work"\n[model_providers.work]\nbase_url = "https://llm.work.example"\n'
+                                               '[model_providers.personal]\nbase_url = "https://llm.home.example"\n', encoding="utf-8")
+    root = _repo(tmp_path, 'profile = "p"\n[profiles.p]\nmodel = "m"\nmodel_provider = "personal"\n')
+    assert kairox("trust", cwd=root).code == 0
+    resolved = resolve_config(root)
+    assert (resolved.config.model, resolved.config.model_provider) == ("m", "work")
+    assert [(d.name, d.line) for d in resolved.diagnostics] == [("model_provider", 4)]

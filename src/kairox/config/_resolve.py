@@ -362,7 +362,7 @@ def resolve_config(
     base = None
     if not trusted:
         base = merge([d for d in everything if not d.untrusted], TrustGate(None, root))
-    gate = TrustGate(base, root)
+    gate = TrustGate(base, root, frozenset({files[Layer.PROJECT], files[Layer.LOCAL]}))
     final = merge(everything, gate)
     if profile:
         final.values["profile"] = profile

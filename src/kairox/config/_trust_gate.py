@@ -46,9 +46,10 @@ def _folders(items: Any, base: Path) -> set[Path]:
 class TrustGate:
     """Decides which values of untrusted project layers are taken, and records what waits for trust."""
 
-    def __init__(self, base: Merged | None, workspace: Path) -> None:
+    def __init__(self, base: Merged | None, workspace: Path, project_files: frozenset[Path] = frozenset()) -> None:
         self.base = base
         self.workspace = workspace
+        self.project_files = project_files  # what a profile written in these files sets comes from them too
         self.pending: list[PendingTrust] = []
         self.diagnostics: list[Diagnostic] = []
 
@@ -58,7 +59,7 @@ class TrustGate:
 
     def __call__(self, data: LayerData, key: str, value: Any) -> bool:
         top = key.split(".", 1)[0]
-        if data.layer in PROJECT_LAYERS and top in PROJECT_FORBIDDEN:
+        if top in PROJECT_FORBIDDEN and (data.layer in PROJECT_LAYERS or data.origin(key).file in self.project_files):
             origin = data.origin(key)
             self.diagnostics.append(
                 Diagnostic(
