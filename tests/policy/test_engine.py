@@ -336,3 +336,13 @@ def test_read_rules_hold_for_language_server_tools_that_open_files(ws: Path) -> 
     policy = engine(ws, Rule(action="deny", pattern="fs.read(~/.ssh/**)"))
     assert policy.decide(hover, {"file": "~/.ssh/config", "line": 1, "column": 1}).verdict is Verdict.DENY
     assert policy.decide(hover, {"file": "src/a.py", "line": 1, "column": 1}).verdict is Verdict.ALLOW
+
+
+@pytest.mark.parametrize("line", ["X=rm; $X -rf y", "$(echo rm) -rf y", "`echo rm` -rf y", "${CMD:-rm} -rf y"])
+def test_a_command_whose_name_is_computed_when_it_runs_is_asked_about_under_deny_rules(ws: Path, line: str) -> None:
+    decision = engine(ws, Rule(action="deny", pattern="shell.exec(rm *)", file="k.toml", line=4)).decide(SPECS["shell.exec"], {"command": line})
+    assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.RULE)
+    assert decision.reason.startswith("the command name is only known when the line runs, so deny rule 'shell.exec(rm *)' (k.toml:4) cannot be checked")
+    # without deny rules for commands nothing changes
+    assert engine(ws).decide(SPECS["shell.exec"], {"command": line}).verdict is Verdict.ALLOW
+    assert engine(ws, Rule(action="deny", pattern="shell.exec(rm *)")).decide(SPECS["shell.exec"], {"command": "echo $HOME"}).verdict is Verdict.ALLOW

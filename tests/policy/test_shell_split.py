@@ -46,6 +46,7 @@ from kairox.policy import ShellCommand, split_command
         ("echo '$(rm -rf x)'", ("echo $(rm -rf x)",)),
         ("diff <(rm -rf x) b", ("diff", "rm -rf x", "b")),
         ("tee >(rm -rf x)", ("tee", "rm -rf x")),
+        ("git commit -m x \\\n  --amend", ("git commit -m x --amend",)),
     ],
 )
 def test_command_lines_split_into_the_commands_they_run(line: str, pieces: tuple[str, ...]) -> None:
@@ -54,3 +55,9 @@ def test_command_lines_split_into_the_commands_they_run(line: str, pieces: tuple
 
 def test_unbalanced_quotes_make_the_line_opaque() -> None:
     assert split_command("echo 'unbalanced && rm x") == ShellCommand(pieces=("echo 'unbalanced && rm x",), opaque=True)
+
+
+def test_a_computed_command_name_is_marked_dynamic() -> None:
+    assert split_command("X=rm; $X -rf y") == ShellCommand(pieces=("$X -rf y",), dynamic=True)
+    assert split_command("$(echo rm) -rf y") == ShellCommand(pieces=("echo rm", "-rf y"), dynamic=True)
+    assert split_command("echo $HOME; ls") == ShellCommand(pieces=("echo $HOME", "ls"))

@@ -207,6 +207,14 @@ class PolicyEngine:
         for rule in rules[RuleAction.DENY]:
             if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.deny(f"denied by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
+        if facts.command is not None and facts.command.dynamic:
+            unsure = next((r for r in rules[RuleAction.DENY] if r.specifier is not None), None)
+            if unsure is not None:  # `$X -rf y` may be what the rule forbids: a person decides
+                return Decision.ask(
+                    f"the command name is only known when the line runs, so {unsure.ref} cannot be checked",
+                    source=DecisionSource.RULE,
+                    rule=unsure.ref,
+                )
         if self.settings.sandbox is SandboxPolicy.READ_ONLY and runs_unsandboxed(spec):
             return Decision.deny(
                 f"{spec.name} runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids",

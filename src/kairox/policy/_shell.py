@@ -43,18 +43,29 @@ class ShellCommand:
     pieces: tuple[str, ...]
     opaque: bool = False
     """True when the line could not be parsed (unbalanced quotes): no allow rule can vouch for it."""
+    dynamic: bool = False
+    """True when a command's name is only known when the line runs (``$X -rf y``): no rule can see what it is."""
 
 
 def split_command(command: str) -> ShellCommand:
     pieces: list[str] = []
     opaque = _collect(command, pieces, depth=0)
-    return ShellCommand(pieces=tuple(p for p in pieces if p), opaque=opaque)
+    kept = tuple(p for p in pieces if p)
+    return ShellCommand(pieces=kept, opaque=opaque, dynamic=any(_computed_name(p) for p in kept))
+
+
+def _computed_name(piece: str) -> bool:
+    """``$X -rf y``, and ``-rf y`` left over where a substitution stood in the command's place."""
+    head = piece.split(" ", 1)[0]
+    return "$" in head or head.startswith("-")
 
 
 def _collect(command: str, out: list[str], *, depth: int) -> bool:
     if depth > _MAX_DEPTH:
         out.append(" ".join(command.split()))
         return True
+    # a backslash before a newline continues the line
+    command = command.replace("\\\n", " ")
     # backquoted commands run too: make them pieces of their own
     command = command.replace("`", " ; ")
     command, substituted = _quoted_substitutions(command)
