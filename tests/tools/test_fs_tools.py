@@ -1,5 +1,6 @@
 """fs.read, fs.write, fs.edit and fs.list on real files."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,17 @@ async def test_listing_a_subfolder_applies_the_workspaces_gitignore(tmp_path: Pa
     (tmp_path / ".gitignore").write_text("*.log\nsrc/cache/\n")
     result = await call(tmp_path, "fs.list", {"path": "src"})
     assert result.text_content() == "a.py"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(20)
+async def test_a_named_pipe_is_refused_instead_of_blocking_the_host(tmp_path: Path) -> None:
+    # opening a FIFO waits for a writer forever: the tools must not block the event loop (or a worker thread) on it
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "a.txt").write_text("needle\n")
+    for name, arguments in (("fs.read", {"path": "pipe"}), ("fs.write", {"path": "pipe", "content": "x"})):
+        with pytest.raises(ToolCallError) as caught:
+            await call(tmp_path, name, arguments)
+        assert caught.value.reason == f"{tmp_path / 'pipe'} is not a regular file"
+    found = await call(tmp_path, "search.ripgrep", {"pattern": "needle"}, BuiltinSettings(ripgrep=None))
+    assert found.text_content() == "a.txt:1: needle"

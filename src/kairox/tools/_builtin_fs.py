@@ -43,6 +43,8 @@ def read_file(args: dict[str, Any], workspace: Path, *, max_bytes: int) -> ToolR
         raise ToolCallError(tool="fs.read", reason=f"{path} does not exist", hint="`fs.list` shows what is there")
     if path.is_dir():
         raise ToolCallError(tool="fs.read", reason=f"{path} is a folder", hint="use fs.list for folders")
+    if not path.is_file():  # a named pipe or a device: opening it could wait forever
+        raise ToolCallError(tool="fs.read", reason=f"{path} is not a regular file")
     with path.open("rb") as handle:
         data = handle.read(max_bytes + 1)
     if looks_binary(data):
@@ -74,6 +76,8 @@ def write_file(args: dict[str, Any], workspace: Path) -> ToolResult:
         raise ToolCallError(tool="fs.write", reason="`content` must be a string")
     if path.is_dir():
         raise ToolCallError(tool="fs.write", reason=f"{path} is a folder")
+    if path.exists() and not path.is_file():
+        raise ToolCallError(tool="fs.write", reason=f"{path} is not a regular file")
     path.parent.mkdir(parents=True, exist_ok=True)
     existed = path.exists()
     path.write_text(content, encoding="utf-8")

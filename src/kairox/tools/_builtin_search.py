@@ -138,7 +138,8 @@ def _with_python(pattern: str, root: Path, args: dict[str, Any], limit: int, wor
                 name_ok = glob_regex.match(rel) if glob_regex else fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], glob)
                 if not name_ok:
                     continue
-            if not (root / rel).is_symlink():  # like rg, which does not follow links while walking
+            # like rg: links are not followed while walking, and only regular files are read (a pipe would block)
+            if not (root / rel).is_symlink() and (root / rel).is_file():
                 files.append(root / rel)
     matches: list[Match] = []
     for file in files:
