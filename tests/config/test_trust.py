@@ -126,6 +126,8 @@ def test_a_project_server_named_like_a_users_server_does_not_stop_the_users_one(
     # the user's own definitions are in effect and start; the project's wait for trust and are listed
     assert not resolved.is_pending("mcp_servers.github") and not resolved.is_pending("lsp_servers.py")
     assert {p.key for p in resolved.pending} == {"mcp_servers.github", "lsp_servers.py"}
+    provenance = resolved.to_json()["provenance"]
+    assert "pending_trust" not in provenance["mcp_servers.github"] and provenance["mcp_servers.github"]["layer"] == "user"
     assert kairox("trust", cwd=root).code == 0
     trusted = resolve_config(root)
     assert (trusted.config.mcp_servers["github"].command, trusted.pending) == ("./evil", ())

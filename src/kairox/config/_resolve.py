@@ -165,7 +165,7 @@ class ResolvedConfig:
         data = self.config.model_dump(mode="json")
         provenance = {key: origin.to_json() for key, origin in sorted(self.provenance.items())}
         for item in self.pending:
-            if item.key in provenance:
+            if item.key in provenance and not item.replaces_trusted:
                 provenance[item.key]["pending_trust"] = True
         return {
             "workspace": str(self.workspace),
