@@ -346,3 +346,10 @@ def test_a_command_whose_name_is_computed_when_it_runs_is_asked_about_under_deny
     # without deny rules for commands nothing changes
     assert engine(ws).decide(SPECS["shell.exec"], {"command": line}).verdict is Verdict.ALLOW
     assert engine(ws, Rule(action="deny", pattern="shell.exec(rm *)")).decide(SPECS["shell.exec"], {"command": "echo $HOME"}).verdict is Verdict.ALLOW
+
+
+def test_an_allow_rule_does_not_cover_output_redirected_into_a_file(ws: Path) -> None:
+    policy = engine(ws, Rule(action="allow", pattern="shell.exec(git status*)"), approval=ApprovalPolicy.UNTRUSTED)
+    assert policy.decide(SPECS["shell.exec"], {"command": "git status > src/main.py"}).verdict is Verdict.ASK
+    for line in ("git status 2>&1", "git status > /dev/null", "git status --short"):
+        assert (line, policy.decide(SPECS["shell.exec"], {"command": line}).verdict) == (line, Verdict.ALLOW)

@@ -61,3 +61,11 @@ def test_a_computed_command_name_is_marked_dynamic() -> None:
     assert split_command("X=rm; $X -rf y") == ShellCommand(pieces=("$X -rf y",), dynamic=True)
     assert split_command("$(echo rm) -rf y") == ShellCommand(pieces=("echo rm", "-rf y"), dynamic=True)
     assert split_command("echo $HOME; ls") == ShellCommand(pieces=("echo $HOME", "ls"))
+
+
+def test_output_redirected_into_a_file_is_noted() -> None:
+    assert split_command("git status > out.txt").writes is True
+    assert split_command("git log >> log.txt; ls").writes is True
+    assert split_command("make &> build.log").writes is True
+    assert split_command("git status 2>&1 | head").writes is False
+    assert split_command("git status > /dev/null 2>&1").writes is False

@@ -323,7 +323,8 @@ class PolicyEngine:
         if facts.command is not None:
             pieces = facts.command.pieces
             if for_allow:
-                return bool(pieces) and not facts.command.opaque and all(_command_match(p, specifier, exact=True) for p in pieces)
+                command = facts.command
+                return bool(pieces) and not command.opaque and not command.writes and all(_command_match(p, specifier, exact=True) for p in pieces)
             return any(_command_match(p, specifier, exact=False) for p in pieces)
         if facts.paths:
             pattern = self._path_pattern(specifier)

@@ -4,6 +4,7 @@ A rule such as ``shell.exec(git status*)`` must hold for every command a line ru
 ``git status && rm -rf x`` is two commands, ``sudo rm x`` is ``rm x`` and ``bash -c 'rm x'`` is ``rm x``.
 """
 
+import itertools
 import re
 import shlex
 from dataclasses import dataclass
@@ -45,13 +46,30 @@ class ShellCommand:
     """True when the line could not be parsed (unbalanced quotes): no allow rule can vouch for it."""
     dynamic: bool = False
     """True when a command's name is only known when the line runs (``$X -rf y``): no rule can see what it is."""
+    writes: bool = False
+    """True when output is redirected into a file (``> out.txt``): a rule for the command does not cover that write."""
 
 
 def split_command(command: str) -> ShellCommand:
     pieces: list[str] = []
     opaque = _collect(command, pieces, depth=0)
     kept = tuple(p for p in pieces if p)
-    return ShellCommand(pieces=kept, opaque=opaque, dynamic=any(_computed_name(p) for p in kept))
+    return ShellCommand(
+        pieces=kept, opaque=opaque, dynamic=any(_computed_name(p) for p in kept), writes=any(_redirects_into_a_file(p) for p in kept)
+    )
+
+
+_FILE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
+
+
+def _redirects_into_a_file(piece: str) -> bool:
+    words = piece.split(" ")
+    for word, target in itertools.pairwise(words):
+        if word in _FILE_REDIRECTS and target != "/dev/null":
+            return True
+        if word == ">&" and not target.isdigit() and target not in ("-", "/dev/null"):
+            return True
+    return False
 
 
 def _computed_name(piece: str) -> bool:
