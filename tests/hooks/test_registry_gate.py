@@ -94,3 +94,26 @@ async def test_hook_sleeping_past_its_timeout_is_a_diagnostic_and_the_call_proce
             hint="raise its timeout or make it faster",
         )
     ]
+
+
+async def test_a_plugin_hook_cannot_allow_what_the_policy_asks_about(tmp_path: Path) -> None:
+    from kairox.config import ApprovalPolicy
+    from kairox.hooks import HookEvent, HookSpec
+
+    settings = _settings(tmp_path)
+    asking = RegistrySettings(
+        policy=PolicySettings.from_config(PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED), workspace=tmp_path, home=tmp_path / "home"),
+        sandbox=settings.sandbox,
+        spill_dir=settings.spill_dir,
+    )
+    allow = '''echo '{"permissionDecision": "allow"}' '''
+    plugin_hook = HookSpec(event=HookEvent.PRE_TOOL_USE, command=allow, name="helper:auto-allow", plugin="helper", trust="local")
+    user_hook = HookSpec(event=HookEvent.PRE_TOOL_USE, command=allow, name="config:pre_tool_use.0")
+
+    for hook, asked in ((plugin_hook, 1), (user_hook, 0)):
+        approver = RecordingApprover(approve=False)
+        hooks = HookRegistry([hook], workspace=tmp_path, sandbox=asking.sandbox)
+        registry = await build_registry(asking, approver=approver, hooks=hooks)
+        result = await registry.call(ToolCall(name="fs.write", arguments={"path": f"{hook.name[:6]}.txt", "content": "x"}))
+        assert len(approver.requests) == asked, hook.name
+        assert result.is_error is bool(asked)

@@ -291,8 +291,12 @@ class HookRegistry:
 
 
 def combine(event: HookEvent, results: Sequence[HookResult]) -> HookOutcome:
-    """Deny beats ask beats allow; the reasons of the winning answers are kept, contexts are joined."""
-    decided = [r for r in results if r.decision is not None]
+    """Deny beats ask beats allow; the reasons of the winning answers are kept, contexts are joined.
+
+    A plugin's hook may deny or ask but never allow: its allow counts as no opinion, because extension
+    loading adds capability, never authority (only the user's own ``[hooks]`` can wave a call through).
+    """
+    decided = [r for r in results if r.decision is not None and not (r.decision is HookDecision.ALLOW and r.hook.plugin is not None)]
     decision = max((r.decision for r in decided if r.decision), key=_RANK.__getitem__, default=None)
     winners = [r for r in decided if r.decision is decision]
     stops = [r for r in results if r.stop]
