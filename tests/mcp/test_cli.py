@@ -171,3 +171,20 @@ def test_remove_finds_a_server_whose_name_needs_quotes(workspace: Path, isolated
     assert (spaced.returncode, dotted.returncode) == (0, 0), spaced.stderr + dotted.stderr
     assert json.loads(kairox(workspace, "mcp", "list", "--json").stdout) == {"servers": []}
     assert user_file.read_text().startswith("# mine\n")
+
+
+def test_list_json_redacts_secrets_in_args_and_url(workspace: Path) -> None:
+    _write_mcp_json(
+        workspace,
+        {
+            "db": {"command": "db-server", "args": ["--token", "s3cr3t-arg", "--port", "5"]},
+            "remote": {"type": "http", "url": "http://user:pa55word@127.0.0.1:9/mcp?api_key=k3y"},
+        },
+    )
+    listed = kairox(workspace, "mcp", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    for secret in ("s3cr3t-arg", "pa55word", "k3y"):
+        assert secret not in listed.stdout
+    servers = {s["name"]: s for s in json.loads(listed.stdout)["servers"]}
+    assert servers["db"]["args"][2:] == ["--port", "5"]
+    assert servers["remote"]["url"].startswith("http://")

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kairox.config import McpServerConfig, ResolvedConfig, join_key
+from kairox.config import McpServerConfig, ResolvedConfig, join_key, redact_tree
 from kairox.errors import Diagnostic
 from kairox.mcp._mcp_json import McpJsonFile, workspace_mcp_servers
 
@@ -21,7 +21,8 @@ class ConfiguredServer:
     base_dir: Path
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The entry as shown to people and pipes: secrets in args and url redacted like ``config show``."""
+        shown: dict[str, Any] = redact_tree({
             "name": self.name,
             "transport": self.config.transport,
             "enabled": self.config.enabled,
@@ -32,7 +33,8 @@ class ConfiguredServer:
             "command": self.config.command,
             "args": list(self.config.args),
             "url": self.config.url,
-        }
+        })
+        return shown
 
 
 def configured_servers(
