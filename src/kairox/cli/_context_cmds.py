@@ -98,7 +98,7 @@ _PACKAGES = {"bwrap": "bubblewrap", "rg": "ripgrep", "node": "nodejs"}
 
 
 def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
-    from kairox.config import SandboxPolicy
+    from kairox.config import SandboxPolicy, join_key
 
     config = context.resolved.config
     sandboxed = config.policy.sandbox_policy is not SandboxPolicy.DANGER_FULL_ACCESS
@@ -119,7 +119,7 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
     if commands & {"node", "npx", "npm"}:
         checks.append(_program("node", required=True, why="MCP servers started with node/npx"))
     for name, server in sorted(config.lsp_servers.items()):
-        if server.enabled and not context.resolved.is_pending(f"lsp_servers.{name}"):
+        if server.enabled and not context.resolved.is_pending(join_key(("lsp_servers", name))):
             check = _program(server.command, required=True, why=f"language server {name!r} for {', '.join(server.file_patterns) or 'its files'}")
             check["fix"] = None if check["ok"] else f"install {server.command!r} or fix lsp_servers.{name}.command"
             checks.append(check)

@@ -11,12 +11,12 @@ import contextlib
 import dataclasses
 import os
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox.config import KeyOrigin, Layer, ResolvedConfig, resolve_config
+from kairox.config import KeyOrigin, Layer, ResolvedConfig, join_key, resolve_config
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.events import EventSink, FanoutSink, RecordingSink
 from kairox.policy import Approver, NonInteractiveApprover
@@ -272,14 +272,19 @@ async def build_extension_context(
                 await registry.add_provider(adapter)
                 diagnostics += adapter.diagnostics
             diagnostics += _mcp_diagnostics(manager, servers)
+        # server names are keyed like the resolver keys them (quoted when not one word: lsp_servers."a.b")
+        def keyed(section: str, names: Iterable[str]) -> tuple[set[str], dict[str, Path]]:
+            keys = {name: join_key((section, name)) for name in names}
+            return {n for n, k in keys.items() if resolved.is_pending(k)}, {n: resolved.base_dir(k) for n, k in keys.items()}
+
+        lsp_pending, lsp_dirs = keyed("lsp_servers", resolved.config.lsp_servers)
+        dap_pending, dap_dirs = keyed("dap_servers", resolved.config.dap_servers)
         lsp = LspToolProvider(
-            resolved.config.lsp_servers, workspace=resolved.workspace, events=sink, pending=resolved.pending_trust,
-            base_dirs={n: resolved.base_dir(f"lsp_servers.{n}") for n in resolved.config.lsp_servers},
-            log_dir=resolved.home / "logs",
+            resolved.config.lsp_servers, workspace=resolved.workspace, events=sink, pending=lsp_pending,
+            base_dirs=lsp_dirs, log_dir=resolved.home / "logs",
         )
         dap = DapToolProvider(
-            resolved.config.dap_servers, workspace=resolved.workspace, events=sink, pending=resolved.pending_trust,
-            base_dirs={n: resolved.base_dir(f"dap_servers.{n}") for n in resolved.config.dap_servers},
+            resolved.config.dap_servers, workspace=resolved.workspace, events=sink, pending=dap_pending, base_dirs=dap_dirs,
         )
         await registry.add_provider(await stack.enter_async_context(lsp))
         await registry.add_provider(await stack.enter_async_context(dap))
