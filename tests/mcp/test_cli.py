@@ -188,3 +188,17 @@ def test_list_json_redacts_secrets_in_args_and_url(workspace: Path) -> None:
     servers = {s["name"]: s for s in json.loads(listed.stdout)["servers"]}
     assert servers["db"]["args"][2:] == ["--port", "5"]
     assert servers["remote"]["url"].startswith("http://")
+
+
+def test_call_passes_the_pre_tool_use_hooks(workspace: Path) -> None:
+    _write_mcp_json(workspace, {"basic": {"command": sys.executable, "args": [str(SERVERS / "basic_server.py")]}})
+    (workspace / "kairox.toml").write_text(
+        '[[hooks.pre_tool_use]]\nmatcher = "mcp__basic__echo"\ncommand = "echo echo is switched off here >&2; exit 2"\n'
+    )
+    assert kairox(workspace, "trust").returncode == 0
+    blocked = kairox(workspace, "mcp", "call", "basic", "echo", '{"message": "hi"}')
+    assert blocked.returncode == 4, blocked.stdout + blocked.stderr
+    assert "echo is switched off here" in blocked.stderr
+    other = kairox(workspace, "mcp", "call", "basic", "add", '{"a": 2, "b": 3}')
+    assert other.returncode == 0, other.stderr
+    assert "5" in other.stdout

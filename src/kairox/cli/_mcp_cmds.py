@@ -227,6 +227,7 @@ def call(
 
     from kairox._util import mcp_tool_name
     from kairox.registry import build_registry
+    from kairox.runtime import build_hooks, load_plugins
     from kairox.tools import ToolCall, ToolResult
 
     cli = state(ctx)
@@ -240,7 +241,11 @@ def call(
             adapter = manager.adapters.get(server)
             if adapter is None:
                 return ToolResult.error(f"MCP server {server!r} is {client.status}: {client.lifecycle.reason}"), True, None
-            registry = await build_registry(cli.resolve(), approver=_ExplicitCallApprover(name), events=cli.events())
+            # the same gate as every other call: the session's hooks (config and plugins) run too
+            stage = load_plugins(cli.resolve())
+            approver = _ExplicitCallApprover(name)
+            hooks = build_hooks(stage.resolved, stage.routing, approver=approver, events=cli.events())
+            registry = await build_registry(stage.resolved, approver=approver, hooks=hooks, events=cli.events())
             await registry.add_provider(adapter)
             known = registry.get(name) is not None
             result = await registry.call(ToolCall(name=name, arguments=args, call_id="cli"))

@@ -5,6 +5,7 @@ from kairox.runtime._context import (
     PluginStage,
     RuntimeOptions,
     build_extension_context,
+    build_hooks,
     load_plugins,
     load_skills,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "RuntimeOptions",
     "SkillsReady",
     "build_extension_context",
+    "build_hooks",
     "gather_memory",
     "load_plugins",
     "load_skills",

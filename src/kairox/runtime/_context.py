@@ -29,7 +29,7 @@ from kairox.runtime._events import (
 )
 from kairox.runtime._memory import gather_memory, instruction_text
 from kairox.runtime._prompt import PluginLine, ServerLine, render_prompt_context
-from kairox.tools import ToolSpec
+from kairox.tools import SandboxSettings, ToolSpec
 
 if TYPE_CHECKING:
     from kairox.dap import DapToolProvider
@@ -130,6 +130,29 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> li
                 )
             )
     return found
+
+
+def build_hooks(
+    resolved: ResolvedConfig,
+    routing: "PluginRouting",
+    *,
+    approver: Approver | None,
+    events: EventSink | None = None,
+    sandbox: "SandboxSettings | None" = None,
+) -> "HookRegistry":
+    """The session's hooks: ``[hooks]`` of the configuration, then the active plugins' (approved by hash)."""
+    from kairox.hooks import HookApprovalStore, HookRegistry
+    from kairox.registry import registry_settings
+
+    return HookRegistry.from_config(
+        resolved.config.hooks,
+        routing.hooks,
+        workspace=resolved.workspace,
+        sandbox=sandbox or registry_settings(resolved).sandbox,
+        approver=approver,
+        approvals=HookApprovalStore(resolved.home),
+        events=events,
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -238,22 +261,13 @@ async def build_extension_context(
 
         # 4. the gate, with every source
         from kairox.dap import DapToolProvider
-        from kairox.hooks import HookApprovalStore, HookRegistry
         from kairox.lsp import LspToolProvider
         from kairox.plugins import narrow_policy
         from kairox.registry import build_registry, registry_settings, user_layer_writer
         from kairox.tools import BuiltinSettings
 
         settings = registry_settings(resolved)
-        hooks = HookRegistry.from_config(
-            resolved.config.hooks,
-            routing.hooks,
-            workspace=resolved.workspace,
-            sandbox=settings.sandbox,
-            approver=approver,
-            approvals=HookApprovalStore(resolved.home),
-            events=sink,
-        )
+        hooks = build_hooks(resolved, routing, approver=approver, events=sink, sandbox=settings.sandbox)
         diagnostics += hooks.diagnostics
         # a manifest's permissions only narrow: they add ask rules for its own tools, never allow rules
         narrowing = tuple(
