@@ -125,9 +125,16 @@ def test_argv_binds_roots_and_keeps_protected_folders_read_only(ws: Path, tmp_pa
     ]
 
 
-def test_danger_full_access_leaves_argv_alone(ws: Path) -> None:
+def test_danger_full_access_runs_the_command_unconfined_under_the_guard(ws: Path) -> None:
+    import subprocess
+
+    from kairox._rpc import GUARD_SCRIPT
+
     settings = SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS)
-    assert sandboxed_argv(["make"], settings, ws) == ["make"]
+    argv = sandboxed_argv(["sh", "-c", "touch /tmp/kairox-unconfined-$$ && rm /tmp/kairox-unconfined-$$ && exit 7"], settings, ws)
+    assert str(GUARD_SCRIPT) in argv and not any("bwrap" in part for part in argv)
+    assert argv[-4:-3] == ["--"]
+    assert subprocess.run(argv, timeout=30).returncode == 7
     assert check_sandbox(settings) is None
 
 

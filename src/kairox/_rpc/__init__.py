@@ -4,6 +4,7 @@ supervision of a server behind one: shared by LSP, DAP, MCP stdio and hook comma
 from kairox._rpc._connection import FramedConnection
 from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcResponseError, RpcTimeoutError
 from kairox._rpc._framing import FramingProblem, MessageReader, MessageWriter, encode_message
+from kairox._rpc._guarded import GUARD_SCRIPT, guarded_argv
 from kairox._rpc._jsonrpc import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -19,6 +20,7 @@ from kairox._rpc._supervisor import ServerSupervisor, until_first
 
 __all__ = [
     "BASE_ENV_NAMES",
+    "GUARD_SCRIPT",
     "INTERNAL_ERROR",
     "METHOD_NOT_FOUND",
     "ChildProcess",
@@ -41,6 +43,7 @@ __all__ = [
     "closed_reason",
     "command_path",
     "encode_message",
+    "guarded_argv",
     "is_pending",
     "resolved_command",
     "server_process",

@@ -3,7 +3,6 @@
 import asyncio
 import os
 import shutil
-import sys
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -17,13 +16,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from kairox._rpc import ChildProcess, child_environment
+from kairox._rpc import ChildProcess, child_environment, guarded_argv
 from kairox._util import expand_vars
 from kairox.config import McpServerConfig
 from kairox.mcp._oauth import NeedsLoginError
 from kairox.mcp._stdio import ChildStdioTransport
 
-GUARD = Path(__file__).with_name("_guard.py")
 STDERR_LIMIT = 64 * 1024
 
 
@@ -92,7 +90,7 @@ async def open_stdio(
         runnable = shutil.which(command, path=env.get("PATH")) is not None
     if not runnable:
         raise StartError(f"command {command!r} not found or not executable; install it or give its full path (command)")
-    argv = [sys.executable, "-I", "-S", str(GUARD), "--parent", str(os.getpid()), "--", command, *args]
+    argv = guarded_argv([command, *args])
     child = GuardedChild(argv, env=env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=3.0)
     try:
         await child.start()

@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from kairox._rpc import guarded_argv
 from kairox.config import SandboxPolicy
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import SandboxSettings
@@ -38,12 +39,13 @@ def sandboxed_argv(
     cwd: Path | None = None,
     bwrap: str | None = None,
 ) -> list[str]:
-    """``argv`` wrapped in a bwrap invocation for ``settings``; unchanged under ``danger_full_access``.
+    """``argv`` wrapped in a bwrap invocation for ``settings``; under ``danger_full_access``, in the guard.
 
     Does not check that bwrap works; call ``check_sandbox`` first (once) to fail closed.
     """
     if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return list(argv)
+        # no bwrap --die-with-parent out here: the guard takes the command's group down with the host
+        return guarded_argv(argv)
     args = [bwrap or find_bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if settings.mode is SandboxPolicy.WORKSPACE_WRITE:
         roots = sorted({Path(os.path.realpath(r)) for r in (workspace, *settings.writable_roots)}, key=lambda p: len(p.parts))

@@ -1,9 +1,10 @@
-"""Runs an MCP server command and takes its whole process group down when the host dies.
+"""Runs a command and takes its whole process group down when the host dies.
 
-The kernel's parent-death signal reaches only the direct child of the host. A server started through a
-wrapper (``npx``, ``uvx``, a shell script) has grandchildren it would not reach, so the host starts this
-small guard instead: the guard is the group leader, waits for the server, and on the host's death kills the
-group, grandchildren included. Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
+The kernel's parent-death signal reaches only the direct child of the host. A command started through a
+wrapper (``npx``, ``uvx``, a shell) has grandchildren it would not reach, so the host starts this small
+guard instead: the guard is the group leader, waits for the command, and on the host's death kills the
+group, grandchildren included. Used for MCP stdio servers and for every command that runs outside bubblewrap
+(whose ``--die-with-parent`` does the same job inside the sandbox). Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
 """
 
 import contextlib
