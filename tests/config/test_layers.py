@@ -119,3 +119,11 @@ def test_config_paths_reports_each_layer(tmp_path: Path, isolated_home: Path) ->
     status = {layer["name"]: (layer["status"], layer["exists"]) for layer in data["layers"]}
     assert status["user"] == ("error", True)
     assert status["project"] == ("not_found", False)
+
+
+def test_human_provenance_shows_a_server_entry_as_written(tmp_path: Path, isolated_home: Path) -> None:
+    write(isolated_home / "kairox.toml", '[mcp_servers.docs]\ncommand = "docs-server"\nenv = { API_TOKEN = "t0k3n" }\n')
+    run = kairox("config", "show", "--provenance", cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    (line,) = [line for line in run.stdout.splitlines() if "mcp_servers.docs" in line]
+    assert line.endswith('mcp_servers.docs = {"type": "stdio", "command": "docs-server", "env": {"API_TOKEN": "<redacted>"}}')

@@ -63,6 +63,18 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
+def _entry_as_written(resolved: "ResolvedConfig", key: str, shown: dict[str, Any]) -> dict[str, Any]:
+    """A server entry with only the keys that differ from their defaults (still redacted), for one line."""
+    from kairox.config import split_key
+
+    section, name = split_key(key)[:2]
+    entry = getattr(resolved.config, section).get(name)
+    if entry is None:
+        return shown
+    set_keys = entry.model_dump(mode="json", exclude_defaults=True)
+    return {k: v for k, v in shown.items() if k in set_keys}
+
+
 def _print_provenance(resolved: "ResolvedConfig", data: dict[str, Any]) -> None:
     from kairox.config import REDACTED, is_secret_key
 
@@ -78,6 +90,8 @@ def _print_provenance(resolved: "ResolvedConfig", data: dict[str, Any]) -> None:
             continue
         if is_secret_key(key.rsplit(".", 1)[-1]) and isinstance(value, str):
             value = REDACTED
+        if isinstance(value, dict) and key.split(".", 1)[0] in ("mcp_servers", "lsp_servers", "dap_servers"):
+            value = _entry_as_written(resolved, key, value)
         line = f"{origin.layer!s:8} {origin.where():<{width}}  {key} = {_value_text(value)}"
         if origin.shadowed:
             line += "  (shadows " + ", ".join(f"{s.layer}:{s.where()}" for s in origin.shadowed) + ")"
