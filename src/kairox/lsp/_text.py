@@ -6,6 +6,8 @@ import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote, unquote, urlparse
 
+from kairox._util import glob_to_regex
+
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
 
@@ -48,29 +50,7 @@ def to_model_column(line_text: str, character: int, encoding: str) -> int:
 
 @functools.lru_cache(maxsize=256)
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
-    parts: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            parts.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            parts.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            parts.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            parts.append("[^/]")
-            i += 1
-        elif pattern[i] == "{" and "}" in pattern[i:]:
-            end = pattern.index("}", i)
-            parts.append("(?:" + "|".join(re.escape(p) for p in pattern[i + 1 : end].split(",")) + ")")
-            i = end + 1
-        else:
-            parts.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(parts) + r"\Z")
+    return re.compile(glob_to_regex(pattern, braces=True) + r"\Z")
 
 
 def matches_pattern(relative: PurePosixPath, pattern: str) -> bool:

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kairox._util import glob_to_regex
+
 PROTECTED_DIRS = (".git", ".kairox")
 """Folders whose contents are always asked about before a write, wherever they are."""
 SHELL_RC_FILES = frozenset(
@@ -60,40 +62,8 @@ def protected_reason(path: Path, *, home: Path) -> str | None:
 
 @functools.lru_cache(maxsize=1024)
 def _glob_regex(glob: str) -> re.Pattern[str]:
-    out: list[str] = []
-    index = 0
-    while index < len(glob):
-        char = glob[index]
-        if glob.startswith("/**", index) and index + 3 == len(glob):
-            out.append("(?:/.*)?")  # `dir/**` also covers the folder itself
-            index += 3
-        elif glob.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif glob.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif char == "*":
-            out.append("[^/]*")
-            index += 1
-        elif char == "?":
-            out.append("[^/]")
-            index += 1
-        elif char == "[":
-            end = glob.find("]", index + 2)
-            if end == -1:
-                out.append(re.escape(char))
-                index += 1
-            else:
-                body = glob[index + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
-                index = end + 1
-        else:
-            out.append(re.escape(char))
-            index += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+    # `dir/**` in a rule also covers the folder itself
+    return re.compile(glob_to_regex(glob, dir_itself=True) + r"\Z", re.DOTALL)
 
 
 def glob_match(text: str, glob: str) -> bool:

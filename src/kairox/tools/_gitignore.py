@@ -6,41 +6,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kairox._util import glob_to_regex
+
 ALWAYS_SKIPPED = frozenset({".git"})
-
-
-def _translate(glob: str) -> str:
-    out: list[str] = []
-    index = 0
-    while index < len(glob):
-        if glob.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif glob.startswith("/**", index) and index + 3 == len(glob):
-            out.append("/.*")
-            index += 3
-        elif glob.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif glob[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif glob[index] == "?":
-            out.append("[^/]")
-            index += 1
-        elif glob[index] == "[" and (end := glob.find("]", index + 2)) != -1:
-            body = glob[index + 1 : end]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
-            index = end + 1
-        else:
-            out.append(re.escape(glob[index]))
-            index += 1
-    return "".join(out)
 
 
 def compile_glob(glob: str) -> re.Pattern[str]:
     """A path glob (``src/**/*.py``) as a regex over ``/``-separated relative paths."""
-    return re.compile(_translate(glob.lstrip("/")) + r"\Z", re.DOTALL)
+    return re.compile(glob_to_regex(glob.lstrip("/")) + r"\Z", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +40,7 @@ def _parse(text: str, base: str) -> list[_Pattern]:
         if not line:
             continue
         anchored = "/" in line
-        body = _translate(line.lstrip("/"))
+        body = glob_to_regex(line.lstrip("/"))
         regex = re.compile(("" if anchored else "(?:.*/)?") + body + r"\Z", re.DOTALL)
         patterns.append(_Pattern(regex=regex, negated=negated, dir_only=dir_only, base=base))
     return patterns
