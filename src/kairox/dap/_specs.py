@@ -2,7 +2,7 @@
 allows them under ``workspace_write`` or wider only."""
 
 from kairox._util import JsonObject
-from kairox.tools import Access, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec
+from kairox.tools import Access, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec, object_schema
 
 DAP_PERMISSION = PermissionProfile(access=Access.EXECUTE, path_args=("program", "cwd", "file"))
 
@@ -51,13 +51,10 @@ _NEW_SESSION: dict[str, JsonObject] = {
 
 
 def _spec(name: str, description: str, properties: dict[str, JsonObject], required: list[str]) -> ToolSpec:
-    schema: JsonObject = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
     return ToolSpec(
         name=name,
         description=description,
-        input_schema=schema,
+        input_schema=object_schema(properties, required),
         source=ToolSource.DAP,
         permission=DAP_PERMISSION,
         origin="dap",

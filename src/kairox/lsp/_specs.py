@@ -1,7 +1,7 @@
 """The LSP tools as the model sees them: names, descriptions, input schemas, permission profile."""
 
 from kairox._util import JsonObject
-from kairox.tools import Access, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec
+from kairox.tools import Access, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec, object_schema
 
 LSP_PERMISSION = PermissionProfile(access=Access.READ, path_args=("file",))
 """Every LSP tool only reads: ``lsp.rename`` returns edits as a preview and writes nothing."""
@@ -24,13 +24,10 @@ _LOCATION_HELP = " Give `file` + `line` (+ `column`), or `symbol` (optionally wi
 
 
 def _spec(name: str, description: str, properties: dict[str, JsonObject], required: list[str]) -> ToolSpec:
-    schema: JsonObject = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
     return ToolSpec(
         name=name,
         description=description,
-        input_schema=schema,
+        input_schema=object_schema(properties, required),
         source=ToolSource.LSP,
         permission=LSP_PERMISSION,
         origin="lsp",

@@ -20,6 +20,7 @@ from kairox.tools._model import (
     ToolResult,
     ToolSource,
     ToolSpec,
+    object_schema,
 )
 from kairox.tools._provider import (
     HookDecision,
@@ -61,6 +62,7 @@ __all__ = [
     "ToolsChangedListener",
     "check_sandbox",
     "find_bwrap",
+    "object_schema",
     "sandboxed_argv",
     "scrubbed_environment",
 ]

@@ -10,7 +10,15 @@ from kairox.errors import ToolCallError
 from kairox.tools._builtin_fs import edit_file, list_files, read_file, write_file
 from kairox.tools._builtin_search import search
 from kairox.tools._builtin_shell import run_shell
-from kairox.tools._model import Access, CallContext, PermissionProfile, ToolResult, ToolSource, ToolSpec
+from kairox.tools._model import (
+    Access,
+    CallContext,
+    PermissionProfile,
+    ToolResult,
+    ToolSource,
+    ToolSpec,
+    object_schema,
+)
 from kairox.tools._provider import ToolProvider
 
 BUILTIN_ORIGIN = "builtin"
@@ -33,17 +41,13 @@ class BuiltinSettings:
         return cls(shell_timeout_sec=tools.default_timeout_sec, shell_env_passthrough=tuple(tools.shell_env_passthrough))
 
 
-def _obj(properties: JsonObject, required: Sequence[str]) -> JsonObject:
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
-
-
 _PATH = {"type": "string", "description": "File path, relative to the workspace root or absolute."}
 
 BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="fs.read",
         description="Read a text file (optionally a 1-based line range). Binary files are refused.",
-        input_schema=_obj(
+        input_schema=object_schema(
             {
                 "path": _PATH,
                 "start_line": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)."},
@@ -58,7 +62,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="fs.write",
         description="Create or replace a text file with the given content; parent folders are created.",
-        input_schema=_obj({"path": _PATH, "content": {"type": "string", "description": "The whole new content."}}, ["path", "content"]),
+        input_schema=object_schema({"path": _PATH, "content": {"type": "string", "description": "The whole new content."}}, ["path", "content"]),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
         permission=PermissionProfile(access=Access.WRITE, destructive=True, path_args=("path",)),
@@ -66,7 +70,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="fs.edit",
         description="Replace an exact piece of text in a file. The text must occur exactly once unless replace_all is true.",
-        input_schema=_obj(
+        input_schema=object_schema(
             {
                 "path": _PATH,
                 "old_string": {"type": "string", "description": "Exact text to replace, including whitespace."},
@@ -82,7 +86,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="fs.list",
         description="List files under a folder (default: the workspace), matching a glob such as *.py or src/**/*.ts; .gitignore is respected.",
-        input_schema=_obj(
+        input_schema=object_schema(
             {
                 "path": {"type": "string", "description": "Folder to list, relative to the workspace root."},
                 "pattern": {"type": "string", "description": "Glob: a name pattern (*.py) or a path pattern (src/**/*.py)."},
@@ -97,7 +101,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="shell.exec",
         description="Run a bash command line in the workspace under the OS sandbox; returns the exit code, stdout and stderr.",
-        input_schema=_obj(
+        input_schema=object_schema(
             {
                 "command": {"type": "string", "description": "The command line, run with bash -c."},
                 "cwd": {"type": "string", "description": "Working directory inside the workspace (default: its root)."},
@@ -112,7 +116,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="search.ripgrep",
         description="Search file contents with a regular expression (ripgrep); .gitignore is respected. Returns path:line: text.",
-        input_schema=_obj(
+        input_schema=object_schema(
             {
                 "pattern": {"type": "string", "description": "Regular expression (or plain text with fixed_strings)."},
                 "path": {"type": "string", "description": "File or folder to search (default: the workspace)."},

@@ -1,7 +1,7 @@
 """One tool model for every source (R1): what a tool is, how it is called, what it returns."""
 
 import enum
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -77,6 +77,14 @@ class ToolSpec:
 
     def with_name(self, name: str) -> "ToolSpec":
         return replace(self, name=name)
+
+
+def object_schema(properties: JsonObject, required: Sequence[str] = ()) -> JsonObject:
+    """The input schema of a tool taking exactly ``properties`` (``required`` listed only when there are any)."""
+    schema: JsonObject = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    return schema
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
