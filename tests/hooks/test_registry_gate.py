@@ -75,25 +75,40 @@ async def test_declined_approval_after_hook_ask_leaves_the_file_unwritten(tmp_pa
 
 
 @pytest.mark.timeout(60)
-async def test_hook_sleeping_past_its_timeout_is_a_diagnostic_and_the_call_proceeds(tmp_path: Path) -> None:
+async def test_hook_sleeping_past_its_timeout_blocks_the_call(tmp_path: Path) -> None:
     hook = HookConfig(command="sleep 30", timeout_sec=0.5)
     approver = RecordingApprover(approve=True)
     registry, hooks = await _registry(tmp_path, [hook], approver)
 
     result = await registry.call(ToolCall(name="fs.write", arguments={"path": "notes.txt", "content": "hello"}))  # type: ignore[attr-defined]
 
-    assert not result.is_error, result.text_content()
-    assert (tmp_path / "notes.txt").read_text() == "hello"
+    assert result.is_error
+    assert result.text_content() == (
+        "fs.write was not run: the pre_tool_use hook config:pre_tool_use.1 did not finish within 0.5 s and was stopped, "
+        "so the call is blocked"
+    )
+    assert not (tmp_path / "notes.txt").exists()
     assert approver.requests == []
     assert hooks.diagnostics == [
         ExtensionLoadFailure(
             kind="hook",
             name="config:pre_tool_use.1",
-            reason="did not finish within 0.5 s and was stopped; the call goes on as if it had not run",
+            reason="did not finish within 0.5 s and was stopped; the call was blocked (set fail_open = true to let calls go on)",
             severity=Severity.ERROR,
             hint="raise its timeout or make it faster",
         )
     ]
+
+
+async def test_a_fail_open_hook_past_its_timeout_lets_the_call_go_on(tmp_path: Path) -> None:
+    hook = HookConfig(command="sleep 30", timeout_sec=0.5, fail_open=True)
+    registry, hooks = await _registry(tmp_path, [hook], RecordingApprover(approve=True))
+
+    result = await registry.call(ToolCall(name="fs.write", arguments={"path": "notes.txt", "content": "hello"}))  # type: ignore[attr-defined]
+
+    assert not result.is_error, result.text_content()
+    assert (tmp_path / "notes.txt").read_text() == "hello"
+    assert [d.reason for d in hooks.diagnostics] == ["did not finish within 0.5 s and was stopped; the call goes on as if it had not run"]
 
 
 async def test_a_plugin_hook_cannot_allow_what_the_policy_asks_about(tmp_path: Path) -> None:

@@ -198,5 +198,7 @@ async def test_hook_that_never_reads_a_large_request_times_out_instead_of_hangin
 
     outcome = await registry.pre_tool_use(big, WRITE)
 
-    assert outcome.decision is None
-    assert [d.reason for d in outcome.diagnostics] == ["did not finish within 0.5 s and was stopped; the call goes on as if it had not run"]
+    assert outcome.decision is HookDecision.DENY
+    assert [d.reason for d in outcome.diagnostics] == [
+        "did not finish within 0.5 s and was stopped; the call was blocked (set fail_open = true to let calls go on)"
+    ]

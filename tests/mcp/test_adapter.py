@@ -35,18 +35,37 @@ async def test_tools_get_prefixed_names_source_origin_and_hints(
     echo = specs["mcp__basic__echo"]
     assert (echo.source, echo.origin, echo.description) == (ToolSource.MCP, "basic", "Return the message unchanged.")
     assert echo.annotations == ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    assert echo.permission == PermissionProfile(access=Access.EXTERNAL, destructive=False, open_world=False)
+    # read-only by its own word, but the server's annotations are not trusted: held as a write
+    assert (echo.permission, echo.annotations_trusted) == (PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True), False)
     assert specs["mcp__basic__add"].permission == PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True)
     assert specs["mcp__basic__add"].output_schema is not None
     assert echo.meta == {"mcp_server": "basic", "mcp_tool": "echo"}
     assert result.text_content() == "via adapter"
 
 
-def test_annotations_only_narrow_what_a_tool_may_do() -> None:
-    assert permission_for(ToolAnnotations()) == PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True)
-    assert permission_for(ToolAnnotations(destructive_hint=False, open_world_hint=True)) == PermissionProfile(
+def test_annotations_only_narrow_what_a_tool_may_do_and_only_when_trusted() -> None:
+    write = PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True)
+    assert permission_for(ToolAnnotations()) == write
+    assert permission_for(ToolAnnotations(destructive_hint=False, open_world_hint=False)) == write
+    assert permission_for(ToolAnnotations(read_only_hint=True, open_world_hint=False)) == write
+    assert permission_for(ToolAnnotations(destructive_hint=False), trusted=True) == write
+    assert permission_for(ToolAnnotations(read_only_hint=True), trusted=True) == PermissionProfile(
         access=Access.EXTERNAL, destructive=False, open_world=True
     )
+    assert permission_for(ToolAnnotations(read_only_hint=True, open_world_hint=False), trusted=True) == PermissionProfile(
+        access=Access.EXTERNAL, destructive=False, open_world=False
+    )
+
+
+async def test_a_server_whose_annotations_are_trusted_gives_read_only_tools(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    config = python_server("basic_server.py").model_copy(update={"trust_annotations": True})
+    async with McpClient("basic", config, workspace=tmp_path) as client:
+        specs = {spec.name: spec for spec in await McpToolAdapter(client).list_tools()}
+    echo = specs["mcp__basic__echo"]
+    assert (echo.permission, echo.annotations_trusted) == (PermissionProfile(access=Access.EXTERNAL, destructive=False, open_world=False), True)
+    assert specs["mcp__basic__add"].permission == PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True)
 
 
 async def test_enabled_then_disabled_tools_filter(python_server: Callable[..., McpServerConfig], tmp_path: Path) -> None:

@@ -106,9 +106,13 @@ def test_status_reports_ready_and_failed_servers(workspace: Path) -> None:
 def test_call_everything_echo_through_the_gate(workspace: Path) -> None:
     _write_mcp_json(workspace, {"everything": {"command": str(NODE), "args": [str(EVERYTHING), "stdio"]}})
     assert kairox(workspace, "trust").returncode == 0
-    called = kairox(workspace, "mcp", "call", "everything", "echo", '{"message": "hi"}')
-    as_json = kairox(workspace, "mcp", "call", "everything", "get-sum", '{"a": 2, "b": 3}', "--json")
+    refused = kairox(workspace, "mcp", "call", "everything", "echo", '{"message": "hi"}')
+    called = kairox(workspace, "mcp", "call", "everything", "echo", '{"message": "hi"}', "--yes")
+    as_json = kairox(workspace, "mcp", "call", "everything", "get-sum", '{"a": 2, "b": 3}', "--json", "--yes")
     missing = kairox(workspace, "mcp", "call", "everything", "no-such-tool")
+    # an MCP tool is a write unless its server's annotations are trusted: without a terminal it is refused
+    assert (refused.returncode, refused.stdout) == (4, "")
+    assert "run the command again with --yes to approve it once" in refused.stderr
     tools = kairox(workspace, "mcp", "tools", "everything", "--json")
     assert (called.returncode, called.stdout) == (0, "Echo: hi\n"), called.stderr
     assert json.loads(as_json.stdout)["text"] == "The sum of 2 and 3 is 5."
@@ -142,7 +146,7 @@ def test_status_of_remote_servers(
         _write_mcp_json(workspace, {"everything": {"type": kind, "url": f"http://127.0.0.1:{port}{path}"}})
         assert kairox(workspace, "trust").returncode == 0
         status = kairox(workspace, "mcp", "status", "--json")
-        called = kairox(workspace, "mcp", "call", "everything", "echo", '{"message": "hi"}')
+        called = kairox(workspace, "mcp", "call", "everything", "echo", '{"message": "hi"}', "--yes")
     (server,) = json.loads(status.stdout)["servers"]
     transport = "sse" if kind == "sse" else "streamable_http"
     assert (server["status"], server["transport"], server["error"]) == ("ready", transport, None)
@@ -196,9 +200,9 @@ def test_call_passes_the_pre_tool_use_hooks(workspace: Path) -> None:
         '[[hooks.pre_tool_use]]\nmatcher = "mcp__basic__echo"\ncommand = "echo echo is switched off here >&2; exit 2"\n'
     )
     assert kairox(workspace, "trust").returncode == 0
-    blocked = kairox(workspace, "mcp", "call", "basic", "echo", '{"message": "hi"}')
+    blocked = kairox(workspace, "mcp", "call", "basic", "echo", '{"message": "hi"}', "--yes")
     assert blocked.returncode == 4, blocked.stdout + blocked.stderr
     assert "echo is switched off here" in blocked.stderr
-    other = kairox(workspace, "mcp", "call", "basic", "add", '{"a": 2, "b": 3}')
+    other = kairox(workspace, "mcp", "call", "basic", "add", '{"a": 2, "b": 3}', "--yes")
     assert other.returncode == 0, other.stderr
     assert "5" in other.stdout

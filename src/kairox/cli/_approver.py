@@ -1,37 +1,96 @@
-"""The terminal approver: asks once / for this session / always / deny on stderr and reads the answer."""
+"""The command line's approvers, built on the shared approval shapes: a terminal prompt, ``--yes``, and a
+refusal that says how to allow when there is nobody to ask."""
 
 import json
 import sys
 
 import anyio
 
-from kairox.policy import ApprovalAnswer, ApprovalRequest, ApprovalScope
+from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver, NonInteractiveApprover, RuleLayer
+
+_YES_HINT = "run the command again with --yes to approve it once"
 
 
 class CliApprover:
-    """Prompts on the terminal. ``always`` persists the request's rule through the registry."""
+    """Prompts on the terminal (stderr), showing the exact call, why it asks, and what each grant covers."""
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
-        arguments = json.dumps(request.arguments, ensure_ascii=False)
-        if len(arguments) > 400:
-            arguments = arguments[:400] + "…"
-        lines = [f"\nkairox: {request.tool} needs approval: {request.reason}", f"  arguments: {arguments}"]
-        choices = "[o]nce, [s]ession, " + (f"[a]lways (saves allow rule {request.rule!r}), " if request.rule else "") + "[d]eny"
-        lines.append(f"  allow? {choices}: ")
-        sys.stderr.write("\n".join(lines))
+        sys.stderr.write(render_request(request))
         sys.stderr.flush()
-        answer = (await anyio.to_thread.run_sync(sys.stdin.readline)).strip().lower()
-        if answer in ("o", "once", "y", "yes"):
-            return ApprovalAnswer(approved=True, scope=ApprovalScope.ONCE)
-        if answer in ("s", "session"):
-            return ApprovalAnswer(approved=True, scope=ApprovalScope.SESSION)
-        if request.rule and answer in ("a", "always"):
-            return ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS)
-        return ApprovalAnswer.deny("denied at the prompt")
+        answer = (await anyio.to_thread.run_sync(sys.stdin.readline)).strip()
+        return parse_answer(request, answer)
+
+
+def render_request(request: ApprovalRequest) -> str:
+    lines = [f"\nkairox: {request.tool} needs approval: {request.reason}"]
+    if request.asked_by:
+        lines.append(f"  asked by: {request.asked_by}")
+    if request.command is not None:
+        lines.append(f"  command: {request.command}")
+    else:
+        arguments = json.dumps(request.arguments, ensure_ascii=False)
+        lines.append(f"  arguments: {arguments if len(arguments) <= 2000 else arguments[:2000] + '…'}")
+    lines.append("  [o] allow once")
+    for index, grant in enumerate(request.grants, start=1):
+        lines.append(f"  [s{index}] allow for this session: {grant.covers}" + ("" if grant.exact else f" (rule {grant.rule!r})"))
+    if request.always_allowed:
+        for index, grant in enumerate(request.grants, start=1):
+            if grant.persistable:
+                lines.append(f"  [a{index}] allow always: save allow rule {grant.rule!r} (add :project or :local to save it there)")
+    lines.append("  [d] deny   [d MESSAGE] deny and tell the model why")
+    lines.append("  answer: ")
+    return "\n".join(lines)
+
+
+def parse_answer(request: ApprovalRequest, text: str) -> ApprovalAnswer:
+    """``o``, ``s``/``s2``, ``a``/``a1:project``, ``d`` or ``d MESSAGE``; anything else denies."""
+    word, _, rest = text.partition(" ")
+    key = word.lower()
+    if key in ("o", "once", "y", "yes"):
+        return ApprovalAnswer.allow_once()
+    if key[:1] in ("s", "a") and key not in ("d", "deny"):
+        choice, _, where = key[1:].partition(":")
+        index = int(choice) - 1 if choice.isdigit() else 0
+        if key.startswith("session"):
+            index = 0
+        if not 0 <= index < len(request.grants):
+            return ApprovalAnswer.deny("denied at the prompt (no such choice)")
+        grant = request.grants[index]
+        if key[0] == "s":
+            return ApprovalAnswer.allow_session(grant.rule)
+        if not request.always_allowed or not grant.persistable:
+            return ApprovalAnswer.deny("denied at the prompt ('always' is not offered for this call)")
+        try:
+            layer = RuleLayer(where) if where else RuleLayer.USER
+        except ValueError:
+            return ApprovalAnswer.deny(f"denied at the prompt (unknown layer {where!r})")
+        return ApprovalAnswer.allow_always(grant.rule, layer=layer)
+    if key in ("d", "deny", "n", "no") and rest.strip():
+        return ApprovalAnswer.deny(rest.strip())
+    return ApprovalAnswer.deny("denied at the prompt")
 
 
 class YesApprover:
-    """``--yes``: every ask is approved once (deny rules still deny)."""
+    """``--yes``: what the policy asks about is approved once. A protected path still needs a person at a prompt,
+    and deny rules still deny (they never reach an approver)."""
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
-        return ApprovalAnswer(approved=True, scope=ApprovalScope.ONCE, reason="approved by --yes")
+        if request.source == "protected_path":
+            return ApprovalAnswer.deny(
+                f"not approved: {request.reason}; --yes does not approve writes to protected paths "
+                "(answer the prompt at a terminal, or edit the file yourself)"
+            )
+        return ApprovalAnswer(approved=True, reason="approved by --yes")
+
+
+def command_line_approver(yes: bool) -> Approver:
+    """The approver every CLI command that calls tools uses: ``--yes``, a prompt on a terminal, else a refusal
+    that says how to allow."""
+    if yes:
+        return YesApprover()
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        return CliApprover()
+    return NonInteractiveApprover(hint=_YES_HINT)
+
+
+__all__ = ["CliApprover", "NonInteractiveApprover", "YesApprover", "command_line_approver", "parse_answer", "render_request"]

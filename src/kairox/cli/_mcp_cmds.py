@@ -11,13 +11,15 @@ if TYPE_CHECKING:
     from kairox.events import Event, EventSink
     from kairox.mcp import McpServerManager
     from kairox.mcp._sources import ConfiguredServer
-    from kairox.policy import ApprovalAnswer, ApprovalRequest
 
 mcp_app = typer.Typer(
     help="MCP servers: list, start and inspect them, call their tools, add and remove them, log in.", no_args_is_help=True
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+YesOption = Annotated[
+    bool, typer.Option("--yes", "-y", help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).")
+]
 
 
 def _quiet_sdk_logs() -> None:
@@ -197,35 +199,24 @@ def tools(
             out(f"{row['name']}  {summary[0] if summary else ''}")
 
 
-class _ExplicitCallApprover:
-    """``kairox mcp call SERVER TOOL`` names the call exactly: that is the user's approval for it.
-
-    Only the ask of that one tool is approved; deny rules and hooks still apply, any other ask is denied.
-    """
-
-    def __init__(self, tool: str) -> None:
-        self.tool = tool
-
-    async def request_approval(self, request: "ApprovalRequest") -> "ApprovalAnswer":
-        from kairox.policy import ApprovalAnswer, ApprovalScope
-
-        if request.tool == self.tool:
-            return ApprovalAnswer(approved=True, scope=ApprovalScope.ONCE, reason="named on the command line")
-        return ApprovalAnswer.deny("only the tool named on the command line is approved")
-
-
 @mcp_app.command("call")
 def call(
     ctx: typer.Context,
     server: Annotated[str, typer.Argument(help="Server name.")],
     tool: Annotated[str, typer.Argument(help="The server's own tool name, e.g. echo.")],
     arguments: Annotated[str | None, typer.Argument(help='Arguments as a JSON object, e.g. \'{"message": "hi"}\'.')] = None,
+    yes: YesOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Start one server and call one of its tools through the registry gate."""
+    """Start one server and call one of its tools through the gate, exactly as `kairox tools call` does.
+
+    What the policy asks about is asked at the terminal; --yes approves it once (not writes to protected paths);
+    without a terminal it is refused with how to allow it. Deny rules always deny.
+    """
     import anyio
 
     from kairox._util import mcp_tool_name
+    from kairox.cli._approver import command_line_approver
     from kairox.registry import build_registry
     from kairox.runtime import build_hooks, load_plugins
     from kairox.tools import ToolCall, ToolResult
@@ -243,7 +234,7 @@ def call(
                 return ToolResult.error(f"MCP server {server!r} is {client.status}: {client.lifecycle.reason}"), True, None
             # the same gate as every other call: the session's hooks (config and plugins) run too
             stage = load_plugins(cli.resolve())
-            approver = _ExplicitCallApprover(name)
+            approver = command_line_approver(yes)
             hooks = build_hooks(stage.resolved, stage.routing, approver=approver, events=cli.events())
             registry = await build_registry(stage.resolved, approver=approver, hooks=hooks, events=cli.events())
             await registry.add_provider(adapter)

@@ -1,6 +1,5 @@
 """``kairox tools list|call`` and ``kairox policy check``."""
 
-import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -20,6 +19,9 @@ tools_app = typer.Typer(help="List and call tools through the permission gate.",
 policy_app = typer.Typer(help="Ask the permission policy what it would decide.", no_args_is_help=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+YesOption = Annotated[
+    bool, typer.Option("--yes", "-y", help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).")
+]
 ArgsArgument = Annotated[str | None, typer.Argument(help="Arguments as a JSON object.")]
 
 
@@ -116,23 +118,20 @@ def call_tool(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Tool name, e.g. fs.read or mcp__github__search.")],
     arguments: ArgsArgument = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve what the policy would ask about (deny rules still deny).")] = False,
+    yes: YesOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Call one tool through the gate: validation, hooks, policy, approval, timeout, output cap."""
+    """Call one tool through the gate: validation, hooks, policy, approval, timeout, output cap.
 
-    from kairox.cli._approver import CliApprover, YesApprover
-    from kairox.policy import NonInteractiveApprover
+    What the policy asks about is asked at the terminal; --yes approves it once (not writes to protected paths);
+    without a terminal it is refused with how to allow it. Deny rules always deny.
+    """
+
+    from kairox.cli._approver import command_line_approver
     from kairox.tools import ToolCall
 
     args = parse_json_arg(arguments)
-    approver: Approver
-    if yes:
-        approver = YesApprover()
-    elif sys.stdin.isatty() and sys.stderr.isatty():
-        approver = CliApprover()
-    else:
-        approver = NonInteractiveApprover()
+    approver = command_line_approver(yes)
 
     async def run(registry: "ToolRegistry") -> tuple["ToolResult", bool]:
         known = registry.get(name) is not None

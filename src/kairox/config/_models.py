@@ -128,6 +128,9 @@ class McpServerConfig(_Model):
     """``auto`` probes the newest protocol era and falls back; ``legacy`` only does the classic handshake."""
     max_restarts: int = Field(default=3, ge=0)
     """Restarts after a crash, with exponential backoff, before the server stays Failed."""
+    trust_annotations: bool = False
+    """Believe this server's tool annotations: a tool saying ``readOnlyHint: true`` then runs as a read without
+    asking. Off, every tool of the server counts as a write with open-world effects."""
 
     @model_validator(mode="before")
     @classmethod
@@ -257,6 +260,8 @@ class HookConfig(_Model):
     """Tool-name pattern (``fs.write``, ``mcp__github__*``, ``Bash|Edit``); all tools when absent."""
     timeout_sec: float = Field(default=60.0, gt=0)
     """A hook still running after this is stopped and reported."""
+    fail_open: bool = False
+    """A ``pre_tool_use`` hook that times out or cannot start blocks the call unless this is true."""
 
 
 class HooksConfig(_Model):

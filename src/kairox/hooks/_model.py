@@ -100,6 +100,8 @@ class HookSpec:
     """The file that declares it."""
     scripts: tuple[Path, ...] = ()
     """Plugin files the command runs; part of the approval hash."""
+    fail_open: bool = False
+    """A ``pre_tool_use`` hook that times out or cannot start lets the call go on (else it blocks it)."""
 
     @property
     def needs_approval(self) -> bool:

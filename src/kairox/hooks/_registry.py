@@ -54,6 +54,7 @@ def hooks_from_config(config: HooksConfig, *, source: str | None = None) -> list
                     command=entry.command,
                     matcher=entry.matcher,
                     timeout_sec=entry.timeout_sec,
+                    fail_open=entry.fail_open,
                     name=f"config:{event}.{index}",
                     source=source,
                 )

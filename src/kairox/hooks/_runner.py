@@ -47,6 +47,18 @@ def _diagnostic(hook: HookSpec, reason: str, *, severity: Severity = Severity.ER
     return cls(kind="hook", name=hook.name, reason=reason, severity=severity, source=hook.source or (str(hook.plugin_root) if hook.plugin_root else None), hint=hint)
 
 
+def _failed(hook: HookSpec, what: str, *, hint: str) -> HookResult:
+    """A hook that did not give an answer. A guard before a tool call fails closed: the call is blocked, unless
+    its entry says ``fail_open = true`` (a slow guard on a loaded machine must not wave calls through)."""
+    if hook.event is HookEvent.PRE_TOOL_USE and not hook.fail_open:
+        reason = f"the pre_tool_use hook {hook.name} {what}, so the call is blocked"
+        return HookResult(
+            hook=hook, exit_code=None, decision=HookDecision.DENY, reason=reason,
+            diagnostic=_diagnostic(hook, f"{what}; the call was blocked (set fail_open = true to let calls go on)", hint=hint),
+        )
+    return HookResult(hook=hook, exit_code=None, diagnostic=_diagnostic(hook, f"{what}; the call goes on as if it had not run", hint=hint))
+
+
 def parse_answer(hook: HookSpec, exit_code: int, stdout: str, stderr: str) -> HookResult:
     """Turn what a finished hook printed and returned into a :class:`HookResult`."""
     tool_event = hook.event in TOOL_EVENTS
@@ -146,19 +158,11 @@ async def run_hook(
                 code = None
             if code is None:
                 await child.stop(1.0)
-                return HookResult(
-                    hook=hook,
-                    exit_code=None,
-                    diagnostic=_diagnostic(
-                        hook,
-                        f"did not finish within {hook.timeout_sec:g} s and was stopped; the call goes on as if it had not run",
-                        hint="raise its timeout or make it faster",
-                    ),
-                )
+                return _failed(hook, f"did not finish within {hook.timeout_sec:g} s and was stopped", hint="raise its timeout or make it faster")
             await child.stop(1.0)
             stderr = child.stderr.text(4_000)
     except OSError as exc:
-        return HookResult(hook=hook, exit_code=None, diagnostic=_diagnostic(hook, f"cannot start: {exc}"))
+        return _failed(hook, f"cannot start: {exc}", hint="check the hook's command")
     text = output[:output_cap].decode("utf-8", errors="replace")
     result = parse_answer(hook, code, text, stderr)
     if len(output) > output_cap and result.diagnostic is None:

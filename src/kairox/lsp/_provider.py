@@ -1,6 +1,8 @@
 """``LspToolProvider``: the ``lsp.*`` tools, routed to the language server whose ``file_patterns`` match."""
 
 import contextlib
+import contextvars
+import os
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -30,6 +32,39 @@ from kairox.lsp._text import (
 from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
+_UNREADABLE: contextvars.ContextVar[Callable[[Path], str | None] | None] = contextvars.ContextVar("lsp_unreadable", default=None)
+"""The read rules of the call being served (``CallContext.unreadable``): set per call, so concurrent calls of
+different tools each see their own."""
+
+
+def _refusal(path: Path) -> str | None:
+    """Why the call's read rules forbid ``path``, or None (also None when no rule applies)."""
+    unreadable = _UNREADABLE.get()
+    return None if unreadable is None else unreadable(Path(os.path.realpath(path)))
+
+
+def _readable_uri(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return True
+    uri = item.get("targetUri") or item.get("uri")
+    if not isinstance(uri, str):
+        location = item.get("location")
+        uri = location.get("uri") if isinstance(location, dict) else None
+    return not isinstance(uri, str) or _refusal(uri_to_path(uri)) is None
+
+
+def _readable_only(result: Any) -> tuple[Any, int]:
+    """A location answer without the items in files the read rules forbid, and how many were left out."""
+    if isinstance(result, list):
+        kept = [item for item in result if _readable_uri(item)]
+        return kept, len(result) - len(kept)
+    if isinstance(result, dict) and not _readable_uri(result):
+        return None, 1
+    return result, 0
+
+
+def _left_out_note(count: int) -> str:
+    return f"({count} result(s) in files the read rules forbid were left out)" if count else ""
 _DIAGNOSTICS_WAIT = 10.0
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 """Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
@@ -125,12 +160,15 @@ class LspToolProvider(ToolProvider):
             raise ToolCallError(
                 tool=name, reason="not an LSP tool", hint="`kairox tools list` shows the tools"
             )
+        token = _UNREADABLE.set(context.unreadable)
         try:
             return await handler(arguments)
         except (LspError, RpcError) as exc:
             raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
         except OSError as exc:
             raise ToolCallError(tool=name, reason=f"cannot read {exc.filename}: {exc.strerror}") from exc
+        finally:
+            _UNREADABLE.reset(token)
 
     # --- routing -------------------------------------------------------------------------------------------------
 
@@ -143,7 +181,14 @@ class LspToolProvider(ToolProvider):
             raise LspLocationError(
                 f"no file {file!r} in {self.workspace}", hint="check the path (fs.list shows files)"
             )
+        self._check_readable(path)
         return path
+
+    def _check_readable(self, path: Path) -> None:
+        """Refuse before a language server is asked to open a file the read rules forbid."""
+        reason = _refusal(path)
+        if reason is not None:
+            raise LspLocationError(f"{display_path(path, self.workspace)} may not be read ({reason})", hint="the read rules forbid it")
 
     def server_for(self, path: Path) -> LspServerLifecycle:
         """The first enabled server whose ``file_patterns`` match ``path`` (its languages when it has none)."""
@@ -183,7 +228,8 @@ class LspToolProvider(ToolProvider):
         if isinstance(symbol, str) and symbol.strip():
             server = self.server_for(path) if path else self._named_server(args.get("server"))
             client = await server.ensure_running()
-            found = await resolve_symbol(client, symbol, path)
+            found = await resolve_symbol(client, symbol, path, readable=lambda p: _refusal(p) is None)
+            self._check_readable(uri_to_path(found.uri))
             document = await client.sync_document(uri_to_path(found.uri))
             return _Target(server, client, document, {"line": found.line, "character": found.character})
         if path is None:
@@ -228,11 +274,14 @@ class LspToolProvider(ToolProvider):
         )
 
     async def _locations(self, target: _Target, method: str, params: JsonObject, what: str) -> ToolResult:
-        result = await target.client.request(method, params)
+        result, left_out = _readable_only(await target.client.request(method, params))
         items = render.locations(target.client, result)
+        lines = render.location_lines(items)
+        if left_out:
+            lines.append(_left_out_note(left_out))
         return self._result(
             target.client,
-            render.location_lines(items),
+            lines,
             f"No {what} found at {target.where()}",
             {"locations": items},
         )
@@ -284,7 +333,7 @@ class LspToolProvider(ToolProvider):
                 "workspace symbols",
                 "use lsp.document_symbols on a file, or search.ripgrep for the name",
             )
-        result = await client.request("workspace/symbol", {"query": query})
+        result, left_out = _readable_only(await client.request("workspace/symbol", {"query": query}))
         found = []
         for item in result if isinstance(result, list) else []:
             location = item.get("location") if isinstance(item, dict) else None
@@ -294,9 +343,12 @@ class LspToolProvider(ToolProvider):
         items = render.symbols(client, found)
         for item in items:
             item["depth"] = 0
+        lines = render.symbol_lines(items, with_path=True)
+        if left_out:
+            lines.append(_left_out_note(left_out))
         return self._result(
             client,
-            render.symbol_lines(items, with_path=True),
+            lines,
             f"No symbols match {query!r}",
             {"symbols": items},
         )
@@ -316,7 +368,7 @@ class LspToolProvider(ToolProvider):
                 other = (
                     call.get("from" if direction == "incoming" else "to") if isinstance(call, dict) else None
                 )
-                if isinstance(other, dict):
+                if isinstance(other, dict) and _readable_uri(other):
                     link = {
                         "uri": other.get("uri"),
                         "range": other.get("selectionRange") or other.get("range"),
@@ -376,6 +428,8 @@ class LspToolProvider(ToolProvider):
                 target.client, "rename", "use lsp.references and edit each use with fs.edit"
             )
         edit = await target.client.request("textDocument/rename", {**target.params, "newName": new_name})
+        for uri in _edited_uris(edit):
+            self._check_readable(uri_to_path(uri))
         files = render.rename_preview(target.client, edit)
         lines = render.rename_lines(files)
         if lines:
@@ -395,3 +449,17 @@ class LspToolProvider(ToolProvider):
 
     def status(self) -> list[JsonObject]:
         return [server.snapshot() for server in self.servers.values()]
+
+
+def _edited_uris(edit: Any) -> list[str]:
+    """The files a ``WorkspaceEdit`` touches."""
+    uris: list[str] = []
+    if isinstance(edit, dict):
+        changes = edit.get("changes")
+        if isinstance(changes, dict):
+            uris += [u for u in changes if isinstance(u, str)]
+        for change in edit.get("documentChanges") or []:
+            document = change.get("textDocument") if isinstance(change, dict) else None
+            if isinstance(document, dict) and isinstance(document.get("uri"), str):
+                uris.append(document["uri"])
+    return uris

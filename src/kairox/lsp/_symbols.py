@@ -3,7 +3,7 @@ position of its identifier through document symbols, workspace symbols, or a sca
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,7 +122,7 @@ async def document_symbols(client: LspClient, path: Path) -> list[FoundSymbol]:
     return flatten_symbols(client, document.uri, result)
 
 
-def _candidate_files(root: Path, patterns: list[str], word: str) -> Iterator[Path]:
+def _candidate_files(root: Path, patterns: list[str], word: str, readable: Callable[[Path], bool]) -> Iterator[Path]:
     pattern = re.compile(rf"\b{re.escape(word)}\b")
     seen = 0
     for folder, dirs, files in os.walk(root):
@@ -131,6 +131,8 @@ def _candidate_files(root: Path, patterns: list[str], word: str) -> Iterator[Pat
             path = Path(folder) / name
             relative = relative_to(path, root)
             if patterns and not any(matches_pattern(relative, p) for p in patterns):
+                continue
+            if not readable(path):  # a file the read rules forbid is neither read nor shown to the server
                 continue
             try:
                 if pattern.search(path.read_text(encoding="utf-8", errors="replace")):
@@ -142,8 +144,13 @@ def _candidate_files(root: Path, patterns: list[str], word: str) -> Iterator[Pat
                 return
 
 
-async def resolve_symbol(client: LspClient, name: str, file: Path | None) -> FoundSymbol:
-    """The position of the identifier of ``name`` (``Greeter.greet``), in ``file`` or anywhere in the workspace."""
+async def resolve_symbol(
+    client: LspClient, name: str, file: Path | None, *, readable: Callable[[Path], bool] = lambda _: True
+) -> FoundSymbol:
+    """The position of the identifier of ``name`` (``Greeter.greet``), in ``file`` or anywhere in the workspace.
+
+    Files for which ``readable`` is False (the read rules) are never opened on the server.
+    """
     parts = split_symbol(name)
     if file is not None:
         symbols = await document_symbols(client, file)
@@ -163,13 +170,13 @@ async def resolve_symbol(client: LspClient, name: str, file: Path | None) -> Fou
             if item.get("name") != parts[-1] or not isinstance(location, dict) or "uri" not in location:
                 continue
             uri = location["uri"]
-            if uri in searched:
+            if uri in searched or not readable(uri_to_path(uri)):
                 continue
             searched.add(uri)
             found = _best(await document_symbols(client, uri_to_path(uri)), parts)
             if found is not None:
                 return found
-    for path in _candidate_files(client.workspace, list(client.config.file_patterns), parts[-1]):
+    for path in _candidate_files(client.workspace, list(client.config.file_patterns), parts[-1], readable):
         if path_to_uri(path) in searched:
             continue
         found = _best(await document_symbols(client, path), parts)

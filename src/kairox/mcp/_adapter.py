@@ -24,13 +24,14 @@ LIST_RESOURCES = "list_resources"
 READ_RESOURCE = "read_resource"
 
 
-def permission_for(annotations: ToolAnnotations) -> PermissionProfile:
-    """External, and destructive and open-world unless the server says otherwise (hints only narrow)."""
-    read_only = annotations.read_only_hint is True
+def permission_for(annotations: ToolAnnotations, *, trusted: bool = False) -> PermissionProfile:
+    """External; destructive and open-world unless the server says otherwise and the user trusts what it says
+    (``trust_annotations``)."""
+    read_only = trusted and annotations.read_only_hint is True
     return PermissionProfile(
         access=Access.EXTERNAL,
-        destructive=not read_only and annotations.destructive_hint is not False,
-        open_world=annotations.open_world_hint is not False,
+        destructive=not read_only,
+        open_world=not read_only or annotations.open_world_hint is not False,
     )
 
 
@@ -94,10 +95,11 @@ class McpToolAdapter(ToolProvider):
                     description=tool.description or tool.title or tool.name,
                     input_schema=tool.input_schema,
                     source=ToolSource.MCP,
-                    permission=permission_for(tool.annotations),
+                    permission=permission_for(tool.annotations, trusted=config.trust_annotations),
                     origin=server,
                     output_schema=tool.output_schema,
                     annotations=tool.annotations,
+                    annotations_trusted=config.trust_annotations,
                     # a hard ceiling for the registry: the client's own idle timeout (tool_timeout_sec, extended by
                     # progress notifications) is what normally ends a call
                     timeout_sec=config.tool_timeout_sec * HARD_TIMEOUT_FACTOR,
@@ -151,6 +153,8 @@ class McpToolAdapter(ToolProvider):
                     permission=reading,
                     origin=server,
                     annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+                    # Kairox's own helpers around resources/list and resources/read: reads by the protocol
+                    annotations_trusted=True,
                     meta={"mcp_server": server, "resource_helper": helper},
                 )
             )

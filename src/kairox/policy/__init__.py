@@ -6,10 +6,20 @@ from kairox.policy._approval import (
     ApprovalRequest,
     ApprovalScope,
     Approver,
+    GrantOption,
     NonInteractiveApprover,
+    RuleLayer,
+    refusal_text,
 )
+from kairox.policy._arguments import path_like_arguments
 from kairox.policy._decision import Decision, DecisionSource, Verdict
-from kairox.policy._engine import PolicyEngine, PolicySettings, effective_profile, runs_unsandboxed
+from kairox.policy._engine import (
+    PolicyEngine,
+    PolicySettings,
+    effective_profile,
+    mcp_read_only,
+    runs_unsandboxed,
+)
 from kairox.policy._paths import (
     PROTECTED_DIRS,
     PROTECTED_FILES,
@@ -32,6 +42,7 @@ __all__ = [
     "Approver",
     "Decision",
     "DecisionSource",
+    "GrantOption",
     "NonInteractiveApprover",
     "ParsedRule",
     "PathPattern",
@@ -39,14 +50,18 @@ __all__ = [
     "PolicySettings",
     "Rule",
     "RuleAction",
+    "RuleLayer",
     "RuleLike",
     "RuleRef",
     "SandboxPolicy",
     "ShellCommand",
     "Verdict",
     "effective_profile",
+    "mcp_read_only",
     "parse_rule",
+    "path_like_arguments",
     "protected_reason",
+    "refusal_text",
     "resolve_path",
     "runs_unsandboxed",
     "split_command",

@@ -1,4 +1,9 @@
-"""The Approver interface (Y5): who answers when the policy says ``ask``."""
+"""The approval shapes (Y5): what a front end is asked when the policy says ``ask``, and what it answers.
+
+Every front end (the CLI prompt, the TUI modal, the web dialog, MCP elicitation in ``kairox serve``) shows an
+``ApprovalRequest`` and returns an ``ApprovalAnswer``; none invents its own. A request carries the exact call,
+why it asks (the rule with its file:line, or the mode) and the grants it can give, each saying what it covers.
+"""
 
 import enum
 from dataclasses import dataclass, field
@@ -9,10 +14,33 @@ from kairox._util import JsonObject
 
 class ApprovalScope(enum.StrEnum):
     ONCE = "once"
+    """This call only."""
     SESSION = "session"
-    """Approve this tool (with these arguments' pattern) for the rest of the session."""
+    """This call and the calls the chosen grant covers, until the session ends."""
     ALWAYS = "always"
-    """Approve and persist an allow rule in the user layer."""
+    """Like ``SESSION``, and the grant's rule is written as an allow rule into a config layer."""
+
+
+class RuleLayer(enum.StrEnum):
+    """Where an "always" answer writes its allow rule."""
+
+    USER = "user"
+    PROJECT = "project"
+    LOCAL = "local"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GrantOption:
+    """One grant a person may choose besides "once": the rule it adds and, in words, what that rule covers."""
+
+    rule: str
+    """An allow-rule pattern, e.g. ``shell.exec(git push origin main)`` or ``mcp__git__git_status``."""
+    covers: str
+    """What else the grant lets through, e.g. "exactly this command line" or "every `git push` command"."""
+    exact: bool = False
+    """True for the grant of this exact call (same tool, same arguments, same tool definition)."""
+    persistable: bool = False
+    """Whether "always" may write ``rule`` as an allow rule (it covers this call and says no more than ``covers``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -20,9 +48,29 @@ class ApprovalRequest:
     tool: str
     arguments: JsonObject = field(default_factory=dict)
     reason: str
-    """Why the policy asks (the rule, the protected path, the sandbox)."""
+    """Why the policy asks (the rule, the protected path, the sandbox, the mode), as one sentence."""
     rule: str | None = None
-    """The rule the approval would persist with ``ALWAYS`` (e.g. ``shell.exec(git push*)``)."""
+    """The allow rule an ``ALWAYS`` answer writes when no grant is chosen; None when "always" is not offered."""
+    call_id: str = ""
+    source: str = ""
+    """Which part of the policy asked: ``rule``, ``protected_path``, ``sandbox``, ``mode``, ``hook``."""
+    asked_by: str | None = None
+    """The rule that asked, as ``ask rule 'shell.exec(*--force*)' (kairox.toml:12)``; None when the mode asked."""
+    command: str | None = None
+    """For a shell tool: the exact command line that would run (show it whole)."""
+    grants: tuple[GrantOption, ...] = ()
+    """What "for the session" / "always" may cover; empty when only "once" is possible (protected paths,
+    explicit ask rules and hooks ask every time)."""
+    layers: tuple[RuleLayer, ...] = ()
+    """Layers an "always" answer may write to; empty when "always" is not offered."""
+
+    @property
+    def session_allowed(self) -> bool:
+        return bool(self.grants)
+
+    @property
+    def always_allowed(self) -> bool:
+        return bool(self.layers) and any(g.persistable for g in self.grants)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -30,9 +78,26 @@ class ApprovalAnswer:
     approved: bool
     scope: ApprovalScope = ApprovalScope.ONCE
     reason: str | None = None
+    """For a denial: the message the model sees as the tool's result (why not, what to do instead)."""
+    grant: str | None = None
+    """For ``SESSION``/``ALWAYS``: the rule of the chosen :class:`GrantOption`; None picks the first offered."""
+    layer: RuleLayer = RuleLayer.USER
+    """For ``ALWAYS``: the config layer the allow rule is written to."""
 
     @classmethod
-    def deny(cls, reason: str) -> "ApprovalAnswer":
+    def allow_once(cls) -> "ApprovalAnswer":
+        return cls(approved=True, scope=ApprovalScope.ONCE)
+
+    @classmethod
+    def allow_session(cls, grant: str | None = None) -> "ApprovalAnswer":
+        return cls(approved=True, scope=ApprovalScope.SESSION, grant=grant)
+
+    @classmethod
+    def allow_always(cls, grant: str | None = None, *, layer: RuleLayer = RuleLayer.USER) -> "ApprovalAnswer":
+        return cls(approved=True, scope=ApprovalScope.ALWAYS, grant=grant, layer=layer)
+
+    @classmethod
+    def deny(cls, reason: str | None = None) -> "ApprovalAnswer":
         return cls(approved=False, reason=reason)
 
 
@@ -43,7 +108,23 @@ class Approver(Protocol):
 
 
 class NonInteractiveApprover:
-    """Used without a terminal: every ``ask`` becomes a denial with the reason "approval required"."""
+    """Used without a person to ask: every ``ask`` becomes a denial that says how it could be allowed."""
+
+    def __init__(self, hint: str | None = None) -> None:
+        self.hint = hint
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
-        return ApprovalAnswer.deny(f"approval required: {request.reason}")
+        return ApprovalAnswer.deny(refusal_text(request, self.hint))
+
+
+def refusal_text(request: ApprovalRequest, hint: str | None = None) -> str:
+    """"approval required: WHY; HOW TO ALLOW" for an ask nobody could answer."""
+    ways: list[str] = []
+    if hint:
+        ways.append(hint)
+    if request.rule and request.layers:
+        ways.append(f"or add {request.rule!r} to policy.rules.allow in the user's kairox.toml")
+    elif request.asked_by:
+        ways.append(f"{request.asked_by} asks every time; only a person at a prompt can approve it")
+    text = f"approval required: {request.reason}"
+    return text + (f" ({'; '.join(ways)})" if ways else "")

@@ -15,9 +15,10 @@ from typing import Any
 
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
 from kairox.errors import Diagnostic, Severity
+from kairox.policy._arguments import path_like_arguments
 from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._paths import PathPattern, protected_reason, resolve_path, writable_reason
-from kairox.policy._rules import ParsedRule, RuleAction, RuleLike, RuleRef, parse_rule
+from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
 from kairox.policy._shell import ShellCommand, split_command
 from kairox.tools import Access, HookDecision, PermissionProfile, ToolSource, ToolSpec
 
@@ -31,6 +32,9 @@ _SOURCE_FLOOR = {
     ToolSource.MCP: Access.EXTERNAL,
 }
 """The least authority a tool of each source is assumed to need, whatever it declares."""
+_PATH_FAMILIES = frozenset({"fs.read", "fs.write"})
+_THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
+"""Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
 _OS_SANDBOXED = frozenset({ToolSource.BUILTIN, ToolSource.PLUGIN})
 """Sources whose execute tools run their commands under Kairox's OS sandbox (``shell.exec``, plugin commands)."""
 
@@ -85,8 +89,9 @@ def runs_unsandboxed(spec: ToolSpec) -> bool:
 def effective_profile(spec: ToolSpec) -> PermissionProfile:
     """The profile the policy holds a tool to: its source's floor, narrowed by what it declares.
 
-    A declaration or annotation can only add caution. MCP tools are external; one without annotations counts as
-    destructive and open-world.
+    A declaration or annotation can only add caution. An MCP tool is a write with open-world effects unless it
+    says ``readOnlyHint: true`` and the user trusts that server's annotations (``trust_annotations``); then it
+    is a read, open-world unless it says ``openWorldHint: false``.
     """
     declared = spec.permission
     floor = _SOURCE_FLOOR[spec.source]
@@ -95,10 +100,26 @@ def effective_profile(spec: ToolSpec) -> PermissionProfile:
     destructive = declared.destructive or notes.destructive_hint is True
     open_world = declared.open_world or notes.open_world_hint is True
     if spec.source is ToolSource.MCP:
-        said_harmless = notes.read_only_hint is True or notes.destructive_hint is False
-        destructive = destructive or not said_harmless
-        open_world = open_world or notes.open_world_hint is not False
+        trusted_read = mcp_read_only(spec)
+        destructive = destructive or not trusted_read
+        open_world = open_world or not trusted_read or notes.open_world_hint is not False
     return replace(declared, access=access, destructive=destructive, open_world=open_world)
+
+
+def mcp_read_only(spec: ToolSpec) -> bool:
+    """An MCP tool that only reads: it says so (``readOnlyHint: true``) and the user trusts its server's hints."""
+    return spec.source is ToolSource.MCP and spec.annotations_trusted and spec.annotations.read_only_hint is True
+
+
+def _mcp_why(spec: ToolSpec) -> str:
+    """What decided that an MCP tool counts as a write, in words."""
+    server = spec.origin or "?"
+    if spec.annotations.read_only_hint is True and not spec.annotations_trusted:
+        return (
+            f"it is annotated read-only, but annotations of server {server!r} are not trusted "
+            f"(set mcp_servers.{server}.trust_annotations = true in your own config to trust them)"
+        )
+    return "it is not annotated read-only, so it counts as a write with effects outside Kairox's sandbox"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +129,8 @@ class _Facts:
     command: ShellCommand | None
     paths: tuple[Path, ...]
     values: tuple[str, ...]
+    named_paths: bool = False
+    """The paths come from argument names of a third-party tool (``path``, ``file``, ``file://`` URIs ...)."""
 
 
 class PolicyEngine:
@@ -186,14 +209,46 @@ class PolicyEngine:
         allowed to read (a search or a listing must not show what ``fs.read`` may not)."""
         rules = self._candidates(spec)
         for action in (RuleAction.DENY, RuleAction.ASK):
-            for rule in rules[action]:
+            # the tool's own rules, and every rule on reading files (`fs.read(secrets/**)`) whatever the tool
+            reading = [r for r in self._rules[action] if r.tool == "fs.read"]
+            for rule in dict.fromkeys([*rules[action], *reading]):
                 if rule.specifier is not None and self._path_pattern(rule.specifier).matches(path, any_part=True):
                     return rule.ref
         return None
 
-    def suggest_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
-        """The allow rule that would cover calls like this one (what "always" persists)."""
+    def suggest_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
+        """The allow rule that would cover calls like this one (what "always" persists), or None."""
         return _suggestion(spec, self._facts(spec, arguments))
+
+    def exact_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
+        """An allow rule that covers this call and no other, or None when no rule can say it that narrowly."""
+        facts = self._facts(spec, arguments)
+        command = facts.command
+        if command is not None:
+            if len(command.pieces) != 1 or command.opaque or command.hidden is not None:
+                return None
+            return f"{spec.name}({_literal_glob(command.pieces[0])})"
+        if spec.permission.path_args and len(facts.paths) == 1 and len(arguments) == 1:
+            return f"{spec.name}({_literal_glob(str(facts.paths[0]))})"
+        if not arguments and not spec.input_schema.get("properties"):
+            return spec.name
+        return None
+
+    def describe_rule(self, spec: ToolSpec, pattern: str) -> str | None:
+        """What an allow rule would let through, in words; None for a blank cheque on a command tool."""
+        try:
+            parsed = parse_rule(Rule(action="allow", pattern=pattern))
+        except ValueError:
+            return None
+        if parsed.specifier is None:
+            if spec.permission.command_arg is not None:
+                return None
+            return f"every call of {parsed.tool}, with any arguments"
+        if spec.permission.command_arg is not None:
+            return f"every command line whose commands all match {parsed.specifier!r} (run as written: no redirection into files, no sudo, no variables that change what runs)"
+        if spec.permission.path_args:
+            return f"every call of {parsed.tool} on paths matching {parsed.specifier!r}"
+        return f"every call of {parsed.tool} with an argument matching {parsed.specifier!r}"
 
     # --- the decision ----------------------------------------------------------------------------------------
 
@@ -207,13 +262,14 @@ class PolicyEngine:
         for rule in rules[RuleAction.DENY]:
             if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.deny(f"denied by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
-        if facts.command is not None and facts.command.dynamic:
-            unsure = next((r for r in rules[RuleAction.DENY] if r.specifier is not None), None)
-            if unsure is not None:  # `$X -rf y` may be what the rule forbids: a person decides
+        hidden = None if facts.command is None else facts.command.hidden
+        if hidden is not None:
+            naming = next((r for action in RuleAction for r in rules[action] if r.specifier is not None), None)
+            if naming is not None:  # no rule can vouch for what it cannot see: a person decides, every time
                 return Decision.ask(
-                    f"the command name is only known when the line runs, so {unsure.ref} cannot be checked",
+                    f"{hidden}, so {naming.ref} cannot be checked against it",
                     source=DecisionSource.RULE,
-                    rule=unsure.ref,
+                    rule=naming.ref,
                 )
         if self.settings.sandbox is SandboxPolicy.READ_ONLY and runs_unsandboxed(spec):
             return Decision.deny(
@@ -226,8 +282,13 @@ class PolicyEngine:
             if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.ask(f"{rule.ref} asks for approval", source=DecisionSource.RULE, rule=rule.ref)
         profile = effective_profile(spec)
-        if Access.WRITE in (profile.access, spec.permission.access) and facts.paths:
-            boundary = self._write_boundary(facts.paths)
+        if facts.paths:
+            if facts.named_paths:  # a third-party tool's paths: the protected ones always ask, unless it only reads
+                boundary = None if mcp_read_only(spec) else self._protected(facts.paths)
+            elif Access.WRITE in (profile.access, spec.permission.access):
+                boundary = self._write_boundary(facts.paths)
+            else:
+                boundary = None
             if boundary is not None:
                 return boundary
         for rule in rules[RuleAction.ALLOW]:
@@ -237,12 +298,18 @@ class PolicyEngine:
             return Decision.allow(hook_reason or "a pre_tool_use hook allowed the call", source=DecisionSource.HOOK)
         return self._by_mode(spec, profile, facts)
 
-    def _write_boundary(self, paths: tuple[Path, ...]) -> Decision | None:
-        settings = self.settings
+    def _protected(self, paths: tuple[Path, ...]) -> Decision | None:
         for path in paths:
-            reason = protected_reason(path, home=settings.home)
+            reason = protected_reason(path, home=self.settings.home)
             if reason is not None:
                 return Decision.ask(reason, source=DecisionSource.PROTECTED_PATH)
+        return None
+
+    def _write_boundary(self, paths: tuple[Path, ...]) -> Decision | None:
+        settings = self.settings
+        protected = self._protected(paths)
+        if protected is not None:
+            return protected
         if settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS:
             return None
         if settings.sandbox is SandboxPolicy.READ_ONLY:
@@ -263,7 +330,7 @@ class PolicyEngine:
         settings = self.settings
         access = profile.access
         suggestion = _suggestion(spec, facts) if access is not Access.READ else None
-        if settings.approval is ApprovalPolicy.UNTRUSTED and access is not Access.READ:
+        if settings.approval is ApprovalPolicy.UNTRUSTED and access is not Access.READ and not mcp_read_only(spec):
             return Decision.ask(
                 f"{spec.name} needs {access} access and the approval policy is untrusted (only read-only tools run without asking)",
                 source=DecisionSource.MODE,
@@ -271,19 +338,26 @@ class PolicyEngine:
             )
         if access is Access.EXTERNAL:
             who = f"{spec.source} tool {spec.name}" + (f" from {spec.origin}" if spec.origin else "")
+            if spec.source is ToolSource.MCP and not mcp_read_only(spec):
+                return Decision.ask(f"{who} may change things: {_mcp_why(spec)}", source=DecisionSource.MODE, suggested_rule=suggestion)
             if profile.destructive:
                 return Decision.ask(
-                    f"{who} runs outside Kairox's sandbox and may change things (it is not annotated read-only or non-destructive)",
+                    f"{who} runs outside Kairox's sandbox and may change things (it does not declare that it only reads)",
                     source=DecisionSource.MODE,
                     suggested_rule=suggestion,
                 )
             if profile.open_world and not settings.network_access:
                 return Decision.ask(
-                    f"{who} reaches the outside world and policy.network_access is false",
+                    f"{who} reaches the outside world (it is not annotated openWorldHint: false) and policy.network_access is false",
                     source=DecisionSource.MODE,
                     suggested_rule=suggestion,
                 )
-            return Decision.allow(f"{who} is annotated read-only", source=DecisionSource.MODE)
+            if spec.source is ToolSource.MCP:
+                return Decision.allow(
+                    f"{who} is annotated read-only and the annotations of server {spec.origin!r} are trusted (trust_annotations)",
+                    source=DecisionSource.MODE,
+                )
+            return Decision.allow(f"{who} declares that it only reads", source=DecisionSource.MODE)
         if access is Access.EXECUTE and runs_unsandboxed(spec):
             return Decision.allow(f"{spec.name} runs outside Kairox's OS sandbox (allowed by the {settings.sandbox} policy)", source=DecisionSource.MODE)
         if access is Access.EXECUTE:
@@ -309,10 +383,15 @@ class PolicyEngine:
             for item in items:
                 if isinstance(item, str) and item.strip():
                     paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
+        named = False
+        if not profile.path_args and spec.source in _THIRD_PARTY:
+            for item in path_like_arguments(arguments):
+                paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
+            named = bool(paths)
         values = tuple(v for v in arguments.values() if isinstance(v, str))
         if spec.source is ToolSource.SKILL and spec.origin:
             values = (spec.origin, *values)
-        return _Facts(command=command, paths=tuple(paths), values=values)
+        return _Facts(command=command, paths=tuple(paths), values=values, named_paths=named)
 
     def _covers(self, rule: ParsedRule, spec: ToolSpec, facts: _Facts, *, for_allow: bool) -> bool:
         """Whether the rule's specifier holds: for an allow rule, for every command and path of the call; for
@@ -321,11 +400,20 @@ class PolicyEngine:
         if specifier is None:
             return True
         if facts.command is not None:
-            pieces = facts.command.pieces
+            command = facts.command
+            pieces = command.pieces
             if for_allow:
-                command = facts.command
-                return bool(pieces) and not command.opaque and not command.writes and all(_command_match(p, specifier, exact=True) for p in pieces)
-            return any(_command_match(p, specifier, exact=False) for p in pieces)
+                # an allow rule vouches only for what it can see: every command, run as written, writing no file
+                return (
+                    bool(pieces) and command.hidden is None and not command.opaque and not command.writes
+                    and not command.privileged and not command.changes_programs
+                    and all(_command_match(p, specifier, exact=True) for p in pieces)
+                )
+            return any(_command_match(p, specifier, exact=False) for p in (*pieces, *command.tails))
+        if rule.tool in _PATH_FAMILIES and spec.source in _THIRD_PARTY:
+            # `fs.read(secrets/**)` holds for the paths a third-party tool names, and only for those
+            pattern = self._path_pattern(specifier)
+            return any(pattern.matches(p, any_part=True) for p in facts.paths)
         if facts.paths:
             pattern = self._path_pattern(specifier)
             if for_allow:
@@ -341,11 +429,15 @@ class PolicyEngine:
         return pattern
 
 
-def _suggestion(spec: ToolSpec, facts: _Facts) -> str:
-    if facts.command is not None and facts.command.pieces and not facts.command.opaque:
-        words = facts.command.pieces[0].split(" ")
+def _suggestion(spec: ToolSpec, facts: _Facts) -> str | None:
+    """A rule covering calls like this one, or None when no rule should (a command the parser cannot fully see)."""
+    if facts.command is not None:
+        command = facts.command
+        if not command.pieces or command.opaque or command.hidden is not None:
+            return None
+        words = command.pieces[0].split(" ")
         return f"{spec.name}({' '.join(words[:2])}*)" if len(words) > 1 else f"{spec.name}({words[0]}*)"
-    if len(facts.paths) == 1:
+    if len(facts.paths) == 1 and not facts.named_paths:
         return f"{spec.name}({_literal_glob(str(facts.paths[0]))})"
     return spec.name
 

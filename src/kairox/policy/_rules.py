@@ -66,6 +66,7 @@ class RuleRef:
 _FAMILIES = {"fs.read": Access.READ, "fs.write": Access.WRITE}
 _PATH_FAMILY_SOURCES = frozenset({ToolSource.BUILTIN, ToolSource.LSP})
 """Sources whose path arguments are files Kairox itself opens (an extension's own path claims are not trusted)."""
+_THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
 _PATTERN = re.compile(r"^\s*(?P<tool>[^()\s]+)\s*(?:\((?P<spec>.*)\))?\s*$", re.DOTALL)
 
 
@@ -88,8 +89,13 @@ class ParsedRule:
         # `fs.read(...)` rules hold for every tool that reads the paths it is given (fs.list, search.ripgrep, the
         # language-server tools), and `fs.write(...)` rules for every one that writes them (fs.edit)
         family = _FAMILIES.get(tool)
-        if family is not None and spec.source in _PATH_FAMILY_SOURCES and spec.permission.path_args and spec.permission.access is family:
-            return True
+        if family is not None:
+            profile = spec.permission
+            if spec.source in _PATH_FAMILY_SOURCES and profile.path_args and (profile.access is family or (family is Access.READ and profile.reads)):
+                return True
+            # a third-party tool's paths are found by argument name; deny and ask rules on paths hold for them
+            if spec.source in _THIRD_PARTY and self.ref.action is not RuleAction.ALLOW and self.specifier is not None:
+                return True
         if fnmatch.fnmatchcase(spec.name, tool):
             return True
         # `mcp__github` (Claude's server-level form) covers every tool of that server

@@ -2,39 +2,41 @@
 
 A rule such as ``shell.exec(git status*)`` must hold for every command a line runs, so
 ``git status && rm -rf x`` is two commands, ``sudo rm x`` is ``rm x`` and ``bash -c 'rm x'`` is ``rm x``.
+What the splitter cannot see (a command name built when the line runs, text piped into a shell, ``eval`` of a
+variable, ``source``, ``trap``, ``alias``, nesting past its depth) is named in ``ShellCommand.unseen``: the engine
+asks about such a line whenever a rule names the shell tool, and no allow rule covers it.
 """
 
 import itertools
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from kairox.policy._wrappers import (
+    GIT_FLAGS,
+    GIT_VALUE_OPTIONS,
+    HIDING_BUILTINS,
+    INLINE_CODE_OPTIONS,
+    SHELLS,
+    STDIN_PROGRAM,
+    WRAPPERS,
+    env_changes_what_runs,
+    git_option_runs_code,
+    is_interpreter,
+)
 
 _OPERATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "\n", ";&", ";;&"})
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PIPES = frozenset({"|", "|&"})
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
 _MAX_DEPTH = 8
-# wrappers that run the rest of the line as a command, with the options each one takes a value for
-_WRAPPERS: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"}),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "nohup": frozenset(),
-    "time": frozenset({"-f", "--format", "-o", "--output"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "ionice": frozenset({"-c", "-n", "-p"}),
-    "setsid": frozenset(),
-    "xargs": frozenset({"-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"}),
-    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-    "watch": frozenset({"-n", "--interval", "-d", "--differences"}),
-}
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "coproc"})
 """Words of compound commands: the command is what follows them (``then rm x`` runs ``rm x``)."""
 _PROCESS_SUBSTITUTIONS = frozenset({"<(", ">("})
+_STDIN_REDIRECTS = frozenset({"<", "<<", "<<<", "<&", "<<-", "<>"})
+_DATABASE_CLIENTS = frozenset({"sqlite3", "psql", "mysql", "gdb", "lldb"})
+_BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_GLOB = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,19 +45,63 @@ class ShellCommand:
 
     pieces: tuple[str, ...]
     opaque: bool = False
-    """True when the line could not be parsed (unbalanced quotes): no allow rule can vouch for it."""
+    """True when the line could not be parsed (unbalanced quotes, nesting past the depth limit)."""
     dynamic: bool = False
     """True when a command's name is only known when the line runs (``$X -rf y``): no rule can see what it is."""
     writes: bool = False
     """True when output is redirected into a file (``> out.txt``): a rule for the command does not cover that write."""
+    unseen: str | None = None
+    """Why part of what the line runs is hidden from rules (None when every command is visible)."""
+    tails: tuple[str, ...] = ()
+    """Other readings of wrapped commands (every tail after a wrapper's name), which deny and ask rules also see,
+    so an option of a wrapper that takes a value the splitter does not know cannot hide the command."""
+    privileged: bool = False
+    """A command runs under a wrapper that changes its authority (``sudo``, ``setpriv``, ``chroot`` ...)."""
+    env: tuple[str, ...] = field(default=())
+    """Names of the variables the line sets for its commands (``GIT_DIR=x git status``, ``env PATH=. ls``)."""
+
+    @property
+    def hidden(self) -> str | None:
+        """Why a rule cannot vouch for this line, or None."""
+        if self.unseen is not None:
+            return self.unseen
+        if self.dynamic:
+            return "a command name is only known when the line runs"
+        return None
+
+    @property
+    def changes_programs(self) -> tuple[str, ...]:
+        """The variables it sets that may change which code a command runs (``GIT_*``, ``LD_*``, ``PATH`` ...)."""
+        return tuple(name for name in self.env if env_changes_what_runs(name))
+
+
+class _Scan:
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.tails: list[str] = []
+        self.unseen: list[str] = []
+        self.env: list[str] = []
+        self.opaque = False
+        self.privileged = False
+
+    def hide(self, reason: str) -> None:
+        if reason not in self.unseen:
+            self.unseen.append(reason)
 
 
 def split_command(command: str) -> ShellCommand:
-    pieces: list[str] = []
-    opaque = _collect(command, pieces, depth=0)
-    kept = tuple(p for p in pieces if p)
+    scan = _Scan()
+    _collect(command, scan, depth=0)
+    kept = tuple(p for p in scan.pieces if p)
     return ShellCommand(
-        pieces=kept, opaque=opaque, dynamic=any(_computed_name(p) for p in kept), writes=any(_redirects_into_a_file(p) for p in kept)
+        pieces=kept,
+        opaque=scan.opaque,
+        dynamic=any(_computed_name(p) for p in kept),
+        writes=any(_redirects_into_a_file(p) for p in kept),
+        unseen="; ".join(scan.unseen) or None,
+        tails=tuple(dict.fromkeys(t for t in scan.tails if t and t not in kept)),
+        privileged=scan.privileged,
+        env=tuple(dict.fromkeys(scan.env)),
     )
 
 
@@ -78,15 +124,20 @@ def _computed_name(piece: str) -> bool:
     return "$" in head or head.startswith("-")
 
 
-def _collect(command: str, out: list[str], *, depth: int) -> bool:
+def _collect(command: str, scan: _Scan, *, depth: int) -> None:
     if depth > _MAX_DEPTH:
-        out.append(" ".join(command.split()))
-        return True
+        scan.pieces.append(" ".join(command.split()))
+        scan.opaque = True
+        scan.hide(f"commands are nested more than {_MAX_DEPTH} levels deep")
+        return
     # a backslash before a newline continues the line
     command = command.replace("\\\n", " ")
-    # backquoted commands run too: make them pieces of their own
-    command = command.replace("`", " ; ")
-    command, substituted = _quoted_substitutions(command)
+    command, substituted, complete = _cut_substitutions(command)
+    for inner in substituted:
+        _collect(inner, scan, depth=depth + 1)
+    if not complete:
+        scan.opaque = True
+        scan.hide("a command substitution is never closed")
     lexer = shlex.shlex(command, posix=True, punctuation_chars="();<>|&\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
@@ -94,23 +145,23 @@ def _collect(command: str, out: list[str], *, depth: int) -> bool:
     try:
         tokens = list(lexer)
     except ValueError:
-        out.append(" ".join(command.split()))
-        return True
-    opaque = False
+        scan.pieces.append(" ".join(command.split()))
+        scan.opaque = True
+        scan.hide("the line cannot be parsed (unbalanced quotes)")
+        return
     current: list[str] = []
+    piped = False
     for token in [*tokens, ";"]:
         if token in _OPERATORS or token in _PROCESS_SUBSTITUTIONS or (token and set(token) <= set("();&|\n") and token not in ("<", ">")):
             if current:
-                opaque |= _add_simple(current, out, depth=depth)
+                _add_simple(current, scan, depth=depth, piped=piped)
             current = []
+            piped = token in _PIPES
         else:
             # `$(`: the `$` is left alone by the lexer and the parenthesis splits the substitution off
             if token == "$":
                 continue
             current.append(token.removesuffix("$") if token.endswith("$") and len(token) > 1 else token)
-    for inner in substituted:
-        opaque |= _collect(inner, out, depth=depth + 1)
-    return opaque
 
 
 def _closing(text: str, start: int) -> int | None:
@@ -136,11 +187,16 @@ def _closing(text: str, start: int) -> int | None:
     return None
 
 
-def _quoted_substitutions(command: str) -> tuple[str, list[str]]:
-    """``"... $(cmd) ..."``: bash runs ``cmd`` although it is double-quoted, so it is cut out of the line and
-    returned to be split on its own (unquoted substitutions are split off by the lexer)."""
-    if "$(" not in command:
-        return command, []
+_PLACEHOLDER = "$SUBST"
+"""What a command substitution leaves in its place: a word known only when the line runs."""
+
+
+def _cut_substitutions(command: str) -> tuple[str, list[str], bool]:
+    """``$(cmd)`` and backquoted ``cmd`` (unquoted or inside double quotes) run before the line does: each is cut
+    out, returned to be split on its own, and replaced by a word that is only known when the line runs (so
+    ``$(echo rm) x`` is a command whose name is computed). The flag is False when one is never closed."""
+    if "$(" not in command and "`" not in command:
+        return command, [], True
     kept: list[str] = []
     inner: list[str] = []
     index, quote = 0, None
@@ -150,12 +206,21 @@ def _quoted_substitutions(command: str) -> tuple[str, list[str]]:
             kept.append(command[index : index + 2])
             index += 2
             continue
-        if quote == '"' and command.startswith("$(", index) and not command.startswith("$((", index):
+        if quote != "'" and command.startswith("$(", index) and not command.startswith("$((", index):
             end = _closing(command, index + 2)
             inner.append(command[index + 2 : end])
+            kept.append(_PLACEHOLDER)
             if end is None:
-                break
+                return "".join(kept), inner, False
             index = end + 1
+            continue
+        if quote != "'" and char == "`":
+            close = command.find("`", index + 1)
+            inner.append(command[index + 1 : None if close < 0 else close])
+            kept.append(_PLACEHOLDER)
+            if close < 0:
+                return "".join(kept), inner, False
+            index = close + 1
             continue
         if quote is None and char in "'\"":
             quote = char
@@ -163,28 +228,42 @@ def _quoted_substitutions(command: str) -> tuple[str, list[str]]:
             quote = None
         kept.append(char)
         index += 1
-    return "".join(kept), inner
+    return "".join(kept), inner, True
 
 
-def _add_simple(words: list[str], out: list[str], *, depth: int) -> bool:
-    words = _peel(words)
+def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> None:
+    peeled = _peel(words, scan, depth=depth)
+    if peeled is None:
+        return
+    words, from_input = peeled
     if not words:
-        return False
-    name = words[0].rsplit("/", 1)[-1]
-    if name in _SHELLS:
-        for index, word in enumerate(words[1:], start=1):
-            if word.startswith("-") and not word.startswith("--") and "c" in word[1:] and index + 1 < len(words):
-                return _collect(words[index + 1], out, depth=depth + 1)
+        return
+    head = words[0]
+    name = head.rsplit("/", 1)[-1]
+    if _GLOB.search(head) or _BRACE_EXPANSION.search(head):
+        scan.hide(f"the command name {head!r} is expanded by the shell when the line runs")
+    stdin_redirect = any(w in _STDIN_REDIRECTS for w in words[1:])
+    if name in SHELLS:
+        if _shell_inline(words, scan, depth=depth):
+            return
+        if from_input or _reads_program_from_input(words):
+            scan.hide(f"{name} runs commands from its input, which the rules cannot see")
+    elif is_interpreter(name) and (from_input or (name in _DATABASE_CLIENTS and (piped or stdin_redirect)) or _reads_program_from_input(words)):
+        scan.hide(f"{name} runs a program from its input, which the rules cannot see")
     if name == "eval" and len(words) > 1:
-        return _collect(" ".join(words[1:]), out, depth=depth + 1)
-    if name == "su":
-        for index, word in enumerate(words[1:], start=1):
-            if word in ("-c", "--command") and index + 1 < len(words):
-                return _collect(words[index + 1], out, depth=depth + 1)
-            if word.startswith("--command="):
-                return _collect(word.partition("=")[2], out, depth=depth + 1)
-    out.append(" ".join(word for word in words if word))
-    opaque = False
+        rest = words[1:]
+        if any("$" in w for w in rest):
+            scan.hide("eval runs text that is only known when the line runs")
+            scan.pieces.append(" ".join(words))
+            return
+        _collect(" ".join(rest), scan, depth=depth + 1)
+        return
+    if name in HIDING_BUILTINS or (name in ("mapfile", "readarray") and "-C" in words):
+        scan.hide(f"`{name}` runs or redefines commands from text the rules cannot see")
+    if name == "git":
+        scan.tails.append(" ".join(words))
+        words = _git(words, scan)
+    scan.pieces.append(" ".join(word for word in words if word))
     if name == "find":
         # `find . -exec rm {} ;` runs rm: the command after -exec is a command of its own
         for index, word in enumerate(words):
@@ -195,40 +274,152 @@ def _add_simple(words: list[str], out: list[str], *, depth: int) -> bool:
                         break
                     inner.append(part)
                 if inner:
-                    opaque |= _add_simple(inner, out, depth=depth + 1)
-    return opaque
+                    _add_simple(inner, scan, depth=depth + 1, piped=False)
 
 
-def _peel(words: list[str]) -> list[str]:
-    """Drop leading assignments and wrapper commands (``sudo``, ``env X=1``, ``timeout 5`` ...)."""
-    changed = True
-    while words and changed:
-        changed = False
+def _shell_inline(words: list[str], scan: _Scan, *, depth: int) -> bool:
+    """``bash -c 'cmd'``: the command string is split as a line of its own. True when it was."""
+    for index, word in enumerate(words[1:], start=1):
+        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            if index + 1 < len(words):
+                _collect(words[index + 1], scan, depth=depth + 1)
+            else:
+                scan.hide(f"{words[0]} {word} gets its command from input, which the rules cannot see")
+                scan.pieces.append(" ".join(words))
+            return True
+    return False
+
+
+def _reads_program_from_input(words: list[str]) -> bool:
+    """An interpreter with no program on its command line reads one from its input (``| bash``, ``bash <<< x``,
+    ``python3 -``)."""
+    arguments = _without_redirects(words[1:])
+    if any(w in INLINE_CODE_OPTIONS for w in arguments):
+        return False
+    if any(w in STDIN_PROGRAM for w in arguments):
+        return True
+    return not any(not w.startswith("-") for w in arguments)
+
+
+_REDIRECT_WORD = re.compile(r"^[0-9]*(?:<|<<|<<<|<<-|<&|<>|>|>>|>\||>&|&>|&>>)$")
+
+
+def _without_redirects(words: list[str]) -> list[str]:
+    """The arguments of a command without its redirections (``2>`` ``err``, ``<<<`` ``text``)."""
+    kept: list[str] = []
+    skip = False
+    for index, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if _REDIRECT_WORD.match(word):
+            skip = True
+            continue
+        if word.isdigit() and index + 1 < len(words) and _REDIRECT_WORD.match(words[index + 1]):
+            continue
+        kept.append(word)
+    return kept
+
+
+def _git(words: list[str], scan: _Scan) -> list[str]:
+    """``git -C . -c k=v --no-pager push`` is ``git push``: rules match the subcommand after git's global options;
+    an option that can make git run a program (``-c core.fsmonitor=...``, ``-c alias.x=!...``) hides the line."""
+    index = 1
+    while index < len(words):
+        word = words[index]
+        option, eq, value = word.partition("=")
+        if option in GIT_VALUE_OPTIONS:
+            if eq and option.startswith("--"):
+                given: str | None = value
+                index += 1
+            elif option == "--exec-path":  # alone, it prints the path
+                given = None
+                index += 1
+            else:
+                given = words[index + 1] if index + 1 < len(words) else None
+                index += 2
+            if git_option_runs_code(option, given):
+                scan.hide(f"git {option} {given or ''} can make git run a program the line does not show".replace("  ", " "))
+            continue
+        if word in GIT_FLAGS:
+            index += 1
+            continue
+        break
+    return [words[0], *words[index:]]
+
+
+def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool] | None:
+    """Drop leading assignments and wrapper commands (``sudo``, ``env X=1``, ``timeout 5`` ...).
+
+    Returns the command that is left and whether its arguments come from input (``xargs``), or None when a
+    wrapper's command string was split as a line of its own (``su -c '...'``, ``watch '...'``).
+    """
+    from_input = False
+    while words:
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _RESERVED):
-            words, changed = words[1:], True
+            assigned = _ASSIGNMENT.match(words[0])
+            if assigned:
+                scan.env.append(assigned.group(1))
+            words = words[1:]
         if words and words[0] == "function":  # `function name {`
-            words, changed = words[2:], True
+            words = words[2:]
             continue
         if not words:
             break
         name = words[0].rsplit("/", 1)[-1]
-        takes_value = _WRAPPERS.get(name)
-        if takes_value is None:
+        wrapper = WRAPPERS.get(name)
+        if wrapper is None:
             break
-        index = 1
-        while index < len(words):
-            word = words[index]
+        scan.privileged |= wrapper.privileged
+        from_input |= wrapper.input_arguments
+        rest = words[1:]
+        # an option taking a value the table does not know must not hide the command: deny rules see every tail
+        scan.tails.extend(" ".join(rest[i:]) for i in range(len(rest)))
+        index, positionals, restart = 0, wrapper.positionals, None
+        while index < len(rest):
+            word = rest[index]
             if word == "--":
                 index += 1
                 break
-            if word.startswith("-"):
-                index += 2 if word in takes_value else 1
+            option, eq, value = word.partition("=")
+            if word.startswith("-") and len(word) > 1:
+                if option in wrapper.command_options or (not word.startswith("--") and f"-{word[-1]}" in wrapper.command_options and "=" not in word):
+                    given = value if eq else (rest[index + 1] if index + 1 < len(rest) else None)
+                    if given is None:
+                        scan.hide(f"{name} {word} gets its command from input, which the rules cannot see")
+                        scan.pieces.append(" ".join(words))
+                    else:
+                        _collect(given, scan, depth=depth + 1)
+                    return None
+                if name == "env" and (option in ("-S", "--split-string") or (word.startswith("-S") and not word.startswith("--"))):
+                    given = value if eq else word[2:] if option.startswith("-S") and len(option) > 2 else (rest[index + 1] if index + 1 < len(rest) else "")
+                    after = index + (1 if eq or len(option) > 2 else 2)
+                    try:
+                        restart = shlex.split(given) + rest[after:]
+                    except ValueError:
+                        scan.hide("env -S is given a string that cannot be parsed")
+                        scan.pieces.append(" ".join(words))
+                        return None
+                    break
+                index += 2 if option in wrapper.takes_value and not eq else 1
                 continue
             if name == "env" and _ASSIGNMENT.match(word):
+                assigned = _ASSIGNMENT.match(word)
+                assert assigned is not None
+                scan.env.append(assigned.group(1))
+                index += 1
+                continue
+            if positionals:
+                positionals -= 1
                 index += 1
                 continue
             break
-        if name == "timeout" and index < len(words):
-            index += 1  # the duration
-        words, changed = words[index:], True
-    return words
+        if restart is not None:
+            words = restart
+            continue
+        if wrapper.joins_rest:
+            if index < len(rest):
+                _collect(" ".join(rest[index:]), scan, depth=depth + 1)
+            return None
+        words = rest[index:]
+    return words, from_input

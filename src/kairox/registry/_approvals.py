@@ -1,6 +1,14 @@
-"""What happens when the policy says ``ask``: a session grant, or the Approver, and "always" saved as a rule."""
+"""What happens when the policy says ``ask``: a session grant, or the Approver, and "always" saved as a rule.
 
+Grants are exact. A session grant covers the call that was approved (same tool, same arguments) or the rule
+the person picked from the offered grants, and it is bound to the tool definition's fingerprint, so a tool
+redefined under the same name asks again. Asks that come from an explicit ask rule, a protected path, a hook or
+a command the parser cannot see are asked every time: no grant silences them.
+"""
+
+import json
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kairox._util import JsonObject
 from kairox.config import SandboxPolicy
@@ -13,74 +21,151 @@ from kairox.policy import (
     Approver,
     Decision,
     DecisionSource,
+    GrantOption,
     ParsedRule,
     PolicyEngine,
     Rule,
+    RuleLayer,
     parse_rule,
 )
 from kairox.registry._events import ToolCallApprovalAnswered, decided_event
 from kairox.tools import ToolSpec
 
-PersistRule = Callable[[str], None]
-"""Writes an allow rule into the user layer (what an "always" approval does)."""
+PersistRule = Callable[[str, RuleLayer], None]
+"""Writes an allow rule into a config layer (what an "always" approval does)."""
+
+_GRANTABLE = frozenset({DecisionSource.MODE, DecisionSource.SANDBOX})
+"""Asks a grant may answer: those that come from the tool's profile against the modes. An explicit ask rule, a
+protected path, a hook and a command the parser cannot see ask every time."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Grant:
+    tool: str
+    fingerprint: str
+    rule: ParsedRule | None
+    """The picked rule; None for the exact call."""
+    arguments: str | None
+    """The exact call's arguments, canonical JSON; None for a rule grant."""
+
+
+def _canonical(arguments: JsonObject) -> str:
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
 
 
 class SessionApprovals:
-    """Answers ``ask`` decisions for one registry: from this session's grants, else by asking the Approver."""
+    """Answers ``ask`` decisions for one session: from this session's grants, else by asking the Approver.
+
+    A registry holds one for its own calls; a front end that serves several people (``kairox serve``) passes one
+    per client session to ``ToolRegistry.call``.
+    """
 
     def __init__(self, approver: Approver, *, persist_rule: PersistRule | None, emit: Callable[[Event], None]) -> None:
         self.approver = approver
         self.persist_rule = persist_rule
         self._emit = emit
-        self.grants: list[ParsedRule] = []
+        self.grants: list[_Grant] = []
         self.diagnostics: list[Diagnostic] = []
 
-    async def resolve(self, call_id: str, spec: ToolSpec, arguments: JsonObject, decision: Decision, engine: PolicyEngine) -> Decision:
+    def granted(self, spec: ToolSpec, arguments: JsonObject, engine: PolicyEngine) -> _Grant | None:
+        fingerprint = spec.fingerprint()
+        key: str | None = None
+        for grant in self.grants:
+            if grant.tool != spec.name or grant.fingerprint != fingerprint:
+                continue
+            if grant.rule is None:
+                key = key or _canonical(arguments)
+                if grant.arguments == key:
+                    return grant
+            elif engine.matches_any([grant.rule], spec, arguments) is not None:
+                return grant
+        return None
+
+    def request_for(self, call_id: str, spec: ToolSpec, arguments: JsonObject, decision: Decision, engine: PolicyEngine) -> ApprovalRequest:
+        """The question a person is asked about this call: why, and what each grant would cover."""
+        grantable = decision.source in _GRANTABLE
+        options: list[GrantOption] = []
+        if grantable:
+            options = _grant_options(spec, arguments, engine)
+        persistable = grantable and decision.source is DecisionSource.MODE and self.persist_rule is not None
+        persist_options = [o for o in options if o.persistable] if persistable else []
+        command_arg = spec.permission.command_arg
+        command = arguments.get(command_arg) if command_arg else None
+        return ApprovalRequest(
+            tool=spec.name,
+            arguments=arguments,
+            reason=decision.reason,
+            rule=persist_options[0].rule if persist_options else None,
+            call_id=call_id,
+            source=str(decision.source),
+            asked_by=None if decision.rule is None else str(decision.rule),
+            command=command if isinstance(command, str) else None,
+            grants=tuple(options),
+            layers=tuple(RuleLayer) if persist_options else (),
+        )
+
+    async def resolve(
+        self, call_id: str, spec: ToolSpec, arguments: JsonObject, decision: Decision, engine: PolicyEngine, *, approver: Approver | None = None
+    ) -> Decision:
         """Turn an ``ask`` into ``allow`` or ``deny``; emits the decided (and answered) events."""
-        protected = decision.source is DecisionSource.PROTECTED_PATH
-        if not protected:  # protected paths are asked about every time
-            grant = engine.matches_any(self.grants, spec, arguments)
+        if decision.source in _GRANTABLE:
+            grant = self.granted(spec, arguments, engine)
             if grant is not None:
-                granted = Decision.allow(f"approved earlier in this session ({grant.ref.pattern})", source=DecisionSource.SESSION)
+                what = "this exact call" if grant.rule is None else grant.rule.ref.pattern
+                granted = Decision.allow(f"approved earlier in this session ({what})", source=DecisionSource.SESSION)
                 self._emit(decided_event(call_id, spec.name, granted))
                 return granted
-        suggestion = None if protected else engine.suggest_rule(spec, arguments)
-        # an allow rule only skips asks that come from the tool's profile, so only those can be approved "always"
-        persistable = decision.source is DecisionSource.MODE and self.persist_rule is not None
-        request = ApprovalRequest(tool=spec.name, arguments=arguments, reason=decision.reason, rule=suggestion if persistable else None)
+        request = self.request_for(call_id, spec, arguments, decision, engine)
         try:
-            answer = await self.approver.request_approval(request)
+            answer = await (approver or self.approver).request_approval(request)
         except Exception as exc:
             answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
-        persisted = None
-        if answer.approved and suggestion is not None and answer.scope is not ApprovalScope.ONCE:
-            try:
-                self.grants.append(parse_rule(Rule(action="allow", pattern=suggestion, layer="session")))
-            except ValueError:  # a command whose text cannot be written as a rule: approved this once only
-                suggestion = None
-            if suggestion is not None and answer.scope is ApprovalScope.ALWAYS and persistable:
-                persisted = self._persist(suggestion)
+        scope, persisted = ApprovalScope.ONCE, None
+        if answer.approved and answer.scope is not ApprovalScope.ONCE:
+            option = _chosen(request, answer)
+            if option is not None:  # a grant the request did not offer is never given: the answer counts once
+                scope = answer.scope
+                self._remember(spec, arguments, option)
+                if answer.scope is ApprovalScope.ALWAYS:
+                    if option.persistable and answer.layer in request.layers:
+                        persisted = self._persist(option.rule, answer.layer)
+                    else:  # "always" was not offered for this grant: it holds for the session
+                        scope = ApprovalScope.SESSION
         self._emit(
             ToolCallApprovalAnswered(
-                call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(answer.scope), reason=answer.reason, persisted_rule=persisted
+                call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(scope), reason=answer.reason, persisted_rule=persisted
             )
         )
         if answer.approved:
-            final = Decision.allow(f"approved ({answer.scope}): {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
+            final = Decision.allow(f"approved ({scope}): {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
         else:
-            final = Decision.deny(answer.reason or f"not approved: {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
+            message = answer.reason or f"not approved: {decision.reason}"
+            final = Decision.deny(message, source=DecisionSource.APPROVER, rule=decision.rule)
         self._emit(decided_event(call_id, spec.name, final))
         return final
 
-    async def escalate(self, call_id: str, spec: ToolSpec, arguments: JsonObject, mode: SandboxPolicy) -> bool:
+    def _remember(self, spec: ToolSpec, arguments: JsonObject, option: GrantOption) -> None:
+        fingerprint = spec.fingerprint()
+        if option.exact:
+            self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=None, arguments=_canonical(arguments)))
+            return
+        parsed = parse_rule(Rule(action="allow", pattern=option.rule, layer="session"))
+        self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=parsed, arguments=None))
+
+    async def escalate(self, call_id: str, spec: ToolSpec, arguments: JsonObject, mode: SandboxPolicy, *, approver: Approver | None = None) -> bool:
         """``on_failure``: the call failed inside the sandbox; ask whether to run it once more without one."""
         decision = Decision.ask(
             f"{spec.name} failed inside the {mode} sandbox; run it again without the sandbox?", source=DecisionSource.SANDBOX
         )
         self._emit(decided_event(call_id, spec.name, decision))
-        request = ApprovalRequest(tool=spec.name, arguments=arguments, reason=decision.reason)
+        command_arg = spec.permission.command_arg
+        command = arguments.get(command_arg) if command_arg else None
+        request = ApprovalRequest(
+            tool=spec.name, arguments=arguments, reason=decision.reason, call_id=call_id, source=str(decision.source),
+            command=command if isinstance(command, str) else None,
+        )
         try:
-            answer = await self.approver.request_approval(request)
+            answer = await (approver or self.approver).request_approval(request)
         except Exception as exc:
             answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
         self._emit(ToolCallApprovalAnswered(call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(ApprovalScope.ONCE), reason=answer.reason))
@@ -92,16 +177,50 @@ class SessionApprovals:
         self._emit(decided_event(call_id, spec.name, verdict))
         return answer.approved
 
-    def _persist(self, rule: str) -> str | None:
+    def _persist(self, rule: str, layer: RuleLayer) -> str | None:
         assert self.persist_rule is not None
         try:
-            self.persist_rule(rule)
+            self.persist_rule(rule, layer)
         except Exception as exc:
             self.diagnostics.append(
                 Diagnostic(
-                    kind="policy_rule", name=rule, reason=f"could not save the allow rule: {exc}", severity=Severity.WARNING,
+                    kind="policy_rule", name=rule, reason=f"could not save the allow rule in the {layer} layer: {exc}", severity=Severity.WARNING,
                     hint="add it to policy.rules.allow by hand",
                 )
             )
             return None
         return rule
+
+
+def _chosen(request: ApprovalRequest, answer: ApprovalAnswer) -> GrantOption | None:
+    if not request.grants:
+        return None
+    if answer.grant is None:  # "always" without a choice saves the rule the request offered; "session", the exact call
+        if answer.scope is ApprovalScope.ALWAYS and request.rule is not None:
+            return next(o for o in request.grants if o.rule == request.rule)
+        return request.grants[0]
+    return next((o for o in request.grants if o.rule == answer.grant), None)
+
+
+def _covers(pattern: str, spec: ToolSpec, arguments: JsonObject, engine: PolicyEngine) -> bool:
+    """Whether ``pattern``, written as an allow rule, really covers this call."""
+    try:
+        parsed = parse_rule(Rule(action="allow", pattern=pattern, layer="session"))
+    except ValueError:
+        return False
+    return engine.matches_any([parsed], spec, arguments) is not None
+
+
+def _grant_options(spec: ToolSpec, arguments: JsonObject, engine: PolicyEngine) -> list[GrantOption]:
+    """The exact call first (the default of "for the session"), then the broader rule the engine suggests, when
+    it covers this call and is not a blank cheque for a command the parser cannot fully see."""
+    exact_rule = engine.exact_rule(spec, arguments)
+    exact_persistable = exact_rule is not None and _covers(exact_rule, spec, arguments, engine)
+    shown = exact_rule or f"{spec.name} {_canonical(arguments)}"
+    options = [GrantOption(rule=shown, covers=f"exactly this call of {spec.name} (the same arguments)", exact=True, persistable=exact_persistable)]
+    suggestion = engine.suggest_rule(spec, arguments)
+    if suggestion and suggestion != exact_rule:
+        covers = engine.describe_rule(spec, suggestion)
+        if covers is not None and _covers(suggestion, spec, arguments, engine):
+            options.append(GrantOption(rule=suggestion, covers=covers, persistable=True))
+    return options

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from kairox.config import Layer, ResolvedConfig, append_value
 from kairox.events import EventSink
-from kairox.policy import Approver, PolicySettings, resolve_path
+from kairox.policy import Approver, PolicySettings, RuleLayer, resolve_path
 from kairox.registry._approvals import PersistRule
 from kairox.registry._registry import RegistrySettings, ToolRegistry
 from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks
@@ -38,11 +38,11 @@ def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None
 
 
 def user_layer_writer(resolved: ResolvedConfig) -> PersistRule:
-    """Persists "always" approvals as allow rules in the user layer, keeping the file's comments."""
-    file = resolved.layer_file(Layer.USER)
+    """Persists "always" approvals as allow rules in the layer the person chose (user by default), keeping the
+    file's comments."""
 
-    def persist(rule: str) -> None:
-        append_value(file, "policy.rules.allow", rule)
+    def persist(rule: str, layer: RuleLayer) -> None:
+        append_value(resolved.layer_file(Layer(str(layer))), "policy.rules.allow", rule)
 
     return persist
 

@@ -115,6 +115,10 @@ class ToolRegistry:
         self._validators: dict[tuple[str, str], tuple[ToolSpec, Any | None, str | None]] = {}
         self._calls = 0
 
+    def session_approvals(self, approver: Approver) -> SessionApprovals:
+        """Grants and an approver for one more session sharing this registry (a client of ``kairox serve``)."""
+        return SessionApprovals(approver, persist_rule=self.approvals.persist_rule, emit=lambda event: self.events.emit(event))
+
     # --- registration ----------------------------------------------------------------------------------------
 
     async def add_provider(self, provider: ToolProvider) -> None:
@@ -279,7 +283,8 @@ class ToolRegistry:
         return None
 
     async def call_from_model(
-        self, provider: ModelProvider | str, wire: str, arguments: JsonObject, *, call_id: str = "", approval: ApprovalPolicy | None = None
+        self, provider: ModelProvider | str, wire: str, arguments: JsonObject, *, call_id: str = "", approval: ApprovalPolicy | None = None,
+        approvals: SessionApprovals | None = None,
     ) -> ToolResult:
         """A call as a model sent it: the wire name mapped back, and (OpenAI strict) the nulls of optional
         properties it had to send removed, then through the gate like any call."""
@@ -287,7 +292,7 @@ class ToolRegistry:
         spec = self.get(name)
         if spec is not None and ModelProvider(provider) is ModelProvider.OPENAI:
             arguments = drop_model_nulls(spec.input_schema, dict(arguments))
-        return await self.call(ToolCall(name=name, arguments=arguments, call_id=call_id), approval=approval)
+        return await self.call(ToolCall(name=name, arguments=arguments, call_id=call_id), approval=approval, approvals=approvals)
 
     def check(self, name: str, arguments: JsonObject | None = None, *, approval: ApprovalPolicy | None = None) -> Decision:
         """What the policy would decide for this call, without hooks, approval or the call."""
@@ -314,13 +319,15 @@ class ToolRegistry:
 
     # --- the gate --------------------------------------------------------------------------------------------
 
-    async def call(self, call: ToolCall, *, approval: ApprovalPolicy | None = None) -> ToolResult:
+    async def call(self, call: ToolCall, *, approval: ApprovalPolicy | None = None, approvals: SessionApprovals | None = None) -> ToolResult:
+        """Pass one call through the gate. ``approvals`` holds the grants and the approver of the session the
+        call belongs to (a server with many clients passes one per client); the registry's own by default."""
         self._calls += 1
         call_id = call.call_id or f"call-{self._calls}"
         started = time.perf_counter()
         self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments)))
         try:
-            result, spilled = await self._gate(call, call_id, approval)
+            result, spilled = await self._gate(call, call_id, approval, approvals or self.approvals)
         except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
             result, spilled = ToolResult.error(f"{call.name} was not completed: internal error in the tool gate: {type(exc).__name__}: {exc}"), None
         error = result.text_content()[:500] if result.is_error else None
@@ -333,7 +340,9 @@ class ToolRegistry:
         )
         return result
 
-    async def _gate(self, call: ToolCall, call_id: str, approval: ApprovalPolicy | None) -> tuple[ToolResult, Path | None]:
+    async def _gate(
+        self, call: ToolCall, call_id: str, approval: ApprovalPolicy | None, approvals: SessionApprovals
+    ) -> tuple[ToolResult, Path | None]:
         entry = self._entries.get(call.name)
         if entry is None:
             return self._refuse(call_id, call.name, Decision.deny(self._unknown(call.name), source=DecisionSource.REGISTRY)), None
@@ -364,12 +373,12 @@ class ToolRegistry:
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         self._emit_decided(call_id, call.name, decision)
         if decision.verdict is Verdict.ASK:
-            decision = await self.approvals.resolve(call_id, spec, arguments, decision, engine)
+            decision = await approvals.resolve(call_id, spec, arguments, decision, engine)
         if decision.verdict is not Verdict.ALLOW:
             return self._denied_result(call.name, decision), None
         result = await self._invoke(entry, call.name, arguments, call_id)
         if result.is_error and engine.settings.approval is ApprovalPolicy.ON_FAILURE and self._sandboxed(spec):
-            escalated = await self.approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode)
+            escalated = await approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode)
             if escalated:
                 result = await self._invoke(entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
         if self.hooks is not None:
@@ -412,8 +421,11 @@ class ToolRegistry:
         return result
 
     def _read_filter(self, spec: ToolSpec) -> Callable[[Path], str | None] | None:
-        """For a tool that reads the paths it is given: the rules on reading, applied to every file it finds."""
-        if spec.permission.access is not Access.READ or not spec.permission.path_args:
+        """For a tool that reads files (the paths it is given, or files its server names in results): the rules on
+        reading, applied to every file it finds or shows."""
+        profile = spec.permission
+        reads_paths = bool(profile.path_args) and (profile.access is Access.READ or profile.reads)
+        if not reads_paths and spec.source is not ToolSource.LSP:
             return None
 
         def unreadable(path: Path) -> str | None:

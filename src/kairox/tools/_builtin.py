@@ -81,7 +81,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
-        permission=PermissionProfile(access=Access.WRITE, destructive=True, path_args=("path",)),
+        permission=PermissionProfile(access=Access.WRITE, destructive=True, path_args=("path",), reads=True),
     ),
     ToolSpec(
         name="fs.list",
@@ -155,7 +155,7 @@ class BuiltinToolProvider(ToolProvider):
             case "fs.write":
                 return write_file(arguments, workspace)
             case "fs.edit":
-                return edit_file(arguments, workspace)
+                return edit_file(arguments, workspace, unreadable=context.unreadable)
             case "fs.list":
                 return list_files(arguments, workspace, max_entries=settings.list_max_entries, unreadable=context.unreadable)
             case "shell.exec":

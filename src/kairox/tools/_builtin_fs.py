@@ -86,8 +86,11 @@ def write_file(args: dict[str, Any], workspace: Path) -> ToolResult:
     return ToolResult.text(f"{verb} {path} ({size} bytes)", structured={"path": str(path), "bytes": size, "created": not existed})
 
 
-def edit_file(args: dict[str, Any], workspace: Path) -> ToolResult:
+def edit_file(args: dict[str, Any], workspace: Path, *, unreadable: Unreadable | None = None) -> ToolResult:
     path = workspace_path(args.get("path"), workspace, "fs.edit")
+    reason = refusal(unreadable, path)
+    if reason is not None:  # refused before reading: "found" / "not found" would tell what the file holds
+        raise ToolCallError(tool="fs.edit", reason=f"{path} may not be read ({reason}), so it cannot be edited")
     old, new = args.get("old_string"), args.get("new_string")
     if not isinstance(old, str) or not old:
         raise ToolCallError(tool="fs.edit", reason="`old_string` must be a non-empty string")

@@ -1,6 +1,7 @@
 """``search.ripgrep``: ``rg --json`` when it is installed, a Python search of the same files otherwise."""
 
 import asyncio
+import base64
 import contextlib
 import fnmatch
 import json
@@ -79,6 +80,22 @@ class _Filter:
         return False
 
 
+def _rg_text(field: Any) -> str:
+    """rg's ``{"text": ...}``, or ``{"bytes": base64}`` for a name or line that is not UTF-8 (decoded the way
+    Python names such files, so the read rules see the real path)."""
+    if not isinstance(field, dict):
+        return ""
+    if isinstance(field.get("text"), str):
+        return str(field["text"])
+    raw = field.get("bytes")
+    if isinstance(raw, str):
+        try:
+            return os.fsdecode(base64.b64decode(raw))
+        except (ValueError, UnicodeDecodeError):
+            return ""
+    return ""
+
+
 async def _with_rg(rg: str, pattern: str, root: Path, args: dict[str, Any], limit: int, keep: _Filter) -> tuple[list[Match], bool]:
     argv = [rg, "--json", "--no-require-git", "--no-config", "--sort", "path"]
     if args.get("ignore_case"):
@@ -100,13 +117,14 @@ async def _with_rg(rg: str, pattern: str, root: Path, args: dict[str, Any], limi
             if message.get("type") != "match":
                 continue
             data = message["data"]
-            text = data["lines"].get("text") or ""
-            if not keep.keeps(data["path"].get("text", "")):
+            text = _rg_text(data["lines"])
+            path = _rg_text(data["path"])
+            if not keep.keeps(path):
                 continue
             if len(matches) >= limit:
                 more = True
                 break
-            matches.append(Match(path=data["path"].get("text", ""), line=int(data["line_number"]), text=text.rstrip("\n")[:_MAX_LINE]))
+            matches.append(Match(path=path, line=int(data["line_number"]), text=text.rstrip("\n")[:_MAX_LINE]))
         if more:
             proc.kill()
         errors = (await proc.stderr.read()).decode(errors="replace").strip()

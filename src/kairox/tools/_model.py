@@ -1,6 +1,8 @@
 """One tool model for every source (R1): what a tool is, how it is called, what it returns."""
 
 import enum
+import hashlib
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +45,8 @@ class PermissionProfile:
     """Argument names holding file paths the tool reads or writes (checked against the sandbox roots)."""
     command_arg: str | None = None
     """Argument holding a shell command (matched against ``shell.exec(...)`` rules piece by piece)."""
+    reads: bool = False
+    """A write tool that reads the file first (``fs.edit``): the rules on reading hold for it too."""
 
 
 READ_ONLY = PermissionProfile(access=Access.READ)
@@ -74,9 +78,27 @@ class ToolSpec:
     timeout_sec: float | None = None
     """Per-call timeout; the registry's default when ``None``."""
     meta: JsonObject = field(default_factory=dict)
+    annotations_trusted: bool = False
+    """The user trusts this tool's annotations (``mcp_servers.NAME.trust_annotations``): only then can a
+    ``readOnlyHint`` make an MCP tool a read."""
 
     def with_name(self, name: str) -> "ToolSpec":
         return replace(self, name=name)
+
+    def fingerprint(self) -> str:
+        """A digest of what the model and the policy see of this tool (schema, description, annotations,
+        profile): a session grant is bound to it, so a tool redefined under the same name asks again."""
+        notes = self.annotations
+        payload = {
+            "name": self.name, "source": str(self.source), "origin": self.origin, "description": self.description,
+            "input_schema": self.input_schema, "output_schema": self.output_schema,
+            "annotations": [notes.title, notes.read_only_hint, notes.destructive_hint, notes.idempotent_hint, notes.open_world_hint],
+            "trusted": self.annotations_trusted,
+            "permission": [str(self.permission.access), self.permission.destructive, self.permission.open_world,
+                           list(self.permission.path_args), self.permission.command_arg, self.permission.reads],
+        }
+        text = json.dumps(payload, sort_keys=True, default=str, ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def object_schema(properties: JsonObject, required: Sequence[str] = ()) -> JsonObject:

@@ -1,0 +1,178 @@
+"""What the shell splitter knows about programs: wrappers that run another command, shells and interpreters,
+git's global options, and environment variables that change what a program runs.
+
+The lists come from what Linux systems ship (util-linux, coreutils, procps, sudo, and common tools); a wrapper
+missing here is still caught by deny rules, since every tail of a wrapped line is matched too.
+"""
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """A program that runs the rest of its command line (or one option's value) as a command."""
+
+    takes_value: frozenset[str] = frozenset()
+    """Options followed by a separate value (``-u root``)."""
+    positionals: int = 0
+    """Words between the options and the command (``timeout 5 cmd``, ``chroot DIR cmd``, ``flock FILE cmd``)."""
+    command_options: frozenset[str] = frozenset()
+    """Options whose value is a whole command line (``su -c 'rm x'``, ``flock -c``, ``script -c``)."""
+    privileged: bool = False
+    """Runs the command with other authority: an allow rule for the command does not cover it wrapped."""
+    input_arguments: bool = False
+    """The command's arguments come from input (``xargs``): a shell run this way runs text the line does not show."""
+    joins_rest: bool = False
+    """The rest of the line is one command line, as ``sh -c`` would read it (``watch 'rm x'``)."""
+
+
+def _w(*takes: str, positionals: int = 0, command: tuple[str, ...] = (), privileged: bool = False, input_arguments: bool = False, joins_rest: bool = False) -> Wrapper:
+    return Wrapper(
+        takes_value=frozenset(takes), positionals=positionals, command_options=frozenset(command), privileged=privileged,
+        input_arguments=input_arguments, joins_rest=joins_rest,
+    )
+
+
+WRAPPERS: dict[str, Wrapper] = {
+    # privilege and identity
+    "sudo": _w("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--chdir", "--prompt",
+               "--close-from", "--role", "--type", "--host", "--other-user", "--command-timeout", "--chroot", privileged=True),
+    "doas": _w("-u", "-C", privileged=True),
+    "pkexec": _w("--user", privileged=True),
+    "su": _w("-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment", positionals=1,
+             command=("-c", "--command", "--session-command"), privileged=True),
+    "runuser": _w("-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment",
+                  command=("-c", "--command", "--session-command"), privileged=True),
+    "sg": _w(positionals=1, command=("-c",), privileged=True),
+    "setpriv": _w("--reuid", "--regid", "--ruid", "--rgid", "--euid", "--egid", "--groups", "--inh-caps", "--ambient-caps",
+                  "--bounding-set", "--securebits", "--selinux-label", "--apparmor-profile", "--landlock-access",
+                  "--landlock-rule", "--pdeathsig", "--ptracer", privileged=True),
+    "chroot": _w("--userspec", "--groups", positionals=1, privileged=True),
+    "nsenter": _w("-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-R", "--root", "-Z", privileged=True),
+    "unshare": _w("--map-user", "--map-group", "--map-users", "--map-groups", "--setuid", "-S", "--setgid", "-G",
+                  "--propagation", "--setgroups", "-R", "--root", "-w", "--wd", "--kill-child", privileged=True),
+    "gosu": _w(positionals=1, privileged=True),
+    "su-exec": _w(positionals=1, privileged=True),
+    "setuidgid": _w(positionals=1, privileged=True),
+    "chpst": _w("-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r", "-t", privileged=True),
+    "runcon": _w("-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range", privileged=True),
+    "fakeroot": _w("-l", "--lib", "--faked", "-s", "-i", privileged=True),
+    "systemd-run": _w("-p", "--property", "-u", "--unit", "-E", "--setenv", "--uid", "--gid", "--nice", "-M", "--machine",
+                      "--slice", "--working-directory", "--description", "-H", "--host", privileged=True),
+    "firejail": _w(),
+    "bwrap": _w("--bind", "--ro-bind", "--dev-bind", "--chdir", "--setenv", "--unsetenv", "--uid", "--gid", "--hostname",
+                "--proc", "--dev", "--tmpfs", "--dir", "--symlink", "--file", "--cap-add", "--cap-drop", "--remount-ro",
+                "--seccomp", "--info-fd", "--args", "--lock-file", "--sync-fd", "--block-fd", "--userns-block-fd"),
+    # scheduling, limits and timing (coreutils, util-linux, procps)
+    "env": _w("-u", "--unset", "-C", "--chdir"),
+    "nice": _w("-n", "--adjustment"),
+    "renice": _w("-n", "--priority", "-g", "-p", "-u"),
+    "nohup": _w(),
+    "time": _w("-f", "--format", "-o", "--output"),
+    "command": _w(),
+    "builtin": _w(),
+    "exec": _w("-a"),
+    "stdbuf": _w("-i", "-o", "-e", "--input", "--output", "--error"),
+    "ionice": _w("-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"),
+    "setsid": _w(),
+    "timeout": _w("-s", "--signal", "-k", "--kill-after", positionals=1),
+    "flock": _w("-w", "--wait", "--timeout", "-E", "--conflict-exit-code", positionals=1, command=("-c", "--command")),
+    "taskset": _w(positionals=1),
+    "chrt": _w("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline", positionals=1),
+    "prlimit": _w("-p", "--pid", "-o", "--output"),
+    "script": _w("-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-m",
+                 "--logging-format", "-o", "--output-limit", command=("-c", "--command")),
+    "numactl": _w("-C", "-N", "-m", "-p", "-i", "-P", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"),
+    "cgexec": _w("-g"),
+    "setarch": _w(positionals=1),
+    "linux32": _w(),
+    "linux64": _w(),
+    "watch": _w("-n", "--interval", "-d", "--differences", "-q", "--equexit", "-s", "--shotsfile", joins_rest=True),
+    "xargs": _w("-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E", "--arg-file", "--delimiter", "--max-args", "--max-procs",
+                "--max-lines", "--max-chars", "--replace", "--eof", "--process-slot-var", input_arguments=True),
+    "parallel": _w("-j", "--jobs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "-d", "--delimiter", "-I", "--colsep",
+                   input_arguments=True),
+    "strace": _w("-o", "-e", "-p", "-P", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-X"),
+    "ltrace": _w("-o", "-e", "-p", "-u", "-s", "-n", "-a", "-A", "-D", "-E", "-F", "-x", "-L"),
+    "valgrind": _w(),
+    "catchsegv": _w(),
+    "faketime": _w("-m", "-p", "-f", positionals=1),
+    "eatmydata": _w(),
+    "nocache": _w(),
+    "unbuffer": _w(),
+    "caffeinate": _w("-t", "-w"),
+    "trickle": _w("-u", "-d", "-w", "-t", "-l", "-n"),
+    "proxychains": _w("-f"),
+    "proxychains4": _w("-f"),
+    "torsocks": _w("-u", "-p", "-a", "-P"),
+    "tsocks": _w(),
+    "sshpass": _w("-p", "-f", "-d", "-P"),
+    "dbus-run-session": _w("--config-file", "--dbus-daemon"),
+    "xvfb-run": _w("-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e", "--error-file", "-p", "--xauth-protocol"),
+    "busybox": _w(),
+    "toybox": _w(),
+    "coreutils": _w(),
+}
+
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "pdksh", "fish", "csh", "tcsh", "ash", "yash", "rbash", "posh", "elvish", "nu", "xonsh"})
+_INTERPRETER = re.compile(
+    r"^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|irb|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*"
+    r"|wish|expect|Rscript|R|julia|guile|racket|sbcl|clisp|ghci|runghc|pwsh|powershell|osascript|jshell|groovy|scala|awk|gawk"
+    r"|mawk|nawk|sqlite3|psql|mysql|gdb|lldb)$"
+)
+INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-m", "-r", "--eval", "--command", "-x", "--exec", "-ex"})
+"""Options that give an interpreter its program on the command line (what follows is the program)."""
+STDIN_PROGRAM = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-s"})
+
+
+def is_interpreter(name: str) -> bool:
+    return name in SHELLS or _INTERPRETER.match(name) is not None
+
+
+# --- git ---------------------------------------------------------------------------------------------------------
+
+GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path", "--attr-source", "--list-cmds"})
+GIT_FLAGS = frozenset(
+    {
+        "-p", "--paginate", "-P", "--no-pager", "--bare", "--no-replace-objects", "--no-lazy-fetch", "--no-optional-locks",
+        "--no-advice", "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--html-path",
+        "--man-path", "--info-path",
+    }
+)
+_GIT_CODE_KEYS = re.compile(
+    r"^(?:alias\..*|core\.(?:fsmonitor|sshcommand|hookspath|pager|editor|askpass|gitproxy|alternaterefscommand|worktree)"
+    r"|credential\..*helper|diff\.external|diff\..*\.(?:command|textconv)|merge\..*\.driver|filter\..*|gpg\.(?:.*\.)?program"
+    r"|sequence\.editor|pager\..*|interactive\.difffilter|uploadpack\.packobjectshook|remote\..*\.(?:uploadpack|receivepack|vcs|proxy)"
+    r"|protocol\..*|include\..*|includeif\..*|man\..*|web\.browser|browser\..*|sendemail\..*|ssh\..*|submodule\..*"
+    r"|mergetool\..*|difftool\..*|receive\..*hook.*|http\..*|url\..*|init\.templatedir|safe\.directory|fetch\..*|trace2\..*)$",
+    re.IGNORECASE,
+)
+
+
+def git_option_runs_code(option: str, value: str | None) -> bool:
+    """Whether a git global option can make git run a program the line does not show."""
+    if option == "--exec-path":
+        return value is not None
+    if option in ("-c", "--config-env"):
+        key = (value or "").partition("=")[0].strip()
+        return not key or _GIT_CODE_KEYS.match(key) is not None
+    return False
+
+
+# --- environment -------------------------------------------------------------------------------------------------
+
+_HARMLESS_ENV = re.compile(
+    r"^(?:LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLUMNS|LINES|NO_COLOR|FORCE_COLOR|CLICOLOR(?:_FORCE)?|CI|RUST_BACKTRACE|RUST_LOG"
+    r"|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONHASHSEED|PYTHONIOENCODING|PYTHONUTF8|NODE_ENV|DEBUG|VERBOSE|QUIET|TIMEFORMAT)$"
+)
+
+
+def env_changes_what_runs(name: str) -> bool:
+    """Whether setting ``name`` for a command may change which code it runs (``GIT_*``, ``LD_*``, ``PATH``,
+    ``PYTHON*``, ``BASH_ENV`` ...). Only a short list of names known to be harmless is not."""
+    return _HARMLESS_ENV.match(name) is None
+
+
+HIDING_BUILTINS = frozenset({"source", ".", "trap", "alias", "hash", "fc", "enable"})
+"""Builtins that run or redefine commands from text the line does not show as a command."""
