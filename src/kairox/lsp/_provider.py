@@ -306,6 +306,11 @@ class LspToolProvider(ToolProvider):
 
     async def _hover(self, args: JsonObject) -> ToolResult:
         target = await self._target(args)
+        if _UNREADABLE.get() is not None:
+            # a hover shows the definition's documentation: not when it lives in a file the rules forbid
+            found, left_out = _readable_only(await target.client.request("textDocument/definition", target.params))
+            if left_out and not found:
+                return self._result(target.client, [_left_out_note(left_out)], f"Nothing to show at {target.where()}", {"contents": None})
         text = render.hover_text(await target.client.request("textDocument/hover", target.params))
         return self._result(
             target.client, [text] if text else [], f"Nothing to show at {target.where()}", {"contents": text}

@@ -240,7 +240,9 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
         return
     head = words[0]
     name = head.rsplit("/", 1)[-1]
-    if _GLOB.search(head) or _BRACE_EXPANSION.search(head):
+    if head == "{}":  # `find -exec {}` / `xargs -I{} {}`: the command is a file name or input
+        scan.hide("the command is a name substituted when the line runs")
+    elif _GLOB.search(head) or _BRACE_EXPANSION.search(head):
         scan.hide(f"the command name {head!r} is expanded by the shell when the line runs")
     stdin_redirect = any(w in _STDIN_REDIRECTS for w in words[1:])
     if name in SHELLS:
@@ -378,8 +380,8 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
         index, positionals, restart = 0, wrapper.positionals, None
         while index < len(rest):
             word = rest[index]
-            if word == "--":
-                index += 1
+            if word == "--":  # the end of the options; a wrapper's positional words (`timeout -- 5 cmd`) may follow
+                index += 1 + positionals
                 break
             option, eq, value = word.partition("=")
             if word.startswith("-") and len(word) > 1:
