@@ -4,6 +4,7 @@ from kairox.config._keys import join_key, split_key
 from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
 from kairox.config._merge import KeyOrigin
 from kairox.config._models import (
+    AgentConfig,
     ApprovalPolicy,
     DapServerConfig,
     HookConfig,
@@ -12,6 +13,7 @@ from kairox.config._models import (
     KairoxConfig,
     LspServerConfig,
     McpServerConfig,
+    ModelProviderConfig,
     PluginEntryConfig,
     PluginsConfig,
     PolicyConfig,
@@ -28,6 +30,7 @@ from kairox.errors import ConfigError, TrustError
 
 __all__ = [
     "REDACTED",
+    "AgentConfig",
     "ApprovalPolicy",
     "ConfigError",
     "DapServerConfig",
@@ -41,6 +44,7 @@ __all__ = [
     "LayerStatus",
     "LspServerConfig",
     "McpServerConfig",
+    "ModelProviderConfig",
     "PendingTrust",
     "PluginEntryConfig",
     "PluginsConfig",

@@ -6,7 +6,7 @@ Sections whose features arrive later still have their final shape here, so files
 import enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class ApprovalPolicy(enum.StrEnum):
@@ -304,8 +304,37 @@ class ModelProviderConfig(_Model):
     """Endpoint of an OpenAI-compatible or Anthropic API."""
     api_key_env: str | None = None
     """Variable holding the API key (the key itself is never written in config)."""
-    wire_api: Literal["chat", "responses", "anthropic"] = "chat"
-    """Protocol spoken with the endpoint."""
+    wire_api: Literal["chat", "anthropic"] = "chat"
+    """Protocol spoken with the endpoint: ``chat`` (OpenAI-compatible chat completions) or ``anthropic`` (messages)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra HTTP headers sent with every request; redacted in output."""
+    request_timeout_sec: float = Field(default=600.0, gt=0)
+    """Timeout of one model request."""
+    max_retries: int = Field(default=3, ge=0)
+    """Retries of a request answered with 429 or 5xx (or not answered), with backoff honouring ``Retry-After``."""
+
+    @field_validator("wire_api", mode="before")
+    @classmethod
+    def _known_wire_api(cls, value: Any) -> Any:
+        if value == "responses":
+            raise ValueError(
+                "wire_api 'responses' (the OpenAI Responses API) is not supported; use 'chat' for OpenAI and "
+                "OpenAI-compatible servers or 'anthropic' for Anthropic"
+            )
+        return value
+
+
+class AgentConfig(_Model):
+    """``[agent]``: limits of a session's turns."""
+
+    max_turns: int = Field(default=50, ge=1)
+    """Model requests one prompt may take (each answer with tool calls asks again)."""
+    max_tool_calls_per_turn: int = Field(default=100, ge=1)
+    """Tool calls one prompt may make; further calls are answered as not run and the turn stops."""
+    context_budget_tokens: int | None = Field(default=None, ge=1)
+    """Stop before a request that would not fit (counted with the provider's usage); no limit when unset."""
+    max_output_tokens: int = Field(default=8192, ge=1)
+    """Tokens one model answer may take (sent as ``max_tokens`` where the API needs it)."""
 
 
 class McpCatalogConfig(_Model):
@@ -340,6 +369,7 @@ class KairoxConfig(_Model):
     model_provider: str | None = None
     """Which ``[model_providers.NAME]`` entry serves the model."""
     model_providers: dict[str, ModelProviderConfig] = Field(default_factory=dict)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
     profile: str | None = None
     """Profile applied when ``--profile`` is not given."""
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
