@@ -4,6 +4,8 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import anyio
+
 from kairox._util import JsonObject
 from kairox.config import ToolsConfig
 from kairox.errors import ToolCallError
@@ -149,15 +151,19 @@ class BuiltinToolProvider(ToolProvider):
     async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
         settings = self.settings
         workspace = context.workspace
+        # file operations run in a worker thread: a big file or a slow disk does not stall the event loop, and
+        # the reads of one model message really run side by side
         match name:
             case "fs.read":
-                return read_file(arguments, workspace, max_bytes=settings.read_max_bytes)
+                return await anyio.to_thread.run_sync(lambda: read_file(arguments, workspace, max_bytes=settings.read_max_bytes))
             case "fs.write":
-                return write_file(arguments, workspace)
+                return await anyio.to_thread.run_sync(lambda: write_file(arguments, workspace))
             case "fs.edit":
-                return edit_file(arguments, workspace, unreadable=context.unreadable)
+                return await anyio.to_thread.run_sync(lambda: edit_file(arguments, workspace, unreadable=context.unreadable))
             case "fs.list":
-                return list_files(arguments, workspace, max_entries=settings.list_max_entries, unreadable=context.unreadable)
+                return await anyio.to_thread.run_sync(
+                    lambda: list_files(arguments, workspace, max_entries=settings.list_max_entries, unreadable=context.unreadable)
+                )
             case "shell.exec":
                 return await run_shell(
                     arguments,
