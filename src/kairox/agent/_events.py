@@ -1,0 +1,118 @@
+"""Events of a session: every step of a turn is one (the gate adds its ToolCall* events to the same stream)."""
+
+import enum
+from dataclasses import dataclass, field
+
+from kairox._util import JsonObject
+from kairox.events import Event
+
+
+class TurnEndReason(enum.StrEnum):
+    COMPLETED = "completed"
+    """The model answered without further tool calls."""
+    BLOCKED = "blocked"
+    """A ``user_prompt_submit`` or ``pre_turn`` hook blocked the prompt."""
+    ERROR = "error"
+    """The model provider failed (the error event says how)."""
+    CANCELLED = "cancelled"
+    MAX_TURNS = "max_turns"
+    MAX_TOOL_CALLS = "max_tool_calls"
+    CONTEXT_BUDGET = "context_budget"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionStarted(Event):
+    session_id: str
+    model: str
+    provider: str
+    workspace: str
+    resumed: bool = False
+    transcript: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UserMessageSubmitted(Event):
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnHookOutcome(Event):
+    """The combined answer of the hooks of a session or turn event (each hook's run is a ``HookFinished``)."""
+
+    hook_event: str
+    hooks: int
+    blocked: bool = False
+    reason: str | None = None
+    added_context: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelRequestStarted(Event):
+    turn: int
+    step: int
+    """The model request within the turn, from 1."""
+    messages: int
+    tools: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelRequestRetried(Event):
+    attempt: int
+    delay_sec: float
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AssistantTextDelta(Event):
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AssistantMessageCompleted(Event):
+    turn: int
+    text: str
+    tool_calls: tuple[JsonObject, ...] = ()
+    """``{"id", "name", "tool", "arguments"}`` per call (``tool`` is the registry name)."""
+    stop_reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ApprovalRequested(Event):
+    """A tool call (or a plugin hook) waits for the person at the front end."""
+
+    tool: str
+    reason: str
+    arguments: JsonObject = field(default_factory=dict)
+    rule: str | None = None
+    headless: bool = False
+    """No one to ask: the request is denied and the model is told."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UsageReported(Event):
+    input_tokens: int
+    output_tokens: int
+    session_input_tokens: int
+    session_output_tokens: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelFailed(Event):
+    provider: str
+    message: str
+    status: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnEnded(Event):
+    turn: int
+    reason: TurnEndReason
+    message: str | None = None
+    tool_calls: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionEnded(Event):
+    session_id: str
+    turns: int

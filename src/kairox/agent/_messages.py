@@ -1,0 +1,124 @@
+"""The neutral conversation model every provider translates from and to: text, tool calls, tool results, images,
+usage. Messages serialise to plain JSON for transcripts and come back from it on ``--resume``."""
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from kairox._util import JsonObject
+
+
+class Role(enum.StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    """The results of one assistant message's tool calls, together (Anthropic needs them in one message)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ImagePart:
+    data: str
+    """Base64."""
+    mime_type: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallPart:
+    id: str
+    name: str
+    """The wire name the model called (``fs_read``)."""
+    arguments: JsonObject = field(default_factory=dict)
+    invalid_arguments: str | None = None
+    """Why the arguments the model sent could not be read (not a JSON object); the call is answered with it."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResultPart:
+    call_id: str
+    name: str
+    text: str
+    is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Message:
+    role: Role
+    text: str = ""
+    tool_calls: tuple[ToolCallPart, ...] = ()
+    tool_results: tuple[ToolResultPart, ...] = ()
+    images: tuple[ImagePart, ...] = ()
+
+    @classmethod
+    def user(cls, text: str) -> "Message":
+        return cls(role=Role.USER, text=text)
+
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {"role": str(self.role)}
+        if self.text:
+            data["text"] = self.text
+        if self.tool_calls:
+            data["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
+        if self.tool_results:
+            data["tool_results"] = [
+                {"call_id": r.call_id, "name": r.name, "text": r.text, "is_error": r.is_error, "images": [_image_json(i) for i in r.images]}
+                for r in self.tool_results
+            ]
+        if self.images:
+            data["images"] = [_image_json(i) for i in self.images]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Message":
+        """A message as ``to_json`` wrote it; raises ``ValueError`` for anything else."""
+        if not isinstance(data, dict) or data.get("role") not in {r.value for r in Role}:
+            raise ValueError(f"not a message: {str(data)[:120]}")
+        return cls(
+            role=Role(data["role"]),
+            text=str(data.get("text", "")),
+            tool_calls=tuple(
+                ToolCallPart(id=str(c["id"]), name=str(c["name"]), arguments=dict(c.get("arguments") or {})) for c in data.get("tool_calls", [])
+            ),
+            tool_results=tuple(
+                ToolResultPart(
+                    call_id=str(r["call_id"]), name=str(r.get("name", "")), text=str(r.get("text", "")), is_error=bool(r.get("is_error")),
+                    images=tuple(_image(i) for i in r.get("images", [])),
+                )
+                for r in data.get("tool_results", [])
+            ),
+            images=tuple(_image(i) for i in data.get("images", [])),
+        )
+
+
+def _image_json(image: ImagePart) -> JsonObject:
+    return {"data": image.data, "mime_type": image.mime_type}
+
+
+def _image(data: Any) -> ImagePart:
+    return ImagePart(data=str(data["data"]), mime_type=str(data["mime_type"]))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelRequest:
+    model: str
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[JsonObject, ...] = ()
+    """Definitions in the provider's dialect (``ToolRegistry.definitions``)."""
+    max_output_tokens: int = 8192
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelResponse:
+    message: Message
+    usage: Usage
+    stop_reason: str | None = None

@@ -1,0 +1,196 @@
+"""Which model, served by whom: the settings of a session's provider, the errors of providers, and the retry
+loop both providers share (429 and 5xx, honouring ``Retry-After``)."""
+
+import email.utils
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import anyio
+
+from kairox.agent._events import ModelRequestRetried
+from kairox.agent._messages import ModelRequest, ModelResponse
+from kairox.config import ModelProviderConfig, ResolvedConfig
+from kairox.errors import KairoxError
+from kairox.events import EventSink
+from kairox.registry import ModelProvider
+
+T = TypeVar("T")
+
+BUILTIN_PROVIDERS: dict[str, ModelProviderConfig] = {
+    "openai": ModelProviderConfig(wire_api="chat", api_key_env="OPENAI_API_KEY"),
+    "anthropic": ModelProviderConfig(wire_api="anthropic", api_key_env="ANTHROPIC_API_KEY"),
+    "ollama": ModelProviderConfig(wire_api="chat", base_url="http://localhost:11434/v1"),
+}
+"""Providers that need no ``[model_providers.NAME]`` entry (an entry of the same name replaces one)."""
+
+
+class ModelProviderError(KairoxError):
+    """A model request failed: the provider answered with an error, the connection broke, the stream was cut."""
+
+    def __init__(self, provider: str, message: str, *, status: int | None = None, hint: str | None = None) -> None:
+        super().__init__(f"model provider {provider!r}: {message}", hint=hint)
+        self.provider, self.reason, self.status = provider, message, status
+
+
+class ModelSetupError(KairoxError):
+    """The session cannot reach a model: no model named, an unknown provider, a missing API key."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelSettings:
+    model: str
+    provider: str
+    """The ``[model_providers.NAME]`` name."""
+    wire_api: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    request_timeout_sec: float = 600.0
+    max_retries: int = 3
+
+    @property
+    def dialect(self) -> ModelProvider:
+        """The tool-schema dialect of the wire API."""
+        return ModelProvider.ANTHROPIC if self.wire_api == "anthropic" else ModelProvider.OPENAI
+
+    def api_key(self, env: Mapping[str, str] | None = None) -> str | None:
+        """The key from the provider's variable; ``ModelSetupError`` naming the variable when it is unset."""
+        if self.api_key_env is None:
+            return None
+        value = (env if env is not None else os.environ).get(self.api_key_env, "")
+        if not value:
+            raise ModelSetupError(
+                f"model provider {self.provider!r} needs an API key: the variable {self.api_key_env} is not set",
+                hint=f"export {self.api_key_env}=... (model_providers.{self.provider}.api_key_env names the variable)",
+            )
+        return value
+
+
+def model_settings(resolved: ResolvedConfig, *, model: str | None = None, provider: str | None = None) -> ModelSettings:
+    """The model and provider a session uses: the arguments first (``--model``), then the configuration."""
+    config = resolved.config
+    name = provider or config.model_provider or "openai"
+    chosen = model or config.model
+    entries = {**BUILTIN_PROVIDERS, **config.model_providers}
+    entry = entries.get(name)
+    if entry is None:
+        known = ", ".join(sorted(entries))
+        raise ModelSetupError(
+            f"unknown model provider {name!r} (known: {known})",
+            hint=f"add [model_providers.{name}] with base_url, wire_api and api_key_env to $KAIROX_HOME/kairox.toml",
+        )
+    if not chosen:
+        raise ModelSetupError(
+            "no model is configured", hint='set model = "..." in $KAIROX_HOME/kairox.toml, KAIROX_MODEL, or pass --model'
+        )
+    return ModelSettings(
+        model=chosen, provider=name, wire_api=entry.wire_api, base_url=entry.base_url, api_key_env=entry.api_key_env,
+        headers=dict(entry.headers), request_timeout_sec=entry.request_timeout_sec, max_retries=entry.max_retries,
+    )
+
+
+class ModelClient(Protocol):
+    """One provider's wire format behind the neutral message model."""
+
+    settings: ModelSettings
+
+    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+        """Stream one answer; ``on_text`` gets each text delta as it arrives."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Failure:
+    """A provider's exception, classified."""
+
+    message: str
+    status: int | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    try:
+        if "retry-after-ms" in lowered:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
+        if "retry-after" in lowered:
+            value = lowered["retry-after"].strip()
+            try:
+                return max(0.0, float(value))
+            except ValueError:
+                parsed = email.utils.parsedate_to_datetime(value)
+                return max(0.0, parsed.timestamp() - time.time())
+    except (ValueError, TypeError):
+        return None
+    return None
+
+
+def status_failure(status: int | None, message: str, headers: Mapping[str, str] | None) -> Failure:
+    retryable = status is None or status == 429 or status == 408 or status >= 500
+    return Failure(message=message, status=status, retryable=retryable, retry_after=retry_after(headers))
+
+
+MAX_WAIT_SEC = 60.0
+
+
+async def with_retries(
+    settings: ModelSettings,
+    attempt: Callable[[], Awaitable[T]],
+    classify: Callable[[BaseException], Failure | None],
+    events: EventSink,
+) -> T:
+    """``attempt()`` until it succeeds or a failure is final; waits ``Retry-After`` or an exponential backoff.
+
+    Only the opening of a request is retried: once text has streamed, a failure is final (the front end showed it).
+    """
+    tries = 0
+    while True:
+        try:
+            return await attempt()
+        except Exception as exc:
+            failure = classify(exc)
+            if failure is None:
+                raise
+            if not failure.retryable or tries >= settings.max_retries:
+                hint = f"the request was retried {tries} times" if tries else None
+                raise ModelProviderError(settings.provider, failure.message, status=failure.status, hint=hint) from exc
+            tries += 1
+            delay = failure.retry_after if failure.retry_after is not None else min(8.0, 0.5 * 2 ** (tries - 1)) * (0.5 + random.random() / 2)
+            delay = min(delay, MAX_WAIT_SEC)
+            events.emit(ModelRequestRetried(attempt=tries, delay_sec=round(delay, 3), reason=failure.message))
+            await anyio.sleep(delay)
+
+
+def sdk_failure(exc: BaseException, sdk: Any) -> Failure | None:
+    """Classify an exception of the ``openai`` or ``anthropic`` SDK (both share the same error classes' shape)."""
+    if isinstance(exc, sdk.APIStatusError):
+        response = getattr(exc, "response", None)
+        headers = dict(response.headers) if response is not None else None
+        return status_failure(exc.status_code, f"HTTP {exc.status_code}: {_sdk_message(exc)}", headers)
+    if isinstance(exc, sdk.APITimeoutError):
+        return Failure(message=f"the request timed out ({exc})", retryable=True)
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return Failure(message=f"cannot connect: {cause}", retryable=True)
+    if isinstance(exc, sdk.APIError):
+        return Failure(message=_sdk_message(exc))
+    return None
+
+
+def _sdk_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return str(getattr(exc, "message", None) or exc)

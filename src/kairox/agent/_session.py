@@ -1,0 +1,418 @@
+"""``AgentSession``: the turn loop. A prompt goes through the turn hooks to the model; the tool calls it asks
+for go through the registry's gate (reads of one message concurrently, writes and executions one at a time, in
+order); their results go back until the model answers without tools or a limit stops the turn. Every step is an
+event; front ends subscribe and never reach inside."""
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from kairox.agent._events import (
+    ApprovalRequested,
+    AssistantMessageCompleted,
+    AssistantTextDelta,
+    ModelFailed,
+    ModelRequestStarted,
+    SessionEnded,
+    SessionStarted,
+    TurnEnded,
+    TurnEndReason,
+    TurnHookOutcome,
+    UsageReported,
+    UserMessageSubmitted,
+)
+from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
+from kairox.agent._provider import ModelClient, ModelProviderError, ModelSettings, model_settings
+from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
+from kairox.config import AgentConfig, ResolvedConfig, resolve_config
+from kairox.errors import KairoxError
+from kairox.events import Event, EventSink, FanoutSink
+from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver, effective_profile
+from kairox.runtime import RuntimeOptions, build_extension_context
+from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, ToolResult
+
+if TYPE_CHECKING:
+    from kairox.hooks import HookOutcome
+    from kairox.runtime import ExtensionContext
+
+PREAMBLE = (
+    "You are a coding agent working in the workspace {workspace}, with tools provided by Kairox. Read before you "
+    "change anything; every tool call passes a permission gate, and a call that was not run says why, so adapt "
+    "instead of retrying the same call. Load a listed skill with the `skill` tool when it fits the task. Be concise."
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnResult:
+    reason: TurnEndReason
+    text: str
+    """The model's last answer of the turn."""
+    message: str | None = None
+    """What stopped the turn, when it did not complete."""
+    tool_calls: int = 0
+
+
+class SessionApprover:
+    """The Approver the gate and the hooks get: it announces the request and asks the front end's approver, one
+    request at a time; with none (headless), every ask is a denial the model is told about."""
+
+    def __init__(self, emit: Callable[[Event], None]) -> None:
+        self.front_end: Approver | None = None
+        self._emit = emit
+        self._lock = anyio.Lock()
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        approver = self.front_end
+        self._emit(
+            ApprovalRequested(tool=request.tool, reason=request.reason, arguments=dict(request.arguments), rule=request.rule, headless=approver is None)
+        )
+        if approver is None:
+            return ApprovalAnswer.deny(
+                f"approval required ({request.reason}), and no one can approve in this run; do something else or ask the user to allow it"
+            )
+        async with self._lock:  # one dialog at a time
+            return await approver.request_approval(request)
+
+
+def client_for(settings: ModelSettings, *, events: EventSink, api_key: str | None) -> ModelClient:
+    if settings.wire_api == "anthropic":
+        from kairox.agent._anthropic import AnthropicMessagesClient
+
+        return AnthropicMessagesClient(settings, events=events, api_key=api_key)
+    from kairox.agent._openai import OpenAiChatClient
+
+    return OpenAiChatClient(settings, events=events, api_key=api_key)
+
+
+def _result_part(call: ToolCallPart, result: ToolResult) -> ToolResultPart:
+    texts, images = [], []
+    for content in result.content:
+        if isinstance(content, ImageContent):
+            images.append(ImagePart(data=content.data, mime_type=content.mime_type))
+        elif isinstance(content, EmbeddedResource):
+            texts.append(content.text if content.text is not None else f"[resource {content.uri} ({content.mime_type or 'binary'})]")
+        elif isinstance(content, ResourceLink):
+            texts.append(f"[resource link {content.uri}: {content.name}]")
+        elif content.type == "text":
+            texts.append(content.text)
+        else:
+            texts.append(f"[{content.type} content, {content.mime_type}]")
+    text = "\n".join(texts)
+    if not text and result.structured is not None:
+        text = json.dumps(result.structured, ensure_ascii=False)
+    return ToolResultPart(call_id=call.id, name=call.name, text=text or "(no output)", is_error=result.is_error, images=tuple(images))
+
+
+class AgentSession:
+    """One conversation with one model over one ExtensionContext. Open it with :func:`open_session`."""
+
+    def __init__(
+        self,
+        context: "ExtensionContext",
+        client: ModelClient,
+        *,
+        approver: SessionApprover,
+        events: FanoutSink,
+        transcript: Transcript,
+        limits: AgentConfig,
+        history: Sequence[Message] = (),
+    ) -> None:
+        self.context = context
+        self.client = client
+        self.events = events
+        self.transcript = transcript
+        self.limits = limits
+        self.messages: list[Message] = list(history)
+        self.usage = Usage()
+        self._approver = approver
+        self._turn = 0
+        self._scope: anyio.CancelScope | None = None
+        self._streamed: list[str] = []
+        self._pending: dict[str, ToolResultPart] = {}
+        self._known_tokens = 0
+        self._known_upto = 0
+
+    @property
+    def session_id(self) -> str:
+        return self.transcript.session_id
+
+    @property
+    def approver(self) -> Approver | None:
+        """The front end's approver; ``None`` makes every ask a denial the model is told about."""
+        return self._approver.front_end
+
+    @approver.setter
+    def approver(self, value: Approver | None) -> None:
+        self._approver.front_end = value
+
+    def subscribe(self, sink: EventSink) -> None:
+        self.events.add(sink)
+
+    def emit(self, event: Event) -> None:
+        self.events.emit(event)
+
+    def _append(self, message: Message) -> None:
+        self.messages.append(message)
+        self.transcript.message(message)
+
+    def system_prompt(self) -> str:
+        return PREAMBLE.format(workspace=self.context.resolved.workspace) + "\n\n" + self.context.prompt_context.strip()
+
+    # --- the turn -------------------------------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stop the running turn: the model stream is closed and running tool calls are cancelled."""
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def run_turn(self, text: str) -> TurnResult:
+        if self._scope is not None:
+            raise KairoxError("a turn is already running in this session", hint="wait for it or cancel() it first")
+        self._turn += 1
+        turn = self._turn
+        self._scope = scope = anyio.CancelScope()
+        self._streamed, self._pending = [], {}
+        outcome: tuple[TurnEndReason, str | None] = (TurnEndReason.CANCELLED, "cancelled")
+        calls = [0]
+        try:
+            with scope:
+                outcome = await self._turn_body(turn, text, calls)
+        finally:
+            self._scope = None
+        if scope.cancelled_caught:
+            self._close_cancelled()
+            outcome = (TurnEndReason.CANCELLED, "the turn was cancelled")
+        reason, message = outcome
+        answer = self._last_answer()
+        self.emit(TurnEnded(turn=turn, reason=reason, message=message, tool_calls=calls[0]))
+        if reason is not TurnEndReason.BLOCKED:
+            self._hook_event("post_turn", await self.context.hooks.post_turn(answer))
+        return TurnResult(reason=reason, text=answer, message=message, tool_calls=calls[0])
+
+    def _last_answer(self) -> str:
+        for message in reversed(self.messages):
+            if message.role is Role.ASSISTANT:
+                return message.text
+            if message.role is Role.USER:
+                break
+        return ""
+
+    def _hook_event(self, name: str, outcome: "HookOutcome") -> None:
+        if outcome.results:
+            self.emit(
+                TurnHookOutcome(
+                    hook_event=name, hooks=len(outcome.results), blocked=outcome.blocked, reason=outcome.reason,
+                    added_context=bool(outcome.additional_context),
+                )
+            )
+
+    async def _turn_body(self, turn: int, text: str, calls: list[int]) -> tuple[TurnEndReason, str | None]:
+        hooks = self.context.hooks
+        self.emit(UserMessageSubmitted(turn=turn, text=text))
+        added: list[str] = []
+        for name, run in (("user_prompt_submit", hooks.user_prompt_submit), ("pre_turn", hooks.pre_turn)):
+            outcome = await run(text)
+            self._hook_event(name, outcome)
+            if outcome.blocked:
+                return TurnEndReason.BLOCKED, f"a {name} hook blocked the prompt: {outcome.reason or 'no reason given'}"
+            if outcome.additional_context:
+                added.append(outcome.additional_context)
+        self._append(Message.user(text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)))
+        dialect = self.client.settings.dialect
+        for step in range(1, self.limits.max_turns + 1):
+            definitions, _ = self.context.registry.definitions(dialect)
+            request = ModelRequest(
+                model=self.client.settings.model, system=self.system_prompt(), messages=tuple(self.messages),
+                tools=tuple(definitions), max_output_tokens=self.limits.max_output_tokens,
+            )
+            over = self._over_budget(request)
+            if over is not None:
+                return TurnEndReason.CONTEXT_BUDGET, over
+            self.emit(ModelRequestStarted(turn=turn, step=step, messages=len(request.messages), tools=len(definitions)))
+            self._streamed = []
+            try:
+                response = await self.client.complete(request, self._on_text)
+            except ModelProviderError as exc:
+                self.emit(ModelFailed(provider=exc.provider, message=exc.reason, status=exc.status))
+                self._keep_streamed()
+                return TurnEndReason.ERROR, str(exc)
+            self._streamed = []
+            self.usage = self.usage + response.usage
+            self.emit(
+                UsageReported(
+                    input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
+                    session_input_tokens=self.usage.input_tokens, session_output_tokens=self.usage.output_tokens,
+                )
+            )
+            message = response.message
+            self._append(message)
+            self._known_tokens, self._known_upto = response.usage.input_tokens + response.usage.output_tokens, len(self.messages)
+            self.emit(
+                AssistantMessageCompleted(
+                    turn=turn, text=message.text, stop_reason=response.stop_reason,
+                    tool_calls=tuple(
+                        {"id": c.id, "name": c.name, "tool": self.context.registry.from_wire_name(c.name) or c.name, "arguments": c.arguments}
+                        for c in message.tool_calls
+                    ),
+                )
+            )
+            if not message.tool_calls:
+                return TurnEndReason.COMPLETED, None
+            allowed = max(0, self.limits.max_tool_calls_per_turn - calls[0])
+            await self._run_tools(message.tool_calls[:allowed])
+            calls[0] += min(allowed, len(message.tool_calls))
+            for call in message.tool_calls[allowed:]:
+                self._pending[call.id] = ToolResultPart(
+                    call_id=call.id, name=call.name, is_error=True,
+                    text=f"not run: this turn reached agent.max_tool_calls_per_turn ({self.limits.max_tool_calls_per_turn})",
+                )
+            self._append(Message(role=Role.TOOL, tool_results=tuple(self._pending[c.id] for c in message.tool_calls)))
+            self._pending = {}
+            if allowed < len(message.tool_calls):
+                return TurnEndReason.MAX_TOOL_CALLS, (
+                    f"the turn stopped after {self.limits.max_tool_calls_per_turn} tool calls (agent.max_tool_calls_per_turn)"
+                )
+        return TurnEndReason.MAX_TURNS, f"the turn stopped after {self.limits.max_turns} model requests (agent.max_turns)"
+
+    def _on_text(self, text: str) -> None:
+        self._streamed.append(text)
+        self.emit(AssistantTextDelta(text=text))
+
+    def _keep_streamed(self) -> None:
+        """Text that streamed before a failure or a cancel stays in the conversation, as the user saw it."""
+        if self._streamed:
+            self._append(Message(role=Role.ASSISTANT, text="".join(self._streamed)))
+            self._streamed = []
+
+    def _close_cancelled(self) -> None:
+        """After a cancel: every tool call of the last message gets a result, so the conversation can go on."""
+        self._keep_streamed()
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last.role is Role.ASSISTANT and last.tool_calls:
+            results = tuple(
+                self._pending.get(c.id) or ToolResultPart(call_id=c.id, name=c.name, text="cancelled by the user before it finished", is_error=True)
+                for c in last.tool_calls
+            )
+            self._append(Message(role=Role.TOOL, tool_results=results))
+        self._pending = {}
+
+    def _over_budget(self, request: ModelRequest) -> str | None:
+        budget = self.limits.context_budget_tokens
+        if budget is None:
+            return None
+        if self._known_tokens and self._known_upto <= len(self.messages):
+            added = sum(len(json.dumps(m.to_json())) for m in self.messages[self._known_upto :])
+            estimate = self._known_tokens + added // 4
+        else:
+            size = len(request.system) + len(json.dumps(list(request.tools))) + sum(len(json.dumps(m.to_json())) for m in request.messages)
+            estimate = size // 4
+        if estimate + request.max_output_tokens <= budget:
+            return None
+        return (
+            f"the next request would take about {estimate} tokens plus {request.max_output_tokens} for the answer, more than "
+            f"agent.context_budget_tokens ({budget}); start a new session or raise the budget"
+        )
+
+    # --- tools ----------------------------------------------------------------------------------------------
+
+    def _concurrent(self, call: ToolCallPart) -> bool:
+        """Reads run side by side; writes, executions and external tools (MCP, plugins) one at a time."""
+        name = self.context.registry.from_wire_name(call.name)
+        spec = self.context.registry.get(name) if name else None
+        return spec is None or effective_profile(spec).access is Access.READ
+
+    async def _run_tools(self, calls: Sequence[ToolCallPart]) -> None:
+        batches: list[list[ToolCallPart]] = []
+        for call in calls:
+            if call.invalid_arguments is not None:
+                self._pending[call.id] = ToolResultPart(call_id=call.id, name=call.name, text=f"{call.name} was not run: {call.invalid_arguments}", is_error=True)
+                continue
+            concurrent = self._concurrent(call)
+            if concurrent and batches and len(batches[-1]) and self._concurrent(batches[-1][0]):
+                batches[-1].append(call)
+            else:
+                batches.append([call])
+        for batch in batches:
+            if len(batch) == 1:
+                await self._call(batch[0])
+                continue
+            async with anyio.create_task_group() as group:
+                for call in batch:
+                    group.start_soon(self._call, call)
+
+    async def _call(self, call: ToolCallPart) -> None:
+        registry = self.context.registry
+        result = await registry.call_from_model(self.client.settings.dialect, call.name, call.arguments, call_id=call.id)
+        self._pending[call.id] = _result_part(call, result)
+
+
+# --- opening a session -------------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def open_session(
+    workspace: Path | None = None,
+    cli: RuntimeOptions | None = None,
+    *,
+    approver: Approver | None = None,
+    events: Sequence[EventSink] = (),
+    model: str | None = None,
+    provider: str | None = None,
+    resume: str | None = None,
+    continue_last: bool = False,
+    resolved: ResolvedConfig | None = None,
+) -> AsyncIterator[AgentSession]:
+    """Start the extension context and a model client, fire ``session_start``; on leaving, ``session_end``,
+    then everything stops. ``resume`` (an id) or ``continue_last`` (this workspace's latest) load a transcript."""
+    options = cli or RuntimeOptions()
+    if resolved is None:
+        resolved = resolve_config(workspace or options.workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd)
+    settings = model_settings(resolved, model=model, provider=provider)
+    api_key = settings.api_key()  # a missing key is reported before any server starts
+    history: list[Message] = []
+    if continue_last and resume is None:
+        found = list_sessions(resolved.home, workspace=resolved.workspace)
+        if not found:
+            from kairox.agent._transcript import SessionNotFoundError
+
+            raise SessionNotFoundError(f"no earlier session in {resolved.workspace}", hint="start one with `kairox run PROMPT`")
+        resume = found[-1].id
+    hidden = (api_key,) if api_key else ()
+    if resume is not None:
+        path = find_session(resolved.home, resume)
+        _, history = read_session(path)
+        transcript = Transcript(path, hidden=hidden)
+    else:
+        transcript = Transcript.create(resolved.home, workspace=resolved.workspace, model=settings.model, provider=settings.provider, hidden=hidden)
+    sink = FanoutSink([transcript, *events])
+    session_approver = SessionApprover(sink.emit)
+    session_approver.front_end = approver
+    try:
+        async with build_extension_context(cli=options, approver=session_approver, events=sink, resolved=resolved) as context:
+            client = client_for(settings, events=sink, api_key=api_key)
+            context.hooks.session_id = transcript.session_id
+            session = AgentSession(
+                context, client, approver=session_approver, events=sink, transcript=transcript,
+                limits=resolved.config.agent, history=history,
+            )
+            sink.emit(
+                SessionStarted(
+                    session_id=transcript.session_id, model=settings.model, provider=settings.provider,
+                    workspace=str(resolved.workspace), resumed=resume is not None, transcript=str(transcript.path),
+                )
+            )
+            try:
+                session._hook_event("session_start", await context.hooks.session_start("resume" if resume else "startup"))
+                yield session
+            finally:
+                with anyio.CancelScope(shield=True):
+                    session._hook_event("session_end", await context.hooks.session_end("exit"))
+                    sink.emit(SessionEnded(session_id=transcript.session_id, turns=session._turn))
+                    await client.aclose()
+    finally:
+        transcript.close()

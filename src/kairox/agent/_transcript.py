@@ -1,0 +1,167 @@
+"""Transcripts: one JSON-lines file per session under ``$KAIROX_HOME/sessions/``, written line by line as the
+session goes (a crash loses at most the line being written). The first line describes the session; then come
+``event`` and ``message`` lines. Arguments named like credentials and the provider's key are redacted."""
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from kairox.agent._events import AssistantTextDelta, UserMessageSubmitted
+from kairox.agent._messages import Message
+from kairox.config import REDACTED, is_secret_key
+from kairox.errors import KairoxError
+from kairox.events import Event, event_to_json
+
+FORMAT = 1
+
+
+class SessionNotFoundError(KairoxError):
+    """No transcript with that id (or none for this workspace)."""
+
+
+def sessions_dir(home: Path) -> Path:
+    return home / "sessions"
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def _redact(value: Any, hidden: tuple[str, ...]) -> Any:
+    if isinstance(value, dict):
+        return {k: REDACTED if is_secret_key(str(k)) and isinstance(v, str) and v else _redact(v, hidden) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v, hidden) for v in value]
+    if isinstance(value, str):
+        for secret in hidden:
+            value = value.replace(secret, REDACTED)
+    return value
+
+
+class Transcript:
+    """Appends a session's events and messages to its file; also an ``EventSink``."""
+
+    def __init__(self, path: Path, *, hidden: Iterable[str] = ()) -> None:
+        self.path = path
+        self.session_id = path.stem
+        self.hidden = tuple(s for s in hidden if len(s) >= 8)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(cls, home: Path, *, workspace: Path, model: str, provider: str, hidden: Iterable[str] = ()) -> "Transcript":
+        session_id = new_session_id()
+        transcript = cls(sessions_dir(home) / f"{session_id}.jsonl", hidden=hidden)
+        transcript._write({"type": "session", "format": FORMAT, "id": session_id, "workspace": str(workspace), "model": model, "provider": provider})
+        return transcript
+
+    def _write(self, record: dict[str, Any]) -> None:
+        line = json.dumps({"ts": round(time.time(), 6), **_redact(record, self.hidden)}, ensure_ascii=False, default=str)
+        with self._lock:
+            if not self._file.closed:
+                self._file.write(line + "\n")
+                self._file.flush()
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, AssistantTextDelta):  # the completed message holds the text; deltas would double it
+            return
+        self._write({"type": "event", **event_to_json(event)})
+
+    def message(self, message: Message) -> None:
+        self._write({"type": "message", "message": message.to_json()})
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionInfo:
+    id: str
+    path: Path
+    workspace: str
+    model: str
+    provider: str
+    created: float
+    updated: float
+    turns: int
+    first_prompt: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "path": str(self.path), "workspace": self.workspace, "model": self.model, "provider": self.provider,
+            "created": self.created, "updated": self.updated, "turns": self.turns, "first_prompt": self.first_prompt,
+        }
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    records = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:  # the last line of a crashed session may be cut
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def read_session(path: Path) -> tuple[SessionInfo, list[Message]]:
+    records = _records(path)
+    header = records[0] if records and records[0].get("type") == "session" else {}
+    messages: list[Message] = []
+    prompts = []
+    for record in records:
+        if record.get("type") == "message":
+            try:
+                messages.append(Message.from_json(record.get("message")))
+            except (ValueError, KeyError, TypeError):
+                continue
+        elif record.get("type") == "event" and record.get("event") == UserMessageSubmitted.__name__:
+            prompts.append(str(record.get("text", "")))
+    info = SessionInfo(
+        id=path.stem, path=path, workspace=str(header.get("workspace", "")), model=str(header.get("model", "")),
+        provider=str(header.get("provider", "")), created=float(header.get("ts", path.stat().st_mtime)),
+        updated=path.stat().st_mtime, turns=len(prompts), first_prompt=(prompts[0] if prompts else "")[:200],
+    )
+    return info, consistent(messages)
+
+
+def consistent(messages: list[Message]) -> list[Message]:
+    """The messages without a trailing assistant message whose tool calls never got results (a crash mid-call)."""
+    from kairox.agent._messages import Role
+
+    while messages and messages[-1].role is Role.ASSISTANT and messages[-1].tool_calls:
+        messages = messages[:-1]
+    return messages
+
+
+def list_sessions(home: Path, *, workspace: Path | None = None) -> list[SessionInfo]:
+    """Every session, most recently updated last; only ``workspace``'s when given."""
+    folder = sessions_dir(home)
+    if not folder.is_dir():
+        return []
+    found = [read_session(path)[0] for path in folder.glob("*.jsonl")]
+    if workspace is not None:
+        found = [s for s in found if s.workspace == str(workspace)]
+    return sorted(found, key=lambda s: (s.updated, s.id))
+
+
+def find_session(home: Path, session_id: str) -> Path:
+    folder = sessions_dir(home)
+    exact = folder / f"{session_id}.jsonl"
+    if exact.is_file():
+        return exact
+    matches = sorted(folder.glob(f"{session_id}*.jsonl")) if folder.is_dir() and session_id else []
+    if len(matches) == 1:
+        return matches[0]
+    raise SessionNotFoundError(
+        f"no session {session_id!r} in {folder}" if not matches else f"{session_id!r} matches {len(matches)} sessions",
+        hint="`kairox sessions list` shows the sessions and their ids",
+    )
