@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kairox import __version__
-from kairox.cli import _config_cmds, _context_cmds, _extension_cmds
+from kairox.cli import _config_cmds, _context_cmds, _extension_cmds, _run_cmds
 from kairox.cli._common import CliState, ExitCode
 
 app = typer.Typer(
@@ -45,6 +45,7 @@ def _root(
 _config_cmds.register(app)
 _context_cmds.register(app)
 _extension_cmds.register(app)
+_run_cmds.register(app)
 
 
 def main() -> None:

@@ -30,7 +30,11 @@ class ExitCode(enum.IntEnum):
     TOOL_ERROR = 5
     """A tool call ran and returned an error."""
     NOT_FOUND = 6
-    """The named tool, server, skill or plugin does not exist."""
+    """The named tool, server, skill, plugin or session does not exist."""
+    LIMIT = 7
+    """A run stopped at a limit of ``[agent]`` (max_turns, max_tool_calls_per_turn, context_budget_tokens)."""
+    CANCELLED = 130
+    """The run was interrupted (Ctrl-C); the transcript ends consistently."""
 
 
 @dataclass
