@@ -260,6 +260,9 @@ class ScriptedModelServer:
         return root + "/v1" if self.wire == "openai" else root
 
     def __enter__(self) -> "ScriptedModelServer":
+        return self.start()
+
+    def start(self) -> "ScriptedModelServer":
         self._thread = threading.Thread(target=self._serve_thread, name=f"scripted-{self.wire}", daemon=True)
         self._thread.start()
         if not self._ready.wait(10):
@@ -272,10 +275,14 @@ class ScriptedModelServer:
             self.verify()
 
     def stop(self) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self.done.set)
-        if self._thread is not None:
-            self._thread.join(10)
+        """Stop serving (again is fine); ``verify`` still reports what happened."""
+        if self._thread is None:
+            return
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed in between
+                self._loop.call_soon_threadsafe(self.done.set)
+        self._thread.join(10)
+        self._thread = None
 
     def verify(self) -> None:
         problems = list(self.failures)
@@ -385,8 +392,7 @@ def main() -> int:
     parser.add_argument("--idle-timeout", type=float, default=60.0)
     args = parser.parse_args()
     script = json.loads(args.script.read_text(encoding="utf-8"))
-    server = ScriptedModelServer(args.wire, script, idle_timeout=args.idle_timeout, stop_when_done=True)
-    server.__enter__()
+    server = ScriptedModelServer(args.wire, script, idle_timeout=args.idle_timeout, stop_when_done=True).start()
     if args.port_file:
         args.port_file.write_text(str(server.port), encoding="utf-8")
     server.done.wait()

@@ -26,6 +26,13 @@ class _TerminalView:
         self._decisions: dict[str, Any] = {}
         self._at_line_start = True
 
+    def end_line(self) -> None:
+        """Finish streamed text with a newline before anything else is printed."""
+        if not self._at_line_start:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self._at_line_start = True
+
     def emit(self, event: "Event") -> None:
         from kairox.agent import ApprovalRequested, AssistantTextDelta, ModelFailed, ModelRequestRetried
         from kairox.registry import ToolCallDecided, ToolCallFinished, ToolCallRequested
@@ -35,10 +42,7 @@ class _TerminalView:
             sys.stdout.flush()
             self._at_line_start = event.text.endswith("\n")
             return
-        if not self._at_line_start:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            self._at_line_start = True
+        self.end_line()
         if isinstance(event, ToolCallRequested):
             self._decisions[event.call_id] = (event.tool, event.arguments, None)
         elif isinstance(event, ToolCallDecided) and event.call_id in self._decisions:
@@ -48,7 +52,7 @@ class _TerminalView:
             tool, arguments, decided = self._decisions.pop(event.call_id, (event.tool, {}, None))
             shown = json.dumps(arguments, ensure_ascii=False)
             shown = shown if len(shown) <= 120 else shown[:119] + "…"
-            verdict = f"{decided.decision} ({decided.rule or decided.source})" if decided is not None else "not decided"
+            verdict = _verdict(decided) if decided is not None else "not decided"
             tail = f", error: {(event.error or '').splitlines()[0][:160]}" if event.is_error and event.error else ""
             err(f"  tool {tool} {shown} -> {verdict}, {event.duration_ms:.0f} ms{tail}")
         elif isinstance(event, ApprovalRequested) and event.headless:
@@ -57,6 +61,13 @@ class _TerminalView:
             err(f"  model request failed ({event.reason}); retry {event.attempt} in {event.delay_sec:g}s")
         elif isinstance(event, ModelFailed):
             err(f"kairox: model provider {event.provider!r}: {event.message}")
+
+
+def _verdict(decided: Any) -> str:
+    """``allow (rule fs.read(./**))``, ``deny by approver (rule fs.write)``, ``allow by mode``."""
+    if decided.source == "rule":
+        return f"{decided.decision} (rule {decided.rule})"
+    return f"{decided.decision} by {decided.source}" + (f" (rule {decided.rule})" if decided.rule else "")
 
 
 class _JsonView:
@@ -127,9 +138,8 @@ def run(
         fail(str(exc), ExitCode.CONFIG)
     except SessionNotFoundError as exc:
         fail(str(exc), ExitCode.NOT_FOUND)
-    if not as_json:
-        if result.text and not result.text.endswith("\n"):
-            sys.stdout.write("\n")
+    if isinstance(view, _TerminalView):
+        view.end_line()
         if result.message:
             err(f"kairox: {result.reason}: {result.message}")
     raise typer.Exit(int(_exit_code(result)))
@@ -141,13 +151,13 @@ async def _turn_with_interrupt(session: "AgentSession", prompt: str) -> "TurnRes
 
     import anyio
 
-    async def watch(scope: anyio.CancelScope) -> None:
+    async def watch() -> None:
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:
                 session.cancel()
 
     async with anyio.create_task_group() as group:
-        group.start_soon(watch, group.cancel_scope)
+        group.start_soon(watch)
         result = await session.run_turn(prompt)
         group.cancel_scope.cancel()
     return result

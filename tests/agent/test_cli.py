@@ -1,0 +1,113 @@
+"""``kairox run`` and ``kairox sessions`` as a user runs them, against the scripted model server."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from tests.agent._support import BIN, make_workspace, user_config
+from tests.helpers import kairox
+from tests.servers.model_server import ScriptedModelServer
+
+pytestmark = pytest.mark.timeout(180)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+KEY = {"KAIROX_TEST_MODEL_KEY": "sk-test-0123456789abcdef", "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def test_run_json_on_the_example_workspace_prints_a_parseable_event_stream(tmp_path: Path, isolated_home: Path) -> None:
+    shutil.copytree(EXAMPLES, tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    workspace = tmp_path / "examples" / "workspace"
+    assert kairox("--workspace", workspace, "trust").code == 0
+    script = [
+        {"reply": "tool_calls", "calls": [{"id": "n1", "name": "mcp__notes__search_notes", "arguments": {"query": "release"}}],
+         "expect": {"system_contains": "Prices are integers in cents", "tools_include": ["mcp__notes__search_notes", "skill"]}},
+        {"reply": "text", "text": "The notes mention the release.", "expect": {"tool_results": {"n1": "release"}}},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai")
+        run = kairox("--workspace", workspace, "run", "--json", "What do the notes say about the release?", env=KEY)
+    assert run.code == 0, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    names = [e["event"] for e in events]
+    assert names.index("SessionStarted") < names.index("UserMessageSubmitted") < names.index("ModelRequestStarted")
+    assert names.index("TurnEnded") < names.index("SessionEnded") < names.index("ExtensionContextClosed")
+    finished = [e for e in events if e["event"] == "ToolCallFinished"]
+    assert [(e["call_id"], e["tool"], e["is_error"]) for e in finished] == [("n1", "mcp__notes__search_notes", False)]
+    decided = [e for e in events if e["event"] == "ToolCallDecided"]
+    assert [(e["decision"], e["rule"]) for e in decided] == [("allow", "mcp__notes__*")]
+    text = "".join(e["text"] for e in events if e["event"] == "AssistantTextDelta")
+    assert text == "The notes mention the release."
+    [ended] = [e for e in events if e["event"] == "TurnEnded"]
+    assert ended["reason"] == "completed" and ended["tool_calls"] == 1
+
+
+def test_run_streams_text_to_stdout_and_a_line_per_tool_call_to_stderr(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    script = [
+        {"reply": "tool_calls", "calls": [{"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}},
+                                          {"id": "w1", "name": "fs_write", "arguments": {"path": "x.txt", "content": "x"}}]},
+        {"reply": "text", "text": "Read it; the write was refused.", "expect": {"tool_results": {"r1": "first note", "w1": "no one can approve"}}},
+    ]
+    with ScriptedModelServer("anthropic", script) as server:
+        user_config(isolated_home, server, wire="anthropic", extra='[policy.rules]\nask = ["fs.write"]\n')
+        run = kairox("--workspace", workspace, "run", "Read the notes and write x.txt", env=KEY)
+    assert run.code == 0, run.stderr
+    assert run.stdout == "Read it; the write was refused.\n"
+    lines = [line.strip() for line in run.stderr.splitlines() if line.strip().startswith("tool ")]
+    assert len(lines) == 2
+    assert lines[0].startswith('tool fs.read {"path": "notes.txt"} -> allow by mode')
+    assert lines[1].startswith('tool fs.write {"path": "x.txt", "content": "x"} -> deny by approver (rule fs.write)')
+
+
+def test_continue_and_resume_carry_the_history_and_sessions_list_shows_the_session(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+
+    def sees(*needles: str):  # type: ignore[no-untyped-def]
+        def check(body: dict[str, object]) -> None:
+            text = json.dumps(body["messages"])
+            for needle in needles:
+                assert needle in text, f"{needle!r} is not in the history"
+
+        return check
+
+    script = [
+        {"reply": "text", "text": "Answer one."},
+        {"reply": "text", "text": "Answer two.", "check": sees("Question one", "Answer one.")},
+        {"reply": "text", "text": "Answer three.", "check": sees("Question one", "Answer two.", "Question three")},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai")
+        first = kairox("--workspace", workspace, "run", "Question one", env=KEY)
+        assert first.code == 0, first.stderr
+        second = kairox("--workspace", workspace, "run", "--continue", "Question two", env=KEY)
+        assert second.code == 0, second.stderr
+        listed = kairox("--workspace", workspace, "sessions", "list", "--json")
+        [session] = listed.json()
+        third = kairox("--workspace", workspace, "run", "--resume", session["id"], "Question three", env=KEY)
+    assert third.code == 0, third.stderr
+    assert third.stdout == "Answer three.\n"
+    assert session["turns"] == 2 and session["first_prompt"] == "Question one" and session["model"] == "scripted-model"
+    assert kairox("--workspace", workspace, "sessions", "list", "--json").json()[0]["turns"] == 3
+    missing = kairox("--workspace", workspace, "run", "--resume", "no-such-session", "hi", env=KEY)
+    assert missing.code == 6 and "no session 'no-such-session'" in missing.stderr
+
+
+def test_run_without_the_api_key_exits_3_naming_the_variable(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    with ScriptedModelServer("openai", []) as server:
+        user_config(isolated_home, server, wire="openai")
+        run = kairox("--workspace", workspace, "run", "hi", env={"KAIROX_TEST_MODEL_KEY": ""})
+    assert run.code == 3
+    assert "KAIROX_TEST_MODEL_KEY is not set" in run.stderr
+
+
+def test_run_that_hits_max_turns_exits_7(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    script = [{"reply": "tool_calls", "calls": [{"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}}]}]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai", extra="[agent]\nmax_turns = 1\n")
+        run = kairox("--workspace", workspace, "run", "Read forever", env=KEY)
+    assert run.code == 7
+    assert "max_turns" in run.stderr
