@@ -51,6 +51,15 @@ demo: install
 	@$(KX) skills match "review this pull request for test coverage"
 	@echo; echo "== The plugin's hook blocks overwriting CHANGELOG.md (exit code 4 = denied)"
 	@$(KX) tools call fs.write '{"path": "CHANGELOG.md", "content": "x"}' || test $$? -eq 4
+	@echo; echo "== kairox run with a RECORDED model: a scripted server on 127.0.0.1 replays canned answers"
+	@echo "   (examples/recorded_session.json); no real model is called. The tool calls are real."
+	@mkdir -p build && rm -f build/demo-model.port
+	@$(PY) tests/servers/model_server.py --wire openai --script examples/recorded_session.json --port-file build/demo-model.port & \
+	for i in $$(seq 100); do test -s build/demo-model.port && break; sleep 0.1; done; \
+	$(KX) -c model=recorded-model -c model_provider=recorded \
+	  -c model_providers.recorded.base_url=http://127.0.0.1:$$(cat build/demo-model.port)/v1 \
+	  run "Where is Cart.total defined, what do the notes say about the release, and how should a change to it be reviewed?"; \
+	code=$$?; wait; exit $$code
 
 clean:
 	rm -rf $(VENV) tests/servers/node_modules
