@@ -295,3 +295,35 @@ async def test_resumed_session_sends_its_history(workspace: Path, isolated_home:
     assert result.text == "second answer"
     assert events.of_type(SessionStarted)[0].resumed is True
     assert [e.text for e in events.of_type(AssistantMessageCompleted)] == ["second answer"]
+
+
+async def test_hooks_add_context_to_the_session_and_the_prompt_and_a_blocking_hook_keeps_the_prompt_from_the_model(
+    workspace: Path, isolated_home: Path
+) -> None:
+    extra = (
+        '[policy]\nsandbox_policy = "danger_full_access"\n\n'
+        '[[hooks.session_start]]\ncommand = "echo Deploys are frozen this week."\n\n'
+        '[[hooks.user_prompt_submit]]\ncommand = "echo The build is green."\n\n'
+        "[[hooks.pre_turn]]\ncommand = \"grep -q forbidden && { echo 'no forbidden words' >&2; exit 2; } || true\"\n"
+    )
+    script = [{"reply": "text", "text": "Fine.", "expect": {"system_contains": "Deploys are frozen this week.", "last_user_contains": "The build is green."}}]
+    sink = RecordingSink()
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai", extra=extra)
+        async with open_session(workspace, events=[sink]) as session:
+            first = await session.run_turn("How is the build?")
+            second = await session.run_turn("Do the forbidden thing.")
+            roles = [m.role for m in session.messages]
+    assert first.reason is TurnEndReason.COMPLETED
+    assert second.reason is TurnEndReason.BLOCKED and second.message is not None and "no forbidden words" in second.message
+    assert roles == [Role.USER, Role.ASSISTANT]  # the blocked prompt never joined the conversation
+    assert [e.reason for e in sink.of_type(TurnEnded)] == [TurnEndReason.COMPLETED, TurnEndReason.BLOCKED]
+
+
+async def test_a_request_that_would_not_fit_the_context_budget_is_not_sent(workspace: Path, isolated_home: Path) -> None:
+    with ScriptedModelServer("openai", []) as server:
+        user_config(isolated_home, server, wire="openai", extra="[agent]\ncontext_budget_tokens = 500\n")
+        async with open_session(workspace) as session:
+            result = await session.run_turn("Hello")
+    assert result.reason is TurnEndReason.CONTEXT_BUDGET
+    assert result.message is not None and "agent.context_budget_tokens (500)" in result.message

@@ -136,6 +136,8 @@ class AgentSession:
         self._pending: dict[str, ToolResultPart] = {}
         self._known_tokens = 0
         self._known_upto = 0
+        self.session_context: str | None = None
+        """What ``session_start`` hooks printed as context; it goes into the system prompt."""
 
     @property
     def session_id(self) -> str:
@@ -161,7 +163,16 @@ class AgentSession:
         self.transcript.message(message)
 
     def system_prompt(self) -> str:
-        return PREAMBLE.format(workspace=self.context.resolved.workspace) + "\n\n" + self.context.prompt_context.strip()
+        parts = [PREAMBLE.format(workspace=self.context.resolved.workspace), self.context.prompt_context.strip()]
+        if self.session_context:
+            parts.append(f"<session-start-context>\n{self.session_context}\n</session-start-context>")
+        return "\n\n".join(parts)
+
+    async def start(self, source: str) -> None:
+        """Fire the ``session_start`` hooks; their context joins the system prompt."""
+        outcome = await self.context.hooks.session_start(source)
+        self._hook_event("session_start", outcome)
+        self.session_context = outcome.additional_context
 
     # --- the turn -------------------------------------------------------------------------------------------
 
@@ -407,7 +418,7 @@ async def open_session(
                 )
             )
             try:
-                session._hook_event("session_start", await context.hooks.session_start("resume" if resume else "startup"))
+                await session.start("resume" if resume else "startup")
                 yield session
             finally:
                 with anyio.CancelScope(shield=True):
