@@ -393,7 +393,7 @@ async def open_session(
 
             raise SessionNotFoundError(f"no earlier session in {resolved.workspace}", hint="start one with `kairox run PROMPT`")
         resume = found[-1].id
-    hidden = (api_key,) if api_key else ()
+    hidden = tuple(v for v in (api_key, *settings.headers.values()) if v)  # never written to the transcript
     if resume is not None:
         path = find_session(resolved.home, resume)
         _, history = read_session(path)
