@@ -83,8 +83,14 @@ class ApprovalRequested(Event):
 
     tool: str
     reason: str
+    call_id: str = ""
     arguments: JsonObject = field(default_factory=dict)
-    rule: str | None = None
+    source: str = ""
+    """Which part of the policy asked: ``rule``, ``protected_path``, ``sandbox``, ``mode``, ``hook``."""
+    asked_by: str | None = None
+    command: str | None = None
+    grants: tuple[str, ...] = ()
+    """What each "for the session" choice would cover."""
     headless: bool = False
     """No one to ask: the request is denied and the model is told."""
 

@@ -32,7 +32,7 @@ from kairox.agent._transcript import Transcript, find_session, list_sessions, re
 from kairox.config import AgentConfig, ResolvedConfig, resolve_config
 from kairox.errors import KairoxError
 from kairox.events import Event, EventSink, FanoutSink
-from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver, effective_profile
+from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver, effective_profile, refusal_text
 from kairox.runtime import RuntimeOptions, build_extension_context
 from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, ToolResult
 
@@ -57,6 +57,12 @@ class TurnResult:
     tool_calls: int = 0
 
 
+_HEADLESS_HINT = (
+    "no one can approve in this run: do something else, or tell the user how to allow it "
+    "(run at a terminal, --approval, or an allow rule)"
+)
+
+
 class SessionApprover:
     """The Approver the gate and the hooks get: it announces the request and asks the front end's approver, one
     request at a time; with none (headless), every ask is a denial the model is told about."""
@@ -69,12 +75,14 @@ class SessionApprover:
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
         approver = self.front_end
         self._emit(
-            ApprovalRequested(tool=request.tool, reason=request.reason, arguments=dict(request.arguments), rule=request.rule, headless=approver is None)
+            ApprovalRequested(
+                call_id=request.call_id, tool=request.tool, reason=request.reason, arguments=dict(request.arguments),
+                source=request.source, asked_by=request.asked_by, command=request.command,
+                grants=tuple(grant.covers for grant in request.grants), headless=approver is None,
+            )
         )
         if approver is None:
-            return ApprovalAnswer.deny(
-                f"approval required ({request.reason}), and no one can approve in this run; do something else or ask the user to allow it"
-            )
+            return ApprovalAnswer.deny(refusal_text(request, _HEADLESS_HINT))
         async with self._lock:  # one dialog at a time
             return await approver.request_approval(request)
 
