@@ -175,6 +175,32 @@ async def test_two_reads_of_one_message_run_concurrently_and_two_writes_one_afte
     assert (workspace / "out.txt").read_text() == "second"
 
 
+@pytest.mark.parametrize("trusted", [True, False])
+async def test_mcp_calls_run_side_by_side_only_when_their_read_only_annotation_is_trusted(
+    trusted: bool, workspace: Path, isolated_home: Path
+) -> None:
+    extra = (
+        '[policy.rules]\nallow = ["mcp__basic__echo"]\n\n'
+        f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n'
+        f"trust_annotations = {str(trusted).lower()}\n"
+    )
+    script = [
+        calls(("m1", "mcp__basic__echo", {"message": "one"}), ("m2", "mcp__basic__echo", {"message": "two"})),
+        {"reply": "text", "text": "Echoed.", "expect": {"tool_results": {"m1": "one", "m2": "two"}}},
+    ]
+    sink = RecordingSink()
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai", extra=extra)
+        async with open_session(workspace, events=[sink]) as session:
+            result = await session.run_turn("Echo twice.")
+    assert result.reason is TurnEndReason.COMPLETED
+    order = call_order(sink.events)
+    if trusted:
+        assert [kind for kind, _ in order] == ["start", "start", "end", "end"]
+    else:  # an MCP tool counts as a write: one at a time, in the order the model gave
+        assert order == [("start", "m1"), ("end", "m1"), ("start", "m2"), ("end", "m2")]
+
+
 async def test_cancel_during_a_slow_mcp_call_cancels_it_on_the_server_and_leaves_a_consistent_transcript(
     workspace: Path, isolated_home: Path, tmp_path: Path
 ) -> None:

@@ -32,7 +32,14 @@ from kairox.agent._transcript import Transcript, find_session, list_sessions, re
 from kairox.config import AgentConfig, ResolvedConfig, resolve_config
 from kairox.errors import KairoxError
 from kairox.events import Event, EventSink, FanoutSink
-from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver, effective_profile, refusal_text
+from kairox.policy import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    Approver,
+    effective_profile,
+    mcp_read_only,
+    refusal_text,
+)
 from kairox.runtime import RuntimeOptions, build_extension_context
 from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, ToolResult
 
@@ -340,10 +347,11 @@ class AgentSession:
     # --- tools ----------------------------------------------------------------------------------------------
 
     def _concurrent(self, call: ToolCallPart) -> bool:
-        """Reads run side by side; writes, executions and external tools (MCP, plugins) one at a time."""
+        """Reads run side by side; writes, executions and external tools (plugins, MCP tools unless their server's
+        read-only annotations are trusted) one at a time."""
         name = self.context.registry.from_wire_name(call.name)
         spec = self.context.registry.get(name) if name else None
-        return spec is None or effective_profile(spec).access is Access.READ
+        return spec is None or effective_profile(spec).access is Access.READ or mcp_read_only(spec)
 
     async def _run_tools(self, calls: Sequence[ToolCallPart]) -> None:
         batches: list[list[ToolCallPart]] = []
