@@ -111,3 +111,48 @@ def test_run_that_hits_max_turns_exits_7(tmp_path: Path, isolated_home: Path) ->
         run = kairox("--workspace", workspace, "run", "Read forever", env=KEY)
     assert run.code == 7
     assert "max_turns" in run.stderr
+
+
+def test_ctrl_c_during_a_slow_tool_cancels_the_turn_exits_130_and_the_server_is_told(tmp_path: Path, isolated_home: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.agent._support import SERVERS
+
+    workspace = make_workspace(tmp_path / "repo")
+    marker = tmp_path / "cancelled"
+    extra = (
+        '[policy.rules]\nallow = ["mcp__slow__wait_forever"]\n\n'
+        f'[mcp_servers.slow]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n'
+        f'env = {{ KAIROX_TEST_MARKER = "{marker}" }}\n'
+    )
+    script = [{"reply": "tool_calls", "calls": [{"id": "x1", "name": "mcp__slow__wait_forever", "arguments": {}}]}]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai", extra=extra)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kairox", "--workspace", str(workspace), "run", "--json", "Wait."],
+            env={**os.environ, **KEY}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:  # wait until the tool call is running
+                if json.loads(line)["event"] == "ToolCallRequested":
+                    break
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            rest, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 130, stderr
+    events = [json.loads(line) for line in rest.splitlines()]
+    [ended] = [e for e in events if e["event"] == "TurnEnded"]
+    assert ended["reason"] == "cancelled"
+    assert [e["call_id"] for e in events if e["event"] == "ToolCallFinished"] == ["x1"]
+    assert marker.read_text() == "cancelled"
+    [session] = kairox("--workspace", workspace, "sessions", "list", "--json").json()
+    records = [json.loads(line) for line in Path(session["path"]).read_text().splitlines()]
+    assert [r["message"]["role"] for r in records if r["type"] == "message"] == ["user", "assistant", "tool"]

@@ -231,6 +231,7 @@ async def test_cancel_during_a_slow_mcp_call_cancels_it_on_the_server_and_leaves
             messages = list(session.messages)
             transcript = session.transcript.path
     assert result.reason is TurnEndReason.CANCELLED
+    assert [(e.call_id, e.is_error, e.error) for e in sink.of_type(ToolCallFinished)] == [("x1", True, "cancelled by the user")]
     assert marker.read_text() == "cancelled"
     assert [m.role for m in messages] == [Role.USER, Role.ASSISTANT, Role.TOOL]
     assert messages[2].tool_results[0].call_id == "x1" and messages[2].tool_results[0].is_error

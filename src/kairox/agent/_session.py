@@ -5,6 +5,7 @@ event; front ends subscribe and never reach inside."""
 
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from kairox.policy import (
     mcp_read_only,
     refusal_text,
 )
+from kairox.registry import ToolCallFinished
 from kairox.runtime import RuntimeOptions, build_extension_context
 from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, ToolResult
 
@@ -374,7 +376,18 @@ class AgentSession:
 
     async def _call(self, call: ToolCallPart) -> None:
         registry = self.context.registry
-        result = await registry.call_from_model(self.client.settings.dialect, call.name, call.arguments, call_id=call.id)
+        started = time.perf_counter()
+        try:
+            result = await registry.call_from_model(self.client.settings.dialect, call.name, call.arguments, call_id=call.id)
+        except anyio.get_cancelled_exc_class():
+            # the gate reports calls that end; one cancelled halfway ends here, and front ends should see it end
+            self.emit(
+                ToolCallFinished(
+                    call_id=call.id, tool=registry.from_wire_name(call.name) or call.name, is_error=True, size_chars=0,
+                    duration_ms=round((time.perf_counter() - started) * 1000, 3), error="cancelled by the user",
+                )
+            )
+            raise
         self._pending[call.id] = _result_part(call, result)
 
 
