@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kairox.agent._events import AssistantTextDelta, UserMessageSubmitted
-from kairox.agent._messages import Message
+from kairox.agent._messages import Message, Role
 from kairox.config import REDACTED, is_secret_key
 from kairox.errors import KairoxError
 from kairox.events import Event, event_to_json
@@ -135,8 +135,6 @@ def read_session(path: Path) -> tuple[SessionInfo, list[Message]]:
 
 def consistent(messages: list[Message]) -> list[Message]:
     """The messages without a trailing assistant message whose tool calls never got results (a crash mid-call)."""
-    from kairox.agent._messages import Role
-
     while messages and messages[-1].role is Role.ASSISTANT and messages[-1].tool_calls:
         messages = messages[:-1]
     return messages
