@@ -10,6 +10,7 @@ from kairox.cli._common import ExitCode, err, fail, out, out_json, state
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
+    from kairox.errors import ConfigProblem, Diagnostic
 
 config_app = typer.Typer(help="Show, check and edit configuration.", no_args_is_help=True)
 
@@ -190,20 +191,42 @@ def unset(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted ke
     err(f"removed {key} from {file}")
 
 
+def _mcp_json_problems(resolved: "ResolvedConfig") -> "tuple[list[ConfigProblem], list[Diagnostic]]":
+    """The workspace ``.mcp.json`` is configuration too: its errors as problems, its notes as diagnostics."""
+    from kairox.config import MCP_JSON, workspace_mcp_servers
+    from kairox.errors import ConfigProblem, Severity
+
+    problems: list[ConfigProblem] = []
+    notes: list[Diagnostic] = []
+    for diagnostic in workspace_mcp_servers(resolved.workspace).diagnostics:
+        if diagnostic.severity is not Severity.ERROR:
+            notes.append(diagnostic)
+            continue
+        key = "" if diagnostic.name == MCP_JSON else f"mcpServers.{diagnostic.name}"
+        file = diagnostic.source or str(resolved.workspace / MCP_JSON)
+        problems.append(ConfigProblem(file=file, line=diagnostic.line, key=key, message=diagnostic.reason, hint=diagnostic.hint, layer=MCP_JSON))
+    return problems, notes
+
+
 @config_app.command("validate")
 def validate(ctx: typer.Context, as_json: JsonOption = False) -> None:
-    """Check every layer; list every problem with file:line, key and a hint. Exit 3 when there are any."""
+    """Check every file Kairox reads as configuration (each kairox.toml layer and the workspace .mcp.json);
+    list every problem with file:line, key and a hint. Exit 3 when there are any."""
+    import dataclasses
+
     resolved = state(ctx).resolve(strict=False)
+    mcp_problems, mcp_notes = _mcp_json_problems(resolved)
+    problems = [*resolved.problems, *mcp_problems]
     if as_json:
-        out_json({"problems": resolved.to_json()["problems"], "layers": [i.to_json() for i in resolved.layers]})
+        out_json({"problems": [dataclasses.asdict(p) for p in problems], "layers": [i.to_json() for i in resolved.layers]})
     else:
-        for problem in resolved.problems:
+        for problem in problems:
             out(f"{problem}")
-        for diagnostic in resolved.diagnostics:
+        for diagnostic in (*resolved.diagnostics, *mcp_notes):
             err(str(diagnostic))
-        if not resolved.problems:
+        if not problems:
             out("configuration is valid")
-    if resolved.problems:
+    if problems:
         raise typer.Exit(int(ExitCode.CONFIG))
 
 

@@ -32,7 +32,7 @@ from kairox.mcp._features import (
 )
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
 from kairox.mcp._manager import McpServerManager
-from kairox.mcp._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
+from kairox.config import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
 from kairox.mcp._sources import ConfiguredServer, configured_servers
 
 __all__ = [

@@ -6,7 +6,7 @@ from typing import Any
 
 from kairox.config import McpServerConfig, ResolvedConfig, join_key, redact_tree
 from kairox.errors import Diagnostic
-from kairox.mcp._mcp_json import McpJsonFile, workspace_mcp_servers
+from kairox.config import McpJsonFile, workspace_mcp_servers
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
