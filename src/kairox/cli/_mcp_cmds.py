@@ -131,14 +131,23 @@ def status(
 
     async def run() -> list[dict[str, Any]]:
         async with _manager(cli, servers) as manager:
-            return [s.to_json() for s in manager.states()]
+            states = [s.to_json() for s in manager.states()]
+            for item in states:
+                # count what the model is offered, as doctor and context do: the server's tools that pass
+                # enabled_tools / disabled_tools, plus the list/read resource tools Kairox adds
+                adapter = manager.adapters.get(item["name"])
+                specs = list(await adapter.list_tools()) if adapter is not None else []
+                item["tools"] = len(specs) if adapter is not None else item["tools"]
+                item["resource_tools"] = sum(1 for spec in specs if "resource_helper" in spec.meta)
+            return states
 
     states = anyio.run(run)
     if as_json:
         out_json({"servers": states})
     else:
         for item in states:
-            line = f"{item['name']}: {item['status']} ({item['transport']}, {item['tools']} tools)"
+            helpers = f", {item['resource_tools']} of them the resource tools Kairox adds" if item["resource_tools"] else ""
+            line = f"{item['name']}: {item['status']} ({item['transport']}, {item['tools']} tools{helpers})"
             out(line + (f": {item['error']}" if item["error"] else ""))
             if item["status"] == "failed" and item["stderr_tail"]:
                 tail = "\n".join(item["stderr_tail"].rstrip().splitlines()[-10:])

@@ -6,7 +6,14 @@ Sections whose features arrive later still have their final shape here, so files
 import enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidatorFunctionWrapHandler, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 
