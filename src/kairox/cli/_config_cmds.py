@@ -243,10 +243,13 @@ def paths(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 
 @config_app.command("reference")
-def reference() -> None:
-    """Every key of kairox.toml with its type, default and layer rules (markdown)."""
-    from kairox.config._reference import config_reference
+def reference(as_json: JsonOption = False) -> None:
+    """Every key of kairox.toml with its type, default and layer rules (markdown; a list of keys with --json)."""
+    from kairox.config._reference import config_reference, config_reference_data
 
+    if as_json:
+        out_json({"keys": config_reference_data()})
+        return
     out(config_reference())
 
 
@@ -255,6 +258,7 @@ def trust(
     path: Annotated[Path | None, typer.Argument(help="Workspace to trust (default: the current workspace).")] = None,
     revoke: Annotated[bool, typer.Option("--revoke", help="Forget the workspace instead.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List trusted workspaces.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Trust a workspace: its project files may then widen the policy, start servers, enable plugins, run hooks."""
     from kairox.config import TrustError, TrustStore, find_workspace, kairox_home
@@ -262,8 +266,12 @@ def trust(
     store = TrustStore(kairox_home())
     try:
         if list_:
-            for folder in store.list():
-                out(str(folder))
+            folders = [str(folder) for folder in store.list()]
+            if as_json:
+                out_json({"trusted_workspaces": folders})
+            else:
+                for folder_text in folders:
+                    out(folder_text)
             return
         cli = state(ctx)
         folder = (path or cli.workspace or find_workspace(Path.cwd())).resolve()
@@ -273,6 +281,8 @@ def trust(
         else:
             changed = store.trust(folder)
             err(f"{folder}: {'trusted' if changed else 'already trusted'}")
+        if as_json:
+            out_json({"workspace": str(folder), "trusted": not revoke, "changed": changed})
     except TrustError as exc:
         fail(str(exc))
 

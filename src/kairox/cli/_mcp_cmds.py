@@ -5,7 +5,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, parse_json_arg, state
+from kairox.cli._common import (
+    CliState,
+    ExitCode,
+    err,
+    errors_as_json,
+    fail,
+    out,
+    out_json,
+    parse_json_arg,
+    state,
+)
 
 if TYPE_CHECKING:
     from kairox.events import Event, EventSink
@@ -230,6 +240,7 @@ def call(
     from kairox.runtime import build_hooks, load_plugins
     from kairox.tools import ToolCall, ToolResult
 
+    errors_as_json(as_json)
     cli = state(ctx)
     args = parse_json_arg(arguments)
     servers = _pick(_configured(cli), server)
@@ -295,8 +306,8 @@ def add(
     command: Annotated[list[str] | None, typer.Argument(help="After --: the command and its arguments (stdio).")] = None,
     transport: Annotated[str, typer.Option("--transport", "-t", help="stdio, sse or http (streamable HTTP).")] = "stdio",
     url: Annotated[str | None, typer.Option("--url", help="Endpoint of an sse or http server.")] = None,
-    env: Annotated[list[str] | None, typer.Option("--env", "-e", help="K=V environment for a stdio server (repeatable).")] = None,
-    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="K:V header for a remote server (repeatable).")] = None,
+    env: Annotated[list[str] | None, typer.Option("--env", "-e", metavar="KEY=VALUE", help="K=V environment for a stdio server (repeatable).")] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", "-H", metavar="KEY:VALUE", help="K:V header for a remote server (repeatable).")] = None,
     layer: Annotated[str, typer.Option("--layer", help="user, project or local.")] = "user",
 ) -> None:
     """Add a server to a configuration file, keeping its comments: kairox mcp add NAME -- CMD ARGS."""

@@ -2,7 +2,7 @@
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -152,11 +152,10 @@ def discover_plugins(
             settings = PluginSettings(enabled=False, disabled_reason=record.disabled_reason)
         elif not settings.enabled and record.disabled_reason:
             settings = PluginSettings(enabled=False, disabled_contributions=settings.disabled_contributions, disabled_reason=record.disabled_reason)
-        gather.add(
-            *load_plugin(
-                record.path, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=record.marketplace, prober=prober
-            )
+        plugin, problems = load_plugin(
+            record.path, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=record.marketplace, prober=prober
         )
+        gather.add(replace(plugin, installed_version=record.version) if plugin is not None else None, problems)
     return gather.result()
 
 
