@@ -24,21 +24,25 @@ def context(
     ] = None,
 ) -> None:
     """The prompt context, the model-visible tools and the diagnostics of the workspace."""
+    from kairox.cli._notices import ShownWarnings, held_back_note
     from kairox.cli._runtime import with_context
+    from kairox.errors import Severity
     from kairox.registry import ModelProvider
 
     if provider is not None and provider not in {p.value for p in ModelProvider}:
         fail(f"unknown provider {provider!r}; use openai, anthropic or gemini", ExitCode.USAGE)
 
-    async def collect(context: "ExtensionContext") -> dict[str, Any]:
+    async def collect(context: "ExtensionContext") -> tuple[dict[str, Any], list["Diagnostic"], int]:
         data = context.to_json()
+        problems: list[Diagnostic] = []
         if provider is not None:
             definitions, problems = context.registry.definitions(provider)
             data["definitions"] = definitions
             data["diagnostics"] += [d.to_json() for d in problems]
-        return data
+        shown, held = ShownWarnings(context.resolved.home).split(d for d in [*context.diagnostics, *problems] if d.severity is not Severity.INFO)
+        return data, shown, held
 
-    data = with_context(state(ctx), collect)
+    data, shown, held = with_context(state(ctx), collect)
     if provider is not None:
         out_json(data["definitions"])
     elif as_json:
@@ -49,9 +53,10 @@ def context(
         width = max((len(t["name"]) for t in data["tools"]), default=0)
         for tool in data["tools"]:
             out(f"- {tool['name']:<{width}}  {tool['source']:<7}  {tool['origin'] or ''}")
-    for diagnostic in data["diagnostics"]:
-        if diagnostic["severity"] != "info":
-            err(f"{diagnostic['severity']}: {diagnostic['path'] or diagnostic['name']}: {diagnostic['reason']}")
+    for diagnostic in shown:
+        err(f"{diagnostic.severity}: {diagnostic.source or diagnostic.name}: {diagnostic.reason}")
+    if held:
+        err(held_back_note(held))
 
 
 _FIXES = {

@@ -98,12 +98,17 @@ def list_plugins(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every plugin found, enabled or not, with where it comes from and what it brings."""
     from kairox.plugins import PluginManifestView, diagnostic_json
 
-    _, plugins = _discover(ctx)
+    resolved, plugins = _discover(ctx)
     views = [PluginManifestView.of(p) for p in plugins.plugins]
     if as_json:
         out_json({"plugins": [v.to_json() for v in views], "diagnostics": [diagnostic_json(d) for d in plugins.diagnostics]})
         return
-    _report(plugins.diagnostics)
+    from kairox.cli._notices import ShownWarnings, held_back_note
+
+    shown, held = ShownWarnings(resolved.home).split(plugins.diagnostics)
+    _report(shown)
+    if held:
+        err(held_back_note(held))
     if not views:
         err("no plugins found (install one with `kairox plugins install NAME`, or add folders to [plugins] paths)")
         return

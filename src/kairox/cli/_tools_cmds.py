@@ -91,8 +91,13 @@ def list_tools(
         ]
         out_json({"tools": [_spec_json(s) for s in visible], "hidden": hidden, "diagnostics": [d.to_json() for d in diagnostics]})
         return
-    for problem in diagnostics:
+    from kairox.cli._notices import ShownWarnings, held_back_note
+
+    shown, held = ShownWarnings(state(ctx).resolve().home).split(diagnostics)
+    for problem in shown:
         err(str(problem))
+    if held:
+        err(held_back_note(held))
     width = max((len(s.name) for s in visible), default=0)
     for spec in visible:
         description = spec.description.strip() if verbose else one_line(spec.description)
