@@ -207,4 +207,4 @@ def test_call_passes_the_pre_tool_use_hooks(workspace: Path) -> None:
     assert "echo is switched off here" in blocked.stderr
     other = kairox(workspace, "mcp", "call", "basic", "add", '{"a": 2, "b": 3}', "--yes")
     assert other.returncode == 0, other.stderr
-    assert "5" in other.stdout
+    assert json.loads(other.stdout) == {"total": 5}

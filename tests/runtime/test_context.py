@@ -112,7 +112,7 @@ def test_prompt_context_is_deterministic(workspace: Path) -> None:
 
 
 def test_untrusted_workspace_starts_nothing_and_says_so(workspace: Path) -> None:
-    kairox("trust", "--revoke", cwd=workspace)
+    assert kairox("trust", "--revoke", cwd=workspace).code == 0
     data = kairox("context", "--json", cwd=workspace).json()
     assert [t for t in data["tools"] if t["source"] in ("mcp", "plugin")] == []
     assert "untrusted" in data["prompt_context"]
@@ -160,7 +160,7 @@ def test_untrusted_language_server_with_a_quoted_name_does_not_start(tmp_path: P
     # the only language server waits for trust, so its tools are not offered at all
     assert run.code == 6, run.stdout + run.stderr
     assert "greet" not in run.stdout
-    kairox("trust", cwd=root)
+    assert kairox("trust", cwd=root).code == 0
     trusted = kairox("tools", "call", "lsp.document_symbols", '{"file": "app.py"}', cwd=root)
     assert trusted.code == 0, trusted.stderr
     assert "greet" in trusted.stdout
