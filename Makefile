@@ -5,9 +5,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NODE_STAMP := tests/servers/node_modules/.installed
 
-.PHONY: test demo lint check install clean
+.PHONY: test demo lint check install clean system-packages preflight
 
-$(PY):
+# bubblewrap, ripgrep, git, Node.js: installed when missing (as root, or with `sudo -n`), else make stops
+# at once, naming the packages and the command that installs them
+system-packages:
+	@sh scripts/system-packages.sh install
+
+$(PY): | system-packages
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(PY) pyproject.toml
@@ -19,14 +24,18 @@ $(NODE_STAMP): tests/servers/package.json tests/servers/package-lock.json
 	cd tests/servers && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
-install: $(STAMP) $(NODE_STAMP)
+install: system-packages $(STAMP) $(NODE_STAMP)
+
+# says which system programs are missing before any test runs
+preflight:
+	@sh scripts/system-packages.sh check
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-test: install
+test: install preflight
 	$(VENV)/bin/pytest -q
 	$(MAKE) lint
 
@@ -34,7 +43,7 @@ test: install
 DEMO_ENV := KAIROX_HOME=$(CURDIR)/build/demo-home PATH=$(CURDIR)/$(VENV)/bin:$$PATH
 KX := $(DEMO_ENV) $(VENV)/bin/kairox --workspace examples/workspace
 
-demo: install
+demo: install preflight
 	@echo "== kairox trust (the example's servers, plugin and hooks may run)"
 	@$(KX) trust
 	@echo; echo "== kairox config show --provenance (project layer only)"

@@ -10,19 +10,24 @@ HEAVY = ("mcp", "textual", "starlette")
 PROBE = """
 import sys, runpy, json
 sys.argv = ["kairox", *{args!r}]
+code = 0
 try:
     runpy.run_module("kairox", run_name="__main__")
-except SystemExit:
-    pass
-print("\\n" + json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))
+except SystemExit as exc:
+    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+print("\\n" + json.dumps({{"exit_code": code, "modules": sorted({{m.split('.')[0] for m in sys.modules}})}}))
 """
 
 
 def loaded_modules(args: list[str], cwd: Path) -> set[str]:
+    """The top-level modules the command imported; the command itself must have succeeded."""
     proc = subprocess.run(
         [sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True, cwd=cwd, timeout=60
     )
-    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["exit_code"] == 0, (args, proc.stderr)
+    return set(report["modules"])
 
 
 def test_help_and_config_commands_stay_light(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def test_provenance_names_winner_file_line_and_shadowed_layers(tmp_path: Path, i
         '[tools]\ndefault_timeout_sec = 30.0\n\n[policy.rules]\nask = ["shell.exec(git push*)"]\ndeny = ["fs.write(./dist/**)"]\n',
     )
     local = write(workspace / ".kairox" / "kairox.local.toml", '[tools]\noutput_limit_chars = 7000\n')
-    kairox("trust", cwd=workspace)
+    assert kairox("trust", cwd=workspace).code == 0
 
     run = kairox(
         "-c", "policy.network_access=true", "config", "show", "--provenance", "--json",
@@ -80,7 +80,7 @@ def test_server_entry_is_replaced_whole_by_a_higher_layer(tmp_path: Path, isolat
     )
     workspace = tmp_path / "ws"
     write(workspace / "kairox.toml", '[mcp_servers.docs]\ncommand = "other-docs"\n')
-    kairox("trust", cwd=workspace)
+    assert kairox("trust", cwd=workspace).code == 0
     data = kairox("config", "show", "--json", cwd=workspace).json()
     server = data["config"]["mcp_servers"]["docs"]
     assert (server["command"], server["args"], server["env"]) == ("other-docs", [], {})

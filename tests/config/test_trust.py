@@ -61,15 +61,16 @@ def test_untrusted_project_cannot_widen_policy_or_start_servers_until_trusted(wo
 
 
 def test_project_files_never_route_model_credentials(workspace: Path) -> None:
-    kairox("trust", cwd=workspace)
+    assert kairox("trust", cwd=workspace).code == 0
     data = kairox("config", "show", "--json", cwd=workspace).json()
     assert data["config"]["model_provider"] is None
     assert [(d["name"], d["line"]) for d in data["diagnostics"]] == [("model_provider", 1)]
 
 
 def test_trust_list_shows_trusted_roots(workspace: Path) -> None:
-    kairox("trust", cwd=workspace)
+    assert kairox("trust", cwd=workspace).code == 0
     listed = kairox("trust", "--list", cwd=workspace)
+    assert listed.code == 0, listed.stderr
     assert listed.stdout.splitlines() == [str(workspace)]
     sub = workspace / "src" / "pkg"
     sub.mkdir(parents=True)

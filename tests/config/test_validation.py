@@ -25,14 +25,14 @@ def test_validate_lists_all_three_mistakes_with_file_line_and_did_you_mean(tmp_p
     assert lines[0] == f"{config}:2: policy.aproval_policy: unknown key 'aproval_policy' (did you mean 'approval_policy'?)"
     assert lines[1].startswith(f"{config}:5: tools.default_timeout_sec: ")
     assert "valid number" in lines[1]
-    assert lines[2].startswith(f"{config}:6: mcp_servers.broken: a stdio server cannot set url")
+    assert lines[2] == f'{config}:8: mcp_servers.broken.url: a stdio server cannot set url; remove it or set type = "sse" or "streamable_http"'
 
     as_json = kairox("config", "validate", "--json", cwd=tmp_path)
     assert as_json.code == 3
     assert [(p["line"], p["key"]) for p in as_json.json()["problems"]] == [
         (2, "policy.aproval_policy"),
         (5, "tools.default_timeout_sec"),
-        (6, "mcp_servers.broken"),
+        (8, "mcp_servers.broken.url"),
     ]
 
 
@@ -91,3 +91,54 @@ def test_credentials_in_urls_and_server_arguments_are_redacted(tmp_path: Path, i
         assert run.code == 0, run.stderr
         for secret in ("pa55word", "k3y", "sk-l1ve", "t0k", "ghp_abc", "zzz9"):
             assert secret not in run.stdout, (args, secret)
+
+
+def test_every_problem_of_a_server_entry_is_reported_at_its_own_key(tmp_path: Path) -> None:
+    config = tmp_path / "kairox.toml"
+    config.write_text(
+        "[mcp_servers.broken]\n"  # line 1
+        'command = "srv"\n'
+        'url = "http://127.0.0.1:9/mcp"\n'  # a stdio server with a url (line 3)
+        'startup_timeout_sec = "slow"\n'  # wrong type (line 4)
+        'headers = { A = "b" }\n',  # another remote key (line 5)
+        encoding="utf-8",
+    )
+    run = kairox("config", "validate", "--json", cwd=tmp_path)
+    assert run.code == 3
+    assert [(p["line"], p["key"]) for p in run.json()["problems"]] == [
+        (3, "mcp_servers.broken.url"),
+        (5, "mcp_servers.broken.headers"),
+        (4, "mcp_servers.broken.startup_timeout_sec"),
+    ]
+    text = kairox("config", "validate", cwd=tmp_path).stdout
+    assert f"{config}:4: mcp_servers.broken.startup_timeout_sec: Input should be a valid number" in text
+    assert f"{config}:5: mcp_servers.broken.headers: a stdio server cannot set headers;" in text
+
+
+def test_a_misspelt_key_in_a_server_entry_gets_a_did_you_mean(tmp_path: Path) -> None:
+    config = tmp_path / "kairox.toml"
+    config.write_text('[mcp_servers.files]\ncomand = "npx"\nargs = ["-y", "server-filesystem"]\n', encoding="utf-8")
+    run = kairox("config", "validate", cwd=tmp_path)
+    assert run.code == 3
+    assert run.stdout.splitlines() == [
+        f"{config}:1: mcp_servers.files: set `command` (stdio) or `url` (sse / streamable_http)",
+        f"{config}:2: mcp_servers.files.comand: unknown key 'comand' (did you mean 'command'?)",
+    ]
+
+
+def test_validate_checks_the_workspace_mcp_json_too(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    mcp_json = tmp_path / ".mcp.json"
+    mcp_json.write_text('{\n  "mcpServers": {\n    "files": {"command": "npx",}\n  }\n}\n', encoding="utf-8")
+    run = kairox("config", "validate", cwd=tmp_path)
+    assert run.code == 3
+    assert run.stdout == f"{mcp_json}:3: not valid JSON: Expecting property name enclosed in double quotes (fix the syntax at that line)\n"
+
+    mcp_json.write_text('{"mcpServers": {\n "files": {"command": "npx", "url": "http://127.0.0.1:9/mcp"},\n "time": {"command": "uvx"}\n}}\n', encoding="utf-8")
+    run = kairox("config", "validate", "--json", cwd=tmp_path)
+    assert run.code == 3
+    assert [(p["file"], p["line"], p["key"], p["layer"]) for p in run.json()["problems"]] == [(str(mcp_json), 2, "mcpServers.files", ".mcp.json")]
+
+    mcp_json.write_text('{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}\n', encoding="utf-8")
+    run = kairox("config", "validate", cwd=tmp_path)
+    assert (run.code, run.stdout) == (0, "configuration is valid\n")

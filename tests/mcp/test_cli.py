@@ -60,6 +60,7 @@ def test_project_servers_wait_for_trust(workspace: Path) -> None:
                 "error": "declared by an untrusted project; `kairox trust` starts it",
                 "stderr_tail": "",
                 "protocol_version": None,
+                "resource_tools": 0,
             }
         ]
     }
@@ -93,10 +94,11 @@ def test_status_reports_ready_and_failed_servers(workspace: Path) -> None:
     status = kairox(workspace, "mcp", "status", "--json")
     assert status.returncode == 1
     servers = {s["name"]: s for s in json.loads(status.stdout)["servers"]}
-    assert {name: (s["status"], s["tools"]) for name, s in servers.items()} == {
-        "basic": ("ready", 10),
-        "crash": ("failed", 0),
-        "off": ("disabled", 0),
+    # basic's ten tools and the two resource tools Kairox adds for its resources, as doctor and context count
+    assert {name: (s["status"], s["tools"], s["resource_tools"]) for name, s in servers.items()} == {
+        "basic": ("ready", 12, 2),
+        "crash": ("failed", 0, 0),
+        "off": ("disabled", 0, 0),
     }
     assert servers["crash"]["error"] == "the server exited with code 3 before finishing the MCP handshake"
     assert "missing API key" in servers["crash"]["stderr_tail"]
@@ -205,4 +207,4 @@ def test_call_passes_the_pre_tool_use_hooks(workspace: Path) -> None:
     assert "echo is switched off here" in blocked.stderr
     other = kairox(workspace, "mcp", "call", "basic", "add", '{"a": 2, "b": 3}', "--yes")
     assert other.returncode == 0, other.stderr
-    assert "5" in other.stdout
+    assert json.loads(other.stdout) == {"total": 5}

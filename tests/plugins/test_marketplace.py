@@ -89,7 +89,9 @@ def _walk_lifecycle(home: Path, source: str, bump: Any) -> None:
     target = home / "plugins" / "team-market" / "helper" / "1.0.0"
     assert installed.code == 0, installed.stderr
     assert installed.stdout == f"installed helper 1.0.0 from team-market into {target}\n"
-    assert "copying helper [........................] 0/4\ncopying helper [########################] 4/4\n" in installed.stderr
+    # off a terminal, progress is one plain line per step
+    assert [line for line in installed.stderr.splitlines() if line.startswith("copying")] == ["copying helper: done (4 of 4)"]
+    assert "[#" not in installed.stderr and "\r" not in installed.stderr
     assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == [
         ".claude-plugin/plugin.json",
         "commands/fix.md",
@@ -258,3 +260,35 @@ def test_a_git_source_or_ref_that_looks_like_an_option_is_refused_before_git_run
     assert (by_url.code, by_sha.code) == (1, 1)
     assert "kairox: '--upload-pack=touch pwned;.git' is not a git URL" in by_url.stderr
     assert "kairox: git revision '--orphan=x' of file:///nowhere.git looks like an option; refused" in by_sha.stderr
+
+
+def test_installed_folder_listed_version_and_update_agree_when_the_entry_names_another_version(tmp_path: Path, isolated_home: Path) -> None:
+    market = tmp_path / "market"
+    write_json(
+        market / ".claude-plugin" / "marketplace.json",
+        {
+            "name": "m",
+            "plugins": [
+                {"name": "helper", "source": "./helper", "version": "0.9.0"},  # the manifest says 1.2.0
+                {"name": "bare", "source": "./bare", "version": "3.1.0"},  # a manifest without a version
+            ],
+        },
+    )
+    write_json(market / "helper" / ".claude-plugin" / "plugin.json", {"name": "helper", "version": "1.2.0"})
+    write_skill(market / "helper" / "skills" / "review", "review")
+    write_json(market / "bare" / ".claude-plugin" / "plugin.json", {"name": "bare"})
+    write_skill(market / "bare" / "skills" / "lint", "lint")
+    assert kairox("plugins", "marketplace", "add", str(market)).code == 0
+
+    for name, version in (("helper", "1.2.0"), ("bare", "3.1.0")):
+        installed = kairox("plugins", "install", name)
+        folder = isolated_home / "plugins" / "m" / name / version
+        assert installed.stdout == f"installed {name} {version} from m into {folder}\n"
+        assert list(folder.parent.iterdir()) == [folder]
+        assert _records(isolated_home)[name]["version"] == version
+    listed = {p["name"]: (p["version"], p["path"]) for p in kairox("plugins", "list", "--json").json()["plugins"]}
+    assert listed == {
+        "helper": ("1.2.0", str(isolated_home / "plugins" / "m" / "helper" / "1.2.0")),
+        "bare": ("3.1.0", str(isolated_home / "plugins" / "m" / "bare" / "3.1.0")),
+    }
+    assert kairox("plugins", "update").stdout == "bare 3.1.0 is up to date\nhelper 1.2.0 is up to date\n"

@@ -58,8 +58,10 @@ def test_context_holds_exactly_the_good_extensions_and_doctor_lists_the_three_fa
     for broken in ("broken", "mystery", "half-baked", "secret-sauce"):
         assert broken not in prompt
 
-    doctor = kairox("doctor", "--json", cwd=workspace)
-    assert doctor.code == 1
+    # none of the three is required (the sandbox is off, so bubblewrap is not either): doctor lists them and exits 0
+    no_sandbox = ("-c", "policy.sandbox_policy=danger_full_access")
+    doctor = kairox(*no_sandbox, "doctor", "--json", cwd=workspace)
+    assert doctor.code == 0
     report = doctor.json()
     failures = sorted((f["kind"], f["name"], Path(f["path"]).name) for f in report["failures"])
     assert failures == [
@@ -74,9 +76,11 @@ def test_context_holds_exactly_the_good_extensions_and_doctor_lists_the_three_fa
     assert report["mcp_servers"]["good"]["status"] == "ready"
     assert report["mcp_servers"]["broken"]["status"] == "failed"
 
-    human = kairox("doctor", cwd=workspace)
-    assert human.code == 1
+    assert report["ok"] is True
+    human = kairox(*no_sandbox, "doctor", cwd=workspace)
+    assert human.code == 0
     assert "mcp_server (1 failed):" in human.stdout and "fix:" in human.stdout
+    assert human.stdout.rstrip().endswith("Doctor: everything required works; 3 extension(s) failed to load (see above).")
 
 
 @pytest.mark.timeout(120)
@@ -108,7 +112,7 @@ def test_prompt_context_is_deterministic(workspace: Path) -> None:
 
 
 def test_untrusted_workspace_starts_nothing_and_says_so(workspace: Path) -> None:
-    kairox("trust", "--revoke", cwd=workspace)
+    assert kairox("trust", "--revoke", cwd=workspace).code == 0
     data = kairox("context", "--json", cwd=workspace).json()
     assert [t for t in data["tools"] if t["source"] in ("mcp", "plugin")] == []
     assert "untrusted" in data["prompt_context"]
@@ -156,7 +160,7 @@ def test_untrusted_language_server_with_a_quoted_name_does_not_start(tmp_path: P
     # the only language server waits for trust, so its tools are not offered at all
     assert run.code == 6, run.stdout + run.stderr
     assert "greet" not in run.stdout
-    kairox("trust", cwd=root)
+    assert kairox("trust", cwd=root).code == 0
     trusted = kairox("tools", "call", "lsp.document_symbols", '{"file": "app.py"}', cwd=root)
     assert trusted.code == 0, trusted.stderr
     assert "greet" in trusted.stdout

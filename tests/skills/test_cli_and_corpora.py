@@ -57,7 +57,7 @@ def test_validate_reports_each_broken_file_and_exits_nonzero(tmp_path: Path, wri
     run = kairox("skills", "validate", tmp_path / "plugin", "--json")
     assert run.code == 1
     data = run.json()
-    assert data["counts"] == {"files": 2, "loaded": 1, "skipped": 1, "errors": 1, "warnings": 0, "info": 0}
+    assert data["counts"] == {"files": 2, "loaded": 1, "skipped": 1, "passed_over": 0, "errors": 1, "warnings": 0, "info": 0}
     human = kairox("skills", "validate", tmp_path / "plugin" / "skills" / "good")
     assert (human.code, human.stdout) == (0, "1 skill(s) loaded from 1 file(s); 0 skipped; 0 error(s), 0 warning(s)\n")
 

@@ -1,6 +1,7 @@
 """fs.read, fs.write, fs.edit and fs.list on real files."""
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -76,8 +77,12 @@ async def test_edit_refuses_a_non_unique_match_and_leaves_the_file(tmp_path: Pat
 @pytest.mark.anyio
 async def test_edit_of_missing_text_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("a\n")
+    before = (tmp_path / "m.py").stat().st_mtime_ns
     result = await call(tmp_path, "fs.edit", {"path": "m.py", "old_string": "b", "new_string": "c"})
-    assert result.is_error
+    assert result == ToolResult.error(f"fs.edit: old_string was not found in {tmp_path / 'm.py'}; read the file and copy the text exactly")
+    # the refused file is left exactly as it was: same text, not rewritten
+    assert (tmp_path / "m.py").read_text() == "a\n"
+    assert (tmp_path / "m.py").stat().st_mtime_ns == before
 
 
 def _tree(root: Path) -> None:
@@ -130,5 +135,8 @@ async def test_a_named_pipe_is_refused_instead_of_blocking_the_host(tmp_path: Pa
         with pytest.raises(ToolCallError) as caught:
             await call(tmp_path, name, arguments)
         assert caught.value.reason == f"{tmp_path / 'pipe'} is not a regular file"
+    # the refused write left the pipe as it was: not replaced by a regular file
+    assert stat.S_ISFIFO((tmp_path / "pipe").lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "pipe"]
     found = await call(tmp_path, "search.ripgrep", {"pattern": "needle"}, BuiltinSettings(ripgrep=None))
     assert found.text_content() == "a.txt:1: needle"

@@ -9,6 +9,7 @@ import typer
 from kairox import __version__
 from kairox.cli import _config_cmds, _context_cmds, _extension_cmds, _run_cmds
 from kairox.cli._common import CliState, ExitCode
+from kairox.cli._help import HELP_OPTIONS, plain_help
 
 app = typer.Typer(
     name="kairox",
@@ -17,6 +18,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": HELP_OPTIONS},
 )
 
 
@@ -30,13 +32,13 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     workspace: Annotated[
-        Path | None, typer.Option("--workspace", "-w", help="Workspace root (default: nearest folder with .git, kairox.toml or .kairox).")
+        Path | None, typer.Option("--workspace", "-w", metavar="DIR", help="Workspace root (default: nearest folder with .git, kairox.toml or .kairox).")
     ] = None,
-    profile: Annotated[str | None, typer.Option("--profile", "-p", help="Apply [profiles.NAME].")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", metavar="NAME", help="Apply [profiles.NAME].")] = None,
     config: Annotated[
-        list[str] | None, typer.Option("--config", "-c", help="Override a key: -c policy.network_access=true (value parsed as TOML, else a string).")
+        list[str] | None, typer.Option("--config", "-c", metavar="KEY=VALUE", help="Override a key: -c policy.network_access=true (value parsed as TOML, else a string).")
     ] = None,
-    trace: Annotated[Path | None, typer.Option("--trace", help="Write every event of this command as JSON lines.")] = None,
+    trace: Annotated[Path | None, typer.Option("--trace", metavar="FILE", help="Write every event of this command as JSON lines.")] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
     ctx.obj = CliState(workspace=workspace, profile=profile, overrides=list(config or []), trace=trace)
@@ -51,8 +53,10 @@ _run_cmds.register(app)
 def main() -> None:
     from kairox.errors import KairoxError
 
+    command = typer.main.get_command(app)
+    plain_help(command)
     try:
-        app()
+        command(prog_name="kairox")
     except KairoxError as exc:  # what a command did not report itself still ends with a message, not a traceback
         sys.stderr.write(f"kairox: {exc}\n")
         sys.exit(int(ExitCode.FAILURE))

@@ -91,8 +91,20 @@ def err(text: str) -> None:
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
+_errors_as_json = False
+
+
+def errors_as_json(enabled: bool) -> None:
+    """For a command run with ``--json``: from here on a failure is data on stdout too,
+    ``{"error": MESSAGE, "exit_code": N}``, so a pipe that expects JSON gets JSON."""
+    global _errors_as_json
+    _errors_as_json = enabled
+
+
 def fail(message: str, code: ExitCode = ExitCode.FAILURE) -> NoReturn:
     err(f"kairox: {message}")
+    if _errors_as_json:
+        out_json({"error": message, "exit_code": int(code)})
     raise typer.Exit(int(code))
 
 

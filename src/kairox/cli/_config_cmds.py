@@ -10,6 +10,7 @@ from kairox.cli._common import ExitCode, err, fail, out, out_json, state
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
+    from kairox.errors import ConfigProblem, Diagnostic
 
 config_app = typer.Typer(help="Show, check and edit configuration.", no_args_is_help=True)
 
@@ -190,20 +191,42 @@ def unset(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted ke
     err(f"removed {key} from {file}")
 
 
+def _mcp_json_problems(resolved: "ResolvedConfig") -> "tuple[list[ConfigProblem], list[Diagnostic]]":
+    """The workspace ``.mcp.json`` is configuration too: its errors as problems, its notes as diagnostics."""
+    from kairox.config import MCP_JSON, workspace_mcp_servers
+    from kairox.errors import ConfigProblem, Severity
+
+    problems: list[ConfigProblem] = []
+    notes: list[Diagnostic] = []
+    for diagnostic in workspace_mcp_servers(resolved.workspace).diagnostics:
+        if diagnostic.severity is not Severity.ERROR:
+            notes.append(diagnostic)
+            continue
+        key = "" if diagnostic.name == MCP_JSON else f"mcpServers.{diagnostic.name}"
+        file = diagnostic.source or str(resolved.workspace / MCP_JSON)
+        problems.append(ConfigProblem(file=file, line=diagnostic.line, key=key, message=diagnostic.reason, hint=diagnostic.hint, layer=MCP_JSON))
+    return problems, notes
+
+
 @config_app.command("validate")
 def validate(ctx: typer.Context, as_json: JsonOption = False) -> None:
-    """Check every layer; list every problem with file:line, key and a hint. Exit 3 when there are any."""
+    """Check every file Kairox reads as configuration (each kairox.toml layer and the workspace .mcp.json);
+    list every problem with file:line, key and a hint. Exit 3 when there are any."""
+    import dataclasses
+
     resolved = state(ctx).resolve(strict=False)
+    mcp_problems, mcp_notes = _mcp_json_problems(resolved)
+    problems = [*resolved.problems, *mcp_problems]
     if as_json:
-        out_json({"problems": resolved.to_json()["problems"], "layers": [i.to_json() for i in resolved.layers]})
+        out_json({"problems": [dataclasses.asdict(p) for p in problems], "layers": [i.to_json() for i in resolved.layers]})
     else:
-        for problem in resolved.problems:
+        for problem in problems:
             out(f"{problem}")
-        for diagnostic in resolved.diagnostics:
+        for diagnostic in (*resolved.diagnostics, *mcp_notes):
             err(str(diagnostic))
-        if not resolved.problems:
+        if not problems:
             out("configuration is valid")
-    if resolved.problems:
+    if problems:
         raise typer.Exit(int(ExitCode.CONFIG))
 
 
@@ -220,10 +243,13 @@ def paths(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 
 @config_app.command("reference")
-def reference() -> None:
-    """Every key of kairox.toml with its type, default and layer rules (markdown)."""
-    from kairox.config._reference import config_reference
+def reference(as_json: JsonOption = False) -> None:
+    """Every key of kairox.toml with its type, default and layer rules (markdown; a list of keys with --json)."""
+    from kairox.config._reference import config_reference, config_reference_data
 
+    if as_json:
+        out_json({"keys": config_reference_data()})
+        return
     out(config_reference())
 
 
@@ -232,6 +258,7 @@ def trust(
     path: Annotated[Path | None, typer.Argument(help="Workspace to trust (default: the current workspace).")] = None,
     revoke: Annotated[bool, typer.Option("--revoke", help="Forget the workspace instead.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List trusted workspaces.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Trust a workspace: its project files may then widen the policy, start servers, enable plugins, run hooks."""
     from kairox.config import TrustError, TrustStore, find_workspace, kairox_home
@@ -239,8 +266,12 @@ def trust(
     store = TrustStore(kairox_home())
     try:
         if list_:
-            for folder in store.list():
-                out(str(folder))
+            folders = [str(folder) for folder in store.list()]
+            if as_json:
+                out_json({"trusted_workspaces": folders})
+            else:
+                for folder_text in folders:
+                    out(folder_text)
             return
         cli = state(ctx)
         folder = (path or cli.workspace or find_workspace(Path.cwd())).resolve()
@@ -250,6 +281,8 @@ def trust(
         else:
             changed = store.trust(folder)
             err(f"{folder}: {'trusted' if changed else 'already trusted'}")
+        if as_json:
+            out_json({"workspace": str(folder), "trusted": not revoke, "changed": changed})
     except TrustError as exc:
         fail(str(exc))
 

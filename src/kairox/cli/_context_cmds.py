@@ -1,6 +1,7 @@
 """``kairox context`` (what the model is told and may call) and ``kairox doctor`` (what is broken, and how
 to fix it)."""
 
+import re
 import shutil
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,21 +24,25 @@ def context(
     ] = None,
 ) -> None:
     """The prompt context, the model-visible tools and the diagnostics of the workspace."""
+    from kairox.cli._notices import ShownWarnings, held_back_note
     from kairox.cli._runtime import with_context
+    from kairox.errors import Severity
     from kairox.registry import ModelProvider
 
     if provider is not None and provider not in {p.value for p in ModelProvider}:
         fail(f"unknown provider {provider!r}; use openai, anthropic or gemini", ExitCode.USAGE)
 
-    async def collect(context: "ExtensionContext") -> dict[str, Any]:
+    async def collect(context: "ExtensionContext") -> tuple[dict[str, Any], list["Diagnostic"], int]:
         data = context.to_json()
+        problems: list[Diagnostic] = []
         if provider is not None:
             definitions, problems = context.registry.definitions(provider)
             data["definitions"] = definitions
             data["diagnostics"] += [d.to_json() for d in problems]
-        return data
+        shown, held = ShownWarnings(context.resolved.home).split(d for d in [*context.diagnostics, *problems] if d.severity is not Severity.INFO)
+        return data, shown, held
 
-    data = with_context(state(ctx), collect)
+    data, shown, held = with_context(state(ctx), collect)
     if provider is not None:
         out_json(data["definitions"])
     elif as_json:
@@ -48,9 +53,10 @@ def context(
         width = max((len(t["name"]) for t in data["tools"]), default=0)
         for tool in data["tools"]:
             out(f"- {tool['name']:<{width}}  {tool['source']:<7}  {tool['origin'] or ''}")
-    for diagnostic in data["diagnostics"]:
-        if diagnostic["severity"] != "info":
-            err(f"{diagnostic['severity']}: {diagnostic['path'] or diagnostic['name']}: {diagnostic['reason']}")
+    for diagnostic in shown:
+        err(f"{diagnostic.severity}: {diagnostic.source or diagnostic.name}: {diagnostic.reason}")
+    if held:
+        err(held_back_note(held))
 
 
 _FIXES = {
@@ -67,7 +73,7 @@ _FIXES = {
 def _fix(diagnostic: "Diagnostic", context: "ExtensionContext") -> str:
     if diagnostic.kind == "mcp_server" and diagnostic.name in context.resolved.config.mcp_servers:
         command = context.resolved.config.mcp_servers[diagnostic.name].command
-        if command and shutil.which(command) is None and "/" not in command:
+        if command and shutil.which(command) is None and "/" not in command and "$" not in command:
             return f"install {command!r} (not found on PATH) or fix mcp_servers.{diagnostic.name}.command"
     if diagnostic.hint:
         return diagnostic.hint
@@ -84,8 +90,7 @@ def _program(name: str, *, required: bool, why: str, version_flag: str = "--vers
     if path is not None:
         try:
             proc = subprocess.run([path, version_flag], capture_output=True, text=True, timeout=10)
-            lines = (proc.stdout or proc.stderr).strip().splitlines()
-            version = lines[0] if lines else None
+            version = version_line(proc.stdout) or version_line(proc.stderr)
         except (OSError, subprocess.TimeoutExpired):
             version = None
     return {
@@ -95,6 +100,19 @@ def _program(name: str, *, required: bool, why: str, version_flag: str = "--vers
 
 
 _PACKAGES = {"bwrap": "bubblewrap", "rg": "ripgrep", "node": "nodejs"}
+_VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?:[-+][0-9A-Za-z.-]+)?(?![\w.])")
+
+
+def version_line(text: str) -> str | None:
+    """The line of a ``--version`` answer that names a version. A node program without a ``--version`` prints
+    a stack trace (a source path, the source line, ``at ...`` frames, ``Node.js vX``): that is no version."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if any(line.startswith("at ") or re.match(r"^\w*Error\b", line) for line in lines):
+        return None
+    for line in lines:
+        if len(line) <= 120 and not any(c in line for c in "{};=`") and _VERSION.search(line):
+            return line
+    return None
 
 
 def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
@@ -131,17 +149,28 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
     return checks
 
 
+def _required(diagnostic: "Diagnostic", context: "ExtensionContext") -> bool:
+    """Whether a failure breaks something required: the configuration itself, or an MCP server marked ``required``."""
+    if diagnostic.kind == "config":
+        return True
+    server = context.mcp_servers.get(diagnostic.name) if diagnostic.kind == "mcp_server" else None
+    return bool(server and server["required"] and server["status"] == "failed")
+
+
 def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every extension that failed to load and how to fix it, plus the programs Kairox relies on.
 
-    Exits 1 when an extension failed or a required program is missing or broken.
+    Exits 1 only when something required is broken: the configuration, an MCP server with ``required = true``,
+    or a required program. Other failures are listed with their fix, and the exit code stays 0.
     """
     from kairox.cli._runtime import with_context
     from kairox.errors import Severity
 
     async def examine(context: "ExtensionContext") -> dict[str, Any]:
         failures = [
-            {**d.to_json(), "fix": _fix(d, context)} for d in context.diagnostics if d.severity is Severity.ERROR
+            {**d.to_json(), "fix": _fix(d, context), "required": _required(d, context)}
+            for d in context.diagnostics
+            if d.severity is Severity.ERROR
         ]
         notes = [
             {**d.to_json(), "fix": _fix(d, context)} for d in context.diagnostics if d.severity is not Severity.ERROR
@@ -156,8 +185,9 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
             "tools": len(context.tools()),
         }
 
-    report = with_context(state(ctx), examine)
-    broken = bool(report["failures"]) or any(c["required"] and not c["ok"] for c in report["environment"])
+    # a failed required server is reported like the others (and fails doctor), not raised before the report
+    report = with_context(state(ctx), examine, raise_on_required=False)
+    broken = any(f["required"] for f in report["failures"]) or any(c["required"] and not c["ok"] for c in report["environment"])
     report["ok"] = not broken
     if as_json:
         out_json(report)
@@ -183,7 +213,9 @@ def _print_report(report: dict[str, Any]) -> None:
         out("  (none configured)")
     for name, server in report["mcp_servers"].items():
         tail = f", {server['tools']} tool(s)" if server["status"] == "ready" else (f": {server['error']}" if server["error"] else "")
-        out(f"  {name}: {server['status']}{tail}")
+        if server["status"] == "ready" and server["resource_tools"]:
+            tail += f" ({server['resource_tools']} of them the resource tools Kairox adds)"
+        out(f"  {name}: {server['status']}{' (required)' if server['required'] else ''}{tail}")
     out("")
     groups: dict[str, list[dict[str, Any]]] = {}
     for failure in report["failures"]:
@@ -194,7 +226,7 @@ def _print_report(report: dict[str, Any]) -> None:
         out(f"{kind} ({len(items)} failed):")
         for item in items:
             where = f"{item['path']}:{item['line']}" if item["path"] and item["line"] else (item["path"] or item["name"])
-            out(f"  {item['name']}: {item['reason']}")
+            out(f"  {item['name']}{' (required)' if item['required'] else ''}: {item['reason']}")
             out(f"    at {where}")
             out(f"    fix: {item['fix']}")
     warnings = [w for w in report["warnings"] if w["severity"] == "warning"]
@@ -204,7 +236,12 @@ def _print_report(report: dict[str, Any]) -> None:
         for item in warnings:
             out(f"  {item['kind']} {item['name']}: {item['reason']}")
     out("")
-    out("Doctor: " + ("everything required works." if report["ok"] else "something required is broken (see above)."))
+    if not report["ok"]:
+        out("Doctor: something required is broken (see above).")
+    elif report["failures"]:
+        out(f"Doctor: everything required works; {len(report['failures'])} extension(s) failed to load (see above).")
+    else:
+        out("Doctor: everything required works.")
 
 
 def register(app: typer.Typer) -> None:

@@ -5,7 +5,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, parse_json_arg, state
+from kairox.cli._common import (
+    CliState,
+    ExitCode,
+    err,
+    errors_as_json,
+    fail,
+    out,
+    out_json,
+    parse_json_arg,
+    state,
+)
 
 if TYPE_CHECKING:
     from kairox.events import Event, EventSink
@@ -131,14 +141,23 @@ def status(
 
     async def run() -> list[dict[str, Any]]:
         async with _manager(cli, servers) as manager:
-            return [s.to_json() for s in manager.states()]
+            states = [s.to_json() for s in manager.states()]
+            for item in states:
+                # count what the model is offered, as doctor and context do: the server's tools that pass
+                # enabled_tools / disabled_tools, plus the list/read resource tools Kairox adds
+                adapter = manager.adapters.get(item["name"])
+                specs = list(await adapter.list_tools()) if adapter is not None else []
+                item["tools"] = len(specs) if adapter is not None else item["tools"]
+                item["resource_tools"] = sum(1 for spec in specs if "resource_helper" in spec.meta)
+            return states
 
     states = anyio.run(run)
     if as_json:
         out_json({"servers": states})
     else:
         for item in states:
-            line = f"{item['name']}: {item['status']} ({item['transport']}, {item['tools']} tools)"
+            helpers = f", {item['resource_tools']} of them the resource tools Kairox adds" if item["resource_tools"] else ""
+            line = f"{item['name']}: {item['status']} ({item['transport']}, {item['tools']} tools{helpers})"
             out(line + (f": {item['error']}" if item["error"] else ""))
             if item["status"] == "failed" and item["stderr_tail"]:
                 tail = "\n".join(item["stderr_tail"].rstrip().splitlines()[-10:])
@@ -221,6 +240,7 @@ def call(
     from kairox.runtime import build_hooks, load_plugins
     from kairox.tools import ToolCall, ToolResult
 
+    errors_as_json(as_json)
     cli = state(ctx)
     args = parse_json_arg(arguments)
     servers = _pick(_configured(cli), server)
@@ -286,8 +306,8 @@ def add(
     command: Annotated[list[str] | None, typer.Argument(help="After --: the command and its arguments (stdio).")] = None,
     transport: Annotated[str, typer.Option("--transport", "-t", help="stdio, sse or http (streamable HTTP).")] = "stdio",
     url: Annotated[str | None, typer.Option("--url", help="Endpoint of an sse or http server.")] = None,
-    env: Annotated[list[str] | None, typer.Option("--env", "-e", help="K=V environment for a stdio server (repeatable).")] = None,
-    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="K:V header for a remote server (repeatable).")] = None,
+    env: Annotated[list[str] | None, typer.Option("--env", "-e", metavar="KEY=VALUE", help="K=V environment for a stdio server (repeatable).")] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", "-H", metavar="KEY:VALUE", help="K:V header for a remote server (repeatable).")] = None,
     layer: Annotated[str, typer.Option("--layer", help="user, project or local.")] = "user",
 ) -> None:
     """Add a server to a configuration file, keeping its comments: kairox mcp add NAME -- CMD ARGS."""

@@ -65,23 +65,22 @@ def _state_word(plugin: "Plugin") -> str:
 
 
 class _StderrProgress:
-    """A progress bar on stderr: redrawn in place on a terminal, one line per step otherwise."""
+    """Progress on stderr: a bar redrawn in place on a terminal; elsewhere (a pipe, a log) one plain line per
+    step, written when the step is done."""
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
-        self.last: tuple[str, bool] | None = None
+        self.finished: set[str] = set()
 
     def __call__(self, what: str, done: int, total: int) -> None:
-        width = 24
-        filled = width if total <= 0 else int(width * done / total)
-        line = f"{what} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
         if self.tty:
-            sys.stderr.write("\r" + line + ("\n" if done >= total else ""))
+            width = 24
+            filled = width if total <= 0 else int(width * done / total)
+            sys.stderr.write(f"\r{what} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}" + ("\n" if done >= total else ""))
             sys.stderr.flush()
-        elif done == 0 or done >= total:
-            if (what, done >= total) != self.last:
-                err(line)
-            self.last = (what, done >= total)
+        elif done >= total and what not in self.finished:
+            self.finished.add(what)
+            err(f"{what}: done ({total} of {total})")
 
 
 def _marketplaces(resolved: "ResolvedConfig", *, progress: bool = False) -> "Marketplaces":
@@ -99,12 +98,17 @@ def list_plugins(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every plugin found, enabled or not, with where it comes from and what it brings."""
     from kairox.plugins import PluginManifestView, diagnostic_json
 
-    _, plugins = _discover(ctx)
+    resolved, plugins = _discover(ctx)
     views = [PluginManifestView.of(p) for p in plugins.plugins]
     if as_json:
         out_json({"plugins": [v.to_json() for v in views], "diagnostics": [diagnostic_json(d) for d in plugins.diagnostics]})
         return
-    _report(plugins.diagnostics)
+    from kairox.cli._notices import ShownWarnings, held_back_note
+
+    shown, held = ShownWarnings(resolved.home).split(plugins.diagnostics)
+    _report(shown)
+    if held:
+        err(held_back_note(held))
     if not views:
         err("no plugins found (install one with `kairox plugins install NAME`, or add folders to [plugins] paths)")
         return

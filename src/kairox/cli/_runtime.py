@@ -18,6 +18,7 @@ def with_context(
     *,
     approver: "Approver | None" = None,
     start_mcp: bool = True,
+    raise_on_required: bool = True,
 ) -> T:
     """Build the context for the command's workspace, run ``work`` in it, stop everything, return the result."""
     import anyio
@@ -25,7 +26,9 @@ def with_context(
     from kairox.runtime import RuntimeOptions, build_extension_context
 
     resolved = cli.resolve()
-    options = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), start_mcp=start_mcp)
+    options = RuntimeOptions(
+        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), start_mcp=start_mcp, raise_on_required=raise_on_required
+    )
 
     async def main() -> T:
         async with build_extension_context(cli=options, approver=approver, events=cli.events(), resolved=resolved) as context:

@@ -256,9 +256,10 @@ def validate(
     else:
         _report(report.diagnostics, verbose=verbose)
         counts = report.to_json()["counts"]
+        passed_over = f"; {counts['passed_over']} in other dot-folders not read (--verbose names them)" if counts["passed_over"] else ""
         out(
             f"{counts['loaded']} skill(s) loaded from {counts['files']} file(s); {counts['skipped']} skipped; "
-            f"{counts['errors']} error(s), {counts['warnings']} warning(s)"
+            f"{counts['errors']} error(s), {counts['warnings']} warning(s){passed_over}"
         )
     if not report.ok:
         raise typer.Exit(int(ExitCode.FAILURE))

@@ -65,8 +65,9 @@ def list_tools(
     provider: Annotated[
         str | None, typer.Option("--provider", help="Print exactly the definitions this model provider is sent: openai, anthropic or gemini.")
     ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print each description in full (--json always does).")] = False,
 ) -> None:
-    """The tools the model sees (hidden ones and their reasons with --json)."""
+    """The tools the model sees, each with the first line of its description (hidden ones and their reasons with --json)."""
 
     from kairox.policy import NonInteractiveApprover
     from kairox.registry import ModelProvider
@@ -90,15 +91,31 @@ def list_tools(
         ]
         out_json({"tools": [_spec_json(s) for s in visible], "hidden": hidden, "diagnostics": [d.to_json() for d in diagnostics]})
         return
-    for problem in diagnostics:
+    from kairox.cli._notices import ShownWarnings, held_back_note
+
+    shown, held = ShownWarnings(state(ctx).resolve().home).split(diagnostics)
+    for problem in shown:
         err(str(problem))
+    if held:
+        err(held_back_note(held))
     width = max((len(s.name) for s in visible), default=0)
     for spec in visible:
-        out(f"{spec.name:<{width}}  {spec.source!s:<7}  {spec.permission.access!s:<13}  {spec.description}")
+        description = spec.description.strip() if verbose else one_line(spec.description)
+        out(f"{spec.name:<{width}}  {spec.source!s:<7}  {spec.permission.access!s:<13}  {description}")
     for spec in registry.tools():
         reason = registry.hidden_reason(spec.name)
         if reason is not None:
             err(f"hidden: {spec.name}: {reason}")
+
+
+def one_line(text: str, limit: int = 100) -> str:
+    """The first sentence (or line) of a description, at most ``limit`` characters."""
+    first = text.strip().split("\n\n", 1)[0]
+    first = " ".join(first.split())
+    end = first.find(". ")
+    if end != -1:
+        first = first[: end + 1]
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
 def _result_json(result: "ToolResult") -> dict[str, Any]:

@@ -1,7 +1,9 @@
-"""Every setting's model, the layers, merge with provenance, trust and the config writer (C1-C6, C8)."""
+"""Every setting's model, the layers, merge with provenance, trust, the config writer and the workspace
+``.mcp.json`` (C1-C6, C8, M1)."""
 
 from kairox.config._keys import join_key, split_key
 from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
+from kairox.config._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
 from kairox.config._merge import KeyOrigin
 from kairox.config._models import (
     AgentConfig,
@@ -29,6 +31,7 @@ from kairox.config._writer import append_value, remove_value, set_value, unset_v
 from kairox.errors import ConfigError, TrustError
 
 __all__ = [
+    "MCP_JSON",
     "REDACTED",
     "AgentConfig",
     "ApprovalPolicy",
@@ -43,6 +46,7 @@ __all__ = [
     "LayerInfo",
     "LayerStatus",
     "LspServerConfig",
+    "McpJsonFile",
     "McpServerConfig",
     "ModelProviderConfig",
     "PendingTrust",
@@ -63,10 +67,12 @@ __all__ = [
     "join_key",
     "kairox_home",
     "parse_cli_value",
+    "read_mcp_json",
     "redact_tree",
     "remove_value",
     "resolve_config",
     "set_value",
     "split_key",
     "unset_value",
+    "workspace_mcp_servers",
 ]

@@ -6,7 +6,16 @@ Sections whose features arrive later still have their final shape here, so files
 import enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 
 class ApprovalPolicy(enum.StrEnum):
@@ -132,29 +141,41 @@ class McpServerConfig(_Model):
     """Believe this server's tool annotations: a tool saying ``readOnlyHint: true`` then runs as a read without
     asking. Off, every tool of the server counts as a write with open-world effects."""
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _infer_and_check_transport(cls, data: Any) -> Any:
+    def _infer_and_check_transport(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        # every problem of an entry is reported at once, each at its own key: the transport mix at the key
+        # that does not belong, a wrong type or an unknown key (with a did-you-mean) beside it
         if not isinstance(data, dict):
-            return data
+            return handler(data)
         kind = data.get("type")
         if kind is None:
             kind = "stdio" if "command" in data else "streamable_http" if "url" in data else None
+        problems: list[tuple[tuple[str, ...], str]] = []
         if kind == "stdio":
-            wrong = [f for f in _REMOTE_FIELDS if f in data]
-            if wrong:
-                raise ValueError(f"a stdio server cannot set {', '.join(wrong)}; remove it or set type = \"sse\" or \"streamable_http\"")
+            problems += [((f,), f'a stdio server cannot set {f}; remove it or set type = "sse" or "streamable_http"') for f in _REMOTE_FIELDS if f in data]
             if "command" not in data:
-                raise ValueError("a stdio server needs `command`")
+                problems.append(((), "a stdio server needs `command`"))
         elif kind in ("sse", "streamable_http"):
-            wrong = [f for f in _STDIO_FIELDS if f in data]
-            if wrong:
-                raise ValueError(f"a {kind} server cannot set {', '.join(wrong)}; remove it or set type = \"stdio\"")
+            problems += [((f,), f'a {kind} server cannot set {f}; remove it or set type = "stdio"') for f in _STDIO_FIELDS if f in data]
             if "url" not in data:
-                raise ValueError(f"a {kind} server needs `url`")
+                problems.append(((), f"a {kind} server needs `url`"))
         elif kind is None:
-            raise ValueError("set `command` (stdio) or `url` (sse / streamable_http)")
-        return {**data, "type": kind}
+            problems.append(((), "set `command` (stdio) or `url` (sse / streamable_http)"))
+        errors: list[InitErrorDetails] = [
+            {"type": PydanticCustomError("mcp_transport", message), "loc": loc, "input": data} for loc, message in problems
+        ]
+        result = None
+        try:
+            result = handler({**data, "type": kind} if kind is not None else data)
+        except ValidationError as exc:
+            errors += [
+                {"type": PydanticCustomError(e["type"], str(e["msg"]).replace("{", "{{").replace("}", "}}")), "loc": e["loc"], "input": e.get("input")}
+                for e in exc.errors()
+            ]
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return result
 
     @property
     def transport(self) -> McpTransportType:

@@ -86,6 +86,56 @@ def _walk(model: type[BaseModel], prefix: str, rows: list[tuple[str, str, str, s
             rows.append((key, _type_name(annotation), _default(field), doc, _rules(key)))
 
 
+def _default_value(field: Any) -> Any:
+    """The default as data: ``None`` when unset or required, enum members by value, tables as ``{}``."""
+    if field.default_factory is not None:
+        value = field.default_factory()
+    elif field.default is PydanticUndefined:
+        return None
+    else:
+        value = field.default
+    if isinstance(value, BaseModel):
+        return {}
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+def _fields(model: type[BaseModel], prefix: str, found: dict[str, Any]) -> None:
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{name}"
+        annotation = field.annotation
+        args = typing.get_args(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            _fields(annotation, f"{key}.", found)
+        elif typing.get_origin(annotation) is dict and args and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+            _fields(args[1], f"{key}.{_ENTRY_NAMES.get(name, 'NAME')}.", found)
+        elif typing.get_origin(annotation) is list and args and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+            found[key] = field
+            _fields(args[0], f"{key}[].", found)
+        else:
+            found[key] = field
+
+
+def config_reference_data() -> list[dict[str, Any]]:
+    """Every key of ``kairox.toml`` as data: key, type, default (a value), required, layer rules, description."""
+    rows: list[tuple[str, str, str, str, str]] = []
+    _walk(KairoxConfig, "", rows)
+    fields: dict[str, Any] = {}
+    _fields(KairoxConfig, "", fields)
+    return [
+        {
+            "key": key,
+            "type": kind,
+            "default": _default_value(fields[key]),
+            "required": fields[key].is_required(),
+            "layer_rules": [r for r in rules.split("; ") if r],
+            "description": " ".join(doc.split()),
+        }
+        for key, kind, _default_text, doc, rules in rows
+    ]
+
+
 def config_reference() -> str:
     """A markdown table of every key of ``kairox.toml``."""
     rows: list[tuple[str, str, str, str, str]] = []

@@ -36,7 +36,8 @@ def _parent(doc: TOMLDocument, parts: list[str], *, create: bool) -> Any:
         if part not in node:
             if not create:
                 return None
-            table = tomlkit.table(is_super_table=depth < len(parts) - 1)
+            # a super table prints no header of its own while it holds only tables ([mcp_servers.x], no [mcp_servers])
+            table = tomlkit.table(is_super_table=True)
             node[part] = table
         node = node[part]
         if isinstance(node, AoT) or not hasattr(node, "__contains__") or isinstance(node, str):
@@ -63,8 +64,21 @@ def unset_value(file: Path, key: str) -> bool:
     if parent is None or parts[-1] not in parent:
         return False
     del parent[parts[-1]]
+    _drop_empty_tables(doc, parts[:-1])
     _save(file, doc)
     return True
+
+
+def _drop_empty_tables(doc: TOMLDocument, parts: list[str]) -> None:
+    """Remove the tables on ``parts`` that an unset left empty, innermost first (no bare ``[mcp_servers]``)."""
+    for depth in range(len(parts), 0, -1):
+        holder: Any = doc
+        for part in parts[: depth - 1]:
+            holder = holder[part]
+        table = holder.get(parts[depth - 1])
+        if not isinstance(table, dict) or len(table) > 0:
+            return
+        del holder[parts[depth - 1]]
 
 
 def append_value(file: Path, key: str, item: Any) -> bool:

@@ -3,6 +3,7 @@
 Only this package imports the ``mcp`` SDK; its types stop at this package's edge.
 """
 
+from kairox.config import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
 from kairox.mcp._adapter import McpToolAdapter, permission_for
 from kairox.mcp._client import McpClient, McpServerState
 from kairox.mcp._content import McpResource, McpTool
@@ -32,7 +33,6 @@ from kairox.mcp._features import (
 )
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
 from kairox.mcp._manager import McpServerManager
-from kairox.mcp._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
 from kairox.mcp._sources import ConfiguredServer, configured_servers
 
 __all__ = [

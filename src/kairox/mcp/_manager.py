@@ -44,8 +44,11 @@ class McpServerManager:
         environ: Mapping[str, str] | None = None,
         is_pending: Callable[[str], bool] | None = None,
         base_dirs: Mapping[str, Path] | None = None,
+        raise_on_required: bool = True,
     ) -> None:
         self.events: EventSink = events or NullSink()
+        self.raise_on_required = raise_on_required
+        """Whether a failed ``required`` server makes entering raise (``kairox doctor`` reports it instead)."""
         self.workspace = workspace
         self._is_pending = is_pending or (lambda name: False)
         self.clients: dict[str, McpClient] = {
@@ -142,7 +145,7 @@ class McpServerManager:
             )
         )
         broken = [self.clients[n] for n in failed if self.clients[n].config.required]
-        if broken:
+        if broken and self.raise_on_required:
             first = broken[0]
             await self._close()
             raise McpStartupError(first.name, first.lifecycle.reason or "failed", stderr_tail=first.lifecycle.stderr_tail)

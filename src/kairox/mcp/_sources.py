@@ -4,9 +4,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kairox.config import McpServerConfig, ResolvedConfig, join_key, redact_tree
+from kairox.config import (
+    McpJsonFile,
+    McpServerConfig,
+    ResolvedConfig,
+    join_key,
+    redact_tree,
+    workspace_mcp_servers,
+)
 from kairox.errors import Diagnostic
-from kairox.mcp._mcp_json import McpJsonFile, workspace_mcp_servers
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

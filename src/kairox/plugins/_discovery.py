@@ -2,7 +2,7 @@
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -152,11 +152,10 @@ def discover_plugins(
             settings = PluginSettings(enabled=False, disabled_reason=record.disabled_reason)
         elif not settings.enabled and record.disabled_reason:
             settings = PluginSettings(enabled=False, disabled_contributions=settings.disabled_contributions, disabled_reason=record.disabled_reason)
-        gather.add(
-            *load_plugin(
-                record.path, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=record.marketplace, prober=prober
-            )
+        plugin, problems = load_plugin(
+            record.path, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=record.marketplace, prober=prober
         )
+        gather.add(replace(plugin, installed_version=record.version) if plugin is not None else None, problems)
     return gather.result()
 
 
@@ -170,6 +169,14 @@ def discover_from_resolved(resolved: ResolvedLike, *, prober: ProgramProber | No
         base_dir=resolved.base_dir,
         paths_pending=resolved.is_pending("plugins.paths"),
         prober=prober,
+    )
+
+
+def _unknown_manifest(file: Path) -> Diagnostic:
+    return Diagnostic(
+        kind="plugin", name=file.parent.parent.name, source=str(file), severity=Severity.INFO,
+        reason=f"{file.parent.name}/plugin.json is another host's manifest; Kairox reads .kairox-plugin, .codex-plugin and .claude-plugin",
+        hint="add a .claude-plugin/plugin.json to load this folder as a plugin",
     )
 
 
@@ -188,8 +195,11 @@ def validate_tree(path: Path, *, prober: ProgramProber | None = None) -> PluginS
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and (not d.startswith(".") or d.endswith("-plugin") or d == ".agents"))
         if any(d.endswith("-plugin") for d in dirs):
             manifest, others = find_manifests(here)
-            if manifest is not None or others:
+            if manifest is not None or has_layout(here):
                 plugins_found.append(here)
+            elif others:
+                # another host's manifest folder (.cursor-plugin/): not Kairox's to load, and no error either
+                gather.diagnostics += [_unknown_manifest(other) for other in others]
         elif here == path and has_layout(here):
             plugins_found.append(here)
         if ".claude-plugin" in dirs or ".agents" in dirs:
@@ -203,6 +213,13 @@ def validate_tree(path: Path, *, prober: ProgramProber | None = None) -> PluginS
             continue
         for entry in market.entries:
             if entry.source.kind != "path":
+                gather.diagnostics.append(
+                    Diagnostic(
+                        kind="marketplace", name=entry.name, source=str(file), severity=Severity.INFO,
+                        reason=f"not checked: its files come from {entry.source.describe()}",
+                        hint="`kairox plugins install` fetches and checks them",
+                    )
+                )
                 continue
             folder = (market.root / entry.source.location).resolve()
             if not folder.is_relative_to(market.root.resolve()):

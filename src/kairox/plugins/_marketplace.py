@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kairox.errors import Diagnostic, KairoxError
@@ -276,7 +276,8 @@ class Marketplaces:
             if loaded is None:
                 reasons = "; ".join(f"{p.location()}: {p.reason}" for p in problems if str(p.severity) == "error")
                 raise MarketplaceError(f"plugin {entry.name!r} from {market.name} cannot be installed: {reasons}")
-            version = entry.version or loaded.version or commit or "0.0.0"
+            # the manifest's version first: it is what `plugins list` shows, so folder, record and list agree
+            version = loaded.version or entry.version or commit or "0.0.0"
             final = stage_root / _folder_name(version)
             if final.exists():
                 os.replace(final, aside)  # a reinstall of the same version: swap, then drop the old copy
@@ -311,7 +312,7 @@ class Marketplaces:
         assert installed is not None  # the staged copy loaded, and the rename does not change its content
         return InstallResult(
             record=record,
-            plugin=installed,
+            plugin=replace(installed, installed_version=version),
             enabled=reason is None,
             previous_version=previous.version if previous else None,
             diagnostics=tuple(final_problems),

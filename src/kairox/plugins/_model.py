@@ -136,10 +136,12 @@ class Plugin:
     mcp_servers: tuple[ServerEntry, ...] = ()
     lsp_servers: tuple[ServerEntry, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())
+    installed_version: str | None = None
+    """The version an install recorded (its folder name), for an installed plugin whose manifest names none."""
 
     @property
     def version(self) -> str | None:
-        return self.manifest.version
+        return self.manifest.version or self.installed_version
 
     @property
     def permissions(self) -> PluginPermissions:

@@ -39,7 +39,7 @@ class PluginManifestView:
             reason = "incompatible: " + "; ".join(plugin.compatibility.reasons)
         return cls(
             name=plugin.name,
-            version=manifest.version,
+            version=plugin.version,
             description=manifest.description,
             path=str(plugin.root),
             manifest=str(plugin.manifest_path) if plugin.manifest_path else None,

@@ -10,13 +10,14 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox.config import KeyOrigin, Layer, ResolvedConfig, join_key, resolve_config
+from kairox.config import KeyOrigin, Layer, McpServerConfig, ResolvedConfig, join_key, resolve_config
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.events import EventSink, FanoutSink, RecordingSink
 from kairox.policy import Approver, NonInteractiveApprover
@@ -51,6 +52,8 @@ class RuntimeOptions:
     cwd: Path | None = None
     start_mcp: bool = True
     """Start MCP servers (``kairox skills list`` does not need them, and never imports the MCP SDK)."""
+    raise_on_required: bool = True
+    """Stop with :class:`McpStartupError` when a ``required`` MCP server fails (``kairox doctor`` reports it instead)."""
 
 
 @dataclass(kw_only=True)
@@ -69,7 +72,8 @@ class ExtensionContext:
     dap: "DapToolProvider"
     mcp: "McpServerManager | None" = None
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per configured MCP server: status, transport, tools, error, source."""
+    """Per configured MCP server: status, transport, tools (the model sees; ``resource_tools`` of them are the
+    list/read helpers Kairox adds for a server with resources), required, error, source."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -99,6 +103,23 @@ def _split_where(where: str | None) -> tuple[str | None, int | None]:
     return (head, int(tail)) if head and tail.isdigit() else (where, None)
 
 
+_UNSET_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}, which is not set|variable ([A-Za-z_][A-Za-z0-9_]*) is not set")
+
+
+def mcp_failure_hint(name: str, config: McpServerConfig, reason: str) -> str:
+    """What to do about a server that did not start, fitted to the cause: a variable to export, a remote
+    server's url or authorization, a start-up time, or a stdio server's command."""
+    unset = _UNSET_VARIABLE.search(reason)
+    if unset:
+        variable = unset.group(1) or unset.group(2)
+        return f"export {variable} (or give a default in the entry with ${{{variable}:-value}}), then try again"
+    if "timed out" in reason or "timeout" in reason:
+        return f"raise mcp_servers.{name}.startup_timeout_sec"
+    if config.transport != "stdio":
+        return f"check mcp_servers.{name}.url and its authorization: `kairox mcp login {name}`, headers or bearer_token_env_var"
+    return f"run `kairox mcp status {name}` for its stderr; check mcp_servers.{name}.command"
+
+
 def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> list[Diagnostic]:
     from kairox.mcp import ServerStatus
 
@@ -107,7 +128,6 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> li
         source, line = _split_where(servers[name].where if name in servers else None)
         if client.status == ServerStatus.FAILED:
             tail = (client.lifecycle.stderr_tail or "").strip().splitlines()[-3:]
-            timeout = "timed out" in (client.lifecycle.reason or "") or "timeout" in (client.lifecycle.reason or "")
             found.append(
                 ExtensionLoadFailure(
                     kind="mcp_server",
@@ -115,10 +135,7 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> li
                     reason=(client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else ""),
                     source=source,
                     line=line,
-                    hint=(
-                        f"raise mcp_servers.{name}.startup_timeout_sec" if timeout
-                        else f"run `kairox mcp status` for its stderr; check mcp_servers.{name}.command"
-                    ),
+                    hint=mcp_failure_hint(name, client.config, client.lifecycle.reason or ""),
                 )
             )
         elif client.status == ServerStatus.PENDING_TRUST:
@@ -252,6 +269,7 @@ async def build_extension_context(
                         features=ClientFeatures(roots=(resolved.workspace,)),
                         is_pending=lambda name: servers[name].pending_trust,
                         base_dirs={name: s.base_dir for name, s in servers.items()},
+                        raise_on_required=options.raise_on_required,
                     )
                     await stack.enter_async_context(manager)
         finally:
@@ -309,7 +327,8 @@ async def build_extension_context(
 
         # 5. the prompt context
         per_server = Counter(s.origin for s in visible if str(s.source) == "mcp")
-        statuses = _server_statuses(manager, servers, per_server)
+        resource_helpers = Counter(s.origin for s in visible if str(s.source) == "mcp" and "resource_helper" in s.meta)
+        statuses = _server_statuses(manager, servers, per_server, resource_helpers)
         settings_text = resolved.config.instructions
         prompt = render_prompt_context(
             workspace=resolved.workspace,
@@ -343,7 +362,9 @@ def _untrusted_confinement(resolved: ResolvedConfig) -> Path | None:
     return resolved.workspace if origin.file in project_files else None
 
 
-def _server_statuses(manager: "McpServerManager | None", servers: dict[str, Any], tools: Counter[str | None]) -> dict[str, dict[str, Any]]:
+def _server_statuses(
+    manager: "McpServerManager | None", servers: dict[str, Any], tools: Counter[str | None], resource_tools: Counter[str | None]
+) -> dict[str, dict[str, Any]]:
     result: dict[str, dict[str, Any]] = {}
     if manager is None:
         return result
@@ -352,6 +373,8 @@ def _server_statuses(manager: "McpServerManager | None", servers: dict[str, Any]
             "status": str(client.status),
             "transport": client.config.transport,
             "tools": tools.get(name, 0),
+            "resource_tools": resource_tools.get(name, 0),
+            "required": client.config.required,
             "error": client.lifecycle.reason if str(client.status) == "failed" else None,
             "source": servers[name].where if name in servers else None,
         }

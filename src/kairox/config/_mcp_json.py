@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kairox.config import McpServerConfig
+from kairox.config._models import McpServerConfig
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 
 MCP_JSON = ".mcp.json"

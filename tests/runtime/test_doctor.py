@@ -1,0 +1,127 @@
+"""E3: doctor fails only for what is required, fits each hint to its cause, reads versions sanely and counts
+tools as `mcp status` and `context` do."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from tests.helpers import kairox
+
+SERVERS = Path(__file__).resolve().parents[1] / "servers"
+# bubblewrap is required under a sandboxed policy; these tests are about extensions, so the sandbox is off
+NO_SANDBOX = ("-c", "policy.sandbox_policy=danger_full_access")
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _user_config(home: Path, text: str) -> None:
+    (home / "kairox.toml").write_text(text, encoding="utf-8")
+
+
+def _workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def _crash_server(name: str, *, required: bool) -> str:
+    args = json.dumps([str(SERVERS / "crash_at_start.py")])
+    return f"[mcp_servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\nrequired = {str(required).lower()}\n"
+
+
+def test_a_failing_server_that_is_not_required_does_not_fail_doctor(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    _user_config(isolated_home, _crash_server("flaky", required=False))
+    run = kairox(*NO_SANDBOX, "doctor", cwd=workspace)
+    assert run.code == 0, run.stdout
+    assert "  flaky: the server exited with code 3 before finishing the MCP handshake" in run.stdout
+    assert run.stdout.rstrip().endswith("Doctor: everything required works; 1 extension(s) failed to load (see above).")
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+    assert (report["ok"], [(f["name"], f["required"]) for f in report["failures"]]) == (True, [("flaky", False)])
+
+
+def test_a_failing_required_server_fails_doctor(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    _user_config(isolated_home, _crash_server("db", required=True))
+    run = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace)
+    assert run.code == 1, run.stderr
+    report = run.json()
+    assert (report["ok"], [(f["name"], f["required"]) for f in report["failures"]]) == (False, [("db", True)])
+    text = kairox(*NO_SANDBOX, "doctor", cwd=workspace)
+    assert text.code == 1
+    assert "  db (required): the server exited with code 3" in text.stdout
+    assert text.stdout.rstrip().endswith("Doctor: something required is broken (see above).")
+
+
+def test_a_url_server_gets_a_url_and_login_hint(tmp_path: Path, isolated_home: Path, free_tcp_port: int) -> None:
+    workspace = _workspace(tmp_path)
+    _user_config(isolated_home, f'[mcp_servers.remote]\nurl = "http://127.0.0.1:{free_tcp_port}/mcp"\nstartup_timeout_sec = 10\n')
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+    (failure,) = report["failures"]
+    assert failure["name"] == "remote"
+    assert failure["fix"] == "check mcp_servers.remote.url and its authorization: `kairox mcp login remote`, headers or bearer_token_env_var"
+
+
+def test_a_missing_variable_gets_an_export_hint(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    args = json.dumps([str(SERVERS / "basic_server.py"), "--token", "${KAIROX_TEST_UNSET_TOKEN}"])
+    _user_config(isolated_home, f"[mcp_servers.tokened]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n")
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+    (failure,) = report["failures"]
+    assert "uses ${KAIROX_TEST_UNSET_TOKEN}, which is not set" in failure["reason"]
+    assert failure["fix"] == "export KAIROX_TEST_UNSET_TOKEN (or give a default in the entry with ${KAIROX_TEST_UNSET_TOKEN:-value}), then try again"
+
+
+def test_a_missing_bearer_variable_of_a_url_server_gets_an_export_hint(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    _user_config(isolated_home, '[mcp_servers.remote]\nurl = "http://127.0.0.1:9/mcp"\nbearer_token_env_var = "KAIROX_TEST_NO_BEARER"\n')
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+    (failure,) = report["failures"]
+    assert failure["fix"].startswith("export KAIROX_TEST_NO_BEARER ")
+
+
+def _node_program(folder: Path, name: str, body: str) -> Path:
+    program = folder / name
+    program.write_text(f"#!{os.path.realpath(_node())}\n{body}\n", encoding="utf-8")
+    program.chmod(0o755)
+    return program
+
+
+def _node() -> str:
+    import shutil
+
+    found = shutil.which("node")
+    if found is None:
+        pytest.fail("node is not on PATH (scripts/system-packages.sh installs it)")
+    return found
+
+
+def test_versions_of_node_language_servers_are_parsed(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    # a language server without --version dies with a stack trace; another prints its version
+    crashing = _node_program(tmp_path, "crashing-langserver", '(function(){var e={1:e=>{"use strict";throw new Error("Connection input stream is not set")}};e[1]()})()')
+    plain = _node_program(tmp_path, "plain-langserver", 'console.log("4.3.3")')
+    _user_config(
+        isolated_home,
+        f'[lsp_servers.crashing]\ncommand = "{crashing}"\nfile_patterns = ["*.py"]\n'
+        f'[lsp_servers.plain]\ncommand = "{plain}"\nfile_patterns = ["*.ts"]\n',
+    )
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+    versions = {c["check"]: c["version"] for c in report["environment"] if c["check"] in (str(crashing), str(plain))}
+    assert versions == {str(crashing): None, str(plain): "4.3.3"}
+
+
+def test_doctor_and_mcp_status_count_the_same_tools(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    args = json.dumps([str(SERVERS / "basic_server.py")])
+    _user_config(isolated_home, f"[mcp_servers.basic]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n")
+    status = kairox("mcp", "status", "--json", cwd=workspace).json()["servers"][0]
+    doctor = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()["mcp_servers"]["basic"]
+    context = kairox("context", "--json", cwd=workspace).json()
+    in_context = sum(1 for t in context["tools"] if t["origin"] == "basic")
+    assert (status["tools"], status["resource_tools"]) == (doctor["tools"], doctor["resource_tools"]) == (in_context, 2)
+    text = kairox("mcp", "status", cwd=workspace).stdout
+    assert text == f"basic: ready (stdio, {in_context} tools, 2 of them the resource tools Kairox adds)\n"
+    assert f"  basic: ready, {in_context} tool(s) (2 of them the resource tools Kairox adds)" in kairox(*NO_SANDBOX, "doctor", cwd=workspace).stdout

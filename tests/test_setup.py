@@ -1,0 +1,73 @@
+"""U1: the README's commands set up a fresh machine; the pre-flight names missing system programs first."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "system-packages.sh"
+
+
+def _bin_without(tmp_path: Path, hidden: set[str], *, extra: dict[str, str] | None = None) -> Path:
+    """A PATH folder with links to the programs the script looks for, except ``hidden``."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    links = {"python3": sys.executable, "id": shutil.which("id")}
+    for program in ("git", "node", "npm", "bwrap", "rg", "apt-get"):
+        found = shutil.which(program)
+        if found is not None and program not in hidden:
+            links[program] = found
+    links.update(extra or {})
+    for name, target in links.items():
+        if target is not None:
+            (folder / name).symlink_to(target)
+    return folder
+
+
+def _run(mode: str, path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": str(path)}
+    return subprocess.run(["/bin/sh", str(SCRIPT), mode], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_preflight_names_bwrap_and_rg_when_they_are_not_on_path(tmp_path: Path) -> None:
+    run = _run("check", _bin_without(tmp_path, {"bwrap", "rg"}, extra={"git": "/bin/true", "node": "/bin/true", "npm": "/bin/true"}))
+    assert run.returncode == 1
+    assert run.stdout == ""
+    assert run.stderr.splitlines() == [
+        "pre-flight: missing system programs: bwrap (bubblewrap), rg (ripgrep)",
+        "pre-flight: the tests need them; install them with: apt-get install bubblewrap ripgrep",
+        "pre-flight: (as root, `make install` does this for you)",
+    ]
+
+
+def test_preflight_passes_when_every_program_is_there(tmp_path: Path) -> None:
+    present = {name: "/bin/true" for name in ("bwrap", "rg", "git", "node", "npm")}
+    run = _run("check", _bin_without(tmp_path, set(), extra=present))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "pre-flight: bwrap, rg, git, node and npm are on PATH\n"
+
+
+def test_install_stops_at_once_naming_the_packages_without_apt_get(tmp_path: Path) -> None:
+    run = _run("install", _bin_without(tmp_path, {"bwrap", "rg", "apt-get"}, extra={"git": "/bin/true", "node": "/bin/true", "npm": "/bin/true"}))
+    assert run.returncode == 1
+    assert run.stderr.splitlines() == [
+        "setup: missing system programs: bwrap (bubblewrap), rg (ripgrep)",
+        "setup: this is not a Debian system (no apt-get); install them with your package manager, then run make again",
+    ]
+
+
+def test_install_does_nothing_when_nothing_is_missing(tmp_path: Path) -> None:
+    present = {name: "/bin/true" for name in ("bwrap", "rg", "git", "node", "npm")}
+    run = _run("install", _bin_without(tmp_path, {"apt-get"}, extra=present))
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+
+
+def test_make_test_installs_then_runs_the_preflight_before_pytest() -> None:
+    plan = subprocess.run(["make", "-n", "test"], cwd=SCRIPT.parents[1], capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0, plan.stderr
+    lines = plan.stdout.splitlines()
+    install = lines.index("sh scripts/system-packages.sh install")
+    check = lines.index("sh scripts/system-packages.sh check")
+    pytest = next(i for i, line in enumerate(lines) if line.endswith("/bin/pytest -q"))
+    assert install < check < pytest
