@@ -124,7 +124,7 @@ def test_mcpb_package_is_refused_with_the_alternatives() -> None:
 )
 def test_wrong_types_name_the_field(document: object, where: str, reason: str) -> None:
     with pytest.raises(CatalogFormatError) as caught:
-        parse_entry(document, source="s", where="e[0]")
+        parse_entry(document, source="s", where="e[0]").packages  # noqa: B018 (packages are read when used)
     assert (caught.value.where, caught.value.reason) == (where, reason)
 
 

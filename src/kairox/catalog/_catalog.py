@@ -45,7 +45,7 @@ class Catalog:
         if query in self.entries:
             return [self.entries[query]]
         for probe in (query, _without_version(query)):
-            by_package = [e for e in self.entries.values() if any(p.identifier == probe for p in e.packages)]
+            by_package = [e for e in self.entries.values() if probe in e.package_identifiers]
             if by_package:
                 return sorted(by_package, key=lambda e: e.id)
         lowered = query.lower()

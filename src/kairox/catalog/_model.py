@@ -240,7 +240,11 @@ _SERVER_FIELDS = frozenset(
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CatalogEntry:
-    """One MCP server of a catalog: what it is, where it comes from, how it can be run."""
+    """One MCP server of a catalog: what it is, where it comes from, how it can be run.
+
+    ``packages`` and ``remotes`` are read from ``raw`` when first used (a listing of 20,000 entries needs only
+    names and descriptions); a malformed one raises :class:`CatalogFormatError` naming its path then.
+    """
 
     id: str
     """``server.json`` ``name``, reverse-DNS: ``io.github.modelcontextprotocol/filesystem``."""
@@ -250,8 +254,6 @@ class CatalogEntry:
     website_url: str | None = None
     repository: JsonObject | None = None
     """``url``, ``source``, ``subfolder``, ``id`` as given."""
-    packages: tuple[CatalogPackage, ...] = ()
-    remotes: tuple[CatalogTransport, ...] = ()
     tags: tuple[str, ...] = ()
     status: str = "active"
     """The registry's status: ``active``, ``deprecated`` or ``deleted``; only active entries are listed."""
@@ -263,6 +265,34 @@ class CatalogEntry:
     """Top-level fields this version of Kairox does not know, kept as they were."""
     raw: JsonObject = field(default_factory=dict, compare=False, repr=False)
     """The whole ``server.json`` document."""
+    where: str = field(default="", compare=False, repr=False)
+    """Where the document was read (``source[index]``), for messages about it."""
+    _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def packages(self) -> tuple[CatalogPackage, ...]:
+        if "packages" not in self._parsed:
+            reader = _Reader(self.raw, self.where or self.id)
+            self._parsed["packages"] = tuple(CatalogPackage.parse(item, w) for w, item in reader.items("packages"))
+        packages: tuple[CatalogPackage, ...] = self._parsed["packages"]
+        return packages
+
+    @property
+    def remotes(self) -> tuple[CatalogTransport, ...]:
+        if "remotes" not in self._parsed:
+            reader = _Reader(self.raw, self.where or self.id)
+            self._parsed["remotes"] = tuple(CatalogTransport.parse(item, w) for w, item in reader.items("remotes"))
+        remotes: tuple[CatalogTransport, ...] = self._parsed["remotes"]
+        return remotes
+
+    def _raw_items(self, key: str) -> list[dict[str, Any]]:
+        items = self.raw.get(key)
+        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+    @property
+    def package_identifiers(self) -> tuple[str, ...]:
+        """The packages' identifiers, read without checking the rest of each package."""
+        return tuple(i for p in self._raw_items("packages") if isinstance(i := p.get("identifier"), str))
 
     @property
     def short_name(self) -> str:
@@ -274,8 +304,9 @@ class CatalogEntry:
     @property
     def transports(self) -> tuple[str, ...]:
         """Every transport the entry offers, packages first."""
-        kinds = [p.transport.type for p in self.packages] + [r.type for r in self.remotes]
-        return tuple(dict.fromkeys(kinds))
+        kinds = [t.get("type") if isinstance(t := p.get("transport"), dict) else None for p in self._raw_items("packages")]
+        kinds += [r.get("type") for r in self._raw_items("remotes")]
+        return tuple(dict.fromkeys(k for k in kinds if isinstance(k, str)))
 
     def matches(self, words: list[str]) -> bool:
         """Whether every word occurs in the id, title, description, tags or a package identifier."""
@@ -284,11 +315,18 @@ class CatalogEntry:
 
     @property
     def search_text(self) -> str:
-        parts = [self.id, self.title or "", self.description, *self.tags, *(p.identifier for p in self.packages)]
-        return " ".join(parts).lower()
+        if "search" not in self._parsed:
+            parts = [self.id, self.title or "", self.description, *self.tags, *self.package_identifiers]
+            self._parsed["search"] = " ".join(parts).lower()
+        text: str = self._parsed["search"]
+        return text
 
     def to_json(self) -> JsonObject:
         """A summary for ``--json`` listings (``raw`` holds the whole document)."""
+        labels = []
+        for package in self._raw_items("packages"):
+            version = package.get("version")
+            labels.append(f"{package.get('registryType')}:{package.get('identifier')}" + (f"@{version}" if isinstance(version, str) else ""))
         return {
             "id": self.id,
             "title": self.title,
@@ -299,14 +337,18 @@ class CatalogEntry:
             "website_url": self.website_url,
             "repository": self.repository,
             "transports": list(self.transports),
-            "packages": [p.label for p in self.packages],
-            "remotes": [r.url for r in self.remotes],
+            "packages": labels,
+            "remotes": [r.get("url") for r in self._raw_items("remotes")],
             "tags": list(self.tags),
         }
 
 
 def parse_entry(document: Any, *, source: str, where: str, wrapper_meta: Mapping[str, Any] | None = None) -> CatalogEntry:
-    """A ``CatalogEntry`` from one ``server.json`` document; ``wrapper_meta`` is the registry response's ``_meta``."""
+    """A ``CatalogEntry`` from one ``server.json`` document; ``wrapper_meta`` is the registry response's ``_meta``.
+
+    The top level is checked here; ``packages`` and ``remotes`` items when the entry's ``packages`` or
+    ``remotes`` are first used.
+    """
     r = _Reader(document, where)
     meta = dict(r.table("_meta"))
     for key, value in (wrapper_meta or {}).items():
@@ -320,6 +362,10 @@ def parse_entry(document: Any, *, source: str, where: str, wrapper_meta: Mapping
     repository = r.data.get("repository")
     if repository is not None and not isinstance(repository, dict):
         raise CatalogFormatError(f"{where}.repository", f"expected an object, got {_kind(repository)}")
+    for key in ("packages", "remotes"):
+        for item_where, item in r.items(key):
+            if not isinstance(item, dict):
+                raise CatalogFormatError(item_where, f"expected an object, got {_kind(item)}")
     return CatalogEntry(
         id=r.text("name", required=True) or "",
         description=r.text("description", required=True) or "",
@@ -327,12 +373,11 @@ def parse_entry(document: Any, *, source: str, where: str, wrapper_meta: Mapping
         title=r.text("title"),
         website_url=r.text("websiteUrl"),
         repository=repository,
-        packages=tuple(CatalogPackage.parse(item, w) for w, item in r.items("packages")),
-        remotes=tuple(CatalogTransport.parse(item, w) for w, item in r.items("remotes")),
         tags=tags,
         status=status or "active",
         source=source,
         meta=meta,
         extra=r.extra(_SERVER_FIELDS),
-        raw=dict(r.data),
+        raw=r.data,
+        where=where,
     )

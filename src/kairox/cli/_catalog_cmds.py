@@ -55,12 +55,14 @@ def _entry(catalog: "Catalog", query: str) -> "CatalogEntry":
 
 
 def _plan(entry: "CatalogEntry", package: str | None, name: str | None) -> "InstallPlan":
-    from kairox.catalog import CatalogPlanError, plan_install
+    from kairox.catalog import CatalogFormatError, CatalogPlanError, plan_install
 
     try:
         return plan_install(entry, package=package, name=name)
     except CatalogPlanError as exc:
         fail(str(exc), ExitCode.USAGE)
+    except CatalogFormatError as exc:
+        fail(f"catalog entry {entry.id} of source {entry.source!r} is malformed: {exc.where}: {exc.reason}", ExitCode.FAILURE)
 
 
 def _row(entry: "CatalogEntry") -> str:
@@ -126,12 +128,24 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """One entry: packages, requirements (present or missing), variables, the entry it would write, known tools."""
-    from kairox.catalog import CatalogCache, CatalogPlanError, plan_install, preflight, requirements_text
+    from kairox.catalog import (
+        CatalogCache,
+        CatalogFormatError,
+        CatalogPlanError,
+        plan_install,
+        preflight,
+        requirements_text,
+    )
 
     resolved, catalog = _load(state(ctx))
     entry = _entry(catalog, entry_id)
     try:
-        plan: InstallPlan | None = plan_install(entry, package=package, name=name)
+        offers = requirements_text(entry)
+    except CatalogFormatError as exc:
+        fail(f"catalog entry {entry.id} of source {entry.source!r} is malformed: {exc.where}: {exc.reason}", ExitCode.FAILURE)
+    plan: InstallPlan | None
+    try:
+        plan = plan_install(entry, package=package, name=name)
     except CatalogPlanError as exc:
         plan, problem = None, str(exc)
     report = preflight(plan) if plan is not None else None
@@ -142,7 +156,7 @@ def show(
                 "entry": entry.to_json(),
                 "server_json": entry.raw,
                 "overridden_sources": list(catalog.overridden.get(entry.id, ())),
-                "requirements": requirements_text(entry),
+                "requirements": offers,
                 "plan": plan.to_json() if plan else None,
                 "preflight": report.to_json() if report else None,
                 "tools": tools,
@@ -159,7 +173,7 @@ def show(
     if entry.tags:
         out(f"  tags: {', '.join(entry.tags)}")
     out("  offers:")
-    for row in requirements_text(entry):
+    for row in offers:
         out(f"    {row}")
     if plan is None or report is None:
         out(f"  cannot be installed: {problem}")
