@@ -91,10 +91,10 @@ def test_install_filesystem_and_memory_with_npm_then_call_a_tool(workspace: Path
     assert servers["filesystem"] == {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "."]}
     assert servers["memory"] == {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2026.8.31"], "env_vars": ["MEMORY_FILE_PATH"]}
 
-    called = kairox(workspace, "mcp", "call", "filesystem", "read_text_file", '{"path": "notes.txt"}', env=offline_npm)
+    called = kairox(workspace, "tools", "call", "mcp__filesystem__read_text_file", '{"path": "notes.txt"}', "--yes", env=offline_npm)
     assert called.returncode == 0, called.stderr
     assert called.stdout == "hello from the workspace\n"
-    graph = kairox(workspace, "mcp", "call", "memory", "read_graph", env=offline_npm)
+    graph = kairox(workspace, "tools", "call", "mcp__memory__read_graph", "--yes", env=offline_npm)
     assert graph.returncode == 0, graph.stderr
     assert '"entities"' in graph.stdout
 
@@ -188,3 +188,17 @@ def test_unknown_entry_is_not_found_with_a_suggestion(workspace: Path) -> None:
     result = kairox(workspace, "mcp", "catalog", "show", "filesystm")
     assert result.returncode == 6
     assert "no catalog entry 'filesystm'; did you mean 'filesystem'?" in result.stderr
+
+
+def test_malformed_sources_are_diagnostics_and_the_rest_is_listed(workspace: Path, registry: Any, isolated_home: Path) -> None:
+    sources = "".join(
+        f'[[mcp_catalog.sources]]\nname = "{name}"\nurl = "{registry.url}/{name}"\nkind = "registry"\n\n' for name in ("garbage", "wrong", "huge")
+    )
+    (isolated_home / "kairox.toml").write_text(sources)
+    listed = kairox(workspace, "mcp", "catalog", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "Traceback" not in listed.stderr
+    assert len(listed.stdout.splitlines()) >= 12  # the built-in entries
+    assert "catalog source 'garbage': unavailable: " in listed.stderr and "did not send JSON" in listed.stderr
+    assert "catalog source 'huge': unavailable: " in listed.stderr
+    assert "entry skipped: wrong[2].packages: expected a list, got a string" in listed.stderr

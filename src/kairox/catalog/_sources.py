@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from kairox._util import JsonObject
 from kairox.catalog._cache import CachedSource, CatalogCache
 from kairox.catalog._model import CatalogEntry, CatalogFormatError, parse_entry
-from kairox.errors import Diagnostic, Severity
+from kairox.errors import Diagnostic
 
 if TYPE_CHECKING:
     import httpx
@@ -231,12 +231,9 @@ class RemoteSource(CatalogSource):
         except _FetchError as exc:
             if cached is not None:
                 return self._from_cache(cached, SourceStatus.STALE, error=str(exc))
+            # the state says what went wrong; the other sources are listed meanwhile
             state = SourceState(name=self.name, kind=self.kind, url=self.url, status=SourceStatus.FAILED, error=str(exc), where=self.where)
-            diagnostic = Diagnostic(
-                kind="catalog", name=self.name, reason=f"{self.url}: {exc}", severity=Severity.WARNING, source=self.where,
-                hint="`kairox mcp catalog refresh` tries again; the other sources are listed meanwhile",
-            )
-            return SourceLoad(entries=(), state=state, diagnostics=(diagnostic,))
+            return SourceLoad(entries=(), state=state)
         if fetched.not_modified and cached is not None:
             cached.fetched_at = now
             self.cache.write(cached)

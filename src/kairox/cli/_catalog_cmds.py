@@ -272,9 +272,19 @@ def install(
         err(line)
     options = InstallOptions(layer=chosen, require_ready=require_ready, prefetch=not no_prefetch)
 
+    ticking = sys.stderr.isatty()
+
+    def tick(seconds: float) -> None:
+        sys.stderr.write(f"\r  … {seconds:.0f} s")
+        sys.stderr.flush()
+
+    def progress(text: str) -> None:
+        err(("\r" if ticking else "") + text)
+
     async def run() -> Any:
         return await install_catalog_entry(
-            resolved, plan, approver=_approver(yes), options=options, events=cli.events(), progress=err, report=report
+            resolved, plan, approver=_approver(yes), options=options, events=cli.events(), progress=progress,
+            tick=tick if ticking else None, report=report,
         )
 
     result = anyio.run(run)

@@ -25,6 +25,8 @@ from kairox.registry import SessionApprovals, registry_settings
 from kairox.tools import Access, PermissionProfile, ToolSource, ToolSpec, object_schema
 
 Progress = Callable[[str], None]
+Tick = Callable[[float], None]
+"""Called about once a second while a long step runs, with the seconds since it started."""
 PREFETCH_TIMEOUT_SEC = 900.0
 
 INSTALL_SPEC = ToolSpec(
@@ -179,14 +181,20 @@ def prefetch_command(plan: InstallPlan) -> list[str] | None:
     return None
 
 
-async def _prefetch(argv: list[str], workspace: Path, progress: Progress) -> tuple[bool, str]:
+async def _prefetch(argv: list[str], workspace: Path, progress: Progress, tick: Tick | None) -> tuple[bool, str]:
     from kairox._rpc import ChildProcess
 
     started = time.monotonic()
     progress(f"fetching the package: {' '.join(argv)}")
     try:
         async with ChildProcess(argv, env=dict(os.environ), cwd=workspace, pipe_stdin=False, pipe_stdout=False) as child:
-            code = await child.wait(PREFETCH_TIMEOUT_SEC)
+            code = None
+            while time.monotonic() - started < PREFETCH_TIMEOUT_SEC:
+                code = await child.wait(1.0)
+                if code is not None:
+                    break
+                if tick is not None:
+                    tick(time.monotonic() - started)
             tail = child.stderr.text(1200).strip()
     except OSError as exc:
         return False, f"{argv[0]} could not start: {exc}"
@@ -217,6 +225,7 @@ async def install_catalog_entry(
     options: InstallOptions | None = None,
     events: EventSink | None = None,
     progress: Progress | None = None,
+    tick: Tick | None = None,
     report: PreflightReport | None = None,
 ) -> InstallReport:
     """Install ``plan`` into the ``options.layer`` file: pre-flight, ask, fetch, dry run, write."""
@@ -251,7 +260,7 @@ async def install_catalog_entry(
     fetched = None
     command = prefetch_command(plan) if options.prefetch else None
     if command is not None:
-        _, fetched = await _prefetch(command, resolved.workspace, say)
+        _, fetched = await _prefetch(command, resolved.workspace, say, tick)
         say(fetched)
     config = McpServerConfig.model_validate(plan.table)
     unset = [c for c in checked.problems if c.kind == "variable"]
