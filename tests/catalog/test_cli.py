@@ -120,12 +120,18 @@ def test_without_node_check_and_install_say_what_is_missing_and_write_nothing(wo
     assert not (isolated_home / "kairox.toml").exists()
 
 
-def test_without_terminal_or_yes_the_gate_denies_and_nothing_is_written(workspace: Path, isolated_home: Path) -> None:
+def test_without_terminal_or_yes_the_gate_denies_and_nothing_is_written(workspace: Path, isolated_home: Path, tmp_path: Path) -> None:
     for layer, file in (("user", isolated_home / "kairox.toml"), ("project", workspace / "kairox.toml")):
-        result = kairox(workspace, "mcp", "catalog", "install", "filesystem", "--layer", layer)
+        trace = tmp_path / f"{layer}.jsonl"
+        result = kairox(workspace, "--trace", str(trace), "mcp", "catalog", "install", "filesystem", "--layer", layer)
         assert result.returncode == 4, result.stderr
         assert f"denied: approval required: {file}" in result.stderr
         assert not file.exists()
+        events = [json.loads(line) for line in trace.read_text().splitlines()]
+        asked = [e for e in events if e["event"] == "ToolCallApprovalAnswered"]
+        assert [(e["tool"], e["approved"]) for e in asked] == [("mcp.catalog.install", False)]
+        [finished] = [e for e in events if e["event"] == "CatalogInstallFinished"]
+        assert (finished["outcome"], finished["server"], finished["file"]) == ("denied", "filesystem", str(file))
 
 
 def test_a_deny_rule_stops_the_install_even_with_yes(workspace: Path, isolated_home: Path) -> None:

@@ -21,6 +21,7 @@ from kairox.runtime._context import (
     load_skills,
 )
 from kairox.runtime._events import (
+    CatalogInstallFinished,
     ExtensionContextClosed,
     ExtensionContextReady,
     PluginsLoaded,
@@ -32,6 +33,7 @@ from kairox.runtime._prompt import render_prompt_context
 
 __all__ = [
     "INSTALL_SPEC",
+    "CatalogInstallFinished",
     "DryRunReport",
     "DryRunTool",
     "ExtensionContext",

@@ -22,6 +22,7 @@ from kairox.config import Layer, McpServerConfig, ResolvedConfig, join_key, set_
 from kairox.events import EventSink, NullSink
 from kairox.policy import Approver, PolicyEngine, Verdict
 from kairox.registry import SessionApprovals, registry_settings
+from kairox.runtime._events import CatalogInstallFinished
 from kairox.tools import Access, PermissionProfile, ToolSource, ToolSpec, object_schema
 
 Progress = Callable[[str], None]
@@ -236,7 +237,15 @@ async def install_catalog_entry(
     checked = report or preflight(plan)
 
     def done(outcome: InstallOutcome, reason: str | None = None, **extra: Any) -> InstallReport:
-        return InstallReport(outcome=outcome, plan=plan, file=file, preflight=checked, reason=reason, **extra)
+        result = InstallReport(outcome=outcome, plan=plan, file=file, preflight=checked, reason=reason, **extra)
+        tools = len(result.dry_run.tools) if result.dry_run else 0
+        sink.emit(
+            CatalogInstallFinished(
+                entry=plan.entry.id, version=plan.entry.version, server=plan.name, file=str(file), outcome=str(outcome),
+                tools=tools, reason=reason,
+            )
+        )
+        return result
 
     if checked.runtime_problems:
         missing = "; ".join(f"{c.detail} ({c.fix})" if c.fix else c.detail for c in checked.runtime_problems)
