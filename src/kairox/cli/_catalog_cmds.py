@@ -23,7 +23,7 @@ PackageOption = Annotated[
     str | None, typer.Option("--package", help="Which package to use: npm, pypi, oci, a package identifier, or remote.")
 ]
 NameOption = Annotated[str | None, typer.Option("--name", help="Server name in [mcp_servers] (default: the last part of the id).")]
-EntryArgument = Annotated[str, typer.Argument(help="Entry id, package name (@scope/name) or short name (filesystem).")]
+EntryArgument = Annotated[str, typer.Argument(metavar="ID", help="Entry id, package name (@scope/name) or short name (filesystem).")]
 
 
 def _load(cli: CliState, *, refresh: bool = False) -> "tuple[ResolvedConfig, Catalog]":
