@@ -91,10 +91,10 @@ def test_install_filesystem_and_memory_with_npm_then_call_a_tool(workspace: Path
     assert servers["filesystem"] == {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "."]}
     assert servers["memory"] == {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2026.8.31"], "env_vars": ["MEMORY_FILE_PATH"]}
 
-    called = kairox(workspace, "tools", "call", "mcp__filesystem__read_text_file", '{"path": "notes.txt"}', "--yes", env=offline_npm)
+    called = kairox(workspace, "mcp", "call", "filesystem", "read_text_file", '{"path": "notes.txt"}', "--yes", env=offline_npm)
     assert called.returncode == 0, called.stderr
     assert called.stdout == "hello from the workspace\n"
-    graph = kairox(workspace, "tools", "call", "mcp__memory__read_graph", "--yes", env=offline_npm)
+    graph = kairox(workspace, "mcp", "call", "memory", "read_graph", "--yes", env=offline_npm)
     assert graph.returncode == 0, graph.stderr
     assert '"entities"' in graph.stdout
 

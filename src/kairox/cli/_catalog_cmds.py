@@ -231,7 +231,7 @@ def _approver(yes: bool) -> "Approver":
         return _NamedInstallApprover()
     if sys.stdin.isatty() and sys.stderr.isatty():
         return CliApprover()
-    return NonInteractiveApprover()
+    return NonInteractiveApprover(hint="run the install again with --yes to approve the write")
 
 
 @catalog_app.command("install")
