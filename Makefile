@@ -4,6 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NODE_STAMP := tests/servers/node_modules/.installed
+# The catalog tests install these built-in entries with npm, offline: a cache of their own holds each package
+# and its dependencies (a test checks the versions match the built-in catalog).
+CATALOG_NPM := @modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/server-memory@2026.8.31
+NPM_CACHE := build/npm-cache
+NPM_CACHE_STAMP := $(NPM_CACHE)/.catalog-installed
 
 .PHONY: test demo lint check install clean system-packages preflight
 
@@ -24,7 +29,14 @@ $(NODE_STAMP): tests/servers/package.json tests/servers/package-lock.json
 	cd tests/servers && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
-install: system-packages $(STAMP) $(NODE_STAMP)
+$(NPM_CACHE_STAMP): Makefile
+	rm -rf build/npm-prefetch
+	npm install --no-save --no-audit --no-fund --loglevel=error --prefix build/npm-prefetch --cache $(NPM_CACHE) $(CATALOG_NPM)
+	npm cache add --loglevel=error --cache $(NPM_CACHE) $(CATALOG_NPM)
+	rm -rf build/npm-prefetch
+	touch $(NPM_CACHE_STAMP)
+
+install: system-packages $(STAMP) $(NODE_STAMP) $(NPM_CACHE_STAMP)
 
 # says which system programs are missing before any test runs
 preflight:

@@ -437,3 +437,12 @@ def logout(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Server 
     if not forget(resolved.home, name):
         fail(f"no OAuth tokens stored for {name!r}", ExitCode.NOT_FOUND)
     out(f"logged out of {name!r}")
+
+
+def _add_catalog() -> None:
+    from kairox.cli._catalog_cmds import catalog_app
+
+    mcp_app.add_typer(catalog_app, name="catalog", help="The MCP server catalog: list, search, show, check, install, sources, refresh.")
+
+
+_add_catalog()

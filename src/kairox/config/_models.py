@@ -358,9 +358,22 @@ class AgentConfig(_Model):
     """Tokens one model answer may take (sent as ``max_tokens`` where the API needs it)."""
 
 
+class CatalogSourceConfig(_Model):
+    """``[[mcp_catalog.sources]]``: one remote catalog of MCP servers."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    """Name shown as the provenance of its entries (``kairox mcp catalog list --source NAME``)."""
+    url: str
+    """A JSON manifest (a list of ``server.json`` entries) or the base URL of a registry."""
+    kind: Literal["manifest", "registry"] = "manifest"
+    """``manifest``: one JSON document; ``registry``: the MCP Registry API (``/v0.1/servers``, cursor paging)."""
+
+
 class McpCatalogConfig(_Model):
     url: str | None = None
-    """A JSON catalog served over HTTP(S); the built-in catalog is always there."""
+    """A JSON catalog (manifest) served over HTTP(S), used as one more source; the built-in catalog is always there."""
+    sources: list[CatalogSourceConfig] = Field(default_factory=list)
+    """Remote catalogs, later ones override earlier ones entry by entry."""
     cache_ttl_sec: int = Field(default=86_400, ge=0)
     """How long the fetched catalog is used before it is fetched again."""
 
@@ -409,7 +422,7 @@ class KairoxConfig(_Model):
 SERVER_SECTIONS = ("mcp_servers", "lsp_servers", "dap_servers")
 """Sections whose entries a higher layer replaces whole."""
 
-CONCAT_LISTS = ("policy.rules.allow", "policy.rules.ask", "policy.rules.deny", *tuple(f"hooks.{event}" for event in HooksConfig.model_fields))
+CONCAT_LISTS = ("policy.rules.allow", "policy.rules.ask", "policy.rules.deny", "mcp_catalog.sources", *tuple(f"hooks.{event}" for event in HooksConfig.model_fields))
 """Lists that concatenate across layers instead of replacing."""
 
 PROJECT_FORBIDDEN = ("model_provider", "model_providers")

@@ -121,6 +121,10 @@ class TrustGate:
         if key == "mcp_catalog.url":
             self._hold(data, key, "an untrusted workspace may not choose where server templates come from")
             return False
+        if key == "mcp_catalog.sources":
+            label = value.get("name") if isinstance(value, dict) else value
+            self._hold(data, key, "an untrusted workspace may not add catalog sources", item=label)
+            return False
         if key.startswith("plugins."):
             narrowing = key.endswith(".enabled") and value is False
             if not narrowing:

@@ -45,11 +45,21 @@ def _parent(doc: TOMLDocument, parts: list[str], *, create: bool) -> Any:
     return node
 
 
-def set_value(file: Path, key: str, value: Any) -> None:
-    """Set ``key`` (dotted) to ``value`` in ``file``, creating the file and tables as needed."""
+def set_value(file: Path, key: str, value: Any, *, comment: str | None = None) -> None:
+    """Set ``key`` (dotted) to ``value`` in ``file``, creating the file and tables as needed.
+
+    ``comment`` (one or more lines) is written just above a table ``value``, to say why it is as it is.
+    """
     parts = split_key(key)
     doc = _load(file)
     parent = _parent(doc, parts[:-1], create=True)
+    if comment is not None and isinstance(value, dict):
+        table = tomlkit.table()
+        for line in comment.splitlines() or [""]:
+            table.add(tomlkit.comment(line))
+        for name, item in value.items():
+            table.add(name, item)
+        value = table
     parent[parts[-1]] = value
     _save(file, doc)
 

@@ -1,5 +1,16 @@
 """The composition root: ``build_extension_context`` runs the pipeline and returns an ``ExtensionContext``."""
 
+from kairox.runtime._catalog import (
+    INSTALL_SPEC,
+    DryRunReport,
+    DryRunTool,
+    InstallOptions,
+    InstallOutcome,
+    InstallReport,
+    dry_run_server,
+    install_catalog_entry,
+    prefetch_command,
+)
 from kairox.runtime._context import (
     ExtensionContext,
     PluginStage,
@@ -10,6 +21,7 @@ from kairox.runtime._context import (
     load_skills,
 )
 from kairox.runtime._events import (
+    CatalogInstallFinished,
     ExtensionContextClosed,
     ExtensionContextReady,
     PluginsLoaded,
@@ -20,9 +32,16 @@ from kairox.runtime._memory import MemoryFile, gather_memory
 from kairox.runtime._prompt import render_prompt_context
 
 __all__ = [
+    "INSTALL_SPEC",
+    "CatalogInstallFinished",
+    "DryRunReport",
+    "DryRunTool",
     "ExtensionContext",
     "ExtensionContextClosed",
     "ExtensionContextReady",
+    "InstallOptions",
+    "InstallOutcome",
+    "InstallReport",
     "MemoryFile",
     "PluginStage",
     "PluginsLoaded",
@@ -31,8 +50,11 @@ __all__ = [
     "SkillsReady",
     "build_extension_context",
     "build_hooks",
+    "dry_run_server",
     "gather_memory",
+    "install_catalog_entry",
     "load_plugins",
     "load_skills",
+    "prefetch_command",
     "render_prompt_context",
 ]

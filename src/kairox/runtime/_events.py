@@ -38,3 +38,17 @@ class ExtensionContextReady(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ExtensionContextClosed(Event):
     workspace: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CatalogInstallFinished(Event):
+    """``kairox mcp catalog install`` (or a front end's install) ended: what was written, and why not."""
+
+    entry: str
+    version: str
+    server: str
+    file: str
+    outcome: str
+    """``installed``, ``written_disabled``, ``not_ready``, ``preflight_failed``, ``denied`` or ``exists``."""
+    tools: int = 0
+    reason: str | None = None

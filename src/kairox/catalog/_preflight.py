@@ -1,0 +1,199 @@
+"""Pre-flight: before anything is written or started, is what the chosen package needs on this machine?
+
+Each problem comes with the exact fix: the package to install, the variable to export.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from kairox.catalog._model import KAIROX_META, CatalogEntry
+from kairox.catalog._plan import InstallPlan
+
+Which = Callable[[str, str | None], str | None]
+"""``shutil.which(program, path)``."""
+VersionProbe = Callable[[str], str | None]
+"""Runs ``PROGRAM --version`` and returns what it printed, or None."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Runtime:
+    """A program a package needs, with the oldest version that works."""
+
+    program: str
+    minimum: tuple[int, ...] | None = None
+    fix: str
+    why: str
+
+
+_NODE_FIX = "install Node.js 18 or newer: `apt-get install nodejs npm` (Debian/Ubuntu), `brew install node` (macOS), or https://nodejs.org"
+_UV_FIX = "install uv: `curl -LsSf https://astral.sh/uv/install.sh | sh`, `pipx install uv`, or `brew install uv`"
+_DOCKER_FIX = "install Docker: `apt-get install docker.io` (Debian/Ubuntu) or https://docs.docker.com/get-docker/"
+_PODMAN_FIX = "install Podman: `apt-get install podman` (Debian/Ubuntu) or https://podman.io"
+
+RUNTIMES: dict[str, tuple[Runtime, ...]] = {
+    "npx": (
+        Runtime(program="node", minimum=(18,), fix=_NODE_FIX, why="npm packages run on Node.js"),
+        Runtime(program="npx", fix=_NODE_FIX.replace("install Node.js 18 or newer", "install npm (it brings npx)"), why="runs the npm package"),
+    ),
+    "uvx": (Runtime(program="uvx", minimum=None, fix=_UV_FIX, why="runs the PyPI package in its own environment"),),
+    "docker": (Runtime(program="docker", fix=_DOCKER_FIX, why="runs the container image"),),
+    "podman": (Runtime(program="podman", fix=_PODMAN_FIX, why="runs the container image"),),
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PreflightCheck:
+    """One requirement and whether this machine meets it."""
+
+    kind: str
+    """``runtime``, ``variable`` or ``platform``."""
+    name: str
+    ok: bool
+    detail: str
+    """What was found (``/usr/bin/node v20.20.2``) or what is missing."""
+    fix: str | None = None
+    blocking: bool = True
+    """A failed blocking check stops an install; an unset optional variable does not."""
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix, "blocking": self.blocking}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PreflightReport:
+    entry: str
+    choice: str
+    checks: tuple[PreflightCheck, ...]
+
+    @property
+    def problems(self) -> tuple[PreflightCheck, ...]:
+        return tuple(c for c in self.checks if not c.ok and c.blocking)
+
+    @property
+    def runtime_problems(self) -> tuple[PreflightCheck, ...]:
+        return tuple(c for c in self.problems if c.kind in ("runtime", "platform"))
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, object]:
+        return {"id": self.entry, "package": self.choice, "ok": self.ok, "checks": [c.to_json() for c in self.checks]}
+
+
+def probe_version(program: str) -> str | None:
+    """``program --version``'s first line (stdout or stderr), or None when it does not run in 10 s."""
+    try:
+        done = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = (done.stdout or done.stderr).strip()
+    return text.splitlines()[0] if text else None
+
+
+def _version_tuple(text: str) -> tuple[int, ...] | None:
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if match is None:
+        return None
+    return tuple(int(part) for part in match.groups() if part is not None)
+
+
+def preflight(
+    plan: InstallPlan,
+    *,
+    environ: Mapping[str, str] | None = None,
+    which: Which | None = None,
+    version_of: VersionProbe = probe_version,
+    platform: str = sys.platform,
+) -> PreflightReport:
+    """Check runtimes (present, new enough), variables (required ones set) and platform limits for ``plan``."""
+    env = os.environ if environ is None else environ
+    find = which or (lambda program, path: shutil.which(program, path=path))
+    checks: list[PreflightCheck] = []
+    runner = plan.table.get("command")
+    for runtime in RUNTIMES.get(str(runner), ()):
+        checks.append(_runtime_check(runtime, env, find, version_of))
+    checks.extend(_platform_checks(plan, platform))
+    for variable in plan.variables:
+        value = env.get(variable.name)
+        where = f" ({variable.purpose})" if variable.purpose != "environment" else ""
+        if value:
+            checks.append(PreflightCheck(kind="variable", name=variable.name, ok=True, detail=f"set{where}", blocking=variable.required))
+            continue
+        about = f": {variable.description}" if variable.description else ""
+        example = "..." if variable.secret else "VALUE"
+        checks.append(
+            PreflightCheck(
+                kind="variable",
+                name=variable.name,
+                ok=False,
+                detail=("required" if variable.required else "optional") + f"{where}, not set{about}",
+                fix=f"export {variable.name}={example}",
+                blocking=variable.required,
+            )
+        )
+    return PreflightReport(entry=plan.entry.id, choice=plan.choice, checks=tuple(checks))
+
+
+def _runtime_check(runtime: Runtime, env: Mapping[str, str], find: Which, version_of: VersionProbe) -> PreflightCheck:
+    path = find(runtime.program, env.get("PATH", os.defpath))
+    if path is None:
+        return PreflightCheck(
+            kind="runtime", name=runtime.program, ok=False,
+            detail=f"{runtime.program} is not on PATH ({runtime.why})", fix=runtime.fix,
+        )
+    if runtime.minimum is None:
+        return PreflightCheck(kind="runtime", name=runtime.program, ok=True, detail=path)
+    text = version_of(path)
+    found = _version_tuple(text or "")
+    wanted = ".".join(map(str, runtime.minimum))
+    if found is None:
+        return PreflightCheck(
+            kind="runtime", name=runtime.program, ok=False,
+            detail=f"{path} did not say its version (`{runtime.program} --version`); {wanted} or newer is needed", fix=runtime.fix,
+        )
+    shown = ".".join(map(str, found))
+    if found < runtime.minimum:
+        return PreflightCheck(
+            kind="runtime", name=runtime.program, ok=False, detail=f"{path} is {shown}; {wanted} or newer is needed", fix=runtime.fix,
+        )
+    return PreflightCheck(kind="runtime", name=runtime.program, ok=True, detail=f"{path} {shown} (>= {wanted})")
+
+
+def _platform_checks(plan: InstallPlan, platform: str) -> list[PreflightCheck]:
+    checks: list[PreflightCheck] = []
+    ours = plan.entry.meta.get(KAIROX_META)
+    platforms = ours.get("platforms") if isinstance(ours, dict) else None
+    if isinstance(platforms, list) and platforms and platform not in platforms:
+        checks.append(
+            PreflightCheck(
+                kind="platform", name=platform, ok=False,
+                detail=f"{plan.entry.id} runs on {', '.join(map(str, platforms))}, not {platform}",
+                fix="install it on a supported system, or choose another entry",
+            )
+        )
+    if plan.table.get("command") in ("docker", "podman") and platform != "linux":
+        checks.append(
+            PreflightCheck(
+                kind="platform", name=platform, ok=True, blocking=False,
+                detail="containers run in a Linux VM here (Docker Desktop or podman machine must be running)",
+            )
+        )
+    return checks
+
+
+def requirements_text(entry: CatalogEntry) -> list[str]:
+    """The runtimes each package of ``entry`` needs, for listings: ``npm: node >= 18, npx``."""
+    rows = []
+    for package in entry.packages:
+        runner = {"npm": "npx", "pypi": "uvx", "oci": "docker"}.get(package.registry_type)
+        needs = [f"{r.program} >= {'.'.join(map(str, r.minimum))}" if r.minimum else r.program for r in RUNTIMES.get(runner or "", ())]
+        rows.append(f"{package.label}: {', '.join(needs) or 'not installable by Kairox'}")
+    for remote in entry.remotes:
+        rows.append(f"remote {remote.type} {remote.url}: nothing to install")
+    return rows
