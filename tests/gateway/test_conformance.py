@@ -4,7 +4,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from tests.gateway.conftest import EVERYTHING, NODE, SERVERS, start_gateway, trust, write_workspace
 
 SUITE = SERVERS / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"

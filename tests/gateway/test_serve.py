@@ -234,3 +234,18 @@ def test_a_claude_desktop_style_mcp_servers_entry_launches_kairox_serve_over_std
     assert "mcp__everything__echo" in tools and "skill" in tools
     assert echoed == "Echo: from the desktop"
     assert os.path.exists(home / "logs" / "gateway.jsonl")
+
+
+async def test_an_upstream_that_dies_mid_call_does_not_take_the_gateway_down(gateway: Served) -> None:
+    async with connect(gateway) as client:
+        died = await client.call_tool("mcp__basic__die", {})
+        other = await client.call_tool("mcp__everything__echo", {"message": "still here"})
+        with anyio.fail_after(120):  # the supervisor starts the upstream again; its tools come back
+            while True:
+                back = await client.call_tool("mcp__basic__echo", {"message": "back"})
+                if not back.is_error:
+                    break
+                await anyio.sleep(0.5)
+    assert died.is_error and "basic" in text(died)
+    assert (text(other), other.is_error) == ("Echo: still here", False)
+    assert text(back) == "back"

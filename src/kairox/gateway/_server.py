@@ -49,7 +49,7 @@ from kairox.registry import (
     wire_name,
 )
 from kairox.runtime import ExtensionContext
-from kairox.skills import SKILL_TOOL, SkillsDiscovered
+from kairox.skills import SKILL_TOOL
 from kairox.tools import ToolCall, ToolResult, ToolSpec
 
 MAX_TRACKED_SESSIONS = 1024
@@ -88,7 +88,7 @@ class GatewayEvents:
     def emit(self, event: Event) -> None:
         if isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
             self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
-        elif isinstance(event, (ToolsChanged, SkillsDiscovered)):
+        elif isinstance(event, ToolsChanged):  # emitted in the event loop's thread, where anyio.Event may be set
             self.changed.set()
 
 
@@ -229,7 +229,8 @@ class Gateway:
         client_key, client = self._client(ctx)
         call_id = f"gw-{next(self._call_ids)}"
         self._in_flight += 1
-        self._idle = anyio.Event() if self._in_flight == 1 else self._idle
+        if self._in_flight == 1:
+            self._idle = anyio.Event()
         token = current_request.set(ctx)
         started = time.perf_counter()
         try:
@@ -291,9 +292,10 @@ class Gateway:
                         await client.session.send_tool_list_changed()
                         await client.session.send_prompt_list_changed()
                         await client.session.send_resource_list_changed()
-                except Exception:  # the client is gone: forget its channel (its grants expire with the LRU)
+                except Exception:  # the client is gone: forget it (stdio's one client keeps its grants)
                     client.session = None
-                    self._clients.pop(key, None) if key != "stdio" else None
+                    if key != "stdio":
+                        self._clients.pop(key, None)
 
     async def drain(self, timeout_sec: float) -> bool:
         """Wait for the calls in flight to finish; False when some were still running after ``timeout_sec``."""
