@@ -14,6 +14,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from tests.gateway.conftest import (
     EVERYTHING,
     TOKEN,
@@ -118,6 +119,19 @@ async def test_a_client_that_cannot_be_asked_is_told_which_rule_asked_and_how_to
     message = text(refused)
     assert "approval required: ask rule 'mcp__everything__echo(ask*)'" in message
     assert "this MCP client cannot answer approval questions (it does not support elicitation); add an allow rule" in message
+
+
+async def test_the_2026_stateless_revision_is_served_on_the_same_endpoint(gateway: Served) -> None:
+    seen: list[str] = []
+    async with connect(gateway, mode="auto", elicitation_callback=answer("allow once", seen)) as client:
+        version = client.protocol_version
+        echo = await client.call_tool("mcp__everything__echo", {"message": "modern"})
+        asked = await client.call_tool("mcp__everything__echo", {"message": "ask modern"})
+    assert version in MODERN_PROTOCOL_VERSIONS
+    assert (text(echo), echo.is_error) == ("Echo: modern", False)
+    # a stateless request has no way back for a question: refused, saying so and how to allow it instead
+    assert asked.is_error and seen == []
+    assert "this request cannot carry a question back to the client (a stateless request of the 2026 revision)" in text(asked)
 
 
 async def test_an_upstream_list_changed_reaches_the_client(gateway: Served) -> None:
