@@ -201,19 +201,27 @@ async def test_sigterm_lets_the_call_in_flight_finish_then_stops_every_upstream(
     home = tmp_path / "home"
     workspace = write_workspace(tmp_path / "ws", lsp=False)
     trust(workspace, home)
-    served = start_gateway(workspace, home)
+    served = start_gateway(workspace, home, "--drain-sec", "120")
     children = descendants(served.proc.pid)
     assert len(children) >= 2, served.stderr  # node (everything) and python (basic)
+    refused: list[str] = []
 
     async def elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         served.proc.send_signal(signal.SIGTERM)  # the call is in the gate right now: it must still finish
-        await anyio.sleep(0.5)
+        async with connect(served, token=None) as other:
+            with anyio.fail_after(60):  # once the signal is handled, new calls are refused
+                while not refused:
+                    late = await other.call_tool("mcp__everything__echo", {"message": "late"})
+                    if late.is_error:
+                        refused.append(text(late))
+                    await anyio.sleep(0.1)
         return types.ElicitResult(action="accept", content={"decision": "allow once"})
 
     try:
         async with connect(served, token=None, elicitation_callback=elicit) as client:
             result = await client.call_tool("mcp__everything__echo", {"message": "ask while stopping"})
         assert (text(result), result.is_error) == ("Echo: ask while stopping", False)
+        assert refused == ["mcp__everything__echo was not run: kairox serve is stopping; call it again once the server is back"]
         assert await anyio.to_thread.run_sync(lambda: served.proc.wait(90)) == 0, "".join(served.stderr)
     finally:
         served.stop()

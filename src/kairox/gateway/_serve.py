@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 import anyio
-import anyio.abc
 import uvicorn
 from mcp.server.streamable_http_manager import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
@@ -109,6 +108,7 @@ async def _until_signal(gateway: Gateway, drain_sec: float, stop: Callable[[], N
     """On SIGTERM or SIGINT: let the calls in flight finish (up to ``drain_sec``), then ``stop``."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for _ in signals:
+            gateway.closing = True
             if not await gateway.drain(drain_sec):
                 sys.stderr.write(f"kairox serve: {gateway.in_flight} calls still running after {drain_sec:g}s; stopping them\n")
             stop()

@@ -117,6 +117,8 @@ class Gateway:
         self._idle = anyio.Event()
         self._idle.set()
         self._reported: set[tuple[str, str]] = set()
+        self.closing = False
+        """Set on SIGTERM: calls in flight finish, new ones are refused."""
         self.server = _GatewayServer(
             self.options.name,
             version=kairox.__version__,
@@ -227,6 +229,8 @@ class Gateway:
     async def _gated(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]) -> ToolResult:
         """One call through the registry exactly as an agent's call, with this client's grants; audited."""
         client_key, client = self._client(ctx)
+        if self.closing:
+            return ToolResult.error(f"{name} was not run: kairox serve is stopping; call it again once the server is back")
         call_id = f"gw-{next(self._call_ids)}"
         self._in_flight += 1
         if self._in_flight == 1:
