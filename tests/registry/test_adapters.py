@@ -263,3 +263,34 @@ async def test_a_strict_openai_call_with_nulls_passes_validation(tmp_path: Path)
     assert (result.is_error, result.text_content()) == (False, "two\n")
     raw = await registry.call_from_model("anthropic", "fs_read", arguments)
     assert raw.text_content() == "invalid arguments for fs.read: arguments['end_line']: None is not of type 'integer'"
+
+
+@pytest.mark.anyio
+async def test_colliding_wire_names_are_renamed_reported_and_called_back(tmp_path: Path) -> None:
+    from tests.registry._support import DemoProvider, settings, spec
+
+    from kairox.policy import NonInteractiveApprover
+    from kairox.registry import build_registry, wire_names
+
+    for name in ("ws", "home", "tmp"):
+        (tmp_path / name).mkdir()
+    registry = await build_registry(settings(tmp_path / "ws"), approver=NonInteractiveApprover())
+    await registry.add_provider(DemoProvider("demo", [spec("demo.echo", origin="demo"), spec("demo_echo", origin="demo")]))
+    definitions, problems = registry.definitions("anthropic")
+    renamed = wire_names(["demo.echo", "demo_echo"])["demo_echo"]
+    assert re.fullmatch(r"demo_echo_[0-9a-f]{8}", renamed)
+    assert [d["name"] for d in definitions if d["name"].startswith("demo")] == ["demo_echo", renamed]
+    assert [(p.name, p.reason) for p in problems] == [
+        ("demo_echo", f"its wire name 'demo_echo' is already used by another tool; anthropic sees it as {renamed!r}")
+    ]
+    # the wire name wins over a registry name spelt the same: the model called what it was shown
+    assert (registry.from_wire_name("demo_echo"), registry.from_wire_name(renamed)) == ("demo.echo", "demo_echo")
+
+
+def test_long_names_cut_to_the_same_64_characters_stay_distinct() -> None:
+    from kairox.registry import wire_names
+
+    long_a, long_b = "x" * 70 + "a", "x" * 70 + "b"
+    names = wire_names([long_a, long_b])
+    assert names[long_a] == "x" * 64
+    assert names[long_b] != names[long_a] and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", names[long_b])

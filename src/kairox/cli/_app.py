@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kairox import __version__
-from kairox.cli import _config_cmds, _context_cmds, _extension_cmds, _run_cmds
+from kairox.cli import _config_cmds, _context_cmds, _extension_cmds, _run_cmds, _serve_cmd
 from kairox.cli._common import CliState, ExitCode
 from kairox.cli._help import HELP_OPTIONS, plain_help
 
@@ -48,6 +48,7 @@ _config_cmds.register(app)
 _context_cmds.register(app)
 _extension_cmds.register(app)
 _run_cmds.register(app)
+_serve_cmd.register(app)
 
 
 def main() -> None:

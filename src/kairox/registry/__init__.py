@@ -8,6 +8,7 @@ from kairox.registry._adapters import (
     gemini_definition,
     openai_definition,
     wire_name,
+    wire_names,
 )
 from kairox.registry._approvals import PersistRule, SessionApprovals
 from kairox.registry._events import (
@@ -16,9 +17,10 @@ from kairox.registry._events import (
     ToolCallFinished,
     ToolCallRequested,
     ToolsChanged,
+    event_arguments,
 )
 from kairox.registry._factory import build_registry, registry_settings, user_layer_writer
-from kairox.registry._registry import RegistrySettings, ToolRegistry
+from kairox.registry._registry import RegistrySettings, ToolRegistry, renamed_diagnostic
 
 __all__ = [
     "ModelProvider",
@@ -35,9 +37,12 @@ __all__ = [
     "anthropic_definition",
     "build_registry",
     "drop_model_nulls",
+    "event_arguments",
     "gemini_definition",
     "openai_definition",
     "registry_settings",
+    "renamed_diagnostic",
     "user_layer_writer",
     "wire_name",
+    "wire_names",
 ]

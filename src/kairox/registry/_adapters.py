@@ -6,12 +6,15 @@
 - Gemini: the OpenAPI subset: no ``$schema``, ``$ref``/``$defs`` inlined, no ``anyOf``/``oneOf``/``const``,
   one type per node (``nullable`` for null), string-only enums.
 
-Wire names are the registry names with ``[^A-Za-z0-9_-]`` replaced (``fs.read`` -> ``fs_read``).
+Wire names are the registry names with ``[^A-Za-z0-9_-]`` replaced (``fs.read`` -> ``fs_read``); ``wire_names``
+makes them unique for a whole tool list (model providers and MCP clients of ``kairox serve`` share it).
 """
 
 import copy
 import enum
+import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from kairox._util import JsonObject, normalize_tool_name
@@ -43,6 +46,25 @@ _MAX_STRICT_DEPTH = 10
 
 def wire_name(name: str) -> str:
     return normalize_tool_name(name)[:MAX_NAME]
+
+
+def wire_names(names: Iterable[str]) -> dict[str, str]:
+    """A unique wire name (``^[A-Za-z0-9_-]{1,64}$``) for each registry name, in the given order.
+
+    The first name keeps ``wire_name(name)``; a later one whose wire name is taken (``a.b`` and ``a_b``, or two
+    long names cut to the same 64 characters) gets a stable 8-character hash of its full registry name instead of
+    being dropped. Callers report the renamed ones: ``wire != wire_name(name)``.
+    """
+    taken: set[str] = set()
+    out: dict[str, str] = {}
+    for name in names:
+        wire = wire_name(name)
+        if not wire or wire in taken:
+            digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+            wire = f"{wire[: MAX_NAME - 9]}_{digest}" if wire else f"tool_{digest}"
+        taken.add(wire)
+        out[name] = wire
+    return out
 
 
 def _root(spec: ToolSpec) -> JsonObject:

@@ -31,7 +31,14 @@ from kairox.policy import (
     effective_profile,
     runs_unsandboxed,
 )
-from kairox.registry._adapters import ADAPTERS, ModelProvider, SchemaAdapterError, drop_model_nulls, wire_name
+from kairox.registry._adapters import (
+    ADAPTERS,
+    ModelProvider,
+    SchemaAdapterError,
+    drop_model_nulls,
+    wire_name,
+    wire_names,
+)
 from kairox.registry._approvals import PersistRule, SessionApprovals
 from kairox.registry._events import (
     ToolCallFinished,
@@ -64,6 +71,15 @@ _SOURCE_RANK = {
 }
 """Who keeps a name two sources both claim: built-ins first, then by source, then by origin name."""
 
+
+
+def renamed_diagnostic(name: str, wire: str, client: str) -> Diagnostic:
+    """A tool offered under another wire name because its plain one was taken."""
+    return Diagnostic(
+        kind="tool", name=name, source=client,
+        reason=f"its wire name {wire_name(name)!r} is already used by another tool; {client} sees it as {wire!r}",
+        hint="rename or disable one of the two tools to get the plain name back",
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -255,32 +271,33 @@ class ToolRegistry:
         return found + self._index_diagnostics + self.approvals.diagnostics
 
     def definitions(self, provider: ModelProvider | str) -> tuple[list[JsonObject], list[Diagnostic]]:
-        """The visible tools as ``provider`` expects them; tools whose schema cannot be adapted are left out."""
+        """The visible tools as ``provider`` expects them; tools whose schema cannot be adapted are left out,
+        tools whose wire names collide are renamed (``wire_names``) and reported."""
         adapter = ADAPTERS[ModelProvider(provider)]
         out: list[JsonObject] = []
         problems: list[Diagnostic] = []
-        seen: dict[str, str] = {}
-        for spec in self.visible_tools():
-            name = wire_name(spec.name)
-            if name in seen:
-                problems.append(Diagnostic(kind="tool", name=spec.name, reason=f"its {provider} name {name!r} is already used by {seen[name]}; left out for {provider}"))
-                continue
+        visible = self.visible_tools()
+        names = wire_names(spec.name for spec in visible)
+        for spec in visible:
+            name = names[spec.name]
+            if name != wire_name(spec.name):
+                problems.append(renamed_diagnostic(spec.name, name, str(provider)))
             try:
-                out.append(adapter(spec))
+                out.append(adapter(replace(spec, name=name)))
             except SchemaAdapterError as exc:
                 problems.append(ExtensionLoadFailure(kind="tool", name=spec.name, source=spec.origin, reason=exc.message, hint=f"the tool is left out for {provider}"))
-                continue
-            seen[name] = spec.name
         return out, problems
+
+    def wire_names(self) -> dict[str, str]:
+        """The visible tools' registry names -> their unique wire names (what models and MCP clients see)."""
+        return wire_names(spec.name for spec in self.visible_tools())
 
     def from_wire_name(self, name: str) -> str | None:
         """The registry name of a tool the model called by its wire name (``fs_read`` -> ``fs.read``)."""
-        if name in self._entries:
-            return name
-        for spec in self.visible_tools():
-            if wire_name(spec.name) == name:
-                return spec.name
-        return None
+        for registry_name, wire in self.wire_names().items():
+            if wire == name:
+                return registry_name
+        return name if name in self._entries else None
 
     async def call_from_model(
         self, provider: ModelProvider | str, wire: str, arguments: JsonObject, *, call_id: str = "", approval: ApprovalPolicy | None = None,

@@ -1,0 +1,71 @@
+"""``kairox serve``: the workspace's tools as one MCP server (stdio, or Streamable HTTP with --http)."""
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kairox.cli._common import ExitCode, fail, state
+
+TOKEN_ENV = "KAIROX_SERVE_TOKEN"
+
+
+def serve(
+    ctx: typer.Context,
+    http: Annotated[
+        str | None, typer.Option("--http", metavar="[HOST:]PORT", help="Serve Streamable HTTP on HOST:PORT (127.0.0.1 unless given) instead of stdio.")
+    ] = None,
+    token_file: Annotated[Path | None, typer.Option("--token-file", help="File whose first line is the bearer token every HTTP request must carry.")] = None,
+    token: Annotated[str | None, typer.Option("--token", envvar=TOKEN_ENV, help=f"The bearer token (prefer --token-file or ${TOKEN_ENV}: arguments are visible to other users).")] = None,
+    expose: Annotated[list[str] | None, typer.Option("--expose", help="Serve only tools matching this glob (registry or wire name); repeatable.")] = None,
+    hide: Annotated[list[str] | None, typer.Option("--hide", help="Do not serve tools matching this glob; repeatable.")] = None,
+    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", help="Also accept this Host header (name:* for any port); repeatable.")] = None,
+    allow_origin: Annotated[list[str] | None, typer.Option("--allow-origin", help="Also accept this browser Origin; repeatable.")] = None,
+    max_sessions: Annotated[int, typer.Option("--max-sessions", min=1, help="Most concurrent HTTP client sessions.")] = 100,
+    idle_timeout: Annotated[float, typer.Option("--idle-timeout", min=1, help="Seconds after which an idle HTTP session is closed.")] = 1800.0,
+    max_body: Annotated[int, typer.Option("--max-body-bytes", min=1024, help="Largest HTTP request body accepted.")] = 4 * 1024 * 1024,
+    drain: Annotated[float, typer.Option("--drain-sec", min=0, help="On SIGTERM, how long calls in flight may finish before upstreams stop.")] = 10.0,
+) -> None:
+    """Serve every visible tool (built-in, MCP, plugin, LSP, DAP, skills) as one MCP server, behind the gate.
+
+    Asks become questions to the client (elicitation); clients that cannot answer get the call refused with how
+    to allow it. Every call is one line in $KAIROX_HOME/logs/gateway.jsonl.
+    """
+    import anyio
+
+    from kairox.gateway import (
+        GatewayConfigError,
+        GatewayOptions,
+        HttpOptions,
+        parse_listen,
+        serve_http,
+        serve_stdio,
+    )
+    from kairox.runtime import RuntimeOptions
+
+    cli = state(ctx)
+    cli.resolve()  # a broken user config ends here with file, line and key
+    runtime = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), cwd=Path(os.getcwd()))
+    options = GatewayOptions(expose=tuple(expose or ()), hide=tuple(hide or ()))
+    try:
+        if http is None:
+            anyio.run(lambda: serve_stdio(runtime, options, events=cli.events(), drain_sec=drain))
+            return
+        host, port = parse_listen(http)
+        if token_file is not None:
+            try:
+                token = token_file.read_text(encoding="utf-8").strip().splitlines()[0].strip()
+            except (OSError, IndexError) as exc:
+                fail(f"--token-file {token_file}: cannot read a token from it ({exc})", ExitCode.USAGE)
+        settings = HttpOptions(
+            host=host, port=port, token=token or None, allowed_hosts=tuple(allow_host or ()), allowed_origins=tuple(allow_origin or ()),
+            max_sessions=max_sessions, idle_timeout_sec=idle_timeout, max_body_bytes=max_body,
+        )
+        anyio.run(lambda: serve_http(runtime, options, settings, events=cli.events(), drain_sec=drain))
+    except GatewayConfigError as exc:
+        fail(str(exc), ExitCode.USAGE)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)

@@ -1,0 +1,197 @@
+"""Running the gateway: over stdio (one client, the host that launched us) or Streamable HTTP (many clients).
+
+Shutdown is the same for both: SIGTERM or SIGINT (or stdin closing, for stdio) stops taking new calls, waits for
+the calls in flight (``drain_sec``), then leaves the context, which stops every upstream server it started.
+"""
+
+import contextlib
+import hmac
+import ipaddress
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+
+import anyio
+import uvicorn
+from mcp.server.streamable_http_manager import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from kairox.errors import KairoxError
+from kairox.events import EventSink, FanoutSink
+from kairox.gateway._server import Gateway, GatewayEvents, GatewayOptions
+from kairox.runtime import RuntimeOptions, build_extension_context
+
+LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+PATH = "/mcp"
+
+
+class GatewayConfigError(KairoxError):
+    """``kairox serve`` was asked for something unsafe or impossible (a public address without a token)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HttpOptions:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+    """Every request must carry ``Authorization: Bearer <token>``; required off loopback."""
+    allowed_hosts: tuple[str, ...] = ()
+    """More ``Host`` header values to accept (``name:*`` for any port); the bound host is always accepted."""
+    allowed_origins: tuple[str, ...] = ()
+    """More ``Origin`` values to accept; requests without ``Origin`` (not from a browser) are accepted."""
+    max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    idle_timeout_sec: float = DEFAULT_SESSION_IDLE_TIMEOUT
+
+    @property
+    def loopback(self) -> bool:
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host.strip("[]")).is_loopback
+        except ValueError:
+            return False
+
+    def security(self) -> TransportSecuritySettings:
+        """Host and Origin checks (DNS rebinding): loopback names, the bound host, and what was allowed."""
+        bound = self.host if ":" not in self.host or self.host.startswith("[") else f"[{self.host}]"
+        hosts = [*LOOPBACK_HOSTS, f"{bound}:*", *self.allowed_hosts]
+        origins = [*LOOPBACK_ORIGINS, f"http://{bound}:*", *self.allowed_origins]
+        return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``PORT``, ``HOST:PORT`` or ``[V6]:PORT`` -> (host, port); the host is 127.0.0.1 when left out."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", text
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise GatewayConfigError(f"--http {text!r}: expected [HOST:]PORT with a port from 0 to 65535", hint="e.g. --http 8765 or --http 0.0.0.0:8765")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+class BearerToken:
+    """ASGI wrapper: 401 unless the request carries the gateway's token (compared in constant time)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = Headers(scope=scope).get("authorization", "").encode()
+            if not hmac.compare_digest(given, self.expected):
+                response = PlainTextResponse(
+                    "kairox serve needs `Authorization: Bearer <token>` (the token given to --token or --token-file)",
+                    status_code=401, headers={"WWW-Authenticate": 'Bearer realm="kairox"'},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+@contextlib.asynccontextmanager
+async def open_gateway(runtime: RuntimeOptions, options: GatewayOptions, *, events: EventSink | None = None) -> AsyncIterator[Gateway]:
+    """Build the workspace's context and a gateway over it; leaving stops every server the context started."""
+    gateway_events = GatewayEvents()
+    sink = FanoutSink([gateway_events, *([events] if events is not None else [])])
+    async with build_extension_context(cli=runtime, events=sink) as context:
+        yield Gateway(context, gateway_events, options)
+
+
+async def _until_signal(gateway: Gateway, drain_sec: float, stop: Callable[[], None]) -> None:
+    """On SIGTERM or SIGINT: let the calls in flight finish (up to ``drain_sec``), then ``stop``."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            gateway.closing = True
+            if not await gateway.drain(drain_sec):
+                sys.stderr.write(f"kairox serve: {gateway.in_flight} calls still running after {drain_sec:g}s; stopping them\n")
+            stop()
+            return
+
+
+async def serve_stdio(runtime: RuntimeOptions, options: GatewayOptions, *, events: EventSink | None = None, drain_sec: float = 10.0) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with open_gateway(runtime, options, events=events) as gateway:
+        _report(gateway, "serving MCP over stdio")
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(gateway.announce_changes)
+            tasks.start_soon(_until_signal, gateway, drain_sec, tasks.cancel_scope.cancel)
+            async with stdio_server() as (read, write):
+                await gateway.server.run(read, write, gateway.server.create_initialization_options())
+            tasks.cancel_scope.cancel()  # stdin closed: the host is gone
+
+
+def http_app(gateway: Gateway, http: HttpOptions) -> ASGIApp:
+    app: ASGIApp = gateway.server.streamable_http_app(
+        streamable_http_path=PATH,
+        transport_security=http.security(),
+        host=http.host,
+        max_request_body_size=http.max_body_bytes,
+        max_sessions=http.max_sessions,
+        session_idle_timeout=http.idle_timeout_sec,
+    )
+    return BearerToken(app, http.token) if http.token else app
+
+
+async def serve_http(
+    runtime: RuntimeOptions,
+    options: GatewayOptions,
+    http: HttpOptions,
+    *,
+    events: EventSink | None = None,
+    drain_sec: float = 10.0,
+) -> None:
+    if not http.loopback and not http.token:
+        raise GatewayConfigError(
+            f"serving on {http.host} (not loopback) needs a token", hint="pass --token-file PATH (or --token), or bind 127.0.0.1"
+        )
+    async with open_gateway(runtime, options, events=events) as gateway:
+        config = uvicorn.Config(
+            http_app(gateway, http), host=http.host, port=http.port, log_level="warning", lifespan="on",
+            timeout_graceful_shutdown=2, access_log=False,
+        )
+        server = _Uvicorn(config)
+
+        def stop() -> None:
+            server.should_exit = True
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(gateway.announce_changes)
+            tasks.start_soon(_until_signal, gateway, drain_sec, stop)
+            tasks.start_soon(_announce_address, server, gateway, http)
+            await server.serve()
+            tasks.cancel_scope.cancel()
+
+
+async def _announce_address(server: uvicorn.Server, gateway: Gateway, http: HttpOptions) -> None:
+    while not server.started:
+        await anyio.sleep(0.02)
+    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    _report(gateway, f"serving MCP on http://{shown}:{port}{PATH}")
+    if not http.loopback:
+        sys.stderr.write(f"kairox serve: warning: listening on {http.host}, reachable from other machines; every request needs the token\n")
+        sys.stderr.flush()
+
+
+def _report(gateway: Gateway, what: str) -> None:
+    tools = len(gateway.served())
+    lines = [f"kairox serve: {what} ({tools} tools; audit log {gateway.audit.path})"]
+    lines += [f"kairox serve: {d.severity}: {d.name}: {d.reason}" for d in [*gateway.context.failures(), *gateway.diagnostics]]
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn's server without its own signal handlers: the gateway drains its calls first, then stops it."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield

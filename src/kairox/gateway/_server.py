@@ -1,0 +1,322 @@
+"""The registry as one MCP server: every visible tool through the gate, skills as prompts, upstream resources.
+
+One ``Gateway`` serves any number of client sessions (one over stdio, many over HTTP). Each session has its own
+grants and its own approver (``ToolRegistry.session_approvals``), so what one client approved for its session
+never answers another client's question. Tools, prompts and resources are worked out on every list request from
+the live registry, so a restarted or changed upstream shows up at once; changes are also announced to the
+connected clients (``notifications/*/list_changed``).
+"""
+
+import itertools
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+import kairox
+from kairox._util import mcp_tool_name
+from kairox.errors import Diagnostic
+from kairox.events import Event
+from kairox.gateway._approver import ElicitingApprover, current_request
+from kairox.gateway._audit import AuditLog, AuditRecord
+from kairox.gateway._wire import (
+    prompt_arguments,
+    prompt_to_mcp,
+    resource_contents,
+    resource_uri,
+    result_to_mcp,
+    selected,
+    split_resource_uri,
+    tool_to_mcp,
+)
+from kairox.registry import (
+    SessionApprovals,
+    ToolCallDecided,
+    ToolsChanged,
+    event_arguments,
+    renamed_diagnostic,
+    wire_name,
+)
+from kairox.runtime import ExtensionContext
+from kairox.skills import SKILL_TOOL
+from kairox.tools import ToolCall, ToolResult, ToolSpec
+
+MAX_TRACKED_SESSIONS = 1024
+"""Client sessions whose grants and notification channel are kept; the least recently used go first."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GatewayOptions:
+    expose: tuple[str, ...] = ()
+    """Globs over tool names (registry or wire name): only matching tools are served (all when empty)."""
+    hide: tuple[str, ...] = ()
+    """Globs over tool names: matching tools are not served."""
+    audit_path: Path | None = None
+    """``$KAIROX_HOME/logs/gateway.jsonl`` by default."""
+    audit_max_bytes: int = 10 * 1024 * 1024
+    approval_timeout_sec: float = 300.0
+    name: str = "kairox"
+
+
+@dataclass(slots=True)
+class _Client:
+    name: str
+    approver: ElicitingApprover
+    approvals: SessionApprovals
+    session: ServerSession | None = None
+    """The latest request's session: its standalone channel carries list_changed to this client."""
+
+
+class GatewayEvents:
+    """The event sink a gateway's context is built with: tool decisions for the audit, changes to announce."""
+
+    def __init__(self) -> None:
+        self.decisions: dict[str, ToolCallDecided] = {}
+        self.changed = anyio.Event()
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
+            self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
+        elif isinstance(event, ToolsChanged):  # emitted in the event loop's thread, where anyio.Event may be set
+            self.changed.set()
+
+
+class _GatewayServer(Server[Any]):
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        # the streamable HTTP manager asks without options: the gateway always announces list changes
+        changes = notification_options or NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        return super().create_initialization_options(changes, experimental_capabilities, extensions)
+
+
+class Gateway:
+    def __init__(self, context: ExtensionContext, events: GatewayEvents, options: GatewayOptions | None = None) -> None:
+        self.context = context
+        self.events = events
+        self.options = options or GatewayOptions()
+        self.audit = AuditLog(self.options.audit_path or context.resolved.home / "logs" / "gateway.jsonl", max_bytes=self.options.audit_max_bytes)
+        self.diagnostics: list[Diagnostic] = []
+        self._clients: OrderedDict[str, _Client] = OrderedDict()
+        self._call_ids = itertools.count(1)
+        self._in_flight = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._reported: set[tuple[str, str]] = set()
+        self.closing = False
+        """Set on SIGTERM: calls in flight finish, new ones are refused."""
+        self.server = _GatewayServer(
+            self.options.name,
+            version=kairox.__version__,
+            instructions=context.prompt_context or None,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+        )
+
+    # --- what is served ----------------------------------------------------------------------------------
+
+    def served(self) -> dict[str, ToolSpec]:
+        """Wire name -> tool, for every visible tool that passes ``--expose`` / ``--hide``."""
+        registry = self.context.registry
+        names = registry.wire_names()
+        out: dict[str, ToolSpec] = {}
+        for spec in registry.visible_tools():
+            wire = names[spec.name]
+            if not selected((spec.name, wire), self.options.expose, self.options.hide):
+                continue
+            if wire != wire_name(spec.name) and (spec.name, wire) not in self._reported:
+                self._reported.add((spec.name, wire))
+                self.diagnostics.append(renamed_diagnostic(spec.name, wire, "kairox serve"))
+            out[wire] = spec
+        return out
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        self._client(ctx)
+        return types.ListToolsResult(tools=[tool_to_mcp(spec, wire) for wire, spec in self.served().items()])
+
+    async def _list_prompts(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        self._client(ctx)
+        if SKILL_TOOL not in {s.name for s in self.served().values()}:
+            return types.ListPromptsResult(prompts=[])
+        return types.ListPromptsResult(prompts=[prompt_to_mcp(skill) for skill in self.context.skills.offered()])
+
+    def _upstream_resources(self) -> list[tuple[str, Any]]:
+        manager = self.context.mcp
+        if manager is None:
+            return []
+        served = {spec.name for spec in self.served().values()}
+        return [
+            (name, resource)
+            for name, client in sorted(manager.clients.items())
+            if mcp_tool_name(name, "read_resource") in served
+            for resource in client.resources
+        ]
+
+    async def _list_resources(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        self._client(ctx)
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(uri=resource_uri(server, r.uri), name=f"{server}/{r.name}", description=r.description, mime_type=r.mime_type)
+                for server, r in self._upstream_resources()
+                if not r.template
+            ]
+        )
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        self._client(ctx)
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(uri_template=resource_uri(server, r.uri), name=f"{server}/{r.name}", description=r.description, mime_type=r.mime_type)
+                for server, r in self._upstream_resources()
+                if r.template
+            ]
+        )
+
+    # --- calls -------------------------------------------------------------------------------------------
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = self.served().get(params.name)
+        if spec is None:
+            raise MCPError(INVALID_PARAMS, f"no tool named {params.name!r} is served here; tools/list shows the tools")
+        result = await self._gated(ctx, spec.name, dict(params.arguments or {}))
+        return result_to_mcp(result, spec)
+
+    async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        entry = self.context.skills.get(params.name)
+        if entry is None or not entry.offered or SKILL_TOOL not in {s.name for s in self.served().values()}:
+            raise MCPError(INVALID_PARAMS, f"no prompt named {params.name!r}; prompts/list shows the skills served as prompts")
+        arguments = {"name": entry.skill.qualified_name, "arguments": prompt_arguments(entry.skill, params.arguments)}
+        result = await self._gated(ctx, SKILL_TOOL, arguments)
+        if result.is_error:
+            raise MCPError(INVALID_PARAMS, result.text_content())
+        return types.GetPromptResult(
+            description=entry.skill.description,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(text=result.text_content()))],
+        )
+
+    async def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        parts = split_resource_uri(uri)
+        tool = mcp_tool_name(parts[0], "read_resource") if parts else None
+        if parts is None or tool is None or tool not in {s.name for s in self.served().values()}:
+            raise MCPError(INVALID_PARAMS, f"no resource {uri!r} is served here; resources/list shows the resources")
+        result = await self._gated(ctx, tool, {"uri": parts[1]})
+        if result.is_error:
+            raise MCPError(INVALID_PARAMS, result.text_content())
+        return types.ReadResourceResult(contents=resource_contents(result, uri))
+
+    async def _gated(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]) -> ToolResult:
+        """One call through the registry exactly as an agent's call, with this client's grants; audited."""
+        client_key, client = self._client(ctx)
+        if self.closing:
+            return ToolResult.error(f"{name} was not run: kairox serve is stopping; call it again once the server is back")
+        call_id = f"gw-{next(self._call_ids)}"
+        self._in_flight += 1
+        if self._in_flight == 1:
+            self._idle = anyio.Event()
+        token = current_request.set(ctx)
+        started = time.perf_counter()
+        try:
+            result = await self.context.registry.call(ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals)
+        finally:
+            current_request.reset(token)
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
+        duration = round((time.perf_counter() - started) * 1000, 3)
+        decided = self.events.decisions.pop(call_id, None)
+        asked = client.approver.outcomes.pop(call_id, None)
+        decision = decided.decision if decided is not None else ("deny" if result.is_error and "decision" in result.meta else "allow")
+        if asked is not None:
+            decision = "approved" if asked.approved else asked.how
+        refused = "decision" in result.meta
+        self.audit.write(
+            AuditRecord(
+                client=client.name, session=client_key, tool=name, arguments=event_arguments(arguments), decision=decision,
+                rule=decided.rule if decided is not None else None, duration_ms=duration,
+                outcome="refused" if refused else ("error" if result.is_error else "ok"),
+            )
+        )
+        return result
+
+    # --- client sessions ---------------------------------------------------------------------------------
+
+    def _client(self, ctx: ServerRequestContext[Any, Any]) -> tuple[str | None, _Client]:
+        """This request's client session: its grants and approver, kept per session id (stdio has one)."""
+        key = _session_key(ctx)
+        params = ctx.session.client_params
+        name = params.client_info.name if params is not None and params.client_info is not None else "unknown"
+        client = self._clients.get(key) if key is not None else None
+        if client is None:
+            approver = ElicitingApprover(name, timeout_sec=self.options.approval_timeout_sec)
+            client = _Client(name=name, approver=approver, approvals=self.context.registry.session_approvals(approver))
+            if key is not None:  # a stateless request has no session: its grants end with it
+                self._clients[key] = client
+                while len(self._clients) > MAX_TRACKED_SESSIONS:
+                    self._clients.popitem(last=False)
+        elif key is not None:
+            self._clients.move_to_end(key)
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            client.session = ctx.session
+        return key, client
+
+    async def announce_changes(self) -> None:
+        """Forward list changes (an upstream's list_changed, a restart, skills rescanned) to every client; runs
+        until cancelled. A burst of changes becomes one notification per kind."""
+        while True:
+            await self.events.changed.wait()
+            self.events.changed = anyio.Event()
+            await anyio.sleep(0.05)
+            for key, client in list(self._clients.items()):
+                if client.session is None:
+                    continue
+                try:
+                    with anyio.fail_after(5):
+                        await client.session.send_tool_list_changed()
+                        await client.session.send_prompt_list_changed()
+                        await client.session.send_resource_list_changed()
+                except Exception:  # the client is gone: forget it (stdio's one client keeps its grants)
+                    client.session = None
+                    if key != "stdio":
+                        self._clients.pop(key, None)
+
+    async def drain(self, timeout_sec: float) -> bool:
+        """Wait for the calls in flight to finish; False when some were still running after ``timeout_sec``."""
+        with anyio.move_on_after(timeout_sec):
+            await self._idle.wait()
+            return True
+        return False
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+
+def _session_key(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return "stdio"
+    session_id = headers.get("mcp-session-id")
+    return str(session_id) if session_id else None
