@@ -87,7 +87,7 @@ def instruction_text(
             continue
         rule = None if unreadable is None else unreadable(Path(os.path.realpath(path)))
         if rule is not None:
-            parts.append((name, f"[not read: the rule {rule} keeps it from being read]"))
+            parts.append((name, f"[not read: {rule} keeps it from being read]"))
             continue
         try:
             parts.append((name, path.read_text(encoding="utf-8").strip()[: settings.max_bytes]))
