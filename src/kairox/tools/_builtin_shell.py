@@ -11,7 +11,7 @@ from typing import Any
 from kairox.errors import ToolCallError
 from kairox.tools._model import CallContext, ToolResult
 from kairox.tools._protected import protected_inside
-from kairox.tools._sandbox import check_sandbox, reported_roots, sandboxed_argv
+from kairox.tools._sandbox import check_sandbox, protected_roots, sandboxed_argv
 
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
 _CHUNK = 65536
@@ -91,7 +91,7 @@ async def run_shell(
     timeout = float(args.get("timeout_sec") or default_timeout)
     bwrap = await asyncio.to_thread(check_sandbox, context.sandbox)
     # project configuration a command creates cannot be refused; it is found and reported (trust pins keep it inert)
-    watched = reported_roots(context.sandbox, workspace)
+    watched = protected_roots(context.sandbox, workspace)
     protected = await asyncio.to_thread(protected_inside, watched)
     argv = sandboxed_argv(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap)
     env = scrubbed_environment(os.environ, passthrough)

@@ -1,8 +1,9 @@
 """Running commands under bubblewrap (Y6), for ``shell.exec``, hook commands and plugin command tools.
 
 ``read_only``: the whole file system read-only. ``workspace_write``: the writable roots bound read-write, with
-every protected path inside them (``.git``, ``.kairox``, ``kairox.toml``, ``.mcp.json``, ``.claude``, plugin
-manifests, ``hooks.json`` ..., at any depth) and the Kairox home bound back read-only. Every capability is
+every protected path inside the workspace and the configured roots (``.git``, ``.kairox``, ``kairox.toml``,
+``.mcp.json``, ``.claude``, plugin manifests, ``hooks.json`` ..., at any depth) and the Kairox home bound back
+read-only. Every capability is
 dropped, so a command run as root cannot remount, chown or open raw sockets. The network is unshared unless
 ``network_access``; then the usual Unix socket folders (``/run``, ``/var/run``, ``/tmp/.X11-unix`` ...) are
 hidden too, so a host socket such as ``docker.sock`` is out of reach. ``danger_full_access``: no sandbox. When
@@ -46,13 +47,16 @@ def writable_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
     """The folders bound read-write under ``workspace_write`` (that exist), shallowest first."""
     if settings.mode is not SandboxPolicy.WORKSPACE_WRITE:
         return []
-    roots = sorted({Path(os.path.realpath(r)) for r in (workspace, *settings.writable_roots)}, key=lambda p: len(p.parts))
+    roots = sorted({Path(os.path.realpath(r)) for r in (workspace, *settings.writable_roots)}, key=lambda p: (len(p.parts), str(p)))
     return [r for r in roots if r.exists()]
 
 
-def reported_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
-    """Where ``shell.exec`` looks for project configuration a command created: the workspace and the
-    configured roots (the shared temp folder changes under other processes; trust pins cover it)."""
+def protected_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
+    """Where protected paths are kept read-only and new ones reported: the workspace and the configured roots.
+
+    Not the shared temp folder itself: every process of the machine can write there anyway, so configuration
+    found there is only as good as trust pins say (a workspace or root inside it is still protected whole).
+    """
     if settings.mode is SandboxPolicy.READ_ONLY:
         return []
     temp = {Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")}
@@ -123,7 +127,7 @@ def sandboxed_argv(
     args += after
     # bound after the roots so they stay read-only inside them
     # (-try: a path another process removes meanwhile is skipped rather than failing the command)
-    for path in sorted(protected_inside(roots)):
+    for path in sorted(protected_inside(protected_roots(settings, workspace))):
         args += ["--ro-bind-try", str(path), str(path)]
     home = Path(os.path.realpath(kairox_home()))
     if any(_within(home, root) for root in roots):
