@@ -292,7 +292,7 @@ def trust(
     except TrustError as exc:
         fail(str(exc))
     err(f"{folder}: {'trusted' if review.first else 'trusted again'}")
-    listed = {
+    listed: dict[str, list[Any]] = {
         "allowed": [{"what": p.what, "where": p.where(folder)} for p in review.allowed],
         "new": [] if review.first else [{"what": p.what, "where": p.where(folder)} for p in review.new],
         "modified": [{"what": p.what, "where": p.where(folder)} for p in review.changed],
