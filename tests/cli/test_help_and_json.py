@@ -71,7 +71,9 @@ def test_trust_and_config_reference_give_data_with_json(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     trusted = kairox("trust", "--json", cwd=tmp_path)
     assert trusted.code == 0, trusted.stderr
-    assert trusted.json() == {"workspace": str(tmp_path.resolve()), "trusted": True, "changed": True}
+    assert trusted.json() == {
+        "workspace": str(tmp_path.resolve()), "trusted": True, "changed": True, "allowed": [], "new": [], "modified": [], "removed": [],
+    }
     listed = kairox("trust", "--list", "--json", cwd=tmp_path)
     assert listed.code == 0
     assert listed.json() == {"trusted_workspaces": [str(tmp_path.resolve())]}

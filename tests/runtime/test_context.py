@@ -141,11 +141,15 @@ def test_an_untrusted_project_cannot_pull_files_from_outside_into_the_prompt(tmp
     untrusted = kairox("context", "--json", cwd=root)
     assert untrusted.code == 0, untrusted.stderr
     prompt = untrusted.json()["prompt_context"]
-    assert "Prefer small functions." in prompt
+    # an untrusted project names no instruction files beyond the standard ones: the list waits for trust
+    assert "Prefer small functions." not in prompt
     assert "token-4711" not in prompt
+    pending = kairox("config", "show", "--json", cwd=root).json()["pending_trust"]
+    assert [(p["key"], p["line"]) for p in pending] == [("instructions.files", 2)]
     # once trusted, the project may name files outside it; a memory file linking out is still not read
     assert kairox("trust", cwd=root).code == 0
     trusted = kairox("context", "--json", cwd=root).json()["prompt_context"]
+    assert "Prefer small functions." in trusted
     assert trusted.count("token-4711") == 1
 
 

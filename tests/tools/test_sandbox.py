@@ -112,16 +112,33 @@ async def test_network_is_unshared_unless_network_access(ws: Path) -> None:
     assert opened.text_content() == "exit code: 0\nhello-from-host"
 
 
-def test_argv_binds_roots_and_keeps_protected_folders_read_only(ws: Path, tmp_path: Path) -> None:
+def test_argv_binds_roots_and_keeps_protected_paths_read_only_at_any_depth(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kairox.tools._sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "socket_folders", lambda: [])
+    monkeypatch.setattr(sandbox, "sockets_under", lambda folder: [])
     (ws / ".kairox").mkdir()
-    settings = SandboxSettings(mode=SandboxPolicy.WORKSPACE_WRITE, writable_roots=(tmp_path,))
+    (ws / "pkg" / "deep" / ".claude").mkdir(parents=True)
+    (ws / "pkg" / "deep" / "kairox.toml").write_text("")
+    other = tmp_path / "other"
+    (other / "plugin" / ".claude-plugin").mkdir(parents=True)
+    (other / "plugin" / "hooks").mkdir()
+    (other / "plugin" / "hooks" / "hooks.json").write_text("{}")
+    (other / "elsewhere.mcp.json").write_text("{}")  # only the exact names are protected
+    settings = SandboxSettings(mode=SandboxPolicy.WORKSPACE_WRITE, writable_roots=(other,))
     argv = sandboxed_argv(["bash", "-c", "true"], settings, ws, bwrap="/usr/bin/bwrap")
-    root, w = str(tmp_path), str(ws)
+    o, w = str(other), str(ws)
+
+    def ro(path: str) -> list[str]:
+        return ["--ro-bind-try", path, path]
+
     assert argv == [
         "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--bind", root, root, "--bind", w, w,
-        "--ro-bind", f"{w}/.git", f"{w}/.git", "--ro-bind", f"{w}/.kairox", f"{w}/.kairox",
-        "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session", "--chdir", w, "--", "bash", "-c", "true",
+        "--bind", o, o, "--bind", w, w,
+        *ro(f"{o}/plugin/.claude-plugin"), *ro(f"{o}/plugin/hooks/hooks.json"),
+        *ro(f"{w}/.git"), *ro(f"{w}/.kairox"), *ro(f"{w}/pkg/deep/.claude"), *ro(f"{w}/pkg/deep/kairox.toml"),
+        "--unshare-net", "--cap-drop", "ALL", "--unshare-pid", "--die-with-parent", "--new-session", "--chdir", w,
+        "--", "bash", "-c", "true",
     ]
 
 

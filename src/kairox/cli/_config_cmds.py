@@ -260,7 +260,11 @@ def trust(
     list_: Annotated[bool, typer.Option("--list", help="List trusted workspaces.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Trust a workspace: its project files may then widen the policy, start servers, enable plugins, run hooks."""
+    """Trust a workspace: its project files may then widen the policy, start servers, enable plugins, run hooks.
+
+    Prints every project value it allows (servers, hooks, plugins, wider policy) and what changed since the
+    last time; each is recorded with a fingerprint, so what is added or changed later waits for trust again.
+    """
     from kairox.config import TrustError, TrustStore, find_workspace, kairox_home
 
     store = TrustStore(kairox_home())
@@ -278,13 +282,35 @@ def trust(
         if revoke:
             changed = store.revoke(folder)
             err(f"{folder}: {'no longer trusted' if changed else 'was not trusted'}")
-        else:
-            changed = store.trust(folder)
-            err(f"{folder}: {'trusted' if changed else 'already trusted'}")
-        if as_json:
-            out_json({"workspace": str(folder), "trusted": not revoke, "changed": changed})
+            if as_json:
+                out_json({"workspace": str(folder), "trusted": False, "changed": changed})
+            return
+        from kairox.config import resolve_config
+
+        resolved = resolve_config(folder, cli_overrides=cli.overrides, profile=cli.profile)
+        review = store.trust(folder, resolved.pinnable)
     except TrustError as exc:
         fail(str(exc))
+    err(f"{folder}: {'trusted' if review.first else 'trusted again'}")
+    listed: dict[str, list[Any]] = {
+        "allowed": [{"what": p.what, "where": p.where(folder)} for p in review.allowed],
+        "new": [] if review.first else [{"what": p.what, "where": p.where(folder)} for p in review.new],
+        "modified": [{"what": p.what, "where": p.where(folder)} for p in review.changed],
+        "removed": list(review.removed),
+    }
+    if as_json:
+        changed = review.first or bool(listed["new"] or listed["modified"] or listed["removed"])
+        out_json({"workspace": str(folder), "trusted": True, "changed": changed, **listed})
+        return
+    for item in listed["allowed"]:
+        out(f"allows {item['what']} ({item['where']})")
+    for label, key in (("new", "new"), ("changed", "modified")):
+        for item in listed[key]:
+            out(f"{label} since the last trust: {item['what']} ({item['where']})")
+    for pin_id in review.removed:
+        out(f"no longer set: {pin_id}")
+    if not review.allowed:
+        out("allows nothing beyond what an untrusted workspace may do (no servers, hooks, plugins or wider policy)")
 
 
 def register(app: typer.Typer) -> None:

@@ -83,9 +83,13 @@ def _fix(diagnostic: "Diagnostic", context: "ExtensionContext") -> str:
 
 
 def _program(name: str, *, required: bool, why: str, version_flag: str = "--version") -> dict[str, Any]:
+    """Whether ``name`` is on PATH and its version. Only absolute PATH entries are searched (an empty entry
+    would find a repository's own binary); callers pass only commands of trusted layers."""
     import subprocess
 
-    path = shutil.which(name)
+    from kairox._util import which_absolute
+
+    path = which_absolute(name)
     version = None
     if path is not None:
         try:
@@ -142,7 +146,7 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
             check["fix"] = None if check["ok"] else f"install {server.command!r} or fix lsp_servers.{name}.command"
             checks.append(check)
     for name, adapter in sorted(config.dap_servers.items()):
-        if adapter.enabled:
+        if adapter.enabled and not context.resolved.is_pending(join_key(("dap_servers", name))):
             check = _program(adapter.command, required=True, why=f"debug adapter {name!r}")
             check["fix"] = None if check["ok"] else f"install {adapter.command!r} or fix dap_servers.{name}.command"
             checks.append(check)

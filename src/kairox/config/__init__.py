@@ -26,15 +26,18 @@ from kairox.config._models import (
     SkillsConfig,
     ToolsConfig,
 )
+from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
 from kairox.config._redact import REDACTED, is_secret_key, redact_tree
 from kairox.config._resolve import PendingTrust, PolicyRule, ResolvedConfig, parse_cli_value, resolve_config
-from kairox.config._trust import TrustStore
+from kairox.config._trust import TrustReview, TrustStore
+from kairox.config._trust_gate import STANDARD_INSTRUCTION_FILES
 from kairox.config._writer import append_value, remove_value, set_value, unset_value
 from kairox.errors import ConfigError, TrustError
 
 __all__ = [
     "MCP_JSON",
     "REDACTED",
+    "STANDARD_INSTRUCTION_FILES",
     "AgentConfig",
     "ApprovalPolicy",
     "CatalogSourceConfig",
@@ -54,6 +57,7 @@ __all__ = [
     "McpServerConfig",
     "ModelProviderConfig",
     "PendingTrust",
+    "PinnedValue",
     "PluginEntryConfig",
     "PluginsConfig",
     "PolicyConfig",
@@ -64,15 +68,19 @@ __all__ = [
     "SkillsConfig",
     "ToolsConfig",
     "TrustError",
+    "TrustReview",
     "TrustStore",
     "append_value",
+    "command_words",
     "find_workspace",
+    "hash_files",
     "is_secret_key",
     "join_key",
     "kairox_home",
     "parse_cli_value",
     "read_mcp_json",
     "redact_tree",
+    "referenced_files",
     "remove_value",
     "resolve_config",
     "set_value",

@@ -14,7 +14,8 @@ _ENTRY_NAMES = {"mcp_servers": "NAME", "lsp_servers": "NAME", "dap_servers": "NA
                 "model_providers": "NAME", "entries": "NAME", "marketplaces": "NAME"}
 _TRUST_GUARDED = ("policy.approval_policy", "policy.sandbox_policy", "policy.network_access", "policy.writable_roots",
                   "policy.rules.allow", "tools.shell_env_passthrough", "tools.disabled", "tools.spill_dir", "mcp_servers",
-                  "mcp_catalog.url", "mcp_catalog.sources", "lsp_servers", "dap_servers", "plugins", "hooks")
+                  "mcp_catalog.url", "mcp_catalog.sources", "lsp_servers", "dap_servers", "plugins", "hooks",
+                  "instructions.files", "instructions.memory_files", "instructions.fallback_memory_files")
 
 
 def _type_name(annotation: Any) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kairox.config._keys import key_positions, split_key
+from kairox.config._keys import join_key, key_positions, split_key
 from kairox.config._layers import (
     Layer,
     LayerInfo,
@@ -24,6 +24,7 @@ from kairox.config._layers import (
 )
 from kairox.config._merge import KeyOrigin, LayerData, Merged, leaves, merge
 from kairox.config._models import KairoxConfig
+from kairox.config._pins import PinnedValue, read_mcp_json_entries
 from kairox.config._trust import TrustStore
 from kairox.config._trust_gate import PROJECT_LAYERS, PendingTrust, TrustGate, base_folder
 from kairox.config._validate import problems_from_validation
@@ -103,6 +104,8 @@ class ResolvedConfig:
     pending: tuple[PendingTrust, ...] = ()
     problems: tuple[ConfigProblem, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
+    pinnable: tuple[PinnedValue, ...] = ()
+    """Every project value trust covers, fingerprinted: what ``kairox trust`` records."""
     _files: dict[Layer, Path] = field(default_factory=dict)
 
     @property
@@ -122,6 +125,12 @@ class ResolvedConfig:
                 return self.provenance[probe]
             probe = probe.rpartition(".")[0]
         return None
+
+    def from_project(self, key: str) -> bool:
+        """Whether the value in effect for ``key`` was written in a project file (project, local, or a profile there)."""
+        origin = self.origin(key)
+        project_files = {self._files.get(Layer.PROJECT), self._files.get(Layer.LOCAL)}
+        return origin is not None and (origin.layer in PROJECT_LAYERS or (origin.file is not None and origin.file in project_files))
 
     def base_dir(self, key: str) -> Path:
         """The folder of the file that set ``key``: relative paths in that value are relative to it."""
@@ -186,7 +195,9 @@ class ResolvedConfig:
         }
 
 
-def _read_file(layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool) -> tuple[LayerData | None, LayerInfo]:
+def _read_file(
+    layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool, held: bool
+) -> tuple[LayerData | None, LayerInfo]:
     if not path.is_file():
         return None, LayerInfo(layer=layer, file=path, status=LayerStatus.NOT_FOUND)
     try:
@@ -203,7 +214,7 @@ def _read_file(layer: Layer, path: Path, problems: list[ConfigProblem], *, untru
             ConfigProblem(file=str(path), line=line, key="", message=f"not valid TOML: {message}", hint="fix the syntax at that line", layer=str(layer))
         )
         return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=message)
-    data = LayerData(layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), untrusted=untrusted)
+    data = LayerData(layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), untrusted=held)
     status = LayerStatus.UNTRUSTED if untrusted else LayerStatus.LOADED
     return data, LayerInfo(layer=layer, file=path, status=status)
 
@@ -287,6 +298,30 @@ def _profile_layers(name: str, merged: Merged, file_layers: list[LayerData], *, 
     ]
 
 
+def _pin_outside_config(gate: TrustGate, root: Path, final: Merged) -> None:
+    """``.mcp.json`` servers and ``.kairox/plugins`` folders: project files the merge does not read, pinned too.
+
+    In an untrusted workspace their readers keep them from running; in a trusted one, what is not pinned waits.
+    """
+    names = {split_key(k)[1] for k in final.values if k.startswith("mcp_servers.")}
+    mcp_json = root / ".mcp.json"
+    found: list[tuple[str, Any, KeyOrigin]] = [
+        (join_key(["mcp_servers", name]), entry, KeyOrigin(layer=Layer.PROJECT, file=mcp_json, line=line))
+        for name, (entry, line) in read_mcp_json_entries(mcp_json).items()
+        if name not in names
+    ]
+    plugins = root / ".kairox" / "plugins"
+    for child in sorted(plugins.iterdir()) if plugins.is_dir() else []:
+        if child.is_dir() and not child.name.startswith("."):
+            found.append((join_key(["plugins", "workspace", child.name]), str(child), KeyOrigin(layer=Layer.PROJECT, file=child)))
+    for key, value, origin in found:
+        pin = gate.pin_of(key, value, origin)
+        if gate.pins is None:
+            gate.pinnable.append(pin)
+        else:
+            gate.waits(pin, "")
+
+
 def resolve_config(
     workspace: Path | None = None,
     *,
@@ -304,7 +339,8 @@ def resolve_config(
     env = os.environ if env is None else env
     home = kairox_home(env)
     root = workspace.resolve() if workspace is not None else find_workspace(cwd or Path.cwd())
-    trusted = TrustStore(home).is_trusted(root)
+    pins = TrustStore(home).pins(root)
+    trusted = pins is not None
     problems: list[ConfigProblem] = []
     infos: list[LayerInfo] = [LayerInfo(layer=Layer.DEFAULT, file=None, status=LayerStatus.LOADED)]
     files = {
@@ -317,7 +353,7 @@ def resolve_config(
     layers: list[LayerData] = [default_layer]
     for layer in _FILE_LAYERS:
         untrusted = layer in PROJECT_LAYERS and not trusted
-        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted)
+        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted, held=layer in PROJECT_LAYERS)
         if data is not None and not _validate_layer(data, problems):
             info = LayerInfo(layer=layer, file=files[layer], status=LayerStatus.ERROR, detail="schema problems")
             data = None
@@ -359,11 +395,11 @@ def resolve_config(
         infos.append(LayerInfo(layer=extra.layer, file=None, status=LayerStatus.LOADED if valid else LayerStatus.ERROR))
 
     everything = layers + upper
-    base = None
-    if not trusted:
-        base = merge([d for d in everything if not d.untrusted], TrustGate(None, root))
-    gate = TrustGate(base, root, frozenset({files[Layer.PROJECT], files[Layer.LOCAL]}))
+    # what the trusted layers alone say: a project value is held back when it would widen that
+    base = merge([d for d in everything if not d.untrusted], TrustGate(None, root))
+    gate = TrustGate(base, root, frozenset({files[Layer.PROJECT], files[Layer.LOCAL]}), pins=pins)
     final = merge(everything, gate)
+    _pin_outside_config(gate, root, final)
     if profile:
         final.values["profile"] = profile
     try:
@@ -389,6 +425,7 @@ def resolve_config(
         pending=tuple(gate.pending),
         problems=tuple(problems),
         diagnostics=tuple(gate.diagnostics),
+        pinnable=tuple(gate.pinnable),
         _files=files,
     )
     if events is not None:

@@ -1,14 +1,32 @@
-"""Which workspaces the user trusts (C6), recorded in ``$KAIROX_HOME/trusted_workspaces.json``."""
+"""Which workspaces the user trusts (C6) and what trust allowed there (Y9), in ``$KAIROX_HOME/trusted_workspaces.json``."""
 
 import json
 import os
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from kairox.config._pins import PinnedValue, Pins, pins_record
 from kairox.errors import TrustError
 
 TRUST_FILE = "trusted_workspaces.json"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrustReview:
+    """What ``kairox trust`` records: every value it allows, and what changed since the last time."""
+
+    workspace: Path
+    allowed: tuple[PinnedValue, ...]
+    new: tuple[PinnedValue, ...]
+    """Values not recorded before (all of them on first trust or after a record without fingerprints)."""
+    changed: tuple[PinnedValue, ...]
+    removed: tuple[str, ...]
+    """Pin ids recorded before that no project file sets any more."""
+    first: bool
+    """The workspace was not recorded before."""
 
 
 class TrustStore:
@@ -45,15 +63,48 @@ class TrustStore:
         trusted = {Path(p) for p in self._read()}
         return any(folder in trusted for folder in (root, *root.parents))
 
-    def trust(self, workspace: Path) -> bool:
-        """Record ``workspace``; False when it was already recorded."""
+    def pins(self, workspace: Path) -> Pins | None:
+        """What trust pinned for ``workspace`` (its own record and its trusted parents'); None when not trusted.
+
+        A folder inside a trusted one is trusted, but the parent's fingerprints name the parent's files only:
+        the folder's own configuration waits until it is trusted itself.
+        """
+        root = workspace.resolve()
+        workspaces = self._read()
+        records = [workspaces[str(f)] for f in (root, *root.parents) if str(f) in workspaces]
+        if not records:
+            return None
+        pinned = [r["pins"] for r in records if isinstance(r, dict) and isinstance(r.get("pins"), dict)]
+        if not pinned:
+            return Pins(None)
+        merged: dict[str, tuple[str, ...]] = {}
+        for record in pinned:
+            assert isinstance(record, dict)
+            for pin_id, hashes in record.items():
+                if isinstance(hashes, list):
+                    merged[str(pin_id)] = (*merged.get(str(pin_id), ()), *(str(h) for h in hashes))
+        return Pins(merged)
+
+    def trust(self, workspace: Path, values: Iterable[PinnedValue] | None = None) -> TrustReview:
+        """Record ``workspace`` with the fingerprints of ``values`` (by default, what its files set now)."""
+        if values is None:
+            from kairox.config._resolve import resolve_config
+
+            values = resolve_config(workspace, env={**os.environ, "KAIROX_HOME": str(self.path.parent)}).pinnable
+        allowed = tuple(values)
         workspaces = self._read()
         key = str(workspace.resolve())
-        if key in workspaces:
-            return False
-        workspaces[key] = {"trusted_at": int(time.time())}
+        before = workspaces.get(key)
+        old = before.get("pins") if isinstance(before, dict) else None
+        old_pins: Mapping[str, object] = old if isinstance(old, dict) else {}
+        known = {pin_id: {str(h) for h in hashes} for pin_id, hashes in old_pins.items() if isinstance(hashes, list)}
+        record = pins_record(allowed)
+        new = tuple(p for p in allowed if p.pin_id not in known or (p.item and p.fingerprint not in known[p.pin_id]))
+        changed = tuple(p for p in allowed if p.pin_id in known and not p.item and p.fingerprint not in known[p.pin_id])
+        removed = tuple(sorted(set(old_pins) - set(record)))
+        workspaces[key] = {"trusted_at": int(time.time()), "pins": record}
         self._write(workspaces)
-        return True
+        return TrustReview(workspace=Path(key), allowed=allowed, new=new, changed=changed, removed=removed, first=before is None)
 
     def revoke(self, workspace: Path) -> bool:
         """Forget ``workspace``; False when it was not recorded."""

@@ -8,11 +8,15 @@ from typing import Any
 from kairox.config._layers import Layer
 from kairox.config._merge import KeyOrigin, LayerData, Merged
 from kairox.config._models import PROJECT_FORBIDDEN
+from kairox.config._pins import PinnedValue, Pins, PinState, describe, fingerprint
 from kairox.errors import Diagnostic
 
 _APPROVAL_RANK = {"untrusted": 0, "never": 1, "on_request": 1, "on_failure": 2}
 _SANDBOX_RANK = {"read_only": 0, "workspace_write": 1, "danger_full_access": 2}
 PROJECT_LAYERS = (Layer.PROJECT, Layer.LOCAL)
+STANDARD_INSTRUCTION_FILES = frozenset({"AGENTS.md", "KAIROX.md", "CLAUDE.md"})
+"""The memory and instruction files an untrusted project may name: the ones every host reads anyway."""
+_INSTRUCTION_KEYS = ("instructions.files", "instructions.memory_files", "instructions.fallback_memory_files")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -44,18 +48,56 @@ def _folders(items: Any, base: Path) -> set[Path]:
 
 
 class TrustGate:
-    """Decides which values of untrusted project layers are taken, and records what waits for trust."""
+    """Decides which values of project layers are taken, and records what waits for trust.
 
-    def __init__(self, base: Merged | None, workspace: Path, project_files: frozenset[Path] = frozenset()) -> None:
+    An untrusted workspace's project values that would widen anything wait. A trusted workspace's wait too
+    unless trust pinned them: each is fingerprinted (``pinnable``) and compared with what ``kairox trust``
+    recorded, so a server, hook or policy key added or changed after trusting waits for the user again.
+    """
+
+    def __init__(
+        self,
+        base: Merged | None,
+        workspace: Path,
+        project_files: frozenset[Path] = frozenset(),
+        *,
+        pins: Pins | None = None,
+    ) -> None:
         self.base = base
         self.workspace = workspace
         self.project_files = project_files  # what a profile written in these files sets comes from them too
+        self.pins = pins
+        """None: the workspace is not trusted."""
         self.pending: list[PendingTrust] = []
         self.diagnostics: list[Diagnostic] = []
+        self.pinnable: list[PinnedValue] = []
 
-    def _hold(self, data: LayerData, key: str, reason: str, *, item: Any = None, replaces_trusted: bool = False) -> None:
-        label = f"{key}[{item}]" if item is not None else key
-        self.pending.append(PendingTrust(key=label, origin=data.origin(key, item), reason=reason, replaces_trusted=replaces_trusted))
+    def pin_of(self, key: str, value: Any, origin: KeyOrigin, *, item: Any = None) -> PinnedValue:
+        label = f"{key}[{item}]" if item is not None and not isinstance(item, dict) else key
+        return PinnedValue(
+            key=label, what=describe(label, value), fingerprint=fingerprint(key, value, base_folder(origin, self.workspace)), origin=origin,
+            item=item is not None,
+        )
+
+    def waits(self, pin: PinnedValue, reason: str, *, replaces_trusted: bool = False) -> bool:
+        """Whether a held-back value waits (True) or trust pinned it as it is (False); a waiting one is listed."""
+        self.pinnable.append(pin)
+        if self.pins is not None:
+            state = self.pins.state(pin)
+            if state == PinState.PINNED:
+                return False
+            reason = self.pins.reason(pin, state, self.workspace)
+            self.diagnostics.append(
+                Diagnostic(
+                    kind="trust", name=pin.key, source=str(pin.origin.file) if pin.origin.file else pin.origin.source,
+                    line=pin.origin.line, reason=reason, hint="run `kairox trust` to review and allow it",
+                )
+            )
+        self.pending.append(PendingTrust(key=pin.key, origin=pin.origin, reason=reason, replaces_trusted=replaces_trusted))
+        return True
+
+    def _hold(self, data: LayerData, key: str, value: Any, reason: str, *, item: Any = None, replaces_trusted: bool = False) -> bool:
+        return self.waits(self.pin_of(key, value, data.origin(key, item), item=item), reason, replaces_trusted=replaces_trusted)
 
     def __call__(self, data: LayerData, key: str, value: Any) -> bool:
         top = key.split(".", 1)[0]
@@ -71,63 +113,57 @@ class TrustGate:
             return False
         if not data.untrusted or self.base is None:
             return True
-        return self._accept_untrusted(data, key, value)
+        return self._accept_project(data, key, value)
 
-    def _accept_untrusted(self, data: LayerData, key: str, value: Any) -> bool:
+    def _accept_project(self, data: LayerData, key: str, value: Any) -> bool:
         assert self.base is not None
         base = self.base.values
         if key in ("policy.approval_policy", "policy.sandbox_policy"):
             ranks = _APPROVAL_RANK if key.endswith("approval_policy") else _SANDBOX_RANK
             default = "on_request" if key.endswith("approval_policy") else "workspace_write"
             if ranks.get(str(value), 99) > ranks.get(str(base.get(key, default)), 1):
-                self._hold(data, key, "would widen the policy")
-                return False
+                return not self._hold(data, key, value, "would widen the policy")
             return True
         if key == "policy.network_access":
             if value is True and base.get(key) is not True:
-                self._hold(data, key, "would allow network access")
-                return False
+                return not self._hold(data, key, value, "would allow network access")
             return True
         if key == "policy.writable_roots":
             # compared as the folders they name: the same text means another folder in another file
             ours = _folders(value, base_folder(data.origin(key), self.workspace))
             if not ours <= _folders(base.get(key, []), base_folder(self.base.origins.get(key), self.workspace)):
-                self._hold(data, key, "would widen the policy")
-                return False
+                return not self._hold(data, key, value, "would widen the policy")
             return True
         if key == "tools.shell_env_passthrough":
             if isinstance(value, list) and not set(value) <= set(base.get(key, [])):
-                self._hold(data, key, "would widen the policy")
-                return False
+                return not self._hold(data, key, value, "would widen the policy")
             return True
         if key == "tools.disabled":
             if isinstance(value, list) and not set(base.get(key, [])) <= set(value):
-                self._hold(data, key, "would show tools the user disabled")
-                return False
+                return not self._hold(data, key, value, "would show tools the user disabled")
+            return True
+        if key in _INSTRUCTION_KEYS:
+            if isinstance(value, list) and not {str(v) for v in value} <= STANDARD_INSTRUCTION_FILES:
+                reason = "an untrusted workspace may name only the standard instruction files (AGENTS.md, KAIROX.md, CLAUDE.md)"
+                return not self._hold(data, key, value, reason)
             return True
         if key == "policy.rules.allow":
-            self._hold(data, key, "allow rules from an untrusted workspace wait for trust", item=value)
-            return False
+            return not self._hold(data, key, value, "allow rules from an untrusted workspace wait for trust", item=value)
         if key.startswith("hooks."):
-            self._hold(data, key, "hooks from an untrusted workspace do not run")
-            return False
+            return not self._hold(data, key, value, "hooks from an untrusted workspace do not run", item=value)
         if key.split(".", 1)[0] in ("mcp_servers", "lsp_servers", "dap_servers"):
             # a user's server of the same name keeps its own definition, and starts
-            self._hold(data, key, "servers from an untrusted workspace do not start", replaces_trusted=key in base)
-            return key not in base
+            waits = self._hold(data, key, value, "servers from an untrusted workspace do not start", replaces_trusted=key in base)
+            return not waits or key not in base
         if key == "tools.spill_dir":
-            self._hold(data, key, "an untrusted workspace may not choose where tool output is written")
-            return False
+            return not self._hold(data, key, value, "an untrusted workspace may not choose where tool output is written")
         if key == "mcp_catalog.url":
-            self._hold(data, key, "an untrusted workspace may not choose where server templates come from")
-            return False
+            return not self._hold(data, key, value, "an untrusted workspace may not choose where server templates come from")
         if key == "mcp_catalog.sources":
             label = value.get("name") if isinstance(value, dict) else value
-            self._hold(data, key, "an untrusted workspace may not add catalog sources", item=label)
-            return False
+            return not self._hold(data, key, value, "an untrusted workspace may not add catalog sources", item=label)
         if key.startswith("plugins."):
             narrowing = key.endswith(".enabled") and value is False
             if not narrowing:
-                self._hold(data, key, "plugins from an untrusted workspace are not enabled")
-                return False
+                return not self._hold(data, key, value, "plugins from an untrusted workspace are not enabled")
         return True

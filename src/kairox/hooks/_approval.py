@@ -10,6 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from kairox.config import hash_files
 from kairox.hooks._model import HookSpec
 
 
@@ -18,33 +19,13 @@ def hook_key(hook: HookSpec) -> str:
     return f"{hook.plugin or 'config'}:{hook.event}:{hook.name}"
 
 
-_MAX_HASHED_FILES = 200
-
-
-def _hashed_files(scripts: tuple[Path, ...]) -> list[Path]:
-    """The scripts and the files beside them: a hook script often runs a helper from its own folder."""
-    files = set(scripts)
-    for folder in sorted({script.parent for script in scripts}):
-        try:
-            beside = sorted(entry for entry in folder.iterdir() if entry.is_file())
-        except OSError:
-            continue
-        files.update(beside[:_MAX_HASHED_FILES])
-    return sorted(files)
-
-
 def hook_hash(hook: HookSpec) -> str:
     """SHA-256 of the event, the matcher (a wider one shows the hook more calls), the command, every script
     file it names and the files in those scripts' folders (missing files hash as missing)."""
     digest = hashlib.sha256()
     digest.update(f"{hook.event}\0{hook.matcher or '*'}\0".encode())
     digest.update(hook.command.encode())
-    for script in _hashed_files(hook.scripts):
-        digest.update(b"\0" + str(script).encode() + b"\0")
-        try:
-            digest.update(script.read_bytes())
-        except OSError:
-            digest.update(b"<missing>")
+    hash_files(digest, hook.scripts)
     return digest.hexdigest()
 
 

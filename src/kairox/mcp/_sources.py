@@ -64,7 +64,10 @@ def configured_servers(
             base_dir=resolved.base_dir(key),
         )
     diagnostics: list[Diagnostic] = []
-    for file, untrusted in ((workspace_mcp_servers(resolved.workspace), not resolved.trusted), *((f, False) for f in extra)):
+    workspace_file = workspace_mcp_servers(resolved.workspace)
+    for file in (workspace_file, *extra):
+        # the workspace file is a project file: untrusted, or (trusted) not pinned by trust, it waits
+        untrusted = file is workspace_file and not resolved.trusted
         diagnostics.extend(file.diagnostics)
         for name, config in file.servers.items():
             if name in servers:
@@ -75,7 +78,7 @@ def configured_servers(
                 config=config,
                 layer=file.path.name if file.source == str(file.path) else file.source,
                 where=f"{file.path}:{line}" if line else str(file.path),
-                pending_trust=untrusted,
+                pending_trust=untrusted or (file is workspace_file and resolved.is_pending(join_key(["mcp_servers", name]))),
                 base_dir=file.path.parent,
             )
     return servers, tuple(diagnostics)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kairox import __version__
+from kairox._util import absolute_path
 from kairox.plugins._semver import Version, VersionRange, VersionRangeError
 
 _PLATFORM_ALIASES = {"darwin": "macos", "mac": "macos", "osx": "macos", "win32": "windows", "win": "windows"}
@@ -34,12 +35,17 @@ class ProgramProbe:
 
 ProgramProber = Callable[[str], ProgramProbe]
 
+
 _PROBE_CACHE: dict[tuple[str, str], ProgramProbe] = {}
 
 
 def probe_program(name: str, *, env: Mapping[str, str] | None = None, timeout: float = 5.0) -> ProgramProbe:
-    """Find ``name`` on PATH and read its version from ``name --version``; cached per (name, PATH)."""
-    search = (env if env is not None else os.environ).get("PATH", "")
+    """Find ``name`` on PATH and read its version from ``name --version``; cached per (name, PATH).
+
+    Only absolute PATH entries are searched: an empty or relative entry means the current folder, where a
+    repository's own binary would answer for ``git`` or ``node``.
+    """
+    search = absolute_path((env if env is not None else os.environ).get("PATH", ""))
     key = (name, search)
     if key in _PROBE_CACHE:
         return _PROBE_CACHE[key]

@@ -31,6 +31,7 @@ class ResolvedLike(Protocol):
     def trusted(self) -> bool: ...
     def is_pending(self, key: str) -> bool: ...
     def base_dir(self, key: str) -> Path: ...
+    def from_project(self, key: str) -> bool: ...
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -53,16 +54,33 @@ class _Gatherer:
         self.prober = prober
         self.by_root = by_root
         self.plugins: dict[str, Plugin] = {}
+        self.from_project: set[str] = set()
         self.roots: set[Path] = set()
         self.diagnostics: list[Diagnostic] = []
 
-    def add(self, plugin: Plugin | None, problems: Iterable[Diagnostic]) -> None:
+    def add(self, plugin: Plugin | None, problems: Iterable[Diagnostic], *, from_project: bool = False) -> None:
+        """``from_project``: found through the workspace (its plugin folder, or a path a project file lists)."""
         self.diagnostics += problems
         if plugin is None:
             return
         self.roots.add(plugin.root)
         key = str(plugin.root) if self.by_root else plugin.name
         first = self.plugins.get(key)
+        if first is not None and (key in self.from_project) != from_project:
+            # a plugin the workspace brings never hides the user's own: the user's hooks and tools stay
+            ours, theirs = (plugin, first) if not from_project else (first, plugin)
+            self.diagnostics.append(
+                Diagnostic(
+                    kind="plugin",
+                    name=plugin.name,
+                    reason=f"the workspace plugin in {theirs.root} has the name of your plugin in {ours.root}; the workspace one is not loaded",
+                    source=str(theirs.root),
+                    hint="rename the workspace plugin, or remove yours if the workspace one should replace it",
+                )
+            )
+            self.plugins[key] = ours
+            self.from_project.discard(key)
+            return
         if first is not None:
             self.diagnostics.append(
                 Diagnostic(
@@ -75,6 +93,8 @@ class _Gatherer:
             )
             return
         self.plugins[key] = plugin
+        if from_project:
+            self.from_project.add(key)
 
     def result(self) -> PluginSet:
         return PluginSet(plugins=tuple(self.plugins.values()), diagnostics=tuple(self.diagnostics))
@@ -108,6 +128,8 @@ def discover_plugins(
     base_dir: Callable[[str], Path] | None = None,
     paths_pending: bool = False,
     prober: ProgramProber | None = None,
+    pending: Callable[[str], bool] | None = None,
+    from_project: Callable[[str], bool] | None = None,
 ) -> PluginSet:
     """Find and load every plugin the configuration can see, enabled or not.
 
@@ -116,30 +138,39 @@ def discover_plugins(
 
     Precedence for one name: ``[plugins.entries.NAME] path``, ``[plugins] paths``, the workspace's
     ``.kairox/plugins``, ``$KAIROX_HOME/plugins/<name>``, then installed plugins. Workspace plugins and paths
-    from an untrusted project layer are listed but stay disabled until the workspace is trusted.
+    from an untrusted project layer are listed but stay disabled until the workspace is trusted, and in a
+    trusted workspace while ``pending(key)`` says trust has not pinned them as they are. A plugin found through
+    the workspace (``from_project(key)`` for configured paths) never hides one of the user's own of that name.
     """
     gather = _Gatherer(prober)
     def base(key: str) -> Path:
         return base_dir(key) if base_dir is not None else home
 
+    def project(key: str) -> bool:
+        return from_project is not None and from_project(key)
+
     for name, entry in config.plugins.entries.items():
         if entry.path:
             folder = Path(os.path.expanduser(entry.path))
-            folder = folder if folder.is_absolute() else base(join_key(["plugins", "entries", name, "path"])) / folder
-            gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=_settings(config, name), prober=prober))
+            key = join_key(["plugins", "entries", name, "path"])
+            folder = folder if folder.is_absolute() else base(key) / folder
+            gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=_settings(config, name), prober=prober), from_project=project(key))
     for listed in config.plugins.paths:
         folder = Path(os.path.expanduser(listed))
         folder = folder if folder.is_absolute() else base("plugins.paths") / folder
         reason = "listed by an untrusted project layer; run `kairox trust`"
         settings = _settings(config, _peek_name(folder), default_enabled=not paths_pending, reason=reason)
-        gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=settings, prober=prober))
+        gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=settings, prober=prober), from_project=project("plugins.paths"))
     if workspace is not None:
         folder = workspace / ".kairox" / "plugins"
         for child in sorted(folder.iterdir()) if folder.is_dir() else []:
             if child.is_dir() and not child.name.startswith("."):
                 reason = "workspace plugins wait for `kairox trust`"
-                settings = _settings(config, _peek_name(child), default_enabled=trusted, reason=reason)
-                gather.add(*load_plugin(child, origin=PluginOrigin.WORKSPACE, settings=settings, prober=prober))
+                waiting = pending is not None and pending(join_key(["plugins", "workspace", child.name]))
+                if trusted and waiting:
+                    reason = "new or changed since this workspace was trusted; run `kairox trust` to review"
+                settings = _settings(config, _peek_name(child), default_enabled=trusted and not waiting, reason=reason)
+                gather.add(*load_plugin(child, origin=PluginOrigin.WORKSPACE, settings=settings, prober=prober), from_project=True)
     plugins_dir = home / "plugins"
     records = InstallRecords(home)
     recorded = records.read()
@@ -169,6 +200,8 @@ def discover_from_resolved(resolved: ResolvedLike, *, prober: ProgramProber | No
         base_dir=resolved.base_dir,
         paths_pending=resolved.is_pending("plugins.paths"),
         prober=prober,
+        pending=resolved.is_pending,
+        from_project=resolved.from_project,
     )
 
 

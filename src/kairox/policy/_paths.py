@@ -12,9 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kairox._util import glob_to_regex
+from kairox.tools import PROTECTED_DIRS as _SANDBOX_PROTECTED_DIRS
+from kairox.tools import PROTECTED_FILES as _SANDBOX_PROTECTED_FILES
 
-PROTECTED_DIRS = (".git", ".kairox")
-"""Folders whose contents are always asked about before a write, wherever they are."""
+PROTECTED_DIRS = _SANDBOX_PROTECTED_DIRS
+"""Folders whose contents are always asked about before a write, wherever they are: the repository, Kairox's
+and other hosts' project folders (``.kairox``, ``.claude``, ``.codex``, ``.agents``) and plugin manifest folders.
+The same list the sandbox keeps read-only."""
 SHELL_RC_FILES = frozenset(
     {
         ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
@@ -22,8 +26,9 @@ SHELL_RC_FILES = frozenset(
     }
 )
 """Start-up files of shells: a write there runs code in every future terminal."""
-PROTECTED_FILES = frozenset({"kairox.toml", ".mcp.json"})
-"""Project configuration: a write there changes what later sessions of a trusted workspace may do."""
+PROTECTED_FILES = _SANDBOX_PROTECTED_FILES
+"""Project configuration (``kairox.toml``, ``.mcp.json``) and a plugin's ``hooks.json`` and ``.lsp.json``: a write
+there changes what later sessions of a trusted workspace may do."""
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -52,7 +57,7 @@ def protected_reason(path: Path, *, home: Path) -> str | None:
         if part in PROTECTED_DIRS:
             return f"{path} is inside a {part} folder, which is always asked about before a write"
     if path.name in PROTECTED_FILES:
-        return f"{path} is Kairox project configuration (it can widen what later sessions may do), which is always asked about before a write"
+        return f"{path} is project configuration (it can widen what later sessions may do), which is always asked about before a write"
     if path.name in SHELL_RC_FILES:
         return f"{path} is a shell start-up file, which is always asked about before a write"
     if is_within(path, home / ".config" / "fish"):

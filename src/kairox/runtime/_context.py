@@ -12,7 +12,7 @@ import dataclasses
 import os
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -338,8 +338,11 @@ async def build_extension_context(
             plugins=[PluginLine(name=p.name, version=p.version, description=p.manifest.description) for p in plugin_set.active()],
             servers=[ServerLine(name=n, tools=s["tools"], status=s["status"]) for n, s in statuses.items()],
             skills_catalog=skills.catalog(resolved.config.skills.prompt_budget_chars).text,
-            instructions=instruction_text(resolved.base_dir("instructions.files"), settings_text, confine_to=_untrusted_confinement(resolved)),
-            memory=gather_memory(resolved.workspace, options.cwd or Path(os.getcwd()), settings_text),
+            instructions=instruction_text(
+                resolved.base_dir("instructions.files"), settings_text, confine_to=_untrusted_confinement(resolved),
+                unreadable=_read_rules(registry),
+            ),
+            memory=gather_memory(resolved.workspace, options.cwd or Path(os.getcwd()), settings_text, unreadable=_read_rules(registry)),
             pending_trust=len(resolved.pending),
         )
         context = ExtensionContext(
@@ -351,6 +354,19 @@ async def build_extension_context(
         yield context
     # after the exit stack: every server has stopped
     sink.emit(ExtensionContextClosed(workspace=str(resolved.workspace)))
+
+
+def _read_rules(registry: "ToolRegistry") -> Callable[[Path], str | None]:
+    """The read rules of ``fs.read`` for prompt context: what the model may not read, it is not shown (Y10)."""
+    from kairox.tools import BUILTIN_SPECS
+
+    fs_read = next(spec for spec in BUILTIN_SPECS if spec.name == "fs.read")
+
+    def unreadable(path: Path) -> str | None:
+        rule = registry.policy.read_refusal(fs_read, path)
+        return None if rule is None else str(rule)
+
+    return unreadable
 
 
 def _untrusted_confinement(resolved: ResolvedConfig) -> Path | None:

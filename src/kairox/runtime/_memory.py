@@ -2,6 +2,7 @@
 root down to the working directory, at most one file per folder, within a byte budget."""
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,13 +29,18 @@ def _inside(path: Path, root: Path) -> bool:
     return real == root or root in real.parents
 
 
-def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig) -> list[MemoryFile]:
+Unreadable = Callable[[Path], str | None]
+"""The rule that keeps a (resolved) path from being read, or None: the policy's read rules."""
+
+
+def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig, *, unreadable: Unreadable | None = None) -> list[MemoryFile]:
     """One memory file per folder from ``root`` down to ``cwd``; primary names before fallbacks.
 
     The budget (``instructions.max_bytes``) is shared; the file that crosses it is cut with a note and the
     deeper ones are left out, so the text nearest the root (the repository's own rules) always survives.
     A memory file that leads out of the repository (a symlink, a name with ``..``) is not read: the prompt
-    must not carry files the policy would not let the model read.
+    must not carry files the policy would not let the model read; nor does one the read rules refuse once
+    symlinks are resolved (``unreadable``).
     """
     budget = settings.max_bytes
     real_root = Path(os.path.realpath(root))
@@ -43,6 +49,8 @@ def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig) -> list[M
         for name in (*settings.memory_files, *settings.fallback_memory_files):
             candidate = folder / name
             if not candidate.is_file() or not _inside(candidate, real_root):
+                continue
+            if unreadable is not None and unreadable(Path(os.path.realpath(candidate))) is not None:
                 continue
             try:
                 raw = candidate.read_bytes()
@@ -60,11 +68,13 @@ def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig) -> list[M
     return found
 
 
-def instruction_text(base_dir: Path, settings: InstructionsConfig, *, confine_to: Path | None = None) -> list[tuple[str, str]]:
+def instruction_text(
+    base_dir: Path, settings: InstructionsConfig, *, confine_to: Path | None = None, unreadable: Unreadable | None = None
+) -> list[tuple[str, str]]:
     """``instructions.text`` and the contents of ``instructions.files`` (relative to ``base_dir``).
 
     With ``confine_to`` (the workspace, when an untrusted project file lists the files), a file outside that
-    folder is not read.
+    folder is not read; nor is one the read rules refuse (``unreadable``) once symlinks are resolved.
     """
     parts: list[tuple[str, str]] = []
     if settings.text.strip():
@@ -74,6 +84,10 @@ def instruction_text(base_dir: Path, settings: InstructionsConfig, *, confine_to
         path = base_dir / Path(name).expanduser()
         if real_confine is not None and not _inside(path, real_confine):
             parts.append((name, "[not read: it is outside the workspace, which is not trusted; `kairox trust` lets project files name it]"))
+            continue
+        rule = None if unreadable is None else unreadable(Path(os.path.realpath(path)))
+        if rule is not None:
+            parts.append((name, f"[not read: {rule} keeps it from being read]"))
             continue
         try:
             parts.append((name, path.read_text(encoding="utf-8").strip()[: settings.max_bytes]))

@@ -49,7 +49,7 @@ def render_prompt_context(
 ) -> str:
     lines = [f"Workspace: {workspace.name}" + ("" if trusted else " (untrusted: project servers, hooks and plugins are off)")]
     lines.append(f"Profile: {profile or 'default'}" + (f" (model {model})" if model else ""))
-    if pending_trust and not trusted:
+    if pending_trust:
         lines.append(f"{pending_trust} project setting(s) wait for the user to run `kairox trust`.")
     if plugins:
         lines += ["", "Plugins:"]

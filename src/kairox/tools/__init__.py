@@ -22,6 +22,7 @@ from kairox.tools._model import (
     ToolSpec,
     object_schema,
 )
+from kairox.tools._protected import PROTECTED_DIRS, PROTECTED_FILES, protected_inside
 from kairox.tools._provider import (
     HookDecision,
     PostToolUseOutcome,
@@ -30,12 +31,22 @@ from kairox.tools._provider import (
     ToolProvider,
     ToolsChangedListener,
 )
-from kairox.tools._sandbox import check_sandbox, find_bwrap, sandboxed_argv
+from kairox.tools._sandbox import (
+    SOCKET_FOLDERS,
+    check_sandbox,
+    find_bwrap,
+    sandboxed_argv,
+    socket_folders,
+    writable_roots,
+)
 
 __all__ = [
     "BUILTIN_ORIGIN",
     "BUILTIN_SPECS",
+    "PROTECTED_DIRS",
+    "PROTECTED_FILES",
     "READ_ONLY",
+    "SOCKET_FOLDERS",
     "Access",
     "AudioContent",
     "BuiltinSettings",
@@ -63,6 +74,9 @@ __all__ = [
     "check_sandbox",
     "find_bwrap",
     "object_schema",
+    "protected_inside",
     "sandboxed_argv",
     "scrubbed_environment",
+    "socket_folders",
+    "writable_roots",
 ]

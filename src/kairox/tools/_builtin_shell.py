@@ -10,7 +10,8 @@ from typing import Any
 
 from kairox.errors import ToolCallError
 from kairox.tools._model import CallContext, ToolResult
-from kairox.tools._sandbox import check_sandbox, sandboxed_argv
+from kairox.tools._protected import protected_inside
+from kairox.tools._sandbox import check_sandbox, protected_roots, sandboxed_argv
 
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
 _CHUNK = 65536
@@ -89,6 +90,9 @@ async def run_shell(
         raise ToolCallError(tool="shell.exec", reason=f"working directory {cwd} does not exist")
     timeout = float(args.get("timeout_sec") or default_timeout)
     bwrap = await asyncio.to_thread(check_sandbox, context.sandbox)
+    # project configuration a command creates cannot be refused; it is found and reported (trust pins keep it inert)
+    watched = protected_roots(context.sandbox, workspace)
+    protected = await asyncio.to_thread(protected_inside, watched)
     argv = sandboxed_argv(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap)
     env = scrubbed_environment(os.environ, passthrough)
     proc = await asyncio.create_subprocess_exec(
@@ -130,7 +134,15 @@ async def run_shell(
         parts += ["[stderr]", stderr.rstrip("\n")]
     if errs.total > len(errs.kept):
         parts.append(f"[stderr: {errs.total - len(errs.kept)} more bytes not kept]")
-    structured = {"exit_code": code, "timed_out": timed_out, "sandbox": str(context.sandbox.mode)}
+    created = sorted(await asyncio.to_thread(protected_inside, watched) - protected)
+    if created:
+        parts.append(
+            "[the command created project configuration: " + ", ".join(map(str, created))
+            + "; Kairox does not act on it until the user reviews it with `kairox trust`]"
+        )
+    structured: dict[str, Any] = {"exit_code": code, "timed_out": timed_out, "sandbox": str(context.sandbox.mode)}
+    if created:
+        structured["created_configuration"] = [str(p) for p in created]
     result = ToolResult.text("\n".join(parts), structured=structured)
     if code != 0:
         return ToolResult(content=result.content, structured=structured, is_error=True)

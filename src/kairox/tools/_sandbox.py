@@ -1,25 +1,37 @@
 """Running commands under bubblewrap (Y6), for ``shell.exec``, hook commands and plugin command tools.
 
 ``read_only``: the whole file system read-only. ``workspace_write``: the writable roots bound read-write, with
-``.git``, ``.kairox``, ``kairox.toml`` and ``.mcp.json`` inside each root bound back read-only. The network is
-unshared unless ``network_access``. ``danger_full_access``: no sandbox. When bwrap is missing or cannot start, callers fail
-closed with ``SandboxUnavailableError``.
+every protected path inside the workspace and the configured roots (``.git``, ``.kairox``, ``kairox.toml``,
+``.mcp.json``, ``.claude``, plugin manifests, ``hooks.json`` ..., at any depth) and the Kairox home bound back
+read-only. Every capability is
+dropped, so a command run as root cannot remount, chown or open raw sockets. The network is unshared unless
+``network_access``; then the usual Unix socket folders (``/run``, ``/var/run``, ``/tmp/.X11-unix`` ...) are
+hidden too, so a host socket such as ``docker.sock`` is out of reach. ``danger_full_access``: no sandbox. When
+bwrap is missing or cannot start, callers fail closed with ``SandboxUnavailableError``.
+
+Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``)
+keep such a file from taking effect, and ``shell.exec`` reports the ones a command created.
 """
 
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kairox._rpc import guarded_argv
-from kairox.config import SandboxPolicy
+from kairox.config import SandboxPolicy, kairox_home
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import SandboxSettings
+from kairox.tools._protected import PROTECTED_DIRS, PROTECTED_FILES, protected_inside, sockets_under
 
-READ_ONLY_INSIDE_ROOTS = (".git", ".kairox", "kairox.toml", ".mcp.json")
-"""Kept read-only inside each writable root: the repository and Kairox's project configuration, which a command
-must not change to give later sessions more authority."""
+READ_ONLY_INSIDE_ROOTS = tuple(sorted(PROTECTED_DIRS | PROTECTED_FILES))
+"""Kept read-only inside each writable root, at any depth: the repository, project configuration and plugin
+files, which a command must not change to give later sessions more authority."""
+SOCKET_FOLDERS = (Path("/run"), Path("/var/run"), Path("/tmp/.X11-unix"), Path("/tmp/.ICE-unix"))
+"""Hidden (an empty tmpfs) when the network is off, with ``$XDG_RUNTIME_DIR`` and the folders of
+``$SSH_AUTH_SOCK`` and a ``unix://`` ``$DOCKER_HOST``; sockets in the temp folders are covered one by one."""
 _INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     'or opt out of the sandbox with policy.sandbox_policy = "danger_full_access"'
@@ -29,6 +41,65 @@ _probe_cache: dict[tuple[str, bool], str | None] = {}
 
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
+
+
+def writable_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
+    """The folders bound read-write under ``workspace_write`` (that exist), shallowest first."""
+    if settings.mode is not SandboxPolicy.WORKSPACE_WRITE:
+        return []
+    roots = sorted({Path(os.path.realpath(r)) for r in (workspace, *settings.writable_roots)}, key=lambda p: (len(p.parts), str(p)))
+    return [r for r in roots if r.exists()]
+
+
+def protected_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
+    """Where protected paths are kept read-only and new ones reported: the workspace and the configured roots.
+
+    Not the shared temp folder itself: every process of the machine can write there anyway, so configuration
+    found there is only as good as trust pins say (a workspace or root inside it is still protected whole).
+    """
+    if settings.mode is SandboxPolicy.READ_ONLY:
+        return []
+    temp = {Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")}
+    roots = writable_roots(settings, workspace) or [Path(os.path.realpath(workspace))]
+    return [r for r in roots if r not in temp]
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def socket_folders(env: Mapping[str, str] | None = None) -> list[Path]:
+    """The folders hidden when the network is off: the usual ones and those the environment points at."""
+    env = os.environ if env is None else env
+    found = list(SOCKET_FOLDERS)
+    if env.get("XDG_RUNTIME_DIR"):
+        found.append(Path(env["XDG_RUNTIME_DIR"]))
+    for name in ("SSH_AUTH_SOCK", "DOCKER_HOST"):
+        value = env.get(name, "").removeprefix("unix://")
+        if value.startswith("/"):
+            found.append(Path(value).parent)
+    real = {Path(os.path.realpath(p)) for p in found if p.is_dir() and not p.is_symlink()}
+    return sorted(real, key=lambda p: (len(p.parts), str(p)))
+
+
+def _socket_masks(roots: Sequence[Path], workspace: Path) -> tuple[list[str], list[str]]:
+    """bwrap arguments hiding host sockets: (before the roots are bound, after)."""
+    before: list[str] = []
+    after: list[str] = []
+    masked: list[Path] = []
+    for folder in socket_folders():
+        inside_root = any(_within(folder, r) for r in roots)
+        if any(_within(folder, m) for m in masked) or _within(folder, workspace) or (inside_root and _within(workspace, folder)):
+            continue
+        masked.append(folder)
+        # outside every root: hidden first, so a root inside it is bound again on top; inside one: hidden after
+        (after if inside_root else before).extend(["--tmpfs", str(folder)])
+    temp = {Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")}
+    for folder in sorted(temp):
+        for sock in sockets_under(folder):
+            if not _within(sock, workspace) and not any(_within(sock, m) for m in masked):
+                after += ["--ro-bind-try", "/dev/null", str(sock)]
+    return before, after
 
 
 def sandboxed_argv(
@@ -46,21 +117,26 @@ def sandboxed_argv(
     if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
         # no bwrap --die-with-parent out here: the guard takes the command's group down with the host
         return guarded_argv(argv)
+    workspace = Path(os.path.realpath(workspace))
+    roots = writable_roots(settings, workspace)
     args = [bwrap or find_bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    if settings.mode is SandboxPolicy.WORKSPACE_WRITE:
-        roots = sorted({Path(os.path.realpath(r)) for r in (workspace, *settings.writable_roots)}, key=lambda p: len(p.parts))
-        roots = [r for r in roots if r.exists()]
-        for root in roots:
-            args += ["--bind", str(root), str(root)]
-        # bound after the roots so they stay read-only inside them
-        for root in roots:
-            for name in READ_ONLY_INSIDE_ROOTS:
-                inner = root / name
-                if inner.exists():
-                    args += ["--ro-bind", str(inner), str(inner)]
+    before, after = _socket_masks(roots, workspace) if not settings.network_access else ([], [])
+    args += before
+    for root in roots:
+        args += ["--bind", str(root), str(root)]
+    args += after
+    # bound after the roots so they stay read-only inside them
+    # (-try: a path another process removes meanwhile is skipped rather than failing the command)
+    for path in sorted(protected_inside(protected_roots(settings, workspace))):
+        args += ["--ro-bind-try", str(path), str(path)]
+    home = Path(os.path.realpath(kairox_home()))
+    if any(_within(home, root) for root in roots):
+        home.mkdir(parents=True, exist_ok=True)  # an absent home would be created by the command, trust store and all
+        args += ["--ro-bind", str(home), str(home)]
     if not settings.network_access:
         args.append("--unshare-net")
-    args += ["--unshare-pid", "--die-with-parent", "--new-session"]
+    # root inside the sandbox is powerless: no capability survives (and bwrap sets no_new_privs)
+    args += ["--cap-drop", "ALL", "--unshare-pid", "--die-with-parent", "--new-session"]
     args += ["--chdir", str(cwd or workspace)]
     args.append("--")
     args += list(argv)
@@ -82,7 +158,7 @@ def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str
         )
     key = (path, settings.network_access)
     if key not in _probe_cache:
-        probe = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid"]
+        probe = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--unshare-pid"]
         if not settings.network_access:
             probe.append("--unshare-net")
         probe += ["--", "true"]

@@ -1,0 +1,62 @@
+"""Paths a command must not change to give later sessions more authority (Y7), found at any depth."""
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+PROTECTED_DIRS = frozenset({".git", ".kairox", ".claude", ".codex", ".agents", ".kairox-plugin", ".claude-plugin", ".codex-plugin"})
+"""The repository, Kairox's and other hosts' project folders, and plugin manifest folders."""
+PROTECTED_FILES = frozenset({"kairox.toml", ".mcp.json", "hooks.json", ".lsp.json"})
+"""Project configuration, and a plugin's hooks and servers."""
+MAX_WALKED_FOLDERS = 200_000
+"""A walk stops here; what lies beyond is covered by trust pins, not by the sandbox."""
+_SOCKET_DEPTH = 2
+
+
+def protected_inside(roots: Iterable[Path]) -> set[Path]:
+    """Every protected folder and file under ``roots``, at any depth (symlinks are neither followed nor listed).
+
+    Protected folders are not walked into: they are kept read-only whole.
+    """
+    found: set[Path] = set()
+    walked = 0
+    for root in sorted(set(roots), key=lambda p: len(p.parts)):
+        if any(root == f or f in root.parents for f in found):
+            continue
+        for folder, dirs, files in os.walk(root):
+            walked += 1
+            if walked > MAX_WALKED_FOLDERS:
+                return found
+            here = Path(folder)
+            keep = []
+            for name in dirs:
+                path = here / name
+                if os.path.islink(path):
+                    continue
+                if name in PROTECTED_DIRS:
+                    found.add(path)
+                else:
+                    keep.append(name)
+            dirs[:] = sorted(keep)
+            found.update(here / name for name in files if name in PROTECTED_FILES and not os.path.islink(here / name))
+    return found
+
+
+def sockets_under(folder: Path, depth: int = _SOCKET_DEPTH) -> list[Path]:
+    """Unix sockets in ``folder`` and its sub-folders down to ``depth`` (an ssh agent's, tmux's, X11's)."""
+    found: list[Path] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+        except OSError:
+            continue
+        if stat.S_ISSOCK(mode):
+            found.append(Path(entry.path))
+        elif stat.S_ISDIR(mode) and depth > 1:
+            found += sockets_under(Path(entry.path), depth - 1)
+    return found
