@@ -1,17 +1,33 @@
-"""Tiny pure helpers shared by every layer: names, ``${VAR}`` expansion, JSON aliases."""
+"""Tiny pure helpers shared by every layer: names, ``${VAR}`` expansion, JSON aliases, bounded decoding."""
 
+from kairox._util._decode import (
+    MAX_DEPTH,
+    DecodeProblem,
+    bracket_line,
+    decode_json,
+    decode_toml,
+    long_integer_line,
+    nesting_depth,
+)
 from kairox._util._expand import ExpansionResult, expand_vars
 from kairox._util._glob import glob_to_regex
 from kairox._util._json import JsonObject, JsonValue
 from kairox._util._names import mcp_tool_name, normalize_tool_name, suggest
 
 __all__ = [
+    "MAX_DEPTH",
+    "DecodeProblem",
     "ExpansionResult",
     "JsonObject",
     "JsonValue",
+    "bracket_line",
+    "decode_json",
+    "decode_toml",
     "expand_vars",
     "glob_to_regex",
+    "long_integer_line",
     "mcp_tool_name",
+    "nesting_depth",
     "normalize_tool_name",
     "suggest",
 ]

@@ -4,12 +4,12 @@ Unknown fields warn; a known field of the wrong type fails the plugin that carri
 """
 
 import enum
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kairox._util import DecodeProblem, decode_json
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 
@@ -139,15 +139,15 @@ def read_json(path: Path, *, name: str | None = None) -> tuple[Any, Diagnostic |
     except (OSError, UnicodeDecodeError) as exc:
         return None, ExtensionLoadFailure(kind="plugin", name=name, reason=f"cannot read: {exc}", source=str(path))
     try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
+        return decode_json(text), None
+    except DecodeProblem as exc:
         return None, ExtensionLoadFailure(
             kind="plugin",
             name=name,
-            reason=f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            reason=f"not valid JSON: {exc}",
             source=str(path),
-            line=exc.lineno,
-            hint="fix the JSON syntax",
+            line=exc.line,
+            hint="fix the JSON at that line",
         )
 
 
