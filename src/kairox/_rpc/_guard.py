@@ -3,8 +3,8 @@
 The kernel's parent-death signal reaches only the direct child of the host. A command started through a
 wrapper (``npx``, ``uvx``, a shell) has grandchildren it would not reach, so the host starts this small
 guard instead: the guard is the group leader, waits for the command, and on the host's death kills the
-group, grandchildren included. Used for MCP stdio servers and for every command that runs outside bubblewrap
-(whose ``--die-with-parent`` does the same job inside the sandbox). Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
+group, grandchildren included. Used for MCP stdio servers, language servers, debug adapters and every command
+that runs outside bubblewrap (whose ``--die-with-parent`` does the same job inside the sandbox). Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
 """
 
 import contextlib
@@ -17,8 +17,41 @@ import sys
 _PR_SET_PDEATHSIG = 1
 
 
+def _descendants(root: int) -> list[int]:
+    """Every process below ``root`` (a child that started a session of its own included), from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found: list[int] = []
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
 def _kill_group(*_: object) -> None:
+    # the group, and what left it with a session of its own (a debug adapter calls setsid) while still below us
+    for pid in _descendants(os.getpid()):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     os.killpg(0, signal.SIGKILL)
+
+
+def _die_with_guard() -> None:  # runs in the server between fork and exec
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def main(argv: list[str]) -> int:
@@ -37,7 +70,8 @@ def main(argv: list[str]) -> int:
     if os.getppid() != (parent or os.getppid()) or os.getppid() == 1:  # the host died before the signal was armed
         _kill_group()
     try:
-        server = subprocess.Popen(argv, restore_signals=True)
+        linux = sys.platform.startswith("linux")
+        server = subprocess.Popen(argv, restore_signals=True, preexec_fn=_die_with_guard if linux else None)
     except OSError as exc:
         sys.stderr.write(f"cannot start {argv[0]!r}: {exc.strerror or exc}\n")
         return 127
@@ -48,6 +82,10 @@ def main(argv: list[str]) -> int:
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     code = server.wait()
+    if code < 0:  # die of the same signal, so the host reads the exit status the server itself had
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL's handler cannot be set (nor needs to be)
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
     return code if code >= 0 else 128 - code
 
 

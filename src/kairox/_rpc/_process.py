@@ -1,7 +1,8 @@
 """Child processes that never outlive Kairox and never deadlock on a full stderr pipe.
 
 Every child starts in its own session (so its whole process group can be signalled), gets an allow-listed
-environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``), and has its stderr drained
+environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``; a ``guarded`` child runs under
+the guard, which extends that to the grandchildren of the group), and has its stderr drained
 continuously into a bounded in-memory tail and, optionally, a log file. Stopping is: close stdin, wait,
 SIGTERM the group, wait, SIGKILL the group.
 """
@@ -9,7 +10,9 @@ SIGTERM the group, wait, SIGKILL the group.
 import asyncio
 import contextlib
 import ctypes
+import errno
 import os
+import shutil
 import signal
 import sys
 from collections import deque
@@ -17,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
+
+from kairox._rpc._guarded import guarded_argv
 
 BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ")
 """Host variables every child gets (when set)."""
@@ -130,7 +135,11 @@ class ChildProcess:
         stop_timeout: float = 3.0,
         pipe_stdin: bool = True,
         pipe_stdout: bool = True,
+        guarded: bool = False,
     ) -> None:
+        self.guarded = guarded
+        """Started under the guard (``_guard.py``), which takes the whole group down with a SIGKILLed host; the
+        guard is then the group leader whose pid :attr:`pid` reports."""
         self.argv = list(argv)
         self.env = dict(env) if env is not None else child_environment(os.environ)
         self.cwd = cwd
@@ -170,18 +179,35 @@ class ChildProcess:
     def returncode(self) -> int | None:
         return self.process.returncode
 
+    def _check_runnable(self) -> None:
+        """Raise what ``exec`` would for a program that is missing or not executable (the guard would only
+        report it later, on stderr)."""
+        program = self.argv[0] if self.argv else ""
+        if os.sep in program:
+            path = Path(program) if os.path.isabs(program) else Path(self.cwd or ".") / program
+            if not path.is_file():
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+            if not os.access(path, os.X_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+        elif shutil.which(program, path=self.env.get("PATH", os.defpath)) is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
     async def start(self) -> Self:
         pipe = asyncio.subprocess.PIPE
         try:
+            if self.guarded:
+                self._check_runnable()
             self._proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *(guarded_argv(self.argv) if self.guarded else self.argv),
                 stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
                 stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
                 stderr=pipe,
                 env=self.env,
                 cwd=str(self.cwd) if self.cwd is not None else None,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                # the guard arms the parent-death signal itself: without a preexec_fn the host can vfork, which
+                # keeps the event loop from stalling for milliseconds per start
+                preexec_fn=None if self.guarded else _die_with_parent,
                 limit=2**24,
             )
         except BaseException:

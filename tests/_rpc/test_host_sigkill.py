@@ -1,0 +1,108 @@
+"""No process outlives Kairox: an MCP server, a language server and a debug adapter, each started through a
+wrapper that leaves a helper process of its own, all die with a host that is SIGKILLed (no chance to clean up).
+
+The guarantee is the guard's (``kairox/_rpc/_guard.py``) together with ``PR_SET_PDEATHSIG``; whichever way the
+guard is arranged (one per server or one per host), this test holds it to zero orphans."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from tests._rpc._procs import children_of, process_gone
+
+SERVERS = Path(__file__).resolve().parents[1] / "servers"
+WRAPPER = SERVERS / "forking_wrapper.sh"
+LSP_SERVER = Path(__file__).resolve().parents[1] / "lsp" / "servers" / "busy_server.py"
+ROUNDS = 20
+
+HOST = textwrap.dedent(
+    """
+    import sys, anyio
+    from pathlib import Path
+    from kairox.config import DapServerConfig, LspServerConfig, McpServerConfig
+    from kairox.dap import DapServerLifecycle
+    from kairox.lsp import LspServerLifecycle
+    from kairox.mcp import McpServerManager
+
+    async def main(workspace: Path, wrapper: str, mcp_server: str, lsp_server: str, pids: str) -> None:
+        env = {"HELPER_PIDS": pids}
+        python = sys.executable
+        mcp = McpServerConfig(command=wrapper, args=[python, mcp_server], env=env)
+        lsp = LspServerConfig(command=wrapper, args=[python, lsp_server], env=env, file_patterns=["*.py"])
+        dap = DapServerConfig(command=wrapper, args=[python, "-m", "debugpy.adapter"], env=env, languages=["python"])
+        async with (
+            anyio.create_task_group() as group,
+            McpServerManager({"wrapped": mcp}, workspace=workspace),
+            LspServerLifecycle("wrapped", lsp, workspace=workspace) as language_server,
+        ):
+            await language_server.ensure_running()
+            adapter = DapServerLifecycle("wrapped", dap, session="s1", workspace=workspace, task_group=group)
+            await adapter.start()
+            print("ready", flush=True)
+            await anyio.sleep(120)
+
+    anyio.run(main, Path(sys.argv[1]), *sys.argv[2:])
+    """
+)
+
+
+def descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    stack = [pid]
+    while stack:
+        for child in children_of(stack.pop()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def one_round(tmp_path: Path, index: int) -> tuple[set[int], list[int]]:
+    """Start a host with the three wrapped servers, SIGKILL it; the processes it had and those still running."""
+    workspace = tmp_path / f"ws{index}"
+    workspace.mkdir()
+    pids_file = tmp_path / f"helpers{index}.txt"
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST, str(workspace), str(WRAPPER), str(SERVERS / "lean_server.py"), str(LSP_SERVER), str(pids_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert host.stdout is not None
+        line = host.stdout.readline()
+        assert line.strip() == "ready", host.stderr.read() if host.stderr else ""
+        helpers = [int(pid) for pid in pids_file.read_text().split()]
+        assert len(helpers) == 3  # one helper per wrapper: the MCP, LSP and DAP servers all started through one
+        tree = descendants(host.pid)
+        assert set(helpers) <= tree
+    finally:
+        host.send_signal(signal.SIGKILL)
+        host.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not all(process_gone(pid) for pid in tree):
+        time.sleep(0.05)
+    return tree, [pid for pid in tree if not process_gone(pid)]
+
+
+@pytest.mark.timeout(900)
+def test_wrapped_servers_and_their_helpers_die_with_a_sigkilled_host_in_every_round(tmp_path: Path) -> None:
+    orphans: list[int] = []
+    started = 0
+    try:
+        for index in range(ROUNDS):
+            tree, left = one_round(tmp_path, index)
+            started += len(tree)
+            orphans += left
+    finally:
+        for pid in orphans:  # processes this test started: never leave them running
+            if not process_gone(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert orphans == []
+    # per round at least: 3 wrappers, 3 helpers, 3 servers (and the guards)
+    assert started >= 9 * ROUNDS
