@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests._rpc._procs import children_of, process_gone
+from tests._rpc._procs import _command, children_of, process_gone
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 WRAPPER = SERVERS / "forking_wrapper.sh"
@@ -62,7 +62,7 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
-def one_round(tmp_path: Path, index: int) -> tuple[set[int], list[int]]:
+def one_round(tmp_path: Path, index: int) -> tuple[set[int], list[tuple[int, str]]]:
     """Start a host with the three wrapped servers, SIGKILL it; the processes it had and those still running."""
     workspace = tmp_path / f"ws{index}"
     workspace.mkdir()
@@ -87,12 +87,13 @@ def one_round(tmp_path: Path, index: int) -> tuple[set[int], list[int]]:
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and not all(process_gone(pid) for pid in tree):
         time.sleep(0.05)
-    return tree, [pid for pid in tree if not process_gone(pid)]
+    left = [pid for pid in tree if not process_gone(pid)]
+    return tree, [(pid, _command(pid)) for pid in left]
 
 
 @pytest.mark.timeout(900)
 def test_wrapped_servers_and_their_helpers_die_with_a_sigkilled_host_in_every_round(tmp_path: Path) -> None:
-    orphans: list[int] = []
+    orphans: list[tuple[int, str]] = []
     started = 0
     try:
         for index in range(ROUNDS):
@@ -100,7 +101,7 @@ def test_wrapped_servers_and_their_helpers_die_with_a_sigkilled_host_in_every_ro
             started += len(tree)
             orphans += left
     finally:
-        for pid in orphans:  # processes this test started: never leave them running
+        for pid, _ in orphans:  # processes this test started: never leave them running
             if not process_gone(pid):
                 os.kill(pid, signal.SIGKILL)
     assert orphans == []

@@ -12,14 +12,17 @@ from kairox._util._decode import (
 from kairox._util._expand import ExpansionResult, expand_vars
 from kairox._util._glob import glob_to_regex
 from kairox._util._json import JsonObject, JsonValue
+from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 from kairox._util._names import mcp_tool_name, normalize_tool_name, suggest
 
 __all__ = [
+    "LOG_LIMIT_BYTES",
     "MAX_DEPTH",
     "DecodeProblem",
     "ExpansionResult",
     "JsonObject",
     "JsonValue",
+    "RotatingLog",
     "bracket_line",
     "decode_json",
     "decode_toml",
