@@ -84,7 +84,7 @@ def one_round(tmp_path: Path, index: int) -> tuple[set[int], list[tuple[int, str
     finally:
         host.send_signal(signal.SIGKILL)
         host.wait()
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not all(process_gone(pid) for pid in tree):
         time.sleep(0.05)
     left = [pid for pid in tree if not process_gone(pid)]

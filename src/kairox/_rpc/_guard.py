@@ -42,10 +42,12 @@ def _descendants(root: int) -> list[int]:
 
 
 def _kill_group(*_: object) -> None:
-    # the group, and what left it with a session of its own (a debug adapter calls setsid) while still below us
-    for pid in _descendants(os.getpid()):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    # the group, and what left it with a session of its own (a debug adapter calls setsid) while still below us;
+    # a second look catches what was being forked during the first
+    for _round in range(2):
+        for pid in _descendants(os.getpid()):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
     os.killpg(0, signal.SIGKILL)
 
 

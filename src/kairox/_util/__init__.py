@@ -11,7 +11,7 @@ from kairox._util._decode import (
 )
 from kairox._util._expand import ExpansionResult, expand_vars
 from kairox._util._glob import glob_to_regex
-from kairox._util._json import JsonObject, JsonValue
+from kairox._util._json import JsonObject, JsonValue, json_dict, json_int, json_list
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 from kairox._util._names import mcp_tool_name, normalize_tool_name, suggest
 
@@ -28,6 +28,9 @@ __all__ = [
     "decode_toml",
     "expand_vars",
     "glob_to_regex",
+    "json_dict",
+    "json_int",
+    "json_list",
     "long_integer_line",
     "mcp_tool_name",
     "nesting_depth",

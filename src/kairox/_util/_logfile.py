@@ -27,7 +27,7 @@ class RotatingLog:
 
     def write(self, data: bytes, *, whole: bool = False) -> None:
         """Append ``data``; with ``whole`` it starts the next file rather than being split (when it fits in one)."""
-        if whole and self._file is not None and 0 < self._size and self._size + len(data) > self.limit >= len(data):
+        if whole and self._file is not None and self._size > 0 and self._size + len(data) > self.limit >= len(data):
             self._rotate()
         while data and self._file is not None:
             if self._size >= self.limit:

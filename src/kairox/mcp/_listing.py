@@ -31,16 +31,9 @@ async def list_tools(client: Client) -> tuple[McpTool, ...]:
     return tuple(tools)
 
 
-async def _list_tools_one_by_one(client: Client, cursor: str | None) -> tuple[list[McpTool], str | None]:
-    """One page read raw and each tool validated alone, for a page the SDK refused as a whole."""
-    session = client.session
-    request = mcp_types.ListToolsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    opts: Any = {}
-    # the SDK validates a page as a whole; reading it raw is the only way to keep the good tools of a page
-    # that holds one bad tool (the same stamp and dispatcher ``send_request`` uses)
-    session._stamp(data, opts)
-    raw = await session._dispatcher.send_raw_request("tools/list", data.get("params"), opts)
+def tools_from_raw(raw: Any) -> tuple[list[McpTool], list[mcp_types.Tool], str | None]:
+    """A raw ``tools/list`` result as tools (those the SDK cannot read carry a ``problem``), the SDK's valid
+    tools, and the next cursor."""
     items = raw.get("tools") if isinstance(raw, dict) else None
     if not isinstance(items, list):
         raise ValueError("the server's tools/list result has no list of tools")
@@ -52,11 +45,26 @@ async def _list_tools_one_by_one(client: Client, cursor: str | None) -> tuple[li
         except ValidationError as exc:
             name = item.get("name") if isinstance(item, dict) else None
             fields = ", ".join(sorted({".".join(str(p) for p in e["loc"]) or "(tool)" for e in exc.errors()}))
-            found.append(McpTool(name=str(name) if isinstance(name, str) and name else f"#{index}", problem=f"the server listed it with invalid fields: {fields}"))
+            label = name if isinstance(name, str) and name else f"#{index}"
+            found.append(McpTool(name=label, problem=f"the server listed it with invalid fields: {fields}"))
             continue
         valid.append(tool)
         found.append(tool_from_mcp(tool))
-    next_cursor = raw.get("nextCursor") if isinstance(raw.get("nextCursor"), str) else None
+    cursor = raw.get("nextCursor")
+    return found, valid, cursor if isinstance(cursor, str) else None
+
+
+async def _list_tools_one_by_one(client: Client, cursor: str | None) -> tuple[list[McpTool], str | None]:
+    """One page read raw and each tool validated alone, for a page the SDK refused as a whole."""
+    session = client.session
+    request = mcp_types.ListToolsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    opts: Any = {}
+    # the SDK validates a page as a whole; reading it raw is the only way to keep the good tools of a page
+    # that holds one bad tool (the same stamp and dispatcher ``send_request`` uses)
+    session._stamp(data, opts)
+    raw = await session._dispatcher.send_raw_request("tools/list", data.get("params"), opts)
+    found, valid, next_cursor = tools_from_raw(raw)
     result = mcp_types.ListToolsResult(tools=valid, next_cursor=next_cursor)
     # keep the session's per-tool state (output schema validators, header maps) as a normal listing would
     session._absorb_tool_listing(result, complete=cursor is None and next_cursor is None)
