@@ -91,6 +91,7 @@ def one_round(tmp_path: Path, index: int) -> tuple[set[int], list[tuple[int, str
     return tree, [(pid, _command(pid)) for pid in left]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_wrapped_servers_and_their_helpers_die_with_a_sigkilled_host_in_every_round(tmp_path: Path) -> None:
     orphans: list[tuple[int, str]] = []
