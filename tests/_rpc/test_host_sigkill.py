@@ -108,3 +108,52 @@ def test_wrapped_servers_and_their_helpers_die_with_a_sigkilled_host_in_every_ro
     assert orphans == []
     # per round at least: 3 wrappers, 3 helpers, 3 servers (and the guards)
     assert started >= 9 * ROUNDS
+
+
+COMMANDS_HOST = textwrap.dedent(
+    """
+    import sys, anyio
+    from pathlib import Path
+    from kairox.config import SandboxPolicy
+    from kairox.plugins import PluginTool, PluginToolProvider, ToolDeclaration, plugin_tool_name
+    from kairox.tools import BuiltinToolProvider, CallContext, SandboxSettings
+
+    async def main(workspace: Path, pids: str) -> None:
+        command = f"sleep 300 & echo $! >> {pids}; sleep 300"
+        declaration = ToolDeclaration(name="wait", command="/bin/sh", args=["-c", command], timeoutSec=600)
+        plugin = PluginToolProvider("kit", [PluginTool(plugin="kit", declaration=declaration, root=workspace)])
+        shell = BuiltinToolProvider()
+        async with anyio.create_task_group() as group:
+            for mode in (SandboxPolicy.DANGER_FULL_ACCESS, SandboxPolicy.WORKSPACE_WRITE):
+                context = CallContext(call_id="c", workspace=workspace, sandbox=SandboxSettings(mode=mode, writable_roots=(workspace,)))
+                group.start_soon(shell.call_tool, "shell.exec", {"command": command, "timeout_sec": 600}, context)
+                group.start_soon(plugin.call_tool, plugin_tool_name("kit", "wait"), {}, context)
+
+    anyio.run(main, Path(sys.argv[1]), sys.argv[2])
+    """
+)
+
+
+@pytest.mark.timeout(120)
+def test_shell_exec_and_plugin_tools_in_and_out_of_the_sandbox_die_with_a_sigkilled_host(tmp_path: Path) -> None:
+    pids_file = tmp_path / "helpers.txt"
+    host = subprocess.Popen([sys.executable, "-c", COMMANDS_HOST, str(tmp_path), str(pids_file)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(pids_file.read_text().split() if pids_file.exists() else []) < 4:
+            assert host.poll() is None and time.monotonic() < deadline, host.stderr.read() if host.stderr else ""
+            time.sleep(0.05)
+        tree = descendants(host.pid)
+    finally:
+        host.send_signal(signal.SIGKILL)
+        host.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not all(process_gone(pid) for pid in tree):
+        time.sleep(0.05)
+    left = [(pid, _command(pid)) for pid in tree if not process_gone(pid)]
+    for pid, _ in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+    # two commands in each mode: the sandboxed helpers live in bwrap's pid namespace, so only those outside it
+    # are in the list of helper pids; the tree holds them all
+    assert len(tree) >= 8
