@@ -8,10 +8,11 @@ input turned into something other than data and diagnostics); a hang is an input
 ``--hang-sec`` (default 10 s). Prints, per loader and in total: inputs, crashes, hangs, and the slowest input's
 time; the first few crashes are printed with their input. Exit status 1 when there was a crash or a hang.
 
-Run: .venv/bin/python bench/fuzz_long.py [--inputs 100000] [--hang-sec 10] [--only NAME]
+Run: .venv/bin/python bench/fuzz_long.py [--inputs 100000] [--hang-sec 10] [--only NAME,...] [--jobs N]
 """
 
 import argparse
+import multiprocessing
 import signal
 import sys
 import tempfile
@@ -77,22 +78,30 @@ def run_loader(loader: Loader, count: int, scratch: Path, hang_sec: float) -> Ta
     return tally
 
 
+def _worker(job: tuple[str, int, str, float]) -> tuple[str, Tally]:
+    name, count, folder, hang_sec = job
+    signal.signal(signal.SIGALRM, _alarm)
+    loader = next(loader for loader in LOADERS if loader.name == name)
+    return name, run_loader(loader, count, Path(folder), hang_sec)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100_000)
     parser.add_argument("--hang-sec", type=float, default=10.0)
-    parser.add_argument("--only", default=None, help="run one loader (see tests/fuzz/_loaders.py for names)")
+    parser.add_argument("--only", default=None, help="comma-separated loader names (see tests/fuzz/_loaders.py)")
+    parser.add_argument("--jobs", type=int, default=1, help="loaders run in this many processes at once")
     args = parser.parse_args()
-    loaders = [loader for loader in LOADERS if args.only in (None, loader.name)]
-    per_loader = max(1, args.inputs // len(loaders))
-    signal.signal(signal.SIGALRM, _alarm)
+    wanted = set(args.only.split(",")) if args.only else None
+    loaders = [loader for loader in LOADERS if wanted is None or loader.name in wanted]
+    per_loader = max(1, -(-args.inputs // len(loaders)))
     total = Tally()
     started = time.perf_counter()
     print(f"{'loader':<20} {'inputs':>8} {'crashes':>8} {'hangs':>6} {'slowest':>9}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="kairox-fuzz-") as folder:
-        for loader in loaders:
-            tally = run_loader(loader, per_loader, Path(folder), args.hang_sec)
-            print(f"{loader.name:<20} {tally.inputs:>8} {tally.crashes:>8} {tally.hangs:>6} {tally.slowest:>8.3f}s", flush=True)
+    with tempfile.TemporaryDirectory(prefix="kairox-fuzz-") as folder, multiprocessing.Pool(args.jobs) as pool:
+        jobs = [(loader.name, per_loader, folder, args.hang_sec) for loader in loaders]
+        for name, tally in pool.imap_unordered(_worker, jobs):
+            print(f"{name:<20} {tally.inputs:>8} {tally.crashes:>8} {tally.hangs:>6} {tally.slowest:>8.3f}s", flush=True)
             for example in tally.examples:
                 print("    " + example.replace("\n", "\n    "), flush=True)
             total.inputs += tally.inputs
