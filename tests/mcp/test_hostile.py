@@ -61,6 +61,8 @@ async def test_three_thousand_tools_are_capped_per_server_with_a_diagnostic(tmp_
         big, small = McpToolAdapter(manager.clients["h"]), McpToolAdapter(manager.clients["small"])
         offered = [spec.name for spec in await big.list_tools()]
         few = [spec.name for spec in await small.list_tools()]
+        counted = {state.name: state.tools for state in manager.states()}
+    assert counted == {"h": 200, "small": 5}  # what status reports is what the model sees
     assert len(manager.clients["h"].tools) == 3000
     assert offered == [f"mcp__h__t{i}" for i in range(200)]
     assert few == [f"mcp__small__t{i}" for i in range(5)]
@@ -80,6 +82,7 @@ async def test_one_invalid_tool_schema_leaves_out_only_that_tool(tmp_path: Path)
         offered = [spec.name for spec in await adapter.list_tools()]
         result = await client.call_tool("t1", {"x": "y"})
         assert client.status is ServerStatus.READY
+        assert [state.tools for state in manager.states()] == [3]
     assert offered == ["mcp__h__t0", "mcp__h__t1", "mcp__h__t2"]
     assert result.text_content() == "ok t1"
     assert adapter.diagnostics == [
