@@ -212,6 +212,27 @@ def _hostile(text: str) -> bool:
     return "[" * 64 in text or '{"a":' * 64 in text or "{ a = " * 64 in text or "9" * 4301 in text
 
 
+_PATH_FIELDS = ("skills", "commands", "agents", "hooks", "mcpServers", "lspServers")
+
+
+def _nul_in_path_field(text: str) -> bool:
+    """Whether a path field of a (readable) manifest names a path with a NUL byte."""
+    if _hostile(text):
+        return False
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    for field in _PATH_FIELDS:
+        value = data.get(field)
+        paths = [value] if isinstance(value, str) else value if field in ("skills", "commands") and isinstance(value, list) else []
+        if any(isinstance(path, str) and "\x00" in path for path in paths):
+            return True
+    return False
+
+
 def check_toml_config(text: str, scratch: Path) -> None:
     workspace = _reset(scratch / "ws")
     (workspace / ".git").mkdir()
@@ -244,8 +265,8 @@ def check_plugin_manifest(text: str, scratch: Path) -> None:
     manifest.write_text(text, encoding="utf-8")
     plugin, diagnostics = load_plugin(root, origin=PluginOrigin.PATH)
     assert plugin is not None or any(d.severity is Severity.ERROR and d.source for d in diagnostics), diagnostics
-    if _hostile(text) or "\\u0000" in text:
-        assert plugin is None or any(d.source for d in diagnostics)
+    if _nul_in_path_field(text):
+        assert plugin is None and any(d.source == str(manifest) and d.line for d in diagnostics), diagnostics
     if _hostile(text):
         assert any(d.source == str(manifest) and d.line for d in diagnostics), diagnostics
 

@@ -14,6 +14,7 @@ from kairox.plugins._manifest import (
     PluginManifest,
     ToolDeclaration,
     TrustLevel,
+    field_line,
     parse_manifest,
     read_json,
 )
@@ -89,13 +90,7 @@ class _Loader:
 
     def field_line(self, field: str) -> int | None:
         """The line of the manifest where ``field`` (its JSON name) is written, when the manifest is a file."""
-        needle = '"' + _JSON_NAMES.get(field, field) + '"'
-        try:
-            text = Path(self.source).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-        found = text.find(needle)
-        return text.count("\n", 0, found) + 1 if found >= 0 else None
+        return field_line(Path(self.source), _JSON_NAMES.get(field, field))
 
     def warn(self, reason: str, *, source: str | None = None, severity: Severity = Severity.WARNING) -> None:
         self.diagnostics.append(Diagnostic(kind="plugin", name=self.name, reason=reason, source=source or self.source, severity=severity))

@@ -4,6 +4,7 @@ Unknown fields warn; a known field of the wrong type fails the plugin that carri
 """
 
 import enum
+import json
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,16 @@ def read_json(path: Path, *, name: str | None = None) -> tuple[Any, Diagnostic |
         )
 
 
+def field_line(path: Path, field: str) -> int | None:
+    """The line of ``path`` where the JSON key ``field`` is first written (None when it cannot be told)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = text.find(json.dumps(field))
+    return text.count("\n", 0, found) + 1 if found >= 0 else None
+
+
 def _location(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc) or "(root)"
 
@@ -169,13 +180,16 @@ def parse_manifest(data: Any, *, source: Path, plugin: str) -> tuple[PluginManif
     try:
         manifest = PluginManifest.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{_location(e['loc'])}: {e['msg']}" for e in exc.errors())
+        errors = exc.errors()
+        problems = "; ".join(f"{_location(e['loc'])}: {e['msg']}" for e in errors)
+        first = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else None
         return None, [
             ExtensionLoadFailure(
                 kind="plugin",
                 name=str(data.get("name") or plugin),
                 reason=f"manifest fields have the wrong type: {problems}",
                 source=str(source),
+                line=field_line(source, first) if first else None,
                 hint="fix those fields; the other plugins still load",
             )
         ]
