@@ -379,11 +379,17 @@ LSP_LOCATION = st.fixed_dictionaries(
     optional={"uri": st.sampled_from(["file:///nonexistent/a.py", "file://", "x", "file:///%00"]) | SCALARS,
               "range": LSP_RANGE | SCALARS, "targetUri": SCALARS, "targetSelectionRange": LSP_RANGE | SCALARS},
 )
-LSP_SYMBOL = st.recursive(
-    st.fixed_dictionaries({"name": st.text(max_size=6) | SCALARS}, optional={"kind": SCALARS | st.integers(-2, 40), "range": LSP_RANGE | SCALARS,
-                                                                     "selectionRange": LSP_RANGE | SCALARS, "location": LSP_LOCATION | SCALARS}),
-    lambda inner: st.fixed_dictionaries({"name": st.text(max_size=6)}, optional={"children": st.lists(inner, max_size=3) | SCALARS, "range": LSP_RANGE}),
-    max_leaves=8,
+LSP_SYMBOL: st.SearchStrategy[Any] = st.deferred(
+    lambda: st.fixed_dictionaries(
+        {"name": st.text(max_size=6) | SCALARS},
+        optional={
+            "kind": SCALARS | st.integers(-2, 40),
+            "range": LSP_RANGE | SCALARS,
+            "selectionRange": LSP_RANGE | SCALARS,
+            "location": LSP_LOCATION | SCALARS,
+            "children": st.lists(LSP_SYMBOL, max_size=2) | SCALARS,
+        },
+    )
 )
 LSP_REPLY = st.one_of(
     JSON,
