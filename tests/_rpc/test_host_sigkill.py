@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from tests._rpc._procs import _command, children_of, process_gone
 
+from kairox._rpc import guarded_argv
+
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 WRAPPER = SERVERS / "forking_wrapper.sh"
 LSP_SERVER = Path(__file__).resolve().parents[1] / "lsp" / "servers" / "busy_server.py"
@@ -157,3 +159,19 @@ def test_shell_exec_and_plugin_tools_in_and_out_of_the_sandbox_die_with_a_sigkil
     # two commands in each mode: the sandboxed helpers live in bwrap's pid namespace, so only those outside it
     # are in the list of helper pids; the tree holds them all
     assert len(tree) >= 8
+
+
+def test_what_a_server_leaves_in_its_group_ends_when_it_ends(tmp_path: Path) -> None:
+    # the host's pipes close as it dies, so a server may end before the guard learns of the host's death: the
+    # guard then still takes what the server left behind with it
+    guard = subprocess.run(
+        guarded_argv(["/bin/sh", "-c", "sleep 300 & echo $!; exit 3"]), capture_output=True, text=True, timeout=60, start_new_session=True
+    )
+    helper = int(guard.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not process_gone(helper):
+        time.sleep(0.05)
+    gone = process_gone(helper)
+    if not gone:
+        os.kill(helper, signal.SIGKILL)
+    assert (guard.returncode, gone) == (3, True)

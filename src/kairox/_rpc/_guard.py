@@ -3,7 +3,7 @@
 The kernel's parent-death signal reaches only the direct child of the host. A command started through a
 wrapper (``npx``, ``uvx``, a shell) has grandchildren it would not reach, so the host starts this small
 guard instead: the guard is the group leader, waits for the command, and on the host's death kills the
-group, grandchildren included. Used for MCP stdio servers, language servers, debug adapters and every command
+group, grandchildren included; when the command ends, what it left in the group ends with it. Used for MCP stdio servers, language servers, debug adapters and every command
 that runs outside bubblewrap (whose ``--die-with-parent`` does the same job inside the sandbox). Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
 """
 
@@ -17,37 +17,46 @@ import sys
 _PR_SET_PDEATHSIG = 1
 
 
-def _descendants(root: int) -> list[int]:
-    """Every process below ``root`` (a child that started a session of its own included), from ``/proc``."""
+def _others() -> set[int]:
+    """Every other process of the guard's group, and every process below the guard (a child that started a
+    session of its own, as a debug adapter does, included), from ``/proc``."""
+    me, group = os.getpid(), os.getpgid(0)
     children: dict[int, list[int]] = {}
+    found: set[int] = set()
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return []
+        return found
     for entry in entries:
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat", "rb") as handle:
-                    parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+                parent, pgid = int(fields[1]), int(fields[2])
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry))
-    found: list[int] = []
-    stack = [root]
+            if pgid == group:
+                found.add(int(entry))
+    stack = [me]
     while stack:
         for child in children.get(stack.pop(), []):
-            found.append(child)
+            found.add(child)
             stack.append(child)
+    found.discard(me)
     return found
 
 
-def _kill_group(*_: object) -> None:
-    # the group, and what left it with a session of its own (a debug adapter calls setsid) while still below us;
+def _kill_others() -> None:
     # a second look catches what was being forked during the first
     for _round in range(2):
-        for pid in _descendants(os.getpid()):
+        for pid in _others():
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _kill_group(*_: object) -> None:
+    _kill_others()
     os.killpg(0, signal.SIGKILL)
 
 
@@ -84,6 +93,9 @@ def main(argv: list[str]) -> int:
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     code = server.wait()
+    # nothing the server left in the group (a wrapper's helper) outlives it: the host closing the server's
+    # pipes as it dies can end the server before the parent-death signal reaches the guard
+    _kill_others()
     if code < 0:  # die of the same signal, so the host reads the exit status the server itself had
         with contextlib.suppress(OSError, ValueError):  # SIGKILL's handler cannot be set (nor needs to be)
             signal.signal(-code, signal.SIG_DFL)
