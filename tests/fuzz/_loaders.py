@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from kairox._rpc import FramingProblem, MessageReader
-from kairox.config import LspServerConfig, resolve_config
+from kairox.config import LspServerConfig, read_mcp_json, resolve_config
 from kairox.dap._session import evaluation, frame_record, scope_records, variable_records
 from kairox.errors import Severity
 from kairox.lsp import LspClient
@@ -29,7 +29,6 @@ from kairox.lsp._render import hover_text, locations, rename_preview
 from kairox.lsp._symbols import flatten_symbols
 from kairox.mcp._content import result_from_mcp, tool_from_mcp
 from kairox.mcp._listing import tools_from_raw
-from kairox.mcp._mcp_json import read_mcp_json
 from kairox.mcp._schemas import schema_problem
 from kairox.plugins import PluginOrigin, load_plugin
 from kairox.plugins._catalog import read_marketplace
