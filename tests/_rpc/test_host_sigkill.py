@@ -175,3 +175,13 @@ def test_what_a_server_leaves_in_its_group_ends_when_it_ends(tmp_path: Path) -> 
     if not gone:
         os.kill(helper, signal.SIGKILL)
     assert (guard.returncode, gone) == (3, True)
+
+
+def test_a_guard_that_does_not_lead_its_group_leaves_its_callers_group_alone() -> None:
+    sibling = subprocess.Popen(["sleep", "30"])  # in the caller's group, as the guard below is
+    try:
+        guard = subprocess.run(guarded_argv(["/bin/sh", "-c", "exit 0"]), timeout=60)
+        assert (guard.returncode, sibling.poll()) == (0, None)
+    finally:
+        sibling.kill()
+        sibling.wait()

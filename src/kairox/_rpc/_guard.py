@@ -20,7 +20,9 @@ _PR_SET_PDEATHSIG = 1
 def _others() -> set[int]:
     """Every other process of the guard's group, and every process below the guard (a child that started a
     session of its own, as a debug adapter does, included), from ``/proc``."""
-    me, group = os.getpid(), os.getpgid(0)
+    me = os.getpid()
+    # the group is the guard's only when it leads it (started in a session of its own); else it is the caller's
+    group = me if os.getpgid(0) == me else None
     children: dict[int, list[int]] = {}
     found: set[int] = set()
     try:
@@ -57,7 +59,9 @@ def _kill_others() -> None:
 
 def _kill_group(*_: object) -> None:
     _kill_others()
-    os.killpg(0, signal.SIGKILL)
+    if os.getpgid(0) == os.getpid():
+        os.killpg(0, signal.SIGKILL)
+    os._exit(137)
 
 
 def _die_with_guard() -> None:  # runs in the server between fork and exec
