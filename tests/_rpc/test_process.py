@@ -78,3 +78,15 @@ async def test_stderr_is_still_drained_when_its_log_file_cannot_be_written() -> 
         with anyio.fail_after(10):
             assert await child.stdout.readline() == b"done\n"
     assert child.stderr.text().endswith("END")
+
+
+async def test_a_stderr_log_is_capped_and_rotated_so_a_flood_fills_at_most_two_files(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "server.log"
+    flood = "import sys; sys.stderr.write('a' * 2500 + 'b' * 1000); sys.stderr.flush(); print('done')"
+    async with ChildProcess([sys.executable, "-c", flood], stderr_log=log, stderr_log_limit=1000) as child:
+        with anyio.fail_after(10):
+            assert await child.stdout.readline() == b"done\n"
+    assert sorted(p.name for p in log.parent.iterdir()) == ["server.log", "server.log.1"]
+    assert log.with_name("server.log.1").read_text() == "a" * 500 + "b" * 500
+    assert log.read_text() == "b" * 500
+    assert child.stderr.total_bytes == 3500

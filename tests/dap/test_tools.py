@@ -290,7 +290,7 @@ async def test_an_adapter_killed_mid_session_fails_the_session_clearly_and_leave
         debuggee = int(
             (await debug("dap.evaluate", expression="__import__('os').getpid()")).text_content().split()[0]
         )
-        os.kill(adapter, signal.SIGKILL)
+        os.killpg(adapter, signal.SIGKILL)  # the guard and the adapter under it
         with anyio.fail_after(10):
             while provider.sessions["s1"].lifecycle.status is not ServerStatus.FAILED:
                 await anyio.sleep(0.02)

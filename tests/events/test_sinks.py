@@ -35,3 +35,15 @@ def test_fanout_keeps_going_when_one_sink_fails() -> None:
     FanoutSink([Broken(), recorder]).emit(Sample(name="b", path=Path("/y")))
     assert recorder.events == [Sample(name="b", path=Path("/y"))]
     assert recorder.of_type(Sample) == [Sample(name="b", path=Path("/y"))]
+
+
+def test_json_lines_sink_rotates_at_its_cap(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    sink = JsonLinesSink(path, limit=2_000)
+    for index in range(100):
+        sink.emit(Sample(name=f"event {index}", path=Path("/x")))
+    sink.close()
+    older = path.with_name("events.jsonl.1")
+    lines = [json.loads(line) for file in (older, path) for line in file.read_text().splitlines()]
+    assert path.stat().st_size <= 2_000 and older.stat().st_size <= 2_000
+    assert [record["name"] for record in lines] == [f"event {i}" for i in range(100 - len(lines), 100)]

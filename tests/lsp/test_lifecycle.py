@@ -156,7 +156,7 @@ async def test_a_server_killed_mid_request_fails_it_clearly_then_runs_again(proj
         first = await server.ensure_running()
         first_pid = first.child.pid
         await first.sync_document(project / "pkg" / "main.py")
-        os.kill(first_pid, signal.SIGSTOP)  # the request below stays unanswered until the kill
+        os.killpg(first_pid, signal.SIGSTOP)  # the server and its guard: the request below stays unanswered until the kill
         failure: list[BaseException] = []
 
         async def definition() -> None:
@@ -171,7 +171,7 @@ async def test_a_server_killed_mid_request_fails_it_clearly_then_runs_again(proj
             with anyio.fail_after(10):
                 while not first.rpc._pending:
                     await anyio.sleep(0.01)
-            os.kill(first_pid, signal.SIGKILL)
+            os.killpg(first_pid, signal.SIGKILL)
         with anyio.fail_after(10):  # the supervisor notices the crash on its own
             while server.status is not ServerStatus.FAILED:
                 await anyio.sleep(0.01)
@@ -270,7 +270,7 @@ async def test_a_server_that_stops_reading_fails_the_tool_by_its_timeout_and_sti
     async with LspToolProvider({"busy": config}, workspace=project) as provider:
         server = provider.servers["busy"]
         pid = (await server.ensure_running()).child.pid
-        os.kill(pid, signal.SIGSTOP)
+        os.killpg(pid, signal.SIGSTOP)
         with anyio.fail_after(10), pytest.raises(ToolCallError) as caught:
             await provider.call_tool("lsp.definition", {"file": "pkg/big.py", "line": 1}, context)
         with anyio.fail_after(config.shutdown_timeout_sec + 1):

@@ -1,6 +1,6 @@
 """Columns between the model (characters from 1) and servers (code units from 0), and file patterns."""
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -37,3 +37,15 @@ def test_file_patterns_match_names_anywhere_and_paths_from_the_root(
     path: str, pattern: str, expected: bool
 ) -> None:
     assert matches_pattern(PurePosixPath(path), pattern) is expected
+
+
+def test_a_reply_naming_a_file_with_a_nul_byte_renders_as_a_missing_file(tmp_path: Path) -> None:
+    from kairox.config import LspServerConfig
+    from kairox.lsp import LspClient
+    from kairox.lsp._render import locations
+
+    client = LspClient("x", LspServerConfig(command="true"), workspace=tmp_path)
+    where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+    found = locations(client, [{"uri": "file:///a%00b.py", "range": where}, {"uri": "file:///c\x00d.py", "range": where}])
+    assert [item["path"] for item in found] == ["/a\ufffdb.py", "/c\ufffdd.py"]
+    assert [item["text"] for item in found] == ["", ""]

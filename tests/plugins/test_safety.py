@@ -37,6 +37,7 @@ def test_skills_path_leaving_the_plugin_is_refused_with_a_diagnostic(tmp_path: P
             name="evil",
             reason="skills: '../../etc' uses '..'; plugin paths must stay inside the plugin folder",
             source=str(root.resolve() / ".claude-plugin" / "plugin.json"),
+            line=3,
             hint="plugin paths are relative to the plugin folder and stay inside it",
         )
     ]

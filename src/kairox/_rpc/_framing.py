@@ -2,13 +2,18 @@
 
 Reading is tolerant of real servers: header names in any case, extra headers (``Content-Type``), bare ``\\n``
 line ends, stray lines a server prints before a header (skipped and counted), and bodies that are not JSON
-(reported to the caller as :class:`FramingProblem`, never a crash).
+(reported to the caller as :class:`FramingProblem`, never a crash), and nesting or sizes no reply needs.
 """
 
 import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from kairox._util import DecodeProblem, decode_json
+
+MAX_BODY = 64 * 1024 * 1024
+"""Largest message body read; a longer one is skipped as a :class:`FramingProblem`."""
 
 
 def encode_message(message: Any) -> bytes:
@@ -53,7 +58,13 @@ class MessageReader:
                 try:
                     length = int(value.strip())
                 except ValueError:
+                    length = None
+                if length is None or length < 0:
                     self.skipped_lines += 1
+                    length = None
+        if length > MAX_BODY:
+            await self._discard(length)
+            return FramingProblem(reason=f"a {length}-byte body is larger than {MAX_BODY} bytes; it was skipped", body=b"")
         try:
             body = await self._stream.readexactly(length)
         except asyncio.IncompleteReadError as exc:
@@ -61,9 +72,16 @@ class MessageReader:
                 return None
             return FramingProblem(reason=f"stream ended inside a {length}-byte body", body=exc.partial)
         try:
-            return json.loads(body.decode("utf-8", errors="replace"))
-        except json.JSONDecodeError as exc:
+            return decode_json(body)
+        except DecodeProblem as exc:
             return FramingProblem(reason=f"body is not JSON: {exc}", body=body)
+
+    async def _discard(self, length: int) -> None:
+        while length > 0:
+            chunk = await self._stream.read(min(length, 1 << 20))
+            if not chunk:
+                return
+            length -= len(chunk)
 
 
 class MessageWriter:

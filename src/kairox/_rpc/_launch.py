@@ -1,6 +1,6 @@
 """How a configured server command becomes a child process, the same for language servers and debug adapters:
 ``${VAR}`` expanded from the host, a relative command with a ``/`` taken from the folder of the file that
-configured it, the allow-listed environment plus the server's own ``env``."""
+configured it, the allow-listed environment plus the server's own ``env``, started under the guard."""
 
 import os
 from collections.abc import Mapping, Sequence
@@ -38,7 +38,8 @@ def server_process(
     host = dict(os.environ if host_env is None else host_env)
     argv = [resolved_command(command, base_dir, host), *(expand_vars(part, host).value for part in args)]
     environment = child_environment(host, extra={k: expand_vars(v, host).value for k, v in env.items()})
-    return ChildProcess(argv, env=environment, cwd=cwd, stderr_log=stderr_log, stop_timeout=stop_timeout)
+    # guarded: a wrapper (a shell script, npx, uvx) may start helpers the parent-death signal would not reach
+    return ChildProcess(argv, env=environment, cwd=cwd, stderr_log=stderr_log, stop_timeout=stop_timeout, guarded=True)
 
 
 def closed_reason(child: ChildProcess, what: str) -> str:

@@ -1,22 +1,28 @@
 """Child processes that never outlive Kairox and never deadlock on a full stderr pipe.
 
 Every child starts in its own session (so its whole process group can be signalled), gets an allow-listed
-environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``), and has its stderr drained
-continuously into a bounded in-memory tail and, optionally, a log file. Stopping is: close stdin, wait,
+environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``; a ``guarded`` child runs under
+the guard, which extends that to the grandchildren of the group), and has its stderr drained
+continuously into a bounded in-memory tail and, optionally, a capped and rotated log file. Stopping is: close stdin, wait,
 SIGTERM the group, wait, SIGKILL the group.
 """
 
 import asyncio
 import contextlib
 import ctypes
+import errno
 import os
+import shutil
 import signal
 import sys
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Self
+from typing import Self
+
+from kairox._rpc._guarded import guarded_argv
+from kairox._util import LOG_LIMIT_BYTES, RotatingLog
 
 BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ")
 """Host variables every child gets (when set)."""
@@ -78,24 +84,19 @@ def _group_runs(pgid: int) -> bool:
 class StderrTail:
     """The last ``limit`` bytes a child wrote to stderr, and optionally every byte in a log file."""
 
-    def __init__(self, limit: int = 16_384, log_path: Path | None = None) -> None:
+    def __init__(self, limit: int = 16_384, log_path: Path | None = None, *, log_limit: int = LOG_LIMIT_BYTES) -> None:
         self.limit = limit
         self._chunks: deque[bytes] = deque()
         self._size = 0
         self.total_bytes = 0
-        self._log: IO[bytes] | None = None
-        if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = log_path.open("ab")
+        # capped and rotated: a server writing without end fills at most twice ``log_limit`` of disk
+        self._log: RotatingLog | None = RotatingLog(log_path, limit=log_limit) if log_path is not None else None
 
     def feed(self, chunk: bytes) -> None:
         self.total_bytes += len(chunk)
         if self._log is not None:
-            try:
-                self._log.write(chunk)
-                self._log.flush()
-            except OSError:  # a full disk ends the log, never the draining (the child would block)
-                self.close()
+            # a full disk ends the log, never the draining (the child would block)
+            self._log.write(chunk)
         self._chunks.append(chunk)
         self._size += len(chunk)
         while self._size - len(self._chunks[0]) >= self.limit:
@@ -109,8 +110,7 @@ class StderrTail:
     def close(self) -> None:
         log, self._log = self._log, None
         if log is not None:
-            with contextlib.suppress(OSError):
-                log.close()
+            log.close()
 
 
 class ChildProcess:
@@ -127,15 +127,20 @@ class ChildProcess:
         cwd: Path | str | None = None,
         stderr_log: Path | None = None,
         stderr_limit: int = 16_384,
+        stderr_log_limit: int = LOG_LIMIT_BYTES,
         stop_timeout: float = 3.0,
         pipe_stdin: bool = True,
         pipe_stdout: bool = True,
+        guarded: bool = False,
     ) -> None:
+        self.guarded = guarded
+        """Started under the guard (``_guard.py``), which takes the whole group down with a SIGKILLed host; the
+        guard is then the group leader whose pid :attr:`pid` reports."""
         self.argv = list(argv)
         self.env = dict(env) if env is not None else child_environment(os.environ)
         self.cwd = cwd
         self.stop_timeout = stop_timeout
-        self.stderr = StderrTail(stderr_limit, stderr_log)
+        self.stderr = StderrTail(stderr_limit, stderr_log, log_limit=stderr_log_limit)
         self._pipe_stdin = pipe_stdin
         self._pipe_stdout = pipe_stdout
         self._proc: asyncio.subprocess.Process | None = None
@@ -170,18 +175,35 @@ class ChildProcess:
     def returncode(self) -> int | None:
         return self.process.returncode
 
+    def _check_runnable(self) -> None:
+        """Raise what ``exec`` would for a program that is missing or not executable (the guard would only
+        report it later, on stderr)."""
+        program = self.argv[0] if self.argv else ""
+        if os.sep in program:
+            path = Path(program) if os.path.isabs(program) else Path(self.cwd or ".") / program
+            if not path.is_file():
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+            if not os.access(path, os.X_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+        elif shutil.which(program, path=self.env.get("PATH", os.defpath)) is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
     async def start(self) -> Self:
         pipe = asyncio.subprocess.PIPE
         try:
+            if self.guarded:
+                self._check_runnable()
             self._proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *(guarded_argv(self.argv) if self.guarded else self.argv),
                 stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
                 stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
                 stderr=pipe,
                 env=self.env,
                 cwd=str(self.cwd) if self.cwd is not None else None,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                # the guard arms the parent-death signal itself: without a preexec_fn the host can vfork, which
+                # keeps the event loop from stalling for milliseconds per start
+                preexec_fn=None if self.guarded else _die_with_parent,
                 limit=2**24,
             )
         except BaseException:

@@ -54,7 +54,7 @@ def context(
         for tool in data["tools"]:
             out(f"- {tool['name']:<{width}}  {tool['source']:<7}  {tool['origin'] or ''}")
     for diagnostic in shown:
-        err(f"{diagnostic.severity}: {diagnostic.source or diagnostic.name}: {diagnostic.reason}")
+        err(f"{diagnostic.severity}: {diagnostic.location()}: {diagnostic.reason}")
     if held:
         err(held_back_note(held))
 

@@ -21,12 +21,18 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 ScopeOption = Annotated[str, typer.Option("--scope", help="user or workspace.")]
 
 
-def _registry(ctx: typer.Context) -> tuple["ResolvedConfig", "SkillRegistry"]:
-    from kairox.runtime import load_skills
+def _registry(ctx: typer.Context, *, plugin_failures: bool = False) -> tuple["ResolvedConfig", "SkillRegistry"]:
+    """The skills of the workspace; with ``plugin_failures``, plugins that could not load are reported on stderr
+    (their skills are missing from the list)."""
+    from kairox.errors import Severity
+    from kairox.runtime import load_plugins, load_skills
 
     cli = state(ctx)
     resolved = cli.resolve()
-    return resolved, load_skills(resolved, events=cli.events())
+    stage = load_plugins(resolved)
+    if plugin_failures:
+        _report([d for d in stage.diagnostics if d.severity is Severity.ERROR])
+    return resolved, load_skills(resolved, stage.routing, events=cli.events())
 
 
 def _report(diagnostics: "list[Diagnostic]", *, verbose: bool = False) -> None:
@@ -50,7 +56,7 @@ def list_skills(
     show_all: Annotated[bool, typer.Option("--all", help="Also list skills shadowed by another of the same name.")] = False,
 ) -> None:
     """Every skill by name, with its scope, state and description."""
-    _, registry = _registry(ctx)
+    _, registry = _registry(ctx, plugin_failures=True)
     if as_json:
         out_json(registry.to_json(include_shadowed=show_all))
         return

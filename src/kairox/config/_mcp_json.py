@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kairox._util import DecodeProblem, decode_json
 from kairox.config._models import McpServerConfig
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 
@@ -89,10 +90,10 @@ def read_mcp_json(path: Path, *, source: str | None = None) -> McpJsonFile:
         reason = f"cannot read: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         return McpJsonFile(path=path, source=source, diagnostics=(_failure(path.name, reason, source, hint="save the file as UTF-8"),))
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
+        document = decode_json(text)
+    except DecodeProblem as exc:
         failure = ExtensionLoadFailure(
-            kind="mcp_server", name=path.name, reason=f"not valid JSON: {exc.msg}", source=source, line=exc.lineno,
+            kind="mcp_server", name=path.name, reason=f"not valid JSON: {exc.message}", source=source, line=exc.line,
             hint="fix the syntax at that line",
         )
         return McpJsonFile(path=path, source=source, diagnostics=(failure,))

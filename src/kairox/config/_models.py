@@ -140,6 +140,10 @@ class McpServerConfig(_Model):
     trust_annotations: bool = False
     """Believe this server's tool annotations: a tool saying ``readOnlyHint: true`` then runs as a read without
     asking. Off, every tool of the server counts as a write with open-world effects."""
+    max_tools: int = Field(default=200, ge=0)
+    """Tools offered from this server at most; the rest are left out with a diagnostic."""
+    max_description_chars: int = Field(default=2048, ge=0)
+    """A tool description longer than this is cut to it (with a diagnostic) before the model sees it."""
 
     @model_validator(mode="wrap")
     @classmethod

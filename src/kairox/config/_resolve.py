@@ -2,8 +2,6 @@
 
 import dataclasses
 import os
-import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kairox._util import DecodeProblem, decode_toml
 from kairox.config._keys import join_key, key_positions, split_key
 from kairox.config._layers import (
     Layer,
@@ -66,8 +65,8 @@ class PolicyRule:
 def parse_cli_value(text: str) -> Any:
     """``-c key=value``: the value as TOML when it parses, else the text itself."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        return decode_toml(f"v = {text}")["v"]
+    except DecodeProblem:
         return text
 
 
@@ -202,18 +201,17 @@ def _read_file(
         return None, LayerInfo(layer=layer, file=path, status=LayerStatus.NOT_FOUND)
     try:
         text = path.read_text(encoding="utf-8")
-        raw = tomllib.loads(text)
+        raw = decode_toml(text)
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(ConfigProblem(file=str(path), line=None, key="", message=f"cannot read: {exc}", layer=str(layer)))
         return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=str(exc))
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"\(at line (\d+)", str(exc))
-        line = int(found.group(1)) if found else None
-        message = str(exc).split(" (at line")[0]
+    except DecodeProblem as exc:
         problems.append(
-            ConfigProblem(file=str(path), line=line, key="", message=f"not valid TOML: {message}", hint="fix the syntax at that line", layer=str(layer))
+            ConfigProblem(
+                file=str(path), line=exc.line, key="", message=f"not valid TOML: {exc.message}", hint="fix the syntax at that line", layer=str(layer)
+            )
         )
-        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=message)
+        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=exc.message)
     data = LayerData(layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), untrusted=held)
     status = LayerStatus.UNTRUSTED if untrusted else LayerStatus.LOADED
     return data, LayerInfo(layer=layer, file=path, status=status)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kairox._util import JsonObject
+from kairox._util import JsonObject, json_dict, json_int, json_list
 from kairox.config import SandboxPolicy
 from kairox.dap._lifecycle import DapServerLifecycle
 from kairox.tools import SandboxSettings, ToolResult
@@ -61,19 +61,19 @@ def display_path(path: Path, workspace: Path) -> str:
 
 def frame_record(raw: JsonObject, workspace: Path) -> JsonObject:
     """A DAP ``StackFrame`` as ``{id, name, path, line, column, text}`` with the source line's text."""
-    source = raw.get("source") or {}
+    source = json_dict(raw.get("source"))
     path = source.get("path")
-    line = int(raw.get("line", 0) or 0)
+    line = json_int(raw.get("line"))
     text = ""
     if isinstance(path, str) and line > 0:
-        with contextlib.suppress(OSError, IndexError):
+        with contextlib.suppress(OSError, IndexError, ValueError):  # ValueError: a NUL byte in the path
             source_text = Path(path).read_text(encoding="utf-8", errors="replace")
             # lines as Python counts them: not broken at form feeds or \u2028 as str.splitlines would
             text = _LINE_BREAK.split(source_text)[line - 1].strip()
     return {
         "id": raw.get("id"),
         "name": str(raw.get("name", "")),
-        "path": display_path(Path(path), workspace) if isinstance(path, str) else source.get("name"),
+        "path": display_path(Path(path), workspace) if isinstance(path, str) and "\x00" not in path else source.get("name"),
         "line": line,
         "column": raw.get("column"),
         "text": text,
@@ -98,7 +98,7 @@ def variable_records(body: JsonObject) -> list[JsonObject]:
     """The variables of a ``variables`` response as ``{name, value, type, variables_reference}``, values cut to
     :data:`VALUE_CHARS`; groups some adapters add ("special variables") come after the real names."""
     items: list[JsonObject] = []
-    for var in body.get("variables") or []:
+    for var in json_list(body.get("variables")):
         if not isinstance(var, dict):
             continue
         value = str(var.get("value", ""))
@@ -107,7 +107,7 @@ def variable_records(body: JsonObject) -> list[JsonObject]:
                 "name": str(var.get("name", "")),
                 "value": value if len(value) <= VALUE_CHARS else value[: VALUE_CHARS - 3] + "...",
                 "type": var.get("type"),
-                "variables_reference": int(var.get("variablesReference") or 0),
+                "variables_reference": json_int(var.get("variablesReference")),
             }
         )
     items.sort(key=lambda v: bool(v["variables_reference"] and not v["value"] and not v["type"]))
@@ -129,7 +129,7 @@ def evaluation(body: JsonObject) -> tuple[JsonObject, str]:
     result: JsonObject = {
         "result": str(body.get("result", "")),
         "type": body.get("type"),
-        "variables_reference": int(body.get("variablesReference") or 0),
+        "variables_reference": json_int(body.get("variablesReference")),
     }
     text = result["result"] + (f" ({result['type']})" if result["type"] else "")
     if result["variables_reference"]:
@@ -161,7 +161,7 @@ def scope_records(body: JsonObject) -> list[JsonObject]:
             "variables_reference": s.get("variablesReference"),
             "expensive": s.get("expensive"),
         }
-        for s in body.get("scopes") or []
+        for s in json_list(body.get("scopes"))
         if isinstance(s, dict)
     ]
 

@@ -3,8 +3,9 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
+from kairox._util import LOG_LIMIT_BYTES, RotatingLog
 from kairox.events._events import Event, event_to_json
 
 E = TypeVar("E", bound=Event)
@@ -39,21 +40,18 @@ class RecordingSink:
 
 
 class JsonLinesSink:
-    """Writes one JSON object per event (with a ``ts`` in seconds since the epoch) to a file."""
+    """Writes one JSON object per event (with a ``ts`` in seconds since the epoch) to a file, capped and rotated."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, *, limit: int = LOG_LIMIT_BYTES) -> None:
         self.path = path
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._file = RotatingLog(path, limit=limit)  # capped: at the limit it moves to NAME.1 and starts anew
         self._lock = threading.Lock()
 
     def emit(self, event: Event) -> None:
         record = {"ts": round(time.time(), 6), **event_to_json(event)}
         line = json.dumps(record, ensure_ascii=False, default=str)
         with self._lock:
-            if not self._file.closed:
-                self._file.write(line + "\n")
-                self._file.flush()
+            self._file.write(line.encode("utf-8") + b"\n", whole=True)
 
     def close(self) -> None:
         with self._lock:

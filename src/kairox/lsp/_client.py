@@ -406,7 +406,7 @@ class LspClient:
             return document.text
         try:
             return uri_to_path(uri).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        except (OSError, ValueError):  # a file that cannot be read, or a name no file can have
             return ""
 
     # --- requests ------------------------------------------------------------------------------------------------

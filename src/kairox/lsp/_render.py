@@ -4,7 +4,7 @@
 import difflib
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util import JsonObject, json_dict, json_int, json_list
 from kairox.lsp._client import LspClient
 from kairox.lsp._symbols import FoundSymbol
 from kairox.lsp._text import display_path, line_of, split_lines, to_model_column, uri_to_path
@@ -28,8 +28,8 @@ class _Texts:
 
 def position(client: LspClient, text: str, pos: Any) -> tuple[int, int]:
     """A server ``Position`` as the model's (line, column), both 1-based."""
-    line = int(pos.get("line", 0)) if isinstance(pos, dict) else 0
-    character = int(pos.get("character", 0)) if isinstance(pos, dict) else 0
+    line = max(0, json_int(json_dict(pos).get("line")))
+    character = max(0, json_int(json_dict(pos).get("character")))
     return line + 1, to_model_column(line_of(text, line), character, client.position_encoding)
 
 
@@ -123,15 +123,17 @@ def diagnostics(client: LspClient, uri: str, items: list[JsonObject]) -> list[Js
     path = display_path(uri_to_path(uri), client.workspace)
     out: list[JsonObject] = []
     for item in items:
-        rng = item.get("range") if isinstance(item.get("range"), dict) else {}
-        line, column = position(client, text, rng.get("start") if rng else None)
+        if not isinstance(item, dict):
+            continue
+        rng = json_dict(item.get("range"))
+        line, column = position(client, text, rng.get("start"))
         code = item.get("code")
         out.append(
             {
                 "path": path,
                 "line": line,
                 "column": column,
-                "severity": _SEVERITIES.get(int(item.get("severity") or 1), "error"),
+                "severity": _SEVERITIES.get(json_int(item.get("severity"), 1), "error"),
                 "message": str(item.get("message", "")),
                 "source": item.get("source"),
                 "code": code if isinstance(code, str | int) else None,
@@ -160,7 +162,7 @@ def _apply(client: LspClient, text: str, edits: list[JsonObject]) -> str:
     lines = split_lines(text, keepends=True)
     spans = []
     for edit in edits:
-        rng = edit.get("range") or {}
+        rng = json_dict(edit.get("range"))
         spans.append(
             (
                 _offset(text, lines, rng.get("start"), client),
@@ -177,14 +179,14 @@ def rename_preview(client: LspClient, edit: Any) -> list[JsonObject]:
     """A ``WorkspaceEdit`` as per-file line changes ``{path, changes: [{line, old, new}]}``; nothing is written."""
     per_uri: dict[str, list[JsonObject]] = {}
     if isinstance(edit, dict):
-        for uri, edits in (edit.get("changes") or {}).items():
-            per_uri.setdefault(uri, []).extend(e for e in edits if isinstance(e, dict))
-        for change in edit.get("documentChanges") or []:
+        for uri, edits in json_dict(edit.get("changes")).items():
+            per_uri.setdefault(uri, []).extend(e for e in json_list(edits) if isinstance(e, dict))
+        for change in json_list(edit.get("documentChanges")):
             if isinstance(change, dict) and isinstance(change.get("textDocument"), dict):
                 uri = change["textDocument"].get("uri")
                 if isinstance(uri, str):
                     per_uri.setdefault(uri, []).extend(
-                        e for e in change.get("edits", []) if isinstance(e, dict)
+                        e for e in json_list(change.get("edits")) if isinstance(e, dict)
                     )
     files: list[JsonObject] = []
     for uri, edits in sorted(per_uri.items()):

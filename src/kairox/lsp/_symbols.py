@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kairox._util import json_dict, json_int
 from kairox.lsp._client import LspClient
 from kairox.lsp._errors import LspLocationError
 from kairox.lsp._text import display_path, line_of, matches_pattern, path_to_uri, relative_to, uri_to_path
@@ -41,8 +42,8 @@ def _identifier_at(
     text: str, name: str, start: dict[str, Any], end: dict[str, Any] | None
 ) -> tuple[int, int]:
     """Where ``name`` is written inside a range that covers a whole definition (``class Greeter: ...``)."""
-    line0, char0 = int(start.get("line", 0)), int(start.get("character", 0))
-    last = int(end.get("line", line0)) if end else line0
+    line0, char0 = max(0, json_int(start.get("line"))), max(0, json_int(start.get("character")))
+    last = json_int(end.get("line"), line0) if end else line0
     pattern = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
     for number in range(line0, min(last, line0 + 50) + 1):
         line = line_of(text, number)
@@ -64,19 +65,21 @@ def flatten_symbols(client: LspClient, uri: str, result: Any) -> list[FoundSymbo
         for item in items:
             if not isinstance(item, dict) or not isinstance(item.get("name"), str):
                 continue
-            name, kind = item["name"], SYMBOL_KINDS.get(int(item.get("kind", 0) or 0), "symbol")
+            name, kind = item["name"], SYMBOL_KINDS.get(json_int(item.get("kind")), "symbol")
             if "selectionRange" in item or "range" in item:
-                start = (item.get("selectionRange") or item["range"])["start"]
-                line, character = int(start["line"]), int(start["character"])
+                start = json_dict(json_dict(item.get("selectionRange") or item.get("range")).get("start"))
+                line, character = max(0, json_int(start.get("line"))), max(0, json_int(start.get("character")))
                 qualified = (*parents, name)
                 item_uri = uri
             else:
-                location = item.get("location") or {}
-                item_uri = location.get("uri", uri)
-                rng = location.get("range") or {"start": {"line": 0, "character": 0}}
+                location = json_dict(item.get("location"))
+                found_uri = location.get("uri")
+                item_uri = found_uri if isinstance(found_uri, str) else uri
+                rng = json_dict(location.get("range"))
                 item_text = text if item_uri == uri else client.text_of(item_uri)
-                line, character = _identifier_at(item_text, name, rng["start"], rng.get("end"))
-                container = item.get("containerName") or ""
+                end = rng.get("end")
+                line, character = _identifier_at(item_text, name, json_dict(rng.get("start")), end if isinstance(end, dict) else None)
+                container = str(item.get("containerName") or "")
                 containers = [p for p in re.split(r"[.:]+", container) if p]
                 if containers and containers[-1] == name:  # some servers put the symbol in its own container
                     containers.pop()

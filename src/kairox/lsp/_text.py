@@ -16,8 +16,10 @@ def path_to_uri(path: Path) -> str:
 
 
 def uri_to_path(uri: str) -> Path:
+    """The file a ``file:`` URI names. A NUL byte (``%00``), which no file name can hold, becomes U+FFFD, so a
+    server's bad URI names a file that does not exist instead of breaking every ``Path`` call on it."""
     parsed = urlparse(uri)
-    return Path(unquote(parsed.path))
+    return Path(unquote(parsed.path).replace("\x00", "\ufffd"))
 
 
 def _units(char: str, encoding: str) -> int:

@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 
 from kairox._util import JsonObject, mcp_tool_name
-from kairox.errors import Diagnostic, Severity
+from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.mcp._client import McpClient
 from kairox.mcp._content import McpTool, is_offered
 from kairox.mcp._lifecycle import ServerStatus
@@ -78,6 +78,34 @@ class McpToolAdapter(ToolProvider):
                 continue
             if not is_offered(tool, config.enabled_tools, config.disabled_tools):
                 continue
+            if tool.problem is not None:
+                diagnostics.append(
+                    ExtensionLoadFailure(
+                        kind="tool", name=tool.name, source=f"server:{server}", reason=f"left out: {tool.problem}",
+                        hint="the server's other tools are offered; report the schema to the server's authors",
+                    )
+                )
+                continue
+            if len(specs) >= config.max_tools:
+                left = sum(1 for t in tools if t.problem is None and is_offered(t, config.enabled_tools, config.disabled_tools)) - len(specs)
+                diagnostics.append(
+                    Diagnostic(
+                        kind="mcp_server", name=server, source=f"server:{server}",
+                        reason=f"lists more than {config.max_tools} tools; {left} were left out",
+                        hint=f"pick the ones you need with mcp_servers.{server}.enabled_tools, or raise mcp_servers.{server}.max_tools",
+                    )
+                )
+                break
+            description = tool.description or tool.title or tool.name
+            if len(description) > config.max_description_chars:
+                diagnostics.append(
+                    Diagnostic(
+                        kind="tool", name=tool.name, source=f"server:{server}",
+                        reason=f"its description has {len(description)} characters; the model sees the first {config.max_description_chars}",
+                        hint=f"raise mcp_servers.{server}.max_description_chars to show more",
+                    )
+                )
+                description = description[: config.max_description_chars]
             name = mcp_tool_name(server, tool.name)
             if name in targets:
                 diagnostics.append(
@@ -92,7 +120,7 @@ class McpToolAdapter(ToolProvider):
             specs.append(
                 ToolSpec(
                     name=name,
-                    description=tool.description or tool.title or tool.name,
+                    description=description,
                     input_schema=tool.input_schema,
                     source=ToolSource.MCP,
                     permission=permission_for(tool.annotations, trusted=config.trust_annotations),

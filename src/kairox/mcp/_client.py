@@ -189,9 +189,11 @@ class McpClient:
         )
 
     def offered_count(self) -> int:
-        """How many of the server's tools pass ``enabled_tools`` / ``disabled_tools`` (what the model sees)."""
+        """How many of the server's tools pass ``enabled_tools`` / ``disabled_tools``, have a usable schema and fit
+        under ``max_tools`` (what the model sees)."""
         config = self.config
-        return sum(1 for tool in self.tools if is_offered(tool, config.enabled_tools, config.disabled_tools))
+        usable = sum(1 for tool in self.tools if tool.problem is None and is_offered(tool, config.enabled_tools, config.disabled_tools))
+        return min(usable, config.max_tools)
 
     def on_tools_changed(self, listener: ToolsListener) -> None:
         """Called with the server's whole tool list after every (re-)listing."""

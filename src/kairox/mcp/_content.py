@@ -7,6 +7,7 @@ from typing import Any
 import mcp_types
 
 from kairox._util import JsonObject
+from kairox.mcp._schemas import schema_problem
 from kairox.tools import (
     AudioContent,
     Content,
@@ -32,6 +33,8 @@ class McpTool:
     task_support: str | None = None
     """``required`` means the server only runs it as a task; Kairox leaves such tools out."""
     meta: JsonObject = field(default_factory=dict)
+    problem: str | None = None
+    """Why the tool cannot be offered (its schema loops, cannot be resolved, or the server sent it malformed)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -62,6 +65,7 @@ def tool_from_mcp(tool: mcp_types.Tool) -> McpTool:
     )
     return McpTool(
         name=tool.name,
+        problem=schema_problem(tool.input_schema),
         description=tool.description or "",
         input_schema=dict(tool.input_schema),
         output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,

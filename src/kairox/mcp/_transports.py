@@ -1,12 +1,10 @@
 """Opening the transport of one server: a guarded child process for stdio, the SDK's HTTP clients otherwise."""
 
-import asyncio
 import os
 import shutil
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Self
 
 import anyio
 import httpx2
@@ -16,37 +14,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from kairox._rpc import ChildProcess, child_environment, guarded_argv
+from kairox._rpc import ChildProcess, child_environment
 from kairox._util import expand_vars
 from kairox.config import McpServerConfig
 from kairox.mcp._oauth import NeedsLoginError
 from kairox.mcp._stdio import ChildStdioTransport
 
 STDERR_LIMIT = 64 * 1024
-
-
-class GuardedChild(ChildProcess):
-    """A :class:`ChildProcess` started without a ``preexec_fn``: the guard arms the parent-death signal itself.
-
-    A ``preexec_fn`` forces a full ``fork`` of the host, which blocks the event loop for milliseconds per
-    server; without it the interpreter can ``vfork``. The guard is told the host's pid, so it notices a host
-    that died before the signal was armed.
-    """
-
-    async def start(self) -> Self:
-        pipe = asyncio.subprocess.PIPE
-        self._proc = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=pipe,
-            stdout=pipe,
-            stderr=pipe,
-            env=self.env,
-            cwd=str(self.cwd) if self.cwd is not None else None,
-            start_new_session=True,
-            limit=2**24,
-        )
-        self._drain = asyncio.get_running_loop().create_task(self._drain_stderr())
-        return self
 
 
 class StartError(Exception):
@@ -90,8 +64,9 @@ async def open_stdio(
         runnable = shutil.which(command, path=env.get("PATH")) is not None
     if not runnable:
         raise StartError(f"command {command!r} not found or not executable; install it or give its full path (command)")
-    argv = guarded_argv([command, *args])
-    child = GuardedChild(argv, env=env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=3.0)
+    child = ChildProcess(
+        [command, *args], env=env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=3.0, guarded=True
+    )
     try:
         await child.start()
     except OSError as exc:

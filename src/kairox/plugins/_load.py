@@ -14,6 +14,7 @@ from kairox.plugins._manifest import (
     PluginManifest,
     ToolDeclaration,
     TrustLevel,
+    field_line,
     parse_manifest,
     read_json,
 )
@@ -37,6 +38,8 @@ from kairox.plugins._paths import (
 LAYOUT_MARKERS = ("skills", "commands", "agents", "hooks/hooks.json", ".mcp.json", ".lsp.json")
 """A folder holding any of these loads as a plugin even without a manifest."""
 
+_JSON_NAMES = {"mcp_servers": "mcpServers", "lsp_servers": "lspServers"}
+"""Manifest fields whose JSON name differs from the model's."""
 _TRUST_RANK = {TrustLevel.COMMUNITY: 1, TrustLevel.VERIFIED: 2, TrustLevel.OFFICIAL: 3}
 
 
@@ -81,8 +84,13 @@ class _Loader:
         self.root, self.name, self.manifest, self.source = root, name, manifest, source
         self.diagnostics: list[Diagnostic] = []
 
-    def refuse(self, reason: str, hint: str | None = None) -> _PluginRefused:
-        return _PluginRefused(ExtensionLoadFailure(kind="plugin", name=self.name, reason=reason, source=self.source, hint=hint))
+    def refuse(self, reason: str, hint: str | None = None, *, field: str | None = None) -> _PluginRefused:
+        line = self.field_line(field) if field else None
+        return _PluginRefused(ExtensionLoadFailure(kind="plugin", name=self.name, reason=reason, source=self.source, line=line, hint=hint))
+
+    def field_line(self, field: str) -> int | None:
+        """The line of the manifest where ``field`` (its JSON name) is written, when the manifest is a file."""
+        return field_line(Path(self.source), _JSON_NAMES.get(field, field))
 
     def warn(self, reason: str, *, source: str | None = None, severity: Severity = Severity.WARNING) -> None:
         self.diagnostics.append(Diagnostic(kind="plugin", name=self.name, reason=reason, source=source or self.source, severity=severity))
@@ -98,7 +106,7 @@ class _Loader:
             try:
                 path = resolve_inside(self.root, item)
             except PluginPathError as exc:
-                raise self.refuse(f"{field}: {exc}", hint="plugin paths are relative to the plugin folder and stay inside it") from exc
+                raise self.refuse(f"{field}: {exc}", hint="plugin paths are relative to the plugin folder and stay inside it", field=field) from exc
             if not path.exists():
                 self.warn(f"{field}: {item!r} does not exist in the plugin")
                 continue
@@ -110,7 +118,7 @@ class _Loader:
         try:
             path = resolve_inside(self.root, relative)
         except PluginPathError as exc:
-            raise self.refuse(f"{field}: {exc}") from exc
+            raise self.refuse(f"{field}: {exc}", field=field) from exc
         if not path.is_file():
             self.warn(f"{field}: {relative!r} does not exist in the plugin")
             return None
@@ -126,7 +134,7 @@ class _Loader:
             for text in (declaration.command, *declaration.args, *declaration.env.values()):
                 climbing = climbing_root_paths(text, self.root)
                 if climbing:
-                    raise self.refuse(f"tools.{declaration.name} names {climbing[0]!r}, outside the plugin folder")
+                    raise self.refuse(f"tools.{declaration.name} names {climbing[0]!r}, outside the plugin folder", field="tools")
             command = expand_plugin_root(declaration.command, self.root)
             program, _, rest = command.strip().partition(" ")
             if "/" in program and not Path(program).is_absolute():
@@ -134,7 +142,7 @@ class _Loader:
                 try:
                     program = str(resolve_inside(self.root, program))
                 except PluginPathError as exc:
-                    raise self.refuse(f"tools.{declaration.name}.command: {exc}") from exc
+                    raise self.refuse(f"tools.{declaration.name}.command: {exc}", field="tools") from exc
                 command = f"{program} {rest}".strip()
             expanded = ToolDeclaration.model_validate(
                 {
@@ -162,7 +170,7 @@ class _Loader:
             try:
                 target = resolve_inside(self.root, declared)
             except PluginPathError as exc:
-                raise self.refuse(f"hooks: {exc}") from exc
+                raise self.refuse(f"hooks: {exc}", field="hooks") from exc
             if not (default.is_file() and target == default.resolve()):
                 loaded = self.json_file("hooks", declared)
                 if loaded is not None:

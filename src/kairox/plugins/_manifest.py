@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kairox._util import DecodeProblem, decode_json
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 
@@ -139,16 +140,26 @@ def read_json(path: Path, *, name: str | None = None) -> tuple[Any, Diagnostic |
     except (OSError, UnicodeDecodeError) as exc:
         return None, ExtensionLoadFailure(kind="plugin", name=name, reason=f"cannot read: {exc}", source=str(path))
     try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
+        return decode_json(text), None
+    except DecodeProblem as exc:
         return None, ExtensionLoadFailure(
             kind="plugin",
             name=name,
-            reason=f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            reason=f"not valid JSON: {exc}",
             source=str(path),
-            line=exc.lineno,
-            hint="fix the JSON syntax",
+            line=exc.line,
+            hint="fix the JSON at that line",
         )
+
+
+def field_line(path: Path, field: str) -> int | None:
+    """The line of ``path`` where the JSON key ``field`` is first written (None when it cannot be told)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = text.find(json.dumps(field))
+    return text.count("\n", 0, found) + 1 if found >= 0 else None
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
@@ -169,13 +180,16 @@ def parse_manifest(data: Any, *, source: Path, plugin: str) -> tuple[PluginManif
     try:
         manifest = PluginManifest.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{_location(e['loc'])}: {e['msg']}" for e in exc.errors())
+        errors = exc.errors()
+        problems = "; ".join(f"{_location(e['loc'])}: {e['msg']}" for e in errors)
+        first = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else None
         return None, [
             ExtensionLoadFailure(
                 kind="plugin",
                 name=str(data.get("name") or plugin),
                 reason=f"manifest fields have the wrong type: {problems}",
                 source=str(source),
+                line=field_line(source, first) if first else None,
                 hint="fix those fields; the other plugins still load",
             )
         ]

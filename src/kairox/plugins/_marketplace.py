@@ -51,6 +51,12 @@ class InstallResult:
         return self.previous_version != self.record.version
 
 
+def _where(file: Path, problems: list[Diagnostic]) -> str:
+    """``file:line: `` of the first problem (``file: `` when it has no line)."""
+    line = next((p.line for p in problems if p.line), None)
+    return f"{file}:{line}: " if line else f"{file}: "
+
+
 def _no_progress(what: str, done: int, total: int) -> None:
     return None
 
@@ -185,7 +191,7 @@ class Marketplaces:
             raise MarketplaceError(f"{folder} has no .claude-plugin/marketplace.json")
         market, problems = read_marketplace(file)
         if market is None:
-            raise MarketplaceError(f"{file}: " + "; ".join(p.reason for p in problems))
+            raise MarketplaceError(_where(file, problems) + "; ".join(p.reason for p in problems))
         return market, problems
 
     def add(self, source: str) -> tuple[Marketplace, list[Diagnostic]]:
@@ -199,7 +205,7 @@ class Marketplaces:
                 raise MarketplaceError(f"{folder} has no .claude-plugin/marketplace.json", hint="give the folder that holds .claude-plugin/")
             found, problems = read_marketplace(file)
             if found is None:
-                raise MarketplaceError(f"{file}: " + "; ".join(p.reason for p in problems))
+                raise MarketplaceError(_where(file, problems) + "; ".join(p.reason for p in problems))
             market, source = found, str(folder)
         from kairox.config import join_key, set_value
 

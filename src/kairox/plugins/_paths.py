@@ -53,6 +53,8 @@ def resolve_inside(root: Path, relative: str) -> Path:
     text = expand_plugin_root(relative, real_root).strip()
     if not text:
         raise PluginPathError("empty path")
+    if "\x00" in text:
+        raise PluginPathError(f"{relative!r} contains a NUL byte, which no file name can hold")
     candidate = Path(text)
     if ".." in candidate.parts:
         raise PluginPathError(f"{relative!r} uses '..'; plugin paths must stay inside the plugin folder")

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from kairox._util import bracket_line, long_integer_line
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._fields import FieldReader
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat
@@ -124,7 +125,17 @@ def _jsonable(value: Any) -> Any:
 
 
 def _load_yaml(yaml_text: str) -> Any:
-    return yaml.load(yaml_text, Loader=_Loader)
+    """The YAML data; nesting too deep for the loader and integers Python will not convert are YAML errors too."""
+    try:
+        return yaml.load(yaml_text, Loader=_Loader)
+    except RecursionError:
+        problem, line = f"nested more than {_MAX_DEPTH} levels deep", bracket_line(yaml_text, _MAX_DEPTH)
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc):
+            raise
+        problem, line = "an integer has more than 4300 digits", long_integer_line(yaml_text)
+    mark = yaml.Mark("frontmatter", 0, line - 1, 0, None, 0) if line else None
+    raise yaml.MarkedYAMLError(problem=problem, problem_mark=mark)
 
 
 def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -> ParseOutcome:
