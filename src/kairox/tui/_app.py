@@ -5,12 +5,12 @@ task that enters and leaves it; everything else reacts to its events."""
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, RichLog, Static
 
@@ -86,7 +86,7 @@ class _AppSink:
 class KairoxApp(App[None]):
     CSS = CSS
     TITLE = "Kairox"
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "cancel turn / quit", priority=True),
         Binding("q", "quit_app", "quit", show=False),
         Binding("escape", "leave_composer", show=False),

@@ -2,11 +2,11 @@
 shared shapes of ``kairox.policy``, as the command line's prompt does."""
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
@@ -25,7 +25,7 @@ def choices(request: ApprovalRequest) -> list[tuple[str, str]]:
         suffix = "" if grant.exact else f"  (rule {grant.rule})"
         options.append((str(index) if len(request.grants) > 1 else "s", f"allow for this session: {grant.covers}{suffix}"))
     if request.always_allowed:
-        for index, grant in enumerate(request.grants, start=1):
+        for grant in request.grants:
             if grant.persistable:
                 options.append(("a", f"allow always: save allow rule {grant.rule} to the user configuration"))
                 break
@@ -34,7 +34,7 @@ def choices(request: ApprovalRequest) -> list[tuple[str, str]]:
 
 
 class ApprovalScreen(ModalScreen[ApprovalAnswer]):
-    BINDINGS = [Binding("escape", "deny", "deny", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "deny", "deny", show=False)]
 
     def __init__(self, request: ApprovalRequest) -> None:
         super().__init__(classes="approval")

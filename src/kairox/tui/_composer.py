@@ -48,7 +48,7 @@ def complete(word: str, candidates: Sequence[str]) -> tuple[str, list[str]]:
     matches = [c for c in candidates if c.startswith(word)]
     if not matches:
         return word, []
-    return os.path.commonprefix(matches), matches
+    return os.path.commonprefix(matches), matches  # noqa: RUF071 (completion extends text, not path parts)
 
 
 class Composer(TextArea):

@@ -2,10 +2,10 @@
 runtime's operations (the same ones every front end uses)."""
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class TextPanel(ModalScreen[None]):
-    BINDINGS = [Binding("escape", "dismiss", "close"), Binding("q", "dismiss", "close", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "close"), Binding("q", "dismiss", "close", show=False)]
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__(classes="panel")
@@ -38,7 +38,7 @@ class McpPanel(ModalScreen[None]):
     """Servers on the left; the highlighted one's details, stderr tail and tools on the right.
     r restarts it, e turns it on or off, t turns the highlighted tool on or off (both written to its config layer)."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "close"),
         Binding("r", "restart", "restart"),
         Binding("e", "toggle_server", "enable/disable"),
