@@ -81,7 +81,7 @@ class Conversation(VerticalScroll):
             self._streamed = ""
             self._add(self._stream)
         self._streamed += text
-        self._stream.append(text)
+        self._stream.update(self._streamed)  # the whole text: unawaited appends may land out of order
         self.scroll_end(animate=False)
 
     def end_stream(self) -> str:
