@@ -14,7 +14,7 @@ import anyio
 import pytest
 from tests.agent._support import SERVERS
 
-from kairox.agent import AssistantMessageCompleted, AssistantTextDelta, UserMessageSubmitted
+from kairox.agent import AssistantMessageCompleted, AssistantTextDelta
 from kairox.config import resolve_config
 from kairox.lsp import LspServerStarting
 from kairox.mcp import McpServerFailed, McpServerReady, McpServerStarting
@@ -76,11 +76,12 @@ def offline_app(workspace: Path, isolated_home: Path) -> KairoxApp:
 async def test_main_screen_with_ready_starting_and_failed_servers(fixed_dir: Path, isolated_home: Path) -> None:
     app = offline_app(fixed_dir, isolated_home)
     async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#composer").cursor_blink = False
+        app.query_one("#conversation").user("Where are prices computed?")
         for event in (
             McpServerStarting(server="notes", transport="stdio"), McpServerStarting(server="search", transport="stdio"),
             McpServerStarting(server="tickets", transport="stdio"), McpServerReady(server="notes", tools=4),
             McpServerFailed(server="tickets", reason="the server exited with code 1 before finishing the MCP handshake"),
-            UserMessageSubmitted(turn=1, text="Where are prices computed?"),
             AssistantTextDelta(text="Prices are computed in `shop/cart.py`:\n\n"), AssistantTextDelta(text="- `Cart.total()` sums the items\n"),
             AssistantMessageCompleted(turn=1, text="", tool_calls=({"id": "c1", "name": "fs_read", "tool": "fs.read", "arguments": {"path": "shop/cart.py"}},)),
             ToolCallDecided(call_id="c1", tool="fs.read", decision="allow", reason="rule", source="rule", rule="fs.read(./**)", file="kairox.toml", line=11),
@@ -88,8 +89,7 @@ async def test_main_screen_with_ready_starting_and_failed_servers(fixed_dir: Pat
             LspServerStarting(server="python"),
         ):
             app.handle_event(event)
-        app.query_one("#conversation").user("Where are prices computed?")
-        await pilot.pause(0.2)
+        await pilot.pause(0.5)
         check("main_screen", app.export_screenshot(title="kairox tui"), fixed_dir)
 
 
@@ -105,6 +105,7 @@ async def test_approval_modal(fixed_dir: Path, isolated_home: Path) -> None:
         layers=(RuleLayer.USER, RuleLayer.PROJECT),
     )
     async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#composer").cursor_blink = False
         app.push_screen(ApprovalScreen(request))
         await pilot.pause(0.2)
         check("approval_modal", app.export_screenshot(title="kairox tui"), fixed_dir)
@@ -123,6 +124,7 @@ async def test_mcp_panel(fixed_dir: Path, isolated_home: Path) -> None:
     app = KairoxApp(RuntimeOptions(workspace=fixed_dir), resolved, clock=lambda: FROZEN, start_session=False)
     async with build_extension_context(resolved=resolved) as context:
         async with app.run_test(size=SIZE) as pilot:
+            app.query_one("#composer").cursor_blink = False
             app.board.sync(context)
             app.context = context
             app.push_screen(McpPanel(context, app.board))

@@ -60,7 +60,7 @@ class Conversation(VerticalScroll):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._stream: Markdown | None = None
+        self._stream: Static | None = None
         self._streamed = ""
         self.blocks: dict[str, ToolCallBlock] = {}
 
@@ -77,16 +77,20 @@ class Conversation(VerticalScroll):
 
     def delta(self, text: str) -> None:
         if self._stream is None:
-            self._stream = Markdown("", classes="assistant")
+            self._stream = Static("", classes="assistant", markup=False)
             self._streamed = ""
             self._add(self._stream)
         self._streamed += text
-        self._stream.update(self._streamed)  # the whole text: unawaited appends may land out of order
+        self._stream.update(self._streamed)
         self.scroll_end(animate=False)
 
     def end_stream(self) -> str:
         """Close the streamed answer; the text it showed."""
-        shown, self._stream, self._streamed = self._streamed, None, ""
+        stream, shown, self._stream, self._streamed = self._stream, self._streamed, None, ""
+        if stream is not None:
+            # plain text while it streams, Markdown once it is complete
+            self.mount(Markdown(shown, classes="assistant"), after=stream)
+            stream.remove()
         return shown
 
     def answer(self, text: str, tool_calls: tuple[dict[str, Any], ...]) -> None:
