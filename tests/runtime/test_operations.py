@@ -10,7 +10,12 @@ from tests.agent._support import SERVERS
 
 from kairox.config import TrustStore
 from kairox.mcp import ServerStatus
-from kairox.runtime import build_extension_context, restart_mcp_server, set_mcp_server_enabled, set_mcp_tool_enabled
+from kairox.runtime import (
+    build_extension_context,
+    restart_mcp_server,
+    set_mcp_server_enabled,
+    set_mcp_tool_enabled,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -122,14 +122,13 @@ async def test_mcp_panel(fixed_dir: Path, isolated_home: Path) -> None:
     TrustStore(isolated_home).trust(fixed_dir)
     resolved = resolve_config(fixed_dir)
     app = KairoxApp(RuntimeOptions(workspace=fixed_dir), resolved, clock=lambda: FROZEN, start_session=False)
-    async with build_extension_context(resolved=resolved) as context:
-        async with app.run_test(size=SIZE) as pilot:
-            app.query_one("#composer").cursor_blink = False
-            app.board.sync(context)
-            app.context = context
-            app.push_screen(McpPanel(context, app.board))
-            await pilot.pause(0.3)
-            with anyio.fail_after(5):
-                while not app.screen.query("#mcp-tools").first().row_count:
-                    await pilot.pause(0.05)
-            check("mcp_panel", app.export_screenshot(title="kairox tui"), fixed_dir)
+    async with build_extension_context(resolved=resolved) as context, app.run_test(size=SIZE) as pilot:
+        app.query_one("#composer").cursor_blink = False
+        app.board.sync(context)
+        app.context = context
+        app.push_screen(McpPanel(context, app.board))
+        await pilot.pause(0.3)
+        with anyio.fail_after(5):
+            while not app.screen.query("#mcp-tools").first().row_count:
+                await pilot.pause(0.05)
+        check("mcp_panel", app.export_screenshot(title="kairox tui"), fixed_dir)
