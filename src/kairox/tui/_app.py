@@ -51,7 +51,7 @@ Screen { layout: vertical; }
 #composer { height: 5; border: round $accent; }
 #trace { width: 2fr; min-width: 40; border-left: solid $panel-lighten-2; }
 .section { background: $panel; padding: 0 1; text-style: bold; }
-#servers { height: auto; max-height: 14; }
+#servers { height: auto; max-height: 14; overflow-x: hidden; }
 #events { height: 1fr; }
 #status-bar { height: 1; background: $panel; padding: 0 1; }
 .panel { align: center middle; }
@@ -137,7 +137,7 @@ class KairoxApp(App[None]):
                 yield Static("Servers", classes="section")
                 yield DataTable(id="servers", cursor_type="row", show_cursor=False)
                 yield Static("Trace", id="trace-title", classes="section")
-                yield RichLog(id="events", wrap=True, markup=False, auto_scroll=True)
+                yield RichLog(id="events", wrap=True, markup=False, auto_scroll=True, min_width=20)
         yield Static("", id="status-bar", markup=False)
 
     def on_mount(self) -> None:
@@ -288,7 +288,7 @@ class KairoxApp(App[None]):
             error = (row.error or "").replace("\n", " ")
             table.add_row(
                 Text.assemble((mark, color), f" {row.kind} {row.name}"), Text(str(row.status), style=color),
-                "" if row.tools is None else str(row.tools), started, Text(error[:60] + ("…" if len(error) > 60 else ""), style="red"),
+                "" if row.tools is None else str(row.tools), started, Text(error[:40] + ("…" if len(error) > 40 else ""), style="red"),
             )
 
     def refresh_status(self) -> None:
