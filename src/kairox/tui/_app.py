@@ -24,13 +24,15 @@ from kairox.agent import (
     UsageReported,
 )
 from kairox.events import Event
+from kairox.policy import ApprovalAnswer
 from kairox.registry import ToolCallDecided, ToolCallFinished
 from kairox.tui import _reports
-from kairox.tui._approval import TuiApprover
+from kairox.tui._approval import ApprovalScreen, TuiApprover
 from kairox.tui._composer import COMMANDS, Composer, workspace_paths
 from kairox.tui._conversation import Conversation, result_text
 from kairox.tui._panels import McpPanel, TextPanel
 from kairox.tui._servers import MARKS, ServerBoard, ServerRow, TraceEntry, describe, load_failures
+from kairox.tui._toggles import TogglePanel, plugin_rows, skill_rows, toggle_plugin, toggle_skill
 
 if TYPE_CHECKING:
     from kairox.agent import AgentSession, ModelSettings
@@ -90,7 +92,7 @@ class KairoxApp(App[None]):
         Binding("ctrl+c", "interrupt", "cancel turn / quit", priority=True),
         Binding("q", "quit_app", "quit", show=False),
         Binding("escape", "leave_composer", show=False),
-        Binding("ctrl+e", "errors_only", "errors only"),
+        Binding("f3", "errors_only", "errors only"),
         Binding("f2", "panel('mcp')", "/mcp"),
     ]
 
@@ -368,8 +370,20 @@ class KairoxApp(App[None]):
         if name == "mcp":
             self.push_screen(McpPanel(context, self.board, on_change=self.refresh_servers))
             return
+        if name == "skills":
+            self.push_screen(
+                TogglePanel("Skills", lambda: skill_rows(context), lambda key, on: toggle_skill(context, key, on), note="(saved in the user layer)")
+            )
+            return
+        if name == "plugins":
+            self.push_screen(
+                TogglePanel(
+                    "Plugins", lambda: plugin_rows(context), lambda key, on: toggle_plugin(context, key, on),
+                    note="(saved in the user layer; applies from the next session)",
+                )
+            )
+            return
         builders: dict[str, tuple[str, Callable[[ExtensionContext], str]]] = {
-            "skills": ("Skills", _reports.skills_text), "plugins": ("Plugins", _reports.plugins_text),
             "hooks": ("Hooks", _reports.hooks_text), "tools": ("Tools", _reports.tools_text),
             "doctor": ("Doctor", _reports.doctor_text), "resume": ("Sessions", _reports.sessions_text),
         }
@@ -386,6 +400,8 @@ class KairoxApp(App[None]):
         self.query_one("#servers", DataTable).focus()
 
     def action_interrupt(self) -> None:
+        if isinstance(self.screen, ApprovalScreen):
+            self.screen.dismiss(ApprovalAnswer.deny("cancelled by the user"))
         if self.turn_running and self.session is not None:
             self.session.cancel()
             self.query_one(Conversation).notice("cancelled; Ctrl+C again quits")

@@ -34,7 +34,10 @@ def choices(request: ApprovalRequest) -> list[tuple[str, str]]:
 
 
 class ApprovalScreen(ModalScreen[ApprovalAnswer]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "deny", "deny", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "deny", "deny", show=False),
+        Binding("q", "nothing", show=False),  # not the app's quit: the dialog waits for an answer
+    ]
 
     def __init__(self, request: ApprovalRequest) -> None:
         super().__init__(classes="approval")
@@ -86,6 +89,9 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
         self.dismiss(ApprovalAnswer.deny(text or "denied in the approval dialog"))
+
+    def action_nothing(self) -> None:
+        pass
 
     def action_deny(self) -> None:
         self.dismiss(ApprovalAnswer.deny("denied in the approval dialog"))

@@ -40,6 +40,7 @@ class McpPanel(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "close"),
+        Binding("q", "dismiss", "close", show=False),
         Binding("r", "restart", "restart"),
         Binding("e", "toggle_server", "enable/disable"),
         Binding("t", "toggle_tool", "tool on/off"),

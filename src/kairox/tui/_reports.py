@@ -81,34 +81,6 @@ def tools_text(context: "ExtensionContext") -> str:
     return "\n".join(lines)
 
 
-def skills_text(context: "ExtensionContext") -> str:
-    entries = context.skills.entries()
-    lines = [f"Skills ({len(entries)}), by scope; `kairox skills enable|disable NAME` changes one", ""]
-    for entry in sorted(entries, key=lambda e: (str(e.skill.scope), e.skill.qualified_name)):
-        state = "offered" if entry.offered else f"hidden: {entry.hidden_reason}"
-        lines.append(f"  [{entry.skill.scope}] {entry.skill.qualified_name}: {state}")
-        lines.append(f"      {entry.skill.path}")
-        for other in entry.shadowed:
-            lines.append(f"      shadows {other.path}")
-    return "\n".join(lines)
-
-
-def plugins_text(context: "ExtensionContext") -> str:
-    plugins = context.plugins.plugins
-    lines = [f"Plugins ({len(plugins)})", ""]
-    for plugin in plugins:
-        state = "enabled" if plugin.enabled else f"disabled ({plugin.disabled_reason or 'by configuration'})"
-        lines.append(f"  {plugin.name} {plugin.manifest.version or ''} [{plugin.origin}] {state}; trust {plugin.trust}; {plugin.compatibility}")
-        for kind, items in (("skills", plugin.skills), ("commands", plugin.commands), ("tools", plugin.tools), ("hooks", plugin.hooks), ("mcp servers", plugin.mcp_servers)):
-            if items:
-                lines.append(f"      {kind}: {len(items)}")
-        if plugin.disabled_contributions:
-            lines.append(f"      turned off: {', '.join(sorted(plugin.disabled_contributions))}")
-    for item in context.plugins.diagnostics:
-        lines.append(f"  ! {item.name}: {item.reason}")
-    return "\n".join(lines)
-
-
 def hooks_text(context: "ExtensionContext") -> str:
     hooks = context.hooks.hooks
     lines = [f"Hooks ({len(hooks)})", ""]
