@@ -106,3 +106,34 @@ async def test_a_server_that_fails_turns_red_with_its_reason_in_the_trace(tmp_pa
     assert "● mcp broken failed" in cells and "● mcp basic ready" in cells
     assert any(line.startswith("mcp broken: failed: ") and rows["broken"].error[:40] in line for line in trace), trace
     assert "No model is configured" in notice  # no model here: the panels work, the conversation says how
+
+
+async def test_resume_reopens_a_transcript_in_place_with_its_history(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+
+    def sees_history(body: dict[str, object]) -> None:
+        texts = [str(m.get("content")) for m in body["messages"]]  # type: ignore[attr-defined]
+        assert any("First question" in t for t in texts) and any("First answer." in t for t in texts), texts
+
+    script = [
+        {"reply": "text", "text": "First answer."},
+        {"reply": "text", "text": "Second answer.", "check": sees_history, "expect": {"last_user_contains": "Second question"}},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai")
+        app = app_for(workspace)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: app.session is not None)
+            first = app.session.session_id
+            await type_text(pilot, "First question")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not None and len(app.session.messages) == 2 and not app.turn_running)
+            await type_text(pilot, f"/resume {first}")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not None and app.session.session_id == first and app.resume == first)
+            shown = [str(w.render()) for w in app.query("#conversation .user")]
+            answers = [m.source for m in app.query(Markdown)]
+            await type_text(pilot, "Second question")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not None and len(app.session.messages) == 4 and not app.turn_running)
+    assert shown == ["› First question"] and answers == ["First answer."]

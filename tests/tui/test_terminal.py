@@ -1,5 +1,6 @@
 """The real `kairox tui` in tmux on the example workspace: the trace panel lists its MCP servers as ready and
-its language server as idle, /doctor opens, and Ctrl-C (or Esc then q) leaves with no process behind."""
+its language server as idle, /doctor opens, and Ctrl-C (or Esc then q) leaves with no process behind. `kairox`
+alone at a terminal opens the same TUI."""
 
 import os
 import shutil
@@ -45,13 +46,13 @@ def descendants(pid: int) -> list[str]:
     return result
 
 
-@pytest.mark.parametrize("leave", ["ctrl-c", "escape-q"])
-def test_kairox_tui_in_tmux_shows_servers_opens_doctor_and_exits_cleanly(leave: str, isolated_home: Path) -> None:
+@pytest.mark.parametrize(("command", "leave"), [("tui", "ctrl-c"), ("", "escape-q")])
+def test_kairox_tui_in_tmux_shows_servers_opens_doctor_and_exits_cleanly(command: str, leave: str, isolated_home: Path) -> None:
     env = {**os.environ, "KAIROX_HOME": str(isolated_home), "PATH": f"{KAIROX.parent}:{os.environ['PATH']}"}
     subprocess.run([str(KAIROX), "trust"], cwd=EXAMPLE, env=env, check=True, capture_output=True, timeout=60)
     session = f"kx-tui-{os.getpid()}-{leave}"
-    command = f"cd {EXAMPLE} && env KAIROX_HOME={isolated_home} PATH={env['PATH']} {KAIROX} tui; echo KAIROX-EXITED $?; sleep 60"
-    tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", command)
+    shell = f"cd {EXAMPLE} && env KAIROX_HOME={isolated_home} PATH={env['PATH']} {KAIROX} {command}; echo KAIROX-EXITED $?; sleep 60"
+    tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", shell)
     try:
         pane_pid = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip())
         wait_for(session, "● mcp notes   ready")

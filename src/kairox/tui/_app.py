@@ -199,6 +199,7 @@ class KairoxApp(App[None]):
                 ) as session:
                     self.session = session
                     await self._context_ready(session.context)
+                    self._show_history(session)
                     conversation.notice(f"session {session.session_id} · {self.settings.provider}/{self.settings.model} · / for commands, Tab completes, @ for files")
                     await self._leave.wait()
         except Exception as exc:  # a start-up failure is shown, not a crash: the person can read it and quit
@@ -209,6 +210,32 @@ class KairoxApp(App[None]):
             self.context = None
             self.session = None
             self._left.set()
+
+    def _show_history(self, session: "AgentSession") -> None:
+        """A resumed session's earlier prompts and answers."""
+        conversation = self.query_one(Conversation)
+        for message in session.messages:
+            if message.role is Role.USER and message.text:
+                conversation.user(message.text)
+            elif message.role is Role.ASSISTANT:
+                conversation.answer(message.text, ())
+
+    async def _switch_session(self, session_id: str) -> None:
+        """`/resume ID`: leave this session (its servers stop) and open that transcript's session."""
+        conversation = self.query_one(Conversation)
+        if self.settings is None:
+            conversation.notice("no model is configured, so there is no session to resume; /model says how to set one up")
+            return
+        if self.turn_running:
+            conversation.notice("a turn is running; Ctrl+C cancels it, then /resume again")
+            return
+        self._leave.set()
+        await self._left.wait()
+        self._leave, self._left = anyio.Event(), anyio.Event()
+        self.resume = session_id
+        conversation.clear()
+        conversation.notice(f"resuming session {session_id} …")
+        self.run_worker(self._session_main(), name="session", exit_on_error=False)
 
     async def _context_ready(self, context: "ExtensionContext") -> None:
         self.context = context
@@ -357,6 +384,8 @@ class KairoxApp(App[None]):
             self.push_screen(TextPanel("Configuration", _reports.config_text(self.resolved)))
         elif name == "/trust":
             self.push_screen(TextPanel("Trust", _reports.trust_text(self.resolved)))
+        elif name == "/resume" and rest.strip():
+            self.run_worker(self._switch_session(rest.strip()), name="resume", exit_on_error=False)
         elif name.lstrip("/") in ("mcp", "skills", "plugins", "hooks", "tools", "doctor", "resume"):
             self.action_panel(name.lstrip("/"))
         else:

@@ -21,7 +21,7 @@ COMMANDS: dict[str, str] = {
     "/model": "the model and provider of this session",
     "/trace": "filter the event trace: /trace errors | /trace NAME | /trace all",
     "/clear": "clear the conversation (the transcript keeps it)",
-    "/resume": "earlier sessions of this workspace",
+    "/resume": "earlier sessions of this workspace; /resume ID continues one",
     "/quit": "leave",
 }
 

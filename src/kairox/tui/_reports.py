@@ -118,7 +118,7 @@ def sessions_text(context: "ExtensionContext") -> str:
     found = list_sessions(context.resolved.home, workspace=context.resolved.workspace)
     if not found:
         return "No earlier sessions in this workspace."
-    lines = ["Earlier sessions (resume one with `kairox tui --resume ID`):", ""]
+    lines = ["Earlier sessions (`/resume ID` continues one here, `kairox tui --resume ID` at start):", ""]
     for info in found[-30:]:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
         prompt = info.first_prompt.replace("\n", " ")[:60]
