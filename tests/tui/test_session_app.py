@@ -100,10 +100,12 @@ async def test_a_server_that_fails_turns_red_with_its_reason_in_the_trace(tmp_pa
         trace = [entry.text for _, entry in app.entries]
         table = app.query_one("#servers")
         cells = [str(table.get_row_at(i)[0]) + " " + str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        dots = {str(table.get_row_at(i)[0]).split()[-1]: str(table.get_row_at(i)[0].spans[0].style) for i in range(table.row_count)}
         notice = str(app.query_one("#conversation").children[0].render())
     assert rows["broken"].status is ServerMark.FAILED and rows["broken"].error
     assert rows["basic"].status is ServerMark.READY and rows["basic"].tools
     assert "● mcp broken failed" in cells and "● mcp basic ready" in cells
+    assert dots == {"broken": "red", "basic": "green"}
     assert any(line.startswith("mcp broken: failed: ") and rows["broken"].error[:40] in line for line in trace), trace
     assert "No model is configured" in notice  # no model here: the panels work, the conversation says how
 

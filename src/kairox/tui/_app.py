@@ -248,6 +248,8 @@ class KairoxApp(App[None]):
     # --- events -----------------------------------------------------------------------------------------------
 
     def handle_event(self, event: Event) -> None:
+        if not self.is_running:
+            return  # the last events of a session that ends with the app
         if self.board.apply(event) is not None:
             self.refresh_servers()
         entry = describe(event)
