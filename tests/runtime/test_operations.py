@@ -1,6 +1,7 @@
 """Operations on a running context: restart and disable act on the running MCP manager, and the toggles are
 written to the configuration layer that declares the server."""
 
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -8,9 +9,10 @@ from pathlib import Path
 import pytest
 from tests.agent._support import SERVERS
 
-from kairox.config import TrustStore
+from kairox.config import McpServerConfig, TrustStore
 from kairox.mcp import ServerStatus
 from kairox.runtime import (
+    add_mcp_server,
     build_extension_context,
     restart_mcp_server,
     set_mcp_server_enabled,
@@ -57,3 +59,21 @@ async def test_restart_disable_and_tool_toggle_act_on_the_running_manager_and_pe
         await set_mcp_server_enabled(context, "other", True)
         assert context.mcp.clients["other"].status is ServerStatus.READY
         assert [s for s in context.tools() if s.origin == "other"]
+
+
+async def test_a_server_added_to_the_running_context_starts_and_offers_its_tools(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = tmp_path / "repo"
+    (workspace / ".git").mkdir(parents=True)
+    (isolated_home / "kairox.toml").write_text(f'[mcp_servers.first]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n', encoding="utf-8")
+    async with build_extension_context(workspace) as context:
+        assert context.mcp is not None
+        await add_mcp_server(context, "late", McpServerConfig(command=sys.executable, args=[str(SERVERS / "basic_server.py")]))
+        late = context.mcp.clients["late"]
+        assert late.status is ServerStatus.READY and late.pid is not None
+        first = sorted(s.name.removeprefix("mcp__first__") for s in context.tools() if s.origin == "first")
+        added = sorted(s.name.removeprefix("mcp__late__") for s in context.tools() if s.origin == "late")
+        assert added == first and added
+        pid = late.pid
+    assert late.status is ServerStatus.STOPPED and late.pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
