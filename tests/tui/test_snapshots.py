@@ -6,7 +6,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,7 +43,7 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def fixed_dir() -> Iterator[Path]:
     """A workspace at a path of fixed length (the process id, normalised in the comparison, keeps runs apart)."""
-    root = Path(tempfile.gettempdir()) / f"kx-snap-{os.getpid() % 10**7:07d}"
+    root = Path("/tmp") / f"kx-snap-{os.getpid() % 10**7:07d}"  # one fixed prefix: paths on screen keep their length
     shutil.rmtree(root, ignore_errors=True)
     (root / ".git").mkdir(parents=True)
     yield root
