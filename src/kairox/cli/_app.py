@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kairox import __version__
-from kairox.cli import _config_cmds, _context_cmds, _extension_cmds, _run_cmds, _serve_cmd
+from kairox.cli import _config_cmds, _context_cmds, _extension_cmds, _run_cmds, _serve_cmd, _tui_cmds
 from kairox.cli._common import CliState, ExitCode
 from kairox.cli._help import HELP_OPTIONS, plain_help
 
@@ -49,6 +49,7 @@ _context_cmds.register(app)
 _extension_cmds.register(app)
 _run_cmds.register(app)
 _serve_cmd.register(app)
+_tui_cmds.register(app)
 
 
 def main() -> None:
@@ -56,8 +57,10 @@ def main() -> None:
 
     command = typer.main.get_command(app)
     plain_help(command)
+    args = sys.argv[1:]
     try:
-        command(prog_name="kairox")
+        # `kairox` alone at a terminal opens the TUI; in a pipe or a script it prints the help as before
+        command(args=["tui"] if not args and sys.stdin.isatty() and sys.stdout.isatty() else args, prog_name="kairox")
     except KairoxError as exc:  # what a command did not report itself still ends with a message, not a traceback
         sys.stderr.write(f"kairox: {exc}\n")
         sys.exit(int(ExitCode.FAILURE))

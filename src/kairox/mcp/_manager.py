@@ -10,7 +10,7 @@ import anyio
 import anyio.abc
 
 from kairox.config import McpServerConfig
-from kairox.errors import Diagnostic, McpStartupError
+from kairox.errors import Diagnostic, KairoxError, McpStartupError
 from kairox.events import EventSink, NullSink
 from kairox.mcp._adapter import McpToolAdapter
 from kairox.mcp._client import McpClient, McpServerState
@@ -51,6 +51,7 @@ class McpServerManager:
         """Whether a failed ``required`` server makes entering raise (``kairox doctor`` reports it instead)."""
         self.workspace = workspace
         self._is_pending = is_pending or (lambda name: False)
+        self._home, self._features, self._environ = home, features, environ
         self.clients: dict[str, McpClient] = {
             name: McpClient(
                 name,
@@ -175,3 +176,71 @@ class McpServerManager:
     async def list_tools(self) -> dict[str, list[str]]:
         """Registry tool names per server, for ``kairox mcp tools`` and the prompt context."""
         return {name: [spec.name for spec in await adapter.list_tools()] for name, adapter in self.adapters.items()}
+
+    # --- one server at a time, while the others keep running (the front ends' /mcp panels) ----------------
+
+    def is_running(self, name: str) -> bool:
+        """Whether the server's supervisor runs (Starting, Ready, or waiting to restart after a crash)."""
+        client = self._require(name)
+        idle = (ServerStatus.DISABLED, ServerStatus.PENDING_TRUST)
+        return name in self.adapters and not client._done.is_set() and client.status not in idle
+
+    def _require(self, name: str) -> McpClient:
+        if name not in self.clients:
+            raise KairoxError(f"no MCP server named {name!r}", hint=f"servers: {', '.join(self.clients) or '(none)'}")
+        return self.clients[name]
+
+    async def stop_one(self, name: str, *, timeout_sec: float = 30.0) -> None:
+        """Stop one server; the others keep running. Its tools leave the model's list."""
+        client = self._require(name)
+        if not self.is_running(name):
+            return
+        client.stop()
+        with anyio.fail_after(timeout_sec):
+            await client._done.wait()
+
+    async def start_one(self, name: str) -> McpToolAdapter:
+        """Start one configured server that is stopped, failed, disabled or pending trust, and wait until it is
+        Ready or Failed. Returns its tool provider: a new one must be added to the registry by the caller."""
+        client = self._require(name)
+        if self._task_group is None:
+            raise KairoxError("the MCP servers are not running", hint="start one inside `async with McpServerManager(...)`")
+        if self.is_running(name):
+            return self.adapters[name]
+        # a supervisor that returned has set its events: the next run starts from fresh ones
+        client._stop, client._done = anyio.Event(), anyio.Event()
+        client.lifecycle.settled = anyio.Event()
+        adapter = self.adapters.get(name) or McpToolAdapter(client)
+        self.adapters[name] = adapter
+        self._task_group.start_soon(client.run)
+        await client.lifecycle.settled.wait()
+        return adapter
+
+    async def restart(self, name: str) -> McpToolAdapter:
+        """Stop the server (when it runs) and start it again with its current configuration."""
+        await self.stop_one(name)
+        return await self.start_one(name)
+
+    async def add_one(self, name: str, config: McpServerConfig, *, base_dir: Path | None = None) -> McpToolAdapter:
+        """Add a server to the running manager and start it (unless its configuration disables it)."""
+        if name in self.clients:
+            raise KairoxError(f"an MCP server named {name!r} is already configured", hint="restart it, or pick another name")
+        self.clients[name] = McpClient(
+            name, config, workspace=self.workspace, home=self._home, events=self.events,
+            features=self._features, environ=self._environ, base_dir=base_dir,
+        )
+        if not config.enabled:
+            self.clients[name].lifecycle.skipped(ServerStatus.DISABLED, "disabled in the configuration")
+            adapter = McpToolAdapter(self.clients[name])
+            self.adapters[name] = adapter
+            return adapter
+        return await self.start_one(name)
+
+    async def reconfigure(self, name: str, config: McpServerConfig) -> None:
+        """Take a changed configuration of a server (``enabled_tools`` / ``disabled_tools``, ``enabled``): its
+        tool list is filtered again at once; settings of the process apply from the next start."""
+        client = self._require(name)
+        client.config = config
+        adapter = self.adapters.get(name)
+        if adapter is not None:
+            await adapter._client_tools_changed(client.tools)

@@ -29,6 +29,15 @@ from kairox.runtime._events import (
     SkillsReady,
 )
 from kairox.runtime._memory import MemoryFile, gather_memory
+from kairox.runtime._operations import (
+    add_mcp_server,
+    restart_mcp_server,
+    server_layer_file,
+    set_mcp_server_enabled,
+    set_mcp_tool_enabled,
+    start_mcp_server,
+    stop_mcp_server,
+)
 from kairox.runtime._prompt import render_prompt_context
 
 __all__ = [
@@ -48,6 +57,7 @@ __all__ = [
     "RegistryBuilt",
     "RuntimeOptions",
     "SkillsReady",
+    "add_mcp_server",
     "build_extension_context",
     "build_hooks",
     "dry_run_server",
@@ -57,4 +67,10 @@ __all__ = [
     "load_skills",
     "prefetch_command",
     "render_prompt_context",
+    "restart_mcp_server",
+    "server_layer_file",
+    "set_mcp_server_enabled",
+    "set_mcp_tool_enabled",
+    "start_mcp_server",
+    "stop_mcp_server",
 ]

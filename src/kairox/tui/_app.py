@@ -1,0 +1,462 @@
+"""``KairoxApp``: the conversation and composer on the left, the trace panel (servers, event trace) on the right,
+a status line below. The session (or, with no model configured, the extension context alone) lives in one worker
+task that enters and leaves it; everything else reacts to its events."""
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anyio
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, RichLog, Static
+
+from kairox.agent import (
+    AssistantMessageCompleted,
+    AssistantTextDelta,
+    ModelFailed,
+    ModelRequestStarted,
+    Role,
+    TurnEnded,
+    UsageReported,
+)
+from kairox.events import Event
+from kairox.policy import ApprovalAnswer
+from kairox.registry import ToolCallDecided, ToolCallFinished
+from kairox.tui import _reports
+from kairox.tui._approval import ApprovalScreen, TuiApprover
+from kairox.tui._composer import COMMANDS, Composer, workspace_paths
+from kairox.tui._conversation import Conversation, result_text
+from kairox.tui._panels import McpPanel, TextPanel
+from kairox.tui._servers import MARKS, ServerBoard, ServerRow, TraceEntry, describe, load_failures
+from kairox.tui._toggles import TogglePanel, plugin_rows, skill_rows, toggle_plugin, toggle_skill
+
+if TYPE_CHECKING:
+    from kairox.agent import AgentSession, ModelSettings
+    from kairox.config import ResolvedConfig
+    from kairox.runtime import ExtensionContext, RuntimeOptions
+
+CSS = """
+Screen { layout: vertical; }
+#main { height: 1fr; }
+#left { width: 3fr; }
+#conversation { height: 1fr; padding: 0 1; }
+#conversation .user { color: $accent; margin-top: 1; }
+#conversation .notice { color: $text-muted; margin: 1 0; }
+#conversation .assistant { margin: 0; padding: 0; }
+#conversation .tool-call { margin: 0; padding: 0; border: none; }
+#completions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
+#completions.empty { display: none; }
+#composer { height: 5; border: round $accent; }
+#trace { width: 2fr; min-width: 40; border-left: solid $panel-lighten-2; }
+.section { background: $panel; padding: 0 1; text-style: bold; }
+#servers { height: auto; max-height: 14; overflow-x: hidden; }
+#events { height: 1fr; }
+#status-bar { height: 1; background: $panel; padding: 0 1; }
+.panel { align: center middle; }
+.panel-box { width: 90%; height: 85%; border: round $accent; background: $surface; }
+.panel-title { background: $panel; padding: 0 1; text-style: bold; }
+#mcp-servers { width: 36; height: 1fr; }
+#mcp-detail { width: 1fr; padding: 0 1; }
+#mcp-tools { height: auto; }
+.approval { align: center middle; }
+#approval-box { width: 80%; height: auto; max-height: 90%; border: thick $warning; background: $surface; padding: 0 1; }
+#approval-title { text-style: bold; color: $warning; }
+#approval-call { height: auto; max-height: 16; border: round $panel-lighten-2; }
+#approval-choices { margin-top: 1; }
+.hidden { display: none; }
+"""
+
+
+class _AppSink:
+    """The session's events into the app: directly on the app's thread, through call_from_thread from others
+    (skills are scanned in a worker thread)."""
+
+    def __init__(self, app: "KairoxApp") -> None:
+        self.app = app
+
+    def emit(self, event: Event) -> None:
+        if threading.get_ident() == self.app.loop_thread:
+            self.app.handle_event(event)
+        else:
+            self.app.call_from_thread(self.app.handle_event, event)
+
+
+class KairoxApp(App[None]):
+    CSS = CSS
+    TITLE = "Kairox"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "cancel turn / quit", priority=True),
+        Binding("q", "quit_app", "quit", show=False),
+        Binding("escape", "leave_composer", show=False),
+        Binding("f3", "errors_only", "errors only"),
+        Binding("f2", "panel('mcp')", "/mcp"),
+    ]
+
+    def __init__(
+        self,
+        options: "RuntimeOptions",
+        resolved: "ResolvedConfig",
+        *,
+        model: str | None = None,
+        provider: str | None = None,
+        resume: str | None = None,
+        clock: Callable[[], float] = time.time,
+        start_session: bool = True,
+    ) -> None:
+        super().__init__()
+        self.options, self.resolved = options, resolved
+        self.model, self.provider, self.resume = model, provider, resume
+        self.clock = clock
+        self.board = ServerBoard(clock)
+        self.entries: list[tuple[float, TraceEntry]] = []
+        self.errors_only = False
+        self.server_filter: str | None = None
+        self.context: ExtensionContext | None = None
+        self.session: AgentSession | None = None
+        self.settings: ModelSettings | None = None
+        self.setup_problem: str | None = None
+        self.usage = (0, 0)
+        self.turn_running = False
+        self.loop_thread = threading.get_ident()
+        self._start_session = start_session
+        self._leave = anyio.Event()
+        self._left = anyio.Event()
+        self._paths: list[str] | None = None
+
+    # --- layout -----------------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Conversation(id="conversation")
+                yield Static("", id="completions", classes="empty", markup=False)
+                yield Composer(self._workspace_paths, id="composer")
+            with Vertical(id="trace"):
+                yield Static("Servers", classes="section")
+                yield DataTable(id="servers", cursor_type="row", show_cursor=False)
+                yield Static("Trace", id="trace-title", classes="section")
+                yield RichLog(id="events", wrap=True, markup=False, auto_scroll=True, min_width=20)
+        yield Static("", id="status-bar", markup=False)
+
+    def on_mount(self) -> None:
+        self.loop_thread = threading.get_ident()
+        table = self.query_one("#servers", DataTable)
+        table.add_columns("server", "status", "tools", "started", "last error")
+        self._seed_servers()
+        self.refresh_status()
+        self.query_one(Composer).focus()
+        if self._start_session:
+            self.run_worker(self._session_main(), name="session", exit_on_error=False)
+
+    def _workspace_paths(self) -> list[str]:
+        if self._paths is None:
+            self._paths = workspace_paths(self.resolved.workspace)
+        return self._paths
+
+    def _seed_servers(self) -> None:
+        """Rows for every configured server before anything starts, so the panel is never empty."""
+        from kairox.tui._servers import ServerMark
+
+        config = self.resolved.config
+        for name, server in config.mcp_servers.items():
+            status = ServerMark.DISABLED if not server.enabled else ServerMark.STARTING
+            if self.resolved.is_pending(f"mcp_servers.{name}"):
+                status = ServerMark.PENDING_TRUST
+            self.board.put(ServerRow(kind="mcp", name=name, status=status))
+        for section, kind in (("lsp_servers", "lsp"), ("dap_servers", "dap")):
+            for name in getattr(config, section):
+                pending = self.resolved.is_pending(f"{section}.{name}")
+                self.board.put(ServerRow(kind=kind, name=name, status=ServerMark.PENDING_TRUST if pending else ServerMark.IDLE))
+        self.refresh_servers()
+
+    # --- the session ------------------------------------------------------------------------------------------
+
+    async def _session_main(self) -> None:
+        from kairox.agent import ModelSetupError, model_settings, open_session
+        from kairox.runtime import build_extension_context
+
+        sink = _AppSink(self)
+        conversation = self.query_one(Conversation)
+        try:
+            try:
+                self.settings = model_settings(self.resolved, model=self.model, provider=self.provider)
+                self.settings.api_key()
+            except ModelSetupError as exc:
+                self.settings, self.setup_problem = None, str(exc)
+            if self.settings is None:
+                conversation.notice(f"{self.setup_problem}\n\n{_reports.NO_MODEL}")
+                async with build_extension_context(cli=self.options, events=sink, resolved=self.resolved) as context:
+                    await self._context_ready(context)
+                    await self._leave.wait()
+            else:
+                async with open_session(
+                    cli=self.options, resolved=self.resolved, approver=TuiApprover(self), events=[sink],
+                    model=self.model, provider=self.provider, resume=self.resume,
+                ) as session:
+                    self.session = session
+                    await self._context_ready(session.context)
+                    self._show_history(session)
+                    conversation.notice(f"session {session.session_id} · {self.settings.provider}/{self.settings.model} · / for commands, Tab completes, @ for files")
+                    await self._leave.wait()
+        except Exception as exc:  # a start-up failure is shown, not a crash: the person can read it and quit
+            conversation.notice(f"kairox could not start the session: {exc}")
+            self.trace(TraceEntry(text=f"session: {exc}", error=True))
+            await self._leave.wait()
+        finally:
+            self.context = None
+            self.session = None
+            self._left.set()
+
+    def _show_history(self, session: "AgentSession") -> None:
+        """A resumed session's earlier prompts and answers."""
+        conversation = self.query_one(Conversation)
+        for message in session.messages:
+            if message.role is Role.USER and message.text:
+                conversation.user(message.text)
+            elif message.role is Role.ASSISTANT:
+                conversation.answer(message.text, ())
+
+    async def _switch_session(self, session_id: str) -> None:
+        """`/resume ID`: leave this session (its servers stop) and open that transcript's session."""
+        conversation = self.query_one(Conversation)
+        if self.settings is None:
+            conversation.notice("no model is configured, so there is no session to resume; /model says how to set one up")
+            return
+        if self.turn_running:
+            conversation.notice("a turn is running; Ctrl+C cancels it, then /resume again")
+            return
+        self._leave.set()
+        await self._left.wait()
+        self._leave, self._left = anyio.Event(), anyio.Event()
+        self.resume = session_id
+        conversation.clear()
+        conversation.notice(f"resuming session {session_id} …")
+        self.run_worker(self._session_main(), name="session", exit_on_error=False)
+
+    async def _context_ready(self, context: "ExtensionContext") -> None:
+        self.context = context
+        self.board.sync(context)
+        for entry in load_failures(context.diagnostics):
+            self.trace(entry)
+        self.refresh_servers()
+        self.refresh_status()
+
+    # --- events -----------------------------------------------------------------------------------------------
+
+    def handle_event(self, event: Event) -> None:
+        if not self.is_running:
+            return  # the last events of a session that ends with the app
+        if self.board.apply(event) is not None:
+            self.refresh_servers()
+        entry = describe(event)
+        if entry is not None:
+            self.trace(entry)
+        conversation = self.query_one(Conversation)
+        if isinstance(event, AssistantTextDelta):
+            conversation.delta(event.text)
+        elif isinstance(event, AssistantMessageCompleted):
+            conversation.answer(event.text, event.tool_calls)
+        elif isinstance(event, ToolCallDecided) and event.call_id in conversation.blocks:
+            conversation.blocks[event.call_id].decided(event)
+        elif isinstance(event, ToolCallFinished) and event.call_id in conversation.blocks:
+            conversation.blocks[event.call_id].finished(event)
+        elif isinstance(event, ModelRequestStarted | TurnEnded):
+            self._fill_results()
+            if isinstance(event, TurnEnded) and event.message:
+                conversation.end_stream()
+                conversation.notice(f"turn ended ({event.reason}): {event.message}")
+        elif isinstance(event, ModelFailed):
+            conversation.end_stream()
+        elif isinstance(event, UsageReported):
+            self.usage = (event.session_input_tokens, event.session_output_tokens)
+            self.refresh_status()
+
+    def _fill_results(self) -> None:
+        """Tool results reach the conversation when the session records them (before the next model request)."""
+        if self.session is None:
+            return
+        blocks = self.query_one(Conversation).blocks
+        for message in self.session.messages[-4:]:
+            if message.role is Role.TOOL:
+                for part in message.tool_results:
+                    if part.call_id in blocks and not blocks[part.call_id].result:
+                        blocks[part.call_id].set_result(result_text(part.text))
+
+    def trace(self, entry: TraceEntry) -> None:
+        stamp = self.clock()
+        self.entries.append((stamp, entry))
+        if self._shown(entry):
+            self.query_one("#events", RichLog).write(self._line(stamp, entry))
+
+    def _shown(self, entry: TraceEntry) -> bool:
+        return (entry.error or not self.errors_only) and (self.server_filter is None or entry.server == self.server_filter)
+
+    @staticmethod
+    def _line(stamp: float, entry: TraceEntry) -> Text:
+        line = Text(time.strftime("%H:%M:%S ", time.localtime(stamp)), style="dim")
+        line.append(entry.text, style="red" if entry.error else "")
+        return line
+
+    def refresh_trace(self) -> None:
+        log = self.query_one("#events", RichLog)
+        log.clear()
+        for stamp, entry in self.entries:
+            if self._shown(entry):
+                log.write(self._line(stamp, entry))
+        parts = ["errors only"] * self.errors_only + [f"server {self.server_filter}"] * (self.server_filter is not None)
+        self.query_one("#trace-title", Static).update("Trace" + (f" ({', '.join(parts)}; /trace all shows every line)" if parts else ""))
+
+    def refresh_servers(self) -> None:
+        table = self.query_one("#servers", DataTable)
+        table.clear()
+        for row in self.board.sorted_rows():
+            mark, color = MARKS[row.status]
+            started = time.strftime("%H:%M:%S", time.localtime(row.started)) if row.started else ""
+            error = (row.error or "").replace("\n", " ")
+            table.add_row(
+                Text.assemble((mark, color), f" {row.kind} {row.name}"), Text(str(row.status), style=color),
+                "" if row.tools is None else str(row.tools), started, Text(error[:40] + ("…" if len(error) > 40 else ""), style="red"),
+            )
+
+    def refresh_status(self) -> None:
+        resolved = self.resolved
+        model = f"{self.settings.provider}/{self.settings.model}" if self.settings else (resolved.config.model or "no model")
+        policy = resolved.config.policy
+        parts = [
+            f"model {model}", f"workspace {resolved.workspace.name}", "trusted" if resolved.trusted else "not trusted",
+            f"sandbox {policy.sandbox_policy} · approval {policy.approval_policy}", f"tokens {self.usage[0]} in / {self.usage[1]} out",
+        ]
+        self.query_one("#status-bar", Static).update("  │  ".join(parts))
+
+    # --- the composer -----------------------------------------------------------------------------------------
+
+    def on_composer_completions(self, message: Composer.Completions) -> None:
+        hint = self.query_one("#completions", Static)
+        hint.set_class(not message.options, "empty")
+        hint.update("   ".join(f"{o} {COMMANDS.get(o, '')}".strip() for o in message.options) if message.options else "")
+
+    def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        self.query_one("#completions", Static).add_class("empty")
+        text = message.text
+        if text.startswith("/"):
+            self.command(text)
+            return
+        conversation = self.query_one(Conversation)
+        if self.session is None:
+            conversation.notice("no model session: " + (self.setup_problem or "the session is still starting") + "; /model says how to set one up")
+            return
+        if self.turn_running:
+            conversation.notice("a turn is running; Ctrl+C cancels it")
+            return
+        conversation.user(text)
+        self.run_worker(self._turn(text), name="turn", exit_on_error=False)
+
+    async def _turn(self, text: str) -> None:
+        assert self.session is not None
+        self.turn_running = True
+        try:
+            await self.session.run_turn(text)
+        except Exception as exc:
+            self.query_one(Conversation).notice(f"the turn failed: {exc}")
+        finally:
+            self.turn_running = False
+            self._fill_results()
+
+    def command(self, text: str) -> None:
+        name, _, rest = text.partition(" ")
+        conversation = self.query_one(Conversation)
+        if name == "/quit":
+            self.action_quit_app()
+        elif name == "/clear":
+            conversation.clear()
+        elif name == "/trace":
+            arg = rest.strip()
+            self.errors_only = arg == "errors" or (self.errors_only and arg not in ("all", ""))
+            self.server_filter = None if arg in ("all", "errors", "") else arg
+            if arg == "all":
+                self.errors_only = False
+            self.refresh_trace()
+        elif name == "/model":
+            self.push_screen(TextPanel("Model", _reports.model_text(self.settings, self.usage)))
+        elif name == "/config":
+            self.push_screen(TextPanel("Configuration", _reports.config_text(self.resolved)))
+        elif name == "/trust":
+            self.push_screen(TextPanel("Trust", _reports.trust_text(self.resolved)))
+        elif name == "/resume" and rest.strip():
+            self.run_worker(self._switch_session(rest.strip()), name="resume", exit_on_error=False)
+        elif name.lstrip("/") in ("mcp", "skills", "plugins", "hooks", "tools", "doctor", "resume"):
+            self.action_panel(name.lstrip("/"))
+        else:
+            conversation.notice(f"unknown command {name}; Tab after / lists them")
+
+    def action_panel(self, name: str) -> None:
+        context = self.context
+        if context is None:
+            self.query_one(Conversation).notice("the extensions are still starting; try again in a moment")
+            return
+        if name == "mcp":
+            self.push_screen(McpPanel(context, self.board, on_change=self.refresh_servers))
+            return
+        if name == "skills":
+            self.push_screen(
+                TogglePanel("Skills", lambda: skill_rows(context), lambda key, on: toggle_skill(context, key, on), note="(saved in the user layer)")
+            )
+            return
+        if name == "plugins":
+            self.push_screen(
+                TogglePanel(
+                    "Plugins", lambda: plugin_rows(context), lambda key, on: toggle_plugin(context, key, on),
+                    note="(saved in the user layer; applies from the next session)",
+                )
+            )
+            return
+        builders: dict[str, tuple[str, Callable[[ExtensionContext], str]]] = {
+            "hooks": ("Hooks", _reports.hooks_text), "tools": ("Tools", _reports.tools_text),
+            "doctor": ("Doctor", _reports.doctor_text), "resume": ("Sessions", _reports.sessions_text),
+        }
+        title, build = builders[name]
+        self.push_screen(TextPanel(title, build(context)))
+
+    # --- keys -------------------------------------------------------------------------------------------------
+
+    def action_errors_only(self) -> None:
+        self.errors_only = not self.errors_only
+        self.refresh_trace()
+
+    def action_leave_composer(self) -> None:
+        self.query_one("#servers", DataTable).focus()
+
+    def action_interrupt(self) -> None:
+        if isinstance(self.screen, ApprovalScreen):
+            self.screen.dismiss(ApprovalAnswer.deny("cancelled by the user"))
+        if self.turn_running and self.session is not None:
+            self.session.cancel()
+            self.query_one(Conversation).notice("cancelled; Ctrl+C again quits")
+            return
+        self.action_quit_app()
+
+    def action_quit_app(self) -> None:
+        if isinstance(self.focused, Composer) and self.focused.text and not self._leave.is_set():
+            return  # `q` typed in the composer is text, not a command (the composer takes printable keys first)
+        self.run_worker(self._shutdown(), name="shutdown", exclusive=False)
+
+    async def _shutdown(self) -> None:
+        """Leave the session in its own task (every server stops), then exit."""
+        if self.session is not None:
+            self.session.cancel()
+        self._leave.set()
+        if self._start_session:
+            with anyio.move_on_after(60):
+                await self._left.wait()
+        self.exit()
+
+
+def run_app(options: "RuntimeOptions", resolved: "ResolvedConfig", **kwargs: Any) -> None:
+    KairoxApp(options, resolved, **kwargs).run()
+
+
+__all__ = ["KairoxApp", "run_app"]

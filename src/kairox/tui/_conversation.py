@@ -1,0 +1,116 @@
+"""The conversation: the person's prompts, the model's answers as Markdown (streamed as they come), and each tool
+call as a collapsible block with its arguments, the gate's decision (rule and file:line), duration and result."""
+
+import json
+from typing import Any
+
+from textual.containers import VerticalScroll
+from textual.widgets import Collapsible, Markdown, Static
+
+from kairox.registry import ToolCallDecided, ToolCallFinished
+from kairox.tui._servers import compact_json, verdict
+
+RESULT_CAP = 800
+"""Characters of a tool result shown in its block (the model gets the whole result)."""
+
+
+class ToolCallBlock(Collapsible):
+    """One tool call. Collapsed by default; the title says the tool, the decision and the outcome."""
+
+    def __init__(self, call_id: str, tool: str, arguments: Any) -> None:
+        self.call_id, self.tool = call_id, tool
+        self.arguments_text = compact_json(arguments)
+        self.decision = "waiting for the gate"
+        self.outcome = ""
+        self.result = ""
+        self._body = Static(self._body_text(), classes="tool-body", markup=False)
+        super().__init__(self._body, title=self._heading(), collapsed=True, classes="tool-call")
+
+    def _heading(self) -> str:
+        return f"tool {self.tool} · {self.decision}" + (f" · {self.outcome}" if self.outcome else "")
+
+    def _body_text(self) -> str:
+        parts = [f"arguments:\n{self.arguments_text}", f"decision: {self.decision}"]
+        if self.outcome:
+            parts.append(self.outcome)
+        if self.result:
+            parts.append(f"result:\n{self.result}")
+        return "\n".join(parts)
+
+    def _refresh(self) -> None:
+        self.title = self._heading()
+        self._body.update(self._body_text())
+
+    def decided(self, event: ToolCallDecided) -> None:
+        self.decision = verdict(event)
+        self._refresh()
+
+    def finished(self, event: ToolCallFinished) -> None:
+        state = "error" if event.is_error else "ok"
+        self.outcome = f"{state} in {event.duration_ms:.0f} ms" + (f": {event.error.splitlines()[0][:200]}" if event.is_error and event.error else "")
+        self._refresh()
+
+    def set_result(self, text: str) -> None:
+        self.result = text if len(text) <= RESULT_CAP else text[:RESULT_CAP] + f"\n… ({len(text) - RESULT_CAP} more characters)"
+        self._refresh()
+
+
+class Conversation(VerticalScroll):
+    """Prompts, answers and tool calls, newest at the bottom."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._stream: Static | None = None
+        self._streamed = ""
+        self.blocks: dict[str, ToolCallBlock] = {}
+
+    def _add(self, widget: Any) -> None:
+        self.mount(widget)
+        self.scroll_end(animate=False)
+
+    def notice(self, text: str) -> None:
+        self._add(Static(text, classes="notice", markup=False))
+
+    def user(self, text: str) -> None:
+        self.end_stream()
+        self._add(Static(f"› {text}", classes="user", markup=False))
+
+    def delta(self, text: str) -> None:
+        if self._stream is None:
+            self._stream = Static("", classes="assistant", markup=False)
+            self._streamed = ""
+            self._add(self._stream)
+        self._streamed += text
+        self._stream.update(self._streamed)
+        self.scroll_end(animate=False)
+
+    def end_stream(self) -> str:
+        """Close the streamed answer; the text it showed."""
+        stream, shown, self._stream, self._streamed = self._stream, self._streamed, None, ""
+        if stream is not None:
+            # plain text while it streams, Markdown once it is complete
+            self.mount(Markdown(shown, classes="assistant"), after=stream)
+            stream.remove()
+        return shown
+
+    def answer(self, text: str, tool_calls: tuple[dict[str, Any], ...]) -> None:
+        """A completed model message: its text (when it did not stream) and a block per tool call."""
+        if not self.end_stream() and text:
+            self._add(Markdown(text, classes="assistant"))
+        for call in tool_calls:
+            block = ToolCallBlock(str(call.get("id", "")), str(call.get("tool") or call.get("name")), call.get("arguments", {}))
+            self.blocks[block.call_id] = block
+            self._add(block)
+
+    def clear(self) -> None:
+        self.end_stream()
+        self.blocks.clear()
+        self.remove_children()
+
+
+def result_text(text: str) -> str:
+    """A result as the block shows it: JSON pretty-printed, anything else as it is."""
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
+    except ValueError:
+        return text

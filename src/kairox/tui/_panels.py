@@ -1,0 +1,170 @@
+"""Panels over the main screen: a read-only text panel, and /mcp, which acts on the running servers through the
+runtime's operations (the same ones every front end uses)."""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from kairox.errors import KairoxError
+from kairox.tui._servers import MARKS, ServerBoard, ServerMark
+
+if TYPE_CHECKING:
+    from kairox.runtime import ExtensionContext
+
+
+class TextPanel(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "close"), Binding("q", "dismiss", "close", show=False)]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__(classes="panel")
+        self.panel_title, self.text = title, text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="panel-box"):
+            yield Static(f"{self.panel_title}   (Esc closes)", classes="panel-title", markup=False)
+            with VerticalScroll():
+                yield Static(self.text, markup=False, id="panel-text")
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(None)
+
+
+class McpPanel(ModalScreen[None]):
+    """Servers on the left; the highlighted one's details, stderr tail and tools on the right.
+    r restarts it, e turns it on or off, t turns the highlighted tool on or off (both written to its config layer)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss", "close"),
+        Binding("q", "dismiss", "close", show=False),
+        Binding("r", "restart", "restart"),
+        Binding("e", "toggle_server", "enable/disable"),
+        Binding("t", "toggle_tool", "tool on/off"),
+        Binding("tab", "switch", "servers/tools", show=False),
+    ]
+
+    def __init__(self, context: "ExtensionContext", board: ServerBoard, *, on_change: Callable[[], None] | None = None) -> None:
+        super().__init__(classes="panel")
+        self.context = context
+        self.board = board
+        self.on_change = on_change
+        self.selected: str | None = None
+        self.status_line = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="panel-box"):
+            yield Static("MCP servers   r restart · e enable/disable · t tool on/off · Tab servers/tools · Esc close", classes="panel-title", markup=False)
+            with Horizontal():
+                yield DataTable(id="mcp-servers", cursor_type="row", zebra_stripes=False)
+                with VerticalScroll(id="mcp-detail"):
+                    yield Static("", id="mcp-info", markup=False)
+                    yield DataTable(id="mcp-tools", cursor_type="row")
+            yield Static("", id="mcp-status", markup=False)
+
+    def on_mount(self) -> None:
+        servers = self.query_one("#mcp-servers", DataTable)
+        servers.add_columns("server", "status", "tools")
+        tools = self.query_one("#mcp-tools", DataTable)
+        tools.add_columns("on", "tool")
+        self.refresh_servers()
+        servers.focus()
+
+    def _names(self) -> list[str]:
+        return sorted(self.context.mcp.clients) if self.context.mcp is not None else []
+
+    def refresh_servers(self) -> None:
+        table = self.query_one("#mcp-servers", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        for name in self._names():
+            row = self.board.rows.get(("mcp", name))
+            status = row.status if row else ServerMark.STOPPED
+            mark, color = MARKS[status]
+            table.add_row(f"[{color}]{mark}[/] {name}", str(status), "" if row is None or row.tools is None else str(row.tools), key=name)
+        if self._names():
+            table.move_cursor(row=min(keep, len(self._names()) - 1))
+            self.selected = self._names()[table.cursor_row]
+        self.refresh_detail()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "mcp-servers" and event.row_key.value:
+            self.selected = str(event.row_key.value)
+            self.refresh_detail()
+
+    def refresh_detail(self) -> None:
+        info = self.query_one("#mcp-info", Static)
+        tools = self.query_one("#mcp-tools", DataTable)
+        tools.clear()
+        if self.selected is None or self.context.mcp is None:
+            info.update("No MCP servers are configured." if not self._names() else "")
+            return
+        client = self.context.mcp.clients[self.selected]
+        config = client.config
+        target = config.url if config.transport != "stdio" else " ".join([config.command or "", *config.args])
+        origin = self.context.mcp_servers.get(self.selected, {}).get("source")
+        lines = [
+            f"{self.selected}: {client.status}" + ("" if config.enabled else " (disabled in the configuration)"),
+            f"transport: {config.transport}   {target}",
+            f"declared at: {origin or 'unknown'}",
+        ]
+        if client.lifecycle.reason and str(client.status) in ("failed", "pending_trust", "disabled"):
+            lines.append(f"reason: {client.lifecycle.reason}")
+        tail = (client.stderr_tail or "").strip().splitlines()[-8:]
+        lines.append("stderr (last lines):" if tail else "stderr: (empty)")
+        lines += [f"  {line}" for line in tail]
+        if self.status_line:
+            lines += ["", self.status_line]
+        info.update("\n".join(lines))
+        disabled = set(config.disabled_tools or [])
+        for tool in client.tools:
+            on = tool.name not in disabled and (config.enabled_tools is None or tool.name in config.enabled_tools)
+            tools.add_row("[green]✓[/]" if on else "[grey50]✗[/]", tool.name, key=tool.name)
+
+    def action_switch(self) -> None:
+        servers, tools = self.query_one("#mcp-servers", DataTable), self.query_one("#mcp-tools", DataTable)
+        (tools if servers.has_focus else servers).focus()
+
+    async def _act(self, what: str, work: Callable[[], object]) -> None:
+        try:
+            result = work()
+            if hasattr(result, "__await__"):
+                result = await result  # type: ignore[misc]
+            self.status_line = f"{what}: done" + (f" (saved in {result})" if result else "")
+        except (KairoxError, ValueError, TimeoutError) as exc:
+            self.status_line = f"{what}: {exc}"
+        if self.on_change is not None:
+            self.on_change()
+        self.refresh_servers()
+
+    async def action_restart(self) -> None:
+        from kairox.runtime import restart_mcp_server
+
+        if self.selected is not None:
+            name = self.selected
+            await self._act(f"restart {name}", lambda: restart_mcp_server(self.context, name))
+
+    async def action_toggle_server(self) -> None:
+        from kairox.runtime import set_mcp_server_enabled
+
+        if self.selected is not None and self.context.mcp is not None:
+            name = self.selected
+            enable = not self.context.mcp.clients[name].config.enabled
+            await self._act(f"{'enable' if enable else 'disable'} {name}", lambda: set_mcp_server_enabled(self.context, name, enable))
+
+    async def action_toggle_tool(self) -> None:
+        from kairox.runtime import set_mcp_tool_enabled
+
+        tools = self.query_one("#mcp-tools", DataTable)
+        if self.selected is None or self.context.mcp is None or tools.row_count == 0:
+            return
+        tool = str(tools.coordinate_to_cell_key(tools.cursor_coordinate).row_key.value)
+        name = self.selected
+        enable = tool in (self.context.mcp.clients[name].config.disabled_tools or [])
+        await self._act(f"{'enable' if enable else 'disable'} tool {tool}", lambda: set_mcp_tool_enabled(self.context, name, tool, enable))
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(None)

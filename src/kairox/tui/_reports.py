@@ -1,0 +1,126 @@
+"""The text of the read-only panels (/doctor, /config, /tools, /skills, /plugins, /hooks, /trust, /model,
+/resume), built from the running context. Plain strings: the panel widget only shows them."""
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from kairox.errors import Severity
+
+if TYPE_CHECKING:
+    from kairox.agent import ModelSettings
+    from kairox.config import ResolvedConfig
+    from kairox.runtime import ExtensionContext
+
+NO_MODEL = (
+    "No model is configured, so this session cannot send prompts yet. The panels work (/mcp, /doctor, /tools ...).\n\n"
+    "To talk to a model, set one in ~/.kairox/kairox.toml (or the workspace's kairox.toml), e.g.\n\n"
+    '    model = "gpt-4.1"\n    model_provider = "openai"      # reads OPENAI_API_KEY\n\n'
+    'or `model = "claude-sonnet-4-5"` with `model_provider = "anthropic"` (ANTHROPIC_API_KEY), or a\n'
+    "[model_providers.NAME] table with base_url and api_key_env for any OpenAI-compatible server; then restart `kairox tui`."
+)
+
+
+def doctor_text(context: "ExtensionContext") -> str:
+    lines = ["Doctor: what loaded, what did not, and what to do", ""]
+    failures = [d for d in context.diagnostics if d.severity is Severity.ERROR]
+    warnings = [d for d in context.diagnostics if d.severity is Severity.WARNING]
+    notes = [d for d in context.diagnostics if d.severity is Severity.INFO]
+    lines.append(f"{len(failures)} failure(s), {len(warnings)} warning(s), {len(notes)} note(s); {len(context.tools())} tool(s) visible")
+    for title, items in (("Failures", failures), ("Warnings", warnings), ("Notes", notes)):
+        if items:
+            lines += ["", f"{title}:"]
+            for item in items:
+                where = f" at {item.location()}" if item.source else ""
+                lines.append(f"  {item.kind} {item.name}{where}: {item.reason}")
+                if item.hint:
+                    lines.append(f"    → {item.hint}")
+    lines += ["", "Workspace:", f"  {context.resolved.workspace} ({'trusted' if context.resolved.trusted else 'not trusted: `kairox trust` enables its servers and hooks'})"]
+    if not failures and not warnings:
+        lines += ["", "Everything configured loaded."]
+    return "\n".join(lines)
+
+
+def config_text(resolved: "ResolvedConfig") -> str:
+    lines = ["Effective configuration (key = value   ← where it was set)", ""]
+    for key in sorted(resolved.provenance):
+        origin = resolved.provenance[key]
+        value = _lookup(resolved.config.model_dump(mode="json"), key)
+        if isinstance(value, dict):
+            continue
+        shown = json.dumps(value, ensure_ascii=False) if value is not _MISSING else "(set)"
+        if "key" in key.lower() and "env" not in key.lower() and isinstance(value, str):
+            shown = '"***"'
+        shadow = f" (shadows {', '.join(str(s.layer) for s in origin.shadowed)})" if origin.shadowed else ""
+        lines.append(f"{key} = {shown[:120]}   ← {origin.layer}: {origin.where()}{shadow}")
+    return "\n".join(lines)
+
+
+_MISSING = object()
+
+
+def _lookup(data: Any, key: str) -> Any:
+    for part in key.split("."):
+        part = part.strip('"')
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        else:
+            return _MISSING
+    return data
+
+
+def tools_text(context: "ExtensionContext") -> str:
+    registry = context.registry
+    visible = context.tools()
+    lines = [f"Tools the model sees ({len(visible)}):", ""]
+    lines += [f"  {spec.name:<40} {spec.source} {spec.origin or ''}".rstrip() for spec in visible]
+    hidden = [(spec.name, registry.hidden_reason(spec.name)) for spec in registry.tools() if registry.hidden_reason(spec.name)]
+    if hidden:
+        lines += ["", f"Hidden from the model ({len(hidden)}):", ""]
+        lines += [f"  {name:<40} {reason}" for name, reason in hidden]
+    return "\n".join(lines)
+
+
+def hooks_text(context: "ExtensionContext") -> str:
+    hooks = context.hooks.hooks
+    lines = [f"Hooks ({len(hooks)})", ""]
+    for spec in hooks:
+        data = spec.to_json()
+        lines.append("  " + ", ".join(f"{k}={v}" for k, v in data.items() if v not in (None, "", [], {})))
+    for item in context.hooks.diagnostics:
+        lines.append(f"  ! {item.name}: {item.reason}")
+    return "\n".join(lines)
+
+
+def trust_text(resolved: "ResolvedConfig") -> str:
+    lines = [f"Workspace {resolved.workspace}: {'trusted' if resolved.trusted else 'not trusted'}", ""]
+    if resolved.pending:
+        lines.append("Waiting for trust (run `kairox trust` in the workspace, then restart):")
+        lines += [f"  {p.key}" for p in resolved.pending]
+    elif not resolved.trusted:
+        lines.append("The project declares nothing that needs trust.")
+    return "\n".join(lines)
+
+
+def model_text(settings: "ModelSettings | None", usage: tuple[int, int]) -> str:
+    if settings is None:
+        return NO_MODEL
+    return (
+        f"Model {settings.model} from provider {settings.provider} ({settings.wire_api})\n"
+        f"Tokens this session: {usage[0]} in, {usage[1]} out\n\n"
+        "Change it with `model` / `model_provider` in kairox.toml, or `kairox tui -m MODEL`."
+    )
+
+
+def sessions_text(context: "ExtensionContext") -> str:
+    from kairox.agent import list_sessions
+
+    found = list_sessions(context.resolved.home, workspace=context.resolved.workspace)
+    if not found:
+        return "No earlier sessions in this workspace."
+    lines = ["Earlier sessions (`/resume ID` continues one here, `kairox tui --resume ID` at start):", ""]
+    for info in found[-30:]:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
+        prompt = info.first_prompt.replace("\n", " ")[:60]
+        lines.append(f"  {info.id}  {when}  {info.turns:>3} turn(s)  {prompt}")
+    return "\n".join(lines)

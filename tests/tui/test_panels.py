@@ -1,0 +1,120 @@
+"""Panels and the trace filter in the running TUI (no model configured: the panels work without one). /mcp
+restarts and disables servers of the running manager; /skills writes its toggle to the user layer."""
+
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from tests.agent._support import SERVERS, make_workspace
+from tests.tui.test_session_app import app_for, type_text, until
+from textual.widgets import DataTable
+
+from kairox.mcp import ServerStatus
+from kairox.tui import McpPanel, TextPanel
+from kairox.tui._toggles import TogglePanel
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+
+def servers_config(home: Path) -> Path:
+    user = home / "kairox.toml"
+    user.write_text(
+        f'[mcp_servers.alpha]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n\n'
+        f'[mcp_servers.broken]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "crash_at_start.py"}"]\n',
+        encoding="utf-8",
+    )
+    return user
+
+
+async def test_mcp_panel_restarts_and_disables_servers_of_the_running_manager(tmp_path: Path, isolated_home: Path) -> None:
+    user = servers_config(isolated_home)
+    app = app_for(make_workspace(tmp_path / "repo"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.context is not None)
+        manager = app.context.mcp
+        alpha = manager.clients["alpha"]
+        first_pid = alpha.pid
+        await type_text(pilot, "/mcp")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, McpPanel))
+        assert app.screen.selected == "alpha"
+        await pilot.press("r")
+        await until(pilot, lambda: "restart alpha: done" in app.screen.status_line)
+        assert alpha.status is ServerStatus.READY and alpha.pid not in (None, first_pid)
+        assert any(s.origin == "alpha" for s in app.context.tools())
+        await pilot.press("e")
+        await until(pilot, lambda: "disable alpha: done" in app.screen.status_line)
+        assert alpha.status is ServerStatus.STOPPED and alpha.pid is None
+        assert not any(s.origin == "alpha" for s in app.context.tools())
+        assert tomllib.loads(user.read_text())["mcp_servers"]["alpha"]["enabled"] is False
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, McpPanel))
+        row = app.board.rows[("mcp", "alpha")]
+    assert str(row.status) == "stopped"
+
+
+async def test_trace_filters_errors_only_and_one_server(tmp_path: Path, isolated_home: Path) -> None:
+    servers_config(isolated_home)
+    app = app_for(make_workspace(tmp_path / "repo"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.context is not None)
+        log = app.query_one("#events")
+
+        def shown() -> list[str]:
+            return [line.text for line in log.lines]
+
+        every = shown()
+        assert any("alpha: ready" in line for line in every) and any("broken: failed" in line for line in every)
+        await pilot.press("f3")
+        errors = shown()
+        assert any("broken: failed" in line for line in errors), errors
+        assert not any("ready" in line or "starting" in line for line in errors), errors
+        await pilot.press("f3")  # off again; a server filter combines with it
+        await type_text(pilot, "/trace alpha")
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert not app.errors_only and shown() and all("alpha" in line for line in shown()), shown()
+        await type_text(pilot, "/trace all")
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert shown() == every
+
+
+async def test_composer_completes_commands_and_workspace_paths_and_recalls_prompts(tmp_path: Path, isolated_home: Path) -> None:
+    app = app_for(make_workspace(tmp_path / "repo"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        composer = app.query_one("#composer")
+        await type_text(pilot, "/do")
+        await pilot.press("tab")
+        assert composer.text == "/doctor"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, TextPanel))
+        assert "Doctor" in app.screen.panel_title
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, TextPanel))
+        await type_text(pilot, "read @shop/ca")
+        await pilot.press("tab")
+        assert composer.text == "read @shop/cart.py"
+        composer.load_text("")
+        await pilot.press("up")
+        assert composer.text == "/doctor"
+
+
+async def test_skills_panel_toggle_is_saved_in_the_user_layer(tmp_path: Path, isolated_home: Path) -> None:
+    app = app_for(make_workspace(tmp_path / "repo"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.context is not None)
+        await type_text(pilot, "/skills")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, TogglePanel))
+        table = app.screen.query_one(DataTable)
+        assert "release-notes" in str(table.get_row_at(0)[1])
+        await pilot.press("space")
+        await pilot.pause(0.1)
+        status = app.screen.status_line
+        entry = next(e for e in app.context.skills.entries() if e.skill.name == "release-notes")
+    config = tomllib.loads((isolated_home / "kairox.toml").read_text())
+    assert status.startswith("disabled release-notes in ")
+    assert config["skills"]["entries"]["release-notes"]["enabled"] is False
+    assert entry.enabled is False

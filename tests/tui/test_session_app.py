@@ -1,0 +1,141 @@
+"""The TUI driven by key presses (Textual's Pilot) against the scripted model server: a prompt, a streamed
+answer, tool call blocks, the approval modal answered by keys, and a server that fails turning red."""
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+from tests.agent._support import SERVERS, make_workspace, user_config
+from tests.servers.model_server import ScriptedModelServer
+from textual.widgets import Markdown
+
+from kairox.config import resolve_config
+from kairox.runtime import RuntimeOptions
+from kairox.tui import ApprovalScreen, KairoxApp, ServerMark
+from kairox.tui._conversation import ToolCallBlock
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAIROX_TEST_MODEL_KEY", "sk-test-0123456789abcdef")
+
+
+def calls(*items: tuple[str, str, dict[str, object]]) -> dict[str, object]:
+    return {"reply": "tool_calls", "text": "", "calls": [{"id": i, "name": n, "arguments": a} for i, n, a in items]}
+
+
+async def until(pilot: object, check: Callable[[], bool], timeout: float = 60) -> None:
+    with anyio.fail_after(timeout):
+        while not check():
+            await pilot.pause(0.05)  # type: ignore[attr-defined]
+
+
+async def type_text(pilot: object, text: str) -> None:
+    for char in text:
+        await pilot.press("space" if char == " " else char)  # type: ignore[attr-defined]
+
+
+def app_for(workspace: Path) -> KairoxApp:
+    options = RuntimeOptions(workspace=workspace)
+    return KairoxApp(options, resolve_config(workspace))
+
+
+async def test_prompt_streams_the_answer_shows_tool_blocks_and_the_approval_modal_answers_by_keys(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    script = [
+        calls(("w1", "fs_write", {"path": "a.txt", "content": "one"})),
+        {**calls(("w2", "fs_write", {"path": "b.txt", "content": "two"})), "expect": {"tool_results": {"w1": "a.txt"}}},
+        {"reply": "text", "text": "I will use **drafts/** next time.", "delay_sec": 0.05,
+         "expect": {"tool_results": {"w2": "use drafts please"}}},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai", extra='[policy.rules]\nask = ["fs.write"]\n')
+        app = app_for(workspace)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: app.session is not None)
+            await type_text(pilot, "Write two files.")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+            assert app.screen.request.tool == "fs.write"
+            assert app.screen.request.arguments == {"path": "a.txt", "content": "one"}
+            await pilot.press("o")  # allow once
+            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.request.arguments["path"] == "b.txt")
+            await pilot.press("m")  # deny with a message to the model
+            await type_text(pilot, "use drafts please")
+            await pilot.press("enter")
+            await until(pilot, lambda: not app.turn_running and "w2" in app.query_one("#conversation").blocks)
+            await until(pilot, lambda: not app.turn_running and bool(app.query(Markdown)))
+            blocks = {b.call_id: b for b in app.query(ToolCallBlock)}
+            answer = app.query(Markdown).last()
+            answer_text = answer.source
+    assert (workspace / "a.txt").read_text() == "one"
+    assert not (workspace / "b.txt").exists()
+    assert set(blocks) == {"w1", "w2"}
+    assert blocks["w1"].decision.startswith("allow by approver") and blocks["w1"].outcome.startswith("ok in ")
+    assert '"path": "a.txt"' in blocks["w1"].arguments_text
+    assert "a.txt" in blocks["w1"].result
+    assert blocks["w2"].decision.startswith("deny") and blocks["w2"].outcome.startswith("error in ")
+    assert "use drafts please" in blocks["w2"].result
+    assert answer_text == "I will use **drafts/** next time."
+    assert app.usage[0] > 0
+
+
+async def test_a_server_that_fails_turns_red_with_its_reason_in_the_trace(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    (isolated_home / "kairox.toml").write_text(
+        f'[mcp_servers.broken]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "crash_at_start.py"}"]\nstartup_timeout_sec = 20\n\n'
+        f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n',
+        encoding="utf-8",
+    )
+    app = app_for(workspace)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.context is not None)
+        rows = {name: row for (kind, name), row in app.board.rows.items() if kind == "mcp"}
+        trace = [entry.text for _, entry in app.entries]
+        table = app.query_one("#servers")
+        cells = [str(table.get_row_at(i)[0]) + " " + str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        dots = {str(table.get_row_at(i)[0]).split()[-1]: str(table.get_row_at(i)[0].spans[0].style) for i in range(table.row_count)}
+        notice = str(app.query_one("#conversation").children[0].render())
+    assert rows["broken"].status is ServerMark.FAILED and rows["broken"].error
+    assert rows["basic"].status is ServerMark.READY and rows["basic"].tools
+    assert "● mcp broken failed" in cells and "● mcp basic ready" in cells
+    assert dots == {"broken": "red", "basic": "green"}
+    assert any(line.startswith("mcp broken: failed: ") and rows["broken"].error[:40] in line for line in trace), trace
+    assert "No model is configured" in notice  # no model here: the panels work, the conversation says how
+
+
+async def test_resume_reopens_a_transcript_in_place_with_its_history(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+
+    def sees_history(body: dict[str, object]) -> None:
+        texts = [str(m.get("content")) for m in body["messages"]]  # type: ignore[attr-defined]
+        assert any("First question" in t for t in texts) and any("First answer." in t for t in texts), texts
+
+    script = [
+        {"reply": "text", "text": "First answer."},
+        {"reply": "text", "text": "Second answer.", "check": sees_history, "expect": {"last_user_contains": "Second question"}},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai")
+        app = app_for(workspace)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: app.session is not None)
+            first = app.session.session_id
+            await type_text(pilot, "First question")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not None and len(app.session.messages) == 2 and not app.turn_running)
+            await type_text(pilot, f"/resume {first}")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not None and app.session.session_id == first and app.resume == first)
+            shown = [str(w.render()) for w in app.query("#conversation .user")]
+            answers = [m.source for m in app.query(Markdown)]
+            await type_text(pilot, "Second question")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not None and len(app.session.messages) == 4 and not app.turn_running)
+    assert shown == ["› First question"] and answers == ["First answer."]
