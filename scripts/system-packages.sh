@@ -7,7 +7,7 @@
 set -u
 
 # program:package, one per word
-NEEDED="bwrap:bubblewrap rg:ripgrep git:git node:nodejs npm:npm"
+NEEDED="bwrap:bubblewrap rg:ripgrep git:git node:nodejs npm:npm tmux:tmux"
 
 missing_programs=""
 missing_packages=""
@@ -35,7 +35,7 @@ check)
         echo "pre-flight: (as root, \`make install\` does this for you)" >&2
         exit 1
     fi
-    echo "pre-flight: bwrap, rg, git, node and npm are on PATH"
+    echo "pre-flight: bwrap, rg, git, node, npm and tmux are on PATH"
     ;;
 install)
     [ -z "$missing_packages" ] && exit 0

@@ -3,7 +3,6 @@ its language server as idle, /doctor opens, and Ctrl-C (or Esc then q) leaves wi
 alone at a terminal opens the same TUI."""
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -11,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.timeout(180), pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]
+# tmux is installed by `make install` (scripts/system-packages.sh) and checked by the pre-flight
+pytestmark = [pytest.mark.timeout(180)]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
 KAIROX = Path(sys.executable).parent / "kairox"
