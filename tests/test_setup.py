@@ -14,7 +14,7 @@ def _bin_without(tmp_path: Path, hidden: set[str], *, extra: dict[str, str] | No
     folder = tmp_path / "bin"
     folder.mkdir()
     links = {"python3": sys.executable, "id": shutil.which("id")}
-    for program in ("git", "node", "npm", "bwrap", "rg", "apt-get"):
+    for program in ("git", "node", "npm", "tmux", "bwrap", "rg", "apt-get"):
         found = shutil.which(program)
         if found is not None and program not in hidden:
             links[program] = found
