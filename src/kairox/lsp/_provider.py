@@ -174,7 +174,7 @@ class LspToolProvider(ToolProvider):
 
     def _path(self, file: Any) -> Path:
         if not isinstance(file, str) or not file:
-            raise LspLocationError("`file` must be a path", hint="give a path relative to the workspace")
+            raise LspLocationError("`path` must be a path", hint="give a path relative to the workspace")
         path = Path(file).expanduser()
         path = (path if path.is_absolute() else self.workspace / path).resolve()
         if not path.is_file():
@@ -223,8 +223,8 @@ class LspToolProvider(ToolProvider):
         return next(iter(self.servers.values()))
 
     async def _target(self, args: JsonObject) -> _Target:
-        file, symbol = args.get("file"), args.get("symbol")
-        path = self._path(file) if file is not None else None
+        given, symbol = args.get("path"), args.get("symbol")
+        path = self._path(given) if given is not None else None
         if isinstance(symbol, str) and symbol.strip():
             server = self.server_for(path) if path else self._named_server(args.get("server"))
             client = await server.ensure_running()
@@ -234,11 +234,11 @@ class LspToolProvider(ToolProvider):
             return _Target(server, client, document, {"line": found.line, "character": found.character})
         if path is None:
             raise LspLocationError(
-                "give `file` and `line`, or `symbol`", hint='e.g. {"symbol": "Greeter.greet"}'
+                "give `path` and `line`, or `symbol`", hint='e.g. {"symbol": "Greeter.greet"}'
             )
         line = args.get("line")
         if not isinstance(line, int) or line < 1:
-            raise LspLocationError("`line` (1-based) is needed with `file`", hint="or give `symbol` instead")
+            raise LspLocationError("`line` (1-based) is needed with `path`", hint="or give `symbol` instead")
         server = self.server_for(path)
         client = await server.ensure_running()
         document = await client.sync_document(path)
@@ -317,7 +317,7 @@ class LspToolProvider(ToolProvider):
         )
 
     async def _document_symbols(self, args: JsonObject) -> ToolResult:
-        path = self._path(args.get("file"))
+        path = self._path(args.get("path"))
         client = await self.server_for(path).ensure_running()
         items = render.symbols(client, await document_symbols(client, path))
         return self._result(
@@ -390,7 +390,7 @@ class LspToolProvider(ToolProvider):
         )
 
     async def _diagnostics(self, args: JsonObject) -> ToolResult:
-        path = self._path(args.get("file"))
+        path = self._path(args.get("path"))
         client = await self.server_for(path).ensure_running()
         document = await client.sync_document(path)
         items: list[JsonObject] | None = None
