@@ -67,7 +67,7 @@ demo: install preflight
 	@echo; echo "== MCP tool through the gate: mcp__notes__search_notes {\"query\": \"release\"}"
 	@$(KX) tools call mcp__notes__search_notes '{"query": "release"}'
 	@echo; echo "== LSP definition through the gate: where is Cart.total?"
-	@$(KX) tools call lsp.definition '{"file": "src/shop/cart.py", "symbol": "Cart.total"}'
+	@$(KX) tools call lsp.definition '{"path": "src/shop/cart.py", "symbol": "Cart.total"}'
 	@echo; echo "== Skill match: which skill fits the prompt?"
 	@$(KX) skills match "review this pull request for test coverage"
 	@echo; echo "== The plugin's hook blocks overwriting CHANGELOG.md (exit code 4 = denied)"

@@ -49,7 +49,7 @@ async def measure(server: str, rounds: int) -> None:
         registry = ToolRegistry(settings, approver=NonInteractiveApprover())
         async with LspToolProvider({server: config}, workspace=root) as provider:
             await registry.add_provider(provider)
-            call = ToolCall(name="lsp.definition", arguments={"file": "main.py", "line": 3, "column": 7})
+            call = ToolCall(name="lsp.definition", arguments={"path": "main.py", "line": 3, "column": 7})
             warm = await registry.call(call)  # starts the server and opens the document
             assert warm.text_content() == "lib.py:6:5: def make() -> Greeter:", warm.text_content()
             client = provider.servers[server].client

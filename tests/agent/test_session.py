@@ -71,7 +71,7 @@ async def test_turn_calls_an_mcp_an_lsp_and_the_skill_tool_then_answers_with_hoo
         {**calls(("e1", "mcp__everything__echo", {"message": "hi"}), text="Let me check."),
          "expect": {"system_contains": "release-notes", "last_user_contains": "Where is Cart.total defined?",
                     "tools_include": ["mcp__everything__echo", "lsp_definition", "skill"]}},
-        {**calls(("d1", "lsp_definition", {"file": "shop/cart.py", "symbol": "Cart.total"})), "expect": {"tool_results": {"e1": "Echo: hi"}}},
+        {**calls(("d1", "lsp_definition", {"path": "shop/cart.py", "symbol": "Cart.total"})), "expect": {"tool_results": {"e1": "Echo: hi"}}},
         {**calls(("s1", "skill", {"name": "release-notes"})), "expect": {"tool_results": {"d1": "cart.py:5"}}},
         {"reply": "text", "text": "Cart.total is in shop/cart.py line 5.", "expect": {"tool_results": {"s1": "List the changes under Added"}}},
     ]

@@ -38,7 +38,7 @@ async def test_read_only_sandbox_allows_lsp_tools_and_stops_debugging(workspace:
     ):
         await gate.add_provider(lsp)
         await gate.add_provider(dap)
-        symbols = await gate.call(ToolCall(name="lsp.document_symbols", arguments={"file": "program.py"}))
+        symbols = await gate.call(ToolCall(name="lsp.document_symbols", arguments={"path": "program.py"}))
         launch = await gate.call(ToolCall(name="dap.launch", arguments={"program": "program.py"}))
         sessions = dict(dap.sessions)
     assert not symbols.is_error, symbols.text_content()

@@ -70,7 +70,7 @@ async def test_launch_stop_inspect_step_and_run_to_the_end_leaves_no_process(wor
     async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace, events=sink) as provider:
         debug = Debugger(provider, workspace)
         launched = await debug(
-            "dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 6}]
+            "dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}]
         )
         adapter = adapter_pid(provider)
         debuggee = int(
@@ -132,7 +132,7 @@ async def test_attach_to_a_program_listening_on_localhost(workspace: Path) -> No
     async with ChildProcess(argv, cwd=workspace) as program:
         async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
             debug = Debugger(provider, workspace)
-            attached = await debug("dap.attach", port=port, breakpoints=[{"file": "program.py", "line": 6}])
+            attached = await debug("dap.attach", port=port, breakpoints=[{"path": "program.py", "line": 6}])
             evaluated = await debug("dap.evaluate", expression="x * 2")
             ended = await debug("dap.continue")
         code = await program.wait(10)
@@ -151,7 +151,7 @@ async def test_attach_to_a_program_listening_on_localhost(workspace: Path) -> No
 async def test_structured_values_are_short_first_and_expand_on_request(workspace: Path) -> None:
     async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
         debug = Debugger(provider, workspace)
-        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 12}])
+        await debug("dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 12}])
         listed = await debug("dap.variables")
         assert listed.structured is not None
         (data,) = listed.structured["variables"]
@@ -167,7 +167,7 @@ async def test_structured_values_are_short_first_and_expand_on_request(workspace
 async def test_step_in_and_step_out_move_between_frames(workspace: Path) -> None:
     async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
         debug = Debugger(provider, workspace)
-        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 12}])
+        await debug("dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 12}])
         stepped_in = await debug("dap.step_in")
         stepped_out = await debug("dap.step_out")
         await debug("dap.disconnect")
@@ -179,8 +179,8 @@ async def test_step_in_and_step_out_move_between_frames(workspace: Path) -> None
 async def test_breakpoints_set_later_are_hit_by_continue(workspace: Path) -> None:
     async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
         debug = Debugger(provider, workspace)
-        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 11}])
-        placed = await debug("dap.set_breakpoints", file="program.py", lines=[13])
+        await debug("dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 11}])
+        placed = await debug("dap.set_breakpoints", breakpoints=[{"path": "program.py", "line": 13}])
         hit = await debug("dap.continue")
         await debug("dap.disconnect")
     assert placed.text_content() == "program.py:13 set"
@@ -211,7 +211,7 @@ async def test_pause_stops_a_running_program_and_disconnect_ends_it(workspace: P
 async def test_leaving_the_provider_ends_live_sessions_and_their_programs(workspace: Path) -> None:
     async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
         debug = Debugger(provider, workspace)
-        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 6}])
+        await debug("dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}])
         await debug("dap.launch", program="loop.py", wait_sec=0)
         adapters = [adapter_pid(provider, "s1"), adapter_pid(provider, "s2")]
         debuggee = int(
@@ -249,7 +249,7 @@ async def test_a_stop_that_came_while_nothing_waited_is_reported_by_the_next_too
         debug = Debugger(provider, workspace)
         launched = await debug("dap.launch", program="loop.py", stop_on_entry=True, wait_sec=5)
         left_running = await debug("dap.continue", wait_sec=0)
-        await debug("dap.set_breakpoints", file="loop.py", lines=[4])
+        await debug("dap.set_breakpoints", breakpoints=[{"path": "loop.py", "line": 4}])
         client = provider.sessions["s1"].lifecycle.client
         assert client is not None and client.dap is not None
         with anyio.fail_after(10):
@@ -285,7 +285,7 @@ async def test_an_adapter_killed_mid_session_fails_the_session_clearly_and_leave
     sink = RecordingSink()
     async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace, events=sink) as provider:
         debug = Debugger(provider, workspace)
-        await debug("dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 6}])
+        await debug("dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}])
         adapter = adapter_pid(provider)
         debuggee = int(
             (await debug("dap.evaluate", expression="__import__('os').getpid()")).text_content().split()[0]
@@ -297,7 +297,7 @@ async def test_an_adapter_killed_mid_session_fails_the_session_clearly_and_leave
         with pytest.raises(ToolCallError) as caught:
             await debug("dap.evaluate", expression="x")
         again = await debug(
-            "dap.launch", program="program.py", breakpoints=[{"file": "program.py", "line": 6}]
+            "dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}]
         )
         await debug("dap.disconnect")
     failed = sink.of_type(DapServerFailed)
@@ -328,9 +328,9 @@ async def test_a_breakpoint_the_adapter_cannot_place_says_why(workspace: Path) -
         launched = await debug(
             "dap.launch",
             program="program.py",
-            breakpoints=[{"file": "program.py", "line": 6}, {"file": "nope.py", "line": 2}],
+            breakpoints=[{"path": "program.py", "line": 6}, {"path": "nope.py", "line": 2}],
         )
-        placed = await debug("dap.set_breakpoints", file="nope.py", lines=[3])
+        placed = await debug("dap.set_breakpoints", breakpoints=[{"path": "nope.py", "line": 3}])
         await debug("dap.disconnect")
     assert launched.text_content().splitlines()[1:3] == [
         "breakpoint program.py:6 set",
@@ -339,8 +339,9 @@ async def test_a_breakpoint_the_adapter_cannot_place_says_why(workspace: Path) -
     assert placed.text_content() == "nope.py:3 not verified (Breakpoint in file that does not exist.)"
     assert placed.structured == {
         "session": "s1",
-        "file": "nope.py",
-        "breakpoints": [{"line": 3, "verified": False, "message": "Breakpoint in file that does not exist."}],
+        "breakpoints": [
+            {"path": "nope.py", "line": 3, "verified": False, "message": "Breakpoint in file that does not exist."}
+        ],
     }
 
 
@@ -348,7 +349,7 @@ async def test_the_stopped_line_is_shown_as_python_counts_lines_past_a_form_feed
     (workspace / "paged.py").write_text('SEP = "a\u2028b"\n\x0c\nx = 42\ny = x * 2\n', encoding="utf-8")
     async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
         debug = Debugger(provider, workspace)
-        stopped = await debug("dap.launch", program="paged.py", breakpoints=[{"file": "paged.py", "line": 4}])
+        stopped = await debug("dap.launch", program="paged.py", breakpoints=[{"path": "paged.py", "line": 4}])
         await debug("dap.disconnect")
     assert stopped.text_content().splitlines()[-2:] == [
         "Stopped (breakpoint) at paged.py:4 in <module>, thread 1.",

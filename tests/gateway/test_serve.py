@@ -74,7 +74,7 @@ async def test_serves_mcp_lsp_and_builtin_tools_with_valid_names_and_skills_as_p
 async def test_upstream_and_lsp_tools_and_a_skill_prompt_go_through_the_gate(gateway: Served) -> None:
     async with connect(gateway) as client:
         echo = await client.call_tool("mcp__everything__echo", {"message": "hi there"})
-        symbols = await client.call_tool("lsp_document_symbols", {"file": "app.py"})
+        symbols = await client.call_tool("lsp_document_symbols", {"path": "app.py"})
         prompt = await client.get_prompt("greet-back", {"who": "Ann"})
     assert (text(echo), echo.is_error) == ("Echo: hi there", False)
     assert not symbols.is_error and "greet" in text(symbols)

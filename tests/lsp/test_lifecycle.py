@@ -67,9 +67,9 @@ async def test_results_say_the_server_is_still_indexing_instead_of_looking_empty
         with anyio.fail_after(10):
             while not client.progress:
                 await anyio.sleep(0.02)
-        during = await provider.call_tool("lsp.definition", {"file": "pkg/main.py", "line": 1}, context)
+        during = await provider.call_tool("lsp.definition", {"path": "pkg/main.py", "line": 1}, context)
         await client.request("test/endIndexing")
-        after = await provider.call_tool("lsp.definition", {"file": "pkg/main.py", "line": 1}, context)
+        after = await provider.call_tool("lsp.definition", {"path": "pkg/main.py", "line": 1}, context)
     assert during.text_content() == (
         "No definition found at pkg/main.py:1:1, but busy is still working (Indexing): try again shortly."
     )
@@ -80,14 +80,14 @@ async def test_results_say_the_server_is_still_indexing_instead_of_looking_empty
 async def test_diagnostics_are_pulled_from_a_server_that_offers_it(project: Path) -> None:
     context = CallContext(call_id="t", workspace=project)
     async with LspToolProvider({"busy": busy_config()}, workspace=project) as provider:
-        result = await provider.call_tool("lsp.diagnostics", {"file": "pkg/main.py"}, context)
+        result = await provider.call_tool("lsp.diagnostics", {"path": "pkg/main.py"}, context)
     assert result.text_content() == "pkg/main.py:1:6: warning: pulled, not pushed [busy/B1]"
     assert result.structured is not None and result.structured["mode"] == "pulled"
 
 
 async def test_implementation_and_call_hierarchy_render_where_a_server_offers_them(project: Path) -> None:
     context = CallContext(call_id="t", workspace=project)
-    where = {"file": "pkg/main.py", "line": 3, "column": 1}
+    where = {"path": "pkg/main.py", "line": 3, "column": 1}
     async with LspToolProvider({"busy": busy_config()}, workspace=project) as provider:
         implementation = await provider.call_tool("lsp.implementation", where, context)
         incoming = await provider.call_tool("lsp.call_hierarchy", where, context)
@@ -150,7 +150,7 @@ async def test_concurrent_first_uses_start_one_server(project: Path) -> None:
 async def test_a_server_killed_mid_request_fails_it_clearly_then_runs_again(project: Path) -> None:
     sink = RecordingSink()
     context = CallContext(call_id="t", workspace=project)
-    where = {"file": "pkg/main.py", "line": 4, "column": 7}
+    where = {"path": "pkg/main.py", "line": 4, "column": 7}
     async with LspToolProvider({"jedi": SERVERS["jedi"]()}, workspace=project, events=sink) as provider:
         server = provider.servers["jedi"]
         first = await server.ensure_running()
@@ -272,7 +272,7 @@ async def test_a_server_that_stops_reading_fails_the_tool_by_its_timeout_and_sti
         pid = (await server.ensure_running()).child.pid
         os.killpg(pid, signal.SIGSTOP)
         with anyio.fail_after(10), pytest.raises(ToolCallError) as caught:
-            await provider.call_tool("lsp.definition", {"file": "pkg/big.py", "line": 1}, context)
+            await provider.call_tool("lsp.definition", {"path": "pkg/big.py", "line": 1}, context)
         with anyio.fail_after(config.shutdown_timeout_sec + 1):
             await server.stop()
     assert caught.value.message == (

@@ -45,7 +45,7 @@ async def test_definition_of_a_call_site_gives_the_defining_file_and_line(
     project: Path, server_name: str
 ) -> None:
     (result,) = await call(
-        project, server_name, ("lsp.definition", {"file": "pkg/main.py", "line": 4, "column": 7})
+        project, server_name, ("lsp.definition", {"path": "pkg/main.py", "line": 4, "column": 7})
     )
     assert result.text_content() == "pkg/greeting.py:15:5: def make(name: str) -> Greeter:"
     assert result.structured == {
@@ -67,7 +67,7 @@ async def test_references_find_every_use_with_character_columns_on_a_non_ascii_l
     project: Path, server_name: str
 ) -> None:
     (result,) = await call(
-        project, server_name, ("lsp.references", {"file": "pkg/greeting.py", "line": 10, "column": 9})
+        project, server_name, ("lsp.references", {"path": "pkg/greeting.py", "line": 10, "column": 9})
     )
     assert result.text_content().splitlines() == [
         'pkg/greeting.py:10:9: def greet(self, punctuation: str = "!") -> str:',
@@ -81,14 +81,14 @@ async def test_a_position_after_non_ascii_text_reaches_the_right_name(
 ) -> None:
     # column 33 is the "g" of greet, after an emoji that takes two UTF-16 code units
     (result,) = await call(
-        project, server_name, ("lsp.definition", {"file": "pkg/main.py", "line": 3, "column": 33})
+        project, server_name, ("lsp.definition", {"path": "pkg/main.py", "line": 3, "column": 33})
     )
     assert result.text_content() == 'pkg/greeting.py:10:9: def greet(self, punctuation: str = "!") -> str:'
 
 
 async def test_hover_returns_the_signature_and_the_docstring(project: Path, server_name: str) -> None:
     (result,) = await call(
-        project, server_name, ("lsp.hover", {"file": "pkg/greeting.py", "line": 10, "column": 9})
+        project, server_name, ("lsp.hover", {"path": "pkg/greeting.py", "line": 10, "column": 9})
     )
     text = result.text_content()
     assert 'greet(self, punctuation: str = "!") -> str' in text.replace('str="!"', 'str = "!"')
@@ -96,7 +96,7 @@ async def test_hover_returns_the_signature_and_the_docstring(project: Path, serv
 
 
 async def test_document_symbols_list_the_classes_and_functions(project: Path, server_name: str) -> None:
-    (result,) = await call(project, server_name, ("lsp.document_symbols", {"file": "pkg/greeting.py"}))
+    (result,) = await call(project, server_name, ("lsp.document_symbols", {"path": "pkg/greeting.py"}))
     assert result.structured is not None
     symbols = {(s["kind"], s["qualified_name"], s["line"], s["column"]) for s in result.structured["symbols"]}
     assert {
@@ -117,14 +117,14 @@ async def test_workspace_symbols_work_where_the_server_supports_them(project: Pa
 
 
 async def test_a_file_with_an_undefined_name_yields_that_diagnostic_from_pylsp(project: Path) -> None:
-    (result,) = await call(project, "pylsp", ("lsp.diagnostics", {"file": "pkg/broken.py"}))
+    (result,) = await call(project, "pylsp", ("lsp.diagnostics", {"path": "pkg/broken.py"}))
     assert result.text_content() == "pkg/broken.py:2:26: error: undefined name 'undefined_name' [pyflakes]"
 
 
 async def test_jedi_reports_syntax_errors_as_diagnostics(project: Path) -> None:
     # jedi-language-server checks syntax only; an undefined name is not one of its diagnostics
     (project / "pkg" / "syntax.py").write_text("def broken(:\n    pass\n")
-    (result,) = await call(project, "jedi", ("lsp.diagnostics", {"file": "pkg/syntax.py"}))
+    (result,) = await call(project, "jedi", ("lsp.diagnostics", {"path": "pkg/syntax.py"}))
     assert result.structured is not None
     assert [(d["path"], d["line"], d["severity"]) for d in result.structured["diagnostics"]][:1] == [
         ("pkg/syntax.py", 1, "error")
@@ -134,9 +134,9 @@ async def test_jedi_reports_syntax_errors_as_diagnostics(project: Path) -> None:
 async def test_diagnostics_follow_edits_on_disk(project: Path) -> None:
     context = CallContext(call_id="t", workspace=project)
     async with LspToolProvider({"pylsp": SERVERS["pylsp"]()}, workspace=project) as provider:
-        before = await provider.call_tool("lsp.diagnostics", {"file": "pkg/broken.py"}, context)
+        before = await provider.call_tool("lsp.diagnostics", {"path": "pkg/broken.py"}, context)
         (project / "pkg" / "broken.py").write_text("def total(values):\n    return sum(values)\n")
-        after = await provider.call_tool("lsp.diagnostics", {"file": "pkg/broken.py"}, context)
+        after = await provider.call_tool("lsp.diagnostics", {"path": "pkg/broken.py"}, context)
     assert before.structured is not None and len(before.structured["diagnostics"]) == 1
     assert after.text_content() == "No problems reported in pkg/broken.py."
 
@@ -167,9 +167,9 @@ async def test_addressing_by_symbol_name_gives_the_same_answer_as_by_position(
     by_position, by_name, by_name_in_file = await call(
         project,
         server_name,
-        (tool, {"file": "pkg/greeting.py", "line": 10, "column": 9}),
+        (tool, {"path": "pkg/greeting.py", "line": 10, "column": 9}),
         (tool, {"symbol": "Greeter.greet"}),
-        (tool, {"symbol": "Greeter.greet", "file": "pkg/greeting.py"}),
+        (tool, {"symbol": "Greeter.greet", "path": "pkg/greeting.py"}),
     )
     assert by_name == by_position
     assert by_name_in_file == by_position
@@ -177,7 +177,7 @@ async def test_addressing_by_symbol_name_gives_the_same_answer_as_by_position(
 
 async def test_an_unknown_symbol_is_a_tool_error_naming_it(project: Path) -> None:
     with pytest.raises(ToolCallError) as caught:
-        await call(project, "jedi", ("lsp.definition", {"symbol": "Greeter.wave", "file": "pkg/greeting.py"}))
+        await call(project, "jedi", ("lsp.definition", {"symbol": "Greeter.wave", "path": "pkg/greeting.py"}))
     assert caught.value.message == "lsp.definition failed: no symbol 'Greeter.wave' in pkg/greeting.py"
     assert caught.value.hint is not None and "Greeter.greet" in caught.value.hint
 
@@ -185,7 +185,7 @@ async def test_an_unknown_symbol_is_a_tool_error_naming_it(project: Path) -> Non
 async def test_a_file_no_server_matches_is_a_tool_error(project: Path) -> None:
     (project / "notes.txt").write_text("hello\n")
     with pytest.raises(ToolCallError) as caught:
-        await call(project, "jedi", ("lsp.hover", {"file": "notes.txt", "line": 1}))
+        await call(project, "jedi", ("lsp.hover", {"path": "notes.txt", "line": 1}))
     assert caught.value.message == "lsp.hover failed: no language server is configured for notes.txt"
 
 
@@ -194,8 +194,8 @@ async def test_servers_start_on_first_use_of_a_matching_file_only(project: Path)
     context = CallContext(call_id="t", workspace=project)
     configs = {"jedi": SERVERS["jedi"](), "other": SERVERS["pylsp"](file_patterns=["*.pyx"])}
     async with LspToolProvider(configs, workspace=project, events=sink) as provider:
-        await provider.call_tool("lsp.hover", {"file": "pkg/main.py", "line": 1}, context)
-        await provider.call_tool("lsp.hover", {"file": "pkg/main.py", "line": 3}, context)
+        await provider.call_tool("lsp.hover", {"path": "pkg/main.py", "line": 1}, context)
+        await provider.call_tool("lsp.hover", {"path": "pkg/main.py", "line": 3}, context)
         statuses = {s["server"]: s["status"] for s in provider.status()}
     assert statuses == {"jedi": "running", "other": "stopped"}
     assert [type(e).__name__ for e in sink.events] == [
@@ -216,8 +216,8 @@ async def test_lines_are_counted_as_servers_count_them_past_a_form_feed(
     definition, references = await call(
         project,
         server_name,
-        ("lsp.definition", {"file": "pkg/paged.py", "line": 5, "column": 7}),
-        ("lsp.references", {"file": "pkg/greeting.py", "line": 15, "column": 5}),
+        ("lsp.definition", {"path": "pkg/paged.py", "line": 5, "column": 7}),
+        ("lsp.references", {"path": "pkg/greeting.py", "line": 15, "column": 5}),
     )
     assert definition.text_content() == "pkg/greeting.py:15:5: def make(name: str) -> Greeter:"
     assert sorted(line for line in references.text_content().splitlines() if "paged.py" in line) == [

@@ -338,11 +338,11 @@ def test_a_suggested_rule_for_a_path_with_glob_characters_covers_only_that_path(
 def test_read_rules_hold_for_language_server_tools_that_open_files(ws: Path) -> None:
     hover = ToolSpec(
         name="lsp.hover", description="", input_schema={"type": "object"}, source=ToolSource.LSP, origin="lsp",
-        permission=PermissionProfile(access=Access.READ, path_args=("file",)),
+        permission=PermissionProfile(access=Access.READ, path_args=("path",)),
     )
     policy = engine(ws, Rule(action="deny", pattern="fs.read(~/.ssh/**)"))
-    assert policy.decide(hover, {"file": "~/.ssh/config", "line": 1, "column": 1}).verdict is Verdict.DENY
-    assert policy.decide(hover, {"file": "src/a.py", "line": 1, "column": 1}).verdict is Verdict.ALLOW
+    assert policy.decide(hover, {"path": "~/.ssh/config", "line": 1, "column": 1}).verdict is Verdict.DENY
+    assert policy.decide(hover, {"path": "src/a.py", "line": 1, "column": 1}).verdict is Verdict.ALLOW
 
 
 @pytest.mark.parametrize("line", ["X=rm; $X -rf y", "$(echo rm) -rf y", "`echo rm` -rf y", "${CMD:-rm} -rf y"])

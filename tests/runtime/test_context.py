@@ -160,11 +160,11 @@ def test_untrusted_language_server_with_a_quoted_name_does_not_start(tmp_path: P
     jedi = Path(sys.executable).parent / "jedi-language-server"
     write(root / "kairox.toml", f'[lsp_servers."py.jedi"]\ncommand = {json.dumps(str(jedi))}\nfile_patterns = ["*.py"]\n')
     write(root / "app.py", "def greet():\n    return 1\n")
-    run = kairox("tools", "call", "lsp.document_symbols", '{"file": "app.py"}', cwd=root)
+    run = kairox("tools", "call", "lsp.document_symbols", '{"path": "app.py"}', cwd=root)
     # the only language server waits for trust, so its tools are not offered at all
     assert run.code == 6, run.stdout + run.stderr
     assert "greet" not in run.stdout
     assert kairox("trust", cwd=root).code == 0
-    trusted = kairox("tools", "call", "lsp.document_symbols", '{"file": "app.py"}', cwd=root)
+    trusted = kairox("tools", "call", "lsp.document_symbols", '{"path": "app.py"}', cwd=root)
     assert trusted.code == 0, trusted.stderr
     assert "greet" in trusted.stdout

@@ -73,10 +73,10 @@ LSP_CALLS = [
     ("lsp.definition", {"symbol": "Vault.key"}),
     ("lsp.references", {"symbol": "Vault"}),
     ("lsp.hover", {"symbol": "Vault.key"}),
-    ("lsp.definition", {"file": "src/app.py", "line": 3, "column": 7}),
+    ("lsp.definition", {"path": "src/app.py", "line": 3, "column": 7}),
     ("lsp.workspace_symbols", {"query": "Vault"}),
-    ("lsp.references", {"file": "src/app.py", "line": 3, "column": 7}),
-    ("lsp.hover", {"file": "src/app.py", "line": 3, "column": 7}),
+    ("lsp.references", {"path": "src/app.py", "line": 3, "column": 7}),
+    ("lsp.hover", {"path": "src/app.py", "line": 3, "column": 7}),
     ("lsp.rename", {"symbol": "Vault", "new_name": "Safe"}),
 ]
 

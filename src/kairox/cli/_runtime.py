@@ -19,6 +19,7 @@ def with_context(
     approver: "Approver | None" = None,
     start_mcp: bool = True,
     raise_on_required: bool = True,
+    for_tools: tuple[str, ...] | None = None,
 ) -> T:
     """Build the context for the command's workspace, run ``work`` in it, stop everything, return the result."""
     import anyio
@@ -27,7 +28,8 @@ def with_context(
 
     resolved = cli.resolve()
     options = RuntimeOptions(
-        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), start_mcp=start_mcp, raise_on_required=raise_on_required
+        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), start_mcp=start_mcp, raise_on_required=raise_on_required,
+        for_tools=for_tools,
     )
 
     async def main() -> T:

@@ -1,6 +1,8 @@
 """``kairox tools list|call`` and ``kairox policy check``."""
 
+import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -10,6 +12,7 @@ from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, par
 T = TypeVar("T")
 
 if TYPE_CHECKING:
+    from kairox.cli._call_script import ScriptCall
     from kairox.policy import Approver
     from kairox.registry import ToolRegistry
     from kairox.runtime import ExtensionContext
@@ -25,14 +28,17 @@ YesOption = Annotated[
 ArgsArgument = Annotated[str | None, typer.Argument(help="Arguments as a JSON object.")]
 
 
-def _with_registry(cli: CliState, approver: "Approver", work: "Callable[[ToolRegistry], Awaitable[T]]") -> T:
-    """Run ``work`` with the registry of the workspace's whole extension context (every tool source)."""
+def _with_registry(
+    cli: CliState, approver: "Approver", work: "Callable[[ToolRegistry], Awaitable[T]]", *, for_tools: tuple[str, ...] | None = None
+) -> T:
+    """Run ``work`` with the registry of the workspace's extension context: every tool source, and the MCP
+    servers ``for_tools`` can come from (all when None)."""
     from kairox.cli._runtime import with_context
 
     async def inner(context: "ExtensionContext") -> T:
         return await work(context.registry)
 
-    return with_context(cli, inner, approver=approver)
+    return with_context(cli, inner, approver=approver, for_tools=for_tools)
 
 
 async def _same(registry: "ToolRegistry") -> "ToolRegistry":
@@ -133,40 +139,104 @@ def _result_json(result: "ToolResult") -> dict[str, Any]:
 @tools_app.command("call")
 def call_tool(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Tool name, e.g. fs.read or mcp__github__search.")],
+    name: Annotated[str | None, typer.Argument(help="Tool name, e.g. fs.read or mcp__github__search.")] = None,
     arguments: ArgsArgument = None,
+    script: Annotated[
+        Path | None,
+        typer.Option("--script", help='Run the calls of a file, one JSON line each: {"tool": NAME, "arguments": {...}}.'),
+    ] = None,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", "-i", help="Read calls at a prompt (TOOL [JSON]) until exit or end of input.")
+    ] = False,
     yes: YesOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Call one tool through the gate: validation, hooks, policy, approval, timeout, output cap.
+    """Call tools through the gate: validation, hooks, policy, approval, timeout, output cap.
 
+    One call (NAME [JSON]), the calls of a --script file, or calls typed at an --interactive prompt; the calls of
+    one command share one process, so a debug session lives from dap.launch to dap.disconnect. Only the MCP
+    servers the named tools come from start (a built-in tool starts none; --interactive starts every server).
     What the policy asks about is asked at the terminal; --yes approves it once (not writes to protected paths);
     without a terminal it is refused with how to allow it. Deny rules always deny.
     """
 
     from kairox.cli._approver import command_line_approver
+    from kairox.cli._call_script import ScriptCall, ScriptLineError, read_script
+
+    modes = [mode for mode, given in (("NAME", name is not None), ("--script", script is not None), ("--interactive", interactive)) if given]
+    if len(modes) != 1:
+        fail("give one of: a tool NAME, --script FILE, --interactive", ExitCode.USAGE)
+    approver = command_line_approver(yes)
+    if name is not None:
+        args = parse_json_arg(arguments)
+        code = _with_registry(state(ctx), approver, _calls_runner([ScriptCall(tool=name, arguments=args, where="")], as_json, single=True), for_tools=(name,))
+    elif script is not None:
+        try:
+            calls = read_script(script)
+        except ScriptLineError as exc:
+            fail(str(exc), ExitCode.USAGE)
+        # only the servers the script's tools come from start
+        code = _with_registry(state(ctx), approver, _calls_runner(calls, as_json), for_tools=tuple(c.tool for c in calls))
+    else:
+        code = _with_registry(state(ctx), approver, _prompt_runner(as_json))
+    if code is not ExitCode.OK:
+        raise typer.Exit(int(code))
+
+
+async def _call_one(registry: "ToolRegistry", call: "ScriptCall", as_json: bool, *, single: bool = False) -> ExitCode:
+    """Run one call and render it: the text (errors on stderr), or its JSON; returns its exit code."""
     from kairox.tools import ToolCall
 
-    args = parse_json_arg(arguments)
-    approver = command_line_approver(yes)
-
-    async def run(registry: "ToolRegistry") -> tuple["ToolResult", bool]:
-        known = registry.get(name) is not None
-        return await registry.call(ToolCall(name=name, arguments=args, call_id="cli")), known
-
-    result, known = _with_registry(state(ctx), approver, run)
+    known = registry.get(call.tool) is not None
+    result = await registry.call(ToolCall(name=call.tool, arguments=call.arguments, call_id="cli"))
     if as_json:
-        out_json(_result_json(result))
-    elif result.is_error:
-        err(result.text_content())
+        data = _result_json(result)
+        if single:
+            out_json(data)
+        else:
+            out(json.dumps({"tool": call.tool, "where": call.where, **data}, ensure_ascii=False, default=str))
     else:
-        out(result.text_content())
+        if not single:
+            out(f"── {call.tool} ({call.where})")
+        (err if result.is_error else out)(result.text_content())
     if not known:
-        raise typer.Exit(int(ExitCode.NOT_FOUND))
+        return ExitCode.NOT_FOUND
     if "decision" in result.meta:
-        raise typer.Exit(int(ExitCode.DENIED))
-    if result.is_error:
-        raise typer.Exit(int(ExitCode.TOOL_ERROR))
+        return ExitCode.DENIED
+    return ExitCode.TOOL_ERROR if result.is_error else ExitCode.OK
+
+
+def _calls_runner(calls: "list[ScriptCall]", as_json: bool, *, single: bool = False) -> "Callable[[ToolRegistry], Awaitable[ExitCode]]":
+    async def run(registry: "ToolRegistry") -> ExitCode:
+        from kairox.cli._call_script import worst_exit
+
+        return worst_exit([await _call_one(registry, call, as_json, single=single) for call in calls])
+
+    return run
+
+
+def _prompt_runner(as_json: bool) -> "Callable[[ToolRegistry], Awaitable[ExitCode]]":
+    async def run(registry: "ToolRegistry") -> ExitCode:
+        import anyio
+
+        from kairox.cli._call_script import ScriptLineError, parse_prompt_line, read_prompt_line, worst_exit
+
+        codes: list[ExitCode] = []
+        number = 0
+        # the prompt is read in a worker thread: the servers keep being served while nobody types
+        while (line := await anyio.to_thread.run_sync(read_prompt_line)) is not None:
+            number += 1
+            try:
+                call = parse_prompt_line(line, f"<stdin>:{number}")
+            except ScriptLineError as exc:
+                err(f"kairox: {exc}")
+                codes.append(ExitCode.USAGE)
+                continue
+            if call is not None:
+                codes.append(await _call_one(registry, call, as_json))
+        return worst_exit(codes)
+
+    return run
 
 
 @policy_app.command("check")

@@ -254,7 +254,7 @@ class SkillsConfig(_Model):
     max_depth: int = Field(default=6, ge=1)
     """How deep skill folders are searched."""
     compat_dirs: bool = True
-    """Also read ``.agents/skills``, ``.codex/skills``, ``.claw/skills`` and ``.claude/skills``."""
+    """Also read ``.agents/skills``, ``.codex/skills``, ``.claw/skills``, ``.claude/skills`` and ``.claude/commands``."""
 
 
 class PluginEntryConfig(_Model):

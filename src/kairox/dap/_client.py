@@ -174,7 +174,7 @@ class DapClient:
         command: str,
         arguments: JsonObject,
         *,
-        breakpoints: Mapping[Path, list[int]],
+        breakpoints: Mapping[Path, list[JsonObject]],
         exception_filters: list[str],
     ) -> dict[Path, list[JsonObject]]:
         """``launch`` or ``attach`` in the order adapters need; returns the breakpoints as the adapter set them."""
@@ -191,8 +191,8 @@ class DapClient:
                 break
             await dap.wait_event({"initialized"}, since=0, timeout=0.05)
         placed: dict[Path, list[JsonObject]] = {}
-        for path, lines in breakpoints.items():
-            placed[path] = await self.set_breakpoints(path, lines)
+        for path, wanted in breakpoints.items():
+            placed[path] = await self.set_breakpoints(path, wanted)
         with contextlib.suppress(RpcError):
             await dap.request("setExceptionBreakpoints", {"filters": exception_filters})
         if self.capabilities.get("supportsConfigurationDoneRequest"):
@@ -200,13 +200,14 @@ class DapClient:
         await dap.response(command, reply)
         return placed
 
-    async def set_breakpoints(self, path: Path, lines: list[int]) -> list[JsonObject]:
+    async def set_breakpoints(self, path: Path, breakpoints: list[JsonObject]) -> list[JsonObject]:
+        """Replace the breakpoints of ``path``; each is ``{"line": N}`` with an optional ``condition``."""
         body = await self.request(
             "setBreakpoints",
             {
                 "source": {"path": str(path), "name": path.name},
-                "breakpoints": [{"line": line} for line in lines],
-                "lines": lines,
+                "breakpoints": breakpoints,
+                "lines": [bp["line"] for bp in breakpoints],
             },
         )
         found = body.get("breakpoints") if isinstance(body, dict) else None

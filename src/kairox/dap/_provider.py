@@ -221,12 +221,7 @@ class DapToolProvider(ToolProvider):
             stderr_log=self._log_dir / f"dap-{session_id}.log" if self._log_dir else None,
             base_dir=self._base_dirs.get(server),
         )
-        breakpoints: dict[Path, list[int]] = {}
-        for item in args.get("breakpoints") or []:
-            if isinstance(item, dict) and isinstance(item.get("line"), int):
-                breakpoints.setdefault(self._path(item.get("file"), "breakpoints.file"), []).append(
-                    item["line"]
-                )
+        breakpoints = self._breakpoints(args)
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
         session = DebugSession(id=session_id, server=server, target=target, lifecycle=lifecycle)
         self.sessions[session_id] = session
@@ -418,20 +413,42 @@ class DapToolProvider(ToolProvider):
         session.state = "running"
         return await self._outcome(session, since, _wait(args), [])
 
+    def _breakpoints(self, args: JsonObject) -> dict[Path, list[JsonObject]]:
+        """``breakpoints: [{path, line, condition?}]`` grouped by file, in the adapter's shape."""
+        grouped: dict[Path, list[JsonObject]] = {}
+        for item in args.get("breakpoints") or []:
+            if not isinstance(item, dict) or not isinstance(item.get("line"), int):
+                raise DapSessionError(
+                    "each breakpoint needs `path` and `line`", hint='e.g. {"path": "app.py", "line": 3}'
+                )
+            wanted: JsonObject = {"line": item["line"]}
+            if isinstance(item.get("condition"), str) and item["condition"].strip():
+                wanted["condition"] = item["condition"]
+            grouped.setdefault(self._path(item.get("path"), "breakpoints.path"), []).append(wanted)
+        return grouped
+
     async def _set_breakpoints(self, args: JsonObject) -> ToolResult:
         session = await self._live(args)
-        path = self._path(args.get("file"), "file")
-        lines = [int(n) for n in args.get("lines") or []]
-        found = await self._client(session).set_breakpoints(path, lines)
-        items = [
-            {"line": bp.get("line"), "verified": bool(bp.get("verified")), "message": bp.get("message")}
-            for bp in found
-        ]
-        text = breakpoint_lines(self._display(path), found)
-        return ToolResult.text(
-            "\n".join(text) or f"No breakpoints left in {self._display(path)}.",
-            structured={"session": session.id, "file": self._display(path), "breakpoints": items},
-        )
+        grouped = self._breakpoints(args)
+        for value in args.get("clear") or []:
+            grouped.setdefault(self._path(value, "clear"), [])
+        if not grouped:
+            raise DapSessionError(
+                "name the breakpoints to set or the files to clear",
+                hint='e.g. {"breakpoints": [{"path": "app.py", "line": 3}]} or {"clear": ["app.py"]}',
+            )
+        text: list[str] = []
+        items: list[JsonObject] = []
+        for path, wanted in grouped.items():
+            found = await self._client(session).set_breakpoints(path, wanted)
+            shown = self._display(path)
+            items += [
+                {"path": shown, "line": bp.get("line"), "verified": bool(bp.get("verified")),
+                 "message": bp.get("message")}
+                for bp in found
+            ]  # fmt: skip
+            text += breakpoint_lines(shown, found) or [f"No breakpoints left in {shown}."]
+        return ToolResult.text("\n".join(text), structured={"session": session.id, "breakpoints": items})
 
     async def _threads(self, args: JsonObject) -> ToolResult:
         session = await self._live(args)

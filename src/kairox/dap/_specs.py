@@ -4,7 +4,7 @@ allows them under ``workspace_write`` or wider only."""
 from kairox._util import JsonObject
 from kairox.tools import Access, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec, object_schema
 
-DAP_PERMISSION = PermissionProfile(access=Access.EXECUTE, path_args=("program", "cwd", "file"))
+DAP_PERMISSION = PermissionProfile(access=Access.EXECUTE, path_args=("program", "cwd", "clear"))
 
 _SESSION: JsonObject = {
     "type": "string",
@@ -20,15 +20,21 @@ _WAIT: JsonObject = {
     "minimum": 0,
     "description": "Seconds to wait for the program to stop or end (default 10); it keeps running after.",
 }
+_BREAKPOINT: JsonObject = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Source file, relative to the workspace or absolute."},
+        "line": {"type": "integer", "minimum": 1, "description": "1-based line."},
+        "condition": {"type": "string", "description": "Stop only when this expression is true, e.g. `i == 3`."},
+    },
+    "required": ["path", "line"],
+    "additionalProperties": False,
+}
+"""One breakpoint, the same shape in dap.launch, dap.attach and dap.set_breakpoints."""
 _BREAKPOINTS: JsonObject = {
     "type": "array",
     "description": "Breakpoints to set before the program runs.",
-    "items": {
-        "type": "object",
-        "properties": {"file": {"type": "string"}, "line": {"type": "integer", "minimum": 1}},
-        "required": ["file", "line"],
-        "additionalProperties": False,
-    },
+    "items": _BREAKPOINT,
 }
 _NEW_SESSION: dict[str, JsonObject] = {
     "session": {
@@ -95,13 +101,18 @@ def dap_tool_specs() -> list[ToolSpec]:
         ),
         _spec(
             "dap.set_breakpoints",
-            "Replace the breakpoints of one file (an empty list clears them); says which were verified.",
+            "Replace the breakpoints of every file named in `breakpoints` (and clear those in `clear`); "
+            "says which were verified.",
             {
                 **session,
-                "file": {"type": "string", "description": "Source file, relative to the workspace."},
-                "lines": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+                "breakpoints": {"type": "array", "items": _BREAKPOINT, "description": "The new breakpoints."},
+                "clear": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Source files whose breakpoints are all removed.",
+                },
             },
-            ["file", "lines"],
+            [],
         ),
         _spec("dap.continue", "Resume until the next stop (breakpoint, exception) or the end.", step, []),
         _spec("dap.next", "Step over: run to the next line of the current function.", step, []),

@@ -110,6 +110,14 @@ class PushedDiagnostics:
 class _Progress:
     active: dict[str, str] = field(default_factory=dict)
     """Token -> title of every ``$/progress`` that began and has not ended."""
+    changed_at: float = field(default_factory=time.monotonic)
+    """When work last began, moved on or ended (or the server was initialized)."""
+    changed: anyio.Event = field(default_factory=anyio.Event)
+
+    def touch(self) -> None:
+        self.changed_at = time.monotonic()
+        self.changed.set()
+        self.changed = anyio.Event()
 
 
 class LspClient:
@@ -248,6 +256,7 @@ class LspClient:
         if self.config.position_encoding != "auto":
             self.position_encoding = self.config.position_encoding
         await self.rpc.notify("initialized", {})
+        self._progress.touch()  # the indexing a server starts now reports its begin a moment later
         if self.config.settings:
             await self.rpc.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
 
@@ -324,9 +333,10 @@ class LspClient:
             return
         token, value = str(params.get("token")), params["value"]
         if value.get("kind") == "begin":
-            self._progress.active[token] = str(value.get("title") or value.get("message") or "working")
+            self._progress.active[token] = str(value.get("title") or value.get("message") or "working")[:200]
         elif value.get("kind") == "end":
             self._progress.active.pop(token, None)
+        self._progress.touch()
 
     def _on_message(self, method: str, params: Any) -> None:
         if isinstance(params, dict):
@@ -336,6 +346,22 @@ class LspClient:
     def progress(self) -> list[str]:
         """Titles of the work the server reported as begun and not yet ended (indexing, analysis ...)."""
         return list(self._progress.active.values())
+
+    async def wait_until_idle(self, timeout: float, *, quiet: float = 0.5) -> bool:
+        """Wait until no reported work is active and none has begun, moved on or ended for ``quiet`` seconds
+        (a server reports its indexing a moment after it is initialized); False when ``timeout`` passes first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            now = time.monotonic()
+            settled = quiet - (now - self._progress.changed_at)
+            if not self._progress.active and settled <= 0:
+                return True
+            if now >= deadline:
+                return False
+            changed = self._progress.changed
+            wait = deadline - now if self._progress.active else min(settled, deadline - now)
+            with anyio.move_on_after(wait):
+                await changed.wait()
 
     # --- documents -----------------------------------------------------------------------------------------------
 

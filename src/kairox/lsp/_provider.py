@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from kairox._rpc import RpcError, usable_servers
+from kairox._rpc import RpcError, RpcResponseError, usable_servers
 from kairox._util import JsonObject
 from kairox.config import LspServerConfig
 from kairox.errors import ToolCallError
@@ -66,6 +66,8 @@ def _readable_only(result: Any) -> tuple[Any, int]:
 def _left_out_note(count: int) -> str:
     return f"({count} result(s) in files the read rules forbid were left out)" if count else ""
 _DIAGNOSTICS_WAIT = 10.0
+_INDEX_WAIT = 10.0
+"""How long a workspace-wide query waits for the server's reported indexing to end."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 """Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
 
@@ -163,6 +165,10 @@ class LspToolProvider(ToolProvider):
         token = _UNREADABLE.set(context.unreadable)
         try:
             return await handler(arguments)
+        except RpcResponseError as exc:
+            # a server's error can carry its stack trace (tsserver, a Python server): the model gets the message
+            reason = f"{exc.peer} answered {exc.method} with error {exc.code}: {render.server_error_text(exc.reason)}"
+            raise ToolCallError(tool=name, reason=reason, hint=exc.hint) from exc
         except (LspError, RpcError) as exc:
             raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
         except OSError as exc:
@@ -174,7 +180,7 @@ class LspToolProvider(ToolProvider):
 
     def _path(self, file: Any) -> Path:
         if not isinstance(file, str) or not file:
-            raise LspLocationError("`file` must be a path", hint="give a path relative to the workspace")
+            raise LspLocationError("`path` must be a path", hint="give a path relative to the workspace")
         path = Path(file).expanduser()
         path = (path if path.is_absolute() else self.workspace / path).resolve()
         if not path.is_file():
@@ -223,8 +229,8 @@ class LspToolProvider(ToolProvider):
         return next(iter(self.servers.values()))
 
     async def _target(self, args: JsonObject) -> _Target:
-        file, symbol = args.get("file"), args.get("symbol")
-        path = self._path(file) if file is not None else None
+        given, symbol = args.get("path"), args.get("symbol")
+        path = self._path(given) if given is not None else None
         if isinstance(symbol, str) and symbol.strip():
             server = self.server_for(path) if path else self._named_server(args.get("server"))
             client = await server.ensure_running()
@@ -234,11 +240,11 @@ class LspToolProvider(ToolProvider):
             return _Target(server, client, document, {"line": found.line, "character": found.character})
         if path is None:
             raise LspLocationError(
-                "give `file` and `line`, or `symbol`", hint='e.g. {"symbol": "Greeter.greet"}'
+                "give `path` and `line`, or `symbol`", hint='e.g. {"symbol": "Greeter.greet"}'
             )
         line = args.get("line")
         if not isinstance(line, int) or line < 1:
-            raise LspLocationError("`line` (1-based) is needed with `file`", hint="or give `symbol` instead")
+            raise LspLocationError("`line` (1-based) is needed with `path`", hint="or give `symbol` instead")
         server = self.server_for(path)
         client = await server.ensure_running()
         document = await client.sync_document(path)
@@ -317,7 +323,7 @@ class LspToolProvider(ToolProvider):
         )
 
     async def _document_symbols(self, args: JsonObject) -> ToolResult:
-        path = self._path(args.get("file"))
+        path = self._path(args.get("path"))
         client = await self.server_for(path).ensure_running()
         items = render.symbols(client, await document_symbols(client, path))
         return self._result(
@@ -338,7 +344,15 @@ class LspToolProvider(ToolProvider):
                 "workspace symbols",
                 "use lsp.document_symbols on a file, or search.ripgrep for the name",
             )
-        result, left_out = _readable_only(await client.request("workspace/symbol", {"query": query}))
+        # right after start a server indexes the workspace: asked then, it finds nothing (or fails)
+        idle = await client.wait_until_idle(min(client.config.request_timeout_sec, _INDEX_WAIT))
+        try:
+            reply = await client.request("workspace/symbol", {"query": query})
+        except RpcResponseError:
+            if idle:
+                raise
+            reply = []  # failed while indexing: said below as "still working", not as the server's error
+        result, left_out = _readable_only(reply)
         found = []
         for item in result if isinstance(result, list) else []:
             location = item.get("location") if isinstance(item, dict) else None
@@ -351,6 +365,8 @@ class LspToolProvider(ToolProvider):
         lines = render.symbol_lines(items, with_path=True)
         if left_out:
             lines.append(_left_out_note(left_out))
+        if lines and client.progress:
+            lines.append(f"({client.name} is still working ({'; '.join(client.progress)}): the list may be incomplete)")
         return self._result(
             client,
             lines,
@@ -390,7 +406,7 @@ class LspToolProvider(ToolProvider):
         )
 
     async def _diagnostics(self, args: JsonObject) -> ToolResult:
-        path = self._path(args.get("file"))
+        path = self._path(args.get("path"))
         client = await self.server_for(path).ensure_running()
         document = await client.sync_document(path)
         items: list[JsonObject] | None = None

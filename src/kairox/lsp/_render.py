@@ -2,6 +2,7 @@
 1-based lines and character columns."""
 
 import difflib
+import re
 from typing import Any
 
 from kairox._util import JsonObject, json_dict, json_int, json_list
@@ -220,3 +221,21 @@ def rename_lines(files: list[JsonObject]) -> list[str]:
             if change["new"] is not None:
                 lines.append(f"{file['path']}:{change['line']}: + {change['new'].strip()}")
     return lines
+
+
+_TRACE_LINE = re.compile(r"^\s*(at\s|File \"|Traceback \(most recent call last\)|\^+$|~+$)")
+
+
+def server_error_text(message: str, limit: int = 300) -> str:
+    """What a server's error says, without its stack trace: the lines before the first frame (a Python traceback
+    gives its last line, the exception), on one line, at most ``limit`` characters."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if lines and lines[0].startswith("Traceback"):
+        lines = [line for line in lines if not _TRACE_LINE.match(line)][-1:]
+    kept: list[str] = []
+    for line in lines:
+        if _TRACE_LINE.match(line):
+            break
+        kept.append(line)
+    text = " ".join(kept) or "no message"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

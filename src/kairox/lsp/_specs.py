@@ -3,13 +3,13 @@
 from kairox._util import JsonObject
 from kairox.tools import Access, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec, object_schema
 
-LSP_PERMISSION = PermissionProfile(access=Access.READ, path_args=("file",))
+LSP_PERMISSION = PermissionProfile(access=Access.READ, path_args=("path",))
 """Every LSP tool only reads: ``lsp.rename`` returns edits as a preview and writes nothing."""
 
 _FILE: JsonObject = {"type": "string", "description": "File path, relative to the workspace or absolute."}
 _LOCATION: dict[str, JsonObject] = {
-    "file": _FILE,
-    "line": {"type": "integer", "minimum": 1, "description": "1-based line in `file`."},
+    "path": _FILE,
+    "line": {"type": "integer", "minimum": 1, "description": "1-based line in `path`."},
     "column": {
         "type": "integer",
         "minimum": 1,
@@ -17,10 +17,10 @@ _LOCATION: dict[str, JsonObject] = {
     },
     "symbol": {
         "type": "string",
-        "description": "A symbol name instead of a position, e.g. `Greeter.greet`; with `file`, looked up there.",
+        "description": "A symbol name instead of a position, e.g. `Greeter.greet`; with `path`, looked up there.",
     },
 }
-_LOCATION_HELP = " Give `file` + `line` (+ `column`), or `symbol` (optionally with `file`)."
+_LOCATION_HELP = " Give `path` + `line` (+ `column`), or `symbol` (optionally with `path`)."
 
 
 def _spec(name: str, description: str, properties: dict[str, JsonObject], required: list[str]) -> ToolSpec:
@@ -64,8 +64,8 @@ def lsp_tool_specs() -> list[ToolSpec]:
         _spec(
             "lsp.document_symbols",
             "Classes, functions and other symbols of a file, nested, with their positions.",
-            {"file": _FILE},
-            ["file"],
+            {"path": _FILE},
+            ["path"],
         ),
         _spec(
             "lsp.workspace_symbols",
@@ -101,8 +101,8 @@ def lsp_tool_specs() -> list[ToolSpec]:
         _spec(
             "lsp.diagnostics",
             "Errors and warnings the language server reports for a file (undefined names, syntax errors ...).",
-            {"file": _FILE},
-            ["file"],
+            {"path": _FILE},
+            ["path"],
         ),
         _spec(
             "lsp.rename",

@@ -187,5 +187,5 @@ async def resolve_symbol(
             return found
     raise LspLocationError(
         f"no symbol {name!r} found in the workspace by language server {client.name!r}",
-        hint="check the spelling, or give `file` (and `line`/`column`) instead",
+        hint="check the spelling, or give `path` (and `line`/`column`) instead",
     )

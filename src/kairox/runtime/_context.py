@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kairox._util import normalize_tool_name
 from kairox.config import KeyOrigin, Layer, McpServerConfig, ResolvedConfig, join_key, resolve_config
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.events import EventSink, FanoutSink, RecordingSink
@@ -54,6 +55,9 @@ class RuntimeOptions:
     """Start MCP servers (``kairox skills list`` does not need them, and never imports the MCP SDK)."""
     raise_on_required: bool = True
     """Stop with :class:`McpStartupError` when a ``required`` MCP server fails (``kairox doctor`` reports it instead)."""
+    for_tools: tuple[str, ...] | None = None
+    """Start only the MCP servers these tools can come from (``mcp__<server>__...``); None: every server. A call of
+    ``fs.read`` starts none, a call of ``mcp__notes__search`` starts ``notes`` only."""
 
 
 @dataclass(kw_only=True)
@@ -259,6 +263,8 @@ async def build_extension_context(
                 from kairox.mcp import ClientFeatures, McpServerManager, configured_servers
 
                 servers, mcp_problems = configured_servers(resolved)
+                if options.for_tools is not None:
+                    servers = {name: s for name, s in servers.items() if _serves_any(name, options.for_tools)}
                 diagnostics += mcp_problems
                 if servers:
                     manager = McpServerManager(
@@ -367,6 +373,11 @@ def _read_rules(registry: "ToolRegistry") -> Callable[[Path], str | None]:
         return None if rule is None else str(rule)
 
     return unreadable
+
+
+def _serves_any(server: str, tools: tuple[str, ...]) -> bool:
+    prefix = f"mcp__{normalize_tool_name(server)}__"
+    return any(tool.startswith(prefix) for tool in tools)
 
 
 def _untrusted_confinement(resolved: ResolvedConfig) -> Path | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kairox.config import InstructionsConfig
+from kairox.runtime._imports import expand_imports
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -40,7 +41,8 @@ def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig, *, unread
     deeper ones are left out, so the text nearest the root (the repository's own rules) always survives.
     A memory file that leads out of the repository (a symlink, a name with ``..``) is not read: the prompt
     must not carry files the policy would not let the model read; nor does one the read rules refuse once
-    symlinks are resolved (``unreadable``).
+    symlinks are resolved (``unreadable``). ``@path`` imports are expanded inside the workspace where the read
+    rules let them be read.
     """
     budget = settings.max_bytes
     real_root = Path(os.path.realpath(root))
@@ -58,6 +60,8 @@ def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig, *, unread
                 continue
             if budget <= 0:
                 return found
+            whole = expand_imports(raw.decode("utf-8", errors="ignore"), candidate, workspace=real_root, unreadable=unreadable)
+            raw = whole.encode("utf-8")
             text = raw[:budget].decode("utf-8", errors="ignore")
             truncated = len(raw) > budget
             budget -= len(raw)

@@ -22,6 +22,10 @@ COMPAT_DIRS: tuple[Path, ...] = (
     Path(".claude") / "skills",
 )
 """Other hosts' workspace skill folders, read when ``skills.compat_dirs`` is on (first listed wins a tie)."""
+WORKSPACE_COMMANDS_DIR = Path(".kairox") / "commands"
+COMPAT_COMMAND_DIRS: tuple[Path, ...] = (Path(".claude") / "commands",)
+"""Workspace folders of slash commands: markdown files with frontmatter, loaded like a plugin's ``commands``
+(subject to workspace trust like the workspace's skills); the ``.claude`` one when ``skills.compat_dirs`` is on."""
 
 
 def user_skills_dir(home: Path) -> Path:
@@ -42,14 +46,14 @@ def skill_roots(
     plugin_roots: Sequence[tuple[str, Path]] = (),
     session_dirs: Iterable[Path] = (),
 ) -> list[SkillRoot]:
-    """Every root, highest precedence first: session, workspace (``.kairox/skills``, configured, then the
-    compatibility folders), user (``$KAIROX_HOME/skills``, then configured), plugins (namespaced)."""
+    """Every root, highest precedence first: session, workspace (``.kairox/skills``, configured, ``.kairox/commands``,
+    then the compatibility folders), user (``$KAIROX_HOME/skills``, then configured), plugins (namespaced)."""
     roots = [SkillRoot(path=p, scope=SkillScope.SESSION, label="session") for p in session_dirs]
     if workspace is not None:
         roots.append(SkillRoot(path=workspace_skills_dir(workspace), scope=SkillScope.WORKSPACE, label=str(WORKSPACE_DIR)))
         roots.extend(SkillRoot(path=p, scope=SkillScope.WORKSPACE, label="[skills] dirs") for p in workspace_dirs)
-        if config.compat_dirs:
-            roots.extend(SkillRoot(path=workspace / d, scope=SkillScope.WORKSPACE, label=str(d)) for d in COMPAT_DIRS)
+        compat = (*COMPAT_DIRS, *COMPAT_COMMAND_DIRS) if config.compat_dirs else ()
+        roots.extend(SkillRoot(path=workspace / d, scope=SkillScope.WORKSPACE, label=str(d)) for d in (WORKSPACE_COMMANDS_DIR, *compat))
     roots.append(SkillRoot(path=user_skills_dir(home), scope=SkillScope.USER, label="$KAIROX_HOME/skills"))
     roots.extend(SkillRoot(path=p, scope=SkillScope.USER, label="[skills] dirs") for p in user_dirs)
     roots.extend(SkillRoot(path=path, scope=SkillScope.PLUGIN, plugin=plugin, label=f"plugin:{plugin}") for plugin, path in plugin_roots)

@@ -1,7 +1,11 @@
 """A tiny language server for tests: it prints noise before its first header, asks the client the requests real
 servers ask, reports indexing progress that does not end, can flood stderr and can hang a request.
 
-Usage: busy_server.py [--flood BYTES]
+Usage: busy_server.py [--flood BYTES] [--index-sec SECONDS]
+
+With --index-sec it also answers workspace/symbol: with a stack trace while it indexes (as tsserver does before
+it has a project) and after SECONDS, when its indexing ends, with one symbol; the query ``crash`` always fails
+with a stack trace.
 """
 
 import json
@@ -12,6 +16,17 @@ out = sys.stdout.buffer
 lock = threading.Lock()
 replies: dict[str, object] = {}
 asked: dict[int, str] = {}
+indexing = threading.Event()
+root = {"uri": "file:///"}
+TRACE = (
+    "Error processing request. No Project.\nError: No Project.\n"
+    "    at Object.ThrowNoProject (/srv/tsserver.js:151:15)\n    at ProjectService.getProject (/srv/tsserver.js:9:3)"
+)
+
+
+def end_indexing() -> None:
+    indexing.clear()
+    send({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "idx", "value": {"kind": "end"}}})
 
 
 def send(message: dict) -> None:
@@ -45,6 +60,7 @@ def ask(request_id: int, method: str, params: object) -> None:
 
 def main() -> None:
     flood = int(sys.argv[sys.argv.index("--flood") + 1]) if "--flood" in sys.argv else 0
+    index_sec = float(sys.argv[sys.argv.index("--index-sec") + 1]) if "--index-sec" in sys.argv else None
     out.write(b"busy server starting (noise on stdout)\n")
     out.flush()
     while (message := read()) is not None:
@@ -61,9 +77,11 @@ def main() -> None:
                     "definitionProvider": True, "textDocumentSync": 1,
                     "implementationProvider": True, "callHierarchyProvider": True,
                     "diagnosticProvider": {"interFileDependencies": False, "workspaceDiagnostics": False},
+                    **({"workspaceSymbolProvider": True} if index_sec is not None else {}),
                 },
                 "serverInfo": {"name": "busy"},
             }})  # fmt: skip
+            root["uri"] = message["params"].get("rootUri") or root["uri"]
         elif method == "initialized":
             ask(1, "window/workDoneProgress/create", {"token": "idx"})
             ask(2, "workspace/configuration", {"items": [{"section": "busy.mode"}, {"section": "missing"}]})
@@ -75,6 +93,17 @@ def main() -> None:
             send({"jsonrpc": "2.0", "method": "$/progress", "params": {
                 "token": "idx", "value": {"kind": "begin", "title": "Indexing"},
             }})  # fmt: skip
+            indexing.set()
+            if index_sec is not None:
+                threading.Timer(index_sec, end_indexing).start()
+        elif method == "workspace/symbol":
+            if indexing.is_set() or message["params"]["query"] == "crash":
+                send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": TRACE}})
+            else:
+                uri = root["uri"].rstrip("/") + "/pkg/greeting.py"
+                where = {"start": {"line": 3, "character": 6}, "end": {"line": 3, "character": 13}}
+                found = {"name": "Greeter", "kind": 5, "location": {"uri": uri, "range": where}}
+                send({"jsonrpc": "2.0", "id": request_id, "result": [found]})
         elif method == "textDocument/definition":
             send({"jsonrpc": "2.0", "id": request_id, "result": []})
         elif method == "textDocument/implementation":
@@ -101,13 +130,7 @@ def main() -> None:
         elif method == "test/replies":
             send({"jsonrpc": "2.0", "id": request_id, "result": replies})
         elif method == "test/endIndexing":
-            send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "$/progress",
-                    "params": {"token": "idx", "value": {"kind": "end"}},
-                }
-            )
+            end_indexing()
             send({"jsonrpc": "2.0", "id": request_id, "result": None})
         elif method == "test/hang":
             pass
