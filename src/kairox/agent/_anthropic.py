@@ -1,13 +1,12 @@
 """Anthropic messages through the official ``anthropic`` SDK, imported when the first request is made: a
 top-level system prompt, ``max_tokens``, and all tool results of a turn in one user message with ``is_error``."""
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 
-from kairox._util import JsonObject
+from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.agent._messages import ImagePart, Message, ModelRequest, ModelResponse, Role, ToolCallPart, Usage
 from kairox.agent._provider import ModelProviderError, ModelSettings, sdk_failure, with_retries
 from kairox.events import EventSink
@@ -127,9 +126,9 @@ class AnthropicMessagesClient:
 def _tool_use(block: dict[str, Any]) -> ToolCallPart:
     text = "".join(block["json"]).strip() or "{}"
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return ToolCallPart(id=block["id"], name=block["name"], invalid_arguments=f"the input is not valid JSON ({exc.msg}): {text[:200]}")
+        value = decode_json(text)
+    except DecodeProblem as exc:
+        return ToolCallPart(id=block["id"], name=block["name"], invalid_arguments=f"the input is not valid JSON ({exc.message}): {text[:200]}")
     if not isinstance(value, dict):
         return ToolCallPart(id=block["id"], name=block["name"], invalid_arguments=f"the input must be a JSON object, not {text[:200]}")
     return ToolCallPart(id=block["id"], name=block["name"], arguments=value)

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from kairox._util import JsonObject
+from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.agent._messages import Message, ModelRequest, ModelResponse, Role, ToolCallPart, Usage
 from kairox.agent._provider import ModelProviderError, ModelSettings, sdk_failure, with_retries
 from kairox.events import EventSink
@@ -53,9 +53,9 @@ def _tool_call(pending: _PendingCall, index: int) -> ToolCallPart:
     text = "".join(pending.arguments).strip() or "{}"
     call_id = pending.id or f"call_{index}"
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return ToolCallPart(id=call_id, name=pending.name, invalid_arguments=f"the arguments are not valid JSON ({exc.msg} at {exc.pos}): {text[:200]}")
+        value = decode_json(text)
+    except DecodeProblem as exc:
+        return ToolCallPart(id=call_id, name=pending.name, invalid_arguments=f"the arguments are not valid JSON ({exc}): {text[:200]}")
     if not isinstance(value, dict):
         return ToolCallPart(id=call_id, name=pending.name, invalid_arguments=f"the arguments must be a JSON object, not {text[:200]}")
     return ToolCallPart(id=call_id, name=pending.name, arguments=value)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from kairox._util import DecodeProblem, decode_json
 from kairox.config._keys import split_key
 from kairox.config._merge import KeyOrigin
 from kairox.config._models import SERVER_SECTIONS
@@ -217,8 +218,8 @@ def read_mcp_json_entries(path: Path) -> dict[str, tuple[Any, int | None]]:
     """The raw server entries of a ``.mcp.json`` and their lines, for fingerprints (a broken file gives none)."""
     try:
         text = path.read_text(encoding="utf-8")
-        document = json.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError):
+        document = decode_json(text)  # a hostile file (nested too deep) is no crash: it gives no entries
+    except (OSError, UnicodeDecodeError, ValueError, DecodeProblem):
         return {}
     entries = document.get("mcpServers", document) if isinstance(document, dict) else None
     if not isinstance(entries, dict):

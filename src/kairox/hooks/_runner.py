@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kairox._rpc import ChildProcess, child_environment
-from kairox._util import JsonObject
+from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.errors import Diagnostic, ExtensionLoadFailure, SandboxUnavailableError, Severity
 from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookResult, HookSpec
 from kairox.tools import HookDecision, SandboxSettings, check_sandbox, sandboxed_argv
@@ -81,8 +81,8 @@ def parse_answer(hook: HookSpec, exit_code: int, stdout: str, stderr: str) -> Ho
         context = text if hook.event in _CONTEXT_EVENTS else None
         return HookResult(hook=hook, exit_code=0, additional_context=context)
     try:
-        answer = json.loads(text)
-    except json.JSONDecodeError as exc:
+        answer = decode_json(text)
+    except DecodeProblem as exc:
         return HookResult(hook=hook, exit_code=0, diagnostic=_diagnostic(hook, f"printed malformed JSON: {exc}", hint="print one JSON object, or plain text"))
     if not isinstance(answer, dict):
         return HookResult(hook=hook, exit_code=0, diagnostic=_diagnostic(hook, "printed JSON that is not an object"))

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kairox._rpc import ChildProcess, child_environment
-from kairox._util import JsonObject, normalize_tool_name
+from kairox._util import JsonObject, decode_json, normalize_tool_name
 from kairox.errors import SandboxUnavailableError, ToolCallError, ToolNotFoundError
 from kairox.plugins._manifest import PluginPermissions
 from kairox.plugins._model import PluginTool
@@ -157,7 +157,7 @@ class PluginToolProvider(ToolProvider):
             return ToolResult.error(f"{name} exited with code {code}" + (f": {detail}" if detail else ""))
         structured = None
         with contextlib.suppress(ValueError):
-            decoded = json.loads(text)
+            decoded = decode_json(text)
             structured = decoded if isinstance(decoded, dict) else None
         return ToolResult.text(text, structured=structured)
 
