@@ -204,6 +204,15 @@ class PolicyEngine:
                 return rule
         return None
 
+    def refuses_reads(self, spec: ToolSpec) -> bool:
+        """Whether any deny or ask rule could keep ``spec`` from reading a file (else no read filter is needed)."""
+        rules = self._candidates(spec)
+        return any(
+            r.specifier is not None and (r in rules[action] or r.tool == "fs.read")
+            for action in (RuleAction.DENY, RuleAction.ASK)
+            for r in self._rules[action]
+        )
+
     def read_refusal(self, spec: ToolSpec, path: Path) -> RuleRef | None:
         """The deny or ask rule that keeps ``spec`` from reading ``path``, a file it met inside a folder it was
         allowed to read (a search or a listing must not show what ``fs.read`` may not)."""

@@ -442,8 +442,8 @@ class ToolRegistry:
         reading, applied to every file it finds or shows."""
         profile = spec.permission
         reads_paths = bool(profile.path_args) and (profile.access is Access.READ or profile.reads)
-        if not reads_paths and spec.source is not ToolSource.LSP:
-            return None
+        if (not reads_paths and spec.source is not ToolSource.LSP) or not self.policy.refuses_reads(spec):
+            return None  # no rule could refuse a read: no filter, and no extra work per file or per hover
 
         def unreadable(path: Path) -> str | None:
             rule = self.policy.read_refusal(spec, path)
