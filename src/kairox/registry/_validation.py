@@ -162,6 +162,9 @@ def _compile(schema: Any, *, root: bool = False) -> Check:
         return _always
     if len(checks) == 1:
         return checks[0]
+    if len(checks) == 2:  # the usual pair (a type and the keywords of that type): no generator per value
+        first, second = checks
+        return lambda value: first(value) and second(value)
     every = tuple(checks)
     return lambda value: all(check(value) for check in every)
 
