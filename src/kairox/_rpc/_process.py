@@ -28,7 +28,7 @@ BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "L
 """Host variables every child gets (when set)."""
 
 _PR_SET_PDEATHSIG = 1
-_EXIT_POLL = 0.05
+_EXIT_POLL = 0.01
 """Seconds between looks at a child's exit status while waiting for it."""
 
 
@@ -132,8 +132,13 @@ class ChildProcess:
         pipe_stdin: bool = True,
         pipe_stdout: bool = True,
         guarded: bool = False,
+        stdin_grace: float | None = None,
     ) -> None:
         self.guarded = guarded
+        self.stdin_grace = stdin_grace
+        """Seconds :meth:`stop` waits for an exit after closing stdin before it sends SIGTERM; None: half the
+        stop timeout. A short grace suits a child that may ignore end of input (an MCP server that declared
+        ``roots`` waits for more) and exits cleanly on SIGTERM."""
         """Started under the guard (``_guard.py``), which takes the whole group down with a SIGKILLed host; the
         guard is then the group leader whose pid :attr:`pid` reports."""
         self.argv = list(argv)
@@ -280,9 +285,10 @@ class ChildProcess:
                 if self._proc.stdin is not None and not self._proc.stdin.is_closing():
                     with contextlib.suppress(Exception):
                         self._proc.stdin.close()
-                if await self.wait(timeout / 2) is None:
+                grace = timeout / 2 if self.stdin_grace is None else min(self.stdin_grace, timeout)
+                if await self.wait(grace) is None:
                     self._signal_group(signal.SIGTERM)
-                    if await self.wait(timeout / 2) is None:
+                    if await self.wait(max(timeout - grace, 0.1)) is None:
                         self._signal_group(signal.SIGKILL)
                         await self.wait(5.0)
             # the leader may be gone while others in its group live on

@@ -1,0 +1,123 @@
+"""MCP start and stop of a whole process, paired against the raw JSON-lines client of the peer harness.
+
+Runs the peer harness's ``bench_worker.py`` alternately with ``--client raw`` and ``--client kairox`` (fresh
+processes, a raw run and a Kairox run per round) and prints medians of the paired ratios:
+
+- spawn -> tools listed and spawn -> exit, on the minimal server and on server-everything (goals: ahead of every
+  peer; exit <= 1.2x raw);
+- ten servers whose initialize takes 300 ms against one such server, Kairox's manager (goal: <= 1.1x);
+- a server that never answers initialize, ``startup_timeout_sec = 1``: spawn -> Failed, against the timeout
+  (goal: <= timeout + 0.2 s).
+
+Needs the peer harness (``PEER_BENCH``, default ``../shared/bench-peers`` beside the checkout) and a Python that
+has Kairox installed beside the harness requirements (``PEER_PYTHON``, default this interpreter); ``PEER_NPM``
+as the harness wants it for server-everything. Run: ``python bench/mcp_lifecycle.py [--rounds 7]``.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HARNESS = Path(os.environ.get("PEER_BENCH") or ROOT.parent / "shared" / "bench-peers")
+PYTHON = os.environ.get("PEER_PYTHON") or sys.executable
+SERVERS = ROOT / "tests" / "servers"
+
+
+def worker(argv: list[str], client: str) -> dict[str, float]:
+    began = time.monotonic()
+    proc = subprocess.run(
+        [PYTHON, str(HARNESS / "bench_worker.py"), *argv, "--client", client],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=HARNESS,
+        timeout=120,
+    )
+    ended = time.monotonic()
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"{client} {argv}: rc={proc.returncode} {proc.stderr[-800:]}")
+    out: dict[str, float] = json.loads(lines[-1])
+    out["listed"] = out.get("t_listed", 0.0) - began
+    out["exit"] = ended - began
+    return out
+
+
+def median_ratio(pairs: list[tuple[float, float]]) -> str:
+    ratio = statistics.median(a / b for a, b in pairs)
+    return f"{statistics.median(a for a, _ in pairs) * 1000:7.0f} ms vs {statistics.median(b for _, b in pairs) * 1000:6.0f} ms  {ratio:5.2f}x"
+
+
+def startup(rounds: int) -> None:
+    for server in ("minimal", "everything"):
+        listed: list[tuple[float, float]] = []
+        exited: list[tuple[float, float]] = []
+        for _ in range(rounds):
+            raw = worker(["startup", "--server", server], "raw")
+            kx = worker(["startup", "--server", server], "kairox")
+            listed.append((kx["listed"], raw["listed"]))
+            exited.append((kx["exit"], raw["exit"]))
+        print(f"{server:10} spawn->listed kairox vs raw: {median_ratio(listed)}")
+        print(f"{server:10} spawn->exit   kairox vs raw: {median_ratio(exited)}")
+
+
+def multi(rounds: int) -> None:
+    pairs: list[tuple[float, float]] = []
+    for _ in range(rounds):
+        one = worker(["multi", "--variant", "kairox-manager", "--servers", "1"], "kairox")
+        ten = worker(["multi", "--variant", "kairox-manager", "--servers", "10"], "kairox")
+        pairs.append((ten["all_listed_s"], one["all_listed_s"]))
+    print(f"10 slow servers vs 1 (kairox manager): {median_ratio(pairs)}")
+
+
+FAILING = """
+import sys, time, anyio
+from pathlib import Path
+from kairox.config import McpServerConfig
+from kairox.mcp import McpServerManager
+
+async def main(workspace, script):
+    config = McpServerConfig(command=sys.executable, args=[script], startup_timeout_sec=1.0)
+    began = time.monotonic()
+    async with McpServerManager({"hang": config}, workspace=Path(workspace)) as manager:
+        settled = time.monotonic() - began
+        assert manager.clients["hang"].lifecycle.reason
+    print(settled)
+
+anyio.run(main, *sys.argv[1:])
+"""
+
+
+def failing(rounds: int) -> None:
+    settled = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(rounds):
+            env = {**os.environ, "KAIROX_HOME": tmp}
+            proc = subprocess.run(
+                [PYTHON, "-c", FAILING, tmp, str(SERVERS / "hang_initialize.py")],
+                capture_output=True, text=True, env=env, timeout=60, check=True,
+            )
+            settled.append(float(proc.stdout.strip().splitlines()[-1]))
+    value = statistics.median(settled)
+    print(f"hanging server, startup_timeout_sec = 1: settles {value * 1000:7.0f} ms after start ({value - 1.0:+.2f} s over)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--only", default="startup,multi,failing")
+    args = parser.parse_args()
+    print(f"harness: {HARNESS}, python: {PYTHON}, rounds: {args.rounds} (medians of paired ratios)")
+    for part in args.only.split(","):
+        {"startup": startup, "multi": multi, "failing": failing}[part](args.rounds)
+
+
+if __name__ == "__main__":
+    main()
