@@ -7,11 +7,11 @@ group, grandchildren included; when the command ends, what it left in the group 
 that runs outside bubblewrap (whose ``--die-with-parent`` does the same job inside the sandbox). Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
 """
 
-import contextlib
+# Imports are most of the guard's start time, paid once per server: no ``subprocess`` (the guard forks and
+# execs itself) and ``_signal`` rather than ``signal`` (whose enums cost more than the rest of the guard).
+import _signal as signal  # type: ignore[import-not-found]  # no stub; the same functions as signal
 import ctypes
 import os
-import signal
-import subprocess
 import sys
 
 _PR_SET_PDEATHSIG = 1
@@ -49,12 +49,18 @@ def _others() -> set[int]:
     return found
 
 
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
 def _kill_others() -> None:
     # a second look catches what was being forked during the first
     for _round in range(2):
         for pid in _others():
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+            _kill(pid, signal.SIGKILL)
 
 
 def _kill_group(*_: object) -> None:
@@ -64,9 +70,29 @@ def _kill_group(*_: object) -> None:
     os._exit(137)
 
 
-def _die_with_guard() -> None:  # runs in the server between fork and exec
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _prctl_pdeathsig(sig: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        except Exception:
+            pass
+
+
+def _spawn(argv: list[str]) -> int:
+    """Fork and exec the command, which dies with the guard; its pid. An exec failure is reported on stderr
+    and ends the child with 127."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the child: what ``subprocess`` would do, without importing it
+        _prctl_pdeathsig(signal.SIGKILL)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; the server gets the defaults
+            signal.signal(sig, signal.SIG_DFL)
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        os.write(2, f"cannot start {argv[0]!r}: {exc.strerror or exc}\n".encode())
+    finally:
+        os._exit(127)
 
 
 def main(argv: list[str]) -> int:
@@ -79,31 +105,26 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("kairox guard: no command given\n")
         return 2
     signal.signal(signal.SIGUSR1, _kill_group)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1, 0, 0, 0)
+    _prctl_pdeathsig(signal.SIGUSR1)
     if os.getppid() != (parent or os.getppid()) or os.getppid() == 1:  # the host died before the signal was armed
         _kill_group()
-    try:
-        linux = sys.platform.startswith("linux")
-        server = subprocess.Popen(argv, restore_signals=True, preexec_fn=_die_with_guard if linux else None)
-    except OSError as exc:
-        sys.stderr.write(f"cannot start {argv[0]!r}: {exc.strerror or exc}\n")
-        return 127
+    server = _spawn(argv)
     # SIGTERM goes to the whole group; the guard outlives its server only long enough to report the exit code
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     # drop the guard's copies of the pipes, so the host sees end of file when the server exits
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
-    code = server.wait()
+    code = os.waitstatus_to_exitcode(os.waitpid(server, 0)[1])
     # nothing the server left in the group (a wrapper's helper) outlives it: the host closing the server's
     # pipes as it dies can end the server before the parent-death signal reaches the guard
     _kill_others()
     if code < 0:  # die of the same signal, so the host reads the exit status the server itself had
-        with contextlib.suppress(OSError, ValueError):  # SIGKILL's handler cannot be set (nor needs to be)
+        try:  # SIGKILL's handler cannot be set (nor needs to be)
             signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
+        except (OSError, ValueError):
+            pass
+        _kill(os.getpid(), -code)
     return code if code >= 0 else 128 - code
 
 
