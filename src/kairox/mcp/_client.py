@@ -7,6 +7,8 @@ A server that goes away after it was Ready is restarted with exponential backoff
 """
 
 import contextlib
+import functools
+import gc
 import math
 import os
 import sys
@@ -99,6 +101,19 @@ def _session_gone(transport: str, exc: "MCPError") -> bool:
         and exc.error.code == mcp_types.INVALID_REQUEST
         and "session" in exc.error.message.lower()
     )
+
+
+@functools.cache
+def _load_sdk() -> None:
+    """Import the SDK once (the first connection calls this after spawning its server, which boots meanwhile)
+    and move what the import built out of the collector's reach: its protocol types are hundreds of thousands
+    of objects that live as long as the process, and walking them made every full collection, the one at
+    interpreter exit included (about 0.3 s), pay for them again."""
+    import mcp_types  # noqa: F401
+
+    from mcp import Client  # noqa: F401
+
+    gc.freeze()
 
 
 def _broken_connection() -> tuple[type[Exception], ...]:
@@ -372,6 +387,7 @@ class McpClient:
     async def _connect(self, stack: AsyncExitStack) -> "Client":
         transport = await self._open_transport(stack)
         # imported only now: a stdio server is already booting in its own process
+        _load_sdk()
         import mcp_types
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
