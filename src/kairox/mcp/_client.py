@@ -7,11 +7,12 @@ A server that goes away after it was Ready is restarted with exponential backoff
 """
 
 import contextlib
-import functools
 import gc
 import math
 import os
 import sys
+import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -103,17 +104,29 @@ def _session_gone(transport: str, exc: "MCPError") -> bool:
     )
 
 
-@functools.cache
+_starting: "weakref.WeakSet[McpClient]" = weakref.WeakSet()
+"""Clients whose start-up clock runs: the SDK import stops that clock for all of them."""
+
+
 def _load_sdk() -> None:
     """Import the SDK once (the first connection calls this after spawning its server, which boots meanwhile)
     and move what the import built out of the collector's reach: its protocol types are hundreds of thousands
     of objects that live as long as the process, and walking them made every full collection, the one at
-    interpreter exit included (about 0.3 s), pay for them again."""
+    interpreter exit included (about 0.3 s), pay for them again.
+
+    The import holds the event loop (about a second on a busy machine): every start under way gets that time
+    back, so ``startup_timeout_sec`` measures the servers, not Kairox's one import."""
+    if "mcp.client.client" in sys.modules and gc.get_freeze_count():
+        return
+    began = time.monotonic()
     import mcp_types  # noqa: F401
 
     from mcp import Client  # noqa: F401
 
     gc.freeze()
+    took = time.monotonic() - began
+    for client in list(_starting):
+        client._postpone_start(took)
 
 
 def _broken_connection() -> tuple[type[Exception], ...]:
@@ -255,12 +268,11 @@ class McpClient:
         attempt = 0
         # one clock for a start, from the first spawn: a protocol probe that makes the server exit and the
         # classic handshake tried after it share ``startup_timeout_sec``
-        deadline = anyio.current_time() + self.config.startup_timeout_sec
         try:
             while not self._stop.is_set():
                 if not legacy_retry or attempt != 1:
-                    deadline = anyio.current_time() + self.config.startup_timeout_sec
-                reason, was_ready, exited = await self._serve_once(attempt, deadline)
+                    self._start_deadline = anyio.current_time() + self.config.startup_timeout_sec
+                reason, was_ready, exited = await self._serve_once(attempt)
                 attempt += 1
                 if legacy_retry and was_ready and attempt == 2:
                     remember_legacy(self.home, self._cache_key)
@@ -303,7 +315,12 @@ class McpClient:
                 self.lifecycle.stopped()
             self._done.set()
 
-    async def _serve_once(self, attempt: int, deadline: float) -> tuple[str | None, bool, bool]:
+    def _postpone_start(self, seconds: float) -> None:
+        self._start_deadline += seconds
+        if self._scope is not None and self._scope.deadline != math.inf:
+            self._scope.deadline += seconds
+
+    async def _serve_once(self, attempt: int) -> tuple[str | None, bool, bool]:
         """One connection from start to loss. Returns (failure reason, reached Ready, the process exited)."""
         self.lifecycle.starting(attempt)
         self._lost = anyio.Event()
@@ -317,7 +334,8 @@ class McpClient:
             self._scope = scope
             if self._stop.is_set():
                 scope.cancel()
-            scope.deadline = deadline
+            scope.deadline = self._start_deadline
+            _starting.add(self)
             try:
                 async with AsyncExitStack() as stack:
                     client = await self._connect(stack)
@@ -328,6 +346,7 @@ class McpClient:
                         await self._list_everything(client)
                         tg.start_soon(self._relist_loop, client)
                         scope.deadline = math.inf
+                        _starting.discard(self)
                         ready_at = anyio.current_time()
                         self._client = client
                         was_ready = True
@@ -342,6 +361,7 @@ class McpClient:
             except Exception as exc:
                 reason = describe_failure(_unwrap(exc), self.config.url)
             finally:
+                _starting.discard(self)
                 self._client = None
                 self._scope = None
                 self._uptime = 0.0 if ready_at is None else anyio.current_time() - ready_at
@@ -361,6 +381,7 @@ class McpClient:
         return reason or "unknown failure", was_ready, exited
 
     _last_exit_code: int | None = None
+    _start_deadline = 0.0
     _uptime = 0.0
     _violations = 0
     _exited_by_itself = False
@@ -385,6 +406,8 @@ class McpClient:
     # --- connecting ---------------------------------------------------------------------------------------
 
     async def _connect(self, stack: AsyncExitStack) -> "Client":
+        if self.config.transport != "stdio":
+            _load_sdk()  # the HTTP transports are the SDK's own
         transport = await self._open_transport(stack)
         # imported only now: a stdio server is already booting in its own process
         _load_sdk()

@@ -26,7 +26,7 @@ at once, and one that waits for more input (server-everything once ``roots`` is 
 every stop for seconds."""
 STOP_TIMEOUT_SEC = 3.0
 """From end of input to SIGKILL for a server that was Ready."""
-STARTUP_STOP_TIMEOUT_SEC = 0.3
+STARTUP_STOP_TIMEOUT_SEC = 0.2
 """The same for a server still starting: it holds no session worth a clean exit, and its failure is reported
 only once it is stopped (so the report carries all it wrote to stderr)."""
 
