@@ -35,7 +35,14 @@ from kairox.mcp._files import server_file_stem
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
 from kairox.mcp._protocol_cache import known_legacy, remember_legacy, server_key
 from kairox.mcp._stdio import ChildStdioTransport
-from kairox.mcp._transports import STOP_TIMEOUT_SEC, describe_failure, expand, open_remote, open_stdio
+from kairox.mcp._transports import (
+    STDIN_GRACE_SEC,
+    STOP_TIMEOUT_SEC,
+    describe_failure,
+    expand,
+    open_remote,
+    open_stdio,
+)
 from kairox.tools import ProgressCallback, ToolResult
 
 if TYPE_CHECKING:
@@ -350,8 +357,8 @@ class McpClient:
                         ready_at = anyio.current_time()
                         self._client = client
                         was_ready = True
-                        if self._child is not None:
-                            self._child.stop_timeout = STOP_TIMEOUT_SEC
+                        if self._child is not None:  # a Ready server gets a clean exit
+                            self._child.stop_timeout, self._child.stdin_grace = STOP_TIMEOUT_SEC, STDIN_GRACE_SEC
                         self.lifecycle.ready(self.offered_count(), client.protocol_version)
                         await self._notify_listeners()
                         if self._transport is not None:

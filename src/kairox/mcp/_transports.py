@@ -26,9 +26,9 @@ at once, and one that waits for more input (server-everything once ``roots`` is 
 every stop for seconds."""
 STOP_TIMEOUT_SEC = 3.0
 """From end of input to SIGKILL for a server that was Ready."""
-STARTUP_STOP_TIMEOUT_SEC = 0.2
-"""The same for a server still starting: it holds no session worth a clean exit, and its failure is reported
-only once it is stopped (so the report carries all it wrote to stderr)."""
+STARTUP_STOP_TIMEOUT_SEC = 0.1
+"""From SIGTERM (sent with end of input, no grace) to SIGKILL for a server still starting: it holds no session
+worth a clean exit, and its failure is reported once it is stopped (so the report carries all it wrote)."""
 
 
 class StartError(Exception):
@@ -75,7 +75,7 @@ async def open_stdio(
     child = ChildProcess(
         [command, *args], env=env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=STARTUP_STOP_TIMEOUT_SEC,
         guarded=True,
-        stdin_grace=STDIN_GRACE_SEC,
+        stdin_grace=0.0,
     )
     try:
         await child.start()
