@@ -11,7 +11,8 @@ processes, a raw run and a Kairox run per round) and prints medians of the paire
 
 Needs the peer harness (``PEER_BENCH``, default ``../shared/bench-peers`` beside the checkout) and a Python that
 has Kairox installed beside the harness requirements (``PEER_PYTHON``, default this interpreter); ``PEER_NPM``
-as the harness wants it for server-everything. Run: ``python bench/mcp_lifecycle.py [--rounds 7]``.
+as the harness wants it for server-everything. Run: ``python bench/mcp_lifecycle.py [--rounds 7]``; with
+``--baseline DIR`` (a byte-compiled ``src`` of another revision) the same rounds also run that revision.
 """
 
 import argparse
@@ -30,7 +31,21 @@ PYTHON = os.environ.get("PEER_PYTHON") or sys.executable
 SERVERS = ROOT / "tests" / "servers"
 
 
-def worker(argv: list[str], client: str) -> dict[str, float]:
+BASELINE: str | None = None
+"""``--baseline SRC``: a folder holding another ``kairox`` package (e.g. the main branch's ``src``, byte-compiled),
+run on ``PYTHONPATH`` in the same rounds."""
+
+
+def environment(baseline: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if baseline:
+        assert BASELINE is not None
+        env["PYTHONPATH"] = BASELINE
+    return env
+
+
+def worker(argv: list[str], client: str, baseline: bool = False) -> dict[str, float]:
     began = time.monotonic()
     proc = subprocess.run(
         [PYTHON, str(HARNESS / "bench_worker.py"), *argv, "--client", client],
@@ -39,6 +54,7 @@ def worker(argv: list[str], client: str) -> dict[str, float]:
         stdin=subprocess.DEVNULL,
         cwd=HARNESS,
         timeout=120,
+        env=environment(baseline),
     )
     ended = time.monotonic()
     lines = proc.stdout.strip().splitlines()
@@ -57,15 +73,17 @@ def median_ratio(pairs: list[tuple[float, float]]) -> str:
 
 def startup(rounds: int) -> None:
     for server in ("minimal", "everything"):
-        listed: list[tuple[float, float]] = []
-        exited: list[tuple[float, float]] = []
+        rows: dict[str, list[tuple[float, float]]] = {}
         for _ in range(rounds):
             raw = worker(["startup", "--server", server], "raw")
-            kx = worker(["startup", "--server", server], "kairox")
-            listed.append((kx["listed"], raw["listed"]))
-            exited.append((kx["exit"], raw["exit"]))
-        print(f"{server:10} spawn->listed kairox vs raw: {median_ratio(listed)}")
-        print(f"{server:10} spawn->exit   kairox vs raw: {median_ratio(exited)}")
+            runs = {"kairox": worker(["startup", "--server", server], "kairox")}
+            if BASELINE:
+                runs["baseline"] = worker(["startup", "--server", server], "kairox", baseline=True)
+            for name, run in runs.items():
+                rows.setdefault(f"spawn->listed {name:8} vs raw", []).append((run["listed"], raw["listed"]))
+                rows.setdefault(f"spawn->exit   {name:8} vs raw", []).append((run["exit"], raw["exit"]))
+        for label, pairs in sorted(rows.items()):
+            print(f"{server:10} {label}: {median_ratio(pairs)}")
 
 
 def multi(rounds: int) -> None:
@@ -74,6 +92,8 @@ def multi(rounds: int) -> None:
     after_import: list[tuple[float, float]] = []
     from_spawn: list[tuple[float, float]] = []
     raw_pairs: list[tuple[float, float]] = []
+    base_after: list[tuple[float, float]] = []
+    base_from: list[tuple[float, float]] = []
     for _ in range(rounds):
         one = worker(["multi", "--variant", "kairox-manager", "--servers", "1"], "kairox")
         ten = worker(["multi", "--variant", "kairox-manager", "--servers", "10"], "kairox")
@@ -82,9 +102,17 @@ def multi(rounds: int) -> None:
         after_import.append((ten["all_listed_s"], one["all_listed_s"]))
         from_spawn.append((ten["all_listed_s"] + ten["import_s"], one["all_listed_s"] + one["import_s"]))
         raw_pairs.append((raw_ten["all_listed_s"], raw_one["all_listed_s"]))
-    print(f"10 slow servers vs 1, kairox manager, after imports: {median_ratio(after_import)}")
-    print(f"10 slow servers vs 1, kairox manager, from import:   {median_ratio(from_spawn)}")
-    print(f"10 slow servers vs 1, raw client tasks:              {median_ratio(raw_pairs)}")
+        if BASELINE:
+            b_one = worker(["multi", "--variant", "kairox-manager", "--servers", "1"], "kairox", baseline=True)
+            b_ten = worker(["multi", "--variant", "kairox-manager", "--servers", "10"], "kairox", baseline=True)
+            base_after.append((b_ten["all_listed_s"], b_one["all_listed_s"]))
+            base_from.append((b_ten["all_listed_s"] + b_ten["import_s"], b_one["all_listed_s"] + b_one["import_s"]))
+    print(f"10 slow servers vs 1, kairox   after imports: {median_ratio(after_import)}")
+    print(f"10 slow servers vs 1, kairox   from import:   {median_ratio(from_spawn)}")
+    if BASELINE:
+        print(f"10 slow servers vs 1, baseline after imports: {median_ratio(base_after)}")
+        print(f"10 slow servers vs 1, baseline from import:   {median_ratio(base_from)}")
+    print(f"10 slow servers vs 1, raw client tasks:       {median_ratio(raw_pairs)}")
 
 
 FAILING = """
@@ -137,24 +165,28 @@ def failing(rounds: int) -> None:
         settled: dict[str, list[float]] = {}
         with tempfile.TemporaryDirectory() as tmp:
             for _ in range(rounds):
-                env = {**os.environ, "KAIROX_HOME": tmp}
-                proc = subprocess.run(
-                    [PYTHON, "-c", FAILING, tmp, str(SERVERS), mode],
-                    capture_output=True, text=True, env=env, timeout=60, check=True,
-                )
-                for part in proc.stdout.split():
-                    name, value = part.split("=")
-                    settled.setdefault(name, []).append(float(value))
-        for name, values in settled.items():
+                for which in ("kairox", "baseline") if BASELINE else ("kairox",):
+                    env = {**environment(which == "baseline"), "KAIROX_HOME": tmp}
+                    proc = subprocess.run(
+                        [PYTHON, "-c", FAILING, tmp, str(SERVERS), mode],
+                        capture_output=True, text=True, env=env, timeout=60, check=True,
+                    )
+                    for part in proc.stdout.split():
+                        name, value = part.split("=")
+                        settled.setdefault(f"{which:8} {mode:4} {name:16}", []).append(float(value))
+        for label, values in sorted(settled.items()):
             value = statistics.median(values)
-            print(f"{mode:4} {name:16} startup_timeout_sec = 1: Failed {value * 1000:5.0f} ms after its start ({value - 1.0:+.2f} s)")
+            print(f"{label} startup_timeout_sec = 1: Failed {value * 1000:5.0f} ms after its start ({value - 1.0:+.2f} s)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", default="startup,multi,failing")
+    parser.add_argument("--baseline", help="a folder with another kairox package, run beside this one")
     args = parser.parse_args()
+    global BASELINE
+    BASELINE = args.baseline
     print(f"harness: {HARNESS}, python: {PYTHON}, rounds: {args.rounds} (medians of paired ratios)")
     for part in args.only.split(","):
         {"startup": startup, "multi": multi, "failing": failing}[part](args.rounds)
