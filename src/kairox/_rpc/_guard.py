@@ -128,5 +128,152 @@ def main(argv: list[str]) -> int:
     return code if code >= 0 else 128 - code
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _descendants() -> set[int]:
+    """Every process below the guard, from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found: set[int] = set()
+    stack = [os.getpid()]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.add(child)
+            stack.append(child)
+    return found
+
+
+def serve(parent: int) -> int:
+    """One guard for the whole host: it starts every server the host asks for and takes them all down with it.
+
+    Requests come on stdin, a Unix seqpacket socket: one JSON message ``{"argv", "env", "cwd"}`` with the
+    server's stdin, stdout and stderr attached as descriptors; the answer is ``{"pid"}``, and ``{"exit", "code"}``
+    follows when that server ends. Each server leads a session of its own (the host signals its group) and
+    dies with the guard (``PR_SET_PDEATHSIG``); the guard is a child subreaper, so whatever a server leaves behind
+    stays below it, and when the host dies (parent-death signal, or the socket's end) it kills everything below
+    it. When a server ends, what is left in its group and session ends with it.
+    """
+    import json
+    import select
+    import socket
+
+    servers: set[int] = set()
+
+    def kill_all(*_: object) -> None:
+        for _round in range(2):
+            for pid in servers:
+                _killpg(pid)
+            for pid in _descendants():
+                _kill(pid, signal.SIGKILL)
+        os._exit(137)
+
+    signal.signal(signal.SIGUSR1, kill_all)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _prctl_pdeathsig(signal.SIGUSR1)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    if os.getppid() != parent:  # the host died before the signal was armed
+        kill_all()
+    channel = socket.socket(fileno=os.dup(0))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in servers:
+                servers.discard(pid)
+                _killpg(pid)
+                _kill_session(pid)
+                channel.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+
+    while True:
+        ready, _, _ = select.select([channel.fileno(), wake_read], [], [])
+        if wake_read in ready:
+            os.read(wake_read, 4096)
+            reap()
+        if channel.fileno() in ready:
+            message, fds, _flags, _address = socket.recv_fds(channel, 1 << 20, 3)
+            if not message:  # the host closed its end or died
+                kill_all()
+            request = json.loads(message)
+            try:
+                pid = _spawn_server(request["argv"], request["env"], request["cwd"], fds)
+            except OSError as exc:
+                channel.send(json.dumps({"error": exc.strerror or str(exc)}).encode())
+            else:
+                servers.add(pid)
+                channel.send(json.dumps({"pid": pid}).encode())
+            finally:
+                for fd in fds:
+                    os.close(fd)
+
+
+def _prctl(option: int, value: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+        except Exception:
+            pass
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _kill_session(sid: int) -> None:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    session = int(handle.read().rsplit(b")", 1)[1].split()[3])
+            except (OSError, IndexError, ValueError):
+                continue
+            if session == sid:
+                _kill(int(entry), signal.SIGKILL)
+
+
+def _spawn_server(argv: list[str], env: dict[str, str], cwd: str | None, fds: list[int]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the server: a session of its own, dies with the guard, the host's pipes as 0, 1 and 2
+        os.setsid()
+        _prctl_pdeathsig(signal.SIGKILL)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGUSR1, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)  # dup2 makes them inheritable
+        if cwd is not None:
+            os.chdir(cwd)
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        os.write(2, f"cannot start {argv[0]!r}: {exc.strerror or exc}\n".encode())
+    finally:
+        os._exit(127)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--host":
+        sys.exit(serve(int(sys.argv[2])))
     sys.exit(main(sys.argv[1:]))

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from kairox._rpc._guarded import guarded_argv
+from kairox._rpc._hostguard import GuardedProcess, host_guard
 from kairox._util import LOG_LIMIT_BYTES, RotatingLog
 
 BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ")
@@ -148,11 +148,11 @@ class ChildProcess:
         self.stderr = StderrTail(stderr_limit, stderr_log, log_limit=stderr_log_limit)
         self._pipe_stdin = pipe_stdin
         self._pipe_stdout = pipe_stdout
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: asyncio.subprocess.Process | GuardedProcess | None = None
         self._drain: asyncio.Task[None] | None = None
 
     @property
-    def process(self) -> asyncio.subprocess.Process:
+    def process(self) -> asyncio.subprocess.Process | GuardedProcess:
         if self._proc is None:
             raise RuntimeError("the child process has not been started")
         return self._proc
@@ -198,19 +198,27 @@ class ChildProcess:
         try:
             if self.guarded:
                 self._check_runnable()
-            self._proc = await asyncio.create_subprocess_exec(
-                *(guarded_argv(self.argv) if self.guarded else self.argv),
-                stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
-                stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
-                stderr=pipe,
-                env=self.env,
-                cwd=str(self.cwd) if self.cwd is not None else None,
-                start_new_session=True,
-                # the guard arms the parent-death signal itself: without a preexec_fn the host can vfork, which
-                # keeps the event loop from stalling for milliseconds per start
-                preexec_fn=None if self.guarded else _die_with_parent,
-                limit=2**24,
-            )
+                # the host's one guard starts it: a session of its own, taken down with the host
+                self._proc = await host_guard().spawn(
+                    self.argv,
+                    env=self.env,
+                    cwd=str(self.cwd) if self.cwd is not None else None,
+                    pipe_stdin=self._pipe_stdin,
+                    pipe_stdout=self._pipe_stdout,
+                    limit=2**24,
+                )
+            else:
+                self._proc = await asyncio.create_subprocess_exec(
+                    *self.argv,
+                    stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
+                    stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
+                    stderr=pipe,
+                    env=self.env,
+                    cwd=str(self.cwd) if self.cwd is not None else None,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                    limit=2**24,
+                )
         except BaseException:
             self.stderr.close()  # no child will write to the log file
             raise
@@ -297,6 +305,8 @@ class ChildProcess:
             if self._drain is not None:
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(self._drain, 1.0)
+            if isinstance(self._proc, GuardedProcess):
+                self._proc.close_pipes()
             self.stderr.close()
         return self._proc.returncode
 
