@@ -3,8 +3,11 @@
 The kernel's parent-death signal reaches only the direct child of the host. A command started through a
 wrapper (``npx``, ``uvx``, a shell) has grandchildren it would not reach, so the host starts this small
 guard instead: the guard is the group leader, waits for the command, and on the host's death kills the
-group, grandchildren included; when the command ends, what it left in the group ends with it. Used for MCP stdio servers, language servers, debug adapters and every command
+group, grandchildren included; when the command ends, what it left in the group ends with it. Used for every command
 that runs outside bubblewrap (whose ``--die-with-parent`` does the same job inside the sandbox). Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
+
+``python -I -S _guard.py --host HOST_PID`` (:func:`serve`) is the same guarantee for many children at once: the
+one guard of a host, which starts its MCP stdio servers, language servers and debug adapters.
 """
 
 # Imports are most of the guard's start time, paid once per server: no ``subprocess`` (the guard forks and
@@ -189,6 +192,12 @@ def serve(parent: int) -> int:
     signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
 
+    def tell(message: dict[str, object]) -> None:
+        try:
+            channel.send(json.dumps(message).encode())
+        except OSError:  # the host is gone
+            kill_all()
+
     def reap() -> None:
         while True:
             try:
@@ -201,28 +210,31 @@ def serve(parent: int) -> int:
                 servers.discard(pid)
                 _killpg(pid)
                 _kill_session(pid)
-                channel.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+                tell({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
 
-    while True:
-        ready, _, _ = select.select([channel.fileno(), wake_read], [], [])
-        if wake_read in ready:
-            os.read(wake_read, 4096)
-            reap()
-        if channel.fileno() in ready:
-            message, fds, _flags, _address = socket.recv_fds(channel, 1 << 20, 3)
-            if not message:  # the host closed its end or died
-                kill_all()
-            request = json.loads(message)
-            try:
-                pid = _spawn_server(request["argv"], request["env"], request["cwd"], fds)
-            except OSError as exc:
-                channel.send(json.dumps({"error": exc.strerror or str(exc)}).encode())
-            else:
-                servers.add(pid)
-                channel.send(json.dumps({"pid": pid}).encode())
-            finally:
-                for fd in fds:
-                    os.close(fd)
+    try:
+        while True:
+            ready, _, _ = select.select([channel.fileno(), wake_read], [], [])
+            if wake_read in ready:
+                os.read(wake_read, 4096)
+                reap()
+            if channel.fileno() in ready:
+                message, fds, _flags, _address = socket.recv_fds(channel, 1 << 20, 3)
+                if not message:  # the host closed its end or died
+                    kill_all()
+                request = json.loads(message)
+                try:
+                    pid = _spawn_server(request["argv"], request["env"], request["cwd"], fds)
+                except OSError as exc:
+                    tell({"error": exc.strerror or str(exc)})
+                else:
+                    servers.add(pid)
+                    tell({"pid": pid})
+                finally:
+                    for fd in fds:
+                        os.close(fd)
+    finally:  # whatever ends the loop, nothing the guard started outlives it
+        kill_all()
 
 
 def _prctl(option: int, value: int) -> None:

@@ -1,8 +1,8 @@
 """Child processes that never outlive Kairox and never deadlock on a full stderr pipe.
 
 Every child starts in its own session (so its whole process group can be signalled), gets an allow-listed
-environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``; a ``guarded`` child runs under
-the guard, which extends that to the grandchildren of the group), and has its stderr drained
+environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``; a ``guarded`` child is started by
+the host's one process guard, which extends that to every process below the child), and has its stderr drained
 continuously into a bounded in-memory tail and, optionally, a capped and rotated log file. Stopping is: close stdin, wait,
 SIGTERM the group, wait, SIGKILL the group.
 """
@@ -135,12 +135,12 @@ class ChildProcess:
         stdin_grace: float | None = None,
     ) -> None:
         self.guarded = guarded
+        """Started by the host's process guard (``_guard.py --host``), which takes the child and everything below it
+        down with a SIGKILLed host, grandchildren that left the child's group included."""
         self.stdin_grace = stdin_grace
         """Seconds :meth:`stop` waits for an exit after closing stdin before it sends SIGTERM; None: half the
         stop timeout. A short grace suits a child that may ignore end of input (an MCP server that declared
         ``roots`` waits for more) and exits cleanly on SIGTERM."""
-        """Started under the guard (``_guard.py``), which takes the whole group down with a SIGKILLed host; the
-        guard is then the group leader whose pid :attr:`pid` reports."""
         self.argv = list(argv)
         self.env = dict(env) if env is not None else child_environment(os.environ)
         self.cwd = cwd
