@@ -83,7 +83,10 @@ function assistantItem(turn: string) {
 function pushTrace(event: TraceEvent): void {
   const list = trace.value;
   if (list.some((known) => known.seq === event.seq)) return;
-  list.push(event);
+  // most events arrive in order; one from the stream that races the first /api/trace answer may not
+  let at = list.length;
+  while (at > 0 && (list[at - 1] as TraceEvent).seq > event.seq) at -= 1;
+  list.splice(at, 0, event);
   if (list.length > TRACE_LIMIT) list.splice(0, list.length - TRACE_LIMIT);
 }
 
@@ -235,5 +238,4 @@ export function connectEvents(): void {
 export async function loadTrace(): Promise<void> {
   const events = (await api.trace(TRACE_LIMIT)).events;
   for (const event of events) pushTrace(event);
-  trace.value.sort((a, b) => a.seq - b.seq);
 }

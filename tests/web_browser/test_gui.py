@@ -1,0 +1,242 @@
+"""The GUI as a user drives it in Chromium: server dots that go live, a catalog install from the npm cache that
+ends with a green server, a skill switched off that ``kairox skills list`` then shows off, plugins after the trust
+banner's action, and an approval answered in the session against the scripted model server."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+from tests.servers.model_server import ScriptedModelServer
+from tests.web_browser._browser import (
+    GREEN,
+    RED,
+    ROOT,
+    SERVERS,
+    YELLOW,
+    Gui,
+    dot_colour,
+    make_workspace,
+    screenshot,
+    wait_for_dot,
+)
+
+pytestmark = pytest.mark.timeout(240)
+
+NPM_CACHE = ROOT / "build" / "npm-cache"
+
+
+def kairox(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kairox", "--workspace", str(workspace), *args],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})},
+    )
+
+
+def server_table(name: str, script: str, *args: str, timeout: int = 60) -> str:
+    return (
+        f'[mcp_servers.{name}]\ncommand = "{sys.executable}"\n'
+        f"args = {json.dumps([str(SERVERS / script), *args])}\nstartup_timeout_sec = {timeout}\n\n"
+    )
+
+
+def test_servers_turn_green_red_and_yellow_then_green_live(
+    tmp_path: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    (isolated_home / "kairox.toml").write_text(
+        server_table("quick", "basic_server.py")
+        + server_table("broken", "crash_at_start.py", timeout=20)
+        # long enough for the page to see it starting, whatever the machine's load
+        + server_table("slow", "basic_server.py", "--delay-init-ms", "8000"),
+        encoding="utf-8",
+    )
+    gui = gui_factory(workspace)
+    page.goto(gui.url)
+    expect(page.locator('[data-server="slow"]')).to_be_visible()
+    wait_for_dot(page, '[data-server="slow"]', YELLOW)
+    assert page.locator('[data-server="slow"]').get_attribute("data-kind") == "mcp"
+    screenshot(page, "servers-starting")
+
+    wait_for_dot(page, '[data-server="quick"]', GREEN)
+    wait_for_dot(page, '[data-server="broken"]', RED)
+    # the page is not reloaded: the event stream turns the slow one green
+    wait_for_dot(page, '[data-server="slow"]', GREEN)
+    assert [dot_colour(page, f'[data-server="{name}"]') for name in ("quick", "broken", "slow")] == [GREEN, RED, GREEN]
+    assert page.url.endswith("/servers") and "token" not in page.url  # the cookie carries the token now
+
+    page.click('[data-server="quick"]')
+    tools = page.locator('[data-detail="quick"] [data-tool]')
+    expect(tools.first).to_be_visible()
+    assert {"echo", "add"} <= set(tools.evaluate_all("rows => rows.map(row => row.dataset.tool)"))
+    page.click('[data-server="broken"]')
+    expect(page.locator('[data-detail="broken"] [data-stderr]')).to_contain_text("missing API key, giving up")
+    expect(page.locator('[data-detail="broken"]')).to_contain_text(str(isolated_home / "kairox.toml"))
+    screenshot(page, "servers")
+
+
+@pytest.fixture
+def offline_npm(tmp_path: Path) -> dict[str, str]:
+    """A HOME whose npm works offline from the cache ``make install`` fills, as the catalog tests use it."""
+    assert (NPM_CACHE / ".catalog-installed").is_file(), "run `make install` first: it fills build/npm-cache"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".npmrc").write_text(
+        f"cache={NPM_CACHE}\noffline=true\nprefix={tmp_path / 'npm-prefix'}\nupdate-notifier=false\n", encoding="utf-8"
+    )
+    return {"HOME": str(home), "npm_config_offline": "true"}
+
+
+def test_marketplace_installs_server_memory_from_the_npm_cache_and_it_turns_green(
+    tmp_path: Path, isolated_home: Path, offline_npm: dict[str, str], gui_factory: Callable[..., Gui], page: Page
+) -> None:
+    (isolated_home / "kairox.toml").write_text("# my settings\n", encoding="utf-8")
+    workspace = make_workspace(tmp_path / "repo")
+    gui = gui_factory(workspace, offline_npm)
+    page.goto(gui.url)
+    page.click('[data-nav="marketplace"]')
+    page.fill("[data-search]", "memory")
+    entry = page.locator('[data-entry$="memory"]').first
+    expect(entry).to_be_visible()
+    entry.click()
+    detail = page.locator("[data-detail]")
+    expect(detail.locator("[data-command]")).to_have_text("npx -y @modelcontextprotocol/server-memory@2026.8.31")
+    expect(detail.locator("[data-config]")).to_contain_text("[mcp_servers.memory]")
+    node = detail.locator('[data-requirement*="node"]').first
+    expect(node).to_have_attribute("data-present", "true")
+    page.select_option('select[aria-label="configuration layer"]', "user")
+    screenshot(page, "marketplace")
+
+    page.click('[data-action="install"]')
+    # writing the configuration goes through the gate, which asks in the GUI's dialog
+    dialog = page.locator("[data-approval]")
+    expect(dialog).to_be_visible(timeout=60_000)
+    page.click('[data-answer="once"]')
+    outcome = page.locator("[data-outcome]")
+    expect(outcome).to_be_visible(timeout=180_000)
+    expect(outcome).to_contain_text("installed")
+    expect(outcome.locator("code", has_text="read_graph")).to_be_visible()
+    assert page.locator("[data-step]").count() >= 2  # progress came step by step before the outcome
+    wait_for_dot(page, '.install-progress [data-server="memory"]', GREEN, timeout=120_000)
+    screenshot(page, "marketplace-installed")
+
+    written = tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))
+    assert written["mcp_servers"]["memory"]["args"] == ["-y", "@modelcontextprotocol/server-memory@2026.8.31"]
+    assert (isolated_home / "kairox.toml").read_text(encoding="utf-8").startswith("# my settings\n")
+    page.click('[data-nav="servers"]')
+    wait_for_dot(page, '[data-server="memory"]', GREEN)
+
+
+def test_a_skill_switched_off_in_the_gui_is_off_for_kairox_skills_list(
+    tmp_path: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    for name, text in (("commit-msg", "Write a commit message."), ("release-notes", "Write release notes.")):
+        skill = isolated_home / "skills" / name / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        skill.write_text(f"---\nname: {name}\ndescription: {text}\n---\nSteps.\n", encoding="utf-8")
+    gui = gui_factory(workspace)
+    page.goto(gui.url)
+    page.click('[data-nav="skills"]')
+    row = page.locator('[data-skill="commit-msg"][data-scope="user"]')
+    switch = row.get_by_role("checkbox")
+    expect(switch).to_be_checked()
+    row.locator("label.toggle").click()
+    expect(switch).not_to_be_checked()
+    expect(page.locator('[data-skill="release-notes"]').get_by_role("checkbox")).to_be_checked()
+    screenshot(page, "skills")
+
+    listed = kairox(workspace, "skills", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    states = {skill["name"]: skill["enabled"] for skill in json.loads(listed.stdout)["skills"]}
+    assert states == {"commit-msg": False, "release-notes": True}
+    text = kairox(workspace, "skills", "list").stdout
+    assert any(line.split()[:3] == ["commit-msg", "user", "disabled"] for line in text.splitlines()), text
+
+    row.locator("label.toggle").click()
+    expect(switch).to_be_checked()
+    states = {s["name"]: s["enabled"] for s in json.loads(kairox(workspace, "skills", "list", "--json").stdout)["skills"]}
+    assert states == {"commit-msg": True, "release-notes": True}
+
+
+def test_trust_banner_trusts_the_workspace_and_the_plugin_shows_its_contributions(
+    tmp_path: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    shutil.copytree(ROOT / "examples" / "workspace" / ".kairox" / "plugins", workspace / ".kairox" / "plugins")
+    gui = gui_factory(workspace)
+    page.goto(gui.url)
+    page.click('[data-nav="plugins"]')
+    banner = page.locator(".trust-banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("not trusted")
+    plugin = page.locator('[data-plugin*="release-tools"]')
+    expect(plugin).to_be_visible()
+    page.click('[data-action="trust"]')
+    expect(banner).to_be_hidden()
+    assert str(workspace) in kairox(workspace, "trust", "--list").stdout
+
+    expect(plugin.locator(".badge.trusted")).to_be_visible()
+    for contribution in ("skill/changelog", "tool/next_version", "mcp_server/clock"):
+        expect(plugin.locator(f'[data-contribution="{contribution}"]')).to_be_visible()
+    expect(plugin).to_contain_text("workspace_write")
+    screenshot(page, "plugins")
+
+
+def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui(
+    tmp_path: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    script = [
+        {"reply": "tool_calls", "text": "", "calls": [{"id": "w1", "name": "fs_write", "arguments": {"path": "a.txt", "content": "one"}}]},
+        {"reply": "tool_calls", "text": "", "calls": [{"id": "w2", "name": "fs_write", "arguments": {"path": "b.txt", "content": "two"}}],
+         "expect": {"tool_results": {"w1": "a.txt"}}},
+        {"reply": "text", "text": "Wrote a.txt; b.txt goes to drafts next time.", "delay_sec": 0.05,
+         "expect": {"tool_results": {"w2": "use drafts please"}}},
+    ]
+    with ScriptedModelServer("openai", script) as model:
+        (isolated_home / "kairox.toml").write_text(
+            'model = "scripted-model"\nmodel_provider = "scripted"\n\n'
+            f'[model_providers.scripted]\nwire_api = "chat"\nbase_url = "{model.base_url}"\n'
+            'api_key_env = "KAIROX_TEST_MODEL_KEY"\nmax_retries = 2\nrequest_timeout_sec = 30\n\n'
+            '[policy.rules]\nask = ["fs.write"]\n',
+            encoding="utf-8",
+        )
+        gui = gui_factory(workspace, {"KAIROX_TEST_MODEL_KEY": "sk-test-0123456789abcdef"})
+        page.goto(gui.url)
+        page.click('[data-nav="session"]')
+        page.fill("[data-composer]", "Write two files.")
+        page.press("[data-composer]", "Enter")
+
+        dialog = page.locator("[data-approval]")
+        expect(dialog).to_be_visible()
+        expect(dialog).to_contain_text("fs.write")
+        expect(dialog).to_contain_text('"path": "a.txt"')
+        screenshot(page, "session-approval")
+        page.click('[data-answer="once"]')
+
+        expect(dialog).to_contain_text('"path": "b.txt"')
+        page.click('[data-answer="deny-message"]')
+        page.fill('[aria-label="message to the model"]', "use drafts please")
+        page.press('[aria-label="message to the model"]', "Enter")
+        expect(dialog).to_be_hidden()
+
+        answer = page.locator('[data-role="assistant"]').last
+        expect(answer).to_have_text("Wrote a.txt; b.txt goes to drafts next time.")
+        expect(page.locator('[data-call="w1"]')).to_have_attribute("data-state", "ok")
+        expect(page.locator('[data-call="w2"]')).to_have_attribute("data-state", "failed")
+        expect(page.locator('[data-call="w2"] [data-decision]')).to_have_text("deny")
+        expect(page.locator('[data-action="send"]')).to_be_visible()  # the turn ended
+        screenshot(page, "session")
+
+        page.click('[data-nav="trace"]')
+        expect(page.locator('.trace-row[data-type="tool.decided"]').first).to_be_visible()
+        screenshot(page, "trace")
+    assert (workspace / "a.txt").read_text(encoding="utf-8") == "one"
+    assert not (workspace / "b.txt").exists()
