@@ -96,13 +96,16 @@ def offline_npm(tmp_path: Path) -> dict[str, str]:
 def test_marketplace_installs_server_memory_from_the_npm_cache_and_it_turns_green(
     tmp_path: Path, isolated_home: Path, offline_npm: dict[str, str], gui_factory: Callable[..., Gui], page: Page
 ) -> None:
-    (isolated_home / "kairox.toml").write_text("# my settings\n", encoding="utf-8")
+    # one server already configured: a GUI session started with none cannot start an installed one yet
+    (isolated_home / "kairox.toml").write_text("# my settings\n" + server_table("quick", "basic_server.py"), encoding="utf-8")
     workspace = make_workspace(tmp_path / "repo")
     gui = gui_factory(workspace, offline_npm)
     page.goto(gui.url)
     page.click('[data-nav="marketplace"]')
+    expect(page.locator('[data-entry$="/filesystem"]')).to_be_visible()
     page.fill("[data-search]", "memory")
-    entry = page.locator('[data-entry$="memory"]').first
+    expect(page.locator('[data-entry$="/filesystem"]')).to_have_count(0)  # the search narrowed the list
+    entry = page.locator('[data-entry$="/memory"]')
     expect(entry).to_be_visible()
     entry.click()
     detail = page.locator("[data-detail]")
@@ -124,6 +127,7 @@ def test_marketplace_installs_server_memory_from_the_npm_cache_and_it_turns_gree
     expect(outcome.locator("code", has_text="read_graph")).to_be_visible()
     assert page.locator("[data-step]").count() >= 2  # progress came step by step before the outcome
     wait_for_dot(page, '.install-progress [data-server="memory"]', GREEN, timeout=120_000)
+    outcome.scroll_into_view_if_needed()
     screenshot(page, "marketplace-installed")
 
     written = tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))
@@ -186,7 +190,15 @@ def test_trust_banner_trusts_the_workspace_and_the_plugin_shows_its_contribution
     for contribution in ("skill/changelog", "tool/next_version", "mcp_server/clock"):
         expect(plugin.locator(f'[data-contribution="{contribution}"]')).to_be_visible()
     expect(plugin).to_contain_text("workspace_write")
+    switch = plugin.locator(".plugin-head").get_by_role("checkbox")
+    expect(switch).not_to_be_checked()
+    plugin.locator(".plugin-head label.toggle").click()
+    expect(switch).to_be_checked()
+    expect(plugin.locator('[data-contribution="tool/next_version"]').get_by_role("checkbox")).to_be_enabled()
     screenshot(page, "plugins")
+    listed = kairox(workspace, "plugins", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split()[:3] == ["release-tools", "1.2.0", "enabled"], listed.stdout
 
 
 def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui(
@@ -236,7 +248,9 @@ def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui
         screenshot(page, "session")
 
         page.click('[data-nav="trace"]')
-        expect(page.locator('.trace-row[data-type="tool.decided"]').first).to_be_visible()
+        decided = page.locator('.trace-row[data-type="ToolCallDecided"]')
+        expect(decided.filter(has_text="call_id=w2 tool=fs.write decision=deny")).to_have_count(1)
+        expect(decided.filter(has_text="call_id=w1 tool=fs.write decision=allow")).to_have_count(1)
         screenshot(page, "trace")
     assert (workspace / "a.txt").read_text(encoding="utf-8") == "one"
     assert not (workspace / "b.txt").exists()

@@ -127,10 +127,15 @@ const handlers: Record<string, Handler> = {
     reloadServersSoon();
   },
   "agent.text": (data) => {
+    if (!str(data.delta)) return;
     const item = assistantItem(str(data.turn));
     item.text += str(data.delta);
   },
   "agent.message": (data) => {
+    const last = session.items[session.items.length - 1];
+    const streaming = last !== undefined && last.kind === "assistant" && !last.done;
+    // a reply that is only tool calls has no text: no empty bubble for it
+    if (!str(data.text) && !streaming) return;
     const item = assistantItem(str(data.turn));
     item.text = str(data.text);
     item.done = true;
@@ -192,13 +197,6 @@ export function installJob(id: string): InstallJob {
   return job;
 }
 
-function summarize(type: string, data: Record<string, unknown>): string {
-  const parts = ["name", "tool", "status", "decision", "step", "message", "outcome", "reason", "file"]
-    .filter((key) => typeof data[key] === "string" && data[key] !== "")
-    .map((key) => `${key}=${str(data[key])}`);
-  return parts.length ? parts.join(" ") : type;
-}
-
 let source: EventSource | null = null;
 
 export function connectEvents(): void {
@@ -227,10 +225,8 @@ export function connectEvents(): void {
         pushTrace(data as unknown as TraceEvent);
         return;
       }
+      // the server's trace already holds the Kairox event behind each typed one
       handlers[type]?.(data, seq);
-      if (type !== "agent.text") {
-        pushTrace({ seq, time: Date.now() / 1000, type, summary: summarize(type, data), data });
-      }
     });
   }
 }
