@@ -88,7 +88,8 @@ def screenshot(page: Page, name: str) -> Path:
     """Save what the page shows as ``build/screenshots/<name>.png``, an artifact of the run."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path))
+    # transitions finish first: a switch mid-slide would show neither state
+    page.screenshot(path=str(path), animations="disabled")
     return path
 
 
@@ -106,8 +107,3 @@ def wait_for_dot(page: Page, selector: str, colour: str, timeout: float = 60_000
         arg=[selector, colour],
         timeout=timeout,
     )
-
-
-def make_workspace(root: Path) -> Path:
-    (root / ".git").mkdir(parents=True)
-    return root

@@ -2,12 +2,39 @@
 fetch its own browsers here, so it launches ``/usr/bin/chromium`` (``scripts/system-packages.sh`` installs it),
 each test with a fresh profile."""
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwright
 from tests.web_browser._browser import CHROMIUM, CHROMIUM_ARGS, Gui, start_gui, stop_gui
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """As the suite's own, with the home and the workspace under one short neutral folder: the screenshots show
+    these paths, and some of them go into the documentation."""
+    root = Path(tempfile.mkdtemp(prefix="kairox-gui-", dir="/tmp"))
+    home = root / "home"
+    home.mkdir()
+    monkeypatch.setenv("KAIROX_HOME", str(home))
+    monkeypatch.setenv("KAIROX_SYSTEM_CONFIG", str(home / "no-system-kairox.toml"))
+    for name in list(os.environ):
+        if name.startswith("KAIROX_") and name not in ("KAIROX_HOME", "KAIROX_SYSTEM_CONFIG"):
+            monkeypatch.delenv(name, raising=False)
+    yield home
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def workspace(isolated_home: Path) -> Path:
+    """``shop/`` beside the home: a git work tree, not trusted."""
+    root = isolated_home.parent / "shop"
+    (root / ".git").mkdir(parents=True)
+    return root
 
 
 @pytest.fixture

@@ -16,13 +16,13 @@ from playwright.sync_api import Page, expect
 from tests.servers.model_server import ScriptedModelServer
 from tests.web_browser._browser import (
     GREEN,
+    GREY,
     RED,
     ROOT,
     SERVERS,
     YELLOW,
     Gui,
     dot_colour,
-    make_workspace,
     screenshot,
     wait_for_dot,
 )
@@ -47,9 +47,8 @@ def server_table(name: str, script: str, *args: str, timeout: int = 60) -> str:
 
 
 def test_servers_turn_green_red_and_yellow_then_green_live(
-    tmp_path: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+    workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
 ) -> None:
-    workspace = make_workspace(tmp_path / "repo")
     (isolated_home / "kairox.toml").write_text(
         server_table("quick", "basic_server.py")
         + server_table("broken", "crash_at_start.py", timeout=20)
@@ -80,6 +79,15 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
     expect(page.locator('[data-detail="broken"]')).to_contain_text(str(isolated_home / "kairox.toml"))
     screenshot(page, "servers")
 
+    # disable writes enabled = false to the layer that defines the server and stops it; enable starts it again
+    page.click('[data-server="quick"]')
+    page.click('[data-detail="quick"] [data-action="disable"]')
+    wait_for_dot(page, '[data-server="quick"]', GREY)
+    assert tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["enabled"] is False
+    page.click('[data-detail="quick"] [data-action="enable"]')
+    wait_for_dot(page, '[data-server="quick"]', GREEN)
+    assert tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["enabled"] is True
+
 
 @pytest.fixture
 def offline_npm(tmp_path: Path) -> dict[str, str]:
@@ -94,11 +102,10 @@ def offline_npm(tmp_path: Path) -> dict[str, str]:
 
 
 def test_marketplace_installs_server_memory_from_the_npm_cache_and_it_turns_green(
-    tmp_path: Path, isolated_home: Path, offline_npm: dict[str, str], gui_factory: Callable[..., Gui], page: Page
+    workspace: Path, isolated_home: Path, offline_npm: dict[str, str], gui_factory: Callable[..., Gui], page: Page
 ) -> None:
     # one server already configured: a GUI session started with none cannot start an installed one yet
     (isolated_home / "kairox.toml").write_text("# my settings\n" + server_table("quick", "basic_server.py"), encoding="utf-8")
-    workspace = make_workspace(tmp_path / "repo")
     gui = gui_factory(workspace, offline_npm)
     page.goto(gui.url)
     page.click('[data-nav="marketplace"]')
@@ -138,9 +145,8 @@ def test_marketplace_installs_server_memory_from_the_npm_cache_and_it_turns_gree
 
 
 def test_a_skill_switched_off_in_the_gui_is_off_for_kairox_skills_list(
-    tmp_path: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+    workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
 ) -> None:
-    workspace = make_workspace(tmp_path / "repo")
     for name, text in (("commit-msg", "Write a commit message."), ("release-notes", "Write release notes.")):
         skill = isolated_home / "skills" / name / "SKILL.md"
         skill.parent.mkdir(parents=True)
@@ -170,11 +176,14 @@ def test_a_skill_switched_off_in_the_gui_is_off_for_kairox_skills_list(
 
 
 def test_trust_banner_trusts_the_workspace_and_the_plugin_shows_its_contributions(
-    tmp_path: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+    workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
 ) -> None:
-    workspace = make_workspace(tmp_path / "repo")
     shutil.copytree(ROOT / "examples" / "workspace" / ".kairox" / "plugins", workspace / ".kairox" / "plugins")
-    gui = gui_factory(workspace)
+    # the compatibility check shows where python3 is: here, beside the workspace
+    tools = isolated_home.parent / "bin"
+    tools.mkdir()
+    (tools / "python3").symlink_to(sys.executable)
+    gui = gui_factory(workspace, {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"})
     page.goto(gui.url)
     page.click('[data-nav="plugins"]')
     banner = page.locator(".trust-banner")
@@ -202,9 +211,8 @@ def test_trust_banner_trusts_the_workspace_and_the_plugin_shows_its_contribution
 
 
 def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui(
-    tmp_path: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+    workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
 ) -> None:
-    workspace = make_workspace(tmp_path / "repo")
     script = [
         {"reply": "tool_calls", "text": "", "calls": [{"id": "w1", "name": "fs_write", "arguments": {"path": "a.txt", "content": "one"}}]},
         {"reply": "tool_calls", "text": "", "calls": [{"id": "w2", "name": "fs_write", "arguments": {"path": "b.txt", "content": "two"}}],
