@@ -262,3 +262,55 @@ def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui
         screenshot(page, "trace")
     assert (workspace / "a.txt").read_text(encoding="utf-8") == "one"
     assert not (workspace / "b.txt").exists()
+
+
+
+def test_session_and_always_answers_grant_what_they_say(
+    workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+) -> None:
+    def call(call_id: str, name: str, arguments: dict[str, str]) -> dict[str, object]:
+        return {"reply": "tool_calls", "text": "", "calls": [{"id": call_id, "name": name, "arguments": arguments}]}
+
+    script = [
+        call("w1", "fs_write", {"path": "a.txt", "content": "one"}),
+        {**call("w2", "fs_write", {"path": "a.txt", "content": "two"}), "expect": {"tool_results": {"w1": "a.txt"}}},
+        {**call("s1", "shell_exec", {"command": "echo hi"}), "expect": {"tool_results": {"w2": "a.txt"}}},
+        {**call("s2", "shell_exec", {"command": "echo hi"}), "expect": {"tool_results": {"s1": "hi"}}},
+        {"reply": "text", "text": "Done.", "expect": {"tool_results": {"s2": "hi"}}},
+    ]
+    with ScriptedModelServer("openai", script) as model:
+        (isolated_home / "kairox.toml").write_text(
+            'model = "scripted-model"\nmodel_provider = "scripted"\n\n'
+            f'[model_providers.scripted]\nwire_api = "chat"\nbase_url = "{model.base_url}"\n'
+            'api_key_env = "KAIROX_TEST_MODEL_KEY"\nmax_retries = 2\nrequest_timeout_sec = 30\n\n'
+            '[policy]\napproval_policy = "untrusted"  # every write and command asks\n',
+            encoding="utf-8",
+        )
+        gui = gui_factory(workspace, {"KAIROX_TEST_MODEL_KEY": "sk-test-0123456789abcdef"})
+        page.goto(gui.url)
+        page.click('[data-nav="session"]')
+        page.fill("[data-composer]", "Write a.txt twice, then say hi twice.")
+        page.press("[data-composer]", "Enter")
+
+        dialog = page.locator("[data-approval]")
+        path_rule = f"fs.write({workspace / 'a.txt'})"
+        grant = dialog.locator(f'[data-answer="session"][data-grant="{path_rule}"]')
+        expect(grant).to_contain_text("every call of fs.write on paths matching")
+        grant.click()
+        # the second write to a.txt runs under the session grant; the next question is the command
+        expect(dialog).to_contain_text("$ echo hi")
+        expect(dialog.locator('[data-answer="always"]')).to_contain_text("shell.exec(echo hi)")
+        dialog.locator('select[aria-label="configuration layer"]').select_option("user")
+        dialog.locator('[data-answer="always"]').click()
+        expect(page.locator('[data-role="assistant"]').last).to_have_text("Done.")
+        for call_id in ("w1", "w2", "s1", "s2"):
+            expect(page.locator(f'[data-call="{call_id}"]')).to_have_attribute("data-state", "ok")
+
+        page.click('[data-nav="trace"]')
+        expect(page.locator('.trace-row[data-type="ToolCallDecided"]').first).to_be_visible()
+        assert page.locator('.trace-row[data-type="ApprovalRequested"]').count() == 2  # w2 and s2 never asked
+    assert (workspace / "a.txt").read_text(encoding="utf-8") == "two"
+    saved = tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))
+    assert saved["policy"]["rules"]["allow"] == ["shell.exec(echo hi)"]
+    assert saved["policy"]["approval_policy"] == "untrusted"
+    assert "approval_policy = \"untrusted\"  # every write and command asks\n" in (isolated_home / "kairox.toml").read_text(encoding="utf-8")
