@@ -314,3 +314,42 @@ def test_session_and_always_answers_grant_what_they_say(
     assert saved["policy"]["rules"]["allow"] == ["shell.exec(echo hi)"]
     assert saved["policy"]["approval_policy"] == "untrusted"
     assert "approval_policy = \"untrusted\"  # every write and command asks\n" in (isolated_home / "kairox.toml").read_text(encoding="utf-8")
+
+
+def test_a_secret_typed_for_an_install_is_never_shown_back_and_a_failed_install_shows_its_diagnostic(
+    workspace: Path, isolated_home: Path, offline_npm: dict[str, str], gui_factory: Callable[..., Gui], page: Page
+) -> None:
+    secret = "brave-key-0123456789-do-not-show"
+    gui = gui_factory(workspace, offline_npm)  # the package is not in the npm cache: offline, the fetch fails
+    page.goto(gui.url)
+    page.click('[data-nav="marketplace"]')
+    page.fill("[data-search]", "brave")
+    page.locator('[data-entry="io.github.brave/brave-search-mcp-server"]').click()
+    field = page.locator('[data-variable="BRAVE_API_KEY"] input')
+    expect(field).to_have_attribute("type", "password")
+    expect(page.locator('[data-action="install"]')).to_be_disabled()  # a required value is missing
+    field.fill(secret)
+    # a project file of an untrusted workspace: the write asks, in the GUI's dialog
+    page.select_option('select[aria-label="configuration layer"]', "project")
+    project_file = workspace / "kairox.toml"
+    expect(page.locator("[data-target]")).to_have_text(f"to {project_file}")
+    page.click('[data-action="install"]')
+    expect(page.locator("[data-approval]")).to_contain_text(str(project_file))
+    page.click('[data-answer="once"]')
+    outcome = page.locator("[data-outcome]")
+    expect(outcome).to_be_visible(timeout=120_000)
+    expect(outcome).to_contain_text("written_disabled")
+    expect(outcome.locator(".diagnostic")).to_contain_text("the dry run failed")
+    expect(page.locator(".install-progress [data-step]").filter(has_text="exited with code 1")).to_have_count(1)
+    expect(field).to_have_value("")  # the page forgets the secret once sent
+    outcome.scroll_into_view_if_needed()
+    screenshot(page, "marketplace-failed")
+
+    shown = page.evaluate("document.documentElement.outerHTML")
+    trace = page.evaluate("fetch('/api/trace?limit=1000').then(r => r.text())")
+    entry = page.evaluate("fetch('/api/catalog/io.github.brave%2Fbrave-search-mcp-server').then(r => r.text())")
+    assert secret not in shown and secret not in trace and secret not in entry
+    written = project_file.read_text(encoding="utf-8")
+    assert secret not in written
+    table = tomllib.loads(written)["mcp_servers"]["brave-search-mcp-server"]
+    assert (table["enabled"], table["env_vars"]) == (False, ["BRAVE_API_KEY"])

@@ -72,6 +72,8 @@ export interface CatalogEntryDetail extends CatalogEntry {
   command: string[];
   config: string;
   target_file: string;
+  /** The file each layer would write; the page shows the one of the chosen layer. */
+  target_files?: Record<string, string>;
 }
 
 export interface CatalogSource {
