@@ -104,8 +104,7 @@ def offline_npm(tmp_path: Path) -> dict[str, str]:
 def test_marketplace_installs_server_memory_from_the_npm_cache_and_it_turns_green(
     workspace: Path, isolated_home: Path, offline_npm: dict[str, str], gui_factory: Callable[..., Gui], page: Page
 ) -> None:
-    # one server already configured: a GUI session started with none cannot start an installed one yet
-    (isolated_home / "kairox.toml").write_text("# my settings\n" + server_table("quick", "basic_server.py"), encoding="utf-8")
+    (isolated_home / "kairox.toml").write_text("# my settings\n", encoding="utf-8")  # no MCP server yet
     gui = gui_factory(workspace, offline_npm)
     page.goto(gui.url)
     page.click('[data-nav="marketplace"]')
@@ -232,6 +231,7 @@ def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui
         page.goto(gui.url)
         page.click('[data-nav="session"]')
         page.fill("[data-composer]", "Write two files.")
+        expect(page.locator('[data-action="send"]')).to_be_enabled(timeout=60_000)  # the session has opened
         page.press("[data-composer]", "Enter")
 
         dialog = page.locator("[data-approval]")
@@ -290,6 +290,7 @@ def test_session_and_always_answers_grant_what_they_say(
         page.goto(gui.url)
         page.click('[data-nav="session"]')
         page.fill("[data-composer]", "Write a.txt twice, then say hi twice.")
+        expect(page.locator('[data-action="send"]')).to_be_enabled(timeout=60_000)  # the session has opened
         page.press("[data-composer]", "Enter")
 
         dialog = page.locator("[data-approval]")

@@ -39,8 +39,17 @@ export interface State {
   workspace: string;
   trusted: boolean;
   held_back: HeldBack[];
-  model: { configured: boolean; name: string | null; provider: string | null };
+  model: {
+    configured: boolean;
+    name: string | null;
+    provider: string | null;
+    /** Why there is no model session, and what to set. */
+    problem?: string | null;
+    session?: boolean;
+  };
   version: string;
+  /** Why the session could not start. */
+  problem?: string | null;
 }
 
 export interface Requirement {
@@ -66,6 +75,10 @@ export interface CatalogEntry {
   installed: boolean;
   requirements: Requirement[];
   variables: Variable[];
+  /** The `[mcp_servers.NAME]` it installs as. */
+  server?: string;
+  installable?: boolean;
+  problem?: string | null;
 }
 
 export interface CatalogEntryDetail extends CatalogEntry {
@@ -90,6 +103,9 @@ export interface Skill {
   scope: SkillScope;
   path: string;
   enabled: boolean;
+  offered?: boolean;
+  hidden_reason?: string | null;
+  /** The path of the skill of the same name that wins. */
   shadowed_by: string | null;
 }
 
@@ -109,6 +125,12 @@ export interface Plugin {
   permissions: string[];
   compatibility: string[];
   contributions: Contribution[];
+  description?: string | null;
+  active?: boolean;
+  disabled_reason?: string | null;
+  compatible?: boolean;
+  trust?: string;
+  origin?: string;
 }
 
 export interface Marketplace {
@@ -191,6 +213,8 @@ const seg = encodeURIComponent;
 export interface WriteResult {
   ok: boolean;
   file: string | null;
+  /** Set when the change applies later, e.g. "from the next session". */
+  applies?: string;
 }
 
 export const api = {

@@ -10,7 +10,7 @@ export interface InstallStep {
 
 export interface InstallJob {
   steps: InstallStep[];
-  finished: { outcome: string; tools: string[]; diagnostic: string | null } | null;
+  finished: { outcome: string; tools: string[]; diagnostic: string | null; server: string | null; notes: string[] } | null;
 }
 
 export interface ToolCall {
@@ -41,12 +41,26 @@ export const configVersion = ref(0);
 
 const TRACE_LIMIT = 500;
 
+let statePoll: ReturnType<typeof setTimeout> | null = null;
+
+/** The model session opens in the background after the page is served (and again after trust). */
+export function sessionStarting(current: State | null): boolean {
+  return current !== null && current.model.configured && current.model.session === false && !current.model.problem && !current.problem;
+}
+
 export async function loadState(): Promise<void> {
   try {
     state.value = await api.state();
     stateError.value = null;
   } catch (error) {
     stateError.value = error instanceof Error ? error.message : String(error);
+  }
+  // no event says "the session is open": ask again shortly while it is starting
+  if (statePoll === null && sessionStarting(state.value)) {
+    statePoll = setTimeout(() => {
+      statePoll = null;
+      loadState().catch(() => undefined);
+    }, 500);
   }
 }
 
@@ -123,6 +137,8 @@ const handlers: Record<string, Handler> = {
       outcome: str(data.outcome),
       tools: Array.isArray(data.tools) ? data.tools.map(str) : [],
       diagnostic: strOrNull(data.diagnostic),
+      server: strOrNull(data.server),
+      notes: Array.isArray(data.notes) ? data.notes.map(str) : [],
     };
     reloadServersSoon();
   },
