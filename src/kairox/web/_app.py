@@ -46,6 +46,8 @@ NOT_BUILT = (
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class WebOptions:
+    """What ``kairox gui`` passes: the global options of the command line, the port and the run's token."""
+
     workspace: Path | None = None
     profile: str | None = None
     overrides: tuple[str, ...] = ()
@@ -56,7 +58,6 @@ class WebOptions:
     static_dir: Path = STATIC
     model: str | None = None
     provider: str | None = None
-
 
     def runtime(self) -> "RuntimeOptions":
         """The runtime's options (kairox.runtime is imported here, not when the server starts)."""
@@ -80,6 +81,7 @@ def _json(data: Any, status: int = 200, *, backend: WebBackend) -> JSONResponse:
 
 def _errors(backend: WebBackend, handler: Handler) -> Handler:
     """Kairox's errors as JSON: what happened and what to do, with the status the contract gives."""
+
     async def wrapped(request: Request) -> Response:
         try:
             return await handler(request)
@@ -273,7 +275,11 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             file = await runtime.set_lsp_server_enabled(context, name, enabled, file=file)
         else:
             file = runtime.set_dap_server_enabled(context, name, enabled, file=file)
-        return _written(file, server=server_json(backend, kind, name))
+        answer = _written(file, server=server_json(backend, kind, name))
+        shown = server_json(backend, kind, name)
+        if shown is not None:  # the dot follows the configuration too (a stopped server that is off is "disabled")
+            backend.hub.publish("server.status", {"kind": kind, "name": name, "status": shown["status"], "reason": shown["reason"]})
+        return answer
 
     async def tool_action(request: Request) -> Response:
         from kairox import runtime

@@ -18,6 +18,8 @@ TRACE_SIZE = 2000
 """Events kept for ``/api/trace`` and for a stream that reconnects with ``Last-Event-ID``."""
 QUEUE_SIZE = 5000
 _MIN_SECRET = 4
+_MIN_HOST_SECRET = 8
+"""A host variable's value is taken for a secret from this length: ``TOKENIZERS_PARALLELISM=true`` is not one."""
 _SPLIT = re.compile(r"[:@/?&=#\s]+")
 
 
@@ -38,7 +40,7 @@ class Redactor:
 
     def add_environment(self, environ: dict[str, str] | None = None) -> None:
         for name, value in (os.environ if environ is None else environ).items():
-            if is_secret_key(name):
+            if is_secret_key(name) and len(value) >= _MIN_HOST_SECRET:
                 self.add(value)
 
     def add_config(self, resolved: ResolvedConfig) -> None:
@@ -157,6 +159,8 @@ class EventHub:
         translated = self._translate(event)
         for kind, data in translated:
             self.publish(kind, data, keep=False)
+        if type(event).__name__ == "AssistantTextDelta":
+            return  # streamed text stays out of the trace (agent.message has the whole answer)
         raw = event_to_json(event)
         raw.pop("event", None)
         # the trace keeps every Kairox event; the stream sends it as `trace` when no other event said it
@@ -195,7 +199,7 @@ class EventHub:
         sent as a ``trace`` event when true, kept only when false."""
         self._seq += 1
         item = WebEvent(seq=self._seq, time=time.time(), type=kind, data=self.redactor.scrub(data), summary=self.redactor.text(summary))
-        if keep and kind != "agent.text":
+        if keep:
             self.trace.append(item)
         if send_as_trace is None:
             self._send(item)

@@ -27,7 +27,8 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
         "trusted": resolved.trusted,
         "held_back": held,
         "model": {
-            "configured": backend.setup_problem is None,
+            # until the check ran: whether a model is named at all
+            "configured": backend.setup_problem is None if backend.model_checked else (backend.model or config.model) is not None,
             "name": config.model,
             "provider": config.model_provider,
             "problem": backend.setup_problem,
@@ -62,11 +63,9 @@ def server_json(backend: "WebBackend", kind: str, name: str) -> dict[str, Any] |
     tools: list[dict[str, Any]] = []
     stderr = ""
     if client is not None:
-        from kairox.mcp._content import is_offered
-
-        disabled = list(client.config.disabled_tools or [])
+        disabled, only = set(client.config.disabled_tools or []), client.config.enabled_tools
         tools = [
-            {"name": t.name, "description": t.description, "enabled": is_offered(t, client.config.enabled_tools, disabled)}
+            {"name": t.name, "description": t.description, "enabled": t.name not in disabled and (only is None or t.name in only)}
             for t in client.tools
         ]
         stderr = client.stderr_tail
