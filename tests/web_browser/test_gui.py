@@ -53,7 +53,7 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
         server_table("quick", "basic_server.py")
         + server_table("broken", "crash_at_start.py", timeout=20)
         # long enough for the page to see it starting, whatever the machine's load
-        + server_table("slow", "basic_server.py", "--delay-init-ms", "8000"),
+        + server_table("slow", "basic_server.py", "--delay-init-ms", "10000"),
         encoding="utf-8",
     )
     gui = gui_factory(workspace)
