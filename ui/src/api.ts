@@ -200,7 +200,11 @@ async function request<T>(method: "GET" | "POST", path: string, body?: unknown):
   }
   if (!response.ok) {
     const object = (parsed ?? {}) as { error?: string; denied?: boolean };
-    const message = object.error ?? `${method} ${path} answered ${response.status} ${response.statusText}`;
+    let message = object.error ?? `${method} ${path} answered ${response.status} ${response.statusText}`;
+    if (response.status === 401) {
+      // the token travels in the link `kairox gui` printed; a bookmark or another browser has no cookie for it
+      message = "This page needs the link `kairox gui` printed (it carries the run's token): open that link again.";
+    }
     throw new ApiError(message, response.status, object.denied === true);
   }
   return parsed as T;
