@@ -150,28 +150,36 @@ def test_a_skill_switched_off_in_the_gui_is_off_for_kairox_skills_list(
         skill = isolated_home / "skills" / name / "SKILL.md"
         skill.parent.mkdir(parents=True)
         skill.write_text(f"---\nname: {name}\ndescription: {text}\n---\nSteps.\n", encoding="utf-8")
+    # the workspace's skill of the same name loses to the user's while the workspace is not trusted
+    project_skill = workspace / ".kairox" / "skills" / "release-notes" / "SKILL.md"
+    project_skill.parent.mkdir(parents=True)
+    project_skill.write_text("---\nname: release-notes\ndescription: The project's own.\n---\nSteps.\n", encoding="utf-8")
     gui = gui_factory(workspace)
     page.goto(gui.url)
     page.click('[data-nav="skills"]')
+    shadowed = page.locator('[data-skill="release-notes"][data-scope="workspace"]')
+    expect(shadowed.locator(".badge.shadow")).to_have_text("shadowed")
+    expect(shadowed).to_contain_text(str(isolated_home / "skills" / "release-notes" / "SKILL.md"))
+    expect(shadowed.get_by_role("checkbox")).to_be_disabled()
     row = page.locator('[data-skill="commit-msg"][data-scope="user"]')
     switch = row.get_by_role("checkbox")
     expect(switch).to_be_checked()
     row.locator("label.toggle").click()
     expect(switch).not_to_be_checked()
-    expect(page.locator('[data-skill="release-notes"]').get_by_role("checkbox")).to_be_checked()
+    expect(page.locator('[data-skill="release-notes"][data-scope="user"]').get_by_role("checkbox")).to_be_checked()
     screenshot(page, "skills")
 
     listed = kairox(workspace, "skills", "list", "--json")
     assert listed.returncode == 0, listed.stderr
-    states = {skill["name"]: skill["enabled"] for skill in json.loads(listed.stdout)["skills"]}
-    assert states == {"commit-msg": False, "release-notes": True}
+    states = {(skill["name"], skill["scope"]): skill["enabled"] for skill in json.loads(listed.stdout)["skills"]}
+    assert states == {("commit-msg", "user"): False, ("release-notes", "user"): True}
     text = kairox(workspace, "skills", "list").stdout
     assert any(line.split()[:3] == ["commit-msg", "user", "disabled"] for line in text.splitlines()), text
 
     row.locator("label.toggle").click()
     expect(switch).to_be_checked()
-    states = {s["name"]: s["enabled"] for s in json.loads(kairox(workspace, "skills", "list", "--json").stdout)["skills"]}
-    assert states == {"commit-msg": True, "release-notes": True}
+    states = {(s["name"], s["scope"]): s["enabled"] for s in json.loads(kairox(workspace, "skills", "list", "--json").stdout)["skills"]}
+    assert states == {("commit-msg", "user"): True, ("release-notes", "user"): True}
 
 
 def test_trust_banner_trusts_the_workspace_and_the_plugin_shows_its_contributions(
