@@ -87,6 +87,11 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
     page.click('[data-detail="quick"] [data-action="enable"]')
     wait_for_dot(page, '[data-server="quick"]', GREEN)
     assert tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["enabled"] is True
+    # one tool off: written to the server's disabled_tools
+    echo = page.locator('[data-detail="quick"] [data-tool="echo"]')
+    echo.locator("label.toggle").click()
+    expect(echo.get_by_role("checkbox")).not_to_be_checked()
+    assert tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["disabled_tools"] == ["echo"]
 
 
 @pytest.fixture
@@ -186,6 +191,7 @@ def test_trust_banner_trusts_the_workspace_and_the_plugin_shows_its_contribution
     workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
 ) -> None:
     shutil.copytree(ROOT / "examples" / "workspace" / ".kairox" / "plugins", workspace / ".kairox" / "plugins")
+    (workspace / "kairox.toml").write_text(server_table("project-notes", "basic_server.py"), encoding="utf-8")
     # the compatibility check shows where python3 is: here, beside the workspace
     tools = isolated_home.parent / "bin"
     tools.mkdir()
@@ -196,25 +202,34 @@ def test_trust_banner_trusts_the_workspace_and_the_plugin_shows_its_contribution
     banner = page.locator(".trust-banner")
     expect(banner).to_be_visible()
     expect(banner).to_contain_text("not trusted")
+    # what is held back, with the file and line
+    expect(banner.locator(".held-back")).to_contain_text("mcp_servers.project-notes")
+    expect(banner.locator(".held-back")).to_contain_text(f"{workspace / 'kairox.toml'}:1")
+    screenshot(page, "trust-banner")
     plugin = page.locator('[data-plugin*="release-tools"]')
     expect(plugin).to_be_visible()
     page.click('[data-action="trust"]')
     expect(banner).to_be_hidden()
     assert str(workspace) in kairox(workspace, "trust", "--list").stdout
+    page.click('[data-nav="servers"]')
+    wait_for_dot(page, '[data-server="project-notes"]', GREEN)  # the project's server starts once trusted
+    page.click('[data-nav="plugins"]')
 
     expect(plugin.locator(".badge.trusted")).to_be_visible()
     for contribution in ("skill/changelog", "tool/next_version", "mcp_server/clock"):
         expect(plugin.locator(f'[data-contribution="{contribution}"]')).to_be_visible()
     expect(plugin).to_contain_text("workspace_write")
     switch = plugin.locator(".plugin-head").get_by_role("checkbox")
-    expect(switch).not_to_be_checked()
-    plugin.locator(".plugin-head label.toggle").click()
-    expect(switch).to_be_checked()
+    toggle = plugin.locator(".plugin-head label.toggle")
+    # off, then on again: kairox plugins list agrees each time
+    for wanted in (["disabled"] if switch.is_checked() else []) + ["enabled"]:
+        toggle.click()
+        (expect(switch).to_be_checked if wanted == "enabled" else expect(switch).not_to_be_checked)()
+        listed = kairox(workspace, "plugins", "list")
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.split()[:3] == ["release-tools", "1.2.0", wanted], listed.stdout
     expect(plugin.locator('[data-contribution="tool/next_version"]').get_by_role("checkbox")).to_be_enabled()
     screenshot(page, "plugins")
-    listed = kairox(workspace, "plugins", "list")
-    assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.split()[:3] == ["release-tools", "1.2.0", "enabled"], listed.stdout
 
 
 def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui(

@@ -32,6 +32,7 @@ export const state = ref<State | null>(null);
 export const stateError = ref<string | null>(null);
 export const connected = ref(false);
 export const servers = ref<Server[]>([]);
+export const serversLoaded = ref(false);
 export const approvals = ref<ApprovalRequest[]>([]);
 export const installs = reactive(new Map<string, InstallJob>());
 export const session = reactive({ items: [] as SessionItem[], turn: null as string | null });
@@ -68,6 +69,7 @@ let serversReload: ReturnType<typeof setTimeout> | null = null;
 
 export async function loadServers(): Promise<void> {
   servers.value = (await api.servers()).servers;
+  serversLoaded.value = true;
 }
 
 /** Reload the server list soon, once for a burst of events (tools appear when a server becomes ready). */
