@@ -205,9 +205,9 @@ def test_trust_banner_trusts_the_workspace_and_the_plugin_shows_its_contribution
     # what is held back, with the file and line
     expect(banner.locator(".held-back")).to_contain_text("mcp_servers.project-notes")
     expect(banner.locator(".held-back")).to_contain_text(f"{workspace / 'kairox.toml'}:1")
-    screenshot(page, "trust-banner")
     plugin = page.locator('[data-plugin*="release-tools"]')
     expect(plugin).to_be_visible()
+    screenshot(page, "trust-banner")
     page.click('[data-action="trust"]')
     expect(banner).to_be_hidden()
     assert str(workspace) in kairox(workspace, "trust", "--list").stdout
