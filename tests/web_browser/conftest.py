@@ -51,8 +51,9 @@ def gui_factory() -> Iterator[Callable[..., Gui]]:
         stop_gui(gui.process)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
+    """One Playwright driver per module, stopped before other modules' event loops run."""
     assert CHROMIUM.is_file(), "the browser tests need Debian's chromium: apt-get install chromium"
     with sync_playwright() as driver:
         yield driver

@@ -87,6 +87,17 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
     page.click('[data-detail="quick"] [data-action="enable"]')
     wait_for_dot(page, '[data-server="quick"]', GREEN)
     assert tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["enabled"] is True
+    # a write to the project file of an untrusted workspace asks first; denied, nothing changes
+    page.select_option('[data-detail="quick"] select[aria-label="configuration layer"]', "project")
+    page.click('[data-detail="quick"] [data-action="disable"]')
+    dialog = page.locator("[data-approval]")
+    expect(dialog).to_contain_text("config.write")
+    expect(dialog).to_contain_text(str(workspace / "kairox.toml"))
+    dialog.locator('[data-answer="deny"]').click()
+    expect(page.locator('[data-detail="quick"] .error')).to_be_visible()
+    assert dot_colour(page, '[data-server="quick"]') == GREEN
+    assert not (workspace / "kairox.toml").exists()
+    page.select_option('[data-detail="quick"] select[aria-label="configuration layer"]', "")
     # one tool off: written to the server's disabled_tools
     echo = page.locator('[data-detail="quick"] [data-tool="echo"]')
     echo.locator("label.toggle").click()
