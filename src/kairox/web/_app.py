@@ -328,6 +328,23 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         file = toggle_plugin(context, key, action == "enable", layer=layer)
         return _written(file, applies="from the next session")
 
+    async def plugin_path(request: Request) -> Response:
+        from kairox.runtime import set_plugin_folder
+
+        name = request.path_params["key"]
+        body = await _body(request)
+        path = body.get("path")
+        if path is not None and (not isinstance(path, str) or not path.strip()):
+            raise ApiError(400, 'the body needs {"path": "/a/folder"} (or null to load the plugin from its own folder)')
+        context = await backend.ready_context()
+        if name not in {p.name for p in context.plugins.plugins}:
+            raise ApiError(404, f"no plugin named {name!r}; GET /api/plugins lists them")
+        layer = _layer(body, Layer.USER)
+        assert layer is not None
+        await _authorize(backend.resolved.layer_file(layer), f"plugins.entries.{name}.path = {path!r}")
+        file = set_plugin_folder(context, name, path, layer=layer)
+        return _written(file, applies="from the next session")
+
     async def post_install(request: Request) -> Response:
         from kairox.web._install import start_install
 
@@ -366,17 +383,26 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         async def stream() -> AsyncIterator[str]:
             try:
                 yield "retry: 2000\n\n"
+                replayed: set[str] = set()
+                last = 0
                 if since is not None and since.isdigit():  # a reconnect: what it missed, if still kept
-                    for kept in list(hub.trace):
-                        if kept.seq > int(since) and kept.type.islower():
+                    for kept in list(hub.sent):
+                        if kept.seq > int(since):
+                            if kept.type == "approval.request":
+                                replayed.add(str(kept.data.get("id")))
+                            last = kept.seq
                             yield kept.sse()
                 for pending in list(backend.approver.pending.values()):  # a dialog still waiting for an answer
-                    yield f"event: approval.request\ndata: {json.dumps(backend.redactor.scrub(pending.to_json()))}\n\n"
+                    if pending.id not in replayed:
+                        yield f"event: approval.request\ndata: {json.dumps(backend.redactor.scrub(pending.to_json()))}\n\n"
                 while hub.subscribed(queue):
                     item: WebEvent | None = None
                     with anyio.move_on_after(PING_SEC):
                         item = await queue.get()
-                    yield item.sse() if item is not None else ": ping\n\n"
+                    if item is None:
+                        yield ": ping\n\n"
+                    elif item.seq > last:  # not replayed already
+                        yield item.sse()
             finally:
                 hub.unsubscribe(queue)
 
@@ -398,6 +424,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/skills/{name}/{action}", skill_action, ["POST"]),
         api("/api/plugins", get_plugins, ["GET"]),
         api("/api/plugins/{key}/contributions/{kind}/{item}/{action}", plugin_action, ["POST"]),
+        api("/api/plugins/{key}/path", plugin_path, ["POST"]),
         api("/api/plugins/{key}/{action}", plugin_action, ["POST"]),
         api("/api/trace", get_trace, ["GET"]),
         api("/api/trust", post_trust, ["POST"]),

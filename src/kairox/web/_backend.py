@@ -145,10 +145,11 @@ class WebBackend:
         self._turns = itertools.count(1)
         self._jobs = itertools.count(1)
         self._tasks: anyio.abc.TaskGroup | None = None
-        self._ready = anyio.Event()
-        self._leave = anyio.Event()
-        self._left = anyio.Event()
+        self._ready: anyio.Event
+        self._leave: anyio.Event
+        self._left: anyio.Event
         self._resume: str | None = None
+        self._restarting = False
 
     def _resolve(self) -> ResolvedConfig:
         options = self.options
@@ -159,6 +160,8 @@ class WebBackend:
     # --- lifetime -----------------------------------------------------------------------------------------------
 
     async def __aenter__(self) -> "WebBackend":
+        # made here, not in __init__: the application may be created before the event loop runs
+        self._ready, self._leave, self._left = anyio.Event(), anyio.Event(), anyio.Event()
         self.hub.bind()
         self._tasks = anyio.create_task_group()
         await self._tasks.__aenter__()
@@ -228,6 +231,7 @@ class WebBackend:
         if self.turn_running:
             raise KairoxError("a turn is running", hint="cancel it first (POST /api/session/cancel)")
         self._resume = self.session.session_id if self.session is not None else None
+        self._restarting = True
         self._leave.set()
         with anyio.move_on_after(60):
             await self._left.wait()
@@ -236,11 +240,16 @@ class WebBackend:
         self.statuses.clear()
         self._seed()
         self.start_soon(self._main)
+        self._restarting = False
 
     async def ready_context(self) -> "ExtensionContext":
         """The running context, once start-up is over (servers started or failed)."""
         with anyio.move_on_after(CONTEXT_WAIT_SEC):
-            await self._ready.wait()
+            while True:
+                await self._ready.wait()
+                if self.context is not None or not self._restarting:
+                    break
+                await anyio.sleep(0.05)  # the session is opening again: wait for the new one
         if self.context is None:
             raise KairoxError(self.start_problem or "the session is still starting", hint="try again in a moment")
         return self.context
