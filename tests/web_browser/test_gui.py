@@ -240,6 +240,16 @@ def test_trust_banner_trusts_the_workspace_and_the_plugin_shows_its_contribution
         assert listed.returncode == 0, listed.stderr
         assert listed.stdout.split()[:3] == ["release-tools", "1.2.0", wanted], listed.stdout
     expect(plugin.locator('[data-contribution="tool/next_version"]').get_by_role("checkbox")).to_be_enabled()
+
+    # the path override: the same plugin from another folder, from the next session on
+    other = isolated_home.parent / "release-tools-dev"
+    shutil.copytree(workspace / ".kairox" / "plugins" / "release-tools", other)
+    plugin.locator('[aria-label="plugin folder override"]').fill(str(other))
+    plugin.locator('[data-action="save-path"]').click()
+    expect(page.locator("[data-notice]")).to_contain_text("from the next session")
+    expect(plugin.locator('[data-action="clear-path"]')).to_be_visible()
+    saved = tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))
+    assert saved["plugins"]["entries"]["release-tools"]["path"] == str(other)
     screenshot(page, "plugins")
 
 

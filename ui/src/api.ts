@@ -131,6 +131,8 @@ export interface Plugin {
   compatible?: boolean;
   trust?: string;
   origin?: string;
+  /** The folder the plugin loads from instead of where it was found (`[plugins.entries.NAME] path`). */
+  path_override?: string | null;
 }
 
 export interface Marketplace {
@@ -247,6 +249,7 @@ export const api = {
   plugins: () => get<{ plugins: Plugin[]; marketplaces: Marketplace[] }>("/api/plugins"),
   pluginToggle: (key: string, enable: boolean) =>
     post<WriteResult>(`/api/plugins/${seg(key)}/${enable ? "enable" : "disable"}`),
+  pluginPath: (key: string, path: string | null) => post<WriteResult>(`/api/plugins/${seg(key)}/path`, { path }),
   contributionToggle: (key: string, kind: string, name: string, enable: boolean) =>
     post<WriteResult>(
       `/api/plugins/${seg(key)}/contributions/${seg(kind)}/${seg(name)}/${enable ? "enable" : "disable"}`,
