@@ -106,7 +106,7 @@ function pushTrace(event: TraceEvent): void {
   if (list.length > TRACE_LIMIT) list.splice(0, list.length - TRACE_LIMIT);
 }
 
-type Handler = (data: Record<string, unknown>, seq: number) => void;
+type Handler = (data: Record<string, unknown>) => void;
 
 const str = (value: unknown): string => (typeof value === "string" ? value : value == null ? "" : String(value));
 const strOrNull = (value: unknown): string | null => (typeof value === "string" ? value : null);
@@ -222,7 +222,7 @@ export function connectEvents(): void {
   source = new EventSource("/api/events");
   source.onopen = () => {
     connected.value = true;
-    // events missed while disconnected are not replayed: reload what they would have changed
+    // the server replays what a reconnect missed (Last-Event-ID) while it keeps it; a reload covers the rest
     loadServers().catch(() => undefined);
     loadState().catch(() => undefined);
   };
@@ -238,13 +238,12 @@ export function connectEvents(): void {
       } catch {
         return;
       }
-      const seq = Number(message.lastEventId) || 0;
       if (type === "trace") {
         pushTrace(data as unknown as TraceEvent);
         return;
       }
       // the server's trace already holds the Kairox event behind each typed one
-      handlers[type]?.(data, seq);
+      handlers[type]?.(data);
     });
   }
 }
