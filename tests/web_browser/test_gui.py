@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from tests.agent._support import BIN
 from tests.servers.model_server import ScriptedModelServer
 from tests.web_browser._browser import (
     GREEN,
@@ -53,7 +54,9 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
         server_table("quick", "basic_server.py")
         + server_table("broken", "crash_at_start.py", timeout=20)
         # long enough for the page to see it starting, whatever the machine's load
-        + server_table("slow", "basic_server.py", "--delay-init-ms", "10000"),
+        + server_table("slow", "basic_server.py", "--delay-init-ms", "10000")
+        + f'[lsp_servers.jedi]\ncommand = "{BIN / "jedi-language-server"}"\nfile_patterns = ["*.py"]\n\n'
+        + f'[dap_servers.debugpy]\ncommand = "{sys.executable}"\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
         encoding="utf-8",
     )
     gui = gui_factory(workspace)
@@ -69,6 +72,13 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
     wait_for_dot(page, '[data-server="slow"]', GREEN)
     assert [dot_colour(page, f'[data-server="{name}"]') for name in ("quick", "broken", "slow")] == [GREEN, RED, GREEN]
     assert page.url.endswith("/servers") and "token" not in page.url  # the cookie carries the token now
+    # a language server starts on first use, a debug adapter per debug session: both grey until then
+    assert page.locator('[data-server="jedi"]').get_attribute("data-kind") == "lsp"
+    assert page.locator('[data-server="debugpy"]').get_attribute("data-kind") == "dap"
+    assert [dot_colour(page, f'[data-server="{name}"]') for name in ("jedi", "debugpy")] == [GREY, GREY]
+    page.click('[data-server="jedi"]')
+    page.click('[data-detail="jedi"] [data-action="restart"]')
+    wait_for_dot(page, '[data-server="jedi"]', GREEN)
 
     page.click('[data-server="quick"]')
     tools = page.locator('[data-detail="quick"] [data-tool]')
