@@ -135,6 +135,11 @@ def test_marketplace_installs_server_memory_from_the_npm_cache_and_it_turns_gree
     page.goto(gui.url)
     page.click('[data-nav="marketplace"]')
     expect(page.locator('[data-entry$="/filesystem"]')).to_be_visible()
+    # a tag narrows the list to its entries; clearing it brings the rest back
+    page.locator('[data-entry$="/memory"] .tag', has_text="knowledge-graph").click()
+    expect(page.locator("[data-entry]")).to_have_count(1)
+    page.get_by_role("button", name="clear").click()
+    expect(page.locator('[data-entry$="/filesystem"]')).to_be_visible()
     page.fill("[data-search]", "memory")
     expect(page.locator('[data-entry$="/filesystem"]')).to_have_count(0)  # the search narrowed the list
     entry = page.locator('[data-entry$="/memory"]')
