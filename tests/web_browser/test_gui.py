@@ -319,6 +319,9 @@ def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui
         expect(decided.filter(has_text="call_id=w2 tool=fs.write decision=deny")).to_have_count(1)
         expect(decided.filter(has_text="call_id=w1 tool=fs.write decision=allow")).to_have_count(1)
         screenshot(page, "trace")
+        page.fill('[aria-label="filter the trace"]', "decision=deny")
+        expect(page.locator(".trace-row")).to_have_count(1)
+        expect(page.locator(".trace-row")).to_have_attribute("data-type", "ToolCallDecided")
     assert (workspace / "a.txt").read_text(encoding="utf-8") == "one"
     assert not (workspace / "b.txt").exists()
 
