@@ -73,6 +73,12 @@ class Hooks:
     crash: bool = False
     seen: list[str] = field(default_factory=list)
 
+    def listens_pre_tool_use(self, tool: str) -> bool:
+        return True
+
+    def listens_post_tool_use(self, tool: str) -> bool:
+        return True
+
     async def pre_tool_use(self, call: ToolCall, spec: ToolSpec) -> PreToolUseOutcome:
         self.seen.append(f"pre {call.name}")
         if self.crash:

@@ -4,6 +4,7 @@
 is enough to say "kairox.toml:12" in provenance and error messages.
 """
 
+import functools
 import re
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -42,9 +43,14 @@ def split_key(key: str) -> list[str]:
     return parts
 
 
+@functools.lru_cache(maxsize=4096)
+def _segment(part: str) -> str:
+    return part if _BARE.fullmatch(part) else '"' + part.replace('"', '\\"') + '"'
+
+
 def join_key(parts: list[str] | tuple[str, ...]) -> str:
     """The inverse of :func:`split_key`; segments that are not bare words are quoted."""
-    return ".".join(p if _BARE.fullmatch(p) else '"' + p.replace('"', '\\"') + '"' for p in parts)
+    return ".".join(map(_segment, parts))
 
 
 def _key_end(line: str) -> int:

@@ -239,6 +239,13 @@ class HookRegistry:
 
     # --- ToolHooks -----------------------------------------------------------------------------------------
 
+    def listens_pre_tool_use(self, tool: str) -> bool:
+        """Whether a ``pre_tool_use`` hook matches ``tool`` (else the call skips the hook point: nothing would run)."""
+        return any(h.event is HookEvent.PRE_TOOL_USE and matches(h.matcher, tool) for h in self.hooks)
+
+    def listens_post_tool_use(self, tool: str) -> bool:
+        return any(h.event is HookEvent.POST_TOOL_USE and matches(h.matcher, tool) for h in self.hooks)
+
     async def pre_tool_use(self, call: ToolCall, spec: ToolSpec) -> PreToolUseOutcome:
         payload: JsonObject = {
             "tool_name": call.name,

@@ -33,6 +33,8 @@ _SOURCE_FLOOR = {
 }
 """The least authority a tool of each source is assumed to need, whatever it declares."""
 _PATH_FAMILIES = frozenset({"fs.read", "fs.write"})
+_PLAIN_LIMIT = 4096
+"""Argument-free decisions kept per engine (tools listed again get new specs; the oldest go at once past this)."""
 _THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
 """Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
 _OS_SANDBOXED = frozenset({ToolSource.BUILTIN, ToolSource.PLUGIN})
@@ -160,6 +162,8 @@ class PolicyEngine:
             self._rules[parsed.ref.action].append(parsed)
         self._path_patterns: dict[str, PathPattern] = {}
         self._by_tool: dict[tuple[object, ...], dict[RuleAction, tuple[ParsedRule, ...]]] = {}
+        self._plain: dict[int, tuple[ToolSpec, Decision]] = {}
+        """Decisions that no argument can change, per tool (keyed by the spec object, which is frozen)."""
 
     def _candidates(self, spec: ToolSpec) -> dict[RuleAction, tuple[ParsedRule, ...]]:
         """The rules whose tool part matches ``spec``, per action (cached: a tool's identity does not change)."""
@@ -267,6 +271,21 @@ class PolicyEngine:
         if hook is HookDecision.DENY:
             return Decision.deny(hook_reason or "a pre_tool_use hook denied the call", source=DecisionSource.HOOK)
         facts = self._facts(spec, arguments)
+        # No command and no path in this call, no hook opinion: what is left to decide on is the tool and the rules
+        # (argument values count only for rules with a specifier, and then nothing is cached)
+        plain = hook is None and facts.command is None and not facts.paths
+        if plain:
+            cached = self._plain.get(id(spec))
+            if cached is not None and cached[0] is spec:
+                return cached[1]
+        decision = self._decide_on(spec, facts, hook=hook, hook_reason=hook_reason)
+        if plain and not any(r.specifier is not None for rules in self._candidates(spec).values() for r in rules):
+            if len(self._plain) >= _PLAIN_LIMIT:
+                self._plain.clear()
+            self._plain[id(spec)] = (spec, decision)
+        return decision
+
+    def _decide_on(self, spec: ToolSpec, facts: "_Facts", *, hook: HookDecision | None, hook_reason: str | None) -> Decision:
         rules = self._candidates(spec)
         for rule in rules[RuleAction.DENY]:
             if self._covers(rule, spec, facts, for_allow=False):

@@ -1,5 +1,6 @@
 """Events of the gate (R7): every call is requested, decided, and finished."""
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,15 +12,20 @@ from kairox.policy import Decision
 EVENT_STRING_LIMIT = 2_000
 
 
+@functools.lru_cache(maxsize=4096)
+def _secret(name: str) -> bool:
+    return is_secret_key(name)
+
+
 def event_arguments(arguments: JsonObject) -> JsonObject:
     """Arguments as an event records them (traces are files): long strings (a whole file for fs.write) cut to a
     preview, and the values of arguments whose names look like credentials redacted."""
 
     def cut(value: Any) -> Any:
-        if isinstance(value, str) and len(value) > EVENT_STRING_LIMIT:
-            return value[:EVENT_STRING_LIMIT] + f"… ({len(value)} characters)"
+        if isinstance(value, str):
+            return value if len(value) <= EVENT_STRING_LIMIT else value[:EVENT_STRING_LIMIT] + f"… ({len(value)} characters)"
         if isinstance(value, dict):
-            return {k: REDACTED if is_secret_key(str(k)) and isinstance(v, str) and v else cut(v) for k, v in value.items()}
+            return {k: REDACTED if isinstance(v, str) and v and _secret(str(k)) else cut(v) for k, v in value.items()}
         if isinstance(value, list):
             return [cut(v) for v in value]
         return value

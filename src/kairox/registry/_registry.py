@@ -6,21 +6,17 @@ call (unknown tool, bad arguments, denial, timeout, a provider that raises) come
 ``is_error`` and a message the model can read; ``call`` never raises for them.
 """
 
+import asyncio
 import fnmatch
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import anyio
-from jsonschema import exceptions as schema_errors
-from jsonschema import validators
 
 from kairox._util import JsonObject, suggest
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, ExtensionLoadFailure, KairoxError
-from kairox.events import EventSink, NullSink
+from kairox.events import EventSink, NullSink, listens
 from kairox.policy import (
     Approver,
     Decision,
@@ -48,6 +44,7 @@ from kairox.registry._events import (
     event_arguments,
 )
 from kairox.registry._output import cap_output, text_size
+from kairox.registry._validation import ArgumentValidator, schema_validator
 from kairox.tools import (
     Access,
     CallContext,
@@ -101,7 +98,7 @@ class RegistrySettings:
 class _Entry:
     spec: ToolSpec
     provider: ToolProvider
-    validator: Any | None
+    validator: ArgumentValidator | None
     unsafe: str | None
     hidden: str | None = None
     """Why the model does not see it (worked out when the tools change, not on every call)."""
@@ -128,7 +125,7 @@ class ToolRegistry:
         self._load_failures: dict[str, list[Diagnostic]] = {}
         self._index_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
-        self._validators: dict[tuple[str, str], tuple[ToolSpec, Any | None, str | None]] = {}
+        self._validators: dict[tuple[str, str], tuple[ToolSpec, ArgumentValidator | None, str | None]] = {}
         self._calls = 0
 
     def session_approvals(self, approver: Approver) -> SessionApprovals:
@@ -214,21 +211,11 @@ class ToolRegistry:
         self._entries = entries  # swapped whole: readers never see a half-replaced origin
         self._index_diagnostics = diagnostics
 
-    def _validator(self, origin: str, spec: ToolSpec) -> tuple[Any | None, str | None]:
+    def _validator(self, origin: str, spec: ToolSpec) -> tuple[ArgumentValidator | None, str | None]:
         cached = self._validators.get((origin, spec.name))
         if cached is not None and cached[0] is spec:
             return cached[1], cached[2]
-        validator, unsafe = None, None
-        schema = spec.input_schema
-        if not isinstance(schema, dict) or schema.get("type", "object") != "object":
-            unsafe = "its input schema does not describe an object"
-        else:
-            try:
-                cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-                cls.check_schema(schema)
-                validator = cls(schema)
-            except schema_errors.SchemaError as exc:
-                unsafe = f"its input schema is not valid JSON Schema: {exc.message}"
+        validator, unsafe = schema_validator(spec.input_schema)
         self._validators[(origin, spec.name)] = (spec, validator, unsafe)
         return validator, unsafe
 
@@ -341,29 +328,33 @@ class ToolRegistry:
         call belongs to (a server with many clients passes one per client); the registry's own by default."""
         self._calls += 1
         call_id = call.call_id or f"call-{self._calls}"
-        started = time.perf_counter()
-        self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments)))
+        listening = listens(self.events)  # nothing keeps events: build none (asked once, so a call's events pair up)
+        if listening:
+            started = time.perf_counter()
+            self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments)))
         try:
-            result, spilled = await self._gate(call, call_id, approval, approvals or self.approvals)
+            result, spilled = await self._gate(call, call_id, approval, approvals or self.approvals, listening)
         except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
             result, spilled = ToolResult.error(f"{call.name} was not completed: internal error in the tool gate: {type(exc).__name__}: {exc}"), None
-        error = result.text_content()[:500] if result.is_error else None
-        self.events.emit(
-            ToolCallFinished(
-                call_id=call_id, tool=call.name, duration_ms=round((time.perf_counter() - started) * 1000, 3),
-                size_chars=text_size(result), is_error=result.is_error, error=error,
-                spilled_to=None if spilled is None else str(spilled),
+        if listening:
+            error = result.text_content()[:500] if result.is_error else None
+            self.events.emit(
+                ToolCallFinished(
+                    call_id=call_id, tool=call.name, duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                    size_chars=text_size(result), is_error=result.is_error, error=error,
+                    spilled_to=None if spilled is None else str(spilled),
+                )
             )
-        )
         return result
 
     async def _gate(
-        self, call: ToolCall, call_id: str, approval: ApprovalPolicy | None, approvals: SessionApprovals
+        self, call: ToolCall, call_id: str, approval: ApprovalPolicy | None, approvals: SessionApprovals, listening: bool = True
     ) -> tuple[ToolResult, Path | None]:
         entry = self._entries.get(call.name)
         if entry is None:
             return self._refuse(call_id, call.name, Decision.deny(self._unknown(call.name), source=DecisionSource.REGISTRY)), None
         spec = entry.spec
+        hooks = self.hooks
         hidden = entry.hidden
         if hidden is not None:
             rule = self.policy.denied_by_name(spec)
@@ -374,9 +365,9 @@ class ToolRegistry:
         if problem is not None:
             return ToolResult.error(problem), None
         hook, hook_reason = None, None
-        if self.hooks is not None:
+        if hooks is not None and hooks.listens_pre_tool_use(call.name):  # no matching hook: no payload, no task group
             try:
-                outcome = await self.hooks.pre_tool_use(call, spec)
+                outcome = await hooks.pre_tool_use(call, spec)
             except Exception as exc:  # fail closed: a broken hook must not wave a call through
                 return self._refuse(call_id, call.name, Decision.deny(f"the pre_tool_use hooks failed: {exc}", source=DecisionSource.HOOK)), None
             hook, hook_reason = outcome.decision, outcome.reason
@@ -388,7 +379,8 @@ class ToolRegistry:
                 call = replace(call, arguments=arguments)
         engine = self._engine(approval)
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
-        self._emit_decided(call_id, call.name, decision)
+        if listening:
+            self._emit_decided(call_id, call.name, decision)
         if decision.verdict is Verdict.ASK:
             decision = await approvals.resolve(call_id, spec, arguments, decision, engine)
         if decision.verdict is not Verdict.ALLOW:
@@ -398,14 +390,14 @@ class ToolRegistry:
             escalated = await approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode)
             if escalated:
                 result = await self._invoke(entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
-        if self.hooks is not None:
+        if hooks is not None and hooks.listens_post_tool_use(call.name):
             result = await self._post_hooks(call, spec, result)
         return cap_output(result, limit=self.settings.output_limit_chars, spill_dir=self.settings.spill_dir, tool=call.name, call_id=call_id)
 
     def _invalid(self, entry: _Entry, arguments: JsonObject) -> str | None:
         if entry.validator is None:
             return None
-        error = schema_errors.best_match(entry.validator.iter_errors(arguments))
+        error = entry.validator.error(arguments)  # explained only when the fast check fails
         if error is None:
             return None
         where = "arguments" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
@@ -425,7 +417,8 @@ class ToolRegistry:
             call_id=call_id, workspace=self.settings.workspace, sandbox=sandbox or self.settings.sandbox, unreadable=self._read_filter(entry.spec)
         )
         try:
-            with anyio.fail_after(timeout):
+            # asyncio's own timeout: half the cost of an anyio cancel scope per call, and the same TimeoutError
+            async with asyncio.timeout(timeout):
                 result = await entry.provider.call_tool(name, arguments, context)
         except TimeoutError:
             return ToolResult.error(f"{name} timed out after {timeout:g}s and was cancelled")

@@ -81,7 +81,14 @@ class PostToolUseOutcome:
 
 
 class ToolHooks(Protocol):
-    """What the registry calls around every tool call; ``kairox.hooks`` implements it."""
+    """What the registry calls around every tool call; ``kairox.hooks`` implements it.
+
+    The ``listens_*`` questions let the registry skip a hook point no hook would answer: they must be True whenever
+    the matching call could do anything (decide, change input, add context, emit an event)."""
+
+    def listens_pre_tool_use(self, tool: str) -> bool: ...
+
+    def listens_post_tool_use(self, tool: str) -> bool: ...
 
     async def pre_tool_use(self, call: ToolCall, spec: ToolSpec) -> PreToolUseOutcome: ...
 

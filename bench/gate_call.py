@@ -1,0 +1,122 @@
+"""The gate's cost per MCP tool call, beside the bare client on the same server, as ratios.
+
+One real MCP server (``tests/servers/lean_server.py``, its ``echo`` tool) and one ``McpClient``. ``bare`` calls
+``client.call_tool("echo", ...)``; ``gate`` calls ``registry.call(ToolCall(...))`` on a registry built the way the
+runtime builds it: built-in tools, the MCP adapter, an allow rule for the server, a ``HookRegistry`` with no hooks,
+events to a ``FanoutSink([RecordingSink()])`` and the non-interactive approver. The two alternate, batch by batch,
+in one process (paired: the machine's noise hits both). Per round: sequential calls (p50 latency and this process's
+CPU per call) and 8 tasks sharing the session (calls per second). Prints the medians over the rounds and
+gate/bare ratios.
+
+Run: .venv/bin/python bench/gate_call.py [--rounds 7] [--calls 1000] [--conc 8]
+"""
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from kairox.config import McpServerConfig, PolicyConfig
+from kairox.events import FanoutSink, RecordingSink
+from kairox.hooks import HookRegistry
+from kairox.mcp import McpClient, McpToolAdapter, ServerStatus
+from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
+from kairox.registry import RegistrySettings, ToolRegistry, build_registry
+from kairox.tools import SandboxSettings, ToolCall
+
+SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "lean_server.py"
+NAME = "lean"
+
+Call = Callable[[str], Awaitable[str]]
+
+
+async def gate_registry(ws: Path, home: Path, client: McpClient) -> ToolRegistry:
+    rules = [Rule(action="allow", pattern=f"mcp__{NAME}__*")]
+    policy = PolicySettings.from_config(PolicyConfig(), workspace=ws, rules=rules, home=home)
+    sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access)
+    settings = RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=home / "spill")
+    sink = FanoutSink([RecordingSink()])
+    approver = NonInteractiveApprover()
+    hooks = HookRegistry(workspace=ws, sandbox=sandbox, approver=approver, events=sink)
+    registry = await build_registry(settings, approver=approver, hooks=hooks, events=sink)
+    await registry.add_provider(McpToolAdapter(client))
+    return registry
+
+
+async def sequential(call: Call, calls: int) -> tuple[float, float]:
+    """p50 latency and CPU of this process per call, in microseconds."""
+    times = []
+    cpu0 = time.process_time()
+    for i in range(calls):
+        t0 = time.perf_counter_ns()
+        await call(f"hello {i}")
+        times.append(time.perf_counter_ns() - t0)
+    cpu = (time.process_time() - cpu0) / calls * 1e6
+    return statistics.median(times) / 1000, cpu
+
+
+async def concurrent(call: Call, calls: int, conc: int) -> float:
+    """Calls per second with ``conc`` tasks sharing the session."""
+    per_task = max(1, calls // conc)
+
+    async def worker() -> None:
+        for i in range(per_task):
+            await call(f"hello {i}")
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(conc)))
+    return per_task * conc / (time.perf_counter() - t0)
+
+
+async def main(rounds: int, calls: int, conc: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws, home = Path(tmp) / "ws", Path(tmp) / "home"
+        ws.mkdir()
+        home.mkdir()
+        config = McpServerConfig(command=sys.executable, args=[str(SERVER)])
+        async with McpClient(NAME, config, workspace=ws, home=home) as client:
+            if client.status is not ServerStatus.READY:
+                raise SystemExit(f"the server did not start: {client.lifecycle.reason}")
+            registry = await gate_registry(ws, home, client)
+            echo = f"mcp__{NAME}__echo"
+
+            async def bare(message: str) -> str:
+                result = await client.call_tool("echo", {"message": message})
+                assert not result.is_error, result.text_content()
+                return result.text_content()
+
+            async def gate(message: str) -> str:
+                result = await registry.call(ToolCall(name=echo, arguments={"message": message}))
+                assert not result.is_error, result.text_content()
+                return result.text_content()
+
+            paths: dict[str, Call] = {"bare": bare, "gate": gate}
+            figures: dict[str, dict[str, list[float]]] = {k: {"p50": [], "cpu": [], "conc": []} for k in paths}
+            for call in paths.values():  # warm both paths (caches, the server's pages)
+                await sequential(call, calls // 5)
+                await concurrent(call, calls // 5, conc)
+            for _ in range(rounds):
+                for name, call in paths.items():
+                    p50, cpu = await sequential(call, calls)
+                    figures[name]["p50"].append(p50)
+                    figures[name]["cpu"].append(cpu)
+                    figures[name]["conc"].append(await concurrent(call, calls, conc))
+    med = {k: {m: statistics.median(v) for m, v in f.items()} for k, f in figures.items()}
+    print(f"{rounds} rounds x {calls} calls, server {SERVER.name}, medians (gate ÷ bare; for calls/s >1 means the gate is faster)")
+    print(f"{'measure':<26}{'bare':>10}{'gate':>10}{'ratio':>8}")
+    for label, key in (("1-way p50 µs", "p50"), ("1-way client CPU µs/call", "cpu"), (f"{conc}-way calls/s", "conc")):
+        b, g = med["bare"][key], med["gate"][key]
+        print(f"{label:<26}{b:>10.1f}{g:>10.1f}{g / b:>7.2f}x")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--conc", type=int, default=8)
+    options = parser.parse_args()
+    asyncio.run(main(options.rounds, options.calls, options.conc))
