@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from kairox._rpc import running_host_guard
+
 
 def _stat(pid: int | str) -> list[str] | None:
     try:
@@ -48,15 +50,23 @@ def processes_in(folder: Path) -> list[int]:
     return found
 
 
+def our_children() -> list[int]:
+    """The test process's children and those of its process guard, which starts every guarded child and lives as
+    long as the process (so it is not one of them)."""
+    guard = running_host_guard()
+    children = [pid for pid in children_of(os.getpid()) if pid != guard]
+    return children + (children_of(guard) if guard is not None else [])
+
+
 @pytest.fixture(autouse=True)
 def no_process_left(tmp_path: Path) -> Iterator[None]:
     """Fails a test after which a child of the test process, or any process working in its tmp folder, runs."""
-    before = set(children_of(os.getpid()))
+    before = set(our_children())
     yield
     # a process that is still exiting (a debuggee its adapter ends) may finish; one that lives on is a leak
     deadline = time.monotonic() + 5.0
     while True:
-        left = [pid for pid in children_of(os.getpid()) if pid not in before and not process_gone(pid)]
+        left = [pid for pid in our_children() if pid not in before and not process_gone(pid)]
         left += [pid for pid in processes_in(tmp_path.resolve()) if pid not in left]
         if not left or time.monotonic() > deadline:
             break

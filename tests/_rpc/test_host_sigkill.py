@@ -112,6 +112,57 @@ def test_wrapped_servers_and_their_helpers_die_with_a_sigkilled_host_in_every_ro
     assert started >= 9 * ROUNDS
 
 
+MANY_HOST = textwrap.dedent(
+    """
+    import sys, anyio
+    from pathlib import Path
+    from kairox.config import McpServerConfig
+    from kairox.mcp import McpServerManager, ServerStatus
+
+    async def main(workspace: Path, wrapper: str, server: str, pids: str, count: str) -> None:
+        config = McpServerConfig(command=wrapper, args=[sys.executable, server], env={"HELPER_PIDS": pids})
+        async with McpServerManager({f"s{i}": config for i in range(int(count))}, workspace=workspace) as manager:
+            assert all(state.status == ServerStatus.READY for state in manager.states()), manager.states()
+            print("ready", flush=True)
+            await anyio.sleep(120)
+
+    anyio.run(main, Path(sys.argv[1]), *sys.argv[2:])
+    """
+)
+MANY = 8
+
+
+@pytest.mark.timeout(300)
+def test_many_wrapped_mcp_servers_and_their_helpers_die_with_a_sigkilled_host(tmp_path: Path) -> None:
+    orphans: list[tuple[int, str]] = []
+    try:
+        for index in range(3):
+            workspace = tmp_path / f"ws{index}"
+            workspace.mkdir()
+            pids_file = tmp_path / f"helpers{index}.txt"
+            argv = [str(workspace), str(WRAPPER), str(SERVERS / "lean_server.py"), str(pids_file), str(MANY)]
+            host = subprocess.Popen([sys.executable, "-c", MANY_HOST, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                assert host.stdout is not None
+                assert host.stdout.readline().strip() == "ready", host.stderr.read() if host.stderr else ""
+                helpers = {int(pid) for pid in pids_file.read_text().split()}
+                tree = descendants(host.pid)
+                # every server: its wrapper, the wrapper's helper and the server itself (and what guards them)
+                assert len(helpers) == MANY and helpers <= tree and len(tree) >= 3 * MANY
+            finally:
+                host.send_signal(signal.SIGKILL)
+                host.wait()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not all(process_gone(pid) for pid in tree):
+                time.sleep(0.05)
+            orphans += [(pid, _command(pid)) for pid in tree if not process_gone(pid)]
+    finally:
+        for pid, _ in orphans:  # processes this test started: never leave them running
+            if not process_gone(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert orphans == []
+
+
 COMMANDS_HOST = textwrap.dedent(
     """
     import sys, anyio

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from tests._rpc._procs import process_gone
 
 from kairox.config import McpServerConfig
 from kairox.errors import McpStartupError
@@ -60,6 +61,44 @@ async def test_failed_servers_leave_the_good_one_ready(
     assert [(s.ready, s.failed) for s in summary] == [(("good",), ("crash", "hang", "garbage", "flood"))]
     assert {e.server for e in sink.of_type(McpServerFailed)} == {"crash", "hang", "garbage", "flood"}
     assert pids and all(groups(pid) == [] for pid in pids)
+
+
+STUBBORN = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.stderr.write(f"stubborn: pid {os.getpid()}, ignoring end of input and SIGTERM\\n")
+    sys.stderr.flush()
+    time.sleep(120)
+    """
+)
+
+
+async def test_servers_failing_while_starting_settle_failed_with_their_stderr_and_are_gone(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    # one that exits on the protocol probe and then hangs in the classic handshake, one that ignores end of
+    # input and SIGTERM, one that crashes: each settles Failed on its own clock, with what it wrote to stderr
+    stubborn = tmp_path / "stubborn.py"
+    stubborn.write_text(STUBBORN)
+    servers = {
+        "probe": python_server("lean_server.py", "--exit-on-discover", "--delay-init-ms", "60000", startup_timeout_sec=1),
+        "stubborn": McpServerConfig(command=sys.executable, args=[str(stubborn)], startup_timeout_sec=1),
+        "crash": python_server("crash_at_start.py", startup_timeout_sec=1),
+    }
+    async with McpServerManager(servers, workspace=tmp_path, raise_on_required=False) as manager:
+        states = {state.name: state for state in manager.states()}
+    timed_out = "did not finish the MCP handshake within 1s (startup_timeout_sec)"
+    assert {name: (state.status, state.error) for name, state in states.items()} == {
+        "probe": (ServerStatus.FAILED, timed_out),
+        "stubborn": (ServerStatus.FAILED, timed_out),
+        "crash": (ServerStatus.FAILED, "the server exited with code 3 before finishing the MCP handshake"),
+    }
+    assert "ignoring end of input and SIGTERM" in states["stubborn"].stderr_tail
+    assert "missing API key" in states["crash"].stderr_tail
+    assert manager.clients["probe"].lifecycle.attempt == 1  # the probe, then the classic handshake
+    pid = int(states["stubborn"].stderr_tail.split("pid ")[1].split(",")[0])
+    assert process_gone(pid)
 
 
 async def test_required_server_failure_fails_start_up_after_all_settle(
@@ -159,7 +198,7 @@ async def test_no_server_survives_a_sigkilled_host(
         assert host.stdout is not None
         pids = [int(pid) for pid in host.stdout.readline().split()]
         assert len(pids) == 4
-        assert all(len(groups(pid)) >= 2 for pid in pids)  # the guard and the server (and the shell)
+        assert all(groups(pid) for pid in pids) and len(groups(pids[-1])) >= 2  # the wrapper and its server
         host.send_signal(signal.SIGKILL)
         host.wait(10)
         with anyio.fail_after(10):

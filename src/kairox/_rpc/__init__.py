@@ -5,6 +5,7 @@ from kairox._rpc._connection import FramedConnection
 from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcResponseError, RpcTimeoutError
 from kairox._rpc._framing import FramingProblem, MessageReader, MessageWriter, encode_message
 from kairox._rpc._guarded import GUARD_SCRIPT, guarded_argv
+from kairox._rpc._hostguard import running_host_guard
 from kairox._rpc._jsonrpc import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -46,6 +47,7 @@ __all__ = [
     "guarded_argv",
     "is_pending",
     "resolved_command",
+    "running_host_guard",
     "server_process",
     "until_first",
     "usable_servers",

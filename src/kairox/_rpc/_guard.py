@@ -3,15 +3,18 @@
 The kernel's parent-death signal reaches only the direct child of the host. A command started through a
 wrapper (``npx``, ``uvx``, a shell) has grandchildren it would not reach, so the host starts this small
 guard instead: the guard is the group leader, waits for the command, and on the host's death kills the
-group, grandchildren included; when the command ends, what it left in the group ends with it. Used for MCP stdio servers, language servers, debug adapters and every command
+group, grandchildren included; when the command ends, what it left in the group ends with it. Used for every command
 that runs outside bubblewrap (whose ``--die-with-parent`` does the same job inside the sandbox). Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
+
+``python -I -S _guard.py --host HOST_PID`` (:func:`serve`) is the same guarantee for many children at once: the
+one guard of a host, which starts its MCP stdio servers, language servers and debug adapters.
 """
 
-import contextlib
+# Imports are most of the guard's start time, paid once per server: no ``subprocess`` (the guard forks and
+# execs itself) and ``_signal`` rather than ``signal`` (whose enums cost more than the rest of the guard).
+import _signal as signal  # type: ignore[import-not-found]  # no stub; the same functions as signal
 import ctypes
 import os
-import signal
-import subprocess
 import sys
 
 _PR_SET_PDEATHSIG = 1
@@ -49,12 +52,18 @@ def _others() -> set[int]:
     return found
 
 
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
 def _kill_others() -> None:
     # a second look catches what was being forked during the first
     for _round in range(2):
         for pid in _others():
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+            _kill(pid, signal.SIGKILL)
 
 
 def _kill_group(*_: object) -> None:
@@ -64,9 +73,29 @@ def _kill_group(*_: object) -> None:
     os._exit(137)
 
 
-def _die_with_guard() -> None:  # runs in the server between fork and exec
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _prctl_pdeathsig(sig: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        except Exception:
+            pass
+
+
+def _spawn(argv: list[str]) -> int:
+    """Fork and exec the command, which dies with the guard; its pid. An exec failure is reported on stderr
+    and ends the child with 127."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the child: what ``subprocess`` would do, without importing it
+        _prctl_pdeathsig(signal.SIGKILL)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; the server gets the defaults
+            signal.signal(sig, signal.SIG_DFL)
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        os.write(2, f"cannot start {argv[0]!r}: {exc.strerror or exc}\n".encode())
+    finally:
+        os._exit(127)
 
 
 def main(argv: list[str]) -> int:
@@ -79,33 +108,184 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("kairox guard: no command given\n")
         return 2
     signal.signal(signal.SIGUSR1, _kill_group)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1, 0, 0, 0)
+    _prctl_pdeathsig(signal.SIGUSR1)
     if os.getppid() != (parent or os.getppid()) or os.getppid() == 1:  # the host died before the signal was armed
         _kill_group()
-    try:
-        linux = sys.platform.startswith("linux")
-        server = subprocess.Popen(argv, restore_signals=True, preexec_fn=_die_with_guard if linux else None)
-    except OSError as exc:
-        sys.stderr.write(f"cannot start {argv[0]!r}: {exc.strerror or exc}\n")
-        return 127
+    server = _spawn(argv)
     # SIGTERM goes to the whole group; the guard outlives its server only long enough to report the exit code
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     # drop the guard's copies of the pipes, so the host sees end of file when the server exits
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
-    code = server.wait()
+    code = os.waitstatus_to_exitcode(os.waitpid(server, 0)[1])
     # nothing the server left in the group (a wrapper's helper) outlives it: the host closing the server's
     # pipes as it dies can end the server before the parent-death signal reaches the guard
     _kill_others()
     if code < 0:  # die of the same signal, so the host reads the exit status the server itself had
-        with contextlib.suppress(OSError, ValueError):  # SIGKILL's handler cannot be set (nor needs to be)
+        try:  # SIGKILL's handler cannot be set (nor needs to be)
             signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
+        except (OSError, ValueError):
+            pass
+        _kill(os.getpid(), -code)
     return code if code >= 0 else 128 - code
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _descendants() -> set[int]:
+    """Every process below the guard, from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found: set[int] = set()
+    stack = [os.getpid()]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.add(child)
+            stack.append(child)
+    return found
+
+
+def serve(parent: int) -> int:
+    """One guard for the whole host: it starts every server the host asks for and takes them all down with it.
+
+    Requests come on stdin, a Unix seqpacket socket: one JSON message ``{"argv", "env", "cwd"}`` with the
+    server's stdin, stdout and stderr attached as descriptors; the answer is ``{"pid"}``, and ``{"exit", "code"}``
+    follows when that server ends. Each server leads a session of its own (the host signals its group) and
+    dies with the guard (``PR_SET_PDEATHSIG``); the guard is a child subreaper, so whatever a server leaves behind
+    stays below it, and when the host dies (parent-death signal, or the socket's end) it kills everything below
+    it. When a server ends, what is left in its group and session ends with it.
+    """
+    import json
+    import select
+    import socket
+
+    servers: set[int] = set()
+
+    def kill_all(*_: object) -> None:
+        for _round in range(2):
+            for pid in servers:
+                _killpg(pid)
+            for pid in _descendants():
+                _kill(pid, signal.SIGKILL)
+        os._exit(137)
+
+    signal.signal(signal.SIGUSR1, kill_all)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _prctl_pdeathsig(signal.SIGUSR1)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    if os.getppid() != parent:  # the host died before the signal was armed
+        kill_all()
+    channel = socket.socket(fileno=os.dup(0))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def tell(message: dict[str, object]) -> None:
+        try:
+            channel.send(json.dumps(message).encode())
+        except OSError:  # the host is gone
+            kill_all()
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in servers:
+                servers.discard(pid)
+                _killpg(pid)
+                _kill_session(pid)
+                tell({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+
+    try:
+        while True:
+            ready, _, _ = select.select([channel.fileno(), wake_read], [], [])
+            if wake_read in ready:
+                os.read(wake_read, 4096)
+                reap()
+            if channel.fileno() in ready:
+                message, fds, _flags, _address = socket.recv_fds(channel, 1 << 20, 3)
+                if not message:  # the host closed its end or died
+                    kill_all()
+                request = json.loads(message)
+                try:
+                    pid = _spawn_server(request["argv"], request["env"], request["cwd"], fds)
+                except OSError as exc:
+                    tell({"error": exc.strerror or str(exc)})
+                else:
+                    servers.add(pid)
+                    tell({"pid": pid})
+                finally:
+                    for fd in fds:
+                        os.close(fd)
+    finally:  # whatever ends the loop, nothing the guard started outlives it
+        kill_all()
+
+
+def _prctl(option: int, value: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+        except Exception:
+            pass
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _kill_session(sid: int) -> None:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    session = int(handle.read().rsplit(b")", 1)[1].split()[3])
+            except (OSError, IndexError, ValueError):
+                continue
+            if session == sid:
+                _kill(int(entry), signal.SIGKILL)
+
+
+def _spawn_server(argv: list[str], env: dict[str, str], cwd: str | None, fds: list[int]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the server: a session of its own, dies with the guard, the host's pipes as 0, 1 and 2
+        os.setsid()
+        _prctl_pdeathsig(signal.SIGKILL)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGUSR1, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)  # dup2 makes them inheritable
+        if cwd is not None:
+            os.chdir(cwd)
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        os.write(2, f"cannot start {argv[0]!r}: {exc.strerror or exc}\n".encode())
+    finally:
+        os._exit(127)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--host":
+        sys.exit(serve(int(sys.argv[2])))
     sys.exit(main(sys.argv[1:]))

@@ -1,8 +1,8 @@
 """Child processes that never outlive Kairox and never deadlock on a full stderr pipe.
 
 Every child starts in its own session (so its whole process group can be signalled), gets an allow-listed
-environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``; a ``guarded`` child runs under
-the guard, which extends that to the grandchildren of the group), and has its stderr drained
+environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``; a ``guarded`` child is started by
+the host's one process guard, which extends that to every process below the child), and has its stderr drained
 continuously into a bounded in-memory tail and, optionally, a capped and rotated log file. Stopping is: close stdin, wait,
 SIGTERM the group, wait, SIGKILL the group.
 """
@@ -21,14 +21,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from kairox._rpc._guarded import guarded_argv
+from kairox._rpc._hostguard import GuardedProcess, host_guard
 from kairox._util import LOG_LIMIT_BYTES, RotatingLog
 
 BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ")
 """Host variables every child gets (when set)."""
 
 _PR_SET_PDEATHSIG = 1
-_EXIT_POLL = 0.05
+_EXIT_POLL = 0.01
 """Seconds between looks at a child's exit status while waiting for it."""
 
 
@@ -132,10 +132,15 @@ class ChildProcess:
         pipe_stdin: bool = True,
         pipe_stdout: bool = True,
         guarded: bool = False,
+        stdin_grace: float | None = None,
     ) -> None:
         self.guarded = guarded
-        """Started under the guard (``_guard.py``), which takes the whole group down with a SIGKILLed host; the
-        guard is then the group leader whose pid :attr:`pid` reports."""
+        """Started by the host's process guard (``_guard.py --host``), which takes the child and everything below it
+        down with a SIGKILLed host, grandchildren that left the child's group included."""
+        self.stdin_grace = stdin_grace
+        """Seconds :meth:`stop` waits for an exit after closing stdin before it sends SIGTERM; None: half the
+        stop timeout. A short grace suits a child that may ignore end of input (an MCP server that declared
+        ``roots`` waits for more) and exits cleanly on SIGTERM."""
         self.argv = list(argv)
         self.env = dict(env) if env is not None else child_environment(os.environ)
         self.cwd = cwd
@@ -143,11 +148,11 @@ class ChildProcess:
         self.stderr = StderrTail(stderr_limit, stderr_log, log_limit=stderr_log_limit)
         self._pipe_stdin = pipe_stdin
         self._pipe_stdout = pipe_stdout
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: asyncio.subprocess.Process | GuardedProcess | None = None
         self._drain: asyncio.Task[None] | None = None
 
     @property
-    def process(self) -> asyncio.subprocess.Process:
+    def process(self) -> asyncio.subprocess.Process | GuardedProcess:
         if self._proc is None:
             raise RuntimeError("the child process has not been started")
         return self._proc
@@ -193,19 +198,27 @@ class ChildProcess:
         try:
             if self.guarded:
                 self._check_runnable()
-            self._proc = await asyncio.create_subprocess_exec(
-                *(guarded_argv(self.argv) if self.guarded else self.argv),
-                stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
-                stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
-                stderr=pipe,
-                env=self.env,
-                cwd=str(self.cwd) if self.cwd is not None else None,
-                start_new_session=True,
-                # the guard arms the parent-death signal itself: without a preexec_fn the host can vfork, which
-                # keeps the event loop from stalling for milliseconds per start
-                preexec_fn=None if self.guarded else _die_with_parent,
-                limit=2**24,
-            )
+                # the host's one guard starts it: a session of its own, taken down with the host
+                self._proc = await host_guard().spawn(
+                    self.argv,
+                    env=self.env,
+                    cwd=str(self.cwd) if self.cwd is not None else None,
+                    pipe_stdin=self._pipe_stdin,
+                    pipe_stdout=self._pipe_stdout,
+                    limit=2**24,
+                )
+            else:
+                self._proc = await asyncio.create_subprocess_exec(
+                    *self.argv,
+                    stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
+                    stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
+                    stderr=pipe,
+                    env=self.env,
+                    cwd=str(self.cwd) if self.cwd is not None else None,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                    limit=2**24,
+                )
         except BaseException:
             self.stderr.close()  # no child will write to the log file
             raise
@@ -280,9 +293,10 @@ class ChildProcess:
                 if self._proc.stdin is not None and not self._proc.stdin.is_closing():
                     with contextlib.suppress(Exception):
                         self._proc.stdin.close()
-                if await self.wait(timeout / 2) is None:
+                grace = timeout / 2 if self.stdin_grace is None else min(self.stdin_grace, timeout)
+                if await self.wait(grace) is None:
                     self._signal_group(signal.SIGTERM)
-                    if await self.wait(timeout / 2) is None:
+                    if await self.wait(max(timeout - grace, 0.1)) is None:
                         self._signal_group(signal.SIGKILL)
                         await self.wait(5.0)
             # the leader may be gone while others in its group live on
@@ -291,6 +305,8 @@ class ChildProcess:
             if self._drain is not None:
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(self._drain, 1.0)
+            if isinstance(self._proc, GuardedProcess):
+                self._proc.close_pipes()
             self.stderr.close()
         return self._proc.returncode
 

@@ -7,41 +7,53 @@ A server that goes away after it was Ready is restarted with exponential backoff
 """
 
 import contextlib
+import gc
 import math
 import os
+import sys
+import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 import anyio.abc
-import httpx2
-import mcp_types
-from mcp.client import Transport
-from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 import kairox
 from kairox._rpc import ChildProcess
 from kairox._util import JsonObject
 from kairox.config import McpServerConfig
 from kairox.events import EventSink, NullSink
-from kairox.mcp._callbacks import ClientCallbacks
 from kairox.mcp._content import McpResource, McpTool, is_offered, resource_contents_from_mcp, result_from_mcp
 from kairox.mcp._events import McpProtocolViolation, McpServerRestarting, McpToolProgress, McpToolsChanged
 from kairox.mcp._features import ClientFeatures
 from kairox.mcp._files import server_file_stem
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
-from kairox.mcp._listing import list_prompts, list_resources, list_tools
 from kairox.mcp._protocol_cache import known_legacy, remember_legacy, server_key
 from kairox.mcp._stdio import ChildStdioTransport
-from kairox.mcp._transports import describe_failure, expand, open_remote, open_stdio
+from kairox.mcp._transports import (
+    STDIN_GRACE_SEC,
+    STOP_TIMEOUT_SEC,
+    describe_failure,
+    expand,
+    open_remote,
+    open_stdio,
+)
 from kairox.tools import ProgressCallback, ToolResult
-from mcp import Client
+
+if TYPE_CHECKING:
+    # The SDK (about a second of imports, most of it its protocol types) loads with the first connection,
+    # after that server's process was spawned, so the server boots while Python imports.
+    import httpx2
+    import mcp_types
+    from mcp.client import Transport
+    from mcp.shared.exceptions import MCPError
+
+    from mcp import Client
 
 _STDERR_TAIL_CHARS = 4_000
 _BACKOFF_BASE_SEC = 0.25
@@ -87,14 +99,48 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
-def _session_gone(transport: str, exc: MCPError) -> bool:
+def _session_gone(transport: str, exc: "MCPError") -> bool:
     """An HTTP 404 on our session: the SDK reports it as INVALID_REQUEST, with the server's body when it sent one
     ("Session not found") or its own stand-in ("Session terminated")."""
+    import mcp_types
+
     return (
         transport == "streamable_http"
         and exc.error.code == mcp_types.INVALID_REQUEST
         and "session" in exc.error.message.lower()
     )
+
+
+_starting: "weakref.WeakSet[McpClient]" = weakref.WeakSet()
+"""Clients whose start-up clock runs: the SDK import stops that clock for all of them."""
+
+
+def _load_sdk() -> None:
+    """Import the SDK once (the first connection calls this after spawning its server, which boots meanwhile)
+    and move what the import built out of the collector's reach: its protocol types are hundreds of thousands
+    of objects that live as long as the process, and walking them made every full collection, the one at
+    interpreter exit included (about 0.3 s), pay for them again.
+
+    The import holds the event loop (about a second on a busy machine): every start under way gets that time
+    back, so ``startup_timeout_sec`` measures the servers, not Kairox's one import."""
+    if "mcp.client.client" in sys.modules and gc.get_freeze_count():
+        return
+    began = time.monotonic()
+    import mcp_types  # noqa: F401
+
+    from mcp import Client  # noqa: F401
+
+    gc.freeze()
+    took = time.monotonic() - began
+    for client in list(_starting):
+        client._postpone_start(took)
+
+
+def _broken_connection() -> tuple[type[Exception], ...]:
+    """The errors of a connection that broke under a call: the HTTP stack's too when a remote server loaded it."""
+    errors: tuple[type[Exception], ...] = (anyio.BrokenResourceError, anyio.ClosedResourceError)
+    httpx = sys.modules.get("httpx2")
+    return (*errors, httpx.TransportError) if httpx is not None else errors
 
 
 def _exit_detail(code: int | None) -> str:
@@ -227,8 +273,12 @@ class McpClient:
         restarts = 0
         legacy_retry = False
         attempt = 0
+        # one clock for a start, from the first spawn: a protocol probe that makes the server exit and the
+        # classic handshake tried after it share ``startup_timeout_sec``
         try:
             while not self._stop.is_set():
+                if not legacy_retry or attempt != 1:
+                    self._start_deadline = anyio.current_time() + self.config.startup_timeout_sec
                 reason, was_ready, exited = await self._serve_once(attempt)
                 attempt += 1
                 if legacy_retry and was_ready and attempt == 2:
@@ -272,6 +322,11 @@ class McpClient:
                 self.lifecycle.stopped()
             self._done.set()
 
+    def _postpone_start(self, seconds: float) -> None:
+        self._start_deadline += seconds
+        if self._scope is not None and self._scope.deadline != math.inf:
+            self._scope.deadline += seconds
+
     async def _serve_once(self, attempt: int) -> tuple[str | None, bool, bool]:
         """One connection from start to loss. Returns (failure reason, reached Ready, the process exited)."""
         self.lifecycle.starting(attempt)
@@ -286,7 +341,8 @@ class McpClient:
             self._scope = scope
             if self._stop.is_set():
                 scope.cancel()
-            scope.deadline = anyio.current_time() + timeout
+            scope.deadline = self._start_deadline
+            _starting.add(self)
             try:
                 async with AsyncExitStack() as stack:
                     client = await self._connect(stack)
@@ -297,9 +353,12 @@ class McpClient:
                         await self._list_everything(client)
                         tg.start_soon(self._relist_loop, client)
                         scope.deadline = math.inf
+                        _starting.discard(self)
                         ready_at = anyio.current_time()
                         self._client = client
                         was_ready = True
+                        if self._child is not None:  # a Ready server gets a clean exit
+                            self._child.stop_timeout, self._child.stdin_grace = STOP_TIMEOUT_SEC, STDIN_GRACE_SEC
                         self.lifecycle.ready(self.offered_count(), client.protocol_version)
                         await self._notify_listeners()
                         if self._transport is not None:
@@ -309,6 +368,7 @@ class McpClient:
             except Exception as exc:
                 reason = describe_failure(_unwrap(exc), self.config.url)
             finally:
+                _starting.discard(self)
                 self._client = None
                 self._scope = None
                 self._uptime = 0.0 if ready_at is None else anyio.current_time() - ready_at
@@ -328,6 +388,7 @@ class McpClient:
         return reason or "unknown failure", was_ready, exited
 
     _last_exit_code: int | None = None
+    _start_deadline = 0.0
     _uptime = 0.0
     _violations = 0
     _exited_by_itself = False
@@ -351,8 +412,18 @@ class McpClient:
 
     # --- connecting ---------------------------------------------------------------------------------------
 
-    async def _connect(self, stack: AsyncExitStack) -> Client:
+    async def _connect(self, stack: AsyncExitStack) -> "Client":
+        if self.config.transport != "stdio":
+            _load_sdk()  # the HTTP transports are the SDK's own
         transport = await self._open_transport(stack)
+        # imported only now: a stdio server is already booting in its own process
+        _load_sdk()
+        import mcp_types
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        from kairox.mcp._callbacks import ClientCallbacks
+        from mcp import Client
+
         callbacks = ClientCallbacks(self.name, self.features, self.events)
         mode = self._mode
         client = Client(
@@ -378,7 +449,7 @@ class McpClient:
         self.instructions = client.instructions
         return client
 
-    async def _open_transport(self, stack: AsyncExitStack) -> Transport:
+    async def _open_transport(self, stack: AsyncExitStack) -> "Transport":
         if self.config.transport != "stdio":
             from kairox.mcp._oauth import token_path
 
@@ -398,7 +469,7 @@ class McpClient:
         self._child, self._transport = child, transport
         return transport
 
-    def _oauth_provider(self) -> httpx2.Auth:
+    def _oauth_provider(self) -> "httpx2.Auth":
         from kairox.mcp._oauth import oauth_provider
 
         assert self.config.url is not None
@@ -407,7 +478,11 @@ class McpClient:
 
     # --- listing ------------------------------------------------------------------------------------------
 
-    async def _list_everything(self, client: Client) -> None:
+    async def _list_everything(self, client: "Client") -> None:
+        from mcp.shared.exceptions import MCPError
+
+        from kairox.mcp._listing import list_prompts, list_resources, list_tools
+
         caps = client.server_capabilities
         self.tools = await list_tools(client) if caps.tools is not None else ()
         resources: list[McpResource] = []
@@ -419,7 +494,9 @@ class McpClient:
             with contextlib.suppress(MCPError):
                 self.prompts = await list_prompts(client)
 
-    async def _relist_loop(self, client: Client) -> None:
+    async def _relist_loop(self, client: "Client") -> None:
+        from kairox.mcp._listing import list_tools
+
         while True:
             await self._relist.wait()
             # a burst of list_changed collapses into the re-listings that run while it arrives
@@ -434,12 +511,14 @@ class McpClient:
             await self._notify_listeners()
 
     @staticmethod
-    def _wants_listen(client: Client) -> bool:
+    def _wants_listen(client: "Client") -> bool:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         tools = client.server_capabilities.tools
         return client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools is not None and bool(tools.list_changed)
 
     async def _listen_loop(
-        self, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+        self, client: "Client", *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         """2026-era servers announce tool changes only on a ``subscriptions/listen`` stream."""
         try:
@@ -463,6 +542,8 @@ class McpClient:
         """Re-list the tools now (all pages) and tell the listeners."""
         client = await self._ready_client()
         if client is not None:
+            from kairox.mcp._listing import list_tools
+
             self.tools = await list_tools(client)
             await self._notify_listeners()
         return self.tools
@@ -480,6 +561,8 @@ class McpClient:
             )
 
     async def _on_message(self, message: Any) -> None:
+        import mcp_types
+
         if isinstance(message, Exception):
             self.events.emit(McpProtocolViolation(server=self.name, detail=str(message)[:300]))
         elif isinstance(message, mcp_types.ToolListChangedNotification):
@@ -487,7 +570,7 @@ class McpClient:
 
     # --- calls --------------------------------------------------------------------------------------------
 
-    async def _ready_client(self) -> Client | None:
+    async def _ready_client(self) -> "Client | None":
         """The live session; waits while the server is starting or restarting, None once it gave up."""
         lifecycle = self.lifecycle
         if self._client is not None and lifecycle.status == ServerStatus.READY and not self._lost.is_set():
@@ -543,13 +626,17 @@ class McpClient:
 
     async def _call_once(
         self,
-        client: Client,
+        client: "Client",
         tool: str,
         arguments: JsonObject,
         call_id: str,
         progress: ProgressCallback | None,
         idle: float,
     ) -> ToolResult:
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+        from pydantic import ValidationError
+
         result: ToolResult | None = None
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + idle
@@ -578,7 +665,7 @@ class McpClient:
                     result = await self._call_error(tool, MCPError(code=mcp_types.CONNECTION_CLOSED, message=str(exc)))
                 else:
                     result = ToolResult.error(f"{tool} on MCP server {self.name!r} returned an invalid result: {exc}")
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.TransportError) as exc:
+            except _broken_connection() as exc:
                 result = ToolResult.error(f"{tool} on MCP server {self.name!r} failed: the connection broke ({exc})")
         if result is None:
             return ToolResult.error(
@@ -587,7 +674,9 @@ class McpClient:
             )
         return result
 
-    async def _call_error(self, tool: str, exc: MCPError) -> ToolResult:
+    async def _call_error(self, tool: str, exc: "MCPError") -> ToolResult:
+        import mcp_types
+
         if exc.error.code == mcp_types.CONNECTION_CLOSED:
             self._lost.set()
             child = self._child
@@ -608,6 +697,8 @@ class McpClient:
         client = await self._ready_client()
         if client is None:
             return self._unavailable("resources/read")
+        from mcp.shared.exceptions import MCPError
+
         try:
             return resource_contents_from_mcp(await client.read_resource(uri, cache_mode="bypass"))
         except MCPError as exc:

@@ -2,9 +2,7 @@
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any
-
-import mcp_types
+from typing import TYPE_CHECKING, Any
 
 from kairox._util import JsonObject
 from kairox.mcp._schemas import schema_problem
@@ -18,6 +16,9 @@ from kairox.tools import (
     ToolAnnotations,
     ToolResult,
 )
+
+if TYPE_CHECKING:  # the SDK's types load with the first connection, after its server was spawned
+    import mcp_types
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -54,7 +55,7 @@ def is_offered(tool: McpTool, enabled_tools: list[str] | None, disabled_tools: l
     return tool.name not in disabled_tools and tool.task_support != "required"
 
 
-def tool_from_mcp(tool: mcp_types.Tool) -> McpTool:
+def tool_from_mcp(tool: "mcp_types.Tool") -> McpTool:
     hints = tool.annotations
     annotations = ToolAnnotations(
         title=hints.title if hints else None,
@@ -76,7 +77,9 @@ def tool_from_mcp(tool: mcp_types.Tool) -> McpTool:
     )
 
 
-def _embedded(resource: mcp_types.TextResourceContents | mcp_types.BlobResourceContents) -> EmbeddedResource:
+def _embedded(resource: "mcp_types.TextResourceContents | mcp_types.BlobResourceContents") -> EmbeddedResource:
+    import mcp_types
+
     if isinstance(resource, mcp_types.TextResourceContents):
         return EmbeddedResource(uri=str(resource.uri), mime_type=resource.mime_type, text=resource.text)
     return EmbeddedResource(uri=str(resource.uri), mime_type=resource.mime_type, blob=resource.blob)
@@ -84,6 +87,8 @@ def _embedded(resource: mcp_types.TextResourceContents | mcp_types.BlobResourceC
 
 def content_from_mcp(block: Any) -> Content:
     """One MCP content block as a Kairox content part; an unknown block becomes a text note, not a crash."""
+    import mcp_types
+
     if isinstance(block, mcp_types.TextContent):
         return TextContent(text=block.text)
     if isinstance(block, mcp_types.ImageContent):
@@ -98,7 +103,7 @@ def content_from_mcp(block: Any) -> Content:
     return TextContent(text=f"[content of type {kind!r} that Kairox does not render]")
 
 
-def result_from_mcp(result: mcp_types.CallToolResult) -> ToolResult:
+def result_from_mcp(result: "mcp_types.CallToolResult") -> ToolResult:
     structured = result.structured_content
     if structured is not None and not isinstance(structured, dict):
         structured = {"value": structured}  # 2026 servers may return any JSON value
@@ -118,7 +123,7 @@ def _decoded(blob: str) -> str | None:
         return None
 
 
-def resource_contents_from_mcp(result: mcp_types.ReadResourceResult) -> ToolResult:
+def resource_contents_from_mcp(result: "mcp_types.ReadResourceResult") -> ToolResult:
     parts: list[Content] = []
     for item in result.contents:
         part = _embedded(item)

@@ -9,24 +9,26 @@ A line that is not JSON-RPC (a stray ``print``) is reported and skipped; it neve
 import contextlib
 from collections.abc import Callable
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
-import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.client import Transport
-from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 
 from kairox._rpc import ChildProcess
+
+if TYPE_CHECKING:
+    from mcp.shared.message import SessionMessage
 
 InvalidLineHandler = Callable[[str], None]
 
 
-class ChildStdioTransport(Transport):
+class ChildStdioTransport:
     """``async with ChildStdioTransport(child) as (read, write):`` for an already started child.
 
-    Leaving the block stops the pumps, not the child: whoever started the child stops it.
+    Leaving the block stops the pumps, not the child: whoever started the child stops it. It meets the SDK's
+    ``Transport`` protocol by shape, so that importing it does not import the SDK (the SDK loads while the
+    server boots).
     ``closed`` is set when the child's stdout reaches end of file (the server exited or closed it).
     """
 
@@ -42,7 +44,9 @@ class ChildStdioTransport(Transport):
 
     async def __aenter__(
         self,
-    ) -> tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]:
+    ) -> tuple[MemoryObjectReceiveStream["SessionMessage | Exception"], MemoryObjectSendStream["SessionMessage"]]:
+        from mcp.shared.message import SessionMessage
+
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](16)
         self._streams = [read_writer, read_stream, write_stream, write_reader]  # type: ignore[list-item]
@@ -71,7 +75,11 @@ class ChildStdioTransport(Transport):
         if self._on_invalid_line is not None:
             self._on_invalid_line(line)
 
-    async def _read_stdout(self, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+    async def _read_stdout(self, sink: MemoryObjectSendStream["SessionMessage | Exception"]) -> None:
+        import mcp_types
+        from mcp.shared.message import SessionMessage
+        from pydantic import ValidationError
+
         stdout = self.child.stdout
         try:
             async with sink:
@@ -101,7 +109,7 @@ class ChildStdioTransport(Transport):
         finally:
             self.closed.set()
 
-    async def _write_stdin(self, source: MemoryObjectReceiveStream[SessionMessage]) -> None:
+    async def _write_stdin(self, source: MemoryObjectReceiveStream["SessionMessage"]) -> None:
         stdin = self.child.stdin
         try:
             async with source:

@@ -2,25 +2,33 @@
 
 import os
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
-import httpx2
-from mcp.client import Transport
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.exceptions import MCPError
 
 from kairox._rpc import ChildProcess, child_environment
 from kairox._util import expand_vars
 from kairox.config import McpServerConfig
-from kairox.mcp._oauth import NeedsLoginError
 from kairox.mcp._stdio import ChildStdioTransport
 
+if TYPE_CHECKING:  # the HTTP stack loads for remote servers only
+    import httpx2
+    from mcp.client import Transport
+
 STDERR_LIMIT = 64 * 1024
+STDIN_GRACE_SEC = 0.1
+"""How long a stopping stdio server gets to exit on end of input before SIGTERM reaches its group: most exit
+at once, and one that waits for more input (server-everything once ``roots`` is declared) would otherwise hold
+every stop for seconds."""
+STOP_TIMEOUT_SEC = 3.0
+"""From end of input to SIGKILL for a server that was Ready."""
+STARTUP_STOP_TIMEOUT_SEC = 0.1
+"""From SIGTERM (sent with end of input, no grace) to SIGKILL for a server still starting: it holds no session
+worth a clean exit, and its failure is reported once it is stopped (so the report carries all it wrote)."""
 
 
 class StartError(Exception):
@@ -65,7 +73,9 @@ async def open_stdio(
     if not runnable:
         raise StartError(f"command {command!r} not found or not executable; install it or give its full path (command)")
     child = ChildProcess(
-        [command, *args], env=env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=3.0, guarded=True
+        [command, *args], env=env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=STARTUP_STOP_TIMEOUT_SEC,
+        guarded=True,
+        stdin_grace=0.0,
     )
     try:
         await child.start()
@@ -82,9 +92,13 @@ async def open_stdio(
 
 
 async def open_remote(
-    stack: AsyncExitStack, config: McpServerConfig, *, environ: Mapping[str, str], auth: httpx2.Auth | None = None
-) -> Transport:
+    stack: AsyncExitStack, config: McpServerConfig, *, environ: Mapping[str, str], auth: "httpx2.Auth | None" = None
+) -> "Transport":
     """The SDK's SSE or Streamable HTTP transport with the configured headers and bearer token."""
+    from mcp.client.sse import sse_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
     assert config.url is not None
     url = expand(config.url, "url", environ)
     headers = {key: expand(value, f"headers.{key}", environ) for key, value in config.headers.items()}
@@ -103,12 +117,16 @@ async def open_remote(
 
 def describe_failure(exc: BaseException, url: str | None) -> str:
     """A start-up exception as one sentence for the Failed event."""
-    if isinstance(exc, StartError | NeedsLoginError):
+    # an SDK, OAuth or HTTP error can only come from a module that was loaded
+    oauth = sys.modules.get("kairox.mcp._oauth")
+    if isinstance(exc, StartError) or (oauth is not None and isinstance(exc, oauth.NeedsLoginError)):
         return str(exc)
-    if isinstance(exc, MCPError):
+    errors = sys.modules.get("mcp.shared.exceptions")
+    if errors is not None and isinstance(exc, errors.MCPError):
         return f"the server answered with an error: {exc.error.message} (JSON-RPC error {exc.error.code})"
-    if isinstance(exc, httpx2.HTTPStatusError):
+    httpx = sys.modules.get("httpx2")
+    if httpx is not None and isinstance(exc, httpx.HTTPStatusError):
         return f"HTTP {exc.response.status_code} from {exc.request.url}"
-    if isinstance(exc, httpx2.TransportError) or (isinstance(exc, OSError) and url):
+    if (httpx is not None and isinstance(exc, httpx.TransportError)) or (isinstance(exc, OSError) and url):
         return f"cannot connect to {url}: {exc or type(exc).__name__}"
     return f"{type(exc).__name__}: {exc}"
