@@ -7,7 +7,15 @@ from typing import Annotated
 import typer
 
 from kairox import __version__
-from kairox.cli import _config_cmds, _context_cmds, _extension_cmds, _run_cmds, _serve_cmd, _tui_cmds
+from kairox.cli import (
+    _config_cmds,
+    _context_cmds,
+    _extension_cmds,
+    _gui_cmd,
+    _run_cmds,
+    _serve_cmd,
+    _tui_cmds,
+)
 from kairox.cli._common import CliState, ExitCode
 from kairox.cli._help import HELP_OPTIONS, plain_help
 
@@ -50,6 +58,7 @@ _extension_cmds.register(app)
 _run_cmds.register(app)
 _serve_cmd.register(app)
 _tui_cmds.register(app)
+_gui_cmd.register(app)
 
 
 _HELP_WIDTH = 78

@@ -228,13 +228,16 @@ async def install_catalog_entry(
     progress: Progress | None = None,
     tick: Tick | None = None,
     report: PreflightReport | None = None,
+    environ: dict[str, str] | None = None,
 ) -> InstallReport:
-    """Install ``plan`` into the ``options.layer`` file: pre-flight, ask, fetch, dry run, write."""
+    """Install ``plan`` into the ``options.layer`` file: pre-flight, ask, fetch, dry run, write. ``environ`` (the
+    host's environment with the variables a front end was given) is what pre-flight checks and the dry run gets;
+    nothing of it is written: the entry refers to the variables by name."""
     options = options or InstallOptions()
     sink = events or NullSink()
     say = progress or (lambda text: None)
     file = resolved.layer_file(options.layer)
-    checked = report or preflight(plan)
+    checked = report or preflight(plan, environ=environ)
 
     def done(outcome: InstallOutcome, reason: str | None = None, **extra: Any) -> InstallReport:
         result = InstallReport(outcome=outcome, plan=plan, file=file, preflight=checked, reason=reason, **extra)
@@ -278,7 +281,7 @@ async def install_catalog_entry(
         result = DryRunReport(ready=False, error=f"not started: {names} not set ({'; '.join(c.fix or '' for c in unset)})")
     else:
         say(f"dry run: starting {plan.name!r} as Kairox will run it: {plan.command_line}")
-        result = await dry_run_server(plan.name, config, resolved=resolved, events=sink)
+        result = await dry_run_server(plan.name, config, resolved=resolved, events=sink, environ=environ)
     if result.ready:
         CatalogCache(resolved.home).write_tools(plan.entry.id, plan.entry.version, [t.to_json() for t in result.tools])
     if not result.ready and options.require_ready:

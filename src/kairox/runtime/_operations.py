@@ -1,6 +1,7 @@
 """Operations every front end shares on a running ExtensionContext: restart, stop, start or add one MCP server,
-turn a server or one of its tools on or off. Each change that should last is written to the configuration layer
-that declares the server, through the same writer ``kairox config set`` uses."""
+turn a server or one of its tools on or off, restart a language server, turn a language or debug server on or off.
+Each change that should last is written to the configuration layer that declares the server (or the file the
+caller names), through the same writer ``kairox config set`` uses."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,16 +73,16 @@ async def add_mcp_server(context: "ExtensionContext", name: str, config: McpServ
     await _sync_registry(context, adapter)
 
 
-def _persist(resolved: ResolvedConfig, name: str, field: str, value: Any) -> Path:
-    file = server_layer_file(resolved, "mcp_servers", name)
-    set_value(file, join_key(("mcp_servers", name, field)), value)
+def _persist(resolved: ResolvedConfig, name: str, field: str, value: Any, *, file: Path | None = None, section: str = "mcp_servers") -> Path:
+    file = file or server_layer_file(resolved, section, name)
+    set_value(file, join_key((section, name, field)), value)
     return file
 
 
-async def set_mcp_server_enabled(context: "ExtensionContext", name: str, enabled: bool) -> Path:
-    """Turn a server on (started now) or off (stopped now), and write ``enabled`` to its layer's file."""
+async def set_mcp_server_enabled(context: "ExtensionContext", name: str, enabled: bool, *, file: Path | None = None) -> Path:
+    """Turn a server on (started now) or off (stopped now), and write ``enabled`` to its layer's file (or ``file``)."""
     manager = _manager(context, name)
-    file = _persist(context.resolved, name, "enabled", enabled)
+    file = _persist(context.resolved, name, "enabled", enabled, file=file)
     client = manager.clients[name]
     await manager.reconfigure(name, client.config.model_copy(update={"enabled": enabled}))
     if enabled:
@@ -91,14 +92,47 @@ async def set_mcp_server_enabled(context: "ExtensionContext", name: str, enabled
     return file
 
 
-async def set_mcp_tool_enabled(context: "ExtensionContext", server: str, tool: str, enabled: bool) -> Path:
-    """Offer or hide one tool of a server (its ``disabled_tools``), now and in its layer's file."""
+async def set_mcp_tool_enabled(
+    context: "ExtensionContext", server: str, tool: str, enabled: bool, *, file: Path | None = None
+) -> Path:
+    """Offer or hide one tool of a server (its ``disabled_tools``), now and in its layer's file (or ``file``)."""
     manager = _manager(context, server)
     config = manager.clients[server].config
     disabled = [t for t in config.disabled_tools or [] if t != tool] + ([] if enabled else [tool])
-    file = _persist(context.resolved, server, "disabled_tools", disabled)
+    file = _persist(context.resolved, server, "disabled_tools", disabled, file=file)
     await manager.reconfigure(server, config.model_copy(update={"disabled_tools": disabled}))
     adapter = manager.adapters.get(server)
     if adapter is not None:
         await _sync_registry(context, adapter)
     return file
+
+
+def _lsp_server(context: "ExtensionContext", name: str) -> Any:
+    if name not in context.lsp.servers:
+        known = ", ".join(context.lsp.servers) or "(none running: disabled or waiting for trust)"
+        raise KairoxError(f"no language server named {name!r} in this session", hint=f"servers: {known}")
+    return context.lsp.servers[name]
+
+
+async def restart_lsp_server(context: "ExtensionContext", name: str) -> None:
+    """Stop the language server and start it again now (it otherwise starts on its first use)."""
+    await _lsp_server(context, name).restart()
+
+
+async def set_lsp_server_enabled(context: "ExtensionContext", name: str, enabled: bool, *, file: Path | None = None) -> Path:
+    """Write ``enabled`` to the layer that declares the language server (or ``file``); turning it off stops it now,
+    turning it on takes effect from the next session (language servers are routed when the context is built)."""
+    if name not in context.resolved.config.lsp_servers:
+        raise KairoxError(f"no language server named {name!r} is configured", hint="`kairox lsp status` lists them")
+    written = _persist(context.resolved, name, "enabled", enabled, file=file, section="lsp_servers")
+    if not enabled and name in context.lsp.servers:
+        await context.lsp.servers[name].stop()
+    return written
+
+
+def set_dap_server_enabled(context: "ExtensionContext", name: str, enabled: bool, *, file: Path | None = None) -> Path:
+    """Write ``enabled`` to the layer that declares the debug adapter (or ``file``); a debug adapter runs per debug
+    session, so the next ``dap.launch`` sees it."""
+    if name not in context.resolved.config.dap_servers:
+        raise KairoxError(f"no debug adapter named {name!r} is configured", hint="see [dap_servers] in kairox.toml")
+    return _persist(context.resolved, name, "enabled", enabled, file=file, section="dap_servers")

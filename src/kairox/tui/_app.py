@@ -26,13 +26,14 @@ from kairox.agent import (
 from kairox.events import Event
 from kairox.policy import ApprovalAnswer
 from kairox.registry import ToolCallDecided, ToolCallFinished
+from kairox.runtime import plugin_rows, skill_rows, toggle_plugin, toggle_skill
 from kairox.tui import _reports
 from kairox.tui._approval import ApprovalScreen, TuiApprover
 from kairox.tui._composer import COMMANDS, Composer, workspace_paths
 from kairox.tui._conversation import Conversation, result_text
 from kairox.tui._panels import McpPanel, TextPanel
 from kairox.tui._servers import MARKS, ServerBoard, ServerRow, TraceEntry, describe, load_failures
-from kairox.tui._toggles import TogglePanel, plugin_rows, skill_rows, toggle_plugin, toggle_skill
+from kairox.tui._toggles import TogglePanel
 
 if TYPE_CHECKING:
     from kairox.agent import AgentSession, ModelSettings

@@ -1,11 +1,10 @@
 """/skills and /plugins: a list of things that can be turned on or off (Space or e), the highlighted one's details
-beside it. A toggle is written with the functions ``kairox skills enable`` and ``kairox plugins disable`` use,
-into the user layer."""
+beside it. The rows and the toggles are the runtime's (every front end shares them); a toggle is written into the
+user layer."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,82 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from kairox.errors import KairoxError
+from kairox.runtime import ToggleRow, plugin_rows, skill_rows, toggle_plugin, toggle_skill
 
-if TYPE_CHECKING:
-    from kairox.runtime import ExtensionContext
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToggleRow:
-    key: str
-    label: str
-    enabled: bool
-    state: str
-    """What the row's state means (``offered``, ``hidden: shadowed by ...``)."""
-    detail: str
-
-
-def skill_rows(context: "ExtensionContext") -> list[ToggleRow]:
-    """Every skill by scope (the shadowed duplicates too, each saying what wins over it)."""
-    rows = []
-    for entry in sorted(context.skills.entries(include_shadowed=True), key=lambda e: (str(e.skill.scope), e.skill.qualified_name)):
-        skill = entry.skill
-        detail = [f"{skill.qualified_name} [{skill.scope}]", str(skill.path), "", skill.description or ""]
-        if entry.shadowed:
-            detail += ["", "shadows:"] + [f"  [{s.scope}] {s.path}" for s in entry.shadowed]
-        if entry.shadowed_by is not None:
-            detail += ["", f"shadowed by [{entry.shadowed_by.scope}] {entry.shadowed_by.path}"]
-        rows.append(
-            ToggleRow(
-                key=skill.qualified_name, label=f"[{skill.scope}] {skill.qualified_name}", enabled=entry.enabled,
-                state="offered" if entry.offered else f"hidden: {entry.hidden_reason}", detail="\n".join(detail),
-            )
-        )
-    return rows
-
-
-def toggle_skill(context: "ExtensionContext", name: str, enabled: bool) -> Path:
-    from kairox.skills import EnableScope, persist_enabled
-
-    file = persist_enabled(context.resolved, name, enabled, EnableScope.USER)
-    context.skills.set_enabled(name, enabled)
-    return file
-
-
-def plugin_rows(context: "ExtensionContext") -> list[ToggleRow]:
-    """Each plugin, then each of its contributions (``plugin/kind:name``)."""
-    rows = []
-    for plugin in context.plugins.plugins:
-        compat = "compatible" if plugin.compatibility.compatible else "incompatible: " + "; ".join(plugin.compatibility.reasons)
-        detail = f"{plugin.name} {plugin.manifest.version or ''}\n{plugin.root}\norigin {plugin.origin}, trust {plugin.trust}\n{compat}"
-        rows.append(
-            ToggleRow(
-                key=plugin.name, label=plugin.name, enabled=plugin.enabled,
-                state="active" if plugin.enabled and plugin.compatibility.compatible else plugin.disabled_reason or ("disabled" if not plugin.enabled else "inactive"),
-                detail=detail,
-            )
-        )
-        for item in plugin.contributions():
-            rows.append(
-                ToggleRow(
-                    key=f"{plugin.name}/{item.key}", label=f"  {item.key}", enabled=item.enabled, state="on" if item.enabled else "off",
-                    detail="\n".join(x for x in (f"{item.key} of plugin {plugin.name}", item.path or "", item.detail or "") if x),
-                )
-            )
-    return rows
-
-
-def toggle_plugin(context: "ExtensionContext", key: str, enabled: bool) -> Path:
-    from kairox.config import Layer
-    from kairox.plugins import set_contribution_enabled, set_plugin_enabled
-
-    file = context.resolved.layer_file(Layer.USER)
-    plugin, _, contribution = key.partition("/")
-    if contribution:
-        set_contribution_enabled(file, plugin, contribution, enabled)
-    else:
-        set_plugin_enabled(file, plugin, enabled)
-    return file
+__all__ = ["TogglePanel", "ToggleRow", "plugin_rows", "skill_rows", "toggle_plugin", "toggle_skill"]
 
 
 class TogglePanel(ModalScreen[None]):

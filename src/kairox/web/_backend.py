@@ -1,0 +1,318 @@
+"""What the GUI runs: the session (or, with no model configured, the extension context alone) in one task that
+enters and leaves it, the approvals the page answers, the turns, the catalog installs, and the servers' live
+status. Every change goes through ``kairox.runtime`` and ``kairox.agent``; this module only wires them to HTTP."""
+
+import itertools
+import os
+import secrets
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from kairox.config import Layer, ResolvedConfig, resolve_config
+from kairox.errors import KairoxError
+from kairox.events import Event
+from kairox.policy import ApprovalAnswer, ApprovalRequest, RuleLayer
+from kairox.web._hub import EventHub, Redactor, server_status
+
+if TYPE_CHECKING:
+    from kairox.agent import AgentSession
+    from kairox.runtime import ExtensionContext, RuntimeOptions
+
+ANSWERS = ("once", "session", "always", "deny")
+CONTEXT_WAIT_SEC = 120.0
+
+
+class ApprovalNotFoundError(KairoxError):
+    pass
+
+
+@dataclass(kw_only=True)
+class PendingApproval:
+    id: str
+    request: ApprovalRequest
+    answer: anyio.Event = field(default_factory=anyio.Event)
+    result: ApprovalAnswer | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        request = self.request
+        return {
+            "id": self.id,
+            "tool": request.tool,
+            "arguments": request.arguments,
+            "command": request.command,
+            "reason": request.reason,
+            "asked_by": request.asked_by,
+            "grants": [{"rule": g.rule, "covers": g.covers, "exact": g.exact, "persistable": g.persistable} for g in request.grants],
+            "layers": [str(layer) for layer in request.layers] if request.always_allowed else [],
+        }
+
+
+def answer_from_json(body: dict[str, Any]) -> ApprovalAnswer:
+    """The page's answer as the shared :class:`ApprovalAnswer`: "session" without a grant is the exact call, "always"
+    without one saves the rule the request suggests into the user layer (the gate decides both, as for the TUI)."""
+    answer = body.get("answer")
+    grant = body.get("grant")
+    if grant is not None and not isinstance(grant, str):
+        raise ValueError("grant must be a rule from the request's grants, or null")
+    if answer == "once":
+        return ApprovalAnswer.allow_once()
+    if answer == "session":
+        return ApprovalAnswer.allow_session(grant)
+    if answer == "always":
+        layer = body.get("layer") or "user"
+        try:
+            return ApprovalAnswer.allow_always(grant, layer=RuleLayer(layer))
+        except ValueError:
+            raise ValueError(f"layer must be user, project or local, not {layer!r}") from None
+    if answer == "deny":
+        message = body.get("message")
+        return ApprovalAnswer.deny(str(message) if message else "denied in the Kairox GUI")
+    raise ValueError(f"answer must be one of {', '.join(ANSWERS)}, not {answer!r}")
+
+
+class WebApprover:
+    """Each request becomes an ``approval.request`` event; the call waits until the page answers it (or the GUI
+    stops, which denies it)."""
+
+    def __init__(self, hub: EventHub) -> None:
+        self.hub = hub
+        self.pending: dict[str, PendingApproval] = {}
+        self._ids = itertools.count(1)
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        item = PendingApproval(id=f"a{next(self._ids)}-{secrets.token_hex(3)}", request=request)
+        self.pending[item.id] = item
+        self.hub.publish("approval.request", item.to_json())
+        try:
+            await item.answer.wait()
+        finally:
+            self.pending.pop(item.id, None)
+        assert item.result is not None
+        answer = "deny" if not item.result.approved else str(item.result.scope)
+        self.hub.publish("approval.resolved", {"id": item.id, "answer": answer})
+        return item.result
+
+    def answer(self, approval_id: str, answer: ApprovalAnswer) -> None:
+        item = self.pending.get(approval_id)
+        if item is None or item.answer.is_set():
+            raise ApprovalNotFoundError(f"no pending approval {approval_id!r}", hint="it was answered already or its call ended")
+        item.result = answer
+        item.answer.set()
+
+    def deny_all(self, reason: str) -> None:
+        for item in list(self.pending.values()):
+            if not item.answer.is_set():
+                item.result = ApprovalAnswer.deny(reason)
+                item.answer.set()
+
+
+@dataclass(kw_only=True)
+class ServerState:
+    status: str
+    reason: str | None = None
+
+
+class WebBackend:
+    """Owns the session's lifetime. ``async with backend:`` starts it in a task group; leaving stops it."""
+
+    def __init__(self, options: "RuntimeOptions", *, model: str | None = None, provider: str | None = None) -> None:
+        self.options = options
+        self.model, self.provider = model, provider
+        self.redactor = Redactor()
+        self.redactor.add_environment()
+        self.hub = EventHub(self.redactor)
+        self.approver = WebApprover(self.hub)
+        self.hub.listeners.append(self._on_event)
+        self.resolved: ResolvedConfig = self._resolve()
+        self.context: ExtensionContext | None = None
+        self.session: AgentSession | None = None
+        self.setup_problem: str | None = None
+        self.start_problem: str | None = None
+        self.statuses: dict[tuple[str, str], ServerState] = {}
+        self.turn_running = False
+        self._turns = itertools.count(1)
+        self._jobs = itertools.count(1)
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._ready = anyio.Event()
+        self._leave = anyio.Event()
+        self._left = anyio.Event()
+
+    def _resolve(self) -> ResolvedConfig:
+        options = self.options
+        resolved = resolve_config(options.workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd)
+        self.redactor.add_config(resolved)
+        return resolved
+
+    # --- lifetime -----------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> "WebBackend":
+        self.hub.bind()
+        self._tasks = anyio.create_task_group()
+        await self._tasks.__aenter__()
+        self._seed()
+        self._tasks.start_soon(self._main)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._tasks is not None
+        self.approver.deny_all("the Kairox GUI stopped")
+        if self.session is not None:
+            self.session.cancel()
+        self._leave.set()
+        with anyio.move_on_after(60):
+            await self._left.wait()
+        self._tasks.cancel_scope.cancel()
+        await self._tasks.__aexit__(None, None, None)
+
+    def start_soon(self, work: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        assert self._tasks is not None, "the backend is not running"
+        self._tasks.start_soon(work)
+
+    async def _main(self) -> None:
+        """Enter the session (or the context alone) in this task, wait until told to leave, leave here."""
+        from kairox.agent import ModelSetupError, model_settings, open_session
+        from kairox.runtime import build_extension_context
+
+        try:
+            try:
+                settings = model_settings(self.resolved, model=self.model, provider=self.provider)
+                self.redactor.add(settings.api_key(), *settings.headers.values())
+                self.setup_problem = None
+            except ModelSetupError as exc:
+                settings, self.setup_problem = None, str(exc)
+            if settings is None:
+                async with build_extension_context(cli=self.options, approver=self.approver, events=self.hub, resolved=self.resolved) as context:
+                    self._entered(context, None)
+                    await self._leave.wait()
+            else:
+                async with open_session(
+                    cli=self.options, resolved=self.resolved, approver=self.approver, events=[self.hub],
+                    model=self.model, provider=self.provider,
+                ) as session:
+                    self._entered(session.context, session)
+                    await self._leave.wait()
+        except Exception as exc:  # shown on the page (state, trace), not a crash of the server
+            self.start_problem = f"the session could not start: {exc}"
+            self.hub.publish("SessionStartFailed", {"message": self.start_problem}, summary=self.start_problem, send_as_trace=True)
+        finally:
+            self.context, self.session = None, None
+            self._ready.set()
+            self._left.set()
+
+    def _entered(self, context: "ExtensionContext", session: "AgentSession | None") -> None:
+        self.context, self.session = context, session
+        self.resolved = context.resolved
+        self.redactor.add_config(context.resolved)
+        self._sync_statuses()
+        self._ready.set()
+
+    async def restart(self) -> None:
+        """Leave the session and open it again (after ``trust``: the project's servers start now)."""
+        if self.turn_running:
+            raise KairoxError("a turn is running", hint="cancel it first (POST /api/session/cancel)")
+        self._leave.set()
+        with anyio.move_on_after(60):
+            await self._left.wait()
+        self._leave, self._left, self._ready = anyio.Event(), anyio.Event(), anyio.Event()
+        self.resolved = self._resolve()
+        self.statuses.clear()
+        self._seed()
+        self.start_soon(self._main)
+
+    async def ready_context(self) -> "ExtensionContext":
+        """The running context, once start-up is over (servers started or failed)."""
+        with anyio.move_on_after(CONTEXT_WAIT_SEC):
+            await self._ready.wait()
+        if self.context is None:
+            raise KairoxError(self.start_problem or "the session is still starting", hint="try again in a moment")
+        return self.context
+
+    # --- servers' live status -----------------------------------------------------------------------------------
+
+    def _seed(self) -> None:
+        """Every configured server before anything starts, so the page is never empty."""
+        config = self.resolved.config
+        for name, server in config.mcp_servers.items():
+            pending = self.resolved.is_pending(f"mcp_servers.{name}")
+            status = "disabled" if not server.enabled or pending else "starting"
+            self.statuses[("mcp", name)] = ServerState(status=status, reason="waiting for workspace trust" if pending else None)
+        for section, kind in (("lsp_servers", "lsp"), ("dap_servers", "dap")):
+            for name, server in getattr(config, section).items():
+                pending = self.resolved.is_pending(f"{section}.{name}")
+                enabled = getattr(server, "enabled", True)
+                reason = "waiting for workspace trust" if pending else None if enabled else "disabled in the configuration"
+                self.statuses[(kind, name)] = ServerState(status="disabled" if pending or not enabled else "stopped", reason=reason)
+
+    def _sync_statuses(self) -> None:
+        context = self.context
+        if context is None:
+            return
+        if context.mcp is not None:
+            for name, client in context.mcp.clients.items():
+                raw = str(client.status)
+                status = {"pending_trust": "disabled"}.get(raw, raw)
+                reason = client.lifecycle.reason if raw in ("failed", "pending_trust", "disabled") else None
+                self.statuses[("mcp", name)] = ServerState(status=status, reason=reason)
+
+    def _on_event(self, event: Event) -> None:
+        change = server_status(event)
+        if change is not None:
+            self.statuses[(change["kind"], change["name"])] = ServerState(status=change["status"], reason=change["reason"])
+
+    # --- turns --------------------------------------------------------------------------------------------------
+
+    def submit(self, text: str) -> str:
+        if self.session is None:
+            if self.setup_problem is not None:
+                raise KairoxError(f"no model is configured: {self.setup_problem}", hint="set `model` and its provider in kairox.toml")
+            raise KairoxError(self.start_problem or "the session is still starting", hint="try again in a moment")
+        if self.turn_running:
+            raise TurnRunningError("a turn is running", hint="wait for agent.turn_ended, or POST /api/session/cancel")
+        turn = f"t{next(self._turns)}"
+        self.turn_running = True
+        self.hub.turn = turn
+        session = self.session
+
+        async def run() -> None:
+            try:
+                await session.run_turn(text)
+            except Exception as exc:
+                self.hub.publish("agent.error", {"turn": turn, "message": str(exc)})
+            finally:
+                self.turn_running = False
+
+        self.start_soon(run)
+        return turn
+
+    def cancel(self) -> bool:
+        if self.session is None or not self.turn_running:
+            return False
+        self.approver.deny_all("the turn was cancelled")
+        self.session.cancel()
+        return True
+
+    # --- installs -----------------------------------------------------------------------------------------------
+
+    def new_job(self) -> str:
+        return f"j{next(self._jobs)}"
+
+    def host_environment(self, variables: dict[str, str], secret: set[str]) -> dict[str, str]:
+        """The host's environment with the variables the page gave; secret ones become known secrets."""
+        self.redactor.add(*(value for name, value in variables.items() if name in secret))
+        return {**os.environ, **variables}
+
+    def layer_file(self, layer: Layer) -> Path:
+        return self.resolved.layer_file(layer)
+
+    def refresh(self) -> None:
+        """Read the configuration again after a write (the session keeps what it started with)."""
+        self.resolved = self._resolve()
+
+
+class TurnRunningError(KairoxError):
+    pass

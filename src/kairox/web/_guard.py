@@ -1,0 +1,59 @@
+"""Every request to the GUI's server passes here first: the Host must be this server on loopback (a page of another
+site that rebinds its name to 127.0.0.1 is refused), a present Origin must be this server's, and the request must
+carry the run's token (query, bearer header or the cookie the first page load sets). No CORS headers are ever sent,
+so no other origin can read an answer."""
+
+import hmac
+from urllib.parse import parse_qs
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+COOKIE = "kairox_token"
+
+
+class RequestGuard:
+    def __init__(self, app: ASGIApp, *, token: str, port: int) -> None:
+        self.app = app
+        self.token = token.encode()
+        self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+        self.origins = {f"http://{host}" for host in self.hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        if host not in self.hosts:
+            await self._refuse(scope, receive, send, 403, f"this server answers only requests for {' or '.join(sorted(self.hosts))}, not Host {host!r}")
+            return
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.origins:
+            await self._refuse(scope, receive, send, 403, f"requests from origin {origin!r} are refused; open the GUI at the URL `kairox gui` printed")
+            return
+        if not self._has_token(scope, headers):
+            await self._refuse(scope, receive, send, 401, "this server needs its token: open the URL `kairox gui` printed (it holds ?token=...)")
+            return
+        await self.app(scope, receive, send)
+
+    def _has_token(self, scope: Scope, headers: Headers) -> bool:
+        offered: list[str] = []
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        offered += query.get("token", [])
+        authorization = headers.get("authorization", "")
+        if authorization.lower().startswith("bearer "):
+            offered.append(authorization[7:].strip())
+        for part in headers.get("cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == COOKIE:
+                offered.append(value)
+        return any(hmac.compare_digest(given.encode(), self.token) for given in offered)
+
+    @staticmethod
+    async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await JSONResponse({"error": message}, status_code=status)(scope, receive, send)

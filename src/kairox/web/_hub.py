@@ -1,0 +1,242 @@
+"""The GUI's event stream: Kairox events in, the API's events out (``server.status``, ``tool.decided``, ``agent.text``
+...), numbered, kept for the trace, fanned out to every open ``/api/events`` stream, and scrubbed of secrets."""
+
+import asyncio
+import dataclasses
+import os
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from kairox.agent import AssistantMessageCompleted, AssistantTextDelta, ModelFailed, TurnEnded
+from kairox.config import REDACTED, ResolvedConfig, is_secret_key, redact_tree
+from kairox.dap import DapServerFailed, DapServerRunning, DapServerStarting, DapServerStopped
+from kairox.events import Event, event_to_json
+from kairox.lsp import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
+from kairox.mcp import McpServerFailed, McpServerReady, McpServerStarting, McpServerStopped
+from kairox.registry import ToolCallDecided, ToolCallFinished
+
+TRACE_SIZE = 2000
+"""Events kept for ``/api/trace`` and for a stream that reconnects with ``Last-Event-ID``."""
+QUEUE_SIZE = 5000
+_MIN_SECRET = 4
+_SPLIT = re.compile(r"[:@/?&=#\s]+")
+
+
+class Redactor:
+    """Every secret value Kairox knows of (configuration values ``config show`` redacts, the host's secret-looking
+    variables, secret catalog variables given to an install, the GUI's token), replaced wherever it appears."""
+
+    def __init__(self) -> None:
+        self._secrets: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+
+    def add(self, *values: str | None) -> None:
+        added = {v for v in values if v and len(v) >= _MIN_SECRET and v != REDACTED}
+        if added - self._secrets:
+            self._secrets |= added
+            ordered = sorted(self._secrets, key=len, reverse=True)
+            self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
+
+    def add_environment(self, environ: dict[str, str] | None = None) -> None:
+        for name, value in (os.environ if environ is None else environ).items():
+            if is_secret_key(name):
+                self.add(value)
+
+    def add_config(self, resolved: ResolvedConfig) -> None:
+        """What ``config show`` redacts of this configuration: each value it hides, or the hidden parts of one."""
+        plain = resolved.config.model_dump(mode="json")
+        for before, after in _leaves(plain, redact_tree(plain)):
+            if before == after:
+                continue
+            if after == REDACTED:
+                self.add(before)
+            else:  # a URL or flag partly redacted: the parts that are gone
+                kept = set(_SPLIT.split(after))
+                self.add(*(part for part in _SPLIT.split(before) if part not in kept))
+
+    def text(self, value: str) -> str:
+        return value if self._pattern is None else self._pattern.sub(REDACTED, value)
+
+    def scrub(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.scrub(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.scrub(v) for v in value]
+        return value
+
+
+def _leaves(before: Any, after: Any) -> Iterable[tuple[str, str]]:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key, value in before.items():
+            yield from _leaves(value, after.get(key))
+    elif isinstance(before, list) and isinstance(after, list):
+        for one, other in zip(before, after, strict=False):
+            yield from _leaves(one, other)
+    elif isinstance(before, str) and isinstance(after, str):
+        yield before, after
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class WebEvent:
+    seq: int
+    time: float
+    type: str
+    data: dict[str, Any]
+    summary: str = ""
+
+    def trace_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "time": self.time, "type": self.type, "summary": self.summary, "data": self.data}
+
+    def sse(self) -> str:
+        import json
+
+        return f"event: {self.type}\nid: {self.seq}\ndata: {json.dumps(self.data, ensure_ascii=False, default=str)}\n\n"
+
+
+_RPC_STATUS = {"Starting": "starting", "Running": "ready", "Failed": "failed", "Stopped": "stopped"}
+
+
+def server_status(event: Event) -> dict[str, Any] | None:
+    """``server.status`` of a lifecycle event (language and debug servers' ``running`` is the GUI's ``ready``)."""
+    match event:
+        case McpServerStarting(server=name):
+            return {"kind": "mcp", "name": name, "status": "starting", "reason": None}
+        case McpServerReady(server=name):
+            return {"kind": "mcp", "name": name, "status": "ready", "reason": None}
+        case McpServerFailed(server=name, reason=reason):
+            return {"kind": "mcp", "name": name, "status": "failed", "reason": reason}
+        case McpServerStopped(server=name):
+            return {"kind": "mcp", "name": name, "status": "stopped", "reason": None}
+        case LspServerStarting() | LspServerRunning() | LspServerFailed() | LspServerStopped():
+            return _rpc_status("lsp", event)
+        case DapServerStarting() | DapServerRunning() | DapServerFailed() | DapServerStopped():
+            return _rpc_status("dap", event)
+    return None
+
+
+def _rpc_status(kind: str, event: Event) -> dict[str, Any]:
+    name = type(event).__name__.removeprefix(kind.capitalize() + "Server")
+    return {"kind": kind, "name": getattr(event, "server", ""), "status": _RPC_STATUS.get(name, "stopped"), "reason": getattr(event, "reason", None)}
+
+
+def summary(event: Event) -> str:
+    """One line for the trace: the event's name and its short scalar fields."""
+    fields = []
+    for field in dataclasses.fields(event):
+        value = getattr(event, field.name)
+        if value is True or (isinstance(value, str | int | float) and not isinstance(value, bool)):
+            text = str(value)
+            fields.append(f"{field.name}={text if len(text) <= 80 else text[:79] + '…'}")
+    return f"{type(event).__name__} " + " ".join(fields[:6])
+
+
+class EventHub:
+    """The sink the session writes to, and the source of ``/api/events``. Safe to emit from any thread."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self.trace: deque[WebEvent] = deque(maxlen=TRACE_SIZE)
+        self.turn: str | None = None
+        """The turn the session runs (``agent.*`` events carry it)."""
+        self._seq = 0
+        self._subscribers: set[asyncio.Queue[WebEvent]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        self.listeners: list[Any] = []
+        """Called with every Kairox event on the loop's thread (the server board)."""
+
+    def bind(self) -> None:
+        """Remember the running loop: events from other threads (the skill scan) are handed to it."""
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+
+    # --- in -----------------------------------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        if self._loop is not None and threading.get_ident() != self._thread:
+            try:
+                self._loop.call_soon_threadsafe(self._take, event)
+            except RuntimeError:  # the loop has closed: the GUI is gone
+                pass
+            return
+        self._take(event)
+
+    def _take(self, event: Event) -> None:
+        for listener in self.listeners:
+            listener(event)
+        translated = self._translate(event)
+        for kind, data in translated:
+            self.publish(kind, data, keep=False)
+        raw = event_to_json(event)
+        raw.pop("event", None)
+        # the trace keeps every Kairox event; the stream sends it as `trace` when no other event said it
+        self.publish(type(event).__name__, raw, summary=summary(event), send_as_trace=not translated)
+
+    def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
+        status = server_status(event)
+        turn = self.turn
+        if status is not None:
+            return [("server.status", status)]
+        if isinstance(event, ToolCallDecided):
+            return [("tool.decided", {"call_id": event.call_id, "tool": event.tool, "decision": event.decision, "reason": event.reason})]
+        if isinstance(event, ToolCallFinished):
+            ok = not event.is_error
+            text = f"ok in {event.duration_ms:.0f} ms, {event.size_chars} characters" if ok else f"error: {event.error or 'failed'}"
+            return [("tool.finished", {"call_id": event.call_id, "tool": event.tool, "ok": ok, "summary": text, "duration_ms": event.duration_ms})]
+        if isinstance(event, AssistantTextDelta):
+            return [("agent.text", {"turn": turn, "delta": event.text})]
+        if isinstance(event, AssistantMessageCompleted):
+            found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": event.text})]
+            for call in event.tool_calls:
+                found.append(
+                    ("agent.tool_call", {"turn": turn, "call_id": call.get("id"), "tool": call.get("tool") or call.get("name"), "arguments": call.get("arguments")})
+                )
+            return found
+        if isinstance(event, TurnEnded):
+            return [("agent.turn_ended", {"turn": turn, "reason": str(event.reason), "message": event.message})]
+        if isinstance(event, ModelFailed):
+            return [("agent.error", {"turn": turn, "message": event.message})]
+        return []
+
+    def publish(self, kind: str, data: dict[str, Any], *, summary: str = "", keep: bool = True, send_as_trace: bool | None = None) -> WebEvent:
+        """Number, scrub, keep (for the trace) and send one event. ``send_as_trace`` marks a Kairox event: it is
+        sent as a ``trace`` event when true, kept only when false."""
+        self._seq += 1
+        item = WebEvent(seq=self._seq, time=time.time(), type=kind, data=self.redactor.scrub(data), summary=self.redactor.text(summary))
+        if keep and kind != "agent.text":
+            self.trace.append(item)
+        if send_as_trace is None:
+            self._send(item)
+        elif send_as_trace:
+            self._send(dataclasses.replace(item, type="trace", data=item.trace_json()))
+        return item
+
+    def _send(self, item: WebEvent) -> None:
+        for queue in list(self._subscribers):
+            try:
+                queue.put_nowait(item)
+            except asyncio.QueueFull:  # a stream that stopped reading is dropped; the page reconnects
+                self._subscribers.discard(queue)
+
+    # --- out ----------------------------------------------------------------------------------------------------
+
+    def subscribe(self) -> "asyncio.Queue[WebEvent]":
+        queue: asyncio.Queue[WebEvent] = asyncio.Queue(maxsize=QUEUE_SIZE)
+        self._subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: "asyncio.Queue[WebEvent]") -> None:
+        self._subscribers.discard(queue)
+
+    def subscribed(self, queue: "asyncio.Queue[WebEvent]") -> bool:
+        return queue in self._subscribers
+
+    def recent(self, limit: int) -> list[dict[str, Any]]:
+        items = list(self.trace)[-limit:] if limit > 0 else []
+        return [item.trace_json() for item in items]

@@ -1,0 +1,228 @@
+"""The API's read models: the running runtime's state as the JSON shapes ``docs/web-api.md`` names."""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kairox import __version__
+from kairox.config import Layer, ResolvedConfig, join_key
+
+if TYPE_CHECKING:
+    from kairox.catalog import Catalog, CatalogEntry, InstallPlan, PreflightReport
+    from kairox.plugins import PluginSet
+    from kairox.runtime import ExtensionContext
+    from kairox.web._backend import WebBackend
+
+KINDS = {"mcp": "mcp_servers", "lsp": "lsp_servers", "dap": "dap_servers"}
+
+
+def state_json(backend: "WebBackend") -> dict[str, Any]:
+    resolved = backend.resolved
+    held = []
+    for item in resolved.pending:
+        origin = item.origin
+        held.append({"what": f"{item.key}: {item.reason}", "file": str(origin.file) if origin.file else None, "line": origin.line})
+    config = resolved.config
+    return {
+        "workspace": str(resolved.workspace),
+        "trusted": resolved.trusted,
+        "held_back": held,
+        "model": {
+            "configured": backend.setup_problem is None,
+            "name": config.model,
+            "provider": config.model_provider,
+            "problem": backend.setup_problem,
+            "session": backend.session is not None,
+        },
+        "version": __version__,
+        "problem": backend.start_problem,
+    }
+
+
+def _provenance(resolved: ResolvedConfig, kind: str, name: str) -> dict[str, Any] | None:
+    prefix = join_key((KINDS[kind], name))
+    origins = [o for k, o in sorted(resolved.provenance.items()) if k == prefix or k.startswith(prefix + ".")]
+    origin = resolved.origin(prefix) or (origins[0] if origins else None)
+    if origin is None:
+        return None
+    return {"layer": str(origin.layer), "file": str(origin.file) if origin.file else None, "line": origin.line}
+
+
+def server_json(backend: "WebBackend", kind: str, name: str) -> dict[str, Any] | None:
+    """One server as the page shows it; ``None`` when no such server is configured."""
+    resolved = backend.resolved
+    section = getattr(resolved.config, KINDS[kind])
+    context = backend.context
+    client = context.mcp.clients.get(name) if kind == "mcp" and context is not None and context.mcp is not None else None
+    if name not in section and client is None and (kind, name) not in backend.statuses:
+        return None
+    config = client.config if client is not None else section.get(name)
+    live = backend.statuses.get((kind, name))
+    status, reason = (live.status, live.reason) if live is not None else ("stopped", None)
+    enabled = bool(getattr(config, "enabled", True))
+    tools: list[dict[str, Any]] = []
+    stderr = ""
+    if client is not None:
+        from kairox.mcp._content import is_offered
+
+        disabled = list(client.config.disabled_tools or [])
+        tools = [
+            {"name": t.name, "description": t.description, "enabled": is_offered(t, client.config.enabled_tools, disabled)}
+            for t in client.tools
+        ]
+        stderr = client.stderr_tail
+        if status == "failed" and not reason:
+            reason = client.lifecycle.reason
+    elif kind == "lsp" and context is not None and name in context.lsp.servers:
+        server = context.lsp.servers[name]
+        stderr = server.stderr_tail
+        reason = reason or server.reason
+    if not enabled and status in ("stopped", "starting"):
+        status = "disabled"
+    return {
+        "kind": kind,
+        "name": name,
+        "status": status,
+        "reason": reason,
+        "enabled": enabled,
+        "transport": getattr(config, "transport", None) if kind == "mcp" else "stdio",
+        "provenance": _provenance(resolved, kind, name),
+        "tools": tools,
+        "stderr_tail": stderr[-4000:],
+    }
+
+
+def servers_json(backend: "WebBackend") -> list[dict[str, Any]]:
+    names: set[tuple[str, str]] = set(backend.statuses)
+    for kind, section in KINDS.items():
+        names |= {(kind, name) for name in getattr(backend.resolved.config, section)}
+    order = {"mcp": 0, "lsp": 1, "dap": 2}
+    found = [server_json(backend, kind, name) for kind, name in sorted(names, key=lambda k: (order[k[0]], k[1]))]
+    return [s for s in found if s is not None]
+
+
+def skills_json(context: "ExtensionContext") -> list[dict[str, Any]]:
+    skills = []
+    for entry in sorted(context.skills.entries(include_shadowed=True), key=lambda e: (str(e.skill.scope), e.skill.qualified_name)):
+        skill = entry.skill
+        skills.append(
+            {
+                "name": skill.qualified_name,
+                "description": skill.description or "",
+                "scope": str(skill.scope),
+                "path": str(skill.path),
+                "enabled": entry.enabled,
+                "offered": entry.offered,
+                "hidden_reason": entry.hidden_reason,
+                "shadowed_by": str(entry.shadowed_by.path) if entry.shadowed_by is not None else None,
+            }
+        )
+    return skills
+
+
+def _permissions(plugin: Any) -> list[str]:
+    found = []
+    for key, value in plugin.permissions.model_dump(mode="json", exclude_none=True).items():
+        found.append(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
+    return found
+
+
+def plugins_json(plugins: "PluginSet", resolved: ResolvedConfig) -> dict[str, Any]:
+    listed = []
+    for plugin in plugins.plugins:
+        compat = plugin.compatibility
+        listed.append(
+            {
+                "key": plugin.name,
+                "name": plugin.name,
+                "version": plugin.version,
+                "description": plugin.manifest.description,
+                "enabled": plugin.enabled,
+                "active": plugin.active,
+                "disabled_reason": plugin.disabled_reason,
+                "trusted": str(plugin.trust) in ("local", "official", "verified"),
+                "trust": str(plugin.trust),
+                "origin": str(plugin.origin),
+                "path": str(plugin.root),
+                "permissions": _permissions(plugin),
+                "compatibility": list(compat.reasons) if not compat.compatible else [f"{k} {v}" for k, v in compat.checked.items()],
+                "compatible": compat.compatible,
+                "contributions": [{"kind": str(c.kind), "name": c.name, "enabled": c.enabled} for c in plugin.contributions()],
+            }
+        )
+    markets = [
+        {"name": name, "source": str(market.source), "plugins": sum(1 for p in plugins.plugins if p.marketplace == name)}
+        for name, market in sorted(resolved.config.plugins.marketplaces.items())
+    ]
+    return {"plugins": listed, "marketplaces": markets}
+
+
+# --- the catalog ------------------------------------------------------------------------------------------------
+
+
+def _memo_probe() -> Callable[[str], str | None]:
+    from kairox.catalog._preflight import probe_version
+
+    seen: dict[str, str | None] = {}
+
+    def probe(program: str) -> str | None:
+        if program not in seen:
+            seen[program] = probe_version(program)
+        return seen[program]
+
+    return probe
+
+
+def entry_json(
+    entry: "CatalogEntry", resolved: ResolvedConfig, probe: Callable[[str], str | None] | None = None, *, detail: bool = False
+) -> dict[str, Any]:
+    from kairox.catalog import CatalogFormatError, CatalogPlanError, plan_install, preflight
+
+    plan: InstallPlan | None
+    problem = None
+    try:
+        plan = plan_install(entry)
+    except (CatalogPlanError, CatalogFormatError) as exc:
+        plan, problem = None, str(exc)
+    report: PreflightReport | None = preflight(plan, version_of=probe or _memo_probe()) if plan is not None else None
+    data: dict[str, Any] = {
+        "name": entry.id,
+        "server": plan.name if plan is not None else entry.short_name,
+        "title": entry.title or entry.short_name,
+        "description": entry.description,
+        "tags": list(entry.tags),
+        "source": entry.source,
+        "version": entry.version,
+        "installed": (plan.name if plan is not None else entry.short_name) in resolved.config.mcp_servers,
+        "requirements": [
+            {"name": c.name, "present": c.ok, "detail": c.detail} for c in (report.checks if report else ()) if c.kind != "variable"
+        ],
+        "variables": [
+            {"name": v.name, "description": v.description or "", "required": v.required, "secret": v.secret}
+            for v in (plan.variables if plan is not None else ())
+        ],
+        "installable": plan is not None,
+        "problem": problem,
+    }
+    if detail:
+        import tomlkit
+
+        data["command"] = list(plan.argv) if plan is not None and plan.argv else ([plan.command_line] if plan is not None else [])
+        data["config"] = tomlkit.dumps({"mcp_servers": {plan.name: plan.table}}).strip() if plan is not None else ""
+        data["target_file"] = str(resolved.layer_file(Layer.USER))
+        data["target_files"] = {str(layer): str(resolved.layer_file(layer)) for layer in (Layer.USER, Layer.PROJECT, Layer.LOCAL)}
+    return data
+
+
+def catalog_json(catalog: "Catalog", resolved: ResolvedConfig, query: str, tag: str) -> dict[str, Any]:
+    import time
+
+    entries = catalog.search(query) if query.strip() else catalog.listed()
+    if tag:
+        entries = [e for e in entries if tag in e.tags]
+    probe = _memo_probe()
+    now = time.time()
+    sources = []
+    for source in catalog.sources:
+        fetched = getattr(source, "fetched_at", None)
+        sources.append({"name": source.name, "age_seconds": round(now - fetched, 1) if fetched else None, "error": source.error})
+    return {"entries": [entry_json(e, resolved, probe) for e in entries], "sources": sources}
