@@ -141,6 +141,7 @@ class WebBackend:
         self._ready = anyio.Event()
         self._leave = anyio.Event()
         self._left = anyio.Event()
+        self._resume: str | None = None
 
     def _resolve(self) -> ResolvedConfig:
         options = self.options
@@ -192,7 +193,7 @@ class WebBackend:
             else:
                 async with open_session(
                     cli=self.options, resolved=self.resolved, approver=self.approver, events=[self.hub],
-                    model=self.model, provider=self.provider,
+                    model=self.model, provider=self.provider, resume=self._resume,
                 ) as session:
                     self._entered(session.context, session)
                     await self._leave.wait()
@@ -212,9 +213,11 @@ class WebBackend:
         self._ready.set()
 
     async def restart(self) -> None:
-        """Leave the session and open it again (after ``trust``: the project's servers start now)."""
+        """Leave the session and open it again with the configuration as it is now (after ``trust``: the project's
+        servers start); the conversation continues (the transcript is resumed)."""
         if self.turn_running:
             raise KairoxError("a turn is running", hint="cancel it first (POST /api/session/cancel)")
+        self._resume = self.session.session_id if self.session is not None else None
         self._leave.set()
         with anyio.move_on_after(60):
             await self._left.wait()

@@ -59,9 +59,16 @@ def start_install(backend: "WebBackend", entry: "CatalogEntry", *, variables: di
                 hub.publish("config.changed", {"file": str(result.file)})
             applies = layer is Layer.USER or backend.resolved.trusted
             context = backend.context
-            if result.outcome is InstallOutcome.INSTALLED and applies and context is not None and context.mcp is not None:
-                say("start", f"starting {plan.name!r} in this session")
-                await add_mcp_server(context, plan.name, McpServerConfig.model_validate(plan.table))
+            if result.outcome is InstallOutcome.INSTALLED and applies and context is not None:
+                if context.mcp is not None:
+                    say("start", f"starting {plan.name!r} in this session")
+                    await add_mcp_server(context, plan.name, McpServerConfig.model_validate(plan.table))
+                elif not backend.turn_running:  # a session without MCP servers: open it again, with this one
+                    say("start", f"starting {plan.name!r}: the session opens again with it (the conversation continues)")
+                    await backend.restart()
+                    await backend.ready_context()
+                else:
+                    say("start", f"{plan.name!r} starts with the next session (a turn is running)")
         except Exception as exc:  # reported on the page; the GUI keeps running
             finished.update(outcome="error", diagnostic=str(exc))
         hub.publish("install.finished", finished)

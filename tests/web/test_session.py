@@ -1,0 +1,98 @@
+"""The session through the API against the scripted model server: a prompt, the streamed answer, tool calls with
+their decisions, approval dialogs answered with the TUI's answers, a second prompt refused while a turn runs,
+and cancel."""
+
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.agent._support import make_workspace, user_config
+from tests.servers.model_server import ScriptedModelServer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
+KEY = "sk-test-0123456789abcdef"
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAIROX_TEST_MODEL_KEY", KEY)
+
+
+def calls(*items: tuple[str, str, dict[str, object]]) -> dict[str, object]:
+    return {"reply": "tool_calls", "text": "", "calls": [{"id": i, "name": n, "arguments": a} for i, n, a in items]}
+
+
+async def test_a_turn_streams_its_answer_and_approvals_are_answered_from_the_gui(
+    open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    script = [
+        calls(("w1", "fs_write", {"path": "a.txt", "content": "one"})),
+        {**calls(("w2", "fs_write", {"path": "a.txt", "content": "one"}), ("w3", "fs_write", {"path": "b.txt", "content": "two"})),
+         "expect": {"tool_results": {"w1": "a.txt"}}},
+        {**calls(("w4", "fs_write", {"path": "c.txt", "content": "three"})), "expect": {"tool_results": {"w2": "a.txt", "w3": "use drafts"}}},
+        {"reply": "text", "text": "Done: a.txt and c.txt.", "delay_sec": 0.05, "expect": {"tool_results": {"w4": "c.txt"}}},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        config = user_config(isolated_home, server, wire="openai", extra='[policy]\napproval_policy = "untrusted"\n')
+        async with open_gui(workspace) as gui:
+            state = (await gui.client.get("/api/state")).json()
+            started = await gui.client.post("/api/session/messages", json={"text": "Write the files."})
+            turn = started.json()["turn"]
+            first = await gui.event("approval.request")
+            busy = await gui.client.post("/api/session/messages", json={"text": "and another"})
+            grants = first["grants"]
+            await gui.client.post(f"/api/approvals/{first['id']}", json={"answer": "session"})  # the exact call, this session
+            second = await gui.event("approval.request")  # w2 is the same call: no question; w3 asks
+            await gui.client.post(f"/api/approvals/{second['id']}", json={"answer": "deny", "message": "use drafts"})
+            third = await gui.event("approval.request")
+            await gui.client.post(f"/api/approvals/{third['id']}", json={"answer": "always"})  # the suggested rule, user layer
+            ended = await gui.event("agent.turn_ended")
+            seen = gui.seen
+    assert state["model"] == {"configured": True, "name": "scripted-model", "provider": "scripted", "problem": None, "session": True}
+    assert started.status_code == 202 and turn
+    assert busy.status_code == 409 and "a turn is running" in busy.json()["error"]
+    assert first["tool"] == "fs.write" and first["arguments"] == {"path": "a.txt", "content": "one"}
+    assert grants and grants[0]["exact"] is True and first["layers"]
+    assert second["arguments"]["path"] == "b.txt" and third["arguments"]["path"] == "c.txt"
+    assert ended == {"turn": turn, "reason": "completed", "message": None}
+    assert (workspace / "a.txt").read_text() == "one" and (workspace / "c.txt").read_text() == "three"
+    assert not (workspace / "b.txt").exists()
+    kinds = [(e.type, e.data.get("call_id")) for e in seen if e.type in ("tool.decided", "tool.finished", "agent.tool_call")]
+    assert ("agent.tool_call", "w1") in kinds and ("tool.decided", "w2") in kinds and ("tool.finished", "w4") in kinds
+    decided = {e.data["call_id"]: e.data for e in seen if e.type == "tool.decided" and e.data["decision"] != "ask"}
+    assert decided["w1"]["decision"] == "allow" and decided["w2"]["decision"] == "allow" and decided["w3"]["decision"] == "deny"
+    assert "earlier in this session" in decided["w2"]["reason"]
+    finished = {e.data["call_id"]: e.data for e in seen if e.type == "tool.finished"}
+    assert finished["w1"]["ok"] is True and finished["w3"]["ok"] is False
+    resolved = [e.data["answer"] for e in seen if e.type == "approval.resolved"]
+    assert resolved == ["session", "deny", "always"]
+    text = "".join(e.data["delta"] for e in seen if e.type == "agent.text")
+    assert text == "Done: a.txt and c.txt."
+    assert [e.data for e in seen if e.type == "agent.message"][-1] == {"turn": turn, "text": "Done: a.txt and c.txt."}
+    allow = tomllib.loads(config.read_text())["policy"]["rules"]["allow"]
+    assert any(rule.startswith("fs.write") for rule in allow)
+    assert all(KEY not in str(e.data) for e in seen)
+
+
+async def test_cancel_ends_the_running_turn_and_denies_its_waiting_approval(
+    open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    with ScriptedModelServer("openai", [calls(("w1", "fs_write", {"path": "a.txt", "content": "one"}))]) as server:
+        user_config(isolated_home, server, wire="openai", extra='[policy.rules]\nask = ["fs.write"]\n')
+        async with open_gui(workspace) as gui:
+            turn = (await gui.client.post("/api/session/messages", json={"text": "Write it."})).json()["turn"]
+            asked = await gui.event("approval.request")
+            cancelled = await gui.client.post("/api/session/cancel")
+            ended = await gui.event("agent.turn_ended")
+            late = await gui.client.post(f"/api/approvals/{asked['id']}", json={"answer": "once"})
+            resolved = [e.data for e in gui.seen if e.type == "approval.resolved"]
+    assert asked["grants"] == []  # an explicit ask rule asks every time: only "once" and "deny"
+    assert cancelled.json() == {"ok": True, "cancelled": True}
+    assert ended["turn"] == turn and ended["reason"] == "cancelled"
+    assert late.status_code == 404
+    assert resolved == [{"id": asked["id"], "answer": "deny"}]
+    assert not (workspace / "a.txt").exists()
