@@ -11,7 +11,6 @@ import anyio
 import httpx
 import pytest
 
-from kairox.runtime import RuntimeOptions
 from kairox.web import WebBackend, WebOptions, create_app
 from kairox.web._hub import WebEvent
 
@@ -56,9 +55,9 @@ def open_gui() -> Callable[..., Any]:
 
     @contextlib.asynccontextmanager
     async def opened(workspace: Path, *, static_dir: Path | None = None, wait: bool = True) -> AsyncIterator[Gui]:
-        options = WebOptions(runtime=RuntimeOptions(workspace=workspace), port=PORT, token=TOKEN)
+        options = WebOptions(workspace=workspace, port=PORT, token=TOKEN)
         if static_dir is not None:
-            options = WebOptions(runtime=options.runtime, port=PORT, token=TOKEN, static_dir=static_dir)
+            options = WebOptions(workspace=workspace, port=PORT, token=TOKEN, static_dir=static_dir)
         app = create_app(options)
         backend: WebBackend = app.state.backend
         queue = backend.hub.subscribe()

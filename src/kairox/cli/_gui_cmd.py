@@ -26,12 +26,10 @@ def gui(
     cli.resolve()  # a broken configuration file stops here, with file and line
     import anyio
 
-    from kairox.runtime import RuntimeOptions
     from kairox.web import WebOptions, serve_gui
 
     options = WebOptions(
-        runtime=RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides)),
-        port=port, model=model, provider=model_provider,
+        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), port=port, model=model, provider=model_provider
     )
     opener = None
     if not no_browser:

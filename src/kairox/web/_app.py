@@ -8,7 +8,7 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from starlette.applications import Starlette
@@ -19,7 +19,6 @@ from starlette.staticfiles import StaticFiles
 
 from kairox.config import Layer
 from kairox.errors import KairoxError
-from kairox.runtime import RuntimeOptions
 from kairox.web._backend import ApprovalNotFoundError, TurnRunningError, WebBackend, answer_from_json
 from kairox.web._guard import COOKIE, RequestGuard
 from kairox.web._hub import WebEvent
@@ -34,6 +33,9 @@ from kairox.web._views import (
     state_json,
 )
 
+if TYPE_CHECKING:
+    from kairox.runtime import RuntimeOptions
+
 STATIC = Path(__file__).parent / "static"
 PING_SEC = 15.0
 NOT_BUILT = (
@@ -44,13 +46,23 @@ NOT_BUILT = (
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class WebOptions:
-    runtime: RuntimeOptions = field(default_factory=RuntimeOptions)
+    workspace: Path | None = None
+    profile: str | None = None
+    overrides: tuple[str, ...] = ()
+    """``-c KEY=VALUE`` overrides of the command line."""
     port: int = 0
     """The port the server listens on (the guard accepts only this Host); pick it before creating the app."""
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     static_dir: Path = STATIC
     model: str | None = None
     provider: str | None = None
+
+
+    def runtime(self) -> "RuntimeOptions":
+        """The runtime's options (kairox.runtime is imported here, not when the server starts)."""
+        from kairox.runtime import RuntimeOptions
+
+        return RuntimeOptions(workspace=self.workspace, profile=self.profile, overrides=self.overrides)
 
 
 class ApiError(Exception):
@@ -68,20 +80,22 @@ def _json(data: Any, status: int = 200, *, backend: WebBackend) -> JSONResponse:
 
 def _errors(backend: WebBackend, handler: Handler) -> Handler:
     """Kairox's errors as JSON: what happened and what to do, with the status the contract gives."""
-    from kairox.runtime import ConfigWriteDeniedError
-
     async def wrapped(request: Request) -> Response:
         try:
             return await handler(request)
         except ApiError as exc:
             return _json({"error": exc.message, **exc.extra}, exc.status, backend=backend)
-        except ConfigWriteDeniedError as exc:
-            return _json({"error": str(exc), "denied": True, "file": str(exc.file)}, 403, backend=backend)
         except ApprovalNotFoundError as exc:
             return _json({"error": str(exc)}, 404, backend=backend)
         except TurnRunningError as exc:
             return _json({"error": str(exc)}, 409, backend=backend)
-        except (KairoxError, ValueError) as exc:
+        except KairoxError as exc:
+            from kairox.runtime import ConfigWriteDeniedError
+
+            if isinstance(exc, ConfigWriteDeniedError):
+                return _json({"error": str(exc), "denied": True, "file": str(exc.file)}, 403, backend=backend)
+            return _json({"error": str(exc)}, 400, backend=backend)
+        except ValueError as exc:
             return _json({"error": str(exc)}, 400, backend=backend)
 
     return wrapped
@@ -119,7 +133,7 @@ def _toggle(request: Request) -> str:
 def create_app(options: WebOptions | None = None) -> Starlette:
     """The GUI's application. Its lifespan starts the session (or the extension context) and stops it."""
     options = options or WebOptions()
-    backend = WebBackend(options.runtime, model=options.model, provider=options.provider)
+    backend = WebBackend(options)
     backend.redactor.add(options.token)
 
     def ok(data: Any, status: int = 200) -> JSONResponse:
@@ -199,8 +213,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         from kairox.config import resolve_config
         from kairox.runtime import load_plugins
 
-        runtime = options.runtime
-        resolved = resolve_config(runtime.workspace, cli_overrides=runtime.overrides, profile=runtime.profile, cwd=runtime.cwd)
+        resolved = resolve_config(options.workspace, cli_overrides=options.overrides, profile=options.profile)
         stage = await anyio.to_thread.run_sync(lambda: load_plugins(resolved))
         return ok(plugins_json(stage.plugins, resolved))
 

@@ -16,12 +16,13 @@ import anyio.abc
 from kairox.config import Layer, ResolvedConfig, resolve_config
 from kairox.errors import KairoxError
 from kairox.events import Event
-from kairox.policy import ApprovalAnswer, ApprovalRequest, RuleLayer
 from kairox.web._hub import EventHub, Redactor, server_status
 
 if TYPE_CHECKING:
     from kairox.agent import AgentSession
-    from kairox.runtime import ExtensionContext, RuntimeOptions
+    from kairox.policy import ApprovalAnswer, ApprovalRequest
+    from kairox.runtime import ExtensionContext
+    from kairox.web._app import WebOptions
 
 ANSWERS = ("once", "session", "always", "deny")
 CONTEXT_WAIT_SEC = 120.0
@@ -34,9 +35,9 @@ class ApprovalNotFoundError(KairoxError):
 @dataclass(kw_only=True)
 class PendingApproval:
     id: str
-    request: ApprovalRequest
+    request: "ApprovalRequest"
     answer: anyio.Event = field(default_factory=anyio.Event)
-    result: ApprovalAnswer | None = None
+    result: "ApprovalAnswer | None" = None
 
     def to_json(self) -> dict[str, Any]:
         request = self.request
@@ -52,9 +53,11 @@ class PendingApproval:
         }
 
 
-def answer_from_json(body: dict[str, Any]) -> ApprovalAnswer:
+def answer_from_json(body: dict[str, Any]) -> "ApprovalAnswer":
     """The page's answer as the shared :class:`ApprovalAnswer`: "session" without a grant is the exact call, "always"
     without one saves the rule the request suggests into the user layer (the gate decides both, as for the TUI)."""
+    from kairox.policy import ApprovalAnswer, RuleLayer
+
     answer = body.get("answer")
     grant = body.get("grant")
     if grant is not None and not isinstance(grant, str):
@@ -84,7 +87,7 @@ class WebApprover:
         self.pending: dict[str, PendingApproval] = {}
         self._ids = itertools.count(1)
 
-    async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+    async def request_approval(self, request: "ApprovalRequest") -> "ApprovalAnswer":
         item = PendingApproval(id=f"a{next(self._ids)}-{secrets.token_hex(3)}", request=request)
         self.pending[item.id] = item
         self.hub.publish("approval.request", item.to_json())
@@ -97,7 +100,7 @@ class WebApprover:
         self.hub.publish("approval.resolved", {"id": item.id, "answer": answer})
         return item.result
 
-    def answer(self, approval_id: str, answer: ApprovalAnswer) -> None:
+    def answer(self, approval_id: str, answer: "ApprovalAnswer") -> None:
         item = self.pending.get(approval_id)
         if item is None or item.answer.is_set():
             raise ApprovalNotFoundError(f"no pending approval {approval_id!r}", hint="it was answered already or its call ended")
@@ -105,6 +108,8 @@ class WebApprover:
         item.answer.set()
 
     def deny_all(self, reason: str) -> None:
+        from kairox.policy import ApprovalAnswer
+
         for item in list(self.pending.values()):
             if not item.answer.is_set():
                 item.result = ApprovalAnswer.deny(reason)
@@ -120,9 +125,9 @@ class ServerState:
 class WebBackend:
     """Owns the session's lifetime. ``async with backend:`` starts it in a task group; leaving stops it."""
 
-    def __init__(self, options: "RuntimeOptions", *, model: str | None = None, provider: str | None = None) -> None:
+    def __init__(self, options: "WebOptions") -> None:
         self.options = options
-        self.model, self.provider = model, provider
+        self.model, self.provider = options.model, options.provider
         self.redactor = Redactor()
         self.redactor.add_environment()
         self.hub = EventHub(self.redactor)
@@ -145,7 +150,7 @@ class WebBackend:
 
     def _resolve(self) -> ResolvedConfig:
         options = self.options
-        resolved = resolve_config(options.workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd)
+        resolved = resolve_config(options.workspace, cli_overrides=options.overrides, profile=options.profile)
         self.redactor.add_config(resolved)
         return resolved
 
@@ -176,6 +181,8 @@ class WebBackend:
 
     async def _main(self) -> None:
         """Enter the session (or the context alone) in this task, wait until told to leave, leave here."""
+        # the heavy imports (the MCP and model SDKs) in a worker thread: the page is served meanwhile
+        await anyio.to_thread.run_sync(_load_runtime)
         from kairox.agent import ModelSetupError, model_settings, open_session
         from kairox.runtime import build_extension_context
 
@@ -187,12 +194,12 @@ class WebBackend:
             except ModelSetupError as exc:
                 settings, self.setup_problem = None, str(exc)
             if settings is None:
-                async with build_extension_context(cli=self.options, approver=self.approver, events=self.hub, resolved=self.resolved) as context:
+                async with build_extension_context(cli=self.options.runtime(), approver=self.approver, events=self.hub, resolved=self.resolved) as context:
                     self._entered(context, None)
                     await self._leave.wait()
             else:
                 async with open_session(
-                    cli=self.options, resolved=self.resolved, approver=self.approver, events=[self.hub],
+                    cli=self.options.runtime(), resolved=self.resolved, approver=self.approver, events=[self.hub],
                     model=self.model, provider=self.provider, resume=self._resume,
                 ) as session:
                     self._entered(session.context, session)
@@ -319,3 +326,9 @@ class WebBackend:
 
 class TurnRunningError(KairoxError):
     pass
+
+
+def _load_runtime() -> None:
+    import kairox.agent
+    import kairox.mcp
+    import kairox.runtime  # noqa: F401

@@ -11,13 +11,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from kairox.agent import AssistantMessageCompleted, AssistantTextDelta, ModelFailed, TurnEnded
 from kairox.config import REDACTED, ResolvedConfig, is_secret_key, redact_tree
-from kairox.dap import DapServerFailed, DapServerRunning, DapServerStarting, DapServerStopped
 from kairox.events import Event, event_to_json
-from kairox.lsp import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
-from kairox.mcp import McpServerFailed, McpServerReady, McpServerStarting, McpServerStopped
-from kairox.registry import ToolCallDecided, ToolCallFinished
 
 TRACE_SIZE = 2000
 """Events kept for ``/api/trace`` and for a stream that reconnects with ``Last-Event-ID``."""
@@ -99,30 +94,19 @@ class WebEvent:
         return f"event: {self.type}\nid: {self.seq}\ndata: {json.dumps(self.data, ensure_ascii=False, default=str)}\n\n"
 
 
-_RPC_STATUS = {"Starting": "starting", "Running": "ready", "Failed": "failed", "Stopped": "stopped"}
+# Events are told apart by their class names (``McpServerReady`` ...), so this module imports none of the packages
+# that define them: `kairox gui` serves its first page before the MCP SDK has loaded.
+_LIFECYCLE = {"Starting": "starting", "Ready": "ready", "Running": "ready", "Failed": "failed", "Stopped": "stopped"}
+_KINDS = {"Mcp": "mcp", "Lsp": "lsp", "Dap": "dap"}
 
 
 def server_status(event: Event) -> dict[str, Any] | None:
     """``server.status`` of a lifecycle event (language and debug servers' ``running`` is the GUI's ``ready``)."""
-    match event:
-        case McpServerStarting(server=name):
-            return {"kind": "mcp", "name": name, "status": "starting", "reason": None}
-        case McpServerReady(server=name):
-            return {"kind": "mcp", "name": name, "status": "ready", "reason": None}
-        case McpServerFailed(server=name, reason=reason):
-            return {"kind": "mcp", "name": name, "status": "failed", "reason": reason}
-        case McpServerStopped(server=name):
-            return {"kind": "mcp", "name": name, "status": "stopped", "reason": None}
-        case LspServerStarting() | LspServerRunning() | LspServerFailed() | LspServerStopped():
-            return _rpc_status("lsp", event)
-        case DapServerStarting() | DapServerRunning() | DapServerFailed() | DapServerStopped():
-            return _rpc_status("dap", event)
-    return None
-
-
-def _rpc_status(kind: str, event: Event) -> dict[str, Any]:
-    name = type(event).__name__.removeprefix(kind.capitalize() + "Server")
-    return {"kind": kind, "name": getattr(event, "server", ""), "status": _RPC_STATUS.get(name, "stopped"), "reason": getattr(event, "reason", None)}
+    kind, middle, state = type(event).__name__.partition("Server")
+    if kind not in _KINDS or state not in _LIFECYCLE or middle != "Server":
+        return None
+    reason = getattr(event, "reason", None) if state == "Failed" else None
+    return {"kind": _KINDS[kind], "name": getattr(event, "server", ""), "status": _LIFECYCLE[state], "reason": reason}
 
 
 def summary(event: Event) -> str:
@@ -180,28 +164,30 @@ class EventHub:
 
     def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
         status = server_status(event)
-        turn = self.turn
         if status is not None:
             return [("server.status", status)]
-        if isinstance(event, ToolCallDecided):
-            return [("tool.decided", {"call_id": event.call_id, "tool": event.tool, "decision": event.decision, "reason": event.reason})]
-        if isinstance(event, ToolCallFinished):
-            ok = not event.is_error
-            text = f"ok in {event.duration_ms:.0f} ms, {event.size_chars} characters" if ok else f"error: {event.error or 'failed'}"
-            return [("tool.finished", {"call_id": event.call_id, "tool": event.tool, "ok": ok, "summary": text, "duration_ms": event.duration_ms})]
-        if isinstance(event, AssistantTextDelta):
-            return [("agent.text", {"turn": turn, "delta": event.text})]
-        if isinstance(event, AssistantMessageCompleted):
-            found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": event.text})]
-            for call in event.tool_calls:
+        turn = self.turn
+        name = type(event).__name__
+        data: Any = event
+        if name == "ToolCallDecided":
+            return [("tool.decided", {"call_id": data.call_id, "tool": data.tool, "decision": data.decision, "reason": data.reason})]
+        if name == "ToolCallFinished":
+            ok = not data.is_error
+            text = f"ok in {data.duration_ms:.0f} ms, {data.size_chars} characters" if ok else f"error: {data.error or 'failed'}"
+            return [("tool.finished", {"call_id": data.call_id, "tool": data.tool, "ok": ok, "summary": text, "duration_ms": data.duration_ms})]
+        if name == "AssistantTextDelta":
+            return [("agent.text", {"turn": turn, "delta": data.text})]
+        if name == "AssistantMessageCompleted":
+            found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": data.text})]
+            for call in data.tool_calls:
                 found.append(
                     ("agent.tool_call", {"turn": turn, "call_id": call.get("id"), "tool": call.get("tool") or call.get("name"), "arguments": call.get("arguments")})
                 )
             return found
-        if isinstance(event, TurnEnded):
-            return [("agent.turn_ended", {"turn": turn, "reason": str(event.reason), "message": event.message})]
-        if isinstance(event, ModelFailed):
-            return [("agent.error", {"turn": turn, "message": event.message})]
+        if name == "TurnEnded":
+            return [("agent.turn_ended", {"turn": turn, "reason": str(data.reason), "message": data.message})]
+        if name == "ModelFailed":
+            return [("agent.error", {"turn": turn, "message": data.message})]
         return []
 
     def publish(self, kind: str, data: dict[str, Any], *, summary: str = "", keep: bool = True, send_as_trace: bool | None = None) -> WebEvent:

@@ -2,6 +2,7 @@
 token printed, and opened in the browser unless asked not to."""
 
 import contextlib
+import dataclasses
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -42,9 +43,7 @@ async def serve_gui(options: WebOptions, *, open_browser: Callable[[str], object
 
     sock = bind(options.port)
     port = sock.getsockname()[1]
-    options = WebOptions(
-        runtime=options.runtime, port=port, token=options.token, static_dir=options.static_dir, model=options.model, provider=options.provider
-    )
+    options = dataclasses.replace(options, port=port)
     app = create_app(options)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=3)
     server = _Server(config)
