@@ -82,3 +82,11 @@ def test_kairox_gui_prints_its_url_serves_the_event_stream_and_stops_on_ctrl_c(g
     assert statuses[-1] == {"kind": "mcp", "name": "basic", "status": "ready", "reason": None}
     process.send_signal(signal.SIGINT)
     assert process.wait(60) == 0
+
+
+def test_gui_help_loads_neither_the_web_stack_nor_the_sdks(tmp_path: Path) -> None:
+    from tests.cli.test_startup_imports import loaded_modules
+
+    modules = loaded_modules(["gui", "--help"], tmp_path)
+    assert "kairox" in modules
+    assert not modules & {"starlette", "uvicorn", "mcp", "textual", "openai", "anthropic"}
