@@ -352,3 +352,38 @@ async def test_session_endpoints_without_a_model_say_how_to_configure_one(open_g
     assert empty.status_code == 400
     assert cancel.json() == {"ok": True, "cancelled": False}
     assert approval.status_code == 404
+
+
+async def test_language_and_debug_servers_restart_and_toggle_through_the_runtime(
+    open_gui: Callable[..., Any], workspace: Path, isolated_home: Path
+) -> None:
+    from tests.agent._support import BIN
+
+    config = isolated_home / "kairox.toml"
+    config.write_text(
+        "# tools for python\n"
+        f'[lsp_servers.jedi]\ncommand = "{BIN / "jedi-language-server"}"\nfile_patterns = ["*.py"]\n\n'
+        f'[dap_servers.debugpy]\ncommand = "{sys.executable}"\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
+        encoding="utf-8",
+    )
+    async with open_gui(workspace) as gui:
+        before = {s["name"]: s for s in (await gui.client.get("/api/servers")).json()["servers"]}
+        restart = await gui.client.post("/api/servers/lsp/jedi/restart")
+        running = restart.json()["server"]
+        off = await gui.client.post("/api/servers/lsp/jedi/disable")
+        await gui.event("server.status", lambda d: d == {"kind": "lsp", "name": "jedi", "status": "stopped", "reason": None})
+        after = (await gui.client.get("/api/servers/lsp/jedi")).json()
+        dap_restart = await gui.client.post("/api/servers/dap/debugpy/restart")
+        dap_off = await gui.client.post("/api/servers/dap/debugpy/disable")
+        dap = (await gui.client.get("/api/servers/dap/debugpy")).json()
+    assert (before["jedi"]["kind"], before["jedi"]["status"]) == ("lsp", "stopped")  # starts on first use
+    assert (before["debugpy"]["kind"], before["debugpy"]["status"]) == ("dap", "stopped")
+    assert before["jedi"]["provenance"] == {"layer": "user", "file": str(config), "line": 2}
+    assert restart.status_code == 200 and running["status"] == "ready"
+    assert off.status_code == 200 and off.json()["file"] == str(config)
+    assert after["status"] == "disabled" and after["enabled"] is False
+    assert dap_restart.status_code == 409 and "debug session" in dap_restart.json()["error"]
+    assert dap_off.status_code == 200 and dap["status"] == "disabled"
+    written = tomllib.loads(config.read_text())
+    assert written["lsp_servers"]["jedi"]["enabled"] is False and written["dap_servers"]["debugpy"]["enabled"] is False
+    assert config.read_text().startswith("# tools for python\n")
