@@ -96,3 +96,27 @@ async def test_cancel_ends_the_running_turn_and_denies_its_waiting_approval(
     assert late.status_code == 404
     assert resolved == [{"id": asked["id"], "answer": "deny"}]
     assert not (workspace / "a.txt").exists()
+
+
+async def test_a_grant_the_request_did_not_offer_counts_once(open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    write = ("fs_write", {"path": "a.txt", "content": "one"})
+    script = [
+        calls(("w1", *write)),
+        {**calls(("w2", *write)), "expect": {"tool_results": {"w1": "a.txt"}}},
+        {"reply": "text", "text": "Written twice.", "expect": {"tool_results": {"w2": "a.txt"}}},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        config = user_config(isolated_home, server, wire="openai", extra='[policy]\napproval_policy = "untrusted"\n')
+        before = config.read_text()
+        async with open_gui(workspace) as gui:
+            await gui.client.post("/api/session/messages", json={"text": "Write it twice."})
+            first = await gui.event("approval.request")
+            await gui.client.post(f"/api/approvals/{first['id']}", json={"answer": "always", "grant": "fs.write(/**)"})
+            second = await gui.event("approval.request")  # the same call asks again: nothing was granted beyond once
+            await gui.client.post(f"/api/approvals/{second['id']}", json={"answer": "once"})
+            ended = await gui.event("agent.turn_ended")
+    assert "fs.write(/**)" not in [g["rule"] for g in first["grants"]]
+    assert second["arguments"] == first["arguments"]
+    assert ended["reason"] == "completed"
+    assert config.read_text() == before  # no rule was saved
