@@ -46,6 +46,8 @@ NOT_BUILT = (
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class WebOptions:
+    """What ``kairox gui`` passes: the global options of the command line, the port and the run's token."""
+
     workspace: Path | None = None
     profile: str | None = None
     overrides: tuple[str, ...] = ()
@@ -56,7 +58,6 @@ class WebOptions:
     static_dir: Path = STATIC
     model: str | None = None
     provider: str | None = None
-
 
     def runtime(self) -> "RuntimeOptions":
         """The runtime's options (kairox.runtime is imported here, not when the server starts)."""
@@ -80,6 +81,7 @@ def _json(data: Any, status: int = 200, *, backend: WebBackend) -> JSONResponse:
 
 def _errors(backend: WebBackend, handler: Handler) -> Handler:
     """Kairox's errors as JSON: what happened and what to do, with the status the contract gives."""
+
     async def wrapped(request: Request) -> Response:
         try:
             return await handler(request)

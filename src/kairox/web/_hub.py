@@ -18,6 +18,8 @@ TRACE_SIZE = 2000
 """Events kept for ``/api/trace`` and for a stream that reconnects with ``Last-Event-ID``."""
 QUEUE_SIZE = 5000
 _MIN_SECRET = 4
+_MIN_HOST_SECRET = 8
+"""A host variable's value is taken for a secret from this length: ``TOKENIZERS_PARALLELISM=true`` is not one."""
 _SPLIT = re.compile(r"[:@/?&=#\s]+")
 
 
@@ -38,7 +40,7 @@ class Redactor:
 
     def add_environment(self, environ: dict[str, str] | None = None) -> None:
         for name, value in (os.environ if environ is None else environ).items():
-            if is_secret_key(name):
+            if is_secret_key(name) and len(value) >= _MIN_HOST_SECRET:
                 self.add(value)
 
     def add_config(self, resolved: ResolvedConfig) -> None:
