@@ -51,6 +51,7 @@ async def test_a_turn_streams_its_answer_and_approvals_are_answered_from_the_gui
             await gui.client.post(f"/api/approvals/{third['id']}", json={"answer": "always"})  # the suggested rule, user layer
             ended = await gui.event("agent.turn_ended")
             seen = gui.seen
+            trace = (await gui.client.get("/api/trace", params={"limit": 2000})).json()["events"]
     assert state["model"] == {"configured": True, "name": "scripted-model", "provider": "scripted", "problem": None, "session": True}
     assert started.status_code == 202 and turn
     assert busy.status_code == 409 and "a turn is running" in busy.json()["error"]
@@ -75,6 +76,9 @@ async def test_a_turn_streams_its_answer_and_approvals_are_answered_from_the_gui
     allow = tomllib.loads(config.read_text())["policy"]["rules"]["allow"]
     assert any(rule.startswith("fs.write") for rule in allow)
     assert all(KEY not in str(e.data) for e in seen)
+    types = [e["type"] for e in trace]
+    assert "AssistantMessageCompleted" in types and "ToolCallApprovalAnswered" in types and "approval.request" in types
+    assert "AssistantTextDelta" not in types and "agent.text" not in types
 
 
 async def test_cancel_ends_the_running_turn_and_denies_its_waiting_approval(

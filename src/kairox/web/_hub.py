@@ -159,6 +159,8 @@ class EventHub:
         translated = self._translate(event)
         for kind, data in translated:
             self.publish(kind, data, keep=False)
+        if type(event).__name__ == "AssistantTextDelta":
+            return  # streamed text stays out of the trace (agent.message has the whole answer)
         raw = event_to_json(event)
         raw.pop("event", None)
         # the trace keeps every Kairox event; the stream sends it as `trace` when no other event said it
@@ -197,7 +199,7 @@ class EventHub:
         sent as a ``trace`` event when true, kept only when false."""
         self._seq += 1
         item = WebEvent(seq=self._seq, time=time.time(), type=kind, data=self.redactor.scrub(data), summary=self.redactor.text(summary))
-        if keep and kind != "agent.text":
+        if keep:
             self.trace.append(item)
         if send_as_trace is None:
             self._send(item)
