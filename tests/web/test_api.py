@@ -193,6 +193,7 @@ async def test_server_and_tool_toggles_write_the_declaring_layer_and_keep_its_co
     async with open_gui(workspace) as gui:
         off = await gui.client.post("/api/servers/mcp/basic/disable")
         await gui.event("server.status", lambda d: d["name"] == "basic" and d["status"] == "stopped")
+        await gui.event("server.status", lambda d: d == {"kind": "mcp", "name": "basic", "status": "disabled", "reason": None})
         after_off = (await gui.client.get("/api/servers/mcp/basic")).json()
         text_off = config.read_text()
         tool_off = await gui.client.post("/api/servers/mcp/leaky/tools/x/disable")

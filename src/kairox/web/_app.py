@@ -275,7 +275,11 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             file = await runtime.set_lsp_server_enabled(context, name, enabled, file=file)
         else:
             file = runtime.set_dap_server_enabled(context, name, enabled, file=file)
-        return _written(file, server=server_json(backend, kind, name))
+        answer = _written(file, server=server_json(backend, kind, name))
+        shown = server_json(backend, kind, name)
+        if shown is not None:  # the dot follows the configuration too (a stopped server that is off is "disabled")
+            backend.hub.publish("server.status", {"kind": kind, "name": name, "status": shown["status"], "reason": shown["reason"]})
+        return answer
 
     async def tool_action(request: Request) -> Response:
         from kairox import runtime
