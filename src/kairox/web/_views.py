@@ -62,11 +62,9 @@ def server_json(backend: "WebBackend", kind: str, name: str) -> dict[str, Any] |
     tools: list[dict[str, Any]] = []
     stderr = ""
     if client is not None:
-        from kairox.mcp._content import is_offered
-
-        disabled = list(client.config.disabled_tools or [])
+        disabled, only = set(client.config.disabled_tools or []), client.config.enabled_tools
         tools = [
-            {"name": t.name, "description": t.description, "enabled": is_offered(t, client.config.enabled_tools, disabled)}
+            {"name": t.name, "description": t.description, "enabled": t.name not in disabled and (only is None or t.name in only)}
             for t in client.tools
         ]
         stderr = client.stderr_tail
