@@ -137,6 +137,8 @@ class WebBackend:
         self.context: ExtensionContext | None = None
         self.session: AgentSession | None = None
         self.setup_problem: str | None = None
+        self.model_checked = False
+        """Whether the model's settings were checked (in the background, with the SDKs)."""
         self.start_problem: str | None = None
         self.statuses: dict[tuple[str, str], ServerState] = {}
         self.turn_running = False
@@ -193,6 +195,7 @@ class WebBackend:
                 self.setup_problem = None
             except ModelSetupError as exc:
                 settings, self.setup_problem = None, str(exc)
+            self.model_checked = True
             if settings is None:
                 async with build_extension_context(cli=self.options.runtime(), approver=self.approver, events=self.hub, resolved=self.resolved) as context:
                     self._entered(context, None)

@@ -27,7 +27,8 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
         "trusted": resolved.trusted,
         "held_back": held,
         "model": {
-            "configured": backend.setup_problem is None,
+            # until the check ran: whether a model is named at all
+            "configured": backend.setup_problem is None if backend.model_checked else (backend.model or config.model) is not None,
             "name": config.model,
             "provider": config.model_provider,
             "problem": backend.setup_problem,
