@@ -90,3 +90,47 @@ def test_gui_help_loads_neither_the_web_stack_nor_the_sdks(tmp_path: Path) -> No
     modules = loaded_modules(["gui", "--help"], tmp_path)
     assert "kairox" in modules
     assert not modules & {"starlette", "uvicorn", "mcp", "textual", "openai", "anthropic"}
+
+
+def read_events(stream: httpx.Response, until: str) -> list[tuple[str, str | None, dict[str, object]]]:
+    """``(type, id, data)`` of each event up to and including the first of type ``until``."""
+    found: list[tuple[str, str | None, dict[str, object]]] = []
+    kind, seq = None, None
+    for line in stream.iter_lines():
+        if line.startswith("event: "):
+            kind = line[7:]
+        elif line.startswith("id: "):
+            seq = line[4:]
+        elif line.startswith("data: ") and kind is not None:
+            found.append((kind, seq, json.loads(line[6:])))
+            if kind == until:
+                return found
+            kind, seq = None, None
+    return found
+
+
+def test_a_page_that_connects_again_gets_the_waiting_approval_and_what_it_missed(
+    gui_process: tuple[subprocess.Popen[str], str, str], workspace: Path
+) -> None:
+    import threading
+
+    _, base, token = gui_process
+    auth = {"Authorization": f"Bearer {token}"}
+    answers: list[httpx.Response] = []
+    with httpx.Client(base_url=base, headers=auth, timeout=60) as client:
+        assert client.get("/api/skills").status_code == 200  # the session is up
+        asking = threading.Thread(
+            target=lambda: answers.append(client.post("/api/servers/mcp/basic/disable", json={"layer": "project"})), daemon=True
+        )
+        asking.start()  # a project file of an untrusted workspace: the POST waits for the dialog
+        with client.stream("GET", "/api/events", headers={"Last-Event-ID": "0"}) as stream:
+            replayed = read_events(stream, until="approval.request")
+        kinds = [kind for kind, _, _ in replayed]
+        assert kinds[0] == "server.status" and replayed[0][1] is not None  # missed events come with their ids
+        request = replayed[-1][2]
+        assert request["tool"] == "config.write" and request["arguments"]["path"] == str(workspace / "kairox.toml")  # type: ignore[index]
+        assert answers == []
+        assert client.post(f"/api/approvals/{request['id']}", json={"answer": "deny"}).json() == {"ok": True}
+        asking.join(30)
+    assert answers[0].status_code == 403 and answers[0].json()["denied"] is True
+    assert not (workspace / "kairox.toml").exists()

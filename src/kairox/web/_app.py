@@ -366,17 +366,26 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         async def stream() -> AsyncIterator[str]:
             try:
                 yield "retry: 2000\n\n"
+                replayed: set[str] = set()
+                last = 0
                 if since is not None and since.isdigit():  # a reconnect: what it missed, if still kept
-                    for kept in list(hub.trace):
-                        if kept.seq > int(since) and kept.type.islower():
+                    for kept in list(hub.sent):
+                        if kept.seq > int(since):
+                            if kept.type == "approval.request":
+                                replayed.add(str(kept.data.get("id")))
+                            last = kept.seq
                             yield kept.sse()
                 for pending in list(backend.approver.pending.values()):  # a dialog still waiting for an answer
-                    yield f"event: approval.request\ndata: {json.dumps(backend.redactor.scrub(pending.to_json()))}\n\n"
+                    if pending.id not in replayed:
+                        yield f"event: approval.request\ndata: {json.dumps(backend.redactor.scrub(pending.to_json()))}\n\n"
                 while hub.subscribed(queue):
                     item: WebEvent | None = None
                     with anyio.move_on_after(PING_SEC):
                         item = await queue.get()
-                    yield item.sse() if item is not None else ": ping\n\n"
+                    if item is None:
+                        yield ": ping\n\n"
+                    elif item.seq > last:  # not replayed already
+                        yield item.sse()
             finally:
                 hub.unsubscribe(queue)
 

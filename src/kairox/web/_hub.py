@@ -128,6 +128,8 @@ class EventHub:
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
         self.trace: deque[WebEvent] = deque(maxlen=TRACE_SIZE)
+        self.sent: deque[WebEvent] = deque(maxlen=TRACE_SIZE)
+        """The stream's own events (not ``trace`` ones), for a page that connects again with ``Last-Event-ID``."""
         self.turn: str | None = None
         """The turn the session runs (``agent.*`` events carry it)."""
         self._seq = 0
@@ -208,6 +210,8 @@ class EventHub:
         return item
 
     def _send(self, item: WebEvent) -> None:
+        if item.type != "trace":
+            self.sent.append(item)
         for queue in list(self._subscribers):
             try:
                 queue.put_nowait(item)
