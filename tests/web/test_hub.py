@@ -45,3 +45,21 @@ def test_hub_numbers_translates_keeps_and_scrubs() -> None:
     trace = hub.recent(10)
     assert [e["type"] for e in trace] == ["McpServerReady", "McpServerFailed", "ToolCallDecided"]
     assert "sk-abcdef123" not in str(trace)
+
+
+def test_the_application_can_be_made_before_the_event_loop_runs(tmp_path: Path) -> None:
+    import anyio
+    import httpx
+
+    from kairox.web import WebOptions, create_app
+
+    (tmp_path / ".git").mkdir()
+    app = create_app(WebOptions(workspace=tmp_path, port=8765, token="t" * 20))  # as an ASGI server's factory does
+
+    async def ask() -> int:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost:8765") as client:
+                return (await client.get("/api/state", headers={"Authorization": "Bearer " + "t" * 20})).status_code
+
+    assert anyio.run(ask) == 200

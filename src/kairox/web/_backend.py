@@ -145,9 +145,9 @@ class WebBackend:
         self._turns = itertools.count(1)
         self._jobs = itertools.count(1)
         self._tasks: anyio.abc.TaskGroup | None = None
-        self._ready = anyio.Event()
-        self._leave = anyio.Event()
-        self._left = anyio.Event()
+        self._ready: anyio.Event
+        self._leave: anyio.Event
+        self._left: anyio.Event
         self._resume: str | None = None
 
     def _resolve(self) -> ResolvedConfig:
@@ -159,6 +159,8 @@ class WebBackend:
     # --- lifetime -----------------------------------------------------------------------------------------------
 
     async def __aenter__(self) -> "WebBackend":
+        # made here, not in __init__: the application may be created before the event loop runs
+        self._ready, self._leave, self._left = anyio.Event(), anyio.Event(), anyio.Event()
         self.hub.bind()
         self._tasks = anyio.create_task_group()
         await self._tasks.__aenter__()
