@@ -149,6 +149,7 @@ class WebBackend:
         self._leave: anyio.Event
         self._left: anyio.Event
         self._resume: str | None = None
+        self._restarting = False
 
     def _resolve(self) -> ResolvedConfig:
         options = self.options
@@ -230,6 +231,7 @@ class WebBackend:
         if self.turn_running:
             raise KairoxError("a turn is running", hint="cancel it first (POST /api/session/cancel)")
         self._resume = self.session.session_id if self.session is not None else None
+        self._restarting = True
         self._leave.set()
         with anyio.move_on_after(60):
             await self._left.wait()
@@ -238,11 +240,16 @@ class WebBackend:
         self.statuses.clear()
         self._seed()
         self.start_soon(self._main)
+        self._restarting = False
 
     async def ready_context(self) -> "ExtensionContext":
         """The running context, once start-up is over (servers started or failed)."""
         with anyio.move_on_after(CONTEXT_WAIT_SEC):
-            await self._ready.wait()
+            while True:
+                await self._ready.wait()
+                if self.context is not None or not self._restarting:
+                    break
+                await anyio.sleep(0.05)  # the session is opening again: wait for the new one
         if self.context is None:
             raise KairoxError(self.start_problem or "the session is still starting", hint="try again in a moment")
         return self.context
