@@ -2,6 +2,7 @@
 writes through the config writer and the gate, approvals, and what never leaves the server (secrets)."""
 
 import json
+import shutil
 import sys
 import tomllib
 from collections.abc import Callable
@@ -54,6 +55,7 @@ ENDPOINTS = [
     ("POST", "/api/skills/release-notes/disable"),
     ("POST", "/api/plugins/p/disable"),
     ("POST", "/api/plugins/p/contributions/skill/s/disable"),
+    ("POST", "/api/plugins/p/path"),
     ("POST", "/api/catalog/memory/install"),
     ("POST", "/api/session/messages"),
     ("POST", "/api/session/cancel"),
@@ -271,6 +273,13 @@ async def test_plugin_and_contribution_toggles_write_the_user_layer(open_gui: Ca
         whole = await gui.client.post("/api/plugins/helper/disable")
         after = (await gui.client.get("/api/plugins")).json()
         unknown = await gui.client.post("/api/plugins/nope/disable")
+        elsewhere = isolated_home.parent / "helper-dev"
+        shutil.copytree(root, elsewhere)
+        moved = await gui.client.post("/api/plugins/helper/path", json={"path": str(elsewhere)})
+        moved_list = (await gui.client.get("/api/plugins")).json()["plugins"][0]
+        not_a_folder = await gui.client.post("/api/plugins/helper/path", json={"path": str(elsewhere / "nothing")})
+        back = await gui.client.post("/api/plugins/helper/path", json={"path": None})
+        back_list = (await gui.client.get("/api/plugins")).json()["plugins"][0]
     plugin = listed["plugins"][0]
     assert (plugin["key"], plugin["name"], plugin["version"], plugin["enabled"], plugin["path"]) == ("helper", "helper", "1.2.0", True, str(root))
     assert plugin["contributions"] == [{"kind": "skill", "name": "greet", "enabled": True}]
@@ -281,6 +290,11 @@ async def test_plugin_and_contribution_toggles_write_the_user_layer(open_gui: Ca
     assert config.read_text().startswith("# plugins below\n")
     assert after["plugins"][0]["enabled"] is False
     assert unknown.status_code == 404
+    assert moved.status_code == 200 and moved.json()["applies"] == "from the next session"
+    assert (moved_list["path"], moved_list["path_override"]) == (str(elsewhere), str(elsewhere))
+    assert not_a_folder.status_code == 400 and "not a folder" in not_a_folder.json()["error"]
+    assert back.status_code == 200 and (back_list["path"], back_list["path_override"]) == (str(root), None)
+    assert "path" not in tomllib.loads(config.read_text())["plugins"]["entries"]["helper"]
 
 
 async def test_a_write_to_a_project_file_of_an_untrusted_workspace_waits_for_the_approval_dialog(

@@ -1,4 +1,4 @@
-"""Turning skills and plugins (or one contribution of a plugin) on and off: what every front end lists and the
+"""Turning skills and plugins (or one contribution of a plugin) on and off, and loading a plugin from another folder: what every front end lists and the
 writes it makes, through the config writer ``kairox skills enable`` and ``kairox plugins disable`` use.
 
 A write into a project file (the project or local layer) of an untrusted workspace is a change the user makes to a
@@ -151,4 +151,18 @@ def toggle_plugin(context: "ExtensionContext", key: str, enabled: bool, *, layer
         set_contribution_enabled(file, plugin, contribution, enabled)
     else:
         set_plugin_enabled(file, plugin, enabled)
+    return file
+
+
+def set_plugin_folder(context: "ExtensionContext", name: str, path: str | None, *, layer: Layer = Layer.USER) -> Path:
+    """Load plugin ``name`` from another folder (``[plugins.entries.NAME] path``), or from its own again with
+    ``None``; it applies from the next session."""
+    from kairox.plugins import set_plugin_path
+
+    if name not in {p.name for p in context.plugins.plugins}:
+        raise KairoxError(f"no plugin named {name!r}", hint="`kairox plugins list` names them")
+    if path is not None and not Path(path).expanduser().is_dir():
+        raise KairoxError(f"{path} is not a folder", hint="give the folder that holds the plugin's manifest")
+    file = _layer_file(context, layer)
+    set_plugin_path(file, name, path)
     return file

@@ -328,6 +328,23 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         file = toggle_plugin(context, key, action == "enable", layer=layer)
         return _written(file, applies="from the next session")
 
+    async def plugin_path(request: Request) -> Response:
+        from kairox.runtime import set_plugin_folder
+
+        name = request.path_params["key"]
+        body = await _body(request)
+        path = body.get("path")
+        if path is not None and (not isinstance(path, str) or not path.strip()):
+            raise ApiError(400, 'the body needs {"path": "/a/folder"} (or null to load the plugin from its own folder)')
+        context = await backend.ready_context()
+        if name not in {p.name for p in context.plugins.plugins}:
+            raise ApiError(404, f"no plugin named {name!r}; GET /api/plugins lists them")
+        layer = _layer(body, Layer.USER)
+        assert layer is not None
+        await _authorize(backend.resolved.layer_file(layer), f"plugins.entries.{name}.path = {path!r}")
+        file = set_plugin_folder(context, name, path, layer=layer)
+        return _written(file, applies="from the next session")
+
     async def post_install(request: Request) -> Response:
         from kairox.web._install import start_install
 
@@ -407,6 +424,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/skills/{name}/{action}", skill_action, ["POST"]),
         api("/api/plugins", get_plugins, ["GET"]),
         api("/api/plugins/{key}/contributions/{kind}/{item}/{action}", plugin_action, ["POST"]),
+        api("/api/plugins/{key}/path", plugin_path, ["POST"]),
         api("/api/plugins/{key}/{action}", plugin_action, ["POST"]),
         api("/api/trace", get_trace, ["GET"]),
         api("/api/trust", post_trust, ["POST"]),

@@ -127,6 +127,7 @@ def _permissions(plugin: Any) -> list[str]:
 
 def plugins_json(plugins: "PluginSet", resolved: ResolvedConfig) -> dict[str, Any]:
     listed = []
+    entries = resolved.config.plugins.entries
     for plugin in plugins.plugins:
         compat = plugin.compatibility
         listed.append(
@@ -146,6 +147,7 @@ def plugins_json(plugins: "PluginSet", resolved: ResolvedConfig) -> dict[str, An
                 "compatibility": list(compat.reasons) if not compat.compatible else [f"{k} {v}" for k, v in compat.checked.items()],
                 "compatible": compat.compatible,
                 "contributions": [{"kind": str(c.kind), "name": c.name, "enabled": c.enabled} for c in plugin.contributions()],
+                "path_override": entries[plugin.name].path if plugin.name in entries else None,
             }
         )
     markets = [
