@@ -402,3 +402,18 @@ async def test_language_and_debug_servers_restart_and_toggle_through_the_runtime
     written = tomllib.loads(config.read_text())
     assert written["lsp_servers"]["jedi"]["enabled"] is False and written["dap_servers"]["debugpy"]["enabled"] is False
     assert config.read_text().startswith("# tools for python\n")
+
+
+async def test_a_required_server_that_fails_is_shown_red_and_the_session_still_opens(
+    open_gui: Callable[..., Any], workspace: Path, isolated_home: Path
+) -> None:
+    (isolated_home / "kairox.toml").write_text(
+        f'[mcp_servers.must]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "crash_at_start.py"}"]\nrequired = true\n', encoding="utf-8"
+    )
+    async with open_gui(workspace) as gui:
+        state = (await gui.client.get("/api/state")).json()
+        server = (await gui.client.get("/api/servers/mcp/must")).json()
+        restart = await gui.client.post("/api/servers/mcp/must/restart")
+    assert state["problem"] is None
+    assert server["status"] == "failed" and server["reason"]
+    assert restart.status_code == 200 and restart.json()["server"]["status"] == "failed"

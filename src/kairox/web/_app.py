@@ -60,10 +60,11 @@ class WebOptions:
     provider: str | None = None
 
     def runtime(self) -> "RuntimeOptions":
-        """The runtime's options (kairox.runtime is imported here, not when the server starts)."""
+        """The runtime's options (kairox.runtime is imported here, not when the server starts). A ``required``
+        server that fails does not stop the session: the page shows it red, with its stderr, to be fixed there."""
         from kairox.runtime import RuntimeOptions
 
-        return RuntimeOptions(workspace=self.workspace, profile=self.profile, overrides=self.overrides)
+        return RuntimeOptions(workspace=self.workspace, profile=self.profile, overrides=self.overrides, raise_on_required=False)
 
 
 class ApiError(Exception):
