@@ -9,8 +9,12 @@ NODE_STAMP := tests/servers/node_modules/.installed
 CATALOG_NPM := @modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/server-memory@2026.8.31
 NPM_CACHE := build/npm-cache
 NPM_CACHE_STAMP := $(NPM_CACHE)/.catalog-installed
+# The web GUI: ui/ (Vue + TypeScript) built by Vite into the package's static folder, which kairox.web serves
+UI_STAMP := ui/node_modules/.installed
+UI_STATIC := src/kairox/web/static/index.html
+UI_SOURCES := $(shell find ui/src -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/tsconfig.json
 
-.PHONY: test demo lint check install clean system-packages preflight
+.PHONY: test demo lint check install clean system-packages preflight ui ui-check
 
 # bubblewrap, ripgrep, git, Node.js: installed when missing (as root, or with `sudo -n`), else make stops
 # at once, naming the packages and the command that installs them
@@ -36,7 +40,20 @@ $(NPM_CACHE_STAMP): Makefile
 	rm -rf build/npm-prefetch
 	touch $(NPM_CACHE_STAMP)
 
-install: system-packages $(STAMP) $(NODE_STAMP) $(NPM_CACHE_STAMP)
+$(UI_STAMP): ui/package.json ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund --loglevel=error
+	touch $(UI_STAMP)
+
+$(UI_STATIC): $(UI_STAMP) $(UI_SOURCES)
+	cd ui && npm run --silent build
+
+ui: $(UI_STATIC)
+
+# the type check of the GUI's TypeScript and Vue files
+ui-check: $(UI_STAMP)
+	cd ui && npm run --silent typecheck
+
+install: system-packages $(STAMP) $(NODE_STAMP) $(NPM_CACHE_STAMP) $(UI_STATIC)
 
 # says which system programs are missing before any test runs
 preflight:
@@ -47,7 +64,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-test: install preflight
+test: install preflight ui-check
 	$(VENV)/bin/pytest -q
 	$(MAKE) lint
 
@@ -83,4 +100,4 @@ demo: install preflight
 	code=$$?; wait; exit $$code
 
 clean:
-	rm -rf $(VENV) tests/servers/node_modules
+	rm -rf $(VENV) tests/servers/node_modules ui/node_modules src/kairox/web/static

@@ -6,8 +6,8 @@
 #   scripts/system-packages.sh check     the pre-flight: name every missing program; exit 1 when one is missing
 set -u
 
-# program:package, one per word
-NEEDED="bwrap:bubblewrap rg:ripgrep git:git node:nodejs npm:npm tmux:tmux"
+# program:package, one per word (chromium: the browser tests of the web GUI drive Debian's build)
+NEEDED="bwrap:bubblewrap rg:ripgrep git:git node:nodejs npm:npm tmux:tmux chromium:chromium"
 
 missing_programs=""
 missing_packages=""
@@ -35,7 +35,7 @@ check)
         echo "pre-flight: (as root, \`make install\` does this for you)" >&2
         exit 1
     fi
-    echo "pre-flight: bwrap, rg, git, node, npm and tmux are on PATH"
+    echo "pre-flight: bwrap, rg, git, node, npm, tmux and chromium are on PATH"
     ;;
 install)
     [ -z "$missing_packages" ] && exit 0

@@ -1,0 +1,268 @@
+// The JSON API of `kairox.web` (docs/web-api.md). The page is opened at `/?token=T`; the server answers with
+// an HttpOnly cookie, so every request here carries the token without this code ever seeing it.
+
+export type ServerKind = "mcp" | "lsp" | "dap";
+export type ServerStatus = "starting" | "ready" | "failed" | "stopped" | "disabled";
+export type ConfigLayer = "user" | "project" | "local";
+
+export interface Provenance {
+  layer: string;
+  file: string | null;
+  line: number | null;
+}
+
+export interface ServerTool {
+  name: string;
+  description: string;
+  enabled: boolean;
+}
+
+export interface Server {
+  kind: ServerKind;
+  name: string;
+  status: ServerStatus;
+  reason: string | null;
+  enabled: boolean;
+  transport: string | null;
+  provenance: Provenance | null;
+  tools: ServerTool[];
+  stderr_tail: string;
+}
+
+export interface HeldBack {
+  what: string;
+  file: string | null;
+  line: number | null;
+}
+
+export interface State {
+  workspace: string;
+  trusted: boolean;
+  held_back: HeldBack[];
+  model: {
+    configured: boolean;
+    name: string | null;
+    provider: string | null;
+    /** Why there is no model session, and what to set. */
+    problem?: string | null;
+    session?: boolean;
+  };
+  version: string;
+  /** Why the session could not start. */
+  problem?: string | null;
+}
+
+export interface Requirement {
+  name: string;
+  present: boolean;
+  detail: string;
+}
+
+export interface Variable {
+  name: string;
+  description: string;
+  required: boolean;
+  secret: boolean;
+}
+
+export interface CatalogEntry {
+  name: string;
+  title: string;
+  description: string;
+  tags: string[];
+  source: string;
+  version: string | null;
+  installed: boolean;
+  requirements: Requirement[];
+  variables: Variable[];
+  /** The `[mcp_servers.NAME]` it installs as. */
+  server?: string;
+  installable?: boolean;
+  problem?: string | null;
+}
+
+export interface CatalogEntryDetail extends CatalogEntry {
+  command: string[];
+  config: string;
+  target_file: string;
+  /** The file each layer would write; the page shows the one of the chosen layer. */
+  target_files?: Record<string, string>;
+}
+
+export interface CatalogSource {
+  name: string;
+  age_seconds: number | null;
+  error: string | null;
+}
+
+export type SkillScope = "user" | "workspace" | "session" | "plugin";
+
+export interface Skill {
+  name: string;
+  description: string;
+  scope: SkillScope;
+  path: string;
+  enabled: boolean;
+  offered?: boolean;
+  hidden_reason?: string | null;
+  /** The path of the skill of the same name that wins. */
+  shadowed_by: string | null;
+}
+
+export interface Contribution {
+  kind: string;
+  name: string;
+  enabled: boolean;
+}
+
+export interface Plugin {
+  key: string;
+  name: string;
+  version: string | null;
+  enabled: boolean;
+  trusted: boolean;
+  path: string;
+  permissions: string[];
+  compatibility: string[];
+  contributions: Contribution[];
+  description?: string | null;
+  active?: boolean;
+  disabled_reason?: string | null;
+  compatible?: boolean;
+  trust?: string;
+  origin?: string;
+  /** The folder the plugin loads from instead of where it was found (`[plugins.entries.NAME] path`). */
+  path_override?: string | null;
+}
+
+export interface Marketplace {
+  name: string;
+  source: string;
+  plugins: number;
+}
+
+export interface TraceEvent {
+  seq: number;
+  time: number;
+  type: string;
+  summary: string;
+  data: unknown;
+}
+
+export interface Grant {
+  rule: string;
+  covers: string;
+  exact: boolean;
+  persistable: boolean;
+}
+
+export interface ApprovalRequest {
+  id: string;
+  tool: string;
+  arguments: unknown;
+  command: string | null;
+  reason: string;
+  asked_by: string | null;
+  grants: Grant[];
+  layers: string[];
+}
+
+export type ApprovalAnswerKind = "once" | "session" | "always" | "deny";
+
+export interface ApprovalAnswer {
+  answer: ApprovalAnswerKind;
+  grant: string | null;
+  layer: string | null;
+  message: string | null;
+}
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly denied: boolean,
+  ) {
+    super(message);
+  }
+}
+
+async function request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+  const init: RequestInit = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.headers = { Accept: "application/json", "Content-Type": "application/json" };
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  if (!response.ok) {
+    const object = (parsed ?? {}) as { error?: string; denied?: boolean };
+    let message = object.error ?? `${method} ${path} answered ${response.status} ${response.statusText}`;
+    if (response.status === 401) {
+      // the token travels in the link `kairox gui` printed; a bookmark or another browser has no cookie for it
+      message = "This page needs the link `kairox gui` printed (it carries the run's token): open that link again.";
+    }
+    throw new ApiError(message, response.status, object.denied === true);
+  }
+  return parsed as T;
+}
+
+const get = <T>(path: string) => request<T>("GET", path);
+const post = <T>(path: string, body: unknown = {}) => request<T>("POST", path, body);
+const seg = encodeURIComponent;
+
+export interface WriteResult {
+  ok: boolean;
+  file: string | null;
+  /** Set when the change applies later, e.g. "from the next session". */
+  applies?: string;
+}
+
+export const api = {
+  state: () => get<State>("/api/state"),
+  trust: () => post<State>("/api/trust"),
+
+  servers: () => get<{ servers: Server[] }>("/api/servers"),
+  server: (kind: ServerKind, name: string) => get<Server>(`/api/servers/${kind}/${seg(name)}`),
+  serverAction: (kind: ServerKind, name: string, action: "restart" | "enable" | "disable", layer?: ConfigLayer) =>
+    post<WriteResult>(`/api/servers/${kind}/${seg(name)}/${action}`, layer ? { layer } : {}),
+  toolToggle: (server: string, tool: string, enable: boolean) =>
+    post<WriteResult>(`/api/servers/mcp/${seg(server)}/tools/${seg(tool)}/${enable ? "enable" : "disable"}`),
+
+  catalog: (q: string, tag: string) =>
+    get<{ entries: CatalogEntry[]; sources: CatalogSource[] }>(
+      `/api/catalog?q=${seg(q)}&tag=${seg(tag)}`,
+    ),
+  catalogEntry: (name: string) => get<CatalogEntryDetail>(`/api/catalog/${seg(name)}`),
+  install: (name: string, variables: Record<string, string>, layer: "project" | "user") =>
+    post<{ job: string }>(`/api/catalog/${seg(name)}/install`, { variables, layer }),
+
+  skills: () => get<{ skills: Skill[] }>("/api/skills"),
+  skillToggle: (name: string, enable: boolean) =>
+    post<WriteResult>(`/api/skills/${seg(name)}/${enable ? "enable" : "disable"}`),
+
+  plugins: () => get<{ plugins: Plugin[]; marketplaces: Marketplace[] }>("/api/plugins"),
+  pluginToggle: (key: string, enable: boolean) =>
+    post<WriteResult>(`/api/plugins/${seg(key)}/${enable ? "enable" : "disable"}`),
+  pluginPath: (key: string, path: string | null) => post<WriteResult>(`/api/plugins/${seg(key)}/path`, { path }),
+  contributionToggle: (key: string, kind: string, name: string, enable: boolean) =>
+    post<WriteResult>(
+      `/api/plugins/${seg(key)}/contributions/${seg(kind)}/${seg(name)}/${enable ? "enable" : "disable"}`,
+    ),
+
+  trace: (limit: number) => get<{ events: TraceEvent[] }>(`/api/trace?limit=${limit}`),
+
+  sendMessage: (text: string) => post<{ turn: string }>("/api/session/messages", { text }),
+  cancel: () => post<{ ok: boolean }>("/api/session/cancel"),
+  answer: (id: string, answer: ApprovalAnswer) => post<{ ok: boolean }>(`/api/approvals/${seg(id)}`, answer),
+};
+
+/** The message of any thrown value, for an error line in a view. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,254 @@
+// One EventSource for the whole page and the state every view shares: server dots, pending approvals,
+// install progress, the session transcript and the trace. Views read it; only this module writes it.
+import { reactive, ref } from "vue";
+import { api, type ApprovalRequest, type Server, type ServerStatus, type State, type TraceEvent } from "./api";
+
+export interface InstallStep {
+  step: string;
+  message: string;
+}
+
+export interface InstallJob {
+  steps: InstallStep[];
+  finished: { outcome: string; tools: string[]; diagnostic: string | null; server: string | null; notes: string[] } | null;
+}
+
+export interface ToolCall {
+  call_id: string;
+  tool: string;
+  arguments: unknown;
+  decision: "allow" | "ask" | "deny" | null;
+  decision_reason: string | null;
+  finished: { ok: boolean; summary: string; duration_ms: number } | null;
+}
+
+export type SessionItem =
+  | { kind: "user"; text: string }
+  | { kind: "assistant"; turn: string; text: string; done: boolean }
+  | { kind: "tool"; turn: string; call: ToolCall }
+  | { kind: "error"; turn: string | null; text: string };
+
+export const state = ref<State | null>(null);
+export const stateError = ref<string | null>(null);
+export const connected = ref(false);
+export const servers = ref<Server[]>([]);
+export const serversLoaded = ref(false);
+export const approvals = ref<ApprovalRequest[]>([]);
+export const installs = reactive(new Map<string, InstallJob>());
+export const session = reactive({ items: [] as SessionItem[], turn: null as string | null });
+export const trace = ref<TraceEvent[]>([]);
+/** Bumped on `config.changed`, so a view can reload what a write elsewhere changed. */
+export const configVersion = ref(0);
+
+const TRACE_LIMIT = 500;
+
+let statePoll: ReturnType<typeof setTimeout> | null = null;
+
+/** The model session opens in the background after the page is served (and again after trust). */
+export function sessionStarting(current: State | null): boolean {
+  return current !== null && current.model.configured && current.model.session === false && !current.model.problem && !current.problem;
+}
+
+export async function loadState(): Promise<void> {
+  try {
+    state.value = await api.state();
+    stateError.value = null;
+  } catch (error) {
+    stateError.value = error instanceof Error ? error.message : String(error);
+  }
+  // no event says "the session is open": ask again shortly while it is starting
+  if (statePoll === null && sessionStarting(state.value)) {
+    statePoll = setTimeout(() => {
+      statePoll = null;
+      loadState().catch(() => undefined);
+    }, 500);
+  }
+}
+
+let serversReload: ReturnType<typeof setTimeout> | null = null;
+
+export async function loadServers(): Promise<void> {
+  servers.value = (await api.servers()).servers;
+  serversLoaded.value = true;
+}
+
+/** Reload the server list soon, once for a burst of events (tools appear when a server becomes ready). */
+function reloadServersSoon(): void {
+  if (serversReload !== null) return;
+  serversReload = setTimeout(() => {
+    serversReload = null;
+    loadServers().catch(() => undefined);
+  }, 250);
+}
+
+function findCall(callId: string): ToolCall | null {
+  for (const item of session.items) {
+    if (item.kind === "tool" && item.call.call_id === callId) return item.call;
+  }
+  return null;
+}
+
+function assistantItem(turn: string) {
+  const last = session.items[session.items.length - 1];
+  if (last && last.kind === "assistant" && last.turn === turn && !last.done) return last;
+  const item = { kind: "assistant" as const, turn, text: "", done: false };
+  session.items.push(item);
+  return session.items[session.items.length - 1] as typeof item;
+}
+
+function pushTrace(event: TraceEvent): void {
+  const list = trace.value;
+  if (list.some((known) => known.seq === event.seq)) return;
+  // most events arrive in order; one from the stream that races the first /api/trace answer may not
+  let at = list.length;
+  while (at > 0 && (list[at - 1] as TraceEvent).seq > event.seq) at -= 1;
+  list.splice(at, 0, event);
+  if (list.length > TRACE_LIMIT) list.splice(0, list.length - TRACE_LIMIT);
+}
+
+type Handler = (data: Record<string, unknown>) => void;
+
+const str = (value: unknown): string => (typeof value === "string" ? value : value == null ? "" : String(value));
+const strOrNull = (value: unknown): string | null => (typeof value === "string" ? value : null);
+
+const handlers: Record<string, Handler> = {
+  "server.status": (data) => {
+    const name = str(data.name);
+    const kind = str(data.kind);
+    const known = servers.value.find((server) => server.name === name && server.kind === kind);
+    if (known) {
+      known.status = str(data.status) as ServerStatus;
+      known.reason = strOrNull(data.reason);
+    }
+    reloadServersSoon();
+  },
+  "approval.request": (data) => {
+    const request = data as unknown as ApprovalRequest;
+    if (!approvals.value.some((known) => known.id === request.id)) approvals.value.push(request);
+  },
+  "approval.resolved": (data) => {
+    approvals.value = approvals.value.filter((known) => known.id !== str(data.id));
+  },
+  "install.progress": (data) => {
+    const job = installJob(str(data.job));
+    job.steps.push({ step: str(data.step), message: str(data.message) });
+  },
+  "install.finished": (data) => {
+    const job = installJob(str(data.job));
+    job.finished = {
+      outcome: str(data.outcome),
+      tools: Array.isArray(data.tools) ? data.tools.map(str) : [],
+      diagnostic: strOrNull(data.diagnostic),
+      server: strOrNull(data.server),
+      notes: Array.isArray(data.notes) ? data.notes.map(str) : [],
+    };
+    reloadServersSoon();
+  },
+  "agent.text": (data) => {
+    if (!str(data.delta)) return;
+    const item = assistantItem(str(data.turn));
+    item.text += str(data.delta);
+  },
+  "agent.message": (data) => {
+    const last = session.items[session.items.length - 1];
+    const streaming = last !== undefined && last.kind === "assistant" && !last.done;
+    // a reply that is only tool calls has no text: no empty bubble for it
+    if (!str(data.text) && !streaming) return;
+    const item = assistantItem(str(data.turn));
+    item.text = str(data.text);
+    item.done = true;
+  },
+  "agent.tool_call": (data) => {
+    const callId = str(data.call_id);
+    if (findCall(callId)) return;
+    // a tool call closes the text streamed before it; text after it is a new bubble
+    const last = session.items[session.items.length - 1];
+    if (last && last.kind === "assistant") last.done = true;
+    session.items.push({
+      kind: "tool",
+      turn: str(data.turn),
+      call: {
+        call_id: callId,
+        tool: str(data.tool),
+        arguments: data.arguments,
+        decision: null,
+        decision_reason: null,
+        finished: null,
+      },
+    });
+  },
+  "tool.decided": (data) => {
+    const call = findCall(str(data.call_id));
+    if (!call) return;
+    call.decision = str(data.decision) as ToolCall["decision"];
+    call.decision_reason = strOrNull(data.reason);
+  },
+  "tool.finished": (data) => {
+    const call = findCall(str(data.call_id));
+    if (!call) return;
+    call.finished = {
+      ok: data.ok === true,
+      summary: str(data.summary),
+      duration_ms: typeof data.duration_ms === "number" ? data.duration_ms : 0,
+    };
+  },
+  "agent.turn_ended": (data) => {
+    for (const item of session.items) if (item.kind === "assistant") item.done = true;
+    if (session.turn === str(data.turn)) session.turn = null;
+  },
+  "agent.error": (data) => {
+    session.items.push({ kind: "error", turn: strOrNull(data.turn), text: str(data.message) });
+  },
+  "config.changed": () => {
+    configVersion.value += 1;
+    reloadServersSoon();
+    loadState().catch(() => undefined);
+  },
+};
+
+export function installJob(id: string): InstallJob {
+  let job = installs.get(id);
+  if (!job) {
+    installs.set(id, { steps: [], finished: null });
+    job = installs.get(id) as InstallJob;
+  }
+  return job;
+}
+
+let source: EventSource | null = null;
+
+export function connectEvents(): void {
+  if (source) return;
+  source = new EventSource("/api/events");
+  source.onopen = () => {
+    connected.value = true;
+    // the server replays what a reconnect missed (Last-Event-ID) while it keeps it; a reload covers the rest
+    loadServers().catch(() => undefined);
+    loadState().catch(() => undefined);
+  };
+  source.onerror = () => {
+    connected.value = false;
+  };
+  const types = [...Object.keys(handlers), "trace"];
+  for (const type of types) {
+    source.addEventListener(type, (message: MessageEvent<string>) => {
+      let data: Record<string, unknown>;
+      try {
+        data = JSON.parse(message.data) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (type === "trace") {
+        pushTrace(data as unknown as TraceEvent);
+        return;
+      }
+      // the server's trace already holds the Kairox event behind each typed one
+      handlers[type]?.(data);
+    });
+  }
+}
+
+export async function loadTrace(): Promise<void> {
+  const events = (await api.trace(TRACE_LIMIT)).events;
+  for (const event of events) pushTrace(event);
+}
