@@ -20,34 +20,48 @@ import sys
 _PR_SET_PDEATHSIG = 1
 
 
-def _others() -> set[int]:
-    """Every other process of the guard's group, and every process below the guard (a child that started a
-    session of its own, as a debug adapter does, included), from ``/proc``."""
-    me = os.getpid()
-    # the group is the guard's only when it leads it (started in a session of its own); else it is the caller's
-    group = me if os.getpgid(0) == me else None
-    children: dict[int, list[int]] = {}
-    found: set[int] = set()
+def _processes() -> list[tuple[int, list[bytes]]]:
+    """Every process as ``(pid, the fields of /proc/PID/stat after its name)``: state, parent, group, session ...;
+    empty where ``/proc`` cannot be read."""
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return found
+        return []
+    table: list[tuple[int, list[bytes]]] = []
     for entry in entries:
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat", "rb") as handle:
                     fields = handle.read().rsplit(b")", 1)[1].split()
-                parent, pgid = int(fields[1]), int(fields[2])
-            except (OSError, IndexError, ValueError):
+            except (OSError, IndexError):
                 continue
-            children.setdefault(parent, []).append(int(entry))
-            if pgid == group:
-                found.add(int(entry))
-    stack = [me]
+            if len(fields) > 3:
+                table.append((int(entry), fields))
+    return table
+
+
+def _below(pid: int, table: list[tuple[int, list[bytes]]]) -> set[int]:
+    """Every process below ``pid`` in ``table``."""
+    children: dict[int, list[int]] = {}
+    for child, fields in table:
+        children.setdefault(int(fields[1]), []).append(child)
+    found: set[int] = set()
+    stack = [pid]
     while stack:
         for child in children.get(stack.pop(), []):
             found.add(child)
             stack.append(child)
+    return found
+
+
+def _others() -> set[int]:
+    """Every other process of the guard's group, and every process below the guard (a child that started a
+    session of its own, as a debug adapter does, included), from ``/proc``."""
+    me = os.getpid()
+    # the group is the guard's only when it leads it (started in a session of its own); else it is the caller's
+    group = str(me).encode() if os.getpgid(0) == me else None
+    table = _processes()
+    found = {pid for pid, fields in table if fields[2] == group} | _below(me, table)
     found.discard(me)
     return found
 
@@ -136,22 +150,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 def _descendants() -> set[int]:
     """Every process below the guard, from ``/proc``."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found: set[int] = set()
-    stack = [os.getpid()]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.add(child)
-            stack.append(child)
-    return found
+    return _below(os.getpid(), _processes())
 
 
 def serve(parent: int) -> int:
@@ -253,15 +252,10 @@ def _killpg(pgid: int) -> None:
 
 
 def _kill_session(sid: int) -> None:
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    session = int(handle.read().rsplit(b")", 1)[1].split()[3])
-            except (OSError, IndexError, ValueError):
-                continue
-            if session == sid:
-                _kill(int(entry), signal.SIGKILL)
+    session = str(sid).encode()
+    for pid, fields in _processes():
+        if fields[3] == session:
+            _kill(pid, signal.SIGKILL)
 
 
 def _spawn_server(argv: list[str], env: dict[str, str], cwd: str | None, fds: list[int]) -> int:
