@@ -161,7 +161,7 @@ def plugins_json(plugins: "PluginSet", resolved: ResolvedConfig) -> dict[str, An
 
 
 def _memo_probe() -> Callable[[str], str | None]:
-    from kairox.catalog._preflight import probe_version
+    from kairox.catalog import probe_version
 
     seen: dict[str, str | None] = {}
 
