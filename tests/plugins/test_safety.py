@@ -192,3 +192,15 @@ def test_command_tool_argument_climbing_out_of_the_plugin_root_refuses_the_plugi
 
     assert plugin is None
     assert [(p.kind, p.reason) for p in problems] == [("plugin", "tools.t names '${KAIROX_PLUGIN_ROOT}/../tool.py', outside the plugin folder")]
+
+
+@pytest.mark.parametrize("name", [".hidden", "a/b", "a b", "a:b"])
+def test_a_plugin_name_that_could_escape_or_collide_is_refused_at_its_line(tmp_path: Path, name: str) -> None:
+    root = make_plugin(tmp_path / "plugins" / "p", {"name": name})
+
+    plugin, problems = load_plugin(root, origin=PluginOrigin.PATH)
+
+    manifest = root.resolve() / ".claude-plugin" / "plugin.json"
+    assert plugin is None
+    assert [(p.name, p.source, p.line) for p in problems] == [(name, str(manifest), 2)]
+    assert "may not contain" in problems[0].reason

@@ -254,7 +254,9 @@ def load_plugin(
         return None, diagnostics
     name = (manifest.name or "").strip() or root.name
     if any(c in name for c in ":/\\ ") or name.startswith("."):
-        return None, [*diagnostics, ExtensionLoadFailure(kind="plugin", name=name, reason="the plugin name may not contain ':', '/', spaces or start with '.'", source=source)]
+        line = field_line(Path(source), "name") if manifest_path is not None else None
+        reason = "the plugin name may not contain ':', '/', spaces or start with '.'"
+        return None, [*diagnostics, ExtensionLoadFailure(kind="plugin", name=name, reason=reason, source=source, line=line)]
     links = escaping_symlinks(root)
     if links:
         link, target = links[0]
