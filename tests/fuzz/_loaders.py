@@ -17,7 +17,6 @@ from typing import Any
 
 import mcp_types
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from kairox._rpc import FramingProblem, MessageReader
 from kairox.config import LspServerConfig, read_mcp_json, resolve_config
@@ -27,8 +26,7 @@ from kairox.lsp import LspClient
 from kairox.lsp._render import diagnostics as lsp_diagnostics
 from kairox.lsp._render import hover_text, locations, rename_preview
 from kairox.lsp._symbols import flatten_symbols
-from kairox.mcp._content import result_from_mcp, tool_from_mcp
-from kairox.mcp._listing import tools_from_raw
+from kairox.mcp._content import WireError, result_from_wire, tools_page
 from kairox.mcp._schemas import schema_problem
 from kairox.plugins import PluginOrigin, load_plugin
 from kairox.plugins._catalog import read_marketplace
@@ -352,12 +350,12 @@ CALL_RESULT = st.fixed_dictionaries(
 def check_mcp_tool_page(raw: Any, scratch: Path) -> None:
     del scratch
     if isinstance(raw, dict) and isinstance(raw.get("tools"), list):
-        found, valid, _cursor = tools_from_raw(raw)
-        unreadable = [tool for tool in found if tool.problem and tool.problem.startswith("the server listed it")]
-        assert len(found) == len(raw["tools"]) and len(valid) == len(found) - len(unreadable)
-        for tool in valid:
-            tool_from_mcp(tool)
-    if isinstance(raw, dict) and isinstance(raw.get("tools"), list):
+        found, _cursor = tools_page(raw)
+        assert len(found) == len(raw["tools"])
+        for item, tool in zip(raw["tools"], found, strict=True):
+            # a tool Kairox reads as well formed is one the SDK reads too: the light session is no more lenient
+            if tool.problem is None or not tool.problem.startswith("the server listed it"):
+                mcp_types.Tool.model_validate(item, by_name=False)
         for item in raw["tools"]:
             schema_problem(item.get("inputSchema") if isinstance(item, dict) else item)
 
@@ -365,10 +363,16 @@ def check_mcp_tool_page(raw: Any, scratch: Path) -> None:
 def check_mcp_call_result(raw: Any, scratch: Path) -> None:
     del scratch
     try:
-        result = mcp_types.CallToolResult.model_validate(raw, by_name=False)
-    except ValidationError:
-        return  # the SDK refuses it before Kairox sees it; the call fails with the SDK's reason
-    result_from_mcp(result).text_content()
+        result = result_from_wire(raw)
+    except WireError:
+        return  # the call ends as a tool error naming the malformed part
+    result.text_content()
+    if not any(isinstance(part, dict) and part.get("type", "text") not in _KNOWN_CONTENT for part in raw["content"]):
+        # what Kairox accepts, the SDK accepts (Kairox alone keeps a block of an unknown type, as a note)
+        mcp_types.CallToolResult.model_validate(raw, by_name=False)
+
+
+_KNOWN_CONTENT = ("text", "image", "audio", "resource", "resource_link")
 
 
 LSP_POSITION = st.fixed_dictionaries({}, optional={"line": SCALARS | st.integers(-5, 10**30), "character": SCALARS | st.integers(-5, 10**30)})

@@ -76,6 +76,20 @@ def python_server() -> Callable[..., McpServerConfig]:
     return make
 
 
+@pytest.fixture(params=["auto", "legacy"], ids=["sdk-session", "kairox-session"])
+def either_session_server(
+    request: pytest.FixtureRequest, python_server: Callable[..., McpServerConfig]
+) -> Callable[..., McpServerConfig]:
+    """``python_server`` once in ``auto`` mode (the 2026-era test server is then served by the SDK's Client) and
+    once in ``legacy`` mode (Kairox's own session), for the tests that must hold with both sessions."""
+
+    def make(script: str, *args: str, **settings: Any) -> McpServerConfig:
+        settings.setdefault("protocol_mode", request.param)
+        return python_server(script, *args, **settings)
+
+    return make
+
+
 @pytest.fixture
 def groups() -> Callable[[int], list[int]]:
     return group_members

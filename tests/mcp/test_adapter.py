@@ -25,6 +25,12 @@ def _ctx() -> CallContext:
     return CallContext(call_id="a", workspace=Path("."))
 
 
+
+@pytest.fixture
+def python_server(either_session_server: Callable[..., McpServerConfig]) -> Callable[..., McpServerConfig]:
+    """Every test here holds with the SDK's session and with Kairox's own."""
+    return either_session_server
+
 async def test_tools_get_prefixed_names_source_origin_and_hints(
     python_server: Callable[..., McpServerConfig], tmp_path: Path
 ) -> None:

@@ -1,4 +1,7 @@
-"""McpClient against the Python test server: calls, results, progress, timeouts, cancellation, logs."""
+"""McpClient against the Python test server: calls, results, progress, timeouts, cancellation, logs.
+
+The server is of the 2026 era: in ``auto`` mode it answers the discovery probe and the SDK's Client serves it;
+in ``legacy`` mode Kairox's own session does. Every test runs with both."""
 
 import base64
 from collections.abc import Callable
@@ -22,6 +25,11 @@ from kairox.tools import AudioContent, EmbeddedResource, ImageContent, ResourceL
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
+@pytest.fixture
+def python_server(either_session_server: Callable[..., McpServerConfig]) -> Callable[..., McpServerConfig]:
+    return either_session_server
+
+
 BASIC_TOOLS = ["echo", "add", "bad_structured", "slow", "wait_forever", "die", "media", "log", "burst", "roots_echo"]
 
 
@@ -41,16 +49,16 @@ async def test_server_starts_lists_its_tools_and_stops_with_events(
     ]
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_echo_and_structured_results_come_back_whole(
-    python_server: Callable[..., McpServerConfig], tmp_path: Path, mode: str
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
 ) -> None:
-    config = python_server("basic_server.py", protocol_mode=mode)
-    async with McpClient("basic", config, workspace=tmp_path) as client:
+    async with McpClient("basic", python_server("basic_server.py"), workspace=tmp_path) as client:
+        kind = client.session_kind
         echo = await client.call_tool("echo", {"message": "hi"})
         added = await client.call_tool("add", {"a": 2, "b": 3})
     assert (echo.content, echo.structured, echo.is_error) == ((TextContent(text="hi"),), {"result": "hi"}, False)
     assert (added.structured, added.is_error) == ({"total": 5}, False)
+    assert kind == ("kairox" if client.config.protocol_mode == "legacy" else "sdk")
 
 
 async def test_every_content_kind_is_mapped(python_server: Callable[..., McpServerConfig], tmp_path: Path) -> None:

@@ -94,6 +94,8 @@ async def main(url: str) -> int:
         if client.status != ServerStatus.READY:
             sys.stderr.write(f"{scenario}: not ready: {client.lifecycle.reason}\n")
             return 1
+        # the test checks which session spoke to the suite's server: Kairox's own for the handshake era
+        sys.stdout.write(f"session: {client.session_kind} {client.lifecycle.protocol_version}\n")
         failures = 0
         for tool in client.tools:
             result = await client.call_tool(tool.name, sample_arguments(tool.input_schema))

@@ -1,11 +1,16 @@
 """``McpClient``: one MCP server behind one supervisor task (M2, M6, M7, M8).
 
-The supervisor task opens the transport and the SDK ``Client`` in its own exit stack, lists what the server
-offers, moves the :class:`ServerLifecycle` through its states, and closes everything in the same task (anyio
-cancel scopes belong to one task). Calls come from any task; they use the session the supervisor holds.
-A server that goes away after it was Ready is restarted with exponential backoff, up to ``max_restarts``.
+The supervisor task opens the transport and a session in its own exit stack, lists what the server offers,
+moves the :class:`ServerLifecycle` through its states, and closes everything in the same task (anyio cancel
+scopes belong to one task). Calls come from any task; they use the session the supervisor holds. A server that
+goes away after it was Ready is restarted with exponential backoff, up to ``max_restarts``.
+
+The session is Kairox's own (``_native``) for servers of the handshake era, on every transport; a server that
+answers the 2026 ``server/discover`` probe is handed to the SDK's ``Client`` (``_sdk``) on the same connection.
+A process whose servers all speak stdio and the handshake era never imports the SDK.
 """
 
+import asyncio
 import contextlib
 import gc
 import math
@@ -28,12 +33,22 @@ from kairox._rpc import ChildProcess
 from kairox._util import JsonObject
 from kairox.config import McpServerConfig
 from kairox.events import EventSink, NullSink
-from kairox.mcp._content import McpResource, McpTool, is_offered, resource_contents_from_mcp, result_from_mcp
+from kairox.mcp._callbacks import ClientCallbacks
+from kairox.mcp._content import McpResource, McpTool, is_offered
 from kairox.mcp._events import McpProtocolViolation, McpServerRestarting, McpToolProgress, McpToolsChanged
 from kairox.mcp._features import ClientFeatures
 from kairox.mcp._files import server_file_stem
 from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
+from kairox.mcp._native import NativeSession, SdkStreamChannel, StdioChannel
 from kairox.mcp._protocol_cache import known_legacy, remember_legacy, server_key
+from kairox.mcp._session import (
+    CONNECTION_CLOSED,
+    INVALID_REQUEST,
+    MODERN_VERSIONS,
+    InvalidResult,
+    McpSession,
+    SessionError,
+)
 from kairox.mcp._stdio import ChildStdioTransport
 from kairox.mcp._transports import (
     STDIN_GRACE_SEC,
@@ -46,14 +61,12 @@ from kairox.mcp._transports import (
 from kairox.tools import ProgressCallback, ToolResult
 
 if TYPE_CHECKING:
-    # The SDK (about a second of imports, most of it its protocol types) loads with the first connection,
-    # after that server's process was spawned, so the server boots while Python imports.
+    # The SDK (over half a second of imports, most of it its protocol types) loads only for a remote server or
+    # one of the 2026 era, after that server's process was spawned, so the server boots while Python imports.
     import httpx2
-    import mcp_types
     from mcp.client import Transport
-    from mcp.shared.exceptions import MCPError
 
-    from mcp import Client
+    from kairox.mcp._sdk import SdkSession
 
 _STDERR_TAIL_CHARS = 4_000
 _BACKOFF_BASE_SEC = 0.25
@@ -99,16 +112,10 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
-def _session_gone(transport: str, exc: "MCPError") -> bool:
-    """An HTTP 404 on our session: the SDK reports it as INVALID_REQUEST, with the server's body when it sent one
-    ("Session not found") or its own stand-in ("Session terminated")."""
-    import mcp_types
-
-    return (
-        transport == "streamable_http"
-        and exc.error.code == mcp_types.INVALID_REQUEST
-        and "session" in exc.error.message.lower()
-    )
+def _session_gone(transport: str, exc: SessionError) -> bool:
+    """An HTTP 404 on our session: the SDK's transport reports it as INVALID_REQUEST, with the server's body when
+    it sent one ("Session not found") or its own stand-in ("Session terminated")."""
+    return transport == "streamable_http" and exc.code == INVALID_REQUEST and "session" in exc.message.lower()
 
 
 _starting: "weakref.WeakSet[McpClient]" = weakref.WeakSet()
@@ -186,9 +193,10 @@ class McpClient:
         self.instructions: str | None = None
         self.log_path = self.home / "logs" / "mcp" / f"{server_file_stem(name)}.log"
         self._listeners: list[ToolsListener] = []
-        self._client: Client | None = None
+        self._session: McpSession | None = None
         self._child: ChildProcess | None = None
-        self._transport: ChildStdioTransport | None = None
+        self._transport: StdioChannel | ChildStdioTransport | None = None
+        self._connection_closed: anyio.Event | asyncio.Event | None = None
         self._scope: anyio.CancelScope | None = None
         self._stop = anyio.Event()
         self._done = anyio.Event()
@@ -199,7 +207,7 @@ class McpClient:
         self._cache_key = server_key(name, config)
         if self._mode == "auto" and known_legacy(self.home, self._cache_key):
             self._mode = "legacy"  # it exited on the probe in an earlier run
-        self._prior_discover: mcp_types.DiscoverResult | None = None
+        self._prior_discover: dict[str, Any] | None = None
         self._stderr_tail = ""
         self._task_group: anyio.abc.TaskGroup | None = None
 
@@ -208,6 +216,15 @@ class McpClient:
     @property
     def status(self) -> ServerStatus:
         return self.lifecycle.status
+
+    @property
+    def session_kind(self) -> str | None:
+        """``kairox`` when Kairox's own session serves the live connection (a handshake-era server), ``sdk``
+        when the SDK's ``Client`` does (a 2026-era server); None while there is no connection."""
+        session = self._session
+        if session is None:
+            return None
+        return "kairox" if isinstance(session, NativeSession) else "sdk"
 
     @property
     def pid(self) -> int | None:
@@ -345,31 +362,31 @@ class McpClient:
             _starting.add(self)
             try:
                 async with AsyncExitStack() as stack:
-                    client = await self._connect(stack)
+                    session = await self._connect(stack)
                     async with anyio.create_task_group() as tg:
-                        if self._wants_listen(client):
+                        if getattr(session, "needs_listen", False):
                             # subscribe before listing, so no change between the two is missed
-                            await tg.start(self._listen_loop, client)
-                        await self._list_everything(client)
-                        tg.start_soon(self._relist_loop, client)
+                            await tg.start(self._listen_loop, session)
+                        await self._list_everything(session)
+                        tg.start_soon(self._relist_loop, session)
                         scope.deadline = math.inf
                         _starting.discard(self)
                         ready_at = anyio.current_time()
-                        self._client = client
+                        self._session = session
                         was_ready = True
                         if self._child is not None:  # a Ready server gets a clean exit
                             self._child.stop_timeout, self._child.stdin_grace = STOP_TIMEOUT_SEC, STDIN_GRACE_SEC
-                        self.lifecycle.ready(self.offered_count(), client.protocol_version)
+                        self.lifecycle.ready(self.offered_count(), session.protocol_version)
                         await self._notify_listeners()
-                        if self._transport is not None:
-                            tg.start_soon(self._watch_stdout, self._transport)
+                        if self._connection_closed is not None:
+                            tg.start_soon(self._watch_connection, self._connection_closed)
                         await self._lost.wait()
                         tg.cancel_scope.cancel()
             except Exception as exc:
                 reason = describe_failure(_unwrap(exc), self.config.url)
             finally:
                 _starting.discard(self)
-                self._client = None
+                self._session = None
                 self._scope = None
                 self._uptime = 0.0 if ready_at is None else anyio.current_time() - ready_at
                 self._after_connection()
@@ -405,69 +422,102 @@ class McpClient:
         self._exited_by_itself = self._transport is not None and self._transport.eof
         self._child = None
         self._transport = None
+        self._connection_closed = None
 
-    async def _watch_stdout(self, transport: ChildStdioTransport) -> None:
-        await transport.closed.wait()
+    async def _watch_connection(self, closed: anyio.Event | asyncio.Event) -> None:
+        await closed.wait()
         self._lost.set()
 
     # --- connecting ---------------------------------------------------------------------------------------
 
-    async def _connect(self, stack: AsyncExitStack) -> "Client":
-        if self.config.transport != "stdio":
-            _load_sdk()  # the HTTP transports are the SDK's own
-        transport = await self._open_transport(stack)
-        # imported only now: a stdio server is already booting in its own process
-        _load_sdk()
-        import mcp_types
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-        from kairox.mcp._callbacks import ClientCallbacks
-        from mcp import Client
-
+    async def _connect(self, stack: AsyncExitStack) -> McpSession:
         callbacks = ClientCallbacks(self.name, self.features, self.events)
-        mode = self._mode
-        client = Client(
+        if self.config.transport == "stdio":
+            self._child = await open_stdio(
+                stack,
+                self.config,
+                environ=self.environ,
+                workspace=self.workspace,
+                base_dir=self.base_dir,
+                log_path=self.log_path,
+            )
+        if self._mode in MODERN_VERSIONS:  # a 2026-era server, known from an earlier connection
+            return await self._sdk_session(stack, callbacks, self._mode, self._prior_discover)
+        inner = await stack.enter_async_context(AsyncExitStack())
+        channel: StdioChannel | SdkStreamChannel
+        if self._child is not None:
+            channel = self._transport = StdioChannel(self._child, on_invalid_line=self._invalid_line)
+        else:
+            read, write = await inner.enter_async_context(await self._remote(inner))
+            channel = SdkStreamChannel(read, write, on_problem=self._violation)
+        session = NativeSession(
+            channel,
+            server=self.name,
+            callbacks=callbacks,
+            client_info={"name": "kairox", "version": kairox.__version__},
+            on_tools_changed=self._relist_soon,
+            on_violation=self._violation,
+        )
+        await inner.enter_async_context(session)
+        modern = await session.open(self._mode)
+        if modern is None:
+            self._mode = "legacy"  # remembered per server: a restart skips the probe
+            self.instructions = session.instructions
+            self._connection_closed = session.closed
+            return session
+        # a 2026-era server: the SDK takes the connection over (a stdio server keeps running, HTTP reconnects)
+        await inner.aclose()
+        self._transport = None
+        shared = [v for v in MODERN_VERSIONS if v in modern.get("supportedVersions", ())]
+        if "capabilities" in modern and shared:
+            return await self._sdk_session(stack, callbacks, shared[-1], modern)
+        return await self._sdk_session(stack, callbacks, "auto", None)  # it named its versions in an error
+
+    async def _sdk_session(
+        self, stack: AsyncExitStack, callbacks: ClientCallbacks, mode: str, discover: dict[str, Any] | None
+    ) -> "SdkSession":
+        _load_sdk()
+        from kairox.mcp._sdk import SdkSession, sdk_client
+
+        transport: Transport
+        if self._child is not None:
+            stdio = ChildStdioTransport(self._child, on_invalid_line=self._invalid_line)
+            self._transport, self._connection_closed, transport = stdio, stdio.closed, stdio
+        else:
+            transport = await self._remote(stack)
+        client = sdk_client(
             transport,
             mode=mode,
-            prior_discover=self._prior_discover if mode in MODERN_PROTOCOL_VERSIONS else None,
-            cache=None,
-            client_info=mcp_types.Implementation(name="kairox", version=kairox.__version__),
-            list_roots_callback=callbacks.list_roots,
-            elicitation_callback=callbacks.elicit,
-            sampling_callback=callbacks.sample if self.features.sampling is not None else None,
-            logging_callback=callbacks.log,
-            log_level="info",
-            message_handler=self._on_message,
+            prior_discover=discover,
+            callbacks=callbacks,
+            on_tools_changed=self._relist_soon,
+            on_violation=self._violation,
         )
         await stack.enter_async_context(client)
-        version = client.protocol_version
-        if self._mode == "auto" and version in MODERN_PROTOCOL_VERSIONS and client.session.discover_result is not None:
+        session = SdkSession(client, server=self.name)
+        if session.discover_result is not None:
             # remember the era per server: a restart adopts it without probing again
-            self._mode, self._prior_discover = version, client.session.discover_result
+            self._mode = session.protocol_version
+            self._prior_discover = session.discover_result.model_dump(by_alias=True, mode="json", exclude_none=True)
         elif self._mode == "auto":
             self._mode = "legacy"
-        self.instructions = client.instructions
-        return client
+        self.instructions = session.instructions
+        return session
 
-    async def _open_transport(self, stack: AsyncExitStack) -> "Transport":
-        if self.config.transport != "stdio":
-            from kairox.mcp._oauth import token_path
+    def _relist_soon(self) -> None:
+        self._relist.set()
 
-            # a server logged in with `kairox mcp login` uses its tokens even without oauth = true
-            use_oauth = self.config.oauth or token_path(self.home, self.name).exists()
-            auth = self._oauth_provider() if use_oauth else None
-            return await open_remote(stack, self.config, environ=self.environ, auth=auth)
-        transport, child = await open_stdio(
-            stack,
-            self.config,
-            environ=self.environ,
-            workspace=self.workspace,
-            base_dir=self.base_dir,
-            log_path=self.log_path,
-            on_invalid_line=self._invalid_line,
-        )
-        self._child, self._transport = child, transport
-        return transport
+    def _violation(self, detail: str) -> None:
+        self.events.emit(McpProtocolViolation(server=self.name, detail=detail))
+
+    async def _remote(self, stack: AsyncExitStack) -> "Transport":
+        _load_sdk()  # the HTTP transports are the SDK's own
+        from kairox.mcp._oauth import token_path
+
+        # a server logged in with `kairox mcp login` uses its tokens even without oauth = true
+        use_oauth = self.config.oauth or token_path(self.home, self.name).exists()
+        auth = self._oauth_provider() if use_oauth else None
+        return await open_remote(stack, self.config, environ=self.environ, auth=auth)
 
     def _oauth_provider(self) -> "httpx2.Auth":
         from kairox.mcp._oauth import oauth_provider
@@ -478,31 +528,25 @@ class McpClient:
 
     # --- listing ------------------------------------------------------------------------------------------
 
-    async def _list_everything(self, client: "Client") -> None:
-        from mcp.shared.exceptions import MCPError
-
-        from kairox.mcp._listing import list_prompts, list_resources, list_tools
-
-        caps = client.server_capabilities
-        self.tools = await list_tools(client) if caps.tools is not None else ()
+    async def _list_everything(self, session: McpSession) -> None:
+        offers = session.offers
+        self.tools = await session.list_tools() if offers.tools else ()
         resources: list[McpResource] = []
-        if caps.resources is not None:
-            with contextlib.suppress(MCPError):
-                resources.extend(await list_resources(client))
+        if offers.resources:
+            with contextlib.suppress(SessionError, InvalidResult):
+                resources.extend(await session.list_resources())
         self.resources = tuple(resources)
-        if caps.prompts is not None:
-            with contextlib.suppress(MCPError):
-                self.prompts = await list_prompts(client)
+        if offers.prompts:
+            with contextlib.suppress(SessionError, InvalidResult):
+                self.prompts = await session.list_prompts()
 
-    async def _relist_loop(self, client: "Client") -> None:
-        from kairox.mcp._listing import list_tools
-
+    async def _relist_loop(self, session: McpSession) -> None:
         while True:
             await self._relist.wait()
             # a burst of list_changed collapses into the re-listings that run while it arrives
             self._relist = anyio.Event()
             try:
-                self.tools = await list_tools(client)
+                self.tools = await session.list_tools()
             except Exception as exc:
                 self.events.emit(McpProtocolViolation(server=self.name, detail=f"re-listing tools failed: {exc}"))
                 continue
@@ -510,22 +554,12 @@ class McpClient:
             self.events.emit(McpToolsChanged(server=self.name, tools=tuple(tool.name for tool in self.tools)))
             await self._notify_listeners()
 
-    @staticmethod
-    def _wants_listen(client: "Client") -> bool:
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-        tools = client.server_capabilities.tools
-        return client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools is not None and bool(tools.list_changed)
-
     async def _listen_loop(
-        self, client: "Client", *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+        self, session: "SdkSession", *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         """2026-era servers announce tool changes only on a ``subscriptions/listen`` stream."""
         try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                task_status.started()
-                async for _event in subscription:
-                    self._relist.set()
+            await session.listen(self._relist_soon, task_status=task_status)
         except Exception as exc:
             if not self._lost.is_set():
                 self.events.emit(McpProtocolViolation(server=self.name, detail=f"tool change subscription ended: {exc}"))
@@ -540,11 +574,9 @@ class McpClient:
 
     async def refresh_tools(self) -> tuple[McpTool, ...]:
         """Re-list the tools now (all pages) and tell the listeners."""
-        client = await self._ready_client()
-        if client is not None:
-            from kairox.mcp._listing import list_tools
-
-            self.tools = await list_tools(client)
+        session = await self._ready_session()
+        if session is not None:
+            self.tools = await session.list_tools()
             await self._notify_listeners()
         return self.tools
 
@@ -560,21 +592,13 @@ class McpClient:
                 McpProtocolViolation(server=self.name, detail="more stdout lines are not JSON-RPC; no longer reported")
             )
 
-    async def _on_message(self, message: Any) -> None:
-        import mcp_types
-
-        if isinstance(message, Exception):
-            self.events.emit(McpProtocolViolation(server=self.name, detail=str(message)[:300]))
-        elif isinstance(message, mcp_types.ToolListChangedNotification):
-            self._relist.set()
-
     # --- calls --------------------------------------------------------------------------------------------
 
-    async def _ready_client(self) -> "Client | None":
+    async def _ready_session(self) -> McpSession | None:
         """The live session; waits while the server is starting or restarting, None once it gave up."""
         lifecycle = self.lifecycle
-        if self._client is not None and lifecycle.status == ServerStatus.READY and not self._lost.is_set():
-            return self._client
+        if self._session is not None and lifecycle.status == ServerStatus.READY and not self._lost.is_set():
+            return self._session
 
         def settled(status: ServerStatus) -> bool:
             if status == ServerStatus.READY:
@@ -585,7 +609,7 @@ class McpClient:
 
         with anyio.move_on_after(self.config.startup_timeout_sec + _BACKOFF_MAX_SEC):
             await lifecycle.wait_for(settled)
-        return self._client if settled(lifecycle.status) and lifecycle.status == ServerStatus.READY else None
+        return self._session if settled(lifecycle.status) and lifecycle.status == ServerStatus.READY else None
 
     def _unavailable(self, tool: str) -> ToolResult:
         why = self.lifecycle.reason or str(self.status)
@@ -610,11 +634,11 @@ class McpClient:
         """
         idle = timeout or self.config.tool_timeout_sec
         for attempt in range(2):
-            client = await self._ready_client()
-            if client is None:
+            session = await self._ready_session()
+            if session is None:
                 return self._unavailable(tool)
             try:
-                return await self._call_once(client, tool, dict(arguments or {}), call_id, progress, idle)
+                return await self._call_once(session, tool, dict(arguments or {}), call_id, progress, idle)
             except _SessionExpired:
                 if attempt == 1:
                     break
@@ -626,47 +650,44 @@ class McpClient:
 
     async def _call_once(
         self,
-        client: "Client",
+        session: McpSession,
         tool: str,
         arguments: JsonObject,
         call_id: str,
         progress: ProgressCallback | None,
         idle: float,
     ) -> ToolResult:
-        import mcp_types
-        from mcp.shared.exceptions import MCPError
-        from pydantic import ValidationError
-
         result: ToolResult | None = None
-        with anyio.CancelScope() as scope:
-            scope.deadline = anyio.current_time() + idle
+        loop = asyncio.get_running_loop()
+        report = progress
+        # an asyncio timer, not an anyio cancel scope: the same deadline for a fraction of the cost per call
+        timer = asyncio.timeout(idle)
 
-            report = progress
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            timer.reschedule(loop.time() + idle)
+            self.events.emit(
+                McpToolProgress(server=self.name, tool=tool, call_id=call_id, progress=progress, total=total, message=message)
+            )
+            if report is not None:
+                outcome = report(progress, total, message)
+                if outcome is not None:
+                    await outcome
 
-            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                scope.deadline = anyio.current_time() + idle
-                self.events.emit(
-                    McpToolProgress(
-                        server=self.name, tool=tool, call_id=call_id, progress=progress, total=total, message=message
-                    )
-                )
-                if report is not None:
-                    outcome = report(progress, total, message)
-                    if outcome is not None:
-                        await outcome
-
-            try:
-                raw = await client.call_tool(tool, arguments, progress_callback=on_progress)
-                result = result_from_mcp(raw)
-            except MCPError as exc:
-                result = await self._call_error(tool, exc)
-            except (RuntimeError, ValidationError) as exc:
-                if self._client is not client:  # the session closed under the call
-                    result = await self._call_error(tool, MCPError(code=mcp_types.CONNECTION_CLOSED, message=str(exc)))
-                else:
-                    result = ToolResult.error(f"{tool} on MCP server {self.name!r} returned an invalid result: {exc}")
-            except _broken_connection() as exc:
-                result = ToolResult.error(f"{tool} on MCP server {self.name!r} failed: the connection broke ({exc})")
+        try:
+            async with timer:
+                result = await session.call_tool(tool, arguments, on_progress)
+        except SessionError as exc:
+            result = await self._call_error(tool, exc)
+        except InvalidResult as exc:
+            if self._session is not session:  # the session closed under the call
+                result = await self._call_error(tool, SessionError(CONNECTION_CLOSED, str(exc)))
+            else:
+                result = ToolResult.error(f"{tool} on MCP server {self.name!r} returned an invalid result: {exc}")
+        except _broken_connection() as exc:
+            result = ToolResult.error(f"{tool} on MCP server {self.name!r} failed: the connection broke ({exc})")
+        except TimeoutError:
+            if not timer.expired():
+                raise
         if result is None:
             return ToolResult.error(
                 f"{tool} on MCP server {self.name!r} timed out after {idle:g}s without a result or progress "
@@ -674,10 +695,8 @@ class McpClient:
             )
         return result
 
-    async def _call_error(self, tool: str, exc: "MCPError") -> ToolResult:
-        import mcp_types
-
-        if exc.error.code == mcp_types.CONNECTION_CLOSED:
+    async def _call_error(self, tool: str, exc: SessionError) -> ToolResult:
+        if exc.code == CONNECTION_CLOSED:
             self._lost.set()
             child = self._child
             detail = "the connection closed"
@@ -689,17 +708,17 @@ class McpClient:
             )
         if _session_gone(self.config.transport, exc):
             raise _SessionExpired from exc
-        return ToolResult.error(f"{tool} on MCP server {self.name!r} failed: {exc.error.message} (JSON-RPC error {exc.error.code})")
+        return ToolResult.error(f"{tool} on MCP server {self.name!r} failed: {exc.message} (JSON-RPC error {exc.code})")
 
     # --- resources ----------------------------------------------------------------------------------------
 
     async def read_resource(self, uri: str) -> ToolResult:
-        client = await self._ready_client()
-        if client is None:
+        session = await self._ready_session()
+        if session is None:
             return self._unavailable("resources/read")
-        from mcp.shared.exceptions import MCPError
-
         try:
-            return resource_contents_from_mcp(await client.read_resource(uri, cache_mode="bypass"))
-        except MCPError as exc:
-            return ToolResult.error(f"reading {uri} from MCP server {self.name!r} failed: {exc.error.message}")
+            return await session.read_resource(uri)
+        except SessionError as exc:
+            return ToolResult.error(f"reading {uri} from MCP server {self.name!r} failed: {exc.message}")
+        except InvalidResult as exc:
+            return ToolResult.error(f"reading {uri} from MCP server {self.name!r} failed: {exc}")

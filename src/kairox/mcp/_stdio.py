@@ -1,4 +1,5 @@
-"""The SDK's stream transport contract over a :class:`kairox._rpc.ChildProcess`.
+"""The SDK's stream transport contract over a :class:`kairox._rpc.ChildProcess`, for a 2026-era stdio server
+handed from Kairox's own session to the SDK's ``Client`` (the process keeps running).
 
 The SDK's own ``stdio_client`` cannot put the server in a process group of ours with ``PR_SET_PDEATHSIG`` nor
 drain stderr into a log file, so the child is started by ``kairox._rpc`` and this module only pumps

@@ -3,7 +3,7 @@
 import os
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +13,7 @@ import anyio
 from kairox._rpc import ChildProcess, child_environment
 from kairox._util import expand_vars
 from kairox.config import McpServerConfig
-from kairox.mcp._stdio import ChildStdioTransport
+from kairox.mcp._session import CONNECTION_CLOSED, InvalidResult, SessionError
 
 if TYPE_CHECKING:  # the HTTP stack loads for remote servers only
     import httpx2
@@ -52,9 +52,8 @@ async def open_stdio(
     workspace: Path,
     base_dir: Path,
     log_path: Path,
-    on_invalid_line: Callable[[str], None],
-) -> tuple[ChildStdioTransport, ChildProcess]:
-    """Start the server under the guard (its own process group, dies with the host) and pump its pipes."""
+) -> ChildProcess:
+    """Start the server under the guard (its own process group, dies with the host); the stack stops it."""
     assert config.command is not None
     command = expand(config.command, "command", environ)
     args = [expand(arg, f"args[{i}]", environ) for i, arg in enumerate(config.args)]
@@ -88,7 +87,7 @@ async def open_stdio(
             await child.stop()
 
     stack.push_async_callback(stop_child)
-    return ChildStdioTransport(child, on_invalid_line=on_invalid_line), child
+    return child
 
 
 async def open_remote(
@@ -121,6 +120,12 @@ def describe_failure(exc: BaseException, url: str | None) -> str:
     oauth = sys.modules.get("kairox.mcp._oauth")
     if isinstance(exc, StartError) or (oauth is not None and isinstance(exc, oauth.NeedsLoginError)):
         return str(exc)
+    if isinstance(exc, SessionError):
+        if exc.code == CONNECTION_CLOSED:
+            return "Connection closed"
+        return f"the server answered with an error: {exc.message} (JSON-RPC error {exc.code})"
+    if isinstance(exc, InvalidResult):
+        return f"the server's answer is not valid MCP: {exc}"
     errors = sys.modules.get("mcp.shared.exceptions")
     if errors is not None and isinstance(exc, errors.MCPError):
         return f"the server answered with an error: {exc.error.message} (JSON-RPC error {exc.error.code})"

@@ -1,0 +1,76 @@
+"""Kairox's own MCP session: a handshake-era server over stdio costs no SDK import, a 2026-era server is handed
+to the SDK on the same connection, and the protocol versions Kairox negotiates are the SDK's."""
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kairox.config import McpServerConfig
+from kairox.events import RecordingSink
+from kairox.mcp import McpClient, McpServerStarting, ServerStatus
+from kairox.mcp._session import HANDSHAKE_VERSIONS, LATEST_MODERN_VERSION, MODERN_VERSIONS
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+SERVERS = Path(__file__).resolve().parents[1] / "servers"
+
+USE_LEAN_SERVER = """
+import json, sys, tempfile
+from pathlib import Path
+import anyio
+from kairox.config import McpServerConfig
+from kairox.mcp import McpClient
+
+async def main() -> None:
+    config = McpServerConfig(command=sys.executable, args=[sys.argv[1], "--extra-tools", "30", "--page-size", "7"])
+    async with McpClient("lean", config, workspace=Path(tempfile.mkdtemp())) as client:
+        echo = await client.call_tool("echo", {"message": "hi"})
+        loaded = sorted({name.split(".")[0] for name in sys.modules} & {"mcp", "mcp_types", "httpx2", "starlette"})
+        print(json.dumps({"status": str(client.status), "kind": client.session_kind, "tools": len(client.tools),
+                          "echo": echo.text_content(), "loaded": loaded}))
+
+anyio.run(main)
+"""
+
+
+def test_a_handshake_era_server_over_stdio_loads_no_sdk() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", USE_LEAN_SERVER, str(SERVERS / "lean_server.py")], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    said = json.loads(run.stdout)
+    assert said == {"status": "ready", "kind": "kairox", "tools": 31, "echo": "hi", "loaded": []}
+
+
+async def test_a_2026_era_server_is_handed_to_the_sdk_without_a_second_start(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    sink = RecordingSink()
+    async with McpClient("basic", python_server("basic_server.py"), workspace=tmp_path, events=sink) as client:
+        assert (client.status, client.session_kind) == (ServerStatus.READY, "sdk")
+        assert client.lifecycle.protocol_version == LATEST_MODERN_VERSION
+        echo = await client.call_tool("echo", {"message": "after the hand-over"})
+    assert echo.text_content() == "after the hand-over"
+    assert sink.of_type(McpServerStarting) == [McpServerStarting(server="basic", transport="stdio", attempt=0)]
+
+
+async def test_legacy_mode_keeps_a_2026_era_server_on_kairoxs_session(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    async with McpClient("basic", python_server("basic_server.py", protocol_mode="legacy"), workspace=tmp_path) as client:
+        assert (client.session_kind, client.lifecycle.protocol_version) == ("kairox", HANDSHAKE_VERSIONS[-1])
+
+
+def test_the_protocol_versions_are_the_sdks() -> None:
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+    from mcp_types.version import LATEST_MODERN_VERSION as SDK_LATEST
+
+    assert (HANDSHAKE_VERSIONS, MODERN_VERSIONS, LATEST_MODERN_VERSION) == (
+        HANDSHAKE_PROTOCOL_VERSIONS,
+        MODERN_PROTOCOL_VERSIONS,
+        SDK_LATEST,
+    )
