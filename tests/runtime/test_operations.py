@@ -77,3 +77,14 @@ async def test_a_server_added_to_the_running_context_starts_and_offers_its_tools
     assert late.status is ServerStatus.STOPPED and late.pid is None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_a_server_can_be_added_to_a_session_that_started_without_any(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = tmp_path / "repo"
+    (workspace / ".git").mkdir(parents=True)
+    async with build_extension_context(workspace) as context:
+        assert not [s for s in context.tools() if s.source == "mcp"]
+        assert context.mcp is not None
+        await add_mcp_server(context, "late", McpServerConfig(command=sys.executable, args=[str(SERVERS / "lean_server.py")]))
+        assert context.mcp.clients["late"].status is ServerStatus.READY
+        assert [s.name for s in context.tools() if s.origin == "late"] == ["mcp__late__echo"]

@@ -134,6 +134,8 @@ class McpServerManager:
         except BaseException:
             await self._close()
             raise
+        if not self.clients:
+            return self  # a manager kept for servers added later: there was no start-up to sum up
         ready = tuple(n for n, c in self.clients.items() if c.status == ServerStatus.READY)
         failed = tuple(n for n, c in self.clients.items() if c.status == ServerStatus.FAILED)
         self.events.emit(

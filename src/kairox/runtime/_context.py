@@ -266,18 +266,18 @@ async def build_extension_context(
                 if options.for_tools is not None:
                     servers = {name: s for name, s in servers.items() if _serves_any(name, options.for_tools)}
                 diagnostics += mcp_problems
-                if servers:
-                    manager = McpServerManager(
-                        {name: s.config for name, s in servers.items()},
-                        workspace=resolved.workspace,
-                        home=resolved.home,
-                        events=sink,
-                        features=ClientFeatures(roots=(resolved.workspace,)),
-                        is_pending=lambda name: servers[name].pending_trust,
-                        base_dirs={name: s.base_dir for name, s in servers.items()},
-                        raise_on_required=options.raise_on_required,
-                    )
-                    await stack.enter_async_context(manager)
+                # a manager even without servers, so one can be added to the running session (a catalog install)
+                manager = McpServerManager(
+                    {name: s.config for name, s in servers.items()},
+                    workspace=resolved.workspace,
+                    home=resolved.home,
+                    events=sink,
+                    features=ClientFeatures(roots=(resolved.workspace,)),
+                    is_pending=lambda name: servers[name].pending_trust,
+                    base_dirs={name: s.base_dir for name, s in servers.items()},
+                    raise_on_required=options.raise_on_required,
+                )
+                await stack.enter_async_context(manager)
         finally:
             skills = await skills_future
         diagnostics += skills.diagnostics
