@@ -6,11 +6,12 @@ file the workspace's owner controls; :func:`authorize_config_write` asks the fro
 as the gate asks about any write it cannot allow by itself.
 """
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kairox.config import Layer, ResolvedConfig
+from kairox.config import MCP_JSON, Layer, ResolvedConfig
 from kairox.errors import KairoxError
 from kairox.policy import ApprovalRequest, Approver
 
@@ -25,12 +26,13 @@ WRITABLE_LAYERS = (Layer.USER, Layer.PROJECT, Layer.LOCAL)
 class ConfigWriteDeniedError(KairoxError):
     """The person (or the lack of one) did not allow a write into a project file of an untrusted workspace."""
 
-    def __init__(self, file: Path, reason: str | None) -> None:
+    def __init__(self, file: Path, reason: str | None, *, change: str | None = None) -> None:
         super().__init__(
-            f"writing {file} was not allowed: {reason or 'denied'}",
+            f"{file} is unchanged{f' ({change})' if change else ''}: {reason or 'denied'}",
             hint="trust the workspace (`kairox trust`) or write to the user layer instead",
         )
         self.file = file
+        self.change = change
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -47,29 +49,55 @@ class ToggleRow:
 
 
 def layer_of(resolved: ResolvedConfig, file: Path) -> Layer | None:
+    """The writable layer whose file ``file`` is (the same file by another spelling too), or None."""
+    real = _real(file)
     for layer in WRITABLE_LAYERS:
-        if resolved.layer_file(layer) == file:
+        if _real(resolved.layer_file(layer)) == real:
             return layer
+    return None
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _workspace_file(resolved: ResolvedConfig, file: Path) -> str | None:
+    """What ``file`` is to the workspace (``the project file``), or None when it is not the workspace's.
+
+    Any file inside the workspace counts (its ``.mcp.json`` too), so a writer that names a workspace file no
+    layer knows is asked about rather than let through; the user's own file never counts, wherever it is."""
+    layer = layer_of(resolved, file)
+    if layer is Layer.USER:
+        return None
+    if layer is not None:
+        return f"the {layer} file"
+    real, root = _real(file), _real(resolved.workspace)
+    if real == root or root in real.parents:
+        return f"the {file.name} file" if file.name == MCP_JSON else "a file"
     return None
 
 
 async def authorize_config_write(resolved: ResolvedConfig, file: Path, change: str, *, approver: Approver) -> None:
     """Return when ``file`` may be written; raise :class:`ConfigWriteDeniedError` when the answer was no.
 
-    A write to the user layer needs no question (the user's own file). A write to the project or local file of
-    an untrusted workspace asks: the file is the workspace's, and nothing in it applies before trust anyway."""
-    layer = layer_of(resolved, file)
-    if resolved.trusted or layer not in (Layer.PROJECT, Layer.LOCAL):
+    A write to the user layer needs no question (the user's own file). A write to the project or local file (or
+    any other file) of an untrusted workspace asks: the file is the workspace's, and nothing in it applies before
+    trust anyway. Every front end passes its own approver: the GUI's dialog, a terminal prompt, or, with nobody
+    to ask, one that refuses, so the write fails closed."""
+    if resolved.trusted:
+        return
+    what = _workspace_file(resolved, file)
+    if what is None:
         return
     request = ApprovalRequest(
         tool=CONFIG_WRITE_TOOL,
         arguments={"path": str(file), "change": change},
-        reason=f"{file} is a {layer} file of a workspace you have not trusted; the change waits for `kairox trust` to apply",
+        reason=f"{file} is {what} of a workspace you have not trusted; the change waits for `kairox trust` to apply",
         source="untrusted_workspace",
     )
     answer = await approver.request_approval(request)
     if not answer.approved:
-        raise ConfigWriteDeniedError(file, answer.reason)
+        raise ConfigWriteDeniedError(file, answer.reason, change=change)
 
 
 def skill_rows(context: "ExtensionContext") -> list[ToggleRow]:
