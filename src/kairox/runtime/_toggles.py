@@ -6,12 +6,11 @@ file the workspace's owner controls; :func:`authorize_config_write` asks the fro
 as the gate asks about any write it cannot allow by itself.
 """
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kairox.config import MCP_JSON, Layer, ResolvedConfig
+from kairox.config import Layer, ResolvedConfig
 from kairox.errors import KairoxError
 from kairox.policy import ApprovalRequest, Approver
 
@@ -50,43 +49,18 @@ class ToggleRow:
 
 def layer_of(resolved: ResolvedConfig, file: Path) -> Layer | None:
     """The writable layer whose file ``file`` is (the same file by another spelling too), or None."""
-    real = _real(file)
-    for layer in WRITABLE_LAYERS:
-        if _real(resolved.layer_file(layer)) == real:
-            return layer
-    return None
-
-
-def _real(path: Path) -> Path:
-    return Path(os.path.realpath(path))
-
-
-def _workspace_file(resolved: ResolvedConfig, file: Path) -> str | None:
-    """What ``file`` is to the workspace (``the project file``), or None when it is not the workspace's.
-
-    Any file inside the workspace counts (its ``.mcp.json`` too), so a writer that names a workspace file no
-    layer knows is asked about rather than let through; the user's own file never counts, wherever it is."""
-    layer = layer_of(resolved, file)
-    if layer is Layer.USER:
-        return None
-    if layer is not None:
-        return f"the {layer} file"
-    real, root = _real(file), _real(resolved.workspace)
-    if real == root or root in real.parents:
-        return f"the {file.name} file" if file.name == MCP_JSON else "a file"
-    return None
+    layer = resolved.layer_of(file)
+    return layer if layer in WRITABLE_LAYERS else None
 
 
 async def authorize_config_write(resolved: ResolvedConfig, file: Path, change: str, *, approver: Approver) -> None:
     """Return when ``file`` may be written; raise :class:`ConfigWriteDeniedError` when the answer was no.
 
     A write to the user layer needs no question (the user's own file). A write to the project or local file (or
-    any other file) of an untrusted workspace asks: the file is the workspace's, and nothing in it applies before
-    trust anyway. Every front end passes its own approver: the GUI's dialog, a terminal prompt, or, with nobody
-    to ask, one that refuses, so the write fails closed."""
-    if resolved.trusted:
-        return
-    what = _workspace_file(resolved, file)
+    any other file) of an untrusted workspace asks (:meth:`ResolvedConfig.untrusted_file` says which): the file
+    is the workspace's, and nothing in it applies before trust anyway. Every front end passes its own approver:
+    the GUI's dialog, a terminal prompt, or, with nobody to ask, one that refuses, so the write fails closed."""
+    what = resolved.untrusted_file(file)
     if what is None:
         return
     request = ApprovalRequest(
