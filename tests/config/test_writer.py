@@ -53,6 +53,7 @@ def test_config_set_refuses_a_value_that_breaks_the_schema(tmp_path: Path, isola
 
 def test_config_set_writes_the_chosen_layer(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
+    assert kairox("trust", cwd=tmp_path).code == 0  # an untrusted workspace's files are written only when the user says so
     assert kairox("config", "set", "model", "local-model", "--layer", "local", cwd=tmp_path).code == 0
     assert (tmp_path / ".kairox" / "kairox.local.toml").read_text(encoding="utf-8") == 'model = "local-model"\n'
     assert kairox("config", "set", "tools.default_timeout_sec", "45", "--layer", "project", cwd=tmp_path).code == 0

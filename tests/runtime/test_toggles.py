@@ -57,3 +57,44 @@ async def test_a_trusted_workspace_writes_its_project_file_without_a_question(wo
     with anyio.fail_after(10):
         await authorize_config_write(resolved, resolved.layer_file(Layer.PROJECT), "a = 1", approver=person)
     assert person.asked == []
+
+
+async def test_any_other_file_of_an_untrusted_workspace_asks_too_and_the_user_file_never_does(
+    workspace: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    resolved = resolve_config(workspace)
+    person = Person(*[ApprovalAnswer.allow_once()] * 3)
+    mcp_json = workspace / ".mcp.json"
+    other_spelling = workspace / ".kairox" / ".." / "kairox.toml"
+    await authorize_config_write(resolved, mcp_json, "remove mcpServers.j", approver=person)
+    await authorize_config_write(resolved, other_spelling, "a = 1", approver=person)
+    (workspace / "link.toml").symlink_to(resolved.layer_file(Layer.PROJECT))
+    await authorize_config_write(resolved, workspace / "link.toml", "a = 1", approver=person)
+    await authorize_config_write(resolved, tmp_path / "elsewhere.toml", "a = 1", approver=person)
+    assert [r.reason.split(" of a workspace")[0] for r in person.asked] == [
+        f"{mcp_json} is the .mcp.json file",
+        f"{other_spelling} is the project file",
+        f"{workspace / 'link.toml'} is the project file",
+    ]
+
+
+async def test_the_user_file_inside_the_workspace_is_still_the_users(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "home-as-workspace"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.setenv("KAIROX_HOME", str(root / ".kairox"))
+    resolved = resolve_config(root)
+    assert not resolved.trusted and root in resolved.layer_file(Layer.USER).parents
+    person = Person()
+    await authorize_config_write(resolved, resolved.layer_file(Layer.USER), "a = 1", approver=person)
+    assert person.asked == []
+
+
+async def test_a_refusal_names_the_file_and_the_change(workspace: Path, isolated_home: Path) -> None:
+    resolved = resolve_config(workspace)
+    project = resolved.layer_file(Layer.PROJECT)
+    with pytest.raises(ConfigWriteDeniedError) as denied:
+        await authorize_config_write(resolved, project, "model = \"x\"", approver=Person(ApprovalAnswer.deny("denied at the prompt")))
+    assert (denied.value.file, denied.value.change) == (project, 'model = "x"')
+    assert str(denied.value) == (
+        f'{project} is unchanged (model = "x"): denied at the prompt\n  hint: trust the workspace (`kairox trust`) or write to the user layer instead'
+    )

@@ -22,6 +22,12 @@ class CliApprover:
 
 
 def render_request(request: ApprovalRequest) -> str:
+    # loaded already: every command that prompts builds on the runtime
+    from kairox.runtime import CONFIG_WRITE_TOOL
+
+    if request.tool == CONFIG_WRITE_TOOL:
+        # one write, asked about once: yes or no, and no is what Enter answers
+        return f"\nkairox: {request.reason}\n  change: {request.arguments.get('change')}\n  write it to {request.arguments.get('path')}? [y/N] "
     lines = [f"\nkairox: {request.tool} needs approval: {request.reason}"]
     if request.asked_by:
         lines.append(f"  asked by: {request.asked_by}")
@@ -83,14 +89,14 @@ class YesApprover:
         return ApprovalAnswer(approved=True, reason="approved by --yes")
 
 
-def command_line_approver(yes: bool) -> Approver:
-    """The approver every CLI command that calls tools uses: ``--yes``, a prompt on a terminal, else a refusal
-    that says how to allow."""
+def command_line_approver(yes: bool, *, hint: str = _YES_HINT) -> Approver:
+    """The approver every CLI command that calls tools or writes configuration uses: ``--yes``, a prompt on a
+    terminal, else a refusal that says how to allow (``hint``)."""
     if yes:
         return YesApprover()
     if sys.stdin.isatty() and sys.stderr.isatty():
         return CliApprover()
-    return NonInteractiveApprover(hint=_YES_HINT)
+    return NonInteractiveApprover(hint=hint)
 
 
 __all__ = ["CliApprover", "NonInteractiveApprover", "YesApprover", "command_line_approver", "parse_answer", "render_request"]

@@ -26,7 +26,8 @@ class ExitCode(enum.IntEnum):
     CONFIG = 3
     """The configuration is invalid; the report names file, line and key."""
     DENIED = 4
-    """A tool call was denied by the policy or the user (for ``kairox run``: a hook blocked the prompt)."""
+    """A tool call, or a write into a file of an untrusted workspace, was denied by the policy or the user (for
+    ``kairox run``: a hook blocked the prompt)."""
     TOOL_ERROR = 5
     """A tool call ran and returned an error."""
     NOT_FOUND = 6

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+from kairox.cli._config_write import WriteYesOption, authorize_config_write, change_text, is_set
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
@@ -123,13 +124,14 @@ def get(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key,
             err(f"# from {origin.layer}: {origin.where()}")
 
 
-def _layer_file(ctx: typer.Context, layer: str) -> Path:
+def _layer_file(ctx: typer.Context, layer: str) -> "tuple[ResolvedConfig, Path]":
     from kairox.config import Layer
 
     choices = {"user": Layer.USER, "project": Layer.PROJECT, "local": Layer.LOCAL}
     if layer not in choices:
         fail(f"--layer must be one of {', '.join(choices)}, not {layer!r}", ExitCode.USAGE)
-    return state(ctx).resolve(strict=False).layer_file(choices[layer])
+    resolved = state(ctx).resolve(strict=False)
+    return resolved, resolved.layer_file(choices[layer])
 
 
 def _check_file(file: Path, before: str | None) -> None:
@@ -162,14 +164,22 @@ def set_(
     key: Annotated[str, typer.Argument(help="Dotted key.")],
     value: Annotated[str, typer.Argument(help="Value, parsed as TOML (true, 3, [\"a\"]), else taken as a string.")],
     layer: LayerOption = "user",
+    yes: WriteYesOption = False,
 ) -> None:
-    """Set a key in one layer's file, keeping its comments and order."""
+    """Set a key in one layer's file, keeping its comments and order. In an untrusted workspace a project or
+    local file is written only when you say so (a y/N question at a terminal, or --yes)."""
     from kairox.config import ConfigError, parse_cli_value, set_value
 
-    file = _layer_file(ctx, layer)
+    resolved, file = _layer_file(ctx, layer)
+    parsed = parse_cli_value(value)
+    try:
+        change = change_text(key, parsed)
+    except ValueError as exc:
+        fail(str(exc), ExitCode.CONFIG)
+    authorize_config_write(resolved, file, change, yes=yes)
     before = file.read_text(encoding="utf-8") if file.exists() else None
     try:
-        set_value(file, key, parse_cli_value(value))
+        set_value(file, key, parsed)
     except (ConfigError, ValueError) as exc:
         fail(str(exc), ExitCode.CONFIG)
     _check_file(file, before)
@@ -177,11 +187,18 @@ def set_(
 
 
 @config_app.command("unset")
-def unset(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key.")], layer: LayerOption = "user") -> None:
-    """Remove a key from one layer's file."""
+def unset(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key.")], layer: LayerOption = "user", yes: WriteYesOption = False) -> None:
+    """Remove a key from one layer's file (asked first like `config set` in an untrusted workspace)."""
     from kairox.config import ConfigError, unset_value
 
-    file = _layer_file(ctx, layer)
+    resolved, file = _layer_file(ctx, layer)
+    try:
+        present = is_set(file, key)
+    except ValueError as exc:
+        fail(str(exc), ExitCode.CONFIG)
+    if not present:
+        fail(f"{key} is not set in {file}", ExitCode.NOT_FOUND)
+    authorize_config_write(resolved, file, f"remove {key}", yes=yes)
     try:
         removed = unset_value(file, key)
     except (ConfigError, ValueError) as exc:

@@ -16,6 +16,7 @@ from kairox.cli._common import (
     parse_json_arg,
     state,
 )
+from kairox.cli._config_write import WriteYesOption, authorize_config_write, change_text, is_set
 
 if TYPE_CHECKING:
     from kairox.events import Event, EventSink
@@ -309,8 +310,10 @@ def add(
     env: Annotated[list[str] | None, typer.Option("--env", "-e", metavar="KEY=VALUE", help="K=V environment for a stdio server (repeatable).")] = None,
     header: Annotated[list[str] | None, typer.Option("--header", "-H", metavar="KEY:VALUE", help="K:V header for a remote server (repeatable).")] = None,
     layer: Annotated[str, typer.Option("--layer", help="user, project or local.")] = "user",
+    yes: WriteYesOption = False,
 ) -> None:
-    """Add a server to a configuration file, keeping its comments: kairox mcp add NAME -- CMD ARGS."""
+    """Add a server to a configuration file, keeping its comments: kairox mcp add NAME -- CMD ARGS. In an
+    untrusted workspace a project or local file is written only when you say so (y/N at a terminal, or --yes)."""
     import re
 
     from pydantic import ValidationError
@@ -349,7 +352,9 @@ def add(
         fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
     resolved = state(ctx).resolve(strict=False)
     file = resolved.layer_file(chosen)
-    set_value(file, join_key(["mcp_servers", name]), table)
+    key = join_key(["mcp_servers", name])
+    authorize_config_write(resolved, file, change_text(key, table), yes=yes)
+    set_value(file, key, table)
     out(f"added MCP server {name!r} to {file}")
     if chosen is not Layer.USER and not resolved.trusted:
         err("note: this workspace is not trusted, so project servers wait until `kairox trust`")
@@ -360,8 +365,10 @@ def remove(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Server name.")],
     layer: Annotated[str | None, typer.Option("--layer", help="user, project or local (default: the file that defines it).")] = None,
+    yes: WriteYesOption = False,
 ) -> None:
-    """Remove a server from the file that defines it (a kairox.toml layer or the workspace .mcp.json)."""
+    """Remove a server from the file that defines it (a kairox.toml layer or the workspace .mcp.json); a file of
+    an untrusted workspace is asked about first, as `mcp add` does."""
     import json
     from pathlib import Path
 
@@ -370,18 +377,23 @@ def remove(
     cli = state(ctx)
     resolved = cli.resolve(strict=False)
     servers = _configured(cli)
+    key = join_key(["mcp_servers", name])
     if layer is not None:
         try:
             file = resolved.layer_file(Layer(layer))
         except ValueError:
             fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
-        if not unset_value(file, join_key(["mcp_servers", name])):
+        if not is_set(file, key):
+            fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
+        authorize_config_write(resolved, file, f"remove {key}", yes=yes)
+        if not unset_value(file, key):
             fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
         out(f"removed MCP server {name!r} from {file}")
         return
     found = _pick(servers, name)[name]
     if found.layer == ".mcp.json":
         path = Path((found.where or "").rsplit(":", 1)[0])
+        authorize_config_write(resolved, path, f"remove mcpServers.{name}", yes=yes)
         document = json.loads(path.read_text(encoding="utf-8"))
         entries = document.get("mcpServers", document)
         entries.pop(name, None)
@@ -392,7 +404,8 @@ def remove(
         file = resolved.layer_file(Layer(found.layer))
     except ValueError:
         fail(f"MCP server {name!r} comes from {found.where or found.layer}, which kairox cannot edit", ExitCode.FAILURE)
-    if not unset_value(file, join_key(["mcp_servers", name])):
+    authorize_config_write(resolved, file, f"remove {key}", yes=yes)
+    if not unset_value(file, key):
         fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
     out(f"removed MCP server {name!r} from {file}")
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+from kairox.cli._config_write import WriteYesOption, authorize_config_write, change_text
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
@@ -138,8 +139,15 @@ def match(
         out(f"{rank}. {found.explain()}")
 
 
-def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str) -> None:
-    from kairox.skills import EnableScope, SkillError, enabled_key, persist_enabled, registry_from_config
+def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str, *, yes: bool) -> None:
+    from kairox.skills import (
+        EnableScope,
+        SkillError,
+        enabled_file,
+        enabled_key,
+        persist_enabled,
+        registry_from_config,
+    )
 
     try:
         scope = EnableScope(scope_text)
@@ -154,6 +162,7 @@ def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str) 
     except SkillError as exc:
         if ":" not in name:  # plugin skills are only known once plugins load; their names are taken as given
             fail(str(exc), ExitCode.NOT_FOUND)
+    authorize_config_write(resolved, enabled_file(resolved, scope), change_text(enabled_key(qualified), enabled), yes=yes)
     file = persist_enabled(resolved, qualified, enabled, scope)
     word = "enabled" if enabled else "disabled"
     err(f"{word} {qualified} in {file}")
@@ -166,15 +175,15 @@ def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str) 
 
 
 @skills_app.command("enable")
-def enable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], scope: ScopeOption = "user") -> None:
-    """Turn a skill on (persisted in the user file, or the workspace's local file)."""
-    _set_enabled(ctx, name, True, scope)
+def enable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], scope: ScopeOption = "user", yes: WriteYesOption = False) -> None:
+    """Turn a skill on (persisted in the user file, or the workspace's local file: asked first when the workspace is untrusted)."""
+    _set_enabled(ctx, name, True, scope, yes=yes)
 
 
 @skills_app.command("disable")
-def disable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], scope: ScopeOption = "user") -> None:
+def disable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], scope: ScopeOption = "user", yes: WriteYesOption = False) -> None:
     """Turn a skill off: it stays listed but is not offered to the model."""
-    _set_enabled(ctx, name, False, scope)
+    _set_enabled(ctx, name, False, scope, yes=yes)
 
 
 @skills_app.command("install")

@@ -21,6 +21,7 @@ from kairox.config._layers import (
     project_config_path,
     system_config_path,
 )
+from kairox.config._mcp_json import MCP_JSON
 from kairox.config._merge import KeyOrigin, LayerData, Merged, leaves, merge
 from kairox.config._models import KairoxConfig
 from kairox.config._pins import PinnedValue, read_mcp_json_entries
@@ -140,6 +141,30 @@ class ResolvedConfig:
         if layer not in self._files:
             raise ValueError(f"layer {layer} has no file")
         return self._files[layer]
+
+    def layer_of(self, file: Path) -> Layer | None:
+        """The layer whose file ``file`` is (also when spelled another way: a symlink, ``..``), or None."""
+        real = os.path.realpath(file)
+        return next((layer for layer, path in self._files.items() if os.path.realpath(path) == real), None)
+
+    def untrusted_file(self, file: Path) -> str | None:
+        """What ``file`` is to this workspace while it is untrusted (``the project file``, ``the .mcp.json file``,
+        ``a file``), so that a write into it waits for the user's say; None when a write needs none: the
+        workspace is trusted, or the file is not the workspace's (the user's own file never is, wherever it lies).
+
+        Any file inside the workspace counts, so a writer naming one that no layer knows is asked about rather
+        than let through."""
+        if self.trusted:
+            return None
+        layer = self.layer_of(file)
+        if layer in PROJECT_LAYERS:
+            return f"the {layer} file"
+        if layer is not None:
+            return None
+        real, root = Path(os.path.realpath(file)), Path(os.path.realpath(self.workspace))
+        if root not in real.parents:
+            return None
+        return f"the {MCP_JSON} file" if file.name == MCP_JSON else "a file"
 
     def with_servers(
         self,

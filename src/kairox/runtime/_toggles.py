@@ -25,12 +25,13 @@ WRITABLE_LAYERS = (Layer.USER, Layer.PROJECT, Layer.LOCAL)
 class ConfigWriteDeniedError(KairoxError):
     """The person (or the lack of one) did not allow a write into a project file of an untrusted workspace."""
 
-    def __init__(self, file: Path, reason: str | None) -> None:
+    def __init__(self, file: Path, reason: str | None, *, change: str | None = None) -> None:
         super().__init__(
-            f"writing {file} was not allowed: {reason or 'denied'}",
+            f"{file} is unchanged{f' ({change})' if change else ''}: {reason or 'denied'}",
             hint="trust the workspace (`kairox trust`) or write to the user layer instead",
         )
         self.file = file
+        self.change = change
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -47,29 +48,30 @@ class ToggleRow:
 
 
 def layer_of(resolved: ResolvedConfig, file: Path) -> Layer | None:
-    for layer in WRITABLE_LAYERS:
-        if resolved.layer_file(layer) == file:
-            return layer
-    return None
+    """The writable layer whose file ``file`` is (the same file by another spelling too), or None."""
+    layer = resolved.layer_of(file)
+    return layer if layer in WRITABLE_LAYERS else None
 
 
 async def authorize_config_write(resolved: ResolvedConfig, file: Path, change: str, *, approver: Approver) -> None:
     """Return when ``file`` may be written; raise :class:`ConfigWriteDeniedError` when the answer was no.
 
-    A write to the user layer needs no question (the user's own file). A write to the project or local file of
-    an untrusted workspace asks: the file is the workspace's, and nothing in it applies before trust anyway."""
-    layer = layer_of(resolved, file)
-    if resolved.trusted or layer not in (Layer.PROJECT, Layer.LOCAL):
+    A write to the user layer needs no question (the user's own file). A write to the project or local file (or
+    any other file) of an untrusted workspace asks (:meth:`ResolvedConfig.untrusted_file` says which): the file
+    is the workspace's, and nothing in it applies before trust anyway. Every front end passes its own approver:
+    the GUI's dialog, a terminal prompt, or, with nobody to ask, one that refuses, so the write fails closed."""
+    what = resolved.untrusted_file(file)
+    if what is None:
         return
     request = ApprovalRequest(
         tool=CONFIG_WRITE_TOOL,
         arguments={"path": str(file), "change": change},
-        reason=f"{file} is a {layer} file of a workspace you have not trusted; the change waits for `kairox trust` to apply",
+        reason=f"{file} is {what} of a workspace you have not trusted; the change waits for `kairox trust` to apply",
         source="untrusted_workspace",
     )
     answer = await approver.request_approval(request)
     if not answer.approved:
-        raise ConfigWriteDeniedError(file, answer.reason)
+        raise ConfigWriteDeniedError(file, answer.reason, change=change)
 
 
 def skill_rows(context: "ExtensionContext") -> list[ToggleRow]:

@@ -50,7 +50,7 @@ from kairox.skills._roots import (
     user_skills_dir,
     workspace_skills_dir,
 )
-from kairox.skills._settings import EnableScope, enabled_key, persist_enabled, write_enabled
+from kairox.skills._settings import EnableScope, enabled_file, enabled_key, persist_enabled, write_enabled
 from kairox.skills._tool import SKILL_TOOL, SkillToolProvider
 from kairox.skills._use import (
     LoadedSkill,
@@ -109,6 +109,7 @@ __all__ = [
     "classify_source",
     "diagnostic_json",
     "discover_skills",
+    "enabled_file",
     "enabled_key",
     "install_skill",
     "load_skill",

@@ -32,10 +32,15 @@ def write_enabled(file: Path, name: str, enabled: bool) -> None:
     set_value(file, enabled_key(name), enabled)
 
 
-def persist_enabled(resolved: "ResolvedConfig", name: str, enabled: bool, scope: EnableScope) -> Path:
-    """Write the enable state into the file of ``scope`` and return that file."""
+def enabled_file(resolved: "ResolvedConfig", scope: EnableScope) -> Path:
+    """The file an enable state of ``scope`` is written to."""
     from kairox.config import Layer
 
-    file = resolved.layer_file(Layer.USER if scope is EnableScope.USER else Layer.LOCAL)
+    return resolved.layer_file(Layer.USER if scope is EnableScope.USER else Layer.LOCAL)
+
+
+def persist_enabled(resolved: "ResolvedConfig", name: str, enabled: bool, scope: EnableScope) -> Path:
+    """Write the enable state into the file of ``scope`` and return that file."""
+    file = enabled_file(resolved, scope)
     write_enabled(file, name, enabled)
     return file
