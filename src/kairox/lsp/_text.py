@@ -2,6 +2,7 @@
 from 0 in the position encoding both agreed on (UTF-16 unless negotiated otherwise)."""
 
 import functools
+import os
 import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote, unquote, urlparse
@@ -62,10 +63,14 @@ def matches_pattern(relative: PurePosixPath, pattern: str) -> bool:
 
 
 def relative_to(path: Path, root: Path) -> PurePosixPath:
-    try:
-        return PurePosixPath(path.resolve().relative_to(root.resolve()).as_posix())
-    except ValueError:
-        return PurePosixPath(path.resolve().as_posix())
+    """``path`` (symlinks resolved) relative to ``root`` (resolved too), or absolute when it lies outside."""
+    real = os.path.realpath(path)
+    base = os.path.realpath(root).rstrip("/")
+    if real == base:
+        return PurePosixPath(".")
+    if real.startswith(base + "/"):
+        return PurePosixPath(real[len(base) + 1 :])
+    return PurePosixPath(real)
 
 
 def display_path(path: Path, root: Path) -> str:
