@@ -129,8 +129,8 @@ class SkillIndex:
         self._by_weight: dict[str, list[tuple[float, list[int]]]] = {}
         for term, posting in self._postings.items():
             groups: dict[float, list[int]] = defaultdict(list)
-            for index, field_names in posting.items():
-                groups[FIELD_WEIGHTS[field_names[0]]].append(index)
+            for index, best_first in posting.items():
+                groups[FIELD_WEIGHTS[best_first[0]]].append(index)
             self._by_weight[term] = list(groups.items())
 
     def __len__(self) -> int:
