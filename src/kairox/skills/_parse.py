@@ -124,8 +124,81 @@ def _jsonable(value: Any) -> Any:
     return convert(value, 0)
 
 
+# The plain frontmatter most skills have - ``key: words``, ``key: [words, words]``, and one level of
+# ``key:`` followed by ``  key: words`` lines - is read without the YAML loader, which costs about ten times as
+# much. The subset is narrow enough that the loader would give the same mapping: printable ASCII only; values
+# that start with a letter (so no indicator, number, date or quote) and hold neither ``: `` nor `` #`` nor two
+# spaces in a row, nor end with ``:``; list items of letters, digits, spaces and ``_./()+-`` only; never a word
+# YAML reads as a boolean or null; no duplicate key, no comment, no blank or odd line. Anything else goes to the
+# loader.
+_PLAIN_TEXT = re.compile(r"[\x20-\x7e\n]*")
+_SIMPLE_KEY = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):(?: (.*))?")
+_SIMPLE_NESTED = re.compile(r"  ([A-Za-z][A-Za-z0-9_-]*): (.*)")
+_SIMPLE_WORDS = re.compile(r"[A-Za-z][\x20-\x7e]*")
+_SIMPLE_ITEM = re.compile(r"[A-Za-z][A-Za-z0-9 _./()+-]*")
+_NOT_STRINGS = frozenset(["yes", "no", "true", "false", "on", "off", "null", "y", "n"])
+
+
+def _simple_scalar(value: str) -> str | None:
+    if value != value.strip() or not _SIMPLE_WORDS.fullmatch(value) or value.lower() in _NOT_STRINGS:
+        return None
+    if "  " in value or ": " in value or " #" in value or value.endswith(":"):
+        return None
+    return value
+
+
+def _simple_value(value: str) -> Any:
+    """A plain scalar or a one-line flow list of plain words; ``None`` when the loader must decide."""
+    if value.startswith("[") and value.endswith("]"):
+        inner = value[1:-1]
+        if not inner.strip():
+            return None
+        items = [item.strip() for item in inner.split(",")]
+        if all(_SIMPLE_ITEM.fullmatch(item) and "  " not in item and item.lower() not in _NOT_STRINGS for item in items):
+            return items
+        return None
+    return _simple_scalar(value)
+
+
+def _simple_mapping(yaml_text: str) -> dict[str, Any] | None:
+    """The frontmatter as the YAML loader would give it, when it is in the plain subset described above."""
+    if not yaml_text or "\r" in yaml_text or not _PLAIN_TEXT.fullmatch(yaml_text):
+        return None
+    data: dict[str, Any] = {}
+    nested: dict[str, Any] | None = None
+    for line in yaml_text.split("\n")[:-1] if yaml_text.endswith("\n") else yaml_text.split("\n"):
+        if line.startswith(" "):
+            match = _SIMPLE_NESTED.fullmatch(line)
+            if nested is None or match is None or match.group(1) in nested or match.group(1).lower() in _NOT_STRINGS:
+                return None
+            value = _simple_scalar(match.group(2))
+            if value is None:
+                return None
+            nested[match.group(1)] = value
+            continue
+        if nested is not None and not nested:
+            return None  # ``key:`` with nothing under it
+        nested = None
+        match = _SIMPLE_KEY.fullmatch(line)
+        if match is None or match.group(1) in data or match.group(1).lower() in _NOT_STRINGS:
+            return None
+        if match.group(2) is None:
+            nested = data[match.group(1)] = {}
+            continue
+        value = _simple_value(match.group(2))
+        if value is None:
+            return None
+        data[match.group(1)] = value
+    if nested is not None and not nested:
+        return None
+    return data
+
+
 def _load_yaml(yaml_text: str) -> Any:
     """The YAML data; nesting too deep for the loader and integers Python will not convert are YAML errors too."""
+    simple = _simple_mapping(yaml_text)
+    if simple is not None:
+        return simple
     try:
         return yaml.load(yaml_text, Loader=_Loader)
     except RecursionError:
