@@ -136,6 +136,8 @@ _SIMPLE_KEY = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):(?: (.*))?")
 _SIMPLE_NESTED = re.compile(r"  ([A-Za-z][A-Za-z0-9_-]*): (.*)")
 _SIMPLE_WORDS = re.compile(r"[A-Za-z][\x20-\x7e]*")
 _SIMPLE_ITEM = re.compile(r"[A-Za-z][A-Za-z0-9 _./()+-]*")
+_SIMPLE_MAX_CHARS = 16_000
+"""At least two characters per value, so what the subset reads stays far below the loader's node budget."""
 _NOT_STRINGS = frozenset(["yes", "no", "true", "false", "on", "off", "null", "y", "n"])
 
 
@@ -162,7 +164,7 @@ def _simple_value(value: str) -> Any:
 
 def _simple_mapping(yaml_text: str) -> dict[str, Any] | None:
     """The frontmatter as the YAML loader would give it, when it is in the plain subset described above."""
-    if not yaml_text or "\r" in yaml_text or not _PLAIN_TEXT.fullmatch(yaml_text):
+    if not yaml_text or len(yaml_text) > _SIMPLE_MAX_CHARS or "\r" in yaml_text or not _PLAIN_TEXT.fullmatch(yaml_text):
         return None
     data: dict[str, Any] = {}
     nested: dict[str, Any] | None = None
@@ -196,9 +198,6 @@ def _simple_mapping(yaml_text: str) -> dict[str, Any] | None:
 
 def _load_yaml(yaml_text: str) -> Any:
     """The YAML data; nesting too deep for the loader and integers Python will not convert are YAML errors too."""
-    simple = _simple_mapping(yaml_text)
-    if simple is not None:
-        return simple
     try:
         return yaml.load(yaml_text, Loader=_Loader)
     except RecursionError:
@@ -235,8 +234,9 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
     offset = 1  # the opening fence: YAML line n is file line n + 1
     diagnostics: list[Diagnostic] = []
     yaml_text = split.yaml_text
+    simple = _simple_mapping(yaml_text)  # strings, lists of strings, one level of mapping: already plain data
     try:
-        data = _load_yaml(yaml_text)
+        data = simple if simple is not None else _load_yaml(yaml_text)
     except yaml.YAMLError as first_error:
         repaired_text, repaired = repair_unquoted_colons(yaml_text)
         recovered = False
@@ -251,18 +251,21 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
             error_line = mark.line + 1 + offset if mark is not None else None
             problem = getattr(first_error, "problem", None) or str(first_error).splitlines()[0]
             return ParseOutcome(None, [diag(f"frontmatter is not valid YAML: {problem}", line=error_line, severity=Severity.ERROR, hint="fix the YAML at that line (quote values that contain `: ` or `#`)")])
-        lines_of = key_lines(yaml_text)
+        repaired_lines = key_lines(yaml_text)
         for key, _ in repaired:
-            diagnostics.append(diag(f"unquoted `: ` in the value of `{key}`; loaded as if it were quoted", line=lines_of[key] + offset if key in lines_of else None, hint=f"put the value of `{key}` in quotes"))
+            diagnostics.append(diag(f"unquoted `: ` in the value of `{key}`; loaded as if it were quoted", line=repaired_lines[key] + offset if key in repaired_lines else None, hint=f"put the value of `{key}` in quotes"))
 
     if data is None:
         data = {}
     if not isinstance(data, dict):
         return ParseOutcome(None, [diag(f"frontmatter is a YAML {type(data).__name__}, not a mapping of keys", line=1 + offset, severity=Severity.ERROR, hint="write `key: value` lines between the `---` fences")])
 
-    lines_of = key_lines(yaml_text)
+    lines_of: dict[str, int] | None = None
 
     def line_of(key: str) -> int | None:
+        nonlocal lines_of
+        if lines_of is None:  # only a diagnostic needs it
+            lines_of = key_lines(yaml_text)
         number = lines_of.get(key)
         return number + offset if number else None
 
@@ -270,7 +273,7 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
         diagnostics.append(diag(reason, line=line_of(key), hint=hint))
 
     try:
-        plain = _jsonable(data)
+        plain = data if data is simple else _jsonable(data)
     except _FrontmatterTooLarge:
         reason = "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)"
         return ParseOutcome(None, [diag(reason, line=1 + offset, severity=Severity.ERROR, hint="write the values out instead of using YAML anchors and aliases")])
