@@ -37,9 +37,9 @@ _MAGIC = b"kairox-skills-cache\n"
 SETTLE_NS = 2_000_000_000
 """How much older than the read an entry's ctime must be for its stat alone to prove it unchanged: more than
 the coarsest timestamp granularity of common file systems (2 s on FAT)."""
-_TUPLE_FIELDS = {"keywords", "tools", "allowed_tools", "examples"}
 
 _DEFAULTS = SkillFrontmatter()
+_FIELD_DEFAULTS = tuple((f.name, getattr(_DEFAULTS, f.name)) for f in fields(SkillFrontmatter))
 
 Payload = tuple[Any, ...]
 """``(skill, diagnostics)``: plain tuples, dicts and scalars only, so ``marshal`` can store them."""
@@ -54,25 +54,20 @@ def digest(data: bytes) -> bytes:
 def _frontmatter_to_plain(frontmatter: SkillFrontmatter) -> dict[str, Any]:
     """Only the fields that differ from the defaults, to keep the cache small and quick to load."""
     data: dict[str, Any] = {}
-    for f in fields(frontmatter):
-        value = getattr(frontmatter, f.name)
-        if value == getattr(_DEFAULTS, f.name):
+    for name, default in _FIELD_DEFAULTS:
+        value = getattr(frontmatter, name)
+        if value == default:
             continue
-        if f.name == "arguments":
-            value = [a.to_json() for a in value]
-        elif isinstance(value, tuple):
-            value = list(value)
-        data[f.name] = value
+        if name == "arguments":
+            value = tuple(a.to_json() for a in value)
+        data[name] = value  # tuples stay tuples: marshal keeps them, so loading needs no conversion
     return data
 
 
 def _frontmatter_from_plain(data: dict[str, Any]) -> SkillFrontmatter:
-    values = dict(data)
-    for name in _TUPLE_FIELDS & values.keys():
-        values[name] = tuple(values[name])
-    if "arguments" in values:
-        values["arguments"] = tuple(SkillArgument(**a) for a in values["arguments"])
-    return SkillFrontmatter(**values)
+    if "arguments" in data:
+        data = {**data, "arguments": tuple(SkillArgument(**a) for a in data["arguments"])}
+    return SkillFrontmatter(**data)
 
 
 def outcome_to_plain(outcome: ParseOutcome) -> Payload:
