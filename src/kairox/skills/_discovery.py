@@ -212,6 +212,7 @@ class _Scanner:
         root = self.root
         cache = self.cache
         data: bytes | None = None
+        read_at = 0
         if cache is not None:
             entry = cache.lookup(path, st)
             if entry is not None:
@@ -233,8 +234,8 @@ class _Scanner:
                             self.result.skills.append(cached.skill)
                     return
         stats.parsed += 1
-        read_at = time.time_ns()
         if data is None:
+            read_at = time.time_ns()
             data = _read(path)
         text = data.decode("utf-8", errors="replace")
         if loose and not text.lstrip("\ufeff").startswith("---"):
