@@ -242,12 +242,12 @@ class _Scanner:
             if cache is not None:
                 cache.put(path, st, read_at, digest(data), None)
             return
-        outcome = parse_skill_text(text, Path(path))
+        outcome = parse_skill_text(text, Path(path), scope=root.scope, plugin=root.plugin, root=root.path)  # placed as found
         if cache is not None:
             cache.put(path, st, read_at, digest(data), outcome_to_plain(outcome))
         self.result.diagnostics.extend(outcome.diagnostics)
         if outcome.skill is not None:
-            self.result.skills.append(outcome.skill.placed(scope=root.scope, plugin=root.plugin, root=root.path))
+            self.result.skills.append(outcome.skill)
 
 
 _STALE: Any = object()

@@ -16,7 +16,7 @@ import yaml
 from kairox._util import bracket_line, long_integer_line
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._fields import FieldReader
-from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat
+from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat, SkillScope
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -210,11 +210,21 @@ def _load_yaml(yaml_text: str) -> Any:
     raise yaml.MarkedYAMLError(problem=problem, problem_mark=mark)
 
 
-def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -> ParseOutcome:
-    """Parse a skill from its text. ``fmt`` defaults to Agent Skills for ``SKILL.md``, Kairox otherwise."""
+def parse_skill_text(
+    text: str,
+    path: Path,
+    *,
+    fmt: SkillFormat | None = None,
+    scope: SkillScope = SkillScope.USER,
+    plugin: str | None = None,
+    root: Path | None = None,
+) -> ParseOutcome:
+    """Parse a skill from its text. ``fmt`` defaults to Agent Skills for ``SKILL.md``, Kairox otherwise;
+    ``scope``, ``plugin`` and ``root`` say where the file was found, when the caller knows."""
     if fmt is None:
         fmt = SkillFormat.AGENT_SKILLS if path.name == SKILL_FILE else SkillFormat.KAIROX
-    fallback_name = path.parent.name if fmt is SkillFormat.AGENT_SKILLS else path.stem
+    folder_name = path.parent.name
+    fallback_name = folder_name if fmt is SkillFormat.AGENT_SKILLS else path.stem
     source = str(path)
 
     def diag(reason: str, *, line: int | None = None, severity: Severity = Severity.WARNING, hint: str | None = None, name: str | None = None) -> Diagnostic:
@@ -298,12 +308,12 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
         diagnostics.append(diag(f"`name` is {len(name)} characters (more than {MAX_NAME})", line=line_of("name"), hint="shorten the name"))
     if ":" in name or any(ch.isspace() for ch in name):
         diagnostics.append(diag(f"`name` {name!r} contains spaces or `:`; refer to it quoted", line=line_of("name"), hint="use lowercase letters, digits and hyphens"))
-    if fmt is SkillFormat.AGENT_SKILLS and frontmatter.name and frontmatter.name != path.parent.name:
-        diagnostics.append(diag(f"`name` {frontmatter.name!r} differs from its folder {path.parent.name!r}; loaded as {frontmatter.name!r}", line=line_of("name"), hint="rename the folder or the skill so they match"))
+    if fmt is SkillFormat.AGENT_SKILLS and frontmatter.name and frontmatter.name != folder_name:
+        diagnostics.append(diag(f"`name` {frontmatter.name!r} differs from its folder {folder_name!r}; loaded as {frontmatter.name!r}", line=line_of("name"), hint="rename the folder or the skill so they match"))
     if len(frontmatter.description) > MAX_DESCRIPTION:
         diagnostics.append(diag(f"`description` is {len(frontmatter.description)} characters (more than {MAX_DESCRIPTION}); the prompt catalog shortens it", line=line_of("description"), hint="move detail into the body"))
 
-    skill = SkillDef(name=name, description=frontmatter.description.strip(), path=path, format=fmt, frontmatter=frontmatter, body_line=split.body_line)
+    skill = SkillDef(name=name, description=frontmatter.description.strip(), path=path, format=fmt, frontmatter=frontmatter, body_line=split.body_line, scope=scope, plugin=plugin, root=root)
     return ParseOutcome(skill, sorted((named(d) for d in diagnostics), key=lambda d: d.line or 0))
 
 
