@@ -1,6 +1,7 @@
 """S3: discovery under roots: nesting, bounded depth, dot-folders, symlinks, loose files, the parse cache."""
 
 import os
+import time
 from pathlib import Path
 
 from tests.skills.conftest import WriteSkill
@@ -108,3 +109,106 @@ def test_missing_roots_are_silent_and_a_broken_cache_is_ignored(tmp_path: Path, 
     assert [s.name for s in found.skills] == ["one"]
     assert found.diagnostics == []
     assert (found.stats.roots, found.stats.parsed) == (1, 1)
+
+
+def _same_size_rewrite(path: Path, old: str, new: str) -> None:
+    """Rewrite ``path`` in place with text of the same length and put its mtime back, as a tool that keeps
+    timestamps would: only the file's ctime tells the change apart."""
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert len(old) == len(new) and old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_mtime_ns, path.stat().st_size) == (st.st_mtime_ns, st.st_size)
+
+
+SETTLE_NS = 50_000_000
+"""A short settle time for the tests below, which wait a little longer than it before the first scan."""
+
+
+def test_unchanged_folders_are_not_listed_again_yet_every_change_below_them_is_seen(tmp_path: Path, write_skill: WriteSkill) -> None:
+    root = tmp_path / "skills"
+    paths = [write_skill(root / f"team-{i % 2}", f"skill-{i}", f"Skill number {i}.") for i in range(6)]
+    (root / "deploy.md").write_text("---\nname: deploy\ndescription: Deploy it.\n---\n", encoding="utf-8")
+    cache_path = tmp_path / "cache" / "skills.cache"
+
+    def scan() -> tuple[dict[str, str], tuple[int, int, int, int]]:
+        time.sleep(2 * SETTLE_NS / 1e9)  # past the settle time of the last change, so the shortcut may apply
+        found = discover_skills([_root(root)], cache=SkillCache(cache_path, settle_ns=SETTLE_NS))
+        stats = found.stats
+        return {s.name: s.description for s in found.skills}, (stats.parsed, stats.cached, stats.folders_listed, stats.folders_cached)
+
+    cold, cold_stats = scan()
+    assert cold_stats == (7, 0, 9, 0)  # root, 2 teams, 6 skill folders
+    warm, warm_stats = scan()
+    assert (warm, warm_stats) == (cold, (0, 7, 0, 9))
+
+    # A file rewritten in place, same size, mtime put back: its folder did not change, the file is read again.
+    _same_size_rewrite(paths[3], "Skill number 3.", "Skill NUMBER 3.")
+    _same_size_rewrite(root / "deploy.md", "Deploy it.", "Deploy IT.")
+    changed, changed_stats = scan()
+    assert (changed["skill-3"], changed["deploy"], changed_stats) == ("Skill NUMBER 3.", "Deploy IT.", (2, 5, 0, 9))
+
+    # A skill added deep down: only the folder that gained it is listed again (and the new one), even when
+    # the tool that added it put the folder's mtime back.
+    team = root / "team-1"
+    before = team.stat()
+    write_skill(team, "skill-new", "A new one.")
+    os.utime(team, ns=(before.st_atime_ns, before.st_mtime_ns))
+    added, added_stats = scan()
+    assert (added["skill-new"], added_stats) == ("A new one.", (1, 7, 2, 8))
+
+    # A skill removed: gone at once, and its cache entries with it.
+    (paths[0]).unlink()
+    paths[0].parent.rmdir()
+    removed, removed_stats = scan()
+    assert "skill-0" not in removed and removed_stats == (0, 7, 1, 8)
+    assert scan()[1] == (0, 7, 0, 9)
+
+
+def test_a_folder_listed_just_after_it_changed_is_listed_again(tmp_path: Path, write_skill: WriteSkill) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "fresh", "Just written.")
+    cache_path = tmp_path / "skills.cache"
+    cold = discover_skills([_root(root)], cache=SkillCache(cache_path))  # the default settle time: 2 s
+    warm = discover_skills([_root(root)], cache=SkillCache(cache_path))
+    # Folders changed within the settle time of their listing could change again unseen in the same clock
+    # tick, so they are listed again; the file, unchanged, is compared by content and not parsed again.
+    assert (cold.stats.folders_listed, warm.stats.folders_listed, warm.stats.folders_cached) == (2, 2, 0)
+    assert (warm.stats.parsed, warm.stats.cached) == (0, 1)
+
+
+def test_folders_holding_symlinks_are_listed_every_time(tmp_path: Path, write_skill: WriteSkill) -> None:
+    root = tmp_path / "skills"
+    outside = tmp_path / "elsewhere"
+    write_skill(outside, "escape", "outside the root")
+    store = root / "store"
+    write_skill(store, "inside", "inside the root")
+    root.joinpath("linked-out").symlink_to(outside / "escape")
+    root.joinpath("inside").symlink_to(store / "inside")
+    cache_path = tmp_path / "skills.cache"
+    time.sleep(2 * SETTLE_NS / 1e9)
+    scans = [discover_skills([_root(root)], cache=SkillCache(cache_path, settle_ns=SETTLE_NS)) for _ in range(3)]
+    for found in scans:
+        assert [(s.name, s.path) for s in found.skills] == [("inside", root / "inside" / "SKILL.md")]
+        assert [d.source for d in found.diagnostics] == [str(root / "linked-out")]
+    # The root (it holds the links) and the folder reached through a link are listed on every scan.
+    assert [(f.stats.folders_listed, f.stats.folders_cached) for f in scans] == [(3, 0), (2, 1), (2, 1)]
+
+    # Where a link leads can change while its folder stays the same: the next scan follows the new target.
+    write_skill(store, "other", "another skill")
+    root.joinpath("inside").unlink()
+    root.joinpath("inside").symlink_to(store / "other")
+    found = discover_skills([_root(root)], cache=SkillCache(cache_path, settle_ns=SETTLE_NS))
+    assert sorted((s.name, s.path) for s in found.skills) == [("inside", store / "inside" / "SKILL.md"), ("other", root / "inside" / "SKILL.md")]
+
+
+def test_a_foreign_cache_file_is_ignored_and_replaced(tmp_path: Path, write_skill: WriteSkill) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "one", "one")
+    cache_path = tmp_path / "skills.cache"
+    cache_path.write_bytes(b"kairox-skills-cache\n" + b"\xff" * 40)
+    first = discover_skills([_root(root)], cache=SkillCache(cache_path))
+    assert ([s.name for s in first.skills], first.stats.parsed) == (["one"], 1)
+    again = discover_skills([_root(root)], cache=SkillCache(cache_path))
+    assert (again.stats.parsed, again.stats.cached) == (0, 1)

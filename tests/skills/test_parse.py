@@ -158,3 +158,31 @@ def test_self_referencing_or_exploding_yaml_aliases_are_one_error_not_a_crash(tm
         assert _diag(outcome) == [
             ("error", 2, "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)")
         ]
+
+
+def test_plain_frontmatter_reads_as_yaml_would_and_yaml_words_keep_their_meaning(tmp_path: Path) -> None:
+    path = tmp_path / "deploy" / "SKILL.md"
+    plain = parse_skill_text(
+        "---\nname: deploy\ndescription: Ships it, then checks (twice). Use for C# or http://x/y.\n"
+        "keywords: [release, pull request, ci/cd]\nwhen_to_use: a release is due\nmetadata:\n  owner: ops\n  tier: gold\n---\nSteps.\n",
+        path,
+    )
+    assert plain.skill is not None and plain.diagnostics == []
+    fm = plain.skill.frontmatter
+    assert (plain.skill.description, fm.keywords, fm.when_to_use, fm.metadata, plain.skill.body_line) == (
+        "Ships it, then checks (twice). Use for C# or http://x/y.",
+        ("release", "pull request", "ci/cd"),
+        "a release is due",
+        {"owner": "ops", "tier": "gold"},
+        10,
+    )
+    # Words YAML reads as booleans or null, a comment, a colon in a value: what the YAML loader makes of them.
+    odd = parse_skill_text("---\nname: deploy\ndescription: yes\nkeywords: [release, on] # two\nmodel: null\n---\n", path)
+    assert odd.skill is not None and (odd.skill.description, odd.skill.keywords, odd.skill.model) == ("True", ("release",), None)
+    assert _diag(odd) == [
+        ("warning", 3, "`description` is a bool, not a string; read as 'True'"),
+        ("warning", 4, "`keywords` has items that are not strings; they were left out"),
+    ]
+    repaired = parse_skill_text("---\nname: deploy\ndescription: Ships: then checks\n---\n", path)
+    assert repaired.skill is not None and repaired.skill.description == "Ships: then checks"
+    assert _diag(repaired) == [("warning", 3, "unquoted `: ` in the value of `description`; loaded as if it were quoted")]

@@ -1,16 +1,29 @@
-"""The parse cache: a skill file whose (path, mtime, size) did not change is not read or parsed again.
+"""The parse cache: a skill file whose stat did not change is not parsed again, a folder whose stat did not
+change is not listed again.
 
-One JSON file (``$KAIROX_HOME/cache/skills.json`` by default) maps each file to what parsing it gave: the
-skill (without where it was found; discovery adds that) and its diagnostics. A broken or foreign cache file
-is ignored and rewritten.
+One file (``$KAIROX_HOME/cache/skills.cache`` by default) holds, in ``marshal`` form and plain tuples (quick to
+load, nothing to validate), two tables:
+
+- files: path -> (mtime_ns, ctime_ns, size, inode, read_at_ns, digest, payload), where the payload is what
+  parsing gave (the skill without where it was found, which discovery adds, and its diagnostics);
+- folders: path -> (mtime_ns, ctime_ns, inode, listed_at_ns, is_skill_dir, markdown names, subfolder names).
+
+A folder's mtime and ctime move when an entry is added, removed or renamed in it, not when a file in it is
+rewritten: that is why every candidate file is still stat'ed. A change made in the same clock tick as the read
+would leave both times unchanged, so an entry is trusted on its stat alone only when its ctime is older than
+the read by more than :data:`SETTLE_NS` (ctime cannot be set back by a program, unlike mtime). A file read
+more recently is read again and compared by digest; a folder listed more recently is listed again. A broken or
+foreign cache file is ignored and rewritten.
 """
 
 import contextlib
-import json
+import gc
+import hashlib
+import marshal
 import os
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -18,97 +31,88 @@ from kairox.errors import Diagnostic, Severity
 from kairox.skills._model import SkillArgument, SkillDef, SkillFormat, SkillFrontmatter, SkillScope
 from kairox.skills._parse import ParseOutcome
 
-CACHE_VERSION = 5
-"""Bump whenever parsing changes what it gives, so old entries are not reused."""
-_TUPLE_FIELDS = {"keywords", "tools", "allowed_tools", "examples"}
-
+CACHE_VERSION = 6
+"""Bump whenever parsing changes what it gives, or the tables change shape, so old entries are not reused."""
+_MAGIC = b"kairox-skills-cache\n"
+SETTLE_NS = 2_000_000_000
+"""How much older than the read an entry's ctime must be for its stat alone to prove it unchanged: more than
+the coarsest timestamp granularity of common file systems (2 s on FAT)."""
 
 _DEFAULTS = SkillFrontmatter()
+_FIELD_DEFAULTS = tuple((f.name, getattr(_DEFAULTS, f.name)) for f in fields(SkillFrontmatter))
+
+Payload = tuple[Any, ...]
+"""``(skill, diagnostics)``: plain tuples, dicts and scalars only, so ``marshal`` can store them."""
+Listing = tuple[bool, tuple[str, ...], tuple[str, ...]]
+"""``(is_skill_dir, markdown file names, subfolder names)`` in name order, dot-names and skipped folders out."""
 
 
-def _frontmatter_to_json(frontmatter: SkillFrontmatter) -> dict[str, Any]:
+def digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _frontmatter_to_plain(frontmatter: SkillFrontmatter) -> dict[str, Any]:
     """Only the fields that differ from the defaults, to keep the cache small and quick to load."""
     data: dict[str, Any] = {}
-    for f in fields(frontmatter):
-        value = getattr(frontmatter, f.name)
-        if value == getattr(_DEFAULTS, f.name):
+    for name, default in _FIELD_DEFAULTS:
+        value = getattr(frontmatter, name)
+        if value == default:
             continue
-        if f.name == "arguments":
-            value = [a.to_json() for a in value]
-        elif isinstance(value, tuple):
-            value = list(value)
-        data[f.name] = value
+        if name == "arguments":
+            value = tuple(a.to_json() for a in value)
+        data[name] = value  # tuples stay tuples: marshal keeps them, so loading needs no conversion
     return data
 
 
-def _frontmatter_from_json(data: dict[str, Any]) -> SkillFrontmatter:
-    values = dict(data)
-    for name in _TUPLE_FIELDS & values.keys():
-        values[name] = tuple(values[name])
-    if "arguments" in values:
-        values["arguments"] = tuple(SkillArgument(**a) for a in values["arguments"])
-    return SkillFrontmatter(**values)
+def _frontmatter_from_plain(data: dict[str, Any]) -> SkillFrontmatter:
+    if "arguments" in data:
+        data = {**data, "arguments": tuple(SkillArgument(**a) for a in data["arguments"])}
+    return SkillFrontmatter(**data)
 
 
-def outcome_to_json(outcome: ParseOutcome) -> dict[str, Any]:
+def outcome_to_plain(outcome: ParseOutcome) -> Payload:
     skill = outcome.skill
-    return {
-        "skill": None
-        if skill is None
-        else {
-            "name": skill.name,
-            "description": skill.description,
-            "format": str(skill.format),
-            "body_line": skill.body_line,
-            "frontmatter": _frontmatter_to_json(skill.frontmatter),
-        },
-        "diagnostics": [
-            {"name": d.name, "reason": d.reason, "severity": str(d.severity), "line": d.line, "hint": d.hint}
-            for d in outcome.diagnostics
-        ],
-    }
+    stored = None if skill is None else (skill.name, skill.description, skill.format.value, skill.body_line, _frontmatter_to_plain(skill.frontmatter))
+    return stored, tuple((d.name, d.reason, d.severity.value, d.line, d.hint) for d in outcome.diagnostics)
 
 
 _FORMATS = {f.value: f for f in SkillFormat}
+_SEVERITIES = {s.value: s for s in Severity}
 
 
-def outcome_from_json(data: dict[str, Any], path: Path, *, scope: SkillScope = SkillScope.USER, plugin: str | None = None, root: Path | None = None) -> ParseOutcome:
-    """The cached parse of ``path``, with the skill already placed where it was found."""
-    raw = data.get("skill")
+def outcome_from_plain(payload: Payload, path: Path, *, source: str | None = None, scope: SkillScope = SkillScope.USER, plugin: str | None = None, root: Path | None = None) -> ParseOutcome:
+    """The cached parse of ``path`` (``source``: the same as a string), with the skill placed where it was found."""
+    stored, diagnostics = payload
     skill = None
-    if raw is not None:
+    if stored is not None:
+        name, description, fmt, body_line, frontmatter = stored
         skill = SkillDef(
-            name=raw["name"],
-            description=raw["description"],
+            name=name,
+            description=description,
             path=path,
-            format=_FORMATS[raw["format"]],
-            body_line=raw["body_line"],
-            frontmatter=_frontmatter_from_json(raw["frontmatter"]),
+            format=_FORMATS[fmt],
+            body_line=body_line,
+            frontmatter=_frontmatter_from_plain(frontmatter),
             scope=scope,
             plugin=plugin,
             root=root,
         )
-    diagnostics = [
-        Diagnostic(kind="skill", name=d["name"], reason=d["reason"], severity=Severity(d["severity"]), source=str(path), line=d["line"], hint=d["hint"])
-        for d in data.get("diagnostics", ())
-    ]
-    return ParseOutcome(skill, diagnostics)
-
-
-@dataclass(slots=True)
-class _Entry:
-    mtime_ns: int
-    size: int
-    payload: dict[str, Any] | None
-    """``None``: the file is not a skill (a loose markdown file without frontmatter)."""
+    if source is None:
+        source = str(path)
+    return ParseOutcome(
+        skill,
+        [Diagnostic(kind="skill", name=n, reason=r, severity=_SEVERITIES[s], source=source, line=line, hint=h) for n, r, s, line, h in diagnostics],
+    )
 
 
 class SkillCache:
-    """Parse results by file, valid while the file's mtime and size are unchanged."""
+    """Parse results by file and listings by folder, valid while their stat is unchanged (see the module)."""
 
-    def __init__(self, file: Path | None) -> None:
+    def __init__(self, file: Path | None, *, settle_ns: int = SETTLE_NS) -> None:
         self.file = file
-        self._entries: dict[str, _Entry] = {}
+        self.settle_ns = settle_ns
+        self._files: dict[str, tuple[Any, ...]] = {}
+        self._folders: dict[str, tuple[Any, ...]] = {}
         self._seen: set[str] = set()
         self._dirty = False
         if file is not None:
@@ -116,49 +120,87 @@ class SkillCache:
 
     def _load(self, file: Path) -> None:
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            with open(file, "rb") as handle:
+                data = handle.read()
+        except OSError:
             return
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("entries"), dict):
+        if not data.startswith(_MAGIC):
             return
-        for key, value in data["entries"].items():
-            if isinstance(value, list) and len(value) == 3:
-                self._entries[key] = _Entry(value[0], value[1], value[2])
+        paused = gc.isenabled()
+        gc.disable()  # tens of thousands of tuples without cycles: the collector would only slow the load
+        try:
+            loaded = marshal.loads(data[len(_MAGIC) :])
+        except (EOFError, ValueError, TypeError):
+            return
+        finally:
+            if paused:
+                gc.enable()
+        if not (isinstance(loaded, tuple) and len(loaded) == 3 and loaded[0] == CACHE_VERSION):
+            return
+        _, files, folders = loaded
+        if isinstance(files, dict) and isinstance(folders, dict):
+            self._files, self._folders = files, folders
 
-    def get(self, path: str, mtime_ns: int, size: int) -> tuple[bool, dict[str, Any] | None]:
-        """``(hit, payload)``."""
-        self._seen.add(path)
-        entry = self._entries.get(path)
-        if entry is None or entry.mtime_ns != mtime_ns or entry.size != size:
-            return False, None
-        return True, entry.payload
+    def settled(self, ctime_ns: int, read_at_ns: int) -> bool:
+        """Whether a change after the read at ``read_at_ns`` must have moved ``ctime_ns``."""
+        return ctime_ns < read_at_ns - self.settle_ns
 
-    def put(self, path: str, mtime_ns: int, size: int, payload: dict[str, Any] | None) -> None:
+    # files
+
+    def lookup(self, path: str, st: os.stat_result) -> tuple[Any, ...] | None:
+        """The entry of ``path`` if its stat is unchanged: ``(..., read_at_ns, digest, payload)``; a payload of
+        ``None`` means the file is not a skill (a loose markdown file without frontmatter)."""
         self._seen.add(path)
-        self._entries[path] = _Entry(mtime_ns, size, payload)
+        entry = self._files.get(path)
+        if entry is None or entry[0] != st.st_mtime_ns or entry[1] != st.st_ctime_ns or entry[2] != st.st_size or entry[3] != st.st_ino:
+            return None
+        return entry
+
+    def put(self, path: str, st: os.stat_result, read_at_ns: int, file_digest: bytes, payload: Payload | None) -> None:
+        self._seen.add(path)
+        self._files[path] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, read_at_ns, file_digest, payload)
         self._dirty = True
 
-    def prune(self, roots: Iterable[Path]) -> None:
-        """Forget files under ``roots`` that the last scan did not see (deleted or moved)."""
-        prefixes = tuple(str(root).rstrip(os.sep) + os.sep for root in roots)
-        gone = [key for key in self._entries if key.startswith(prefixes) and key not in self._seen]
-        for key in gone:
-            del self._entries[key]
-        if gone:
+    # folders
+
+    def listing(self, path: str, st: os.stat_result) -> Listing | None:
+        """The names in folder ``path`` as last listed, if it cannot have changed since."""
+        self._seen.add(path)
+        entry = self._folders.get(path)
+        if entry is None or entry[0] != st.st_mtime_ns or entry[1] != st.st_ctime_ns or entry[2] != st.st_ino or not self.settled(entry[1], entry[3]):
+            return None
+        return entry[4], entry[5], entry[6]
+
+    def put_listing(self, path: str, st: os.stat_result, listed_at_ns: int, listing: Listing) -> None:
+        self._seen.add(path)
+        self._folders[path] = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, listed_at_ns, *listing)
+        self._dirty = True
+
+    def forget_listing(self, path: str) -> None:
+        if self._folders.pop(path, None) is not None:
             self._dirty = True
+
+    def prune(self, roots: Iterable[Path]) -> None:
+        """Forget files and folders under ``roots`` that the last scan did not see (deleted or moved)."""
+        prefixes = tuple(str(root).rstrip(os.sep) + os.sep for root in roots)
+        for table in (self._files, self._folders):
+            gone = [key for key in table.keys() - self._seen if key.startswith(prefixes) or key + os.sep in prefixes]
+            for key in gone:
+                del table[key]
+            if gone:
+                self._dirty = True
 
     def save(self) -> None:
         """Write the cache if anything changed; a cache that cannot be written is only a slower next scan."""
         if self.file is None or not self._dirty:
             return
-        entries = {key: [e.mtime_ns, e.size, e.payload] for key, e in self._entries.items()}
-        text = json.dumps({"version": CACHE_VERSION, "entries": entries}, ensure_ascii=False, separators=(",", ":"))
+        data = _MAGIC + marshal.dumps((CACHE_VERSION, self._files, self._folders))
         tmp: str | None = None
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
             os.replace(tmp, self.file)
             tmp = None
             self._dirty = False

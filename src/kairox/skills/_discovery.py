@@ -6,14 +6,16 @@ Kairox skill. A markdown file without frontmatter there is just a note and is pa
 """
 
 import enum
+import gc
 import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from kairox.errors import Diagnostic, Severity
-from kairox.skills._cache import SkillCache, outcome_from_json, outcome_to_json
+from kairox.skills._cache import Listing, SkillCache, digest, outcome_from_plain, outcome_to_plain
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillScope
 from kairox.skills._parse import parse_skill_text
 
@@ -51,6 +53,10 @@ class DiscoveryStats:
     """Files read and parsed in this scan."""
     cached: int = 0
     """Files whose parse came from the cache."""
+    folders_listed: int = 0
+    """Folders read from disk in this scan."""
+    folders_cached: int = 0
+    """Folders whose names came from the cache (unchanged since they were last read)."""
     seconds: float = 0.0
 
 
@@ -75,6 +81,8 @@ class _Scanner:
         self.real_root = os.path.realpath(root.path)
         self.visited: set[str] = set()
         self.cut_off = 0
+        self.folder_stat: os.stat_result | None = None
+        """The stat of the folder being listed, taken before the listing (a change after it moves its times)."""
 
     def _note(self, reason: str, path: str, *, severity: Severity = Severity.WARNING, hint: str | None = None) -> None:
         self.result.diagnostics.append(Diagnostic(kind="skill", name=os.path.basename(path), reason=reason, severity=severity, source=path, hint=hint))
@@ -85,50 +93,31 @@ class _Scanner:
     def scan(self) -> None:
         # Each entry carries its real path, worked out from its parent's without a realpath() call unless the
         # entry is a symlink, so a tree without links costs no extra system calls; a folder reached twice
-        # (through a link) is scanned once.
-        stack: list[tuple[Path, str, int, bool]] = [(self.root.path, self.real_root, 0, False)]
+        # (through a link) is scanned once. Folders are plain strings: a Path is made only for a skill file.
+        stack: list[tuple[str, str, int, bool, bool]] = [(str(self.root.path), self.real_root, 0, False, False)]
         while stack:
-            folder, real, depth, in_skill = stack.pop()
-            directory = str(folder)
+            directory, real, depth, in_skill, linked = stack.pop()
             if real in self.visited:
                 continue
             self.visited.add(real)
-            try:
-                with os.scandir(directory) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError as exc:
-                self._note(f"cannot read the folder: {exc.strerror or exc}", directory)
-                continue
-            is_skill_dir = any(e.name == SKILL_FILE for e in entries)
-            subdirs: list[tuple[str, str]] = []  # (name, real path)
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
+            prefix = directory if directory.endswith(os.sep) else directory + os.sep
+            listing = self._cached_listing(directory, linked)
+            if listing is not None:
+                self.result.stats.folders_cached += 1
+                is_skill_dir, md_names, subdir_names = listing
+                for name in md_names:
+                    self._candidate_file(directory, prefix + name, name, is_skill_dir=is_skill_dir, in_skill=in_skill)
+                subdirs = [(name, real + os.sep + name, False) for name in subdir_names]
+            else:
+                read = self._read_folder(directory, real, in_skill=in_skill, linked=linked)
+                if read is None:
                     continue
-                try:
-                    entry_real = real + os.sep + name
-                    if entry.is_symlink():
-                        entry_real = os.path.realpath(entry.path)
-                        if not _inside(entry_real, self.real_root):
-                            self._refuse_link(entry.path, entry_real)
-                            continue
-                    if entry.is_dir():
-                        if name not in _SKIPPED_DIRS:
-                            subdirs.append((name, entry_real))
-                        continue
-                    if not name.endswith(".md") or not entry.is_file():
-                        continue
-                    if name == SKILL_FILE:
-                        self._candidate(entry, folder / name, loose=False)
-                    elif not is_skill_dir and not in_skill and self._loose_allowed(directory):
-                        self._candidate(entry, folder / name, loose=True)
-                except OSError as exc:
-                    self._note(f"cannot read: {exc.strerror or exc}", entry.path)
+                is_skill_dir, subdirs = read
             if depth >= self.max_depth:
                 self.cut_off += 0 if (in_skill or is_skill_dir) else len(subdirs)
                 continue
-            for sub, sub_real in reversed(subdirs):
-                stack.append((folder / sub, sub_real, depth + 1, in_skill or is_skill_dir))
+            for sub, sub_real, sub_linked in reversed(subdirs):
+                stack.append((prefix + sub, sub_real, depth + 1, in_skill or is_skill_dir, linked or sub_linked))
         if self.cut_off:
             self._note(
                 f"{self.cut_off} folder(s) deeper than skills.max_depth={self.max_depth} were not searched",
@@ -137,40 +126,136 @@ class _Scanner:
                 hint="raise skills.max_depth or move the skills up",
             )
 
+    def _cached_listing(self, directory: str, linked: bool) -> Listing | None:
+        """The folder's names from the cache when its stat proves them unchanged (never through a symlink:
+        where a link leads can change without the folder changing)."""
+        self.folder_stat = None
+        if self.cache is None or linked:
+            return None
+        try:
+            st = os.stat(directory)
+        except OSError:
+            return None  # listing it reports the error
+        self.folder_stat = st
+        return self.cache.listing(directory, st)
+
+    def _read_folder(self, directory: str, real: str, *, in_skill: bool, linked: bool) -> tuple[bool, list[tuple[str, str, bool]]] | None:
+        """List the folder, handle its entries, and remember its names when nothing in it needs a fresh look
+        each time (a symlink, an unreadable entry)."""
+        cache = None if linked else self.cache
+        st = self.folder_stat if cache is not None else None
+        self.folder_stat = None
+        listed_at = time.time_ns()
+        self.result.stats.folders_listed += 1
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            self._note(f"cannot read the folder: {exc.strerror or exc}", directory)
+            return None
+        is_skill_dir = any(e.name == SKILL_FILE for e in entries)
+        subdirs: list[tuple[str, str, bool]] = []  # (name, real path, reached through a link)
+        md_names: list[str] = []
+        cacheable = st is not None
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            try:
+                entry_real = real + os.sep + name
+                link = entry.is_symlink()
+                if link:
+                    cacheable = False
+                    entry_real = os.path.realpath(entry.path)
+                    if not _inside(entry_real, self.real_root):
+                        self._refuse_link(entry.path, entry_real)
+                        continue
+                if entry.is_dir():
+                    if name not in _SKIPPED_DIRS:
+                        subdirs.append((name, entry_real, link))
+                    continue
+                if not name.endswith(".md") or not entry.is_file():
+                    continue
+                md_names.append(name)
+                if self._wanted(name, directory, is_skill_dir=is_skill_dir, in_skill=in_skill):
+                    self._candidate(entry.path, entry.stat(), loose=name != SKILL_FILE)
+            except OSError as exc:
+                cacheable = False
+                self._note(f"cannot read: {exc.strerror or exc}", entry.path)
+        if cache is not None and st is not None:
+            if cacheable:
+                cache.put_listing(directory, st, listed_at, (is_skill_dir, tuple(md_names), tuple(n for n, _, _ in subdirs)))
+            else:
+                cache.forget_listing(directory)
+        return is_skill_dir, subdirs
+
     def _loose_allowed(self, directory: str) -> bool:
         if self.loose is LooseFiles.ALL:
             return True
         return self.loose is LooseFiles.SKILLS_DIRS and os.path.basename(directory) == "skills"
 
-    def _candidate(self, entry: os.DirEntry[str], file: Path, *, loose: bool) -> None:
+    def _wanted(self, name: str, directory: str, *, is_skill_dir: bool, in_skill: bool) -> bool:
+        """``SKILL.md`` always; another markdown file only outside skill folders, where loose files are read."""
+        return name == SKILL_FILE or (not is_skill_dir and not in_skill and self._loose_allowed(directory))
+
+    def _candidate_file(self, directory: str, path: str, name: str, *, is_skill_dir: bool, in_skill: bool) -> None:
+        if not self._wanted(name, directory, is_skill_dir=is_skill_dir, in_skill=in_skill):
+            return
+        try:
+            self._candidate(path, os.stat(path), loose=name != SKILL_FILE)
+        except OSError as exc:
+            self._note(f"cannot read: {exc.strerror or exc}", path)
+
+    def _candidate(self, path: str, st: os.stat_result, *, loose: bool) -> None:
         stats = self.result.stats
         stats.files += 1
-        st = entry.stat()
-        path = entry.path
         root = self.root
-        if self.cache is not None:
-            hit, payload = self.cache.get(path, st.st_mtime_ns, st.st_size)
-            if hit:
-                stats.cached += 1
-                if payload is not None:
-                    cached = outcome_from_json(payload, file, scope=root.scope, plugin=root.plugin, root=root.path)
-                    self.result.diagnostics.extend(cached.diagnostics)
-                    if cached.skill is not None:
-                        self.result.skills.append(cached.skill)
-                return
+        cache = self.cache
+        data: bytes | None = None
+        read_at = 0
+        if cache is not None:
+            entry = cache.lookup(path, st)
+            if entry is not None:
+                read_at, file_digest, payload = entry[4], entry[5], entry[6]
+                if not cache.settled(st.st_ctime_ns, read_at):
+                    # Read too soon after its last change for the stat alone to prove it unchanged: compare the bytes.
+                    read_at = time.time_ns()
+                    data = _read(path)
+                    if digest(data) != file_digest:
+                        payload = _STALE
+                    else:
+                        cache.put(path, st, read_at, file_digest, payload)
+                if payload is not _STALE:
+                    stats.cached += 1
+                    if payload is not None:
+                        cached = outcome_from_plain(payload, Path(path), source=path, scope=root.scope, plugin=root.plugin, root=root.path)
+                        self.result.diagnostics.extend(cached.diagnostics)
+                        if cached.skill is not None:
+                            self.result.skills.append(cached.skill)
+                    return
         stats.parsed += 1
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", errors="replace")
+        if data is None:
+            read_at = time.time_ns()
+            data = _read(path)
+        text = data.decode("utf-8", errors="replace")
         if loose and not text.lstrip("\ufeff").startswith("---"):
-            if self.cache is not None:
-                self.cache.put(path, st.st_mtime_ns, st.st_size, None)
+            if cache is not None:
+                cache.put(path, st, read_at, digest(data), None)
             return
-        outcome = parse_skill_text(text, file)
-        if self.cache is not None:
-            self.cache.put(path, st.st_mtime_ns, st.st_size, outcome_to_json(outcome))
+        outcome = parse_skill_text(text, Path(path), scope=root.scope, plugin=root.plugin, root=root.path)  # placed as found
+        if cache is not None:
+            cache.put(path, st, read_at, digest(data), outcome_to_plain(outcome))
         self.result.diagnostics.extend(outcome.diagnostics)
         if outcome.skill is not None:
-            self.result.skills.append(outcome.skill.placed(scope=root.scope, plugin=root.plugin, root=root.path))
+            self.result.skills.append(outcome.skill)
+
+
+_STALE: Any = object()
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def discover_skills(
@@ -182,6 +267,18 @@ def discover_skills(
 ) -> Discovery:
     """Scan every root that exists, in order; missing roots are not an error (most compatibility dirs are)."""
     started = time.perf_counter()
+    # A scan allocates tens of thousands of small objects that form no cycles (entries of the cache, skills,
+    # diagnostics); letting the cyclic collector run over them as they pile up costs more than the scan itself.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _discover(list(roots), max_depth=max_depth, cache=cache, loose=loose, started=started)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _discover(roots: list[SkillRoot], *, max_depth: int, cache: SkillCache | None, loose: LooseFiles, started: float) -> Discovery:
     result = Discovery()
     scanned: list[Path] = []
     for root in roots:

@@ -109,8 +109,10 @@ class SkillIndex:
 
     def __init__(self, skills: Sequence[SkillDef]) -> None:
         self.skills = list(skills)
+        self._names = [skill.qualified_name for skill in self.skills]
         self._postings: dict[str, dict[int, tuple[str, ...]]] = defaultdict(dict)
-        self._phrases: dict[int, list[tuple[str, ...]]] = {}
+        self._phrases: dict[int, list[str]] = {}
+        """Each skill's multi-word keywords as `` word word `` strings, to look for in the padded prompt."""
         for index, skill in enumerate(self.skills):
             where: dict[str, list[str]] = defaultdict(list)
             for field_name, text in _skill_fields(skill).items():
@@ -119,9 +121,17 @@ class SkillIndex:
             for term, field_names in where.items():
                 self._postings[term][index] = tuple(sorted(field_names, key=lambda f: -FIELD_WEIGHTS[f]))
             phrases = [tuple(terms(k)) for k in skill.keywords]
-            phrases = [p for p in phrases if len(p) > 1]
-            if phrases:
-                self._phrases[index] = phrases
+            padded = [" " + " ".join(p) + " " for p in phrases if len(p) > 1]
+            if padded:
+                self._phrases[index] = padded
+        # Scoring reads, per term, the skills grouped by the weight of their best field: one multiplication per
+        # group instead of one per skill, and no tuple lookups in the loop.
+        self._by_weight: dict[str, list[tuple[float, list[int]]]] = {}
+        for term, posting in self._postings.items():
+            groups: dict[float, list[int]] = defaultdict(list)
+            for index, best_first in posting.items():
+                groups[FIELD_WEIGHTS[best_first[0]]].append(index)
+            self._by_weight[term] = list(groups.items())
 
     def __len__(self) -> int:
         return len(self.skills)
@@ -131,22 +141,28 @@ class SkillIndex:
         unique = list(dict.fromkeys(query))
         total = max(len(self.skills), 1)
         weights = {term: math.log(1.0 + total / len(self._postings[term])) for term in unique if term in self._postings}
-        scores: dict[int, float] = defaultdict(float)
+        scores: dict[int, float] = {}
+        get = scores.get
         for term, idf in weights.items():  # first pass: numbers only; the explanation is built for the winners
-            for index, field_names in self._postings[term].items():
-                scores[index] += idf * FIELD_WEIGHTS[field_names[0]]
+            for weight, indices in self._by_weight[term]:
+                add = idf * weight
+                for index in indices:
+                    scores[index] = get(index, 0.0) + add
         joined = " " + " ".join(query) + " "
         found_phrases: dict[int, list[str]] = {}
         for index in scores.keys() & self._phrases.keys():
-            for phrase in self._phrases[index]:
-                if " " + " ".join(phrase) + " " in joined:
-                    scores[index] += PHRASE_BONUS * len(phrase)
-                    found_phrases.setdefault(index, []).append(" ".join(phrase))
-        ranked = heapq.nsmallest(
-            limit,
-            (i for i, s in scores.items() if s > min_score),
-            key=lambda i: (-scores[i], self.skills[i].qualified_name),
-        )
+            for padded in self._phrases[index]:
+                if padded in joined:
+                    scores[index] += PHRASE_BONUS * (padded.count(" ") - 1)
+                    found_phrases.setdefault(index, []).append(padded[1:-1])
+        # The best ``limit`` by score, ties broken by name: the names are compared only for the skills scoring
+        # at least the ``limit``-th best score, not for every skill sharing a term.
+        kept = [(score, index) for index, score in scores.items() if score > min_score]
+        if len(kept) > limit > 0:
+            floor = heapq.nlargest(limit, [score for score, _ in kept])[-1]
+            kept = [pair for pair in kept if pair[0] >= floor]
+        names = self._names
+        ranked = [index for _, index in sorted(kept, key=lambda pair: (-pair[0], names[pair[1]], pair[1]))[: max(limit, 0)]]
         results: list[SkillMatch] = []
         for index in ranked:
             hits = [

@@ -16,7 +16,7 @@ import yaml
 from kairox._util import bracket_line, long_integer_line
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._fields import FieldReader
-from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat
+from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat, SkillScope
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -124,6 +124,78 @@ def _jsonable(value: Any) -> Any:
     return convert(value, 0)
 
 
+# The plain frontmatter most skills have - ``key: words``, ``key: [words, words]``, and one level of
+# ``key:`` followed by ``  key: words`` lines - is read without the YAML loader, which costs about ten times as
+# much. The subset is narrow enough that the loader would give the same mapping: printable ASCII only; values
+# that start with a letter (so no indicator, number, date or quote) and hold neither ``: `` nor `` #`` nor two
+# spaces in a row, nor end with ``:``; list items of letters, digits, spaces and ``_./()+-`` only; never a word
+# YAML reads as a boolean or null; no duplicate key, no comment, no blank or odd line. Anything else goes to the
+# loader.
+_PLAIN_TEXT = re.compile(r"[\x20-\x7e\n]*")
+_SIMPLE_KEY = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):(?: (.*))?")
+_SIMPLE_NESTED = re.compile(r"  ([A-Za-z][A-Za-z0-9_-]*): (.*)")
+_SIMPLE_WORDS = re.compile(r"[A-Za-z][\x20-\x7e]*")
+_SIMPLE_ITEM = re.compile(r"[A-Za-z][A-Za-z0-9 _./()+-]*")
+_SIMPLE_MAX_CHARS = 16_000
+"""At least two characters per value, so what the subset reads stays far below the loader's node budget."""
+_NOT_STRINGS = frozenset(["yes", "no", "true", "false", "on", "off", "null", "y", "n"])
+
+
+def _simple_scalar(value: str) -> str | None:
+    if value != value.strip() or not _SIMPLE_WORDS.fullmatch(value) or value.lower() in _NOT_STRINGS:
+        return None
+    if "  " in value or ": " in value or " #" in value or value.endswith(":"):
+        return None
+    return value
+
+
+def _simple_value(value: str) -> Any:
+    """A plain scalar or a one-line flow list of plain words; ``None`` when the loader must decide."""
+    if value.startswith("[") and value.endswith("]"):
+        inner = value[1:-1]
+        if not inner.strip():
+            return None
+        items = [item.strip() for item in inner.split(",")]
+        if all(_SIMPLE_ITEM.fullmatch(item) and "  " not in item and item.lower() not in _NOT_STRINGS for item in items):
+            return items
+        return None
+    return _simple_scalar(value)
+
+
+def _simple_mapping(yaml_text: str) -> dict[str, Any] | None:
+    """The frontmatter as the YAML loader would give it, when it is in the plain subset described above."""
+    if not yaml_text or len(yaml_text) > _SIMPLE_MAX_CHARS or "\r" in yaml_text or not _PLAIN_TEXT.fullmatch(yaml_text):
+        return None
+    data: dict[str, Any] = {}
+    nested: dict[str, Any] | None = None
+    for line in yaml_text.split("\n")[:-1] if yaml_text.endswith("\n") else yaml_text.split("\n"):
+        if line.startswith(" "):
+            match = _SIMPLE_NESTED.fullmatch(line)
+            if nested is None or match is None or match.group(1) in nested or match.group(1).lower() in _NOT_STRINGS:
+                return None
+            value = _simple_scalar(match.group(2))
+            if value is None:
+                return None
+            nested[match.group(1)] = value
+            continue
+        if nested is not None and not nested:
+            return None  # ``key:`` with nothing under it
+        nested = None
+        match = _SIMPLE_KEY.fullmatch(line)
+        if match is None or match.group(1) in data or match.group(1).lower() in _NOT_STRINGS:
+            return None
+        if match.group(2) is None:
+            nested = data[match.group(1)] = {}
+            continue
+        value = _simple_value(match.group(2))
+        if value is None:
+            return None
+        data[match.group(1)] = value
+    if nested is not None and not nested:
+        return None
+    return data
+
+
 def _load_yaml(yaml_text: str) -> Any:
     """The YAML data; nesting too deep for the loader and integers Python will not convert are YAML errors too."""
     try:
@@ -138,11 +210,21 @@ def _load_yaml(yaml_text: str) -> Any:
     raise yaml.MarkedYAMLError(problem=problem, problem_mark=mark)
 
 
-def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -> ParseOutcome:
-    """Parse a skill from its text. ``fmt`` defaults to Agent Skills for ``SKILL.md``, Kairox otherwise."""
+def parse_skill_text(
+    text: str,
+    path: Path,
+    *,
+    fmt: SkillFormat | None = None,
+    scope: SkillScope = SkillScope.USER,
+    plugin: str | None = None,
+    root: Path | None = None,
+) -> ParseOutcome:
+    """Parse a skill from its text. ``fmt`` defaults to Agent Skills for ``SKILL.md``, Kairox otherwise;
+    ``scope``, ``plugin`` and ``root`` say where the file was found, when the caller knows."""
     if fmt is None:
         fmt = SkillFormat.AGENT_SKILLS if path.name == SKILL_FILE else SkillFormat.KAIROX
-    fallback_name = path.parent.name if fmt is SkillFormat.AGENT_SKILLS else path.stem
+    folder_name = path.parent.name
+    fallback_name = folder_name if fmt is SkillFormat.AGENT_SKILLS else path.stem
     source = str(path)
 
     def diag(reason: str, *, line: int | None = None, severity: Severity = Severity.WARNING, hint: str | None = None, name: str | None = None) -> Diagnostic:
@@ -162,8 +244,9 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
     offset = 1  # the opening fence: YAML line n is file line n + 1
     diagnostics: list[Diagnostic] = []
     yaml_text = split.yaml_text
+    simple = _simple_mapping(yaml_text)  # strings, lists of strings, one level of mapping: already plain data
     try:
-        data = _load_yaml(yaml_text)
+        data = simple if simple is not None else _load_yaml(yaml_text)
     except yaml.YAMLError as first_error:
         repaired_text, repaired = repair_unquoted_colons(yaml_text)
         recovered = False
@@ -178,18 +261,21 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
             error_line = mark.line + 1 + offset if mark is not None else None
             problem = getattr(first_error, "problem", None) or str(first_error).splitlines()[0]
             return ParseOutcome(None, [diag(f"frontmatter is not valid YAML: {problem}", line=error_line, severity=Severity.ERROR, hint="fix the YAML at that line (quote values that contain `: ` or `#`)")])
-        lines_of = key_lines(yaml_text)
+        repaired_lines = key_lines(yaml_text)
         for key, _ in repaired:
-            diagnostics.append(diag(f"unquoted `: ` in the value of `{key}`; loaded as if it were quoted", line=lines_of[key] + offset if key in lines_of else None, hint=f"put the value of `{key}` in quotes"))
+            diagnostics.append(diag(f"unquoted `: ` in the value of `{key}`; loaded as if it were quoted", line=repaired_lines[key] + offset if key in repaired_lines else None, hint=f"put the value of `{key}` in quotes"))
 
     if data is None:
         data = {}
     if not isinstance(data, dict):
         return ParseOutcome(None, [diag(f"frontmatter is a YAML {type(data).__name__}, not a mapping of keys", line=1 + offset, severity=Severity.ERROR, hint="write `key: value` lines between the `---` fences")])
 
-    lines_of = key_lines(yaml_text)
+    lines_of: dict[str, int] | None = None
 
     def line_of(key: str) -> int | None:
+        nonlocal lines_of
+        if lines_of is None:  # only a diagnostic needs it
+            lines_of = key_lines(yaml_text)
         number = lines_of.get(key)
         return number + offset if number else None
 
@@ -197,7 +283,7 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
         diagnostics.append(diag(reason, line=line_of(key), hint=hint))
 
     try:
-        plain = _jsonable(data)
+        plain = data if data is simple else _jsonable(data)
     except _FrontmatterTooLarge:
         reason = "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)"
         return ParseOutcome(None, [diag(reason, line=1 + offset, severity=Severity.ERROR, hint="write the values out instead of using YAML anchors and aliases")])
@@ -222,12 +308,12 @@ def parse_skill_text(text: str, path: Path, *, fmt: SkillFormat | None = None) -
         diagnostics.append(diag(f"`name` is {len(name)} characters (more than {MAX_NAME})", line=line_of("name"), hint="shorten the name"))
     if ":" in name or any(ch.isspace() for ch in name):
         diagnostics.append(diag(f"`name` {name!r} contains spaces or `:`; refer to it quoted", line=line_of("name"), hint="use lowercase letters, digits and hyphens"))
-    if fmt is SkillFormat.AGENT_SKILLS and frontmatter.name and frontmatter.name != path.parent.name:
-        diagnostics.append(diag(f"`name` {frontmatter.name!r} differs from its folder {path.parent.name!r}; loaded as {frontmatter.name!r}", line=line_of("name"), hint="rename the folder or the skill so they match"))
+    if fmt is SkillFormat.AGENT_SKILLS and frontmatter.name and frontmatter.name != folder_name:
+        diagnostics.append(diag(f"`name` {frontmatter.name!r} differs from its folder {folder_name!r}; loaded as {frontmatter.name!r}", line=line_of("name"), hint="rename the folder or the skill so they match"))
     if len(frontmatter.description) > MAX_DESCRIPTION:
         diagnostics.append(diag(f"`description` is {len(frontmatter.description)} characters (more than {MAX_DESCRIPTION}); the prompt catalog shortens it", line=line_of("description"), hint="move detail into the body"))
 
-    skill = SkillDef(name=name, description=frontmatter.description.strip(), path=path, format=fmt, frontmatter=frontmatter, body_line=split.body_line)
+    skill = SkillDef(name=name, description=frontmatter.description.strip(), path=path, format=fmt, frontmatter=frontmatter, body_line=split.body_line, scope=scope, plugin=plugin, root=root)
     return ParseOutcome(skill, sorted((named(d) for d in diagnostics), key=lambda d: d.line or 0))
 
 

@@ -108,7 +108,7 @@ def roots_from_config(
 
 def cache_file(home: Path) -> Path:
     """Where discovery keeps its parse cache."""
-    return home / "cache" / "skills.json"
+    return home / "cache" / "skills.cache"
 
 
 def registry_from_config(
