@@ -17,9 +17,35 @@ def _secret(name: str) -> bool:
     return is_secret_key(name)
 
 
+_PLAIN_NAMES: dict[str, bool] = {}
+"""Argument names known not to look like credentials (most calls use the same few names)."""
+
+
+def _plain_name(name: str) -> bool:
+    known = _PLAIN_NAMES.get(name)
+    if known is None:
+        known = not is_secret_key(name)
+        if len(_PLAIN_NAMES) >= 4096:
+            _PLAIN_NAMES.clear()
+        _PLAIN_NAMES[name] = known
+    return known
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
 def event_arguments(arguments: JsonObject) -> JsonObject:
     """Arguments as an event records them (traces are files): long strings (a whole file for fs.write) cut to a
     preview, and the values of arguments whose names look like credentials redacted."""
+    for key, value in arguments.items():  # the usual call: short strings and numbers under plain names
+        kind = type(value)
+        if kind is str:
+            if len(value) > EVENT_STRING_LIMIT or (value and not _plain_name(key)):
+                break
+        elif kind not in _SCALARS:
+            break
+    else:
+        return dict(arguments)  # a copy of scalars is the whole record: nothing to cut or redact
 
     def cut(value: Any) -> Any:
         if isinstance(value, str):

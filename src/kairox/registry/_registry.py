@@ -36,6 +36,7 @@ from kairox.registry._adapters import (
     wire_names,
 )
 from kairox.registry._approvals import PersistRule, SessionApprovals
+from kairox.registry._deadlines import Deadlines
 from kairox.registry._events import (
     ToolCallFinished,
     ToolCallRequested,
@@ -96,12 +97,19 @@ class RegistrySettings:
 
 @dataclass(slots=True)
 class _Entry:
+    """One tool and its plan: what every call of it needs, worked out when the tools or the settings change
+    (never per call). ``_rebuild`` makes new entries for both, so nothing here outlives what it was made from."""
+
     spec: ToolSpec
     provider: ToolProvider
     validator: ArgumentValidator | None
     unsafe: str | None
     hidden: str | None = None
-    """Why the model does not see it (worked out when the tools change, not on every call)."""
+    """Why the model does not see it."""
+    timeout: float = 0.0
+    """The spec's own timeout, else the registry's default."""
+    unreadable: Callable[[Path], str | None] | None = None
+    """The read filter its calls get (``_read_filter``), or None when no rule could refuse a read."""
 
 
 class ToolRegistry:
@@ -114,19 +122,31 @@ class ToolRegistry:
         events: EventSink | None = None,
         persist_rule: PersistRule | None = None,
     ) -> None:
-        self.settings = settings
         self.hooks = hooks
         self.events: EventSink = events or NullSink()
         self.approvals = SessionApprovals(approver, persist_rule=persist_rule, emit=lambda event: self.events.emit(event))
-        self.policy = PolicyEngine(settings.policy)
-        self._engines: dict[ApprovalPolicy, PolicyEngine] = {settings.policy.approval: self.policy}
         self._providers: dict[str, ToolProvider] = {}
         self._specs: dict[str, tuple[ToolSpec, ...]] = {}
         self._load_failures: dict[str, list[Diagnostic]] = {}
         self._index_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
         self._validators: dict[tuple[str, str], tuple[ToolSpec, ArgumentValidator | None, str | None]] = {}
+        self._deadlines = Deadlines()
         self._calls = 0
+        self.settings = settings
+
+    @property
+    def settings(self) -> RegistrySettings:
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: RegistrySettings) -> None:
+        """New settings take effect at once: a new policy engine (its cached decisions go with the old one) and
+        every tool's plan made again."""
+        self._settings = settings
+        self.policy = PolicyEngine(settings.policy)
+        self._engines: dict[ApprovalPolicy, PolicyEngine] = {settings.policy.approval: self.policy}
+        self._rebuild()
 
     def session_approvals(self, approver: Approver) -> SessionApprovals:
         """Grants and an approver for one more session sharing this registry (a client of ``kairox serve``)."""
@@ -207,6 +227,8 @@ class ToolRegistry:
                 )
             entry = _Entry(spec=spec, provider=self._providers[origin], validator=validator, unsafe=unsafe)
             entry.hidden = self._hidden(entry)
+            entry.timeout = spec.timeout_sec or self.settings.default_timeout_sec
+            entry.unreadable = self._read_filter(spec)
             entries[spec.name] = entry
         self._entries = entries  # swapped whole: readers never see a half-replaced origin
         self._index_diagnostics = diagnostics
@@ -412,16 +434,21 @@ class ToolRegistry:
         )
 
     async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None) -> ToolResult:
-        timeout = entry.spec.timeout_sec or self.settings.default_timeout_sec
-        context = CallContext(
-            call_id=call_id, workspace=self.settings.workspace, sandbox=sandbox or self.settings.sandbox, unreadable=self._read_filter(entry.spec)
-        )
+        settings = self._settings
+        context = CallContext(call_id=call_id, workspace=settings.policy.workspace, sandbox=sandbox or settings.sandbox, unreadable=entry.unreadable)
         try:
-            # asyncio's own timeout: half the cost of an anyio cancel scope per call, and the same TimeoutError
-            async with asyncio.timeout(timeout):
+            # the registry's one deadline timer, not a timeout context per call (``Deadlines``): the same outcome
+            watch = self._deadlines.start(entry.timeout)
+            try:
                 result = await entry.provider.call_tool(name, arguments, context)
+            finally:
+                timed_out = self._deadlines.stop(watch)
+        except asyncio.CancelledError:
+            if timed_out:
+                return ToolResult.error(f"{name} timed out after {entry.timeout:g}s and was cancelled")
+            raise
         except TimeoutError:
-            return ToolResult.error(f"{name} timed out after {timeout:g}s and was cancelled")
+            return ToolResult.error(f"{name} timed out after {entry.timeout:g}s and was cancelled")
         except KairoxError as exc:
             return ToolResult.error(str(exc))
         except Exception as exc:
