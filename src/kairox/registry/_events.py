@@ -4,7 +4,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util import JsonObject, quick_init
 from kairox.config import REDACTED, is_secret_key
 from kairox.events import Event
 from kairox.policy import Decision
@@ -59,6 +59,7 @@ def event_arguments(arguments: JsonObject) -> JsonObject:
     return dict(cut(arguments))
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallRequested(Event):
     call_id: str
@@ -67,6 +68,7 @@ class ToolCallRequested(Event):
     """Long strings are cut to a preview (``event_arguments``)."""
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallDecided(Event):
     """The policy's (or the person's) verdict, with the rule that decided and where it was written."""
@@ -94,6 +96,7 @@ class ToolCallApprovalAnswered(Event):
     """The allow rule written to the user layer after an "always" answer."""
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallFinished(Event):
     call_id: str
