@@ -63,12 +63,13 @@ def path_like_arguments(arguments: Mapping[str, Any]) -> list[str]:
     """The strings of ``arguments`` that name files: values of path-like keys (also in lists and nested objects)
     and every ``file://`` URI, as paths."""
     found: list[str] = []
-    for name, value in itertools.islice(arguments.items(), _MAX_FOUND):
+    items = arguments.items() if len(arguments) <= _MAX_FOUND else itertools.islice(arguments.items(), _MAX_FOUND)
+    for name, value in items:
         if len(found) >= _MAX_FOUND:
             break
         if type(value) is str:  # the usual flat call: one pass, no recursion
             text = value.strip()
-            if text[:7].lower() == "file://":
+            if ":" in text and text[:7].lower() == "file://":
                 uri = _file_uri(text)
                 if uri is not None:
                     found.append(uri)

@@ -106,6 +106,8 @@ class _Entry:
     unsafe: str | None
     hidden: str | None = None
     """Why the model does not see it."""
+    check: Callable[[JsonObject], bool] | None = None
+    """The validator's fast yes/no check of a call's arguments (None: no schema to check)."""
     timeout: float = 0.0
     """The spec's own timeout, else the registry's default."""
     unreadable: Callable[[Path], str | None] | None = None
@@ -227,6 +229,7 @@ class ToolRegistry:
                 )
             entry = _Entry(spec=spec, provider=self._providers[origin], validator=validator, unsafe=unsafe)
             entry.hidden = self._hidden(entry)
+            entry.check = None if validator is None else validator.check
             entry.timeout = spec.timeout_sec or self.settings.default_timeout_sec
             entry.unreadable = self._read_filter(spec)
             entries[spec.name] = entry
@@ -383,9 +386,11 @@ class ToolRegistry:
             decision = Decision.deny(f"{call.name} is not available: {hidden}", source=DecisionSource.RULE if rule else DecisionSource.REGISTRY, rule=rule)
             return self._refuse(call_id, call.name, decision), None
         arguments = dict(call.arguments)
-        problem = self._invalid(entry, arguments)
-        if problem is not None:
-            return ToolResult.error(problem), None
+        check = entry.check
+        if check is not None and not check(arguments):
+            problem = self._invalid(entry, arguments)  # explained only when the fast check fails
+            if problem is not None:
+                return ToolResult.error(problem), None
         hook, hook_reason = None, None
         if hooks is not None and hooks.listens_pre_tool_use(call.name):  # no matching hook: no payload, no task group
             try:
@@ -399,7 +404,7 @@ class ToolRegistry:
                 if problem is not None:
                     return ToolResult.error(f"a pre_tool_use hook changed the arguments into invalid ones: {problem}"), None
                 call = replace(call, arguments=arguments)
-        engine = self._engine(approval)
+        engine = self.policy if approval is None else self._engine(approval)
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         if listening:
             self._emit_decided(call_id, call.name, decision)
@@ -414,12 +419,13 @@ class ToolRegistry:
                 result = await self._invoke(entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
         if hooks is not None and hooks.listens_post_tool_use(call.name):
             result = await self._post_hooks(call, spec, result)
-        return cap_output(result, limit=self.settings.output_limit_chars, spill_dir=self.settings.spill_dir, tool=call.name, call_id=call_id)
+        settings = self._settings
+        return cap_output(result, limit=settings.output_limit_chars, spill_dir=settings.spill_dir, tool=call.name, call_id=call_id)
 
     def _invalid(self, entry: _Entry, arguments: JsonObject) -> str | None:
         if entry.validator is None:
             return None
-        error = entry.validator.error(arguments)  # explained only when the fast check fails
+        error = entry.validator.error(arguments)
         if error is None:
             return None
         where = "arguments" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
