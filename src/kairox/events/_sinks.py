@@ -61,11 +61,12 @@ class JsonLinesSink:
 def listens(sink: EventSink) -> bool:
     """Whether an event emitted to ``sink`` reaches anything: False for a ``NullSink`` and a fan-out of none, so a
     caller may skip building events nobody keeps. Cheap enough to ask per event (sinks can be added later)."""
-    if isinstance(sink, NullSink):
-        return False
     if isinstance(sink, FanoutSink):
-        return any(listens(child) for child in sink.sinks)
-    return True
+        for child in sink.sinks:  # noqa: SIM110 - asked on every tool call: no generator for the usual one or two sinks
+            if listens(child):
+                return True
+        return False
+    return not isinstance(sink, NullSink)
 
 
 class FanoutSink:

@@ -194,6 +194,8 @@ class McpToolAdapter(ToolProvider):
             return ToolResult.error(
                 f"{name} is not (or no longer) a tool of MCP server {self.client.name!r}; list the tools again"
             )
+        if isinstance(target, McpTool):  # the usual call first: no comparison of a tool record with a string
+            return await self.client.call_tool(target.name, arguments, call_id=context.call_id, progress=context.progress)
         if target == LIST_RESOURCES:
             lines = [
                 f"{'template ' if r.template else ''}{r.uri}  {r.name}" + (f" — {r.description}" if r.description else "")
@@ -205,7 +207,4 @@ class McpToolAdapter(ToolProvider):
             if not isinstance(uri, str) or not uri:
                 return ToolResult.error("read_resource needs a `uri` string")
             return await self.client.read_resource(uri)
-        assert isinstance(target, McpTool)
-        return await self.client.call_tool(
-            target.name, arguments, call_id=context.call_id, progress=context.progress
-        )
+        return ToolResult.error(f"{name} is not a tool of MCP server {self.client.name!r}")

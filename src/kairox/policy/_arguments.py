@@ -6,6 +6,7 @@ and for ``file://`` URIs in any string. It is best effort: a tool that calls its
 found is held to the deny rules on paths and to the protected paths, as the built-in tools' paths are.
 """
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -28,9 +29,27 @@ def _normal(key: str) -> str:
     return key.lower().replace("_", "").replace("-", "")
 
 
+_KEYS: dict[str, int] = {}
+"""Argument names already classified (``_key_kind``): a tool is called with the same few names again and again."""
+_KEYS_LIMIT = 4096
+_PLAIN, _PATH, _URI = 0, 1, 2
+
+
 def _is_path_name(key: str) -> bool:
     name = _normal(key)
     return name in _NAMES or name.endswith(_SUFFIXES)
+
+
+def _key_kind(key: str) -> int:
+    """Whether a string under this name is a path (``_PATH``), a URI field (``_URI``) or anything else."""
+    kind = _KEYS.get(key)
+    if kind is None:
+        name = _normal(key)
+        kind = _URI if name in _URI_NAMES else _PATH if _is_path_name(key) else _PLAIN
+        if len(_KEYS) >= _KEYS_LIMIT:
+            _KEYS.clear()
+        _KEYS[key] = kind
+    return kind
 
 
 def _file_uri(value: str) -> str | None:
@@ -44,23 +63,36 @@ def path_like_arguments(arguments: Mapping[str, Any]) -> list[str]:
     """The strings of ``arguments`` that name files: values of path-like keys (also in lists and nested objects)
     and every ``file://`` URI, as paths."""
     found: list[str] = []
-
-    def walk(value: Any, key: str | None, depth: int) -> None:
-        if len(found) >= _MAX_FOUND or depth > _MAX_DEPTH:
-            return
-        if isinstance(value, str):
+    items = arguments.items() if len(arguments) <= _MAX_FOUND else itertools.islice(arguments.items(), _MAX_FOUND)
+    for name, value in items:
+        if len(found) >= _MAX_FOUND:
+            break
+        if type(value) is str:  # the usual flat call: one pass, no recursion
             text = value.strip()
-            uri = _file_uri(text)
-            if uri is not None:
-                found.append(uri)
-            elif text and key is not None and _is_path_name(key) and _normal(key) not in _URI_NAMES and "://" not in text:
+            if ":" in text and text[:7].lower() == "file://":
+                uri = _file_uri(text)
+                if uri is not None:
+                    found.append(uri)
+            elif text and _key_kind(str(name)) == _PATH and "://" not in text:
                 found.append(text)
-        elif isinstance(value, list):
-            for item in value[:_MAX_FOUND]:
-                walk(item, key, depth + 1)
-        elif isinstance(value, dict):
-            for name, item in list(value.items())[:_MAX_FOUND]:
-                walk(item, str(name), depth + 1)
-
-    walk(dict(arguments), None, 0)
+        elif isinstance(value, list | dict | str):
+            _walk(value, str(name), 1, found)
     return found
+
+
+def _walk(value: Any, key: str | None, depth: int, found: list[str]) -> None:
+    if len(found) >= _MAX_FOUND or depth > _MAX_DEPTH:
+        return
+    if isinstance(value, str):
+        text = value.strip()
+        uri = _file_uri(text)
+        if uri is not None:
+            found.append(uri)
+        elif text and key is not None and _key_kind(key) == _PATH and "://" not in text:
+            found.append(text)
+    elif isinstance(value, list):
+        for item in value[:_MAX_FOUND]:
+            _walk(item, key, depth + 1, found)
+    elif isinstance(value, dict):
+        for name, item in list(value.items())[:_MAX_FOUND]:
+            _walk(item, str(name), depth + 1, found)

@@ -3,6 +3,7 @@
 import enum
 from dataclasses import dataclass
 
+from kairox._util import quick_init
 from kairox.policy._rules import RuleRef
 
 
@@ -28,6 +29,7 @@ class DecisionSource(enum.StrEnum):
     """The tool is disabled or hidden."""
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Decision:
     verdict: Verdict

@@ -124,15 +124,29 @@ def _mcp_why(spec: ToolSpec) -> str:
     return "it is not annotated read-only, so it counts as a write with effects outside Kairox's sandbox"
 
 
-@dataclass(frozen=True, slots=True)
 class _Facts:
-    """What rules are matched against, worked out once per call."""
+    """What rules are matched against, worked out once per call; the string values only when a rule asks."""
 
-    command: ShellCommand | None
-    paths: tuple[Path, ...]
-    values: tuple[str, ...]
-    named_paths: bool = False
-    """The paths come from argument names of a third-party tool (``path``, ``file``, ``file://`` URIs ...)."""
+    __slots__ = ("_arguments", "_skill", "_values", "command", "named_paths", "paths")
+
+    def __init__(
+        self, *, command: ShellCommand | None, paths: tuple[Path, ...], arguments: Mapping[str, Any], skill: str | None, named_paths: bool = False
+    ) -> None:
+        self.command = command
+        self.paths = paths
+        self.named_paths = named_paths
+        """The paths come from argument names of a third-party tool (``path``, ``file``, ``file://`` URIs ...)."""
+        self._arguments = arguments
+        self._skill = skill
+        self._values: tuple[str, ...] | None = None
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """The call's string arguments (a skill's name first), for rules with a specifier."""
+        if self._values is None:
+            values = tuple(v for v in self._arguments.values() if isinstance(v, str))
+            self._values = values if self._skill is None else (self._skill, *values)
+        return self._values
 
 
 class PolicyEngine:
@@ -164,6 +178,9 @@ class PolicyEngine:
         self._by_tool: dict[tuple[object, ...], dict[RuleAction, tuple[ParsedRule, ...]]] = {}
         self._plain: dict[int, tuple[ToolSpec, Decision]] = {}
         """Decisions that no argument can change, per tool (keyed by the spec object, which is frozen)."""
+        self._ready: dict[int, tuple[ToolSpec, Decision, bool]] = {}
+        """Final decisions (approval policy applied) of tools with no command or path argument, asked for before
+        any fact is worked out; the flag: a third-party tool, whose call must still name no path."""
 
     def _candidates(self, spec: ToolSpec) -> dict[RuleAction, tuple[ParsedRule, ...]]:
         """The rules whose tool part matches ``spec``, per action (cached: a tool's identity does not change)."""
@@ -191,13 +208,23 @@ class PolicyEngine:
         hook: HookDecision | None = None,
         hook_reason: str | None = None,
     ) -> Decision:
-        decision = self._decide(spec, arguments, hook=hook, hook_reason=hook_reason)
+        if hook is None:
+            ready = self._ready.get(id(spec))
+            if ready is not None and ready[0] is spec and not (ready[2] and path_like_arguments(arguments)):
+                return ready[1]
+        decision, plain = self._decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         if decision.verdict is Verdict.ASK and self.settings.approval is ApprovalPolicy.NEVER:
-            return Decision.deny(
+            decision = Decision.deny(
                 f"{decision.reason}; the approval policy is never, so what would be asked is denied",
                 source=decision.source,
                 rule=decision.rule,
             )
+        profile = spec.permission
+        if plain and profile.command_arg is None and not profile.path_args:
+            # no argument of this tool can change the decision, unless (third-party tools) it names a path
+            if len(self._ready) >= _PLAIN_LIMIT:
+                self._ready.clear()
+            self._ready[id(spec)] = (spec, decision, spec.source in _THIRD_PARTY)
         return decision
 
     def matches_any(self, rules: Sequence[ParsedRule], spec: ToolSpec, arguments: Mapping[str, Any]) -> ParsedRule | None:
@@ -267,9 +294,10 @@ class PolicyEngine:
 
     def _decide(
         self, spec: ToolSpec, arguments: Mapping[str, Any], *, hook: HookDecision | None, hook_reason: str | None
-    ) -> Decision:
+    ) -> tuple[Decision, bool]:
+        """The decision, and whether it is the tool's plain one (no argument of this call counted)."""
         if hook is HookDecision.DENY:
-            return Decision.deny(hook_reason or "a pre_tool_use hook denied the call", source=DecisionSource.HOOK)
+            return Decision.deny(hook_reason or "a pre_tool_use hook denied the call", source=DecisionSource.HOOK), False
         facts = self._facts(spec, arguments)
         # No command and no path in this call, no hook opinion: what is left to decide on is the tool and the rules
         # (argument values count only for rules with a specifier, and then nothing is cached)
@@ -277,13 +305,14 @@ class PolicyEngine:
         if plain:
             cached = self._plain.get(id(spec))
             if cached is not None and cached[0] is spec:
-                return cached[1]
+                return cached[1], True
         decision = self._decide_on(spec, facts, hook=hook, hook_reason=hook_reason)
         if plain and not any(r.specifier is not None for rules in self._candidates(spec).values() for r in rules):
             if len(self._plain) >= _PLAIN_LIMIT:
                 self._plain.clear()
             self._plain[id(spec)] = (spec, decision)
-        return decision
+            return decision, True
+        return decision, False
 
     def _decide_on(self, spec: ToolSpec, facts: "_Facts", *, hook: HookDecision | None, hook_reason: str | None) -> Decision:
         rules = self._candidates(spec)
@@ -416,10 +445,8 @@ class PolicyEngine:
             for item in path_like_arguments(arguments):
                 paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
             named = bool(paths)
-        values = tuple(v for v in arguments.values() if isinstance(v, str))
-        if spec.source is ToolSource.SKILL and spec.origin:
-            values = (spec.origin, *values)
-        return _Facts(command=command, paths=tuple(paths), values=values, named_paths=named)
+        skill = spec.origin if spec.source is ToolSource.SKILL and spec.origin else None
+        return _Facts(command=command, paths=tuple(paths), arguments=arguments, skill=skill, named_paths=named)
 
     def _covers(self, rule: ParsedRule, spec: ToolSpec, facts: _Facts, *, for_allow: bool) -> bool:
         """Whether the rule's specifier holds: for an allow rule, for every command and path of the call; for

@@ -4,7 +4,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util import JsonObject, quick_init
 from kairox.config import REDACTED, is_secret_key
 from kairox.events import Event
 from kairox.policy import Decision
@@ -17,9 +17,35 @@ def _secret(name: str) -> bool:
     return is_secret_key(name)
 
 
+_PLAIN_NAMES: dict[str, bool] = {}
+"""Argument names known not to look like credentials (most calls use the same few names)."""
+
+
+def _plain_name(name: str) -> bool:
+    known = _PLAIN_NAMES.get(name)
+    if known is None:
+        known = not is_secret_key(name)
+        if len(_PLAIN_NAMES) >= 4096:
+            _PLAIN_NAMES.clear()
+        _PLAIN_NAMES[name] = known
+    return known
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
 def event_arguments(arguments: JsonObject) -> JsonObject:
     """Arguments as an event records them (traces are files): long strings (a whole file for fs.write) cut to a
     preview, and the values of arguments whose names look like credentials redacted."""
+    for key, value in arguments.items():  # the usual call: short strings and numbers under plain names
+        kind = type(value)
+        if kind is str:
+            if len(value) > EVENT_STRING_LIMIT or (value and not _plain_name(key)):
+                break
+        elif kind not in _SCALARS:
+            break
+    else:
+        return dict(arguments)  # a copy of scalars is the whole record: nothing to cut or redact
 
     def cut(value: Any) -> Any:
         if isinstance(value, str):
@@ -33,6 +59,7 @@ def event_arguments(arguments: JsonObject) -> JsonObject:
     return dict(cut(arguments))
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallRequested(Event):
     call_id: str
@@ -41,6 +68,7 @@ class ToolCallRequested(Event):
     """Long strings are cut to a preview (``event_arguments``)."""
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallDecided(Event):
     """The policy's (or the person's) verdict, with the rule that decided and where it was written."""
@@ -68,6 +96,7 @@ class ToolCallApprovalAnswered(Event):
     """The allow rule written to the user layer after an "always" answer."""
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallFinished(Event):
     call_id: str

@@ -36,6 +36,7 @@ from kairox.registry._adapters import (
     wire_names,
 )
 from kairox.registry._approvals import PersistRule, SessionApprovals
+from kairox.registry._deadlines import Deadlines
 from kairox.registry._events import (
     ToolCallFinished,
     ToolCallRequested,
@@ -96,12 +97,21 @@ class RegistrySettings:
 
 @dataclass(slots=True)
 class _Entry:
+    """One tool and its plan: what every call of it needs, worked out when the tools or the settings change
+    (never per call). ``_rebuild`` makes new entries for both, so nothing here outlives what it was made from."""
+
     spec: ToolSpec
     provider: ToolProvider
     validator: ArgumentValidator | None
     unsafe: str | None
     hidden: str | None = None
-    """Why the model does not see it (worked out when the tools change, not on every call)."""
+    """Why the model does not see it."""
+    check: Callable[[JsonObject], bool] | None = None
+    """The validator's fast yes/no check of a call's arguments (None: no schema to check)."""
+    timeout: float = 0.0
+    """The spec's own timeout, else the registry's default."""
+    unreadable: Callable[[Path], str | None] | None = None
+    """The read filter its calls get (``_read_filter``), or None when no rule could refuse a read."""
 
 
 class ToolRegistry:
@@ -114,19 +124,31 @@ class ToolRegistry:
         events: EventSink | None = None,
         persist_rule: PersistRule | None = None,
     ) -> None:
-        self.settings = settings
         self.hooks = hooks
         self.events: EventSink = events or NullSink()
         self.approvals = SessionApprovals(approver, persist_rule=persist_rule, emit=lambda event: self.events.emit(event))
-        self.policy = PolicyEngine(settings.policy)
-        self._engines: dict[ApprovalPolicy, PolicyEngine] = {settings.policy.approval: self.policy}
         self._providers: dict[str, ToolProvider] = {}
         self._specs: dict[str, tuple[ToolSpec, ...]] = {}
         self._load_failures: dict[str, list[Diagnostic]] = {}
         self._index_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
         self._validators: dict[tuple[str, str], tuple[ToolSpec, ArgumentValidator | None, str | None]] = {}
+        self._deadlines = Deadlines()
         self._calls = 0
+        self.settings = settings
+
+    @property
+    def settings(self) -> RegistrySettings:
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: RegistrySettings) -> None:
+        """New settings take effect at once: a new policy engine (its cached decisions go with the old one) and
+        every tool's plan made again."""
+        self._settings = settings
+        self.policy = PolicyEngine(settings.policy)
+        self._engines: dict[ApprovalPolicy, PolicyEngine] = {settings.policy.approval: self.policy}
+        self._rebuild()
 
     def session_approvals(self, approver: Approver) -> SessionApprovals:
         """Grants and an approver for one more session sharing this registry (a client of ``kairox serve``)."""
@@ -207,6 +229,9 @@ class ToolRegistry:
                 )
             entry = _Entry(spec=spec, provider=self._providers[origin], validator=validator, unsafe=unsafe)
             entry.hidden = self._hidden(entry)
+            entry.check = None if validator is None else validator.check
+            entry.timeout = spec.timeout_sec or self.settings.default_timeout_sec
+            entry.unreadable = self._read_filter(spec)
             entries[spec.name] = entry
         self._entries = entries  # swapped whole: readers never see a half-replaced origin
         self._index_diagnostics = diagnostics
@@ -361,9 +386,11 @@ class ToolRegistry:
             decision = Decision.deny(f"{call.name} is not available: {hidden}", source=DecisionSource.RULE if rule else DecisionSource.REGISTRY, rule=rule)
             return self._refuse(call_id, call.name, decision), None
         arguments = dict(call.arguments)
-        problem = self._invalid(entry, arguments)
-        if problem is not None:
-            return ToolResult.error(problem), None
+        check = entry.check
+        if check is not None and not check(arguments):
+            problem = self._invalid(entry, arguments)  # explained only when the fast check fails
+            if problem is not None:
+                return ToolResult.error(problem), None
         hook, hook_reason = None, None
         if hooks is not None and hooks.listens_pre_tool_use(call.name):  # no matching hook: no payload, no task group
             try:
@@ -377,7 +404,7 @@ class ToolRegistry:
                 if problem is not None:
                     return ToolResult.error(f"a pre_tool_use hook changed the arguments into invalid ones: {problem}"), None
                 call = replace(call, arguments=arguments)
-        engine = self._engine(approval)
+        engine = self.policy if approval is None else self._engine(approval)
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         if listening:
             self._emit_decided(call_id, call.name, decision)
@@ -392,12 +419,13 @@ class ToolRegistry:
                 result = await self._invoke(entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
         if hooks is not None and hooks.listens_post_tool_use(call.name):
             result = await self._post_hooks(call, spec, result)
-        return cap_output(result, limit=self.settings.output_limit_chars, spill_dir=self.settings.spill_dir, tool=call.name, call_id=call_id)
+        settings = self._settings
+        return cap_output(result, limit=settings.output_limit_chars, spill_dir=settings.spill_dir, tool=call.name, call_id=call_id)
 
     def _invalid(self, entry: _Entry, arguments: JsonObject) -> str | None:
         if entry.validator is None:
             return None
-        error = entry.validator.error(arguments)  # explained only when the fast check fails
+        error = entry.validator.error(arguments)
         if error is None:
             return None
         where = "arguments" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
@@ -412,16 +440,21 @@ class ToolRegistry:
         )
 
     async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None) -> ToolResult:
-        timeout = entry.spec.timeout_sec or self.settings.default_timeout_sec
-        context = CallContext(
-            call_id=call_id, workspace=self.settings.workspace, sandbox=sandbox or self.settings.sandbox, unreadable=self._read_filter(entry.spec)
-        )
+        settings = self._settings
+        context = CallContext(call_id=call_id, workspace=settings.policy.workspace, sandbox=sandbox or settings.sandbox, unreadable=entry.unreadable)
         try:
-            # asyncio's own timeout: half the cost of an anyio cancel scope per call, and the same TimeoutError
-            async with asyncio.timeout(timeout):
+            # the registry's one deadline timer, not a timeout context per call (``Deadlines``): the same outcome
+            watch = self._deadlines.start(entry.timeout)
+            try:
                 result = await entry.provider.call_tool(name, arguments, context)
+            finally:
+                timed_out = self._deadlines.stop(watch)
+        except asyncio.CancelledError:
+            if timed_out:
+                return ToolResult.error(f"{name} timed out after {entry.timeout:g}s and was cancelled")
+            raise
         except TimeoutError:
-            return ToolResult.error(f"{name} timed out after {timeout:g}s and was cancelled")
+            return ToolResult.error(f"{name} timed out after {entry.timeout:g}s and was cancelled")
         except KairoxError as exc:
             return ToolResult.error(str(exc))
         except Exception as exc:

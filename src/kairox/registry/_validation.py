@@ -71,7 +71,8 @@ def _type_check(types: Any) -> Check:
     return lambda value: any(check(value) for check in checks)
 
 
-def _object_check(schema: Mapping[str, Any]) -> Check:
+def _object_check(schema: Mapping[str, Any], *, typed: bool = False) -> Check:
+    """The object keywords of ``schema``; ``typed``: also its ``"type": "object"`` (one check, not two)."""
     raw = schema.get("properties", {})
     required = schema.get("required", [])
     if not isinstance(raw, dict) or not isinstance(required, list) or not all(isinstance(k, str) for k in required):
@@ -83,7 +84,7 @@ def _object_check(schema: Mapping[str, Any]) -> Check:
 
     def check(value: Any) -> bool:
         if not isinstance(value, dict):
-            return True  # object keywords hold for anything that is no object
+            return not typed  # object keywords hold for anything that is no object
         for name in needed:
             if name not in value:
                 return False
@@ -141,9 +142,12 @@ def _compile(schema: Any, *, root: bool = False) -> Check:
     if not isinstance(schema, dict):
         raise _Unsupported
     checks: list[Check] = []
+    typed_object = schema.get("type") == "object" and bool(_OBJECT_KEYWORDS.intersection(schema))
     for keyword, value in schema.items():
         if keyword in _ANNOTATIONS or keyword in _OBJECT_KEYWORDS or (root and keyword == "$schema"):
             continue
+        if keyword == "type" and typed_object:
+            continue  # checked with the object keywords below
         if keyword == "type":
             checks.append(_type_check(value))
         elif keyword == "items":
@@ -157,7 +161,7 @@ def _compile(schema: Any, *, root: bool = False) -> Check:
         else:
             raise _Unsupported
     if _OBJECT_KEYWORDS.intersection(schema):
-        checks.append(_object_check(schema))
+        checks.append(_object_check(schema, typed=typed_object))
     if not checks:
         return _always
     if len(checks) == 1:
@@ -182,17 +186,18 @@ def compile_check(schema: Any, cls: type) -> Check | None:
 class ArgumentValidator:
     """One tool schema, checked fast; a failure explained by ``jsonschema``'s best matching error."""
 
-    __slots__ = ("_check", "_validator", "compiled")
+    __slots__ = ("_validator", "check", "compiled")
 
     def __init__(self, validator: Any) -> None:
         self._validator = validator
         check = compile_check(validator.schema, type(validator))
         self.compiled = check is not None
-        self._check: Check = check if check is not None else validator.is_valid
+        self.check: Check = check if check is not None else validator.is_valid
+        """Whether ``arguments`` are valid: the fast answer, nothing explained."""
 
     def error(self, arguments: Any) -> Any | None:
         """None when ``arguments`` are valid, else the ``jsonschema`` error that explains best why not."""
-        if self._check(arguments):
+        if self.check(arguments):
             return None
         return schema_errors.best_match(self._validator.iter_errors(arguments))
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from kairox._util import JsonObject
+from kairox._util import JsonObject, quick_init
 from kairox.config import SandboxPolicy
 
 
@@ -109,6 +109,7 @@ def object_schema(properties: JsonObject, required: Sequence[str] = ()) -> JsonO
     return schema
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCall:
     name: str
@@ -119,6 +120,7 @@ class ToolCall:
 # --- results ---------------------------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TextContent:
     text: str
@@ -163,6 +165,7 @@ class ResourceLink:
 Content = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolResult:
     content: tuple[Content, ...] = ()
@@ -200,6 +203,7 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] |
 """``(progress, total, message)``."""
 
 
+@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CallContext:
     """What a provider gets with each call besides the arguments."""
