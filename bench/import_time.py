@@ -10,6 +10,9 @@ way, with ``DIR/src`` first on ``PYTHONPATH``, in the same rounds, and prints th
 Children write their bytecode to a private cache (warmed before the rounds), so both trees run byte-compiled,
 as an installed package does, whatever ``PYTHONDONTWRITEBYTECODE`` says.
 
+A floor row imports what the MCP host row cannot do without (asyncio, anyio, pydantic with one model): the
+distance from it is Kairox's own share.
+
 Run: .venv/bin/python bench/import_time.py [--rounds 20] [--against /tmp/main-tree]
 """
 
@@ -25,10 +28,16 @@ from pathlib import Path
 
 IMPORTS: dict[str, str] = {
     "mcp host (config + McpClient)": "from kairox.config import McpServerConfig; from kairox.mcp import McpClient",
-    "import kairox.config": "import kairox.config",
-    "import kairox.mcp": "import kairox.mcp",
+    "config resolver": "from kairox.config import resolve_config",
+    "all of kairox.mcp": "from kairox.mcp import *",
 }
 BASELINE = "import json, asyncio"
+FLOOR = (
+    "import json, asyncio, anyio, anyio.streams.memory\n"
+    "from pydantic import BaseModel, Field\n"
+    "class Model(BaseModel, defer_build=True):\n    value: int = Field(default=1, ge=0)\n"
+)
+"""What no Kairox change can go below: the libraries the MCP host row needs (asyncio, anyio, one pydantic model)."""
 CHILD = (
     "import time\nstarted = time.perf_counter()\nexec(compile({statement!r}, '<import>', 'exec'))\n"
     "took = time.perf_counter() - started\nimport json, sys\n"
@@ -56,11 +65,14 @@ def main(rounds: int, against: Path | None) -> None:
         if against is not None:
             trees["against"] = {**env, "PYTHONPATH": str(against.resolve() / "src")}
         for tree, tree_env in trees.items():  # warm the file cache and write the bytecode
-            for statement in (BASELINE, *IMPORTS.values()):
+            for statement in (BASELINE, FLOOR, *IMPORTS.values()):
                 _took, _wall, origin = run(statement, tree_env)
             print(f"{tree}: kairox from {Path(origin or '?').parent}")
         base: list[float] = []
         base_wall: list[float] = []
+        floor: list[float] = []
+        floor_wall: list[float] = []
+        floor_ratio: list[float] = []
         took: dict[tuple[str, str], list[float]] = {(t, n): [] for t in trees for n in IMPORTS}
         wall: dict[tuple[str, str], list[float]] = {key: [] for key in took}
         ratio: dict[tuple[str, str], list[float]] = {key: [] for key in took}
@@ -69,6 +81,10 @@ def main(rounds: int, against: Path | None) -> None:
             baseline, baseline_wall, _origin = run(BASELINE, env)
             base.append(baseline)
             base_wall.append(baseline_wall)
+            seconds, process, _origin = run(FLOOR, env)
+            floor.append(seconds)
+            floor_wall.append(process)
+            floor_ratio.append(seconds / baseline)
             for name, statement in IMPORTS.items():
                 for tree, tree_env in trees.items():
                     seconds, process, _origin = run(statement, tree_env)
@@ -80,6 +96,10 @@ def main(rounds: int, against: Path | None) -> None:
     print(f"\n{rounds} rounds, interleaved; medians. import ms is timed inside the child, process ms around it")
     print(f"{'tree':<8}{'import':<34}{'import ms':>10}{'process ms':>12}{'÷ baseline':>12}")
     print(f"{'':<8}{BASELINE:<34}{statistics.median(base) * 1000:>10.1f}{statistics.median(base_wall) * 1000:>12.1f}{'1.00x':>12}")
+    print(
+        f"{'':<8}{'floor: asyncio, anyio, pydantic':<34}{statistics.median(floor) * 1000:>10.1f}"
+        f"{statistics.median(floor_wall) * 1000:>12.1f}{statistics.median(floor_ratio):>11.2f}x"
+    )
     for tree in trees:
         for name in IMPORTS:
             key = (tree, name)
