@@ -8,7 +8,6 @@ later. :func:`decode_json` turns all of that into one :class:`DecodeProblem` tha
 
 import json
 import re
-import tomllib
 from collections.abc import Callable
 from typing import Any
 
@@ -124,6 +123,8 @@ def decode_toml(text: str, *, limit: int = MAX_DEPTH) -> dict[str, Any]:
 
     Nesting counts tables too, so ``a.b.c = 1`` is three levels deep.
     """
+    import tomllib  # here, not at the top: a process that reads no TOML (an MCP server host) never loads it
+
     try:
         data: dict[str, Any] = guarded_decode(lambda: tomllib.loads(text), text, limit=limit, toml=True)
     except tomllib.TOMLDecodeError as exc:

@@ -1,4 +1,3 @@
-import difflib
 import hashlib
 import re
 from collections.abc import Iterable
@@ -28,5 +27,7 @@ def mcp_tool_name(server: str, tool: str) -> str:
 
 def suggest(word: str, choices: Iterable[str]) -> str | None:
     """The closest of ``choices`` to a misspelt ``word``, or None when nothing is close."""
+    import difflib  # only a misspelling needs it
+
     matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return matches[0] if matches else None

@@ -1,38 +1,46 @@
 """Every setting's model, the layers, merge with provenance, trust, the config writer and the workspace
 ``.mcp.json`` (C1-C6, C8, M1)."""
 
-from kairox.config._keys import join_key, split_key
-from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
-from kairox.config._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
-from kairox.config._merge import KeyOrigin
-from kairox.config._models import (
-    AgentConfig,
-    ApprovalPolicy,
-    CatalogSourceConfig,
-    DapServerConfig,
-    HookConfig,
-    HooksConfig,
-    InstructionsConfig,
-    KairoxConfig,
-    LspServerConfig,
-    McpCatalogConfig,
-    McpServerConfig,
-    ModelProviderConfig,
-    PluginEntryConfig,
-    PluginsConfig,
-    PolicyConfig,
-    RulesConfig,
-    SandboxPolicy,
-    SkillsConfig,
-    ToolsConfig,
-)
-from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
-from kairox.config._redact import REDACTED, is_secret_key, redact_tree
-from kairox.config._resolve import PendingTrust, PolicyRule, ResolvedConfig, parse_cli_value, resolve_config
-from kairox.config._trust import TrustReview, TrustStore
-from kairox.config._trust_gate import STANDARD_INSTRUCTION_FILES
-from kairox.config._writer import append_value, remove_value, set_value, unset_value
-from kairox.errors import ConfigError, TrustError
+from typing import TYPE_CHECKING
+
+from kairox._util._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kairox.config._keys import join_key, split_key
+    from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
+    from kairox.config._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
+    from kairox.config._merge import KeyOrigin
+    from kairox.config._models import (
+        AgentConfig,
+        CatalogSourceConfig,
+        HookConfig,
+        HooksConfig,
+        InstructionsConfig,
+        KairoxConfig,
+        McpCatalogConfig,
+        ModelProviderConfig,
+        PluginEntryConfig,
+        PluginsConfig,
+        PolicyConfig,
+        RulesConfig,
+        SkillsConfig,
+        ToolsConfig,
+    )
+    from kairox.config._modes import ApprovalPolicy, SandboxPolicy
+    from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
+    from kairox.config._redact import REDACTED, is_secret_key, redact_tree
+    from kairox.config._resolve import (
+        PendingTrust,
+        PolicyRule,
+        ResolvedConfig,
+        parse_cli_value,
+        resolve_config,
+    )
+    from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
+    from kairox.config._trust import TrustReview, TrustStore
+    from kairox.config._trust_gate import STANDARD_INSTRUCTION_FILES
+    from kairox.config._writer import append_value, remove_value, set_value, unset_value
+    from kairox.errors import ConfigError, TrustError
 
 __all__ = [
     "MCP_JSON",
@@ -88,3 +96,47 @@ __all__ = [
     "unset_value",
     "workspace_mcp_servers",
 ]
+
+# names load their module when first read: a process that only starts an MCP server imports the models, not
+# the resolver, the trust store or the TOML writer
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._keys": ("join_key", "split_key"),
+            "._layers": ("Layer", "LayerInfo", "LayerStatus", "find_workspace", "kairox_home"),
+            "._mcp_json": ("MCP_JSON", "McpJsonFile", "read_mcp_json", "workspace_mcp_servers"),
+            "._merge": ("KeyOrigin",),
+            "._models": (
+                "AgentConfig",
+                "CatalogSourceConfig",
+                "HookConfig",
+                "HooksConfig",
+                "InstructionsConfig",
+                "KairoxConfig",
+                "McpCatalogConfig",
+                "ModelProviderConfig",
+                "PluginEntryConfig",
+                "PluginsConfig",
+                "PolicyConfig",
+                "RulesConfig",
+                "SkillsConfig",
+                "ToolsConfig",
+            ),
+            "._modes": ("ApprovalPolicy", "SandboxPolicy"),
+            "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
+            "._redact": ("REDACTED", "is_secret_key", "redact_tree"),
+            "._resolve": (
+                "PendingTrust",
+                "PolicyRule",
+                "ResolvedConfig",
+                "parse_cli_value",
+                "resolve_config",
+            ),
+            "._servers": ("DapServerConfig", "LspServerConfig", "McpServerConfig"),
+            "._trust": ("TrustReview", "TrustStore"),
+            "._trust_gate": ("STANDARD_INSTRUCTION_FILES",),
+            "._writer": ("append_value", "remove_value", "set_value", "unset_value"),
+            "kairox.errors": ("ConfigError", "TrustError"),
+        },
+    )

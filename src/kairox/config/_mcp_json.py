@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kairox._util import DecodeProblem, decode_json
-from kairox.config._models import McpServerConfig
+from kairox.config._servers import McpServerConfig
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 
 MCP_JSON = ".mcp.json"

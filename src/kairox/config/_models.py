@@ -1,52 +1,21 @@
 """The whole ``kairox.toml`` as pydantic models. Unknown keys are errors everywhere (``extra="forbid"``).
 
 Sections whose features arrive later still have their final shape here, so files written today keep working.
+The server entries live in ``_servers`` and the policy modes in ``_modes``, which import without the rest.
 """
 
-import enum
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
-    field_validator,
-    model_validator,
-)
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import Field, field_validator
 
-
-class ApprovalPolicy(enum.StrEnum):
-    """When the user is asked before a tool runs."""
-
-    UNTRUSTED = "untrusted"
-    """Ask for everything except known read-only tools."""
-    ON_REQUEST = "on_request"
-    """Ask when a rule or the sandbox says so (default)."""
-    ON_FAILURE = "on_failure"
-    """Run sandboxed without asking; ask before retrying a failure outside the sandbox."""
-    NEVER = "never"
-    """Never ask: what would be asked is denied."""
-
-
-class SandboxPolicy(enum.StrEnum):
-    """What commands and writes may touch."""
-
-    READ_ONLY = "read_only"
-    WORKSPACE_WRITE = "workspace_write"
-    DANGER_FULL_ACCESS = "danger_full_access"
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
-
+from kairox.config._model_base import ConfigModel
+from kairox.config._modes import ApprovalPolicy, SandboxPolicy
+from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
 
 # --- policy --------------------------------------------------------------------------------------------------
 
 
-class RulesConfig(_Model):
+class RulesConfig(ConfigModel):
     """Permission rules. Lists concatenate across layers; deny beats ask beats allow."""
 
     allow: list[str] = Field(default_factory=list)
@@ -57,7 +26,7 @@ class RulesConfig(_Model):
     """Patterns never allowed; deny always wins."""
 
 
-class PolicyConfig(_Model):
+class PolicyConfig(ConfigModel):
     approval_policy: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
     """When to ask before a tool runs."""
     sandbox_policy: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
@@ -72,7 +41,7 @@ class PolicyConfig(_Model):
 # --- tools ---------------------------------------------------------------------------------------------------
 
 
-class ToolsConfig(_Model):
+class ToolsConfig(ConfigModel):
     output_limit_chars: int = Field(default=30_000, ge=1_000)
     """Results longer than this are spilled to a file (its path is returned) or truncated with a note."""
     spill_dir: str | None = None
@@ -85,166 +54,15 @@ class ToolsConfig(_Model):
     """Tool names (or ``*`` patterns) hidden from the model."""
 
 
-# --- servers -------------------------------------------------------------------------------------------------
-
-McpTransportType = Literal["stdio", "sse", "streamable_http"]
-
-_STDIO_FIELDS = ("command", "args", "env", "env_vars", "cwd")
-_REMOTE_FIELDS = ("url", "headers", "api_key_env", "bearer_token_env_var")
-
-
-class McpServerConfig(_Model):
-    """``[mcp_servers.NAME]``. ``type`` defaults to stdio when ``command`` is set, else streamable_http."""
-
-    type: McpTransportType | None = None
-    """Transport; inferred from ``command`` (stdio) or ``url`` (streamable_http) when absent."""
-    # stdio
-    command: str | None = None
-    """Program of a stdio server; ``${VAR}`` and ``${VAR:-default}`` expand."""
-    args: list[str] = Field(default_factory=list)
-    """Its arguments; ``${VAR}`` expands."""
-    env: dict[str, str] = Field(default_factory=dict)
-    """Extra environment; an empty value passes the host variable of the same name."""
-    env_vars: list[str] = Field(default_factory=list)
-    """Host variables passed through besides the allow-listed basics."""
-    cwd: str | None = None
-    """Working directory of a stdio server (default: the workspace root)."""
-    # remote
-    url: str | None = None
-    """Endpoint of an SSE or Streamable HTTP server; ``${VAR}`` expands."""
-    headers: dict[str, str] = Field(default_factory=dict)
-    """HTTP headers sent to a remote server; ``${VAR}`` expands; redacted in output."""
-    api_key_env: str | None = None
-    """Variable holding an API key sent as ``Authorization: Bearer``."""
-    bearer_token_env_var: str | None = None
-    """Same as ``api_key_env`` (the name Codex uses)."""
-    oauth: bool = False
-    """Use the OAuth flow (``kairox mcp login NAME``) for this remote server."""
-    # shared
-    enabled: bool = True
-    """Start this server."""
-    required: bool = False
-    """Start-up fails when this server does not reach Ready."""
-    startup_timeout_sec: float = Field(default=30.0, gt=0)
-    """Time allowed to reach Ready."""
-    tool_timeout_sec: float = Field(default=120.0, gt=0)
-    """Timeout of one tool call (progress notifications extend it)."""
-    enabled_tools: list[str] | None = None
-    """Only these tools are offered (all when unset)."""
-    disabled_tools: list[str] = Field(default_factory=list)
-    """These tools are never offered."""
-    protocol_mode: Literal["auto", "legacy"] = "auto"
-    """``auto`` probes the newest protocol era and falls back; ``legacy`` only does the classic handshake."""
-    max_restarts: int = Field(default=3, ge=0)
-    """Restarts after a crash, with exponential backoff, before the server stays Failed."""
-    trust_annotations: bool = False
-    """Believe this server's tool annotations: a tool saying ``readOnlyHint: true`` then runs as a read without
-    asking. Off, every tool of the server counts as a write with open-world effects."""
-    max_tools: int = Field(default=200, ge=0)
-    """Tools offered from this server at most; the rest are left out with a diagnostic."""
-    max_description_chars: int = Field(default=2048, ge=0)
-    """A tool description longer than this is cut to it (with a diagnostic) before the model sees it."""
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _infer_and_check_transport(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        # every problem of an entry is reported at once, each at its own key: the transport mix at the key
-        # that does not belong, a wrong type or an unknown key (with a did-you-mean) beside it
-        if not isinstance(data, dict):
-            return handler(data)
-        kind = data.get("type")
-        if kind is None:
-            kind = "stdio" if "command" in data else "streamable_http" if "url" in data else None
-        problems: list[tuple[tuple[str, ...], str]] = []
-        if kind == "stdio":
-            problems += [((f,), f'a stdio server cannot set {f}; remove it or set type = "sse" or "streamable_http"') for f in _REMOTE_FIELDS if f in data]
-            if "command" not in data:
-                problems.append(((), "a stdio server needs `command`"))
-        elif kind in ("sse", "streamable_http"):
-            problems += [((f,), f'a {kind} server cannot set {f}; remove it or set type = "stdio"') for f in _STDIO_FIELDS if f in data]
-            if "url" not in data:
-                problems.append(((), f"a {kind} server needs `url`"))
-        elif kind is None:
-            problems.append(((), "set `command` (stdio) or `url` (sse / streamable_http)"))
-        errors: list[InitErrorDetails] = [
-            {"type": PydanticCustomError("mcp_transport", message), "loc": loc, "input": data} for loc, message in problems
-        ]
-        result = None
-        try:
-            result = handler({**data, "type": kind} if kind is not None else data)
-        except ValidationError as exc:
-            errors += [
-                {"type": PydanticCustomError(e["type"], str(e["msg"]).replace("{", "{{").replace("}", "}}")), "loc": e["loc"], "input": e.get("input")}
-                for e in exc.errors()
-            ]
-        if errors:
-            raise ValidationError.from_exception_data(cls.__name__, errors)
-        return result
-
-    @property
-    def transport(self) -> McpTransportType:
-        assert self.type is not None  # set by the validator
-        return self.type
-
-
-class LspServerConfig(_Model):
-    """``[lsp_servers.NAME]``."""
-
-    command: str
-    """Program of the language server (stdio)."""
-    args: list[str] = Field(default_factory=list)
-    """Its arguments."""
-    env: dict[str, str] = Field(default_factory=dict)
-    """Extra environment for it."""
-    languages: list[str] = Field(default_factory=list)
-    """Language ids it serves (``python``, ``typescript`` ...)."""
-    file_patterns: list[str] = Field(default_factory=list)
-    """Globs such as ``*.py`` or ``src/**/*.ts``: which files this server answers for."""
-    initialization_options: dict[str, Any] = Field(default_factory=dict)
-    """Sent as ``initializationOptions``."""
-    settings: dict[str, Any] = Field(default_factory=dict)
-    """Answers to ``workspace/configuration``."""
-    enabled: bool = True
-    """Use this server."""
-    startup_timeout_sec: float = Field(default=30.0, gt=0)
-    """Time allowed for ``initialize``."""
-    request_timeout_sec: float = Field(default=30.0, gt=0)
-    """Timeout of one request."""
-    shutdown_timeout_sec: float = Field(default=3.0, gt=0)
-    """Time allowed for shutdown before the process group is killed."""
-    position_encoding: Literal["auto", "utf-8", "utf-16", "utf-32"] = "auto"
-    """Column unit of the server: ``auto`` negotiates it; set it for a server that counts otherwise than it says
-    (python-lsp-server counts characters, ``utf-32``)."""
-
-
-class DapServerConfig(_Model):
-    """``[dap_servers.NAME]``."""
-
-    command: str
-    """Program of the debug adapter (stdio)."""
-    args: list[str] = Field(default_factory=list)
-    """Its arguments."""
-    env: dict[str, str] = Field(default_factory=dict)
-    """Extra environment for it."""
-    languages: list[str] = Field(default_factory=list)
-    """Languages it debugs."""
-    launch: dict[str, Any] = Field(default_factory=dict)
-    """Defaults merged into every ``launch`` request (``justMyCode``, ``console`` ...)."""
-    enabled: bool = True
-    """Use this adapter."""
-    request_timeout_sec: float = Field(default=30.0, gt=0)
-    """Timeout of one request."""
-
-
 # --- skills, plugins, hooks, instructions ----------------------------------------------------------------------
 
 
-class SkillEntryConfig(_Model):
+class SkillEntryConfig(ConfigModel):
     enabled: bool = True
     """Offer this skill."""
 
 
-class SkillsConfig(_Model):
+class SkillsConfig(ConfigModel):
     dirs: list[str] = Field(default_factory=list)
     """Extra skill folders (user scope when set in the user layer, workspace scope in project layers)."""
     entries: dict[str, SkillEntryConfig] = Field(default_factory=dict)
@@ -257,7 +75,7 @@ class SkillsConfig(_Model):
     """Also read ``.agents/skills``, ``.codex/skills``, ``.claw/skills``, ``.claude/skills`` and ``.claude/commands``."""
 
 
-class PluginEntryConfig(_Model):
+class PluginEntryConfig(ConfigModel):
     enabled: bool = True
     """Load this plugin."""
     disabled_contributions: list[str] = Field(default_factory=list)
@@ -266,19 +84,19 @@ class PluginEntryConfig(_Model):
     """Load this plugin from another folder."""
 
 
-class MarketplaceConfig(_Model):
+class MarketplaceConfig(ConfigModel):
     source: str
     """A local folder or a git URL holding ``.claude-plugin/marketplace.json``."""
 
 
-class PluginsConfig(_Model):
+class PluginsConfig(ConfigModel):
     paths: list[str] = Field(default_factory=list)
     """Plugin folders, relative to the file that lists them."""
     entries: dict[str, PluginEntryConfig] = Field(default_factory=dict)
     marketplaces: dict[str, MarketplaceConfig] = Field(default_factory=dict)
 
 
-class HookConfig(_Model):
+class HookConfig(ConfigModel):
     command: str
     """Shell command run with the JSON request on stdin."""
     matcher: str | None = None
@@ -289,7 +107,7 @@ class HookConfig(_Model):
     """A ``pre_tool_use`` hook that times out or cannot start blocks the call unless this is true."""
 
 
-class HooksConfig(_Model):
+class HooksConfig(ConfigModel):
     """``[[hooks.pre_tool_use]]`` tables. Hook lists concatenate across layers."""
 
     session_start: list[HookConfig] = Field(default_factory=list)
@@ -308,7 +126,7 @@ class HooksConfig(_Model):
     """After a tool call."""
 
 
-class InstructionsConfig(_Model):
+class InstructionsConfig(ConfigModel):
     text: str = ""
     """Text added to every session of the repository."""
     files: list[str] = Field(default_factory=list)
@@ -324,7 +142,7 @@ class InstructionsConfig(_Model):
 # --- model and profiles --------------------------------------------------------------------------------------
 
 
-class ModelProviderConfig(_Model):
+class ModelProviderConfig(ConfigModel):
     base_url: str | None = None
     """Endpoint of an OpenAI-compatible or Anthropic API."""
     api_key_env: str | None = None
@@ -349,7 +167,7 @@ class ModelProviderConfig(_Model):
         return value
 
 
-class AgentConfig(_Model):
+class AgentConfig(ConfigModel):
     """``[agent]``: limits of a session's turns."""
 
     max_turns: int = Field(default=50, ge=1)
@@ -362,7 +180,7 @@ class AgentConfig(_Model):
     """Tokens one model answer may take (sent as ``max_tokens`` where the API needs it)."""
 
 
-class CatalogSourceConfig(_Model):
+class CatalogSourceConfig(ConfigModel):
     """``[[mcp_catalog.sources]]``: one remote catalog of MCP servers."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
@@ -373,7 +191,7 @@ class CatalogSourceConfig(_Model):
     """``manifest``: one JSON document; ``registry``: the MCP Registry API (``/v0.1/servers``, cursor paging)."""
 
 
-class McpCatalogConfig(_Model):
+class McpCatalogConfig(ConfigModel):
     url: str | None = None
     """A JSON catalog (manifest) served over HTTP(S), used as one more source; the built-in catalog is always there."""
     sources: list[CatalogSourceConfig] = Field(default_factory=list)
@@ -382,7 +200,7 @@ class McpCatalogConfig(_Model):
     """How long the fetched catalog is used before it is fetched again."""
 
 
-class ProfileConfig(_Model):
+class ProfileConfig(ConfigModel):
     """``[profiles.NAME]``: applied over the files when ``--profile NAME`` (or ``profile = NAME``) is set."""
 
     model: str | None = None
@@ -399,7 +217,7 @@ class ProfileConfig(_Model):
     """Keys of ``[instructions]`` this profile overrides."""
 
 
-class KairoxConfig(_Model):
+class KairoxConfig(ConfigModel):
     """The whole configuration, as resolved from every layer."""
 
     model: str | None = None

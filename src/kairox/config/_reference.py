@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from kairox.config._field_docs import field_description
 from kairox.config._models import CONCAT_LISTS, PROJECT_FORBIDDEN, KairoxConfig
 
 _ENTRY_NAMES = {"mcp_servers": "NAME", "lsp_servers": "NAME", "dap_servers": "NAME", "profiles": "NAME",
@@ -75,7 +76,7 @@ def _walk(model: type[BaseModel], prefix: str, rows: list[tuple[str, str, str, s
         key = f"{prefix}{name}"
         annotation = field.annotation
         args = typing.get_args(annotation)
-        doc = (field.description or "").strip()
+        doc = (field_description(model, name) or "").strip()
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             _walk(annotation, f"{key}.", rows)
         elif typing.get_origin(annotation) is dict and args and isinstance(args[1], type) and issubclass(args[1], BaseModel):

@@ -3,37 +3,42 @@
 Only this package imports the ``mcp`` SDK; its types stop at this package's edge.
 """
 
-from kairox.config import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
-from kairox.mcp._adapter import McpToolAdapter, permission_for
-from kairox.mcp._client import McpClient, McpServerState
-from kairox.mcp._content import McpResource, McpTool
-from kairox.mcp._events import (
-    McpProtocolViolation,
-    McpServerFailed,
-    McpServerLog,
-    McpServerReady,
-    McpServerRestarting,
-    McpServerStarting,
-    McpServerStopped,
-    McpStartupSummary,
-    McpToolProgress,
-    McpToolsChanged,
-)
-from kairox.mcp._features import (
-    ClientFeatures,
-    ElicitationAnswer,
-    ElicitationHandler,
-    ElicitationRequest,
-    OAuthLogin,
-    SamplingAnswer,
-    SamplingHandler,
-    SamplingRequest,
-    apply_schema_defaults,
-    decline_elicitation,
-)
-from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
-from kairox.mcp._manager import McpServerManager
-from kairox.mcp._sources import ConfiguredServer, configured_servers
+from typing import TYPE_CHECKING
+
+from kairox._util._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kairox.config import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
+    from kairox.mcp._adapter import McpToolAdapter, permission_for
+    from kairox.mcp._client import McpClient, McpServerState
+    from kairox.mcp._content import McpResource, McpTool
+    from kairox.mcp._events import (
+        McpProtocolViolation,
+        McpServerFailed,
+        McpServerLog,
+        McpServerReady,
+        McpServerRestarting,
+        McpServerStarting,
+        McpServerStopped,
+        McpStartupSummary,
+        McpToolProgress,
+        McpToolsChanged,
+    )
+    from kairox.mcp._features import (
+        ClientFeatures,
+        ElicitationAnswer,
+        ElicitationHandler,
+        ElicitationRequest,
+        OAuthLogin,
+        SamplingAnswer,
+        SamplingHandler,
+        SamplingRequest,
+        apply_schema_defaults,
+        decline_elicitation,
+    )
+    from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
+    from kairox.mcp._manager import McpServerManager
+    from kairox.mcp._sources import ConfiguredServer, configured_servers
 
 __all__ = [
     "MCP_JSON",
@@ -72,3 +77,43 @@ __all__ = [
     "read_mcp_json",
     "workspace_mcp_servers",
 ]
+
+# names load their module when first read: a host that only runs McpClient does not import the manager, the
+# tool adapter or the .mcp.json reader
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "kairox.config": ("MCP_JSON", "McpJsonFile", "read_mcp_json", "workspace_mcp_servers"),
+            "._adapter": ("McpToolAdapter", "permission_for"),
+            "._client": ("McpClient", "McpServerState"),
+            "._content": ("McpResource", "McpTool"),
+            "._events": (
+                "McpProtocolViolation",
+                "McpServerFailed",
+                "McpServerLog",
+                "McpServerReady",
+                "McpServerRestarting",
+                "McpServerStarting",
+                "McpServerStopped",
+                "McpStartupSummary",
+                "McpToolProgress",
+                "McpToolsChanged",
+            ),
+            "._features": (
+                "ClientFeatures",
+                "ElicitationAnswer",
+                "ElicitationHandler",
+                "ElicitationRequest",
+                "OAuthLogin",
+                "SamplingAnswer",
+                "SamplingHandler",
+                "SamplingRequest",
+                "apply_schema_defaults",
+                "decline_elicitation",
+            ),
+            "._lifecycle": ("ServerLifecycle", "ServerStatus"),
+            "._manager": ("McpServerManager",),
+            "._sources": ("ConfiguredServer", "configured_servers"),
+        },
+    )
