@@ -74,3 +74,15 @@ def test_the_protocol_versions_are_the_sdks() -> None:
         MODERN_PROTOCOL_VERSIONS,
         SDK_LATEST,
     )
+
+
+async def test_a_2026_server_slower_than_the_probe_timeout_still_reaches_the_sdk(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the probe gives up before the server reads it; the server then answers it, turns modern, and refuses the
+    # initialize that followed (-32022): that refusal is modern evidence, not a failure
+    monkeypatch.setattr("kairox.mcp._native.DISCOVER_TIMEOUT_SEC", 0.3)
+    config = python_server("basic_server.py", "--delay-init-ms", "1500")
+    async with McpClient("slow", config, workspace=tmp_path) as client:
+        assert (client.status, client.session_kind) == (ServerStatus.READY, "sdk"), client.lifecycle.reason
+        assert client.lifecycle.protocol_version == LATEST_MODERN_VERSION

@@ -404,10 +404,19 @@ class NativeSession:
             modern = await self._probe(capabilities)
             if modern is not None:
                 return modern
-        result = await self.request(
-            "initialize",
-            {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": capabilities, "clientInfo": self.client_info},
-        )
+        try:
+            result = await self.request(
+                "initialize",
+                {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": capabilities, "clientInfo": self.client_info},
+            )
+        except SessionError as exc:
+            # a slow server that answered the probe after it timed out here is modern now and says so (-32022):
+            # the SDK takes it and probes again, as the SDK's own negotiation does
+            supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
+            speaks_modern = isinstance(supported, list) and any(version in MODERN_VERSIONS for version in supported)
+            if mode == "auto" and exc.code == UNSUPPORTED_PROTOCOL_VERSION and speaks_modern:
+                return {"supportedVersions": supported}
+            raise
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
             raise InvalidResult(f"Unsupported protocol version from the server: {version}")
