@@ -11,16 +11,10 @@ if TYPE_CHECKING:
     from kairox._rpc._framing import FramingProblem, MessageReader, MessageWriter, encode_message
     from kairox._rpc._guarded import GUARD_SCRIPT, guarded_argv
     from kairox._rpc._hostguard import running_host_guard
-    from kairox._rpc._jsonrpc import (
-        INTERNAL_ERROR,
-        METHOD_NOT_FOUND,
-        JsonRpcEndpoint,
-        MethodError,
-        NotificationHandler,
-        RequestHandler,
-    )
+    from kairox._rpc._jsonrpc import JsonRpcEndpoint, NotificationHandler
     from kairox._rpc._launch import closed_reason, command_path, resolved_command, server_process
     from kairox._rpc._process import BASE_ENV_NAMES, ChildProcess, StderrTail, child_environment
+    from kairox._rpc._replies import INTERNAL_ERROR, METHOD_NOT_FOUND, MethodError, RequestHandler, reply_to
     from kairox._rpc._status import ServerStatus, is_pending, usable_servers
     from kairox._rpc._supervisor import ServerSupervisor, until_first
 
@@ -51,6 +45,7 @@ __all__ = [
     "encode_message",
     "guarded_argv",
     "is_pending",
+    "reply_to",
     "resolved_command",
     "running_host_guard",
     "server_process",
@@ -69,14 +64,8 @@ if not TYPE_CHECKING:
             "._framing": ("FramingProblem", "MessageReader", "MessageWriter", "encode_message"),
             "._guarded": ("GUARD_SCRIPT", "guarded_argv"),
             "._hostguard": ("running_host_guard",),
-            "._jsonrpc": (
-                "INTERNAL_ERROR",
-                "METHOD_NOT_FOUND",
-                "JsonRpcEndpoint",
-                "MethodError",
-                "NotificationHandler",
-                "RequestHandler",
-            ),
+            "._jsonrpc": ("JsonRpcEndpoint", "NotificationHandler"),
+            "._replies": ("INTERNAL_ERROR", "METHOD_NOT_FOUND", "MethodError", "RequestHandler", "reply_to"),
             "._launch": ("closed_reason", "command_path", "resolved_command", "server_process"),
             "._process": ("BASE_ENV_NAMES", "ChildProcess", "StderrTail", "child_environment"),
             "._status": ("ServerStatus", "is_pending", "usable_servers"),

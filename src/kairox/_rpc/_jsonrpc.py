@@ -12,25 +12,14 @@ from typing import Any
 
 from kairox._rpc._connection import FramedConnection
 from kairox._rpc._errors import RpcConnectionClosedError, RpcResponseError, RpcTimeoutError
+from kairox._rpc._replies import INTERNAL_ERROR, RequestHandler, reply_to
 
 log = logging.getLogger(__name__)
 
-RequestHandler = Callable[[Any], Awaitable[Any]]
-"""Answers a request from the peer: gets ``params``, returns the ``result`` (or raises :class:`MethodError`)."""
 NotificationHandler = Callable[[str, Any], Awaitable[None] | None]
 """Gets ``(method, params)`` of a notification from the peer."""
 
-METHOD_NOT_FOUND = -32601
-INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
-
-
-class MethodError(Exception):
-    """Raised by a request handler to answer with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.data = code, message, data
 
 
 class JsonRpcEndpoint(FramedConnection):
@@ -154,19 +143,6 @@ class JsonRpcEndpoint(FramedConnection):
             log.exception("handler of %s from %s failed", method, self.peer)
 
     async def _answer(self, request_id: Any, method: str, params: Any) -> None:
-        handler = self._requests.get(method)
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-        if handler is None:
-            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}
-        else:
-            try:
-                reply["result"] = await handler(params)
-            except MethodError as exc:
-                reply["error"] = {"code": exc.code, "message": exc.message}
-                if exc.data is not None:
-                    reply["error"]["data"] = exc.data
-            except Exception as exc:
-                log.exception("handler of %s from %s failed", method, self.peer)
-                reply["error"] = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
+        reply = await reply_to(request_id, method, params, self._requests.get(method), peer=self.peer)
         with contextlib.suppress(RpcConnectionClosedError, RpcTimeoutError):
             await self._send(reply)

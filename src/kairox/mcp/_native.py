@@ -15,11 +15,12 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from kairox._rpc import ChildProcess
+from kairox._rpc._replies import RequestHandler, reply_to
 from kairox.mcp._callbacks import ClientCallbacks
 from kairox.mcp._content import (
     McpResource,
@@ -34,10 +35,8 @@ from kairox.mcp._content import (
 from kairox.mcp._session import (
     CONNECTION_CLOSED,
     HANDSHAKE_VERSIONS,
-    INTERNAL_ERROR,
     LATEST_HANDSHAKE_VERSION,
     LATEST_MODERN_VERSION,
-    METHOD_NOT_FOUND,
     MODERN_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
     InvalidResult,
@@ -224,9 +223,6 @@ class SdkStreamChannel:
         self._headers = {_PROTOCOL_VERSION_HEADER: version}
 
 
-Handler = Callable[[Any], Awaitable[dict[str, Any]]]
-
-
 class NativeSession:
     """``async with NativeSession(channel, ...) as session:`` reads in a task; :meth:`open` does the handshake.
 
@@ -259,7 +255,7 @@ class NativeSession:
         self._reader: asyncio.Task[None] | None = None
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
         self._validators: dict[str, Validator] = {}
-        self._handlers: dict[str, Handler] = {
+        self._handlers: dict[str, RequestHandler] = {
             "ping": _pong,
             "roots/list": self._roots,
             "elicitation/create": callbacks.elicit,
@@ -335,18 +331,7 @@ class NativeSession:
         task.add_done_callback(lambda _t: self._answering.pop(ident, None))
 
     async def _reply(self, ident: Any, method: str, params: Any) -> None:
-        handler = self._handlers.get(method)
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": ident}
-        if handler is None:
-            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
-        else:
-            try:
-                reply["result"] = await handler(params)
-            except SessionError as exc:
-                reply["error"] = {"code": exc.code, "message": exc.message}
-            except Exception as exc:
-                log.exception("answering %s from %s failed", method, self.server)
-                reply["error"] = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
+        reply = await reply_to(ident, method, params, self._handlers.get(method), peer=self.server)
         with contextlib.suppress(SessionError):
             await self.channel.send(reply)
 

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kairox._rpc._replies import MethodError
 from kairox.mcp._content import McpResource, McpTool
 from kairox.tools import ToolResult
 
@@ -24,21 +25,14 @@ CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 
 ProgressHandler = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
-class SessionError(Exception):
-    """A JSON-RPC error: the server's answer, or the connection's (``CONNECTION_CLOSED``)."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
+class SessionError(MethodError):
+    """A JSON-RPC error: the server's answer, the connection's (``CONNECTION_CLOSED``), or ours to a request of
+    the server's (raised by a callback)."""
 
 
 class InvalidResult(Exception):
