@@ -53,7 +53,11 @@ def is_offered(tool: McpTool, enabled_tools: list[str] | None, disabled_tools: l
     return tool.name not in disabled_tools and tool.task_support != "required"
 
 
-class WireError(ValueError):
+class InvalidResult(Exception):
+    """The server answered, but not with what the method returns (or broke the tool's output schema)."""
+
+
+class WireError(InvalidResult, ValueError):
     """A server's message that does not have the shape the MCP schema gives it; the text names the fields."""
 
 

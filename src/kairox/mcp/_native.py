@@ -25,7 +25,6 @@ from kairox.mcp._callbacks import ClientCallbacks
 from kairox.mcp._content import (
     McpResource,
     McpTool,
-    WireError,
     prompts_page,
     resource_contents_from_wire,
     resources_page,
@@ -40,9 +39,12 @@ from kairox.mcp._session import (
     MODERN_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
     InvalidResult,
+    PageFetch,
     ProgressHandler,
     ServerOffers,
     SessionError,
+    T,
+    every_page,
 )
 from kairox.tools import ToolResult
 
@@ -53,8 +55,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PAGE_CAP = 1_000
-"""Pages followed per listing, so a server whose cursors never end cannot hold us."""
 DISCOVER_TIMEOUT_SEC = 10.0
 """How long the ``server/discover`` probe waits before taking the server for a handshake-era one."""
 _WRITE_BUFFER_HIGH = 256 * 1024
@@ -444,60 +444,32 @@ class NativeSession:
 
     # --- what the server offers ---------------------------------------------------------------------------
 
+    def _pages(self, method: str, read: Callable[[Any], tuple[list[T], str | None]]) -> PageFetch[T]:
+        """Reads one page of ``method`` at a cursor, for :func:`every_page`."""
+
+        async def fetch(cursor: str | None) -> tuple[list[T], str | None]:
+            return read(await self.request(method, {"cursor": cursor} if cursor is not None else None))
+
+        return fetch
+
     async def list_tools(self) -> tuple[McpTool, ...]:
-        tools: list[McpTool] = []
-        raw_schemas: dict[str, dict[str, Any] | None] = {}
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(PAGE_CAP):
-            page = await self.request("tools/list", {"cursor": cursor} if cursor is not None else None)
-            try:
-                found, cursor = tools_page(page)
-            except WireError as exc:
-                raise InvalidResult(str(exc)) from exc
-            tools.extend(found)
-            raw_schemas.update((tool.name, tool.output_schema) for tool in found if not (tool.problem or "").startswith("the server listed"))
-            if cursor is None or cursor in seen:
-                break
-            seen.add(cursor)
-        self._output_schemas = raw_schemas
+        tools = await every_page(self._pages("tools/list", tools_page))
+        self._output_schemas = {
+            tool.name: tool.output_schema for tool in tools if not (tool.problem or "").startswith("the server listed")
+        }
         self._validators.clear()
         return tuple(tools)
 
     async def list_resources(self) -> list[McpResource]:
-        found: list[McpResource] = []
-        for method, templates in (("resources/list", False), ("resources/templates/list", True)):
-            cursor: str | None = None
-            for _ in range(PAGE_CAP):
-                page = await self.request(method, {"cursor": cursor} if cursor is not None else None)
-                try:
-                    items, cursor = resources_page(page, templates=templates)
-                except WireError as exc:
-                    raise InvalidResult(str(exc)) from exc
-                found.extend(items)
-                if cursor is None:
-                    break
-        return found
+        found = await every_page(self._pages("resources/list", lambda raw: resources_page(raw, templates=False)))
+        return found + await every_page(self._pages("resources/templates/list", lambda raw: resources_page(raw, templates=True)))
 
     async def list_prompts(self) -> tuple[str, ...]:
-        names: list[str] = []
-        cursor: str | None = None
-        for _ in range(PAGE_CAP):
-            try:
-                found, cursor = prompts_page(await self.request("prompts/list", {"cursor": cursor} if cursor is not None else None))
-            except WireError as exc:
-                raise InvalidResult(str(exc)) from exc
-            names.extend(found)
-            if cursor is None:
-                break
-        return tuple(names)
+        return tuple(await every_page(self._pages("prompts/list", prompts_page)))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], on_progress: ProgressHandler) -> ToolResult:
         raw = await self.request("tools/call", {"name": name, "arguments": arguments}, progress=on_progress)
-        try:
-            result = result_from_wire(raw)
-        except WireError as exc:
-            raise InvalidResult(str(exc)) from exc
+        result = result_from_wire(raw)
         if not result.is_error:
             self._check_output(name, raw)
         return result
@@ -532,11 +504,7 @@ class NativeSession:
             raise InvalidResult(f"Invalid structured content returned by tool {name}: {error.message}")
 
     async def read_resource(self, uri: str) -> ToolResult:
-        raw = await self.request("resources/read", {"uri": uri})
-        try:
-            return resource_contents_from_wire(raw)
-        except WireError as exc:
-            raise InvalidResult(str(exc)) from exc
+        return resource_contents_from_wire(await self.request("resources/read", {"uri": uri}))
 
 
 async def _pong(params: Any) -> dict[str, Any]:

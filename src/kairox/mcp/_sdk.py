@@ -22,7 +22,6 @@ from kairox.mcp._callbacks import ClientCallbacks
 from kairox.mcp._content import (
     McpResource,
     McpTool,
-    WireError,
     prompts_page,
     resource_contents_from_wire,
     resources_page,
@@ -30,8 +29,15 @@ from kairox.mcp._content import (
     tool_from_wire,
     tools_page,
 )
-from kairox.mcp._native import PAGE_CAP
-from kairox.mcp._session import InvalidResult, ProgressHandler, ServerOffers, SessionError
+from kairox.mcp._session import (
+    InvalidResult,
+    PageFetch,
+    ProgressHandler,
+    ServerOffers,
+    SessionError,
+    T,
+    every_page,
+)
 from kairox.tools import ToolResult
 from mcp import Client
 
@@ -77,23 +83,14 @@ class SdkSession:
                 changed()
 
     async def list_tools(self) -> tuple[McpTool, ...]:
-        tools: list[McpTool] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(PAGE_CAP):
+        async def fetch(cursor: str | None) -> tuple[list[McpTool], str | None]:
             try:
                 page = await self.client.list_tools(cursor=cursor, cache_mode="bypass")
-                tools.extend(tool_from_wire(_wire(tool)) for tool in page.tools)
-                cursor = page.next_cursor
             except ValidationError:
-                found, cursor = await self._list_tools_raw(cursor)
-                tools.extend(found)
-            except MCPError as exc:
-                raise _session_error(exc) from exc
-            if cursor is None or cursor in seen:
-                break
-            seen.add(cursor)
-        return tuple(tools)
+                return await self._list_tools_raw(cursor)
+            return [tool_from_wire(_wire(tool)) for tool in page.tools], page.next_cursor
+
+        return tuple(await every_page(_sdk_errors(fetch)))
 
     async def _list_tools_raw(self, cursor: str | None) -> tuple[list[McpTool], str | None]:
         """One page read raw and each tool read alone, for a page the SDK refused as a whole."""
@@ -105,10 +102,7 @@ class SdkSession:
         # that holds one bad tool (the same stamp and dispatcher ``send_request`` uses)
         session._stamp(data, opts)
         raw = await session._dispatcher.send_raw_request("tools/list", data.get("params"), opts)
-        try:
-            found, next_cursor = tools_page(raw)
-        except WireError as exc:
-            raise InvalidResult(str(exc)) from exc
+        found, next_cursor = tools_page(raw)
         valid = []
         for item in raw["tools"]:
             with contextlib.suppress(ValidationError):
@@ -119,38 +113,21 @@ class SdkSession:
         return found, next_cursor
 
     async def list_resources(self) -> list[McpResource]:
-        found: list[McpResource] = []
-        try:
-            cursor: str | None = None
-            for _ in range(PAGE_CAP):
-                page = await self.client.list_resources(cursor=cursor, cache_mode="bypass")
-                items, cursor = resources_page(_wire(page), templates=False)
-                found.extend(items)
-                if cursor is None:
-                    break
-            cursor = None
-            for _ in range(PAGE_CAP):
-                templates = await self.client.list_resource_templates(cursor=cursor, cache_mode="bypass")
-                items, cursor = resources_page(_wire(templates), templates=True)
-                found.extend(items)
-                if cursor is None:
-                    break
-        except MCPError as exc:
-            raise _session_error(exc) from exc
-        return found
+        async def resources(cursor: str | None) -> tuple[list[McpResource], str | None]:
+            page = await self.client.list_resources(cursor=cursor, cache_mode="bypass")
+            return resources_page(_wire(page), templates=False)
+
+        async def templates(cursor: str | None) -> tuple[list[McpResource], str | None]:
+            page = await self.client.list_resource_templates(cursor=cursor, cache_mode="bypass")
+            return resources_page(_wire(page), templates=True)
+
+        return await every_page(_sdk_errors(resources)) + await every_page(_sdk_errors(templates))
 
     async def list_prompts(self) -> tuple[str, ...]:
-        names: list[str] = []
-        cursor: str | None = None
-        try:
-            for _ in range(PAGE_CAP):
-                found, cursor = prompts_page(_wire(await self.client.list_prompts(cursor=cursor, cache_mode="bypass")))
-                names.extend(found)
-                if cursor is None:
-                    break
-        except MCPError as exc:
-            raise _session_error(exc) from exc
-        return tuple(names)
+        async def fetch(cursor: str | None) -> tuple[list[str], str | None]:
+            return prompts_page(_wire(await self.client.list_prompts(cursor=cursor, cache_mode="bypass")))
+
+        return tuple(await every_page(_sdk_errors(fetch)))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], on_progress: ProgressHandler) -> ToolResult:
         try:
@@ -159,18 +136,27 @@ class SdkSession:
             raise _session_error(exc) from exc
         except (RuntimeError, ValidationError) as exc:
             raise InvalidResult(str(exc)) from exc
-        try:
-            return result_from_wire(_wire(raw))
-        except WireError as exc:
-            raise InvalidResult(str(exc)) from exc
+        return result_from_wire(_wire(raw))
 
     async def read_resource(self, uri: str) -> ToolResult:
         try:
             return resource_contents_from_wire(_wire(await self.client.read_resource(uri, cache_mode="bypass")))
         except MCPError as exc:
             raise _session_error(exc) from exc
-        except (ValidationError, WireError) as exc:
+        except ValidationError as exc:
             raise InvalidResult(str(exc)) from exc
+
+
+def _sdk_errors(fetch: PageFetch[T]) -> PageFetch[T]:
+    """``fetch`` with the SDK's JSON-RPC errors as Kairox's."""
+
+    async def fetched(cursor: str | None) -> tuple[list[T], str | None]:
+        try:
+            return await fetch(cursor)
+        except MCPError as exc:
+            raise _session_error(exc) from exc
+
+    return fetched
 
 
 def sdk_client(

@@ -8,9 +8,10 @@ in Kairox's terms: a :class:`SessionError` with a JSON-RPC code, a :class:`~kair
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kairox._rpc._replies import MethodError
+from kairox.mcp._content import InvalidResult as InvalidResult  # one of the errors a session raises
 from kairox.mcp._content import McpResource, McpTool
 from kairox.tools import ToolResult
 
@@ -29,14 +30,32 @@ INVALID_PARAMS = -32602
 
 ProgressHandler = Callable[[float, float | None, str | None], Awaitable[None]]
 
+PAGE_CAP = 1_000
+"""Pages followed per listing, so a server whose cursors never end cannot hold us."""
+
+T = TypeVar("T")
+PageFetch = Callable[[str | None], Awaitable[tuple[list[T], str | None]]]
+"""Reads the page at a cursor: its items and the next cursor."""
+
+
+async def every_page(fetch: PageFetch[T]) -> list[T]:
+    """What every page of a listing holds, from the first (cursor None) on: ``fetch`` reads one page and its next
+    cursor. At most :data:`PAGE_CAP` pages, and a cursor seen before ends the listing (it would loop)."""
+    found: list[T] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(PAGE_CAP):
+        items, cursor = await fetch(cursor)
+        found.extend(items)
+        if cursor is None or cursor in seen:
+            break
+        seen.add(cursor)
+    return found
+
 
 class SessionError(MethodError):
     """A JSON-RPC error: the server's answer, the connection's (``CONNECTION_CLOSED``), or ours to a request of
     the server's (raised by a callback)."""
-
-
-class InvalidResult(Exception):
-    """The server answered, but not with what the method returns (or broke the tool's output schema)."""
 
 
 @dataclass(frozen=True, slots=True)
