@@ -195,7 +195,7 @@ class McpClient:
         self._listeners: list[ToolsListener] = []
         self._session: McpSession | None = None
         self._child: ChildProcess | None = None
-        self._transport: StdioChannel | ChildStdioTransport | None = None
+        self._transport: StdioChannel | None = None
         self._connection_closed: anyio.Event | asyncio.Event | None = None
         self._scope: anyio.CancelScope | None = None
         self._stop = anyio.Event()
@@ -467,7 +467,6 @@ class McpClient:
             return session
         # a 2026-era server: the SDK takes the connection over (a stdio server keeps running, HTTP reconnects)
         await inner.aclose()
-        self._transport = None
         shared = [v for v in MODERN_VERSIONS if v in modern.get("supportedVersions", ())]
         if "capabilities" in modern and shared:
             return await self._sdk_session(stack, callbacks, shared[-1], modern)
@@ -481,8 +480,10 @@ class McpClient:
 
         transport: Transport
         if self._child is not None:
-            stdio = ChildStdioTransport(self._child, on_invalid_line=self._invalid_line)
-            self._transport, self._connection_closed, transport = stdio, stdio.closed, stdio
+            if self._transport is None:
+                self._transport = StdioChannel(self._child, on_invalid_line=self._invalid_line)
+            stdio = ChildStdioTransport(self._transport)
+            self._connection_closed, transport = stdio.closed, stdio
         else:
             transport = await self._remote(stack)
         client = sdk_client(

@@ -113,7 +113,8 @@ class StdioChannel:
         self._stdout = child.stdout
         self._transport = child.stdin.transport
 
-    def _invalid(self, line: str) -> None:
+    def invalid(self, line: str) -> None:
+        """Report a line that is not JSON-RPC (its first 200 characters are kept, the last 20 lines)."""
         self.invalid_lines.append(line[:200])
         del self.invalid_lines[:-20]
         if self._on_invalid_line is not None:
@@ -125,7 +126,7 @@ class StdioChannel:
             try:
                 raw = await readline()
             except ValueError:  # one line longer than the reader's limit
-                self._invalid("<a line longer than 16 MiB>")
+                self.invalid("<a line longer than 16 MiB>")
                 continue
             except (ConnectionError, OSError):
                 return None
@@ -140,7 +141,7 @@ class StdioChannel:
                 return message  # type: ignore[no-any-return]
             line = raw.decode("utf-8", errors="replace").strip()
             if line:
-                self._invalid(line)
+                self.invalid(line)
 
     def post(self, message: dict[str, Any]) -> None:
         if not self._transport.is_closing():

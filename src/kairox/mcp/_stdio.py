@@ -1,14 +1,14 @@
-"""The SDK's stream transport contract over a :class:`kairox._rpc.ChildProcess`, for a 2026-era stdio server
-handed from Kairox's own session to the SDK's ``Client`` (the process keeps running).
+"""The SDK's stream transport contract over a :class:`~kairox.mcp._native.StdioChannel`, for a 2026-era stdio
+server handed from Kairox's own session to the SDK's ``Client`` (the process keeps running).
 
 The SDK's own ``stdio_client`` cannot put the server in a process group of ours with ``PR_SET_PDEATHSIG`` nor
-drain stderr into a log file, so the child is started by ``kairox._rpc`` and this module only pumps
-newline-delimited JSON-RPC between its pipes and the memory streams a ``ClientSession`` reads and writes.
-A line that is not JSON-RPC (a stray ``print``) is reported and skipped; it never ends the session.
+drain stderr into a log file, so the child is started by ``kairox._rpc``; its lines are read by the same channel
+Kairox's session used (a line that is not JSON-RPC is reported there and skipped, never ending the session), and
+this module only moves whole messages between the channel and the memory streams the SDK reads and writes.
 """
 
 import contextlib
-from collections.abc import Callable
+import json
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -16,30 +16,24 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from kairox._rpc import ChildProcess
+from kairox.mcp._native import StdioChannel
+from kairox.mcp._session import SessionError
 
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
 
-InvalidLineHandler = Callable[[str], None]
-
 
 class ChildStdioTransport:
-    """``async with ChildStdioTransport(child) as (read, write):`` for an already started child.
+    """``async with ChildStdioTransport(channel) as (read, write):`` for an already started child.
 
     Leaving the block stops the pumps, not the child: whoever started the child stops it. It meets the SDK's
-    ``Transport`` protocol by shape, so that importing it does not import the SDK (the SDK loads while the
-    server boots).
-    ``closed`` is set when the child's stdout reaches end of file (the server exited or closed it).
+    ``Transport`` protocol by shape. ``closed`` is set when the child's stdout ends (the server exited or closed
+    it); the channel says which (``eof``) and keeps the lines that were not JSON-RPC.
     """
 
-    def __init__(self, child: ChildProcess, *, on_invalid_line: InvalidLineHandler | None = None) -> None:
-        self.child = child
+    def __init__(self, channel: StdioChannel) -> None:
+        self.channel = channel
         self.closed = anyio.Event()
-        self.eof = False
-        """True when the child closed its stdout (it exited, or is about to) rather than the host stopping it."""
-        self.invalid_lines: list[str] = []
-        self._on_invalid_line = on_invalid_line
         self._task_group: anyio.abc.TaskGroup | None = None
         self._streams: list[MemoryObjectSendStream[object] | MemoryObjectReceiveStream[object]] = []
 
@@ -70,54 +64,31 @@ class ChildStdioTransport:
                 stream.close()
         return None
 
-    def _invalid(self, line: str) -> None:
-        self.invalid_lines.append(line[:200])
-        del self.invalid_lines[:-20]
-        if self._on_invalid_line is not None:
-            self._on_invalid_line(line)
-
     async def _read_stdout(self, sink: MemoryObjectSendStream["SessionMessage | Exception"]) -> None:
         import mcp_types
         from mcp.shared.message import SessionMessage
         from pydantic import ValidationError
 
-        stdout = self.child.stdout
         try:
             async with sink:
-                while True:
+                while (message := await self.channel.receive()) is not None:
                     try:
-                        raw = await stdout.readline()
-                    except ValueError:  # one line longer than the reader's limit
-                        self._invalid("<a line longer than 16 MiB>")
-                        continue
-                    if not raw:
-                        self.eof = True
-                        return
-                    line = raw.decode("utf-8", errors="replace").strip()
-                    if not line:
+                        wire = mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+                    except ValidationError:  # JSON-RPC in shape, but not an MCP message
+                        self.channel.invalid(json.dumps(message))
                         continue
                     try:
-                        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                    except (ValidationError, ValueError):
-                        self._invalid(line)
-                        continue
-                    try:
-                        await sink.send(SessionMessage(message))
+                        await sink.send(SessionMessage(wire))
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         return
-        except (ConnectionError, OSError):
-            return
         finally:
             self.closed.set()
 
     async def _write_stdin(self, source: MemoryObjectReceiveStream["SessionMessage"]) -> None:
-        stdin = self.child.stdin
         try:
             async with source:
                 async for message in source:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    stdin.write(data.encode() + b"\n")
-                    await stdin.drain()
-        except (ConnectionError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await self.channel.send(message.message.model_dump(by_alias=True, mode="json", exclude_unset=True))
+        except (SessionError, anyio.ClosedResourceError, anyio.BrokenResourceError):
             with contextlib.suppress(Exception):
-                stdin.close()
+                self.channel.child.stdin.close()
