@@ -26,7 +26,7 @@ from kairox.hooks import HookRegistry
 from kairox.mcp import McpClient, McpToolAdapter, ServerStatus
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import RegistrySettings, ToolRegistry, build_registry
-from kairox.tools import SandboxSettings, ToolCall
+from kairox.tools import SandboxSettings, ToolCall, ToolProvider
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "lean_server.py"
 NAME = "lean"
@@ -34,17 +34,20 @@ NAME = "lean"
 Call = Callable[[str], Awaitable[str]]
 
 
-async def gate_registry(ws: Path, home: Path, client: McpClient) -> ToolRegistry:
+async def gate_registry(ws: Path, home: Path, provider: ToolProvider) -> tuple[ToolRegistry, RecordingSink]:
+    """The registry as the runtime builds it, with ``provider``'s tools and an allow rule for the server; and the
+    sink that records its events."""
     rules = [Rule(action="allow", pattern=f"mcp__{NAME}__*")]
     policy = PolicySettings.from_config(PolicyConfig(), workspace=ws, rules=rules, home=home)
     sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access)
     settings = RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=home / "spill")
-    sink = FanoutSink([RecordingSink()])
+    recording = RecordingSink()
+    sink = FanoutSink([recording])
     approver = NonInteractiveApprover()
     hooks = HookRegistry(workspace=ws, sandbox=sandbox, approver=approver, events=sink)
     registry = await build_registry(settings, approver=approver, hooks=hooks, events=sink)
-    await registry.add_provider(McpToolAdapter(client))
-    return registry
+    await registry.add_provider(provider)
+    return registry, recording
 
 
 async def sequential(call: Call, calls: int) -> tuple[float, float]:
@@ -72,6 +75,25 @@ async def concurrent(call: Call, calls: int, conc: int) -> float:
     return per_task * conc / (time.perf_counter() - t0)
 
 
+async def measure(
+    paths: dict[str, Call], rounds: int, calls: int, conc: int, *, each_round: Callable[[], None] = lambda: None
+) -> dict[str, dict[str, list[float]]]:
+    """Per path and round: sequential p50 and CPU per call, and ``conc``-way calls/s; the paths alternate within
+    each round (paired), after one warm pass of each. ``each_round`` runs before every path's round."""
+    figures: dict[str, dict[str, list[float]]] = {k: {"p50": [], "cpu": [], "conc": []} for k in paths}
+    for call in paths.values():  # warm every path (caches, the server's pages)
+        await sequential(call, calls // 5)
+        await concurrent(call, calls // 5, conc)
+    for _ in range(rounds):
+        for name, call in paths.items():
+            each_round()
+            p50, cpu = await sequential(call, calls)
+            figures[name]["p50"].append(p50)
+            figures[name]["cpu"].append(cpu)
+            figures[name]["conc"].append(await concurrent(call, calls, conc))
+    return figures
+
+
 async def main(rounds: int, calls: int, conc: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws, home = Path(tmp) / "ws", Path(tmp) / "home"
@@ -81,7 +103,7 @@ async def main(rounds: int, calls: int, conc: int) -> None:
         async with McpClient(NAME, config, workspace=ws, home=home) as client:
             if client.status is not ServerStatus.READY:
                 raise SystemExit(f"the server did not start: {client.lifecycle.reason}")
-            registry = await gate_registry(ws, home, client)
+            registry, _recording = await gate_registry(ws, home, McpToolAdapter(client))
             echo = f"mcp__{NAME}__echo"
 
             async def bare(message: str) -> str:
@@ -94,17 +116,7 @@ async def main(rounds: int, calls: int, conc: int) -> None:
                 assert not result.is_error, result.text_content()
                 return result.text_content()
 
-            paths: dict[str, Call] = {"bare": bare, "gate": gate}
-            figures: dict[str, dict[str, list[float]]] = {k: {"p50": [], "cpu": [], "conc": []} for k in paths}
-            for call in paths.values():  # warm both paths (caches, the server's pages)
-                await sequential(call, calls // 5)
-                await concurrent(call, calls // 5, conc)
-            for _ in range(rounds):
-                for name, call in paths.items():
-                    p50, cpu = await sequential(call, calls)
-                    figures[name]["p50"].append(p50)
-                    figures[name]["cpu"].append(cpu)
-                    figures[name]["conc"].append(await concurrent(call, calls, conc))
+            figures = await measure({"bare": bare, "gate": gate}, rounds, calls, conc)
     med = {k: {m: statistics.median(v) for m, v in f.items()} for k, f in figures.items()}
     print(f"{rounds} rounds x {calls} calls, server {SERVER.name}, medians (gate ÷ bare; for calls/s >1 means the gate is faster)")
     print(f"{'measure':<26}{'bare':>10}{'gate':>10}{'ratio':>8}")

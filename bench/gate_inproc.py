@@ -19,20 +19,15 @@ import asyncio
 import cProfile
 import statistics
 import tempfile
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from gate_call import NAME, gate_registry, measure, sequential
+
 from kairox._util import JsonObject
-from kairox.config import PolicyConfig
-from kairox.events import FanoutSink, RecordingSink
-from kairox.hooks import HookRegistry
 from kairox.mcp import permission_for
-from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
-from kairox.registry import RegistrySettings, ToolRegistry, build_registry
 from kairox.tools import (
     CallContext,
-    SandboxSettings,
     ToolAnnotations,
     ToolCall,
     ToolProvider,
@@ -41,12 +36,8 @@ from kairox.tools import (
     ToolSpec,
 )
 
-NAME = "lean"
 ECHO = f"mcp__{NAME}__echo"
 SCHEMA: JsonObject = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
-
-Call = Callable[[str], Awaitable[str]]
-
 
 async def echo(arguments: JsonObject) -> ToolResult:
     """The tool's function: returns at once."""
@@ -73,51 +64,12 @@ class InProcessProvider(ToolProvider):
         return await echo(arguments)
 
 
-async def gate_registry(ws: Path, home: Path) -> tuple[ToolRegistry, RecordingSink]:
-    rules = [Rule(action="allow", pattern=f"mcp__{NAME}__*")]
-    policy = PolicySettings.from_config(PolicyConfig(), workspace=ws, rules=rules, home=home)
-    sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access)
-    settings = RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=home / "spill")
-    recording = RecordingSink()
-    sink = FanoutSink([recording])
-    approver = NonInteractiveApprover()
-    hooks = HookRegistry(workspace=ws, sandbox=sandbox, approver=approver, events=sink)
-    registry = await build_registry(settings, approver=approver, hooks=hooks, events=sink)
-    await registry.add_provider(InProcessProvider())
-    return registry, recording
-
-
-async def sequential(call: Call, calls: int) -> tuple[float, float]:
-    """p50 latency and CPU of this process per call, in microseconds."""
-    times = []
-    cpu0 = time.process_time()
-    for _ in range(calls):
-        t0 = time.perf_counter_ns()
-        await call("hello")
-        times.append(time.perf_counter_ns() - t0)
-    cpu = (time.process_time() - cpu0) / calls * 1e6
-    return statistics.median(times) / 1000, cpu
-
-
-async def concurrent(call: Call, calls: int, conc: int) -> float:
-    """Calls per second with ``conc`` tasks at once (each awaits its calls one after another)."""
-    per_task = max(1, calls // conc)
-
-    async def worker() -> None:
-        for _ in range(per_task):
-            await call("hello")
-
-    t0 = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(conc)))
-    return per_task * conc / (time.perf_counter() - t0)
-
-
 async def main(rounds: int, calls: int, conc: int, profile: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws, home = Path(tmp) / "ws", Path(tmp) / "home"
         ws.mkdir()
         home.mkdir()
-        registry, recording = await gate_registry(ws, home)
+        registry, recording = await gate_registry(ws, home, InProcessProvider())
 
         async def direct(message: str) -> str:
             result = await echo({"message": message})
@@ -138,18 +90,7 @@ async def main(rounds: int, calls: int, conc: int, profile: str | None) -> None:
             profiler.dump_stats(profile)
             print(f"profile of {calls} gate calls written to {profile}")
             return
-        paths: dict[str, Call] = {"direct": direct, "gate": gate}
-        figures: dict[str, dict[str, list[float]]] = {k: {"p50": [], "cpu": [], "conc": []} for k in paths}
-        for call in paths.values():  # warm both paths
-            await sequential(call, calls // 5)
-            await concurrent(call, calls // 5, conc)
-        for _ in range(rounds):
-            for name, call in paths.items():
-                recording.clear()
-                p50, cpu = await sequential(call, calls)
-                figures[name]["p50"].append(p50)
-                figures[name]["cpu"].append(cpu)
-                figures[name]["conc"].append(await concurrent(call, calls, conc))
+        figures = await measure({"direct": direct, "gate": gate}, rounds, calls, conc, each_round=recording.clear)
         events = len(recording.events)
     med = {k: {m: statistics.median(v) for m, v in f.items()} for k, f in figures.items()}
     added_cpu = statistics.median(g - d for g, d in zip(figures["gate"]["cpu"], figures["direct"]["cpu"], strict=True))
