@@ -9,7 +9,7 @@ import pytest
 from kairox._util import quick_init
 from kairox.policy import Decision, DecisionSource
 from kairox.registry import ToolCallDecided, ToolCallFinished, ToolCallRequested
-from kairox.tools import CallContext, TextContent, ToolCall, ToolResult
+from kairox.tools import CallContext, SandboxSettings, TextContent, ToolCall, ToolResult
 
 
 @quick_init
@@ -68,8 +68,10 @@ def test_the_gates_records_are_built_quick_and_whole() -> None:
     assert (decision.verdict, decision.reason, decision.rule, decision.suggested_rule) == ("allow", "allowed by rule", None, None)
     assert ToolCall(name="t").arguments == {} and ToolCall(name="t").call_id == ""
     assert ToolResult.text("hi") == ToolResult(content=(TextContent(text="hi"),), structured=None, is_error=False, meta={})
-    assert CallContext(call_id="c", workspace=Path("/")).extra == {}
+    context = CallContext(call_id="c", workspace=Path("/"))
+    assert (context.sandbox, context.progress, context.unreadable) == (SandboxSettings(), None, None)
     assert ToolCallRequested(call_id="c", tool="t").arguments == {}
     finished = ToolCallFinished(call_id="c", tool="t", duration_ms=1.0, size_chars=2, is_error=False)
     assert (finished.error, finished.spilled_to) == (None, None)
     assert ToolCallDecided(call_id="c", tool="t", decision="allow", reason="r", source="rule").line is None
+

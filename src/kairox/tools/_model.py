@@ -6,7 +6,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from kairox._util import JsonObject, quick_init
 from kairox.config import SandboxPolicy
@@ -212,7 +212,6 @@ class CallContext:
     workspace: Path
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     progress: ProgressCallback | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
     unreadable: Callable[[Path], str | None] | None = None
     """For tools that read whole folders (search, listing): why a file found there must be left out (the deny
     or ask rule on reading it), or None. Called with the file's resolved path."""
