@@ -53,3 +53,37 @@ def test_the_probe_sees_a_heavy_module_when_one_is_loaded() -> None:
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout)["heavy"] == ["email", "tomlkit"]
+
+
+def test_the_host_guard_starts_on_modules_built_into_the_interpreter() -> None:
+    """The first server waits for the guard to start: beyond what the interpreter loads to run ``import os``, it loads
+    only modules written in C (no ``json``, ``socket``, ``ctypes``, ``typing``), and still serves: it answers a spawn
+    request with a pid."""
+    import marshal
+    import os
+    import socket
+
+    from kairox._rpc import GUARD_SCRIPT
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    guard = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-X", "importtime", str(GUARD_SCRIPT), "--host", str(os.getpid())],
+        stdin=theirs.fileno(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    theirs.close()
+    with ours:
+        ends = [os.open(os.devnull, os.O_RDWR) for _ in range(3)]
+        socket.send_fds(ours, [marshal.dumps({"argv": ["true"], "env": {"PATH": os.defpath}, "cwd": None})], ends)
+        for fd in ends:
+            os.close(fd)
+        ours.settimeout(30)
+        assert "pid" in marshal.loads(ours.recv(1 << 16))
+    _, stderr = guard.communicate(timeout=30)
+    bare = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "import os"], capture_output=True, text=True, timeout=30)
+    extra = set(_imported(stderr)) - set(_imported(bare.stderr))
+    assert {"_socket", "select"} <= extra  # (it sees the modules the guard does load)
+    assert extra <= {"_signal", "_socket", "marshal", "select", "_ctypes"}, f"the guard imports more: {sorted(extra)}"
+
+
+def _imported(importtime: str) -> list[str]:
+    return [line.rsplit("|", 1)[-1].strip() for line in importtime.splitlines() if line.startswith("import time:") and "|" in line]

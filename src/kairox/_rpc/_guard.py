@@ -10,14 +10,61 @@ that runs outside bubblewrap (whose ``--die-with-parent`` does the same job insi
 one guard of a host, which starts its MCP stdio servers, language servers and debug adapters.
 """
 
-# Imports are most of the guard's start time, paid once per server: no ``subprocess`` (the guard forks and
-# execs itself) and ``_signal`` rather than ``signal`` (whose enums cost more than the rest of the guard).
+# Imports are most of the guard's start time, and the host's first server waits for it: only modules built into
+# the interpreter. No ``subprocess`` (the guard forks and execs itself), ``_signal`` rather than ``signal`` and
+# ``_socket`` rather than ``socket`` (their enums cost more than the rest of the guard), ``marshal`` rather than
+# ``json`` (the host is the same interpreter), ``_ctypes`` rather than ``ctypes`` for the one C call it needs.
 import _signal as signal  # type: ignore[import-not-found]  # no stub; the same functions as signal
-import ctypes
+import _socket
 import os
 import sys
 
+TYPE_CHECKING = False  # ``typing`` is not imported for it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _PR_SET_PDEATHSIG = 1
+
+
+def _libc_prctl() -> "Callable[..., int] | None":
+    """``prctl(2)`` from the C library, or None off Linux. Through ``_ctypes``, whose few types are all the call
+    needs (``ctypes`` itself costs the guard a tenth of its start); through ``ctypes`` if those ever change."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import _ctypes
+
+        class _Int(_ctypes._SimpleCData):  # type: ignore[misc]
+            _type_ = "i"
+
+        class _Function(_ctypes.CFuncPtr):  # type: ignore[misc]
+            _flags_ = _ctypes.FUNCFLAG_CDECL
+            _restype_ = _Int
+
+        class _Library:
+            _handle = _ctypes.dlopen(None, os.RTLD_NOW)  # type: ignore[arg-type]  # None: the program and its libraries
+
+        function: Callable[..., int] = _Function(("prctl", _Library()))  # type: ignore[arg-type]  # a library is what has _handle
+        return function
+    except Exception:
+        try:
+            import ctypes
+
+            found: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+            return found
+        except Exception:
+            return None
+
+
+_PRCTL = _libc_prctl()
+
+
+def _prctl(option: int, value: int) -> None:
+    if _PRCTL is not None:
+        try:
+            _PRCTL(option, value, 0, 0, 0)
+        except Exception:
+            pass
 
 
 def _processes() -> list[tuple[int, list[bytes]]]:
@@ -88,11 +135,7 @@ def _kill_group(*_: object) -> None:
 
 
 def _prctl_pdeathsig(sig: int) -> None:
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
-        except Exception:
-            pass
+    _prctl(_PR_SET_PDEATHSIG, sig)
 
 
 def _spawn(argv: list[str]) -> int:
@@ -156,16 +199,15 @@ def _descendants() -> set[int]:
 def serve(parent: int) -> int:
     """One guard for the whole host: it starts every server the host asks for and takes them all down with it.
 
-    Requests come on stdin, a Unix seqpacket socket: one JSON message ``{"argv", "env", "cwd"}`` with the
+    Requests come on stdin, a Unix seqpacket socket: one ``marshal`` message ``{"argv", "env", "cwd"}`` with the
     server's stdin, stdout and stderr attached as descriptors; the answer is ``{"pid"}``, and ``{"exit", "code"}``
     follows when that server ends. Each server leads a session of its own (the host signals its group) and
     dies with the guard (``PR_SET_PDEATHSIG``); the guard is a child subreaper, so whatever a server leaves behind
     stays below it, and when the host dies (parent-death signal, or the socket's end) it kills everything below
     it. When a server ends, what is left in its group and session ends with it.
     """
-    import json
+    import marshal
     import select
-    import socket
 
     servers: set[int] = set()
 
@@ -183,7 +225,7 @@ def serve(parent: int) -> int:
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     if os.getppid() != parent:  # the host died before the signal was armed
         kill_all()
-    channel = socket.socket(fileno=os.dup(0))
+    channel = _socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     wake_read, wake_write = os.pipe()
@@ -193,7 +235,7 @@ def serve(parent: int) -> int:
 
     def tell(message: dict[str, object]) -> None:
         try:
-            channel.send(json.dumps(message).encode())
+            channel.send(marshal.dumps(message))
         except OSError:  # the host is gone
             kill_all()
 
@@ -218,10 +260,10 @@ def serve(parent: int) -> int:
                 os.read(wake_read, 4096)
                 reap()
             if channel.fileno() in ready:
-                message, fds, _flags, _address = socket.recv_fds(channel, 1 << 20, 3)
+                message, fds = _receive(channel)
                 if not message:  # the host closed its end or died
                     kill_all()
-                request = json.loads(message)
+                request = marshal.loads(message)
                 try:
                     pid = _spawn_server(request["argv"], request["env"], request["cwd"], fds)
                 except OSError as exc:
@@ -236,12 +278,15 @@ def serve(parent: int) -> int:
         kill_all()
 
 
-def _prctl(option: int, value: int) -> None:
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-        except Exception:
-            pass
+def _receive(channel: _socket.socket) -> tuple[bytes, list[int]]:
+    """One message and the descriptors sent with it (what ``socket.recv_fds`` does, with ``_socket`` alone)."""
+    size = 4  # a C int per descriptor
+    message, ancillary, _flags, _address = channel.recvmsg(1 << 20, _socket.CMSG_LEN(3 * size))
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds += [int.from_bytes(data[i : i + size], sys.byteorder, signed=True) for i in range(0, len(data) - size + 1, size)]
+    return message, fds
 
 
 def _killpg(pgid: int) -> None:

@@ -3,13 +3,14 @@ with the host.
 
 A guard per child cost a Python start (about 30 ms of CPU) for every server; this one starts once. The host
 creates each child's pipes, hands their far ends to the guard over a Unix seqpacket socket, and gets the child's
-pid back, then its exit code when it ends. A reader thread takes the guard's messages, so one guard serves every
+pid back, then its exit code when it ends. Messages are ``marshal`` data: the guard runs this same interpreter,
+and it starts faster without ``json``. A reader thread takes the guard's messages, so one guard serves every
 event loop of the process.
 """
 
 import asyncio
 import collections
-import json
+import marshal
 import os
 import socket
 import subprocess
@@ -100,7 +101,7 @@ class HostGuard:
                 for loop, future in replies:
                     _call_soon(loop, _resolve, future, {"error": "the process guard exited"})
                 return
-            message = json.loads(data)
+            message = marshal.loads(data)
             if "exit" in message:
                 pid, code = int(message["exit"]), int(message["code"])
                 with self._lock:
@@ -137,7 +138,7 @@ class HostGuard:
                 ends.append(write if index == 0 else read)
                 theirs.append(read if index == 0 else write)
             future: asyncio.Future[dict[str, object]] = loop.create_future()
-            request = json.dumps({"argv": list(argv), "env": dict(env), "cwd": cwd}).encode()
+            request = marshal.dumps({"argv": list(argv), "env": dict(env), "cwd": cwd})
             with self._lock:
                 self._replies.append((loop, future))
                 socket.send_fds(self._socket, [request], theirs)
