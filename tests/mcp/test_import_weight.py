@@ -4,6 +4,7 @@ that only other commands need (bench/import_time.py measures the time; this guar
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 HOST_IMPORT = "from kairox.config import McpServerConfig; from kairox.mcp import McpClient"
 
@@ -87,3 +88,22 @@ def test_the_host_guard_starts_on_modules_built_into_the_interpreter() -> None:
 
 def _imported(importtime: str) -> list[str]:
     return [line.rsplit("|", 1)[-1].strip() for line in importtime.splitlines() if line.startswith("import time:") and "|" in line]
+
+
+def test_a_stdio_client_starts_the_guard_before_its_server_is_asked_for(tmp_path: Path) -> None:
+    """The guard boots while the client gets ready, so the first spawn does not wait for it; a client of an HTTP
+    server starts none."""
+    probe = """
+import sys
+from pathlib import Path
+from kairox._rpc import running_host_guard
+from kairox.config import McpServerConfig
+from kairox.mcp import McpClient
+McpClient("web", McpServerConfig(url="http://127.0.0.1:9/mcp"), workspace=Path.cwd(), home=Path(sys.argv[1]))
+print(running_host_guard() is not None)
+McpClient("local", McpServerConfig(command="server"), workspace=Path.cwd(), home=Path(sys.argv[1]))
+print(running_host_guard() is not None)
+"""
+    run = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", "True"]

@@ -228,3 +228,10 @@ def host_guard() -> HostGuard:
         return _guard
 
 
+def start_host_guard() -> None:
+    """Start this process's guard now, if it is not running, so that it is ready when the first child is asked
+    for (the guard's start overlaps the caller's own work); a guard that cannot start says so at that spawn."""
+    try:
+        host_guard()
+    except OSError:
+        pass

@@ -29,7 +29,7 @@ import anyio
 import anyio.abc
 
 import kairox
-from kairox._rpc import ChildProcess
+from kairox._rpc import ChildProcess, start_host_guard
 from kairox._util import JsonObject
 from kairox.config import McpServerConfig
 from kairox.events import EventSink, NullSink
@@ -178,6 +178,8 @@ class McpClient:
         environ: Mapping[str, str] | None = None,
         base_dir: Path | None = None,
     ) -> None:
+        if config.transport == "stdio":
+            start_host_guard()  # it boots while the rest of the start runs, so the server's spawn does not wait
         self.name = name
         self.config = config
         self.workspace = workspace
