@@ -23,14 +23,29 @@ class NullSink:
         return None
 
 
-class RecordingSink:
-    """Keeps every event in memory, in order: for tests, the TUI and ``kairox context``."""
+RECORDING_LIMIT = 10_000
+"""Events a ``RecordingSink`` keeps by default: the newest, so a long session (``kairox serve``, the GUI) does not
+hold every tool call it ever made."""
 
-    def __init__(self) -> None:
+
+class RecordingSink:
+    """Keeps events in memory, in order: for tests, the TUI and ``kairox context``. Past ``limit`` events the
+    oldest are dropped, a quarter of the limit at a time (so the list holds between ``limit`` and 1.25 times
+    ``limit`` of the newest); ``limit=None`` keeps every event."""
+
+    def __init__(self, *, limit: int | None = RECORDING_LIMIT) -> None:
+        if limit is not None and limit < 1:
+            raise ValueError(f"a recording limit must be at least 1, not {limit}")
         self.events: list[Event] = []
+        self.limit = limit
+        self._keep = limit or 0
+        self._trim_at = None if limit is None else limit + max(limit // 4, 1)
 
     def emit(self, event: Event) -> None:
-        self.events.append(event)
+        events = self.events
+        events.append(event)
+        if self._trim_at is not None and len(events) >= self._trim_at:
+            del events[: len(events) - self._keep]
 
     def of_type(self, kind: type[E]) -> list[E]:
         return [e for e in self.events if isinstance(e, kind)]
