@@ -90,3 +90,14 @@ async def test_a_stderr_log_is_capped_and_rotated_so_a_flood_fills_at_most_two_f
     assert log.with_name("server.log.1").read_text() == "a" * 500 + "b" * 500
     assert log.read_text() == "b" * 500
     assert child.stderr.total_bytes == 3500
+
+
+LIST_FDS = "import os; print(' '.join(sorted(os.listdir('/proc/self/fd'), key=int)), flush=True); os.read(0, 1)"
+
+
+async def test_a_guarded_child_holds_its_pipes_only_as_0_1_and_2() -> None:
+    """The guard passes the pipes on as the child's standard streams and keeps no stray copy in it: a child that
+    closes its input is seen to have closed it, and what it starts inherits nothing more."""
+    async with ChildProcess([sys.executable, "-c", LIST_FDS], guarded=True) as child:
+        # 3 is the listing's own descriptor of /proc/self/fd
+        assert (await child.stdout.readline()).split() == [b"0", b"1", b"2", b"3"]

@@ -279,9 +279,12 @@ def serve(parent: int) -> int:
 
 
 def _receive(channel: _socket.socket) -> tuple[bytes, list[int]]:
-    """One message and the descriptors sent with it (what ``socket.recv_fds`` does, with ``_socket`` alone)."""
+    """One message and the descriptors sent with it (what ``socket.recv_fds`` does, with ``_socket`` alone). They
+    arrive close-on-exec: a server gets them as its 0, 1 and 2 only, not as stray copies that would keep its pipes
+    open after it closed them (and leak into everything it starts)."""
     size = 4  # a C int per descriptor
-    message, ancillary, _flags, _address = channel.recvmsg(1 << 20, _socket.CMSG_LEN(3 * size))
+    cloexec = getattr(_socket, "MSG_CMSG_CLOEXEC", 0)
+    message, ancillary, _flags, _address = channel.recvmsg(1 << 20, _socket.CMSG_LEN(3 * size), cloexec)
     fds: list[int] = []
     for level, kind, data in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
