@@ -86,3 +86,35 @@ async def test_a_2026_server_slower_than_the_probe_timeout_still_reaches_the_sdk
     async with McpClient("slow", config, workspace=tmp_path) as client:
         assert (client.status, client.session_kind) == (ServerStatus.READY, "sdk"), client.lifecycle.reason
         assert client.lifecycle.protocol_version == LATEST_MODERN_VERSION
+
+
+CRASHES_AT_ONCE = "import sys; sys.stderr.write('missing API key\\n'); sys.exit(3)"
+CLOSES_ITS_INPUT = "import os, time; os.close(0); time.sleep(30)"
+
+
+async def test_a_server_that_exited_is_told_from_one_that_only_closed_its_input() -> None:
+    """A server that crashes at once can be seen first as a closed input (a send fails) and only later as the end
+    of its output: both mean it ended by itself, and its exit code is what the failure names. A server that merely
+    closed its input and was then stopped by Kairox did not end by itself."""
+    import anyio
+
+    from kairox._rpc import ChildProcess
+    from kairox.mcp._client import _exited_on_its_own
+    from kairox.mcp._native import StdioChannel
+    from kairox.mcp._session import CONNECTION_CLOSED, SessionError
+
+    outcomes = []
+    for script in (CRASHES_AT_ONCE, CLOSES_ITS_INPUT):
+        child = await ChildProcess([sys.executable, "-c", script], guarded=True, stdin_grace=0.0, stop_timeout=1.0).start()
+        channel = StdioChannel(child)
+        if script == CRASHES_AT_ONCE:
+            assert await child.wait(10) == 3
+        with anyio.fail_after(10):
+            while not channel._transport.is_closing():  # the write end notices the closed pipe
+                await anyio.sleep(0.01)
+        with pytest.raises(SessionError) as raised:
+            await channel.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+        assert raised.value.code == CONNECTION_CLOSED and channel.input_closed and not channel.eof
+        code = await child.stop()
+        outcomes.append((code, _exited_on_its_own(channel, code)))
+    assert outcomes == [(3, True), (-15, False)]

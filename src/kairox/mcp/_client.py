@@ -15,6 +15,7 @@ import contextlib
 import gc
 import math
 import os
+import signal
 import sys
 import time
 import weakref
@@ -148,6 +149,17 @@ def _broken_connection() -> tuple[type[Exception], ...]:
     errors: tuple[type[Exception], ...] = (anyio.BrokenResourceError, anyio.ClosedResourceError)
     httpx = sys.modules.get("httpx2")
     return (*errors, httpx.TransportError) if httpx is not None else errors
+
+
+def _exited_on_its_own(transport: StdioChannel | None, code: int | None) -> bool:
+    """Whether the stdio server ended by itself: its output ended, or a message found its input closed and it
+    exited other than by the stop's signals (a server that crashes at once can close its input before the end of
+    its output is read)."""
+    if transport is None:
+        return False
+    if transport.eof:
+        return True
+    return transport.input_closed and code is not None and code not in (-signal.SIGTERM, -signal.SIGKILL)
 
 
 def _exit_detail(code: int | None) -> str:
@@ -421,7 +433,7 @@ class McpClient:
         else:
             self._last_exit_code = None
         self._transport_invalid = tuple(self._transport.invalid_lines) if self._transport is not None else ()
-        self._exited_by_itself = self._transport is not None and self._transport.eof
+        self._exited_by_itself = _exited_on_its_own(self._transport, self._last_exit_code)
         self._child = None
         self._transport = None
         self._connection_closed = None

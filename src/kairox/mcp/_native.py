@@ -102,11 +102,14 @@ def jsonrpc_shape(message: Any) -> bool:
 
 class StdioChannel:
     """JSON lines on a started child's pipes. A line that is not JSON-RPC (a stray ``print``) is reported and
-    skipped; it never ends the session. ``eof`` says the child closed its output (it exited, or is about to)."""
+    skipped; it never ends the session. ``eof`` says the child closed its output (it exited, or is about to);
+    ``input_closed``, that a message could not be sent because the child's input was closed (it exited, or closed
+    it), which can come before the end of its output is read."""
 
     def __init__(self, child: ChildProcess, *, on_invalid_line: Callable[[str], None] | None = None) -> None:
         self.child = child
         self.eof = False
+        self.input_closed = False
         self.invalid_lines: list[str] = []
         self._on_invalid_line = on_invalid_line
         self._stdin = child.stdin
@@ -149,12 +152,14 @@ class StdioChannel:
 
     async def send(self, message: dict[str, Any]) -> None:
         if self._transport.is_closing():
+            self.input_closed = True
             raise SessionError(CONNECTION_CLOSED, "Connection closed: the server's input is closed")
         self._stdin.write(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
         if self._transport.get_write_buffer_size() > _WRITE_BUFFER_HIGH:
             try:
                 await self._stdin.drain()
             except (ConnectionError, OSError) as exc:
+                self.input_closed = True
                 raise SessionError(CONNECTION_CLOSED, f"Connection closed: {exc}") from exc
 
     def negotiated(self, version: str) -> None:
