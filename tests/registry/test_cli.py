@@ -146,3 +146,14 @@ def test_trace_records_requested_decided_finished_with_the_rule(ws: Path, isolat
     decided = calls[1]
     assert (decided["decision"], decided["rule"], decided["file"], decided["line"]) == ("deny", "fs.read(*.env)", str(user_file), 2)
     assert (calls[2]["is_error"], calls[2]["error"]) == (True, f"fs.read was not run: denied by deny rule 'fs.read(*.env)' ({user_file}:2)")
+
+
+def test_the_prompt_names_only_the_layers_always_may_write() -> None:
+    from kairox.cli._approver import render_request
+    from kairox.policy import GrantOption, RuleLayer
+
+    grants = (GrantOption(rule="x(a)", covers="exactly this call", exact=True, persistable=True),)
+    trusted = render_request(ApprovalRequest(tool="x", reason="r", rule="x(a)", grants=grants, layers=tuple(RuleLayer)))
+    untrusted = render_request(ApprovalRequest(tool="x", reason="r", rule="x(a)", grants=grants, layers=(RuleLayer.USER,)))
+    assert "  [a1] allow always: save allow rule 'x(a)' (add :project or :local to save it there)" in trusted.splitlines()
+    assert "  [a1] allow always: save allow rule 'x(a)' in the user configuration" in untrusted.splitlines()

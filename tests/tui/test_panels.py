@@ -1,5 +1,6 @@
 """Panels and the trace filter in the running TUI (no model configured: the panels work without one). /mcp
-restarts and disables servers of the running manager; /skills writes its toggle to the user layer."""
+restarts and disables servers of the running manager, asking first when the write goes into a file of an
+untrusted workspace; /skills writes its toggle to the user layer."""
 
 import sys
 import tomllib
@@ -8,10 +9,12 @@ from pathlib import Path
 import pytest
 from tests.agent._support import SERVERS, make_workspace
 from tests.tui.test_session_app import app_for, type_text, until
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
+from kairox.config import TrustStore
 from kairox.mcp import ServerStatus
-from kairox.tui import McpPanel, TextPanel
+from kairox.runtime import CONFIG_WRITE_TOOL
+from kairox.tui import ApprovalScreen, McpPanel, TextPanel
 from kairox.tui._toggles import TogglePanel
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -118,3 +121,73 @@ async def test_skills_panel_toggle_is_saved_in_the_user_layer(tmp_path: Path, is
     assert status.startswith("disabled release-notes in ")
     assert config["skills"]["entries"]["release-notes"]["enabled"] is False
     assert entry.enabled is False
+
+
+def _files(*roots: Path) -> dict[str, bytes]:
+    return {str(path): path.read_bytes() for root in roots for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def project_server(workspace: Path) -> Path:
+    """A workspace whose own kairox.toml declares server ``alpha``: the file the toggle writes."""
+    project = workspace / "kairox.toml"
+    project.write_text(f'# the project\'s servers\n[mcp_servers.alpha]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n')
+    return project
+
+
+async def test_mcp_panel_asks_before_writing_a_project_file_of_an_untrusted_workspace(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    project = project_server(workspace)
+    app = app_for(workspace)
+    assert app.resolved.trusted is False
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.context is not None)
+        await type_text(pilot, "/mcp")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, McpPanel))
+        panel = app.screen
+        assert panel.selected == "alpha"
+        before = _files(workspace, isolated_home)
+
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        asked = app.screen.request
+        assert (asked.tool, asked.arguments, asked.grants, asked.layers) == (
+            CONFIG_WRITE_TOOL, {"path": str(project), "change": "mcp_servers.alpha.enabled = false"}, (), ()
+        )
+        assert asked.reason.startswith(f"{project} is the project file of a workspace you have not trusted")
+        await pilot.press("d")
+        await until(pilot, lambda: panel.busy is None and "disable alpha:" in panel.status_line)
+        assert app.screen is panel
+        assert panel.status_line.startswith(f"disable alpha: {project} is unchanged (mcp_servers.alpha.enabled = false): denied in the approval dialog")
+        assert "kairox trust" in str(panel.query_one("#mcp-info", Static).render())
+        assert _files(workspace, isolated_home) == before
+        assert app.context.mcp.clients["alpha"].config.enabled is True
+
+        panel.status_line = ""
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("o")
+        await until(pilot, lambda: panel.busy is None and "disable alpha:" in panel.status_line)
+        assert panel.status_line == f"disable alpha: done (saved in {project})"
+        written = project.read_text()
+        assert written.startswith("# the project's servers\n") and tomllib.loads(written)["mcp_servers"]["alpha"]["enabled"] is False
+        assert _files(isolated_home) == {k: v for k, v in before.items() if k.startswith(str(isolated_home))}
+
+
+async def test_mcp_panel_writes_a_project_file_of_a_trusted_workspace_without_asking(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    project = project_server(workspace)
+    TrustStore(isolated_home).trust(workspace)
+    app = app_for(workspace)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.context is not None and app.context.mcp.clients["alpha"].status is ServerStatus.READY)
+        await type_text(pilot, "/mcp")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, McpPanel))
+        panel = app.screen
+        await pilot.press("e")
+        await until(pilot, lambda: panel.busy is None and "disable alpha:" in panel.status_line)
+        assert panel.status_line == f"disable alpha: done (saved in {project})"
+        assert app.screen is panel and not any(isinstance(s, ApprovalScreen) for s in app.screen_stack)
+        assert app.context.mcp.clients["alpha"].status is ServerStatus.STOPPED
+    assert tomllib.loads(project.read_text())["mcp_servers"]["alpha"]["enabled"] is False

@@ -127,7 +127,7 @@ async def test_mcp_panel(fixed_dir: Path, isolated_home: Path) -> None:
         app.query_one("#composer").cursor_blink = False
         app.board.sync(context)
         app.context = context
-        app.push_screen(McpPanel(context, app.board))
+        app.push_screen(McpPanel(context, app.board, approver=app.approver))
         await pilot.pause(0.3)
         with anyio.fail_after(5):
             while not app.screen.query("#mcp-tools").first().row_count:

@@ -40,9 +40,12 @@ def render_request(request: ApprovalRequest) -> str:
     for index, grant in enumerate(request.grants, start=1):
         lines.append(f"  [s{index}] allow for this session: {grant.covers}" + ("" if grant.exact else f" (rule {grant.rule!r})"))
     if request.always_allowed:
+        # only the layers offered: an untrusted workspace's project and local files are not written
+        others = " or ".join(f":{layer}" for layer in request.layers if layer is not RuleLayer.USER)
+        where = f" (add {others} to save it there)" if others else " in the user configuration"
         for index, grant in enumerate(request.grants, start=1):
             if grant.persistable:
-                lines.append(f"  [a{index}] allow always: save allow rule {grant.rule!r} (add :project or :local to save it there)")
+                lines.append(f"  [a{index}] allow always: save allow rule {grant.rule!r}{where}")
     lines.append("  [d] deny   [d MESSAGE] deny and tell the model why")
     lines.append("  answer: ")
     return "\n".join(lines)

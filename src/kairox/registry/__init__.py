@@ -10,7 +10,7 @@ from kairox.registry._adapters import (
     wire_name,
     wire_names,
 )
-from kairox.registry._approvals import PersistRule, SessionApprovals
+from kairox.registry._approvals import PersistRule, RuleNotSavedError, RuleWriter, SessionApprovals
 from kairox.registry._events import (
     ToolCallApprovalAnswered,
     ToolCallDecided,
@@ -26,6 +26,8 @@ __all__ = [
     "ModelProvider",
     "PersistRule",
     "RegistrySettings",
+    "RuleNotSavedError",
+    "RuleWriter",
     "SchemaAdapterError",
     "SessionApprovals",
     "ToolCallApprovalAnswered",

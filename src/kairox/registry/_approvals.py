@@ -7,12 +7,12 @@ a command the parser cannot see are asked every time: no grant silences them.
 """
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from kairox._util import JsonObject
 from kairox.config import SandboxPolicy
-from kairox.errors import Diagnostic, Severity
+from kairox.errors import Diagnostic, KairoxError, Severity
 from kairox.events import Event
 from kairox.policy import (
     ApprovalAnswer,
@@ -33,6 +33,33 @@ from kairox.tools import ToolSpec
 
 PersistRule = Callable[[str, RuleLayer], None]
 """Writes an allow rule into a config layer (what an "always" approval does)."""
+
+
+class RuleNotSavedError(KairoxError):
+    """A rule writer was asked to write a layer it does not write (a project file of an untrusted workspace)."""
+
+    def __init__(self, rule: str, layer: RuleLayer, reason: str) -> None:
+        super().__init__(
+            f"the allow rule {rule!r} was not saved in the {layer} layer: {reason}; it holds for this session",
+            hint=f"trust the workspace (`kairox trust`) and answer again, or save it in the {RuleLayer.USER} layer",
+        )
+        self.rule, self.layer, self.reason = rule, layer, reason
+
+
+@dataclass(frozen=True, slots=True)
+class RuleWriter:
+    """A :data:`PersistRule` that says which layers it will not write, and why: those layers are not offered, and
+    an "always" answer naming one is granted for the session only. It refuses them itself too, so nothing reaches
+    ``write`` for them."""
+
+    write: PersistRule
+    refused: Mapping[RuleLayer, str] = field(default_factory=dict)
+    """Each layer it does not write, with the reason the person is told."""
+
+    def __call__(self, rule: str, layer: RuleLayer) -> None:
+        if layer in self.refused:
+            raise RuleNotSavedError(rule, layer, self.refused[layer])
+        self.write(rule, layer)
 
 _GRANTABLE = frozenset({DecisionSource.MODE, DecisionSource.SANDBOX})
 """Asks a grant may answer: those that come from the tool's profile against the modes. An explicit ask rule, a
@@ -101,8 +128,13 @@ class SessionApprovals:
             asked_by=None if decision.rule is None else str(decision.rule),
             command=command if isinstance(command, str) else None,
             grants=tuple(options),
-            layers=tuple(RuleLayer) if persist_options else (),
+            layers=self._layers() if persist_options else (),
         )
+
+    def _layers(self) -> tuple[RuleLayer, ...]:
+        """The layers an "always" answer may write: every one the rule writer does not refuse."""
+        refused = self.persist_rule.refused if isinstance(self.persist_rule, RuleWriter) else {}
+        return tuple(layer for layer in RuleLayer if layer not in refused)
 
     async def resolve(
         self, call_id: str, spec: ToolSpec, arguments: JsonObject, decision: Decision, engine: PolicyEngine, *, approver: Approver | None = None
@@ -120,7 +152,7 @@ class SessionApprovals:
             answer = await (approver or self.approver).request_approval(request)
         except Exception as exc:
             answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
-        scope, persisted = ApprovalScope.ONCE, None
+        scope, persisted, reason = ApprovalScope.ONCE, None, answer.reason
         if answer.approved and answer.scope is not ApprovalScope.ONCE:
             option = _chosen(request, answer)
             if option is not None:  # a grant the request did not offer is never given: the answer counts once
@@ -129,11 +161,13 @@ class SessionApprovals:
                 if answer.scope is ApprovalScope.ALWAYS:
                     if option.persistable and answer.layer in request.layers:
                         persisted = self._persist(option.rule, answer.layer)
-                    else:  # "always" was not offered for this grant: it holds for the session
+                    else:  # "always" was not offered for this grant or layer: it holds for the session
                         scope = ApprovalScope.SESSION
+                        if option.persistable:
+                            reason = reason or self._not_saved(option.rule, answer.layer)
         self._emit(
             ToolCallApprovalAnswered(
-                call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(scope), reason=answer.reason, persisted_rule=persisted
+                call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(scope), reason=reason, persisted_rule=persisted
             )
         )
         if answer.approved:
@@ -176,6 +210,16 @@ class SessionApprovals:
         )
         self._emit(decided_event(call_id, spec.name, verdict))
         return answer.approved
+
+    def _not_saved(self, rule: str, layer: RuleLayer) -> str | None:
+        """Say why "always" in a layer the request did not offer saved nothing (a refused layer), as a diagnostic
+        and as the answered event's reason."""
+        why = self.persist_rule.refused.get(layer) if isinstance(self.persist_rule, RuleWriter) else None
+        if why is None:
+            return None
+        error = RuleNotSavedError(rule, layer, why)
+        self.diagnostics.append(Diagnostic(kind="policy_rule", name=rule, reason=error.message, severity=Severity.WARNING, hint=error.hint))
+        return f"{error.message} ({error.hint})"
 
     def _persist(self, rule: str, layer: RuleLayer) -> str | None:
         assert self.persist_rule is not None

@@ -5,7 +5,7 @@ from pathlib import Path
 from kairox.config import Layer, ResolvedConfig, append_value
 from kairox.events import EventSink
 from kairox.policy import Approver, PolicySettings, RuleLayer, resolve_path
-from kairox.registry._approvals import PersistRule
+from kairox.registry._approvals import PersistRule, RuleWriter
 from kairox.registry._registry import RegistrySettings, ToolRegistry
 from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks
 
@@ -37,14 +37,28 @@ def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None
     )
 
 
-def user_layer_writer(resolved: ResolvedConfig) -> PersistRule:
+def user_layer_writer(resolved: ResolvedConfig) -> RuleWriter:
     """Persists "always" approvals as allow rules in the layer the person chose (user by default), keeping the
-    file's comments."""
+    file's comments.
+
+    It never writes a file of an untrusted workspace (:meth:`ResolvedConfig.untrusted_file` says which, by any
+    spelling or link) nor, there, the project or local layer at all: the file is the workspace owner's, a rule in
+    it would not count before ``kairox trust`` anyway, and a project file linked to the user's own would turn a
+    rule meant for this workspace into one for every workspace. Those layers are not offered, and an "always"
+    naming one holds for the session."""
+    refused: dict[RuleLayer, str] = {}
+    for layer in RuleLayer:
+        file = resolved.layer_file(Layer(str(layer)))
+        what = resolved.untrusted_file(file)
+        if what is None and layer is not RuleLayer.USER and not resolved.trusted:
+            what = f"the {layer} file"
+        if what is not None:
+            refused[layer] = f"{file} is {what} of a workspace you have not trusted"
 
     def persist(rule: str, layer: RuleLayer) -> None:
         append_value(resolved.layer_file(Layer(str(layer))), "policy.rules.allow", rule)
 
-    return persist
+    return RuleWriter(persist, refused=refused)
 
 
 async def build_registry(

@@ -113,6 +113,7 @@ class KairoxApp(App[None]):
         self.model, self.provider, self.resume = model, provider, resume
         self.clock = clock
         self.board = ServerBoard(clock)
+        self.approver = TuiApprover(self)
         self.entries: list[tuple[float, TraceEntry]] = []
         self.errors_only = False
         self.server_filter: str | None = None
@@ -195,7 +196,7 @@ class KairoxApp(App[None]):
                     await self._leave.wait()
             else:
                 async with open_session(
-                    cli=self.options, resolved=self.resolved, approver=TuiApprover(self), events=[sink],
+                    cli=self.options, resolved=self.resolved, approver=self.approver, events=[sink],
                     model=self.model, provider=self.provider, resume=self.resume,
                 ) as session:
                     self.session = session
@@ -400,7 +401,7 @@ class KairoxApp(App[None]):
             self.query_one(Conversation).notice("the extensions are still starting; try again in a moment")
             return
         if name == "mcp":
-            self.push_screen(McpPanel(context, self.board, on_change=self.refresh_servers))
+            self.push_screen(McpPanel(context, self.board, approver=self.approver, on_change=self.refresh_servers))
             return
         if name == "skills":
             self.push_screen(

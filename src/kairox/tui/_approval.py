@@ -98,7 +98,8 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
 
 
 class TuiApprover:
-    """The session's approver: each request opens the modal and waits for its answer."""
+    """The session's approver: each request opens the modal and waits for its answer. Any part of the app may
+    ask: the session's worker about a tool call, a panel about a configuration write from its key handler."""
 
     def __init__(self, app: "App[Any]") -> None:
         self.app = app
@@ -110,5 +111,7 @@ class TuiApprover:
             if not answer.done():
                 answer.set_result(result or ApprovalAnswer.deny("the approval dialog was closed"))
 
-        self.app.push_screen(ApprovalScreen(request), callback=done)
+        # pushed from the app's own loop: Textual hands the answer back through the message pump that pushed the
+        # dialog, and a panel asking from its key handler keeps its own pump busy awaiting this very answer
+        self.app.call_later(self.app.push_screen, ApprovalScreen(request), done)
         return await answer

@@ -1,7 +1,9 @@
 """Panels over the main screen: a read-only text panel, and /mcp, which acts on the running servers through the
-runtime's operations (the same ones every front end uses)."""
+runtime's operations (the same ones every front end uses). A toggle that writes into a file of an untrusted
+workspace asks first, through the approval dialog, as the GUI and the command line do."""
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
@@ -14,6 +16,7 @@ from kairox.errors import KairoxError
 from kairox.tui._servers import MARKS, ServerBoard, ServerMark
 
 if TYPE_CHECKING:
+    from kairox.policy import Approver
     from kairox.runtime import ExtensionContext
 
 
@@ -36,7 +39,8 @@ class TextPanel(ModalScreen[None]):
 
 class McpPanel(ModalScreen[None]):
     """Servers on the left; the highlighted one's details, stderr tail and tools on the right.
-    r restarts it, e turns it on or off, t turns the highlighted tool on or off (both written to its config layer)."""
+    r restarts it, e turns it on or off, t turns the highlighted tool on or off (both written to its config layer,
+    after asking ``approver`` when that file is one of an untrusted workspace)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "close"),
@@ -47,13 +51,18 @@ class McpPanel(ModalScreen[None]):
         Binding("tab", "switch", "servers/tools", show=False),
     ]
 
-    def __init__(self, context: "ExtensionContext", board: ServerBoard, *, on_change: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, context: "ExtensionContext", board: ServerBoard, *, approver: "Approver", on_change: Callable[[], None] | None = None
+    ) -> None:
         super().__init__(classes="panel")
         self.context = context
         self.board = board
+        self.approver = approver
         self.on_change = on_change
         self.selected: str | None = None
         self.status_line = ""
+        self.busy: str | None = None
+        """The action running now (restart, enable ...), or None."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="panel-box"):
@@ -128,34 +137,59 @@ class McpPanel(ModalScreen[None]):
         servers, tools = self.query_one("#mcp-servers", DataTable), self.query_one("#mcp-tools", DataTable)
         (tools if servers.has_focus else servers).focus()
 
-    async def _act(self, what: str, work: Callable[[], object]) -> None:
+    def _act(self, what: str, work: Callable[[], Awaitable[object]]) -> None:
+        """Run ``work`` in a worker, one at a time: it may wait for a server or for the approval dialog, and a key
+        handler that waited would hold this screen's messages (and its answer) back."""
+        if self.busy is not None:
+            self.status_line = f"{what}: wait until {self.busy} is finished"
+            self.refresh_detail()
+            return
+        self.busy = what
+        self.status_line = f"{what}: …"
+        self.refresh_detail()
+        self.run_worker(self._run(what, work), name=what, exit_on_error=False)
+
+    async def _run(self, what: str, work: Callable[[], Awaitable[object]]) -> None:
         try:
-            result = work()
-            if hasattr(result, "__await__"):
-                result = await result  # type: ignore[misc]
+            result = await work()
             self.status_line = f"{what}: done" + (f" (saved in {result})" if result else "")
         except (KairoxError, ValueError, TimeoutError) as exc:
             self.status_line = f"{what}: {exc}"
+        finally:
+            self.busy = None
         if self.on_change is not None:
             self.on_change()
         self.refresh_servers()
 
-    async def action_restart(self) -> None:
+    def action_restart(self) -> None:
         from kairox.runtime import restart_mcp_server
 
         if self.selected is not None:
             name = self.selected
-            await self._act(f"restart {name}", lambda: restart_mcp_server(self.context, name))
+            self._act(f"restart {name}", lambda: restart_mcp_server(self.context, name))
 
-    async def action_toggle_server(self) -> None:
+    async def _write(self, name: str, change: str, write: Callable[[Path], Awaitable[Path]]) -> Path:
+        """``write`` into the file of the layer that declares server ``name``, once the write is authorized: a
+        refusal raises before any byte is written."""
+        from kairox.runtime import authorize_config_write, server_layer_file
+
+        file = server_layer_file(self.context.resolved, "mcp_servers", name)
+        await authorize_config_write(self.context.resolved, file, change, approver=self.approver)
+        return await write(file)
+
+    def action_toggle_server(self) -> None:
         from kairox.runtime import set_mcp_server_enabled
 
         if self.selected is not None and self.context.mcp is not None:
             name = self.selected
             enable = not self.context.mcp.clients[name].config.enabled
-            await self._act(f"{'enable' if enable else 'disable'} {name}", lambda: set_mcp_server_enabled(self.context, name, enable))
+            change = f"mcp_servers.{name}.enabled = {str(enable).lower()}"
+            self._act(
+                f"{'enable' if enable else 'disable'} {name}",
+                lambda: self._write(name, change, lambda file: set_mcp_server_enabled(self.context, name, enable, file=file)),
+            )
 
-    async def action_toggle_tool(self) -> None:
+    def action_toggle_tool(self) -> None:
         from kairox.runtime import set_mcp_tool_enabled
 
         tools = self.query_one("#mcp-tools", DataTable)
@@ -164,7 +198,15 @@ class McpPanel(ModalScreen[None]):
         tool = str(tools.coordinate_to_cell_key(tools.cursor_coordinate).row_key.value)
         name = self.selected
         enable = tool in (self.context.mcp.clients[name].config.disabled_tools or [])
-        await self._act(f"{'enable' if enable else 'disable'} tool {tool}", lambda: set_mcp_tool_enabled(self.context, name, tool, enable))
+        change = f"mcp_servers.{name}.disabled_tools: {tool} {'enable' if enable else 'disable'}d"
+        self._act(
+            f"{'enable' if enable else 'disable'} tool {tool}",
+            lambda: self._write(name, change, lambda file: set_mcp_tool_enabled(self.context, name, tool, enable, file=file)),
+        )
 
     async def action_dismiss(self, result: None = None) -> None:
+        if self.busy is not None:  # closing would cancel the worker halfway through a write or a restart
+            self.status_line = f"{self.busy}: still running; Esc closes the panel once it is finished"
+            self.refresh_detail()
+            return
         self.dismiss(None)
