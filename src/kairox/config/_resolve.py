@@ -1,6 +1,7 @@
 """``resolve_config``: every layer read, validated, merged with provenance, and held to workspace trust."""
 
 import dataclasses
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kairox._util import DecodeProblem, decode_toml
+from kairox.config._file_cache import FILE_CACHE, ConfigFileCache, ParsedFile
 from kairox.config._keys import join_key, key_positions, split_key
 from kairox.config._layers import (
     Layer,
@@ -43,6 +45,10 @@ ENV_KEYS: dict[str, str] = {
 ENV_GENERIC_PREFIX = "KAIROX_CONFIG__"
 
 _FILE_LAYERS = (Layer.SYSTEM, Layer.USER, Layer.PROJECT, Layer.LOCAL)
+_PROFILE_KEYS = frozenset({"profile", "profiles"})
+_SCALARS = (str, bool, int, float)
+_CLI_VALUES: dict[str, Any] = {}
+"""``parse_cli_value`` of texts that gave a scalar (a list or table is parsed afresh: callers may change it)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -65,10 +71,17 @@ class PolicyRule:
 
 def parse_cli_value(text: str) -> Any:
     """``-c key=value``: the value as TOML when it parses, else the text itself."""
+    if text in _CLI_VALUES:
+        return _CLI_VALUES[text]
     try:
-        return decode_toml(f"v = {text}")["v"]
+        value = decode_toml(f"v = {text}")["v"]
     except DecodeProblem:
-        return text
+        value = text
+    if type(value) in _SCALARS:
+        if len(_CLI_VALUES) >= 4096:
+            _CLI_VALUES.clear()
+        _CLI_VALUES[text] = value
+    return value
 
 
 def _nest(key: str, value: Any) -> dict[str, Any]:
@@ -219,27 +232,51 @@ class ResolvedConfig:
         }
 
 
-def _read_file(
-    layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool, held: bool
-) -> tuple[LayerData | None, LayerInfo]:
-    if not path.is_file():
-        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.NOT_FOUND)
+def _parse_file(layer: Layer, path: Path, text: str) -> ParsedFile:
+    """One file's text as ``layer``: its table, key lines and leaves, or its TOML or schema problems."""
     try:
-        text = path.read_text(encoding="utf-8")
         raw = decode_toml(text)
+    except DecodeProblem as exc:
+        problem = ConfigProblem(
+            file=str(path), line=exc.line, key="", message=f"not valid TOML: {exc.message}", hint="fix the syntax at that line", layer=str(layer)
+        )
+        return ParsedFile(data=None, problems=(problem,), detail=exc.message)
+    data = LayerData(layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), pin_memo={})
+    problems: list[ConfigProblem] = []
+    if not _validate_layer(data, problems):
+        return ParsedFile(data=None, problems=tuple(problems), detail="schema problems")
+    data.leaves()
+    return ParsedFile(data=data)
+
+
+def _read_file(
+    layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool, held: bool, cache: ConfigFileCache | None
+) -> tuple[LayerData | None, LayerInfo]:
+    parse = functools.partial(_parse_file, layer, path)
+    try:
+        if cache is not None:
+            parsed = cache.get(path, layer, parse)
+        else:
+            parsed = parse(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(ConfigProblem(file=str(path), line=None, key="", message=f"cannot read: {exc}", layer=str(layer)))
         return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=str(exc))
-    except DecodeProblem as exc:
-        problems.append(
-            ConfigProblem(
-                file=str(path), line=exc.line, key="", message=f"not valid TOML: {exc.message}", hint="fix the syntax at that line", layer=str(layer)
-            )
-        )
-        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=exc.message)
-    data = LayerData(layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), untrusted=held)
+    if parsed is None:
+        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.NOT_FOUND)
+    problems.extend(parsed.problems)
+    data = parsed.layer_data(untrusted=held)
+    if data is None:
+        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=parsed.detail)
     status = LayerStatus.UNTRUSTED if untrusted else LayerStatus.LOADED
     return data, LayerInfo(layer=layer, file=path, status=status)
+
+
+@functools.cache
+def _default_layer() -> LayerData:
+    """Every default value as the lowest layer; made once (a resolve copies nothing of it: nothing changes it)."""
+    data = LayerData(layer=Layer.DEFAULT, raw=KairoxConfig().model_dump(mode="json", exclude_none=True))
+    data.leaves()
+    return data
 
 
 def _env_layer(env: Mapping[str, str], problems: list[ConfigProblem]) -> LayerData | None:
@@ -353,11 +390,13 @@ def resolve_config(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     events: EventSink | None = None,
+    file_cache: ConfigFileCache | None = FILE_CACHE,
 ) -> ResolvedConfig:
     """Read every layer, validate each file, merge with provenance and apply workspace trust.
 
     Problems never raise here: they are collected in ``problems`` (each with file, line, key and hint) so one
-    run reports all of them; front ends decide whether they are fatal.
+    run reports all of them; front ends decide whether they are fatal. ``file_cache`` keeps each file's parse
+    while the file is unchanged (None reads and validates every file afresh).
     """
     env = os.environ if env is None else env
     home = kairox_home(env)
@@ -372,19 +411,16 @@ def resolve_config(
         Layer.PROJECT: project_config_path(root),
         Layer.LOCAL: local_config_path(root),
     }
-    default_layer = LayerData(layer=Layer.DEFAULT, raw=KairoxConfig().model_dump(mode="json", exclude_none=True))
-    layers: list[LayerData] = [default_layer]
+    layers: list[LayerData] = [_default_layer()]
     for layer in _FILE_LAYERS:
         untrusted = layer in PROJECT_LAYERS and not trusted
-        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted, held=layer in PROJECT_LAYERS)
-        if data is not None and not _validate_layer(data, problems):
-            info = LayerInfo(layer=layer, file=files[layer], status=LayerStatus.ERROR, detail="schema problems")
-            data = None
+        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted, held=layer in PROJECT_LAYERS, cache=file_cache)
         infos.append(info)
         if data is not None:
             layers.append(data)
 
-    file_merge = merge(layers)
+    # only the profile keys of the files are needed on their own: which profile is active, and what it sets
+    file_merge = merge(layers, only=_PROFILE_KEYS)
     env_layer = _env_layer(env, problems)
     cli_layer = _cli_layer(cli_overrides, problems)
     active = profile or (env_layer and env_layer.raw.get("profile")) or file_merge.values.get("profile")

@@ -8,7 +8,7 @@ from typing import Any
 from kairox.config._layers import Layer
 from kairox.config._merge import KeyOrigin, LayerData, Merged
 from kairox.config._models import PROJECT_FORBIDDEN
-from kairox.config._pins import PinnedValue, Pins, PinState, describe, fingerprint
+from kairox.config._pins import PinnedValue, Pins, PinState, describe, fingerprint, reads_files
 from kairox.errors import Diagnostic
 
 _APPROVAL_RANK = {"untrusted": 0, "never": 1, "on_request": 1, "on_failure": 2}
@@ -97,7 +97,22 @@ class TrustGate:
         return True
 
     def _hold(self, data: LayerData, key: str, value: Any, reason: str, *, item: Any = None, replaces_trusted: bool = False) -> bool:
-        return self.waits(self.pin_of(key, value, data.origin(key, item), item=item), reason, replaces_trusted=replaces_trusted)
+        return self.waits(self._pin(data, key, value, item), reason, replaces_trusted=replaces_trusted)
+
+    def _pin(self, data: LayerData, key: str, value: Any, item: Any) -> PinnedValue:
+        """The pin of a file's value, kept with the file's parse while the value is the same object (the file
+        unchanged) and its fingerprint covers nothing else; ``item`` derives from ``value``."""
+        memo = data.pin_memo
+        if memo is None or reads_files(key):
+            return self.pin_of(key, value, data.origin(key, item), item=item)
+        slot = (key, id(value))
+        found = memo.get(slot)
+        if found is not None and found[0] is value:
+            pin: PinnedValue = found[1]
+            return pin
+        pin = self.pin_of(key, value, data.origin(key, item), item=item)
+        memo[slot] = (value, pin)  # holding the value keeps its id from being reused
+        return pin
 
     def __call__(self, data: LayerData, key: str, value: Any) -> bool:
         top = key.split(".", 1)[0]
