@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         ToolsConfig,
     )
     from kairox.config._modes import ApprovalPolicy, SandboxPolicy
+    from kairox.config._parse_cache import ConfigParseCache
     from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
     from kairox.config._redact import REDACTED, is_secret_key, redact_tree
     from kairox.config._resolve import (
@@ -50,6 +51,7 @@ __all__ = [
     "ApprovalPolicy",
     "CatalogSourceConfig",
     "ConfigError",
+    "ConfigParseCache",
     "DapServerConfig",
     "HookConfig",
     "HooksConfig",
@@ -124,6 +126,7 @@ if not TYPE_CHECKING:
                 "ToolsConfig",
             ),
             "._modes": ("ApprovalPolicy", "SandboxPolicy"),
+            "._parse_cache": ("ConfigParseCache",),
             "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
             "._redact": ("REDACTED", "is_secret_key", "redact_tree"),
             "._resolve": (

@@ -1,4 +1,5 @@
-"""The parse cache of configuration files: a file that did not change is not read, parsed or validated again.
+"""The parse cache of configuration: a file that did not change is not read, parsed or validated again, and
+the same environment variables or ``-c`` overrides are not parsed again.
 
 An entry holds what reading one file as one layer gave: its table, the line of every key, its leaves with their
 origins, and its problems (TOML syntax, or schema problems naming file, line and key), or that it was fine.
@@ -7,15 +8,18 @@ has a new inode). A change made within the same clock tick as the read can leave
 stat alone proves nothing until the file's ctime is older than the read by more than :data:`SETTLE_NS` (a
 program can set mtime back, not ctime); before that the file is read again and compared by digest, which costs
 a read but no parse.
+
+The env and CLI layers are kept by their exact input (the variables' names and values, the overrides' text).
 """
 
 import hashlib
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from kairox.config._layers import Layer
 from kairox.config._merge import LayerData
@@ -25,7 +29,8 @@ SETTLE_NS = 2_000_000_000
 """How much older than the read a file's ctime must be for its stat alone to prove it unchanged: more than the
 coarsest timestamp granularity of common file systems (2 s on FAT)."""
 MAX_ENTRIES = 256
-"""Files remembered at most; past that the cache starts over (a process reads a handful of layers)."""
+"""Files (and env or CLI inputs) remembered at most; past that the cache starts over (a process reads a handful)."""
+T = TypeVar("T")
 
 
 def digest(data: bytes) -> bytes:
@@ -68,18 +73,36 @@ def read_text(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-class ConfigFileCache:
+class ConfigParseCache:
     """Parsed configuration files by path and layer, valid while the file is unchanged (see the module)."""
 
     def __init__(self, *, settle_ns: int = SETTLE_NS) -> None:
         self.settle_ns = settle_ns
         self._entries: dict[tuple[str, Layer], _Entry] = {}
+        self._layers: dict[tuple[Layer, Hashable], object] = {}
         self.hits = 0
-        """Reads answered from the cache (by stat, or by digest after a re-read)."""
+        """Files (and env or CLI inputs) answered from the cache."""
+        self.rechecks = 0
+        """Of the files' hits, those read again and compared by digest (changed too recently for the stat alone)."""
         self.parses = 0
 
     def clear(self) -> None:
         self._entries.clear()
+        self._layers.clear()
+
+    def layer(self, layer: Layer, given: Hashable, build: Callable[[], T]) -> T:
+        """What ``build()`` made of ``given`` (the whole input of an env or CLI layer), made once per input.
+
+        What it makes is shared by every resolve with that input: callers must not change it."""
+        key = (layer, given)
+        if key in self._layers:
+            self.hits += 1
+            return self._layers[key]  # type: ignore[return-value]
+        made = build()
+        if len(self._layers) >= MAX_ENTRIES:
+            self._layers.clear()
+        self._layers[key] = made
+        return made
 
     def get(self, path: Path, layer: Layer, parse: Callable[[str], ParsedFile]) -> ParsedFile | None:
         """The parse of ``path`` read as ``layer``; None when it is not a regular file. An unreadable file raises
@@ -104,6 +127,7 @@ class ConfigFileCache:
             # the same bytes as when parsed, seen now: the stat proves that from here on, once it settles
             self._entries[key] = _Entry(signature, read_at, found, entry.parsed)
             self.hits += 1
+            self.rechecks += 1
             return entry.parsed
         try:
             text = read_text(data)
@@ -117,7 +141,7 @@ class ConfigFileCache:
         return parsed
 
 
-FILE_CACHE = ConfigFileCache()
+PARSE_CACHE = ConfigParseCache()
 """The process's cache: ``resolve_config`` uses it unless given another (or None, to read every file afresh)."""
 
-__all__ = ["FILE_CACHE", "SETTLE_NS", "ConfigFileCache", "ParsedFile", "digest", "read_text"]
+__all__ = ["PARSE_CACHE", "SETTLE_NS", "ConfigParseCache", "ParsedFile", "digest", "read_text"]
