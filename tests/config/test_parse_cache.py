@@ -111,3 +111,12 @@ def test_env_and_cli_layers_follow_their_input(tmp_path: Path) -> None:
         by_cli = resolve_config(workspace, env=env, cli_overrides=(f"model={model}-cli",), parse_cache=cache)
         assert by_cli.config.model == f"{model}-cli" and by_cli.provenance["model"].source == "cli:-c model"
     assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "file"
+
+
+def test_a_key_segment_holding_a_double_quote_resolves(tmp_path: Path) -> None:
+    workspace, file, env = _workspace(tmp_path)
+    file.write_text("[skills.entries.'say \"hi\"']\nenabled = false\n", encoding="utf-8")
+    for cache in (None, ConfigParseCache()):
+        resolved = resolve_config(workspace, env=env, parse_cache=cache)
+        assert not resolved.problems
+        assert resolved.config.skills.entries['say "hi"'].enabled is False
