@@ -103,7 +103,8 @@ def main() -> None:
                 continue
             base = settled["baseline"] if name == "warm, settled" else figures["baseline"]
             print(f"{name:<24}{taken * 1000:>10.2f}{base * 1000:>13.2f}{taken / base:>7.2f}x")
-        print(f"goal: warm < 10 ms -> {'met' if settled['warm, settled'] < 0.010 else 'not met'}")
+        warm = settled["warm, settled"]
+        print(f"goal (issue 16, quiet machine): warm < 10 ms; this run {warm * 1000:.2f} ms -> {'met' if warm < 0.010 else 'not met'}")
 
 
 if __name__ == "__main__":

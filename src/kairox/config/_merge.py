@@ -71,7 +71,7 @@ class LayerData:
     """Per-leaf origins given by the caller (the profile layer re-uses the origins of its file's keys)."""
     leaf_list: list[Leaf] | None = None
     """Every leaf with its origin, worked out once (see :meth:`leaves`); a cached file brings its own."""
-    pin_memo: dict[tuple[str, int], tuple[Any, Any]] | None = None
+    pin_memo: dict[tuple[str, int], tuple[Any, Any, Any]] | None = None
     """Trust pins of this file's values, kept with the file's parse (see ``TrustGate``)."""
 
     def leaves(self) -> list[Leaf]:
