@@ -6,13 +6,19 @@ validation). The resolves:
 
 - uncached: ``parse_cache=None``, every file read, parsed and validated afresh;
 - cold: a fresh parse cache each time (what the first resolve of a process costs, filling the cache);
+- cache file only: a fresh parse cache each time that finds the files in ``$KAIROX_HOME/cache/config.cache``
+  (the next process's first resolve, but with pydantic's validators already built; ``settled``: see below);
 - warm, just written: files changed less than 2 s ago, so each is read again and compared by digest;
-- warm, settled: the same cache once the files' ctime is older than 2 s (the stat alone proves them unchanged).
+- warm, settled: the same cache once the files' ctime is older than 2 s (the stat alone proves them unchanged);
+- first resolve in a new Python process, with and without the cache file, beside the baseline's first run in a
+  new process (each child times its own work after its imports: both build pydantic's validators).
 
 Run: .venv/bin/python bench/config_resolve.py
 """
 
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,12 +26,53 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
-from kairox.config import ConfigParseCache, KairoxConfig, resolve_config
+from kairox.config import CacheScope, ConfigParseCache, KairoxConfig, resolve_config
 from kairox.config._parse_cache import SETTLE_NS
 
 KEYS = 200
 SERVERS = 50
 ROUNDS = 30
+PROCESS_ROUNDS = 6
+
+_CHILD_RESOLVE = """
+import sys, time
+from pathlib import Path
+from kairox.config import resolve_config
+start = time.perf_counter()
+resolve_config(Path(sys.argv[1]))
+print(time.perf_counter() - start)
+"""
+_CHILD_BASELINE = """
+import sys, time, tomllib
+from pathlib import Path
+from kairox.config import KairoxConfig
+start = time.perf_counter()
+merged = {}
+for name in sys.argv[1:]:
+    for section, table in tomllib.loads(Path(name).read_text(encoding="utf-8")).items():
+        merged.setdefault(section, {}).update(table)
+KairoxConfig.model_validate(merged)
+print(time.perf_counter() - start)
+"""
+
+
+def child(code: str, *args: str, env: dict[str, str]) -> float:
+    run = subprocess.run([sys.executable, "-c", code, *args], env={**os.environ, **env}, capture_output=True, text=True, check=True, timeout=120)
+    return float(run.stdout.split()[-1])
+
+
+def new_processes(workspace: Path, files: list[Path], env: dict[str, str], stored: Path) -> dict[str, float]:
+    """Median first-resolve time of new processes: without the cache file, with it, and the baseline's."""
+    samples: dict[str, list[float]] = {"new process, no cache file": [], "new process, cache file": [], "baseline": []}
+    child(_CHILD_RESOLVE, str(workspace), env=env)  # writes the cache file
+    for _ in range(PROCESS_ROUNDS):
+        kept = stored.read_bytes()
+        stored.unlink()
+        samples["new process, no cache file"].append(child(_CHILD_RESOLVE, str(workspace), env=env))
+        stored.write_bytes(kept)
+        samples["new process, cache file"].append(child(_CHILD_RESOLVE, str(workspace), env=env))
+        samples["baseline"].append(child(_CHILD_BASELINE, *map(str, files), env=env))
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def layer_text(layer: str, offset: int) -> str:
@@ -86,23 +133,36 @@ def main() -> None:
             return {name: statistics.median(times) for name, times in samples.items()}
 
         resolve(None)
+        resolve(ConfigParseCache(scope=CacheScope.HOME))  # writes the cache file
         baseline()
         fresh = {
             "baseline": baseline,
             "uncached": lambda: resolve(None),
             "cold": lambda: resolve(ConfigParseCache()),
+            "cache file only": lambda: resolve(ConfigParseCache(scope=CacheScope.HOME)),
             "warm, just written": lambda: resolve(warm_cache),
         }
         figures = medians(fresh)
         time.sleep(SETTLE_NS / 1e9 + 0.2)  # let the files' ctime settle
-        settled = medians({"baseline": baseline, "warm, settled": lambda: resolve(warm_cache)})
+        settled = medians(
+            {
+                "baseline": baseline,
+                "cache file only, settled": lambda: resolve(ConfigParseCache(scope=CacheScope.HOME)),
+                "warm, settled": lambda: resolve(warm_cache),
+            }
+        )
         print(f"layers=5 keys/layer={KEYS} servers={SERVERS} rounds={ROUNDS} python={sys.version.split()[0]}")
-        print(f"{'resolve':<24}{'median ms':>10}{'baseline ms':>13}{'ratio':>8}")
+        print(f"{'resolve':<26}{'median ms':>10}{'baseline ms':>13}{'ratio':>8}")
         for name, taken in {**figures, **settled}.items():
             if name == "baseline":
                 continue
-            base = settled["baseline"] if name == "warm, settled" else figures["baseline"]
-            print(f"{name:<24}{taken * 1000:>10.2f}{base * 1000:>13.2f}{taken / base:>7.2f}x")
+            base = settled["baseline"] if name in settled else figures["baseline"]
+            print(f"{name:<26}{taken * 1000:>10.2f}{base * 1000:>13.2f}{taken / base:>7.2f}x")
+        fresh_processes = new_processes(workspace, list(files.values()), env, home / "cache" / "config.cache")
+        for name, taken in fresh_processes.items():
+            if name != "baseline":
+                base = fresh_processes["baseline"]
+                print(f"{name:<26}{taken * 1000:>10.2f}{base * 1000:>13.2f}{taken / base:>7.2f}x")
         warm = settled["warm, settled"]
         print(f"goal (issue 16, quiet machine): warm < 10 ms; this run {warm * 1000:.2f} ms -> {'met' if warm < 0.010 else 'not met'}")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.config._corpus import Scenario, build_corpus
 
-from kairox.config import ConfigParseCache, Layer, LayerStatus, ResolvedConfig, resolve_config
+from kairox.config import CacheScope, ConfigParseCache, Layer, LayerStatus, ResolvedConfig, resolve_config
 
 
 def resolve(scenario: Scenario, cache: ConfigParseCache | None) -> ResolvedConfig:
@@ -120,3 +120,40 @@ def test_a_key_segment_holding_a_double_quote_resolves(tmp_path: Path) -> None:
         resolved = resolve_config(workspace, env=env, parse_cache=cache)
         assert not resolved.problems
         assert resolved.config.skills.entries['say "hi"'].enabled is False
+
+
+def test_the_next_process_takes_parses_from_the_home_cache_file_and_resolves_the_same(tmp_path: Path) -> None:
+    corpus = build_corpus(tmp_path)
+    loaded = 0
+    for scenario in corpus:
+        uncached = resolve(scenario, None)
+        assert resolve(scenario, ConfigParseCache(scope=CacheScope.HOME)) == uncached  # writes the cache file
+        assert (Path(scenario.env["KAIROX_HOME"]) / "cache" / "config.cache").is_file() == bool(scenario.files)
+        for settle_ns in (0, 2_000_000_000):  # trusted on its stat, and re-read and compared by digest
+            next_process = ConfigParseCache(scope=CacheScope.HOME, settle_ns=settle_ns)
+            cached = resolve(scenario, next_process)
+            assert cached == uncached, scenario.name
+            assert cached.to_json(redact=False) == uncached.to_json(redact=False), scenario.name
+            loaded += next_process.loaded
+            assert next_process.parses == 0, scenario.name
+    assert loaded > 2 * len(corpus)
+
+
+def test_an_edit_is_seen_by_the_next_process_and_a_broken_cache_file_is_rewritten(tmp_path: Path) -> None:
+    workspace, file, env = _workspace(tmp_path)
+    file.write_text('model = "aaaa"\n[profiles.p]\npolicy = { since = 2026-01-02 }\n', encoding="utf-8")  # a date: this process only
+    resolved = resolve_config(workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME))
+    assert resolved.config.model == "aaaa" and not resolved.problems
+    stored = Path(env["KAIROX_HOME"]) / "cache" / "config.cache"
+    assert not stored.exists()
+    file.write_text('model = "aaaa"\n', encoding="utf-8")
+    mtime = file.stat().st_mtime_ns
+    assert resolve_config(workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME, settle_ns=0)).config.model == "aaaa"
+    assert stored.is_file()
+    file.write_text('model = "bbbb"\n', encoding="utf-8")
+    os.utime(file, ns=(mtime, mtime))
+    assert resolve_config(workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME)).config.model == "bbbb"
+    stored.write_bytes(b"kairox-config-cache\n\x00garbage")
+    fresh = ConfigParseCache(scope=CacheScope.HOME)
+    assert resolve_config(workspace, env=env, parse_cache=fresh).config.model == "bbbb"
+    assert fresh.parses == 1 and stored.read_bytes() != b"kairox-config-cache\n\x00garbage"

@@ -240,12 +240,12 @@ def _parse_file(layer: Layer, path: Path, text: str) -> ParsedFile:
 
 
 def _read_file(
-    layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool, held: bool, cache: ConfigParseCache | None
+    layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool, held: bool, cache: ConfigParseCache | None, home: Path
 ) -> tuple[LayerData | None, LayerInfo]:
     parse = functools.partial(_parse_file, layer, path)
     try:
         if cache is not None:
-            parsed = cache.get(path, layer, parse)
+            parsed = cache.get(path, layer, parse, home=home)
         else:
             parsed = parse(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, UnicodeDecodeError) as exc:
@@ -424,12 +424,14 @@ def resolve_config(
     layers: list[LayerData] = [_default_layer()]
     for layer in _FILE_LAYERS:
         untrusted = layer in PROJECT_LAYERS and not trusted
-        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted, held=layer in PROJECT_LAYERS, cache=parse_cache)
+        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted, held=layer in PROJECT_LAYERS, cache=parse_cache, home=home)
         infos.append(info)
         if data is not None:
             layers.append(data)
 
     # only the profile keys of the files are needed on their own: which profile is active, and what it sets
+    if parse_cache is not None:
+        parse_cache.save()
     file_merge = merge(layers, only=_PROFILE_KEYS)
     env_items, overrides = _env_items(env), tuple(cli_overrides)
     if parse_cache is not None:
