@@ -157,3 +157,18 @@ def test_an_edit_is_seen_by_the_next_process_and_a_broken_cache_file_is_rewritte
     fresh = ConfigParseCache(scope=CacheScope.HOME)
     assert resolve_config(workspace, env=env, parse_cache=fresh).config.model == "bbbb"
     assert fresh.parses == 1 and stored.read_bytes() != b"kairox-config-cache\n\x00garbage"
+
+
+def test_the_cache_file_is_written_when_a_file_is_parsed_not_on_every_check(tmp_path: Path) -> None:
+    workspace, file, env = _workspace(tmp_path)
+    stored = Path(env["KAIROX_HOME"]) / "cache" / "config.cache"
+    cache = ConfigParseCache(scope=CacheScope.HOME)
+    file.write_text('model = "one"\n', encoding="utf-8")
+    resolve_config(workspace, env=env, parse_cache=cache)
+    written = stored.stat().st_ino
+    for _ in range(5):  # changed less than 2 s ago: each resolve re-reads the file, none rewrites the cache file
+        assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "one"
+    assert cache.rechecks == 5 and stored.stat().st_ino == written
+    file.write_text('model = "two"\n', encoding="utf-8")
+    assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "two"
+    assert stored.stat().st_ino != written

@@ -193,7 +193,9 @@ class ConfigParseCache:
         found = digest(data)
         if entry is not None and entry.signature == signature and entry.digest == found:
             # the same bytes as when parsed, seen now: the stat proves that from here on, once it settles
-            self._keep(key, _Entry(signature, read_at, found, entry.parsed), store, home)
+            # written to the cache file once the check settles the entry, not on every check before that
+            settles = st.st_ctime_ns < read_at - self.settle_ns
+            self._keep(key, _Entry(signature, read_at, found, entry.parsed), store if settles else None, home)
             self.hits += 1
             self.rechecks += 1
             return entry.parsed
