@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         ToolsConfig,
     )
     from kairox.config._modes import ApprovalPolicy, SandboxPolicy
+    from kairox.config._parse_cache import CacheScope, ConfigParseCache
     from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
     from kairox.config._redact import REDACTED, is_secret_key, redact_tree
     from kairox.config._resolve import (
@@ -48,8 +49,10 @@ __all__ = [
     "STANDARD_INSTRUCTION_FILES",
     "AgentConfig",
     "ApprovalPolicy",
+    "CacheScope",
     "CatalogSourceConfig",
     "ConfigError",
+    "ConfigParseCache",
     "DapServerConfig",
     "HookConfig",
     "HooksConfig",
@@ -124,6 +127,7 @@ if not TYPE_CHECKING:
                 "ToolsConfig",
             ),
             "._modes": ("ApprovalPolicy", "SandboxPolicy"),
+            "._parse_cache": ("CacheScope", "ConfigParseCache"),
             "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
             "._redact": ("REDACTED", "is_secret_key", "redact_tree"),
             "._resolve": (

@@ -1,16 +1,17 @@
 """Merging layers key by key while remembering where every value came from (C2, C3)."""
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kairox.config._keys import item_line, join_key
+from kairox.config._keys import item_line, join_key, split_key
 from kairox.config._layers import Layer
 from kairox.config._models import CONCAT_LISTS, SERVER_SECTIONS
 
 ENTRY_SECTIONS = (*SERVER_SECTIONS, "model_providers", "plugins.marketplaces")
 """Sections whose entries a higher layer replaces whole instead of key by key."""
+_CONCAT = frozenset(CONCAT_LISTS)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -42,6 +43,17 @@ class KeyOrigin:
             data["shadowed"] = [s.to_json(with_shadowed=False) for s in self.shadowed]
         return data
 
+    def above(self, previous: "KeyOrigin | None") -> "KeyOrigin":
+        """This origin winning over ``previous`` (and what ``previous`` shadowed), nearest first."""
+        if previous is None:
+            return self if not self.shadowed else KeyOrigin(layer=self.layer, file=self.file, line=self.line, source=self.source)
+        plain = previous if not previous.shadowed else KeyOrigin(layer=previous.layer, file=previous.file, line=previous.line, source=previous.source)
+        return KeyOrigin(layer=self.layer, file=self.file, line=self.line, source=self.source, shadowed=(plain, *previous.shadowed))
+
+
+Leaf = tuple[str, tuple[str, ...], Any, KeyOrigin, tuple[KeyOrigin, ...] | None]
+"""``(dotted key, its parts, value, origin, each item's origin for a list that concatenates across layers)``."""
+
 
 @dataclass(kw_only=True, slots=True)
 class LayerData:
@@ -57,6 +69,23 @@ class LayerData:
     """A project or local file of a workspace the user has not trusted."""
     leaf_origins: dict[str, "KeyOrigin"] | None = None
     """Per-leaf origins given by the caller (the profile layer re-uses the origins of its file's keys)."""
+    leaf_list: list[Leaf] | None = None
+    """Every leaf with its origin, worked out once (see :meth:`leaves`); a cached file brings its own."""
+    pin_memo: dict[tuple[str, int], tuple[Any, Any, Any]] | None = None
+    """Trust pins of this file's values, kept with the file's parse (see ``TrustGate``)."""
+
+    def leaves(self) -> list[Leaf]:
+        """Every leaf of ``raw`` (as :func:`leaves` finds them) with its origin, computed on first use."""
+        if self.leaf_list is None:
+            found: list[Leaf] = []
+            for parts, value in _leaf_parts(self.raw, ()):
+                key = join_key(parts)
+                items = None
+                if key in _CONCAT and isinstance(value, list):
+                    items = tuple(self.origin(key, item, index) for index, item in enumerate(value))
+                found.append((key, parts, value, self.origin(key), items))
+            self.leaf_list = found
+        return self.leaf_list
 
     def line_of(self, key: str) -> int | None:
         probe = key
@@ -83,12 +112,19 @@ def is_entry(parts: tuple[str, ...]) -> bool:
 
 def leaves(raw: dict[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
     """``(dotted key, value)`` for every leaf; server entries and non-empty lists are leaves, empty tables none."""
+    for parts, value in _leaf_parts(raw, prefix):
+        yield join_key(parts), value
+
+
+def _leaf_parts(raw: dict[str, Any], prefix: tuple[str, ...], found: list[tuple[tuple[str, ...], Any]] | None = None) -> list[tuple[tuple[str, ...], Any]]:
+    found = [] if found is None else found
     for name, value in raw.items():
         parts = (*prefix, name)
         if isinstance(value, dict) and not is_entry(parts):
-            yield from leaves(value, parts)
+            _leaf_parts(value, parts, found)
         else:
-            yield join_key(parts), value
+            found.append((parts, value))
+    return found
 
 
 @dataclass(kw_only=True, slots=True)
@@ -97,13 +133,14 @@ class Merged:
     origins: dict[str, KeyOrigin] = field(default_factory=dict)
     items: dict[str, list[tuple[Any, KeyOrigin]]] = field(default_factory=dict)
     """Concatenated lists: each item with its own origin."""
+    parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The parts of each merged key (a key set afterwards is split when the tree is built)."""
 
     def tree(self) -> dict[str, Any]:
-        from kairox.config._keys import split_key
-
         root: dict[str, Any] = {}
+        known = self.parts
         for key, value in self.values.items():
-            parts = split_key(key)
+            parts = known.get(key) or split_key(key)
             node = root
             for part in parts[:-1]:
                 node = node.setdefault(part, {})
@@ -114,34 +151,30 @@ class Merged:
 Accept = Callable[[LayerData, str, Any], bool]
 
 
-def merge(layers: list[LayerData], accept: Accept | None = None) -> Merged:
-    """Merge ``layers`` (lowest first). ``accept(layer, key, value)`` may drop a leaf or a list item."""
+def merge(layers: list[LayerData], accept: Accept | None = None, *, only: frozenset[str] | None = None) -> Merged:
+    """Merge ``layers`` (lowest first). ``accept(layer, key, value)`` may drop a leaf or a list item.
+
+    ``only``: merge just the keys under these top-level names (the others do not change how those merge).
+    """
     merged = Merged()
+    values, origins, items, known = merged.values, merged.origins, merged.items, merged.parts
     for data in layers:
-        for key, value in leaves(data.raw):
-            if key in CONCAT_LISTS and isinstance(value, list):
-                bucket = merged.items.setdefault(key, [])
-                taken = [
-                    (item, data.origin(key, item, index))
-                    for index, item in enumerate(value)
-                    if accept is None or accept(data, key, item)
-                ]
-                if taken or key not in merged.origins:
+        for key, parts, value, origin, item_origins in data.leaves():
+            if only is not None and parts[0] not in only:
+                continue
+            if item_origins is not None:
+                bucket = items.setdefault(key, [])
+                taken = [(item, item_origins[index]) for index, item in enumerate(value) if accept is None or accept(data, key, item)]
+                if taken or key not in origins:
                     # the list's provenance is its highest contributing layer; lower contributors are listed
-                    previous = merged.origins.get(key)
-                    lower = (replace(previous, shadowed=()), *previous.shadowed) if previous and bucket else ()
-                    origin = data.origin(key)
-                    merged.origins[key] = replace(origin, shadowed=lower)
+                    origins[key] = origin.above(origins.get(key) if bucket else None)
                 bucket.extend(taken)
-                merged.values[key] = [item for item, _ in bucket]
+                values[key] = [item for item, _ in bucket]
+                known[key] = parts
                 continue
             if accept is not None and not accept(data, key, value):
                 continue
-            previous = merged.origins.get(key)
-            shadowed = (replace(previous, shadowed=()), *previous.shadowed) if previous else ()
-            origin = data.origin(key)
-            merged.origins[key] = KeyOrigin(
-                layer=origin.layer, file=origin.file, line=origin.line, source=origin.source, shadowed=shadowed
-            )
-            merged.values[key] = value
+            origins[key] = origin.above(origins.get(key))
+            values[key] = value
+            known[key] = parts
     return merged

@@ -112,6 +112,17 @@ def _server_files(entry: Any, base: Path) -> tuple[Path, ...]:
     return tuple(sorted({f for b in bases for f in referenced_files(words, b)}))
 
 
+def reads_files(key: str) -> bool:
+    """Whether the fingerprint of ``key`` covers files besides the value (a server's, a hook's, a plugin's)."""
+    return (
+        key.split(".", 1)[0] in SERVER_SECTIONS
+        or key.startswith("hooks.")
+        or key == "plugins.paths"
+        or (key.startswith("plugins.entries.") and key.endswith(".path"))
+        or key.startswith("plugins.workspace.")
+    )
+
+
 def fingerprint(key: str, value: Any, base: Path) -> str:
     """SHA-256 of a project value as written, and of the files it runs or loads.
 
@@ -168,7 +179,11 @@ class PinnedValue:
         file = self.origin.file
         if file is None:
             return self.origin.where()
-        shown = str(file.relative_to(workspace)) if file.is_relative_to(workspace) else str(file)
+        shown, root = str(file), str(workspace)
+        if shown == root:
+            shown = "."
+        elif shown.startswith(root.rstrip("/") + "/"):
+            shown = shown[len(root.rstrip("/")) + 1 :]  # what ``relative_to`` gives, without its cost per pin
         return f"{shown}:{self.origin.line}" if self.origin.line else shown
 
 

@@ -1,8 +1,9 @@
 """``resolve_config``: every layer read, validated, merged with provenance, and held to workspace trust."""
 
 import dataclasses
+import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from kairox.config._layers import (
 from kairox.config._mcp_json import MCP_JSON
 from kairox.config._merge import KeyOrigin, LayerData, Merged, leaves, merge
 from kairox.config._models import KairoxConfig
+from kairox.config._parse_cache import PARSE_CACHE, ConfigParseCache, ParsedFile
 from kairox.config._pins import PinnedValue, read_mcp_json_entries
 from kairox.config._trust import TrustStore
 from kairox.config._trust_gate import PROJECT_LAYERS, PendingTrust, TrustGate, base_folder
@@ -43,6 +45,7 @@ ENV_KEYS: dict[str, str] = {
 ENV_GENERIC_PREFIX = "KAIROX_CONFIG__"
 
 _FILE_LAYERS = (Layer.SYSTEM, Layer.USER, Layer.PROJECT, Layer.LOCAL)
+_PROFILE_KEYS = frozenset({"profile", "profiles"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -219,45 +222,69 @@ class ResolvedConfig:
         }
 
 
-def _read_file(
-    layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool, held: bool
-) -> tuple[LayerData | None, LayerInfo]:
-    if not path.is_file():
-        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.NOT_FOUND)
+def _parse_file(layer: Layer, path: Path, text: str) -> ParsedFile:
+    """One file's text as ``layer``: its table, key lines and leaves, or its TOML or schema problems."""
     try:
-        text = path.read_text(encoding="utf-8")
         raw = decode_toml(text)
+    except DecodeProblem as exc:
+        problem = ConfigProblem(
+            file=str(path), line=exc.line, key="", message=f"not valid TOML: {exc.message}", hint="fix the syntax at that line", layer=str(layer)
+        )
+        return ParsedFile(data=None, problems=(problem,), detail=exc.message)
+    data = LayerData(layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), pin_memo={})
+    problems: list[ConfigProblem] = []
+    if not _validate_layer(data, problems):
+        return ParsedFile(data=None, problems=tuple(problems), detail="schema problems")
+    data.leaves()
+    return ParsedFile(data=data)
+
+
+def _read_file(
+    layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool, held: bool, cache: ConfigParseCache | None, home: Path
+) -> tuple[LayerData | None, LayerInfo]:
+    parse = functools.partial(_parse_file, layer, path)
+    try:
+        if cache is not None:
+            parsed = cache.get(path, layer, parse, home=home)
+        else:
+            parsed = parse(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(ConfigProblem(file=str(path), line=None, key="", message=f"cannot read: {exc}", layer=str(layer)))
         return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=str(exc))
-    except DecodeProblem as exc:
-        problems.append(
-            ConfigProblem(
-                file=str(path), line=exc.line, key="", message=f"not valid TOML: {exc.message}", hint="fix the syntax at that line", layer=str(layer)
-            )
-        )
-        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=exc.message)
-    data = LayerData(layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), untrusted=held)
+    if parsed is None:
+        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.NOT_FOUND)
+    problems.extend(parsed.problems)
+    data = parsed.layer_data(untrusted=held)
+    if data is None:
+        return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=parsed.detail)
     status = LayerStatus.UNTRUSTED if untrusted else LayerStatus.LOADED
     return data, LayerInfo(layer=layer, file=path, status=status)
 
 
-def _env_layer(env: Mapping[str, str], problems: list[ConfigProblem]) -> LayerData | None:
+@functools.cache
+def _default_layer() -> LayerData:
+    """Every default value as the lowest layer; made once (a resolve copies nothing of it: nothing changes it)."""
+    data = LayerData(layer=Layer.DEFAULT, raw=KairoxConfig().model_dump(mode="json", exclude_none=True))
+    data.leaves()
+    return data
+
+
+def _env_items(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The variables read as configuration, by name."""
+    return tuple((name, env[name]) for name in sorted(env) if name in ENV_KEYS or name.startswith(ENV_GENERIC_PREFIX))
+
+
+def _env_layer(items: tuple[tuple[str, str], ...], problems: list[ConfigProblem]) -> LayerData | None:
     raw: dict[str, Any] = {}
     origins: dict[str, KeyOrigin] = {}
-    for name in sorted(env):
-        if name in ENV_KEYS:
-            key = ENV_KEYS[name]
-        elif name.startswith(ENV_GENERIC_PREFIX):
-            key = ".".join(part.lower() for part in name[len(ENV_GENERIC_PREFIX) :].split("__") if part)
-        else:
-            continue
+    for name, text in items:
+        key = ENV_KEYS[name] if name in ENV_KEYS else ".".join(part.lower() for part in name[len(ENV_GENERIC_PREFIX) :].split("__") if part)
         try:
             split_key(key)
         except ValueError:
             problems.append(ConfigProblem(file=f"env:{name}", line=None, key=key, message="not a valid key", layer="env"))
             continue
-        _deep_update(raw, _nest(key, parse_cli_value(env[name])))
+        _deep_update(raw, _nest(key, parse_cli_value(text)))
         origins[key] = KeyOrigin(layer=Layer.ENV, source=f"env:{name}")
     if not raw:
         return None
@@ -284,6 +311,26 @@ def _cli_layer(overrides: Sequence[str], problems: list[ConfigProblem]) -> Layer
     if not raw:
         return None
     return LayerData(layer=Layer.CLI, raw=raw, source="cli", leaf_origins=origins)
+
+
+@dataclass(frozen=True, slots=True)
+class _Upper:
+    """An env or CLI layer as its input gave it: the layer, the problems of its keys, and of its values."""
+
+    data: LayerData | None
+    key_problems: tuple[ConfigProblem, ...]
+    valid: bool
+    value_problems: tuple[ConfigProblem, ...]
+
+
+def _upper_layer(build: Callable[[Any, list[ConfigProblem]], LayerData | None], given: tuple[Any, ...]) -> _Upper:
+    key_problems: list[ConfigProblem] = []
+    data = build(given, key_problems)
+    value_problems: list[ConfigProblem] = []
+    valid = data is None or _validate_layer(data, value_problems)
+    if data is not None:
+        data.leaves()
+    return _Upper(data, tuple(key_problems), valid, tuple(value_problems))
 
 
 def _validate_layer(data: LayerData, problems: list[ConfigProblem]) -> bool:
@@ -353,11 +400,13 @@ def resolve_config(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     events: EventSink | None = None,
+    parse_cache: ConfigParseCache | None = PARSE_CACHE,
 ) -> ResolvedConfig:
     """Read every layer, validate each file, merge with provenance and apply workspace trust.
 
     Problems never raise here: they are collected in ``problems`` (each with file, line, key and hint) so one
-    run reports all of them; front ends decide whether they are fatal.
+    run reports all of them; front ends decide whether they are fatal. ``parse_cache`` keeps each file's parse
+    while the file is unchanged (None reads and validates every file afresh).
     """
     env = os.environ if env is None else env
     home = kairox_home(env)
@@ -372,21 +421,26 @@ def resolve_config(
         Layer.PROJECT: project_config_path(root),
         Layer.LOCAL: local_config_path(root),
     }
-    default_layer = LayerData(layer=Layer.DEFAULT, raw=KairoxConfig().model_dump(mode="json", exclude_none=True))
-    layers: list[LayerData] = [default_layer]
+    layers: list[LayerData] = [_default_layer()]
     for layer in _FILE_LAYERS:
         untrusted = layer in PROJECT_LAYERS and not trusted
-        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted, held=layer in PROJECT_LAYERS)
-        if data is not None and not _validate_layer(data, problems):
-            info = LayerInfo(layer=layer, file=files[layer], status=LayerStatus.ERROR, detail="schema problems")
-            data = None
+        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted, held=layer in PROJECT_LAYERS, cache=parse_cache, home=home)
         infos.append(info)
         if data is not None:
             layers.append(data)
 
-    file_merge = merge(layers)
-    env_layer = _env_layer(env, problems)
-    cli_layer = _cli_layer(cli_overrides, problems)
+    # only the profile keys of the files are needed on their own: which profile is active, and what it sets
+    if parse_cache is not None:
+        parse_cache.save()
+    file_merge = merge(layers, only=_PROFILE_KEYS)
+    env_items, overrides = _env_items(env), tuple(cli_overrides)
+    if parse_cache is not None:
+        env_upper = parse_cache.layer(Layer.ENV, env_items, functools.partial(_upper_layer, _env_layer, env_items))
+        cli_upper = parse_cache.layer(Layer.CLI, overrides, functools.partial(_upper_layer, _cli_layer, overrides))
+    else:
+        env_upper, cli_upper = _upper_layer(_env_layer, env_items), _upper_layer(_cli_layer, overrides)
+    problems += env_upper.key_problems + cli_upper.key_problems
+    env_layer = env_upper.data
     active = profile or (env_layer and env_layer.raw.get("profile")) or file_merge.values.get("profile")
     upper: list[LayerData] = []
     if active:
@@ -409,13 +463,13 @@ def resolve_config(
             upper += _profile_layers(str(active), file_merge, layers, chosen_by_untrusted=chosen_by_untrusted)
     if upper:
         infos.append(LayerInfo(layer=Layer.PROFILE, file=None, status=LayerStatus.LOADED, detail=str(active)))
-    for extra in (env_layer, cli_layer):
-        if extra is None:
+    for extra in (env_upper, cli_upper):
+        if extra.data is None:
             continue
-        valid = _validate_layer(extra, problems)
-        if valid:
-            upper.append(extra)
-        infos.append(LayerInfo(layer=extra.layer, file=None, status=LayerStatus.LOADED if valid else LayerStatus.ERROR))
+        problems += extra.value_problems
+        if extra.valid:
+            upper.append(extra.data)
+        infos.append(LayerInfo(layer=extra.data.layer, file=None, status=LayerStatus.LOADED if extra.valid else LayerStatus.ERROR))
 
     everything = layers + upper
     # what the trusted layers alone say: a project value is held back when it would widen that

@@ -8,7 +8,7 @@ from typing import Any
 from kairox.config._layers import Layer
 from kairox.config._merge import KeyOrigin, LayerData, Merged
 from kairox.config._models import PROJECT_FORBIDDEN
-from kairox.config._pins import PinnedValue, Pins, PinState, describe, fingerprint
+from kairox.config._pins import PinnedValue, Pins, PinState, describe, fingerprint, reads_files
 from kairox.errors import Diagnostic
 
 _APPROVAL_RANK = {"untrusted": 0, "never": 1, "on_request": 1, "on_failure": 2}
@@ -79,25 +79,53 @@ class TrustGate:
             item=item is not None,
         )
 
-    def waits(self, pin: PinnedValue, reason: str, *, replaces_trusted: bool = False) -> bool:
-        """Whether a held-back value waits (True) or trust pinned it as it is (False); a waiting one is listed."""
+    def waits(self, pin: PinnedValue, reason: str, *, replaces_trusted: bool = False, made: dict[Any, Any] | None = None) -> bool:
+        """Whether a held-back value waits (True) or trust pinned it as it is (False); a waiting one is listed.
+
+        ``made``: what earlier resolves listed for this pin, by everything that decides it (kept with the file)."""
         self.pinnable.append(pin)
+        state = None
         if self.pins is not None:
             state = self.pins.state(pin)
             if state == PinState.PINNED:
                 return False
-            reason = self.pins.reason(pin, state, self.workspace)
-            self.diagnostics.append(
-                Diagnostic(
+        slot = (reason, replaces_trusted, state, self.workspace)
+        listed = made.get(slot) if made is not None else None
+        if listed is None:
+            diagnostic = None
+            if self.pins is not None and state is not None:
+                reason = self.pins.reason(pin, state, self.workspace)
+                diagnostic = Diagnostic(
                     kind="trust", name=pin.key, source=str(pin.origin.file) if pin.origin.file else pin.origin.source,
                     line=pin.origin.line, reason=reason, hint="run `kairox trust` to review and allow it",
                 )
-            )
-        self.pending.append(PendingTrust(key=pin.key, origin=pin.origin, reason=reason, replaces_trusted=replaces_trusted))
+            listed = (diagnostic, PendingTrust(key=pin.key, origin=pin.origin, reason=reason, replaces_trusted=replaces_trusted))
+            if made is not None:
+                made[slot] = listed
+        if listed[0] is not None:
+            self.diagnostics.append(listed[0])
+        self.pending.append(listed[1])
         return True
 
     def _hold(self, data: LayerData, key: str, value: Any, reason: str, *, item: Any = None, replaces_trusted: bool = False) -> bool:
-        return self.waits(self.pin_of(key, value, data.origin(key, item), item=item), reason, replaces_trusted=replaces_trusted)
+        pin, made = self._pin(data, key, value, item)
+        return self.waits(pin, reason, replaces_trusted=replaces_trusted, made=made)
+
+    def _pin(self, data: LayerData, key: str, value: Any, item: Any) -> tuple[PinnedValue, dict[Any, Any] | None]:
+        """The pin of a file's value, kept with the file's parse while the value is the same object (the file
+        unchanged) and its fingerprint covers nothing else (``item`` derives from ``value``); with it, what was
+        listed for it before."""
+        memo = data.pin_memo
+        if memo is None or reads_files(key):
+            return self.pin_of(key, value, data.origin(key, item), item=item), None
+        slot = (key, id(value))
+        found = memo.get(slot)
+        if found is not None and found[0] is value:
+            return found[1], found[2]
+        pin = self.pin_of(key, value, data.origin(key, item), item=item)
+        made: dict[Any, Any] = {}
+        memo[slot] = (value, pin, made)  # holding the value keeps its id from being reused
+        return pin, made
 
     def __call__(self, data: LayerData, key: str, value: Any) -> bool:
         top = key.split(".", 1)[0]
