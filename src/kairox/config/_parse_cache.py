@@ -288,8 +288,9 @@ def _load(file: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
     return loaded[1]
 
 
-PARSE_CACHE = ConfigParseCache(scope=CacheScope.HOME)
-"""The process's cache, kept for the next process too: ``resolve_config`` uses it unless given another (or None,
-to read every file afresh)."""
+PARSE_CACHE = ConfigParseCache(scope=CacheScope.PROCESS)
+"""The process's cache: ``resolve_config`` uses it unless given another (or None, to read every file afresh).
+In this process only: a cache file would copy what project and local files hold, secrets included, into the
+home, for about 30 ms per process; an embedder that wants it passes ``ConfigParseCache(scope=CacheScope.HOME)``."""
 
 __all__ = ["PARSE_CACHE", "SETTLE_NS", "CacheScope", "ConfigParseCache", "ParsedFile", "cache_file", "digest", "read_text"]
