@@ -27,6 +27,7 @@ from kairox.lsp._text import (
     matches_pattern,
     relative_real,
     relative_to,
+    shown_real,
     to_server_character,
     uri_to_path,
 )
@@ -78,6 +79,8 @@ _INDEX_WAIT = 10.0
 """How long a workspace-wide query waits for the server's reported indexing to end."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 """Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
+_ROUTES_KEPT = 4096
+"""Resolved paths whose server :meth:`LspToolProvider._file_server` remembers."""
 _NO_FILE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
 """Errors of ``stat`` that mean there is no such file (the others are reported as they are)."""
 
@@ -109,8 +112,7 @@ class _Target:
 
     def where(self) -> str:
         line, column = render.position(self.client, self.document.lines, self.pos)
-        shown = relative_real(str(self.document.path), str(self.client.workspace))
-        return f"{shown}:{line}:{column}"
+        return f"{shown_real(str(self.document.path), str(self.client.workspace))}:{line}:{column}"
 
 
 class LspToolProvider(ToolProvider):
@@ -136,6 +138,7 @@ class LspToolProvider(ToolProvider):
         super().__init__()
         self.workspace = workspace.resolve()
         self._root = str(self.workspace)
+        self._routes: dict[str, LspServerLifecycle] = {}
         self.events: EventSink = events or NullSink()
         base_dirs = base_dirs or {}
         self.servers: dict[str, LspServerLifecycle] = {
@@ -231,7 +234,7 @@ class LspToolProvider(ToolProvider):
         unreadable = _UNREADABLE.get()
         reason = None if unreadable is None else unreadable(Path(real))
         if reason is not None:
-            raise LspLocationError(f"{relative_real(real, self._root)} may not be read ({reason})", hint="the read rules forbid it")
+            raise LspLocationError(f"{shown_real(real, self._root)} may not be read ({reason})", hint="the read rules forbid it")
 
     def server_for(self, path: Path) -> LspServerLifecycle:
         """The first enabled server whose ``file_patterns`` match ``path`` (its languages when it has none)."""
@@ -268,7 +271,14 @@ class LspToolProvider(ToolProvider):
         return next(iter(self.servers.values()))
 
     def _file_server(self, file: _File) -> LspServerLifecycle:
-        return self._server_for(relative_real(file.real, self._root), file.real)
+        # which server serves a file depends on its resolved path alone (the configuration does not change)
+        server = self._routes.get(file.real)
+        if server is None:
+            server = self._server_for(relative_real(file.real, self._root), file.real)
+            if len(self._routes) >= _ROUTES_KEPT:
+                self._routes.clear()
+            self._routes[file.real] = server
+        return server
 
     async def _target(self, args: JsonObject) -> _Target:
         given, symbol = args.get("path"), args.get("symbol")
@@ -294,7 +304,7 @@ class LspToolProvider(ToolProvider):
         document = await client.sync_file(file.real, file.state)
         total = len(document.lines)
         if line > max(total, 1):
-            raise LspLocationError(f"{relative_real(file.real, self._root)} has {total} lines, not {line}")
+            raise LspLocationError(f"{shown_real(file.real, self._root)} has {total} lines, not {line}")
         text = document.lines[line - 1] if line <= total else ""
         column = args.get("column")
         if not isinstance(column, int) or column < 1:

@@ -9,7 +9,7 @@ from kairox._util import JsonObject, json_dict, json_int, json_list
 from kairox.lsp._client import LspClient
 from kairox.lsp._files import real_path
 from kairox.lsp._symbols import FoundSymbol
-from kairox.lsp._text import relative_real, split_lines, to_model_column, uri_to_path
+from kairox.lsp._text import shown_real, split_lines, to_model_column, uri_to_path
 
 MAX_ITEMS = 200
 _SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
@@ -39,13 +39,14 @@ class Files:
 
     def shown(self, uri: str) -> str:
         """The file ``uri`` names as the model sees it: workspace-relative inside the workspace."""
-        return str(relative_real(self.real(uri), self._root))
+        return shown_real(self.real(uri), self._root)
 
 
 def position(client: LspClient, lines: list[str], pos: Any) -> tuple[int, int]:
     """A server ``Position`` as the model's (line, column), both 1-based, in the text of ``lines``."""
-    line = max(0, json_int(json_dict(pos).get("line")))
-    character = max(0, json_int(json_dict(pos).get("character")))
+    pos = json_dict(pos)
+    line = max(0, json_int(pos.get("line")))
+    character = max(0, json_int(pos.get("character")))
     text = lines[line] if line < len(lines) else ""
     return line + 1, to_model_column(text, character, client.position_encoding)
 

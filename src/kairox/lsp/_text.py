@@ -76,12 +76,18 @@ def relative_to(path: Path, root: Path) -> PurePosixPath:
 
 def relative_real(real: str, root: str) -> PurePosixPath:
     """:func:`relative_to` for paths whose symlinks are already resolved."""
+    return PurePosixPath(shown_real(real, root))
+
+
+def shown_real(real: str, root: str) -> str:
+    """``str(relative_real(real, root))``: a resolved path holds no ``.``, ``..`` or doubled separator, so the
+    string needs no ``PurePosixPath`` to be the same."""
     base = root.rstrip("/")
     if real == base:
-        return PurePosixPath(".")
+        return "."
     if real.startswith(base + "/"):
-        return PurePosixPath(real[len(base) + 1 :])
-    return PurePosixPath(real)
+        return real[len(base) + 1 :]
+    return real
 
 
 def display_path(path: Path, root: Path) -> str:
