@@ -12,6 +12,8 @@ from kairox.lsp._symbols import FoundSymbol
 from kairox.lsp._text import shown_real, split_lines, to_model_column, uri_to_path
 
 MAX_ITEMS = 200
+_INT_LIMIT = 2**31 - 1
+"""The largest position ``json_int`` keeps as it is."""
 _SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
@@ -45,8 +47,11 @@ class Files:
 def position(client: LspClient, lines: list[str], pos: Any) -> tuple[int, int]:
     """A server ``Position`` as the model's (line, column), both 1-based, in the text of ``lines``."""
     pos = json_dict(pos)
-    line = max(0, json_int(pos.get("line")))
-    character = max(0, json_int(pos.get("character")))
+    line, character = pos.get("line"), pos.get("character")
+    if type(line) is not int or not 0 <= line <= _INT_LIMIT:  # the usual case needs no conversion
+        line = max(0, json_int(line))
+    if type(character) is not int or not 0 <= character <= _INT_LIMIT:
+        character = max(0, json_int(character))
     text = lines[line] if line < len(lines) else ""
     return line + 1, to_model_column(text, character, client.position_encoding)
 
