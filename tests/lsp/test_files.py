@@ -56,6 +56,8 @@ PATHS = [
     "dir/../dir/sub/./file.py",
     "to-sub/../sub",
     "dir/sub/file.py/",
+    "dir//sub/file.py",
+    "/dir/sub/file.py",
     "dangling",
     "loop-a",
     "missing",
