@@ -6,6 +6,7 @@ import errno
 import os
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Any, Self
@@ -85,13 +86,12 @@ _NO_FILE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
 """Errors of ``stat`` that mean there is no such file (the others are reported as they are)."""
 
 
+@dataclass(frozen=True, slots=True)
 class _File:
     """A file a call names: its path with symlinks resolved, and its status taken then."""
 
-    __slots__ = ("real", "state")
-
-    def __init__(self, real: str, state: FileState) -> None:
-        self.real, self.state = real, state
+    real: str
+    state: FileState
 
     @property
     def path(self) -> Path:
@@ -224,9 +224,6 @@ class LspToolProvider(ToolProvider):
             )
         self._check_readable(real)
         return _File(real, state)
-
-    def _path(self, file: Any) -> Path:
-        return self._file(file).path
 
     def _check_readable(self, real: str) -> None:
         """Refuse before a language server is asked to open a file the read rules forbid (``real``: a path whose
@@ -374,8 +371,9 @@ class LspToolProvider(ToolProvider):
         )
 
     async def _document_symbols(self, args: JsonObject) -> ToolResult:
-        path = self._path(args.get("path"))
-        client = await self.server_for(path).ensure_running()
+        file = self._file(args.get("path"))
+        path = file.path
+        client = await self._file_server(file).ensure_running()
         items = render.symbols(client, await document_symbols(client, path))
         return self._result(
             client,
