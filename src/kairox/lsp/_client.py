@@ -21,7 +21,8 @@ from kairox._rpc import JsonRpcEndpoint, RpcError, closed_reason, server_process
 from kairox._util import JsonObject
 from kairox.config import LspServerConfig
 from kairox.lsp._errors import LspStartupError
-from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, uri_to_path
+from kairox.lsp._files import DiskTexts, FileState, locate, read_text
+from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, real_path_uri, split_lines, uri_to_path
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,10 @@ class OpenDocument:
     language_id: str
     version: int
     text: str
+    lines: list[str]
+    """``text`` split as LSP counts lines."""
+    state: FileState | None
+    """The file's status taken before ``text`` was read from it."""
     sent_at: int
     """Diagnostics sequence number when the current text was sent: pushes after it describe this text."""
 
@@ -154,6 +159,8 @@ class LspClient:
         self.server_info: JsonObject = {}
         self.position_encoding = UTF16
         self.documents: dict[str, OpenDocument] = {}
+        self.disk = DiskTexts()
+        """Texts of files the server named that are not open, for rendering its answers."""
         self.diagnostics: dict[str, PushedDiagnostics] = {}
         self._diag_seq = 0
         self._diag_changed = anyio.Event()
@@ -370,18 +377,28 @@ class LspClient:
 
     async def sync_document(self, path: Path) -> OpenDocument:
         """Open ``path`` in the server, or send its new text when it changed on disk since."""
+        real, state = locate(str(path))
+        return await self.sync_file(real, state)
+
+    async def sync_file(self, real: str, state: FileState) -> OpenDocument:
+        """:meth:`sync_document` for a path whose symlinks are resolved (``real``) and its status taken before;
+        the file is read again unless that status is the one of the text last sent, and settled."""
         assert self.rpc is not None
-        path = path.resolve()
-        uri = path_to_uri(path)
-        text = path.read_text(encoding="utf-8", errors="replace")
+        uri = real_path_uri(real)
         document = self.documents.get(uri)
+        if document is not None and document.state is not None and document.state.same_file_as(state):
+            return document
+        text = read_text(real)
         if document is None:
+            resolved = Path(real)
             document = OpenDocument(
-                path=path,
+                path=resolved,
                 uri=uri,
-                language_id=self.language_id(path),
+                language_id=self.language_id(resolved),
                 version=1,
                 text=text,
+                lines=split_lines(text),
+                state=state,
                 sent_at=self._diag_seq,
             )
             self.documents[uri] = document
@@ -399,6 +416,8 @@ class LspClient:
         elif document.text != text:
             document.version += 1
             document.text = text
+            document.lines = split_lines(text)
+            document.state = state
             document.sent_at = self._diag_seq
             await self.rpc.notify(
                 "textDocument/didChange",
@@ -407,6 +426,8 @@ class LspClient:
                     "contentChanges": [{"text": text}],
                 },
             )
+        else:
+            document.state = state
         return document
 
     async def close_document(self, path: Path) -> None:
@@ -426,14 +447,18 @@ class LspClient:
         return None
 
     def text_of(self, uri: str) -> str:
-        """The text of a document as the server sees it (open) or as it is on disk."""
+        """The text of a document as the server sees it (open) or as it is on disk ('' when it cannot be read)."""
         document = self.documents.get(uri)
         if document is not None:
             return document.text
-        try:
-            return uri_to_path(uri).read_text(encoding="utf-8", errors="replace")
-        except (OSError, ValueError):  # a file that cannot be read, or a name no file can have
-            return ""
+        return self.disk.text(str(uri_to_path(uri)))
+
+    def lines_of(self, uri: str) -> list[str]:
+        """The lines of :meth:`text_of` as LSP counts them (shared: do not change the list)."""
+        document = self.documents.get(uri)
+        if document is not None:
+            return document.lines
+        return self.disk.lines(str(uri_to_path(uri)))
 
     # --- requests ------------------------------------------------------------------------------------------------
 

@@ -2,10 +2,12 @@
 
 import contextlib
 import contextvars
+import errno
 import os
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Any, Self
 
@@ -17,15 +19,16 @@ from kairox.events import EventSink, NullSink
 from kairox.lsp import _render as render
 from kairox.lsp._client import LspClient, OpenDocument, language_id
 from kairox.lsp._errors import LspError, LspLocationError, LspNoServerError
+from kairox.lsp._files import FileState, file_state, locate, real_path
 from kairox.lsp._lifecycle import LspServerLifecycle
 from kairox.lsp._specs import lsp_tool_specs
 from kairox.lsp._symbols import document_symbols, flatten_symbols, resolve_symbol
 from kairox.lsp._text import (
     display_path,
-    line_of,
     matches_pattern,
+    relative_real,
     relative_to,
-    split_lines,
+    shown_real,
     to_server_character,
     uri_to_path,
 )
@@ -40,25 +43,32 @@ different tools each see their own."""
 def _refusal(path: Path) -> str | None:
     """Why the call's read rules forbid ``path``, or None (also None when no rule applies)."""
     unreadable = _UNREADABLE.get()
-    return None if unreadable is None else unreadable(Path(os.path.realpath(path)))
+    return None if unreadable is None else unreadable(Path(real_path(str(path))))
 
 
-def _readable_uri(item: Any) -> bool:
-    if not isinstance(item, dict):
+def _readable_uri(item: Any, files: render.Files | None = None) -> bool:
+    unreadable = _UNREADABLE.get()
+    if unreadable is None or not isinstance(item, dict):
         return True
     uri = item.get("targetUri") or item.get("uri")
     if not isinstance(uri, str):
         location = item.get("location")
         uri = location.get("uri") if isinstance(location, dict) else None
-    return not isinstance(uri, str) or _refusal(uri_to_path(uri)) is None
+    if not isinstance(uri, str):
+        return True
+    # the file the rules judge is the one the answer is rendered from: ``files`` resolves each path once
+    real = files.real(uri) if files is not None else real_path(str(uri_to_path(uri)))
+    return unreadable(Path(real)) is None
 
 
-def _readable_only(result: Any) -> tuple[Any, int]:
+def _readable_only(result: Any, files: render.Files | None = None) -> tuple[Any, int]:
     """A location answer without the items in files the read rules forbid, and how many were left out."""
+    if _UNREADABLE.get() is None:
+        return result, 0
     if isinstance(result, list):
-        kept = [item for item in result if _readable_uri(item)]
+        kept = [item for item in result if _readable_uri(item, files)]
         return kept, len(result) - len(kept)
-    if isinstance(result, dict) and not _readable_uri(result):
+    if isinstance(result, dict) and not _readable_uri(result, files):
         return None, 1
     return result, 0
 
@@ -70,6 +80,22 @@ _INDEX_WAIT = 10.0
 """How long a workspace-wide query waits for the server's reported indexing to end."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 """Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
+_ROUTES_KEPT = 4096
+"""Resolved paths whose server :meth:`LspToolProvider._file_server` remembers."""
+_NO_FILE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
+"""Errors of ``stat`` that mean there is no such file (the others are reported as they are)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _File:
+    """A file a call names: its path with symlinks resolved, and its status taken then."""
+
+    real: str
+    state: FileState
+
+    @property
+    def path(self) -> Path:
+        return Path(self.real)
 
 
 class _Target:
@@ -85,8 +111,8 @@ class _Target:
         return {"textDocument": {"uri": self.document.uri}, "position": self.pos}
 
     def where(self) -> str:
-        line, column = render.position(self.client, self.document.text, self.pos)
-        return f"{display_path(self.document.path, self.client.workspace)}:{line}:{column}"
+        line, column = render.position(self.client, self.document.lines, self.pos)
+        return f"{shown_real(str(self.document.path), str(self.client.workspace))}:{line}:{column}"
 
 
 class LspToolProvider(ToolProvider):
@@ -111,6 +137,8 @@ class LspToolProvider(ToolProvider):
     ) -> None:
         super().__init__()
         self.workspace = workspace.resolve()
+        self._root = str(self.workspace)
+        self._routes: dict[str, LspServerLifecycle] = {}
         self.events: EventSink = events or NullSink()
         base_dirs = base_dirs or {}
         self.servers: dict[str, LspServerLifecycle] = {
@@ -178,34 +206,45 @@ class LspToolProvider(ToolProvider):
 
     # --- routing -------------------------------------------------------------------------------------------------
 
-    def _path(self, file: Any) -> Path:
+    def _file(self, file: Any) -> _File:
+        """The regular file ``path`` names (relative to the workspace), resolved once and allowed by the read rules."""
         if not isinstance(file, str) or not file:
             raise LspLocationError("`path` must be a path", hint="give a path relative to the workspace")
-        path = Path(file).expanduser()
-        path = (path if path.is_absolute() else self.workspace / path).resolve()
-        if not path.is_file():
+        try:
+            real, state = locate(os.path.join(self._root, os.path.expanduser(file)))  # an absolute path stays
+        except OSError as exc:
+            if exc.errno not in _NO_FILE:
+                raise
+            state = None
+        except ValueError:  # a name no file can have
+            state = None
+        if state is None or not state.regular:
             raise LspLocationError(
                 f"no file {file!r} in {self.workspace}", hint="check the path (fs.list shows files)"
             )
-        self._check_readable(path)
-        return path
+        self._check_readable(real)
+        return _File(real, state)
 
-    def _check_readable(self, path: Path) -> None:
-        """Refuse before a language server is asked to open a file the read rules forbid."""
-        reason = _refusal(path)
+    def _check_readable(self, real: str) -> None:
+        """Refuse before a language server is asked to open a file the read rules forbid (``real``: a path whose
+        symlinks are resolved)."""
+        unreadable = _UNREADABLE.get()
+        reason = None if unreadable is None else unreadable(Path(real))
         if reason is not None:
-            raise LspLocationError(f"{display_path(path, self.workspace)} may not be read ({reason})", hint="the read rules forbid it")
+            raise LspLocationError(f"{shown_real(real, self._root)} may not be read ({reason})", hint="the read rules forbid it")
 
     def server_for(self, path: Path) -> LspServerLifecycle:
         """The first enabled server whose ``file_patterns`` match ``path`` (its languages when it has none)."""
-        relative = relative_to(path, self.workspace)
+        return self._server_for(relative_to(path, self.workspace), os.path.realpath(path))
+
+    def _server_for(self, relative: PurePosixPath, real: str) -> LspServerLifecycle:
         for server in self.servers.values():
             patterns = server.config.file_patterns
             if patterns and any(matches_pattern(relative, p) for p in patterns):
                 return server
         for server in self.servers.values():
             languages = server.config.languages
-            if not server.config.file_patterns and languages and language_id(path, languages) in languages:
+            if not server.config.file_patterns and languages and language_id(Path(real), languages) in languages:
                 return server
         configured = ", ".join(
             f"{s.name} ({', '.join(s.config.file_patterns) or '-'})" for s in self.servers.values()
@@ -228,30 +267,42 @@ class LspToolProvider(ToolProvider):
             )
         return next(iter(self.servers.values()))
 
+    def _file_server(self, file: _File) -> LspServerLifecycle:
+        # which server serves a file depends on its resolved path alone (the configuration does not change)
+        server = self._routes.get(file.real)
+        if server is None:
+            server = self._server_for(relative_real(file.real, self._root), file.real)
+            if len(self._routes) >= _ROUTES_KEPT:
+                self._routes.clear()
+            self._routes[file.real] = server
+        return server
+
     async def _target(self, args: JsonObject) -> _Target:
         given, symbol = args.get("path"), args.get("symbol")
-        path = self._path(given) if given is not None else None
+        file = self._file(given) if given is not None else None
         if isinstance(symbol, str) and symbol.strip():
-            server = self.server_for(path) if path else self._named_server(args.get("server"))
+            server = self._file_server(file) if file else self._named_server(args.get("server"))
             client = await server.ensure_running()
+            path = file.path if file else None
             found = await resolve_symbol(client, symbol, path, readable=lambda p: _refusal(p) is None)
-            self._check_readable(uri_to_path(found.uri))
-            document = await client.sync_document(uri_to_path(found.uri))
+            real = real_path(str(uri_to_path(found.uri)))
+            self._check_readable(real)
+            document = await client.sync_file(real, file_state(real))
             return _Target(server, client, document, {"line": found.line, "character": found.character})
-        if path is None:
+        if file is None:
             raise LspLocationError(
                 "give `path` and `line`, or `symbol`", hint='e.g. {"symbol": "Greeter.greet"}'
             )
         line = args.get("line")
         if not isinstance(line, int) or line < 1:
             raise LspLocationError("`line` (1-based) is needed with `path`", hint="or give `symbol` instead")
-        server = self.server_for(path)
+        server = self._file_server(file)
         client = await server.ensure_running()
-        document = await client.sync_document(path)
-        total = len(split_lines(document.text))
+        document = await client.sync_file(file.real, file.state)
+        total = len(document.lines)
         if line > max(total, 1):
-            raise LspLocationError(f"{display_path(path, self.workspace)} has {total} lines, not {line}")
-        text = line_of(document.text, line - 1)
+            raise LspLocationError(f"{shown_real(file.real, self._root)} has {total} lines, not {line}")
+        text = document.lines[line - 1] if line <= total else ""
         column = args.get("column")
         if not isinstance(column, int) or column < 1:
             column = len(text) - len(text.lstrip()) + 1
@@ -280,17 +331,14 @@ class LspToolProvider(ToolProvider):
         )
 
     async def _locations(self, target: _Target, method: str, params: JsonObject, what: str) -> ToolResult:
-        result, left_out = _readable_only(await target.client.request(method, params))
-        items = render.locations(target.client, result)
+        files = render.Files(target.client)
+        result, left_out = _readable_only(await target.client.request(method, params), files)
+        items = render.locations(target.client, result, files)
         lines = render.location_lines(items)
         if left_out:
             lines.append(_left_out_note(left_out))
-        return self._result(
-            target.client,
-            lines,
-            f"No {what} found at {target.where()}",
-            {"locations": items},
-        )
+        empty = "" if lines else f"No {what} found at {target.where()}"  # only said when nothing was found
+        return self._result(target.client, lines, empty, {"locations": items})
 
     # --- tools ---------------------------------------------------------------------------------------------------
 
@@ -323,8 +371,9 @@ class LspToolProvider(ToolProvider):
         )
 
     async def _document_symbols(self, args: JsonObject) -> ToolResult:
-        path = self._path(args.get("path"))
-        client = await self.server_for(path).ensure_running()
+        file = self._file(args.get("path"))
+        path = file.path
+        client = await self._file_server(file).ensure_running()
         items = render.symbols(client, await document_symbols(client, path))
         return self._result(
             client,
@@ -406,9 +455,10 @@ class LspToolProvider(ToolProvider):
         )
 
     async def _diagnostics(self, args: JsonObject) -> ToolResult:
-        path = self._path(args.get("path"))
-        client = await self.server_for(path).ensure_running()
-        document = await client.sync_document(path)
+        file = self._file(args.get("path"))
+        path = file.path
+        client = await self._file_server(file).ensure_running()
+        document = await client.sync_file(file.real, file.state)
         items: list[JsonObject] | None = None
         mode = "pushed"
         if client.supports("diagnosticProvider"):
@@ -450,7 +500,7 @@ class LspToolProvider(ToolProvider):
             )
         edit = await target.client.request("textDocument/rename", {**target.params, "newName": new_name})
         for uri in _edited_uris(edit):
-            self._check_readable(uri_to_path(uri))
+            self._check_readable(real_path(str(uri_to_path(uri))))
         files = render.rename_preview(target.client, edit)
         lines = render.rename_lines(files)
         if lines:

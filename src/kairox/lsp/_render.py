@@ -7,37 +7,59 @@ from typing import Any
 
 from kairox._util import JsonObject, json_dict, json_int, json_list
 from kairox.lsp._client import LspClient
+from kairox.lsp._files import real_path
 from kairox.lsp._symbols import FoundSymbol
-from kairox.lsp._text import display_path, line_of, split_lines, to_model_column, uri_to_path
+from kairox.lsp._text import shown_real, split_lines, to_model_column, uri_to_path
 
 MAX_ITEMS = 200
+_INT_LIMIT = 2**31 - 1
+"""The largest position ``json_int`` keeps as it is."""
 _SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
-class _Texts:
-    """File texts read once per reply."""
+class Files:
+    """The lines and shown paths of the files one reply names, each looked up once per reply."""
 
-    def __init__(self, client: LspClient) -> None:
+    def __init__(self, client: LspClient, real_paths: dict[str, str] | None = None) -> None:
         self.client = client
-        self._texts: dict[str, str] = {}
+        self._lines: dict[str, list[str]] = {}
+        self._real = {} if real_paths is None else real_paths
+        self._root = str(client.workspace)  # resolved when the client was made
 
-    def __call__(self, uri: str) -> str:
-        if uri not in self._texts:
-            self._texts[uri] = self.client.text_of(uri)
-        return self._texts[uri]
+    def lines(self, uri: str) -> list[str]:
+        lines = self._lines.get(uri)
+        if lines is None:
+            lines = self._lines[uri] = self.client.lines_of(uri)
+        return lines
+
+    def real(self, uri: str) -> str:
+        """The file ``uri`` names, symlinks resolved."""
+        real = self._real.get(uri)
+        if real is None:
+            real = self._real[uri] = real_path(str(uri_to_path(uri)))
+        return real
+
+    def shown(self, uri: str) -> str:
+        """The file ``uri`` names as the model sees it: workspace-relative inside the workspace."""
+        return shown_real(self.real(uri), self._root)
 
 
-def position(client: LspClient, text: str, pos: Any) -> tuple[int, int]:
-    """A server ``Position`` as the model's (line, column), both 1-based."""
-    line = max(0, json_int(json_dict(pos).get("line")))
-    character = max(0, json_int(json_dict(pos).get("character")))
-    return line + 1, to_model_column(line_of(text, line), character, client.position_encoding)
+def position(client: LspClient, lines: list[str], pos: Any) -> tuple[int, int]:
+    """A server ``Position`` as the model's (line, column), both 1-based, in the text of ``lines``."""
+    pos = json_dict(pos)
+    line, character = pos.get("line"), pos.get("character")
+    if type(line) is not int or not 0 <= line <= _INT_LIMIT:  # the usual case needs no conversion
+        line = max(0, json_int(line))
+    if type(character) is not int or not 0 <= character <= _INT_LIMIT:
+        character = max(0, json_int(character))
+    text = lines[line] if line < len(lines) else ""
+    return line + 1, to_model_column(text, character, client.position_encoding)
 
 
-def locations(client: LspClient, result: Any) -> list[JsonObject]:
+def locations(client: LspClient, result: Any, files: Files | None = None) -> list[JsonObject]:
     """``Location``, ``Location[]`` or ``LocationLink[]`` as ``{path, line, column, end_line, end_column, text}``."""
     items = result if isinstance(result, list) else [result] if isinstance(result, dict) else []
-    texts = _Texts(client)
+    files = files or Files(client)
     out: list[JsonObject] = []
     for item in items:
         if not isinstance(item, dict):
@@ -46,17 +68,17 @@ def locations(client: LspClient, result: Any) -> list[JsonObject]:
         rng = item.get("targetSelectionRange") or item.get("range")
         if not isinstance(uri, str) or not isinstance(rng, dict):
             continue
-        text = texts(uri)
-        line, column = position(client, text, rng.get("start"))
-        end_line, end_column = position(client, text, rng.get("end"))
+        lines = files.lines(uri)
+        line, column = position(client, lines, rng.get("start"))
+        end_line, end_column = position(client, lines, rng.get("end"))
         out.append(
             {
-                "path": display_path(uri_to_path(uri), client.workspace),
+                "path": files.shown(uri),
                 "line": line,
                 "column": column,
                 "end_line": end_line,
                 "end_column": end_column,
-                "text": line_of(text, line - 1).strip(),
+                "text": lines[line - 1].strip() if line <= len(lines) else "",
             }
         )
     return out
@@ -85,17 +107,17 @@ def hover_text(result: Any) -> str:
 
 
 def symbols(client: LspClient, found: list[FoundSymbol]) -> list[JsonObject]:
-    texts = _Texts(client)
+    files = Files(client)
     out: list[JsonObject] = []
     for symbol in found:
-        text = texts(symbol.uri)
-        line, column = position(client, text, {"line": symbol.line, "character": symbol.character})
+        lines = files.lines(symbol.uri)
+        line, column = position(client, lines, {"line": symbol.line, "character": symbol.character})
         out.append(
             {
                 "name": symbol.name,
                 "qualified_name": ".".join(symbol.qualified),
                 "kind": symbol.kind,
-                "path": display_path(uri_to_path(symbol.uri), client.workspace),
+                "path": files.shown(symbol.uri),
                 "line": line,
                 "column": column,
                 "depth": symbol.depth,
@@ -120,14 +142,15 @@ def symbol_lines(items: list[JsonObject], *, with_path: bool) -> list[str]:
 
 
 def diagnostics(client: LspClient, uri: str, items: list[JsonObject]) -> list[JsonObject]:
-    text = client.text_of(uri)
-    path = display_path(uri_to_path(uri), client.workspace)
+    files = Files(client)
+    lines = files.lines(uri)
+    path = files.shown(uri)
     out: list[JsonObject] = []
     for item in items:
         if not isinstance(item, dict):
             continue
         rng = json_dict(item.get("range"))
-        line, column = position(client, text, rng.get("start"))
+        line, column = position(client, lines, rng.get("start"))
         code = item.get("code")
         out.append(
             {
@@ -154,20 +177,21 @@ def diagnostic_lines(items: list[JsonObject]) -> list[str]:
     return lines
 
 
-def _offset(text: str, lines: list[str], pos: Any, client: LspClient) -> int:
-    line, column = position(client, text, pos)
+def _offset(plain: list[str], lines: list[str], pos: Any, client: LspClient) -> int:
+    line, column = position(client, plain, pos)
     return sum(len(lines[i]) for i in range(min(line - 1, len(lines)))) + column - 1
 
 
 def _apply(client: LspClient, text: str, edits: list[JsonObject]) -> str:
     lines = split_lines(text, keepends=True)
+    plain = [line.rstrip("\r\n") for line in lines]
     spans = []
     for edit in edits:
         rng = json_dict(edit.get("range"))
         spans.append(
             (
-                _offset(text, lines, rng.get("start"), client),
-                _offset(text, lines, rng.get("end"), client),
+                _offset(plain, lines, rng.get("start"), client),
+                _offset(plain, lines, rng.get("end"), client),
                 str(edit.get("newText", "")),
             )
         )
@@ -189,6 +213,7 @@ def rename_preview(client: LspClient, edit: Any) -> list[JsonObject]:
                     per_uri.setdefault(uri, []).extend(
                         e for e in json_list(change.get("edits")) if isinstance(e, dict)
                     )
+    shown = Files(client)
     files: list[JsonObject] = []
     for uri, edits in sorted(per_uri.items()):
         old = client.text_of(uri)
@@ -208,7 +233,7 @@ def rename_preview(client: LspClient, edit: Any) -> list[JsonObject]:
                     }
                 )
         if changes:
-            files.append({"path": display_path(uri_to_path(uri), client.workspace), "changes": changes})
+            files.append({"path": shown.shown(uri), "changes": changes})
     return files
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from kairox._util import json_dict, json_int
 from kairox.lsp._client import LspClient
 from kairox.lsp._errors import LspLocationError
-from kairox.lsp._text import display_path, line_of, matches_pattern, path_to_uri, relative_to, uri_to_path
+from kairox.lsp._text import display_path, matches_pattern, path_to_uri, relative_to, uri_to_path
 
 SYMBOL_KINDS = {
     1: "file", 2: "module", 3: "namespace", 4: "package", 5: "class", 6: "method", 7: "property", 8: "field",
@@ -39,14 +39,14 @@ class FoundSymbol:
 
 
 def _identifier_at(
-    text: str, name: str, start: dict[str, Any], end: dict[str, Any] | None
+    lines: list[str], name: str, start: dict[str, Any], end: dict[str, Any] | None
 ) -> tuple[int, int]:
     """Where ``name`` is written inside a range that covers a whole definition (``class Greeter: ...``)."""
     line0, char0 = max(0, json_int(start.get("line"))), max(0, json_int(start.get("character")))
     last = json_int(end.get("line"), line0) if end else line0
     pattern = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
     for number in range(line0, min(last, line0 + 50) + 1):
-        line = line_of(text, number)
+        line = lines[number] if number < len(lines) else ""
         match = pattern.search(line, char0 if number == line0 else 0)
         if match:
             return number, match.start()
@@ -59,7 +59,7 @@ def flatten_symbols(client: LspClient, uri: str, result: Any) -> list[FoundSymbo
     Characters are still in the server's encoding; for flat symbols they point at the identifier.
     """
     found: list[FoundSymbol] = []
-    text = client.text_of(uri)
+    lines = client.lines_of(uri)
 
     def walk(items: list[Any], parents: tuple[str, ...]) -> None:
         for item in items:
@@ -76,9 +76,9 @@ def flatten_symbols(client: LspClient, uri: str, result: Any) -> list[FoundSymbo
                 found_uri = location.get("uri")
                 item_uri = found_uri if isinstance(found_uri, str) else uri
                 rng = json_dict(location.get("range"))
-                item_text = text if item_uri == uri else client.text_of(item_uri)
+                item_lines = lines if item_uri == uri else client.lines_of(item_uri)
                 end = rng.get("end")
-                line, character = _identifier_at(item_text, name, json_dict(rng.get("start")), end if isinstance(end, dict) else None)
+                line, character = _identifier_at(item_lines, name, json_dict(rng.get("start")), end if isinstance(end, dict) else None)
                 container = str(item.get("containerName") or "")
                 containers = [p for p in re.split(r"[.:]+", container) if p]
                 if containers and containers[-1] == name:  # some servers put the symbol in its own container

@@ -13,9 +13,16 @@ UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
 
 def path_to_uri(path: Path) -> str:
-    return "file://" + quote(str(path.resolve()).replace("\\", "/"), safe="/:")
+    return real_path_uri(str(path.resolve()))
 
 
+@functools.lru_cache(maxsize=1024)
+def real_path_uri(real: str) -> str:
+    """The ``file:`` URI of a path whose symlinks are already resolved."""
+    return "file://" + quote(real.replace("\\", "/"), safe="/:")
+
+
+@functools.lru_cache(maxsize=1024)
 def uri_to_path(uri: str) -> Path:
     """The file a ``file:`` URI names. A NUL byte (``%00``), which no file name can hold, becomes U+FFFD, so a
     server's bad URI names a file that does not exist instead of breaking every ``Path`` call on it."""
@@ -64,13 +71,23 @@ def matches_pattern(relative: PurePosixPath, pattern: str) -> bool:
 
 def relative_to(path: Path, root: Path) -> PurePosixPath:
     """``path`` (symlinks resolved) relative to ``root`` (resolved too), or absolute when it lies outside."""
-    real = os.path.realpath(path)
-    base = os.path.realpath(root).rstrip("/")
+    return relative_real(os.path.realpath(path), os.path.realpath(root))
+
+
+def relative_real(real: str, root: str) -> PurePosixPath:
+    """:func:`relative_to` for paths whose symlinks are already resolved."""
+    return PurePosixPath(shown_real(real, root))
+
+
+def shown_real(real: str, root: str) -> str:
+    """``str(relative_real(real, root))``: a resolved path holds no ``.``, ``..`` or doubled separator, so the
+    string needs no ``PurePosixPath`` to be the same."""
+    base = root.rstrip("/")
     if real == base:
-        return PurePosixPath(".")
+        return "."
     if real.startswith(base + "/"):
-        return PurePosixPath(real[len(base) + 1 :])
-    return PurePosixPath(real)
+        return real[len(base) + 1 :]
+    return real
 
 
 def display_path(path: Path, root: Path) -> str:

@@ -1,0 +1,151 @@
+"""What a file on disk holds, read again only when its status says it may have changed.
+
+A file's status (device, inode, size, modification and change times) changes with every write, with one gap: a
+file system stamps times from a coarse clock (a few milliseconds; a second or two on some), so a second write
+of the same size within one tick leaves the status as it was. A status is therefore trusted only once it had
+been quiet for :data:`SETTLE_NS` when it was taken: the change time cannot be set back, so any write after that
+gives a new one. Until then the file is read every time, as if nothing were kept.
+"""
+
+import os
+import stat
+import time
+from dataclasses import dataclass
+
+from kairox.lsp._text import split_lines
+
+SETTLE_NS = 2_000_000_000
+"""How long a file's status must have been quiet before it is trusted to show the next write: more than the
+coarsest time stamps (a second or two) and a little clock skew between a file server and this host."""
+
+_KEPT_FILES = 64
+"""Files whose text :class:`DiskTexts` keeps (the oldest read goes first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """A file's status when it was looked at; ``settled`` when no write since then can keep the same status."""
+
+    key: tuple[int, int, int, int, int]
+    settled: bool
+    regular: bool
+
+    def same_file_as(self, later: "FileState") -> bool:
+        """Whether a text read after this status was taken is still the file's text at ``later``."""
+        return self.settled and self.key == later.key
+
+
+def _state(st: os.stat_result, now: int, settle_ns: int) -> FileState:
+    changed = max(st.st_mtime_ns, st.st_ctime_ns)
+    return FileState(
+        key=(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns),
+        settled=now - changed >= settle_ns,
+        regular=stat.S_ISREG(st.st_mode),
+    )
+
+
+def file_state(path: str, *, settle_ns: int = SETTLE_NS) -> FileState:
+    """The status of ``path`` (symlinks followed); raises ``OSError`` as ``os.stat`` does."""
+    # the clock is read before the status: a write after it would be stamped at this time or later
+    now = time.time_ns()
+    return _state(os.stat(path), now, settle_ns)
+
+
+_O_PATH = getattr(os, "O_PATH", 0)
+_FD_LINKS = "/proc/self/fd/"
+
+
+def _resolved_by_kernel(path: str) -> tuple[str, os.stat_result] | None:
+    """``path`` with its symlinks resolved by the kernel in one walk (an ``O_PATH`` descriptor and its
+    ``/proc/self/fd`` link), with the status of the file it reached; None where that is not available or the
+    file is missing, unreachable or already deleted (the callers then ask ``os.path.realpath``)."""
+    if not _O_PATH:
+        return None
+    try:
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        real = os.readlink(f"{_FD_LINKS}{fd}")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # a deleted file's link ends in " (deleted)"; one outside this process's root does not start with "/"
+    if st.st_nlink == 0 or not real.startswith("/"):
+        return None
+    return real, st
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)``, in a few system calls instead of one ``lstat`` per component when the file
+    exists."""
+    resolved = _resolved_by_kernel(path)
+    return os.path.realpath(path) if resolved is None else resolved[0]
+
+
+def locate(path: str, *, settle_ns: int = SETTLE_NS) -> tuple[str, FileState]:
+    """``os.path.realpath(path)`` and the :class:`FileState` of the file it names, taken together; raises
+    ``OSError`` as ``os.stat`` does when there is no such file."""
+    now = time.time_ns()
+    resolved = _resolved_by_kernel(path)
+    if resolved is not None:
+        return resolved[0], _state(resolved[1], now, settle_ns)
+    real = os.path.realpath(path)
+    return real, file_state(real, settle_ns=settle_ns)
+
+
+def read_text(path: str) -> str:
+    """A file's text as the tools read it: UTF-8, an undecodable byte becoming U+FFFD."""
+    with open(path, encoding="utf-8", errors="replace") as file:
+        return file.read()
+
+
+@dataclass(slots=True)
+class _Kept:
+    state: FileState
+    text: str
+    lines: list[str] | None = None
+
+
+class DiskTexts:
+    """Texts (and their lines) of files as on disk, each read again when its :class:`FileState` changed or was
+    not yet settled; a file that cannot be read is an empty text, kept for nothing."""
+
+    def __init__(self, *, limit: int = _KEPT_FILES, settle_ns: int = SETTLE_NS) -> None:
+        self._limit = limit
+        self._settle_ns = settle_ns
+        self._kept: dict[str, _Kept] = {}
+        self.reads = 0
+        """How many times a file was read (what a test of the cache looks at)."""
+
+    def _entry(self, path: str) -> _Kept | None:
+        try:
+            state = file_state(path, settle_ns=self._settle_ns)
+            kept = self._kept.get(path)
+            if kept is not None and kept.state.same_file_as(state):
+                return kept
+            self.reads += 1
+            kept = _Kept(state=state, text=read_text(path))
+        except (OSError, ValueError):  # a file that cannot be read, or a name no file can have
+            self._kept.pop(path, None)
+            return None
+        self._kept.pop(path, None)
+        self._kept[path] = kept
+        if len(self._kept) > self._limit:
+            del self._kept[next(iter(self._kept))]
+        return kept
+
+    def text(self, path: str) -> str:
+        kept = self._entry(path)
+        return "" if kept is None else kept.text
+
+    def lines(self, path: str) -> list[str]:
+        """The file's lines as LSP counts them (shared: do not change the list)."""
+        kept = self._entry(path)
+        if kept is None:
+            return []
+        if kept.lines is None:
+            kept.lines = split_lines(kept.text)
+        return kept.lines
