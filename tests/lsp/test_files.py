@@ -10,7 +10,7 @@ from tests.lsp._fixtures import jedi_config
 
 from kairox.errors import ToolCallError
 from kairox.lsp import LspToolProvider
-from kairox.lsp._files import SETTLE_NS, DiskTexts, file_state, locate, real_path
+from kairox.lsp._files import MAX_TEXT_BYTES, SETTLE_NS, DiskTexts, file_state, locate, read_text, real_path
 from kairox.tools import CallContext
 
 LIBRARY = """def make() -> int:
@@ -227,3 +227,34 @@ async def test_a_definition_in_a_file_turned_unreadable_is_left_out_on_the_next_
     assert allowed.text_content() == "lib.py:1:5: def make() -> int:"
     assert "def make" not in hidden.text_content()
     assert "left out" in hidden.text_content()
+
+
+@pytest.mark.timeout(30)
+def test_only_regular_files_within_the_limit_are_read(tmp_path: Path) -> None:
+    """A path the model gives or a server names may be a FIFO (opening it would wait for a writer, holding the
+    event loop), a device that never ends, a folder or a huge file: none is read, and none hangs."""
+    os.mkfifo(tmp_path / "pipe.py")
+    with open(tmp_path / "huge.py", "wb") as file:
+        file.truncate(MAX_TEXT_BYTES + 1)
+    (tmp_path / "folder.py").mkdir()
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    refused = [tmp_path / "pipe.py", Path("/dev/zero"), tmp_path / "huge.py", tmp_path / "folder.py"]
+    for path in refused:
+        with pytest.raises(OSError):
+            read_text(str(path))
+    texts = DiskTexts()
+    assert [texts.text(str(path)) for path in refused] == ["", "", "", ""]
+    assert read_text(str(tmp_path / "plain.py")) == texts.text(str(tmp_path / "plain.py")) == "x = 1\n"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_a_fifo_in_the_workspace_neither_hangs_a_tool_nor_the_search_for_a_symbol(workspace: Path) -> None:
+    from kairox.lsp._symbols import _candidate_files
+
+    os.mkfifo(workspace / "aaa.py")  # walked first when a symbol is looked for file by file
+    context = CallContext(call_id="t", workspace=workspace)
+    async with LspToolProvider({"jedi": jedi_config()}, workspace=workspace) as provider:
+        with pytest.raises(ToolCallError, match=r"aaa\.py"):
+            await provider.call_tool("lsp.definition", {"path": "aaa.py", "line": 1, "column": 1}, context)
+    assert list(_candidate_files(workspace, ["*.py"], "make", lambda _: True)) == [workspace / "lib.py", workspace / "main.py"]

@@ -7,6 +7,7 @@ been quiet for :data:`SETTLE_NS` when it was taken: the change time cannot be se
 gives a new one. Until then the file is read every time, as if nothing were kept.
 """
 
+import errno
 import os
 import stat
 import time
@@ -96,10 +97,27 @@ def locate(path: str, *, settle_ns: int = SETTLE_NS) -> tuple[str, FileState]:
     return real, file_state(real, settle_ns=settle_ns)
 
 
+MAX_TEXT_BYTES = 32 * 1024 * 1024
+"""The largest file the LSP tools read (to send it to a server, or to show lines of it)."""
+
+
 def read_text(path: str) -> str:
-    """A file's text as the tools read it: UTF-8, an undecodable byte becoming U+FFFD."""
-    with open(path, encoding="utf-8", errors="replace") as file:
-        return file.read()
+    """A file's text as the tools read it: UTF-8, an undecodable byte becoming U+FFFD. Only a regular file of at
+    most :data:`MAX_TEXT_BYTES`: a path (the model's, or one a server names) may be a FIFO, whose opening would
+    wait for a writer, or a device such as ``/dev/zero``, which never ends; those raise ``OSError``. The check is
+    made on the opened file, so a path swapped between a look and the read changes nothing."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if st.st_size > MAX_TEXT_BYTES:
+            raise OSError(errno.EFBIG, f"larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB", path)
+        os.set_blocking(fd, True)
+        with open(fd, encoding="utf-8", errors="replace", closefd=False) as file:
+            return file.read(MAX_TEXT_BYTES + 1)[:MAX_TEXT_BYTES]
+    finally:
+        os.close(fd)
 
 
 @dataclass(slots=True)

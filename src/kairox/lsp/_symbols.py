@@ -11,6 +11,7 @@ from typing import Any
 from kairox._util import json_dict, json_int
 from kairox.lsp._client import LspClient
 from kairox.lsp._errors import LspLocationError
+from kairox.lsp._files import read_text
 from kairox.lsp._text import display_path, matches_pattern, path_to_uri, relative_to, uri_to_path
 
 SYMBOL_KINDS = {
@@ -138,7 +139,7 @@ def _candidate_files(root: Path, patterns: list[str], word: str, readable: Calla
             if not readable(path):  # a file the read rules forbid is neither read nor shown to the server
                 continue
             try:
-                if pattern.search(path.read_text(encoding="utf-8", errors="replace")):
+                if pattern.search(read_text(str(path))):  # a regular file only: a FIFO would hold the loop
                     seen += 1
                     yield path
             except OSError:
