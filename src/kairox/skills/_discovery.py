@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox.errors import Diagnostic, Severity
-from kairox.skills._cache import Listing, SkillCache, digest, outcome_from_plain, outcome_to_plain
+from kairox.skills._cache import Listing, SkillCache, decoded_outcome, digest, outcome_to_plain, remember_outcome
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillScope
 from kairox.skills._parse import parse_skill_text
 
@@ -228,10 +228,11 @@ class _Scanner:
                 if payload is not _STALE:
                     stats.cached += 1
                     if payload is not None:
-                        cached = outcome_from_plain(payload, Path(path), source=path, scope=root.scope, plugin=root.plugin, root=root.path)
-                        self.result.diagnostics.extend(cached.diagnostics)
-                        if cached.skill is not None:
-                            self.result.skills.append(cached.skill)
+                        skill, diagnostics = decoded_outcome(path, file_digest, payload, scope=root.scope, plugin=root.plugin, root=root.path)
+                        if diagnostics:
+                            self.result.diagnostics.extend(diagnostics)
+                        if skill is not None:
+                            self.result.skills.append(skill)
                     return
         stats.parsed += 1
         if data is None:
@@ -244,7 +245,9 @@ class _Scanner:
             return
         outcome = parse_skill_text(text, Path(path), scope=root.scope, plugin=root.plugin, root=root.path)  # placed as found
         if cache is not None:
-            cache.put(path, st, read_at, digest(data), outcome_to_plain(outcome))
+            file_digest = digest(data)
+            cache.put(path, st, read_at, file_digest, outcome_to_plain(outcome))
+            remember_outcome(path, file_digest, outcome, (root.scope, root.plugin, root.path))
         self.result.diagnostics.extend(outcome.diagnostics)
         if outcome.skill is not None:
             self.result.skills.append(outcome.skill)
