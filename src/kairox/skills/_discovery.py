@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from kairox.errors import Diagnostic, Severity
-from kairox.skills._cache import Listing, SkillCache, decoded_outcome, digest, outcome_to_plain, remember_outcome
+from kairox.skills._cache import (
+    Listing,
+    SkillCache,
+    decoded_outcome,
+    digest,
+    outcome_to_plain,
+    remember_outcome,
+)
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillScope
 from kairox.skills._parse import parse_skill_text
 
