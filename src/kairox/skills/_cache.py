@@ -111,8 +111,9 @@ def outcome_from_plain(payload: Payload, path: Path, *, source: str | None = Non
     )
 
 
-_Placement = tuple[SkillScope, str | None, Path | None]
-_decoded: dict[str, tuple[_Placement, bytes, SkillDef | None, tuple[Diagnostic, ...]]] = {}
+Placement = tuple[SkillScope, str | None, Path | None]
+"""Where a file was found: the scope, plugin and root its skill gets."""
+_decoded: dict[str, tuple[Placement, bytes, SkillDef | None, tuple[Diagnostic, ...]]] = {}
 """File path -> where it was found, its digest, and the skill and diagnostics its parse gave, placed there.
 A digest fixes the bytes, and the bytes and the path fix the parse: equal digests mean the same objects."""
 _DECODED_LIMIT = 200_000
@@ -124,18 +125,18 @@ def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
     return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
 
 
-def decoded_outcome(path: str, file_digest: bytes, payload: Payload, *, scope: SkillScope, plugin: str | None, root: Path | None) -> tuple[SkillDef | None, tuple[Diagnostic, ...]]:
+def decoded_outcome(path: str, file_digest: bytes, payload: Payload, placement: Placement) -> tuple[SkillDef | None, tuple[Diagnostic, ...]]:
     """The skill and diagnostics of a cached payload, built once per process for each file's bytes."""
-    placement = (scope, plugin, root)
     known = _decoded.get(path)
     if known is not None and known[1] == file_digest and known[0] == placement:
         return known[2], known[3]
+    scope, plugin, root = placement
     outcome = outcome_from_plain(payload, Path(path), source=path, scope=scope, plugin=plugin, root=root)
     remember_outcome(path, file_digest, outcome, placement)
     return outcome.skill, tuple(outcome.diagnostics)
 
 
-def remember_outcome(path: str, file_digest: bytes, outcome: ParseOutcome, placement: _Placement) -> None:
+def remember_outcome(path: str, file_digest: bytes, outcome: ParseOutcome, placement: Placement) -> None:
     if len(_decoded) >= _DECODED_LIMIT and path not in _decoded:
         _decoded.clear()
     _decoded[path] = (placement, file_digest, outcome.skill, tuple(outcome.diagnostics))
