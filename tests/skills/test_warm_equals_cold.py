@@ -50,7 +50,7 @@ class Corpus:
         ws = self.workspace
         write_skill(ws, "review", "Review pull requests.", extra="keywords: [review, pull request]")
         write_skill(ws / "team" / "area", "deploy", "Deploy services.", extra="when_to_use: shipping")
-        write_skill(ws, "mismatch", "Name differs from the folder.", folder="mismatch-folder")
+        write_skill(ws, "mismatch", "Name differs from the folder.", folder="mismatch-folder", extra="metadata:\n  owner: me\nx-host-key: 3\nuser-invocable: false")
         (ws / "broken").mkdir()
         (ws / "broken" / "SKILL.md").write_text("# no frontmatter here\n", encoding="utf-8")
         (ws / "loose.md").write_text("---\ndescription: A loose Kairox skill.\n---\nBody.\n", encoding="utf-8")

@@ -28,8 +28,8 @@ import hashlib
 import marshal
 import os
 import tempfile
-from collections.abc import Iterable
-from dataclasses import fields
+from collections.abc import Callable, Iterable
+from dataclasses import MISSING, Field, fields
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +70,39 @@ def _frontmatter_to_plain(frontmatter: SkillFrontmatter) -> dict[str, Any]:
     return data
 
 
+# A warm discovery in a new process builds every skill from the cache: 10,000 frontmatters and skills. Their
+# dataclass ``__init__`` (frozen, so one ``object.__setattr__`` call per field, keyword arguments) costs about
+# twice as much as setting the slots directly, and checks nothing more: the values come from a parse.
+def _factory(field: Field[Any]) -> Callable[[], Any] | None:
+    return None if field.default_factory is MISSING else field.default_factory
+
+
+_FRONTMATTER_SLOTS = tuple((f.name, getattr(SkillFrontmatter, f.name).__set__, f.default, _factory(f)) for f in fields(SkillFrontmatter))
+_SKILL_SLOTS = tuple(getattr(SkillDef, f.name).__set__ for f in fields(SkillDef))
+_SKILL_FIELDS = ("name", "description", "path", "format", "scope", "plugin", "frontmatter", "body_line", "root")
+assert tuple(f.name for f in fields(SkillDef)) == _SKILL_FIELDS, "_skill() takes the fields in this order"
+_new = object.__new__
+
+
 def _frontmatter_from_plain(data: dict[str, Any]) -> SkillFrontmatter:
     if "arguments" in data:
         data = {**data, "arguments": tuple(SkillArgument(**a) for a in data["arguments"])}
-    return SkillFrontmatter(**data)
+    frontmatter: SkillFrontmatter = _new(SkillFrontmatter)
+    get = data.get
+    for name, set_slot, default, factory in _FRONTMATTER_SLOTS:
+        value = get(name, MISSING)
+        if value is MISSING:
+            value = default if factory is None else factory()
+        set_slot(frontmatter, value)
+    return frontmatter
+
+
+def _skill(*values: Any) -> SkillDef:
+    """A ``SkillDef`` from its field values in declaration order (``_SKILL_FIELDS``)."""
+    skill: SkillDef = _new(SkillDef)
+    for set_slot, value in zip(_SKILL_SLOTS, values, strict=True):
+        set_slot(skill, value)
+    return skill
 
 
 def outcome_to_plain(outcome: ParseOutcome) -> Payload:
@@ -92,17 +121,7 @@ def outcome_from_plain(payload: Payload, path: Path, *, source: str | None = Non
     skill = None
     if stored is not None:
         name, description, fmt, body_line, frontmatter = stored
-        skill = SkillDef(
-            name=name,
-            description=description,
-            path=path,
-            format=_FORMATS[fmt],
-            body_line=body_line,
-            frontmatter=_frontmatter_from_plain(frontmatter),
-            scope=scope,
-            plugin=plugin,
-            root=root,
-        )
+        skill = _skill(name, description, path, _FORMATS[fmt], scope, plugin, _frontmatter_from_plain(frontmatter), body_line, root)
     if source is None:
         source = str(path)
     return ParseOutcome(
