@@ -7,6 +7,7 @@ Kairox skill. A markdown file without frontmatter there is just a note and is pa
 
 import enum
 import gc
+import operator
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -28,6 +29,7 @@ from kairox.skills._model import SKILL_FILE, SkillDef, SkillScope
 from kairox.skills._parse import parse_skill_text
 
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+_by_name = operator.attrgetter("name")
 
 
 class LooseFiles(enum.Enum):
@@ -173,7 +175,7 @@ class _Scanner:
         self.result.stats.folders_listed += 1
         try:
             with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_by_name)
         except OSError as exc:
             self._note(f"cannot read the folder: {exc.strerror or exc}", directory)
             return None

@@ -25,6 +25,8 @@ MAX_DESCRIPTION = 1024
 _FENCE = re.compile(r"^---[ \t]*$")
 _TOP_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*))?$")
 _DESCRIPTION_LINE = re.compile(r"^\s*description\s*:", re.IGNORECASE)
+_SPACE = re.compile(r"\s")
+"""Any character ``str.isspace()`` accepts (the same Unicode table)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +308,7 @@ def parse_skill_text(
 
     if len(name) > MAX_NAME:
         diagnostics.append(diag(f"`name` is {len(name)} characters (more than {MAX_NAME})", line=line_of("name"), hint="shorten the name"))
-    if ":" in name or any(ch.isspace() for ch in name):
+    if ":" in name or _SPACE.search(name):
         diagnostics.append(diag(f"`name` {name!r} contains spaces or `:`; refer to it quoted", line=line_of("name"), hint="use lowercase letters, digits and hyphens"))
     if fmt is SkillFormat.AGENT_SKILLS and frontmatter.name and frontmatter.name != folder_name:
         diagnostics.append(diag(f"`name` {frontmatter.name!r} differs from its folder {folder_name!r}; loaded as {frontmatter.name!r}", line=line_of("name"), hint="rename the folder or the skill so they match"))
