@@ -6,6 +6,7 @@ that names the file, the line and what to fix.
 """
 
 import datetime
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,11 +224,14 @@ def parse_skill_text(
 ) -> ParseOutcome:
     """Parse a skill from its text. ``fmt`` defaults to Agent Skills for ``SKILL.md``, Kairox otherwise;
     ``scope``, ``plugin`` and ``root`` say where the file was found, when the caller knows."""
-    if fmt is None:
-        fmt = SkillFormat.AGENT_SKILLS if path.name == SKILL_FILE else SkillFormat.KAIROX
-    folder_name = path.parent.name
-    fallback_name = folder_name if fmt is SkillFormat.AGENT_SKILLS else path.stem
     source = str(path)
+    # Names from the string (a Path is normalised, so these equal path.name and path.parent.name): path.parent
+    # would build a second Path for every skill parsed.
+    file_name = os.path.basename(source)
+    if fmt is None:
+        fmt = SkillFormat.AGENT_SKILLS if file_name == SKILL_FILE else SkillFormat.KAIROX
+    folder_name = os.path.basename(os.path.dirname(source))
+    fallback_name = folder_name if fmt is SkillFormat.AGENT_SKILLS else path.stem
 
     def diag(reason: str, *, line: int | None = None, severity: Severity = Severity.WARNING, hint: str | None = None, name: str | None = None) -> Diagnostic:
         return Diagnostic(kind="skill", name=name or fallback_name, reason=reason, severity=severity, source=source, line=line, hint=hint)
