@@ -7,12 +7,18 @@ that before it was read is read again on every scan, so a tree written a moment 
 once, then queries run over all 10,000 skills. A baseline walk (os.walk listing the same files, no parsing)
 shows how much of warm discovery is the file system itself.
 
+Warm discovery is timed twice: in this process, which keeps the cache tables and the skills it built while
+the cache file and each file's digest are unchanged (a server or an interface discovering again), and in a
+new process, which loads the cache file and builds every skill from it (a CLI command); the new process is
+timed from inside, without its interpreter start and imports.
+
 Run: .venv/bin/python bench/skills_scale.py [COUNT]
 """
 
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -58,6 +64,23 @@ def write_tree(root: Path, count: int) -> None:
             (folder / "reference.md").write_text("notes\n", encoding="utf-8")
 
 
+_NEW_PROCESS = """
+import sys, time
+from pathlib import Path
+from kairox.skills import SkillCache, SkillRoot, SkillScope, discover_skills
+started = time.perf_counter()
+found = discover_skills([SkillRoot(path=Path(sys.argv[1]), scope=SkillScope.USER)], max_depth=6, cache=SkillCache(Path(sys.argv[2])))
+seconds = time.perf_counter() - started
+assert found.stats.parsed == 0 and found.stats.cached == int(sys.argv[3]), found.stats
+print(seconds)
+"""
+
+
+def warm_in_new_process(root: Path, cache_file: Path, count: int) -> float:
+    argv = [sys.executable, "-c", _NEW_PROCESS, str(root), str(cache_file), str(count)]
+    return float(subprocess.run(argv, capture_output=True, text=True, check=True, timeout=120).stdout)
+
+
 def timed(action):  # type: ignore[no-untyped-def]
     started = time.perf_counter()
     value = action()
@@ -82,6 +105,8 @@ def main() -> None:
             assert again.stats.parsed == 0 and again.stats.cached == count and again.stats.folders_listed == 0, again.stats
             warm_runs.append(seconds)
         warm = statistics.median(warm_runs)
+        fresh = statistics.median(warm_in_new_process(root, cache_file, count) for _ in range(5))
+        cache_mb = cache_file.stat().st_size / 1e6
 
         index_time, index = timed(lambda: SkillIndex(found.skills))
         query_times = []
@@ -95,8 +120,10 @@ def main() -> None:
     print(f"skills: {count} in nested folders (written in {build:.2f}s; {files} SKILL.md files)")
     print(f"baseline os.walk of the tree:       {walk * 1000:8.1f} ms")
     print(f"cold discovery (parse everything):  {cold * 1000:8.1f} ms  ({cold / count * 1e6:.0f} µs per skill)")
-    print(f"warm discovery (cache, no changes): {warm * 1000:8.1f} ms  (median of 5; parsed 0)")
+    print(f"warm discovery (cache, no changes): {warm * 1000:8.1f} ms  (median of 5; parsed 0; same process)")
     print(f"  cold / warm = {cold / warm:.1f}x   warm / bare walk = {warm / walk:.1f}x")
+    print(f"warm discovery in a new process:    {fresh * 1000:8.1f} ms  (median of 5; cache file {cache_mb:.1f} MB)")
+    print(f"  cold / new-process warm = {cold / fresh:.1f}x   new-process warm / bare walk = {fresh / walk:.1f}x")
     print(f"match index build:                  {index_time * 1000:8.1f} ms")
     print(f"match query over all skills:        {match * 1000:8.3f} ms  (median of {len(query_times)})")
     print(f"  warm discovery / one query = {warm / match:.0f}x")

@@ -14,6 +14,12 @@ would leave both times unchanged, so an entry is trusted on its stat alone only 
 the read by more than :data:`SETTLE_NS` (ctime cannot be set back by a program, unlike mtime). A file read
 more recently is read again and compared by digest; a folder listed more recently is listed again. A broken or
 foreign cache file is ignored and rewritten.
+
+Within one process two things are kept between scans (a server or an interface discovers again on every
+configuration change): the tables as last loaded or saved, reused while the cache file's stat is unchanged
+instead of loading it again, and the skill each file gave, reused while the file's digest is unchanged
+instead of building it again from its cached payload. Neither skips a check: every entry is still proven
+unchanged by the stat of its file or folder (and the digest when that is not enough) before it is used.
 """
 
 import contextlib
@@ -22,8 +28,8 @@ import hashlib
 import marshal
 import os
 import tempfile
-from collections.abc import Iterable
-from dataclasses import fields
+from collections.abc import Callable, Iterable
+from dataclasses import MISSING, Field, fields
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +70,39 @@ def _frontmatter_to_plain(frontmatter: SkillFrontmatter) -> dict[str, Any]:
     return data
 
 
+# A warm discovery in a new process builds every skill from the cache: 10,000 frontmatters and skills. Their
+# dataclass ``__init__`` (frozen, so one ``object.__setattr__`` call per field, keyword arguments) costs about
+# twice as much as setting the slots directly, and checks nothing more: the values come from a parse.
+def _factory(field: Field[Any]) -> Callable[[], Any] | None:
+    return None if field.default_factory is MISSING else field.default_factory
+
+
+_FRONTMATTER_SLOTS = tuple((f.name, getattr(SkillFrontmatter, f.name).__set__, f.default, _factory(f)) for f in fields(SkillFrontmatter))
+_SKILL_SLOTS = tuple(getattr(SkillDef, f.name).__set__ for f in fields(SkillDef))
+_SKILL_FIELDS = ("name", "description", "path", "format", "scope", "plugin", "frontmatter", "body_line", "root")
+assert tuple(f.name for f in fields(SkillDef)) == _SKILL_FIELDS, "_skill() takes the fields in this order"
+_new = object.__new__
+
+
 def _frontmatter_from_plain(data: dict[str, Any]) -> SkillFrontmatter:
     if "arguments" in data:
         data = {**data, "arguments": tuple(SkillArgument(**a) for a in data["arguments"])}
-    return SkillFrontmatter(**data)
+    frontmatter: SkillFrontmatter = _new(SkillFrontmatter)
+    get = data.get
+    for name, set_slot, default, factory in _FRONTMATTER_SLOTS:
+        value = get(name, MISSING)
+        if value is MISSING:
+            value = default if factory is None else factory()
+        set_slot(frontmatter, value)
+    return frontmatter
+
+
+def _skill(*values: Any) -> SkillDef:
+    """A ``SkillDef`` from its field values in declaration order (``_SKILL_FIELDS``)."""
+    skill: SkillDef = _new(SkillDef)
+    for set_slot, value in zip(_SKILL_SLOTS, values, strict=True):
+        set_slot(skill, value)
+    return skill
 
 
 def outcome_to_plain(outcome: ParseOutcome) -> Payload:
@@ -86,23 +121,44 @@ def outcome_from_plain(payload: Payload, path: Path, *, source: str | None = Non
     skill = None
     if stored is not None:
         name, description, fmt, body_line, frontmatter = stored
-        skill = SkillDef(
-            name=name,
-            description=description,
-            path=path,
-            format=_FORMATS[fmt],
-            body_line=body_line,
-            frontmatter=_frontmatter_from_plain(frontmatter),
-            scope=scope,
-            plugin=plugin,
-            root=root,
-        )
+        skill = _skill(name, description, path, _FORMATS[fmt], scope, plugin, _frontmatter_from_plain(frontmatter), body_line, root)
     if source is None:
         source = str(path)
     return ParseOutcome(
         skill,
         [Diagnostic(kind="skill", name=n, reason=r, severity=_SEVERITIES[s], source=source, line=line, hint=h) for n, r, s, line, h in diagnostics],
     )
+
+
+Placement = tuple[SkillScope, str | None, Path | None]
+"""Where a file was found: the scope, plugin and root its skill gets."""
+_decoded: dict[str, tuple[Placement, bytes, SkillDef | None, tuple[Diagnostic, ...]]] = {}
+"""File path -> where it was found, its digest, and the skill and diagnostics its parse gave, placed there.
+A digest fixes the bytes, and the bytes and the path fix the parse: equal digests mean the same objects."""
+_DECODED_LIMIT = 200_000
+_tables: dict[str, tuple[tuple[int, int, int, int], dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]]] = {}
+"""Cache file -> its stat signature and the tables it held when this process last loaded or wrote it."""
+
+
+def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
+
+
+def decoded_outcome(path: str, file_digest: bytes, payload: Payload, placement: Placement) -> tuple[SkillDef | None, tuple[Diagnostic, ...]]:
+    """The skill and diagnostics of a cached payload, built once per process for each file's bytes."""
+    known = _decoded.get(path)
+    if known is not None and known[1] == file_digest and known[0] == placement:
+        return known[2], known[3]
+    scope, plugin, root = placement
+    outcome = outcome_from_plain(payload, Path(path), source=path, scope=scope, plugin=plugin, root=root)
+    remember_outcome(path, file_digest, outcome, placement)
+    return outcome.skill, tuple(outcome.diagnostics)
+
+
+def remember_outcome(path: str, file_digest: bytes, outcome: ParseOutcome, placement: Placement) -> None:
+    if len(_decoded) >= _DECODED_LIMIT and path not in _decoded:
+        _decoded.clear()
+    _decoded[path] = (placement, file_digest, outcome.skill, tuple(outcome.diagnostics))
 
 
 class SkillCache:
@@ -119,8 +175,15 @@ class SkillCache:
             self._load(file)
 
     def _load(self, file: Path) -> None:
+        key = str(file)
         try:
             with open(file, "rb") as handle:
+                signature = _signature(os.fstat(handle.fileno()))
+                known = _tables.get(key)
+                if known is not None and known[0] == signature:
+                    # The file this process last loaded or wrote (a rewrite is a new inode: save() replaces it).
+                    self._files, self._folders = dict(known[1]), dict(known[2])
+                    return
                 data = handle.read()
         except OSError:
             return
@@ -140,6 +203,7 @@ class SkillCache:
         _, files, folders = loaded
         if isinstance(files, dict) and isinstance(folders, dict):
             self._files, self._folders = files, folders
+            _tables[key] = (signature, dict(files), dict(folders))
 
     def settled(self, ctime_ns: int, read_at_ns: int) -> bool:
         """Whether a change after the read at ``read_at_ns`` must have moved ``ctime_ns``."""
@@ -187,6 +251,7 @@ class SkillCache:
             gone = [key for key in table.keys() - self._seen if key.startswith(prefixes) or key + os.sep in prefixes]
             for key in gone:
                 del table[key]
+                _decoded.pop(key, None)
             if gone:
                 self._dirty = True
 
@@ -201,8 +266,12 @@ class SkillCache:
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.")
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
+                inode = os.fstat(handle.fileno()).st_ino
             os.replace(tmp, self.file)
             tmp = None
+            written = os.stat(self.file)  # after the rename, which moves the ctime
+            if written.st_ino == inode:  # still ours, not another process's newer file
+                _tables[str(self.file)] = (_signature(written), dict(self._files), dict(self._folders))
             self._dirty = False
         except OSError:
             pass

@@ -7,6 +7,7 @@ Kairox skill. A markdown file without frontmatter there is just a note and is pa
 
 import enum
 import gc
+import operator
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -15,11 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from kairox.errors import Diagnostic, Severity
-from kairox.skills._cache import Listing, SkillCache, digest, outcome_from_plain, outcome_to_plain
+from kairox.skills._cache import (
+    Listing,
+    Placement,
+    SkillCache,
+    decoded_outcome,
+    digest,
+    outcome_to_plain,
+    remember_outcome,
+)
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillScope
 from kairox.skills._parse import parse_skill_text
 
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+_by_name = operator.attrgetter("name")
 
 
 class LooseFiles(enum.Enum):
@@ -83,6 +93,7 @@ class _Scanner:
         self.cut_off = 0
         self.folder_stat: os.stat_result | None = None
         """The stat of the folder being listed, taken before the listing (a change after it moves its times)."""
+        self.placement: Placement = (root.scope, root.plugin, root.path)
 
     def _note(self, reason: str, path: str, *, severity: Severity = Severity.WARNING, hint: str | None = None) -> None:
         self.result.diagnostics.append(Diagnostic(kind="skill", name=os.path.basename(path), reason=reason, severity=severity, source=path, hint=hint))
@@ -94,30 +105,45 @@ class _Scanner:
         # Each entry carries its real path, worked out from its parent's without a realpath() call unless the
         # entry is a symlink, so a tree without links costs no extra system calls; a folder reached twice
         # (through a link) is scanned once. Folders are plain strings: a Path is made only for a skill file.
+        # The loop runs once per folder of every root (tens of thousands): what it uses is held in locals.
         stack: list[tuple[str, str, int, bool, bool]] = [(str(self.root.path), self.real_root, 0, False, False)]
+        pop, push = stack.pop, stack.append
+        visited = self.visited
+        cached_listing, candidate_file, wanted = self._cached_listing, self._candidate_file, self._wanted
+        max_depth, sep = self.max_depth, os.sep
+        folders_cached = 0
         while stack:
-            directory, real, depth, in_skill, linked = stack.pop()
-            if real in self.visited:
+            directory, real, depth, in_skill, linked = pop()
+            if real in visited:
                 continue
-            self.visited.add(real)
-            prefix = directory if directory.endswith(os.sep) else directory + os.sep
-            listing = self._cached_listing(directory, linked)
+            visited.add(real)
+            prefix = directory if directory.endswith(sep) else directory + sep
+            listing = cached_listing(directory, linked)
             if listing is not None:
-                self.result.stats.folders_cached += 1
+                folders_cached += 1
                 is_skill_dir, md_names, subdir_names = listing
                 for name in md_names:
-                    self._candidate_file(directory, prefix + name, name, is_skill_dir=is_skill_dir, in_skill=in_skill)
-                subdirs = [(name, real + os.sep + name, False) for name in subdir_names]
-            else:
-                read = self._read_folder(directory, real, in_skill=in_skill, linked=linked)
-                if read is None:
+                    if name == SKILL_FILE:
+                        candidate_file(prefix + name, loose=False)
+                    elif wanted(name, directory, is_skill_dir=is_skill_dir, in_skill=in_skill):
+                        candidate_file(prefix + name, loose=True)
+                if depth >= max_depth:
+                    self.cut_off += 0 if (in_skill or is_skill_dir) else len(subdir_names)
                     continue
-                is_skill_dir, subdirs = read
-            if depth >= self.max_depth:
+                real_prefix, below = real + sep, in_skill or is_skill_dir
+                for name in reversed(subdir_names):
+                    push((prefix + name, real_prefix + name, depth + 1, below, linked))
+                continue
+            read = self._read_folder(directory, real, in_skill=in_skill, linked=linked)
+            if read is None:
+                continue
+            is_skill_dir, subdirs = read
+            if depth >= max_depth:
                 self.cut_off += 0 if (in_skill or is_skill_dir) else len(subdirs)
                 continue
             for sub, sub_real, sub_linked in reversed(subdirs):
-                stack.append((prefix + sub, sub_real, depth + 1, in_skill or is_skill_dir, linked or sub_linked))
+                push((prefix + sub, sub_real, depth + 1, in_skill or is_skill_dir, linked or sub_linked))
+        self.result.stats.folders_cached += folders_cached
         if self.cut_off:
             self._note(
                 f"{self.cut_off} folder(s) deeper than skills.max_depth={self.max_depth} were not searched",
@@ -149,7 +175,7 @@ class _Scanner:
         self.result.stats.folders_listed += 1
         try:
             with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_by_name)
         except OSError as exc:
             self._note(f"cannot read the folder: {exc.strerror or exc}", directory)
             return None
@@ -198,13 +224,13 @@ class _Scanner:
         """``SKILL.md`` always; another markdown file only outside skill folders, where loose files are read."""
         return name == SKILL_FILE or (not is_skill_dir and not in_skill and self._loose_allowed(directory))
 
-    def _candidate_file(self, directory: str, path: str, name: str, *, is_skill_dir: bool, in_skill: bool) -> None:
-        if not self._wanted(name, directory, is_skill_dir=is_skill_dir, in_skill=in_skill):
-            return
+    def _candidate_file(self, path: str, *, loose: bool) -> None:
         try:
-            self._candidate(path, os.stat(path), loose=name != SKILL_FILE)
+            st = os.stat(path)
         except OSError as exc:
             self._note(f"cannot read: {exc.strerror or exc}", path)
+            return
+        self._candidate(path, st, loose=loose)
 
     def _candidate(self, path: str, st: os.stat_result, *, loose: bool) -> None:
         stats = self.result.stats
@@ -228,10 +254,11 @@ class _Scanner:
                 if payload is not _STALE:
                     stats.cached += 1
                     if payload is not None:
-                        cached = outcome_from_plain(payload, Path(path), source=path, scope=root.scope, plugin=root.plugin, root=root.path)
-                        self.result.diagnostics.extend(cached.diagnostics)
-                        if cached.skill is not None:
-                            self.result.skills.append(cached.skill)
+                        skill, diagnostics = decoded_outcome(path, file_digest, payload, self.placement)
+                        if diagnostics:
+                            self.result.diagnostics.extend(diagnostics)
+                        if skill is not None:
+                            self.result.skills.append(skill)
                     return
         stats.parsed += 1
         if data is None:
@@ -244,7 +271,9 @@ class _Scanner:
             return
         outcome = parse_skill_text(text, Path(path), scope=root.scope, plugin=root.plugin, root=root.path)  # placed as found
         if cache is not None:
-            cache.put(path, st, read_at, digest(data), outcome_to_plain(outcome))
+            file_digest = digest(data)
+            cache.put(path, st, read_at, file_digest, outcome_to_plain(outcome))
+            remember_outcome(path, file_digest, outcome, self.placement)
         self.result.diagnostics.extend(outcome.diagnostics)
         if outcome.skill is not None:
             self.result.skills.append(outcome.skill)

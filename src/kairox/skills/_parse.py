@@ -6,6 +6,7 @@ that names the file, the line and what to fix.
 """
 
 import datetime
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ MAX_DESCRIPTION = 1024
 _FENCE = re.compile(r"^---[ \t]*$")
 _TOP_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*))?$")
 _DESCRIPTION_LINE = re.compile(r"^\s*description\s*:", re.IGNORECASE)
+_SPACE = re.compile(r"\s")
+"""Any character ``str.isspace()`` accepts (the same Unicode table)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,11 +224,14 @@ def parse_skill_text(
 ) -> ParseOutcome:
     """Parse a skill from its text. ``fmt`` defaults to Agent Skills for ``SKILL.md``, Kairox otherwise;
     ``scope``, ``plugin`` and ``root`` say where the file was found, when the caller knows."""
-    if fmt is None:
-        fmt = SkillFormat.AGENT_SKILLS if path.name == SKILL_FILE else SkillFormat.KAIROX
-    folder_name = path.parent.name
-    fallback_name = folder_name if fmt is SkillFormat.AGENT_SKILLS else path.stem
     source = str(path)
+    # Names from the string (a Path is normalised, so these equal path.name and path.parent.name): path.parent
+    # would build a second Path for every skill parsed.
+    file_name = os.path.basename(source)
+    if fmt is None:
+        fmt = SkillFormat.AGENT_SKILLS if file_name == SKILL_FILE else SkillFormat.KAIROX
+    folder_name = os.path.basename(os.path.dirname(source))
+    fallback_name = folder_name if fmt is SkillFormat.AGENT_SKILLS else path.stem
 
     def diag(reason: str, *, line: int | None = None, severity: Severity = Severity.WARNING, hint: str | None = None, name: str | None = None) -> Diagnostic:
         return Diagnostic(kind="skill", name=name or fallback_name, reason=reason, severity=severity, source=source, line=line, hint=hint)
@@ -306,7 +312,7 @@ def parse_skill_text(
 
     if len(name) > MAX_NAME:
         diagnostics.append(diag(f"`name` is {len(name)} characters (more than {MAX_NAME})", line=line_of("name"), hint="shorten the name"))
-    if ":" in name or any(ch.isspace() for ch in name):
+    if ":" in name or _SPACE.search(name):
         diagnostics.append(diag(f"`name` {name!r} contains spaces or `:`; refer to it quoted", line=line_of("name"), hint="use lowercase letters, digits and hyphens"))
     if fmt is SkillFormat.AGENT_SKILLS and frontmatter.name and frontmatter.name != folder_name:
         diagnostics.append(diag(f"`name` {frontmatter.name!r} differs from its folder {folder_name!r}; loaded as {frontmatter.name!r}", line=line_of("name"), hint="rename the folder or the skill so they match"))
