@@ -363,7 +363,9 @@ def test_session_and_always_answers_grant_what_they_say(
         # the second write to a.txt runs under the session grant; the next question is the command
         expect(dialog).to_contain_text("$ echo hi")
         expect(dialog.locator('[data-answer="always"]')).to_contain_text("shell.exec(echo hi)")
-        dialog.locator('select[aria-label="configuration layer"]').select_option("user")
+        # the workspace is not trusted: an "always" can only be saved in the user layer, and the dialog says so
+        expect(dialog).to_contain_text("to the user configuration")
+        expect(dialog.locator('select[aria-label="configuration layer"]')).to_have_count(0)
         dialog.locator('[data-answer="always"]').click()
         expect(page.locator('[data-role="assistant"]').last).to_have_text("Done.")
         for call_id in ("w1", "w2", "s1", "s2"):
@@ -373,6 +375,7 @@ def test_session_and_always_answers_grant_what_they_say(
         expect(page.locator('.trace-row[data-type="ToolCallDecided"]').first).to_be_visible()
         assert page.locator('.trace-row[data-type="ApprovalRequested"]').count() == 2  # w2 and s2 never asked
     assert (workspace / "a.txt").read_text(encoding="utf-8") == "two"
+    assert "shell.exec(echo hi)" in (isolated_home / "kairox.toml").read_text(encoding="utf-8")
     saved = tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))
     assert saved["policy"]["rules"]["allow"] == ["shell.exec(echo hi)"]
     assert saved["policy"]["approval_policy"] == "untrusted"
