@@ -8,9 +8,10 @@ import anyio
 import pytest
 from tests.lsp._fixtures import jedi_config
 
+from kairox._util import real_path
 from kairox.errors import ToolCallError
 from kairox.lsp import LspToolProvider
-from kairox.lsp._files import MAX_TEXT_BYTES, SETTLE_NS, DiskTexts, file_state, locate, read_text, real_path
+from kairox.lsp._files import MAX_TEXT_BYTES, SETTLE_NS, DiskTexts, file_state, locate, read_text
 from kairox.tools import CallContext
 
 LIBRARY = """def make() -> int:
@@ -63,6 +64,9 @@ PATHS = [
     "missing",
     "wörld dir/a b.py",
     "dir",
+    "to-sub/new-file.txt",  # a file a write would create, below a linked folder (the policy resolves these too)
+    "dangling/new-file.txt",
+    "dir/sub/file.py/below-a-file",
 ]
 
 

@@ -360,3 +360,19 @@ def test_an_allow_rule_does_not_cover_output_redirected_into_a_file(ws: Path) ->
     assert policy.decide(SPECS["shell.exec"], {"command": "git status > src/main.py"}).verdict is Verdict.ASK
     for line in ("git status 2>&1", "git status > /dev/null", "git status --short"):
         assert (line, policy.decide(SPECS["shell.exec"], {"command": line}).verdict) == (line, Verdict.ALLOW)
+
+
+def test_the_policy_resolves_paths_as_realpath_does(tmp_path: Path) -> None:
+    """The rules see a path as ``os.path.realpath`` names it, links followed: the kernel's own walk, used when the
+    file exists, names the same file."""
+    from kairox.policy._paths import resolve_path
+
+    root = tmp_path.resolve()
+    (root / "real" / "deep").mkdir(parents=True)
+    (root / "real" / "deep" / "secret.env").write_text("KEY=1\n")
+    (root / "link").symlink_to(root / "real")
+    (root / "ws").mkdir()
+    (root / "ws" / "escape").symlink_to(root / "real" / "deep")
+    for value in ("escape/secret.env", "../link/deep/secret.env", "escape/../deep/secret.env", "escape/new.txt", "~/secret.env"):
+        expected = os.path.realpath(os.path.join(root / "ws", value.replace("~", str(root / "link" / "deep"))))
+        assert str(resolve_path(value, base=root / "ws", home=root / "link" / "deep")) == expected

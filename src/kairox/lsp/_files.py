@@ -13,6 +13,7 @@ import stat
 import time
 from dataclasses import dataclass
 
+from kairox._util._realpath import resolved_by_kernel
 from kairox.lsp._text import split_lines
 
 SETTLE_NS = 2_000_000_000
@@ -52,45 +53,11 @@ def file_state(path: str, *, settle_ns: int = SETTLE_NS) -> FileState:
     return _state(os.stat(path), now, settle_ns)
 
 
-_O_PATH = getattr(os, "O_PATH", 0)
-_FD_LINKS = "/proc/self/fd/"
-
-
-def _resolved_by_kernel(path: str) -> tuple[str, os.stat_result] | None:
-    """``path`` with its symlinks resolved by the kernel in one walk (an ``O_PATH`` descriptor and its
-    ``/proc/self/fd`` link), with the status of the file it reached; None where that is not available or the
-    file is missing, unreachable or already deleted (the callers then ask ``os.path.realpath``)."""
-    if not _O_PATH:
-        return None
-    try:
-        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
-    except (OSError, ValueError):
-        return None
-    try:
-        st = os.fstat(fd)
-        real = os.readlink(f"{_FD_LINKS}{fd}")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    # a deleted file's link ends in " (deleted)"; one outside this process's root does not start with "/"
-    if st.st_nlink == 0 or not real.startswith("/"):
-        return None
-    return real, st
-
-
-def real_path(path: str) -> str:
-    """``os.path.realpath(path)``, in a few system calls instead of one ``lstat`` per component when the file
-    exists."""
-    resolved = _resolved_by_kernel(path)
-    return os.path.realpath(path) if resolved is None else resolved[0]
-
-
 def locate(path: str, *, settle_ns: int = SETTLE_NS) -> tuple[str, FileState]:
     """``os.path.realpath(path)`` and the :class:`FileState` of the file it names, taken together; raises
     ``OSError`` as ``os.stat`` does when there is no such file."""
     now = time.time_ns()
-    resolved = _resolved_by_kernel(path)
+    resolved = resolved_by_kernel(path)
     if resolved is not None:
         return resolved[0], _state(resolved[1], now, settle_ns)
     real = os.path.realpath(path)

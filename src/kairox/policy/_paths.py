@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kairox._util import glob_to_regex
+from kairox._util import glob_to_regex, real_path
 from kairox.tools import PROTECTED_DIRS as _SANDBOX_PROTECTED_DIRS
 from kairox.tools import PROTECTED_FILES as _SANDBOX_PROTECTED_FILES
 
@@ -34,7 +34,8 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 def resolve_path(value: str, *, base: Path, home: Path) -> Path:
-    """``~`` and ``~name`` expanded, relative to ``base``, ``..`` folded and symlinks followed (as far as they exist)."""
+    """``~`` and ``~name`` expanded, relative to ``base``, ``..`` folded and symlinks followed (as far as they exist):
+    ``os.path.realpath``, by the kernel's own walk when the file exists."""
     text = value.strip()
     if text == "~" or text.startswith("~/"):
         text = str(home) + text[1:]
@@ -44,7 +45,7 @@ def resolve_path(value: str, *, base: Path, home: Path) -> Path:
     path = Path(text)
     if not path.is_absolute():
         path = base / path
-    return Path(os.path.realpath(path))
+    return Path(real_path(str(path)))
 
 
 def is_within(path: Path, root: Path) -> bool:
