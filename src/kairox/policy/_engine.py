@@ -88,6 +88,11 @@ def runs_unsandboxed(spec: ToolSpec) -> bool:
     return effective_profile(spec).access is Access.EXECUTE and spec.source not in _OS_SANDBOXED
 
 
+_PROFILES: dict[int, tuple[ToolSpec, PermissionProfile]] = {}
+"""Effective profiles of the tools met, by the spec object (frozen, and held here so that no other object takes
+its id while it is kept): a call asks for its tool's profile several times."""
+
+
 def effective_profile(spec: ToolSpec) -> PermissionProfile:
     """The profile the policy holds a tool to: its source's floor, narrowed by what it declares.
 
@@ -95,6 +100,17 @@ def effective_profile(spec: ToolSpec) -> PermissionProfile:
     says ``readOnlyHint: true`` and the user trusts that server's annotations (``trust_annotations``); then it
     is a read, open-world unless it says ``openWorldHint: false``.
     """
+    known = _PROFILES.get(id(spec))
+    if known is not None:
+        return known[1]
+    profile = _effective_profile(spec)
+    if len(_PROFILES) >= _PLAIN_LIMIT:
+        _PROFILES.clear()
+    _PROFILES[id(spec)] = (spec, profile)
+    return profile
+
+
+def _effective_profile(spec: ToolSpec) -> PermissionProfile:
     declared = spec.permission
     floor = _SOURCE_FLOOR[spec.source]
     access = max(declared.access, floor, key=_ACCESS_ORDER.index)

@@ -42,10 +42,9 @@ def resolve_path(value: str, *, base: Path, home: Path) -> Path:
     elif text.startswith("~"):
         # `~name/...`: the tools expand it to that user's home, so the rules must see the same place
         text = os.path.expanduser(text)
-    path = Path(text)
-    if not path.is_absolute():
-        path = base / path
-    return Path(real_path(str(path)))
+    if not text.startswith("/"):
+        text = os.path.join(base, text)  # strings until the end: realpath folds what Path would have
+    return Path(real_path(text))
 
 
 def is_within(path: Path, root: Path) -> bool:
