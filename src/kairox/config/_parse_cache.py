@@ -25,13 +25,13 @@ import hashlib
 import marshal
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kairox._util._files import write_atomically
 from kairox.config._layers import Layer
 from kairox.config._merge import KeyOrigin, LayerData, _leaf_parts
 from kairox.errors import ConfigProblem
@@ -248,21 +248,8 @@ class ConfigParseCache:
         """Write the cache files that changed; one that cannot be written only makes the next process slower."""
         for file in sorted(self._dirty):
             entries = sorted(self._stores[file].items(), key=lambda item: item[1][1], reverse=True)[:MAX_STORED]
-            data = _MAGIC + marshal.dumps((CACHE_VERSION, dict(entries)))
-            tmp: str | None = None
-            try:
-                file.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.")
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, file)
-                tmp = None
-            except OSError:
-                pass
-            finally:
-                if tmp is not None:
-                    with contextlib.suppress(OSError):
-                        os.unlink(tmp)
+            with contextlib.suppress(OSError):
+                write_atomically(file, _MAGIC + marshal.dumps((CACHE_VERSION, dict(entries))))
         self._dirty.clear()
 
 

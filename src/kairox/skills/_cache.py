@@ -22,17 +22,16 @@ instead of building it again from its cached payload. Neither skips a check: eve
 unchanged by the stat of its file or folder (and the digest when that is not enough) before it is used.
 """
 
-import contextlib
 import gc
 import hashlib
 import marshal
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import MISSING, Field, fields
 from pathlib import Path
 from typing import Any
 
+from kairox._util._files import write_atomically
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._model import SkillArgument, SkillDef, SkillFormat, SkillFrontmatter, SkillScope
 from kairox.skills._parse import ParseOutcome
@@ -260,22 +259,11 @@ class SkillCache:
         if self.file is None or not self._dirty:
             return
         data = _MAGIC + marshal.dumps((CACHE_VERSION, self._files, self._folders))
-        tmp: str | None = None
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                inode = os.fstat(handle.fileno()).st_ino
-            os.replace(tmp, self.file)
-            tmp = None
+            inode = write_atomically(self.file, data)
             written = os.stat(self.file)  # after the rename, which moves the ctime
             if written.st_ino == inode:  # still ours, not another process's newer file
                 _tables[str(self.file)] = (_signature(written), dict(self._files), dict(self._folders))
             self._dirty = False
         except OSError:
             pass
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
