@@ -4,17 +4,15 @@ A cached source keeps the documents as they were served (re-read on every load, 
 with its newer model), the validators for conditional requests (ETag, Last-Modified) and when it was fetched.
 """
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kairox._util import JsonObject
+from kairox._util._files import write_atomically
 
 CACHE_VERSION = 1
 
@@ -82,16 +80,7 @@ class CatalogCache:
 
     def write(self, cached: CachedSource) -> Path:
         path = self.path(cached.name, cached.url, cached.kind)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(cached.to_json(), handle, ensure_ascii=False, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_atomically(path, json.dumps(cached.to_json(), ensure_ascii=False, separators=(",", ":")).encode())
         return path
 
     # --- tools seen in dry runs ------------------------------------------------------------------------------
