@@ -5,8 +5,9 @@ One real MCP server (``tests/servers/lean_server.py``, its ``echo`` tool) and on
 runtime builds it: built-in tools, the MCP adapter, an allow rule for the server, a ``HookRegistry`` with no hooks,
 events to a ``FanoutSink([RecordingSink()])`` and the non-interactive approver. The two alternate, batch by batch,
 in one process (paired: the machine's noise hits both). Per round: sequential calls (p50 latency and this process's
-CPU per call) and 8 tasks sharing the session (calls per second). Prints the medians over the rounds and
-gate/bare ratios.
+CPU per call) and 8 tasks sharing the session (calls per second). A third path, ``quiet``, is the same gate with
+nothing listening to its events (a ``NullSink``): it shows how much of the gate's cost is building and keeping the
+three events of each call. Prints the medians over the rounds and the ratios to bare.
 
 Run: .venv/bin/python bench/gate_call.py [--rounds 7] [--calls 1000] [--conc 8]
 """
@@ -21,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from kairox.config import McpServerConfig, PolicyConfig
-from kairox.events import FanoutSink, RecordingSink
+from kairox.events import EventSink, FanoutSink, NullSink, RecordingSink
 from kairox.hooks import HookRegistry
 from kairox.mcp import McpClient, McpToolAdapter, ServerStatus
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
@@ -34,15 +35,17 @@ NAME = "lean"
 Call = Callable[[str], Awaitable[str]]
 
 
-async def gate_registry(ws: Path, home: Path, provider: ToolProvider) -> tuple[ToolRegistry, RecordingSink]:
+async def gate_registry(
+    ws: Path, home: Path, provider: ToolProvider, *, listening: bool = True
+) -> tuple[ToolRegistry, RecordingSink | None]:
     """The registry as the runtime builds it, with ``provider``'s tools and an allow rule for the server; and the
-    sink that records its events."""
+    sink that records its events, or (``listening`` false) none: its events go nowhere."""
     rules = [Rule(action="allow", pattern=f"mcp__{NAME}__*")]
     policy = PolicySettings.from_config(PolicyConfig(), workspace=ws, rules=rules, home=home)
     sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access)
     settings = RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=home / "spill")
-    recording = RecordingSink()
-    sink = FanoutSink([recording])
+    recording = RecordingSink() if listening else None
+    sink: EventSink = FanoutSink([recording]) if recording is not None else NullSink()
     approver = NonInteractiveApprover()
     hooks = HookRegistry(workspace=ws, sandbox=sandbox, approver=approver, events=sink)
     registry = await build_registry(settings, approver=approver, hooks=hooks, events=sink)
@@ -103,7 +106,9 @@ async def main(rounds: int, calls: int, conc: int) -> None:
         async with McpClient(NAME, config, workspace=ws, home=home) as client:
             if client.status is not ServerStatus.READY:
                 raise SystemExit(f"the server did not start: {client.lifecycle.reason}")
-            registry, _recording = await gate_registry(ws, home, McpToolAdapter(client))
+            adapter = McpToolAdapter(client)
+            registry, _recording = await gate_registry(ws, home, adapter)
+            quiet_registry, _ = await gate_registry(ws, home, adapter, listening=False)
             echo = f"mcp__{NAME}__echo"
 
             async def bare(message: str) -> str:
@@ -116,13 +121,19 @@ async def main(rounds: int, calls: int, conc: int) -> None:
                 assert not result.is_error, result.text_content()
                 return result.text_content()
 
-            figures = await measure({"bare": bare, "gate": gate}, rounds, calls, conc)
+            async def quiet(message: str) -> str:
+                result = await quiet_registry.call(ToolCall(name=echo, arguments={"message": message}))
+                assert not result.is_error, result.text_content()
+                return result.text_content()
+
+            figures = await measure({"bare": bare, "gate": gate, "quiet": quiet}, rounds, calls, conc)
     med = {k: {m: statistics.median(v) for m, v in f.items()} for k, f in figures.items()}
-    print(f"{rounds} rounds x {calls} calls, server {SERVER.name}, medians (gate ÷ bare; for calls/s >1 means the gate is faster)")
-    print(f"{'measure':<26}{'bare':>10}{'gate':>10}{'ratio':>8}")
+    print(f"{rounds} rounds x {calls} calls, server {SERVER.name}, medians (÷ bare; for calls/s >1 means faster than bare)")
+    print("gate: events recorded (as the runtime does); quiet: the same gate, nothing listening to its events")
+    print(f"{'measure':<26}{'bare':>10}{'gate':>10}{'ratio':>8}{'quiet':>10}{'ratio':>8}")
     for label, key in (("1-way p50 µs", "p50"), ("1-way client CPU µs/call", "cpu"), (f"{conc}-way calls/s", "conc")):
-        b, g = med["bare"][key], med["gate"][key]
-        print(f"{label:<26}{b:>10.1f}{g:>10.1f}{g / b:>7.2f}x")
+        b, g, q = med["bare"][key], med["gate"][key], med["quiet"][key]
+        print(f"{label:<26}{b:>10.1f}{g:>10.1f}{g / b:>7.2f}x{q:>10.1f}{q / b:>7.2f}x")
 
 
 if __name__ == "__main__":

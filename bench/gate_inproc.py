@@ -70,6 +70,7 @@ async def main(rounds: int, calls: int, conc: int, profile: str | None) -> None:
         ws.mkdir()
         home.mkdir()
         registry, recording = await gate_registry(ws, home, InProcessProvider())
+        assert recording is not None
 
         async def direct(message: str) -> str:
             result = await echo({"message": message})

@@ -17,15 +17,18 @@ _FLAT_VALUE = re.compile(r"""[ \t]*[\[{](?:[^"'\[\]{}#]|"[^"\\]*"|'[^']*')*[\]}]
 
 
 def split_key(key: str) -> list[str]:
-    """``a."b.c".d`` -> ``["a", "b.c", "d"]``. Raises ValueError on a malformed key."""
+    """``a."b.c".d`` -> ``["a", "b.c", "d"]``, quoted segments read as TOML reads them (escapes in double quotes,
+    none in single quotes). Raises ValueError on a malformed key."""
     parts: list[str] = []
     i, n = 0, len(key)
     while i < n:
         while i < n and key[i] in " \t":
             i += 1
-        if i < n and key[i] in "\"'":
-            quote = key[i]
-            end = key.find(quote, i + 1)
+        if i < n and key[i] == '"':
+            part, i = _basic_string(key, i)
+            parts.append(part)
+        elif i < n and key[i] == "'":
+            end = key.find("'", i + 1)
             if end < 0:
                 raise ValueError(f"unterminated quote in key {key!r}")
             parts.append(key[i + 1 : end])
@@ -49,9 +52,48 @@ def split_key(key: str) -> list[str]:
     return parts
 
 
+_ESCAPES = {'"': '"', "\\": "\\", "b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _basic_string(key: str, start: int) -> tuple[str, int]:
+    """The text of the double-quoted segment opening at ``key[start]``, and the index just after its quote."""
+    out: list[str] = []
+    i, n = start + 1, len(key)
+    while i < n:
+        ch = key[i]
+        if ch == '"':
+            return "".join(out), i + 1
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        escape = key[i + 1 : i + 2]
+        if escape in _ESCAPES:
+            out.append(_ESCAPES[escape])
+            i += 2
+            continue
+        width = {"u": 4, "U": 8}.get(escape)
+        digits = key[i + 2 : i + 2 + width] if width else ""
+        if not width or len(digits) != width or not _HEX.issuperset(digits) or not _scalar(int(digits, 16)):
+            raise ValueError(f"invalid escape {key[i : i + 2 + (width or 0)]!r} in key {key!r}")
+        out.append(chr(int(digits, 16)))
+        i += 2 + width
+    raise ValueError(f"unterminated quote in key {key!r}")
+
+
+def _scalar(code: int) -> bool:
+    return code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
+
+
 @functools.lru_cache(maxsize=4096)
 def _segment(part: str) -> str:
-    return part if _BARE.fullmatch(part) else '"' + part.replace('"', '\\"') + '"'
+    if _BARE.fullmatch(part):
+        return part
+    return '"' + "".join(_QUOTED.get(ch) or (f"\\u{ord(ch):04x}" if ch < " " or ch == "\x7f" else ch) for ch in part) + '"'
+
+
+_QUOTED = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
 def join_key(parts: list[str] | tuple[str, ...]) -> str:
@@ -64,7 +106,12 @@ def _key_end(line: str) -> int:
     i, n = 0, len(line)
     while i < n:
         ch = line[i]
-        if ch in "\"'":
+        if ch == '"':
+            try:
+                i = _basic_string(line, i)[1]
+            except ValueError:
+                return -1
+        elif ch == "'":
             end = line.find(ch, i + 1)
             if end < 0:
                 return -1
