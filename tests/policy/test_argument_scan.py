@@ -12,6 +12,11 @@ from kairox.policy._arguments import scan_path_arguments
 from kairox.tools import Access, PermissionProfile, ToolSource, ToolSpec
 
 
+def scan(arguments: dict[str, object]) -> tuple[list[str], str | None]:
+    found: list[str] = []
+    return found, scan_path_arguments(arguments, found)
+
+
 def deep(levels: int, inner: object) -> object:
     """``inner`` inside ``levels`` objects."""
     for index in range(levels):
@@ -32,7 +37,7 @@ QUIET = [
 
 @pytest.mark.parametrize(("case", "arguments"), QUIET, ids=[case for case, _ in QUIET])
 def test_what_cannot_name_a_path_is_passed_over_without_a_report(case: str, arguments: dict[str, object]) -> None:
-    assert scan_path_arguments(arguments) == ([], None)
+    assert scan(arguments) == ([], None)
 
 
 REPORTED = [
@@ -47,18 +52,18 @@ REPORTED = [
 
 @pytest.mark.parametrize(("case", "arguments", "why"), REPORTED, ids=[case for case, _, _ in REPORTED])
 def test_what_may_name_a_path_past_a_limit_is_reported(case: str, arguments: dict[str, object], why: str) -> None:
-    assert scan_path_arguments(arguments)[1] == why
+    assert scan(arguments)[1] == why
 
 
 def test_the_scan_keeps_the_first_64_paths_and_reports_the_65th() -> None:
-    found, why = scan_path_arguments({"paths": [f"p{i}" for i in range(64)], "more": [{"file": "q"}]})
+    found, why = scan({"paths": [f"p{i}" for i in range(64)], "more": [{"file": "q"}]})
 
     assert (found, why) == ([f"p{i}" for i in range(64)], "the call names more than 64 paths and the policy reads the first 64")
-    assert scan_path_arguments({"paths": [f"p{i}" for i in range(64)], "more": [{"name": "q"}]}) == ([f"p{i}" for i in range(64)], None)
+    assert scan({"paths": [f"p{i}" for i in range(64)], "more": [{"name": "q"}]}) == ([f"p{i}" for i in range(64)], None)
 
 
 def test_text_in_the_deepest_object_read_is_read() -> None:
-    assert scan_path_arguments({"a": deep(5, {"path": "x"})}) == (["x"], None)
+    assert scan({"a": deep(5, {"path": "x"})}) == (["x"], None)
 
 
 @pytest.fixture

@@ -71,17 +71,21 @@ def _file_uri(value: str) -> str | None:
 def path_like_arguments(arguments: Mapping[str, Any]) -> list[str]:
     """The strings of ``arguments`` that name files: values of path-like keys (also in lists and nested objects)
     and every ``file://`` URI, as paths (the first 64: see ``scan_path_arguments`` for what was left unread)."""
-    return scan_path_arguments(arguments)[0]
-
-
-def scan_path_arguments(arguments: Mapping[str, Any]) -> tuple[list[str], str | None]:
-    """The paths ``arguments`` name (as ``path_like_arguments``), and why the scan stopped before something that
-    may name another (None when it read all that could)."""
     found: list[str] = []
+    scan_path_arguments(arguments, found)
+    return found
+
+
+def scan_path_arguments(arguments: Mapping[str, Any], found: list[str]) -> str | None:
+    """Appends the paths ``arguments`` name (as ``path_like_arguments``) to ``found``; returns why the scan stopped
+    before something that may name another, or None when it read all that could. (The caller's list, and no tuple
+    back: this runs on every call of a third-party tool.)"""
     unseen: str | None = None
-    items: Iterable[tuple[Any, Any]] = arguments.items()
-    if len(arguments) > _MAX_ITEMS:
-        items = itertools.islice(items, _MAX_ITEMS)
+    items: Iterable[tuple[Any, Any]]
+    if len(arguments) <= _MAX_ITEMS:
+        items = arguments.items()
+    else:
+        items = itertools.islice(arguments.items(), _MAX_ITEMS)
         if any(_may_name_path(str(k), v) for k, v in itertools.islice(arguments.items(), _MAX_ITEMS, None)):
             unseen = f"the call has {len(arguments)} arguments and the policy reads the first {_MAX_ITEMS}"
     for name, value in items:
@@ -97,8 +101,8 @@ def scan_path_arguments(arguments: Mapping[str, Any]) -> tuple[list[str], str | 
             unseen = _walk(value, str(name), 1, found, str(name)) or unseen
         if len(found) > _MAX_FOUND:
             del found[_MAX_FOUND:]
-            return found, f"the call names more than {_MAX_FOUND} paths and the policy reads the first {_MAX_FOUND}"
-    return found, unseen
+            return f"the call names more than {_MAX_FOUND} paths and the policy reads the first {_MAX_FOUND}"
+    return unseen
 
 
 def _walk(value: Any, key: str | None, depth: int, found: list[str], top: str) -> str | None:

@@ -240,8 +240,8 @@ class PolicyEngine:
             if ready is not None and ready[0] is spec:
                 if not ready[2]:
                     return ready[1]
-                found, unseen = scan_path_arguments(arguments)
-                if not found and unseen is None:
+                found: list[str] = []
+                if scan_path_arguments(arguments, found) is None and not found:
                     return ready[1]
         decision, plain = self._decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         if decision.verdict is Verdict.ASK and self.settings.approval is ApprovalPolicy.NEVER:
@@ -502,7 +502,8 @@ class PolicyEngine:
                     unseen = f"argument {name!r} holds a {type(item).__name__} where the policy reads a path"
         named = False
         if not profile.path_args and spec.source in _THIRD_PARTY:
-            found, unseen = scan_path_arguments(arguments)
+            found: list[str] = []
+            unseen = scan_path_arguments(arguments, found)
             for item in found:
                 paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
             named = bool(paths)
