@@ -1,6 +1,8 @@
 """The policy engine (Y1-Y4, Y7): a pure function from a tool, its arguments and the user's policy to a decision.
 
-Order: a hook's deny; deny rules; under read_only, programs no OS sandbox holds; a hook's ask; ask rules;
+Order: a hook's deny; deny rules; a call the policy could not read all of (a command it cannot see, arguments
+past the path scan's limits) while a rule or a protection depends on what it could not read; under read_only,
+programs no OS sandbox holds; a hook's ask; ask rules;
 protected paths and the sandbox boundary for writes; allow rules; a hook's allow; the tool's permission profile
 against the approval and sandbox policies.
 Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a protected path or the sandbox.
