@@ -28,8 +28,8 @@ WHAT_TO_DO = "split it into calls of at most 64 paths, 64 entries per list or ob
 
 
 def nested(levels: int, inner: JsonObject) -> JsonObject:
-    """``inner`` as the innermost of ``levels`` objects: ``{"a": {"b": ... inner}}``; ``levels=6`` is as deep as the
-    policy reads."""
+    """``inner`` as the innermost of ``levels`` objects, ``{"level1": {"level2": ... inner}}``: as the value of an
+    argument, ``levels=6`` is as deep as the policy reads."""
     value = inner
     for index in reversed(range(1, levels)):
         value = {f"level{index}": value}
@@ -64,42 +64,38 @@ PAST_A_LIMIT = [
         "the call names more than 64 paths and the policy reads the first 64",
     ),
     (
+        "argument-keys",
+        {**{f"field{i}": "value" for i in range(64)}, "path": "secrets/key"},
+        "the call has 65 arguments and the policy reads the first 64",
+    ),
+    (
         "huge-object",
         {**{f"field{i}": "value" for i in range(1000)}, "path": "secrets/key"},
         "the call has 1001 arguments and the policy reads the first 64",
     ),
 ]
 
-# the same spellings just under each limit, secrets/key the last thing the policy reads
+# the same spellings just under each limit: secrets/key is the last thing the policy reads
 UNDER_THE_LIMIT = [
     ("list-items", {"paths": [*notes(63), "secrets/key"]}),
     ("object-keys", {"options": {**{f"flag{i}": "on" for i in range(63)}, "path": "secrets/key"}}),
     ("paths", {"sources": notes(40), "targets": notes(23, 40), "file": "secrets/key"}),
     ("depth", {"a": nested(6, {"path": "secrets/key"})}),
     ("file-uris", {"resources": uris(32), "files": notes(31, 32), "uri": "file:///WS/secrets/key"}),
-    ("huge-object", {**{f"field{i}": "value" for i in range(63)}, "path": "secrets/key"}),
+    ("argument-keys", {**{f"field{i}": "value" for i in range(63)}, "path": "secrets/key"}),
+    # read up to the limit, and what is past it (numbers) cannot name a path
+    ("huge-object", {"path": "secrets/key", **{f"field{i}": i for i in range(1000)}}),
 ]
 
 
-def _in(ws: Path, value: object) -> object:
-    """``value`` with ``/WS/`` spelled as the test's workspace."""
+def _replace(value: object, old: str, new: str) -> object:
+    """``value`` with ``old`` replaced by ``new`` in every string it holds."""
     if isinstance(value, str):
-        return value.replace("/WS/", f"{ws}/")
+        return value.replace(old, new)
     if isinstance(value, list):
-        return [_in(ws, item) for item in value]
+        return [_replace(item, old, new) for item in value]
     if isinstance(value, dict):
-        return {key: _in(ws, item) for key, item in value.items()}
-    return value
-
-
-def _swap(value: object, path: str) -> object:
-    """``value`` with ``path`` where it names the secret."""
-    if isinstance(value, str):
-        return value.replace("secrets/key", path)
-    if isinstance(value, list):
-        return [_swap(item, path) for item in value]
-    if isinstance(value, dict):
-        return {key: _swap(item, path) for key, item in value.items()}
+        return {key: _replace(item, old, new) for key, item in value.items()}
     return value
 
 
@@ -125,7 +121,7 @@ async def _call(
         await registry.add_provider(McpToolAdapter(manager.clients["h"]))
         for _ in range(warm):  # whatever the gate keeps for the tool after harmless calls
             assert not (await registry.call(ToolCall(name=TOOL, arguments={"x": "hello"}))).is_error
-        result = await registry.call(ToolCall(name=TOOL, arguments=_in(ws, arguments)))  # type: ignore[arg-type]
+        result = await registry.call(ToolCall(name=TOOL, arguments=_replace(arguments, "/WS/", f"{ws}/")))  # type: ignore[arg-type]
     return result, approver.requests, sorted(p.name for p in markers.iterdir())
 
 
@@ -167,7 +163,7 @@ async def test_a_path_past_a_limit_is_denied_when_the_approval_policy_is_never(t
 @pytest.mark.parametrize(("case", "arguments", "why"), PAST_A_LIMIT, ids=_ids(PAST_A_LIMIT))
 async def test_a_call_past_a_limit_that_names_no_secret_is_asked_about_too(tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
     # the policy cannot tell the harmless call from the one above: it did not read what would tell them apart
-    result, asked, ran = await _call(tmp_path, _swap(arguments, "notes/last.md"), DENY_SECRETS, ALLOW_SERVER)  # type: ignore[arg-type]
+    result, asked, ran = await _call(tmp_path, _replace(arguments, "secrets/key", "notes/last.md"), DENY_SECRETS, ALLOW_SERVER)  # type: ignore[arg-type]
 
     assert [(r.source, r.reason.split(", so ")[0]) for r in asked] == [("rule", why)]
     assert result.is_error and ran == []
@@ -184,7 +180,7 @@ async def test_a_secret_just_under_each_limit_is_denied_by_the_rule(tmp_path: Pa
 
 @pytest.mark.parametrize(("case", "arguments"), UNDER_THE_LIMIT, ids=_ids(UNDER_THE_LIMIT))
 async def test_a_harmless_call_just_under_each_limit_runs_as_the_allow_rule_says(tmp_path: Path, case: str, arguments: JsonObject) -> None:
-    result, asked, ran = await _call(tmp_path, _swap(arguments, "notes/last.md"), DENY_SECRETS, ALLOW_SERVER)  # type: ignore[arg-type]
+    result, asked, ran = await _call(tmp_path, _replace(arguments, "secrets/key", "notes/last.md"), DENY_SECRETS, ALLOW_SERVER)  # type: ignore[arg-type]
 
     assert asked == []
     assert (result.is_error, result.text_content()) == (False, "ok t0")
@@ -224,7 +220,7 @@ async def test_a_read_only_tool_past_a_limit_is_asked_about_when_a_rule_is_about
 @pytest.mark.parametrize(("case", "arguments", "why"), PAST_A_LIMIT, ids=_ids(PAST_A_LIMIT))
 async def test_a_warm_allow_for_the_tool_does_not_carry_a_protected_path_past_a_limit(tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
     # three harmless calls run first, so the gate keeps its decision for the tool; then .mcp.json hides past a limit
-    result, asked, ran = await _call(tmp_path, _swap(arguments, ".mcp.json"), ALLOW_SERVER, warm=3)  # type: ignore[arg-type]
+    result, asked, ran = await _call(tmp_path, _replace(arguments, "secrets/key", ".mcp.json"), ALLOW_SERVER, warm=3)  # type: ignore[arg-type]
 
     assert [(r.source, r.reason.split(", so ")[0]) for r in asked] == [("protected_path", why)]
     assert result.is_error and ran == ["t0-1", "t0-2", "t0-3"]
