@@ -3,16 +3,23 @@
 Options: ``--tools N`` lists N tools ``t0``..``tN-1`` (default 3); ``--description-chars N`` gives ``t0`` a
 description that long; ``--bad-schema`` adds tools whose input schema is not an object (``bad_type``) or is
 missing (``no_schema``); ``--refs`` adds ``loop`` (a ``$ref`` to itself), ``dangling`` (a ``$ref`` to nothing)
-and ``remote`` (a ``$ref`` to another host); ``--stderr-mb N`` writes N MiB to stderr before answering.
+and ``remote`` (a ``$ref`` to another host); ``--stderr-mb N`` writes N MiB to stderr before answering;
+``--read-only`` annotates every tool ``readOnlyHint: true, openWorldHint: false``; ``--marker-dir DIR`` makes
+every call write the file ``DIR/<tool>-<n>`` (its n-th call) before answering, so a test sees what really ran.
 Every tool answers ``ok <name>``.
 """
 
 import json
 import sys
+from pathlib import Path
 
 
 def option(name: str, default: int) -> int:
     return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+MARKERS = Path(sys.argv[sys.argv.index("--marker-dir") + 1]) if "--marker-dir" in sys.argv else None
+CALLS: dict[str, int] = {}
 
 
 OBJECT = {"type": "object", "properties": {"x": {"type": "string"}}}
@@ -22,6 +29,8 @@ def tools() -> list[dict[str, object]]:
     listed: list[dict[str, object]] = []
     for index in range(option("--tools", 3)):
         listed.append({"name": f"t{index}", "description": f"tool {index}", "inputSchema": OBJECT})
+        if "--read-only" in sys.argv:
+            listed[-1]["annotations"] = {"readOnlyHint": True, "openWorldHint": False}
     if listed and "--description-chars" in sys.argv:
         listed[0]["description"] = "d" * option("--description-chars", 0)
     if "--bad-schema" in sys.argv:
@@ -67,6 +76,9 @@ def answer(request: dict[str, object]) -> dict[str, object] | None:
     elif method == "tools/call":
         params = request.get("params") or {}
         name = params.get("name") if isinstance(params, dict) else None
+        if MARKERS is not None:
+            CALLS[str(name)] = CALLS.get(str(name), 0) + 1
+            (MARKERS / f"{name}-{CALLS[str(name)]}").write_text("ran", encoding="utf-8")
         result = {"content": [{"type": "text", "text": f"ok {name}"}]}
     elif method == "ping":
         result = {}

@@ -4,10 +4,13 @@ A server's schema does not say which of its arguments are files, so Kairox looks
 them (``path``, ``paths``, ``file``, ``filename``, ``repo_path``, ``directory``, ``source``/``destination`` ...)
 and for ``file://`` URIs in any string. It is best effort: a tool that calls its path ``q`` is not seen. What is
 found is held to the deny rules on paths and to the protected paths, as the built-in tools' paths are.
+
+The scan is bounded (64 paths, 64 entries of a list or an object, lists and objects nested 6 deep) and says when
+it stopped before something that may name a path, so the policy can ask instead of deciding on part of the call.
 """
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -22,7 +25,13 @@ _NAMES = frozenset(
 _SUFFIXES = ("path", "paths", "file", "files", "filename", "filenames", "dir", "dirs", "directory", "directories", "folder")
 _URI_NAMES = frozenset({"uri", "uris", "url", "urls", "href"})
 _MAX_DEPTH = 6
+"""Lists and objects nested deeper than this are not read."""
 _MAX_FOUND = 64
+"""Paths taken from one call (each is resolved against the file system)."""
+_MAX_ITEMS = 64
+"""Entries read of the arguments, of a list or of an object."""
+LIMITS = f"{_MAX_FOUND} paths, {_MAX_ITEMS} entries per list or object, nesting {_MAX_DEPTH} deep"
+"""What one call may hold for the policy to read all of it, in words."""
 
 
 def _normal(key: str) -> str:
@@ -61,12 +70,25 @@ def _file_uri(value: str) -> str | None:
 
 def path_like_arguments(arguments: Mapping[str, Any]) -> list[str]:
     """The strings of ``arguments`` that name files: values of path-like keys (also in lists and nested objects)
-    and every ``file://`` URI, as paths."""
+    and every ``file://`` URI, as paths (the first 64: see ``scan_path_arguments`` for what was left unread)."""
     found: list[str] = []
-    items = arguments.items() if len(arguments) <= _MAX_FOUND else itertools.islice(arguments.items(), _MAX_FOUND)
+    scan_path_arguments(arguments, found)
+    return found
+
+
+def scan_path_arguments(arguments: Mapping[str, Any], found: list[str]) -> str | None:
+    """Appends the paths ``arguments`` name (as ``path_like_arguments``) to ``found``; returns why the scan stopped
+    before something that may name another, or None when it read all that could. (The caller's list, and no tuple
+    back: this runs on every call of a third-party tool.)"""
+    unseen: str | None = None
+    items: Iterable[tuple[Any, Any]]
+    if len(arguments) <= _MAX_ITEMS:
+        items = arguments.items()
+    else:
+        items = itertools.islice(arguments.items(), _MAX_ITEMS)
+        if any(_may_name_path(str(k), v) for k, v in itertools.islice(arguments.items(), _MAX_ITEMS, None)):
+            unseen = f"the call has {len(arguments)} arguments and the policy reads the first {_MAX_ITEMS}"
     for name, value in items:
-        if len(found) >= _MAX_FOUND:
-            break
         if type(value) is str:  # the usual flat call: one pass, no recursion
             text = value.strip()
             if ":" in text and text[:7].lower() == "file://":
@@ -76,13 +98,16 @@ def path_like_arguments(arguments: Mapping[str, Any]) -> list[str]:
             elif text and _key_kind(str(name)) == _PATH and "://" not in text:
                 found.append(text)
         elif isinstance(value, list | dict | str):
-            _walk(value, str(name), 1, found)
-    return found
+            unseen = _walk(value, str(name), 1, found, str(name)) or unseen
+        if len(found) > _MAX_FOUND:
+            del found[_MAX_FOUND:]
+            return f"the call names more than {_MAX_FOUND} paths and the policy reads the first {_MAX_FOUND}"
+    return unseen
 
 
-def _walk(value: Any, key: str | None, depth: int, found: list[str]) -> None:
-    if len(found) >= _MAX_FOUND or depth > _MAX_DEPTH:
-        return
+def _walk(value: Any, key: str | None, depth: int, found: list[str], top: str) -> str | None:
+    """Adds the paths ``value`` (within argument ``top``) names to ``found``, one more than the limit at most;
+    returns why part of it was not read, or None."""
     if isinstance(value, str):
         text = value.strip()
         uri = _file_uri(text)
@@ -90,9 +115,35 @@ def _walk(value: Any, key: str | None, depth: int, found: list[str]) -> None:
             found.append(uri)
         elif text and key is not None and _key_kind(key) == _PATH and "://" not in text:
             found.append(text)
-    elif isinstance(value, list):
-        for item in value[:_MAX_FOUND]:
-            _walk(item, key, depth + 1, found)
+        return None
+    if not isinstance(value, list | dict):
+        return None
+    if depth > _MAX_DEPTH:
+        entries = value.items() if isinstance(value, dict) else ((key, item) for item in value)
+        if any(_may_name_path(None if k is None else str(k), v) for k, v in entries):
+            return f"argument {top!r} nests lists or objects more than {_MAX_DEPTH} deep and the policy reads {_MAX_DEPTH} levels"
+        return None
+    unseen: str | None = None
+    if isinstance(value, list):
+        for item in value[:_MAX_ITEMS]:
+            unseen = _walk(item, key, depth + 1, found, top) or unseen
+            if len(found) > _MAX_FOUND:
+                return unseen
+        if len(value) > _MAX_ITEMS and any(_may_name_path(key, item) for item in value[_MAX_ITEMS:]):
+            unseen = unseen or f"argument {top!r} holds a list of {len(value)} items and the policy reads the first {_MAX_ITEMS}"
     elif isinstance(value, dict):
-        for name, item in list(value.items())[:_MAX_FOUND]:
-            _walk(item, str(name), depth + 1, found)
+        for name, item in itertools.islice(value.items(), _MAX_ITEMS):
+            unseen = _walk(item, str(name), depth + 1, found, top) or unseen
+            if len(found) > _MAX_FOUND:
+                return unseen
+        if len(value) > _MAX_ITEMS and any(_may_name_path(str(k), v) for k, v in itertools.islice(value.items(), _MAX_ITEMS, None)):
+            unseen = unseen or f"argument {top!r} holds an object of {len(value)} entries and the policy reads the first {_MAX_ITEMS}"
+    return unseen
+
+
+def _may_name_path(key: str | None, value: Any) -> bool:
+    """Whether a value the scan did not read may name a path: text it would have taken, or more lists or objects."""
+    if isinstance(value, str):
+        text = value.strip()
+        return text[:7].lower() == "file://" or (bool(text) and key is not None and _key_kind(key) == _PATH and "://" not in text)
+    return isinstance(value, list | dict) and bool(value)

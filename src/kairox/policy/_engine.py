@@ -1,6 +1,8 @@
 """The policy engine (Y1-Y4, Y7): a pure function from a tool, its arguments and the user's policy to a decision.
 
-Order: a hook's deny; deny rules; under read_only, programs no OS sandbox holds; a hook's ask; ask rules;
+Order: a hook's deny; deny rules; a call the policy could not read all of (a command it cannot see, arguments
+past the path scan's limits) while a rule or a protection depends on what it could not read; under read_only,
+programs no OS sandbox holds; a hook's ask; ask rules;
 protected paths and the sandbox boundary for writes; allow rules; a hook's allow; the tool's permission profile
 against the approval and sandbox policies.
 Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a protected path or the sandbox.
@@ -15,7 +17,7 @@ from typing import Any
 
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
 from kairox.errors import Diagnostic, Severity
-from kairox.policy._arguments import path_like_arguments
+from kairox.policy._arguments import LIMITS, scan_path_arguments
 from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._paths import PathPattern, protected_reason, resolve_path, writable_reason
 from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
@@ -37,6 +39,8 @@ _PLAIN_LIMIT = 4096
 """Argument-free decisions kept per engine (tools listed again get new specs; the oldest go at once past this)."""
 _THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
 """Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
+_NAMING_ORDER = (RuleAction.DENY, RuleAction.ASK, RuleAction.ALLOW)
+"""The rule an ask about unread arguments names: the one that would have refused the call, first."""
 _OS_SANDBOXED = frozenset({ToolSource.BUILTIN, ToolSource.PLUGIN})
 """Sources whose execute tools run their commands under Kairox's OS sandbox (``shell.exec``, plugin commands)."""
 
@@ -143,15 +147,24 @@ def _mcp_why(spec: ToolSpec) -> str:
 class _Facts:
     """What rules are matched against, worked out once per call; the string values only when a rule asks."""
 
-    __slots__ = ("_arguments", "_skill", "_values", "command", "named_paths", "paths")
+    __slots__ = ("_arguments", "_skill", "_values", "command", "named_paths", "paths", "unseen")
 
     def __init__(
-        self, *, command: ShellCommand | None, paths: tuple[Path, ...], arguments: Mapping[str, Any], skill: str | None, named_paths: bool = False
+        self,
+        *,
+        command: ShellCommand | None,
+        paths: tuple[Path, ...],
+        arguments: Mapping[str, Any],
+        skill: str | None,
+        named_paths: bool = False,
+        unseen: str | None = None,
     ) -> None:
         self.command = command
         self.paths = paths
         self.named_paths = named_paths
         """The paths come from argument names of a third-party tool (``path``, ``file``, ``file://`` URIs ...)."""
+        self.unseen = unseen
+        """Why part of the arguments was not read for paths (past the scan's limits), or None: ``paths`` may miss some."""
         self._arguments = arguments
         self._skill = skill
         self._values: tuple[str, ...] | None = None
@@ -226,8 +239,12 @@ class PolicyEngine:
     ) -> Decision:
         if hook is None:
             ready = self._ready.get(id(spec))
-            if ready is not None and ready[0] is spec and not (ready[2] and path_like_arguments(arguments)):
-                return ready[1]
+            if ready is not None and ready[0] is spec:
+                if not ready[2]:
+                    return ready[1]
+                found: list[str] = []
+                if scan_path_arguments(arguments, found) is None and not found:
+                    return ready[1]
         decision, plain = self._decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         if decision.verdict is Verdict.ASK and self.settings.approval is ApprovalPolicy.NEVER:
             decision = Decision.deny(
@@ -317,7 +334,7 @@ class PolicyEngine:
         facts = self._facts(spec, arguments)
         # No command and no path in this call, no hook opinion: what is left to decide on is the tool and the rules
         # (argument values count only for rules with a specifier, and then nothing is cached)
-        plain = hook is None and facts.command is None and not facts.paths
+        plain = hook is None and facts.command is None and not facts.paths and facts.unseen is None
         if plain:
             cached = self._plain.get(id(spec))
             if cached is not None and cached[0] is spec:
@@ -344,6 +361,10 @@ class PolicyEngine:
                     source=DecisionSource.RULE,
                     rule=naming.ref,
                 )
+        if facts.unseen is not None:
+            unread = self._unread(spec, rules, facts.unseen)
+            if unread is not None:
+                return unread
         if self.settings.sandbox is SandboxPolicy.READ_ONLY and runs_unsandboxed(spec):
             return Decision.deny(
                 f"{spec.name} runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids",
@@ -370,6 +391,27 @@ class PolicyEngine:
         if hook is HookDecision.ALLOW:
             return Decision.allow(hook_reason or "a pre_tool_use hook allowed the call", source=DecisionSource.HOOK)
         return self._by_mode(spec, profile, facts)
+
+    def _unread(self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], unseen: str) -> Decision | None:
+        """The ask for a call whose arguments the policy could not read all of, when a rule or a protection that
+        depends on its paths is in force for the tool; None when none is (nothing unread could change the decision)."""
+        first_party = bool(spec.permission.path_args)
+        what_to_do = "pass each path as text" if first_party else f"split it into calls of at most {LIMITS}"
+        remedy = f"{what_to_do}; no allow rule can vouch for what was not read"
+        naming = next((r for action in _NAMING_ORDER for r in rules[action] if r.specifier is not None), None)
+        if naming is not None:
+            return Decision.ask(
+                f"{unseen}, so {naming.ref} cannot be checked against the rest; {remedy}", source=DecisionSource.RULE, rule=naming.ref
+            )
+        if first_party:
+            guarded = Access.WRITE in (effective_profile(spec).access, spec.permission.access)
+            what = "the protected paths and the writable roots"
+        else:  # a third-party tool's paths found by name: the protected ones ask, unless it only reads
+            guarded = not mcp_read_only(spec)
+            what = "the protected paths"
+        if guarded:
+            return Decision.ask(f"{unseen}, so the rest cannot be checked against {what}; {remedy}", source=DecisionSource.PROTECTED_PATH)
+        return None
 
     def _protected(self, paths: tuple[Path, ...]) -> Decision | None:
         for path in paths:
@@ -450,19 +492,25 @@ class PolicyEngine:
             if isinstance(value, str):
                 command = split_command(value)
         paths: list[Path] = []
+        unseen: str | None = None
         for name in profile.path_args:
             value = arguments.get(name)
             items = value if isinstance(value, list) else [value]
             for item in items:
-                if isinstance(item, str) and item.strip():
-                    paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
+                if isinstance(item, str):
+                    if item.strip():
+                        paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
+                elif item is not None:  # a schema that lets more than text through: the tool may still read a path in it
+                    unseen = f"argument {name!r} holds a {type(item).__name__} where the policy reads a path"
         named = False
         if not profile.path_args and spec.source in _THIRD_PARTY:
-            for item in path_like_arguments(arguments):
+            found: list[str] = []
+            unseen = scan_path_arguments(arguments, found)
+            for item in found:
                 paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
             named = bool(paths)
         skill = spec.origin if spec.source is ToolSource.SKILL and spec.origin else None
-        return _Facts(command=command, paths=tuple(paths), arguments=arguments, skill=skill, named_paths=named)
+        return _Facts(command=command, paths=tuple(paths), arguments=arguments, skill=skill, named_paths=named, unseen=unseen)
 
     def _covers(self, rule: ParsedRule, spec: ToolSpec, facts: _Facts, *, for_allow: bool) -> bool:
         """Whether the rule's specifier holds: for an allow rule, for every command and path of the call; for
@@ -470,6 +518,8 @@ class PolicyEngine:
         specifier = rule.specifier
         if specifier is None:
             return True
+        if for_allow and facts.unseen is not None:  # an allow rule vouches only for what the policy could read
+            return False
         if facts.command is not None:
             command = facts.command
             pieces = command.pieces

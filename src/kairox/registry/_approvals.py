@@ -2,8 +2,9 @@
 
 Grants are exact. A session grant covers the call that was approved (same tool, same arguments) or the rule
 the person picked from the offered grants, and it is bound to the tool definition's fingerprint, so a tool
-redefined under the same name asks again. Asks that come from an explicit ask rule, a protected path, a hook or
-a command the parser cannot see are asked every time: no grant silences them.
+redefined under the same name asks again. Asks that come from an explicit ask rule, a protected path, a hook, a
+command the parser cannot see or arguments the policy could not read all of are asked every time: no grant
+silences them.
 """
 
 import json
