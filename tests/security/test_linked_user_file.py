@@ -280,3 +280,14 @@ async def test_always_in_a_project_layer_linked_to_the_user_file_is_not_offered_
     assert approver.requests[0].layers == (RuleLayer.USER, RuleLayer.LOCAL)
     assert (spelling.workspace / ".kairox" / "kairox.local.toml").read_text() == '[policy.rules]\nallow = [\n    "shell.exec(ls -a*)",\n]\n'
     assert (isolated_home / "kairox.toml").read_text() == user_text
+
+
+def test_a_dangling_link_to_the_user_file_is_shared_before_the_user_file_exists(tmp_path: Path, isolated_home: Path) -> None:
+    spelling = _dangling_link_before_the_user_file_exists(_places(tmp_path, isolated_home), isolated_home)
+    resolved = resolve_config(spelling.workspace)
+    assert [(i.layer, i.status) for i in resolved.layers if i.layer in (Layer.USER, Layer.PROJECT)] == [
+        (Layer.USER, LayerStatus.NOT_FOUND),
+        (Layer.PROJECT, LayerStatus.SHARED),
+    ]
+    assert resolved.layer_of(resolved.layer_file(Layer.PROJECT)) is Layer.PROJECT  # named as the project file, it is
+    assert resolved.layer_of(isolated_home / "kairox.toml") is Layer.USER

@@ -273,13 +273,28 @@ class ResolvedConfig:
         }
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
+
+
 def _shared_layer(files: Mapping[Layer, Path], layer: Layer) -> Layer | None:
-    """The user or system layer whose file a project or local file is, by its real path (a link either way), or
-    None."""
+    """The user or system layer whose file a project or local file is (a link either way), or None.
+
+    Compared by the files' identity: a stat each, not a walk of every folder on the way (this runs every
+    resolve). A dangling link is compared by where it points: a write through it would create the user's file."""
     if layer not in PROJECT_LAYERS:
         return None
-    real = os.path.realpath(files[layer])
-    return next((other for other in (Layer.USER, Layer.SYSTEM) if os.path.realpath(files[other]) == real), None)
+    own = _identity(files[layer])
+    if own is None:
+        if not os.path.islink(files[layer]):
+            return None
+        real = os.path.realpath(files[layer])
+        return next((other for other in (Layer.USER, Layer.SYSTEM) if os.path.realpath(files[other]) == real), None)
+    return next((other for other in (Layer.USER, Layer.SYSTEM) if _identity(files[other]) == own), None)
 
 
 def _parse_file(layer: Layer, path: Path, text: str) -> ParsedFile:
