@@ -86,18 +86,34 @@ def _workspace_through_a_link(ws: Path, outside: Path, home: Path) -> Path:
 
 
 Setup = Callable[[Path, Path, Path], Path]
-CASES: list[tuple[Setup, RuleLayer]] = [
-    (_project_file, RuleLayer.PROJECT),
-    (_no_project_file_yet, RuleLayer.PROJECT),
-    (_local_file, RuleLayer.LOCAL),
-    (_nested_link_outside, RuleLayer.PROJECT),
-    (_local_link_outside, RuleLayer.LOCAL),
+OUTSIDE, USER = "outside", "user"
+"""Where a write into the layer would land through a link: the file outside the workspace, the user's file."""
+CASES: list[tuple[Setup, RuleLayer, str | None]] = [
+    (_project_file, RuleLayer.PROJECT, None),
+    (_no_project_file_yet, RuleLayer.PROJECT, None),
+    (_local_file, RuleLayer.LOCAL, None),
+    (_nested_link_outside, RuleLayer.PROJECT, OUTSIDE),
+    (_local_link_outside, RuleLayer.LOCAL, OUTSIDE),
     # "project" would land in the user's own file and hold everywhere: refused; the user layer is the user's own
-    (_nested_link_to_the_user_file, RuleLayer.PROJECT),
-    (_dotdot_spelling, RuleLayer.PROJECT),
-    (_workspace_through_a_link, RuleLayer.LOCAL),
+    (_nested_link_to_the_user_file, RuleLayer.PROJECT, USER),
+    (_dotdot_spelling, RuleLayer.PROJECT, None),
+    (_workspace_through_a_link, RuleLayer.LOCAL, None),
 ]
-IDS = [setup.__name__.lstrip("_") for setup, _ in CASES]
+IDS = [setup.__name__.lstrip("_") for setup, _, _ in CASES]
+
+
+def _refusal(file: Path, layer: RuleLayer, lands: str | None, outside: Path, home: Path) -> tuple[str, str]:
+    """Why the layer is refused and what to do, as the person is told: the file, and where a link sends it."""
+    if lands == USER:
+        why = (
+            f"{file} is the {layer} file of this workspace but a link to {home / 'kairox.toml'}, your user file: "
+            "a change meant for this workspace would hold in every workspace"
+        )
+        return why, "save it in the user layer if it is meant for every workspace, or replace the link with a file of its own"
+    why = f"{file} is the {layer} file of a workspace you have not trusted"
+    if lands == OUTSIDE:
+        why += f" (a link to {outside / 'settings.toml'})"
+    return why, "trust the workspace (`kairox trust`) and answer again, or save it in the user layer"
 
 
 def _places(tmp_path: Path, home: Path) -> tuple[Path, Path]:
@@ -109,9 +125,9 @@ def _places(tmp_path: Path, home: Path) -> tuple[Path, Path]:
     return ws, outside
 
 
-@pytest.mark.parametrize(("setup", "layer"), CASES, ids=IDS)
+@pytest.mark.parametrize(("setup", "layer", "lands"), CASES, ids=IDS)
 async def test_always_in_a_project_layer_of_an_untrusted_workspace_writes_nothing_and_holds_for_the_session(
-    tmp_path: Path, isolated_home: Path, setup: Setup, layer: RuleLayer
+    tmp_path: Path, isolated_home: Path, setup: Setup, layer: RuleLayer, lands: str | None
 ) -> None:
     ws, outside = _places(tmp_path, isolated_home)
     resolved = resolve_config(setup(ws, outside, isolated_home))
@@ -128,9 +144,8 @@ async def test_always_in_a_project_layer_of_an_untrusted_workspace_writes_nothin
     assert len(approver.requests) == 1  # the grant holds for the rest of the session
     assert approver.requests[0].layers == (RuleLayer.USER,)  # the project and local layers are not offered
     file = resolved.layer_file(Layer(str(layer)))
-    why = f"{file} is the {layer} file of a workspace you have not trusted"
+    why, hint = _refusal(file, layer, lands, outside, isolated_home)
     message = f"the allow rule {RULE!r} was not saved in the {layer} layer: {why}; it holds for this session"
-    hint = "trust the workspace (`kairox trust`) and answer again, or save it in the user layer"
     assert sink.of_type(ToolCallApprovalAnswered) == [
         ToolCallApprovalAnswered(call_id="c1", tool="shell.exec", approved=True, scope="session", reason=f"{message} ({hint})", persisted_rule=None)
     ]
@@ -138,16 +153,19 @@ async def test_always_in_a_project_layer_of_an_untrusted_workspace_writes_nothin
     assert _tree(tmp_path, isolated_home) == before
 
 
-@pytest.mark.parametrize(("setup", "layer"), CASES, ids=IDS)
+@pytest.mark.parametrize(("setup", "layer", "lands"), CASES, ids=IDS)
 async def test_the_rule_writer_itself_refuses_a_project_layer_of_an_untrusted_workspace(
-    tmp_path: Path, isolated_home: Path, setup: Setup, layer: RuleLayer
+    tmp_path: Path, isolated_home: Path, setup: Setup, layer: RuleLayer, lands: str | None
 ) -> None:
     ws, outside = _places(tmp_path, isolated_home)
-    writer = user_layer_writer(resolve_config(setup(ws, outside, isolated_home)))
+    resolved = resolve_config(setup(ws, outside, isolated_home))
+    writer = user_layer_writer(resolved)
+    writer_file = resolved.layer_file(Layer(str(layer)))
     before = _tree(tmp_path, isolated_home)
     with pytest.raises(RuleNotSavedError) as refused:
         writer(RULE, layer)
     assert (refused.value.rule, refused.value.layer) == (RULE, layer)
+    assert (refused.value.reason, refused.value.hint) == _refusal(writer_file, layer, lands, outside, isolated_home)
     assert set(writer.refused) == {RuleLayer.PROJECT, RuleLayer.LOCAL}
     assert _tree(tmp_path, isolated_home) == before
 

@@ -338,6 +338,26 @@ async def test_a_write_to_a_project_file_of_an_untrusted_workspace_waits_for_the
     assert user_write.status_code == 200 and user_write.json()["file"] == str(isolated_home / "kairox.toml")
 
 
+async def test_a_gui_setting_for_a_project_file_linked_to_the_user_file_is_refused_without_a_dialog(
+    open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path
+) -> None:
+    import anyio
+
+    workspace = make_workspace(tmp_path / "repo")
+    user = isolated_home / "kairox.toml"
+    user.write_text("# mine\n", encoding="utf-8")
+    (workspace / ".kairox").mkdir(exist_ok=True)
+    project = workspace / ".kairox" / "kairox.toml"
+    project.symlink_to(user)
+    async with open_gui(workspace) as gui:
+        with anyio.fail_after(30):  # nobody answers a dialog here: the POST returns only because none was opened
+            refused = await gui.client.post("/api/skills/release-notes/disable", json={"layer": "project"})
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["denied"] is True and refused.json()["file"] == str(project)
+    assert f"{project} is the project file of this workspace but a link to {user}, your user file" in refused.json()["error"]
+    assert (user.read_text(), project.is_symlink()) == ("# mine\n", True)
+
+
 async def test_trust_trusts_the_workspace_and_starts_its_held_back_servers(
     open_gui: Callable[..., Any], workspace: Path, isolated_home: Path
 ) -> None:

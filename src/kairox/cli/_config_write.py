@@ -26,7 +26,7 @@ def authorize_config_write(resolved: "ResolvedConfig", file: Path, change: str, 
     change and saying how to allow it. The user's file and a trusted workspace's files need no question; a file
     of an untrusted workspace is asked about at the terminal (y/N, Enter is no), approved by ``--yes``, and
     refused when there is nobody to ask, so a script never writes one silently."""
-    if resolved.untrusted_file(file) is None:
+    if resolved.untrusted_file(file) is None and resolved.redirected_write(file) is None:
         return  # the shared rule says there is nothing to ask, and the runtime stays unloaded: no cost for a user-file write
     import anyio
 

@@ -35,6 +35,8 @@ class LayerStatus(enum.StrEnum):
     UNTRUSTED = "untrusted"
     """Read, but what it would widen waits for ``kairox trust``."""
     ERROR = "error"
+    SHARED = "shared"
+    """A project or local file that is the user's or system file (a link): read as that layer only."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

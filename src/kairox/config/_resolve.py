@@ -26,7 +26,7 @@ from kairox.config._mcp_json import MCP_JSON
 from kairox.config._merge import KeyOrigin, LayerData, Merged, leaves, merge
 from kairox.config._models import KairoxConfig
 from kairox.config._parse_cache import PARSE_CACHE, ConfigParseCache, ParsedFile
-from kairox.config._pins import PinnedValue, read_mcp_json_entries
+from kairox.config._pins import PinnedValue, read_mcp_json_entries, reads_files
 from kairox.config._trust import TrustStore
 from kairox.config._trust_gate import PROJECT_LAYERS, PendingTrust, TrustGate, base_folder
 from kairox.config._validate import problems_from_validation
@@ -146,9 +146,52 @@ class ResolvedConfig:
         return self._files[layer]
 
     def layer_of(self, file: Path) -> Layer | None:
-        """The layer whose file ``file`` is (also when spelled another way: a symlink, ``..``), or None."""
+        """The layer whose file ``file`` is (also when spelled another way: a symlink, ``..``), or None.
+
+        The layer whose own path ``file`` spells comes first: a project file that is a link to the user's file is
+        the project file when named as such, though both are one file. Another spelling of a file two layers
+        share counts as the project's (or local's): the workspace made them one."""
+        spelled = os.path.abspath(file)
+        named = next((layer for layer, path in self._files.items() if os.path.abspath(path) == spelled), None)
+        if named is not None:
+            return named
         real = os.path.realpath(file)
-        return next((layer for layer, path in self._files.items() if os.path.realpath(path) == real), None)
+        found = [layer for layer, path in self._files.items() if os.path.realpath(path) == real]
+        return next((layer for layer in found if layer in PROJECT_LAYERS), found[0] if found else None)
+
+    def linked_to(self, file: Path) -> Path | None:
+        """Where a write to ``file`` lands when a link (the file's, or a folder's on its way) sends it elsewhere;
+        None when it lands where it is spelled."""
+        real = os.path.realpath(file)
+        return Path(real) if real != os.path.abspath(file) else None
+
+    def redirected_write(self, file: Path) -> str | None:
+        """Why a write to ``file`` is refused, trusted workspace or not: it names a file of the workspace (the
+        project or local file, or any file reached through the workspace) but a link makes it the user's or the
+        system file, so a change meant for this workspace would hold in every workspace. None otherwise; the
+        user's file named by its own path is always the user's, even when the workspace holds it."""
+        spelled, real = os.path.abspath(file), os.path.realpath(file)
+        for layer in (Layer.USER, Layer.SYSTEM):
+            own = self._files.get(layer)
+            if own is None or os.path.abspath(own) == spelled or os.path.realpath(own) != real:
+                continue
+            named = self.layer_of(file)
+            if named in PROJECT_LAYERS or self._through_workspace(file):
+                what = f"the {named} file of this workspace" if named in PROJECT_LAYERS else "a file of this workspace"
+                how = f"a link to {real}, your {layer} file" if real != spelled else f"your {layer} file too ({own} is a link to it)"
+                return f"{file} is {what} but {how}: a change meant for this workspace would hold in every workspace"
+        return None
+
+    def _through_workspace(self, file: Path) -> bool:
+        """Whether the way to ``file`` passes through the workspace: one of its folders, as the kernel finds it, is
+        the workspace or inside it (``..`` is walked as the kernel walks it, not dropped by spelling)."""
+        root = Path(os.path.realpath(self.workspace))
+        path = Path(os.getcwd(), file)
+        for depth in range(1, len(path.parts)):
+            folder = Path(os.path.realpath(Path(*path.parts[:depth])))
+            if folder == root or root in folder.parents:
+                return True
+        return False
 
     def untrusted_file(self, file: Path) -> str | None:
         """What ``file`` is to this workspace while it is untrusted (``the project file``, ``the .mcp.json file``,
@@ -168,6 +211,14 @@ class ResolvedConfig:
         if root not in real.parents:
             return None
         return f"the {MCP_JSON} file" if file.name == MCP_JSON else "a file"
+
+    def item_pin(self, layer: Layer, key: str, item: str) -> PinnedValue:
+        """The pin of one list item in ``layer``'s file (an allow rule), as the next resolve fingerprints it: what
+        :meth:`TrustStore.pin` records when Kairox itself wrote the item there for the user."""
+        if layer not in PROJECT_LAYERS or reads_files(key):
+            raise ValueError(f"{key} in the {layer} layer is not a list item trust pins by its value")
+        origin = KeyOrigin(layer=layer, file=self.layer_file(layer))
+        return TrustGate(None, self.workspace).pin_of(key, item, origin, item=item)
 
     def with_servers(
         self,
@@ -220,6 +271,30 @@ class ResolvedConfig:
             ],
             "diagnostics": [d.to_json() for d in self.diagnostics],
         }
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _shared_layer(files: Mapping[Layer, Path], layer: Layer) -> Layer | None:
+    """The user or system layer whose file a project or local file is (a link either way), or None.
+
+    Compared by the files' identity: a stat each, not a walk of every folder on the way (this runs every
+    resolve). A dangling link is compared by where it points: a write through it would create the user's file."""
+    if layer not in PROJECT_LAYERS:
+        return None
+    own = _identity(files[layer])
+    if own is None:
+        if not os.path.islink(files[layer]):
+            return None
+        real = os.path.realpath(files[layer])
+        return next((other for other in (Layer.USER, Layer.SYSTEM) if os.path.realpath(files[other]) == real), None)
+    return next((other for other in (Layer.USER, Layer.SYSTEM) if _identity(files[other]) == own), None)
 
 
 def _parse_file(layer: Layer, path: Path, text: str) -> ParsedFile:
@@ -421,8 +496,25 @@ def resolve_config(
         Layer.PROJECT: project_config_path(root),
         Layer.LOCAL: local_config_path(root),
     }
+    if os.path.abspath(files[Layer.PROJECT]) == os.path.abspath(files[Layer.USER]):
+        files[Layer.PROJECT] = root / "kairox.toml"  # the workspace holds $KAIROX_HOME: that file is the user's
     layers: list[LayerData] = [_default_layer()]
+    linked: list[Diagnostic] = []
     for layer in _FILE_LAYERS:
+        shared = _shared_layer(files, layer)
+        if shared is not None:
+            # the user's own content, read once as theirs: as the project's it would be listed twice, and its
+            # allow rules and servers reported as the workspace's, waiting for trust
+            real = os.path.realpath(files[layer])
+            detail = f"one file with the {shared} layer ({real}): read as the {shared} layer only"
+            infos.append(LayerInfo(layer=layer, file=files[layer], status=LayerStatus.SHARED, detail=detail))
+            linked.append(
+                Diagnostic(
+                    kind="config", name=str(layer), source=str(files[layer]), reason=f"the {layer} file is {detail}",
+                    hint=f"remove the link and keep this workspace's settings in {files[layer]} itself",
+                )
+            )
+            continue
         untrusted = layer in PROJECT_LAYERS and not trusted
         data, info = _read_file(layer, files[layer], problems, untrusted=untrusted, held=layer in PROJECT_LAYERS, cache=parse_cache, home=home)
         infos.append(info)
@@ -501,7 +593,7 @@ def resolve_config(
         rules=rules,
         pending=tuple(gate.pending),
         problems=tuple(problems),
-        diagnostics=tuple(gate.diagnostics),
+        diagnostics=(*linked, *gate.diagnostics),
         pinnable=tuple(gate.pinnable),
         _files=files,
     )

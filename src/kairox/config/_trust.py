@@ -106,6 +106,29 @@ class TrustStore:
         self._write(workspaces)
         return TrustReview(workspace=Path(key), allowed=allowed, new=new, changed=changed, removed=removed, first=before is None)
 
+    def pin(self, workspace: Path, values: Iterable[PinnedValue]) -> bool:
+        """Add the fingerprints of ``values`` to what trust allowed in ``workspace``, keeping every other one: what
+        Kairox itself just wrote into a trusted workspace's file for the user (an "always" saved in the project
+        layer) is in force from the next resolve, while anything else in that file that changed meanwhile still
+        waits. The record is the workspace's own, else that of the trusted folder holding it. False when the
+        workspace is not trusted (nothing is recorded then)."""
+        root = workspace.resolve()
+        workspaces = self._read()
+        key = next((str(f) for f in (root, *root.parents) if str(f) in workspaces), None)
+        if key is None:
+            return False
+        record = workspaces[key]
+        old = record.get("pins") if isinstance(record, dict) else None
+        if not isinstance(record, dict) or not isinstance(old, dict):
+            return False  # trusted before fingerprints: everything waits once for `kairox trust`, these too
+        merged = {str(pin_id): [str(h) for h in hashes] for pin_id, hashes in old.items() if isinstance(hashes, list)}
+        for pin in values:  # an item joins the others of its list; a value replaces the one it was
+            kept = merged.get(pin.pin_id, []) if pin.item else []
+            merged[pin.pin_id] = sorted({*kept, pin.fingerprint})
+        workspaces[key] = {**record, "pins": dict(sorted(merged.items()))}
+        self._write(workspaces)
+        return True
+
     def revoke(self, workspace: Path) -> bool:
         """Forget ``workspace``; False when it was not recorded."""
         workspaces = self._read()

@@ -39,10 +39,10 @@ PersistRule = Callable[[str, RuleLayer], None]
 class RuleNotSavedError(KairoxError):
     """A rule writer was asked to write a layer it does not write (a project file of an untrusted workspace)."""
 
-    def __init__(self, rule: str, layer: RuleLayer, reason: str) -> None:
+    def __init__(self, rule: str, layer: RuleLayer, reason: str, *, hint: str | None = None) -> None:
         super().__init__(
             f"the allow rule {rule!r} was not saved in the {layer} layer: {reason}; it holds for this session",
-            hint=f"trust the workspace (`kairox trust`) and answer again, or save it in the {RuleLayer.USER} layer",
+            hint=hint or f"trust the workspace (`kairox trust`) and answer again, or save it in the {RuleLayer.USER} layer",
         )
         self.rule, self.layer, self.reason = rule, layer, reason
 
@@ -56,10 +56,12 @@ class RuleWriter:
     write: PersistRule
     refused: Mapping[RuleLayer, str] = field(default_factory=dict)
     """Each layer it does not write, with the reason the person is told."""
+    hints: Mapping[RuleLayer, str] = field(default_factory=dict)
+    """What to do instead, for a refused layer where trusting the workspace would not help."""
 
     def __call__(self, rule: str, layer: RuleLayer) -> None:
         if layer in self.refused:
-            raise RuleNotSavedError(rule, layer, self.refused[layer])
+            raise RuleNotSavedError(rule, layer, self.refused[layer], hint=self.hints.get(layer))
         self.write(rule, layer)
 
 _GRANTABLE = frozenset({DecisionSource.MODE, DecisionSource.SANDBOX})
@@ -215,10 +217,11 @@ class SessionApprovals:
     def _not_saved(self, rule: str, layer: RuleLayer) -> str | None:
         """Say why "always" in a layer the request did not offer saved nothing (a refused layer), as a diagnostic
         and as the answered event's reason."""
-        why = self.persist_rule.refused.get(layer) if isinstance(self.persist_rule, RuleWriter) else None
-        if why is None:
+        writer = self.persist_rule if isinstance(self.persist_rule, RuleWriter) else None
+        why = writer.refused.get(layer) if writer is not None else None
+        if writer is None or why is None:
             return None
-        error = RuleNotSavedError(rule, layer, why)
+        error = RuleNotSavedError(rule, layer, why, hint=writer.hints.get(layer))
         self.diagnostics.append(Diagnostic(kind="policy_rule", name=rule, reason=error.message, severity=Severity.WARNING, hint=error.hint))
         return f"{error.message} ({error.hint})"
 

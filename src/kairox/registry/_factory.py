@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from kairox.config import Layer, ResolvedConfig, append_value
+from kairox.config import Layer, ResolvedConfig, TrustStore, append_value
 from kairox.events import EventSink
 from kairox.policy import Approver, PolicySettings, RuleLayer, resolve_path
 from kairox.registry._approvals import PersistRule, RuleWriter
@@ -42,23 +42,38 @@ def user_layer_writer(resolved: ResolvedConfig) -> RuleWriter:
     file's comments.
 
     It never writes a file of an untrusted workspace (:meth:`ResolvedConfig.untrusted_file` says which, by any
-    spelling or link) nor, there, the project or local layer at all: the file is the workspace owner's, a rule in
-    it would not count before ``kairox trust`` anyway, and a project file linked to the user's own would turn a
-    rule meant for this workspace into one for every workspace. Those layers are not offered, and an "always"
-    naming one holds for the session."""
+    spelling or link) nor, there, the project or local layer at all: the file is the workspace owner's, and a rule
+    in it would not count before ``kairox trust`` anyway. Nor, trusted or not, a project or local file that a link
+    makes the user's own (:meth:`ResolvedConfig.redirected_write`): a rule meant for this workspace would hold in
+    every workspace. Those layers are not offered, and an "always" naming one holds for the session.
+
+    In a trusted workspace a rule saved in the project or local layer is pinned as trusted at once (that rule
+    only, by its fingerprint), so it is in force from the next resolve; anything else that changed in the file
+    meanwhile still waits for ``kairox trust``."""
     refused: dict[RuleLayer, str] = {}
+    hints: dict[RuleLayer, str] = {}
     for layer in RuleLayer:
         file = resolved.layer_file(Layer(str(layer)))
+        redirected = resolved.redirected_write(file)
+        if redirected is not None:
+            refused[layer] = redirected
+            hints[layer] = f"save it in the {RuleLayer.USER} layer if it is meant for every workspace, or replace the link with a file of its own"
+            continue
         what = resolved.untrusted_file(file)
         if what is None and layer is not RuleLayer.USER and not resolved.trusted:
             what = f"the {layer} file"
         if what is not None:
-            refused[layer] = f"{file} is {what} of a workspace you have not trusted"
+            target = resolved.linked_to(file)
+            refused[layer] = f"{file} is {what} of a workspace you have not trusted" + (f" (a link to {target})" if target else "")
 
     def persist(rule: str, layer: RuleLayer) -> None:
-        append_value(resolved.layer_file(Layer(str(layer))), "policy.rules.allow", rule)
+        file_layer = Layer(str(layer))
+        append_value(resolved.layer_file(file_layer), "policy.rules.allow", rule)
+        if file_layer is not Layer.USER and resolved.trusted:
+            # the person chose this very rule for this workspace: it needs no second review by `kairox trust`
+            TrustStore(resolved.home).pin(resolved.workspace, [resolved.item_pin(file_layer, "policy.rules.allow", rule)])
 
-    return RuleWriter(persist, refused=refused)
+    return RuleWriter(persist, refused=refused, hints=hints)
 
 
 async def build_registry(

@@ -20,15 +20,16 @@ if TYPE_CHECKING:
 CONFIG_WRITE_TOOL = "config.write"
 """The tool name an approval request about a configuration write carries."""
 WRITABLE_LAYERS = (Layer.USER, Layer.PROJECT, Layer.LOCAL)
+REDIRECTED_HINT = "write to the user layer if the change is meant for every workspace, or replace the link with a file of its own"
 
 
 class ConfigWriteDeniedError(KairoxError):
     """The person (or the lack of one) did not allow a write into a project file of an untrusted workspace."""
 
-    def __init__(self, file: Path, reason: str | None, *, change: str | None = None) -> None:
+    def __init__(self, file: Path, reason: str | None, *, change: str | None = None, hint: str | None = None) -> None:
         super().__init__(
             f"{file} is unchanged{f' ({change})' if change else ''}: {reason or 'denied'}",
-            hint="trust the workspace (`kairox trust`) or write to the user layer instead",
+            hint=hint or "trust the workspace (`kairox trust`) or write to the user layer instead",
         )
         self.file = file
         self.change = change
@@ -59,14 +60,23 @@ async def authorize_config_write(resolved: ResolvedConfig, file: Path, change: s
     A write to the user layer needs no question (the user's own file). A write to the project or local file (or
     any other file) of an untrusted workspace asks (:meth:`ResolvedConfig.untrusted_file` says which): the file
     is the workspace's, and nothing in it applies before trust anyway. Every front end passes its own approver:
-    the GUI's dialog, a terminal prompt, or, with nobody to ask, one that refuses, so the write fails closed."""
+    the GUI's dialog, a terminal prompt, or, with nobody to ask, one that refuses, so the write fails closed.
+
+    A write that names a file of the workspace but that a link sends into the user's (or system) file is refused
+    without a question, trusted or not (:meth:`ResolvedConfig.redirected_write`): a yes would make a change
+    meant for one workspace hold in all of them. A question about a linked file names the link's target."""
+    redirected = resolved.redirected_write(file)
+    if redirected is not None:
+        raise ConfigWriteDeniedError(file, redirected, change=change, hint=REDIRECTED_HINT)
     what = resolved.untrusted_file(file)
     if what is None:
         return
+    target = resolved.linked_to(file)
+    lands = f" (a link to {target})" if target is not None else ""
     request = ApprovalRequest(
         tool=CONFIG_WRITE_TOOL,
         arguments={"path": str(file), "change": change},
-        reason=f"{file} is {what} of a workspace you have not trusted; the change waits for `kairox trust` to apply",
+        reason=f"{file} is {what} of a workspace you have not trusted{lands}; the change waits for `kairox trust` to apply",
         source="untrusted_workspace",
     )
     answer = await approver.request_approval(request)
