@@ -1,7 +1,7 @@
 """Editing configuration files with tomlkit, so comments and order survive (C8)."""
 
 import os
-import tempfile
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +9,7 @@ import tomlkit
 from tomlkit.items import AoT
 from tomlkit.toml_document import TOMLDocument
 
+from kairox._util._files import write_atomically
 from kairox.config._keys import split_key
 from kairox.errors import ConfigWriteError
 
@@ -23,11 +24,19 @@ def _load(file: Path) -> TOMLDocument:
 
 
 def _save(file: Path, doc: TOMLDocument) -> None:
-    file.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(tomlkit.dumps(doc))
-    os.replace(tmp, file)
+    """Write ``doc`` whole into ``file``, or leave it as it was. A file reached through a symlink (a ``kairox.toml``
+    kept in a dotfiles repository) is written where the link leads and the link stays; the file keeps its mode.
+    Which files may be written at all (a workspace's link to the user's own file) is for the callers to refuse."""
+    target = Path(os.path.realpath(file))
+    try:
+        try:
+            mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = None  # a new file: readable by its owner only, as before
+        write_atomically(target, tomlkit.dumps(doc).encode("utf-8"), mode=mode)
+    except OSError as exc:
+        where = file if target == file else f"{file} (a link to {target})"
+        raise ConfigWriteError(f"{where}: cannot write: {exc.strerror or exc}", hint="check the file's folder and permissions") from exc
 
 
 def _parent(doc: TOMLDocument, parts: list[str], *, create: bool) -> Any:
