@@ -119,11 +119,14 @@ def test_a_kept_allow_for_a_tool_does_not_carry_a_call_past_a_limit(ws: Path) ->
 
 def test_a_declared_path_argument_that_is_not_text_is_asked_about_when_a_rule_names_paths(ws: Path) -> None:
     spec = tool(ToolSource.PLUGIN, access=Access.EXECUTE, path_args=("source",))
-    arguments = {"source": {"nested": "secrets/key"}}
+    arguments = {"source": {"nested": "notes/today.md"}}
 
     assert engine(ws).decide(spec, arguments).verdict is Verdict.ALLOW  # no rule on paths: the OS sandbox holds it
     decision = engine(ws, ("deny", "plugin:ops(secrets/**)")).decide(spec, arguments)
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.RULE)
+    # a nested value the deny rule's pattern matches as it stands is denied outright: deny rules see nested values
+    nested_secret = engine(ws, ("deny", "plugin:ops(secrets/**)")).decide(spec, {"source": {"nested": "secrets/key"}})
+    assert (nested_secret.verdict, nested_secret.source) == (Verdict.DENY, DecisionSource.RULE)
     assert decision.reason == (
         "argument 'source' holds a dict where the policy reads a path, so deny rule 'plugin:ops(secrets/**)' (kairox.toml:1) cannot be "
         "checked against the rest; pass each path as text; no allow rule can vouch for what was not read"

@@ -147,7 +147,7 @@ def _mcp_why(spec: ToolSpec) -> str:
 class _Facts:
     """What rules are matched against, worked out once per call; the string values only when a rule asks."""
 
-    __slots__ = ("_arguments", "_skill", "_values", "command", "named_paths", "paths", "unseen")
+    __slots__ = ("_arguments", "_every", "_skill", "_values", "command", "named", "paths", "scan_unseen", "unseen")
 
     def __init__(
         self,
@@ -156,18 +156,24 @@ class _Facts:
         paths: tuple[Path, ...],
         arguments: Mapping[str, Any],
         skill: str | None,
-        named_paths: bool = False,
+        named: tuple[Path, ...] = (),
         unseen: str | None = None,
+        scan_unseen: bool = False,
     ) -> None:
         self.command = command
         self.paths = paths
-        self.named_paths = named_paths
-        """The paths come from argument names of a third-party tool (``path``, ``file``, ``file://`` URIs ...)."""
+        """Every path of the call: the declared path arguments' and ``named``."""
+        self.named = named
+        """The paths found by argument names in a third-party tool's call (``path``, ``file``, ``file://`` URIs ...),
+        besides the arguments it declares as paths."""
         self.unseen = unseen
         """Why part of the arguments was not read for paths (past the scan's limits), or None: ``paths`` may miss some."""
+        self.scan_unseen = scan_unseen
+        """``unseen`` comes from the scan by names (else from a declared path argument that holds no text)."""
         self._arguments = arguments
         self._skill = skill
         self._values: tuple[str, ...] | None = None
+        self._every: tuple[str, ...] | None = None
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -176,6 +182,25 @@ class _Facts:
             values = tuple(v for v in self._arguments.values() if isinstance(v, str))
             self._values = values if self._skill is None else (self._skill, *values)
         return self._values
+
+    @property
+    def every_value(self) -> tuple[str, ...]:
+        """Every string the call holds, also inside lists and objects (a skill's name first), for deny and ask rules
+        with a specifier: a value must not get past them by being nested. (Allow rules vouch for the top-level
+        strings only: a nested copy of a harmless value must not vouch for a call.)"""
+        if self._every is None:
+            found: list[str] = [] if self._skill is None else [self._skill]
+            stack: list[Any] = list(self._arguments.values())[::-1]
+            while stack:
+                value = stack.pop()
+                if isinstance(value, str):
+                    found.append(value)
+                elif isinstance(value, dict):
+                    stack.extend(reversed(value.values()))
+                elif isinstance(value, list):
+                    stack.extend(reversed(value))
+            self._every = tuple(found)
+        return self._every
 
 
 class PolicyEngine:
@@ -362,7 +387,7 @@ class PolicyEngine:
                     rule=naming.ref,
                 )
         if facts.unseen is not None:
-            unread = self._unread(spec, rules, facts.unseen)
+            unread = self._unread(spec, rules, facts)
             if unread is not None:
                 return unread
         if self.settings.sandbox is SandboxPolicy.READ_ONLY and runs_unsandboxed(spec):
@@ -377,12 +402,14 @@ class PolicyEngine:
                 return Decision.ask(f"{rule.ref} asks for approval", source=DecisionSource.RULE, rule=rule.ref)
         profile = effective_profile(spec)
         if facts.paths:
-            if facts.named_paths:  # a third-party tool's paths: the protected ones always ask, unless it only reads
-                boundary = None if mcp_read_only(spec) else self._protected(facts.paths)
-            elif Access.WRITE in (profile.access, spec.permission.access):
-                boundary = self._write_boundary(facts.paths)
-            else:
-                boundary = None
+            declared = facts.paths[: len(facts.paths) - len(facts.named)]
+            boundary = None
+            if declared and Access.WRITE in (profile.access, spec.permission.access):
+                boundary = self._write_boundary(declared)
+            if boundary is None and facts.named and not mcp_read_only(spec):
+                # paths a third-party tool names by its arguments' names: the protected ones always ask, unless it
+                # only reads (whether it writes them is not known, so the writable roots are not held against them)
+                boundary = self._protected(facts.named)
             if boundary is not None:
                 return boundary
         for rule in rules[RuleAction.ALLOW]:
@@ -392,26 +419,25 @@ class PolicyEngine:
             return Decision.allow(hook_reason or "a pre_tool_use hook allowed the call", source=DecisionSource.HOOK)
         return self._by_mode(spec, profile, facts)
 
-    def _unread(self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], unseen: str) -> Decision | None:
+    def _unread(self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], facts: "_Facts") -> Decision | None:
         """The ask for a call whose arguments the policy could not read all of, when a rule or a protection that
         depends on its paths is in force for the tool; None when none is (nothing unread could change the decision)."""
-        first_party = bool(spec.permission.path_args)
-        what_to_do = "pass each path as text" if first_party else f"split it into calls of at most {LIMITS}"
+        unseen = facts.unseen
+        what_to_do = f"split it into calls of at most {LIMITS}" if facts.scan_unseen else "pass each path as text"
         remedy = f"{what_to_do}; no allow rule can vouch for what was not read"
         naming = next((r for action in _NAMING_ORDER for r in rules[action] if r.specifier is not None), None)
         if naming is not None:
             return Decision.ask(
                 f"{unseen}, so {naming.ref} cannot be checked against the rest; {remedy}", source=DecisionSource.RULE, rule=naming.ref
             )
-        if first_party:
-            guarded = Access.WRITE in (effective_profile(spec).access, spec.permission.access)
+        writes = bool(spec.permission.path_args) and Access.WRITE in (effective_profile(spec).access, spec.permission.access)
+        if writes:
             what = "the protected paths and the writable roots"
-        else:  # a third-party tool's paths found by name: the protected ones ask, unless it only reads
-            guarded = not mcp_read_only(spec)
+        elif facts.scan_unseen and not mcp_read_only(spec):  # paths found by name: the protected ones ask
             what = "the protected paths"
-        if guarded:
-            return Decision.ask(f"{unseen}, so the rest cannot be checked against {what}; {remedy}", source=DecisionSource.PROTECTED_PATH)
-        return None
+        else:
+            return None
+        return Decision.ask(f"{unseen}, so the rest cannot be checked against {what}; {remedy}", source=DecisionSource.PROTECTED_PATH)
 
     def _protected(self, paths: tuple[Path, ...]) -> Decision | None:
         for path in paths:
@@ -502,15 +528,21 @@ class PolicyEngine:
                         paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
                 elif item is not None:  # a schema that lets more than text through: the tool may still read a path in it
                     unseen = f"argument {name!r} holds a {type(item).__name__} where the policy reads a path"
-        named = False
-        if not profile.path_args and spec.source in _THIRD_PARTY:
+        named: list[Path] = []
+        scan_unseen = False
+        if spec.source in _THIRD_PARTY:
+            # also when it declares path arguments: a plugin's manifest may name `input` and leave out `output_file`
+            declared = profile.path_args
+            rest = {k: v for k, v in arguments.items() if k not in declared} if declared else arguments
             found: list[str] = []
-            unseen = scan_path_arguments(arguments, found)
-            for item in found:
-                paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
-            named = bool(paths)
+            scanned = scan_path_arguments(rest, found)
+            if scanned is not None and unseen is None:
+                unseen, scan_unseen = scanned, True
+            named = [resolve_path(item, base=self.settings.workspace, home=self.settings.home) for item in found]
         skill = spec.origin if spec.source is ToolSource.SKILL and spec.origin else None
-        return _Facts(command=command, paths=tuple(paths), arguments=arguments, skill=skill, named_paths=named, unseen=unseen)
+        return _Facts(
+            command=command, paths=(*paths, *named), arguments=arguments, skill=skill, named=tuple(named), unseen=unseen, scan_unseen=scan_unseen
+        )
 
     def _covers(self, rule: ParsedRule, spec: ToolSpec, facts: _Facts, *, for_allow: bool) -> bool:
         """Whether the rule's specifier holds: for an allow rule, for every command and path of the call; for
@@ -540,7 +572,7 @@ class PolicyEngine:
             if for_allow:
                 return all(pattern.matches(p) for p in facts.paths)
             return any(pattern.matches(p, any_part=True) for p in facts.paths)
-        return any(fnmatch.fnmatchcase(v, specifier) for v in facts.values)
+        return any(fnmatch.fnmatchcase(v, specifier) for v in (facts.values if for_allow else facts.every_value))
 
     def _path_pattern(self, specifier: str) -> PathPattern:
         pattern = self._path_patterns.get(specifier)
@@ -558,7 +590,7 @@ def _suggestion(spec: ToolSpec, facts: _Facts) -> str | None:
             return None
         words = command.pieces[0].split(" ")
         return f"{spec.name}({' '.join(words[:2])}*)" if len(words) > 1 else f"{spec.name}({words[0]}*)"
-    if len(facts.paths) == 1 and not facts.named_paths:
+    if len(facts.paths) == 1 and not facts.named:
         return f"{spec.name}({_literal_glob(str(facts.paths[0]))})"
     return spec.name
 
