@@ -6,6 +6,12 @@ iterator even for valid input; here a schema made only of the keywords tool sche
 numbers, annotations) is turned once into a tree of small checks. Any other keyword makes the whole schema fall
 back to ``jsonschema``'s own ``is_valid``. Either way, a failing call is explained by ``jsonschema``
 (``best_match``), which stays the authority: when it finds no error, the call is valid.
+
+The compiler also holds each keyword's value to what the drafts' meta-schemas require (a ``minLength`` is a
+non-negative integer, ``required`` lists distinct strings, a ``description`` is text ...), stricter where the drafts
+differ. So a schema it compiles, under a ``$schema`` it knows, is one ``jsonschema`` would accept, and building the
+tools' validators needs no ``jsonschema`` at all (its import is a sixth of a registry's start): it is imported
+when a call fails a check, to explain it, or for a schema the compiler leaves to it.
 """
 
 import functools
@@ -14,18 +20,37 @@ import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jsonschema import exceptions as schema_errors
-from jsonschema import validators
-
 Check = Callable[[Any], bool]
 
-_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "format"})
-"""Keywords that never fail a value (``format`` is not asserted: validators are built without a format checker)."""
+_ANNOTATIONS: dict[str, Callable[[Any], bool]] = {
+    "title": lambda value: isinstance(value, str),
+    "description": lambda value: isinstance(value, str),
+    "$comment": lambda value: isinstance(value, str),
+    "format": lambda value: isinstance(value, str),
+    "default": lambda value: True,
+    "examples": lambda value: isinstance(value, list),
+    "deprecated": lambda value: isinstance(value, bool),
+    "readOnly": lambda value: isinstance(value, bool),
+    "writeOnly": lambda value: isinstance(value, bool),
+}
+"""Keywords that never fail a value (``format`` is not asserted: validators are built without a format checker),
+and what their values must be for every draft's meta-schema to accept them."""
 
-_COMPILED_DRAFTS = frozenset(
-    {validators.Draft6Validator, validators.Draft7Validator, validators.Draft201909Validator, validators.Draft202012Validator}
-)
+_COMPILED_DRAFTS = frozenset({"Draft6Validator", "Draft7Validator", "Draft201909Validator", "Draft202012Validator"})
 """Drafts whose meaning of the compiled keywords is the same (draft 4 and older count 1.0 as no integer)."""
+
+_KNOWN_SCHEMAS = {
+    "http://json-schema.org/draft-06/schema": "Draft6Validator",
+    "http://json-schema.org/draft-06/schema#": "Draft6Validator",
+    "http://json-schema.org/draft-07/schema": "Draft7Validator",
+    "http://json-schema.org/draft-07/schema#": "Draft7Validator",
+    "https://json-schema.org/draft/2019-09/schema": "Draft201909Validator",
+    "https://json-schema.org/draft/2019-09/schema#": "Draft201909Validator",
+    "https://json-schema.org/draft/2020-12/schema": "Draft202012Validator",
+    "https://json-schema.org/draft/2020-12/schema#": "Draft202012Validator",
+}
+"""``$schema`` values and the ``jsonschema`` validator class each means (the default, with none, is 2020-12); any
+other value is left to ``jsonschema``'s own ``validator_for``."""
 
 
 def _is_integer(value: Any) -> bool:
@@ -63,7 +88,7 @@ def _never(value: Any) -> bool:
 
 def _type_check(types: Any) -> Check:
     names = [types] if isinstance(types, str) else types
-    if not isinstance(names, list) or not names or any(name not in _TYPES for name in names):
+    if not isinstance(names, list) or not names or any(name not in _TYPES for name in names) or len(set(names)) != len(names):
         raise _Unsupported
     if len(names) == 1:
         return _TYPES[names[0]]
@@ -75,7 +100,7 @@ def _object_check(schema: Mapping[str, Any], *, typed: bool = False) -> Check:
     """The object keywords of ``schema``; ``typed``: also its ``"type": "object"`` (one check, not two)."""
     raw = schema.get("properties", {})
     required = schema.get("required", [])
-    if not isinstance(raw, dict) or not isinstance(required, list) or not all(isinstance(k, str) for k in required):
+    if not isinstance(raw, dict) or not isinstance(required, list) or not all(isinstance(k, str) for k in required) or len(set(required)) != len(required):
         raise _Unsupported
     properties = {name: _compile(sub) for name, sub in raw.items()}
     extra = schema.get("additionalProperties", True)
@@ -109,7 +134,7 @@ def _items_check(items: Any) -> Check:
 
 def _bound(keyword: str, limit: Any) -> Check:
     if keyword in ("minLength", "maxLength", "minItems", "maxItems"):
-        if not _is_integer(limit):
+        if not _is_integer(limit) or limit < 0:
             raise _Unsupported
         kind: type[str] | type[list[Any]] = str if keyword.endswith("Length") else list
         if keyword.startswith("min"):
@@ -144,7 +169,12 @@ def _compile(schema: Any, *, root: bool = False) -> Check:
     checks: list[Check] = []
     typed_object = schema.get("type") == "object" and bool(_OBJECT_KEYWORDS.intersection(schema))
     for keyword, value in schema.items():
-        if keyword in _ANNOTATIONS or keyword in _OBJECT_KEYWORDS or (root and keyword == "$schema"):
+        annotation = _ANNOTATIONS.get(keyword)
+        if annotation is not None:
+            if not annotation(value):
+                raise _Unsupported  # a value the meta-schema refuses: jsonschema says what is wrong with it
+            continue
+        if keyword in _OBJECT_KEYWORDS or (root and keyword == "$schema" and isinstance(value, str)):
             continue
         if keyword == "type" and typed_object:
             continue  # checked with the object keywords below
@@ -153,7 +183,7 @@ def _compile(schema: Any, *, root: bool = False) -> Check:
         elif keyword == "items":
             checks.append(_items_check(value))
         elif keyword == "enum":
-            if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value) or len(set(value)) != len(value):
                 raise _Unsupported  # numbers and booleans compare in jsonschema's own way: left to it
             checks.append(_enum_check(frozenset(value)))
         elif keyword in _BOUNDS:
@@ -175,7 +205,7 @@ def _compile(schema: Any, *, root: bool = False) -> Check:
 
 def compile_check(schema: Any, cls: type) -> Check | None:
     """A fast yes/no check equal to ``cls(schema).is_valid`` for the keywords it knows, else None."""
-    if cls not in _COMPILED_DRAFTS:
+    if cls.__name__ not in _COMPILED_DRAFTS:
         return None
     try:
         return _compile(schema, root=True)
@@ -184,22 +214,37 @@ def compile_check(schema: Any, cls: type) -> Check | None:
 
 
 class ArgumentValidator:
-    """One tool schema, checked fast; a failure explained by ``jsonschema``'s best matching error."""
+    """One tool schema, checked fast; a failure explained by ``jsonschema``'s best matching error (its validator is
+    made when the first call fails, for a compiled schema)."""
 
-    __slots__ = ("_validator", "check", "compiled")
+    __slots__ = ("_draft", "_schema", "_validator", "check", "compiled")
 
-    def __init__(self, validator: Any) -> None:
+    def __init__(self, schema: Any, draft: str, check: Check | None = None, validator: Any = None) -> None:
+        self._schema = schema
+        self._draft = draft
         self._validator = validator
-        check = compile_check(validator.schema, type(validator))
         self.compiled = check is not None
-        self.check: Check = check if check is not None else validator.is_valid
+        if check is None:
+            check = self.validator.is_valid
+        self.check: Check = check
         """Whether ``arguments`` are valid: the fast answer, nothing explained."""
+
+    @property
+    def validator(self) -> Any:
+        """The ``jsonschema`` validator of the schema."""
+        if self._validator is None:
+            from jsonschema import validators
+
+            self._validator = getattr(validators, self._draft)(self._schema)
+        return self._validator
 
     def error(self, arguments: Any) -> Any | None:
         """None when ``arguments`` are valid, else the ``jsonschema`` error that explains best why not."""
         if self.check(arguments):
             return None
-        return schema_errors.best_match(self._validator.iter_errors(arguments))
+        from jsonschema import exceptions
+
+        return exceptions.best_match(self.validator.iter_errors(arguments))
 
 
 def schema_validator(schema: Any) -> tuple[ArgumentValidator | None, str | None]:
@@ -220,9 +265,24 @@ def _cached(fingerprint: str) -> tuple[ArgumentValidator | None, str | None]:
 def _build(schema: Any) -> tuple[ArgumentValidator | None, str | None]:
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         return None, "its input schema does not describe an object"
+    declared = schema.get("$schema")
+    draft = "Draft202012Validator" if "$schema" not in schema else _KNOWN_SCHEMAS.get(declared) if isinstance(declared, str) else None
+    if draft is not None:
+        try:
+            # keywords and values the compiler holds to the meta-schemas: a schema jsonschema would accept too
+            return ArgumentValidator(schema, draft, _compile(schema, root=True)), None
+        except (_Unsupported, TypeError):
+            pass
+    if "$schema" in schema and not isinstance(declared, str):
+        return None, f"its input schema is not valid JSON Schema: $schema is {type(declared).__name__}, not a URI"
+    from jsonschema import exceptions, validators
+
     try:
         cls = validators.validator_for(schema, default=validators.Draft202012Validator)
         cls.check_schema(schema)
-    except schema_errors.SchemaError as exc:
+        validator = cls(schema)
+    except exceptions.SchemaError as exc:
         return None, f"its input schema is not valid JSON Schema: {exc.message}"
-    return ArgumentValidator(cls(schema)), None
+    except Exception as exc:  # whatever else jsonschema trips on: the tool is left out, the others stay
+        return None, f"its input schema could not be read as JSON Schema: {type(exc).__name__}: {exc}"
+    return ArgumentValidator(schema, cls.__name__, compile_check(schema, cls), validator), None
