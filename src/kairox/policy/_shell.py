@@ -36,6 +36,12 @@ _PROCESS_SUBSTITUTIONS = frozenset({"<(", ">("})
 _STDIN_REDIRECTS = frozenset({"<", "<<", "<<<", "<&", "<<-", "<>"})
 _DATABASE_CLIENTS = frozenset({"sqlite3", "psql", "mysql", "gdb", "lldb"})
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_SUBSCRIPT_CODE = re.compile(r"\[[^\]]*(?:\$\(|`|\\(?:x24|x60|0?44|0?140|u0024|u0060|U00000024|U00000060))")
+"""A command substitution in an array subscript, quoted so the line does not run it (``'a[$(rm x)]'``, also
+spelled ``$'a[\\x24(rm x)]'``): bash runs it when it evaluates the subscript (``$((x))``, ``let``, ``printf -v``,
+``read``, ``declare -n``)."""
+_COMPOUND_STARTS = frozenset({"{", "while", "until", "if", "for", "select", "case", "[[", "(("})
+"""Words that start a compound command: ``coproc NAME { rm x; }`` names its coprocess before one."""
 _GLOB = re.compile(r"[*?\[]")
 
 
@@ -105,7 +111,8 @@ def split_command(command: str) -> ShellCommand:
     )
 
 
-_FILE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
+_FILE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+"""Redirections that write a file; ``<>`` opens it for reading and writing and creates it when it is missing."""
 
 
 def _redirects_into_a_file(piece: str) -> bool:
@@ -149,6 +156,8 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         scan.opaque = True
         scan.hide("the line cannot be parsed (unbalanced quotes)")
         return
+    if any(_SUBSCRIPT_CODE.search(token) for token in tokens):
+        scan.hide("a quoted array subscript holds a command substitution, which bash runs when it evaluates the subscript")
     current: list[str] = []
     piped = False
     for token in [*tokens, ";"]:
@@ -359,6 +368,9 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
     from_input = False
     while words:
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _RESERVED):
+            if words[0] == "coproc" and len(words) > 2 and words[2] in _COMPOUND_STARTS:
+                words = words[2:]  # `coproc NAME { rm x; }`: the coprocess's name, then its command
+                continue
             assigned = _ASSIGNMENT.match(words[0])
             if assigned:
                 scan.env.append(assigned.group(1))

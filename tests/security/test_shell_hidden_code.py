@@ -1,0 +1,69 @@
+"""Code bash runs that the splitter must not miss (attack corpus, class 8): a named coprocess, command
+substitutions inside quoted array subscripts (run when bash evaluates the subscript: arithmetic, ``let``,
+``printf -v``, ``read``, ``declare -n``), and the read-write redirection ``<>``, which creates a file.
+
+Each line really runs through the registry under bubblewrap: a victim file that a denied ``rm`` would remove
+must survive, and a file an allowed ``ls`` would create must never appear."""
+
+from pathlib import Path
+
+import pytest
+from tests.registry._support import ScriptedApprover, settings
+from tests.security._support import engine, shell, workspace
+
+from kairox.config import ApprovalPolicy
+from kairox.policy import DecisionSource, Rule, Verdict
+from kairox.registry import build_registry
+from kairox.tools import ToolCall
+
+pytestmark = pytest.mark.anyio
+
+DENY_RM = Rule(action="deny", pattern="shell.exec(rm*)", layer="user", file="kairox.toml", line=1)
+
+RUNS_RM = [
+    "coproc X { rm victim; }; wait",
+    "coproc X while true; do rm victim; break; done; wait",
+    "x='a[$(rm victim)]'; echo $((x))",
+    'x="a[\\$(rm victim)]"; echo $((x))',
+    "x='a[`rm victim`]'; echo $((x))",
+    "let 'x=a[$(rm victim)]'",
+    "printf -v 'a[$(rm victim)]' x",
+    "read 'a[$(rm victim)]' <<< x",
+    "declare -n r='a[$(rm victim)]'; echo $r",
+    "x=$'a[$(rm victim)]'; echo $((x))",
+]
+
+
+@pytest.mark.parametrize("line", RUNS_RM)
+async def test_code_bash_runs_later_in_the_line_meets_the_deny_rule(tmp_path: Path, line: str) -> None:
+    ws = workspace(tmp_path)
+    victim = ws / "victim"
+    victim.write_text("keep me\n")
+    decision = shell(engine(ws, ("deny", "shell.exec(rm*)")), line)
+    assert decision.verdict in (Verdict.DENY, Verdict.ASK) and decision.source is DecisionSource.RULE, decision.reason
+    registry = await build_registry(settings(ws, DENY_RM), approver=ScriptedApprover())
+    result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
+    assert result.is_error
+    assert victim.read_text() == "keep me\n"
+
+
+ALLOW_LS = Rule(action="allow", pattern="shell.exec(ls*)", layer="user", file="kairox.toml", line=1)
+
+
+@pytest.mark.parametrize("line", ["ls <> created.txt", "ls 3<> created.txt", "ls 3<>created.txt"])
+async def test_an_allow_rule_does_not_cover_a_read_write_redirection_that_creates_a_file(tmp_path: Path, line: str) -> None:
+    ws = workspace(tmp_path)
+    decision = shell(engine(ws, ("allow", "shell.exec(ls*)"), approval=ApprovalPolicy.UNTRUSTED), line)
+    assert decision.verdict is Verdict.ASK, decision.reason
+    registry = await build_registry(settings(ws, ALLOW_LS, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover())
+    result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
+    assert result.is_error
+    assert not (ws / "created.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "line", ["ls -la", "ls < /dev/null", "coproc ls", "echo 'a[1]' x", "echo '$(not run)'", "printf -v x '%s' 'a[1]'"]
+)
+def test_the_same_rules_still_allow_plain_lines(tmp_path: Path, line: str) -> None:
+    policy = engine(workspace(tmp_path), ("allow", "shell.exec(ls*)"), ("allow", "shell.exec(echo*)"), ("allow", "shell.exec(printf*)"), approval=ApprovalPolicy.UNTRUSTED)
+    assert shell(policy, line).verdict is Verdict.ALLOW, shell(policy, line).reason
