@@ -325,12 +325,21 @@ class PolicyEngine:
         if command is not None:
             if len(command.pieces) != 1 or command.opaque or command.hidden is not None:
                 return None
+            # the rule matches the line as split (quotes gone, git's global options dropped): it says only this line
+            # when that is the line as written, else it would also cover `rm *` for `rm '*'`
+            written = arguments.get(spec.permission.command_arg or "")
+            if not isinstance(written, str) or " ".join(written.split()) != command.pieces[0]:
+                return None
             return f"{spec.name}({_literal_glob(command.pieces[0])})"
         if spec.permission.path_args and len(facts.paths) == 1 and len(arguments) == 1:
             return f"{spec.name}({_literal_glob(str(facts.paths[0]))})"
         if not arguments and not spec.input_schema.get("properties"):
             return spec.name
         return None
+
+    def call_paths(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[Path, ...]:
+        """The files this call names, resolved as the rules see them (``..`` folded, symlinks followed)."""
+        return self._facts(spec, arguments).paths
 
     def describe_rule(self, spec: ToolSpec, pattern: str) -> str | None:
         """What an allow rule would let through, in words; None for a blank cheque on a command tool."""

@@ -77,10 +77,17 @@ class _Grant:
     """The picked rule; None for the exact call."""
     arguments: str | None
     """The exact call's arguments, canonical JSON; None for a rule grant."""
+    paths: tuple[str, ...] = ()
+    """The files the exact call named, resolved when it was approved: the same arguments naming other files
+    (a symlink re-pointed since) are another call."""
 
 
 def _canonical(arguments: JsonObject) -> str:
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _resolved(spec: ToolSpec, arguments: JsonObject, engine: PolicyEngine) -> tuple[str, ...]:
+    return tuple(map(str, engine.call_paths(spec, arguments)))
 
 
 class SessionApprovals:
@@ -105,7 +112,7 @@ class SessionApprovals:
                 continue
             if grant.rule is None:
                 key = key or _canonical(arguments)
-                if grant.arguments == key:
+                if grant.arguments == key and grant.paths == _resolved(spec, arguments, engine):
                     return grant
             elif engine.matches_any([grant.rule], spec, arguments) is not None:
                 return grant
@@ -160,7 +167,7 @@ class SessionApprovals:
             option = _chosen(request, answer)
             if option is not None:  # a grant the request did not offer is never given: the answer counts once
                 scope = answer.scope
-                self._remember(spec, arguments, option)
+                self._remember(spec, arguments, option, engine)
                 if answer.scope is ApprovalScope.ALWAYS:
                     if option.persistable and answer.layer in request.layers:
                         persisted = self._persist(option.rule, answer.layer)
@@ -181,10 +188,11 @@ class SessionApprovals:
         self._emit(decided_event(call_id, spec.name, final))
         return final
 
-    def _remember(self, spec: ToolSpec, arguments: JsonObject, option: GrantOption) -> None:
+    def _remember(self, spec: ToolSpec, arguments: JsonObject, option: GrantOption, engine: PolicyEngine) -> None:
         fingerprint = spec.fingerprint()
         if option.exact:
-            self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=None, arguments=_canonical(arguments)))
+            paths = _resolved(spec, arguments, engine)
+            self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=None, arguments=_canonical(arguments), paths=paths))
             return
         parsed = parse_rule(Rule(action="allow", pattern=option.rule, layer="session"))
         self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=parsed, arguments=None))
