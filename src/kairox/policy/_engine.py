@@ -352,7 +352,7 @@ class PolicyEngine:
                 return None
             return f"every call of {parsed.tool}, with any arguments"
         if spec.permission.command_arg is not None:
-            return f"every command line whose commands all match {parsed.specifier!r} (run as written: no redirection into files, no sudo, no variables that change what runs)"
+            return f"every command line whose commands all match {parsed.specifier!r} (run as written: no redirection or option that writes a file, no sudo, no variables that change what runs)"
         if spec.permission.path_args:
             return f"every call of {parsed.tool} on paths matching {parsed.specifier!r}"
         return f"every call of {parsed.tool} with an argument matching {parsed.specifier!r}"

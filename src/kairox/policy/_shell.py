@@ -23,6 +23,7 @@ from kairox.policy._wrappers import (
     env_changes_what_runs,
     git_option_runs_code,
     is_interpreter,
+    option_effect,
 )
 
 _OPERATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "\n", ";&", ";;&"})
@@ -55,7 +56,8 @@ class ShellCommand:
     dynamic: bool = False
     """True when a command's name is only known when the line runs (``$X -rf y``): no rule can see what it is."""
     writes: bool = False
-    """True when output is redirected into a file (``> out.txt``): a rule for the command does not cover that write."""
+    """True when output is redirected into a file (``> out.txt``) or an option writes one (``sort -o out.txt``): a
+    rule for the command does not cover that write."""
     unseen: str | None = None
     """Why part of what the line runs is hidden from rules (None when every command is visible)."""
     tails: tuple[str, ...] = ()
@@ -89,6 +91,7 @@ class _Scan:
         self.env: list[str] = []
         self.opaque = False
         self.privileged = False
+        self.writes = False
 
     def hide(self, reason: str) -> None:
         if reason not in self.unseen:
@@ -103,7 +106,7 @@ def split_command(command: str) -> ShellCommand:
         pieces=kept,
         opaque=scan.opaque,
         dynamic=any(_computed_name(p) for p in kept),
-        writes=any(_redirects_into_a_file(p) for p in kept),
+        writes=scan.writes or any(_redirects_into_a_file(p) for p in kept),
         unseen="; ".join(scan.unseen) or None,
         tails=tuple(dict.fromkeys(t for t in scan.tails if t and t not in kept)),
         privileged=scan.privileged,
@@ -196,6 +199,8 @@ def _closing(text: str, start: int) -> int | None:
     return None
 
 
+_GIT_LOCATIONS = {"--git-dir": "GIT_DIR", "--work-tree": "GIT_WORK_TREE"}
+
 _PLACEHOLDER = "$SUBST"
 """What a command substitution leaves in its place: a word known only when the line runs."""
 
@@ -275,6 +280,12 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
         scan.tails.append(" ".join(words))
         words = _git(words, scan)
     scan.pieces.append(" ".join(word for word in words if word))
+    effect = option_effect(name, words)
+    if effect is not None:
+        if effect[0] == "writes":
+            scan.writes = True
+        else:
+            scan.hide(f"{name} {effect[1]} runs a program the rules cannot see")
     if name == "find":
         # `find . -exec rm {} ;` runs rm: the command after -exec is a command of its own
         for index, word in enumerate(words):
@@ -349,6 +360,8 @@ def _git(words: list[str], scan: _Scan) -> list[str]:
             else:
                 given = words[index + 1] if index + 1 < len(words) else None
                 index += 2
+            if option in _GIT_LOCATIONS:  # another repository's config and hooks, as GIT_DIR=... would pick
+                scan.env.append(_GIT_LOCATIONS[option])
             if git_option_runs_code(option, given):
                 scan.hide(f"git {option} {given or ''} can make git run a program the line does not show".replace("  ", " "))
             continue
