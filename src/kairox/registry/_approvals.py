@@ -207,7 +207,7 @@ class SessionApprovals:
         command = arguments.get(command_arg) if command_arg else None
         request = ApprovalRequest(
             tool=spec.name, arguments=arguments, reason=decision.reason, call_id=call_id, source=str(decision.source),
-            command=command if isinstance(command, str) else None,
+            command=command if isinstance(command, str) else None, unsandboxed=True,
         )
         try:
             answer = await (approver or self.approver).request_approval(request)
