@@ -9,6 +9,7 @@ Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a pro
 """
 
 import fnmatch
+import shlex
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -525,7 +526,7 @@ class PolicyEngine:
         if profile.command_arg is not None:
             value = arguments.get(profile.command_arg)
             if isinstance(value, str):
-                command = split_command(value)
+                command = split_command(self._in_folder(value, None if profile.cwd_arg is None else arguments.get(profile.cwd_arg)))
         paths: list[Path] = []
         unseen: str | None = None
         for name in profile.path_args:
@@ -552,6 +553,15 @@ class PolicyEngine:
         return _Facts(
             command=command, paths=(*paths, *named), arguments=arguments, skill=skill, named=tuple(named), unseen=unseen, scan_unseen=scan_unseen
         )
+
+    def _in_folder(self, command: str, cwd: object) -> str:
+        """The command as the rules see it: run in a folder other than the workspace root, it is ``cd DIR && ...``
+        (``make test`` there runs that folder's Makefile), so a rule for the command alone does not cover it."""
+        if not isinstance(cwd, str) or not cwd.strip():
+            return command
+        if resolve_path(cwd, base=self.settings.workspace, home=self.settings.home) == self.settings.workspace:
+            return command
+        return f"cd {shlex.quote(cwd)} && {command}"
 
     def _covers(self, rule: ParsedRule, spec: ToolSpec, facts: _Facts, *, for_allow: bool) -> bool:
         """Whether the rule's specifier holds: for an allow rule, for every command and path of the call; for
