@@ -1,6 +1,7 @@
 """Code bash runs that the splitter must not miss (attack corpus, class 8): a named coprocess, command
 substitutions inside quoted array subscripts (run when bash evaluates the subscript: arithmetic, ``let``,
-``printf -v``, ``read``, ``declare -n``), and the read-write redirection ``<>``, which creates a file.
+``printf -v``, ``read``, ``declare -n``) or in quoted text bash later expands as a prompt (``${x@P}``, ``PS4``
+under xtrace), and the read-write redirection ``<>``, which creates a file.
 
 Each line really runs through the registry under bubblewrap: a victim file that a denied ``rm`` would remove
 must survive, and a file an allowed ``ls`` would create must never appear."""
@@ -31,6 +32,12 @@ RUNS_RM = [
     "read 'a[$(rm victim)]' <<< x",
     "declare -n r='a[$(rm victim)]'; echo $r",
     "x=$'a[$(rm victim)]'; echo $((x))",
+    "x='$(rm victim)'; echo ${x@P}",
+    "x='`rm victim`'; printf '%s' \"${x@P}\"",
+    "read x <<< '$(rm victim)'; echo ${x@P}",
+    "PS4='$(rm victim)'; set -x; true",
+    "export PS4='$(rm victim)'; set -o xtrace; true",
+    "x=$'\\x24(rm victim)'; echo ${x@P}",
 ]
 
 
@@ -62,8 +69,9 @@ async def test_an_allow_rule_does_not_cover_a_read_write_redirection_that_create
 
 
 @pytest.mark.parametrize(
-    "line", ["ls -la", "ls < /dev/null", "coproc ls", "echo 'a[1]' x", "echo '$(not run)'", "printf -v x '%s' 'a[1]'"]
+    "line", ["ls -la", "ls < /dev/null", "coproc ls", "echo 'a[1]' x", "echo '$(not run)'", "printf -v x '%s' 'a[1]'", "awk '{print $(NF-1)}' x", "echo ${x@P}"]
 )
 def test_the_same_rules_still_allow_plain_lines(tmp_path: Path, line: str) -> None:
-    policy = engine(workspace(tmp_path), ("allow", "shell.exec(ls*)"), ("allow", "shell.exec(echo*)"), ("allow", "shell.exec(printf*)"), approval=ApprovalPolicy.UNTRUSTED)
-    assert shell(policy, line).verdict is Verdict.ALLOW, shell(policy, line).reason
+    allowed = [("allow", f"shell.exec({command}*)") for command in ("ls", "echo", "printf", "awk")]
+    decision = shell(engine(workspace(tmp_path), *allowed, approval=ApprovalPolicy.UNTRUSTED), line)
+    assert decision.verdict is Verdict.ALLOW, decision.reason

@@ -41,6 +41,10 @@ _SUBSCRIPT_CODE = re.compile(r"\[[^\]]*(?:\$\(|`|\\(?:x24|x60|0?44|0?140|u0024|u
 """A command substitution in an array subscript, quoted so the line does not run it (``'a[$(rm x)]'``, also
 spelled ``$'a[\\x24(rm x)]'``): bash runs it when it evaluates the subscript (``$((x))``, ``let``, ``printf -v``,
 ``read``, ``declare -n``)."""
+_LITERAL_CODE = re.compile(r"\$\(|`|\\(?:x24|0?44|u0024|U00000024)\(|\\(?:x60|0?140|u0060|U00000060)")
+"""A command substitution written as text the line itself does not run (in single quotes, or escaped)."""
+_PROMPT_EXPANSION = re.compile(r"@P\}|\bPS4\b")
+"""Text bash expands as a prompt, running the command substitutions in it: ``${x@P}``, and ``PS4`` under xtrace."""
 _COMPOUND_STARTS = frozenset({"{", "while", "until", "if", "for", "select", "case", "[[", "(("})
 """Words that start a compound command: ``coproc NAME { rm x; }`` names its coprocess before one."""
 _GLOB = re.compile(r"[*?\[]")
@@ -161,6 +165,8 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         return
     if any(_SUBSCRIPT_CODE.search(token) for token in tokens):
         scan.hide("a quoted array subscript holds a command substitution, which bash runs when it evaluates the subscript")
+    elif any(_PROMPT_EXPANSION.search(token) for token in tokens) and any(_LITERAL_CODE.search(token) for token in tokens):
+        scan.hide("quoted text holds a command substitution and the line expands text as a prompt (${x@P}, PS4), which runs it")
     current: list[str] = []
     piped = False
     for token in [*tokens, ";"]:
