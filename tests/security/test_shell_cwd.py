@@ -61,3 +61,15 @@ def test_a_deny_rule_holds_in_any_folder(tmp_path: Path) -> None:
     policy = engine(ws, ("deny", "shell.exec(rm*)"), ("allow", "shell.exec(cd *)"), approval=ApprovalPolicy.UNTRUSTED)
     decision = policy.decide(SHELL, {"command": "rm -rf build", "cwd": "src"})
     assert (decision.verdict, decision.source) == (Verdict.DENY, DecisionSource.RULE)
+
+
+@pytest.mark.anyio
+async def test_the_person_asked_sees_the_folder_the_command_runs_in(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    marker = _vendored(ws)
+    approver = ScriptedApprover()
+    registry = await build_registry(settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver)
+    await registry.call(ToolCall(name="shell.exec", arguments={"command": "make test", "cwd": "vendor/pkg"}))
+    await registry.call(ToolCall(name="shell.exec", arguments={"command": "make test", "cwd": "."}))
+    assert [r.command for r in approver.requests] == ["cd vendor/pkg && make test", "make test"]
+    assert not marker.exists()

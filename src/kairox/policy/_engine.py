@@ -338,6 +338,15 @@ class PolicyEngine:
             return spec.name
         return None
 
+    def command_line(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
+        """The command line this call runs, as a person should see it and the rules see it: with ``cd DIR &&`` in
+        front when it runs in a folder other than the workspace root; None for a tool without a command."""
+        profile = spec.permission
+        value = None if profile.command_arg is None else arguments.get(profile.command_arg)
+        if not isinstance(value, str):
+            return None
+        return self._in_folder(value, None if profile.cwd_arg is None else arguments.get(profile.cwd_arg))
+
     def call_paths(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[Path, ...]:
         """The files this call names, resolved as the rules see them (``..`` folded, symlinks followed)."""
         return self._facts(spec, arguments).paths
@@ -524,9 +533,9 @@ class PolicyEngine:
         profile = spec.permission
         command = None
         if profile.command_arg is not None:
-            value = arguments.get(profile.command_arg)
-            if isinstance(value, str):
-                command = split_command(self._in_folder(value, None if profile.cwd_arg is None else arguments.get(profile.cwd_arg)))
+            line = self.command_line(spec, arguments)
+            if line is not None:
+                command = split_command(line)
         paths: list[Path] = []
         unseen: str | None = None
         for name in profile.path_args:

@@ -126,8 +126,7 @@ class SessionApprovals:
             options = _grant_options(spec, arguments, engine)
         persistable = grantable and decision.source is DecisionSource.MODE and self.persist_rule is not None
         persist_options = [o for o in options if o.persistable] if persistable else []
-        command_arg = spec.permission.command_arg
-        command = arguments.get(command_arg) if command_arg else None
+        command = engine.command_line(spec, arguments)
         return ApprovalRequest(
             tool=spec.name,
             arguments=arguments,
@@ -136,7 +135,7 @@ class SessionApprovals:
             call_id=call_id,
             source=str(decision.source),
             asked_by=None if decision.rule is None else str(decision.rule),
-            command=command if isinstance(command, str) else None,
+            command=command,
             grants=tuple(options),
             layers=self._layers() if persist_options else (),
         )
@@ -197,17 +196,17 @@ class SessionApprovals:
         parsed = parse_rule(Rule(action="allow", pattern=option.rule, layer="session"))
         self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=parsed, arguments=None))
 
-    async def escalate(self, call_id: str, spec: ToolSpec, arguments: JsonObject, mode: SandboxPolicy, *, approver: Approver | None = None) -> bool:
+    async def escalate(
+        self, call_id: str, spec: ToolSpec, arguments: JsonObject, mode: SandboxPolicy, engine: PolicyEngine, *, approver: Approver | None = None
+    ) -> bool:
         """``on_failure``: the call failed inside the sandbox; ask whether to run it once more without one."""
         decision = Decision.ask(
             f"{spec.name} failed inside the {mode} sandbox; run it again without the sandbox?", source=DecisionSource.SANDBOX
         )
         self._emit(decided_event(call_id, spec.name, decision))
-        command_arg = spec.permission.command_arg
-        command = arguments.get(command_arg) if command_arg else None
         request = ApprovalRequest(
             tool=spec.name, arguments=arguments, reason=decision.reason, call_id=call_id, source=str(decision.source),
-            command=command if isinstance(command, str) else None, unsandboxed=True,
+            command=engine.command_line(spec, arguments), unsandboxed=True,
         )
         try:
             answer = await (approver or self.approver).request_approval(request)
