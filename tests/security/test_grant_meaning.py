@@ -1,5 +1,5 @@
-"""A grant covers what the person saw (attack corpus, class 9): an exact grant for a path does not follow a
-symlink re-pointed later in the session, and the rule "always" saves for "exactly this command line" does not
+"""A grant covers what the person saw (attack corpus, class 9): an exact grant for a path, or for a command run
+in a folder, does not follow a symlink re-pointed later in the session, and the rule "always" saves for "exactly this command line" does not
 also cover a line that differs only in quoting (``rm '*'`` is not ``rm *``)."""
 
 from pathlib import Path
@@ -105,3 +105,23 @@ async def test_always_for_an_unquoted_line_still_saves_its_exact_rule(tmp_path: 
     )
     await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
     assert saved == [f"shell.exec({line})"]
+
+
+async def test_a_session_grant_for_a_command_does_not_follow_its_folder_re_pointed_later(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    marker = tmp_path / "tmp" / "marker"
+    for name, recipe in (("a", "@echo built a"), ("b", f"touch {marker}")):
+        (ws / name).mkdir()
+        (ws / name / "Makefile").write_text(f"all:\n\t{recipe}\n")
+    (ws / "build").symlink_to("a")
+    approver = ScriptedApprover([ApprovalAnswer.allow_session(), ApprovalAnswer.allow_once(), ApprovalAnswer.deny("not this one")])
+    registry = await build_registry(settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver)
+    make = ToolCall(name="shell.exec", arguments={"command": "make", "cwd": "build"})
+
+    first = await registry.call(make)
+    assert first.text_content() == "exit code: 0\nbuilt a"
+    assert not (await registry.call(ToolCall(name="shell.exec", arguments={"command": "ln -sfn b build"}))).is_error
+    second = await registry.call(make)
+    assert second.is_error
+    assert len(approver.requests) == 3
+    assert not marker.exists()

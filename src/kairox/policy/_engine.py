@@ -348,8 +348,13 @@ class PolicyEngine:
         return self._in_folder(value, None if profile.cwd_arg is None else arguments.get(profile.cwd_arg))
 
     def call_paths(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[Path, ...]:
-        """The files this call names, resolved as the rules see them (``..`` folded, symlinks followed)."""
-        return self._facts(spec, arguments).paths
+        """The files this call names and the folder its command runs in, resolved as the rules see them (``..``
+        folded, symlinks followed)."""
+        paths = self._facts(spec, arguments).paths
+        cwd = None if spec.permission.cwd_arg is None else arguments.get(spec.permission.cwd_arg)
+        if isinstance(cwd, str) and cwd.strip():
+            paths += (resolve_path(cwd, base=self.settings.workspace, home=self.settings.home),)
+        return paths
 
     def describe_rule(self, spec: ToolSpec, pattern: str) -> str | None:
         """What an allow rule would let through, in words; None for a blank cheque on a command tool."""
