@@ -38,6 +38,15 @@ RUNS_RM = [
     "PS4='$(rm victim)'; set -x; true",
     "export PS4='$(rm victim)'; set -o xtrace; true",
     "x=$'\\x24(rm victim)'; echo ${x@P}",
+    # quote boundaries bash sees and a plain lexer does not: $'..' with an escaped quote, quotes in here-documents
+    "echo $'\\'' ; rm victim ; echo \\'",
+    "echo $'a\\'b' ; rm victim ; echo \\'",
+    "cat <<EOF\n'\nEOF\nrm victim\ncat <<EOF\n'\nEOF\n",
+    "cat <<'EOF'\n\"\nEOF\nrm victim\ncat <<EOF\n\"\nEOF",
+    "cat <<-EOF\n\t'\n\tEOF\nrm victim\ncat <<E\"O\"F\n'\nEOF",
+    "cat <<A <<B\n'\nA\n'\nB\nrm victim",
+    "cat <<EOF\n$(rm victim)\nEOF",
+    "cat <<EOF\n`rm victim`\nEOF",
 ]
 
 

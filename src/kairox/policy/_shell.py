@@ -45,6 +45,11 @@ _LITERAL_CODE = re.compile(r"\$\(|`|\\(?:x24|0?44|u0024|U00000024)\(|\\(?:x60|0?
 """A command substitution written as text the line itself does not run (in single quotes, or escaped)."""
 _PROMPT_EXPANSION = re.compile(r"@P\}|\bPS4\b")
 """Text bash expands as a prompt, running the command substitutions in it: ``${x@P}``, and ``PS4`` under xtrace."""
+_ANSI_C_ESCAPED_QUOTE = re.compile(r"\$'(?:[^'\\]|\\[^'])*\\'")
+"""``$'it\\'s'``: bash ends the string at the last quote, a plain lexer at the escaped one, so the two read the
+rest of the line differently (what one takes as quoted text, the other runs)."""
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*((?:'[^'\n]*'|\"[^\"\n]*\"|\\.|[^\s;&|<>()'\"\\])+)")
+"""A here-document's operator and delimiter word (``<<EOF``, ``<<-'EOF'``); not a here-string (``<<<``)."""
 _COMPOUND_STARTS = frozenset({"{", "while", "until", "if", "for", "select", "case", "[[", "(("})
 """Words that start a compound command: ``coproc NAME { rm x; }`` names its coprocess before one."""
 _GLOB = re.compile(r"[*?\[]")
@@ -146,6 +151,9 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         return
     # a backslash before a newline continues the line
     command = command.replace("\\\n", " ")
+    if _ANSI_C_ESCAPED_QUOTE.search(command):
+        scan.hide("a $'...' string holds an escaped quote, so where it ends cannot be told for sure")
+    command = _plain_heredoc_bodies(command)
     command, substituted, complete = _cut_substitutions(command)
     for inner in substituted:
         _collect(inner, scan, depth=depth + 1)
@@ -180,6 +188,26 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
             if token == "$":
                 continue
             current.append(token.removesuffix("$") if token.endswith("$") and len(token) > 1 else token)
+
+
+def _plain_heredoc_bodies(command: str) -> str:
+    """The line with the quotes of here-document bodies blanked out: a body is text, whatever quotes it holds, and
+    a quote in it must not make the lexer read the commands after the body as quoted text. The body's words are
+    still seen as commands, and its substitutions as what they are (they run when the delimiter is unquoted)."""
+    if "<<" not in command:
+        return command
+    pending: list[tuple[str, bool]] = []
+    lines = command.split("\n")
+    for index, line in enumerate(lines):
+        if pending:
+            delimiter, tabs = pending[0]
+            if (line.lstrip("\t") if tabs else line) == delimiter:
+                pending.pop(0)
+            else:
+                lines[index] = line.replace("'", " ").replace('"', " ")
+            continue
+        pending += [(re.sub(r"[\"'\\]", "", word), dash == "-") for dash, word in _HEREDOC.findall(line)]
+    return "\n".join(lines)
 
 
 def _closing(text: str, start: int) -> int | None:
