@@ -47,6 +47,12 @@ RUNS_RM = [
     "cat <<A <<B\n'\nA\n'\nB\nrm victim",
     "cat <<EOF\n$(rm victim)\nEOF",
     "cat <<EOF\n`rm victim`\nEOF",
+    "echo hi #'\nrm victim\n#'",
+    'echo hi #"\nrm victim\n#"',
+    "echo hi # it's\nrm victim\n# it's",
+    "echo #'\necho $(rm victim)\n#'",
+    "echo \"$(echo 'a\"b')\" #'\nrm victim\n#'",
+    "true;#'\nrm victim\n#'",
 ]
 
 
@@ -66,8 +72,8 @@ async def test_code_bash_runs_later_in_the_line_meets_the_deny_rule(tmp_path: Pa
 ALLOW_LS = Rule(action="allow", pattern="shell.exec(ls*)", layer="user", file="kairox.toml", line=1)
 
 
-@pytest.mark.parametrize("line", ["ls <> created.txt", "ls 3<> created.txt", "ls 3<>created.txt"])
-async def test_an_allow_rule_does_not_cover_a_read_write_redirection_that_creates_a_file(tmp_path: Path, line: str) -> None:
+@pytest.mark.parametrize("line", ["ls <> created.txt", "ls 3<> created.txt", "ls 3<>created.txt", "ls #'\ntouch created.txt\n#'", 'ls #"\ntouch created.txt\n#"'])
+async def test_an_allow_rule_does_not_cover_a_file_created_by_a_redirection_or_after_a_comment(tmp_path: Path, line: str) -> None:
     ws = workspace(tmp_path)
     decision = shell(engine(ws, ("allow", "shell.exec(ls*)"), approval=ApprovalPolicy.UNTRUSTED), line)
     assert decision.verdict is Verdict.ASK, decision.reason

@@ -153,8 +153,10 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
     command = command.replace("\\\n", " ")
     if _ANSI_C_ESCAPED_QUOTE.search(command):
         scan.hide("a $'...' string holds an escaped quote, so where it ends cannot be told for sure")
-    command = _plain_heredoc_bodies(command)
+    command = _plain_comments(_plain_heredoc_bodies(command))
     command, substituted, complete = _cut_substitutions(command)
+    # again without the substitutions, whose nested quotes may have hidden a comment from the first pass
+    command = _plain_comments(command)
     for inner in substituted:
         _collect(inner, scan, depth=depth + 1)
     if not complete:
@@ -208,6 +210,40 @@ def _plain_heredoc_bodies(command: str) -> str:
             continue
         pending += [(re.sub(r"[\"'\\]", "", word), dash == "-") for dash, word in _HEREDOC.findall(line)]
     return "\n".join(lines)
+
+
+_WORD_BREAKS = frozenset(" \t\n;&|()<>")
+
+
+def _plain_comments(command: str) -> str:
+    """The line with the quotes inside its comments blanked out: ``# it's`` is a comment to bash, and its quote must
+    not make the lexer read the next lines as quoted text (``echo #'`` / ``rm x`` / ``#'`` runs ``rm x``)."""
+    if "#" not in command:
+        return command
+    chars = list(command)
+    quote: str | None = None
+    index = 0
+    while index < len(chars):
+        char = chars[index]
+        if quote == "'":
+            quote = None if char == "'" else quote
+        elif char == "\\":
+            index += 2
+            continue
+        elif quote == '"':
+            quote = None if char == '"' else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or chars[index - 1] in _WORD_BREAKS):
+            end = command.find("\n", index)
+            end = len(chars) if end < 0 else end
+            for at in range(index, end):
+                if chars[at] in "'\"`":
+                    chars[at] = " "
+            index = end
+            continue
+        index += 1
+    return "".join(chars)
 
 
 def _closing(text: str, start: int) -> int | None:
