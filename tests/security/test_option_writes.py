@@ -1,6 +1,7 @@
 """Options that turn a reading command into a write or a program run (attack corpus, class 10): an allow rule
 for ``git log*``, ``sort*``, ``find*`` or ``rg*`` vouches for reading, not for ``--output=FILE``, ``-o FILE``,
-``-delete``, ``--pre PROGRAM``; and git's ``--git-dir`` / ``--work-tree`` count as ``GIT_DIR`` / ``GIT_WORK_TREE``.
+``-delete``, ``--pre PROGRAM``; and git's ``--git-dir`` / ``--work-tree`` / ``-C DIR`` count as ``GIT_DIR`` /
+``GIT_WORK_TREE``: another repository's config can make git run a program (``core.fsmonitor``).
 
 The writes really run through the registry under bubblewrap: the file an allowed line would write keeps its
 bytes, the victim a hidden program would remove survives."""
@@ -63,7 +64,11 @@ def test_an_option_that_runs_a_program_is_asked_about_under_a_deny_rule(tmp_path
 
 
 @pytest.mark.parametrize(
-    "line", ["git --git-dir=/tmp/evil status", "git --git-dir /tmp/evil status", "git --work-tree=/tmp status", "git --work-tree /tmp --git-dir .git status"]
+    "line",
+    [
+        "git --git-dir=/tmp/evil status", "git --git-dir /tmp/evil status", "git --work-tree=/tmp status", "git --work-tree /tmp --git-dir .git status",
+        "git -C vendor/lib.git status", "git -C /tmp/evil log -1", "git -C . -C vendor/lib.git status",
+    ],
 )
 def test_git_pointed_at_another_repository_counts_as_its_environment_variable(tmp_path: Path, line: str) -> None:
     policy = engine(workspace(tmp_path), *ALLOW_READERS, approval=ApprovalPolicy.UNTRUSTED)
@@ -115,3 +120,19 @@ async def test_ripgrep_with_a_preprocessor_does_not_run_a_denied_program(tmp_pat
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": "rg --pre rm TOKEN victim"}))
     assert result.is_error
     assert victim.read_text() == "TOKEN\n"
+
+
+@pytest.mark.anyio
+async def test_an_allowed_git_status_does_not_run_the_config_of_a_repository_shipped_in_the_workspace(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    _repository(ws)
+    shipped = ws / "vendor" / "lib.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(shipped)], check=True, capture_output=True, timeout=30)
+    marker = tmp_path / "tmp" / "marker"
+    (shipped / "config").write_text(f'[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch {marker}"\n')
+    rules = [Rule(action="allow", pattern="shell.exec(git status*)", layer="user", file="kairox.toml", line=1)]
+    registry = await build_registry(settings(ws, *rules, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover())
+    result = await registry.call(ToolCall(name="shell.exec", arguments={"command": "git -C vendor/lib.git status"}))
+    assert result.is_error
+    assert not marker.exists()
+    assert not (await registry.call(ToolCall(name="shell.exec", arguments={"command": "git -C . status --short"}))).is_error

@@ -269,7 +269,9 @@ def _closing(text: str, start: int) -> int | None:
     return None
 
 
-_GIT_LOCATIONS = {"--git-dir": "GIT_DIR", "--work-tree": "GIT_WORK_TREE"}
+_GIT_LOCATIONS = {"--git-dir": "GIT_DIR", "--work-tree": "GIT_WORK_TREE", "-C": "GIT_DIR"}
+"""git options that pick another repository (its config can run programs: ``core.fsmonitor``), as the variables do."""
+_HERE = frozenset({".", "./"})
 
 _PLACEHOLDER = "$SUBST"
 """What a command substitution leaves in its place: a word known only when the line runs."""
@@ -430,7 +432,7 @@ def _git(words: list[str], scan: _Scan) -> list[str]:
             else:
                 given = words[index + 1] if index + 1 < len(words) else None
                 index += 2
-            if option in _GIT_LOCATIONS:  # another repository's config and hooks, as GIT_DIR=... would pick
+            if option in _GIT_LOCATIONS and given not in _HERE:  # another repository's config, as GIT_DIR=... picks
                 scan.env.append(_GIT_LOCATIONS[option])
             if git_option_runs_code(option, given):
                 scan.hide(f"git {option} {given or ''} can make git run a program the line does not show".replace("  ", " "))
