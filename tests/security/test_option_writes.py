@@ -18,7 +18,7 @@ from kairox.policy import DecisionSource, Rule, Verdict
 from kairox.registry import build_registry
 from kairox.tools import ToolCall
 
-READERS = ("git log*", "git diff*", "git show*", "git status*", "sort*", "find*", "rg*")
+READERS = ("git log*", "git diff*", "git show*", "git status*", "sort*", "find*", "rg*", "tar -t*", "less*", "man*")
 ALLOW_READERS = [("allow", f"shell.exec({r})") for r in READERS]
 
 WRITING = [
@@ -36,6 +36,8 @@ WRITING = [
     "find . -fprint0 src/main.py",
     "find . -fprintf src/main.py %p",
     "find . -fls src/main.py",
+    "less -o src/main.py README.md",
+    "less --log-file=src/main.py README.md",
 ]
 
 
@@ -53,6 +55,17 @@ RUNNING = [
     "sort --compress-program rm victim",
     "git grep -Orm TOKEN",
     "git grep --open-files-in-pager=rm TOKEN",
+    "tar -xf a.tar --to-command='rm victim'",
+    "tar -x -I 'rm victim' -f a.tar",
+    "tar -xIrm -f a.tar",
+    "tar --use-compress-prog=rm -xf a.tar",
+    "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='rm victim' src",
+    "zip -T -TT 'rm victim' a.zip src",
+    "zip --unzip-command='rm victim' -T a.zip src",
+    "rsync -e 'rm victim' src host:dst",
+    "rsync --rsync-path='rm victim' src host:dst",
+    "man -P 'rm victim' ls",
+    "man --pager='rm victim' ls",
 ]
 
 
@@ -79,7 +92,7 @@ def test_git_pointed_at_another_repository_counts_as_its_environment_variable(tm
 @pytest.mark.parametrize(
     "line",
     ["git log -1 --format=%H", "git log --stat -3", "git diff --stat", "sort -u src/main.py", "sort -n -k2 src/main.py", "find . -name '*.py' -print",
-     "find . -type f -newer src/main.py", "rg -n TOKEN src", "rg --no-ignore -z TOKEN", "git -C . status", "git --no-pager log -1"],
+     "find . -type f -newer src/main.py", "rg -n TOKEN src", "rg --no-ignore -z TOKEN", "tar -tzf a.tgz", "tar -tf a.tar -C src", "less -R README.md", "man -k ls", "git -C . status", "git --no-pager log -1"],
 )
 def test_the_same_rules_still_allow_reading(tmp_path: Path, line: str) -> None:
     decision = shell(engine(workspace(tmp_path), *ALLOW_READERS, approval=ApprovalPolicy.UNTRUSTED), line)

@@ -194,6 +194,7 @@ class _Effects:
     """Whole words (``find -delete``)."""
     runs_long: frozenset[str] = frozenset()
     runs_short: str = ""
+    runs_words: frozenset[str] = frozenset()
     value_letters: str = ""
     """Short options that take a value: the rest of a cluster after one is that value (``sort -k1o``)."""
 
@@ -202,6 +203,14 @@ _EFFECTS: dict[str, _Effects] = {
     "sort": _Effects(writes_long=frozenset({"--output"}), writes_short="o", runs_long=frozenset({"--compress-program"}), value_letters="ktST"),
     "find": _Effects(writes_words=frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})),
     "rg": _Effects(runs_long=frozenset({"--pre"})),
+    "tar": _Effects(
+        runs_long=frozenset({"--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command"}),
+        runs_short="IF", value_letters="fCTXgKNVbHL",
+    ),
+    "zip": _Effects(runs_long=frozenset({"--unzip-command"}), runs_words=frozenset({"-TT"})),
+    "rsync": _Effects(runs_long=frozenset({"--rsh", "--rsync-path"}), runs_short="e"),
+    "man": _Effects(runs_long=frozenset({"--pager", "--html"}), runs_short="PH"),
+    "less": _Effects(writes_long=frozenset({"--log-file", "--LOG-FILE"}), writes_short="oO"),
     "git": _Effects(writes_long=frozenset({"--output"})),
     # git options that mean this for one subcommand only (`git log -O FILE` reads an order file)
     "git format-patch": _Effects(writes_long=frozenset({"--output", "--output-directory"}), writes_short="o"),
@@ -236,7 +245,7 @@ def option_effect(name: str, words: list[str]) -> tuple[str, str] | None:
     for word in words[1:]:
         if word == "--":
             break
-        if _long(word, effects.runs_long) or _short(word, effects.runs_short, effects.value_letters):
+        if _long(word, effects.runs_long) or _short(word, effects.runs_short, effects.value_letters) or word.partition("=")[0] in effects.runs_words:
             return "runs", word
         if _long(word, effects.writes_long) or _short(word, effects.writes_short, effects.value_letters) or word in effects.writes_words:
             return "writes", word
