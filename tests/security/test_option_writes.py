@@ -18,7 +18,7 @@ from kairox.policy import DecisionSource, Rule, Verdict
 from kairox.registry import build_registry
 from kairox.tools import ToolCall
 
-READERS = ("git log*", "git diff*", "git show*", "git status*", "sort*", "find*", "rg*", "tar -t*", "less*", "man*")
+READERS = ("git log*", "git diff*", "git show*", "git status*", "sort*", "find*", "rg*", "tar -t*", "less*", "man*", "sed -n*", "sed s*")
 ALLOW_READERS = [("allow", f"shell.exec({r})") for r in READERS]
 
 WRITING = [
@@ -36,6 +36,13 @@ WRITING = [
     "find . -fprint0 src/main.py",
     "find . -fprintf src/main.py %p",
     "find . -fls src/main.py",
+    "sed -i s/a/b/ src/main.py",
+    "sed -ni p src/main.py",
+    "sed --in-place=.bak s/a/b/ src/main.py",
+    "sed -n 'w src/out.py' src/main.py",
+    "sed -n '/x/w src/out.py' src/main.py",
+    "sed -n 's/a/b/w src/out.py' src/main.py",
+    "sed -n -e p -e '$W src/out.py' src/main.py",
     "less -o src/main.py README.md",
     "less --log-file=src/main.py README.md",
 ]
@@ -66,6 +73,11 @@ RUNNING = [
     "rsync --rsync-path='rm victim' src host:dst",
     "man -P 'rm victim' ls",
     "man --pager='rm victim' ls",
+    "sed -n '1e rm victim' src/main.py",
+    "sed -n 's/.*/rm victim/e' src/main.py",
+    "sed -n '$!e rm victim' src/main.py",
+    "sed -n --expression='/x/,/y/e rm victim' src/main.py",
+    "sed -n 's|a|b|ep' src/main.py",
 ]
 
 
@@ -92,7 +104,8 @@ def test_git_pointed_at_another_repository_counts_as_its_environment_variable(tm
 @pytest.mark.parametrize(
     "line",
     ["git log -1 --format=%H", "git log --stat -3", "git diff --stat", "sort -u src/main.py", "sort -n -k2 src/main.py", "find . -name '*.py' -print",
-     "find . -type f -newer src/main.py", "rg -n TOKEN src", "rg --no-ignore -z TOKEN", "tar -tzf a.tgz", "tar -tf a.tar -C src", "less -R README.md", "man -k ls", "git -C . status", "git --no-pager log -1"],
+     "find . -type f -newer src/main.py", "rg -n TOKEN src", "rg --no-ignore -z TOKEN", "tar -tzf a.tgz", "tar -tf a.tar -C src", "less -R README.md", "man -k ls", "sed -n 1p src/main.py", "sed -n '/e/p' src/main.py",
+     "sed 's/e/w/g' src/main.py", "sed -n '$p' src/main.py", "sed -n -E 's/(we)/\\1/p' src/main.py", "sed -n '1,/end/p' src/main.py", "git -C . status", "git --no-pager log -1"],
 )
 def test_the_same_rules_still_allow_reading(tmp_path: Path, line: str) -> None:
     decision = shell(engine(workspace(tmp_path), *ALLOW_READERS, approval=ApprovalPolicy.UNTRUSTED), line)

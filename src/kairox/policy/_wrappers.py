@@ -210,6 +210,7 @@ _EFFECTS: dict[str, _Effects] = {
     "zip": _Effects(runs_long=frozenset({"--unzip-command"}), runs_words=frozenset({"-TT"})),
     "rsync": _Effects(runs_long=frozenset({"--rsh", "--rsync-path"}), runs_short="e"),
     "man": _Effects(runs_long=frozenset({"--pager", "--html"}), runs_short="PH"),
+    "sed": _Effects(writes_long=frozenset({"--in-place"}), writes_short="i", value_letters="efl"),
     "less": _Effects(writes_long=frozenset({"--log-file", "--LOG-FILE"}), writes_short="oO"),
     "git": _Effects(writes_long=frozenset({"--output"})),
     # git options that mean this for one subcommand only (`git log -O FILE` reads an order file)
@@ -234,6 +235,40 @@ def _short(word: str, letters: str, value_letters: str) -> bool:
     return False
 
 
+_SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\]|\\.)*/[IM]*)"
+_SED_COMMAND = re.compile(rf"(?:^|[;\n{{}}])\s*(?:{_SED_ADDRESS}(?:\s*,\s*(?:{_SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([ewW])(?:\s|$|;)")
+"""A sed command that runs a program (``e``) or writes a file (``w``, ``W``), after its address."""
+_SED_SUBSTITUTE = re.compile(r"(?:^|[;\n{}])\s*(?:[^;\n{}]*?)s([^\s\\])(?:[^\\]|\\.)*?\1(?:[^\\]|\\.)*?\1([a-zA-Z0-9]*)")
+"""``s/re/text/FLAGS``: the flags ``e`` (run the result) and ``w FILE`` (write)."""
+
+
+def _sed_effect(words: list[str]) -> tuple[str, str] | None:
+    """What a sed script on the line does besides printing: ``1e rm x`` and ``s/x/y/e`` run, ``w out`` writes."""
+    scripts, index = [], 1
+    while index < len(words):
+        word = words[index]
+        if word in ("-e", "--expression") and index + 1 < len(words):
+            scripts.append(words[index + 1])
+            index += 2
+            continue
+        if word.startswith("--expression="):
+            scripts.append(word.partition("=")[2])
+        elif not word.startswith("-"):
+            scripts.append(word)  # the script when no -e was given; a file name otherwise, read as a script: more caution
+        index += 1
+    for script in scripts:
+        command = _SED_COMMAND.search(script)
+        if command is not None:
+            return ("runs" if command.group(1) == "e" else "writes"), script
+        for substitute in _SED_SUBSTITUTE.finditer(script):
+            flags = substitute.group(2)
+            if "e" in flags:
+                return "runs", script
+            if "w" in flags:
+                return "writes", script
+    return None
+
+
 def option_effect(name: str, words: list[str]) -> tuple[str, str] | None:
     """``("writes", WORD)`` when an option makes this reading program write a file (``git log --output=x``,
     ``sort -o x``, ``find -delete``), ``("runs", WORD)`` when one makes it run a program named only as an
@@ -249,4 +284,4 @@ def option_effect(name: str, words: list[str]) -> tuple[str, str] | None:
             return "runs", word
         if _long(word, effects.writes_long) or _short(word, effects.writes_short, effects.value_letters) or word in effects.writes_words:
             return "writes", word
-    return None
+    return _sed_effect(words) if name == "sed" else None
