@@ -81,13 +81,19 @@ def parse_answer(request: ApprovalRequest, text: str) -> ApprovalAnswer:
 
 class YesApprover:
     """``--yes``: what the policy asks about is approved once. A protected path still needs a person at a prompt,
-    and deny rules still deny (they never reach an approver)."""
+    and so does running a command again outside the sandbox (``on_failure``), which could write one; deny rules
+    still deny (they never reach an approver)."""
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
         if request.source == "protected_path":
             return ApprovalAnswer.deny(
                 f"not approved: {request.reason}; --yes does not approve writes to protected paths "
                 "(answer the prompt at a terminal, or edit the file yourself)"
+            )
+        if request.unsandboxed:
+            return ApprovalAnswer.deny(
+                f"not approved: {request.reason}; --yes does not run a command outside the sandbox, where it could "
+                "write protected paths (answer the prompt at a terminal)"
             )
         return ApprovalAnswer(approved=True, reason="approved by --yes")
 

@@ -63,6 +63,10 @@ class ApprovalRequest:
     explicit ask rules and hooks ask every time)."""
     layers: tuple[RuleLayer, ...] = ()
     """Layers an "always" answer may write to; empty when "always" is not offered."""
+    unsandboxed: bool = False
+    """Approving runs the call again without the OS sandbox (``on_failure``): it may then write what the sandbox
+    keeps read-only (``.git/hooks``, project configuration), so an approver that never approves such writes
+    (``--yes``) refuses it."""
 
     @property
     def session_allowed(self) -> bool:

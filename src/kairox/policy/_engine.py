@@ -9,6 +9,7 @@ Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a pro
 """
 
 import fnmatch
+import shlex
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -325,12 +326,35 @@ class PolicyEngine:
         if command is not None:
             if len(command.pieces) != 1 or command.opaque or command.hidden is not None:
                 return None
+            # the rule matches the line as split (quotes gone, git's global options dropped): it says only this line
+            # when that is the line as written, else it would also cover `rm *` for `rm '*'`
+            written = arguments.get(spec.permission.command_arg or "")
+            if not isinstance(written, str) or " ".join(written.split()) != command.pieces[0]:
+                return None
             return f"{spec.name}({_literal_glob(command.pieces[0])})"
         if spec.permission.path_args and len(facts.paths) == 1 and len(arguments) == 1:
             return f"{spec.name}({_literal_glob(str(facts.paths[0]))})"
         if not arguments and not spec.input_schema.get("properties"):
             return spec.name
         return None
+
+    def command_line(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
+        """The command line this call runs, as a person should see it and the rules see it: with ``cd DIR &&`` in
+        front when it runs in a folder other than the workspace root; None for a tool without a command."""
+        profile = spec.permission
+        value = None if profile.command_arg is None else arguments.get(profile.command_arg)
+        if not isinstance(value, str):
+            return None
+        return self._in_folder(value, None if profile.cwd_arg is None else arguments.get(profile.cwd_arg))
+
+    def call_paths(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[Path, ...]:
+        """The files this call names and the folder its command runs in, resolved as the rules see them (``..``
+        folded, symlinks followed)."""
+        paths = self._facts(spec, arguments).paths
+        cwd = None if spec.permission.cwd_arg is None else arguments.get(spec.permission.cwd_arg)
+        if isinstance(cwd, str) and cwd.strip():
+            paths += (resolve_path(cwd, base=self.settings.workspace, home=self.settings.home),)
+        return paths
 
     def describe_rule(self, spec: ToolSpec, pattern: str) -> str | None:
         """What an allow rule would let through, in words; None for a blank cheque on a command tool."""
@@ -343,7 +367,7 @@ class PolicyEngine:
                 return None
             return f"every call of {parsed.tool}, with any arguments"
         if spec.permission.command_arg is not None:
-            return f"every command line whose commands all match {parsed.specifier!r} (run as written: no redirection into files, no sudo, no variables that change what runs)"
+            return f"every command line whose commands all match {parsed.specifier!r} (run as written: no redirection or option that writes a file, no sudo, no variables that change what runs)"
         if spec.permission.path_args:
             return f"every call of {parsed.tool} on paths matching {parsed.specifier!r}"
         return f"every call of {parsed.tool} with an argument matching {parsed.specifier!r}"
@@ -514,9 +538,9 @@ class PolicyEngine:
         profile = spec.permission
         command = None
         if profile.command_arg is not None:
-            value = arguments.get(profile.command_arg)
-            if isinstance(value, str):
-                command = split_command(value)
+            line = self.command_line(spec, arguments)
+            if line is not None:
+                command = split_command(line)
         paths: list[Path] = []
         unseen: str | None = None
         for name in profile.path_args:
@@ -543,6 +567,15 @@ class PolicyEngine:
         return _Facts(
             command=command, paths=(*paths, *named), arguments=arguments, skill=skill, named=tuple(named), unseen=unseen, scan_unseen=scan_unseen
         )
+
+    def _in_folder(self, command: str, cwd: object) -> str:
+        """The command as the rules see it: run in a folder other than the workspace root, it is ``cd DIR && ...``
+        (``make test`` there runs that folder's Makefile), so a rule for the command alone does not cover it."""
+        if not isinstance(cwd, str) or not cwd.strip():
+            return command
+        if resolve_path(cwd, base=self.settings.workspace, home=self.settings.home) == self.settings.workspace:
+            return command
+        return f"cd {shlex.quote(cwd)} && {command}"
 
     def _covers(self, rule: ParsedRule, spec: ToolSpec, facts: _Facts, *, for_allow: bool) -> bool:
         """Whether the rule's specifier holds: for an allow rule, for every command and path of the call; for

@@ -23,6 +23,7 @@ from kairox.policy._wrappers import (
     env_changes_what_runs,
     git_option_runs_code,
     is_interpreter,
+    option_effect,
 )
 
 _OPERATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "\n", ";&", ";;&"})
@@ -36,6 +37,21 @@ _PROCESS_SUBSTITUTIONS = frozenset({"<(", ">("})
 _STDIN_REDIRECTS = frozenset({"<", "<<", "<<<", "<&", "<<-", "<>"})
 _DATABASE_CLIENTS = frozenset({"sqlite3", "psql", "mysql", "gdb", "lldb"})
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_SUBSCRIPT_CODE = re.compile(r"\[[^\]]*(?:\$\(|`|\\(?:x24|x60|0?44|0?140|u0024|u0060|U00000024|U00000060))")
+"""A command substitution in an array subscript, quoted so the line does not run it (``'a[$(rm x)]'``, also
+spelled ``$'a[\\x24(rm x)]'``): bash runs it when it evaluates the subscript (``$((x))``, ``let``, ``printf -v``,
+``read``, ``declare -n``)."""
+_LITERAL_CODE = re.compile(r"\$\(|`|\\(?:x24|0?44|u0024|U00000024)\(|\\(?:x60|0?140|u0060|U00000060)")
+"""A command substitution written as text the line itself does not run (in single quotes, or escaped)."""
+_PROMPT_EXPANSION = re.compile(r"@P\}|\bPS4\b")
+"""Text bash expands as a prompt, running the command substitutions in it: ``${x@P}``, and ``PS4`` under xtrace."""
+_ANSI_C_ESCAPED_QUOTE = re.compile(r"\$'(?:[^'\\]|\\[^'])*\\'")
+"""``$'it\\'s'``: bash ends the string at the last quote, a plain lexer at the escaped one, so the two read the
+rest of the line differently (what one takes as quoted text, the other runs)."""
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*((?:'[^'\n]*'|\"[^\"\n]*\"|\\.|[^\s;&|<>()'\"\\])+)")
+"""A here-document's operator and delimiter word (``<<EOF``, ``<<-'EOF'``); not a here-string (``<<<``)."""
+_COMPOUND_STARTS = frozenset({"{", "while", "until", "if", "for", "select", "case", "[[", "(("})
+"""Words that start a compound command: ``coproc NAME { rm x; }`` names its coprocess before one."""
 _GLOB = re.compile(r"[*?\[]")
 
 
@@ -49,7 +65,8 @@ class ShellCommand:
     dynamic: bool = False
     """True when a command's name is only known when the line runs (``$X -rf y``): no rule can see what it is."""
     writes: bool = False
-    """True when output is redirected into a file (``> out.txt``): a rule for the command does not cover that write."""
+    """True when output is redirected into a file (``> out.txt``) or an option writes one (``sort -o out.txt``): a
+    rule for the command does not cover that write."""
     unseen: str | None = None
     """Why part of what the line runs is hidden from rules (None when every command is visible)."""
     tails: tuple[str, ...] = ()
@@ -83,6 +100,7 @@ class _Scan:
         self.env: list[str] = []
         self.opaque = False
         self.privileged = False
+        self.writes = False
 
     def hide(self, reason: str) -> None:
         if reason not in self.unseen:
@@ -97,7 +115,7 @@ def split_command(command: str) -> ShellCommand:
         pieces=kept,
         opaque=scan.opaque,
         dynamic=any(_computed_name(p) for p in kept),
-        writes=any(_redirects_into_a_file(p) for p in kept),
+        writes=scan.writes or any(_redirects_into_a_file(p) for p in kept),
         unseen="; ".join(scan.unseen) or None,
         tails=tuple(dict.fromkeys(t for t in scan.tails if t and t not in kept)),
         privileged=scan.privileged,
@@ -105,7 +123,8 @@ def split_command(command: str) -> ShellCommand:
     )
 
 
-_FILE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
+_FILE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+"""Redirections that write a file; ``<>`` opens it for reading and writing and creates it when it is missing."""
 
 
 def _redirects_into_a_file(piece: str) -> bool:
@@ -132,7 +151,12 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         return
     # a backslash before a newline continues the line
     command = command.replace("\\\n", " ")
+    if _ANSI_C_ESCAPED_QUOTE.search(command):
+        scan.hide("a $'...' string holds an escaped quote, so where it ends cannot be told for sure")
+    command = _plain_comments(_plain_heredoc_bodies(command))
     command, substituted, complete = _cut_substitutions(command)
+    # again without the substitutions, whose nested quotes may have hidden a comment from the first pass
+    command = _plain_comments(command)
     for inner in substituted:
         _collect(inner, scan, depth=depth + 1)
     if not complete:
@@ -149,6 +173,10 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         scan.opaque = True
         scan.hide("the line cannot be parsed (unbalanced quotes)")
         return
+    if any(_SUBSCRIPT_CODE.search(token) for token in tokens):
+        scan.hide("a quoted array subscript holds a command substitution, which bash runs when it evaluates the subscript")
+    elif any(_PROMPT_EXPANSION.search(token) for token in tokens) and any(_LITERAL_CODE.search(token) for token in tokens):
+        scan.hide("quoted text holds a command substitution and the line expands text as a prompt (${x@P}, PS4), which runs it")
     current: list[str] = []
     piped = False
     for token in [*tokens, ";"]:
@@ -162,6 +190,60 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
             if token == "$":
                 continue
             current.append(token.removesuffix("$") if token.endswith("$") and len(token) > 1 else token)
+
+
+def _plain_heredoc_bodies(command: str) -> str:
+    """The line with the quotes of here-document bodies blanked out: a body is text, whatever quotes it holds, and
+    a quote in it must not make the lexer read the commands after the body as quoted text. The body's words are
+    still seen as commands, and its substitutions as what they are (they run when the delimiter is unquoted)."""
+    if "<<" not in command:
+        return command
+    pending: list[tuple[str, bool]] = []
+    lines = command.split("\n")
+    for index, line in enumerate(lines):
+        if pending:
+            delimiter, tabs = pending[0]
+            if (line.lstrip("\t") if tabs else line) == delimiter:
+                pending.pop(0)
+            else:
+                lines[index] = line.replace("'", " ").replace('"', " ")
+            continue
+        pending += [(re.sub(r"[\"'\\]", "", word), dash == "-") for dash, word in _HEREDOC.findall(line)]
+    return "\n".join(lines)
+
+
+_WORD_BREAKS = frozenset(" \t\n;&|()<>")
+
+
+def _plain_comments(command: str) -> str:
+    """The line with the quotes inside its comments blanked out: ``# it's`` is a comment to bash, and its quote must
+    not make the lexer read the next lines as quoted text (``echo #'`` / ``rm x`` / ``#'`` runs ``rm x``)."""
+    if "#" not in command:
+        return command
+    chars = list(command)
+    quote: str | None = None
+    index = 0
+    while index < len(chars):
+        char = chars[index]
+        if quote == "'":
+            quote = None if char == "'" else quote
+        elif char == "\\":
+            index += 2
+            continue
+        elif quote == '"':
+            quote = None if char == '"' else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or chars[index - 1] in _WORD_BREAKS):
+            end = command.find("\n", index)
+            end = len(chars) if end < 0 else end
+            for at in range(index, end):
+                if chars[at] in "'\"`":
+                    chars[at] = " "
+            index = end
+            continue
+        index += 1
+    return "".join(chars)
 
 
 def _closing(text: str, start: int) -> int | None:
@@ -186,6 +268,10 @@ def _closing(text: str, start: int) -> int | None:
         index += 1
     return None
 
+
+_GIT_LOCATIONS = {"--git-dir": "GIT_DIR", "--work-tree": "GIT_WORK_TREE", "-C": "GIT_DIR"}
+"""git options that pick another repository (its config can run programs: ``core.fsmonitor``), as the variables do."""
+_HERE = frozenset({".", "./"})
 
 _PLACEHOLDER = "$SUBST"
 """What a command substitution leaves in its place: a word known only when the line runs."""
@@ -266,6 +352,12 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
         scan.tails.append(" ".join(words))
         words = _git(words, scan)
     scan.pieces.append(" ".join(word for word in words if word))
+    effect = option_effect(name, words)
+    if effect is not None:
+        if effect[0] == "writes":
+            scan.writes = True
+        else:
+            scan.hide(f"{name} {effect[1]} runs a program the rules cannot see")
     if name == "find":
         # `find . -exec rm {} ;` runs rm: the command after -exec is a command of its own
         for index, word in enumerate(words):
@@ -340,6 +432,8 @@ def _git(words: list[str], scan: _Scan) -> list[str]:
             else:
                 given = words[index + 1] if index + 1 < len(words) else None
                 index += 2
+            if option in _GIT_LOCATIONS and given not in _HERE:  # another repository's config, as GIT_DIR=... picks
+                scan.env.append(_GIT_LOCATIONS[option])
             if git_option_runs_code(option, given):
                 scan.hide(f"git {option} {given or ''} can make git run a program the line does not show".replace("  ", " "))
             continue
@@ -359,6 +453,9 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
     from_input = False
     while words:
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _RESERVED):
+            if words[0] == "coproc" and len(words) > 2 and words[2] in _COMPOUND_STARTS:
+                words = words[2:]  # `coproc NAME { rm x; }`: the coprocess's name, then its command
+                continue
             assigned = _ASSIGNMENT.match(words[0])
             if assigned:
                 scan.env.append(assigned.group(1))

@@ -176,3 +176,112 @@ def env_changes_what_runs(name: str) -> bool:
 
 HIDING_BUILTINS = frozenset({"source", ".", "trap", "alias", "hash", "fc", "enable"})
 """Builtins that run or redefine commands from text the line does not show as a command."""
+
+
+
+# --- options that make a reading program write a file or run one -----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Effects:
+    """Options of one program that write a file or run another program."""
+
+    writes_long: frozenset[str] = frozenset()
+    """``--output=FILE`` / ``--output FILE``, and the prefixes GNU ``getopt_long`` accepts (``--out``)."""
+    writes_short: str = ""
+    """Letters, also inside a cluster (``sort -uo FILE``, ``-oFILE``)."""
+    writes_words: frozenset[str] = frozenset()
+    """Whole words (``find -delete``)."""
+    runs_long: frozenset[str] = frozenset()
+    runs_short: str = ""
+    runs_words: frozenset[str] = frozenset()
+    value_letters: str = ""
+    """Short options that take a value: the rest of a cluster after one is that value (``sort -k1o``)."""
+
+
+_EFFECTS: dict[str, _Effects] = {
+    "sort": _Effects(writes_long=frozenset({"--output"}), writes_short="o", runs_long=frozenset({"--compress-program"}), value_letters="ktST"),
+    "find": _Effects(writes_words=frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})),
+    "rg": _Effects(runs_long=frozenset({"--pre"})),
+    "tar": _Effects(
+        runs_long=frozenset({"--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command"}),
+        runs_short="IF", value_letters="fCTXgKNVbHL",
+    ),
+    "zip": _Effects(runs_long=frozenset({"--unzip-command"}), runs_words=frozenset({"-TT"})),
+    "rsync": _Effects(runs_long=frozenset({"--rsh", "--rsync-path"}), runs_short="e"),
+    "man": _Effects(runs_long=frozenset({"--pager", "--html"}), runs_short="PH"),
+    "sed": _Effects(writes_long=frozenset({"--in-place"}), writes_short="i", value_letters="efl"),
+    "less": _Effects(writes_long=frozenset({"--log-file", "--LOG-FILE"}), writes_short="oO"),
+    "git": _Effects(writes_long=frozenset({"--output"})),
+    # git options that mean this for one subcommand only (`git log -O FILE` reads an order file)
+    "git format-patch": _Effects(writes_long=frozenset({"--output", "--output-directory"}), writes_short="o"),
+    "git grep": _Effects(runs_long=frozenset({"--open-files-in-pager"}), runs_short="O"),
+}
+
+
+def _long(word: str, names: frozenset[str]) -> bool:
+    option = word.partition("=")[0]
+    return len(option) > 2 and option.startswith("--") and any(name.startswith(option) for name in names)
+
+
+def _short(word: str, letters: str, value_letters: str) -> bool:
+    if not letters or not word.startswith("-") or word.startswith("--"):
+        return False
+    for letter in word[1:]:
+        if letter in letters:
+            return True
+        if letter in value_letters:
+            return False
+    return False
+
+
+_SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\]|\\.)*/[IM]*)"
+_SED_COMMAND = re.compile(rf"(?:^|[;\n{{}}])\s*(?:{_SED_ADDRESS}(?:\s*,\s*(?:{_SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([ewW])(?:\s|$|;)")
+"""A sed command that runs a program (``e``) or writes a file (``w``, ``W``), after its address."""
+_SED_SUBSTITUTE = re.compile(r"(?:^|[;\n{}])\s*(?:[^;\n{}]*?)s([^\s\\])(?:[^\\]|\\.)*?\1(?:[^\\]|\\.)*?\1([a-zA-Z0-9]*)")
+"""``s/re/text/FLAGS``: the flags ``e`` (run the result) and ``w FILE`` (write)."""
+
+
+def _sed_effect(words: list[str]) -> tuple[str, str] | None:
+    """What a sed script on the line does besides printing: ``1e rm x`` and ``s/x/y/e`` run, ``w out`` writes."""
+    scripts, index = [], 1
+    while index < len(words):
+        word = words[index]
+        if word in ("-e", "--expression") and index + 1 < len(words):
+            scripts.append(words[index + 1])
+            index += 2
+            continue
+        if word.startswith("--expression="):
+            scripts.append(word.partition("=")[2])
+        elif not word.startswith("-"):
+            scripts.append(word)  # the script when no -e was given; a file name otherwise, read as a script: more caution
+        index += 1
+    for script in scripts:
+        command = _SED_COMMAND.search(script)
+        if command is not None:
+            return ("runs" if command.group(1) == "e" else "writes"), script
+        for substitute in _SED_SUBSTITUTE.finditer(script):
+            flags = substitute.group(2)
+            if "e" in flags:
+                return "runs", script
+            if "w" in flags:
+                return "writes", script
+    return None
+
+
+def option_effect(name: str, words: list[str]) -> tuple[str, str] | None:
+    """``("writes", WORD)`` when an option makes this reading program write a file (``git log --output=x``,
+    ``sort -o x``, ``find -delete``), ``("runs", WORD)`` when one makes it run a program named only as an
+    option's value (``rg --pre CMD``, ``sort --compress-program=CMD``, ``git grep -O CMD``), else None.
+    ``words``: the command, git's global options dropped."""
+    effects = _EFFECTS.get(f"{name} {words[1]}" if name == "git" and len(words) > 1 else "") or _EFFECTS.get(name)
+    if effects is None:
+        return None
+    for word in words[1:]:
+        if word == "--":
+            break
+        if _long(word, effects.runs_long) or _short(word, effects.runs_short, effects.value_letters) or word.partition("=")[0] in effects.runs_words:
+            return "runs", word
+        if _long(word, effects.writes_long) or _short(word, effects.writes_short, effects.value_letters) or word in effects.writes_words:
+            return "writes", word
+    return _sed_effect(words) if name == "sed" else None

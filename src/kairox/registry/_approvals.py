@@ -77,10 +77,17 @@ class _Grant:
     """The picked rule; None for the exact call."""
     arguments: str | None
     """The exact call's arguments, canonical JSON; None for a rule grant."""
+    paths: tuple[str, ...] = ()
+    """The files the exact call named, resolved when it was approved: the same arguments naming other files
+    (a symlink re-pointed since) are another call."""
 
 
 def _canonical(arguments: JsonObject) -> str:
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _resolved(spec: ToolSpec, arguments: JsonObject, engine: PolicyEngine) -> tuple[str, ...]:
+    return tuple(map(str, engine.call_paths(spec, arguments)))
 
 
 class SessionApprovals:
@@ -105,7 +112,7 @@ class SessionApprovals:
                 continue
             if grant.rule is None:
                 key = key or _canonical(arguments)
-                if grant.arguments == key:
+                if grant.arguments == key and grant.paths == _resolved(spec, arguments, engine):
                     return grant
             elif engine.matches_any([grant.rule], spec, arguments) is not None:
                 return grant
@@ -119,8 +126,7 @@ class SessionApprovals:
             options = _grant_options(spec, arguments, engine)
         persistable = grantable and decision.source is DecisionSource.MODE and self.persist_rule is not None
         persist_options = [o for o in options if o.persistable] if persistable else []
-        command_arg = spec.permission.command_arg
-        command = arguments.get(command_arg) if command_arg else None
+        command = engine.command_line(spec, arguments)
         return ApprovalRequest(
             tool=spec.name,
             arguments=arguments,
@@ -129,7 +135,7 @@ class SessionApprovals:
             call_id=call_id,
             source=str(decision.source),
             asked_by=None if decision.rule is None else str(decision.rule),
-            command=command if isinstance(command, str) else None,
+            command=command,
             grants=tuple(options),
             layers=self._layers() if persist_options else (),
         )
@@ -160,7 +166,7 @@ class SessionApprovals:
             option = _chosen(request, answer)
             if option is not None:  # a grant the request did not offer is never given: the answer counts once
                 scope = answer.scope
-                self._remember(spec, arguments, option)
+                self._remember(spec, arguments, option, engine)
                 if answer.scope is ApprovalScope.ALWAYS:
                     if option.persistable and answer.layer in request.layers:
                         persisted = self._persist(option.rule, answer.layer)
@@ -181,25 +187,26 @@ class SessionApprovals:
         self._emit(decided_event(call_id, spec.name, final))
         return final
 
-    def _remember(self, spec: ToolSpec, arguments: JsonObject, option: GrantOption) -> None:
+    def _remember(self, spec: ToolSpec, arguments: JsonObject, option: GrantOption, engine: PolicyEngine) -> None:
         fingerprint = spec.fingerprint()
         if option.exact:
-            self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=None, arguments=_canonical(arguments)))
+            paths = _resolved(spec, arguments, engine)
+            self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=None, arguments=_canonical(arguments), paths=paths))
             return
         parsed = parse_rule(Rule(action="allow", pattern=option.rule, layer="session"))
         self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=parsed, arguments=None))
 
-    async def escalate(self, call_id: str, spec: ToolSpec, arguments: JsonObject, mode: SandboxPolicy, *, approver: Approver | None = None) -> bool:
+    async def escalate(
+        self, call_id: str, spec: ToolSpec, arguments: JsonObject, mode: SandboxPolicy, engine: PolicyEngine, *, approver: Approver | None = None
+    ) -> bool:
         """``on_failure``: the call failed inside the sandbox; ask whether to run it once more without one."""
         decision = Decision.ask(
             f"{spec.name} failed inside the {mode} sandbox; run it again without the sandbox?", source=DecisionSource.SANDBOX
         )
         self._emit(decided_event(call_id, spec.name, decision))
-        command_arg = spec.permission.command_arg
-        command = arguments.get(command_arg) if command_arg else None
         request = ApprovalRequest(
             tool=spec.name, arguments=arguments, reason=decision.reason, call_id=call_id, source=str(decision.source),
-            command=command if isinstance(command, str) else None,
+            command=engine.command_line(spec, arguments), unsandboxed=True,
         )
         try:
             answer = await (approver or self.approver).request_approval(request)

@@ -414,7 +414,7 @@ class ToolRegistry:
             return self._denied_result(call.name, decision), None
         result = await self._invoke(entry, call.name, arguments, call_id)
         if result.is_error and engine.settings.approval is ApprovalPolicy.ON_FAILURE and self._sandboxed(spec):
-            escalated = await approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode)
+            escalated = await approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode, engine)
             if escalated:
                 result = await self._invoke(entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
         if hooks is not None and hooks.listens_post_tool_use(call.name):

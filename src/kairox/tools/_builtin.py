@@ -113,7 +113,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
-        permission=PermissionProfile(access=Access.EXECUTE, destructive=True, command_arg="command"),
+        permission=PermissionProfile(access=Access.EXECUTE, destructive=True, command_arg="command", cwd_arg="cwd"),
     ),
     ToolSpec(
         name="search.ripgrep",

@@ -45,6 +45,8 @@ class PermissionProfile:
     """Argument names holding file paths the tool reads or writes (checked against the sandbox roots)."""
     command_arg: str | None = None
     """Argument holding a shell command (matched against ``shell.exec(...)`` rules piece by piece)."""
+    cwd_arg: str | None = None
+    """Argument holding the folder the command runs in: part of the command for the rules (``cd DIR && ...``)."""
     reads: bool = False
     """A write tool that reads the file first (``fs.edit``): the rules on reading hold for it too."""
 
