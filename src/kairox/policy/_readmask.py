@@ -19,11 +19,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from kairox.policy._paths import PathPattern, is_within
+from kairox.policy._paths import PathPattern, glob_regex, is_within
 from kairox.policy._rules import RuleAction, RuleLike, parse_rule
 from kairox.tools import HiddenPaths
 
-SEARCH_LIMIT = 20_000
+SEARCH_LIMIT = 100_000
 """Folder entries looked at per command, over every search: past it, the command is refused."""
 _SKIPPED = frozenset({".git"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -72,19 +72,22 @@ def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, 
             walked.append(pattern)
     if not walked:
         return HiddenPaths(files=tuple(sorted(files)), folders=tuple(sorted(folders)))
+    named = [glob_regex(p.glob) for p in walked if p.anywhere]
+    anchored = [glob_regex(p.glob) for p in walked if not p.anywhere]
     seen = 0
-    stack = sorted(set(starts), key=lambda p: (len(p.parts), str(p)), reverse=True)
-    visited: set[Path] = set()
+    stack = [str(p) for p in sorted(set(starts), key=lambda p: (len(p.parts), str(p)), reverse=True)]
+    visited: set[str] = set()
     while stack:
         folder = stack.pop()
-        if folder in visited or any(is_within(folder, f) for f in folders):
+        if folder in visited or any(is_within(Path(folder), f) for f in folders):
             continue
         visited.add(folder)
-        if folder in roots and any(p.anywhere and p.matches(folder, any_part=True) for p in walked):
-            folders.add(folder)  # a folder on the way to the root has a hidden name: all of it is hidden
+        if Path(folder) in roots and any(p.anywhere and p.matches(Path(folder), any_part=True) for p in walked):
+            folders.add(Path(folder))  # a folder on the way to the root has a hidden name: all of it is hidden
             continue
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as listing:
+                entries = list(listing)
         except OSError:
             continue  # unreadable for Kairox: the command runs as the same user and cannot read it either
         seen += len(entries)
@@ -95,11 +98,11 @@ def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, 
         for entry in entries:
             if entry.is_symlink():
                 continue
-            path = Path(entry.path)
+            name, path = entry.name, entry.path
             is_dir = entry.is_dir(follow_symlinks=False)
-            if any(p.matches(path) for p in walked):
-                (folders if is_dir else files).add(path)
-            elif is_dir and entry.name not in _SKIPPED:
+            if any(r.match(name) for r in named) or any(r.match(path) for r in anchored):
+                (folders if is_dir else files).add(Path(path))
+            elif is_dir and name not in _SKIPPED:
                 stack.append(path)
     return HiddenPaths(files=tuple(sorted(files)), folders=tuple(sorted(folders)))
 
