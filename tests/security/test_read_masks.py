@@ -195,6 +195,21 @@ async def test_past_the_search_limit_the_command_is_refused(tmp_path: Path) -> N
 
 
 @pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_a_command_is_refused_with_the_reason_when_it_would_run_in_a_hidden_folder(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    plant(ws, tmp_path / "home")
+    registry = await build_registry(settings(ws, *rules()), approver=NonInteractiveApprover())
+    inside = await registry.call(ToolCall(name="shell.exec", arguments={"command": "cat key.txt", "cwd": "secrets"}))
+    everything = await build_registry(settings(ws, Rule(action="deny", pattern=f"fs.read({tmp_path}/**)")), approver=NonInteractiveApprover())
+    around = await call(everything, "cat notes.txt")
+
+    assert inside.is_error and f"the rules on reading hide {ws / 'secrets'}, so a command cannot run in {ws / 'secrets'}" in inside.text_content()
+    assert around.is_error and f"the rules on reading hide {tmp_path}, so a command cannot run in {ws}" in around.text_content()
+    assert revealed(inside.text_content() + around.text_content()) == [] and PLAIN not in around.text_content()
+
+
+@pytest.mark.anyio
 async def test_without_read_rules_there_is_nothing_to_hide(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     registry = await build_registry(settings(ws, Rule(action="deny", pattern="fs.write(secrets/**)")), approver=NonInteractiveApprover())

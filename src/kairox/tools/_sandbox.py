@@ -164,7 +164,15 @@ def sandboxed_argv(
         args += ["--ro-bind", str(home), str(home)]
     if settings.hidden is not None:
         # last, so nothing bound above shows a hidden path again
-        args += read_masks(settings.hidden())
+        hidden = settings.hidden()
+        where = cwd or workspace
+        around = next((f for f in hidden.folders if _within(where, f)), None)
+        if around is not None:  # bwrap would fail to enter it: say why
+            raise SandboxUnavailableError(
+                f"the rules on reading hide {around}, so a command cannot run in {where}",
+                hint="run it in another folder, or narrow the fs.read rule so that it leaves this one out",
+            )
+        args += read_masks(hidden)
     if not settings.network_access:
         args.append("--unshare-net")
     # root inside the sandbox is powerless: no capability survives (and bwrap sets no_new_privs)
