@@ -14,7 +14,7 @@ from kairox._rpc import ChildProcess, child_environment
 from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.errors import Diagnostic, ExtensionLoadFailure, SandboxUnavailableError, Severity
 from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookResult, HookSpec
-from kairox.tools import HookDecision, SandboxSettings, check_sandbox, sandboxed_argv
+from kairox.tools import HookDecision, SandboxSettings, check_sandbox, sandboxed_argv_async
 
 OUTPUT_CAP_BYTES = 256_000
 """What a hook may print on stdout before the rest is cut (and reported)."""
@@ -131,6 +131,7 @@ async def run_hook(
     """Run ``hook`` once with ``request`` on stdin; never raises for the hook's own faults."""
     try:
         bwrap = check_sandbox(sandbox)
+        argv = await sandboxed_argv_async(["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap)
     except SandboxUnavailableError as exc:
         return HookResult(hook=hook, exit_code=None, skipped=True, diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint))
     extra = {"KAIROX_PROJECT_DIR": str(workspace), "CLAUDE_PROJECT_DIR": str(workspace), "KAIROX_HOOK_EVENT": str(hook.event)}
@@ -138,7 +139,6 @@ async def run_hook(
         root = str(hook.plugin_root)
         extra |= {"KAIROX_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root, "PLUGIN_ROOT": root}
     env = child_environment(host_env, extra=extra)
-    argv = sandboxed_argv(["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap)
     payload = json.dumps(request, default=str).encode()
     try:
         async with ChildProcess(argv, env=env, cwd=workspace, stop_timeout=1.0) as child:

@@ -30,7 +30,7 @@ from kairox.tools import (
     ToolSource,
     ToolSpec,
     check_sandbox,
-    sandboxed_argv,
+    sandboxed_argv_async,
 )
 
 OUTPUT_CAP_BYTES = 1_000_000
@@ -122,12 +122,12 @@ class PluginToolProvider(ToolProvider):
         sandbox = narrowed_sandbox(context.sandbox, self.permissions)
         try:
             bwrap = check_sandbox(sandbox)
+            argv = await sandboxed_argv_async(self._argv(tool), sandbox, context.workspace, cwd=context.workspace, bwrap=bwrap)
         except SandboxUnavailableError as exc:
             raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
         root = str(tool.root)
         extra = {"KAIROX_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root, "PLUGIN_ROOT": root, **tool.declaration.env}
         env = child_environment(self._host_env, extra=extra)
-        argv = sandboxed_argv(self._argv(tool), sandbox, context.workspace, cwd=context.workspace, bwrap=bwrap)
         timeout = tool.declaration.timeout_sec or DEFAULT_TOOL_TIMEOUT_SEC
         payload = json.dumps(arguments).encode()
         try:

@@ -28,12 +28,14 @@ from kairox.policy._paths import (
     protected_reason,
     resolve_path,
 )
+from kairox.policy._readmask import SEARCH_LIMIT, hidden_paths, read_mask
 from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
 from kairox.policy._shell import ShellCommand, split_command
 
 __all__ = [
     "PROTECTED_DIRS",
     "PROTECTED_FILES",
+    "SEARCH_LIMIT",
     "SHELL_RC_FILES",
     "ApprovalAnswer",
     "ApprovalPolicy",
@@ -57,10 +59,12 @@ __all__ = [
     "ShellCommand",
     "Verdict",
     "effective_profile",
+    "hidden_paths",
     "mcp_read_only",
     "parse_rule",
     "path_like_arguments",
     "protected_reason",
+    "read_mask",
     "refusal_text",
     "resolve_path",
     "runs_unsandboxed",

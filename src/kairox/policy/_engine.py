@@ -21,6 +21,7 @@ from kairox.errors import Diagnostic, Severity
 from kairox.policy._arguments import LIMITS, scan_path_arguments
 from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._paths import PathPattern, protected_reason, resolve_path, writable_reason
+from kairox.policy._readmask import read_mask
 from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
 from kairox.policy._shell import ShellCommand, split_command
 from kairox.tools import Access, HookDecision, PermissionProfile, ToolSource, ToolSpec
@@ -229,6 +230,8 @@ class PolicyEngine:
                 )
                 continue
             self._rules[parsed.ref.action].append(parsed)
+        self.read_mask = read_mask(settings.rules, workspace=settings.workspace, home=settings.home, roots=settings.writable_roots)
+        """What ``fs.read`` deny and ask rules hide from sandboxed commands (``SandboxSettings.hidden``), or None."""
         self._path_patterns: dict[str, PathPattern] = {}
         self._by_tool: dict[tuple[object, ...], dict[RuleAction, tuple[ParsedRule, ...]]] = {}
         self._plain: dict[int, tuple[ToolSpec, Decision]] = {}
@@ -496,8 +499,9 @@ class PolicyEngine:
         access = profile.access
         suggestion = _suggestion(spec, facts) if access is not Access.READ else None
         if settings.approval is ApprovalPolicy.UNTRUSTED and access is not Access.READ and not mcp_read_only(spec):
+            unguarded = self._unguarded_reads() if access is Access.EXECUTE and not runs_unsandboxed(spec) else ""
             return Decision.ask(
-                f"{spec.name} needs {access} access and the approval policy is untrusted (only read-only tools run without asking)",
+                f"{spec.name} needs {access} access and the approval policy is untrusted (only read-only tools run without asking){unguarded}",
                 source=DecisionSource.MODE,
                 suggested_rule=suggestion,
             )
@@ -527,10 +531,16 @@ class PolicyEngine:
             return Decision.allow(f"{spec.name} runs outside Kairox's OS sandbox (allowed by the {settings.sandbox} policy)", source=DecisionSource.MODE)
         if access is Access.EXECUTE:
             where = "without a sandbox (danger_full_access)" if settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS else f"in the {settings.sandbox} sandbox"
-            return Decision.allow(f"{spec.name} runs {where}", source=DecisionSource.MODE)
+            return Decision.allow(f"{spec.name} runs {where}{self._unguarded_reads()}", source=DecisionSource.MODE)
         if access is Access.WRITE:
             return Decision.allow(f"{spec.name} writes inside the writable roots", source=DecisionSource.MODE)
         return Decision.allow(f"{spec.name} only reads", source=DecisionSource.MODE)
+
+    def _unguarded_reads(self) -> str:
+        """Said of a command that runs without a sandbox while rules on reading exist: they do not hold for it."""
+        if self.settings.sandbox is not SandboxPolicy.DANGER_FULL_ACCESS or self.read_mask is None:
+            return ""
+        return "; without a sandbox, fs.read deny and ask rules do not hold for what the command reads"
 
     # --- matching --------------------------------------------------------------------------------------------
 

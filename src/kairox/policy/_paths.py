@@ -66,14 +66,14 @@ def protected_reason(path: Path, *, home: Path) -> str | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _glob_regex(glob: str) -> re.Pattern[str]:
+def glob_regex(glob: str) -> re.Pattern[str]:
     # `dir/**` in a rule also covers the folder itself
     return re.compile(glob_to_regex(glob, dir_itself=True) + r"\Z", re.DOTALL)
 
 
 def glob_match(text: str, glob: str) -> bool:
     """Path-style glob: ``*`` stays within one folder, ``**`` crosses folders."""
-    return _glob_regex(glob).match(text) is not None
+    return glob_regex(glob).match(text) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -200,8 +200,9 @@ class SessionApprovals:
         self, call_id: str, spec: ToolSpec, arguments: JsonObject, mode: SandboxPolicy, engine: PolicyEngine, *, approver: Approver | None = None
     ) -> bool:
         """``on_failure``: the call failed inside the sandbox; ask whether to run it once more without one."""
+        unguarded = "" if engine.read_mask is None else " (outside it, fs.read deny and ask rules do not hold: it could read what they hide)"
         decision = Decision.ask(
-            f"{spec.name} failed inside the {mode} sandbox; run it again without the sandbox?", source=DecisionSource.SANDBOX
+            f"{spec.name} failed inside the {mode} sandbox; run it again without the sandbox{unguarded}?", source=DecisionSource.SANDBOX
         )
         self._emit(decided_event(call_id, spec.name, decision))
         request = ApprovalRequest(

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from kairox.config import Layer, ResolvedConfig, TrustStore, append_value
 from kairox.events import EventSink
-from kairox.policy import Approver, PolicySettings, RuleLayer, resolve_path
+from kairox.policy import Approver, PolicySettings, RuleLayer, read_mask, resolve_path
 from kairox.registry._approvals import PersistRule, RuleWriter
 from kairox.registry._registry import RegistrySettings, ToolRegistry
 from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks
@@ -21,7 +21,9 @@ def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None
         home=home,
         roots_base=resolved.base_dir("policy.writable_roots"),
     )
-    sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access)
+    # what fs.read rules forbid is hidden from commands (hooks get this sandbox too, not only the registry's tools)
+    hidden = read_mask(policy.rules, workspace=policy.workspace, home=policy.home, roots=policy.writable_roots)
+    sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access, hidden=hidden)
     tools = config.tools
     if tools.spill_dir:
         spill = resolve_path(tools.spill_dir, base=resolved.base_dir("tools.spill_dir"), home=home)

@@ -145,8 +145,12 @@ class ToolRegistry:
     def settings(self, settings: RegistrySettings) -> None:
         """New settings take effect at once: a new policy engine (its cached decisions go with the old one) and
         every tool's plan made again."""
+        policy = PolicyEngine(settings.policy)
+        if settings.sandbox.hidden is None and policy.read_mask is not None:
+            # commands must not read what fs.read rules forbid: their sandbox hides it (also when settings were made by hand)
+            settings = replace(settings, sandbox=replace(settings.sandbox, hidden=policy.read_mask))
         self._settings = settings
-        self.policy = PolicyEngine(settings.policy)
+        self.policy = policy
         self._engines: dict[ApprovalPolicy, PolicyEngine] = {settings.policy.approval: self.policy}
         self._rebuild()
 

@@ -11,7 +11,7 @@ from typing import Any
 from kairox.errors import ToolCallError
 from kairox.tools._model import CallContext, ToolResult
 from kairox.tools._protected import protected_inside
-from kairox.tools._sandbox import check_sandbox, protected_roots, sandboxed_argv
+from kairox.tools._sandbox import check_sandbox, protected_roots, sandboxed_argv_async
 
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
 _CHUNK = 65536
@@ -93,7 +93,7 @@ async def run_shell(
     # project configuration a command creates cannot be refused; it is found and reported (trust pins keep it inert)
     watched = protected_roots(context.sandbox, workspace)
     protected = await asyncio.to_thread(protected_inside, watched)
-    argv = sandboxed_argv(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap)
+    argv = await sandboxed_argv_async(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap)
     env = scrubbed_environment(os.environ, passthrough)
     proc = await asyncio.create_subprocess_exec(
         *argv,

@@ -199,6 +199,19 @@ class SandboxSettings:
     writable_roots: tuple[Path, ...] = ()
     """Resolved writable roots (workspace, configured roots, temp)."""
     network_access: bool = False
+    hidden: "Callable[[], HiddenPaths] | None" = None
+    """What the rules on reading (``fs.read`` deny and ask rules) hide from a command, worked out as each command
+    starts (so files made since are covered); None when no such rule exists (nothing to work out)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HiddenPaths:
+    """Resolved files and folders a sandboxed command must not see: each is covered by an empty read-only one."""
+
+    files: tuple[Path, ...] = ()
+    folders: tuple[Path, ...] = ()
+    problem: str | None = None
+    """Why the list may be incomplete (the search of the roots went past its limit): the command is refused."""
 
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]

@@ -11,8 +11,14 @@ bwrap is missing or cannot start, callers fail closed with ``SandboxUnavailableE
 
 Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``)
 keep such a file from taking effect, and ``shell.exec`` reports the ones a command created.
+
+What ``fs.read`` deny and ask rules forbid is hidden in every mode that has a sandbox (``SandboxSettings.hidden``,
+worked out by the policy as each command starts): a folder is covered by an empty read-only tmpfs, a file by
+``/dev/null``, so ``cat``, ``cp``, an interpreter or a symlink made earlier all find nothing there. When the
+policy could not list everything a rule covers (too many files to search), the command is refused.
 """
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -23,7 +29,7 @@ from pathlib import Path
 from kairox._rpc import guarded_argv
 from kairox.config import SandboxPolicy, kairox_home
 from kairox.errors import SandboxUnavailableError
-from kairox.tools._model import SandboxSettings
+from kairox.tools._model import HiddenPaths, SandboxSettings
 from kairox.tools._protected import PROTECTED_DIRS, PROTECTED_FILES, protected_inside, sockets_under
 
 READ_ONLY_INSIDE_ROOTS = tuple(sorted(PROTECTED_DIRS | PROTECTED_FILES))
@@ -35,6 +41,10 @@ SOCKET_FOLDERS = (Path("/run"), Path("/var/run"), Path("/tmp/.X11-unix"), Path("
 _INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     'or opt out of the sandbox with policy.sandbox_policy = "danger_full_access"'
+)
+_HIDE_HINT = (
+    "name what the rule covers more narrowly (fs.read(config/secrets/**) rather than fs.read(**/*.key)), or move "
+    "large folders out of the workspace and the writable roots"
 )
 _probe_cache: dict[tuple[str, bool], str | None] = {}
 
@@ -102,6 +112,24 @@ def _socket_masks(roots: Sequence[Path], workspace: Path) -> tuple[list[str], li
     return before, after
 
 
+def read_masks(hidden: HiddenPaths) -> list[str]:
+    """bwrap arguments covering what the rules on reading hide; raises ``SandboxUnavailableError`` when the list
+    may be incomplete (fail closed: the command does not run)."""
+    if hidden.problem is not None:
+        raise SandboxUnavailableError(f"the sandbox cannot hide everything the rules on reading forbid: {hidden.problem}", hint=_HIDE_HINT)
+    args: list[str] = []
+    folders: list[Path] = []
+    for folder in sorted(set(hidden.folders), key=lambda p: (len(p.parts), str(p))):
+        if not any(_within(folder, done) for done in folders):
+            folders.append(folder)
+            args += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
+    for file in sorted(set(hidden.files)):
+        if not any(_within(file, done) for done in folders):
+            # -try: a file removed meanwhile is not there to read anyway
+            args += ["--ro-bind-try", "/dev/null", str(file)]
+    return args
+
+
 def sandboxed_argv(
     argv: Sequence[str],
     settings: SandboxSettings,
@@ -112,7 +140,8 @@ def sandboxed_argv(
 ) -> list[str]:
     """``argv`` wrapped in a bwrap invocation for ``settings``; under ``danger_full_access``, in the guard.
 
-    Does not check that bwrap works; call ``check_sandbox`` first (once) to fail closed.
+    Does not check that bwrap works; call ``check_sandbox`` first (once) to fail closed. Raises
+    ``SandboxUnavailableError`` when what the rules on reading forbid cannot all be hidden.
     """
     if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
         # no bwrap --die-with-parent out here: the guard takes the command's group down with the host
@@ -133,6 +162,17 @@ def sandboxed_argv(
     if any(_within(home, root) for root in roots):
         home.mkdir(parents=True, exist_ok=True)  # an absent home would be created by the command, trust store and all
         args += ["--ro-bind", str(home), str(home)]
+    if settings.hidden is not None:
+        # last, so nothing bound above shows a hidden path again
+        hidden = settings.hidden()
+        where = cwd or workspace
+        around = next((f for f in hidden.folders if _within(where, f)), None)
+        if around is not None:  # bwrap would fail to enter it: say why
+            raise SandboxUnavailableError(
+                f"the rules on reading hide {around}, so a command cannot run in {where}",
+                hint="run it in another folder, or narrow the fs.read rule so that it leaves this one out",
+            )
+        args += read_masks(hidden)
     if not settings.network_access:
         args.append("--unshare-net")
     # root inside the sandbox is powerless: no capability survives (and bwrap sets no_new_privs)
@@ -141,6 +181,20 @@ def sandboxed_argv(
     args.append("--")
     args += list(argv)
     return args
+
+
+async def sandboxed_argv_async(
+    argv: Sequence[str],
+    settings: SandboxSettings,
+    workspace: Path,
+    *,
+    cwd: Path | None = None,
+    bwrap: str | None = None,
+) -> list[str]:
+    """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
+    if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
+        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap)
+    return await asyncio.to_thread(sandboxed_argv, argv, settings, workspace, cwd=cwd, bwrap=bwrap)
 
 
 def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str | None:
