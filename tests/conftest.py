@@ -1,5 +1,7 @@
 """Shared fixtures: an isolated Kairox home and system config for every test, so nothing reads the host's."""
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,3 +32,13 @@ def corpora() -> Path:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(params=["root", "unprivileged"])
+def user(request: pytest.FixtureRequest) -> str:
+    """Who runs the command in the sandbox tests: root (as CI does), then an unprivileged user (``as_user``)."""
+    if request.param == "root" and os.geteuid() != 0:
+        pytest.skip("needs to run as root (CI does)")
+    if request.param == "unprivileged" and os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.fail("setpriv (util-linux) is needed to run as an unprivileged user")
+    return str(request.param)

@@ -32,3 +32,13 @@ def kairox(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | Non
         stdin=None if stdin is not None else subprocess.DEVNULL,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+NOBODY = 65534
+"""The unprivileged user the sandbox tests run commands as (with ``setpriv``) when the suite runs as root."""
+
+
+def as_user(user: str) -> list[str]:
+    """The command prefix that runs a command as ``user`` (``root`` or ``unprivileged``, the ``user`` fixture):
+    ``setpriv`` to ``NOBODY`` when the suite runs as root, else nothing."""
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if user == "unprivileged" and os.geteuid() == 0 else []

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tests.helpers import NOBODY, as_user
 from tests.plugins.conftest import make_plugin
 from tests.registry._support import ScriptedApprover, settings
 from tests.security._support import SHELL, engine, workspace
@@ -32,7 +33,6 @@ from kairox.policy import (
 from kairox.registry import ToolRegistry, build_registry, registry_settings
 from kairox.tools import ToolCall, ToolResult
 
-NOBODY = 65534
 PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
 """A Python both users can run inside the sandbox (a virtualenv under /root is private to root)."""
 KEY = "KEY-5e1f0c9a-secret"
@@ -303,14 +303,6 @@ async def test_a_plugin_command_tool_cannot_read_them(tmp_path: Path) -> None:
 # --- root inside the sandbox, and an unprivileged user, through the real `kairox` command -----------------------
 
 
-@pytest.fixture(params=["root", "unprivileged"])
-def user(request: pytest.FixtureRequest) -> str:
-    if request.param == "root" and os.geteuid() != 0:
-        pytest.skip("needs to run as root (CI does)")
-    if request.param == "unprivileged" and os.geteuid() == 0 and shutil.which("setpriv") is None:
-        pytest.fail("setpriv (util-linux) is needed to run as an unprivileged user")
-    return str(request.param)
-
 
 @pytest.fixture
 def place(user: str) -> Iterator[Path]:
@@ -334,7 +326,7 @@ def place(user: str) -> Iterator[Path]:
 
 @pytest.mark.timeout(120)
 def test_the_kairox_command_hides_them_from_root_and_from_an_unprivileged_user(place: Path, user: str) -> None:
-    prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if user == "unprivileged" and os.geteuid() == 0 else []
+    prefix = as_user(user)
     env = {
         **os.environ, "KAIROX_HOME": str(place / "kx"), "KAIROX_SANDBOX_POLICY": "workspace_write", "HOME": str(place),
         "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.helpers import NOBODY, as_user
 
 from kairox.config import SandboxPolicy
 from kairox.tools import BuiltinToolProvider, CallContext, SandboxSettings, ToolResult
 
-NOBODY = 65534
 PROBE_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
 """A Python both users can run inside the sandbox (a virtualenv under /root is private to root)."""
 
@@ -68,14 +68,6 @@ async def test_configuration_a_command_creates_is_reported(tmp_path: Path) -> No
 # --- root inside the sandbox, and an unprivileged user, through the real `kairox` command ---------------------
 
 
-@pytest.fixture(params=["root", "unprivileged"])
-def user(request: pytest.FixtureRequest) -> str:
-    if request.param == "root" and os.geteuid() != 0:
-        pytest.skip("needs to run as root (CI does)")
-    if request.param == "unprivileged" and os.geteuid() == 0 and shutil.which("setpriv") is None:
-        pytest.fail("setpriv (util-linux) is needed to run as an unprivileged user")
-    return str(request.param)
-
 
 @pytest.fixture
 def place(user: str) -> Iterator[Path]:
@@ -94,10 +86,6 @@ def place(user: str) -> Iterator[Path]:
         yield base
     finally:
         shutil.rmtree(base, ignore_errors=True)
-
-
-def as_user(user: str) -> list[str]:
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if user == "unprivileged" and os.geteuid() == 0 else []
 
 
 def run_shell(base: Path, user: str, command: str) -> subprocess.CompletedProcess[str]:
