@@ -89,7 +89,7 @@ class PathPattern:
         text = text.strip()
         if "/" not in text and not text.startswith("~"):
             return cls(glob=text, anywhere=True)
-        literal, rest = _split_literal(text)
+        literal, rest = split_literal(text)
         anchored = resolve_path(literal or ".", base=base, home=home)
         glob = str(anchored) if not rest else str(anchored).rstrip("/") + "/" + rest
         return cls(glob=glob, anywhere=False)
@@ -102,7 +102,7 @@ class PathPattern:
         return glob_match(str(path), self.glob)
 
 
-def _split_literal(text: str) -> tuple[str, str]:
+def split_literal(text: str) -> tuple[str, str]:
     """``~/.ssh/**`` -> (``~/.ssh``, ``**``): the folders before the first glob character, and the rest."""
     match = _GLOB_CHARS.search(text)
     if match is None:

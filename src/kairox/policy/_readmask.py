@@ -14,19 +14,17 @@ and stop after ``SEARCH_LIMIT`` entries in all; past it the list may be incomple
 """
 
 import os
-import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from kairox.policy._paths import PathPattern, glob_regex, is_within
+from kairox.policy._paths import PathPattern, glob_regex, is_within, split_literal
 from kairox.policy._rules import RuleAction, RuleLike, parse_rule
 from kairox.tools import HiddenPaths
 
 SEARCH_LIMIT = 100_000
 """Folder entries looked at per command, over every search: past it, the command is refused."""
 _SKIPPED = frozenset({".git"})
-_GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 def read_mask(
@@ -62,7 +60,7 @@ def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, 
             starts += roots
             walked.append(pattern)
             continue
-        literal = _literal_folder(pattern.glob)
+        literal = Path(split_literal(pattern.glob)[0])  # an anchored glob is absolute: its literal folders
         if not os.path.lexists(literal):
             continue
         if pattern.matches(literal):  # `secrets/**` covers the folder itself, a literal path is itself
@@ -106,10 +104,3 @@ def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, 
                 stack.append(path)
     return HiddenPaths(files=tuple(sorted(files)), folders=tuple(sorted(folders)))
 
-
-def _literal_folder(glob: str) -> Path:
-    """``/ws/config/*.key`` -> ``/ws/config``: the folders before the first glob character (the glob if none)."""
-    match = _GLOB_CHARS.search(glob)
-    if match is None:
-        return Path(glob)
-    return Path(glob[: glob.rfind("/", 0, match.start())] or "/")
