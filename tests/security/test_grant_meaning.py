@@ -116,7 +116,9 @@ async def test_a_session_grant_for_a_command_does_not_follow_its_folder_re_point
     (ws / "build").symlink_to("a")
     approver = ScriptedApprover([ApprovalAnswer.allow_session(), ApprovalAnswer.allow_once(), ApprovalAnswer.deny("not this one")])
     registry = await build_registry(settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver)
-    make = ToolCall(name="shell.exec", arguments={"command": "make", "cwd": "build"})
+    # --no-print-directory: when the suite itself runs under make, the inherited MAKELEVEL would add
+    # "Entering directory" lines to the output this test compares.
+    make = ToolCall(name="shell.exec", arguments={"command": "make --no-print-directory", "cwd": "build"})
 
     first = await registry.call(make)
     assert first.text_content() == "exit code: 0\nbuilt a"
