@@ -20,10 +20,13 @@ from kairox.policy._wrappers import (
     SHELLS,
     STDIN_PROGRAM,
     WRAPPERS,
+    Wrapper,
     env_changes_what_runs,
+    exec_subcommand,
     git_option_runs_code,
     is_interpreter,
     option_effect,
+    ssh_option_command,
 )
 
 _OPERATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "\n", ";&", ";;&"})
@@ -467,11 +470,16 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
             break
         name = words[0].rsplit("/", 1)[-1]
         wrapper = WRAPPERS.get(name)
+        rest = words[1:]
         if wrapper is None:
-            break
+            # `docker exec CONTAINER cmd`, `kubectl -n ns exec POD -- cmd`: the subcommand is the wrapper
+            found = exec_subcommand(name, rest)
+            if found is None:
+                break
+            wrapper, skipped = found
+            rest = rest[skipped:]
         scan.privileged |= wrapper.privileged
         from_input |= wrapper.input_arguments
-        rest = words[1:]
         # an option taking a value the table does not know must not hide the command: deny rules see every tail
         scan.tails.extend(" ".join(rest[i:]) for i in range(len(rest)))
         index, positionals, restart = 0, wrapper.positionals, None
@@ -500,6 +508,9 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
                         scan.pieces.append(" ".join(words))
                         return None
                     break
+                if name == "ssh":
+                    index += _ssh_option(rest, index, wrapper, scan, depth=depth)
+                    continue
                 index += 2 if option in wrapper.takes_value and not eq else 1
                 continue
             if name == "env" and _ASSIGNMENT.match(word):
@@ -519,6 +530,26 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
         if wrapper.joins_rest:
             if index < len(rest):
                 _collect(" ".join(rest[index:]), scan, depth=depth + 1)
+            elif wrapper.remote:
+                scan.hide(f"{name} without a remote command runs a login shell on the host, reading commands from its input")
+                scan.pieces.append(" ".join(words))
             return None
         words = rest[index:]
     return words, from_input
+
+
+def _ssh_option(rest: list[str], index: int, wrapper: Wrapper, scan: _Scan, *, depth: int) -> int:
+    """Read one of ssh's option words (a cluster such as ``-tp 22`` or ``-oProxyCommand=...``); returns how many
+    words it took. The command line of ``-o ProxyCommand=`` / ``LocalCommand=`` / ``RemoteCommand=`` is split as a
+    line of its own."""
+    letters = rest[index][1:]
+    for at, letter in enumerate(letters):
+        if f"-{letter}" not in wrapper.takes_value:
+            continue
+        value = letters[at + 1 :] or (rest[index + 1] if index + 1 < len(rest) else "")
+        if letter == "o":
+            command = ssh_option_command(value)
+            if command:
+                _collect(command, scan, depth=depth + 1)
+        return 1 if letters[at + 1 :] else 2
+    return 1
