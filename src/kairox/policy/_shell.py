@@ -56,6 +56,8 @@ _HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*((?:'[^'\n]*'|\"[^\"\n]*\"|\\.|[^
 _COMPOUND_STARTS = frozenset({"{", "while", "until", "if", "for", "select", "case", "[[", "(("})
 """Words that start a compound command: ``coproc NAME { rm x; }`` names its coprocess before one."""
 _GLOB = re.compile(r"[*?\[]")
+_SSH_REMOTE_COMMAND = re.compile(r"^(?:-o)?\s*remotecommand\s*[=\s]", re.IGNORECASE)
+"""``ssh -o RemoteCommand=...``: the remote command is that option's value, not the words after the host."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,7 +532,7 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
         if wrapper.joins_rest:
             if index < len(rest):
                 _collect(" ".join(rest[index:]), scan, depth=depth + 1)
-            elif wrapper.remote:
+            elif wrapper.remote and not any(_SSH_REMOTE_COMMAND.match(word) for word in rest):
                 scan.hide(f"{name} without a remote command runs a login shell on the host, reading commands from its input")
                 scan.pieces.append(" ".join(words))
             return None
