@@ -44,7 +44,7 @@ OTHER_PROGRAMS = [
     "git status-marker",
     "git log-marker",
     "git -C . status-marker --short",
-    "ls -la && truncate -s 0 victim",
+    "truncate --size=0 victim",
 ]
 
 

@@ -510,7 +510,7 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
                         scan.pieces.append(" ".join(words))
                         return None
                     break
-                if name == "ssh":
+                if wrapper.remote and wrapper.joins_rest:  # ssh
                     index += _ssh_option(rest, index, wrapper, scan, depth=depth)
                     continue
                 index += 2 if option in wrapper.takes_value and not eq else 1

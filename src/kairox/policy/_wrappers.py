@@ -40,6 +40,11 @@ def _w(
     )
 
 
+_SSH = _w(
+    "-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w",
+    positionals=1, joins_rest=True, privileged=True, remote=True,
+)
+
 WRAPPERS: dict[str, Wrapper] = {
     # privilege and identity
     "sudo": _w("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--chdir", "--prompt",
@@ -117,8 +122,8 @@ WRAPPERS: dict[str, Wrapper] = {
     "dbus-run-session": _w("--config-file", "--dbus-daemon"),
     "xvfb-run": _w("-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e", "--error-file", "-p", "--xauth-protocol"),
     # another host: ssh joins its remote command's words with spaces and the remote shell reads them as a line
-    "ssh": _w("-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S",
-              "-W", "-w", positionals=1, joins_rest=True, privileged=True, remote=True),
+    "ssh": _SSH,
+    "slogin": _SSH,
     "busybox": _w(),
     "toybox": _w(),
     "coreutils": _w(),
