@@ -115,9 +115,14 @@ def test_the_approval_prompt_says_what_a_command_rule_covers(tmp_path: Path, pat
         ("docker -H unix:///run/d.sock exec box rm x", ("rm x",)),
         ("docker container exec --env A=1 box rm x", ("rm x",)),
         ("docker run --rm -v /:/host alpine rm x", ("rm x",)),
+        ("docker run --entrypoint rm alpine -rf x", ("rm -rf x",)),
+        ("docker run --entrypoint=rm alpine x", ("rm x",)),
+        ("docker compose -f a.yml exec -u root web rm x", ("rm x",)),
+        ("docker-compose run --rm web rm x", ("rm x",)),
         ("podman exec box rm x", ("rm x",)),
         ("kubectl exec pod -- rm x", ("rm x",)),
         ("kubectl -n prod exec -it pod -c app -- rm x", ("rm x",)),
+        ("kubectl run tmp --image=busybox --restart=Never -- rm x", ("rm x",)),
         ("oc exec pod -- sh -c 'rm x'", ("rm x",)),
     ],
 )
@@ -136,6 +141,10 @@ def test_the_command_run_on_another_host_or_in_a_container_is_a_command_of_the_l
         ("ssh host bash < script.sh", "bash runs commands from its input, which the rules cannot see"),
         ("docker exec -i box sh < script.sh", "sh runs commands from its input, which the rules cannot see"),
         ('kubectl exec pod -- sh -c "$CMD"', "a command name is only known when the line runs"),
+        ("ssh -F ./ssh_config host ls", "ssh -F ./ssh_config reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see"),
+        ("ssh -vF cfg host ls", "ssh -F cfg reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see"),
+        ("ssh -I ./token.so host ls", "ssh -I ./token.so loads a library into ssh, code the rules cannot see"),
+        ("ssh -o PKCS11Provider=./token.so host ls", "ssh -o PKCS11Provider=./token.so loads a library into ssh, code the rules cannot see"),
     ],
 )
 def test_a_remote_command_the_splitter_cannot_see_is_hidden(line: str, reason: str) -> None:

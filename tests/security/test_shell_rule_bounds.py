@@ -95,10 +95,15 @@ REMOTE_RM = [
     "docker -H unix:///run/docker.sock exec box rm victim",
     "docker container exec box sh -c 'rm victim'",
     "docker run --rm -v $PWD:/w alpine rm /w/victim",
+    "docker run --entrypoint rm alpine -rf /w/victim",
+    "docker run --entrypoint=rm alpine /w/victim",
+    "docker compose exec web rm victim",
+    "docker-compose -f compose.yml run --rm web rm victim",
     "podman exec box rm victim",
     "kubectl exec pod -- rm victim",
     "kubectl -n prod exec -it pod -c app -- rm -rf victim",
     "oc exec pod -- rm victim",
+    "kubectl run tmp --image=busybox --restart=Never -- rm victim",
 ]
 
 
@@ -124,6 +129,8 @@ REMOTE_HIDDEN = [
     "ssh host sh -s < script.sh",
     "docker exec -i box sh < script.sh",
     'kubectl exec pod -- sh -c "$CMD"',
+    "ssh -F ./ssh_config host true",
+    "ssh -o PKCS11Provider=./token.so host true",
 ]
 
 

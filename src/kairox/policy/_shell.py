@@ -26,7 +26,7 @@ from kairox.policy._wrappers import (
     git_option_runs_code,
     is_interpreter,
     option_effect,
-    ssh_option_command,
+    ssh_option,
 )
 
 _OPERATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "\n", ";&", ";;&"})
@@ -484,7 +484,7 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
         from_input |= wrapper.input_arguments
         # an option taking a value the table does not know must not hide the command: deny rules see every tail
         scan.tails.extend(" ".join(rest[i:]) for i in range(len(rest)))
-        index, positionals, restart = 0, wrapper.positionals, None
+        index, positionals, restart, program = 0, wrapper.positionals, None, None
         while index < len(rest):
             word = rest[index]
             if word == "--":  # the end of the options; a wrapper's positional words (`timeout -- 5 cmd`) may follow
@@ -510,6 +510,8 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
                         scan.pieces.append(" ".join(words))
                         return None
                     break
+                if option in wrapper.program_options:
+                    program = value if eq else (rest[index + 1] if index + 1 < len(rest) else "")
                 if wrapper.remote and wrapper.joins_rest:  # ssh
                     index += _ssh_option(rest, index, wrapper, scan, depth=depth)
                     continue
@@ -524,6 +526,8 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
             if positionals:
                 positionals -= 1
                 index += 1
+                if not positionals and program is not None:
+                    break  # `docker run --entrypoint rm IMAGE -rf x`: every word after the image goes to the program
                 continue
             break
         if restart is not None:
@@ -536,7 +540,7 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
                 scan.hide(f"{name} without a remote command runs a login shell on the host, reading commands from its input")
                 scan.pieces.append(" ".join(words))
             return None
-        words = rest[index:]
+        words = rest[index:] if program is None else [program, *rest[index:]]
     return words, from_input
 
 
@@ -549,9 +553,10 @@ def _ssh_option(rest: list[str], index: int, wrapper: Wrapper, scan: _Scan, *, d
         if f"-{letter}" not in wrapper.takes_value:
             continue
         value = letters[at + 1 :] or (rest[index + 1] if index + 1 < len(rest) else "")
-        if letter == "o":
-            command = ssh_option_command(value)
-            if command:
-                _collect(command, scan, depth=depth + 1)
+        command, hidden = ssh_option(letter, value)
+        if command is not None:
+            _collect(command, scan, depth=depth + 1)
+        if hidden is not None:
+            scan.hide(hidden)
         return 1 if letters[at + 1 :] else 2
     return 1

@@ -28,15 +28,17 @@ class Wrapper:
     remote: bool = False
     """Runs the command on another host or in a container (``ssh host cmd``, ``docker exec c cmd``): outside the
     sandbox, under that side's accounts. Without a command, ``ssh`` runs a login shell that reads its input."""
+    program_options: frozenset[str] = frozenset()
+    """Options whose value is the program the command's words go to (``docker run --entrypoint rm IMAGE -rf x``)."""
 
 
 def _w(
     *takes: str, positionals: int = 0, command: tuple[str, ...] = (), privileged: bool = False, input_arguments: bool = False,
-    joins_rest: bool = False, remote: bool = False,
+    joins_rest: bool = False, remote: bool = False, program: tuple[str, ...] = (),
 ) -> Wrapper:
     return Wrapper(
         takes_value=frozenset(takes), positionals=positionals, command_options=frozenset(command), privileged=privileged,
-        input_arguments=input_arguments, joins_rest=joins_rest, remote=remote,
+        input_arguments=input_arguments, joins_rest=joins_rest, remote=remote, program_options=frozenset(program),
     )
 
 
@@ -135,8 +137,13 @@ _CONTAINER_RUN = _w(
     "--network", "--net", "--entrypoint", "-h", "--hostname", "-l", "--label", "--platform", "--pull", "--cpus", "-m", "--memory",
     "--add-host", "--dns", "--cap-add", "--cap-drop", "--device", "--security-opt", "--tmpfs", "--ulimit", "--restart", "--pid",
     "--ipc", "--userns", "--cidfile", "--log-driver", "--log-opt", "--gpus", "--runtime", "--stop-signal", "--shm-size",
-    positionals=1, privileged=True, remote=True,
+    positionals=1, privileged=True, remote=True, program=("--entrypoint",),
 )
+_COMPOSE_EXEC = _w("-e", "--env", "-u", "--user", "-w", "--workdir", "--index", positionals=1, privileged=True, remote=True)
+_COMPOSE_RUN = _w("-e", "--env", "-u", "--user", "-w", "--workdir", "-v", "--volume", "-p", "--publish", "-l", "--label", "--name",
+                  "--entrypoint", "--cap-add", "--cap-drop", positionals=1, privileged=True, remote=True, program=("--entrypoint",))
+_KUBE_RUN = _w("--image", "--env", "--port", "-l", "--labels", "--restart", "--overrides", "--image-pull-policy", "-n", "--namespace",
+               "--context", "--kubeconfig", "--annotations", "--pod-running-timeout", positionals=1, privileged=True, remote=True)
 _KUBE_EXEC = _w("-c", "--container", "-f", "--filename", "--pod-running-timeout", "-n", "--namespace", "--context", "--kubeconfig",
                 positionals=1, privileged=True, remote=True)
 
@@ -152,14 +159,20 @@ class _ExecTool:
 
 _DOCKER = _ExecTool(
     global_values=frozenset({"-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey", "--url", "--connection", "--identity", "--root", "--runroot"}),
-    subcommands={("exec",): _CONTAINER_EXEC, ("container", "exec"): _CONTAINER_EXEC, ("run",): _CONTAINER_RUN, ("container", "run"): _CONTAINER_RUN},
+    subcommands={
+        ("exec",): _CONTAINER_EXEC, ("container", "exec"): _CONTAINER_EXEC, ("run",): _CONTAINER_RUN, ("container", "run"): _CONTAINER_RUN,
+    },
+)
+_COMPOSE = _ExecTool(
+    global_values=frozenset({"-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile", "--ansi", "--parallel"}),
+    subcommands={("exec",): _COMPOSE_EXEC, ("run",): _COMPOSE_RUN},
 )
 _KUBECTL = _ExecTool(
     global_values=frozenset({"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server", "--token", "--as", "--as-group",
                              "--request-timeout", "--certificate-authority", "--client-certificate", "--client-key", "--tls-server-name", "--cache-dir", "-v"}),
-    subcommands={("exec",): _KUBE_EXEC},
+    subcommands={("exec",): _KUBE_EXEC, ("run",): _KUBE_RUN},
 )
-_EXEC_TOOLS = {"docker": _DOCKER, "podman": _DOCKER, "nerdctl": _DOCKER, "kubectl": _KUBECTL, "oc": _KUBECTL}
+_EXEC_TOOLS = {"docker": _DOCKER, "podman": _DOCKER, "nerdctl": _DOCKER, "docker-compose": _COMPOSE, "podman-compose": _COMPOSE, "kubectl": _KUBECTL, "oc": _KUBECTL}
 
 
 def exec_subcommand(name: str, rest: list[str]) -> tuple[Wrapper, int] | None:
@@ -172,20 +185,35 @@ def exec_subcommand(name: str, rest: list[str]) -> tuple[Wrapper, int] | None:
     while index < len(rest) and rest[index].startswith("-") and rest[index] != "--":
         option, eq, _ = rest[index].partition("=")
         index += 2 if option in tool.global_values and not eq else 1
+    if tool is _DOCKER and rest[index : index + 1] == ["compose"]:  # `docker compose -f x.yml exec web cmd`
+        found = exec_subcommand("docker-compose", rest[index + 1 :])
+        return None if found is None else (found[0], index + 1 + found[1])
     for words, wrapper in tool.subcommands.items():
         if tuple(rest[index : index + len(words)]) == words:
             return wrapper, index + len(words)
     return None
 
 
-_SSH_LOCAL_COMMANDS = frozenset({"proxycommand", "localcommand", "knownhostscommand", "remotecommand"})
-"""``ssh -o`` options whose value is a command line: a local one run by the user's shell, or the remote one."""
+_SSH_COMMAND_KEYS = frozenset({"proxycommand", "localcommand", "knownhostscommand", "remotecommand"})
+"""``ssh -o`` keys whose value is a command line: a local one the user's shell runs, or the remote one."""
+_SSH_LIBRARY_KEYS = frozenset({"pkcs11provider", "securitykeyprovider"})
 
 
-def ssh_option_command(value: str) -> str | None:
-    """The command line an ``ssh -o KEY=VALUE`` (or ``-o 'KEY VALUE'``) runs, or None."""
+def ssh_option(letter: str, value: str) -> tuple[str | None, str | None]:
+    """What one ssh option runs: the command line of ``-o ProxyCommand=...`` (also ``LocalCommand``,
+    ``KnownHostsCommand``, ``RemoteCommand``; ``-o 'KEY VALUE'`` too), and why the option hides code from the rules
+    (a config file of the line's choosing, a library ssh loads), each None when there is none."""
+    if letter == "F" and value not in ("none", "/dev/null"):
+        return None, f"ssh -F {value} reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see"
+    if letter == "I":
+        return None, f"ssh -I {value} loads a library into ssh, code the rules cannot see"
+    if letter != "o":
+        return None, None
     key, _, command = value.replace("=", " ", 1).strip().partition(" ")
-    return command.strip() if key.lower() in _SSH_LOCAL_COMMANDS else None
+    key = key.lower()
+    if key in _SSH_LIBRARY_KEYS:
+        return None, f"ssh -o {value} loads a library into ssh, code the rules cannot see"
+    return (command.strip() or None) if key in _SSH_COMMAND_KEYS else None, None
 
 
 SUBCOMMAND_PROGRAMS = frozenset({"git", "cargo", "gh", "kubectl", "oc", "docker", "podman", "helm"})
