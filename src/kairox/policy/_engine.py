@@ -19,6 +19,7 @@ from typing import Any
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
 from kairox.errors import Diagnostic, Severity
 from kairox.policy._arguments import LIMITS, scan_path_arguments
+from kairox.policy._command_glob import allow_matches, describe_command_glob
 from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._paths import PathPattern, protected_reason, resolve_path, writable_reason
 from kairox.policy._readmask import read_mask
@@ -370,7 +371,10 @@ class PolicyEngine:
                 return None
             return f"every call of {parsed.tool}, with any arguments"
         if spec.permission.command_arg is not None:
-            return f"every command line whose commands all match {parsed.specifier!r} (run as written: no redirection or option that writes a file, no sudo, no variables that change what runs)"
+            return (
+                f"every command line whose commands are all {describe_command_glob(parsed.specifier)}, run as written: no redirection "
+                "or option that writes a file, no sudo, ssh or container exec, no variables that change what runs"
+            )
         if spec.permission.path_args:
             return f"every call of {parsed.tool} on paths matching {parsed.specifier!r}"
         return f"every call of {parsed.tool} with an argument matching {parsed.specifier!r}"
@@ -603,9 +607,9 @@ class PolicyEngine:
                 return (
                     bool(pieces) and command.hidden is None and not command.opaque and not command.writes
                     and not command.privileged and not command.changes_programs
-                    and all(_command_match(p, specifier, exact=True) for p in pieces)
+                    and all(allow_matches(p, specifier) for p in pieces)
                 )
-            return any(_command_match(p, specifier, exact=False) for p in (*pieces, *command.tails))
+            return any(_command_match(p, specifier) for p in (*pieces, *command.tails))
         if rule.tool in _PATH_FAMILIES and spec.source in _THIRD_PARTY:
             # `fs.read(secrets/**)` holds for the paths a third-party tool names, and only for those
             pattern = self._path_pattern(specifier)
@@ -643,13 +647,12 @@ def _literal_glob(path: str) -> str:
     return "".join(f"[{char}]" if char in "*?[" else char for char in path)
 
 
-def _command_match(piece: str, specifier: str, *, exact: bool) -> bool:
+def _command_match(piece: str, specifier: str) -> bool:
+    """Whether a deny or ask rule's command glob matches one command: as a plain glob, so ``rm*`` also refuses
+    ``rmdir`` (the safe side), and by the program's base name (``/bin/rm -rf x``)."""
     spec = " ".join(specifier.split())
     if fnmatch.fnmatchcase(piece, spec):
         return True
-    if exact:
-        return False
-    # a deny rule for `rm*` also catches `/bin/rm -rf x`
     head, _, rest = piece.partition(" ")
     if "/" in head:
         short = head.rsplit("/", 1)[-1] + (" " + rest if rest else "")

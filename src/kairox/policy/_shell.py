@@ -20,10 +20,13 @@ from kairox.policy._wrappers import (
     SHELLS,
     STDIN_PROGRAM,
     WRAPPERS,
+    Wrapper,
     env_changes_what_runs,
+    exec_subcommand,
     git_option_runs_code,
     is_interpreter,
     option_effect,
+    ssh_option,
 )
 
 _OPERATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "\n", ";&", ";;&"})
@@ -53,6 +56,8 @@ _HEREDOC = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*((?:'[^'\n]*'|\"[^\"\n]*\"|\\.|[^
 _COMPOUND_STARTS = frozenset({"{", "while", "until", "if", "for", "select", "case", "[[", "(("})
 """Words that start a compound command: ``coproc NAME { rm x; }`` names its coprocess before one."""
 _GLOB = re.compile(r"[*?\[]")
+_SSH_REMOTE_COMMAND = re.compile(r"^(?:-o)?\s*remotecommand\s*[=\s]", re.IGNORECASE)
+"""``ssh -o RemoteCommand=...``: the remote command is that option's value, not the words after the host."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,14 +472,19 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
             break
         name = words[0].rsplit("/", 1)[-1]
         wrapper = WRAPPERS.get(name)
+        rest = words[1:]
         if wrapper is None:
-            break
+            # `docker exec CONTAINER cmd`, `kubectl -n ns exec POD -- cmd`: the subcommand is the wrapper
+            found = exec_subcommand(name, rest)
+            if found is None:
+                break
+            wrapper, skipped = found
+            rest = rest[skipped:]
         scan.privileged |= wrapper.privileged
         from_input |= wrapper.input_arguments
-        rest = words[1:]
         # an option taking a value the table does not know must not hide the command: deny rules see every tail
         scan.tails.extend(" ".join(rest[i:]) for i in range(len(rest)))
-        index, positionals, restart = 0, wrapper.positionals, None
+        index, positionals, restart, program = 0, wrapper.positionals, None, None
         while index < len(rest):
             word = rest[index]
             if word == "--":  # the end of the options; a wrapper's positional words (`timeout -- 5 cmd`) may follow
@@ -500,6 +510,11 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
                         scan.pieces.append(" ".join(words))
                         return None
                     break
+                if option in wrapper.program_options:
+                    program = value if eq else (rest[index + 1] if index + 1 < len(rest) else "")
+                if wrapper.remote and wrapper.joins_rest:  # ssh
+                    index += _ssh_option(rest, index, wrapper, scan, depth=depth)
+                    continue
                 index += 2 if option in wrapper.takes_value and not eq else 1
                 continue
             if name == "env" and _ASSIGNMENT.match(word):
@@ -511,6 +526,8 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
             if positionals:
                 positionals -= 1
                 index += 1
+                if not positionals and program is not None:
+                    break  # `docker run --entrypoint rm IMAGE -rf x`: every word after the image goes to the program
                 continue
             break
         if restart is not None:
@@ -519,6 +536,27 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
         if wrapper.joins_rest:
             if index < len(rest):
                 _collect(" ".join(rest[index:]), scan, depth=depth + 1)
+            elif wrapper.remote and not any(_SSH_REMOTE_COMMAND.match(word) for word in rest):
+                scan.hide(f"{name} without a remote command runs a login shell on the host, reading commands from its input")
+                scan.pieces.append(" ".join(words))
             return None
-        words = rest[index:]
+        words = rest[index:] if program is None else [program, *rest[index:]]
     return words, from_input
+
+
+def _ssh_option(rest: list[str], index: int, wrapper: Wrapper, scan: _Scan, *, depth: int) -> int:
+    """Read one of ssh's option words (a cluster such as ``-tp 22`` or ``-oProxyCommand=...``); returns how many
+    words it took. The command line of ``-o ProxyCommand=`` / ``LocalCommand=`` / ``RemoteCommand=`` is split as a
+    line of its own."""
+    letters = rest[index][1:]
+    for at, letter in enumerate(letters):
+        if f"-{letter}" not in wrapper.takes_value:
+            continue
+        value = letters[at + 1 :] or (rest[index + 1] if index + 1 < len(rest) else "")
+        command, hidden = ssh_option(letter, value)
+        if command is not None:
+            _collect(command, scan, depth=depth + 1)
+        if hidden is not None:
+            scan.hide(hidden)
+        return 1 if letters[at + 1 :] else 2
+    return 1

@@ -25,14 +25,27 @@ class Wrapper:
     """The command's arguments come from input (``xargs``): a shell run this way runs text the line does not show."""
     joins_rest: bool = False
     """The rest of the line is one command line, as ``sh -c`` would read it (``watch 'rm x'``)."""
+    remote: bool = False
+    """Runs the command on another host or in a container (``ssh host cmd``, ``docker exec c cmd``): outside the
+    sandbox, under that side's accounts. Without a command, ``ssh`` runs a login shell that reads its input."""
+    program_options: frozenset[str] = frozenset()
+    """Options whose value is the program the command's words go to (``docker run --entrypoint rm IMAGE -rf x``)."""
 
 
-def _w(*takes: str, positionals: int = 0, command: tuple[str, ...] = (), privileged: bool = False, input_arguments: bool = False, joins_rest: bool = False) -> Wrapper:
+def _w(
+    *takes: str, positionals: int = 0, command: tuple[str, ...] = (), privileged: bool = False, input_arguments: bool = False,
+    joins_rest: bool = False, remote: bool = False, program: tuple[str, ...] = (),
+) -> Wrapper:
     return Wrapper(
         takes_value=frozenset(takes), positionals=positionals, command_options=frozenset(command), privileged=privileged,
-        input_arguments=input_arguments, joins_rest=joins_rest,
+        input_arguments=input_arguments, joins_rest=joins_rest, remote=remote, program_options=frozenset(program),
     )
 
+
+_SSH = _w(
+    "-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w",
+    positionals=1, joins_rest=True, privileged=True, remote=True,
+)
 
 WRAPPERS: dict[str, Wrapper] = {
     # privilege and identity
@@ -110,10 +123,104 @@ WRAPPERS: dict[str, Wrapper] = {
     "sshpass": _w("-p", "-f", "-d", "-P"),
     "dbus-run-session": _w("--config-file", "--dbus-daemon"),
     "xvfb-run": _w("-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e", "--error-file", "-p", "--xauth-protocol"),
+    # another host: ssh joins its remote command's words with spaces and the remote shell reads them as a line
+    "ssh": _SSH,
+    "slogin": _SSH,
     "busybox": _w(),
     "toybox": _w(),
     "coreutils": _w(),
 }
+
+_CONTAINER_EXEC = _w("-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys", positionals=1, privileged=True, remote=True)
+_CONTAINER_RUN = _w(
+    "-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "-v", "--volume", "--mount", "--name", "-p", "--publish",
+    "--network", "--net", "--entrypoint", "-h", "--hostname", "-l", "--label", "--platform", "--pull", "--cpus", "-m", "--memory",
+    "--add-host", "--dns", "--cap-add", "--cap-drop", "--device", "--security-opt", "--tmpfs", "--ulimit", "--restart", "--pid",
+    "--ipc", "--userns", "--cidfile", "--log-driver", "--log-opt", "--gpus", "--runtime", "--stop-signal", "--shm-size",
+    positionals=1, privileged=True, remote=True, program=("--entrypoint",),
+)
+_COMPOSE_EXEC = _w("-e", "--env", "-u", "--user", "-w", "--workdir", "--index", positionals=1, privileged=True, remote=True)
+_COMPOSE_RUN = _w("-e", "--env", "-u", "--user", "-w", "--workdir", "-v", "--volume", "-p", "--publish", "-l", "--label", "--name",
+                  "--entrypoint", "--cap-add", "--cap-drop", positionals=1, privileged=True, remote=True, program=("--entrypoint",))
+_KUBE_RUN = _w("--image", "--env", "--port", "-l", "--labels", "--restart", "--overrides", "--image-pull-policy", "-n", "--namespace",
+               "--context", "--kubeconfig", "--annotations", "--pod-running-timeout", positionals=1, privileged=True, remote=True)
+_KUBE_EXEC = _w("-c", "--container", "-f", "--filename", "--pod-running-timeout", "-n", "--namespace", "--context", "--kubeconfig",
+                positionals=1, privileged=True, remote=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _ExecTool:
+    """A program whose subcommands run a command in a container (``docker exec``, ``kubectl exec``)."""
+
+    global_values: frozenset[str]
+    """Options before the subcommand that take a separate value (``docker -H HOST``, ``kubectl -n NS``)."""
+    subcommands: dict[tuple[str, ...], Wrapper]
+
+
+_DOCKER = _ExecTool(
+    global_values=frozenset({"-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey", "--url", "--connection", "--identity", "--root", "--runroot"}),
+    subcommands={
+        ("exec",): _CONTAINER_EXEC, ("container", "exec"): _CONTAINER_EXEC, ("run",): _CONTAINER_RUN, ("container", "run"): _CONTAINER_RUN,
+    },
+)
+_COMPOSE = _ExecTool(
+    global_values=frozenset({"-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile", "--ansi", "--parallel"}),
+    subcommands={("exec",): _COMPOSE_EXEC, ("run",): _COMPOSE_RUN},
+)
+_KUBECTL = _ExecTool(
+    global_values=frozenset({"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server", "--token", "--as", "--as-group",
+                             "--request-timeout", "--certificate-authority", "--client-certificate", "--client-key", "--tls-server-name", "--cache-dir", "-v"}),
+    subcommands={("exec",): _KUBE_EXEC, ("run",): _KUBE_RUN},
+)
+_EXEC_TOOLS = {"docker": _DOCKER, "podman": _DOCKER, "nerdctl": _DOCKER, "docker-compose": _COMPOSE, "podman-compose": _COMPOSE, "kubectl": _KUBECTL, "oc": _KUBECTL}
+
+
+def exec_subcommand(name: str, rest: list[str]) -> tuple[Wrapper, int] | None:
+    """``docker exec`` / ``kubectl -n ns exec``: the wrapper its exec subcommand is, and how many words of ``rest``
+    (global options and the subcommand) come before that subcommand's own options; None for other subcommands."""
+    tool = _EXEC_TOOLS.get(name)
+    if tool is None:
+        return None
+    index = 0
+    while index < len(rest) and rest[index].startswith("-") and rest[index] != "--":
+        option, eq, _ = rest[index].partition("=")
+        index += 2 if option in tool.global_values and not eq else 1
+    if tool is _DOCKER and rest[index : index + 1] == ["compose"]:  # `docker compose -f x.yml exec web cmd`
+        found = exec_subcommand("docker-compose", rest[index + 1 :])
+        return None if found is None else (found[0], index + 1 + found[1])
+    for words, wrapper in tool.subcommands.items():
+        if tuple(rest[index : index + len(words)]) == words:
+            return wrapper, index + len(words)
+    return None
+
+
+_SSH_COMMAND_KEYS = frozenset({"proxycommand", "localcommand", "knownhostscommand", "remotecommand"})
+"""``ssh -o`` keys whose value is a command line: a local one the user's shell runs, or the remote one."""
+_SSH_LIBRARY_KEYS = frozenset({"pkcs11provider", "securitykeyprovider"})
+
+
+def ssh_option(letter: str, value: str) -> tuple[str | None, str | None]:
+    """What one ssh option runs: the command line of ``-o ProxyCommand=...`` (also ``LocalCommand``,
+    ``KnownHostsCommand``, ``RemoteCommand``; ``-o 'KEY VALUE'`` too), and why the option hides code from the rules
+    (a config file of the line's choosing, a library ssh loads), each None when there is none."""
+    if letter == "F" and value not in ("none", "/dev/null"):
+        return None, f"ssh -F {value} reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see"
+    if letter == "I":
+        return None, f"ssh -I {value} loads a library into ssh, code the rules cannot see"
+    if letter != "o":
+        return None, None
+    key, _, command = value.replace("=", " ", 1).strip().partition(" ")
+    key = key.lower()
+    if key in _SSH_LIBRARY_KEYS:
+        return None, f"ssh -o {value} loads a library into ssh, code the rules cannot see"
+    return (command.strip() or None) if key in _SSH_COMMAND_KEYS else None, None
+
+
+SUBCOMMAND_PROGRAMS = frozenset({"git", "cargo", "gh", "kubectl", "oc", "docker", "podman", "helm"})
+"""Programs that run another program for a subcommand they do not know: ``PROGRAM-SUBCOMMAND`` from ``PATH``
+(git, cargo, kubectl and oc plugins, docker and podman CLI plugins, helm plugins) or an alias or extension (git,
+gh). An allow rule's ``*`` glued to such a subcommand (``git status*``) does not extend it."""
+
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "pdksh", "fish", "csh", "tcsh", "ash", "yash", "rbash", "posh", "elvish", "nu", "xonsh"})
 _INTERPRETER = re.compile(
