@@ -168,7 +168,7 @@ def set_(
 ) -> None:
     """Set a key in one layer's file, keeping its comments and order. In an untrusted workspace a project or
     local file is written only when you say so (a y/N question at a terminal, or --yes)."""
-    from kairox.config import ConfigError, parse_cli_value, set_value
+    from kairox.config import ConfigError, parse_cli_value, set_value, write_own
 
     resolved, file = _layer_file(ctx, layer)
     parsed = parse_cli_value(value)
@@ -179,7 +179,7 @@ def set_(
     authorize_config_write(resolved, file, change, yes=yes)
     before = file.read_text(encoding="utf-8") if file.exists() else None
     try:
-        set_value(file, key, parsed)
+        write_own(resolved, file, key, lambda: set_value(file, key, parsed))
     except (ConfigError, ValueError) as exc:
         fail(str(exc), ExitCode.CONFIG)
     _check_file(file, before)
@@ -189,7 +189,7 @@ def set_(
 @config_app.command("unset")
 def unset(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key.")], layer: LayerOption = "user", yes: WriteYesOption = False) -> None:
     """Remove a key from one layer's file (asked first like `config set` in an untrusted workspace)."""
-    from kairox.config import ConfigError, unset_value
+    from kairox.config import ConfigError, unset_value, write_own
 
     resolved, file = _layer_file(ctx, layer)
     try:
@@ -200,7 +200,7 @@ def unset(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted ke
         fail(f"{key} is not set in {file}", ExitCode.NOT_FOUND)
     authorize_config_write(resolved, file, f"remove {key}", yes=yes)
     try:
-        removed = unset_value(file, key)
+        removed = write_own(resolved, file, key, lambda: unset_value(file, key))
     except (ConfigError, ValueError) as exc:
         fail(str(exc), ExitCode.CONFIG)
     if not removed:

@@ -318,7 +318,7 @@ def add(
 
     from pydantic import ValidationError
 
-    from kairox.config import Layer, McpServerConfig, join_key, set_value
+    from kairox.config import Layer, McpServerConfig, join_key, set_value, write_own
 
     kinds = {"stdio": "stdio", "sse": "sse", "http": "streamable_http", "streamable_http": "streamable_http", "streamable-http": "streamable_http"}
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
@@ -354,7 +354,7 @@ def add(
     file = resolved.layer_file(chosen)
     key = join_key(["mcp_servers", name])
     authorize_config_write(resolved, file, change_text(key, table), yes=yes)
-    set_value(file, key, table)
+    write_own(resolved, file, key, lambda: set_value(file, key, table))
     out(f"added MCP server {name!r} to {file}")
     if chosen is not Layer.USER and not resolved.trusted:
         err("note: this workspace is not trusted, so project servers wait until `kairox trust`")

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         ToolsConfig,
     )
     from kairox.config._modes import ApprovalPolicy, SandboxPolicy
+    from kairox.config._own_writes import write_own
     from kairox.config._parse_cache import CacheScope, ConfigParseCache
     from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
     from kairox.config._redact import REDACTED, is_secret_key, redact_tree
@@ -98,6 +99,7 @@ __all__ = [
     "split_key",
     "unset_value",
     "workspace_mcp_servers",
+    "write_own",
 ]
 
 # names load their module when first read: a process that only starts an MCP server imports the models, not
@@ -127,6 +129,7 @@ if not TYPE_CHECKING:
                 "ToolsConfig",
             ),
             "._modes": ("ApprovalPolicy", "SandboxPolicy"),
+            "._own_writes": ("write_own",),
             "._parse_cache": ("CacheScope", "ConfigParseCache"),
             "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
             "._redact": ("REDACTED", "is_secret_key", "redact_tree"),

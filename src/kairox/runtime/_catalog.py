@@ -18,7 +18,7 @@ from typing import Any
 
 from kairox._util import JsonObject
 from kairox.catalog import CatalogCache, InstallPlan, PreflightReport, preflight
-from kairox.config import Layer, McpServerConfig, ResolvedConfig, join_key, set_value
+from kairox.config import Layer, McpServerConfig, ResolvedConfig, join_key, set_value, write_own
 from kairox.events import EventSink, NullSink
 from kairox.policy import Approver, PolicyEngine, Verdict
 from kairox.registry import SessionApprovals, registry_settings
@@ -293,7 +293,8 @@ async def install_catalog_entry(
         table["enabled"] = False
         comment += f"\ndisabled: the dry run failed: {' '.join((result.error or '').split())[:300]}"
         comment += f"\nfix it, then set enabled = true (`kairox mcp catalog check {plan.entry.id}` helps)"
-    set_value(file, join_key(["mcp_servers", plan.name]), table, comment=comment)
+    key = join_key(["mcp_servers", plan.name])
+    write_own(resolved, file, key, lambda: set_value(file, key, table, comment=comment))
     notes: list[str] = []
     if options.layer is not Layer.USER and not resolved.trusted:
         notes.append("this workspace is not trusted, so its project servers wait until `kairox trust`")

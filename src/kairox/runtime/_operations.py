@@ -6,7 +6,7 @@ caller names), through the same writer ``kairox config set`` uses."""
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox.config import Layer, McpServerConfig, ResolvedConfig, join_key, set_value
+from kairox.config import Layer, McpServerConfig, ResolvedConfig, join_key, set_value, write_own
 from kairox.errors import KairoxError
 
 if TYPE_CHECKING:
@@ -75,7 +75,8 @@ async def add_mcp_server(context: "ExtensionContext", name: str, config: McpServ
 
 def _persist(resolved: ResolvedConfig, name: str, field: str, value: Any, *, file: Path | None = None, section: str = "mcp_servers") -> Path:
     file = file or server_layer_file(resolved, section, name)
-    set_value(file, join_key((section, name, field)), value)
+    key = join_key((section, name, field))
+    write_own(resolved, file, key, lambda: set_value(file, key, value))
     return file
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kairox.config import Layer, ResolvedConfig
+from kairox.config import Layer, ResolvedConfig, join_key, write_own
 from kairox.errors import KairoxError
 from kairox.policy import ApprovalRequest, Approver
 
@@ -160,9 +160,9 @@ def toggle_plugin(context: "ExtensionContext", key: str, enabled: bool, *, layer
         raise KairoxError(f"no plugin named {plugin!r}", hint="`kairox plugins list` names them")
     file = _layer_file(context, layer)
     if contribution:
-        set_contribution_enabled(file, plugin, contribution, enabled)
+        write_own(context.resolved, file, join_key(("plugins", "entries", plugin)), lambda: set_contribution_enabled(file, plugin, contribution, enabled))
     else:
-        set_plugin_enabled(file, plugin, enabled)
+        write_own(context.resolved, file, join_key(("plugins", "entries", plugin)), lambda: set_plugin_enabled(file, plugin, enabled))
     return file
 
 
@@ -176,5 +176,5 @@ def set_plugin_folder(context: "ExtensionContext", name: str, path: str | None, 
     if path is not None and not Path(path).expanduser().is_dir():
         raise KairoxError(f"{path} is not a folder", hint="give the folder that holds the plugin's manifest")
     file = _layer_file(context, layer)
-    set_plugin_path(file, name, path)
+    write_own(context.resolved, file, join_key(("plugins", "entries", name)), lambda: set_plugin_path(file, name, path))
     return file
