@@ -116,7 +116,7 @@ def read_masks(hidden: HiddenPaths) -> list[str]:
     """bwrap arguments covering what the rules on reading hide; raises ``SandboxUnavailableError`` when the list
     may be incomplete (fail closed: the command does not run)."""
     if hidden.problem is not None:
-        raise SandboxUnavailableError(f"the sandbox cannot hide everything the rules on reading forbid: {hidden.problem}", hint=_HIDE_HINT)
+        raise SandboxUnavailableError(f"the sandbox cannot hide everything the rules on reading forbid: {hidden.problem}", hint=hidden.hint or _HIDE_HINT)
     args: list[str] = []
     folders: list[Path] = []
     for folder in sorted(set(hidden.folders), key=lambda p: (len(p.parts), str(p))):
@@ -137,11 +137,13 @@ def sandboxed_argv(
     *,
     cwd: Path | None = None,
     bwrap: str | None = None,
+    notes: list[str] | None = None,
 ) -> list[str]:
     """``argv`` wrapped in a bwrap invocation for ``settings``; under ``danger_full_access``, in the guard.
 
     Does not check that bwrap works; call ``check_sandbox`` first (once) to fail closed. Raises
-    ``SandboxUnavailableError`` when what the rules on reading forbid cannot all be hidden.
+    ``SandboxUnavailableError`` when what the rules on reading forbid cannot all be hidden. ``notes`` receives
+    what to tell the caller if the command fails (``HiddenPaths.notes``).
     """
     if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
         # no bwrap --die-with-parent out here: the guard takes the command's group down with the host
@@ -173,6 +175,8 @@ def sandboxed_argv(
                 hint="run it in another folder, or narrow the fs.read rule so that it leaves this one out",
             )
         args += read_masks(hidden)
+        if notes is not None:
+            notes += hidden.notes
     if not settings.network_access:
         args.append("--unshare-net")
     # root inside the sandbox is powerless: no capability survives (and bwrap sets no_new_privs)
@@ -190,11 +194,12 @@ async def sandboxed_argv_async(
     *,
     cwd: Path | None = None,
     bwrap: str | None = None,
+    notes: list[str] | None = None,
 ) -> list[str]:
     """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
     if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap)
-    return await asyncio.to_thread(sandboxed_argv, argv, settings, workspace, cwd=cwd, bwrap=bwrap)
+        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
+    return await asyncio.to_thread(lambda: sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes))
 
 
 def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str | None:
