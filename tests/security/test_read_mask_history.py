@@ -44,7 +44,8 @@ def git(where: Path, *args: str) -> str:
 
 def repository(ws: Path, *, packed: bool = False) -> dict[str, str]:
     """A repository whose history holds every secret: the key committed twice, a stash, a `.env` committed and
-    removed; the work tree holds the current key and a tracked neighbour. Returns the blobs' names."""
+    removed, a commit message file with a diff; the work tree holds the current key and a tracked neighbour.
+    Returns the blobs' names."""
     git(ws, "init", "-q", "-b", "main")
     (ws / "secrets").mkdir(exist_ok=True)
     (ws / "secrets" / "key.txt").write_text(OLD + "\n")
@@ -61,6 +62,7 @@ def repository(ws: Path, *, packed: bool = False) -> dict[str, str]:
         secret: subprocess.run(["git", "hash-object", "--stdin"], input=secret + "\n", cwd=ws, capture_output=True, text=True, check=True).stdout.strip()
         for secret in SECRETS
     }
+    (ws / ".git" / "COMMIT_EDITMSG").write_text(f"rotate the key\n# diff kept by commit -v\n-{OLD}\n+{KEY}\n")  # as `git commit -v` leaves it
     if packed:
         git(ws, "gc", "-q", "--prune=now")
     return blobs
@@ -90,11 +92,11 @@ GIT_ATTACKS = [
     "git stash show -p",
     "git blame secrets/key.txt; git blame HEAD~1 -- .env",
     "git format-patch --stdout -2 HEAD",
-    "git bundle create out.bundle --all && git bundle list-heads out.bundle && strings out.bundle",
+    "git bundle create out.bundle --all && git clone -q out.bundle unbundled && git -C unbundled log -p | cat",
     "git clone -q . clone; cat clone/secrets/key.txt clone/.env; git clone -q --no-local . clone2; cat clone2/secrets/key.txt",
     "git fast-export --all",
     "git reflog -p",
-    "git checkout -q HEAD~1 -- secrets/key.txt .env; cat secrets/key.txt .env",
+    "cp .git/index idx; GIT_INDEX_FILE=idx git checkout -q HEAD~1 -- .env; cat .env",  # .git is read-only: its own index
     f"{PYTHON} -c \"$(cat peek_objects.py)\"",
     "cat .git/objects/pack/*.pack | strings; find .git -type f -exec cat {} +",
 ]
@@ -225,7 +227,6 @@ async def test_a_repository_without_a_hidden_path_keeps_its_history(tmp_path: Pa
 async def test_fs_read_and_search_refuse_the_hidden_history(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     repository(ws)
-    (ws / ".git" / "COMMIT_EDITMSG").write_text(f"rotate\n# diff kept by commit -v\n+{KEY}\n")  # as `git commit -v` leaves it
     registry = await build_registry(settings(ws, DENY), approver=NonInteractiveApprover())
 
     read = await registry.call(ToolCall(name="fs.read", arguments={"path": ".git/COMMIT_EDITMSG"}))
