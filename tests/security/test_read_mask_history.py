@@ -295,6 +295,8 @@ async def test_fs_read_search_and_list_refuse_another_name_of_a_hidden_file(tmp_
     outside = await registry.call(ToolCall(name="fs.read", arguments={"path": str(tmp_path / "elsewhere" / "key-copy")}))
     search = await registry.call(ToolCall(name="search.ripgrep", arguments={"pattern": "secret|PLAIN"}))
     plain = await registry.call(ToolCall(name="fs.read", arguments={"path": "notes.txt"}))
+    listing = await registry.call(ToolCall(name="fs.list", arguments={"path": "src"}))
+    edit = await registry.call(ToolCall(name="fs.edit", arguments={"path": "src/innocent.txt", "old_string": "KEY", "new_string": "x"}))
 
     said = read.text_content() + outside.text_content() + search.text_content()
     assert revealed(said) == [], said
@@ -305,6 +307,10 @@ async def test_fs_read_search_and_list_refuse_another_name_of_a_hidden_file(tmp_
     ) in read.text_content()
     assert "2 file(s) left out" in search.text_content() and PLAIN in search.text_content()  # the file, and its other name
     assert not plain.is_error and PLAIN in plain.text_content()
+    assert listing.text_content() == "(no files)\n[fs.list: 1 file(s) left out: reading them is denied or needs approval (" + (
+        f"{ws / 'src' / 'innocent.txt'} is another name (hard link) of {ws / 'secrets' / 'key.txt'}, which deny rule 'fs.read(secrets/**)' (kairox.toml:1) covers)]"
+    )
+    assert edit.is_error and "may not be read" in edit.text_content() and (ws / "secrets" / "key.txt").read_text() == KEY + "\n"
 
 
 # --- root inside the sandbox, and an unprivileged user, through the real `kairox` command -----------------------
