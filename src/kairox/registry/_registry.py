@@ -111,7 +111,8 @@ class _Entry:
     timeout: float = 0.0
     """The spec's own timeout, else the registry's default."""
     unreadable: Callable[[Path], str | None] | None = None
-    """The read filter its calls get (``_read_filter``), or None when no rule could refuse a read."""
+    """The read filter by the rules' paths (``_read_filter``), or None when no rule could refuse a read; each call
+    gets it with the checks for other names and hidden histories added (``_call_filter``)."""
 
 
 class ToolRegistry:
