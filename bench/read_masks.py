@@ -1,16 +1,19 @@
 """The cost of hiding what ``fs.read`` rules forbid from sandboxed commands.
 
-A workspace of FILES files (40 per folder, two levels deep) and three registries, timed side by side per round:
-no read rule (baseline: nothing is worked out), ``fs.read(secrets/**)`` (a literal folder, no search) and
-``fs.read(**/.env)`` (a search of the workspace). Prints the median over ROUNDS rounds of ``shell.exec true``
-through the registry, in milliseconds, with the ratio to the baseline; and the median time of working out the
-hidden paths alone.
+A workspace of FILES files (40 per folder, two levels deep), a git repository with one commit, and four registries,
+timed side by side per round: no read rule (baseline: nothing is worked out), ``fs.read(secrets/**)`` (a literal
+folder, no search; the repository's history is hidden), ``fs.read(**/.env)`` (a search of the workspace) and
+``fs.read(linked/**)`` (a literal folder whose file has a second name: the workspace is searched by inode for it).
+Prints the median over ROUNDS rounds of ``shell.exec true`` through the registry, in milliseconds, with the ratio
+to the baseline; and the median time of working out the hidden paths alone.
 
 Run: .venv/bin/python bench/read_masks.py [FILES]
 """
 
 import asyncio
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +25,12 @@ from kairox.registry import RegistrySettings, ToolRegistry
 from kairox.tools import BuiltinToolProvider, SandboxSettings, ToolCall
 
 ROUNDS = 15
-CASES = {"no read rule": (), "fs.read(secrets/**)": ("fs.read(secrets/**)",), "fs.read(**/.env)": ("fs.read(**/.env)",)}
+CASES = {
+    "no read rule": (),
+    "fs.read(secrets/**)": ("fs.read(secrets/**)",),
+    "fs.read(**/.env)": ("fs.read(**/.env)",),
+    "fs.read(linked/**)": ("fs.read(linked/**)",),
+}
 
 
 async def registry(ws: Path, patterns: tuple[str, ...]) -> ToolRegistry:
@@ -40,10 +48,16 @@ async def main(files: int) -> None:
         (ws / "tmp").mkdir(parents=True)
         (ws / "secrets").mkdir()
         (ws / "secrets" / "key.txt").write_text("x")
+        (ws / "linked").mkdir()
+        (ws / "linked" / "key.txt").write_text("y")
+        os.link(ws / "linked" / "key.txt", ws / "second-name.txt")
         for i in range(files):
             folder = ws / f"d{i // 1600}" / f"e{i // 40}"
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"f{i}.txt").touch()
+        env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}
+        for step in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
+            subprocess.run(["git", *step], cwd=ws, env=env, check=True, capture_output=True)
         registries = {name: await registry(ws, patterns) for name, patterns in CASES.items()}
         call = ToolCall(name="shell.exec", arguments={"command": "true"})
         timings: dict[str, list[float]] = {name: [] for name in CASES}

@@ -1,5 +1,6 @@
 """``@path`` imports in memory files: expanded inside the workspace, nested to a bound, read rules applied."""
 
+import os
 from pathlib import Path
 
 from tests.helpers import kairox
@@ -67,3 +68,17 @@ def test_an_import_the_read_rules_deny_is_refused_in_the_prompt(tmp_path: Path, 
     assert "plain notes" in run.stdout
     assert "hunter2" not in run.stdout
     assert "[@secrets/keys.md not imported: the read rules refuse it (" in run.stdout
+
+
+def test_an_import_of_another_name_of_a_denied_file_is_refused_in_the_prompt(tmp_path: Path, isolated_home: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "secrets").mkdir(parents=True)
+    (root / "secrets" / "keys.md").write_text("KEY=hunter2")
+    os.link(root / "secrets" / "keys.md", root / "notes.md")  # a hard link made before the rule
+    (root / "AGENTS.md").write_text("@notes.md\n")
+    (isolated_home / "kairox.toml").write_text('[policy.rules]\ndeny = ["fs.read(secrets/**)"]\n')
+    TrustStore(isolated_home).trust(root)
+    run = kairox("context", cwd=root)
+    assert run.code == 0, run.stderr
+    assert "hunter2" not in run.stdout
+    assert f"[@notes.md not imported: the read rules refuse it ({root / 'notes.md'} is another name (hard link) of" in run.stdout

@@ -9,9 +9,10 @@ Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a pro
 """
 
 import fnmatch
+import os
 import shlex
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from kairox.policy._arguments import LIMITS, scan_path_arguments
 from kairox.policy._command_glob import allow_matches, describe_command_glob
 from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._paths import PathPattern, protected_reason, resolve_path, writable_reason
-from kairox.policy._readmask import read_mask
+from kairox.policy._readmask import MaskedReads, read_mask
 from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
 from kairox.policy._shell import ShellCommand, split_command
 from kairox.tools import Access, HookDecision, PermissionProfile, ToolSource, ToolSpec
@@ -318,6 +319,29 @@ class PolicyEngine:
                 if rule.specifier is not None and self._path_pattern(rule.specifier).matches(path, any_part=True):
                     return rule.ref
         return None
+
+    def reads_elsewhere(self) -> Callable[[Path], str | None] | None:
+        """For one call of a tool that reads files itself: why a file no rule names must not be read (another name
+        of a file the rules on reading hide, the history of a repository they reach), or None. The read mask is
+        worked out at most once, and only for such a file: one with several names, or inside a ``.git`` folder or
+        a repository's hidden stores."""
+        mask = self.read_mask
+        if mask is None:
+            return None
+        worked: list[MaskedReads] = []
+
+        def why(path: Path) -> str | None:
+            if ".git" not in path.parts:
+                try:
+                    if os.stat(path).st_nlink < 2 and not worked:
+                        return None
+                except OSError:
+                    return None
+            if not worked:
+                worked.append(mask.work_out())
+            return worked[0].why(path)
+
+        return why
 
     def suggest_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
         """The allow rule that would cover calls like this one (what "always" persists), or None."""

@@ -11,67 +11,149 @@ is listed as the files and folders it covers that exist when a command starts:
 
 Searches skip ``.git`` folders, follow no symlink (a link is not what a rule names: it is hidden where it points)
 and stop after ``SEARCH_LIMIT`` entries in all; past it the list may be incomplete and the command is refused.
+
+Two more ways to the same bytes are closed: the history of every git repository a rule reaches (``_gitstores``)
+and the other names of a hidden file (hard links, ``_hardlinks``). What they add is said to the command's caller
+(``HiddenPaths.notes``) and, for the built-in tools that read files themselves, by ``MaskedReads.why``.
 """
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from kairox.policy._gitstores import content_stores, enclosing_git_entries, git_dir
+from kairox.policy._hardlinks import Inode, find_links
 from kairox.policy._paths import PathPattern, glob_regex, is_within, split_literal
-from kairox.policy._rules import RuleAction, RuleLike, parse_rule
+from kairox.policy._rules import RuleAction, RuleLike, RuleRef, parse_rule
 from kairox.tools import HiddenPaths
 
 SEARCH_LIMIT = 100_000
-"""Folder entries looked at per command, over every search: past it, the command is refused."""
+"""Folder entries looked at per command, per search: past it, the command is refused."""
 _SKIPPED = frozenset({".git"})
+_SHOWN_LINKS = 3
+"""Files named in a refusal for other names outside the roots (the rest are counted)."""
 
 
-def read_mask(
-    rules: tuple[RuleLike, ...], *, workspace: Path, home: Path, roots: tuple[Path, ...] = ()
-) -> Callable[[], HiddenPaths] | None:
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MaskedReads:
+    """Everything a read mask worked out: what to hide, and why each extra path is hidden."""
+
+    hidden: HiddenPaths
+    linked: Mapping[Inode, tuple[RuleRef, Path]] = field(default_factory=dict)
+    """Hidden files with more than one name: the rule, and the name it covers."""
+    stores: Mapping[Path, tuple[RuleRef, Path]] = field(default_factory=dict)
+    """Repositories' content stores (folders and files): the rule that reaches the repository, and its work tree."""
+
+    def why(self, path: Path) -> str | None:
+        """Why the built-in tools must not read ``path`` (resolved) although no rule names it, or None."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            info = None
+        if info is not None and info.st_nlink > 1:
+            found = self.linked.get((info.st_dev, info.st_ino))
+            if found is not None:
+                return f"{path} is another name (hard link) of {found[1]}, which {found[0]} covers"
+        for store, (rule, tree) in self.stores.items():
+            if is_within(path, store):
+                return f"{path} holds the history of the git repository at {tree}, which is hidden because {rule} reaches it"
+        return None
+
+
+class ReadMask:
+    """What the rules on reading hide, worked out anew each time it is called (as each command starts)."""
+
+    def __init__(self, patterns: tuple[tuple[PathPattern, RuleRef], ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT) -> None:
+        self.patterns = patterns
+        self.roots = roots
+        self.limit = limit
+
+    def __call__(self) -> HiddenPaths:
+        return self.work_out().hidden
+
+    def work_out(self) -> MaskedReads:
+        found = _Found()
+        _by_rules(found, self.patterns, self.roots, self.limit)
+        if found.problem is not None:
+            return MaskedReads(hidden=HiddenPaths(problem=found.problem))
+        stores = _histories(found)
+        linked, links_problem = _other_names(found, self.roots, self.limit)
+        store_folders = {s for s in stores if os.path.isdir(s)}
+        hidden = HiddenPaths(
+            files=tuple(sorted({*found.files, *(set(stores) - store_folders)})),
+            folders=tuple(sorted({*found.folders, *store_folders})),
+            problem=None if links_problem is None else links_problem[0],
+            hint=None if links_problem is None else links_problem[1],
+            notes=tuple(found.notes),
+        )
+        return MaskedReads(hidden=hidden, linked=linked, stores=stores)
+
+
+@dataclass(slots=True)
+class _Found:
+    files: dict[Path, RuleRef] = field(default_factory=dict)
+    folders: dict[Path, RuleRef] = field(default_factory=dict)
+    repos: dict[Path, RuleRef] = field(default_factory=dict)
+    """``.git`` entries of the repositories the rules reach."""
+    notes: list[str] = field(default_factory=list)
+    problem: str | None = None
+
+
+def read_mask(rules: tuple[RuleLike, ...], *, workspace: Path, home: Path, roots: tuple[Path, ...] = ()) -> ReadMask | None:
     """What the rules on reading hide, as a function run when each command starts; None when no ``fs.read``
     deny or ask rule names a path (the common case: nothing to work out)."""
-    patterns: list[PathPattern] = []
+    patterns: dict[PathPattern, RuleRef] = {}
     for rule in rules:
         try:
             parsed = parse_rule(rule)
         except ValueError:
             continue  # the engine reports it
         if parsed.tool == "fs.read" and parsed.specifier is not None and parsed.ref.action is not RuleAction.ALLOW:
-            patterns.append(PathPattern.parse(parsed.specifier, base=workspace, home=home))
+            patterns.setdefault(PathPattern.parse(parsed.specifier, base=workspace, home=home), parsed.ref)
     if not patterns:
         return None
     temp = {Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")}
     found_roots = [workspace, *(r for r in roots if r not in temp)]
     search_roots = tuple(dict.fromkeys(Path(os.path.realpath(r)) for r in found_roots))
-    found = tuple(dict.fromkeys(patterns))
-    return lambda: hidden_paths(found, search_roots)
+    return ReadMask(tuple(patterns.items()), search_roots)
 
 
 def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT) -> HiddenPaths:
-    """The existing files and folders ``patterns`` cover: by name below ``roots``, anchored ones where they point."""
-    files: set[Path] = set()
-    folders: set[Path] = set()
+    """The existing files and folders ``patterns`` cover: by name below ``roots``, anchored ones where they point;
+    with the histories they reach and the other names of what they cover."""
+    named = tuple((p, RuleRef(action=RuleAction.DENY, pattern=f"fs.read({p.glob})")) for p in patterns)
+    return ReadMask(named, roots, limit=limit)()
+
+
+def _by_rules(found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], roots: tuple[Path, ...], limit: int) -> None:
+    """What the rules name, into ``found``: the files and folders they cover, and the repositories they reach."""
+    files, folders, repos = found.files, found.folders, found.repos
     starts: list[Path] = []
-    walked: list[PathPattern] = []
-    for pattern in patterns:
+    walked: list[tuple[PathPattern, RuleRef]] = []
+    for pattern, ref in patterns:
         if pattern.anywhere:
             starts += roots
-            walked.append(pattern)
+            walked.append((pattern, ref))
+            for root in roots:
+                for git in enclosing_git_entries(root):
+                    repos.setdefault(git, ref)
             continue
         literal = Path(split_literal(pattern.glob)[0])  # an anchored glob is absolute: its literal folders
+        for git in enclosing_git_entries(literal):  # also when it is gone: the history may still hold it
+            repos.setdefault(git, ref)
         if not os.path.lexists(literal):
             continue
         if pattern.matches(literal):  # `secrets/**` covers the folder itself, a literal path is itself
-            (folders if os.path.isdir(literal) else files).add(literal)
+            (folders if os.path.isdir(literal) else files).setdefault(literal, ref)
         elif os.path.isdir(literal) and not os.path.islink(literal):
             starts.append(literal)
-            walked.append(pattern)
+            walked.append((pattern, ref))
     if not walked:
-        return HiddenPaths(files=tuple(sorted(files)), folders=tuple(sorted(folders)))
-    named = [glob_regex(p.glob) for p in walked if p.anywhere]
-    anchored = [glob_regex(p.glob) for p in walked if not p.anywhere]
+        return
+    named = [(glob_regex(p.glob), ref) for p, ref in walked if p.anywhere]
+    anchored = [(glob_regex(p.glob), ref) for p, ref in walked if not p.anywhere]
     seen = 0
     stack = [str(p) for p in sorted(set(starts), key=lambda p: (len(p.parts), str(p)), reverse=True)]
     visited: set[str] = set()
@@ -80,9 +162,11 @@ def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, 
         if folder in visited or any(is_within(Path(folder), f) for f in folders):
             continue
         visited.add(folder)
-        if Path(folder) in roots and any(p.anywhere and p.matches(Path(folder), any_part=True) for p in walked):
-            folders.add(Path(folder))  # a folder on the way to the root has a hidden name: all of it is hidden
-            continue
+        if Path(folder) in roots:
+            around = next((ref for p, ref in walked if p.anywhere and p.matches(Path(folder), any_part=True)), None)
+            if around is not None:
+                folders[Path(folder)] = around  # a folder on the way to the root has a hidden name: all of it is hidden
+                continue
         try:
             with os.scandir(folder) as listing:
                 entries = list(listing)
@@ -90,17 +174,90 @@ def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, 
             continue  # unreadable for Kairox: the command runs as the same user and cannot read it either
         seen += len(entries)
         if seen > limit:
-            return HiddenPaths(
-                problem=f"more than {limit} files and folders to search for fs.read rules ({', '.join(p.glob for p in walked)})"
-            )
+            found.problem = f"more than {limit} files and folders to search for fs.read rules ({', '.join(p.glob for p, _ in walked)})"
+            return
         for entry in entries:
             if entry.is_symlink():
                 continue
             name, path = entry.name, entry.path
             is_dir = entry.is_dir(follow_symlinks=False)
-            if any(r.match(name) for r in named) or any(r.match(path) for r in anchored):
-                (folders if is_dir else files).add(Path(path))
-            elif is_dir and name not in _SKIPPED:
+            matched = next((r for regex, r in named if regex.match(name)), None) or next((r for regex, r in anchored if regex.match(path)), None)
+            if matched is not None:
+                (folders if is_dir else files).setdefault(Path(path), matched)
+            elif name in _SKIPPED:
+                # a repository below the searched folder: the rules that searched there reach its history
+                reach = next((r for p, r in walked if p.anywhere or is_within(Path(path), Path(split_literal(p.glob)[0]))), None)
+                if reach is not None:
+                    repos.setdefault(Path(path), reach)
+            elif is_dir:
                 stack.append(path)
-    return HiddenPaths(files=tuple(sorted(files)), folders=tuple(sorted(folders)))
 
+
+def _histories(found: _Found) -> dict[Path, tuple[RuleRef, Path]]:
+    """Hides the content stores of the repositories the rules reach (into ``found``); each store with its reason."""
+    stores: dict[Path, tuple[RuleRef, Path]] = {}
+    done: set[Path] = set()
+    for entry, ref in found.repos.items():
+        if any(is_within(entry, f) for f in found.folders):
+            continue  # inside a hidden folder: hidden whole already
+        repo = git_dir(entry)
+        if repo is None or repo in done:
+            continue
+        done.add(repo)
+        tree = entry.parent
+        folders, files = content_stores(repo)
+        for folder in folders:
+            stores.setdefault(folder, (ref, tree))
+        for file in files:
+            stores.setdefault(file, (ref, tree))
+        if folders or files:
+            found.notes.append(
+                f"the history of the git repository at {tree} is hidden ({ref} reaches it, and a repository keeps what it "
+                "ever held): git commands that read objects (status, log, diff, show, clone) fail here; run them outside "
+                "the sandbox, or narrow the rule to paths outside the repository"
+            )
+    # not into `found.folders` / `found.files`: those are what the rules themselves name (their other names are
+    # looked for, and a repository's objects are linked to its origin's by a local clone)
+    return stores
+
+
+def _other_names(
+    found: _Found, roots: tuple[Path, ...], limit: int
+) -> tuple[dict[Inode, tuple[RuleRef, Path]], tuple[str, str | None] | None]:
+    """Hides the other names of the files the rules cover (into ``found``); the linked files with their rule, and
+    (problem, hint) when a name could not be found."""
+    search = find_links(found.files, found.folders, roots, limit=limit)
+    if search.problem is not None:
+        rules = sorted({str(r) for r in (*found.files.values(), *found.folders.values())})
+        return {}, (f"{search.problem} ({', '.join(rules)})", None)
+    linked: dict[Inode, tuple[RuleRef, Path]] = {}
+    missing: list[str] = []
+    for inode, link in sorted(search.linked.items(), key=lambda item: sorted(item[1].names)):
+        names = sorted(link.names)
+        covered = next(((n, _rule_for(found, n)) for n in names if _rule_for(found, n) is not None), None)
+        if covered is None:
+            continue
+        name, ref = covered
+        assert ref is not None
+        linked[inode] = (ref, name)
+        others = [n for n in names if n != name and _rule_for(found, n) is None]
+        for other in others:
+            found.files[other] = ref
+        if others:
+            found.notes.append(f"{', '.join(map(str, others))}: another name (hard link) of {name}, which {ref} covers, so it is hidden too")
+        if len(names) < link.links:
+            missing.append(f"{name} ({ref}) has {link.links - len(names)} other name(s)")
+    if not missing:
+        return linked, None
+    shown = "; ".join(missing[:_SHOWN_LINKS]) + (f"; and {len(missing) - _SHOWN_LINKS} more" if len(missing) > _SHOWN_LINKS else "")
+    return linked, (
+        f"{shown} outside the workspace and the writable roots (hard links), where a command could read it",
+        "remove those other names (`find / -xdev -samefile FILE` lists them) or cover them with fs.read rules too",
+    )
+
+
+def _rule_for(found: _Found, path: Path) -> RuleRef | None:
+    ref = found.files.get(path)
+    if ref is not None:
+        return ref
+    return next((r for folder, r in found.folders.items() if is_within(path, folder)), None)

@@ -111,7 +111,8 @@ class _Entry:
     timeout: float = 0.0
     """The spec's own timeout, else the registry's default."""
     unreadable: Callable[[Path], str | None] | None = None
-    """The read filter its calls get (``_read_filter``), or None when no rule could refuse a read."""
+    """The read filter by the rules' paths (``_read_filter``), or None when no rule could refuse a read; each call
+    gets it with the checks for other names and hidden histories added (``_call_filter``)."""
 
 
 class ToolRegistry:
@@ -445,7 +446,9 @@ class ToolRegistry:
 
     async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None) -> ToolResult:
         settings = self._settings
-        context = CallContext(call_id=call_id, workspace=settings.policy.workspace, sandbox=sandbox or settings.sandbox, unreadable=entry.unreadable)
+        context = CallContext(
+            call_id=call_id, workspace=settings.policy.workspace, sandbox=sandbox or settings.sandbox, unreadable=self._call_filter(entry)
+        )
         try:
             # the registry's one deadline timer, not a timeout context per call (``Deadlines``): the same outcome
             watch = self._deadlines.start(entry.timeout)
@@ -478,6 +481,21 @@ class ToolRegistry:
         def unreadable(path: Path) -> str | None:
             rule = self.policy.read_refusal(spec, path)
             return None if rule is None else str(rule)
+
+        return unreadable
+
+    def _call_filter(self, entry: _Entry) -> Callable[[Path], str | None] | None:
+        """The entry's read filter for one call, also refusing what no rule names but the rules on reading hide all
+        the same (another name of a hidden file, a hidden history), worked out once per call when met."""
+        named = entry.unreadable
+        if named is None:
+            return None
+        elsewhere = self.policy.reads_elsewhere()
+        if elsewhere is None:
+            return named
+
+        def unreadable(path: Path) -> str | None:
+            return named(path) or elsewhere(path)
 
         return unreadable
 

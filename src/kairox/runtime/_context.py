@@ -367,10 +367,13 @@ def _read_rules(registry: "ToolRegistry") -> Callable[[Path], str | None]:
     from kairox.tools import BUILTIN_SPECS
 
     fs_read = next(spec for spec in BUILTIN_SPECS if spec.name == "fs.read")
+    elsewhere = registry.policy.reads_elsewhere()  # another name of a hidden file, a hidden history
 
     def unreadable(path: Path) -> str | None:
         rule = registry.policy.read_refusal(fs_read, path)
-        return None if rule is None else str(rule)
+        if rule is not None:
+            return str(rule)
+        return None if elsewhere is None else elsewhere(path)
 
     return unreadable
 

@@ -155,7 +155,7 @@ class BuiltinToolProvider(ToolProvider):
         # the reads of one model message really run side by side
         match name:
             case "fs.read":
-                return await anyio.to_thread.run_sync(lambda: read_file(arguments, workspace, max_bytes=settings.read_max_bytes))
+                return await anyio.to_thread.run_sync(lambda: read_file(arguments, workspace, max_bytes=settings.read_max_bytes, unreadable=context.unreadable))
             case "fs.write":
                 return await anyio.to_thread.run_sync(lambda: write_file(arguments, workspace))
             case "fs.edit":

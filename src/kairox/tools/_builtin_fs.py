@@ -37,8 +37,11 @@ def looks_binary(data: bytes) -> bool:
     return b"\0" in data[:BINARY_SNIFF_BYTES]
 
 
-def read_file(args: dict[str, Any], workspace: Path, *, max_bytes: int) -> ToolResult:
+def read_file(args: dict[str, Any], workspace: Path, *, max_bytes: int, unreadable: Unreadable | None = None) -> ToolResult:
     path = workspace_path(args.get("path"), workspace, "fs.read")
+    reason = refusal(unreadable, path)
+    if reason is not None:  # the policy passed the name; the file behind it is one the rules hide (a hard link)
+        raise ToolCallError(tool="fs.read", reason=f"{path} may not be read: {reason}", hint="read it by the name the rule covers, where the rule decides (an ask rule asks)")
     if not path.exists():
         raise ToolCallError(tool="fs.read", reason=f"{path} does not exist", hint="`fs.list` shows what is there")
     if path.is_dir():

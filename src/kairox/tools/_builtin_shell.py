@@ -93,7 +93,8 @@ async def run_shell(
     # project configuration a command creates cannot be refused; it is found and reported (trust pins keep it inert)
     watched = protected_roots(context.sandbox, workspace)
     protected = await asyncio.to_thread(protected_inside, watched)
-    argv = await sandboxed_argv_async(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap)
+    notes: list[str] = []
+    argv = await sandboxed_argv_async(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
     env = scrubbed_environment(os.environ, passthrough)
     proc = await asyncio.create_subprocess_exec(
         *argv,
@@ -140,6 +141,8 @@ async def run_shell(
             "[the command created project configuration: " + ", ".join(map(str, created))
             + "; Kairox does not act on it until the user reviews it with `kairox trust`]"
         )
+    if notes and (code != 0 or stderr):  # why a git command found no objects, or a file read empty
+        parts += [f"[rules on reading: {note}]" for note in notes]
     structured: dict[str, Any] = {"exit_code": code, "timed_out": timed_out, "sandbox": str(context.sandbox.mode)}
     if created:
         structured["created_configuration"] = [str(p) for p in created]

@@ -211,7 +211,13 @@ class HiddenPaths:
     files: tuple[Path, ...] = ()
     folders: tuple[Path, ...] = ()
     problem: str | None = None
-    """Why the list may be incomplete (the search of the roots went past its limit): the command is refused."""
+    """Why the list may be incomplete (the search of the roots went past its limit, another name of a hidden file
+    lies outside them): the command is refused."""
+    hint: str | None = None
+    """What to do about ``problem``."""
+    notes: tuple[str, ...] = ()
+    """What was hidden besides what the rules name (a repository's history, other names of a hidden file) and why:
+    told with a command's result when it fails."""
 
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]

@@ -14,8 +14,10 @@ keep such a file from taking effect, and ``shell.exec`` reports the ones a comma
 
 What ``fs.read`` deny and ask rules forbid is hidden in every mode that has a sandbox (``SandboxSettings.hidden``,
 worked out by the policy as each command starts): a folder is covered by an empty read-only tmpfs, a file by
-``/dev/null``, so ``cat``, ``cp``, an interpreter or a symlink made earlier all find nothing there. When the
-policy could not list everything a rule covers (too many files to search), the command is refused.
+``/dev/null``, so ``cat``, ``cp``, an interpreter or a symlink made earlier all find nothing there; so are the
+histories of the repositories the rules reach and the other names of the files they cover (worked out by the
+policy too). When the policy could not list everything a rule covers (too many files to search, another name of a
+hidden file outside the roots), the command is refused.
 """
 
 import asyncio
@@ -116,7 +118,7 @@ def read_masks(hidden: HiddenPaths) -> list[str]:
     """bwrap arguments covering what the rules on reading hide; raises ``SandboxUnavailableError`` when the list
     may be incomplete (fail closed: the command does not run)."""
     if hidden.problem is not None:
-        raise SandboxUnavailableError(f"the sandbox cannot hide everything the rules on reading forbid: {hidden.problem}", hint=_HIDE_HINT)
+        raise SandboxUnavailableError(f"the sandbox cannot hide everything the rules on reading forbid: {hidden.problem}", hint=hidden.hint or _HIDE_HINT)
     args: list[str] = []
     folders: list[Path] = []
     for folder in sorted(set(hidden.folders), key=lambda p: (len(p.parts), str(p))):
@@ -137,11 +139,13 @@ def sandboxed_argv(
     *,
     cwd: Path | None = None,
     bwrap: str | None = None,
+    notes: list[str] | None = None,
 ) -> list[str]:
     """``argv`` wrapped in a bwrap invocation for ``settings``; under ``danger_full_access``, in the guard.
 
     Does not check that bwrap works; call ``check_sandbox`` first (once) to fail closed. Raises
-    ``SandboxUnavailableError`` when what the rules on reading forbid cannot all be hidden.
+    ``SandboxUnavailableError`` when what the rules on reading forbid cannot all be hidden. ``notes`` receives
+    what to tell the caller if the command fails (``HiddenPaths.notes``).
     """
     if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
         # no bwrap --die-with-parent out here: the guard takes the command's group down with the host
@@ -173,6 +177,8 @@ def sandboxed_argv(
                 hint="run it in another folder, or narrow the fs.read rule so that it leaves this one out",
             )
         args += read_masks(hidden)
+        if notes is not None:
+            notes += hidden.notes
     if not settings.network_access:
         args.append("--unshare-net")
     # root inside the sandbox is powerless: no capability survives (and bwrap sets no_new_privs)
@@ -190,11 +196,12 @@ async def sandboxed_argv_async(
     *,
     cwd: Path | None = None,
     bwrap: str | None = None,
+    notes: list[str] | None = None,
 ) -> list[str]:
     """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
     if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap)
-    return await asyncio.to_thread(sandboxed_argv, argv, settings, workspace, cwd=cwd, bwrap=bwrap)
+        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
+    return await asyncio.to_thread(lambda: sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes))
 
 
 def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str | None:
