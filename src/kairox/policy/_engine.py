@@ -28,6 +28,7 @@ from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef
 from kairox.policy._shell import ShellCommand, split_command
 from kairox.policy._values import (
     allow_miss,
+    argument_diagnostics,
     describe_values,
     named_suggestion,
     refusal_matches,
@@ -340,6 +341,10 @@ class PolicyEngine:
             return worked[0].why(path)
 
         return why
+
+    def argument_diagnostics(self, specs: Iterable[ToolSpec]) -> list[Diagnostic]:
+        """Warnings for rules naming an argument the tools they match do not take (see ``_values``)."""
+        return argument_diagnostics((r for rules in self._rules.values() for r in rules), specs)
 
     def suggest_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
         """The allow rule that would cover calls like this one (what "always" persists), or None."""
