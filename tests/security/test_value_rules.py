@@ -130,8 +130,8 @@ class TestANamedAllowRule:
         ("a-list-under-the-name", {"sql": ["SELECT 1", DROP]}, "argument 'sql' does not match 'SELECT *' all through"),
         ("a-nested-list-under-the-name", {"sql": [["SELECT 1"]]}, "argument 'sql' does not match 'SELECT *' all through"),
         ("an-empty-list", {"sql": []}, "argument 'sql' does not match 'SELECT *' all through"),
-        ("a-path", {"sql": "SELECT 1", "file": "src/a.sql"}, "the call names paths, which only a rule on paths vouches for"),
-        ("a-file-uri", {"sql": "file:///etc/passwd"}, "the call names paths, which only a rule on paths vouches for"),
+        ("a-path", {"sql": "SELECT 1", "file": "src/a.sql"}, "argument 'file' is not named by it"),
+        ("a-file-uri", {"sql": "file:///etc/passwd"}, "argument 'sql' does not match 'SELECT *' all through"),
     )
     VOUCHED = (
         ("the-named-argument", {"sql": "SELECT 1"}, ALLOW_SQL),
@@ -161,6 +161,41 @@ class TestANamedAllowRule:
         result, asked, ran = await _call(tmp_path, arguments, allow)
 
         assert asked == []  # the mode asks about this tool: the allow rule vouched
+        assert (result.is_error, result.text_content(), ran) == (False, "ok t0", ["t0-1"])
+
+
+class TestANamedAllowRuleOnAPathArgument:
+    """A text the policy reads as a path (by the argument's name, or a ``file:`` URI) matches a named allow rule as a
+    path, ``..`` folded: as text, ``src/*`` would also match ``src/../../etc/passwd``."""
+
+    ALLOW_PATH = rule("allow", "mcp__h__t0(.path=src/**)")
+    ALLOW_TARGET = rule("allow", "mcp__h__t0(.target=staging, .dry_run=*)", 2)
+    OUTSIDE = (
+        ("dot-dot", {"path": "src/../../etc/passwd"}),
+        ("dot-dot-inside-the-workspace", {"path": "src/../secrets/key"}),
+        ("absolute", {"path": "/etc/passwd"}),
+        ("a-list-with-one-outside", {"path": ["src/a.py", "src/../notes.md"]}),
+        ("file-uri", {"path": "file:///etc/passwd"}),
+        ("another-word-under-a-path-name", {"target": "production", "dry_run": False}),
+    )
+    INSIDE = (
+        ("a-file", {"path": "src/a.py"}),
+        ("a-list", {"path": ["src/a.py", "src/b/c.py"]}),
+        ("a-word-under-a-path-name", {"target": "staging", "dry_run": True}),
+    )
+
+    @pytest.mark.parametrize(("case", "arguments"), OUTSIDE, ids=_ids(OUTSIDE))
+    async def test_a_path_outside_the_glob_is_asked_about(self, tmp_path: Path, case: str, arguments: JsonObject) -> None:
+        result, asked, ran = await _call(tmp_path, arguments, self.ALLOW_PATH, self.ALLOW_TARGET)
+
+        assert [r.source for r in asked] == ["mode"] and "does not match" in asked[0].reason
+        assert result.is_error and ran == []
+
+    @pytest.mark.parametrize(("case", "arguments"), INSIDE, ids=_ids(INSIDE))
+    async def test_a_path_inside_the_glob_runs(self, tmp_path: Path, case: str, arguments: JsonObject) -> None:
+        result, asked, ran = await _call(tmp_path, arguments, self.ALLOW_PATH, self.ALLOW_TARGET)
+
+        assert asked == []
         assert (result.is_error, result.text_content(), ran) == (False, "ok t0", ["t0-1"])
 
 

@@ -489,13 +489,16 @@ class PolicyEngine:
         None when no such rule was near (an unnamed one whose glob matches none of the call's strings)."""
         if facts.command is not None:
             return None
+        named = [r for r in allows if r.arguments]
+        if named:  # the one naming the call's arguments most nearly
+            keys = set(facts.arguments)
+            rule = min(named, key=lambda r: (len(keys.symmetric_difference(c.name for c in r.arguments)), named.index(r)))
+            why = self._value_miss(rule, spec, facts)
+            return None if why is None else f"{rule.ref} does not vouch for it: {why}"
         for rule in allows:
             specifier = rule.specifier
-            if specifier is None or rule.tool in _PATH_FAMILIES or (facts.paths and not rule.arguments):
+            if specifier is None or rule.tool in _PATH_FAMILIES or facts.paths:
                 continue
-            if rule.arguments:
-                why = self._value_miss(rule, spec, facts)
-                return None if why is None else f"{rule.ref} does not vouch for it: {why}"
             if not any(fnmatch.fnmatchcase(v, specifier) for v in facts.every_value):
                 continue
             why = self._value_miss(rule, spec, facts)
@@ -516,9 +519,7 @@ class PolicyEngine:
             profile = spec.permission
             if profile.command_arg is not None or profile.path_args:
                 return f"{spec.name} is vouched for by its command or its paths, never by named arguments"
-            if facts.paths:
-                return f"the call names paths, which only a rule on paths vouches for, e.g. {spec.name}(src/**)"
-            return allow_miss(rule.arguments, arguments)
+            return allow_miss(rule.arguments, arguments, self._path_match if facts.paths else _no_path)
         if facts.skill is not None and fnmatch.fnmatchcase(facts.skill, specifier):
             return None
         argument = spec.meta.get("rule_argument")
@@ -526,6 +527,16 @@ class PolicyEngine:
             value = arguments.get(argument)
             return None if isinstance(value, str) and fnmatch.fnmatchcase(value, specifier) else f"argument {argument!r} does not match"
         return unnamed_allow_miss(specifier, arguments)
+
+    def _path_match(self, argument: str, text: str, glob: str) -> bool | None:
+        """Whether every path ``text`` names (as argument ``argument``) is inside ``glob`` read as a path pattern;
+        None when it names none."""
+        found: list[str] = []
+        scan_path_arguments({argument: text}, found)
+        if not found:
+            return None
+        pattern = self._path_pattern(glob)
+        return all(pattern.matches(resolve_path(p, base=self.settings.workspace, home=self.settings.home)) for p in found)
 
     def _unread(self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], facts: "_Facts") -> Decision | None:
         """The ask for a call whose arguments the policy could not read all of, when a rule or a protection that
@@ -710,6 +721,11 @@ class PolicyEngine:
             pattern = PathPattern.parse(specifier, base=self.settings.workspace, home=self.settings.home)
             self._path_patterns[specifier] = pattern
         return pattern
+
+
+def _no_path(argument: str, text: str, glob: str) -> None:
+    """The path match of a call that names no path."""
+    return None
 
 
 def _suggestion(spec: ToolSpec, facts: _Facts) -> str | None:

@@ -10,7 +10,8 @@ What a rule on values covers:
 - deny and ask, unnamed: any string of the call, at any depth; named: every condition holds, a condition holding when
   any value below its argument (a string, a number, ``true``/``false``/``null`` as JSON writes them) matches;
 - allow, named: the call's arguments are exactly the ones named, each matching all through (a text, a number, a
-  flag, or a list of those); an argument the rule does not name is something it cannot vouch for;
+  flag, or a list of those; ``*`` for anything, an object too); an argument the rule does not name is something it
+  cannot vouch for. A text the policy reads as a path (``path``, ``target``, a ``file:`` URI) matches as a path;
 - allow, unnamed: every value of the call, at any depth, matches. A harmless value elsewhere in the call, or a
   flag next to it, must not carry what the rule never looked at.
 """
@@ -18,7 +19,7 @@ What a rule on values covers:
 import fnmatch
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -100,7 +101,12 @@ def refusal_matches(conditions: tuple[ArgumentCondition, ...], arguments: Mappin
     )
 
 
-def allow_miss(conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any]) -> str | None:
+PathMatch = Callable[[str, str, str], bool | None]
+"""``(argument, text, glob)``: None when the text names no path (by the argument's name or as a ``file:`` URI), else
+whether every path it names is inside the glob read as a path pattern (``..`` folded, symlinks followed)."""
+
+
+def allow_miss(conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any], path_match: PathMatch) -> str | None:
     """Why a named allow rule does not vouch for these arguments, or None when it does."""
     named = {c.name for c in conditions}
     for name in arguments:
@@ -109,17 +115,25 @@ def allow_miss(conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str
     for condition in conditions:
         if condition.name not in arguments:
             return f"argument {condition.name!r} is not in the call"
-        if not _vouches(arguments[condition.name], condition.glob):
+        if not _vouches(condition.name, arguments[condition.name], condition.glob, path_match):
             return f"argument {condition.name!r} does not match {condition.glob!r} all through"
     return None
 
 
-def _vouches(value: Any, glob: str) -> bool:
+def _vouches(name: str, value: Any, glob: str, path_match: PathMatch) -> bool:
+    if glob == "*":  # the rule says any value will do: an object's too
+        return True
     if isinstance(value, dict):
-        return glob == "*"  # an object's values are vouched for only by a rule that says any value will do
+        return False
     if isinstance(value, list):
-        return bool(value) and (glob == "*" or all(not isinstance(v, list | dict) and fnmatch.fnmatchcase(value_text(v), glob) for v in value))
-    return fnmatch.fnmatchcase(value_text(value), glob)
+        return bool(value) and all(not isinstance(v, list | dict) and _scalar_vouches(name, v, glob, path_match) for v in value)
+    return _scalar_vouches(name, value, glob, path_match)
+
+
+def _scalar_vouches(name: str, value: Any, glob: str, path_match: PathMatch) -> bool:
+    # a path compares as a path: `src/*` as text would also match `src/../../etc/passwd`
+    inside = path_match(name, value, glob) if isinstance(value, str) else None
+    return fnmatch.fnmatchcase(value_text(value), glob) if inside is None else inside
 
 
 def unnamed_allow_miss(glob: str, arguments: Mapping[str, Any]) -> str | None:
