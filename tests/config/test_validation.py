@@ -142,3 +142,23 @@ def test_validate_checks_the_workspace_mcp_json_too(tmp_path: Path) -> None:
     mcp_json.write_text('{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}\n', encoding="utf-8")
     run = kairox("config", "validate", cwd=tmp_path)
     assert (run.code, run.stdout) == (0, "configuration is valid\n")
+
+
+def test_a_rule_pattern_the_policy_cannot_read_is_a_problem_with_its_line(tmp_path: Path) -> None:
+    config = tmp_path / "kairox.toml"
+    config.write_text(
+        "[policy.rules]\n"
+        'allow = ["mcp__db__query(.sql=SELECT *, .limit=*)"]\n'
+        'deny = ["fs.read(secrets/**)", "mcp__db__query(.options.mode=drop)"]\n'
+        'ask = ["fs.write(.path=src/**)"]\n',
+        encoding="utf-8",
+    )
+    run = kairox("config", "validate", cwd=tmp_path)
+
+    assert run.code == 3
+    assert run.stdout.strip().splitlines() == [
+        f"{config}:3: policy.rules.deny: '.options.mode=drop' names an argument inside another; name the top-level argument "
+        "(.options=...): deny and ask rules see every value below it (fix the rule; it is ignored until then)",
+        f"{config}:4: policy.rules.ask: fs.write rules take a path glob such as fs.write(src/**), not named arguments "
+        "(fix the rule; it is ignored until then)",
+    ]

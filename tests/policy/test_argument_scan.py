@@ -62,6 +62,31 @@ def test_the_scan_keeps_the_first_64_paths_and_reports_the_65th() -> None:
     assert scan({"paths": [f"p{i}" for i in range(64)], "more": [{"name": "q"}]}) == ([f"p{i}" for i in range(64)], None)
 
 
+# (a string under a name that is no path's, the paths the scan reads in it)
+FILE_URIS = [
+    ("file:/etc/passwd", ["/etc/passwd"]),
+    ("file:///etc/pa%73swd", ["/etc/passwd"]),
+    ("file://localhost/etc/passwd", ["/etc/passwd"]),
+    ("FILE://LOCALHOST/etc/passwd", ["/etc/passwd"]),
+    ("file:////etc/passwd", ["/etc/passwd"]),
+    ("file:%2Fetc%2Fpasswd", ["/etc/passwd"]),
+    ("file:///etc/passwd?x=1#top", ["/etc/passwd"]),
+    ("file:secrets/key", ["secrets/key"]),
+    ("file:~/.ssh/id_rsa", ["~/.ssh/id_rsa"]),
+    ("file://secrets/key", ["/key", "secrets/key"]),
+    ("file://%2Fetc/passwd", ["/passwd", "/etc/passwd"]),
+    ("file: notes on the design", []),
+    ("file:", []),
+    ("profile:/etc/passwd", []),
+]
+
+
+@pytest.mark.parametrize(("text", "paths"), FILE_URIS, ids=[text for text, _ in FILE_URIS])
+def test_a_file_uri_is_read_as_the_paths_a_server_may_open(text: str, paths: list[str]) -> None:
+    assert scan({"note": text}) == (paths, None)
+    assert scan({"a": [{"b": f"  {text}  "}]}) == (paths, None)
+
+
 def test_text_in_the_deepest_object_read_is_read() -> None:
     assert scan({"a": deep(5, {"path": "x"})}) == (["x"], None)
 

@@ -125,3 +125,31 @@ def test_doctor_and_mcp_status_count_the_same_tools(tmp_path: Path, isolated_hom
     text = kairox("mcp", "status", cwd=workspace).stdout
     assert text == f"basic: ready (stdio, {in_context} tools, 2 of them the resource tools Kairox adds)\n"
     assert f"  basic: ready, {in_context} tool(s) (2 of them the resource tools Kairox adds)" in kairox(*NO_SANDBOX, "doctor", cwd=workspace).stdout
+
+
+def test_a_rule_naming_an_argument_the_tool_does_not_take_is_a_warning(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    args = json.dumps([str(SERVERS / "hostile_server.py"), "--tools", "1"])
+    _user_config(
+        isolated_home,
+        f"[mcp_servers.h]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n\n"
+        '[policy.rules]\ndeny = ["mcp__h__t0(.sql=*DROP*)", "mcp__h__t0(.x=*DROP*)", "mcp__other__*(.sql=*)"]\n'
+        'allow = ["shell.exec(.command=git status*)"]\n',
+    )
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+
+    warnings = [(w["kind"], w["name"], w["reason"], w["line"], w["fix"]) for w in report["warnings"] if w["kind"] == "policy_rule"]
+    where = isolated_home / "kairox.toml"
+    assert warnings == [
+        (
+            "policy_rule", "shell.exec(.command=git status*)",
+            f"allow rule 'shell.exec(.command=git status*)' ({where}:7) names arguments of shell.exec, which is vouched for by its command or paths: it never allows a call",
+            7, "write a command rule instead, e.g. shell.exec(git status*)",
+        ),
+        (
+            "policy_rule", "mcp__h__t0(.sql=*DROP*)",
+            f"deny rule 'mcp__h__t0(.sql=*DROP*)' ({where}:6) names argument 'sql', which mcp__h__t0 does not take (it takes: x)", 6,
+            "fix the argument's name: a rule about an argument the call never has holds for no call",
+        ),
+    ]
+    assert report["ok"] is True

@@ -208,6 +208,25 @@ def unset(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted ke
     err(f"removed {key} from {file}")
 
 
+def _rule_problems(resolved: "ResolvedConfig") -> "list[ConfigProblem]":
+    """Rules whose pattern the policy cannot read (the engine ignores them, so a deny rule would hold for nothing)."""
+    from kairox.errors import ConfigProblem
+    from kairox.policy import parse_rule
+
+    problems = []
+    for rule in resolved.rules:
+        try:
+            parse_rule(rule)
+        except ValueError as exc:
+            problems.append(
+                ConfigProblem(
+                    file=str(rule.file or rule.where()), line=rule.line, key=f"policy.rules.{rule.action}", message=str(exc),
+                    hint="fix the rule; it is ignored until then", layer=str(rule.layer),
+                )
+            )
+    return problems
+
+
 def _mcp_json_problems(resolved: "ResolvedConfig") -> "tuple[list[ConfigProblem], list[Diagnostic]]":
     """The workspace ``.mcp.json`` is configuration too: its errors as problems, its notes as diagnostics."""
     from kairox.config import MCP_JSON, workspace_mcp_servers
@@ -233,7 +252,7 @@ def validate(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
     resolved = state(ctx).resolve(strict=False)
     mcp_problems, mcp_notes = _mcp_json_problems(resolved)
-    problems = [*resolved.problems, *mcp_problems]
+    problems = [*resolved.problems, *mcp_problems, *_rule_problems(resolved)]
     if as_json:
         out_json({"problems": [dataclasses.asdict(p) for p in problems], "layers": [i.to_json() for i in resolved.layers]})
     else:

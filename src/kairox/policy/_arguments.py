@@ -2,7 +2,8 @@
 
 A server's schema does not say which of its arguments are files, so Kairox looks for the names tools use for
 them (``path``, ``paths``, ``file``, ``filename``, ``repo_path``, ``directory``, ``source``/``destination`` ...)
-and for ``file://`` URIs in any string. It is best effort: a tool that calls its path ``q`` is not seen. What is
+and for ``file:`` URIs in any string (``file:///abs``, ``file:/abs``, ``file://localhost/abs``, any case of ``file``,
+percent-encoded). It is best effort: a tool that calls its path ``q`` is not seen. What is
 found is held to the deny rules on paths and to the protected paths, as the built-in tools' paths are.
 
 The scan is bounded (64 paths, 64 entries of a list or an object, lists and objects nested 6 deep) and says when
@@ -61,11 +62,25 @@ def _key_kind(key: str) -> int:
     return kind
 
 
-def _file_uri(value: str) -> str | None:
-    if value[:7].lower() != "file://":
-        return None
-    parts = urlsplit(value)
-    return unquote(parts.path) or None
+def _is_file_uri(text: str) -> bool:
+    """``file:`` (any case) and then no space: ``file:/abs``, ``file:///abs``, ``FILE://localhost/abs``; a line of
+    prose such as ``file: notes`` is not one."""
+    return len(text) > 5 and text[:5].lower() == "file:" and not text[5].isspace()
+
+
+def _file_uri(text: str, found: list[str]) -> None:
+    """Adds the paths a ``file:`` URI may open to ``found``: its path, percent-decoded (``/etc/pa%73swd`` is
+    ``/etc/passwd``), and for a host other than ``localhost`` (``file://etc/passwd``) also host and path read as
+    one relative path, as a server that strips ``file://`` would open it."""
+    parts = urlsplit(text)
+    path = unquote(parts.path)
+    if path.startswith("//"):  # `file:////etc/x`: the system reads the leading slashes as one
+        path = "/" + path.lstrip("/")
+    host = parts.netloc
+    if path:
+        found.append(path)
+    if host and host.lower() != "localhost":
+        found.append(unquote(host + parts.path))
 
 
 def path_like_arguments(arguments: Mapping[str, Any]) -> list[str]:
@@ -91,10 +106,8 @@ def scan_path_arguments(arguments: Mapping[str, Any], found: list[str]) -> str |
     for name, value in items:
         if type(value) is str:  # the usual flat call: one pass, no recursion
             text = value.strip()
-            if ":" in text and text[:7].lower() == "file://":
-                uri = _file_uri(text)
-                if uri is not None:
-                    found.append(uri)
+            if ":" in text and _is_file_uri(text):
+                _file_uri(text, found)
             elif text and _key_kind(str(name)) == _PATH and "://" not in text:
                 found.append(text)
         elif isinstance(value, list | dict | str):
@@ -110,9 +123,8 @@ def _walk(value: Any, key: str | None, depth: int, found: list[str], top: str) -
     returns why part of it was not read, or None."""
     if isinstance(value, str):
         text = value.strip()
-        uri = _file_uri(text)
-        if uri is not None:
-            found.append(uri)
+        if _is_file_uri(text):
+            _file_uri(text, found)
         elif text and key is not None and _key_kind(key) == _PATH and "://" not in text:
             found.append(text)
         return None
@@ -145,5 +157,5 @@ def _may_name_path(key: str | None, value: Any) -> bool:
     """Whether a value the scan did not read may name a path: text it would have taken, or more lists or objects."""
     if isinstance(value, str):
         text = value.strip()
-        return text[:7].lower() == "file://" or (bool(text) and key is not None and _key_kind(key) == _PATH and "://" not in text)
+        return _is_file_uri(text) or (bool(text) and key is not None and _key_kind(key) == _PATH and "://" not in text)
     return isinstance(value, list | dict) and bool(value)

@@ -26,6 +26,14 @@ from kairox.policy._paths import PathPattern, protected_reason, resolve_path, wr
 from kairox.policy._readmask import MaskedReads, read_mask
 from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
 from kairox.policy._shell import ShellCommand, split_command
+from kairox.policy._values import (
+    allow_miss,
+    argument_diagnostics,
+    describe_values,
+    named_suggestion,
+    refusal_matches,
+    unnamed_allow_miss,
+)
 from kairox.tools import Access, HookDecision, PermissionProfile, ToolSource, ToolSpec
 
 _ACCESS_ORDER = (Access.READ, Access.WRITE, Access.EXECUTE, Access.EXTERNAL)
@@ -151,7 +159,7 @@ def _mcp_why(spec: ToolSpec) -> str:
 class _Facts:
     """What rules are matched against, worked out once per call; the string values only when a rule asks."""
 
-    __slots__ = ("_arguments", "_every", "_skill", "_values", "command", "named", "paths", "scan_unseen", "unseen")
+    __slots__ = ("_every", "arguments", "command", "named", "paths", "scan_unseen", "skill", "unseen")
 
     def __init__(
         self,
@@ -174,27 +182,18 @@ class _Facts:
         """Why part of the arguments was not read for paths (past the scan's limits), or None: ``paths`` may miss some."""
         self.scan_unseen = scan_unseen
         """``unseen`` comes from the scan by names (else from a declared path argument that holds no text)."""
-        self._arguments = arguments
-        self._skill = skill
-        self._values: tuple[str, ...] | None = None
+        self.arguments = arguments
+        self.skill = skill
         self._every: tuple[str, ...] | None = None
-
-    @property
-    def values(self) -> tuple[str, ...]:
-        """The call's string arguments (a skill's name first), for rules with a specifier."""
-        if self._values is None:
-            values = tuple(v for v in self._arguments.values() if isinstance(v, str))
-            self._values = values if self._skill is None else (self._skill, *values)
-        return self._values
 
     @property
     def every_value(self) -> tuple[str, ...]:
         """Every string the call holds, also inside lists and objects (a skill's name first), for deny and ask rules
-        with a specifier: a value must not get past them by being nested. (Allow rules vouch for the top-level
-        strings only: a nested copy of a harmless value must not vouch for a call.)"""
+        with a specifier: a value must not get past them by being nested. (Allow rules on values vouch only when
+        every value matches: see ``kairox.policy._values``.)"""
         if self._every is None:
-            found: list[str] = [] if self._skill is None else [self._skill]
-            stack: list[Any] = list(self._arguments.values())[::-1]
+            found: list[str] = [] if self.skill is None else [self.skill]
+            stack: list[Any] = list(self.arguments.values())[::-1]
             while stack:
                 value = stack.pop()
                 if isinstance(value, str):
@@ -303,7 +302,7 @@ class PolicyEngine:
         """Whether any deny or ask rule could keep ``spec`` from reading a file (else no read filter is needed)."""
         rules = self._candidates(spec)
         return any(
-            r.specifier is not None and (r in rules[action] or r.tool == "fs.read")
+            r.specifier is not None and not r.arguments and (r in rules[action] or r.tool == "fs.read")
             for action in (RuleAction.DENY, RuleAction.ASK)
             for r in self._rules[action]
         )
@@ -316,7 +315,7 @@ class PolicyEngine:
             # the tool's own rules, and every rule on reading files (`fs.read(secrets/**)`) whatever the tool
             reading = [r for r in self._rules[action] if r.tool == "fs.read"]
             for rule in dict.fromkeys([*rules[action], *reading]):
-                if rule.specifier is not None and self._path_pattern(rule.specifier).matches(path, any_part=True):
+                if rule.specifier is not None and not rule.arguments and self._path_pattern(rule.specifier).matches(path, any_part=True):
                     return rule.ref
         return None
 
@@ -342,6 +341,10 @@ class PolicyEngine:
             return worked[0].why(path)
 
         return why
+
+    def argument_diagnostics(self, specs: Iterable[ToolSpec]) -> list[Diagnostic]:
+        """Warnings for rules naming an argument the tools they match do not take (see ``_values``)."""
+        return argument_diagnostics((r for rules in self._rules.values() for r in rules), specs)
 
     def suggest_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
         """The allow rule that would cover calls like this one (what "always" persists), or None."""
@@ -394,6 +397,8 @@ class PolicyEngine:
             if spec.permission.command_arg is not None:
                 return None
             return f"every call of {parsed.tool}, with any arguments"
+        if parsed.arguments and (spec.permission.command_arg is not None or spec.permission.path_args):
+            return None  # a command or path tool is vouched for by its command or paths, never by named arguments
         if spec.permission.command_arg is not None:
             return (
                 f"every command line whose commands are all {describe_command_glob(parsed.specifier)}, run as written: no redirection "
@@ -401,7 +406,7 @@ class PolicyEngine:
             )
         if spec.permission.path_args:
             return f"every call of {parsed.tool} on paths matching {parsed.specifier!r}"
-        return f"every call of {parsed.tool} with an argument matching {parsed.specifier!r}"
+        return describe_values(parsed.tool, parsed.specifier, parsed.arguments)
 
     # --- the decision ----------------------------------------------------------------------------------------
 
@@ -472,7 +477,66 @@ class PolicyEngine:
                 return Decision.allow(f"allowed by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
         if hook is HookDecision.ALLOW:
             return Decision.allow(hook_reason or "a pre_tool_use hook allowed the call", source=DecisionSource.HOOK)
-        return self._by_mode(spec, profile, facts)
+        decision = self._by_mode(spec, profile, facts)
+        if decision.verdict is Verdict.ASK:
+            missed = self._value_rule_missed(spec, rules[RuleAction.ALLOW], facts)
+            if missed is not None:  # say why the allow rule written for this tool did not vouch, and how to fix it
+                return Decision.ask(f"{decision.reason}; {missed}", source=decision.source, suggested_rule=decision.suggested_rule)
+        return decision
+
+    def _value_rule_missed(self, spec: ToolSpec, allows: Sequence[ParsedRule], facts: "_Facts") -> str | None:
+        """Why the first allow rule on this tool's values did not vouch for the call, with what to write instead;
+        None when no such rule was near (an unnamed one whose glob matches none of the call's strings)."""
+        if facts.command is not None:
+            return None
+        named = [r for r in allows if r.arguments]
+        if named:  # the one naming the call's arguments most nearly
+            keys = set(facts.arguments)
+            rule = min(named, key=lambda r: (len(keys.symmetric_difference(c.name for c in r.arguments)), named.index(r)))
+            why = self._value_miss(rule, spec, facts)
+            return None if why is None else f"{rule.ref} does not vouch for it: {why}"
+        for rule in allows:
+            specifier = rule.specifier
+            if specifier is None or rule.tool in _PATH_FAMILIES or facts.paths:
+                continue
+            if not any(fnmatch.fnmatchcase(v, specifier) for v in facts.every_value):
+                continue
+            why = self._value_miss(rule, spec, facts)
+            if why is None:
+                return None
+            return (
+                f"{rule.ref} vouches only for calls whose every value matches {specifier!r}, and {why}; name the "
+                f"arguments it vouches for, e.g. {named_suggestion(rule.tool, specifier, facts.arguments)}"
+            )
+        return None
+
+    def _value_miss(self, rule: ParsedRule, spec: ToolSpec, facts: "_Facts") -> str | None:
+        """Why an allow rule on values does not vouch for this call (no command in it, no paths unless it names
+        arguments), or None when it does."""
+        arguments = facts.arguments
+        specifier = rule.specifier or "*"
+        if rule.arguments:
+            profile = spec.permission
+            if profile.command_arg is not None or profile.path_args:
+                return f"{spec.name} is vouched for by its command or its paths, never by named arguments"
+            return allow_miss(rule.arguments, arguments, self._path_match if facts.paths else _no_path)
+        if facts.skill is not None and fnmatch.fnmatchcase(facts.skill, specifier):
+            return None
+        argument = spec.meta.get("rule_argument")
+        if isinstance(argument, str):  # the tool says which argument its rules are about (the skill tool: the skill's name)
+            value = arguments.get(argument)
+            return None if isinstance(value, str) and fnmatch.fnmatchcase(value, specifier) else f"argument {argument!r} does not match"
+        return unnamed_allow_miss(specifier, arguments)
+
+    def _path_match(self, argument: str, text: str, glob: str) -> bool | None:
+        """Whether every path ``text`` names (as argument ``argument``) is inside ``glob`` read as a path pattern;
+        None when it names none."""
+        found: list[str] = []
+        scan_path_arguments({argument: text}, found)
+        if not found:
+            return None
+        pattern = self._path_pattern(glob)
+        return all(pattern.matches(resolve_path(p, base=self.settings.workspace, home=self.settings.home)) for p in found)
 
     def _unread(self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], facts: "_Facts") -> Decision | None:
         """The ask for a call whose arguments the policy could not read all of, when a rule or a protection that
@@ -623,6 +687,10 @@ class PolicyEngine:
             return True
         if for_allow and facts.unseen is not None:  # an allow rule vouches only for what the policy could read
             return False
+        if rule.arguments:  # `.sql=SELECT*`: the values of the arguments it names, whatever kind of tool
+            if for_allow:
+                return self._value_miss(rule, spec, facts) is None
+            return refusal_matches(rule.arguments, facts.arguments)
         if facts.command is not None:
             command = facts.command
             pieces = command.pieces
@@ -643,7 +711,9 @@ class PolicyEngine:
             if for_allow:
                 return all(pattern.matches(p) for p in facts.paths)
             return any(pattern.matches(p, any_part=True) for p in facts.paths)
-        return any(fnmatch.fnmatchcase(v, specifier) for v in (facts.values if for_allow else facts.every_value))
+        if for_allow:
+            return self._value_miss(rule, spec, facts) is None
+        return any(fnmatch.fnmatchcase(v, specifier) for v in facts.every_value)
 
     def _path_pattern(self, specifier: str) -> PathPattern:
         pattern = self._path_patterns.get(specifier)
@@ -651,6 +721,11 @@ class PolicyEngine:
             pattern = PathPattern.parse(specifier, base=self.settings.workspace, home=self.settings.home)
             self._path_patterns[specifier] = pattern
         return pattern
+
+
+def _no_path(argument: str, text: str, glob: str) -> None:
+    """The path match of a call that names no path."""
+    return None
 
 
 def _suggestion(spec: ToolSpec, facts: _Facts) -> str | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from kairox.policy._values import ArgumentCondition, parse_conditions
 from kairox.tools import Access, ToolSource, ToolSpec
 
 
@@ -77,6 +78,8 @@ class ParsedRule:
     """Tool-name glob, ``plugin:NAME``, an MCP server prefix ``mcp__server`` or ``skill``."""
     specifier: str | None
     """What is inside the parentheses: a command glob, a path glob or an argument glob."""
+    arguments: tuple[ArgumentCondition, ...] = ()
+    """The arguments the specifier names (``.sql=SELECT*, .limit=*``), or () when it names none."""
 
     def matches_tool(self, spec: ToolSpec) -> bool:
         tool = self.tool
@@ -131,4 +134,6 @@ def parse_rule(rule: RuleLike) -> ParsedRule:
             specifier = specifier[:-2] + "*"
         if specifier in ("", "*", "**"):
             specifier = None
-    return ParsedRule(ref=ref, tool=match.group("tool"), specifier=specifier)
+    tool = match.group("tool")
+    arguments = () if specifier is None else parse_conditions(tool, specifier)
+    return ParsedRule(ref=ref, tool=tool, specifier=specifier, arguments=arguments)

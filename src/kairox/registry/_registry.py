@@ -239,7 +239,7 @@ class ToolRegistry:
             entry.unreadable = self._read_filter(spec)
             entries[spec.name] = entry
         self._entries = entries  # swapped whole: readers never see a half-replaced origin
-        self._index_diagnostics = diagnostics
+        self._index_diagnostics = diagnostics + self.policy.argument_diagnostics(e.spec for e in entries.values())
 
     def _validator(self, origin: str, spec: ToolSpec) -> tuple[ArgumentValidator | None, str | None]:
         cached = self._validators.get((origin, spec.name))
