@@ -35,6 +35,31 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def descendants(pid: int) -> list[int]:
+    """Live processes below ``pid``, nearest first."""
+    found: list[int] = []
+    queue = [pid]
+    while queue:
+        children = children_of(queue.pop(0))
+        found += children
+        queue += children
+    return found
+
+
+def host_pid(sandboxed: int, ancestor: int) -> int:
+    """The host's pid of the process below ``ancestor`` that its sandbox (a pid namespace of its own) calls
+    ``sandboxed``: what ``os.getpid()`` says inside bwrap is not a pid the host can look up."""
+    for pid in descendants(ancestor):
+        try:
+            with open(f"/proc/{pid}/status") as handle:
+                spaces = next((line.split()[1:] for line in handle if line.startswith("NSpid:")), [])
+        except OSError:
+            continue
+        if len(spaces) > 1 and int(spaces[-1]) == sandboxed:
+            return pid
+    raise LookupError(f"no process below {ancestor} is pid {sandboxed} in a namespace of its own")
+
+
 def processes_in(folder: Path) -> list[int]:
     """Live processes whose working directory is ``folder`` or below it (servers, adapters, debuggees)."""
     found = []

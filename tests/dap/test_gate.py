@@ -1,5 +1,6 @@
-"""LSP and DAP tools through the real ToolRegistry gate: reading code is allowed under any sandbox, debugging
-(which runs programs) needs workspace_write or wider."""
+"""LSP and DAP tools through the real ToolRegistry gate: reading code is allowed under any sandbox; a launched
+program is debugged inside the sandbox (read-only under read_only); attaching to a program no sandbox holds is
+refused under read_only."""
 
 from pathlib import Path
 
@@ -30,7 +31,8 @@ def registry(workspace: Path, sandbox: SandboxPolicy) -> ToolRegistry:
     return ToolRegistry(settings, approver=NonInteractiveApprover())
 
 
-async def test_read_only_sandbox_allows_lsp_tools_and_stops_debugging(workspace: Path) -> None:
+async def test_read_only_sandbox_debugs_in_a_read_only_sandbox_and_refuses_attaching(workspace: Path) -> None:
+    (workspace / "writer.py").write_text("open('made.txt', 'w').write('x')\n")
     gate = registry(workspace, SandboxPolicy.READ_ONLY)
     async with (
         LspToolProvider({"jedi": jedi_config()}, workspace=workspace) as lsp,
@@ -40,15 +42,25 @@ async def test_read_only_sandbox_allows_lsp_tools_and_stops_debugging(workspace:
         await gate.add_provider(dap)
         symbols = await gate.call(ToolCall(name="lsp.document_symbols", arguments={"path": "program.py"}))
         launch = await gate.call(ToolCall(name="dap.launch", arguments={"program": "program.py"}))
-        sessions = dict(dap.sessions)
+        writer = await gate.call(ToolCall(name="dap.launch", arguments={"program": "writer.py"}))
+        attach = await gate.call(ToolCall(name="dap.attach", arguments={"port": 5678}))
+        sessions = sorted(dap.sessions)
     assert not symbols.is_error, symbols.text_content()
     assert "function compute" in symbols.text_content()
-    assert launch.is_error
-    # the gate denies it before the adapter is asked (the provider would refuse too)
-    assert launch.text_content() == (
-        "dap.launch was not run: dap.launch runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids"
+    # the adapter and the debuggee run in the read-only sandbox: debugging works, writing does not
+    assert launch.text_content().splitlines()[1:] == [
+        "The program ended with exit code 0; debug session s1 is closed.",
+        "Program output:",
+        "total 43",
+    ]
+    assert writer.text_content().splitlines()[1] == "The program ended with exit code 1; debug session s2 is closed."
+    assert "Read-only file system" in writer.text_content()
+    assert not (workspace / "made.txt").exists()
+    # no sandbox holds a program attached to: the gate denies it before the provider is asked
+    assert attach.text_content() == (
+        "dap.attach was not run: dap.attach runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids"
     )
-    assert sessions == {}
+    assert sessions == ["s1", "s2"]
 
 
 async def test_workspace_write_sandbox_lets_a_debug_session_run(workspace: Path) -> None:

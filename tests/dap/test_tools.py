@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests._rpc._procs import process_gone
+from tests._rpc._procs import host_pid, process_gone
 from tests.dap._fixtures import debugpy_config, free_port
 
 from kairox._rpc import ChildProcess, ServerStatus
@@ -39,6 +39,12 @@ def adapter_pid(provider: DapToolProvider, session: str = "s1") -> int:
     client = provider.sessions[session].lifecycle.client
     assert client is not None and client.pid is not None
     return client.pid
+
+
+async def debuggee_pid(debug: Debugger, adapter: int, **session: str) -> int:
+    """The debuggee's pid on the host (it runs in the sandbox's own pid namespace)."""
+    said = await debug("dap.evaluate", expression="__import__('os').getpid()", **session)
+    return host_pid(int(said.text_content().split()[0]), adapter)
 
 
 async def test_dap_tools_are_execute_tools_of_source_dap(workspace: Path) -> None:
@@ -73,9 +79,7 @@ async def test_launch_stop_inspect_step_and_run_to_the_end_leaves_no_process(wor
             "dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}]
         )
         adapter = adapter_pid(provider)
-        debuggee = int(
-            (await debug("dap.evaluate", expression="__import__('os').getpid()")).text_content().split()[0]
-        )
+        debuggee = await debuggee_pid(debug, adapter)
         trace = await debug("dap.stack_trace")
         variables = await debug("dap.variables")
         evaluated = await debug("dap.evaluate", expression="x * 2")
@@ -192,10 +196,8 @@ async def test_pause_stops_a_running_program_and_disconnect_ends_it(workspace: P
         debug = Debugger(provider, workspace)
         running = await debug("dap.launch", program="loop.py", wait_sec=0.5)
         paused = await debug("dap.pause")
-        pid = int(
-            (await debug("dap.evaluate", expression="__import__('os').getpid()")).text_content().split()[0]
-        )
         adapter = adapter_pid(provider)
+        pid = await debuggee_pid(debug, adapter)
         closed = await debug("dap.disconnect")
         with anyio.fail_after(10):
             while not process_gone(pid):
@@ -214,11 +216,7 @@ async def test_leaving_the_provider_ends_live_sessions_and_their_programs(worksp
         await debug("dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}])
         await debug("dap.launch", program="loop.py", wait_sec=0)
         adapters = [adapter_pid(provider, "s1"), adapter_pid(provider, "s2")]
-        debuggee = int(
-            (await debug("dap.evaluate", session="s1", expression="__import__('os').getpid()"))
-            .text_content()
-            .split()[0]
-        )
+        debuggee = await debuggee_pid(debug, adapters[0], session="s1")
     assert [process_gone(pid) for pid in [*adapters, debuggee]] == [True, True, True]
 
 
@@ -287,9 +285,7 @@ async def test_an_adapter_killed_mid_session_fails_the_session_clearly_and_leave
         debug = Debugger(provider, workspace)
         await debug("dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}])
         adapter = adapter_pid(provider)
-        debuggee = int(
-            (await debug("dap.evaluate", expression="__import__('os').getpid()")).text_content().split()[0]
-        )
+        debuggee = await debuggee_pid(debug, adapter)
         os.killpg(adapter, signal.SIGKILL)  # the guard and the adapter under it
         with anyio.fail_after(10):
             while provider.sessions["s1"].lifecycle.status is not ServerStatus.FAILED:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests._rpc._procs import process_gone
+from tests._rpc._procs import host_pid, process_gone
 from tests.lsp._fixtures import HERE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -61,6 +61,7 @@ async def test_servers_adapters_and_debuggees_die_with_a_killed_host(tmp_path: P
         assert host.stdout is not None
         line = await anyio.to_thread.run_sync(host.stdout.readline)
         pids = [int(p) for p in line.split()]
+        pids[2] = host_pid(pids[2], pids[1])  # the debuggee said its pid inside the sandbox
     finally:
         os.kill(host.pid, signal.SIGKILL)
         host.wait()

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
+from kairox.dap import dap_tool_specs
 from kairox.errors import Severity
 from kairox.policy import (
     Decision,
@@ -19,6 +20,8 @@ from kairox.policy import (
     Verdict,
     effective_profile,
     parse_rule,
+    runs_unsandboxed,
+    starts_sandboxed,
 )
 from kairox.tools import (
     BUILTIN_SPECS,
@@ -298,32 +301,63 @@ def test_a_tilde_user_path_is_resolved_where_the_tools_write_it(ws: Path) -> Non
     assert deny.decide(SPECS["fs.read"], {"path": f"~{user}/.ssh/id_rsa"}).verdict is Verdict.DENY
 
 
-def dap_spec() -> ToolSpec:
-    return ToolSpec(
-        name="dap.launch", description="", input_schema={"type": "object"}, source=ToolSource.DAP, origin="dap",
-        permission=PermissionProfile(access=Access.EXECUTE, path_args=("program",)),
-    )
+DAP = {spec.name: spec for spec in dap_tool_specs()}
 
 
-def test_read_only_denies_tools_that_run_programs_outside_the_os_sandbox(ws: Path) -> None:
+def test_debugging_runs_in_the_sandbox_and_attaching_to_an_unconfined_program_asks(ws: Path) -> None:
+    launch = {"program": "main.py"}
+    attach = {"port": 5678}
+    # the adapter and the debuggee run in the sandbox shell.exec commands run in: allowed like shell.exec
+    for sandbox in SandboxPolicy:
+        assert engine(ws, sandbox=sandbox).decide(DAP["dap.launch"], launch).verdict is Verdict.ALLOW
+        assert engine(ws, sandbox=sandbox).decide(DAP["dap.continue"], {}).verdict is Verdict.ALLOW
+    assert engine(ws).decide(DAP["dap.launch"], launch) == Decision.allow("dap.launch runs in the workspace_write sandbox", source=DecisionSource.MODE)
+    # a program Kairox did not start is in no sandbox: asked in every mode, unless an allow rule covers it
+    for sandbox in (SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.DANGER_FULL_ACCESS):
+        asked = engine(ws, sandbox=sandbox).decide(DAP["dap.attach"], attach)
+        assert asked == Decision.ask(
+            "dap.attach works on a program that Kairox did not start and no Kairox sandbox holds, so what it makes that "
+            "program do runs with the program's full authority",
+            source=DecisionSource.MODE,
+            suggested_rule="dap.attach",
+        )
+    assert engine(ws, Rule(action="allow", pattern="dap.attach")).decide(DAP["dap.attach"], attach).verdict is Verdict.ALLOW
+    never = engine(ws, approval=ApprovalPolicy.NEVER).decide(DAP["dap.attach"], attach)
+    assert never.verdict is Verdict.DENY and never.reason.endswith("the approval policy is never, so what would be asked is denied")
+    untrusted = engine(ws, approval=ApprovalPolicy.UNTRUSTED).decide(DAP["dap.launch"], launch)
+    assert (untrusted.verdict, untrusted.suggested_rule) == (Verdict.ASK, f"dap.launch({ws / 'main.py'})")
+
+
+def test_read_only_denies_attaching_whatever_allows_it(ws: Path) -> None:
     allow_all = (Rule(action="allow", pattern="dap.*"), Rule(action="allow", pattern="shell.exec"))
     policy = engine(ws, *allow_all, sandbox=SandboxPolicy.READ_ONLY)
-    # neither an allow rule nor a hook's allow gets a debuggee (which no OS sandbox holds) past read_only
+    # neither an allow rule nor a hook's allow gets a program no sandbox holds past read_only
     for hook in (None, HookDecision.ALLOW):
-        assert policy.decide(dap_spec(), {"program": "main.py"}, hook=hook) == Decision.deny(
-            "dap.launch runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids",
+        assert policy.decide(DAP["dap.attach"], {"port": 5678}, hook=hook) == Decision.deny(
+            "dap.attach runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids",
             source=DecisionSource.SANDBOX,
         )
-    # shell.exec and plugin command tools run inside bubblewrap, which holds them to read_only itself
+    # shell.exec, plugin command tools and dap.launch run inside bubblewrap, which holds them to read_only itself
     assert policy.decide(SPECS["shell.exec"], {"command": "make"}).verdict is Verdict.ALLOW
+    assert policy.decide(DAP["dap.launch"], {"program": "main.py"}).verdict is Verdict.ALLOW
     plugin_tool = ToolSpec(name="p__t", description="", input_schema={"type": "object"}, source=ToolSource.PLUGIN, origin="p", permission=PermissionProfile(access=Access.EXECUTE))
     assert engine(ws, sandbox=SandboxPolicy.READ_ONLY).decide(plugin_tool, {}).verdict is Verdict.ALLOW
     # a deny rule still names itself
-    denied = engine(ws, Rule(action="deny", pattern="dap.launch"), sandbox=SandboxPolicy.READ_ONLY).decide(dap_spec(), {})
+    denied = engine(ws, Rule(action="deny", pattern="dap.attach"), sandbox=SandboxPolicy.READ_ONLY).decide(DAP["dap.attach"], {})
     assert denied.source is DecisionSource.RULE
-    # under workspace_write the user's policy lets debugging run, and the reason says it is not sandboxed
-    allowed = engine(ws).decide(dap_spec(), {"program": "main.py"})
-    assert allowed == Decision.allow("dap.launch runs outside Kairox's OS sandbox (allowed by the workspace_write policy)", source=DecisionSource.MODE)
+
+
+def test_only_a_tool_that_starts_its_program_in_the_sandbox_is_retried_outside_it() -> None:
+    assert [name for name, spec in {**SPECS, **DAP}.items() if starts_sandboxed(spec)] == ["shell.exec", "dap.launch"]
+    assert [name for name, spec in {**SPECS, **DAP}.items() if runs_unsandboxed(spec)] == ["dap.attach"]
+
+
+def test_the_command_line_of_a_launch_names_the_program_its_arguments_variables_and_folder(ws: Path) -> None:
+    policy = engine(ws)
+    assert policy.command_line(DAP["dap.launch"], {"program": "main.py"}) == "main.py"
+    call = {"program": "tools/run me.py", "args": ["--out", "/tmp/x y"], "env": {"MODE": "a b"}, "cwd": "tools"}
+    assert policy.command_line(DAP["dap.launch"], call) == "cd tools && env 'MODE=a b' 'tools/run me.py' --out '/tmp/x y'"
+    assert policy.command_line(DAP["dap.attach"], {"port": 5678}) is None
 
 
 def test_a_suggested_rule_for_a_path_with_glob_characters_covers_only_that_path(ws: Path) -> None:

@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from kairox.dap import DAP_PERMISSION, dap_tool_specs
+from kairox.dap import LAUNCH_PERMISSION, SESSION_PERMISSION, dap_tool_specs
 from kairox.lsp import LSP_PERMISSION, lsp_tool_specs
 from kairox.tools import BUILTIN_SPECS, ToolSpec
 
@@ -47,7 +47,7 @@ def test_breakpoints_have_one_shape_wherever_they_are_taken() -> None:
 
 def test_the_gate_reads_the_renamed_path_arguments() -> None:
     assert LSP_PERMISSION.path_args == ("path",)
-    assert "file" not in DAP_PERMISSION.path_args
+    assert (LAUNCH_PERMISSION.path_args, SESSION_PERMISSION.path_args) == (("program", "cwd"), ("clear",))
     for spec in [*lsp_tool_specs(), *dap_tool_specs()]:
         declared = set(spec.input_schema["properties"])
         assert set(spec.permission.path_args) & declared or not {"path", "program", "cwd", "clear"} & declared

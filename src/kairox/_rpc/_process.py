@@ -180,7 +180,7 @@ class ChildProcess:
     def returncode(self) -> int | None:
         return self.process.returncode
 
-    def _check_runnable(self) -> None:
+    def check_runnable(self) -> None:
         """Raise what ``exec`` would for a program that is missing or not executable (the guard would only
         report it later, on stderr)."""
         program = self.argv[0] if self.argv else ""
@@ -197,7 +197,7 @@ class ChildProcess:
         pipe = asyncio.subprocess.PIPE
         try:
             if self.guarded:
-                self._check_runnable()
+                self.check_runnable()
                 # the host's one guard starts it: a session of its own, taken down with the host
                 self._proc = await host_guard().spawn(
                     self.argv,

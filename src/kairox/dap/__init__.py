@@ -15,10 +15,12 @@ from kairox.dap._events import (
 from kairox.dap._lifecycle import DapServerLifecycle
 from kairox.dap._provider import DapToolProvider
 from kairox.dap._session import DebugSession
-from kairox.dap._specs import DAP_PERMISSION, dap_tool_specs
+from kairox.dap._specs import ATTACH_PERMISSION, LAUNCH_PERMISSION, SESSION_PERMISSION, dap_tool_specs
 
 __all__ = [
-    "DAP_PERMISSION",
+    "ATTACH_PERMISSION",
+    "LAUNCH_PERMISSION",
+    "SESSION_PERMISSION",
     "DapClient",
     "DapConnection",
     "DapError",

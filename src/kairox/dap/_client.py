@@ -9,7 +9,7 @@ Launch and attach follow the order adapters such as debugpy need: ``initialize``
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -40,18 +40,22 @@ class DapClient:
         host_env: Mapping[str, str] | None = None,
         stderr_log: Path | None = None,
         base_dir: Path | None = None,
+        cwd: Path | None = None,
+        sandbox: Sequence[str] = (),
     ) -> None:
         self.name = name
         self.config = config
         self.workspace = workspace.resolve()
         self.connect = connect
+        self._sandbox = list(sandbox)
+        """What the adapter's command runs under: bwrap and its arguments up to ``--``; empty for none."""
         self.child: ChildProcess | None = None
         if connect is None:
             self.child = server_process(
                 config.command,
                 config.args,
                 config.env,
-                cwd=self.workspace,
+                cwd=cwd or self.workspace,
                 base_dir=base_dir or self.workspace,
                 host_env=host_env,
                 stderr_log=stderr_log,
@@ -79,6 +83,9 @@ class DapClient:
         peer = f"debug adapter {self.name!r}"
         if self.child is not None:
             try:
+                if self._sandbox:
+                    self.child.check_runnable()  # the adapter's own command, before bwrap stands in front of it
+                    self.child.argv = [*self._sandbox, *self.child.argv]
                 await self.child.start()
             except OSError as exc:
                 raise DapStartupError(

@@ -5,7 +5,7 @@ Unlike a language server, a session's adapter is not restarted: a new launch is 
 kept after the adapter ended, so the session's last events (output, exit code) stay readable.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio.abc
@@ -39,8 +39,13 @@ class DapServerLifecycle(ServerSupervisor[DapClient]):
         host_env: Mapping[str, str] | None = None,
         stderr_log: Path | None = None,
         base_dir: Path | None = None,
+        cwd: Path | None = None,
+        sandbox: Sequence[str] = (),
     ) -> None:
         super().__init__(events=events, stop_wait=_STOP_WAIT)
+        self.cwd = cwd
+        self.sandbox = tuple(sandbox)
+        """What the adapter runs under: bwrap and its arguments up to ``--`` (empty: no sandbox)."""
         self.server = server
         self.base_dir = base_dir
         self.config = config
@@ -70,6 +75,8 @@ class DapServerLifecycle(ServerSupervisor[DapClient]):
             host_env=self._host_env,
             stderr_log=self._stderr_log,
             base_dir=self.base_dir,
+            cwd=self.cwd,
+            sandbox=self.sandbox,
         )
 
     def _connection(self, client: DapClient) -> FramedConnection | None:

@@ -5,6 +5,7 @@
 """
 
 import contextlib
+import contextvars
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -17,6 +18,7 @@ from kairox._rpc import RpcError, ServerStatus, usable_servers
 from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
+from kairox.dap._confine import adapter_sandbox, launch_place
 from kairox.dap._errors import DapError, DapSessionError
 from kairox.dap._events import DapProgramStopped
 from kairox.dap._lifecycle import DapServerLifecycle
@@ -36,12 +38,15 @@ from kairox.dap._session import (
 )
 from kairox.dap._session import wait_seconds as _wait
 from kairox.dap._specs import dap_tool_specs
-from kairox.errors import ToolCallError
+from kairox.errors import SandboxUnavailableError, ToolCallError
 from kairox.events import EventSink, NullSink
 from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
-Handler = Callable[[JsonObject], Awaitable[ToolResult]]
+Handler = Callable[[JsonObject, CallContext], Awaitable[ToolResult]]
 _SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
+_READING: contextvars.ContextVar[Callable[[Path], str | None] | None] = contextvars.ContextVar("dap_reading", default=None)
+"""What the rules on reading keep this call from showing (``CallContext.unreadable``), for the source lines of
+stack frames, which are read outside the sandbox. A context variable: concurrent calls each keep their own."""
 
 
 class DapToolProvider(ToolProvider):
@@ -74,19 +79,19 @@ class DapToolProvider(ToolProvider):
         self._tg: anyio.abc.TaskGroup | None = None
         self._handlers: dict[str, Handler] = {
             "dap.launch": self._launch,
-            "dap.attach": self._attach,
-            "dap.set_breakpoints": self._set_breakpoints,
-            "dap.continue": lambda a: self._resume(a, "continue"),
-            "dap.next": lambda a: self._resume(a, "next"),
-            "dap.step_in": lambda a: self._resume(a, "stepIn"),
-            "dap.step_out": lambda a: self._resume(a, "stepOut"),
-            "dap.pause": lambda a: self._resume(a, "pause"),
-            "dap.threads": self._threads,
-            "dap.stack_trace": self._stack_trace,
-            "dap.scopes": self._scopes,
-            "dap.variables": self._variables,
-            "dap.evaluate": self._evaluate,
-            "dap.disconnect": self._disconnect,
+            "dap.attach": lambda a, _: self._attach(a),
+            "dap.set_breakpoints": lambda a, _: self._set_breakpoints(a),
+            "dap.continue": lambda a, _: self._resume(a, "continue"),
+            "dap.next": lambda a, _: self._resume(a, "next"),
+            "dap.step_in": lambda a, _: self._resume(a, "stepIn"),
+            "dap.step_out": lambda a, _: self._resume(a, "stepOut"),
+            "dap.pause": lambda a, _: self._resume(a, "pause"),
+            "dap.threads": lambda a, _: self._threads(a),
+            "dap.stack_trace": lambda a, _: self._stack_trace(a),
+            "dap.scopes": lambda a, _: self._scopes(a),
+            "dap.variables": lambda a, _: self._variables(a),
+            "dap.evaluate": lambda a, _: self._evaluate(a),
+            "dap.disconnect": lambda a, _: self._disconnect(a),
         }
 
     async def __aenter__(self) -> Self:
@@ -108,29 +113,39 @@ class DapToolProvider(ToolProvider):
         return dap_tool_specs() if self.configs else []
 
     async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
-        handler = self._handlers.get(name) or self._handlers.get(f"dap.{name.removeprefix('dap_')}")
+        tool = name if name in self._handlers else f"dap.{name.removeprefix('dap_')}"
+        handler = self._handlers.get(tool)
         if handler is None:
             raise ToolCallError(
                 tool=name, reason="not a DAP tool", hint="`kairox tools list` shows the tools"
             )
+        if tool == "dap.attach":
+            self._check_attach(name, str(arguments.get("host") or "127.0.0.1"), context)
+        reading = _READING.set(context.unreadable)
+        try:
+            return await handler(arguments, context)
+        except (DapError, RpcError) as exc:
+            raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
+        except SandboxUnavailableError as exc:  # fail closed, as shell.exec does
+            raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
+        finally:
+            _READING.reset(reading)
+
+    @staticmethod
+    def _check_attach(name: str, host: str, context: CallContext) -> None:
+        """The provider's own refusals of an attach (the policy asks first): no Kairox sandbox holds the program."""
         if context.sandbox.mode is SandboxPolicy.READ_ONLY:
-            # the debuggee runs outside any OS sandbox, so a read-only policy cannot allow it
             raise ToolCallError(
                 tool=name,
-                reason="debugging runs the program outside the sandbox, which the read_only sandbox policy forbids",
-                hint="set policy.sandbox_policy to workspace_write (or wider) to debug",
+                reason="the program attached to runs outside Kairox's sandbox, which the read_only sandbox policy forbids",
+                hint="launch the program with dap.launch instead: it then runs in the read-only sandbox",
             )
-        host = str(arguments.get("host") or "127.0.0.1")
-        if handler == self._attach and not attach_allowed(host, context.sandbox):
+        if not attach_allowed(host, context.sandbox):
             raise ToolCallError(
                 tool=name,
                 reason=f"attaching to {host} reaches the network, which policy.network_access forbids",
                 hint="attach to a program listening on 127.0.0.1, or set policy.network_access = true",
             )
-        try:
-            return await handler(arguments)
-        except (DapError, RpcError) as exc:
-            raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
 
     def status(self) -> list[JsonObject]:
         return [session.snapshot() for session in self.sessions.values()]
@@ -205,7 +220,8 @@ class DapToolProvider(ToolProvider):
         return f"s{number}"
 
     async def _open(self, args: JsonObject, command: str, arguments: JsonObject, target: str, *,
-                    program: Path | None, connect: tuple[str, int] | None) -> ToolResult:  # fmt: skip
+                    program: Path | None, connect: tuple[str, int] | None, cwd: Path | None = None,
+                    sandbox: Sequence[str] = ()) -> ToolResult:  # fmt: skip
         assert self._tg is not None
         session_id = self._new_id(args)
         server, config = self._server(args.get("server"), program)
@@ -220,6 +236,8 @@ class DapToolProvider(ToolProvider):
             host_env=self._host_env,
             stderr_log=self._log_dir / f"dap-{session_id}.log" if self._log_dir else None,
             base_dir=self._base_dirs.get(server),
+            cwd=cwd,
+            sandbox=sandbox,
         )
         breakpoints = self._breakpoints(args)
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
@@ -240,24 +258,24 @@ class DapToolProvider(ToolProvider):
             header += [f"breakpoint {line}" for line in breakpoint_lines(self._display(path), found)]
         return await self._outcome(session, 0, _wait(args), header)
 
-    async def _launch(self, args: JsonObject) -> ToolResult:
-        program = self._path(args.get("program"), "program")
-        if not program.is_file():
-            raise DapSessionError(
-                f"no program {args.get('program')!r} in {self.workspace}", hint="check the path"
-            )
+    async def _launch(self, args: JsonObject, context: CallContext) -> ToolResult:
+        place = launch_place(args, workspace=self.workspace, unreadable=context.unreadable)
+        program = place.program
         _, config = self._server(args.get("server"), program)
+        # the adapter, and the debuggee it starts, run in the sandbox shell.exec commands run in
+        sandbox = await adapter_sandbox(context.sandbox, workspace=self.workspace, cwd=place.cwd)
         arguments: JsonObject = {"console": "internalConsole", "justMyCode": True, **config.launch}
         arguments.update(
             program=str(program),
             args=[str(a) for a in args.get("args") or []],
-            cwd=str(self._path(args["cwd"], "cwd") if args.get("cwd") else self.workspace),
+            cwd=str(place.cwd),
             stopOnEntry=bool(args.get("stop_on_entry", False)),
         )
         if isinstance(args.get("env"), dict):
             arguments["env"] = {str(k): str(v) for k, v in args["env"].items()}
         return await self._open(
-            args, "launch", arguments, self._display(program), program=program, connect=None
+            args, "launch", arguments, self._display(program), program=program, connect=None, cwd=place.cwd,
+            sandbox=sandbox,
         )
 
     async def _attach(self, args: JsonObject) -> ToolResult:
@@ -370,7 +388,7 @@ class DapToolProvider(ToolProvider):
         return display_path(path, self.workspace)
 
     def _frame(self, raw: JsonObject) -> JsonObject:
-        return frame_record(raw, self.workspace)
+        return frame_record(raw, self.workspace, _READING.get())
 
     # --- tools on a session --------------------------------------------------------------------------------------
 

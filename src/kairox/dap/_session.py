@@ -1,8 +1,10 @@
 """A debug session's record, and how frames, paths, variables and values are shown to the model."""
 
-import contextlib
 import ipaddress
+import os
 import re
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +20,8 @@ VALUE_CHARS = 120
 """Longest value shown for a variable; the rest is cut (expand it with its reference)."""
 DEFAULT_WAIT = 10.0
 """Seconds a tool waits for the program to stop or end when the call does not say."""
+SOURCE_BYTES = 4_000_000
+"""Most of a source file read to show a frame's line (a longer one shows no line)."""
 
 
 @dataclass(kw_only=True)
@@ -59,17 +63,39 @@ def display_path(path: Path, workspace: Path) -> str:
         return str(path)
 
 
-def frame_record(raw: JsonObject, workspace: Path) -> JsonObject:
-    """A DAP ``StackFrame`` as ``{id, name, path, line, column, text}`` with the source line's text."""
+def source_line(path: str, line: int, unreadable: Callable[[Path], str | None] | None = None) -> str:
+    """Line ``line`` of the source file ``path``, stripped; empty when it cannot or may not be shown.
+
+    The path comes from the debuggee, which runs in the sandbox while this reads outside it: a file the rules on
+    reading hide is not read, nor anything but a regular file of at most :data:`SOURCE_BYTES` (a FIFO named as a
+    frame's source would block the reader)."""
+    try:
+        resolved = Path(os.path.realpath(path))
+        if unreadable is not None and unreadable(resolved) is not None:
+            return ""
+        descriptor = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
+        return ""
+    try:
+        with open(descriptor, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > SOURCE_BYTES:
+                return ""
+            data = handle.read(SOURCE_BYTES)
+    except OSError:
+        return ""
+    # lines as Python counts them: not broken at form feeds or \u2028 as str.splitlines would
+    lines = _LINE_BREAK.split(data.decode("utf-8", errors="replace"))
+    return lines[line - 1].strip() if line <= len(lines) else ""
+
+
+def frame_record(raw: JsonObject, workspace: Path, unreadable: Callable[[Path], str | None] | None = None) -> JsonObject:
+    """A DAP ``StackFrame`` as ``{id, name, path, line, column, text}`` with the source line's text (unless the rules
+    on reading hide the file: ``unreadable`` says why a resolved path may not be read, or None)."""
     source = json_dict(raw.get("source"))
     path = source.get("path")
     line = json_int(raw.get("line"))
-    text = ""
-    if isinstance(path, str) and line > 0:
-        with contextlib.suppress(OSError, IndexError, ValueError):  # ValueError: a NUL byte in the path
-            source_text = Path(path).read_text(encoding="utf-8", errors="replace")
-            # lines as Python counts them: not broken at form feeds or \u2028 as str.splitlines would
-            text = _LINE_BREAK.split(source_text)[line - 1].strip()
+    text = source_line(path, line, unreadable) if isinstance(path, str) and line > 0 else ""
     return {
         "id": raw.get("id"),
         "name": str(raw.get("name", "")),

@@ -1,10 +1,31 @@
-"""The DAP tools as the model sees them. Debugging runs programs: every tool needs Access.EXECUTE, so the policy
-allows them under ``workspace_write`` or wider only."""
+"""The DAP tools as the model sees them. Debugging runs programs: every tool needs ``Access.EXECUTE``.
+
+``dap.launch`` starts the adapter and its debuggee under the OS sandbox of the call, as ``shell.exec`` runs a
+command; the tools on a session work on what it started; ``dap.attach`` reaches a process no Kairox sandbox holds,
+so the policy asks for it (and read_only forbids it).
+"""
 
 from kairox._util import JsonObject
-from kairox.tools import Access, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec, object_schema
+from kairox.tools import (
+    Access,
+    Confinement,
+    PermissionProfile,
+    ProgramArgs,
+    ToolAnnotations,
+    ToolSource,
+    ToolSpec,
+    object_schema,
+)
 
-DAP_PERMISSION = PermissionProfile(access=Access.EXECUTE, path_args=("program", "cwd", "clear"))
+LAUNCH_PERMISSION = PermissionProfile(
+    access=Access.EXECUTE,
+    path_args=("program", "cwd"),
+    cwd_arg="cwd",
+    program=ProgramArgs(program="program", args="args", env="env"),
+)
+ATTACH_PERMISSION = PermissionProfile(access=Access.EXECUTE, confinement=Confinement.NONE)
+SESSION_PERMISSION = PermissionProfile(access=Access.EXECUTE, path_args=("clear",), confinement=Confinement.SESSION)
+"""The tools on a running session (breakpoints, stepping, inspection, evaluation, disconnect)."""
 
 _SESSION: JsonObject = {
     "type": "string",
@@ -56,13 +77,19 @@ _NEW_SESSION: dict[str, JsonObject] = {
 }
 
 
-def _spec(name: str, description: str, properties: dict[str, JsonObject], required: list[str]) -> ToolSpec:
+def _spec(
+    name: str,
+    description: str,
+    properties: dict[str, JsonObject],
+    required: list[str],
+    permission: PermissionProfile = SESSION_PERMISSION,
+) -> ToolSpec:
     return ToolSpec(
         name=name,
         description=description,
         input_schema=object_schema(properties, required),
         source=ToolSource.DAP,
-        permission=DAP_PERMISSION,
+        permission=permission,
         origin="dap",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
     )
@@ -74,21 +101,23 @@ def dap_tool_specs() -> list[ToolSpec]:
     return [
         _spec(
             "dap.launch",
-            "Run a program under the debugger; returns where it first stopped (a breakpoint) or that it ended.",
+            "Run a program under the debugger, in the same sandbox as shell.exec; returns where it first stopped "
+            "(a breakpoint) or that it ended.",
             {
-                "program": {"type": "string", "description": "Program file, relative to the workspace."},
+                "program": {"type": "string", "description": "Program file inside the workspace (relative to it)."},
                 "args": {"type": "array", "items": {"type": "string"}, "description": "Program arguments."},
-                "cwd": {"type": "string", "description": "Working directory; default: the workspace."},
+                "cwd": {"type": "string", "description": "Working directory inside the workspace; default: its root."},
                 "env": {"type": "object", "additionalProperties": {"type": "string"}},
                 "stop_on_entry": {"type": "boolean", "description": "Stop at the first line."},
                 **_NEW_SESSION,
             },
             ["program"],
+            LAUNCH_PERMISSION,
         ),
         _spec(
             "dap.attach",
             "Attach to a program waiting for a debugger on host:port (e.g. `python -m debugpy --listen "
-            "127.0.0.1:5678 --wait-for-client app.py`).",
+            "127.0.0.1:5678 --wait-for-client app.py`). No sandbox holds that program, so the user is asked.",
             {
                 "host": {
                     "type": "string",
@@ -98,6 +127,7 @@ def dap_tool_specs() -> list[ToolSpec]:
                 **_NEW_SESSION,
             },
             ["port"],
+            ATTACH_PERMISSION,
         ),
         _spec(
             "dap.set_breakpoints",

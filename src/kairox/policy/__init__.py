@@ -19,6 +19,7 @@ from kairox.policy._engine import (
     effective_profile,
     mcp_read_only,
     runs_unsandboxed,
+    starts_sandboxed,
 )
 from kairox.policy._paths import (
     PROTECTED_DIRS,
@@ -69,4 +70,5 @@ __all__ = [
     "resolve_path",
     "runs_unsandboxed",
     "split_command",
+    "starts_sandboxed",
 ]

@@ -34,7 +34,15 @@ from kairox.policy._values import (
     refusal_matches,
     unnamed_allow_miss,
 )
-from kairox.tools import Access, HookDecision, PermissionProfile, ToolSource, ToolSpec
+from kairox.tools import (
+    Access,
+    Confinement,
+    HookDecision,
+    PermissionProfile,
+    ProgramArgs,
+    ToolSource,
+    ToolSpec,
+)
 
 _ACCESS_ORDER = (Access.READ, Access.WRITE, Access.EXECUTE, Access.EXTERNAL)
 _SOURCE_FLOOR = {
@@ -53,8 +61,9 @@ _THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
 """Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
 _NAMING_ORDER = (RuleAction.DENY, RuleAction.ASK, RuleAction.ALLOW)
 """The rule an ask about unread arguments names: the one that would have refused the call, first."""
-_OS_SANDBOXED = frozenset({ToolSource.BUILTIN, ToolSource.PLUGIN})
-"""Sources whose execute tools run their commands under Kairox's OS sandbox (``shell.exec``, plugin commands)."""
+_OS_SANDBOXED = frozenset({ToolSource.BUILTIN, ToolSource.PLUGIN, ToolSource.DAP})
+"""Sources whose execute tools run their programs under Kairox's OS sandbox (``shell.exec``, plugin commands, the
+debug adapter and its debuggee), unless a tool declares ``Confinement.NONE`` (``dap.attach``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -100,8 +109,17 @@ class PolicySettings:
 
 
 def runs_unsandboxed(spec: ToolSpec) -> bool:
-    """Whether the tool runs programs that no OS sandbox holds (a debuggee under DAP)."""
-    return effective_profile(spec).access is Access.EXECUTE and spec.source not in _OS_SANDBOXED
+    """Whether the tool works on programs that no OS sandbox of Kairox holds (a process ``dap.attach`` reaches)."""
+    profile = effective_profile(spec)
+    return profile.access is Access.EXECUTE and (spec.source not in _OS_SANDBOXED or profile.confinement is Confinement.NONE)
+
+
+def starts_sandboxed(spec: ToolSpec) -> bool:
+    """Whether each call starts its programs under the OS sandbox of the call's settings (``shell.exec``,
+    ``dap.launch``), so that running it again outside the sandbox (``on_failure``) is a different call; not a tool
+    that works on a program started earlier (``dap.continue``)."""
+    profile = effective_profile(spec)
+    return not runs_unsandboxed(spec) and profile.access is Access.EXECUTE and profile.confinement is Confinement.SANDBOX
 
 
 _PROFILES: dict[int, tuple[ToolSpec, PermissionProfile]] = {}
@@ -371,9 +389,14 @@ class PolicyEngine:
 
     def command_line(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
         """The command line this call runs, as a person should see it and the rules see it: with ``cd DIR &&`` in
-        front when it runs in a folder other than the workspace root; None for a tool without a command."""
+        front when it runs in a folder other than the workspace root; None for a tool without a command.
+
+        A tool that names a program (``dap.launch``) is shown as ``[NAME=VALUE ...] PROGRAM ARG ...``, quoted for a
+        shell, so the person sees what runs; the rules do not read it as a shell command."""
         profile = spec.permission
         value = None if profile.command_arg is None else arguments.get(profile.command_arg)
+        if not isinstance(value, str) and profile.program is not None:
+            value = _program_line(profile.program, arguments)
         if not isinstance(value, str):
             return None
         return self._in_folder(value, None if profile.cwd_arg is None else arguments.get(profile.cwd_arg))
@@ -620,7 +643,13 @@ class PolicyEngine:
                 )
             return Decision.allow(f"{who} declares that it only reads", source=DecisionSource.MODE)
         if access is Access.EXECUTE and runs_unsandboxed(spec):
-            return Decision.allow(f"{spec.name} runs outside Kairox's OS sandbox (allowed by the {settings.sandbox} policy)", source=DecisionSource.MODE)
+            # whatever the sandbox policy: that program is not under it, and what the tool makes it do runs with its authority
+            return Decision.ask(
+                f"{spec.name} works on a program that Kairox did not start and no Kairox sandbox holds, so what it makes "
+                "that program do runs with the program's full authority",
+                source=DecisionSource.MODE,
+                suggested_rule=suggestion,
+            )
         if access is Access.EXECUTE:
             where = "without a sandbox (danger_full_access)" if settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS else f"in the {settings.sandbox} sandbox"
             return Decision.allow(f"{spec.name} runs {where}{self._unguarded_reads()}", source=DecisionSource.MODE)
@@ -739,6 +768,20 @@ def _suggestion(spec: ToolSpec, facts: _Facts) -> str | None:
     if len(facts.paths) == 1 and not facts.named:
         return f"{spec.name}({_literal_glob(str(facts.paths[0]))})"
     return spec.name
+
+
+def _program_line(names: ProgramArgs, arguments: Mapping[str, Any]) -> str | None:
+    """``[NAME=VALUE ...] PROGRAM ARG ...`` of a call that names a program, quoted for a shell; None without one."""
+    program = arguments.get(names.program)
+    if not isinstance(program, str):
+        return None
+    args = arguments.get(names.args) if names.args else None
+    env = arguments.get(names.env) if names.env else None
+    # `env NAME=VALUE`: shlex quotes a variable word whole ('A=b c'), which a shell reads as an assignment only after env
+    words = ["env", *(f"{k}={v}" for k, v in env.items())] if isinstance(env, dict) and env else []
+    words.append(program)
+    words += [str(a) for a in args] if isinstance(args, list) else []
+    return shlex.join(words)
 
 
 def _literal_glob(path: str) -> str:

@@ -24,8 +24,7 @@ from kairox.policy import (
     PolicyEngine,
     PolicySettings,
     Verdict,
-    effective_profile,
-    runs_unsandboxed,
+    starts_sandboxed,
 )
 from kairox.registry._adapters import (
     ADAPTERS,
@@ -437,12 +436,8 @@ class ToolRegistry:
         return f"invalid arguments for {entry.spec.name}: {where}: {error.message}"
 
     def _sandboxed(self, spec: ToolSpec) -> bool:
-        """Whether the tool's commands ran under the OS sandbox (so a retry outside it means something)."""
-        return (
-            self.settings.sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS
-            and effective_profile(spec).access is Access.EXECUTE
-            and not runs_unsandboxed(spec)
-        )
+        """Whether the call started its programs under the OS sandbox (so a retry outside it means something)."""
+        return self.settings.sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS and starts_sandboxed(spec)
 
     async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None) -> ToolResult:
         settings = self._settings
@@ -475,7 +470,8 @@ class ToolRegistry:
         reading, applied to every file it finds or shows."""
         profile = spec.permission
         reads_paths = bool(profile.path_args) and (profile.access is Access.READ or profile.reads)
-        if (not reads_paths and spec.source is not ToolSource.LSP) or not self.policy.refuses_reads(spec):
+        # language servers and debug adapters name files in their results (locations, stack frames) that are read here
+        if (not reads_paths and spec.source not in (ToolSource.LSP, ToolSource.DAP)) or not self.policy.refuses_reads(spec):
             return None  # no rule could refuse a read: no filter, and no extra work per file or per hover
 
         def unreadable(path: Path) -> str | None:

@@ -34,6 +34,30 @@ class Access(enum.StrEnum):
     """Calls out of process to something Kairox does not control (MCP servers, plugin commands)."""
 
 
+class Confinement(enum.StrEnum):
+    """Where the programs of an execute tool run. Only Kairox's own tools (built-in, plugin command, DAP) declare
+    anything but the default, and the policy believes ``SANDBOX`` only of the sources Kairox runs in its sandbox."""
+
+    SANDBOX = "sandbox"
+    """The call starts them under the OS sandbox of its settings (``shell.exec``, plugin commands, ``dap.launch``)."""
+    SESSION = "session"
+    """They run already, held as the call that started them held them (``dap.continue``, ``dap.evaluate``)."""
+    NONE = "none"
+    """No Kairox sandbox holds them: a process Kairox did not start (``dap.attach``)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProgramArgs:
+    """The arguments with which a tool names the program it runs (``dap.launch``): a person asked about the call is
+    shown ``[cd CWD &&] [NAME=VALUE ...] PROGRAM ARG ...`` (the folder from the profile's ``cwd_arg``)."""
+
+    program: str
+    args: str | None = None
+    """Argument holding the program's argument list."""
+    env: str | None = None
+    """Argument holding the variables set for the program (an object)."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PermissionProfile:
     """What a tool needs. Extensions may only narrow it; the user's policy decides."""
@@ -49,6 +73,10 @@ class PermissionProfile:
     """Argument holding the folder the command runs in: part of the command for the rules (``cd DIR && ...``)."""
     reads: bool = False
     """A write tool that reads the file first (``fs.edit``): the rules on reading hold for it too."""
+    confinement: Confinement = Confinement.SANDBOX
+    """For an execute tool: where its programs run (``Confinement``)."""
+    program: ProgramArgs | None = None
+    """For a tool that runs a named program without a command line: how to show what it runs."""
 
 
 READ_ONLY = PermissionProfile(access=Access.READ)
@@ -97,7 +125,8 @@ class ToolSpec:
             "annotations": [notes.title, notes.read_only_hint, notes.destructive_hint, notes.idempotent_hint, notes.open_world_hint],
             "trusted": self.annotations_trusted,
             "permission": [str(self.permission.access), self.permission.destructive, self.permission.open_world,
-                           list(self.permission.path_args), self.permission.command_arg, self.permission.reads],
+                           list(self.permission.path_args), self.permission.command_arg, self.permission.reads,
+                           str(self.permission.confinement)],
         }
         text = json.dumps(payload, sort_keys=True, default=str, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
