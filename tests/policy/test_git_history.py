@@ -72,6 +72,7 @@ def test_a_history_that_never_held_a_hidden_path_stays_but_message_files_and_con
         ("secrets/a/b.txt", "fs.read(secrets/**)"),
         (".ssh/id_rsa", "fs.read(.ssh)"),  # a name rule naming a folder covers what is inside it
         ("certs/site.pem", "fs.read(*.pem)"),
+        ("certs/site.kem", "fs.read(*.[kp]em)"),  # a class: every path is listed, the rule's matcher decides
     ],
 )
 def test_a_history_that_held_a_path_a_rule_covers_is_hidden(tmp_path: Path, committed: str, pattern: str) -> None:

@@ -220,18 +220,30 @@ class HistoryCheck:
         return commits, trees
 
     def _pathspec(self, tree: Path) -> list[str] | None:
-        """Literal pathspecs that hold every path of ``tree`` a rule may cover; None when a rule may cover any
-        path (a name rule, or one whose literal folder holds the work tree); [] when none may cover one."""
+        """Pathspecs that hold every path of ``tree`` a rule may cover (a superset: the rules' own matcher decides);
+        None when a rule may cover any path; [] when none may cover one.
+
+        A rule whose literal folder lies inside the tree: that folder (``:(literal)``). A name rule, or one whose
+        literal folder holds the tree: the paths with a part like its last name (``**/.env`` -> ``:(glob)**/.env``
+        and what is inside such a folder), when that name has no character class and the tree itself is not covered.
+        """
         specs: list[str] = []
         for pattern, _ in self.patterns:
             if pattern.anywhere:
+                name = pattern.glob
+            else:
+                literal = Path(split_literal(pattern.glob)[0])
+                if is_within(literal, tree) and literal != tree:
+                    specs.append(":(literal)" + str(literal.relative_to(tree)))
+                    continue
+                if not is_within(tree, literal):
+                    continue  # it covers nothing in this tree
+                rest = split_literal(pattern.glob)[1].removesuffix("/**").split("/")
+                name = rest[-1] if rest != [""] else "**"
+            if "**" in name or "[" in name or "\\" in name or any(pattern.matches(p) for p in (tree, *tree.parents)):
                 return None
-            literal = Path(split_literal(pattern.glob)[0])
-            if is_within(tree, literal):
-                return None
-            if is_within(literal, tree):
-                specs.append(":(literal)" + str(literal.relative_to(tree)))
-        return specs
+            specs += [f":(glob)**/{name}", f":(glob)**/{name}/**"]
+        return list(dict.fromkeys(specs))
 
     def _named(self, tree: Path, listed: bytes) -> RuleRef | None:
         for raw in set(listed.split(b"\0")):
