@@ -161,3 +161,28 @@ def test_the_answer_is_kept_until_the_repository_or_the_hidden_file_changes(tmp_
 
     assert not history_hidden(first, ws) and not history_hidden(again, ws) and history_hidden(changed, ws)
     assert mask.history.walks == 2
+
+
+def test_a_repository_configuration_cannot_make_the_check_run_a_program(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    repository(ws)
+    marker = tmp_path / "ran"
+    program = tmp_path / "program.sh"
+    program.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    program.chmod(0o755)
+    for key, value in [
+        ("core.fsmonitor", str(program)), ("core.sshCommand", str(program)), ("core.pager", str(program)),
+        ("log.showSignature", "true"), ("gpg.program", str(program)), ("diff.external", str(program)),
+        ("core.repositoryFormatVersion", "1"), ("extensions.partialClone", "origin"), ("remote.origin.promisor", "true"),
+        ("remote.origin.url", "ssh://example.invalid/repo"),
+    ]:
+        git(ws, "config", key, value)
+    git(ws, "update-index", "--fsmonitor")
+    tree = git(ws, "rev-parse", "HEAD^{tree}")
+    (ws / ".git" / "objects" / tree[:2] / tree[2:]).unlink()  # missing: a partial clone would fetch it
+    marker.unlink(missing_ok=True)  # setting the fsmonitor up ran it
+
+    found = masked(ws, "fs.read(**/.env)")
+
+    assert not marker.exists()
+    assert history_hidden(found, ws) and reason(found).startswith("`git diff-tree` failed: "), reason(found)

@@ -24,8 +24,9 @@ What it cannot see: an earlier content of a hidden file that no commit, index or
 reset, then changed; a dropped stash or an expired reflog before ``git gc``) is still in the object store, where
 only a scan of every unreachable object could find it, and nothing says whose content it was.
 
-Only plumbing commands run, with no pager, hook, filter, signature check or fsmonitor, so a repository's own
-configuration cannot make the check run a program. The answer is kept per repository with a fingerprint of what
+Only plumbing commands run, with no pager, hook, filter, signature check, fsmonitor or transport (a partial clone's
+missing objects are not fetched), so a repository's own configuration - a command may have written it, in a
+repository it made - cannot make the check run a program. The answer is kept per repository with a fingerprint of what
 could change it (``HEAD``, the index, refs, packed refs, reflogs, grafts, the object folders, the hidden files), so a
 session walks a history once, not per command.
 """
@@ -53,7 +54,10 @@ _CONTENT_BYTES = 64 << 20
 _STATE_REFS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_HEAD", "AUTO_MERGE")
 """Files in a worktree's repository folder that name commits (or a tree) outside the refs."""
 _OBJECT_ID = re.compile(rb"^([0-9a-f]{40}|[0-9a-f]{64})\b", re.MULTILINE)
-_SAFE_CONFIG = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "log.showSignature=false")
+_SAFE_CONFIG = (
+    "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "log.showSignature=false",
+    "-c", "protocol.allow=never",  # a partial clone's missing object is not fetched (through its own sshCommand ...)
+)  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -270,7 +274,7 @@ class _Git:
     def __init__(self, git: str, repo: Path, tree: Path, *, deadline: float, budget: float) -> None:
         self.git, self.repo, self.tree, self.deadline, self.budget = git, repo, tree, deadline, budget
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # not the caller's repository
-        self.env = {**env, "GIT_NO_REPLACE_OBJECTS": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+        self.env = {**env, "GIT_NO_REPLACE_OBJECTS": "1", "GIT_NO_LAZY_FETCH": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
     def in_time(self) -> float:
         """The time left; raises ``_Unchecked`` when there is none."""
