@@ -302,38 +302,38 @@ class _Git:
 def _fingerprint(repo: Path, files: tuple[Path, ...]) -> _Fingerprint:
     """What could change the answer for ``repo``: the state of its HEADs, indexes, refs, reflogs, object folders
     and configuration, and of the hidden files (a path that is gone counts as such)."""
-    common = common_dir(repo)
-    paths: list[Path] = [common / name for name in ("packed-refs", "shallow", "config", "info/grafts", "objects/info/alternates")]
+    common = str(common_dir(repo))
+    paths = [os.path.join(common, name) for name in ("packed-refs", "shallow", "config", "info/grafts", "objects/info/alternates")]
     for folder in worktree_dirs(repo):
-        paths += [folder / name for name in ("HEAD", "index", "rebase-apply", "logs/HEAD", *_STATE_REFS)]
+        paths += [os.path.join(folder, name) for name in ("HEAD", "index", "rebase-apply", "logs/HEAD", *_STATE_REFS)]
     for top in ("refs", "logs", "reftable", "objects", "lfs/objects"):
-        paths += _tree(common / top, depth={"objects": 1, "lfs/objects": 2}.get(top, 32))
-    paths += files
+        paths += _tree(os.path.join(common, top), depth={"objects": 1, "lfs/objects": 2}.get(top, 32))
+    paths += map(str, files)
     marks: list[tuple[str, int, int, int]] = []
-    for path in paths:
+    for path in paths:  # strings, not Paths: this runs as each command starts
         try:
             info = os.stat(path)
         except OSError:
-            marks.append((str(path), -1, -1, -1))
+            marks.append((path, -1, -1, -1))
             continue
-        marks.append((str(path), info.st_mtime_ns, info.st_size, info.st_ino))
+        marks.append((path, info.st_mtime_ns, info.st_size, info.st_ino))
     return tuple(marks)
 
 
-def _tree(top: Path, *, depth: int) -> list[Path]:
+def _tree(top: str, *, depth: int) -> list[str]:
     """``top`` and what is below it, ``depth`` levels down (the object store: its fan-out folders, which change
     when an object is added)."""
     found = [top]
     level = [top]
     for _ in range(depth):
-        below: list[Path] = []
+        below: list[str] = []
         for folder in level:
             try:
                 with os.scandir(folder) as listing:
                     for entry in listing:
-                        found.append(Path(entry.path))
+                        found.append(entry.path)
                         if entry.is_dir(follow_symlinks=False):
-                            below.append(Path(entry.path))
+                            below.append(entry.path)
             except OSError:
                 continue
         level = below
