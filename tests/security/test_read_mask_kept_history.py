@@ -82,6 +82,13 @@ def _on_a_branch(ws: Path) -> None:
     git(ws, "checkout", "-q", "main")
 
 
+def _merged_away(ws: Path) -> None:
+    _on_a_branch(ws)
+    git(ws, "merge", "-q", "-s", "ours", "-m", "keep main's tree", "side")  # the merge is main's tree: no .env in it
+    git(ws, "branch", "-qD", "side")
+    git(ws, "reflog", "expire", "--expire=now", "--all")
+
+
 def _renamed(ws: Path) -> None:
     (ws / "config.txt").write_text(OLD + "\n")
     git(ws, "add", "config.txt")
@@ -119,6 +126,7 @@ HELD: dict[str, Callable[[Path], None]] = {
     "committed then removed": _committed_then_removed,
     "in a stash only": _stashed,
     "on another branch only": _on_a_branch,
+    "on a branch merged away and deleted": _merged_away,
     "renamed from another name": _renamed,
     "in the reflog only after a reset": _in_the_reflog,
     "behind a replace ref": _behind_a_replace_ref,

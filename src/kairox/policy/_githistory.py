@@ -18,7 +18,9 @@ git refuses to read), a ref names a blob (content with no name), grafts rewrite 
 patches wait in ``rebase-apply``, more than ``CONTENT_LIMIT`` hidden files (or
 ``_CONTENT_BYTES``) to look up, or the check runs past its
 time budget (``HISTORY_BUDGET``, for all its git commands together: a history too long to walk). Replace refs are
-ignored (``GIT_NO_REPLACE_OBJECTS``): the replaced commits are walked as stored, and the replacements as refs.
+ignored (``GIT_NO_REPLACE_OBJECTS``): the replaced commits are walked as stored, and the replacements as refs. A
+shallow clone is walked like any other: the commits past its boundary are not in it, and any left there anyway are
+unreachable objects (below).
 
 What it cannot see: an earlier content of a hidden file that no commit, index or ref names any more (added then
 reset, then changed; a dropped stash or an expired reflog before ``git gc``) is still in the object store, where
@@ -84,7 +86,9 @@ CLEAR = HistoryFinding(hide=False)
 _Fingerprint = tuple[tuple[str, int, int, int], ...]
 
 
-class _Unchecked(Exception):
+class _UncheckedError(Exception):
+    """The check cannot answer (its reason says why): the history is hidden."""
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -130,21 +134,21 @@ class HistoryCheck:
             found = self._by_content(run, common, files)
             if found is None:
                 found = self._by_name(run, repo, tree)
-        except _Unchecked as exc:
+        except _UncheckedError as exc:
             return HistoryFinding.cannot_tell(exc.reason)
         return CLEAR if found is None else HistoryFinding.holds(found)
 
     def _by_content(self, run: "_Git", common: Path, files: Mapping[Path, RuleRef]) -> RuleRef | None:
         """The rule of a hidden file whose current content is in the object store (or among the LFS objects)."""
         if len(files) > CONTENT_LIMIT:
-            raise _Unchecked(f"more than {CONTENT_LIMIT} hidden files in its work tree to look up in its history")
+            raise _UncheckedError(f"more than {CONTENT_LIMIT} hidden files in its work tree to look up in its history")
         ids: dict[str, Path] = {}
         size = 0
         for file in files:
             try:
                 size += os.stat(file).st_size
                 if size > _CONTENT_BYTES:
-                    raise _Unchecked(f"its hidden files hold more than {_CONTENT_BYTES >> 20} MiB to look up in its history")
+                    raise _UncheckedError(f"its hidden files hold more than {_CONTENT_BYTES >> 20} MiB to look up in its history")
                 data = file.read_bytes()
             except OSError:
                 continue  # unreadable for Kairox: git, run as the same user, could not have stored it either
@@ -191,7 +195,7 @@ class HistoryCheck:
 
     def _tips(self, run: "_Git", repo: Path) -> tuple[list[str], list[str]]:
         """Commits to walk besides refs and reflogs (the state files), and the trees that refs and state files name;
-        raises ``_Unchecked`` for a blob they name (content without a name)."""
+        raises ``_UncheckedError`` for a blob they name (content without a name)."""
         listed = run("for-each-ref", "--format=%(objectname) %(objecttype) %(*objectname) %(*objecttype)").decode("ascii", errors="replace")
         named: list[str] = []
         for line in listed.splitlines():
@@ -218,9 +222,9 @@ class HistoryCheck:
             elif kind == "tree":
                 trees.append(name)
             elif kind == "blob":
-                raise _Unchecked("a ref names a file's content directly, with no path to check")
+                raise _UncheckedError("a ref names a file's content directly, with no path to check")
             elif kind == "tag":
-                raise _Unchecked("a state file names a tag")
+                raise _UncheckedError("a tag names another tag, which the check does not follow")
         return commits, trees
 
     def _pathspec(self, tree: Path) -> list[str] | None:
@@ -277,10 +281,10 @@ class _Git:
         self.env = {**env, "GIT_NO_REPLACE_OBJECTS": "1", "GIT_NO_LAZY_FETCH": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
     def in_time(self) -> float:
-        """The time left; raises ``_Unchecked`` when there is none."""
+        """The time left; raises ``_UncheckedError`` when there is none."""
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise _Unchecked(f"its history could not be checked within {self.budget:g} s")
+            raise _UncheckedError(f"its history could not be checked within {self.budget:g} s")
         return left
 
     def __call__(self, *args: str, stdin: bytes = b"", index: Path | None = None) -> bytes:
@@ -290,12 +294,12 @@ class _Git:
         try:
             done = subprocess.run(argv, input=stdin, cwd=self.tree, env=env, capture_output=True, timeout=left, check=False)
         except subprocess.TimeoutExpired:
-            raise _Unchecked(f"its history could not be checked within {self.budget:g} s") from None
+            raise _UncheckedError(f"its history could not be checked within {self.budget:g} s") from None
         except OSError as exc:
-            raise _Unchecked(f"git could not run: {exc}") from None
+            raise _UncheckedError(f"git could not run: {exc}") from None
         if done.returncode != 0:
             said = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
-            raise _Unchecked(f"`git {args[0]}` failed: {said[-1] if said else f'exit code {done.returncode}'}")
+            raise _UncheckedError(f"`git {args[0]}` failed: {said[-1] if said else f'exit code {done.returncode}'}")
         return done.stdout
 
 
