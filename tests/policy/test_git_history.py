@@ -131,20 +131,23 @@ def test_a_corrupt_repository_hides_its_history(tmp_path: Path) -> None:
     assert history_hidden(found, ws) and reason(found).startswith("`git diff-tree` failed: "), reason(found)
 
 
-def test_grafts_a_ref_to_a_blob_and_pending_patches_hide_the_history(tmp_path: Path) -> None:
-    grafted, tagged, patched = tmp_path / "grafted", tmp_path / "tagged", tmp_path / "patched"
-    for ws in (grafted, tagged, patched):
+def test_grafts_a_ref_to_a_blob_borrowed_stores_and_pending_patches_hide_the_history(tmp_path: Path) -> None:
+    grafted, tagged, patched, origin = tmp_path / "grafted", tmp_path / "tagged", tmp_path / "patched", tmp_path / "origin"
+    for ws in (grafted, tagged, patched, origin):
         repository(ws)
     (grafted / ".git" / "info" / "grafts").write_text(git(grafted, "rev-parse", "HEAD") + "\n")
     git(tagged, "tag", "loose", git(tagged, "hash-object", "-w", "notes.txt"))
     (patched / ".git" / "rebase-apply").mkdir()
+    borrowing = tmp_path / "borrowing"
+    git(tmp_path, "clone", "-q", "--shared", str(origin), str(borrowing))  # origin's other branches are not walked
 
-    reasons = [reason(masked(ws, "fs.read(**/.env)")) for ws in (grafted, tagged, patched)]
+    reasons = [reason(masked(ws, "fs.read(**/.env)")) for ws in (grafted, tagged, patched, borrowing)]
 
     assert reasons == [
         "grafts (info/grafts) change what a walk of its history sees",
         "a ref names a file's content directly, with no path to check",
         "patches of a `git am` or rebase (rebase-apply) may not be in its history yet",
+        "it borrows objects from other stores (objects/info/alternates), whose histories are not walked",
     ]
 
 

@@ -14,7 +14,8 @@ matching a name rule, checked with the rules' own matcher against paths relative
   ``git reset``: no name is left, the blob is), or among the Git LFS objects.
 
 Fail closed, the history is hidden, when the check cannot answer: git is missing or fails (a corrupt repository, one
-git refuses to read), a ref names a blob (content with no name), grafts rewrite what a walk sees, ``git am``
+git refuses to read), a ref names a blob (content with no name), grafts rewrite what a walk sees, objects are
+borrowed from other stores (``objects/info/alternates``: their histories are not walked), ``git am``
 patches wait in ``rebase-apply``, more than ``CONTENT_LIMIT`` hidden files (or
 ``_CONTENT_BYTES``) to look up, or the check runs past its
 time budget (``HISTORY_BUDGET``, for all its git commands together: a history too long to walk). Replace refs are
@@ -43,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kairox.policy._gitstores import common_dir, worktree_dirs
+from kairox.policy._gitstores import alternates, common_dir, worktree_dirs
 from kairox.policy._paths import PathPattern, is_within, split_literal
 from kairox.policy._rules import RuleRef
 
@@ -127,6 +128,8 @@ class HistoryCheck:
         common = common_dir(repo)
         if (common / "info" / "grafts").exists():
             return HistoryFinding.cannot_tell("grafts (info/grafts) change what a walk of its history sees")
+        if alternates(common / "objects"):
+            return HistoryFinding.cannot_tell("it borrows objects from other stores (objects/info/alternates), whose histories are not walked")
         if any((d / "rebase-apply").exists() for d in worktree_dirs(repo)):
             return HistoryFinding.cannot_tell("patches of a `git am` or rebase (rebase-apply) may not be in its history yet")
         run = _Git(git, repo, tree, deadline=time.monotonic() + self.budget, budget=self.budget)

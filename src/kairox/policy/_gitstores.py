@@ -92,7 +92,7 @@ def content_stores(repo: Path) -> ContentStores:
     """The existing stores of repository folder ``repo`` that hold file contents (see the module)."""
     common = common_dir(repo)
     history = [common / name for name in _HISTORY_FOLDERS]
-    history += _alternates(common / "objects")
+    history += alternates(common / "objects")
     worktrees = worktree_dirs(repo)
     folders = [common / name for name in _STORE_FOLDERS]
     folders += [tree / name for tree in worktrees for name in _STATE_FOLDERS]
@@ -106,7 +106,7 @@ def content_stores(repo: Path) -> ContentStores:
     )
 
 
-def _alternates(objects: Path) -> list[Path]:
+def alternates(objects: Path) -> list[Path]:
     """The object stores ``objects`` borrows from, and theirs in turn."""
     found: list[Path] = []
     todo = [(objects, 0)]
