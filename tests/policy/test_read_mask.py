@@ -54,13 +54,22 @@ def git(where: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=where, capture_output=True, check=True, timeout=60, env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"})
 
 
+def commit(where: Path, *paths: str) -> None:
+    git(where, "add", "-f", *paths)
+    git(where, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "x")
+
+
 def test_a_rule_hides_the_history_of_the_repositories_it_reaches(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    tree(ws, "secrets/key.txt", "vendor/lib/a.txt")
+    tree(ws, "secrets/key.txt", "old.pem", "vendor/lib/a.txt", "vendor/lib/lib.pem")
+    git(ws / "vendor" / "lib", "init", "-q")  # a repository inside: reached by the name rule's search only
+    commit(ws / "vendor" / "lib", "lib.pem")
+    (ws / "vendor" / "lib" / "lib.pem").unlink()
     git(ws, "init", "-q")
+    commit(ws, "secrets", "old.pem")  # each history holds what the rules hide
+    (ws / "old.pem").unlink()
     (ws / ".git" / "COMMIT_EDITMSG").write_text("x")
     (ws / ".git" / "rr-cache").mkdir()
-    git(ws / "vendor" / "lib", "init", "-q")  # a repository inside: reached by the name rule's search only
     git(tmp_path, "init", "-q", "--bare", "elsewhere.git")
 
     by_folder = read_mask((Rule(action="deny", pattern="fs.read(secrets/**)"),), workspace=ws, home=tmp_path / "home")
@@ -80,14 +89,14 @@ def test_a_linked_worktree_and_borrowed_stores_are_followed_to_the_shared_histor
     main, ws, shared = tmp_path / "main", tmp_path / "ws", tmp_path / "shared"
     tree(main, "secrets/key.txt")
     git(main, "init", "-q")
-    git(main, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "x")
+    commit(main, "secrets")
     git(main, "worktree", "add", "-q", str(ws))
     git(tmp_path, "init", "-q", "--bare", str(shared))
     (main / ".git" / "objects" / "info" / "alternates").write_text(f"{shared / 'objects'}\n")
 
     found = hidden(ws, "fs.read(secrets/**)")
 
-    assert found.folders == (main / ".git" / "objects", shared / "objects")
+    assert found.folders == (main / ".git" / "objects", shared / "objects", ws / "secrets")
 
 
 def test_other_names_of_hidden_files_are_hidden_with_them_or_refuse(tmp_path: Path) -> None:

@@ -3,21 +3,25 @@ repository's history, or ``git show HEAD:secrets/key`` (or zlib on ``.git/object
 
 Which repositories: those whose work tree holds a path a rule names (whether the path exists now or not: a file
 removed and ignored may still be in the history), those whose work tree holds the workspace or a searched root when a
-name rule (``**/.env``) applies there, and those found inside the searched folders. No cheap test tells that a
-history holds no such path (a blob added and then reset leaves no name behind), so every one of them is hidden whole.
+name rule (``**/.env``) applies there, and those found inside the searched folders.
 
-What is hidden: the object store (loose objects, packs, and the stores it borrows from through
-``objects/info/alternates``), Git LFS objects, rerere's recorded conflicts, the patches of a rebase or ``git am``
-in progress, and the message files a commit or merge leaves behind (``git commit -v`` keeps the diff there) - for
-the repository and each of its linked worktrees. ``HEAD``, refs and the index stay, so git still finds the
-repository and its commands that need objects fail ("bad object HEAD") rather than find another repository above.
+What is hidden of each: always rerere's recorded conflicts, the patches of a rebase or ``git am`` in progress, and
+the message files a commit or merge leaves behind (``git commit -v`` keeps the diff there), which no git command
+that reads the repository needs; and the history itself - the object store (loose objects, packs, and the stores
+it borrows from through ``objects/info/alternates``) and Git LFS objects - only when it may hold what a rule hides
+(``_githistory`` tells). That is for the repository and each of its linked worktrees. ``HEAD``, refs and the index
+stay, so git still finds the repository and its commands that need objects fail ("bad object HEAD") rather than
+find another repository above.
 """
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-_STORE_FOLDERS = ("objects", "lfs", "rr-cache")
-"""Kept once per repository (in its common folder)."""
+_HISTORY_FOLDERS = ("objects", "lfs")
+"""Kept once per repository (in its common folder): the history, hidden only when it may hold a hidden path."""
+_STORE_FOLDERS = ("rr-cache",)
+"""Kept once per repository too: recorded conflicts, hidden whenever a rule reaches the repository."""
 _STATE_FOLDERS = ("rebase-apply", "rebase-merge")
 _STATE_FILES = ("COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG")
 """Kept per worktree (the main one and each in ``worktrees/``)."""
@@ -53,29 +57,56 @@ def enclosing_git_entries(path: Path) -> list[Path]:
     return found
 
 
-def content_stores(repo: Path) -> tuple[list[Path], list[Path]]:
-    """The existing (folders, files) of repository folder ``repo`` that hold file contents (see the module)."""
-    common = repo
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ContentStores:
+    """The existing folders and files of a repository that hold file contents (see the module)."""
+
+    history: tuple[Path, ...]
+    """The object stores and LFS objects: hidden when the history may hold what a rule hides."""
+    folders: tuple[Path, ...]
+    files: tuple[Path, ...]
+    """Always hidden when a rule reaches the repository."""
+
+
+def common_dir(repo: Path) -> Path:
+    """The folder that holds what the worktrees of repository folder ``repo`` share (objects, refs)."""
     try:
         pointer = (repo / "commondir").read_text(encoding="utf-8", errors="replace").strip()
-        common = Path(os.path.realpath(repo / pointer))
     except OSError:
-        pass  # a main worktree's repository is its own common folder
-    folders = [common / name for name in _STORE_FOLDERS]
-    folders += _alternates(common / "objects")
-    worktrees = [repo, common]
+        return repo  # a main worktree's repository is its own common folder
+    return Path(os.path.realpath(repo / pointer))
+
+
+def worktree_dirs(repo: Path) -> list[Path]:
+    """The repository folders of every worktree sharing ``repo``'s history: ``repo``, the main one, the linked ones."""
+    common = common_dir(repo)
+    found = [repo, common]
     try:
-        worktrees += [p for p in (common / "worktrees").iterdir() if p.is_dir()]
+        found += sorted(p for p in (common / "worktrees").iterdir() if p.is_dir())
     except OSError:
         pass
-    for tree in dict.fromkeys(worktrees):
-        folders += [tree / name for name in _STATE_FOLDERS]
-    files = [tree / name for tree in dict.fromkeys(worktrees) for name in _STATE_FILES]
-    real_folders = [Path(os.path.realpath(f)) for f in folders if os.path.isdir(f)]
-    return list(dict.fromkeys(real_folders)), [f for f in files if os.path.isfile(f) and not os.path.islink(f)]
+    return list(dict.fromkeys(found))
 
 
-def _alternates(objects: Path) -> list[Path]:
+def content_stores(repo: Path) -> ContentStores:
+    """The existing stores of repository folder ``repo`` that hold file contents (see the module)."""
+    common = common_dir(repo)
+    history = [common / name for name in _HISTORY_FOLDERS]
+    history += alternates(common / "objects")
+    worktrees = worktree_dirs(repo)
+    folders = [common / name for name in _STORE_FOLDERS]
+    folders += [tree / name for tree in worktrees for name in _STATE_FOLDERS]
+    files = [tree / name for tree in worktrees for name in _STATE_FILES]
+
+    def real(found: list[Path]) -> tuple[Path, ...]:
+        return tuple(dict.fromkeys(Path(os.path.realpath(f)) for f in found if os.path.isdir(f)))
+
+    return ContentStores(
+        history=real(history), folders=real(folders), files=tuple(f for f in files if os.path.isfile(f) and not os.path.islink(f))
+    )
+
+
+def alternates(objects: Path) -> list[Path]:
     """The object stores ``objects`` borrows from, and theirs in turn."""
     found: list[Path] = []
     todo = [(objects, 0)]

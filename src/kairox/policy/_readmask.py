@@ -12,8 +12,8 @@ is listed as the files and folders it covers that exist when a command starts:
 Searches skip ``.git`` folders, follow no symlink (a link is not what a rule names: it is hidden where it points)
 and stop after ``SEARCH_LIMIT`` entries in all; past it the list may be incomplete and the command is refused.
 
-Two more ways to the same bytes are closed: the history of every git repository a rule reaches (``_gitstores``)
-and the other names of a hidden file (hard links, ``_hardlinks``). What they add is said to the command's caller
+Two more ways to the same bytes are closed: the history of every git repository a rule reaches when that history
+may hold what the rule hides (``_gitstores``, ``_githistory``) and the other names of a hidden file (hard links, ``_hardlinks``). What they add is said to the command's caller
 (``HiddenPaths.notes``) and, for the built-in tools that read files themselves, by ``MaskedReads.why``.
 """
 
@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kairox.policy._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
 from kairox.policy._gitstores import content_stores, enclosing_git_entries, git_dir
 from kairox.policy._hardlinks import Inode, find_links
 from kairox.policy._paths import PathPattern, glob_regex, is_within, split_literal
@@ -65,10 +66,14 @@ class MaskedReads:
 class ReadMask:
     """What the rules on reading hide, worked out anew each time it is called (as each command starts)."""
 
-    def __init__(self, patterns: tuple[tuple[PathPattern, RuleRef], ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT) -> None:
+    def __init__(
+        self, patterns: tuple[tuple[PathPattern, RuleRef], ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT, budget: float = HISTORY_BUDGET
+    ) -> None:
         self.patterns = patterns
         self.roots = roots
         self.limit = limit
+        self.history = HistoryCheck(patterns, budget=budget)
+        """Whether a reached repository's history may hold what the rules hide; its answers last the session."""
 
     def __call__(self) -> HiddenPaths:
         return self.work_out().hidden
@@ -78,7 +83,7 @@ class ReadMask:
         _by_rules(found, self.patterns, self.roots, self.limit)
         if found.problem is not None:
             return MaskedReads(hidden=HiddenPaths(problem=found.problem))
-        stores = _histories(found)
+        stores = _histories(found, self.history)
         linked, links_problem = _other_names(found, self.roots, self.limit)
         store_folders = {s for s in stores if os.path.isdir(s)}
         hidden = HiddenPaths(
@@ -193,8 +198,10 @@ def _by_rules(found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], 
                 stack.append(path)
 
 
-def _histories(found: _Found) -> dict[Path, tuple[RuleRef, Path]]:
-    """Hides the content stores of the repositories the rules reach (into ``found``); each store with its reason."""
+def _histories(found: _Found, check: HistoryCheck) -> dict[Path, tuple[RuleRef, Path]]:
+    """The content stores of the repositories the rules reach that must be hidden, each with its reason: the
+    recorded conflicts and message files always, the history when it may hold what the rules hide (``check``);
+    notes into ``found``."""
     stores: dict[Path, tuple[RuleRef, Path]] = {}
     done: set[Path] = set()
     for entry, ref in found.repos.items():
@@ -205,20 +212,49 @@ def _histories(found: _Found) -> dict[Path, tuple[RuleRef, Path]]:
             continue
         done.add(repo)
         tree = entry.parent
-        folders, files = content_stores(repo)
-        for folder in folders:
-            stores.setdefault(folder, (ref, tree))
-        for file in files:
-            stores.setdefault(file, (ref, tree))
-        if folders or files:
-            found.notes.append(
-                f"the history of the git repository at {tree} is hidden ({ref} reaches it, and a repository keeps what it "
-                "ever held): git commands that read objects (status, log, diff, show, clone) fail here; run them outside "
-                "the sandbox, or narrow the rule to paths outside the repository"
-            )
+        kept = content_stores(repo)
+        for path in (*kept.folders, *kept.files):
+            stores.setdefault(path, (ref, tree))
+        if not kept.history:
+            continue
+        finding = check(repo, tree, _hidden_files(found, tree, CONTENT_LIMIT + 1))
+        if not finding.hide:
+            continue
+        for path in kept.history:
+            stores.setdefault(path, (finding.rule or ref, tree))
+        why = (
+            "and a repository keeps what it ever held"
+            if finding.unchecked is None
+            else f"and whether its history holds what the rule hides could not be told: {finding.unchecked}"
+        )
+        found.notes.append(
+            f"the history of the git repository at {tree} is hidden ({finding.rule or ref} reaches it, {why}): git commands "
+            "that read objects (status, log, diff, show, clone) fail here; run them outside the sandbox, or narrow the "
+            "rule to paths outside the repository"
+        )
     # not into `found.folders` / `found.files`: those are what the rules themselves name (their other names are
     # looked for, and a repository's objects are linked to its origin's by a local clone)
     return stores
+
+
+def _hidden_files(found: _Found, tree: Path, limit: int) -> dict[Path, RuleRef]:
+    """The files the rules hide inside work tree ``tree``, named or inside a hidden folder (at most ``limit``)."""
+    files = {f: r for f, r in found.files.items() if is_within(f, tree)}
+    stack = [(str(f), r) for f, r in found.folders.items() if is_within(f, tree)]
+    while stack and len(files) < limit:
+        folder, ref = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in _SKIPPED:
+                    stack.append((entry.path, ref))
+            elif entry.is_file(follow_symlinks=False):
+                files.setdefault(Path(entry.path), ref)
+    return files
 
 
 def _other_names(
