@@ -1,5 +1,5 @@
 """A host Unix socket (like ``docker.sock``) for Kairox's sandbox tests: it listens on PATH (mode 0777, so every
-user may connect) and appends a line to MARKER for every connection it accepts. It prints ``ready`` once
+user may connect) and appends a line to MARKER for every connection it accepts (with the peer's pid and command line). It prints ``ready`` once
 listening, removes PATH when done and exits by itself after ``--lifetime`` seconds.
 
 Run: python tests/servers/unix_marker.py PATH MARKER [--lifetime SECONDS]
@@ -8,8 +8,20 @@ Run: python tests/servers/unix_marker.py PATH MARKER [--lifetime SECONDS]
 import argparse
 import os
 import socket
+import struct
 import sys
 import time
+
+
+def peer(conn: socket.socket) -> str:
+    """Who connected: pid and command line (from the peer's credentials), for the test's message."""
+    pid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[0]
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            words = cmdline.read().split(b"\0")
+        return f"pid={pid} " + " ".join(" ".join(w.decode(errors="replace") for w in words).split())  # one line
+    except OSError:
+        return f"pid={pid}"
 
 
 def main() -> None:
@@ -32,7 +44,7 @@ def main() -> None:
             except TimeoutError:
                 continue
             with open(args.marker, "a", encoding="utf-8") as marker:
-                marker.write("connected\n")
+                marker.write(f"connected {peer(conn)}\n")
             conn.close()
     finally:
         server.close()

@@ -8,7 +8,7 @@ dropped, so a command run as root cannot remount, chown or open raw sockets. The
 ``network_access``. Host Unix sockets are out of reach in both cases (a socket is the authority of whatever
 listens on it, network or not): the usual socket folders (``SOCKET_FOLDERS`` ...) are hidden, and every socket
 the kernel lists as bound to a path (``/proc/net/unix``), wherever it lies, workspace included, is covered
-(``socket_masks``). ``danger_full_access``: no sandbox. When
+(``bound_sockets``). ``danger_full_access``: no sandbox. When
 bwrap is missing or cannot start, callers fail closed with ``SandboxUnavailableError``.
 
 Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``)
@@ -24,6 +24,7 @@ hidden file outside the roots), the command is refused.
 
 import asyncio
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -49,6 +50,8 @@ they are not hidden when the network is on."""
 PROC_NET_UNIX = Path("/proc/net/unix")
 """The kernel's list of the Unix sockets of this network namespace; column 8 is the path a socket is bound to
 (``@`` first for an abstract one)."""
+_PATH_COLUMN = re.compile(rb" (/[^\n]*)")
+"""The path of a line of ``/proc/net/unix``: the other columns hold no ``/``, an abstract path starts with ``@``."""
 _FRESH_MOUNTS = (Path("/dev"), Path("/proc"))
 """Mounted anew inside the sandbox: no host socket there to cover."""
 _INSTALL_HINT = (
@@ -105,28 +108,38 @@ def socket_folders(env: Mapping[str, str] | None = None) -> list[Path]:
     return sorted(real, key=lambda p: (len(p.parts), str(p)))
 
 
-def bound_sockets(table: Path | None = None) -> list[Path]:
+def bound_sockets(table: Path | None = None, *, skip: Sequence[Path] = ()) -> list[Path]:
     """The Unix sockets bound to a path in this network namespace that are there now (real paths, sorted).
 
-    Reads only the path column of ``table`` (``/proc/net/unix``); abstract and unnamed sockets, relative paths
-    and paths that are gone or no longer a socket are left out. An unreadable table gives an empty list.
+    Reads only the path column of ``table`` (``/proc/net/unix``); abstract and unnamed sockets, relative paths,
+    paths in the folders of ``skip`` and paths that are gone or no longer a socket are left out. An unreadable
+    table gives an empty list.
     """
     try:
         data = (table or PROC_NET_UNIX).read_bytes()
     except OSError:
         return []
-    # a socket has one line per connection as well: each path once
-    paths = {fields[7] for fields in (line.split(None, 7) for line in data.splitlines()[1:]) if len(fields) == 8 and fields[7][:1] == b"/"}
-    found: set[Path] = set()
-    for raw in paths:
+    # a socket has one line per connection as well: each path once; the skipped folders before any system call
+    skipped = tuple(f"{folder}/" for folder in skip)
+    encoded = tuple(os.fsencode(prefix) for prefix in skipped)
+    folders: dict[str, str] = {}
+    found: set[str] = set()
+    for raw in set(_PATH_COLUMN.findall(data)):
+        if raw.startswith(encoded):
+            continue
         name = os.fsdecode(raw)
         try:
             if not stat.S_ISSOCK(os.lstat(name).st_mode):
                 continue
         except OSError:  # gone, or in a folder this user cannot enter (nor can its commands)
             continue
-        found.add(Path(os.path.realpath(name)))
-    return sorted(found)
+        parent, base = os.path.split(name)
+        if parent not in folders:  # sockets share few folders: resolve each once
+            folders[parent] = os.path.realpath(parent)
+        real = os.path.join(folders[parent], base)
+        if not real.startswith(skipped):
+            found.add(real)
+    return sorted(Path(p) for p in found)
 
 
 def _socket_masks(roots: Sequence[Path], workspace: Path, *, network_access: bool = False) -> tuple[list[str], list[str]]:
@@ -149,7 +162,8 @@ def _socket_masks(roots: Sequence[Path], workspace: Path, *, network_access: boo
         (after if inside_root else before).extend(["--tmpfs", str(folder)])
     # the kernel's list has every socket of this network namespace; a walk of the folders most used for sockets
     # also finds those bound in another one (a container's)
-    sockets = set(bound_sockets()).union(*(sockets_under(folder) for folder in sorted(walked)))
+    out_of_sight = [*_FRESH_MOUNTS, *(m for m in masked if not any(r != m and _within(r, m) for r in roots))]
+    sockets = set(bound_sockets(skip=out_of_sight)).union(*(sockets_under(folder) for folder in sorted(walked)))
     for sock in sorted(sockets):
         # the workspace too: a socket there was bound by a process running outside the sandbox
         if not _hidden_socket(sock, masked, roots):
