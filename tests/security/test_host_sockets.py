@@ -188,13 +188,19 @@ def registry_settings(ws: Path, network: bool) -> RegistrySettings:
 
 @pytest.fixture
 def host_sockets(tmp_path: Path) -> Iterator[list[HostSocket]]:
-    """Servers outside the temp folders and the workspace, and in the workspace (``tmp_path / "ws"``)."""
+    """Servers outside the temp folders and the workspace, and in the workspace (``tmp_path / "ws"``) and its
+    repository."""
     outside = outside_temp()
     (tmp_path / "ws").mkdir()
     (tmp_path / "markers").mkdir()
     servers: list[HostSocket] = []
     try:
-        servers += [serve(outside / "service.sock", tmp_path / "markers"), serve(tmp_path / "ws" / "dev.sock", tmp_path / "markers")]
+        servers += [
+            serve(outside / "service.sock", tmp_path / "markers"),
+            serve(tmp_path / "ws" / "dev.sock", tmp_path / "markers"),
+            # in a folder bound back read-only (git's fsmonitor daemon listens there): covered after that bind
+            serve(tmp_path / "ws" / ".git" / "fsmonitor--daemon.ipc", tmp_path / "markers"),
+        ]
         yield servers
     finally:
         stop(servers)
