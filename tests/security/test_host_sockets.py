@@ -76,8 +76,9 @@ def stop(servers: list[HostSocket]) -> None:
             server.process.stdout.close()
 
 
-def probe(servers: list[HostSocket]) -> str:
-    """A shell command that tries every socket with Python, and with socat and nc -U when they are installed."""
+def probe(servers: list[HostSocket], *, tools: bool = True) -> str:
+    """A shell command that tries every socket with Python, and with socat and nc -U when they are installed
+    (unless not ``tools``)."""
     paths = [str(s.path) for s in servers]
     code = (
         "import socket, sys\n"
@@ -88,12 +89,13 @@ def probe(servers: list[HostSocket]) -> str:
         "        print('refused', p, type(exc).__name__)\n"
         "print('probe-ran')\n"
     )
-    tools = "".join(
+    others = "".join(
         f"command -v socat >/dev/null && socat -u OPEN:/dev/null UNIX-CONNECT:{p} && echo reached-socat; "
         f"command -v nc >/dev/null && nc -U {p} </dev/null && echo reached-nc; "
         for p in paths
+        if tools
     )
-    return f"{tools}{PYTHON} -c {shlex.quote(code)} {' '.join(paths)}"
+    return f"{others}{PYTHON} -c {shlex.quote(code)} {' '.join(paths)}"
 
 
 def unreached(servers: list[HostSocket], said: str, user: str = "root") -> None:
@@ -101,7 +103,7 @@ def unreached(servers: list[HostSocket], said: str, user: str = "root") -> None:
     the same user, reaches each one (the probe itself works)."""
     assert "probe-ran" in said, said  # the command ran
     assert "reached" not in said, said
-    run = subprocess.run([*as_user(user), "bash", "-c", probe(servers)], capture_output=True, text=True, timeout=60, check=False)
+    run = subprocess.run([*as_user(user), "bash", "-c", probe(servers, tools=False)], capture_output=True, text=True, timeout=60, check=False)
     assert run.stdout.count("reached /") == len(servers), run.stdout + run.stderr
     # a server records its connections in order: once the test's own is recorded, every earlier one is too
     for server in servers:
@@ -113,7 +115,7 @@ def unreached(servers: list[HostSocket], said: str, user: str = "root") -> None:
             break
         time.sleep(0.05)
     lines = {str(s.path): s.marker.read_text().splitlines() if s.marker.exists() else [] for s in servers}
-    # the probe outside, then the test: nothing from the sandbox before them
+    # Python's probe outside, then the test: nothing from the sandbox before them
     assert {path: len(found) for path, found in lines.items()} == {str(s.path): 2 for s in servers}, lines
     assert all(found[-1].startswith(f"connected {ours}") for found in lines.values()), lines
 
