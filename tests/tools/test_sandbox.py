@@ -117,6 +117,7 @@ def test_argv_binds_roots_and_keeps_protected_paths_read_only_at_any_depth(ws: P
 
     monkeypatch.setattr(sandbox, "socket_folders", lambda: [])
     monkeypatch.setattr(sandbox, "sockets_under", lambda folder: [])
+    monkeypatch.setattr(sandbox, "bound_sockets", lambda skip=(): [])
     (ws / ".kairox").mkdir()
     (ws / "pkg" / "deep" / ".claude").mkdir(parents=True)
     (ws / "pkg" / "deep" / "kairox.toml").write_text("")

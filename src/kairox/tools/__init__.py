@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     )
     from kairox.tools._sandbox import (
         SOCKET_FOLDERS,
+        bound_sockets,
         check_sandbox,
         find_bwrap,
         sandboxed_argv,
@@ -83,6 +84,7 @@ __all__ = [
     "ToolSource",
     "ToolSpec",
     "ToolsChangedListener",
+    "bound_sockets",
     "check_sandbox",
     "find_bwrap",
     "object_schema",
@@ -136,6 +138,7 @@ if not TYPE_CHECKING:
             ),
             "._sandbox": (
                 "SOCKET_FOLDERS",
+                "bound_sockets",
                 "check_sandbox",
                 "find_bwrap",
                 "sandboxed_argv",

@@ -5,8 +5,10 @@ every protected path inside the workspace and the configured roots (``.git``, ``
 ``.mcp.json``, ``.claude``, plugin manifests, ``hooks.json`` ..., at any depth) and the Kairox home bound back
 read-only. Every capability is
 dropped, so a command run as root cannot remount, chown or open raw sockets. The network is unshared unless
-``network_access``; then the usual Unix socket folders (``/run``, ``/var/run``, ``/tmp/.X11-unix`` ...) are
-hidden too, so a host socket such as ``docker.sock`` is out of reach. ``danger_full_access``: no sandbox. When
+``network_access``. Host Unix sockets are out of reach in both cases (a socket is the authority of whatever
+listens on it, network or not): the usual socket folders (``SOCKET_FOLDERS`` ...) are hidden, and every socket
+the kernel lists as bound to a path (``/proc/net/unix``), wherever it lies, workspace included, is covered
+(``bound_sockets``). ``danger_full_access``: no sandbox. When
 bwrap is missing or cannot start, callers fail closed with ``SandboxUnavailableError``.
 
 Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``)
@@ -22,7 +24,9 @@ hidden file outside the roots), the command is refused.
 
 import asyncio
 import os
+import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -38,8 +42,18 @@ READ_ONLY_INSIDE_ROOTS = tuple(sorted(PROTECTED_DIRS | PROTECTED_FILES))
 """Kept read-only inside each writable root, at any depth: the repository, project configuration and plugin
 files, which a command must not change to give later sessions more authority."""
 SOCKET_FOLDERS = (Path("/run"), Path("/var/run"), Path("/tmp/.X11-unix"), Path("/tmp/.ICE-unix"))
-"""Hidden (an empty tmpfs) when the network is off, with ``$XDG_RUNTIME_DIR`` and the folders of
-``$SSH_AUTH_SOCK`` and a ``unix://`` ``$DOCKER_HOST``; sockets in the temp folders are covered one by one."""
+"""Hidden (an empty tmpfs), with ``$XDG_RUNTIME_DIR`` and the folders of ``$SSH_AUTH_SOCK`` and a ``unix://``
+``$DOCKER_HOST``; with the network on, ``RESOLVER_FOLDERS`` stay visible and only their sockets are covered."""
+RESOLVER_FOLDERS = (Path("/run"), Path("/var/run"))
+"""Where name resolution reads its files (``/etc/resolv.conf`` often links to ``/run/systemd/resolve/...``), so
+they are not hidden when the network is on."""
+PROC_NET_UNIX = Path("/proc/net/unix")
+"""The kernel's list of the Unix sockets of this network namespace; column 8 is the path a socket is bound to
+(``@`` first for an abstract one)."""
+_PATH_COLUMN = re.compile(rb" (/[^\n]*)")
+"""The path of a line of ``/proc/net/unix``: the other columns hold no ``/``, an abstract path starts with ``@``."""
+_FRESH_MOUNTS = (Path("/dev"), Path("/proc"))
+"""Mounted anew inside the sandbox: no host socket there to cover."""
 _INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     'or opt out of the sandbox with policy.sandbox_policy = "danger_full_access"'
@@ -81,7 +95,7 @@ def _within(path: Path, root: Path) -> bool:
 
 
 def socket_folders(env: Mapping[str, str] | None = None) -> list[Path]:
-    """The folders hidden when the network is off: the usual ones and those the environment points at."""
+    """The folders hidden from sandboxed commands: the usual ones and those the environment points at."""
     env = os.environ if env is None else env
     found = list(SOCKET_FOLDERS)
     if env.get("XDG_RUNTIME_DIR"):
@@ -94,24 +108,75 @@ def socket_folders(env: Mapping[str, str] | None = None) -> list[Path]:
     return sorted(real, key=lambda p: (len(p.parts), str(p)))
 
 
-def _socket_masks(roots: Sequence[Path], workspace: Path) -> tuple[list[str], list[str]]:
-    """bwrap arguments hiding host sockets: (before the roots are bound, after)."""
+def bound_sockets(table: Path | None = None, *, skip: Sequence[Path] = ()) -> list[Path]:
+    """The Unix sockets bound to a path in this network namespace that are there now (real paths, sorted).
+
+    Reads only the path column of ``table`` (``/proc/net/unix``); abstract and unnamed sockets, relative paths,
+    paths in the folders of ``skip`` and paths that are gone or no longer a socket are left out. An unreadable
+    table gives an empty list.
+    """
+    try:
+        data = (table or PROC_NET_UNIX).read_bytes()
+    except OSError:
+        return []
+    # a socket has one line per connection as well: each path once; the skipped folders before any system call
+    skipped = tuple(f"{folder}/" for folder in skip)
+    encoded = tuple(os.fsencode(prefix) for prefix in skipped)
+    folders: dict[str, str] = {}
+    found: set[str] = set()
+    for raw in set(_PATH_COLUMN.findall(data)):
+        if raw.startswith(encoded):
+            continue
+        name = os.fsdecode(raw)
+        try:
+            if not stat.S_ISSOCK(os.lstat(name).st_mode):
+                continue
+        except OSError:  # gone, or in a folder this user cannot enter (nor can its commands)
+            continue
+        parent, base = os.path.split(name)
+        if parent not in folders:  # sockets share few folders: resolve each once
+            folders[parent] = os.path.realpath(parent)
+        real = os.path.join(folders[parent], base)
+        if not real.startswith(skipped):
+            found.add(real)
+    return sorted(Path(p) for p in found)
+
+
+def _socket_masks(roots: Sequence[Path], workspace: Path, *, network_access: bool = False) -> tuple[list[str], list[str]]:
+    """bwrap arguments hiding host sockets: (before the roots are bound, after the roots and what is bound back
+    read-only inside them)."""
     before: list[str] = []
     after: list[str] = []
     masked: list[Path] = []
+    walked = {Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")}
+    resolver = {Path(os.path.realpath(p)) for p in RESOLVER_FOLDERS}
     for folder in socket_folders():
+        if network_access and folder in resolver:
+            walked.add(folder)  # its sockets are covered one by one instead
+            continue
         inside_root = any(_within(folder, r) for r in roots)
         if any(_within(folder, m) for m in masked) or _within(folder, workspace) or (inside_root and _within(workspace, folder)):
             continue
         masked.append(folder)
         # outside every root: hidden first, so a root inside it is bound again on top; inside one: hidden after
         (after if inside_root else before).extend(["--tmpfs", str(folder)])
-    temp = {Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")}
-    for folder in sorted(temp):
-        for sock in sockets_under(folder):
-            if not _within(sock, workspace) and not any(_within(sock, m) for m in masked):
-                after += ["--ro-bind-try", "/dev/null", str(sock)]
+    # the kernel's list has every socket of this network namespace; a walk of the folders most used for sockets
+    # also finds those bound in another one (a container's)
+    out_of_sight = [*_FRESH_MOUNTS, *(m for m in masked if not any(r != m and _within(r, m) for r in roots))]
+    sockets = set(bound_sockets(skip=out_of_sight)).union(*(sockets_under(folder) for folder in sorted(walked)))
+    for sock in sorted(sockets):
+        # the workspace too: a socket there was bound by a process running outside the sandbox
+        if not _hidden_socket(sock, masked, roots):
+            after += ["--ro-bind-try", "/dev/null", str(sock)]
     return before, after
+
+
+def _hidden_socket(sock: Path, masked: Sequence[Path], roots: Sequence[Path]) -> bool:
+    """Whether ``sock`` is out of sight already: in a folder mounted anew, or in a hidden folder and not in a
+    root bound again on top of it."""
+    if any(_within(sock, m) for m in _FRESH_MOUNTS):
+        return True
+    return any(_within(sock, m) and not any(_within(sock, r) and r != m and _within(r, m) for r in roots) for m in masked)
 
 
 def read_masks(hidden: HiddenPaths) -> list[str]:
@@ -153,11 +218,10 @@ def sandboxed_argv(
     workspace = Path(os.path.realpath(workspace))
     roots = writable_roots(settings, workspace)
     args = [bwrap or find_bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    before, after = _socket_masks(roots, workspace) if not settings.network_access else ([], [])
+    before, after = _socket_masks(roots, workspace, network_access=settings.network_access)
     args += before
     for root in roots:
         args += ["--bind", str(root), str(root)]
-    args += after
     # bound after the roots so they stay read-only inside them
     # (-try: a path another process removes meanwhile is skipped rather than failing the command)
     for path in sorted(protected_inside(protected_roots(settings, workspace))):
@@ -166,6 +230,7 @@ def sandboxed_argv(
     if any(_within(home, root) for root in roots):
         home.mkdir(parents=True, exist_ok=True)  # an absent home would be created by the command, trust store and all
         args += ["--ro-bind", str(home), str(home)]
+    args += after  # after what is bound back: a socket in .git (git's fsmonitor) would show again
     if settings.hidden is not None:
         # last, so nothing bound above shows a hidden path again
         hidden = settings.hidden()
