@@ -147,3 +147,23 @@ async def test_a_peer_writing_an_endless_line_closes_the_connection_with_a_reaso
         with anyio.fail_after(10):
             await rpc.wait_closed()
     assert rpc.close_reason.startswith("reading failed: ")
+
+
+async def test_a_request_whose_write_fails_raises_once_and_leaves_no_unread_failure() -> None:
+    """A server that stops reading its input but keeps its output open: the write fails, the caller gets the
+    closed connection, and no failed future is left for asyncio to report later (which a test runner, or an
+    event loop's handler, turns into a second error)."""
+    import asyncio
+    import gc
+
+    reported: list[dict[str, Any]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _, context: reported.append(context))
+    deaf = "import os, sys, time; os.close(0); sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(20)"
+    async with ChildProcess([sys.executable, "-c", deaf]) as child:
+        assert await child.stdout.readline() == b"ready\n"  # its input is closed from here on
+        async with JsonRpcEndpoint(child.stdout, child.stdin, peer="deaf") as rpc:
+            with pytest.raises(RpcConnectionClosedError, match="writing failed"):
+                await rpc.request("echo", ["x" * 200_000])
+    gc.collect()
+    await anyio.sleep(0)
+    assert [c.get("message") for c in reported] == []

@@ -81,6 +81,9 @@ class FramedConnection:
         for method, future in self._pending.values():
             if not future.done():
                 future.set_exception(RpcConnectionClosedError(self.peer, method, reason))
+                # a request whose write failed has already raised to its caller, who never awaits the future; marking
+                # it read keeps asyncio from logging it again, and a caller still waiting on it gets it all the same
+                future.exception()
         self._pending.clear()
         self._closing()
 
