@@ -42,3 +42,13 @@ def as_user(user: str) -> list[str]:
     """The command prefix that runs a command as ``user`` (``root`` or ``unprivileged``, the ``user`` fixture):
     ``setpriv`` to ``NOBODY`` when the suite runs as root, else nothing."""
     return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if user == "unprivileged" and os.geteuid() == 0 else []
+
+
+def give_to(user: str, tree: Path) -> None:
+    """Make every file and folder under ``tree`` ``NOBODY``'s when ``user`` is ``unprivileged`` and the suite runs as
+    root, so a command run through :func:`as_user` can work in it; nothing otherwise."""
+    if user != "unprivileged" or os.geteuid() != 0:
+        return
+    for folder, dirs, files in os.walk(tree):
+        for name in (".", *dirs, *files):
+            os.chown(Path(folder) / name, NOBODY, NOBODY, follow_symlinks=False)

@@ -18,7 +18,7 @@ from pathlib import Path
 import debugpy
 import pytest
 from tests.dap._fixtures import PROGRAM, debugpy_config, free_port
-from tests.helpers import NOBODY, as_user
+from tests.helpers import NOBODY, as_user, give_to
 from tests.registry._support import ScriptedApprover, settings
 
 import kairox
@@ -360,13 +360,6 @@ def place(user: str) -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def own(base: Path, user: str) -> None:
-    if user == "unprivileged" and os.geteuid() == 0:
-        for folder, dirs, files in os.walk(base):
-            for name in (".", *dirs, *files):
-                os.chown(Path(folder) / name, NOBODY, NOBODY, follow_symlinks=False)
-
-
 @pytest.mark.timeout(180)
 def test_the_kairox_command_sandboxes_debugging_for_root_and_for_an_unprivileged_user(place: Path, user: str) -> None:
     ws = place / "ws"
@@ -381,7 +374,7 @@ def test_the_kairox_command_sandboxes_debugging_for_root_and_for_an_unprivileged
             {"tool": "dap.continue", "arguments": {}},
         ]
         (place / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
-        own(place, user)
+        give_to(user, place)
         env = {
             **os.environ, "KAIROX_HOME": str(place / "kx"), "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
             "HOME": str(place / "home"), "TMPDIR": str(place / "tmp"), "PYTHONPATH": f"{SOURCE}:{SITE}",

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.helpers import NOBODY, as_user
+from tests.helpers import NOBODY, as_user, give_to
 from tests.registry._support import settings
 from tests.security._support import workspace
 
@@ -329,10 +329,7 @@ def place(user: str) -> Iterator[Path]:
     repository(ws, packed=True)
     (ws / "peek_objects.py").write_text(ZLIB)
     os.link(ws / "secrets" / "key.txt", ws / "innocent.txt")
-    if user == "unprivileged" and os.geteuid() == 0:
-        for folder, dirs, files in os.walk(base):
-            for name in (".", *dirs, *files):
-                os.chown(Path(folder) / name, NOBODY, NOBODY, follow_symlinks=False)
+    give_to(user, base)
     try:
         yield base
     finally:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.helpers import NOBODY, as_user
+from tests.helpers import NOBODY, as_user, give_to
 from tests.registry._support import settings
 from tests.security._support import workspace
 
@@ -229,10 +229,7 @@ def place(user: str) -> Iterator[Path]:
     git(base, "clone", "-q", str(ws), str(clone))
     _committed_then_removed(clone)
     (clone / ".env").write_text(ENV + "\n")
-    if user == "unprivileged" and os.geteuid() == 0:
-        for folder, dirs, files in os.walk(base):
-            for name in (".", *dirs, *files):
-                os.chown(Path(folder) / name, NOBODY, NOBODY, follow_symlinks=False)
+    give_to(user, base)
     try:
         yield base
     finally:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from tests.helpers import NOBODY, as_user
+from tests.helpers import NOBODY, as_user, give_to
 from tests.plugins.conftest import make_plugin
 from tests.registry._support import ScriptedApprover, settings
 from tests.security._support import SHELL, engine, workspace
@@ -314,10 +314,7 @@ def place(user: str) -> Iterator[Path]:
     (base / "kx" / "trusted_workspaces.json").write_text('{"workspaces": {}}')
     (base / "kx" / "kairox.toml").write_text("[policy.rules]\n" + "\n".join(f"{a} = {json.dumps([p for b, p in RULES if b == a])}" for a in ("deny", "ask")) + "\n")
     plant(base / "ws", base)
-    if user == "unprivileged" and os.geteuid() == 0:
-        for folder, dirs, files in os.walk(base):
-            for name in (".", *dirs, *files):
-                os.chown(Path(folder) / name, NOBODY, NOBODY, follow_symlinks=False)
+    give_to(user, base)
     try:
         yield base
     finally:
