@@ -8,7 +8,8 @@ dropped, so a command run as root cannot remount, chown or open raw sockets. The
 ``network_access``. Host Unix sockets are out of reach in both cases (a socket is the authority of whatever
 listens on it, network or not): the usual socket folders (``SOCKET_FOLDERS`` ...) are hidden, and every socket
 the kernel lists as bound to a path (``/proc/net/unix``), wherever it lies, workspace included, is covered
-(``bound_sockets``). ``danger_full_access``: no sandbox. When
+(``bound_sockets``), except the ones ``policy.allow_unix_sockets`` names (``allowed_sockets``): one of those in a
+hidden folder is bound back on top of its tmpfs. ``danger_full_access``: no sandbox. When
 bwrap is missing or cannot start, callers fail closed with ``SandboxUnavailableError``.
 
 Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``)
