@@ -13,6 +13,7 @@ HELD: dict[str, tuple[str, Any, str]] = {
     "policy.sandbox_policy": ('[policy]\nsandbox_policy = "danger_full_access"\n', "workspace_write", "policy.sandbox_policy"),
     "policy.network_access": ("[policy]\nnetwork_access = true\n", False, "policy.network_access"),
     "policy.writable_roots": ('[policy]\nwritable_roots = ["/"]\n', [], "policy.writable_roots"),
+    "policy.allow_unix_sockets": ('[policy]\nallow_unix_sockets = ["/var/run/docker.sock"]\n', [], "policy.allow_unix_sockets"),
     "policy.rules.allow": ('[policy.rules]\nallow = ["shell.exec(*)"]\n', [], "policy.rules.allow[shell.exec(*)]"),
     "tools.shell_env_passthrough": ('[tools]\nshell_env_passthrough = ["AWS_SECRET_ACCESS_KEY"]\n', [], "tools.shell_env_passthrough"),
     "tools.disabled": ("[tools]\ndisabled = []\n", ["shell.exec"], "tools.disabled"),

@@ -153,6 +153,18 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
     return checks
 
 
+def _sandbox_report(context: "ExtensionContext") -> dict[str, Any]:
+    """What the sandbox lets through on purpose: the sockets ``policy.allow_unix_sockets`` names, and which of them
+    are sockets now (only those are bound into the sandbox)."""
+    from kairox.config import SandboxPolicy
+    from kairox.tools import allowed_sockets
+
+    sandbox = context.registry.settings.sandbox
+    named = () if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS else sandbox.allowed_sockets
+    live = set(allowed_sockets(named))
+    return {"allow_unix_sockets": [{"path": str(path), "socket": path in live} for path in named]}
+
+
 def _required(diagnostic: "Diagnostic", context: "ExtensionContext") -> bool:
     """Whether a failure breaks something required: the configuration itself, or an MCP server marked ``required``."""
     if diagnostic.kind == "config":
@@ -185,6 +197,7 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
             "failures": failures,
             "warnings": notes,
             "environment": _environment(context),
+            "sandbox": _sandbox_report(context),
             "mcp_servers": context.mcp_servers,
             "tools": len(context.tools()),
         }
@@ -211,6 +224,12 @@ def _print_report(report: dict[str, Any]) -> None:
         out(f"  [{mark}] {check['check']}: {check['why']}" + (f" ({detail})" if detail else ""))
         if not check["ok"]:
             out(f"         fix: {check['fix']}")
+    sandbox = report["sandbox"]
+    if sandbox["allow_unix_sockets"]:
+        out("")
+        out("Host Unix sockets sandboxed commands may reach (policy.allow_unix_sockets):")
+        for item in sandbox["allow_unix_sockets"]:
+            out(f"  {item['path']}: {'let through' if item['socket'] else 'not a socket now, so nothing is let through'}")
     out("")
     out("MCP servers:")
     if not report["mcp_servers"]:

@@ -35,6 +35,9 @@ class PolicyConfig(ConfigModel):
     """Extra writable roots besides the workspace and the temp dir (workspace_write only)."""
     network_access: bool = False
     """Whether sandboxed commands may use the network."""
+    allow_unix_sockets: list[str] = Field(default_factory=list)
+    """Host Unix sockets sandboxed commands may still connect to (``/var/run/docker.sock``); every other one stays
+    hidden. Relative to the file that lists them; ``~`` is the home."""
     rules: RulesConfig = Field(default_factory=RulesConfig)
 
 

@@ -14,7 +14,7 @@ from kairox.config._models import CONCAT_LISTS, PROJECT_FORBIDDEN, KairoxConfig
 _ENTRY_NAMES = {"mcp_servers": "NAME", "lsp_servers": "NAME", "dap_servers": "NAME", "profiles": "NAME",
                 "model_providers": "NAME", "entries": "NAME", "marketplaces": "NAME"}
 _TRUST_GUARDED = ("policy.approval_policy", "policy.sandbox_policy", "policy.network_access", "policy.writable_roots",
-                  "policy.rules.allow", "tools.shell_env_passthrough", "tools.disabled", "tools.spill_dir", "mcp_servers",
+                  "policy.allow_unix_sockets", "policy.rules.allow", "tools.shell_env_passthrough", "tools.disabled", "tools.spill_dir", "mcp_servers",
                   "mcp_catalog.url", "mcp_catalog.sources", "lsp_servers", "dap_servers", "plugins", "hooks",
                   "instructions.files", "instructions.memory_files", "instructions.fallback_memory_files")
 

@@ -156,11 +156,12 @@ class TrustGate:
             if value is True and base.get(key) is not True:
                 return not self._hold(data, key, value, "would allow network access")
             return True
-        if key == "policy.writable_roots":
-            # compared as the folders they name: the same text means another folder in another file
+        if key in ("policy.writable_roots", "policy.allow_unix_sockets"):
+            # compared as the paths they name: the same text means another folder in another file
             ours = _folders(value, base_folder(data.origin(key), self.workspace))
             if not ours <= _folders(base.get(key, []), base_folder(self.base.origins.get(key), self.workspace)):
-                return not self._hold(data, key, value, "would widen the policy")
+                why = "would widen the policy" if key.endswith("writable_roots") else "would let sandboxed commands reach host sockets"
+                return not self._hold(data, key, value, why)
             return True
         if key == "tools.shell_env_passthrough":
             if isinstance(value, list) and not set(value) <= set(base.get(key, [])):

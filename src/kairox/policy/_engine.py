@@ -77,6 +77,8 @@ class PolicySettings:
     writable_roots: tuple[Path, ...] = ()
     """Resolved roots; ``from_config`` puts the workspace, the configured roots and the temp dir here."""
     network_access: bool = False
+    allowed_sockets: tuple[Path, ...] = ()
+    """Resolved ``policy.allow_unix_sockets``: host sockets sandboxed commands may connect to."""
     rules: tuple[RuleLike, ...] = ()
 
     @classmethod
@@ -88,9 +90,11 @@ class PolicySettings:
         rules: Iterable[RuleLike] = (),
         home: Path | None = None,
         roots_base: Path | None = None,
+        sockets_base: Path | None = None,
         temp_dir: Path | None = None,
     ) -> "PolicySettings":
-        """Settings from ``[policy]``; relative ``writable_roots`` are resolved against ``roots_base``."""
+        """Settings from ``[policy]``; relative ``writable_roots`` are resolved against ``roots_base``, relative
+        ``allow_unix_sockets`` against ``sockets_base`` (both default to the workspace)."""
         home = home or Path.home()
         workspace = resolve_path(str(workspace), base=Path.cwd(), home=home)
         base = roots_base or workspace
@@ -104,6 +108,7 @@ class PolicySettings:
             sandbox=policy.sandbox_policy,
             writable_roots=tuple(dict.fromkeys(roots)),
             network_access=policy.network_access,
+            allowed_sockets=tuple(dict.fromkeys(resolve_path(s, base=sockets_base or workspace, home=home) for s in policy.allow_unix_sockets)),
             rules=tuple(rules),
         )
 
@@ -652,10 +657,16 @@ class PolicyEngine:
             )
         if access is Access.EXECUTE:
             where = "without a sandbox (danger_full_access)" if settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS else f"in the {settings.sandbox} sandbox"
-            return Decision.allow(f"{spec.name} runs {where}{self._unguarded_reads()}", source=DecisionSource.MODE)
+            return Decision.allow(f"{spec.name} runs {where}{self._let_through()}{self._unguarded_reads()}", source=DecisionSource.MODE)
         if access is Access.WRITE:
             return Decision.allow(f"{spec.name} writes inside the writable roots", source=DecisionSource.MODE)
         return Decision.allow(f"{spec.name} only reads", source=DecisionSource.MODE)
+
+    def _let_through(self) -> str:
+        """Said of a sandboxed command when ``policy.allow_unix_sockets`` names host sockets it may still reach."""
+        if self.settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS or not self.settings.allowed_sockets:
+            return ""
+        return f"; host sockets let through (policy.allow_unix_sockets): {', '.join(map(str, self.settings.allowed_sockets))}"
 
     def _unguarded_reads(self) -> str:
         """Said of a command that runs without a sandbox while rules on reading exist: they do not hold for it."""

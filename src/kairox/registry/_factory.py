@@ -20,10 +20,14 @@ def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None
         rules=resolved.rules,
         home=home,
         roots_base=resolved.base_dir("policy.writable_roots"),
+        sockets_base=resolved.base_dir("policy.allow_unix_sockets"),
     )
     # what fs.read rules forbid is hidden from commands (hooks get this sandbox too, not only the registry's tools)
     hidden = read_mask(policy.rules, workspace=policy.workspace, home=policy.home, roots=policy.writable_roots)
-    sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access, hidden=hidden)
+    sandbox = SandboxSettings(
+        mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access,
+        allowed_sockets=policy.allowed_sockets, hidden=hidden,
+    )
     tools = config.tools
     if tools.spill_dir:
         spill = resolve_path(tools.spill_dir, base=resolved.base_dir("tools.spill_dir"), home=home)

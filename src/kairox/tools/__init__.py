@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     )
     from kairox.tools._sandbox import (
         SOCKET_FOLDERS,
+        allowed_sockets,
         bound_sockets,
         check_sandbox,
         find_bwrap,
@@ -84,6 +85,7 @@ __all__ = [
     "ToolSource",
     "ToolSpec",
     "ToolsChangedListener",
+    "allowed_sockets",
     "bound_sockets",
     "check_sandbox",
     "find_bwrap",
@@ -138,6 +140,7 @@ if not TYPE_CHECKING:
             ),
             "._sandbox": (
                 "SOCKET_FOLDERS",
+                "allowed_sockets",
                 "bound_sockets",
                 "check_sandbox",
                 "find_bwrap",

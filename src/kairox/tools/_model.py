@@ -228,6 +228,8 @@ class SandboxSettings:
     writable_roots: tuple[Path, ...] = ()
     """Resolved writable roots (workspace, configured roots, temp)."""
     network_access: bool = False
+    allowed_sockets: tuple[Path, ...] = ()
+    """Resolved host Unix sockets that stay reachable (``policy.allow_unix_sockets``); every other one is covered."""
     hidden: "Callable[[], HiddenPaths] | None" = None
     """What the rules on reading (``fs.read`` deny and ask rules) hide from a command, worked out as each command
     starts (so files made since are covered); None when no such rule exists (nothing to work out)."""

@@ -8,7 +8,8 @@ dropped, so a command run as root cannot remount, chown or open raw sockets. The
 ``network_access``. Host Unix sockets are out of reach in both cases (a socket is the authority of whatever
 listens on it, network or not): the usual socket folders (``SOCKET_FOLDERS`` ...) are hidden, and every socket
 the kernel lists as bound to a path (``/proc/net/unix``), wherever it lies, workspace included, is covered
-(``bound_sockets``). ``danger_full_access``: no sandbox. When
+(``bound_sockets``), except the ones ``policy.allow_unix_sockets`` names (``allowed_sockets``): one of those in a
+hidden folder is bound back on top of its tmpfs. ``danger_full_access``: no sandbox. When
 bwrap is missing or cannot start, callers fail closed with ``SandboxUnavailableError``.
 
 Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``)
@@ -142,9 +143,14 @@ def bound_sockets(table: Path | None = None, *, skip: Sequence[Path] = ()) -> li
     return sorted(Path(p) for p in found)
 
 
-def _socket_masks(roots: Sequence[Path], workspace: Path, *, network_access: bool = False) -> tuple[list[str], list[str]]:
+def _socket_masks(
+    roots: Sequence[Path], workspace: Path, *, network_access: bool = False, allowed: Sequence[Path] = ()
+) -> tuple[list[str], list[str], list[Path]]:
     """bwrap arguments hiding host sockets: (before the roots are bound, after the roots and what is bound back
-    read-only inside them)."""
+    read-only inside them), and the sockets to cover after those (``_cover_sockets``, as late as possible).
+
+    The sockets of ``allowed`` (``policy.allow_unix_sockets``) are not covered, and one in a hidden folder is
+    bound back on top of it."""
     before: list[str] = []
     after: list[str] = []
     masked: list[Path] = []
@@ -160,15 +166,52 @@ def _socket_masks(roots: Sequence[Path], workspace: Path, *, network_access: boo
         masked.append(folder)
         # outside every root: hidden first, so a root inside it is bound again on top; inside one: hidden after
         (after if inside_root else before).extend(["--tmpfs", str(folder)])
+    let_through = set(allowed_sockets(allowed))
+    for sock in sorted(let_through):
+        if _hidden_socket(sock, masked, roots):
+            # -try: one removed meanwhile is skipped (a missing source makes no mount point)
+            after += ["--ro-bind-try", str(sock), str(sock)]
     # the kernel's list has every socket of this network namespace; a walk of the folders most used for sockets
     # also finds those bound in another one (a container's)
     out_of_sight = [*_FRESH_MOUNTS, *(m for m in masked if not any(r != m and _within(r, m) for r in roots))]
     sockets = set(bound_sockets(skip=out_of_sight)).union(*(sockets_under(folder) for folder in sorted(walked)))
-    for sock in sorted(sockets):
-        # the workspace too: a socket there was bound by a process running outside the sandbox
-        if not _hidden_socket(sock, masked, roots):
-            after += ["--ro-bind-try", "/dev/null", str(sock)]
-    return before, after
+    # the workspace too: a socket there was bound by a process running outside the sandbox
+    covered = [sock for sock in sorted(sockets - let_through) if not _hidden_socket(sock, masked, roots)]
+    return before, after, covered
+
+
+def allowed_sockets(paths: Sequence[Path]) -> list[Path]:
+    """The host sockets of ``paths`` (``policy.allow_unix_sockets``) that are sockets now, by their real paths: a
+    path that is missing or something else (a folder, a file) lets nothing through."""
+    found: list[Path] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        try:
+            if stat.S_ISSOCK(os.lstat(real).st_mode):
+                found.append(Path(real))
+        except OSError:
+            continue
+    return sorted(set(found))
+
+
+def _cover_sockets(sockets: Sequence[Path]) -> list[str]:
+    """bwrap arguments covering ``sockets`` with ``/dev/null``, for those that are still there.
+
+    bwrap makes a missing mount point: one removed since the listing would leave an empty file in a writable root
+    on the host, and fail the command on the read-only root. So each is checked again as the last step before
+    the command starts; one gone meanwhile has nothing to reach, like a socket bound after the command started.
+    One that cannot be checked (no permission) stays covered."""
+    args: list[str] = []
+    for sock in sockets:
+        try:
+            if not stat.S_ISSOCK(os.lstat(sock).st_mode):
+                continue
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            pass
+        args += ["--ro-bind-try", "/dev/null", str(sock)]
+    return args
 
 
 def _hidden_socket(sock: Path, masked: Sequence[Path], roots: Sequence[Path]) -> bool:
@@ -218,7 +261,7 @@ def sandboxed_argv(
     workspace = Path(os.path.realpath(workspace))
     roots = writable_roots(settings, workspace)
     args = [bwrap or find_bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    before, after = _socket_masks(roots, workspace, network_access=settings.network_access)
+    before, after, sockets = _socket_masks(roots, workspace, network_access=settings.network_access, allowed=settings.allowed_sockets)
     args += before
     for root in roots:
         args += ["--bind", str(root), str(root)]
@@ -231,8 +274,8 @@ def sandboxed_argv(
         home.mkdir(parents=True, exist_ok=True)  # an absent home would be created by the command, trust store and all
         args += ["--ro-bind", str(home), str(home)]
     args += after  # after what is bound back: a socket in .git (git's fsmonitor) would show again
+    reading: list[str] = []
     if settings.hidden is not None:
-        # last, so nothing bound above shows a hidden path again
         hidden = settings.hidden()
         where = cwd or workspace
         around = next((f for f in hidden.folders if _within(where, f)), None)
@@ -241,9 +284,12 @@ def sandboxed_argv(
                 f"the rules on reading hide {around}, so a command cannot run in {where}",
                 hint="run it in another folder, or narrow the fs.read rule so that it leaves this one out",
             )
-        args += read_masks(hidden)
+        reading = read_masks(hidden)
         if notes is not None:
             notes += hidden.notes
+    # checked again after the rules on reading were worked out (which may search folders for a while)
+    args += _cover_sockets(sockets)
+    args += reading  # last, so nothing bound above shows a hidden path again
     if not settings.network_access:
         args.append("--unshare-net")
     # root inside the sandbox is powerless: no capability survives (and bwrap sets no_new_privs)
