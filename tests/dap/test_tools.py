@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 from tests._rpc._procs import host_pid, process_gone
-from tests.dap._fixtures import debugpy_config, free_port
+from tests.dap._fixtures import debugpy_config, free_port, wait_for_listener
 
 from kairox._rpc import ChildProcess, ServerStatus
 from kairox.dap import (
@@ -134,6 +134,7 @@ async def test_attach_to_a_program_listening_on_localhost(workspace: Path) -> No
         "program.py",
     ]
     async with ChildProcess(argv, cwd=workspace) as program:
+        await wait_for_listener(port)  # attaching does not wait long for a listener (ATTACH_CONNECT_WAIT)
         async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
             debug = Debugger(provider, workspace)
             attached = await debug("dap.attach", port=port, breakpoints=[{"path": "program.py", "line": 6}])
