@@ -380,3 +380,17 @@ async def test_a_session_id_cannot_lead_the_adapter_log_out_of_the_log_folder(wo
     )
     assert sessions == {}
     assert not (workspace / "escaped.log").exists() and not logs.exists()
+
+
+async def test_a_launch_the_adapter_refuses_fails_with_its_reason(workspace: Path) -> None:
+    # debugpy answers such a launch at once, before any initialized event: that answer is the failure reported
+    config = debugpy_config(launch={"python": ["/nonexistent/kairox-test-python"]})
+    async with DapToolProvider({"debugpy": config}, workspace=workspace) as provider:
+        with pytest.raises(ToolCallError) as caught:
+            await Debugger(provider, workspace)("dap.launch", program="program.py")
+        state = provider.status()[0]["state"]
+    assert caught.value.message == (
+        "dap.launch failed: debug adapter 'debugpy' could not launch: Failed to spawn launcher: "
+        "[Errno 2] No such file or directory: '/nonexistent/kairox-test-python'"
+    )
+    assert state == "ended"
