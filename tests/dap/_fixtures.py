@@ -4,6 +4,7 @@ import socket
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from kairox.config import DapServerConfig
@@ -48,6 +49,18 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+async def wait_for_listener(port: int, *, within: float = 30.0) -> None:
+    """Wait until something listens on 127.0.0.1:``port``, read from ``/proc/net/tcp`` (a probing connection would
+    be taken for the debugger a program waits for)."""
+    wanted = f"0100007F:{port:04X}"
+    with anyio.fail_after(within):
+        while True:
+            rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+            if any(row.split()[1] == wanted and row.split()[3] == "0A" for row in rows):  # 0A: LISTEN
+                return
+            await anyio.sleep(0.02)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import debugpy
 import pytest
-from tests.dap._fixtures import PROGRAM, debugpy_config, free_port
+from tests.dap._fixtures import PROGRAM, debugpy_config, free_port, wait_for_listener
 from tests.helpers import NOBODY, as_user, give_to
 from tests.registry._support import ScriptedApprover, settings
 
@@ -308,6 +308,7 @@ async def test_attaching_asks_never_denies_it_and_an_allow_rule_lets_it_through(
     async with ChildProcess(listening, cwd=ws) as program, DapToolProvider({"debugpy": debugpy_config()}, workspace=ws) as dap:
         for registry in (asking, never, allowed):
             await registry.add_provider(dap)
+        await wait_for_listener(port)  # attaching does not wait long for a listener (ATTACH_CONNECT_WAIT)
         asked = await asking.call(ToolCall(name="dap.attach", arguments={"port": port}))
         denied = await never.call(ToolCall(name="dap.attach", arguments={"port": port}))
         before = dict(dap.sessions)

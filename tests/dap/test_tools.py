@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 from tests._rpc._procs import host_pid, process_gone
-from tests.dap._fixtures import debugpy_config, free_port
+from tests.dap._fixtures import debugpy_config, free_port, wait_for_listener
 
 from kairox._rpc import ChildProcess, ServerStatus
 from kairox.dap import (
@@ -134,6 +134,7 @@ async def test_attach_to_a_program_listening_on_localhost(workspace: Path) -> No
         "program.py",
     ]
     async with ChildProcess(argv, cwd=workspace) as program:
+        await wait_for_listener(port)  # attaching does not wait long for a listener (ATTACH_CONNECT_WAIT)
         async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace) as provider:
             debug = Debugger(provider, workspace)
             attached = await debug("dap.attach", port=port, breakpoints=[{"path": "program.py", "line": 6}])
@@ -379,3 +380,17 @@ async def test_a_session_id_cannot_lead_the_adapter_log_out_of_the_log_folder(wo
     )
     assert sessions == {}
     assert not (workspace / "escaped.log").exists() and not logs.exists()
+
+
+async def test_a_launch_the_adapter_refuses_fails_with_its_reason(workspace: Path) -> None:
+    # debugpy answers such a launch at once, before any initialized event: that answer is the failure reported
+    config = debugpy_config(launch={"python": ["/nonexistent/kairox-test-python"]})
+    async with DapToolProvider({"debugpy": config}, workspace=workspace) as provider:
+        with pytest.raises(ToolCallError) as caught:
+            await Debugger(provider, workspace)("dap.launch", program="program.py")
+        state = provider.status()[0]["state"]
+    assert caught.value.message == (
+        "dap.launch failed: debug adapter 'debugpy' could not launch: Failed to spawn launcher: "
+        "[Errno 2] No such file or directory: '/nonexistent/kairox-test-python'"
+    )
+    assert state == "ended"

@@ -8,6 +8,7 @@ Launch and attach follow the order adapters such as debugpy need: ``initialize``
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,15 +17,29 @@ from typing import Any, Self
 
 import anyio
 
-from kairox._rpc import ChildProcess, RpcError, closed_reason, server_process
+from kairox._rpc import (
+    ChildProcess,
+    RpcConnectionClosedError,
+    RpcError,
+    RpcTimeoutError,
+    closed_reason,
+    server_process,
+    until_first,
+)
 from kairox._util import JsonObject
 from kairox.config import DapServerConfig
 from kairox.dap._connection import DapConnection
-from kairox.dap._errors import DapStartupError
+from kairox.dap._errors import DapAttachError, DapStartupError
 
 _DISCONNECT_TIMEOUT = 3.0
 _EXIT_WAIT = 0.5
 """Seconds to wait for the adapter's exit code once its output ended, for the reason of the failure."""
+ATTACH_CONNECT_WAIT = 1.0
+"""Seconds a refused ``dap.attach`` connection is tried again (a program started a moment ago may still be opening
+its listener); then the attach fails. Capped by the adapter's ``request_timeout_sec``."""
+ATTACH_ANSWER_WAIT = 5.0
+"""Seconds what listens on the attach port has to accept the connection and answer ``initialize`` (debugpy answers
+in milliseconds): what stays silent longer is no debug adapter. Capped by the adapter's ``request_timeout_sec``."""
 
 
 class DapClient:
@@ -64,6 +79,8 @@ class DapClient:
         self.dap: DapConnection | None = None
         self.capabilities: JsonObject = {}
         self.disconnected = False
+        self.failure: DapStartupError | None = None
+        """Why entering failed, as raised (the supervisor keeps only its reason)."""
 
     @property
     def pid(self) -> int | None:
@@ -80,6 +97,13 @@ class DapClient:
     # --- lifetime ------------------------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
+        try:
+            return await self._enter()
+        except DapStartupError as exc:
+            self.failure = exc
+            raise
+
+    async def _enter(self) -> Self:
         peer = f"debug adapter {self.name!r}"
         if self.child is not None:
             try:
@@ -105,6 +129,8 @@ class DapClient:
             closed_reason=self._closed_reason,
         )
         await self.dap.__aenter__()
+        # an adapter started here may take long under load; what listens on an attach port answers at once or never
+        answer_wait = None if self.connect is None else self._attach_wait(ATTACH_ANSWER_WAIT)
         try:
             body = await self.dap.request(
                 "initialize",
@@ -119,9 +145,17 @@ class DapClient:
                     "supportsRunInTerminalRequest": False,
                     "locale": "en",
                 },
+                timeout=answer_wait,
             )
         except BaseException as exc:
+            self.disconnected = True  # no session to end: a silent peer would only hold the close up
             await self._close()
+            if self.connect is not None and isinstance(exc, RpcTimeoutError):
+                raise self._no_adapter(
+                    f"accepted the connection but did not answer the DAP initialize request within {answer_wait:g}s"
+                ) from exc
+            if self.connect is not None and isinstance(exc, RpcConnectionClosedError):
+                raise self._no_adapter("closed the connection without answering the DAP initialize request") from exc
             if isinstance(exc, RpcError):
                 raise DapStartupError(self.name, exc.message, stderr_tail=self.stderr_tail) from exc
             raise
@@ -146,20 +180,37 @@ class DapClient:
         if self.dap is not None:  # outside the shield: the reader's task group was entered before it
             await self.dap.__aexit__(None, None, None)
 
+    def _attach_wait(self, wait: float) -> float:
+        return min(wait, self.config.request_timeout_sec)
+
+    def _no_adapter(self, what: str) -> DapAttachError:
+        assert self.connect is not None
+        host, port = self.connect
+        return DapAttachError(
+            self.name,
+            f"{host}:{port}",
+            f"{host}:{port} {what}",
+            hint=f"check that the program runs and waits for a debugger on port {port}, e.g. started with "
+            f"`python -m debugpy --listen {host}:{port} --wait-for-client app.py`, and that nothing else uses the port",
+        )
+
     async def _connect(self, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        # the program may still be starting its listener: retry a refused connection until the timeout
-        deadline = time.monotonic() + self.config.request_timeout_sec
+        # a program started a moment ago may still be opening its listener: a refusal is tried again, briefly
+        refused_until = time.monotonic() + self._attach_wait(ATTACH_CONNECT_WAIT)
+        connect_wait = self._attach_wait(ATTACH_ANSWER_WAIT)
         while True:
             try:
-                return await asyncio.wait_for(
-                    asyncio.open_connection(host, port), max(deadline - time.monotonic(), 0.1)
-                )
+                return await asyncio.wait_for(asyncio.open_connection(host, port), connect_wait)
             except ConnectionRefusedError as exc:
-                if time.monotonic() >= deadline:
-                    raise DapStartupError(self.name, f"nothing listens on {host}:{port}: {exc}") from exc
+                if time.monotonic() >= refused_until:
+                    raise self._no_adapter(
+                        f"refused the connection: nothing listens there (tried for {self._attach_wait(ATTACH_CONNECT_WAIT):g}s)"
+                    ) from exc
                 await anyio.sleep(0.05)
-            except (OSError, TimeoutError) as exc:
-                raise DapStartupError(self.name, f"cannot connect to {host}:{port}: {exc}") from exc
+            except TimeoutError as exc:
+                raise self._no_adapter(f"did not accept the connection within {connect_wait:g}s") from exc
+            except OSError as exc:
+                raise self._no_adapter(f"cannot be reached: {exc.strerror or exc}") from exc
 
     async def _closed_reason(self) -> str:
         if self.child is None:
@@ -188,15 +239,18 @@ class DapClient:
         assert self.dap is not None
         dap = self.dap
         reply = await dap.send(command, arguments)
-        deadline = time.monotonic() + self.config.request_timeout_sec
-        while not any(e.get("event") == "initialized" for e in dap.events):
-            if reply.done():  # an early answer is a failure (debugpy answers launch after configurationDone)
-                await dap.response(command, reply)
-                break
-            if dap.closed or time.monotonic() > deadline:
-                await dap.response(command, reply, timeout=max(deadline - time.monotonic(), 0.01))
-                break
-            await dap.wait_event({"initialized"}, since=0, timeout=0.05)
+        # the adapter asks for the configuration with the initialized event; an answer before it is a failure
+        # (debugpy answers launch and attach only after configurationDone): wait for whichever comes first
+        limit = self.config.request_timeout_sec
+        with anyio.move_on_after(limit):
+            # wait_event returns too when the connection closes
+            await until_first(
+                lambda: dap.wait_event({"initialized"}, since=0, timeout=math.inf), lambda: asyncio.wait({reply})
+            )
+        if not any(e.get("event") == "initialized" for e in dap.events):
+            if not reply.done() and not dap.closed:
+                raise RpcTimeoutError(dap.peer, command, limit)
+            await dap.response(command, reply)  # the failure, or the connection's end
         placed: dict[Path, list[JsonObject]] = {}
         for path, wanted in breakpoints.items():
             placed[path] = await self.set_breakpoints(path, wanted)

@@ -27,5 +27,13 @@ class DapStartupError(DapError):
         self.server, self.reason, self.stderr_tail = server, reason, stderr_tail
 
 
+class DapAttachError(DapStartupError):
+    """``dap.attach`` found no debug adapter at host:port: nothing listens there, or what does never answers."""
+
+    def __init__(self, server: str, target: str, reason: str, *, hint: str) -> None:
+        DapError.__init__(self, f"cannot attach to {target}: {reason}", hint=hint)
+        self.server, self.reason, self.stderr_tail, self.target = server, reason, "", target
+
+
 class DapSessionError(DapError):
     """A tool named a debug session that does not exist or is not stopped where it needs to be."""

@@ -55,6 +55,8 @@ class DapServerLifecycle(ServerSupervisor[DapClient]):
         self._host_env = host_env
         self._stderr_log = stderr_log
         self._tg = task_group
+        self._entering: DapClient | None = None
+        """The client being started: its failure is raised as it was (an attach's says what to check)."""
 
     async def start(self) -> DapClient:
         """Start the adapter and initialize it; raises :class:`DapStartupError` when that fails."""
@@ -62,12 +64,14 @@ class DapServerLifecycle(ServerSupervisor[DapClient]):
             raise RuntimeError(f"debug session {self.session!r} was started already")
         if await self._start_in(self._tg) and self.client is not None:
             return self.client
+        if self._entering is not None and self._entering.failure is not None:
+            raise self._entering.failure
         raise DapStartupError(self.server, self.reason or "unknown reason", stderr_tail=self.stderr_tail)
 
     # --- the supervisor's parts ----------------------------------------------------------------------------------
 
     def _new_client(self) -> DapClient:
-        return DapClient(
+        self._entering = DapClient(
             self.server,
             self.config,
             workspace=self.workspace,
@@ -78,6 +82,7 @@ class DapServerLifecycle(ServerSupervisor[DapClient]):
             cwd=self.cwd,
             sandbox=self.sandbox,
         )
+        return self._entering
 
     def _connection(self, client: DapClient) -> FramedConnection | None:
         return client.dap

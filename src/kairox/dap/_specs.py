@@ -117,7 +117,8 @@ def dap_tool_specs() -> list[ToolSpec]:
         _spec(
             "dap.attach",
             "Attach to a program waiting for a debugger on host:port (e.g. `python -m debugpy --listen "
-            "127.0.0.1:5678 --wait-for-client app.py`). No sandbox holds that program, so the user is asked.",
+            "127.0.0.1:5678 --wait-for-client app.py`). No sandbox holds that program, so the user is asked. "
+            "Fails after 1 s when nothing listens there, after 5 s when what listens does not answer as a debugger.",
             {
                 "host": {
                     "type": "string",
