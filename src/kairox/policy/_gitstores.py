@@ -30,9 +30,9 @@ _ALTERNATES_DEPTH = 5
 
 
 def git_dir(entry: Path) -> Path | None:
-    """The repository folder a ``.git`` entry stands for: the folder itself, or where a ``.git`` file points
-    (linked worktrees and submodules); None when it is neither."""
-    if entry.is_dir() and not entry.is_symlink():
+    """The repository folder a ``.git`` entry stands for: the folder itself (or the one a symlink leads to), or
+    where a ``.git`` file points (linked worktrees and submodules); None when it is neither."""
+    if entry.is_dir():  # a folder, or a symlink to one (`.git -> ../store/project.git`): git follows the link
         return Path(os.path.realpath(entry))
     try:
         text = entry.read_text(encoding="utf-8", errors="replace")

@@ -182,20 +182,26 @@ def _by_rules(found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], 
             found.problem = f"more than {limit} files and folders to search for fs.read rules ({', '.join(p.glob for p, _ in walked)})"
             return
         for entry in entries:
-            if entry.is_symlink():
-                continue
             name, path = entry.name, entry.path
+            if entry.is_symlink():
+                if name in _SKIPPED:  # `.git -> ../store/lib.git`: git follows the link to the repository
+                    _reach_repository(repos, Path(path), walked)
+                continue
             is_dir = entry.is_dir(follow_symlinks=False)
             matched = next((r for regex, r in named if regex.match(name)), None) or next((r for regex, r in anchored if regex.match(path)), None)
             if matched is not None:
                 (folders if is_dir else files).setdefault(Path(path), matched)
             elif name in _SKIPPED:
-                # a repository below the searched folder: the rules that searched there reach its history
-                reach = next((r for p, r in walked if p.anywhere or is_within(Path(path), Path(split_literal(p.glob)[0]))), None)
-                if reach is not None:
-                    repos.setdefault(Path(path), reach)
+                _reach_repository(repos, Path(path), walked)
             elif is_dir:
                 stack.append(path)
+
+
+def _reach_repository(repos: dict[Path, RuleRef], entry: Path, walked: list[tuple[PathPattern, RuleRef]]) -> None:
+    """A repository below a searched folder (its ``.git`` entry): the rules that searched there reach its history."""
+    reach = next((r for p, r in walked if p.anywhere or is_within(entry, Path(split_literal(p.glob)[0]))), None)
+    if reach is not None:
+        repos.setdefault(entry, reach)
 
 
 def _histories(found: _Found, check: HistoryCheck) -> dict[Path, tuple[RuleRef, Path]]:
