@@ -117,3 +117,30 @@ async def test_a_ref_only_another_worktree_sees_keeps_the_history_hidden(tmp_pat
     assert OLD not in text, text
     assert PLAIN in text, text
     assert f"the history of the git repository at {ws} is hidden" in text, text
+
+
+async def test_a_ref_another_worktree_makes_between_two_commands_hides_the_history_from_the_next(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    git(ws, "init", "-q", "-b", "main")
+    (ws / "notes.txt").write_text(PLAIN + "\n")
+    git(ws, "add", ".")
+    git(ws, "commit", "-qm", "first")
+    linked = tmp_path / "linked"
+    git(ws, "worktree", "add", "-q", "--detach", str(linked))
+    (linked / ".env").write_text(OLD + "\n")
+    git(linked, "add", "-f", ".env")
+    git(linked, "commit", "-qm", "add .env")
+    held = git(linked, "rev-parse", "HEAD")
+    git(linked, "checkout", "-q", "--detach", "HEAD~1")
+    git(ws, "reflog", "expire", "--expire=now", "--all")
+    git(linked, "reflog", "expire", "--expire=now", "--all")  # unreachable: a stored object no name leads to
+    registry = await build_registry(settings(ws, DENY_ENV), approver=NonInteractiveApprover())
+    first = await registry.call(ToolCall(name="shell.exec", arguments={"command": "git log --oneline | cat"}))
+    assert not first.is_error and "first" in first.text_content(), first.text_content()
+    git(linked, "update-ref", "refs/bisect/bad", held)  # only that worktree's own ref changes
+
+    after = await registry.call(ToolCall(name="shell.exec", arguments={"command": f"git show {held}:.env; cat notes.txt"}))
+
+    text = after.text_content()
+    assert OLD not in text and PLAIN in text, text
+    assert f"the history of the git repository at {ws} is hidden" in text, text

@@ -5,7 +5,8 @@ The history may hold a hidden path when git can name it there (the path, or a pa
 matching a name rule, checked with the rules' own matcher against paths relative to the work tree):
 
 - in the index of any worktree of the repository (``git ls-files``);
-- in any commit reachable from a ref, a worktree's ``HEAD``, the reflogs (the stash's older entries among them) or
+- in any commit reachable from a ref (another worktree's own refs too, such as ``refs/bisect/*``), a worktree's
+  ``HEAD``, the reflogs (the stash's older entries among them) or
   the state files of a merge, rebase or bisect (``ORIG_HEAD``, ``FETCH_HEAD`` ...): ``git rev-list --all --reflog``
   and every path each of those commits adds, changes or removes (``git diff-tree -r -m --root``: a root commit
   against the empty tree, a merge against each parent, no rename detection, so a file renamed to a hidden name is
@@ -56,6 +57,8 @@ _CONTENT_BYTES = 64 << 20
 """Bytes of those files, all together; more and the history is hidden."""
 _STATE_REFS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_HEAD", "AUTO_MERGE")
 """Files in a worktree's repository folder that name commits (or a tree) outside the refs."""
+_WORKTREE_REFS = ("refs/bisect", "refs/worktree", "refs/rewritten")
+"""Refs each worktree keeps for itself (in its own repository folder; the main worktree's in the common one)."""
 _OBJECT_ID = re.compile(rb"^([0-9a-f]{40}|[0-9a-f]{64})\b", re.MULTILINE)
 _SAFE_CONFIG = (
     "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "log.showSignature=false",
@@ -213,6 +216,7 @@ class HistoryCheck:
                     named += [m.decode("ascii") for m in _OBJECT_ID.findall((folder / name).read_bytes())]
                 except OSError:
                     continue
+        named += _worktree_refs(repo)
         if not named:
             return [], []
         kinds = run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin="".join(f"{n}\n" for n in named).encode())
@@ -306,6 +310,22 @@ class _Git:
         return done.stdout
 
 
+def _worktree_refs(repo: Path) -> list[str]:
+    """The objects the per-worktree refs of every worktree name (``refs/bisect/*``, ``refs/worktree/*``,
+    ``refs/rewritten/*``): ``for-each-ref`` and ``--all`` see only the current worktree's, while any worktree's
+    can be read (``git show $(cat .git/worktrees/x/refs/bisect/bad):path``)."""
+    found: list[str] = []
+    for folder in worktree_dirs(repo):
+        for prefix in _WORKTREE_REFS:
+            for path in _tree(os.path.join(folder, prefix), depth=32):
+                try:
+                    with open(path, "rb") as ref:
+                        found += [m.decode("ascii") for m in _OBJECT_ID.findall(ref.read(4096))]
+                except OSError:
+                    continue  # a folder, or gone
+    return found
+
+
 def _fingerprint(repo: Path, files: tuple[Path, ...]) -> _Fingerprint:
     """What could change the answer for ``repo``: the state of its HEADs, indexes, refs, reflogs, object folders
     and configuration, and of the hidden files (a path that is gone counts as such)."""
@@ -313,6 +333,8 @@ def _fingerprint(repo: Path, files: tuple[Path, ...]) -> _Fingerprint:
     paths = [os.path.join(common, name) for name in ("packed-refs", "shallow", "config", "info/grafts", "objects/info/alternates")]
     for folder in worktree_dirs(repo):
         paths += [os.path.join(folder, name) for name in ("HEAD", "index", "rebase-apply", "logs/HEAD", *_STATE_REFS)]
+        if str(folder) != common:  # a linked worktree's own refs (the main one's are in the common refs below)
+            paths += _tree(os.path.join(folder, "refs"), depth=32)
     for top in ("refs", "logs", "reftable", "objects", "lfs/objects"):
         paths += _tree(os.path.join(common, top), depth={"objects": 1, "lfs/objects": 2}.get(top, 32))
     paths += map(str, files)
