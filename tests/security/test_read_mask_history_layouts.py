@@ -144,3 +144,30 @@ async def test_a_ref_another_worktree_makes_between_two_commands_hides_the_histo
     text = after.text_content()
     assert OLD not in text and PLAIN in text, text
     assert f"the history of the git repository at {ws} is hidden" in text, text
+
+
+@pytest.mark.parametrize("gone", ["deinit", "rm"])
+async def test_a_submodule_no_longer_checked_out_keeps_its_history_hidden(tmp_path: Path, gone: str) -> None:
+    source = tmp_path / "lib-source"
+    source.mkdir()
+    held = held_once(source)
+    ws = workspace(tmp_path)
+    git(ws, "init", "-q", "-b", "main")
+    (ws / "notes.txt").write_text(PLAIN + "\n")
+    git(ws, "add", ".")
+    git(ws, "commit", "-qm", "first")
+    git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "lib")
+    git(ws, "commit", "-qm", "add lib")
+    if gone == "deinit":
+        git(ws, "submodule", "--quiet", "deinit", "--force", "lib")  # its work tree is emptied, its repository stays in .git/modules
+    else:
+        git(ws, "rm", "-qf", "lib")
+        git(ws, "commit", "-qm", "drop lib")
+    lib = "git --git-dir=.git/modules/lib --work-tree=."  # its configured work tree may be gone
+    assert git(ws, "--git-dir=.git/modules/lib", "--work-tree=.", "show", f"{held}:.env") == OLD
+
+    text = await run(ws, f"{lib} log -p --all | cat; {lib} show {held}:.env; cat notes.txt")
+
+    assert OLD not in text, text
+    assert PLAIN in text, text
+    assert f"the history of the git repository at {ws / 'lib'} is hidden" in text, text
