@@ -299,7 +299,8 @@ class _Git:
         env = self.env if index is None else {**self.env, "GIT_INDEX_FILE": str(index)}
         argv = [self.git, "--no-pager", *_SAFE_CONFIG, f"--git-dir={self.repo}", f"--work-tree={self.tree}", *args]
         try:
-            done = subprocess.run(argv, input=stdin, cwd=self.tree, env=env, capture_output=True, timeout=left, check=False)
+            cwd = self.tree if os.path.isdir(self.tree) else self.repo  # a removed submodule's work tree is gone
+            done = subprocess.run(argv, input=stdin, cwd=cwd, env=env, capture_output=True, timeout=left, check=False)
         except subprocess.TimeoutExpired:
             raise _UncheckedError(f"its history could not be checked within {self.budget:g} s") from None
         except OSError as exc:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kairox.policy._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
-from kairox.policy._gitstores import content_stores, enclosing_git_entries, git_dir
+from kairox.policy._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
 from kairox.policy._hardlinks import Inode, find_links
 from kairox.policy._paths import PathPattern, glob_regex, is_within, split_literal
 from kairox.policy._rules import RuleAction, RuleLike, RuleRef, parse_rule
@@ -210,14 +210,22 @@ def _histories(found: _Found, check: HistoryCheck) -> dict[Path, tuple[RuleRef, 
     notes into ``found``."""
     stores: dict[Path, tuple[RuleRef, Path]] = {}
     done: set[Path] = set()
+    todo: list[tuple[Path, Path, RuleRef]] = []
     for entry, ref in found.repos.items():
         if any(is_within(entry, f) for f in found.folders):
             continue  # inside a hidden folder: hidden whole already
         repo = git_dir(entry)
-        if repo is None or repo in done:
+        if repo is not None:
+            todo.append((repo, entry.parent, ref))
+    at = 0
+    while at < len(todo):  # the repositories reached, then their submodules' (after them: a checked-out one is reached as itself)
+        repo, tree, ref = todo[at]
+        at += 1
+        if repo in done:
             continue
         done.add(repo)
-        tree = entry.parent
+        # a submodule's repository stays in .git/modules when it is deinitialized or removed, its history with it
+        todo += [(module, tree / name, ref) for name, module in module_repositories(repo)]
         kept = content_stores(repo)
         for path in (*kept.folders, *kept.files):
             stores.setdefault(path, (ref, tree))
