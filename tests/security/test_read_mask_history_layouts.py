@@ -171,3 +171,27 @@ async def test_a_submodule_no_longer_checked_out_keeps_its_history_hidden(tmp_pa
     assert OLD not in text, text
     assert PLAIN in text, text
     assert f"the history of the git repository at {ws / 'lib'} is hidden" in text, text
+
+
+@pytest.mark.parametrize("converts", ["core.autocrlf", ".gitattributes"])
+async def test_a_hidden_file_stored_with_its_line_ends_converted_keeps_the_history_hidden(tmp_path: Path, converts: str) -> None:
+    ws = workspace(tmp_path)
+    git(ws, "init", "-q", "-b", "main")
+    if converts == "core.autocrlf":
+        git(ws, "config", "core.autocrlf", "input")
+    else:
+        (ws / ".gitattributes").write_text("* text=auto\n")
+    (ws / "notes.txt").write_text(PLAIN + "\n")
+    git(ws, "add", ".")
+    git(ws, "commit", "-qm", "first")
+    (ws / ".env").write_bytes(f"{OLD}\r\nMORE=1\r\n".encode())  # written on another system
+    git(ws, "add", "-f", ".env")
+    git(ws, "reset", "-q")  # no name left; the blob, with LF line ends, stays in the store
+    blobs = "for o in $(git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)' | sed -n 's/^blob //p'); do git cat-file -p $o; done"
+    assert OLD in subprocess.run(["bash", "-c", blobs], cwd=ws, capture_output=True, text=True, timeout=60, check=True).stdout
+
+    text = await run(ws, f"{blobs}; cat notes.txt")
+
+    assert OLD not in text, text
+    assert PLAIN in text, text
+    assert f"the history of the git repository at {ws} is hidden" in text, text
