@@ -12,7 +12,8 @@ matching a name rule, checked with the rules' own matcher against paths relative
   against the empty tree, a merge against each parent, no rename detection, so a file renamed to a hidden name is
   seen under that name), or in a tree a ref names;
 - or when the current content of a hidden file is in the object store by its id (a secret ``git add``-ed then
-  ``git reset``: no name is left, the blob is), or among the Git LFS objects.
+  ``git reset``: no name is left, the blob is), as it is or with CRLF line ends made LF as git stores them, or
+  among the Git LFS objects.
 
 Fail closed, the history is hidden, when the check cannot answer: git is missing or fails (a corrupt repository, one
 git refuses to read), a ref names a blob (content with no name), grafts rewrite what a walk sees, objects are
@@ -159,9 +160,12 @@ class HistoryCheck:
             except OSError:
                 continue  # unreadable for Kairox: git, run as the same user, could not have stored it either
             run.in_time()
-            header = b"blob %d\0" % len(data)
-            ids[hashlib.sha1(header + data, usedforsecurity=False).hexdigest()] = file
-            ids[hashlib.sha256(header + data).hexdigest()] = file  # a repository with SHA-256 object names
+            # as stored: the bytes, or with CRLF line ends made LF (core.autocrlf, the `text` attribute); git runs
+            # no other conversion the check could repeat without running a program the repository names
+            for stored in dict.fromkeys((data, data.replace(b"\r\n", b"\n"))):
+                header = b"blob %d\0" % len(stored)
+                ids[hashlib.sha1(header + stored, usedforsecurity=False).hexdigest()] = file
+                ids[hashlib.sha256(header + stored).hexdigest()] = file  # a repository with SHA-256 object names
             lfs = hashlib.sha256(data).hexdigest()
             if (common / "lfs" / "objects" / lfs[:2] / lfs[2:4] / lfs).exists():
                 return files[file]
