@@ -17,7 +17,8 @@ matching a name rule, checked with the rules' own matcher against paths relative
 
 Fail closed, the history is hidden, when the check cannot answer: git is missing or fails (a corrupt repository, one
 git refuses to read), a ref names a blob (content with no name), grafts rewrite what a walk sees, objects are
-borrowed from other stores (``objects/info/alternates``: their histories are not walked), ``git am``
+borrowed from other stores (``objects/info/alternates``: their histories are not walked), another worktree keeps
+its own refs in a reftable (binary: not read), ``git am``
 patches wait in ``rebase-apply``, more than ``CONTENT_LIMIT`` hidden files (or
 ``_CONTENT_BYTES``) to look up, or the check runs past its
 time budget (``HISTORY_BUDGET``, for all its git commands together: a history too long to walk). Replace refs are
@@ -321,6 +322,8 @@ def _worktree_refs(repo: Path) -> list[str]:
     can be read (``git show $(cat .git/worktrees/x/refs/bisect/bad):path``)."""
     found: list[str] = []
     for folder in worktree_dirs(repo):
+        if folder != repo and (folder / "reftable").is_dir():  # binary tables: git reads them, for its own worktree only
+            raise _UncheckedError("another worktree keeps its own refs (refs/bisect, refs/worktree) in a reftable, which the check does not read")
         for prefix in _WORKTREE_REFS:
             for path in _tree(os.path.join(folder, prefix), depth=32):
                 try:
