@@ -189,3 +189,15 @@ def test_a_repository_configuration_cannot_make_the_check_run_a_program(tmp_path
 
     assert not marker.exists()
     assert history_hidden(found, ws) and reason(found).startswith("`git diff-tree` failed: "), reason(found)
+
+
+def test_another_worktrees_refs_in_a_reftable_hide_the_history(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    repository(ws)
+    git(ws, "worktree", "add", "-q", "--detach", str(tmp_path / "linked"))
+    (ws / ".git" / "worktrees" / "linked" / "reftable").mkdir()  # where the reftable format keeps its own refs
+
+    found = masked(ws, "fs.read(**/.env)")
+
+    assert reason(found) == "another worktree keeps its own refs (refs/bisect, refs/worktree) in a reftable, which the check does not read"
+    assert history_hidden(found, ws)

@@ -58,7 +58,8 @@ def _bounded(word: str) -> str:
 
 def _bounded_words(words: list[str]) -> int:
     """How many leading words of a command glob name the program: two for ``git status``, else one."""
-    return 2 if len(words) > 1 and words[0] in SUBCOMMAND_PROGRAMS and not words[1].startswith("-") else 1
+    program = words[0].rsplit("/", 1)[-1]  # `/usr/bin/git status*` names git too
+    return 2 if len(words) > 1 and program in SUBCOMMAND_PROGRAMS and not words[1].startswith("-") else 1
 
 
 @functools.lru_cache(maxsize=1024)

@@ -566,6 +566,16 @@ class PolicyEngine:
         pattern = self._path_pattern(glob)
         return all(pattern.matches(resolve_path(p, base=self.settings.workspace, home=self.settings.home)) for p in found)
 
+    def _path_touches(self, argument: str, text: str, glob: str) -> bool | None:
+        """Whether any path ``text`` names (as argument ``argument``) is in ``glob`` read as a path pattern (or in a
+        folder it covers); None when it names none."""
+        found: list[str] = []
+        scan_path_arguments({argument: text}, found)
+        if not found:
+            return None
+        pattern = self._path_pattern(glob)
+        return any(pattern.matches(resolve_path(p, base=self.settings.workspace, home=self.settings.home), any_part=True) for p in found)
+
     def _unread(self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], facts: "_Facts") -> Decision | None:
         """The ask for a call whose arguments the policy could not read all of, when a rule or a protection that
         depends on its paths is in force for the tool; None when none is (nothing unread could change the decision)."""
@@ -730,7 +740,7 @@ class PolicyEngine:
         if rule.arguments:  # `.sql=SELECT*`: the values of the arguments it names, whatever kind of tool
             if for_allow:
                 return self._value_miss(rule, spec, facts) is None
-            return refusal_matches(rule.arguments, facts.arguments)
+            return refusal_matches(rule.arguments, facts.arguments, self._path_touches if facts.paths else _no_path)
         if facts.command is not None:
             command = facts.command
             pieces = command.pieces

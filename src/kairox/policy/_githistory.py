@@ -5,17 +5,20 @@ The history may hold a hidden path when git can name it there (the path, or a pa
 matching a name rule, checked with the rules' own matcher against paths relative to the work tree):
 
 - in the index of any worktree of the repository (``git ls-files``);
-- in any commit reachable from a ref, a worktree's ``HEAD``, the reflogs (the stash's older entries among them) or
+- in any commit reachable from a ref (another worktree's own refs too, such as ``refs/bisect/*``), a worktree's
+  ``HEAD``, the reflogs (the stash's older entries among them) or
   the state files of a merge, rebase or bisect (``ORIG_HEAD``, ``FETCH_HEAD`` ...): ``git rev-list --all --reflog``
   and every path each of those commits adds, changes or removes (``git diff-tree -r -m --root``: a root commit
   against the empty tree, a merge against each parent, no rename detection, so a file renamed to a hidden name is
   seen under that name), or in a tree a ref names;
 - or when the current content of a hidden file is in the object store by its id (a secret ``git add``-ed then
-  ``git reset``: no name is left, the blob is), or among the Git LFS objects.
+  ``git reset``: no name is left, the blob is), as it is or with CRLF line ends made LF as git stores them, or
+  among the Git LFS objects.
 
 Fail closed, the history is hidden, when the check cannot answer: git is missing or fails (a corrupt repository, one
 git refuses to read), a ref names a blob (content with no name), grafts rewrite what a walk sees, objects are
-borrowed from other stores (``objects/info/alternates``: their histories are not walked), ``git am``
+borrowed from other stores (``objects/info/alternates``: their histories are not walked), another worktree keeps
+its own refs in a reftable (binary: not read), ``git am``
 patches wait in ``rebase-apply``, more than ``CONTENT_LIMIT`` hidden files (or
 ``_CONTENT_BYTES``) to look up, or the check runs past its
 time budget (``HISTORY_BUDGET``, for all its git commands together: a history too long to walk). Replace refs are
@@ -56,6 +59,8 @@ _CONTENT_BYTES = 64 << 20
 """Bytes of those files, all together; more and the history is hidden."""
 _STATE_REFS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_HEAD", "AUTO_MERGE")
 """Files in a worktree's repository folder that name commits (or a tree) outside the refs."""
+_WORKTREE_REFS = ("refs/bisect", "refs/worktree", "refs/rewritten")
+"""Refs each worktree keeps for itself (in its own repository folder; the main worktree's in the common one)."""
 _OBJECT_ID = re.compile(rb"^([0-9a-f]{40}|[0-9a-f]{64})\b", re.MULTILINE)
 _SAFE_CONFIG = (
     "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "log.showSignature=false",
@@ -156,9 +161,12 @@ class HistoryCheck:
             except OSError:
                 continue  # unreadable for Kairox: git, run as the same user, could not have stored it either
             run.in_time()
-            header = b"blob %d\0" % len(data)
-            ids[hashlib.sha1(header + data, usedforsecurity=False).hexdigest()] = file
-            ids[hashlib.sha256(header + data).hexdigest()] = file  # a repository with SHA-256 object names
+            # as stored: the bytes, or with CRLF line ends made LF (core.autocrlf, the `text` attribute); git runs
+            # no other conversion the check could repeat without running a program the repository names
+            for stored in dict.fromkeys((data, data.replace(b"\r\n", b"\n"))):
+                header = b"blob %d\0" % len(stored)
+                ids[hashlib.sha1(header + stored, usedforsecurity=False).hexdigest()] = file
+                ids[hashlib.sha256(header + stored).hexdigest()] = file  # a repository with SHA-256 object names
             lfs = hashlib.sha256(data).hexdigest()
             if (common / "lfs" / "objects" / lfs[:2] / lfs[2:4] / lfs).exists():
                 return files[file]
@@ -213,6 +221,7 @@ class HistoryCheck:
                     named += [m.decode("ascii") for m in _OBJECT_ID.findall((folder / name).read_bytes())]
                 except OSError:
                     continue
+        named += _worktree_refs(repo)
         if not named:
             return [], []
         kinds = run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin="".join(f"{n}\n" for n in named).encode())
@@ -295,7 +304,8 @@ class _Git:
         env = self.env if index is None else {**self.env, "GIT_INDEX_FILE": str(index)}
         argv = [self.git, "--no-pager", *_SAFE_CONFIG, f"--git-dir={self.repo}", f"--work-tree={self.tree}", *args]
         try:
-            done = subprocess.run(argv, input=stdin, cwd=self.tree, env=env, capture_output=True, timeout=left, check=False)
+            cwd = self.tree if os.path.isdir(self.tree) else self.repo  # a removed submodule's work tree is gone
+            done = subprocess.run(argv, input=stdin, cwd=cwd, env=env, capture_output=True, timeout=left, check=False)
         except subprocess.TimeoutExpired:
             raise _UncheckedError(f"its history could not be checked within {self.budget:g} s") from None
         except OSError as exc:
@@ -306,6 +316,24 @@ class _Git:
         return done.stdout
 
 
+def _worktree_refs(repo: Path) -> list[str]:
+    """The objects the per-worktree refs of every worktree name (``refs/bisect/*``, ``refs/worktree/*``,
+    ``refs/rewritten/*``): ``for-each-ref`` and ``--all`` see only the current worktree's, while any worktree's
+    can be read (``git show $(cat .git/worktrees/x/refs/bisect/bad):path``)."""
+    found: list[str] = []
+    for folder in worktree_dirs(repo):
+        if folder != repo and (folder / "reftable").is_dir():  # binary tables: git reads them, for its own worktree only
+            raise _UncheckedError("another worktree keeps its own refs (refs/bisect, refs/worktree) in a reftable, which the check does not read")
+        for prefix in _WORKTREE_REFS:
+            for path in _tree(os.path.join(folder, prefix), depth=32):
+                try:
+                    with open(path, "rb") as ref:
+                        found += [m.decode("ascii") for m in _OBJECT_ID.findall(ref.read(4096))]
+                except OSError:
+                    continue  # a folder, or gone
+    return found
+
+
 def _fingerprint(repo: Path, files: tuple[Path, ...]) -> _Fingerprint:
     """What could change the answer for ``repo``: the state of its HEADs, indexes, refs, reflogs, object folders
     and configuration, and of the hidden files (a path that is gone counts as such)."""
@@ -313,6 +341,8 @@ def _fingerprint(repo: Path, files: tuple[Path, ...]) -> _Fingerprint:
     paths = [os.path.join(common, name) for name in ("packed-refs", "shallow", "config", "info/grafts", "objects/info/alternates")]
     for folder in worktree_dirs(repo):
         paths += [os.path.join(folder, name) for name in ("HEAD", "index", "rebase-apply", "logs/HEAD", *_STATE_REFS)]
+        if str(folder) != common:  # a linked worktree's own refs (the main one's are in the common refs below)
+            paths += _tree(os.path.join(folder, "refs"), depth=32)
     for top in ("refs", "logs", "reftable", "objects", "lfs/objects"):
         paths += _tree(os.path.join(common, top), depth={"objects": 1, "lfs/objects": 2}.get(top, 32))
     paths += map(str, files)

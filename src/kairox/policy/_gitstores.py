@@ -9,7 +9,8 @@ What is hidden of each: always rerere's recorded conflicts, the patches of a reb
 the message files a commit or merge leaves behind (``git commit -v`` keeps the diff there), which no git command
 that reads the repository needs; and the history itself - the object store (loose objects, packs, and the stores
 it borrows from through ``objects/info/alternates``) and Git LFS objects - only when it may hold what a rule hides
-(``_githistory`` tells). That is for the repository and each of its linked worktrees. ``HEAD``, refs and the index
+(``_githistory`` tells). That is for the repository and each of its linked worktrees, and for the repositories of
+its submodules kept in its ``modules`` folder (a deinitialized or removed submodule's stays there). ``HEAD``, refs and the index
 stay, so git still finds the repository and its commands that need objects fail ("bad object HEAD") rather than
 find another repository above.
 """
@@ -25,14 +26,16 @@ _STORE_FOLDERS = ("rr-cache",)
 _STATE_FOLDERS = ("rebase-apply", "rebase-merge")
 _STATE_FILES = ("COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG")
 """Kept per worktree (the main one and each in ``worktrees/``)."""
+_MODULES_LIMIT = 1_000
+"""Submodule repositories looked at per repository."""
 _ALTERNATES_DEPTH = 5
 """Git itself follows alternates five levels deep."""
 
 
 def git_dir(entry: Path) -> Path | None:
-    """The repository folder a ``.git`` entry stands for: the folder itself, or where a ``.git`` file points
-    (linked worktrees and submodules); None when it is neither."""
-    if entry.is_dir() and not entry.is_symlink():
+    """The repository folder a ``.git`` entry stands for: the folder itself (or the one a symlink leads to), or
+    where a ``.git`` file points (linked worktrees and submodules); None when it is neither."""
+    if entry.is_dir():  # a folder, or a symlink to one (`.git -> ../store/project.git`): git follows the link
         return Path(os.path.realpath(entry))
     try:
         text = entry.read_text(encoding="utf-8", errors="replace")
@@ -104,6 +107,27 @@ def content_stores(repo: Path) -> ContentStores:
     return ContentStores(
         history=real(history), folders=real(folders), files=tuple(f for f in files if os.path.isfile(f) and not os.path.islink(f))
     )
+
+
+def module_repositories(repo: Path) -> list[tuple[str, Path]]:
+    """The repositories of ``repo``'s submodules kept in its ``modules`` folder, with their names (a name is the
+    submodule's path unless it was given another): checked out, deinitialized or removed alike. A submodule's own
+    submodules are in its repository folder, found when that one is looked at."""
+    top = common_dir(repo) / "modules"
+    found: list[tuple[str, Path]] = []
+    todo = [top]
+    while todo and len(found) < _MODULES_LIMIT:
+        folder = todo.pop()
+        try:
+            entries = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+        except OSError:
+            continue
+        for entry in entries:
+            if (entry / "HEAD").is_file() and (entry / "objects").is_dir():
+                found.append((str(entry.relative_to(top)), Path(os.path.realpath(entry))))
+            else:  # a name with a slash (`vendor/lib`)
+                todo.append(entry)
+    return found
 
 
 def alternates(objects: Path) -> list[Path]:

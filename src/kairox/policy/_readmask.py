@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kairox.policy._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
-from kairox.policy._gitstores import content_stores, enclosing_git_entries, git_dir
+from kairox.policy._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
 from kairox.policy._hardlinks import Inode, find_links
 from kairox.policy._paths import PathPattern, glob_regex, is_within, split_literal
 from kairox.policy._rules import RuleAction, RuleLike, RuleRef, parse_rule
@@ -182,20 +182,26 @@ def _by_rules(found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], 
             found.problem = f"more than {limit} files and folders to search for fs.read rules ({', '.join(p.glob for p, _ in walked)})"
             return
         for entry in entries:
-            if entry.is_symlink():
-                continue
             name, path = entry.name, entry.path
+            if entry.is_symlink():
+                if name in _SKIPPED:  # `.git -> ../store/lib.git`: git follows the link to the repository
+                    _reach_repository(repos, Path(path), walked)
+                continue
             is_dir = entry.is_dir(follow_symlinks=False)
             matched = next((r for regex, r in named if regex.match(name)), None) or next((r for regex, r in anchored if regex.match(path)), None)
             if matched is not None:
                 (folders if is_dir else files).setdefault(Path(path), matched)
             elif name in _SKIPPED:
-                # a repository below the searched folder: the rules that searched there reach its history
-                reach = next((r for p, r in walked if p.anywhere or is_within(Path(path), Path(split_literal(p.glob)[0]))), None)
-                if reach is not None:
-                    repos.setdefault(Path(path), reach)
+                _reach_repository(repos, Path(path), walked)
             elif is_dir:
                 stack.append(path)
+
+
+def _reach_repository(repos: dict[Path, RuleRef], entry: Path, walked: list[tuple[PathPattern, RuleRef]]) -> None:
+    """A repository below a searched folder (its ``.git`` entry): the rules that searched there reach its history."""
+    reach = next((r for p, r in walked if p.anywhere or is_within(entry, Path(split_literal(p.glob)[0]))), None)
+    if reach is not None:
+        repos.setdefault(entry, reach)
 
 
 def _histories(found: _Found, check: HistoryCheck) -> dict[Path, tuple[RuleRef, Path]]:
@@ -204,14 +210,22 @@ def _histories(found: _Found, check: HistoryCheck) -> dict[Path, tuple[RuleRef, 
     notes into ``found``."""
     stores: dict[Path, tuple[RuleRef, Path]] = {}
     done: set[Path] = set()
+    todo: list[tuple[Path, Path, RuleRef]] = []
     for entry, ref in found.repos.items():
         if any(is_within(entry, f) for f in found.folders):
             continue  # inside a hidden folder: hidden whole already
         repo = git_dir(entry)
-        if repo is None or repo in done:
+        if repo is not None:
+            todo.append((repo, entry.parent, ref))
+    at = 0
+    while at < len(todo):  # the repositories reached, then their submodules' (after them: a checked-out one is reached as itself)
+        repo, tree, ref = todo[at]
+        at += 1
+        if repo in done:
             continue
         done.add(repo)
-        tree = entry.parent
+        # a submodule's repository stays in .git/modules when it is deinitialized or removed, its history with it
+        todo += [(module, tree / name, ref) for name, module in module_repositories(repo)]
         kept = content_stores(repo)
         for path in (*kept.folders, *kept.files):
             stores.setdefault(path, (ref, tree))

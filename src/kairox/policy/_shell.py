@@ -500,9 +500,11 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
                     else:
                         _collect(given, scan, depth=depth + 1)
                     return None
-                if name == "env" and (option in ("-S", "--split-string") or (word.startswith("-S") and not word.startswith("--"))):
-                    given = value if eq else word[2:] if option.startswith("-S") and len(option) > 2 else (rest[index + 1] if index + 1 < len(rest) else "")
-                    after = index + (1 if eq or len(option) > 2 else 2)
+                # as getopt reads it: `-iu NAME` and `--uns NAME` give NAME to --unset, `-vS'STRING'` splits STRING
+                option, glued = _spelled_option(word, _ENV_VALUES if name == "env" else wrapper.takes_value)
+                if name == "env" and option in ("-S", "--split-string"):
+                    given = glued if glued is not None else (rest[index + 1] if index + 1 < len(rest) else "")
+                    after = index + (1 if glued is not None else 2)
                     try:
                         restart = shlex.split(given) + rest[after:]
                     except ValueError:
@@ -511,11 +513,11 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
                         return None
                     break
                 if option in wrapper.program_options:
-                    program = value if eq else (rest[index + 1] if index + 1 < len(rest) else "")
+                    program = glued if glued is not None else (rest[index + 1] if index + 1 < len(rest) else "")
                 if wrapper.remote and wrapper.joins_rest:  # ssh
                     index += _ssh_option(rest, index, wrapper, scan, depth=depth)
                     continue
-                index += 2 if option in wrapper.takes_value and not eq else 1
+                index += 2 if option in wrapper.takes_value and glued is None else 1
                 continue
             if name == "env" and _ASSIGNMENT.match(word):
                 assigned = _ASSIGNMENT.match(word)
@@ -542,6 +544,29 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
             return None
         words = rest[index:] if program is None else [program, *rest[index:]]
     return words, from_input
+
+
+_ENV_VALUES = frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"})
+"""env's options that take a value (``-S``'s is the command line it splits)."""
+
+
+def _spelled_option(word: str, takes_value: frozenset[str]) -> tuple[str, str | None]:
+    """The option an option word gives, as getopt reads it, and its value when the word holds it (None: the next
+    word is its value, or it takes none).
+
+    A short cluster gives its first letter that takes a value, the rest of the word being that value (``-iu`` is
+    ``-u`` and the next word, ``-vSrm`` is ``-S`` with ``rm``). A long option may be abbreviated (``--uns`` is
+    ``--unset``); a prefix of several is read as the first (getopt refuses it as ambiguous: nothing runs)."""
+    option, eq, value = word.partition("=")
+    if option in takes_value:
+        return option, value if eq else None
+    if word.startswith("--"):
+        longer = sorted(k for k in takes_value if k.startswith(option) and len(option) > 2)
+        return (longer[0], value if eq else None) if longer else (option, value if eq else None)
+    for at, letter in enumerate(word[1:], start=2):
+        if f"-{letter}" in takes_value:
+            return f"-{letter}", word[at:] or None
+    return option, value if eq else None
 
 
 def _ssh_option(rest: list[str], index: int, wrapper: Wrapper, scan: _Scan, *, depth: int) -> int:

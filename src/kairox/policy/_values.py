@@ -93,17 +93,25 @@ def scalars(value: Any) -> Iterator[Any]:
             yield item
 
 
-def refusal_matches(conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any]) -> bool:
-    """A named deny or ask rule: every condition's argument is in the call and holds a matching value somewhere."""
-    return all(
-        c.name in arguments and any(fnmatch.fnmatchcase(value_text(v), c.glob) for v in scalars(arguments[c.name]))
-        for c in conditions
-    )
-
-
 PathMatch = Callable[[str, str, str], bool | None]
 """``(argument, text, glob)``: None when the text names no path (by the argument's name or as a ``file:`` URI), else
-whether every path it names is inside the glob read as a path pattern (``..`` folded, symlinks followed)."""
+whether every path it names (for an allow rule; any path, for a deny or ask rule) is inside the glob read as a path
+pattern (``..`` folded, symlinks followed)."""
+
+
+def _as_text(argument: str, text: str, glob: str) -> None:
+    return None
+
+
+def refusal_matches(conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any], path_match: PathMatch = _as_text) -> bool:
+    """A named deny or ask rule: every condition's argument is in the call and holds a matching value somewhere; a
+    text the policy reads as a path matches as written or as the path it names (``//etc/passwd``, ``file:///etc/x``
+    and ``src/../../etc/x`` are in ``/etc/*``)."""
+    return all(c.name in arguments and any(_refuses(c.name, v, c.glob, path_match) for v in scalars(arguments[c.name])) for c in conditions)
+
+
+def _refuses(name: str, value: Any, glob: str, path_match: PathMatch) -> bool:
+    return fnmatch.fnmatchcase(value_text(value), glob) or (isinstance(value, str) and path_match(name, value, glob) is True)
 
 
 def allow_miss(conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any], path_match: PathMatch) -> str | None:

@@ -15,10 +15,12 @@ _SOCKET_DEPTH = 2
 
 
 def protected_inside(roots: Iterable[Path]) -> set[Path]:
-    """Every protected folder and file under ``roots``, at any depth (symlinks are neither followed nor listed).
+    """Every protected folder and file under ``roots``, at any depth (symlinks are neither followed nor listed),
+    and the repository folders that ``.git`` symlinks and ``gitdir:`` files there lead to (``.git`` files too).
 
     Protected folders are not walked into: they are kept read-only whole.
     """
+    roots = tuple(roots)
     found: set[Path] = set()
     walked = 0
     for root in sorted(set(roots), key=lambda p: len(p.parts)):
@@ -33,6 +35,8 @@ def protected_inside(roots: Iterable[Path]) -> set[Path]:
             for name in dirs:
                 path = here / name
                 if os.path.islink(path):
+                    if name == ".git":  # `.git -> store/project.git`: the repository is kept where it lies
+                        found.update(_linked_repository(path, roots))
                     continue
                 if name in PROTECTED_DIRS:
                     found.add(path)
@@ -40,7 +44,39 @@ def protected_inside(roots: Iterable[Path]) -> set[Path]:
                     keep.append(name)
             dirs[:] = sorted(keep)
             found.update(here / name for name in files if name in PROTECTED_FILES and not os.path.islink(here / name))
+            if ".git" in files:  # a `gitdir:` file (a linked worktree, a submodule, --separate-git-dir) and where it points
+                if not os.path.islink(here / ".git"):
+                    found.add(here / ".git")
+                found.update(_linked_repository(here / ".git", roots))
     return found
+
+
+def _linked_repository(entry: Path, roots: Iterable[Path]) -> list[Path]:
+    """The repository folders a ``.git`` symlink or ``gitdir:`` file leads to: that folder and the common one it
+    shares with other worktrees (hooks and config are there); none that holds a root (a link to the workspace
+    itself must not make it read-only) or that is not a repository."""
+    real = Path(os.path.realpath(entry))
+    if real.is_file():
+        try:
+            text = real.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        if not text.startswith("gitdir:"):
+            return []
+        real = Path(os.path.realpath(entry.parent / text.removeprefix("gitdir:").strip()))
+    found: list[Path] = []
+    for folder in (real, _common(real)):
+        if (folder / "HEAD").is_file() and not any(r == folder or folder in r.parents for r in roots) and folder not in found:
+            found.append(folder)
+    return found
+
+
+def _common(repo: Path) -> Path:
+    try:
+        pointer = (repo / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return repo
+    return Path(os.path.realpath(repo / pointer))
 
 
 def sockets_under(folder: Path, depth: int = _SOCKET_DEPTH) -> list[Path]:

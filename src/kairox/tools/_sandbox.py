@@ -120,26 +120,25 @@ def bound_sockets(table: Path | None = None, *, skip: Sequence[Path] = ()) -> li
         data = (table or PROC_NET_UNIX).read_bytes()
     except OSError:
         return []
-    # a socket has one line per connection as well: each path once; the skipped folders before any system call
-    skipped = tuple(f"{folder}/" for folder in skip)
-    encoded = tuple(os.fsencode(prefix) for prefix in skipped)
+    # a socket has one line per connection as well: each path once. The path is the one given to bind, which may
+    # lead through a symlink: a socket is skipped by where it really lies (a link in a hidden folder to a folder
+    # that is not hidden leaves the socket in sight), each folder resolved once, no call per skipped socket
+    skipped = tuple(f"{os.path.realpath(folder)}/" for folder in skip)
     folders: dict[str, str] = {}
     found: set[str] = set()
     for raw in set(_PATH_COLUMN.findall(data)):
-        if raw.startswith(encoded):
-            continue
-        name = os.fsdecode(raw)
-        try:
-            if not stat.S_ISSOCK(os.lstat(name).st_mode):
-                continue
-        except OSError:  # gone, or in a folder this user cannot enter (nor can its commands)
-            continue
-        parent, base = os.path.split(name)
+        parent, base = os.path.split(os.fsdecode(raw))
         if parent not in folders:  # sockets share few folders: resolve each once
             folders[parent] = os.path.realpath(parent)
         real = os.path.join(folders[parent], base)
-        if not real.startswith(skipped):
-            found.add(real)
+        if real.startswith(skipped):
+            continue
+        try:
+            if not stat.S_ISSOCK(os.lstat(real).st_mode):
+                continue
+        except OSError:  # gone, or in a folder this user cannot enter (nor can its commands)
+            continue
+        found.add(real)
     return sorted(Path(p) for p in found)
 
 
