@@ -36,9 +36,7 @@ def host_socket(tmp_path: Path) -> Iterator[HostSocket]:
         shutil.rmtree(outside, ignore_errors=True)
 
 
-@pytest.fixture
-def removed_after_listing(monkeypatch: pytest.MonkeyPatch, host_socket: HostSocket) -> list[list[str]]:
-    """Each command line ``shell.exec`` builds; after the first is built, the socket it lists is removed."""
+def _remove_after_first_build(monkeypatch: pytest.MonkeyPatch, module: object, host_socket: HostSocket) -> list[list[str]]:
     built: list[list[str]] = []
 
     async def build_then_remove(*args: object, **kwargs: object) -> list[str]:
@@ -51,8 +49,14 @@ def removed_after_listing(monkeypatch: pytest.MonkeyPatch, host_socket: HostSock
             host_socket.path.unlink(missing_ok=True)
         return argv
 
-    monkeypatch.setattr(shell_module, "sandboxed_argv_async", build_then_remove)
+    monkeypatch.setattr(module, "sandboxed_argv_async", build_then_remove)
     return built
+
+
+@pytest.fixture
+def removed_after_listing(monkeypatch: pytest.MonkeyPatch, host_socket: HostSocket) -> list[list[str]]:
+    """Each command line ``shell.exec`` builds; after the first is built, the socket it lists is removed."""
+    return _remove_after_first_build(monkeypatch, shell_module, host_socket)
 
 
 async def run(tmp_path: Path, command: str) -> tuple[bool, str]:
@@ -114,22 +118,6 @@ def test_what_counts_as_bwrap_stopping_before_the_command(tmp_path: Path) -> Non
     assert not vanished_before_start(bwrap, 1, b"", f"warning\nbwrap: Can't create file at {gone}".encode())
     assert not vanished_before_start(bwrap, 1, b"", f"bwrap: Can't create file at {gone}x: Read-only file system".encode())
     assert os.path.lexists(here)
-
-
-def _remove_after_first_build(monkeypatch: pytest.MonkeyPatch, module: object, host_socket: HostSocket) -> list[list[str]]:
-    built: list[list[str]] = []
-
-    async def build_then_remove(*args: object, **kwargs: object) -> list[str]:
-        argv = await sandboxed_argv_async(*args, **kwargs)  # type: ignore[arg-type]
-        built.append(argv)
-        if len(built) == 1:
-            host_socket.process.kill()
-            host_socket.process.wait(10)
-            host_socket.path.unlink(missing_ok=True)
-        return argv
-
-    monkeypatch.setattr(module, "sandboxed_argv_async", build_then_remove)
-    return built
 
 
 @pytest.mark.parametrize("attempts", [3, 1])
