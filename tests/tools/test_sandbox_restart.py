@@ -18,7 +18,7 @@ from kairox.config import HookConfig, HooksConfig, SandboxPolicy
 from kairox.hooks import HookRegistry
 from kairox.plugins import PluginTool, PluginToolProvider, ToolDeclaration
 from kairox.registry import build_registry
-from kairox.tools import CallContext, SandboxSettings, ToolCall, sandboxed_argv_async
+from kairox.tools import CallContext, SandboxSettings, ToolCall
 from kairox.tools._sandbox import vanished_before_start
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -36,11 +36,16 @@ def host_socket(tmp_path: Path) -> Iterator[HostSocket]:
         shutil.rmtree(outside, ignore_errors=True)
 
 
-def _remove_after_first_build(monkeypatch: pytest.MonkeyPatch, module: object, host_socket: HostSocket) -> list[list[str]]:
+def _remove_after_first_build(
+    monkeypatch: pytest.MonkeyPatch, module: object, host_socket: HostSocket, *, name: str = "sandboxed_argv_async"
+) -> list[list[str]]:
+    """Wrap ``module``'s ``name`` (what builds the sandbox's command line) so the socket is removed right after the
+    first line is built, before bwrap starts; returns every line built."""
     built: list[list[str]] = []
+    build = getattr(module, name)
 
     async def build_then_remove(*args: object, **kwargs: object) -> list[str]:
-        argv = await sandboxed_argv_async(*args, **kwargs)  # type: ignore[arg-type]
+        argv: list[str] = await build(*args, **kwargs)
         built.append(argv)
         if len(built) == 1:
             assert str(host_socket.path) in argv  # listed: bwrap is to cover it
@@ -49,7 +54,7 @@ def _remove_after_first_build(monkeypatch: pytest.MonkeyPatch, module: object, h
             host_socket.path.unlink(missing_ok=True)
         return argv
 
-    monkeypatch.setattr(module, "sandboxed_argv_async", build_then_remove)
+    monkeypatch.setattr(module, name, build_then_remove)
     return built
 
 
@@ -162,3 +167,30 @@ async def test_a_plugin_command_tool_runs_once_the_sandbox_is_built_again(
         assert (result.is_error, result.text_content(), len(built)) == (False, "tool-ran\n", 2)
     else:
         assert result.is_error and "bwrap: " in result.text_content() and len(built) == 1
+
+
+@pytest.mark.parametrize("attempts", [3, 1])
+async def test_a_debug_launch_starts_its_adapter_once_the_sandbox_is_built_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host_socket: HostSocket, attempts: int
+) -> None:
+    from tests.dap._fixtures import PROGRAM, debugpy_config
+
+    import kairox.dap._provider as dap_provider
+    from kairox.dap import DapToolProvider
+
+    built = _remove_after_first_build(monkeypatch, dap_provider, host_socket, name="adapter_sandbox")
+    monkeypatch.setattr(dap_provider, "SETUP_ATTEMPTS", attempts)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "program.py").write_text(PROGRAM)
+    registry = await build_registry(settings(ws), approver=ScriptedApprover())
+    async with DapToolProvider({"debugpy": debugpy_config()}, workspace=ws) as dap:
+        await registry.add_provider(dap)
+        result = await registry.call(ToolCall(name="dap.launch", arguments={"program": "program.py"}))
+
+    text = result.text_content()
+    if attempts == 3:
+        assert not result.is_error and "The program ended with exit code 0" in text and "total 43" in text, text
+        assert len(built) == 2
+    else:
+        assert result.is_error and "bwrap: " in text and str(host_socket.path) in text and len(built) == 1
