@@ -52,3 +52,16 @@ def give_to(user: str, tree: Path) -> None:
     for folder, dirs, files in os.walk(tree):
         for name in (".", *dirs, *files):
             os.chown(Path(folder) / name, NOBODY, NOBODY, follow_symlinks=False)
+
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+}
+"""A git that reads no configuration of this machine and commits as a fixed author."""
+
+
+def git(where: Path, *args: str) -> str:
+    """Run git in ``where`` with :data:`GIT_ENV`; its output, stripped (a failure raises)."""
+    run = subprocess.run(["git", *args], cwd=where, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=60, check=True)
+    return run.stdout.strip()

@@ -1,24 +1,13 @@
 """Whether read rules hide a repository's history: only when it may hold what they hide, and when that cannot be
 told (fail closed). Real git repositories in temp folders."""
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from tests.helpers import git
 
 from kairox.policy import Rule, read_mask
 from kairox.policy._readmask import MaskedReads
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-}
-
-
-def git(where: Path, *args: str) -> str:
-    run = subprocess.run(["git", *args], cwd=where, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=60, check=True)
-    return run.stdout.strip()
 
 
 def repository(ws: Path, *committed: str) -> None:

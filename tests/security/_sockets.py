@@ -1,6 +1,7 @@
 """Host Unix sockets for the sandbox tests: real servers (``tests/servers/unix_marker.py``) that write a marker for
 every connection, a probe command that tries each one, and the check that a sandboxed probe reached none."""
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -9,11 +10,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.helpers import as_user
+from tests.helpers import NOBODY, as_user
 
 PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
 """A Python both users can run inside the sandbox (a virtualenv under /root is private to root)."""
@@ -104,3 +106,21 @@ def unreached(servers: list[HostSocket], said: str, user: str = "root") -> None:
     # Python's probe outside, then the test: nothing from the sandbox before them
     assert {path: len(found) for path, found in lines.items()} == {str(s.path): 2 for s in servers}, lines
     assert all(found[-1].startswith(f"connected {ours}") for found in lines.values()), lines
+
+
+@contextlib.contextmanager
+def place_for(user: str, prefix: str) -> Iterator[Path]:
+    """A folder holding a workspace (``ws``), a Kairox home (``home``) and a markers folder (``markers``) that
+    both users can reach (pytest's own folders are private to root); removed afterwards."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    base.chmod(0o755)
+    for name in ("ws", "home", "markers"):
+        (base / name).mkdir()
+    (base / "home" / "trusted_workspaces.json").write_text('{"workspaces": {}}')
+    if user == "unprivileged" and os.geteuid() == 0:
+        for path in (base / "ws", base / "home", base / "home" / "trusted_workspaces.json"):
+            os.chown(path, NOBODY, NOBODY)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

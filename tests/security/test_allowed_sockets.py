@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.helpers import NOBODY, as_user, give_to
-from tests.security._sockets import HostSocket, outside_temp, probe, serve, stop, unreached
+from tests.helpers import as_user, give_to
+from tests.security._sockets import HostSocket, outside_temp, place_for, probe, serve, stop, unreached
 
 from kairox.config import PolicyConfig, SandboxPolicy
 from kairox.policy import Decision, DecisionSource, PolicyEngine, PolicySettings
@@ -27,19 +27,8 @@ SHELL = next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")
 
 @pytest.fixture
 def place(user: str) -> Iterator[Path]:
-    """A workspace, Kairox home and markers folder both users can reach (pytest's own are private to root)."""
-    base = Path(tempfile.mkdtemp(prefix="kairox-sockallow-", dir="/tmp"))
-    base.chmod(0o755)
-    for name in ("ws", "home", "markers"):
-        (base / name).mkdir()
-    (base / "home" / "trusted_workspaces.json").write_text('{"workspaces": {}}')
-    if user == "unprivileged" and os.geteuid() == 0:
-        for path in (base / "ws", base / "home", base / "home" / "trusted_workspaces.json"):
-            os.chown(path, NOBODY, NOBODY)
-    try:
+    with place_for(user, "kairox-sockallow-") as base:
         yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def kairox(place: Path, user: str, *args: str, env: dict[str, str] | None = None, network: bool = False) -> "subprocess.CompletedProcess[str]":

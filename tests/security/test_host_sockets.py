@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.helpers import NOBODY, as_user
+from tests.helpers import as_user
 from tests.plugins.conftest import make_plugin
 from tests.registry._support import ScriptedApprover
-from tests.security._sockets import PYTHON, HostSocket, outside_temp, probe, serve, stop, unreached
+from tests.security._sockets import PYTHON, HostSocket, outside_temp, place_for, probe, serve, stop, unreached
 from tests.security._support import SHELL
 
 from kairox.config import HookConfig, HooksConfig, KairoxConfig, PolicyConfig, SandboxPolicy
@@ -36,19 +36,8 @@ from kairox.tools import SandboxSettings, ToolCall, bound_sockets
 
 @pytest.fixture
 def place(user: str) -> Iterator[Path]:
-    """A workspace, Kairox home and markers folder both users can reach (pytest's own are private to root)."""
-    base = Path(tempfile.mkdtemp(prefix="kairox-hostsock-", dir="/tmp"))
-    base.chmod(0o755)
-    for name in ("ws", "home", "markers"):
-        (base / name).mkdir()
-    (base / "home" / "trusted_workspaces.json").write_text('{"workspaces": {}}')
-    if user == "unprivileged" and os.geteuid() == 0:
-        for path in (base / "ws", base / "home", base / "home" / "trusted_workspaces.json"):
-            os.chown(path, NOBODY, NOBODY)
-    try:
+    with place_for(user, "kairox-hostsock-") as base:
         yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.timeout(240)

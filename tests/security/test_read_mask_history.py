@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.helpers import NOBODY, as_user, give_to
+from tests.helpers import GIT_ENV, NOBODY, as_user, git, give_to
 from tests.registry._support import settings
 from tests.security._support import workspace
 
@@ -31,15 +31,6 @@ SECRETS = (KEY, OLD, STASHED, ENV)
 PLAIN = "PLAIN-tracked-text"
 DENY = Rule(action="deny", pattern="fs.read(secrets/**)", layer="user", file="kairox.toml", line=1)
 DENY_ENV = Rule(action="deny", pattern="fs.read(**/.env)", layer="user", file="kairox.toml", line=2)
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-}
-
-
-def git(where: Path, *args: str) -> str:
-    run = subprocess.run(["git", *args], cwd=where, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=60, check=True)
-    return run.stdout.strip()
 
 
 def repository(ws: Path, *, packed: bool = False) -> dict[str, str]:

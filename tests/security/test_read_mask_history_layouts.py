@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.helpers import git
 from tests.registry._support import settings
 from tests.security._support import workspace
 
@@ -22,15 +23,6 @@ OLD = "OLD-6f20c9d1-secret"
 """What ``.env`` held once, only in the history (``.env`` holds something else now, or is gone)."""
 PLAIN = "PLAIN-tracked-text"
 DENY_ENV = Rule(action="deny", pattern="fs.read(**/.env)", layer="user", file="kairox.toml", line=1)
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-}
-
-
-def git(where: Path, *args: str) -> str:
-    run = subprocess.run(["git", *args], cwd=where, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=60, check=True)
-    return run.stdout.strip()
 
 
 def held_once(tree: Path) -> str:

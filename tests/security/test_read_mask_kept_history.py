@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.helpers import NOBODY, as_user, give_to
+from tests.helpers import GIT_ENV, NOBODY, as_user, git, give_to
 from tests.registry._support import settings
 from tests.security._support import workspace
 
@@ -33,20 +33,11 @@ RULES = {
     "name": Rule(action="deny", pattern="fs.read(**/.env)", layer="user", file="kairox.toml", line=1),
     "literal": Rule(action="deny", pattern="fs.read(./.env)", layer="user", file="kairox.toml", line=1),
 }
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-}
 GIT_WORKS = "git status --short; git diff; git log -p | cat"
 ATTACKS = (
     "git log -p --all --reflog | cat; git show stash@{0}^3:.env side:.env; git --no-replace-objects log -p --all | cat; "
     "git cat-file --batch-all-objects --batch; git show :.env; git fsck --lost-found; git status; cat notes.txt"
 )
-
-
-def git(where: Path, *args: str) -> str:
-    run = subprocess.run(["git", *args], cwd=where, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=60, check=True)
-    return run.stdout.strip()
 
 
 def repository(ws: Path) -> None:

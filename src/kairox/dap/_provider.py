@@ -19,7 +19,7 @@ from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
 from kairox.dap._confine import adapter_sandbox, launch_place
-from kairox.dap._errors import DapError, DapSessionError
+from kairox.dap._errors import DapError, DapSessionError, DapStartupError
 from kairox.dap._events import DapProgramStopped
 from kairox.dap._lifecycle import DapServerLifecycle
 from kairox.dap._session import (
@@ -40,7 +40,14 @@ from kairox.dap._session import wait_seconds as _wait
 from kairox.dap._specs import dap_tool_specs
 from kairox.errors import SandboxUnavailableError, ToolCallError
 from kairox.events import EventSink, NullSink
-from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
+from kairox.tools import (
+    SETUP_ATTEMPTS,
+    CallContext,
+    ToolProvider,
+    ToolResult,
+    ToolSpec,
+    vanished_before_start,
+)
 
 Handler = Callable[[JsonObject, CallContext], Awaitable[ToolResult]]
 _SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
@@ -262,8 +269,6 @@ class DapToolProvider(ToolProvider):
         place = launch_place(args, workspace=self.workspace, unreadable=context.unreadable)
         program = place.program
         _, config = self._server(args.get("server"), program)
-        # the adapter, and the debuggee it starts, run in the sandbox shell.exec commands run in
-        sandbox = await adapter_sandbox(context.sandbox, workspace=self.workspace, cwd=place.cwd)
         arguments: JsonObject = {"console": "internalConsole", "justMyCode": True, **config.launch}
         arguments.update(
             program=str(program),
@@ -273,10 +278,19 @@ class DapToolProvider(ToolProvider):
         )
         if isinstance(args.get("env"), dict):
             arguments["env"] = {str(k): str(v) for k, v in args["env"].items()}
-        return await self._open(
-            args, "launch", arguments, self._display(program), program=program, connect=None, cwd=place.cwd,
-            sandbox=sandbox,
-        )
+        for attempt in range(1, SETUP_ATTEMPTS + 1):
+            # the adapter, and the debuggee it starts, run in the sandbox shell.exec commands run in
+            sandbox = await adapter_sandbox(context.sandbox, workspace=self.workspace, cwd=place.cwd)
+            try:
+                return await self._open(
+                    args, "launch", arguments, self._display(program), program=program, connect=None, cwd=place.cwd,
+                    sandbox=sandbox,
+                )
+            except DapStartupError as exc:
+                # bwrap stopped before the adapter: a path it was to cover went away after it was listed
+                if attempt == SETUP_ATTEMPTS or not vanished_before_start(sandbox, 1, b"", exc.stderr_tail.strip().encode()):
+                    raise
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _attach(self, args: JsonObject) -> ToolResult:
         host = str(args.get("host") or "127.0.0.1")

@@ -14,7 +14,14 @@ from kairox._rpc import ChildProcess, child_environment
 from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.errors import Diagnostic, ExtensionLoadFailure, SandboxUnavailableError, Severity
 from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookResult, HookSpec
-from kairox.tools import HookDecision, SandboxSettings, check_sandbox, sandboxed_argv_async
+from kairox.tools import (
+    SETUP_ATTEMPTS,
+    HookDecision,
+    SandboxSettings,
+    check_sandbox,
+    sandboxed_argv_async,
+    vanished_before_start,
+)
 
 OUTPUT_CAP_BYTES = 256_000
 """What a hook may print on stdout before the rest is cut (and reported)."""
@@ -119,27 +126,11 @@ def _from_json(hook: HookSpec, answer: JsonObject) -> HookResult:
     )
 
 
-async def run_hook(
-    hook: HookSpec,
-    request: JsonObject,
-    *,
-    workspace: Path,
-    sandbox: SandboxSettings,
-    host_env: Mapping[str, str],
-    output_cap: int = OUTPUT_CAP_BYTES,
-) -> HookResult:
-    """Run ``hook`` once with ``request`` on stdin; never raises for the hook's own faults."""
-    try:
-        bwrap = check_sandbox(sandbox)
-        argv = await sandboxed_argv_async(["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap)
-    except SandboxUnavailableError as exc:
-        return HookResult(hook=hook, exit_code=None, skipped=True, diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint))
-    extra = {"KAIROX_PROJECT_DIR": str(workspace), "CLAUDE_PROJECT_DIR": str(workspace), "KAIROX_HOOK_EVENT": str(hook.event)}
-    if hook.plugin_root is not None:
-        root = str(hook.plugin_root)
-        extra |= {"KAIROX_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root, "PLUGIN_ROOT": root}
-    env = child_environment(host_env, extra=extra)
-    payload = json.dumps(request, default=str).encode()
+async def _run_once(
+    hook: HookSpec, argv: list[str], *, env: Mapping[str, str], workspace: Path, payload: bytes, output_cap: int
+) -> "tuple[int, bytes, str] | HookResult":
+    """Start the hook once: its exit code, what it printed and its stderr, or the result of a hook that could not
+    start or did not finish."""
     try:
         async with ChildProcess(argv, env=env, cwd=workspace, stop_timeout=1.0) as child:
 
@@ -163,6 +154,40 @@ async def run_hook(
             stderr = child.stderr.text(4_000)
     except OSError as exc:
         return _failed(hook, f"cannot start: {exc}", hint="check the hook's command")
+    return code, output, stderr
+
+
+async def run_hook(
+    hook: HookSpec,
+    request: JsonObject,
+    *,
+    workspace: Path,
+    sandbox: SandboxSettings,
+    host_env: Mapping[str, str],
+    output_cap: int = OUTPUT_CAP_BYTES,
+) -> HookResult:
+    """Run ``hook`` once with ``request`` on stdin; never raises for the hook's own faults."""
+    try:
+        bwrap = check_sandbox(sandbox)
+    except SandboxUnavailableError as exc:
+        return HookResult(hook=hook, exit_code=None, skipped=True, diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint))
+    extra = {"KAIROX_PROJECT_DIR": str(workspace), "CLAUDE_PROJECT_DIR": str(workspace), "KAIROX_HOOK_EVENT": str(hook.event)}
+    if hook.plugin_root is not None:
+        root = str(hook.plugin_root)
+        extra |= {"KAIROX_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root, "PLUGIN_ROOT": root}
+    env = child_environment(host_env, extra=extra)
+    payload = json.dumps(request, default=str).encode()
+    for attempt in range(1, SETUP_ATTEMPTS + 1):
+        try:
+            argv = await sandboxed_argv_async(["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap)
+        except SandboxUnavailableError as exc:
+            return HookResult(hook=hook, exit_code=None, skipped=True, diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint))
+        ran = await _run_once(hook, argv, env=env, workspace=workspace, payload=payload, output_cap=output_cap)
+        if isinstance(ran, HookResult):
+            return ran
+        code, output, stderr = ran
+        if attempt == SETUP_ATTEMPTS or not vanished_before_start(argv, code, output, stderr.encode()):
+            break
     text = output[:output_cap].decode("utf-8", errors="replace")
     result = parse_answer(hook, code, text, stderr)
     if len(output) > output_cap and result.diagnostic is None:

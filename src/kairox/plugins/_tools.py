@@ -21,6 +21,7 @@ from kairox.plugins._manifest import PluginPermissions
 from kairox.plugins._model import PluginTool
 from kairox.plugins._permissions import narrower_sandbox
 from kairox.tools import (
+    SETUP_ATTEMPTS,
     Access,
     CallContext,
     PermissionProfile,
@@ -31,6 +32,7 @@ from kairox.tools import (
     ToolSpec,
     check_sandbox,
     sandboxed_argv_async,
+    vanished_before_start,
 )
 
 OUTPUT_CAP_BYTES = 1_000_000
@@ -115,23 +117,12 @@ class PluginToolProvider(ToolProvider):
             return [command, *declaration.args]
         return [*shlex.split(command), *declaration.args]
 
-    async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
-        tool = self._tools.get(name)
-        if tool is None:
-            raise ToolNotFoundError(name)
-        sandbox = narrowed_sandbox(context.sandbox, self.permissions)
+    async def _run_once(
+        self, name: str, tool: PluginTool, argv: list[str], *, env: dict[str, str], cwd: Path, payload: bytes, timeout: float
+    ) -> tuple[bytes, int | None, str]:
+        """Run the command once: what it printed, its exit code and its stderr."""
         try:
-            bwrap = check_sandbox(sandbox)
-            argv = await sandboxed_argv_async(self._argv(tool), sandbox, context.workspace, cwd=context.workspace, bwrap=bwrap)
-        except SandboxUnavailableError as exc:
-            raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
-        root = str(tool.root)
-        extra = {"KAIROX_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root, "PLUGIN_ROOT": root, **tool.declaration.env}
-        env = child_environment(self._host_env, extra=extra)
-        timeout = tool.declaration.timeout_sec or DEFAULT_TOOL_TIMEOUT_SEC
-        payload = json.dumps(arguments).encode()
-        try:
-            async with ChildProcess(argv, env=env, cwd=context.workspace) as child:
+            async with ChildProcess(argv, env=env, cwd=cwd) as child:
 
                 async def exchange() -> tuple[bytes, int | None]:
                     with contextlib.suppress(ConnectionError):
@@ -146,9 +137,29 @@ class PluginToolProvider(ToolProvider):
                     output, code = await asyncio.wait_for(exchange(), timeout)
                 except TimeoutError:
                     raise ToolCallError(tool=name, reason=f"the command did not finish within {timeout:g} s") from None
-                stderr = child.stderr.text(2_000)
+                return output, code, child.stderr.text(2_000)
         except OSError as exc:
             raise ToolCallError(tool=name, reason=f"cannot run {tool.declaration.command!r}: {exc}") from exc
+
+    async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
+        tool = self._tools.get(name)
+        if tool is None:
+            raise ToolNotFoundError(name)
+        sandbox = narrowed_sandbox(context.sandbox, self.permissions)
+        root = str(tool.root)
+        extra = {"KAIROX_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root, "PLUGIN_ROOT": root, **tool.declaration.env}
+        env = child_environment(self._host_env, extra=extra)
+        timeout = tool.declaration.timeout_sec or DEFAULT_TOOL_TIMEOUT_SEC
+        payload = json.dumps(arguments).encode()
+        for attempt in range(1, SETUP_ATTEMPTS + 1):
+            try:
+                bwrap = check_sandbox(sandbox)
+                argv = await sandboxed_argv_async(self._argv(tool), sandbox, context.workspace, cwd=context.workspace, bwrap=bwrap)
+            except SandboxUnavailableError as exc:
+                raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
+            output, code, stderr = await self._run_once(name, tool, argv, env=env, cwd=context.workspace, payload=payload, timeout=timeout)
+            if attempt == SETUP_ATTEMPTS or not vanished_before_start(argv, code, output, stderr.encode()):
+                break
         text = output[: self._output_cap].decode("utf-8", errors="replace")
         if len(output) > self._output_cap:
             text += f"\n[output cut at {self._output_cap} bytes]"

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         ToolsChangedListener,
     )
     from kairox.tools._sandbox import (
+        SETUP_ATTEMPTS,
         SOCKET_FOLDERS,
         allowed_sockets,
         bound_sockets,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
         sandboxed_argv,
         sandboxed_argv_async,
         socket_folders,
+        vanished_before_start,
         writable_roots,
     )
 
@@ -57,6 +59,7 @@ __all__ = [
     "PROTECTED_DIRS",
     "PROTECTED_FILES",
     "READ_ONLY",
+    "SETUP_ATTEMPTS",
     "SOCKET_FOLDERS",
     "Access",
     "AudioContent",
@@ -95,6 +98,7 @@ __all__ = [
     "sandboxed_argv_async",
     "scrubbed_environment",
     "socket_folders",
+    "vanished_before_start",
     "writable_roots",
 ]
 
@@ -139,6 +143,7 @@ if not TYPE_CHECKING:
                 "ToolsChangedListener",
             ),
             "._sandbox": (
+                "SETUP_ATTEMPTS",
                 "SOCKET_FOLDERS",
                 "allowed_sockets",
                 "bound_sockets",
@@ -147,6 +152,7 @@ if not TYPE_CHECKING:
                 "sandboxed_argv",
                 "sandboxed_argv_async",
                 "socket_folders",
+                "vanished_before_start",
                 "writable_roots",
             ),
         },

@@ -11,7 +11,13 @@ from typing import Any
 from kairox.errors import ToolCallError
 from kairox.tools._model import CallContext, ToolResult
 from kairox.tools._protected import protected_inside
-from kairox.tools._sandbox import check_sandbox, protected_roots, sandboxed_argv_async
+from kairox.tools._sandbox import (
+    SETUP_ATTEMPTS,
+    check_sandbox,
+    protected_roots,
+    sandboxed_argv_async,
+    vanished_before_start,
+)
 
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
 _CHUNK = 65536
@@ -70,6 +76,39 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+async def _run_once(
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, output_limit: int
+) -> "tuple[int, _Capture, _Capture] | None":
+    """Run ``argv`` once: its exit code and what it printed, or None when it timed out (and was killed)."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    out, errs = _Capture(output_limit), _Capture(output_limit)
+    readers = {asyncio.ensure_future(out.drain(proc.stdout)), asyncio.ensure_future(errs.drain(proc.stderr))}
+    try:
+        try:
+            code = await asyncio.wait_for(_ended(proc, readers), timeout)
+        except TimeoutError:
+            _kill_group(proc.pid)
+            await _reaped(proc, 5)
+            return None
+    finally:
+        if proc.returncode is None:  # cancelled from outside (the registry's timeout): leave nothing running
+            _kill_group(proc.pid)
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(_reaped(proc, 5))
+        for reader in readers:
+            reader.cancel()
+    return code, out, errs
+
+
 async def run_shell(
     args: dict[str, Any],
     context: CallContext,
@@ -93,37 +132,17 @@ async def run_shell(
     # project configuration a command creates cannot be refused; it is found and reported (trust pins keep it inert)
     watched = protected_roots(context.sandbox, workspace)
     protected = await asyncio.to_thread(protected_inside, watched)
-    notes: list[str] = []
-    argv = await sandboxed_argv_async(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
     env = scrubbed_environment(os.environ, passthrough)
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    out, errs = _Capture(output_limit), _Capture(output_limit)
-    readers = {asyncio.ensure_future(out.drain(proc.stdout)), asyncio.ensure_future(errs.drain(proc.stderr))}
-    timed_out = False
-    try:
-        try:
-            code = await asyncio.wait_for(_ended(proc, readers), timeout)
-        except TimeoutError:
-            timed_out = True
-            _kill_group(proc.pid)
-            await _reaped(proc, 5)
+    for attempt in range(1, SETUP_ATTEMPTS + 1):
+        notes: list[str] = []
+        argv = await sandboxed_argv_async(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
+        ran = await _run_once(argv, cwd=cwd, env=env, timeout=timeout, output_limit=output_limit)
+        if ran is None:
             return ToolResult.error(f"shell.exec: `{command}` timed out after {timeout:g}s and was killed")
-    finally:
-        if proc.returncode is None:  # cancelled from outside (the registry's timeout): leave nothing running
-            _kill_group(proc.pid)
-            with contextlib.suppress(BaseException):
-                await asyncio.shield(_reaped(proc, 5))
-        for reader in readers:
-            reader.cancel()
+        code, out, errs = ran
+        if attempt == SETUP_ATTEMPTS or not vanished_before_start(argv, code, out.kept, errs.kept):
+            break
+    timed_out = False
     parts = [f"exit code: {code}"]
     stdout = out.kept.decode("utf-8", errors="replace")
     stderr = errs.kept.decode("utf-8", errors="replace")

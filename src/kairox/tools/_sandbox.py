@@ -299,6 +299,27 @@ def sandboxed_argv(
     return args
 
 
+SETUP_ATTEMPTS = 3
+"""How many times a sandboxed command is started when bwrap stops before it because a path it was to cover is gone."""
+
+
+def vanished_before_start(argv: Sequence[str], code: int | None, stdout: bytes | bytearray, stderr: bytes | bytearray) -> bool:
+    """Whether bwrap stopped before starting the command because a path it was to cover with ``/dev/null`` was gone
+    by the time it mounted over it (a host socket removed, or a hidden file deleted, after they were listed; bwrap
+    then fails to make the mount point where the file system is read-only). Such a run did nothing, so building the
+    command line again (that path is no longer listed) and starting it once more is safe.
+
+    Read from what the run printed: bwrap's own message names the path, and the path must be gone now. A command
+    that prints the same words itself only runs again, under the decision it already had."""
+    if code != 1 or stdout.strip() or not argv or os.path.basename(argv[0]) != "bwrap":
+        return False
+    first = stderr.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    if not first.startswith("bwrap: "):
+        return False
+    covered = {argv[i + 2] for i in range(1, len(argv) - 2) if argv[i] == "--ro-bind-try" and argv[i + 1] == "/dev/null"}
+    return any(f" {path}:" in first or first.endswith(f" {path}") for path in covered if not os.path.lexists(path))
+
+
 async def sandboxed_argv_async(
     argv: Sequence[str],
     settings: SandboxSettings,
