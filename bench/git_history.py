@@ -18,10 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from kairox.config import PolicyConfig
-from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
-from kairox.registry import RegistrySettings, ToolRegistry
-from kairox.tools import BuiltinToolProvider, SandboxSettings, ToolCall
+from read_masks import (
+    registry,  # the same registry: built-in tools, deny rules on reading, the default sandbox
+)
+
+from kairox.tools import ToolCall
 
 ROUNDS = 15
 FRESH = 5
@@ -35,15 +36,6 @@ ENV = {
     **os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",
     "GIT_COMMITTER_EMAIL": "b@example.invalid", "GIT_CONFIG_GLOBAL": "/dev/null",
 }
-
-
-async def registry(ws: Path, patterns: tuple[str, ...]) -> ToolRegistry:
-    rules = [Rule(action="deny", pattern=p) for p in patterns]
-    policy = PolicySettings.from_config(PolicyConfig(), workspace=ws, rules=rules, temp_dir=ws / "tmp")
-    sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots)
-    built = ToolRegistry(RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=ws / "spill"), approver=NonInteractiveApprover())
-    await built.add_provider(BuiltinToolProvider())
-    return built
 
 
 def history(ws: Path, commits: int) -> None:

@@ -3,7 +3,6 @@ bwrap stop before the command (it cannot make the mount point on the read-only r
 the sandbox again and runs the command, which had not run; a command that only prints the same words is not run
 again."""
 
-import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -122,7 +121,6 @@ def test_what_counts_as_bwrap_stopping_before_the_command(tmp_path: Path) -> Non
     assert not vanished_before_start([sys.executable, "-c", "pass"], 1, b"", stopped)  # no sandbox: nothing to build again
     assert not vanished_before_start(bwrap, 1, b"", f"warning\nbwrap: Can't create file at {gone}".encode())
     assert not vanished_before_start(bwrap, 1, b"", f"bwrap: Can't create file at {gone}x: Read-only file system".encode())
-    assert os.path.lexists(here)
 
 
 @pytest.mark.parametrize("attempts", [3, 1])

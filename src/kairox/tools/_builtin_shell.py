@@ -142,7 +142,6 @@ async def run_shell(
         code, out, errs = ran
         if attempt == SETUP_ATTEMPTS or not vanished_before_start(argv, code, out.kept, errs.kept):
             break
-    timed_out = False
     parts = [f"exit code: {code}"]
     stdout = out.kept.decode("utf-8", errors="replace")
     stderr = errs.kept.decode("utf-8", errors="replace")
@@ -162,7 +161,7 @@ async def run_shell(
         )
     if notes and (code != 0 or stderr):  # why a git command found no objects, or a file read empty
         parts += [f"[rules on reading: {note}]" for note in notes]
-    structured: dict[str, Any] = {"exit_code": code, "timed_out": timed_out, "sandbox": str(context.sandbox.mode)}
+    structured: dict[str, Any] = {"exit_code": code, "timed_out": False, "sandbox": str(context.sandbox.mode)}
     if created:
         structured["created_configuration"] = [str(p) for p in created]
     result = ToolResult.text("\n".join(parts), structured=structured)
