@@ -15,7 +15,6 @@ from kairox.config import ApprovalPolicy
 from kairox.hooks import HookEvent, HookRegistry, HookSpec
 from kairox.policy import NonInteractiveApprover, Rule, Verdict
 from kairox.registry import ToolRegistry
-from kairox.registry._deadlines import Deadlines
 from kairox.tools import (
     CallContext,
     SandboxSettings,
@@ -186,24 +185,20 @@ async def test_a_call_inside_a_call_keeps_its_own_deadline(ws: Path, outer: floa
     assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
 
 
-async def test_a_tool_that_swallows_its_cancellation_returns_and_leaves_no_cancellation_behind() -> None:
-    deadlines = Deadlines()
-    watch = deadlines.start(0.05)
-    try:
-        await asyncio.sleep(5)
-        outcome = "slept"
-    except asyncio.CancelledError:
-        outcome = "swallowed"
-    assert (outcome, deadlines.stop(watch), deadlines.in_flight) == ("swallowed", True, 0)
+class Swallowing(DemoProvider):
+    """A tool that catches the cancellation its deadline sends and returns all the same."""
+
+    async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
+        try:
+            await asyncio.sleep(5)
+            return ToolResult.text("slept")
+        except asyncio.CancelledError:
+            return ToolResult.text("swallowed")
+
+
+async def test_a_tool_that_swallows_its_cancellation_returns_and_leaves_no_cancellation_behind(ws: Path) -> None:
+    registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover())
+    await registry.add_provider(Swallowing(specs=[spec("stubborn", timeout=0.05)]))
+    assert await _echo(registry, "stubborn") == ToolResult.text("swallowed")
     assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
     await asyncio.sleep(0.01)  # not cancelled again
-
-
-async def test_calls_that_end_in_time_leave_nothing_watched() -> None:
-    deadlines = Deadlines()
-    watches = [deadlines.start(seconds) for seconds in (30.0, 0.05, 10.0)]
-    assert deadlines.in_flight == 3
-    assert [deadlines.stop(w) for w in watches] == [False, False, False]
-    await asyncio.sleep(0.1)  # the timer set for the nearest deadline fires on an empty table
-    assert deadlines.in_flight == 0
-    assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]

@@ -35,7 +35,6 @@ from kairox.registry._adapters import (
     wire_names,
 )
 from kairox.registry._approvals import PersistRule, SessionApprovals
-from kairox.registry._deadlines import Deadlines
 from kairox.registry._events import (
     ToolCallFinished,
     ToolCallRequested,
@@ -133,7 +132,6 @@ class ToolRegistry:
         self._index_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
         self._validators: dict[tuple[str, str], tuple[ToolSpec, ArgumentValidator | None, str | None]] = {}
-        self._deadlines = Deadlines()
         self._calls = 0
         self.settings = settings
 
@@ -445,16 +443,8 @@ class ToolRegistry:
             call_id=call_id, workspace=settings.policy.workspace, sandbox=sandbox or settings.sandbox, unreadable=self._call_filter(entry)
         )
         try:
-            # the registry's one deadline timer, not a timeout context per call (``Deadlines``): the same outcome
-            watch = self._deadlines.start(entry.timeout)
-            try:
+            async with asyncio.timeout(entry.timeout):
                 result = await entry.provider.call_tool(name, arguments, context)
-            finally:
-                timed_out = self._deadlines.stop(watch)
-        except asyncio.CancelledError:
-            if timed_out:
-                return ToolResult.error(f"{name} timed out after {entry.timeout:g}s and was cancelled")
-            raise
         except TimeoutError:
             return ToolResult.error(f"{name} timed out after {entry.timeout:g}s and was cancelled")
         except KairoxError as exc:
