@@ -1,5 +1,5 @@
-"""Attacks on what the gate keeps between calls (per-tool plans, kept decisions, hook matches, the shared
-deadline timer): a first harmless call warms everything, then the attack comes through the same tool. Each attack
+"""Attacks on what the gate keeps between calls (per-tool plans worked out when tools change, hook matches,
+timeouts): a first harmless call warms everything, then the attack comes through the same tool. Each attack
 must end as it would on a cold gate: asked (refused, with nobody to ask) or denied, and the tool, which writes a
 marker file when it really runs, leaves none."""
 

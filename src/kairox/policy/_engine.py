@@ -55,8 +55,6 @@ _SOURCE_FLOOR = {
 }
 """The least authority a tool of each source is assumed to need, whatever it declares."""
 _PATH_FAMILIES = frozenset({"fs.read", "fs.write"})
-_PLAIN_LIMIT = 4096
-"""Argument-free decisions kept per engine (tools listed again get new specs; the oldest go at once past this)."""
 _THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
 """Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
 _NAMING_ORDER = (RuleAction.DENY, RuleAction.ASK, RuleAction.ALLOW)
@@ -127,11 +125,6 @@ def starts_sandboxed(spec: ToolSpec) -> bool:
     return not runs_unsandboxed(spec) and profile.access is Access.EXECUTE and profile.confinement is Confinement.SANDBOX
 
 
-_PROFILES: dict[int, tuple[ToolSpec, PermissionProfile]] = {}
-"""Effective profiles of the tools met, by the spec object (frozen, and held here so that no other object takes
-its id while it is kept): a call asks for its tool's profile several times."""
-
-
 def effective_profile(spec: ToolSpec) -> PermissionProfile:
     """The profile the policy holds a tool to: its source's floor, narrowed by what it declares.
 
@@ -139,17 +132,6 @@ def effective_profile(spec: ToolSpec) -> PermissionProfile:
     says ``readOnlyHint: true`` and the user trusts that server's annotations (``trust_annotations``); then it
     is a read, open-world unless it says ``openWorldHint: false``.
     """
-    known = _PROFILES.get(id(spec))
-    if known is not None:
-        return known[1]
-    profile = _effective_profile(spec)
-    if len(_PROFILES) >= _PLAIN_LIMIT:
-        _PROFILES.clear()
-    _PROFILES[id(spec)] = (spec, profile)
-    return profile
-
-
-def _effective_profile(spec: ToolSpec) -> PermissionProfile:
     declared = spec.permission
     floor = _SOURCE_FLOOR[spec.source]
     access = max(declared.access, floor, key=_ACCESS_ORDER.index)
@@ -258,11 +240,6 @@ class PolicyEngine:
         """What ``fs.read`` deny and ask rules hide from sandboxed commands (``SandboxSettings.hidden``), or None."""
         self._path_patterns: dict[str, PathPattern] = {}
         self._by_tool: dict[tuple[object, ...], dict[RuleAction, tuple[ParsedRule, ...]]] = {}
-        self._plain: dict[int, tuple[ToolSpec, Decision]] = {}
-        """Decisions that no argument can change, per tool (keyed by the spec object, which is frozen)."""
-        self._ready: dict[int, tuple[ToolSpec, Decision, bool]] = {}
-        """Final decisions (approval policy applied) of tools with no command or path argument, asked for before
-        any fact is worked out; the flag: a third-party tool, whose call must still name no path."""
 
     def _candidates(self, spec: ToolSpec) -> dict[RuleAction, tuple[ParsedRule, ...]]:
         """The rules whose tool part matches ``spec``, per action (cached: a tool's identity does not change)."""
@@ -290,27 +267,13 @@ class PolicyEngine:
         hook: HookDecision | None = None,
         hook_reason: str | None = None,
     ) -> Decision:
-        if hook is None:
-            ready = self._ready.get(id(spec))
-            if ready is not None and ready[0] is spec:
-                if not ready[2]:
-                    return ready[1]
-                found: list[str] = []
-                if scan_path_arguments(arguments, found) is None and not found:
-                    return ready[1]
-        decision, plain = self._decide(spec, arguments, hook=hook, hook_reason=hook_reason)
+        decision = self._decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         if decision.verdict is Verdict.ASK and self.settings.approval is ApprovalPolicy.NEVER:
             decision = Decision.deny(
                 f"{decision.reason}; the approval policy is never, so what would be asked is denied",
                 source=decision.source,
                 rule=decision.rule,
             )
-        profile = spec.permission
-        if plain and profile.command_arg is None and not profile.path_args:
-            # no argument of this tool can change the decision, unless (third-party tools) it names a path
-            if len(self._ready) >= _PLAIN_LIMIT:
-                self._ready.clear()
-            self._ready[id(spec)] = (spec, decision, spec.source in _THIRD_PARTY)
         return decision
 
     def matches_any(self, rules: Sequence[ParsedRule], spec: ToolSpec, arguments: Mapping[str, Any]) -> ParsedRule | None:
@@ -440,25 +403,10 @@ class PolicyEngine:
 
     def _decide(
         self, spec: ToolSpec, arguments: Mapping[str, Any], *, hook: HookDecision | None, hook_reason: str | None
-    ) -> tuple[Decision, bool]:
-        """The decision, and whether it is the tool's plain one (no argument of this call counted)."""
+    ) -> Decision:
         if hook is HookDecision.DENY:
-            return Decision.deny(hook_reason or "a pre_tool_use hook denied the call", source=DecisionSource.HOOK), False
-        facts = self._facts(spec, arguments)
-        # No command and no path in this call, no hook opinion: what is left to decide on is the tool and the rules
-        # (argument values count only for rules with a specifier, and then nothing is cached)
-        plain = hook is None and facts.command is None and not facts.paths and facts.unseen is None
-        if plain:
-            cached = self._plain.get(id(spec))
-            if cached is not None and cached[0] is spec:
-                return cached[1], True
-        decision = self._decide_on(spec, facts, hook=hook, hook_reason=hook_reason)
-        if plain and not any(r.specifier is not None for rules in self._candidates(spec).values() for r in rules):
-            if len(self._plain) >= _PLAIN_LIMIT:
-                self._plain.clear()
-            self._plain[id(spec)] = (spec, decision)
-            return decision, True
-        return decision, False
+            return Decision.deny(hook_reason or "a pre_tool_use hook denied the call", source=DecisionSource.HOOK)
+        return self._decide_on(spec, self._facts(spec, arguments), hook=hook, hook_reason=hook_reason)
 
     def _decide_on(self, spec: ToolSpec, facts: "_Facts", *, hook: HookDecision | None, hook_reason: str | None) -> Decision:
         rules = self._candidates(spec)
