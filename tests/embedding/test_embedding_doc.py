@@ -82,3 +82,28 @@ def test_guide_example_runs_and_prints_what_the_guide_shows(index: int, tmp_path
     if server is not None:
         server.verify()
     assert "sk-do-not-show" not in proc.stdout
+
+
+README = DOC.parents[1] / "README.md"
+
+
+def test_readme_example_runs_in_a_workspace(tmp_path: Path) -> None:
+    section = re.search(r"<!-- embedding-example:start -->\n```python\n(.*?)```\n<!-- embedding-example:end -->", README.read_text(encoding="utf-8"), re.S)
+    assert section is not None
+    workspace = tmp_path / "repo"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "README.md").write_text("# A project\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(DOC.parents[1] / "src"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", section.group(1)], cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["True False Workspace: repo (untrusted: project servers, hooks and plugins are off)"]
+
+
+def test_readme_and_guide_name_every_public_name() -> None:
+    import kairox
+
+    public = set(kairox.__all__) - {"__version__"}
+    section = README.read_text(encoding="utf-8").split("## Embedding Kairox", 1)[1].split("<!--", 1)[0]
+    assert set(re.findall(r"`(\w+)`", section)) == public
+    table = DOC.read_text(encoding="utf-8").split("| Name |", 1)[1].split("\n\n", 1)[0]
+    assert {name for name in public if f"`{name}" in table} == public
