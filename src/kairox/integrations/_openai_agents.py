@@ -17,7 +17,8 @@ from kairox.policy import Approver
 from kairox.registry import ModelProvider, SessionApprovals, ToolRegistry
 
 if TYPE_CHECKING:
-    from agents import FunctionTool, ToolContext
+    from agents import FunctionTool
+    from agents.tool_context import ToolContext
 
 
 def agents_tools(registry: ToolRegistry, *, approver: Approver | None = None) -> list["FunctionTool"]:
