@@ -22,6 +22,7 @@ from kairox.agent import (
     Usage,
     open_session,
 )
+from kairox.errors import KairoxError
 from kairox.events import RecordingSink
 from kairox.policy import ApprovalAnswer, ApprovalRequest
 from kairox.registry import ModelProvider, ToolCallDecided, ToolCallFinished
@@ -75,6 +76,10 @@ class BrokenModel:
         yield TextDelta(text="Half an answ")
         if self.how == "raise":
             raise ModelProviderError("flaky", "connection reset by peer", status=502)
+        if self.how == "kairox-error":
+            raise KairoxError("the local model ran out of memory", hint="load a smaller one")
+        if self.how == "bug":
+            raise ValueError("a bug in the caller's client")
 
 
 class RecordingApprover:
@@ -145,18 +150,33 @@ async def test_own_client_calls_tools_through_the_gate_with_the_callers_approver
     assert session.usage == Usage(input_tokens=320, output_tokens=42)
 
 
-@pytest.mark.parametrize("how", ["stop", "raise"])
-async def test_a_stream_that_breaks_off_ends_the_turn_with_an_error_and_keeps_the_text(how: str, workspace: Path) -> None:
+@pytest.mark.parametrize(
+    ("how", "provider", "status", "expected"),
+    [
+        ("stop", "BrokenModel", None, "the stream ended without a ResponseEnd"),
+        ("raise", "flaky", 502, "connection reset by peer"),
+        ("kairox-error", "BrokenModel", None, "the local model ran out of memory"),
+    ],
+)
+async def test_a_stream_that_breaks_off_ends_the_turn_with_an_error_and_keeps_the_text(
+    how: str, provider: str, status: int | None, expected: str, workspace: Path
+) -> None:
     sink = RecordingSink()
     async with open_session(workspace, client=BrokenModel(how), events=[sink]) as session:
         result = await session.run_turn("hello")
         history = list(session.messages)
     assert result.reason is TurnEndReason.ERROR
-    expected = "connection reset by peer" if how == "raise" else "the stream ended without a ResponseEnd"
     assert result.message is not None and expected in result.message
     [failed] = sink.of_type(ModelFailed)
-    assert failed.provider == ("flaky" if how == "raise" else "BrokenModel")
+    assert (failed.provider, failed.status) == (provider, status) and expected in failed.message
     assert history[-1].role is Role.ASSISTANT and history[-1].text == "Half an answ"
+
+
+async def test_a_bug_in_the_callers_client_is_raised_not_hidden(workspace: Path) -> None:
+    async with open_session(workspace, client=BrokenModel("bug")) as session:
+        with pytest.raises(ValueError, match="a bug in the caller's client"):
+            await session.run_turn("hello")
+        assert session.messages[-1].role is Role.USER  # nothing half-made was added to the conversation
 
 
 async def test_a_client_and_a_model_name_together_are_refused(workspace: Path) -> None:

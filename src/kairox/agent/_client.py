@@ -38,8 +38,9 @@ of the definition the model chose; arguments that are not a JSON object go in ``
 
 @runtime_checkable
 class ModelClient(Protocol):
-    """A model behind the neutral message model. Raise :class:`ModelProviderError` from ``stream`` to end the
-    turn with an error the session reports (``TurnEndReason.ERROR``); any other exception leaves ``run_turn``."""
+    """A model behind the neutral message model. Raise a ``KairoxError`` (:class:`ModelProviderError` to name the
+    provider and an HTTP status) from ``stream`` to end the turn with an error the session reports
+    (``TurnEndReason.ERROR`` and a ``ModelFailed`` event); any other exception leaves ``run_turn`` as it is."""
 
     @property
     def model(self) -> str:

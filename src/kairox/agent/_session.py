@@ -272,10 +272,11 @@ class AgentSession:
             self._streamed = []
             try:
                 response = await collect(self.client, request, self._on_text, provider=self.provider)
-            except ModelProviderError as exc:
-                self.emit(ModelFailed(provider=exc.provider, message=exc.reason, status=exc.status))
+            except KairoxError as exc:  # ModelProviderError from Kairox's clients; any KairoxError from a caller's
+                failure = exc if isinstance(exc, ModelProviderError) else ModelProviderError(self.provider, str(exc))
+                self.emit(ModelFailed(provider=failure.provider, message=failure.reason, status=failure.status))
                 self._keep_streamed()
-                return TurnEndReason.ERROR, str(exc)
+                return TurnEndReason.ERROR, str(failure)
             self._streamed = []
             self.usage = self.usage + response.usage
             self.emit(
