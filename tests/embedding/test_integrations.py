@@ -124,3 +124,34 @@ def test_the_adapters_load_their_library_only_when_used() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60).stdout
     assert out.strip() == "[]"
+
+
+async def test_images_of_a_tool_result_reach_both_frameworks_as_images(workspace: Path, isolated_home: Path) -> None:
+    from agents import ToolOutputImage, ToolOutputText
+    from agents.tool_context import ToolContext
+    from pydantic_ai import BinaryContent, RunContext
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.usage import RunUsage
+    from tests.agent._support import EVERYTHING, NODE
+
+    from kairox.integrations import KairoxToolset, agents_tools
+
+    tool = "mcp__everything__get-tiny-image"
+    with (isolated_home / "kairox.toml").open("a", encoding="utf-8") as config:
+        config.write(f'allow = ["{tool}"]\n\n[mcp_servers.everything]\ncommand = "{NODE}"\nargs = ["{EVERYTHING}", "stdio"]\n')
+    async with build_extension_context(workspace) as context:
+        [function] = [t for t in agents_tools(context.registry) if t.name == tool]
+        out = await function.on_invoke_tool(ToolContext(context=None, tool_name=tool, tool_call_id="i1", tool_arguments="{}"), "{}")
+        assert isinstance(out, list) and isinstance(out[0], ToolOutputText)
+        [image] = [part for part in out if isinstance(part, ToolOutputImage)]
+        assert image.image_url is not None and image.image_url.startswith("data:image/png;base64,iVBORw0KGgo")
+
+        model = OpenAIChatModel("unused", provider=OpenAIProvider(base_url="http://127.0.0.1:9/v1", api_key="unused"))
+        toolset = KairoxToolset(context.registry)
+        ctx = RunContext(deps=None, model=model, usage=RunUsage(), tool_call_id="i2", tool_name=tool)
+        listed = await toolset.get_tools(ctx)
+        returned = await toolset.call_tool(tool, {}, ctx, listed[tool])
+        assert isinstance(returned, list) and isinstance(returned[0], str)
+        [binary] = [part for part in returned if isinstance(part, BinaryContent)]
+        assert binary.media_type == "image/png" and binary.data.startswith(b"\x89PNG\r\n\x1a\n")

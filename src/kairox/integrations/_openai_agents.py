@@ -12,12 +12,12 @@ to the Kairox approver (the context's, or ``approver`` for this agent's calls al
 from typing import TYPE_CHECKING, Any
 
 from kairox._util import DecodeProblem, decode_json
-from kairox.integrations._results import result_text
+from kairox.integrations._results import result_images, result_text
 from kairox.policy import Approver
 from kairox.registry import ModelProvider, SessionApprovals, ToolRegistry
 
 if TYPE_CHECKING:
-    from agents import FunctionTool
+    from agents import FunctionTool, ToolOutputImage, ToolOutputText
     from agents.tool_context import ToolContext
 
 
@@ -44,12 +44,13 @@ def agents_tools(registry: ToolRegistry, *, approver: Approver | None = None) ->
 
 
 class _GatedCall:
-    """What the SDK invokes for one tool: the model's JSON arguments through the gate, the result as text."""
+    """What the SDK invokes for one tool: the model's JSON arguments through the gate; the result as text, with
+    its images as ``ToolOutputImage`` data URLs beside it when it has any."""
 
     def __init__(self, registry: ToolRegistry, wire: str, approvals: SessionApprovals | None) -> None:
         self.registry, self.wire, self.approvals = registry, wire, approvals
 
-    async def __call__(self, context: "ToolContext[Any]", arguments: str) -> str:
+    async def __call__(self, context: "ToolContext[Any]", arguments: str) -> "str | list[ToolOutputText | ToolOutputImage]":
         try:
             value = decode_json(arguments.strip() or "{}")
         except DecodeProblem as exc:
@@ -59,4 +60,12 @@ class _GatedCall:
         result = await self.registry.call_from_model(
             ModelProvider.OPENAI, self.wire, value, call_id=context.tool_call_id, approvals=self.approvals
         )
-        return result_text(result)
+        images = result_images(result)
+        if not images:
+            return result_text(result)
+        from agents import ToolOutputImage, ToolOutputText
+
+        return [
+            ToolOutputText(text=result_text(result)),
+            *(ToolOutputImage(image_url=f"data:{image.mime_type};base64,{image.data}") for image in images),
+        ]

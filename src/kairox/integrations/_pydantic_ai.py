@@ -5,18 +5,20 @@ through Kairox's gate.
 
 Arguments are checked by the gate (against the tool's own schema, with a message the model can act on), so the
 toolset's validator only requires a JSON object. A refusal is the tool's result, as in Kairox's own sessions,
-not a ``ModelRetry``: the model reads why and adapts. An ``ask`` goes to the Kairox approver (the registry's, or
-``approver`` for this toolset's calls alone).
+not a ``ModelRetry``: the model reads why and adapts. A result's images go along as ``BinaryContent``. An
+``ask`` goes to the Kairox approver (the registry's, or ``approver`` for this toolset's calls alone).
 """
 
+import base64
+import binascii
 from typing import Any
 
 import pydantic_core
-from pydantic_ai import RunContext
+from pydantic_ai import BinaryContent, RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from kairox.integrations._results import result_text
+from kairox.integrations._results import result_images, result_text
 from kairox.policy import Approver
 from kairox.registry import ModelProvider, ToolRegistry
 
@@ -64,8 +66,16 @@ class KairoxToolset(AbstractToolset[Any]):
             for d in definitions
         }
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> str:
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> str | list[str | BinaryContent]:
         result = await self.registry.call_from_model(
             ModelProvider.ANTHROPIC, name, tool_args, call_id=ctx.tool_call_id or "", approvals=self._approvals
         )
-        return result_text(result)
+        images = []
+        for image in result_images(result):
+            try:
+                images.append(BinaryContent(data=base64.b64decode(image.data, validate=True), media_type=image.mime_type))
+            except (binascii.Error, ValueError):
+                continue  # not base64: the text names the image, which is all the model can be given
+        return [result_text(result), *images] if images else result_text(result)
