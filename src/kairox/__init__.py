@@ -20,7 +20,7 @@ or an agent session over it, with Kairox's model client (from the configuration)
 Leaving either block stops every server Kairox started. ``docs/embedding.md`` has worked examples.
 
 ``import kairox`` stays light: each name loads its package when it is first read (PEP 562), so ``kairox --help``
-starts fast. A class read from here reports itself as ``kairox.Name`` (in reprs and tracebacks) when its own
+starts fast. A class, once read from here, reports itself as ``kairox.Name`` (in reprs and tracebacks) when its own
 annotations are all real types, so ``typing.get_type_hints`` and pickling resolve it the same way.
 """
 
