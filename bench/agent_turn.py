@@ -53,16 +53,17 @@ async def main(turns: int) -> None:
             )
             async with open_session(ws) as session:
                 model_time = [0.0]
-                complete = session.client.complete
+                stream = session.client.stream
 
-                async def timed(request, on_text):  # type: ignore[no-untyped-def]
+                async def timed(request):  # type: ignore[no-untyped-def]
                     start = time.perf_counter()
                     try:
-                        return await complete(request, on_text)
+                        async for event in stream(request):
+                            yield event
                     finally:
                         model_time[0] += time.perf_counter() - start
 
-                session.client.complete = timed  # type: ignore[method-assign]
+                session.client.stream = timed  # type: ignore[method-assign]
                 provider = BuiltinToolProvider()
                 context = CallContext(call_id="bench", workspace=ws)
                 totals, models, directs = [], [], []

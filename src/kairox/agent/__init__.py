@@ -1,7 +1,12 @@
 """The agent loop (A1): ``AgentSession`` drives a model (OpenAI-compatible chat completions or Anthropic
 messages, through their official SDKs) over an ExtensionContext: tool calls through the gate, approvals
-mid-turn, hooks around turns, JSON-lines transcripts. Every step is an event; front ends subscribe."""
+mid-turn, hooks around turns, JSON-lines transcripts. Every step is an event; front ends subscribe.
 
+A caller with a model client of their own passes it to ``open_session(client=...)``: any object with the
+:class:`ModelClient` members (``model``, ``dialect``, ``stream(request)`` yielding :class:`TextDelta`,
+:class:`ToolCallPart` and a last :class:`ResponseEnd`)."""
+
+from kairox.agent._client import ModelClient, ModelEvent, ResponseEnd, TextDelta
 from kairox.agent._events import (
     ApprovalRequested,
     AssistantMessageCompleted,
@@ -29,7 +34,6 @@ from kairox.agent._messages import (
 )
 from kairox.agent._provider import (
     BUILTIN_PROVIDERS,
-    ModelClient,
     ModelProviderError,
     ModelSettings,
     ModelSetupError,
@@ -54,6 +58,7 @@ __all__ = [
     "ImagePart",
     "Message",
     "ModelClient",
+    "ModelEvent",
     "ModelFailed",
     "ModelProviderError",
     "ModelRequest",
@@ -62,12 +67,14 @@ __all__ = [
     "ModelResponse",
     "ModelSettings",
     "ModelSetupError",
+    "ResponseEnd",
     "Role",
     "SessionApprover",
     "SessionEnded",
     "SessionInfo",
     "SessionNotFoundError",
     "SessionStarted",
+    "TextDelta",
     "ToolCallPart",
     "ToolResultPart",
     "Transcript",

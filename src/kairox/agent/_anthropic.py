@@ -1,15 +1,17 @@
 """Anthropic messages through the official ``anthropic`` SDK, imported when the first request is made: a
 top-level system prompt, ``max_tokens``, and all tool results of a turn in one user message with ``is_error``."""
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 
 from kairox._util import DecodeProblem, JsonObject, decode_json
-from kairox.agent._messages import ImagePart, Message, ModelRequest, ModelResponse, Role, ToolCallPart, Usage
+from kairox.agent._client import ModelEvent, ResponseEnd, TextDelta
+from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, Usage
 from kairox.agent._provider import ModelProviderError, ModelSettings, sdk_failure, with_retries
 from kairox.events import EventSink
+from kairox.registry import ModelProvider
 
 
 def _image(image: ImagePart) -> JsonObject:
@@ -43,7 +45,7 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[JsonObject]:
 
 
 class AnthropicMessagesClient:
-    """Streams messages; text and ``tool_use`` blocks are assembled from content-block deltas."""
+    """Streams messages: text deltas as they arrive, ``tool_use`` blocks assembled from their JSON deltas."""
 
     def __init__(self, settings: ModelSettings, *, events: EventSink, api_key: str | None) -> None:
         import anthropic  # the SDK loads when a session first talks to a model
@@ -57,10 +59,18 @@ class AnthropicMessagesClient:
             default_headers=dict(settings.headers) or None,
         )
 
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @property
+    def dialect(self) -> ModelProvider:
+        return ModelProvider.ANTHROPIC
+
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         params: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_output_tokens,
@@ -90,16 +100,15 @@ class AnthropicMessagesClient:
                     if block.type == "tool_use":
                         blocks[event.index] = {"type": "tool_use", "id": block.id, "name": block.name, "json": []}
                     elif block.type == "text":
-                        blocks[event.index] = {"type": "text", "text": [block.text] if block.text else []}
+                        blocks[event.index] = {"type": "text"}
                         if block.text:
-                            on_text(block.text)
+                            yield TextDelta(text=block.text)
                 elif kind == "content_block_delta":
                     delta, current = event.delta, blocks.get(event.index)
                     if current is None:
                         continue
                     if delta.type == "text_delta" and current["type"] == "text":
-                        current["text"].append(delta.text)
-                        on_text(delta.text)
+                        yield TextDelta(text=delta.text)
                     elif delta.type == "input_json_delta" and current["type"] == "tool_use":
                         current["json"].append(delta.partial_json)
                 elif kind == "message_delta":
@@ -117,10 +126,10 @@ class AnthropicMessagesClient:
                 await stream.close()
         if not finished:
             raise ModelProviderError(self.settings.provider, "the answer broke off: the stream ended before message_stop")
-        text = "".join("".join(b["text"]) for _, b in sorted(blocks.items()) if b["type"] == "text")
-        calls = tuple(_tool_use(b) for _, b in sorted(blocks.items()) if b["type"] == "tool_use")
-        answer = Message(role=Role.ASSISTANT, text=text, tool_calls=calls)
-        return ModelResponse(message=answer, usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens), stop_reason=stop_reason)
+        for _, block in sorted(blocks.items()):
+            if block["type"] == "tool_use":
+                yield _tool_use(block)
+        yield ResponseEnd(usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens), stop_reason=stop_reason)
 
 
 def _tool_use(block: dict[str, Any]) -> ToolCallPart:

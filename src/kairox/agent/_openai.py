@@ -2,16 +2,18 @@
 official ``openai`` SDK, imported when the first request is made. Tool calls arrive as deltas keyed by index."""
 
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from kairox._util import DecodeProblem, JsonObject, decode_json
-from kairox.agent._messages import Message, ModelRequest, ModelResponse, Role, ToolCallPart, Usage
+from kairox.agent._client import ModelEvent, ResponseEnd, TextDelta
+from kairox.agent._messages import Message, ModelRequest, Role, ToolCallPart, Usage
 from kairox.agent._provider import ModelProviderError, ModelSettings, sdk_failure, with_retries
 from kairox.events import EventSink
+from kairox.registry import ModelProvider
 
 
 def chat_messages(system: str, messages: tuple[Message, ...]) -> list[JsonObject]:
@@ -62,7 +64,8 @@ def _tool_call(pending: _PendingCall, index: int) -> ToolCallPart:
 
 
 class OpenAiChatClient:
-    """Streams chat completions; tool calls are assembled from their deltas, keyed by ``index``."""
+    """Streams chat completions: text deltas as they arrive, tool calls assembled from their deltas (keyed by
+    ``index``) and yielded when the answer is complete."""
 
     def __init__(self, settings: ModelSettings, *, events: EventSink, api_key: str | None) -> None:
         import openai  # the SDK loads when a session first talks to a model
@@ -76,10 +79,18 @@ class OpenAiChatClient:
             default_headers=dict(settings.headers) or None,
         )
 
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @property
+    def dialect(self) -> ModelProvider:
+        return ModelProvider.OPENAI
+
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         params: dict[str, Any] = {
             "model": request.model,
             "messages": chat_messages(request.system, request.messages),
@@ -91,7 +102,6 @@ class OpenAiChatClient:
         stream = await with_retries(
             self.settings, lambda: self._client.chat.completions.create(**params), lambda e: sdk_failure(e, self._sdk), self.events
         )
-        text: list[str] = []
         calls: dict[int, _PendingCall] = {}
         usage = Usage()
         finish: str | None = None
@@ -102,8 +112,7 @@ class OpenAiChatClient:
                 for choice in chunk.choices or ():
                     delta = choice.delta
                     if delta is not None and delta.content:
-                        text.append(delta.content)
-                        on_text(delta.content)
+                        yield TextDelta(text=delta.content)
                     for part in (delta.tool_calls or ()) if delta is not None else ():
                         pending = calls.setdefault(part.index, _PendingCall())
                         if part.id:
@@ -124,5 +133,6 @@ class OpenAiChatClient:
                 await stream.close()
         if finish is None:
             raise ModelProviderError(self.settings.provider, "the answer broke off: the stream ended before the model finished")
-        tool_calls = tuple(_tool_call(calls[i], i) for i in sorted(calls))
-        return ModelResponse(message=Message(role=Role.ASSISTANT, text="".join(text), tool_calls=tool_calls), usage=usage, stop_reason=finish)
+        for index in sorted(calls):
+            yield _tool_call(calls[index], index)
+        yield ResponseEnd(usage=usage, stop_reason=finish)

@@ -7,12 +7,11 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
 from kairox.agent._events import ModelRequestRetried
-from kairox.agent._messages import ModelRequest, ModelResponse
 from kairox.config import ModelProviderConfig, ResolvedConfig
 from kairox.errors import KairoxError
 from kairox.events import EventSink
@@ -91,18 +90,6 @@ def model_settings(resolved: ResolvedConfig, *, model: str | None = None, provid
         model=chosen, provider=name, wire_api=entry.wire_api, base_url=entry.base_url, api_key_env=entry.api_key_env,
         headers=dict(entry.headers), request_timeout_sec=entry.request_timeout_sec, max_retries=entry.max_retries,
     )
-
-
-class ModelClient(Protocol):
-    """One provider's wire format behind the neutral message model."""
-
-    settings: ModelSettings
-
-    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
-        """Stream one answer; ``on_text`` gets each text delta as it arrives."""
-        ...
-
-    async def aclose(self) -> None: ...
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

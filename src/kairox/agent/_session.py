@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from kairox.agent._client import ModelClient, collect
 from kairox.agent._events import (
     ApprovalRequested,
     AssistantMessageCompleted,
@@ -28,7 +29,7 @@ from kairox.agent._events import (
     UserMessageSubmitted,
 )
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
-from kairox.agent._provider import ModelClient, ModelProviderError, ModelSettings, model_settings
+from kairox.agent._provider import ModelProviderError, ModelSettings, ModelSetupError, model_settings
 from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
 from kairox.config import AgentConfig, ResolvedConfig, resolve_config
 from kairox.errors import KairoxError
@@ -46,6 +47,8 @@ from kairox.runtime import RuntimeOptions, build_extension_context
 from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, ToolResult
 
 if TYPE_CHECKING:
+    from kairox.agent._anthropic import AnthropicMessagesClient
+    from kairox.agent._openai import OpenAiChatClient
     from kairox.hooks import HookOutcome
     from kairox.runtime import ExtensionContext
 
@@ -96,7 +99,8 @@ class SessionApprover:
             return await approver.request_approval(request)
 
 
-def client_for(settings: ModelSettings, *, events: EventSink, api_key: str | None) -> ModelClient:
+def client_for(settings: ModelSettings, *, events: EventSink, api_key: str | None) -> "OpenAiChatClient | AnthropicMessagesClient":
+    """Kairox's own client for the configured provider (the SDK it needs loads with it)."""
     if settings.wire_api == "anthropic":
         from kairox.agent._anthropic import AnthropicMessagesClient
 
@@ -138,9 +142,12 @@ class AgentSession:
         transcript: Transcript,
         limits: AgentConfig,
         history: Sequence[Message] = (),
+        provider: str | None = None,
     ) -> None:
         self.context = context
         self.client = client
+        self.provider = provider or type(client).__name__
+        """Who serves the model: the ``[model_providers.NAME]`` name, or a caller's client's class name."""
         self.events = events
         self.transcript = transcript
         self.limits = limits
@@ -251,11 +258,11 @@ class AgentSession:
             if outcome.additional_context:
                 added.append(outcome.additional_context)
         self._append(Message.user(text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)))
-        dialect = self.client.settings.dialect
+        dialect = self.client.dialect
         for step in range(1, self.limits.max_turns + 1):
             definitions, _ = self.context.registry.definitions(dialect)
             request = ModelRequest(
-                model=self.client.settings.model, system=self.system_prompt(), messages=tuple(self.messages),
+                model=self.client.model, system=self.system_prompt(), messages=tuple(self.messages),
                 tools=tuple(definitions), max_output_tokens=self.limits.max_output_tokens,
             )
             over = self._over_budget(request)
@@ -264,11 +271,12 @@ class AgentSession:
             self.emit(ModelRequestStarted(turn=turn, step=step, messages=len(request.messages), tools=len(definitions)))
             self._streamed = []
             try:
-                response = await self.client.complete(request, self._on_text)
-            except ModelProviderError as exc:
-                self.emit(ModelFailed(provider=exc.provider, message=exc.reason, status=exc.status))
+                response = await collect(self.client, request, self._on_text, provider=self.provider)
+            except KairoxError as exc:  # ModelProviderError from Kairox's clients; any KairoxError from a caller's
+                failure = exc if isinstance(exc, ModelProviderError) else ModelProviderError(self.provider, str(exc))
+                self.emit(ModelFailed(provider=failure.provider, message=failure.reason, status=failure.status))
                 self._keep_streamed()
-                return TurnEndReason.ERROR, str(exc)
+                return TurnEndReason.ERROR, str(failure)
             self._streamed = []
             self.usage = self.usage + response.usage
             self.emit(
@@ -378,7 +386,7 @@ class AgentSession:
         registry = self.context.registry
         started = time.perf_counter()
         try:
-            result = await registry.call_from_model(self.client.settings.dialect, call.name, call.arguments, call_id=call.id)
+            result = await registry.call_from_model(self.client.dialect, call.name, call.arguments, call_id=call.id)
         except anyio.get_cancelled_exc_class():
             # the gate reports calls that end; one cancelled halfway ends here, and front ends should see it end
             self.emit(
@@ -406,14 +414,30 @@ async def open_session(
     resume: str | None = None,
     continue_last: bool = False,
     resolved: ResolvedConfig | None = None,
+    client: ModelClient | None = None,
 ) -> AsyncIterator[AgentSession]:
     """Start the extension context and a model client, fire ``session_start``; on leaving, ``session_end``,
-    then everything stops. ``resume`` (an id) or ``continue_last`` (this workspace's latest) load a transcript."""
+    then everything stops. ``resume`` (an id) or ``continue_last`` (this workspace's latest) load a transcript.
+
+    The model client is Kairox's own for the configured model (``model``/``provider`` override the configuration),
+    or ``client``: the caller's own :class:`ModelClient`, which the caller also closes."""
     options = cli or RuntimeOptions()
     if resolved is None:
         resolved = resolve_config(workspace or options.workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd)
-    settings = model_settings(resolved, model=model, provider=provider)
-    api_key = settings.api_key()  # a missing key is reported before any server starts
+    settings: ModelSettings | None = None
+    api_key: str | None = None
+    if client is None:
+        settings = model_settings(resolved, model=model, provider=provider)
+        api_key = settings.api_key()  # a missing key is reported before any server starts
+        model_name, provider_name = settings.model, settings.provider
+        hidden = tuple(v for v in (api_key, *settings.headers.values()) if v)  # never written to the transcript
+    elif model is not None or provider is not None:
+        raise ModelSetupError(
+            "open_session was given a model client and a model or provider name",
+            hint="pass one of them: a client names its own model (ModelClient.model)",
+        )
+    else:
+        model_name, provider_name, hidden = client.model, type(client).__name__, ()
     history: list[Message] = []
     if continue_last and resume is None:
         found = list_sessions(resolved.home, workspace=resolved.workspace)
@@ -422,27 +446,28 @@ async def open_session(
 
             raise SessionNotFoundError(f"no earlier session in {resolved.workspace}", hint="start one with `kairox run PROMPT`")
         resume = found[-1].id
-    hidden = tuple(v for v in (api_key, *settings.headers.values()) if v)  # never written to the transcript
     if resume is not None:
         path = find_session(resolved.home, resume)
         _, history = read_session(path)
         transcript = Transcript(path, hidden=hidden)
     else:
-        transcript = Transcript.create(resolved.home, workspace=resolved.workspace, model=settings.model, provider=settings.provider, hidden=hidden)
+        transcript = Transcript.create(resolved.home, workspace=resolved.workspace, model=model_name, provider=provider_name, hidden=hidden)
     sink = FanoutSink([transcript, *events])
     session_approver = SessionApprover(sink.emit)
     session_approver.front_end = approver
     try:
         async with build_extension_context(cli=options, approver=session_approver, events=sink, resolved=resolved) as context:
-            client = client_for(settings, events=sink, api_key=api_key)
+            own = None if settings is None else client_for(settings, events=sink, api_key=api_key)
+            active: ModelClient | None = own or client
+            assert active is not None  # one of the two branches above chose it
             context.hooks.session_id = transcript.session_id
             session = AgentSession(
-                context, client, approver=session_approver, events=sink, transcript=transcript,
-                limits=resolved.config.agent, history=history,
+                context, active, approver=session_approver, events=sink, transcript=transcript,
+                limits=resolved.config.agent, history=history, provider=provider_name,
             )
             sink.emit(
                 SessionStarted(
-                    session_id=transcript.session_id, model=settings.model, provider=settings.provider,
+                    session_id=transcript.session_id, model=model_name, provider=provider_name,
                     workspace=str(resolved.workspace), resumed=resume is not None, transcript=str(transcript.path),
                 )
             )
@@ -453,6 +478,7 @@ async def open_session(
                 with anyio.CancelScope(shield=True):
                     session._hook_event("session_end", await context.hooks.session_end("exit"))
                     sink.emit(SessionEnded(session_id=transcript.session_id, turns=session._turn))
-                    await client.aclose()
+                    if own is not None:  # a caller's client is the caller's to close
+                        await own.aclose()
     finally:
         transcript.close()

@@ -129,7 +129,7 @@ def run(
             model=model, provider=model_provider, resume=resume, continue_last=continue_last,
         ) as session:
             if not as_json:
-                err(f"kairox: session {session.session_id} ({session.client.settings.provider}, {session.client.settings.model})")
+                err(f"kairox: session {session.session_id} ({session.provider}, {session.client.model})")
             return await _turn_with_interrupt(session, prompt)
 
     try:

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 import anyio.abc
 
-import kairox
 from kairox._rpc import ChildProcess, start_host_guard
 from kairox._util import JsonObject
+from kairox._version import __version__
 from kairox.config import McpServerConfig
 from kairox.events import EventSink, NullSink
 from kairox.mcp._callbacks import ClientCallbacks
@@ -468,7 +468,7 @@ class McpClient:
             channel,
             server=self.name,
             callbacks=callbacks,
-            client_info={"name": "kairox", "version": kairox.__version__},
+            client_info={"name": "kairox", "version": __version__},
             on_tools_changed=self._relist_soon,
             on_violation=self._violation,
         )

@@ -17,7 +17,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-import kairox
+from kairox._version import __version__
 from kairox.mcp._callbacks import ClientCallbacks
 from kairox.mcp._content import (
     McpResource,
@@ -207,7 +207,7 @@ def sdk_client(
         mode=mode,
         prior_discover=discover,
         cache=None,
-        client_info=mcp_types.Implementation(name="kairox", version=kairox.__version__),
+        client_info=mcp_types.Implementation(name="kairox", version=__version__),
         list_roots_callback=list_roots,
         elicitation_callback=elicit,
         sampling_callback=sample if callbacks.features.sampling is not None else None,

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kairox import __version__
 from kairox._util import absolute_path
+from kairox._version import __version__
 from kairox.plugins._semver import Version, VersionRange, VersionRangeError
 
 _PLATFORM_ALIASES = {"darwin": "macos", "mac": "macos", "osx": "macos", "win32": "windows", "win": "windows"}

@@ -1,0 +1,25 @@
+"""Kairox's gate where embedders already live: the registry as an OpenAI Agents SDK tool list and as a pydantic-ai
+toolset. Each call the framework makes passes Kairox's gate (validation, hooks, policy, approval, events); a
+refusal comes back to the model as the tool's result, as it does in Kairox's own sessions.
+
+Each adapter imports its library only when it is used: ``pip install 'kairox[agents]'`` for ``agents_tools``,
+``pip install 'kairox[pydantic-ai]'`` for ``KairoxToolset``.
+"""
+
+from typing import TYPE_CHECKING
+
+from kairox._util._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kairox.integrations._openai_agents import agents_tools
+    from kairox.integrations._pydantic_ai import KairoxToolset
+
+__all__ = ["KairoxToolset", "agents_tools"]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "._openai_agents": ("agents_tools",),
+        "._pydantic_ai": ("KairoxToolset",),
+    },
+)
