@@ -474,6 +474,11 @@ class PolicyEngine:
                     source=DecisionSource.RULE,
                     rule=naming.ref,
                 )
+        runs = None if facts.command is None else facts.command.runs_unseen
+        if runs is not None:
+            refusing = next((r for a in (RuleAction.DENY, RuleAction.ASK) for r in rules[a] if r.specifier is not None and not r.arguments), None)
+            if refusing is not None:  # code from elsewhere could run what the rule is about (Y8): a person decides
+                return Decision.ask(f"{runs}, so {refusing.ref} cannot be checked against it", source=DecisionSource.RULE, rule=refusing.ref)
         if facts.unseen is not None:
             unread = self._unread(spec, rules, facts)
             if unread is not None:
@@ -748,7 +753,7 @@ class PolicyEngine:
                 # an allow rule vouches only for what it can see: every command, run as written, writing no file
                 return (
                     bool(pieces) and command.hidden is None and not command.opaque and not command.writes
-                    and not command.privileged and not command.changes_programs
+                    and not command.privileged and not command.changes_programs and command.allow_vouches_for_loads(specifier)
                     and all(allow_matches(p, specifier) for p in pieces)
                 )
             return any(_command_match(p, specifier) for p in (*pieces, *command.tails))

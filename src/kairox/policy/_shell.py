@@ -12,6 +12,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from kairox.policy._exec_table import Runs, entry, env_runs, is_loader, program_key
 from kairox.policy._wrappers import (
     GIT_FLAGS,
     GIT_VALUE_OPTIONS,
@@ -81,6 +82,11 @@ class ShellCommand:
     """A command runs under a wrapper that changes its authority (``sudo``, ``setpriv``, ``chroot`` ...)."""
     env: tuple[str, ...] = field(default=())
     """Names of the variables the line sets for its commands (``GIT_DIR=x git status``, ``env PATH=. ls``)."""
+    loads: tuple[tuple[str, str], ...] = ()
+    """Code a command runs from elsewhere, as ``(why, option)``: an option, operand, variable or text that
+    ``kairox.policy._exec_table`` names (``python3 -c``, ``make -f``, ``LESSOPEN``), a script the rules could not
+    read, a program in a writable folder. A deny or ask rule on the shell asks about the line; an allow rule covers
+    it only when its glob writes each option out."""
 
     @property
     def hidden(self) -> str | None:
@@ -90,6 +96,17 @@ class ShellCommand:
         if self.dynamic:
             return "a command name is only known when the line runs"
         return None
+
+    @property
+    def runs_unseen(self) -> str | None:
+        """Why the line runs code from elsewhere that the rules cannot read, or None."""
+        return "; ".join(dict.fromkeys(why for why, _ in self.loads)) or None
+
+    def allow_vouches_for_loads(self, specifier: str) -> bool:
+        """Whether an allow rule's glob writes out every option through which the line runs code from elsewhere
+        (``python3 -c*`` vouches for ``-c``; ``make test*`` does not vouch for ``-f x.mk``)."""
+        written = specifier.split()
+        return all(any(word.startswith(option) for word in written) for _, option in self.loads)
 
     @property
     def changes_programs(self) -> tuple[str, ...]:
@@ -103,6 +120,8 @@ class _Scan:
         self.tails: list[str] = []
         self.unseen: list[str] = []
         self.env: list[str] = []
+        self.loads: list[tuple[str, str]] = []
+        self.programs: list[str] = []
         self.opaque = False
         self.privileged = False
         self.writes = False
@@ -111,11 +130,19 @@ class _Scan:
         if reason not in self.unseen:
             self.unseen.append(reason)
 
+    def load(self, reason: str, option: str) -> None:
+        if (reason, option) not in self.loads:
+            self.loads.append((reason, option))
+
 
 def split_command(command: str) -> ShellCommand:
     scan = _Scan()
     _collect(command, scan, depth=0)
     kept = tuple(p for p in scan.pieces if p)
+    for variable in dict.fromkeys(scan.env):
+        program = next((p for p in dict.fromkeys(scan.programs) if env_runs(p, variable)), None)
+        if program is not None:
+            scan.load(f"{variable} set on the line can make {program} run code the rules cannot see", variable)
     return ShellCommand(
         pieces=kept,
         opaque=scan.opaque,
@@ -125,6 +152,7 @@ def split_command(command: str) -> ShellCommand:
         tails=tuple(dict.fromkeys(t for t in scan.tails if t and t not in kept)),
         privileged=scan.privileged,
         env=tuple(dict.fromkeys(scan.env)),
+        loads=tuple(scan.loads),
     )
 
 
@@ -154,8 +182,7 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         scan.opaque = True
         scan.hide(f"commands are nested more than {_MAX_DEPTH} levels deep")
         return
-    # a backslash before a newline continues the line
-    command = command.replace("\\\n", " ")
+    command = _join_continued_lines(command)
     if _ANSI_C_ESCAPED_QUOTE.search(command):
         scan.hide("a $'...' string holds an escaped quote, so where it ends cannot be told for sure")
     command = _plain_comments(_plain_heredoc_bodies(command))
@@ -195,6 +222,44 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
             if token == "$":
                 continue
             current.append(token.removesuffix("$") if token.endswith("$") and len(token) > 1 else token)
+
+
+def _join_continued_lines(command: str) -> str:
+    """The line with each backslash-newline removed, as bash removes it before it splits words (``r\\`` newline
+    ``m -rf x`` runs ``rm -rf x``); not inside single quotes, where it is text, nor in a comment, which ends at the
+    newline (``# \\`` does not make the next line a comment)."""
+    if "\\\n" not in command:
+        return command
+    out: list[str] = []
+    index, quote = 0, None
+    while index < len(command):
+        char = command[index]
+        if quote == "'":
+            quote = None if char == "'" else quote
+        elif char == "\\":
+            if command.startswith("\n", index + 1):
+                index += 2
+                continue
+            out.append(command[index : index + 2])
+            index += 2
+            continue
+        elif quote == "$'":
+            quote = None if char == "'" else quote
+        elif quote == '"':
+            quote = None if char == '"' else quote
+        elif char == "'":
+            quote = "$'" if index and command[index - 1] == "$" else "'"
+        elif char == '"':
+            quote = char
+        elif char == "#" and (index == 0 or command[index - 1] in _WORD_BREAKS):
+            end = command.find("\n", index)
+            end = len(command) if end < 0 else end
+            out.append(command[index:end])
+            index = end
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
 
 
 def _plain_heredoc_bodies(command: str) -> str:
@@ -336,6 +401,10 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
     elif _GLOB.search(head) or _BRACE_EXPANSION.search(head):
         scan.hide(f"the command name {head!r} is expanded by the shell when the line runs")
     stdin_redirect = any(w in _STDIN_REDIRECTS for w in words[1:])
+    if name in _SETTERS:  # `export LESSOPEN=...; less x`: the variable holds for the commands after it
+        scan.env += [m.group(1) for m in map(_ASSIGNMENT.match, words[1:]) if m is not None]
+    if name != "git":  # git's own options are read once its global options are dropped
+        _runs(name, words, scan, depth=depth)
     if name in SHELLS:
         if _shell_inline(words, scan, depth=depth):
             return
@@ -356,6 +425,7 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
     if name == "git":
         scan.tails.append(" ".join(words))
         words = _git(words, scan)
+        _runs(name, words, scan, depth=depth)
     scan.pieces.append(" ".join(word for word in words if word))
     effect = option_effect(name, words)
     if effect is not None:
@@ -471,7 +541,7 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
         if not words:
             break
         name = words[0].rsplit("/", 1)[-1]
-        wrapper = WRAPPERS.get(name)
+        wrapper = WRAPPERS.get(name) or (WRAPPERS["ld.so"] if is_loader(name) else None)
         rest = words[1:]
         if wrapper is None:
             # `docker exec CONTAINER cmd`, `kubectl -n ns exec POD -- cmd`: the subcommand is the wrapper
@@ -482,6 +552,7 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
             rest = rest[skipped:]
         scan.privileged |= wrapper.privileged
         from_input |= wrapper.input_arguments
+        _runs(name, words, scan, depth=depth)  # a wrapper's own options may load code (`strace -o '|cmd'`, `ld.so --preload`)
         # an option taking a value the table does not know must not hide the command: deny rules see every tail
         scan.tails.extend(" ".join(rest[i:]) for i in range(len(rest)))
         index, positionals, restart, program = 0, wrapper.positionals, None, None
@@ -585,3 +656,115 @@ def _ssh_option(rest: list[str], index: int, wrapper: Wrapper, scan: _Scan, *, d
             scan.hide(hidden)
         return 1 if letters[at + 1 :] else 2
     return 1
+
+
+_SETTERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_PYTHON_MODULE = re.compile(r"^-[A-Za-z]*m(.*)$")
+
+
+def _runs(name: str, words: list[str], scan: _Scan, *, depth: int) -> None:
+    """Read one command against its entry in the table of programs that run code from elsewhere: what it names is
+    a load (``scan.loads``); a shell command line an option gives is split as a line of its own."""
+    key = program_key(name)
+    scan.programs.append(key)
+    if key == "python":  # `python3 -m pytest -p x`: the module's own options, as its entry says
+        for index, word in enumerate(words[1:], start=1):
+            module = _PYTHON_MODULE.match(word) if not word.startswith("--") else None
+            if module is not None:
+                target = module.group(1) or (words[index + 1] if index + 1 < len(words) else "")
+                after = index + (1 if module.group(1) else 2)
+                if target:
+                    _runs(target.partition(".")[0], [target, *words[after:]], scan, depth=depth)
+                break
+            if not word.startswith("-"):
+                break
+    runs = entry(name)
+    if runs is not None:
+        _read_entry(name, runs, words[1:], scan, depth=depth)
+    if key == "git" and len(words) > 1:
+        sub = entry(f"git {words[1]}")
+        if sub is not None:
+            _read_entry(f"git {words[1]}", sub, words[2:], scan, depth=depth)
+
+
+def _kind(runs: Runs, option: str) -> str | None:
+    for kind in ("code", "files", "programs", "lines"):
+        if option in getattr(runs, kind):
+            return kind
+    return None
+
+
+def _long_kind(runs: Runs, option: str) -> tuple[str, str] | None:
+    """A ``--long`` option as GNU getopt reads it: exact, or a prefix of the names (the first, when several)."""
+    kind = _kind(runs, option)
+    if kind is not None:
+        return option, kind
+    for kind in ("code", "files", "programs", "lines"):
+        longer = sorted(n for n in getattr(runs, kind) if n.startswith("--") and n.startswith(option))
+        if longer:
+            return longer[0], kind
+    return None
+
+
+def _read_entry(name: str, runs: Runs, args: list[str], scan: _Scan, *, depth: int) -> None:
+    if runs.always is not None:
+        scan.load(runs.always, name)
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if runs.text is not None:
+            found = runs.text.search(word)
+            if found is not None:
+                scan.load(f"{name} is given {found.group(0).strip()!r}, which runs a program the rules cannot see", found.group(0).strip())
+        if word in runs.rest:
+            if index < len(args):
+                _collect(" ".join(args[index:]), scan, depth=depth + 1)
+            return
+        if word == "--":
+            continue  # operands follow; their text still counts
+        matched: tuple[str, str] | None = None
+        value: str | None = None
+        if word.startswith("--") and len(word) > 2:
+            option, eq, glued = word.partition("=")
+            matched = _long_kind(runs, option)
+            value = glued if eq else None
+        elif word.startswith("-") and len(word) > 1:
+            option, eq, glued = word.partition("=")
+            kind = _kind(runs, option)
+            if kind is not None:
+                matched, value = (option, kind), glued if eq else None
+            elif runs.clusters:
+                for at, letter in enumerate(word[1:], start=2):
+                    if f"-{letter}" in runs.values:
+                        break
+                    kind = _kind(runs, f"-{letter}")
+                    if kind is not None:
+                        matched, value = (f"-{letter}", kind), word[at:] or None
+                        break
+        elif word.startswith("+") and runs.plus and not word[1:].isdigit() and word != "+":
+            scan.load(f"{name} {word} runs a command the rules cannot see", "+")
+            continue
+        elif runs.assignments and _ASSIGNMENT.match(word):
+            variable = word.partition("=")[0]
+            if "*" in runs.assignments or variable in runs.assignments:
+                scan.load(f"{name} {variable}= sets what it runs, which the rules cannot see", f"{variable}=")
+            continue
+        if matched is None:
+            continue
+        option, kind = matched
+        if value is None and index < len(args):
+            value = args[index]
+            index += 1
+        shown = f"{word} {value}" if value is not None and value not in word else word
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        if kind == "lines" or kind == "programs":
+            if value:
+                _collect(value, scan, depth=depth + 1)
+            if kind == "lines":
+                continue
+            scan.load(f"{name} {shown} runs a program with arguments the rules cannot see", option)
+        elif kind == "code":
+            scan.load(f"{name} {shown} runs code the rules cannot see", option)
+        else:
+            scan.load(f"{name} {shown} loads code or commands from elsewhere, which the rules cannot see", option)
