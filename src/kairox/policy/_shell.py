@@ -395,6 +395,9 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
     if not words:
         return
     head = words[0]
+    if head.startswith("#"):  # a comment (`#!/bin/sh` atop a script): its words name no program
+        scan.pieces.append(" ".join(words))
+        return
     name = head.rsplit("/", 1)[-1]
     if head == "{}":  # `find -exec {}` / `xargs -I{} {}`: the command is a file name or input
         scan.hide("the command is a name substituted when the line runs")
