@@ -254,7 +254,7 @@ def _join_continued_lines(command: str) -> str:
         elif char == "#" and (index == 0 or command[index - 1] in _WORD_BREAKS):
             end = command.find("\n", index)
             end = len(command) if end < 0 else end
-            out.append(command[index:end])
+            out.append(command[index:end].replace("\\", " "))  # nor may its backslash escape the newline for the lexer
             index = end
             continue
         out.append(char)
