@@ -10,6 +10,7 @@ allow rule covers it only when its glob writes the option out (``make --eval*``)
 Adding a program is adding a line below; ``tests/security/test_shell_fail_closed.py`` tries every entry.
 """
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -170,6 +171,7 @@ architecture gives it."""
 _VERSION = re.compile(r"[0-9.]+$")
 
 
+@functools.lru_cache(maxsize=1024)
 def program_key(name: str) -> str:
     """The table's name for a program: a loader is ``ld.so``, a version suffix dropped (``python3.12``: ``python``)."""
     if _LOADER.match(name):

@@ -11,6 +11,7 @@ before it runs (other commands on the line, a script that writes its own file).
 Only the engine calls this, and only when such a rule exists: without one nothing is read.
 """
 
+import functools
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +25,9 @@ SCRIPT_LIMIT = 64 * 1024
 _MAX_DEPTH = 4
 """Scripts run by scripts, read this deep; deeper ones are asked about."""
 _FOLDER_CHANGES = frozenset({"cd", "pushd", "popd"})
+_split = functools.lru_cache(maxsize=64)(split_command)
+"""Scripts split before, by their text: a call is decided more than once (the decision, the rule to offer), and a
+session runs the same script again; the file itself is read each time, so a changed script is split anew."""
 
 
 class _Found:
@@ -134,7 +138,7 @@ def _read(text: str, path: Path, found: _Found, *, changing: bool, cwd: Path, ro
     if changing:
         found.load(f"other commands of the line may change {text} before it runs", text)
     content = data.decode("utf-8", errors="replace")
-    inner = split_command(content)
+    inner = _split(content)
     found.tails += [*inner.pieces, *inner.tails]
     if inner.hidden is not None:
         found.load(f"in {text}: {inner.hidden}", text)
