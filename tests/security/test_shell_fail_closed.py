@@ -144,6 +144,14 @@ INLINE_AND_OPTIONS = [
     "python3 -m pytest -p evilplugin -q",
     "PYTEST_PLUGINS=evilplugin python3 -m pytest",
     "at now",
+    # an option or variable only known when the line runs may be any of the table's
+    "vim $'\\x2dc' '!rm victim'",
+    "F=-f; make $F evil.mk",
+    "make -$F evil.mk",
+    "read LD_PRELOAD <<< ./evil.so; export LD_PRELOAD; ls",
+    "export $V; ls",
+    "make -C /tmp/evil",
+    "npm --prefix /tmp/evil run test",
 ]
 
 

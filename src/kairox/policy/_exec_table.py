@@ -68,7 +68,7 @@ _NODE = _r(code="-e --eval -p --print", files="-r --require --import --loader --
 _AWK = _r(files="-f --file -i --include -l --load -E --exec", env="AWKPATH AWKLIBPATH",
           text=r"system\s*\(|\|&|\|\s*getline|\bprintf?\b[^;}]*\||@(?:load|include)\b")
 _SQL_DOT = r"(?:^|[\n;])\s*\.(?:shell|system|read|load|once|output|import|excel|open)\b|load_extension\s*\("
-_NPM = _r(lines="-c --call", programs="--script-shell --node-options", files="--userconfig --globalconfig", env="NPM_CONFIG_* NODE_OPTIONS")
+_NPM = _r(lines="-c --call", programs="--script-shell --node-options", files="--userconfig --globalconfig --prefix -C --dir", env="NPM_CONFIG_* NODE_OPTIONS")
 _GDB = _r(code="-ex --ex -iex --iex -eval-command --eval-command -init-eval-command --init-eval-command",
           files="-x --x -ix --ix -command --command -init-command --init-command -p --pid", rest="--args -args", clusters=False)
 _LLDB = _r(code="-o --one-line -O --one-line-before-file -k --one-line-on-crash",
@@ -89,8 +89,8 @@ TABLE: dict[str, Runs] = {
     "mysql": _r(files="--defaults-file --defaults-extra-file --init-command --plugin-dir", programs="--pager",
                 text=r"\\!|(?i:^\s*system\b|[;\n]\s*system\b)"),
     # build tools and package managers: code, makefiles and shells given on the line
-    "make": _r(code="--eval -E", files="-f --file --makefile -I --include-dir", env="MAKEFLAGS GNUMAKEFLAGS MAKEFILES MFLAGS", assign="*"),
-    "gmake": _r(code="--eval -E", files="-f --file --makefile -I --include-dir", env="MAKEFLAGS GNUMAKEFLAGS MAKEFILES MFLAGS", assign="*"),
+    "make": _r(code="--eval -E", files="-f --file --makefile -I --include-dir -C --directory", env="MAKEFLAGS GNUMAKEFLAGS MAKEFILES MFLAGS", assign="*"),
+    "gmake": _r(code="--eval -E", files="-f --file --makefile -I --include-dir -C --directory", env="MAKEFLAGS GNUMAKEFLAGS MAKEFILES MFLAGS", assign="*"),
     "npm": _NPM, "npx": _NPM, "pnpm": _NPM, "yarn": _NPM,
     "cargo": _r(files="--config --manifest-path -Z", env="RUSTC RUSTC_WRAPPER RUSTDOC CARGO_BUILD_* CARGO_TARGET_* RUSTFLAGS CARGO_ENCODED_RUSTFLAGS"),
     "go": _r(programs="-exec -toolexec", env="GOFLAGS GOTOOLCHAIN CC CXX", clusters=False),

@@ -125,6 +125,8 @@ class _Scan:
         self.opaque = False
         self.privileged = False
         self.writes = False
+        self.expands = False
+        """The line being split has a ``$`` outside single quotes: a word holding one may be known only at run time."""
 
     def hide(self, reason: str) -> None:
         if reason not in self.unseen:
@@ -142,7 +144,8 @@ def split_command(command: str) -> ShellCommand:
     for variable in dict.fromkeys(scan.env):
         program = next((p for p in dict.fromkeys(scan.programs) if env_runs(p, variable)), None)
         if program is not None:
-            scan.load(f"{variable} set on the line can make {program} run code the rules cannot see", variable)
+            which = "the line's programs" if env_runs("", variable) else program
+            scan.load(f"{variable} set on the line can make {which} run code the rules cannot see", variable)
     return ShellCommand(
         pieces=kept,
         opaque=scan.opaque,
@@ -209,6 +212,7 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         scan.hide("a quoted array subscript holds a command substitution, which bash runs when it evaluates the subscript")
     elif any(_PROMPT_EXPANSION.search(token) for token in tokens) and any(_LITERAL_CODE.search(token) for token in tokens):
         scan.hide("quoted text holds a command substitution and the line expands text as a prompt (${x@P}, PS4), which runs it")
+    outer, scan.expands = scan.expands, _expands(command)
     current: list[str] = []
     piped = False
     for token in [*tokens, ";"]:
@@ -222,6 +226,7 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
             if token == "$":
                 continue
             current.append(token.removesuffix("$") if token.endswith("$") and len(token) > 1 else token)
+    scan.expands = outer
 
 
 def _join_continued_lines(command: str) -> str:
@@ -260,6 +265,29 @@ def _join_continued_lines(command: str) -> str:
         out.append(char)
         index += 1
     return "".join(out)
+
+
+def _expands(command: str) -> bool:
+    """Whether the line holds a ``$`` outside single quotes (a variable, ``$'...'``, a substitution's place): the
+    lexer drops quotes, so ``sed '$p'`` and ``sed $p`` give the same word, and only the line tells them apart."""
+    if "$" not in command:
+        return False
+    index, quote = 0, None
+    while index < len(command):
+        char = command[index]
+        if quote == "'":
+            quote = None if char == "'" else quote
+        elif char == "\\":
+            index += 2
+            continue
+        elif char == "$":
+            return True
+        elif char == '"':
+            quote = None if quote == '"' else '"'
+        elif char == "'" and quote is None:
+            quote = "'"
+        index += 1
+    return False
 
 
 def _plain_heredoc_bodies(command: str) -> str:
@@ -406,6 +434,9 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
     stdin_redirect = any(w in _STDIN_REDIRECTS for w in words[1:])
     if name in _SETTERS:  # `export LESSOPEN=...; less x`: the variable holds for the commands after it
         scan.env += [m.group(1) for m in map(_ASSIGNMENT.match, words[1:]) if m is not None]
+        scan.env += [w for w in words[1:] if _NAME.match(w)]  # `read LD_PRELOAD; export LD_PRELOAD`
+        if any(w.startswith("$") for w in words[1:]):
+            scan.load(f"{name} sets variables named only when the line runs", name)
     if name != "git":  # git's own options are read once its global options are dropped
         _runs(name, words, scan, depth=depth)
     if name in SHELLS:
@@ -662,6 +693,7 @@ def _ssh_option(rest: list[str], index: int, wrapper: Wrapper, scan: _Scan, *, d
 
 
 _SETTERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PYTHON_MODULE = re.compile(r"^-[A-Za-z]*m(.*)$")
 
 
@@ -716,6 +748,9 @@ def _read_entry(name: str, runs: Runs, args: list[str], scan: _Scan, *, depth: i
     while index < len(args):
         word = args[index]
         index += 1
+        if scan.expands and (word.startswith("$") or (word.startswith("-") and "$" in word)):
+            # `vim $'\x2dc' '!rm x'`, `make $FLAGS`: an option only known when the line runs may be any of the entry's
+            scan.load(f"an argument of {name} is only known when the line runs and may be an option that runs code", "$")
         if runs.text is not None:
             found = runs.text.search(word)
             if found is not None:
