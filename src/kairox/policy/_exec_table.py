@@ -12,7 +12,7 @@ Adding a program is adding a line below; ``tests/security/test_shell_fail_closed
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,13 +47,22 @@ class Runs:
     """Its first operand is a program file it runs (``python3 x.py``, ``bash s.sh``)."""
     values: frozenset[str] = frozenset()
     """Options taking a separate value that does not run anything, so the script operand is found after them."""
+    options: dict[str, str] = field(default_factory=dict)
+    """Every option of ``code``, ``files``, ``programs`` and ``lines``, with the name of its kind (built by ``_r``)."""
+
+    @property
+    def reads_arguments(self) -> bool:
+        """Whether any of the command's arguments can matter (an entry of variables only need not read them)."""
+        return bool(self.options or self.rest or self.assignments or self.text is not None or self.plus)
 
 
 def _r(
     *, code: str = "", files: str = "", programs: str = "", lines: str = "", rest: str = "", env: str = "", assign: str = "",
     text: str | None = None, plus: bool = False, clusters: bool = True, always: str | None = None, script: bool = False, values: str = "",
 ) -> Runs:
+    kinds = {"code": code, "files": files, "programs": programs, "lines": lines}
     return Runs(
+        options={option: kind for kind, spelled in kinds.items() for option in spelled.split()},
         code=frozenset(code.split()), files=frozenset(files.split()), programs=frozenset(programs.split()), lines=frozenset(lines.split()),
         rest=frozenset(rest.split()), env=frozenset(env.split()), assignments=frozenset(assign.split()),
         text=None if text is None else re.compile(text), plus=plus, clusters=clusters, always=always, script=script, values=frozenset(values.split()),
@@ -192,4 +201,4 @@ def env_runs(name: str, variable: str) -> bool:
 
 
 def is_loader(name: str) -> bool:
-    return _LOADER.match(name) is not None
+    return name.startswith("ld") and _LOADER.match(name) is not None

@@ -125,8 +125,16 @@ class _Scan:
         self.opaque = False
         self.privileged = False
         self.writes = False
-        self.expands = False
-        """The line being split has a ``$`` outside single quotes: a word holding one may be known only at run time."""
+        self.line = ""
+        self.known: bool | None = None
+
+    @property
+    def expands(self) -> bool:
+        """The line being split has a ``$`` outside single quotes: a word holding one may be known only at run time
+        (worked out when a command of the table's is met)."""
+        if self.known is None:
+            self.known = _expands(self.line)
+        return self.known
 
     def hide(self, reason: str) -> None:
         if reason not in self.unseen:
@@ -212,7 +220,7 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         scan.hide("a quoted array subscript holds a command substitution, which bash runs when it evaluates the subscript")
     elif any(_PROMPT_EXPANSION.search(token) for token in tokens) and any(_LITERAL_CODE.search(token) for token in tokens):
         scan.hide("quoted text holds a command substitution and the line expands text as a prompt (${x@P}, PS4), which runs it")
-    outer, scan.expands = scan.expands, _expands(command)
+    outer, scan.line, scan.known = (scan.line, scan.known), command, None
     current: list[str] = []
     piped = False
     for token in [*tokens, ";"]:
@@ -226,7 +234,7 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
             if token == "$":
                 continue
             current.append(token.removesuffix("$") if token.endswith("$") and len(token) > 1 else token)
-    scan.expands = outer
+    scan.line, scan.known = outer
 
 
 def _join_continued_lines(command: str) -> str:
@@ -722,28 +730,20 @@ def _runs(name: str, words: list[str], scan: _Scan, *, depth: int) -> None:
             _read_entry(f"git {words[1]}", sub, words[2:], scan, depth=depth)
 
 
-def _kind(runs: Runs, option: str) -> str | None:
-    for kind in ("code", "files", "programs", "lines"):
-        if option in getattr(runs, kind):
-            return kind
-    return None
-
-
 def _long_kind(runs: Runs, option: str) -> tuple[str, str] | None:
     """A ``--long`` option as GNU getopt reads it: exact, or a prefix of the names (the first, when several)."""
-    kind = _kind(runs, option)
+    kind = runs.options.get(option)
     if kind is not None:
         return option, kind
-    for kind in ("code", "files", "programs", "lines"):
-        longer = sorted(n for n in getattr(runs, kind) if n.startswith("--") and n.startswith(option))
-        if longer:
-            return longer[0], kind
-    return None
+    longer = sorted(n for n in runs.options if n.startswith("--") and n.startswith(option))
+    return (longer[0], runs.options[longer[0]]) if longer else None
 
 
 def _read_entry(name: str, runs: Runs, args: list[str], scan: _Scan, *, depth: int) -> None:
     if runs.always is not None:
         scan.load(runs.always, name)
+    if not runs.reads_arguments:
+        return
     index = 0
     while index < len(args):
         word = args[index]
@@ -769,14 +769,14 @@ def _read_entry(name: str, runs: Runs, args: list[str], scan: _Scan, *, depth: i
             value = glued if eq else None
         elif word.startswith("-") and len(word) > 1:
             option, eq, glued = word.partition("=")
-            kind = _kind(runs, option)
+            kind = runs.options.get(option)
             if kind is not None:
                 matched, value = (option, kind), glued if eq else None
             elif runs.clusters:
                 for at, letter in enumerate(word[1:], start=2):
                     if f"-{letter}" in runs.values:
                         break
-                    kind = _kind(runs, f"-{letter}")
+                    kind = runs.options.get(f"-{letter}")
                     if kind is not None:
                         matched, value = (f"-{letter}", kind), word[at:] or None
                         break
