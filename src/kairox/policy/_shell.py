@@ -105,6 +105,8 @@ class ShellCommand:
     def allow_vouches_for_loads(self, specifier: str) -> bool:
         """Whether an allow rule's glob writes out every option through which the line runs code from elsewhere
         (``python3 -c*`` vouches for ``-c``; ``make test*`` does not vouch for ``-f x.mk``)."""
+        if not self.loads:
+            return True
         written = specifier.split()
         return all(any(word.startswith(option) for word in written) for _, option in self.loads)
 
