@@ -178,6 +178,8 @@ _LOADER = re.compile(r"^ld(?:-linux[-\w]*|64|-musl-\w+)?\.so(?:\.\d+)*$|^ld-\d[\
 """The dynamic loader run as a program (``/lib64/ld-linux-x86-64.so.2 /bin/rm x``), under whatever name the
 architecture gives it."""
 _VERSION = re.compile(r"[0-9.]+$")
+ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+"""A shell assignment word (``NAME=VALUE``, ``NAME[i]=VALUE``, ``NAME+=VALUE``); group 1 is the name."""
 
 
 @functools.lru_cache(maxsize=1024)

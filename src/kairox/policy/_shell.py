@@ -12,7 +12,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from kairox.policy._exec_table import Runs, entry, env_runs, is_loader, program_key
+from kairox.policy._exec_reader import read_command
+from kairox.policy._exec_table import ASSIGNMENT, env_runs, is_loader
 from kairox.policy._wrappers import (
     GIT_FLAGS,
     GIT_VALUE_OPTIONS,
@@ -32,7 +33,7 @@ from kairox.policy._wrappers import (
 
 _OPERATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "\n", ";&", ";;&"})
 _PIPES = frozenset({"|", "|&"})
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+_ASSIGNMENT = ASSIGNMENT
 _MAX_DEPTH = 8
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "coproc"})
@@ -704,107 +705,8 @@ def _ssh_option(rest: list[str], index: int, wrapper: Wrapper, scan: _Scan, *, d
 
 _SETTERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PYTHON_MODULE = re.compile(r"^-[A-Za-z]*m(.*)$")
 
 
 def _runs(name: str, words: list[str], scan: _Scan, *, depth: int) -> None:
-    """Read one command against its entry in the table of programs that run code from elsewhere: what it names is
-    a load (``scan.loads``); a shell command line an option gives is split as a line of its own."""
-    key = program_key(name)
-    scan.programs.append(key)
-    if key == "python":  # `python3 -m pytest -p x`: the module's own options, as its entry says
-        for index, word in enumerate(words[1:], start=1):
-            module = _PYTHON_MODULE.match(word) if not word.startswith("--") else None
-            if module is not None:
-                target = module.group(1) or (words[index + 1] if index + 1 < len(words) else "")
-                after = index + (1 if module.group(1) else 2)
-                if target:
-                    _runs(target.partition(".")[0], [target, *words[after:]], scan, depth=depth)
-                break
-            if not word.startswith("-"):
-                break
-    runs = entry(name)
-    if runs is not None:
-        _read_entry(name, runs, words[1:], scan, depth=depth)
-    if key == "git" and len(words) > 1:
-        sub = entry(f"git {words[1]}")
-        if sub is not None:
-            _read_entry(f"git {words[1]}", sub, words[2:], scan, depth=depth)
-
-
-def _long_kind(runs: Runs, option: str) -> tuple[str, str] | None:
-    """A ``--long`` option as GNU getopt reads it: exact, or a prefix of the names (the first, when several)."""
-    kind = runs.options.get(option)
-    if kind is not None:
-        return option, kind
-    longer = sorted(n for n in runs.options if n.startswith("--") and n.startswith(option))
-    return (longer[0], runs.options[longer[0]]) if longer else None
-
-
-def _read_entry(name: str, runs: Runs, args: list[str], scan: _Scan, *, depth: int) -> None:
-    if runs.always is not None:
-        scan.load(runs.always, name)
-    if not runs.reads_arguments:
-        return
-    index = 0
-    while index < len(args):
-        word = args[index]
-        index += 1
-        if scan.expands and (word.startswith("$") or (word.startswith("-") and "$" in word)):
-            # `vim $'\x2dc' '!rm x'`, `make $FLAGS`: an option only known when the line runs may be any of the entry's
-            scan.load(f"an argument of {name} is only known when the line runs and may be an option that runs code", "$")
-        if runs.text is not None:
-            found = runs.text.search(word)
-            if found is not None:
-                scan.load(f"{name} is given {found.group(0).strip()!r}, which runs a program the rules cannot see", found.group(0).strip())
-        if word in runs.rest:
-            if index < len(args):
-                _collect(" ".join(args[index:]), scan, depth=depth + 1)
-            return
-        if word == "--":
-            continue  # operands follow; their text still counts
-        matched: tuple[str, str] | None = None
-        value: str | None = None
-        if word.startswith("--") and len(word) > 2:
-            option, eq, glued = word.partition("=")
-            matched = _long_kind(runs, option)
-            value = glued if eq else None
-        elif word.startswith("-") and len(word) > 1:
-            option, eq, glued = word.partition("=")
-            kind = runs.options.get(option)
-            if kind is not None:
-                matched, value = (option, kind), glued if eq else None
-            elif runs.clusters:
-                for at, letter in enumerate(word[1:], start=2):
-                    if f"-{letter}" in runs.values:
-                        break
-                    kind = runs.options.get(f"-{letter}")
-                    if kind is not None:
-                        matched, value = (f"-{letter}", kind), word[at:] or None
-                        break
-        elif word.startswith("+") and runs.plus and not word[1:].isdigit() and word != "+":
-            scan.load(f"{name} {word} runs a command the rules cannot see", "+")
-            continue
-        elif runs.assignments and _ASSIGNMENT.match(word):
-            variable = word.partition("=")[0]
-            if "*" in runs.assignments or variable in runs.assignments:
-                scan.load(f"{name} {variable}= sets what it runs, which the rules cannot see", f"{variable}=")
-            continue
-        if matched is None:
-            continue
-        option, kind = matched
-        if value is None and index < len(args):
-            value = args[index]
-            index += 1
-        shown = f"{word} {value}" if value is not None and value not in word else word
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        if kind == "lines" or kind == "programs":
-            if value:
-                _collect(value, scan, depth=depth + 1)
-            if kind == "lines":
-                continue
-            scan.load(f"{name} {shown} runs a program with arguments the rules cannot see", option)
-        elif kind == "code":
-            scan.load(f"{name} {shown} runs code the rules cannot see", option)
-        else:
-            scan.load(f"{name} {shown} loads code or commands from elsewhere, which the rules cannot see", option)
+    """Read one command against the table of programs that run code from elsewhere (``_exec_reader``)."""
+    read_command(name, words, scan, lambda line: _collect(line, scan, depth=depth + 1))
