@@ -4,7 +4,8 @@ Word-bounded: ``allow_matches`` (the program and git's subcommand as whole words
 Plain: ``fnmatch.fnmatchcase`` on the same command and glob (how allow rules matched before, and how deny and ask
 rules still match). Each round matches every command of a corpus against 30 rules; prints the median over ROUNDS
 in microseconds per match, and the word-bounded/plain ratio. For scale, a whole ``PolicyEngine.decide`` of a
-three-command line under the same 30 rules.
+three-command line under the same 30 rules, and with a deny rule added: the same line, a line the table of programs
+that run code reads (``make -f``), and a line running a 40-line script (read and split at each decision).
 
 Run: .venv/bin/python bench/shell_rules.py [ROUNDS]
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from kairox.config import ApprovalPolicy, PolicyConfig
 from kairox.policy import PolicyEngine, PolicySettings, Rule
 from kairox.policy._command_glob import allow_matches
-from kairox.tools import BUILTIN_SPECS
+from kairox.tools import BUILTIN_SPECS, ToolSpec
 
 GLOBS = [f"tool{i} sub*" for i in range(20)] + ["ls*", "git status*", "git log*", "npm run test*", "rm build/*", "cat*", "tr*", "make*", "pytest -q*", "echo*"]
 COMMANDS = ["ls -la src", "git status --short", "git log --oneline -5", "npm run test:unit", "lsof -i", "truncate -s 0 x", "git status-x", "make test"]
@@ -49,12 +50,24 @@ def main() -> None:
         rules = [Rule(action="allow", pattern=f"shell.exec({glob})", file="kairox.toml", line=i) for i, glob in enumerate(GLOBS, start=1)]
         engine = PolicyEngine(PolicySettings.from_config(PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED), workspace=ws, rules=rules))
         shell = next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")
-        samples = []
-        for _ in range(rounds):
-            start = time.perf_counter()
-            engine.decide(shell, {"command": "git status --short && ls -la src | cat"})
-            samples.append(time.perf_counter() - start)
-        print(f"decide (3 commands)  {statistics.median(samples) * 1e6:8.1f} us/call")
+        print(f"decide (3 commands)  {_per_call(engine, shell, 'git status --short && ls -la src | cat', rounds):8.1f} us/call")
+        # a deny rule on the shell: lines are read against the program table, and scripts a line runs are read
+        (ws / "check.sh").write_text("#!/bin/sh\nset -e\n" + "".join(f"echo step {i} && ls -la src | grep -v x{i}\n" for i in range(40)))
+        denying = PolicyEngine(PolicySettings.from_config(
+            PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED), workspace=ws, rules=[Rule(action="deny", pattern="shell.exec(rm*)"), *rules]
+        ))
+        for label, line in (("3 commands", "git status --short && ls -la src | cat"), ("make -f", "make -j4 -f ci.mk test V=1"),
+                            ("script 40 lines", "sh check.sh")):
+            print(f"decide, deny rule ({label:15}) {_per_call(denying, shell, line, rounds):8.1f} us/call")
+
+
+def _per_call(engine: PolicyEngine, spec: ToolSpec, line: str, rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        engine.decide(spec, {"command": line})
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e6
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._paths import PathPattern, protected_reason, resolve_path, writable_reason
 from kairox.policy._readmask import MaskedReads, read_mask
 from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
+from kairox.policy._scripts import look_into
 from kairox.policy._shell import ShellCommand, split_command
 from kairox.policy._values import (
     allow_miss,
@@ -422,6 +423,11 @@ class PolicyEngine:
                     source=DecisionSource.RULE,
                     rule=naming.ref,
                 )
+        runs = None if facts.command is None else facts.command.runs_unseen
+        if runs is not None:
+            refusing = next((r for a in (RuleAction.DENY, RuleAction.ASK) for r in rules[a] if r.specifier is not None and not r.arguments), None)
+            if refusing is not None:  # code from elsewhere could run what the rule is about (Y8): a person decides
+                return Decision.ask(f"{runs}, so {refusing.ref} cannot be checked against it", source=DecisionSource.RULE, rule=refusing.ref)
         if facts.unseen is not None:
             unread = self._unread(spec, rules, facts)
             if unread is not None:
@@ -641,6 +647,8 @@ class PolicyEngine:
             line = self.command_line(spec, arguments)
             if line is not None:
                 command = split_command(line)
+                if self._refuses_commands(spec):  # only then are the scripts and programs it starts looked into
+                    command = self._looked_into(command, spec, arguments)
         paths: list[Path] = []
         unseen: str | None = None
         for name in profile.path_args:
@@ -667,6 +675,18 @@ class PolicyEngine:
         return _Facts(
             command=command, paths=(*paths, *named), arguments=arguments, skill=skill, named=tuple(named), unseen=unseen, scan_unseen=scan_unseen
         )
+
+    def _refuses_commands(self, spec: ToolSpec) -> bool:
+        """Whether a deny or ask rule on this tool's commands is in force (an allow rule alone reads no file)."""
+        rules = self._candidates(spec)
+        return any(r.specifier is not None and not r.arguments for a in (RuleAction.DENY, RuleAction.ASK) for r in rules[a])
+
+    def _looked_into(self, command: ShellCommand, spec: ToolSpec, arguments: Mapping[str, Any]) -> ShellCommand:
+        cwd = None if spec.permission.cwd_arg is None else arguments.get(spec.permission.cwd_arg)
+        folder = self.settings.workspace
+        if isinstance(cwd, str) and cwd.strip():
+            folder = resolve_path(cwd, base=self.settings.workspace, home=self.settings.home)
+        return look_into(command, cwd=folder, roots=self.settings.writable_roots, entered=int(folder != self.settings.workspace))
 
     def _in_folder(self, command: str, cwd: object) -> str:
         """The command as the rules see it: run in a folder other than the workspace root, it is ``cd DIR && ...``
@@ -696,7 +716,7 @@ class PolicyEngine:
                 # an allow rule vouches only for what it can see: every command, run as written, writing no file
                 return (
                     bool(pieces) and command.hidden is None and not command.opaque and not command.writes
-                    and not command.privileged and not command.changes_programs
+                    and not command.privileged and not command.changes_programs and command.allow_vouches_for_loads(specifier)
                     and all(allow_matches(p, specifier) for p in pieces)
                 )
             return any(_command_match(p, specifier) for p in (*pieces, *command.tails))

@@ -12,6 +12,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from kairox.policy._exec_reader import read_command
+from kairox.policy._exec_table import ASSIGNMENT, env_runs, is_loader
 from kairox.policy._wrappers import (
     GIT_FLAGS,
     GIT_VALUE_OPTIONS,
@@ -31,7 +33,7 @@ from kairox.policy._wrappers import (
 
 _OPERATORS = frozenset({"&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "\n", ";&", ";;&"})
 _PIPES = frozenset({"|", "|&"})
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+_ASSIGNMENT = ASSIGNMENT
 _MAX_DEPTH = 8
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "coproc"})
@@ -81,6 +83,11 @@ class ShellCommand:
     """A command runs under a wrapper that changes its authority (``sudo``, ``setpriv``, ``chroot`` ...)."""
     env: tuple[str, ...] = field(default=())
     """Names of the variables the line sets for its commands (``GIT_DIR=x git status``, ``env PATH=. ls``)."""
+    loads: tuple[tuple[str, str], ...] = ()
+    """Code a command runs from elsewhere, as ``(why, option)``: an option, operand, variable or text that
+    ``kairox.policy._exec_table`` names (``python3 -c``, ``make -f``, ``LESSOPEN``), a script the rules could not
+    read, a program in a writable folder. A deny or ask rule on the shell asks about the line; an allow rule covers
+    it only when its glob writes each option out."""
 
     @property
     def hidden(self) -> str | None:
@@ -90,6 +97,19 @@ class ShellCommand:
         if self.dynamic:
             return "a command name is only known when the line runs"
         return None
+
+    @property
+    def runs_unseen(self) -> str | None:
+        """Why the line runs code from elsewhere that the rules cannot read, or None."""
+        return "; ".join(dict.fromkeys(why for why, _ in self.loads)) or None
+
+    def allow_vouches_for_loads(self, specifier: str) -> bool:
+        """Whether an allow rule's glob writes out every option through which the line runs code from elsewhere
+        (``python3 -c*`` vouches for ``-c``; ``make test*`` does not vouch for ``-f x.mk``)."""
+        if not self.loads:
+            return True
+        written = specifier.split()
+        return all(any(word.startswith(option) for word in written) for _, option in self.loads)
 
     @property
     def changes_programs(self) -> tuple[str, ...]:
@@ -103,19 +123,40 @@ class _Scan:
         self.tails: list[str] = []
         self.unseen: list[str] = []
         self.env: list[str] = []
+        self.loads: list[tuple[str, str]] = []
+        self.programs: list[str] = []
         self.opaque = False
         self.privileged = False
         self.writes = False
+        self.line = ""
+        self.known: bool | None = None
+
+    @property
+    def expands(self) -> bool:
+        """The line being split has a ``$`` outside single quotes: a word holding one may be known only at run time
+        (worked out when a command of the table's is met)."""
+        if self.known is None:
+            self.known = _expands(self.line)
+        return self.known
 
     def hide(self, reason: str) -> None:
         if reason not in self.unseen:
             self.unseen.append(reason)
+
+    def load(self, reason: str, option: str) -> None:
+        if (reason, option) not in self.loads:
+            self.loads.append((reason, option))
 
 
 def split_command(command: str) -> ShellCommand:
     scan = _Scan()
     _collect(command, scan, depth=0)
     kept = tuple(p for p in scan.pieces if p)
+    for variable in dict.fromkeys(scan.env):
+        program = next((p for p in dict.fromkeys(scan.programs) if env_runs(p, variable)), None)
+        if program is not None:
+            which = "the line's programs" if env_runs("", variable) else program
+            scan.load(f"{variable} set on the line can make {which} run code the rules cannot see", variable)
     return ShellCommand(
         pieces=kept,
         opaque=scan.opaque,
@@ -125,6 +166,7 @@ def split_command(command: str) -> ShellCommand:
         tails=tuple(dict.fromkeys(t for t in scan.tails if t and t not in kept)),
         privileged=scan.privileged,
         env=tuple(dict.fromkeys(scan.env)),
+        loads=tuple(scan.loads),
     )
 
 
@@ -154,8 +196,7 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         scan.opaque = True
         scan.hide(f"commands are nested more than {_MAX_DEPTH} levels deep")
         return
-    # a backslash before a newline continues the line
-    command = command.replace("\\\n", " ")
+    command = _join_continued_lines(command)
     if _ANSI_C_ESCAPED_QUOTE.search(command):
         scan.hide("a $'...' string holds an escaped quote, so where it ends cannot be told for sure")
     command = _plain_comments(_plain_heredoc_bodies(command))
@@ -182,6 +223,7 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         scan.hide("a quoted array subscript holds a command substitution, which bash runs when it evaluates the subscript")
     elif any(_PROMPT_EXPANSION.search(token) for token in tokens) and any(_LITERAL_CODE.search(token) for token in tokens):
         scan.hide("quoted text holds a command substitution and the line expands text as a prompt (${x@P}, PS4), which runs it")
+    outer, scan.line, scan.known = (scan.line, scan.known), command, None
     current: list[str] = []
     piped = False
     for token in [*tokens, ";"]:
@@ -195,6 +237,68 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
             if token == "$":
                 continue
             current.append(token.removesuffix("$") if token.endswith("$") and len(token) > 1 else token)
+    scan.line, scan.known = outer
+
+
+def _join_continued_lines(command: str) -> str:
+    """The line with each backslash-newline removed, as bash removes it before it splits words (``r\\`` newline
+    ``m -rf x`` runs ``rm -rf x``); not inside single quotes, where it is text, nor in a comment, which ends at the
+    newline (``# \\`` does not make the next line a comment)."""
+    if "\\\n" not in command:
+        return command
+    out: list[str] = []
+    index, quote = 0, None
+    while index < len(command):
+        char = command[index]
+        if quote == "'":
+            quote = None if char == "'" else quote
+        elif char == "\\":
+            if command.startswith("\n", index + 1):
+                index += 2
+                continue
+            out.append(command[index : index + 2])
+            index += 2
+            continue
+        elif quote == "$'":
+            quote = None if char == "'" else quote
+        elif quote == '"':
+            quote = None if char == '"' else quote
+        elif char == "'":
+            quote = "$'" if index and command[index - 1] == "$" else "'"
+        elif char == '"':
+            quote = char
+        elif char == "#" and (index == 0 or command[index - 1] in _WORD_BREAKS):
+            end = command.find("\n", index)
+            end = len(command) if end < 0 else end
+            out.append(command[index:end].replace("\\", " "))  # nor may its backslash escape the newline for the lexer
+            index = end
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _expands(command: str) -> bool:
+    """Whether the line holds a ``$`` outside single quotes (a variable, ``$'...'``, a substitution's place): the
+    lexer drops quotes, so ``sed '$p'`` and ``sed $p`` give the same word, and only the line tells them apart."""
+    if "$" not in command:
+        return False
+    index, quote = 0, None
+    while index < len(command):
+        char = command[index]
+        if quote == "'":
+            quote = None if char == "'" else quote
+        elif char == "\\":
+            index += 2
+            continue
+        elif char == "$":
+            return True
+        elif char == '"':
+            quote = None if quote == '"' else '"'
+        elif char == "'" and quote is None:
+            quote = "'"
+        index += 1
+    return False
 
 
 def _plain_heredoc_bodies(command: str) -> str:
@@ -330,12 +434,22 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
     if not words:
         return
     head = words[0]
+    if head.startswith("#"):  # a comment (`#!/bin/sh` atop a script): its words name no program
+        scan.pieces.append(" ".join(words))
+        return
     name = head.rsplit("/", 1)[-1]
     if head == "{}":  # `find -exec {}` / `xargs -I{} {}`: the command is a file name or input
         scan.hide("the command is a name substituted when the line runs")
     elif _GLOB.search(head) or _BRACE_EXPANSION.search(head):
         scan.hide(f"the command name {head!r} is expanded by the shell when the line runs")
     stdin_redirect = any(w in _STDIN_REDIRECTS for w in words[1:])
+    if name in _SETTERS:  # `export LESSOPEN=...; less x`: the variable holds for the commands after it
+        scan.env += [m.group(1) for m in map(_ASSIGNMENT.match, words[1:]) if m is not None]
+        scan.env += [w for w in words[1:] if _NAME.match(w)]  # `read LD_PRELOAD; export LD_PRELOAD`
+        if any(w.startswith("$") for w in words[1:]):
+            scan.load(f"{name} sets variables named only when the line runs", name)
+    if name != "git":  # git's own options are read once its global options are dropped
+        _runs(name, words, scan, depth=depth)
     if name in SHELLS:
         if _shell_inline(words, scan, depth=depth):
             return
@@ -356,6 +470,7 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
     if name == "git":
         scan.tails.append(" ".join(words))
         words = _git(words, scan)
+        _runs(name, words, scan, depth=depth)
     scan.pieces.append(" ".join(word for word in words if word))
     effect = option_effect(name, words)
     if effect is not None:
@@ -471,7 +586,7 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
         if not words:
             break
         name = words[0].rsplit("/", 1)[-1]
-        wrapper = WRAPPERS.get(name)
+        wrapper = WRAPPERS.get(name) or (WRAPPERS["ld.so"] if is_loader(name) else None)
         rest = words[1:]
         if wrapper is None:
             # `docker exec CONTAINER cmd`, `kubectl -n ns exec POD -- cmd`: the subcommand is the wrapper
@@ -482,6 +597,7 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
             rest = rest[skipped:]
         scan.privileged |= wrapper.privileged
         from_input |= wrapper.input_arguments
+        _runs(name, words, scan, depth=depth)  # a wrapper's own options may load code (`strace -o '|cmd'`, `ld.so --preload`)
         # an option taking a value the table does not know must not hide the command: deny rules see every tail
         scan.tails.extend(" ".join(rest[i:]) for i in range(len(rest)))
         index, positionals, restart, program = 0, wrapper.positionals, None, None
@@ -585,3 +701,12 @@ def _ssh_option(rest: list[str], index: int, wrapper: Wrapper, scan: _Scan, *, d
             scan.hide(hidden)
         return 1 if letters[at + 1 :] else 2
     return 1
+
+
+_SETTERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _runs(name: str, words: list[str], scan: _Scan, *, depth: int) -> None:
+    """Read one command against the table of programs that run code from elsewhere (``_exec_reader``)."""
+    read_command(name, words, scan, lambda line: _collect(line, scan, depth=depth + 1))

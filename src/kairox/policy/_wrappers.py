@@ -126,6 +126,11 @@ WRAPPERS: dict[str, Wrapper] = {
     # another host: ssh joins its remote command's words with spaces and the remote shell reads them as a line
     "ssh": _SSH,
     "slogin": _SSH,
+    # the dynamic loader run as a program (`/lib64/ld-linux-x86-64.so.2 /bin/rm x`), under any of its names
+    "ld.so": _w("--library-path", "--preload", "--audit", "--argv0", "--inhibit-rpath", "--glibc-hwcaps-prefix", "--glibc-hwcaps-mask"),
+    "ssh-agent": _w("-a", "-E", "-t", "-P", "-O"),
+    "chronic": _w(),
+    "ifne": _w(),
     "busybox": _w(),
     "toybox": _w(),
     "coreutils": _w(),
@@ -150,7 +155,7 @@ _KUBE_EXEC = _w("-c", "--container", "-f", "--filename", "--pod-running-timeout"
 
 @dataclass(frozen=True, slots=True)
 class _ExecTool:
-    """A program whose subcommands run a command in a container (``docker exec``, ``kubectl exec``)."""
+    """A program whose subcommands run a command (``docker exec``, ``kubectl exec`` in a container, ``perf record`` here)."""
 
     global_values: frozenset[str]
     """Options before the subcommand that take a separate value (``docker -H HOST``, ``kubectl -n NS``)."""
@@ -172,7 +177,16 @@ _KUBECTL = _ExecTool(
                              "--request-timeout", "--certificate-authority", "--client-certificate", "--client-key", "--tls-server-name", "--cache-dir", "-v"}),
     subcommands={("exec",): _KUBE_EXEC, ("run",): _KUBE_RUN},
 )
-_EXEC_TOOLS = {"docker": _DOCKER, "podman": _DOCKER, "nerdctl": _DOCKER, "docker-compose": _COMPOSE, "podman-compose": _COMPOSE, "kubectl": _KUBECTL, "oc": _KUBECTL}
+_PERF_RUN = _w("-e", "--event", "-o", "--output", "-F", "--freq", "-c", "--count", "-p", "--pid", "-t", "--tid", "-C", "--cpu", "-m",
+                "--mmap-pages", "-u", "--uid", "-G", "--cgroup", "--filter", "-r", "--repeat", "-I", "--interval-print", "-x", "--field-separator",
+                "--call-graph", "--switch-output", "--max-size", "-D", "--delay", "--control", "-T", "--timestamp", "-M", "--metrics")
+_PERF = _ExecTool(
+    global_values=frozenset({"--debug", "--buildid-dir", "--exec-path"}),
+    subcommands={(sub,): _PERF_RUN for sub in ("record", "stat", "trace")}
+    | {(group, "record"): _PERF_RUN for group in ("sched", "mem", "c2c", "lock", "kmem", "kwork", "kvm", "timechart")},
+)
+"""``perf record CMD``: a profiler runs its command as a wrapper does (``perf stat``, ``perf trace``, ``perf sched record`` ...)."""
+_EXEC_TOOLS = {"perf": _PERF, "docker": _DOCKER, "podman": _DOCKER, "nerdctl": _DOCKER, "docker-compose": _COMPOSE, "podman-compose": _COMPOSE, "kubectl": _KUBECTL, "oc": _KUBECTL}
 
 
 def exec_subcommand(name: str, rest: list[str]) -> tuple[Wrapper, int] | None:
