@@ -8,9 +8,12 @@ API, hundreds of modules, before the first request; teardown at exit another 0.1
 for ``httpx``, and a session needs one streaming endpoint of each."""
 
 import json
+import sys
+import threading
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,6 +23,30 @@ from kairox.events import EventSink
 
 if TYPE_CHECKING:
     import httpx
+
+
+def import_httpx() -> ModuleType:
+    """``httpx``, without its command-line module: ``httpx/__init__`` imports ``httpx._main`` only to offer
+    ``httpx.main``, and that loads click, rich and pygments when they are installed (about 0.1 s, as long as the
+    rest of ``httpx``). Marked missing while ``httpx`` loads, it falls back to its stub; the mark is taken away
+    after, so an explicit ``import httpx._main`` still works."""
+    if "httpx" not in sys.modules:
+        marked = sys.modules.setdefault("httpx._main", None) is None
+        try:
+            import httpx
+        finally:
+            if marked and sys.modules.get("httpx._main", 0) is None:
+                del sys.modules["httpx._main"]
+    import httpx
+
+    return httpx
+
+
+def preload() -> None:
+    """Start loading what the first model request needs in a thread, so it overlaps the servers' start-up (their
+    processes boot and answer ``initialize`` while this process would otherwise wait)."""
+    if "httpx" not in sys.modules:
+        threading.Thread(target=import_httpx, name="kairox-preload", daemon=True).start()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -52,7 +79,7 @@ def error_message(body: bytes, fallback: str) -> str:
 
 def http_failure(exc: BaseException) -> Failure | None:
     """Classify what opening a request raised; ``None``: not a request failure (a bug, a cancellation)."""
-    import httpx
+    httpx = import_httpx()
 
     if isinstance(exc, HttpStatusError):
         return status_failure(exc.status, str(exc), exc.headers)
@@ -81,8 +108,7 @@ class HttpWire:
 
     def _http(self) -> "httpx.AsyncClient":
         if self._client is None:
-            import httpx
-
+            httpx = import_httpx()
             timeout = self.settings.request_timeout_sec
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)), headers=self._headers)
         return self._client

@@ -27,6 +27,7 @@ from kairox.agent._events import (
     UsageReported,
     UserMessageSubmitted,
 )
+from kairox.agent._http import preload
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
 from kairox.agent._provider import ModelClient, ModelProviderError, ModelSettings, model_settings
 from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
@@ -430,6 +431,7 @@ async def open_session(
     else:
         transcript = Transcript.create(resolved.home, workspace=resolved.workspace, model=settings.model, provider=settings.provider, hidden=hidden)
     sink = FanoutSink([transcript, *events])
+    preload()  # the HTTP client loads while the servers start
     session_approver = SessionApprover(sink.emit)
     session_approver.front_end = approver
     try:
