@@ -31,11 +31,13 @@ def import_httpx() -> ModuleType:
     rest of ``httpx``). Marked missing while ``httpx`` loads, it falls back to its stub; the mark is taken away
     after, so an explicit ``import httpx._main`` still works."""
     if "httpx" not in sys.modules:
-        marked = sys.modules.setdefault("httpx._main", None) is None
+        marked = "httpx._main" not in sys.modules
+        if marked:
+            sys.modules["httpx._main"] = None  # type: ignore[assignment]  # import machinery: None means "cannot be imported"
         try:
             import httpx
         finally:
-            if marked and sys.modules.get("httpx._main", 0) is None:
+            if marked and "httpx._main" in sys.modules and sys.modules["httpx._main"] is None:
                 del sys.modules["httpx._main"]
     import httpx
 
@@ -145,12 +147,12 @@ class HttpWire:
 
 async def _events(response: "httpx.Response") -> AsyncIterator[ServerSentEvent]:
     """The server-sent events of a streamed response, each when its blank line arrives."""
-    kind, data = "", []
+    kind, data = "", list[str]()
     async for line in response.aiter_lines():
         if not line:
             if data:
                 yield ServerSentEvent(event=kind or "message", data="\n".join(data))
-            kind, data = "", []
+            kind, data = "", list[str]()
         elif line.startswith(":"):
             continue  # a comment (keep-alive)
         else:
