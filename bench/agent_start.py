@@ -79,7 +79,10 @@ def steps() -> list[dict[str, Any]]:
     return out
 
 
-def run_kairox(tree: Path | None, wire: str, root: Path, wrapper: Path, env: dict[str, str]) -> dict[str, float]:
+def run_kairox(
+    tree: Path | None, wire: str, root: Path, wrapper: Path, env: dict[str, str], stderr: list[str] | None = None
+) -> dict[str, float]:
+    """One run's figures (ms); its stderr is appended to ``stderr`` when given."""
     home, ws, log = root / "home", root / "ws", root / "mcp-started.log"
     (ws / ".git").mkdir(parents=True, exist_ok=True)
     home.mkdir(exist_ok=True)
@@ -103,6 +106,8 @@ def run_kairox(tree: Path | None, wire: str, root: Path, wrapper: Path, env: dic
         ended = time.monotonic()
     if done.returncode != 0 or len(server.received) != CALLS + 1 or server.failures:
         raise SystemExit(f"kairox run failed (exit {done.returncode}, {len(server.received)} requests, {server.failures}):\n{done.stderr[-2000:]}")
+    if stderr is not None:
+        stderr.append(done.stderr)
     spawned = [float(x) for x in log.read_text().split()]
     return {
         "mcp_started": (spawned[0] - started) * 1000 if spawned else float("nan"),
