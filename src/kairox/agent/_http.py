@@ -44,11 +44,35 @@ def import_httpx() -> ModuleType:
     return httpx
 
 
+_loader: threading.Thread | None = None
+_ssl_context: list[Any] = []
+"""The TLS context of the session's client, made by the loader thread."""
+
+
+def _load() -> None:
+    httpx = import_httpx()
+    make = getattr(httpx, "create_ssl_context", None)  # httpx >= 0.28; older ones make their own
+    if make is not None:
+        # what the client would make itself (certifi's roots, or SSL_CERT_FILE / SSL_CERT_DIR): ~20-70 ms of
+        # reading certificates, most of it with the interpreter lock released, so here it runs beside the servers' start
+        _ssl_context.append(make())
+
+
 def preload() -> None:
     """Start loading what the first model request needs in a thread, so it overlaps the servers' start-up (their
-    processes boot and answer ``initialize`` while this process would otherwise wait)."""
-    if "httpx" not in sys.modules:
-        threading.Thread(target=import_httpx, name="kairox-preload", daemon=True).start()
+    processes boot and answer ``initialize`` while this process would otherwise wait): ``httpx``, and the TLS
+    context every client of the process shares."""
+    global _loader
+    if _loader is None and "httpx" not in sys.modules:
+        _loader = threading.Thread(target=_load, name="kairox-preload", daemon=True)
+        _loader.start()
+
+
+def _tls_context() -> Any:
+    """The loader's TLS context (waiting for the loader if it still runs), or ``True``: the client makes one."""
+    if _loader is not None:
+        _loader.join()
+    return _ssl_context[0] if _ssl_context else True
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -112,7 +136,9 @@ class HttpWire:
         if self._client is None:
             httpx = import_httpx()
             timeout = self.settings.request_timeout_sec
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)), headers=self._headers)
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)), headers=self._headers, verify=_tls_context()
+            )
         return self._client
 
     async def aclose(self) -> None:
