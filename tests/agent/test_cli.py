@@ -156,3 +156,23 @@ def test_ctrl_c_during_a_slow_tool_cancels_the_turn_exits_130_and_the_server_is_
     [session] = kairox("--workspace", workspace, "sessions", "list", "--json").json()
     records = [json.loads(line) for line in Path(session["path"]).read_text().splitlines()]
     assert [r["message"]["role"] for r in records if r["type"] == "message"] == ["user", "assistant", "tool"]
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_finished_run_leaves_its_whole_answer_trace_and_transcript_although_it_skips_the_teardown(
+    wire: str, tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    answer = "".join(f"line {i} of a long answer\n" for i in range(4000))  # more than a pipe holds: flushed at the end
+    trace = tmp_path / "trace.jsonl"
+    with ScriptedModelServer(wire, [{"reply": "text", "text": answer}]) as server:
+        user_config(isolated_home, server, wire=wire)
+        run = kairox("--workspace", workspace, "--trace", trace, "run", "Write a long answer.", env=KEY)
+    assert run.code == 0, run.stderr
+    assert run.stdout == answer
+    traced = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
+    assert traced[-1] == "ExtensionContextClosed" and "SessionEnded" in traced
+    [transcript] = (isolated_home / "sessions").glob("*.jsonl")
+    records = [json.loads(line) for line in transcript.read_text().splitlines()]
+    assert records[-1].get("event") == "ExtensionContextClosed" and any(r.get("event") == "SessionEnded" for r in records)
+    assert [r["message"]["text"] for r in records if r["type"] == "message" and r["message"]["role"] == "assistant"] == [answer]

@@ -7,6 +7,7 @@ A script is a list of steps, one per request, in order. A step is a dict (JSON-a
     {"reply": "tool_calls", "calls": [{"id": "c1", "name": "fs_read", "arguments": {"path": "a.py"}}], "text": ""}
     {"reply": "error", "status": 429, "message": "slow down", "headers": {"Retry-After": "1"}}
     {"reply": "cut", "text": "an answer that breaks off halfway"}
+    {"reply": "stream_error", "text": "an answer the provider", "message": "overloaded"}  (an error event mid-stream)
 
 with optional ``"expect"``: ``{"last_user_contains": "...", "tool_results": {"c1": "substring"},
 "tools_include": ["fs_read"], "system_contains": "..."}`` and, in tests, ``"check"``: a callable given the
@@ -360,8 +361,11 @@ class ScriptedModelServer:
             return
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         events = _openai_events(step, model, usage, include_usage) if self.wire == "openai" else _anthropic_events(step, model, usage)
-        if reply == "cut":
+        if reply in ("cut", "stream_error"):
             events = events[: max(2, len(events) // 2)]
+        if reply == "stream_error":  # what a provider sends when it fails after the answer started
+            error = _error_body(self.wire, 529, str(step.get("message", "overloaded")))
+            events.append(f"event: error\ndata: {json.dumps(error)}\n\n" if self.wire == "anthropic" else f"data: {json.dumps(error)}\n\n")
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n")
         for event in events:
             data = event.encode()

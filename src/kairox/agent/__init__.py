@@ -1,5 +1,5 @@
 """The agent loop (A1): ``AgentSession`` drives a model (OpenAI-compatible chat completions or Anthropic
-messages, through their official SDKs) over an ExtensionContext: tool calls through the gate, approvals
+messages, streamed over ``httpx``) over an ExtensionContext: tool calls through the gate, approvals
 mid-turn, hooks around turns, JSON-lines transcripts. Every step is an event; front ends subscribe.
 
 A caller with a model client of their own passes it to ``open_session(client=...)``: any object with the

@@ -1,17 +1,21 @@
-"""Anthropic messages through the official ``anthropic`` SDK, imported when the first request is made: a
-top-level system prompt, ``max_tokens``, and all tool results of a turn in one user message with ``is_error``."""
+"""Anthropic messages, streamed over ``httpx`` (see ``_http.py`` for why not the SDK): a top-level system
+prompt, ``max_tokens``, and all tool results of a turn in one user message with ``is_error``."""
 
+import json
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
-
 from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.agent._client import ModelEvent, ResponseEnd, TextDelta
+from kairox.agent._http import HttpWire, broken_off
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, Usage
-from kairox.agent._provider import ModelProviderError, ModelSettings, sdk_failure, with_retries
+from kairox.agent._provider import ModelProviderError, ModelSettings
 from kairox.events import EventSink
 from kairox.registry import ModelProvider
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
 
 
 def _image(image: ImagePart) -> JsonObject:
@@ -48,16 +52,12 @@ class AnthropicMessagesClient:
     """Streams messages: text deltas as they arrive, ``tool_use`` blocks assembled from their JSON deltas."""
 
     def __init__(self, settings: ModelSettings, *, events: EventSink, api_key: str | None) -> None:
-        import anthropic  # the SDK loads when a session first talks to a model
-
         self.settings = settings
         self.events = events
-        self._sdk = anthropic
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key or "unused", base_url=settings.base_url, timeout=settings.request_timeout_sec,
-            max_retries=0,  # Kairox retries itself, with events, honouring Retry-After
-            default_headers=dict(settings.headers) or None,
-        )
+        base = settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        self._url = base.rstrip("/") + "/v1/messages"
+        headers = {"anthropic-version": API_VERSION, **({"x-api-key": api_key} if api_key else {})}
+        self._wire = HttpWire(settings, events=events, headers=headers)
 
     @property
     def model(self) -> str:
@@ -68,62 +68,64 @@ class AnthropicMessagesClient:
         return ModelProvider.ANTHROPIC
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._wire.aclose()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        params: dict[str, Any] = {
+        body: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_output_tokens,
             "messages": anthropic_messages(request.messages),
             "stream": True,
         }
         if request.system:
-            params["system"] = request.system
+            body["system"] = request.system
         if request.tools:
-            params["tools"] = list(request.tools)
-        stream = await with_retries(
-            self.settings, lambda: self._client.messages.create(**params), lambda e: sdk_failure(e, self._sdk), self.events
-        )
+            body["tools"] = list(request.tools)
         blocks: dict[int, dict[str, Any]] = {}
         input_tokens = output_tokens = 0
         stop_reason: str | None = None
         finished = False
-        try:
-            async for event in stream:
-                kind = event.type
-                if kind == "message_start":
-                    usage = event.message.usage
-                    input_tokens = (usage.input_tokens or 0) + (getattr(usage, "cache_read_input_tokens", 0) or 0)
-                    output_tokens = usage.output_tokens or 0
-                elif kind == "content_block_start":
-                    block = event.content_block
-                    if block.type == "tool_use":
-                        blocks[event.index] = {"type": "tool_use", "id": block.id, "name": block.name, "json": []}
-                    elif block.type == "text":
-                        blocks[event.index] = {"type": "text"}
-                        if block.text:
-                            yield TextDelta(text=block.text)
-                elif kind == "content_block_delta":
-                    delta, current = event.delta, blocks.get(event.index)
-                    if current is None:
-                        continue
-                    if delta.type == "text_delta" and current["type"] == "text":
-                        yield TextDelta(text=delta.text)
-                    elif delta.type == "input_json_delta" and current["type"] == "tool_use":
-                        current["json"].append(delta.partial_json)
-                elif kind == "message_delta":
-                    stop_reason = event.delta.stop_reason or stop_reason
-                    if event.usage is not None and event.usage.output_tokens is not None:
-                        output_tokens = event.usage.output_tokens
-                elif kind == "message_stop":
-                    finished = True
-        except Exception as exc:
-            failure = sdk_failure(exc, self._sdk)
-            message = failure.message if failure else f"{type(exc).__name__}: {exc}"
-            raise ModelProviderError(self.settings.provider, f"the answer broke off: {message}") from exc
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await stream.close()
+        async with self._wire.stream(self._url, body) as events:
+            try:
+                async for sse in events:
+                    event = json.loads(sse.data)
+                    kind = event.get("type", sse.event) if isinstance(event, dict) else sse.event
+                    if kind == "error":
+                        error = event.get("error") or {}
+                        detail = error.get("message") if isinstance(error, dict) else None
+                        raise ModelProviderError(self.settings.provider, f"the answer broke off: {detail or sse.data[:300]}")
+                    if kind == "message_start":
+                        usage = (event.get("message") or {}).get("usage") or {}
+                        input_tokens = (usage.get("input_tokens") or 0) + (usage.get("cache_read_input_tokens") or 0)
+                        output_tokens = usage.get("output_tokens") or 0
+                    elif kind == "content_block_start":
+                        block, index = event.get("content_block") or {}, event.get("index", 0)
+                        if block.get("type") == "tool_use":
+                            blocks[index] = {"type": "tool_use", "id": block.get("id", ""), "name": block.get("name", ""), "json": []}
+                        elif block.get("type") == "text":
+                            blocks[index] = {"type": "text"}
+                            if block.get("text"):
+                                yield TextDelta(text=block["text"])
+                    elif kind == "content_block_delta":
+                        delta, current = event.get("delta") or {}, blocks.get(event.get("index", 0))
+                        if current is None:
+                            continue
+                        if delta.get("type") == "text_delta" and current["type"] == "text":
+                            yield TextDelta(text=delta.get("text", ""))
+                        elif delta.get("type") == "input_json_delta" and current["type"] == "tool_use":
+                            current["json"].append(delta.get("partial_json", ""))
+                    elif kind == "message_delta":
+                        stop_reason = (event.get("delta") or {}).get("stop_reason") or stop_reason
+                        usage = event.get("usage") or {}
+                        if usage.get("output_tokens") is not None:
+                            output_tokens = usage["output_tokens"]
+                    elif kind == "message_stop":
+                        finished = True
+                        break
+            except ModelProviderError:
+                raise
+            except Exception as exc:
+                raise broken_off(self.settings, exc) from exc
         if not finished:
             raise ModelProviderError(self.settings.provider, "the answer broke off: the stream ended before message_stop")
         for _, block in sorted(blocks.items()):

@@ -1,19 +1,21 @@
-"""OpenAI-compatible chat completions (OpenAI, vLLM, Ollama, LM Studio, llama.cpp, OpenRouter) through the
-official ``openai`` SDK, imported when the first request is made. Tool calls arrive as deltas keyed by index."""
+"""OpenAI-compatible chat completions (OpenAI, vLLM, Ollama, LM Studio, llama.cpp, OpenRouter), streamed over
+``httpx`` (see ``_http.py`` for why not the SDK). Tool calls arrive as deltas keyed by index."""
 
 import json
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
 from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.agent._client import ModelEvent, ResponseEnd, TextDelta
+from kairox.agent._http import HttpWire, broken_off
 from kairox.agent._messages import Message, ModelRequest, Role, ToolCallPart, Usage
-from kairox.agent._provider import ModelProviderError, ModelSettings, sdk_failure, with_retries
+from kairox.agent._provider import ModelProviderError, ModelSettings
 from kairox.events import EventSink
 from kairox.registry import ModelProvider
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 def chat_messages(system: str, messages: tuple[Message, ...]) -> list[JsonObject]:
@@ -68,16 +70,15 @@ class OpenAiChatClient:
     ``index``) and yielded when the answer is complete."""
 
     def __init__(self, settings: ModelSettings, *, events: EventSink, api_key: str | None) -> None:
-        import openai  # the SDK loads when a session first talks to a model
-
         self.settings = settings
         self.events = events
-        self._sdk = openai
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key or "unused", base_url=settings.base_url, timeout=settings.request_timeout_sec,
-            max_retries=0,  # Kairox retries itself, with events, honouring Retry-After
-            default_headers=dict(settings.headers) or None,
-        )
+        base = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._url = base.rstrip("/") + "/chat/completions"
+        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        for variable, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
+            if os.environ.get(variable):  # what the official client sends from the same variables
+                headers[header] = os.environ[variable]
+        self._wire = HttpWire(settings, events=events, headers=headers)
 
     @property
     def model(self) -> str:
@@ -88,51 +89,68 @@ class OpenAiChatClient:
         return ModelProvider.OPENAI
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._wire.aclose()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        params: dict[str, Any] = {
+        body: dict[str, Any] = {
             "model": request.model,
             "messages": chat_messages(request.system, request.messages),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
         if request.tools:
-            params["tools"] = list(request.tools)
-        stream = await with_retries(
-            self.settings, lambda: self._client.chat.completions.create(**params), lambda e: sdk_failure(e, self._sdk), self.events
-        )
+            body["tools"] = list(request.tools)
         calls: dict[int, _PendingCall] = {}
         usage = Usage()
         finish: str | None = None
-        try:
-            async for chunk in stream:
-                if chunk.usage is not None:
-                    usage = Usage(input_tokens=chunk.usage.prompt_tokens or 0, output_tokens=chunk.usage.completion_tokens or 0)
-                for choice in chunk.choices or ():
-                    delta = choice.delta
-                    if delta is not None and delta.content:
-                        yield TextDelta(text=delta.content)
-                    for part in (delta.tool_calls or ()) if delta is not None else ():
-                        pending = calls.setdefault(part.index, _PendingCall())
-                        if part.id:
-                            pending.id = part.id
-                        if part.function is not None:
-                            if part.function.name:
-                                pending.name += part.function.name
-                            if part.function.arguments:
-                                pending.arguments.append(part.function.arguments)
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-        except Exception as exc:
-            failure = sdk_failure(exc, self._sdk)
-            message = failure.message if failure else f"{type(exc).__name__}: {exc}"
-            raise ModelProviderError(self.settings.provider, f"the answer broke off: {message}") from exc
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await stream.close()
+        async with self._wire.stream(self._url, body) as events:
+            try:
+                async for event in events:
+                    if event.data.strip() == "[DONE]":
+                        break
+                    chunk = _chunk(event.data)
+                    if isinstance(chunk.get("error"), dict | str):
+                        raise ModelProviderError(self.settings.provider, f"the answer broke off: {_stream_error(chunk['error'])}")
+                    if isinstance(chunk.get("usage"), dict):
+                        counts = chunk["usage"]
+                        usage = Usage(input_tokens=counts.get("prompt_tokens") or 0, output_tokens=counts.get("completion_tokens") or 0)
+                    for choice in chunk.get("choices") or ():
+                        delta = choice.get("delta") or {}
+                        if delta.get("content"):
+                            yield TextDelta(text=delta["content"])
+                        for part in delta.get("tool_calls") or ():
+                            pending = calls.setdefault(int(part.get("index", 0)), _PendingCall())
+                            if part.get("id"):
+                                pending.id = part["id"]
+                            function = part.get("function") or {}
+                            if function.get("name"):
+                                pending.name += function["name"]
+                            if function.get("arguments"):
+                                pending.arguments.append(function["arguments"])
+                        if choice.get("finish_reason"):
+                            finish = choice["finish_reason"]
+            except ModelProviderError:
+                raise
+            except Exception as exc:
+                raise broken_off(self.settings, exc) from exc
         if finish is None:
             raise ModelProviderError(self.settings.provider, "the answer broke off: the stream ended before the model finished")
         for index in sorted(calls):
             yield _tool_call(calls[index], index)
         yield ResponseEnd(usage=usage, stop_reason=finish)
+
+
+def _chunk(data: str) -> dict[str, Any]:
+    try:
+        value = json.loads(data)
+    except ValueError as exc:
+        raise ValueError(f"a streamed chunk is not JSON: {data[:200]}") from exc
+    if not isinstance(value, dict):
+        raise ValueError(f"a streamed chunk is not a JSON object: {data[:200]}")
+    return value
+
+
+def _stream_error(error: object) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or json.dumps(error)[:300])
+    return str(error)

@@ -7,7 +7,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 
@@ -156,28 +156,3 @@ async def with_retries(
             delay = min(delay, MAX_WAIT_SEC)
             events.emit(ModelRequestRetried(attempt=tries, delay_sec=round(delay, 3), reason=failure.message))
             await anyio.sleep(delay)
-
-
-def sdk_failure(exc: BaseException, sdk: Any) -> Failure | None:
-    """Classify an exception of the ``openai`` or ``anthropic`` SDK (both share the same error classes' shape)."""
-    if isinstance(exc, sdk.APIStatusError):
-        response = getattr(exc, "response", None)
-        headers = dict(response.headers) if response is not None else None
-        return status_failure(exc.status_code, f"HTTP {exc.status_code}: {_sdk_message(exc)}", headers)
-    if isinstance(exc, sdk.APITimeoutError):
-        return Failure(message=f"the request timed out ({exc})", retryable=True)
-    if isinstance(exc, sdk.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return Failure(message=f"cannot connect: {cause}", retryable=True)
-    if isinstance(exc, sdk.APIError):
-        return Failure(message=_sdk_message(exc))
-    return None
-
-
-def _sdk_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-    return str(getattr(exc, "message", None) or exc)

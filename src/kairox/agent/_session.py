@@ -28,6 +28,7 @@ from kairox.agent._events import (
     UsageReported,
     UserMessageSubmitted,
 )
+from kairox.agent._http import preload
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
 from kairox.agent._provider import ModelProviderError, ModelSettings, ModelSetupError, model_settings
 from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
@@ -453,6 +454,8 @@ async def open_session(
     else:
         transcript = Transcript.create(resolved.home, workspace=resolved.workspace, model=model_name, provider=provider_name, hidden=hidden)
     sink = FanoutSink([transcript, *events])
+    if settings is not None:
+        preload()  # Kairox's own HTTP client loads while the servers start
     session_approver = SessionApprover(sink.emit)
     session_approver.front_end = approver
     try:

@@ -41,7 +41,34 @@ def main() -> None:
         return
     from kairox.cli._app import main as run
 
-    run()
+    try:
+        run()
+    except SystemExit as exc:
+        _end_now(exc.code)
+        raise
+
+
+def _end_now(code: object) -> None:
+    """``os._exit`` once a command said its work is done (``exit_at_once``), after what a normal exit would still
+    run that matters: the ``atexit`` functions (logging's flush among them) and the flush of stdout and stderr.
+    Not while a thread that is not a daemon runs (a normal exit would wait for it)."""
+    from kairox.cli._common import exits_at_once
+
+    if not exits_at_once() or not (code is None or isinstance(code, int)):
+        return
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+            pass
+    os._exit(code or 0)
 
 
 __all__ = ["main"]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, state
+from kairox.cli._common import CliState, ExitCode, err, exit_at_once, fail, out, out_json, state
 
 if TYPE_CHECKING:
     from kairox.agent import AgentSession, TurnResult
@@ -142,6 +142,7 @@ def run(
         view.end_line()
         if result.message:
             err(f"kairox: {result.reason}: {result.message}")
+    exit_at_once()  # the session is closed: its servers stopped, its transcript written
     raise typer.Exit(int(_exit_code(result)))
 
 

@@ -3,7 +3,7 @@
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from kairox.cli._common import CliState
+from kairox.cli._common import CliState, exit_at_once
 
 if TYPE_CHECKING:
     from kairox.policy import Approver
@@ -36,4 +36,6 @@ def with_context(
         async with build_extension_context(cli=options, approver=approver, events=cli.events(), resolved=resolved) as context:
             return await work(context)
 
-    return anyio.run(main)
+    result = anyio.run(main)
+    exit_at_once()  # every server of the context has stopped: nothing is left for the interpreter's teardown to wait on
+    return result

@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from kairox.cli._common import ExitCode, fail, state
+from kairox.cli._common import ExitCode, exit_at_once, fail, state
 
 
 def tui(
@@ -26,6 +26,7 @@ def tui(
 
     options = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides))
     run_app(options, resolved, model=model, provider=model_provider, resume=resume)
+    exit_at_once()  # the app has left its session (every server stopped) and given the terminal back
 
 
 def register(app: typer.Typer) -> None:

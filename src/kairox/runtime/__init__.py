@@ -1,61 +1,66 @@
 """The composition root: ``build_extension_context`` runs the pipeline and returns an ``ExtensionContext``."""
 
-from kairox.runtime._catalog import (
-    INSTALL_SPEC,
-    DryRunReport,
-    DryRunTool,
-    InstallOptions,
-    InstallOutcome,
-    InstallReport,
-    dry_run_server,
-    install_catalog_entry,
-    prefetch_command,
-)
-from kairox.runtime._context import (
-    ExtensionContext,
-    PluginStage,
-    RuntimeOptions,
-    build_extension_context,
-    build_hooks,
-    load_plugins,
-    load_skills,
-)
-from kairox.runtime._events import (
-    CatalogInstallFinished,
-    ExtensionContextClosed,
-    ExtensionContextReady,
-    PluginsLoaded,
-    RegistryBuilt,
-    SkillsReady,
-)
-from kairox.runtime._memory import MemoryFile, gather_memory
-from kairox.runtime._operations import (
-    add_mcp_server,
-    restart_lsp_server,
-    restart_mcp_server,
-    server_layer_file,
-    set_dap_server_enabled,
-    set_lsp_server_enabled,
-    set_mcp_server_enabled,
-    set_mcp_tool_enabled,
-    start_mcp_server,
-    stop_mcp_server,
-)
-from kairox.runtime._prompt import render_prompt_context
-from kairox.runtime._toggles import (
-    CONFIG_WRITE_TOOL,
-    WRITABLE_LAYERS,
-    ConfigWriteDeniedError,
-    ToggleRow,
-    authorize_config_write,
-    layer_of,
-    plugin_rows,
-    set_plugin_folder,
-    skill_file,
-    skill_rows,
-    toggle_plugin,
-    toggle_skill,
-)
+from typing import TYPE_CHECKING
+
+from kairox._util._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kairox.runtime._catalog import (
+        INSTALL_SPEC,
+        DryRunReport,
+        DryRunTool,
+        InstallOptions,
+        InstallOutcome,
+        InstallReport,
+        dry_run_server,
+        install_catalog_entry,
+        prefetch_command,
+    )
+    from kairox.runtime._context import (
+        ExtensionContext,
+        PluginStage,
+        RuntimeOptions,
+        build_extension_context,
+        build_hooks,
+        load_plugins,
+        load_skills,
+    )
+    from kairox.runtime._events import (
+        CatalogInstallFinished,
+        ExtensionContextClosed,
+        ExtensionContextReady,
+        PluginsLoaded,
+        RegistryBuilt,
+        SkillsReady,
+    )
+    from kairox.runtime._memory import MemoryFile, gather_memory
+    from kairox.runtime._operations import (
+        add_mcp_server,
+        restart_lsp_server,
+        restart_mcp_server,
+        server_layer_file,
+        set_dap_server_enabled,
+        set_lsp_server_enabled,
+        set_mcp_server_enabled,
+        set_mcp_tool_enabled,
+        start_mcp_server,
+        stop_mcp_server,
+    )
+    from kairox.runtime._prompt import render_prompt_context
+    from kairox.runtime._toggles import (
+        CONFIG_WRITE_TOOL,
+        WRITABLE_LAYERS,
+        ConfigWriteDeniedError,
+        ToggleRow,
+        authorize_config_write,
+        layer_of,
+        plugin_rows,
+        set_plugin_folder,
+        skill_file,
+        skill_rows,
+        toggle_plugin,
+        toggle_skill,
+    )
 
 __all__ = [
     "CONFIG_WRITE_TOOL",
@@ -106,3 +111,67 @@ __all__ = [
     "toggle_plugin",
     "toggle_skill",
 ]
+
+# names load their module when first read: a session needs the pipeline, not the catalog installer or the toggles
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._catalog": (
+                "INSTALL_SPEC",
+                "DryRunReport",
+                "DryRunTool",
+                "InstallOptions",
+                "InstallOutcome",
+                "InstallReport",
+                "dry_run_server",
+                "install_catalog_entry",
+                "prefetch_command",
+            ),
+            "._context": (
+                "ExtensionContext",
+                "PluginStage",
+                "RuntimeOptions",
+                "build_extension_context",
+                "build_hooks",
+                "load_plugins",
+                "load_skills",
+            ),
+            "._events": (
+                "CatalogInstallFinished",
+                "ExtensionContextClosed",
+                "ExtensionContextReady",
+                "PluginsLoaded",
+                "RegistryBuilt",
+                "SkillsReady",
+            ),
+            "._memory": ("MemoryFile", "gather_memory"),
+            "._operations": (
+                "add_mcp_server",
+                "restart_lsp_server",
+                "restart_mcp_server",
+                "server_layer_file",
+                "set_dap_server_enabled",
+                "set_lsp_server_enabled",
+                "set_mcp_server_enabled",
+                "set_mcp_tool_enabled",
+                "start_mcp_server",
+                "stop_mcp_server",
+            ),
+            "._prompt": ("render_prompt_context",),
+            "._toggles": (
+                "CONFIG_WRITE_TOOL",
+                "WRITABLE_LAYERS",
+                "ConfigWriteDeniedError",
+                "ToggleRow",
+                "authorize_config_write",
+                "layer_of",
+                "plugin_rows",
+                "set_plugin_folder",
+                "skill_file",
+                "skill_rows",
+                "toggle_plugin",
+                "toggle_skill",
+            ),
+        },
+    )

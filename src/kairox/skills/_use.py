@@ -19,8 +19,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
 from kairox._util import JsonObject, suggest
 from kairox.skills._discovery import bundled_files
 from kairox.skills._model import SkillArgument, SkillDef
@@ -123,6 +121,8 @@ def resolve_arguments(skill: SkillDef, arguments: Mapping[str, Any] | None, text
     for argument in declared.values():
         if argument.name not in values and argument.default is not None:
             values[argument.name] = argument.default
+    import jsonschema  # here, not at the top: it costs ~50 ms, and a session loads this module whether a skill is used or not
+
     validator = jsonschema.Draft202012Validator({**argument_schema(declared.values()), "additionalProperties": True})
     for error in sorted(validator.iter_errors(values), key=lambda e: list(e.path)):
         where = ".".join(str(p) for p in error.path)

@@ -152,7 +152,8 @@ class KairoxApp(App[None]):
         self.refresh_status()
         self.query_one(Composer).focus()
         if self._start_session:
-            self.run_worker(self._session_main(), name="session", exit_on_error=False)
+            # after the first paint: the session's start-up runs on this loop, and the composer should show first
+            self.call_after_refresh(lambda: self.run_worker(self._session_main(), name="session", exit_on_error=False))
 
     def _workspace_paths(self) -> list[str]:
         if self._paths is None:
