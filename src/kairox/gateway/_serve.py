@@ -185,6 +185,8 @@ def _report(gateway: Gateway, what: str) -> None:
     tools = len(gateway.served())
     lines = [f"kairox serve: {what} ({tools} tools; audit log {gateway.audit.path})"]
     lines += [f"kairox serve: {d.severity}: {d.name}: {d.reason}" for d in [*gateway.context.failures(), *gateway.diagnostics]]
+    if not gateway.held.empty:
+        lines.append(f"kairox serve: note: {gateway.held.notice()}")
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
 

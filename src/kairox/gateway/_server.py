@@ -30,7 +30,11 @@ from kairox.errors import Diagnostic
 from kairox.events import Event
 from kairox.gateway._approver import ElicitingApprover, current_request
 from kairox.gateway._audit import AuditLog, AuditRecord
+from kairox.gateway._untrusted import held_back
 from kairox.gateway._wire import (
+    HOST_NAME_LIMIT,
+    host_names,
+    host_prefix,
     prompt_arguments,
     prompt_to_mcp,
     resource_contents,
@@ -119,10 +123,13 @@ class Gateway:
         self._reported: set[tuple[str, str]] = set()
         self.closing = False
         """Set on SIGTERM: calls in flight finish, new ones are refused."""
+        self.held = held_back(context)
+        """What an untrusted workspace keeps from being served: said at start, in the instructions, on a call."""
+        instructions = "\n\n".join(part for part in (context.prompt_context, "" if self.held.empty else self.held.notice()) if part)
         self.server = _GatewayServer(
             self.options.name,
             version=kairox.__version__,
-            instructions=context.prompt_context or None,
+            instructions=instructions or None,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_prompts=self._list_prompts,
@@ -135,9 +142,10 @@ class Gateway:
     # --- what is served ----------------------------------------------------------------------------------
 
     def served(self) -> dict[str, ToolSpec]:
-        """Wire name -> tool, for every visible tool that passes ``--expose`` / ``--hide``."""
+        """Wire name -> tool, for every visible tool that passes ``--expose`` / ``--hide``, each name short
+        enough that the host's own name for it (``mcp__kairox__<name>``) fits the hosts' 64 characters."""
         registry = self.context.registry
-        names = registry.wire_names()
+        names = host_names(registry.wire_names(), budget=HOST_NAME_LIMIT - len(host_prefix(self.options.name)))
         out: dict[str, ToolSpec] = {}
         for spec in registry.visible_tools():
             wire = names[spec.name]
@@ -198,6 +206,9 @@ class Gateway:
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = self.served().get(params.name)
         if spec is None:
+            held = self.held.tool_message(params.name)
+            if held is not None:  # a tool of a server the workspace's trust holds back: say why and what to run
+                return types.CallToolResult(content=[types.TextContent(text=held)], is_error=True)
             raise MCPError(INVALID_PARAMS, f"no tool named {params.name!r} is served here; tools/list shows the tools")
         result = await self._gated(ctx, spec.name, dict(params.arguments or {}))
         return result_to_mcp(result, spec)
@@ -205,7 +216,8 @@ class Gateway:
     async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
         entry = self.context.skills.get(params.name)
         if entry is None or not entry.offered or SKILL_TOOL not in {s.name for s in self.served().values()}:
-            raise MCPError(INVALID_PARAMS, f"no prompt named {params.name!r}; prompts/list shows the skills served as prompts")
+            held = f" {self.held.notice()}" if entry is not None and entry.skill.qualified_name in self.held.skills else ""
+            raise MCPError(INVALID_PARAMS, f"no prompt named {params.name!r}; prompts/list shows the skills served as prompts.{held}")
         arguments = {"name": entry.skill.qualified_name, "arguments": prompt_arguments(entry.skill, params.arguments)}
         result = await self._gated(ctx, SKILL_TOOL, arguments)
         if result.is_error:
