@@ -122,6 +122,7 @@ async def serve_stdio(runtime: RuntimeOptions, options: GatewayOptions, *, event
         _report(gateway, "serving MCP over stdio")
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(gateway.announce_changes)
+            tasks.start_soon(gateway.events.relay.run)
             tasks.start_soon(_until_signal, gateway, drain_sec, tasks.cancel_scope.cancel)
             async with stdio_server() as (read, write):
                 await gateway.server.run(read, write, gateway.server.create_initialization_options())
@@ -164,6 +165,7 @@ async def serve_http(
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(gateway.announce_changes)
+            tasks.start_soon(gateway.events.relay.run)
             tasks.start_soon(_until_signal, gateway, drain_sec, stop)
             tasks.start_soon(_announce_address, server, gateway, http)
             await server.serve()

@@ -9,6 +9,7 @@ connected clients (``notifications/*/list_changed``).
 
 import itertools
 import time
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +31,13 @@ from kairox.errors import Diagnostic
 from kairox.events import Event
 from kairox.gateway._approver import ElicitingApprover, current_request
 from kairox.gateway._audit import AuditLog, AuditRecord
+from kairox.gateway._relay import Relay
 from kairox.gateway._untrusted import held_back
 from kairox.gateway._wire import (
     HOST_NAME_LIMIT,
     host_names,
     host_prefix,
+    prompt_argument_values,
     prompt_arguments,
     prompt_to_mcp,
     resource_contents,
@@ -88,8 +91,10 @@ class GatewayEvents:
     def __init__(self) -> None:
         self.decisions: dict[str, ToolCallDecided] = {}
         self.changed = anyio.Event()
+        self.relay = Relay()
 
     def emit(self, event: Event) -> None:
+        self.relay.feed(event)
         if isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
             self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
         elif isinstance(event, ToolsChanged):  # emitted in the event loop's thread, where anyio.Event may be set
@@ -126,18 +131,26 @@ class Gateway:
         self.held = held_back(context)
         """What an untrusted workspace keeps from being served: said at start, in the instructions, on a call."""
         instructions = "\n\n".join(part for part in (context.prompt_context, "" if self.held.empty else self.held.notice()) if part)
-        self.server = _GatewayServer(
-            self.options.name,
-            version=kairox.__version__,
-            instructions=instructions or None,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_list_prompts=self._list_prompts,
-            on_get_prompt=self._get_prompt,
-            on_list_resources=self._list_resources,
-            on_list_resource_templates=self._list_resource_templates,
-            on_read_resource=self._read_resource,
-        )
+        self.subscriptions: dict[int, set[str]] = {}
+        """Client session -> the resource URIs it subscribed to."""
+        with warnings.catch_warnings():  # logging is deprecated in the 2026 revision, still served to 2025 clients
+            warnings.simplefilter("ignore")
+            self.server = _GatewayServer(
+                self.options.name,
+                version=kairox.__version__,
+                instructions=instructions or None,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_list_prompts=self._list_prompts,
+                on_get_prompt=self._get_prompt,
+                on_list_resources=self._list_resources,
+                on_list_resource_templates=self._list_resource_templates,
+                on_read_resource=self._read_resource,
+                on_subscribe_resource=self._subscribe,
+                on_unsubscribe_resource=self._unsubscribe,
+                on_completion=self._complete,
+                on_set_logging_level=self._set_logging_level,
+            )
 
     # --- what is served ----------------------------------------------------------------------------------
 
@@ -201,6 +214,34 @@ class Gateway:
             ]
         )
 
+    async def _subscribe(self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+        # kept per session: an upstream's resources/updated is not relayed yet, so this only records the interest
+        self._client(ctx)
+        self.subscriptions.setdefault(id(ctx.session), set()).add(str(params.uri))
+        return types.EmptyResult()
+
+    async def _unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        self.subscriptions.get(id(ctx.session), set()).discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def _complete(self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams) -> types.CompleteResult:
+        """Values for a skill prompt's argument (its default; true/false for a boolean) that start with what was
+        typed; nothing for other prompts and for resource templates."""
+        self._client(ctx)
+        values: list[str] = []
+        ref = params.ref
+        entry = self.context.skills.get(ref.name) if isinstance(ref, types.PromptReference) else None
+        if entry is not None and entry.offered:
+            for argument in entry.skill.arguments:
+                if argument.name == params.argument.name:
+                    values = prompt_argument_values(argument, params.argument.value)
+        return types.CompleteResult(completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100))
+
+    async def _set_logging_level(self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+        self._client(ctx)
+        self.events.relay.set_level(ctx.session, str(params.level))
+        return types.EmptyResult()
+
     # --- calls -------------------------------------------------------------------------------------------
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -248,10 +289,12 @@ class Gateway:
         if self._in_flight == 1:
             self._idle = anyio.Event()
         token = current_request.set(ctx)
+        self.events.relay.follow(call_id, ctx.session, ctx.meta, ctx.request_id)
         started = time.perf_counter()
         try:
             result = await self.context.registry.call(ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals)
         finally:
+            self.events.relay.forget(call_id)
             current_request.reset(token)
             self._in_flight -= 1
             if self._in_flight == 0:

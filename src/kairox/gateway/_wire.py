@@ -9,7 +9,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import TypeAdapter
 
-from kairox.skills import SkillDef
+from kairox.skills import SkillArgument, SkillDef
 from kairox.tools import (
     AudioContent,
     Content,
@@ -216,6 +216,17 @@ def resource_contents(result: ToolResult, uri: str) -> list[types.TextResourceCo
         elif isinstance(item, TextContent):
             out.append(types.TextResourceContents(uri=uri, mime_type="text/plain", text=item.text))
     return out
+
+
+def prompt_argument_values(argument: SkillArgument, typed: str) -> list[str]:
+    """Completions of a skill argument: its default, and ``true`` / ``false`` for a boolean, that start with
+    ``typed``."""
+    options: list[str] = []
+    if argument.default is not None:
+        options.append(str(argument.default).lower() if isinstance(argument.default, bool) else str(argument.default))
+    if argument.type == "boolean":
+        options += [v for v in ("true", "false") if v not in options]
+    return [v for v in options if v.startswith(typed)]
 
 
 def prompt_arguments(skill: SkillDef, given: dict[str, str] | None) -> dict[str, Any]:
