@@ -20,6 +20,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
@@ -32,6 +33,7 @@ from kairox.events import Event
 from kairox.gateway._approver import ElicitingApprover, current_request
 from kairox.gateway._audit import AuditLog, AuditRecord
 from kairox.gateway._relay import Relay
+from kairox.gateway._rounds import Pending, RoundTripApprover, answer_of, given_answer, input_required
 from kairox.gateway._untrusted import held_back
 from kairox.gateway._wire import (
     HOST_NAME_LIMIT,
@@ -80,6 +82,7 @@ class GatewayOptions:
 class _Client:
     name: str
     approver: ElicitingApprover
+    rounds: RoundTripApprover
     approvals: SessionApprovals
     session: ServerSession | None = None
     """The latest request's session: its standalone channel carries list_changed to this client."""
@@ -131,6 +134,8 @@ class Gateway:
         self.held = held_back(context)
         """What an untrusted workspace keeps from being served: said at start, in the instructions, on a call."""
         instructions = "\n\n".join(part for part in (context.prompt_context, "" if self.held.empty else self.held.notice()) if part)
+        self._pending: dict[str, Pending] = {}
+        """Questions asked during a 2026 round, by call id, until the round ends in input_required."""
         self.subscriptions: dict[int, set[str]] = {}
         """Client session -> the resource URIs it subscribed to."""
         with warnings.catch_warnings():  # logging is deprecated in the 2026 revision, still served to 2025 clients
@@ -151,6 +156,8 @@ class Gateway:
                 on_completion=self._complete,
                 on_set_logging_level=self._set_logging_level,
             )
+        # a 2026 client echoes requestState back: sealed here, verified on the way in (bound to the request)
+        self.server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=self.options.name))
 
     # --- what is served ----------------------------------------------------------------------------------
 
@@ -244,14 +251,26 @@ class Gateway:
 
     # --- calls -------------------------------------------------------------------------------------------
 
-    async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         spec = self.served().get(params.name)
         if spec is None:
             held = self.held.tool_message(params.name)
             if held is not None:  # a tool of a server the workspace's trust holds back: say why and what to run
                 return types.CallToolResult(content=[types.TextContent(text=held)], is_error=True)
             raise MCPError(INVALID_PARAMS, f"no tool named {params.name!r} is served here; tools/list shows the tools")
-        result = await self._gated(ctx, spec.name, dict(params.arguments or {}))
+        arguments = dict(params.arguments or {})
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        answer = given_answer.set(answer_of(ctx, params) if modern else None)
+        call_id = f"gw-{next(self._call_ids)}"
+        try:
+            result = await self._gated(ctx, spec.name, arguments, call_id=call_id)
+        finally:
+            given_answer.reset(answer)
+        pending = self._pending.pop(call_id, None)
+        if pending is not None and result.is_error and "decision" in result.meta:
+            return input_required(pending, params.name, arguments)  # nothing ran: the retry brings the answer
         return result_to_mcp(result, spec)
 
     async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
@@ -279,12 +298,12 @@ class Gateway:
             raise MCPError(INVALID_PARAMS, result.text_content())
         return types.ReadResourceResult(contents=resource_contents(result, uri))
 
-    async def _gated(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _gated(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> ToolResult:
         """One call through the registry exactly as an agent's call, with this client's grants; audited."""
         client_key, client = self._client(ctx)
         if self.closing:
             return ToolResult.error(f"{name} was not run: kairox serve is stopping; call it again once the server is back")
-        call_id = f"gw-{next(self._call_ids)}"
+        call_id = call_id or f"gw-{next(self._call_ids)}"
         self._in_flight += 1
         if self._in_flight == 1:
             self._idle = anyio.Event()
@@ -305,6 +324,8 @@ class Gateway:
         decision = decided.decision if decided is not None else ("deny" if result.is_error and "decision" in result.meta else "allow")
         if asked is not None:
             decision = "approved" if asked.approved else asked.how
+        if call_id in self._pending:
+            decision = "input_required"  # asked of a 2026 client in the result; its retry is audited on its own
         refused = "decision" in result.meta
         self.audit.write(
             AuditRecord(
@@ -325,7 +346,8 @@ class Gateway:
         client = self._clients.get(key) if key is not None else None
         if client is None:
             approver = ElicitingApprover(name, timeout_sec=self.options.approval_timeout_sec)
-            client = _Client(name=name, approver=approver, approvals=self.context.registry.session_approvals(approver))
+            rounds = RoundTripApprover(approver, self._pending)
+            client = _Client(name=name, approver=approver, rounds=rounds, approvals=self.context.registry.session_approvals(rounds))
             if key is not None:  # a stateless request has no session: its grants end with it
                 self._clients[key] = client
                 while len(self._clients) > MAX_TRACKED_SESSIONS:
