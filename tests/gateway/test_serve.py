@@ -174,6 +174,22 @@ async def test_an_upstream_list_changed_reaches_the_client(gateway: Served) -> N
     assert {"mcp__basic__extra_0", "mcp__basic__extra_1"} <= after
 
 
+async def test_a_2026_client_hears_of_list_changes_on_its_listen_stream(gateway: Served) -> None:
+    from mcp.client.subscriptions import ToolsListChanged
+
+    async with connect(gateway, mode="auto") as client:
+        assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        async with client.listen(tools_list_changed=True) as changes:
+            burst = await client.call_tool("mcp__basic__burst", {"count": 1})
+            assert not burst.is_error, text(burst)
+            seen: list[object] = []
+            with anyio.fail_after(60):
+                async for event in changes:  # the first change that arrives
+                    seen.append(event)
+                    break
+    assert [type(e) for e in seen] == [ToolsListChanged]
+
+
 async def test_a_slow_call_does_not_hold_up_another_client(gateway: Served) -> None:
     order: list[str] = []
 

@@ -22,6 +22,13 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -136,6 +143,8 @@ class Gateway:
         instructions = "\n\n".join(part for part in (context.prompt_context, "" if self.held.empty else self.held.notice()) if part)
         self._pending: dict[str, Pending] = {}
         """Questions asked during a 2026 round, by call id, until the round ends in input_required."""
+        self.changes = InMemorySubscriptionBus()
+        """List changes for the subscriptions/listen streams of 2026-revision clients."""
         self.subscriptions: dict[int, set[str]] = {}
         """Client session -> the resource URIs it subscribed to."""
         with warnings.catch_warnings():  # logging is deprecated in the 2026 revision, still served to 2025 clients
@@ -155,6 +164,7 @@ class Gateway:
                 on_unsubscribe_resource=self._unsubscribe,
                 on_completion=self._complete,
                 on_set_logging_level=self._set_logging_level,
+                on_subscriptions_listen=ListenHandler(self.changes),
             )
         # a 2026 client echoes requestState back: sealed here, verified on the way in (bound to the request)
         self.server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=self.options.name))
@@ -365,6 +375,9 @@ class Gateway:
             await self.events.changed.wait()
             self.events.changed = anyio.Event()
             await anyio.sleep(0.05)
+            # 2026-revision clients hear of changes on their subscriptions/listen streams
+            for change in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
+                await self.changes.publish(change)
             for key, client in list(self._clients.items()):
                 if client.session is None:
                     continue
