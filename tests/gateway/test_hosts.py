@@ -56,6 +56,9 @@ def serve_env(home: Path) -> dict[str, str]:
 
 def run_in_netns(command: list[str], env: dict[str, str], report: Path) -> dict[str, object]:
     """``command`` and the scripted model in a network namespace of their own: only loopback, nothing leaves."""
+    missing = [part for part in command[:2] if part.startswith(str(SERVERS)) and not Path(part).exists()]
+    if missing:
+        pytest.fail(f"{missing[0]} is not installed: run `npm ci` in tests/servers (package.json pins the hosts)")
     isolate = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
     runner = [sys.executable, str(SERVERS / "host_model_server.py"), "--port", str(PORT), "--steps", json.dumps(STEPS),
               "--report", str(report), "--lo-up", "--"]
