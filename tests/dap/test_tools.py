@@ -339,6 +339,7 @@ async def test_a_breakpoint_the_adapter_cannot_place_says_why(workspace: Path) -
         "breakpoints": [
             {"path": "nope.py", "line": 3, "verified": False, "message": "Breakpoint in file that does not exist."}
         ],
+        "text": placed.text_content(),
     }
 
 

@@ -1,6 +1,7 @@
 """A real ``kairox serve`` in a subprocess over a workspace with server-everything, the basic test server, a
 language server and a skill."""
 
+import contextlib
 import json
 import os
 import signal
@@ -8,9 +9,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,3 +165,17 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield served
     finally:
         served.stop()
+
+
+@contextlib.asynccontextmanager
+async def in_process(workspace: Path, audit: Path, **options: Any) -> AsyncIterator[Any]:
+    """A gateway over ``workspace`` in this process, and the SDK's own client connected to it (legacy handshake)."""
+    from kairox.gateway import GatewayOptions, open_gateway
+    from kairox.runtime import RuntimeOptions
+    from mcp import Client
+
+    async with (
+        open_gateway(RuntimeOptions(workspace=workspace), GatewayOptions(audit_path=audit, **options)) as gateway,
+        Client(gateway.server, mode="legacy") as client,
+    ):
+        yield client

@@ -30,5 +30,9 @@ def test_server_suite_passes_except_where_the_baseline_says(tmp_path: Path) -> N
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-4000:]
     assert "Baseline check passed" in output
-    for scenario in ("server-initialize", "tools-list", "prompts-list", "resources-list", "dns-rebinding-protection"):
+    passing = (
+        "server-initialize", "tools-list", "prompts-list", "resources-list", "dns-rebinding-protection", "logging-set-level",
+        "completion-complete", "resources-subscribe", "resources-unsubscribe",
+    )
+    for scenario in passing:
         assert f"✓ {scenario}:" in output

@@ -122,16 +122,35 @@ async def test_a_client_that_cannot_be_asked_is_told_which_rule_asked_and_how_to
 
 
 async def test_the_2026_stateless_revision_is_served_on_the_same_endpoint(gateway: Served) -> None:
-    seen: list[str] = []
-    async with connect(gateway, mode="auto", elicitation_callback=answer("allow once", seen)) as client:
+    approved_seen: list[str] = []
+    declined_seen: list[str] = []
+    async with connect(gateway, mode="auto", elicitation_callback=answer("allow once", approved_seen)) as client:
         version = client.protocol_version
         echo = await client.call_tool("mcp__everything__echo", {"message": "modern"})
         asked = await client.call_tool("mcp__everything__echo", {"message": "ask modern"})
+    async with connect(gateway, mode="auto", elicitation_callback=answer(None, declined_seen)) as client:
+        declined = await client.call_tool("mcp__everything__echo", {"message": "ask modern, declined"})
     assert version in MODERN_PROTOCOL_VERSIONS
     assert (text(echo), echo.is_error) == ("Echo: modern", False)
-    # a stateless request has no way back for a question: refused, saying so and how to allow it instead
-    assert asked.is_error and seen == []
-    assert "this request cannot carry a question back to the client (a stateless request of the 2026 revision)" in text(asked)
+    # a stateless request cannot carry a question back: it comes as input_required, and the retry brings the answer
+    assert (text(asked), asked.is_error) == ("Echo: ask modern", False)
+    assert approved_seen[0].startswith("Allow mcp__everything__echo?\nWhy it asks: ask rule 'mcp__everything__echo(ask*)'")
+    assert declined.is_error and len(declined_seen) == 1
+    assert text(declined).startswith("mcp__everything__echo was not run: mcp__everything__echo was declined by the user of ")
+    records = [r for r in gateway.audit_records() if isinstance(r["arguments"], dict) and str(r["arguments"].get("message")).startswith("ask modern")]  # type: ignore[union-attr]
+    assert [(r["arguments"]["message"], r["decision"], r["outcome"]) for r in records] == [  # type: ignore[index]
+        ("ask modern", "input_required", "refused"),
+        ("ask modern", "approved", "ok"),
+        ("ask modern, declined", "input_required", "refused"),
+        ("ask modern, declined", "declined", "refused"),
+    ]
+
+
+async def test_a_2026_client_without_elicitation_is_told_how_to_allow(gateway: Served) -> None:
+    async with connect(gateway, mode="auto") as client:
+        refused = await client.call_tool("mcp__everything__echo", {"message": "ask modern, nobody"})
+    assert refused.is_error
+    assert "this MCP client cannot answer approval questions (it does not support elicitation)" in text(refused)
 
 
 async def test_an_upstream_list_changed_reaches_the_client(gateway: Served) -> None:
@@ -153,6 +172,22 @@ async def test_an_upstream_list_changed_reaches_the_client(gateway: Served) -> N
                 await anyio.sleep(0.1)
     assert "mcp__basic__extra_1" not in before
     assert {"mcp__basic__extra_0", "mcp__basic__extra_1"} <= after
+
+
+async def test_a_2026_client_hears_of_list_changes_on_its_listen_stream(gateway: Served) -> None:
+    from mcp.client.subscriptions import ToolsListChanged
+
+    async with connect(gateway, mode="auto") as client:
+        assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        async with client.listen(tools_list_changed=True) as changes:
+            burst = await client.call_tool("mcp__basic__burst", {"count": 1})
+            assert not burst.is_error, text(burst)
+            seen: list[object] = []
+            with anyio.fail_after(60):
+                async for event in changes:  # the first change that arrives
+                    seen.append(event)
+                    break
+    assert [type(e) for e in seen] == [ToolsListChanged]
 
 
 async def test_a_slow_call_does_not_hold_up_another_client(gateway: Served) -> None:

@@ -37,7 +37,7 @@ async def test_the_first_workspace_query_waits_for_the_indexing_to_end(project: 
 async def test_a_query_while_the_indexing_outlasts_the_bound_says_it_is_still_indexing(project: Path) -> None:
     result = await first_call(project, indexing_server(60, request_timeout_sec=1), "Greeter")
     assert result.text_content() == "No symbols match 'Greeter', but busy is still working (Indexing): try again shortly."
-    assert result.structured == {"server": "busy", "symbols": [], "indexing": ["Indexing"]}
+    assert result.structured == {"server": "busy", "symbols": [], "indexing": ["Indexing"], "message": result.text_content()}
 
 
 async def test_a_servers_stack_trace_does_not_reach_the_model(project: Path) -> None:
@@ -55,4 +55,4 @@ async def test_a_workspace_query_as_the_first_call_of_a_real_server(project: Pat
     if server == "jedi":
         assert result.text_content() == "class pkg.greeting.Greeter  pkg/greeting.py:4:7"
     else:  # pylsp has no workspace/symbol: it says so instead of an empty list
-        assert result.structured == {"server": "pylsp", "supported": False}
+        assert result.structured == {"server": "pylsp", "supported": False, "message": result.text_content()}

@@ -73,7 +73,7 @@ async def test_results_say_the_server_is_still_indexing_instead_of_looking_empty
     assert during.text_content() == (
         "No definition found at pkg/main.py:1:1, but busy is still working (Indexing): try again shortly."
     )
-    assert during.structured == {"server": "busy", "locations": [], "indexing": ["Indexing"]}
+    assert during.structured == {"server": "busy", "locations": [], "indexing": ["Indexing"], "message": during.text_content()}
     assert after.text_content() == "No definition found at pkg/main.py:1:1."
 
 

@@ -112,7 +112,7 @@ async def test_workspace_symbols_work_where_the_server_supports_them(project: Pa
     if server_name == "jedi":
         assert result.text_content() == "class pkg.greeting.Greeter  pkg/greeting.py:4:7"
     else:
-        assert result.structured == {"server": "pylsp", "supported": False}
+        assert result.structured == {"server": "pylsp", "supported": False, "message": result.text_content()}
         assert result.text_content().startswith("pylsp does not support workspace symbols;")
 
 

@@ -11,7 +11,7 @@ import base64
 import os
 import sys
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -40,6 +40,7 @@ parser.add_argument("--delay-init-ms", type=int, default=0)
 parser.add_argument("--stderr-bytes", type=int, default=0)
 parser.add_argument("--name", default="basic")
 parser.add_argument("--http-port", type=int, default=0, help="serve Streamable HTTP on 127.0.0.1:PORT instead of stdio")
+parser.add_argument("--long-names", action="store_true", help="also serve two tools with 60-character names alike in their first 57")
 options = parser.parse_args()
 
 app = MCPServer(options.name)
@@ -145,6 +146,18 @@ async def burst(count: int, ctx: Context) -> str:
 def roots_echo(value: Annotated[str, Field(description="anything")] = "") -> str:
     """Return its argument (a second plain tool)."""
     return value
+
+
+def _summary(region: str) -> Any:
+    def summarise() -> str:
+        return f"summary of {region}"
+
+    return summarise
+
+
+if options.long_names:
+    for region in ("north", "south"):
+        app.add_tool(_summary(region), name=f"summarise_the_quarterly_revenue_figures_for_every_region_{region}"[:60], description=f"Summarise {region}.")
 
 
 @app.resource("memo://note", mime_type="text/plain")

@@ -58,6 +58,7 @@ async def test_skill_body_gets_arguments_defaults_files_and_model(registry: Skil
         "tools": ["shell.exec", "mcp__k8s__*"],
         "allowed_tools": [],
         "arguments": {"service": "api", "replicas": 2},
+        "content": result.text_content(),
     }
     assert sink.events == [SkillLoaded(name="deploy", path=str(folder / "SKILL.md"), arguments=("service", "replicas"), model="fast-model")]
 

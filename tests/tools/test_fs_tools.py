@@ -19,7 +19,7 @@ async def test_read_returns_a_line_range(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("one\ntwo\nthree\nfour\n")
     result = await call(tmp_path, "fs.read", {"path": "a.txt", "start_line": 2, "end_line": 3})
     assert result == ToolResult.text(
-        "two\nthree\n", structured={"path": str(tmp_path / "a.txt"), "start_line": 2, "end_line": 3, "total_lines": 4, "truncated": False}
+        "two\nthree\n", structured={"path": str(tmp_path / "a.txt"), "content": "two\nthree\n", "start_line": 2, "end_line": 3, "total_lines": 4, "truncated": False}
     )
 
 

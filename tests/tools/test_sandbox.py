@@ -58,7 +58,9 @@ async def test_read_only_writes_nothing(ws: Path, no_probe: None) -> None:
     assert not PROBE.exists()
     assert not (ws / "inside").exists()
     assert result.is_error
-    assert result.structured == {"exit_code": 1, "timed_out": False, "sandbox": "read_only"}
+    assert result.structured is not None
+    assert (result.structured["exit_code"], result.structured["sandbox"], result.structured["stdout"]) == (1, "read_only", "")
+    assert "Read-only file system" in result.structured["stderr"]
 
 
 @pytest.mark.anyio

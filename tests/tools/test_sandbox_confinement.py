@@ -58,7 +58,11 @@ async def test_configuration_a_command_creates_is_reported(tmp_path: Path) -> No
     ws.mkdir()
     result = await shell(ws, "mkdir -p sub/.kairox && echo x > sub/kairox.toml && echo '{}' > .mcp.json && echo plain > notes.txt")
     created = [str(ws / ".mcp.json"), str(ws / "sub" / ".kairox"), str(ws / "sub" / "kairox.toml")]
-    assert result.structured == {"exit_code": 0, "timed_out": False, "sandbox": "workspace_write", "created_configuration": created}
+    assert result.structured is not None
+    assert {k: v for k, v in result.structured.items() if k != "notes"} == {
+        "exit_code": 0, "stdout": "", "stderr": "", "timed_out": False, "sandbox": "workspace_write", "created_configuration": created
+    }
+    assert result.text_content().endswith(result.structured["notes"][-1])
     assert result.text_content().endswith(
         f"[the command created project configuration: {', '.join(created)}; "
         "Kairox does not act on it until the user reviews it with `kairox trust`]"

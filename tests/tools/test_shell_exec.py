@@ -63,7 +63,7 @@ async def test_a_command_that_leaves_a_daemon_holding_its_output_still_returns(t
     finally:
         os.kill(int(pid_file.read_text()), signal.SIGKILL)
     assert result.text_content() == "exit code: 0\nstarted"
-    assert result.structured == {"exit_code": 0, "timed_out": False, "sandbox": "danger_full_access"}
+    assert result.structured == {"exit_code": 0, "stdout": "started\n", "stderr": "", "timed_out": False, "sandbox": "danger_full_access"}
 
 
 @pytest.mark.anyio
@@ -103,7 +103,10 @@ async def test_output_beyond_the_bound_is_counted_not_kept(tmp_path: Path) -> No
     result = await run(tmp_path, {"command": "head -c 5000 /dev/zero | tr '\\0' a; echo oops >&2; exit 3"}, BuiltinSettings(shell_output_limit=1000))
     assert result.is_error
     assert result.text_content() == "exit code: 3\n" + "a" * 1000 + "\n[stdout: 4000 more bytes not kept]\n[stderr]\noops"
-    assert result.structured == {"exit_code": 3, "timed_out": False, "sandbox": "workspace_write"}
+    assert result.structured == {
+        "exit_code": 3, "stdout": "a" * 1000, "stderr": "oops\n", "timed_out": False, "sandbox": "workspace_write",
+        "notes": ["[stdout: 4000 more bytes not kept]"],
+    }
 
 
 @pytest.mark.anyio

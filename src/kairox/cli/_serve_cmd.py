@@ -26,6 +26,9 @@ def serve(
     idle_timeout: Annotated[float, typer.Option("--idle-timeout", min=1, help="Seconds after which an idle HTTP session is closed.")] = 1800.0,
     max_body: Annotated[int, typer.Option("--max-body-bytes", min=1024, help="Largest HTTP request body accepted.")] = 4 * 1024 * 1024,
     drain: Annotated[float, typer.Option("--drain-sec", min=0, help="On SIGTERM, how long calls in flight may finish before upstreams stop.")] = 10.0,
+    name: Annotated[
+        str, typer.Option("--name", help="The name the host registers this server under: tool names are kept short enough for mcp__NAME__<tool> to fit 64 characters.")
+    ] = "kairox",
 ) -> None:
     """Serve every visible tool (built-in, MCP, plugin, LSP, DAP, skills) as one MCP server, behind the gate.
 
@@ -47,7 +50,7 @@ def serve(
     cli = state(ctx)
     cli.resolve()  # a broken user config ends here with file, line and key
     runtime = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), cwd=Path(os.getcwd()))
-    options = GatewayOptions(expose=tuple(expose or ()), hide=tuple(hide or ()))
+    options = GatewayOptions(expose=tuple(expose or ()), hide=tuple(hide or ()), name=name)
     try:
         if http is None:
             anyio.run(lambda: serve_stdio(runtime, options, events=cli.events(), drain_sec=drain))

@@ -7,6 +7,7 @@
 import contextlib
 import contextvars
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -130,13 +131,18 @@ class DapToolProvider(ToolProvider):
             self._check_attach(name, str(arguments.get("host") or "127.0.0.1"), context)
         reading = _READING.set(context.unreadable)
         try:
-            return await handler(arguments, context)
+            result = await handler(arguments, context)
         except (DapError, RpcError) as exc:
             raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
         except SandboxUnavailableError as exc:  # fail closed, as shell.exec does
             raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
         finally:
             _READING.reset(reading)
+        if result.structured is None:
+            return result
+        # the rendered lines (where it stopped, the frames with their source lines) go with the structured form:
+        # some hosts show the model only that form
+        return replace(result, structured={**result.structured, "text": result.text_content()})
 
     @staticmethod
     def _check_attach(name: str, host: str, context: CallContext) -> None:

@@ -122,6 +122,7 @@ async def serve_stdio(runtime: RuntimeOptions, options: GatewayOptions, *, event
         _report(gateway, "serving MCP over stdio")
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(gateway.announce_changes)
+            tasks.start_soon(gateway.events.relay.run)
             tasks.start_soon(_until_signal, gateway, drain_sec, tasks.cancel_scope.cancel)
             async with stdio_server() as (read, write):
                 await gateway.server.run(read, write, gateway.server.create_initialization_options())
@@ -164,6 +165,7 @@ async def serve_http(
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(gateway.announce_changes)
+            tasks.start_soon(gateway.events.relay.run)
             tasks.start_soon(_until_signal, gateway, drain_sec, stop)
             tasks.start_soon(_announce_address, server, gateway, http)
             await server.serve()
@@ -185,6 +187,8 @@ def _report(gateway: Gateway, what: str) -> None:
     tools = len(gateway.served())
     lines = [f"kairox serve: {what} ({tools} tools; audit log {gateway.audit.path})"]
     lines += [f"kairox serve: {d.severity}: {d.name}: {d.reason}" for d in [*gateway.context.failures(), *gateway.diagnostics]]
+    if not gateway.held.empty:
+        lines.append(f"kairox serve: note: {gateway.held.notice()}")
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
 

@@ -9,6 +9,7 @@ connected clients (``notifications/*/list_changed``).
 
 import itertools
 import time
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,15 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -30,7 +39,14 @@ from kairox.errors import Diagnostic
 from kairox.events import Event
 from kairox.gateway._approver import ElicitingApprover, current_request
 from kairox.gateway._audit import AuditLog, AuditRecord
+from kairox.gateway._relay import Relay
+from kairox.gateway._rounds import Pending, RoundTripApprover, answer_of, given_answer, input_required
+from kairox.gateway._untrusted import held_back
 from kairox.gateway._wire import (
+    HOST_NAME_LIMIT,
+    host_names,
+    host_prefix,
+    prompt_argument_values,
     prompt_arguments,
     prompt_to_mcp,
     resource_contents,
@@ -73,6 +89,7 @@ class GatewayOptions:
 class _Client:
     name: str
     approver: ElicitingApprover
+    rounds: RoundTripApprover
     approvals: SessionApprovals
     session: ServerSession | None = None
     """The latest request's session: its standalone channel carries list_changed to this client."""
@@ -84,8 +101,10 @@ class GatewayEvents:
     def __init__(self) -> None:
         self.decisions: dict[str, ToolCallDecided] = {}
         self.changed = anyio.Event()
+        self.relay = Relay()
 
     def emit(self, event: Event) -> None:
+        self.relay.feed(event)
         if isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
             self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
         elif isinstance(event, ToolsChanged):  # emitted in the event loop's thread, where anyio.Event may be set
@@ -119,25 +138,44 @@ class Gateway:
         self._reported: set[tuple[str, str]] = set()
         self.closing = False
         """Set on SIGTERM: calls in flight finish, new ones are refused."""
-        self.server = _GatewayServer(
-            self.options.name,
-            version=kairox.__version__,
-            instructions=context.prompt_context or None,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_list_prompts=self._list_prompts,
-            on_get_prompt=self._get_prompt,
-            on_list_resources=self._list_resources,
-            on_list_resource_templates=self._list_resource_templates,
-            on_read_resource=self._read_resource,
-        )
+        self.held = held_back(context)
+        """What an untrusted workspace keeps from being served: said at start, in the instructions, on a call."""
+        instructions = "\n\n".join(part for part in (context.prompt_context, "" if self.held.empty else self.held.notice()) if part)
+        self._pending: dict[str, Pending] = {}
+        """Questions asked during a 2026 round, by call id, until the round ends in input_required."""
+        self.changes = InMemorySubscriptionBus()
+        """List changes for the subscriptions/listen streams of 2026-revision clients."""
+        self.subscriptions: dict[int, set[str]] = {}
+        """Client session -> the resource URIs it subscribed to."""
+        with warnings.catch_warnings():  # logging is deprecated in the 2026 revision, still served to 2025 clients
+            warnings.simplefilter("ignore")
+            self.server = _GatewayServer(
+                self.options.name,
+                version=kairox.__version__,
+                instructions=instructions or None,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_list_prompts=self._list_prompts,
+                on_get_prompt=self._get_prompt,
+                on_list_resources=self._list_resources,
+                on_list_resource_templates=self._list_resource_templates,
+                on_read_resource=self._read_resource,
+                on_subscribe_resource=self._subscribe,
+                on_unsubscribe_resource=self._unsubscribe,
+                on_completion=self._complete,
+                on_set_logging_level=self._set_logging_level,
+                on_subscriptions_listen=ListenHandler(self.changes),
+            )
+        # a 2026 client echoes requestState back: sealed here, verified on the way in (bound to the request)
+        self.server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=self.options.name))
 
     # --- what is served ----------------------------------------------------------------------------------
 
     def served(self) -> dict[str, ToolSpec]:
-        """Wire name -> tool, for every visible tool that passes ``--expose`` / ``--hide``."""
+        """Wire name -> tool, for every visible tool that passes ``--expose`` / ``--hide``, each name short
+        enough that the host's own name for it (``mcp__kairox__<name>``) fits the hosts' 64 characters."""
         registry = self.context.registry
-        names = registry.wire_names()
+        names = host_names(registry.wire_names(), budget=HOST_NAME_LIMIT - len(host_prefix(self.options.name)))
         out: dict[str, ToolSpec] = {}
         for spec in registry.visible_tools():
             wire = names[spec.name]
@@ -193,19 +231,63 @@ class Gateway:
             ]
         )
 
+    async def _subscribe(self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+        # kept per session: an upstream's resources/updated is not relayed yet, so this only records the interest
+        self._client(ctx)
+        self.subscriptions.setdefault(id(ctx.session), set()).add(str(params.uri))
+        return types.EmptyResult()
+
+    async def _unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        self.subscriptions.get(id(ctx.session), set()).discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def _complete(self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams) -> types.CompleteResult:
+        """Values for a skill prompt's argument (its default; true/false for a boolean) that start with what was
+        typed; nothing for other prompts and for resource templates."""
+        self._client(ctx)
+        values: list[str] = []
+        ref = params.ref
+        entry = self.context.skills.get(ref.name) if isinstance(ref, types.PromptReference) else None
+        if entry is not None and entry.offered:
+            for argument in entry.skill.arguments:
+                if argument.name == params.argument.name:
+                    values = prompt_argument_values(argument, params.argument.value)
+        return types.CompleteResult(completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100))
+
+    async def _set_logging_level(self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+        self._client(ctx)
+        self.events.relay.set_level(ctx.session, str(params.level))
+        return types.EmptyResult()
+
     # --- calls -------------------------------------------------------------------------------------------
 
-    async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         spec = self.served().get(params.name)
         if spec is None:
+            held = self.held.tool_message(params.name)
+            if held is not None:  # a tool of a server the workspace's trust holds back: say why and what to run
+                return types.CallToolResult(content=[types.TextContent(text=held)], is_error=True)
             raise MCPError(INVALID_PARAMS, f"no tool named {params.name!r} is served here; tools/list shows the tools")
-        result = await self._gated(ctx, spec.name, dict(params.arguments or {}))
+        arguments = dict(params.arguments or {})
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        answer = given_answer.set(answer_of(ctx, params) if modern else None)
+        call_id = f"gw-{next(self._call_ids)}"
+        try:
+            result = await self._gated(ctx, spec.name, arguments, call_id=call_id)
+        finally:
+            given_answer.reset(answer)
+        pending = self._pending.pop(call_id, None)
+        if pending is not None and result.is_error and "decision" in result.meta:
+            return input_required(pending, params.name, arguments)  # nothing ran: the retry brings the answer
         return result_to_mcp(result, spec)
 
     async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
         entry = self.context.skills.get(params.name)
         if entry is None or not entry.offered or SKILL_TOOL not in {s.name for s in self.served().values()}:
-            raise MCPError(INVALID_PARAMS, f"no prompt named {params.name!r}; prompts/list shows the skills served as prompts")
+            held = f" {self.held.notice()}" if entry is not None and entry.skill.qualified_name in self.held.skills else ""
+            raise MCPError(INVALID_PARAMS, f"no prompt named {params.name!r}; prompts/list shows the skills served as prompts.{held}")
         arguments = {"name": entry.skill.qualified_name, "arguments": prompt_arguments(entry.skill, params.arguments)}
         result = await self._gated(ctx, SKILL_TOOL, arguments)
         if result.is_error:
@@ -226,20 +308,22 @@ class Gateway:
             raise MCPError(INVALID_PARAMS, result.text_content())
         return types.ReadResourceResult(contents=resource_contents(result, uri))
 
-    async def _gated(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _gated(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> ToolResult:
         """One call through the registry exactly as an agent's call, with this client's grants; audited."""
         client_key, client = self._client(ctx)
         if self.closing:
             return ToolResult.error(f"{name} was not run: kairox serve is stopping; call it again once the server is back")
-        call_id = f"gw-{next(self._call_ids)}"
+        call_id = call_id or f"gw-{next(self._call_ids)}"
         self._in_flight += 1
         if self._in_flight == 1:
             self._idle = anyio.Event()
         token = current_request.set(ctx)
+        self.events.relay.follow(call_id, ctx.session, ctx.meta, ctx.request_id)
         started = time.perf_counter()
         try:
             result = await self.context.registry.call(ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals)
         finally:
+            self.events.relay.forget(call_id)
             current_request.reset(token)
             self._in_flight -= 1
             if self._in_flight == 0:
@@ -250,6 +334,8 @@ class Gateway:
         decision = decided.decision if decided is not None else ("deny" if result.is_error and "decision" in result.meta else "allow")
         if asked is not None:
             decision = "approved" if asked.approved else asked.how
+        if call_id in self._pending:
+            decision = "input_required"  # asked of a 2026 client in the result; its retry is audited on its own
         refused = "decision" in result.meta
         self.audit.write(
             AuditRecord(
@@ -270,7 +356,8 @@ class Gateway:
         client = self._clients.get(key) if key is not None else None
         if client is None:
             approver = ElicitingApprover(name, timeout_sec=self.options.approval_timeout_sec)
-            client = _Client(name=name, approver=approver, approvals=self.context.registry.session_approvals(approver))
+            rounds = RoundTripApprover(approver, self._pending)
+            client = _Client(name=name, approver=approver, rounds=rounds, approvals=self.context.registry.session_approvals(rounds))
             if key is not None:  # a stateless request has no session: its grants end with it
                 self._clients[key] = client
                 while len(self._clients) > MAX_TRACKED_SESSIONS:
@@ -288,6 +375,9 @@ class Gateway:
             await self.events.changed.wait()
             self.events.changed = anyio.Event()
             await anyio.sleep(0.05)
+            # 2026-revision clients hear of changes on their subscriptions/listen streams
+            for change in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
+                await self.changes.publish(change)
             for key, client in list(self._clients.items()):
                 if client.session is None:
                     continue

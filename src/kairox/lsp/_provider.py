@@ -317,18 +317,16 @@ class LspToolProvider(ToolProvider):
         if lines:
             return ToolResult.text("\n".join(lines), structured=structured)
         busy = client.progress
+        # an empty answer says so in the structured form too (hosts that show only that form show the message)
         if not busy:
-            return ToolResult.text(empty + ".", structured=structured)
+            return ToolResult.text(empty + ".", structured={**structured, "message": empty + "."})
         # an empty answer while the server still works (indexing) is not "nothing there"
-        structured["indexing"] = busy
         text = f"{empty}, but {client.name} is still working ({'; '.join(busy)}): try again shortly."
-        return ToolResult.text(text, structured=structured)
+        return ToolResult.text(text, structured={**structured, "indexing": busy, "message": text})
 
     def _unsupported(self, client: LspClient, what: str, alternative: str) -> ToolResult:
-        return ToolResult.text(
-            f"{client.name} does not support {what}; {alternative}",
-            structured={"server": client.name, "supported": False},
-        )
+        message = f"{client.name} does not support {what}; {alternative}"
+        return ToolResult.text(message, structured={"server": client.name, "supported": False, "message": message})
 
     async def _locations(self, target: _Target, method: str, params: JsonObject, what: str) -> ToolResult:
         files = render.Files(target.client)
@@ -503,18 +501,13 @@ class LspToolProvider(ToolProvider):
             self._check_readable(real_path(str(uri_to_path(uri))))
         files = render.rename_preview(target.client, edit)
         lines = render.rename_lines(files)
+        structured: JsonObject = {"new_name": new_name, "files": files, "applied": False}
         if lines:
             count = sum(len(f["changes"]) for f in files)
-            lines.insert(
-                0,
-                f"Preview: renaming to {new_name!r} changes {count} line(s) in {len(files)} file(s); nothing was written.",
-            )
-        return self._result(
-            target.client,
-            lines,
-            f"Nothing to rename at {target.where()}",
-            {"new_name": new_name, "files": files, "applied": False},
-        )
+            summary = f"Preview: renaming to {new_name!r} changes {count} line(s) in {len(files)} file(s); nothing was written."
+            lines.insert(0, summary)
+            structured["summary"] = summary
+        return self._result(target.client, lines, f"Nothing to rename at {target.where()}", structured)
 
     # --- reporting -----------------------------------------------------------------------------------------------
 

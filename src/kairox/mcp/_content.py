@@ -2,7 +2,7 @@
 the MCP schema requires is checked field by field, and a malformed part is a :class:`WireError` naming it."""
 
 import base64
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kairox._util import JsonObject
@@ -148,9 +148,31 @@ def _media(block: dict[str, Any], where: str) -> tuple[str, str]:
     return data, mime
 
 
+_MODELED = {
+    "text": {"type", "text"},
+    "image": {"type", "data", "mimeType"},
+    "audio": {"type", "data", "mimeType"},
+    "resource": {"type", "resource"},
+    "resource_link": {"type", "uri", "name", "description", "mimeType"},
+}
+_MODELED_RESOURCE = {"uri", "mimeType", "text", "blob"}
+
+
 def content_from_wire(block: Any, where: str = "content[0]") -> Content:
-    """One MCP content block as a Kairox content part. A block of a type Kairox does not know becomes a text note;
-    a known type with missing or mistyped fields is a :class:`WireError`."""
+    """One MCP content block as a Kairox content part, with the fields Kairox does not model kept in ``extra``.
+    A block of a type Kairox does not know becomes a text note; a known type with missing or mistyped fields is a
+    :class:`WireError`."""
+    part = _content_part(block, where)
+    if not isinstance(block, dict) or block.get("type", "text") not in _MODELED:
+        return part
+    extra = {k: v for k, v in block.items() if k not in _MODELED[block.get("type", "text")]}
+    resource = block.get("resource")
+    if isinstance(resource, dict) and (nested := {k: v for k, v in resource.items() if k not in _MODELED_RESOURCE}):
+        extra["resource"] = nested
+    return replace(part, extra=extra) if extra else part
+
+
+def _content_part(block: Any, where: str) -> Content:
     if not isinstance(block, dict):
         raise WireError(f"{where} is not an object")
     if not isinstance(block.get("annotations"), _DICT_OR_NONE) or not isinstance(block.get("_meta"), _DICT_OR_NONE):

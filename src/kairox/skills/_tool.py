@@ -74,4 +74,6 @@ class SkillToolProvider(ToolProvider):
         except SkillError as exc:
             return ToolResult.error(str(exc))
         self.events.emit(SkillLoaded(name=loaded.skill.qualified_name, path=str(loaded.skill.path), arguments=tuple(loaded.arguments), model=loaded.skill.model))
-        return ToolResult.text(loaded.text(), structured=loaded.to_json())
+        text = loaded.text()
+        # the instructions themselves are in the structured form too: some hosts show the model only that form
+        return ToolResult.text(text, structured={**loaded.to_json(), "content": text})

@@ -45,6 +45,26 @@ class BuiltinSettings:
 
 _PATH = {"type": "string", "description": "File path, relative to the workspace root or absolute."}
 
+def _output(properties: JsonObject) -> JsonObject:
+    """An output schema: the tool's own fields, the notes the text adds, and what the output cap leaves of them
+    (``text``, ``output_truncated``, ``original_chars``, ``spilled_to``). Nothing is required, so a cut result
+    still meets it."""
+    strings = {"type": "array", "items": {"type": "string"}}
+    return {
+        "type": "object",
+        "properties": {
+            **properties,
+            "notes": {**strings, "description": "What the text adds: limits reached, files left out."},
+            "text": {"type": "string", "description": "The text, cut to the output limit (only when it was cut)."},
+            "output_truncated": {"type": "boolean"},
+            "original_chars": {"type": "integer"},
+            "spilled_to": {"type": "string", "description": "File holding the whole text."},
+        },
+    }
+
+
+_STR, _INT, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+
 BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="fs.read",
@@ -59,6 +79,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
+        output_schema=_output({"path": _STR, "content": {"type": "string", "description": "The lines read."}, "start_line": _INT, "end_line": _INT, "total_lines": _INT, "truncated": _BOOL, "note": _STR}),
         permission=PermissionProfile(access=Access.READ, path_args=("path",)),
     ),
     ToolSpec(
@@ -67,6 +88,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         input_schema=object_schema({"path": _PATH, "content": {"type": "string", "description": "The whole new content."}}, ["path", "content"]),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
+        output_schema=_output({"path": _STR, "bytes": _INT, "created": _BOOL}),
         permission=PermissionProfile(access=Access.WRITE, destructive=True, path_args=("path",)),
     ),
     ToolSpec(
@@ -83,6 +105,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
+        output_schema=_output({"path": _STR, "replacements": _INT}),
         permission=PermissionProfile(access=Access.WRITE, destructive=True, path_args=("path",), reads=True),
     ),
     ToolSpec(
@@ -98,6 +121,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
+        output_schema=_output({"root": _STR, "files": {"type": "array", "items": _STR}, "truncated": _BOOL}),
         permission=PermissionProfile(access=Access.READ, path_args=("path",)),
     ),
     ToolSpec(
@@ -113,6 +137,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
+        output_schema=_output({"exit_code": _INT, "stdout": _STR, "stderr": _STR, "timed_out": _BOOL, "sandbox": _STR, "created_configuration": {"type": "array", "items": _STR}}),
         permission=PermissionProfile(access=Access.EXECUTE, destructive=True, command_arg="command", cwd_arg="cwd"),
     ),
     ToolSpec(
@@ -131,6 +156,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
+        output_schema=_output({"engine": _STR, "matches": {"type": "array", "items": {"type": "object", "properties": {"path": _STR, "line": _INT, "text": _STR}}}, "truncated": _BOOL}),
         permission=PermissionProfile(access=Access.READ, path_args=("path",)),
     ),
 )

@@ -68,7 +68,10 @@ def read_file(args: dict[str, Any], workspace: Path, *, max_bytes: int, unreadab
     note = ""
     if cut:
         note = f"\n[fs.read: only the first {max_bytes} bytes were read; ask for a line range to see more]"
-    structured = {"path": str(path), "start_line": start, "end_line": stop, "total_lines": total, "truncated": cut}
+    # the structured form carries the text itself: hosts that show only structuredContent show the file
+    structured: dict[str, Any] = {"path": str(path), "content": selected, "start_line": start, "end_line": stop, "total_lines": total, "truncated": cut}
+    if note:
+        structured["note"] = note.strip()
     return ToolResult.text(selected + note, structured=structured)
 
 
@@ -136,12 +139,15 @@ def list_files(args: dict[str, Any], workspace: Path, *, max_entries: int, unrea
             more = True
             break
         matched.append(rel)
-    text = "\n".join(matched) if matched else "(no files)"
+    notes = [] if matched else ["(no files)"]
     if more:
-        text += f"\n[fs.list: stopped after {max_entries} entries; narrow `pattern` or `path`]"
+        notes.append(f"[fs.list: stopped after {max_entries} entries; narrow `pattern` or `path`]")
     if left_out:
-        text += "\n" + left_out_note("fs.list", left_out)
-    return ToolResult.text(text, structured={"root": str(root), "files": matched, "truncated": more})
+        notes.append(left_out_note("fs.list", left_out))
+    structured: dict[str, Any] = {"root": str(root), "files": matched, "truncated": more}
+    if notes:
+        structured["notes"] = notes
+    return ToolResult.text("\n".join([*matched, *notes]), structured=structured)
 
 
 def _glob_match(rel: str, pattern: str) -> bool:

@@ -50,17 +50,19 @@ async def search(args: dict[str, Any], workspace: Path, *, rg: str | None, defau
         matches, more = await asyncio.to_thread(_with_python, pattern, real[0], args, limit, real[1], _Filter(unreadable, left_out))
         engine = "python"
     lines = [f"{_shown(Path(m.path), workspace)}:{m.line}: {m.text}" for m in matches]
-    text = "\n".join(lines) if lines else "(no matches)"
+    notes = [] if lines else ["(no matches)"]
     if more:
-        text += f"\n[search.ripgrep: stopped after {limit} matches; narrow the pattern, path or glob]"
+        notes.append(f"[search.ripgrep: stopped after {limit} matches; narrow the pattern, path or glob]")
     if left_out:
-        text += "\n" + left_out_note("search.ripgrep", list(left_out.values()))
-    structured = {
+        notes.append(left_out_note("search.ripgrep", list(left_out.values())))
+    structured: dict[str, Any] = {
         "engine": engine,
         "matches": [{"path": _shown(Path(m.path), workspace), "line": m.line, "text": m.text} for m in matches],
         "truncated": more,
     }
-    return ToolResult.text(text, structured=structured)
+    if notes:
+        structured["notes"] = notes
+    return ToolResult.text("\n".join([*lines, *notes]), structured=structured)
 
 
 @dataclass(slots=True)

@@ -134,36 +134,42 @@ async def run_shell(
     protected = await asyncio.to_thread(protected_inside, watched)
     env = scrubbed_environment(os.environ, passthrough)
     for attempt in range(1, SETUP_ATTEMPTS + 1):
-        notes: list[str] = []
-        argv = await sandboxed_argv_async(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
+        sandbox_notes: list[str] = []
+        argv = await sandboxed_argv_async(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=sandbox_notes)
         ran = await _run_once(argv, cwd=cwd, env=env, timeout=timeout, output_limit=output_limit)
         if ran is None:
             return ToolResult.error(f"shell.exec: `{command}` timed out after {timeout:g}s and was killed")
         code, out, errs = ran
         if attempt == SETUP_ATTEMPTS or not vanished_before_start(argv, code, out.kept, errs.kept):
             break
-    parts = [f"exit code: {code}"]
     stdout = out.kept.decode("utf-8", errors="replace")
     stderr = errs.kept.decode("utf-8", errors="replace")
-    if stdout:
-        parts.append(stdout.rstrip("\n"))
-    if out.total > len(out.kept):
-        parts.append(f"[stdout: {out.total - len(out.kept)} more bytes not kept]")
-    if stderr:
-        parts += ["[stderr]", stderr.rstrip("\n")]
+    stdout_cut = [f"[stdout: {out.total - len(out.kept)} more bytes not kept]"] if out.total > len(out.kept) else []
+    notes: list[str] = []
     if errs.total > len(errs.kept):
-        parts.append(f"[stderr: {errs.total - len(errs.kept)} more bytes not kept]")
+        notes.append(f"[stderr: {errs.total - len(errs.kept)} more bytes not kept]")
     created = sorted(await asyncio.to_thread(protected_inside, watched) - protected)
     if created:
-        parts.append(
+        notes.append(
             "[the command created project configuration: " + ", ".join(map(str, created))
             + "; Kairox does not act on it until the user reviews it with `kairox trust`]"
         )
-    if notes and (code != 0 or stderr):  # why a git command found no objects, or a file read empty
-        parts += [f"[rules on reading: {note}]" for note in notes]
-    structured: dict[str, Any] = {"exit_code": code, "timed_out": False, "sandbox": str(context.sandbox.mode)}
+    if sandbox_notes and (code != 0 or stderr):  # why a git command found no objects, or a file read empty
+        notes += [f"[rules on reading: {note}]" for note in sandbox_notes]
+    parts = [f"exit code: {code}"]
+    if stdout:
+        parts.append(stdout.rstrip("\n"))
+    parts += stdout_cut
+    if stderr:
+        parts += ["[stderr]", stderr.rstrip("\n")]
+    parts += notes
+    notes = [*stdout_cut, *notes]
+    # the output itself is in the structured form too: hosts that show only structuredContent show it
+    structured: dict[str, Any] = {"exit_code": code, "stdout": stdout, "stderr": stderr, "timed_out": False, "sandbox": str(context.sandbox.mode)}
     if created:
         structured["created_configuration"] = [str(p) for p in created]
+    if notes:
+        structured["notes"] = notes
     result = ToolResult.text("\n".join(parts), structured=structured)
     if code != 0:
         return ToolResult(content=result.content, structured=structured, is_error=True)

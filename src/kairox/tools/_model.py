@@ -156,6 +156,9 @@ class ToolCall:
 class TextContent:
     text: str
     type: Literal["text"] = "text"
+    extra: JsonObject | None = field(default=None, compare=False)
+    """Wire fields of an MCP server's block Kairox does not model (``annotations``, ``_meta``, ``title`` ...),
+    kept so ``kairox serve`` passes the block on as it came."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -164,6 +167,9 @@ class ImageContent:
     """Base64."""
     mime_type: str
     type: Literal["image"] = "image"
+    extra: JsonObject | None = field(default=None, compare=False)
+    """Wire fields of an MCP server's block Kairox does not model (``annotations``, ``_meta``, ``title`` ...),
+    kept so ``kairox serve`` passes the block on as it came."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -172,6 +178,9 @@ class AudioContent:
     """Base64."""
     mime_type: str
     type: Literal["audio"] = "audio"
+    extra: JsonObject | None = field(default=None, compare=False)
+    """Wire fields of an MCP server's block Kairox does not model (``annotations``, ``_meta``, ``title`` ...),
+    kept so ``kairox serve`` passes the block on as it came."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -182,6 +191,9 @@ class EmbeddedResource:
     blob: str | None = None
     """Base64, when the resource is binary."""
     type: Literal["resource"] = "resource"
+    extra: JsonObject | None = field(default=None, compare=False)
+    """Wire fields of an MCP server's block Kairox does not model (``annotations``, ``_meta``, ``title`` ...),
+    kept so ``kairox serve`` passes the block on as it came."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -191,6 +203,9 @@ class ResourceLink:
     description: str | None = None
     mime_type: str | None = None
     type: Literal["resource_link"] = "resource_link"
+    extra: JsonObject | None = field(default=None, compare=False)
+    """Wire fields of an MCP server's block Kairox does not model (``annotations``, ``_meta``, ``title`` ...),
+    kept so ``kairox serve`` passes the block on as it came."""
 
 
 Content = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink
