@@ -80,6 +80,9 @@ class PolicySettings:
     allowed_sockets: tuple[Path, ...] = ()
     """Resolved ``policy.allow_unix_sockets``: host sockets sandboxed commands may connect to."""
     rules: tuple[RuleLike, ...] = ()
+    own_dirs: tuple[Path, ...] = ()
+    """Resolved folders of Kairox's own state (``$KAIROX_HOME``: the user's kairox.toml, the trust store, hook
+    approvals): a write there is asked about like a protected path, wherever the folder lies."""
 
     @classmethod
     def from_config(
@@ -92,6 +95,7 @@ class PolicySettings:
         roots_base: Path | None = None,
         sockets_base: Path | None = None,
         temp_dir: Path | None = None,
+        own_dirs: Iterable[Path] = (),
     ) -> "PolicySettings":
         """Settings from ``[policy]``; relative ``writable_roots`` are resolved against ``roots_base``, relative
         ``allow_unix_sockets`` against ``sockets_base`` (both default to the workspace)."""
@@ -110,6 +114,7 @@ class PolicySettings:
             network_access=policy.network_access,
             allowed_sockets=tuple(dict.fromkeys(resolve_path(s, base=sockets_base or workspace, home=home) for s in policy.allow_unix_sockets)),
             rules=tuple(rules),
+            own_dirs=tuple(resolve_path(str(d), base=base, home=home) for d in own_dirs),
         )
 
 
@@ -598,7 +603,7 @@ class PolicyEngine:
 
     def _protected(self, paths: tuple[Path, ...]) -> Decision | None:
         for path in paths:
-            reason = protected_reason(path, home=self.settings.home)
+            reason = protected_reason(path, home=self.settings.home, own_dirs=self.settings.own_dirs)
             if reason is not None:
                 return Decision.ask(reason, source=DecisionSource.PROTECTED_PATH)
         return None
