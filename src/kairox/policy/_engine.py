@@ -30,6 +30,7 @@ from kairox.policy._values import (
     allow_miss,
     argument_diagnostics,
     describe_values,
+    every_string,
     named_suggestion,
     refusal_matches,
     unnamed_allow_miss,
@@ -216,21 +217,11 @@ class _Facts:
 
     @property
     def every_value(self) -> tuple[str, ...]:
-        """Every string the call holds, also inside lists and objects (a skill's name first), for deny and ask rules
-        with a specifier: a value must not get past them by being nested. (Allow rules on values vouch only when
-        every value matches: see ``kairox.policy._values``.)"""
+        """Every string the call holds, also inside lists and objects and the keys of those (a skill's name first),
+        for deny and ask rules with a specifier: a value must not get past them by being nested or being a key.
+        (Allow rules on values vouch only when every value matches: see ``kairox.policy._values``.)"""
         if self._every is None:
-            found: list[str] = [] if self.skill is None else [self.skill]
-            stack: list[Any] = list(self.arguments.values())[::-1]
-            while stack:
-                value = stack.pop()
-                if isinstance(value, str):
-                    found.append(value)
-                elif isinstance(value, dict):
-                    stack.extend(reversed(value.values()))
-                elif isinstance(value, list):
-                    stack.extend(reversed(value))
-            self._every = tuple(found)
+            self._every = (*([] if self.skill is None else [self.skill]), *every_string(self.arguments))
         return self._every
 
 
