@@ -9,6 +9,7 @@ Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a pro
 """
 
 import fnmatch
+import functools
 import os
 import shlex
 import tempfile
@@ -36,6 +37,7 @@ from kairox.policy._values import (
     unnamed_allow_miss,
 )
 from kairox.tools import (
+    BUILTIN_SPECS,
     Access,
     Confinement,
     HookDecision,
@@ -461,6 +463,9 @@ class PolicyEngine:
         for rule in rules[RuleAction.DENY]:
             if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.deny(f"denied by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
+        as_command = self._as_command(spec, facts, RuleAction.DENY)
+        if as_command is not None:
+            return as_command
         hidden = None if facts.command is None else facts.command.hidden
         if hidden is not None:
             naming = next((r for action in RuleAction for r in rules[action] if r.specifier is not None), None)
@@ -484,6 +489,9 @@ class PolicyEngine:
         for rule in rules[RuleAction.ASK]:
             if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.ask(f"{rule.ref} asks for approval", source=DecisionSource.RULE, rule=rule.ref)
+        as_command = self._as_command(spec, facts, RuleAction.ASK)
+        if as_command is not None:
+            return as_command
         profile = effective_profile(spec)
         if facts.paths:
             declared = facts.paths[: len(facts.paths) - len(facts.named)]
@@ -507,6 +515,30 @@ class PolicyEngine:
             if missed is not None:  # say why the allow rule written for this tool did not vouch, and how to fix it
                 return Decision.ask(f"{decision.reason}; {missed}", source=decision.source, suggested_rule=decision.suggested_rule)
         return decision
+
+    def _as_command(self, spec: ToolSpec, facts: "_Facts", action: RuleAction) -> Decision | None:
+        """A tool that names a program it runs (``dap.launch``) runs a command as ``shell.exec`` does: the
+        ``shell.exec`` deny (or ask) rules hold for ``[cd DIR &&] [env NAME=VALUE ...] PROGRAM ARG ...`` and, for a
+        program an interpreter runs (``app.py``), for ``INTERPRETER PROGRAM ARG ...`` too, so ``shell.exec(*)`` or a
+        rule on ``python*`` also refuses the launch."""
+        names = spec.permission.program
+        if names is None:
+            return None
+        shell = _shell_spec()
+        rules = self._candidates(shell)[action]
+        if not rules:
+            return None
+        cwd = None if spec.permission.cwd_arg is None else facts.arguments.get(spec.permission.cwd_arg)
+        for line in _program_lines(names, facts.arguments):
+            command = self._in_folder(line, cwd)
+            seen = _Facts(command=split_command(command), paths=(), arguments={"command": command}, skill=None)
+            for rule in rules:
+                if self._covers(rule, shell, seen, for_allow=False):
+                    why = f"{spec.name} runs `{command}`, and {rule.ref} holds for it as for shell.exec"
+                    if action is RuleAction.DENY:
+                        return Decision.deny(f"denied: {why}", source=DecisionSource.RULE, rule=rule.ref)
+                    return Decision.ask(f"{why} and asks for approval", source=DecisionSource.RULE, rule=rule.ref)
+        return None
 
     def _value_rule_missed(self, spec: ToolSpec, allows: Sequence[ParsedRule], facts: "_Facts") -> str | None:
         """Why the first allow rule on this tool's values did not vouch for the call, with what to write instead;
@@ -787,8 +819,9 @@ def _suggestion(spec: ToolSpec, facts: _Facts) -> str | None:
     return spec.name
 
 
-def _program_line(names: ProgramArgs, arguments: Mapping[str, Any]) -> str | None:
-    """``[NAME=VALUE ...] PROGRAM ARG ...`` of a call that names a program, quoted for a shell; None without one."""
+def _program_line(names: ProgramArgs, arguments: Mapping[str, Any], *, interpreter: str | None = None) -> str | None:
+    """``[NAME=VALUE ...] PROGRAM ARG ...`` of a call that names a program, quoted for a shell; None without one.
+    With ``interpreter``: ``[NAME=VALUE ...] INTERPRETER PROGRAM ARG ...``."""
     program = arguments.get(names.program)
     if not isinstance(program, str):
         return None
@@ -796,9 +829,29 @@ def _program_line(names: ProgramArgs, arguments: Mapping[str, Any]) -> str | Non
     env = arguments.get(names.env) if names.env else None
     # `env NAME=VALUE`: shlex quotes a variable word whole ('A=b c'), which a shell reads as an assignment only after env
     words = ["env", *(f"{k}={v}" for k, v in env.items())] if isinstance(env, dict) and env else []
-    words.append(program)
+    words += [interpreter, program] if interpreter else [program]
     words += [str(a) for a in args] if isinstance(args, list) else []
     return shlex.join(words)
+
+
+_INTERPRETERS = {".py": ("python", "python3"), ".js": ("node",), ".mjs": ("node",), ".cjs": ("node",), ".sh": ("sh", "bash")}
+"""What runs a program file of each kind, as rules name it (a debug adapter starts the debuggee through it)."""
+
+
+def _program_lines(names: ProgramArgs, arguments: Mapping[str, Any]) -> list[str]:
+    """The command lines a program-naming call runs, for the shell.exec rules: as written, and through the
+    interpreter of the program's kind."""
+    line = _program_line(names, arguments)
+    if line is None:
+        return []
+    program = str(arguments.get(names.program))
+    kinds = _INTERPRETERS.get(os.path.splitext(program)[1].lower(), ())
+    return [line, *(_program_line(names, arguments, interpreter=name) or line for name in kinds)]
+
+
+@functools.cache
+def _shell_spec() -> ToolSpec:
+    return next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")
 
 
 def _literal_glob(path: str) -> str:
