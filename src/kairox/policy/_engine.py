@@ -11,6 +11,7 @@ Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a pro
 import fnmatch
 import functools
 import os
+import re
 import shlex
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -61,6 +62,8 @@ _PATH_FAMILIES = frozenset({"fs.read", "fs.write"})
 _PLAIN_LIMIT = 4096
 """Argument-free decisions kept per engine (tools listed again get new specs; the oldest go at once past this)."""
 _THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
+_PROCESS_RELATIVE = re.compile(r"\s*(?:file://)?/+proc/+(?:self|thread-self|[0-9]+)(?:/|$)")
+"""A path under ``/proc`` that names files by a process (its folder, its root, its open files)."""
 """Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
 _NAMING_ORDER = (RuleAction.DENY, RuleAction.ASK, RuleAction.ALLOW)
 """The rule an ask about unread arguments names: the one that would have refused the call, first."""
@@ -466,6 +469,10 @@ class PolicyEngine:
         as_command = self._as_command(spec, facts, RuleAction.DENY)
         if as_command is not None:
             return as_command
+        if spec.source in _THIRD_PARTY and facts.paths:
+            hidden = self._hidden_elsewhere(facts.paths)
+            if hidden is not None:
+                return Decision.deny(f"{hidden} ({spec.name} is refused it as fs.read is)", source=DecisionSource.RULE)
         hidden = None if facts.command is None else facts.command.hidden
         if hidden is not None:
             naming = next((r for action in RuleAction for r in rules[action] if r.specifier is not None), None)
@@ -515,6 +522,14 @@ class PolicyEngine:
             if missed is not None:  # say why the allow rule written for this tool did not vouch, and how to fix it
                 return Decision.ask(f"{decision.reason}; {missed}", source=decision.source, suggested_rule=decision.suggested_rule)
         return decision
+
+    def _hidden_elsewhere(self, paths: Iterable[Path]) -> str | None:
+        """Why a path a third-party tool names must not be read though no rule names it (another name, a hard link,
+        of a file the rules on reading hide; a hidden history), as ``fs.read`` refuses it; None otherwise."""
+        why = self.reads_elsewhere()
+        if why is None:
+            return None
+        return next((reason for reason in map(why, paths) if reason is not None), None)
 
     def _as_command(self, spec: ToolSpec, facts: "_Facts", action: RuleAction) -> Decision | None:
         """A tool that names a program it runs (``dap.launch``) runs a command as ``shell.exec`` does: the
@@ -742,6 +757,10 @@ class PolicyEngine:
             scanned = scan_path_arguments(rest, found)
             if scanned is not None and unseen is None:
                 unseen, scan_unseen = scanned, True
+            elsewhere = next((item for item in found if _PROCESS_RELATIVE.match(item)), None)
+            if elsewhere is not None and unseen is None:
+                # /proc/self/cwd/... means the folders of the process that opens it: the tool's server, not Kairox
+                unseen = f"{elsewhere!r} names a file by the process that opens it (/proc/self, /proc/PID), which Kairox cannot see for {spec.name}"
             named = [resolve_path(item, base=self.settings.workspace, home=self.settings.home) for item in found]
         skill = spec.origin if spec.source is ToolSource.SKILL and spec.origin else None
         return _Facts(
