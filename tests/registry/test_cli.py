@@ -86,12 +86,15 @@ def test_tools_call_reports_errors_with_their_exit_codes(ws: Path) -> None:
     assert (invalid.code, invalid.stderr.strip()) == (5, "invalid arguments for fs.read: arguments['path']: 1 is not of type 'string'")
 
 
-def test_yes_approves_what_would_be_asked_but_not_what_is_denied_nor_protected_paths(ws: Path, isolated_home: Path) -> None:
-    (isolated_home / "kairox.toml").write_text('[policy.rules]\ndeny = ["fs.write(**/*.lock)"]\n')
-    asked = run(ws, "tools", "call", "fs.write", '{"path": "../outside.txt", "content": "x"}', "--yes")
+def test_yes_approves_what_would_be_asked_but_not_what_is_denied_nor_protected_paths_nor_outside_the_roots(ws: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text('[policy.rules]\ndeny = ["fs.write(**/*.lock)"]\nask = ["fs.write(asked.txt)"]\n')
+    asked = run(ws, "tools", "call", "fs.write", '{"path": "asked.txt", "content": "x"}', "--yes")
+    outside = run(ws, "tools", "call", "fs.write", '{"path": "../outside.txt", "content": "x"}', "--yes")
     protected = run(ws, "tools", "call", "fs.write", '{"path": ".git/info", "content": "x"}', "--yes")
     denied = run(ws, "tools", "call", "fs.write", '{"path": "a.lock", "content": "x"}', "--yes")
-    assert (asked.code, (ws.parent / "outside.txt").read_text()) == (0, "x")
+    assert (asked.code, (ws / "asked.txt").read_text()) == (0, "x")
+    assert (outside.code, (ws.parent / "outside.txt").exists()) == (4, False)
+    assert "--yes does not approve writes outside the writable roots" in outside.stderr
     assert (protected.code, (ws / ".git" / "info").exists()) == (4, False)
     assert "--yes does not approve writes to protected paths" in protected.stderr
     assert denied.code == 4 and not (ws / "a.lock").exists()

@@ -72,3 +72,31 @@ async def test_an_answer_without_any_state_runs_nothing(client: Client, served: 
     outcome = await call(client, "touch marker-bare", input_responses=ALLOW)
     assert isinstance(outcome, Exception) or outcome.is_error
     assert not (ws / "marker-bare").exists()
+
+
+async def always_allow(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"decision": "allow once"})
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "target"),
+    [
+        ("fs_write", {"path": "kairox.toml", "content": 'approval_policy = "never"\n'}, "kairox.toml"),
+        ("fs_write", {"path": ".mcp.json", "content": '{"mcpServers": {}}'}, ".mcp.json"),
+        ("fs_write", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch owned\n"}, ".git/hooks/pre-commit"),
+    ],
+)
+async def test_a_2026_clients_answer_on_the_retry_never_approves_what_the_gated_party_may_not(
+    served: tuple[Path, list[str]], tmp_path: Path, tool: str, arguments: dict[str, Any], target: str
+) -> None:
+    """The client answers every question with "allow once", and its SDK retries with that answer: an ask about a
+    protected path is refused before any round trip, so there is no sealed state to answer with."""
+    ws, _ = served
+    before = (ws / target).read_bytes() if (ws / target).exists() else None
+    async with (
+        open_gateway(RuntimeOptions(workspace=ws), GatewayOptions(audit_path=tmp_path / "audit.jsonl")) as gateway,
+        Client(gateway.server, mode="auto", elicitation_callback=always_allow) as connected,
+    ):
+        outcome = await connected.call_tool(tool, arguments)
+    assert outcome.is_error and outcome.result_type != "input_required"
+    assert ((ws / target).read_bytes() if (ws / target).exists() else None) == before

@@ -70,9 +70,9 @@ class TestAnUnnamedAllowRuleOnValues:
     SMUGGLED = (
         ("other-argument", {"sql": DROP, "comment": "SELECT 1"}, "argument 'sql' holds a value that does not match"),
         ("other-argument-first", {"comment": "SELECT 1", "sql": DROP}, "argument 'sql' holds a value that does not match"),
-        ("nested-in-another", {"sql": "SELECT 1", "then": {"sql": DROP}}, "argument 'then' holds a value that does not match"),
+        ("nested-in-another", {"sql": "SELECT 1", "then": {"sql": DROP}}, "argument 'then' holds a key that does not match"),
         ("in-a-list", {"sql": "SELECT 1", "more": ["SELECT 2", DROP]}, "argument 'more' holds a value that does not match"),
-        ("deep", {"sql": "SELECT 1", "a": deep(4, {"sql": DROP})}, "argument 'a' holds a value that does not match"),
+        ("deep", {"sql": "SELECT 1", "a": deep(4, {"sql": DROP})}, "argument 'a' holds a key that does not match"),
         ("a-flag", {"sql": "SELECT * FROM users", "drop_after": True}, "argument 'drop_after' holds a value that does not match"),
         ("a-number", {"sql": "SELECT 1", "repeat": 100000}, "argument 'repeat' holds a value that does not match"),
         ("a-null", {"sql": "SELECT 1", "where": None}, "argument 'where' holds a value that does not match"),
@@ -81,7 +81,7 @@ class TestAnUnnamedAllowRuleOnValues:
         ("one-argument", {"sql": "SELECT 1"}),
         ("every-value-matches", {"sql": "SELECT 1", "comment": "SELECT 2"}),
         ("a-list-that-all-matches", {"statements": ["SELECT 1", "SELECT 2"]}),
-        ("nested-that-all-matches", {"batch": {"steps": [{"sql": "SELECT 1"}, {"sql": "SELECT 2"}]}}),
+        ("nested-that-all-matches", {"batch": [["SELECT 1"], ["SELECT 2", "SELECT 3"]]}),
     )
 
     @pytest.mark.parametrize(("case", "arguments", "why"), SMUGGLED, ids=_ids(SMUGGLED))

@@ -97,7 +97,10 @@ async def test_the_first_page_load_sets_a_strict_http_only_cookie_that_authentic
     (static / "assets" / "app.js").write_text("console.log('kairox')", encoding="utf-8")
     async with open_gui(workspace, static_dir=static) as gui, httpx.AsyncClient(transport=gui.client._transport, base_url=BASE) as browser:
             first = await browser.get(f"/?token={TOKEN}")
-            assert first.status_code == 200 and "<title>Kairox</title>" in first.text
+            # the token goes into the cookie and out of the address; no page tells another site where it was
+            assert (first.status_code, first.headers["location"], first.headers["referrer-policy"]) == (303, "/", "no-referrer")
+            shown = await browser.get("/")
+            assert shown.status_code == 200 and "<title>Kairox</title>" in shown.text and shown.headers["referrer-policy"] == "no-referrer"
             cookie = first.headers["set-cookie"]
             assert cookie.startswith("kairox_token=" + TOKEN)
             assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie

@@ -46,7 +46,8 @@ def gui_process(workspace: Path, isolated_home: Path) -> Iterator[tuple[subproce
 def test_kairox_gui_prints_its_url_serves_the_event_stream_and_stops_on_ctrl_c(gui_process: tuple[subprocess.Popen[str], str, str]) -> None:
     process, base, token = gui_process
     with httpx.Client(base_url=base, timeout=60) as browser:
-        page = browser.get(f"/?token={token}")
+        page = browser.get(f"/?token={token}", follow_redirects=True)
+        assert [r.status_code for r in page.history] == [303] and str(page.url) == f"{base}/"  # the token left the address
         assert page.status_code in (200, 503)  # 503 until the page is built (`make`), with how to build it
         if page.status_code == 503:
             assert "make" in page.json()["error"]

@@ -1,6 +1,7 @@
 """A wheel carries the built GUI: building one from a clean copy of the sources runs the UI build (setup.py's
 hook), and the installed files serve the page with no Node.js on PATH."""
 
+import http.cookiejar
 import re
 import shutil
 import subprocess
@@ -56,10 +57,12 @@ def test_a_wheel_built_from_the_sources_serves_the_gui_without_node(tmp_path: Pa
     (workspace / ".git").mkdir(parents=True)
     gui = start_gui(workspace, env)
     try:
-        with urllib.request.urlopen(gui.url, timeout=30) as response:
-            assert response.status == 200
-            cookie = response.headers["Set-Cookie"].split(";", 1)[0]
+        # as a browser: the printed URL sets the cookie and sends it on to the page's address without the token
+        jar = http.cookiejar.CookieJar()
+        with urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar)).open(gui.url, timeout=30) as response:
+            assert response.status == 200 and "token=" not in response.url
             assert response.read().decode() == index
+        cookie = next(f"{c.name}={c.value}" for c in jar if c.name == "kairox_token")
         for asset in assets:
             request = urllib.request.Request(f"{gui.origin}/{asset}", headers={"Cookie": cookie})
             with urllib.request.urlopen(request, timeout=30) as response:

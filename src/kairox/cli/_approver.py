@@ -6,7 +6,14 @@ import sys
 
 import anyio
 
-from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver, NonInteractiveApprover, RuleLayer
+from kairox.policy import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    Approver,
+    NonInteractiveApprover,
+    RuleLayer,
+    UnattendedApprover,
+)
 
 _YES_HINT = "run the command again with --yes to approve it once"
 
@@ -79,23 +86,19 @@ def parse_answer(request: ApprovalRequest, text: str) -> ApprovalAnswer:
     return ApprovalAnswer.deny("denied at the prompt")
 
 
-class YesApprover:
-    """``--yes``: what the policy asks about is approved once. A protected path still needs a person at a prompt,
-    and so does running a command again outside the sandbox (``on_failure``), which could write one; deny rules
-    still deny (they never reach an approver)."""
-
+class _ApproveOnce:
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
-        if request.source == "protected_path":
-            return ApprovalAnswer.deny(
-                f"not approved: {request.reason}; --yes does not approve writes to protected paths "
-                "(answer the prompt at a terminal, or edit the file yourself)"
-            )
-        if request.unsandboxed:
-            return ApprovalAnswer.deny(
-                f"not approved: {request.reason}; --yes does not run a command outside the sandbox, where it could "
-                "write protected paths (answer the prompt at a terminal)"
-            )
         return ApprovalAnswer(approved=True, reason="approved by --yes")
+
+
+class YesApprover(UnattendedApprover):
+    """``--yes``: what the policy asks about is approved once, within what an answer from no person may approve
+    (``unattended_refusal``, the same limit an MCP client answering ``kairox serve`` has): a protected path, Kairox's
+    own configuration, a write outside the writable roots and a command run again outside the sandbox
+    (``on_failure``) still need a person at a prompt; deny rules still deny (they never reach an approver)."""
+
+    def __init__(self) -> None:
+        super().__init__(_ApproveOnce(), who="--yes")
 
 
 def command_line_approver(yes: bool, *, hint: str = _YES_HINT) -> Approver:

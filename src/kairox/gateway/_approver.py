@@ -4,6 +4,11 @@ The question goes out as a form elicitation on the call's own request, so the pe
 answers it (once, or for the rest of their session). A client that cannot answer (no elicitation capability,
 or a stateless request without a back-channel) gets the call refused with a message that names the rule that
 asked and how to allow the call instead. "Always" is never offered: a client must not write the user's config.
+
+The client is the party being gated (often an agent itself), not necessarily a person (Y12): its answer approves
+at most what ``--yes`` may (``unattended_refusal``). An ask about a protected path, Kairox's own configuration, a
+write outside the writable roots or a run outside the sandbox is refused without a question, saying what the
+user can do instead.
 """
 
 import contextvars
@@ -13,12 +18,13 @@ from typing import Any
 import anyio
 from mcp.server.context import ServerRequestContext
 
-from kairox.policy import ApprovalAnswer, ApprovalRequest, refusal_text
+from kairox.policy import ApprovalAnswer, ApprovalRequest, refusal_text, unattended_refusal
 
 current_request: contextvars.ContextVar["ServerRequestContext[Any, Any] | None"] = contextvars.ContextVar("kairox_gateway_request", default=None)
 """The MCP request a tool call runs for; set by the call handler, read by the approver in the same task."""
 
 ONCE, SESSION, DENY = "allow once", "allow for this session", "deny"
+CLIENT = "an MCP client's answer to kairox serve"
 NO_ELICITATION = (
     "this MCP client cannot answer approval questions (it does not support elicitation); add an allow rule to "
     "policy.rules.allow, or use a client that supports elicitation"
@@ -35,7 +41,8 @@ class AskOutcome:
 
     approved: bool
     how: str
-    """``elicited``, ``declined``, ``cancelled``, ``unanswerable`` or ``failed``."""
+    """``elicited``, ``declined``, ``cancelled``, ``unanswerable``, ``refused`` (beyond what a client may approve)
+    or ``failed``."""
 
 
 def why_not_elicit(ctx: "ServerRequestContext[Any, Any] | None") -> str | None:
@@ -75,6 +82,10 @@ class ElicitingApprover:
         """By call id: how the asks of recent calls were answered (the gateway pops them for the audit)."""
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        beyond = unattended_refusal(request, who=CLIENT)
+        if beyond is not None:  # not asked at all: whatever the client answered would be the gated party's own say
+            self.outcomes[request.call_id] = AskOutcome(approved=False, how="refused")
+            return ApprovalAnswer.deny(beyond)
         ctx = current_request.get()
         unanswerable = why_not_elicit(ctx)
         if ctx is None or unanswerable is not None:

@@ -18,6 +18,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
 from kairox.gateway._approver import (
+    CLIENT,
     DENY,
     NO_BACK_CHANNEL,
     ONCE,
@@ -28,7 +29,7 @@ from kairox.gateway._approver import (
     question,
     why_not_elicit,
 )
-from kairox.policy import ApprovalAnswer, ApprovalRequest
+from kairox.policy import ApprovalAnswer, ApprovalRequest, unattended_refusal
 
 ANSWER_KEY = "kairox/approval"
 """The key of the one question in ``inputRequests`` / ``inputResponses``."""
@@ -57,6 +58,9 @@ class RoundTripApprover:
         request has a session of its own; the gateway pops it)."""
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        if unattended_refusal(request, who=CLIENT) is not None:
+            # beyond what the gated party may approve: the inner approver refuses it, and no round trip is offered
+            return await self.inner.request_approval(request)
         answer = given_answer.get()
         if answer is not None:
             return self._answered(request, answer)

@@ -7,9 +7,10 @@ the calls in flight (``drain_sec``), then leaves the context, which stops every 
 import contextlib
 import hmac
 import ipaddress
+import re
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -28,6 +29,7 @@ from kairox.runtime import RuntimeOptions, build_extension_context
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 PATH = "/mcp"
+_PORT = re.compile(r"[0-9]{1,5}")
 
 
 class GatewayConfigError(KairoxError):
@@ -57,12 +59,62 @@ class HttpOptions:
         except ValueError:
             return False
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The host names this server answers for on its own port: the loopback names and the bound host."""
+        bound = self.host if ":" not in self.host or self.host.startswith("[") else f"[{self.host}]"
+        return tuple(dict.fromkeys([*(h[:-2] for h in LOOPBACK_HOSTS), bound]))
+
     def security(self) -> TransportSecuritySettings:
         """Host and Origin checks (DNS rebinding): loopback names, the bound host, and what was allowed."""
         bound = self.host if ":" not in self.host or self.host.startswith("[") else f"[{self.host}]"
         hosts = [*LOOPBACK_HOSTS, f"{bound}:*", *self.allowed_hosts]
         origins = [*LOOPBACK_ORIGINS, f"http://{bound}:*", *self.allowed_origins]
         return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+class ExactHosts:
+    """ASGI wrapper in front of the SDK's own Host and Origin check, which reads ``localhost:*`` as any text after
+    ``localhost:`` (``localhost:8765@evil.com``, ``127.0.0.1:8765.evil.com``, another port): here the loopback
+    names and the bound host must carry exactly the port this server listens on (from the connection), and a
+    ``name:*`` the user allowed must end in a port number. 421 for a Host, 403 for an Origin, as the SDK answers."""
+
+    def __init__(self, app: ASGIApp, *, names: Sequence[str], hosts: Sequence[str], origins: Sequence[str]) -> None:
+        self.app = app
+        self.names = tuple(names)
+        """Host names served on this server's own port: the loopback names and the bound host."""
+        self.hosts, self.origins = tuple(hosts), tuple(origins)
+        """What the user allowed besides (``--allow-host``, ``--allow-origin``)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            server = scope.get("server")
+            port = str(server[1]) if server else None
+            headers = Headers(scope=scope)
+            host = headers.get("host")
+            if host is None or not _allowed(host, self.names, self.hosts, port):
+                await PlainTextResponse("Invalid Host header", status_code=421)(scope, receive, send)
+                return
+            origin = headers.get("origin")
+            if origin is not None and not _allowed(origin, tuple(f"http://{n}" for n in self.names), self.origins, port):
+                await PlainTextResponse("Invalid Origin header", status_code=403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _allowed(value: str, names: Sequence[str], patterns: Sequence[str], port: str | None) -> bool:
+    """``value`` is one of ``names`` with exactly ``port``, or matches one of ``patterns`` (``name:*``: any port
+    number, nothing else after it)."""
+    if port is not None and any(value == f"{name}:{port}" for name in names):
+        return True
+    for pattern in patterns:
+        if pattern.endswith(":*"):
+            prefix = pattern[:-1]
+            if value.startswith(prefix) and _PORT.fullmatch(value[len(prefix) :]):
+                return True
+        elif value == pattern:
+            return True
+    return False
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -138,6 +190,7 @@ def http_app(gateway: Gateway, http: HttpOptions) -> ASGIApp:
         max_sessions=http.max_sessions,
         session_idle_timeout=http.idle_timeout_sec,
     )
+    app = ExactHosts(app, names=http.names, hosts=http.allowed_hosts, origins=http.allowed_origins)
     return BearerToken(app, http.token) if http.token else app
 
 

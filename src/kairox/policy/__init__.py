@@ -9,7 +9,9 @@ from kairox.policy._approval import (
     GrantOption,
     NonInteractiveApprover,
     RuleLayer,
+    UnattendedApprover,
     refusal_text,
+    unattended_refusal,
 )
 from kairox.policy._arguments import path_like_arguments
 from kairox.policy._decision import Decision, DecisionSource, Verdict
@@ -58,6 +60,7 @@ __all__ = [
     "RuleRef",
     "SandboxPolicy",
     "ShellCommand",
+    "UnattendedApprover",
     "Verdict",
     "effective_profile",
     "hidden_paths",
@@ -71,4 +74,5 @@ __all__ = [
     "runs_unsandboxed",
     "split_command",
     "starts_sandboxed",
+    "unattended_refusal",
 ]

@@ -6,7 +6,7 @@ why it asks (the rule with its file:line, or the mode) and the grants it can giv
 """
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from kairox._util import JsonObject
@@ -132,3 +132,54 @@ def refusal_text(request: ApprovalRequest, hint: str | None = None) -> str:
         ways.append(f"{request.asked_by} asks every time; only a person at a prompt can approve it")
     text = f"approval required: {request.reason}"
     return text + (f" ({'; '.join(ways)})" if ways else "")
+
+
+_PROTECTED_SOURCE = "protected_path"
+_SANDBOX_SOURCE = "sandbox"
+
+
+def unattended_refusal(request: ApprovalRequest, *, who: str) -> str | None:
+    """Why an answer that does not come from a person at a prompt may not approve ``request``, or None when it may
+    approve it once or for the session (Y12). ``who`` names that answer: ``--yes``, ``the MCP client answering
+    kairox serve's question``.
+
+    Such an answer comes from nobody (``--yes``) or from the party being gated (an MCP client answering an
+    elicitation, often an agent itself): it never approves a protected path (project configuration, ``.git``, shell
+    start-up files, Kairox's own configuration, trust store and rules), a write outside the writable roots, a
+    command run again outside the sandbox (which could write those), nor an "always" rule. The refusal says what
+    a person can do instead."""
+    if request.source == _PROTECTED_SOURCE:
+        return (
+            f"not approved: {request.reason}; {who} does not approve writes to protected paths or to Kairox's own "
+            "configuration (a person approves it at a prompt of kairox, or edits the file)"
+        )
+    if request.unsandboxed:
+        return (
+            f"not approved: {request.reason}; {who} does not run a command outside the sandbox, where it could write "
+            "protected paths (a person approves it at a prompt of kairox)"
+        )
+    if request.source == _SANDBOX_SOURCE:
+        return (
+            f"not approved: {request.reason}; {who} does not approve writes outside the writable roots (add the "
+            "folder to policy.writable_roots in your own kairox.toml, or approve it at a prompt of kairox)"
+        )
+    return None
+
+
+class UnattendedApprover:
+    """An Approver whose answers do not come from a person at a prompt (``--yes``, or the party being gated): it
+    refuses what :func:`unattended_refusal` says such an answer may not approve without asking ``inner``, never
+    offers "always", and takes an "always" it gets anyway for the session only."""
+
+    def __init__(self, inner: Approver, *, who: str) -> None:
+        self.inner = inner
+        self.who = who
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        refusal = unattended_refusal(request, who=self.who)
+        if refusal is not None:
+            return ApprovalAnswer.deny(refusal)
+        answer = await self.inner.request_approval(replace(request, layers=()))
+        if answer.approved and answer.scope is ApprovalScope.ALWAYS:
+            return ApprovalAnswer.allow_session(answer.grant)
+        return answer

@@ -9,7 +9,9 @@ Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a pro
 """
 
 import fnmatch
+import functools
 import os
+import re
 import shlex
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -31,11 +33,13 @@ from kairox.policy._values import (
     allow_miss,
     argument_diagnostics,
     describe_values,
+    every_string,
     named_suggestion,
     refusal_matches,
     unnamed_allow_miss,
 )
 from kairox.tools import (
+    BUILTIN_SPECS,
     Access,
     Confinement,
     HookDecision,
@@ -57,6 +61,8 @@ _SOURCE_FLOOR = {
 """The least authority a tool of each source is assumed to need, whatever it declares."""
 _PATH_FAMILIES = frozenset({"fs.read", "fs.write"})
 _THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
+_PROCESS_RELATIVE = re.compile(r"\s*(?:file://)?/+proc/+(?:self|thread-self|[0-9]+)(?:/|$)")
+"""A path under ``/proc`` that names files by a process (its folder, its root, its open files)."""
 """Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
 _NAMING_ORDER = (RuleAction.DENY, RuleAction.ASK, RuleAction.ALLOW)
 """The rule an ask about unread arguments names: the one that would have refused the call, first."""
@@ -79,6 +85,9 @@ class PolicySettings:
     allowed_sockets: tuple[Path, ...] = ()
     """Resolved ``policy.allow_unix_sockets``: host sockets sandboxed commands may connect to."""
     rules: tuple[RuleLike, ...] = ()
+    own_dirs: tuple[Path, ...] = ()
+    """Resolved folders of Kairox's own state (``$KAIROX_HOME``: the user's kairox.toml, the trust store, hook
+    approvals): a write there is asked about like a protected path, wherever the folder lies."""
 
     @classmethod
     def from_config(
@@ -91,6 +100,7 @@ class PolicySettings:
         roots_base: Path | None = None,
         sockets_base: Path | None = None,
         temp_dir: Path | None = None,
+        own_dirs: Iterable[Path] = (),
     ) -> "PolicySettings":
         """Settings from ``[policy]``; relative ``writable_roots`` are resolved against ``roots_base``, relative
         ``allow_unix_sockets`` against ``sockets_base`` (both default to the workspace)."""
@@ -109,6 +119,7 @@ class PolicySettings:
             network_access=policy.network_access,
             allowed_sockets=tuple(dict.fromkeys(resolve_path(s, base=sockets_base or workspace, home=home) for s in policy.allow_unix_sockets)),
             rules=tuple(rules),
+            own_dirs=tuple(resolve_path(str(d), base=base, home=home) for d in own_dirs),
         )
 
 
@@ -194,21 +205,11 @@ class _Facts:
 
     @property
     def every_value(self) -> tuple[str, ...]:
-        """Every string the call holds, also inside lists and objects (a skill's name first), for deny and ask rules
-        with a specifier: a value must not get past them by being nested. (Allow rules on values vouch only when
-        every value matches: see ``kairox.policy._values``.)"""
+        """Every string the call holds, also inside lists and objects and the keys of those (a skill's name first),
+        for deny and ask rules with a specifier: a value must not get past them by being nested or being a key.
+        (Allow rules on values vouch only when every value matches: see ``kairox.policy._values``.)"""
         if self._every is None:
-            found: list[str] = [] if self.skill is None else [self.skill]
-            stack: list[Any] = list(self.arguments.values())[::-1]
-            while stack:
-                value = stack.pop()
-                if isinstance(value, str):
-                    found.append(value)
-                elif isinstance(value, dict):
-                    stack.extend(reversed(value.values()))
-                elif isinstance(value, list):
-                    stack.extend(reversed(value))
-            self._every = tuple(found)
+            self._every = (*([] if self.skill is None else [self.skill]), *every_string(self.arguments))
         return self._every
 
 
@@ -414,6 +415,13 @@ class PolicyEngine:
         for rule in rules[RuleAction.DENY]:
             if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.deny(f"denied by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
+        as_command = self._as_command(spec, facts, RuleAction.DENY)
+        if as_command is not None:
+            return as_command
+        if spec.source in _THIRD_PARTY and facts.paths:
+            hidden = self._hidden_elsewhere(facts.paths)
+            if hidden is not None:
+                return Decision.deny(f"{hidden} ({spec.name} is refused it as fs.read is)", source=DecisionSource.RULE)
         hidden = None if facts.command is None else facts.command.hidden
         if hidden is not None:
             naming = next((r for action in RuleAction for r in rules[action] if r.specifier is not None), None)
@@ -442,6 +450,9 @@ class PolicyEngine:
         for rule in rules[RuleAction.ASK]:
             if self._covers(rule, spec, facts, for_allow=False):
                 return Decision.ask(f"{rule.ref} asks for approval", source=DecisionSource.RULE, rule=rule.ref)
+        as_command = self._as_command(spec, facts, RuleAction.ASK)
+        if as_command is not None:
+            return as_command
         profile = effective_profile(spec)
         if facts.paths:
             declared = facts.paths[: len(facts.paths) - len(facts.named)]
@@ -465,6 +476,38 @@ class PolicyEngine:
             if missed is not None:  # say why the allow rule written for this tool did not vouch, and how to fix it
                 return Decision.ask(f"{decision.reason}; {missed}", source=decision.source, suggested_rule=decision.suggested_rule)
         return decision
+
+    def _hidden_elsewhere(self, paths: Iterable[Path]) -> str | None:
+        """Why a path a third-party tool names must not be read though no rule names it (another name, a hard link,
+        of a file the rules on reading hide; a hidden history), as ``fs.read`` refuses it; None otherwise."""
+        why = self.reads_elsewhere()
+        if why is None:
+            return None
+        return next((reason for reason in map(why, paths) if reason is not None), None)
+
+    def _as_command(self, spec: ToolSpec, facts: "_Facts", action: RuleAction) -> Decision | None:
+        """A tool that names a program it runs (``dap.launch``) runs a command as ``shell.exec`` does: the
+        ``shell.exec`` deny (or ask) rules hold for ``[cd DIR &&] [env NAME=VALUE ...] PROGRAM ARG ...`` and, for a
+        program an interpreter runs (``app.py``), for ``INTERPRETER PROGRAM ARG ...`` too, so ``shell.exec(*)`` or a
+        rule on ``python*`` also refuses the launch."""
+        names = spec.permission.program
+        if names is None:
+            return None
+        shell = _shell_spec()
+        rules = self._candidates(shell)[action]
+        if not rules:
+            return None
+        cwd = None if spec.permission.cwd_arg is None else facts.arguments.get(spec.permission.cwd_arg)
+        for line in _program_lines(names, facts.arguments):
+            command = self._in_folder(line, cwd)
+            seen = _Facts(command=split_command(command), paths=(), arguments={"command": command}, skill=None)
+            for rule in rules:
+                if self._covers(rule, shell, seen, for_allow=False):
+                    why = f"{spec.name} runs `{command}`, and {rule.ref} holds for it as for shell.exec"
+                    if action is RuleAction.DENY:
+                        return Decision.deny(f"denied: {why}", source=DecisionSource.RULE, rule=rule.ref)
+                    return Decision.ask(f"{why} and asks for approval", source=DecisionSource.RULE, rule=rule.ref)
+        return None
 
     def _value_rule_missed(self, spec: ToolSpec, allows: Sequence[ParsedRule], facts: "_Facts") -> str | None:
         """Why the first allow rule on this tool's values did not vouch for the call, with what to write instead;
@@ -552,7 +595,7 @@ class PolicyEngine:
 
     def _protected(self, paths: tuple[Path, ...]) -> Decision | None:
         for path in paths:
-            reason = protected_reason(path, home=self.settings.home)
+            reason = protected_reason(path, home=self.settings.home, own_dirs=self.settings.own_dirs)
             if reason is not None:
                 return Decision.ask(reason, source=DecisionSource.PROTECTED_PATH)
         return None
@@ -670,6 +713,10 @@ class PolicyEngine:
             scanned = scan_path_arguments(rest, found)
             if scanned is not None and unseen is None:
                 unseen, scan_unseen = scanned, True
+            elsewhere = next((item for item in found if _PROCESS_RELATIVE.match(item)), None)
+            if elsewhere is not None and unseen is None:
+                # /proc/self/cwd/... means the folders of the process that opens it: the tool's server, not Kairox
+                unseen = f"{elsewhere!r} names a file by the process that opens it (/proc/self, /proc/PID), which Kairox cannot see for {spec.name}"
             named = [resolve_path(item, base=self.settings.workspace, home=self.settings.home) for item in found]
         skill = spec.origin if spec.source is ToolSource.SKILL and spec.origin else None
         return _Facts(
@@ -759,8 +806,9 @@ def _suggestion(spec: ToolSpec, facts: _Facts) -> str | None:
     return spec.name
 
 
-def _program_line(names: ProgramArgs, arguments: Mapping[str, Any]) -> str | None:
-    """``[NAME=VALUE ...] PROGRAM ARG ...`` of a call that names a program, quoted for a shell; None without one."""
+def _program_line(names: ProgramArgs, arguments: Mapping[str, Any], *, interpreter: str | None = None) -> str | None:
+    """``[NAME=VALUE ...] PROGRAM ARG ...`` of a call that names a program, quoted for a shell; None without one.
+    With ``interpreter``: ``[NAME=VALUE ...] INTERPRETER PROGRAM ARG ...``."""
     program = arguments.get(names.program)
     if not isinstance(program, str):
         return None
@@ -768,9 +816,29 @@ def _program_line(names: ProgramArgs, arguments: Mapping[str, Any]) -> str | Non
     env = arguments.get(names.env) if names.env else None
     # `env NAME=VALUE`: shlex quotes a variable word whole ('A=b c'), which a shell reads as an assignment only after env
     words = ["env", *(f"{k}={v}" for k, v in env.items())] if isinstance(env, dict) and env else []
-    words.append(program)
+    words += [interpreter, program] if interpreter else [program]
     words += [str(a) for a in args] if isinstance(args, list) else []
     return shlex.join(words)
+
+
+_INTERPRETERS = {".py": ("python", "python3"), ".js": ("node",), ".mjs": ("node",), ".cjs": ("node",), ".sh": ("sh", "bash")}
+"""What runs a program file of each kind, as rules name it (a debug adapter starts the debuggee through it)."""
+
+
+def _program_lines(names: ProgramArgs, arguments: Mapping[str, Any]) -> list[str]:
+    """The command lines a program-naming call runs, for the shell.exec rules: as written, and through the
+    interpreter of the program's kind."""
+    line = _program_line(names, arguments)
+    if line is None:
+        return []
+    program = str(arguments.get(names.program))
+    kinds = _INTERPRETERS.get(os.path.splitext(program)[1].lower(), ())
+    return [line, *(_program_line(names, arguments, interpreter=name) or line for name in kinds)]
+
+
+@functools.cache
+def _shell_spec() -> ToolSpec:
+    return next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")
 
 
 def _literal_glob(path: str) -> str:

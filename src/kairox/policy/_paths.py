@@ -51,8 +51,12 @@ def is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def protected_reason(path: Path, *, home: Path) -> str | None:
-    """Why a write to ``path`` always needs a person's approval, or None."""
+def protected_reason(path: Path, *, home: Path, own_dirs: Iterable[Path] = ()) -> str | None:
+    """Why a write to ``path`` always needs a person's approval, or None. ``own_dirs``: Kairox's own folders
+    (``$KAIROX_HOME``), protected whole."""
+    for own in own_dirs:
+        if is_within(path, own):
+            return f"{path} is inside {own}, Kairox's own configuration and trust store, which is always asked about before a write"
     for part in path.parts[:-1] if path.name not in PROTECTED_DIRS else path.parts:
         if part in PROTECTED_DIRS:
             return f"{path} is inside a {part} folder, which is always asked about before a write"

@@ -7,13 +7,20 @@ that holds ``, .x=`` itself is written with ``[,]``.
 
 What a rule on values covers:
 
-- deny and ask, unnamed: any string of the call, at any depth; named: every condition holds, a condition holding when
-  any value below its argument (a string, a number, ``true``/``false``/``null`` as JSON writes them) matches;
+Object keys are values too: ``{"sql": "SELECT 1", "DROP TABLE users": 1}`` holds the text ``DROP TABLE users``.
+
+- deny and ask, unnamed: any string of the call, at any depth, keys included (the arguments' own names too); named:
+  every condition holds, a condition holding when any value below its argument (a string, a key, a number,
+  ``true``/``false``/``null`` as JSON writes them) matches;
 - allow, named: the call's arguments are exactly the ones named, each matching all through (a text, a number, a
-  flag, or a list of those; ``*`` for anything, an object too); an argument the rule does not name is something it
-  cannot vouch for. A text the policy reads as a path (``path``, ``target``, a ``file:`` URI) matches as a path;
-- allow, unnamed: every value of the call, at any depth, matches. A harmless value elsewhere in the call, or a
-  flag next to it, must not carry what the rule never looked at.
+  flag, or a non-empty list of those; ``*`` for anything, an object too); an argument the rule does not name is
+  something it cannot vouch for. A text the policy reads as a path (``path``, ``target``, a ``file:`` URI) matches
+  as a path;
+- allow, unnamed: every value of the call, at any depth, matches, and so does every key inside an argument's value;
+  an empty list or object is something it did not look at, so it does not vouch for the call. A harmless value
+  elsewhere in the call, or a flag, a key or an empty container next to it, must not carry what the rule never
+  looked at. (The arguments' own names are the tool's parameters, not values an allow rule matches: the named
+  form says exactly which parameters it vouches for.)
 """
 
 import fnmatch
@@ -81,16 +88,46 @@ def value_text(value: Any) -> str:
 
 
 def scalars(value: Any) -> Iterator[Any]:
-    """Every scalar at any depth of ``value`` (a string, number, boolean or null), in order."""
+    """Every scalar at any depth of ``value`` (a string, number, boolean or null), in order, an object's keys too
+    (each before its value)."""
     stack: list[Any] = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            stack.extend(reversed(item.values()))
+            for key, inner in reversed(item.items()):
+                stack += (inner, str(key))
         elif isinstance(item, list):
             stack.extend(reversed(item))
         else:
             yield item
+
+
+def every_string(arguments: Mapping[str, Any]) -> Iterator[str]:
+    """Every string of a call at any depth, the arguments' names and every key included: what a deny or ask rule on
+    values is matched against."""
+    for item in scalars(dict(arguments)):
+        if isinstance(item, str):
+            yield item
+
+
+def _unmatched(value: Any, glob: str) -> str | None:
+    """What in an argument's value an unnamed allow rule did not match (a value, a key, an empty list or object),
+    or None when it matched all of it."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict | list) and not item:
+            return f"an empty {'object' if isinstance(item, dict) else 'list'}, which the rule cannot match"
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if not fnmatch.fnmatchcase(str(key), glob):
+                    return f"a key that does not match {glob!r}"
+                stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif not fnmatch.fnmatchcase(value_text(item), glob):
+            return f"a value that does not match {glob!r}"
+    return None
 
 
 PathMatch = Callable[[str, str, str], bool | None]
@@ -145,14 +182,13 @@ def _scalar_vouches(name: str, value: Any, glob: str, path_match: PathMatch) -> 
 
 
 def unnamed_allow_miss(glob: str, arguments: Mapping[str, Any]) -> str | None:
-    """Why an unnamed allow rule on values does not vouch for these arguments (not every value matches), or None."""
-    found = False
+    """Why an unnamed allow rule on values does not vouch for these arguments (not every value and key inside them
+    matches, or one holds an empty list or object), or None."""
     for name, value in arguments.items():
-        for item in scalars(value):
-            if not fnmatch.fnmatchcase(value_text(item), glob):
-                return f"argument {name!r} holds a value that does not match {glob!r}"
-            found = True
-    return None if found else "the call has no value for it to match"
+        what = _unmatched(value, glob)
+        if what is not None:
+            return f"argument {name!r} holds {what}"
+    return None if arguments else "the call has no value for it to match"
 
 
 def named_suggestion(tool: str, glob: str, arguments: Mapping[str, Any]) -> str:

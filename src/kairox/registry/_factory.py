@@ -21,6 +21,7 @@ def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None
         home=home,
         roots_base=resolved.base_dir("policy.writable_roots"),
         sockets_base=resolved.base_dir("policy.allow_unix_sockets"),
+        own_dirs=(resolved.home,),
     )
     # what fs.read rules forbid is hidden from commands (hooks get this sandbox too, not only the registry's tools)
     hidden = read_mask(policy.rules, workspace=policy.workspace, home=policy.home, roots=policy.writable_roots)

@@ -9,11 +9,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -145,15 +146,20 @@ def create_app(options: WebOptions | None = None) -> Starlette:
     # --- the page -------------------------------------------------------------------------------------------
 
     async def page(request: Request) -> Response:
+        # no page sends its address (and so the token the first one held) to another site
+        quiet = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+        token = request.query_params.get("token")
+        if token:
+            # the guard checked it: keep it in a cookie the page's own requests carry, and take it out of the
+            # address (history, bookmarks, a screen shared) by sending the browser to the same page without it
+            rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
+            response: Response = RedirectResponse(request.url.path + (f"?{rest}" if rest else ""), status_code=303, headers=quiet)
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+            return response
         index = options.static_dir / "index.html"
         if not index.is_file():
-            response: Response = JSONResponse({"error": NOT_BUILT}, status_code=503)
-        else:
-            response = FileResponse(index, headers={"Cache-Control": "no-store"})
-        token = request.query_params.get("token")
-        if token:  # the guard checked it: keep it in a cookie the page's own requests carry
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
-        return response
+            return JSONResponse({"error": NOT_BUILT}, status_code=503, headers=quiet)
+        return FileResponse(index, headers=quiet)
 
     async def api_missing(request: Request) -> Response:
         return ok({"error": f"no endpoint {request.method} {request.url.path}; see docs/web-api.md"}, 404)
