@@ -289,8 +289,13 @@ class ToolRegistry:
     def definitions(self, provider: ModelProvider | str) -> tuple[list[JsonObject], list[Diagnostic]]:
         """The visible tools as ``provider`` expects them; tools whose schema cannot be adapted are left out,
         tools whose wire names collide are renamed (``wire_names``) and reported."""
+        by_name, problems = self.definition_map(provider)
+        return list(by_name.values()), problems
+
+    def definition_map(self, provider: ModelProvider | str) -> tuple[dict[str, JsonObject], list[Diagnostic]]:
+        """``definitions()`` keyed by registry name, in the same order (tool search sends a chosen few)."""
         adapter = ADAPTERS[ModelProvider(provider)]
-        out: list[JsonObject] = []
+        out: dict[str, JsonObject] = {}
         problems: list[Diagnostic] = []
         visible = self.visible_tools()
         names = wire_names(spec.name for spec in visible)
@@ -299,7 +304,7 @@ class ToolRegistry:
             if name != wire_name(spec.name):
                 problems.append(renamed_diagnostic(spec.name, name, str(provider)))
             try:
-                out.append(adapter(replace(spec, name=name)))
+                out[spec.name] = adapter(replace(spec, name=name))
             except SchemaAdapterError as exc:
                 problems.append(ExtensionLoadFailure(kind="tool", name=spec.name, source=spec.origin, reason=exc.message, hint=f"the tool is left out for {provider}"))
         return out, problems
