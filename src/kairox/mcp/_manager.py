@@ -1,5 +1,6 @@
 """``McpServerManager``: every enabled server started concurrently, each on its own clock (M4)."""
 
+import functools
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -127,9 +128,16 @@ class McpServerManager:
                 pending.append(name)
             else:
                 self.adapters[name] = McpToolAdapter(client)
+                if client.config.startup == "lazy" and client.from_cache and not client.config.required:
+                    # its cached tools are listed now; the first call of one of them starts it
+                    client.lifecycle.reason = 'starts on first use (startup = "lazy")'
+                    client.lazy_start = functools.partial(self.start_one, name)
+                    continue
                 self._task_group.start_soon(client.run)
         try:
             for client in self.clients.values():
+                if client.from_cache and not client.config.required:
+                    continue  # listed from the cache: it comes up in the background (required ones are waited for)
                 await client.lifecycle.settled.wait()
         except BaseException:
             await self._close()
@@ -185,7 +193,7 @@ class McpServerManager:
         """Whether the server's supervisor runs (Starting, Ready, or waiting to restart after a crash)."""
         client = self._require(name)
         idle = (ServerStatus.DISABLED, ServerStatus.PENDING_TRUST)
-        return name in self.adapters and not client._done.is_set() and client.status not in idle
+        return name in self.adapters and not client._done.is_set() and client.status not in idle and client.lazy_start is None
 
     def _require(self, name: str) -> McpClient:
         if name not in self.clients:
@@ -209,6 +217,7 @@ class McpServerManager:
             raise KairoxError("the MCP servers are not running", hint="start one inside `async with McpServerManager(...)`")
         if self.is_running(name):
             return self.adapters[name]
+        client.lazy_start = None
         # a supervisor that returned has set its events: the next run starts from fresh ones
         client._stop, client._done = anyio.Event(), anyio.Event()
         client.lifecycle.settled = anyio.Event()

@@ -151,6 +151,7 @@ class ToolSearch:
         self._index: ToolIndex | None = None
         self._indexed: tuple[str, ...] = ()
         self.deferred = False
+        self._memo: tuple[object, str, dict[str, JsonObject], int] | None = None
 
     def _deferrable(self) -> list[ToolSpec]:
         return [spec for spec in self.registry.visible_tools() if spec.source not in NEVER_DEFERRED]
@@ -167,8 +168,7 @@ class ToolSearch:
     def definitions(self, provider: "ModelProvider | str") -> list[JsonObject]:
         """What this request sends: every definition when under the threshold; otherwise the never-deferred
         tools, the ones found so far, and ``tool_search``."""
-        by_name, _ = self.registry.definition_map(provider)
-        size = len(json.dumps(list(by_name.values()))) // 4
+        by_name, size = self._definitions(provider)
         self.deferred = self.threshold_tokens is not None and size > self.threshold_tokens
         if not self.deferred:
             return list(by_name.values())
@@ -177,6 +177,15 @@ class ToolSearch:
             if name in self.found or (spec := self.registry.get(name)) is None or spec.source in NEVER_DEFERRED
         ]
         return [*kept, tool_search_definition(provider)]
+
+    def _definitions(self, provider: "ModelProvider | str") -> tuple[dict[str, JsonObject], int]:
+        """Every visible tool's definition and their size in tokens, made again only when the registry's tools
+        changed (its entries are replaced whole on every change): not for each request of a turn."""
+        entries = self.registry._entries
+        if self._memo is None or self._memo[0] is not entries or self._memo[1] != str(provider):
+            by_name, _ = self.registry.definition_map(provider)
+            self._memo = (entries, str(provider), by_name, len(json.dumps(list(by_name.values()))) // 4)
+        return self._memo[2], self._memo[3]
 
     def is_deferred(self, name: str) -> bool:
         """A tool the model has not been sent yet: calling it first needs ``tool_search``."""
@@ -209,7 +218,7 @@ class ToolSearch:
         matches = self.index().search(query, limit=limit)
         if not matches:
             return f"no tool matches {query!r}; try other words (the tool index in the system prompt lists the servers)", False
-        by_name, _ = self.registry.definition_map(provider)
+        by_name, _ = self._definitions(provider)
         found = [m for m in matches if m.spec.name in by_name]
         self.found.update(m.spec.name for m in found)
         payload = {"tools": [{"definition": by_name[m.spec.name], "matched": m.why()} for m in found]}

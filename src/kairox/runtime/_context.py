@@ -306,8 +306,8 @@ async def build_extension_context(
         for provider in plugin_tool_providers(routing.tools, routing.permissions):
             await registry.add_provider(await stack.enter_async_context(provider))
         if manager is not None:
+            await registry.add_providers(list(manager.adapters.values()))
             for adapter in manager.adapters.values():
-                await registry.add_provider(adapter)
                 diagnostics += adapter.diagnostics
             diagnostics += _mcp_diagnostics(manager, servers)
         # server names are keyed like the resolver keys them (quoted when not one word: lsp_servers."a.b")
