@@ -46,9 +46,12 @@ class McpServerManager:
         is_pending: Callable[[str], bool] | None = None,
         base_dirs: Mapping[str, Path] | None = None,
         raise_on_required: bool = True,
+        wait_for_all: bool = False,
     ) -> None:
         self.events: EventSink = events or NullSink()
         self.raise_on_required = raise_on_required
+        self.wait_for_all = wait_for_all
+        """Wait for every started server also when its tools are cached (commands that report servers' state)."""
         """Whether a failed ``required`` server makes entering raise (``kairox doctor`` reports it instead)."""
         self.workspace = workspace
         self._is_pending = is_pending or (lambda name: False)
@@ -80,6 +83,7 @@ class McpServerManager:
         home: Path | None = None,
         events: EventSink | None = None,
         features: ClientFeatures | None = None,
+        wait_for_all: bool = False,
     ) -> "McpServerManager":
         """The servers :func:`configured_servers` found, with their trust state and base folders."""
         return cls(
@@ -90,6 +94,7 @@ class McpServerManager:
             features=features or ClientFeatures(roots=(workspace,)),
             is_pending=lambda name: servers[name].pending_trust,
             base_dirs={name: server.base_dir for name, server in servers.items()},
+            wait_for_all=wait_for_all,
         )
 
     @classmethod
@@ -136,7 +141,7 @@ class McpServerManager:
                 self._task_group.start_soon(client.run)
         try:
             for client in self.clients.values():
-                if client.from_cache and not client.config.required:
+                if client.lazy_start is not None or (client.from_cache and not client.config.required and not self.wait_for_all):
                     continue  # listed from the cache: it comes up in the background (required ones are waited for)
                 await client.lifecycle.settled.wait()
         except BaseException:

@@ -10,6 +10,7 @@ group); the tools a search returns are sent in full from the next request on. On
 indexed, so a hidden or name-denied tool is never found; a found tool is called through the gate like any other.
 """
 
+import contextlib
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -151,7 +152,7 @@ class ToolSearch:
         self._index: ToolIndex | None = None
         self._indexed: tuple[str, ...] = ()
         self.deferred = False
-        self._memo: tuple[object, str, dict[str, JsonObject], int] | None = None
+        self._memo: tuple[object, int] | None = None
 
     def _deferrable(self) -> list[ToolSpec]:
         return [spec for spec in self.registry.visible_tools() if spec.source not in NEVER_DEFERRED]
@@ -168,24 +169,35 @@ class ToolSearch:
     def definitions(self, provider: "ModelProvider | str") -> list[JsonObject]:
         """What this request sends: every definition when under the threshold; otherwise the never-deferred
         tools, the ones found so far, and ``tool_search``."""
-        by_name, size = self._definitions(provider)
-        self.deferred = self.threshold_tokens is not None and size > self.threshold_tokens
+        self.deferred = self.threshold_tokens is not None and self._size_tokens() > self.threshold_tokens
         if not self.deferred:
-            return list(by_name.values())
-        kept = [
-            definition for name, definition in by_name.items()
-            if name in self.found or (spec := self.registry.get(name)) is None or spec.source in NEVER_DEFERRED
-        ]
-        return [*kept, tool_search_definition(provider)]
+            return self.registry.definitions(provider)[0]
+        kept = [s for s in self.registry.visible_tools() if s.source in NEVER_DEFERRED or s.name in self.found]
+        return [*self._adapt(kept, provider).values(), tool_search_definition(provider)]
 
-    def _definitions(self, provider: "ModelProvider | str") -> tuple[dict[str, JsonObject], int]:
-        """Every visible tool's definition and their size in tokens, made again only when the registry's tools
-        changed (its entries are replaced whole on every change): not for each request of a turn."""
+    def _size_tokens(self) -> int:
+        """About how many tokens every visible definition takes (4 characters a token), worked out again only
+        when the registry's tools changed (its entries are replaced whole on every change)."""
         entries = self.registry._entries
-        if self._memo is None or self._memo[0] is not entries or self._memo[1] != str(provider):
-            by_name, _ = self.registry.definition_map(provider)
-            self._memo = (entries, str(provider), by_name, len(json.dumps(list(by_name.values()))) // 4)
-        return self._memo[2], self._memo[3]
+        if self._memo is None or self._memo[0] is not entries:
+            size = sum(len(s.name) + len(s.description) + len(json.dumps(s.input_schema)) + 40 for s in self.registry.visible_tools())
+            self._memo = (entries, size // 4)
+        return self._memo[1]
+
+    def _adapt(self, specs: Sequence[ToolSpec], provider: "ModelProvider | str") -> dict[str, JsonObject]:
+        """Definitions of just these tools, under the wire names the registry maps back (a tool whose schema
+        the provider cannot take is left out, as ``definitions()`` leaves it out)."""
+        from dataclasses import replace
+
+        from kairox.registry._adapters import ADAPTERS, ModelProvider, SchemaAdapterError
+
+        adapter = ADAPTERS[ModelProvider(provider)]
+        wire = self.registry.wire_names()
+        out: dict[str, JsonObject] = {}
+        for spec in specs:
+            with contextlib.suppress(SchemaAdapterError, KeyError):
+                out[spec.name] = adapter(replace(spec, name=wire[spec.name]))
+        return out
 
     def is_deferred(self, name: str) -> bool:
         """A tool the model has not been sent yet: calling it first needs ``tool_search``."""
@@ -218,7 +230,7 @@ class ToolSearch:
         matches = self.index().search(query, limit=limit)
         if not matches:
             return f"no tool matches {query!r}; try other words (the tool index in the system prompt lists the servers)", False
-        by_name, _ = self._definitions(provider)
+        by_name = self._adapt([m.spec for m in matches], provider)
         found = [m for m in matches if m.spec.name in by_name]
         self.found.update(m.spec.name for m in found)
         payload = {"tools": [{"definition": by_name[m.spec.name], "matched": m.why()} for m in found]}
