@@ -43,7 +43,7 @@ from kairox.policy import (
     mcp_read_only,
     refusal_text,
 )
-from kairox.registry import ToolCallFinished
+from kairox.registry import TOOL_SEARCH, ToolCallFinished, ToolSearch, search_threshold_tokens
 from kairox.runtime import RuntimeOptions, build_extension_context
 from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, ToolResult
 
@@ -163,6 +163,11 @@ class AgentSession:
         self._known_upto = 0
         self.session_context: str | None = None
         """What ``session_start`` hooks printed as context; it goes into the system prompt."""
+        config = context.resolved.config
+        self.tool_search = ToolSearch(
+            context.registry, threshold_tokens=search_threshold_tokens(config.tools.search_threshold, config.agent.context_window_tokens)
+        )
+        """Defers the tool definitions behind ``tool_search`` when they pass ``tools.search_threshold``."""
 
     @property
     def session_id(self) -> str:
@@ -191,6 +196,8 @@ class AgentSession:
         parts = [PREAMBLE.format(workspace=self.context.resolved.workspace), self.context.prompt_context.strip()]
         if self.session_context:
             parts.append(f"<session-start-context>\n{self.session_context}\n</session-start-context>")
+        if self.tool_search.deferred:
+            parts.append(self.tool_search.prompt_index())
         return "\n\n".join(parts)
 
     async def start(self, source: str) -> None:
@@ -261,7 +268,7 @@ class AgentSession:
         self._append(Message.user(text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)))
         dialect = self.client.dialect
         for step in range(1, self.limits.max_turns + 1):
-            definitions, _ = self.context.registry.definitions(dialect)
+            definitions = self.tool_search.definitions(dialect)
             request = ModelRequest(
                 model=self.client.model, system=self.system_prompt(), messages=tuple(self.messages),
                 tools=tuple(definitions), max_output_tokens=self.limits.max_output_tokens,
@@ -386,6 +393,9 @@ class AgentSession:
     async def _call(self, call: ToolCallPart) -> None:
         registry = self.context.registry
         started = time.perf_counter()
+        if self.tool_search.deferred and (call.name == TOOL_SEARCH or self.tool_search.is_deferred(registry.from_wire_name(call.name) or call.name)):
+            self._search_call(call, started)
+            return
         try:
             result = await registry.call_from_model(self.client.dialect, call.name, call.arguments, call_id=call.id)
         except anyio.get_cancelled_exc_class():
@@ -398,6 +408,21 @@ class AgentSession:
             )
             raise
         self._pending[call.id] = _result_part(call, result)
+
+
+    def _search_call(self, call: ToolCallPart, started: float) -> None:
+        """``tool_search``, and a deferred tool called before it was found (the model has not seen its schema)."""
+        if call.name == TOOL_SEARCH:
+            text, is_error = self.tool_search.search(call.arguments, self.client.settings.dialect)
+        else:
+            text, is_error = f"{call.name} is not loaded yet: call `tool_search` to find it, then call it from the next step", True
+        self._pending[call.id] = ToolResultPart(call_id=call.id, name=call.name, text=text, is_error=is_error)
+        self.emit(
+            ToolCallFinished(
+                call_id=call.id, tool=call.name, is_error=is_error, size_chars=len(text),
+                duration_ms=round((time.perf_counter() - started) * 1000, 3), error=text if is_error else None,
+            )
+        )
 
 
 # --- opening a session -------------------------------------------------------------------------------------

@@ -92,6 +92,7 @@ def _manager(cli: CliState, servers: "dict[str, ConfiguredServer]") -> "McpServe
         home=resolved.home,
         events=_Progress(cli.events(), startable),
         features=ClientFeatures(roots=(resolved.workspace,)),
+        wait_for_all=True,  # `kairox mcp ...` reports the servers themselves
     )
 
 

@@ -1,4 +1,4 @@
-"""``kairox tools list|call`` and ``kairox policy check``."""
+"""``kairox tools list|search|call`` and ``kairox policy check``."""
 
 import json
 from collections.abc import Awaitable, Callable
@@ -112,6 +112,31 @@ def list_tools(
         reason = registry.hidden_reason(spec.name)
         if reason is not None:
             err(f"hidden: {spec.name}: {reason}")
+
+
+@tools_app.command("search")
+def search_tools(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What the tool should do, in a user's words.")],
+    as_json: JsonOption = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50, help="How many tools to show.")] = 5,
+) -> None:
+    """The visible tools best matching QUERY, ranked as the model's `tool_search` ranks them, with the words that matched."""
+    from kairox.policy import NonInteractiveApprover
+    from kairox.registry import ToolIndex
+
+    registry = _with_registry(state(ctx), NonInteractiveApprover(), _same)
+    matches = ToolIndex(registry.visible_tools()).search(query, limit=limit)
+    if as_json:
+        out_json({"query": query, "matches": [m.to_json() for m in matches], "diagnostics": [d.to_json() for d in registry.diagnostics]})
+        return
+    for problem in registry.diagnostics:
+        err(str(problem))
+    if not matches:
+        err(f"no visible tool matches {query!r}")
+        raise typer.Exit(ExitCode.NOT_FOUND)
+    for rank, match in enumerate(matches, 1):
+        out(f"{rank}. {match.spec.name}  ({match.score:.2f}: {match.why()})\n   {one_line(match.spec.description)}")
 
 
 def one_line(text: str, limit: int = 100) -> str:

@@ -55,6 +55,15 @@ class ToolsConfig(ConfigModel):
     """Variables passed to ``shell.exec`` even though their names contain KEY, SECRET or TOKEN."""
     disabled: list[str] = Field(default_factory=list)
     """Tool names (or ``*`` patterns) hidden from the model."""
+    search_threshold: float | Literal["off"] = 0.1
+    """Defer tool definitions behind ``tool_search`` when they pass this: a fraction of ``agent.context_window_tokens`` (up to 1), or tokens (above 1); ``off`` always sends every definition."""
+
+    @field_validator("search_threshold")
+    @classmethod
+    def _threshold_not_negative(cls, value: float | str) -> float | str:
+        if isinstance(value, float) and value < 0:
+            raise ValueError("tools.search_threshold must be 0 or more (a fraction up to 1, or tokens), or 'off'")
+        return value
 
 
 # --- skills, plugins, hooks, instructions ----------------------------------------------------------------------
@@ -181,6 +190,8 @@ class AgentConfig(ConfigModel):
     """Stop before a request that would not fit (counted with the provider's usage); no limit when unset."""
     max_output_tokens: int = Field(default=8192, ge=1)
     """Tokens one model answer may take (sent as ``max_tokens`` where the API needs it)."""
+    context_window_tokens: int = Field(default=128_000, ge=1_000)
+    """The model's context window; ``tools.search_threshold`` is a fraction of it."""
 
 
 class CatalogSourceConfig(ConfigModel):

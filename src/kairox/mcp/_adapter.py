@@ -53,7 +53,10 @@ class McpToolAdapter(ToolProvider):
         client.on_tools_changed(self._client_tools_changed)
 
     async def list_tools(self) -> Sequence[ToolSpec]:
-        if self.client.status not in (ServerStatus.READY, ServerStatus.STARTING) and not self.client.lifecycle.restarting:
+        client = self.client
+        # listed from the cache while its start is scheduled (or, lazy, waits for the first call)
+        waiting = client.from_cache and client.status is ServerStatus.STOPPED and not client._done.is_set()
+        if client.status not in (ServerStatus.READY, ServerStatus.STARTING) and not client.lifecycle.restarting and not waiting:
             return ()
         return self._specs
 
@@ -195,6 +198,10 @@ class McpToolAdapter(ToolProvider):
                 f"{name} is not (or no longer) a tool of MCP server {self.client.name!r}; list the tools again"
             )
         if isinstance(target, McpTool):  # the usual call first: no comparison of a tool record with a string
+            if self.client.from_cache:
+                gone = await self._gone_since_cached(name, target)
+                if gone is not None:
+                    return gone
             return await self.client.call_tool(target.name, arguments, call_id=context.call_id, progress=context.progress)
         if target == LIST_RESOURCES:
             lines = [
@@ -208,3 +215,15 @@ class McpToolAdapter(ToolProvider):
                 return ToolResult.error("read_resource needs a `uri` string")
             return await self.client.read_resource(uri)
         return ToolResult.error(f"{name} is not a tool of MCP server {self.client.name!r}")
+
+    async def _gone_since_cached(self, name: str, target: McpTool) -> ToolResult | None:
+        """A tool known from the cache only: wait for the server (it may start now) and check that it still has
+        the tool; its fresh list has replaced the cached one by then, in the registry and in the cache."""
+        if await self.client._ready_session() is None:
+            return None  # the call reports the server's state and stderr
+        if any(tool.name == target.name for tool in self.client.tools):
+            return None
+        return ToolResult.error(
+            f"{name} is no longer a tool of MCP server {self.client.name!r}: the server changed since its tool list was "
+            "cached, and its tools were listed again; pick one of the tools it lists now"
+        )

@@ -51,6 +51,7 @@ from kairox.mcp._session import (
     SessionError,
 )
 from kairox.mcp._stdio import ChildStdioTransport
+from kairox.mcp._tool_cache import CachedLists, ToolListCache
 from kairox.mcp._transports import (
     STDIN_GRACE_SEC,
     STOP_TIMEOUT_SEC,
@@ -224,6 +225,15 @@ class McpClient:
         self._prior_discover: dict[str, Any] | None = None
         self._stderr_tail = ""
         self._task_group: anyio.abc.TaskGroup | None = None
+        self.cache = ToolListCache(self.home) if config.cache_tools else None
+        cached = self.cache.load(name, config) if self.cache is not None else None
+        self.from_cache = cached is not None
+        """The lists came from the cache and no start of this session has confirmed them yet."""
+        if cached is not None:
+            self.tools, self.resources, self.prompts = cached.tools, cached.resources, cached.prompts
+        self.lazy_start: Callable[[], Awaitable[object]] | None = None
+        """Set by the manager for a ``startup = "lazy"`` server that has not started: the first call starts it."""
+        self._lazy_lock = anyio.Lock()
 
     # --- public state -------------------------------------------------------------------------------------
 
@@ -323,6 +333,9 @@ class McpClient:
                         legacy_retry = True
                         self._mode = "legacy"
                         continue
+                    if self.from_cache:  # the cached tools were listed: they go with the server that failed
+                        self.tools, self.resources = (), ()
+                        await self._notify_listeners()
                     self.lifecycle.failed(reason, self._stderr_tail)
                     return
                 if self._expired:
@@ -382,6 +395,7 @@ class McpClient:
                             # subscribe before listing, so no change between the two is missed
                             await tg.start(self._listen_loop, session)
                         await self._list_everything(session)
+                        self._save_lists(session)
                         tg.start_soon(self._relist_loop, session)
                         scope.deadline = math.inf
                         _starting.discard(self)
@@ -473,9 +487,12 @@ class McpClient:
             on_violation=self._violation,
         )
         await inner.enter_async_context(session)
+        probed = self._mode == "auto"
         modern = await session.open(self._mode)
         if modern is None:
             self._mode = "legacy"  # remembered per server: a restart skips the probe
+            if probed:  # and across runs: the next session sends `initialize` first
+                remember_legacy(self.home, self._cache_key)
             self.instructions = session.instructions
             self._connection_closed = session.closed
             return session
@@ -566,6 +583,7 @@ class McpClient:
                 self.events.emit(McpProtocolViolation(server=self.name, detail=f"re-listing tools failed: {exc}"))
                 continue
             self.lifecycle.tools = self.offered_count()
+            self._save_lists(session)
             self.events.emit(McpToolsChanged(server=self.name, tools=tuple(tool.name for tool in self.tools)))
             await self._notify_listeners()
 
@@ -592,8 +610,17 @@ class McpClient:
         session = await self._ready_session()
         if session is not None:
             self.tools = await session.list_tools()
+            self._save_lists(session)
             await self._notify_listeners()
         return self.tools
+
+    def _save_lists(self, session: McpSession) -> None:
+        """The lists as the server gave them now: the cache entry for the next session."""
+        self.from_cache = False
+        if self.cache is not None:
+            info = getattr(session, "server_info", None)
+            lists = CachedLists(tools=self.tools, resources=self.resources, prompts=self.prompts, server_info=info if isinstance(info, dict) else None)
+            self.cache.save(self.name, self.config, lists)
 
     # --- what the server sends us -------------------------------------------------------------------------
 
@@ -614,10 +641,16 @@ class McpClient:
         lifecycle = self.lifecycle
         if self._session is not None and lifecycle.status == ServerStatus.READY and not self._lost.is_set():
             return self._session
+        if self.lazy_start is not None:
+            async with self._lazy_lock:  # concurrent first calls start the server once
+                if self.lazy_start is not None:
+                    await self.lazy_start()
 
         def settled(status: ServerStatus) -> bool:
             if status == ServerStatus.READY:
                 return not self._lost.is_set()
+            if status == ServerStatus.STOPPED and self.from_cache and not self._done.is_set():
+                return False  # listed from the cache, its start scheduled: wait for it
             return status in (ServerStatus.STOPPED, ServerStatus.DISABLED, ServerStatus.PENDING_TRUST) or (
                 status == ServerStatus.FAILED and not lifecycle.restarting
             )

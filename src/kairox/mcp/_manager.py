@@ -1,5 +1,6 @@
 """``McpServerManager``: every enabled server started concurrently, each on its own clock (M4)."""
 
+import functools
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -45,9 +46,12 @@ class McpServerManager:
         is_pending: Callable[[str], bool] | None = None,
         base_dirs: Mapping[str, Path] | None = None,
         raise_on_required: bool = True,
+        wait_for_all: bool = False,
     ) -> None:
         self.events: EventSink = events or NullSink()
         self.raise_on_required = raise_on_required
+        self.wait_for_all = wait_for_all
+        """Wait for every started server also when its tools are cached (commands that report servers' state)."""
         """Whether a failed ``required`` server makes entering raise (``kairox doctor`` reports it instead)."""
         self.workspace = workspace
         self._is_pending = is_pending or (lambda name: False)
@@ -79,6 +83,7 @@ class McpServerManager:
         home: Path | None = None,
         events: EventSink | None = None,
         features: ClientFeatures | None = None,
+        wait_for_all: bool = False,
     ) -> "McpServerManager":
         """The servers :func:`configured_servers` found, with their trust state and base folders."""
         return cls(
@@ -89,6 +94,7 @@ class McpServerManager:
             features=features or ClientFeatures(roots=(workspace,)),
             is_pending=lambda name: servers[name].pending_trust,
             base_dirs={name: server.base_dir for name, server in servers.items()},
+            wait_for_all=wait_for_all,
         )
 
     @classmethod
@@ -127,9 +133,16 @@ class McpServerManager:
                 pending.append(name)
             else:
                 self.adapters[name] = McpToolAdapter(client)
+                if client.config.startup == "lazy" and client.from_cache and not client.config.required:
+                    # its cached tools are listed now; the first call of one of them starts it
+                    client.lifecycle.reason = 'starts on first use (startup = "lazy")'
+                    client.lazy_start = functools.partial(self.start_one, name)
+                    continue
                 self._task_group.start_soon(client.run)
         try:
             for client in self.clients.values():
+                if client.lazy_start is not None or (client.from_cache and not client.config.required and not self.wait_for_all):
+                    continue  # listed from the cache: it comes up in the background (required ones are waited for)
                 await client.lifecycle.settled.wait()
         except BaseException:
             await self._close()
@@ -185,7 +198,7 @@ class McpServerManager:
         """Whether the server's supervisor runs (Starting, Ready, or waiting to restart after a crash)."""
         client = self._require(name)
         idle = (ServerStatus.DISABLED, ServerStatus.PENDING_TRUST)
-        return name in self.adapters and not client._done.is_set() and client.status not in idle
+        return name in self.adapters and not client._done.is_set() and client.status not in idle and client.lazy_start is None
 
     def _require(self, name: str) -> McpClient:
         if name not in self.clients:
@@ -209,6 +222,7 @@ class McpServerManager:
             raise KairoxError("the MCP servers are not running", hint="start one inside `async with McpServerManager(...)`")
         if self.is_running(name):
             return self.adapters[name]
+        client.lazy_start = None
         # a supervisor that returned has set its events: the next run starts from fresh ones
         client._stop, client._done = anyio.Event(), anyio.Event()
         client.lifecycle.settled = anyio.Event()

@@ -251,6 +251,8 @@ class NativeSession:
         self.protocol_version = ""
         self.instructions: str | None = None
         self.offers = ServerOffers()
+        self.server_info: dict[str, Any] | None = None
+        """``serverInfo`` of the ``initialize`` result (name, version): part of what the tool-list cache keeps."""
         self.closed = asyncio.Event()
         self._on_tools_changed = on_tools_changed
         self._on_violation = on_violation
@@ -415,6 +417,8 @@ class NativeSession:
         instructions = result.get("instructions")
         self.instructions = instructions if isinstance(instructions, str) else None
         self.offers = ServerOffers.from_wire(result.get("capabilities"))
+        info = result.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else None
         self.channel.negotiated(self.protocol_version)
         await self._notify("notifications/initialized")
         return None

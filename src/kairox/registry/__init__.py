@@ -21,8 +21,20 @@ from kairox.registry._events import (
 )
 from kairox.registry._factory import build_registry, registry_settings, user_layer_writer
 from kairox.registry._registry import RegistrySettings, ToolRegistry, renamed_diagnostic
+from kairox.registry._search import (
+    TOOL_FIELDS,
+    TOOL_SEARCH,
+    ToolIndex,
+    ToolMatch,
+    ToolSearch,
+    search_threshold_tokens,
+    tool_document,
+    tool_search_definition,
+)
 
 __all__ = [
+    "TOOL_FIELDS",
+    "TOOL_SEARCH",
     "ModelProvider",
     "PersistRule",
     "RegistrySettings",
@@ -34,7 +46,10 @@ __all__ = [
     "ToolCallDecided",
     "ToolCallFinished",
     "ToolCallRequested",
+    "ToolIndex",
+    "ToolMatch",
     "ToolRegistry",
+    "ToolSearch",
     "ToolsChanged",
     "anthropic_definition",
     "build_registry",
@@ -44,6 +59,9 @@ __all__ = [
     "openai_definition",
     "registry_settings",
     "renamed_diagnostic",
+    "search_threshold_tokens",
+    "tool_document",
+    "tool_search_definition",
     "user_layer_writer",
     "wire_name",
     "wire_names",

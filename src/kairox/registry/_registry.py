@@ -131,6 +131,8 @@ class ToolRegistry:
         self._load_failures: dict[str, list[Diagnostic]] = {}
         self._index_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
+        self._planned_with: PolicyEngine | None = None
+        """The policy the entries' plans (hidden, read filter) were made with; another policy plans them again."""
         self._validators: dict[tuple[str, str], tuple[ToolSpec, ArgumentValidator | None, str | None]] = {}
         self._calls = 0
         self.settings = settings
@@ -163,23 +165,33 @@ class ToolRegistry:
 
         A provider whose listing fails is recorded as a load failure and contributes no tools.
         """
-        origin = provider.origin
-        self._providers[origin] = provider
-        provider.on_tools_changed(self._on_tools_changed)
-        try:
-            specs = tuple(await provider.list_tools())
-        except Exception as exc:
-            self._load_failures[origin] = [
-                ExtensionLoadFailure(
-                    kind="tool_provider", name=origin, reason=f"listing its tools failed: {exc}", source=origin,
-                    hint="the tools of this source are left out; see its own diagnostics",
-                )
-            ]
-            self._specs[origin] = ()
-            self._rebuild()
-            return
-        self._load_failures.pop(origin, None)
-        self.replace_origin(origin, specs)
+        await self.add_providers([provider])
+
+    async def add_providers(self, providers: Sequence[ToolProvider]) -> None:
+        """``add_provider`` for several at once, with one rebuild (fifty MCP servers need not plan the tools of
+        the first one fifty times)."""
+        listed: list[tuple[str, int]] = []
+        for provider in providers:
+            origin = provider.origin
+            self._providers[origin] = provider
+            provider.on_tools_changed(self._on_tools_changed)
+            try:
+                specs = tuple(await provider.list_tools())
+            except Exception as exc:
+                self._load_failures[origin] = [
+                    ExtensionLoadFailure(
+                        kind="tool_provider", name=origin, reason=f"listing its tools failed: {exc}", source=origin,
+                        hint="the tools of this source are left out; see its own diagnostics",
+                    )
+                ]
+                self._specs[origin] = ()
+                continue
+            self._load_failures.pop(origin, None)
+            self._specs[origin] = specs
+            listed.append((origin, len(specs)))
+        self._rebuild()
+        for origin, count in listed:
+            self.events.emit(ToolsChanged(origin=origin, tools=count))
 
     async def remove_provider(self, origin: str) -> None:
         self._providers.pop(origin, None)
@@ -224,18 +236,29 @@ class ToolRegistry:
                     )
                 )
                 continue
+            provider = self._providers[origin]
+            previous = self._entries.get(spec.name)
+            if previous is not None and previous.spec is spec and previous.provider is provider and self._planned_with is self.policy:
+                # the same tool under the same policy: its plan stands (adding 50 servers one by one stays linear)
+                if previous.unsafe is not None:
+                    diagnostics.append(
+                        ExtensionLoadFailure(kind="tool", name=spec.name, source=origin, reason=previous.unsafe, hint="the tool is left out until its provider fixes the schema")
+                    )
+                entries[spec.name] = previous
+                continue
             validator, unsafe = self._validator(origin, spec)
             if unsafe is not None:
                 diagnostics.append(
                     ExtensionLoadFailure(kind="tool", name=spec.name, source=origin, reason=unsafe, hint="the tool is left out until its provider fixes the schema")
                 )
-            entry = _Entry(spec=spec, provider=self._providers[origin], validator=validator, unsafe=unsafe)
+            entry = _Entry(spec=spec, provider=provider, validator=validator, unsafe=unsafe)
             entry.hidden = self._hidden(entry)
             entry.check = None if validator is None else validator.check
             entry.timeout = spec.timeout_sec or self.settings.default_timeout_sec
             entry.unreadable = self._read_filter(spec)
             entries[spec.name] = entry
         self._entries = entries  # swapped whole: readers never see a half-replaced origin
+        self._planned_with = self.policy
         self._index_diagnostics = diagnostics + self.policy.argument_diagnostics(e.spec for e in entries.values())
 
     def _validator(self, origin: str, spec: ToolSpec) -> tuple[ArgumentValidator | None, str | None]:
@@ -287,8 +310,13 @@ class ToolRegistry:
     def definitions(self, provider: ModelProvider | str) -> tuple[list[JsonObject], list[Diagnostic]]:
         """The visible tools as ``provider`` expects them; tools whose schema cannot be adapted are left out,
         tools whose wire names collide are renamed (``wire_names``) and reported."""
+        by_name, problems = self.definition_map(provider)
+        return list(by_name.values()), problems
+
+    def definition_map(self, provider: ModelProvider | str) -> tuple[dict[str, JsonObject], list[Diagnostic]]:
+        """``definitions()`` keyed by registry name, in the same order (tool search sends a chosen few)."""
         adapter = ADAPTERS[ModelProvider(provider)]
-        out: list[JsonObject] = []
+        out: dict[str, JsonObject] = {}
         problems: list[Diagnostic] = []
         visible = self.visible_tools()
         names = wire_names(spec.name for spec in visible)
@@ -297,7 +325,7 @@ class ToolRegistry:
             if name != wire_name(spec.name):
                 problems.append(renamed_diagnostic(spec.name, name, str(provider)))
             try:
-                out.append(adapter(replace(spec, name=name)))
+                out[spec.name] = adapter(replace(spec, name=name))
             except SchemaAdapterError as exc:
                 problems.append(ExtensionLoadFailure(kind="tool", name=spec.name, source=spec.origin, reason=exc.message, hint=f"the tool is left out for {provider}"))
         return out, problems

@@ -55,6 +55,8 @@ class RuntimeOptions:
     """Start MCP servers (``kairox skills list`` does not need them, and never imports the MCP SDK)."""
     raise_on_required: bool = True
     """Stop with :class:`McpStartupError` when a ``required`` MCP server fails (``kairox doctor`` reports it instead)."""
+    wait_for_mcp: bool = False
+    """Wait for every MCP server also when its tools are cached (one-shot commands that report what servers say)."""
     for_tools: tuple[str, ...] | None = None
     """Start only the MCP servers these tools can come from (``mcp__<server>__...``); None: every server. A call of
     ``fs.read`` starts none, a call of ``mcp__notes__search`` starts ``notes`` only."""
@@ -276,6 +278,7 @@ async def build_extension_context(
                     is_pending=lambda name: servers[name].pending_trust,
                     base_dirs={name: s.base_dir for name, s in servers.items()},
                     raise_on_required=options.raise_on_required,
+                    wait_for_all=options.wait_for_mcp,
                 )
                 await stack.enter_async_context(manager)
         finally:
@@ -306,8 +309,8 @@ async def build_extension_context(
         for provider in plugin_tool_providers(routing.tools, routing.permissions):
             await registry.add_provider(await stack.enter_async_context(provider))
         if manager is not None:
+            await registry.add_providers(list(manager.adapters.values()))
             for adapter in manager.adapters.values():
-                await registry.add_provider(adapter)
                 diagnostics += adapter.diagnostics
             diagnostics += _mcp_diagnostics(manager, servers)
         # server names are keyed like the resolver keys them (quoted when not one word: lsp_servers."a.b")

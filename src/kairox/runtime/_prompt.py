@@ -57,7 +57,8 @@ def render_prompt_context(
             f"- {p.name}" + (f" {p.version}" if p.version else "") + (f": {_one_line(p.description)}" if p.description else "")
             for p in sorted(plugins, key=lambda p: p.name)
         ]
-    connected = [s for s in servers if s.status == "ready"]
+    # a server listed from the tool cache counts while it starts (or, lazy, waits for its first call)
+    connected = [s for s in servers if s.status == "ready" or (s.status in ("starting", "stopped") and s.tools)]
     if connected:
         lines += ["", "MCP servers (tools named mcp__<server>__<tool>):"]
         lines += [f"- {s.name}: {s.tools} tool(s)" for s in sorted(connected, key=lambda s: s.name)]

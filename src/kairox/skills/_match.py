@@ -1,24 +1,26 @@
 """Selecting skills for a prompt (S5): a ranked lexical match that says why.
 
-Each skill is indexed once by term and field (name, keywords, trigger examples and ``when_to_use``,
-description). A query scores each skill by the rarest-first weight of the terms it shares (idf) times the
-weight of the best field each term was found in, plus a bonus for every multi-word keyword the prompt holds
-as a phrase. Only skills sharing a term are touched, so a query costs the size of its posting lists, not the
-number of skills.
+Skills are documents of the shared search index (``kairox.search``: SQLite FTS5, BM25) with four weighted
+fields: name, keywords, trigger examples with ``when_to_use``, description. The prompt's words (stopwords out,
+lightly stemmed, so the explanation names ``test`` for ``tested``) are searched; pairs of adjacent words count
+as phrases too, so a skill holding ``pull request`` whole outranks one holding ``pull`` and ``request`` apart.
+Each match lists the words it shares with the prompt, the fields holding each, and each word's share of the
+score, as FTS5 computed them. The index can be stored in a file beside the skill cache and opened again while
+the skills are unchanged.
 """
 
-import heapq
-import math
+import hashlib
 import re
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from kairox._util import JsonObject
+from kairox.search import SearchHit, SearchIndex
 from kairox.skills._model import SkillDef
 
 FIELD_WEIGHTS: dict[str, float] = {"name": 3.0, "keywords": 3.0, "examples": 2.0, "description": 1.0}
-PHRASE_BONUS = 1.5
+
 _WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
     ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "do", "does", "for", "from", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "please", "should", "so", "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "us", "use", "used", "using", "was", "we", "were", "what", "when", "where", "which", "while", "who", "will", "with", "would", "you", "your"]
@@ -98,84 +100,50 @@ def _skill_fields(skill: SkillDef) -> dict[str, str]:
     fm = skill.frontmatter
     return {
         "name": skill.name.replace("-", " ").replace("_", " ") + " " + (skill.plugin or ""),
-        "keywords": " ".join(fm.keywords),
-        "examples": " ".join((fm.when_to_use, *fm.examples)),
+        "keywords": "\n".join(fm.keywords),
+        "examples": "\n".join((fm.when_to_use, *fm.examples)),
         "description": skill.description,
     }
 
 
 class SkillIndex:
-    """An inverted index over skills; build once, query many times."""
+    """The skills as a search index; build once (or open it from ``path``), query many times."""
 
-    def __init__(self, skills: Sequence[SkillDef]) -> None:
+    def __init__(self, skills: Sequence[SkillDef], *, path: Path | None = None) -> None:
         self.skills = list(skills)
-        self._names = [skill.qualified_name for skill in self.skills]
-        self._postings: dict[str, dict[int, tuple[str, ...]]] = defaultdict(dict)
-        self._phrases: dict[int, list[str]] = {}
-        """Each skill's multi-word keywords as `` word word `` strings, to look for in the padded prompt."""
-        for index, skill in enumerate(self.skills):
-            where: dict[str, list[str]] = defaultdict(list)
-            for field_name, text in _skill_fields(skill).items():
-                for term in set(terms(text)):
-                    where[term].append(field_name)
-            for term, field_names in where.items():
-                self._postings[term][index] = tuple(sorted(field_names, key=lambda f: -FIELD_WEIGHTS[f]))
-            phrases = [tuple(terms(k)) for k in skill.keywords]
-            padded = [" " + " ".join(p) + " " for p in phrases if len(p) > 1]
-            if padded:
-                self._phrases[index] = padded
-        # Scoring reads, per term, the skills grouped by the weight of their best field: one multiplication per
-        # group instead of one per skill, and no tuple lookups in the loop.
-        self._by_weight: dict[str, list[tuple[float, list[int]]]] = {}
-        for term, posting in self._postings.items():
-            groups: dict[float, list[int]] = defaultdict(list)
-            for index, best_first in posting.items():
-                groups[FIELD_WEIGHTS[best_first[0]]].append(index)
-            self._by_weight[term] = list(groups.items())
+        by_name = {skill.qualified_name: skill for skill in self.skills}
+        documents = [(skill.qualified_name, _skill_fields(skill)) for skill in by_name.values()]
+        index = None
+        digest = ""
+        if path is not None:
+            digest = _digest(documents)
+            index = SearchIndex.open(path, FIELD_WEIGHTS, digest=digest)
+        self._index = index or SearchIndex.build(FIELD_WEIGHTS, documents, path=path, digest=digest)
+        self._by_name = by_name
 
     def __len__(self) -> int:
         return len(self.skills)
 
     def match(self, prompt: str, *, limit: int = 5, min_score: float = 0.0) -> list[SkillMatch]:
-        query = terms(prompt)
-        unique = list(dict.fromkeys(query))
-        total = max(len(self.skills), 1)
-        weights = {term: math.log(1.0 + total / len(self._postings[term])) for term in unique if term in self._postings}
-        scores: dict[int, float] = {}
-        get = scores.get
-        for term, idf in weights.items():  # first pass: numbers only; the explanation is built for the winners
-            for weight, indices in self._by_weight[term]:
-                add = idf * weight
-                for index in indices:
-                    scores[index] = get(index, 0.0) + add
-        joined = " " + " ".join(query) + " "
-        found_phrases: dict[int, list[str]] = {}
-        for index in scores.keys() & self._phrases.keys():
-            for padded in self._phrases[index]:
-                if padded in joined:
-                    scores[index] += PHRASE_BONUS * (padded.count(" ") - 1)
-                    found_phrases.setdefault(index, []).append(padded[1:-1])
-        # The best ``limit`` by score, ties broken by name: the names are compared only for the skills scoring
-        # at least the ``limit``-th best score, not for every skill sharing a term.
-        kept = [(score, index) for index, score in scores.items() if score > min_score]
-        if len(kept) > limit > 0:
-            floor = heapq.nlargest(limit, [score for score, _ in kept])[-1]
-            kept = [pair for pair in kept if pair[0] >= floor]
-        names = self._names
-        ranked = [index for _, index in sorted(kept, key=lambda pair: (-pair[0], names[pair[1]], pair[1]))[: max(limit, 0)]]
-        results: list[SkillMatch] = []
-        for index in ranked:
-            hits = [
-                TermHit(term=term, fields=fields, score=idf * FIELD_WEIGHTS[fields[0]])
-                for term, idf in weights.items()
-                if (fields := self._postings[term].get(index)) is not None
-            ]
-            results.append(
-                SkillMatch(
-                    skill=self.skills[index],
-                    score=scores[index],
-                    hits=tuple(sorted(hits, key=lambda h: -h.score)),
-                    phrases=tuple(found_phrases.get(index, ())),
-                )
-            )
-        return results
+        hits = self._index.search(terms(prompt), limit=limit, phrases=True)
+        return [_skill_match(self._by_name[hit.key], hit) for hit in hits if hit.score > min_score]
+
+
+def _skill_match(skill: SkillDef, hit: SearchHit) -> SkillMatch:
+    return SkillMatch(
+        skill=skill,
+        score=hit.score,
+        hits=tuple(TermHit(term=t.term, fields=t.fields, score=t.score) for t in hit.terms),
+        phrases=hit.phrases,
+    )
+
+
+def _digest(documents: list[tuple[str, dict[str, str]]]) -> str:
+    """What the stored index must have been built from: every skill's name and indexed text."""
+    digest = hashlib.sha256()
+    for key, fields in documents:
+        digest.update(key.encode())
+        for text in fields.values():
+            digest.update(b"\0" + text.encode())
+        digest.update(b"\1")
+    return digest.hexdigest()

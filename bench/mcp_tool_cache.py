@@ -1,0 +1,98 @@
+"""Session start -> first model request with 50 MCP servers x 40 tools: no servers, a cold cache, a warm cache
+(servers started in the background, ``startup = "eager"``) and a warm cache with ``startup = "lazy"``; and how
+many bytes of tool definitions the first request carries with tool search against all of them.
+
+Each server is tests/servers/lean_server.py (stdio, the classic handshake, 40 tools). The clock runs from
+entering ``open_session`` until the scripted model server (127.0.0.1) receives the first request. Ratios are
+against the session with no MCP servers; each case is the median of a few runs in this process.
+
+Run: PYTHONPATH=src .venv/bin/python bench/mcp_tool_cache.py [SERVERS] [RUNS]
+"""
+
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.servers.model_server import ScriptedModelServer
+
+LEAN = Path(__file__).resolve().parents[1] / "tests" / "servers" / "lean_server.py"
+
+
+def servers_toml(count: int, startup: str) -> str:
+    return "".join(
+        f'[mcp_servers.s{i:02d}]\ncommand = "{sys.executable}"\nargs = ["{LEAN}", "--extra-tools", "39"]\nstartup = "{startup}"\n\n'
+        for i in range(count)
+    )
+
+
+async def first_request(home: Path, ws: Path, servers: str, search: str) -> tuple[float, dict[str, Any]]:
+    from kairox.agent import open_session
+
+    seen: dict[str, Any] = {}
+
+    def check(body: dict[str, Any]) -> None:
+        seen.setdefault("at", time.perf_counter())
+        seen.setdefault("body", body)
+
+    with ScriptedModelServer("openai", [{"reply": "text", "text": "ok", "check": check}]) as server:
+        (home / "kairox.toml").write_text(
+            f'model = "bench"\nmodel_provider = "scripted"\n[model_providers.scripted]\nbase_url = "{server.base_url}"\n\n'
+            f"[tools]\nsearch_threshold = {search}\n\n" + servers,
+            encoding="utf-8",
+        )
+        started = time.perf_counter()
+        async with open_session(ws) as session:
+            await session.run_turn("hello")
+    return seen["at"] - started, seen["body"]
+
+
+async def main(count: int, runs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        home, ws = root / "home", root / "ws"
+        home.mkdir()
+        (ws / ".git").mkdir(parents=True)
+        os.environ["KAIROX_HOME"] = str(home)
+        os.environ["KAIROX_SYSTEM_CONFIG"] = str(home / "none.toml")
+        os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
+
+        async def median(servers: str, search: str = "0.1", *, clear: bool = False) -> tuple[float, dict[str, Any]]:
+            times, body = [], {}
+            for _ in range(runs):
+                if clear:
+                    for entry in (home / "cache" / "mcp-tools").glob("*.json"):
+                        entry.unlink()
+                seconds, body = await first_request(home, ws, servers, search)
+                times.append(seconds)
+            return statistics.median(times), body
+
+        await first_request(home, ws, "", "0.1")  # imports and first-use costs out of the way
+        none, _ = await median("")
+        cold, _ = await median(servers_toml(count, "eager"), clear=True)
+        _, everything = await median(servers_toml(count, "eager"), '"off"')
+        eager, deferred = await median(servers_toml(count, "eager"))
+        lazy, _ = await median(servers_toml(count, "lazy"))
+    all_bytes = len(json.dumps(everything["tools"]))
+    first_bytes = len(json.dumps(deferred["tools"]))
+    system = deferred["messages"][0]["content"]
+    index = system[system.find("<deferred-tools>") :]
+    print(f"{count} servers x 40 tools, median of {runs} runs; session start -> first model request")
+    print(f"no MCP servers                 : {none * 1e3:8.1f} ms")
+    print(f"cold cache (waits for servers) : {cold * 1e3:8.1f} ms  ({cold / none:.2f}x)")
+    print(f"warm cache, startup = eager    : {eager * 1e3:8.1f} ms  ({eager / none:.2f}x)")
+    print(f"warm cache, startup = lazy     : {lazy * 1e3:8.1f} ms  ({lazy / none:.2f}x)")
+    print(f"tool definitions, all sent     : {all_bytes:8d} bytes ({len(everything['tools'])} tools)")
+    print(f"tool definitions, first request: {first_bytes:8d} bytes ({len(deferred['tools'])} tools) = {first_bytes / all_bytes:.1%}")
+    print(f"tool index in the system prompt: {len(index):8d} characters")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 50, int(sys.argv[2]) if len(sys.argv) > 2 else 3))

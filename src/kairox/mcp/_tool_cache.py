@@ -1,0 +1,87 @@
+"""Each MCP server's last tool, resource and prompt lists, remembered between runs (M4).
+
+``$KAIROX_HOME/cache/mcp-tools/<server>-<digest>.json``: the digest is of the server's whole configuration, so a
+changed command, argument, environment or filter is a miss. The entry also holds what the server said it is
+(``serverInfo`` name and version): when a start reports another version, the fresh lists replace the entry, as
+they do on every start and every ``list_changed``. A damaged file is a miss, never an error.
+"""
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kairox.config import McpServerConfig
+from kairox.mcp._content import McpResource, McpTool
+from kairox.mcp._files import server_file_stem
+from kairox.tools import ToolAnnotations
+
+SCHEMA = 1
+
+
+def config_digest(name: str, config: McpServerConfig) -> str:
+    text = json.dumps([name, config.model_dump(mode="json")], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CachedLists:
+    tools: tuple[McpTool, ...]
+    resources: tuple[McpResource, ...]
+    prompts: tuple[str, ...]
+    server_info: dict[str, Any] | None = None
+    """The ``serverInfo`` the server reported when the lists were taken."""
+
+
+def _tool(raw: dict[str, Any]) -> McpTool:
+    return McpTool(**{**raw, "annotations": ToolAnnotations(**(raw.get("annotations") or {}))})
+
+
+class ToolListCache:
+    def __init__(self, home: Path) -> None:
+        self.folder = home / "cache" / "mcp-tools"
+
+    def path(self, name: str, config: McpServerConfig) -> Path:
+        return self.folder / f"{server_file_stem(name)}-{config_digest(name, config)}.json"
+
+    def load(self, name: str, config: McpServerConfig) -> CachedLists | None:
+        try:
+            data = json.loads(self.path(name, config).read_text(encoding="utf-8"))
+            if data.get("schema") != SCHEMA:
+                return None
+            return CachedLists(
+                tools=tuple(_tool(t) for t in data["tools"]),
+                resources=tuple(McpResource(**r) for r in data.get("resources", [])),
+                prompts=tuple(str(p) for p in data.get("prompts", [])),
+                server_info=data.get("server_info"),
+            )
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+    def save(self, name: str, config: McpServerConfig, lists: CachedLists) -> None:
+        """Write the entry whole (temporary file, then rename); a home that cannot be written only costs the
+        next session a cold start."""
+        path = self.path(name, config)
+        body = {
+            "schema": SCHEMA, "server": name, "server_info": lists.server_info,
+            "tools": [asdict(t) for t in lists.tools], "resources": [asdict(r) for r in lists.resources],
+            "prompts": list(lists.prompts),
+        }
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps(body, ensure_ascii=False, default=str), encoding="utf-8")
+            os.replace(temporary, path)
+            # entries of this server under an older configuration are dead: keep the folder small
+            mine = re.compile(re.escape(server_file_stem(name)) + r"-[0-9a-f]{16}\.json")
+            for old in path.parent.glob(f"{server_file_stem(name)}-*.json"):
+                if old != path and mine.fullmatch(old.name):
+                    with contextlib.suppress(OSError):
+                        old.unlink()
+        except OSError:
+            with contextlib.suppress(OSError):
+                temporary.unlink()

@@ -1,0 +1,193 @@
+"""A ranked full-text index over small documents with named, weighted fields: SQLite FTS5 with BM25.
+
+Documents are tools (name, server, description, parameters) or skills (name, keywords, trigger examples,
+description). FTS5 ranks with BM25 over the fields, each field weighted; its ``porter`` tokenizer lets
+``deploying`` meet ``deploy``. A hit says why: for every query word it holds, the fields holding it and the
+word's share of the score, both read back from FTS5 itself (the score of the word alone, ``highlight()`` per
+field) so the explanation is the ranking, not a second opinion.
+
+An index is built in memory, or stored in a file with a digest of its documents so that a later process
+opens it instead of building it again (``SearchIndex.open``).
+"""
+
+import contextlib
+import itertools
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kairox.search._text import index_text, query_words
+
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+SCHEMA_VERSION = "1"
+_MARK = "\x02"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TermMatch:
+    """One query word a document holds: where, and how much it added to the document's score."""
+
+    term: str
+    fields: tuple[str, ...]
+    """The fields holding it, the most heavily weighted first."""
+    score: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SearchHit:
+    key: str
+    score: float
+    """BM25 over the weighted fields, higher is better (FTS5's ``bm25()`` negated)."""
+    terms: tuple[TermMatch, ...] = ()
+    """The query words it matched, the largest share of the score first (empty when not explained)."""
+    phrases: tuple[str, ...] = ()
+    """Word pairs of the query found together in one field."""
+
+
+class SearchIndex:
+    """Documents ``key -> {field: text}``; ``search()`` ranks them for a query."""
+
+    def __init__(self, connection: sqlite3.Connection, fields: Mapping[str, float], keys: Sequence[str]) -> None:
+        self._db = connection
+        self.fields = dict(fields)
+        self.keys = list(keys)
+        weights = ", ".join(str(float(w)) for w in (0.0, *self.fields.values()))
+        self._rank = f"bm25(docs, {weights})"
+
+    # --- building and opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls, fields: Mapping[str, float], documents: Iterable[tuple[str, Mapping[str, str]]], *, path: Path | None = None,
+        digest: str = "",
+    ) -> "SearchIndex":
+        """Index ``documents``; with ``path``, also store the index there under ``digest`` (written whole, then
+        renamed, so a reader never opens half an index)."""
+        names = list(fields)
+        rows = [(key, *(index_text(doc.get(name, "")) for name in names)) for key, doc in documents]
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        columns = ", ".join(_column(n) for n in names)
+        db.execute(f"CREATE VIRTUAL TABLE docs USING fts5(key UNINDEXED, {columns}, tokenize='{TOKENIZER}')")
+        db.executemany(f"INSERT INTO docs VALUES ({', '.join('?' * (len(names) + 1))})", rows)
+        db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT)")
+        db.executemany("INSERT INTO meta VALUES (?, ?)", [("digest", digest), ("schema", SCHEMA_VERSION), ("fields", " ".join(names))])
+        db.commit()
+        if path is not None:
+            _store(db, path)
+        return cls(db, fields, [row[0] for row in rows])
+
+    @classmethod
+    def open(cls, path: Path, fields: Mapping[str, float], *, digest: str) -> "SearchIndex | None":
+        """The index stored at ``path`` if it holds these fields and documents (``digest``), else ``None``."""
+        if not path.is_file():
+            return None
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+            if meta.get("digest") != digest or meta.get("schema") != SCHEMA_VERSION or meta.get("fields") != " ".join(fields):
+                db.close()
+                return None
+            keys = [row[0] for row in db.execute("SELECT key FROM docs ORDER BY rowid")]
+            memory = sqlite3.connect(":memory:", check_same_thread=False)
+            db.backup(memory)  # queries read pages from memory, not through the file's page cache
+            db.close()
+        except sqlite3.Error:  # a damaged or foreign file is rebuilt, not reported
+            return None
+        return cls(memory, fields, keys)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    # --- searching ------------------------------------------------------------------------------------------
+
+    def search(
+        self, query: str | Sequence[str], *, limit: int = 5, explain: bool = True, phrases: bool = False,
+    ) -> list[SearchHit]:
+        """The best ``limit`` documents for ``query`` (text, or words already chosen), best first. Any query
+        word may match (OR); BM25 rewards the rare ones and the weighted fields. With ``explain``, each hit
+        lists its words (and, with ``phrases``, the pairs of adjacent query words it holds together)."""
+        words = query_words(query) if isinstance(query, str) else list(dict.fromkeys(w for w in query if w))
+        if not words or limit <= 0:
+            return []
+        try:
+            ranked = self._db.execute(
+                f"SELECT rowid, {self._rank} AS score FROM docs WHERE docs MATCH ? ORDER BY score, rowid LIMIT ?",
+                (" OR ".join(_phrase(w) for w in words), limit),
+            ).fetchall()
+        except sqlite3.OperationalError:  # a word FTS5 cannot parse as a phrase; nothing to find with it
+            return []
+        if not explain:
+            return [SearchHit(key=self.keys[rowid - 1], score=-score) for rowid, score in ranked]
+        rowids = [rowid for rowid, _ in ranked]
+        found = self._explain(rowids, words)
+        pairs: dict[int, list[str]] = {}
+        if phrases:
+            # only pairs whose two words share a field of some hit can be adjacent there: ask FTS5 about those
+            candidates = [
+                f"{a} {b}" for a, b in itertools.pairwise(words)
+                if any(_share_field(found.get(r, []), a, b) for r in rowids)
+            ]
+            for rowid, matches in self._explain(rowids, candidates).items():
+                pairs[rowid] = [m.term for m in matches]
+        hits = []
+        for rowid, score in ranked:
+            matches = sorted(found.get(rowid, []), key=lambda m: (-m.score, m.term))
+            held = pairs.get(rowid, [])
+            hits.append(SearchHit(key=self.keys[rowid - 1], score=-score, terms=tuple(matches), phrases=tuple(p for p in held)))
+        return hits
+
+    def _explain(self, rowids: list[int], words: list[str]) -> dict[int, list[TermMatch]]:
+        """Per document, the words it holds: each word searched alone among these documents gives its share of
+        BM25 and, by ``highlight()``, the fields it is in."""
+        if not rowids or not words:
+            return {}
+        names = list(self.fields)
+        marks = ", ".join(f"instr(highlight(docs, {i + 1}, '{_MARK}', ''), '{_MARK}') > 0" for i in range(len(names)))
+        sql = f"SELECT rowid, {self._rank}, {marks} FROM docs WHERE docs MATCH ? AND rowid IN ({', '.join('?' * len(rowids))})"
+        order = sorted(names, key=lambda n: -self.fields[n])
+        found: dict[int, list[TermMatch]] = {}
+        for word in words:
+            for rowid, score, *flags in self._db.execute(sql, (_phrase(word), *rowids)):
+                held = {name for name, flag in zip(names, flags, strict=True) if flag}
+                found.setdefault(rowid, []).append(TermMatch(term=word, fields=tuple(n for n in order if n in held), score=-score))
+        return found
+
+
+def _share_field(matches: list[TermMatch], first: str, second: str) -> bool:
+    fields = {m.term: set(m.fields) for m in matches}
+    return bool(fields.get(first, set()) & fields.get(second, set()))
+
+
+def _store(db: sqlite3.Connection, path: Path) -> None:
+    """Write the index whole to a temporary file, then rename it, so a reader never opens half an index. A
+    folder that cannot be written only costs the next process a rebuild."""
+    target = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+        stored = sqlite3.connect(str(target))
+        try:
+            db.backup(stored)
+        finally:
+            stored.close()
+        os.replace(target, path)
+    except (OSError, sqlite3.Error):
+        with contextlib.suppress(OSError):
+            target.unlink()
+
+
+def _column(name: str) -> str:
+    if not name.isidentifier():
+        raise ValueError(f"search field {name!r} is not an identifier")
+    return f'"{name}"'
+
+
+def _phrase(text: str) -> str:
+    """A word (or words) as one FTS5 phrase: quoted, so ``AND``, ``NEAR`` or ``-`` in it are just text."""
+    return '"' + text.replace('"', '""') + '"'
