@@ -413,7 +413,7 @@ class AgentSession:
     def _search_call(self, call: ToolCallPart, started: float) -> None:
         """``tool_search``, and a deferred tool called before it was found (the model has not seen its schema)."""
         if call.name == TOOL_SEARCH:
-            text, is_error = self.tool_search.search(call.arguments, self.client.settings.dialect)
+            text, is_error = self.tool_search.search(call.arguments, self.client.dialect)
         else:
             text, is_error = f"{call.name} is not loaded yet: call `tool_search` to find it, then call it from the next step", True
         self._pending[call.id] = ToolResultPart(call_id=call.id, name=call.name, text=text, is_error=is_error)
