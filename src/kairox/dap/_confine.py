@@ -7,6 +7,7 @@ sandbox's own network namespace, which bubblewrap brings up, so debugging works 
 """
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,14 @@ from pathlib import Path
 from kairox._util import JsonObject
 from kairox.config import SandboxPolicy
 from kairox.dap._errors import DapSessionError
-from kairox.tools import SandboxSettings, check_sandbox, sandboxed_argv_async
+from kairox.tools import (
+    SHARED_CACHES,
+    SandboxSettings,
+    ServerConfinement,
+    check_sandbox,
+    prepare_state,
+    sandboxed_argv_async,
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -66,15 +74,39 @@ def launch_place(args: JsonObject, *, workspace: Path, unreadable: Callable[[Pat
     return LaunchPlace(program=program, cwd=cwd)
 
 
-async def adapter_sandbox(sandbox: SandboxSettings, *, workspace: Path, cwd: Path) -> list[str]:
+def adapter_settings(sandbox: SandboxSettings, confinement: ServerConfinement | None) -> SandboxSettings:
+    """The call's sandbox narrowed by the adapter's profile: ``read_only`` holds the debuggee read-only too, and
+    ``network = false`` unshares the network even where the policy allows it. ``sandbox = "none"`` lifts nothing
+    here: the debuggee is a program the model chose, so it runs as ``shell.exec`` would run it."""
+    if confinement is None or sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS:
+        return sandbox
+    profile = confinement.profile
+    mode = SandboxPolicy.READ_ONLY if profile.sandbox == "read_only" else sandbox.mode
+    roots = tuple(dict.fromkeys((*sandbox.writable_roots, *profile.writable_roots)))
+    return dataclasses.replace(sandbox, mode=mode, writable_roots=roots, network_access=sandbox.network_access and profile.network)
+
+
+async def adapter_sandbox(
+    sandbox: SandboxSettings, *, workspace: Path, cwd: Path, confinement: ServerConfinement | None = None
+) -> list[str]:
     """bwrap and its arguments (up to ``--``) for an adapter whose debuggee runs in ``cwd``, as ``shell.exec``
-    would run a command there; empty under ``danger_full_access``.
+    would run a command there (narrowed by the adapter's profile, with its own state folder writable); empty
+    under ``danger_full_access``.
 
     Raises ``SandboxUnavailableError`` where bwrap is missing or cannot start (fail closed, as ``shell.exec``
     does), or when what the rules on reading forbid cannot all be hidden.
     """
     if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS:
         return []
-    bwrap = await asyncio.to_thread(check_sandbox, sandbox)
+    settings = adapter_settings(sandbox, confinement)
+    bwrap = await asyncio.to_thread(check_sandbox, settings)
+    own: list[Path] = []
+    if confinement is not None:
+        await asyncio.to_thread(prepare_state, confinement.state_dir)
+        own.append(confinement.state_dir)
+    real_home = os.path.expanduser("~")
+    kept = [Path(os.path.realpath(os.path.join(real_home, name))) for name in SHARED_CACHES]
     # the adapter starts in the debuggee's folder: the sandbox refuses one the rules on reading hide, with the reason
-    return await sandboxed_argv_async([], sandbox, workspace, cwd=cwd, bwrap=bwrap)
+    return await sandboxed_argv_async(
+        [], settings, workspace, cwd=cwd, bwrap=bwrap, own=own, kept=[p for p in kept if os.path.lexists(p)]
+    )

@@ -18,7 +18,7 @@ from kairox._rpc import RpcError, ServerStatus, usable_servers
 from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
-from kairox.dap._confine import adapter_sandbox, launch_place
+from kairox.dap._confine import adapter_sandbox, adapter_settings, launch_place
 from kairox.dap._errors import DapError, DapSessionError, DapStartupError
 from kairox.dap._events import DapProgramStopped
 from kairox.dap._lifecycle import DapServerLifecycle
@@ -43,6 +43,8 @@ from kairox.events import EventSink, NullSink
 from kairox.tools import (
     SETUP_ATTEMPTS,
     CallContext,
+    SandboxSettings,
+    ServerConfinement,
     ToolProvider,
     ToolResult,
     ToolSpec,
@@ -74,8 +76,11 @@ class DapToolProvider(ToolProvider):
         host_env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
         base_dirs: Mapping[str, Path] | None = None,
+        confine: "Callable[[str, DapServerConfig], ServerConfinement | None] | None" = None,
     ) -> None:
         super().__init__()
+        self._confine = confine or (lambda name, config: None)
+        """The adapter's profile and state folder (it narrows the call's sandbox; none given: the call's alone)."""
         self._base_dirs = dict(base_dirs or {})
         self.workspace = workspace.resolve()
         self.events: EventSink = events or NullSink()
@@ -228,7 +233,8 @@ class DapToolProvider(ToolProvider):
 
     async def _open(self, args: JsonObject, command: str, arguments: JsonObject, target: str, *,
                     program: Path | None, connect: tuple[str, int] | None, cwd: Path | None = None,
-                    sandbox: Sequence[str] = ()) -> ToolResult:  # fmt: skip
+                    sandbox: Sequence[str] = (), confinement: ServerConfinement | None = None,
+                    call_sandbox: SandboxSettings | None = None) -> ToolResult:  # fmt: skip
         assert self._tg is not None
         session_id = self._new_id(args)
         server, config = self._server(args.get("server"), program)
@@ -245,6 +251,8 @@ class DapToolProvider(ToolProvider):
             base_dir=self._base_dirs.get(server),
             cwd=cwd,
             sandbox=sandbox,
+            state_dir=confinement.state_dir if confinement is not None else None,
+            confinement_state=_described(sandbox, confinement, call_sandbox),
         )
         breakpoints = self._breakpoints(args)
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
@@ -268,7 +276,8 @@ class DapToolProvider(ToolProvider):
     async def _launch(self, args: JsonObject, context: CallContext) -> ToolResult:
         place = launch_place(args, workspace=self.workspace, unreadable=context.unreadable)
         program = place.program
-        _, config = self._server(args.get("server"), program)
+        server, config = self._server(args.get("server"), program)
+        confinement = self._confine(server, config)
         arguments: JsonObject = {"console": "internalConsole", "justMyCode": True, **config.launch}
         arguments.update(
             program=str(program),
@@ -280,11 +289,11 @@ class DapToolProvider(ToolProvider):
             arguments["env"] = {str(k): str(v) for k, v in args["env"].items()}
         for attempt in range(1, SETUP_ATTEMPTS + 1):
             # the adapter, and the debuggee it starts, run in the sandbox shell.exec commands run in
-            sandbox = await adapter_sandbox(context.sandbox, workspace=self.workspace, cwd=place.cwd)
+            sandbox = await adapter_sandbox(context.sandbox, workspace=self.workspace, cwd=place.cwd, confinement=confinement)
             try:
                 return await self._open(
                     args, "launch", arguments, self._display(program), program=program, connect=None, cwd=place.cwd,
-                    sandbox=sandbox,
+                    sandbox=sandbox, confinement=confinement, call_sandbox=context.sandbox,
                 )
             except DapStartupError as exc:
                 # bwrap stopped before the adapter: a path it was to cover went away after it was listed
@@ -563,3 +572,15 @@ class DapToolProvider(ToolProvider):
             "." if adapter is ServerStatus.STOPPED else f"; its adapter is {adapter.value}."
         )
         return ToolResult.text(text, structured={"session": session.id, "state": "ended"})
+
+
+def _described(sandbox: Sequence[str], confinement: ServerConfinement | None, call: SandboxSettings | None) -> JsonObject:
+    """The adapter's confinement for status records: the call's sandbox narrowed by its profile."""
+    if not sandbox or call is None:
+        return {"confined": False, "sandbox": "none", "network": True, "writable_roots": [], "state_dir": None,
+                "reason": "policy.sandbox_policy = danger_full_access" if call is not None else None}  # fmt: skip
+    settings = adapter_settings(call, confinement)
+    roots: list[str] = [] if settings.mode is SandboxPolicy.READ_ONLY else [str(r) for r in settings.writable_roots]
+    state = str(confinement.state_dir) if confinement is not None else None
+    return {"confined": True, "sandbox": str(settings.mode), "network": settings.network_access,
+            "writable_roots": [*roots, *([state] if state else [])], "state_dir": state, "reason": None}  # fmt: skip

@@ -52,6 +52,7 @@ class DebugSession:
             "pid": self.lifecycle.client.pid if self.lifecycle.client and self.state != "ended" else None,
             "last_stop": self.last_stop,
             "exit_code": self.exit_code,
+            "confinement": self.lifecycle.confinement_state,
         }
 
 

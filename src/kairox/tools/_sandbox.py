@@ -247,12 +247,16 @@ def sandboxed_argv(
     cwd: Path | None = None,
     bwrap: str | None = None,
     notes: list[str] | None = None,
+    own: Sequence[Path] = (),
+    kept: Sequence[Path] = (),
 ) -> list[str]:
     """``argv`` wrapped in a bwrap invocation for ``settings``; under ``danger_full_access``, in the guard.
 
     Does not check that bwrap works; call ``check_sandbox`` first (once) to fail closed. Raises
     ``SandboxUnavailableError`` when what the rules on reading forbid cannot all be hidden. ``notes`` receives
-    what to tell the caller if the command fails (``HiddenPaths.notes``).
+    what to tell the caller if the command fails (``HiddenPaths.notes``). ``own``: folders of the process's own
+    (a server's state folder), writable in every mode, the Kairox home around them included; ``kept``: folders
+    kept read-only wherever they lie (caches unconfined programs share, when a writable root holds them).
     """
     if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
         # no bwrap --die-with-parent out here: the guard takes the command's group down with the host
@@ -272,6 +276,11 @@ def sandboxed_argv(
     if any(_within(home, root) for root in roots):
         home.mkdir(parents=True, exist_ok=True)  # an absent home would be created by the command, trust store and all
         args += ["--ro-bind", str(home), str(home)]
+    for folder in kept:
+        if any(_within(Path(folder), root) for root in roots):
+            args += ["--ro-bind-try", str(folder), str(folder)]
+    for folder in own:  # after the home: a state folder lies inside it
+        args += ["--bind", str(folder), str(folder)]
     args += after  # after what is bound back: a socket in .git (git's fsmonitor) would show again
     reading: list[str] = []
     if settings.hidden is not None:
@@ -328,11 +337,21 @@ async def sandboxed_argv_async(
     cwd: Path | None = None,
     bwrap: str | None = None,
     notes: list[str] | None = None,
+    own: Sequence[Path] = (),
+    kept: Sequence[Path] = (),
 ) -> list[str]:
     """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
     if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
-    return await asyncio.to_thread(lambda: sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes))
+        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept)
+    return await asyncio.to_thread(lambda: sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept))
+
+
+def sandbox_probed(settings: SandboxSettings, *, bwrap: str | None = None) -> bool:
+    """Whether ``check_sandbox`` would answer at once (no probe to run, or its answer is known)."""
+    if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
+        return True
+    path = bwrap or find_bwrap()
+    return path is None or (path, settings.network_access) in _probe_cache
 
 
 def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str | None:
