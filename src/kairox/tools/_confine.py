@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from kairox.config import SandboxPolicy, join_key
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import SandboxSettings
-from kairox.tools._sandbox import check_sandbox, sandbox_probed, sandboxed_argv_async
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig, ServerProfile
@@ -168,6 +167,9 @@ async def confine_server(
     here, or its folder is one the rules on reading hide): it does not start."""
     if confinement is None:
         return ConfinedCommand(argv=list(argv), env=dict(env), confinement={"confined": False, "sandbox": "none", "reason": "not managed"})
+    # loaded when a server starts: a host that starts one MCP server without a sandbox never needs it
+    from kairox.tools._sandbox import check_sandbox, sandbox_probed, sandboxed_argv_async
+
     described = confinement.describe()
     settings = confinement.settings()
     if settings is None:
