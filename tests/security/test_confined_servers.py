@@ -21,7 +21,6 @@ from pathlib import Path
 
 import debugpy
 import pytest
-
 from tests.helpers import as_user, give_to
 from tests.security._sockets import PYTHON, outside_temp, place_for
 
