@@ -162,6 +162,11 @@ class DapToolProvider(ToolProvider):
     def status(self) -> list[JsonObject]:
         return [session.snapshot() for session in self.sessions.values()]
 
+    def confinements(self, sandbox: SandboxSettings) -> dict[str, JsonObject]:
+        """How each configured adapter would run under ``sandbox`` (the policy's), for ``doctor`` and the UIs."""
+        confined = sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS
+        return {name: _described(confined, self._confine(name, config), sandbox) for name, config in self.configs.items()}
+
     # --- sessions ------------------------------------------------------------------------------------------------
 
     def _path(self, value: Any, what: str) -> Path:
@@ -252,7 +257,7 @@ class DapToolProvider(ToolProvider):
             cwd=cwd,
             sandbox=sandbox,
             state_dir=confinement.state_dir if confinement is not None else None,
-            confinement_state=_described(sandbox, confinement, call_sandbox),
+            confinement_state=_described(bool(sandbox), confinement, call_sandbox),
         )
         breakpoints = self._breakpoints(args)
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
@@ -574,9 +579,9 @@ class DapToolProvider(ToolProvider):
         return ToolResult.text(text, structured={"session": session.id, "state": "ended"})
 
 
-def _described(sandbox: Sequence[str], confinement: ServerConfinement | None, call: SandboxSettings | None) -> JsonObject:
+def _described(confined: bool, confinement: ServerConfinement | None, call: SandboxSettings | None) -> JsonObject:
     """The adapter's confinement for status records: the call's sandbox narrowed by its profile."""
-    if not sandbox or call is None:
+    if not confined or call is None:
         return {"confined": False, "sandbox": "none", "network": True, "writable_roots": [], "state_dir": None,
                 "reason": "policy.sandbox_policy = danger_full_access" if call is not None else None}  # fmt: skip
     settings = adapter_settings(call, confinement)

@@ -430,6 +430,7 @@ def _server_statuses(
             "required": client.config.required,
             "error": client.lifecycle.reason if str(client.status) == "failed" else None,
             "source": servers[name].where if name in servers else None,
+            "confinement": client.confinement_state,
         }
     return result
 
