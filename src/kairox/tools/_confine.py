@@ -49,6 +49,12 @@ SHARED_CACHES = (".cache", ".npm", ".local", ".cargo", ".rustup", "go", ".config
 writable root holds them (a workspace that is the home folder)."""
 
 
+WALK_REUSE_SEC = 1.0
+"""Servers starting within this long of each other share one walk of the temp folders (for host sockets) and of
+the workspace (for protected paths): a session's start lists them once, not once per server. What a walk missed
+is as out of reach as what appears after a server started (sockets are still checked one by one at the start)."""
+
+
 class ServerSandboxError(SandboxUnavailableError):
     """A server that must run confined cannot: no sandbox here, or what it would need the rules forbid."""
 
@@ -202,7 +208,9 @@ async def confine_server(
     kept = [Path(os.path.realpath(os.path.join(real_home, name))) for name in SHARED_CACHES]
     kept = [p for p in kept if os.path.lexists(p)]
     try:
-        wrapped = await sandboxed_argv_async(argv, settings, confinement.workspace, cwd=cwd, bwrap=bwrap, own=[state], kept=kept)
+        wrapped = await sandboxed_argv_async(
+            argv, settings, confinement.workspace, cwd=cwd, bwrap=bwrap, own=[state], kept=kept, reuse=WALK_REUSE_SEC
+        )
     except SandboxUnavailableError as exc:
         raise ServerSandboxError(f"{confinement.what} was not started: {exc.message}", hint=exc.hint) from exc
     return ConfinedCommand(
