@@ -306,3 +306,20 @@ MINI_LSP = textwrap.dedent('''
         else:
             send({"jsonrpc": "2.0", "id": message["id"], "result": None})
 ''')
+
+
+def test_the_profile_is_part_of_what_trust_pins(place: Path, user: str) -> None:
+    """Loosening a trusted server's profile in the project file makes the server wait for trust again."""
+    ws = place / "ws"
+    (ws / "srv").mkdir()
+    (ws / "srv" / "server.py").write_text(LEAN.read_text())
+    entry = f'[mcp_servers.p]\ncommand = {json.dumps(PYTHON)}\nargs = ["srv/server.py"]\nnetwork = false\n'
+    (ws / "kairox.toml").write_text(entry)
+    give_to(user, place)
+    assert kairox(place, user, "trust").returncode == 0
+    listed = json.loads(kairox(place, user, "mcp", "list", "--json").stdout)["servers"]
+    assert [(s["name"], s["trust"], s["profile"]["network"]) for s in listed] == [("p", "trusted", False)]
+    (ws / "kairox.toml").write_text(entry.replace("network = false", "network = true"))
+    give_to(user, ws)
+    listed = json.loads(kairox(place, user, "mcp", "list", "--json").stdout)["servers"]
+    assert [(s["name"], s["trust"]) for s in listed] == [("p", "pending")]
