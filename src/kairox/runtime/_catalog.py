@@ -147,8 +147,18 @@ async def dry_run_server(
     started = time.monotonic()
     once = config.model_copy(update={"max_restarts": 0, "enabled": True})
     features = ClientFeatures(roots=(resolved.workspace,))
+    from kairox.config import server_profile
+    from kairox.registry import registry_settings
+    from kairox.tools import ServerConfinement
+
+    # as Kairox will run it: confined, under the default profile of a server the user adds
+    profile = server_profile(
+        "mcp_servers", name, once, layer="user", where=None, base_dir=resolved.workspace, workspace=resolved.workspace, home=resolved.home
+    )
+    confinement = ServerConfinement(profile=profile, sandbox=registry_settings(resolved).sandbox, home=resolved.home, workspace=resolved.workspace)
     client = McpClient(
-        name, once, workspace=resolved.workspace, home=resolved.home, events=events or NullSink(), features=features, environ=environ
+        name, once, workspace=resolved.workspace, home=resolved.home, events=events or NullSink(), features=features, environ=environ,
+        confinement=confinement if once.transport == "stdio" else None,
     )
     tools: list[DryRunTool] = []
     async with client:
