@@ -236,7 +236,8 @@ def test_a_changed_language_server_and_debug_adapter_run_only_in_the_sandbox(pla
     (ws / "tools" / "lib" / "dap_helper.py").write_text("")
     (ws / "tools" / "lsp.py").write_text("import lib.lsp_helper\n" + MINI_LSP)
     (ws / "tools" / "dap.py").write_text("import lib.dap_helper\nimport runpy, sys\nsys.argv = ['debugpy.adapter']\nrunpy.run_module('debugpy.adapter', run_name='__main__')\n")
-    (ws / "app.py").write_text("print('hello from the debuggee')\n")
+    # the debuggee creates project configuration, which the sandbox cannot refuse: it is reported
+    (ws / "app.py").write_text("import os\nos.makedirs('nested', exist_ok=True)\nopen('nested/.mcp.json', 'w').write('{}')\nprint('hello from the debuggee')\n")
     python = json.dumps(PYTHON)
     (ws / "kairox.toml").write_text(textwrap.dedent(f"""
         [lsp_servers.mini]
@@ -266,6 +267,7 @@ def test_a_changed_language_server_and_debug_adapter_run_only_in_the_sandbox(pla
     assert_confined(json.loads((ws / "report-lsp.json").read_text()), "lsp")
     launch = kairox(place, user, "tools", "call", "--yes", "dap.launch", json.dumps({"program": "app.py", "wait_sec": 10}))
     assert "hello from the debuggee" in launch.stdout, launch.stdout + launch.stderr
+    assert f"the program created project configuration: {ws / 'nested' / '.mcp.json'}" in launch.stdout, launch.stdout
     assert (ws / "report-dap.json").is_file(), launch.stdout + launch.stderr
     assert_confined(json.loads((ws / "report-dap.json").read_text()), "dap")
     assert list(outside.iterdir()) == []

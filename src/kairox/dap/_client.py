@@ -77,8 +77,10 @@ class DapClient:
                 host_env=host_env,
                 stderr_log=stderr_log,
             )
-            if state_dir is not None:  # its HOME and caches in its own folder, not the user's
-                self.child.env = state_environment(self.child.env, state_dir, given=config.env.keys())
+            if state_dir is not None:
+                # its caches in its own folder; HOME stays the user's: the debuggee inherits the adapter's
+                # environment, and sees what a shell.exec command would
+                self.child.env = state_environment(self.child.env, state_dir, given=config.env.keys(), move_home=False)
         self._writer: asyncio.StreamWriter | None = None
         self.dap: DapConnection | None = None
         self.capabilities: JsonObject = {}

@@ -22,6 +22,8 @@ from kairox.tools import (
     ServerConfinement,
     check_sandbox,
     prepare_state,
+    protected_inside,
+    protected_roots,
     sandboxed_argv_async,
 )
 
@@ -109,4 +111,35 @@ async def adapter_sandbox(
     # the adapter starts in the debuggee's folder: the sandbox refuses one the rules on reading hide, with the reason
     return await sandboxed_argv_async(
         [], settings, workspace, cwd=cwd, bwrap=bwrap, own=own, kept=[p for p in kept if os.path.lexists(p)]
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConfigurationWatch:
+    """The protected paths (project configuration) under the writable roots when a debuggee started: what it
+    creates there cannot be refused by the sandbox, so it is found afterwards and reported, as ``shell.exec`` does
+    (trust pins keep it inert)."""
+
+    roots: tuple[Path, ...] = ()
+    before: frozenset[Path] = frozenset()
+
+    async def created(self) -> list[Path]:
+        if not self.roots:
+            return []
+        return sorted(await asyncio.to_thread(protected_inside, self.roots) - self.before)
+
+
+async def watch_configuration(sandbox: SandboxSettings, workspace: Path, confinement: ServerConfinement | None) -> ConfigurationWatch:
+    """What a launched program may create configuration in, and what is there now."""
+    settings = adapter_settings(sandbox, confinement)
+    if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
+        return ConfigurationWatch()
+    roots = tuple(protected_roots(settings, workspace))
+    return ConfigurationWatch(roots=roots, before=frozenset(await asyncio.to_thread(protected_inside, roots)))
+
+
+def created_note(created: list[Path]) -> str:
+    return (
+        "[the program created project configuration: " + ", ".join(map(str, created))
+        + "; Kairox does not act on it until the user reviews it with `kairox trust`]"
     )

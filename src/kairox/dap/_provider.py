@@ -18,7 +18,13 @@ from kairox._rpc import RpcError, ServerStatus, usable_servers
 from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
-from kairox.dap._confine import adapter_sandbox, adapter_settings, launch_place
+from kairox.dap._confine import (
+    adapter_sandbox,
+    adapter_settings,
+    created_note,
+    launch_place,
+    watch_configuration,
+)
 from kairox.dap._errors import DapError, DapSessionError, DapStartupError
 from kairox.dap._events import DapProgramStopped
 from kairox.dap._lifecycle import DapServerLifecycle
@@ -262,6 +268,8 @@ class DapToolProvider(ToolProvider):
         breakpoints = self._breakpoints(args)
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
         session = DebugSession(id=session_id, server=server, target=target, lifecycle=lifecycle)
+        if call_sandbox is not None:
+            session.watch = await watch_configuration(call_sandbox, self.workspace, confinement)
         self.sessions[session_id] = session
         try:
             client = await lifecycle.start()
@@ -345,7 +353,12 @@ class DapToolProvider(ToolProvider):
         await session.lifecycle.stop()
         code = f" with exit code {session.exit_code}" if session.exit_code is not None else ""
         lines = [*header, f"The program ended{code}; debug session {session.id} is closed."]
-        return program_reply(session.id, lines, output, {"state": "ended", "exit_code": session.exit_code})
+        extra: JsonObject = {"state": "ended", "exit_code": session.exit_code}
+        created = await session.watch.created() if session.watch is not None else []
+        if created:  # the sandbox cannot refuse a new file there; trust pins keep it inert
+            lines.append(created_note(created))
+            extra["created_configuration"] = [str(p) for p in created]
+        return program_reply(session.id, lines, output, extra)
 
     def _collect_output(self, session: DebugSession, client: DapClient) -> str:
         assert client.dap is not None
@@ -576,7 +589,12 @@ class DapToolProvider(ToolProvider):
         text = f"Debug session {session.id} is closed" + (
             "." if adapter is ServerStatus.STOPPED else f"; its adapter is {adapter.value}."
         )
-        return ToolResult.text(text, structured={"session": session.id, "state": "ended"})
+        structured: JsonObject = {"session": session.id, "state": "ended"}
+        created = await session.watch.created() if session.watch is not None else []
+        if created:
+            text += "\n" + created_note(created)
+            structured["created_configuration"] = [str(p) for p in created]
+        return ToolResult.text(text, structured=structured)
 
 
 def _described(confined: bool, confinement: ServerConfinement | None, call: SandboxSettings | None) -> JsonObject:

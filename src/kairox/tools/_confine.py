@@ -134,9 +134,11 @@ class ConfinedCommand:
         return bool(self.confinement.get("confined"))
 
 
-def state_environment(env: Mapping[str, str], state: Path, *, given: Collection[str] = (), real_home: str | None = None) -> dict[str, str]:
-    """``env`` with ``HOME`` and the launchers' cache folders inside ``state``; names in ``given`` (set by the entry
-    itself) are left as they are."""
+def state_environment(
+    env: Mapping[str, str], state: Path, *, given: Collection[str] = (), real_home: str | None = None, move_home: bool = True
+) -> dict[str, str]:
+    """``env`` with ``HOME`` (unless not ``move_home``) and the launchers' cache folders inside ``state``; names in
+    ``given`` (set by the entry itself) are left as they are."""
     result = dict(env)
     home = real_home or os.path.expanduser("~")
     for name, folder in _HOST_TOOLS.items():
@@ -145,7 +147,7 @@ def state_environment(env: Mapping[str, str], state: Path, *, given: Collection[
     npmrc = os.path.join(home, ".npmrc")
     if "NPM_CONFIG_USERCONFIG" not in given and os.path.isfile(npmrc):
         result.setdefault("NPM_CONFIG_USERCONFIG", npmrc)  # registries and their auth, read-only inside
-    if "HOME" not in given:
+    if move_home and "HOME" not in given:
         result["HOME"] = str(state)
     for name, folder in _STATE_ENV.items():
         if name not in given:
