@@ -149,10 +149,30 @@ def state_environment(
         result.setdefault("NPM_CONFIG_USERCONFIG", npmrc)  # registries and their auth, read-only inside
     if move_home and "HOME" not in given:
         result["HOME"] = str(state)
+    configured = npm_cache_configured(home) is not None
     for name, folder in _STATE_ENV.items():
-        if name not in given:
-            result[name] = str(state / folder)
+        if name in given or (name == "npm_config_cache" and configured):
+            continue  # the user's own npm cache, read-only inside: npm keeps answering from it (offline installs)
+        result[name] = str(state / folder)
     return result
+
+
+def npm_cache_configured(home: str | None = None) -> Path | None:
+    """The npm cache the user's ``~/.npmrc`` names (``cache=``), when it is a folder: the user chose to share that
+    cache (a prepared, often offline one), so confined servers use it as npm would, writable; every other
+    launcher cache is the server's own."""
+    home = home or os.path.expanduser("~")
+    try:
+        with open(os.path.join(home, ".npmrc"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in lines:
+        name, sep, value = line.partition("=")
+        if sep and name.strip() == "cache" and value.strip():
+            folder = Path(os.path.realpath(os.path.join(home, os.path.expanduser(value.strip()))))
+            return folder if folder.is_dir() else None
+    return None
 
 
 def prepare_state(state: Path) -> None:
@@ -209,9 +229,11 @@ async def confine_server(
     real_home = os.path.expanduser("~")
     kept = [Path(os.path.realpath(os.path.join(real_home, name))) for name in SHARED_CACHES]
     kept = [p for p in kept if os.path.lexists(p)]
+    shared_npm = npm_cache_configured(real_home)
+    own = [state, *([shared_npm] if shared_npm is not None else [])]
     try:
         wrapped = await sandboxed_argv_async(
-            argv, settings, confinement.workspace, cwd=cwd, bwrap=bwrap, own=[state], kept=kept, reuse=WALK_REUSE_SEC
+            argv, settings, confinement.workspace, cwd=cwd, bwrap=bwrap, own=own, kept=kept, reuse=WALK_REUSE_SEC
         )
     except SandboxUnavailableError as exc:
         raise ServerSandboxError(f"{confinement.what} was not started: {exc.message}", hint=exc.hint) from exc
