@@ -143,3 +143,15 @@ def created_note(created: list[Path]) -> str:
         "[the program created project configuration: " + ", ".join(map(str, created))
         + "; Kairox does not act on it until the user reviews it with `kairox trust`]"
     )
+
+
+def adapter_confinement(confined: bool, confinement: ServerConfinement | None, call: SandboxSettings | None) -> JsonObject:
+    """The adapter's confinement for status records: the call's sandbox narrowed by its profile."""
+    if not confined or call is None:
+        return {"confined": False, "sandbox": "none", "network": True, "writable_roots": [], "state_dir": None,
+                "reason": "policy.sandbox_policy = danger_full_access" if call is not None else None}  # fmt: skip
+    settings = adapter_settings(call, confinement)
+    roots: list[str] = [] if settings.mode is SandboxPolicy.READ_ONLY else [str(r) for r in settings.writable_roots]
+    state = str(confinement.state_dir) if confinement is not None else None
+    return {"confined": True, "sandbox": str(settings.mode), "network": settings.network_access,
+            "writable_roots": [*roots, *([state] if state else [])], "state_dir": state, "reason": None}  # fmt: skip

@@ -19,8 +19,8 @@ from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
 from kairox.dap._confine import (
+    adapter_confinement,
     adapter_sandbox,
-    adapter_settings,
     created_note,
     launch_place,
     watch_configuration,
@@ -171,7 +171,7 @@ class DapToolProvider(ToolProvider):
     def confinements(self, sandbox: SandboxSettings) -> dict[str, JsonObject]:
         """How each configured adapter would run under ``sandbox`` (the policy's), for ``doctor`` and the UIs."""
         confined = sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS
-        return {name: _described(confined, self._confine(name, config), sandbox) for name, config in self.configs.items()}
+        return {name: adapter_confinement(confined, self._confine(name, config), sandbox) for name, config in self.configs.items()}
 
     # --- sessions ------------------------------------------------------------------------------------------------
 
@@ -263,7 +263,7 @@ class DapToolProvider(ToolProvider):
             cwd=cwd,
             sandbox=sandbox,
             state_dir=confinement.state_dir if confinement is not None else None,
-            confinement_state=_described(bool(sandbox), confinement, call_sandbox),
+            confinement_state=adapter_confinement(bool(sandbox), confinement, call_sandbox),
         )
         breakpoints = self._breakpoints(args)
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
@@ -596,14 +596,3 @@ class DapToolProvider(ToolProvider):
             structured["created_configuration"] = [str(p) for p in created]
         return ToolResult.text(text, structured=structured)
 
-
-def _described(confined: bool, confinement: ServerConfinement | None, call: SandboxSettings | None) -> JsonObject:
-    """The adapter's confinement for status records: the call's sandbox narrowed by its profile."""
-    if not confined or call is None:
-        return {"confined": False, "sandbox": "none", "network": True, "writable_roots": [], "state_dir": None,
-                "reason": "policy.sandbox_policy = danger_full_access" if call is not None else None}  # fmt: skip
-    settings = adapter_settings(call, confinement)
-    roots: list[str] = [] if settings.mode is SandboxPolicy.READ_ONLY else [str(r) for r in settings.writable_roots]
-    state = str(confinement.state_dir) if confinement is not None else None
-    return {"confined": True, "sandbox": str(settings.mode), "network": settings.network_access,
-            "writable_roots": [*roots, *([state] if state else [])], "state_dir": state, "reason": None}  # fmt: skip

@@ -152,7 +152,7 @@ def state_environment(
     configured = npm_cache_configured(home) is not None
     for name, folder in _STATE_ENV.items():
         if name in given or (name == "npm_config_cache" and configured):
-            continue  # the user's own npm cache, read-only inside: npm keeps answering from it (offline installs)
+            continue  # the npm cache the user named (bound writable by confine_server): npm answers from it
         result[name] = str(state / folder)
     return result
 
