@@ -49,7 +49,7 @@ def test_the_users_own_entry_is_taken_as_written(places: tuple[Path, Path, Path]
 
 
 def test_cli_and_the_users_policy_key_lift_a_project_server(places: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    ws, home, outside = places
+    ws, home, _ = places
     monkeypatch.setenv("KAIROX_HOME", str(home))
     (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"j": {"command": "srv", "sandbox": "none", "network": False}}}))
     (ws / "kairox.toml").write_text('[policy]\nunconfined_servers = ["mcp_servers.j"]\n')  # a project's: ignored
