@@ -51,11 +51,15 @@ def test_lsp_status_probe_starts_each_trusted_server_and_reports_a_missing_comma
     )
     assert "definitionProvider" in jedi["capabilities"]
     assert (ghost["status"], ghost["command"]) == ("missing_command", ["kairox-no-such-language-server"])
+    assert jedi["confinement"]["confined"] is True and jedi["confinement"]["sandbox"] == "workspace_write"
     text = kairox("--workspace", project, "lsp", "status")
-    assert text.stdout.splitlines() == [
+    lines = text.stdout.splitlines()
+    assert lines[0::2] == [
         f"jedi: stopped  ({BIN / 'jedi-language-server'}; files *.py)",
         "ghost: missing_command  (kairox-no-such-language-server; files *.rs)",
     ]
+    # each with what it runs under: a project's server, confined with a state folder of its own
+    assert all(line.startswith("  confined: workspace_write, network on, writes ") for line in lines[1::2]), lines
 
 
 def test_dap_sessions_lists_the_adapters_and_no_sessions_in_a_fresh_process(project: Path) -> None:

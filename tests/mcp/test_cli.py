@@ -50,7 +50,11 @@ def test_project_servers_wait_for_trust(workspace: Path) -> None:
         ".mcp.json",
         f"{workspace / '.mcp.json'}:3",
     )
-    assert json.loads(status.stdout) == {
+    shown = json.loads(status.stdout)
+    # a project's server would run confined, under the default profile
+    confinement = shown["servers"][0].pop("confinement")
+    assert (confinement["confined"], confinement["sandbox"], confinement["network"]) == (True, "workspace_write", True)
+    assert shown == {
         "servers": [
             {
                 "name": "basic",

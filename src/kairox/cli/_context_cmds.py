@@ -199,6 +199,8 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
             "environment": _environment(context),
             "sandbox": _sandbox_report(context),
             "mcp_servers": context.mcp_servers,
+            "lsp_servers": {name: server.confinement_state for name, server in context.lsp.servers.items()},
+            "dap_servers": context.dap.confinements(context.registry.settings.sandbox),
             "tools": len(context.tools()),
         }
 
@@ -215,6 +217,8 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 
 def _print_report(report: dict[str, Any]) -> None:
+    from kairox.tools import describe_confinement
+
     out(f"Workspace {report['workspace']} ({'trusted' if report['trusted'] else 'untrusted: `kairox trust` lets its servers, plugins and hooks run'})")
     out("")
     out("Environment:")
@@ -239,6 +243,14 @@ def _print_report(report: dict[str, Any]) -> None:
         if server["status"] == "ready" and server["resource_tools"]:
             tail += f" ({server['resource_tools']} of them the resource tools Kairox adds)"
         out(f"  {name}: {server['status']}{' (required)' if server['required'] else ''}{tail}")
+        if server.get("confinement") is not None:
+            out(f"    {describe_confinement(server['confinement'])}")
+    for title, key in (("Language servers", "lsp_servers"), ("Debug adapters", "dap_servers")):
+        if report.get(key):
+            out("")
+            out(f"{title}:")
+            for name, confinement in report[key].items():
+                out(f"  {name}: {describe_confinement(confinement)}")
     out("")
     groups: dict[str, list[dict[str, Any]]] = {}
     for failure in report["failures"]:

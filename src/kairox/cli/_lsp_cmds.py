@@ -68,13 +68,20 @@ def lsp_status(
     resolved = cli.resolve()
     servers = resolved.config.lsp_servers
     bases = _base_dirs(resolved, "lsp_servers", list(servers))
+    from kairox.registry import registry_settings
+    from kairox.tools import describe_confinement, entry_confinement
+
+    sandbox = registry_settings(resolved).sandbox
+    confine = {n: entry_confinement(resolved, "lsp_servers", n, c, sandbox) for n, c in servers.items()}
     entries = [_entry(resolved, "lsp_servers", n, c, bases[n]) for n, c in servers.items()]
     for entry in entries:
         entry["file_patterns"] = list(servers[entry["server"]].file_patterns)
+        # what it runs under: the profile of its entry, held to who wrote it (the probe says what it got)
+        entry["confinement"] = confine[entry["server"]].describe()
     if probe:
         import anyio
 
-        anyio.run(_probe, cli, resolved, entries, bases)
+        anyio.run(_probe, cli, resolved, entries, bases, confine)
     if json_output:
         out_json({"workspace": str(resolved.workspace), "servers": entries})
     elif not entries:
@@ -86,6 +93,7 @@ def lsp_status(
             info = entry["server_info"]
             line += f"  {info.get('name', '')} {info.get('version', '')}".rstrip()
         out(line)
+        out(f"  {describe_confinement(entry['confinement'])}")
         if entry.get("reason"):
             out(f"  reason: {entry['reason']}")
         if entry.get("stderr_tail"):
@@ -95,7 +103,7 @@ def lsp_status(
 
 
 async def _probe(
-    cli: Any, resolved: "ResolvedConfig", entries: list[dict[str, Any]], bases: dict[str, Path]
+    cli: Any, resolved: "ResolvedConfig", entries: list[dict[str, Any]], bases: dict[str, Path], confine: dict[str, Any]
 ) -> None:
     from kairox.lsp import LspServerLifecycle, LspStartupError
 
@@ -105,7 +113,7 @@ async def _probe(
         name = entry["server"]
         config = resolved.config.lsp_servers[name]
         async with LspServerLifecycle(
-            name, config, workspace=resolved.workspace, events=cli.events(), base_dir=bases[name]
+            name, config, workspace=resolved.workspace, events=cli.events(), base_dir=bases[name], confinement=confine[name]
         ) as server:
             try:
                 client = await server.ensure_running()
@@ -117,6 +125,7 @@ async def _probe(
                 )
             except LspStartupError as exc:
                 entry.update(status="failed", reason=exc.reason, stderr_tail=exc.stderr_tail[-600:])
+            entry["confinement"] = server.confinement_state
         if entry["status"] == "running":
             entry["stopped_after_probe"] = True
             err(f"{name}: started and stopped again")

@@ -81,6 +81,7 @@ class _Progress:
 
 def _manager(cli: CliState, servers: "dict[str, ConfiguredServer]") -> "McpServerManager":
     from kairox.mcp import ClientFeatures, McpServerManager
+    from kairox.registry import registry_settings
 
     resolved = cli.resolve()
     startable = sum(1 for s in servers.values() if s.config.enabled and not s.pending_trust)
@@ -93,6 +94,7 @@ def _manager(cli: CliState, servers: "dict[str, ConfiguredServer]") -> "McpServe
         events=_Progress(cli.events(), startable),
         features=ClientFeatures(roots=(resolved.workspace,)),
         wait_for_all=True,  # `kairox mcp ...` reports the servers themselves
+        sandbox=registry_settings(resolved).sandbox,
     )
 
 
@@ -153,6 +155,8 @@ def status(
                 item["resource_tools"] = sum(1 for spec in specs if "resource_helper" in spec.meta)
             return states
 
+    from kairox.tools import describe_confinement
+
     states = anyio.run(run)
     if as_json:
         out_json({"servers": states})
@@ -161,6 +165,8 @@ def status(
             helpers = f", {item['resource_tools']} of them the resource tools Kairox adds" if item["resource_tools"] else ""
             line = f"{item['name']}: {item['status']} ({item['transport']}, {item['tools']} tools{helpers})"
             out(line + (f": {item['error']}" if item["error"] else ""))
+            if item.get("confinement") is not None:
+                out(f"  {describe_confinement(item['confinement'])}")
             if item["status"] == "failed" and item["stderr_tail"]:
                 tail = "\n".join(item["stderr_tail"].rstrip().splitlines()[-10:])
                 out("  stderr:\n" + "\n".join("    " + row for row in tail.splitlines()))

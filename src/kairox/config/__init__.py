@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         parse_cli_value,
         resolve_config,
     )
+    from kairox.config._server_profile import ServerProfile, server_profile
     from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
     from kairox.config._trust import TrustReview, TrustStore
     from kairox.config._trust_gate import STANDARD_INSTRUCTION_FILES
@@ -77,6 +78,7 @@ __all__ = [
     "ResolvedConfig",
     "RulesConfig",
     "SandboxPolicy",
+    "ServerProfile",
     "SkillsConfig",
     "ToolsConfig",
     "TrustError",
@@ -95,6 +97,7 @@ __all__ = [
     "referenced_files",
     "remove_value",
     "resolve_config",
+    "server_profile",
     "set_value",
     "split_key",
     "unset_value",
@@ -140,6 +143,7 @@ if not TYPE_CHECKING:
                 "parse_cli_value",
                 "resolve_config",
             ),
+            "._server_profile": ("ServerProfile", "server_profile"),
             "._servers": ("DapServerConfig", "LspServerConfig", "McpServerConfig"),
             "._trust": ("TrustReview", "TrustStore"),
             "._trust_gate": ("STANDARD_INSTRUCTION_FILES",),

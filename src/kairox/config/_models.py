@@ -38,6 +38,9 @@ class PolicyConfig(ConfigModel):
     allow_unix_sockets: list[str] = Field(default_factory=list)
     """Host Unix sockets sandboxed commands may still connect to (``/var/run/docker.sock``); every other one stays
     hidden. Relative to the file that lists them; ``~`` is the home."""
+    unconfined_servers: list[str] = Field(default_factory=list)
+    """Servers that run without a sandbox, by key (``mcp_servers.github``, ``lsp_servers.pyright``): the user's
+    acceptance of that risk, read only from the user, system and CLI layers (a project file's is ignored)."""
     rules: RulesConfig = Field(default_factory=RulesConfig)
 
 
@@ -263,3 +266,6 @@ CONCAT_LISTS = ("policy.rules.allow", "policy.rules.ask", "policy.rules.deny", "
 
 PROJECT_FORBIDDEN = ("model_provider", "model_providers")
 """Keys that route credentials or model endpoints: never taken from project layers."""
+
+USER_ONLY_KEYS = ("policy.unconfined_servers",)
+"""Keys that lift the sandbox off servers: never taken from project layers (a project cannot unconfine)."""

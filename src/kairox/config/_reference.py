@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from kairox.config._field_docs import field_description
-from kairox.config._models import CONCAT_LISTS, PROJECT_FORBIDDEN, KairoxConfig
+from kairox.config._models import CONCAT_LISTS, PROJECT_FORBIDDEN, USER_ONLY_KEYS, KairoxConfig
 
 _ENTRY_NAMES = {"mcp_servers": "NAME", "lsp_servers": "NAME", "dap_servers": "NAME", "profiles": "NAME",
                 "model_providers": "NAME", "entries": "NAME", "marketplaces": "NAME"}
@@ -64,7 +64,7 @@ def _rules(key: str) -> str:
         notes.append("concatenates across layers")
     if key.split(".")[0] in ("mcp_servers", "lsp_servers", "dap_servers") and key.count(".") >= 1:
         notes.append("entry replaced whole by a higher layer")
-    if key.split(".")[0] in PROJECT_FORBIDDEN:
+    if key.split(".")[0] in PROJECT_FORBIDDEN or key in USER_ONLY_KEYS:
         notes.append("never from project files")
     if any(key == g or key.startswith(g + ".") for g in _TRUST_GUARDED):
         notes.append("project value waits for trust")

@@ -27,6 +27,7 @@ from kairox.config._merge import KeyOrigin, LayerData, Merged, leaves, merge
 from kairox.config._models import KairoxConfig
 from kairox.config._parse_cache import PARSE_CACHE, ConfigParseCache, ParsedFile
 from kairox.config._pins import PinnedValue, read_mcp_json_entries, reads_files
+from kairox.config._server_profile import PROFILE_KEYS, ServerProfile, check_override, server_profile
 from kairox.config._trust import TrustStore
 from kairox.config._trust_gate import PROJECT_LAYERS, PendingTrust, TrustGate, base_folder
 from kairox.config._validate import problems_from_validation
@@ -109,6 +110,9 @@ class ResolvedConfig:
     diagnostics: tuple[Diagnostic, ...] = ()
     pinnable: tuple[PinnedValue, ...] = ()
     """Every project value trust covers, fingerprinted: what ``kairox trust`` records."""
+    server_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Profile keys ``-c`` set over a server entry, by the entry's key (``mcp_servers.x`` -> ``{"sandbox": "none"}``):
+    they apply to the entry in effect, wherever it was written (``.mcp.json`` and plugins included)."""
     _files: dict[Layer, Path] = field(default_factory=dict)
 
     @property
@@ -243,6 +247,14 @@ class ResolvedConfig:
                 provenance[f"{section}.{name}"] = origins[name]
         return dataclasses.replace(self, config=self.config.model_copy(update={section: current}), provenance=provenance)
 
+    def server_profile(self, section: str, name: str, entry: Any, *, layer: str, where: str | None, base_dir: Path) -> ServerProfile:
+        """The sandbox profile server ``name`` of ``section`` runs under (see ``ServerProfile``)."""
+        key = join_key((section, name))
+        return server_profile(
+            section, name, entry, layer=layer, where=where, base_dir=base_dir, workspace=self.workspace, home=self.home,
+            unconfined=frozenset(self.config.policy.unconfined_servers), overrides=self.server_overrides.get(key),
+        )
+
     def fatal_problems(self) -> tuple[ConfigProblem, ...]:
         return self.problems
 
@@ -364,6 +376,29 @@ def _env_layer(items: tuple[tuple[str, str], ...], problems: list[ConfigProblem]
     if not raw:
         return None
     return LayerData(layer=Layer.ENV, raw=raw, source="env", leaf_origins=origins)
+
+
+def _profile_overrides(overrides: Sequence[str], problems: list[ConfigProblem]) -> tuple[tuple[str, ...], dict[str, dict[str, Any]]]:
+    """``-c SECTION.NAME.sandbox|network|writable_roots=VALUE`` taken apart from the other overrides: a server
+    entry is replaced whole by a higher layer, these set one key of the entry in effect instead."""
+    rest: list[str] = []
+    found: dict[str, dict[str, Any]] = {}
+    for override in overrides:
+        key, sep, text = override.partition("=")
+        try:
+            parts = split_key(key.strip()) if sep else ()
+        except ValueError:
+            parts = ()
+        if len(parts) != 3 or parts[0] not in ("mcp_servers", "lsp_servers", "dap_servers") or parts[2] not in PROFILE_KEYS:
+            rest.append(override)
+            continue
+        value = parse_cli_value(text)
+        problem = check_override(parts[2], value)
+        if problem is not None:
+            problems.append(ConfigProblem(file="cli:-c", line=None, key=key.strip(), message=problem, hint="write e.g. -c mcp_servers.NAME.sandbox=\"read_only\"", layer="cli"))
+            continue
+        found.setdefault(join_key(parts[:2]), {})[parts[2]] = value
+    return tuple(rest), found
 
 
 def _cli_layer(overrides: Sequence[str], problems: list[ConfigProblem]) -> LayerData | None:
@@ -525,7 +560,8 @@ def resolve_config(
     if parse_cache is not None:
         parse_cache.save()
     file_merge = merge(layers, only=_PROFILE_KEYS)
-    env_items, overrides = _env_items(env), tuple(cli_overrides)
+    env_items = _env_items(env)
+    overrides, server_overrides = _profile_overrides(tuple(cli_overrides), problems)
     if parse_cache is not None:
         env_upper = parse_cache.layer(Layer.ENV, env_items, functools.partial(_upper_layer, _env_layer, env_items))
         cli_upper = parse_cache.layer(Layer.CLI, overrides, functools.partial(_upper_layer, _cli_layer, overrides))
@@ -595,6 +631,7 @@ def resolve_config(
         problems=tuple(problems),
         diagnostics=(*linked, *gate.diagnostics),
         pinnable=tuple(gate.pinnable),
+        server_overrides=server_overrides,
         _files=files,
     )
     if events is not None:

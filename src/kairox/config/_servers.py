@@ -11,12 +11,29 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from kairox.config._model_base import ConfigModel
 
 McpTransportType = Literal["stdio", "sse", "streamable_http"]
+ServerSandbox = Literal["workspace_write", "read_only", "none"]
+"""How a server process is confined (Y6): the profile keys of a stdio MCP, language server or debug adapter entry."""
 
-_STDIO_FIELDS = ("command", "args", "env", "env_vars", "cwd")
+_PROFILE_FIELDS = ("sandbox", "network", "writable_roots")
+_STDIO_FIELDS = ("command", "args", "env", "env_vars", "cwd", *_PROFILE_FIELDS)
 _REMOTE_FIELDS = ("url", "headers", "api_key_env", "bearer_token_env_var")
 
 
-class McpServerConfig(ConfigModel):
+class ConfinedServerConfig(ConfigModel):
+    """The sandbox profile a server process runs under (shared by the three server entries)."""
+
+    sandbox: ServerSandbox | None = None
+    """``workspace_write`` (the default): the workspace, the temp dir and the server's own state folder writable,
+    protected paths read-only; ``read_only``: only its state folder writable; ``none``: no sandbox, honoured only
+    from the user, system and CLI (``-c``) layers."""
+    network: bool = True
+    """Whether the confined server may use the network (``false`` unshares it)."""
+    writable_roots: list[str] = Field(default_factory=list)
+    """Folders the confined server may write besides the workspace; outside the workspace honoured only from the
+    user, system and CLI layers."""
+
+
+class McpServerConfig(ConfinedServerConfig):
     """``[mcp_servers.NAME]``. ``type`` defaults to stdio when ``command`` is set, else streamable_http."""
 
     type: McpTransportType | None = None
@@ -114,7 +131,7 @@ class McpServerConfig(ConfigModel):
         return self.type
 
 
-class LspServerConfig(ConfigModel):
+class LspServerConfig(ConfinedServerConfig):
     """``[lsp_servers.NAME]``."""
 
     command: str
@@ -144,7 +161,7 @@ class LspServerConfig(ConfigModel):
     (python-lsp-server counts characters, ``utf-32``)."""
 
 
-class DapServerConfig(ConfigModel):
+class DapServerConfig(ConfinedServerConfig):
     """``[dap_servers.NAME]``."""
 
     command: str

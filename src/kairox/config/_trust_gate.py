@@ -7,7 +7,7 @@ from typing import Any
 
 from kairox.config._layers import Layer
 from kairox.config._merge import KeyOrigin, LayerData, Merged
-from kairox.config._models import PROJECT_FORBIDDEN
+from kairox.config._models import PROJECT_FORBIDDEN, USER_ONLY_KEYS
 from kairox.config._pins import PinnedValue, Pins, PinState, describe, fingerprint, reads_files
 from kairox.errors import Diagnostic
 
@@ -135,6 +135,16 @@ class TrustGate:
                 Diagnostic(
                     kind="config", name=key, source=str(origin.file) if origin.file else None, line=origin.line,
                     reason="routes credentials or model endpoints, which project files may not set; ignored",
+                    hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
+                )
+            )
+            return False
+        if key in USER_ONLY_KEYS and (data.layer in PROJECT_LAYERS or data.origin(key).file in self.project_files):
+            origin = data.origin(key)
+            self.diagnostics.append(
+                Diagnostic(
+                    kind="config", name=key, source=str(origin.file) if origin.file else None, line=origin.line,
+                    reason="would run servers without a sandbox, which project files may not decide; ignored",
                     hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
                 )
             )

@@ -30,6 +30,7 @@ from kairox._util import JsonObject
 from kairox.config import DapServerConfig
 from kairox.dap._connection import DapConnection
 from kairox.dap._errors import DapAttachError, DapStartupError
+from kairox.tools import state_environment
 
 _DISCONNECT_TIMEOUT = 3.0
 _EXIT_WAIT = 0.5
@@ -57,6 +58,7 @@ class DapClient:
         base_dir: Path | None = None,
         cwd: Path | None = None,
         sandbox: Sequence[str] = (),
+        state_dir: Path | None = None,
     ) -> None:
         self.name = name
         self.config = config
@@ -75,6 +77,10 @@ class DapClient:
                 host_env=host_env,
                 stderr_log=stderr_log,
             )
+            if state_dir is not None:
+                # its caches in its own folder; HOME stays the user's: the debuggee inherits the adapter's
+                # environment, and sees what a shell.exec command would
+                self.child.env = state_environment(self.child.env, state_dir, given=config.env.keys(), move_home=False)
         self._writer: asyncio.StreamWriter | None = None
         self.dap: DapConnection | None = None
         self.capabilities: JsonObject = {}

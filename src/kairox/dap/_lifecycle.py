@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio.abc
 
 from kairox._rpc import FramedConnection, ServerSupervisor
+from kairox._util import JsonObject
 from kairox.config import DapServerConfig
 from kairox.dap._client import DapClient
 from kairox.dap._errors import DapStartupError
@@ -41,11 +42,18 @@ class DapServerLifecycle(ServerSupervisor[DapClient]):
         base_dir: Path | None = None,
         cwd: Path | None = None,
         sandbox: Sequence[str] = (),
+        state_dir: Path | None = None,
+        confinement_state: JsonObject | None = None,
     ) -> None:
         super().__init__(events=events, stop_wait=_STOP_WAIT)
         self.cwd = cwd
         self.sandbox = tuple(sandbox)
         """What the adapter runs under: bwrap and its arguments up to ``--`` (empty: no sandbox)."""
+        self.state_dir = state_dir
+        """The adapter's own state folder (its ``HOME`` and caches) when it runs confined."""
+        self.confinement_state: JsonObject = confinement_state or (
+            {"confined": bool(sandbox), "sandbox": "call sandbox" if sandbox else "none", "reason": None if sandbox else "no sandbox"}
+        )
         self.server = server
         self.base_dir = base_dir
         self.config = config
@@ -81,6 +89,7 @@ class DapServerLifecycle(ServerSupervisor[DapClient]):
             base_dir=self.base_dir,
             cwd=self.cwd,
             sandbox=self.sandbox,
+            state_dir=self.state_dir if self.sandbox else None,
         )
         return self._entering
 

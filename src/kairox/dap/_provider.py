@@ -19,7 +19,13 @@ from kairox._rpc import RpcError, ServerStatus, usable_servers
 from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
-from kairox.dap._confine import adapter_sandbox, launch_place
+from kairox.dap._confine import (
+    adapter_confinement,
+    adapter_sandbox,
+    created_note,
+    launch_place,
+    watch_configuration,
+)
 from kairox.dap._errors import DapError, DapSessionError, DapStartupError
 from kairox.dap._events import DapProgramStopped
 from kairox.dap._lifecycle import DapServerLifecycle
@@ -44,6 +50,8 @@ from kairox.events import EventSink, NullSink
 from kairox.tools import (
     SETUP_ATTEMPTS,
     CallContext,
+    SandboxSettings,
+    ServerConfinement,
     ToolProvider,
     ToolResult,
     ToolSpec,
@@ -75,8 +83,11 @@ class DapToolProvider(ToolProvider):
         host_env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
         base_dirs: Mapping[str, Path] | None = None,
+        confine: "Callable[[str, DapServerConfig], ServerConfinement | None] | None" = None,
     ) -> None:
         super().__init__()
+        self._confine = confine or (lambda name, config: None)
+        """The adapter's profile and state folder (it narrows the call's sandbox; none given: the call's alone)."""
         self._base_dirs = dict(base_dirs or {})
         self.workspace = workspace.resolve()
         self.events: EventSink = events or NullSink()
@@ -163,6 +174,11 @@ class DapToolProvider(ToolProvider):
     def status(self) -> list[JsonObject]:
         return [session.snapshot() for session in self.sessions.values()]
 
+    def confinements(self, sandbox: SandboxSettings) -> dict[str, JsonObject]:
+        """How each configured adapter would run under ``sandbox`` (the policy's), for ``doctor`` and the UIs."""
+        confined = sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS
+        return {name: adapter_confinement(confined, self._confine(name, config), sandbox) for name, config in self.configs.items()}
+
     # --- sessions ------------------------------------------------------------------------------------------------
 
     def _path(self, value: Any, what: str) -> Path:
@@ -234,7 +250,8 @@ class DapToolProvider(ToolProvider):
 
     async def _open(self, args: JsonObject, command: str, arguments: JsonObject, target: str, *,
                     program: Path | None, connect: tuple[str, int] | None, cwd: Path | None = None,
-                    sandbox: Sequence[str] = ()) -> ToolResult:  # fmt: skip
+                    sandbox: Sequence[str] = (), confinement: ServerConfinement | None = None,
+                    call_sandbox: SandboxSettings | None = None) -> ToolResult:  # fmt: skip
         assert self._tg is not None
         session_id = self._new_id(args)
         server, config = self._server(args.get("server"), program)
@@ -251,10 +268,14 @@ class DapToolProvider(ToolProvider):
             base_dir=self._base_dirs.get(server),
             cwd=cwd,
             sandbox=sandbox,
+            state_dir=confinement.state_dir if confinement is not None else None,
+            confinement_state=adapter_confinement(bool(sandbox), confinement, call_sandbox),
         )
         breakpoints = self._breakpoints(args)
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
         session = DebugSession(id=session_id, server=server, target=target, lifecycle=lifecycle)
+        if call_sandbox is not None:
+            session.watch = await watch_configuration(call_sandbox, self.workspace, confinement)
         self.sessions[session_id] = session
         try:
             client = await lifecycle.start()
@@ -274,7 +295,8 @@ class DapToolProvider(ToolProvider):
     async def _launch(self, args: JsonObject, context: CallContext) -> ToolResult:
         place = launch_place(args, workspace=self.workspace, unreadable=context.unreadable)
         program = place.program
-        _, config = self._server(args.get("server"), program)
+        server, config = self._server(args.get("server"), program)
+        confinement = self._confine(server, config)
         arguments: JsonObject = {"console": "internalConsole", "justMyCode": True, **config.launch}
         arguments.update(
             program=str(program),
@@ -286,11 +308,11 @@ class DapToolProvider(ToolProvider):
             arguments["env"] = {str(k): str(v) for k, v in args["env"].items()}
         for attempt in range(1, SETUP_ATTEMPTS + 1):
             # the adapter, and the debuggee it starts, run in the sandbox shell.exec commands run in
-            sandbox = await adapter_sandbox(context.sandbox, workspace=self.workspace, cwd=place.cwd)
+            sandbox = await adapter_sandbox(context.sandbox, workspace=self.workspace, cwd=place.cwd, confinement=confinement)
             try:
                 return await self._open(
                     args, "launch", arguments, self._display(program), program=program, connect=None, cwd=place.cwd,
-                    sandbox=sandbox,
+                    sandbox=sandbox, confinement=confinement, call_sandbox=context.sandbox,
                 )
             except DapStartupError as exc:
                 # bwrap stopped before the adapter: a path it was to cover went away after it was listed
@@ -337,7 +359,12 @@ class DapToolProvider(ToolProvider):
         await session.lifecycle.stop()
         code = f" with exit code {session.exit_code}" if session.exit_code is not None else ""
         lines = [*header, f"The program ended{code}; debug session {session.id} is closed."]
-        return program_reply(session.id, lines, output, {"state": "ended", "exit_code": session.exit_code})
+        extra: JsonObject = {"state": "ended", "exit_code": session.exit_code}
+        created = await session.watch.created() if session.watch is not None else []
+        if created:  # the sandbox cannot refuse a new file there; trust pins keep it inert
+            lines.append(created_note(created))
+            extra["created_configuration"] = [str(p) for p in created]
+        return program_reply(session.id, lines, output, extra)
 
     def _collect_output(self, session: DebugSession, client: DapClient) -> str:
         assert client.dap is not None
@@ -568,4 +595,10 @@ class DapToolProvider(ToolProvider):
         text = f"Debug session {session.id} is closed" + (
             "." if adapter is ServerStatus.STOPPED else f"; its adapter is {adapter.value}."
         )
-        return ToolResult.text(text, structured={"session": session.id, "state": "ended"})
+        structured: JsonObject = {"session": session.id, "state": "ended"}
+        created = await session.watch.created() if session.watch is not None else []
+        if created:
+            text += "\n" + created_note(created)
+            structured["created_configuration"] = [str(p) for p in created]
+        return ToolResult.text(text, structured=structured)
+

@@ -7,10 +7,14 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox._util import JsonObject, json_dict, json_int, json_list
 from kairox.config import SandboxPolicy
 from kairox.dap._lifecycle import DapServerLifecycle
+
+if TYPE_CHECKING:
+    from kairox.dap._confine import ConfigurationWatch
 from kairox.tools import SandboxSettings, ToolResult
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -41,6 +45,8 @@ class DebugSession:
     exit_code: int | None = None
     output_cursor: int = 0
     """Index of the first adapter event whose program output was not yet returned."""
+    watch: "ConfigurationWatch | None" = None
+    """The project configuration under the writable roots when a launched program started (reported if it adds some)."""
 
     def snapshot(self) -> JsonObject:
         return {
@@ -52,6 +58,7 @@ class DebugSession:
             "pid": self.lifecycle.client.pid if self.lifecycle.client and self.state != "ended" else None,
             "last_stop": self.last_stop,
             "exit_code": self.exit_code,
+            "confinement": self.lifecycle.confinement_state,
         }
 
 

@@ -9,7 +9,7 @@ the server with shutdown + exit, then the process-group kill of :class:`ChildPro
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -20,9 +20,11 @@ import anyio
 from kairox._rpc import JsonRpcEndpoint, RpcError, closed_reason, server_process
 from kairox._util import JsonObject
 from kairox.config import LspServerConfig
+from kairox.errors import SandboxUnavailableError
 from kairox.lsp._errors import LspStartupError
 from kairox.lsp._files import DiskTexts, FileState, locate, read_text
 from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, real_path_uri, split_lines, uri_to_path
+from kairox.tools import ServerConfinement, confine_server, refusal_hint
 
 log = logging.getLogger(__name__)
 
@@ -140,10 +142,15 @@ class LspClient:
         host_env: Mapping[str, str] | None = None,
         stderr_log: Path | None = None,
         base_dir: Path | None = None,
+        confinement: ServerConfinement | None = None,
+        on_confined: Callable[[JsonObject, str | None], None] | None = None,
     ) -> None:
         self.name = name
         self.config = config
         self.workspace = workspace.resolve()
+        self.confinement = confinement
+        self.confinement_state: JsonObject = {"confined": False, "sandbox": "none", "reason": "not started"}
+        self._on_confined = on_confined
         self.child = server_process(
             config.command,
             config.args,
@@ -172,7 +179,18 @@ class LspClient:
 
     async def __aenter__(self) -> Self:
         try:
+            self.child.check_runnable()  # the server's own program: bwrap, in front of it, would only say so later
+            # in the sandbox shell.exec commands get, under the entry's profile
+            started = await confine_server(
+                self.child.argv, self.child.env, cwd=self.workspace, confinement=self.confinement, given_env=self.config.env.keys()
+            )
+            self.child.argv, self.child.env = started.argv, started.env
+            self.confinement_state = started.confinement
+            if self._on_confined is not None:
+                self._on_confined(started.confinement, started.warning)
             await self.child.start()
+        except SandboxUnavailableError as exc:
+            raise LspStartupError(self.name, f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message) from exc
         except OSError as exc:
             raise LspStartupError(
                 self.name, f"cannot run {self.child.argv[0]!r}: {exc.strerror or exc}"
@@ -192,9 +210,10 @@ class LspClient:
         except BaseException as exc:
             await self._stop(exc)
             if isinstance(exc, RpcError):
-                raise LspStartupError(
-                    self.name, exc.message, stderr_tail=self.child.stderr.text(2000)
-                ) from exc
+                tail = self.child.stderr.text(2000)
+                refused = refusal_hint(tail, self.confinement_state, f"lsp_servers.{self.name}")
+                message = f"{exc.message}; {refused}" if refused else exc.message
+                raise LspStartupError(self.name, message, stderr_tail=tail) from exc
             raise
         return self
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import anyio
 import anyio.abc
@@ -21,6 +21,9 @@ from kairox.events import Event, EventSink
 from kairox.lsp._client import LspClient
 from kairox.lsp._errors import LspStartupError
 from kairox.lsp._events import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
+
+if TYPE_CHECKING:
+    from kairox.tools import ServerConfinement
 
 
 class LspServerLifecycle(ServerSupervisor[LspClient]):
@@ -39,9 +42,14 @@ class LspServerLifecycle(ServerSupervisor[LspClient]):
         host_env: Mapping[str, str] | None = None,
         stderr_log: Path | None = None,
         base_dir: Path | None = None,
+        confinement: "ServerConfinement | None" = None,
     ) -> None:
         super().__init__(events=events, stop_wait=config.shutdown_timeout_sec + 10)
         self.name = name
+        self.confinement = confinement
+        """The sandbox profile the server starts under (None: unconfined)."""
+        self.confinement_state: JsonObject = confinement.describe() if confinement is not None else {"confined": False, "sandbox": "none", "reason": "not managed"}
+        self.confinement_warning: str | None = None
         self.base_dir = base_dir
         self.config = config
         self.workspace = workspace
@@ -100,7 +108,12 @@ class LspServerLifecycle(ServerSupervisor[LspClient]):
             host_env=self._host_env,
             stderr_log=self._stderr_log,
             base_dir=self.base_dir,
+            confinement=self.confinement,
+            on_confined=self._confined,
         )
+
+    def _confined(self, state: JsonObject, warning: str | None) -> None:
+        self.confinement_state, self.confinement_warning = state, warning
 
     def _connection(self, client: LspClient) -> FramedConnection | None:
         return client.rpc
@@ -140,4 +153,5 @@ class LspServerLifecycle(ServerSupervisor[LspClient]):
             "starts": self.starts,
             "reason": self.reason,
             "stderr_tail": self.stderr_tail[-600:] if self.status is ServerStatus.FAILED else "",
+            "confinement": self.confinement_state,
         }

@@ -32,7 +32,7 @@ from kairox.lsp._text import (
     to_server_character,
     uri_to_path,
 )
-from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
+from kairox.tools import CallContext, ServerConfinement, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
 _UNREADABLE: contextvars.ContextVar[Callable[[Path], str | None] | None] = contextvars.ContextVar("lsp_unreadable", default=None)
@@ -134,10 +134,12 @@ class LspToolProvider(ToolProvider):
         host_env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
         base_dirs: Mapping[str, Path] | None = None,
+        confine: "Callable[[str, LspServerConfig], ServerConfinement | None] | None" = None,
     ) -> None:
         super().__init__()
         self.workspace = workspace.resolve()
         self._root = str(self.workspace)
+        confine = confine or (lambda name, config: None)
         self._routes: dict[str, LspServerLifecycle] = {}
         self.events: EventSink = events or NullSink()
         base_dirs = base_dirs or {}
@@ -150,6 +152,7 @@ class LspToolProvider(ToolProvider):
                 host_env=host_env,
                 stderr_log=log_dir / f"lsp-{_SAFE_NAME.sub('_', name)}.log" if log_dir else None,
                 base_dir=base_dirs.get(name),
+                confinement=confine(name, config),
             )
             for name, config in usable_servers("lsp_servers", servers, pending).items()
         }

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     )
     from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
     from kairox.mcp._manager import McpServerManager
-    from kairox.mcp._sources import ConfiguredServer, configured_servers
+    from kairox.mcp._sources import ConfiguredServer, configured_servers, server_confiner
 
 __all__ = [
     "MCP_JSON",
@@ -75,6 +75,7 @@ __all__ = [
     "decline_elicitation",
     "permission_for",
     "read_mcp_json",
+    "server_confiner",
     "workspace_mcp_servers",
 ]
 
@@ -114,6 +115,6 @@ if not TYPE_CHECKING:
             ),
             "._lifecycle": ("ServerLifecycle", "ServerStatus"),
             "._manager": ("McpServerManager",),
-            "._sources": ("ConfiguredServer", "configured_servers"),
+            "._sources": ("ConfiguredServer", "configured_servers", "server_confiner"),
         },
     )

@@ -60,7 +60,7 @@ from kairox.mcp._transports import (
     open_remote,
     open_stdio,
 )
-from kairox.tools import ProgressCallback, ToolResult
+from kairox.tools import ProgressCallback, ServerConfinement, ToolResult, refusal_hint
 
 if TYPE_CHECKING:
     # The SDK (over half a second of imports, most of it its protocol types) loads only for a remote server or
@@ -95,6 +95,9 @@ class McpServerState:
     stderr_tail: str = ""
     protocol_version: str | None = None
     pid: int | None = None
+    confinement: dict[str, Any] | None = None
+    """How a stdio server runs: ``confined``, ``sandbox``, ``network``, ``writable_roots``, ``state_dir`` and
+    ``reason`` (why it runs unconfined); None for a remote server."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,6 +108,7 @@ class McpServerState:
             "error": self.error,
             "stderr_tail": self.stderr_tail,
             "protocol_version": self.protocol_version,
+            "confinement": self.confinement,
         }
 
 
@@ -190,6 +194,7 @@ class McpClient:
         features: ClientFeatures | None = None,
         environ: Mapping[str, str] | None = None,
         base_dir: Path | None = None,
+        confinement: ServerConfinement | None = None,
     ) -> None:
         if config.transport == "stdio":
             start_host_guard()  # it boots while the rest of the start runs, so the server's spawn does not wait
@@ -201,6 +206,13 @@ class McpClient:
         self.features = features or ClientFeatures(roots=(workspace,))
         self.environ = dict(os.environ if environ is None else environ)
         self.base_dir = base_dir or workspace
+        self.confinement = confinement
+        """The sandbox profile it starts under (None: unconfined, as a client built without one)."""
+        self.confinement_state: dict[str, Any] | None = None
+        if config.transport == "stdio":
+            self.confinement_state = confinement.describe() if confinement is not None else {"confined": False, "sandbox": "none", "reason": "not managed"}
+        self.confinement_warning: str | None = None
+        """Set when it runs unconfined only because no sandbox exists here (``doctor`` warns)."""
         self.lifecycle = ServerLifecycle(name, config.transport, self.events)
         self.tools: tuple[McpTool, ...] = ()
         self.resources: tuple[McpResource, ...] = ()
@@ -273,6 +285,7 @@ class McpClient:
             stderr_tail=self.stderr_tail,
             protocol_version=self.lifecycle.protocol_version,
             pid=self.pid,
+            confinement=self.confinement_state,
         )
 
     def offered_count(self) -> int:
@@ -430,6 +443,11 @@ class McpClient:
             reason = f"the server {_exit_detail(child_code)} before finishing the MCP handshake"
         if not was_ready and self._transport_invalid:
             reason = f"{reason}; its stdout is not JSON-RPC, e.g. {self._transport_invalid[0]!r}"
+        if not was_ready and self.confinement_state is not None:
+            # a server that needs what its profile refuses says so on stderr: name the setting that allows it
+            refused = refusal_hint(self._stderr_tail, self.confinement_state, f"mcp_servers.{self.name}")
+            if refused is not None:
+                reason = f"{reason or 'it failed'}; {refused}"
         return reason or "unknown failure", was_ready, exited
 
     _last_exit_code: int | None = None
@@ -461,14 +479,16 @@ class McpClient:
     async def _connect(self, stack: AsyncExitStack) -> McpSession:
         callbacks = ClientCallbacks(self.name, self.features, self.events)
         if self.config.transport == "stdio":
-            self._child = await open_stdio(
+            self._child, started = await open_stdio(
                 stack,
                 self.config,
                 environ=self.environ,
                 workspace=self.workspace,
                 base_dir=self.base_dir,
                 log_path=self.log_path,
+                confinement=self.confinement,
             )
+            self.confinement_state, self.confinement_warning = started.confinement, started.warning
         if self._mode in MODERN_VERSIONS:  # a 2026-era server, known from an earlier connection
             return await self._sdk_session(stack, callbacks, self._mode, self._prior_discover)
         inner = await stack.enter_async_context(AsyncExitStack())

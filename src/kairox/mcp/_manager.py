@@ -18,10 +18,12 @@ from kairox.mcp._client import McpClient, McpServerState
 from kairox.mcp._events import McpStartupSummary
 from kairox.mcp._features import ClientFeatures
 from kairox.mcp._lifecycle import ServerStatus
+from kairox.mcp._sources import server_confiner
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
     from kairox.mcp._sources import ConfiguredServer
+    from kairox.tools import SandboxSettings, ServerConfinement
 
 
 class McpServerManager:
@@ -47,6 +49,7 @@ class McpServerManager:
         base_dirs: Mapping[str, Path] | None = None,
         raise_on_required: bool = True,
         wait_for_all: bool = False,
+        confine: "Callable[[str, McpServerConfig], ServerConfinement | None] | None" = None,
     ) -> None:
         self.events: EventSink = events or NullSink()
         self.raise_on_required = raise_on_required
@@ -56,6 +59,8 @@ class McpServerManager:
         self.workspace = workspace
         self._is_pending = is_pending or (lambda name: False)
         self._home, self._features, self._environ = home, features, environ
+        self._confine = confine or (lambda name, config: None)
+        """The sandbox profile each stdio server starts under (none given: servers start unconfined)."""
         self.clients: dict[str, McpClient] = {
             name: McpClient(
                 name,
@@ -66,6 +71,7 @@ class McpServerManager:
                 features=features,
                 environ=environ,
                 base_dir=(base_dirs or {}).get(name),
+                confinement=self._confine(name, config) if config.transport == "stdio" else None,
             )
             for name, config in servers.items()
         }
@@ -84,8 +90,10 @@ class McpServerManager:
         events: EventSink | None = None,
         features: ClientFeatures | None = None,
         wait_for_all: bool = False,
+        sandbox: "SandboxSettings | None" = None,
     ) -> "McpServerManager":
-        """The servers :func:`configured_servers` found, with their trust state and base folders."""
+        """The servers :func:`configured_servers` found, with their trust state and base folders; with the
+        policy's ``sandbox``, each stdio server runs confined under its profile."""
         return cls(
             {name: server.config for name, server in servers.items()},
             workspace=workspace,
@@ -95,6 +103,7 @@ class McpServerManager:
             is_pending=lambda name: servers[name].pending_trust,
             base_dirs={name: server.base_dir for name, server in servers.items()},
             wait_for_all=wait_for_all,
+            confine=server_confiner(servers, sandbox=sandbox, workspace=workspace, home=home),
         )
 
     @classmethod
@@ -104,6 +113,7 @@ class McpServerManager:
         *,
         events: EventSink | None = None,
         features: ClientFeatures | None = None,
+        sandbox: "SandboxSettings | None" = None,
     ) -> "McpServerManager":
         """Every server of a resolved configuration plus the workspace ``.mcp.json``; its problems are in
         ``diagnostics``."""
@@ -111,7 +121,7 @@ class McpServerManager:
 
         servers, diagnostics = configured_servers(resolved)
         manager = cls.from_configured(
-            servers, workspace=resolved.workspace, home=resolved.home, events=events, features=features
+            servers, workspace=resolved.workspace, home=resolved.home, events=events, features=features, sandbox=sandbox
         )
         manager.diagnostics = list(diagnostics)
         return manager
@@ -244,6 +254,7 @@ class McpServerManager:
         self.clients[name] = McpClient(
             name, config, workspace=self.workspace, home=self._home, events=self.events,
             features=self._features, environ=self._environ, base_dir=base_dir,
+            confinement=self._confine(name, config) if config.transport == "stdio" else None,
         )
         if not config.enabled:
             self.clients[name].lifecycle.skipped(ServerStatus.DISABLED, "disabled in the configuration")

@@ -1,18 +1,24 @@
 """Which MCP servers a workspace has, from ``kairox.toml`` layers and the workspace ``.mcp.json``."""
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kairox.config import (
     McpJsonFile,
     McpServerConfig,
     ResolvedConfig,
+    ServerProfile,
     join_key,
     redact_tree,
+    server_profile,
     workspace_mcp_servers,
 )
 from kairox.errors import Diagnostic
+
+if TYPE_CHECKING:
+    from kairox.tools import SandboxSettings, ServerConfinement
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -25,6 +31,8 @@ class ConfiguredServer:
     """``file:line`` that defines it."""
     pending_trust: bool
     base_dir: Path
+    profile: ServerProfile | None = None
+    """The sandbox profile it runs under (a stdio server), after what its source may not set was clamped."""
 
     def to_json(self) -> dict[str, Any]:
         """The entry as shown to people and pipes: secrets in args and url redacted like ``config show``."""
@@ -40,6 +48,8 @@ class ConfiguredServer:
             "args": list(self.config.args),
             "url": self.config.url,
         })
+        if self.profile is not None:
+            shown["profile"] = self.profile.to_json()
         return shown
 
 
@@ -55,13 +65,16 @@ def configured_servers(
     for name, config in resolved.config.mcp_servers.items():
         key = join_key(["mcp_servers", name])
         origin = resolved.origin(key)
+        layer = str(origin.layer) if origin is not None else "default"
+        where = origin.where() if origin is not None else None
         servers[name] = ConfiguredServer(
             name=name,
             config=config,
-            layer=str(origin.layer) if origin is not None else "default",
-            where=origin.where() if origin is not None else None,
+            layer=layer,
+            where=where,
             pending_trust=resolved.is_pending(key),
             base_dir=resolved.base_dir(key),
+            profile=_profile(resolved, name, config, layer, where, resolved.base_dir(key)),
         )
     diagnostics: list[Diagnostic] = []
     workspace_file = workspace_mcp_servers(resolved.workspace)
@@ -73,12 +86,45 @@ def configured_servers(
             if name in servers:
                 continue
             line = file.lines.get(name)
+            layer = file.path.name if file.source == str(file.path) else file.source
+            where = f"{file.path}:{line}" if line else str(file.path)
             servers[name] = ConfiguredServer(
                 name=name,
                 config=config,
-                layer=file.path.name if file.source == str(file.path) else file.source,
-                where=f"{file.path}:{line}" if line else str(file.path),
+                layer=layer,
+                where=where,
+                profile=_profile(resolved, name, config, layer, where, file.path.parent),
                 pending_trust=untrusted or (file is workspace_file and resolved.is_pending(join_key(["mcp_servers", name]))),
                 base_dir=file.path.parent,
             )
     return servers, tuple(diagnostics)
+
+
+def _profile(resolved: ResolvedConfig, name: str, config: McpServerConfig, layer: str, where: str | None, base: Path) -> ServerProfile | None:
+    if config.transport != "stdio":
+        return None
+    return resolved.server_profile("mcp_servers", name, config, layer=layer, where=where, base_dir=base)
+
+
+def server_confiner(
+    servers: Mapping[str, ConfiguredServer], *, sandbox: "SandboxSettings | None", workspace: Path, home: Path | None
+) -> "Callable[[str, McpServerConfig], ServerConfinement | None]":
+    """For the manager: the confinement of each stdio server by name. A server added later (a catalog install)
+    that the configuration did not have counts as a project's: it runs confined, and never unconfined without a
+    sandbox. Without ``sandbox`` (the policy's settings) nothing is confined."""
+    from kairox.config import kairox_home
+    from kairox.tools import ServerConfinement
+
+    root = home or kairox_home()
+
+    def confine(name: str, config: McpServerConfig) -> "ServerConfinement | None":
+        if sandbox is None:
+            return None
+        known = servers.get(name)
+        profile = known.profile if known is not None and known.config is config else None
+        if profile is None:
+            base = known.base_dir if known is not None else workspace
+            profile = server_profile("mcp_servers", name, config, layer="added", where=None, base_dir=base, workspace=workspace, home=root)
+        return ServerConfinement(profile=profile, sandbox=sandbox, home=root, workspace=workspace)
+
+    return confine

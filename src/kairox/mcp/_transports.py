@@ -13,7 +13,9 @@ import anyio
 from kairox._rpc import ChildProcess, child_environment
 from kairox._util import expand_vars
 from kairox.config import McpServerConfig
+from kairox.errors import SandboxUnavailableError
 from kairox.mcp._session import CONNECTION_CLOSED, InvalidResult, SessionError
+from kairox.tools import ConfinedCommand, ServerConfinement, confine_server
 
 if TYPE_CHECKING:  # the HTTP stack loads for remote servers only
     import httpx2
@@ -52,8 +54,10 @@ async def open_stdio(
     workspace: Path,
     base_dir: Path,
     log_path: Path,
-) -> ChildProcess:
-    """Start the server under the guard (its own process group, dies with the host); the stack stops it."""
+    confinement: ServerConfinement | None = None,
+) -> tuple[ChildProcess, ConfinedCommand]:
+    """Start the server under the guard (its own process group, dies with the host), in the sandbox its profile
+    says; the stack stops it."""
     assert config.command is not None
     command = expand(config.command, "command", environ)
     args = [expand(arg, f"args[{i}]", environ) for i, arg in enumerate(config.args)]
@@ -71,8 +75,12 @@ async def open_stdio(
         runnable = shutil.which(command, path=env.get("PATH")) is not None
     if not runnable:
         raise StartError(f"command {command!r} not found or not executable; install it or give its full path (command)")
+    try:
+        started = await confine_server([command, *args], env, cwd=cwd, confinement=confinement, given_env=config.env.keys())
+    except SandboxUnavailableError as exc:
+        raise StartError(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message) from exc
     child = ChildProcess(
-        [command, *args], env=env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=STARTUP_STOP_TIMEOUT_SEC,
+        started.argv, env=started.env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=STARTUP_STOP_TIMEOUT_SEC,
         guarded=True,
         stdin_grace=0.0,
     )
@@ -87,7 +95,7 @@ async def open_stdio(
             await child.stop()
 
     stack.push_async_callback(stop_child)
-    return child
+    return child, started
 
 
 async def open_remote(

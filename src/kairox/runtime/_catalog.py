@@ -147,8 +147,18 @@ async def dry_run_server(
     started = time.monotonic()
     once = config.model_copy(update={"max_restarts": 0, "enabled": True})
     features = ClientFeatures(roots=(resolved.workspace,))
+    from kairox.config import server_profile
+    from kairox.registry import registry_settings
+    from kairox.tools import ServerConfinement
+
+    # as Kairox will run it: confined, under the default profile of a server the user adds
+    profile = server_profile(
+        "mcp_servers", name, once, layer="user", where=None, base_dir=resolved.workspace, workspace=resolved.workspace, home=resolved.home
+    )
+    confinement = ServerConfinement(profile=profile, sandbox=registry_settings(resolved).sandbox, home=resolved.home, workspace=resolved.workspace)
     client = McpClient(
-        name, once, workspace=resolved.workspace, home=resolved.home, events=events or NullSink(), features=features, environ=environ
+        name, once, workspace=resolved.workspace, home=resolved.home, events=events or NullSink(), features=features, environ=environ,
+        confinement=confinement if once.transport == "stdio" else None,
     )
     tools: list[DryRunTool] = []
     async with client:
@@ -182,13 +192,17 @@ def prefetch_command(plan: InstallPlan) -> list[str] | None:
     return None
 
 
-async def _prefetch(argv: list[str], workspace: Path, progress: Progress, tick: Tick | None) -> tuple[bool, str]:
+async def _prefetch(
+    argv: list[str], workspace: Path, progress: Progress, tick: Tick | None, *, cache: Path | None = None
+) -> tuple[bool, str]:
+    """``cache``: the npm cache of the server's own state folder, which its confined starts read."""
     from kairox._rpc import ChildProcess
 
     started = time.monotonic()
     progress(f"fetching the package: {' '.join(argv)}")
     try:
-        async with ChildProcess(argv, env=dict(os.environ), cwd=workspace, pipe_stdin=False, pipe_stdout=False) as child:
+        env = {**os.environ, **({"npm_config_cache": str(cache)} if cache is not None else {})}
+        async with ChildProcess(argv, env=env, cwd=workspace, pipe_stdin=False, pipe_stdout=False) as child:
             code = None
             while time.monotonic() - started < PREFETCH_TIMEOUT_SEC:
                 code = await child.wait(1.0)
@@ -272,7 +286,17 @@ async def install_catalog_entry(
     fetched = None
     command = prefetch_command(plan) if options.prefetch else None
     if command is not None:
-        _, fetched = await _prefetch(command, resolved.workspace, say, tick)
+        from kairox.config import server_profile
+
+        # into the cache the server's confined starts use: its own state folder's, not the user's
+        layer = "user" if file == resolved.home / "kairox.toml" else "project"
+        profile = server_profile(
+            "mcp_servers", plan.name, None, layer=layer, where=str(file), base_dir=file.parent, workspace=resolved.workspace, home=resolved.home
+        )
+        from kairox.tools import npm_cache_configured
+
+        cache = None if npm_cache_configured() is not None else resolved.home / "servers" / profile.state_name / "cache" / "npm"
+        _, fetched = await _prefetch(command, resolved.workspace, say, tick, cache=cache)
         say(fetched)
     config = McpServerConfig.model_validate(plan.table)
     unset = [c for c in checked.problems if c.kind == "variable"]

@@ -144,7 +144,14 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> li
                     hint=mcp_failure_hint(name, client.config, client.lifecycle.reason or ""),
                 )
             )
-        elif client.status == ServerStatus.PENDING_TRUST:
+        if client.confinement_warning is not None:
+            found.append(
+                Diagnostic(
+                    kind="mcp_server", name=name, reason=client.confinement_warning, source=source, line=line,
+                    hint='install bubblewrap (apt-get install bubblewrap) so it runs confined, or set sandbox = "none" in its entry to say it runs unconfined on purpose',
+                )
+            )
+        if client.status == ServerStatus.PENDING_TRUST:
             found.append(
                 Diagnostic(
                     kind="mcp_server", name=name, reason="declared by an untrusted project; not started",
@@ -262,12 +269,14 @@ async def build_extension_context(
         servers: dict[str, Any] = {}
         try:
             if options.start_mcp:
-                from kairox.mcp import ClientFeatures, McpServerManager, configured_servers
+                from kairox.mcp import ClientFeatures, McpServerManager, configured_servers, server_confiner
+                from kairox.registry import registry_settings
 
                 servers, mcp_problems = configured_servers(resolved)
                 if options.for_tools is not None:
                     servers = {name: s for name, s in servers.items() if _serves_any(name, options.for_tools)}
                 diagnostics += mcp_problems
+                diagnostics += [d for s in servers.values() if s.profile is not None for d in s.profile.diagnostics]
                 # a manager even without servers, so one can be added to the running session (a catalog install)
                 manager = McpServerManager(
                     {name: s.config for name, s in servers.items()},
@@ -279,6 +288,8 @@ async def build_extension_context(
                     base_dirs={name: s.base_dir for name, s in servers.items()},
                     raise_on_required=options.raise_on_required,
                     wait_for_all=options.wait_for_mcp,
+                    # each stdio server in the sandbox shell.exec commands get, under its entry's profile
+                    confine=server_confiner(servers, sandbox=registry_settings(resolved).sandbox, workspace=resolved.workspace, home=resolved.home),
                 )
                 await stack.enter_async_context(manager)
         finally:
@@ -320,12 +331,24 @@ async def build_extension_context(
 
         lsp_pending, lsp_dirs = keyed("lsp_servers", resolved.config.lsp_servers)
         dap_pending, dap_dirs = keyed("dap_servers", resolved.config.dap_servers)
+        from kairox.tools import entry_confinement
+
+        def confiner(section: str) -> Any:
+            # each language server and debug adapter under its entry's profile, held to who wrote the entry
+            def confine(name: str, config: Any) -> Any:
+                return entry_confinement(resolved, section, name, config, settings.sandbox)
+
+            return confine
+
+        for section, entries in (("lsp_servers", resolved.config.lsp_servers), ("dap_servers", resolved.config.dap_servers)):
+            diagnostics += [d for name, entry in entries.items() for d in entry_confinement(resolved, section, name, entry, settings.sandbox).profile.diagnostics]
         lsp = LspToolProvider(
             resolved.config.lsp_servers, workspace=resolved.workspace, events=sink, pending=lsp_pending,
-            base_dirs=lsp_dirs, log_dir=resolved.home / "logs",
+            base_dirs=lsp_dirs, log_dir=resolved.home / "logs", confine=confiner("lsp_servers"),
         )
         dap = DapToolProvider(
             resolved.config.dap_servers, workspace=resolved.workspace, events=sink, pending=dap_pending, base_dirs=dap_dirs,
+            confine=confiner("dap_servers"),
         )
         await registry.add_provider(await stack.enter_async_context(lsp))
         await registry.add_provider(await stack.enter_async_context(dap))
@@ -410,6 +433,7 @@ def _server_statuses(
             "required": client.config.required,
             "error": client.lifecycle.reason if str(client.status) == "failed" else None,
             "source": servers[name].where if name in servers else None,
+            "confinement": client.confinement_state,
         }
     return result
 

@@ -30,7 +30,8 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kairox._rpc import guarded_argv
@@ -64,6 +65,22 @@ _HIDE_HINT = (
     "large folders out of the workspace and the writable roots"
 )
 _probe_cache: dict[tuple[str, bool], str | None] = {}
+_walk_cache: dict[tuple[str, tuple[Path, ...]], tuple[float, frozenset[Path]]] = {}
+"""Walks of folders (for sockets, for protected paths) reused by server starts within ``reuse`` seconds."""
+
+
+def _walked(kind: str, folders: Sequence[Path], walk: "Callable[[], Iterable[Path]]", reuse: float) -> frozenset[Path]:
+    """``walk()``, or what it found less than ``reuse`` seconds ago for the same folders: servers that start
+    together (a session's start) share one walk of the temp folder and the workspace instead of one each."""
+    if reuse <= 0:
+        return frozenset(walk())
+    key = (kind, tuple(folders))
+    now = time.monotonic()
+    found = _walk_cache.get(key)
+    if found is None or now - found[0] > reuse:
+        found = (now, frozenset(walk()))
+        _walk_cache[key] = found
+    return found[1]
 
 
 def find_bwrap() -> str | None:
@@ -143,7 +160,7 @@ def bound_sockets(table: Path | None = None, *, skip: Sequence[Path] = ()) -> li
 
 
 def _socket_masks(
-    roots: Sequence[Path], workspace: Path, *, network_access: bool = False, allowed: Sequence[Path] = ()
+    roots: Sequence[Path], workspace: Path, *, network_access: bool = False, allowed: Sequence[Path] = (), reuse: float = 0.0
 ) -> tuple[list[str], list[str], list[Path]]:
     """bwrap arguments hiding host sockets: (before the roots are bound, after the roots and what is bound back
     read-only inside them), and the sockets to cover after those (``_cover_sockets``, as late as possible).
@@ -173,7 +190,9 @@ def _socket_masks(
     # the kernel's list has every socket of this network namespace; a walk of the folders most used for sockets
     # also finds those bound in another one (a container's)
     out_of_sight = [*_FRESH_MOUNTS, *(m for m in masked if not any(r != m and _within(r, m) for r in roots))]
-    sockets = set(bound_sockets(skip=out_of_sight)).union(*(sockets_under(folder) for folder in sorted(walked)))
+    folders = sorted(walked)
+    under = _walked("sockets", folders, lambda: set().union(*(sockets_under(folder) for folder in folders)), reuse)
+    sockets = set(bound_sockets(skip=out_of_sight)) | under
     # the workspace too: a socket there was bound by a process running outside the sandbox
     covered = [sock for sock in sorted(sockets - let_through) if not _hidden_socket(sock, masked, roots)]
     return before, after, covered
@@ -247,12 +266,18 @@ def sandboxed_argv(
     cwd: Path | None = None,
     bwrap: str | None = None,
     notes: list[str] | None = None,
+    own: Sequence[Path] = (),
+    kept: Sequence[Path] = (),
+    reuse: float = 0.0,
 ) -> list[str]:
     """``argv`` wrapped in a bwrap invocation for ``settings``; under ``danger_full_access``, in the guard.
 
     Does not check that bwrap works; call ``check_sandbox`` first (once) to fail closed. Raises
     ``SandboxUnavailableError`` when what the rules on reading forbid cannot all be hidden. ``notes`` receives
-    what to tell the caller if the command fails (``HiddenPaths.notes``).
+    what to tell the caller if the command fails (``HiddenPaths.notes``). ``own``: folders of the process's own
+    (a server's state folder), writable in every mode, the Kairox home around them included; ``kept``: folders
+    kept read-only wherever they lie (caches unconfined programs share, when a writable root holds them);
+    ``reuse``: seconds a walk of the temp folders and the roots may be reused (server starts; 0: walk afresh).
     """
     if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
         # no bwrap --die-with-parent out here: the guard takes the command's group down with the host
@@ -260,18 +285,24 @@ def sandboxed_argv(
     workspace = Path(os.path.realpath(workspace))
     roots = writable_roots(settings, workspace)
     args = [bwrap or find_bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    before, after, sockets = _socket_masks(roots, workspace, network_access=settings.network_access, allowed=settings.allowed_sockets)
+    before, after, sockets = _socket_masks(roots, workspace, network_access=settings.network_access, allowed=settings.allowed_sockets, reuse=reuse)
     args += before
     for root in roots:
         args += ["--bind", str(root), str(root)]
     # bound after the roots so they stay read-only inside them
     # (-try: a path another process removes meanwhile is skipped rather than failing the command)
-    for path in sorted(protected_inside(protected_roots(settings, workspace))):
+    guarded = protected_roots(settings, workspace)
+    for path in sorted(_walked("protected", guarded, lambda: protected_inside(guarded), reuse)):
         args += ["--ro-bind-try", str(path), str(path)]
     home = Path(os.path.realpath(kairox_home()))
     if any(_within(home, root) for root in roots):
         home.mkdir(parents=True, exist_ok=True)  # an absent home would be created by the command, trust store and all
         args += ["--ro-bind", str(home), str(home)]
+    for folder in kept:
+        if any(_within(Path(folder), root) for root in roots):
+            args += ["--ro-bind-try", str(folder), str(folder)]
+    for folder in own:  # after the home: a state folder lies inside it
+        args += ["--bind", str(folder), str(folder)]
     args += after  # after what is bound back: a socket in .git (git's fsmonitor) would show again
     reading: list[str] = []
     if settings.hidden is not None:
@@ -328,11 +359,24 @@ async def sandboxed_argv_async(
     cwd: Path | None = None,
     bwrap: str | None = None,
     notes: list[str] | None = None,
+    own: Sequence[Path] = (),
+    kept: Sequence[Path] = (),
+    reuse: float = 0.0,
 ) -> list[str]:
     """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
     if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
-    return await asyncio.to_thread(lambda: sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes))
+        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse)
+    return await asyncio.to_thread(
+        lambda: sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse)
+    )
+
+
+def sandbox_probed(settings: SandboxSettings, *, bwrap: str | None = None) -> bool:
+    """Whether ``check_sandbox`` would answer at once (no probe to run, or its answer is known)."""
+    if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
+        return True
+    path = bwrap or find_bwrap()
+    return path is None or (path, settings.network_access) in _probe_cache
 
 
 def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str | None:

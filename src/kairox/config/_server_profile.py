@@ -1,0 +1,163 @@
+"""The sandbox profile each server process runs under (Y6, C6): its entry's ``sandbox``, ``network`` and
+``writable_roots``, held to who wrote them.
+
+A server the user wrote (user, system file, ``-c``) gets its profile as written. A server from a project file
+(``kairox.toml``, ``.mcp.json``) or a plugin cannot unconfine itself: ``sandbox = "none"`` there is read as
+``workspace_write``, and a writable root outside the workspace is dropped, each with a diagnostic naming the file
+and key. The user lifts that for one server with ``policy.unconfined_servers`` in their own file, or for one run
+with ``-c mcp_servers.NAME.sandbox="none"``.
+"""
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kairox.config._keys import join_key
+from kairox.errors import Diagnostic
+
+PROFILE_KEYS = ("sandbox", "network", "writable_roots")
+"""The keys of a server entry that make its profile; ``-c SECTION.NAME.KEY=VALUE`` sets one over any entry."""
+USER_LAYERS = frozenset({"default", "system", "user", "env", "cli"})
+"""Where a server's entry counts as the user's own: its profile is taken as written."""
+_KINDS = {"mcp_servers": "mcp_server", "lsp_servers": "lsp_server", "dap_servers": "dap_server"}
+_SANDBOXES = ("workspace_write", "read_only", "none")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServerProfile:
+    """What one server may do once started: the profile in effect, after what its source may not set was clamped."""
+
+    section: str
+    """``mcp_servers``, ``lsp_servers`` or ``dap_servers``."""
+    name: str
+    sandbox: str
+    """``workspace_write``, ``read_only`` or ``none``."""
+    network: bool
+    writable_roots: tuple[Path, ...]
+    """Resolved folders it may write besides the workspace, the temp dir and its state folder."""
+    user_owned: bool
+    """Written by the user (user, system, CLI layers): where no sandbox exists it starts unconfined, with a warning;
+    a project or plugin server then does not start."""
+    source: str
+    """The layer or file kind it came from: ``user``, ``project``, ``.mcp.json``, ``plugin:<name>`` ..."""
+    scope: str | None = None
+    """For a server the user did not write: what ties its state folder to one workspace and source."""
+    diagnostics: tuple[Diagnostic, ...] = ()
+    """What was clamped, each naming the file and key."""
+
+    @property
+    def key(self) -> str:
+        return join_key((self.section, self.name))
+
+    @property
+    def state_name(self) -> str:
+        """The folder name of its state under ``$KAIROX_HOME/servers``: the name for the user's MCP servers, the
+        section for the others (``lsp.NAME``), and a project's or plugin's server is kept apart from a user's of
+        the same name."""
+        prefix = "" if self.section == "mcp_servers" else self.section.removesuffix("_servers") + "."
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.name).lstrip(".") or "_"
+        return f"{prefix}{safe}" if self.scope is None else f"{prefix}{safe}@{_slug(self.scope)}"
+
+    def unconfined_hint(self, home: Path) -> str:
+        """The one line in the user's file that accepts running this server without a sandbox."""
+        return f'add "{self.key}" to policy.unconfined_servers in {home / "kairox.toml"} (it then runs without a sandbox)'
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sandbox": self.sandbox,
+            "network": self.network,
+            "writable_roots": [str(p) for p in self.writable_roots],
+            "user_owned": self.user_owned,
+            "source": self.source,
+        }
+
+
+def _slug(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def server_profile(
+    section: str,
+    name: str,
+    entry: Any,
+    *,
+    layer: str,
+    where: str | None,
+    base_dir: Path,
+    workspace: Path,
+    home: Path,
+    unconfined: frozenset[str] = frozenset(),
+    overrides: Mapping[str, Any] | None = None,
+) -> ServerProfile:
+    """The profile of server ``name`` of ``section`` whose entry came from ``layer`` (``where``: its file:line).
+
+    ``unconfined``: the keys ``policy.unconfined_servers`` lists (the user's own layers only); ``overrides``: the
+    profile keys ``-c`` set over this entry. ``workspace`` is where the source of a project or plugin server is
+    tied to (its state folder is its own per workspace)."""
+    user_owned = layer in USER_LAYERS
+    key = join_key((section, name))
+    kind = _KINDS.get(section, "server")
+    sandbox = str(getattr(entry, "sandbox", None) or "workspace_write")
+    network = bool(getattr(entry, "network", True))
+    roots_text = list(getattr(entry, "writable_roots", []) or [])
+    notes: list[Diagnostic] = []
+    workspace = Path(os.path.realpath(workspace))
+    if not user_owned and sandbox == "none":
+        notes.append(
+            Diagnostic(
+                kind=kind, name=name, source=where,
+                reason=f'{key}.sandbox = "none" is ignored: a project file or plugin cannot unconfine its own server; it runs under workspace_write',
+                hint=f'to run it unconfined, {_hint(key, home)}',
+            )
+        )
+        sandbox = "workspace_write"
+    roots: list[Path] = []
+    for text in roots_text:
+        path = Path(os.path.realpath(base_dir / os.path.expanduser(str(text))))
+        if not user_owned and not _inside(path, workspace):
+            notes.append(
+                Diagnostic(
+                    kind=kind, name=name, source=where,
+                    reason=f"{key}.writable_roots names {path}, outside the workspace: ignored (a project file or plugin may not widen what its server writes)",
+                    hint=f"set -c '{key}.writable_roots=[\"{path}\"]' or write the server's entry in {home / 'kairox.toml'}",
+                )
+            )
+            continue
+        roots.append(path)
+    given = dict(overrides or {})
+    if "sandbox" in given:
+        sandbox = str(given["sandbox"])
+    if "network" in given:
+        network = bool(given["network"])
+    if "writable_roots" in given:
+        roots = [Path(os.path.realpath(Path.cwd() / os.path.expanduser(str(t)))) for t in given["writable_roots"]]
+    if key in unconfined:
+        sandbox = "none"
+    return ServerProfile(
+        section=section, name=name, sandbox=sandbox, network=network, writable_roots=tuple(dict.fromkeys(roots)),
+        user_owned=user_owned or key in unconfined or given.get("sandbox") == "none", source=layer,
+        scope=None if user_owned else f"{layer}@{workspace}", diagnostics=tuple(notes),
+    )
+
+
+def _hint(key: str, home: Path) -> str:
+    return f'add "{key}" to policy.unconfined_servers in {home / "kairox.toml"}, or run once with -c {key}.sandbox="none"'
+
+
+def check_override(key: str, value: Any) -> str | None:
+    """Why ``-c`` cannot set profile key ``key`` to ``value`` (None when it can)."""
+    if key == "sandbox" and value not in _SANDBOXES:
+        return f"sandbox must be one of {', '.join(_SANDBOXES)}"
+    if key == "network" and not isinstance(value, bool):
+        return "network must be true or false"
+    if key == "writable_roots" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return 'writable_roots must be a list of folders, e.g. ["/data/out"]'
+    return None
