@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kairox.events import Event, EventSink
     from kairox.mcp import McpServerManager
     from kairox.mcp._sources import ConfiguredServer
+    from kairox.runtime import ServerView
 
 mcp_app = typer.Typer(
     help="MCP servers: list, start and inspect them, call their tools, add and remove them, log in.", no_args_is_help=True
@@ -133,6 +134,8 @@ def status(
     """Start the servers, then report each one: status, transport, tools, error and stderr tail."""
     import anyio
 
+    from kairox.runtime import load_plugins
+
     cli = state(ctx)
     servers = _configured(cli)
     for name in names or ():
@@ -140,30 +143,27 @@ def status(
     if names:
         servers = {n: s for n, s in servers.items() if n in names}
 
-    async def run() -> list[dict[str, Any]]:
-        async with _manager(cli, servers) as manager:
-            states = [s.to_json() for s in manager.states()]
-            for item in states:
-                # count what the model is offered, as doctor and context do: the server's tools that pass
-                # enabled_tools / disabled_tools, plus the list/read resource tools Kairox adds
-                adapter = manager.adapters.get(item["name"])
-                specs = list(await adapter.list_tools()) if adapter is not None else []
-                item["tools"] = len(specs) if adapter is not None else item["tools"]
-                item["resource_tools"] = sum(1 for spec in specs if "resource_helper" in spec.meta)
-            return states
+    async def run() -> list["ServerView"]:
+        from kairox.runtime import ServerBoard, manager_offered_counts
 
-    states = anyio.run(run)
+        board = ServerBoard(load_plugins(cli.resolve()).resolved, starting=True)
+        async with _manager(cli, servers) as manager:
+            # counted as doctor and context count: what the model is offered, resource tools Kairox adds included
+            board.sync_mcp(manager, await manager_offered_counts(manager))
+        return [view for view in board.views("mcp") if view.name in servers]
+
+    views = anyio.run(run)
     if as_json:
-        out_json({"servers": states})
+        out_json({"servers": [view.to_json(tool_list=False) for view in views]})
     else:
-        for item in states:
-            helpers = f", {item['resource_tools']} of them the resource tools Kairox adds" if item["resource_tools"] else ""
-            line = f"{item['name']}: {item['status']} ({item['transport']}, {item['tools']} tools{helpers})"
-            out(line + (f": {item['error']}" if item["error"] else ""))
-            if item["status"] == "failed" and item["stderr_tail"]:
-                tail = "\n".join(item["stderr_tail"].rstrip().splitlines()[-10:])
+        for view in views:
+            helpers = f", {view.resource_tools} of them the resource tools Kairox adds" if view.resource_tools else ""
+            line = f"{view.name}: {view.label} ({view.transport}, {view.tool_count} tools{helpers})"
+            out(line + (f": {view.reason}" if view.reason else ""))
+            if view.status == "failed" and view.stderr_tail:
+                tail = "\n".join(view.stderr_tail.rstrip().splitlines()[-10:])
                 out("  stderr:\n" + "\n".join("    " + row for row in tail.splitlines()))
-    if any(item["status"] == "failed" for item in states):
+    if any(view.status == "failed" for view in views):
         raise typer.Exit(int(ExitCode.FAILURE))
 
 

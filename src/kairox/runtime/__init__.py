@@ -1,5 +1,6 @@
 """The composition root: ``build_extension_context`` runs the pipeline and returns an ``ExtensionContext``."""
 
+from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices
 from kairox.runtime._catalog import (
     INSTALL_SPEC,
     DryRunReport,
@@ -20,6 +21,7 @@ from kairox.runtime._context import (
     load_plugins,
     load_skills,
 )
+from kairox.runtime._doctor import doctor_lines, doctor_report, version_line
 from kairox.runtime._events import (
     CatalogInstallFinished,
     ExtensionContextClosed,
@@ -42,6 +44,17 @@ from kairox.runtime._operations import (
     stop_mcp_server,
 )
 from kairox.runtime._prompt import render_prompt_context
+from kairox.runtime._servers import (
+    ServerBoard,
+    ServerOrigin,
+    ServerTool,
+    ServerView,
+    ServerViewStatus,
+    configured_views,
+    manager_offered_counts,
+    offered_counts,
+    trust_hold,
+)
 from kairox.runtime._toggles import (
     CONFIG_WRITE_TOOL,
     WRITABLE_LAYERS,
@@ -61,6 +74,8 @@ __all__ = [
     "CONFIG_WRITE_TOOL",
     "INSTALL_SPEC",
     "WRITABLE_LAYERS",
+    "ApprovalChoice",
+    "ApprovalScope",
     "CatalogInstallFinished",
     "ConfigWriteDeniedError",
     "DryRunReport",
@@ -76,18 +91,29 @@ __all__ = [
     "PluginsLoaded",
     "RegistryBuilt",
     "RuntimeOptions",
+    "ServerBoard",
+    "ServerOrigin",
+    "ServerTool",
+    "ServerView",
+    "ServerViewStatus",
     "SkillsReady",
     "ToggleRow",
     "add_mcp_server",
+    "approval_choices",
     "authorize_config_write",
     "build_extension_context",
     "build_hooks",
+    "configured_views",
+    "doctor_lines",
+    "doctor_report",
     "dry_run_server",
     "gather_memory",
     "install_catalog_entry",
     "layer_of",
     "load_plugins",
     "load_skills",
+    "manager_offered_counts",
+    "offered_counts",
     "plugin_rows",
     "prefetch_command",
     "render_prompt_context",
@@ -105,4 +131,6 @@ __all__ = [
     "stop_mcp_server",
     "toggle_plugin",
     "toggle_skill",
+    "trust_hold",
+    "version_line",
 ]

@@ -5,8 +5,6 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from kairox.errors import Severity
-
 if TYPE_CHECKING:
     from kairox.agent import ModelSettings
     from kairox.config import ResolvedConfig
@@ -22,23 +20,10 @@ NO_MODEL = (
 
 
 def doctor_text(context: "ExtensionContext") -> str:
-    lines = ["Doctor: what loaded, what did not, and what to do", ""]
-    failures = [d for d in context.diagnostics if d.severity is Severity.ERROR]
-    warnings = [d for d in context.diagnostics if d.severity is Severity.WARNING]
-    notes = [d for d in context.diagnostics if d.severity is Severity.INFO]
-    lines.append(f"{len(failures)} failure(s), {len(warnings)} warning(s), {len(notes)} note(s); {len(context.tools())} tool(s) visible")
-    for title, items in (("Failures", failures), ("Warnings", warnings), ("Notes", notes)):
-        if items:
-            lines += ["", f"{title}:"]
-            for item in items:
-                where = f" at {item.location()}" if item.source else ""
-                lines.append(f"  {item.kind} {item.name}{where}: {item.reason}")
-                if item.hint:
-                    lines.append(f"    → {item.hint}")
-    lines += ["", "Workspace:", f"  {context.resolved.workspace} ({'trusted' if context.resolved.trusted else 'not trusted: `kairox trust` enables its servers and hooks'})"]
-    if not failures and not warnings:
-        lines += ["", "Everything configured loaded."]
-    return "\n".join(lines)
+    """The runtime's doctor report, as ``kairox doctor`` prints it."""
+    from kairox.runtime import doctor_lines, doctor_report
+
+    return "\n".join(doctor_lines(doctor_report(context)))
 
 
 def config_text(resolved: "ResolvedConfig") -> str:

@@ -9,10 +9,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kairox.config import REDACTED, ResolvedConfig, is_secret_key, redact_tree
 from kairox.events import Event, event_to_json
+
+if TYPE_CHECKING:
+    from kairox.runtime import ServerBoard
 
 TRACE_SIZE = 2000
 """Events kept for ``/api/trace`` and for a stream that reconnects with ``Last-Event-ID``."""
@@ -96,21 +99,6 @@ class WebEvent:
         return f"event: {self.type}\nid: {self.seq}\ndata: {json.dumps(self.data, ensure_ascii=False, default=str)}\n\n"
 
 
-# Events are told apart by their class names (``McpServerReady`` ...), so this module imports none of the packages
-# that define them: `kairox gui` serves its first page before the MCP SDK has loaded.
-_LIFECYCLE = {"Starting": "starting", "Ready": "ready", "Running": "ready", "Failed": "failed", "Stopped": "stopped"}
-_KINDS = {"Mcp": "mcp", "Lsp": "lsp", "Dap": "dap"}
-
-
-def server_status(event: Event) -> dict[str, Any] | None:
-    """``server.status`` of a lifecycle event (language and debug servers' ``running`` is the GUI's ``ready``)."""
-    kind, middle, state = type(event).__name__.partition("Server")
-    if kind not in _KINDS or state not in _LIFECYCLE or middle != "Server":
-        return None
-    reason = getattr(event, "reason", None) if state == "Failed" else None
-    return {"kind": _KINDS[kind], "name": getattr(event, "server", ""), "status": _LIFECYCLE[state], "reason": reason}
-
-
 def summary(event: Event) -> str:
     """One line for the trace: the event's name and its short scalar fields."""
     fields = []
@@ -137,7 +125,9 @@ class EventHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
         self.listeners: list[Any] = []
-        """Called with every Kairox event on the loop's thread (the server board)."""
+        """Called with every Kairox event on the loop's thread."""
+        self.board: ServerBoard | None = None
+        """The servers' views: each event is applied to it first, and a change is sent as ``server.status``."""
 
     def bind(self) -> None:
         """Remember the running loop: events from other threads (the skill scan) are handed to it."""
@@ -161,7 +151,7 @@ class EventHub:
         translated = self._translate(event)
         for kind, data in translated:
             self.publish(kind, data, keep=False)
-        if type(event).__name__ == "AssistantTextDelta":
+        if event.kind == "agent.text.delta":
             return  # streamed text stays out of the trace (agent.message has the whole answer)
         raw = event_to_json(event)
         raw.pop("event", None)
@@ -169,30 +159,30 @@ class EventHub:
         self.publish(type(event).__name__, raw, summary=summary(event), send_as_trace=not translated)
 
     def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
-        status = server_status(event)
-        if status is not None:
-            return [("server.status", status)]
+        view = self.board.apply(event) if self.board is not None else None
+        if view is not None and event.kind != "mcp.tools.changed":
+            return [("server.status", {"kind": view.kind, "name": view.name, "status": str(view.status), "reason": view.reason})]
         turn = self.turn
-        name = type(event).__name__
+        name = event.kind
         data: Any = event
-        if name == "ToolCallDecided":
+        if name == "tool.call.decided":
             return [("tool.decided", {"call_id": data.call_id, "tool": data.tool, "decision": data.decision, "reason": data.reason})]
-        if name == "ToolCallFinished":
+        if name == "tool.call.finished":
             ok = not data.is_error
             text = f"ok in {data.duration_ms:.0f} ms, {data.size_chars} characters" if ok else f"error: {data.error or 'failed'}"
             return [("tool.finished", {"call_id": data.call_id, "tool": data.tool, "ok": ok, "summary": text, "duration_ms": data.duration_ms})]
-        if name == "AssistantTextDelta":
+        if name == "agent.text.delta":
             return [("agent.text", {"turn": turn, "delta": data.text})]
-        if name == "AssistantMessageCompleted":
+        if name == "agent.message.completed":
             found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": data.text})]
             for call in data.tool_calls:
                 found.append(
                     ("agent.tool_call", {"turn": turn, "call_id": call.get("id"), "tool": call.get("tool") or call.get("name"), "arguments": call.get("arguments")})
                 )
             return found
-        if name == "TurnEnded":
+        if name == "agent.turn.ended":
             return [("agent.turn_ended", {"turn": turn, "reason": str(data.reason), "message": data.message})]
-        if name == "ModelFailed":
+        if name == "agent.model.failed":
             return [("agent.error", {"turn": turn, "message": data.message})]
         return []
 
