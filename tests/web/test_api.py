@@ -328,7 +328,9 @@ async def test_a_write_to_a_project_file_of_an_untrusted_workspace_waits_for_the
         user_write = await gui.client.post("/api/skills/release-notes/enable")  # the user layer: no question
     assert asked["tool"] == "config.write" and asked["arguments"]["path"] == str(project)
     assert "not trusted" in asked["reason"] and asked["grants"] == [] and asked["layers"] == []
-    assert set(asked) == {"id", "tool", "arguments", "command", "reason", "asked_by", "grants", "layers"}
+    assert set(asked) == {"id", "tool", "arguments", "command", "reason", "asked_by", "grants", "layers", "choices"}
+    # a configuration write of an untrusted workspace offers once and deny, nothing to remember
+    assert [(c["scope"], c["with_message"]) for c in asked["choices"]] == [("once", False), ("deny", False), ("deny", True)]
     assert bad.status_code == 400 and "answer must be one of" in bad.json()["error"]
     assert denied.json() == {"ok": True} and resolved == {"id": asked["id"], "answer": "deny"}
     assert answers["denied"].status_code == 403 and answers["denied"].json()["denied"] is True

@@ -19,6 +19,7 @@ from kairox.cli._common import (
 from kairox.cli._config_write import WriteYesOption, authorize_config_write, change_text, is_set
 
 if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
     from kairox.events import Event, EventSink
     from kairox.mcp import McpServerManager
     from kairox.mcp._sources import ConfiguredServer
@@ -41,6 +42,12 @@ def _quiet_sdk_logs() -> None:
     for name in ("mcp", "client", "httpx", "httpx2"):
         logging.getLogger(name).addHandler(logging.NullHandler())
         logging.getLogger(name).propagate = False
+
+
+def load_plugins_resolved(cli: CliState) -> "ResolvedConfig":
+    from kairox.runtime import load_plugins
+
+    return load_plugins(cli.resolve()).resolved
 
 
 def _configured(cli: CliState) -> "dict[str, ConfiguredServer]":
@@ -116,10 +123,15 @@ def list_servers(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if not servers:
         out("no MCP servers configured (`kairox mcp add NAME -- COMMAND ARGS` adds one)")
         return
+    from kairox.runtime import configured_views
+
+    # what trust or `enabled` say about each server, in the words every front end uses
+    views = {view.name: view for view in configured_views(load_plugins_resolved(state(ctx))) if view.kind == "mcp"}
     for s in servers.values():
         flags = [s.config.transport, "enabled" if s.config.enabled else "disabled"]
-        if s.pending_trust:
-            flags.append("pending trust")
+        view = views.get(s.name)
+        if view is not None and view.status.waits_for_trust:
+            flags.append(view.label)
         if s.config.required:
             flags.append("required")
         out(f"{s.name}  ({', '.join(flags)})  {s.where or s.layer}")

@@ -121,7 +121,14 @@ async def open_remote(
 
 
 def describe_failure(exc: BaseException, url: str | None) -> str:
-    """A start-up exception as one sentence for the Failed event."""
+    """A start-up exception as one sentence for the Failed event; the URLs it names redacted (credentials in
+    userinfo or a query key never reach a status line, a log or the doctor's report)."""
+    from kairox.config import redact_urls
+
+    return redact_urls(_describe(exc, url))
+
+
+def _describe(exc: BaseException, url: str | None) -> str:
     # an SDK, OAuth or HTTP error can only come from a module that was loaded
     oauth = sys.modules.get("kairox.mcp._oauth")
     if isinstance(exc, StartError) or (oauth is not None and isinstance(exc, oauth.NeedsLoginError)):

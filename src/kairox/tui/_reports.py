@@ -1,9 +1,8 @@
 """The text of the read-only panels (/doctor, /config, /tools, /skills, /plugins, /hooks, /trust, /model,
 /resume), built from the running context. Plain strings: the panel widget only shows them."""
 
-import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kairox.agent import ModelSettings
@@ -27,31 +26,10 @@ def doctor_text(context: "ExtensionContext") -> str:
 
 
 def config_text(resolved: "ResolvedConfig") -> str:
-    lines = ["Effective configuration (key = value   ← where it was set)", ""]
-    for key in sorted(resolved.provenance):
-        origin = resolved.provenance[key]
-        value = _lookup(resolved.config.model_dump(mode="json"), key)
-        if isinstance(value, dict):
-            continue
-        shown = json.dumps(value, ensure_ascii=False) if value is not _MISSING else "(set)"
-        if "key" in key.lower() and "env" not in key.lower() and isinstance(value, str):
-            shown = '"***"'
-        shadow = f" (shadows {', '.join(str(s.layer) for s in origin.shadowed)})" if origin.shadowed else ""
-        lines.append(f"{key} = {shown[:120]}   ← {origin.layer}: {origin.where()}{shadow}")
-    return "\n".join(lines)
+    """What ``kairox config show --provenance`` prints: every key with where it was set, secrets redacted."""
+    from kairox.config import provenance_lines
 
-
-_MISSING = object()
-
-
-def _lookup(data: Any, key: str) -> Any:
-    for part in key.split("."):
-        part = part.strip('"')
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        else:
-            return _MISSING
-    return data
+    return "\n".join(["Effective configuration (layer, where it was set, key = value)", "", *provenance_lines(resolved)])
 
 
 def tools_text(context: "ExtensionContext") -> str:
@@ -70,7 +48,7 @@ def hooks_text(context: "ExtensionContext") -> str:
     hooks = context.hooks.hooks
     lines = [f"Hooks ({len(hooks)})", ""]
     for spec in hooks:
-        data = spec.to_json()
+        data = spec.to_json()  # its command redacted
         lines.append("  " + ", ".join(f"{k}={v}" for k, v in data.items() if v not in (None, "", [], {})))
     for item in context.hooks.diagnostics:
         lines.append(f"  ! {item.name}: {item.reason}")
