@@ -74,7 +74,7 @@ def version_line(text: str) -> str | None:
 
 
 def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
-    from kairox.config import SandboxPolicy, join_key
+    from kairox.config import SandboxPolicy
 
     config = context.resolved.config
     sandboxed = config.policy.sandbox_policy is not SandboxPolicy.DANGER_FULL_ACCESS
@@ -94,17 +94,26 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
     commands = {s.command for s in config.mcp_servers.values() if s.enabled and s.command}
     if commands & {"node", "npx", "npm"}:
         checks.append(_program("node", required=True, why="MCP servers started with node/npx"))
+    # only servers that may start: the server view says which ones trust or `enabled` keep from starting
+    startable = _startable(context)
     for name, server in sorted(config.lsp_servers.items()):
-        if server.enabled and not context.resolved.is_pending(join_key(("lsp_servers", name))):
+        if ("lsp", name) in startable:
             check = _program(server.command, required=True, why=f"language server {name!r} for {', '.join(server.file_patterns) or 'its files'}")
             check["fix"] = None if check["ok"] else f"install {server.command!r} or fix lsp_servers.{name}.command"
             checks.append(check)
     for name, adapter in sorted(config.dap_servers.items()):
-        if adapter.enabled and not context.resolved.is_pending(join_key(("dap_servers", name))):
+        if ("dap", name) in startable:
             check = _program(adapter.command, required=True, why=f"debug adapter {name!r}")
             check["fix"] = None if check["ok"] else f"install {adapter.command!r} or fix dap_servers.{name}.command"
             checks.append(check)
     return checks
+
+
+def _startable(context: "ExtensionContext") -> set[tuple[str, str]]:
+    from kairox.runtime._servers import ServerBoard, ServerViewStatus
+
+    board = context.servers or ServerBoard(context.resolved)
+    return {(v.kind, v.name) for v in board.views() if not v.status.waits_for_trust and v.status is not ServerViewStatus.DISABLED}
 
 
 def _sandbox_report(context: "ExtensionContext") -> dict[str, Any]:
