@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         parse_cli_value,
         resolve_config,
     )
+    from kairox.config._scrub import SecretScrubber
     from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
     from kairox.config._trust import TrustReview, TrustStore
     from kairox.config._trust_gate import STANDARD_INSTRUCTION_FILES
@@ -78,6 +79,7 @@ __all__ = [
     "ResolvedConfig",
     "RulesConfig",
     "SandboxPolicy",
+    "SecretScrubber",
     "SkillsConfig",
     "ToolsConfig",
     "TrustError",
@@ -137,6 +139,7 @@ if not TYPE_CHECKING:
             "._parse_cache": ("CacheScope", "ConfigParseCache"),
             "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
             "._display": ("provenance_lines",),
+            "._scrub": ("SecretScrubber",),
             "._redact": ("REDACTED", "is_secret_key", "redact_command", "redact_tree", "redact_urls"),
             "._resolve": (
                 "PendingTrust",

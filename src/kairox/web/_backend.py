@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from kairox.config import Layer, ResolvedConfig, resolve_config
+from kairox.config import Layer, ResolvedConfig, SecretScrubber, resolve_config
 from kairox.errors import KairoxError
-from kairox.web._hub import EventHub, Redactor
+from kairox.web._hub import EventHub
 
 if TYPE_CHECKING:
     from kairox.agent import AgentSession
@@ -124,7 +124,7 @@ class WebBackend:
     def __init__(self, options: "WebOptions") -> None:
         self.options = options
         self.model, self.provider = options.model, options.provider
-        self.redactor = Redactor()
+        self.redactor = SecretScrubber()
         self.redactor.add_environment()
         self.hub = EventHub(self.redactor)
         self.approver = WebApprover(self.hub)
