@@ -30,6 +30,7 @@ SECRETS = {
     "hook_assignment": "HA-hook-4300",
 }
 TOKEN = "test-token-0123456789"
+LEAKS_ITS_TOKEN = "import os, sys; sys.stderr.write('token ' + os.environ['SERVICE_TOKEN']); sys.exit(3)"
 
 
 def _plant(home: Path) -> None:
@@ -38,6 +39,9 @@ def _plant(home: Path) -> None:
         f'[mcp_servers.remote]\ntype = "streamable_http"\nurl = "http://me:{s["userinfo"]}@127.0.0.1:9/mcp?api_key={s["query"]}"\n'
         f'headers = {{ Authorization = "Bearer {s["header"]}" }}\nstartup_timeout_sec = 5\n\n'
         f'[mcp_servers.local]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\nenv = {{ SERVICE_TOKEN = "{s["env"]}" }}\n\n'
+        # a server that prints its own secret on stderr and exits: its stderr tail is shown everywhere
+        f'[mcp_servers.leaky]\ncommand = "{sys.executable}"\nargs = ["-c", "{LEAKS_ITS_TOKEN}"]\nstartup_timeout_sec = 20\n'
+        f'env = {{ SERVICE_TOKEN = "{s["env"]}" }}\n\n'
         f'[[mcp_catalog.sources]]\nname = "corp"\nurl = "https://ci:{s["catalog"]}@catalog.invalid/index.json"\n\n'
         f'[model_providers.corp]\nbase_url = "https://api.invalid/v1?api_key={s["provider_query"]}"\n'
         f'headers = {{ X-Api-Key = "{s["provider_header"]}" }}\n\n'
@@ -108,5 +112,6 @@ async def test_planted_secrets_reach_no_front_end(tmp_path: Path, isolated_home:
     assert "curl" in texts["TUI /hooks"] and "<redacted>" in texts["TUI /hooks"]
     assert "curl" in texts["CLI hooks list"]
     assert '"name":"remote"' in texts["GUI /api/servers"]
+    assert "token <redacted>" in texts["CLI mcp status"] and "token <redacted>" in texts["TUI servers"]
     leaks = [leak for where, text in texts.items() for leak in _leaks(where, text)]
     assert leaks == [], "\n".join(leaks)

@@ -123,7 +123,7 @@ def mcp_failure_hint(name: str, config: McpServerConfig, cause: str | None, vari
     return f"run `kairox mcp status {name}` for its stderr; check mcp_servers.{name}.command"
 
 
-def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any], resolved: ResolvedConfig) -> list[Diagnostic]:
+def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any], resolved: ResolvedConfig, board: ServerBoard) -> list[Diagnostic]:
     from kairox.mcp import ServerStatus
     from kairox.runtime._servers import LABELS, trust_hold
 
@@ -136,7 +136,8 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any], resol
                 ExtensionLoadFailure(
                     kind="mcp_server",
                     name=name,
-                    reason=(client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else ""),
+                    # scrubbed as the server view is: a server's stderr may quote its own secrets
+                    reason=board.scrub((client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else "")),
                     source=source,
                     line=line,
                     hint=mcp_failure_hint(name, client.config, client.lifecycle.cause, client.lifecycle.cause_variable),
@@ -313,7 +314,7 @@ async def build_extension_context(
             for adapter in manager.adapters.values():
                 await registry.add_provider(adapter)
                 diagnostics += adapter.diagnostics
-            diagnostics += _mcp_diagnostics(manager, servers, resolved)
+            diagnostics += _mcp_diagnostics(manager, servers, resolved, board)
         # server names are keyed like the resolver keys them (quoted when not one word: lsp_servers."a.b")
         def keyed(section: str, names: Iterable[str]) -> tuple[set[str], dict[str, Path]]:
             keys = {name: join_key((section, name)) for name in names}

@@ -281,10 +281,25 @@ class ServerBoard:
 
     def seed(self, resolved: ResolvedConfig, *, starting: bool = False) -> None:
         """Start over from the configuration alone (after a restart, a trust change)."""
-        self.resolved = resolved
+        self._know_secrets(resolved)
         self._views = {(v.kind, v.name): v for v in configured_views(resolved, starting=starting)}
 
+    def _know_secrets(self, resolved: ResolvedConfig) -> None:
+        from kairox.config import SecretScrubber
+
+        self.resolved = resolved
+        # a server's stderr or failure may quote its own environment or headers: scrubbed here, for every front end
+        self._scrubber = SecretScrubber()
+        self._scrubber.add_config(resolved)
+        self._scrubber.add_environment()
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every secret of the configuration (and the host's) replaced, as the views show it."""
+        return self._scrubber.text(text)
+
     def _put(self, view: ServerView) -> ServerView:
+        if view.stderr_tail or view.reason:
+            view = replace(view, stderr_tail=self._scrubber.text(view.stderr_tail), reason=self._scrubber.text(view.reason) if view.reason else view.reason)
         self._views[(view.kind, view.name)] = view
         return view
 
@@ -321,6 +336,8 @@ class ServerBoard:
         language servers waiting for their first use). ``resolved``: the configuration as it is now, when it was
         read again after a write (the context keeps what it started with)."""
         resolved = resolved or context.resolved
+        if resolved is not self.resolved:
+            self._know_secrets(resolved)
         for view in configured_views(resolved):
             old = self._views.get((view.kind, view.name))
             # live facts stay; what the configuration says is taken fresh
@@ -329,7 +346,6 @@ class ServerBoard:
                                resource_tools=old.resource_tools, stderr_tail=old.stderr_tail, since=old.since,
                                protocol_version=old.protocol_version)
             self._put(view)
-        self.resolved = resolved
         if context.mcp is not None:
             self.sync_mcp(context.mcp, offered_counts(context.registry.visible_tools()))
         for name, server in context.lsp.servers.items():
