@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from kairox.config._resolve import ResolvedConfig
 
 _SPLIT = re.compile(r"[:@/?&=#\s]+")
+_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")  # not ${VAR:-default}: a default may be a secret
 _MIN_SECRET = 4
 _MIN_HOST_SECRET = 8
 """A host variable's value is taken for a secret from this length: ``TOKENIZERS_PARALLELISM=true`` is not one."""
@@ -27,7 +28,8 @@ class SecretScrubber:
         self._pattern: re.Pattern[str] | None = None
 
     def add(self, *values: str | None) -> None:
-        added = {v for v in values if v and len(v) >= _MIN_SECRET and v != REDACTED}
+        # a ``${VAR}`` reference names where a secret comes from; it is no secret itself (and error messages quote it)
+        added = {v for v in values if v and len(v) >= _MIN_SECRET and v != REDACTED and not _REFERENCE.fullmatch(v)}
         if added - self._secrets:
             self._secrets |= added
             ordered = sorted(self._secrets, key=len, reverse=True)
