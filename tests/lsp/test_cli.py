@@ -27,13 +27,13 @@ languages = ["python"]
     )
 
 
-def test_lsp_status_lists_servers_pending_trust_until_the_workspace_is_trusted(project: Path) -> None:
+def test_lsp_status_lists_servers_held_back_by_trust_until_the_workspace_is_trusted(project: Path) -> None:
     write_config(project)
     run = kairox("--workspace", project, "lsp", "status", "--json")
     assert run.code == 0, run.stderr
     assert [(s["server"], s["status"]) for s in run.json()["servers"]] == [
-        ("jedi", "pending_trust"),
-        ("ghost", "pending_trust"),
+        ("ghost", "held_back"),
+        ("jedi", "held_back"),
     ]
 
 
@@ -43,9 +43,9 @@ def test_lsp_status_probe_starts_each_trusted_server_and_reports_a_missing_comma
     assert kairox("--workspace", project, "trust").code == 0
     run = kairox("--workspace", project, "lsp", "status", "--probe", "--json")
     assert run.code == 1
-    jedi, ghost = run.json()["servers"]
+    ghost, jedi = run.json()["servers"]
     assert (jedi["status"], jedi["server_info"]["name"], jedi["position_encoding"]) == (
-        "running",
+        "ready",
         "jedi-language-server",
         "utf-32",
     )
@@ -55,8 +55,8 @@ def test_lsp_status_probe_starts_each_trusted_server_and_reports_a_missing_comma
     text = kairox("--workspace", project, "lsp", "status")
     lines = text.stdout.splitlines()
     assert lines[0::2] == [
-        f"jedi: stopped  ({BIN / 'jedi-language-server'}; files *.py)",
         "ghost: missing_command  (kairox-no-such-language-server; files *.rs)",
+        f"jedi: idle  ({BIN / 'jedi-language-server'}; files *.py)",
     ]
     # each with what it runs under: a project's server, confined with a state folder of its own
     assert all(line.startswith("  confined: workspace_write, network on, writes ") for line in lines[1::2]), lines
@@ -72,7 +72,8 @@ def test_dap_sessions_lists_the_adapters_and_no_sessions_in_a_fresh_process(proj
         "adapters": [
             {
                 "server": "debugpy",
-                "status": "stopped",
+                "status": "idle",
+                "reason": None,
                 "command": [sys.executable, "-m", "debugpy.adapter"],
                 "languages": ["python"],
                 "origin": f"{project.resolve() / 'kairox.toml'}:10",
@@ -98,4 +99,4 @@ file_patterns = ["*.py"]
     assert kairox("--workspace", project, "trust").code == 0
     run = kairox("--workspace", project, "lsp", "status", "--json", env={"KAIROX_TEST_LS_BIN": str(BIN)})
     assert run.code == 0, run.stderr
-    assert [(s["server"], s["status"]) for s in run.json()["servers"]] == [("jedi", "stopped")]
+    assert [(s["server"], s["status"]) for s in run.json()["servers"]] == [("jedi", "idle")]

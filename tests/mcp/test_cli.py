@@ -50,6 +50,7 @@ def test_project_servers_wait_for_trust(workspace: Path) -> None:
         ".mcp.json",
         f"{workspace / '.mcp.json'}:3",
     )
+    reason = "declared by a project file of an untrusted workspace; run `kairox trust` in the workspace to start it"
     shown = json.loads(status.stdout)
     # a project's server would run confined, under the default profile
     confinement = shown["servers"][0].pop("confinement")
@@ -57,14 +58,21 @@ def test_project_servers_wait_for_trust(workspace: Path) -> None:
     assert shown == {
         "servers": [
             {
+                "kind": "mcp",
                 "name": "basic",
-                "status": "pending_trust",
+                "status": "held_back",
+                "reason": reason,
+                "error": reason,
+                "enabled": True,
                 "transport": "stdio",
+                "target": f"{sys.executable} {SERVERS / 'basic_server.py'}",
+                "required": False,
+                "provenance": {"layer": ".mcp.json", "file": str(workspace / ".mcp.json"), "line": 3},
                 "tools": 0,
-                "error": "declared by an untrusted project; `kairox trust` starts it",
+                "tool_count": 0,
+                "resource_tools": 0,
                 "stderr_tail": "",
                 "protocol_version": None,
-                "resource_tools": 0,
             }
         ]
     }
@@ -81,7 +89,7 @@ def test_project_servers_with_quoted_names_wait_for_trust_too(workspace: Path) -
     assert listed.returncode == 0, listed.stderr
     (entry,) = json.loads(listed.stdout)["servers"]
     assert (entry["name"], entry["trust"], entry["layer"], entry["source"]) == ("a.b", "pending", "project", f"{workspace / 'kairox.toml'}:1")
-    assert [(s["name"], s["status"]) for s in json.loads(status.stdout)["servers"]] == [("a.b", "pending_trust")]
+    assert [(s["name"], s["status"]) for s in json.loads(status.stdout)["servers"]] == [("a.b", "held_back")]
     assert not marker.exists()
 
 

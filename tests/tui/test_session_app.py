@@ -12,8 +12,8 @@ from tests.servers.model_server import ScriptedModelServer
 from textual.widgets import Markdown
 
 from kairox.config import resolve_config
-from kairox.runtime import RuntimeOptions
-from kairox.tui import ApprovalScreen, KairoxApp, ServerMark
+from kairox.runtime import RuntimeOptions, ServerViewStatus
+from kairox.tui import ApprovalScreen, KairoxApp
 from kairox.tui._conversation import ToolCallBlock
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -96,17 +96,17 @@ async def test_a_server_that_fails_turns_red_with_its_reason_in_the_trace(tmp_pa
     app = app_for(workspace)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.context is not None)
-        rows = {name: row for (kind, name), row in app.board.rows.items() if kind == "mcp"}
+        rows = {view.name: view for view in app.board.views("mcp")}
         trace = [entry.text for _, entry in app.entries]
         table = app.query_one("#servers")
         cells = [str(table.get_row_at(i)[0]) + " " + str(table.get_row_at(i)[1]) for i in range(table.row_count)]
         dots = {str(table.get_row_at(i)[0]).split()[-1]: str(table.get_row_at(i)[0].spans[0].style) for i in range(table.row_count)}
         notice = str(app.query_one("#conversation").children[0].render())
-    assert rows["broken"].status is ServerMark.FAILED and rows["broken"].error
-    assert rows["basic"].status is ServerMark.READY and rows["basic"].tools
+    assert rows["broken"].status is ServerViewStatus.FAILED and rows["broken"].reason
+    assert rows["basic"].status is ServerViewStatus.READY and rows["basic"].tool_count
     assert "● mcp broken failed" in cells and "● mcp basic ready" in cells
     assert dots == {"broken": "red", "basic": "green"}
-    assert any(line.startswith("mcp broken: failed: ") and rows["broken"].error[:40] in line for line in trace), trace
+    assert any(line.startswith("mcp broken: failed: ") and rows["broken"].reason[:40] in line for line in trace), trace
     assert "No model is configured" in notice  # no model here: the panels work, the conversation says how
 
 

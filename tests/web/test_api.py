@@ -42,6 +42,7 @@ ENDPOINTS = [
     ("GET", "/api/state"),
     ("GET", "/api/servers"),
     ("GET", "/api/servers/mcp/basic"),
+    ("GET", "/api/doctor"),
     ("GET", "/api/catalog"),
     ("GET", "/api/catalog/memory"),
     ("GET", "/api/skills"),
@@ -198,7 +199,7 @@ async def test_server_and_tool_toggles_write_the_declaring_layer_and_keep_its_co
     async with open_gui(workspace) as gui:
         off = await gui.client.post("/api/servers/mcp/basic/disable")
         await gui.event("server.status", lambda d: d["name"] == "basic" and d["status"] == "stopped")
-        await gui.event("server.status", lambda d: d == {"kind": "mcp", "name": "basic", "status": "disabled", "reason": None})
+        disabled = await gui.event("server.status", lambda d: d["name"] == "basic" and d["status"] == "disabled")
         after_off = (await gui.client.get("/api/servers/mcp/basic")).json()
         text_off = config.read_text()
         tool_off = await gui.client.post("/api/servers/mcp/leaky/tools/x/disable")
@@ -216,6 +217,7 @@ async def test_server_and_tool_toggles_write_the_declaring_layer_and_keep_its_co
                 changed.append(item.data["file"])
     assert off.status_code == 200 and off.json()["file"] == str(config)
     assert after_off["status"] == "disabled" and after_off["enabled"] is False
+    assert disabled["reason"].startswith(f"disabled in the configuration ({config}:")
     assert "# my servers: keep this comment" in text_off and "# the echo server" in text_off
     assert tomllib.loads(text_off)["mcp_servers"]["basic"]["enabled"] is False
     assert tool_off.status_code == 404  # the failed server offers no tool x
@@ -329,7 +331,9 @@ async def test_a_write_to_a_project_file_of_an_untrusted_workspace_waits_for_the
         user_write = await gui.client.post("/api/skills/release-notes/enable")  # the user layer: no question
     assert asked["tool"] == "config.write" and asked["arguments"]["path"] == str(project)
     assert "not trusted" in asked["reason"] and asked["grants"] == [] and asked["layers"] == []
-    assert set(asked) == {"id", "tool", "arguments", "command", "reason", "asked_by", "grants", "layers"}
+    assert set(asked) == {"id", "tool", "arguments", "command", "reason", "asked_by", "grants", "layers", "choices"}
+    # a configuration write of an untrusted workspace offers once and deny, nothing to remember
+    assert [(c["scope"], c["with_message"]) for c in asked["choices"]] == [("once", False), ("deny", False), ("deny", True)]
     assert bad.status_code == 400 and "answer must be one of" in bad.json()["error"]
     assert denied.json() == {"ok": True} and resolved == {"id": asked["id"], "answer": "deny"}
     assert answers["denied"].status_code == 403 and answers["denied"].json()["denied"] is True
@@ -375,7 +379,7 @@ async def test_trust_trusts_the_workspace_and_starts_its_held_back_servers(
         after = (await gui.client.get("/api/servers/mcp/team")).json()
     assert before["trusted"] is False
     assert any(item["what"].startswith("mcp_servers.team") and item["file"] == str(workspace / "kairox.toml") for item in before["held_back"])
-    assert held["status"] == "disabled"
+    assert held["status"] == "held_back" and "kairox trust" in held["reason"] and held["enabled"] is True
     assert trusted["trusted"] is True and trusted["held_back"] == []
     assert after["status"] == "ready" and after["tools"]
 
@@ -414,8 +418,8 @@ async def test_language_and_debug_servers_restart_and_toggle_through_the_runtime
         dap_restart = await gui.client.post("/api/servers/dap/debugpy/restart")
         dap_off = await gui.client.post("/api/servers/dap/debugpy/disable")
         dap = (await gui.client.get("/api/servers/dap/debugpy")).json()
-    assert (before["jedi"]["kind"], before["jedi"]["status"]) == ("lsp", "stopped")  # starts on first use
-    assert (before["debugpy"]["kind"], before["debugpy"]["status"]) == ("dap", "stopped")
+    assert (before["jedi"]["kind"], before["jedi"]["status"]) == ("lsp", "idle")  # starts on first use
+    assert (before["debugpy"]["kind"], before["debugpy"]["status"]) == ("dap", "idle")
     assert before["jedi"]["provenance"] == {"layer": "user", "file": str(config), "line": 2}
     assert restart.status_code == 200 and running["status"] == "ready"
     assert off.status_code == 200 and off.json()["file"] == str(config)

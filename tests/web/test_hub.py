@@ -27,10 +27,14 @@ def test_redactor_hides_what_config_show_redacts_and_secret_host_variables(tmp_p
     }
 
 
-def test_hub_numbers_translates_keeps_and_scrubs() -> None:
+def test_hub_numbers_translates_keeps_and_scrubs(tmp_path: Path, isolated_home: Path) -> None:
+    from kairox.runtime import ServerBoard
+
+    (tmp_path / ".git").mkdir()
     redactor = Redactor()
     redactor.add("sk-abcdef123")
     hub = EventHub(redactor)
+    hub.board = ServerBoard(resolve_config(tmp_path))
     queue = hub.subscribe()
     hub.emit(McpServerReady(server="notes", tools=2))
     hub.emit(McpServerFailed(server="bad", reason="exited: key sk-abcdef123 refused"))

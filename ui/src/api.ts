@@ -2,7 +2,17 @@
 // an HttpOnly cookie, so every request here carries the token without this code ever seeing it.
 
 export type ServerKind = "mcp" | "lsp" | "dap";
-export type ServerStatus = "starting" | "ready" | "failed" | "stopped" | "disabled";
+// The runtime's server view (kairox.runtime.ServerViewStatus): "idle" is a language server or debug adapter that
+// starts on first use; "held_back" a server of an untrusted project; "pending_retrust" one changed since trusting.
+export type ServerStatus =
+  | "starting"
+  | "ready"
+  | "failed"
+  | "stopped"
+  | "idle"
+  | "disabled"
+  | "held_back"
+  | "pending_retrust";
 export type ConfigLayer = "user" | "project" | "local";
 
 export interface Provenance {
@@ -27,6 +37,11 @@ export interface Server {
   provenance: Provenance | null;
   tools: ServerTool[];
   stderr_tail: string;
+  /** The command line or URL, secrets redacted. */
+  target?: string;
+  required?: boolean;
+  /** How the server's process is confined, when known. */
+  confinement?: string | null;
 }
 
 export interface HeldBack {
@@ -156,8 +171,18 @@ export interface Grant {
   persistable: boolean;
 }
 
+/** One answer the runtime offers for a request (kairox.runtime.approval_choices), in the order to show. */
+export interface ApprovalChoice {
+  scope: "once" | "session" | "always" | "deny";
+  label: string;
+  grant: string | null;
+  layers: string[];
+  with_message: boolean;
+}
+
 export interface ApprovalRequest {
   id: string;
+  choices: ApprovalChoice[];
   tool: string;
   arguments: unknown;
   command: string | null;

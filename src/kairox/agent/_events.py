@@ -2,6 +2,7 @@
 
 import enum
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from kairox._util import JsonObject
 from kairox.events import Event
@@ -65,11 +66,13 @@ class ModelRequestRetried(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AssistantTextDelta(Event):
+    kind: ClassVar[str] = "agent.text.delta"
     text: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AssistantMessageCompleted(Event):
+    kind: ClassVar[str] = "agent.message.completed"
     turn: int
     text: str
     tool_calls: tuple[JsonObject, ...] = ()
@@ -105,6 +108,7 @@ class UsageReported(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelFailed(Event):
+    kind: ClassVar[str] = "agent.model.failed"
     provider: str
     message: str
     status: int | None = None
@@ -112,6 +116,7 @@ class ModelFailed(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TurnEnded(Event):
+    kind: ClassVar[str] = "agent.turn.ended"
     turn: int
     reason: TurnEndReason
     message: str | None = None

@@ -13,7 +13,7 @@ from typing import IO, Any
 
 from kairox.agent._events import AssistantTextDelta, UserMessageSubmitted
 from kairox.agent._messages import Message, Role
-from kairox.config import REDACTED, is_secret_key
+from kairox.config import SecretScrubber
 from kairox.errors import KairoxError
 from kairox.events import Event, event_to_json
 
@@ -32,17 +32,6 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
-def _redact(value: Any, hidden: tuple[str, ...]) -> Any:
-    if isinstance(value, dict):
-        return {k: REDACTED if is_secret_key(str(k)) and isinstance(v, str) and v else _redact(v, hidden) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact(v, hidden) for v in value]
-    if isinstance(value, str):
-        for secret in hidden:
-            value = value.replace(secret, REDACTED)
-    return value
-
-
 class Transcript:
     """Appends a session's events and messages to its file; also an ``EventSink``."""
 
@@ -50,6 +39,8 @@ class Transcript:
         self.path = path
         self.session_id = path.stem
         self.hidden = tuple(s for s in hidden if len(s) >= 8)
+        self._scrubber = SecretScrubber()
+        self._scrubber.add(*self.hidden)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = path.open("a", encoding="utf-8")
         self._lock = threading.Lock()
@@ -62,7 +53,7 @@ class Transcript:
         return transcript
 
     def _write(self, record: dict[str, Any]) -> None:
-        line = json.dumps({"ts": round(time.time(), 6), **_redact(record, self.hidden)}, ensure_ascii=False, default=str)
+        line = json.dumps({"ts": round(time.time(), 6), **self._scrubber.scrub(record, by_key=True)}, ensure_ascii=False, default=str)
         with self._lock:
             if not self._file.closed:
                 self._file.write(line + "\n")

@@ -3,6 +3,7 @@ refusal that says how to allow when there is nobody to ask."""
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -14,6 +15,9 @@ from kairox.policy import (
     RuleLayer,
     UnattendedApprover,
 )
+
+if TYPE_CHECKING:
+    from kairox.runtime import ApprovalChoice
 
 _YES_HINT = "run the command again with --yes to approve it once"
 
@@ -43,47 +47,57 @@ def render_request(request: ApprovalRequest) -> str:
     else:
         arguments = json.dumps(request.arguments, ensure_ascii=False)
         lines.append(f"  arguments: {arguments if len(arguments) <= 2000 else arguments[:2000] + '…'}")
-    lines.append("  [o] allow once")
-    for index, grant in enumerate(request.grants, start=1):
-        lines.append(f"  [s{index}] allow for this session: {grant.covers}" + ("" if grant.exact else f" (rule {grant.rule!r})"))
-    if request.always_allowed:
-        # only the layers offered: an untrusted workspace's project and local files are not written
-        others = " or ".join(f":{layer}" for layer in request.layers if layer is not RuleLayer.USER)
-        where = f" (add {others} to save it there)" if others else " in the user configuration"
-        for index, grant in enumerate(request.grants, start=1):
-            if grant.persistable:
-                lines.append(f"  [a{index}] allow always: save allow rule {grant.rule!r}{where}")
-    lines.append("  [d] deny   [d MESSAGE] deny and tell the model why")
+    for key, choice in _keyed(request):
+        if choice.scope == "always" and len(choice.layers) > 1:
+            others = " or ".join(f"{key}:{layer}" for layer in choice.layers[1:])
+            lines.append(f"  [{key}] {choice.label}; answer {others} to save it there")
+        elif choice.with_message:
+            lines.append(f"  [d MESSAGE] {choice.label}")
+        else:
+            lines.append(f"  [{key}] {choice.label}")
     lines.append("  answer: ")
     return "\n".join(lines)
+
+
+def _keyed(request: ApprovalRequest) -> "list[tuple[str, ApprovalChoice]]":
+    """The runtime's choices on the prompt's keys: o, s1 s2 ..., a1 a2 ... (numbered by grant), d."""
+    from kairox.runtime import approval_choices
+
+    keyed = []
+    for choice in approval_choices(request):
+        if choice.grant is not None:
+            keyed.append((f"{choice.scope.value[0]}{request.grants.index(choice.grant) + 1}", choice))
+        else:
+            keyed.append(("o" if choice.scope == "once" else "d", choice))
+    return keyed
 
 
 def parse_answer(request: ApprovalRequest, text: str) -> ApprovalAnswer:
     """``o``, ``s``/``s2``, ``a``/``a1:project``, ``d`` or ``d MESSAGE``; anything else denies."""
     word, _, rest = text.partition(" ")
     key = word.lower()
-    if key in ("o", "once", "y", "yes"):
-        return ApprovalAnswer.allow_once()
-    if key[:1] in ("s", "a") and key not in ("d", "deny"):
-        choice, _, where = key[1:].partition(":")
-        index = int(choice) - 1 if choice.isdigit() else 0
-        if key.startswith("session"):
-            index = 0
-        if not 0 <= index < len(request.grants):
-            return ApprovalAnswer.deny("denied at the prompt (no such choice)")
-        grant = request.grants[index]
-        if key[0] == "s":
-            return ApprovalAnswer.allow_session(grant.rule)
-        if not request.always_allowed or not grant.persistable:
+    if key in ("once", "y", "yes"):
+        key = "o"
+    if key in ("deny", "n", "no"):
+        key = "d"
+    if key.startswith("session"):
+        key = "s1"
+    key, _, where = key.partition(":")
+    if key in ("s", "a"):
+        key += "1"
+    keyed = dict(_keyed(request))
+    if key == "d":
+        return ApprovalAnswer.deny(rest.strip() or "denied at the prompt")
+    choice = keyed.get(key)
+    if choice is None:
+        if key.startswith("a") and any(k == "s" + key[1:] for k in keyed):
             return ApprovalAnswer.deny("denied at the prompt ('always' is not offered for this call)")
-        try:
-            layer = RuleLayer(where) if where else RuleLayer.USER
-        except ValueError:
-            return ApprovalAnswer.deny(f"denied at the prompt (unknown layer {where!r})")
-        return ApprovalAnswer.allow_always(grant.rule, layer=layer)
-    if key in ("d", "deny", "n", "no") and rest.strip():
-        return ApprovalAnswer.deny(rest.strip())
-    return ApprovalAnswer.deny("denied at the prompt")
+        return ApprovalAnswer.deny("denied at the prompt (no such choice)" if key[:1] in ("s", "a") else "denied at the prompt")
+    try:
+        layer = RuleLayer(where) if where else None
+    except ValueError:
+        return ApprovalAnswer.deny(f"denied at the prompt (unknown layer {where!r})")
+    return choice.answer(layer=layer)
 
 
 class _ApproveOnce:

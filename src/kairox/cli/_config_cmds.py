@@ -48,7 +48,10 @@ def show(
     if as_json:
         out_json(data)
     elif provenance:
-        _print_provenance(resolved, data)
+        from kairox.config import provenance_lines
+
+        for line in provenance_lines(resolved):
+            out(line)
     else:
         import tomlkit
 
@@ -63,47 +66,6 @@ def _drop_none(value: Any) -> Any:
     if isinstance(value, list):
         return [_drop_none(v) for v in value]
     return value
-
-
-def _entry_as_written(resolved: "ResolvedConfig", key: str, shown: dict[str, Any]) -> dict[str, Any]:
-    """A server entry with only the keys that differ from their defaults (still redacted), for one line."""
-    from kairox.config import split_key
-
-    section, name = split_key(key)[:2]
-    entry = getattr(resolved.config, section).get(name)
-    if entry is None:
-        return shown
-    set_keys = entry.model_dump(mode="json", exclude_defaults=True)
-    return {k: v for k, v in shown.items() if k in set_keys}
-
-
-def _print_provenance(resolved: "ResolvedConfig", data: dict[str, Any]) -> None:
-    from kairox.config import REDACTED, is_secret_key
-
-    out(f"# workspace {resolved.workspace} ({'trusted' if resolved.trusted else 'untrusted: run `kairox trust`'})")
-    if resolved.profile:
-        out(f"# profile {resolved.profile}")
-    width = max((len(o.where()) for o in resolved.provenance.values()), default=10)
-    for key in sorted(resolved.provenance):
-        origin = resolved.provenance[key]
-        try:
-            value = _lookup(data["config"], key)
-        except KeyError:
-            continue
-        if is_secret_key(key.rsplit(".", 1)[-1]) and isinstance(value, str):
-            value = REDACTED
-        if isinstance(value, dict) and key.split(".", 1)[0] in ("mcp_servers", "lsp_servers", "dap_servers"):
-            value = _entry_as_written(resolved, key, value)
-        line = f"{origin.layer!s:8} {origin.where():<{width}}  {key} = {_value_text(value)}"
-        if origin.shadowed:
-            line += "  (shadows " + ", ".join(f"{s.layer}:{s.where()}" for s in origin.shadowed) + ")"
-        if resolved.is_pending(key):
-            line += "  [pending trust]"
-        out(line)
-    for item in resolved.pending:
-        out(f"pending  {item.origin.where():<{width}}  {item.key}: {item.reason} (`kairox trust` applies it)")
-    for rule in resolved.rules:
-        out(f"rule     {rule.where():<{width}}  {rule.action} {rule.pattern}")
 
 
 @config_app.command("get")

@@ -14,6 +14,7 @@ from kairox.cli._common import ExitCode, err, out, out_json, state
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
+    from kairox.runtime import ServerView
 
 lsp_app = typer.Typer(
     help="Language servers: what is configured and whether it starts.", no_args_is_help=True
@@ -34,26 +35,26 @@ def _base_dirs(resolved: "ResolvedConfig", section: str, names: list[str]) -> di
     return {name: resolved.base_dir(f"{section}.{name}") for name in names}
 
 
-def _entry(
-    resolved: "ResolvedConfig", section: str, name: str, config: Any, base_dir: Path
-) -> dict[str, Any]:
-    pending = resolved.is_pending(f"{section}.{name}")
-    if pending:
-        status = "pending_trust"
-    elif not config.enabled:
-        status = "disabled"
-    elif not _available(config.command, base_dir):
+def _entry(view: "ServerView", config: Any, base_dir: Path) -> dict[str, Any]:
+    """One server of the runtime's view; an idle one whose command is not there is ``missing_command``."""
+    status = str(view.status)
+    if view.status == "idle" and not _available(config.command, base_dir):
         status = "missing_command"
-    else:
-        status = "stopped"
-    origin = resolved.origin(f"{section}.{name}")
     return {
-        "server": name,
+        "server": view.name,
         "status": status,
+        "reason": view.reason,
         "command": [config.command, *config.args],
         "languages": list(config.languages),
-        "origin": f"{origin.file}:{origin.line}" if origin and origin.file else None,
+        "origin": view.origin.where() if view.origin is not None and view.origin.file else None,
     }
+
+
+def _entries(resolved: "ResolvedConfig", kind: str, bases: dict[str, Path]) -> list[dict[str, Any]]:
+    from kairox.runtime import ServerBoard
+
+    configs = getattr(resolved.config, f"{kind}_servers")
+    return [_entry(view, configs[view.name], bases[view.name]) for view in ServerBoard(resolved).views(kind)]
 
 
 @lsp_app.command("status")
@@ -62,7 +63,7 @@ def lsp_status(
     json_output: JsonOption = False,
     probe: Annotated[bool, typer.Option("--probe", help="Start each server, report it, stop it.")] = False,
 ) -> None:
-    """Show the configured language servers: stopped (they start on first use), pending trust, disabled,
+    """Show the configured language servers: idle (they start on first use), held back by trust, disabled,
     missing command; with --probe, whether each one starts."""
     cli = state(ctx)
     resolved = cli.resolve()
@@ -73,7 +74,7 @@ def lsp_status(
 
     sandbox = registry_settings(resolved).sandbox
     confine = {n: entry_confinement(resolved, "lsp_servers", n, c, sandbox) for n, c in servers.items()}
-    entries = [_entry(resolved, "lsp_servers", n, c, bases[n]) for n, c in servers.items()]
+    entries = _entries(resolved, "lsp", bases)
     for entry in entries:
         entry["file_patterns"] = list(servers[entry["server"]].file_patterns)
         # what it runs under: the profile of its entry, held to who wrote it (the probe says what it got)
@@ -108,7 +109,7 @@ async def _probe(
     from kairox.lsp import LspServerLifecycle, LspStartupError
 
     for entry in entries:
-        if entry["status"] != "stopped":
+        if entry["status"] != "idle":
             continue
         name = entry["server"]
         config = resolved.config.lsp_servers[name]
@@ -118,7 +119,7 @@ async def _probe(
             try:
                 client = await server.ensure_running()
                 entry.update(
-                    status="running",
+                    status="ready",
                     server_info=client.server_info,
                     position_encoding=client.position_encoding,
                     capabilities=sorted(k for k in client.capabilities if k.endswith("Provider")),
@@ -126,7 +127,7 @@ async def _probe(
             except LspStartupError as exc:
                 entry.update(status="failed", reason=exc.reason, stderr_tail=exc.stderr_tail[-600:])
             entry["confinement"] = server.confinement_state
-        if entry["status"] == "running":
+        if entry["status"] == "ready":
             entry["stopped_after_probe"] = True
             err(f"{name}: started and stopped again")
 
@@ -139,7 +140,7 @@ def dap_sessions(ctx: typer.Context, json_output: JsonOption = False) -> None:
     resolved = cli.resolve()
     adapters = resolved.config.dap_servers
     bases = _base_dirs(resolved, "dap_servers", list(adapters))
-    entries = [_entry(resolved, "dap_servers", n, c, bases[n]) for n, c in adapters.items()]
+    entries = _entries(resolved, "dap", bases)
     if json_output:
         out_json({"workspace": str(resolved.workspace), "adapters": entries, "sessions": []})
         return
@@ -148,6 +149,6 @@ def dap_sessions(ctx: typer.Context, json_output: JsonOption = False) -> None:
             "No debug adapters are configured; add [dap_servers.NAME] with command (e.g. python -m debugpy.adapter)."
         )
     for entry in entries:
-        available = "ready to launch" if entry["status"] == "stopped" else entry["status"]
+        available = "ready to launch" if entry["status"] == "idle" else entry["status"]
         out(f"{entry['server']}: {available}  ({' '.join(entry['command'])})")
     out("No debug sessions in this process.")

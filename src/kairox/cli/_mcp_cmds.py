@@ -19,9 +19,11 @@ from kairox.cli._common import (
 from kairox.cli._config_write import WriteYesOption, authorize_config_write, change_text, is_set
 
 if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
     from kairox.events import Event, EventSink
     from kairox.mcp import McpServerManager
     from kairox.mcp._sources import ConfiguredServer
+    from kairox.runtime import ServerView
 
 mcp_app = typer.Typer(
     help="MCP servers: list, start and inspect them, call their tools, add and remove them, log in.", no_args_is_help=True
@@ -40,6 +42,12 @@ def _quiet_sdk_logs() -> None:
     for name in ("mcp", "client", "httpx", "httpx2"):
         logging.getLogger(name).addHandler(logging.NullHandler())
         logging.getLogger(name).propagate = False
+
+
+def load_plugins_resolved(cli: CliState) -> "ResolvedConfig":
+    from kairox.runtime import load_plugins
+
+    return load_plugins(cli.resolve()).resolved
 
 
 def _configured(cli: CliState) -> "dict[str, ConfiguredServer]":
@@ -118,10 +126,15 @@ def list_servers(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if not servers:
         out("no MCP servers configured (`kairox mcp add NAME -- COMMAND ARGS` adds one)")
         return
+    from kairox.runtime import configured_views
+
+    # what trust or `enabled` say about each server, in the words every front end uses
+    views = {view.name: view for view in configured_views(load_plugins_resolved(state(ctx))) if view.kind == "mcp"}
     for s in servers.values():
         flags = [s.config.transport, "enabled" if s.config.enabled else "disabled"]
-        if s.pending_trust:
-            flags.append("pending trust")
+        view = views.get(s.name)
+        if view is not None and view.status.waits_for_trust:
+            flags.append(view.label)
         if s.config.required:
             flags.append("required")
         out(f"{s.name}  ({', '.join(flags)})  {s.where or s.layer}")
@@ -136,6 +149,8 @@ def status(
     """Start the servers, then report each one: status, transport, tools, error and stderr tail."""
     import anyio
 
+    from kairox.runtime import load_plugins
+
     cli = state(ctx)
     servers = _configured(cli)
     for name in names or ():
@@ -143,34 +158,31 @@ def status(
     if names:
         servers = {n: s for n, s in servers.items() if n in names}
 
-    async def run() -> list[dict[str, Any]]:
-        async with _manager(cli, servers) as manager:
-            states = [s.to_json() for s in manager.states()]
-            for item in states:
-                # count what the model is offered, as doctor and context do: the server's tools that pass
-                # enabled_tools / disabled_tools, plus the list/read resource tools Kairox adds
-                adapter = manager.adapters.get(item["name"])
-                specs = list(await adapter.list_tools()) if adapter is not None else []
-                item["tools"] = len(specs) if adapter is not None else item["tools"]
-                item["resource_tools"] = sum(1 for spec in specs if "resource_helper" in spec.meta)
-            return states
-
     from kairox.tools import describe_confinement
 
-    states = anyio.run(run)
+    async def run() -> list["ServerView"]:
+        from kairox.runtime import ServerBoard, manager_offered_counts
+
+        board = ServerBoard(load_plugins(cli.resolve()).resolved, starting=True)
+        async with _manager(cli, servers) as manager:
+            # counted as doctor and context count: what the model is offered, resource tools Kairox adds included
+            board.sync_mcp(manager, await manager_offered_counts(manager))
+        return [view for view in board.views("mcp") if view.name in servers]
+
+    views = anyio.run(run)
     if as_json:
-        out_json({"servers": states})
+        out_json({"servers": [view.to_json(tool_list=False) for view in views]})
     else:
-        for item in states:
-            helpers = f", {item['resource_tools']} of them the resource tools Kairox adds" if item["resource_tools"] else ""
-            line = f"{item['name']}: {item['status']} ({item['transport']}, {item['tools']} tools{helpers})"
-            out(line + (f": {item['error']}" if item["error"] else ""))
-            if item.get("confinement") is not None:
-                out(f"  {describe_confinement(item['confinement'])}")
-            if item["status"] == "failed" and item["stderr_tail"]:
-                tail = "\n".join(item["stderr_tail"].rstrip().splitlines()[-10:])
+        for view in views:
+            helpers = f", {view.resource_tools} of them the resource tools Kairox adds" if view.resource_tools else ""
+            line = f"{view.name}: {view.label} ({view.transport}, {view.tool_count} tools{helpers})"
+            out(line + (f": {view.reason}" if view.reason else ""))
+            if view.confinement is not None:
+                out(f"  {describe_confinement(view.confinement)}")
+            if view.status == "failed" and view.stderr_tail:
+                tail = "\n".join(view.stderr_tail.rstrip().splitlines()[-10:])
                 out("  stderr:\n" + "\n".join("    " + row for row in tail.splitlines()))
-    if any(item["status"] == "failed" for item in states):
+    if any(view.status == "failed" for view in views):
         raise typer.Exit(int(ExitCode.FAILURE))
 
 

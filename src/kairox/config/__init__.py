@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from kairox.config._display import provenance_lines
     from kairox.config._keys import join_key, split_key
     from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
     from kairox.config._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from kairox.config._own_writes import write_own
     from kairox.config._parse_cache import CacheScope, ConfigParseCache
     from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
-    from kairox.config._redact import REDACTED, is_secret_key, redact_tree
+    from kairox.config._redact import REDACTED, is_secret_key, redact_command, redact_tree, redact_urls
     from kairox.config._resolve import (
         PendingTrust,
         PolicyRule,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         parse_cli_value,
         resolve_config,
     )
+    from kairox.config._scrub import SecretScrubber
     from kairox.config._server_profile import ServerProfile, server_profile
     from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
     from kairox.config._trust import TrustReview, TrustStore
@@ -78,6 +80,7 @@ __all__ = [
     "ResolvedConfig",
     "RulesConfig",
     "SandboxPolicy",
+    "SecretScrubber",
     "ServerProfile",
     "SkillsConfig",
     "ToolsConfig",
@@ -92,8 +95,11 @@ __all__ = [
     "join_key",
     "kairox_home",
     "parse_cli_value",
+    "provenance_lines",
     "read_mcp_json",
+    "redact_command",
     "redact_tree",
+    "redact_urls",
     "referenced_files",
     "remove_value",
     "resolve_config",
@@ -135,7 +141,9 @@ if not TYPE_CHECKING:
             "._own_writes": ("write_own",),
             "._parse_cache": ("CacheScope", "ConfigParseCache"),
             "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
-            "._redact": ("REDACTED", "is_secret_key", "redact_tree"),
+            "._display": ("provenance_lines",),
+            "._scrub": ("SecretScrubber",),
+            "._redact": ("REDACTED", "is_secret_key", "redact_command", "redact_tree", "redact_urls"),
             "._resolve": (
                 "PendingTrust",
                 "PolicyRule",

@@ -2,6 +2,7 @@
 parameters in URLs, and the values of secret-looking flags in server arguments are redacted."""
 
 import re
+import shlex
 from typing import Any
 
 REDACTED = "<redacted>"
@@ -36,6 +37,15 @@ def redact_url(text: str) -> str:
     return f"{match.group('scheme')}{userinfo}{match.group('rest')}{query}{match.group('fragment') or ''}"
 
 
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]*[^\s'\"<>.,:;)]")
+
+
+def redact_urls(text: str) -> str:
+    """Every URL inside a sentence (an error message naming the endpoint it could not reach) redacted as
+    :func:`redact_url` redacts one."""
+    return _URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
+
+
 def _redact_args(items: list[Any]) -> list[Any]:
     """``["--api-key", "sk-..", "--token=t"]``: the values of flags whose names look like credentials."""
     result: list[Any] = []
@@ -60,12 +70,43 @@ def _redact_args(items: list[Any]) -> list[Any]:
     return result
 
 
+_ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.+)$", re.DOTALL)
+_HEADER = re.compile(r"^(?P<name>[A-Za-z0-9-]+):\s*(?P<value>.+)$", re.DOTALL)
+_HEADER_FLAGS = ("-H", "--header")
+
+
+def redact_command(text: str) -> str:
+    """A shell command line as shown to people (a hook's ``command``): secret-looking flag values, ``NAME=value``
+    assignments of secret-looking names, header values given with ``-H``, and URL credentials are redacted."""
+    try:
+        words = shlex.split(text)
+    except ValueError:  # unbalanced quotes: word by word
+        words = text.split()
+    shown: list[str] = []
+    for index, word in enumerate(words):
+        after_header_flag = index > 0 and words[index - 1] in _HEADER_FLAGS
+        assignment = _ASSIGNMENT.match(word)
+        header = _HEADER.match(word) if after_header_flag else None
+        if header is not None:
+            shown.append(f"{header.group('name')}: {REDACTED}")
+        elif assignment is not None and is_secret_key(assignment.group("name")):
+            shown.append(f"{assignment.group('name')}={REDACTED}")
+        else:
+            shown.append(word)
+    redacted = _redact_args(shown)
+    if redacted == words:
+        return text  # nothing secret: the text as it was written
+    return shlex.join(str(word) for word in redacted)
+
+
 def redact_tree(value: Any, *, parent: str = "") -> Any:
     if isinstance(value, dict):
         result: dict[str, Any] = {}
         for name, item in value.items():
             if (parent in ("env", "headers") and isinstance(item, str) and item) or (is_secret_key(name) and isinstance(item, str) and item):
                 result[name] = REDACTED
+            elif name == "command" and isinstance(item, str) and any(c.isspace() for c in item):
+                result[name] = redact_command(item)  # a shell command line (a hook's), not one program's path
             else:
                 result[name] = redact_tree(item, parent=name)
         return result

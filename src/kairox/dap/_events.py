@@ -2,18 +2,21 @@
 one each time the program stops."""
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from kairox.events import Event
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DapServerStarting(Event):
+    kind: ClassVar[str] = "dap.server.starting"
     server: str
     session: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DapServerRunning(Event):
+    kind: ClassVar[str] = "dap.server.running"
     server: str
     session: str
     pid: int | None
@@ -22,6 +25,7 @@ class DapServerRunning(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DapServerFailed(Event):
+    kind: ClassVar[str] = "dap.server.failed"
     server: str
     session: str
     reason: str
@@ -30,6 +34,7 @@ class DapServerFailed(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DapServerStopped(Event):
+    kind: ClassVar[str] = "dap.server.stopped"
     server: str
     session: str
 

@@ -1,12 +1,26 @@
 import dataclasses
 import enum
+import re
 from pathlib import PurePath
-from typing import Any
+from typing import Any, ClassVar
+
+_WORDS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Event:
-    """Base of every event: a frozen fact. Subclasses are frozen, keyword-only dataclasses too."""
+    """Base of every event: a frozen fact. Subclasses are frozen, keyword-only dataclasses too.
+
+    ``kind`` is the event's stable name for consumers (``mcp.server.ready``): front ends and sinks match on it,
+    never on the class name. Events a front end reacts to set it explicitly; the others get the dotted words of
+    their class name (``SkillsReady`` -> ``skills.ready``)."""
+
+    kind: ClassVar[str] = "event"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super(Event, cls).__init_subclass__(**kwargs)  # not bare super(): slots=True made Event a new class
+        if "kind" not in cls.__dict__:
+            cls.kind = ".".join(_WORDS.split(cls.__name__)).lower()
 
 
 def _jsonable(value: Any) -> Any:
@@ -24,9 +38,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def event_to_json(event: Event) -> dict[str, Any]:
-    """``{"event": "<ClassName>", **fields}``, with enums, paths and nested records made JSON-safe."""
+    """``{"event": "<ClassName>", "kind": "<kind>", **fields}``, with enums, paths and nested records made JSON-safe."""
     fields = {f.name: _jsonable(getattr(event, f.name)) for f in dataclasses.fields(event)}
-    return {"event": type(event).__name__, **fields}
+    return {"event": type(event).__name__, "kind": event.kind, **fields}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

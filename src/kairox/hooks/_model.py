@@ -108,11 +108,14 @@ class HookSpec:
         return self.plugin is not None and self.trust != "local"
 
     def to_json(self) -> dict[str, object]:
+        """The hook as shown to people and pipes: its command with secrets redacted, as ``config show`` does."""
+        from kairox.config import redact_command
+
         return {
             "name": self.name,
             "event": str(self.event),
             "matcher": self.matcher,
-            "command": self.command,
+            "command": redact_command(self.command),
             "timeout_sec": self.timeout_sec,
             "plugin": self.plugin,
             "trust": self.trust,

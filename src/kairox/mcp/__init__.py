@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         apply_schema_defaults,
         decline_elicitation,
     )
-    from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
+    from kairox.mcp._lifecycle import FailureCause, ServerLifecycle, ServerStatus
     from kairox.mcp._manager import McpServerManager
     from kairox.mcp._sources import ConfiguredServer, configured_servers, server_confiner
 
@@ -47,6 +47,7 @@ __all__ = [
     "ElicitationAnswer",
     "ElicitationHandler",
     "ElicitationRequest",
+    "FailureCause",
     "McpClient",
     "McpJsonFile",
     "McpProtocolViolation",

@@ -39,7 +39,7 @@ from kairox.mcp._content import McpResource, McpTool, is_offered
 from kairox.mcp._events import McpProtocolViolation, McpServerRestarting, McpToolProgress, McpToolsChanged
 from kairox.mcp._features import ClientFeatures
 from kairox.mcp._files import server_file_stem
-from kairox.mcp._lifecycle import ServerLifecycle, ServerStatus
+from kairox.mcp._lifecycle import FailureCause, ServerLifecycle, ServerStatus
 from kairox.mcp._native import NativeSession, SdkStreamChannel, StdioChannel
 from kairox.mcp._protocol_cache import known_legacy, remember_legacy, server_key
 from kairox.mcp._session import (
@@ -55,6 +55,7 @@ from kairox.mcp._tool_cache import CachedLists, ToolListCache
 from kairox.mcp._transports import (
     STDIN_GRACE_SEC,
     STOP_TIMEOUT_SEC,
+    StartError,
     describe_failure,
     expand,
     open_remote,
@@ -424,7 +425,11 @@ class McpClient:
                         await self._lost.wait()
                         tg.cancel_scope.cancel()
             except Exception as exc:
-                reason = describe_failure(_unwrap(exc), self.config.url)
+                cause = _unwrap(exc)
+                reason = describe_failure(cause, self.config.url)
+                variable = getattr(cause, "variable", None) if isinstance(cause, StartError) else None
+                self.lifecycle.cause = FailureCause.UNSET_VARIABLE if variable else FailureCause.OTHER
+                self.lifecycle.cause_variable = variable
             finally:
                 _starting.discard(self)
                 self._session = None
@@ -437,6 +442,7 @@ class McpClient:
             return None, was_ready, exited
         if scope.cancelled_caught and not was_ready:
             reason = f"did not finish the MCP handshake within {timeout:g}s (startup_timeout_sec)"
+            self.lifecycle.cause, self.lifecycle.cause_variable = FailureCause.STARTUP_TIMEOUT, None
         elif was_ready and reason is None:
             reason = "the session expired (HTTP 404)" if self._expired else f"the server {_exit_detail(child_code)}"
         elif not was_ready and exited and (reason is None or "Connection closed" in reason):

@@ -1,12 +1,14 @@
 """Events of MCP servers: lifecycle transitions, tool list changes, progress and server log messages."""
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from kairox.events import Event
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerStarting(Event):
+    kind: ClassVar[str] = "mcp.server.starting"
     server: str
     transport: str
     attempt: int = 0
@@ -15,6 +17,7 @@ class McpServerStarting(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerReady(Event):
+    kind: ClassVar[str] = "mcp.server.ready"
     server: str
     tools: int
     """How many of its tools the model can see (after ``enabled_tools`` / ``disabled_tools``; task-only tools
@@ -24,11 +27,13 @@ class McpServerReady(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerStopped(Event):
+    kind: ClassVar[str] = "mcp.server.stopped"
     server: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerFailed(Event):
+    kind: ClassVar[str] = "mcp.server.failed"
     server: str
     reason: str
     stderr_tail: str = ""
@@ -37,6 +42,7 @@ class McpServerFailed(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerRestarting(Event):
+    kind: ClassVar[str] = "mcp.server.restarting"
     server: str
     attempt: int
     delay_sec: float
@@ -57,6 +63,7 @@ class McpStartupSummary(Event):
 class McpToolsChanged(Event):
     """A server's tool list was re-listed after ``notifications/tools/list_changed``."""
 
+    kind: ClassVar[str] = "mcp.tools.changed"
     server: str
     tools: tuple[str, ...]
 

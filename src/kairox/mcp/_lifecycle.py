@@ -19,6 +19,16 @@ class ServerStatus(enum.StrEnum):
     STOPPED = "stopped"
 
 
+class FailureCause(enum.StrEnum):
+    """Why a server did not start, as a fact a front end can choose its advice by (never by the message's words)."""
+
+    UNSET_VARIABLE = "unset_variable"
+    """A ``${VAR}`` of its entry is not set (:attr:`ServerLifecycle.cause_variable` names it)."""
+    STARTUP_TIMEOUT = "startup_timeout"
+    """It did not finish the handshake within ``startup_timeout_sec``."""
+    OTHER = "other"
+
+
 class ServerLifecycle:
     """The status of one server, who may wait for a status, and the events each change emits."""
 
@@ -28,6 +38,9 @@ class ServerLifecycle:
         self.events: EventSink = events or NullSink()
         self.status = ServerStatus.STOPPED
         self.reason: str | None = None
+        self.cause: FailureCause | None = None
+        """Why the last start failed (None while it has not)."""
+        self.cause_variable: str | None = None
         self.stderr_tail = ""
         self.protocol_version: str | None = None
         self.tools = 0
@@ -53,6 +66,7 @@ class ServerLifecycle:
     def starting(self, attempt: int) -> None:
         self.attempt = attempt
         self.reason = None
+        self.cause = self.cause_variable = None
         self._transition(ServerStatus.STARTING)
         self.events.emit(McpServerStarting(server=self.server, transport=self.transport, attempt=attempt))
 

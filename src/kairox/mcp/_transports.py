@@ -36,12 +36,18 @@ worth a clean exit, and its failure is reported once it is stopped (so the repor
 class StartError(Exception):
     """A start-up problem already phrased for the user."""
 
+    def __init__(self, message: str, *, variable: str | None = None) -> None:
+        super().__init__(message)
+        self.variable = variable
+        """The ``${VAR}`` that is not set, when that is the problem."""
+
 
 def expand(text: str, what: str, environ: Mapping[str, str]) -> str:
     result = expand_vars(text, environ)
     if result.missing:
         raise StartError(
-            f"{what} uses ${{{result.missing[0]}}}, which is not set; set it or give a default with ${{VAR:-value}}"
+            f"{what} uses ${{{result.missing[0]}}}, which is not set; set it or give a default with ${{VAR:-value}}",
+            variable=result.missing[0],
         )
     return result.value
 
@@ -113,7 +119,7 @@ async def open_remote(
     if secret_var:
         token = environ.get(secret_var)
         if not token:
-            raise StartError(f"the bearer token variable {secret_var} is not set; export it and restart")
+            raise StartError(f"the bearer token variable {secret_var} is not set; export it and restart", variable=secret_var)
         headers["Authorization"] = f"Bearer {token}"
     if config.transport == "sse":
         return sse_client(url, headers=headers, auth=auth, timeout=min(30.0, config.startup_timeout_sec))
@@ -123,7 +129,14 @@ async def open_remote(
 
 
 def describe_failure(exc: BaseException, url: str | None) -> str:
-    """A start-up exception as one sentence for the Failed event."""
+    """A start-up exception as one sentence for the Failed event; the URLs it names redacted (credentials in
+    userinfo or a query key never reach a status line, a log or the doctor's report)."""
+    from kairox.config import redact_urls
+
+    return redact_urls(_describe(exc, url))
+
+
+def _describe(exc: BaseException, url: str | None) -> str:
     # an SDK, OAuth or HTTP error can only come from a module that was loaded
     oauth = sys.modules.get("kairox.mcp._oauth")
     if isinstance(exc, StartError) or (oauth is not None and isinstance(exc, oauth.NeedsLoginError)):

@@ -2,7 +2,7 @@
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from kairox._util import JsonObject, quick_init
 from kairox.config import REDACTED, is_secret_key
@@ -73,6 +73,7 @@ class ToolCallRequested(Event):
 class ToolCallDecided(Event):
     """The policy's (or the person's) verdict, with the rule that decided and where it was written."""
 
+    kind: ClassVar[str] = "tool.call.decided"
     call_id: str
     tool: str
     decision: str
@@ -99,6 +100,7 @@ class ToolCallApprovalAnswered(Event):
 @quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallFinished(Event):
+    kind: ClassVar[str] = "tool.call.finished"
     call_id: str
     tool: str
     duration_ms: float

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices
     from kairox.runtime._catalog import (
         INSTALL_SPEC,
         DryRunReport,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         load_plugins,
         load_skills,
     )
+    from kairox.runtime._doctor import doctor_lines, doctor_report, version_line
     from kairox.runtime._events import (
         CatalogInstallFinished,
         ExtensionContextClosed,
@@ -47,6 +49,17 @@ if TYPE_CHECKING:
         stop_mcp_server,
     )
     from kairox.runtime._prompt import render_prompt_context
+    from kairox.runtime._servers import (
+        ServerBoard,
+        ServerOrigin,
+        ServerTool,
+        ServerView,
+        ServerViewStatus,
+        configured_views,
+        manager_offered_counts,
+        offered_counts,
+        trust_hold,
+    )
     from kairox.runtime._toggles import (
         CONFIG_WRITE_TOOL,
         WRITABLE_LAYERS,
@@ -66,6 +79,8 @@ __all__ = [
     "CONFIG_WRITE_TOOL",
     "INSTALL_SPEC",
     "WRITABLE_LAYERS",
+    "ApprovalChoice",
+    "ApprovalScope",
     "CatalogInstallFinished",
     "ConfigWriteDeniedError",
     "DryRunReport",
@@ -81,18 +96,29 @@ __all__ = [
     "PluginsLoaded",
     "RegistryBuilt",
     "RuntimeOptions",
+    "ServerBoard",
+    "ServerOrigin",
+    "ServerTool",
+    "ServerView",
+    "ServerViewStatus",
     "SkillsReady",
     "ToggleRow",
     "add_mcp_server",
+    "approval_choices",
     "authorize_config_write",
     "build_extension_context",
     "build_hooks",
+    "configured_views",
+    "doctor_lines",
+    "doctor_report",
     "dry_run_server",
     "gather_memory",
     "install_catalog_entry",
     "layer_of",
     "load_plugins",
     "load_skills",
+    "manager_offered_counts",
+    "offered_counts",
     "plugin_rows",
     "prefetch_command",
     "render_prompt_context",
@@ -110,6 +136,8 @@ __all__ = [
     "stop_mcp_server",
     "toggle_plugin",
     "toggle_skill",
+    "trust_hold",
+    "version_line",
 ]
 
 # names load their module when first read: a session needs the pipeline, not the catalog installer or the toggles
@@ -117,6 +145,7 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
+            "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
             "._catalog": (
                 "INSTALL_SPEC",
                 "DryRunReport",
@@ -137,6 +166,7 @@ if not TYPE_CHECKING:
                 "load_plugins",
                 "load_skills",
             ),
+            "._doctor": ("doctor_lines", "doctor_report", "version_line"),
             "._events": (
                 "CatalogInstallFinished",
                 "ExtensionContextClosed",
@@ -159,6 +189,17 @@ if not TYPE_CHECKING:
                 "stop_mcp_server",
             ),
             "._prompt": ("render_prompt_context",),
+            "._servers": (
+                "ServerBoard",
+                "ServerOrigin",
+                "ServerTool",
+                "ServerView",
+                "ServerViewStatus",
+                "configured_views",
+                "manager_offered_counts",
+                "offered_counts",
+                "trust_hold",
+            ),
             "._toggles": (
                 "CONFIG_WRITE_TOOL",
                 "WRITABLE_LAYERS",

@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import re
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from kairox.runtime._events import (
 )
 from kairox.runtime._memory import gather_memory, instruction_text
 from kairox.runtime._prompt import PluginLine, ServerLine, render_prompt_context
+from kairox.runtime._servers import ServerBoard
 from kairox.tools import SandboxSettings, ToolSpec
 
 if TYPE_CHECKING:
@@ -77,9 +77,12 @@ class ExtensionContext:
     lsp: "LspToolProvider"
     dap: "DapToolProvider"
     mcp: "McpServerManager | None" = None
+    servers: ServerBoard | None = None
+    """Every configured server (MCP, LSP, DAP) as every front end shows it, kept current by the context's events."""
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per configured MCP server: status, transport, tools (the model sees; ``resource_tools`` of them are the
-    list/read helpers Kairox adds for a server with resources), required, error, source."""
+    """Per configured MCP server, from :attr:`servers` at start-up: status, transport, tools (the model sees;
+    ``resource_tools`` of them are the list/read helpers Kairox adds for a server with resources), required, error,
+    source."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -109,25 +112,22 @@ def _split_where(where: str | None) -> tuple[str | None, int | None]:
     return (head, int(tail)) if head and tail.isdigit() else (where, None)
 
 
-_UNSET_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}, which is not set|variable ([A-Za-z_][A-Za-z0-9_]*) is not set")
-
-
-def mcp_failure_hint(name: str, config: McpServerConfig, reason: str) -> str:
-    """What to do about a server that did not start, fitted to the cause: a variable to export, a remote
-    server's url or authorization, a start-up time, or a stdio server's command."""
-    unset = _UNSET_VARIABLE.search(reason)
-    if unset:
-        variable = unset.group(1) or unset.group(2)
+def mcp_failure_hint(name: str, config: McpServerConfig, cause: str | None, variable: str | None = None) -> str:
+    """What to do about a server that did not start, chosen by the typed cause of its failure
+    (:class:`kairox.mcp.FailureCause`): a variable to export, a start-up time, a remote server's url or
+    authorization, or a stdio server's command."""
+    if cause == "unset_variable" and variable:
         return f"export {variable} (or give a default in the entry with ${{{variable}:-value}}), then try again"
-    if "timed out" in reason or "timeout" in reason:
+    if cause == "startup_timeout":
         return f"raise mcp_servers.{name}.startup_timeout_sec"
     if config.transport != "stdio":
         return f"check mcp_servers.{name}.url and its authorization: `kairox mcp login {name}`, headers or bearer_token_env_var"
     return f"run `kairox mcp status {name}` for its stderr; check mcp_servers.{name}.command"
 
 
-def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> list[Diagnostic]:
+def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any], resolved: ResolvedConfig, board: ServerBoard) -> list[Diagnostic]:
     from kairox.mcp import ServerStatus
+    from kairox.runtime._servers import LABELS, trust_hold
 
     found: list[Diagnostic] = []
     for name, client in manager.clients.items():
@@ -138,10 +138,11 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> li
                 ExtensionLoadFailure(
                     kind="mcp_server",
                     name=name,
-                    reason=(client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else ""),
+                    # scrubbed as the server view is: a server's stderr may quote its own secrets
+                    reason=board.scrub((client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else "")),
                     source=source,
                     line=line,
-                    hint=mcp_failure_hint(name, client.config, client.lifecycle.reason or ""),
+                    hint=mcp_failure_hint(name, client.config, client.lifecycle.cause, client.lifecycle.cause_variable),
                 )
             )
         if client.confinement_warning is not None:
@@ -152,11 +153,12 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any]) -> li
                 )
             )
         if client.status == ServerStatus.PENDING_TRUST:
+            hold = trust_hold(resolved, "mcp", name, pending=True)
+            assert hold is not None
             found.append(
                 Diagnostic(
-                    kind="mcp_server", name=name, reason="declared by an untrusted project; not started",
-                    severity=Severity.INFO, source=source, line=line,
-                    hint="run `kairox trust` in the workspace to start it",
+                    kind="mcp_server", name=name, reason=f"{LABELS[hold[0]]}: {hold[1]}",
+                    severity=Severity.INFO, source=source, line=line, hint="run `kairox trust` in the workspace to start it",
                 )
             )
     return found
@@ -256,6 +258,9 @@ async def build_extension_context(
     stage = load_plugins(resolved)
     resolved, plugin_set, routing = stage.resolved, stage.plugins, stage.routing
     diagnostics += stage.diagnostics
+    # the board sees each event before the caller's sink does: a front end that reads it on an event reads it current
+    board = ServerBoard(resolved, starting=options.start_mcp)
+    sink.sinks.insert(1, board)
     sink.emit(PluginsLoaded(active=tuple(p.name for p in plugin_set.active()), found=len(plugin_set.plugins), diagnostics=len(plugin_set.diagnostics)))
 
     async with contextlib.AsyncExitStack() as stack:
@@ -323,7 +328,7 @@ async def build_extension_context(
             await registry.add_providers(list(manager.adapters.values()))
             for adapter in manager.adapters.values():
                 diagnostics += adapter.diagnostics
-            diagnostics += _mcp_diagnostics(manager, servers)
+            diagnostics += _mcp_diagnostics(manager, servers, resolved, board)
         # server names are keyed like the resolver keys them (quoted when not one word: lsp_servers."a.b")
         def keyed(section: str, names: Iterable[str]) -> tuple[set[str], dict[str, Path]]:
             keys = {name: join_key((section, name)) for name in names}
@@ -358,9 +363,7 @@ async def build_extension_context(
         sink.emit(RegistryBuilt(tools=len(visible), sources=dict(sorted(Counter(str(s.source) for s in visible).items()))))
 
         # 5. the prompt context
-        per_server = Counter(s.origin for s in visible if str(s.source) == "mcp")
-        resource_helpers = Counter(s.origin for s in visible if str(s.source) == "mcp" and "resource_helper" in s.meta)
-        statuses = _server_statuses(manager, servers, per_server, resource_helpers)
+        statuses = _server_statuses(board, manager, registry)
         settings_text = resolved.config.instructions
         prompt = render_prompt_context(
             workspace=resolved.workspace,
@@ -379,9 +382,10 @@ async def build_extension_context(
         )
         context = ExtensionContext(
             resolved=resolved, registry=registry, prompt_context=prompt, events=recorder, plugins=plugin_set,
-            routing=routing, skills=skills, hooks=hooks, lsp=lsp, dap=dap, mcp=manager, mcp_servers=statuses,
+            routing=routing, skills=skills, hooks=hooks, lsp=lsp, dap=dap, mcp=manager, servers=board, mcp_servers=statuses,
             diagnostics=_dedupe(diagnostics),
         )
+        board.sync(context)
         sink.emit(ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt)))
         yield context
     # after the exit stack: every server has stopped
@@ -418,22 +422,26 @@ def _untrusted_confinement(resolved: ResolvedConfig) -> Path | None:
     return resolved.workspace if origin.file in project_files else None
 
 
-def _server_statuses(
-    manager: "McpServerManager | None", servers: dict[str, Any], tools: Counter[str | None], resource_tools: Counter[str | None]
-) -> dict[str, dict[str, Any]]:
-    result: dict[str, dict[str, Any]] = {}
+def _server_statuses(board: ServerBoard, manager: "McpServerManager | None", registry: "ToolRegistry") -> dict[str, dict[str, Any]]:
+    """The MCP servers of the board, for the prompt context and ``kairox doctor``."""
     if manager is None:
-        return result
-    for name, client in sorted(manager.clients.items()):
-        result[name] = {
-            "status": str(client.status),
-            "transport": client.config.transport,
-            "tools": tools.get(name, 0),
-            "resource_tools": resource_tools.get(name, 0),
-            "required": client.config.required,
-            "error": client.lifecycle.reason if str(client.status) == "failed" else None,
-            "source": servers[name].where if name in servers else None,
-            "confinement": client.confinement_state,
+        return {}
+    from kairox.runtime._servers import offered_counts
+
+    board.sync_mcp(manager, offered_counts(registry.visible_tools()))
+    result: dict[str, dict[str, Any]] = {}
+    for view in board.views("mcp"):
+        if view.name not in manager.clients:
+            continue
+        result[view.name] = {
+            "status": str(view.status),
+            "transport": view.transport,
+            "tools": view.tool_count,
+            "resource_tools": view.resource_tools,
+            "required": view.required,
+            "error": view.reason if view.status != "ready" else None,
+            "source": view.origin.where() if view.origin is not None else None,
+            "confinement": manager.clients[view.name].confinement_state,
         }
     return result
 

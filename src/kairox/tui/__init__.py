@@ -5,16 +5,13 @@ loads it lazily."""
 from kairox.tui._app import KairoxApp, run_app
 from kairox.tui._approval import ApprovalScreen, TuiApprover, choices
 from kairox.tui._panels import McpPanel, TextPanel
-from kairox.tui._servers import MARKS, ServerBoard, ServerMark, ServerRow, TraceEntry, describe
+from kairox.tui._servers import MARKS, TraceEntry, describe
 
 __all__ = [
     "MARKS",
     "ApprovalScreen",
     "KairoxApp",
     "McpPanel",
-    "ServerBoard",
-    "ServerMark",
-    "ServerRow",
     "TextPanel",
     "TraceEntry",
     "TuiApprover",

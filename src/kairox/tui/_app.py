@@ -32,7 +32,7 @@ from kairox.tui._approval import ApprovalScreen, TuiApprover
 from kairox.tui._composer import COMMANDS, Composer, workspace_paths
 from kairox.tui._conversation import Conversation, result_text
 from kairox.tui._panels import McpPanel, TextPanel
-from kairox.tui._servers import MARKS, ServerBoard, ServerRow, TraceEntry, describe, load_failures
+from kairox.tui._servers import MARKS, TraceEntry, describe, load_failures
 from kairox.tui._toggles import TogglePanel
 
 if TYPE_CHECKING:
@@ -112,7 +112,9 @@ class KairoxApp(App[None]):
         self.options, self.resolved = options, resolved
         self.model, self.provider, self.resume = model, provider, resume
         self.clock = clock
-        self.board = ServerBoard(clock)
+        from kairox.runtime import ServerBoard
+
+        self.board = ServerBoard(resolved, starting=start_session, clock=clock)
         self.approver = TuiApprover(self)
         self.entries: list[tuple[float, TraceEntry]] = []
         self.errors_only = False
@@ -148,7 +150,7 @@ class KairoxApp(App[None]):
         self.loop_thread = threading.get_ident()
         table = self.query_one("#servers", DataTable)
         table.add_columns("server", "status", "tools", "started", "last error")
-        self._seed_servers()
+        self.refresh_servers()
         self.refresh_status()
         self.query_one(Composer).focus()
         if self._start_session:
@@ -159,22 +161,6 @@ class KairoxApp(App[None]):
         if self._paths is None:
             self._paths = workspace_paths(self.resolved.workspace)
         return self._paths
-
-    def _seed_servers(self) -> None:
-        """Rows for every configured server before anything starts, so the panel is never empty."""
-        from kairox.tui._servers import ServerMark
-
-        config = self.resolved.config
-        for name, server in config.mcp_servers.items():
-            status = ServerMark.DISABLED if not server.enabled else ServerMark.STARTING
-            if self.resolved.is_pending(f"mcp_servers.{name}"):
-                status = ServerMark.PENDING_TRUST
-            self.board.put(ServerRow(kind="mcp", name=name, status=status))
-        for section, kind in (("lsp_servers", "lsp"), ("dap_servers", "dap")):
-            for name in getattr(config, section):
-                pending = self.resolved.is_pending(f"{section}.{name}")
-                self.board.put(ServerRow(kind=kind, name=name, status=ServerMark.PENDING_TRUST if pending else ServerMark.IDLE))
-        self.refresh_servers()
 
     # --- the session ------------------------------------------------------------------------------------------
 
@@ -313,16 +299,23 @@ class KairoxApp(App[None]):
         parts = ["errors only"] * self.errors_only + [f"server {self.server_filter}"] * (self.server_filter is not None)
         self.query_one("#trace-title", Static).update("Trace" + (f" ({', '.join(parts)}; /trace all shows every line)" if parts else ""))
 
+    def _servers_changed(self) -> None:
+        """After an action of the /mcp panel: the configuration and the clients may have changed."""
+        if self.context is not None:
+            self.board.sync(self.context)
+        self.refresh_servers()
+
     def refresh_servers(self) -> None:
         table = self.query_one("#servers", DataTable)
         table.clear()
-        for row in self.board.sorted_rows():
+        for row in self.board.views():
             mark, color = MARKS[row.status]
-            started = time.strftime("%H:%M:%S", time.localtime(row.started)) if row.started else ""
-            error = (row.error or "").replace("\n", " ")
+            started = time.strftime("%H:%M:%S", time.localtime(row.since)) if row.since else ""
+            error = (row.reason or "").replace("\n", " ")
             table.add_row(
-                Text.assemble((mark, color), f" {row.kind} {row.name}"), Text(str(row.status), style=color),
-                "" if row.tools is None else str(row.tools), started, Text(error[:40] + ("…" if len(error) > 40 else ""), style="red"),
+                Text.assemble((mark, color), f" {row.kind} {row.name}"), Text(row.label, style=color),
+                str(row.tool_count) if row.kind == "mcp" and row.status == "ready" else "", started,
+                Text(error[:40] + ("…" if len(error) > 40 else ""), style="red" if row.status == "failed" else "grey50"),
             )
 
     def refresh_status(self) -> None:
@@ -402,7 +395,7 @@ class KairoxApp(App[None]):
             self.query_one(Conversation).notice("the extensions are still starting; try again in a moment")
             return
         if name == "mcp":
-            self.push_screen(McpPanel(context, self.board, approver=self.approver, on_change=self.refresh_servers))
+            self.push_screen(McpPanel(context, self.board, approver=self.approver, on_change=self._servers_changed))
             return
         if name == "skills":
             self.push_screen(

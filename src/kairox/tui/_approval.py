@@ -17,20 +17,37 @@ from kairox.tui._servers import compact_json
 if TYPE_CHECKING:
     from textual.app import App
 
+    from kairox.runtime import ApprovalChoice
+
+
+_ALWAYS_KEYS = "abcefghijkl"
+"""Keys of the always answers (d and m deny, o and s allow once and for the session)."""
+
+
+def keyed_choices(request: ApprovalRequest) -> list[tuple[str, "ApprovalChoice"]]:
+    """The runtime's choices of ``request``, each on its key: o, s (or 1-9 for several grants), a (b, c ... for
+    several rules to save), d, m."""
+    from kairox.runtime import ApprovalScope, approval_choices
+
+    found = approval_choices(request)
+    sessions = [c for c in found if c.scope is ApprovalScope.SESSION][:9]
+    always = [c for c in found if c.scope is ApprovalScope.ALWAYS][: len(_ALWAYS_KEYS)]
+    keyed: list[tuple[str, ApprovalChoice]] = []
+    for choice in found:
+        if choice.scope is ApprovalScope.ONCE:
+            keyed.append(("o", choice))
+        elif choice in sessions:
+            keyed.append(("s" if len(sessions) == 1 else str(sessions.index(choice) + 1), choice))
+        elif choice in always:
+            keyed.append((_ALWAYS_KEYS[always.index(choice)], choice))
+        elif choice.scope is ApprovalScope.DENY:
+            keyed.append(("m" if choice.with_message else "d", choice))
+    return keyed
+
 
 def choices(request: ApprovalRequest) -> list[tuple[str, str]]:
     """``(key, label)`` of every answer the request offers, in the order shown."""
-    options = [("o", "allow once")]
-    for index, grant in enumerate(request.grants[:9], start=1):
-        suffix = "" if grant.exact else f"  (rule {grant.rule})"
-        options.append((str(index) if len(request.grants) > 1 else "s", f"allow for this session: {grant.covers}{suffix}"))
-    if request.always_allowed:
-        for grant in request.grants:
-            if grant.persistable:
-                options.append(("a", f"allow always: save allow rule {grant.rule} to the user configuration"))
-                break
-    options += [("d", "deny"), ("m", "deny with a message to the model")]
-    return options
+    return [(key, choice.label) for key, choice in keyed_choices(request)]
 
 
 class ApprovalScreen(ModalScreen[ApprovalAnswer]):
@@ -72,18 +89,10 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
             message.focus()
 
     def _answer_for(self, key: str) -> ApprovalAnswer | None:
-        grants = self.request.grants
-        if key == "o":
-            return ApprovalAnswer.allow_once()
-        if key == "s" and len(grants) == 1:
-            return ApprovalAnswer.allow_session(grants[0].rule)
-        if key.isdigit() and 1 <= int(key) <= len(grants) and len(grants) > 1:
-            return ApprovalAnswer.allow_session(grants[int(key) - 1].rule)
-        if key == "a" and self.request.always_allowed:
-            grant = next(g for g in grants if g.persistable)
-            return ApprovalAnswer.allow_always(grant.rule, layer=RuleLayer.USER)
-        if key == "d":
-            return ApprovalAnswer.deny("denied in the approval dialog")
+        for choice_key, choice in keyed_choices(self.request):
+            if choice_key == key and not choice.with_message:
+                # an always answer saves to the user layer from here; the command line and the GUI offer the others
+                return choice.answer(layer=RuleLayer.USER if RuleLayer.USER in choice.layers else None, message="denied in the approval dialog")
         return None
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

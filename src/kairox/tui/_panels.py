@@ -13,11 +13,11 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from kairox.errors import KairoxError
-from kairox.tui._servers import MARKS, ServerBoard, ServerMark
+from kairox.tui._servers import MARKS
 
 if TYPE_CHECKING:
     from kairox.policy import Approver
-    from kairox.runtime import ExtensionContext
+    from kairox.runtime import ExtensionContext, ServerBoard
 
 
 class TextPanel(ModalScreen[None]):
@@ -52,7 +52,7 @@ class McpPanel(ModalScreen[None]):
     ]
 
     def __init__(
-        self, context: "ExtensionContext", board: ServerBoard, *, approver: "Approver", on_change: Callable[[], None] | None = None
+        self, context: "ExtensionContext", board: "ServerBoard", *, approver: "Approver", on_change: Callable[[], None] | None = None
     ) -> None:
         super().__init__(classes="panel")
         self.context = context
@@ -83,17 +83,17 @@ class McpPanel(ModalScreen[None]):
         servers.focus()
 
     def _names(self) -> list[str]:
-        return sorted(self.context.mcp.clients) if self.context.mcp is not None else []
+        return [view.name for view in self.board.views("mcp") if self.context.mcp is not None and view.name in self.context.mcp.clients]
 
     def refresh_servers(self) -> None:
         table = self.query_one("#mcp-servers", DataTable)
         keep = table.cursor_row
         table.clear()
         for name in self._names():
-            row = self.board.rows.get(("mcp", name))
-            status = row.status if row else ServerMark.STOPPED
-            mark, color = MARKS[status]
-            table.add_row(f"[{color}]{mark}[/] {name}", str(status), "" if row is None or row.tools is None else str(row.tools), key=name)
+            view = self.board.get("mcp", name)
+            assert view is not None
+            mark, color = MARKS[view.status]
+            table.add_row(f"[{color}]{mark}[/] {name}", view.label, str(view.tool_count) if view.status == "ready" else "", key=name)
         if self._names():
             table.move_cursor(row=min(keep, len(self._names()) - 1))
             self.selected = self._names()[table.cursor_row]
@@ -111,27 +111,27 @@ class McpPanel(ModalScreen[None]):
         if self.selected is None or self.context.mcp is None:
             info.update("No MCP servers are configured." if not self._names() else "")
             return
-        client = self.context.mcp.clients[self.selected]
-        config = client.config
-        target = config.url if config.transport != "stdio" else " ".join([config.command or "", *config.args])
-        origin = self.context.mcp_servers.get(self.selected, {}).get("source")
+        view = self.board.get("mcp", self.selected)
+        if view is None:
+            info.update("")
+            return
         lines = [
-            f"{self.selected}: {client.status}" + ("" if config.enabled else " (disabled in the configuration)"),
-            f"transport: {config.transport}   {target}",
-            f"declared at: {origin or 'unknown'}",
+            f"{view.name}: {view.label}",
+            f"transport: {view.transport}   {view.target}",
+            f"declared at: {view.origin.where() if view.origin is not None else 'unknown'}",
         ]
-        if client.lifecycle.reason and str(client.status) in ("failed", "pending_trust", "disabled"):
-            lines.append(f"reason: {client.lifecycle.reason}")
-        tail = (client.stderr_tail or "").strip().splitlines()[-8:]
+        if view.reason:
+            lines.append(f"reason: {view.reason}")
+        tail = (view.stderr_tail or "").strip().splitlines()[-8:]
         lines.append("stderr (last lines):" if tail else "stderr: (empty)")
         lines += [f"  {line}" for line in tail]
+        if view.confinement:
+            lines.append(f"confinement: {view.confinement}")
         if self.status_line:
             lines += ["", self.status_line]
         info.update("\n".join(lines))
-        disabled = set(config.disabled_tools or [])
-        for tool in client.tools:
-            on = tool.name not in disabled and (config.enabled_tools is None or tool.name in config.enabled_tools)
-            tools.add_row("[green]✓[/]" if on else "[grey50]✗[/]", tool.name, key=tool.name)
+        for tool in view.tools:
+            tools.add_row("[green]✓[/]" if tool.enabled else "[grey50]✗[/]", tool.name, key=tool.name)
 
     def action_switch(self) -> None:
         servers, tools = self.query_one("#mcp-servers", DataTable), self.query_one("#mcp-tools", DataTable)
@@ -159,6 +159,8 @@ class McpPanel(ModalScreen[None]):
             self.busy = None
         if self.on_change is not None:
             self.on_change()
+        else:
+            self.board.sync(self.context)
         self.refresh_servers()
 
     def action_restart(self) -> None:

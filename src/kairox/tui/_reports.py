@@ -1,11 +1,8 @@
 """The text of the read-only panels (/doctor, /config, /tools, /skills, /plugins, /hooks, /trust, /model,
 /resume), built from the running context. Plain strings: the panel widget only shows them."""
 
-import json
 import time
-from typing import TYPE_CHECKING, Any
-
-from kairox.errors import Severity
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kairox.agent import ModelSettings
@@ -22,51 +19,17 @@ NO_MODEL = (
 
 
 def doctor_text(context: "ExtensionContext") -> str:
-    lines = ["Doctor: what loaded, what did not, and what to do", ""]
-    failures = [d for d in context.diagnostics if d.severity is Severity.ERROR]
-    warnings = [d for d in context.diagnostics if d.severity is Severity.WARNING]
-    notes = [d for d in context.diagnostics if d.severity is Severity.INFO]
-    lines.append(f"{len(failures)} failure(s), {len(warnings)} warning(s), {len(notes)} note(s); {len(context.tools())} tool(s) visible")
-    for title, items in (("Failures", failures), ("Warnings", warnings), ("Notes", notes)):
-        if items:
-            lines += ["", f"{title}:"]
-            for item in items:
-                where = f" at {item.location()}" if item.source else ""
-                lines.append(f"  {item.kind} {item.name}{where}: {item.reason}")
-                if item.hint:
-                    lines.append(f"    → {item.hint}")
-    lines += ["", "Workspace:", f"  {context.resolved.workspace} ({'trusted' if context.resolved.trusted else 'not trusted: `kairox trust` enables its servers and hooks'})"]
-    if not failures and not warnings:
-        lines += ["", "Everything configured loaded."]
-    return "\n".join(lines)
+    """The runtime's doctor report, as ``kairox doctor`` prints it."""
+    from kairox.runtime import doctor_lines, doctor_report
+
+    return "\n".join(doctor_lines(doctor_report(context)))
 
 
 def config_text(resolved: "ResolvedConfig") -> str:
-    lines = ["Effective configuration (key = value   ← where it was set)", ""]
-    for key in sorted(resolved.provenance):
-        origin = resolved.provenance[key]
-        value = _lookup(resolved.config.model_dump(mode="json"), key)
-        if isinstance(value, dict):
-            continue
-        shown = json.dumps(value, ensure_ascii=False) if value is not _MISSING else "(set)"
-        if "key" in key.lower() and "env" not in key.lower() and isinstance(value, str):
-            shown = '"***"'
-        shadow = f" (shadows {', '.join(str(s.layer) for s in origin.shadowed)})" if origin.shadowed else ""
-        lines.append(f"{key} = {shown[:120]}   ← {origin.layer}: {origin.where()}{shadow}")
-    return "\n".join(lines)
+    """What ``kairox config show --provenance`` prints: every key with where it was set, secrets redacted."""
+    from kairox.config import provenance_lines
 
-
-_MISSING = object()
-
-
-def _lookup(data: Any, key: str) -> Any:
-    for part in key.split("."):
-        part = part.strip('"')
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        else:
-            return _MISSING
-    return data
+    return "\n".join(["Effective configuration (layer, where it was set, key = value)", "", *provenance_lines(resolved)])
 
 
 def tools_text(context: "ExtensionContext") -> str:
@@ -85,7 +48,7 @@ def hooks_text(context: "ExtensionContext") -> str:
     hooks = context.hooks.hooks
     lines = [f"Hooks ({len(hooks)})", ""]
     for spec in hooks:
-        data = spec.to_json()
+        data = spec.to_json()  # its command redacted
         lines.append("  " + ", ".join(f"{k}={v}" for k, v in data.items() if v not in (None, "", [], {})))
     for item in context.hooks.diagnostics:
         lines.append(f"  ! {item.name}: {item.reason}")

@@ -1,13 +1,11 @@
-"""The trace panel's data: one row per MCP, LSP and DAP server, kept current from lifecycle events, and one
-line per event worth reading (tool calls and decisions, hooks, approvals, server transitions, load failures).
-Plain data: the widgets only render it."""
+"""The trace panel's data: how each server status of the runtime's server view is drawn, and one line per event
+worth reading (tool calls and decisions, hooks, approvals, server transitions, load failures). Plain data: the
+widgets only render it; the server rows themselves are :class:`kairox.runtime.ServerBoard`'s."""
 
-import enum
 import json
-import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from kairox.agent import ApprovalRequested, ModelFailed, ModelRequestRetried, TurnEnded, TurnHookOutcome
 from kairox.dap import DapServerFailed, DapServerRunning, DapServerStarting, DapServerStopped
@@ -21,56 +19,21 @@ from kairox.mcp import (
     McpServerRestarting,
     McpServerStarting,
     McpServerStopped,
-    McpToolsChanged,
 )
 from kairox.registry import ToolCallApprovalAnswered, ToolCallDecided, ToolCallFinished
+from kairox.runtime import ServerViewStatus
 
-if TYPE_CHECKING:
-    from kairox.runtime import ExtensionContext
-
-
-class ServerMark(enum.StrEnum):
-    """What the trace panel shows for a server: the MCP statuses and the LSP/DAP ones mapped onto one set."""
-
-    READY = "ready"
-    RUNNING = "running"
-    STARTING = "starting"
-    FAILED = "failed"
-    STOPPED = "stopped"
-    DISABLED = "disabled"
-    PENDING_TRUST = "pending trust"
-    IDLE = "idle"
-    """A language or debug server that starts on first use."""
-
-
-MARKS: dict[ServerMark, tuple[str, str]] = {
-    ServerMark.READY: ("●", "green"),
-    ServerMark.RUNNING: ("●", "green"),
-    ServerMark.STARTING: ("◐", "yellow"),
-    ServerMark.FAILED: ("●", "red"),
-    ServerMark.STOPPED: ("○", "grey50"),
-    ServerMark.DISABLED: ("⊘", "grey50"),
-    ServerMark.PENDING_TRUST: ("◇", "magenta"),
-    ServerMark.IDLE: ("◌", "cyan"),
+MARKS: dict[ServerViewStatus, tuple[str, str]] = {
+    ServerViewStatus.READY: ("●", "green"),
+    ServerViewStatus.STARTING: ("◐", "yellow"),
+    ServerViewStatus.FAILED: ("●", "red"),
+    ServerViewStatus.STOPPED: ("○", "grey50"),
+    ServerViewStatus.IDLE: ("◌", "cyan"),
+    ServerViewStatus.DISABLED: ("⊘", "grey50"),
+    ServerViewStatus.HELD_BACK: ("◇", "magenta"),
+    ServerViewStatus.PENDING_RETRUST: ("◇", "magenta"),
 }
-
-_MCP = {
-    "ready": ServerMark.READY, "starting": ServerMark.STARTING, "failed": ServerMark.FAILED, "stopped": ServerMark.STOPPED,
-    "disabled": ServerMark.DISABLED, "pending_trust": ServerMark.PENDING_TRUST,
-}
-_RPC = {"running": ServerMark.RUNNING, "starting": ServerMark.STARTING, "failed": ServerMark.FAILED, "stopped": ServerMark.STOPPED}
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ServerRow:
-    kind: str
-    """``mcp``, ``lsp`` or ``dap``."""
-    name: str
-    status: ServerMark
-    tools: int | None = None
-    started: float | None = None
-    """When it last became Ready / Running (seconds since the epoch)."""
-    error: str | None = None
+"""How the TUI draws each status of the runtime's server view."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -80,83 +43,8 @@ class TraceEntry:
     error: bool = False
 
 
-class ServerBoard:
-    """The rows of the trace panel, keyed by (kind, name), changed by :meth:`apply`."""
-
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self.rows: dict[tuple[str, str], ServerRow] = {}
-        self._clock = clock
-
-    def put(self, row: ServerRow) -> None:
-        self.rows[(row.kind, row.name)] = row
-
-    def _change(self, kind: str, name: str, **changes: Any) -> ServerRow:
-        row = self.rows.get((kind, name)) or ServerRow(kind=kind, name=name, status=ServerMark.STOPPED)
-        row = replace(row, **changes)
-        self.put(row)
-        return row
-
-    def sorted_rows(self) -> list[ServerRow]:
-        order = {"mcp": 0, "lsp": 1, "dap": 2}
-        return sorted(self.rows.values(), key=lambda r: (order.get(r.kind, 9), r.name))
-
-    def apply(self, event: Event) -> ServerRow | None:
-        """Take one event; the row it changed, if any."""
-        now = self._clock()
-        match event:
-            case McpServerStarting(server=name):
-                return self._change("mcp", name, status=ServerMark.STARTING)
-            case McpServerReady(server=name, tools=tools):
-                return self._change("mcp", name, status=ServerMark.READY, tools=tools, started=now, error=None)
-            case McpServerFailed(server=name, reason=reason):
-                return self._change("mcp", name, status=ServerMark.FAILED, error=reason)
-            case McpServerStopped(server=name):
-                return self._change("mcp", name, status=ServerMark.STOPPED)
-            case McpToolsChanged(server=name, tools=tools):
-                return self._change("mcp", name, tools=len(tools))
-            case LspServerStarting(server=name) | DapServerStarting(server=name):
-                return self._change(_kind(event), name, status=ServerMark.STARTING)
-            case LspServerRunning(server=name) | DapServerRunning(server=name):
-                return self._change(_kind(event), name, status=ServerMark.RUNNING, started=now, error=None)
-            case LspServerFailed(server=name, reason=reason) | DapServerFailed(server=name, reason=reason):
-                return self._change(_kind(event), name, status=ServerMark.FAILED, error=reason)
-            case LspServerStopped(server=name) | DapServerStopped(server=name):
-                return self._change(_kind(event), name, status=ServerMark.STOPPED)
-        return None
-
-    def sync(self, context: "ExtensionContext") -> None:
-        """Every configured server, as the running context has it (servers that were never started emit no
-        event: disabled, pending trust, language servers waiting for their first use)."""
-        if context.mcp is not None:
-            for name, client in context.mcp.clients.items():
-                old = self.rows.get(("mcp", name))
-                status = _MCP.get(str(client.status), ServerMark.STOPPED)
-                self.put(
-                    ServerRow(
-                        kind="mcp", name=name, status=status, tools=client.offered_count() if client.tools else (old.tools if old else None),
-                        started=old.started if old else None,
-                        error=client.lifecycle.reason if status is ServerMark.FAILED else (old.error if old else None),
-                    )
-                )
-        resolved = context.resolved
-        for section, kind, running in (("lsp_servers", "lsp", context.lsp.servers), ("dap_servers", "dap", {})):
-            for name in getattr(resolved.config, section):
-                old = self.rows.get((kind, name))
-                if name in running:
-                    server = running[name]
-                    status = _RPC.get(str(server.status), ServerMark.STOPPED)
-                    if status is ServerMark.STOPPED and server.starts == 0:
-                        status = ServerMark.IDLE
-                    self.put(replace(old, status=status) if old else ServerRow(kind=kind, name=name, status=status, error=server.reason))
-                elif old is None:
-                    pending = resolved.is_pending(f"{section}.{name}")
-                    enabled = getattr(getattr(resolved.config, section)[name], "enabled", True)
-                    status = ServerMark.PENDING_TRUST if pending else ServerMark.IDLE if enabled else ServerMark.DISABLED
-                    self.put(ServerRow(kind=kind, name=name, status=status))
-
-
 def _kind(event: Event) -> str:
-    return "lsp" if type(event).__name__.startswith("Lsp") else "dap"
+    return event.kind.partition(".")[0]
 
 
 def _short(text: str, limit: int = 160) -> str:

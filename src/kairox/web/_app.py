@@ -172,6 +172,14 @@ def create_app(options: WebOptions | None = None) -> Starlette:
     async def get_servers(request: Request) -> Response:
         return ok({"servers": servers_json(backend)})
 
+    async def get_doctor(request: Request) -> Response:
+        from kairox.runtime import doctor_report
+
+        context = await backend.ready_context()
+        # the report runs each program's --version: off the loop, so the page's other requests go on
+        report = await anyio.to_thread.run_sync(doctor_report, context)
+        return ok(backend.redactor.scrub(report))
+
     def _server(request: Request) -> tuple[str, str]:
         kind, name = request.path_params["kind"], request.path_params["name"]
         if kind not in KINDS or server_json(backend, kind, name) is None:
@@ -421,6 +429,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
     routes: list[BaseRoute] = [
         api("/api/state", get_state, ["GET"]),
         api("/api/servers", get_servers, ["GET"]),
+        api("/api/doctor", get_doctor, ["GET"]),
         api("/api/servers/{kind}/{name}", get_server, ["GET"]),
         api("/api/servers/{kind}/{name}/{action:str}", server_action, ["POST"]),
         api("/api/servers/mcp/{name}/tools/{tool}/{action}", tool_action, ["POST"]),

@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from kairox.config import Layer, ResolvedConfig, resolve_config
+from kairox.config import Layer, ResolvedConfig, SecretScrubber, resolve_config
 from kairox.errors import KairoxError
-from kairox.events import Event
-from kairox.web._hub import EventHub, Redactor, server_status
+from kairox.web._hub import EventHub
 
 if TYPE_CHECKING:
     from kairox.agent import AgentSession
     from kairox.policy import ApprovalAnswer, ApprovalRequest
-    from kairox.runtime import ExtensionContext
+    from kairox.runtime import ExtensionContext, ServerBoard
     from kairox.web._app import WebOptions
 
 ANSWERS = ("once", "session", "always", "deny")
@@ -40,8 +39,11 @@ class PendingApproval:
     result: "ApprovalAnswer | None" = None
 
     def to_json(self) -> dict[str, Any]:
+        from kairox.runtime import approval_choices
+
         request = self.request
         return {
+            "choices": [choice.to_json() for choice in approval_choices(request)],
             "id": self.id,
             "tool": request.tool,
             "arguments": request.arguments,
@@ -116,31 +118,28 @@ class WebApprover:
                 item.answer.set()
 
 
-@dataclass(kw_only=True)
-class ServerState:
-    status: str
-    reason: str | None = None
-
-
 class WebBackend:
     """Owns the session's lifetime. ``async with backend:`` starts it in a task group; leaving stops it."""
 
     def __init__(self, options: "WebOptions") -> None:
         self.options = options
         self.model, self.provider = options.model, options.provider
-        self.redactor = Redactor()
+        self.redactor = SecretScrubber()
         self.redactor.add_environment()
         self.hub = EventHub(self.redactor)
         self.approver = WebApprover(self.hub)
-        self.hub.listeners.append(self._on_event)
         self.resolved: ResolvedConfig = self._resolve()
+        from kairox.runtime import ServerBoard
+
+        self.servers = ServerBoard(self.resolved, starting=True)
+        """Every server as the page shows it; the hub applies each event to it."""
+        self.hub.board = self.servers
         self.context: ExtensionContext | None = None
         self.session: AgentSession | None = None
         self.setup_problem: str | None = None
         self.model_checked = False
         """Whether the model's settings were checked (in the background, with the SDKs)."""
         self.start_problem: str | None = None
-        self.statuses: dict[tuple[str, str], ServerState] = {}
         self.turn_running = False
         self._turns = itertools.count(1)
         self._jobs = itertools.count(1)
@@ -165,7 +164,6 @@ class WebBackend:
         self.hub.bind()
         self._tasks = anyio.create_task_group()
         await self._tasks.__aenter__()
-        self._seed()
         self._tasks.start_soon(self._main)
         return self
 
@@ -222,7 +220,7 @@ class WebBackend:
         self.context, self.session = context, session
         self.resolved = context.resolved
         self.redactor.add_config(context.resolved)
-        self._sync_statuses()
+        self.servers.sync(context)
         self._ready.set()
 
     async def restart(self) -> None:
@@ -237,8 +235,7 @@ class WebBackend:
             await self._left.wait()
         self._leave, self._left, self._ready = anyio.Event(), anyio.Event(), anyio.Event()
         self.resolved = self._resolve()
-        self.statuses.clear()
-        self._seed()
+        self.servers.seed(self.resolved, starting=True)
         self.start_soon(self._main)
         self._restarting = False
 
@@ -256,35 +253,11 @@ class WebBackend:
 
     # --- servers' live status -----------------------------------------------------------------------------------
 
-    def _seed(self) -> None:
-        """Every configured server before anything starts, so the page is never empty."""
-        config = self.resolved.config
-        for name, server in config.mcp_servers.items():
-            pending = self.resolved.is_pending(f"mcp_servers.{name}")
-            status = "disabled" if not server.enabled or pending else "starting"
-            self.statuses[("mcp", name)] = ServerState(status=status, reason="waiting for workspace trust" if pending else None)
-        for section, kind in (("lsp_servers", "lsp"), ("dap_servers", "dap")):
-            for name, server in getattr(config, section).items():
-                pending = self.resolved.is_pending(f"{section}.{name}")
-                enabled = getattr(server, "enabled", True)
-                reason = "waiting for workspace trust" if pending else None if enabled else "disabled in the configuration"
-                self.statuses[(kind, name)] = ServerState(status="disabled" if pending or not enabled else "stopped", reason=reason)
-
-    def _sync_statuses(self) -> None:
-        context = self.context
-        if context is None:
-            return
-        if context.mcp is not None:
-            for name, client in context.mcp.clients.items():
-                raw = str(client.status)
-                status = {"pending_trust": "disabled"}.get(raw, raw)
-                reason = client.lifecycle.reason if raw in ("failed", "pending_trust", "disabled") else None
-                self.statuses[("mcp", name)] = ServerState(status=status, reason=reason)
-
-    def _on_event(self, event: Event) -> None:
-        change = server_status(event)
-        if change is not None:
-            self.statuses[(change["kind"], change["name"])] = ServerState(status=change["status"], reason=change["reason"])
+    def server_views(self) -> "ServerBoard":
+        """The board, brought up to date with the running context and the configuration as it is now."""
+        if self.context is not None:
+            self.servers.sync(self.context, self.resolved)
+        return self.servers
 
     # --- turns --------------------------------------------------------------------------------------------------
 

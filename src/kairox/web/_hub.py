@@ -3,82 +3,20 @@
 
 import asyncio
 import dataclasses
-import os
-import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kairox.config import REDACTED, ResolvedConfig, is_secret_key, redact_tree
+from kairox.config import SecretScrubber
 from kairox.events import Event, event_to_json
+
+if TYPE_CHECKING:
+    from kairox.runtime import ServerBoard
 
 TRACE_SIZE = 2000
 """Events kept for ``/api/trace`` and for a stream that reconnects with ``Last-Event-ID``."""
 QUEUE_SIZE = 5000
-_MIN_SECRET = 4
-_MIN_HOST_SECRET = 8
-"""A host variable's value is taken for a secret from this length: ``TOKENIZERS_PARALLELISM=true`` is not one."""
-_SPLIT = re.compile(r"[:@/?&=#\s]+")
-
-
-class Redactor:
-    """Every secret value Kairox knows of (configuration values ``config show`` redacts, the host's secret-looking
-    variables, secret catalog variables given to an install, the GUI's token), replaced wherever it appears."""
-
-    def __init__(self) -> None:
-        self._secrets: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
-
-    def add(self, *values: str | None) -> None:
-        added = {v for v in values if v and len(v) >= _MIN_SECRET and v != REDACTED}
-        if added - self._secrets:
-            self._secrets |= added
-            ordered = sorted(self._secrets, key=len, reverse=True)
-            self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
-
-    def add_environment(self, environ: dict[str, str] | None = None) -> None:
-        for name, value in (os.environ if environ is None else environ).items():
-            if is_secret_key(name) and len(value) >= _MIN_HOST_SECRET:
-                self.add(value)
-
-    def add_config(self, resolved: ResolvedConfig) -> None:
-        """What ``config show`` redacts of this configuration: each value it hides, or the hidden parts of one."""
-        plain = resolved.config.model_dump(mode="json")
-        for before, after in _leaves(plain, redact_tree(plain)):
-            if before == after:
-                continue
-            if after == REDACTED:
-                self.add(before)
-            else:  # a URL or flag partly redacted: the parts that are gone
-                kept = set(_SPLIT.split(after))
-                self.add(*(part for part in _SPLIT.split(before) if part not in kept))
-
-    def text(self, value: str) -> str:
-        return value if self._pattern is None else self._pattern.sub(REDACTED, value)
-
-    def scrub(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {k: self.scrub(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.scrub(v) for v in value]
-        return value
-
-
-def _leaves(before: Any, after: Any) -> Iterable[tuple[str, str]]:
-    if isinstance(before, dict) and isinstance(after, dict):
-        for key, value in before.items():
-            yield from _leaves(value, after.get(key))
-    elif isinstance(before, list) and isinstance(after, list):
-        for one, other in zip(before, after, strict=False):
-            yield from _leaves(one, other)
-    elif isinstance(before, str) and isinstance(after, str):
-        yield before, after
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class WebEvent:
     seq: int
@@ -96,21 +34,6 @@ class WebEvent:
         return f"event: {self.type}\nid: {self.seq}\ndata: {json.dumps(self.data, ensure_ascii=False, default=str)}\n\n"
 
 
-# Events are told apart by their class names (``McpServerReady`` ...), so this module imports none of the packages
-# that define them: `kairox gui` serves its first page before the MCP SDK has loaded.
-_LIFECYCLE = {"Starting": "starting", "Ready": "ready", "Running": "ready", "Failed": "failed", "Stopped": "stopped"}
-_KINDS = {"Mcp": "mcp", "Lsp": "lsp", "Dap": "dap"}
-
-
-def server_status(event: Event) -> dict[str, Any] | None:
-    """``server.status`` of a lifecycle event (language and debug servers' ``running`` is the GUI's ``ready``)."""
-    kind, middle, state = type(event).__name__.partition("Server")
-    if kind not in _KINDS or state not in _LIFECYCLE or middle != "Server":
-        return None
-    reason = getattr(event, "reason", None) if state == "Failed" else None
-    return {"kind": _KINDS[kind], "name": getattr(event, "server", ""), "status": _LIFECYCLE[state], "reason": reason}
-
-
 def summary(event: Event) -> str:
     """One line for the trace: the event's name and its short scalar fields."""
     fields = []
@@ -125,7 +48,7 @@ def summary(event: Event) -> str:
 class EventHub:
     """The sink the session writes to, and the source of ``/api/events``. Safe to emit from any thread."""
 
-    def __init__(self, redactor: Redactor) -> None:
+    def __init__(self, redactor: SecretScrubber) -> None:
         self.redactor = redactor
         self.trace: deque[WebEvent] = deque(maxlen=TRACE_SIZE)
         self.sent: deque[WebEvent] = deque(maxlen=TRACE_SIZE)
@@ -137,7 +60,9 @@ class EventHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
         self.listeners: list[Any] = []
-        """Called with every Kairox event on the loop's thread (the server board)."""
+        """Called with every Kairox event on the loop's thread."""
+        self.board: ServerBoard | None = None
+        """The servers' views: each event is applied to it first, and a change is sent as ``server.status``."""
 
     def bind(self) -> None:
         """Remember the running loop: events from other threads (the skill scan) are handed to it."""
@@ -161,7 +86,7 @@ class EventHub:
         translated = self._translate(event)
         for kind, data in translated:
             self.publish(kind, data, keep=False)
-        if type(event).__name__ == "AssistantTextDelta":
+        if event.kind == "agent.text.delta":
             return  # streamed text stays out of the trace (agent.message has the whole answer)
         raw = event_to_json(event)
         raw.pop("event", None)
@@ -169,30 +94,30 @@ class EventHub:
         self.publish(type(event).__name__, raw, summary=summary(event), send_as_trace=not translated)
 
     def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
-        status = server_status(event)
-        if status is not None:
-            return [("server.status", status)]
+        view = self.board.apply(event) if self.board is not None else None
+        if view is not None and event.kind != "mcp.tools.changed":
+            return [("server.status", {"kind": view.kind, "name": view.name, "status": str(view.status), "reason": view.reason})]
         turn = self.turn
-        name = type(event).__name__
+        name = event.kind
         data: Any = event
-        if name == "ToolCallDecided":
+        if name == "tool.call.decided":
             return [("tool.decided", {"call_id": data.call_id, "tool": data.tool, "decision": data.decision, "reason": data.reason})]
-        if name == "ToolCallFinished":
+        if name == "tool.call.finished":
             ok = not data.is_error
             text = f"ok in {data.duration_ms:.0f} ms, {data.size_chars} characters" if ok else f"error: {data.error or 'failed'}"
             return [("tool.finished", {"call_id": data.call_id, "tool": data.tool, "ok": ok, "summary": text, "duration_ms": data.duration_ms})]
-        if name == "AssistantTextDelta":
+        if name == "agent.text.delta":
             return [("agent.text", {"turn": turn, "delta": data.text})]
-        if name == "AssistantMessageCompleted":
+        if name == "agent.message.completed":
             found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": data.text})]
             for call in data.tool_calls:
                 found.append(
                     ("agent.tool_call", {"turn": turn, "call_id": call.get("id"), "tool": call.get("tool") or call.get("name"), "arguments": call.get("arguments")})
                 )
             return found
-        if name == "TurnEnded":
+        if name == "agent.turn.ended":
             return [("agent.turn_ended", {"turn": turn, "reason": str(data.reason), "message": data.message})]
-        if name == "ModelFailed":
+        if name == "agent.model.failed":
             return [("agent.error", {"turn": turn, "message": data.message})]
         return []
 

@@ -4,7 +4,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kairox import __version__
-from kairox.config import Layer, ResolvedConfig, join_key
+from kairox.config import Layer, ResolvedConfig
 
 if TYPE_CHECKING:
     from kairox.catalog import Catalog, CatalogEntry, InstallPlan, PreflightReport
@@ -39,64 +39,14 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
     }
 
 
-def _provenance(resolved: ResolvedConfig, kind: str, name: str) -> dict[str, Any] | None:
-    prefix = join_key((KINDS[kind], name))
-    origins = [o for k, o in sorted(resolved.provenance.items()) if k == prefix or k.startswith(prefix + ".")]
-    origin = resolved.origin(prefix) or (origins[0] if origins else None)
-    if origin is None:
-        return None
-    return {"layer": str(origin.layer), "file": str(origin.file) if origin.file else None, "line": origin.line}
-
-
 def server_json(backend: "WebBackend", kind: str, name: str) -> dict[str, Any] | None:
-    """One server as the page shows it; ``None`` when no such server is configured."""
-    resolved = backend.resolved
-    section = getattr(resolved.config, KINDS[kind])
-    context = backend.context
-    client = context.mcp.clients.get(name) if kind == "mcp" and context is not None and context.mcp is not None else None
-    if name not in section and client is None and (kind, name) not in backend.statuses:
-        return None
-    config = client.config if client is not None else section.get(name)
-    live = backend.statuses.get((kind, name))
-    status, reason = (live.status, live.reason) if live is not None else ("stopped", None)
-    enabled = bool(getattr(config, "enabled", True))
-    tools: list[dict[str, Any]] = []
-    stderr = ""
-    if client is not None:
-        disabled, only = set(client.config.disabled_tools or []), client.config.enabled_tools
-        tools = [
-            {"name": t.name, "description": t.description, "enabled": t.name not in disabled and (only is None or t.name in only)}
-            for t in client.tools
-        ]
-        stderr = client.stderr_tail
-        if status == "failed" and not reason:
-            reason = client.lifecycle.reason
-    elif kind == "lsp" and context is not None and name in context.lsp.servers:
-        server = context.lsp.servers[name]
-        stderr = server.stderr_tail
-        reason = reason or server.reason
-    if not enabled and status in ("stopped", "starting"):
-        status = "disabled"
-    return {
-        "kind": kind,
-        "name": name,
-        "status": status,
-        "reason": reason,
-        "enabled": enabled,
-        "transport": getattr(config, "transport", None) if kind == "mcp" else "stdio",
-        "provenance": _provenance(resolved, kind, name),
-        "tools": tools,
-        "stderr_tail": stderr[-4000:],
-    }
+    """One server as the page shows it (the runtime's view); ``None`` when no such server is configured."""
+    view = backend.server_views().get(kind, name)
+    return view.to_json() if view is not None else None
 
 
 def servers_json(backend: "WebBackend") -> list[dict[str, Any]]:
-    names: set[tuple[str, str]] = set(backend.statuses)
-    for kind, section in KINDS.items():
-        names |= {(kind, name) for name in getattr(backend.resolved.config, section)}
-    order = {"mcp": 0, "lsp": 1, "dap": 2}
-    found = [server_json(backend, kind, name) for kind, name in sorted(names, key=lambda k: (order[k[0]], k[1]))]
-    return [s for s in found if s is not None]
+    return backend.server_views().to_json()
 
 
 def skills_json(context: "ExtensionContext") -> list[dict[str, Any]]:

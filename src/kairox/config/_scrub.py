@@ -1,0 +1,80 @@
+"""Known secret values scrubbed from whatever is shown or kept: the values ``config show`` redacts, the host's
+secret-looking variables, secrets given at run time (a catalog install's, a model's API key). The GUI's event
+stream and API and the session transcripts pass through one :class:`SecretScrubber`."""
+
+import os
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from kairox.config._redact import REDACTED, is_secret_key, redact_tree
+
+if TYPE_CHECKING:
+    from kairox.config._resolve import ResolvedConfig
+
+_SPLIT = re.compile(r"[:@/?&=#\s]+")
+_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")  # not ${VAR:-default}: a default may be a secret
+_MIN_SECRET = 4
+_MIN_HOST_SECRET = 8
+"""A host variable's value is taken for a secret from this length: ``TOKENIZERS_PARALLELISM=true`` is not one."""
+
+
+class SecretScrubber:
+    """Every secret value Kairox knows of (configuration values ``config show`` redacts, the host's secret-looking
+    variables, secret catalog variables given to an install, the GUI's token), replaced wherever it appears."""
+
+    def __init__(self) -> None:
+        self._secrets: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+
+    def add(self, *values: str | None) -> None:
+        # a ``${VAR}`` reference names where a secret comes from; it is no secret itself (and error messages quote it)
+        added = {v for v in values if v and len(v) >= _MIN_SECRET and v != REDACTED and not _REFERENCE.fullmatch(v)}
+        if added - self._secrets:
+            self._secrets |= added
+            ordered = sorted(self._secrets, key=len, reverse=True)
+            self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
+
+    def add_environment(self, environ: dict[str, str] | None = None) -> None:
+        for name, value in (os.environ if environ is None else environ).items():
+            if is_secret_key(name) and len(value) >= _MIN_HOST_SECRET:
+                self.add(value)
+
+    def add_config(self, resolved: "ResolvedConfig") -> None:
+        """What ``config show`` redacts of this configuration: each value it hides, or the hidden parts of one."""
+        plain = resolved.config.model_dump(mode="json")
+        for before, after in _leaves(plain, redact_tree(plain)):
+            if before == after:
+                continue
+            if after == REDACTED:
+                self.add(before)
+            else:  # a URL or flag partly redacted: the parts that are gone
+                kept = set(_SPLIT.split(after))
+                self.add(*(part for part in _SPLIT.split(before) if part not in kept))
+
+    def text(self, value: str) -> str:
+        return value if self._pattern is None else self._pattern.sub(REDACTED, value)
+
+    def scrub(self, value: Any, *, by_key: bool = False) -> Any:
+        """``value`` with every known secret replaced; ``by_key``: also the string values of secret-looking keys."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {
+                k: REDACTED if by_key and is_secret_key(str(k)) and isinstance(v, str) and v else self.scrub(v, by_key=by_key)
+                for k, v in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self.scrub(v, by_key=by_key) for v in value]
+        return value
+
+
+def _leaves(before: Any, after: Any) -> Iterable[tuple[str, str]]:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key, value in before.items():
+            yield from _leaves(value, after.get(key))
+    elif isinstance(before, list) and isinstance(after, list):
+        for one, other in zip(before, after, strict=False):
+            yield from _leaves(one, other)
+    elif isinstance(before, str) and isinstance(after, str):
+        yield before, after
