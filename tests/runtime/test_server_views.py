@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from tests.agent._support import BIN, SERVERS, make_workspace
@@ -79,8 +80,12 @@ async def _gui(workspace: Path) -> list[dict[str, Any]]:
             transport=transport, base_url="http://127.0.0.1:8766", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
         ) as client:
             await app.state.backend.ready_context()
-            servers: list[dict[str, Any]] = (await client.get("/api/servers")).json()["servers"]
-            return servers
+            with anyio.fail_after(60):  # servers whose tools are cached come up beside the session, not before it
+                while True:
+                    servers: list[dict[str, Any]] = (await client.get("/api/servers")).json()["servers"]
+                    if all(s["status"] != "starting" for s in servers):
+                        return servers
+                    await anyio.sleep(0.05)
 
 
 async def test_tui_gui_and_cli_show_the_same_status_for_each_server(tmp_path: Path, isolated_home: Path) -> None:
@@ -108,6 +113,10 @@ async def test_tui_gui_and_cli_show_the_same_status_for_each_server(tmp_path: Pa
     assert "missing API key" in gui[("mcp", "broken")]["stderr_tail"]
     assert gui[("mcp", "ready")]["reason"] is None and gui[("mcp", "ready")]["tool_count"] == mcp[("mcp", "ready")]["tools"] > 0
     assert gui[("mcp", "team")]["provenance"] == {"layer": "project", "file": str(workspace / "kairox.toml"), "line": 1}
+    # how each server runs: the same words in the GUI and the CLI, a local server confined by default
+    ready = gui[("mcp", "ready")]["confinement_text"]
+    assert ready is not None and ready.startswith("confined: workspace_write, network on, writes "), ready
+    assert mcp[("mcp", "ready")]["confinement_text"] == ready
     assert not marker.exists()
 
 

@@ -40,8 +40,10 @@ export interface Server {
   /** The command line or URL, secrets redacted. */
   target?: string;
   required?: boolean;
-  /** How the server's process is confined, when known. */
-  confinement?: string | null;
+  /** How the server's process is confined (sandbox profile, network, writable roots), when known. */
+  confinement?: Record<string, unknown> | null;
+  /** The same in words: `confined: workspace_write, network on, writes ...`. */
+  confinement_text?: string | null;
 }
 
 export interface HeldBack {

@@ -125,6 +125,15 @@ class ServerView:
     def label(self) -> str:
         return LABELS[self.status]
 
+    @property
+    def confinement_text(self) -> str | None:
+        """The confinement in words (``confined: workspace_write, network on, writes ...``), when known."""
+        if self.confinement is None:
+            return None
+        from kairox.tools import describe_confinement
+
+        return describe_confinement(self.confinement)
+
     def to_json(self, *, tool_list: bool = True) -> dict[str, Any]:
         """The API's shape. ``tool_list=False``: ``tools`` is the count the model sees (``kairox mcp status``)."""
         return {
@@ -144,6 +153,7 @@ class ServerView:
             "stderr_tail": self.stderr_tail[-STDERR_TAIL_CHARS:],
             "protocol_version": self.protocol_version,
             "confinement": self.confinement,
+            "confinement_text": self.confinement_text,
         }
 
 

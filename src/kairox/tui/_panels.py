@@ -125,8 +125,8 @@ class McpPanel(ModalScreen[None]):
         tail = (view.stderr_tail or "").strip().splitlines()[-8:]
         lines.append("stderr (last lines):" if tail else "stderr: (empty)")
         lines += [f"  {line}" for line in tail]
-        if view.confinement:
-            lines.append(f"confinement: {view.confinement}")
+        if view.confinement_text:
+            lines.append(view.confinement_text)
         if self.status_line:
             lines += ["", self.status_line]
         info.update("\n".join(lines))
