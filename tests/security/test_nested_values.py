@@ -99,7 +99,8 @@ def _engine(ws: Path, *rules: tuple[str, str]) -> PolicyEngine:
 def _spec(source: ToolSource, *, access: Access = Access.EXTERNAL, path_args: tuple[str, ...] = ()) -> ToolSpec:
     name = "mcp__db__query" if source is ToolSource.MCP else "ops__convert"
     return ToolSpec(
-        name=name, description="", input_schema={"type": "object"}, source=source, origin="db" if source is ToolSource.MCP else "ops",
+        name=name, description="", input_schema={"type": "object", "properties": {"sql": {}, "meta": {}, "path": {}, "files": {}}},
+        source=source, origin="db" if source is ToolSource.MCP else "ops",
         permission=PermissionProfile(access=access, path_args=path_args),
     )
 

@@ -31,6 +31,8 @@ UNVOUCHED = (
     ("an-empty-list-deep", {"sql": [["SELECT 1"], []]}, "holds an empty list"),
     ("a-value-under-a-key", {"sql": {DROP: "SELECT 1"}}, "holds a key that does not match"),
     ("the-issue-example", {"sql": "SELECT 1", DROP: 1}, "holds a value that does not match"),
+    # a top-level name the schema does not declare is a value too, also when its own value would match
+    ("an-undeclared-key-with-a-matching-value", {"sql": "SELECT 1", DROP: "SELECT 2"}, "which the tool does not declare, does not match"),
 )
 
 

@@ -25,6 +25,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py"
 TOOL = "mcp__h__t0"
 DROP = "DROP TABLE users"
+PARAMETERS = ("sql", "comment", "limit", "then", "more", "a", "drop_after", "repeat", "where", "statements", "batch", "opts", "query")
+"""What the tool's schema declares: the names an unnamed allow rule reads as parameters, not values."""
 
 
 def rule(action: str, pattern: str, line: int = 1) -> Rule:
@@ -52,7 +54,9 @@ async def _call(
     ws = workspace(tmp_path)
     markers = tmp_path / "markers"
     markers.mkdir()
-    config = McpServerConfig(command=sys.executable, args=[str(SERVER), "--tools", "1", "--marker-dir", str(markers)])
+    config = McpServerConfig(
+        command=sys.executable, args=[str(SERVER), "--tools", "1", "--marker-dir", str(markers), "--properties", ",".join(PARAMETERS)]
+    )
     approver = ScriptedApprover()
     registry = ToolRegistry(settings(ws, *rules, approval=approval), approver=approver)
     async with McpServerManager({"h": config}, workspace=ws, home=tmp_path / "home") as manager:

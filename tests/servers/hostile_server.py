@@ -5,7 +5,8 @@ description that long; ``--bad-schema`` adds tools whose input schema is not an 
 missing (``no_schema``); ``--refs`` adds ``loop`` (a ``$ref`` to itself), ``dangling`` (a ``$ref`` to nothing)
 and ``remote`` (a ``$ref`` to another host); ``--stderr-mb N`` writes N MiB to stderr before answering;
 ``--read-only`` annotates every tool ``readOnlyHint: true, openWorldHint: false``; ``--marker-dir DIR`` makes
-every call write the file ``DIR/<tool>-<n>`` (its n-th call) before answering, so a test sees what really ran.
+every call write the file ``DIR/<tool>-<n>`` (its n-th call) before answering, so a test sees what really ran;
+``--properties a,b`` declares those string arguments in every tool's schema instead of ``x``.
 Every tool answers ``ok <name>``.
 """
 
@@ -22,7 +23,9 @@ MARKERS = Path(sys.argv[sys.argv.index("--marker-dir") + 1]) if "--marker-dir" i
 CALLS: dict[str, int] = {}
 
 
-OBJECT = {"type": "object", "properties": {"x": {"type": "string"}}}
+OBJECT: dict[str, object] = {"type": "object", "properties": {"x": {"type": "string"}}}
+if "--properties" in sys.argv:
+    OBJECT = {"type": "object", "properties": {name: {} for name in sys.argv[sys.argv.index("--properties") + 1].split(",")}}
 
 
 def tools() -> list[dict[str, object]]:

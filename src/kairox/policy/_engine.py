@@ -36,6 +36,7 @@ from kairox.policy._values import (
     every_string,
     named_suggestion,
     refusal_matches,
+    declared_arguments,
     unnamed_allow_miss,
 )
 from kairox.tools import (
@@ -551,7 +552,7 @@ class PolicyEngine:
         if isinstance(argument, str):  # the tool says which argument its rules are about (the skill tool: the skill's name)
             value = arguments.get(argument)
             return None if isinstance(value, str) and fnmatch.fnmatchcase(value, specifier) else f"argument {argument!r} does not match"
-        return unnamed_allow_miss(specifier, arguments)
+        return unnamed_allow_miss(specifier, arguments, declared_arguments(spec))
 
     def _path_match(self, argument: str, text: str, glob: str) -> bool | None:
         """Whether every path ``text`` names (as argument ``argument``) is inside ``glob`` read as a path pattern;

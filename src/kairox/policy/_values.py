@@ -19,8 +19,8 @@ Object keys are values too: ``{"sql": "SELECT 1", "DROP TABLE users": 1}`` holds
 - allow, unnamed: every value of the call, at any depth, matches, and so does every key inside an argument's value;
   an empty list or object is something it did not look at, so it does not vouch for the call. A harmless value
   elsewhere in the call, or a flag, a key or an empty container next to it, must not carry what the rule never
-  looked at. (The arguments' own names are the tool's parameters, not values an allow rule matches: the named
-  form says exactly which parameters it vouches for.)
+  looked at. The names of the parameters the tool's schema declares are not values an allow rule matches (the
+  named form says exactly which parameters it vouches for); any other top-level name is a value like the rest.
 """
 
 import fnmatch
@@ -181,13 +181,16 @@ def _scalar_vouches(name: str, value: Any, glob: str, path_match: PathMatch) -> 
     return fnmatch.fnmatchcase(value_text(value), glob) if inside is None else inside
 
 
-def unnamed_allow_miss(glob: str, arguments: Mapping[str, Any]) -> str | None:
+def unnamed_allow_miss(glob: str, arguments: Mapping[str, Any], declared: frozenset[str] | None) -> str | None:
     """Why an unnamed allow rule on values does not vouch for these arguments (not every value and key inside them
-    matches, or one holds an empty list or object), or None."""
+    matches, or one holds an empty list or object), or None. ``declared``: the parameters the tool's schema names
+    (:func:`declared_arguments`); any other top-level name is a value like the rest, which the glob must match."""
     for name, value in arguments.items():
         what = _unmatched(value, glob)
         if what is not None:
             return f"argument {name!r} holds {what}"
+        if (declared is None or name not in declared) and not fnmatch.fnmatchcase(name, glob):
+            return f"argument {name!r}, which the tool does not declare, does not match"
     return None if arguments else "the call has no value for it to match"
 
 
@@ -247,6 +250,11 @@ def _named_problems(rule: "ParsedRule", matched: list[ToolSpec]) -> Iterator[tup
                 f"{ref} names argument {condition.name!r}, which {spec.name} does not take (it takes: {', '.join(sorted(props))})",
                 "fix the argument's name: a rule about an argument the call never has holds for no call",
             )
+
+
+def declared_arguments(spec: ToolSpec) -> frozenset[str] | None:
+    """The argument names a tool's input schema declares, or None when it declares none."""
+    return _properties(spec)
 
 
 def _properties(spec: ToolSpec) -> frozenset[str] | None:
