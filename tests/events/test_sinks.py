@@ -21,8 +21,8 @@ def test_json_lines_sink_writes_one_object_per_event(tmp_path: Path) -> None:
     for record in records:
         assert isinstance(record.pop("ts"), float)
     assert records == [
-        {"event": "Sample", "name": "a", "path": "/x", "items": ["1", "2"]},
-        {"event": "ConfigLoaded", "workspace": "/w", "layers": ["default", "user"], "trusted": False, "problems": 0},
+        {"event": "Sample", "kind": "sample", "name": "a", "path": "/x", "items": ["1", "2"]},
+        {"event": "ConfigLoaded", "kind": "config.loaded", "workspace": "/w", "layers": ["default", "user"], "trusted": False, "problems": 0},
     ]
 
 

@@ -123,7 +123,9 @@ def test_doctor_and_mcp_status_count_the_same_tools(tmp_path: Path, isolated_hom
     in_context = sum(1 for t in context["tools"] if t["origin"] == "basic")
     assert (status["tools"], status["resource_tools"]) == (doctor["tools"], doctor["resource_tools"]) == (in_context, 2)
     text = kairox("mcp", "status", cwd=workspace).stdout
-    assert text == f"basic: ready (stdio, {in_context} tools, 2 of them the resource tools Kairox adds)\n"
+    first, confinement = text.splitlines()
+    assert first == f"basic: ready (stdio, {in_context} tools, 2 of them the resource tools Kairox adds)"
+    assert confinement.startswith("  confined: workspace_write, network on, writes "), confinement  # the user's own server too
     assert f"  basic: ready, {in_context} tool(s) (2 of them the resource tools Kairox adds)" in kairox(*NO_SANDBOX, "doctor", cwd=workspace).stdout
 
 

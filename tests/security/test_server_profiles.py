@@ -104,7 +104,7 @@ def test_real_servers_work_confined_under_the_default_profile(place: Path, user:
     status = kairox(place, user, "lsp", "status", "--probe", "--json")
     probed = {s["server"]: s for s in json.loads(status.stdout)["servers"]}
     for name in ("jedi", "pylsp"):
-        assert probed[name]["status"] == "running" and probed[name]["confinement"]["confined"] is True, probed[name]
+        assert probed[name]["status"] == "ready" and probed[name]["confinement"]["confined"] is True, probed[name]
 
 
 REFUSED = """

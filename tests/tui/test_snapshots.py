@@ -54,6 +54,7 @@ def check(name: str, svg: str, fixed: Path | None = None) -> None:
     svg = re.sub(r"terminal-\d+", "terminal-0", svg)  # Rich derives the id from a salted hash()
     if fixed is not None:
         svg = svg.replace(fixed.name, "kx-snap-0000000")
+    svg = re.sub(r"(servers/[\w.-]+)@[0-9a-f]{10}", r"\1@0000000000", svg)  # a project server's state folder: by workspace
     path = SNAPSHOTS / f"{name}.svg"
     if UPDATE or not path.exists():
         SNAPSHOTS.mkdir(exist_ok=True)
@@ -112,7 +113,10 @@ async def test_approval_modal(fixed_dir: Path, isolated_home: Path) -> None:
         check("approval_modal", app.export_screenshot(title="kairox tui"), fixed_dir)
 
 
-async def test_mcp_panel(fixed_dir: Path, isolated_home: Path) -> None:
+async def test_mcp_panel(fixed_dir: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolated_home = fixed_dir / "home"  # the panel shows the server's state folder in it: a path of fixed length
+    isolated_home.mkdir()
+    monkeypatch.setenv("KAIROX_HOME", str(isolated_home))
     launcher = fixed_dir / "basic-server"
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SERVERS / "basic_server.py"}"\n', encoding="utf-8")
     launcher.chmod(0o755)

@@ -362,11 +362,15 @@ def test_session_and_always_answers_grant_what_they_say(
         grant.click()
         # the second write to a.txt runs under the session grant; the next question is the command
         expect(dialog).to_contain_text("$ echo hi")
-        expect(dialog.locator('[data-answer="always"]')).to_contain_text("shell.exec(echo hi)")
+        # one "always" per rule that may be saved: the exact command first, then the prefix
+        always = dialog.locator('[data-answer="always"]')
+        expect(always).to_have_count(2)
+        expect(always.first).to_contain_text("rule 'shell.exec(echo hi)'")
+        expect(always.last).to_contain_text("rule 'shell.exec(echo hi*)'")
         # the workspace is not trusted: an "always" can only be saved in the user layer, and the dialog says so
-        expect(dialog).to_contain_text("to the user configuration")
+        expect(dialog).to_contain_text("in the user configuration")
         expect(dialog.locator('select[aria-label="configuration layer"]')).to_have_count(0)
-        dialog.locator('[data-answer="always"]').click()
+        always.first.click()
         expect(page.locator('[data-role="assistant"]').last).to_have_text("Done.")
         for call_id in ("w1", "w2", "s1", "s2"):
             expect(page.locator(f'[data-call="{call_id}"]')).to_have_attribute("data-state", "ok")

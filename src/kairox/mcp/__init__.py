@@ -114,7 +114,7 @@ if not TYPE_CHECKING:
                 "apply_schema_defaults",
                 "decline_elicitation",
             ),
-            "._lifecycle": ("ServerLifecycle", "ServerStatus"),
+            "._lifecycle": ("FailureCause", "ServerLifecycle", "ServerStatus"),
             "._manager": ("McpServerManager",),
             "._sources": ("ConfiguredServer", "configured_servers", "server_confiner"),
         },

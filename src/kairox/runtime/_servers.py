@@ -393,7 +393,6 @@ def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, An
         ServerTool(name=t.name, description=t.description or "", enabled=is_offered(t, config.enabled_tools, config.disabled_tools))
         for t in client.tools
     )
-    ready = status is ServerViewStatus.READY
     return {
         "status": status,
         "reason": client.lifecycle.reason if status in (ServerViewStatus.FAILED, ServerViewStatus.STOPPED) else None,
@@ -402,8 +401,9 @@ def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, An
         "target": _target(config),
         "required": config.required,
         "tools": tools,
-        "tool_count": offered[0] if ready else 0,
-        "resource_tools": offered[1] if ready else 0,
+        # what the model is offered: also the cached tools of a server not started yet (``startup = "lazy"``)
+        "tool_count": offered[0],
+        "resource_tools": offered[1],
         "stderr_tail": client.stderr_tail,
         "protocol_version": client.lifecycle.protocol_version,
         "confinement": client.confinement_state,
