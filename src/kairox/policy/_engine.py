@@ -32,11 +32,11 @@ from kairox.policy._shell import ShellCommand, split_command
 from kairox.policy._values import (
     allow_miss,
     argument_diagnostics,
+    declared_arguments,
     describe_values,
     every_string,
     named_suggestion,
     refusal_matches,
-    declared_arguments,
     unnamed_allow_miss,
 )
 from kairox.tools import (
