@@ -55,6 +55,7 @@ def test_project_servers_wait_for_trust(workspace: Path) -> None:
     # a project's server would run confined, under the default profile
     confinement = shown["servers"][0].pop("confinement")
     assert (confinement["confined"], confinement["sandbox"], confinement["network"]) == (True, "workspace_write", True)
+    assert shown["servers"][0].pop("confinement_text").startswith("confined: workspace_write, network on, writes ")
     assert shown == {
         "servers": [
             {
