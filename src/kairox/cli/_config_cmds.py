@@ -1,6 +1,5 @@
 """``kairox config ...`` and ``kairox trust``."""
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,21 +16,6 @@ config_app = typer.Typer(help="Show, check and edit configuration.", no_args_is_
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 LayerOption = Annotated[str, typer.Option("--layer", help="Which file to edit: user, project or local.")]
-
-
-def _value_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _lookup(data: Any, key: str) -> Any:
-    from kairox.config import split_key
-
-    node = data
-    for part in split_key(key):
-        if not isinstance(node, dict) or part not in node:
-            raise KeyError(key)
-        node = node[part]
-    return node
 
 
 @config_app.command("show")
@@ -71,17 +55,19 @@ def _drop_none(value: Any) -> Any:
 @config_app.command("get")
 def get(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key, e.g. policy.approval_policy.")], as_json: JsonOption = False) -> None:
     """One value and where it comes from."""
+    from kairox.config import lookup_value, value_text
+
     resolved = state(ctx).resolve(strict=False)
     data = resolved.to_json()
     try:
-        value = _lookup(data["config"], key)
+        value = lookup_value(data["config"], key)
     except (KeyError, ValueError):
         fail(f"no key {key!r} in the configuration", ExitCode.NOT_FOUND)
     origin = resolved.origin(key)
     if as_json:
         out_json({"key": key, "value": value, "provenance": origin.to_json() if origin else None, "pending_trust": resolved.is_pending(key)})
     else:
-        out(value if isinstance(value, str) else _value_text(value))
+        out(value if isinstance(value, str) else value_text(value))
         if origin is not None:
             err(f"# from {origin.layer}: {origin.where()}")
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox.config._display import provenance_lines
+    from kairox.config._display import lookup_value, provenance_lines, value_text
     from kairox.config._keys import join_key, split_key
     from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
     from kairox.config._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
@@ -94,6 +94,7 @@ __all__ = [
     "is_secret_key",
     "join_key",
     "kairox_home",
+    "lookup_value",
     "parse_cli_value",
     "provenance_lines",
     "read_mcp_json",
@@ -107,6 +108,7 @@ __all__ = [
     "set_value",
     "split_key",
     "unset_value",
+    "value_text",
     "workspace_mcp_servers",
     "write_own",
 ]
@@ -141,7 +143,7 @@ if not TYPE_CHECKING:
             "._own_writes": ("write_own",),
             "._parse_cache": ("CacheScope", "ConfigParseCache"),
             "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
-            "._display": ("provenance_lines",),
+            "._display": ("lookup_value", "provenance_lines", "value_text"),
             "._scrub": ("SecretScrubber",),
             "._redact": ("REDACTED", "is_secret_key", "redact_command", "redact_tree", "redact_urls"),
             "._resolve": (

@@ -11,11 +11,13 @@ if TYPE_CHECKING:
     from kairox.config._resolve import ResolvedConfig
 
 
-def _value_text(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """A value as the configuration shows it: JSON, non-ASCII kept."""
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _lookup(data: Any, key: str) -> Any:
+def lookup_value(data: Any, key: str) -> Any:
+    """The value at a dotted key of the configuration's JSON; KeyError when it is not there."""
     from kairox.config._keys import split_key
 
     node = data
@@ -50,14 +52,14 @@ def provenance_lines(resolved: "ResolvedConfig") -> list[str]:
     for key in sorted(resolved.provenance):
         origin = resolved.provenance[key]
         try:
-            value = _lookup(data["config"], key)
+            value = lookup_value(data["config"], key)
         except KeyError:
             continue
         if is_secret_key(key.rsplit(".", 1)[-1]) and isinstance(value, str):
             value = REDACTED
         if isinstance(value, dict) and key.split(".", 1)[0] in ("mcp_servers", "lsp_servers", "dap_servers"):
             value = _entry_as_written(resolved, key, value)
-        line = f"{origin.layer!s:8} {origin.where():<{width}}  {key} = {_value_text(value)}"
+        line = f"{origin.layer!s:8} {origin.where():<{width}}  {key} = {value_text(value)}"
         if origin.shadowed:
             line += "  (shadows " + ", ".join(f"{s.layer}:{s.where()}" for s in origin.shadowed) + ")"
         if resolved.is_pending(key):
