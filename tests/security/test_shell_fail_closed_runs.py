@@ -94,7 +94,11 @@ async def test_under_never_and_without_anyone_to_ask_the_line_is_refused(tmp_pat
     assert (ws / "victim").read_text() == "keep me\n"
 
 
-async def test_an_allow_rule_for_make_test_does_not_run_a_makefile_given_with_f(tmp_path: Path) -> None:
+async def test_an_allow_rule_for_make_test_does_not_run_a_makefile_given_with_f(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS"):  # under `make test` a nested make prints its directory
+        monkeypatch.delenv(name, raising=False)
     ws = workspace(tmp_path)
     (ws / "Makefile").write_text("test:\n\t@echo tests ran\n")
     (ws / "evil.mk").write_text("test:\n\t@touch marker\n")
