@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
     from kairox.errors import Diagnostic
     from kairox.hooks import HookRegistry
-    from kairox.plugins import Marketplaces, Plugin, PluginSet
+    from kairox.plugins import InstallResult, Marketplaces, Plugin, PluginSet
+    from kairox.policy import ApprovalAnswer, ApprovalRequest
 
 plugins_app = typer.Typer(help="List, inspect, enable, install and validate plugins.", no_args_is_help=True)
 marketplace_app = typer.Typer(help="Add and list plugin marketplaces.", no_args_is_help=True)
@@ -203,22 +204,77 @@ def disable(
     err(f"disabled {key} of plugin {plugin.name}" if changed else f"{key} of plugin {plugin.name} was already disabled")
 
 
+def _is_source(spec: str) -> bool:
+    """A folder, a git URL or an archive URL, rather than ``NAME[@MARKETPLACE]`` (names hold no ``/`` or ``:``)."""
+    return "/" in spec or ":" in spec or spec.startswith((".", "~")) or Path(spec).is_dir()
+
+
+class _NamedPluginInstallApprover:
+    """``plugins install SOURCE --yes`` names the install on the command line: that approves writing this plugin's
+    folder into Kairox's own plugin store, once. Anything else asked goes to ``--yes``'s usual answer, within what
+    an answer from no person may approve (``unattended_refusal``)."""
+
+    def __init__(self, store: Path) -> None:
+        self.store = store
+
+    async def request_approval(self, request: "ApprovalRequest") -> "ApprovalAnswer":
+        from kairox.cli._approver import YesApprover
+        from kairox.policy import ApprovalAnswer, ApprovalScope
+        from kairox.runtime import PLUGIN_INSTALL_SPEC
+
+        path = Path(str(request.arguments.get("path", "")))
+        if request.tool == PLUGIN_INSTALL_SPEC.name and path.is_relative_to(self.store) and path != self.store:
+            err(f"approved by --yes: install {request.arguments.get('plugin')} ({request.arguments.get('brings')}) into {path}")
+            return ApprovalAnswer(approved=True, scope=ApprovalScope.ONCE, reason="approved by --yes of kairox plugins install")
+        return await YesApprover().request_approval(request)
+
+
 @plugins_app.command("install")
-def install(ctx: typer.Context, spec: Annotated[str, typer.Argument(help="NAME or NAME@MARKETPLACE.")]) -> None:
-    """Install a plugin from a configured marketplace; incompatible plugins install disabled."""
-    from kairox.plugins import MarketplaceError
+def install(
+    ctx: typer.Context,
+    spec: Annotated[str, typer.Argument(help="NAME or NAME@MARKETPLACE; or a plugin folder, a git URL, or a .zip/.tar.gz URL (optionally #sub/folder).")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Answer the install's question with yes (a deny rule still denies; hooks still wait for `kairox hooks approve`).")] = False,
+) -> None:
+    """Install a plugin from a configured marketplace, a folder or a git URL; incompatible plugins install disabled.
+
+    A plugin from a folder or URL is loaded and checked first, then the gate asks before it is written (at a
+    terminal you answer; elsewhere pass --yes)."""
+    from kairox.plugins import MarketplaceError, PluginInstallDeniedError
 
     resolved = state(ctx).resolve()
-    name, _, market = spec.partition("@")
+    markets = _marketplaces(resolved, progress=True)
     try:
-        result = _marketplaces(resolved, progress=True).install(name, market or None)
+        if _is_source(spec):
+            result = _install_source(ctx, markets, spec, yes=yes)
+        else:
+            name, _, market = spec.partition("@")
+            result = markets.install(name, market or None)
+    except PluginInstallDeniedError as exc:
+        fail(str(exc), ExitCode.DENIED)
     except MarketplaceError as exc:
         fail(str(exc))
     _report(result.diagnostics)
     record = result.record
-    out(f"installed {record.name} {record.version} from {record.marketplace} into {record.path}")
+    origin = record.marketplace or record.source
+    out(f"installed {record.name} {record.version} from {origin} into {record.path}")
     if not result.enabled:
         err(f"warning: installed disabled: {record.disabled_reason}")
+    hooks = [h for h in result.plugin.hooks if h.trust != "local"]
+    if hooks and result.enabled:
+        err(f"note: its {len(hooks)} hook(s) run only once approved: `kairox hooks list` shows them, `kairox hooks approve NAME` approves one")
+
+
+def _install_source(ctx: typer.Context, markets: "Marketplaces", source: str, *, yes: bool) -> "InstallResult":
+    import anyio
+
+    from kairox.cli._approver import command_line_approver
+    from kairox.runtime import plugin_install_gate
+
+    cli = state(ctx)
+    resolved = cli.resolve()
+    approver = _NamedPluginInstallApprover(resolved.home / "plugins") if yes else command_line_approver(False, hint="run it again with --yes to approve the install")
+    confirm = plugin_install_gate(resolved, approver=approver, events=cli.events())
+    return anyio.run(lambda: markets.install_source(source, confirm=confirm))
 
 
 @plugins_app.command("update")

@@ -10,8 +10,9 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from kairox.plugins._catalog import (
     read_marketplace,
 )
 from kairox.plugins._compat import ProgramProber
-from kairox.plugins._load import PluginSettings, effective_trust, find_manifests, load_plugin
+from kairox.plugins._load import PluginSettings, effective_trust, find_manifests, has_layout, load_plugin
 from kairox.plugins._manifest import TrustLevel
 from kairox.plugins._model import Plugin, PluginOrigin
 from kairox.plugins._records import InstallRecord, InstallRecords
@@ -32,10 +33,29 @@ from kairox.plugins._settings import forget_plugin, set_plugin_enabled
 
 Progress = Callable[[str, int, int], None]
 """``(what, done, total)``: called as an install advances."""
+SOURCE_FOLDER = "@source"
+"""``$KAIROX_HOME/plugins/@source/<plugin>/<version>``: plugins installed from a folder or URL, not a marketplace
+(``@`` keeps it apart from every marketplace name)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InstallRequest:
+    """What ``install_source`` asks ``confirm`` about: the loaded (staged) plugin, where it goes, where from."""
+
+    plugin: Plugin
+    path: Path
+    source: str
+
+
+Confirm = Callable[[InstallRequest], Awaitable[bool]]
 
 
 class MarketplaceError(KairoxError):
     """A marketplace or one of its plugins cannot be added, installed, updated or removed."""
+
+
+class PluginInstallDeniedError(MarketplaceError):
+    """The gate (a deny rule, the person, no terminal) refused the install; nothing was written."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -90,6 +110,14 @@ def _clone(url: str, dest: Path, *, ref: str | None = None, sha: str | None = No
     _git(*args, "--", url, str(dest))
     if sha:
         _git("checkout", "--quiet", sha, "--", cwd=dest)
+
+
+def _git_head(tree: Path) -> str | None:
+    """The short commit of a cloned tree (a version for a plugin whose manifest has none)."""
+    if not (tree / ".git").exists():
+        return None
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True, check=False)
+    return done.stdout.strip() or None
 
 
 def _copy_tree(source: Path, dest: Path, progress: Progress, label: str) -> None:
@@ -270,7 +298,6 @@ class Marketplaces:
         stage_root = self.home / "plugins" / market.name / entry.name
         stage_root.mkdir(parents=True, exist_ok=True)
         staging = stage_root / f".staging-{uuid.uuid4().hex[:8]}"
-        aside = stage_root / f".old-{uuid.uuid4().hex[:8]}"
         try:
             commit = self._stage(market, entry, staging)
             if find_manifests(staging)[0] is None:
@@ -278,42 +305,109 @@ class Marketplaces:
                 manifest = {k: v for k, v in entry.raw.items() if k not in ("source", "strict", "category", "tags", "displayName")}
                 (staging / ".kairox-plugin").mkdir()
                 (staging / ".kairox-plugin" / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            loaded, problems = load_plugin(staging, origin=PluginOrigin.INSTALLED, trust=TrustLevel.COMMUNITY, prober=self.prober)
-            if loaded is None:
-                reasons = "; ".join(f"{p.location()}: {p.reason}" for p in problems if str(p.severity) == "error")
-                raise MarketplaceError(f"plugin {entry.name!r} from {market.name} cannot be installed: {reasons}")
+            loaded = self._load_staged(staging, f"plugin {entry.name!r} from {market.name}")
             # the manifest's version first: it is what `plugins list` shows, so folder, record and list agree
             version = loaded.version or entry.version or commit or "0.0.0"
+            final = self._move_in(staging, stage_root, version)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        return self._record(loaded, final, version, name=entry.name, marketplace=market.name, source=entry.source.describe(), keep_settings=keep_settings)
+
+    async def install_source(self, source: str, *, confirm: Confirm, keep_settings: bool = False) -> InstallResult:
+        """Install the plugin at ``source`` (a folder, a git URL cloned with ``git``, an archive URL; ``#sub/folder``
+        picks one inside) into ``plugins/@source/<plugin>/<version>``. It is read the way ``skills install`` reads
+        a source, loaded and checked in a staging copy, and ``confirm`` is asked (with the loaded plugin and its
+        final folder) before it is moved in; a refusal leaves nothing behind."""
+        from kairox._rpc._fetch import FetchError, SourceKind, fetch_source
+
+        root = self.home / "plugins" / SOURCE_FOLDER
+        root.mkdir(parents=True, exist_ok=True)
+        fetched = Path(tempfile.mkdtemp(prefix=".fetch-", dir=root))
+        staging = root / f".staging-{uuid.uuid4().hex[:8]}"
+        try:
+            try:
+                read, tree = await fetch_source(
+                    source, fetched, progress=lambda text: self.progress(text, 1, 1), what="a plugin folder, a git URL or an archive URL",
+                )
+            except FetchError as exc:
+                raise MarketplaceError(exc.message, hint=exc.hint) from exc
+            if not tree.is_dir():
+                raise MarketplaceError(f"{tree} is not a folder", hint="a plugin is a folder with .claude-plugin/plugin.json (or .kairox-plugin/, .codex-plugin/)")
+            if find_manifests(tree)[0] is None and not has_layout(tree):
+                raise MarketplaceError(
+                    f"{source} holds no plugin: no .kairox-plugin/, .codex-plugin/ or .claude-plugin/plugin.json and none of "
+                    "skills/, commands/, agents/, hooks/ or .mcp.json",
+                    hint="give the plugin's own folder (SOURCE#sub/folder picks one inside a repository)",
+                )
+            _copy_tree(tree, staging, self.progress, f"copying {source}")
+            loaded = self._load_staged(staging, f"the plugin at {source}")
+            stored = str(Path(read.location).expanduser().resolve()) if read.kind is SourceKind.LOCAL else read.location
+            shown = stored + (f"#{read.subpath}" if read.subpath else "")
+            version = loaded.version or _git_head(fetched / "clone") or "0.0.0"
+            stage_root = root / loaded.name
             final = stage_root / _folder_name(version)
+            previous = self.records.read().get(loaded.name)
+            if previous is not None and previous.marketplace:
+                raise MarketplaceError(
+                    f"plugin {loaded.name!r} is already installed from marketplace {previous.marketplace}",
+                    hint=f"`kairox plugins uninstall {loaded.name}` first, or update it with `kairox plugins update {loaded.name}`",
+                )
+            if not await confirm(InstallRequest(plugin=loaded, path=final, source=shown)):
+                raise PluginInstallDeniedError(f"installing plugin {loaded.name!r} into {final} was not approved")
+            stage_root.mkdir(parents=True, exist_ok=True)
+            final = self._move_in(staging, stage_root, version)
+        finally:
+            for leftover in (staging, fetched):
+                if leftover.exists():
+                    shutil.rmtree(leftover, ignore_errors=True)
+        return self._record(loaded, final, version, name=loaded.name, marketplace="", source=shown, keep_settings=keep_settings)
+
+    def _load_staged(self, staging: Path, what: str) -> Plugin:
+        loaded, problems = load_plugin(staging, origin=PluginOrigin.INSTALLED, trust=TrustLevel.COMMUNITY, prober=self.prober)
+        if loaded is None:
+            reasons = "; ".join(f"{p.location()}: {p.reason}" for p in problems if str(p.severity) == "error")
+            raise MarketplaceError(f"{what} cannot be installed: {reasons}")
+        return loaded
+
+    def _move_in(self, staging: Path, stage_root: Path, version: str) -> Path:
+        """Rename the checked copy into ``stage_root/<version>``; a reinstall of the same version swaps."""
+        final = stage_root / _folder_name(version)
+        aside = stage_root / f".old-{uuid.uuid4().hex[:8]}"
+        try:
             if final.exists():
                 os.replace(final, aside)  # a reinstall of the same version: swap, then drop the old copy
             os.replace(staging, final)
         finally:
-            for leftover in (staging, aside):
-                if leftover.exists():
-                    shutil.rmtree(leftover, ignore_errors=True)
-        previous = self.records.read().get(entry.name)
+            if aside.exists():
+                shutil.rmtree(aside, ignore_errors=True)
+        return final
+
+    def _record(
+        self, loaded: Plugin, final: Path, version: str, *, name: str, marketplace: str, source: str, keep_settings: bool
+    ) -> InstallResult:
+        previous = self.records.read().get(name)
         if previous is not None and previous.path != final:
             _remove_inside(previous.path, self.home / "plugins")
         reason = None if loaded.compatibility.compatible else "incompatible: " + "; ".join(loaded.compatibility.reasons)
         record = InstallRecord(
-            name=entry.name,
-            marketplace=market.name,
+            name=name,
+            marketplace=marketplace,
             version=version,
             path=final,
-            source=entry.source.describe(),
+            source=source,
             trust=effective_trust(TrustLevel.COMMUNITY, loaded.manifest.trust),
             disabled_reason=reason,
         )
         self.records.put(record)
         if reason is not None:
-            set_plugin_enabled(self.config_file, entry.name, False)
+            set_plugin_enabled(self.config_file, name, False)
         elif not keep_settings or (previous is not None and previous.disabled_reason):
             # a fresh install, or an update that made an incompatible plugin compatible
-            set_plugin_enabled(self.config_file, entry.name, True)
+            set_plugin_enabled(self.config_file, name, True)
         settings = PluginSettings(enabled=reason is None, disabled_reason=reason)
         installed, final_problems = load_plugin(
-            final, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=market.name, prober=self.prober
+            final, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=marketplace or None, prober=self.prober
         )
         assert installed is not None  # the staged copy loaded, and the rename does not change its content
         return InstallResult(
@@ -325,11 +419,17 @@ class Marketplaces:
         )
 
     def update(self, plugin: str | None = None) -> list[InstallResult]:
-        """Reinstall installed plugins from their marketplace (fetched again); settings are kept."""
+        """Reinstall installed plugins from their marketplace (fetched again); settings are kept. Plugins installed
+        from a folder or URL are left to ``update_sources`` (it fetches them again, which may ask)."""
         records = self.records.read()
-        names = [plugin] if plugin else sorted(records)
+        names = [plugin] if plugin else sorted(n for n, r in records.items() if r.marketplace)
         if plugin and plugin not in records:
             raise MarketplaceError(f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins")
+        if plugin and not records[plugin].marketplace:
+            raise MarketplaceError(
+                f"plugin {plugin!r} was installed from {records[plugin].source}, not from a marketplace",
+                hint=f"install it again: `kairox plugins install {records[plugin].source}`",
+            )
         for market in sorted({records[n].marketplace for n in names}):
             self.refresh(market)
         return [self.install(name, records[name].marketplace, keep_settings=True) for name in names]
@@ -339,7 +439,7 @@ class Marketplaces:
         record = self.records.remove(plugin)
         if record is None:
             raise MarketplaceError(f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins")
-        folder = self.home / "plugins" / record.marketplace / record.name
+        folder = self.home / "plugins" / (record.marketplace or SOURCE_FOLDER) / record.name
         if not _remove_inside(folder, self.home / "plugins"):
             _remove_inside(record.path, self.home / "plugins")
         forget_plugin(self.config_file, plugin)

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         start_mcp_server,
         stop_mcp_server,
     )
+    from kairox.runtime._plugin_install import PLUGIN_INSTALL_SPEC, plugin_brings, plugin_install_gate
     from kairox.runtime._prompt import render_prompt_context
     from kairox.runtime._servers import (
         ServerBoard,
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIG_WRITE_TOOL",
     "INSTALL_SPEC",
+    "PLUGIN_INSTALL_SPEC",
     "WRITABLE_LAYERS",
     "ApprovalChoice",
     "ApprovalScope",
@@ -119,6 +121,8 @@ __all__ = [
     "load_skills",
     "manager_offered_counts",
     "offered_counts",
+    "plugin_brings",
+    "plugin_install_gate",
     "plugin_rows",
     "prefetch_command",
     "render_prompt_context",
@@ -146,6 +150,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
+            "._plugin_install": ("PLUGIN_INSTALL_SPEC", "plugin_brings", "plugin_install_gate"),
             "._catalog": (
                 "INSTALL_SPEC",
                 "DryRunReport",

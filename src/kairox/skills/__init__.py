@@ -1,6 +1,7 @@
 """Skills (S1-S9): parsing, discovery across scopes, the registry, selection, the prompt catalog, the
 ``skill`` tool and install."""
 
+from kairox._rpc._fetch import SourceKind, classify_source
 from kairox.skills._cache import SkillCache
 from kairox.skills._catalog import Catalog, render_catalog
 from kairox.skills._discovery import (
@@ -19,8 +20,6 @@ from kairox.skills._install import (
     SkillInstallDeniedError,
     SkillInstallError,
     SkillSource,
-    SourceKind,
-    classify_source,
     install_skill,
 )
 from kairox.skills._match import SkillIndex, SkillMatch, TermHit
