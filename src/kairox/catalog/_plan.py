@@ -4,8 +4,11 @@ Secrets never become literal values: a secret environment variable is passed thr
 (``env_vars``), a secret header or argument is a ``${VAR}`` reference expanded when the server starts.
 """
 
+import os
 import re
 import shlex
+import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +24,11 @@ INSTALLABLE = ("npm", "pypi", "oci")
 """Registry types Kairox knows how to run."""
 _RUNNERS = {"npm": ("npx",), "pypi": ("uvx",), "oci": ("docker", "podman")}
 _TRANSPORTS = {"stdio": "stdio", "streamable-http": "streamable_http", "sse": "sse"}
+PYPI_LAUNCHERS = ("uvx", "pipx", "path")
+"""How a PyPI package runs, in the order tried: ``uvx PKG@VERSION``, ``pipx run --spec PKG==VERSION PKG``, or the
+package's executable already on PATH (installed by the user; its version is theirs)."""
+Which = Callable[[str, str | None], str | None]
+"""``shutil.which(program, path)``."""
 _BRACES = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -50,6 +58,10 @@ class InstallPlan:
     table: dict[str, Any]
     """The ``[mcp_servers.NAME]`` table to write."""
     variables: tuple[PlanVariable, ...]
+    launcher: str | None = None
+    """For a PyPI package: ``uvx``, ``pipx`` or ``path`` (see ``PYPI_LAUNCHERS``); None otherwise."""
+    launcher_chosen: bool = False
+    """True when the caller named the launcher; False when the first found on PATH was taken (or none was)."""
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -77,6 +89,7 @@ class InstallPlan:
             "package": self.choice,
             "command": list(self.argv) or None,
             "command_line": self.command_line,
+            "launcher": self.launcher,
             "entry": self.table,
             "variables": [
                 {"name": v.name, "required": v.required, "secret": v.secret, "description": v.description, "purpose": v.purpose}
@@ -111,12 +124,24 @@ def choose(entry: CatalogEntry, wanted: str | None = None) -> CatalogPackage | C
     raise CatalogPlanError(f"{entry.id} offers {kinds}; Kairox can install npm, pypi and oci packages and remote servers")
 
 
-def plan_install(entry: CatalogEntry, *, name: str | None = None, package: str | None = None) -> InstallPlan:
-    """The server entry installing ``entry`` writes, with the exact command and the variables it uses."""
+def plan_install(
+    entry: CatalogEntry,
+    *,
+    name: str | None = None,
+    package: str | None = None,
+    launcher: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    which: Which | None = None,
+) -> InstallPlan:
+    """The server entry installing ``entry`` writes, with the exact command and the variables it uses. A PyPI
+    package runs through ``launcher`` (``uvx``, ``pipx``, ``path``), by default the first of them found on
+    ``environ``'s PATH (uvx when none is: pre-flight then says how to get one)."""
     chosen = choose(entry, package)
     server = name or entry.short_name
     if not re.fullmatch(r"[A-Za-z0-9_-]+", server):
         raise CatalogPlanError(f"server name {server!r} may hold only letters, digits, '_' and '-' (it becomes part of tool names)")
+    if launcher is not None and launcher not in PYPI_LAUNCHERS:
+        raise CatalogPlanError(f"unknown launcher {launcher!r}; use {', '.join(PYPI_LAUNCHERS)}")
     variables: dict[str, PlanVariable] = {}
     if isinstance(chosen, CatalogTransport):
         table = _remote_table(chosen, variables)
@@ -128,8 +153,34 @@ def plan_install(entry: CatalogEntry, *, name: str | None = None, package: str |
         )
     if not chosen.version:
         raise CatalogPlanError(f"{chosen.label} has no exact version, so the entry could not be pinned")
-    table = _package_table(chosen, variables)
-    return InstallPlan(entry=entry, name=server, package=chosen, remote=None, table=table, variables=tuple(variables.values()))
+    if launcher is not None and chosen.registry_type != "pypi":
+        raise CatalogPlanError(f"--launcher is for PyPI packages; {chosen.label} is an {chosen.registry_type} package")
+    picked: tuple[str, str | None] | None = None
+    if chosen.registry_type == "pypi":
+        picked = _pypi_launcher(chosen, launcher, environ, which)
+    table = _package_table(chosen, variables, picked)
+    return InstallPlan(
+        entry=entry, name=server, package=chosen, remote=None, table=table, variables=tuple(variables.values()),
+        launcher=picked[0] if picked else None, launcher_chosen=launcher is not None,
+    )
+
+
+def _pypi_launcher(package: CatalogPackage, wanted: str | None, environ: Mapping[str, str] | None, which: Which | None) -> tuple[str, str | None]:
+    """``(launcher, the program found)``: ``wanted``, or the first of ``PYPI_LAUNCHERS`` on PATH; uvx when none is.
+    Runtime arguments are uvx's own, so a package that has them runs through uvx only."""
+    if package.runtime_arguments:
+        if wanted not in (None, "uvx"):
+            raise CatalogPlanError(f"{package.label} passes arguments to uvx itself (runtimeArguments), so it runs through uvx only")
+        return "uvx", None
+    env = os.environ if environ is None else environ
+    find = which or (lambda program, path: shutil.which(program, path=path))
+    search = env.get("PATH", os.defpath)
+    programs = {"uvx": "uvx", "pipx": "pipx", "path": package.identifier}
+    for option in (wanted,) if wanted else PYPI_LAUNCHERS:
+        found = find(programs[option], search)
+        if found is not None:
+            return option, found
+    return wanted or "uvx", None
 
 
 def _note(variables: dict[str, PlanVariable], variable: PlanVariable) -> None:
@@ -183,7 +234,7 @@ def _arguments(items: tuple[CatalogArgument, ...], variables: dict[str, PlanVari
     return argv
 
 
-def _package_table(package: CatalogPackage, variables: dict[str, PlanVariable]) -> dict[str, Any]:
+def _package_table(package: CatalogPackage, variables: dict[str, PlanVariable], launcher: tuple[str, str | None] | None = None) -> dict[str, Any]:
     kind = package.registry_type
     runners = _RUNNERS[kind]
     runner = package.runtime_hint if package.runtime_hint in runners else runners[0]
@@ -203,8 +254,14 @@ def _package_table(package: CatalogPackage, variables: dict[str, PlanVariable]) 
     if kind == "npm":
         lead = [] if {"-y", "--yes"} & set(runtime) else ["-y"]
         command_args = [*lead, *runtime, f"{package.identifier}@{version}", *args]
+    elif kind == "pypi" and launcher is not None and launcher[0] == "pipx":
+        runner, command_args = "pipx", ["run", "--spec", f"{package.identifier}=={version}", package.identifier, *args]
+    elif kind == "pypi" and launcher is not None and launcher[0] == "path":
+        # the executable found on PATH, by its full path: a server started later (from a desktop, a service) may
+        # have another PATH
+        runner, command_args = launcher[1] or package.identifier, args
     elif kind == "pypi":
-        command_args = [*runtime, f"{package.identifier}@{version}", *args]
+        runner, command_args = "uvx", [*runtime, f"{package.identifier}@{version}", *args]
     else:
         forwarded = [part for name in [*env, *passthrough] for part in ("-e", name)]
         base = [] if "run" in runtime else ["run", "-i", "--rm"]

@@ -31,7 +31,8 @@ class Runtime:
 
 
 _NODE_FIX = "install Node.js 18 or newer: `apt-get install nodejs npm` (Debian/Ubuntu), `brew install node` (macOS), or https://nodejs.org"
-_UV_FIX = "install uv: `curl -LsSf https://astral.sh/uv/install.sh | sh`, `pipx install uv`, or `brew install uv`"
+_UV_FIX = "install uv: `pip install uv`, `curl -LsSf https://astral.sh/uv/install.sh | sh`, or `brew install uv`"
+_PIPX_FIX = "install pipx: `pip install pipx` (or `apt-get install pipx`, `brew install pipx`)"
 _DOCKER_FIX = "install Docker: `apt-get install docker.io` (Debian/Ubuntu) or https://docs.docker.com/get-docker/"
 _PODMAN_FIX = "install Podman: `apt-get install podman` (Debian/Ubuntu) or https://podman.io"
 
@@ -41,6 +42,7 @@ RUNTIMES: dict[str, tuple[Runtime, ...]] = {
         Runtime(program="npx", fix=_NODE_FIX.replace("install Node.js 18 or newer", "install npm (it brings npx)"), why="runs the npm package"),
     ),
     "uvx": (Runtime(program="uvx", minimum=None, fix=_UV_FIX, why="runs the PyPI package in its own environment"),),
+    "pipx": (Runtime(program="pipx", minimum=None, fix=_PIPX_FIX, why="runs the PyPI package in its own environment"),),
     "docker": (Runtime(program="docker", fix=_DOCKER_FIX, why="runs the container image"),),
     "podman": (Runtime(program="podman", fix=_PODMAN_FIX, why="runs the container image"),),
 }
@@ -116,8 +118,11 @@ def preflight(
     find = which or (lambda program, path: shutil.which(program, path=path))
     checks: list[PreflightCheck] = []
     runner = plan.table.get("command")
-    for runtime in RUNTIMES.get(str(runner), ()):
-        checks.append(_runtime_check(runtime, env, find, version_of))
+    if plan.launcher is not None:
+        checks.append(_launcher_check(plan, env, find))
+    else:
+        for runtime in RUNTIMES.get(str(runner), ()):
+            checks.append(_runtime_check(runtime, env, find, version_of))
     checks.extend(_platform_checks(plan, platform))
     for variable in plan.variables:
         value = env.get(variable.name)
@@ -165,6 +170,39 @@ def _runtime_check(runtime: Runtime, env: Mapping[str, str], find: Which, versio
     return PreflightCheck(kind="runtime", name=runtime.program, ok=True, detail=f"{path} {shown} (>= {wanted})")
 
 
+def _launcher_check(plan: InstallPlan, env: Mapping[str, str], find: Which) -> PreflightCheck:
+    """Which launcher runs the PyPI package (uvx, pipx, or its executable already on PATH), or, when none is
+    there, every way to get one."""
+    assert plan.package is not None
+    ident, version = plan.package.identifier, plan.package.version
+    pinned = f"{ident}=={version}"
+    program = str(plan.table.get("command"))
+    found = find(program, env.get("PATH", os.defpath))
+    chosen = " (chosen with --launcher)" if plan.launcher_chosen else ""
+    if found is not None:
+        if plan.launcher == "uvx":
+            detail = f"{found}: uvx runs {ident}@{version} in its own environment{chosen}"
+        elif plan.launcher == "pipx":
+            also = "" if plan.launcher_chosen else "; uvx is not on PATH (`pip install uv` to use it instead)"
+            detail = f"{found}: pipx runs {pinned} in its own environment{chosen}{also}"
+        else:
+            also = "" if plan.launcher_chosen else "; neither uvx nor pipx is on PATH"
+            detail = f"{found}: {ident} is already on PATH and runs as installed (its version is not checked against {version}){chosen}{also}"
+        return PreflightCheck(kind="runtime", name=plan.launcher or program, ok=True, detail=detail)
+    server_fix = f"`pip install {pinned}` (or `pipx install {pinned}`) puts {ident} itself on PATH"
+    if plan.launcher_chosen:
+        fixes = {"uvx": _UV_FIX, "pipx": _PIPX_FIX, "path": server_fix}
+        return PreflightCheck(
+            kind="runtime", name=plan.launcher or program, ok=False,
+            detail=f"{program} is not on PATH (chosen with --launcher {plan.launcher})", fix=fixes.get(plan.launcher or "", _UV_FIX),
+        )
+    return PreflightCheck(
+        kind="runtime", name="uvx", ok=False,
+        detail=f"none of uvx, pipx or {ident} is on PATH (a PyPI package runs through uvx or pipx, or as its installed executable)",
+        fix=f"`pip install uv` (then uvx runs it), or `pip install pipx`, or {server_fix}",
+    )
+
+
 def _platform_checks(plan: InstallPlan, platform: str) -> list[PreflightCheck]:
     checks: list[PreflightCheck] = []
     ours = plan.entry.meta.get(KAIROX_META)
@@ -193,6 +231,8 @@ def requirements_text(entry: CatalogEntry) -> list[str]:
     for package in entry.packages:
         runner = {"npm": "npx", "pypi": "uvx", "oci": "docker"}.get(package.registry_type)
         needs = [f"{r.program} >= {'.'.join(map(str, r.minimum))}" if r.minimum else r.program for r in RUNTIMES.get(runner or "", ())]
+        if package.registry_type == "pypi" and not package.runtime_arguments:
+            needs = [f"uvx, pipx, or {package.identifier} on PATH"]
         rows.append(f"{package.label}: {', '.join(needs) or 'not installable by Kairox'}")
     for remote in entry.remotes:
         rows.append(f"remote {remote.type} {remote.url}: nothing to install")

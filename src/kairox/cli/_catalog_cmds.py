@@ -22,6 +22,10 @@ SourceOption = Annotated[str | None, typer.Option("--source", help="Only entries
 PackageOption = Annotated[
     str | None, typer.Option("--package", help="Which package to use: npm, pypi, oci, a package identifier, or remote.")
 ]
+LauncherOption = Annotated[
+    str | None,
+    typer.Option("--launcher", help="How a PyPI package runs: uvx, pipx, or path (its executable already on PATH); default: the first found."),
+]
 NameOption = Annotated[str | None, typer.Option("--name", help="Server name in [mcp_servers] (default: the last part of the id).")]
 EntryArgument = Annotated[str, typer.Argument(metavar="ID", help="Entry id, package name (@scope/name) or short name (filesystem).")]
 
@@ -54,11 +58,11 @@ def _entry(catalog: "Catalog", query: str) -> "CatalogEntry":
     return found[0]
 
 
-def _plan(entry: "CatalogEntry", package: str | None, name: str | None) -> "InstallPlan":
+def _plan(entry: "CatalogEntry", package: str | None, name: str | None, launcher: str | None = None) -> "InstallPlan":
     from kairox.catalog import CatalogFormatError, CatalogPlanError, plan_install
 
     try:
-        return plan_install(entry, package=package, name=name)
+        return plan_install(entry, package=package, name=name, launcher=launcher)
     except CatalogPlanError as exc:
         fail(str(exc), ExitCode.USAGE)
     except CatalogFormatError as exc:
@@ -124,6 +128,7 @@ def show(
     ctx: typer.Context,
     entry_id: EntryArgument,
     package: PackageOption = None,
+    launcher: LauncherOption = None,
     name: NameOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -145,7 +150,7 @@ def show(
         fail(f"catalog entry {entry.id} of source {entry.source!r} is malformed: {exc.where}: {exc.reason}", ExitCode.FAILURE)
     plan: InstallPlan | None
     try:
-        plan = plan_install(entry, package=package, name=name)
+        plan = plan_install(entry, package=package, name=name, launcher=launcher)
     except CatalogPlanError as exc:
         plan, problem = None, str(exc)
     report = preflight(plan) if plan is not None else None
@@ -193,12 +198,14 @@ def show(
 
 
 @catalog_app.command("check")
-def check(ctx: typer.Context, entry_id: EntryArgument, package: PackageOption = None, as_json: JsonOption = False) -> None:
+def check(
+    ctx: typer.Context, entry_id: EntryArgument, package: PackageOption = None, launcher: LauncherOption = None, as_json: JsonOption = False
+) -> None:
     """Pre-flight: are the runtimes there and new enough, are the required variables set, does the platform fit?"""
     from kairox.catalog import preflight
 
     _, catalog = _load(state(ctx))
-    plan = _plan(_entry(catalog, entry_id), package, None)
+    plan = _plan(_entry(catalog, entry_id), package, None, launcher)
     report = preflight(plan)
     if as_json:
         out_json({**report.to_json(), "command": plan.command_line})
@@ -241,6 +248,7 @@ def install(
     layer: Annotated[str, typer.Option("--layer", help="user, project or local.")] = "user",
     name: NameOption = None,
     package: PackageOption = None,
+    launcher: LauncherOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the write the gate asks about (deny rules still deny).")] = False,
     require_ready: Annotated[
         bool, typer.Option("--require-ready", help="Write nothing when the dry run fails (default: write it disabled).")
@@ -263,7 +271,7 @@ def install(
         fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
     cli = state(ctx)
     resolved, catalog = _load(cli)
-    plan = _plan(_entry(catalog, entry_id), package, name)
+    plan = _plan(_entry(catalog, entry_id), package, name, launcher)
     report = preflight(plan)
     file = resolved.layer_file(chosen)
     err(f"installing {plan.entry.id} {plan.entry.version} ({plan.choice}) as [mcp_servers.{plan.name}] in {file}")
