@@ -14,14 +14,18 @@ UI_STAMP := ui/node_modules/.installed
 UI_STATIC := src/kairox/web/static/index.html
 UI_SOURCES := $(shell find ui/src -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/tsconfig.json
 
-.PHONY: test demo lint check install clean system-packages preflight ui ui-check
+.PHONY: test demo lint check install clean system-packages demo-packages preflight demo-preflight demo-install ui ui-check
 
-# bubblewrap, ripgrep, git, Node.js: installed when missing (as root, or with `sudo -n`), else make stops
-# at once, naming the packages and the command that installs them
+# bubblewrap, ripgrep, git, Node.js, and for the tests tmux and chromium: installed when missing (as root, or with
+# `sudo -n`), else make stops at once, naming the packages and the command that installs them
 system-packages:
 	@sh scripts/system-packages.sh install
 
-$(PY): | system-packages
+# what Kairox itself and the demo use: the same without tmux and chromium (only the tests drive those)
+demo-packages:
+	@sh scripts/system-packages.sh install demo
+
+$(PY): | demo-packages
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(PY) pyproject.toml
@@ -59,6 +63,12 @@ install: system-packages $(STAMP) $(NODE_STAMP) $(NPM_CACHE_STAMP) $(UI_STATIC)
 preflight:
 	@sh scripts/system-packages.sh check
 
+demo-preflight:
+	@sh scripts/system-packages.sh check demo
+
+# the demo needs Kairox installed in .venv, nothing of the test set-up (test servers, npm cache, GUI build)
+demo-install: demo-packages $(STAMP)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples
 	$(VENV)/bin/mypy
@@ -69,10 +79,11 @@ test: install preflight ui-check
 	$(MAKE) lint
 
 # The demo keeps its Kairox home in build/ so it never touches the user's own ~/.kairox.
-DEMO_ENV := KAIROX_HOME=$(CURDIR)/build/demo-home PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+DEMO_HOME := $(CURDIR)/build/demo-home
+DEMO_ENV := KAIROX_HOME=$(DEMO_HOME) PATH=$(CURDIR)/$(VENV)/bin:$$PATH
 KX := $(DEMO_ENV) $(VENV)/bin/kairox --workspace examples/workspace
 
-demo: install preflight
+demo: demo-install demo-preflight
 	@echo "== kairox trust (the example's servers, plugin and hooks may run)"
 	@$(KX) trust
 	@echo; echo "== kairox config show --provenance (project layer only)"
@@ -87,17 +98,31 @@ demo: install preflight
 	@$(KX) tools call lsp.definition '{"path": "src/shop/cart.py", "symbol": "Cart.total"}'
 	@echo; echo "== Skill match: which skill fits the prompt?"
 	@$(KX) skills match "review this pull request for test coverage"
+	@echo; echo "== A refused write: the deny rule fs.write(./dist/**) of kairox.toml (exit code 4 = denied)"
+	@$(KX) tools call fs.write '{"path": "dist/app.txt", "content": "x"}' 2>&1 || test $$? -eq 4
+	@echo; echo "== A refused write: project configuration is always asked about; with nobody to ask, refused"
+	@$(KX) tools call fs.write '{"path": "kairox.toml", "content": "x"}' 2>&1 || test $$? -eq 4
 	@echo; echo "== The plugin's hook blocks overwriting CHANGELOG.md (exit code 4 = denied)"
-	@$(KX) tools call fs.write '{"path": "CHANGELOG.md", "content": "x"}' || test $$? -eq 4
+	@$(KX) tools call fs.write '{"path": "CHANGELOG.md", "content": "x"}' 2>&1 || test $$? -eq 4
+	@echo; echo "== The sandbox stops a command: outside the workspace the file system is read-only (exit code 5 = tool error)"
+	@$(KX) tools call shell.exec '{"command": "echo changed > ../../build/demo-outside.txt"}' 2>&1 || test $$? -eq 5
+	@test ! -e build/demo-outside.txt && echo "(build/demo-outside.txt was not written)"
 	@echo; echo "== kairox run with a RECORDED model: a scripted server on 127.0.0.1 replays canned answers"
-	@echo "   (examples/recorded_session.json); no real model is called. The tool calls are real."
-	@mkdir -p build && rm -f build/demo-model.port
+	@echo "   (examples/recorded_session.json); no real model is called. The tool calls are real; the write"
+	@echo "   outside the workspace asks, and the demo answers the question as you would ('o': once)."
+	@mkdir -p build && rm -f build/demo-model.port build/demo-report.md build/demo-report-copy.md
 	@$(PY) tests/servers/model_server.py --wire openai --script examples/recorded_session.json --port-file build/demo-model.port & \
 	for i in $$(seq 100); do test -s build/demo-model.port && break; sleep 0.1; done; \
-	$(KX) -c model=recorded-model -c model_provider=recorded \
+	$(DEMO_ENV) $(PY) scripts/demo_session.py o -- $(VENV)/bin/kairox --workspace examples/workspace \
+	  -c model=recorded-model -c model_provider=recorded \
 	  -c model_providers.recorded.base_url=http://127.0.0.1:$$(cat build/demo-model.port)/v1 \
 	  run "Where is Cart.total defined, what do the notes say about the release, and how should a change to it be reviewed?"; \
-	code=$$?; wait; exit $$code
+	code=$$?; wait; test $$code -eq 0 || exit $$code
+	@echo; echo "== What the session left: build/demo-report.md (approved once), no copy (the sandbox stopped cp)"
+	@cat build/demo-report.md && test ! -e build/demo-report-copy.md
+	@echo; echo "== Try it yourself on the demo's home (the demo never touches ~/.kairox):"
+	@echo "   export KAIROX_HOME=$(DEMO_HOME) PATH=$(CURDIR)/$(VENV)/bin:\$$PATH"
+	@echo "   kairox --workspace examples/workspace doctor"
 
 clean:
 	rm -rf $(VENV) tests/servers/node_modules ui/node_modules src/kairox/web/static

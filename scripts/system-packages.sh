@@ -1,13 +1,24 @@
 #!/bin/sh
 # The system programs `make test` and `make demo` use, and the Debian packages that bring them.
 #
-#   scripts/system-packages.sh install   install the missing ones (as root, or with `sudo -n`); otherwise stop
-#                                        at once, naming the packages and the command that installs them
-#   scripts/system-packages.sh check     the pre-flight: name every missing program; exit 1 when one is missing
+#   scripts/system-packages.sh install [demo]   install the missing ones (as root, or with `sudo -n`); otherwise
+#                                               stop at once, naming the packages and the command that installs them
+#   scripts/system-packages.sh check [demo]     the pre-flight: name every missing program; exit 1 when one is missing
+#
+# With `demo`, only what Kairox and `make demo` use; without it, also what only the tests drive (tmux, chromium).
 set -u
 
-# program:package, one per word (chromium: the browser tests of the web GUI drive Debian's build)
-NEEDED="bwrap:bubblewrap rg:ripgrep git:git node:nodejs npm:npm tmux:tmux chromium:chromium"
+# program:package, one per word
+NEEDED="bwrap:bubblewrap rg:ripgrep git:git node:nodejs npm:npm"
+FOUND="bwrap, rg, git, node and npm"
+WHO="the tests need"
+if [ "${2:-test}" = demo ]; then
+    WHO="the demo needs"
+else
+    # the TUI tests drive tmux; the browser tests of the web GUI drive Debian's chromium
+    NEEDED="$NEEDED tmux:tmux chromium:chromium"
+    FOUND="bwrap, rg, git, node, npm, tmux and chromium"
+fi
 
 missing_programs=""
 missing_packages=""
@@ -31,11 +42,11 @@ case "${1:-check}" in
 check)
     if [ -n "$missing_programs" ]; then
         echo "pre-flight: missing system programs: $missing_programs" >&2
-        echo "pre-flight: the tests need them; install them with: apt-get install $missing_packages" >&2
+        echo "pre-flight: $WHO them; install them with: apt-get install $missing_packages" >&2
         echo "pre-flight: (as root, \`make install\` does this for you)" >&2
         exit 1
     fi
-    echo "pre-flight: bwrap, rg, git, node, npm, tmux and chromium are on PATH"
+    echo "pre-flight: $FOUND are on PATH"
     ;;
 install)
     [ -z "$missing_packages" ] && exit 0

@@ -71,3 +71,29 @@ def test_make_test_installs_then_runs_the_preflight_before_pytest() -> None:
     check = lines.index("sh scripts/system-packages.sh check")
     pytest = next(i for i, line in enumerate(lines) if line.endswith("/bin/pytest -q"))
     assert install < check < pytest
+
+
+def test_the_demo_preflight_needs_neither_tmux_nor_chromium(tmp_path: Path) -> None:
+    present = {name: "/bin/true" for name in ("bwrap", "rg", "git", "node", "npm")}
+    run = _run_demo("check", _bin_without(tmp_path, {"tmux", "chromium", "apt-get"}, extra=present))
+    assert (run.returncode, run.stdout, run.stderr) == (0, "pre-flight: bwrap, rg, git, node and npm are on PATH\n", "")
+    installed = _run_demo("install", tmp_path / "bin")
+    assert (installed.returncode, installed.stderr) == (0, "")
+    tests = _run("check", tmp_path / "bin")
+    assert tests.returncode == 1
+    assert "pre-flight: missing system programs: tmux (tmux), chromium (chromium)" in tests.stderr
+    assert "pre-flight: the tests need them; install them with: apt-get install tmux chromium" in tests.stderr
+
+
+def test_make_demo_checks_only_the_demo_set_and_sets_up_no_test_servers() -> None:
+    plan = subprocess.run(["make", "-n", "demo"], cwd=SCRIPT.parents[1], capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0, plan.stderr
+    lines = plan.stdout.splitlines()
+    assert "sh scripts/system-packages.sh check demo" in lines and "sh scripts/system-packages.sh install demo" in lines
+    assert "sh scripts/system-packages.sh check" not in lines and "sh scripts/system-packages.sh install" not in lines
+    assert not any("npm ci" in line or "npm-cache" in line or "tmux" in line or "chromium" in line for line in lines)
+
+
+def _run_demo(mode: str, path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": str(path)}
+    return subprocess.run(["/bin/sh", str(SCRIPT), mode, "demo"], env=env, capture_output=True, text=True, timeout=60)
