@@ -12,7 +12,7 @@ from typing import TypeVar
 import anyio
 
 from kairox.agent._events import ModelRequestRetried
-from kairox.config import KairoxConfig, ModelProviderConfig, ResolvedConfig
+from kairox.config import Layer, ModelProviderConfig, ResolvedConfig
 from kairox.errors import KairoxError
 from kairox.events import EventSink
 from kairox.registry import ModelProvider
@@ -91,7 +91,7 @@ def model_settings(resolved: ResolvedConfig, *, model: str | None = None, provid
     return ModelSettings(
         model=chosen, provider=name, wire_api=entry.wire_api, base_url=entry.base_url, api_key_env=entry.api_key_env,
         headers=dict(entry.headers), request_timeout_sec=entry.request_timeout_sec, max_retries=entry.max_retries,
-        context_window=context_window(config, chosen, entry),
+        context_window=context_window(resolved, chosen, entry),
     )
 
 
@@ -117,13 +117,14 @@ def known_window(model: str) -> int | None:
     return max(found)[1] if found else None
 
 
-def context_window(config: KairoxConfig, model: str, entry: ModelProviderConfig | None = None) -> int:
-    """The window of ``model``: its provider's ``context_window``, else ``agent.context_window_tokens`` when a file
+def context_window(resolved: ResolvedConfig, model: str, entry: ModelProviderConfig | None = None) -> int:
+    """The window of ``model``: its provider's ``context_window``, else ``agent.context_window_tokens`` when a layer
     sets it, else the known window of the model's name, else the default of ``agent.context_window_tokens``."""
     if entry is not None and entry.context_window is not None:
         return entry.context_window
-    agent = config.agent
-    if "context_window_tokens" in agent.model_fields_set:
+    agent = resolved.config.agent
+    origin = resolved.provenance.get("agent.context_window_tokens")
+    if origin is not None and origin.layer is not Layer.DEFAULT:
         return agent.context_window_tokens
     return known_window(model) or agent.context_window_tokens
 

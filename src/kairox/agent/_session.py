@@ -185,7 +185,7 @@ class AgentSession:
         self.session_context: str | None = None
         """What ``session_start`` hooks printed as context; it goes into the system prompt."""
         config = context.resolved.config
-        self.window_tokens = window_tokens or context_window(config, client.model)
+        self.window_tokens = window_tokens or context_window(context.resolved, client.model)
         """The model's context window (``model_providers.NAME.context_window``, the model's known window, or
         ``agent.context_window_tokens``)."""
         self.context_usage: ContextMeasured | None = None
