@@ -148,6 +148,17 @@ class ContextMeasured(Event):
     share: float = 0.0
     """``used_tokens / window_tokens``, to three places."""
 
+    def meter(self) -> str:
+        """The meter every front end shows: ``context 41.2k/200k (21%)``, ``~`` before an estimate."""
+        return f"context {'~' * (self.source != 'usage')}{_thousands(self.used_tokens)}/{_thousands(self.window_tokens)} ({self.share:.0%})"
+
+
+def _thousands(tokens: int) -> str:
+    if tokens < 1000:
+        return str(tokens)
+    value = tokens / 1000
+    return f"{value:.1f}k" if value < 100 and value != int(value) else f"{value:.0f}k"
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolDefinitionsLarge(Event):
