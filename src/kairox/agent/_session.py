@@ -190,7 +190,8 @@ class AgentSession:
         ``agent.context_window_tokens``)."""
         self.context_usage: ContextMeasured | None = None
         """The last measure of the context window (also sent as a ``ContextMeasured`` event)."""
-        self._warned_tools: tuple[int, int] | None = None
+        self.tools_warning: ToolDefinitionsLarge | None = None
+        """The last warning that the tool definitions alone pass ``agent.tools_warning_share`` of the window."""
         self._auto_failed_upto = -1
         self.tool_search = ToolSearch(
             context.registry, threshold_tokens=search_threshold_tokens(config.tools.search_threshold, self.window_tokens)
@@ -425,11 +426,9 @@ class AgentSession:
         share = self.limits.tools_warning_share
         if share == "off" or measured.tools_tokens < share * measured.window_tokens:
             return
-        seen = (measured.tools, measured.tools_tokens)
-        if self._warned_tools is not None and self._warned_tools[0] == measured.tools:
+        if self.tools_warning is not None and self.tools_warning.tools == measured.tools:
             return  # once for each set of definitions
-        self._warned_tools = seen
-        self.emit(
+        self.tools_warning = warning = (
             ToolDefinitionsLarge(
                 tools_tokens=measured.tools_tokens, window_tokens=measured.window_tokens, tools=measured.tools, threshold=share,
                 message=(
@@ -440,6 +439,7 @@ class AgentSession:
                 ),
             )
         )
+        self.emit(warning)
 
     def _compaction_due(self, measured: ContextMeasured) -> bool:
         threshold = self.limits.compact_threshold
