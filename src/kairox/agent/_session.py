@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from kairox._util import JsonObject
 from kairox.agent._client import ModelClient, collect
 from kairox.agent._context import (
     SUMMARY_SYSTEM,
@@ -193,6 +194,7 @@ class AgentSession:
         self.tools_warning: ToolDefinitionsLarge | None = None
         """The last warning that the tool definitions alone pass ``agent.tools_warning_share`` of the window."""
         self._auto_failed_upto = -1
+        self._tools_chars: tuple[tuple[JsonObject, ...], int] | None = None
         self.tool_search = ToolSearch(
             context.registry, threshold_tokens=search_threshold_tokens(config.tools.search_threshold, self.window_tokens)
         )
@@ -331,7 +333,7 @@ class AgentSession:
             message = response.message
             self._append(message)
             self._known_tokens, self._known_upto = response.usage.input_tokens + response.usage.output_tokens, len(self.messages)
-            if response.usage.input_tokens:
+            if response.usage.input_tokens and not message.tool_calls:  # with calls, the next request is measured
                 self._measure(request)
             self.emit(
                 AssistantMessageCompleted(
@@ -407,7 +409,10 @@ class AgentSession:
         return self._measure(self._request())
 
     def _measure(self, request: ModelRequest) -> ContextMeasured:
-        tools_chars = definitions_chars(request.tools)
+        memo = self._tools_chars
+        if memo is None or memo[0] is not request.tools:  # measured before the request and after its answer
+            memo = self._tools_chars = (request.tools, definitions_chars(request.tools))
+        tools_chars = memo[1]
         if self._known_tokens and self._known_upto <= len(self.messages):
             used, source = self._known_tokens + estimate_tokens(message_chars(self.messages[self._known_upto :])), "usage"
         else:
