@@ -347,8 +347,8 @@ class KairoxApp(App[None]):
             f"model {model}", f"workspace {resolved.workspace.name}", "trusted" if resolved.trusted else "not trusted",
             f"sandbox {policy.sandbox_policy} · approval {policy.approval_policy}", f"tokens {self.usage[0]} in / {self.usage[1]} out",
         ]
-        if self.context_usage is not None:
-            parts.append(self.context_usage.meter())
+        if self.context_usage is not None:  # next to the model, where a narrow terminal still shows it
+            parts.insert(1, self.context_usage.meter())
         self.query_one("#status-bar", Static).update("  │  ".join(parts))
 
     # --- the composer -----------------------------------------------------------------------------------------
