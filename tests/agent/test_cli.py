@@ -176,3 +176,37 @@ def test_a_finished_run_leaves_its_whole_answer_trace_and_transcript_although_it
     records = [json.loads(line) for line in transcript.read_text().splitlines()]
     assert records[-1].get("event") == "ExtensionContextClosed" and any(r.get("event") == "SessionEnded" for r in records)
     assert [r["message"]["text"] for r in records if r["type"] == "message" and r["message"]["role"] == "assistant"] == [answer]
+
+
+def test_run_prints_the_tool_definitions_warning_and_the_compaction_on_stderr(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    long = "The release steps are listed in order. " * 260  # past 85% of a 4,000-token window with the next prompt
+    summary = "SUMMARY: one question about the release steps was answered at length."
+
+    def summarised(body: dict[str, object]) -> None:
+        text = json.dumps(body["messages"])
+        assert summary in text and long[:200] not in text, "the second request starts from the summary"
+
+    script = [
+        {"reply": "text", "text": long},
+        {"reply": "text", "text": summary, "expect": {"last_user_contains": "Summarise the conversation"}},
+        {"reply": "text", "text": "Answer two.", "check": summarised},
+    ]
+    extra = 'context_window = 4000\n\n[agent]\ntools_warning_share = 0.2\n\n[tools]\nsearch_threshold = "off"\n'
+    with ScriptedModelServer("anthropic", script) as server:
+        user_config(isolated_home, server, wire="anthropic", extra=extra)
+        first = kairox("--workspace", workspace, "run", "Question one", env=KEY)
+        assert first.code == 0, first.stderr
+        [session] = kairox("--workspace", workspace, "sessions", "list", "--json").json()
+        second = kairox("--workspace", workspace, "run", "--resume", session["id"], "Question two", env=KEY)
+    assert second.code == 0, second.stderr
+    assert second.stdout == "Answer two.\n", "the summary itself is not printed as an answer"
+    for run in (first, second):
+        [warning] = [line for line in run.stderr.splitlines() if line.startswith("kairox: warning:")]
+        assert "6 tool definitions alone take about" in warning and "of the model's 4000-token context window" in warning
+    assert "compacting" not in first.stderr
+    compacting = [line for line in second.stderr.splitlines() if line.startswith("kairox: compact")]
+    assert len(compacting) == 2
+    assert compacting[0].startswith("kairox: compacting the conversation near the context window (agent.compact_threshold)")
+    assert "the model summarises 2 older messages" in compacting[0]
+    assert compacting[1].startswith("kairox: compacted: 2 messages replaced by their summary, 1 kept")

@@ -168,3 +168,12 @@ async def test_a_cancel_mid_stream_ends_the_request_and_the_client_serves_the_ne
         await client.aclose()
     assert len(texts) == 1 and "This answer is cancelled while it streams.".startswith(texts[0])
     assert after.message.text == "Next."
+
+
+async def test_anthropic_input_counts_the_cached_parts_of_the_prompt() -> None:
+    cached = {"input_tokens": 12, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 400}
+    with ScriptedModelServer("anthropic", [{"reply": "text", "text": "cached", "anthropic_usage": cached}]) as server:
+        client = client_for(settings("anthropic", server.base_url), events=RecordingSink(), api_key=KEY)
+        response = await complete(client, request("anthropic"), lambda _: None)
+        await client.aclose()
+    assert response.usage.input_tokens == 3412, "the context measure counts the whole prompt, cached or not"

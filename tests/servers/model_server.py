@@ -9,7 +9,9 @@ A script is a list of steps, one per request, in order. A step is a dict (JSON-a
     {"reply": "cut", "text": "an answer that breaks off halfway"}
     {"reply": "stream_error", "text": "an answer the provider", "message": "overloaded"}  (an error event mid-stream)
 
-with optional ``"expect"``: ``{"last_user_contains": "...", "tool_results": {"c1": "substring"},
+``"anthropic_usage"`` adds fields to the usage of Anthropic's ``message_start`` (``cache_read_input_tokens``).
+
+With optional ``"expect"``: ``{"last_user_contains": "...", "tool_results": {"c1": "substring"},
 "tools_include": ["fs_read"], "system_contains": "..."}`` and, in tests, ``"check"``: a callable given the
 request body that raises AssertionError. ``"delay_sec"`` waits between streamed events.
 
@@ -197,7 +199,7 @@ def _anthropic_events(step: Step, model: str, usage: dict[str, int]) -> list[str
 
     message = {
         "id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None,
-        "stop_sequence": None, "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1},
+        "stop_sequence": None, "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1, **(step.get("anthropic_usage") or {})},
     }
     out = [event("message_start", {"message": message})]
     for index, block in enumerate(_anthropic_content(step)):

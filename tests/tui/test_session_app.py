@@ -139,3 +139,58 @@ async def test_resume_reopens_a_transcript_in_place_with_its_history(tmp_path: P
             await pilot.press("enter")
             await until(pilot, lambda: app.session is not None and len(app.session.messages) == 4 and not app.turn_running)
     assert shown == ["› First question"] and answers == ["First answer."]
+
+
+@pytest.mark.timeout(240)  # two sessions open, one after the other
+async def test_the_status_bar_meters_the_context_and_compact_summarises_older_turns(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    summary = "SUMMARY: the first question was answered."
+
+    def starts_from_the_summary(body: dict[str, object]) -> None:
+        text = str(body["messages"])
+        assert summary in text and "First question" not in text and "Second question" in text
+
+    script = [
+        {"reply": "text", "text": "First answer."},
+        {"reply": "text", "text": "Second answer."},
+        {"reply": "text", "text": summary, "expect": {"last_user_contains": "Keep the numbers."}},
+        {"reply": "text", "text": "Third answer.", "check": starts_from_the_summary},
+    ]
+    with ScriptedModelServer("anthropic", script) as server:
+        user_config(isolated_home, server, wire="anthropic", extra="context_window = 50000\n\n[agent]\ncompact_keep_turns = 1\n")
+        app = app_for(workspace)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await until(pilot, lambda: app.session is not None and app.context_usage is not None)
+            opening = str(app.query_one("#status-bar").render())
+            for prompt in ("First question", "Second question"):
+                await type_text(pilot, prompt)
+                await pilot.press("enter")
+                await until(pilot, lambda: not app.turn_running and app.session is not None and app.session.messages[-1].text.endswith("answer."))
+            measured = app.context_usage
+            metered = str(app.query_one("#status-bar").render())
+            await type_text(pilot, "/compact Keep the numbers.")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not None and bool(app.session.messages) and app.session.messages[0].summary)
+            await until(pilot, lambda: not app.turn_running)
+            notices = [str(w.render()) for w in app.query("#conversation .notice")]
+            compacted = app.context_usage
+            after = str(app.query_one("#status-bar").render())
+            await type_text(pilot, "Third question")
+            await pilot.press("enter")
+            await until(pilot, lambda: not app.turn_running and app.session is not None and app.session.messages[-1].text == "Third answer.")
+            session_id = app.session.session_id
+            await type_text(pilot, f"/resume {session_id}")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not None and app.resume == session_id and bool(app.query("#conversation .user")))
+            resumed = [m.summary for m in app.session.messages]
+            shown_notices = [str(w.render()) for w in app.query("#conversation .notice")]
+            shown_prompts = [str(w.render()) for w in app.query("#conversation .user")]
+    assert "│  context ~" in opening and "/50k (" in opening, "an estimate before any usage is reported"
+    assert opening.split("  │  ")[1].startswith("context ~"), "the meter sits next to the model"
+    assert measured is not None and measured.source == "usage" and measured.meter() in metered
+    assert measured.meter().startswith("context ") and "~" not in measured.meter()
+    assert any(n.startswith("compacted: 2 messages summarised, 2 kept") for n in notices), notices
+    assert compacted is not None and compacted.source == "estimate" and compacted.meter() in after
+    assert resumed == [True, False, False, False, False], "the resumed session starts from the summary"
+    assert any(n.startswith("earlier turns, as compacted:") and summary in n for n in shown_notices), shown_notices
+    assert shown_prompts == ["› Second question", "› Third question"]

@@ -124,3 +124,42 @@ async def test_a_grant_the_request_did_not_offer_counts_once(open_gui: Callable[
     assert second["arguments"] == first["arguments"]
     assert ended["reason"] == "completed"
     assert config.read_text() == before  # no rule was saved
+
+
+async def test_the_state_and_the_stream_carry_the_context_meter_the_warning_and_compact(
+    open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    summary = "SUMMARY: two questions were answered."
+    script = [
+        {"reply": "text", "text": "First answer, at length. " * 80},
+        {"reply": "text", "text": "Second answer."},
+        {"reply": "text", "text": summary, "expect": {"last_user_contains": "Keep the answers."}},
+    ]
+    extra = 'context_window = 5000\n\n[agent]\ncompact_keep_turns = 1\ntools_warning_share = 0.15\n\n[tools]\nsearch_threshold = "off"\n'
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai", extra=extra)
+        async with open_gui(workspace) as gui:
+            opening = (await gui.client.get("/api/state")).json()
+            for text in ("First question", "Second question"):
+                await gui.client.post("/api/session/messages", json={"text": text})
+                await gui.event("agent.turn_ended")
+            measured = next(e.data for e in reversed(gui.seen) if e.type == "agent.context")  # after the last answer
+            bad = await gui.client.post("/api/session/compact", json={"instructions": 3})
+            started = await gui.client.post("/api/session/compact", json={"instructions": "Keep the answers."})
+            busy = await gui.client.post("/api/session/messages", json={"text": "too early"})
+            done = await gui.event("agent.compaction", lambda data: data["state"] != "started")
+            await gui.until(lambda: not gui.backend.turn_running)
+            after = (await gui.client.get("/api/state")).json()
+    assert opening["context"]["window_tokens"] == 5000 and opening["context"]["source"] == "estimate"
+    assert opening["context"]["text"].startswith("context ~") and opening["context"]["tools"] == 6
+    assert opening["context_warning"]["tools"] == 6 and "agent.tools_warning_share" in opening["context_warning"]["message"]
+    assert [e.type for e in gui.seen].count("agent.context_warning") <= 1
+    assert measured["used_tokens"] > opening["context"]["used_tokens"] and "~" not in measured["text"]
+    assert bad.status_code == 400 and "instructions must be text" in bad.json()["error"]
+    assert started.status_code == 202 and busy.status_code == 409
+    assert done["state"] == "done" and done["trigger"] == "manual" and done["summary"] == summary
+    assert (done["replaced_messages"], done["kept_messages"]) == (2, 2)
+    assert any(e.type == "agent.compaction" and e.data["state"] == "started" for e in gui.seen)
+    assert after["compacting"] is False and after["context"]["source"] == "estimate"
+    assert after["context"]["used_tokens"] < measured["used_tokens"]

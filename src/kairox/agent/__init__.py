@@ -1,6 +1,6 @@
 """The agent loop (A1): ``AgentSession`` drives a model (OpenAI-compatible chat completions or Anthropic
 messages, streamed over ``httpx``) over an ExtensionContext: tool calls through the gate, approvals
-mid-turn, hooks around turns, JSON-lines transcripts. Every step is an event; front ends subscribe.
+mid-turn, hooks around turns, JSON-lines transcripts, a context-window measure and compaction (``/compact`` and near the window). Every step is an event; front ends subscribe.
 
 A caller with a model client of their own passes it to ``open_session(client=...)``: any object with the
 :class:`ModelClient` members (``model``, ``dialect``, ``stream(request)`` yielding :class:`TextDelta`,
@@ -11,11 +11,16 @@ from kairox.agent._events import (
     ApprovalRequested,
     AssistantMessageCompleted,
     AssistantTextDelta,
+    CompactionFailed,
+    CompactionStarted,
+    ContextCompacted,
+    ContextMeasured,
     ModelFailed,
     ModelRequestRetried,
     ModelRequestStarted,
     SessionEnded,
     SessionStarted,
+    ToolDefinitionsLarge,
     TurnEnded,
     TurnEndReason,
     TurnHookOutcome,
@@ -37,6 +42,8 @@ from kairox.agent._provider import (
     ModelProviderError,
     ModelSettings,
     ModelSetupError,
+    context_window,
+    known_window,
     model_settings,
 )
 from kairox.agent._session import AgentSession, SessionApprover, TurnResult, client_for, open_session
@@ -55,6 +62,10 @@ __all__ = [
     "ApprovalRequested",
     "AssistantMessageCompleted",
     "AssistantTextDelta",
+    "CompactionFailed",
+    "CompactionStarted",
+    "ContextCompacted",
+    "ContextMeasured",
     "ImagePart",
     "Message",
     "ModelClient",
@@ -76,6 +87,7 @@ __all__ = [
     "SessionStarted",
     "TextDelta",
     "ToolCallPart",
+    "ToolDefinitionsLarge",
     "ToolResultPart",
     "Transcript",
     "TurnEndReason",
@@ -86,7 +98,9 @@ __all__ = [
     "UsageReported",
     "UserMessageSubmitted",
     "client_for",
+    "context_window",
     "find_session",
+    "known_window",
     "list_sessions",
     "model_settings",
     "open_session",

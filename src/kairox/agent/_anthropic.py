@@ -96,7 +96,8 @@ class AnthropicMessagesClient:
                         raise ModelProviderError(self.settings.provider, f"the answer broke off: {detail or sse.data[:300]}")
                     if kind == "message_start":
                         usage = (event.get("message") or {}).get("usage") or {}
-                        input_tokens = (usage.get("input_tokens") or 0) + (usage.get("cache_read_input_tokens") or 0)
+                        # with prompt caching the prompt is split three ways; together they are what it takes of the window
+                        input_tokens = sum(usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
                         output_tokens = usage.get("output_tokens") or 0
                     elif kind == "content_block_start":
                         block, index = event.get("content_block") or {}, event.get("index", 0)

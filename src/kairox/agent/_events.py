@@ -127,3 +127,78 @@ class TurnEnded(Event):
 class SessionEnded(Event):
     session_id: str
     turns: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ContextMeasured(Event):
+    """How full the model's context window is: measured before each model request, after each answer, after a
+    compaction and when the session opens. Front ends show it as the context meter."""
+
+    kind: ClassVar[str] = "agent.context"
+    used_tokens: int
+    """What the next request takes: system prompt, conversation and tool definitions (``tools_tokens``)."""
+    window_tokens: int
+    tools_tokens: int
+    """The tool definitions alone (always an estimate: no provider reports them apart)."""
+    tools: int
+    """Tool definitions sent with each request (deferred ones behind ``tool_search`` are not sent)."""
+    source: str
+    """``usage``: the provider's reported count of the last request and answer, plus an estimate of what came after;
+    ``estimate``: about four characters a token, until a provider reports usage (or after a compaction)."""
+    share: float = 0.0
+    """``used_tokens / window_tokens``, to three places."""
+
+    def meter(self) -> str:
+        """The meter every front end shows: ``context 41.2k/200k (21%)``, ``~`` before an estimate."""
+        return f"context {'~' * (self.source != 'usage')}{_thousands(self.used_tokens)}/{_thousands(self.window_tokens)} ({self.share:.0%})"
+
+
+def _thousands(tokens: int) -> str:
+    if tokens < 1000:
+        return str(tokens)
+    value = tokens / 1000
+    return f"{value:.1f}k" if value < 100 and value != int(value) else f"{value:.0f}k"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolDefinitionsLarge(Event):
+    """The tool definitions sent with every request alone pass ``agent.tools_warning_share`` of the window."""
+
+    kind: ClassVar[str] = "agent.context.tools_warning"
+    tools_tokens: int
+    window_tokens: int
+    tools: int
+    threshold: float
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompactionStarted(Event):
+    kind: ClassVar[str] = "agent.compaction.started"
+    trigger: str
+    """``manual`` (``/compact``, ``AgentSession.compact``) or ``auto`` (near ``agent.compact_threshold``)."""
+    messages: int
+    """Older messages that are being summarised."""
+    used_tokens: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ContextCompacted(Event):
+    """Older turns were replaced by the model's summary of them (kept in the transcript: a resume starts from it)."""
+
+    kind: ClassVar[str] = "agent.compaction.done"
+    trigger: str
+    replaced_messages: int
+    kept_messages: int
+    tokens_before: int
+    tokens_after: int
+    summary: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompactionFailed(Event):
+    """Nothing was compacted: nothing old enough, a ``pre_compact`` hook blocked it, or the summary request failed."""
+
+    kind: ClassVar[str] = "agent.compaction.failed"
+    trigger: str
+    message: str

@@ -48,6 +48,8 @@ class Message:
     tool_calls: tuple[ToolCallPart, ...] = ()
     tool_results: tuple[ToolResultPart, ...] = ()
     images: tuple[ImagePart, ...] = ()
+    summary: bool = False
+    """A user message holding the model's summary of the turns a compaction replaced."""
 
     @classmethod
     def user(cls, text: str) -> "Message":
@@ -66,6 +68,8 @@ class Message:
             ]
         if self.images:
             data["images"] = [_image_json(i) for i in self.images]
+        if self.summary:
+            data["summary"] = True
         return data
 
     @classmethod
@@ -87,6 +91,7 @@ class Message:
                 for r in data.get("tool_results", [])
             ),
             images=tuple(_image(i) for i in data.get("images", [])),
+            summary=bool(data.get("summary")),
         )
 
 

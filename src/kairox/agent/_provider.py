@@ -12,7 +12,7 @@ from typing import TypeVar
 import anyio
 
 from kairox.agent._events import ModelRequestRetried
-from kairox.config import ModelProviderConfig, ResolvedConfig
+from kairox.config import Layer, ModelProviderConfig, ResolvedConfig
 from kairox.errors import KairoxError
 from kairox.events import EventSink
 from kairox.registry import ModelProvider
@@ -50,6 +50,8 @@ class ModelSettings:
     headers: Mapping[str, str] = field(default_factory=dict)
     request_timeout_sec: float = 600.0
     max_retries: int = 3
+    context_window: int = 128_000
+    """The model's context window in tokens (:func:`context_window` says where it comes from)."""
 
     @property
     def dialect(self) -> ModelProvider:
@@ -89,7 +91,42 @@ def model_settings(resolved: ResolvedConfig, *, model: str | None = None, provid
     return ModelSettings(
         model=chosen, provider=name, wire_api=entry.wire_api, base_url=entry.base_url, api_key_env=entry.api_key_env,
         headers=dict(entry.headers), request_timeout_sec=entry.request_timeout_sec, max_retries=entry.max_retries,
+        context_window=context_window(resolved, chosen, entry),
     )
+
+
+KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("claude-", 200_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-5", 400_000),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4", 8_192),
+    ("gpt-3.5-turbo", 16_385),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+)
+"""Context windows of model families by name prefix (the longest prefix that matches wins)."""
+
+
+def known_window(model: str) -> int | None:
+    """The published context window of ``model``'s family (``anthropic/claude-...`` as routers name it, too)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    found = [(len(prefix), window) for prefix, window in KNOWN_WINDOWS if name.startswith(prefix)]
+    return max(found)[1] if found else None
+
+
+def context_window(resolved: ResolvedConfig, model: str, entry: ModelProviderConfig | None = None) -> int:
+    """The window of ``model``: its provider's ``context_window``, else ``agent.context_window_tokens`` when a layer
+    sets it, else the known window of the model's name, else the default of ``agent.context_window_tokens``."""
+    if entry is not None and entry.context_window is not None:
+        return entry.context_window
+    agent = resolved.config.agent
+    origin = resolved.provenance.get("agent.context_window_tokens")
+    if origin is not None and origin.layer is not Layer.DEFAULT:
+        return agent.context_window_tokens
+    return known_window(model) or agent.context_window_tokens
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -13,15 +13,30 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from kairox._util import JsonObject
 from kairox.agent._client import ModelClient, collect
+from kairox.agent._context import (
+    SUMMARY_SYSTEM,
+    cut_point,
+    definitions_chars,
+    estimate_tokens,
+    message_chars,
+    summary_instructions,
+    summary_message,
+)
 from kairox.agent._events import (
     ApprovalRequested,
     AssistantMessageCompleted,
     AssistantTextDelta,
+    CompactionFailed,
+    CompactionStarted,
+    ContextCompacted,
+    ContextMeasured,
     ModelFailed,
     ModelRequestStarted,
     SessionEnded,
     SessionStarted,
+    ToolDefinitionsLarge,
     TurnEnded,
     TurnEndReason,
     TurnHookOutcome,
@@ -30,7 +45,13 @@ from kairox.agent._events import (
 )
 from kairox.agent._http import preload
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
-from kairox.agent._provider import ModelProviderError, ModelSettings, ModelSetupError, model_settings
+from kairox.agent._provider import (
+    ModelProviderError,
+    ModelSettings,
+    ModelSetupError,
+    context_window,
+    model_settings,
+)
 from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
 from kairox.config import AgentConfig, ResolvedConfig, resolve_config
 from kairox.errors import KairoxError
@@ -144,6 +165,7 @@ class AgentSession:
         limits: AgentConfig,
         history: Sequence[Message] = (),
         provider: str | None = None,
+        window_tokens: int | None = None,
     ) -> None:
         self.context = context
         self.client = client
@@ -164,8 +186,17 @@ class AgentSession:
         self.session_context: str | None = None
         """What ``session_start`` hooks printed as context; it goes into the system prompt."""
         config = context.resolved.config
+        self.window_tokens = window_tokens or context_window(context.resolved, client.model)
+        """The model's context window (``model_providers.NAME.context_window``, the model's known window, or
+        ``agent.context_window_tokens``)."""
+        self.context_usage: ContextMeasured | None = None
+        """The last measure of the context window (also sent as a ``ContextMeasured`` event)."""
+        self.tools_warning: ToolDefinitionsLarge | None = None
+        """The last warning that the tool definitions alone pass ``agent.tools_warning_share`` of the window."""
+        self._auto_failed_upto = -1
+        self._tools_chars: tuple[tuple[JsonObject, ...], int] | None = None
         self.tool_search = ToolSearch(
-            context.registry, threshold_tokens=search_threshold_tokens(config.tools.search_threshold, config.agent.context_window_tokens)
+            context.registry, threshold_tokens=search_threshold_tokens(config.tools.search_threshold, self.window_tokens)
         )
         """Defers the tool definitions behind ``tool_search`` when they pass ``tools.search_threshold``."""
 
@@ -205,6 +236,7 @@ class AgentSession:
         outcome = await self.context.hooks.session_start(source)
         self._hook_event("session_start", outcome)
         self.session_context = outcome.additional_context
+        self.measure_context()
 
     # --- the turn -------------------------------------------------------------------------------------------
 
@@ -266,17 +298,22 @@ class AgentSession:
             if outcome.additional_context:
                 added.append(outcome.additional_context)
         self._append(Message.user(text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)))
-        dialect = self.client.dialect
         for step in range(1, self.limits.max_turns + 1):
-            definitions = self.tool_search.definitions(dialect)
-            request = ModelRequest(
-                model=self.client.model, system=self.system_prompt(), messages=tuple(self.messages),
-                tools=tuple(definitions), max_output_tokens=self.limits.max_output_tokens,
-            )
-            over = self._over_budget(request)
+            request = self._request()
+            measured = self._measure(request)
+            if self._compaction_due(measured):
+                for keep in dict.fromkeys((self.limits.compact_keep_turns, min(1, self.limits.compact_keep_turns))):
+                    if isinstance(await self._compact("auto", None, keep_turns=keep), CompactionFailed):
+                        self._auto_failed_upto = len(self.messages)
+                        break
+                    request = self._request()
+                    measured = self._measure(request)
+                    if not self._compaction_due(measured):
+                        break
+            over = self._over_budget(request, measured)
             if over is not None:
                 return TurnEndReason.CONTEXT_BUDGET, over
-            self.emit(ModelRequestStarted(turn=turn, step=step, messages=len(request.messages), tools=len(definitions)))
+            self.emit(ModelRequestStarted(turn=turn, step=step, messages=len(request.messages), tools=len(request.tools)))
             self._streamed = []
             try:
                 response = await collect(self.client, request, self._on_text, provider=self.provider)
@@ -296,6 +333,8 @@ class AgentSession:
             message = response.message
             self._append(message)
             self._known_tokens, self._known_upto = response.usage.input_tokens + response.usage.output_tokens, len(self.messages)
+            if response.usage.input_tokens and not message.tool_calls:  # with calls, the next request is measured
+                self._measure(request)
             self.emit(
                 AssistantMessageCompleted(
                     turn=turn, text=message.text, stop_reason=response.stop_reason,
@@ -345,22 +384,136 @@ class AgentSession:
             self._append(Message(role=Role.TOOL, tool_results=results))
         self._pending = {}
 
-    def _over_budget(self, request: ModelRequest) -> str | None:
+    def _over_budget(self, request: ModelRequest, measured: ContextMeasured) -> str | None:
         budget = self.limits.context_budget_tokens
         if budget is None:
             return None
-        if self._known_tokens and self._known_upto <= len(self.messages):
-            added = sum(len(json.dumps(m.to_json())) for m in self.messages[self._known_upto :])
-            estimate = self._known_tokens + added // 4
-        else:
-            size = len(request.system) + len(json.dumps(list(request.tools))) + sum(len(json.dumps(m.to_json())) for m in request.messages)
-            estimate = size // 4
+        estimate = measured.used_tokens
         if estimate + request.max_output_tokens <= budget:
             return None
         return (
             f"the next request would take about {estimate} tokens plus {request.max_output_tokens} for the answer, more than "
             f"agent.context_budget_tokens ({budget}); start a new session or raise the budget"
         )
+
+    # --- the context window ---------------------------------------------------------------------------------
+
+    def _request(self) -> ModelRequest:
+        return ModelRequest(
+            model=self.client.model, system=self.system_prompt(), messages=tuple(self.messages),
+            tools=tuple(self.tool_search.definitions(self.client.dialect)), max_output_tokens=self.limits.max_output_tokens,
+        )
+
+    def measure_context(self) -> ContextMeasured:
+        """Measure what the next request would take now (and send it as a ``ContextMeasured`` event)."""
+        return self._measure(self._request())
+
+    def _measure(self, request: ModelRequest) -> ContextMeasured:
+        memo = self._tools_chars
+        if memo is None or memo[0] is not request.tools:  # measured before the request and after its answer
+            memo = self._tools_chars = (request.tools, definitions_chars(request.tools))
+        tools_chars = memo[1]
+        if self._known_tokens and self._known_upto <= len(self.messages):
+            used, source = self._known_tokens + estimate_tokens(message_chars(self.messages[self._known_upto :])), "usage"
+        else:
+            used, source = estimate_tokens(len(request.system) + tools_chars + message_chars(request.messages)), "estimate"
+        window = self.window_tokens
+        measured = ContextMeasured(
+            used_tokens=used, window_tokens=window, tools_tokens=estimate_tokens(tools_chars), tools=len(request.tools),
+            source=source, share=round(used / window, 3),
+        )
+        self.context_usage = measured
+        self.emit(measured)
+        self._check_tools(measured)
+        return measured
+
+    def _check_tools(self, measured: ContextMeasured) -> None:
+        share = self.limits.tools_warning_share
+        if share == "off" or measured.tools_tokens < share * measured.window_tokens:
+            return
+        if self.tools_warning is not None and self.tools_warning.tools == measured.tools:
+            return  # once for each set of definitions
+        self.tools_warning = warning = (
+            ToolDefinitionsLarge(
+                tools_tokens=measured.tools_tokens, window_tokens=measured.window_tokens, tools=measured.tools, threshold=share,
+                message=(
+                    f"the {measured.tools} tool definitions alone take about {measured.tools_tokens} tokens, "
+                    f"{measured.tools_tokens / measured.window_tokens:.0%} of the model's {measured.window_tokens}-token context window "
+                    f"(agent.tools_warning_share = {share:g}); disable servers or tools this session does not need "
+                    "(tools.disabled), or let tool_search defer them (tools.search_threshold)"
+                ),
+            )
+        )
+        self.emit(warning)
+
+    def _compaction_due(self, measured: ContextMeasured) -> bool:
+        threshold = self.limits.compact_threshold
+        if threshold == "off" or len(self.messages) <= self._auto_failed_upto:
+            return False
+        return measured.used_tokens >= threshold * measured.window_tokens
+
+    async def compact(self, instructions: str | None = None) -> ContextCompacted | CompactionFailed:
+        """``/compact``: the older turns are replaced by the model's summary of them (``instructions`` say what the
+        summary should keep); the last ``agent.compact_keep_turns`` prompts stay as they are. Between turns only."""
+        if self._scope is not None:
+            raise KairoxError("a turn is running in this session", hint="compact after it ends, or cancel() it first")
+        self._scope = scope = anyio.CancelScope()
+        result: ContextCompacted | CompactionFailed = CompactionFailed(trigger="manual", message="the compaction was cancelled")
+        try:
+            with scope:
+                result = await self._compact("manual", instructions, keep_turns=self.limits.compact_keep_turns)
+        finally:
+            self._scope = None
+        if scope.cancelled_caught:
+            self.emit(result)
+        return result
+
+    async def _compact(self, trigger: str, instructions: str | None, *, keep_turns: int) -> ContextCompacted | CompactionFailed:
+        def failed(message: str) -> CompactionFailed:
+            event = CompactionFailed(trigger=trigger, message=message)
+            self.emit(event)
+            return event
+
+        cut = cut_point(self.messages, keep_turns)
+        if cut is None:
+            return failed("there is nothing to compact yet: the conversation holds no earlier turn to summarise")
+        before = self.context_usage.used_tokens if self.context_usage is not None else self.measure_context().used_tokens
+        outcome = await self.context.hooks.pre_compact(trigger, instructions or "")
+        self._hook_event("pre_compact", outcome)
+        if outcome.blocked:
+            return failed(f"a pre_compact hook kept the conversation as it is: {outcome.reason or 'no reason given'}")
+        older, kept = self.messages[:cut], self.messages[cut:]
+        self.emit(CompactionStarted(trigger=trigger, messages=len(older), used_tokens=before))
+        request = ModelRequest(
+            model=self.client.model, system=SUMMARY_SYSTEM,
+            messages=(*older, Message.user(summary_instructions([instructions or "", outcome.additional_context or ""]))),
+            # the same definitions: a conversation with tool calls needs them (Anthropic), and the model knows the tools
+            tools=tuple(self.tool_search.definitions(self.client.dialect)), max_output_tokens=self.limits.max_output_tokens,
+        )
+        try:
+            response = await collect(self.client, request, lambda _text: None, provider=self.provider)
+        except KairoxError as exc:
+            return failed(f"the summary request failed: {exc}")
+        self.usage += response.usage
+        self.emit(
+            UsageReported(
+                input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
+                session_input_tokens=self.usage.input_tokens, session_output_tokens=self.usage.output_tokens,
+            )
+        )
+        if not response.message.text.strip():
+            return failed("the model answered the summary request without text; the conversation is kept as it was")
+        summary = summary_message(response.message.text)
+        self.messages = [summary, *kept]
+        self.transcript.compaction(summary, kept=len(kept))
+        self._known_tokens, self._known_upto = 0, 0
+        after = self.measure_context().used_tokens
+        done = ContextCompacted(
+            trigger=trigger, replaced_messages=len(older), kept_messages=len(kept), tokens_before=before, tokens_after=after,
+            summary=response.message.text.strip(),
+        )
+        self.emit(done)
+        return done
 
     # --- tools ----------------------------------------------------------------------------------------------
 
@@ -492,6 +645,7 @@ async def open_session(
             session = AgentSession(
                 context, active, approver=session_approver, events=sink, transcript=transcript,
                 limits=resolved.config.agent, history=history, provider=provider_name,
+                window_tokens=settings.context_window if settings is not None else None,
             )
             sink.emit(
                 SessionStarted(

@@ -1,6 +1,7 @@
 """Transcripts: one JSON-lines file per session under ``$KAIROX_HOME/sessions/``, written line by line as the
 session goes (a crash loses at most the line being written). The first line describes the session; then come
-``event`` and ``message`` lines. Arguments named like credentials and the provider's key are redacted."""
+``event`` and ``message`` lines, and a ``compaction`` line where older turns were replaced by their summary (a
+resume starts from the summary and the messages the line says were kept). Arguments named like credentials and the provider's key are redacted."""
 
 import json
 import secrets
@@ -67,6 +68,10 @@ class Transcript:
     def message(self, message: Message) -> None:
         self._write({"type": "message", "message": message.to_json()})
 
+    def compaction(self, summary: Message, *, kept: int) -> None:
+        """The conversation from here on is ``summary`` and the last ``kept`` messages before this line."""
+        self._write({"type": "compaction", "kept": kept, "message": summary.to_json()})
+
     def close(self) -> None:
         with self._lock:
             self._file.close()
@@ -114,6 +119,12 @@ def read_session(path: Path) -> tuple[SessionInfo, list[Message]]:
                 messages.append(Message.from_json(record.get("message")))
             except (ValueError, KeyError, TypeError):
                 continue
+        elif record.get("type") == "compaction":
+            try:
+                summary, kept = Message.from_json(record.get("message")), int(record.get("kept", 0))
+            except (ValueError, KeyError, TypeError):
+                continue
+            messages = [summary, *(messages[len(messages) - kept :] if 0 < kept <= len(messages) else ())]
         elif record.get("type") == "event" and record.get("event") == UserMessageSubmitted.__name__:
             prompts.append(str(record.get("text", "")))
     info = SessionInfo(

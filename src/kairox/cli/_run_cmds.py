@@ -34,7 +34,16 @@ class _TerminalView:
             self._at_line_start = True
 
     def emit(self, event: "Event") -> None:
-        from kairox.agent import ApprovalRequested, AssistantTextDelta, ModelFailed, ModelRequestRetried
+        from kairox.agent import (
+            ApprovalRequested,
+            AssistantTextDelta,
+            CompactionFailed,
+            CompactionStarted,
+            ContextCompacted,
+            ModelFailed,
+            ModelRequestRetried,
+            ToolDefinitionsLarge,
+        )
         from kairox.registry import ToolCallDecided, ToolCallFinished, ToolCallRequested
 
         if isinstance(event, AssistantTextDelta):
@@ -61,6 +70,18 @@ class _TerminalView:
             err(f"  model request failed ({event.reason}); retry {event.attempt} in {event.delay_sec:g}s")
         elif isinstance(event, ModelFailed):
             err(f"kairox: model provider {event.provider!r}: {event.message}")
+        elif isinstance(event, ToolDefinitionsLarge):
+            err(f"kairox: warning: {event.message}")
+        elif isinstance(event, CompactionStarted):
+            how = "near the context window (agent.compact_threshold)" if event.trigger == "auto" else "as asked"
+            err(f"kairox: compacting the conversation {how}: {event.used_tokens} tokens used; the model summarises {event.messages} older messages")
+        elif isinstance(event, ContextCompacted):
+            err(
+                f"kairox: compacted: {event.replaced_messages} messages replaced by their summary, {event.kept_messages} kept; "
+                f"about {event.tokens_before} -> {event.tokens_after} tokens"
+            )
+        elif isinstance(event, CompactionFailed):
+            err(f"kairox: the conversation was not compacted: {event.message}")
 
 
 def _verdict(decided: Any) -> str:

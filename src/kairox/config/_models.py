@@ -6,7 +6,7 @@ The server entries live in ``_servers`` and the policy modes in ``_modes``, whic
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from kairox.config._model_base import ConfigModel
 from kairox.config._modes import ApprovalPolicy, SandboxPolicy
@@ -135,6 +135,8 @@ class HooksConfig(ConfigModel):
     """Before each model turn; output is added as context."""
     post_turn: list[HookConfig] = Field(default_factory=list)
     """After each model turn."""
+    pre_compact: list[HookConfig] = Field(default_factory=list)
+    """Before older turns are summarised (``/compact`` or near the context window); output is added to the summary's instructions."""
     pre_tool_use: list[HookConfig] = Field(default_factory=list)
     """Before a tool call; may deny, ask or change the input."""
     post_tool_use: list[HookConfig] = Field(default_factory=list)
@@ -170,6 +172,8 @@ class ModelProviderConfig(ConfigModel):
     """Timeout of one model request."""
     max_retries: int = Field(default=3, ge=0)
     """Retries of a request answered with 429 or 5xx (or not answered), with backoff honouring ``Retry-After``."""
+    context_window: int | None = Field(default=None, ge=1_000)
+    """Context window of the models this provider serves, in tokens; unset: the known window of the model's name (Claude, GPT), else ``agent.context_window_tokens``."""
 
     @field_validator("wire_api", mode="before")
     @classmethod
@@ -194,7 +198,20 @@ class AgentConfig(ConfigModel):
     max_output_tokens: int = Field(default=8192, ge=1)
     """Tokens one model answer may take (sent as ``max_tokens`` where the API needs it)."""
     context_window_tokens: int = Field(default=128_000, ge=1_000)
-    """The model's context window; ``tools.search_threshold`` is a fraction of it."""
+    """The model's context window when neither its provider's ``context_window`` nor its known name says it; ``tools.search_threshold`` is a fraction of the window."""
+    compact_threshold: float | Literal["off"] = 0.85
+    """Compact the conversation (older turns summarised by the model) before a request that would take this share of the context window; ``off``: only ``/compact``."""
+    compact_keep_turns: int = Field(default=2, ge=0)
+    """Recent prompts (with their answers and tool calls) that compaction keeps word for word."""
+    tools_warning_share: float | Literal["off"] = 0.1
+    """Warn when the tool definitions sent with a request alone take this share of the context window."""
+
+    @field_validator("compact_threshold", "tools_warning_share")
+    @classmethod
+    def _share(cls, value: float | str, info: ValidationInfo) -> float | str:
+        if isinstance(value, float) and not 0 < value <= 1:
+            raise ValueError(f"agent.{info.field_name} must be a share of the context window above 0 and up to 1 (0.85 is 85%), or 'off'")
+        return value
 
 
 class CatalogSourceConfig(ConfigModel):

@@ -18,6 +18,7 @@ class HookEvent(enum.StrEnum):
     USER_PROMPT_SUBMIT = "user_prompt_submit"
     PRE_TURN = "pre_turn"
     POST_TURN = "post_turn"
+    PRE_COMPACT = "pre_compact"
     PRE_TOOL_USE = "pre_tool_use"
     POST_TOOL_USE = "post_tool_use"
 
@@ -43,6 +44,7 @@ _CLAUDE_NAMES = {
     HookEvent.USER_PROMPT_SUBMIT: "UserPromptSubmit",
     HookEvent.PRE_TURN: "PreTurn",
     HookEvent.POST_TURN: "Stop",
+    HookEvent.PRE_COMPACT: "PreCompact",
     HookEvent.PRE_TOOL_USE: "PreToolUse",
     HookEvent.POST_TOOL_USE: "PostToolUse",
 }

@@ -319,6 +319,11 @@ class HookRegistry:
     async def post_turn(self, response: str = "") -> HookOutcome:
         return await self.run(HookEvent.POST_TURN, {"response": response, "stop_hook_active": False})
 
+    async def pre_compact(self, trigger: str, custom_instructions: str = "") -> HookOutcome:
+        """Before a compaction (``trigger`` is ``manual`` or ``auto``); its ``additional_context`` joins the summary's
+        instructions, and a block keeps the conversation as it is."""
+        return await self.run(HookEvent.PRE_COMPACT, {"trigger": trigger, "custom_instructions": custom_instructions}, subject=trigger)
+
     def list(self) -> Sequence[HookSpec]:
         return self.hooks
 

@@ -33,8 +33,8 @@ _DECISIONS = {
     "deny": HookDecision.DENY,
     "block": HookDecision.DENY,
 }
-_CONTEXT_EVENTS = frozenset({HookEvent.SESSION_START, HookEvent.USER_PROMPT_SUBMIT, HookEvent.PRE_TURN})
-"""Events whose plain (non-JSON) stdout is context for the model."""
+_CONTEXT_EVENTS = frozenset({HookEvent.SESSION_START, HookEvent.USER_PROMPT_SUBMIT, HookEvent.PRE_TURN, HookEvent.PRE_COMPACT})
+"""Events whose plain (non-JSON) stdout is context for the model (for ``pre_compact``: instructions for the summary)."""
 
 
 async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:

@@ -15,7 +15,7 @@ from kairox.plugins._manifest import HookDeclaration
 from kairox.plugins._model import PluginHook
 from kairox.plugins._paths import climbing_root_paths, expand_plugin_root, is_inside
 
-HOOK_EVENTS = ("session_start", "session_end", "user_prompt_submit", "pre_turn", "post_turn", "pre_tool_use", "post_tool_use")
+HOOK_EVENTS = ("session_start", "session_end", "user_prompt_submit", "pre_turn", "post_turn", "pre_tool_use", "post_tool_use", "pre_compact")
 
 EVENT_ALIASES = {
     "SessionStart": "session_start",
@@ -33,6 +33,8 @@ EVENT_ALIASES = {
     "postTurn": "post_turn",
     "PreTurn": "pre_turn",
     "PostTurn": "post_turn",
+    "PreCompact": "pre_compact",
+    "preCompact": "pre_compact",
 }
 """Claude Code's (and camelCase) event names; ``Stop`` fires when a turn ends."""
 

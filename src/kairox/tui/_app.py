@@ -17,9 +17,14 @@ from textual.widgets import DataTable, RichLog, Static
 from kairox.agent import (
     AssistantMessageCompleted,
     AssistantTextDelta,
+    CompactionFailed,
+    CompactionStarted,
+    ContextCompacted,
+    ContextMeasured,
     ModelFailed,
     ModelRequestStarted,
     Role,
+    ToolDefinitionsLarge,
     TurnEnded,
     UsageReported,
 )
@@ -124,6 +129,8 @@ class KairoxApp(App[None]):
         self.settings: ModelSettings | None = None
         self.setup_problem: str | None = None
         self.usage = (0, 0)
+        self.context_usage: ContextMeasured | None = None
+        """The agent's last measure of the context window: the status bar's meter."""
         self.turn_running = False
         self.loop_thread = threading.get_ident()
         self._start_session = start_session
@@ -204,7 +211,9 @@ class KairoxApp(App[None]):
         """A resumed session's earlier prompts and answers."""
         conversation = self.query_one(Conversation)
         for message in session.messages:
-            if message.role is Role.USER and message.text:
+            if message.summary:
+                conversation.notice(f"earlier turns, as compacted:\n{message.text}")
+            elif message.role is Role.USER and message.text:
                 conversation.user(message.text)
             elif message.role is Role.ASSISTANT:
                 conversation.answer(message.text, ())
@@ -263,6 +272,18 @@ class KairoxApp(App[None]):
         elif isinstance(event, UsageReported):
             self.usage = (event.session_input_tokens, event.session_output_tokens)
             self.refresh_status()
+        elif isinstance(event, ContextMeasured):
+            self.context_usage = event
+            self.refresh_status()
+        elif isinstance(event, ToolDefinitionsLarge):
+            conversation.notice(f"warning: {event.message}")
+        elif isinstance(event, CompactionStarted):
+            conversation.end_stream()
+            conversation.notice(f"compacting ({event.trigger}): the model summarises {event.messages} older messages …")
+        elif isinstance(event, ContextCompacted):
+            conversation.notice(f"compacted: {event.replaced_messages} messages summarised, {event.kept_messages} kept; about {event.tokens_before} -> {event.tokens_after} tokens")
+        elif isinstance(event, CompactionFailed):
+            conversation.notice(f"not compacted: {event.message}")
 
     def _fill_results(self) -> None:
         """Tool results reach the conversation when the session records them (before the next model request)."""
@@ -326,6 +347,8 @@ class KairoxApp(App[None]):
             f"model {model}", f"workspace {resolved.workspace.name}", "trusted" if resolved.trusted else "not trusted",
             f"sandbox {policy.sandbox_policy} · approval {policy.approval_policy}", f"tokens {self.usage[0]} in / {self.usage[1]} out",
         ]
+        if self.context_usage is not None:  # next to the model, where a narrow terminal still shows it
+            parts.insert(1, self.context_usage.meter())
         self.query_one("#status-bar", Static).update("  │  ".join(parts))
 
     # --- the composer -----------------------------------------------------------------------------------------
@@ -362,6 +385,16 @@ class KairoxApp(App[None]):
             self.turn_running = False
             self._fill_results()
 
+    async def _compact(self, instructions: str) -> None:
+        assert self.session is not None
+        self.turn_running = True
+        try:
+            await self.session.compact(instructions or None)
+        except Exception as exc:
+            self.query_one(Conversation).notice(f"the compaction failed: {exc}")
+        finally:
+            self.turn_running = False
+
     def command(self, text: str) -> None:
         name, _, rest = text.partition(" ")
         conversation = self.query_one(Conversation)
@@ -382,6 +415,11 @@ class KairoxApp(App[None]):
             self.push_screen(TextPanel("Configuration", _reports.config_text(self.resolved)))
         elif name == "/trust":
             self.push_screen(TextPanel("Trust", _reports.trust_text(self.resolved)))
+        elif name == "/compact":
+            if self.session is None or self.turn_running:
+                conversation.notice("a turn is running; /compact after it ends" if self.session else "no model session to compact")
+            else:
+                self.run_worker(self._compact(rest.strip()), name="compact", exit_on_error=False)
         elif name == "/resume" and rest.strip():
             self.run_worker(self._switch_session(rest.strip()), name="resume", exit_on_error=False)
         elif name.lstrip("/") in ("mcp", "skills", "plugins", "hooks", "tools", "doctor", "resume"):

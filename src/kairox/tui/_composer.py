@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "/model": "the model and provider of this session",
     "/trace": "filter the event trace: /trace errors | /trace NAME | /trace all",
     "/clear": "clear the conversation (the transcript keeps it)",
+    "/compact": "summarise older turns to free the context window: /compact [what the summary should keep]",
     "/resume": "earlier sessions of this workspace; /resume ID continues one",
     "/quit": "leave",
 }

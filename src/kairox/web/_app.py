@@ -380,6 +380,14 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             raise ApiError(400, 'the body needs {"text": "..."} with the prompt')
         return ok({"turn": backend.submit(text)}, 202)
 
+    async def post_compact(request: Request) -> Response:
+        body = await _body(request)
+        instructions = body.get("instructions")
+        if instructions is not None and not isinstance(instructions, str):
+            raise ApiError(400, 'instructions must be text: {"instructions": "what the summary should keep"}')
+        backend.compact(instructions.strip() or None if instructions else None)
+        return ok({"ok": True}, 202)
+
     async def post_cancel(request: Request) -> Response:
         return ok({"ok": True, "cancelled": backend.cancel()})
 
@@ -446,6 +454,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/trust", post_trust, ["POST"]),
         api("/api/session/messages", post_message, ["POST"]),
         api("/api/session/cancel", post_cancel, ["POST"]),
+        api("/api/session/compact", post_compact, ["POST"]),
         api("/api/approvals/{id}", post_approval, ["POST"]),
         Route("/api/events", events, methods=["GET"]),
         Route("/api/{rest:path}", api_missing, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),

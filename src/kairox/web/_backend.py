@@ -141,6 +141,8 @@ class WebBackend:
         """Whether the model's settings were checked (in the background, with the SDKs)."""
         self.start_problem: str | None = None
         self.turn_running = False
+        self.compacting = False
+        """A compaction (``POST /api/session/compact``) runs; prompts wait as during a turn."""
         self._turns = itertools.count(1)
         self._jobs = itertools.count(1)
         self._tasks: anyio.abc.TaskGroup | None = None
@@ -283,6 +285,26 @@ class WebBackend:
 
         self.start_soon(run)
         return turn
+
+    def compact(self, instructions: str | None) -> None:
+        """``/compact``: the session summarises its older turns; ``agent.compaction`` events say how it went."""
+        if self.session is None:
+            raise KairoxError(self.start_problem or self.setup_problem or "the session is still starting", hint="try again in a moment")
+        if self.turn_running:
+            raise TurnRunningError("a turn is running", hint="compact after agent.turn_ended, or POST /api/session/cancel")
+        self.turn_running = self.compacting = True
+        self.hub.turn = None
+        session = self.session
+
+        async def run() -> None:
+            try:
+                await session.compact(instructions)
+            except Exception as exc:
+                self.hub.publish("agent.error", {"turn": None, "message": str(exc)})
+            finally:
+                self.turn_running = self.compacting = False
+
+        self.start_soon(run)
 
     def cancel(self) -> bool:
         if self.session is None or not self.turn_running:

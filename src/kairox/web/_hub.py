@@ -45,6 +45,21 @@ def summary(event: Event) -> str:
     return f"{type(event).__name__} " + " ".join(fields[:6])
 
 
+def context_json(measured: Any) -> dict[str, Any]:
+    """The agent's ``ContextMeasured`` as the page renders it (``text`` is the TUI's meter)."""
+    return {
+        "used_tokens": measured.used_tokens, "window_tokens": measured.window_tokens, "share": measured.share,
+        "tools_tokens": measured.tools_tokens, "tools": measured.tools, "source": measured.source, "text": measured.meter(),
+    }
+
+
+def warning_json(warning: Any) -> dict[str, Any]:
+    return {
+        "tools_tokens": warning.tools_tokens, "window_tokens": warning.window_tokens, "tools": warning.tools,
+        "threshold": warning.threshold, "message": warning.message,
+    }
+
+
 class EventHub:
     """The sink the session writes to, and the source of ``/api/events``. Safe to emit from any thread."""
 
@@ -119,6 +134,15 @@ class EventHub:
             return [("agent.turn_ended", {"turn": turn, "reason": str(data.reason), "message": data.message})]
         if name == "agent.model.failed":
             return [("agent.error", {"turn": turn, "message": data.message})]
+        if name == "agent.context":
+            return [("agent.context", context_json(data))]
+        if name == "agent.context.tools_warning":
+            return [("agent.context_warning", warning_json(data))]
+        if name.startswith("agent.compaction."):
+            fields = event_to_json(event)
+            for key in ("event", "kind"):
+                fields.pop(key, None)
+            return [("agent.compaction", {"turn": turn, "state": name.rpartition(".")[2], **fields})]
         return []
 
     def publish(self, kind: str, data: dict[str, Any], *, summary: str = "", keep: bool = True, send_as_trace: bool | None = None) -> WebEvent:

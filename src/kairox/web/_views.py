@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from kairox import __version__
 from kairox.config import Layer, ResolvedConfig
+from kairox.web._hub import context_json, warning_json
 
 if TYPE_CHECKING:
     from kairox.catalog import Catalog, CatalogEntry, InstallPlan, PreflightReport
@@ -22,6 +23,7 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
         origin = item.origin
         held.append({"what": f"{item.key}: {item.reason}", "file": str(origin.file) if origin.file else None, "line": origin.line})
     config = resolved.config
+    session = backend.session
     return {
         "workspace": str(resolved.workspace),
         "trusted": resolved.trusted,
@@ -34,6 +36,9 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
             "problem": backend.setup_problem,
             "session": backend.session is not None,
         },
+        "context": context_json(session.context_usage) if session is not None and session.context_usage is not None else None,
+        "context_warning": warning_json(session.tools_warning) if session is not None and session.tools_warning is not None else None,
+        "compacting": backend.compacting,
         "version": __version__,
         "problem": backend.start_problem,
     }
