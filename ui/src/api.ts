@@ -203,6 +203,14 @@ export interface ApprovalAnswer {
   message: string | null;
 }
 
+/** `GET /api/session/history`: the conversation as the page shows it, and the last event it covers. */
+export interface History {
+  session_id: string | null;
+  items: unknown[];
+  turn: string | null;
+  seq: number;
+}
+
 export class ApiError extends Error {
   constructor(
     message: string,
@@ -286,6 +294,7 @@ export const api = {
 
   sendMessage: (text: string) => post<{ turn: string }>("/api/session/messages", { text }),
   cancel: () => post<{ ok: boolean }>("/api/session/cancel"),
+  history: () => get<History>("/api/session/history"),
   answer: (id: string, answer: ApprovalAnswer) => post<{ ok: boolean }>(`/api/approvals/${seg(id)}`, answer),
 };
 

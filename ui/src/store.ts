@@ -13,6 +13,15 @@ export interface InstallJob {
   finished: { outcome: string; tools: string[]; diagnostic: string | null; server: string | null; notes: string[] } | null;
 }
 
+export interface ToolResult {
+  /** The result as the card shows it (JSON pretty-printed), capped; `truncated` when there was more. */
+  text: string;
+  truncated: boolean;
+  /** Characters of the whole result the model got. */
+  chars: number;
+  is_error: boolean;
+}
+
 export interface ToolCall {
   call_id: string;
   tool: string;
@@ -20,12 +29,13 @@ export interface ToolCall {
   decision: "allow" | "ask" | "deny" | null;
   decision_reason: string | null;
   finished: { ok: boolean; summary: string; duration_ms: number } | null;
+  result: ToolResult | null;
 }
 
 export type SessionItem =
   | { kind: "user"; text: string }
-  | { kind: "assistant"; turn: string; text: string; done: boolean }
-  | { kind: "tool"; turn: string; call: ToolCall }
+  | { kind: "assistant"; turn: string | null; text: string; done: boolean }
+  | { kind: "tool"; turn: string | null; call: ToolCall }
   | { kind: "error"; turn: string | null; text: string };
 
 export const state = ref<State | null>(null);
@@ -174,6 +184,7 @@ const handlers: Record<string, Handler> = {
         decision: null,
         decision_reason: null,
         finished: null,
+        result: null,
       },
     });
   },
@@ -191,6 +202,23 @@ const handlers: Record<string, Handler> = {
       summary: str(data.summary),
       duration_ms: typeof data.duration_ms === "number" ? data.duration_ms : 0,
     };
+  },
+  "tool.result": (data) => {
+    const call = findCall(str(data.call_id));
+    if (!call) return;
+    call.result = {
+      text: str(data.text),
+      truncated: data.truncated === true,
+      chars: typeof data.chars === "number" ? data.chars : str(data.text).length,
+      is_error: data.is_error === true,
+    };
+  },
+  "user.message": (data) => {
+    // every tab shows the prompt, whichever tab sent it
+    const last = session.items[session.items.length - 1];
+    if (last && last.kind === "assistant") last.done = true;
+    session.items.push({ kind: "user", text: str(data.text) });
+    session.turn = strOrNull(data.turn);
   },
   "agent.turn_ended": (data) => {
     for (const item of session.items) if (item.kind === "assistant") item.done = true;
@@ -213,6 +241,18 @@ export function installJob(id: string): InstallJob {
     job = installs.get(id) as InstallJob;
   }
   return job;
+}
+
+/** The events of the conversation: a history loaded from the server already holds those up to its `seq`. */
+const SESSION_EVENTS = new Set(["agent.text", "agent.message", "agent.tool_call", "tool.decided", "tool.finished", "tool.result", "user.message", "agent.turn_ended", "agent.error"]);
+let historySeq = 0;
+
+/** The conversation so far, from the session's own record (a reload, a second tab, a resumed session). */
+export async function loadHistory(): Promise<void> {
+  const history = await api.history();
+  historySeq = history.seq;
+  session.items.splice(0, session.items.length, ...(history.items as SessionItem[]));
+  session.turn = history.turn;
 }
 
 let source: EventSource | null = null;
@@ -243,6 +283,7 @@ export function connectEvents(): void {
         return;
       }
       // the server's trace already holds the Kairox event behind each typed one
+      if (SESSION_EVENTS.has(type) && Number(message.lastEventId) <= historySeq) return;
       handlers[type]?.(data);
     });
   }

@@ -27,6 +27,7 @@ from kairox.web._views import (
     KINDS,
     catalog_json,
     entry_json,
+    history_json,
     plugins_json,
     server_json,
     servers_json,
@@ -380,6 +381,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             raise ApiError(400, 'the body needs {"text": "..."} with the prompt')
         return ok({"turn": backend.submit(text)}, 202)
 
+    async def get_history(request: Request) -> Response:
+        return ok(history_json(backend))
+
     async def post_cancel(request: Request) -> Response:
         return ok({"ok": True, "cancelled": backend.cancel()})
 
@@ -446,6 +450,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/trust", post_trust, ["POST"]),
         api("/api/session/messages", post_message, ["POST"]),
         api("/api/session/cancel", post_cancel, ["POST"]),
+        api("/api/session/history", get_history, ["GET"]),
         api("/api/approvals/{id}", post_approval, ["POST"]),
         Route("/api/events", events, methods=["GET"]),
         Route("/api/{rest:path}", api_missing, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
