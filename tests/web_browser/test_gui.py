@@ -157,6 +157,10 @@ def test_marketplace_installs_server_memory_from_the_npm_cache_and_it_turns_gree
     # writing the configuration goes through the gate, which asks in the GUI's dialog
     dialog = page.locator("[data-approval]")
     expect(dialog).to_be_visible(timeout=60_000)
+    # the dialog names the layer: the user's own file, not a project's
+    expect(dialog).to_contain_text(f"{isolated_home / 'kairox.toml'} is your user configuration")
+    expect(dialog).not_to_contain_text("project configuration")
+    screenshot(page, "marketplace-approval")
     page.click('[data-answer="once"]')
     outcome = page.locator("[data-outcome]")
     expect(outcome).to_be_visible(timeout=180_000)
@@ -404,7 +408,7 @@ def test_a_secret_typed_for_an_install_is_never_shown_back_and_a_failed_install_
     project_file = workspace / "kairox.toml"
     expect(page.locator("[data-target]")).to_have_text(f"to {project_file}")
     page.click('[data-action="install"]')
-    expect(page.locator("[data-approval]")).to_contain_text(str(project_file))
+    expect(page.locator("[data-approval]")).to_contain_text(f"{project_file} is this workspace's project configuration")
     page.click('[data-answer="once"]')
     outcome = page.locator("[data-outcome]")
     expect(outcome).to_be_visible(timeout=120_000)
