@@ -31,6 +31,8 @@ export interface Server {
   kind: ServerKind;
   name: string;
   status: ServerStatus;
+  /** The status in the runtime's words, the TUI's and the command line's (`idle`, `held back by trust` ...). */
+  label?: string;
   reason: string | null;
   enabled: boolean;
   transport: string | null;

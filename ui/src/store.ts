@@ -128,6 +128,7 @@ const handlers: Record<string, Handler> = {
     const known = servers.value.find((server) => server.name === name && server.kind === kind);
     if (known) {
       known.status = str(data.status) as ServerStatus;
+      known.label = strOrNull(data.label) ?? known.label;
       known.reason = strOrNull(data.reason);
     }
     reloadServersSoon();

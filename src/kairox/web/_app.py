@@ -294,7 +294,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         answer = _written(file, server=server_json(backend, kind, name))
         shown = server_json(backend, kind, name)
         if shown is not None:  # the dot follows the configuration too (a stopped server that is off is "disabled")
-            backend.hub.publish("server.status", {"kind": kind, "name": name, "status": shown["status"], "reason": shown["reason"]})
+            backend.hub.publish("server.status", {"kind": kind, "name": name, "status": shown["status"], "label": shown["label"], "reason": shown["reason"]})
         return answer
 
     async def tool_action(request: Request) -> Response:

@@ -116,7 +116,7 @@ class EventHub:
     def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
         view = self.board.apply(event) if self.board is not None else None
         if view is not None and event.kind != "mcp.tools.changed":
-            return [("server.status", {"kind": view.kind, "name": view.name, "status": str(view.status), "reason": view.reason})]
+            return [("server.status", {"kind": view.kind, "name": view.name, "status": str(view.status), "label": view.label, "reason": view.reason})]
         turn = self.turn
         name = event.kind
         data: Any = event
