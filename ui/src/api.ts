@@ -160,6 +160,43 @@ export interface Marketplace {
   plugins: number;
 }
 
+/** A plugin a registered marketplace offers (`GET /api/plugins/marketplace`). */
+export interface MarketPlugin {
+  key: string;
+  name: string;
+  marketplace: string;
+  version: string | null;
+  description: string | null;
+  category: string | null;
+  tags: string[];
+  source: string;
+  /** Its files are read where they are: the detail knows what it contributes before it is installed. */
+  local: boolean;
+  installed: boolean;
+  installed_version: string | null;
+}
+
+export interface MarketPluginDetail extends MarketPlugin {
+  /** null: not known before its files are fetched (a git source). */
+  compatible: boolean | null;
+  compatibility: string[];
+  permissions: string[];
+  contributions: { kind: string; name: string }[];
+  trust: string;
+  problems: string[];
+  target_file: string;
+  install_folder: string;
+  homepage: string | null;
+  author: string | null;
+}
+
+export interface PluginMarketplace {
+  name: string;
+  source: string;
+  plugins: number;
+  error: string | null;
+}
+
 export interface TraceEvent {
   seq: number;
   time: number;
@@ -291,6 +328,12 @@ export const api = {
     post<WriteResult>(
       `/api/plugins/${seg(key)}/contributions/${seg(kind)}/${seg(name)}/${enable ? "enable" : "disable"}`,
     ),
+
+  pluginMarket: (q: string) =>
+    get<{ plugins: MarketPlugin[]; marketplaces: PluginMarketplace[] }>(`/api/plugins/marketplace?q=${seg(q)}`),
+  marketPlugin: (market: string, name: string) => get<MarketPluginDetail>(`/api/plugins/marketplace/${seg(market)}/${seg(name)}`),
+  installPlugin: (market: string, name: string) =>
+    post<{ job: string }>(`/api/plugins/marketplace/${seg(market)}/${seg(name)}/install`),
 
   trace: (limit: number) => get<{ events: TraceEvent[] }>(`/api/trace?limit=${limit}`),
 

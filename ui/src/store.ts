@@ -13,6 +13,17 @@ export interface InstallJob {
   finished: { outcome: string; tools: string[]; diagnostic: string | null; server: string | null; notes: string[] } | null;
 }
 
+export interface PluginInstallJob {
+  steps: string[];
+  finished: {
+    outcome: "installed" | "installed_disabled" | "denied" | "error";
+    version: string | null;
+    path: string | null;
+    reason: string | null;
+    applies: string | null;
+  } | null;
+}
+
 export interface ToolResult {
   /** The result as the card shows it (JSON pretty-printed), capped; `truncated` when there was more. */
   text: string;
@@ -45,6 +56,7 @@ export const servers = ref<Server[]>([]);
 export const serversLoaded = ref(false);
 export const approvals = ref<ApprovalRequest[]>([]);
 export const installs = reactive(new Map<string, InstallJob>());
+export const pluginInstalls = reactive(new Map<string, PluginInstallJob>());
 export const session = reactive({ items: [] as SessionItem[], turn: null as string | null });
 export const trace = ref<TraceEvent[]>([]);
 /** Bumped on `config.changed`, so a view can reload what a write elsewhere changed. */
@@ -155,6 +167,18 @@ const handlers: Record<string, Handler> = {
     };
     reloadServersSoon();
   },
+  "plugin.install.progress": (data) => {
+    pluginInstallJob(str(data.job)).steps.push(str(data.message));
+  },
+  "plugin.install.finished": (data) => {
+    pluginInstallJob(str(data.job)).finished = {
+      outcome: str(data.outcome) as NonNullable<PluginInstallJob["finished"]>["outcome"],
+      version: strOrNull(data.version),
+      path: strOrNull(data.path),
+      reason: strOrNull(data.reason),
+      applies: strOrNull(data.applies),
+    };
+  },
   "agent.text": (data) => {
     if (!str(data.delta)) return;
     const item = assistantItem(str(data.turn));
@@ -234,6 +258,15 @@ const handlers: Record<string, Handler> = {
     loadState().catch(() => undefined);
   },
 };
+
+export function pluginInstallJob(id: string): PluginInstallJob {
+  let job = pluginInstalls.get(id);
+  if (!job) {
+    pluginInstalls.set(id, { steps: [], finished: null });
+    job = pluginInstalls.get(id) as PluginInstallJob;
+  }
+  return job;
+}
 
 export function installJob(id: string): InstallJob {
   let job = installs.get(id);

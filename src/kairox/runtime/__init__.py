@@ -48,6 +48,16 @@ if TYPE_CHECKING:
         start_mcp_server,
         stop_mcp_server,
     )
+    from kairox.runtime._plugin_market import (
+        PLUGIN_INSTALL_SPEC,
+        MarketListing,
+        MarketPlugin,
+        PluginInstallDeniedError,
+        inspect_market_plugin,
+        install_market_plugin,
+        market_listing,
+        marketplaces_of,
+    )
     from kairox.runtime._prompt import render_prompt_context
     from kairox.runtime._servers import (
         ServerBoard,
@@ -78,6 +88,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIG_WRITE_TOOL",
     "INSTALL_SPEC",
+    "PLUGIN_INSTALL_SPEC",
     "WRITABLE_LAYERS",
     "ApprovalChoice",
     "ApprovalScope",
@@ -91,7 +102,10 @@ __all__ = [
     "InstallOptions",
     "InstallOutcome",
     "InstallReport",
+    "MarketListing",
+    "MarketPlugin",
     "MemoryFile",
+    "PluginInstallDeniedError",
     "PluginStage",
     "PluginsLoaded",
     "RegistryBuilt",
@@ -113,11 +127,15 @@ __all__ = [
     "doctor_report",
     "dry_run_server",
     "gather_memory",
+    "inspect_market_plugin",
     "install_catalog_entry",
+    "install_market_plugin",
     "layer_of",
     "load_plugins",
     "load_skills",
     "manager_offered_counts",
+    "market_listing",
+    "marketplaces_of",
     "offered_counts",
     "plugin_rows",
     "prefetch_command",
@@ -187,6 +205,16 @@ if not TYPE_CHECKING:
                 "set_mcp_tool_enabled",
                 "start_mcp_server",
                 "stop_mcp_server",
+            ),
+            "._plugin_market": (
+                "PLUGIN_INSTALL_SPEC",
+                "MarketListing",
+                "MarketPlugin",
+                "PluginInstallDeniedError",
+                "inspect_market_plugin",
+                "install_market_plugin",
+                "market_listing",
+                "marketplaces_of",
             ),
             "._prompt": ("render_prompt_context",),
             "._servers": (

@@ -235,6 +235,36 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         stage = await anyio.to_thread.run_sync(lambda: load_plugins(resolved))
         return ok(plugins_json(stage.plugins, resolved))
 
+    async def get_plugin_market(request: Request) -> Response:
+        from kairox.runtime import market_listing
+
+        listing = await anyio.to_thread.run_sync(lambda: market_listing(backend.resolved))
+        query = request.query_params.get("q", "").strip().lower()
+        plugins = [p for p in listing.plugins if not query or query in f"{p.name} {p.description or ''} {p.category or ''} {' '.join(p.tags)}".lower()]
+        return ok({"plugins": [p.to_json() for p in plugins], "marketplaces": listing.marketplaces})
+
+    async def get_market_plugin(request: Request) -> Response:
+        from kairox.plugins import MarketplaceError
+        from kairox.runtime import inspect_market_plugin
+
+        market, name = request.path_params["market"], request.path_params["name"]
+        try:
+            return ok(await anyio.to_thread.run_sync(lambda: inspect_market_plugin(backend.resolved, market, name)))
+        except MarketplaceError as exc:
+            raise ApiError(404, str(exc) + (f" ({exc.hint})" if exc.hint else "")) from None
+
+    async def post_market_install(request: Request) -> Response:
+        from kairox.plugins import MarketplaceError
+        from kairox.runtime import marketplaces_of
+        from kairox.web._install import start_plugin_install
+
+        market, name = request.path_params["market"], request.path_params["name"]
+        try:  # an unknown plugin is a 404 now, not a failed job later
+            await anyio.to_thread.run_sync(lambda: marketplaces_of(backend.resolved).find(name, market))
+        except MarketplaceError as exc:
+            raise ApiError(404, str(exc) + (f" ({exc.hint})" if exc.hint else "")) from None
+        return ok({"job": start_plugin_install(backend, market, name)}, 202)
+
     async def get_trace(request: Request) -> Response:
         try:
             limit = int(request.query_params.get("limit", "500"))
@@ -443,6 +473,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/skills", get_skills, ["GET"]),
         api("/api/skills/{name}/{action}", skill_action, ["POST"]),
         api("/api/plugins", get_plugins, ["GET"]),
+        api("/api/plugins/marketplace", get_plugin_market, ["GET"]),
+        api("/api/plugins/marketplace/{market}/{name}/install", post_market_install, ["POST"]),
+        api("/api/plugins/marketplace/{market}/{name}", get_market_plugin, ["GET"]),
         api("/api/plugins/{key}/contributions/{kind}/{item}/{action}", plugin_action, ["POST"]),
         api("/api/plugins/{key}/path", plugin_path, ["POST"]),
         api("/api/plugins/{key}/{action}", plugin_action, ["POST"]),
