@@ -197,6 +197,45 @@ export interface PluginMarketplace {
   error: string | null;
 }
 
+/** One check of the environment (`kairox doctor`): a program or the sandbox, whether it works, and the fix. */
+export interface DoctorCheck {
+  check: string;
+  ok: boolean;
+  required: boolean;
+  why: string;
+  version?: string | null;
+  detail?: string | null;
+  fix?: string | null;
+}
+
+/** A failure or warning of the report: a diagnostic with what to do about it. */
+export interface DoctorItem {
+  kind: string;
+  name: string;
+  reason: string;
+  severity: string;
+  path: string | null;
+  line: number | null;
+  hint?: string | null;
+  fix?: string | null;
+  required?: boolean;
+}
+
+/** `GET /api/doctor`: the one doctor report the CLI (`kairox doctor --json`) and the TUI show too. */
+export interface DoctorReport {
+  ok: boolean;
+  workspace: string;
+  trusted: boolean;
+  environment: DoctorCheck[];
+  failures: DoctorItem[];
+  warnings: DoctorItem[];
+  sandbox: { allow_unix_sockets: { path: string; socket: boolean }[] };
+  mcp_servers: Record<string, { status: string; error?: string | null; required?: boolean; tools?: number; confinement?: Record<string, unknown> | null }>;
+  lsp_servers: Record<string, Record<string, unknown> | null>;
+  dap_servers: Record<string, Record<string, unknown> | null>;
+  tools: number;
+}
+
 export interface TraceEvent {
   seq: number;
   time: number;
@@ -334,6 +373,8 @@ export const api = {
   marketPlugin: (market: string, name: string) => get<MarketPluginDetail>(`/api/plugins/marketplace/${seg(market)}/${seg(name)}`),
   installPlugin: (market: string, name: string) =>
     post<{ job: string }>(`/api/plugins/marketplace/${seg(market)}/${seg(name)}/install`),
+
+  doctor: () => get<DoctorReport>("/api/doctor"),
 
   trace: (limit: number) => get<{ events: TraceEvent[] }>(`/api/trace?limit=${limit}`),
 
