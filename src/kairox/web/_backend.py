@@ -311,7 +311,7 @@ class WebBackend:
             for part in message.tool_results:
                 if part.call_id not in self._results_sent:
                     self._results_sent.add(part.call_id)
-                    self.hub.publish("tool.result", result_json(part.call_id, part.text, part.is_error))
+                    self.hub.publish("tool.result", result_json(part.call_id, part.text, part.is_error), keep=False)
 
     # --- installs -----------------------------------------------------------------------------------------------
 
