@@ -280,13 +280,22 @@ export function installJob(id: string): InstallJob {
 /** The events of the conversation: a history loaded from the server already holds those up to its `seq`. */
 const SESSION_EVENTS = new Set(["agent.text", "agent.message", "agent.tool_call", "tool.decided", "tool.finished", "tool.result", "user.message", "agent.turn_ended", "agent.error"]);
 let historySeq = 0;
+/** Conversation events that arrive while the history loads: applied after it, those it does not cover. */
+let waiting: { type: string; seq: number; data: Record<string, unknown> }[] | null = null;
 
 /** The conversation so far, from the session's own record (a reload, a second tab, a resumed session). */
 export async function loadHistory(): Promise<void> {
-  const history = await api.history();
-  historySeq = history.seq;
-  session.items.splice(0, session.items.length, ...(history.items as SessionItem[]));
-  session.turn = history.turn;
+  waiting = [];
+  try {
+    const history = await api.history();
+    historySeq = history.seq;
+    session.items.splice(0, session.items.length, ...(history.items as SessionItem[]));
+    session.turn = history.turn;
+  } finally {
+    const held = waiting ?? [];
+    waiting = null;
+    for (const event of held) if (event.seq > historySeq) handlers[event.type]?.(event.data);
+  }
 }
 
 let source: EventSource | null = null;
@@ -317,7 +326,14 @@ export function connectEvents(): void {
         return;
       }
       // the server's trace already holds the Kairox event behind each typed one
-      if (SESSION_EVENTS.has(type) && Number(message.lastEventId) <= historySeq) return;
+      if (SESSION_EVENTS.has(type)) {
+        const seq = Number(message.lastEventId);
+        if (waiting !== null) {
+          waiting.push({ type, seq, data });
+          return;
+        }
+        if (seq <= historySeq) return;
+      }
       handlers[type]?.(data);
     });
   }
