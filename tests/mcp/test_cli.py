@@ -62,6 +62,7 @@ def test_project_servers_wait_for_trust(workspace: Path) -> None:
                 "kind": "mcp",
                 "name": "basic",
                 "status": "held_back",
+                "label": "held back by trust",
                 "reason": reason,
                 "error": reason,
                 "enabled": True,

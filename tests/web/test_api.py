@@ -413,7 +413,7 @@ async def test_language_and_debug_servers_restart_and_toggle_through_the_runtime
         restart = await gui.client.post("/api/servers/lsp/jedi/restart")
         running = restart.json()["server"]
         off = await gui.client.post("/api/servers/lsp/jedi/disable")
-        await gui.event("server.status", lambda d: d == {"kind": "lsp", "name": "jedi", "status": "stopped", "reason": None})
+        await gui.event("server.status", lambda d: d == {"kind": "lsp", "name": "jedi", "status": "stopped", "label": "stopped", "reason": None})
         after = (await gui.client.get("/api/servers/lsp/jedi")).json()
         dap_restart = await gui.client.post("/api/servers/dap/debugpy/restart")
         dap_off = await gui.client.post("/api/servers/dap/debugpy/disable")

@@ -41,8 +41,8 @@ def test_hub_numbers_translates_keeps_and_scrubs(tmp_path: Path, isolated_home: 
     hub.emit(ToolCallDecided(call_id="c1", tool="fs.read", decision="allow", reason="rule", source="rule"))
     sent = [queue.get_nowait() for _ in range(queue.qsize())]
     assert [(e.type, e.data) for e in sent] == [
-        ("server.status", {"kind": "mcp", "name": "notes", "status": "ready", "reason": None}),
-        ("server.status", {"kind": "mcp", "name": "bad", "status": "failed", "reason": "exited: key <redacted> refused"}),
+        ("server.status", {"kind": "mcp", "name": "notes", "status": "ready", "label": "ready", "reason": None}),
+        ("server.status", {"kind": "mcp", "name": "bad", "status": "failed", "label": "failed", "reason": "exited: key <redacted> refused"}),
         ("tool.decided", {"call_id": "c1", "tool": "fs.read", "decision": "allow", "reason": "rule"}),
     ]
     assert [e.seq for e in sent] == sorted(e.seq for e in sent)

@@ -51,8 +51,8 @@ async def test_install_memory_from_the_catalog_asks_reports_progress_and_starts_
     assert steps[0] == "preflight" and "approval" in steps and "fetch" in steps and "dry_run" in steps and steps[-1] == "start"
     assert all(p["job"] == job for p in progress)
     assert statuses[-2:] == [
-        {"kind": "mcp", "name": "memory", "status": "starting", "reason": None},
-        {"kind": "mcp", "name": "memory", "status": "ready", "reason": None},
+        {"kind": "mcp", "name": "memory", "status": "starting", "label": "starting", "reason": None},
+        {"kind": "mcp", "name": "memory", "status": "ready", "label": "ready", "reason": None},
     ]
     assert server["status"] == "ready" and "read_graph" in {t["name"] for t in server["tools"]}
     assert entry["installed"] is True

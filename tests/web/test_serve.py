@@ -77,10 +77,10 @@ def test_kairox_gui_prints_its_url_serves_the_event_stream_and_stops_on_ctrl_c(g
                         break
     statuses = [data for kind, data in events if kind == "server.status"]
     assert statuses[-3:-1] == [
-        {"kind": "mcp", "name": "basic", "status": "stopped", "reason": None},
-        {"kind": "mcp", "name": "basic", "status": "starting", "reason": None},
+        {"kind": "mcp", "name": "basic", "status": "stopped", "label": "stopped", "reason": None},
+        {"kind": "mcp", "name": "basic", "status": "starting", "label": "starting", "reason": None},
     ]
-    assert statuses[-1] == {"kind": "mcp", "name": "basic", "status": "ready", "reason": None}
+    assert statuses[-1] == {"kind": "mcp", "name": "basic", "status": "ready", "label": "ready", "reason": None}
     process.send_signal(signal.SIGINT)
     assert process.wait(60) == 0
 

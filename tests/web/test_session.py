@@ -163,3 +163,44 @@ async def test_the_state_and_the_stream_carry_the_context_meter_the_warning_and_
     assert any(e.type == "agent.compaction" and e.data["state"] == "started" for e in gui.seen)
     assert after["compacting"] is False and after["context"]["source"] == "estimate"
     assert after["context"]["used_tokens"] < measured["used_tokens"]
+
+
+async def test_history_comes_from_the_session_and_survives_a_restart_that_resumes_the_transcript(
+    open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    (workspace / "notes.txt").write_text("alpha-line-marker\n", encoding="utf-8")
+    script = [
+        calls(("r1", "fs_read", {"path": "notes.txt"})),
+        {"reply": "text", "text": "The notes say **alpha**.", "expect": {"tool_results": {"r1": "alpha-line-marker"}}},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai")
+        async with open_gui(workspace) as gui:
+            empty = (await gui.client.get("/api/session/history")).json()
+            await gui.client.post("/api/session/messages", json={"text": "Read the notes."})
+            result = await gui.event("tool.result")
+            await gui.event("agent.turn_ended")
+            order = [e.type for e in gui.seen if e.type in ("tool.finished", "tool.result", "agent.message")]
+            before = (await gui.client.get("/api/session/history")).json()
+            # trust opens the session again, resuming its transcript: the conversation is the same
+            await gui.client.post("/api/trust")
+            await gui.backend.ready_context()
+            await gui.until(lambda: gui.backend.session is not None)
+            after = (await gui.client.get("/api/session/history")).json()
+    assert empty["items"] == [] and empty["turn"] is None
+    assert result == {"call_id": "r1", "text": "alpha-line-marker\n", "truncated": False, "chars": 18, "is_error": False}
+    # the result reaches the page after the call finished and before the answer that follows it
+    assert order == ["agent.message", "tool.finished", "tool.result", "agent.message"]
+    kinds = [item["kind"] for item in before["items"]]
+    assert kinds == ["user", "tool", "assistant"]
+    user, tool, answer = before["items"]
+    assert user["text"] == "Read the notes."
+    assert tool["call"]["tool"] == "fs.read" and tool["call"]["arguments"] == {"path": "notes.txt"}
+    assert tool["call"]["decision"] == "allow" and tool["call"]["finished"]["ok"] is True
+    assert tool["call"]["result"]["text"] == "alpha-line-marker\n"
+    assert answer == {"kind": "assistant", "turn": None, "text": "The notes say **alpha**.", "done": True}
+    assert before["seq"] > empty["seq"] and before["turn"] is None
+    assert after["session_id"] == before["session_id"]
+    assert [item["kind"] for item in after["items"]] == kinds
+    assert after["items"][1]["call"]["result"] == tool["call"]["result"]

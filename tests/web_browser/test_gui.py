@@ -28,7 +28,17 @@ from tests.web_browser._browser import (
     wait_for_dot,
 )
 
+from kairox.runtime import ServerView, ServerViewStatus
+
 pytestmark = pytest.mark.timeout(240)
+
+def word(status: ServerViewStatus) -> str:
+    """The runtime's word for ``status``: the one the TUI and the command line show."""
+    return ServerView(kind="mcp", name="-", status=status).label
+
+
+CLEAR = "rgba(0, 0, 0, 0)"
+CYAN = "rgb(23, 146, 171)"  # the idle ring McpStatusIndicator.vue paints
 
 NPM_CACHE = ROOT / "build" / "npm-cache"
 
@@ -59,6 +69,8 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
         + f'[dap_servers.debugpy]\ncommand = "{sys.executable}"\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
         encoding="utf-8",
     )
+    project_file = server_table("project-notes", "basic_server.py")
+    (workspace / "kairox.toml").write_text(project_file, encoding="utf-8")
     gui = gui_factory(workspace)
     page.goto(gui.url)
     expect(page.locator('[data-server="slow"]')).to_be_visible()
@@ -72,10 +84,21 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
     wait_for_dot(page, '[data-server="slow"]', GREEN)
     assert [dot_colour(page, f'[data-server="{name}"]') for name in ("quick", "broken", "slow")] == [GREEN, RED, GREEN]
     assert page.url.endswith("/servers") and "token" not in page.url  # the cookie carries the token now
-    # a language server starts on first use, a debug adapter per debug session: both grey until then
+    # a language server starts on first use, a debug adapter per debug session: both idle until then, a hollow
+    # cyan ring in the runtime's word, never the grey "stopped" of a server that is down
     assert page.locator('[data-server="jedi"]').get_attribute("data-kind") == "lsp"
     assert page.locator('[data-server="debugpy"]').get_attribute("data-kind") == "dap"
-    assert [dot_colour(page, f'[data-server="{name}"]') for name in ("jedi", "debugpy")] == [GREY, GREY]
+    for name in ("jedi", "debugpy"):
+        row = page.locator(f'[data-server="{name}"]')
+        expect(row.locator("[data-status]")).to_have_attribute("data-status", "idle")
+        expect(row.locator("[data-label]")).to_have_text(word(ServerViewStatus.IDLE))
+        assert dot_colour(page, f'[data-server="{name}"]') == CLEAR
+        assert row.locator(".dot").evaluate("dot => getComputedStyle(dot).borderTopColor") == CYAN
+    # the project's server waits for trust, in the words the TUI and `kairox mcp status` use
+    held = page.locator('[data-server="project-notes"]')
+    expect(held.locator("[data-label]")).to_have_text(word(ServerViewStatus.HELD_BACK))
+    for name, status in (("quick", ServerViewStatus.READY), ("broken", ServerViewStatus.FAILED)):
+        expect(page.locator(f'[data-server="{name}"] [data-label]')).to_have_text(word(status))
     page.click('[data-server="jedi"]')
     page.click('[data-detail="jedi"] [data-action="restart"]')
     wait_for_dot(page, '[data-server="jedi"]', GREEN)
@@ -106,7 +129,7 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
     dialog.locator('[data-answer="deny"]').click()
     expect(page.locator('[data-detail="quick"] .error')).to_be_visible()
     assert dot_colour(page, '[data-server="quick"]') == GREEN
-    assert not (workspace / "kairox.toml").exists()
+    assert (workspace / "kairox.toml").read_text(encoding="utf-8") == project_file
     page.select_option('[data-detail="quick"] select[aria-label="configuration layer"]', "")
     # one tool off: written to the server's disabled_tools
     echo = page.locator('[data-detail="quick"] [data-tool="echo"]')
@@ -157,6 +180,10 @@ def test_marketplace_installs_server_memory_from_the_npm_cache_and_it_turns_gree
     # writing the configuration goes through the gate, which asks in the GUI's dialog
     dialog = page.locator("[data-approval]")
     expect(dialog).to_be_visible(timeout=60_000)
+    # the dialog names the layer: the user's own file, not a project's
+    expect(dialog).to_contain_text(f"{isolated_home / 'kairox.toml'} is your user configuration")
+    expect(dialog).not_to_contain_text("project configuration")
+    screenshot(page, "marketplace-approval")
     page.click('[data-answer="once"]')
     outcome = page.locator("[data-outcome]")
     expect(outcome).to_be_visible(timeout=180_000)
@@ -404,7 +431,7 @@ def test_a_secret_typed_for_an_install_is_never_shown_back_and_a_failed_install_
     project_file = workspace / "kairox.toml"
     expect(page.locator("[data-target]")).to_have_text(f"to {project_file}")
     page.click('[data-action="install"]')
-    expect(page.locator("[data-approval]")).to_contain_text(str(project_file))
+    expect(page.locator("[data-approval]")).to_contain_text(f"{project_file} is this workspace's project configuration")
     page.click('[data-answer="once"]')
     outcome = page.locator("[data-outcome]")
     expect(outcome).to_be_visible(timeout=120_000)

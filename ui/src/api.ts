@@ -31,6 +31,8 @@ export interface Server {
   kind: ServerKind;
   name: string;
   status: ServerStatus;
+  /** The status in the runtime's words, the TUI's and the command line's (`idle`, `held back by trust` ...). */
+  label?: string;
   reason: string | null;
   enabled: boolean;
   transport: string | null;
@@ -158,6 +160,82 @@ export interface Marketplace {
   plugins: number;
 }
 
+/** A plugin a registered marketplace offers (`GET /api/plugins/marketplace`). */
+export interface MarketPlugin {
+  key: string;
+  name: string;
+  marketplace: string;
+  version: string | null;
+  description: string | null;
+  category: string | null;
+  tags: string[];
+  source: string;
+  /** Its files are read where they are: the detail knows what it contributes before it is installed. */
+  local: boolean;
+  installed: boolean;
+  installed_version: string | null;
+}
+
+export interface MarketPluginDetail extends MarketPlugin {
+  /** null: not known before its files are fetched (a git source). */
+  compatible: boolean | null;
+  compatibility: string[];
+  permissions: string[];
+  contributions: { kind: string; name: string }[];
+  trust: string;
+  problems: string[];
+  target_file: string;
+  install_folder: string;
+  homepage: string | null;
+  author: string | null;
+}
+
+export interface PluginMarketplace {
+  name: string;
+  source: string;
+  plugins: number;
+  error: string | null;
+}
+
+/** One check of the environment (`kairox doctor`): a program or the sandbox, whether it works, and the fix. */
+export interface DoctorCheck {
+  check: string;
+  ok: boolean;
+  required: boolean;
+  why: string;
+  version?: string | null;
+  detail?: string | null;
+  fix?: string | null;
+}
+
+/** A failure or warning of the report: a diagnostic with what to do about it. */
+export interface DoctorItem {
+  kind: string;
+  name: string;
+  reason: string;
+  severity: string;
+  path: string | null;
+  line: number | null;
+  hint?: string | null;
+  fix?: string | null;
+  required?: boolean;
+}
+
+/** `GET /api/doctor`: the one doctor report the CLI (`kairox doctor --json`) and the TUI show too. */
+export interface DoctorReport {
+  ok: boolean;
+  workspace: string;
+  trusted: boolean;
+  environment: DoctorCheck[];
+  failures: DoctorItem[];
+  warnings: DoctorItem[];
+  sandbox: { allow_unix_sockets: { path: string; socket: boolean }[] };
+  mcp_servers: Record<string, { status: string; error?: string | null; required?: boolean; tools?: number; confinement?: Record<string, unknown> | null }>;
+  lsp_servers: Record<string, Record<string, unknown> | null>;
+  dap_servers: Record<string, Record<string, unknown> | null>;
+  tools: number;
+}
+
 export interface TraceEvent {
   seq: number;
   time: number;
@@ -201,6 +279,14 @@ export interface ApprovalAnswer {
   grant: string | null;
   layer: string | null;
   message: string | null;
+}
+
+/** `GET /api/session/history`: the conversation as the page shows it, and the last event it covers. */
+export interface History {
+  session_id: string | null;
+  items: unknown[];
+  turn: string | null;
+  seq: number;
 }
 
 export class ApiError extends Error {
@@ -282,10 +368,19 @@ export const api = {
       `/api/plugins/${seg(key)}/contributions/${seg(kind)}/${seg(name)}/${enable ? "enable" : "disable"}`,
     ),
 
+  pluginMarket: (q: string) =>
+    get<{ plugins: MarketPlugin[]; marketplaces: PluginMarketplace[] }>(`/api/plugins/marketplace?q=${seg(q)}`),
+  marketPlugin: (market: string, name: string) => get<MarketPluginDetail>(`/api/plugins/marketplace/${seg(market)}/${seg(name)}`),
+  installPlugin: (market: string, name: string) =>
+    post<{ job: string }>(`/api/plugins/marketplace/${seg(market)}/${seg(name)}/install`),
+
+  doctor: () => get<DoctorReport>("/api/doctor"),
+
   trace: (limit: number) => get<{ events: TraceEvent[] }>(`/api/trace?limit=${limit}`),
 
   sendMessage: (text: string) => post<{ turn: string }>("/api/session/messages", { text }),
   cancel: () => post<{ ok: boolean }>("/api/session/cancel"),
+  history: () => get<History>("/api/session/history"),
   answer: (id: string, answer: ApprovalAnswer) => post<{ ok: boolean }>(`/api/approvals/${seg(id)}`, answer),
 };
 

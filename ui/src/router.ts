@@ -8,6 +8,7 @@ export const routes = [
   { path: "/plugins", label: "Plugins" },
   { path: "/session", label: "Session" },
   { path: "/trace", label: "Trace" },
+  { path: "/doctor", label: "Doctor" },
 ] as const;
 
 export type RoutePath = (typeof routes)[number]["path"];

@@ -13,6 +13,26 @@ export interface InstallJob {
   finished: { outcome: string; tools: string[]; diagnostic: string | null; server: string | null; notes: string[] } | null;
 }
 
+export interface PluginInstallJob {
+  steps: string[];
+  finished: {
+    outcome: "installed" | "installed_disabled" | "denied" | "error";
+    version: string | null;
+    path: string | null;
+    reason: string | null;
+    applies: string | null;
+  } | null;
+}
+
+export interface ToolResult {
+  /** The result as the card shows it (JSON pretty-printed), capped; `truncated` when there was more. */
+  text: string;
+  truncated: boolean;
+  /** Characters of the whole result the model got. */
+  chars: number;
+  is_error: boolean;
+}
+
 export interface ToolCall {
   call_id: string;
   tool: string;
@@ -20,12 +40,13 @@ export interface ToolCall {
   decision: "allow" | "ask" | "deny" | null;
   decision_reason: string | null;
   finished: { ok: boolean; summary: string; duration_ms: number } | null;
+  result: ToolResult | null;
 }
 
 export type SessionItem =
   | { kind: "user"; text: string }
-  | { kind: "assistant"; turn: string; text: string; done: boolean }
-  | { kind: "tool"; turn: string; call: ToolCall }
+  | { kind: "assistant"; turn: string | null; text: string; done: boolean }
+  | { kind: "tool"; turn: string | null; call: ToolCall }
   | { kind: "error"; turn: string | null; text: string };
 
 export const state = ref<State | null>(null);
@@ -35,6 +56,7 @@ export const servers = ref<Server[]>([]);
 export const serversLoaded = ref(false);
 export const approvals = ref<ApprovalRequest[]>([]);
 export const installs = reactive(new Map<string, InstallJob>());
+export const pluginInstalls = reactive(new Map<string, PluginInstallJob>());
 export const session = reactive({ items: [] as SessionItem[], turn: null as string | null });
 export const trace = ref<TraceEvent[]>([]);
 /** Bumped on `config.changed`, so a view can reload what a write elsewhere changed. */
@@ -118,6 +140,7 @@ const handlers: Record<string, Handler> = {
     const known = servers.value.find((server) => server.name === name && server.kind === kind);
     if (known) {
       known.status = str(data.status) as ServerStatus;
+      known.label = strOrNull(data.label) ?? known.label;
       known.reason = strOrNull(data.reason);
     }
     reloadServersSoon();
@@ -143,6 +166,18 @@ const handlers: Record<string, Handler> = {
       notes: Array.isArray(data.notes) ? data.notes.map(str) : [],
     };
     reloadServersSoon();
+  },
+  "plugin.install.progress": (data) => {
+    pluginInstallJob(str(data.job)).steps.push(str(data.message));
+  },
+  "plugin.install.finished": (data) => {
+    pluginInstallJob(str(data.job)).finished = {
+      outcome: str(data.outcome) as NonNullable<PluginInstallJob["finished"]>["outcome"],
+      version: strOrNull(data.version),
+      path: strOrNull(data.path),
+      reason: strOrNull(data.reason),
+      applies: strOrNull(data.applies),
+    };
   },
   "agent.text": (data) => {
     if (!str(data.delta)) return;
@@ -174,6 +209,7 @@ const handlers: Record<string, Handler> = {
         decision: null,
         decision_reason: null,
         finished: null,
+        result: null,
       },
     });
   },
@@ -192,6 +228,23 @@ const handlers: Record<string, Handler> = {
       duration_ms: typeof data.duration_ms === "number" ? data.duration_ms : 0,
     };
   },
+  "tool.result": (data) => {
+    const call = findCall(str(data.call_id));
+    if (!call) return;
+    call.result = {
+      text: str(data.text),
+      truncated: data.truncated === true,
+      chars: typeof data.chars === "number" ? data.chars : str(data.text).length,
+      is_error: data.is_error === true,
+    };
+  },
+  "user.message": (data) => {
+    // every tab shows the prompt, whichever tab sent it
+    const last = session.items[session.items.length - 1];
+    if (last && last.kind === "assistant") last.done = true;
+    session.items.push({ kind: "user", text: str(data.text) });
+    session.turn = strOrNull(data.turn);
+  },
   "agent.turn_ended": (data) => {
     for (const item of session.items) if (item.kind === "assistant") item.done = true;
     if (session.turn === str(data.turn)) session.turn = null;
@@ -206,6 +259,15 @@ const handlers: Record<string, Handler> = {
   },
 };
 
+export function pluginInstallJob(id: string): PluginInstallJob {
+  let job = pluginInstalls.get(id);
+  if (!job) {
+    pluginInstalls.set(id, { steps: [], finished: null });
+    job = pluginInstalls.get(id) as PluginInstallJob;
+  }
+  return job;
+}
+
 export function installJob(id: string): InstallJob {
   let job = installs.get(id);
   if (!job) {
@@ -213,6 +275,27 @@ export function installJob(id: string): InstallJob {
     job = installs.get(id) as InstallJob;
   }
   return job;
+}
+
+/** The events of the conversation: a history loaded from the server already holds those up to its `seq`. */
+const SESSION_EVENTS = new Set(["agent.text", "agent.message", "agent.tool_call", "tool.decided", "tool.finished", "tool.result", "user.message", "agent.turn_ended", "agent.error"]);
+let historySeq = 0;
+/** Conversation events that arrive while the history loads: applied after it, those it does not cover. */
+let waiting: { type: string; seq: number; data: Record<string, unknown> }[] | null = null;
+
+/** The conversation so far, from the session's own record (a reload, a second tab, a resumed session). */
+export async function loadHistory(): Promise<void> {
+  waiting = [];
+  try {
+    const history = await api.history();
+    historySeq = history.seq;
+    session.items.splice(0, session.items.length, ...(history.items as SessionItem[]));
+    session.turn = history.turn;
+  } finally {
+    const held = waiting ?? [];
+    waiting = null;
+    for (const event of held) if (event.seq > historySeq) handlers[event.type]?.(event.data);
+  }
 }
 
 let source: EventSource | null = null;
@@ -243,6 +326,14 @@ export function connectEvents(): void {
         return;
       }
       // the server's trace already holds the Kairox event behind each typed one
+      if (SESSION_EVENTS.has(type)) {
+        const seq = Number(message.lastEventId);
+        if (waiting !== null) {
+          waiting.push({ type, seq, data });
+          return;
+        }
+        if (seq <= historySeq) return;
+      }
       handlers[type]?.(data);
     });
   }

@@ -596,7 +596,7 @@ class PolicyEngine:
 
     def _protected(self, paths: tuple[Path, ...]) -> Decision | None:
         for path in paths:
-            reason = protected_reason(path, home=self.settings.home, own_dirs=self.settings.own_dirs)
+            reason = protected_reason(path, home=self.settings.home, own_dirs=self.settings.own_dirs, workspace=self.settings.workspace)
             if reason is not None:
                 return Decision.ask(reason, source=DecisionSource.PROTECTED_PATH)
         return None

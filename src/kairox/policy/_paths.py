@@ -30,6 +30,14 @@ PROTECTED_FILES = _SANDBOX_PROTECTED_FILES
 """Project configuration (``kairox.toml``, ``.mcp.json``) and a plugin's ``hooks.json`` and ``.lsp.json``: a write
 there changes what later sessions of a trusted workspace may do."""
 
+_PROTECTED_WHAT = {
+    "kairox.toml": "this workspace's project configuration",
+    ".mcp.json": "a project's MCP server list",
+    "hooks.json": "a plugin's hook list",
+    ".lsp.json": "a plugin's language server list",
+}
+"""What each protected file is, for the approval's reason (the user's own file is named apart, as such)."""
+
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
@@ -51,17 +59,23 @@ def is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def protected_reason(path: Path, *, home: Path, own_dirs: Iterable[Path] = ()) -> str | None:
+def protected_reason(path: Path, *, home: Path, own_dirs: Iterable[Path] = (), workspace: Path | None = None) -> str | None:
     """Why a write to ``path`` always needs a person's approval, or None. ``own_dirs``: Kairox's own folders
-    (``$KAIROX_HOME``), protected whole."""
+    (``$KAIROX_HOME``), protected whole. The reason names what the file is to the user: their own configuration,
+    the ``workspace``'s project configuration, or a configuration file elsewhere."""
     for own in own_dirs:
         if is_within(path, own):
+            if path.parent == own and path.name == "kairox.toml":  # the user layer's file, named as such
+                return f"{path} is your user configuration (it applies to every workspace), which is always asked about before a write"
             return f"{path} is inside {own}, Kairox's own configuration and trust store, which is always asked about before a write"
     for part in path.parts[:-1] if path.name not in PROTECTED_DIRS else path.parts:
         if part in PROTECTED_DIRS:
             return f"{path} is inside a {part} folder, which is always asked about before a write"
     if path.name in PROTECTED_FILES:
-        return f"{path} is project configuration (it can widen what later sessions may do), which is always asked about before a write"
+        what = _PROTECTED_WHAT.get(path.name, "configuration")
+        if path.name == "kairox.toml" and (workspace is None or not is_within(path, workspace)):
+            what = "a Kairox configuration file outside this workspace"
+        return f"{path} is {what} (it can widen what later sessions may do), which is always asked about before a write"
     if path.name in SHELL_RC_FILES:
         return f"{path} is a shell start-up file, which is always asked about before a write"
     if is_within(path, home / ".config" / "fish"):

@@ -48,7 +48,20 @@ if TYPE_CHECKING:
         start_mcp_server,
         stop_mcp_server,
     )
-    from kairox.runtime._plugin_install import PLUGIN_INSTALL_SPEC, plugin_brings, plugin_install_gate
+    from kairox.runtime._plugin_install import (
+        PLUGIN_INSTALL_SPEC,
+        decide_plugin_install,
+        plugin_brings,
+        plugin_install_gate,
+    )
+    from kairox.runtime._plugin_market import (
+        MarketListing,
+        MarketPlugin,
+        inspect_market_plugin,
+        install_market_plugin,
+        market_listing,
+        marketplaces_of,
+    )
     from kairox.runtime._prompt import render_prompt_context
     from kairox.runtime._servers import (
         ServerBoard,
@@ -93,6 +106,8 @@ __all__ = [
     "InstallOptions",
     "InstallOutcome",
     "InstallReport",
+    "MarketListing",
+    "MarketPlugin",
     "MemoryFile",
     "PluginStage",
     "PluginsLoaded",
@@ -111,15 +126,20 @@ __all__ = [
     "build_extension_context",
     "build_hooks",
     "configured_views",
+    "decide_plugin_install",
     "doctor_lines",
     "doctor_report",
     "dry_run_server",
     "gather_memory",
+    "inspect_market_plugin",
     "install_catalog_entry",
+    "install_market_plugin",
     "layer_of",
     "load_plugins",
     "load_skills",
     "manager_offered_counts",
+    "market_listing",
+    "marketplaces_of",
     "offered_counts",
     "plugin_brings",
     "plugin_install_gate",
@@ -150,7 +170,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
-            "._plugin_install": ("PLUGIN_INSTALL_SPEC", "plugin_brings", "plugin_install_gate"),
+            "._plugin_install": ("PLUGIN_INSTALL_SPEC", "decide_plugin_install", "plugin_brings", "plugin_install_gate"),
             "._catalog": (
                 "INSTALL_SPEC",
                 "DryRunReport",
@@ -192,6 +212,14 @@ if not TYPE_CHECKING:
                 "set_mcp_tool_enabled",
                 "start_mcp_server",
                 "stop_mcp_server",
+            ),
+            "._plugin_market": (
+                "MarketListing",
+                "MarketPlugin",
+                "inspect_market_plugin",
+                "install_market_plugin",
+                "market_listing",
+                "marketplaces_of",
             ),
             "._prompt": ("render_prompt_context",),
             "._servers": (

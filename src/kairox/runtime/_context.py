@@ -435,6 +435,7 @@ def _server_statuses(board: ServerBoard, manager: "McpServerManager | None", reg
             continue
         result[view.name] = {
             "status": str(view.status),
+            "label": view.label,
             "transport": view.transport,
             "tools": view.tool_count,
             "resource_tools": view.resource_tools,

@@ -139,6 +139,10 @@ def _required(diagnostic: "Diagnostic", context: "ExtensionContext") -> bool:
 def doctor_report(context: "ExtensionContext") -> dict[str, Any]:
     """The report of a running context. ``ok`` is false when something required is broken: the configuration, an
     MCP server with ``required = true``, or a required program."""
+    if context.servers is not None:  # the servers as they are now, not as they were when the context opened
+        from kairox.runtime._context import _server_statuses
+
+        context.mcp_servers = _server_statuses(context.servers, context.mcp, context.registry)
     failures = [
         {**d.to_json(), "fix": _fix(d, context), "required": _required(d, context)}
         for d in context.diagnostics

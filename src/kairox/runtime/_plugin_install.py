@@ -10,21 +10,28 @@ from kairox._util import JsonObject
 from kairox.config import ResolvedConfig
 from kairox.events import EventSink, NullSink
 from kairox.plugins import Confirm, InstallRequest, Plugin, PluginInstallDeniedError
-from kairox.policy import Approver, PolicyEngine, Verdict
+from kairox.policy import Approver, Decision, PolicyEngine, Verdict
 from kairox.registry import SessionApprovals, registry_settings
 from kairox.tools import Access, PermissionProfile, ToolSource, ToolSpec, object_schema
 
 PLUGIN_INSTALL_SPEC = ToolSpec(
     name="plugins.install",
-    description="Install a plugin from a folder or URL into Kairox's plugin store.",
+    description="Install a plugin from a folder, a URL or a registered marketplace into Kairox's plugin store.",
     input_schema=object_schema(
-        {"path": {"type": "string"}, "plugin": {"type": "string"}, "source": {"type": "string"}, "brings": {"type": "string"}},
-        ["path", "plugin", "source"],
+        {
+            "path": {"type": "string"},
+            "plugin": {"type": "string"},
+            "source": {"type": "string"},
+            "marketplace": {"type": "string"},
+            "brings": {"type": "string"},
+        },
+        ["path", "plugin"],
     ),
     source=ToolSource.BUILTIN,
     permission=PermissionProfile(access=Access.WRITE, path_args=("path",)),
 )
-"""How the gate sees the install: a write of the plugin's folder in ``$KAIROX_HOME/plugins``."""
+"""How the gate sees an install: a write of the plugin's folder in ``$KAIROX_HOME/plugins`` (from a folder or URL)
+or of the user's configuration that enables it (from a marketplace); both are protected, so the policy asks."""
 
 _WORDS = {
     "skill": ("skill", "skills"),
@@ -54,6 +61,17 @@ def plugin_brings(plugin: Plugin) -> str:
     return ", ".join(parts) or "nothing Kairox loads"
 
 
+async def decide_plugin_install(
+    engine: PolicyEngine, arguments: JsonObject, *, approver: Approver, events: EventSink
+) -> Decision:
+    """The gate's answer to one plugin install: the policy decides, an ``ask`` goes to ``approver``."""
+    decision = engine.decide(PLUGIN_INSTALL_SPEC, arguments)
+    if decision.verdict is Verdict.ASK:
+        approvals = SessionApprovals(approver, persist_rule=None, emit=events.emit)
+        decision = await approvals.resolve("plugin-install", PLUGIN_INSTALL_SPEC, arguments, decision, engine)
+    return decision
+
+
 def plugin_install_gate(resolved: ResolvedConfig, *, approver: Approver, events: EventSink | None = None) -> Confirm:
     """The ``confirm`` of ``Marketplaces.install_source``: the policy decides the write of the plugin's folder; an
     ``ask`` goes to ``approver``. A refusal raises :class:`PluginInstallDeniedError` with the reason."""
@@ -68,10 +86,7 @@ def plugin_install_gate(resolved: ResolvedConfig, *, approver: Approver, events:
             "source": request.source,
             "brings": plugin_brings(plugin),
         }
-        decision = engine.decide(PLUGIN_INSTALL_SPEC, arguments)
-        if decision.verdict is Verdict.ASK:
-            approvals = SessionApprovals(approver, persist_rule=None, emit=sink.emit)
-            decision = await approvals.resolve("plugin-install", PLUGIN_INSTALL_SPEC, arguments, decision, engine)
+        decision = await decide_plugin_install(engine, arguments, approver=approver, events=sink)
         if decision.verdict is not Verdict.ALLOW:
             raise PluginInstallDeniedError(
                 f"plugin {plugin.name!r} from {request.source} was not installed: {decision.reason}",

@@ -58,7 +58,7 @@ def render_prompt_context(
             for p in sorted(plugins, key=lambda p: p.name)
         ]
     # a server listed from the tool cache counts while it starts (or, lazy, waits for its first call)
-    connected = [s for s in servers if s.status == "ready" or (s.status in ("starting", "stopped") and s.tools)]
+    connected = [s for s in servers if s.status == "ready" or (s.status in ("starting", "stopped", "idle") and s.tools)]
     if connected:
         lines += ["", "MCP servers (tools named mcp__<server>__<tool>):"]
         lines += [f"- {s.name}: {s.tools} tool(s)" for s in sorted(connected, key=lambda s: s.name)]

@@ -140,6 +140,7 @@ class ServerView:
             "kind": self.kind,
             "name": self.name,
             "status": str(self.status),
+            "label": self.label,
             "reason": self.reason,
             "error": self.reason if self.status is not ServerViewStatus.READY else None,
             "enabled": self.enabled,
@@ -388,6 +389,8 @@ def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, An
 
     raw = str(client.status)
     status = _TRANSITIONS.get(raw, ServerViewStatus.STOPPED)
+    if status is ServerViewStatus.STOPPED and client.lazy_start is not None:
+        status = ServerViewStatus.IDLE  # ``startup = "lazy"``: not broken, it starts on first use
     config = client.config
     tools = tuple(
         ServerTool(name=t.name, description=t.description or "", enabled=is_offered(t, config.enabled_tools, config.disabled_tools))
@@ -395,7 +398,7 @@ def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, An
     )
     return {
         "status": status,
-        "reason": client.lifecycle.reason if status in (ServerViewStatus.FAILED, ServerViewStatus.STOPPED) else None,
+        "reason": client.lifecycle.reason if status in (ServerViewStatus.FAILED, ServerViewStatus.STOPPED, ServerViewStatus.IDLE) else None,
         "enabled": config.enabled,
         "transport": config.transport,
         "target": _target(config),

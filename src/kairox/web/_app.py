@@ -27,6 +27,7 @@ from kairox.web._views import (
     KINDS,
     catalog_json,
     entry_json,
+    history_json,
     plugins_json,
     server_json,
     servers_json,
@@ -234,6 +235,36 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         stage = await anyio.to_thread.run_sync(lambda: load_plugins(resolved))
         return ok(plugins_json(stage.plugins, resolved))
 
+    async def get_plugin_market(request: Request) -> Response:
+        from kairox.runtime import market_listing
+
+        listing = await anyio.to_thread.run_sync(lambda: market_listing(backend.resolved))
+        query = request.query_params.get("q", "").strip().lower()
+        plugins = [p for p in listing.plugins if not query or query in f"{p.name} {p.description or ''} {p.category or ''} {' '.join(p.tags)}".lower()]
+        return ok({"plugins": [p.to_json() for p in plugins], "marketplaces": listing.marketplaces})
+
+    async def get_market_plugin(request: Request) -> Response:
+        from kairox.plugins import MarketplaceError
+        from kairox.runtime import inspect_market_plugin
+
+        market, name = request.path_params["market"], request.path_params["name"]
+        try:
+            return ok(await anyio.to_thread.run_sync(lambda: inspect_market_plugin(backend.resolved, market, name)))
+        except MarketplaceError as exc:
+            raise ApiError(404, str(exc) + (f" ({exc.hint})" if exc.hint else "")) from None
+
+    async def post_market_install(request: Request) -> Response:
+        from kairox.plugins import MarketplaceError
+        from kairox.runtime import marketplaces_of
+        from kairox.web._install import start_plugin_install
+
+        market, name = request.path_params["market"], request.path_params["name"]
+        try:  # an unknown plugin is a 404 now, not a failed job later
+            await anyio.to_thread.run_sync(lambda: marketplaces_of(backend.resolved).find(name, market))
+        except MarketplaceError as exc:
+            raise ApiError(404, str(exc) + (f" ({exc.hint})" if exc.hint else "")) from None
+        return ok({"job": start_plugin_install(backend, market, name)}, 202)
+
     async def get_trace(request: Request) -> Response:
         try:
             limit = int(request.query_params.get("limit", "500"))
@@ -293,7 +324,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         answer = _written(file, server=server_json(backend, kind, name))
         shown = server_json(backend, kind, name)
         if shown is not None:  # the dot follows the configuration too (a stopped server that is off is "disabled")
-            backend.hub.publish("server.status", {"kind": kind, "name": name, "status": shown["status"], "reason": shown["reason"]})
+            backend.hub.publish("server.status", {"kind": kind, "name": name, "status": shown["status"], "label": shown["label"], "reason": shown["reason"]})
         return answer
 
     async def tool_action(request: Request) -> Response:
@@ -388,6 +419,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         backend.compact(instructions.strip() or None if instructions else None)
         return ok({"ok": True}, 202)
 
+    async def get_history(request: Request) -> Response:
+        return ok(history_json(backend))
+
     async def post_cancel(request: Request) -> Response:
         return ok({"ok": True, "cancelled": backend.cancel()})
 
@@ -447,6 +481,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/skills", get_skills, ["GET"]),
         api("/api/skills/{name}/{action}", skill_action, ["POST"]),
         api("/api/plugins", get_plugins, ["GET"]),
+        api("/api/plugins/marketplace", get_plugin_market, ["GET"]),
+        api("/api/plugins/marketplace/{market}/{name}/install", post_market_install, ["POST"]),
+        api("/api/plugins/marketplace/{market}/{name}", get_market_plugin, ["GET"]),
         api("/api/plugins/{key}/contributions/{kind}/{item}/{action}", plugin_action, ["POST"]),
         api("/api/plugins/{key}/path", plugin_path, ["POST"]),
         api("/api/plugins/{key}/{action}", plugin_action, ["POST"]),
@@ -455,6 +492,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/session/messages", post_message, ["POST"]),
         api("/api/session/cancel", post_cancel, ["POST"]),
         api("/api/session/compact", post_compact, ["POST"]),
+        api("/api/session/history", get_history, ["GET"]),
         api("/api/approvals/{id}", post_approval, ["POST"]),
         Route("/api/events", events, methods=["GET"]),
         Route("/api/{rest:path}", api_missing, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),

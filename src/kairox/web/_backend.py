@@ -19,6 +19,7 @@ from kairox.web._hub import EventHub
 
 if TYPE_CHECKING:
     from kairox.agent import AgentSession
+    from kairox.events import Event
     from kairox.policy import ApprovalAnswer, ApprovalRequest
     from kairox.runtime import ExtensionContext, ServerBoard
     from kairox.web._app import WebOptions
@@ -151,6 +152,8 @@ class WebBackend:
         self._left: anyio.Event
         self._resume: str | None = None
         self._restarting = False
+        self._results_sent: set[str] = set()
+        self.hub.listeners.append(self._on_event)
 
     def _resolve(self) -> ResolvedConfig:
         options = self.options
@@ -220,6 +223,8 @@ class WebBackend:
 
     def _entered(self, context: "ExtensionContext", session: "AgentSession | None") -> None:
         self.context, self.session = context, session
+        if session is not None:  # a resumed conversation's results are in its history already
+            self._results_sent.update(part.call_id for message in session.messages for part in message.tool_results)
         self.resolved = context.resolved
         self.redactor.add_config(context.resolved)
         self.servers.sync(context)
@@ -312,6 +317,23 @@ class WebBackend:
         self.approver.deny_all("the turn was cancelled")
         self.session.cancel()
         return True
+
+    def _on_event(self, event: "Event") -> None:
+        # the session records a step's tool results before the next model request (or the turn's end): each
+        # result reaches the page then, as ``tool.result``, before the event that follows it
+        if event.kind in ("model.request.started", "agent.turn.ended"):
+            self._send_results()
+
+    def _send_results(self) -> None:
+        from kairox.web._hub import result_json
+
+        if self.session is None:
+            return
+        for message in self.session.messages[-4:]:
+            for part in message.tool_results:
+                if part.call_id not in self._results_sent:
+                    self._results_sent.add(part.call_id)
+                    self.hub.publish("tool.result", result_json(part.call_id, part.text, part.is_error), keep=False)
 
     # --- installs -----------------------------------------------------------------------------------------------
 

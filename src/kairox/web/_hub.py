@@ -14,6 +14,8 @@ from kairox.events import Event, event_to_json
 if TYPE_CHECKING:
     from kairox.runtime import ServerBoard
 
+RESULT_CAP = 2000
+"""Characters of a tool result a tool card shows (the model gets the whole result)."""
 TRACE_SIZE = 2000
 """Events kept for ``/api/trace`` and for a stream that reconnects with ``Last-Event-ID``."""
 QUEUE_SIZE = 5000
@@ -32,6 +34,22 @@ class WebEvent:
         import json
 
         return f"event: {self.type}\nid: {self.seq}\ndata: {json.dumps(self.data, ensure_ascii=False, default=str)}\n\n"
+
+
+def finished_summary(duration_ms: float, size_chars: int, is_error: bool, error: str | None) -> str:
+    """A finished call in a few words: ``ok in 12 ms, 113 characters`` or ``error: ...``."""
+    return f"ok in {duration_ms:.0f} ms, {size_chars} characters" if not is_error else f"error: {error or 'failed'}"
+
+
+def result_json(call_id: str, text: str, is_error: bool) -> dict[str, Any]:
+    """A tool result as a card shows it: JSON pretty-printed, capped at :data:`RESULT_CAP` characters."""
+    import json
+
+    try:
+        shown = json.dumps(json.loads(text), ensure_ascii=False, indent=2) if text.lstrip()[:1] in ("{", "[") else text
+    except ValueError:
+        shown = text
+    return {"call_id": call_id, "text": shown[:RESULT_CAP], "truncated": len(shown) > RESULT_CAP, "chars": len(text), "is_error": is_error}
 
 
 def summary(event: Event) -> str:
@@ -78,6 +96,8 @@ class EventHub:
         """Called with every Kairox event on the loop's thread."""
         self.board: ServerBoard | None = None
         """The servers' views: each event is applied to it first, and a change is sent as ``server.status``."""
+        self.streamed = ""
+        """The answer streamed so far in the running model request (a page that loads mid-answer starts from it)."""
 
     def bind(self) -> None:
         """Remember the running loop: events from other threads (the skill scan) are handed to it."""
@@ -111,19 +131,22 @@ class EventHub:
     def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
         view = self.board.apply(event) if self.board is not None else None
         if view is not None and event.kind != "mcp.tools.changed":
-            return [("server.status", {"kind": view.kind, "name": view.name, "status": str(view.status), "reason": view.reason})]
+            return [("server.status", {"kind": view.kind, "name": view.name, "status": str(view.status), "label": view.label, "reason": view.reason})]
         turn = self.turn
         name = event.kind
         data: Any = event
         if name == "tool.call.decided":
             return [("tool.decided", {"call_id": data.call_id, "tool": data.tool, "decision": data.decision, "reason": data.reason})]
         if name == "tool.call.finished":
-            ok = not data.is_error
-            text = f"ok in {data.duration_ms:.0f} ms, {data.size_chars} characters" if ok else f"error: {data.error or 'failed'}"
-            return [("tool.finished", {"call_id": data.call_id, "tool": data.tool, "ok": ok, "summary": text, "duration_ms": data.duration_ms})]
+            text = finished_summary(data.duration_ms, data.size_chars, data.is_error, data.error)
+            return [("tool.finished", {"call_id": data.call_id, "tool": data.tool, "ok": not data.is_error, "summary": text, "duration_ms": data.duration_ms})]
         if name == "agent.text.delta":
+            self.streamed += data.text
             return [("agent.text", {"turn": turn, "delta": data.text})]
+        if name == "user.message.submitted":
+            return [("user.message", {"turn": turn, "text": data.text})]
         if name == "agent.message.completed":
+            self.streamed = ""
             found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": data.text})]
             for call in data.tool_calls:
                 found.append(
@@ -131,6 +154,7 @@ class EventHub:
                 )
             return found
         if name == "agent.turn.ended":
+            self.streamed = ""
             return [("agent.turn_ended", {"turn": turn, "reason": str(data.reason), "message": data.message})]
         if name == "agent.model.failed":
             return [("agent.error", {"turn": turn, "message": data.message})]
@@ -144,6 +168,11 @@ class EventHub:
                 fields.pop(key, None)
             return [("agent.compaction", {"turn": turn, "state": name.rpartition(".")[2], **fields})]
         return []
+
+    @property
+    def seq(self) -> int:
+        """The number of the last event published."""
+        return self._seq
 
     def publish(self, kind: str, data: dict[str, Any], *, summary: str = "", keep: bool = True, send_as_trace: bool | None = None) -> WebEvent:
         """Number, scrub, keep (for the trace) and send one event. ``send_as_trace`` marks a Kairox event: it is
@@ -179,6 +208,25 @@ class EventHub:
 
     def subscribed(self, queue: "asyncio.Queue[WebEvent]") -> bool:
         return queue in self._subscribers
+
+    def call_facts(self) -> dict[str, dict[str, Any]]:
+        """Per tool call id, what the trace still holds of it: the gate's decision and how it finished."""
+        facts: dict[str, dict[str, Any]] = {}
+        for item in self.trace:
+            if item.type not in ("ToolCallDecided", "ToolCallFinished"):
+                continue
+            data = item.data
+            fact = facts.setdefault(str(data.get("call_id")), {})
+            if item.type == "ToolCallDecided" and (data.get("decision") != "ask" or "decision" not in fact):
+                fact["decision"], fact["decision_reason"] = data.get("decision"), data.get("reason")
+            elif item.type == "ToolCallFinished":
+                is_error = bool(data.get("is_error"))
+                duration = float(data.get("duration_ms") or 0)
+                fact["finished"] = {
+                    "ok": not is_error, "duration_ms": duration,
+                    "summary": finished_summary(duration, int(data.get("size_chars") or 0), is_error, data.get("error")),
+                }
+        return facts
 
     def recent(self, limit: int) -> list[dict[str, Any]]:
         items = list(self.trace)[-limit:] if limit > 0 else []

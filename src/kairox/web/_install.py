@@ -75,3 +75,48 @@ def start_install(backend: "WebBackend", entry: "CatalogEntry", *, variables: di
 
     backend.start_soon(run)
     return job
+
+
+def start_plugin_install(backend: "WebBackend", marketplace: str, name: str) -> str:
+    """Install a marketplace's plugin in the background (the runtime's ``install_market_plugin``: the gate asks
+    first); its steps as ``plugin.install.progress`` events, its end as ``plugin.install.finished``."""
+    import anyio
+
+    job = backend.new_job()
+    hub = backend.hub
+
+    def say(message: str, done: int = 0, total: int = 0) -> None:
+        hub.publish("plugin.install.progress", {"job": job, "message": message, "done": done, "total": total})
+
+    def from_thread(what: str, done: int, total: int) -> None:
+        # copying runs in a worker thread; a step is worth a line when it starts and when it ends
+        if done in (0, total):
+            anyio.from_thread.run_sync(say, f"{what}: {done} of {total}" if total > 1 else what, done, total)
+
+    async def run() -> None:
+        from kairox.plugins import MarketplaceError, PluginInstallDeniedError
+        from kairox.runtime import install_market_plugin
+
+        finished: dict[str, Any] = {"job": job, "plugin": name, "marketplace": marketplace, "outcome": "error", "reason": None}
+        try:
+            say(f"asking to install {name} from {marketplace} into {backend.resolved.home / 'plugins'} and enable it in {backend.layer_file(Layer.USER)}")
+            result = await install_market_plugin(backend.resolved, marketplace, name, approver=backend.approver, events=hub, progress=from_thread)
+            record = result.record
+            finished.update(
+                outcome="installed" if result.enabled else "installed_disabled", version=record.version, path=str(record.path),
+                enabled=result.enabled, reason=record.disabled_reason, file=str(backend.layer_file(Layer.USER)),
+                applies="from the next session", diagnostics=[f"{d.location()}: {d.reason}" for d in result.diagnostics],
+            )
+            say(f"installed {record.name} {record.version} into {record.path}", 1, 1)
+            backend.refresh()
+            hub.publish("config.changed", {"file": str(backend.layer_file(Layer.USER))})
+        except PluginInstallDeniedError as exc:
+            finished.update(outcome="denied", reason=str(exc))
+        except MarketplaceError as exc:
+            finished.update(outcome="error", reason=str(exc) + (f" ({exc.hint})" if exc.hint else ""))
+        except Exception as exc:  # reported on the page; the GUI keeps running
+            finished.update(outcome="error", reason=str(exc))
+        hub.publish("plugin.install.finished", finished)
+
+    backend.start_soon(run)
+    return job

@@ -1,5 +1,6 @@
 """The API's read models: the running runtime's state as the JSON shapes ``docs/web-api.md`` names."""
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from kairox.web._backend import WebBackend
 
 KINDS = {"mcp": "mcp_servers", "lsp": "lsp_servers", "dap": "dap_servers"}
+_HOOK_CONTEXT = re.compile(r"(?:\n\n<hook-context>\n.*?\n</hook-context>)+\Z", re.DOTALL)
+"""What hooks added to a prompt for the model: the conversation shows the prompt as the person typed it."""
 
 
 def state_json(backend: "WebBackend") -> dict[str, Any]:
@@ -110,6 +113,51 @@ def plugins_json(plugins: "PluginSet", resolved: ResolvedConfig) -> dict[str, An
         for name, market in sorted(resolved.config.plugins.marketplaces.items())
     ]
     return {"plugins": listed, "marketplaces": markets}
+
+
+# --- the conversation -------------------------------------------------------------------------------------------
+
+
+def history_json(backend: "WebBackend") -> dict[str, Any]:
+    """The session's conversation as the page shows it, from the messages the session holds (a resumed session's
+    come from its transcript): prompts, answers, and each tool call with its result and, while the trace keeps
+    them, the gate's decision and how long it ran. ``seq``: the last event it covers."""
+    from kairox.agent import Role
+    from kairox.web._hub import result_json
+
+    hub, session = backend.hub, backend.session
+    running = backend.turn_running
+    data: dict[str, Any] = {"session_id": None, "items": [], "turn": hub.turn if running else None, "seq": hub.seq}
+    if session is None:
+        return data
+    facts = hub.call_facts()
+    wire = session.context.registry.from_wire_name
+    items: list[dict[str, Any]] = []
+    calls: dict[str, dict[str, Any]] = {}
+    for message in session.messages:
+        if message.role is Role.USER:
+            items.append({"kind": "user", "text": _HOOK_CONTEXT.sub("", message.text)})
+        elif message.role is Role.ASSISTANT:
+            if message.text:
+                items.append({"kind": "assistant", "turn": None, "text": message.text, "done": True})
+            for part in message.tool_calls:
+                fact = facts.get(part.id, {})
+                call = {
+                    "call_id": part.id, "tool": wire(part.name) or part.name, "arguments": part.arguments,
+                    "decision": fact.get("decision"), "decision_reason": fact.get("decision_reason"),
+                    "finished": fact.get("finished"), "result": None,
+                }
+                calls[part.id] = call
+                items.append({"kind": "tool", "turn": None, "call": call})
+        else:
+            for result in message.tool_results:
+                if result.call_id in calls:
+                    shown = result_json(result.call_id, result.text, result.is_error)
+                    calls[result.call_id]["result"] = {k: shown[k] for k in ("text", "truncated", "chars", "is_error")}
+    if running and hub.streamed:
+        items.append({"kind": "assistant", "turn": hub.turn, "text": hub.streamed, "done": False})
+    data["session_id"], data["items"] = session.session_id, items
+    return data
 
 
 # --- the catalog ------------------------------------------------------------------------------------------------

@@ -1,0 +1,125 @@
+"""The session view as a user reads it in Chromium: the model's answer rendered as markdown and sanitised (a tag in
+the answer never runs), each tool card with the result the model got, and the conversation restored from the
+session's record on a reload and in a second tab, which then follows the session live."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, expect
+from tests.servers.model_server import ScriptedModelServer
+from tests.web_browser._browser import Gui, screenshot
+
+pytestmark = pytest.mark.timeout(240)
+
+KEY = "sk-test-0123456789abcdef"
+# an answer as a model may write it: markdown, and HTML that must stay text (it would set the marker if it ran)
+ANSWER = (
+    "The notes say **alpha** first, then `second`.\n\n"
+    "```python\nprint('from a fence')\n```\n\n"
+    "- one\n- two\n\n"
+    '<img src="missing.png" onerror="window.__kairoxMarker = \'img\'"> '
+    "<script>window.__kairoxMarker = 'script'</script> "
+    "[a link](javascript:window.__kairoxMarker='link') and [the docs](https://example.org/docs)."
+)
+FILLER = "".join(f"line {n:04d} of the long notes\n" for n in range(150))  # past the card's cap
+
+
+def config(home: Path, model: ScriptedModelServer) -> None:
+    (home / "kairox.toml").write_text(
+        'model = "scripted-model"\nmodel_provider = "scripted"\n\n'
+        f'[model_providers.scripted]\nwire_api = "chat"\nbase_url = "{model.base_url}"\n'
+        'api_key_env = "KAIROX_TEST_MODEL_KEY"\nmax_retries = 2\nrequest_timeout_sec = 30\n',
+        encoding="utf-8",
+    )
+
+
+def read(call_id: str, path: str) -> dict[str, object]:
+    return {"reply": "tool_calls", "text": "", "calls": [{"id": call_id, "name": "fs_read", "arguments": {"path": path}}]}
+
+
+def open_session(page: Page, gui: Gui) -> None:
+    page.goto(gui.url)
+    page.click('[data-nav="session"]')
+    expect(page.locator('[data-action="send"]')).to_be_attached(timeout=60_000)
+
+
+def send(page: Page, text: str) -> None:
+    page.fill("[data-composer]", text)
+    expect(page.locator('[data-action="send"]')).to_be_enabled(timeout=60_000)  # the session has opened
+    page.press("[data-composer]", "Enter")
+
+
+def check_conversation(page: Page) -> None:
+    """What the first turn left on the page, live or restored."""
+    expect(page.locator('[data-role="user"]').first).to_have_text("Read both notes.")
+    answer = page.locator('[data-role="assistant"]').first
+    expect(answer.locator("strong")).to_have_text("alpha")
+    expect(answer.locator("p code")).to_have_text("second")
+    expect(answer.locator("pre code")).to_have_text("print('from a fence')\n")
+    expect(answer.locator("li")).to_have_count(2)
+    # the tags are text, never elements; the javascript: link is no link; the https one opens apart
+    expect(answer).to_contain_text('<img src="missing.png" onerror=')
+    expect(answer).to_contain_text("<script>window.__kairoxMarker = 'script'</script>")
+    assert answer.locator("img, script").count() == 0
+    assert answer.locator('a[href^="javascript"]').count() == 0
+    docs = answer.locator('a[href="https://example.org/docs"]')
+    expect(docs).to_have_attribute("rel", "noopener noreferrer")
+    expect(docs).to_have_attribute("target", "_blank")
+    assert page.evaluate("window.__kairoxMarker") is None
+    short = page.locator('[data-call="r1"]')
+    expect(short).to_have_attribute("data-state", "ok")
+    expect(short.locator("[data-result]")).to_have_text("alpha-line-marker\nsecond\n")
+    expect(short.locator("[data-truncated]")).to_have_count(0)
+    long = page.locator('[data-call="r2"]')
+    expect(long.locator("[data-result]")).to_contain_text("line 0000 of the long notes")
+    assert "line 0149" not in long.locator("[data-result]").inner_text()  # capped: the card shows the start
+    expect(long.locator("[data-truncated]")).to_contain_text("more characters")
+
+
+def test_answers_render_as_sanitised_markdown_with_tool_results_and_survive_a_reload_and_a_second_tab(
+    workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page, browser: BrowserContext
+) -> None:
+    (workspace / "notes.txt").write_text("alpha-line-marker\nsecond\n", encoding="utf-8")
+    (workspace / "long.txt").write_text(FILLER, encoding="utf-8")
+    script = [
+        read("r1", "notes.txt"),
+        {**read("r2", "long.txt"), "expect": {"tool_results": {"r1": "alpha-line-marker"}}},
+        {"reply": "text", "text": ANSWER, "delay_sec": 0.05, "expect": {"tool_results": {"r2": "line 0149"}}},
+        {"reply": "text", "text": "A second answer, with *emphasis*.", "delay_sec": 0.05},
+    ]
+    with ScriptedModelServer("openai", script) as model:
+        config(isolated_home, model)
+        gui = gui_factory(workspace, {"KAIROX_TEST_MODEL_KEY": KEY})
+        open_session(page, gui)
+        send(page, "Read both notes.")
+        expect(page.locator('[data-role="assistant"]').first.locator("strong")).to_have_text("alpha", timeout=60_000)
+        expect(page.locator('[data-action="send"]')).to_be_visible()  # the turn ended
+        check_conversation(page)
+        page.locator('[data-role="assistant"]').first.scroll_into_view_if_needed()
+        screenshot(page, "session-markdown")
+
+        # a reload: the conversation comes back from the session, decisions and durations included
+        page.reload()
+        expect(page.locator('[data-role="assistant"]')).to_have_count(1)
+        check_conversation(page)
+        expect(page.locator('[data-call="r1"] [data-decision]')).to_have_text("allow")
+        expect(page.locator('[data-call="r1"] [data-summary]')).to_contain_text("ok in")
+
+        # a second tab shows the same conversation, then follows what the first one sends
+        other = browser.new_page()
+        errors: list[str] = []
+        other.on("pageerror", lambda error: errors.append(str(error)))
+        other.goto(gui.origin + "/session")
+        expect(other.locator('[data-role="assistant"]')).to_have_count(1)
+        check_conversation(other)
+        send(page, "And once more.")
+        for tab in (page, other):
+            expect(tab.locator('[data-role="user"]')).to_have_count(2)
+            expect(tab.locator('[data-role="user"]').last).to_have_text("And once more.")
+            expect(tab.locator('[data-role="assistant"]').last.locator("em")).to_have_text("emphasis")
+            expect(tab.locator('[data-action="send"]')).to_be_visible()  # the turn ended, in both tabs
+        screenshot(other, "session-second-tab")
+        assert other.evaluate("window.__kairoxMarker") is None
+        other.close()
+        assert errors == []
