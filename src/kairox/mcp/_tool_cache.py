@@ -1,7 +1,7 @@
 """Each MCP server's last tool, resource and prompt lists, remembered between runs (M4).
 
-``$KAIROX_HOME/cache/mcp-tools/<server>-<digest>.json``: the digest is of the server's whole configuration, so a
-changed command, argument, environment or filter is a miss. The entry also holds what the server said it is
+``$KAIROX_HOME/cache/mcp-tools/<server>-<digest>.json``: the digest is of what in the server's configuration
+decides its lists, so a changed command, argument, environment or sandbox is a miss (``USE_ONLY`` keys are not). The entry also holds what the server said it is
 (``serverInfo`` name and version): when a start reports another version, the fresh lists replace the entry, as
 they do on every start and every ``list_changed``. A damaged file is a miss, never an error.
 """
@@ -23,8 +23,20 @@ from kairox.tools import ToolAnnotations
 SCHEMA = 1
 
 
+USE_ONLY = frozenset(
+    {
+        "enabled", "required", "startup", "startup_timeout_sec", "cache_tools", "tool_timeout_sec", "max_restarts",
+        "enabled_tools", "disabled_tools", "trust_annotations", "max_tools", "max_description_chars",
+    }
+)
+"""Keys that decide how Kairox uses a server's lists (when it starts, which tools it offers, for how long it
+waits), not what the server lists: changing one keeps the entry (``startup = "lazy"`` finds the lists an eager
+start left). The cache holds the server's lists as it sent them; the filters apply on reading."""
+
+
 def config_digest(name: str, config: McpServerConfig) -> str:
-    text = json.dumps([name, config.model_dump(mode="json")], sort_keys=True, ensure_ascii=False, default=str)
+    decisive = config.model_dump(mode="json", exclude=set(USE_ONLY))
+    text = json.dumps([name, decisive], sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -131,6 +131,7 @@ class ToolRegistry:
         self._load_failures: dict[str, list[Diagnostic]] = {}
         self._index_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
+        self._visible: tuple[dict[str, _Entry], tuple[ToolSpec, ...]] | None = None
         self._planned_with: PolicyEngine | None = None
         """The policy the entries' plans (hidden, read filter) were made with; another policy plans them again."""
         self._validators: dict[tuple[str, str], tuple[ToolSpec, ArgumentValidator | None, str | None]] = {}
@@ -296,8 +297,12 @@ class ToolRegistry:
         return None
 
     def visible_tools(self) -> list[ToolSpec]:
-        """The tools the model may see: failed, disabled, denied-by-name and unsafe ones left out."""
-        return [self._entries[n].spec for n in sorted(self._entries) if self.hidden_reason(n) is None]
+        """The tools the model may see: failed, disabled, denied-by-name and unsafe ones left out (a new list,
+        worked out once per set of entries: ``_rebuild`` replaces them whole on every change)."""
+        entries = self._entries
+        if self._visible is None or self._visible[0] is not entries:
+            self._visible = (entries, tuple(entries[n].spec for n in sorted(entries) if entries[n].hidden is None))
+        return list(self._visible[1])
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

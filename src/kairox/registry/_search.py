@@ -152,7 +152,7 @@ class ToolSearch:
         self._index: ToolIndex | None = None
         self._indexed: tuple[str, ...] = ()
         self.deferred = False
-        self._memo: tuple[object, int] | None = None
+        self._memo: tuple[object, int, bool] | None = None
 
     def _deferrable(self) -> list[ToolSpec]:
         return [spec for spec in self.registry.visible_tools() if spec.source not in NEVER_DEFERRED]
@@ -169,20 +169,25 @@ class ToolSearch:
     def definitions(self, provider: "ModelProvider | str") -> list[JsonObject]:
         """What this request sends: every definition when under the threshold; otherwise the never-deferred
         tools, the ones found so far, and ``tool_search``."""
-        self.deferred = self.threshold_tokens is not None and self._size_tokens() > self.threshold_tokens
+        self.deferred = self.threshold_tokens is not None and self._over(self.threshold_tokens)
         if not self.deferred:
             return self.registry.definitions(provider)[0]
         kept = [s for s in self.registry.visible_tools() if s.source in NEVER_DEFERRED or s.name in self.found]
         return [*self._adapt(kept, provider).values(), tool_search_definition(provider)]
 
-    def _size_tokens(self) -> int:
-        """About how many tokens every visible definition takes (4 characters a token), worked out again only
-        when the registry's tools changed (its entries are replaced whole on every change)."""
+    def _over(self, tokens: int) -> bool:
+        """Whether every visible definition takes more than ``tokens`` tokens (about 4 characters a token): counted
+        only until the budget is passed (2,000 tools need not all be measured to know), and again only when the
+        registry's tools changed (its entries are replaced whole on every change)."""
         entries = self.registry._entries
-        if self._memo is None or self._memo[0] is not entries:
-            size = sum(len(s.name) + len(s.description) + len(json.dumps(s.input_schema)) + 40 for s in self.registry.visible_tools())
-            self._memo = (entries, size // 4)
-        return self._memo[1]
+        if self._memo is None or self._memo[0] is not entries or self._memo[1] != tokens:
+            budget, size = tokens * 4, 0
+            for s in self.registry.visible_tools():
+                size += len(s.name) + len(s.description) + len(json.dumps(s.input_schema)) + 40
+                if size > budget:
+                    break
+            self._memo = (entries, tokens, size > budget)
+        return self._memo[2]
 
     def _adapt(self, specs: Sequence[ToolSpec], provider: "ModelProvider | str") -> dict[str, JsonObject]:
         """Definitions of just these tools, under the wire names the registry maps back (a tool whose schema
