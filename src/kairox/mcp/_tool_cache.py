@@ -53,6 +53,12 @@ def _tool(raw: dict[str, Any]) -> McpTool:
     return McpTool(**{**raw, "annotations": ToolAnnotations(**(raw.get("annotations") or {}))})
 
 
+_READ: dict[Path, tuple[tuple[int, int, int], CachedLists]] = {}
+"""Entries read by this process, by file and its stamp (mtime, size, inode): a process that opens many sessions
+(the GUI's hub, a bench) parses each file once; a rewritten file has another stamp and is read again."""
+_READ_MAX = 512
+
+
 class ToolListCache:
     def __init__(self, home: Path) -> None:
         self.folder = home / "cache" / "mcp-tools"
@@ -61,11 +67,17 @@ class ToolListCache:
         return self.folder / f"{server_file_stem(name)}-{config_digest(name, config)}.json"
 
     def load(self, name: str, config: McpServerConfig) -> CachedLists | None:
+        path = self.path(name, config)
         try:
-            data = json.loads(self.path(name, config).read_text(encoding="utf-8"))
+            stat = path.stat()
+            stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            known = _READ.get(path)
+            if known is not None and known[0] == stamp:
+                return known[1]  # the same file as read before in this process: the same (immutable) lists
+            data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("schema") != SCHEMA:
                 return None
-            return CachedLists(
+            lists = CachedLists(
                 tools=tuple(_tool(t) for t in data["tools"]),
                 resources=tuple(McpResource(**r) for r in data.get("resources", [])),
                 prompts=tuple(str(p) for p in data.get("prompts", [])),
@@ -73,6 +85,10 @@ class ToolListCache:
             )
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
+        if len(_READ) >= _READ_MAX:
+            _READ.clear()
+        _READ[path] = (stamp, lists)
+        return lists
 
     def save(self, name: str, config: McpServerConfig, lists: CachedLists) -> None:
         """Write the entry whole (temporary file, then rename); a home that cannot be written only costs the

@@ -12,6 +12,7 @@ front end can seed it before the MCP SDK has loaded.
 """
 
 import enum
+import functools
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -198,7 +199,13 @@ def _split_where(layer: str, where: str | None) -> ServerOrigin:
 
 def _target(config: Any) -> str:
     """The command line or URL, redacted as ``config show`` redacts it."""
-    shown = redact_tree({"command": getattr(config, "command", None), "args": list(getattr(config, "args", []) or []), "url": getattr(config, "url", None)})
+    return _shown_target(getattr(config, "command", None), tuple(getattr(config, "args", []) or []), getattr(config, "url", None))
+
+
+@functools.lru_cache(maxsize=1024)
+def _shown_target(command: str | None, args: tuple[str, ...], url: str | None) -> str:
+    """``_target`` of these parts, redacted once (a board shows each server's target on every sync)."""
+    shown = redact_tree({"command": command, "args": list(args), "url": url})
     if shown.get("url"):
         return str(shown["url"])
     return " ".join(str(part) for part in [shown.get("command") or "", *shown["args"]]).strip()
