@@ -2,7 +2,7 @@
 
 from kairox.search._fielded import FieldedSearchIndex
 from kairox.search._index import SearchHit, SearchIndex, TermMatch
-from kairox.search._text import RELATED, STOPWORDS, index_text, query_words, related_words, split_identifier
+from kairox.search._text import RELATED, STOPWORDS, index_text, query_words, related_words, split_identifier, stem
 
 __all__ = [
     "RELATED",
@@ -15,4 +15,5 @@ __all__ = [
     "query_words",
     "related_words",
     "split_identifier",
+    "stem",
 ]
