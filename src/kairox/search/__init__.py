@@ -2,7 +2,15 @@
 
 from kairox.search._fielded import FieldedSearchIndex
 from kairox.search._index import SearchHit, SearchIndex, TermMatch
-from kairox.search._text import RELATED, STOPWORDS, index_text, query_words, related_words, split_identifier, stem
+from kairox.search._text import (
+    RELATED,
+    STOPWORDS,
+    index_text,
+    query_words,
+    related_words,
+    split_identifier,
+    stem,
+)
 
 __all__ = [
     "RELATED",
