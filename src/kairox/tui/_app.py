@@ -382,6 +382,11 @@ class KairoxApp(App[None]):
             self.push_screen(TextPanel("Configuration", _reports.config_text(self.resolved)))
         elif name == "/trust":
             self.push_screen(TextPanel("Trust", _reports.trust_text(self.resolved)))
+        elif name == "/tools" and rest.strip():
+            if self.context is None:
+                conversation.notice("the extensions are still starting; try again in a moment")
+            else:
+                self.push_screen(TextPanel("Tool search", _reports.tool_search_text(self.context, rest.strip())))
         elif name == "/resume" and rest.strip():
             self.run_worker(self._switch_session(rest.strip()), name="resume", exit_on_error=False)
         elif name.lstrip("/") in ("mcp", "skills", "plugins", "hooks", "tools", "doctor", "resume"):
