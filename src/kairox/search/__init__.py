@@ -2,6 +2,7 @@
 
 from kairox.search._fielded import FieldedSearchIndex
 from kairox.search._index import SearchHit, SearchIndex, TermMatch
+from kairox.search._semantic import Blended, Embedder, EmbeddingCache, SemanticRanker, blend
 from kairox.search._text import (
     RELATED,
     STOPWORDS,
@@ -15,10 +16,15 @@ from kairox.search._text import (
 __all__ = [
     "RELATED",
     "STOPWORDS",
+    "Blended",
+    "Embedder",
+    "EmbeddingCache",
     "FieldedSearchIndex",
     "SearchHit",
     "SearchIndex",
+    "SemanticRanker",
     "TermMatch",
+    "blend",
     "index_text",
     "query_words",
     "related_words",
