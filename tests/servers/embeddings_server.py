@@ -56,7 +56,7 @@ class EmbeddingsServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))) or b"{}")
                 outer.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.path != "/v1/embeddings" or outer.fail:
