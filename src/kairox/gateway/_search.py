@@ -67,13 +67,16 @@ class ServedIndex:
 
     def __init__(self) -> None:
         self._index: ToolIndex | None = None
-        self._key: tuple[tuple[str, str], ...] = ()
+        self._key: tuple[tuple[str, int], ...] = ()
+        self._specs: tuple[ToolSpec, ...] = ()
         self._wire: dict[str, str] = {}
 
     def search(self, served: Mapping[str, ToolSpec], query: str, limit: int) -> list[tuple[str, Any]]:
         """(wire name, ``ToolMatch``) of the best ``limit`` served tools for ``query``."""
-        key = tuple((wire, spec.fingerprint()) for wire, spec in served.items())
+        # the registry replaces a changed tool's spec whole: the same spec objects under the same names are the same tools
+        key = tuple((wire, id(spec)) for wire, spec in served.items())
         if self._index is None or key != self._key:
+            self._specs = tuple(served.values())  # held, so the ids in the key stay theirs
             self._index, self._key = ToolIndex(list(served.values())), key
             self._wire = {spec.name: wire for wire, spec in served.items()}
         return [(self._wire[m.spec.name], m) for m in self._index.search(query, limit=limit)]
