@@ -221,12 +221,12 @@ class ToolSearch:
         registry's tools changed (its entries are replaced whole on every change)."""
         entries = self.registry._entries
         if self._memo is None or self._memo[0] is not entries or self._memo[1] != tokens:
-            budget, size = tokens * 4, 0
+            size = 0
             for s in self.registry.visible_tools():
                 size += len(s.name) + len(s.description) + len(json.dumps(s.input_schema)) + 40
-                if size > budget:
+                if size // 4 > tokens:
                     break
-            self._memo = (entries, tokens, size > budget)
+            self._memo = (entries, tokens, size // 4 > tokens)
         return self._memo[2]
 
     def _adapt(self, specs: Sequence[ToolSpec], provider: "ModelProvider | str") -> dict[str, JsonObject]:
