@@ -139,3 +139,17 @@ async def test_a_server_failing_behind_its_cached_tools_is_reported_with_its_std
         assert client.status is ServerStatus.FAILED
         assert "tools.txt is missing" in client.lifecycle.stderr_tail
         assert await _names(manager) == []
+
+
+async def test_an_eager_start_fills_the_cache_a_lazy_start_then_reads_and_filters_apply_on_reading(tmp_path: Path, isolated_home: Path) -> None:
+    eager = lean(tmp_path)
+    async with McpServerManager({"lean": eager}, workspace=tmp_path, home=isolated_home):
+        pass
+    # how Kairox uses the lists (when it starts, which tools it offers) is not what the server lists: still a hit
+    lazy = lean(tmp_path, startup="lazy", disabled_tools=["beta"], tool_timeout_sec=5)
+    async with McpServerManager({"lean": lazy}, workspace=tmp_path, home=isolated_home) as warm:
+        client = warm.clients["lean"]
+        assert client.from_cache and client.lazy_start is not None and client.status is ServerStatus.STOPPED
+        assert await _names(warm) == ["mcp__lean__echo", "mcp__lean__alpha", "mcp__lean__retool"]
+    # what decides the lists (the command line) is a miss
+    assert ToolListCache(isolated_home).load("lean", lean(tmp_path, "--delay-init-ms", "1")) is None

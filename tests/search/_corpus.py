@@ -4,10 +4,14 @@ with the tools that do it. ``hit_rates`` is what the test asserts and ``bench/to
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kairox._util import mcp_tool_name
 from kairox.registry import ToolIndex
 from kairox.tools import Access, PermissionProfile, ToolSource, ToolSpec
+
+if TYPE_CHECKING:
+    from kairox.search import SemanticRanker
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
@@ -46,12 +50,12 @@ def queries() -> list[tuple[str, tuple[str, ...]]]:
     return [(q["query"], tuple(q["expected"])) for q in map(json.loads, lines)]
 
 
-def outcomes() -> list[Outcome]:
+def outcomes(semantic: "SemanticRanker | None" = None) -> list[Outcome]:
     specs = corpus_specs()
     key_of = {spec.name: key for key, spec in specs.items()}
     index = ToolIndex(list(specs.values()))
     return [
-        Outcome(query=query, expected=expected, found=tuple(key_of[m.spec.name] for m in index.search(query, limit=3)))
+        Outcome(query=query, expected=expected, found=tuple(key_of[m.spec.name] for m in index.search(query, limit=3, semantic=semantic)))
         for query, expected in queries()
     ]
 

@@ -192,3 +192,26 @@ async def test_mcp_panel_writes_a_project_file_of_a_trusted_workspace_without_as
         assert app.screen is panel and not any(isinstance(s, ApprovalScreen) for s in app.screen_stack)
         assert app.context.mcp.clients["alpha"].status is ServerStatus.STOPPED
     assert tomllib.loads(project.read_text())["mcp_servers"]["alpha"]["enabled"] is False
+
+
+async def test_tools_query_shows_the_ranked_search_and_never_a_denied_tool(tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / "kairox.toml").write_text(
+        f'[mcp_servers.alpha]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n\n'
+        '[policy.rules]\ndeny = ["mcp__alpha__add"]\n',
+        encoding="utf-8",
+    )
+    app = app_for(make_workspace(tmp_path / "repo"))
+    shown: list[str] = []
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.context is not None and any(s.origin == "alpha" for s in app.context.tools()))
+        for query in ("return the message unchanged", "add two integers"):
+            await type_text(pilot, f"/tools {query}")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, TextPanel))
+            assert isinstance(app.screen, TextPanel) and app.screen.panel_title == "Tool search"
+            shown.append(app.screen.text)
+            await pilot.press("escape")
+            await until(pilot, lambda: not isinstance(app.screen, TextPanel))
+    echo, add = shown
+    assert echo.splitlines()[2].startswith("  1. mcp__alpha__echo  (") and "unchanged (description)" in echo
+    assert "mcp__alpha__add" not in add  # denied by name: hidden from the model, so never found

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from tests.agent._support import SERVERS, make_workspace
@@ -46,6 +47,7 @@ ENDPOINTS = [
     ("GET", "/api/catalog"),
     ("GET", "/api/catalog/memory"),
     ("GET", "/api/skills"),
+    ("GET", "/api/tools/search?q=echo"),
     ("GET", "/api/plugins"),
     ("GET", "/api/trace"),
     ("GET", "/api/events"),
@@ -444,3 +446,31 @@ async def test_a_required_server_that_fails_is_shown_red_and_the_session_still_o
     assert state["problem"] is None
     assert server["status"] == "failed" and server["reason"]
     assert restart.status_code == 200 and restart.json()["server"]["status"] == "failed"
+
+
+async def test_tool_search_ranks_as_the_cli_does_and_never_finds_a_denied_tool(
+    open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path
+) -> None:
+    from kairox.cli._app import app
+
+    workspace = make_workspace(tmp_path / "repo")
+    (isolated_home / "kairox.toml").write_text(
+        f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n\n'
+        '[policy.rules]\ndeny = ["mcp__basic__add"]\n',
+        encoding="utf-8",
+    )
+    async with open_gui(workspace) as gui:
+        found = (await gui.client.get("/api/tools/search", params={"q": "return the message unchanged", "limit": "3"})).json()
+        denied = (await gui.client.get("/api/tools/search", params={"q": "add two integers", "limit": "50"})).json()
+        empty = await gui.client.get("/api/tools/search", params={"q": " "})
+        too_many = await gui.client.get("/api/tools/search", params={"q": "echo", "limit": "500"})
+    argv = ["--workspace", str(workspace), "tools", "search", "return the message unchanged", "--limit", "3", "--json"]
+    cli = await anyio.to_thread.run_sync(lambda: CliRunner().invoke(app, argv))
+    assert cli.exit_code == 0, cli.output
+    assert [m["name"] for m in found["matches"]] == [m["name"] for m in json.loads(cli.stdout)["matches"]]
+    top = found["matches"][0]
+    assert (top["name"], found["query"]) == ("mcp__basic__echo", "return the message unchanged")
+    assert {"term": "unchanged", "fields": ["description"]} in top["terms"] and "unchanged (description)" in top["why"]
+    assert "mcp__basic__add" not in [m["name"] for m in denied["matches"]]
+    assert (empty.status_code, too_many.status_code) == (400, 400)
+    assert "needs ?q=" in empty.json()["error"] and "from 1 to 50" in too_many.json()["error"]

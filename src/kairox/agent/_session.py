@@ -639,6 +639,10 @@ async def open_session(
     try:
         async with build_extension_context(cli=options, approver=session_approver, events=sink, resolved=resolved) as context:
             own = None if settings is None else client_for(settings, events=sink, api_key=api_key)
+            if settings is not None:
+                from kairox.agent._embeddings import semantic_ranker
+
+                semantic = semantic_ranker(resolved, settings)
             active: ModelClient | None = own or client
             assert active is not None  # one of the two branches above chose it
             context.hooks.session_id = transcript.session_id
@@ -647,6 +651,8 @@ async def open_session(
                 limits=resolved.config.agent, history=history, provider=provider_name,
                 window_tokens=settings.context_window if settings is not None else None,
             )
+            if settings is not None:
+                session.tool_search.semantic = semantic  # tools.semantic: embeddings blended into tool_search
             sink.emit(
                 SessionStarted(
                     session_id=transcript.session_id, model=model_name, provider=provider_name,

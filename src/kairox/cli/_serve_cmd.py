@@ -20,6 +20,9 @@ def serve(
     token: Annotated[str | None, typer.Option("--token", envvar=TOKEN_ENV, help=f"The bearer token (prefer --token-file or ${TOKEN_ENV}: arguments are visible to other users).")] = None,
     expose: Annotated[list[str] | None, typer.Option("--expose", help="Serve only tools matching this glob (registry or wire name); repeatable.")] = None,
     hide: Annotated[list[str] | None, typer.Option("--hide", help="Do not serve tools matching this glob; repeatable.")] = None,
+    search: Annotated[
+        bool, typer.Option("--search", help="List a tool search and an add/remove pair instead of every tool; found tools are called by name, through the gate.")
+    ] = False,
     allow_host: Annotated[list[str] | None, typer.Option("--allow-host", help="Also accept this Host header (name:* for any port); repeatable.")] = None,
     allow_origin: Annotated[list[str] | None, typer.Option("--allow-origin", help="Also accept this browser Origin; repeatable.")] = None,
     max_sessions: Annotated[int, typer.Option("--max-sessions", min=1, help="Most concurrent HTTP client sessions.")] = 100,
@@ -50,7 +53,7 @@ def serve(
     cli = state(ctx)
     cli.resolve()  # a broken user config ends here with file, line and key
     runtime = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), cwd=Path(os.getcwd()))
-    options = GatewayOptions(expose=tuple(expose or ()), hide=tuple(hide or ()), name=name)
+    options = GatewayOptions(expose=tuple(expose or ()), hide=tuple(hide or ()), name=name, search=search)
     try:
         if http is None:
             anyio.run(lambda: serve_stdio(runtime, options, events=cli.events(), drain_sec=drain))

@@ -125,13 +125,24 @@ def search_tools(
     from kairox.policy import NonInteractiveApprover
     from kairox.registry import ToolIndex
 
-    registry = _with_registry(state(ctx), NonInteractiveApprover(), _same)
-    matches = ToolIndex(registry.visible_tools()).search(query, limit=limit)
+    cli = state(ctx)
+    registry = _with_registry(cli, NonInteractiveApprover(), _same)
+    semantic = None
+    resolved = cli.resolve()
+    if resolved.config.tools.semantic:  # embeddings from the configured provider, blended in (never required)
+        from kairox.agent import model_settings
+        from kairox.agent._embeddings import semantic_ranker
+
+        semantic = semantic_ranker(resolved, model_settings(resolved))
+    matches, note = ToolIndex(registry.visible_tools()).search_explained(query, limit=limit, semantic=semantic)
     if as_json:
-        out_json({"query": query, "matches": [m.to_json() for m in matches], "diagnostics": [d.to_json() for d in registry.diagnostics]})
+        payload = {"query": query, "matches": [m.to_json() for m in matches], "diagnostics": [d.to_json() for d in registry.diagnostics]}
+        out_json({**payload, **({"note": note} if note else {})})
         return
     for problem in registry.diagnostics:
         err(str(problem))
+    if note:
+        err(note)
     if not matches:
         err(f"no visible tool matches {query!r}")
         raise typer.Exit(ExitCode.NOT_FOUND)

@@ -60,6 +60,12 @@ class ToolsConfig(ConfigModel):
     """Tool names (or ``*`` patterns) hidden from the model."""
     search_threshold: float | Literal["off"] = 0.1
     """Defer tool definitions behind ``tool_search`` when they pass this: a fraction of ``agent.context_window_tokens`` (up to 1), or tokens (above 1); ``off`` always sends every definition."""
+    semantic: bool = False
+    """Blend embeddings (the model provider's OpenAI-compatible ``/v1/embeddings``) into tool search's lexical ranking; off by default, never required."""
+    embedding_model: str = "text-embedding-3-small"
+    """The embeddings model ``tools.semantic`` asks the provider for."""
+    semantic_weight: float = Field(default=0.5, ge=0, le=1)
+    """The share of the embedding similarity in the blended score (the rest is the lexical score)."""
 
     @field_validator("search_threshold")
     @classmethod

@@ -238,7 +238,8 @@ async def _announce_address(server: uvicorn.Server, gateway: Gateway, http: Http
 
 def _report(gateway: Gateway, what: str) -> None:
     tools = len(gateway.served())
-    lines = [f"kairox serve: {what} ({tools} tools; audit log {gateway.audit.path})"]
+    listed = f"{tools} tools behind kairox_search_tools" if gateway.options.search else f"{tools} tools"
+    lines = [f"kairox serve: {what} ({listed}; audit log {gateway.audit.path})"]
     lines += [f"kairox serve: {d.severity}: {d.name}: {d.reason}" for d in [*gateway.context.failures(), *gateway.diagnostics]]
     if not gateway.held.empty:
         lines.append(f"kairox serve: note: {gateway.held.notice()}")

@@ -11,7 +11,7 @@ import itertools
 import time
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,18 @@ from kairox.gateway._approver import ElicitingApprover, current_request
 from kairox.gateway._audit import AuditLog, AuditRecord
 from kairox.gateway._relay import Relay
 from kairox.gateway._rounds import Pending, RoundTripApprover, answer_of, given_answer, input_required
+from kairox.gateway._search import (
+    ADD_TOOL,
+    MAX_RESULTS,
+    META_TOOLS,
+    SEARCH_TOOL,
+    ServedIndex,
+    error_result,
+    meta_tools,
+    names_argument,
+    text_result,
+    unknown_names,
+)
 from kairox.gateway._untrusted import held_back
 from kairox.gateway._wire import (
     HOST_NAME_LIMIT,
@@ -83,6 +95,9 @@ class GatewayOptions:
     audit_max_bytes: int = 10 * 1024 * 1024
     approval_timeout_sec: float = 300.0
     name: str = "kairox"
+    search: bool = False
+    """List ``kairox_search_tools`` and the add/remove pair (and the tools a session added) instead of every
+    served tool (``kairox serve --search``)."""
 
 
 @dataclass(slots=True)
@@ -93,6 +108,8 @@ class _Client:
     approvals: SessionApprovals
     session: ServerSession | None = None
     """The latest request's session: its standalone channel carries list_changed to this client."""
+    added: set[str] = field(default_factory=set)
+    """With ``--search``: the wire names this session added with ``kairox_add_tools``, listed beside the three."""
 
 
 class GatewayEvents:
@@ -142,6 +159,7 @@ class Gateway:
         """What an untrusted workspace keeps from being served: said at start, in the instructions, on a call."""
         instructions = "\n\n".join(part for part in (context.prompt_context, "" if self.held.empty else self.held.notice()) if part)
         self._pending: dict[str, Pending] = {}
+        self._search_index = ServedIndex()
         """Questions asked during a 2026 round, by call id, until the round ends in input_required."""
         self.changes = InMemorySubscriptionBus()
         """List changes for the subscriptions/listen streams of 2026-revision clients."""
@@ -188,8 +206,12 @@ class Gateway:
         return out
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        self._client(ctx)
-        return types.ListToolsResult(tools=[tool_to_mcp(spec, wire) for wire, spec in self.served().items()])
+        _, client = self._client(ctx)
+        served = self.served()
+        if self.options.search:
+            added = [tool_to_mcp(served[wire], wire) for wire in sorted(client.added) if wire in served]
+            return types.ListToolsResult(tools=[*meta_tools(), *added])
+        return types.ListToolsResult(tools=[tool_to_mcp(spec, wire) for wire, spec in served.items()])
 
     async def _list_prompts(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         self._client(ctx)
@@ -264,12 +286,15 @@ class Gateway:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        if self.options.search and params.name in META_TOOLS:
+            return await self._search_call(ctx, params.name, dict(params.arguments or {}))
         spec = self.served().get(params.name)
         if spec is None:
             held = self.held.tool_message(params.name)
             if held is not None:  # a tool of a server the workspace's trust holds back: say why and what to run
                 return types.CallToolResult(content=[types.TextContent(text=held)], is_error=True)
-            raise MCPError(INVALID_PARAMS, f"no tool named {params.name!r} is served here; tools/list shows the tools")
+            finder = f"{SEARCH_TOOL} finds the served tools" if self.options.search else "tools/list shows the tools"
+            raise MCPError(INVALID_PARAMS, f"no tool named {params.name!r} is served here; {finder}")
         arguments = dict(params.arguments or {})
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         answer = given_answer.set(answer_of(ctx, params) if modern else None)
@@ -282,6 +307,64 @@ class Gateway:
         if pending is not None and result.is_error and "decision" in result.meta:
             return input_required(pending, params.name, arguments)  # nothing ran: the retry brings the answer
         return result_to_mcp(result, spec)
+
+    async def _search_call(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """``kairox_search_tools`` and the add/remove pair: Kairox's own, not the registry's; audited as such."""
+        client_key, client = self._client(ctx)
+        started = time.perf_counter()
+        served = self.served()
+        result: types.CallToolResult
+        changed = False
+        if name == SEARCH_TOOL:
+            query = arguments.get("query")
+            limit = arguments.get("limit", 5)
+            limit = max(1, min(MAX_RESULTS, limit if isinstance(limit, int) and not isinstance(limit, bool) else 5))
+            if not isinstance(query, str) or not query.strip():
+                result = error_result(f"{SEARCH_TOOL} needs a `query`: a few words saying what the tool should do")
+            else:
+                found = [
+                    {
+                        "name": wire, "description": match.spec.description, "matched": match.why(), "score": round(match.score, 4),
+                        "input_schema": tool_to_mcp(match.spec, wire).input_schema, "added": wire in client.added,
+                    }
+                    for wire, match in self._search_index.search(served, query, limit)
+                ]
+                result = text_result({"query": query, "tools": found})
+        else:
+            names = names_argument(arguments, name)
+            missing = unknown_names(names, served) if isinstance(names, list) else []
+            if isinstance(names, str):
+                result = error_result(names)
+            elif missing:
+                result = error_result(f"no tool named {', '.join(map(repr, missing))} is served here; {SEARCH_TOOL} finds the served tools")
+            else:
+                before = set(client.added)
+                if name == ADD_TOOL:
+                    client.added.update(names)
+                else:
+                    client.added.difference_update(names)
+                changed = client.added != before
+                result = text_result({"listed": sorted(client.added), "changed": changed})
+        self.audit.write(
+            AuditRecord(
+                client=client.name, session=client_key, tool=name, arguments=event_arguments(arguments), decision="allow", rule=None,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3), outcome="error" if result.is_error else "ok",
+            )
+        )
+        if changed:
+            await self._tell_list_changed(ctx, client)
+        return result
+
+    async def _tell_list_changed(self, ctx: ServerRequestContext[Any, Any], client: _Client) -> None:
+        """This session's tool list changed (an add or remove): tell it, as an upstream change is told."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await self.changes.publish(ToolsListChanged())
+            return
+        try:
+            with anyio.fail_after(5):
+                await ctx.session.send_tool_list_changed()
+        except Exception:  # the client's standalone channel is gone; its next tools/list still shows the change
+            client.session = None
 
     async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
         entry = self.context.skills.get(params.name)

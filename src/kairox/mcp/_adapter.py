@@ -1,5 +1,6 @@
 """``McpToolAdapter``: one server's tools as registry tools named ``mcp__<server>__<tool>`` (M5)."""
 
+import functools
 from collections.abc import Sequence
 
 from kairox._util import JsonObject, mcp_tool_name
@@ -24,6 +25,7 @@ LIST_RESOURCES = "list_resources"
 READ_RESOURCE = "read_resource"
 
 
+@functools.lru_cache(maxsize=64)
 def permission_for(annotations: ToolAnnotations, *, trusted: bool = False) -> PermissionProfile:
     """External; destructive and open-world unless the server says otherwise and the user trusts what it says
     (``trust_annotations``)."""

@@ -1,6 +1,7 @@
 """``McpServerManager``: every enabled server started concurrently, each on its own clock (M4)."""
 
 import functools
+import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -58,6 +59,8 @@ class McpServerManager:
         """Whether a failed ``required`` server makes entering raise (``kairox doctor`` reports it instead)."""
         self.workspace = workspace
         self._is_pending = is_pending or (lambda name: False)
+        # one copy of the environment for every client (fifty servers need not each decode os.environ)
+        snapshot = dict(os.environ) if environ is None else environ
         self._home, self._features, self._environ = home, features, environ
         self._confine = confine or (lambda name, config: None)
         """The sandbox profile each stdio server starts under (none given: servers start unconfined)."""
@@ -69,7 +72,7 @@ class McpServerManager:
                 home=home,
                 events=self.events,
                 features=features,
-                environ=environ,
+                environ=snapshot,
                 base_dir=(base_dirs or {}).get(name),
                 confinement=self._confine(name, config) if config.transport == "stdio" else None,
             )

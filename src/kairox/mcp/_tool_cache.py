@@ -1,7 +1,7 @@
 """Each MCP server's last tool, resource and prompt lists, remembered between runs (M4).
 
-``$KAIROX_HOME/cache/mcp-tools/<server>-<digest>.json``: the digest is of the server's whole configuration, so a
-changed command, argument, environment or filter is a miss. The entry also holds what the server said it is
+``$KAIROX_HOME/cache/mcp-tools/<server>-<digest>.json``: the digest is of what in the server's configuration
+decides its lists, so a changed command, argument, environment or sandbox is a miss (``USE_ONLY`` keys are not). The entry also holds what the server said it is
 (``serverInfo`` name and version): when a start reports another version, the fresh lists replace the entry, as
 they do on every start and every ``list_changed``. A damaged file is a miss, never an error.
 """
@@ -23,8 +23,20 @@ from kairox.tools import ToolAnnotations
 SCHEMA = 1
 
 
+USE_ONLY = frozenset(
+    {
+        "enabled", "required", "startup", "startup_timeout_sec", "cache_tools", "tool_timeout_sec", "max_restarts",
+        "enabled_tools", "disabled_tools", "trust_annotations", "max_tools", "max_description_chars",
+    }
+)
+"""Keys that decide how Kairox uses a server's lists (when it starts, which tools it offers, for how long it
+waits), not what the server lists: changing one keeps the entry (``startup = "lazy"`` finds the lists an eager
+start left). The cache holds the server's lists as it sent them; the filters apply on reading."""
+
+
 def config_digest(name: str, config: McpServerConfig) -> str:
-    text = json.dumps([name, config.model_dump(mode="json")], sort_keys=True, ensure_ascii=False, default=str)
+    decisive = config.model_dump(mode="json", exclude=set(USE_ONLY))
+    text = json.dumps([name, decisive], sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -41,6 +53,12 @@ def _tool(raw: dict[str, Any]) -> McpTool:
     return McpTool(**{**raw, "annotations": ToolAnnotations(**(raw.get("annotations") or {}))})
 
 
+_READ: dict[Path, tuple[tuple[int, int, int], CachedLists]] = {}
+"""Entries read by this process, by file and its stamp (mtime, size, inode): a process that opens many sessions
+(the GUI's hub, a bench) parses each file once; a rewritten file has another stamp and is read again."""
+_READ_MAX = 512
+
+
 class ToolListCache:
     def __init__(self, home: Path) -> None:
         self.folder = home / "cache" / "mcp-tools"
@@ -49,11 +67,17 @@ class ToolListCache:
         return self.folder / f"{server_file_stem(name)}-{config_digest(name, config)}.json"
 
     def load(self, name: str, config: McpServerConfig) -> CachedLists | None:
+        path = self.path(name, config)
         try:
-            data = json.loads(self.path(name, config).read_text(encoding="utf-8"))
+            stat = path.stat()
+            stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            known = _READ.get(path)
+            if known is not None and known[0] == stamp:
+                return known[1]  # the same file as read before in this process: the same (immutable) lists
+            data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("schema") != SCHEMA:
                 return None
-            return CachedLists(
+            lists = CachedLists(
                 tools=tuple(_tool(t) for t in data["tools"]),
                 resources=tuple(McpResource(**r) for r in data.get("resources", [])),
                 prompts=tuple(str(p) for p in data.get("prompts", [])),
@@ -61,6 +85,10 @@ class ToolListCache:
             )
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
+        if len(_READ) >= _READ_MAX:
+            _READ.clear()
+        _READ[path] = (stamp, lists)
+        return lists
 
     def save(self, name: str, config: McpServerConfig, lists: CachedLists) -> None:
         """Write the entry whole (temporary file, then rename); a home that cannot be written only costs the

@@ -113,6 +113,13 @@ class _Entry:
     gets it with the checks for other names and hidden histories added (``_call_filter``)."""
 
 
+_BY_SCHEMA: dict[int, tuple[JsonObject, ArgumentValidator | None, str | None]] = {}
+"""Validators by the schema object they were built from (held here, so its id cannot be reused while it is a
+key): the tools of a cached list that this process read once share their schema objects across sessions, and
+need not be serialised again to find their validator. A validator depends on its schema alone."""
+_BY_SCHEMA_MAX = 16384
+
+
 class ToolRegistry:
     def __init__(
         self,
@@ -131,6 +138,7 @@ class ToolRegistry:
         self._load_failures: dict[str, list[Diagnostic]] = {}
         self._index_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
+        self._visible: tuple[dict[str, _Entry], tuple[ToolSpec, ...]] | None = None
         self._planned_with: PolicyEngine | None = None
         """The policy the entries' plans (hidden, read filter) were made with; another policy plans them again."""
         self._validators: dict[tuple[str, str], tuple[ToolSpec, ArgumentValidator | None, str | None]] = {}
@@ -265,7 +273,15 @@ class ToolRegistry:
         cached = self._validators.get((origin, spec.name))
         if cached is not None and cached[0] is spec:
             return cached[1], cached[2]
-        validator, unsafe = schema_validator(spec.input_schema)
+        schema = spec.input_schema
+        known = _BY_SCHEMA.get(id(schema))
+        if known is not None and known[0] is schema:  # the very schema object (a cached list read once per process)
+            validator, unsafe = known[1], known[2]
+        else:
+            validator, unsafe = schema_validator(schema)
+            if len(_BY_SCHEMA) >= _BY_SCHEMA_MAX:
+                _BY_SCHEMA.clear()
+            _BY_SCHEMA[id(schema)] = (schema, validator, unsafe)
         self._validators[(origin, spec.name)] = (spec, validator, unsafe)
         return validator, unsafe
 
@@ -296,8 +312,12 @@ class ToolRegistry:
         return None
 
     def visible_tools(self) -> list[ToolSpec]:
-        """The tools the model may see: failed, disabled, denied-by-name and unsafe ones left out."""
-        return [self._entries[n].spec for n in sorted(self._entries) if self.hidden_reason(n) is None]
+        """The tools the model may see: failed, disabled, denied-by-name and unsafe ones left out (a new list,
+        worked out once per set of entries: ``_rebuild`` replaces them whole on every change)."""
+        entries = self._entries
+        if self._visible is None or self._visible[0] is not entries:
+            self._visible = (entries, tuple(entries[n].spec for n in sorted(entries) if entries[n].hidden is None))
+        return list(self._visible[1])
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kairox._util import JsonObject
-from kairox.search import FieldedSearchIndex, split_identifier
+from kairox.search import FieldedSearchIndex, SemanticRanker, blend, split_identifier
 from kairox.tools import ToolSource, ToolSpec
 
 if TYPE_CHECKING:
@@ -81,16 +81,32 @@ class ToolMatch:
     score: float
     terms: tuple[tuple[str, tuple[str, ...]], ...]
     """The query words the tool matched, each with the fields holding it, the largest share first."""
+    similarity: float | None = None
+    """With semantic matching: the cosine similarity of the query's and the tool's embeddings; ``score`` is then
+    the blend of it and the lexical score (``lexical``, scaled to the best lexical hit's)."""
+    lexical: float | None = None
 
     def why(self) -> str:
-        return "; ".join(f"{term} ({', '.join(fields)})" for term, fields in self.terms)
+        words = "; ".join(f"{term} ({', '.join(fields)})" for term, fields in self.terms)
+        if self.similarity is None:
+            return words
+        semantic = f"semantic similarity {self.similarity:.2f}, lexical {self.lexical or 0.0:.2f}"
+        return f"{words}; {semantic}" if words else semantic
 
     def to_json(self) -> JsonObject:
-        return {
+        data: JsonObject = {
             "name": self.spec.name, "source": str(self.spec.source), "origin": self.spec.origin,
             "description": self.spec.description, "score": round(self.score, 4),
             "terms": [{"term": t, "fields": list(f)} for t, f in self.terms], "why": self.why(),
         }
+        if self.similarity is not None:
+            data["semantic"] = {"similarity": round(self.similarity, 4), "lexical": round(self.lexical or 0.0, 4)}
+        return data
+
+
+def semantic_text(spec: ToolSpec) -> str:
+    """What a tool's embedding is made of: its name, where it comes from, its description."""
+    return f"{_short_name(spec)} ({spec.origin or spec.source}): {spec.annotations.title or ''} {spec.description}".strip()
 
 
 class ToolIndex:
@@ -103,11 +119,33 @@ class ToolIndex:
     def __len__(self) -> int:
         return len(self.specs)
 
-    def search(self, query: str, *, limit: int = 5) -> list[ToolMatch]:
+    def search(self, query: str, *, limit: int = 5, semantic: SemanticRanker | None = None) -> list[ToolMatch]:
+        """The best ``limit`` tools for ``query``: BM25 alone, or blended with ``semantic`` similarity over every
+        indexed tool. An embedder that fails raises (``search_explained`` falls back and says why)."""
+        if semantic is None:
+            return [
+                ToolMatch(spec=self.specs[hit.key], score=hit.score, terms=tuple((t.term, t.fields) for t in hit.terms))
+                for hit in self._index.search(query, limit=limit)
+            ]
+        hits = {hit.key: hit for hit in self._index.search(query, limit=max(limit * 5, 50))}
+        similarity = semantic.similarities(query, {name: semantic_text(spec) for name, spec in self.specs.items()})
+        ranked = blend({k: h.score for k, h in hits.items()}, similarity, weight=semantic.weight, limit=limit)
         return [
-            ToolMatch(spec=self.specs[hit.key], score=hit.score, terms=tuple((t.term, t.fields) for t in hit.terms))
-            for hit in self._index.search(query, limit=limit)
+            ToolMatch(
+                spec=self.specs[b.key], score=b.score, similarity=b.similarity, lexical=b.lexical,
+                terms=tuple((t.term, t.fields) for t in hits[b.key].terms) if b.key in hits else (),
+            )
+            for b in ranked
         ]
+
+    def search_explained(self, query: str, *, limit: int = 5, semantic: SemanticRanker | None = None) -> tuple[list[ToolMatch], str | None]:
+        """``search``, and when semantic matching was asked for but failed, the lexical ranking and why."""
+        if semantic is None:
+            return self.search(query, limit=limit), None
+        try:
+            return self.search(query, limit=limit, semantic=semantic), None
+        except Exception as exc:  # never required: the lexical ranking stands
+            return self.search(query, limit=limit), f"semantic matching unavailable ({type(exc).__name__}: {exc}); lexical ranking only"
 
 
 def search_threshold_tokens(threshold: float | str, context_window_tokens: int) -> int | None:
@@ -143,8 +181,10 @@ def tool_search_definition(provider: "ModelProvider | str") -> JsonObject:
 class ToolSearch:
     """For one session: whether the model's tools are deferred, which the model has found, and the search."""
 
-    def __init__(self, registry: "ToolRegistry", *, threshold_tokens: int | None) -> None:
+    def __init__(self, registry: "ToolRegistry", *, threshold_tokens: int | None, semantic: SemanticRanker | None = None) -> None:
         self.registry = registry
+        self.semantic = semantic
+        """Blends embeddings into the ranking when ``tools.semantic`` is on (None: lexical only)."""
         self.threshold_tokens = threshold_tokens
         """Defer when the definitions would take more than this many tokens (about 4 characters each); never
         when ``None``."""
@@ -152,7 +192,7 @@ class ToolSearch:
         self._index: ToolIndex | None = None
         self._indexed: tuple[str, ...] = ()
         self.deferred = False
-        self._memo: tuple[object, int] | None = None
+        self._memo: tuple[object, int, bool] | None = None
 
     def _deferrable(self) -> list[ToolSpec]:
         return [spec for spec in self.registry.visible_tools() if spec.source not in NEVER_DEFERRED]
@@ -169,20 +209,25 @@ class ToolSearch:
     def definitions(self, provider: "ModelProvider | str") -> list[JsonObject]:
         """What this request sends: every definition when under the threshold; otherwise the never-deferred
         tools, the ones found so far, and ``tool_search``."""
-        self.deferred = self.threshold_tokens is not None and self._size_tokens() > self.threshold_tokens
+        self.deferred = self.threshold_tokens is not None and self._over(self.threshold_tokens)
         if not self.deferred:
             return self.registry.definitions(provider)[0]
         kept = [s for s in self.registry.visible_tools() if s.source in NEVER_DEFERRED or s.name in self.found]
         return [*self._adapt(kept, provider).values(), tool_search_definition(provider)]
 
-    def _size_tokens(self) -> int:
-        """About how many tokens every visible definition takes (4 characters a token), worked out again only
-        when the registry's tools changed (its entries are replaced whole on every change)."""
+    def _over(self, tokens: int) -> bool:
+        """Whether every visible definition takes more than ``tokens`` tokens (about 4 characters a token): counted
+        only until the budget is passed (2,000 tools need not all be measured to know), and again only when the
+        registry's tools changed (its entries are replaced whole on every change)."""
         entries = self.registry._entries
-        if self._memo is None or self._memo[0] is not entries:
-            size = sum(len(s.name) + len(s.description) + len(json.dumps(s.input_schema)) + 40 for s in self.registry.visible_tools())
-            self._memo = (entries, size // 4)
-        return self._memo[1]
+        if self._memo is None or self._memo[0] is not entries or self._memo[1] != tokens:
+            size = 0
+            for s in self.registry.visible_tools():
+                size += len(s.name) + len(s.description) + len(json.dumps(s.input_schema)) + 40
+                if size // 4 > tokens:
+                    break
+            self._memo = (entries, tokens, size // 4 > tokens)
+        return self._memo[2]
 
     def _adapt(self, specs: Sequence[ToolSpec], provider: "ModelProvider | str") -> dict[str, JsonObject]:
         """Definitions of just these tools, under the wire names the registry maps back (a tool whose schema
@@ -227,11 +272,13 @@ class ToolSearch:
             return "tool_search needs a `query`: a few words saying what the tool should do", True
         limit = arguments.get("limit", 5)
         limit = max(1, min(MAX_RESULTS, limit if isinstance(limit, int) else 5))
-        matches = self.index().search(query, limit=limit)
+        matches, note = self.index().search_explained(query, limit=limit, semantic=self.semantic)
         if not matches:
             return f"no tool matches {query!r}; try other words (the tool index in the system prompt lists the servers)", False
         by_name = self._adapt([m.spec for m in matches], provider)
         found = [m for m in matches if m.spec.name in by_name]
         self.found.update(m.spec.name for m in found)
-        payload = {"tools": [{"definition": by_name[m.spec.name], "matched": m.why()} for m in found]}
+        payload: JsonObject = {"tools": [{"definition": by_name[m.spec.name], "matched": m.why()} for m in found]}
+        if note is not None:
+            payload["note"] = note
         return "These tools are loaded and can be called from your next step:\n" + json.dumps(payload, ensure_ascii=False), False

@@ -12,7 +12,9 @@ front end can seed it before the MCP SDK has loaded.
 """
 
 import enum
+import functools
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -198,7 +200,13 @@ def _split_where(layer: str, where: str | None) -> ServerOrigin:
 
 def _target(config: Any) -> str:
     """The command line or URL, redacted as ``config show`` redacts it."""
-    shown = redact_tree({"command": getattr(config, "command", None), "args": list(getattr(config, "args", []) or []), "url": getattr(config, "url", None)})
+    return _shown_target(getattr(config, "command", None), tuple(getattr(config, "args", []) or []), getattr(config, "url", None))
+
+
+@functools.lru_cache(maxsize=1024)
+def _shown_target(command: str | None, args: tuple[str, ...], url: str | None) -> str:
+    """``_target`` of these parts, redacted once (a board shows each server's target on every sync)."""
+    shown = redact_tree({"command": command, "args": list(args), "url": url})
     if shown.get("url"):
         return str(shown["url"])
     return " ".join(str(part) for part in [shown.get("command") or "", *shown["args"]]).strip()
@@ -384,18 +392,33 @@ class ServerBoard:
                 self._put(replace(view, status=ServerViewStatus.STOPPED))
 
 
-def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, Any]:
+_SERVER_TOOLS: "weakref.WeakKeyDictionary[McpClient, tuple[object, object, object, tuple[ServerTool, ...]]]" = weakref.WeakKeyDictionary()
+"""Per client, its tools as views, made again only when its tool list or its filters changed (a session syncs
+the board more than once, and fifty servers list thousands of tools)."""
+
+
+def _server_tools(client: "McpClient") -> tuple[ServerTool, ...]:
     from kairox.mcp._content import is_offered
 
+    config = client.config
+    memo = _SERVER_TOOLS.get(client)
+    if memo is not None and memo[0] is client.tools and memo[1] == config.enabled_tools and memo[2] == config.disabled_tools:
+        return memo[3]
+    tools = tuple(
+        ServerTool(name=t.name, description=t.description or "", enabled=is_offered(t, config.enabled_tools, config.disabled_tools))
+        for t in client.tools
+    )
+    _SERVER_TOOLS[client] = (client.tools, list(config.enabled_tools) if config.enabled_tools is not None else None, list(config.disabled_tools), tools)
+    return tools
+
+
+def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, Any]:
     raw = str(client.status)
     status = _TRANSITIONS.get(raw, ServerViewStatus.STOPPED)
     if status is ServerViewStatus.STOPPED and client.lazy_start is not None:
         status = ServerViewStatus.IDLE  # ``startup = "lazy"``: not broken, it starts on first use
     config = client.config
-    tools = tuple(
-        ServerTool(name=t.name, description=t.description or "", enabled=is_offered(t, config.enabled_tools, config.disabled_tools))
-        for t in client.tools
-    )
+    tools = _server_tools(client)
     return {
         "status": status,
         "reason": client.lifecycle.reason if status in (ServerViewStatus.FAILED, ServerViewStatus.STOPPED, ServerViewStatus.IDLE) else None,

@@ -79,8 +79,9 @@ class SearchIndex:
         return cls(db, fields, [row[0] for row in rows])
 
     @classmethod
-    def open(cls, path: Path, fields: Mapping[str, float], *, digest: str) -> "SearchIndex | None":
-        """The index stored at ``path`` if it holds these fields and documents (``digest``), else ``None``."""
+    def open(cls, path: Path, fields: Mapping[str, float], *, digest: str, keys: Sequence[str] | None = None) -> "SearchIndex | None":
+        """The index stored at ``path`` if it holds these fields and documents (``digest``), else ``None``.
+        ``keys``: the documents' keys in the order they were built, when the digest covers them (not read back)."""
         if not path.is_file():
             return None
         try:
@@ -89,7 +90,8 @@ class SearchIndex:
             if meta.get("digest") != digest or meta.get("schema") != SCHEMA_VERSION or meta.get("fields") != " ".join(fields):
                 db.close()
                 return None
-            keys = [row[0] for row in db.execute("SELECT key FROM docs ORDER BY rowid")]
+            if keys is None:
+                keys = [row[0] for row in db.execute("SELECT key FROM docs ORDER BY rowid")]
             memory = sqlite3.connect(":memory:", check_same_thread=False)
             db.backup(memory)  # queries read pages from memory, not through the file's page cache
             db.close()

@@ -1,8 +1,9 @@
 """Selecting skills for a prompt (S5): a ranked lexical match that says why.
 
 Skills are documents of the shared search index (``kairox.search``: SQLite FTS5, BM25) with four weighted
-fields: name, keywords, trigger examples with ``when_to_use``, description. The prompt's words (stopwords out,
-lightly stemmed, so the explanation names ``test`` for ``tested``) are searched; pairs of adjacent words count
+fields: name, keywords, trigger examples with ``when_to_use``, description. The prompt's words (``kairox.search.query_words``:
+the stopwords and identifier splitting of tool search, lightly stemmed so the explanation names ``test`` for
+``tested``) are searched; pairs of adjacent words count
 as phrases too, so a skill holding ``pull request`` whole outranks one holding ``pull`` and ``request`` apart.
 Each match lists the words it shares with the prompt, the fields holding each, and each word's share of the
 score, as FTS5 computed them. The index can be stored in a file beside the skill cache and opened again while
@@ -10,51 +11,20 @@ the skills are unchanged.
 """
 
 import hashlib
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from kairox._util import JsonObject
-from kairox.search import SearchHit, SearchIndex
+from kairox.search import SearchHit, SearchIndex, query_words
 from kairox.skills._model import SkillDef
 
 FIELD_WEIGHTS: dict[str, float] = {"name": 3.0, "keywords": 3.0, "examples": 2.0, "description": 1.0}
 
-_WORD = re.compile(r"[a-z0-9]+")
-STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "do", "does", "for", "from", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "please", "should", "so", "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "us", "use", "used", "using", "was", "we", "were", "what", "when", "where", "which", "while", "who", "will", "with", "would", "you", "your"]
-)
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper, enough for ``tests``/``testing``/``tested`` to meet ``test`` and
-    ``debugging`` to meet ``debug``."""
-    if len(word) > 6 and word.endswith("ically"):
-        return word[:-4]
-    if len(word) > 5 and word.endswith("ly") and not word.endswith("ply"):
-        return word[:-2]
-    if len(word) > 5 and word.endswith("ing"):
-        return _undouble(word[:-3])
-    if len(word) > 4 and word.endswith(("ied", "ies")):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-        return _undouble(word[:-2])
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def _undouble(word: str) -> str:
-    """``debugg`` -> ``debug``, ``stopp`` -> ``stop`` (but ``install`` and ``pass`` keep theirs)."""
-    if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "aeiouls":
-        return word[:-1]
-    return word
-
-
 def terms(text: str) -> list[str]:
-    """Stemmed words of ``text`` without stopwords, in order."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    """The prompt's words as the index is searched for them: ``kairox.search.query_words``, stemmed (the one
+    normaliser tool search uses too: same stopwords, same identifier splitting)."""
+    return query_words(text, stemmed=True)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -112,13 +82,15 @@ class SkillIndex:
     def __init__(self, skills: Sequence[SkillDef], *, path: Path | None = None) -> None:
         self.skills = list(skills)
         by_name = {skill.qualified_name: skill for skill in self.skills}
-        documents = [(skill.qualified_name, _skill_fields(skill)) for skill in by_name.values()]
         index = None
         digest = ""
         if path is not None:
-            digest = _digest(documents)
-            index = SearchIndex.open(path, FIELD_WEIGHTS, digest=digest)
-        self._index = index or SearchIndex.build(FIELD_WEIGHTS, documents, path=path, digest=digest)
+            digest = _digest(by_name)
+            index = SearchIndex.open(path, FIELD_WEIGHTS, digest=digest, keys=list(by_name))
+        if index is None:
+            documents = [(name, _skill_fields(skill)) for name, skill in by_name.items()]
+            index = SearchIndex.build(FIELD_WEIGHTS, documents, path=path, digest=digest)
+        self._index = index
         self._by_name = by_name
 
     def __len__(self) -> int:
@@ -138,12 +110,15 @@ def _skill_match(skill: SkillDef, hit: SearchHit) -> SkillMatch:
     )
 
 
-def _digest(documents: list[tuple[str, dict[str, str]]]) -> str:
-    """What the stored index must have been built from: every skill's name and indexed text."""
-    digest = hashlib.sha256()
-    for key, fields in documents:
-        digest.update(key.encode())
-        for text in fields.values():
-            digest.update(b"\0" + text.encode())
-        digest.update(b"\1")
-    return digest.hexdigest()
+FIELDS_VERSION = "2"
+"""Part of the stored index's digest: raise it when ``_skill_fields`` changes what it makes of a skill."""
+
+
+def _digest(skills: Mapping[str, SkillDef]) -> str:
+    """What the stored index must have been built from: every skill, in order, by what ``_skill_fields`` reads
+    of it (hashed as one string, without making the fields: 10,000 skills are one call)."""
+    parts = [FIELDS_VERSION]
+    for name, skill in skills.items():
+        fm = skill.frontmatter
+        parts.append(f"{name}\0{skill.name}\0{skill.plugin or ''}\0{chr(31).join(fm.keywords)}\0{fm.when_to_use}\0{chr(31).join(fm.examples)}\0{skill.description}")
+    return hashlib.sha256("\1".join(parts).encode("utf-8", "surrogatepass")).hexdigest()

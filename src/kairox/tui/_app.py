@@ -420,6 +420,11 @@ class KairoxApp(App[None]):
                 conversation.notice("a turn is running; /compact after it ends" if self.session else "no model session to compact")
             else:
                 self.run_worker(self._compact(rest.strip()), name="compact", exit_on_error=False)
+        elif name == "/tools" and rest.strip():
+            if self.context is None:
+                conversation.notice("the extensions are still starting; try again in a moment")
+            else:
+                self.push_screen(TextPanel("Tool search", _reports.tool_search_text(self.context, rest.strip())))
         elif name == "/resume" and rest.strip():
             self.run_worker(self._switch_session(rest.strip()), name="resume", exit_on_error=False)
         elif name.lstrip("/") in ("mcp", "skills", "plugins", "hooks", "tools", "doctor", "resume"):

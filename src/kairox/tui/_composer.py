@@ -14,7 +14,7 @@ COMMANDS: dict[str, str] = {
     "/skills": "skills by scope, shadowing, enable/disable",
     "/plugins": "plugins: inventory, contributions, compatibility, trust",
     "/hooks": "configured hooks and plugin hooks",
-    "/tools": "what the model sees, and why others are hidden",
+    "/tools": "what the model sees, and why others are hidden; /tools QUERY searches them",
     "/doctor": "what failed to load and what to do",
     "/config": "the effective configuration with provenance",
     "/trust": "the workspace's trust state",

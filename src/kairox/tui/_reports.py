@@ -44,6 +44,21 @@ def tools_text(context: "ExtensionContext") -> str:
     return "\n".join(lines)
 
 
+def tool_search_text(context: "ExtensionContext", query: str, *, limit: int = 10) -> str:
+    """``/tools QUERY``: the visible tools best matching it, ranked and explained as ``kairox tools search`` and
+    the model's ``tool_search`` rank them."""
+    from kairox.registry import ToolIndex
+
+    matches = ToolIndex(context.tools()).search(query, limit=limit)
+    if not matches:
+        return f"No visible tool matches {query!r}.\n\nTry other words; /tools lists every tool the model sees."
+    lines = [f"Tools matching {query!r} ({len(matches)}):", ""]
+    for rank, match in enumerate(matches, 1):
+        first = " ".join(match.spec.description.strip().split("\n\n", 1)[0].split())
+        lines += [f"  {rank}. {match.spec.name}  ({match.score:.2f}: {match.why()})", f"     {first[:100]}"]
+    return "\n".join(lines)
+
+
 def hooks_text(context: "ExtensionContext") -> str:
     hooks = context.hooks.hooks
     lines = [f"Hooks ({len(hooks)})", ""]

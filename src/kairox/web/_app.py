@@ -226,6 +226,21 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         context = await backend.ready_context()
         return ok({"skills": skills_json(context)})
 
+    async def get_tool_search(request: Request) -> Response:
+        """The visible tools best matching ``q``, ranked and explained as ``kairox tools search`` and the model's
+        ``tool_search`` rank them (``limit``: 1 to 50, 10 by default)."""
+        from kairox.registry import ToolIndex
+
+        query = request.query_params.get("q", "").strip()
+        if not query:
+            raise ApiError(400, "GET /api/tools/search needs ?q=WORDS: what the tool should do")
+        raw = request.query_params.get("limit", "10")
+        if not raw.isdigit() or not 1 <= int(raw) <= 50:
+            raise ApiError(400, f"limit={raw!r}: expected a whole number from 1 to 50")
+        context = await backend.ready_context()
+        matches = ToolIndex(context.tools()).search(query, limit=int(raw))
+        return ok(backend.redactor.scrub({"query": query, "matches": [m.to_json() for m in matches]}))
+
     async def get_plugins(request: Request) -> Response:
         # read from the files each time: a toggle applies from the next session, and the list shows it already
         from kairox.config import resolve_config
@@ -478,6 +493,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/catalog", get_catalog, ["GET"]),
         api("/api/catalog/{name:path}/install", post_install, ["POST"]),
         api("/api/catalog/{name:path}", get_entry, ["GET"]),
+        api("/api/tools/search", get_tool_search, ["GET"]),
         api("/api/skills", get_skills, ["GET"]),
         api("/api/skills/{name}/{action}", skill_action, ["POST"]),
         api("/api/plugins", get_plugins, ["GET"]),
