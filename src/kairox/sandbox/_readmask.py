@@ -19,16 +19,18 @@ may hold what the rule hides (``_gitstores``, ``_githistory``) and the other nam
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kairox.policy._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
-from kairox.policy._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
-from kairox.policy._hardlinks import Inode, find_links
-from kairox.policy._paths import PathPattern, glob_regex, is_within, split_literal
-from kairox.policy._rules import RuleAction, RuleLike, RuleRef, parse_rule
+from kairox._util._pathglob import PathPattern, glob_regex, is_within, split_literal
+from kairox.sandbox._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
+from kairox.sandbox._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
+from kairox.sandbox._hardlinks import Inode, find_links
 from kairox.tools import HiddenPaths
+
+RuleRef = Hashable
+"""What a pattern stands for (the policy's rule reference): named in the reasons, compared, never looked into."""
 
 SEARCH_LIMIT = 100_000
 """Folder entries looked at per command, per search: past it, the command is refused."""
@@ -78,6 +80,26 @@ class ReadMask:
     def __call__(self) -> HiddenPaths:
         return self.work_out().hidden
 
+    def elsewhere(self) -> Callable[[Path], str | None]:
+        """For one call of a tool that reads files itself: why a file no rule names must not be read (another name
+        of a file the rules on reading hide, the history of a repository they reach), or None. The mask is worked
+        out at most once, and only for such a file: one with several names, or inside a ``.git`` folder or a
+        repository's hidden stores."""
+        worked: list[MaskedReads] = []
+
+        def why(path: Path) -> str | None:
+            if ".git" not in path.parts:
+                try:
+                    if os.stat(path).st_nlink < 2 and not worked:
+                        return None
+                except OSError:
+                    return None
+            if not worked:
+                worked.append(self.work_out())
+            return worked[0].why(path)
+
+        return why
+
     def work_out(self) -> MaskedReads:
         found = _Found()
         _by_rules(found, self.patterns, self.roots, self.limit)
@@ -106,29 +128,19 @@ class _Found:
     problem: str | None = None
 
 
-def read_mask(rules: tuple[RuleLike, ...], *, workspace: Path, home: Path, roots: tuple[Path, ...] = ()) -> ReadMask | None:
-    """What the rules on reading hide, as a function run when each command starts; None when no ``fs.read``
-    deny or ask rule names a path (the common case: nothing to work out)."""
-    patterns: dict[PathPattern, RuleRef] = {}
-    for rule in rules:
-        try:
-            parsed = parse_rule(rule)
-        except ValueError:
-            continue  # the engine reports it
-        if parsed.tool == "fs.read" and parsed.specifier is not None and parsed.ref.action is not RuleAction.ALLOW:
-            patterns.setdefault(PathPattern.parse(parsed.specifier, base=workspace, home=home), parsed.ref)
-    if not patterns:
-        return None
+def mask_for(patterns: tuple[tuple[PathPattern, RuleRef], ...], *, workspace: Path, roots: tuple[Path, ...] = ()) -> ReadMask:
+    """The read mask of ``patterns`` (each with the rule it stands for), searched below the workspace and
+    ``roots`` as they resolve (not the shared temp folder)."""
     temp = {Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")}
     found_roots = [workspace, *(r for r in roots if r not in temp)]
     search_roots = tuple(dict.fromkeys(Path(os.path.realpath(r)) for r in found_roots))
-    return ReadMask(tuple(patterns.items()), search_roots)
+    return ReadMask(patterns, search_roots)
 
 
 def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT) -> HiddenPaths:
     """The existing files and folders ``patterns`` cover: by name below ``roots``, anchored ones where they point;
     with the histories they reach and the other names of what they cover."""
-    named = tuple((p, RuleRef(action=RuleAction.DENY, pattern=f"fs.read({p.glob})")) for p in patterns)
+    named = tuple((p, "deny rule " + repr(f"fs.read({p.glob})")) for p in patterns)
     return ReadMask(named, roots, limit=limit)()
 
 
