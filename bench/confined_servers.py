@@ -41,7 +41,10 @@ def confiner(workspace: Path, home: Path):  # type: ignore[no-untyped-def]
 
 async def start(servers: dict[str, McpServerConfig], workspace: Path, home: Path, *, confined: bool) -> float:
     began = time.perf_counter()
-    manager = McpServerManager(servers, workspace=workspace, home=home, confine=confiner(workspace, home) if confined else None)
+    # wait_for_all: a start answered from the tool-list cache would not wait for the server at all
+    manager = McpServerManager(
+        servers, workspace=workspace, home=home, confine=confiner(workspace, home) if confined else None, wait_for_all=True
+    )
     async with manager:
         took = time.perf_counter() - began  # entering returns once every server listed its tools
         states = manager.states()

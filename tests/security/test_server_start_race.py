@@ -17,6 +17,7 @@ import pytest
 from tests.security._sockets import outside_temp
 
 from kairox.config import McpServerConfig, SandboxPolicy, server_profile
+from kairox.errors import SandboxUnavailableError
 from kairox.events import RecordingSink
 from kairox.mcp import McpServerFailed, McpServerManager, McpServerReady, McpServerStarting
 from kairox.policy import Rule, read_mask
@@ -40,7 +41,7 @@ def outside() -> Iterator[Path]:
 def _needs_bwrap() -> None:
     try:
         check_sandbox(SandboxSettings(mode=SandboxPolicy.WORKSPACE_WRITE, writable_roots=()))
-    except Exception as exc:  # noqa: BLE001 - no sandbox on this machine: nothing to race
+    except SandboxUnavailableError as exc:  # no sandbox on this machine: nothing to race
         pytest.skip(f"no sandbox here: {exc}")
 
 
