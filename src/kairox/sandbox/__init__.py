@@ -1,6 +1,11 @@
 """What a confined process may see (Y6, Y7, Y9): the read masks of ``fs.read`` deny and ask rules (the files and
 folders they cover, the git histories they reach, the other names of what they hide), and the file-system facts
-the policy decides on (``HOST``). The policy says what is refused; this package finds it on disk."""
+the policy decides on (``HOST``). The policy says what is refused; this package finds it on disk.
+
+It sits between ``kairox.policy`` (above: it hands the rules' patterns in, and reads the host's facts through
+``HOST``) and ``kairox.tools`` (below: ``HiddenPaths`` is the tools' type). The bubblewrap command line itself is
+still built in ``kairox.tools`` (``sandboxed_argv``), because ``shell.exec`` and the plugin, hook and server starts
+below this layer run it; the read masks reach it as ``SandboxSettings.hidden``."""
 
 from kairox.sandbox._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck, HistoryFinding
 from kairox.sandbox._host import HOST, HostFiles
