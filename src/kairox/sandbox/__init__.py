@@ -4,8 +4,9 @@ the policy decides on (``HOST``). The policy says what is refused; this package 
 
 It sits between ``kairox.policy`` (above: it hands the rules' patterns in, and reads the host's facts through
 ``HOST``) and ``kairox.tools`` (below: ``HiddenPaths`` is the tools' type). The bubblewrap command line itself is
-still built in ``kairox.tools`` (``sandboxed_argv``), because ``shell.exec`` and the plugin, hook and server starts
-below this layer run it; the read masks reach it as ``SandboxSettings.hidden``."""
+still built in ``kairox.tools`` (``sandboxed_argv``, ``confine_server``), because ``shell.exec``, a built-in tool
+below this layer, runs it as the plugin, hook and server starts do; the read masks reach it as
+``SandboxSettings.hidden``."""
 
 from kairox.sandbox._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck, HistoryFinding
 from kairox.sandbox._host import HOST, HostFiles
