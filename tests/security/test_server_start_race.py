@@ -113,3 +113,39 @@ async def test_a_genuine_refusal_is_not_retried_and_names_what_was_refused(tmp_p
     reason = failures[0].reason
     assert "refused a write" in reason and str(target) in reason, reason
     assert "mcp_servers.lean.writable_roots" in reason, reason
+
+
+async def test_a_language_server_that_raced_the_sandbox_starts_once_more(tmp_path: Path, outside: Path) -> None:
+    from kairox.config import LspServerConfig
+    from kairox.lsp import LspServerFailed, LspServerLifecycle, LspServerRunning, LspServerStarting
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    secret = outside / "secret.txt"
+    secret.write_text("the secret\n")
+    mask = read_mask((Rule(action="deny", pattern=f"fs.read({secret})"),), workspace=ws, home=home, roots=(ws,))
+    assert mask is not None
+    worked: list[HiddenPaths] = []
+
+    def hidden() -> HiddenPaths:
+        found = mask()
+        worked.append(found)
+        if len(worked) == 1:
+            secret.unlink()  # after the mask listed it, before bwrap covers it
+        return found
+
+    sandbox = SandboxSettings(mode=SandboxPolicy.WORKSPACE_WRITE, writable_roots=(ws,), hidden=hidden)
+    busy = Path(__file__).resolve().parents[1] / "lsp" / "servers" / "busy_server.py"
+    config = LspServerConfig(command=sys.executable, args=[str(busy)], file_patterns=["*.py"])
+    profile = server_profile("lsp_servers", "busy", config, layer="project", where=None, base_dir=ws, workspace=ws, home=home)
+    confinement = ServerConfinement(profile=profile, sandbox=sandbox, home=home / "kairox", workspace=ws)
+    events = RecordingSink()
+    async with LspServerLifecycle("busy", config, workspace=ws, events=events, confinement=confinement) as server:
+        client = await server.ensure_running()
+        assert client.alive
+    assert secret in worked[0].files and len(worked) == 2 and secret not in worked[1].files
+    kinds = [type(e) for e in events.events if type(e) in (LspServerStarting, LspServerFailed, LspServerRunning)]
+    assert kinds[:3] == [LspServerStarting, LspServerFailed, LspServerStarting] and LspServerRunning in kinds
+    failed = next(e for e in events.events if isinstance(e, LspServerFailed))
+    assert str(secret) in failed.stderr_tail
