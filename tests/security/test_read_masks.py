@@ -23,7 +23,6 @@ from kairox.config import ApprovalPolicy, HookConfig, HooksConfig, KairoxConfig,
 from kairox.hooks import HookRegistry
 from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
 from kairox.policy import (
-    SEARCH_LIMIT,
     ApprovalAnswer,
     ApprovalRequest,
     NonInteractiveApprover,
@@ -31,6 +30,7 @@ from kairox.policy import (
     Rule,
 )
 from kairox.registry import ToolRegistry, build_registry, registry_settings
+from kairox.sandbox import SEARCH_LIMIT
 from kairox.tools import ToolCall, ToolResult
 
 PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable

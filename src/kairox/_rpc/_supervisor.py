@@ -87,14 +87,28 @@ class ServerSupervisor(Generic[C]):
         """A supervisor runs (or is ending) for this server."""
         return self._done is not None and not self._done.is_set()
 
+    def _raced(self, client: C) -> bool:
+        """Whether a start that failed did nothing because the sandbox could not be set up in time (a path it was
+        to cover went away after the masks were worked out): such a start is made once more, with fresh masks."""
+        return False
+
     async def _start_in(self, group: anyio.abc.TaskGroup) -> bool:
         """Start a supervisor in ``group``; True once the server runs, False when it failed to start."""
-        ready = anyio.Event()
-        self._stop_requested = anyio.Event()
-        self._done = done = anyio.Event()
-        group.start_soon(self._supervise, ready, done)
-        await ready.wait()
-        return self.status is ServerStatus.RUNNING and self.client is not None
+        for attempt in range(2):
+            ready = anyio.Event()
+            self._stop_requested = anyio.Event()
+            self._done = done = anyio.Event()
+            self._start_raced = False
+            group.start_soon(self._supervise, ready, done)
+            await ready.wait()
+            if self.status is ServerStatus.RUNNING and self.client is not None:
+                return True
+            await done.wait()
+            if attempt or not self._start_raced:
+                return False
+        return False
+
+    _start_raced = False
 
     async def stop(self) -> None:
         """Ask the supervisor to stop the server and wait (up to its stop wait) until it did."""
@@ -122,6 +136,7 @@ class ServerSupervisor(Generic[C]):
                 failure = self._crash_reason(client, connection)
         except self.startup_error as exc:
             failure = str(getattr(exc, "reason", exc))
+            self._start_raced = not ready.is_set() and self._raced(client)
         except Exception as exc:
             failure = f"{type(exc).__name__}: {exc}"
         finally:

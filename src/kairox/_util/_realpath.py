@@ -35,3 +35,12 @@ def real_path(path: str) -> str:
     exists."""
     resolved = resolved_by_kernel(path)
     return os.path.realpath(path) if resolved is None else resolved[0]
+
+
+def existing_real_path(path: str) -> str | None:
+    """``os.path.realpath(path)`` when the file it leads to exists, else None; in one kernel walk where it can."""
+    resolved = resolved_by_kernel(path)
+    if resolved is not None:
+        return resolved[0]
+    real = os.path.realpath(path)
+    return real if os.path.exists(real) else None

@@ -5,6 +5,7 @@ callers ask :meth:`LspServerLifecycle.ensure_running` for the client, and concur
 start. Each status change is an event.
 """
 
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -111,6 +112,14 @@ class LspServerLifecycle(ServerSupervisor[LspClient]):
             confinement=self.confinement,
             on_confined=self._confined,
         )
+
+    def _raced(self, client: LspClient) -> bool:
+        argv = client.child.argv
+        if not argv or os.path.basename(argv[0]) != "bwrap":
+            return False
+        from kairox.tools._sandbox import vanished_before_start  # loaded only for a confined server
+
+        return vanished_before_start(argv, client.child.returncode, b"", client.stderr_tail.strip().encode())
 
     def _confined(self, state: JsonObject, warning: str | None) -> None:
         self.confinement_state, self.confinement_warning = state, warning

@@ -61,7 +61,7 @@ from kairox.mcp._transports import (
     open_remote,
     open_stdio,
 )
-from kairox.tools import ProgressCallback, ServerConfinement, ToolResult, refusal_hint
+from kairox.tools import ProgressCallback, ServerConfinement, ToolResult, refusal_hint, sandbox_refusal
 
 if TYPE_CHECKING:
     # The SDK (over half a second of imports, most of it its protocol types) loads only for a remote server or
@@ -327,6 +327,7 @@ class McpClient:
         """The supervisor: start, serve, restart after crashes, stop. Returns when stopped or given up."""
         restarts = 0
         legacy_retry = False
+        raced = False
         attempt = 0
         # one clock for a start, from the first spawn: a protocol probe that makes the server exit and the
         # classic handshake tried after it share ``startup_timeout_sec``
@@ -341,6 +342,12 @@ class McpClient:
                 if self._stop.is_set():
                     break
                 assert reason is not None
+                if not was_ready and self._sandbox_raced and not raced:
+                    # bwrap stopped before the server ran: a path it was to cover went away after the masks were
+                    # worked out. Nothing ran, so it starts once more with masks worked out afresh
+                    raced = True
+                    self.lifecycle.failed(f"{reason}; started again with the sandbox's masks worked out afresh", self._stderr_tail, will_restart=True)
+                    continue
                 if not was_ready and self.lifecycle.ready_count == 0:
                     if exited and self._mode == "auto" and not legacy_retry:
                         # some servers exit on the 2026 discovery probe; try the classic handshake once
@@ -449,6 +456,10 @@ class McpClient:
             reason = f"the server {_exit_detail(child_code)} before finishing the MCP handshake"
         if not was_ready and self._transport_invalid:
             reason = f"{reason}; its stdout is not JSON-RPC, e.g. {self._transport_invalid[0]!r}"
+        refusal = sandbox_refusal(self._stderr_tail) if not was_ready and self.confinement_state is not None else None
+        if refusal is not None and not self._sandbox_raced:
+            # bwrap itself refused (its message names the path): said first, not hidden in the stderr tail
+            reason = f"the sandbox could not start it: {refusal}"
         if not was_ready and self.confinement_state is not None:
             # a server that needs what its profile refuses says so on stderr: name the setting that allows it
             refused = refusal_hint(self._stderr_tail, self.confinement_state, f"mcp_servers.{self.name}")
@@ -461,13 +472,20 @@ class McpClient:
     _uptime = 0.0
     _violations = 0
     _exited_by_itself = False
+    _sandbox_raced = False
+    """The last start stopped in bwrap, before the server ran, on a path that went away (``vanished_before_start``)."""
     _transport_invalid: tuple[str, ...] = ()
 
     def _after_connection(self) -> None:
         child = self._child
+        self._sandbox_raced = False
         if child is not None:
             self._stderr_tail = child.stderr.text(_STDERR_TAIL_CHARS)
             self._last_exit_code = child.returncode
+            if child.argv and os.path.basename(child.argv[0]) == "bwrap":
+                from kairox.tools._sandbox import vanished_before_start  # loaded only for a confined server
+
+                self._sandbox_raced = vanished_before_start(child.argv, child.returncode, b"", self._stderr_tail.strip().encode())
         else:
             self._last_exit_code = None
         self._transport_invalid = tuple(self._transport.invalid_lines) if self._transport is not None else ()

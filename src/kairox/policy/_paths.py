@@ -4,16 +4,18 @@
 ``~/.ssh``, so both the argument and the rule's literal prefix are resolved (``~``, ``..``, symlinks).
 """
 
-import functools
-import os
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
-from kairox._util import glob_to_regex, real_path
+from kairox._util._pathglob import PathPattern, glob_match, glob_regex, is_within, split_literal
+from kairox.policy._host import HostFacts, host_files
 from kairox.tools import PROTECTED_DIRS as _SANDBOX_PROTECTED_DIRS
 from kairox.tools import PROTECTED_FILES as _SANDBOX_PROTECTED_FILES
+
+__all__ = [
+    "PROTECTED_DIRS", "PROTECTED_FILES", "SHELL_RC_FILES", "PathPattern", "glob_match", "glob_regex", "is_within",
+    "parse_pattern", "protected_reason", "resolve_path", "split_literal", "writable_reason",
+]
 
 PROTECTED_DIRS = _SANDBOX_PROTECTED_DIRS
 """Folders whose contents are always asked about before a write, wherever they are: the repository, Kairox's
@@ -38,25 +40,22 @@ _PROTECTED_WHAT = {
 }
 """What each protected file is, for the approval's reason (the user's own file is named apart, as such)."""
 
-_GLOB_CHARS = re.compile(r"[*?\[]")
 
 
-def resolve_path(value: str, *, base: Path, home: Path) -> Path:
+def resolve_path(value: str, *, base: Path, home: Path, host: HostFacts | None = None) -> Path:
     """``~`` and ``~name`` expanded, relative to ``base``, ``..`` folded and symlinks followed (as far as they exist):
-    ``os.path.realpath``, by the kernel's own walk when the file exists."""
+    ``os.path.realpath``, by the kernel's own walk when the file exists. The following of links is the host's
+    answer (``host``: the caller's; by default ``kairox.sandbox``'s view of this machine)."""
+    host = host or host_files()
     text = value.strip()
     if text == "~" or text.startswith("~/"):
         text = str(home) + text[1:]
     elif text.startswith("~"):
         # `~name/...`: the tools expand it to that user's home, so the rules must see the same place
-        text = os.path.expanduser(text)
+        text = host.expand_user(text)
     if not text.startswith("/"):
-        text = os.path.join(base, text)  # strings until the end: realpath folds what Path would have
-    return Path(real_path(text))
-
-
-def is_within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+        text = str(base).rstrip("/") + "/" + text  # strings until the end: realpath folds what Path would have
+    return Path(host.real_path(text))
 
 
 def protected_reason(path: Path, *, home: Path, own_dirs: Iterable[Path] = (), workspace: Path | None = None) -> str | None:
@@ -83,52 +82,16 @@ def protected_reason(path: Path, *, home: Path, own_dirs: Iterable[Path] = (), w
     return None
 
 
-@functools.lru_cache(maxsize=1024)
-def glob_regex(glob: str) -> re.Pattern[str]:
-    # `dir/**` in a rule also covers the folder itself
-    return re.compile(glob_to_regex(glob, dir_itself=True) + r"\Z", re.DOTALL)
-
-
-def glob_match(text: str, glob: str) -> bool:
-    """Path-style glob: ``*`` stays within one folder, ``**`` crosses folders."""
-    return glob_regex(glob).match(text) is not None
-
-
-@dataclass(frozen=True, slots=True)
-class PathPattern:
-    """The path part of a rule such as ``fs.write(./src/**)``, anchored where the rule means it."""
-
-    glob: str
-    """Absolute glob after resolution, or a name glob (``*.env``) that matches the last part anywhere."""
-    anywhere: bool
-
-    @classmethod
-    def parse(cls, text: str, *, base: Path, home: Path) -> "PathPattern":
-        text = text.strip()
-        if "/" not in text and not text.startswith("~"):
-            return cls(glob=text, anywhere=True)
-        literal, rest = split_literal(text)
-        anchored = resolve_path(literal or ".", base=base, home=home)
-        glob = str(anchored) if not rest else str(anchored).rstrip("/") + "/" + rest
-        return cls(glob=glob, anywhere=False)
-
-    def matches(self, path: Path, *, any_part: bool = False) -> bool:
-        """With ``any_part``, a name glob also matches a folder on the way (``.ssh`` catches ``.ssh/id_rsa``)."""
-        if self.anywhere:
-            parts = path.parts[1:] if any_part else path.parts[-1:]
-            return any(glob_match(part, self.glob) for part in parts)
-        return glob_match(str(path), self.glob)
-
-
-def split_literal(text: str) -> tuple[str, str]:
-    """``~/.ssh/**`` -> (``~/.ssh``, ``**``): the folders before the first glob character, and the rest."""
-    match = _GLOB_CHARS.search(text)
-    if match is None:
-        return text, ""
-    cut = text.rfind("/", 0, match.start())
-    if cut == -1:
-        return "", text
-    return text[:cut] or "/", text[cut + 1 :]
+def parse_pattern(text: str, *, base: Path, home: Path, host: HostFacts | None = None) -> PathPattern:
+    """The pattern a rule's path part means: a name glob (``*.env``) as it is, anything else anchored at its
+    literal folders, resolved (``~``, relative to ``base``, symlinks followed)."""
+    text = text.strip()
+    if "/" not in text and not text.startswith("~"):
+        return PathPattern(glob=text, anywhere=True)
+    literal, rest = split_literal(text)
+    anchored = resolve_path(literal or ".", base=base, home=home, host=host)
+    glob = str(anchored) if not rest else str(anchored).rstrip("/") + "/" + rest
+    return PathPattern(glob=glob, anywhere=False)
 
 
 def writable_reason(path: Path, roots: Iterable[Path]) -> str | None:

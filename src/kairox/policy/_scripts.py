@@ -12,11 +12,11 @@ Only the engine calls this, and only when such a rule exists: without one nothin
 """
 
 import functools
-import os
 from dataclasses import replace
 from pathlib import Path
 
 from kairox.policy._exec_table import Runs, entry, program_key
+from kairox.policy._host import HostFacts
 from kairox.policy._shell import ShellCommand, split_command
 from kairox.policy._wrappers import SHELLS
 
@@ -31,7 +31,8 @@ session runs the same script again; the file itself is read each time, so a chan
 
 
 class _Found:
-    def __init__(self) -> None:
+    def __init__(self, host: HostFacts) -> None:
+        self.host = host
         self.tails: list[str] = []
         self.loads: list[tuple[str, str]] = []
         self.read: set[Path] = set()
@@ -41,11 +42,11 @@ class _Found:
             self.loads.append((why, option))
 
 
-def look_into(command: ShellCommand, *, cwd: Path, roots: tuple[Path, ...], entered: int = 0) -> ShellCommand:
+def look_into(command: ShellCommand, *, cwd: Path, roots: tuple[Path, ...], host: HostFacts, entered: int = 0) -> ShellCommand:
     """``command`` with the commands of the scripts it runs added to its tails, and what could not be looked into
     added to its loads. ``cwd``: the folder the line runs in; ``entered``: how many leading pieces are the
-    ``cd DIR`` that puts it there."""
-    found = _Found()
+    ``cd DIR`` that puts it there; ``host``: where the scripts are read (the caller's view of the files)."""
+    found = _Found(host)
     _look(command, found, cwd=cwd, roots=roots, entered=entered, depth=0)
     if not found.tails and not found.loads:
         return command
@@ -97,9 +98,9 @@ def _writable(path: Path, roots: tuple[Path, ...]) -> bool:
     return any(path.is_relative_to(root) for root in roots)
 
 
-def _resolve(text: str, cwd: Path) -> Path:
-    path = Path(os.path.expanduser(text))
-    return Path(os.path.realpath(path if path.is_absolute() else cwd / path))
+def _resolve(text: str, cwd: Path, host: HostFacts) -> Path:
+    path = Path(host.expand_user(text) if text.startswith("~") else text)
+    return Path(host.real_path(str(path if path.is_absolute() else cwd / path)))
 
 
 def _script(text: str, shell: bool, found: _Found, *, changing: bool, moves: bool, cwd: Path, roots: tuple[Path, ...], depth: int) -> None:
@@ -107,7 +108,7 @@ def _script(text: str, shell: bool, found: _Found, *, changing: bool, moves: boo
     if moves and relative:
         found.load(f"the line changes folder, so which file {text} is cannot be told", text)
         return
-    path = _resolve(text, cwd)
+    path = _resolve(text, cwd, found.host)
     if not shell:
         if _writable(path, roots):
             found.load(f"the script {text} is in a writable folder and its code is not a shell's, so the rules cannot read it", text)
@@ -123,8 +124,7 @@ def _read(text: str, path: Path, found: _Found, *, changing: bool, cwd: Path, ro
         found.load(f"the script {text} is run by scripts nested more than {_MAX_DEPTH} deep", text)
         return
     try:
-        with path.open("rb") as handle:
-            data = handle.read(SCRIPT_LIMIT + 1)
+        data = found.host.read_start(path, SCRIPT_LIMIT + 1)
     except OSError as exc:
         found.load(f"the script {text} cannot be read ({exc.strerror or exc})", text)
         return
@@ -156,15 +156,14 @@ def _program(head: str, words: list[str], found: _Found, *, changing: bool, move
     if moves and relative:
         found.load(f"the line changes folder, so which program {head} is cannot be told", head)
         return
-    path = _resolve(head, cwd)
+    path = _resolve(head, cwd, found.host)
     if not _writable(path, roots):
         real = path.name
         if real != head.rsplit("/", 1)[-1]:  # a link to another program: rules see the program it runs
             found.tails.append(" ".join([real, *words[1:]]))
         return
     try:
-        with path.open("rb") as handle:
-            start = handle.read(256)
+        start = found.host.read_start(path, 256)
     except OSError:
         start = b"\0"
     if start.startswith(b"#!"):
@@ -195,7 +194,7 @@ def _module(words: list[str], found: _Found, *, cwd: Path) -> None:
             at = word.index("m", 1)
             module = word[at + 1 :] or (words[index + 1] if index + 1 < len(words) else "")
             top = module.partition(".")[0]
-            if top and ((cwd / f"{top}.py").exists() or (cwd / top).is_dir()):
+            if top and found.host.has_module(cwd, top):
                 found.load(f"{words[0]} -m {module} finds {top} in the working folder first, code the rules cannot read", "-m")
             return
         index += 1

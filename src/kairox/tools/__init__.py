@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         npm_cache_configured,
         prepare_state,
         refusal_hint,
+        sandbox_refusal,
         state_environment,
     )
     from kairox.tools._model import (
@@ -119,6 +120,7 @@ __all__ = [
     "protected_inside",
     "protected_roots",
     "refusal_hint",
+    "sandbox_refusal",
     "sandboxed_argv",
     "sandboxed_argv_async",
     "scrubbed_environment",
@@ -179,6 +181,7 @@ if not TYPE_CHECKING:
                 "npm_cache_configured",
                 "prepare_state",
                 "refusal_hint",
+                "sandbox_refusal",
                 "state_environment",
             ),
             "._sandbox": (

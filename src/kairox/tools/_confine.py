@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kairox._util._realpath import existing_real_path
 from kairox.config import SandboxPolicy, join_key
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import SandboxSettings
@@ -227,8 +228,8 @@ async def confine_server(
             hint="check that $KAIROX_HOME is writable",
         ) from exc
     real_home = os.path.expanduser("~")
-    kept = [Path(os.path.realpath(os.path.join(real_home, name))) for name in SHARED_CACHES]
-    kept = [p for p in kept if os.path.lexists(p)]
+    # where each shared cache really is, if it is anywhere (one kernel walk each: this runs at every start)
+    kept = [Path(found) for name in SHARED_CACHES if (found := existing_real_path(os.path.join(real_home, name))) is not None]
     shared_npm = npm_cache_configured(real_home)
     own = [state, *([shared_npm] if shared_npm is not None else [])]
     try:
@@ -269,6 +270,13 @@ def refusal_hint(stderr: str, confinement: dict[str, Any], key: str) -> str | No
     if not confinement.get("network") and any(w in text for w in ("network is unreachable", "enetunreach", "temporary failure in name resolution", "getaddrinfo", "eai_again")):
         return f"the sandbox has no network for this server ({key}.network = false); set {key}.network = true"
     return None
+
+
+def sandbox_refusal(stderr: str) -> str | None:
+    """bwrap's own message when it refused to set a confined process up (``bwrap: Can't create file at PATH: ...``),
+    from the start of the process's stderr; None when bwrap started it."""
+    first = stderr.lstrip().split("\n", 1)[0].strip()
+    return first if first.startswith("bwrap: ") else None
 
 
 def _quoted_path(text: str) -> str | None:

@@ -87,12 +87,18 @@ def sockets_under(folder: Path, depth: int = _SOCKET_DEPTH) -> list[Path]:
     except OSError:
         return found
     for entry in entries:
+        # the kind the folder listing gives (no system call): only an entry that is neither a folder, a file nor
+        # a link is looked at closer (the listing's kind is unknown on some file systems: then DirEntry asks)
         try:
+            if entry.is_dir(follow_symlinks=False):
+                if depth > 1:
+                    found += sockets_under(Path(entry.path), depth - 1)
+                continue
+            if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                continue
             mode = entry.stat(follow_symlinks=False).st_mode
         except OSError:
             continue
         if stat.S_ISSOCK(mode):
             found.append(Path(entry.path))
-        elif stat.S_ISDIR(mode) and depth > 1:
-            found += sockets_under(Path(entry.path), depth - 1)
     return found

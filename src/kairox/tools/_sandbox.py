@@ -16,10 +16,10 @@ Creating a protected file where none exists cannot be refused with bind mounts; 
 keep such a file from taking effect, and ``shell.exec`` reports the ones a command created.
 
 What ``fs.read`` deny and ask rules forbid is hidden in every mode that has a sandbox (``SandboxSettings.hidden``,
-worked out by the policy as each command starts): a folder is covered by an empty read-only tmpfs, a file by
+named by the policy and worked out by ``kairox.sandbox`` as each command starts): a folder is covered by an empty read-only tmpfs, a file by
 ``/dev/null``, so ``cat``, ``cp``, an interpreter or a symlink made earlier all find nothing there; so are the
 histories of the repositories the rules reach, when those may hold what the rules hide, and the other names of the
-files they cover (worked out by the policy too). When the policy could not list everything a rule covers (too many files to search, another name of a
+files they cover (worked out there too). When the mask could not list everything a rule covers (too many files to search, another name of a
 hidden file outside the roots), the command is refused.
 """
 
@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kairox._rpc import guarded_argv
+from kairox._util._realpath import existing_real_path
 from kairox.config import SandboxPolicy, kairox_home
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import HiddenPaths, SandboxSettings
@@ -91,8 +92,8 @@ def writable_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
     """The folders bound read-write under ``workspace_write`` (that exist), shallowest first."""
     if settings.mode is not SandboxPolicy.WORKSPACE_WRITE:
         return []
-    roots = sorted({Path(os.path.realpath(r)) for r in (workspace, *settings.writable_roots)}, key=lambda p: (len(p.parts), str(p)))
-    return [r for r in roots if r.exists()]
+    real = (existing_real_path(str(r)) for r in (workspace, *settings.writable_roots))  # None: it does not exist
+    return sorted({Path(found) for found in real if found is not None}, key=lambda p: (len(p.parts), str(p)))
 
 
 def protected_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
@@ -109,7 +110,9 @@ def protected_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
 
 
 def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    """``path`` is ``root`` or inside it (both absolute and normalised), by their text."""
+    inner, outer = str(path), str(root)
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
 def socket_folders(env: Mapping[str, str] | None = None) -> list[Path]:

@@ -43,13 +43,12 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kairox.policy._gitstores import alternates, common_dir, worktree_dirs
-from kairox.policy._paths import PathPattern, is_within, split_literal
-from kairox.policy._rules import RuleRef
+from kairox._util._pathglob import PathPattern, is_within, split_literal
+from kairox.sandbox._gitstores import alternates, common_dir, worktree_dirs
 
 HISTORY_BUDGET = 2.0
 """Seconds the check of one repository may take, all its git commands together; past it the history is hidden."""
@@ -61,6 +60,8 @@ _STATE_REFS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REV
 """Files in a worktree's repository folder that name commits (or a tree) outside the refs."""
 _WORKTREE_REFS = ("refs/bisect", "refs/worktree", "refs/rewritten")
 """Refs each worktree keeps for itself (in its own repository folder; the main worktree's in the common one)."""
+RuleRef = Hashable
+"""What a pattern stands for (the policy's rule reference), named in the findings."""
 _OBJECT_ID = re.compile(rb"^([0-9a-f]{40}|[0-9a-f]{64})\b", re.MULTILINE)
 _SAFE_CONFIG = (
     "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "log.showSignature=false",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kairox.policy._paths import is_within
+from kairox._util._pathglob import is_within
 
 Inode = tuple[int, int]
 """``(st_dev, st_ino)``: what names the same file."""

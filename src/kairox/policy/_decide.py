@@ -1,4 +1,4 @@
-"""The policy engine (Y1-Y4, Y7): a pure function from a tool, its arguments and the user's policy to a decision.
+"""The decision (Y1-Y4, Y7): a pure function from a tool, its arguments and the user's policy to a verdict.
 
 Order: a hook's deny; deny rules; a call the policy could not read all of (a command it cannot see, arguments
 past the path scan's limits) while a rule or a protection depends on what it could not read; under read_only,
@@ -6,212 +6,59 @@ programs no OS sandbox holds; a hook's ask; ask rules;
 protected paths and the sandbox boundary for writes; allow rules; a hook's allow; the tool's permission profile
 against the approval and sandbox policies.
 Deny always wins, and a hook's allow never skips a deny rule, an ask rule, a protected path or the sandbox.
+
+The settings are ``_settings``, the facts of a call ``_facts``, the words ``_explain``; what the decision needs to
+know of files comes from the host (``PolicySettings.host``).
 """
 
 import fnmatch
 import functools
-import os
-import re
-import shlex
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
+from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, Severity
 from kairox.policy._arguments import LIMITS, scan_path_arguments
-from kairox.policy._command_glob import allow_matches, describe_command_glob
+from kairox.policy._command_glob import allow_matches
 from kairox.policy._decision import Decision, DecisionSource, Verdict
-from kairox.policy._paths import PathPattern, protected_reason, resolve_path, writable_reason
-from kairox.policy._readmask import MaskedReads, read_mask
-from kairox.policy._rules import ParsedRule, Rule, RuleAction, RuleLike, RuleRef, parse_rule
-from kairox.policy._scripts import look_into
-from kairox.policy._shell import ShellCommand, split_command
+from kairox.policy._explain import (
+    describe_rule,
+    exact_rule,
+    let_through,
+    mcp_why,
+    suggested_rule,
+    unguarded_reads,
+)
+from kairox.policy._facts import (
+    _THIRD_PARTY,
+    CallFacts,
+    call_facts,
+    command_line,
+    effective_profile,
+    in_folder,
+    mcp_read_only,
+    program_lines,
+    runs_unsandboxed,
+)
+from kairox.policy._paths import PathPattern, parse_pattern, protected_reason, writable_reason
+from kairox.policy._readrules import read_mask
+from kairox.policy._rules import ParsedRule, RuleAction, RuleRef, parse_rule
+from kairox.policy._settings import PolicySettings
+from kairox.policy._shell import split_command
 from kairox.policy._values import (
     allow_miss,
     argument_diagnostics,
     declared_arguments,
-    describe_values,
-    every_string,
     named_suggestion,
     refusal_matches,
     unnamed_allow_miss,
 )
-from kairox.tools import (
-    BUILTIN_SPECS,
-    Access,
-    Confinement,
-    HookDecision,
-    PermissionProfile,
-    ProgramArgs,
-    ToolSource,
-    ToolSpec,
-)
+from kairox.tools import BUILTIN_SPECS, Access, HookDecision, PermissionProfile, ToolSource, ToolSpec
 
-_ACCESS_ORDER = (Access.READ, Access.WRITE, Access.EXECUTE, Access.EXTERNAL)
-_SOURCE_FLOOR = {
-    ToolSource.BUILTIN: Access.READ,
-    ToolSource.SKILL: Access.READ,
-    ToolSource.LSP: Access.READ,
-    ToolSource.DAP: Access.EXECUTE,
-    ToolSource.PLUGIN: Access.EXECUTE,
-    ToolSource.MCP: Access.EXTERNAL,
-}
-"""The least authority a tool of each source is assumed to need, whatever it declares."""
 _PATH_FAMILIES = frozenset({"fs.read", "fs.write"})
-_THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
-_PROCESS_RELATIVE = re.compile(r"\s*(?:file://)?/+proc/+(?:self|thread-self|[0-9]+)(?:/|$)")
-"""A path under ``/proc`` that names files by a process (its folder, its root, its open files)."""
-"""Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
 _NAMING_ORDER = (RuleAction.DENY, RuleAction.ASK, RuleAction.ALLOW)
 """The rule an ask about unread arguments names: the one that would have refused the call, first."""
-_OS_SANDBOXED = frozenset({ToolSource.BUILTIN, ToolSource.PLUGIN, ToolSource.DAP})
-"""Sources whose execute tools run their programs under Kairox's OS sandbox (``shell.exec``, plugin commands, the
-debug adapter and its debuggee), unless a tool declares ``Confinement.NONE`` (``dap.attach``)."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PolicySettings:
-    """Everything the engine decides from, as plain data."""
-
-    workspace: Path
-    home: Path = field(default_factory=Path.home)
-    approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
-    sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
-    writable_roots: tuple[Path, ...] = ()
-    """Resolved roots; ``from_config`` puts the workspace, the configured roots and the temp dir here."""
-    network_access: bool = False
-    allowed_sockets: tuple[Path, ...] = ()
-    """Resolved ``policy.allow_unix_sockets``: host sockets sandboxed commands may connect to."""
-    rules: tuple[RuleLike, ...] = ()
-    own_dirs: tuple[Path, ...] = ()
-    """Resolved folders of Kairox's own state (``$KAIROX_HOME``: the user's kairox.toml, the trust store, hook
-    approvals): a write there is asked about like a protected path, wherever the folder lies."""
-
-    @classmethod
-    def from_config(
-        cls,
-        policy: PolicyConfig,
-        *,
-        workspace: Path,
-        rules: Iterable[RuleLike] = (),
-        home: Path | None = None,
-        roots_base: Path | None = None,
-        sockets_base: Path | None = None,
-        temp_dir: Path | None = None,
-        own_dirs: Iterable[Path] = (),
-    ) -> "PolicySettings":
-        """Settings from ``[policy]``; relative ``writable_roots`` are resolved against ``roots_base``, relative
-        ``allow_unix_sockets`` against ``sockets_base`` (both default to the workspace)."""
-        home = home or Path.home()
-        workspace = resolve_path(str(workspace), base=Path.cwd(), home=home)
-        base = roots_base or workspace
-        roots = [workspace]
-        roots += [resolve_path(r, base=base, home=home) for r in policy.writable_roots]
-        roots.append(resolve_path(str(temp_dir or tempfile.gettempdir()), base=base, home=home))
-        return cls(
-            workspace=workspace,
-            home=home,
-            approval=policy.approval_policy,
-            sandbox=policy.sandbox_policy,
-            writable_roots=tuple(dict.fromkeys(roots)),
-            network_access=policy.network_access,
-            allowed_sockets=tuple(dict.fromkeys(resolve_path(s, base=sockets_base or workspace, home=home) for s in policy.allow_unix_sockets)),
-            rules=tuple(rules),
-            own_dirs=tuple(resolve_path(str(d), base=base, home=home) for d in own_dirs),
-        )
-
-
-def runs_unsandboxed(spec: ToolSpec) -> bool:
-    """Whether the tool works on programs that no OS sandbox of Kairox holds (a process ``dap.attach`` reaches)."""
-    profile = effective_profile(spec)
-    return profile.access is Access.EXECUTE and (spec.source not in _OS_SANDBOXED or profile.confinement is Confinement.NONE)
-
-
-def starts_sandboxed(spec: ToolSpec) -> bool:
-    """Whether each call starts its programs under the OS sandbox of the call's settings (``shell.exec``,
-    ``dap.launch``), so that running it again outside the sandbox (``on_failure``) is a different call; not a tool
-    that works on a program started earlier (``dap.continue``)."""
-    profile = effective_profile(spec)
-    return not runs_unsandboxed(spec) and profile.access is Access.EXECUTE and profile.confinement is Confinement.SANDBOX
-
-
-def effective_profile(spec: ToolSpec) -> PermissionProfile:
-    """The profile the policy holds a tool to: its source's floor, narrowed by what it declares.
-
-    A declaration or annotation can only add caution. An MCP tool is a write with open-world effects unless it
-    says ``readOnlyHint: true`` and the user trusts that server's annotations (``trust_annotations``); then it
-    is a read, open-world unless it says ``openWorldHint: false``.
-    """
-    declared = spec.permission
-    floor = _SOURCE_FLOOR[spec.source]
-    access = max(declared.access, floor, key=_ACCESS_ORDER.index)
-    notes = spec.annotations
-    destructive = declared.destructive or notes.destructive_hint is True
-    open_world = declared.open_world or notes.open_world_hint is True
-    if spec.source is ToolSource.MCP:
-        trusted_read = mcp_read_only(spec)
-        destructive = destructive or not trusted_read
-        open_world = open_world or not trusted_read or notes.open_world_hint is not False
-    return replace(declared, access=access, destructive=destructive, open_world=open_world)
-
-
-def mcp_read_only(spec: ToolSpec) -> bool:
-    """An MCP tool that only reads: it says so (``readOnlyHint: true``) and the user trusts its server's hints."""
-    return spec.source is ToolSource.MCP and spec.annotations_trusted and spec.annotations.read_only_hint is True
-
-
-def _mcp_why(spec: ToolSpec) -> str:
-    """What decided that an MCP tool counts as a write, in words."""
-    server = spec.origin or "?"
-    if spec.annotations.read_only_hint is True and not spec.annotations_trusted:
-        return (
-            f"it is annotated read-only, but annotations of server {server!r} are not trusted "
-            f"(set mcp_servers.{server}.trust_annotations = true in your own config to trust them)"
-        )
-    return "it is not annotated read-only, so it counts as a write with effects outside Kairox's sandbox"
-
-
-class _Facts:
-    """What rules are matched against, worked out once per call; the string values only when a rule asks."""
-
-    __slots__ = ("_every", "arguments", "command", "named", "paths", "scan_unseen", "skill", "unseen")
-
-    def __init__(
-        self,
-        *,
-        command: ShellCommand | None,
-        paths: tuple[Path, ...],
-        arguments: Mapping[str, Any],
-        skill: str | None,
-        named: tuple[Path, ...] = (),
-        unseen: str | None = None,
-        scan_unseen: bool = False,
-    ) -> None:
-        self.command = command
-        self.paths = paths
-        """Every path of the call: the declared path arguments' and ``named``."""
-        self.named = named
-        """The paths found by argument names in a third-party tool's call (``path``, ``file``, ``file://`` URIs ...),
-        besides the arguments it declares as paths."""
-        self.unseen = unseen
-        """Why part of the arguments was not read for paths (past the scan's limits), or None: ``paths`` may miss some."""
-        self.scan_unseen = scan_unseen
-        """``unseen`` comes from the scan by names (else from a declared path argument that holds no text)."""
-        self.arguments = arguments
-        self.skill = skill
-        self._every: tuple[str, ...] | None = None
-
-    @property
-    def every_value(self) -> tuple[str, ...]:
-        """Every string the call holds, also inside lists and objects and the keys of those (a skill's name first),
-        for deny and ask rules with a specifier: a value must not get past them by being nested or being a key.
-        (Allow rules on values vouch only when every value matches: see ``kairox.policy._values``.)"""
-        if self._every is None:
-            self._every = (*([] if self.skill is None else [self.skill]), *every_string(self.arguments))
-        return self._every
 
 
 class PolicyEngine:
@@ -239,8 +86,9 @@ class PolicyEngine:
                 )
                 continue
             self._rules[parsed.ref.action].append(parsed)
-        self.read_mask = read_mask(settings.rules, workspace=settings.workspace, home=settings.home, roots=settings.writable_roots)
-        """What ``fs.read`` deny and ask rules hide from sandboxed commands (``SandboxSettings.hidden``), or None."""
+        self.read_mask = read_mask(settings.rules, workspace=settings.workspace, home=settings.home, roots=settings.writable_roots, host=settings.host)
+        """What ``fs.read`` deny and ask rules hide from sandboxed commands (``SandboxSettings.hidden``), worked out
+        by the host when a command starts; None when no such rule names a path."""
         self._path_patterns: dict[str, PathPattern] = {}
         self._by_tool: dict[tuple[object, ...], dict[RuleAction, tuple[ParsedRule, ...]]] = {}
 
@@ -310,26 +158,9 @@ class PolicyEngine:
 
     def reads_elsewhere(self) -> Callable[[Path], str | None] | None:
         """For one call of a tool that reads files itself: why a file no rule names must not be read (another name
-        of a file the rules on reading hide, the history of a repository they reach), or None. The read mask is
-        worked out at most once, and only for such a file: one with several names, or inside a ``.git`` folder or
-        a repository's hidden stores."""
-        mask = self.read_mask
-        if mask is None:
-            return None
-        worked: list[MaskedReads] = []
-
-        def why(path: Path) -> str | None:
-            if ".git" not in path.parts:
-                try:
-                    if os.stat(path).st_nlink < 2 and not worked:
-                        return None
-                except OSError:
-                    return None
-            if not worked:
-                worked.append(mask.work_out())
-            return worked[0].why(path)
-
-        return why
+        of a file the rules on reading hide, the history of a repository they reach), or None when no rule on
+        reading names a path. The host works it out (``ReadMaskLike.elsewhere``)."""
+        return None if self.read_mask is None else self.read_mask.elsewhere()
 
     def argument_diagnostics(self, specs: Iterable[ToolSpec]) -> list[Diagnostic]:
         """Warnings for rules naming an argument the tools they match do not take (see ``_values``)."""
@@ -337,26 +168,11 @@ class PolicyEngine:
 
     def suggest_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
         """The allow rule that would cover calls like this one (what "always" persists), or None."""
-        return _suggestion(spec, self._facts(spec, arguments))
+        return suggested_rule(spec, self._facts(spec, arguments))
 
     def exact_rule(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
         """An allow rule that covers this call and no other, or None when no rule can say it that narrowly."""
-        facts = self._facts(spec, arguments)
-        command = facts.command
-        if command is not None:
-            if len(command.pieces) != 1 or command.opaque or command.hidden is not None:
-                return None
-            # the rule matches the line as split (quotes gone, git's global options dropped): it says only this line
-            # when that is the line as written, else it would also cover `rm *` for `rm '*'`
-            written = arguments.get(spec.permission.command_arg or "")
-            if not isinstance(written, str) or " ".join(written.split()) != command.pieces[0]:
-                return None
-            return f"{spec.name}({_literal_glob(command.pieces[0])})"
-        if spec.permission.path_args and len(facts.paths) == 1 and len(arguments) == 1:
-            return f"{spec.name}({_literal_glob(str(facts.paths[0]))})"
-        if not arguments and not spec.input_schema.get("properties"):
-            return spec.name
-        return None
+        return exact_rule(spec, arguments, self._facts(spec, arguments))
 
     def command_line(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
         """The command line this call runs, as a person should see it and the rules see it: with ``cd DIR &&`` in
@@ -364,13 +180,7 @@ class PolicyEngine:
 
         A tool that names a program (``dap.launch``) is shown as ``[NAME=VALUE ...] PROGRAM ARG ...``, quoted for a
         shell, so the person sees what runs; the rules do not read it as a shell command."""
-        profile = spec.permission
-        value = None if profile.command_arg is None else arguments.get(profile.command_arg)
-        if not isinstance(value, str) and profile.program is not None:
-            value = _program_line(profile.program, arguments)
-        if not isinstance(value, str):
-            return None
-        return self._in_folder(value, None if profile.cwd_arg is None else arguments.get(profile.cwd_arg))
+        return command_line(self.settings, spec, arguments)
 
     def call_paths(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[Path, ...]:
         """The files this call names and the folder its command runs in, resolved as the rules see them (``..``
@@ -378,29 +188,12 @@ class PolicyEngine:
         paths = self._facts(spec, arguments).paths
         cwd = None if spec.permission.cwd_arg is None else arguments.get(spec.permission.cwd_arg)
         if isinstance(cwd, str) and cwd.strip():
-            paths += (resolve_path(cwd, base=self.settings.workspace, home=self.settings.home),)
+            paths += (self.settings.resolved(cwd),)
         return paths
 
     def describe_rule(self, spec: ToolSpec, pattern: str) -> str | None:
         """What an allow rule would let through, in words; None for a blank cheque on a command tool."""
-        try:
-            parsed = parse_rule(Rule(action="allow", pattern=pattern))
-        except ValueError:
-            return None
-        if parsed.specifier is None:
-            if spec.permission.command_arg is not None:
-                return None
-            return f"every call of {parsed.tool}, with any arguments"
-        if parsed.arguments and (spec.permission.command_arg is not None or spec.permission.path_args):
-            return None  # a command or path tool is vouched for by its command or paths, never by named arguments
-        if spec.permission.command_arg is not None:
-            return (
-                f"every command line whose commands are all {describe_command_glob(parsed.specifier)}, run as written: no redirection "
-                "or option that writes a file, no sudo, ssh or container exec, no variables that change what runs"
-            )
-        if spec.permission.path_args:
-            return f"every call of {parsed.tool} on paths matching {parsed.specifier!r}"
-        return describe_values(parsed.tool, parsed.specifier, parsed.arguments)
+        return describe_rule(spec, pattern)
 
     # --- the decision ----------------------------------------------------------------------------------------
 
@@ -411,7 +204,7 @@ class PolicyEngine:
             return Decision.deny(hook_reason or "a pre_tool_use hook denied the call", source=DecisionSource.HOOK)
         return self._decide_on(spec, self._facts(spec, arguments), hook=hook, hook_reason=hook_reason)
 
-    def _decide_on(self, spec: ToolSpec, facts: "_Facts", *, hook: HookDecision | None, hook_reason: str | None) -> Decision:
+    def _decide_on(self, spec: ToolSpec, facts: CallFacts, *, hook: HookDecision | None, hook_reason: str | None) -> Decision:
         rules = self._candidates(spec)
         for rule in rules[RuleAction.DENY]:
             if self._covers(rule, spec, facts, for_allow=False):
@@ -486,7 +279,7 @@ class PolicyEngine:
             return None
         return next((reason for reason in map(why, paths) if reason is not None), None)
 
-    def _as_command(self, spec: ToolSpec, facts: "_Facts", action: RuleAction) -> Decision | None:
+    def _as_command(self, spec: ToolSpec, facts: CallFacts, action: RuleAction) -> Decision | None:
         """A tool that names a program it runs (``dap.launch``) runs a command as ``shell.exec`` does: the
         ``shell.exec`` deny (or ask) rules hold for ``[cd DIR &&] [env NAME=VALUE ...] PROGRAM ARG ...`` and, for a
         program an interpreter runs (``app.py``), for ``INTERPRETER PROGRAM ARG ...`` too, so ``shell.exec(*)`` or a
@@ -499,9 +292,9 @@ class PolicyEngine:
         if not rules:
             return None
         cwd = None if spec.permission.cwd_arg is None else facts.arguments.get(spec.permission.cwd_arg)
-        for line in _program_lines(names, facts.arguments):
-            command = self._in_folder(line, cwd)
-            seen = _Facts(command=split_command(command), paths=(), arguments={"command": command}, skill=None)
+        for line in program_lines(names, facts.arguments):
+            command = in_folder(self.settings, line, cwd)
+            seen = CallFacts(command=split_command(command), paths=(), arguments={"command": command}, skill=None)
             for rule in rules:
                 if self._covers(rule, shell, seen, for_allow=False):
                     why = f"{spec.name} runs `{command}`, and {rule.ref} holds for it as for shell.exec"
@@ -510,7 +303,7 @@ class PolicyEngine:
                     return Decision.ask(f"{why} and asks for approval", source=DecisionSource.RULE, rule=rule.ref)
         return None
 
-    def _value_rule_missed(self, spec: ToolSpec, allows: Sequence[ParsedRule], facts: "_Facts") -> str | None:
+    def _value_rule_missed(self, spec: ToolSpec, allows: Sequence[ParsedRule], facts: CallFacts) -> str | None:
         """Why the first allow rule on this tool's values did not vouch for the call, with what to write instead;
         None when no such rule was near (an unnamed one whose glob matches none of the call's strings)."""
         if facts.command is not None:
@@ -536,7 +329,7 @@ class PolicyEngine:
             )
         return None
 
-    def _value_miss(self, rule: ParsedRule, spec: ToolSpec, facts: "_Facts") -> str | None:
+    def _value_miss(self, rule: ParsedRule, spec: ToolSpec, facts: CallFacts) -> str | None:
         """Why an allow rule on values does not vouch for this call (no command in it, no paths unless it names
         arguments), or None when it does."""
         arguments = facts.arguments
@@ -562,7 +355,7 @@ class PolicyEngine:
         if not found:
             return None
         pattern = self._path_pattern(glob)
-        return all(pattern.matches(resolve_path(p, base=self.settings.workspace, home=self.settings.home)) for p in found)
+        return all(pattern.matches(self.settings.resolved(p)) for p in found)
 
     def _path_touches(self, argument: str, text: str, glob: str) -> bool | None:
         """Whether any path ``text`` names (as argument ``argument``) is in ``glob`` read as a path pattern (or in a
@@ -572,9 +365,9 @@ class PolicyEngine:
         if not found:
             return None
         pattern = self._path_pattern(glob)
-        return any(pattern.matches(resolve_path(p, base=self.settings.workspace, home=self.settings.home), any_part=True) for p in found)
+        return any(pattern.matches(self.settings.resolved(p), any_part=True) for p in found)
 
-    def _unread(self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], facts: "_Facts") -> Decision | None:
+    def _unread(self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], facts: CallFacts) -> Decision | None:
         """The ask for a call whose arguments the policy could not read all of, when a rule or a protection that
         depends on its paths is in force for the tool; None when none is (nothing unread could change the decision)."""
         unseen = facts.unseen
@@ -622,12 +415,12 @@ class PolicyEngine:
                 )
         return None
 
-    def _by_mode(self, spec: ToolSpec, profile: PermissionProfile, facts: "_Facts") -> Decision:
+    def _by_mode(self, spec: ToolSpec, profile: PermissionProfile, facts: CallFacts) -> Decision:
         settings = self.settings
         access = profile.access
-        suggestion = _suggestion(spec, facts) if access is not Access.READ else None
+        suggestion = suggested_rule(spec, facts) if access is not Access.READ else None
         if settings.approval is ApprovalPolicy.UNTRUSTED and access is not Access.READ and not mcp_read_only(spec):
-            unguarded = self._unguarded_reads() if access is Access.EXECUTE and not runs_unsandboxed(spec) else ""
+            unguarded = unguarded_reads(settings, self.read_mask is not None) if access is Access.EXECUTE and not runs_unsandboxed(spec) else ""
             return Decision.ask(
                 f"{spec.name} needs {access} access and the approval policy is untrusted (only read-only tools run without asking){unguarded}",
                 source=DecisionSource.MODE,
@@ -636,7 +429,7 @@ class PolicyEngine:
         if access is Access.EXTERNAL:
             who = f"{spec.source} tool {spec.name}" + (f" from {spec.origin}" if spec.origin else "")
             if spec.source is ToolSource.MCP and not mcp_read_only(spec):
-                return Decision.ask(f"{who} may change things: {_mcp_why(spec)}", source=DecisionSource.MODE, suggested_rule=suggestion)
+                return Decision.ask(f"{who} may change things: {mcp_why(spec)}", source=DecisionSource.MODE, suggested_rule=suggestion)
             if profile.destructive:
                 return Decision.ask(
                     f"{who} runs outside Kairox's sandbox and may change things (it does not declare that it only reads)",
@@ -665,87 +458,23 @@ class PolicyEngine:
             )
         if access is Access.EXECUTE:
             where = "without a sandbox (danger_full_access)" if settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS else f"in the {settings.sandbox} sandbox"
-            return Decision.allow(f"{spec.name} runs {where}{self._let_through()}{self._unguarded_reads()}", source=DecisionSource.MODE)
+            return Decision.allow(f"{spec.name} runs {where}{let_through(settings)}{unguarded_reads(settings, self.read_mask is not None)}", source=DecisionSource.MODE)
         if access is Access.WRITE:
             return Decision.allow(f"{spec.name} writes inside the writable roots", source=DecisionSource.MODE)
         return Decision.allow(f"{spec.name} only reads", source=DecisionSource.MODE)
 
-    def _let_through(self) -> str:
-        """Said of a sandboxed command when ``policy.allow_unix_sockets`` names host sockets it may still reach."""
-        if self.settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS or not self.settings.allowed_sockets:
-            return ""
-        return f"; host sockets let through (policy.allow_unix_sockets): {', '.join(map(str, self.settings.allowed_sockets))}"
-
-    def _unguarded_reads(self) -> str:
-        """Said of a command that runs without a sandbox while rules on reading exist: they do not hold for it."""
-        if self.settings.sandbox is not SandboxPolicy.DANGER_FULL_ACCESS or self.read_mask is None:
-            return ""
-        return "; without a sandbox, fs.read deny and ask rules do not hold for what the command reads"
-
     # --- matching --------------------------------------------------------------------------------------------
 
-    def _facts(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> _Facts:
-        profile = spec.permission
-        command = None
-        if profile.command_arg is not None:
-            line = self.command_line(spec, arguments)
-            if line is not None:
-                command = split_command(line)
-                if self._refuses_commands(spec):  # only then are the scripts and programs it starts looked into
-                    command = self._looked_into(command, spec, arguments)
-        paths: list[Path] = []
-        unseen: str | None = None
-        for name in profile.path_args:
-            value = arguments.get(name)
-            items = value if isinstance(value, list) else [value]
-            for item in items:
-                if isinstance(item, str):
-                    if item.strip():
-                        paths.append(resolve_path(item, base=self.settings.workspace, home=self.settings.home))
-                elif item is not None:  # a schema that lets more than text through: the tool may still read a path in it
-                    unseen = f"argument {name!r} holds a {type(item).__name__} where the policy reads a path"
-        named: list[Path] = []
-        scan_unseen = False
-        if spec.source in _THIRD_PARTY:
-            # also when it declares path arguments: a plugin's manifest may name `input` and leave out `output_file`
-            declared = profile.path_args
-            rest = {k: v for k, v in arguments.items() if k not in declared} if declared else arguments
-            found: list[str] = []
-            scanned = scan_path_arguments(rest, found)
-            if scanned is not None and unseen is None:
-                unseen, scan_unseen = scanned, True
-            elsewhere = next((item for item in found if _PROCESS_RELATIVE.match(item)), None)
-            if elsewhere is not None and unseen is None:
-                # /proc/self/cwd/... means the folders of the process that opens it: the tool's server, not Kairox
-                unseen = f"{elsewhere!r} names a file by the process that opens it (/proc/self, /proc/PID), which Kairox cannot see for {spec.name}"
-            named = [resolve_path(item, base=self.settings.workspace, home=self.settings.home) for item in found]
-        skill = spec.origin if spec.source is ToolSource.SKILL and spec.origin else None
-        return _Facts(
-            command=command, paths=(*paths, *named), arguments=arguments, skill=skill, named=tuple(named), unseen=unseen, scan_unseen=scan_unseen
-        )
+    def _facts(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> CallFacts:
+        look = spec.permission.command_arg is not None and self._refuses_commands(spec)
+        return call_facts(self.settings, spec, arguments, look_into_scripts=look)
 
     def _refuses_commands(self, spec: ToolSpec) -> bool:
         """Whether a deny or ask rule on this tool's commands is in force (an allow rule alone reads no file)."""
         rules = self._candidates(spec)
         return any(r.specifier is not None and not r.arguments for a in (RuleAction.DENY, RuleAction.ASK) for r in rules[a])
 
-    def _looked_into(self, command: ShellCommand, spec: ToolSpec, arguments: Mapping[str, Any]) -> ShellCommand:
-        cwd = None if spec.permission.cwd_arg is None else arguments.get(spec.permission.cwd_arg)
-        folder = self.settings.workspace
-        if isinstance(cwd, str) and cwd.strip():
-            folder = resolve_path(cwd, base=self.settings.workspace, home=self.settings.home)
-        return look_into(command, cwd=folder, roots=self.settings.writable_roots, entered=int(folder != self.settings.workspace))
-
-    def _in_folder(self, command: str, cwd: object) -> str:
-        """The command as the rules see it: run in a folder other than the workspace root, it is ``cd DIR && ...``
-        (``make test`` there runs that folder's Makefile), so a rule for the command alone does not cover it."""
-        if not isinstance(cwd, str) or not cwd.strip():
-            return command
-        if resolve_path(cwd, base=self.settings.workspace, home=self.settings.home) == self.settings.workspace:
-            return command
-        return f"cd {shlex.quote(cwd)} && {command}"
-
-    def _covers(self, rule: ParsedRule, spec: ToolSpec, facts: _Facts, *, for_allow: bool) -> bool:
+    def _covers(self, rule: ParsedRule, spec: ToolSpec, facts: CallFacts, *, for_allow: bool) -> bool:
         """Whether the rule's specifier holds: for an allow rule, for every command and path of the call; for
         deny and ask, for any of them."""
         specifier = rule.specifier
@@ -784,7 +513,7 @@ class PolicyEngine:
     def _path_pattern(self, specifier: str) -> PathPattern:
         pattern = self._path_patterns.get(specifier)
         if pattern is None:
-            pattern = PathPattern.parse(specifier, base=self.settings.workspace, home=self.settings.home)
+            pattern = parse_pattern(specifier, base=self.settings.workspace, home=self.settings.home, host=self.settings.host)
             self._path_patterns[specifier] = pattern
         return pattern
 
@@ -794,57 +523,11 @@ def _no_path(argument: str, text: str, glob: str) -> None:
     return None
 
 
-def _suggestion(spec: ToolSpec, facts: _Facts) -> str | None:
-    """A rule covering calls like this one, or None when no rule should (a command the parser cannot fully see)."""
-    if facts.command is not None:
-        command = facts.command
-        if not command.pieces or command.opaque or command.hidden is not None:
-            return None
-        words = command.pieces[0].split(" ")
-        return f"{spec.name}({' '.join(words[:2])}*)" if len(words) > 1 else f"{spec.name}({words[0]}*)"
-    if len(facts.paths) == 1 and not facts.named:
-        return f"{spec.name}({_literal_glob(str(facts.paths[0]))})"
-    return spec.name
-
-
-def _program_line(names: ProgramArgs, arguments: Mapping[str, Any], *, interpreter: str | None = None) -> str | None:
-    """``[NAME=VALUE ...] PROGRAM ARG ...`` of a call that names a program, quoted for a shell; None without one.
-    With ``interpreter``: ``[NAME=VALUE ...] INTERPRETER PROGRAM ARG ...``."""
-    program = arguments.get(names.program)
-    if not isinstance(program, str):
-        return None
-    args = arguments.get(names.args) if names.args else None
-    env = arguments.get(names.env) if names.env else None
-    # `env NAME=VALUE`: shlex quotes a variable word whole ('A=b c'), which a shell reads as an assignment only after env
-    words = ["env", *(f"{k}={v}" for k, v in env.items())] if isinstance(env, dict) and env else []
-    words += [interpreter, program] if interpreter else [program]
-    words += [str(a) for a in args] if isinstance(args, list) else []
-    return shlex.join(words)
-
-
-_INTERPRETERS = {".py": ("python", "python3"), ".js": ("node",), ".mjs": ("node",), ".cjs": ("node",), ".sh": ("sh", "bash")}
-"""What runs a program file of each kind, as rules name it (a debug adapter starts the debuggee through it)."""
-
-
-def _program_lines(names: ProgramArgs, arguments: Mapping[str, Any]) -> list[str]:
-    """The command lines a program-naming call runs, for the shell.exec rules: as written, and through the
-    interpreter of the program's kind."""
-    line = _program_line(names, arguments)
-    if line is None:
-        return []
-    program = str(arguments.get(names.program))
-    kinds = _INTERPRETERS.get(os.path.splitext(program)[1].lower(), ())
-    return [line, *(_program_line(names, arguments, interpreter=name) or line for name in kinds)]
-
 
 @functools.cache
 def _shell_spec() -> ToolSpec:
     return next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")
 
-
-def _literal_glob(path: str) -> str:
-    """``path`` as a glob that matches only itself: ``*``, ``?`` and ``[`` in a file name are not wildcards."""
-    return "".join(f"[{char}]" if char in "*?[" else char for char in path)
 
 
 def _command_match(piece: str, specifier: str) -> bool:

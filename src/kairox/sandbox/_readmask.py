@@ -19,16 +19,19 @@ may hold what the rule hides (``_gitstores``, ``_githistory``) and the other nam
 
 import os
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kairox.policy._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
-from kairox.policy._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
-from kairox.policy._hardlinks import Inode, find_links
-from kairox.policy._paths import PathPattern, glob_regex, is_within, split_literal
-from kairox.policy._rules import RuleAction, RuleLike, RuleRef, parse_rule
+from kairox._util._pathglob import PathPattern, glob_regex, is_within, split_literal
+from kairox.sandbox._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
+from kairox.sandbox._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
+from kairox.sandbox._hardlinks import Inode, find_links
 from kairox.tools import HiddenPaths
+
+RuleRef = Hashable
+"""What a pattern stands for (the policy's rule reference): named in the reasons, compared, never looked into."""
 
 SEARCH_LIMIT = 100_000
 """Folder entries looked at per command, per search: past it, the command is refused."""
@@ -74,13 +77,35 @@ class ReadMask:
         self.limit = limit
         self.history = HistoryCheck(patterns, budget=budget)
         """Whether a reached repository's history may hold what the rules hide; its answers last the session."""
+        self.searches = _Searches()
+        """The last search of the folders, kept while none of the folders it listed changed (see ``_Searches``)."""
 
     def __call__(self) -> HiddenPaths:
         return self.work_out().hidden
 
+    def elsewhere(self) -> Callable[[Path], str | None]:
+        """For one call of a tool that reads files itself: why a file no rule names must not be read (another name
+        of a file the rules on reading hide, the history of a repository they reach), or None. The mask is worked
+        out at most once, and only for such a file: one with several names, or inside a ``.git`` folder or a
+        repository's hidden stores."""
+        worked: list[MaskedReads] = []
+
+        def why(path: Path) -> str | None:
+            if ".git" not in path.parts:
+                try:
+                    if os.stat(path).st_nlink < 2 and not worked:
+                        return None
+                except OSError:
+                    return None
+            if not worked:
+                worked.append(self.work_out())
+            return worked[0].why(path)
+
+        return why
+
     def work_out(self) -> MaskedReads:
         found = _Found()
-        _by_rules(found, self.patterns, self.roots, self.limit)
+        _by_rules(found, self.patterns, self.roots, self.limit, self.searches)
         if found.problem is not None:
             return MaskedReads(hidden=HiddenPaths(problem=found.problem))
         stores = _histories(found, self.history)
@@ -106,33 +131,84 @@ class _Found:
     problem: str | None = None
 
 
-def read_mask(rules: tuple[RuleLike, ...], *, workspace: Path, home: Path, roots: tuple[Path, ...] = ()) -> ReadMask | None:
-    """What the rules on reading hide, as a function run when each command starts; None when no ``fs.read``
-    deny or ask rule names a path (the common case: nothing to work out)."""
-    patterns: dict[PathPattern, RuleRef] = {}
-    for rule in rules:
-        try:
-            parsed = parse_rule(rule)
-        except ValueError:
-            continue  # the engine reports it
-        if parsed.tool == "fs.read" and parsed.specifier is not None and parsed.ref.action is not RuleAction.ALLOW:
-            patterns.setdefault(PathPattern.parse(parsed.specifier, base=workspace, home=home), parsed.ref)
-    if not patterns:
-        return None
+def mask_for(patterns: tuple[tuple[PathPattern, RuleRef], ...], *, workspace: Path, roots: tuple[Path, ...] = ()) -> ReadMask:
+    """The read mask of ``patterns`` (each with the rule it stands for), searched below the workspace and
+    ``roots`` as they resolve (not the shared temp folder)."""
     temp = {Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")}
     found_roots = [workspace, *(r for r in roots if r not in temp)]
     search_roots = tuple(dict.fromkeys(Path(os.path.realpath(r)) for r in found_roots))
-    return ReadMask(tuple(patterns.items()), search_roots)
+    return ReadMask(patterns, search_roots)
 
 
 def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT) -> HiddenPaths:
     """The existing files and folders ``patterns`` cover: by name below ``roots``, anchored ones where they point;
     with the histories they reach and the other names of what they cover."""
-    named = tuple((p, RuleRef(action=RuleAction.DENY, pattern=f"fs.read({p.glob})")) for p in patterns)
+    named = tuple((p, "deny rule " + repr(f"fs.read({p.glob})")) for p in patterns)
     return ReadMask(named, roots, limit=limit)()
 
 
-def _by_rules(found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], roots: tuple[Path, ...], limit: int) -> None:
+_RACY_NS = 2_000_000_000
+"""A folder changed this shortly before a search began may change again within its time stamp's granularity
+unseen: such a search is not kept (as git treats an index entry as racily clean)."""
+
+
+@dataclass(slots=True)
+class _Search:
+    key: tuple[object, ...]
+    marks: tuple[tuple[str, int, int, int], ...]
+    """Every folder the search listed: its path, device, inode and status change time (ns): it changes with every
+    entry added, removed or renamed in the folder, and with its permissions, and no program can set it back."""
+    files: dict[Path, RuleRef]
+    folders: dict[Path, RuleRef]
+    repos: dict[Path, RuleRef]
+    problem: str | None
+
+
+class _Searches:
+    """The last search below the roots, reused while what decided it holds: the same starting folders and rules,
+    and each folder it listed still the same folder, unchanged since (a folder's status change time moves whenever
+    an entry is added, removed or renamed in it, which is all a search reads of it, and cannot be set back). A
+    search that met a folder it could not list is not kept (its permissions may change). Servers that start one after another in a
+    session then search once; a file made anywhere the search looked makes the next start search again."""
+
+    __slots__ = ("kept", "runs")
+
+    def __init__(self) -> None:
+        self.kept: _Search | None = None
+        self.runs = 0
+        """Searches run (not answered from ``kept``)."""
+
+    def reuse(self, key: tuple[object, ...]) -> _Search | None:
+        kept = self.kept
+        if kept is None or kept.key != key:
+            return None
+        for folder, dev, ino, changed in kept.marks:
+            try:
+                info = os.stat(folder, follow_symlinks=False)
+            except OSError:
+                return None
+            if (info.st_dev, info.st_ino, info.st_ctime_ns) != (dev, ino, changed):
+                return None
+        return kept
+
+    def keep(self, search: _Search, began_ns: int) -> None:
+        self.kept = None
+        marks: list[tuple[str, int, int, int]] = []
+        for folder, *_ in search.marks:
+            try:
+                info = os.stat(folder, follow_symlinks=False)
+            except OSError:
+                return
+            if info.st_ctime_ns > began_ns - _RACY_NS:
+                return  # changed too recently to tell a later change from it
+            marks.append((folder, info.st_dev, info.st_ino, info.st_ctime_ns))
+        search.marks = tuple(marks)
+        self.kept = search
+
+
+def _by_rules(
+    found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], roots: tuple[Path, ...], limit: int, searches: _Searches | None = None
+) -> None:
     """What the rules name, into ``found``: the files and folders they cover, and the repositories they reach."""
     files, folders, repos = found.files, found.folders, found.repos
     starts: list[Path] = []
@@ -157,6 +233,33 @@ def _by_rules(found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], 
             walked.append((pattern, ref))
     if not walked:
         return
+    key = (tuple(sorted(set(starts))), tuple(walked), tuple(sorted(folders.items())), tuple(sorted(files.items())), roots, limit)
+    kept = None if searches is None else searches.reuse(key)
+    if kept is not None:
+        files.update(kept.files)
+        folders.update(kept.folders)
+        for entry, ref in kept.repos.items():
+            repos.setdefault(entry, ref)
+        found.problem = kept.problem
+        return
+    before = (dict(files), dict(folders), dict(repos))
+    began = time.time_ns()
+    listed: list[str] = []
+    complete = _search(found, walked, starts, roots, limit, listed)
+    if searches is not None and complete:
+        searches.runs += 1
+        added = [{p: r for p, r in now.items() if p not in old} for now, old in zip((files, folders, repos), before, strict=True)]
+        search = _Search(key=key, marks=tuple((f, 0, 0, 0) for f in listed), files=added[0], folders=added[1], repos=added[2], problem=found.problem)
+        searches.keep(search, began)
+
+
+def _search(
+    found: _Found, walked: list[tuple[PathPattern, RuleRef]], starts: list[Path], roots: tuple[Path, ...], limit: int, listed: list[str]
+) -> bool:
+    """The search below ``starts`` for what the walked patterns name, into ``found``; ``listed`` receives every
+    folder whose entries were read. False when a folder could not be listed."""
+    complete = True
+    files, folders, repos = found.files, found.folders, found.repos
     named = [(glob_regex(p.glob), ref) for p, ref in walked if p.anywhere]
     anchored = [(glob_regex(p.glob), ref) for p, ref in walked if not p.anywhere]
     seen = 0
@@ -176,11 +279,13 @@ def _by_rules(found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], 
             with os.scandir(folder) as listing:
                 entries = list(listing)
         except OSError:
+            complete = False
             continue  # unreadable for Kairox: the command runs as the same user and cannot read it either
+        listed.append(folder)
         seen += len(entries)
         if seen > limit:
             found.problem = f"more than {limit} files and folders to search for fs.read rules ({', '.join(p.glob for p, _ in walked)})"
-            return
+            return complete
         for entry in entries:
             name, path = entry.name, entry.path
             if entry.is_symlink():
@@ -195,6 +300,7 @@ def _by_rules(found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], 
                 _reach_repository(repos, Path(path), walked)
             elif is_dir:
                 stack.append(path)
+    return complete
 
 
 def _reach_repository(repos: dict[Path, RuleRef], entry: Path, walked: list[tuple[PathPattern, RuleRef]]) -> None:

@@ -1,0 +1,221 @@
+"""What rules are matched against: a tool's effective profile, and the facts of one call (its command, its
+paths, its values), worked out from the arguments. The facts about files (symlinks, scripts a command runs) are
+the host's answers (``PolicySettings.host``); nothing here opens a file."""
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from kairox.policy._arguments import scan_path_arguments
+from kairox.policy._scripts import look_into
+from kairox.policy._settings import PolicySettings
+from kairox.policy._shell import ShellCommand, split_command
+from kairox.policy._values import every_string
+from kairox.tools import Access, Confinement, PermissionProfile, ProgramArgs, ToolSource, ToolSpec
+
+_ACCESS_ORDER = (Access.READ, Access.WRITE, Access.EXECUTE, Access.EXTERNAL)
+_SOURCE_FLOOR = {
+    ToolSource.BUILTIN: Access.READ,
+    ToolSource.SKILL: Access.READ,
+    ToolSource.LSP: Access.READ,
+    ToolSource.DAP: Access.EXECUTE,
+    ToolSource.PLUGIN: Access.EXECUTE,
+    ToolSource.MCP: Access.EXTERNAL,
+}
+"""The least authority a tool of each source is assumed to need, whatever it declares."""
+_THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
+_PROCESS_RELATIVE = re.compile(r"\s*(?:file://)?/+proc/+(?:self|thread-self|[0-9]+)(?:/|$)")
+"""A path under ``/proc`` that names files by a process (its folder, its root, its open files)."""
+"""Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
+_OS_SANDBOXED = frozenset({ToolSource.BUILTIN, ToolSource.PLUGIN, ToolSource.DAP})
+"""Sources whose execute tools run their programs under Kairox's OS sandbox (``shell.exec``, plugin commands, the
+debug adapter and its debuggee), unless a tool declares ``Confinement.NONE`` (``dap.attach``)."""
+
+
+def runs_unsandboxed(spec: ToolSpec) -> bool:
+    """Whether the tool works on programs that no OS sandbox of Kairox holds (a process ``dap.attach`` reaches)."""
+    profile = effective_profile(spec)
+    return profile.access is Access.EXECUTE and (spec.source not in _OS_SANDBOXED or profile.confinement is Confinement.NONE)
+
+
+def starts_sandboxed(spec: ToolSpec) -> bool:
+    """Whether each call starts its programs under the OS sandbox of the call's settings (``shell.exec``,
+    ``dap.launch``), so that running it again outside the sandbox (``on_failure``) is a different call; not a tool
+    that works on a program started earlier (``dap.continue``)."""
+    profile = effective_profile(spec)
+    return not runs_unsandboxed(spec) and profile.access is Access.EXECUTE and profile.confinement is Confinement.SANDBOX
+
+
+def effective_profile(spec: ToolSpec) -> PermissionProfile:
+    """The profile the policy holds a tool to: its source's floor, narrowed by what it declares.
+
+    A declaration or annotation can only add caution. An MCP tool is a write with open-world effects unless it
+    says ``readOnlyHint: true`` and the user trusts that server's annotations (``trust_annotations``); then it
+    is a read, open-world unless it says ``openWorldHint: false``.
+    """
+    declared = spec.permission
+    floor = _SOURCE_FLOOR[spec.source]
+    access = max(declared.access, floor, key=_ACCESS_ORDER.index)
+    notes = spec.annotations
+    destructive = declared.destructive or notes.destructive_hint is True
+    open_world = declared.open_world or notes.open_world_hint is True
+    if spec.source is ToolSource.MCP:
+        trusted_read = mcp_read_only(spec)
+        destructive = destructive or not trusted_read
+        open_world = open_world or not trusted_read or notes.open_world_hint is not False
+    return replace(declared, access=access, destructive=destructive, open_world=open_world)
+
+
+def mcp_read_only(spec: ToolSpec) -> bool:
+    """An MCP tool that only reads: it says so (``readOnlyHint: true``) and the user trusts its server's hints."""
+    return spec.source is ToolSource.MCP and spec.annotations_trusted and spec.annotations.read_only_hint is True
+
+
+
+class CallFacts:
+    """What rules are matched against, worked out once per call; the string values only when a rule asks."""
+
+    __slots__ = ("_every", "arguments", "command", "named", "paths", "scan_unseen", "skill", "unseen")
+
+    def __init__(
+        self,
+        *,
+        command: ShellCommand | None,
+        paths: tuple[Path, ...],
+        arguments: Mapping[str, Any],
+        skill: str | None,
+        named: tuple[Path, ...] = (),
+        unseen: str | None = None,
+        scan_unseen: bool = False,
+    ) -> None:
+        self.command = command
+        self.paths = paths
+        """Every path of the call: the declared path arguments' and ``named``."""
+        self.named = named
+        """The paths found by argument names in a third-party tool's call (``path``, ``file``, ``file://`` URIs ...),
+        besides the arguments it declares as paths."""
+        self.unseen = unseen
+        """Why part of the arguments was not read for paths (past the scan's limits), or None: ``paths`` may miss some."""
+        self.scan_unseen = scan_unseen
+        """``unseen`` comes from the scan by names (else from a declared path argument that holds no text)."""
+        self.arguments = arguments
+        self.skill = skill
+        self._every: tuple[str, ...] | None = None
+
+    @property
+    def every_value(self) -> tuple[str, ...]:
+        """Every string the call holds, also inside lists and objects and the keys of those (a skill's name first),
+        for deny and ask rules with a specifier: a value must not get past them by being nested or being a key.
+        (Allow rules on values vouch only when every value matches: see ``kairox.policy._values``.)"""
+        if self._every is None:
+            self._every = (*([] if self.skill is None else [self.skill]), *every_string(self.arguments))
+        return self._every
+
+
+
+def call_facts(settings: PolicySettings, spec: ToolSpec, arguments: Mapping[str, Any], *, look_into_scripts: bool) -> CallFacts:
+    """The facts of one call. ``look_into_scripts``: a deny or ask rule on the tool's commands is in force, so the
+    scripts and programs its command starts are read (through the host) and their commands added."""
+    profile = spec.permission
+    command = None
+    if profile.command_arg is not None:
+        line = command_line(settings, spec, arguments)
+        if line is not None:
+            command = split_command(line)
+            if look_into_scripts:  # only then are the scripts and programs it starts looked into
+                command = _looked_into(settings, command, spec, arguments)
+    paths: list[Path] = []
+    unseen: str | None = None
+    for name in profile.path_args:
+        value = arguments.get(name)
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, str):
+                if item.strip():
+                    paths.append(settings.resolved(item))
+            elif item is not None:  # a schema that lets more than text through: the tool may still read a path in it
+                unseen = f"argument {name!r} holds a {type(item).__name__} where the policy reads a path"
+    named: list[Path] = []
+    scan_unseen = False
+    if spec.source in _THIRD_PARTY:
+        # also when it declares path arguments: a plugin's manifest may name `input` and leave out `output_file`
+        declared = profile.path_args
+        rest = {k: v for k, v in arguments.items() if k not in declared} if declared else arguments
+        found: list[str] = []
+        scanned = scan_path_arguments(rest, found)
+        if scanned is not None and unseen is None:
+            unseen, scan_unseen = scanned, True
+        elsewhere = next((item for item in found if _PROCESS_RELATIVE.match(item)), None)
+        if elsewhere is not None and unseen is None:
+            # /proc/self/cwd/... means the folders of the process that opens it: the tool's server, not Kairox
+            unseen = f"{elsewhere!r} names a file by the process that opens it (/proc/self, /proc/PID), which Kairox cannot see for {spec.name}"
+        named = [settings.resolved(item) for item in found]
+    skill = spec.origin if spec.source is ToolSource.SKILL and spec.origin else None
+    return CallFacts(
+        command=command, paths=(*paths, *named), arguments=arguments, skill=skill, named=tuple(named), unseen=unseen, scan_unseen=scan_unseen
+    )
+
+
+def _looked_into(settings: PolicySettings, command: ShellCommand, spec: ToolSpec, arguments: Mapping[str, Any]) -> ShellCommand:
+    cwd = None if spec.permission.cwd_arg is None else arguments.get(spec.permission.cwd_arg)
+    folder = settings.workspace
+    if isinstance(cwd, str) and cwd.strip():
+        folder = settings.resolved(cwd)
+    return look_into(command, cwd=folder, roots=settings.writable_roots, host=settings.host, entered=int(folder != settings.workspace))
+
+
+def in_folder(settings: PolicySettings, command: str, cwd: object) -> str:
+    """The command as the rules see it: run in a folder other than the workspace root, it is ``cd DIR && ...``
+    (``make test`` there runs that folder's Makefile), so a rule for the command alone does not cover it."""
+    if not isinstance(cwd, str) or not cwd.strip():
+        return command
+    if settings.resolved(cwd) == settings.workspace:
+        return command
+    return f"cd {shlex.quote(cwd)} && {command}"
+
+
+def command_line(settings: PolicySettings, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
+    """The command line a call runs, as a person should see it and the rules see it (see
+    ``PolicyEngine.command_line``)."""
+    profile = spec.permission
+    value = None if profile.command_arg is None else arguments.get(profile.command_arg)
+    if not isinstance(value, str) and profile.program is not None:
+        value = program_line(profile.program, arguments)
+    if not isinstance(value, str):
+        return None
+    return in_folder(settings, value, None if profile.cwd_arg is None else arguments.get(profile.cwd_arg))
+
+
+def program_line(names: ProgramArgs, arguments: Mapping[str, Any], *, interpreter: str | None = None) -> str | None:
+    """``[NAME=VALUE ...] PROGRAM ARG ...`` of a call that names a program, quoted for a shell; None without one.
+    With ``interpreter``: ``[NAME=VALUE ...] INTERPRETER PROGRAM ARG ...``."""
+    program = arguments.get(names.program)
+    if not isinstance(program, str):
+        return None
+    args = arguments.get(names.args) if names.args else None
+    env = arguments.get(names.env) if names.env else None
+    # `env NAME=VALUE`: shlex quotes a variable word whole ('A=b c'), which a shell reads as an assignment only after env
+    words = ["env", *(f"{k}={v}" for k, v in env.items())] if isinstance(env, dict) and env else []
+    words += [interpreter, program] if interpreter else [program]
+    words += [str(a) for a in args] if isinstance(args, list) else []
+    return shlex.join(words)
+
+
+_INTERPRETERS = {".py": ("python", "python3"), ".js": ("node",), ".mjs": ("node",), ".cjs": ("node",), ".sh": ("sh", "bash")}
+"""What runs a program file of each kind, as rules name it (a debug adapter starts the debuggee through it)."""
+
+
+def program_lines(names: ProgramArgs, arguments: Mapping[str, Any]) -> list[str]:
+    """The command lines a program-naming call runs, for the shell.exec rules: as written, and through the
+    interpreter of the program's kind."""
+    line = program_line(names, arguments)
+    if line is None:
+        return []
+    program = str(arguments.get(names.program))
+    kinds = _INTERPRETERS.get(os.path.splitext(program)[1].lower(), ())
+    return [line, *(program_line(names, arguments, interpreter=name) or line for name in kinds)]
+

@@ -1,0 +1,89 @@
+"""The search the read masks make below the roots is made once while nothing it looked at changed, and made again
+as soon as something did: a file created, removed or renamed in any folder it listed, a new folder, a folder it
+could not list. What a later process may not read is never taken from a stale search."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from kairox.policy import Rule, read_mask
+from kairox.sandbox import ReadMask
+
+RACY_SEC = 2.1
+"""Longer than the window in which a folder's change time cannot tell a later change from the last one."""
+
+
+def _mask(ws: Path, *patterns: str) -> ReadMask:
+    mask = read_mask(tuple(Rule(action="deny", pattern=p) for p in patterns), workspace=ws, home=ws.parent / "home", roots=(ws,))
+    assert isinstance(mask, ReadMask)
+    return mask
+
+
+def _tree(ws: Path) -> None:
+    for folder in ("a/b/c", "d", "e/f"):
+        (ws / folder).mkdir(parents=True)
+    for i in range(20):
+        (ws / "a" / f"note{i}.txt").write_text("x")
+        (ws / "a" / "b" / "c" / f"n{i}.md").write_text("x")
+    (ws / "a" / ".env").write_text("TOKEN=1\n")
+
+
+def test_an_unchanged_tree_is_searched_once_and_any_change_searches_again(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _tree(ws)
+    mask = _mask(ws, "fs.read(**/.env)")
+    time.sleep(RACY_SEC)
+    first = mask()
+    assert first.files == (ws / "a" / ".env",)
+    assert mask.searches.runs == 1
+    assert mask() == first and mask() == first
+    assert mask.searches.runs == 1  # nothing the search listed changed
+
+    # a new file deep down, in a folder the search listed
+    (ws / "a" / "b" / "c" / ".env").write_text("TOKEN=2\n")
+    assert set(mask().files) == {ws / "a" / ".env", ws / "a" / "b" / "c" / ".env"}
+    assert mask.searches.runs == 2
+
+    time.sleep(RACY_SEC)
+    mask()
+    runs = mask.searches.runs
+    # a new folder holding a hidden name, a rename onto a hidden name, a removal: each searched anew
+    (ws / "new").mkdir()
+    (ws / "new" / ".env").write_text("TOKEN=3\n")
+    assert ws / "new" / ".env" in mask().files
+    (ws / "e" / "f" / "plain.txt").write_text("TOKEN=4\n")
+    time.sleep(RACY_SEC)
+    mask()
+    os.rename(ws / "e" / "f" / "plain.txt", ws / "e" / "f" / ".env")
+    assert ws / "e" / "f" / ".env" in mask().files
+    (ws / "a" / ".env").unlink()
+    assert ws / "a" / ".env" not in mask().files
+    assert mask.searches.runs >= runs + 4
+
+
+def test_a_folder_that_changed_just_before_the_search_is_not_trusted(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _tree(ws)
+    mask = _mask(ws, "fs.read(**/.env)")
+    mask()
+    mask()
+    assert mask.searches.runs == 2  # changed within the racy window: searched each time
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root lists any folder")
+def test_a_folder_it_could_not_list_is_searched_again(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _tree(ws)
+    locked = ws / "d"
+    (locked / ".env").write_text("TOKEN=5\n")
+    locked.chmod(0)
+    try:
+        mask = _mask(ws, "fs.read(**/.env)")
+        time.sleep(RACY_SEC)
+        assert locked / ".env" not in mask().files
+        locked.chmod(0o755)
+        assert locked / ".env" in mask().files
+    finally:
+        locked.chmod(0o755)
