@@ -6,7 +6,7 @@ import pytest
 from tests.helpers import kairox
 from tests.skills.conftest import WriteSkill
 
-from kairox.config import SkillsConfig, TrustStore, resolve_config
+from kairox.config import SkillsConfig, resolve_config, trust_workspace
 from kairox.skills import (
     SkillLoadError,
     SkillRegistry,
@@ -30,7 +30,7 @@ def _summary(registry: SkillRegistry) -> list[tuple[str, str, bool, list[str]]]:
 
 
 def test_session_beats_workspace_beats_user_and_shadowed_are_listed(workspace: Path, isolated_home: Path, write_skill: WriteSkill, tmp_path: Path) -> None:
-    TrustStore(isolated_home).trust(workspace)
+    trust_workspace(workspace)
     user = write_skill(isolated_home / "skills", "pr-review", "user version")
     write_skill(isolated_home / "skills", "only-user", "user only")
     kairox_ws = write_skill(workspace / ".kairox" / "skills", "pr-review", "workspace version")
@@ -79,7 +79,7 @@ def test_untrusted_workspace_skills_are_listed_not_offered_and_do_not_shadow_use
     assert "repo-only" not in registry.catalog().text
     assert [m.skill.name for m in registry.match("repo skill")] == []
 
-    TrustStore(isolated_home).trust(workspace)
+    trust_workspace(workspace)
     trusted = registry_from_config(resolve_config(workspace))
     assert trusted.require("deploy").skill.path == ws_deploy
     assert [s.name for s in trusted.offered()] == ["deploy", "repo-only"]

@@ -19,9 +19,9 @@ from kairox.skills._cache import SkillCache
 from kairox.skills._catalog import Catalog, render_catalog
 from kairox.skills._discovery import Discovery, SkillRoot, discover_skills
 from kairox.skills._events import SkillsDiscovered, SkillsMatched
+from kairox.skills._load import parse_skill_file
 from kairox.skills._match import SkillIndex, SkillMatch, terms
 from kairox.skills._model import SCOPE_PRECEDENCE, SKILL_FILE, SkillDef, SkillScope
-from kairox.skills._parse import parse_skill_file
 
 UNTRUSTED_REASON = "the workspace is not trusted; run `kairox trust` to offer its skills"
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from kairox.agent import AgentSession
     from kairox.policy import ApprovalAnswer, ApprovalRequest
     from kairox.runtime import ExtensionContext, ServerBoard
-    from kairox.web._app import WebOptions
+    from kairox.web._options import WebOptions
 
 ANSWERS = ("once", "session", "always", "deny")
 CONTEXT_WAIT_SEC = 120.0
