@@ -108,9 +108,9 @@ async def open_remote(
     stack: AsyncExitStack, config: McpServerConfig, *, environ: Mapping[str, str], auth: "httpx2.Auth | None" = None
 ) -> "Transport":
     """The SDK's SSE or Streamable HTTP transport with the configured headers and bearer token."""
+    import httpx2
     from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
     assert config.url is not None
     url = expand(config.url, "url", environ)
@@ -123,7 +123,9 @@ async def open_remote(
         headers["Authorization"] = f"Bearer {token}"
     if config.transport == "sse":
         return sse_client(url, headers=headers, auth=auth, timeout=min(30.0, config.startup_timeout_sec))
-    http = create_mcp_http_client(headers=headers, auth=auth)
+    # the SDK transports' own timeouts: 30 s to connect, write and wait for a connection, 300 s to read (a
+    # server may hold a response stream open); redirects are left to the transport, which stays on the origin
+    http = httpx2.AsyncClient(headers=headers, auth=auth, timeout=httpx2.Timeout(30.0, read=300.0))
     await stack.enter_async_context(http)
     return streamable_http_client(url, http_client=http)
 
