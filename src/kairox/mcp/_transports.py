@@ -85,10 +85,15 @@ async def open_stdio(
         started = await confine_server([command, *args], env, cwd=cwd, confinement=confinement, given_env=config.env.keys())
     except SandboxUnavailableError as exc:
         raise StartError(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message) from exc
+    from kairox.config import SecretScrubber
+
+    # the server's stderr (its log file and the tail every front end shows) never holds a secret it was given
+    scrub = SecretScrubber.for_server(config, *extra.values(), environ=dict(environ)).text
     child = ChildProcess(
         started.argv, env=started.env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=STARTUP_STOP_TIMEOUT_SEC,
         guarded=True,
         stdin_grace=0.0,
+        scrub_stderr=scrub,
     )
     try:
         await child.start()
