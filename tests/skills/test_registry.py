@@ -74,7 +74,8 @@ def test_untrusted_workspace_skills_are_listed_not_offered_and_do_not_shadow_use
     deploy = registry.require("deploy")
     assert (deploy.skill.path, deploy.offered, [s.path for s in deploy.shadowed]) == (user, True, [ws_deploy])
     repo_only = registry.require("repo-only")
-    assert (repo_only.offered, repo_only.hidden_reason) == (False, UNTRUSTED_REASON)
+    assert (repo_only.offered, repo_only.hidden_reason, repo_only.held_by_trust) == (False, UNTRUSTED_REASON, True)
+    assert deploy.held_by_trust is False  # the user's skill is offered
     assert [s.name for s in registry.offered()] == ["deploy"]
     assert "repo-only" not in registry.catalog().text
     assert [m.skill.name for m in registry.match("repo skill")] == []
@@ -83,6 +84,7 @@ def test_untrusted_workspace_skills_are_listed_not_offered_and_do_not_shadow_use
     trusted = registry_from_config(resolve_config(workspace))
     assert trusted.require("deploy").skill.path == ws_deploy
     assert [s.name for s in trusted.offered()] == ["deploy", "repo-only"]
+    assert trusted.require("repo-only").held_by_trust is False
 
 
 def test_plugin_skills_are_namespaced_and_found_by_plain_name_when_unique(tmp_path: Path, write_skill: WriteSkill) -> None:
