@@ -274,6 +274,7 @@ def install(
     report = preflight(plan)
     file = resolved.layer_file(chosen)
     err(f"installing {plan.entry.id} {plan.entry.version} ({plan.choice}) as [mcp_servers.{plan.name}] in {file}")
+    err(f"command: {plan.command_line}")
     options = InstallOptions(layer=chosen, require_ready=require_ready, prefetch=not no_prefetch)
 
     ticking = sys.stderr.isatty()
