@@ -17,7 +17,13 @@ or an agent session over it, with Kairox's model client (from the configuration)
     async with kairox.open_session(workspace, client=my_client, approver=my_approver) as session:
         turn = await session.run_turn("Where is Cart.total defined?")
 
-Leaving either block stops every server Kairox started. ``docs/embedding.md`` has worked examples.
+or, as every Kairox front end does, the context with a session when a model is configured and without one
+otherwise (``opened.session`` is None then, ``opened.setup_problem`` says why)::
+
+    async with kairox.open_workspace(workspace, approver=my_approver) as opened:
+        context, session = opened.context, opened.session
+
+Leaving any of these blocks stops every server Kairox started. ``docs/embedding.md`` has worked examples.
 
 ``import kairox`` stays light: each name loads its package when it is first read (PEP 562), so ``kairox --help``
 starts fast. A class, once read from here, reports itself as ``kairox.Name`` (in reprs and tracebacks) when its own
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
         ToolCallPart,
         Usage,
         open_session,
+        open_workspace,
     )
     from kairox.errors import KairoxError
     from kairox.events import Event, EventSink
@@ -55,7 +62,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "kairox.tools": ("ToolCall", "ToolResult"),
     "kairox.policy": ("ApprovalAnswer", "ApprovalRequest", "Approver"),
     "kairox.events": ("Event", "EventSink"),
-    "kairox.agent": ("AgentSession", "ModelClient", "ModelRequest", "ResponseEnd", "TextDelta", "ToolCallPart", "Usage", "open_session"),
+    "kairox.agent": ("AgentSession", "ModelClient", "ModelRequest", "ResponseEnd", "TextDelta", "ToolCallPart", "Usage", "open_session", "open_workspace"),
     "kairox.errors": ("KairoxError",),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -83,6 +90,7 @@ __all__ = [
     "__version__",
     "build_extension_context",
     "open_session",
+    "open_workspace",
 ]
 
 

@@ -30,7 +30,7 @@ from kairox.agent import (
     TurnEndReason,
     open_session,
 )
-from kairox.config import TrustStore
+from kairox.config import trust_workspace
 from kairox.events import RecordingSink
 from kairox.policy import ApprovalAnswer, ApprovalRequest
 from kairox.registry import ToolCallFinished, ToolCallRequested
@@ -78,7 +78,7 @@ async def test_turn_calls_an_mcp_an_lsp_and_the_skill_tool_then_answers_with_hoo
     sink = RecordingSink()
     with ScriptedModelServer(wire, script) as server:
         user_config(isolated_home, server, wire=wire, extra=extra)
-        TrustStore(isolated_home).trust(workspace)  # the workspace's skill is offered once it is trusted
+        trust_workspace(workspace)  # the workspace's skill is offered once it is trusted
         async with open_session(workspace, events=[sink]) as session:
             result = await session.run_turn("Where is Cart.total defined?")
             transcript = session.transcript.path

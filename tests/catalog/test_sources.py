@@ -123,8 +123,8 @@ def test_sources_concatenate_across_layers_and_untrusted_ones_wait(registry: Any
     assert catalog.entries["io.example/weather"].source == "mine"
     assert catalog.overridden["io.example/weather"] == ("mcp_catalog.url",)
 
-    from kairox.config import TrustStore
+    from kairox.config import trust_workspace
 
-    TrustStore(isolated_home).trust(tmp_path)
+    trust_workspace(tmp_path)
     trusted, held = catalog_sources(resolve_config(tmp_path, env={**os.environ}))
     assert [s.name for s in trusted] == ["builtin", "mcp_catalog.url", "mine", "theirs"] and held == []

@@ -13,7 +13,7 @@ import pytest
 from tests.helpers import Run, kairox
 
 from kairox.cli._common import ExitCode
-from kairox.config import TrustStore, resolve_config
+from kairox.config import TrustStore, resolve_config, trust_workspace
 from kairox.mcp import ServerStatus
 from kairox.runtime import build_extension_context, set_mcp_server_enabled
 
@@ -48,7 +48,7 @@ def workspace(tmp_path: Path, isolated_home: Path) -> Path:
         f'[mcp_servers.demo]\ncommand = "{sys.executable}"\nargs = ["tools/serve.py"]\n\n'
         f'[mcp_servers.other]\ncommand = "{sys.executable}"\nargs = ["tools/serve.py"]\n'
     )
-    TrustStore(isolated_home).trust(root)
+    trust_workspace(root)
     assert pending(root) == set()
     return root
 
@@ -58,7 +58,7 @@ def test_turning_a_trusted_server_off_and_on_again_holds_without_a_second_review
     if layer == "local":  # the server comes from the local file
         (workspace / ".kairox").mkdir()
         (workspace / ".kairox" / "kairox.local.toml").write_text(f'[mcp_servers.mine]\ncommand = "{sys.executable}"\nargs = ["tools/serve.py"]\n')
-        TrustStore(Path(resolve_config(workspace).home)).trust(workspace)
+        trust_workspace(workspace)
     name = "demo" if layer == "project" else "mine"
     run(workspace, "config", "set", "--layer", layer, f"mcp_servers.{name}.enabled", "false")
     assert servers_in_force(workspace)[name] is False

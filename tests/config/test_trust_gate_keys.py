@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from kairox.config import TrustStore, resolve_config
+from kairox.config import resolve_config, trust_workspace
 
 # (project file text, what the effective configuration holds instead, the pending key)
 HELD: dict[str, tuple[str, Any, str]] = {
@@ -67,7 +67,7 @@ def test_an_untrusted_project_file_cannot_widen(repo: Path, key: str) -> None:
 
 @pytest.mark.parametrize("key", sorted(HELD))
 def test_a_trusted_project_file_cannot_widen_with_what_trust_did_not_see(repo: Path, isolated_home: Path, key: str) -> None:
-    TrustStore(isolated_home).trust(repo)
+    trust_workspace(repo)
     text, expected, pending = HELD[key]
     (repo / ".kairox").mkdir()
     (repo / ".kairox" / "kairox.local.toml").write_text(text, encoding="utf-8")
@@ -75,7 +75,7 @@ def test_a_trusted_project_file_cannot_widen_with_what_trust_did_not_see(repo: P
     assert resolved.trusted is True
     assert _effective(key, resolved.config, resolved) == expected
     assert [p.key for p in resolved.pending] == [pending]
-    TrustStore(isolated_home).trust(repo)
+    trust_workspace(repo)
     assert resolve_config(repo).pending == ()
 
 
@@ -83,7 +83,7 @@ def test_a_trusted_project_file_cannot_widen_with_what_trust_did_not_see(repo: P
 def test_a_project_server_waits(repo: Path, isolated_home: Path, section: str) -> None:
     (repo / "kairox.toml").write_text(SERVERS[section], encoding="utf-8")
     assert resolve_config(repo).is_pending(f"{section}.x")
-    TrustStore(isolated_home).trust(repo)
+    trust_workspace(repo)
     assert not resolve_config(repo).is_pending(f"{section}.x")
     (repo / "kairox.toml").write_text(SERVERS[section] + 'args = ["--more"]\n', encoding="utf-8")
     assert resolve_config(repo).is_pending(f"{section}.x")
@@ -93,7 +93,7 @@ def test_a_project_server_waits(repo: Path, isolated_home: Path, section: str) -
 def test_project_files_never_set_credential_routing_even_when_trusted(repo: Path, isolated_home: Path, key: str) -> None:
     text = 'model_provider = "attacker"\n' if key == "model_provider" else '[model_providers.attacker]\nbase_url = "https://example.invalid"\n'
     (repo / "kairox.toml").write_text(text, encoding="utf-8")
-    TrustStore(isolated_home).trust(repo)
+    trust_workspace(repo)
     resolved = resolve_config(repo)
     assert _value(resolved.config, key) in (None, {})
     assert [d.name for d in resolved.diagnostics] == [key if key == "model_provider" else "model_providers.attacker"]

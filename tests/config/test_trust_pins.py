@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tests.helpers import kairox
 
-from kairox.config import TrustStore, resolve_config
+from kairox.config import resolve_config, trust_workspace
 
 PYTHON = json.dumps(sys.executable)
 
@@ -133,7 +133,7 @@ def test_a_wider_policy_planted_in_a_trusted_workspace_waits(trusted_repo: Path,
     assert resolved.trusted is True
     assert (resolved.config.policy.sandbox_policy, resolved.config.policy.approval_policy) == ("workspace_write", "on_request")
     assert sorted(p.key for p in resolved.pending) == ["policy.approval_policy", "policy.sandbox_policy"]
-    TrustStore(isolated_home).trust(trusted_repo)
+    trust_workspace(trusted_repo)
     again = resolve_config(trusted_repo)
     assert (again.config.policy.sandbox_policy, again.pending) == ("danger_full_access", ())
 

@@ -16,7 +16,7 @@ PUBLIC = {
     "AgentSession", "ApprovalAnswer", "ApprovalRequest", "Approver", "Event", "EventSink", "ExtensionContext",
     "KairoxError", "ModelClient", "ModelProvider", "ModelRequest", "ResponseEnd", "TextDelta", "ToolCall",
     "ToolCallDecided", "ToolCallPart", "ToolRegistry", "ToolResult", "Usage", "__version__", "build_extension_context",
-    "open_session",
+    "open_session", "open_workspace",
 }
 
 

@@ -214,7 +214,7 @@ async def test_no_server_survives_a_sigkilled_host(
 async def test_from_resolved_starts_kairox_toml_and_mcp_json_servers(tmp_path: Path) -> None:
     import json
 
-    from kairox.config import TrustStore, resolve_config
+    from kairox.config import resolve_config, trust_workspace
 
     server = Path(__file__).resolve().parents[1] / "servers" / "lean_server.py"
     workspace = tmp_path / "ws"
@@ -224,7 +224,7 @@ async def test_from_resolved_starts_kairox_toml_and_mcp_json_servers(tmp_path: P
     untrusted = resolve_config(workspace)
     async with McpServerManager.from_resolved(untrusted) as manager:
         before = {s.name: s.status for s in manager.states()}
-    TrustStore(untrusted.home).trust(workspace)
+    trust_workspace(workspace)
     async with McpServerManager.from_resolved(resolve_config(workspace)) as manager:
         after = {s.name: s.status for s in manager.states()}
     assert before == {"toml": ServerStatus.PENDING_TRUST, "json": ServerStatus.PENDING_TRUST}

@@ -118,3 +118,49 @@ async def test_a_server_that_exited_is_told_from_one_that_only_closed_its_input(
         code = await child.stop()
         outcomes.append((code, _exited_on_its_own(channel, code)))
     assert outcomes == [(3, True), (-15, False)]
+
+
+SOURCE = Path(__file__).resolve().parents[2] / "src" / "kairox"
+
+
+def _imported_modules(path: Path) -> set[str]:
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_no_private_module_of_the_sdk_is_imported_anywhere() -> None:
+    private = {
+        f"{path.relative_to(SOURCE)}: {module}"
+        for path in SOURCE.rglob("*.py")
+        for module in _imported_modules(path)
+        if module.split(".")[0] in ("mcp", "mcp_types") and any(part.startswith("_") for part in module.split(".")[1:])
+    }
+    assert private == set()
+
+
+def test_the_native_session_keeps_its_tasks_in_a_task_group() -> None:
+    text = (SOURCE / "mcp" / "_native.py").read_text(encoding="utf-8")
+    import re
+
+    assert re.findall(r"\b(?:create_task|ensure_future)\(", text) == []
+    assert "anyio.create_task_group()" in text
+
+
+async def test_closing_the_session_leaves_no_task_of_it_behind(tmp_path: Path) -> None:
+    import asyncio
+
+    before = set(asyncio.all_tasks())
+    config = McpServerConfig(command=sys.executable, args=[str(SERVERS / "lean_server.py")])
+    async with McpClient("lean", config, workspace=tmp_path, home=tmp_path) as client:
+        assert client.session_kind == "kairox"
+        assert any(task.get_name().startswith("mcp-reader-lean") for task in asyncio.all_tasks())
+    await asyncio.sleep(0)
+    left = [task for task in asyncio.all_tasks() - before if not task.done() and task is not asyncio.current_task()]
+    assert left == []

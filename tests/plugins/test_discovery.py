@@ -5,7 +5,13 @@ from pathlib import Path
 import pytest
 from tests.plugins.conftest import make_plugin, write_json
 
-from kairox.config import KairoxConfig, LspServerConfig, McpServerConfig, TrustStore, resolve_config
+from kairox.config import (
+    KairoxConfig,
+    LspServerConfig,
+    McpServerConfig,
+    resolve_config,
+    trust_workspace,
+)
 from kairox.errors import Severity
 from kairox.plugins import (
     ContributionKind,
@@ -31,7 +37,7 @@ def test_workspace_plugins_wait_for_trust(tmp_path: Path, isolated_home: Path) -
     _workspace_plugin(workspace, "team")
 
     untrusted = discover_from_resolved(resolve_config(workspace))
-    TrustStore(isolated_home).trust(workspace.resolve())
+    trust_workspace(workspace.resolve())
     trusted = discover_from_resolved(resolve_config(workspace))
 
     plugin = untrusted.get("team")
@@ -189,7 +195,7 @@ def test_entry_path_is_relative_to_the_file_that_sets_it(tmp_path: Path, isolate
     make_plugin(workspace / "tools" / "delta", {"name": "delta", "version": "3.0.0"})
     (workspace / ".kairox").mkdir(parents=True)
     (workspace / ".kairox" / "kairox.local.toml").write_text('[plugins.entries.delta]\npath = "tools/delta"\n')
-    TrustStore(isolated_home).trust(workspace.resolve())
+    trust_workspace(workspace.resolve())
 
     found = discover_from_resolved(resolve_config(workspace))
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from tests.helpers import Run, kairox
 
-from kairox.config import Layer, TrustStore, resolve_config
+from kairox.config import Layer, resolve_config, trust_workspace
 from kairox.policy import ApprovalAnswer, ApprovalRequest
 from kairox.registry import build_registry
 from kairox.tools import ToolCall
@@ -39,7 +39,7 @@ def test_a_user_deny_rule_beats_a_project_allow_rule_and_check_names_its_line(ws
     user_file = isolated_home / "kairox.toml"
     user_file.write_text('# my rules\n[policy.rules]\nallow = ["fs.read"]\ndeny = [\n  "shell.exec(git push*)",\n]\n')
     (ws / "kairox.toml").write_text('[policy.rules]\nallow = ["shell.exec(git *)"]\n')
-    TrustStore(isolated_home).trust(ws)
+    trust_workspace(ws)
     result = run(ws, "policy", "check", "shell.exec", '{"command": "git push --force"}', "--json")
     assert result.code == 0, result.stderr
     report = result.json()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.registry._support import ScriptedApprover
 
-from kairox.config import Layer, TrustStore, append_value, resolve_config, set_value
+from kairox.config import Layer, append_value, resolve_config, set_value, trust_workspace
 from kairox.policy import ApprovalAnswer, ApprovalRequest, RuleLayer
 from kairox.registry import build_registry
 from kairox.tools import ToolCall
@@ -70,7 +70,7 @@ async def _runs_without_asking(root: Path) -> bool:
 
 @pytest.mark.parametrize("layer", [RuleLayer.PROJECT, RuleLayer.LOCAL])
 async def test_always_in_a_project_layer_of_a_trusted_workspace_is_in_force_next_time(repo: Path, isolated_home: Path, layer: RuleLayer) -> None:
-    TrustStore(isolated_home).trust(repo)
+    trust_workspace(repo)
     before = _pins(isolated_home)[str(repo)]
     file = await _always(repo, layer)
 
@@ -86,7 +86,7 @@ async def test_always_in_a_project_layer_of_a_trusted_workspace_is_in_force_next
 
 
 async def test_what_another_writer_put_in_the_same_file_meanwhile_still_waits(repo: Path, isolated_home: Path) -> None:
-    TrustStore(isolated_home).trust(repo)
+    trust_workspace(repo)
     file = await _always(repo, RuleLayer.PROJECT, other_writer=True)
 
     again = resolve_config(repo)
@@ -101,7 +101,7 @@ async def test_what_another_writer_put_in_the_same_file_meanwhile_still_waits(re
 
 async def test_an_earlier_allowed_rule_of_the_same_file_stays_pinned_beside_the_new_one(repo: Path, isolated_home: Path) -> None:
     (repo / "kairox.toml").write_text('[policy.rules]\nallow = ["fs.read(docs/**)"]\n')
-    TrustStore(isolated_home).trust(repo)
+    trust_workspace(repo)
     await _always(repo, RuleLayer.PROJECT)
     again = resolve_config(repo)
     assert [r.pattern for r in again.rules] == ["fs.read(docs/**)", RULE]
@@ -109,7 +109,7 @@ async def test_an_earlier_allowed_rule_of_the_same_file_stays_pinned_beside_the_
 
 
 async def test_a_folder_trusted_through_its_parent_gets_the_pin_in_the_parents_record(repo: Path, isolated_home: Path) -> None:
-    TrustStore(isolated_home).trust(repo)
+    trust_workspace(repo)
     sub = repo / "sub"
     (sub / ".git").mkdir(parents=True)
     file = await _always(sub, RuleLayer.PROJECT)

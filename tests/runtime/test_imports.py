@@ -5,7 +5,7 @@ from pathlib import Path
 
 from tests.helpers import kairox
 
-from kairox.config import InstructionsConfig, TrustStore
+from kairox.config import InstructionsConfig, trust_workspace
 from kairox.runtime import gather_memory
 from kairox.runtime._imports import MAX_IMPORT_DEPTH
 
@@ -62,7 +62,7 @@ def test_an_import_the_read_rules_deny_is_refused_in_the_prompt(tmp_path: Path, 
     (root / "notes.md").write_text("plain notes")
     (root / "AGENTS.md").write_text("@notes.md\n@secrets/keys.md\n")
     (isolated_home / "kairox.toml").write_text('[policy.rules]\ndeny = ["fs.read(secrets/**)"]\n')
-    TrustStore(isolated_home).trust(root)
+    trust_workspace(root)
     run = kairox("context", cwd=root)
     assert run.code == 0, run.stderr
     assert "plain notes" in run.stdout
@@ -77,7 +77,7 @@ def test_an_import_of_another_name_of_a_denied_file_is_refused_in_the_prompt(tmp
     os.link(root / "secrets" / "keys.md", root / "notes.md")  # a hard link made before the rule
     (root / "AGENTS.md").write_text("@notes.md\n")
     (isolated_home / "kairox.toml").write_text('[policy.rules]\ndeny = ["fs.read(secrets/**)"]\n')
-    TrustStore(isolated_home).trust(root)
+    trust_workspace(root)
     run = kairox("context", cwd=root)
     assert run.code == 0, run.stderr
     assert "hunter2" not in run.stdout

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.agent._support import SERVERS
 
-from kairox.config import McpServerConfig, TrustStore
+from kairox.config import McpServerConfig, trust_workspace
 from kairox.mcp import ServerStatus
 from kairox.runtime import (
     add_mcp_server,
@@ -31,7 +31,7 @@ async def test_restart_disable_and_tool_toggle_act_on_the_running_manager_and_pe
     project.write_text(f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n', encoding="utf-8")
     user = isolated_home / "kairox.toml"
     user.write_text(f'[mcp_servers.other]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n', encoding="utf-8")
-    TrustStore(isolated_home).trust(workspace)
+    trust_workspace(workspace)
     async with build_extension_context(workspace) as context:
         assert context.mcp is not None
         client = context.mcp.clients["basic"]

@@ -1,6 +1,7 @@
 """Secrets planted in every place a configuration can hold one (env values, headers, URL userinfo and ``?api_key=``
 query keys, a catalog source, a model provider, a hook's command line) never reach what a front end shows: the
-command line's listings and ``--json``, the TUI's panels, the GUI's API endpoints."""
+command line's listings and ``--json``, the TUI's panels, the GUI's API endpoints, the gateway's tool listing and
+audit log, an agent session's transcript, and every log file Kairox writes under ``$KAIROX_HOME``."""
 
 import json
 import sys
@@ -33,10 +34,11 @@ TOKEN = "test-token-0123456789"
 LEAKS_ITS_TOKEN = "import os, sys; sys.stderr.write('token ' + os.environ['SERVICE_TOKEN']); sys.exit(3)"
 
 
-def _plant(home: Path) -> None:
+def _plant(home: Path, head: str = "") -> None:
+    """The secrets in the user layer; ``head``: top-level keys before the tables (a model for a session)."""
     s = SECRETS
     (home / "kairox.toml").write_text(
-        f'[mcp_servers.remote]\ntype = "streamable_http"\nurl = "http://me:{s["userinfo"]}@127.0.0.1:9/mcp?api_key={s["query"]}"\n'
+        head + f'[mcp_servers.remote]\ntype = "streamable_http"\nurl = "http://me:{s["userinfo"]}@127.0.0.1:9/mcp?api_key={s["query"]}"\n'
         f'headers = {{ Authorization = "Bearer {s["header"]}" }}\nstartup_timeout_sec = 5\n\n'
         f'[mcp_servers.local]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\nenv = {{ SERVICE_TOKEN = "{s["env"]}" }}\n\n'
         # a server that prints its own secret on stderr and exits: its stderr tail is shown everywhere
@@ -113,5 +115,61 @@ async def test_planted_secrets_reach_no_front_end(tmp_path: Path, isolated_home:
     assert "curl" in texts["CLI hooks list"]
     assert '"name":"remote"' in texts["GUI /api/servers"]
     assert "token <redacted>" in texts["CLI mcp status"] and "token <redacted>" in texts["TUI servers"]
+    leaks = [leak for where, text in texts.items() for leak in _leaks(where, text)]
+    assert leaks == [], "\n".join(leaks)
+
+
+def _home_files(home: Path) -> dict[str, str]:
+    """Every file Kairox wrote under its home (logs, server stderr logs, transcripts, caches), not the planted
+    configuration itself."""
+    return {
+        f"file {path.relative_to(home)}": path.read_text(encoding="utf-8", errors="replace")
+        for path in sorted(home.rglob("*"))
+        if path.is_file() and path.name != "kairox.toml"
+    }
+
+
+async def _gateway_texts(workspace: Path, audit: Path) -> dict[str, str]:
+    from tests.gateway.conftest import in_process
+
+    async with in_process(workspace, audit) as client:
+        listed = await client.list_tools()
+        names = [tool.name for tool in listed.tools]
+        echo = next(name for name in names if name.endswith("local__echo"))
+        called = await client.call_tool(echo, {"message": f"token {SECRETS['env']}"})
+        assert not called.is_error, called
+    return {"gateway tools/list": json.dumps(listed.model_dump(mode="json")), "gateway audit": audit.read_text(encoding="utf-8")}
+
+
+async def test_planted_secrets_reach_no_gateway_listing_audit_transcript_or_log(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.servers.model_server import ScriptedModelServer
+
+    from kairox.agent import open_session
+
+    monkeypatch.setenv("KAIROX_TEST_MODEL_KEY", "sk-planted-model-key-5611")
+    workspace = make_workspace(tmp_path / "repo")
+    # the model asks the local server to echo a planted secret: the call's arguments and its result hold it
+    script = [
+        {"reply": "tool_calls", "text": "", "calls": [{"id": "e1", "name": "mcp__local__echo", "arguments": {"message": f"token {SECRETS['env']}"}}]},
+        {"reply": "text", "text": "Done.", "expect": {"tool_results": {"e1": "token"}}},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        head = (
+            'model = "scripted-model"\nmodel_provider = "scripted"\n\n[policy.rules]\nallow = ["mcp__local__*"]\n\n'
+            f'[model_providers.scripted]\nwire_api = "chat"\nbase_url = "{server.base_url}"\napi_key_env = "KAIROX_TEST_MODEL_KEY"\n\n'
+        )
+        _plant(isolated_home, head)
+        async with open_session(workspace) as session:
+            await session.run_turn("Echo the token.")
+            transcript = session.transcript.path
+    texts = {"transcript": transcript.read_text(encoding="utf-8"), **await _gateway_texts(workspace, tmp_path / "audit.jsonl")}
+    texts.update(_home_files(isolated_home))
+
+    # each output was produced and holds the call (redacted where the secret was)
+    assert "mcp__local__echo" in texts["transcript"] and "token <redacted>" in texts["transcript"]
+    assert "local__echo" in texts["gateway tools/list"] and "token <redacted>" in texts["gateway audit"]
+    # the servers' stderr logs (the leaky one printed its token there) and the gateway's audit under the home
+    assert "token <redacted>" in texts["file logs/mcp/leaky.log"], sorted(texts)
+    assert "sk-planted-model-key-5611" not in "".join(texts.values())
     leaks = [leak for where, text in texts.items() for leak in _leaks(where, text)]
     assert leaks == [], "\n".join(leaks)

@@ -17,7 +17,7 @@ from tests.runtime.test_toggles import Person
 from tests.security.test_untrusted_rule_writes import _tree
 
 from kairox.cli._common import ExitCode
-from kairox.config import Layer, LayerStatus, ResolvedConfig, TrustStore, resolve_config
+from kairox.config import Layer, LayerStatus, ResolvedConfig, resolve_config, trust_workspace
 from kairox.policy import ApprovalAnswer, RuleLayer
 from kairox.registry import RuleNotSavedError, build_registry, user_layer_writer
 from kairox.runtime import ConfigWriteDeniedError, authorize_config_write
@@ -166,7 +166,7 @@ async def test_a_workspace_write_that_a_link_sends_into_the_user_file_is_refused
 ) -> None:
     spelling = setup(_places(tmp_path, isolated_home), isolated_home)
     if trusted:
-        TrustStore(isolated_home).trust(spelling.workspace)
+        trust_workspace(spelling.workspace)
     resolved = resolve_config(spelling.workspace)
     assert resolved.trusted is trusted
     file = spelling.file(resolved)
@@ -198,7 +198,7 @@ def test_config_set_in_a_linked_layer_exits_denied_and_changes_no_file(
 ) -> None:
     spelling = setup(_places(tmp_path, isolated_home), isolated_home)
     if trusted:
-        TrustStore(isolated_home).trust(spelling.workspace)
+        trust_workspace(spelling.workspace)
     file = resolve_config(spelling.workspace).layer_file(Layer(layer))
     before = _tree(tmp_path, isolated_home)
     run = kairox("--workspace", spelling.workspace, "config", "set", "--layer", layer, "--yes", "model", "x", cwd=spelling.workspace)
@@ -262,7 +262,7 @@ async def test_always_in_a_project_layer_linked_to_the_user_file_is_not_offered_
     spelling = _nested_project_link(_places(tmp_path, isolated_home), isolated_home)
     user_text = USER_TEXT.replace("[policy.rules]", '[policy]\napproval_policy = "untrusted"\n\n[policy.rules]')
     (isolated_home / "kairox.toml").write_text(user_text)  # every call asks
-    TrustStore(isolated_home).trust(spelling.workspace)
+    trust_workspace(spelling.workspace)
     resolved = resolve_config(spelling.workspace)
     writer = user_layer_writer(resolved)
     assert set(writer.refused) == {RuleLayer.PROJECT}

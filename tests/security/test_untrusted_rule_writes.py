@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests.registry._support import ScriptedApprover
 
-from kairox.config import Layer, TrustStore, resolve_config
+from kairox.config import Layer, resolve_config, trust_workspace
 from kairox.events import RecordingSink
 from kairox.policy import ApprovalAnswer, RuleLayer
 from kairox.registry import RuleNotSavedError, ToolCallApprovalAnswered, build_registry, user_layer_writer
@@ -184,7 +184,7 @@ async def test_always_in_the_user_layer_of_an_untrusted_workspace_is_saved(tmp_p
 async def test_always_in_the_project_layer_of_a_trusted_workspace_is_saved_there(tmp_path: Path, isolated_home: Path) -> None:
     ws, _ = _places(tmp_path, isolated_home)
     (ws / "kairox.toml").write_text("# project\n")
-    TrustStore(isolated_home).trust(ws)
+    trust_workspace(ws)
     resolved = resolve_config(ws)
     sink = RecordingSink()
     approver = ScriptedApprover([ApprovalAnswer.allow_always(RULE, layer=RuleLayer.PROJECT)])

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from kairox.errors import Severity
-from kairox.skills import SkillArgument, SkillFormat, parse_skill_file, parse_skill_text
+from kairox.skills import SkillArgument, SkillFormat, parse_skill_file, parse_skill_text, read_body
 
 
 def _diag(outcome: object) -> list[tuple[str, int | None, str]]:
@@ -142,7 +142,7 @@ def test_body_is_read_on_use_not_at_load(tmp_path: Path) -> None:
     skill = parse_skill_file(path).skill
     assert skill is not None
     path.write_text("---\nname: s\ndescription: d\n---\nsecond body\n", encoding="utf-8")
-    assert skill.read_body() == "second body\n"
+    assert read_body(skill) == "second body\n"
 
 
 def test_self_referencing_or_exploding_yaml_aliases_are_one_error_not_a_crash(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import pytest
 from tests.helpers import kairox
 from tests.skills.conftest import WriteSkill
 
-from kairox.config import SkillsConfig, TrustStore, resolve_config
+from kairox.config import SkillsConfig, resolve_config, trust_workspace
 from kairox.skills import (
     SkillLoadError,
     SkillRegistry,
@@ -30,7 +30,7 @@ def _summary(registry: SkillRegistry) -> list[tuple[str, str, bool, list[str]]]:
 
 
 def test_session_beats_workspace_beats_user_and_shadowed_are_listed(workspace: Path, isolated_home: Path, write_skill: WriteSkill, tmp_path: Path) -> None:
-    TrustStore(isolated_home).trust(workspace)
+    trust_workspace(workspace)
     user = write_skill(isolated_home / "skills", "pr-review", "user version")
     write_skill(isolated_home / "skills", "only-user", "user only")
     kairox_ws = write_skill(workspace / ".kairox" / "skills", "pr-review", "workspace version")
@@ -74,15 +74,17 @@ def test_untrusted_workspace_skills_are_listed_not_offered_and_do_not_shadow_use
     deploy = registry.require("deploy")
     assert (deploy.skill.path, deploy.offered, [s.path for s in deploy.shadowed]) == (user, True, [ws_deploy])
     repo_only = registry.require("repo-only")
-    assert (repo_only.offered, repo_only.hidden_reason) == (False, UNTRUSTED_REASON)
+    assert (repo_only.offered, repo_only.hidden_reason, repo_only.held_by_trust) == (False, UNTRUSTED_REASON, True)
+    assert deploy.held_by_trust is False  # the user's skill is offered
     assert [s.name for s in registry.offered()] == ["deploy"]
     assert "repo-only" not in registry.catalog().text
     assert [m.skill.name for m in registry.match("repo skill")] == []
 
-    TrustStore(isolated_home).trust(workspace)
+    trust_workspace(workspace)
     trusted = registry_from_config(resolve_config(workspace))
     assert trusted.require("deploy").skill.path == ws_deploy
     assert [s.name for s in trusted.offered()] == ["deploy", "repo-only"]
+    assert trusted.require("repo-only").held_by_trust is False
 
 
 def test_plugin_skills_are_namespaced_and_found_by_plain_name_when_unique(tmp_path: Path, write_skill: WriteSkill) -> None:

@@ -11,7 +11,7 @@ from tests.agent._support import SERVERS, make_workspace
 from tests.tui.test_session_app import app_for, type_text, until
 from textual.widgets import DataTable, Static
 
-from kairox.config import TrustStore
+from kairox.config import trust_workspace
 from kairox.mcp import ServerStatus
 from kairox.runtime import CONFIG_WRITE_TOOL
 from kairox.tui import ApprovalScreen, McpPanel, TextPanel
@@ -178,7 +178,7 @@ async def test_mcp_panel_asks_before_writing_a_project_file_of_an_untrusted_work
 async def test_mcp_panel_writes_a_project_file_of_a_trusted_workspace_without_asking(tmp_path: Path, isolated_home: Path) -> None:
     workspace = make_workspace(tmp_path / "repo")
     project = project_server(workspace)
-    TrustStore(isolated_home).trust(workspace)
+    trust_workspace(workspace)
     app = app_for(workspace)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.context is not None and app.context.mcp.clients["alpha"].status is ServerStatus.READY)

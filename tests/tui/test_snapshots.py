@@ -122,9 +122,9 @@ async def test_mcp_panel(fixed_dir: Path, isolated_home: Path, monkeypatch: pyte
     launcher.chmod(0o755)
     (fixed_dir / "kairox.toml").write_text(f'[mcp_servers.basic]\ncommand = "{launcher}"\n', encoding="utf-8")
     (isolated_home / "kairox.toml").write_text('[mcp_servers.off]\ncommand = "never-started"\nenabled = false\n', encoding="utf-8")
-    from kairox.config import TrustStore
+    from kairox.config import trust_workspace
 
-    TrustStore(isolated_home).trust(fixed_dir)
+    trust_workspace(fixed_dir)
     resolved = resolve_config(fixed_dir)
     app = KairoxApp(RuntimeOptions(workspace=fixed_dir), resolved, clock=lambda: FROZEN, start_session=False)
     async with build_extension_context(resolved=resolved) as context, app.run_test(size=SIZE) as pilot:

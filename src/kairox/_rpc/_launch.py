@@ -3,7 +3,7 @@
 configured it, the allow-listed environment plus the server's own ``env``, started under the guard."""
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from kairox._rpc._process import ChildProcess, child_environment
@@ -33,13 +33,16 @@ def server_process(
     host_env: Mapping[str, str] | None = None,
     stderr_log: Path | None = None,
     stop_timeout: float = 3.0,
+    scrub_stderr: Callable[[str], str] | None = None,
 ) -> ChildProcess:
     """The (not yet started) child of a configured server."""
     host = dict(os.environ if host_env is None else host_env)
     argv = [resolved_command(command, base_dir, host), *(expand_vars(part, host).value for part in args)]
     environment = child_environment(host, extra={k: expand_vars(v, host).value for k, v in env.items()})
     # guarded: a wrapper (a shell script, npx, uvx) may start helpers the parent-death signal would not reach
-    return ChildProcess(argv, env=environment, cwd=cwd, stderr_log=stderr_log, stop_timeout=stop_timeout, guarded=True)
+    return ChildProcess(
+        argv, env=environment, cwd=cwd, stderr_log=stderr_log, stop_timeout=stop_timeout, guarded=True, scrub_stderr=scrub_stderr
+    )
 
 
 def closed_reason(child: ChildProcess, what: str) -> str:

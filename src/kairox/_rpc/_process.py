@@ -16,7 +16,7 @@ import shutil
 import signal
 import sys
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -82,10 +82,16 @@ def _group_runs(pgid: int) -> bool:
 
 
 class StderrTail:
-    """The last ``limit`` bytes a child wrote to stderr, and optionally every byte in a log file."""
+    """The last ``limit`` bytes a child wrote to stderr, and optionally every byte in a log file. With ``scrub``
+    (a configuration's known secrets, replaced) both hold whole lines, each scrubbed: a line is kept back until
+    its end arrives (or ``limit`` bytes of it did), so a secret split across two reads is still found."""
 
-    def __init__(self, limit: int = 16_384, log_path: Path | None = None, *, log_limit: int = LOG_LIMIT_BYTES) -> None:
+    def __init__(
+        self, limit: int = 16_384, log_path: Path | None = None, *, log_limit: int = LOG_LIMIT_BYTES, scrub: Callable[[str], str] | None = None
+    ) -> None:
         self.limit = limit
+        self._scrub = scrub
+        self._partial = b""
         self._chunks: deque[bytes] = deque()
         self._size = 0
         self.total_bytes = 0
@@ -94,6 +100,22 @@ class StderrTail:
 
     def feed(self, chunk: bytes) -> None:
         self.total_bytes += len(chunk)
+        if self._scrub is not None:
+            chunk, self._partial = self._lines(self._partial + chunk)
+            if not chunk:
+                return
+        self._keep(chunk)
+
+    def _lines(self, data: bytes) -> tuple[bytes, bytes]:
+        """The whole lines of ``data``, scrubbed, and what is left of an unfinished last line."""
+        assert self._scrub is not None
+        end = data.rfind(b"\n") + 1
+        if end == 0 and len(data) < self.limit:
+            return b"", data
+        whole, rest = (data[:end], data[end:]) if end else (data, b"")
+        return self._scrub(whole.decode("utf-8", errors="replace")).encode("utf-8"), rest
+
+    def _keep(self, chunk: bytes) -> None:
         if self._log is not None:
             # a full disk ends the log, never the draining (the child would block)
             self._log.write(chunk)
@@ -104,10 +126,19 @@ class StderrTail:
 
     def text(self, max_chars: int | None = None) -> str:
         data = b"".join(self._chunks)[-self.limit :]
+        if self._partial and self._scrub is not None:
+            data += self._scrub(self._partial.decode("utf-8", errors="replace")).encode("utf-8")
         text = data.decode("utf-8", errors="replace")
         return text[-max_chars:] if max_chars else text
 
+    def flush(self) -> None:
+        """Keep the unfinished last line too (the child closed its stderr, or is being stopped)."""
+        if self._partial and self._scrub is not None:
+            partial, self._partial = self._partial, b""
+            self._keep(self._scrub(partial.decode("utf-8", errors="replace")).encode("utf-8"))
+
     def close(self) -> None:
+        self.flush()
         log, self._log = self._log, None
         if log is not None:
             log.close()
@@ -133,6 +164,7 @@ class ChildProcess:
         pipe_stdout: bool = True,
         guarded: bool = False,
         stdin_grace: float | None = None,
+        scrub_stderr: Callable[[str], str] | None = None,
     ) -> None:
         self.guarded = guarded
         """Started by the host's process guard (``_guard.py --host``), which takes the child and everything below it
@@ -145,7 +177,8 @@ class ChildProcess:
         self.env = dict(env) if env is not None else child_environment(os.environ)
         self.cwd = cwd
         self.stop_timeout = stop_timeout
-        self.stderr = StderrTail(stderr_limit, stderr_log, log_limit=stderr_log_limit)
+        self.stderr = StderrTail(stderr_limit, stderr_log, log_limit=stderr_log_limit, scrub=scrub_stderr)
+        """What the child wrote on stderr; with ``scrub_stderr`` every line of it (log file and tail) scrubbed."""
         self._pipe_stdin = pipe_stdin
         self._pipe_stdout = pipe_stdout
         self._proc: asyncio.subprocess.Process | GuardedProcess | None = None
@@ -231,6 +264,7 @@ class ChildProcess:
         with contextlib.suppress(Exception):
             while chunk := await stream.read(65_536):
                 self.stderr.feed(chunk)
+        self.stderr.flush()
 
     async def wait(self, timeout: float | None = None) -> int | None:
         """The exit code, or None when the child is still running after ``timeout`` seconds.

@@ -37,6 +37,7 @@ from kairox.agent._messages import (
     ToolResultPart,
     Usage,
 )
+from kairox.agent._opener import OpenedWorkspace, open_workspace
 from kairox.agent._provider import (
     BUILTIN_PROVIDERS,
     ModelProviderError,
@@ -78,6 +79,7 @@ __all__ = [
     "ModelResponse",
     "ModelSettings",
     "ModelSetupError",
+    "OpenedWorkspace",
     "ResponseEnd",
     "Role",
     "SessionApprover",
@@ -104,5 +106,6 @@ __all__ = [
     "list_sessions",
     "model_settings",
     "open_session",
+    "open_workspace",
     "read_session",
 ]

@@ -53,7 +53,7 @@ from kairox.agent._provider import (
     model_settings,
 )
 from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
-from kairox.config import AgentConfig, ResolvedConfig, resolve_config
+from kairox.config import AgentConfig, ResolvedConfig, SecretScrubber, resolve_config
 from kairox.errors import KairoxError
 from kairox.events import Event, EventSink, FanoutSink
 from kairox.policy import (
@@ -628,9 +628,12 @@ async def open_session(
     if resume is not None:
         path = find_session(resolved.home, resume)
         _, history = read_session(path)
-        transcript = Transcript(path, hidden=hidden)
+        transcript = Transcript(path, hidden=hidden, scrubber=SecretScrubber.for_config(resolved))
     else:
-        transcript = Transcript.create(resolved.home, workspace=resolved.workspace, model=model_name, provider=provider_name, hidden=hidden)
+        transcript = Transcript.create(
+            resolved.home, workspace=resolved.workspace, model=model_name, provider=provider_name, hidden=hidden,
+            scrubber=SecretScrubber.for_config(resolved),
+        )
     sink = FanoutSink([transcript, *events])
     if settings is not None:
         preload()  # Kairox's own HTTP client loads while the servers start

@@ -36,20 +36,24 @@ def new_session_id() -> str:
 class Transcript:
     """Appends a session's events and messages to its file; also an ``EventSink``."""
 
-    def __init__(self, path: Path, *, hidden: Iterable[str] = ()) -> None:
+    def __init__(self, path: Path, *, hidden: Iterable[str] = (), scrubber: SecretScrubber | None = None) -> None:
+        """``hidden``: values never written (a model's key); ``scrubber``: the configuration's known secrets, which
+        a tool call's arguments or result may quote (``SecretScrubber.for_config``)."""
         self.path = path
         self.session_id = path.stem
         self.hidden = tuple(s for s in hidden if len(s) >= 8)
-        self._scrubber = SecretScrubber()
+        self._scrubber = scrubber or SecretScrubber()
         self._scrubber.add(*self.hidden)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = path.open("a", encoding="utf-8")
         self._lock = threading.Lock()
 
     @classmethod
-    def create(cls, home: Path, *, workspace: Path, model: str, provider: str, hidden: Iterable[str] = ()) -> "Transcript":
+    def create(
+        cls, home: Path, *, workspace: Path, model: str, provider: str, hidden: Iterable[str] = (), scrubber: SecretScrubber | None = None
+    ) -> "Transcript":
         session_id = new_session_id()
-        transcript = cls(sessions_dir(home) / f"{session_id}.jsonl", hidden=hidden)
+        transcript = cls(sessions_dir(home) / f"{session_id}.jsonl", hidden=hidden, scrubber=scrubber)
         transcript._write({"type": "session", "format": FORMAT, "id": session_id, "workspace": str(workspace), "model": model, "provider": provider})
         return transcript
 

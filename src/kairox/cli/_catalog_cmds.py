@@ -8,9 +8,12 @@ import typer
 from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, state
 
 if TYPE_CHECKING:
-    from kairox.catalog import Catalog, CatalogEntry, InstallPlan, PreflightReport
+    from collections.abc import Sequence
+
+    from kairox.catalog import Catalog, CatalogEntry, InstallPlan, PreflightCheck, PreflightReport
     from kairox.config import ResolvedConfig
     from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver
+    from kairox.runtime import InstallStep
 
 catalog_app = typer.Typer(
     help="The MCP server catalog: browse, check and install servers from the built-in list and remote sources.",
@@ -108,8 +111,12 @@ def search(
 
 
 def _check_lines(report: "PreflightReport") -> list[str]:
+    return _check_lines_of(report.checks)
+
+
+def _check_lines_of(checks: "Sequence[PreflightCheck]") -> list[str]:
     lines = []
-    for check in report.checks:
+    for check in checks:
         mark = "ok" if check.ok else ("MISSING" if check.blocking else "unset")
         lines.append(f"  [{mark}] {check.kind} {check.name}: {check.detail}")
         if not check.ok and check.fix:
@@ -276,8 +283,6 @@ def install(
     file = resolved.layer_file(chosen)
     err(f"installing {plan.entry.id} {plan.entry.version} ({plan.choice}) as [mcp_servers.{plan.name}] in {file}")
     err(f"command: {plan.command_line}")
-    for line in _check_lines(report):
-        err(line)
     options = InstallOptions(layer=chosen, require_ready=require_ready, prefetch=not no_prefetch)
 
     ticking = sys.stderr.isatty()
@@ -286,8 +291,11 @@ def install(
         sys.stderr.write(f"\r  … {seconds:.0f} s")
         sys.stderr.flush()
 
-    def progress(text: str) -> None:
-        err(("\r" if ticking else "") + text)
+    def progress(step: "InstallStep") -> None:
+        # a pre-flight check as `catalog check` shows it; every other step as the operation words it
+        lines = _check_lines_of([step.check]) if step.check is not None else [step.message]
+        for line in lines:
+            err(("\r" if ticking else "") + line)
 
     async def run() -> Any:
         return await install_catalog_entry(

@@ -269,10 +269,9 @@ def trust(
             if as_json:
                 out_json({"workspace": str(folder), "trusted": False, "changed": changed})
             return
-        from kairox.config import resolve_config
+        from kairox.config import trust_workspace
 
-        resolved = resolve_config(folder, cli_overrides=cli.overrides, profile=cli.profile)
-        review = store.trust(folder, resolved.pinnable)
+        review = trust_workspace(folder, cli_overrides=cli.overrides, profile=cli.profile)
     except TrustError as exc:
         fail(str(exc))
     err(f"{folder}: {'trusted' if review.first else 'trusted again'}")

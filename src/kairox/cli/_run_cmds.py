@@ -136,7 +136,7 @@ def run(
     resolved = cli.resolve()
     import anyio
 
-    from kairox.agent import ModelSetupError, SessionNotFoundError, open_session
+    from kairox.agent import ModelSetupError, SessionNotFoundError, open_workspace
     from kairox.cli._approver import CliApprover
     from kairox.runtime import RuntimeOptions
 
@@ -145,10 +145,12 @@ def run(
     interactive = not as_json and sys.stdin.isatty() and sys.stderr.isatty()
 
     async def main() -> "TurnResult":
-        async with open_session(
-            cli=options, resolved=resolved, approver=CliApprover() if interactive else None, events=[view, cli.events()],
+        async with open_workspace(
+            cli=options, session=True, resolved=resolved, approver=CliApprover() if interactive else None, events=[view, cli.events()],
             model=model, provider=model_provider, resume=resume, continue_last=continue_last,
-        ) as session:
+        ) as opened:
+            session = opened.session
+            assert session is not None  # session=True: a session, or ModelSetupError
             if not as_json:
                 err(f"kairox: session {session.session_id} ({session.provider}, {session.client.model})")
             return await _turn_with_interrupt(session, prompt)

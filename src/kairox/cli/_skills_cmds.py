@@ -84,7 +84,7 @@ def list_skills(
 @skills_app.command("show")
 def show(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], as_json: JsonOption = False) -> None:
     """A skill's settings, arguments, bundled files and body."""
-    from kairox.skills import SkillError, argument_schema, bundled_files
+    from kairox.skills import SkillError, argument_schema, bundled_files, read_body
 
     _, registry = _registry(ctx)
     try:
@@ -92,7 +92,7 @@ def show(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill
     except SkillError as exc:
         fail(str(exc), ExitCode.NOT_FOUND)
     skill = entry.skill
-    body = skill.read_body()
+    body = read_body(skill)
     files = bundled_files(skill)
     if as_json:
         out_json({**entry.to_json(), "arguments": argument_schema(skill.arguments), "files": files, "body": body})

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         ResolvedConfig,
         parse_cli_value,
         resolve_config,
+        trust_workspace,
     )
     from kairox.config._scrub import SecretScrubber
     from kairox.config._server_profile import ServerProfile, server_profile
@@ -107,6 +108,7 @@ __all__ = [
     "server_profile",
     "set_value",
     "split_key",
+    "trust_workspace",
     "unset_value",
     "value_text",
     "workspace_mcp_servers",
@@ -152,6 +154,7 @@ if not TYPE_CHECKING:
                 "ResolvedConfig",
                 "parse_cli_value",
                 "resolve_config",
+                "trust_workspace",
             ),
             "._server_profile": ("ServerProfile", "server_profile"),
             "._servers": ("DapServerConfig", "LspServerConfig", "McpServerConfig"),

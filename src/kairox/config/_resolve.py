@@ -28,7 +28,7 @@ from kairox.config._models import KairoxConfig
 from kairox.config._parse_cache import PARSE_CACHE, ConfigParseCache, ParsedFile
 from kairox.config._pins import PinnedValue, read_mcp_json_entries, reads_files
 from kairox.config._server_profile import PROFILE_KEYS, ServerProfile, check_override, server_profile
-from kairox.config._trust import TrustStore
+from kairox.config._trust import TrustReview, TrustStore
 from kairox.config._trust_gate import PROJECT_LAYERS, PendingTrust, TrustGate, base_folder
 from kairox.config._validate import problems_from_validation
 from kairox.errors import ConfigProblem, Diagnostic
@@ -647,3 +647,16 @@ def resolve_config(
 
 
 __all__ = ["PendingTrust", "PolicyRule", "ResolvedConfig", "leaves", "parse_cli_value", "resolve_config"]
+
+
+def trust_workspace(
+    workspace: Path,
+    *,
+    cli_overrides: Sequence[str] = (),
+    profile: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> TrustReview:
+    """Trust ``workspace`` with what its files set now: resolve it, then record every pinnable value in the trust
+    store of the ``$KAIROX_HOME`` that ``env`` names (the store only records; resolution happens here)."""
+    resolved = resolve_config(workspace, cli_overrides=cli_overrides, profile=profile, env=env)
+    return TrustStore(resolved.home).trust(workspace, resolved.pinnable)

@@ -42,7 +42,10 @@ class SecretScrubber:
 
     def add_config(self, resolved: "ResolvedConfig") -> None:
         """What ``config show`` redacts of this configuration: each value it hides, or the hidden parts of one."""
-        plain = resolved.config.model_dump(mode="json")
+        self.add_values(resolved.config.model_dump(mode="json"))
+
+    def add_values(self, plain: Any) -> None:
+        """What ``config show`` would redact of one JSON tree (a server's entry, say)."""
         for before, after in _leaves(plain, redact_tree(plain)):
             if before == after:
                 continue
@@ -51,6 +54,27 @@ class SecretScrubber:
             else:  # a URL or flag partly redacted: the parts that are gone
                 kept = set(_SPLIT.split(after))
                 self.add(*(part for part in _SPLIT.split(before) if part not in kept))
+
+    @classmethod
+    def for_config(cls, resolved: "ResolvedConfig", *given: str | None) -> "SecretScrubber":
+        """For what is shown or kept of a session or a gateway: every secret of ``resolved`` (what ``config show``
+        redacts), the values ``given`` (a model's API key and headers) and the host's secret-looking variables."""
+        scrubber = cls()
+        scrubber.add_config(resolved)
+        scrubber.add(*given)
+        scrubber.add_environment()
+        return scrubber
+
+    @classmethod
+    def for_server(cls, config: Any, *given: str, environ: dict[str, str] | None = None) -> "SecretScrubber":
+        """For what a server's process writes (its stderr log and tail): the secrets of its configuration entry
+        (a pydantic model: env values, headers, secret-looking keys), the values ``given`` to it (its expanded
+        environment), and the host's secret-looking variables."""
+        scrubber = cls()
+        scrubber.add_values(config.model_dump(mode="json"))
+        scrubber.add(*given)
+        scrubber.add_environment(environ)
+        return scrubber
 
     def text(self, value: str) -> str:
         return value if self._pattern is None else self._pattern.sub(REDACTED, value)

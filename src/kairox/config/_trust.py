@@ -85,12 +85,9 @@ class TrustStore:
                     merged[str(pin_id)] = (*merged.get(str(pin_id), ()), *(str(h) for h in hashes))
         return Pins(merged)
 
-    def trust(self, workspace: Path, values: Iterable[PinnedValue] | None = None) -> TrustReview:
-        """Record ``workspace`` with the fingerprints of ``values`` (by default, what its files set now)."""
-        if values is None:
-            from kairox.config._resolve import resolve_config
-
-            values = resolve_config(workspace, env={**os.environ, "KAIROX_HOME": str(self.path.parent)}).pinnable
+    def trust(self, workspace: Path, values: Iterable[PinnedValue]) -> TrustReview:
+        """Record ``workspace`` with the fingerprints of ``values``: what its files set now is the resolver's
+        ``ResolvedConfig.pinnable`` (:func:`kairox.config.trust_workspace` resolves and records in one call)."""
         allowed = tuple(values)
         workspaces = self._read()
         key = str(workspace.resolve())

@@ -27,7 +27,7 @@ from kairox._rpc import (
     until_first,
 )
 from kairox._util import JsonObject
-from kairox.config import DapServerConfig
+from kairox.config import DapServerConfig, SecretScrubber
 from kairox.dap._connection import DapConnection
 from kairox.dap._errors import DapAttachError, DapStartupError
 from kairox.tools import state_environment
@@ -76,6 +76,7 @@ class DapClient:
                 base_dir=base_dir or self.workspace,
                 host_env=host_env,
                 stderr_log=stderr_log,
+                scrub_stderr=SecretScrubber.for_server(config, environ=dict(host_env) if host_env is not None else None).text,
             )
             if state_dir is not None:
                 # its caches in its own folder; HOME stays the user's: the debuggee inherits the adapter's

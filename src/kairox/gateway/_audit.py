@@ -3,6 +3,7 @@
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -35,17 +36,27 @@ class AuditRecord:
 class AuditLog:
     """Appends records to ``path``; past ``max_bytes`` the file becomes ``path.1`` (``.1`` -> ``.2`` ...), and the
     oldest beyond ``backups`` is removed. Writing never raises: an audit that cannot be written is reported once
-    on ``problems`` and the call goes on."""
+    on ``problems`` and the call goes on. ``scrub`` replaces the configuration's known secrets in each record
+    (``SecretScrubber.scrub``): a call's arguments may quote one."""
 
-    def __init__(self, path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, backups: int = DEFAULT_BACKUPS) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        backups: int = DEFAULT_BACKUPS,
+        scrub: Callable[[Any], Any] | None = None,
+    ) -> None:
         self.path = path
+        self.scrub = scrub
         self.max_bytes = max_bytes
         self.backups = backups
         self.problems: list[str] = []
         self._lock = threading.Lock()
 
     def write(self, record: AuditRecord) -> None:
-        line = json.dumps(record.to_json(), ensure_ascii=False, default=str) + "\n"
+        data = record.to_json()
+        line = json.dumps(self.scrub(data) if self.scrub is not None else data, ensure_ascii=False, default=str) + "\n"
         with self._lock:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)

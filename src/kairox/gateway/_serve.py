@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from kairox.errors import KairoxError
 from kairox.events import EventSink, FanoutSink
 from kairox.gateway._server import Gateway, GatewayEvents, GatewayOptions
-from kairox.runtime import RuntimeOptions, build_extension_context
+from kairox.runtime import RuntimeOptions
 
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
@@ -152,8 +152,10 @@ async def open_gateway(runtime: RuntimeOptions, options: GatewayOptions, *, even
     """Build the workspace's context and a gateway over it; leaving stops every server the context started."""
     gateway_events = GatewayEvents()
     sink = FanoutSink([gateway_events, *([events] if events is not None else [])])
-    async with build_extension_context(cli=runtime, events=sink) as context:
-        yield Gateway(context, gateway_events, options)
+    from kairox.agent import open_workspace
+
+    async with open_workspace(cli=runtime, session=False, events=[sink]) as opened:  # the gateway's clients bring the model
+        yield Gateway(opened.context, gateway_events, options)
 
 
 async def _until_signal(gateway: Gateway, drain_sec: float, stop: Callable[[], None]) -> None:

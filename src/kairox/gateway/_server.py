@@ -145,7 +145,13 @@ class Gateway:
         self.context = context
         self.events = events
         self.options = options or GatewayOptions()
-        self.audit = AuditLog(self.options.audit_path or context.resolved.home / "logs" / "gateway.jsonl", max_bytes=self.options.audit_max_bytes)
+        from kairox.config import SecretScrubber
+
+        self.audit = AuditLog(
+            self.options.audit_path or context.resolved.home / "logs" / "gateway.jsonl",
+            max_bytes=self.options.audit_max_bytes,
+            scrub=SecretScrubber.for_config(context.resolved).scrub,
+        )
         self.diagnostics: list[Diagnostic] = []
         self._clients: OrderedDict[str, _Client] = OrderedDict()
         self._call_ids = itertools.count(1)

@@ -76,12 +76,8 @@ def held_back(context: ExtensionContext) -> HeldBack:
         if p.key.startswith(tuple(key + "." for key, _ in _SERVER_KINDS)) or p.key == "hooks" or p.key.startswith(("hooks.", "plugins.")):
             continue
         counted += 1
-    skills = tuple(
-        sorted(e.skill.qualified_name for e in context.skills.entries() if e.hidden_reason is not None and "kairox trust" in e.hidden_reason)
-    )
-    plugins = tuple(
-        sorted(p.name for p in context.plugins.plugins if not p.enabled and "kairox trust" in (p.disabled_reason or ""))
-    )
+    skills = tuple(sorted(e.skill.qualified_name for e in context.skills.entries() if e.held_by_trust))
+    plugins = tuple(sorted(p.name for p in context.plugins.plugins if not p.enabled and p.held_by_trust))
     return HeldBack(
         workspace=str(resolved.workspace), trusted=resolved.trusted, servers=servers, skills=skills, plugins=plugins, hooks=hooks,
         other_keys=counted,

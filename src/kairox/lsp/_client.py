@@ -19,7 +19,7 @@ import anyio
 
 from kairox._rpc import JsonRpcEndpoint, RpcError, closed_reason, server_process
 from kairox._util import JsonObject
-from kairox.config import LspServerConfig
+from kairox.config import LspServerConfig, SecretScrubber
 from kairox.errors import SandboxUnavailableError
 from kairox.lsp._errors import LspStartupError
 from kairox.lsp._files import DiskTexts, FileState, locate, read_text
@@ -159,6 +159,7 @@ class LspClient:
             base_dir=base_dir or self.workspace,
             host_env=host_env,
             stderr_log=stderr_log,
+        scrub_stderr=SecretScrubber.for_server(config, environ=dict(host_env) if host_env is not None else None).text,
             stop_timeout=config.shutdown_timeout_sec,
         )
         self.rpc: JsonRpcEndpoint | None = None

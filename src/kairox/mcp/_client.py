@@ -398,6 +398,7 @@ class McpClient:
         self._lost = anyio.Event()
         self._relist = anyio.Event()
         reason: str | None = None
+        closed = False
         was_ready = False
         exited = False
         timeout = self.config.startup_timeout_sec
@@ -434,6 +435,12 @@ class McpClient:
             except Exception as exc:
                 cause = _unwrap(exc)
                 reason = describe_failure(cause, self.config.url)
+                # the connection ended under the handshake (ours or the SDK's error says so by its code, not its text)
+                sdk_errors = sys.modules.get("mcp.shared.exceptions")
+                code = cause.code if isinstance(cause, SessionError) else None
+                if sdk_errors is not None and isinstance(cause, sdk_errors.MCPError):
+                    code = cause.error.code
+                closed = code == CONNECTION_CLOSED
                 variable = getattr(cause, "variable", None) if isinstance(cause, StartError) else None
                 self.lifecycle.cause = FailureCause.UNSET_VARIABLE if variable else FailureCause.OTHER
                 self.lifecycle.cause_variable = variable
@@ -452,7 +459,7 @@ class McpClient:
             self.lifecycle.cause, self.lifecycle.cause_variable = FailureCause.STARTUP_TIMEOUT, None
         elif was_ready and reason is None:
             reason = "the session expired (HTTP 404)" if self._expired else f"the server {_exit_detail(child_code)}"
-        elif not was_ready and exited and (reason is None or "Connection closed" in reason):
+        elif not was_ready and exited and (reason is None or closed):
             reason = f"the server {_exit_detail(child_code)} before finishing the MCP handshake"
         if not was_ready and self._transport_invalid:
             reason = f"{reason}; its stdout is not JSON-RPC, e.g. {self._transport_invalid[0]!r}"

@@ -3,7 +3,8 @@
 It does what a client of protocol 2024-11-05 to 2025-11-25 does (``initialize``, paginated listings,
 ``tools/call`` with progress and cancellation, ``resources/read``; answers ``ping``, ``roots/list``,
 ``elicitation/create`` and ``sampling/createMessage``; reports log messages and tool list changes) with one
-future per request and one reader task, so a process that only talks to such servers never loads the SDK. In
+future per request and one reader task in the session's task group (a request the server sends is answered in a
+task of that group, under a cancel scope of its own that ``notifications/cancelled`` cancels), so a process that only talks to such servers never loads the SDK. In
 ``auto`` mode it first sends the 2026 ``server/discover`` probe as the SDK does; a server that answers it is
 modern, and :meth:`NativeSession.open` returns its answer so the caller can hand the connection to the SDK.
 
@@ -18,6 +19,9 @@ import logging
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
+
+import anyio
+import anyio.abc
 
 from kairox._rpc import ChildProcess
 from kairox._rpc._replies import RequestHandler, reply_to
@@ -50,7 +54,6 @@ from kairox.tools import ToolResult
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
-    from mcp.shared._stream_protocols import ReadStream, WriteStream
     from mcp.shared.message import SessionMessage
 
 log = logging.getLogger(__name__)
@@ -63,6 +66,8 @@ _CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
 _CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 _PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
 _NEVER_CANCELLED = frozenset({"initialize", "server/discover"})
+CANCEL_NOTICE_SEC = 1.0
+"""How long a cancelled request may take to tell the server (``notifications/cancelled``), shielded."""
 
 
 class Channel(Protocol):
@@ -72,9 +77,6 @@ class Channel(Protocol):
         """The next valid message; None once the connection ended."""
 
     async def send(self, message: dict[str, Any]) -> None: ...
-
-    def post(self, message: dict[str, Any]) -> None:
-        """Send without waiting, best effort (a cancellation notice from a task being cancelled)."""
 
     def negotiated(self, version: str) -> None:
         """The handshake settled on ``version`` (HTTP sends it as a header from now on)."""
@@ -146,10 +148,6 @@ class StdioChannel:
             if line:
                 self.invalid(line)
 
-    def post(self, message: dict[str, Any]) -> None:
-        if not self._transport.is_closing():
-            self._stdin.write(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
-
     async def send(self, message: dict[str, Any]) -> None:
         if self._transport.is_closing():
             self.input_closed = True
@@ -166,6 +164,18 @@ class StdioChannel:
         return None
 
 
+class Incoming(Protocol):
+    """What the channel reads of an SDK transport's read stream (the SDK's own protocol for it is private)."""
+
+    async def receive(self) -> "SessionMessage | Exception": ...
+
+
+class Outgoing(Protocol):
+    """What the channel writes to an SDK transport's write stream."""
+
+    async def send(self, item: "SessionMessage", /) -> None: ...
+
+
 class SdkStreamChannel:
     """The SDK's SSE or Streamable HTTP transport (its read and write streams of ``SessionMessage``) as a channel.
 
@@ -174,19 +184,16 @@ class SdkStreamChannel:
 
     def __init__(
         self,
-        read: "ReadStream[SessionMessage | Exception]",
-        write: "WriteStream[SessionMessage]",
+        read: "Incoming",
+        write: "Outgoing",
         *,
         on_problem: Callable[[str], None],
     ) -> None:
         self._read, self._write = read, write
         self._on_problem = on_problem
         self._headers: dict[str, str] | None = None
-        self._posting: set[asyncio.Task[None]] = set()
 
     async def receive(self) -> dict[str, Any] | None:
-        import anyio
-
         while True:
             try:
                 item = await self._read.receive()
@@ -208,31 +215,20 @@ class SdkStreamChannel:
         return SessionMessage(wire, metadata=metadata)
 
     async def send(self, message: dict[str, Any]) -> None:
-        import anyio
-
         try:
             await self._write.send(self._wrap(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             raise SessionError(CONNECTION_CLOSED, "Connection closed") from exc
-
-    def post(self, message: dict[str, Any]) -> None:
-        # a task of its own: the caller is being cancelled, and an await in it would be cancelled too
-        task = asyncio.get_running_loop().create_task(self._post(self._wrap(message)))
-        self._posting.add(task)
-        task.add_done_callback(self._posting.discard)
-
-    async def _post(self, message: "SessionMessage") -> None:
-        with contextlib.suppress(Exception):
-            await self._write.send(message)
 
     def negotiated(self, version: str) -> None:
         self._headers = {_PROTOCOL_VERSION_HEADER: version}
 
 
 class NativeSession:
-    """``async with NativeSession(channel, ...) as session:`` reads in a task; :meth:`open` does the handshake.
+    """``async with NativeSession(channel, ...) as session:`` reads in a task of its task group; :meth:`open` does
+    the handshake.
 
-    Enter and exit in one task; requests may come from any task."""
+    Enter and exit in one task (the task group's cancel scope belongs to it); requests may come from any task."""
 
     def __init__(
         self,
@@ -259,8 +255,8 @@ class NativeSession:
         self._next_id = 0
         self._pending: dict[int | str, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[int | str, ProgressHandler] = {}
-        self._answering: dict[Any, asyncio.Task[None]] = {}
-        self._reader: asyncio.Task[None] | None = None
+        self._answering: dict[Any, anyio.CancelScope] = {}
+        self._group: anyio.abc.TaskGroup | None = None
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
         self._validators: dict[str, Validator] = {}
         self._handlers: dict[str, RequestHandler] = {
@@ -273,19 +269,21 @@ class NativeSession:
     # --- lifetime -----------------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name=f"mcp-reader-{self.server}")
+        group = self._group = anyio.create_task_group()
+        await group.__aenter__()
+        group.start_soon(self._read_loop, name=f"mcp-reader-{self.server}")
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        tasks = [task for task in (self._reader, *self._answering.values()) if task is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
-        self._fail_pending("Connection closed")
+        group, self._group = self._group, None
+        assert group is not None
+        group.cancel_scope.cancel()  # the reader and every answer in flight end with the session
+        try:
+            await group.__aexit__(exc_type, exc, tb)
+        finally:
+            self._fail_pending("Connection closed")
 
     def _fail_pending(self, reason: str) -> None:
         for future in self._pending.values():
@@ -307,6 +305,8 @@ class NativeSession:
                     self._answer(message)
                 else:
                     await self._notified(message["method"], message.get("params") or {})
+        except Exception:  # a broken channel ends this session (its requests fail), never the task group's host
+            log.exception("reading from MCP server %s failed", self.server)
         finally:
             self._fail_pending("Connection closed")
 
@@ -328,20 +328,25 @@ class NativeSession:
         elif method == "notifications/tools/list_changed":
             self._on_tools_changed()
         elif method == "notifications/cancelled":
-            task = self._answering.get(params.get("requestId"))
-            if task is not None:
-                task.cancel()
+            scope = self._answering.get(params.get("requestId"))
+            if scope is not None:
+                scope.cancel()
 
     def _answer(self, message: dict[str, Any]) -> None:
         ident = message["id"]
-        task = asyncio.get_running_loop().create_task(self._reply(ident, message["method"], message.get("params")))
-        self._answering[ident] = task
-        task.add_done_callback(lambda _t: self._answering.pop(ident, None))
+        scope = self._answering[ident] = anyio.CancelScope()
+        assert self._group is not None
+        self._group.start_soon(self._reply, scope, ident, message["method"], message.get("params"))
 
-    async def _reply(self, ident: Any, method: str, params: Any) -> None:
-        reply = await reply_to(ident, method, params, self._handlers.get(method), peer=self.server)
-        with contextlib.suppress(SessionError):
-            await self.channel.send(reply)
+    async def _reply(self, scope: anyio.CancelScope, ident: Any, method: str, params: Any) -> None:
+        try:
+            with scope:  # the server's notifications/cancelled for this request cancels it
+                reply = await reply_to(ident, method, params, self._handlers.get(method), peer=self.server)
+                with contextlib.suppress(SessionError):
+                    await self.channel.send(reply)
+        finally:
+            if self._answering.get(ident) is scope:
+                del self._answering[ident]
 
     async def _roots(self, params: Any) -> dict[str, Any]:
         return self.callbacks.list_roots()
@@ -369,11 +374,12 @@ class NativeSession:
         try:
             await self.channel.send(message)
             response = await future
-        except asyncio.CancelledError:
+        except anyio.get_cancelled_exc_class():
             if method not in _NEVER_CANCELLED and not self.closed.is_set():
-                self.channel.post(
-                    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": ident, "reason": "cancelled by the client"}}
-                )
+                # shielded, in this task: the caller is being cancelled, and a plain await would be cancelled too
+                notice = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": ident, "reason": "cancelled by the client"}}
+                with anyio.move_on_after(CANCEL_NOTICE_SEC, shield=True), contextlib.suppress(SessionError):
+                    await self.channel.send(notice)
             raise
         finally:
             del self._pending[ident]
@@ -433,7 +439,7 @@ class NativeSession:
             _CLIENT_CAPABILITIES_META: capabilities,
         }
         try:
-            async with asyncio.timeout(DISCOVER_TIMEOUT_SEC):
+            with anyio.fail_after(DISCOVER_TIMEOUT_SEC):
                 raw = await self.request("server/discover", {"_meta": meta})
         except TimeoutError:
             return None

@@ -85,10 +85,15 @@ async def open_stdio(
         started = await confine_server([command, *args], env, cwd=cwd, confinement=confinement, given_env=config.env.keys())
     except SandboxUnavailableError as exc:
         raise StartError(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message) from exc
+    from kairox.config import SecretScrubber
+
+    # the server's stderr (its log file and the tail every front end shows) never holds a secret it was given
+    scrub = SecretScrubber.for_server(config, *extra.values(), environ=dict(environ)).text
     child = ChildProcess(
         started.argv, env=started.env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=STARTUP_STOP_TIMEOUT_SEC,
         guarded=True,
         stdin_grace=0.0,
+        scrub_stderr=scrub,
     )
     try:
         await child.start()
@@ -108,9 +113,9 @@ async def open_remote(
     stack: AsyncExitStack, config: McpServerConfig, *, environ: Mapping[str, str], auth: "httpx2.Auth | None" = None
 ) -> "Transport":
     """The SDK's SSE or Streamable HTTP transport with the configured headers and bearer token."""
+    import httpx2
     from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
     assert config.url is not None
     url = expand(config.url, "url", environ)
@@ -123,7 +128,9 @@ async def open_remote(
         headers["Authorization"] = f"Bearer {token}"
     if config.transport == "sse":
         return sse_client(url, headers=headers, auth=auth, timeout=min(30.0, config.startup_timeout_sec))
-    http = create_mcp_http_client(headers=headers, auth=auth)
+    # the SDK transports' own timeouts: 30 s to connect, write and wait for a connection, 300 s to read (a
+    # server may hold a response stream open); redirects are left to the transport, which stays on the origin
+    http = httpx2.AsyncClient(headers=headers, auth=auth, timeout=httpx2.Timeout(30.0, read=300.0))
     await stack.enter_async_context(http)
     return streamable_http_client(url, http_client=http)
 

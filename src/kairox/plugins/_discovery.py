@@ -101,12 +101,14 @@ class _Gatherer:
 
 
 def _settings(config: KairoxConfig, name: str, *, default_enabled: bool = True, reason: str | None = None) -> PluginSettings:
+    """``default_enabled`` False: trust holds the plugin back (``reason`` says how to allow it)."""
+    held = not default_enabled
     entry = config.plugins.entries.get(name)
     if entry is None:
-        return PluginSettings(enabled=default_enabled, disabled_reason=None if default_enabled else reason)
+        return PluginSettings(enabled=default_enabled, disabled_reason=None if default_enabled else reason, held_by_trust=held)
     enabled = entry.enabled and default_enabled
     why = None if enabled else (reason if not default_enabled else "disabled in [plugins.entries]")
-    return PluginSettings(enabled=enabled, disabled_contributions=frozenset(entry.disabled_contributions), disabled_reason=why)
+    return PluginSettings(enabled=enabled, disabled_contributions=frozenset(entry.disabled_contributions), disabled_reason=why, held_by_trust=held)
 
 
 def _peek_name(root: Path) -> str:

@@ -50,6 +50,8 @@ class PluginSettings:
     enabled: bool = True
     disabled_contributions: frozenset[str] = frozenset()
     disabled_reason: str | None = None
+    held_by_trust: bool = False
+    """Off because the workspace (or what changed in it) waits for ``kairox trust``."""
 
 
 def find_manifests(root: Path) -> tuple[Path | None, tuple[Path, ...]]:
@@ -296,6 +298,7 @@ def load_plugin(
         compatibility=verdict,
         enabled=settings.enabled,
         disabled_reason=settings.disabled_reason,
+        held_by_trust=settings.held_by_trust,
         disabled_contributions=settings.disabled_contributions,
         marketplace=marketplace,
         skills=tuple(skills),

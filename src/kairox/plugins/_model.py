@@ -126,6 +126,8 @@ class Plugin:
     compatibility: CompatibilityVerdict
     enabled: bool = True
     disabled_reason: str | None = None
+    held_by_trust: bool = False
+    """Off until ``kairox trust`` (an untrusted workspace's plugin, or one new or changed since it was trusted)."""
     disabled_contributions: frozenset[str] = frozenset()
     marketplace: str | None = None
     skills: tuple[SkillEntry, ...] = ()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox._util import JsonObject
-from kairox.catalog import CatalogCache, InstallPlan, PreflightReport, preflight
+from kairox.catalog import CatalogCache, InstallPlan, PreflightCheck, PreflightReport, preflight
 from kairox.config import Layer, McpServerConfig, ResolvedConfig, join_key, set_value, write_own
 from kairox.events import EventSink, NullSink
 from kairox.policy import Approver, PolicyEngine, Verdict
@@ -25,7 +25,48 @@ from kairox.registry import SessionApprovals, registry_settings
 from kairox.runtime._events import CatalogInstallFinished
 from kairox.tools import Access, PermissionProfile, ToolSource, ToolSpec, object_schema
 
-Progress = Callable[[str], None]
+
+class InstallStage(enum.StrEnum):
+    """The steps of an install, in their order; a front end renders each as it arrives."""
+
+    PREFLIGHT = "preflight"
+    """What the entry needs (runtimes, variables, platform), one step per check."""
+    APPROVAL = "approval"
+    """The gate is asked about the write of the configuration file."""
+    FETCH = "fetch"
+    """The package is fetched into the runner's cache (started, then done or failed)."""
+    DRY_RUN = "dry_run"
+    """The server is started as Kairox will run it and its tools listed (started, then ready or failed)."""
+    WRITE = "write"
+    """The entry was written (enabled, or disabled with the dry run's diagnostic)."""
+    START = "start"
+    """A front end with a running session starts the new server in it (the GUI)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InstallStep:
+    """One progress step of :func:`install_catalog_entry`: which stage, what to show, and for a finished step (a
+    pre-flight check, a fetch, a dry run) whether it went well."""
+
+    stage: InstallStage
+    message: str
+    ok: bool | None = None
+    """None while the step runs (a start); True or False once it is done."""
+    check: PreflightCheck | None = None
+    """The pre-flight check a ``PREFLIGHT`` step reports."""
+
+    def to_json(self) -> JsonObject:
+        return {"step": str(self.stage), "message": self.message, "ok": self.ok, "check": self.check.to_json() if self.check else None}
+
+
+def check_step(check: PreflightCheck) -> InstallStep:
+    """A pre-flight check as a step: ``[ok]``, ``[missing]`` (blocking) or ``[unset]`` (an optional variable)."""
+    mark = "ok" if check.ok else ("missing" if check.blocking else "unset")
+    text = f"[{mark}] {check.kind} {check.name}: {check.detail}" + (f" ({check.fix})" if not check.ok and check.fix else "")
+    return InstallStep(stage=InstallStage.PREFLIGHT, message=text, ok=check.ok, check=check)
+
+
+Progress = Callable[[InstallStep], None]
 Tick = Callable[[float], None]
 """Called about once a second while a long step runs, with the seconds since it started."""
 PREFETCH_TIMEOUT_SEC = 900.0
@@ -199,7 +240,7 @@ async def _prefetch(
     from kairox._rpc import ChildProcess
 
     started = time.monotonic()
-    progress(f"fetching the package: {' '.join(argv)}")
+    progress(InstallStep(stage=InstallStage.FETCH, message=f"fetching the package: {' '.join(argv)}"))
     try:
         env = {**os.environ, **({"npm_config_cache": str(cache)} if cache is not None else {})}
         async with ChildProcess(argv, env=env, cwd=workspace, pipe_stdin=False, pipe_stdout=False) as child:
@@ -244,14 +285,18 @@ async def install_catalog_entry(
     report: PreflightReport | None = None,
     environ: dict[str, str] | None = None,
 ) -> InstallReport:
-    """Install ``plan`` into the ``options.layer`` file: pre-flight, ask, fetch, dry run, write. ``environ`` (the
-    host's environment with the variables a front end was given) is what pre-flight checks and the dry run gets;
-    nothing of it is written: the entry refers to the variables by name."""
+    """Install ``plan`` into the ``options.layer`` file: pre-flight, ask, fetch, dry run, write, each reported to
+    ``progress`` as an :class:`InstallStep`. ``environ`` (the host's environment with the variables a front end
+    was given) is what pre-flight checks and the dry run gets; nothing of it is written: the entry refers to the
+    variables by name."""
     options = options or InstallOptions()
     sink = events or NullSink()
-    say = progress or (lambda text: None)
+    say = progress or (lambda step: None)
     file = resolved.layer_file(options.layer)
+    say(InstallStep(stage=InstallStage.PREFLIGHT, message=f"checking what {plan.entry.id} {plan.entry.version} needs: {plan.command_line}"))
     checked = report or preflight(plan, environ=environ)
+    for check in checked.checks:
+        say(check_step(check))
 
     def done(outcome: InstallOutcome, reason: str | None = None, **extra: Any) -> InstallReport:
         result = InstallReport(outcome=outcome, plan=plan, file=file, preflight=checked, reason=reason, **extra)
@@ -275,6 +320,7 @@ async def install_catalog_entry(
 
     # the write goes through the gate like any tool's write: a configuration file is protected, so it asks
     arguments: JsonObject = {"path": str(file), "server": plan.name, "entry": plan.entry.id, "command": plan.command_line}
+    say(InstallStep(stage=InstallStage.APPROVAL, message=f"the gate decides the write of [mcp_servers.{plan.name}] into {file}"))
     engine = PolicyEngine(registry_settings(resolved).policy)
     decision = engine.decide(INSTALL_SPEC, arguments)
     if decision.verdict is Verdict.ASK:
@@ -296,16 +342,18 @@ async def install_catalog_entry(
         from kairox.tools import npm_cache_configured
 
         cache = None if npm_cache_configured() is not None else resolved.home / "servers" / profile.state_name / "cache" / "npm"
-        _, fetched = await _prefetch(command, resolved.workspace, say, tick, cache=cache)
-        say(fetched)
+        fetched_ok, fetched = await _prefetch(command, resolved.workspace, say, tick, cache=cache)
+        say(InstallStep(stage=InstallStage.FETCH, message=fetched, ok=fetched_ok))
     config = McpServerConfig.model_validate(plan.table)
     unset = [c for c in checked.problems if c.kind == "variable"]
     if unset:
         names = ", ".join(c.name for c in unset)
         result = DryRunReport(ready=False, error=f"not started: {names} not set ({'; '.join(c.fix or '' for c in unset)})")
     else:
-        say(f"dry run: starting {plan.name!r} as Kairox will run it: {plan.command_line}")
+        say(InstallStep(stage=InstallStage.DRY_RUN, message=f"dry run: starting {plan.name!r} as Kairox will run it: {plan.command_line}"))
         result = await dry_run_server(plan.name, config, resolved=resolved, events=sink, environ=environ)
+    ran = f"dry run: ready, {len(result.tools)} tools" if result.ready else f"dry run: failed: {result.error}"
+    say(InstallStep(stage=InstallStage.DRY_RUN, message=ran, ok=result.ready))
     if result.ready:
         CatalogCache(resolved.home).write_tools(plan.entry.id, plan.entry.version, [t.to_json() for t in result.tools])
     if not result.ready and options.require_ready:
@@ -319,6 +367,7 @@ async def install_catalog_entry(
         comment += f"\nfix it, then set enabled = true (`kairox mcp catalog check {plan.entry.id}` helps)"
     key = join_key(["mcp_servers", plan.name])
     write_own(resolved, file, key, lambda: set_value(file, key, table, comment=comment))
+    say(InstallStep(stage=InstallStage.WRITE, message=f"wrote [mcp_servers.{plan.name}] to {file}" + ("" if result.ready else " (disabled)"), ok=True))
     notes: list[str] = []
     if options.layer is not Layer.USER and not resolved.trusted:
         notes.append("this workspace is not trusted, so its project servers wait until `kairox trust`")

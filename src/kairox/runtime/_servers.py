@@ -309,9 +309,7 @@ class ServerBoard:
 
         self.resolved = resolved
         # a server's stderr or failure may quote its own environment or headers: scrubbed here, for every front end
-        self._scrubber = SecretScrubber()
-        self._scrubber.add_config(resolved)
-        self._scrubber.add_environment()
+        self._scrubber = SecretScrubber.for_config(resolved)
 
     def scrub(self, text: str) -> str:
         """``text`` with every secret of the configuration (and the host's) replaced, as the views show it."""

@@ -22,6 +22,7 @@ from kairox.skills._install import (
     SkillSource,
     install_skill,
 )
+from kairox.skills._load import parse_skill_file, read_body
 from kairox.skills._match import SkillIndex, SkillMatch, TermHit
 from kairox.skills._model import (
     SKILL_FILE,
@@ -31,7 +32,7 @@ from kairox.skills._model import (
     SkillFrontmatter,
     SkillScope,
 )
-from kairox.skills._parse import ParseOutcome, parse_skill_file, parse_skill_text, split_frontmatter
+from kairox.skills._parse import ParseOutcome, parse_skill_text, split_frontmatter
 from kairox.skills._registry import (
     SkillEntry,
     SkillError,
@@ -116,6 +117,7 @@ __all__ = [
     "parse_skill_text",
     "persist_enabled",
     "policy_authorizer",
+    "read_body",
     "registry_from_config",
     "render_catalog",
     "roots_from_config",

@@ -28,8 +28,8 @@ from kairox.errors import Diagnostic, Severity
 from kairox.events import EventSink, NullSink
 from kairox.skills._discovery import LooseFiles, SkillRoot, discover_skills
 from kairox.skills._events import SkillInstalled
+from kairox.skills._load import parse_skill_file
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat, SkillScope
-from kairox.skills._parse import parse_skill_file
 from kairox.skills._registry import SkillError
 
 Authorize = Callable[[Path], bool | Awaitable[bool]]

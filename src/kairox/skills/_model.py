@@ -135,10 +135,3 @@ class SkillDef:
     def placed(self, *, scope: SkillScope, plugin: str | None = None, root: Path | None = None) -> "SkillDef":
         """This skill as found in a given scope (parsing does not know where a file was found)."""
         return replace(self, scope=scope, plugin=plugin, root=root)
-
-    def read_body(self) -> str:
-        """The markdown after the frontmatter, read now."""
-        from kairox.skills._parse import split_frontmatter
-
-        text = self.path.read_text(encoding="utf-8", errors="replace")
-        return split_frontmatter(text).body

@@ -321,14 +321,3 @@ def parse_skill_text(
 
     skill = SkillDef(name=name, description=frontmatter.description.strip(), path=path, format=fmt, frontmatter=frontmatter, body_line=split.body_line, scope=scope, plugin=plugin, root=root)
     return ParseOutcome(skill, sorted((named(d) for d in diagnostics), key=lambda d: d.line or 0))
-
-
-def parse_skill_file(path: Path, *, fmt: SkillFormat | None = None) -> ParseOutcome:
-    """Read and parse one skill file; an unreadable file is a diagnostic, not an exception."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        name = path.parent.name if path.name == SKILL_FILE else path.stem
-        return ParseOutcome(None, [Diagnostic(kind="skill", name=name, reason=f"cannot read the file: {exc.strerror or exc}", severity=Severity.ERROR, source=str(path))])
-    return parse_skill_text(data.decode("utf-8", errors="replace"), path, fmt=fmt)
-

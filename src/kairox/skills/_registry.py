@@ -19,9 +19,9 @@ from kairox.skills._cache import SkillCache
 from kairox.skills._catalog import Catalog, render_catalog
 from kairox.skills._discovery import Discovery, SkillRoot, discover_skills
 from kairox.skills._events import SkillsDiscovered, SkillsMatched
+from kairox.skills._load import parse_skill_file
 from kairox.skills._match import SkillIndex, SkillMatch, terms
 from kairox.skills._model import SCOPE_PRECEDENCE, SKILL_FILE, SkillDef, SkillScope
-from kairox.skills._parse import parse_skill_file
 
 UNTRUSTED_REASON = "the workspace is not trusted; run `kairox trust` to offer its skills"
 
@@ -59,6 +59,8 @@ class SkillEntry:
     """Skills of the same name this one hides."""
     shadowed_by: SkillDef | None = None
     """Set when this skill is itself hidden by another of the same name."""
+    held_by_trust: bool = False
+    """Hidden because it is the workspace's and the workspace waits for ``kairox trust``."""
 
     @property
     def offered(self) -> bool:
@@ -103,6 +105,7 @@ class SkillRegistry:
         self.trusted = trusted
         self.events: EventSink = events or NullSink()
         self.diagnostics: list[Diagnostic] = list(diagnostics)
+        self._shadow_notes: list[Diagnostic] = []
         self._found: list[SkillDef] = list(skills)
         self._session: list[SkillDef] = []
         self._enabled: dict[str, bool] = {name: entry.enabled for name, entry in self.config.entries.items()}
@@ -164,21 +167,27 @@ class SkillRegistry:
             candidates.setdefault(skill.qualified_name, []).append((key, skill))
         self._entries = {}
         self._shadowed_entries = []
-        self.diagnostics = [d for d in self.diagnostics if not d.reason.startswith("shadowed by ")]
+        # this rebuild's shadowing notes replace the last one's (known by identity: a note's text is no type)
+        stale = {id(d) for d in self._shadow_notes}
+        self.diagnostics = [d for d in self.diagnostics if id(d) not in stale]
+        self._shadow_notes = []
         for name in sorted(candidates):
             ranked = [skill for _, skill in sorted(candidates[name], key=lambda item: item[0])]
             winner, losers = ranked[0], ranked[1:]
             enabled = self._enabled.get(name, True)
-            self._entries[name] = SkillEntry(skill=winner, enabled=enabled, hidden_reason=self._hidden_reason(winner, enabled), shadowed=tuple(losers))
+            held = enabled and winner.scope is SkillScope.WORKSPACE and not self.trusted
+            self._entries[name] = SkillEntry(
+                skill=winner, enabled=enabled, hidden_reason=self._hidden_reason(winner, enabled), shadowed=tuple(losers), held_by_trust=held
+            )
             for loser in losers:
                 self._shadowed_entries.append(SkillEntry(skill=loser, enabled=enabled, hidden_reason=f"shadowed by {winner.path}", shadowed_by=winner))
-                self.diagnostics.append(
-                    Diagnostic(
-                        kind="skill", name=name, severity=Severity.INFO, source=str(loser.path),
-                        reason=f"shadowed by {winner.path} ({winner.scope} scope)",
-                        hint="rename one of them to use both",
-                    )
+                note = Diagnostic(
+                    kind="skill", name=name, severity=Severity.INFO, source=str(loser.path),
+                    reason=f"shadowed by {winner.path} ({winner.scope} scope)",
+                    hint="rename one of them to use both",
                 )
+                self._shadow_notes.append(note)
+                self.diagnostics.append(note)
         self._index = None
 
     def add_session_skill(self, source: Path | SkillDef) -> SkillDef:

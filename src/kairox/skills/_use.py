@@ -21,6 +21,7 @@ from typing import Any
 
 from kairox._util import JsonObject, suggest
 from kairox.skills._discovery import bundled_files
+from kairox.skills._load import read_body
 from kairox.skills._model import SkillArgument, SkillDef
 from kairox.skills._registry import SkillError
 
@@ -194,7 +195,7 @@ def load_skill(
         if missing:
             raise SkillToolsMissingError(skill.qualified_name, missing)
     try:
-        body = skill.read_body()
+        body = read_body(skill)
     except OSError as exc:
         raise SkillError(f"skill {skill.qualified_name!r}: cannot read {skill.path}: {exc.strerror or exc}", hint="`kairox skills list` rescans the skills") from exc
     return LoadedSkill(skill=skill, body=substitute(body, skill, values, text), arguments=values, files=tuple(bundled_files(skill)))

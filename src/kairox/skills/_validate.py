@@ -14,8 +14,8 @@ from pathlib import Path
 from kairox._util import JsonObject
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._discovery import LooseFiles, SkillRoot, discover_skills
+from kairox.skills._load import parse_skill_file
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillScope
-from kairox.skills._parse import parse_skill_file
 from kairox.skills._registry import diagnostic_json
 from kairox.skills._roots import COMPAT_DIRS, WORKSPACE_DIR
 

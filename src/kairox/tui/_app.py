@@ -172,32 +172,25 @@ class KairoxApp(App[None]):
     # --- the session ------------------------------------------------------------------------------------------
 
     async def _session_main(self) -> None:
-        from kairox.agent import ModelSetupError, model_settings, open_session
-        from kairox.runtime import build_extension_context
+        from kairox.agent import open_workspace
 
         sink = _AppSink(self)
         conversation = self.query_one(Conversation)
         try:
-            try:
-                self.settings = model_settings(self.resolved, model=self.model, provider=self.provider)
-                self.settings.api_key()
-            except ModelSetupError as exc:
-                self.settings, self.setup_problem = None, str(exc)
-            if self.settings is None:
-                conversation.notice(f"{self.setup_problem}\n\n{_reports.NO_MODEL}")
-                async with build_extension_context(cli=self.options, events=sink, resolved=self.resolved) as context:
-                    await self._context_ready(context)
-                    await self._leave.wait()
-            else:
-                async with open_session(
-                    cli=self.options, resolved=self.resolved, approver=self.approver, events=[sink],
-                    model=self.model, provider=self.provider, resume=self.resume,
-                ) as session:
+            async with open_workspace(
+                cli=self.options, resolved=self.resolved, approver=self.approver, events=[sink],
+                model=self.model, provider=self.provider, resume=self.resume,
+            ) as opened:
+                self.settings, self.setup_problem, session = opened.settings, opened.setup_problem, opened.session
+                if session is None or self.settings is None:
+                    conversation.notice(f"{self.setup_problem}\n\n{_reports.NO_MODEL}")
+                    await self._context_ready(opened.context)
+                else:
                     self.session = session
                     await self._context_ready(session.context)
                     self._show_history(session)
                     conversation.notice(f"session {session.session_id} · {self.settings.provider}/{self.settings.model} · / for commands, Tab completes, @ for files")
-                    await self._leave.wait()
+                await self._leave.wait()
         except Exception as exc:  # a start-up failure is shown, not a crash: the person can read it and quit
             conversation.notice(f"kairox could not start the session: {exc}")
             self.trace(TraceEntry(text=f"session: {exc}", error=True))

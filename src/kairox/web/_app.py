@@ -4,9 +4,7 @@ the token of every request."""
 
 import contextlib
 import json
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -23,6 +21,7 @@ from kairox.errors import KairoxError
 from kairox.web._backend import ApprovalNotFoundError, TurnRunningError, WebBackend, answer_from_json
 from kairox.web._guard import COOKIE, RequestGuard
 from kairox.web._hub import WebEvent
+from kairox.web._options import WebOptions
 from kairox.web._views import (
     KINDS,
     catalog_json,
@@ -36,37 +35,13 @@ from kairox.web._views import (
 )
 
 if TYPE_CHECKING:
-    from kairox.runtime import RuntimeOptions
+    pass
 
-STATIC = Path(__file__).parent / "static"
 PING_SEC = 15.0
 NOT_BUILT = (
     "The Kairox GUI's page is not built. Build it from the repository with `make` (it runs the Vite build in ui/ "
     "into src/kairox/web/static), or install a built wheel. The JSON API under /api works without it."
 )
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class WebOptions:
-    """What ``kairox gui`` passes: the global options of the command line, the port and the run's token."""
-
-    workspace: Path | None = None
-    profile: str | None = None
-    overrides: tuple[str, ...] = ()
-    """``-c KEY=VALUE`` overrides of the command line."""
-    port: int = 0
-    """The port the server listens on (the guard accepts only this Host); pick it before creating the app."""
-    token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
-    static_dir: Path = STATIC
-    model: str | None = None
-    provider: str | None = None
-
-    def runtime(self) -> "RuntimeOptions":
-        """The runtime's options (kairox.runtime is imported here, not when the server starts). A ``required``
-        server that fails does not stop the session: the page shows it red, with its stderr, to be fixed there."""
-        from kairox.runtime import RuntimeOptions
-
-        return RuntimeOptions(workspace=self.workspace, profile=self.profile, overrides=self.overrides, raise_on_required=False)
 
 
 class ApiError(Exception):

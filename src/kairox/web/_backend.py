@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kairox.events import Event
     from kairox.policy import ApprovalAnswer, ApprovalRequest
     from kairox.runtime import ExtensionContext, ServerBoard
-    from kairox.web._app import WebOptions
+    from kairox.web._options import WebOptions
 
 ANSWERS = ("once", "session", "always", "deny")
 CONTEXT_WAIT_SEC = 120.0
@@ -191,28 +191,18 @@ class WebBackend:
         """Enter the session (or the context alone) in this task, wait until told to leave, leave here."""
         # the heavy imports (the MCP and model SDKs) in a worker thread: the page is served meanwhile
         await anyio.to_thread.run_sync(_load_runtime)
-        from kairox.agent import ModelSetupError, model_settings, open_session
-        from kairox.runtime import build_extension_context
+        from kairox.agent import open_workspace
 
         try:
-            try:
-                settings = model_settings(self.resolved, model=self.model, provider=self.provider)
-                self.redactor.add(settings.api_key(), *settings.headers.values())
-                self.setup_problem = None
-            except ModelSetupError as exc:
-                settings, self.setup_problem = None, str(exc)
-            self.model_checked = True
-            if settings is None:
-                async with build_extension_context(cli=self.options.runtime(), approver=self.approver, events=self.hub, resolved=self.resolved) as context:
-                    self._entered(context, None)
-                    await self._leave.wait()
-            else:
-                async with open_session(
-                    cli=self.options.runtime(), resolved=self.resolved, approver=self.approver, events=[self.hub],
-                    model=self.model, provider=self.provider, resume=self._resume,
-                ) as session:
-                    self._entered(session.context, session)
-                    await self._leave.wait()
+            async with open_workspace(
+                cli=self.options.runtime(), resolved=self.resolved, approver=self.approver, events=[self.hub],
+                model=self.model, provider=self.provider, resume=self._resume,
+            ) as opened:
+                if opened.settings is not None:
+                    self.redactor.add(opened.settings.api_key(), *opened.settings.headers.values())
+                self.setup_problem, self.model_checked = opened.setup_problem, True
+                self._entered(opened.context, opened.session)
+                await self._leave.wait()
         except Exception as exc:  # shown on the page (state, trace), not a crash of the server
             self.start_problem = f"the session could not start: {exc}"
             self.hub.publish("SessionStartFailed", {"message": self.start_problem}, summary=self.start_problem, send_as_trace=True)

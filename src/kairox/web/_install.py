@@ -1,6 +1,6 @@
 """A catalog install started from the page: the same ``install_catalog_entry`` ``kairox mcp catalog install`` runs
-(pre-flight, the gate's question, fetch, dry run, write), its steps as ``install.progress`` events, its end as
-``install.finished``; an installed server then starts in the running session."""
+(pre-flight, the gate's question, fetch, dry run, write), its typed steps (``InstallStep``) as ``install.progress``
+events, its end as ``install.finished``; an installed server then starts in the running session."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -8,16 +8,8 @@ from kairox.config import Layer, McpServerConfig
 
 if TYPE_CHECKING:
     from kairox.catalog import CatalogEntry
+    from kairox.runtime import InstallStep
     from kairox.web._backend import WebBackend
-
-
-def _step(text: str) -> str:
-    lowered = text.lower()
-    if lowered.startswith("fetching") or lowered.startswith("npm ") or " exec " in lowered:
-        return "fetch"
-    if lowered.startswith("dry run"):
-        return "dry_run"
-    return "progress"
 
 
 def start_install(backend: "WebBackend", entry: "CatalogEntry", *, variables: dict[str, str], layer: Layer) -> str:
@@ -30,45 +22,50 @@ def start_install(backend: "WebBackend", entry: "CatalogEntry", *, variables: di
     job = backend.new_job()
     hub = backend.hub
 
-    def say(step: str, message: str) -> None:
-        hub.publish("install.progress", {"job": job, "step": step, "message": message})
+    def say(step: "InstallStep") -> None:
+        hub.publish("install.progress", {"job": job, **step.to_json()})
 
     async def run() -> None:
         import anyio
 
-        from kairox.catalog import preflight
-        from kairox.runtime import InstallOptions, InstallOutcome, add_mcp_server, install_catalog_entry
+        from kairox.runtime import (
+            InstallOptions,
+            InstallOutcome,
+            InstallStage,
+            InstallStep,
+            add_mcp_server,
+            install_catalog_entry,
+        )
+
+        def start(message: str) -> None:
+            say(InstallStep(stage=InstallStage.START, message=message))
 
         finished: dict[str, Any] = {"job": job, "outcome": "error", "tools": [], "diagnostic": None, "server": plan.name, "file": None}
         try:
-            say("preflight", f"checking what {plan.entry.id} {plan.entry.version} needs: {plan.command_line}")
-            report = await anyio.to_thread.run_sync(lambda: preflight(plan, environ=environ))
-            for check in report.checks:
-                mark = "ok" if check.ok else ("missing" if check.blocking else "unset")
-                say("preflight", f"[{mark}] {check.kind} {check.name}: {check.detail}" + (f" ({check.fix})" if not check.ok and check.fix else ""))
-            say("approval", f"asking to write [mcp_servers.{plan.name}] into {backend.resolved.layer_file(layer)}")
+            from kairox.catalog import preflight
+
+            report = await anyio.to_thread.run_sync(lambda: preflight(plan, environ=environ))  # it runs programs
             result = await install_catalog_entry(
                 backend.resolved, plan, approver=backend.approver, options=InstallOptions(layer=layer), events=hub,
-                progress=lambda text: say(_step(text), text), report=report, environ=environ,
+                progress=say, report=report, environ=environ,
             )
             tools = [t.name for t in result.dry_run.tools] if result.dry_run is not None else []
             finished.update(outcome=str(result.outcome), tools=tools, diagnostic=result.reason, file=str(result.file), notes=list(result.notes))
             if result.written:
-                say("write", f"wrote [mcp_servers.{plan.name}] to {result.file}")
                 backend.refresh()
                 hub.publish("config.changed", {"file": str(result.file)})
             applies = layer is Layer.USER or backend.resolved.trusted
             context = backend.context
             if result.outcome is InstallOutcome.INSTALLED and applies and context is not None:
                 if context.mcp is not None:
-                    say("start", f"starting {plan.name!r} in this session")
+                    start(f"starting {plan.name!r} in this session")
                     await add_mcp_server(context, plan.name, McpServerConfig.model_validate(plan.table))
                 elif not backend.turn_running:  # a session without MCP servers: open it again, with this one
-                    say("start", f"starting {plan.name!r}: the session opens again with it (the conversation continues)")
+                    start(f"starting {plan.name!r}: the session opens again with it (the conversation continues)")
                     await backend.restart()
                     await backend.ready_context()
                 else:
-                    say("start", f"{plan.name!r} starts with the next session (a turn is running)")
+                    start(f"{plan.name!r} starts with the next session (a turn is running)")
         except Exception as exc:  # reported on the page; the GUI keeps running
             finished.update(outcome="error", diagnostic=str(exc))
         hub.publish("install.finished", finished)

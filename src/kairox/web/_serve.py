@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator
 import anyio
 import uvicorn
 
-from kairox.web._app import WebOptions, create_app
+from kairox.web._app import create_app
+from kairox.web._options import WebOptions
 
 HOST = "127.0.0.1"
 
