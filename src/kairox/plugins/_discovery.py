@@ -60,9 +60,13 @@ class _Gatherer:
 
     def add(self, plugin: Plugin | None, problems: Iterable[Diagnostic], *, from_project: bool = False) -> None:
         """``from_project``: found through the workspace (its plugin folder, or a path a project file lists)."""
-        self.diagnostics += problems
         if plugin is None:
+            self.diagnostics += problems
             return
+        if plugin.enabled:
+            # a disabled plugin is not loaded for use: what its contents would warn about is not said (doctor, the
+            # start of every command, the TUI's trace); `kairox plugins validate` still checks it
+            self.diagnostics += problems
         self.roots.add(plugin.root)
         key = str(plugin.root) if self.by_root else plugin.name
         first = self.plugins.get(key)
