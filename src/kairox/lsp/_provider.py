@@ -131,7 +131,8 @@ class LspToolProvider(ToolProvider):
     """``async with LspToolProvider(config.lsp_servers, workspace=root, events=sink) as provider:``.
 
     No server starts until a tool is used on a file its ``file_patterns`` match; then it stays warm until the
-    provider is left. Servers named in ``pending`` (untrusted project layers) and disabled ones are left out.
+    provider is left. Servers named in ``pending`` (untrusted project layers) and disabled ones are left out;
+    ``held`` says why for each pending one.
     """
 
     origin = "lsp"
@@ -143,6 +144,7 @@ class LspToolProvider(ToolProvider):
         workspace: Path,
         events: EventSink | None = None,
         pending: Collection[str] = (),
+        held: Mapping[str, str] | None = None,
         host_env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
         base_dirs: Mapping[str, Path] | None = None,
@@ -168,6 +170,11 @@ class LspToolProvider(ToolProvider):
             )
             for name, config in usable_servers("lsp_servers", servers, pending).items()
         }
+        self.held: dict[str, tuple[LspServerConfig, str]] = {
+            name: (servers[name], why) for name, why in (held or {}).items() if name in servers and name not in self.servers and servers[name].enabled
+        }
+        """Servers trust holds back (``pending``), with why in the runtime's words (``pending re-trust: ...``): a
+        file or name one of them would serve is answered with that, not with "no language server"."""
         self._stack = contextlib.AsyncExitStack()
         self._handlers: dict[str, Handler] = {
             "lsp.definition": self._definition,
@@ -261,6 +268,12 @@ class LspToolProvider(ToolProvider):
             languages = server.config.languages
             if not server.config.file_patterns and languages and language_id(Path(real), languages) in languages:
                 return server
+        for name, (config, _why) in self.held.items():
+            patterns = config.file_patterns
+            if (patterns and any(matches_pattern(relative, p) for p in patterns)) or (
+                not patterns and config.languages and language_id(Path(real), config.languages) in config.languages
+            ):
+                raise self._held_error(name, f" for {relative}")
         configured = ", ".join(
             f"{s.name} ({', '.join(s.config.file_patterns) or '-'})" for s in self.servers.values()
         )
@@ -269,8 +282,16 @@ class LspToolProvider(ToolProvider):
             hint=f"configured: {configured or 'none'}; add [lsp_servers.NAME] with matching file_patterns",
         )
 
+    def _held_error(self, name: str, what: str = "") -> LspNoServerError:
+        return LspNoServerError(
+            f"language server {name!r}{what} is {self.held[name][1]}",
+            hint="`kairox trust` in the workspace reviews the entry; the server starts once it is trusted",
+        )
+
     def _named_server(self, name: Any) -> LspServerLifecycle:
         if isinstance(name, str) and name:
+            if name in self.held:
+                raise self._held_error(name)
             if name not in self.servers:
                 raise LspNoServerError(
                     f"no language server named {name!r}", hint=f"servers: {', '.join(self.servers)}"
