@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 _EXIT_WAIT = 0.5
 """Seconds to wait for a server's exit code once its output ended, for the reason of the failure."""
 
+_LOAD_QUIET = 1.0
+"""Seconds without reported work after the project's files were opened before the server counts as loaded."""
+
 OFFERED_ENCODINGS = [UTF32, UTF16, UTF8]
 """Position encodings offered to servers. Character counts first: they are what the model's columns are, and
 servers built on Python strings (pygls) then report exact columns; UTF-16 is the protocol's default and is
@@ -450,7 +453,8 @@ class LspClient:
                 )
             except RpcError:
                 answered = False  # not answered in time (or an error): said as "may be incomplete"
-        idle = await self.wait_until_idle(max(deadline - time.monotonic(), 0.0))
+        # a longer quiet time than between queries: a busy machine delays the begin of the loading it reports
+        idle = await self.wait_until_idle(max(deadline - time.monotonic(), 0.0), quiet=_LOAD_QUIET)
         load.settled, load.busy = answered and idle, self.progress
         self.project = load
         return load
