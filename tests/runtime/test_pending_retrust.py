@@ -19,9 +19,11 @@ pytestmark = pytest.mark.timeout(180)
 def _entries(extra_args: str = "") -> str:
     mcp_args = json.dumps([str(SERVERS / "basic_server.py"), *([extra_args] if extra_args else [])])
     lsp_args = json.dumps([extra_args] if extra_args else [])
+    dap_args = json.dumps(["-m", "debugpy.adapter", *([extra_args] if extra_args else [])])
     return (
         f"[mcp_servers.tool]\ncommand = {json.dumps(sys.executable)}\nargs = {mcp_args}\n"
         f'[lsp_servers.pyls]\ncommand = {json.dumps(str(PYLSP))}\nargs = {lsp_args}\nfile_patterns = ["*.py"]\n'
+        f'[dap_servers.projdbg]\ncommand = {json.dumps(sys.executable)}\nargs = {dap_args}\nlanguages = ["python"]\n'
     )
 
 
@@ -30,7 +32,9 @@ def changed_since_trust(tmp_path: Path, isolated_home: Path) -> Path:
     """A trusted repository whose two servers were edited after `kairox trust`; the user's own language server
     for Markdown keeps the LSP tools listed."""
     (isolated_home / "kairox.toml").write_text(
-        f'[lsp_servers.docs]\ncommand = {json.dumps(str(PYLSP))}\nfile_patterns = ["*.md"]\n', encoding="utf-8"
+        f'[lsp_servers.docs]\ncommand = {json.dumps(str(PYLSP))}\nfile_patterns = ["*.md"]\n'
+        f'[dap_servers.userdbg]\ncommand = {json.dumps(sys.executable)}\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
+        encoding="utf-8",
     )
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
@@ -60,6 +64,11 @@ def test_the_lsp_tools_say_the_entry_is_pending_retrust_and_trust_reviews_it(cha
 
     status = kairox("lsp", "status", cwd=root)
     assert f"pyls: pending re-trust  ({PYLSP} -v; files *.py)" in status.stdout.splitlines()
+    # a debug adapter's entry too
+    launch = kairox(*NO_SANDBOX, "tools", "call", "dap.launch", '{"program": "pkg/tool.py", "server": "projdbg"}', cwd=root)
+    assert f"debug adapter 'projdbg' is pending re-trust: {_reason('debug adapter', 'projdbg', 8)}" in launch.stderr
+    sessions = kairox("dap", "sessions", cwd=root)
+    assert f"projdbg: pending re-trust  ({sys.executable} -m debugpy.adapter -v)" in sessions.stdout.splitlines()
 
     # what the message says to do is what makes it work
     assert kairox("trust", cwd=root).code == 0

@@ -355,6 +355,7 @@ async def build_extension_context(
         )
         dap = DapToolProvider(
             resolved.config.dap_servers, workspace=resolved.workspace, events=sink, pending=dap_pending, base_dirs=dap_dirs,
+            held={name: held_text(resolved, "dap", name) for name in dap_pending},
             confine=confiner("dap_servers"),
         )
         await registry.add_provider(await stack.enter_async_context(lsp))
