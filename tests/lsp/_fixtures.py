@@ -1,5 +1,6 @@
 """Fixture projects and language server configurations for the LSP tests (real
-jedi-language-server and python-lsp-server from the test environment)."""
+jedi-language-server, python-lsp-server and basedpyright from the test environment, and
+typescript-language-server from tests/servers/node_modules)."""
 
 import sys
 from pathlib import Path
@@ -58,6 +59,24 @@ def pylsp_config(**changes: Any) -> LspServerConfig:
 
 
 SERVERS = {"jedi": jedi_config, "pylsp": pylsp_config}
+
+NODE_MODULES = HERE.parent / "servers" / "node_modules"
+
+
+def basedpyright_config(**changes: Any) -> LspServerConfig:
+    fields: dict[str, Any] = {"args": ["--stdio"], "file_patterns": ["*.py"], "languages": ["python"], **changes}
+    return LspServerConfig(command=str(BIN / "basedpyright-langserver"), **fields)
+
+
+def typescript_config(**changes: Any) -> LspServerConfig:
+    # on the Node.js the test packages bring (the server needs a newer one than some systems have)
+    fields: dict[str, Any] = {
+        "args": [str(NODE_MODULES / "typescript-language-server" / "lib" / "cli.mjs"), "--stdio"],
+        "file_patterns": ["*.ts"],
+        "languages": ["typescript"],
+        **changes,
+    }
+    return LspServerConfig(command=str(NODE_MODULES / ".bin" / "node"), **fields)
 
 
 @pytest.fixture

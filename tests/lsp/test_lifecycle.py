@@ -89,6 +89,8 @@ async def test_implementation_and_call_hierarchy_render_where_a_server_offers_th
     context = CallContext(call_id="t", workspace=project)
     where = {"path": "pkg/main.py", "line": 3, "column": 1}
     async with LspToolProvider({"busy": busy_config()}, workspace=project) as provider:
+        # the indexing it reports ended: the answers across files are complete
+        await (await provider.servers["busy"].ensure_running()).request("test/endIndexing")
         implementation = await provider.call_tool("lsp.implementation", where, context)
         incoming = await provider.call_tool("lsp.call_hierarchy", where, context)
         outgoing = await provider.call_tool("lsp.call_hierarchy", {**where, "direction": "outgoing"}, context)

@@ -155,3 +155,105 @@ def test_a_rule_naming_an_argument_the_tool_does_not_take_is_a_warning(tmp_path:
         ),
     ]
     assert report["ok"] is True
+
+
+# --- plugins and language servers ----------------------------------------------------------------------------------
+
+PYLSP = Path(sys.executable).parent / "pylsp"
+
+
+def _plugin(root: Path, manifest: dict[str, object], hooks: dict[str, object] | None = None) -> Path:
+    from tests.plugins.conftest import make_plugin, write_json
+
+    make_plugin(root, manifest)
+    if hooks is not None:
+        write_json(root / "hooks" / "hooks.json", {"hooks": hooks})
+    return root
+
+
+def _noisy_hooks() -> dict[str, object]:
+    # two things Kairox warns about: an event it does not have, a hook type it does not run
+    return {
+        "NoSuchEvent": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt", "prompt": "check it"}]}],
+    }
+
+
+def test_a_disabled_plugin_and_its_hook_warnings_are_not_mentioned(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    noisy = _plugin(tmp_path / "noisy", {"name": "noisy", "version": "1.0.0"}, _noisy_hooks())
+    _user_config(isolated_home, f"[plugins]\npaths = [{json.dumps(str(noisy))}]\n")
+    enabled = kairox(*NO_SANDBOX, "doctor", cwd=workspace)
+    # enabled, its hooks' problems are said (so the test below shows a silence that means something)
+    assert "hook noisy: event 'NoSuchEvent' is not supported by Kairox; its hooks are skipped" in enabled.stdout
+    assert kairox("plugins", "disable", "noisy", cwd=workspace).code == 0
+
+    run = kairox(*NO_SANDBOX, "doctor", cwd=workspace)
+    assert run.code == 0, run.stdout
+    assert "noisy" not in run.stdout and "noisy" not in run.stderr
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+    assert [w for w in report["warnings"] if w["name"] == "noisy"] == []
+    # nor once on every other command
+    listing = kairox("plugins", "list", cwd=workspace)
+    assert listing.stderr == "" and "disabled" in next(line for line in listing.stdout.splitlines() if line.startswith("noisy"))
+    # `plugins validate` still checks the folder itself
+    checked = kairox("plugins", "validate", str(noisy), cwd=workspace)
+    assert "event 'NoSuchEvent' is not supported by Kairox" in checked.stderr
+
+
+def test_a_plugins_missing_language_server_is_a_warning_with_an_install_or_disable_fix(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    manifest = {
+        "name": "pytools",
+        "version": "1.0.0",
+        "lspServers": {"pyright": {"command": "basedpyright-langserver-absent", "args": ["--stdio"], "extensionToLanguage": {".py": "python"}}},
+    }
+    _user_config(isolated_home, f"[plugins]\npaths = [{json.dumps(str(_plugin(tmp_path / 'pytools', manifest)))}]\n")
+    run = kairox(*NO_SANDBOX, "doctor", cwd=workspace)
+    assert run.code == 0, run.stdout
+    lines = run.stdout.splitlines()
+    row = lines.index("  [warn] basedpyright-langserver-absent: language server 'pyright' for *.py (from plugin pytools)")
+    assert lines[row + 1] == "         fix: install 'basedpyright-langserver-absent' so that it is on PATH; or disable the plugin: kairox plugins disable pytools"
+    assert "lsp_servers.pyright.command" not in run.stdout
+    assert run.stdout.rstrip().endswith("Doctor: everything required works.")
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+    check = next(c for c in report["environment"] if c["check"] == "basedpyright-langserver-absent")
+    assert (report["ok"], check["ok"], check["required"]) == (True, False, False)
+
+
+def test_a_known_language_server_gets_its_install_command(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    # a PATH without the test environment: the program is not found, as on a machine without it
+    env = {"PATH": "/usr/bin:/bin"}
+    manifest = {"name": "pytools", "lspServers": {"pyright": {"command": "basedpyright-langserver", "extensionToLanguage": {".py": "python"}}}}
+    _user_config(isolated_home, f"[plugins]\npaths = [{json.dumps(str(_plugin(tmp_path / 'pytools', manifest)))}]\n")
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace, env=env).json()
+    check = next(c for c in report["environment"] if c["check"] == "basedpyright-langserver")
+    assert check["fix"] == "install it: pip install basedpyright; or disable the plugin: kairox plugins disable pytools"
+    # a language server of the user's own configuration stays required, and its fix names the entry
+    _user_config(isolated_home, '[lsp_servers.py]\ncommand = "basedpyright-langserver"\nfile_patterns = ["*.py"]\n')
+    run = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace, env=env)
+    assert run.code == 1
+    check = next(c for c in run.json()["environment"] if c["check"] == "basedpyright-langserver")
+    assert (check["required"], check["fix"]) == (True, "install it: pip install basedpyright; or fix lsp_servers.py.command")
+
+
+def test_two_language_servers_claiming_the_same_files_are_a_warning(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = _workspace(tmp_path)
+    manifest = {"name": "pytools", "lspServers": {"pyright": {"command": str(PYLSP), "extensionToLanguage": {".py": "python"}}}}
+    plugin = _plugin(tmp_path / "pytools", manifest)
+    user = f'[lsp_servers.pyls]\ncommand = {json.dumps(str(PYLSP))}\nfile_patterns = ["*.py"]\n'
+    user += f'[lsp_servers.docs]\ncommand = {json.dumps(str(PYLSP))}\nfile_patterns = ["*.md"]\n'
+    _user_config(isolated_home, user + f"[plugins]\npaths = [{json.dumps(str(plugin))}]\n")
+    run = kairox(*NO_SANDBOX, "doctor", cwd=workspace)
+    assert run.code == 0, run.stdout
+    lines = run.stdout.splitlines()
+    row = lines.index("  lsp_server pyls, pyright: language servers 'pyls' and 'pyright' both claim *.py: 'pyls' answers for those files, 'pyright' is never asked")
+    assert lines[row + 1] == "    fix: narrow the file_patterns of one, or turn one off (enabled = false in [lsp_servers.pyls] / kairox plugins disable pytools)"
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+    overlaps = [w["name"] for w in report["warnings"] if w["kind"] == "lsp_server"]
+    assert overlaps == ["pyls, pyright"]  # docs (*.md) claims nothing the others do
+    # with one of them off, nothing is said
+    kairox("plugins", "disable", "pytools", cwd=workspace)
+    report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
+    assert [w for w in report["warnings"] if w["kind"] == "lsp_server"] == []

@@ -50,6 +50,13 @@ def _entry(view: "ServerView", config: Any, base_dir: Path) -> dict[str, Any]:
     }
 
 
+def _label(status: str) -> str:
+    """A status in the runtime view's words ("pending re-trust"), as every front end shows it."""
+    from kairox.runtime import ServerViewStatus
+
+    return ServerViewStatus(status).label if status in set(ServerViewStatus) else status
+
+
 def _entries(resolved: "ResolvedConfig", kind: str, bases: dict[str, Path]) -> list[dict[str, Any]]:
     from kairox.runtime import ServerBoard
 
@@ -89,7 +96,7 @@ def lsp_status(
         out("No language servers are configured; add [lsp_servers.NAME] with command and file_patterns.")
     for entry in [] if json_output else entries:
         patterns = ", ".join(entry["file_patterns"]) or "-"
-        line = f"{entry['server']}: {entry['status']}  ({' '.join(entry['command'])}; files {patterns})"
+        line = f"{entry['server']}: {_label(entry['status'])}  ({' '.join(entry['command'])}; files {patterns})"
         if entry.get("server_info"):
             info = entry["server_info"]
             line += f"  {info.get('name', '')} {info.get('version', '')}".rstrip()
@@ -149,6 +156,6 @@ def dap_sessions(ctx: typer.Context, json_output: JsonOption = False) -> None:
             "No debug adapters are configured; add [dap_servers.NAME] with command (e.g. python -m debugpy.adapter)."
         )
     for entry in entries:
-        available = "ready to launch" if entry["status"] == "idle" else entry["status"]
+        available = "ready to launch" if entry["status"] == "idle" else _label(entry["status"])
         out(f"{entry['server']}: {available}  ({' '.join(entry['command'])})")
     out("No debug sessions in this process.")

@@ -90,6 +90,7 @@ class _Progress:
 def _manager(cli: CliState, servers: "dict[str, ConfiguredServer]") -> "McpServerManager":
     from kairox.mcp import ClientFeatures, McpServerManager
     from kairox.registry import registry_settings
+    from kairox.runtime import held_text
 
     resolved = cli.resolve()
     startable = sum(1 for s in servers.values() if s.config.enabled and not s.pending_trust)
@@ -103,6 +104,7 @@ def _manager(cli: CliState, servers: "dict[str, ConfiguredServer]") -> "McpServe
         features=ClientFeatures(roots=(resolved.workspace,)),
         wait_for_all=True,  # `kairox mcp ...` reports the servers themselves
         sandbox=registry_settings(resolved).sandbox,
+        held_reason=lambda name: held_text(resolved, "mcp", name),
     )
 
 
@@ -206,7 +208,9 @@ def tools(
         async with _manager(cli, servers) as manager:
             for state_ in manager.states():
                 if state_.error:
-                    problems.append(f"{state_.name}: {state_.status}: {state_.error}")
+                    # a server trust holds back: its reason says so in the words of the server view
+                    shown = "" if state_.status == "pending_trust" else f"{state_.status}: "
+                    problems.append(f"{state_.name}: {shown}{state_.error}")
             for name, adapter in manager.adapters.items():
                 for spec in await adapter.list_tools():
                     rows.append(

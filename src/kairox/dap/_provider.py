@@ -80,6 +80,7 @@ class DapToolProvider(ToolProvider):
         workspace: Path,
         events: EventSink | None = None,
         pending: Collection[str] = (),
+        held: Mapping[str, str] | None = None,
         host_env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
         base_dirs: Mapping[str, Path] | None = None,
@@ -92,6 +93,8 @@ class DapToolProvider(ToolProvider):
         self.workspace = workspace.resolve()
         self.events: EventSink = events or NullSink()
         self.configs = usable_servers("dap_servers", servers, pending)
+        self.held = {name: why for name, why in (held or {}).items() if name in servers and name not in self.configs and servers[name].enabled}
+        """Adapters trust holds back, with why in the runtime's words (``pending re-trust: ...``)."""
         self._host_env = host_env
         self._log_dir = log_dir
         self.sessions: dict[str, DebugSession] = {}
@@ -187,13 +190,23 @@ class DapToolProvider(ToolProvider):
         path = Path(value).expanduser()
         return (path if path.is_absolute() else self.workspace / path).resolve()
 
+    def _held_error(self, name: str) -> DapSessionError:
+        return DapSessionError(
+            f"debug adapter {name!r} is {self.held[name]}",
+            hint="`kairox trust` in the workspace reviews the entry; the adapter starts once it is trusted",
+        )
+
     def _server(self, name: Any, program: Path | None) -> tuple[str, DapServerConfig]:
+        if isinstance(name, str) and name in self.held:
+            raise self._held_error(name)
         if isinstance(name, str) and name:
             if name not in self.configs:
                 raise DapSessionError(
                     f"no debug adapter named {name!r}", hint=f"adapters: {', '.join(self.configs)}"
                 )
             return name, self.configs[name]
+        if not self.configs and self.held:
+            raise self._held_error(next(iter(self.held)))
         if not self.configs:
             raise DapSessionError(
                 "no debug adapter is configured", hint="add [dap_servers.NAME] to kairox.toml"

@@ -8,7 +8,7 @@ from kairox.lsp._events import LspServerFailed, LspServerRunning, LspServerStart
 from kairox.lsp._lifecycle import LspServerLifecycle
 from kairox.lsp._provider import LspToolProvider
 from kairox.lsp._specs import LSP_PERMISSION, lsp_tool_specs
-from kairox.lsp._text import path_to_uri, to_model_column, to_server_character, uri_to_path
+from kairox.lsp._text import matches_pattern, path_to_uri, to_model_column, to_server_character, uri_to_path
 
 __all__ = [
     "LSP_PERMISSION",
@@ -28,6 +28,7 @@ __all__ = [
     "PushedDiagnostics",
     "ServerStatus",
     "lsp_tool_specs",
+    "matches_pattern",
     "path_to_uri",
     "to_model_column",
     "to_server_character",

@@ -9,7 +9,7 @@ the server with shutdown + exit, then the process-group kill of :class:`ChildPro
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 
 _EXIT_WAIT = 0.5
 """Seconds to wait for a server's exit code once its output ended, for the reason of the failure."""
+
+_LOAD_QUIET = 1.0
+"""Seconds without reported work after the project's files were opened before the server counts as loaded."""
 
 OFFERED_ENCODINGS = [UTF32, UTF16, UTF8]
 """Position encodings offered to servers. Character counts first: they are what the model's columns are, and
@@ -127,6 +130,35 @@ class _Progress:
         self.changed = anyio.Event()
 
 
+@dataclass(kw_only=True, slots=True)
+class ProjectLoad:
+    """What :meth:`LspClient.load_project` did: which files it opened, and whether the server then had the project."""
+
+    opened: int = 0
+    found: int = 0
+    """Files of the server's languages in the workspace (counted up to the bound)."""
+    truncated: bool = False
+    """The workspace held more files than the bound, or listing them took longer than allowed."""
+    settled: bool = False
+    """The server answered after the files were open and reported no work still going on."""
+    busy: list[str] = field(default_factory=list)
+    """The work it still reported when the wait ended."""
+    at: float = field(default_factory=time.monotonic)
+
+    @property
+    def complete(self) -> bool:
+        return self.settled and not self.truncated
+
+    def gap(self, name: str) -> str | None:
+        """Why an answer across files may miss some, in words, or None."""
+        if self.truncated:
+            return f"only the first {self.opened} files of the workspace were opened in {name}"
+        if not self.settled:
+            work = f" ({'; '.join(self.busy)})" if self.busy else ""
+            return f"{name} had not finished loading the project{work}"
+        return None
+
+
 class LspClient:
     """``async with LspClient("pylsp", config, workspace=root) as client:`` runs one server until the block ends.
 
@@ -175,6 +207,8 @@ class LspClient:
         self._progress = _Progress()
         self.messages: list[str] = []
         self.registrations: list[JsonObject] = []
+        self.project: ProjectLoad | None = None
+        """Set once the workspace's files were opened for a cross-file question (:meth:`load_project`)."""
 
     # --- lifetime ------------------------------------------------------------------------------------------------
 
@@ -389,6 +423,55 @@ class LspClient:
             wait = deadline - now if self._progress.active else min(settled, deadline - now)
             with anyio.move_on_after(wait):
                 await changed.wait()
+
+    async def load_project(self, paths: Iterable[Path], *, limit: int, timeout: float, truncated: bool = False) -> ProjectLoad:
+        """Open ``paths`` (the workspace's files this server serves, at most ``limit``) so that a cross-file
+        question (references, rename, workspace symbols) sees every caller, then wait until the server has
+        loaded them: a request on an open file (servers answer it once the project is in), then until the work
+        it reports with ``$/progress`` has ended, within ``timeout`` seconds in all."""
+        deadline = time.monotonic() + timeout
+        load = ProjectLoad(truncated=truncated)
+        first: OpenDocument | None = None
+        for path in paths:
+            load.found += 1
+            if load.opened >= limit or time.monotonic() >= deadline:
+                load.truncated = True
+                break
+            try:
+                document = await self.sync_document(path)
+            except (OSError, ValueError):
+                continue  # unreadable (or gone since it was listed): the server reads it itself, if it can
+            load.opened += 1
+            first = first or document
+        self._progress.touch()  # a server reports its loading a moment after the files arrive
+        answered = True
+        if first is not None and self.supports("documentSymbolProvider"):
+            try:
+                await self.request(
+                    "textDocument/documentSymbol",
+                    {"textDocument": {"uri": first.uri}},
+                    timeout=max(deadline - time.monotonic(), 0.1),
+                )
+            except RpcError:
+                answered = False  # not answered in time (or an error): said as "may be incomplete"
+        # a longer quiet time than between queries: a busy machine delays the begin of the loading it reports
+        idle = await self.wait_until_idle(max(deadline - time.monotonic(), 0.0), quiet=_LOAD_QUIET)
+        load.settled, load.busy = answered and idle, self.progress
+        self.project = load
+        return load
+
+    async def refresh_documents(self) -> None:
+        """Send the text of every open document that changed on disk since it was sent (a server believes the
+        open text over the disk); close the ones that are gone."""
+        for document in list(self.documents.values()):
+            try:
+                real, state = locate(str(document.path))
+                if real != str(document.path):
+                    raise FileNotFoundError(real)
+                await self.sync_file(real, state)
+            except (OSError, ValueError):
+                if self.documents.pop(document.uri, None) is not None and self.rpc is not None:
+                    await self.rpc.notify("textDocument/didClose", {"textDocument": {"uri": document.uri}})
 
     # --- documents -----------------------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ import contextvars
 import errno
 import os
 import re
+import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -78,6 +79,17 @@ def _left_out_note(count: int) -> str:
 _DIAGNOSTICS_WAIT = 10.0
 _INDEX_WAIT = 10.0
 """How long a workspace-wide query waits for the server's reported indexing to end."""
+_PROJECT_FILES = 400
+"""Files of its languages a server is given before a cross-file question, at most."""
+_PROJECT_WAIT = 20.0
+"""How long the first cross-file question waits for a server to load the project (listing and opening the files,
+then the loading it reports)."""
+_LIST_WAIT = 3.0
+"""Of it, how long listing the workspace's files may take."""
+_RELIST_AFTER = 30.0
+"""Seconds after which a cross-file question lists the workspace again (files added since are opened too)."""
+_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build", "target"})
+"""Folders whose files are not the project's own (dependencies, build output); hidden folders are skipped too."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 """Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
 _ROUTES_KEPT = 4096
@@ -119,7 +131,8 @@ class LspToolProvider(ToolProvider):
     """``async with LspToolProvider(config.lsp_servers, workspace=root, events=sink) as provider:``.
 
     No server starts until a tool is used on a file its ``file_patterns`` match; then it stays warm until the
-    provider is left. Servers named in ``pending`` (untrusted project layers) and disabled ones are left out.
+    provider is left. Servers named in ``pending`` (untrusted project layers) and disabled ones are left out;
+    ``held`` says why for each pending one.
     """
 
     origin = "lsp"
@@ -131,6 +144,7 @@ class LspToolProvider(ToolProvider):
         workspace: Path,
         events: EventSink | None = None,
         pending: Collection[str] = (),
+        held: Mapping[str, str] | None = None,
         host_env: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
         base_dirs: Mapping[str, Path] | None = None,
@@ -156,6 +170,11 @@ class LspToolProvider(ToolProvider):
             )
             for name, config in usable_servers("lsp_servers", servers, pending).items()
         }
+        self.held: dict[str, tuple[LspServerConfig, str]] = {
+            name: (servers[name], why) for name, why in (held or {}).items() if name in servers and name not in self.servers and servers[name].enabled
+        }
+        """Servers trust holds back (``pending``), with why in the runtime's words (``pending re-trust: ...``): a
+        file or name one of them would serve is answered with that, not with "no language server"."""
         self._stack = contextlib.AsyncExitStack()
         self._handlers: dict[str, Handler] = {
             "lsp.definition": self._definition,
@@ -249,6 +268,12 @@ class LspToolProvider(ToolProvider):
             languages = server.config.languages
             if not server.config.file_patterns and languages and language_id(Path(real), languages) in languages:
                 return server
+        for name, (config, _why) in self.held.items():
+            patterns = config.file_patterns
+            if (patterns and any(matches_pattern(relative, p) for p in patterns)) or (
+                not patterns and config.languages and language_id(Path(real), config.languages) in config.languages
+            ):
+                raise self._held_error(name, f" for {relative}")
         configured = ", ".join(
             f"{s.name} ({', '.join(s.config.file_patterns) or '-'})" for s in self.servers.values()
         )
@@ -257,8 +282,16 @@ class LspToolProvider(ToolProvider):
             hint=f"configured: {configured or 'none'}; add [lsp_servers.NAME] with matching file_patterns",
         )
 
+    def _held_error(self, name: str, what: str = "") -> LspNoServerError:
+        return LspNoServerError(
+            f"language server {name!r}{what} is {self.held[name][1]}",
+            hint="`kairox trust` in the workspace reviews the entry; the server starts once it is trusted",
+        )
+
     def _named_server(self, name: Any) -> LspServerLifecycle:
         if isinstance(name, str) and name:
+            if name in self.held:
+                raise self._held_error(name)
             if name not in self.servers:
                 raise LspNoServerError(
                     f"no language server named {name!r}", hint=f"servers: {', '.join(self.servers)}"
@@ -279,6 +312,68 @@ class LspToolProvider(ToolProvider):
                 self._routes.clear()
             self._routes[file.real] = server
         return server
+
+    def _project_files(self, server: LspServerLifecycle, deadline: float) -> tuple[list[Path], bool]:
+        """The workspace's files ``server`` serves (routed to it as a call naming them would be), in a stable order,
+        at most :data:`_PROJECT_FILES` (and what was found by ``deadline``); True when the list was cut short."""
+        found: list[Path] = []
+        stack = [self._root]
+        while stack:
+            folder = stack.pop()
+            try:
+                with os.scandir(folder) as entries:
+                    listed = sorted(entries, key=lambda e: e.name)
+            except OSError:
+                continue
+            subfolders = []
+            for entry in listed:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in _SKIPPED_DIRS:
+                            subfolders.append(entry.path)
+                        continue
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
+                except OSError:
+                    continue
+                if _refusal(Path(entry.path)) is not None:
+                    continue  # the read rules forbid it: not sent to a server either
+                try:
+                    routed = self._server_for(relative_real(entry.path, self._root), entry.path)
+                except LspNoServerError:
+                    continue
+                if routed is server:
+                    found.append(Path(entry.path))
+                    if len(found) > _PROJECT_FILES:
+                        return found, True
+            if time.monotonic() >= deadline:
+                return found, True
+            stack.extend(reversed(subfolders))
+        return found, False
+
+    async def _cross_file(self, server: LspServerLifecycle, client: LspClient) -> str | None:
+        """Before a question across files: the workspace's files of the server's languages are open and the server
+        has loaded them (the first time, and again after :data:`_RELIST_AFTER`); why the answer may be incomplete
+        otherwise."""
+        load = client.project
+        if load is None or (time.monotonic() - load.at > _RELIST_AFTER):
+            start = time.monotonic()
+            files, cut = self._project_files(server, start + min(_LIST_WAIT, _PROJECT_WAIT))
+            wait = min(client.config.request_timeout_sec, _PROJECT_WAIT) - (time.monotonic() - start)
+            previous = load
+            load = await client.load_project(files, limit=_PROJECT_FILES, timeout=max(wait, 1.0), truncated=cut)
+            if previous is not None and previous.complete and not load.settled:
+                load.settled = True  # loaded before: a slow answer now is not a project still loading
+        else:
+            await client.refresh_documents()
+            if client.progress:  # re-indexing after a change: waited for as at the start
+                await client.wait_until_idle(min(client.config.request_timeout_sec, _INDEX_WAIT))
+        gap = load.gap(client.name)
+        if gap is None and client.progress:
+            gap = f"{client.name} is still working ({'; '.join(client.progress)})"
+        return gap
 
     async def _target(self, args: JsonObject) -> _Target:
         given, symbol = args.get("path"), args.get("symbol")
@@ -315,8 +410,16 @@ class LspToolProvider(ToolProvider):
     # --- results -------------------------------------------------------------------------------------------------
 
     @staticmethod
-    def _result(client: LspClient, lines: list[str], empty: str, structured: JsonObject) -> ToolResult:
+    def _result(client: LspClient, lines: list[str], empty: str, structured: JsonObject, *, gap: str | None = None) -> ToolResult:
+        """``gap``: why an answer across files may miss some (said with the answer, and ``complete: false``)."""
         structured = {"server": client.name, **structured}
+        if gap is not None:
+            note = f"({gap}: the answer may be incomplete; ask again shortly)"
+            structured = {**structured, "complete": False, "incomplete_reason": gap}
+            if lines:
+                return ToolResult.text("\n".join([*lines, note]), structured=structured)
+            message = f"{empty}, but {gap}: the answer may be incomplete; ask again shortly."
+            return ToolResult.text(message, structured={**structured, "message": message})
         if lines:
             return ToolResult.text("\n".join(lines), structured=structured)
         busy = client.progress
@@ -331,7 +434,9 @@ class LspToolProvider(ToolProvider):
         message = f"{client.name} does not support {what}; {alternative}"
         return ToolResult.text(message, structured={"server": client.name, "supported": False, "message": message})
 
-    async def _locations(self, target: _Target, method: str, params: JsonObject, what: str) -> ToolResult:
+    async def _locations(self, target: _Target, method: str, params: JsonObject, what: str, *, across: bool = False) -> ToolResult:
+        """``across``: the answer spans files (references, implementations): asked once the project is loaded."""
+        gap = await self._cross_file(target.server, target.client) if across else None
         files = render.Files(target.client)
         result, left_out = _readable_only(await target.client.request(method, params), files)
         items = render.locations(target.client, result, files)
@@ -339,7 +444,7 @@ class LspToolProvider(ToolProvider):
         if left_out:
             lines.append(_left_out_note(left_out))
         empty = "" if lines else f"No {what} found at {target.where()}"  # only said when nothing was found
-        return self._result(target.client, lines, empty, {"locations": items})
+        return self._result(target.client, lines, empty, {"locations": items}, gap=gap)
 
     # --- tools ---------------------------------------------------------------------------------------------------
 
@@ -351,13 +456,13 @@ class LspToolProvider(ToolProvider):
         target = await self._target(args)
         if not target.client.supports("implementationProvider"):
             return self._unsupported(target.client, "implementations", "try lsp.references or lsp.definition")
-        return await self._locations(target, "textDocument/implementation", target.params, "implementation")
+        return await self._locations(target, "textDocument/implementation", target.params, "implementation", across=True)
 
     async def _references(self, args: JsonObject) -> ToolResult:
         target = await self._target(args)
         include = args.get("include_declaration", True) is not False
         params = {**target.params, "context": {"includeDeclaration": include}}
-        return await self._locations(target, "textDocument/references", params, "references")
+        return await self._locations(target, "textDocument/references", params, "references", across=True)
 
     async def _hover(self, args: JsonObject) -> ToolResult:
         target = await self._target(args)
@@ -387,21 +492,28 @@ class LspToolProvider(ToolProvider):
         query = args.get("query")
         if not isinstance(query, str):
             raise LspLocationError("`query` must be a string")
-        client = await self._named_server(args.get("server")).ensure_running()
+        server = self._named_server(args.get("server"))
+        client = await server.ensure_running()
         if not client.supports("workspaceSymbolProvider"):
             return self._unsupported(
                 client,
                 "workspace symbols",
                 "use lsp.document_symbols on a file, or search.ripgrep for the name",
             )
-        # right after start a server indexes the workspace: asked then, it finds nothing (or fails)
-        idle = await client.wait_until_idle(min(client.config.request_timeout_sec, _INDEX_WAIT))
+        # right after start a server has no project (tsserver: none before a file is open) or indexes it: asked
+        # then, it finds nothing (or fails); the workspace's files are opened and the loading waited for first
+        gap = await self._cross_file(server, client)
         try:
             reply = await client.request("workspace/symbol", {"query": query})
-        except RpcResponseError:
-            if idle:
+        except RpcResponseError as exc:
+            if gap is None:
                 raise
-            reply = []  # failed while indexing: said below as "still working", not as the server's error
+            # failed while loading: that it could not search yet, and why; never "no symbols match"
+            message = f"{client.name} could not search the workspace yet: {gap} (it answered: {render.server_error_text(exc.reason)}); ask again shortly."
+            structured: JsonObject = {"server": client.name, "symbols": [], "complete": False, "incomplete_reason": gap, "message": message}
+            if client.progress:
+                structured["indexing"] = client.progress
+            return ToolResult.text(message, structured=structured)
         result, left_out = _readable_only(reply)
         found = []
         for item in result if isinstance(result, list) else []:
@@ -415,14 +527,7 @@ class LspToolProvider(ToolProvider):
         lines = render.symbol_lines(items, with_path=True)
         if left_out:
             lines.append(_left_out_note(left_out))
-        if lines and client.progress:
-            lines.append(f"({client.name} is still working ({'; '.join(client.progress)}): the list may be incomplete)")
-        return self._result(
-            client,
-            lines,
-            f"No symbols match {query!r}",
-            {"symbols": items},
-        )
+        return self._result(client, lines, f"No symbols match {query!r}", {"symbols": items}, gap=gap)
 
     async def _call_hierarchy(self, args: JsonObject) -> ToolResult:
         target = await self._target(args)
@@ -431,6 +536,8 @@ class LspToolProvider(ToolProvider):
                 target.client, "call hierarchy", "use lsp.references to find the callers"
             )
         direction = "outgoing" if args.get("direction") == "outgoing" else "incoming"
+        # callers live in other files; what a function calls is found in its own
+        gap = await self._cross_file(target.server, target.client) if direction == "incoming" else None
         prepared = await target.client.request("textDocument/prepareCallHierarchy", target.params)
         calls: list[JsonObject] = []
         for item in prepared if isinstance(prepared, list) else []:
@@ -453,6 +560,7 @@ class LspToolProvider(ToolProvider):
             lines,
             f"No {what} found for {target.where()}",
             {"direction": direction, "calls": calls},
+            gap=gap,
         )
 
     async def _diagnostics(self, args: JsonObject) -> ToolResult:
@@ -499,6 +607,7 @@ class LspToolProvider(ToolProvider):
             return self._unsupported(
                 target.client, "rename", "use lsp.references and edit each use with fs.edit"
             )
+        gap = await self._cross_file(target.server, target.client)
         edit = await target.client.request("textDocument/rename", {**target.params, "newName": new_name})
         for uri in _edited_uris(edit):
             self._check_readable(real_path(str(uri_to_path(uri))))
@@ -510,7 +619,7 @@ class LspToolProvider(ToolProvider):
             summary = f"Preview: renaming to {new_name!r} changes {count} line(s) in {len(files)} file(s); nothing was written."
             lines.insert(0, summary)
             structured["summary"] = summary
-        return self._result(target.client, lines, f"Nothing to rename at {target.where()}", structured)
+        return self._result(target.client, lines, f"Nothing to rename at {target.where()}", structured, gap=gap)
 
     # --- reporting -----------------------------------------------------------------------------------------------
 

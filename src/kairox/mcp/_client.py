@@ -712,6 +712,8 @@ class McpClient:
 
     def _unavailable(self, tool: str) -> ToolResult:
         why = self.lifecycle.reason or str(self.status)
+        if self.status == ServerStatus.PENDING_TRUST:  # the reason names the status in words and what to run
+            return ToolResult.error(f"MCP server {self.name!r} is {why}; {tool!r} was not called")
         return ToolResult.error(
             f"MCP server {self.name!r} is {self.status} ({why}); {tool!r} was not called. "
             "`kairox mcp status` shows its stderr"

@@ -47,6 +47,7 @@ class McpServerManager:
         features: ClientFeatures | None = None,
         environ: Mapping[str, str] | None = None,
         is_pending: Callable[[str], bool] | None = None,
+        held_reason: Callable[[str], str] | None = None,
         base_dirs: Mapping[str, Path] | None = None,
         raise_on_required: bool = True,
         wait_for_all: bool = False,
@@ -54,13 +55,16 @@ class McpServerManager:
     ) -> None:
         self.events: EventSink = events or NullSink()
         self.raise_on_required = raise_on_required
+        """Whether a failed ``required`` server makes entering raise (``kairox doctor`` reports it instead)."""
         self.wait_for_all = wait_for_all
         """Wait for every started server also when its tools are cached (commands that report servers' state)."""
-        """Whether a failed ``required`` server makes entering raise (``kairox doctor`` reports it instead)."""
         self.workspace = workspace
         self._is_pending = is_pending or (lambda name: False)
         # one copy of the environment for every client (fifty servers need not each decode os.environ)
         snapshot = dict(os.environ) if environ is None else environ
+        self._held_reason = held_reason or (lambda name: "held back by trust: declared by an untrusted project; `kairox trust` starts it")
+        """Why trust holds a pending server back, in the words of the runtime's server view (``pending re-trust:
+        ...`` in a trusted workspace whose entry changed since)."""
         self._home, self._features, self._environ = home, features, environ
         self._confine = confine or (lambda name, config: None)
         """The sandbox profile each stdio server starts under (none given: servers start unconfined)."""
@@ -94,9 +98,11 @@ class McpServerManager:
         features: ClientFeatures | None = None,
         wait_for_all: bool = False,
         sandbox: "SandboxSettings | None" = None,
+        held_reason: Callable[[str], str] | None = None,
     ) -> "McpServerManager":
         """The servers :func:`configured_servers` found, with their trust state and base folders; with the
-        policy's ``sandbox``, each stdio server runs confined under its profile."""
+        policy's ``sandbox``, each stdio server runs confined under its profile. ``held_reason(name)``: why trust
+        holds a pending one back."""
         return cls(
             {name: server.config for name, server in servers.items()},
             workspace=workspace,
@@ -104,6 +110,7 @@ class McpServerManager:
             events=events,
             features=features or ClientFeatures(roots=(workspace,)),
             is_pending=lambda name: servers[name].pending_trust,
+            held_reason=held_reason,
             base_dirs={name: server.base_dir for name, server in servers.items()},
             wait_for_all=wait_for_all,
             confine=server_confiner(servers, sandbox=sandbox, workspace=workspace, home=home),
@@ -140,9 +147,7 @@ class McpServerManager:
                 client.lifecycle.skipped(ServerStatus.DISABLED, "disabled in the configuration")
                 disabled.append(name)
             elif self._is_pending(name):
-                client.lifecycle.skipped(
-                    ServerStatus.PENDING_TRUST, "declared by an untrusted project; `kairox trust` starts it"
-                )
+                client.lifecycle.skipped(ServerStatus.PENDING_TRUST, self._held_reason(name))
                 pending.append(name)
             else:
                 self.adapters[name] = McpToolAdapter(client)

@@ -49,6 +49,13 @@ class PluginSet:
         return tuple(p for p in self.plugins if p.active)
 
 
+_UNTRUSTED_PATHS = "listed by an untrusted project layer; run `kairox trust`"
+_UNTRUSTED_WORKSPACE = "workspace plugins wait for `kairox trust`"
+_CHANGED_SINCE_TRUST = "new or changed since this workspace was trusted; run `kairox trust` to review"
+_TRUST_REASONS = frozenset({_UNTRUSTED_PATHS, _UNTRUSTED_WORKSPACE, _CHANGED_SINCE_TRUST})
+"""Why trust keeps a plugin disabled: it waits for the user's review, so what is wrong with it is still said."""
+
+
 class _Gatherer:
     def __init__(self, prober: ProgramProber | None, *, by_root: bool = False) -> None:
         self.prober = prober
@@ -60,9 +67,14 @@ class _Gatherer:
 
     def add(self, plugin: Plugin | None, problems: Iterable[Diagnostic], *, from_project: bool = False) -> None:
         """``from_project``: found through the workspace (its plugin folder, or a path a project file lists)."""
-        self.diagnostics += problems
         if plugin is None:
+            self.diagnostics += problems
             return
+        if plugin.enabled or plugin.disabled_reason in _TRUST_REASONS:
+            # a plugin the user disabled is not loaded for use: what its contents would warn about is not said
+            # (doctor, the start of every command, the TUI's trace); `kairox plugins validate` still checks it.
+            # One that waits for trust is: the review should know what is wrong with it
+            self.diagnostics += problems
         self.roots.add(plugin.root)
         key = str(plugin.root) if self.by_root else plugin.name
         first = self.plugins.get(key)
@@ -160,17 +172,17 @@ def discover_plugins(
     for listed in config.plugins.paths:
         folder = Path(os.path.expanduser(listed))
         folder = folder if folder.is_absolute() else base("plugins.paths") / folder
-        reason = "listed by an untrusted project layer; run `kairox trust`"
+        reason = _UNTRUSTED_PATHS
         settings = _settings(config, _peek_name(folder), default_enabled=not paths_pending, reason=reason)
         gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=settings, prober=prober), from_project=project("plugins.paths"))
     if workspace is not None:
         folder = workspace / ".kairox" / "plugins"
         for child in sorted(folder.iterdir()) if folder.is_dir() else []:
             if child.is_dir() and not child.name.startswith("."):
-                reason = "workspace plugins wait for `kairox trust`"
+                reason = _UNTRUSTED_WORKSPACE
                 waiting = pending is not None and pending(join_key(["plugins", "workspace", child.name]))
                 if trusted and waiting:
-                    reason = "new or changed since this workspace was trusted; run `kairox trust` to review"
+                    reason = _CHANGED_SINCE_TRUST
                 settings = _settings(config, _peek_name(child), default_enabled=trusted and not waiting, reason=reason)
                 gather.add(*load_plugin(child, origin=PluginOrigin.WORKSPACE, settings=settings, prober=prober), from_project=True)
     plugins_dir = home / "plugins"

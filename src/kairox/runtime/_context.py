@@ -30,7 +30,7 @@ from kairox.runtime._events import (
 )
 from kairox.runtime._memory import gather_memory, instruction_text
 from kairox.runtime._prompt import PluginLine, ServerLine, render_prompt_context
-from kairox.runtime._servers import ServerBoard
+from kairox.runtime._servers import ServerBoard, held_text
 from kairox.tools import SandboxSettings, ToolSpec
 
 if TYPE_CHECKING:
@@ -290,6 +290,7 @@ async def build_extension_context(
                     events=sink,
                     features=ClientFeatures(roots=(resolved.workspace,)),
                     is_pending=lambda name: servers[name].pending_trust,
+                    held_reason=lambda name: held_text(resolved, "mcp", name),
                     base_dirs={name: s.base_dir for name, s in servers.items()},
                     raise_on_required=options.raise_on_required,
                     wait_for_all=options.wait_for_mcp,
@@ -349,10 +350,12 @@ async def build_extension_context(
             diagnostics += [d for name, entry in entries.items() for d in entry_confinement(resolved, section, name, entry, settings.sandbox).profile.diagnostics]
         lsp = LspToolProvider(
             resolved.config.lsp_servers, workspace=resolved.workspace, events=sink, pending=lsp_pending,
+            held={name: held_text(resolved, "lsp", name) for name in lsp_pending},
             base_dirs=lsp_dirs, log_dir=resolved.home / "logs", confine=confiner("lsp_servers"),
         )
         dap = DapToolProvider(
             resolved.config.dap_servers, workspace=resolved.workspace, events=sink, pending=dap_pending, base_dirs=dap_dirs,
+            held={name: held_text(resolved, "dap", name) for name in dap_pending},
             confine=confiner("dap_servers"),
         )
         await registry.add_provider(await stack.enter_async_context(lsp))

@@ -29,6 +29,10 @@ def _fix(diagnostic: "Diagnostic", context: "ExtensionContext") -> str:
         command = context.resolved.config.mcp_servers[diagnostic.name].command
         if command and shutil.which(command) is None and "/" not in command and "$" not in command:
             return f"install {command!r} (not found on PATH) or fix mcp_servers.{diagnostic.name}.command"
+    if diagnostic.kind == "lsp_server" and diagnostic.name in context.resolved.config.lsp_servers:
+        command = context.resolved.config.lsp_servers[diagnostic.name].command
+        if command and shutil.which(command) is None:
+            return lsp_install_fix(diagnostic.name, command, _plugin_of(context, "lsp", diagnostic.name))
     if diagnostic.hint:
         return diagnostic.hint
     if diagnostic.source and diagnostic.line:
@@ -98,8 +102,12 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
     startable = _startable(context)
     for name, server in sorted(config.lsp_servers.items()):
         if ("lsp", name) in startable:
-            check = _program(server.command, required=True, why=f"language server {name!r} for {', '.join(server.file_patterns) or 'its files'}")
-            check["fix"] = None if check["ok"] else f"install {server.command!r} or fix lsp_servers.{name}.command"
+            plugin = _plugin_of(context, "lsp", name)
+            # a plugin's language server is optional: without its program only that server is missing
+            check = _program(server.command, required=plugin is None, why=f"language server {name!r} for {', '.join(server.file_patterns) or 'its files'}")
+            if plugin is not None:
+                check["why"] += f" (from plugin {plugin})"
+            check["fix"] = None if check["ok"] else lsp_install_fix(name, server.command, plugin)
             checks.append(check)
     for name, adapter in sorted(config.dap_servers.items()):
         if ("dap", name) in startable:
@@ -107,6 +115,95 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
             check["fix"] = None if check["ok"] else f"install {adapter.command!r} or fix dap_servers.{name}.command"
             checks.append(check)
     return checks
+
+
+_INSTALLS = {
+    "basedpyright-langserver": "pip install basedpyright",
+    "basedpyright": "pip install basedpyright",
+    "pyright-langserver": "pip install pyright (or npm install -g pyright)",
+    "pyright": "pip install pyright (or npm install -g pyright)",
+    "pylsp": "pip install python-lsp-server",
+    "jedi-language-server": "pip install jedi-language-server",
+    "ruff": "pip install ruff",
+    "typescript-language-server": "npm install -g typescript-language-server typescript",
+    "vscode-json-language-server": "npm install -g vscode-langservers-extracted",
+    "vscode-css-language-server": "npm install -g vscode-langservers-extracted",
+    "vscode-html-language-server": "npm install -g vscode-langservers-extracted",
+    "bash-language-server": "npm install -g bash-language-server",
+    "yaml-language-server": "npm install -g yaml-language-server",
+    "gopls": "go install golang.org/x/tools/gopls@latest",
+    "rust-analyzer": "rustup component add rust-analyzer",
+    "clangd": "apt-get install clangd",
+    "lua-language-server": "apt-get install lua-language-server",
+}
+"""How the common language servers are installed, by the program an entry runs."""
+
+
+def lsp_install_fix(name: str, command: str, plugin: str | None) -> str:
+    """The fix for a language server whose program is not found: how to install it, and for a plugin's server,
+    that disabling the plugin is the other way."""
+    program = command.rsplit("/", 1)[-1]
+    known = _INSTALLS.get(program)
+    install = f"install it: {known}" if known else f"install {program!r} so that it is on PATH"
+    if plugin is not None:
+        return f"{install}; or disable the plugin: kairox plugins disable {plugin}"
+    return f"{install}; or fix lsp_servers.{name}.command"
+
+
+def _plugin_of(context: "ExtensionContext", kind: str, name: str) -> str | None:
+    """The plugin that brings server ``name``, when a plugin does."""
+    from kairox.runtime._servers import ServerBoard
+
+    board = context.servers or ServerBoard(context.resolved)
+    view = board.get(kind, name)
+    layer = view.origin.layer if view is not None and view.origin is not None else ""
+    return layer.removeprefix("plugin:") if layer.startswith("plugin:") else None
+
+
+def _claims_overlap(first: Any, second: Any) -> str | None:
+    """A file pattern (or language) two language servers both claim, or None."""
+    from pathlib import PurePosixPath
+
+    from kairox.lsp import matches_pattern
+
+    for mine in first.file_patterns:
+        for theirs in second.file_patterns:
+            # a file name each pattern stands for, tried against the other one
+            if mine == theirs or matches_pattern(PurePosixPath(theirs.replace("**/", "").replace("*", "x")), mine) or matches_pattern(
+                PurePosixPath(mine.replace("**/", "").replace("*", "x")), theirs
+            ):
+                return mine if mine == theirs else f"{mine} / {theirs}"
+    if not first.file_patterns and not second.file_patterns:
+        shared = sorted(set(first.languages) & set(second.languages))
+        return f"{shared[0]} files" if shared else None
+    return None
+
+
+def overlapping_servers(context: "ExtensionContext") -> list["Diagnostic"]:
+    """A warning for every two language servers that may start and claim the same files: only the first one
+    configured is ever asked about them."""
+    from kairox.errors import Diagnostic
+
+    startable = _startable(context)
+    servers = [(n, s) for n, s in context.resolved.config.lsp_servers.items() if ("lsp", n) in startable]
+    found = []
+    for index, (name, server) in enumerate(servers):
+        for other, later in servers[index + 1 :]:
+            claim = _claims_overlap(server, later)
+            if claim is None:
+                continue
+            ways = []
+            for each in (name, other):
+                plugin = _plugin_of(context, "lsp", each)
+                ways.append(f"kairox plugins disable {plugin}" if plugin else f"enabled = false in [lsp_servers.{each}]")
+            found.append(
+                Diagnostic(
+                    kind="lsp_server", name=f"{name}, {other}", severity=Severity.WARNING,
+                    reason=f"language servers {name!r} and {other!r} both claim {claim}: {name!r} answers for those files, {other!r} is never asked",
+                    hint=f"narrow the file_patterns of one, or turn one off ({' / '.join(ways)})",
+                )
+            )
+    return found
 
 
 def _startable(context: "ExtensionContext") -> set[tuple[str, str]]:
@@ -148,7 +245,11 @@ def doctor_report(context: "ExtensionContext") -> dict[str, Any]:
         for d in context.diagnostics
         if d.severity is Severity.ERROR
     ]
-    notes = [{**d.to_json(), "fix": _fix(d, context)} for d in context.diagnostics if d.severity is not Severity.ERROR]
+    notes = [
+        {**d.to_json(), "fix": _fix(d, context)}
+        for d in [*context.diagnostics, *overlapping_servers(context)]
+        if d.severity is not Severity.ERROR
+    ]
     report: dict[str, Any] = {
         "workspace": str(context.resolved.workspace),
         "trusted": context.resolved.trusted,
@@ -224,7 +325,7 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
             out(f"{title} ({len(items)}):")
             for item in items:
                 out(f"  {item['kind']} {item['name']}: {item['reason']}")
-                if severity == "info" and item["fix"]:
+                if item["fix"] and (severity == "info" or item["kind"] == "lsp_server"):
                     out(f"    fix: {item['fix']}")
     out("")
     if not report["ok"]:

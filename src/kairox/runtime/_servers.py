@@ -50,6 +50,11 @@ class ServerViewStatus(enum.StrEnum):
     """The workspace is trusted, but this server was added or changed since: it waits for ``kairox trust`` again."""
 
     @property
+    def label(self) -> str:
+        """The words a person reads for it (:data:`LABELS`)."""
+        return LABELS[self]
+
+    @property
     def waits_for_trust(self) -> bool:
         return self in (ServerViewStatus.HELD_BACK, ServerViewStatus.PENDING_RETRUST)
 
@@ -125,7 +130,7 @@ class ServerView:
 
     @property
     def label(self) -> str:
-        return LABELS[self.status]
+        return self.status.label
 
     @property
     def confinement_text(self) -> str | None:
@@ -178,6 +183,15 @@ def trust_hold(resolved: ResolvedConfig, kind: str, name: str, *, pending: bool)
     if "kairox trust" not in reason:
         reason += "; run `kairox trust` in the workspace to start it"
     return status, reason
+
+
+def held_text(resolved: ResolvedConfig, kind: str, name: str) -> str:
+    """Why trust holds server ``name`` back, as a tool's answer or a status line says it: the status's words, then
+    the reason (``pending re-trust: language server `py` in kairox.toml:4 changed since ...; run `kairox trust` to
+    review``)."""
+    hold = trust_hold(resolved, kind, name, pending=True)
+    assert hold is not None
+    return f"{LABELS[hold[0]]}: {hold[1]}"
 
 
 def _origin(resolved: ResolvedConfig, kind: str, name: str) -> ServerOrigin | None:
