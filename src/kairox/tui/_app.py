@@ -29,7 +29,8 @@ from kairox.registry import ToolCallDecided, ToolCallFinished
 from kairox.runtime import plugin_rows, skill_rows, toggle_plugin, toggle_skill
 from kairox.tui import _reports
 from kairox.tui._approval import ApprovalScreen, TuiApprover
-from kairox.tui._composer import COMMANDS, Composer, workspace_paths
+from kairox.tui._commands import BUILTINS, SlashCommand, all_commands, find_command, help_text, unknown_reason
+from kairox.tui._composer import Composer, Option, workspace_paths
 from kairox.tui._conversation import Conversation, result_text
 from kairox.tui._panels import McpPanel, TextPanel
 from kairox.tui._servers import MARKS, TraceEntry, describe, load_failures
@@ -49,7 +50,7 @@ Screen { layout: vertical; }
 #conversation .notice { color: $text-muted; margin: 1 0; }
 #conversation .assistant { margin: 0; padding: 0; }
 #conversation .tool-call { margin: 0; padding: 0; border: none; }
-#completions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
+#completions { height: auto; max-height: 8; padding: 0 1; background: $panel; }
 #completions.empty { display: none; }
 #composer { height: 5; border: round $accent; }
 #trace { width: 2fr; min-width: 40; border-left: solid $panel-lighten-2; }
@@ -92,7 +93,8 @@ class KairoxApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "cancel turn / quit", priority=True),
         Binding("q", "quit_app", "quit", show=False),
-        Binding("escape", "leave_composer", show=False),
+        Binding("escape", "to_composer", show=False),
+        Binding("ctrl+o", "toggle_tools", "tool calls"),
         Binding("f3", "errors_only", "errors only"),
         Binding("f2", "panel('mcp')", "/mcp"),
     ]
@@ -138,7 +140,7 @@ class KairoxApp(App[None]):
             with Vertical(id="left"):
                 yield Conversation(id="conversation")
                 yield Static("", id="completions", classes="empty", markup=False)
-                yield Composer(self._workspace_paths, id="composer")
+                yield Composer(self._workspace_paths, self._command_options, id="composer")
             with Vertical(id="trace"):
                 yield Static("Servers", classes="section")
                 yield DataTable(id="servers", cursor_type="row", show_cursor=False)
@@ -156,6 +158,10 @@ class KairoxApp(App[None]):
         if self._start_session:
             # after the first paint: the session's start-up runs on this loop, and the composer should show first
             self.call_after_refresh(lambda: self.run_worker(self._session_main(), name="session", exit_on_error=False))
+
+    def _command_options(self) -> list[Option]:
+        skills = self.context.skills if self.context is not None else None
+        return [Option(f"/{c.name}", (f"{c.argument_hint}  " if c.argument_hint else "") + c.description) for c in all_commands(skills)]
 
     def _workspace_paths(self) -> list[str]:
         if self._paths is None:
@@ -331,25 +337,47 @@ class KairoxApp(App[None]):
     # --- the composer -----------------------------------------------------------------------------------------
 
     def on_composer_completions(self, message: Composer.Completions) -> None:
-        hint = self.query_one("#completions", Static)
-        hint.set_class(not message.options, "empty")
-        hint.update("   ".join(f"{o} {COMMANDS.get(o, '')}".strip() for o in message.options) if message.options else "")
+        menu = self.query_one("#completions", Static)
+        menu.set_class(not message.options, "empty")
+        if not message.options:
+            menu.update("")
+            return
+        shown = 8
+        first = max(0, min(message.highlighted - shown // 2, len(message.options) - shown))
+        width = max(len(o.value) for o in message.options[first : first + shown])
+        lines = Text()
+        for index in range(first, min(first + shown, len(message.options))):
+            option = message.options[index]
+            style = "reverse" if index == message.highlighted else ""
+            lines.append(f"{option.value:<{width}}", style=f"bold {style}".strip())
+            if option.note:
+                lines.append(f"  {option.note}", style=style or "dim")
+            lines.append("\n")
+        more = len(message.options) - shown
+        lines.append(f"{message.highlighted + 1}/{len(message.options)} · ↑↓ choose · Tab takes · Esc closes" if more > 0 else "↑↓ choose · Tab takes · Esc closes", style="dim")
+        menu.update(lines)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
-        self.query_one("#completions", Static).add_class("empty")
         text = message.text
         if text.startswith("/"):
             self.command(text)
             return
+        self.send(text)
+
+    def send(self, text: str, *, shown: str | None = None) -> bool:
+        """``text`` as the user's turn; the conversation shows ``shown`` (a slash command as typed) instead.
+        False when no turn can start now (the conversation says why)."""
         conversation = self.query_one(Conversation)
         if self.session is None:
             conversation.notice("no model session: " + (self.setup_problem or "the session is still starting") + "; /model says how to set one up")
-            return
+            return False
         if self.turn_running:
             conversation.notice("a turn is running; Ctrl+C cancels it")
-            return
-        conversation.user(text)
+            return False
+        conversation.user(shown or text)
+        self.turn_running = True  # now, not when the worker starts: a second Enter must not start a second turn
         self.run_worker(self._turn(text), name="turn", exit_on_error=False)
+        return True
 
     async def _turn(self, text: str) -> None:
         assert self.session is not None
@@ -363,31 +391,88 @@ class KairoxApp(App[None]):
             self._fill_results()
 
     def command(self, text: str) -> None:
-        name, _, rest = text.partition(" ")
+        """``/name args``: a built-in command (its ``cmd_`` method), else an extension's command."""
+        name, _, args = text[1:].strip().partition(" ")
+        args = args.strip()
+        if name in BUILTINS:
+            getattr(self, "cmd_" + name.replace("-", "_"))(args)
+            return
+        skills = self.context.skills if self.context is not None else None
+        found = find_command(name, skills)
+        if found is None:
+            problem = unknown_reason(name, skills) if self.context is not None else f"/{name}: the extensions are still starting; try again in a moment"
+            self.query_one(Conversation).notice(problem)
+            return
+        self.run_command(found, args, text)
+
+    def run_command(self, command: SlashCommand, args: str, typed: str) -> None:
+        """An extension's command: its prompt, arguments substituted, sent as the user's turn."""
+        from kairox.errors import KairoxError
+        from kairox.skills import command_prompt
+
+        context = self.context
+        assert context is not None and command.skill is not None
         conversation = self.query_one(Conversation)
-        if name == "/quit":
-            self.action_quit_app()
-        elif name == "/clear":
-            conversation.clear()
-        elif name == "/trace":
-            arg = rest.strip()
-            self.errors_only = arg == "errors" or (self.errors_only and arg not in ("all", ""))
-            self.server_filter = None if arg in ("all", "errors", "") else arg
-            if arg == "all":
-                self.errors_only = False
-            self.refresh_trace()
-        elif name == "/model":
-            self.push_screen(TextPanel("Model", _reports.model_text(self.settings, self.usage)))
-        elif name == "/config":
-            self.push_screen(TextPanel("Configuration", _reports.config_text(self.resolved)))
-        elif name == "/trust":
-            self.push_screen(TextPanel("Trust", _reports.trust_text(self.resolved)))
-        elif name == "/resume" and rest.strip():
-            self.run_worker(self._switch_session(rest.strip()), name="resume", exit_on_error=False)
-        elif name.lstrip("/") in ("mcp", "skills", "plugins", "hooks", "tools", "doctor", "resume"):
-            self.action_panel(name.lstrip("/"))
+        entry = context.skills.require(command.skill)
+        try:
+            prompt = command_prompt(entry.skill, args, registered=lambda: [spec.name for spec in context.registry.tools()])
+        except KairoxError as exc:
+            conversation.notice(f"/{command.name}: {exc}" + (f" ({exc.hint})" if getattr(exc, "hint", None) else ""))
+            return
+        if self.send(prompt, shown=typed):
+            where = entry.skill.path.relative_to(context.resolved.workspace) if entry.skill.path.is_relative_to(context.resolved.workspace) else entry.skill.path
+            conversation.notice(f"/{command.skill} ({command.source}, {where}): its prompt is sent, {len(prompt.splitlines())} line(s)")
+
+    # the built-in commands: BUILTINS names them, one method each
+
+    def cmd_help(self, args: str) -> None:
+        self.push_screen(TextPanel("Commands", help_text(self.context.skills if self.context is not None else None)))
+
+    def cmd_quit(self, args: str) -> None:
+        self.run_worker(self._shutdown(), name="shutdown", exclusive=False)
+
+    def cmd_clear(self, args: str) -> None:
+        self.query_one(Conversation).clear()
+
+    def cmd_trace(self, args: str) -> None:
+        self.errors_only = args == "errors" or (self.errors_only and args not in ("all", ""))
+        self.server_filter = None if args in ("all", "errors", "") else args
+        if args == "all":
+            self.errors_only = False
+        self.refresh_trace()
+
+    def cmd_model(self, args: str) -> None:
+        self.push_screen(TextPanel("Model", _reports.model_text(self.settings, self.usage)))
+
+    def cmd_config(self, args: str) -> None:
+        self.push_screen(TextPanel("Configuration", _reports.config_text(self.resolved)))
+
+    def cmd_trust(self, args: str) -> None:
+        self.push_screen(TextPanel("Trust", _reports.trust_text(self.resolved)))
+
+    def cmd_resume(self, args: str) -> None:
+        if args:
+            self.run_worker(self._switch_session(args), name="resume", exit_on_error=False)
         else:
-            conversation.notice(f"unknown command {name}; Tab after / lists them")
+            self.action_panel("resume")
+
+    def cmd_mcp(self, args: str) -> None:
+        self.action_panel("mcp")
+
+    def cmd_skills(self, args: str) -> None:
+        self.action_panel("skills")
+
+    def cmd_plugins(self, args: str) -> None:
+        self.action_panel("plugins")
+
+    def cmd_hooks(self, args: str) -> None:
+        self.action_panel("hooks")
+
+    def cmd_tools(self, args: str) -> None:
+        self.action_panel("tools")
+
+    def cmd_doctor(self, args: str) -> None:
+        self.action_panel("doctor")
 
     def action_panel(self, name: str) -> None:
         context = self.context
@@ -423,8 +508,16 @@ class KairoxApp(App[None]):
         self.errors_only = not self.errors_only
         self.refresh_trace()
 
-    def action_leave_composer(self) -> None:
-        self.query_one("#servers", DataTable).focus()
+    def action_to_composer(self) -> None:
+        """Esc: back to the prompt, from anywhere on the main screen."""
+        self.query_one(Composer).focus()
+
+    def action_toggle_tools(self) -> None:
+        """Ctrl+O: expand every tool call of the conversation, or collapse them all when one is open."""
+        blocks = list(self.query_one(Conversation).blocks.values())
+        collapse = any(not block.collapsed for block in blocks)
+        for block in blocks:
+            block.collapsed = collapse
 
     def action_interrupt(self) -> None:
         if isinstance(self.screen, ApprovalScreen):
