@@ -102,3 +102,54 @@ async def test_untrusted_workspace_commands_are_named_as_waiting_for_trust_and_h
     assert any(line.split()[:2] == ["/model", "[PROVIDER/]NAME"] for line in lines)
     assert any(line.split()[:1] == ["/standup"] and "Summarise yesterday's work." in line and line.endswith("[user]") for line in lines)
     assert not any(line.split()[:1] == ["/review"] for line in lines)
+
+
+def menu_lines(app: object) -> list[str]:
+    menu = app.query_one("#completions")  # type: ignore[attr-defined]
+    return [] if menu.has_class("empty") else [line.rstrip() for line in str(menu.render()).splitlines()]
+
+
+async def test_the_completion_menu_opens_on_slash_and_at_and_tab_takes_the_highlighted_option(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = workspace_with_commands(tmp_path / "repo")
+    TrustStore(isolated_home).trust(workspace)
+    app = app_for(workspace)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.context is not None)
+        composer = app.query_one("#composer")
+        await pilot.press("slash")
+        await pilot.pause(0.1)
+        every, total = menu_lines(app), len(all_commands(app.context.skills))
+        await type_text(pilot, "com")
+        await pilot.pause(0.1)
+        narrowed = menu_lines(app)
+        await pilot.press("down")
+        await pilot.pause(0.1)
+        moved = menu_lines(app)
+        await pilot.press("tab")
+        await pilot.pause(0.1)
+        taken, after_take = composer.text, menu_lines(app)
+        composer.load_text("")
+        await type_text(pilot, "look at @sh")
+        await pilot.pause(0.1)
+        paths = menu_lines(app)
+        await pilot.press("tab")
+        await pilot.pause(0.1)
+        folder, in_folder = composer.text, menu_lines(app)
+        await pilot.press("tab")
+        await pilot.pause(0.1)
+        file = composer.text
+        await type_text(pilot, "@nothing-like-this")
+        await pilot.pause(0.1)
+        nothing = menu_lines(app)
+    assert every[0].split()[0] == "/help" and len(every) == 9  # eight shown, the count below
+    assert every[-1].startswith(f"1/{total} ") and "Tab takes" in every[-1] and total > 20
+    # prefix matches first (/commit, /commit-commands:...), then names holding the text (/release-tools... none here)
+    assert [line.split()[0] for line in narrowed[:-1]] == ["/commit", "/commit-commands:commit", "/commit-commands:ship", "/commit-commands:tag"]
+    assert "MESSAGE  Commit the staged changes with a message." in narrowed[0]
+    assert moved == narrowed  # the highlight is a style: the lines stay
+    assert taken == "/commit-commands:commit " and after_take == []
+    # paths starting with the word first, then those with a part starting with it
+    assert [line.split()[0] for line in paths[:-1]] == ["@shop/", "@shop/cart.py", "@.kairox/plugins/commit-commands/commands/ship.md"]
+    assert folder == "look at @shop/" and [line.split()[0] for line in in_folder[:-1]] == ["@shop/cart.py"]
+    assert file == "look at @shop/cart.py "
+    assert nothing == []

@@ -50,7 +50,7 @@ Screen { layout: vertical; }
 #conversation .notice { color: $text-muted; margin: 1 0; }
 #conversation .assistant { margin: 0; padding: 0; }
 #conversation .tool-call { margin: 0; padding: 0; border: none; }
-#completions { height: auto; max-height: 8; padding: 0 1; background: $panel; }
+#completions { height: auto; max-height: 9; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
 #completions.empty { display: none; }
 #composer { height: 5; border: round $accent; }
 #trace { width: 2fr; min-width: 40; border-left: solid $panel-lighten-2; }
