@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -95,6 +96,8 @@ class KairoxApp(App[None]):
         Binding("q", "quit_app", "quit", show=False),
         Binding("escape", "to_composer", show=False),
         Binding("ctrl+o", "toggle_tools", "tool calls"),
+        Binding("pageup", "scroll_conversation(-1)", show=False, priority=True),
+        Binding("pagedown", "scroll_conversation(1)", show=False, priority=True),
         Binding("f3", "errors_only", "errors only"),
         Binding("f2", "panel('mcp')", "/mcp"),
     ]
@@ -152,6 +155,9 @@ class KairoxApp(App[None]):
         self.loop_thread = threading.get_ident()
         table = self.query_one("#servers", DataTable)
         table.add_columns("server", "status", "tools", "started", "last error")
+        # the prompt is the one place keys go: Tab from the servers table comes back to it, and the trace and the
+        # conversation (scrolled with PageUp/PageDown, tool calls opened with Ctrl+O) never hold the focus
+        self.query_one("#events", RichLog).can_focus = False
         self.refresh_servers()
         self.refresh_status()
         self.query_one(Composer).focus()
@@ -511,6 +517,23 @@ class KairoxApp(App[None]):
     def action_to_composer(self) -> None:
         """Esc: back to the prompt, from anywhere on the main screen."""
         self.query_one(Composer).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A key typed on the main screen outside the prompt goes into the prompt (no keystroke is lost)."""
+        composer = self.query_one(Composer)
+        if event.is_printable and event.character and self.screen is self.screen_stack[0] and self.focused is not composer:
+            event.stop()
+            composer.focus()
+            composer.insert(event.character)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "scroll_conversation":
+            return self.screen is self.screen_stack[0]  # in a panel, PageUp/PageDown scroll the panel
+        return True
+
+    def action_scroll_conversation(self, direction: int) -> None:
+        conversation = self.query_one(Conversation)
+        (conversation.scroll_page_down if direction > 0 else conversation.scroll_page_up)(animate=False)
 
     def action_toggle_tools(self) -> None:
         """Ctrl+O: expand every tool call of the conversation, or collapse them all when one is open."""

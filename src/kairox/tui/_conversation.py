@@ -25,6 +25,7 @@ class ToolCallBlock(Collapsible):
         self.result = ""
         self._body = Static(self._body_text(), classes="tool-body", markup=False)
         super().__init__(self._body, title=self._heading(), collapsed=True, classes="tool-call")
+        self._title.can_focus = False  # opened with a click or Ctrl+O: Tab and Enter stay with the prompt
 
     def _heading(self) -> str:
         return f"tool {self.tool} · {self.decision}" + (f" · {self.outcome}" if self.outcome else "")
@@ -55,7 +56,7 @@ class ToolCallBlock(Collapsible):
         self._refresh()
 
 
-class Conversation(VerticalScroll):
+class Conversation(VerticalScroll, can_focus=False):
     """Prompts, answers and tool calls, newest at the bottom."""
 
     def __init__(self, **kwargs: Any) -> None:
