@@ -51,6 +51,7 @@ Screen { layout: vertical; }
 #conversation .notice { color: $text-muted; margin: 1 0; }
 #conversation .assistant { margin: 0; padding: 0; }
 #conversation .tool-call { margin: 0; padding: 0; border: none; }
+#conversation .tool-call CollapsibleTitle { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
 #completions { height: auto; max-height: 9; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
 #completions.empty { display: none; }
 #composer { height: 5; border: round $accent; }
@@ -260,7 +261,7 @@ class KairoxApp(App[None]):
         if isinstance(event, AssistantTextDelta):
             conversation.delta(event.text)
         elif isinstance(event, AssistantMessageCompleted):
-            conversation.answer(event.text, event.tool_calls)
+            conversation.answer(event.text, event.tool_calls, self._schema)
         elif isinstance(event, ToolCallDecided) and event.call_id in conversation.blocks:
             conversation.blocks[event.call_id].decided(event)
         elif isinstance(event, ToolCallFinished) and event.call_id in conversation.blocks:
@@ -275,6 +276,10 @@ class KairoxApp(App[None]):
         elif isinstance(event, UsageReported):
             self.usage = (event.session_input_tokens, event.session_output_tokens)
             self.refresh_status()
+
+    def _schema(self, tool: str) -> object:
+        spec = self.context.registry.get(tool) if self.context is not None else None
+        return spec.input_schema if spec is not None else None
 
     def _fill_results(self) -> None:
         """Tool results reach the conversation when the session records them (before the next model request)."""
