@@ -121,7 +121,7 @@ class KairoxApp(App[None]):
         from kairox.runtime import ServerBoard
 
         self.board = ServerBoard(resolved, starting=start_session, clock=clock)
-        self.approver = TuiApprover(self)
+        self.approver = TuiApprover(self, resolved.workspace)
         self.entries: list[tuple[float, TraceEntry]] = []
         self.errors_only = False
         self.server_filter: str | None = None
@@ -261,7 +261,7 @@ class KairoxApp(App[None]):
         if isinstance(event, AssistantTextDelta):
             conversation.delta(event.text)
         elif isinstance(event, AssistantMessageCompleted):
-            conversation.answer(event.text, event.tool_calls, self._schema)
+            conversation.answer(event.text, event.tool_calls, self._schema, self.resolved.workspace)
         elif isinstance(event, ToolCallDecided) and event.call_id in conversation.blocks:
             conversation.blocks[event.call_id].decided(event)
         elif isinstance(event, ToolCallFinished) and event.call_id in conversation.blocks:
