@@ -68,3 +68,24 @@ def test_no_diff_outside_the_workspace_and_a_missing_old_string_is_named(tmp_pat
     assert twice is not None and twice.problem == "shop/cart.py: old_string occurs 2 times (replace_all is not set); the edit will fail"
     every = edit_diff("fs.edit", {"path": "shop/cart.py", "old_string": "self.items", "new_string": "self.lines", "replace_all": True}, workspace)
     assert every is not None and (every.added, every.removed, every.problem) == (2, 2, None)
+
+
+async def test_the_duration_shown_leaves_out_the_time_the_person_took_to_answer(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    script = [calls(("w1", "fs_write", {"path": "a.txt", "content": "one"})), {"reply": "text", "text": "Written.", "expect": {"tool_results": {"w1": "a.txt"}}}]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai", extra='[policy.rules]\nask = ["fs.write"]\n')
+        app = app_for(workspace)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: app.session is not None)
+            await type_text(pilot, "Write it.")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+            await pilot.pause(1.5)  # reading the dialog
+            await pilot.press("y")
+            await until(pilot, lambda: not app.turn_running and "w1" in app.query_one("#conversation").blocks and app.query_one("#conversation").blocks["w1"].outcome)
+            block = app.query_one("#conversation").blocks["w1"]
+            outcome, waited = block.outcome, block.waited
+    shown_ms = float(outcome.split(" in ")[1].split(" ms")[0])
+    assert outcome.startswith("ok in ") and shown_ms < 1500, outcome
+    assert waited.startswith("the approval took ") and float(waited.split("took ")[1].split(" s")[0]) >= 1.5

@@ -35,6 +35,7 @@ class ToolCallBlock(Collapsible):
         self.decided_by = ""
         """The decision as the line shows it: without the file and line of its rule (the body has them)."""
         self.outcome = ""
+        self.waited = ""
         self.result = ""
         self._body = Static(self._body_text(), classes="tool-body")
         super().__init__(self._body, collapsed=True, classes="tool-call")
@@ -57,6 +58,8 @@ class ToolCallBlock(Collapsible):
         body.append(f"decision: {self.decision}")
         if self.outcome:
             body.append(f"\n{self.outcome}")
+        if self.waited:
+            body.append(f"\n{self.waited}")
         if self.result:
             body.append(f"\nresult:\n{self.result}")
         return body
@@ -73,6 +76,7 @@ class ToolCallBlock(Collapsible):
     def finished(self, event: ToolCallFinished) -> None:
         state = "error" if event.is_error else "ok"
         self.outcome = f"{state} in {event.duration_ms:.0f} ms" + (f": {event.error.splitlines()[0][:200]}" if event.is_error and event.error else "")
+        self.waited = f"the approval took {event.approval_wait_ms / 1000:.1f} s (not counted in the duration)" if event.approval_wait_ms >= 100 else ""
         self._refresh()
 
     def set_result(self, text: str) -> None:
