@@ -33,7 +33,7 @@ from kairox.tui._approval import ApprovalScreen, TuiApprover
 from kairox.tui._commands import BUILTINS, SlashCommand, all_commands, find_command, help_text, unknown_reason
 from kairox.tui._composer import Composer, Option, workspace_paths
 from kairox.tui._conversation import Conversation, result_text
-from kairox.tui._panels import McpPanel, TextPanel
+from kairox.tui._panels import McpPanel, SessionPicker, TextPanel
 from kairox.tui._servers import MARKS, TraceEntry, describe, load_failures
 from kairox.tui._toggles import TogglePanel
 
@@ -428,7 +428,7 @@ class KairoxApp(App[None]):
         try:
             prompt = command_prompt(entry.skill, args, registered=lambda: [spec.name for spec in context.registry.tools()])
         except KairoxError as exc:
-            conversation.notice(f"/{command.name}: {exc}" + (f" ({exc.hint})" if getattr(exc, "hint", None) else ""))
+            conversation.notice(f"/{command.name}: {exc}")  # the error's text ends with its hint
             return
         if self.send(prompt, shown=typed):
             where = entry.skill.path.relative_to(context.resolved.workspace) if entry.skill.path.is_relative_to(context.resolved.workspace) else entry.skill.path
@@ -453,7 +453,58 @@ class KairoxApp(App[None]):
         self.refresh_trace()
 
     def cmd_model(self, args: str) -> None:
-        self.push_screen(TextPanel("Model", _reports.model_text(self.settings, self.usage)))
+        if not args:
+            self.push_screen(TextPanel("Model", _reports.model_text(self.settings, self.usage, self.resolved)))
+            return
+        self.run_worker(self._switch_model(args), name="model", exit_on_error=False)
+
+    def model_for(self, name: str) -> "ModelSettings":
+        """``/model NAME`` or ``/model PROVIDER/NAME`` as settings, checked against the configuration: the provider
+        must be known and its key set; a name close to a configured one but not it is taken for a typo."""
+        import difflib
+
+        from kairox.agent import ModelSetupError, model_settings
+
+        known = _reports.providers(self.resolved)
+        provider, _, model = name.partition("/")
+        if not model or provider not in known:
+            provider, model = (self.settings.provider if self.settings else None) or self.resolved.config.model_provider or "openai", name
+        if not model or any(c.isspace() for c in model):
+            raise ModelSetupError(f"{name!r} is not a model name", hint="/model NAME or /model PROVIDER/NAME; /model alone lists the choices")
+        named = [choice for choice, _ in _reports.model_choices(self.resolved)]
+        wanted = f"{provider}/{model}"
+        same_provider = [choice.partition("/")[2] for choice in named if choice.partition("/")[0] == provider]
+        close = difflib.get_close_matches(model, same_provider, n=1, cutoff=0.85)
+        if wanted not in named and close:
+            raise ModelSetupError(f"no model {wanted} in the configuration", hint=f"did you mean /model {provider}/{close[0]}? (/model alone lists the choices)")
+        settings = model_settings(self.resolved, model=model, provider=provider)
+        settings.api_key()
+        return settings
+
+    async def _switch_model(self, name: str) -> None:
+        from kairox.errors import KairoxError
+
+        conversation = self.query_one(Conversation)
+        if self.session is None:
+            conversation.notice("no model session to switch: " + (self.setup_problem or "the session is still starting"))
+            return
+        if self.turn_running:
+            conversation.notice("a turn is running; Ctrl+C cancels it, then /model again")
+            return
+        try:
+            settings = self.model_for(name)
+            await self.session.use_model(settings)
+        except KairoxError as exc:
+            conversation.notice(f"/model {name}: {exc}")  # the error's text ends with its hint
+            return
+        before = f"{self.settings.provider}/{self.settings.model}" if self.settings else "none"
+        self.settings = settings
+        named = any(choice == f"{settings.provider}/{settings.model}" for choice, _ in _reports.model_choices(self.resolved))
+        conversation.notice(
+            f"model {settings.provider}/{settings.model} for the rest of this session (was {before})"
+            + ("" if named else "; it is not named in the configuration: the provider says at the next turn whether it serves it")
+        )
+        self.refresh_status()
 
     def cmd_config(self, args: str) -> None:
         self.push_screen(TextPanel("Configuration", _reports.config_text(self.resolved)))
@@ -464,8 +515,19 @@ class KairoxApp(App[None]):
     def cmd_resume(self, args: str) -> None:
         if args:
             self.run_worker(self._switch_session(args), name="resume", exit_on_error=False)
-        else:
-            self.action_panel("resume")
+            return
+        if self.context is None:
+            self.query_one(Conversation).notice("the extensions are still starting; try again in a moment")
+            return
+        current = self.session.session_id if self.session is not None else None
+
+        def chosen(session_id: str | None) -> None:
+            if session_id is not None and session_id != current:
+                self.run_worker(self._switch_session(session_id), name="resume", exit_on_error=False)
+            elif session_id is not None:
+                self.query_one(Conversation).notice(f"session {session_id} is the one running here")
+
+        self.push_screen(SessionPicker(_reports.session_lines(self.context), current), chosen)
 
     def cmd_mcp(self, args: str) -> None:
         self.action_panel("mcp")
@@ -508,7 +570,7 @@ class KairoxApp(App[None]):
             return
         builders: dict[str, tuple[str, Callable[[ExtensionContext], str]]] = {
             "hooks": ("Hooks", _reports.hooks_text), "tools": ("Tools", _reports.tools_text),
-            "doctor": ("Doctor", _reports.doctor_text), "resume": ("Sessions", _reports.sessions_text),
+            "doctor": ("Doctor", _reports.doctor_text),
         }
         title, build = builders[name]
         self.push_screen(TextPanel(title, build(context)))
