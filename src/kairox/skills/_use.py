@@ -166,8 +166,8 @@ def substitute(body: str, skill: SkillDef, values: Mapping[str, Any], text: str 
     return result
 
 
-_POSITIONAL = re.compile(r"(?<!\$)\$([1-9])(?![0-9])")
-"""``$1`` ... ``$9`` of a slash command: the words of its text, in order."""
+_POSITIONAL = re.compile(r"\$(\$?)([1-9])(?![0-9])")
+"""``$1`` ... ``$9`` of a slash command: the words of its text, in order (``$$1`` writes ``$1``)."""
 
 
 def _words(text: str) -> list[str]:
@@ -212,10 +212,16 @@ def command_prompt(skill: SkillDef, text: str = "", *, registered: RegisteredToo
     text = text.strip()
     values = resolve_arguments(skill, None, text or None)
     body = _checked_body(skill, registered)
-    positional = bool(_POSITIONAL.search(body))
-    if positional:
-        words = _words(text)
-        body = _POSITIONAL.sub(lambda m: words[int(m.group(1)) - 1] if int(m.group(1)) <= len(words) else "", body)
+    positional = any(not m.group(1) for m in _POSITIONAL.finditer(body))
+    words = _words(text)
+
+    def word(match: re.Match[str]) -> str:
+        index = int(match.group(2))
+        if match.group(1):
+            return f"${index}"
+        return words[index - 1] if index <= len(words) else ""
+
+    body = _POSITIONAL.sub(word, body)
     return substitute(body, skill, values, text or None, append=not positional)
 
 
