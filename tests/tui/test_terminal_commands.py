@@ -1,5 +1,6 @@
 """The real `kairox tui` in tmux: typing `/` opens the completion menu with a plugin's command in it, Tab takes
-it, and the command with its arguments reaches the scripted model as the user's turn; its answer is shown."""
+it, `@` completes a workspace file into its arguments, and the command with its arguments reaches the scripted
+model as the user's turn; its answer is shown."""
 
 import os
 import subprocess
@@ -20,7 +21,7 @@ def test_a_plugin_command_from_the_completion_menu_sends_its_prompt(tmp_path: Pa
     commands.mkdir(parents=True)
     (commands / "commit.md").write_text(COMMIT, encoding="utf-8")
     key = "sk-test-0123456789abcdef"
-    script = [{"reply": "text", "text": "Committed as asked.", "expect": {"last_user_contains": "Commit with the message: tidy the cart"}}]
+    script = [{"reply": "text", "text": "Committed as asked.", "expect": {"last_user_contains": "Commit with the message: tidy @shop/cart.py the cart"}}]
     with ScriptedModelServer("openai", script) as server:
         user_config(isolated_home, server, wire="openai")
         env = {**os.environ, "KAIROX_HOME": str(isolated_home), "KAIROX_TEST_MODEL_KEY": key}
@@ -40,11 +41,18 @@ def test_a_plugin_command_from_the_completion_menu_sends_its_prompt(tmp_path: Pa
             screen = wait_for(session, "/commit-commands:commit")
             assert "MESSAGE  Commit the staged changes with a message." in screen and "Tab takes" in screen, screen
             tmux("send-keys", "-t", session, "Tab")
-            tmux("send-keys", "-t", session, "-l", "tidy the cart")
-            wait_for(session, "/commit tidy the cart")
+            tmux("send-keys", "-t", session, "-l", "tidy @sh")
+            screen = wait_for(session, "@shop/cart.py")  # the workspace's files in the menu
+            assert "@shop/" in screen
+            tmux("send-keys", "-t", session, "Tab")  # the folder, then its one file
+            wait_for(session, "/commit tidy @shop/")
+            tmux("send-keys", "-t", session, "Tab")
+            wait_for(session, "/commit tidy @shop/cart.py")
+            tmux("send-keys", "-t", session, "-l", "the cart")
+            wait_for(session, "/commit tidy @shop/cart.py the cart")
             tmux("send-keys", "-t", session, "Enter")
             screen = wait_for(session, "Committed as asked.")
-            assert "› /commit tidy the cart" in screen
+            assert "› /commit tidy @shop/cart.py the cart" in screen
             tmux("send-keys", "-t", session, "C-c")
             wait_for(session, "KAIROX-EXITED 0", timeout=60)
             assert [args for args in descendants(pane_pid) if not args.startswith("sleep")] == []
