@@ -94,7 +94,7 @@ async def test_untrusted_workspace_commands_are_named_as_waiting_for_trust_and_h
         refused = last_notice(app)
         await type_text(pilot, "/help")
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, TextPanel))
+        await until(pilot, lambda: isinstance(app.screen, TextPanel) and bool(app.screen.query("#panel-text")))
         shown = str(app.screen.query_one("#panel-text").render())
     assert refused == "/review comes from the workspace, which is not trusted; run `kairox trust` in it, then restart"
     lines = shown.splitlines()
@@ -102,6 +102,23 @@ async def test_untrusted_workspace_commands_are_named_as_waiting_for_trust_and_h
     assert any(line.split()[:2] == ["/model", "[PROVIDER/]NAME"] for line in lines)
     assert any(line.split()[:1] == ["/standup"] and "Summarise yesterday's work." in line and line.endswith("[user]") for line in lines)
     assert not any(line.split()[:1] == ["/review"] for line in lines)
+
+
+async def test_help_names_a_plugin_command_once_with_its_short_name(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = workspace_with_commands(tmp_path / "repo")
+    TrustStore(isolated_home).trust(workspace)
+    app = app_for(workspace)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: app.context is not None)
+        app.command("/help")
+        await until(pilot, lambda: isinstance(app.screen, TextPanel) and bool(app.screen.query("#panel-text")))
+        lines = str(app.screen.query_one("#panel-text").render()).splitlines()
+    commit = [line for line in lines if "Commit the staged changes" in line]
+    assert len(commit) == 1 and commit[0].split()[:2] == ["/commit-commands:commit", "MESSAGE"]
+    assert commit[0].endswith("[plugin commit-commands; also /commit]")
+    tags = [line.split()[0] for line in lines if "Tag a release." in line]
+    assert tags == ["/commit-commands:tag", "/release:tag"]  # two plugins: no short name
+    assert any(line.split()[0] == "/review" and line.endswith("[workspace]") for line in lines if line.strip())
 
 
 def menu_lines(app: object) -> list[str]:

@@ -50,7 +50,7 @@ async def test_model_switches_to_a_configured_model_of_another_provider_and_the_
             await send(pilot, app, "First question")
             await until(pilot, lambda: len(app.session.messages) == 2 and not app.turn_running)
             await send(pilot, app, "/model")
-            await until(pilot, lambda: isinstance(app.screen, TextPanel))
+            await until(pilot, lambda: isinstance(app.screen, TextPanel) and bool(app.screen.query("#panel-text")))
             listing = str(app.screen.query_one("#panel-text").render())
             await pilot.press("escape")
             await until(pilot, lambda: not isinstance(app.screen, TextPanel))
@@ -108,7 +108,7 @@ async def test_resume_opens_a_picker_and_continues_the_chosen_session(tmp_path: 
             await send(pilot, app, "Later question")
             await until(pilot, lambda: len(app.session.messages) == 2 and not app.turn_running)
             await send(pilot, app, "/resume")
-            await until(pilot, lambda: isinstance(app.screen, SessionPicker))
+            await until(pilot, lambda: isinstance(app.screen, SessionPicker) and bool(app.screen.query("#sessions")))
             options = app.screen.query_one("#sessions")
             listed = [(options.get_option_at_index(i).id, str(options.get_option_at_index(i).prompt)) for i in range(options.option_count)]
             await pilot.press("down", "enter")

@@ -118,10 +118,11 @@ def help_text(skills: "SkillRegistry | None") -> str:
     width = min(40, max(len(c.usage) for c in commands))
     lines = ["Built-in commands", ""]
     lines += [f"  {c.usage:<{width}}  {c.description}" for c in commands if c.skill is None]
-    extensions = [c for c in commands if c.skill is not None]
+    extensions = [c for c in commands if c.skill is not None and c.name == c.skill]
+    short = {c.skill: c.name for c in commands if c.skill is not None and c.name != c.skill}
     lines += ["", f"From extensions ({len(extensions)}): the command's prompt is sent as your turn, words after it as its arguments", ""]
     if not extensions:
         lines.append("  none: plugins' commands/, .kairox/commands/*.md and skills appear here")
-    lines += [f"  {c.usage:<{width}}  {c.description}  [{c.source}]" for c in extensions]
+    lines += [f"  {c.usage:<{width}}  {c.description}  [{c.source}" + (f"; also /{short[c.name]}]" if c.name in short else "]") for c in extensions]
     lines += ["", "Keys: Enter sends · Ctrl+J new line · Tab completes / and @file · Esc back to the prompt · Ctrl+O tool calls · Ctrl+C cancels"]
     return "\n".join(lines)
