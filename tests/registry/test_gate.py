@@ -3,6 +3,7 @@
 import dataclasses
 from pathlib import Path
 
+import anyio
 import pytest
 from tests.registry._support import DemoProvider, Hooks, ScriptedApprover, settings, spec
 
@@ -45,7 +46,34 @@ def ws(tmp_path: Path) -> Path:
 
 
 def without_timing(events: list[object]) -> list[object]:
-    return [dataclasses.replace(e, duration_ms=0.0) if isinstance(e, ToolCallFinished) else e for e in events]
+    return [dataclasses.replace(e, duration_ms=0.0, approval_wait_ms=0.0) if isinstance(e, ToolCallFinished) else e for e in events]
+
+
+class SlowApprover(ScriptedApprover):
+    """Takes ``seconds`` to answer, as a person reading the dialog does."""
+
+    def __init__(self, answers: list[ApprovalAnswer], seconds: float) -> None:
+        super().__init__(answers)
+        self.seconds = seconds
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        await anyio.sleep(self.seconds)
+        return await super().request_approval(request)
+
+
+@pytest.mark.anyio
+async def test_the_duration_of_an_approved_call_leaves_out_the_wait_for_the_answer(ws: Path) -> None:
+    sink = RecordingSink()
+    approver = SlowApprover([ApprovalAnswer(approved=True, scope=ApprovalScope.ONCE)], seconds=1.5)
+    registry = ToolRegistry(settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver, events=sink)
+    await registry.add_provider(DemoProvider(specs=[spec("deploy", access=Access.EXECUTE)]))
+    started = anyio.current_time()
+    assert not (await registry.call(ToolCall(name="deploy", arguments={"message": "x"}, call_id="c"))).is_error
+    whole_ms = (anyio.current_time() - started) * 1000
+    [finished] = sink.of_type(ToolCallFinished)
+    assert finished.approval_wait_ms >= 1500
+    # the call's own time is what is left of the whole once the wait is taken out
+    assert finished.duration_ms < 1500 and abs(finished.duration_ms + finished.approval_wait_ms - whole_ms) < 100
 
 
 @pytest.mark.anyio

@@ -109,3 +109,19 @@ async def test_unknown_and_hidden_skills_are_refused(registry: SkillRegistry, tm
 async def test_no_offered_skills_means_no_tool(tmp_path: Path) -> None:
     provider = SkillToolProvider(SkillRegistry())
     assert await provider.list_tools() == []
+
+
+def test_a_command_prompt_fills_positional_words_the_whole_text_and_declared_arguments(registry: SkillRegistry, tmp_path: Path, write_skill: WriteSkill) -> None:
+    from kairox.skills import SkillArgumentsError, command_prompt
+
+    root = tmp_path / "more"
+    write_skill(root, "ship", "Ship a branch.", body="Push $1 to $2 ($3), keep $$1 and $10; all: $ARGUMENTS\n")
+    more = SkillRegistry.load([SkillRoot(path=root, scope=SkillScope.USER)])
+    ship = more.require("ship").skill
+    assert command_prompt(ship, '"feature x" upstream').splitlines()[0] == 'Push feature x to upstream (), keep $1 and $10; all: "feature x" upstream'
+    assert command_prompt(registry.require("plain").skill, "  quickly ").splitlines()[:3] == ["Just do it.", "", "ARGUMENTS: quickly"]
+    assert command_prompt(registry.require("plain").skill) == "Just do it.\n"
+    deploy = registry.require("deploy").skill
+    # one required argument of two: free text does not fill it, and the error names it
+    with pytest.raises(SkillArgumentsError, match="'service' is a required property"):
+        command_prompt(deploy, "")

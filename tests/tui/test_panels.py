@@ -91,7 +91,7 @@ async def test_composer_completes_commands_and_workspace_paths_and_recalls_promp
         composer = app.query_one("#composer")
         await type_text(pilot, "/do")
         await pilot.press("tab")
-        assert composer.text == "/doctor"
+        assert composer.text == "/doctor "  # the menu's one match, a space after it for arguments
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, TextPanel))
         assert "Doctor" in app.screen.panel_title
@@ -99,7 +99,7 @@ async def test_composer_completes_commands_and_workspace_paths_and_recalls_promp
         await until(pilot, lambda: not isinstance(app.screen, TextPanel))
         await type_text(pilot, "read @shop/ca")
         await pilot.press("tab")
-        assert composer.text == "read @shop/cart.py"
+        assert composer.text == "read @shop/cart.py "
         composer.load_text("")
         await pilot.press("up")
         assert composer.text == "/doctor"

@@ -28,10 +28,14 @@ def calls(*items: tuple[str, str, dict[str, object]]) -> dict[str, object]:
     return {"reply": "tool_calls", "text": "", "calls": [{"id": i, "name": n, "arguments": a} for i, n, a in items]}
 
 
-async def until(pilot: object, check: Callable[[], bool], timeout: float = 60) -> None:
-    with anyio.fail_after(timeout):
-        while not check():
-            await pilot.pause(0.05)  # type: ignore[attr-defined]
+async def until(pilot: object, check: Callable[[], bool], timeout: float = 60, what: Callable[[], object] | None = None) -> None:
+    """Wait for ``check``; on a timeout the failure shows ``what()`` (the screen's notices, say)."""
+    try:
+        with anyio.fail_after(timeout):
+            while not check():
+                await pilot.pause(0.05)  # type: ignore[attr-defined]
+    except TimeoutError:
+        raise AssertionError(f"not reached in {timeout} s" + (f"; {what()!r}" if what is not None else "")) from None
 
 
 async def type_text(pilot: object, text: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests.agent._support import SERVERS
+from tests.agent._support import CART, SERVERS
 
 from kairox.agent import AssistantMessageCompleted, AssistantTextDelta
 from kairox.config import resolve_config
@@ -111,6 +111,23 @@ async def test_approval_modal(fixed_dir: Path, isolated_home: Path) -> None:
         app.push_screen(ApprovalScreen(request))
         await pilot.pause(0.2)
         check("approval_modal", app.export_screenshot(title="kairox tui"), fixed_dir)
+
+
+async def test_approval_modal_of_an_edit_shows_its_diff(fixed_dir: Path, isolated_home: Path) -> None:
+    (fixed_dir / "shop").mkdir()
+    (fixed_dir / "shop" / "cart.py").write_text(CART, encoding="utf-8")
+    app = offline_app(fixed_dir, isolated_home)
+    arguments = {"path": "shop/cart.py", "old_string": "        return sum(self.items)\n", "new_string": "        return sum(self.items) - self.discount\n"}
+    request = ApprovalRequest(
+        tool="fs.edit", arguments=arguments, reason="the rule ask fs.edit matches (kairox.toml:3)", rule="fs.edit", source="rule",
+        grants=(GrantOption(rule="fs.edit(./shop/cart.py)", covers="this file", exact=True, persistable=True),),
+        layers=(RuleLayer.USER, RuleLayer.PROJECT),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#composer").cursor_blink = False
+        app.push_screen(ApprovalScreen(request, fixed_dir))
+        await pilot.pause(0.2)
+        check("approval_edit_modal", app.export_screenshot(title="kairox tui"), fixed_dir)
 
 
 async def test_mcp_panel(fixed_dir: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

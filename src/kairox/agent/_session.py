@@ -185,6 +185,8 @@ class AgentSession:
         self._known_upto = 0
         self.session_context: str | None = None
         """What ``session_start`` hooks printed as context; it goes into the system prompt."""
+        self.owned_client: OpenAiChatClient | AnthropicMessagesClient | None = None
+        """The client the session opened itself (closed when it ends or the model is switched); a caller's is its own."""
         config = context.resolved.config
         self.window_tokens = window_tokens or context_window(context.resolved, client.model)
         """The model's context window (``model_providers.NAME.context_window``, the model's known window, or
@@ -237,6 +239,20 @@ class AgentSession:
         self._hook_event("session_start", outcome)
         self.session_context = outcome.additional_context
         self.measure_context()
+
+    async def use_model(self, settings: ModelSettings) -> None:
+        """Talk to the model of ``settings`` from the next turn on (the conversation so far goes with it): a new
+        client replaces the current one, which is closed if the session opened it. ``ModelSetupError`` (a missing
+        key) leaves the current model in place."""
+        if self._scope is not None:
+            raise KairoxError("a turn is running in this session", hint="wait for it or cancel it, then switch the model")
+        api_key = settings.api_key()
+        client = client_for(settings, events=self.events, api_key=api_key)
+        self.transcript.hide(*(v for v in (api_key, *settings.headers.values()) if v))  # as the first model's key
+        old, owned = self.client, self.owned_client
+        self.client, self.provider, self.owned_client = client, settings.provider, client
+        if owned is not None and old is owned:
+            await owned.aclose()
 
     # --- the turn -------------------------------------------------------------------------------------------
 
@@ -654,6 +670,7 @@ async def open_session(
                 limits=resolved.config.agent, history=history, provider=provider_name,
                 window_tokens=settings.context_window if settings is not None else None,
             )
+            session.owned_client = own
             if settings is not None:
                 session.tool_search.semantic = semantic  # tools.semantic: embeddings blended into tool_search
             sink.emit(
@@ -669,7 +686,7 @@ async def open_session(
                 with anyio.CancelScope(shield=True):
                     session._hook_event("session_end", await context.hooks.session_end("exit"))
                     sink.emit(SessionEnded(session_id=transcript.session_id, turns=session._turn))
-                    if own is not None:  # a caller's client is the caller's to close
-                        await own.aclose()
+                    if session.owned_client is not None:  # a caller's client is the caller's to close
+                        await session.owned_client.aclose()
     finally:
         transcript.close()

@@ -48,6 +48,12 @@ class Transcript:
         self._file: IO[str] = path.open("a", encoding="utf-8")
         self._lock = threading.Lock()
 
+    def hide(self, *secrets: str) -> None:
+        """Never write these values either (the key of a model switched to mid-session)."""
+        kept = tuple(v for v in secrets if len(v) >= 8)
+        self.hidden += kept
+        self._scrubber.add(*kept)
+
     @classmethod
     def create(
         cls, home: Path, *, workspace: Path, model: str, provider: str, hidden: Iterable[str] = (), scrubber: SecretScrubber | None = None

@@ -104,11 +104,14 @@ class ToolCallFinished(Event):
     call_id: str
     tool: str
     duration_ms: float
+    """How long the call took, without the time spent waiting for the person to answer its approval."""
     size_chars: int
     """Characters of text the result holds (after the output cap)."""
     is_error: bool
     error: str | None = None
     spilled_to: str | None = None
+    approval_wait_ms: float = 0.0
+    """How long the call waited for the person's answer (0 when it did not ask)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -404,27 +404,32 @@ class ToolRegistry:
         self._calls += 1
         call_id = call.call_id or f"call-{self._calls}"
         listening = listens(self.events)  # nothing keeps events: build none (asked once, so a call's events pair up)
+        waited = [0.0]  # seconds spent waiting for the person's answer: not the call's duration
         if listening:
             started = time.perf_counter()
             self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments)))
         try:
-            result, spilled = await self._gate(call, call_id, approval, approvals or self.approvals, listening)
+            result, spilled = await self._gate(call, call_id, approval, approvals or self.approvals, listening, waited)
         except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
             result, spilled = ToolResult.error(f"{call.name} was not completed: internal error in the tool gate: {type(exc).__name__}: {exc}"), None
         if listening:
             error = result.text_content()[:500] if result.is_error else None
             self.events.emit(
                 ToolCallFinished(
-                    call_id=call_id, tool=call.name, duration_ms=round((time.perf_counter() - started) * 1000, 3),
-                    size_chars=text_size(result), is_error=result.is_error, error=error,
+                    call_id=call_id, tool=call.name, duration_ms=round((time.perf_counter() - started - waited[0]) * 1000, 3),
+                    approval_wait_ms=round(waited[0] * 1000, 3), size_chars=text_size(result), is_error=result.is_error, error=error,
                     spilled_to=None if spilled is None else str(spilled),
                 )
             )
         return result
 
     async def _gate(
-        self, call: ToolCall, call_id: str, approval: ApprovalPolicy | None, approvals: SessionApprovals, listening: bool = True
+        self, call: ToolCall, call_id: str, approval: ApprovalPolicy | None, approvals: SessionApprovals, listening: bool = True,
+        waited: list[float] | None = None,
     ) -> tuple[ToolResult, Path | None]:
+        """The call through hooks, policy, approval and the tool; the time spent asking the person is added to
+        ``waited[0]`` (seconds)."""
+        waited = waited if waited is not None else [0.0]
         entry = self._entries.get(call.name)
         if entry is None:
             return self._refuse(call_id, call.name, Decision.deny(self._unknown(call.name), source=DecisionSource.REGISTRY)), None
@@ -459,12 +464,16 @@ class ToolRegistry:
         if listening:
             self._emit_decided(call_id, call.name, decision)
         if decision.verdict is Verdict.ASK:
+            asked = time.perf_counter()
             decision = await approvals.resolve(call_id, spec, arguments, decision, engine)
+            waited[0] += time.perf_counter() - asked
         if decision.verdict is not Verdict.ALLOW:
             return self._denied_result(call.name, decision), None
         result = await self._invoke(entry, call.name, arguments, call_id)
         if result.is_error and engine.settings.approval is ApprovalPolicy.ON_FAILURE and self._sandboxed(spec):
+            asked = time.perf_counter()
             escalated = await approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode, engine)
+            waited[0] += time.perf_counter() - asked
             if escalated:
                 result = await self._invoke(entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
         if hooks is not None and hooks.listens_post_tool_use(call.name):

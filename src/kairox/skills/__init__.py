@@ -58,6 +58,7 @@ from kairox.skills._use import (
     SkillArgumentsError,
     SkillToolsMissingError,
     argument_schema,
+    command_prompt,
     load_skill,
 )
 from kairox.skills._validate import ValidationReport, validate_path
@@ -107,6 +108,7 @@ __all__ = [
     "bundled_files",
     "cache_file",
     "classify_source",
+    "command_prompt",
     "diagnostic_json",
     "discover_skills",
     "enabled_file",

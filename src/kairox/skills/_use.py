@@ -133,8 +133,9 @@ def resolve_arguments(skill: SkillDef, arguments: Mapping[str, Any] | None, text
     return values
 
 
-def substitute(body: str, skill: SkillDef, values: Mapping[str, Any], text: str | None) -> str:
-    """Replace the placeholders of ``body`` (see the module docstring)."""
+def substitute(body: str, skill: SkillDef, values: Mapping[str, Any], text: str | None, *, append: bool = True) -> str:
+    """Replace the placeholders of ``body`` (see the module docstring); ``append=False`` never adds the
+    ``ARGUMENTS:`` line (the text was used otherwise)."""
     declared = [a.name for a in skill.arguments]
 
     def show(value: Any) -> str:
@@ -161,9 +162,22 @@ def substitute(body: str, skill: SkillDef, values: Mapping[str, Any], text: str 
         return match.group(0)
 
     result = _PLACEHOLDER.sub(replace, body)
-    if text and not used_all:
+    if text and not used_all and append:
         result = result.rstrip("\n") + f"\n\nARGUMENTS: {text}\n"
     return result
+
+
+_POSITIONAL = re.compile(r"\$(\$?)([1-9])(?![0-9])")
+"""``$1`` ... ``$9`` of a slash command: the words of its text, in order (``$$1`` writes ``$1``)."""
+
+
+def _words(text: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(text)
+    except ValueError:  # an unmatched quote: words as typed
+        return text.split()
 
 
 def missing_tools(skill: SkillDef, registered: Iterable[str]) -> list[str]:
@@ -180,6 +194,38 @@ def missing_tools(skill: SkillDef, registered: Iterable[str]) -> list[str]:
     return missing
 
 
+def _checked_body(skill: SkillDef, registered: RegisteredTools | None) -> str:
+    if registered is not None:
+        names = registered() if callable(registered) else registered
+        missing = missing_tools(skill, names)
+        if missing:
+            raise SkillToolsMissingError(skill.qualified_name, missing)
+    try:
+        return read_body(skill)
+    except OSError as exc:
+        raise SkillError(f"skill {skill.qualified_name!r}: cannot read {skill.path}: {exc.strerror or exc}", hint="`kairox skills list` rescans the skills") from exc
+
+
+def command_prompt(skill: SkillDef, text: str = "", *, registered: RegisteredTools | None = None) -> str:
+    """What a slash command sends as the user's turn: its body with ``$ARGUMENTS`` (the whole text), ``$1`` ...
+    ``$9`` (its words, shell-quoted words kept together; missing ones empty) and declared ``${name}`` replaced.
+    Text the body uses nowhere is appended as an ``ARGUMENTS:`` line, as for a skill."""
+    text = text.strip()
+    values = resolve_arguments(skill, None, text or None)
+    body = _checked_body(skill, registered)
+    positional = any(not m.group(1) for m in _POSITIONAL.finditer(body))
+    words = _words(text)
+
+    def word(match: re.Match[str]) -> str:
+        index = int(match.group(2))
+        if match.group(1):
+            return f"${index}"
+        return words[index - 1] if index <= len(words) else ""
+
+    body = _POSITIONAL.sub(word, body)
+    return substitute(body, skill, values, text or None, append=not positional)
+
+
 def load_skill(
     skill: SkillDef,
     *,
@@ -189,13 +235,5 @@ def load_skill(
 ) -> LoadedSkill:
     """Everything using a skill needs, or a ``SkillError`` that says what is wrong."""
     values = resolve_arguments(skill, arguments, text)
-    if registered is not None:
-        names = registered() if callable(registered) else registered
-        missing = missing_tools(skill, names)
-        if missing:
-            raise SkillToolsMissingError(skill.qualified_name, missing)
-    try:
-        body = read_body(skill)
-    except OSError as exc:
-        raise SkillError(f"skill {skill.qualified_name!r}: cannot read {skill.path}: {exc.strerror or exc}", hint="`kairox skills list` rescans the skills") from exc
+    body = _checked_body(skill, registered)
     return LoadedSkill(skill=skill, body=substitute(body, skill, values, text), arguments=values, files=tuple(bundled_files(skill)))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -34,9 +35,10 @@ from kairox.registry import ToolCallDecided, ToolCallFinished
 from kairox.runtime import plugin_rows, skill_rows, toggle_plugin, toggle_skill
 from kairox.tui import _reports
 from kairox.tui._approval import ApprovalScreen, TuiApprover
-from kairox.tui._composer import COMMANDS, Composer, workspace_paths
+from kairox.tui._commands import BUILTINS, SlashCommand, all_commands, find_command, help_text, unknown_reason
+from kairox.tui._composer import Composer, Option, workspace_paths
 from kairox.tui._conversation import Conversation, result_text
-from kairox.tui._panels import McpPanel, TextPanel
+from kairox.tui._panels import McpPanel, SessionPicker, TextPanel
 from kairox.tui._servers import MARKS, TraceEntry, describe, load_failures
 from kairox.tui._toggles import TogglePanel
 
@@ -54,7 +56,8 @@ Screen { layout: vertical; }
 #conversation .notice { color: $text-muted; margin: 1 0; }
 #conversation .assistant { margin: 0; padding: 0; }
 #conversation .tool-call { margin: 0; padding: 0; border: none; }
-#completions { height: auto; max-height: 6; color: $text-muted; padding: 0 1; }
+#conversation .tool-call CollapsibleTitle { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
+#completions { height: auto; max-height: 9; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
 #completions.empty { display: none; }
 #composer { height: 5; border: round $accent; }
 #trace { width: 2fr; min-width: 40; border-left: solid $panel-lighten-2; }
@@ -97,7 +100,10 @@ class KairoxApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "cancel turn / quit", priority=True),
         Binding("q", "quit_app", "quit", show=False),
-        Binding("escape", "leave_composer", show=False),
+        Binding("escape", "to_composer", show=False),
+        Binding("ctrl+o", "toggle_tools", "tool calls"),
+        Binding("pageup", "scroll_conversation(-1)", show=False, priority=True),
+        Binding("pagedown", "scroll_conversation(1)", show=False, priority=True),
         Binding("f3", "errors_only", "errors only"),
         Binding("f2", "panel('mcp')", "/mcp"),
     ]
@@ -120,7 +126,7 @@ class KairoxApp(App[None]):
         from kairox.runtime import ServerBoard
 
         self.board = ServerBoard(resolved, starting=start_session, clock=clock)
-        self.approver = TuiApprover(self)
+        self.approver = TuiApprover(self, resolved.workspace)
         self.entries: list[tuple[float, TraceEntry]] = []
         self.errors_only = False
         self.server_filter: str | None = None
@@ -145,7 +151,7 @@ class KairoxApp(App[None]):
             with Vertical(id="left"):
                 yield Conversation(id="conversation")
                 yield Static("", id="completions", classes="empty", markup=False)
-                yield Composer(self._workspace_paths, id="composer")
+                yield Composer(self._workspace_paths, self._command_options, id="composer")
             with Vertical(id="trace"):
                 yield Static("Servers", classes="section")
                 yield DataTable(id="servers", cursor_type="row", show_cursor=False)
@@ -157,12 +163,19 @@ class KairoxApp(App[None]):
         self.loop_thread = threading.get_ident()
         table = self.query_one("#servers", DataTable)
         table.add_columns("server", "status", "tools", "started", "last error")
+        # the prompt is the one place keys go: Tab from the servers table comes back to it, and the trace and the
+        # conversation (scrolled with PageUp/PageDown, tool calls opened with Ctrl+O) never hold the focus
+        self.query_one("#events", RichLog).can_focus = False
         self.refresh_servers()
         self.refresh_status()
         self.query_one(Composer).focus()
         if self._start_session:
             # after the first paint: the session's start-up runs on this loop, and the composer should show first
             self.call_after_refresh(lambda: self.run_worker(self._session_main(), name="session", exit_on_error=False))
+
+    def _command_options(self) -> list[Option]:
+        skills = self.context.skills if self.context is not None else None
+        return [Option(f"/{c.name}", (f"{c.argument_hint}  " if c.argument_hint else "") + c.description) for c in all_commands(skills)]
 
     def _workspace_paths(self) -> list[str]:
         if self._paths is None:
@@ -250,7 +263,7 @@ class KairoxApp(App[None]):
         if isinstance(event, AssistantTextDelta):
             conversation.delta(event.text)
         elif isinstance(event, AssistantMessageCompleted):
-            conversation.answer(event.text, event.tool_calls)
+            conversation.answer(event.text, event.tool_calls, self._schema, self.resolved.workspace)
         elif isinstance(event, ToolCallDecided) and event.call_id in conversation.blocks:
             conversation.blocks[event.call_id].decided(event)
         elif isinstance(event, ToolCallFinished) and event.call_id in conversation.blocks:
@@ -277,6 +290,10 @@ class KairoxApp(App[None]):
             conversation.notice(f"compacted: {event.replaced_messages} messages summarised, {event.kept_messages} kept; about {event.tokens_before} -> {event.tokens_after} tokens")
         elif isinstance(event, CompactionFailed):
             conversation.notice(f"not compacted: {event.message}")
+
+    def _schema(self, tool: str) -> object:
+        spec = self.context.registry.get(tool) if self.context is not None else None
+        return spec.input_schema if spec is not None else None
 
     def _fill_results(self) -> None:
         """Tool results reach the conversation when the session records them (before the next model request)."""
@@ -347,25 +364,47 @@ class KairoxApp(App[None]):
     # --- the composer -----------------------------------------------------------------------------------------
 
     def on_composer_completions(self, message: Composer.Completions) -> None:
-        hint = self.query_one("#completions", Static)
-        hint.set_class(not message.options, "empty")
-        hint.update("   ".join(f"{o} {COMMANDS.get(o, '')}".strip() for o in message.options) if message.options else "")
+        menu = self.query_one("#completions", Static)
+        menu.set_class(not message.options, "empty")
+        if not message.options:
+            menu.update("")
+            return
+        shown = 8
+        first = max(0, min(message.highlighted - shown // 2, len(message.options) - shown))
+        width = max(len(o.value) for o in message.options[first : first + shown])
+        lines = Text()
+        for index in range(first, min(first + shown, len(message.options))):
+            option = message.options[index]
+            style = "reverse" if index == message.highlighted else ""
+            lines.append(f"{option.value:<{width}}", style=f"bold {style}".strip())
+            if option.note:
+                lines.append(f"  {option.note}", style=style or "dim")
+            lines.append("\n")
+        more = len(message.options) - shown
+        lines.append(f"{message.highlighted + 1}/{len(message.options)} · ↑↓ choose · Tab takes · Esc closes" if more > 0 else "↑↓ choose · Tab takes · Esc closes", style="dim")
+        menu.update(lines)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
-        self.query_one("#completions", Static).add_class("empty")
         text = message.text
         if text.startswith("/"):
             self.command(text)
             return
+        self.send(text)
+
+    def send(self, text: str, *, shown: str | None = None) -> bool:
+        """``text`` as the user's turn; the conversation shows ``shown`` (a slash command as typed) instead.
+        False when no turn can start now (the conversation says why)."""
         conversation = self.query_one(Conversation)
         if self.session is None:
             conversation.notice("no model session: " + (self.setup_problem or "the session is still starting") + "; /model says how to set one up")
-            return
+            return False
         if self.turn_running:
             conversation.notice("a turn is running; Ctrl+C cancels it")
-            return
-        conversation.user(text)
+            return False
+        conversation.user(shown or text)
+        self.turn_running = True  # now, not when the worker starts: a second Enter must not start a second turn
         self.run_worker(self._turn(text), name="turn", exit_on_error=False)
+        return True
 
     async def _turn(self, text: str) -> None:
         assert self.session is not None
@@ -389,41 +428,164 @@ class KairoxApp(App[None]):
             self.turn_running = False
 
     def command(self, text: str) -> None:
-        name, _, rest = text.partition(" ")
+        """``/name args``: a built-in command (its ``cmd_`` method), else an extension's command."""
+        name, _, args = text[1:].strip().partition(" ")
+        args = args.strip()
+        if name in BUILTINS:
+            getattr(self, "cmd_" + name.replace("-", "_"))(args)
+            return
+        skills = self.context.skills if self.context is not None else None
+        found = find_command(name, skills)
+        if found is None:
+            problem = unknown_reason(name, skills) if self.context is not None else f"/{name}: the extensions are still starting; try again in a moment"
+            self.query_one(Conversation).notice(problem)
+            return
+        self.run_command(found, args, text)
+
+    def run_command(self, command: SlashCommand, args: str, typed: str) -> None:
+        """An extension's command: its prompt, arguments substituted, sent as the user's turn."""
+        from kairox.errors import KairoxError
+        from kairox.skills import command_prompt
+
+        context = self.context
+        assert context is not None and command.skill is not None
         conversation = self.query_one(Conversation)
-        if name == "/quit":
-            self.action_quit_app()
-        elif name == "/clear":
-            conversation.clear()
-        elif name == "/trace":
-            arg = rest.strip()
-            self.errors_only = arg == "errors" or (self.errors_only and arg not in ("all", ""))
-            self.server_filter = None if arg in ("all", "errors", "") else arg
-            if arg == "all":
-                self.errors_only = False
-            self.refresh_trace()
-        elif name == "/model":
-            self.push_screen(TextPanel("Model", _reports.model_text(self.settings, self.usage)))
-        elif name == "/config":
-            self.push_screen(TextPanel("Configuration", _reports.config_text(self.resolved)))
-        elif name == "/trust":
-            self.push_screen(TextPanel("Trust", _reports.trust_text(self.resolved)))
-        elif name == "/compact":
-            if self.session is None or self.turn_running:
-                conversation.notice("a turn is running; /compact after it ends" if self.session else "no model session to compact")
-            else:
-                self.run_worker(self._compact(rest.strip()), name="compact", exit_on_error=False)
-        elif name == "/tools" and rest.strip():
-            if self.context is None:
-                conversation.notice("the extensions are still starting; try again in a moment")
-            else:
-                self.push_screen(TextPanel("Tool search", _reports.tool_search_text(self.context, rest.strip())))
-        elif name == "/resume" and rest.strip():
-            self.run_worker(self._switch_session(rest.strip()), name="resume", exit_on_error=False)
-        elif name.lstrip("/") in ("mcp", "skills", "plugins", "hooks", "tools", "doctor", "resume"):
-            self.action_panel(name.lstrip("/"))
+        entry = context.skills.require(command.skill)
+        try:
+            prompt = command_prompt(entry.skill, args, registered=lambda: [spec.name for spec in context.registry.tools()])
+        except KairoxError as exc:
+            conversation.notice(f"/{command.name}: {exc}")  # the error's text ends with its hint
+            return
+        if self.send(prompt, shown=typed):
+            where = entry.skill.path.relative_to(context.resolved.workspace) if entry.skill.path.is_relative_to(context.resolved.workspace) else entry.skill.path
+            conversation.notice(f"/{command.skill} ({command.source}, {where}): its prompt is sent, {len(prompt.splitlines())} line(s)")
+
+    # the built-in commands: BUILTINS names them, one method each
+
+    def cmd_help(self, args: str) -> None:
+        self.push_screen(TextPanel("Commands", help_text(self.context.skills if self.context is not None else None)))
+
+    def cmd_quit(self, args: str) -> None:
+        self.run_worker(self._shutdown(), name="shutdown", exclusive=False)
+
+    def cmd_clear(self, args: str) -> None:
+        self.query_one(Conversation).clear()
+
+    def cmd_trace(self, args: str) -> None:
+        self.errors_only = args == "errors" or (self.errors_only and args not in ("all", ""))
+        self.server_filter = None if args in ("all", "errors", "") else args
+        if args == "all":
+            self.errors_only = False
+        self.refresh_trace()
+
+    def cmd_model(self, args: str) -> None:
+        if not args:
+            self.push_screen(TextPanel("Model", _reports.model_text(self.settings, self.usage, self.resolved)))
+            return
+        self.run_worker(self._switch_model(args), name="model", exit_on_error=False)
+
+    def model_for(self, name: str) -> "ModelSettings":
+        """``/model NAME`` or ``/model PROVIDER/NAME`` as settings, checked against the configuration: the provider
+        must be known and its key set; a name close to a configured one but not it is taken for a typo."""
+        import difflib
+
+        from kairox.agent import ModelSetupError, model_settings
+
+        known = _reports.providers(self.resolved)
+        provider, _, model = name.partition("/")
+        if not model or provider not in known:
+            provider, model = (self.settings.provider if self.settings else None) or self.resolved.config.model_provider or "openai", name
+        if not model or any(c.isspace() for c in model):
+            raise ModelSetupError(f"{name!r} is not a model name", hint="/model NAME or /model PROVIDER/NAME; /model alone lists the choices")
+        named = [choice for choice, _ in _reports.model_choices(self.resolved)]
+        wanted = f"{provider}/{model}"
+        same_provider = [choice.partition("/")[2] for choice in named if choice.partition("/")[0] == provider]
+        close = difflib.get_close_matches(model, same_provider, n=1, cutoff=0.85)
+        if wanted not in named and close:
+            raise ModelSetupError(f"no model {wanted} in the configuration", hint=f"did you mean /model {provider}/{close[0]}? (/model alone lists the choices)")
+        settings = model_settings(self.resolved, model=model, provider=provider)
+        settings.api_key()
+        return settings
+
+    async def _switch_model(self, name: str) -> None:
+        from kairox.errors import KairoxError
+
+        conversation = self.query_one(Conversation)
+        if self.session is None:
+            conversation.notice("no model session to switch: " + (self.setup_problem or "the session is still starting"))
+            return
+        if self.turn_running:
+            conversation.notice("a turn is running; Ctrl+C cancels it, then /model again")
+            return
+        try:
+            settings = self.model_for(name)
+            await self.session.use_model(settings)
+        except KairoxError as exc:
+            conversation.notice(f"/model {name}: {exc}")  # the error's text ends with its hint
+            return
+        before = f"{self.settings.provider}/{self.settings.model}" if self.settings else "none"
+        self.settings = settings
+        named = any(choice == f"{settings.provider}/{settings.model}" for choice, _ in _reports.model_choices(self.resolved))
+        conversation.notice(
+            f"model {settings.provider}/{settings.model} for the rest of this session (was {before})"
+            + ("" if named else "; it is not named in the configuration: the provider says at the next turn whether it serves it")
+        )
+        self.refresh_status()
+
+    def cmd_config(self, args: str) -> None:
+        self.push_screen(TextPanel("Configuration", _reports.config_text(self.resolved)))
+
+    def cmd_trust(self, args: str) -> None:
+        self.push_screen(TextPanel("Trust", _reports.trust_text(self.resolved)))
+
+    def cmd_resume(self, args: str) -> None:
+        if args:
+            self.run_worker(self._switch_session(args), name="resume", exit_on_error=False)
+            return
+        if self.context is None:
+            self.query_one(Conversation).notice("the extensions are still starting; try again in a moment")
+            return
+        current = self.session.session_id if self.session is not None else None
+
+        def chosen(session_id: str | None) -> None:
+            if session_id is not None and session_id != current:
+                self.run_worker(self._switch_session(session_id), name="resume", exit_on_error=False)
+            elif session_id is not None:
+                self.query_one(Conversation).notice(f"session {session_id} is the one running here")
+
+        self.push_screen(SessionPicker(_reports.session_lines(self.context), current), chosen)
+
+    def cmd_mcp(self, args: str) -> None:
+        self.action_panel("mcp")
+
+    def cmd_skills(self, args: str) -> None:
+        self.action_panel("skills")
+
+    def cmd_plugins(self, args: str) -> None:
+        self.action_panel("plugins")
+
+    def cmd_hooks(self, args: str) -> None:
+        self.action_panel("hooks")
+
+    def cmd_tools(self, args: str) -> None:
+        if not args:
+            self.action_panel("tools")
+        elif self.context is None:
+            self.query_one(Conversation).notice("the extensions are still starting; try again in a moment")
         else:
-            conversation.notice(f"unknown command {name}; Tab after / lists them")
+            self.push_screen(TextPanel("Tool search", _reports.tool_search_text(self.context, args)))
+
+    def cmd_compact(self, args: str) -> None:
+        conversation = self.query_one(Conversation)
+        if self.session is None:
+            conversation.notice("no model session to compact")
+        elif self.turn_running:
+            conversation.notice("a turn is running; /compact after it ends")
+        else:
+            self.run_worker(self._compact(args), name="compact", exit_on_error=False)
+
+    def cmd_doctor(self, args: str) -> None:
+        self.action_panel("doctor")
 
     def action_panel(self, name: str) -> None:
         context = self.context
@@ -448,7 +610,7 @@ class KairoxApp(App[None]):
             return
         builders: dict[str, tuple[str, Callable[[ExtensionContext], str]]] = {
             "hooks": ("Hooks", _reports.hooks_text), "tools": ("Tools", _reports.tools_text),
-            "doctor": ("Doctor", _reports.doctor_text), "resume": ("Sessions", _reports.sessions_text),
+            "doctor": ("Doctor", _reports.doctor_text),
         }
         title, build = builders[name]
         self.push_screen(TextPanel(title, build(context)))
@@ -459,8 +621,33 @@ class KairoxApp(App[None]):
         self.errors_only = not self.errors_only
         self.refresh_trace()
 
-    def action_leave_composer(self) -> None:
-        self.query_one("#servers", DataTable).focus()
+    def action_to_composer(self) -> None:
+        """Esc: back to the prompt, from anywhere on the main screen."""
+        self.query_one(Composer).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A key typed on the main screen outside the prompt goes into the prompt (no keystroke is lost)."""
+        composer = self.query_one(Composer)
+        if event.is_printable and event.character and self.screen is self.screen_stack[0] and self.focused is not composer:
+            event.stop()
+            composer.focus()
+            composer.insert(event.character)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "scroll_conversation":
+            return self.screen is self.screen_stack[0]  # in a panel, PageUp/PageDown scroll the panel
+        return True
+
+    def action_scroll_conversation(self, direction: int) -> None:
+        conversation = self.query_one(Conversation)
+        (conversation.scroll_page_down if direction > 0 else conversation.scroll_page_up)(animate=False)
+
+    def action_toggle_tools(self) -> None:
+        """Ctrl+O: expand every tool call of the conversation, or collapse them all when one is open."""
+        blocks = list(self.query_one(Conversation).blocks.values())
+        collapse = any(not block.collapsed for block in blocks)
+        for block in blocks:
+            block.collapsed = collapse
 
     def action_interrupt(self) -> None:
         if isinstance(self.screen, ApprovalScreen):

@@ -2,6 +2,7 @@
 shared shapes of ``kairox.policy``, as the command line's prompt does."""
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
@@ -12,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from kairox.policy import ApprovalAnswer, ApprovalRequest, RuleLayer
+from kairox.tui._diff import diff_text, edit_diff
 from kairox.tui._servers import compact_json
 
 if TYPE_CHECKING:
@@ -56,22 +58,32 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         Binding("q", "nothing", show=False),  # not the app's quit: the dialog waits for an answer
     ]
 
-    def __init__(self, request: ApprovalRequest) -> None:
+    def __init__(self, request: ApprovalRequest, workspace: Path | None = None) -> None:
         super().__init__(classes="approval")
         self.request = request
+        self.diff = edit_diff(request.tool, request.arguments, workspace) if workspace is not None else None
+        """What an ``fs.write`` / ``fs.edit`` would change: shown as a diff, answered with y (accept) or n (reject)."""
 
     def compose(self) -> ComposeResult:
         request = self.request
+        diff = self.diff
         with Vertical(id="approval-box"):
-            yield Static(f"Approve {request.tool}?", id="approval-title", markup=False)
+            title = f"Approve {request.tool}?" if diff is None else f"Accept this edit of {diff.path} ({diff.stats})?  {request.tool}"
+            yield Static(title, id="approval-title", markup=False)
             why = f"why: {request.reason}" + (f" (rule {request.rule})" if request.rule else "")
             if request.asked_by:
                 why += f"\nasked by: {request.asked_by}"
             yield Static(why, markup=False)
             with VerticalScroll(id="approval-call"):
-                shown = f"$ {request.command}" if request.command is not None else compact_json(request.arguments, limit=20000)
-                yield Static(shown, markup=False, id="approval-arguments")
-            yield Static("\n".join(f"[{key}] {label}" for key, label in choices(request)), markup=False, id="approval-choices")
+                if diff is not None:
+                    yield Static(diff_text(diff), id="approval-diff")
+                else:
+                    shown = f"$ {request.command}" if request.command is not None else compact_json(request.arguments, limit=20000)
+                    yield Static(shown, markup=False, id="approval-arguments")
+            lines = [f"[{key}] {label}" for key, label in choices(request)]
+            if diff is not None:
+                lines.insert(0, "[y] accept the edit (once)   [n] reject it")
+            yield Static("\n".join(lines), markup=False, id="approval-choices")
             yield Input(placeholder="message to the model, then Enter", id="approval-message", classes="hidden")
 
     def on_key(self, event: events.Key) -> None:
@@ -89,6 +101,8 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
             message.focus()
 
     def _answer_for(self, key: str) -> ApprovalAnswer | None:
+        if self.diff is not None and key in ("y", "n"):
+            key = "o" if key == "y" else "d"  # accept / reject an edit: allow once / deny
         for choice_key, choice in keyed_choices(self.request):
             if choice_key == key and not choice.with_message:
                 # an always answer saves to the user layer from here; the command line and the GUI offer the others
@@ -110,8 +124,10 @@ class TuiApprover:
     """The session's approver: each request opens the modal and waits for its answer. Any part of the app may
     ask: the session's worker about a tool call, a panel about a configuration write from its key handler."""
 
-    def __init__(self, app: "App[Any]") -> None:
+    def __init__(self, app: "App[Any]", workspace: Path | None = None) -> None:
         self.app = app
+        self.workspace = workspace
+        """The files an edit's diff is computed against."""
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
         answer: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
@@ -122,5 +138,5 @@ class TuiApprover:
 
         # pushed from the app's own loop: Textual hands the answer back through the message pump that pushed the
         # dialog, and a panel asking from its key handler keeps its own pump busy awaiting this very answer
-        self.app.call_later(self.app.push_screen, ApprovalScreen(request), done)
+        self.app.call_later(self.app.push_screen, ApprovalScreen(request, self.workspace), done)
         return await answer

@@ -2,52 +2,81 @@
 call as a collapsible block with its arguments, the gate's decision (rule and file:line), duration and result."""
 
 import json
+from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.widgets import Collapsible, Markdown, Static
 
 from kairox.registry import ToolCallDecided, ToolCallFinished
-from kairox.tui._servers import compact_json, verdict
+from kairox.tui._diff import diff_text, edit_diff
+from kairox.tui._servers import call_summary, compact_json, verdict
 
 RESULT_CAP = 800
 """Characters of a tool result shown in its block (the model gets the whole result)."""
+SUMMARY_CAP = 72
+"""Characters of what a call ran in its collapsed line, so that the decision and the outcome stay in view."""
 
 
 class ToolCallBlock(Collapsible):
-    """One tool call. Collapsed by default; the title says the tool, the decision and the outcome."""
+    """One tool call. Collapsed by default; the title says the tool, what it ran (its main argument), the decision
+    and the outcome, on one line cut to the width."""
 
-    def __init__(self, call_id: str, tool: str, arguments: Any) -> None:
+    def __init__(self, call_id: str, tool: str, arguments: Any, schema: Any = None, workspace: Path | None = None) -> None:
         self.call_id, self.tool = call_id, tool
+        self.diff = edit_diff(tool, arguments, workspace) if workspace is not None else None
+        """An edit's diff against the file as it was when the model asked (before the call ran)."""
+        summary = call_summary(arguments, schema) + (f" {self.diff.stats}" if self.diff is not None and self.diff.problem is None else "")
+        self.summary = summary if len(summary) <= SUMMARY_CAP else summary[: SUMMARY_CAP - 1] + "…"
         self.arguments_text = compact_json(arguments)
         self.decision = "waiting for the gate"
+        self.decided_by = ""
+        """The decision as the line shows it: without the file and line of its rule (the body has them)."""
         self.outcome = ""
+        self.waited = ""
         self.result = ""
-        self._body = Static(self._body_text(), classes="tool-body", markup=False)
-        super().__init__(self._body, title=self._heading(), collapsed=True, classes="tool-call")
+        self._body = Static(self._body_text(), classes="tool-body")
+        super().__init__(self._body, collapsed=True, classes="tool-call")
+        self._title.label = self._heading()
+        self._title.can_focus = False  # opened with a click or Ctrl+O: Tab and Enter stay with the prompt
 
-    def _heading(self) -> str:
-        return f"tool {self.tool} · {self.decision}" + (f" · {self.outcome}" if self.outcome else "")
+    @property
+    def heading(self) -> str:
+        return f"{self.tool}" + (f" {self.summary}" if self.summary else "") + f" · {self.decided_by or self.decision}" + (f" · {self.outcome}" if self.outcome else "")
 
-    def _body_text(self) -> str:
-        parts = [f"arguments:\n{self.arguments_text}", f"decision: {self.decision}"]
+    def _heading(self) -> Content:
+        return Content(self.heading)  # plain text: a command's brackets are not markup
+
+    def _body_text(self) -> Text:
+        body = Text()
+        if self.diff is not None:
+            body.append_text(diff_text(self.diff))
+        else:
+            body.append(f"arguments:\n{self.arguments_text}\n")
+        body.append(f"decision: {self.decision}")
         if self.outcome:
-            parts.append(self.outcome)
+            body.append(f"\n{self.outcome}")
+        if self.waited:
+            body.append(f"\n{self.waited}")
         if self.result:
-            parts.append(f"result:\n{self.result}")
-        return "\n".join(parts)
+            body.append(f"\nresult:\n{self.result}")
+        return body
 
     def _refresh(self) -> None:
-        self.title = self._heading()
+        self._title.label = self._heading()
         self._body.update(self._body_text())
 
     def decided(self, event: ToolCallDecided) -> None:
         self.decision = verdict(event)
+        self.decided_by = f"{event.decision} by {event.source}" + (f" {event.rule}" if event.rule else "")
         self._refresh()
 
     def finished(self, event: ToolCallFinished) -> None:
         state = "error" if event.is_error else "ok"
         self.outcome = f"{state} in {event.duration_ms:.0f} ms" + (f": {event.error.splitlines()[0][:200]}" if event.is_error and event.error else "")
+        self.waited = f"the approval took {event.approval_wait_ms / 1000:.1f} s (not counted in the duration)" if event.approval_wait_ms >= 100 else ""
         self._refresh()
 
     def set_result(self, text: str) -> None:
@@ -55,7 +84,7 @@ class ToolCallBlock(Collapsible):
         self._refresh()
 
 
-class Conversation(VerticalScroll):
+class Conversation(VerticalScroll, can_focus=False):
     """Prompts, answers and tool calls, newest at the bottom."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -93,12 +122,14 @@ class Conversation(VerticalScroll):
             stream.remove()
         return shown
 
-    def answer(self, text: str, tool_calls: tuple[dict[str, Any], ...]) -> None:
-        """A completed model message: its text (when it did not stream) and a block per tool call."""
+    def answer(self, text: str, tool_calls: tuple[dict[str, Any], ...], schemas: Any = None, workspace: Path | None = None) -> None:
+        """A completed model message: its text (when it did not stream) and a block per tool call (``schemas``:
+        a tool's input schema by name, or ``None``; ``workspace``: where an edit's file is, for its diff)."""
         if not self.end_stream() and text:
             self._add(Markdown(text, classes="assistant"))
         for call in tool_calls:
-            block = ToolCallBlock(str(call.get("id", "")), str(call.get("tool") or call.get("name")), call.get("arguments", {}))
+            tool = str(call.get("tool") or call.get("name"))
+            block = ToolCallBlock(str(call.get("id", "")), tool, call.get("arguments", {}), schemas(tool) if schemas is not None else None, workspace)
             self.blocks[block.call_id] = block
             self._add(block)
 

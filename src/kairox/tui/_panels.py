@@ -10,7 +10,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, OptionList, Static
+from textual.widgets.option_list import Option
 
 from kairox.errors import KairoxError
 from kairox.tui._servers import MARKS
@@ -34,6 +35,33 @@ class TextPanel(ModalScreen[None]):
                 yield Static(self.text, markup=False, id="panel-text")
 
     async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(None)
+
+
+class SessionPicker(ModalScreen[str | None]):
+    """/resume: the workspace's earlier sessions, newest first; Enter continues the highlighted one, Esc closes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "close"), Binding("q", "close", "close", show=False)]
+
+    def __init__(self, sessions: list[tuple[str, str]], current: str | None = None) -> None:
+        """``sessions``: ``(id, line)`` newest first."""
+        super().__init__(classes="panel")
+        self.sessions, self.current = sessions, current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="panel-box"):
+            yield Static("Resume a session   ↑↓ choose · Enter resumes · Esc closes", classes="panel-title", markup=False)
+            if not self.sessions:
+                yield Static("No earlier sessions in this workspace.", id="picker-empty", markup=False)
+            yield OptionList(*(Option(line + ("   (this session)" if sid == self.current else ""), id=sid) for sid, line in self.sessions), id="sessions")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_close(self) -> None:
         self.dismiss(None)
 
 

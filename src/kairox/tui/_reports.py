@@ -1,12 +1,12 @@
-"""The text of the read-only panels (/doctor, /config, /tools, /skills, /plugins, /hooks, /trust, /model,
-/resume), built from the running context. Plain strings: the panel widget only shows them."""
+"""The text of the read-only panels (/doctor, /config, /tools, /skills, /plugins, /hooks, /trust, /model) and the
+lines of the /resume picker, built from the running context. Plain strings: the panel widget only shows them."""
 
 import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kairox.agent import ModelSettings
-    from kairox.config import ResolvedConfig
+    from kairox.config import ModelProviderConfig, ResolvedConfig
     from kairox.runtime import ExtensionContext
 
 NO_MODEL = (
@@ -80,25 +80,57 @@ def trust_text(resolved: "ResolvedConfig") -> str:
     return "\n".join(lines)
 
 
-def model_text(settings: "ModelSettings | None", usage: tuple[int, int]) -> str:
+def model_choices(resolved: "ResolvedConfig") -> list[tuple[str, str]]:
+    """``(provider/model, where it is named)`` of every model the configuration names: the default, then profiles."""
+    config = resolved.config
+    found: list[tuple[str, str]] = []
+    if config.model:
+        found.append((f"{config.model_provider or 'openai'}/{config.model}", "model"))
+    for name, profile in sorted(config.profiles.items()):
+        if profile.model:
+            found.append((f"{profile.model_provider or config.model_provider or 'openai'}/{profile.model}", f"profile {name}"))
+    return list(dict.fromkeys(found))
+
+
+def providers(resolved: "ResolvedConfig") -> dict[str, "ModelProviderConfig"]:
+    """The built-in providers and the configured ones (a configured one replaces a built-in of its name)."""
+    from kairox.agent import BUILTIN_PROVIDERS
+
+    return {**BUILTIN_PROVIDERS, **resolved.config.model_providers}
+
+
+def model_text(settings: "ModelSettings | None", usage: tuple[int, int], resolved: "ResolvedConfig | None" = None) -> str:
+    """/model alone: the current model and what /model NAME can switch to."""
+    import os
+
     if settings is None:
         return NO_MODEL
-    return (
-        f"Model {settings.model} from provider {settings.provider} ({settings.wire_api})\n"
-        f"Tokens this session: {usage[0]} in, {usage[1]} out\n\n"
-        "Change it with `model` / `model_provider` in kairox.toml, or `kairox tui -m MODEL`."
-    )
+    lines = [
+        f"Model {settings.model} from provider {settings.provider} ({settings.wire_api})",
+        f"Tokens this session: {usage[0]} in, {usage[1]} out",
+        "",
+        "Switch for this session with /model NAME (same provider) or /model PROVIDER/NAME;",
+        "for every session, set `model` / `model_provider` in kairox.toml, or start with `kairox tui -m MODEL`.",
+    ]
+    if resolved is not None:
+        current = f"{settings.provider}/{settings.model}"
+        lines += ["", "Models named in the configuration:"]
+        lines += [f"  {name:<40} {where}" + ("   (current)" if name == current else "") for name, where in model_choices(resolved)] or ["  none"]
+        lines += ["", "Providers:"]
+        for name, entry in sorted(providers(resolved).items()):
+            key = "no key needed" if entry.api_key_env is None else f"{entry.api_key_env} {'set' if os.environ.get(entry.api_key_env) else 'not set'}"
+            lines.append(f"  {name:<16} {entry.wire_api:<10} {entry.base_url or '(default endpoint)'}   {key}")
+    return "\n".join(lines)
 
 
-def sessions_text(context: "ExtensionContext") -> str:
+def session_lines(context: "ExtensionContext") -> list[tuple[str, str]]:
+    """``(id, line)`` of the workspace's sessions for the /resume picker, newest first."""
     from kairox.agent import list_sessions
 
     found = list_sessions(context.resolved.home, workspace=context.resolved.workspace)
-    if not found:
-        return "No earlier sessions in this workspace."
-    lines = ["Earlier sessions (`/resume ID` continues one here, `kairox tui --resume ID` at start):", ""]
-    for info in found[-30:]:
+    lines = []
+    for info in reversed(found[-100:]):
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
-        prompt = info.first_prompt.replace("\n", " ")[:60]
-        lines.append(f"  {info.id}  {when}  {info.turns:>3} turn(s)  {prompt}")
-    return "\n".join(lines)
+        prompt = info.first_prompt.replace("\n", " ")[:70]
+        lines.append((info.id, f"{when}  {info.turns:>3} turn(s)  {prompt}"))
+    return lines

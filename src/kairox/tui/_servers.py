@@ -126,6 +126,27 @@ def _server_of(tool: str) -> str | None:
     return None
 
 
+MAIN_ARGUMENTS = ("command", "path", "file_path", "file", "uri", "url", "query", "pattern", "symbol", "expression", "name")
+"""Argument names that say what a call does, first found first: the shell command, the file, the query."""
+
+
+def call_summary(arguments: Any, schema: Any = None) -> str:
+    """What a call ran, on one line: its main argument (``git push origin master``, ``shop/cart.py``,
+    ``lsp.definition`` ...): one of ``MAIN_ARGUMENTS``, else the first required text argument of ``schema``, else
+    the first text argument. Search tools add the folder they searched (``TODO in src``)."""
+    if not isinstance(arguments, dict):
+        return ""
+    required = list(schema.get("required") or []) if isinstance(schema, dict) else []
+    texts = {k: v if isinstance(v, str) else " ".join(map(str, v)) for k, v in arguments.items() if isinstance(v, str) or (isinstance(v, list) and v and all(isinstance(i, str | int | float) for i in v))}
+    key = next((k for k in MAIN_ARGUMENTS if texts.get(k)), None) or next((k for k in required if texts.get(k)), None) or next(iter(texts), None)
+    if key is None:
+        return ""
+    text = texts[key]
+    if key in ("query", "pattern") and isinstance(arguments.get("path"), str):
+        text += f" in {arguments['path']}"
+    return " ".join(text.split())
+
+
 def compact_json(value: Any, limit: int = 4000) -> str:
     text = json.dumps(value, ensure_ascii=False, indent=2)
     return text if len(text) <= limit else text[:limit] + "\n…"

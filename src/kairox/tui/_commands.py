@@ -1,0 +1,129 @@
+"""Slash commands: the TUI's own (``BUILTINS``) and the extensions' commands, which are the user-invocable skills
+of the session's skill registry: a plugin's ``commands/`` (``/plugin:command``, and ``/command`` when no other
+command has that name), the workspace's ``.kairox/commands`` and, with ``skills.compat_dirs``,
+``.claude/commands``, and the skills themselves. Running one of those sends its prompt as the user's turn.
+
+A built-in command is one line in ``BUILTINS`` and a ``cmd_<name>(args)`` method of the app (``-`` in a name
+becomes ``_``)."""
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kairox.skills import SkillEntry, SkillRegistry
+
+BUILTINS: dict[str, tuple[str, str]] = {
+    "help": ("", "every command, built-in and from extensions"),
+    "mcp": ("", "MCP servers: details, stderr, restart, enable/disable, tools"),
+    "skills": ("", "skills by scope, shadowing, enable/disable"),
+    "plugins": ("", "plugins: inventory, contributions, compatibility, trust"),
+    "hooks": ("", "configured hooks and plugin hooks"),
+    "tools": ("[QUERY]", "what the model sees, and why others are hidden; with a query, the tool search"),
+    "doctor": ("", "what failed to load and what to do"),
+    "config": ("", "the effective configuration with provenance"),
+    "trust": ("", "the workspace's trust state"),
+    "model": ("[PROVIDER/]NAME", "switch the model for this session; alone, the current one and the choices"),
+    "trace": ("errors | NAME | all", "filter the event trace"),
+    "clear": ("", "clear the conversation (the transcript keeps it)"),
+    "compact": ("[WHAT TO KEEP]", "summarise older turns to free the context window"),
+    "resume": ("[ID]", "pick an earlier session of this workspace and continue it"),
+    "quit": ("", "leave"),
+}
+"""``name -> (argument hint, one line)`` of the TUI's own commands, in the order /help lists them."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SlashCommand:
+    name: str
+    """Without the slash: ``help``, ``commit-commands:commit``, ``commit``."""
+    description: str
+    source: str
+    """``built-in``, ``plugin NAME``, ``workspace``, ``user`` or ``session``."""
+    argument_hint: str = ""
+    skill: str | None = None
+    """The qualified skill name an extension command runs; ``None`` for a built-in."""
+
+    @property
+    def usage(self) -> str:
+        return f"/{self.name}" + (f" {self.argument_hint}" if self.argument_hint else "")
+
+
+def _source(entry: "SkillEntry") -> str:
+    skill = entry.skill
+    return f"plugin {skill.plugin}" if skill.plugin else str(skill.scope)
+
+
+def _invocable(entry: "SkillEntry") -> bool:
+    """Enabled, meant for a person (``user-invocable``), and not waiting for workspace trust."""
+    from kairox.skills._registry import UNTRUSTED_REASON
+
+    return entry.enabled and entry.skill.frontmatter.user_invocable and entry.hidden_reason != UNTRUSTED_REASON
+
+
+def extension_commands(skills: "SkillRegistry | None") -> list[SlashCommand]:
+    """The extensions' commands by qualified name, then the short ``/command`` of a plugin command no other
+    command (or built-in) is named like."""
+    if skills is None:
+        return []
+    entries = [e for e in skills.entries() if _invocable(e)]
+    found = [
+        SlashCommand(
+            name=e.skill.qualified_name, description=e.skill.description.splitlines()[0] if e.skill.description else "",
+            source=_source(e), argument_hint=e.skill.frontmatter.argument_hint or "", skill=e.skill.qualified_name,
+        )
+        for e in entries
+    ]
+    taken = {c.name for c in found} | set(BUILTINS)
+    short: dict[str, list[SlashCommand]] = {}
+    for command, entry in zip(found, entries, strict=True):
+        if entry.skill.plugin:
+            short.setdefault(entry.skill.name, []).append(command)
+    for name, commands in short.items():
+        if len(commands) == 1 and name not in taken:
+            only = commands[0]
+            found.append(SlashCommand(name=name, description=only.description, source=only.source, argument_hint=only.argument_hint, skill=only.skill))
+    return found
+
+
+def all_commands(skills: "SkillRegistry | None") -> list[SlashCommand]:
+    builtins = [SlashCommand(name=n, argument_hint=h, description=d, source="built-in") for n, (h, d) in BUILTINS.items()]
+    return builtins + sorted(extension_commands(skills), key=lambda c: c.name)
+
+
+def find_command(name: str, skills: "SkillRegistry | None") -> SlashCommand | None:
+    """The command ``/name`` runs (``name`` without the slash), or ``None``."""
+    return next((c for c in all_commands(skills) if c.name == name), None)
+
+
+def unknown_reason(name: str, skills: "SkillRegistry | None") -> str:
+    """Why ``/name`` runs nothing: a command waiting for trust or turned off says so; else the close names."""
+    from kairox._util import suggest
+
+    entry = skills.get(name) if skills is not None else None
+    if entry is not None and not entry.enabled:
+        return f"/{name} is turned off in the configuration; /skills turns it on"
+    if entry is not None and not entry.skill.frontmatter.user_invocable:
+        return f"/{name} is a skill for the model only (user-invocable: false)"
+    if entry is not None:
+        return f"/{name} comes from the workspace, which is not trusted; run `kairox trust` in it, then restart"
+    if skills is not None and ":" not in name and sum(1 for e in skills.entries() if e.skill.plugin and e.skill.name == name) > 1:
+        plugins = sorted(f"/{e.skill.qualified_name}" for e in skills.entries() if e.skill.plugin and e.skill.name == name)
+        return f"/{name} is ambiguous: {', '.join(plugins)}"
+    guess = suggest(name, [c.name for c in all_commands(skills)])
+    return f"unknown command /{name}" + (f"; did you mean /{guess}?" if guess else "") + "; /help lists every command"
+
+
+def help_text(skills: "SkillRegistry | None") -> str:
+    """/help: every command with its one line, the built-in ones first, then the extensions' by source."""
+    commands = all_commands(skills)
+    width = min(40, max(len(c.usage) for c in commands))
+    lines = ["Built-in commands", ""]
+    lines += [f"  {c.usage:<{width}}  {c.description}" for c in commands if c.skill is None]
+    extensions = [c for c in commands if c.skill is not None and c.name == c.skill]
+    short = {c.skill: c.name for c in commands if c.skill is not None and c.name != c.skill}
+    lines += ["", f"From extensions ({len(extensions)}): the command's prompt is sent as your turn, words after it as its arguments", ""]
+    if not extensions:
+        lines.append("  none: plugins' commands/, .kairox/commands/*.md and skills appear here")
+    lines += [f"  {c.usage:<{width}}  {c.description}  [{c.source}" + (f"; also /{short[c.name]}]" if c.name in short else "]") for c in extensions]
+    lines += ["", "Keys: Enter sends · Ctrl+J new line · Tab completes / and @file · Esc back to the prompt · Ctrl+O tool calls · Ctrl+C cancels"]
+    return "\n".join(lines)
