@@ -9,7 +9,7 @@ from tests.agent._support import make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
 from tests.tui.test_session_app import api_key, app_for, type_text, until
 
-from kairox.config import TrustStore
+from kairox.config import trust_workspace
 from kairox.tui import TextPanel
 from kairox.tui._commands import all_commands
 
@@ -44,7 +44,7 @@ def last_notice(app: object) -> str:
 
 async def test_plugin_workspace_and_skill_commands_send_their_prompt_with_arguments(tmp_path: Path, isolated_home: Path) -> None:
     workspace = workspace_with_commands(tmp_path / "repo")
-    TrustStore(isolated_home).trust(workspace)
+    trust_workspace(workspace)
     script = [
         {"reply": "text", "text": "Committed.", "expect": {"last_user_contains": "Commit with the message: fix the cart total"}},
         {"reply": "text", "text": "Shipped.", "expect": {"last_user_contains": "Push branch feature/x to remote upstream, then say done (feature/x upstream)."}},
@@ -106,7 +106,7 @@ async def test_untrusted_workspace_commands_are_named_as_waiting_for_trust_and_h
 
 async def test_help_names_a_plugin_command_once_with_its_short_name(tmp_path: Path, isolated_home: Path) -> None:
     workspace = workspace_with_commands(tmp_path / "repo")
-    TrustStore(isolated_home).trust(workspace)
+    trust_workspace(workspace)
     app = app_for(workspace)
     async with app.run_test(size=(160, 50)) as pilot:
         await until(pilot, lambda: app.context is not None)
@@ -128,7 +128,7 @@ def menu_lines(app: object) -> list[str]:
 
 async def test_the_completion_menu_opens_on_slash_and_at_and_tab_takes_the_highlighted_option(tmp_path: Path, isolated_home: Path) -> None:
     workspace = workspace_with_commands(tmp_path / "repo")
-    TrustStore(isolated_home).trust(workspace)
+    trust_workspace(workspace)
     app = app_for(workspace)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.context is not None)
@@ -136,7 +136,7 @@ async def test_the_completion_menu_opens_on_slash_and_at_and_tab_takes_the_highl
         await pilot.press("slash")
         await pilot.pause(0.1)
         every, total = menu_lines(app), len(all_commands(app.context.skills))
-        await type_text(pilot, "com")
+        await type_text(pilot, "comm")
         await pilot.pause(0.1)
         narrowed = menu_lines(app)
         await pilot.press("down")
