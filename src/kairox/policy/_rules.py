@@ -94,7 +94,14 @@ class ParsedRule:
         family = _FAMILIES.get(tool)
         if family is not None:
             profile = spec.permission
-            if spec.source in _PATH_FAMILY_SOURCES and profile.path_args and (profile.access is family or (family is Access.READ and profile.reads)):
+            if spec.source in _PATH_FAMILY_SOURCES and profile.path_args and profile.access is family:
+                return True
+            # a tool that writes what it reads (fs.edit): `fs.read` deny and ask rules hold for its paths; an allow
+            # rule on reading never vouches for the write
+            if (
+                spec.source in _PATH_FAMILY_SOURCES and profile.path_args and family is Access.READ and profile.reads
+                and self.ref.action is not RuleAction.ALLOW
+            ):
                 return True
             # a third-party tool's paths are found by argument name; deny and ask rules on paths hold for them
             if spec.source in _THIRD_PARTY and self.ref.action is not RuleAction.ALLOW and self.specifier is not None:
