@@ -250,9 +250,10 @@ class _TerminalApprover:
 
 def _write_gate(resolved: "ResolvedConfig", *, pre_approved: bool) -> Callable[[Path], Awaitable[bool]]:
     """``authorize(path)`` for installs: the policy engine decides as for an ``fs.write`` of that path."""
+    from kairox.registry import registry_settings
     from kairox.skills import policy_authorizer
 
-    return policy_authorizer(resolved, approver=_TerminalApprover(pre_approved=pre_approved), notify=lambda m: err(f"kairox: {m}"))
+    return policy_authorizer(registry_settings(resolved).policy, approver=_TerminalApprover(pre_approved=pre_approved), notify=lambda m: err(f"kairox: {m}"))
 
 
 @skills_app.command("validate")
