@@ -211,6 +211,7 @@ def test_cli_install_outside_writable_roots_asks_and_is_denied_without_a_termina
 
     approved = kairox("skills", "install", str(source), "--yes", "--json", cwd=workspace, env=env)
     assert approved.code == 0, approved.stderr
+    assert f"approved by --yes: install the skill at {isolated_home / 'skills' / 'pr-review'}" in approved.stderr
     assert approved.json() == {"name": "pr-review", "path": str(isolated_home / "skills" / "pr-review"), "source": str(source), "kind": "local", "scope": "user"}
     listed = kairox("skills", "list", "--json", cwd=workspace).json()
     assert [s["name"] for s in listed["skills"]] == ["pr-review"]
@@ -327,3 +328,21 @@ async def test_damaged_archives_are_refused_with_the_reason(tmp_path: Path) -> N
 
     assert messages == ["cut.tar.gz is damaged", "bad.zip is damaged"]
     assert not (tmp_path / "dest").exists()
+
+
+@pytest.mark.anyio
+async def test_install_yes_approves_only_the_skills_own_write_into_its_store(tmp_path: Path, isolated_home: Path) -> None:
+    from kairox.cli._skills_cmds import _write_gate
+
+    workspace = tmp_path / "repo"
+    (workspace / ".git").mkdir(parents=True)
+    resolved = resolve_config(workspace)
+    store = isolated_home / "skills"
+    authorize = _write_gate(resolved, pre_approved=True, store=store)
+    assert await authorize(store / "pr-review") is True  # the install named on the command line, into its store
+    assert await authorize(store / "pr-review.md") is True
+    # anything else the gate asks: --yes's usual answer, which never approves a protected path
+    assert await authorize(isolated_home / "kairox.toml") is False
+    assert await authorize(store / "pr-review" / "hooks" / "x") is False  # not a skill of the store: deeper inside it
+    assert await authorize(workspace / ".kairox" / "skills" / "pr-review") is False  # another store than the one named
+    assert not any(p.exists() for p in (store, workspace / ".kairox"))  # the gate only decides; nothing was written
