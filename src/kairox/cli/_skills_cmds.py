@@ -193,7 +193,7 @@ def install(
     scope: ScopeOption = "user",
     name: Annotated[str | None, typer.Option("--name", help="Which skill, when the source holds several.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a skill already installed there.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the write if the policy asks (a deny rule still wins).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the install's write into the skills store if the policy asks (a deny rule still wins; --yes approves nothing else).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Validate a skill and install it into $KAIROX_HOME/skills (user) or .kairox/skills (workspace)."""
