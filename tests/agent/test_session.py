@@ -324,6 +324,38 @@ async def test_resumed_session_sends_its_history(workspace: Path, isolated_home:
     assert [e.text for e in events.of_type(AssistantMessageCompleted)] == ["second answer"]
 
 
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_session_that_crashed_mid_call_resumes_twice_with_every_call_answered(wire: str, workspace: Path, isolated_home: Path) -> None:
+    # the server answers 400 to a conversation with a tool call left without its result (as the real APIs do)
+    ended = "not run: the session ended before this call ran"
+    script = [
+        calls(("c1", "fs_read", {"path": "notes.txt"}), ("c2", "fs_read", {"path": "todo.txt"})),
+        {"reply": "text", "text": "first answer"},
+        {"reply": "text", "text": "second answer", "expect": {"last_user_contains": "second question", "tool_results": {"c1": ended, "c2": ended}}},
+        {"reply": "text", "text": "third answer", "expect": {"last_user_contains": "third question", "tool_results": {"c1": ended, "c2": ended}}},
+    ]
+    with ScriptedModelServer(wire, script) as server:
+        user_config(isolated_home, server, wire=wire)
+        async with open_session(workspace) as session:
+            await session.run_turn("first question")
+            session_id, transcript = session.session_id, session.transcript.path
+        # what a crash while the calls ran leaves: the transcript ends at the message that asked for them
+        lines = transcript.read_text(encoding="utf-8").splitlines(keepends=True)
+        calling = next(i for i, line in enumerate(lines) if '"tool_calls"' in line and json.loads(line).get("type") == "message")
+        transcript.write_text("".join(lines[: calling + 1]), encoding="utf-8")
+        for question, answer in (("second question", "second answer"), ("third question", "third answer")):
+            async with open_session(workspace, resume=session_id) as again:
+                result = await again.run_turn(question)
+                history = list(again.messages)
+            assert result.text == answer, result
+            # the calls keep their place, each answered right after the message that made them
+            index = next(i for i, m in enumerate(history) if m.tool_calls)
+            answered = history[index + 1]
+            assert answered.role is Role.TOOL and [(r.call_id, r.is_error, r.text) for r in answered.tool_results] == [
+                ("c1", True, ended), ("c2", True, ended)
+            ], answered
+
+
 async def test_hooks_add_context_to_the_session_and_the_prompt_and_a_blocking_hook_keeps_the_prompt_from_the_model(
     workspace: Path, isolated_home: Path
 ) -> None:

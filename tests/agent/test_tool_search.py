@@ -1,6 +1,7 @@
 """Deferred tools (R2): past ``tools.search_threshold`` the model gets a tool index and ``tool_search``; what it
 finds is sent in full from the next step and called through the gate; hidden and denied tools are never found."""
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -132,3 +133,49 @@ def test_tools_search_cli_ranks_visible_tools_and_never_shows_a_denied_one(tmp_p
     assert "mcp__everything__get-sum" not in [m["name"] for m in denied.json()["matches"]]
     human = kairox("tools", "search", "echo back", cwd=tmp_path)
     assert human.stdout.startswith("1. mcp__everything__echo  (")
+
+
+async def test_a_slow_embeddings_endpoint_does_not_stop_the_session_loop(tmp_path: Path, isolated_home: Path) -> None:
+    from dataclasses import replace
+
+    import anyio
+    from tests.servers.embeddings_server import EmbeddingsServer
+
+    from kairox.agent import model_settings
+    from kairox.agent._embeddings import semantic_ranker
+    from kairox.config import resolve_config
+
+    workspace = make_workspace(tmp_path / "repo")
+    delay = 3.0
+    script = [
+        calls(("s1", "tool_search", {"query": "echo a message back to me"})),
+        {"reply": "text", "text": "done", "expect": {"tool_results": {"s1": "mcp__everything__echo"}}},
+    ]
+    extra = '[tools]\nsearch_threshold = 50\nsemantic = true\n\n' + EVERYTHING_SERVER
+    ticks: list[float] = []
+
+    async def heartbeat() -> None:
+        while True:
+            ticks.append(anyio.current_time())
+            await anyio.sleep(0.05)
+
+    with ScriptedModelServer("openai", script) as server, EmbeddingsServer() as embeddings:
+        user_config(isolated_home, server, wire="openai", extra=extra)
+        embeddings.delay_sec = delay
+        async with open_session(workspace) as session:
+            # the provider's embeddings endpoint is the scripted one (the chat endpoint stays the model server)
+            resolved = resolve_config(workspace)
+            session.tool_search.semantic = semantic_ranker(
+                resolved, replace(model_settings(resolved), base_url=embeddings.base_url), cache_path=tmp_path / "vectors.sqlite"
+            )
+            async with anyio.create_task_group() as group:
+                group.start_soon(heartbeat)
+                started = anyio.current_time()
+                result = await session.run_turn("Echo hi.")
+                took = anyio.current_time() - started
+                group.cancel_scope.cancel()
+    assert result.reason is TurnEndReason.COMPLETED and result.text == "done"
+    assert embeddings.inputs, "the search asked the embeddings endpoint"
+    assert took >= delay  # the search waited for the slow endpoint...
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    assert len(gaps) > 10 and max(gaps) < delay / 3, gaps  # ...while the loop kept serving the heartbeat

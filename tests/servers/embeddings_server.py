@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,18 +48,21 @@ def embed(text: str) -> list[float]:
 
 class EmbeddingsServer:
     """``with EmbeddingsServer() as server:`` -- ``server.base_url`` ends in ``/v1``; ``server.inputs`` holds the
-    texts of every request, ``server.fail`` makes it answer 500."""
+    texts of every request, ``server.fail`` makes it answer 500, ``server.delay_sec`` waits before answering (a
+    slow endpoint)."""
 
     def __init__(self) -> None:
         self.inputs: list[list[str]] = []
         self.headers: list[dict[str, str]] = []
         self.fail = False
+        self.delay_sec = 0.0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))) or b"{}")
                 outer.headers.append({k.lower(): v for k, v in self.headers.items()})
+                time.sleep(outer.delay_sec)
                 if self.path != "/v1/embeddings" or outer.fail:
                     self._send(500 if outer.fail else 404, {"error": {"message": "scripted failure" if outer.fail else "no such path"}})
                     return

@@ -15,7 +15,8 @@ from tests.helpers import kairox
 from tests.skills.conftest import WriteSkill
 
 from kairox.config import resolve_config
-from kairox.policy import ApprovalAnswer, ApprovalRequest
+from kairox.policy import ApprovalAnswer, ApprovalRequest, UnattendedApprover
+from kairox.registry import registry_settings
 from kairox.skills import (
     SkillInstallDeniedError,
     SkillInstallError,
@@ -198,7 +199,7 @@ def test_cli_install_outside_writable_roots_asks_and_is_denied_without_a_termina
     env = {"TMPDIR": str(private_tmp)}  # so the temp root does not cover $KAIROX_HOME
     denied = kairox("skills", "install", str(source), cwd=workspace, env=env)
     assert denied.code == 4, denied.stderr
-    assert "is outside the writable roots" in denied.stderr
+    assert "is inside" in denied.stderr and "Kairox's own configuration and trust store" in denied.stderr  # its home is protected whole
     assert "approval required" in denied.stderr
     assert f"kairox: writing {isolated_home / 'skills' / 'pr-review'} was not allowed" in denied.stderr
     assert not (isolated_home / "skills").exists()
@@ -210,17 +211,19 @@ def test_cli_install_outside_writable_roots_asks_and_is_denied_without_a_termina
 
     approved = kairox("skills", "install", str(source), "--yes", "--json", cwd=workspace, env=env)
     assert approved.code == 0, approved.stderr
+    assert f"approved by --yes: install the skill at {isolated_home / 'skills' / 'pr-review'}" in approved.stderr
     assert approved.json() == {"name": "pr-review", "path": str(isolated_home / "skills" / "pr-review"), "source": str(source), "kind": "local", "scope": "user"}
     listed = kairox("skills", "list", "--json", cwd=workspace).json()
     assert [s["name"] for s in listed["skills"]] == ["pr-review"]
 
 
-def test_cli_install_inside_writable_roots_needs_no_question(source: Path, tmp_path: Path, isolated_home: Path) -> None:
+def test_cli_install_into_the_user_store_asks_even_inside_the_writable_roots(source: Path, tmp_path: Path, isolated_home: Path) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".git").mkdir(parents=True)
     run = kairox("-c", f'policy.writable_roots=["{isolated_home}"]', "skills", "install", str(source), cwd=workspace, env={"TMPDIR": str(tmp_path)})
-    assert run.code == 0, run.stderr
-    assert run.stdout == f"pr-review -> {isolated_home / 'skills' / 'pr-review'}\n"
+    assert run.code == 4, run.stderr  # $KAIROX_HOME is Kairox's own folder: a write there is asked about, roots or not
+    assert f"{isolated_home / 'skills' / 'pr-review'} is inside {isolated_home}, Kairox's own configuration" in run.stderr, run.stderr
+    assert not (isolated_home / "skills").exists()
 
 
 class _RecordingApprover:
@@ -241,7 +244,7 @@ async def test_policy_gate_asks_the_approver_only_outside_the_writable_roots(sou
     outside = Path("/var/lib/kairox-never-written/skills")
     denying = _RecordingApprover(approve=False)
     with pytest.raises(SkillInstallDeniedError):
-        await install_skill(str(source), dest_root=outside, authorize=policy_authorizer(resolved, approver=denying))
+        await install_skill(str(source), dest_root=outside, authorize=policy_authorizer(registry_settings(resolved).policy, approver=denying))
     [request] = denying.requests
     assert (request.tool, request.arguments) == ("fs.write", {"path": str(outside / "pr-review")})
     assert "outside the writable roots" in request.reason
@@ -249,13 +252,33 @@ async def test_policy_gate_asks_the_approver_only_outside_the_writable_roots(sou
 
     inside = workspace / "vendor" / "skills"
     approving = _RecordingApprover(approve=True)
-    installed = await install_skill(str(source), dest_root=inside, authorize=policy_authorizer(resolved, approver=approving))
+    installed = await install_skill(str(source), dest_root=inside, authorize=policy_authorizer(registry_settings(resolved).policy, approver=approving))
     assert (installed.path, approving.requests) == (inside / "pr-review", [])
 
     denied_by_rule = resolve_config(workspace, cli_overrides=[f'policy.rules.deny=["fs.write({workspace}/locked/**)"]'])
     with pytest.raises(SkillInstallDeniedError):
-        await install_skill(str(source), dest_root=workspace / "locked", authorize=policy_authorizer(denied_by_rule, approver=approving))
+        await install_skill(str(source), dest_root=workspace / "locked", authorize=policy_authorizer(registry_settings(denied_by_rule).policy, approver=approving))
     assert approving.requests == []  # a deny rule is final: nobody is asked
+
+
+@pytest.mark.anyio
+async def test_policy_gate_protects_kairox_home_and_an_unattended_yes_refuses_it(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = tmp_path / "repo"
+    (workspace / ".git").mkdir(parents=True)
+    resolved = resolve_config(workspace, cli_overrides=[f'policy.writable_roots=["{isolated_home}"]'])  # inside a root
+    settings = registry_settings(resolved).policy
+    for target, said in ((isolated_home / "kairox.toml", "your user configuration"), (isolated_home / "trusted_workspaces.json", "Kairox's own")):
+        asked = _RecordingApprover(approve=True)
+        assert await policy_authorizer(settings, approver=asked)(target) is True  # a person at a prompt may approve it
+        [request] = asked.requests
+        assert request.source == "protected_path" and said in request.reason, request
+        inner = _RecordingApprover(approve=True)
+        notes: list[str] = []
+        unattended = UnattendedApprover(inner, who="--yes")
+        assert await policy_authorizer(settings, approver=unattended, notify=notes.append)(target) is False
+        assert inner.requests == []  # refused before anyone answers
+        [note] = notes
+        assert "--yes does not approve writes to protected paths" in note and str(target) in note, note
 
 
 @pytest.mark.anyio
@@ -305,3 +328,21 @@ async def test_damaged_archives_are_refused_with_the_reason(tmp_path: Path) -> N
 
     assert messages == ["cut.tar.gz is damaged", "bad.zip is damaged"]
     assert not (tmp_path / "dest").exists()
+
+
+@pytest.mark.anyio
+async def test_install_yes_approves_only_the_skills_own_write_into_its_store(tmp_path: Path, isolated_home: Path) -> None:
+    from kairox.cli._skills_cmds import _write_gate
+
+    workspace = tmp_path / "repo"
+    (workspace / ".git").mkdir(parents=True)
+    resolved = resolve_config(workspace)
+    store = isolated_home / "skills"
+    authorize = _write_gate(resolved, pre_approved=True, store=store)
+    assert await authorize(store / "pr-review") is True  # the install named on the command line, into its store
+    assert await authorize(store / "pr-review.md") is True
+    # anything else the gate asks: --yes's usual answer, which never approves a protected path
+    assert await authorize(isolated_home / "kairox.toml") is False
+    assert await authorize(store / "pr-review" / "hooks" / "x") is False  # not a skill of the store: deeper inside it
+    assert await authorize(workspace / ".kairox" / "skills" / "pr-review") is False  # another store than the one named
+    assert not any(p.exists() for p in (store, workspace / ".kairox"))  # the gate only decides; nothing was written

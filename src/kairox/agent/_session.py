@@ -181,6 +181,8 @@ class AgentSession:
         self._scope: anyio.CancelScope | None = None
         self._streamed: list[str] = []
         self._pending: dict[str, ToolResultPart] = {}
+        self._search_lock = anyio.Lock()
+        """One ``tool_search`` at a time in its worker thread (its found set and index are the session's)."""
         self._known_tokens = 0
         self._known_upto = 0
         self.session_context: str | None = None
@@ -563,7 +565,7 @@ class AgentSession:
         registry = self.context.registry
         started = time.perf_counter()
         if self.tool_search.deferred and (call.name == TOOL_SEARCH or self.tool_search.is_deferred(registry.from_wire_name(call.name) or call.name)):
-            self._search_call(call, started)
+            await self._search_call(call, started)
             return
         try:
             result = await registry.call_from_model(self.client.dialect, call.name, call.arguments, call_id=call.id)
@@ -579,10 +581,17 @@ class AgentSession:
         self._pending[call.id] = _result_part(call, result)
 
 
-    def _search_call(self, call: ToolCallPart, started: float) -> None:
-        """``tool_search``, and a deferred tool called before it was found (the model has not seen its schema)."""
-        if call.name == TOOL_SEARCH:
-            text, is_error = self.tool_search.search(call.arguments, self.client.dialect)
+    async def _search_call(self, call: ToolCallPart, started: float) -> None:
+        """``tool_search``, and a deferred tool called before it was found (the model has not seen its schema).
+        With ``tools.semantic`` the search asks the embeddings endpoint (up to its timeout): it runs in a worker
+        thread, so the session's loop goes on serving its servers, events and a cancel meanwhile."""
+        if call.name == TOOL_SEARCH and self.tool_search.semantic is not None:
+            async with self._search_lock:
+                text, is_error = await anyio.to_thread.run_sync(
+                    self.tool_search.search, call.arguments, self.client.dialect, abandon_on_cancel=True
+                )
+        elif call.name == TOOL_SEARCH:
+            text, is_error = self.tool_search.search(call.arguments, self.client.dialect)  # lexical: in memory, quick
         else:
             text, is_error = f"{call.name} is not loaded yet: call `tool_search` to find it, then call it from the next step", True
         self._pending[call.id] = ToolResultPart(call_id=call.id, name=call.name, text=text, is_error=is_error)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kairox.agent._events import AssistantTextDelta, UserMessageSubmitted
-from kairox.agent._messages import Message, Role
+from kairox.agent._messages import Message, Role, ToolResultPart
 from kairox.config import SecretScrubber
 from kairox.errors import KairoxError
 from kairox.events import Event, event_to_json
@@ -145,11 +145,34 @@ def read_session(path: Path) -> tuple[SessionInfo, list[Message]]:
     return info, consistent(messages)
 
 
+NOT_RUN = "not run: the session ended before this call ran"
+"""The result a tool call gets when its session stopped (a crash, a kill) before the call's result was recorded."""
+
+
 def consistent(messages: list[Message]) -> list[Message]:
-    """The messages without a trailing assistant message whose tool calls never got results (a crash mid-call)."""
-    while messages and messages[-1].role is Role.ASSISTANT and messages[-1].tool_calls:
-        messages = messages[:-1]
-    return messages
+    """The messages as a valid conversation: every tool call answered in the message right after the one that
+    made it. A call whose result was never recorded (the session stopped mid-call, then went on after a resume)
+    gets a result saying it did not run, in its place, wherever it lies; results that answer no call there are
+    left out. The calls stay, so the model still sees what it asked for and that it never got the answer."""
+    fixed: list[Message] = []
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        index += 1
+        if message.role is Role.TOOL:
+            continue  # a result not right after its call (answered above, or its call is gone)
+        fixed.append(message)
+        if message.role is not Role.ASSISTANT or not message.tool_calls:
+            continue
+        following = messages[index] if index < len(messages) else None
+        given = {r.call_id: r for r in following.tool_results} if following is not None and following.role is Role.TOOL else {}
+        if following is not None and following.role is Role.TOOL:
+            index += 1
+        results = tuple(
+            given.get(c.id) or ToolResultPart(call_id=c.id, name=c.name, text=NOT_RUN, is_error=True) for c in message.tool_calls
+        )
+        fixed.append(Message(role=Role.TOOL, tool_results=results))
+    return fixed
 
 
 def list_sessions(home: Path, *, workspace: Path | None = None) -> list[SessionInfo]:

@@ -193,7 +193,7 @@ def install(
     scope: ScopeOption = "user",
     name: Annotated[str | None, typer.Option("--name", help="Which skill, when the source holds several.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a skill already installed there.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the write if the policy asks (a deny rule still wins).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the install's write into the skills store if the policy asks (a deny rule still wins; --yes approves nothing else).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Validate a skill and install it into $KAIROX_HOME/skills (user) or .kairox/skills (workspace)."""
@@ -212,7 +212,7 @@ def install(
     cli = state(ctx)
     resolved = cli.resolve()
     dest = user_skills_dir(resolved.home) if scope == "user" else workspace_skills_dir(resolved.workspace)
-    authorize = _write_gate(resolved, pre_approved=yes)
+    authorize = _write_gate(resolved, pre_approved=yes, store=dest)
     try:
         installed = anyio.run(
             lambda: install_skill(source, dest_root=dest, authorize=authorize, name=name, replace=force, scope=scope, progress=err, events=cli.events())
@@ -230,29 +230,40 @@ def install(
 
 
 class _TerminalApprover:
-    """Asks the person at the terminal; without one (or without ``--yes``) the answer is no."""
+    """Asks the person at the terminal; without one (or without ``--yes``) the answer is no.
 
-    def __init__(self, *, pre_approved: bool) -> None:
+    ``skills install SOURCE --yes`` names the install on the command line: that approves writing this skill's
+    folder into the skills store it goes to (``store``), once. Anything else the gate asks goes to ``--yes``'s
+    usual answer, within what an answer from no person may approve (``unattended_refusal``), as for
+    ``kairox plugins install --yes``."""
+
+    def __init__(self, *, pre_approved: bool, store: Path) -> None:
         self.pre_approved = pre_approved
+        self.store = store
 
     async def request_approval(self, request: "ApprovalRequest") -> "ApprovalAnswer":
+        from kairox.cli._approver import YesApprover
         from kairox.policy import ApprovalAnswer, NonInteractiveApprover
 
+        path = Path(str(request.arguments.get("path", "")))
         if self.pre_approved:
-            err(f"approved by --yes: {request.reason}")
-            return ApprovalAnswer(approved=True)
+            if request.tool == "fs.write" and path.parent == self.store:
+                err(f"approved by --yes: install the skill at {path} ({request.reason})")
+                return ApprovalAnswer(approved=True, reason="approved by --yes of kairox skills install")
+            return await YesApprover().request_approval(request)
         if sys.stdin.isatty() and sys.stderr.isatty():
-            path = request.arguments.get("path")
             approved = typer.confirm(f"Install a skill at {path}? ({request.reason})", default=False, err=True)
             return ApprovalAnswer(approved=approved) if approved else ApprovalAnswer.deny("not approved at the prompt")
         return await NonInteractiveApprover().request_approval(request)
 
 
-def _write_gate(resolved: "ResolvedConfig", *, pre_approved: bool) -> Callable[[Path], Awaitable[bool]]:
-    """``authorize(path)`` for installs: the policy engine decides as for an ``fs.write`` of that path."""
+def _write_gate(resolved: "ResolvedConfig", *, pre_approved: bool, store: Path) -> Callable[[Path], Awaitable[bool]]:
+    """``authorize(path)`` for installs into ``store``: the policy engine decides as for an ``fs.write`` of that path."""
+    from kairox.registry import registry_settings
     from kairox.skills import policy_authorizer
 
-    return policy_authorizer(resolved, approver=_TerminalApprover(pre_approved=pre_approved), notify=lambda m: err(f"kairox: {m}"))
+    approver = _TerminalApprover(pre_approved=pre_approved, store=store)
+    return policy_authorizer(registry_settings(resolved).policy, approver=approver, notify=lambda m: err(f"kairox: {m}"))
 
 
 @skills_app.command("validate")

@@ -341,7 +341,7 @@ async def install_catalog_entry(
         )
         from kairox.tools import npm_cache_configured
 
-        cache = None if npm_cache_configured() is not None else resolved.home / "servers" / profile.state_name / "cache" / "npm"
+        cache = None if npm_cache_configured() is not None else Path(os.path.realpath(resolved.home / "servers" / profile.state_name)) / "cache" / "npm"
         fetched_ok, fetched = await _prefetch(command, resolved.workspace, say, tick, cache=cache)
         say(InstallStep(stage=InstallStage.FETCH, message=fetched, ok=fetched_ok))
     config = McpServerConfig.model_validate(plan.table)

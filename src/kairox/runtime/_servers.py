@@ -17,14 +17,49 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kairox.config import ResolvedConfig, join_key, redact_tree
 from kairox.events import Event
 
 if TYPE_CHECKING:
     from kairox.mcp import McpClient, McpServerManager
-    from kairox.runtime._context import ExtensionContext
+
+class LanguageServerState(Protocol):
+    """What the board reads of one language server: its status, how often it started, and why it failed."""
+
+    @property
+    def status(self) -> object: ...
+    @property
+    def starts(self) -> int: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def stderr_tail(self) -> str: ...
+
+
+class _LanguageServers(Protocol):
+    @property
+    def servers(self) -> Mapping[str, LanguageServerState]: ...
+
+
+class _VisibleTools(Protocol):
+    def visible_tools(self) -> Iterable[Any]: ...
+
+
+class RunningServers(Protocol):
+    """What :meth:`ServerBoard.sync` reads of a running extension context (``ExtensionContext`` is one): the
+    configuration it started with, its MCP servers, the tools the model sees, and its language servers."""
+
+    @property
+    def resolved(self) -> ResolvedConfig: ...
+    @property
+    def mcp(self) -> "McpServerManager | None": ...
+    @property
+    def registry(self) -> _VisibleTools: ...
+    @property
+    def lsp(self) -> _LanguageServers: ...
+
 
 SECTIONS = {"mcp": "mcp_servers", "lsp": "lsp_servers", "dap": "dap_servers"}
 """Server kind -> its configuration table."""
@@ -363,7 +398,7 @@ class ServerBoard:
         """The board as an event sink."""
         self.apply(event)
 
-    def sync(self, context: "ExtensionContext", resolved: ResolvedConfig | None = None) -> None:
+    def sync(self, context: RunningServers, resolved: ResolvedConfig | None = None) -> None:
         """Every server as the running context has it (servers that never start emit no event: disabled, held back,
         language servers waiting for their first use). ``resolved``: the configuration as it is now, when it was
         read again after a write (the context keeps what it started with)."""

@@ -73,7 +73,9 @@ class ServerConfinement:
 
     @property
     def state_dir(self) -> Path:
-        return self.home / "servers" / self.profile.state_name
+        """``$KAIROX_HOME/servers/NAME`` with its symlinks resolved: bwrap binds real paths (a home reached
+        through a link would have it create the folder's parents under the read-only root)."""
+        return Path(os.path.realpath(self.home / "servers" / self.profile.state_name))
 
     @property
     def what(self) -> str:

@@ -301,11 +301,12 @@ def sandboxed_argv(
     if any(_within(home, root) for root in roots):
         home.mkdir(parents=True, exist_ok=True)  # an absent home would be created by the command, trust store and all
         args += ["--ro-bind", str(home), str(home)]
-    for folder in kept:
+    for folder in (os.path.realpath(f) for f in kept):
         if any(_within(Path(folder), root) for root in roots):
-            args += ["--ro-bind-try", str(folder), str(folder)]
-    for folder in own:  # after the home: a state folder lies inside it
-        args += ["--bind", str(folder), str(folder)]
+            args += ["--ro-bind-try", folder, folder]
+    # after the home: a state folder lies inside it; resolved, as bwrap cannot bind through a link
+    for folder in (os.path.realpath(f) for f in own):
+        args += ["--bind", folder, folder]
     args += after  # after what is bound back: a socket in .git (git's fsmonitor) would show again
     reading: list[str] = []
     if settings.hidden is not None:
