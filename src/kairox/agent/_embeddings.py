@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kairox.agent._http import import_httpx
-from kairox.agent._provider import ModelSettings
+from kairox.agent._provider import ModelSettings, model_settings
 from kairox.config import ResolvedConfig
 from kairox.errors import KairoxError
 from kairox.search import Embedder, EmbeddingCache, SemanticRanker
@@ -56,11 +56,16 @@ def provider_embedder(settings: ModelSettings, model: str, *, timeout_sec: float
     return embed
 
 
-def semantic_ranker(resolved: ResolvedConfig, settings: ModelSettings, *, cache_path: Path | None = None) -> SemanticRanker | None:
-    """The ranker ``tools.semantic`` asks for (None when it is off), its vectors cached under the Kairox home."""
+def semantic_ranker(
+    resolved: ResolvedConfig, settings: ModelSettings | None = None, *, cache_path: Path | None = None
+) -> SemanticRanker | None:
+    """The ranker ``tools.semantic`` asks for (None when it is off), its vectors cached under the Kairox home;
+    ``settings``: the session's model (by default the configured one, whose provider serves the embeddings)."""
     tools = resolved.config.tools
     if not tools.semantic:
         return None
+    if settings is None:
+        settings = model_settings(resolved)
     cache = EmbeddingCache(cache_path or resolved.home / "cache" / "embeddings.sqlite")
     return SemanticRanker(
         provider_embedder(settings, tools.embedding_model), model=f"{settings.provider}/{tools.embedding_model}", cache=cache,

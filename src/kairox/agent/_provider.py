@@ -193,3 +193,45 @@ async def with_retries(
             delay = min(delay, MAX_WAIT_SEC)
             events.emit(ModelRequestRetried(attempt=tries, delay_sec=round(delay, 3), reason=failure.message))
             await anyio.sleep(delay)
+
+
+def model_choices(resolved: ResolvedConfig) -> list[tuple[str, str]]:
+    """``(provider/model, where it is named)`` of every model the configuration names: the default, then profiles."""
+    config = resolved.config
+    found: list[tuple[str, str]] = []
+    if config.model:
+        found.append((f"{config.model_provider or 'openai'}/{config.model}", "model"))
+    for name, profile in sorted(config.profiles.items()):
+        if profile.model:
+            found.append((f"{profile.model_provider or config.model_provider or 'openai'}/{profile.model}", f"profile {name}"))
+    return list(dict.fromkeys(found))
+
+
+def known_providers(resolved: ResolvedConfig) -> dict[str, ModelProviderConfig]:
+    """The built-in providers and the configured ones (a configured one replaces a built-in of its name)."""
+    return {**BUILTIN_PROVIDERS, **resolved.config.model_providers}
+
+
+def choose_model(resolved: ResolvedConfig, name: str, *, current_provider: str | None = None) -> ModelSettings:
+    """``NAME`` or ``PROVIDER/NAME`` (a front end's ``/model``) as settings, checked against the configuration:
+    the provider must be known and its key set; a name close to a configured one but not it is taken for a typo.
+    A bare name keeps ``current_provider``. Raises :class:`ModelSetupError` saying what to type instead."""
+    import difflib
+
+    provider, _, model = name.partition("/")
+    if not model or provider not in known_providers(resolved):
+        provider, model = current_provider or resolved.config.model_provider or "openai", name
+    if not model or any(c.isspace() for c in model):
+        raise ModelSetupError(f"{name!r} is not a model name", hint="/model NAME or /model PROVIDER/NAME; /model alone lists the choices")
+    named = [choice for choice, _ in model_choices(resolved)]
+    wanted = f"{provider}/{model}"
+    same_provider = [choice.partition("/")[2] for choice in named if choice.partition("/")[0] == provider]
+    close = difflib.get_close_matches(model, same_provider, n=1, cutoff=0.85)
+    if wanted not in named and close:
+        raise ModelSetupError(
+            f"no model {wanted} in the configuration",
+            hint=f"did you mean /model {provider}/{close[0]}? (/model alone lists the choices)",
+        )
+    settings = model_settings(resolved, model=model, provider=provider)
+    settings.api_key()
+    return settings

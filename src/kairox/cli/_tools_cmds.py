@@ -130,10 +130,9 @@ def search_tools(
     semantic = None
     resolved = cli.resolve()
     if resolved.config.tools.semantic:  # embeddings from the configured provider, blended in (never required)
-        from kairox.agent import model_settings
         from kairox.agent._embeddings import semantic_ranker
 
-        semantic = semantic_ranker(resolved, model_settings(resolved))
+        semantic = semantic_ranker(resolved)
     matches, note = ToolIndex(registry.visible_tools()).search_explained(query, limit=limit, semantic=semantic)
     if as_json:
         payload = {"query": query, "matches": [m.to_json() for m in matches], "diagnostics": [d.to_json() for d in registry.diagnostics]}

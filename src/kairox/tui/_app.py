@@ -485,27 +485,10 @@ class KairoxApp(App[None]):
         self.run_worker(self._switch_model(args), name="model", exit_on_error=False)
 
     def model_for(self, name: str) -> "ModelSettings":
-        """``/model NAME`` or ``/model PROVIDER/NAME`` as settings, checked against the configuration: the provider
-        must be known and its key set; a name close to a configured one but not it is taken for a typo."""
-        import difflib
+        """``/model NAME`` or ``/model PROVIDER/NAME`` as settings, checked by the agent against the configuration."""
+        from kairox.agent import choose_model
 
-        from kairox.agent import ModelSetupError, model_settings
-
-        known = _reports.providers(self.resolved)
-        provider, _, model = name.partition("/")
-        if not model or provider not in known:
-            provider, model = (self.settings.provider if self.settings else None) or self.resolved.config.model_provider or "openai", name
-        if not model or any(c.isspace() for c in model):
-            raise ModelSetupError(f"{name!r} is not a model name", hint="/model NAME or /model PROVIDER/NAME; /model alone lists the choices")
-        named = [choice for choice, _ in _reports.model_choices(self.resolved)]
-        wanted = f"{provider}/{model}"
-        same_provider = [choice.partition("/")[2] for choice in named if choice.partition("/")[0] == provider]
-        close = difflib.get_close_matches(model, same_provider, n=1, cutoff=0.85)
-        if wanted not in named and close:
-            raise ModelSetupError(f"no model {wanted} in the configuration", hint=f"did you mean /model {provider}/{close[0]}? (/model alone lists the choices)")
-        settings = model_settings(self.resolved, model=model, provider=provider)
-        settings.api_key()
-        return settings
+        return choose_model(self.resolved, name, current_provider=self.settings.provider if self.settings else None)
 
     async def _switch_model(self, name: str) -> None:
         from kairox.errors import KairoxError
@@ -525,7 +508,9 @@ class KairoxApp(App[None]):
             return
         before = f"{self.settings.provider}/{self.settings.model}" if self.settings else "none"
         self.settings = settings
-        named = any(choice == f"{settings.provider}/{settings.model}" for choice, _ in _reports.model_choices(self.resolved))
+        from kairox.agent import model_choices
+
+        named = any(choice == f"{settings.provider}/{settings.model}" for choice, _ in model_choices(self.resolved))
         conversation.notice(
             f"model {settings.provider}/{settings.model} for the rest of this session (was {before})"
             + ("" if named else "; it is not named in the configuration: the provider says at the next turn whether it serves it")

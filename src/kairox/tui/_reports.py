@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kairox.agent import ModelSettings
-    from kairox.config import ModelProviderConfig, ResolvedConfig
+    from kairox.config import ResolvedConfig
     from kairox.runtime import ExtensionContext
 
 NO_MODEL = (
@@ -80,28 +80,11 @@ def trust_text(resolved: "ResolvedConfig") -> str:
     return "\n".join(lines)
 
 
-def model_choices(resolved: "ResolvedConfig") -> list[tuple[str, str]]:
-    """``(provider/model, where it is named)`` of every model the configuration names: the default, then profiles."""
-    config = resolved.config
-    found: list[tuple[str, str]] = []
-    if config.model:
-        found.append((f"{config.model_provider or 'openai'}/{config.model}", "model"))
-    for name, profile in sorted(config.profiles.items()):
-        if profile.model:
-            found.append((f"{profile.model_provider or config.model_provider or 'openai'}/{profile.model}", f"profile {name}"))
-    return list(dict.fromkeys(found))
-
-
-def providers(resolved: "ResolvedConfig") -> dict[str, "ModelProviderConfig"]:
-    """The built-in providers and the configured ones (a configured one replaces a built-in of its name)."""
-    from kairox.agent import BUILTIN_PROVIDERS
-
-    return {**BUILTIN_PROVIDERS, **resolved.config.model_providers}
-
-
 def model_text(settings: "ModelSettings | None", usage: tuple[int, int], resolved: "ResolvedConfig | None" = None) -> str:
     """/model alone: the current model and what /model NAME can switch to."""
     import os
+
+    from kairox.agent import known_providers, model_choices
 
     if settings is None:
         return NO_MODEL
@@ -117,7 +100,7 @@ def model_text(settings: "ModelSettings | None", usage: tuple[int, int], resolve
         lines += ["", "Models named in the configuration:"]
         lines += [f"  {name:<40} {where}" + ("   (current)" if name == current else "") for name, where in model_choices(resolved)] or ["  none"]
         lines += ["", "Providers:"]
-        for name, entry in sorted(providers(resolved).items()):
+        for name, entry in sorted(known_providers(resolved).items()):
             key = "no key needed" if entry.api_key_env is None else f"{entry.api_key_env} {'set' if os.environ.get(entry.api_key_env) else 'not set'}"
             lines.append(f"  {name:<16} {entry.wire_api:<10} {entry.base_url or '(default endpoint)'}   {key}")
     return "\n".join(lines)
