@@ -26,7 +26,7 @@ SCHEMA_VERSION = "1"
 _MARK = "\x02"
 _BM25_K1 = 1.2
 """FTS5's ``bm25()`` constant k1: a word adds at most ``idf * (k1 + 1)`` to a document's score."""
-_MAX_PARTS = 8
+_MAX_PARTS = 5
 """Up to this many query words the ranking goes in parts (``_ranked``); past it, one query (each part costs
 a pass over every word's list)."""
 
