@@ -1,6 +1,7 @@
 """Secrets never printed (C5): header and env values, keys that look like credentials, passwords and secret query
 parameters in URLs, and the values of secret-looking flags in server arguments are redacted."""
 
+import functools
 import re
 import shlex
 from typing import Any
@@ -12,14 +13,16 @@ _NAME_SUFFIXES = ("_env", "_env_var")
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#@]*@)?(?P<rest>[^?#]*)(?P<query>\?[^#]*)?(?P<fragment>#.*)?$", re.DOTALL)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_key(name: str) -> bool:
+    """Whether a key or flag name looks like a credential's (the same few thousand names come up again: kept)."""
     lowered = name.lower()
     return any(word in lowered for word in _SECRET_WORDS) and not lowered.endswith(_NAME_SUFFIXES)
 
 
 def redact_url(text: str) -> str:
     """``https://user:pw@host/x?token=t`` -> ``https://user:<redacted>@host/x?token=<redacted>``; other text unchanged."""
-    match = _URL.match(text)
+    match = _URL.match(text) if "://" in text else None  # no scheme, no URL: the common case, without the regex
     if match is None:
         return text
     userinfo = match.group("userinfo") or ""

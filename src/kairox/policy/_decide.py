@@ -43,7 +43,7 @@ from kairox.policy._facts import (
 )
 from kairox.policy._paths import PathPattern, parse_pattern, protected_reason, writable_reason
 from kairox.policy._readrules import read_mask
-from kairox.policy._rules import ParsedRule, RuleAction, RuleRef, parse_rule
+from kairox.policy._rules import NameDenials, ParsedRule, RuleAction, RuleRef, parse_rule
 from kairox.policy._settings import PolicySettings
 from kairox.policy._shell import split_command
 from kairox.policy._values import (
@@ -91,6 +91,9 @@ class PolicyEngine:
         by the host when a command starts; None when no such rule names a path."""
         self._path_patterns: dict[str, PathPattern] = {}
         self._by_tool: dict[tuple[object, ...], dict[RuleAction, tuple[ParsedRule, ...]]] = {}
+        self._name_denials = NameDenials(self._rules[RuleAction.DENY])
+        """The deny rules on names alone as one matcher: hiding 2,000 tools at session start is one regex match
+        each, not a walk over every rule per tool."""
 
     def _candidates(self, spec: ToolSpec) -> dict[RuleAction, tuple[ParsedRule, ...]]:
         """The rules whose tool part matches ``spec``, per action (cached: a tool's identity does not change)."""
@@ -104,11 +107,9 @@ class PolicyEngine:
     # --- queries ---------------------------------------------------------------------------------------------
 
     def denied_by_name(self, spec: ToolSpec) -> RuleRef | None:
-        """The deny rule that hides this tool whatever its arguments (``mcp__github__*``), or None."""
-        for rule in self._candidates(spec)[RuleAction.DENY]:
-            if rule.names_tool_only:
-                return rule.ref
-        return None
+        """The deny rule that hides this tool whatever its arguments (``mcp__github__*``), or None: the first such
+        rule in order whose tool part matches ``spec`` (as ``ParsedRule.matches_tool`` reads it)."""
+        return self._name_denials.first(spec)
 
     def decide(
         self,

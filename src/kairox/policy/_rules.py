@@ -144,3 +144,44 @@ def parse_rule(rule: RuleLike) -> ParsedRule:
     tool = match.group("tool")
     arguments = () if specifier is None else parse_conditions(tool, specifier)
     return ParsedRule(ref=ref, tool=tool, specifier=specifier, arguments=arguments)
+
+
+class NameDenials:
+    """The deny rules that name a tool only (no specifier), compiled once: which of them, first in order, hides a
+    tool. Rules on names become one regular expression (fnmatch globs and the ``mcp__server`` form, one
+    alternative each, tried in rule order); the few whose match depends on more than the name (``plugin:NAME``,
+    ``skill``, ``fs.read`` / ``fs.write``) are checked one by one. Same answer as the first deny rule whose
+    ``matches_tool`` holds, in one pass over the name instead of one per rule."""
+
+    def __init__(self, rules: list[ParsedRule]) -> None:
+        self._rules = [rule for rule in rules if rule.ref.action is RuleAction.DENY and rule.names_tool_only]
+        self._special: list[tuple[int, ParsedRule]] = []
+        alternatives: list[str] = []
+        for index, rule in enumerate(self._rules):
+            tool = rule.tool
+            if tool.startswith("plugin:"):  # only a plugin's origin decides, never the name
+                self._special.append((index, rule))
+                continue
+            if tool == "skill" or tool in _FAMILIES:
+                self._special.append((index, rule))  # the source or the profile may decide; the name still can
+            pattern = fnmatch.translate(tool)
+            if tool.startswith("mcp__") and tool.count("__") == 1:
+                pattern = f"(?:{pattern}|{re.escape(tool + '__')}.*\\Z)"
+            alternatives.append(f"(?P<r{index}>{pattern})")
+        self._names = re.compile("|".join(alternatives), re.DOTALL) if alternatives else None
+
+    def first(self, spec: ToolSpec) -> RuleRef | None:
+        """The first deny rule, in order, that hides ``spec`` whatever its arguments; None when none does."""
+        best: int | None = None
+        if self._names is not None:
+            found = self._names.match(spec.name)
+            if found is not None and found.lastgroup is not None:
+                best = int(found.lastgroup[1:])
+        for index, rule in self._special:
+            if best is not None and index >= best:
+                break
+            if rule.matches_tool(spec):
+                best = index
+                break
+        return None if best is None else self._rules[best].ref
+

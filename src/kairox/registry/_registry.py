@@ -139,6 +139,7 @@ class ToolRegistry:
         self._index_diagnostics: list[Diagnostic] = []
         self._entries: dict[str, _Entry] = {}
         self._visible: tuple[dict[str, _Entry], tuple[ToolSpec, ...]] | None = None
+        self._wire: tuple[dict[str, _Entry], dict[str, str]] | None = None
         self._planned_with: PolicyEngine | None = None
         """The policy the entries' plans (hidden, read filter) were made with; another policy plans them again."""
         self._validators: dict[tuple[str, str], tuple[ToolSpec, ArgumentValidator | None, str | None]] = {}
@@ -351,8 +352,12 @@ class ToolRegistry:
         return out, problems
 
     def wire_names(self) -> dict[str, str]:
-        """The visible tools' registry names -> their unique wire names (what models and MCP clients see)."""
-        return wire_names(spec.name for spec in self.visible_tools())
+        """The visible tools' registry names -> their unique wire names (what models and MCP clients see); worked
+        out once per set of entries, like ``visible_tools``."""
+        entries = self._entries
+        if self._wire is None or self._wire[0] is not entries:
+            self._wire = (entries, wire_names(spec.name for spec in self.visible_tools()))
+        return dict(self._wire[1])
 
     def from_wire_name(self, name: str) -> str | None:
         """The registry name of a tool the model called by its wire name (``fs_read`` -> ``fs.read``)."""

@@ -193,6 +193,9 @@ class ToolSearch:
         self._indexed: tuple[str, ...] = ()
         self.deferred = False
         self._memo: tuple[object, int, bool] | None = None
+        self._sent: tuple[object, str, frozenset[str], tuple[JsonObject, ...]] | None = None
+        """The deferred request's definitions, kept while the registry's entries, the wire and the tools found
+        are the same (every step of a turn sends them; 2,000 tools need not be walked each time)."""
 
     def _deferrable(self) -> list[ToolSpec]:
         return [spec for spec in self.registry.visible_tools() if spec.source not in NEVER_DEFERRED]
@@ -212,8 +215,12 @@ class ToolSearch:
         self.deferred = self.threshold_tokens is not None and self._over(self.threshold_tokens)
         if not self.deferred:
             return self.registry.definitions(provider)[0]
-        kept = [s for s in self.registry.visible_tools() if s.source in NEVER_DEFERRED or s.name in self.found]
-        return [*self._adapt(kept, provider).values(), tool_search_definition(provider)]
+        entries, wire, found = self.registry._entries, str(provider), frozenset(self.found)
+        sent = self._sent
+        if sent is None or sent[0] is not entries or sent[1] != wire or sent[2] != found:
+            kept = [s for s in self.registry.visible_tools() if s.source in NEVER_DEFERRED or s.name in found]
+            sent = self._sent = (entries, wire, found, (*self._adapt(kept, provider).values(), tool_search_definition(provider)))
+        return list(sent[3])
 
     def _over(self, tokens: int) -> bool:
         """Whether every visible definition takes more than ``tokens`` tokens (about 4 characters a token): counted

@@ -247,11 +247,16 @@ class ArgumentValidator:
         return exceptions.best_match(self.validator.iter_errors(arguments))
 
 
+_FINGERPRINT = json.JSONEncoder(sort_keys=True, allow_nan=False)
+"""``json.dumps(schema, sort_keys=True, allow_nan=False)`` with one encoder made once: ``dumps`` with options
+makes a new encoder per call, half the cost of a small schema's fingerprint (2,000 tools at every start)."""
+
+
 def schema_validator(schema: Any) -> tuple[ArgumentValidator | None, str | None]:
     """The validator of a tool's input schema, or why the schema is unusable. Built once per distinct schema:
     a server that lists its tools again (``list_changed``) finds its validators ready."""
     try:
-        fingerprint = json.dumps(schema, sort_keys=True, allow_nan=False)
+        fingerprint = _FINGERPRINT.encode(schema)
     except (TypeError, ValueError):
         return _build(schema)
     return _cached(fingerprint)

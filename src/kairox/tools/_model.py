@@ -128,8 +128,12 @@ class ToolSpec:
                            list(self.permission.path_args), self.permission.command_arg, self.permission.reads,
                            str(self.permission.confinement)],
         }
-        text = json.dumps(payload, sort_keys=True, default=str, ensure_ascii=False)
+        text = _FINGERPRINT.encode(payload)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+_FINGERPRINT = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
+"""``json.dumps(..., sort_keys=True, default=str, ensure_ascii=False)``, the encoder made once, not per call."""
 
 
 def object_schema(properties: JsonObject, required: Sequence[str] = ()) -> JsonObject:
