@@ -70,9 +70,14 @@ def steps() -> list[dict[str, Any]]:
     """Four echo calls, each request after the first expecting the previous call's echo, then "done"."""
     out: list[dict[str, Any]] = []
     for i in range(CALLS + 1):
-        step: dict[str, Any] = {"reply": "text", "text": "done"} if i == CALLS else {
-            "reply": "tool_calls", "calls": [{"id": f"call_{i}", "name": "mcp__lean__echo", "arguments": {"message": f"echo {i}"}}]
-        }
+        step: dict[str, Any] = (
+            {"reply": "text", "text": "done"}
+            if i == CALLS
+            else {
+                "reply": "tool_calls",
+                "calls": [{"id": f"call_{i}", "name": "mcp__lean__echo", "arguments": {"message": f"echo {i}"}}],
+            }
+        )
         if i:
             step["expect"] = {"tool_results": {f"call_{i - 1}": f"echo {i - 1}"}}
         out.append(step)
@@ -91,21 +96,37 @@ def run_kairox(
         (home / "kairox.toml").write_text(
             f'model = "bench-model"\nmodel_provider = "bench"\n\n[model_providers.bench]\nbase_url = "{server.base_url}"\n'
             f'api_key_env = "BENCH_API_KEY"\nwire_api = "{"anthropic" if wire == "anthropic" else "chat"}"\n\n'
-            f'[mcp_servers.lean]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps([str(wrapper), str(log)])}\n\n'
+            f"[mcp_servers.lean]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps([str(wrapper), str(log)])}\n\n"
             '[policy.rules]\nallow = ["mcp__lean__echo"]\n'
         )
-        child_env = {**env, "KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(home / "none.toml"), "BENCH_API_KEY": "dummy"}
+        child_env = {
+            **env,
+            "KAIROX_HOME": str(home),
+            "KAIROX_SYSTEM_CONFIG": str(home / "none.toml"),
+            "BENCH_API_KEY": "dummy",
+        }
         if tree is not None:
             child_env["PYTHONPATH"] = str(tree / "src")
-        command = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.argv[0] = 'kairox'; sys.exit(main())"]
+        command = [
+            sys.executable,
+            "-c",
+            "import sys; from kairox.cli import main; sys.argv[0] = 'kairox'; sys.exit(main())",
+        ]
         started = time.monotonic()
         done = subprocess.run(
-            [*command, "--workspace", str(ws), "run", PROMPT, "--json"], env=child_env, cwd=ws,
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+            [*command, "--workspace", str(ws), "run", PROMPT, "--json"],
+            env=child_env,
+            cwd=ws,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         ended = time.monotonic()
     if done.returncode != 0 or len(server.received) != CALLS + 1 or server.failures:
-        raise SystemExit(f"kairox run failed (exit {done.returncode}, {len(server.received)} requests, {server.failures}):\n{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"kairox run failed (exit {done.returncode}, {len(server.received)} requests, {server.failures}):\n{done.stderr[-2000:]}"
+        )
     if stderr is not None:
         stderr.append(done.stderr)
     spawned = [float(x) for x in log.read_text().split()]
@@ -121,11 +142,19 @@ def run_baseline(env: dict[str, str]) -> dict[str, float]:
     with TimedServer("openai", [{"reply": "text", "text": "done"}]) as server:
         started = time.monotonic()
         subprocess.run(
-            [sys.executable, "-c", BASELINE, server.base_url + "/chat/completions"], env=env, check=True,
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+            [sys.executable, "-c", BASELINE, server.base_url + "/chat/completions"],
+            env=env,
+            check=True,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
         )
         ended = time.monotonic()
-    return {"first_request": (server.received[0] - started) * 1000, "exit": (ended - server.replied[-1]) * 1000, "total": (ended - started) * 1000}
+    return {
+        "first_request": (server.received[0] - started) * 1000,
+        "exit": (ended - server.replied[-1]) * 1000,
+        "total": (ended - started) * 1000,
+    }
 
 
 def main() -> None:
@@ -143,7 +172,9 @@ def main() -> None:
     base: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")  # both trees byte-compiled (the warm-up writes it), as installed
+        env["PYTHONPYCACHEPREFIX"] = str(
+            root / "pycache"
+        )  # both trees byte-compiled (the warm-up writes it), as installed
         (root / "wrapper.py").write_text(MCP_WRAPPER.format(server=str(ROOT / "tests" / "servers" / "lean_server.py")))
         for round_no in range(args.rounds + 1):
             figures = run_baseline(env)
@@ -161,9 +192,15 @@ def main() -> None:
     def med(values: list[dict[str, float]], key: str) -> float:
         return statistics.median(v[key] for v in values)
 
-    print(f"\n{args.rounds} rounds after a warm-up, interleaved; medians (ms). The baseline: `import httpx` + one streamed request")
-    print(f"{'':<22}{'MCP started':>12}{'1st request':>12}{'answer->exit':>13}{'total':>9}{'1st ÷ base':>12}{'total ÷ base':>13}")
-    print(f"{'baseline':<22}{'':>12}{med(base, 'first_request'):>12.0f}{med(base, 'exit'):>13.0f}{med(base, 'total'):>9.0f}{'1.00x':>12}{'1.00x':>13}")
+    print(
+        f"\n{args.rounds} rounds after a warm-up, interleaved; medians (ms). The baseline: `import httpx` + one streamed request"
+    )
+    print(
+        f"{'':<22}{'MCP started':>12}{'1st request':>12}{'answer->exit':>13}{'total':>9}{'1st ÷ base':>12}{'total ÷ base':>13}"
+    )
+    print(
+        f"{'baseline':<22}{'':>12}{med(base, 'first_request'):>12.0f}{med(base, 'exit'):>13.0f}{med(base, 'total'):>9.0f}{'1.00x':>12}{'1.00x':>13}"
+    )
     for (tree_name, wire), values in rows.items():
         label = f"{tree_name} {wire}" if len(trees) > 1 else f"kairox {wire}"
         print(

@@ -29,7 +29,10 @@ def script(turns: int) -> list[dict[str, object]]:
     steps: list[dict[str, object]] = []
     for turn in range(turns):
         calls = [{"id": f"t{turn}c{i}", "name": "fs_read", "arguments": args} for i, args in enumerate(READS)]
-        steps += [{"reply": "tool_calls", "calls": calls}, {"reply": "text", "text": f"Read all three files (turn {turn})."}]
+        steps += [
+            {"reply": "tool_calls", "calls": calls},
+            {"reply": "text", "text": f"Read all three files (turn {turn})."},
+        ]
     return steps
 
 

@@ -22,7 +22,36 @@ from typing import Any
 from kairox.catalog import CachedSource, CatalogCache, RemoteSource, load_catalog
 
 OFFICIAL = "io.modelcontextprotocol.registry/official"
-WORDS = ["weather", "github", "jira", "slack", "postgres", "files", "search", "browser", "docs", "calendar", "email", "notes", "kubernetes", "docker", "metrics", "logs", "tracing", "billing", "invoices", "crm", "tickets", "maps", "translate", "images", "audio", "video", "pdf", "spreadsheet"]
+WORDS = [
+    "weather",
+    "github",
+    "jira",
+    "slack",
+    "postgres",
+    "files",
+    "search",
+    "browser",
+    "docs",
+    "calendar",
+    "email",
+    "notes",
+    "kubernetes",
+    "docker",
+    "metrics",
+    "logs",
+    "tracing",
+    "billing",
+    "invoices",
+    "crm",
+    "tickets",
+    "maps",
+    "translate",
+    "images",
+    "audio",
+    "video",
+    "pdf",
+    "spreadsheet",
+]
 QUERIES = ("weather", "postgres logs", "calendar email", "no-such-word")
 
 
@@ -66,7 +95,13 @@ def main() -> None:
         cache = CatalogCache(home)
         url = "https://registry.example/"
         path = cache.write(
-            CachedSource(name="bench", url=url, kind="registry", fetched_at=time.time(), documents=[document(i, rng) for i in range(count)])
+            CachedSource(
+                name="bench",
+                url=url,
+                kind="registry",
+                fetched_at=time.time(),
+                documents=[document(i, rng) for i in range(count)],
+            )
         )
         source = RemoteSource("bench", url, "registry", cache=cache, ttl_sec=3600)
         size_mb = path.stat().st_size / 1e6
@@ -88,7 +123,9 @@ def main() -> None:
         ours_list, listed = median_of(lambda: load_catalog([source]).listed())
         assert len(listed) == len(raw), (len(listed), len(raw))
         print(f"catalog of {count} entries ({len(listed)} active), cache file {size_mb:.1f} MB")
-        print(f"list:   kairox {ours_list * 1000:7.1f} ms   baseline {base_list * 1000:7.1f} ms   ratio {ours_list / base_list:5.2f}")
+        print(
+            f"list:   kairox {ours_list * 1000:7.1f} ms   baseline {base_list * 1000:7.1f} ms   ratio {ours_list / base_list:5.2f}"
+        )
         catalog = load_catalog([source])
         for query in QUERIES:
             base, raw_found = median_of(lambda q=query: baseline_search(q))  # type: ignore[misc]

@@ -26,7 +26,9 @@ BASELINE = ["-c", "pass"]
 
 def timed(argv: list[str], cwd: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, *argv], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=60)
+    subprocess.run(
+        [sys.executable, *argv], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=60
+    )
     return time.perf_counter() - started
 
 

@@ -57,7 +57,14 @@ print(time.perf_counter() - start)
 
 
 def child(code: str, *args: str, env: dict[str, str]) -> float:
-    run = subprocess.run([sys.executable, "-c", code, *args], env={**os.environ, **env}, capture_output=True, text=True, check=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return float(run.stdout.split()[-1])
 
 
@@ -79,7 +86,9 @@ def layer_text(layer: str, offset: int) -> str:
     lines = []
     for i in range(KEYS // 2):
         lines.append(f'[skills.entries."skill-{(i + offset) % 300}"]\nenabled = {"true" if i % 2 else "false"}')
-        lines.append(f'[plugins.entries."plugin-{(i + offset) % 300}"]\nenabled = true\ndisabled_contributions = ["skill:{layer}"]')
+        lines.append(
+            f'[plugins.entries."plugin-{(i + offset) % 300}"]\nenabled = true\ndisabled_contributions = ["skill:{layer}"]'
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -164,7 +173,9 @@ def main() -> None:
                 base = fresh_processes["baseline"]
                 print(f"{name:<26}{taken * 1000:>10.2f}{base * 1000:>13.2f}{taken / base:>7.2f}x")
         warm = settled["warm, settled"]
-        print(f"goal (issue 16, quiet machine): warm < 10 ms; this run {warm * 1000:.2f} ms -> {'met' if warm < 0.010 else 'not met'}")
+        print(
+            f"goal (issue 16, quiet machine): warm < 10 ms; this run {warm * 1000:.2f} ms -> {'met' if warm < 0.010 else 'not met'}"
+        )
 
 
 if __name__ == "__main__":

@@ -35,21 +35,31 @@ def confiner(workspace: Path, home: Path, *, read_rule: str | None = None):  # t
     temp = Path(tempfile.gettempdir())
     hidden = None
     if read_rule is not None:  # as the registry hands it on: one read mask for the session's servers
-        hidden = read_mask((Rule(action="deny", pattern=read_rule),), workspace=workspace, home=home, roots=(workspace, temp))
+        hidden = read_mask(
+            (Rule(action="deny", pattern=read_rule),), workspace=workspace, home=home, roots=(workspace, temp)
+        )
     sandbox = SandboxSettings(mode=SandboxPolicy.WORKSPACE_WRITE, writable_roots=(workspace, temp), hidden=hidden)
 
     def confine(name: str, config: McpServerConfig) -> ServerConfinement:
-        profile = server_profile("mcp_servers", name, config, layer="user", where=None, base_dir=workspace, workspace=workspace, home=home)
+        profile = server_profile(
+            "mcp_servers", name, config, layer="user", where=None, base_dir=workspace, workspace=workspace, home=home
+        )
         return ServerConfinement(profile=profile, sandbox=sandbox, home=home, workspace=workspace)
 
     return confine
 
 
-async def start(servers: dict[str, McpServerConfig], workspace: Path, home: Path, *, confined: bool, confine=None) -> float:  # type: ignore[no-untyped-def]
+async def start(
+    servers: dict[str, McpServerConfig], workspace: Path, home: Path, *, confined: bool, confine=None
+) -> float:  # type: ignore[no-untyped-def]
     began = time.perf_counter()
     # wait_for_all: a start answered from the tool-list cache would not wait for the server at all
     manager = McpServerManager(
-        servers, workspace=workspace, home=home, confine=(confine or confiner(workspace, home)) if confined else None, wait_for_all=True
+        servers,
+        workspace=workspace,
+        home=home,
+        confine=(confine or confiner(workspace, home)) if confined else None,
+        wait_for_all=True,
     )
     async with manager:
         took = time.perf_counter() - began  # entering returns once every server listed its tools
@@ -77,9 +87,12 @@ async def main(rounds: int) -> None:
         home.mkdir()
         cases = {
             "minimal python server": {"lean": McpServerConfig(command=sys.executable, args=[str(LEAN)])},
-            "server-everything (stdio)": {"everything": McpServerConfig(command=str(NODE), args=[str(EVERYTHING), "stdio"])},
+            "server-everything (stdio)": {
+                "everything": McpServerConfig(command=str(NODE), args=[str(EVERYTHING), "stdio"])
+            },
             "10 slow servers (300 ms)": {
-                f"slow{i}": McpServerConfig(command=sys.executable, args=[str(LEAN), "--delay-init-ms", "300"]) for i in range(10)
+                f"slow{i}": McpServerConfig(command=sys.executable, args=[str(LEAN), "--delay-init-ms", "300"])
+                for i in range(10)
             },
         }
         tree = Path(base) / "tree"  # a workspace of 2,000 files in 200 folders, for the case with a rule on reading
@@ -110,7 +123,9 @@ async def main(rounds: int) -> None:
                 plain.append(a)
                 boxed.append(b)
                 ratios.append(b / a)
-            print(f"{name:<40}{statistics.median(plain) * 1000:>15.1f}{statistics.median(boxed) * 1000:>13.1f}{statistics.median(ratios):>7.2f}x")
+            print(
+                f"{name:<40}{statistics.median(plain) * 1000:>15.1f}{statistics.median(boxed) * 1000:>13.1f}{statistics.median(ratios):>7.2f}x"
+            )
         print(f"building the bwrap command line: {await build_cost(workspace, home) * 1000:.2f} ms per start")
         ruled = await build_cost(tree, home, rounds=20, read_rule="fs.read(**/.env)")
         print(f"  with fs.read(**/.env) on 2,000 files: {ruled * 1000:.2f} ms per start")

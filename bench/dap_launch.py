@@ -231,7 +231,10 @@ def main() -> None:
                     ("dap.launch to a breakpoint", stops, "to breakpoint"),
                     ("dap.continue to the end", stops, "continue"),
                 ):
-                    new, old = median(runs["this"], call, "call returned"), median(runs["baseline"], call, "call returned")
+                    new, old = (
+                        median(runs["this"], call, "call returned"),
+                        median(runs["baseline"], call, "call returned"),
+                    )
                     assert new is not None and old is not None
                     print(f"{label:28} this {new:8.1f} ms  baseline {old:8.1f} ms  x{new / old:.2f}")
             if args.attach:
@@ -244,7 +247,9 @@ def main() -> None:
                         port = server.getsockname()[1]
                         for worker in workers:
                             said = worker.ask(f"{case} {port}")
-                            print(f"attach, port {case:8} {worker.name:9} fails after {said['seconds']:6.2f} s: {said['text']}")
+                            print(
+                                f"attach, port {case:8} {worker.name:9} fails after {said['seconds']:6.2f} s: {said['text']}"
+                            )
         finally:
             for worker in workers:
                 worker.close()

@@ -28,7 +28,9 @@ MODES = (SandboxPolicy.DANGER_FULL_ACCESS, SandboxPolicy.WORKSPACE_WRITE, Sandbo
 def registry(ws: Path, mode: SandboxPolicy) -> ToolRegistry:
     policy = PolicySettings.from_config(PolicyConfig(sandbox_policy=mode), workspace=ws, temp_dir=ws / "tmp")
     sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots)
-    return ToolRegistry(RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=ws / "spill"), approver=NonInteractiveApprover())
+    return ToolRegistry(
+        RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=ws / "spill"), approver=NonInteractiveApprover()
+    )
 
 
 async def main(rounds: int) -> None:

@@ -101,7 +101,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kairox-fuzz-") as folder, multiprocessing.Pool(args.jobs) as pool:
         jobs = [(loader.name, per_loader, folder, args.hang_sec) for loader in loaders]
         for name, tally in pool.imap_unordered(_worker, jobs):
-            print(f"{name:<20} {tally.inputs:>8} {tally.crashes:>8} {tally.hangs:>6} {tally.slowest:>8.3f}s", flush=True)
+            print(
+                f"{name:<20} {tally.inputs:>8} {tally.crashes:>8} {tally.hangs:>6} {tally.slowest:>8.3f}s", flush=True
+            )
             for example in tally.examples:
                 print("    " + example.replace("\n", "\n    "), flush=True)
             total.inputs += tally.inputs

@@ -42,7 +42,9 @@ async def gate_registry(
     sink that records its events, or (``listening`` false) none: its events go nowhere."""
     rules = [Rule(action="allow", pattern=f"mcp__{NAME}__*")]
     policy = PolicySettings.from_config(PolicyConfig(), workspace=ws, rules=rules, home=home)
-    sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access)
+    sandbox = SandboxSettings(
+        mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access
+    )
     settings = RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=home / "spill")
     recording = RecordingSink() if listening else None
     sink: EventSink = FanoutSink([recording]) if recording is not None else NullSink()
@@ -128,7 +130,9 @@ async def main(rounds: int, calls: int, conc: int) -> None:
 
             figures = await measure({"bare": bare, "gate": gate, "quiet": quiet}, rounds, calls, conc)
     med = {k: {m: statistics.median(v) for m, v in f.items()} for k, f in figures.items()}
-    print(f"{rounds} rounds x {calls} calls, server {SERVER.name}, medians (÷ bare; for calls/s >1 means faster than bare)")
+    print(
+        f"{rounds} rounds x {calls} calls, server {SERVER.name}, medians (÷ bare; for calls/s >1 means faster than bare)"
+    )
     print("gate: events recorded (as the runtime does); quiet: the same gate, nothing listening to its events")
     print(f"{'measure':<26}{'bare':>10}{'gate':>10}{'ratio':>8}{'quiet':>10}{'ratio':>8}")
     for label, key in (("1-way p50 µs", "p50"), ("1-way client CPU µs/call", "cpu"), (f"{conc}-way calls/s", "conc")):

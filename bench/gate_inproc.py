@@ -39,6 +39,7 @@ from kairox.tools import (
 ECHO = f"mcp__{NAME}__echo"
 SCHEMA: JsonObject = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
 
+
 async def echo(arguments: JsonObject) -> ToolResult:
     """The tool's function: returns at once."""
     return ToolResult.text(str(arguments["message"]))
@@ -52,8 +53,14 @@ class InProcessProvider(ToolProvider):
         self.origin = NAME
         annotations = ToolAnnotations()
         self.spec = ToolSpec(
-            name=ECHO, description="Return the message unchanged.", input_schema=SCHEMA, source=ToolSource.MCP,
-            permission=permission_for(annotations), origin=NAME, annotations=annotations, timeout_sec=300.0,
+            name=ECHO,
+            description="Return the message unchanged.",
+            input_schema=SCHEMA,
+            source=ToolSource.MCP,
+            permission=permission_for(annotations),
+            origin=NAME,
+            annotations=annotations,
+            timeout_sec=300.0,
             meta={"mcp_server": NAME, "mcp_tool": "echo"},
         )
 
@@ -96,7 +103,9 @@ async def main(rounds: int, calls: int, conc: int, profile: str | None) -> None:
     med = {k: {m: statistics.median(v) for m, v in f.items()} for k, f in figures.items()}
     added_cpu = statistics.median(g - d for g, d in zip(figures["gate"]["cpu"], figures["direct"]["cpu"], strict=True))
     added_p50 = statistics.median(g - d for g, d in zip(figures["gate"]["p50"], figures["direct"]["p50"], strict=True))
-    print(f"{rounds} rounds x {calls} calls, in-process echo, medians ({events} events recorded in the last gate round)")
+    print(
+        f"{rounds} rounds x {calls} calls, in-process echo, medians ({events} events recorded in the last gate round)"
+    )
     print(f"{'measure':<26}{'direct':>10}{'gate':>10}{'added':>10}")
     print(f"{'1-way p50 µs':<26}{med['direct']['p50']:>10.2f}{med['gate']['p50']:>10.2f}{added_p50:>10.2f}")
     print(f"{'1-way CPU µs/call':<26}{med['direct']['cpu']:>10.2f}{med['gate']['cpu']:>10.2f}{added_cpu:>10.2f}")

@@ -33,7 +33,12 @@ from kairox.tools import (
 )
 
 ROUNDS = 15
-SCHEMA: JsonObject = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"], "additionalProperties": False}
+SCHEMA: JsonObject = {
+    "type": "object",
+    "properties": {"message": {"type": "string"}},
+    "required": ["message"],
+    "additionalProperties": False,
+}
 RESULT = ToolResult.text("ok")
 
 
@@ -41,7 +46,16 @@ class NoOpProvider(ToolProvider):
     origin = "bench"
 
     async def list_tools(self) -> Sequence[ToolSpec]:
-        return [ToolSpec(name="noop", description="does nothing", input_schema=SCHEMA, source=ToolSource.BUILTIN, origin="bench", permission=READ_ONLY)]
+        return [
+            ToolSpec(
+                name="noop",
+                description="does nothing",
+                input_schema=SCHEMA,
+                source=ToolSource.BUILTIN,
+                origin="bench",
+                permission=READ_ONLY,
+            )
+        ]
 
     async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
         return RESULT
@@ -50,17 +64,24 @@ class NoOpProvider(ToolProvider):
 async def main(calls: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
-        rules = [Rule(action=action, pattern=f"mcp__server{i}__*", file="kairox.toml", line=i) for i, action in enumerate(["deny", "ask", "allow"] * 10)]
+        rules = [
+            Rule(action=action, pattern=f"mcp__server{i}__*", file="kairox.toml", line=i)
+            for i, action in enumerate(["deny", "ask", "allow"] * 10)
+        ]
         policy = PolicySettings.from_config(PolicyConfig(), workspace=ws, rules=rules)
         sink = RecordingSink()
-        registry = ToolRegistry(RegistrySettings(policy=policy, spill_dir=ws / "spill"), approver=NonInteractiveApprover(), events=sink)
+        registry = ToolRegistry(
+            RegistrySettings(policy=policy, spill_dir=ws / "spill"), approver=NonInteractiveApprover(), events=sink
+        )
         provider = NoOpProvider()
         await registry.add_provider(provider)
         context = CallContext(call_id="bench", workspace=ws)
         call = ToolCall(name="noop", arguments={"message": "hi"}, call_id="bench")
         assert (await registry.call(call)) == RESULT
 
-        direct, gated = await measure(calls, lambda: provider.call_tool("noop", {"message": "hi"}, context), lambda: registry.call(call))
+        direct, gated = await measure(
+            calls, lambda: provider.call_tool("noop", {"message": "hi"}, context), lambda: registry.call(call)
+        )
         print(f"no-op direct : {direct * 1e6:8.2f} us per call")
         print(f"no-op gated  : {gated * 1e6:8.2f} us per call")
         print(f"gate overhead: {(gated - direct) * 1e6:8.2f} us per call (median of {ROUNDS} x {calls} calls)")
@@ -70,11 +91,17 @@ async def main(calls: int) -> None:
         builtins = BuiltinToolProvider()
         await registry.add_provider(builtins)
         read = ToolCall(name="fs.read", arguments={"path": "small.txt"}, call_id="bench")
-        direct, gated = await measure(calls, lambda: builtins.call_tool("fs.read", {"path": "small.txt"}, context), lambda: registry.call(read))
-        print(f"fs.read direct: {direct * 1e6:8.2f} us per call, gated: {gated * 1e6:8.2f} us per call, ratio {gated / direct:.2f}x")
+        direct, gated = await measure(
+            calls, lambda: builtins.call_tool("fs.read", {"path": "small.txt"}, context), lambda: registry.call(read)
+        )
+        print(
+            f"fs.read direct: {direct * 1e6:8.2f} us per call, gated: {gated * 1e6:8.2f} us per call, ratio {gated / direct:.2f}x"
+        )
 
 
-async def measure(calls: int, direct_call: Callable[[], Awaitable[object]], gated_call: Callable[[], Awaitable[object]]) -> tuple[float, float]:
+async def measure(
+    calls: int, direct_call: Callable[[], Awaitable[object]], gated_call: Callable[[], Awaitable[object]]
+) -> tuple[float, float]:
     direct_times, gated_times = [], []
     for _ in range(ROUNDS):
         start = time.perf_counter()
@@ -86,6 +113,7 @@ async def measure(calls: int, direct_call: Callable[[], Awaitable[object]], gate
             await gated_call()
         gated_times.append((time.perf_counter() - start) / calls)
     return statistics.median(direct_times), statistics.median(gated_times)
+
 
 if __name__ == "__main__":
     asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000))

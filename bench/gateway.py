@@ -47,8 +47,12 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 120
 
 
 @contextlib.contextmanager
-def process(args: list[str], port: int, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> Iterator[None]:
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
+def process(
+    args: list[str], port: int, *, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Iterator[None]:
+    proc = subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd
+    )
     try:
         wait_for_port(port, proc)
         yield
@@ -114,15 +118,33 @@ def main() -> None:
         workspace, home = root / "ws", root / "home"
         (workspace / ".git").mkdir(parents=True)
         (workspace / "kairox.toml").write_text(
-            f'[mcp_servers.basic]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}]\n\n'
+            f"[mcp_servers.basic]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}]\n\n"
             '[policy.rules]\nallow = ["mcp__basic__*"]\n'
         )
         env = {**os.environ, "KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(home / "none.toml")}
-        subprocess.run([sys.executable, "-m", "kairox", "trust"], cwd=workspace, env=env, check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "kairox", "trust"],
+            cwd=workspace,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         gateway_port = free_port()
-        serve = [sys.executable, "-m", "kairox", "--workspace", str(workspace), "serve", "--http", f"127.0.0.1:{gateway_port}"]
+        serve = [
+            sys.executable,
+            "-m",
+            "kairox",
+            "--workspace",
+            str(workspace),
+            "serve",
+            "--http",
+            f"127.0.0.1:{gateway_port}",
+        ]
         with process(serve, gateway_port, env=env, cwd=workspace):
-            results["gateway"] = anyio.run(load, f"http://127.0.0.1:{gateway_port}/mcp", "mcp__basic__echo", args.clients, args.calls)
+            results["gateway"] = anyio.run(
+                load, f"http://127.0.0.1:{gateway_port}/mcp", "mcp__basic__echo", args.clients, args.calls
+            )
         audited = len((home / "logs" / "gateway.jsonl").read_text().splitlines())
 
     print(f"{args.clients} clients x {args.calls} calls over Streamable HTTP on 127.0.0.1 (echo)")
@@ -132,7 +154,9 @@ def main() -> None:
             f"p99 {percentile(times, 0.99) * 1000:7.2f} ms  mean {statistics.fmean(times) * 1000:7.2f} ms"
         )
     direct, gateway = results["direct"][0], results["gateway"][0]
-    print(f"  gateway / direct: p50 x{percentile(gateway, 0.5) / percentile(direct, 0.5):.2f}, p99 x{percentile(gateway, 0.99) / percentile(direct, 0.99):.2f}")
+    print(
+        f"  gateway / direct: p50 x{percentile(gateway, 0.5) / percentile(direct, 0.5):.2f}, p99 x{percentile(gateway, 0.99) / percentile(direct, 0.99):.2f}"
+    )
     print(f"  audit lines written by the gateway: {audited}")
 
 

@@ -33,8 +33,12 @@ CASES = {
     "fs.read(**/.env)": ("fs.read(**/.env)",),
 }
 ENV = {
-    **os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",
-    "GIT_COMMITTER_EMAIL": "b@example.invalid", "GIT_CONFIG_GLOBAL": "/dev/null",
+    **os.environ,
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@example.invalid",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@example.invalid",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
 }
 
 
@@ -43,7 +47,9 @@ def history(ws: Path, commits: int) -> None:
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=ws, env=ENV, check=True)
     stream: list[str] = []
     for n in range(commits):
-        stream.append(f"commit refs/heads/main\ncommitter b <b@example.invalid> {1_700_000_000 + n} +0000\ndata 3\nc{n % 10}\n")
+        stream.append(
+            f"commit refs/heads/main\ncommitter b <b@example.invalid> {1_700_000_000 + n} +0000\ndata 3\nc{n % 10}\n"
+        )
         if n == 0:
             stream.append("M 100644 inline .gitignore\ndata 5\n.env\n")
         for k in range(3):
@@ -79,10 +85,14 @@ async def main(commits: int) -> None:
                 warm[name].append(time.perf_counter() - start)
                 assert not result.is_error, result.text_content()
         base_first, base_warm = statistics.median(first["no read rule"]), statistics.median(warm["no read rule"])
-        print(f"repository of {commits} commits, `git status` in the sandbox; first command: median of {FRESH} fresh registries, warm: median of {ROUNDS}")
+        print(
+            f"repository of {commits} commits, `git status` in the sandbox; first command: median of {FRESH} fresh registries, warm: median of {ROUNDS}"
+        )
         for name in CASES:
             cold, hot = statistics.median(first[name]), statistics.median(warm[name])
-            print(f"{name:18} first {cold * 1e3:7.1f} ms  x{cold / base_first:5.2f}   warm {hot * 1e3:7.1f} ms  x{hot / base_warm:5.2f}")
+            print(
+                f"{name:18} first {cold * 1e3:7.1f} ms  x{cold / base_first:5.2f}   warm {hot * 1e3:7.1f} ms  x{hot / base_warm:5.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,15 @@ ROOT = Path(__file__).resolve().parents[1]
 STATIC = ROOT / "src" / "kairox" / "web" / "static"
 SERVER = ROOT / "tests" / "servers" / "basic_server.py"
 URL = re.compile(r"Kairox GUI: (http://127\.0\.0\.1:\d+)/\?token=(\S+)")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def heap_used(page: Page) -> int:
@@ -55,11 +62,20 @@ def main() -> None:
         home, workspace = Path(scratch, "home"), Path(scratch, "shop")
         home.mkdir()
         (workspace / ".git").mkdir(parents=True)
-        (home / "kairox.toml").write_text("".join(
-            f'[mcp_servers.{name}]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n\n' for name in ("one", "two")))
+        (home / "kairox.toml").write_text(
+            "".join(
+                f'[mcp_servers.{name}]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n\n'
+                for name in ("one", "two")
+            )
+        )
         env = {**os.environ, "KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(home / "none.toml")}
-        process = subprocess.Popen([sys.executable, "-m", "kairox", "--workspace", str(workspace), "gui", "--no-browser"],
-                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kairox", "--workspace", str(workspace), "gui", "--no-browser"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         try:
             assert process.stdout is not None
             match = URL.search(process.stdout.readline())

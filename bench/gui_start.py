@@ -58,10 +58,16 @@ def command_time(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def gui_run(kairox: list[str], workspace: Path, env: dict[str, str], measure_memory: bool) -> tuple[float, int, dict[str, int]]:
+def gui_run(
+    kairox: list[str], workspace: Path, env: dict[str, str], measure_memory: bool
+) -> tuple[float, int, dict[str, int]]:
     start = time.perf_counter()
     process = subprocess.Popen(
-        [*kairox, "--workspace", str(workspace), "gui", "--no-browser"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [*kairox, "--workspace", str(workspace), "gui", "--no-browser"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         assert process.stdout is not None
@@ -112,12 +118,20 @@ def main() -> None:
         (empty / ".git").mkdir(parents=True)
         example = Path(tmp) / "example"
         shutil.copytree(EXAMPLE, example)
-        env = {**os.environ, "KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(home / "none.toml"),
-               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        env = {
+            **os.environ,
+            "KAIROX_HOME": str(home),
+            "KAIROX_SYSTEM_CONFIG": str(home / "none.toml"),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        }
         subprocess.run([*kairox, "--workspace", str(example), "trust"], env=env, check=True, capture_output=True)
         version = statistics.median(command_time([*kairox, "--version"], env) for _ in range(rounds))
-        paths = statistics.median(command_time([*kairox, "--workspace", str(empty), "config", "paths"], env) for _ in range(rounds))
-        print(f"kairox --version: {version * 1000:.0f} ms; kairox config paths: {paths * 1000:.0f} ms (medians of {rounds})")
+        paths = statistics.median(
+            command_time([*kairox, "--workspace", str(empty), "config", "paths"], env) for _ in range(rounds)
+        )
+        print(
+            f"kairox --version: {version * 1000:.0f} ms; kairox config paths: {paths * 1000:.0f} ms (medians of {rounds})"
+        )
         for name, workspace in (("empty workspace", empty), ("example workspace (2 MCP servers)", example)):
             runs = [gui_run(kairox, workspace, env, measure_memory=False) for _ in range(rounds)]
             served = statistics.median(r[0] for r in runs)
@@ -128,7 +142,9 @@ def main() -> None:
                 f"{name}: start -> first page served ({page}): {served * 1000:.0f} ms"
                 f" = {served / version:.1f} x kairox --version = {served / paths:.2f} x kairox config paths"
             )
-            print(f"{name}: RSS with the GUI open: server {memory['server'] / 1024:.1f} MiB, its children {memory['children'] / 1024:.1f} MiB")
+            print(
+                f"{name}: RSS with the GUI open: server {memory['server'] / 1024:.1f} MiB, its children {memory['children'] / 1024:.1f} MiB"
+            )
 
 
 if __name__ == "__main__":

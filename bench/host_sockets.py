@@ -58,7 +58,9 @@ def table(path: Path, live: list[Path], lines: int) -> Path:
 async def registry(ws: Path) -> ToolRegistry:
     policy = PolicySettings.from_config(PolicyConfig(), workspace=ws, temp_dir=ws / "tmp")
     settings = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots)
-    built = ToolRegistry(RegistrySettings(policy=policy, sandbox=settings, spill_dir=ws / "spill"), approver=NonInteractiveApprover())
+    built = ToolRegistry(
+        RegistrySettings(policy=policy, sandbox=settings, spill_dir=ws / "spill"), approver=NonInteractiveApprover()
+    )
     await built.add_provider(BuiltinToolProvider())
     return built
 
@@ -101,10 +103,14 @@ async def main(count: int, lines: int) -> None:
                     reading[name].append(time.perf_counter() - start)
             sandbox.bound_sockets = REAL
             base = statistics.median(timings["baseline (no kernel list)"])
-            print(f"{count} live sockets outside the temp folders, {len(REAL())} path sockets listed here; median of {ROUNDS} rounds")
+            print(
+                f"{count} live sockets outside the temp folders, {len(REAL())} path sockets listed here; median of {ROUNDS} rounds"
+            )
             for name in cases:
                 took = statistics.median(timings[name])
-                print(f"{name:28} shell.exec true {took * 1e3:7.2f} ms  x{took / base:5.2f}   table alone {statistics.median(reading[name]) * 1e3:6.2f} ms")
+                print(
+                    f"{name:28} shell.exec true {took * 1e3:7.2f} ms  x{took / base:5.2f}   table alone {statistics.median(reading[name]) * 1e3:6.2f} ms"
+                )
     finally:
         for server in servers:
             server.close()

@@ -46,11 +46,22 @@ def package(module: str) -> str:
 
 
 def client_costs(rounds: int, env: dict[str, str]) -> None:
-    wanted = {name: s for name, s in CLIENTS.items() if not s.startswith("import ") or importlib.util.find_spec(s.split()[1]) is not None}
+    wanted = {
+        name: s
+        for name, s in CLIENTS.items()
+        if not s.startswith("import ") or importlib.util.find_spec(s.split()[1]) is not None
+    }
     took: dict[str, list[float]] = {name: [] for name in wanted}
     for round_no in range(rounds + 1):
         for name, statement in wanted.items():
-            done = subprocess.run([sys.executable, "-c", CHILD.format(statement=statement)], env=env, capture_output=True, text=True, check=True, timeout=60)
+            done = subprocess.run(
+                [sys.executable, "-c", CHILD.format(statement=statement)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+            )
             if round_no:
                 took[name].append(float(done.stdout.split()[-1]))
     base = statistics.median(took["httpx as Kairox loads it"])
@@ -62,7 +73,9 @@ def client_costs(rounds: int, env: dict[str, str]) -> None:
 
 def run_breakdown(rounds: int, wire: str, env: dict[str, str], root: Path) -> None:
     wrapper = root / "wrapper.py"
-    wrapper.write_text(agent_start.MCP_WRAPPER.format(server=str(agent_start.ROOT / "tests" / "servers" / "lean_server.py")))
+    wrapper.write_text(
+        agent_start.MCP_WRAPPER.format(server=str(agent_start.ROOT / "tests" / "servers" / "lean_server.py"))
+    )
     sums: dict[str, list[float]] = collections.defaultdict(list)
     totals: list[float] = []
     for round_no in range(rounds + 1):
@@ -80,11 +93,17 @@ def run_breakdown(rounds: int, wire: str, env: dict[str, str], root: Path) -> No
             for name in set(self_us) | set(sums):
                 sums[name].append(self_us.get(name, 0))
     total = statistics.median(totals)
-    print(f"\nkairox run, {wire} wire: self time of the imports by package, {rounds} rounds (median of {total / 1000:.0f} ms under -X importtime)")
+    print(
+        f"\nkairox run, {wire} wire: self time of the imports by package, {rounds} rounds (median of {total / 1000:.0f} ms under -X importtime)"
+    )
     rows = sorted(((statistics.median(v), k) for k, v in sums.items()), reverse=True)[:25]
     for value, name in rows:
         print(f"  {name:<28}{value / 1000:>8.1f} ms{value / total:>8.1%}")
-    loaded = [name for name in ("openai", "anthropic", "jsonschema", "rich", "click", "kairox.catalog") if name in sums and statistics.median(sums[name])]
+    loaded = [
+        name
+        for name in ("openai", "anthropic", "jsonschema", "rich", "click", "kairox.catalog")
+        if name in sums and statistics.median(sums[name])
+    ]
     print(f"  loaded of openai, anthropic, jsonschema, rich, click, kairox.catalog: {', '.join(loaded) or 'none'}")
 
 

@@ -49,7 +49,12 @@ def run(statement: str, env: dict[str, str]) -> tuple[float, float, str | None]:
     """(import seconds measured in the child, process wall seconds, the kairox package the child imported)."""
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", CHILD.format(statement=statement)], env=env, capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", CHILD.format(statement=statement)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     wall = time.perf_counter() - started
     said = json.loads(done.stdout)
@@ -95,7 +100,9 @@ def main(rounds: int, against: Path | None) -> None:
                     versus[name].append(took["this", name][-1] / took["against", name][-1])
     print(f"\n{rounds} rounds, interleaved; medians. import ms is timed inside the child, process ms around it")
     print(f"{'tree':<8}{'import':<34}{'import ms':>10}{'process ms':>12}{'÷ baseline':>12}")
-    print(f"{'':<8}{BASELINE:<34}{statistics.median(base) * 1000:>10.1f}{statistics.median(base_wall) * 1000:>12.1f}{'1.00x':>12}")
+    print(
+        f"{'':<8}{BASELINE:<34}{statistics.median(base) * 1000:>10.1f}{statistics.median(base_wall) * 1000:>12.1f}{'1.00x':>12}"
+    )
     print(
         f"{'':<8}{'floor: asyncio, anyio, pydantic':<34}{statistics.median(floor) * 1000:>10.1f}"
         f"{statistics.median(floor_wall) * 1000:>12.1f}{statistics.median(floor_ratio):>11.2f}x"

@@ -58,7 +58,11 @@ async def with_sdk_client() -> list[float]:
 
 def with_bare_pipes() -> list[float]:
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [sys.executable, str(SERVER)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     assert proc.stdin is not None and proc.stdout is not None
 
@@ -74,15 +78,32 @@ def with_bare_pipes() -> list[float]:
             if reply.get("id") == message_id:
                 return reply
 
-    send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bare", "version": "1"}}})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bare", "version": "1"},
+            },
+        }
+    )
     answer(0)
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     times = []
     try:
         for i in range(1, WARMUP + CALLS + 1):
             began = time.perf_counter()
-            send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi"}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"message": "hi"}},
+                }
+            )
             reply = answer(i)
             times.append(time.perf_counter() - began)
             assert reply["result"]["content"][0]["text"] == "hi"  # type: ignore[index]
@@ -103,7 +124,9 @@ async def main() -> None:
     print(f"median per call over {CALLS} calls (echo, stdio, classic handshake):")
     print(f"  bare JSON lines on pipes : {bare * 1e6:8.0f} us")
     print(f"  SDK Client directly      : {sdk * 1e6:8.0f} us   {sdk / bare:.2f}x bare")
-    print(f"  Kairox ToolRegistry      : {registry * 1e6:8.0f} us   {registry / sdk:.2f}x SDK, {registry / bare:.2f}x bare")
+    print(
+        f"  Kairox ToolRegistry      : {registry * 1e6:8.0f} us   {registry / sdk:.2f}x SDK, {registry / bare:.2f}x bare"
+    )
 
 
 if __name__ == "__main__":

@@ -169,14 +169,20 @@ def failing(rounds: int) -> None:
                     env = {**environment(which == "baseline"), "KAIROX_HOME": tmp}
                     proc = subprocess.run(
                         [PYTHON, "-c", FAILING, tmp, str(SERVERS), mode],
-                        capture_output=True, text=True, env=env, timeout=60, check=True,
+                        capture_output=True,
+                        text=True,
+                        env=env,
+                        timeout=60,
+                        check=True,
                     )
                     for part in proc.stdout.split():
                         name, value = part.split("=")
                         settled.setdefault(f"{which:8} {mode:4} {name:16}", []).append(float(value))
         for label, values in sorted(settled.items()):
             value = statistics.median(values)
-            print(f"{label} startup_timeout_sec = 1: Failed {value * 1000:5.0f} ms after its start ({value - 1.0:+.2f} s)")
+            print(
+                f"{label} startup_timeout_sec = 1: Failed {value * 1000:5.0f} ms after its start ({value - 1.0:+.2f} s)"
+            )
 
 
 def main() -> None:

@@ -52,7 +52,9 @@ anyio.run(main)
 
 def once(kind: str, folder: Path) -> dict[str, float]:
     spawned = time.monotonic()
-    run = subprocess.run([sys.executable, "-c", WORKER, kind, str(SERVER), str(folder)], capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-c", WORKER, kind, str(SERVER), str(folder)], capture_output=True, text=True, check=False
+    )
     if run.returncode != 0:
         raise SystemExit(f"{kind}: {run.stderr[-2000:]}")
     got = json.loads(run.stdout.strip().splitlines()[-1])
@@ -80,7 +82,9 @@ def main() -> None:
         sessions = {r["session"] for r in runs}
         imported = statistics.median(r["import"] for r in runs) * 1000
         listed = statistics.median(r["listed"] for r in runs) * 1000
-        print(f"{kind:7} session {'/'.join(sorted(map(str, sessions))):6} import {imported:6.0f} ms   spawn -> tools listed {listed:6.0f} ms")
+        print(
+            f"{kind:7} session {'/'.join(sorted(map(str, sessions))):6} import {imported:6.0f} ms   spawn -> tools listed {listed:6.0f} ms"
+        )
     ratio = statistics.median(s["listed"] / n["listed"] for s, n in zip(rows["sdk"], rows["native"], strict=True))
     print(f"sdk / native (spawn -> tools listed, paired per round): {ratio:.2f}x")
 

@@ -68,7 +68,9 @@ async def main(count: int, runs: int) -> None:
         os.environ["KAIROX_SYSTEM_CONFIG"] = str(home / "none.toml")
         os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
 
-        async def median(servers: str, search: str = "0.1", *, clear: bool = False) -> tuple[tuple[float, float], dict[str, Any]]:
+        async def median(
+            servers: str, search: str = "0.1", *, clear: bool = False
+        ) -> tuple[tuple[float, float], dict[str, Any]]:
             times: list[float] = []
             cpus: list[float] = []
             body: dict[str, Any] = {}
@@ -94,12 +96,16 @@ async def main(count: int, runs: int) -> None:
     print(f"{count} servers x 40 tools, median of {runs} runs; session start -> first model request")
     print("                                   wall clock           CPU of this process")
     for label, (wall, cpu) in (
-        ("no MCP servers                 ", none), ("cold cache (waits for servers) ", cold),
-        ("warm cache, startup = eager    ", eager), ("warm cache, startup = lazy     ", lazy),
+        ("no MCP servers                 ", none),
+        ("cold cache (waits for servers) ", cold),
+        ("warm cache, startup = eager    ", eager),
+        ("warm cache, startup = lazy     ", lazy),
     ):
         print(f"{label}: {wall * 1e3:8.1f} ms ({wall / none[0]:6.2f}x)  {cpu * 1e3:8.1f} ms ({cpu / none[1]:6.2f}x)")
     print(f"tool definitions, all sent     : {all_bytes:8d} bytes ({len(everything['tools'])} tools)")
-    print(f"tool definitions, first request: {first_bytes:8d} bytes ({len(deferred['tools'])} tools) = {first_bytes / all_bytes:.1%}")
+    print(
+        f"tool definitions, first request: {first_bytes:8d} bytes ({len(deferred['tools'])} tools) = {first_bytes / all_bytes:.1%}"
+    )
     print(f"tool index in the system prompt: {len(index):8d} characters")
 
 

@@ -50,19 +50,32 @@ def bench_validate(corpora: Path) -> None:
         plugins = len(validate_tree(corpora).plugins)
         full.append(time.perf_counter() - start)
     r, f = statistics.median(raw), statistics.median(full)
-    print(f"validate: {plugins} plugins in {f * 1000:.1f} ms ({f / plugins * 1000:.2f} ms per plugin); reading {files} JSON files alone {r * 1000:.1f} ms; ratio {f / r:.1f}x")
+    print(
+        f"validate: {plugins} plugins in {f * 1000:.1f} ms ({f / plugins * 1000:.2f} ms per plugin); reading {files} JSON files alone {r * 1000:.1f} ms; ratio {f / r:.1f}x"
+    )
 
 
 async def bench_hooks() -> None:
-    spec = ToolSpec(name="fs.write", description="", input_schema={"type": "object"}, source=ToolSource.BUILTIN, permission=READ_ONLY)
+    spec = ToolSpec(
+        name="fs.write",
+        description="",
+        input_schema={"type": "object"},
+        source=ToolSource.BUILTIN,
+        permission=READ_ONLY,
+    )
     call = ToolCall(name="fs.write", arguments={"path": "a", "content": "b"})
     hooks = HooksConfig(pre_tool_use=[HookConfig(command='echo \'{"permissionDecision": "allow"}\'')])
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
-        timings: dict[SandboxPolicy, list[float]] = {SandboxPolicy.WORKSPACE_WRITE: [], SandboxPolicy.DANGER_FULL_ACCESS: []}
+        timings: dict[SandboxPolicy, list[float]] = {
+            SandboxPolicy.WORKSPACE_WRITE: [],
+            SandboxPolicy.DANGER_FULL_ACCESS: [],
+        }
         for _ in range(ROUNDS):
             for mode in timings:
-                registry = HookRegistry.from_config(hooks, workspace=ws, sandbox=SandboxSettings(mode=mode, writable_roots=(ws,)))
+                registry = HookRegistry.from_config(
+                    hooks, workspace=ws, sandbox=SandboxSettings(mode=mode, writable_roots=(ws,))
+                )
                 await registry.pre_tool_use(call, spec)  # warm the sandbox probe
                 start = time.perf_counter()
                 for _ in range(HOOK_CALLS):
@@ -70,7 +83,9 @@ async def bench_hooks() -> None:
                 timings[mode].append((time.perf_counter() - start) / HOOK_CALLS)
         boxed = statistics.median(timings[SandboxPolicy.WORKSPACE_WRITE])
         bare = statistics.median(timings[SandboxPolicy.DANGER_FULL_ACCESS])
-        print(f"pre_tool_use hook: sandboxed {boxed * 1000:.1f} ms, unsandboxed {bare * 1000:.1f} ms per call; ratio {boxed / bare:.2f}x")
+        print(
+            f"pre_tool_use hook: sandboxed {boxed * 1000:.1f} ms, unsandboxed {bare * 1000:.1f} ms per call; ratio {boxed / bare:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ async def registry(ws: Path, patterns: tuple[str, ...]) -> ToolRegistry:
     rules = [Rule(action="deny", pattern=p) for p in patterns]
     policy = PolicySettings.from_config(PolicyConfig(), workspace=ws, rules=rules, temp_dir=ws / "tmp")
     sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots)
-    built = ToolRegistry(RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=ws / "spill"), approver=NonInteractiveApprover())
+    built = ToolRegistry(
+        RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=ws / "spill"), approver=NonInteractiveApprover()
+    )
     await built.add_provider(BuiltinToolProvider())
     return built
 
@@ -55,7 +57,13 @@ async def main(files: int) -> None:
             folder = ws / f"d{i // 1600}" / f"e{i // 40}"
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"f{i}.txt").touch()
-        env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "b",
+            "GIT_AUTHOR_EMAIL": "b@example.invalid",
+            "GIT_COMMITTER_NAME": "b",
+            "GIT_COMMITTER_EMAIL": "b@example.invalid",
+        }
         for step in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
             subprocess.run(["git", *step], cwd=ws, env=env, check=True, capture_output=True)
         registries = {name: await registry(ws, patterns) for name, patterns in CASES.items()}
@@ -77,7 +85,9 @@ async def main(files: int) -> None:
         print(f"workspace of {files} files, median of {ROUNDS} rounds")
         for name in CASES:
             took = statistics.median(timings[name])
-            print(f"{name:22} shell.exec true {took * 1e3:7.2f} ms  x{took / base:5.2f}   hidden paths alone {statistics.median(masks[name]) * 1e3:6.2f} ms")
+            print(
+                f"{name:22} shell.exec true {took * 1e3:7.2f} ms  x{took / base:5.2f}   hidden paths alone {statistics.median(masks[name]) * 1e3:6.2f} ms"
+            )
 
 
 if __name__ == "__main__":

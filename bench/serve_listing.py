@@ -63,7 +63,9 @@ async def listed(ws: Path, home: Path, expect: int) -> float:
             took = time.perf_counter() - started
     upstream = [t for t in tools if t.name.startswith("mcp__up")]
     if len(upstream) < expect:
-        raise SystemExit(f"the listing held {len(upstream)} upstream tools, not {expect}: {[t.name for t in tools][:8]}")
+        raise SystemExit(
+            f"the listing held {len(upstream)} upstream tools, not {expect}: {[t.name for t in tools][:8]}"
+        )
     return took
 
 
@@ -80,7 +82,12 @@ def main() -> None:
         bare = workspace(root, 0, options.delay_ms)
         full = workspace(root, options.servers, options.delay_ms)
         for ws in (bare, full):
-            subprocess.run([sys.executable, "-m", "kairox", "--workspace", str(ws), "trust"], env=environment(home), check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "kairox", "--workspace", str(ws), "trust"],
+                env=environment(home),
+                check=True,
+                capture_output=True,
+            )
         cache = home / "cache"
         anyio.run(listed, full, home, 0)  # fills the cache (and the protocol-era memory) for the warm case
         anyio.run(listed, full, home, options.servers)
@@ -95,7 +102,9 @@ def main() -> None:
             shutil.move(kept, cache)
             times["warm"].append(anyio.run(listed, full, home, options.servers))
     base = statistics.median(times["none"])
-    print(f"kairox serve, spawn -> tools/list answered; {options.servers} upstreams answering initialize after {options.delay_ms} ms")
+    print(
+        f"kairox serve, spawn -> tools/list answered; {options.servers} upstreams answering initialize after {options.delay_ms} ms"
+    )
     print(f"{'case':<8}{'median ms':>12}{'min ms':>10}{'ratio':>9}")
     for case, values in times.items():
         median = statistics.median(values)

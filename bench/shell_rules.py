@@ -23,8 +23,28 @@ from kairox.policy import PolicyEngine, PolicySettings, Rule
 from kairox.policy._command_glob import allow_matches
 from kairox.tools import BUILTIN_SPECS, ToolSpec
 
-GLOBS = [f"tool{i} sub*" for i in range(20)] + ["ls*", "git status*", "git log*", "npm run test*", "rm build/*", "cat*", "tr*", "make*", "pytest -q*", "echo*"]
-COMMANDS = ["ls -la src", "git status --short", "git log --oneline -5", "npm run test:unit", "lsof -i", "truncate -s 0 x", "git status-x", "make test"]
+GLOBS = [f"tool{i} sub*" for i in range(20)] + [
+    "ls*",
+    "git status*",
+    "git log*",
+    "npm run test*",
+    "rm build/*",
+    "cat*",
+    "tr*",
+    "make*",
+    "pytest -q*",
+    "echo*",
+]
+COMMANDS = [
+    "ls -la src",
+    "git status --short",
+    "git log --oneline -5",
+    "npm run test:unit",
+    "lsof -i",
+    "truncate -s 0 x",
+    "git status-x",
+    "make test",
+]
 
 
 def _per_match(match: Callable[[str, str], bool], rounds: int) -> float:
@@ -47,17 +67,35 @@ def main() -> None:
     print(f"ratio bounded/plain  {bounded / plain:8.2f}")
     with tempfile.TemporaryDirectory() as folder:
         ws = Path(folder)
-        rules = [Rule(action="allow", pattern=f"shell.exec({glob})", file="kairox.toml", line=i) for i, glob in enumerate(GLOBS, start=1)]
-        engine = PolicyEngine(PolicySettings.from_config(PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED), workspace=ws, rules=rules))
+        rules = [
+            Rule(action="allow", pattern=f"shell.exec({glob})", file="kairox.toml", line=i)
+            for i, glob in enumerate(GLOBS, start=1)
+        ]
+        engine = PolicyEngine(
+            PolicySettings.from_config(
+                PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED), workspace=ws, rules=rules
+            )
+        )
         shell = next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")
-        print(f"decide (3 commands)  {_per_call(engine, shell, 'git status --short && ls -la src | cat', rounds):8.1f} us/call")
+        print(
+            f"decide (3 commands)  {_per_call(engine, shell, 'git status --short && ls -la src | cat', rounds):8.1f} us/call"
+        )
         # a deny rule on the shell: lines are read against the program table, and scripts a line runs are read
-        (ws / "check.sh").write_text("#!/bin/sh\nset -e\n" + "".join(f"echo step {i} && ls -la src | grep -v x{i}\n" for i in range(40)))
-        denying = PolicyEngine(PolicySettings.from_config(
-            PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED), workspace=ws, rules=[Rule(action="deny", pattern="shell.exec(rm*)"), *rules]
-        ))
-        for label, line in (("3 commands", "git status --short && ls -la src | cat"), ("make -f", "make -j4 -f ci.mk test V=1"),
-                            ("script 40 lines", "sh check.sh")):
+        (ws / "check.sh").write_text(
+            "#!/bin/sh\nset -e\n" + "".join(f"echo step {i} && ls -la src | grep -v x{i}\n" for i in range(40))
+        )
+        denying = PolicyEngine(
+            PolicySettings.from_config(
+                PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED),
+                workspace=ws,
+                rules=[Rule(action="deny", pattern="shell.exec(rm*)"), *rules],
+            )
+        )
+        for label, line in (
+            ("3 commands", "git status --short && ls -la src | cat"),
+            ("make -f", "make -j4 -f ci.mk test V=1"),
+            ("script 40 lines", "sh check.sh"),
+        ):
             print(f"decide, deny rule ({label:15}) {_per_call(denying, shell, line, rounds):8.1f} us/call")
 
 

@@ -103,7 +103,9 @@ def main() -> None:
         warm_runs = []
         for _ in range(5):
             seconds, again = timed(lambda: discover_skills(roots, max_depth=6, cache=SkillCache(cache_file)))
-            assert again.stats.parsed == 0 and again.stats.cached == count and again.stats.folders_listed == 0, again.stats
+            assert again.stats.parsed == 0 and again.stats.cached == count and again.stats.folders_listed == 0, (
+                again.stats
+            )
             warm_runs.append(seconds)
         warm = statistics.median(warm_runs)
         fresh = statistics.median(warm_in_new_process(root, cache_file, count) for _ in range(5))
@@ -136,8 +138,12 @@ def main() -> None:
     print(f"warm discovery in a new process:    {fresh * 1000:8.1f} ms  (median of 5; cache file {cache_mb:.1f} MB)")
     print(f"  cold / new-process warm = {cold / fresh:.1f}x   new-process warm / bare walk = {fresh / walk:.1f}x")
     print(f"match index build (FTS5, stored):   {index_time * 1000:8.1f} ms")
-    print(f"match index warm load (stored):     {index_load * 1000:8.1f} ms  (median of 5; skills unchanged; CPU {load_cpu * 1000:.1f} ms)")
-    print(f"match query over all skills:        {match * 1000:8.3f} ms  (median of {len(query_times)}; CPU {match_cpu * 1000:.3f} ms)")
+    print(
+        f"match index warm load (stored):     {index_load * 1000:8.1f} ms  (median of 5; skills unchanged; CPU {load_cpu * 1000:.1f} ms)"
+    )
+    print(
+        f"match query over all skills:        {match * 1000:8.3f} ms  (median of {len(query_times)}; CPU {match_cpu * 1000:.3f} ms)"
+    )
     print(f"  warm discovery / one query = {warm / match:.0f}x")
     print(f"example: {best.explain()}")
 

@@ -52,7 +52,11 @@ def main() -> None:
     rounds = parser.parse_args().rounds
     kairox = [sys.executable, "-m", "kairox"]
     with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "KAIROX_HOME": home, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        env = {
+            **os.environ,
+            "KAIROX_HOME": home,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        }
         subprocess.run([*kairox, "--workspace", str(WORKSPACE), "trust"], env=env, check=True, capture_output=True)
         script = Path(home) / "minimal_mcp.py"
         script.write_text(MINIMAL_MCP, encoding="utf-8")
@@ -65,7 +69,9 @@ def main() -> None:
     print(f"python -c pass:                {bare * 1000:8.1f} ms")
     print(f"kairox --help:                 {help_ * 1000:8.1f} ms   ratio {help_ / bare:.2f}x python -c pass")
     print(f"minimal mcp SDK list_tools:    {minimal * 1000:8.1f} ms")
-    print(f"kairox context (example ws):   {context * 1000:8.1f} ms   ratio {context / minimal:.2f}x the minimal MCP script")
+    print(
+        f"kairox context (example ws):   {context * 1000:8.1f} ms   ratio {context / minimal:.2f}x the minimal MCP script"
+    )
 
 
 if __name__ == "__main__":

@@ -84,7 +84,11 @@ async def _start_raw(case: Case, workspace: Path) -> asyncio.subprocess.Process:
         stderr=asyncio.subprocess.DEVNULL,
         start_new_session=True,
     )
-    init = {"protocolVersion": "2025-11-25", "capabilities": {"roots": {"listChanged": True}}, "clientInfo": {"name": "bench", "version": "1"}}
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"roots": {"listChanged": True}},
+        "clientInfo": {"name": "bench", "version": "1"},
+    }
     await _request(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
     await _request(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     await _request(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
@@ -126,7 +130,9 @@ async def main() -> None:
                 kairox_times.append(await kairox_stop(case, workspace))
                 raw_times.append(await raw_stop(case, workspace))
             ratio = statistics.median(k / r for k, r in zip(kairox_times, raw_times, strict=True))
-            print(f"{case.name:22} {statistics.median(kairox_times) * 1000:10.1f} {statistics.median(raw_times) * 1000:12.1f} {ratio:6.2f}x")
+            print(
+                f"{case.name:22} {statistics.median(kairox_times) * 1000:10.1f} {statistics.median(raw_times) * 1000:12.1f} {ratio:6.2f}x"
+            )
 
 
 if __name__ == "__main__":

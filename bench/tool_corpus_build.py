@@ -27,16 +27,22 @@ Tool = dict[str, Any]
 
 
 def _git_files(repo: Path, pattern: str) -> list[str]:
-    out = subprocess.run(["git", "-C", str(repo), "ls-files", pattern], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "-C", str(repo), "ls-files", pattern], capture_output=True, text=True, check=True
+    ).stdout
     if not out.strip():  # a bare mirror: read the tree of HEAD
-        out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            ["git", "-C", str(repo), "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout
         regex = re.compile("^" + re.escape(pattern).replace(r"\*\*/", "(.*/)?").replace(r"\*", "[^/]*") + "$")
         return [line for line in out.splitlines() if regex.match(line)]
     return out.splitlines()
 
 
 def _git_show(repo: Path, path: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{path}"], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(repo), "show", f"HEAD:{path}"], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def local_tools(path: Path) -> list[Tool]:
@@ -47,7 +53,15 @@ def local_tools(path: Path) -> list[Tool]:
         name = tool["name"].split("__", 2)[-1] if tool["source"] == "mcp" else tool["name"]
         server = origin if tool["source"] == "mcp" else f"kairox-{tool['source']}"
         source = "kairox" if tool["source"] != "mcp" or name in ("list_resources", "read_resource") else f"npm:{origin}"
-        out.append({"server": server, "name": name, "description": tool["description"], "input_schema": tool["input_schema"], "source": source})
+        out.append(
+            {
+                "server": server,
+                "name": name,
+                "description": tool["description"],
+                "input_schema": tool["input_schema"],
+                "source": source,
+            }
+        )
     return out
 
 
@@ -55,10 +69,15 @@ def github_tools(repo: Path) -> list[Tool]:
     out = []
     for path in sorted(_git_files(repo, "pkg/github/__toolsnaps__/*.snap")):
         snap = json.loads(_git_show(repo, path))
-        out.append({
-            "server": "github", "name": snap["name"], "description": snap.get("description", ""),
-            "input_schema": snap.get("inputSchema", {}), "source": "github/github-mcp-server",
-        })
+        out.append(
+            {
+                "server": "github",
+                "name": snap["name"],
+                "description": snap.get("description", ""),
+                "input_schema": snap.get("inputSchema", {}),
+                "source": "github/github-mcp-server",
+            }
+        )
     return out
 
 
@@ -82,14 +101,29 @@ def playwright_tools(repo: Path) -> list[Tool]:
         schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             schema["required"] = required
-        out.append({
-            "server": "playwright", "name": match.group(1), "title": title.group(1) if title else "",
-            "description": description.group(1) if description else "", "input_schema": schema, "source": "microsoft/playwright-mcp",
-        })
+        out.append(
+            {
+                "server": "playwright",
+                "name": match.group(1),
+                "title": title.group(1) if title else "",
+                "description": description.group(1) if description else "",
+                "input_schema": schema,
+                "source": "microsoft/playwright-mcp",
+            }
+        )
     return list({t["name"]: t for t in out}.values())
 
 
-_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array", "List": "array", "dict": "object", "Dict": "object"}
+_TYPES = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "list": "array",
+    "List": "array",
+    "dict": "object",
+    "Dict": "object",
+}
 
 
 def _json_type(node: ast.expr | None) -> str:
@@ -142,14 +176,22 @@ def fastmcp_tools(server: str, repo: Path, namespace: str, source: str, pattern:
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             decorator = next(
-                (d for d in node.decorator_list if isinstance(d, ast.Call) and getattr(d.func, "attr", getattr(d.func, "id", "")) == "tool"),
+                (
+                    d
+                    for d in node.decorator_list
+                    if isinstance(d, ast.Call) and getattr(d.func, "attr", getattr(d.func, "id", "")) == "tool"
+                ),
                 None,
             )
             if decorator is None:
                 continue
             name, description = node.name, None
             for keyword in decorator.keywords:
-                if keyword.arg in ("name", "description") and isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, str):
+                if (
+                    keyword.arg in ("name", "description")
+                    and isinstance(keyword.value, ast.Constant)
+                    and isinstance(keyword.value.value, str)
+                ):
                     if keyword.arg == "name":
                         name = keyword.value.value
                     else:
@@ -158,13 +200,23 @@ def fastmcp_tools(server: str, repo: Path, namespace: str, source: str, pattern:
             properties: dict[str, Any] = {}
             required = []
             args = node.args.args + node.args.kwonlyargs
-            defaults: list[ast.expr | None] = [None] * (len(node.args.args) - len(node.args.defaults)) + list(node.args.defaults) + list(node.args.kw_defaults)
+            defaults: list[ast.expr | None] = (
+                [None] * (len(node.args.args) - len(node.args.defaults))
+                + list(node.args.defaults)
+                + list(node.args.kw_defaults)
+            )
             for arg, default in zip(args, defaults, strict=True):
-                if arg.arg in ("self", "ctx", "context") or (isinstance(arg.annotation, ast.Name) and arg.annotation.id == "Context"):
+                if arg.arg in ("self", "ctx", "context") or (
+                    isinstance(arg.annotation, ast.Name) and arg.annotation.id == "Context"
+                ):
                     continue
                 annotation = arg.annotation
                 text_of = None
-                if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name) and annotation.value.id == "Annotated":
+                if (
+                    isinstance(annotation, ast.Subscript)
+                    and isinstance(annotation.value, ast.Name)
+                    and annotation.value.id == "Annotated"
+                ):
                     parts = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
                     text_of = next((d for d in (_field_description(p) for p in parts[1:]) if d), None)
                 text_of = text_of or _field_description(default)
@@ -179,7 +231,15 @@ def fastmcp_tools(server: str, repo: Path, namespace: str, source: str, pattern:
                 schema["required"] = required
             full = f"{namespace}_{name}" if namespace else name
             if description:
-                out.append({"server": server, "name": full, "description": description, "input_schema": schema, "source": source})
+                out.append(
+                    {
+                        "server": server,
+                        "name": full,
+                        "description": description,
+                        "input_schema": schema,
+                        "source": source,
+                    }
+                )
     return list({t["name"]: t for t in out}.values())
 
 

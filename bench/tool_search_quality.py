@@ -30,11 +30,15 @@ def semantic(weights: tuple[float, ...] = (0.2, 0.35, 0.5)) -> None:
         settings = ModelSettings(model="m", provider="scripted", wire_api="chat", base_url=server.base_url)
         cache = EmbeddingCache(Path(tmp) / "embeddings.sqlite")
         for weight in weights:
-            ranker = SemanticRanker(provider_embedder(settings, "scripted"), model="scripted", cache=cache, weight=weight)
+            ranker = SemanticRanker(
+                provider_embedder(settings, "scripted"), model="scripted", cache=cache, weight=weight
+            )
             started = time.perf_counter()
             top1, top3 = hit_rates(outcomes(ranker))
             seconds = time.perf_counter() - started
-            print(f"blended, weight {weight:.2f} (scripted embeddings): top-1 {top1:6.1%}  top-3 {top3:6.1%}  ({seconds * 1000:.0f} ms, {ranker.embedded} texts embedded)")
+            print(
+                f"blended, weight {weight:.2f} (scripted embeddings): top-1 {top1:6.1%}  top-3 {top3:6.1%}  ({seconds * 1000:.0f} ms, {ranker.embedded} texts embedded)"
+            )
 
 
 def main() -> None:
@@ -42,13 +46,17 @@ def main() -> None:
     results = outcomes()
     seconds = time.perf_counter() - started
     top1, top3 = hit_rates(results)
-    print(f"corpus: {len(corpus_specs())} tools, {len(results)} labelled queries (index built and queried in {seconds * 1000:.0f} ms)")
+    print(
+        f"corpus: {len(corpus_specs())} tools, {len(results)} labelled queries (index built and queried in {seconds * 1000:.0f} ms)"
+    )
     print(f"top-1 hit rate: {top1:6.1%}")
     print(f"top-3 hit rate: {top3:6.1%}")
     for result in results:
         if result.rank != 1:
             where = f"rank {result.rank}" if result.rank else "missed"
-            print(f"  {where:8}  {result.query!r}: wanted {', '.join(result.expected)}; got {', '.join(result.found) or 'nothing'}")
+            print(
+                f"  {where:8}  {result.query!r}: wanted {', '.join(result.expected)}; got {', '.join(result.found) or 'nothing'}"
+            )
 
 
 if __name__ == "__main__":

@@ -82,11 +82,18 @@ def run_kairox(root: Path, env: dict[str, str], index: int) -> dict[str, float]:
             f'api_key_env = "BENCH_API_KEY"\nwire_api = "chat"\n\n[mcp_servers.lean]\ncommand = "{sys.executable}"\n'
             f'args = ["{ROOT / "tests" / "servers" / "lean_server.py"}"]\n'
         )
-        child = {**env, "KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(home / "none.toml"), "BENCH_API_KEY": "dummy"}
+        child = {
+            **env,
+            "KAIROX_HOME": str(home),
+            "KAIROX_SYSTEM_CONFIG": str(home / "none.toml"),
+            "BENCH_API_KEY": "dummy",
+        }
         started = start(name, [sys.executable, "-m", "kairox", "--workspace", str(ws), "tui"], child, ws)
         figures = {"composer": wait_for(name, started, lambda s: "Trace" in s and "Servers" in s)}
         figures["session"] = wait_for(name, started, lambda s: "for commands" in s)
-        figures["server_row"] = wait_for(name, started, lambda s: any("lean" in line and "ready" in line for line in s.splitlines()))
+        figures["server_row"] = wait_for(
+            name, started, lambda s: any("lean" in line and "ready" in line for line in s.splitlines())
+        )
         tmux("send-keys", "-t", name, "Say you are finished.", "Enter")
         asked = time.monotonic()
         figures["answer"] = wait_for(name, asked, lambda s: ANSWER in s)
@@ -110,7 +117,12 @@ def main() -> None:
     args = parser.parse_args()
     if subprocess.run(["which", "tmux"], capture_output=True, check=False).returncode != 0:
         raise SystemExit("tmux is needed")
-    env = {"PATH": os.environ.get("PATH", ""), "TERM": "xterm-256color", "LANG": "C.UTF-8", "HOME": os.environ.get("HOME", "/tmp")}
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "HOME": os.environ.get("HOME", "/tmp"),
+    }
     env["PYTHONPATH"] = str(ROOT / "src")
     kairox: list[dict[str, float]] = []
     bare: list[dict[str, float]] = []
@@ -129,15 +141,20 @@ def main() -> None:
         return statistics.median(r[key] for r in rows)
 
     base = med(bare, "composer")
-    print(f"\n{args.rounds} rounds after a warm-up, interleaved; medians (ms); ratios over the bare Textual app's paint")
+    print(
+        f"\n{args.rounds} rounds after a warm-up, interleaved; medians (ms); ratios over the bare Textual app's paint"
+    )
     print(f"  bare Textual app: start -> painted {base:.0f}, Ctrl+Q -> exit {med(bare, 'exit'):.0f}")
     for key, label in (
-        ("composer", "start -> composer painted"), ("session", "start -> session ready"),
+        ("composer", "start -> composer painted"),
+        ("session", "start -> session ready"),
         ("server_row", "start -> MCP server ready in the panel"),
     ):
         print(f"  kairox tui: {label:<40}{med(kairox, key):>7.0f}{med(kairox, key) / base:>8.2f}x")
     print(f"  kairox tui: {'prompt -> answer painted':<40}{med(kairox, 'answer'):>7.0f}")
-    print(f"  kairox tui: {'/quit -> exit':<40}{med(kairox, 'exit'):>7.0f}{med(kairox, 'exit') / med(bare, 'exit'):>8.2f}x (over the bare app's exit)")
+    print(
+        f"  kairox tui: {'/quit -> exit':<40}{med(kairox, 'exit'):>7.0f}{med(kairox, 'exit') / med(bare, 'exit'):>8.2f}x (over the bare app's exit)"
+    )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,13 @@ class Run:
         return json.loads(self.stdout)
 
 
-def kairox(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 120, stdin: str | None = None) -> Run:
+def kairox(
+    *args: str | Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    stdin: str | None = None,
+) -> Run:
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(
         [sys.executable, "-m", "kairox", *map(str, args)],
@@ -41,7 +47,11 @@ NOBODY = 65534
 def as_user(user: str) -> list[str]:
     """The command prefix that runs a command as ``user`` (``root`` or ``unprivileged``, the ``user`` fixture):
     ``setpriv`` to ``NOBODY`` when the suite runs as root, else nothing."""
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] if user == "unprivileged" and os.geteuid() == 0 else []
+    return (
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        if user == "unprivileged" and os.geteuid() == 0
+        else []
+    )
 
 
 def give_to(user: str, tree: Path) -> None:
@@ -55,13 +65,19 @@ def give_to(user: str, tree: Path) -> None:
 
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
 }
 """A git that reads no configuration of this machine and commits as a fixed author."""
 
 
 def git(where: Path, *args: str) -> str:
     """Run git in ``where`` with :data:`GIT_ENV`; its output, stripped (a failure raises)."""
-    run = subprocess.run(["git", *args], cwd=where, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=60, check=True)
+    run = subprocess.run(
+        ["git", *args], cwd=where, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=60, check=True
+    )
     return run.stdout.strip()

@@ -37,7 +37,15 @@ def _section(text: str, heading: str) -> str:
 def test_the_first_screen_says_what_kairox_is_and_how_to_use_it_as_an_agent() -> None:
     text = README.read_text(encoding="utf-8")
     first_screen = "\n".join(text.splitlines()[:40])
-    for words in ("`kairox tui`", "`kairox run", "`kairox serve`", "Claude Code", "Codex", "Gemini CLI", "docs/embedding.md"):
+    for words in (
+        "`kairox tui`",
+        "`kairox run",
+        "`kairox serve`",
+        "Claude Code",
+        "Codex",
+        "Gemini CLI",
+        "docs/embedding.md",
+    ):
         assert words in first_screen, words
     steps = _section(text, "## Use it as your agent in three steps")
     assert "_API_KEY=" in steps and "kairox config set model " in steps and "kairox tui" in steps
@@ -46,7 +54,11 @@ def test_the_first_screen_says_what_kairox_is_and_how_to_use_it_as_an_agent() ->
 
 def test_running_a_model_comes_before_the_front_ends() -> None:
     headings = [line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("## ")]
-    assert headings.index("## Running a model") < headings.index("## The terminal UI") < headings.index("## Security: the gate")
+    assert (
+        headings.index("## Running a model")
+        < headings.index("## The terminal UI")
+        < headings.index("## Security: the gate")
+    )
 
 
 def test_the_security_detail_lives_in_docs_security_with_a_summary_in_the_readme() -> None:

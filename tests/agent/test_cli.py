@@ -21,8 +21,14 @@ def test_run_json_on_the_example_workspace_prints_a_parseable_event_stream(tmp_p
     workspace = tmp_path / "examples" / "workspace"
     assert kairox("--workspace", workspace, "trust").code == 0
     script = [
-        {"reply": "tool_calls", "calls": [{"id": "n1", "name": "mcp__notes__search_notes", "arguments": {"query": "release"}}],
-         "expect": {"system_contains": "Prices are integers in cents", "tools_include": ["mcp__notes__search_notes", "skill"]}},
+        {
+            "reply": "tool_calls",
+            "calls": [{"id": "n1", "name": "mcp__notes__search_notes", "arguments": {"query": "release"}}],
+            "expect": {
+                "system_contains": "Prices are integers in cents",
+                "tools_include": ["mcp__notes__search_notes", "skill"],
+            },
+        },
         {"reply": "text", "text": "The notes mention the release.", "expect": {"tool_results": {"n1": "release"}}},
     ]
     with ScriptedModelServer("openai", script) as server:
@@ -46,9 +52,18 @@ def test_run_json_on_the_example_workspace_prints_a_parseable_event_stream(tmp_p
 def test_run_streams_text_to_stdout_and_a_line_per_tool_call_to_stderr(tmp_path: Path, isolated_home: Path) -> None:
     workspace = make_workspace(tmp_path / "repo")
     script = [
-        {"reply": "tool_calls", "calls": [{"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}},
-                                          {"id": "w1", "name": "fs_write", "arguments": {"path": "x.txt", "content": "x"}}]},
-        {"reply": "text", "text": "Read it; the write was refused.", "expect": {"tool_results": {"r1": "first note", "w1": "no one can approve"}}},
+        {
+            "reply": "tool_calls",
+            "calls": [
+                {"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}},
+                {"id": "w1", "name": "fs_write", "arguments": {"path": "x.txt", "content": "x"}},
+            ],
+        },
+        {
+            "reply": "text",
+            "text": "Read it; the write was refused.",
+            "expect": {"tool_results": {"r1": "first note", "w1": "no one can approve"}},
+        },
     ]
     with ScriptedModelServer("anthropic", script) as server:
         user_config(isolated_home, server, wire="anthropic", extra='[policy.rules]\nask = ["fs.write"]\n')
@@ -61,7 +76,9 @@ def test_run_streams_text_to_stdout_and_a_line_per_tool_call_to_stderr(tmp_path:
     assert lines[1].startswith('tool fs.write {"path": "x.txt", "content": "x"} -> deny by approver (rule fs.write)')
 
 
-def test_continue_and_resume_carry_the_history_and_sessions_list_shows_the_session(tmp_path: Path, isolated_home: Path) -> None:
+def test_continue_and_resume_carry_the_history_and_sessions_list_shows_the_session(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
 
     def sees(*needles: str):  # type: ignore[no-untyped-def]
@@ -113,7 +130,9 @@ def test_run_that_hits_max_turns_exits_7(tmp_path: Path, isolated_home: Path) ->
     assert "max_turns" in run.stderr
 
 
-def test_ctrl_c_during_a_slow_tool_cancels_the_turn_exits_130_and_the_server_is_told(tmp_path: Path, isolated_home: Path) -> None:
+def test_ctrl_c_during_a_slow_tool_cancels_the_turn_exits_130_and_the_server_is_told(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     import signal
     import subprocess
     import sys
@@ -133,7 +152,10 @@ def test_ctrl_c_during_a_slow_tool_cancels_the_turn_exits_130_and_the_server_is_
         user_config(isolated_home, server, wire="openai", extra=extra)
         proc = subprocess.Popen(
             [sys.executable, "-m", "kairox", "--workspace", str(workspace), "run", "--json", "Wait."],
-            env={**os.environ, **KEY}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, **KEY},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         try:
             assert proc.stdout is not None
@@ -174,11 +196,17 @@ def test_a_finished_run_leaves_its_whole_answer_trace_and_transcript_although_it
     assert traced[-1] == "ExtensionContextClosed" and "SessionEnded" in traced
     [transcript] = (isolated_home / "sessions").glob("*.jsonl")
     records = [json.loads(line) for line in transcript.read_text().splitlines()]
-    assert records[-1].get("event") == "ExtensionContextClosed" and any(r.get("event") == "SessionEnded" for r in records)
-    assert [r["message"]["text"] for r in records if r["type"] == "message" and r["message"]["role"] == "assistant"] == [answer]
+    assert records[-1].get("event") == "ExtensionContextClosed" and any(
+        r.get("event") == "SessionEnded" for r in records
+    )
+    assert [
+        r["message"]["text"] for r in records if r["type"] == "message" and r["message"]["role"] == "assistant"
+    ] == [answer]
 
 
-def test_run_prints_the_tool_definitions_warning_and_the_compaction_on_stderr(tmp_path: Path, isolated_home: Path) -> None:
+def test_run_prints_the_tool_definitions_warning_and_the_compaction_on_stderr(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
     long = "The release steps are listed in order. " * 260  # past 85% of a 4,000-token window with the next prompt
     summary = "SUMMARY: one question about the release steps was answered at length."
@@ -203,10 +231,14 @@ def test_run_prints_the_tool_definitions_warning_and_the_compaction_on_stderr(tm
     assert second.stdout == "Answer two.\n", "the summary itself is not printed as an answer"
     for run in (first, second):
         [warning] = [line for line in run.stderr.splitlines() if line.startswith("kairox: warning:")]
-        assert "6 tool definitions alone take about" in warning and "of the model's 4000-token context window" in warning
+        assert (
+            "6 tool definitions alone take about" in warning and "of the model's 4000-token context window" in warning
+        )
     assert "compacting" not in first.stderr
     compacting = [line for line in second.stderr.splitlines() if line.startswith("kairox: compact")]
     assert len(compacting) == 2
-    assert compacting[0].startswith("kairox: compacting the conversation near the context window (agent.compact_threshold)")
+    assert compacting[0].startswith(
+        "kairox: compacting the conversation near the context window (agent.compact_threshold)"
+    )
     assert "the model summarises 2 older messages" in compacting[0]
     assert compacting[1].startswith("kairox: compacted: 2 messages replaced by their summary, 1 kept")

@@ -56,12 +56,20 @@ def conversation(body: dict[str, Any]) -> str:
 def first_user_text(body: dict[str, Any]) -> str:
     first = next(m for m in body["messages"] if m["role"] == "user")
     content = first["content"]
-    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return (
+        content
+        if isinstance(content, str)
+        else "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    )
 
 
 def summary_request_check(body: dict[str, Any]) -> None:
-    assert SUMMARY_SYSTEM in json.dumps(body.get("system") or body["messages"][0]), "the summary request has its own system prompt"
-    assert "fs_read" in json.dumps(body.get("tools")), "the summary request sends the definitions the conversation's calls refer to"
+    assert SUMMARY_SYSTEM in json.dumps(body.get("system") or body["messages"][0]), (
+        "the summary request has its own system prompt"
+    )
+    assert "fs_read" in json.dumps(body.get("tools")), (
+        "the summary request sends the definitions the conversation's calls refer to"
+    )
     assert LONG[:200] in conversation(body), "the older turns are what is summarised"
 
 
@@ -79,12 +87,24 @@ async def test_a_session_past_a_small_window_compacts_continues_and_resumes_from
     script: list[dict[str, Any]] = [
         {"reply": "tool_calls", "calls": [{"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}}]},
         {"reply": "text", "text": LONG, "expect": {"tool_results": {"r1": "first note"}}},
-        {"reply": "text", "text": SUMMARY, "expect": {"last_user_contains": SUMMARY_REQUEST[:40]}, "check": summary_request_check},
-        {"reply": "text", "text": "Answer two.", "expect": {"last_user_contains": "Second question"}, "check": continued_check},
+        {
+            "reply": "text",
+            "text": SUMMARY,
+            "expect": {"last_user_contains": SUMMARY_REQUEST[:40]},
+            "check": summary_request_check,
+        },
+        {
+            "reply": "text",
+            "text": "Answer two.",
+            "expect": {"last_user_contains": "Second question"},
+            "check": continued_check,
+        },
     ]
     sink = RecordingSink()
     with ScriptedModelServer(wire, script) as server:
-        user_config(isolated_home, server, wire=wire, extra=f'context_window = {WINDOW}\n\n[tools]\nsearch_threshold = "off"\n')
+        user_config(
+            isolated_home, server, wire=wire, extra=f'context_window = {WINDOW}\n\n[tools]\nsearch_threshold = "off"\n'
+        )
         async with open_session(workspace, events=[sink]) as session:
             assert session.window_tokens == WINDOW
             first = await session.run_turn("What do the notes say?")
@@ -120,9 +140,13 @@ async def test_a_session_past_a_small_window_compacts_continues_and_resumes_from
         continued_check(body)
         assert "Second question" in conversation(body) and "Answer two." in conversation(body)
 
-    resumed = [{"reply": "text", "text": "Answer three.", "expect": {"last_user_contains": "Third"}, "check": resumed_check}]
+    resumed = [
+        {"reply": "text", "text": "Answer three.", "expect": {"last_user_contains": "Third"}, "check": resumed_check}
+    ]
     with ScriptedModelServer(wire, resumed) as server:
-        user_config(isolated_home, server, wire=wire, extra=f'context_window = {WINDOW}\n\n[tools]\nsearch_threshold = "off"\n')
+        user_config(
+            isolated_home, server, wire=wire, extra=f'context_window = {WINDOW}\n\n[tools]\nsearch_threshold = "off"\n'
+        )
         async with open_session(workspace, resume=session_id) as session:
             assert session.messages == messages
             third = await session.run_turn("Third question")
@@ -144,7 +168,12 @@ async def test_compact_runs_the_pre_compact_hook_whose_output_joins_the_instruct
         {"reply": "text", "text": "One."},
         {"reply": "text", "text": "Two."},
         {"reply": "text", "text": "Three."},
-        {"reply": "text", "text": SUMMARY, "expect": {"last_user_contains": SUMMARY_REQUEST[:40]}, "check": instructions_check},
+        {
+            "reply": "text",
+            "text": SUMMARY,
+            "expect": {"last_user_contains": SUMMARY_REQUEST[:40]},
+            "check": instructions_check,
+        },
         {"reply": "text", "text": "Four.", "check": continued_check},
     ]
     sink = RecordingSink()
@@ -157,7 +186,9 @@ async def test_compact_runs_the_pre_compact_hook_whose_output_joins_the_instruct
             kept = [m.text for m in session.messages[1:]]
             await session.run_turn("fourth prompt")
     assert isinstance(result, ContextCompacted) and result.trigger == "manual"
-    assert (result.replaced_messages, result.kept_messages) == (2, 4), "the last two prompts (agent.compact_keep_turns) stay"
+    assert (result.replaced_messages, result.kept_messages) == (2, 4), (
+        "the last two prompts (agent.compact_keep_turns) stay"
+    )
     assert kept == ["second prompt", "Two.", "third prompt", "Three."]
     sent = json.loads(payload.read_text())
     assert sent["hook_event_name"] == "PreCompact" and sent["kairox_event"] == "pre_compact"
@@ -168,7 +199,9 @@ async def test_a_blocking_pre_compact_hook_keeps_the_conversation(workspace: Pat
     hook = '[[hooks.pre_compact]]\ncommand = "echo not now >&2; exit 2"\n'
     sink = RecordingSink()
     # no summary request may reach the server: the script has no step for one
-    with ScriptedModelServer("openai", [{"reply": "text", "text": "One."}, {"reply": "text", "text": "Two."}]) as server:
+    with ScriptedModelServer(
+        "openai", [{"reply": "text", "text": "One."}, {"reply": "text", "text": "Two."}]
+    ) as server:
         user_config(isolated_home, server, wire="openai", extra=hook)
         async with open_session(workspace, events=[sink]) as session:
             await session.run_turn("first prompt")
@@ -189,7 +222,9 @@ async def test_compact_with_nothing_older_says_so_and_sends_nothing(workspace: P
     assert isinstance(result, CompactionFailed) and "nothing to compact" in result.message
 
 
-async def test_a_failed_summary_request_keeps_the_conversation_and_the_turn_goes_on(workspace: Path, isolated_home: Path) -> None:
+async def test_a_failed_summary_request_keeps_the_conversation_and_the_turn_goes_on(
+    workspace: Path, isolated_home: Path
+) -> None:
     def kept_check(body: dict[str, Any]) -> None:
         assert LONG[:200] in conversation(body), "the conversation is sent as it was"
 
@@ -200,7 +235,12 @@ async def test_a_failed_summary_request_keeps_the_conversation_and_the_turn_goes
     ]
     sink = RecordingSink()
     with ScriptedModelServer("openai", script) as server:
-        user_config(isolated_home, server, wire="openai", extra=f'context_window = {WINDOW}\n\n[tools]\nsearch_threshold = "off"\n')
+        user_config(
+            isolated_home,
+            server,
+            wire="openai",
+            extra=f'context_window = {WINDOW}\n\n[tools]\nsearch_threshold = "off"\n',
+        )
         async with open_session(workspace, events=[sink]) as session:
             await session.run_turn("first prompt")
             result = await session.run_turn("second prompt")
@@ -213,7 +253,9 @@ async def test_compact_threshold_off_never_compacts(workspace: Path, isolated_ho
     script = [{"reply": "text", "text": LONG}, {"reply": "text", "text": "Two."}]
     sink = RecordingSink()
     with ScriptedModelServer("anthropic", script) as server:
-        extra = f'context_window = {WINDOW}\n\n[agent]\ncompact_threshold = "off"\n\n[tools]\nsearch_threshold = "off"\n'
+        extra = (
+            f'context_window = {WINDOW}\n\n[agent]\ncompact_threshold = "off"\n\n[tools]\nsearch_threshold = "off"\n'
+        )
         user_config(isolated_home, server, wire="anthropic", extra=extra)
         async with open_session(workspace, events=[sink]) as session:
             await session.run_turn("first prompt")
@@ -236,7 +278,9 @@ async def test_tool_definitions_past_their_share_warn_once(wire: str, workspace:
     [warning] = sink.of_type(ToolDefinitionsLarge)
     assert warning.tools == 6 and warning.window_tokens == 5000 and warning.threshold == 0.15
     assert warning.tools_tokens >= 750 and "agent.tools_warning_share" in warning.message
-    assert sink.events.index(warning) < sink.events.index(sink.of_type(UsageReported)[0]), "warned when the session opens"
+    assert sink.events.index(warning) < sink.events.index(sink.of_type(UsageReported)[0]), (
+        "warned when the session opens"
+    )
     assert usage is not None and usage.source == "usage" and usage.tools_tokens == warning.tools_tokens
 
 
@@ -252,9 +296,13 @@ async def test_no_warning_under_the_share(workspace: Path, isolated_home: Path) 
 # --- the window and the cut, without a model ------------------------------------------------------------------
 
 
-def test_the_window_comes_from_the_provider_entry_then_the_agent_setting_then_the_model_name(isolated_home: Path, tmp_path: Path) -> None:
+def test_the_window_comes_from_the_provider_entry_then_the_agent_setting_then_the_model_name(
+    isolated_home: Path, tmp_path: Path
+) -> None:
     config = isolated_home / "kairox.toml"
-    config.write_text('[model_providers.big]\nbase_url = "http://127.0.0.1:9"\ncontext_window = 300000\n', encoding="utf-8")
+    config.write_text(
+        '[model_providers.big]\nbase_url = "http://127.0.0.1:9"\ncontext_window = 300000\n', encoding="utf-8"
+    )
     resolved = resolve_config(tmp_path)
     entry = resolved.config.model_providers["big"]
     assert context_window(resolved, "claude-sonnet-4-5", entry) == 300_000
@@ -262,7 +310,9 @@ def test_the_window_comes_from_the_provider_entry_then_the_agent_setting_then_th
     assert context_window(resolved, "openai/gpt-4.1-mini") == 1_047_576
     assert context_window(resolved, "local-llama") == 128_000
     config.write_text("[agent]\ncontext_window_tokens = 32000\n", encoding="utf-8")
-    assert context_window(resolve_config(tmp_path), "claude-sonnet-4-5") == 32_000, "a window the user set wins over the name"
+    assert context_window(resolve_config(tmp_path), "claude-sonnet-4-5") == 32_000, (
+        "a window the user set wins over the name"
+    )
     assert known_window("gpt-4") == 8_192 and known_window("gpt-4o-mini") == 128_000
 
 
@@ -270,7 +320,11 @@ def test_a_share_out_of_range_is_an_error_naming_the_key(isolated_home: Path, tm
     (isolated_home / "kairox.toml").write_text("[agent]\ncompact_threshold = 85\n", encoding="utf-8")
     resolved = resolve_config(tmp_path)
     [problem] = resolved.problems
-    assert problem.key == "agent.compact_threshold" and problem.line == 2 and problem.file == str(isolated_home / "kairox.toml")
+    assert (
+        problem.key == "agent.compact_threshold"
+        and problem.line == 2
+        and problem.file == str(isolated_home / "kairox.toml")
+    )
     assert "0.85 is 85%" in problem.message
     assert resolved.config.agent.compact_threshold == 0.85, "the bad value is not used"
 

@@ -8,7 +8,11 @@ from tests.servers.model_server import ScriptedModelServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
-TOOL_CALL = {"reply": "tool_calls", "text": "Reading.", "calls": [{"id": "c1", "name": "fs_read", "arguments": {"path": "a.py"}}]}
+TOOL_CALL = {
+    "reply": "tool_calls",
+    "text": "Reading.",
+    "calls": [{"id": "c1", "name": "fs_read", "arguments": {"path": "a.py"}}],
+}
 
 
 async def test_openai_sdk_reads_non_streaming_text_and_tool_calls() -> None:
@@ -32,7 +36,8 @@ async def test_anthropic_sdk_reads_non_streaming_text_and_tool_use() -> None:
     assert [(b.type, getattr(b, "text", None)) for b in text.content] == [("text", "Hi there.")]
     assert call.stop_reason == "tool_use"
     assert [(b.type, getattr(b, "id", None), getattr(b, "input", None)) for b in call.content] == [
-        ("text", None, None), ("tool_use", "c1", {"path": "a.py"})
+        ("text", None, None),
+        ("tool_use", "c1", {"path": "a.py"}),
     ]
 
 
@@ -58,8 +63,13 @@ def test_a_reply_left_over_fails_the_test() -> None:
 async def test_anthropic_server_rejects_tool_results_split_over_two_messages() -> None:
     messages = [
         {"role": "user", "content": "read both"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "fs_read", "input": {}},
-                                          {"type": "tool_use", "id": "b", "name": "fs_read", "input": {}}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "a", "name": "fs_read", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "fs_read", "input": {}},
+            ],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]},
         {"role": "assistant", "content": "hm"},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": "y"}]},

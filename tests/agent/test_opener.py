@@ -49,7 +49,9 @@ async def test_with_a_model_a_session_opens_over_the_context_unless_none_is_want
             assert alone.context.registry.get("fs.read") is not None
 
 
-async def test_the_gui_opens_what_the_opener_opens(workspace: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_gui_opens_what_the_opener_opens(
+    workspace: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from kairox.web import WebOptions, create_app
 
     async def gui_state() -> tuple[bool, str | None]:
@@ -81,7 +83,12 @@ def _calls(path: Path, names: set[str]) -> list[str]:
 
 
 def test_every_front_end_opens_through_the_one_opener() -> None:
-    fronts = [SOURCE / "cli" / "_run_cmds.py", SOURCE / "tui" / "_app.py", SOURCE / "web" / "_backend.py", SOURCE / "gateway" / "_serve.py"]
+    fronts = [
+        SOURCE / "cli" / "_run_cmds.py",
+        SOURCE / "tui" / "_app.py",
+        SOURCE / "web" / "_backend.py",
+        SOURCE / "gateway" / "_serve.py",
+    ]
     for path in fronts:
         assert _calls(path, {"open_workspace"}), f"{path} does not open through open_workspace"
     # the choice "a model? a session, else the context alone" is made nowhere else

@@ -38,7 +38,15 @@ from kairox.registry import ToolCallFinished, ToolCallRequested
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 WIRES = ["openai", "anthropic"]
-HOOK_EVENTS = ["session_start", "user_prompt_submit", "pre_turn", "pre_tool_use", "post_tool_use", "post_turn", "session_end"]
+HOOK_EVENTS = [
+    "session_start",
+    "user_prompt_submit",
+    "pre_turn",
+    "pre_tool_use",
+    "post_tool_use",
+    "post_turn",
+    "session_end",
+]
 
 
 @pytest.fixture
@@ -65,15 +73,28 @@ async def test_turn_calls_an_mcp_an_lsp_and_the_skill_tool_then_answers_with_hoo
     extra = (
         '[policy]\nsandbox_policy = "danger_full_access"\n\n[policy.rules]\nallow = ["mcp__everything__echo"]\n\n'
         f'[mcp_servers.everything]\ncommand = "{NODE}"\nargs = ["{EVERYTHING}", "stdio"]\n\n'
-        f'[lsp_servers.python]\ncommand = "{BIN / "jedi-language-server"}"\nfile_patterns = ["*.py"]\nlanguages = ["python"]\n\n' + hooks
+        f'[lsp_servers.python]\ncommand = "{BIN / "jedi-language-server"}"\nfile_patterns = ["*.py"]\nlanguages = ["python"]\n\n'
+        + hooks
     )
     script = [
-        {**calls(("e1", "mcp__everything__echo", {"message": "hi"}), text="Let me check."),
-         "expect": {"system_contains": "release-notes", "last_user_contains": "Where is Cart.total defined?",
-                    "tools_include": ["mcp__everything__echo", "lsp_definition", "skill"]}},
-        {**calls(("d1", "lsp_definition", {"path": "shop/cart.py", "symbol": "Cart.total"})), "expect": {"tool_results": {"e1": "Echo: hi"}}},
+        {
+            **calls(("e1", "mcp__everything__echo", {"message": "hi"}), text="Let me check."),
+            "expect": {
+                "system_contains": "release-notes",
+                "last_user_contains": "Where is Cart.total defined?",
+                "tools_include": ["mcp__everything__echo", "lsp_definition", "skill"],
+            },
+        },
+        {
+            **calls(("d1", "lsp_definition", {"path": "shop/cart.py", "symbol": "Cart.total"})),
+            "expect": {"tool_results": {"e1": "Echo: hi"}},
+        },
         {**calls(("s1", "skill", {"name": "release-notes"})), "expect": {"tool_results": {"d1": "cart.py:5"}}},
-        {"reply": "text", "text": "Cart.total is in shop/cart.py line 5.", "expect": {"tool_results": {"s1": "List the changes under Added"}}},
+        {
+            "reply": "text",
+            "text": "Cart.total is in shop/cart.py line 5.",
+            "expect": {"tool_results": {"s1": "List the changes under Added"}},
+        },
     ]
     sink = RecordingSink()
     with ScriptedModelServer(wire, script) as server:
@@ -86,17 +107,33 @@ async def test_turn_calls_an_mcp_an_lsp_and_the_skill_tool_then_answers_with_hoo
     assert result.text == "Cart.total is in shop/cart.py line 5."
     finished = sink.of_type(ToolCallFinished)
     assert [(e.call_id, e.tool, e.is_error) for e in finished] == [
-        ("e1", "mcp__everything__echo", False), ("d1", "lsp.definition", False), ("s1", "skill", False)
+        ("e1", "mcp__everything__echo", False),
+        ("d1", "lsp.definition", False),
+        ("s1", "skill", False),
     ]
     assert log.read_text().split() == [
-        "session_start", "user_prompt_submit", "pre_turn", *["pre_tool_use", "post_tool_use"] * 3, "post_turn", "session_end"
+        "session_start",
+        "user_prompt_submit",
+        "pre_turn",
+        *["pre_tool_use", "post_tool_use"] * 3,
+        "post_turn",
+        "session_end",
     ]
     records = transcript_records(transcript)
     assert records[0]["type"] == "session" and records[0]["model"] == "scripted-model"
     roles = [r["message"]["role"] for r in records if r["type"] == "message"]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]
     logged = [r["event"] for r in records if r["type"] == "event"]
-    for name in ("SessionStarted", "UserMessageSubmitted", "ModelRequestStarted", "ToolCallDecided", "ToolCallFinished", "UsageReported", "TurnEnded", "SessionEnded"):
+    for name in (
+        "SessionStarted",
+        "UserMessageSubmitted",
+        "ModelRequestStarted",
+        "ToolCallDecided",
+        "ToolCallFinished",
+        "UsageReported",
+        "TurnEnded",
+        "SessionEnded",
+    ):
         assert name in logged
     assert "sk-test-0123456789abcdef" not in transcript.read_text()
 
@@ -121,7 +158,11 @@ async def test_an_ask_pauses_the_turn_approve_runs_the_write_and_a_denial_messag
     script = [
         calls(("w1", "fs_write", {"path": "a.txt", "content": "one"})),
         {**calls(("w2", "fs_write", {"path": "b.txt", "content": "two"})), "expect": {"tool_results": {"w1": "a.txt"}}},
-        {"reply": "text", "text": "I will use drafts/.", "expect": {"tool_results": {"w2": "write it under drafts/ instead"}}},
+        {
+            "reply": "text",
+            "text": "I will use drafts/.",
+            "expect": {"tool_results": {"w2": "write it under drafts/ instead"}},
+        },
     ]
     with ScriptedModelServer(wire, script) as server:
         user_config(isolated_home, server, wire=wire, extra='[policy.rules]\nask = ["fs.write"]\n')
@@ -139,7 +180,11 @@ async def test_an_ask_pauses_the_turn_approve_runs_the_write_and_a_denial_messag
 async def test_headless_asks_are_denials_the_model_is_told_about(workspace: Path, isolated_home: Path) -> None:
     script = [
         calls(("w1", "fs_write", {"path": "a.txt", "content": "one"})),
-        {"reply": "text", "text": "Not allowed here.", "expect": {"tool_results": {"w1": "no one can approve in this run"}}},
+        {
+            "reply": "text",
+            "text": "Not allowed here.",
+            "expect": {"tool_results": {"w1": "no one can approve in this run"}},
+        },
     ]
     sink = RecordingSink()
     with ScriptedModelServer("openai", script) as server:
@@ -157,8 +202,13 @@ async def test_two_reads_of_one_message_run_concurrently_and_two_writes_one_afte
 ) -> None:
     script = [
         calls(("r1", "fs_read", {"path": "notes.txt"}), ("r2", "fs_read", {"path": "todo.txt"})),
-        {**calls(("w1", "fs_write", {"path": "out.txt", "content": "first"}), ("w2", "fs_write", {"path": "out.txt", "content": "second"})),
-         "expect": {"tool_results": {"r1": "first note", "r2": "second note"}}},
+        {
+            **calls(
+                ("w1", "fs_write", {"path": "out.txt", "content": "first"}),
+                ("w2", "fs_write", {"path": "out.txt", "content": "second"}),
+            ),
+            "expect": {"tool_results": {"r1": "first note", "r2": "second note"}},
+        },
         {"reply": "text", "text": "Both done.", "expect": {"tool_results": {"w1": "out.txt", "w2": "out.txt"}}},
     ]
     sink = RecordingSink()
@@ -231,7 +281,9 @@ async def test_cancel_during_a_slow_mcp_call_cancels_it_on_the_server_and_leaves
             messages = list(session.messages)
             transcript = session.transcript.path
     assert result.reason is TurnEndReason.CANCELLED
-    assert [(e.call_id, e.is_error, e.error) for e in sink.of_type(ToolCallFinished)] == [("x1", True, "cancelled by the user")]
+    assert [(e.call_id, e.is_error, e.error) for e in sink.of_type(ToolCallFinished)] == [
+        ("x1", True, "cancelled by the user")
+    ]
     assert marker.read_text() == "cancelled"
     assert [m.role for m in messages] == [Role.USER, Role.ASSISTANT, Role.TOOL]
     assert messages[2].tool_results[0].call_id == "x1" and messages[2].tool_results[0].is_error
@@ -259,9 +311,13 @@ async def test_429_with_retry_after_is_retried_after_that_wait(wire: str, worksp
 
 
 @pytest.mark.parametrize("wire", WIRES)
-async def test_a_stream_cut_halfway_is_an_error_event_and_the_turn_ends_with_error(wire: str, workspace: Path, isolated_home: Path) -> None:
+async def test_a_stream_cut_halfway_is_an_error_event_and_the_turn_ends_with_error(
+    wire: str, workspace: Path, isolated_home: Path
+) -> None:
     sink = RecordingSink()
-    with ScriptedModelServer(wire, [{"reply": "cut", "text": "This answer will not arrive whole, it breaks off."}]) as server:
+    with ScriptedModelServer(
+        wire, [{"reply": "cut", "text": "This answer will not arrive whole, it breaks off."}]
+    ) as server:
         user_config(isolated_home, server, wire=wire)
         async with open_session(workspace, events=[sink]) as session:
             result = await session.run_turn("Tell me something.")
@@ -289,7 +345,9 @@ async def test_a_missing_api_key_names_the_variable_before_anything_starts(
     assert "export KAIROX_TEST_MODEL_KEY" in str(caught.value)
 
 
-async def test_too_many_tool_calls_are_answered_as_not_run_and_the_turn_stops_at_the_limit(workspace: Path, isolated_home: Path) -> None:
+async def test_too_many_tool_calls_are_answered_as_not_run_and_the_turn_stops_at_the_limit(
+    workspace: Path, isolated_home: Path
+) -> None:
     script = [calls(("r1", "fs_read", {"path": "notes.txt"}), ("r2", "fs_read", {"path": "todo.txt"}))]
     with ScriptedModelServer("openai", script) as server:
         user_config(isolated_home, server, wire="openai", extra="[agent]\nmax_tool_calls_per_turn = 1\n")
@@ -325,14 +383,24 @@ async def test_resumed_session_sends_its_history(workspace: Path, isolated_home:
 
 
 @pytest.mark.parametrize("wire", WIRES)
-async def test_a_session_that_crashed_mid_call_resumes_twice_with_every_call_answered(wire: str, workspace: Path, isolated_home: Path) -> None:
+async def test_a_session_that_crashed_mid_call_resumes_twice_with_every_call_answered(
+    wire: str, workspace: Path, isolated_home: Path
+) -> None:
     # the server answers 400 to a conversation with a tool call left without its result (as the real APIs do)
     ended = "not run: the session ended before this call ran"
     script = [
         calls(("c1", "fs_read", {"path": "notes.txt"}), ("c2", "fs_read", {"path": "todo.txt"})),
         {"reply": "text", "text": "first answer"},
-        {"reply": "text", "text": "second answer", "expect": {"last_user_contains": "second question", "tool_results": {"c1": ended, "c2": ended}}},
-        {"reply": "text", "text": "third answer", "expect": {"last_user_contains": "third question", "tool_results": {"c1": ended, "c2": ended}}},
+        {
+            "reply": "text",
+            "text": "second answer",
+            "expect": {"last_user_contains": "second question", "tool_results": {"c1": ended, "c2": ended}},
+        },
+        {
+            "reply": "text",
+            "text": "third answer",
+            "expect": {"last_user_contains": "third question", "tool_results": {"c1": ended, "c2": ended}},
+        },
     ]
     with ScriptedModelServer(wire, script) as server:
         user_config(isolated_home, server, wire=wire)
@@ -341,7 +409,9 @@ async def test_a_session_that_crashed_mid_call_resumes_twice_with_every_call_ans
             session_id, transcript = session.session_id, session.transcript.path
         # what a crash while the calls ran leaves: the transcript ends at the message that asked for them
         lines = transcript.read_text(encoding="utf-8").splitlines(keepends=True)
-        calling = next(i for i, line in enumerate(lines) if '"tool_calls"' in line and json.loads(line).get("type") == "message")
+        calling = next(
+            i for i, line in enumerate(lines) if '"tool_calls"' in line and json.loads(line).get("type") == "message"
+        )
         transcript.write_text("".join(lines[: calling + 1]), encoding="utf-8")
         for question, answer in (("second question", "second answer"), ("third question", "third answer")):
             async with open_session(workspace, resume=session_id) as again:
@@ -352,7 +422,8 @@ async def test_a_session_that_crashed_mid_call_resumes_twice_with_every_call_ans
             index = next(i for i, m in enumerate(history) if m.tool_calls)
             answered = history[index + 1]
             assert answered.role is Role.TOOL and [(r.call_id, r.is_error, r.text) for r in answered.tool_results] == [
-                ("c1", True, ended), ("c2", True, ended)
+                ("c1", True, ended),
+                ("c2", True, ended),
             ], answered
 
 
@@ -365,7 +436,13 @@ async def test_hooks_add_context_to_the_session_and_the_prompt_and_a_blocking_ho
         '[[hooks.user_prompt_submit]]\ncommand = "echo The build is green."\n\n'
         "[[hooks.pre_turn]]\ncommand = \"grep -q forbidden && { echo 'no forbidden words' >&2; exit 2; } || true\"\n"
     )
-    script = [{"reply": "text", "text": "Fine.", "expect": {"system_contains": "Deploys are frozen this week.", "last_user_contains": "The build is green."}}]
+    script = [
+        {
+            "reply": "text",
+            "text": "Fine.",
+            "expect": {"system_contains": "Deploys are frozen this week.", "last_user_contains": "The build is green."},
+        }
+    ]
     sink = RecordingSink()
     with ScriptedModelServer("openai", script) as server:
         user_config(isolated_home, server, wire="openai", extra=extra)
@@ -374,12 +451,16 @@ async def test_hooks_add_context_to_the_session_and_the_prompt_and_a_blocking_ho
             second = await session.run_turn("Do the forbidden thing.")
             roles = [m.role for m in session.messages]
     assert first.reason is TurnEndReason.COMPLETED
-    assert second.reason is TurnEndReason.BLOCKED and second.message is not None and "no forbidden words" in second.message
+    assert (
+        second.reason is TurnEndReason.BLOCKED and second.message is not None and "no forbidden words" in second.message
+    )
     assert roles == [Role.USER, Role.ASSISTANT]  # the blocked prompt never joined the conversation
     assert [e.reason for e in sink.of_type(TurnEnded)] == [TurnEndReason.COMPLETED, TurnEndReason.BLOCKED]
 
 
-async def test_a_request_that_would_not_fit_the_context_budget_is_not_sent(workspace: Path, isolated_home: Path) -> None:
+async def test_a_request_that_would_not_fit_the_context_budget_is_not_sent(
+    workspace: Path, isolated_home: Path
+) -> None:
     with ScriptedModelServer("openai", []) as server:
         user_config(isolated_home, server, wire="openai", extra="[agent]\ncontext_budget_tokens = 500\n")
         async with open_session(workspace) as session:

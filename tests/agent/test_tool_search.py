@@ -78,15 +78,23 @@ async def test_deferred_tool_is_found_then_called_through_the_gate_and_a_denied_
         seen["tools"] = _tool_names(body)
 
     script = [
-        {**calls(("s1", "tool_search", {"query": "echo a message back to me"}),
-                 ("early", "mcp__everything__get-env", {})), "check": first},
-        {**calls(("e1", "mcp__everything__echo", {"message": "hi"}),
-                 ("s2", "tool_search", {"query": "sum of two numbers", "limit": 10})),
-         "check": second},
+        {
+            **calls(
+                ("s1", "tool_search", {"query": "echo a message back to me"}), ("early", "mcp__everything__get-env", {})
+            ),
+            "check": first,
+        },
+        {
+            **calls(
+                ("e1", "mcp__everything__echo", {"message": "hi"}),
+                ("s2", "tool_search", {"query": "sum of two numbers", "limit": 10}),
+            ),
+            "check": second,
+        },
         {"reply": "text", "text": "done", "check": third, "expect": {"tool_results": {"e1": "Echo: hi"}}},
     ]
     extra = (
-        '[tools]\nsearch_threshold = 50\n\n'
+        "[tools]\nsearch_threshold = 50\n\n"
         '[policy]\nsandbox_policy = "danger_full_access"\n\n'
         '[policy.rules]\nallow = ["mcp__everything__echo"]\ndeny = ["mcp__everything__get-sum"]\n\n' + EVERYTHING_SERVER
     )
@@ -105,7 +113,9 @@ async def test_deferred_tool_is_found_then_called_through_the_gate_and_a_denied_
 
 
 @pytest.mark.parametrize("wire", WIRES)
-async def test_under_the_threshold_every_definition_is_sent_and_no_search_tool(wire: str, tmp_path: Path, isolated_home: Path) -> None:
+async def test_under_the_threshold_every_definition_is_sent_and_no_search_tool(
+    wire: str, tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
 
     def check(body: dict[str, Any]) -> None:
@@ -128,7 +138,9 @@ def test_tools_search_cli_ranks_visible_tools_and_never_shows_a_denied_one(tmp_p
     matches = run.json()["matches"]
     assert matches[0]["name"] == "mcp__everything__get-sum"
     assert {"term": "numbers", "fields": ["description", "parameters"]} in matches[0]["terms"]
-    (isolated_home / "kairox.toml").write_text('[policy.rules]\ndeny = ["mcp__everything__get-sum"]\n\n' + EVERYTHING_SERVER, encoding="utf-8")
+    (isolated_home / "kairox.toml").write_text(
+        '[policy.rules]\ndeny = ["mcp__everything__get-sum"]\n\n' + EVERYTHING_SERVER, encoding="utf-8"
+    )
     denied = kairox("tools", "search", "sum of two numbers", "--json", "--limit", "50", cwd=tmp_path)
     assert "mcp__everything__get-sum" not in [m["name"] for m in denied.json()["matches"]]
     human = kairox("tools", "search", "echo back", cwd=tmp_path)
@@ -151,7 +163,7 @@ async def test_a_slow_embeddings_endpoint_does_not_stop_the_session_loop(tmp_pat
         calls(("s1", "tool_search", {"query": "echo a message back to me"})),
         {"reply": "text", "text": "done", "expect": {"tool_results": {"s1": "mcp__everything__echo"}}},
     ]
-    extra = '[tools]\nsearch_threshold = 50\nsemantic = true\n\n' + EVERYTHING_SERVER
+    extra = "[tools]\nsearch_threshold = 50\nsemantic = true\n\n" + EVERYTHING_SERVER
     ticks: list[float] = []
 
     async def heartbeat() -> None:
@@ -166,7 +178,9 @@ async def test_a_slow_embeddings_endpoint_does_not_stop_the_session_loop(tmp_pat
             # the provider's embeddings endpoint is the scripted one (the chat endpoint stays the model server)
             resolved = resolve_config(workspace)
             session.tool_search.semantic = semantic_ranker(
-                resolved, replace(model_settings(resolved), base_url=embeddings.base_url), cache_path=tmp_path / "vectors.sqlite"
+                resolved,
+                replace(model_settings(resolved), base_url=embeddings.base_url),
+                cache_path=tmp_path / "vectors.sqlite",
             )
             async with anyio.create_task_group() as group:
                 group.start_soon(heartbeat)

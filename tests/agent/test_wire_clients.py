@@ -48,40 +48,63 @@ async def complete(client: ModelClient, request: ModelRequest, on_text: Callable
 
 def settings(wire: str, base_url: str, **extra: Any) -> ModelSettings:
     return ModelSettings(
-        model="scripted-model", provider="scripted", wire_api="anthropic" if wire == "anthropic" else "chat", base_url=base_url,
-        api_key_env="KAIROX_TEST_MODEL_KEY", **{"max_retries": 2, "request_timeout_sec": 30.0, **extra},
+        model="scripted-model",
+        provider="scripted",
+        wire_api="anthropic" if wire == "anthropic" else "chat",
+        base_url=base_url,
+        api_key_env="KAIROX_TEST_MODEL_KEY",
+        **{"max_retries": 2, "request_timeout_sec": 30.0, **extra},
     )
 
 
 def request(wire: str, text: str = "Hello?") -> ModelRequest:
     return ModelRequest(
-        model="scripted-model", system="Be brief.", messages=(Message.user(text),),
-        tools=(ANTHROPIC_TOOL if wire == "anthropic" else TOOL,), max_output_tokens=256,
+        model="scripted-model",
+        system="Be brief.",
+        messages=(Message.user(text),),
+        tools=(ANTHROPIC_TOOL if wire == "anthropic" else TOOL,),
+        max_output_tokens=256,
     )
 
 
 @pytest.mark.parametrize("wire", WIRES)
-async def test_the_key_and_the_configured_headers_are_sent_and_the_answer_and_tool_calls_are_assembled(wire: str) -> None:
+async def test_the_key_and_the_configured_headers_are_sent_and_the_answer_and_tool_calls_are_assembled(
+    wire: str,
+) -> None:
     script = [
-        {"reply": "tool_calls", "text": "Reading both.", "calls": [
-            {"id": "c1", "name": "fs_read", "arguments": {"path": "a.py"}}, {"id": "c2", "name": "fs_read", "arguments": {"path": "b.py"}},
-        ]},
+        {
+            "reply": "tool_calls",
+            "text": "Reading both.",
+            "calls": [
+                {"id": "c1", "name": "fs_read", "arguments": {"path": "a.py"}},
+                {"id": "c2", "name": "fs_read", "arguments": {"path": "b.py"}},
+            ],
+        },
     ]
     texts: list[str] = []
     with HeaderServer(wire, script) as server:
-        client = client_for(settings(wire, server.base_url, headers={"x-team": "blue"}), events=RecordingSink(), api_key=KEY)
+        client = client_for(
+            settings(wire, server.base_url, headers={"x-team": "blue"}), events=RecordingSink(), api_key=KEY
+        )
         response = await complete(client, request(wire), texts.append)
         await client.aclose()
     [headers] = server.headers
     if wire == "anthropic":
-        assert headers["x-api-key"] == KEY and headers["anthropic-version"] == "2023-06-01" and "authorization" not in headers
+        assert (
+            headers["x-api-key"] == KEY
+            and headers["anthropic-version"] == "2023-06-01"
+            and "authorization" not in headers
+        )
     else:
         assert headers["authorization"] == f"Bearer {KEY}" and "x-api-key" not in headers
     assert headers["x-team"] == "blue"
     [body] = server.requests
     assert body["stream"] is True and body["model"] == "scripted-model"
     assert "".join(texts) == response.message.text == "Reading both."
-    assert [(c.id, c.name, c.arguments) for c in response.message.tool_calls] == [("c1", "fs_read", {"path": "a.py"}), ("c2", "fs_read", {"path": "b.py"})]
+    assert [(c.id, c.name, c.arguments) for c in response.message.tool_calls] == [
+        ("c1", "fs_read", {"path": "a.py"}),
+        ("c2", "fs_read", {"path": "b.py"}),
+    ]
     assert response.stop_reason == ("tool_use" if wire == "anthropic" else "tool_calls")
     assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
 
@@ -130,7 +153,10 @@ async def test_a_refused_connection_is_retried_then_reported_as_cannot_connect(w
 async def test_an_error_event_after_the_answer_started_breaks_it_off_with_the_providers_message(wire: str) -> None:
     texts: list[str] = []
     sink = RecordingSink()
-    with ScriptedModelServer(wire, [{"reply": "stream_error", "text": "A long answer that the provider gives up on.", "message": "overloaded"}]) as server:
+    with ScriptedModelServer(
+        wire,
+        [{"reply": "stream_error", "text": "A long answer that the provider gives up on.", "message": "overloaded"}],
+    ) as server:
         client = client_for(settings(wire, server.base_url), events=sink, api_key=KEY)
         with pytest.raises(ModelProviderError) as caught:
             await complete(client, request(wire), texts.append)
@@ -142,7 +168,9 @@ async def test_an_error_event_after_the_answer_started_breaks_it_off_with_the_pr
 @pytest.mark.parametrize("wire", WIRES)
 async def test_a_stream_that_stalls_longer_than_the_request_timeout_breaks_off_as_timed_out(wire: str) -> None:
     with ScriptedModelServer(wire, [{"reply": "text", "text": "Slowly, word by word.", "delay_sec": 2}]) as server:
-        client = client_for(settings(wire, server.base_url, request_timeout_sec=0.5), events=RecordingSink(), api_key=KEY)
+        client = client_for(
+            settings(wire, server.base_url, request_timeout_sec=0.5), events=RecordingSink(), api_key=KEY
+        )
         with pytest.raises(ModelProviderError) as caught:
             await complete(client, request(wire), lambda _: None)
         await client.aclose()
@@ -152,7 +180,10 @@ async def test_a_stream_that_stalls_longer_than_the_request_timeout_breaks_off_a
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_a_cancel_mid_stream_ends_the_request_and_the_client_serves_the_next_one(wire: str) -> None:
-    script = [{"reply": "text", "text": "This answer is cancelled while it streams.", "delay_sec": 0.3}, {"reply": "text", "text": "Next."}]
+    script = [
+        {"reply": "text", "text": "This answer is cancelled while it streams.", "delay_sec": 0.3},
+        {"reply": "text", "text": "Next."},
+    ]
     texts: list[str] = []
     with ScriptedModelServer(wire, script) as server:
         client = client_for(settings(wire, server.base_url), events=RecordingSink(), api_key=KEY)

@@ -32,7 +32,9 @@ class RunningRegistry:
 def start_registry(entries: int = 250) -> RunningRegistry:
     process = subprocess.Popen(
         [sys.executable, str(SERVERS / "catalog_registry.py"), "--entries", str(entries)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert process.stdout is not None
     port = int(process.stdout.readline())

@@ -19,10 +19,16 @@ ROOT = Path(__file__).resolve().parents[2]
 NPM_CACHE = ROOT / "build" / "npm-cache"
 
 
-def kairox(workspace: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def kairox(
+    workspace: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "kairox", "--workspace", str(workspace), *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -36,15 +42,21 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture
 def offline_npm(tmp_path: Path) -> dict[str, str]:
     """A HOME whose npm works offline from the cache ``make install`` filled (nothing but loopback is reached)."""
-    assert (NPM_CACHE / ".catalog-installed").is_file(), "run `make install` first: it fills build/npm-cache for these tests"
+    assert (NPM_CACHE / ".catalog-installed").is_file(), (
+        "run `make install` first: it fills build/npm-cache for these tests"
+    )
     home = tmp_path / "home"
     home.mkdir()
     # HOME reaches npm in Kairox's own commands and in the servers it starts (HOME is passed to every child)
-    (home / ".npmrc").write_text(f"cache={NPM_CACHE}\noffline=true\nprefix={tmp_path / 'npm-prefix'}\nupdate-notifier=false\n")
+    (home / ".npmrc").write_text(
+        f"cache={NPM_CACHE}\noffline=true\nprefix={tmp_path / 'npm-prefix'}\nupdate-notifier=false\n"
+    )
     return {"HOME": str(home), "npm_config_offline": "true"}
 
 
-def test_list_on_a_fresh_home_starts_no_process_and_opens_no_socket(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
+def test_list_on_a_fresh_home_starts_no_process_and_opens_no_socket(
+    monkeypatch: pytest.MonkeyPatch, workspace: Path
+) -> None:
     from kairox.cli._app import app
 
     touched: list[str] = []
@@ -67,10 +79,21 @@ def test_list_on_a_fresh_home_starts_no_process_and_opens_no_socket(monkeypatch:
     assert touched == []
 
 
-def test_install_filesystem_and_memory_with_npm_then_call_a_tool(workspace: Path, offline_npm: dict[str, str], isolated_home: Path) -> None:
-    (isolated_home / "kairox.toml").write_text("# my settings\nmodel = \"m\"  # keep this comment\n")
+def test_install_filesystem_and_memory_with_npm_then_call_a_tool(
+    workspace: Path, offline_npm: dict[str, str], isolated_home: Path
+) -> None:
+    (isolated_home / "kairox.toml").write_text('# my settings\nmodel = "m"  # keep this comment\n')
     (workspace / "notes.txt").write_text("hello from the workspace\n")
-    installed = kairox(workspace, "mcp", "catalog", "install", "@modelcontextprotocol/server-filesystem", "--yes", "--json", env=offline_npm)
+    installed = kairox(
+        workspace,
+        "mcp",
+        "catalog",
+        "install",
+        "@modelcontextprotocol/server-filesystem",
+        "--yes",
+        "--json",
+        env=offline_npm,
+    )
     assert installed.returncode == 0, installed.stderr
     report = json.loads(installed.stdout)
     assert report["outcome"] == "installed" and report["dry_run"]["ready"]
@@ -85,13 +108,24 @@ def test_install_filesystem_and_memory_with_npm_then_call_a_tool(workspace: Path
     assert "wrote [mcp_servers.memory] (enabled)" in memory.stdout
 
     text = (isolated_home / "kairox.toml").read_text()
-    assert text.startswith("# my settings\nmodel = \"m\"  # keep this comment\n")
+    assert text.startswith('# my settings\nmodel = "m"  # keep this comment\n')
     assert "# from the MCP catalog: io.github.modelcontextprotocol/filesystem 2026.8.31 (source builtin)" in text
     servers = tomllib.loads(text)["mcp_servers"]
-    assert servers["filesystem"] == {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "."]}
-    assert servers["memory"] == {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2026.8.31"], "env_vars": ["MEMORY_FILE_PATH"]}
+    assert servers["filesystem"] == {
+        "type": "stdio",
+        "command": "npx",
+        "args": ["-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "."],
+    }
+    assert servers["memory"] == {
+        "type": "stdio",
+        "command": "npx",
+        "args": ["-y", "@modelcontextprotocol/server-memory@2026.8.31"],
+        "env_vars": ["MEMORY_FILE_PATH"],
+    }
 
-    called = kairox(workspace, "mcp", "call", "filesystem", "read_text_file", '{"path": "notes.txt"}', "--yes", env=offline_npm)
+    called = kairox(
+        workspace, "mcp", "call", "filesystem", "read_text_file", '{"path": "notes.txt"}', "--yes", env=offline_npm
+    )
     assert called.returncode == 0, called.stderr
     assert called.stdout == "hello from the workspace\n"
     graph = kairox(workspace, "mcp", "call", "memory", "read_graph", "--yes", env=offline_npm)
@@ -103,7 +137,9 @@ def test_install_filesystem_and_memory_with_npm_then_call_a_tool(workspace: Path
     assert "read_text_file" in shown.stdout
 
 
-def test_without_node_check_and_install_say_what_is_missing_and_write_nothing(workspace: Path, tmp_path: Path, isolated_home: Path) -> None:
+def test_without_node_check_and_install_say_what_is_missing_and_write_nothing(
+    workspace: Path, tmp_path: Path, isolated_home: Path
+) -> None:
     bare = tmp_path / "bin"
     bare.mkdir()
     git = shutil.which("git")
@@ -120,7 +156,9 @@ def test_without_node_check_and_install_say_what_is_missing_and_write_nothing(wo
     assert not (isolated_home / "kairox.toml").exists()
 
 
-def test_without_terminal_or_yes_the_gate_denies_and_nothing_is_written(workspace: Path, isolated_home: Path, tmp_path: Path) -> None:
+def test_without_terminal_or_yes_the_gate_denies_and_nothing_is_written(
+    workspace: Path, isolated_home: Path, tmp_path: Path
+) -> None:
     for layer, file in (("user", isolated_home / "kairox.toml"), ("project", workspace / "kairox.toml")):
         trace = tmp_path / f"{layer}.jsonl"
         result = kairox(workspace, "--trace", str(trace), "mcp", "catalog", "install", "filesystem", "--layer", layer)
@@ -141,9 +179,13 @@ def test_a_deny_rule_stops_the_install_even_with_yes(workspace: Path, isolated_h
     assert "mcp_servers" not in (isolated_home / "kairox.toml").read_text()
 
 
-def test_secret_is_passed_through_never_written(workspace: Path, offline_npm: dict[str, str], isolated_home: Path) -> None:
+def test_secret_is_passed_through_never_written(
+    workspace: Path, offline_npm: dict[str, str], isolated_home: Path
+) -> None:
     env = {**offline_npm, "BRAVE_API_KEY": "s3cret-value-123"}
-    result = kairox(workspace, "mcp", "catalog", "install", "brave-search-mcp-server", "--layer", "project", "--yes", env=env)
+    result = kairox(
+        workspace, "mcp", "catalog", "install", "brave-search-mcp-server", "--layer", "project", "--yes", env=env
+    )
     # the package is not in the offline cache: the dry run fails and the entry is written disabled, with why
     assert result.returncode == 1
     text = (workspace / "kairox.toml").read_text()
@@ -151,17 +193,36 @@ def test_secret_is_passed_through_never_written(workspace: Path, offline_npm: di
     entry = tomllib.loads(text)["mcp_servers"]["brave-search-mcp-server"]
     assert entry["env_vars"] == ["BRAVE_API_KEY"] and entry["enabled"] is False
     assert "# disabled: the dry run failed: " in text
-    strict = kairox(workspace, "mcp", "catalog", "install", "brave-search-mcp-server", "--name", "brave2", "--layer", "project", "--yes", "--require-ready", env=env)
+    strict = kairox(
+        workspace,
+        "mcp",
+        "catalog",
+        "install",
+        "brave-search-mcp-server",
+        "--name",
+        "brave2",
+        "--layer",
+        "project",
+        "--yes",
+        "--require-ready",
+        env=env,
+    )
     assert strict.returncode == 1 and "not_ready" in strict.stderr
     assert "brave2" not in (workspace / "kairox.toml").read_text()
 
 
-def test_remote_entry_writes_header_references_shown_redacted(workspace: Path, registry: Any, isolated_home: Path) -> None:
-    (isolated_home / "kairox.toml").write_text(f'[[mcp_catalog.sources]]\nname = "test"\nurl = "{registry.url}"\nkind = "registry"\n')
+def test_remote_entry_writes_header_references_shown_redacted(
+    workspace: Path, registry: Any, isolated_home: Path
+) -> None:
+    (isolated_home / "kairox.toml").write_text(
+        f'[[mcp_catalog.sources]]\nname = "test"\nurl = "{registry.url}"\nkind = "registry"\n'
+    )
     env = {"EXAMPLE_TOKEN": "tok-very-secret"}
     listed = kairox(workspace, "mcp", "catalog", "list", "--source", "test", env=env)
     assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 251
-    result = kairox(workspace, "mcp", "catalog", "install", "io.example/weather", "--package", "remote", "--yes", env=env)
+    result = kairox(
+        workspace, "mcp", "catalog", "install", "io.example/weather", "--package", "remote", "--yes", env=env
+    )
     assert result.returncode == 1  # nothing speaks MCP at 127.0.0.1:9: written disabled
     text = (isolated_home / "kairox.toml").read_text()
     assert "tok-very-secret" not in text
@@ -183,7 +244,10 @@ def test_registry_down_listing_shows_cache_age(workspace: Path, registry: Any, i
     listed = kairox(workspace, "mcp", "catalog", "search", "weather")
     assert listed.returncode == 0
     assert listed.stdout.startswith("io.example/weather  1.0.0  [test]  Weather: Weather forecasts for any city")
-    assert re.search(r"catalog source 'test': cached \d+ s ago, source unreachable: HTTP 503 from http://127\.0\.0\.1:", listed.stderr)
+    assert re.search(
+        r"catalog source 'test': cached \d+ s ago, source unreachable: HTTP 503 from http://127\.0\.0\.1:",
+        listed.stderr,
+    )
     sources = kairox(workspace, "mcp", "catalog", "sources", "--json")
     states = {s["name"]: s for s in json.loads(sources.stdout)["sources"]}
     assert states["test"]["status"] == "stale" and states["builtin"]["status"] == "builtin"
@@ -196,9 +260,12 @@ def test_unknown_entry_is_not_found_with_a_suggestion(workspace: Path) -> None:
     assert "no catalog entry 'filesystm'; did you mean 'filesystem'?" in result.stderr
 
 
-def test_malformed_sources_are_diagnostics_and_the_rest_is_listed(workspace: Path, registry: Any, isolated_home: Path) -> None:
+def test_malformed_sources_are_diagnostics_and_the_rest_is_listed(
+    workspace: Path, registry: Any, isolated_home: Path
+) -> None:
     sources = "".join(
-        f'[[mcp_catalog.sources]]\nname = "{name}"\nurl = "{registry.url}/{name}"\nkind = "registry"\n\n' for name in ("garbage", "wrong", "huge")
+        f'[[mcp_catalog.sources]]\nname = "{name}"\nurl = "{registry.url}/{name}"\nkind = "registry"\n\n'
+        for name in ("garbage", "wrong", "huge")
     )
     (isolated_home / "kairox.toml").write_text(sources)
     listed = kairox(workspace, "mcp", "catalog", "list")

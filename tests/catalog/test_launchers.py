@@ -22,7 +22,11 @@ pytestmark = pytest.mark.timeout(180)
 def kairox(workspace: Path, *args: str, path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "kairox", "--workspace", str(workspace), *args],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env={**os.environ, "PATH": str(path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PATH": str(path)},
     )
 
 
@@ -62,7 +66,10 @@ def test_with_only_pipx_on_path_pipx_runs_the_pinned_package(workspace: Path, ba
     pipx = _script(bare, "pipx", f"run --spec {PACKAGE}=={VERSION} {PACKAGE}")
     checked = kairox(workspace, "mcp", "catalog", "check", "fetch", path=bare)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert f"[ok] runtime pipx: {pipx}: pipx runs {PACKAGE}=={VERSION} in its own environment; uvx is not on PATH (`pip install uv` to use it instead)" in checked.stdout
+    assert (
+        f"[ok] runtime pipx: {pipx}: pipx runs {PACKAGE}=={VERSION} in its own environment; uvx is not on PATH (`pip install uv` to use it instead)"
+        in checked.stdout
+    )
     assert f"command: pipx run --spec {PACKAGE}=={VERSION} {PACKAGE}" in checked.stdout
 
     installed = kairox(workspace, "mcp", "catalog", "install", "fetch", "--yes", "--json", path=bare)
@@ -70,7 +77,11 @@ def test_with_only_pipx_on_path_pipx_runs_the_pinned_package(workspace: Path, ba
     report = json.loads(installed.stdout)
     assert (report["outcome"], report["dry_run"]["ready"], report["plan"]["launcher"]) == ("installed", True, "pipx")
     assert [t["name"] for t in report["dry_run"]["tools"]] == ["echo"]
-    assert _written(isolated_home) == {"type": "stdio", "command": "pipx", "args": ["run", "--spec", f"{PACKAGE}=={VERSION}", PACKAGE]}
+    assert _written(isolated_home) == {
+        "type": "stdio",
+        "command": "pipx",
+        "args": ["run", "--spec", f"{PACKAGE}=={VERSION}", PACKAGE],
+    }
 
 
 def test_with_only_the_server_on_path_that_executable_runs(workspace: Path, bare: Path, isolated_home: Path) -> None:
@@ -91,7 +102,9 @@ def test_with_only_the_server_on_path_that_executable_runs(workspace: Path, bare
     assert _written(isolated_home) == {"type": "stdio", "command": str(server), "args": []}
 
 
-def test_with_uvx_and_pipx_on_path_uvx_is_taken_unless_another_is_chosen(workspace: Path, bare: Path, isolated_home: Path) -> None:
+def test_with_uvx_and_pipx_on_path_uvx_is_taken_unless_another_is_chosen(
+    workspace: Path, bare: Path, isolated_home: Path
+) -> None:
     uvx = _script(bare, "uvx", f"{PACKAGE}@{VERSION}")
     _script(bare, "pipx", f"run --spec {PACKAGE}=={VERSION} {PACKAGE}")
     checked = kairox(workspace, "mcp", "catalog", "check", "fetch", path=bare)
@@ -101,7 +114,10 @@ def test_with_uvx_and_pipx_on_path_uvx_is_taken_unless_another_is_chosen(workspa
     missing = kairox(workspace, "mcp", "catalog", "check", "fetch", "--launcher", "path", path=bare)
     assert missing.returncode == 1
     assert f"[MISSING] runtime path: {PACKAGE} is not on PATH (chosen with --launcher path)" in missing.stdout
-    assert f"fix: `pip install {PACKAGE}=={VERSION}` (or `pipx install {PACKAGE}=={VERSION}`) puts {PACKAGE} itself on PATH" in missing.stdout
+    assert (
+        f"fix: `pip install {PACKAGE}=={VERSION}` (or `pipx install {PACKAGE}=={VERSION}`) puts {PACKAGE} itself on PATH"
+        in missing.stdout
+    )
     wrong = kairox(workspace, "mcp", "catalog", "check", "filesystem", "--launcher", "pipx", path=bare)
     assert wrong.returncode == 2 and "--launcher is for PyPI packages" in wrong.stderr
 
@@ -110,7 +126,9 @@ def test_with_uvx_and_pipx_on_path_uvx_is_taken_unless_another_is_chosen(workspa
     assert _written(isolated_home) == {"type": "stdio", "command": "uvx", "args": [f"{PACKAGE}@{VERSION}"]}
 
 
-def test_with_nothing_on_path_preflight_gives_every_fix_and_nothing_is_written(workspace: Path, bare: Path, isolated_home: Path) -> None:
+def test_with_nothing_on_path_preflight_gives_every_fix_and_nothing_is_written(
+    workspace: Path, bare: Path, isolated_home: Path
+) -> None:
     checked = kairox(workspace, "mcp", "catalog", "check", "fetch", path=bare)
     assert checked.returncode == 1
     assert f"[MISSING] runtime uvx: none of uvx, pipx or {PACKAGE} is on PATH" in checked.stdout

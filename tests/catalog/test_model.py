@@ -43,16 +43,35 @@ SERVER_JSON = {
             "transport": {"type": "stdio"},
             "x-future": 1,
         },
-        {"registryType": "oci", "identifier": "ghcr.io/acme/weather", "version": "1.4.2", "transport": {"type": "stdio"},
-         "environmentVariables": [{"name": "WEATHER_API_KEY", "isRequired": True, "isSecret": True}]},
-        {"registryType": "mcpb", "identifier": "https://acme.example/weather.mcpb", "version": "1.4.2",
-         "fileSha256": "a" * 64, "transport": {"type": "stdio"}},
+        {
+            "registryType": "oci",
+            "identifier": "ghcr.io/acme/weather",
+            "version": "1.4.2",
+            "transport": {"type": "stdio"},
+            "environmentVariables": [{"name": "WEATHER_API_KEY", "isRequired": True, "isSecret": True}],
+        },
+        {
+            "registryType": "mcpb",
+            "identifier": "https://acme.example/weather.mcpb",
+            "version": "1.4.2",
+            "fileSha256": "a" * 64,
+            "transport": {"type": "stdio"},
+        },
     ],
     "remotes": [
-        {"type": "streamable-http", "url": "https://{tenant}.acme.example/mcp",
-         "variables": {"tenant": {"isRequired": True, "description": "Your tenant"}},
-         "headers": [{"name": "Authorization", "value": "Bearer {api_key}", "isSecret": True,
-                      "variables": {"api_key": {"isRequired": True, "isSecret": True}}}]}
+        {
+            "type": "streamable-http",
+            "url": "https://{tenant}.acme.example/mcp",
+            "variables": {"tenant": {"isRequired": True, "description": "Your tenant"}},
+            "headers": [
+                {
+                    "name": "Authorization",
+                    "value": "Bearer {api_key}",
+                    "isSecret": True,
+                    "variables": {"api_key": {"isRequired": True, "isSecret": True}},
+                }
+            ],
+        }
     ],
     "_meta": {"io.modelcontextprotocol.registry/publisher-provided": {"tool": "x"}},
     "x-top-level": {"kept": True},
@@ -61,12 +80,23 @@ SERVER_JSON = {
 
 def test_server_json_maps_every_field_and_keeps_unknown_ones() -> None:
     entry = parse_entry(SERVER_JSON, source="acme", where="acme[0]")
-    assert (entry.id, entry.title, entry.version, entry.source, entry.status) == ("io.github.acme/weather", "Weather", "1.4.2", "acme", "active")
+    assert (entry.id, entry.title, entry.version, entry.source, entry.status) == (
+        "io.github.acme/weather",
+        "Weather",
+        "1.4.2",
+        "acme",
+        "active",
+    )
     assert entry.repository == {"url": "https://github.com/acme/weather", "source": "github", "subfolder": "srv"}
     assert entry.extra == {"x-top-level": {"kept": True}}
     assert entry.raw == SERVER_JSON
     npm, oci, mcpb = entry.packages
-    assert (npm.registry_type, npm.identifier, npm.version, npm.runtime_hint) == ("npm", "@acme/weather", "1.4.2", "npx")
+    assert (npm.registry_type, npm.identifier, npm.version, npm.runtime_hint) == (
+        "npm",
+        "@acme/weather",
+        "1.4.2",
+        "npx",
+    )
     assert npm.extra == {"x-future": 1}
     assert [a.type for a in npm.package_arguments] == ["positional", "named"]
     assert npm.environment_variables[0].is_secret and npm.environment_variables[0].is_required
@@ -82,12 +112,26 @@ def test_npm_plan_pins_the_version_and_never_writes_a_secret() -> None:
     assert plan.table == {
         "type": "stdio",
         "command": "npx",
-        "args": ["-y", "--node-options", "--max-old-space-size=512", "@acme/weather@1.4.2", "${CITY}", "--units", "metric"],
+        "args": [
+            "-y",
+            "--node-options",
+            "--max-old-space-size=512",
+            "@acme/weather@1.4.2",
+            "${CITY}",
+            "--units",
+            "metric",
+        ],
         "env": {"WEATHER_REGION": "eu"},
         "env_vars": ["WEATHER_API_KEY"],
     }
-    assert plan.command_line == "npx -y --node-options --max-old-space-size=512 @acme/weather@1.4.2 '${CITY}' --units metric"
-    assert {(v.name, v.required, v.secret) for v in plan.variables} == {("CITY", True, False), ("WEATHER_API_KEY", True, True)}
+    assert (
+        plan.command_line
+        == "npx -y --node-options --max-old-space-size=512 @acme/weather@1.4.2 '${CITY}' --units metric"
+    )
+    assert {(v.name, v.required, v.secret) for v in plan.variables} == {
+        ("CITY", True, False),
+        ("WEATHER_API_KEY", True, True),
+    }
 
 
 def test_oci_plan_forwards_variables_to_the_container() -> None:
@@ -107,7 +151,9 @@ def test_remote_plan_uses_variable_references_in_url_and_headers() -> None:
 
 def test_mcpb_package_is_refused_with_the_alternatives() -> None:
     entry = parse_entry(SERVER_JSON, source="acme", where="x")
-    with pytest.raises(CatalogPlanError, match=r"cannot run mcpb packages; choose another with --package \(npm, oci, mcpb\)"):
+    with pytest.raises(
+        CatalogPlanError, match=r"cannot run mcpb packages; choose another with --package \(npm, oci, mcpb\)"
+    ):
         plan_install(entry, package="mcpb")
 
 
@@ -115,10 +161,24 @@ def test_mcpb_package_is_refused_with_the_alternatives() -> None:
     ("document", "where", "reason"),
     [
         ({"name": 5, "description": "d", "version": "1"}, "e[0].name", "expected a string, got a number"),
-        ({"name": "a/b", "description": "d", "version": "1", "packages": "npm"}, "e[0].packages", "expected a list, got a string"),
+        (
+            {"name": "a/b", "description": "d", "version": "1", "packages": "npm"},
+            "e[0].packages",
+            "expected a list, got a string",
+        ),
         ({"name": "a/b", "description": "d"}, "e[0]", "`version` is missing"),
-        ({"name": "a/b", "description": "d", "version": "1", "packages": [{"registryType": "npm", "identifier": "x", "version": "latest", "transport": {"type": "stdio"}}]},
-         "e[0].packages[0].version", '"latest" is not an exact version'),
+        (
+            {
+                "name": "a/b",
+                "description": "d",
+                "version": "1",
+                "packages": [
+                    {"registryType": "npm", "identifier": "x", "version": "latest", "transport": {"type": "stdio"}}
+                ],
+            },
+            "e[0].packages[0].version",
+            '"latest" is not an exact version',
+        ),
         ([1, 2], "e[0]", "expected an object, got a list"),
     ],
 )

@@ -19,7 +19,12 @@ def test_registry_paging_is_followed_and_inactive_entries_are_hidden(registry: A
     ids = {e.id for e in load.entries}
     assert len(ids) == 251 and "io.example/weather" in ids
     assert "io.example/gone" not in ids and "io.example/old" not in ids
-    assert (load.state.status, load.state.entries, load.state.hidden, load.state.downloaded) == (SourceStatus.FRESH, 251, 2, True)
+    assert (load.state.status, load.state.entries, load.state.hidden, load.state.downloaded) == (
+        SourceStatus.FRESH,
+        251,
+        2,
+        True,
+    )
     pages = [p for p in registry.stats()["paths"] if p.startswith("/v0.1/servers")]
     assert len(pages) == 3  # 253 entries, 100 per page
     assert "cursor=100" in pages[1] and "cursor=200" in pages[2]
@@ -100,16 +105,22 @@ def test_malformed_answers_are_diagnostics(registry: Any, isolated_home: Path) -
 
 
 def test_unreachable_source_without_cache_leaves_the_others(isolated_home: Path, tmp_path: Path) -> None:
-    (isolated_home / "kairox.toml").write_text('[[mcp_catalog.sources]]\nname = "nowhere"\nurl = "http://127.0.0.1:9"\nkind = "registry"\n')
+    (isolated_home / "kairox.toml").write_text(
+        '[[mcp_catalog.sources]]\nname = "nowhere"\nurl = "http://127.0.0.1:9"\nkind = "registry"\n'
+    )
     resolved = resolve_config(tmp_path, env={**os.environ})
     sources, held = catalog_sources(resolved)
     catalog = load_catalog(sources, held=held)
     states = {s.name: s for s in catalog.sources}
-    assert states["nowhere"].status is SourceStatus.FAILED and "cannot reach http://127.0.0.1:9" in str(states["nowhere"].error)
+    assert states["nowhere"].status is SourceStatus.FAILED and "cannot reach http://127.0.0.1:9" in str(
+        states["nowhere"].error
+    )
     assert len(catalog.entries) >= 12  # the built-in list is still there
 
 
-def test_sources_concatenate_across_layers_and_untrusted_ones_wait(registry: Any, isolated_home: Path, tmp_path: Path) -> None:
+def test_sources_concatenate_across_layers_and_untrusted_ones_wait(
+    registry: Any, isolated_home: Path, tmp_path: Path
+) -> None:
     (isolated_home / "kairox.toml").write_text(
         f'[mcp_catalog]\nurl = "{registry.url}/manifest.json"\n\n[[mcp_catalog.sources]]\nname = "mine"\nurl = "{registry.url}"\nkind = "registry"\n'
     )

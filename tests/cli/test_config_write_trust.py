@@ -74,7 +74,9 @@ def trust(ws: Workspace) -> None:
 
 
 @pytest.mark.parametrize("layer", ["project", "local"])
-def test_without_a_terminal_an_untrusted_workspace_file_is_refused_and_left_byte_identical(ws: Workspace, layer: str) -> None:
+def test_without_a_terminal_an_untrusted_workspace_file_is_refused_and_left_byte_identical(
+    ws: Workspace, layer: str
+) -> None:
     before = ws.files()
     run = ws.run("config", "set", "--layer", layer, "policy.approval_policy", "never")
     file = ws.project if layer == "project" else ws.local
@@ -84,7 +86,10 @@ def test_without_a_terminal_an_untrusted_workspace_file_is_refused_and_left_byte
     first, hint = run.stderr.strip().splitlines()
     assert first.startswith(f'kairox: {file} is unchanged (policy.approval_policy = "never"): approval required: ')
     assert f"{file} is the {layer} file of a workspace you have not trusted" in first
-    assert "there is no terminal to ask at: run the command again at one, or with --yes to approve this write once" in first
+    assert (
+        "there is no terminal to ask at: run the command again at one, or with --yes to approve this write once"
+        in first
+    )
     assert hint == "  hint: trust the workspace (`kairox trust`) or write to the user layer instead"
     assert "Traceback" not in run.stderr
 
@@ -127,7 +132,12 @@ def at_terminal(ws: Workspace, args: list[str], answer: str, *, timeout: float =
     master, slave = os.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "kairox", "--workspace", str(ws.root), *args],
-        cwd=ws.root, env={**os.environ, **ws.env()}, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+        cwd=ws.root,
+        env={**os.environ, **ws.env()},
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
     )
     os.close(slave)
     shown = b""
@@ -157,7 +167,9 @@ def at_terminal(ws: Workspace, args: list[str], answer: str, *, timeout: float =
 
 
 @pytest.mark.parametrize(("answer", "written"), [("n", False), ("", False), ("y", True)])
-def test_at_a_terminal_the_question_names_file_and_key_and_only_yes_writes(ws: Workspace, answer: str, written: bool) -> None:
+def test_at_a_terminal_the_question_names_file_and_key_and_only_yes_writes(
+    ws: Workspace, answer: str, written: bool
+) -> None:
     before = ws.files()
     code, shown = at_terminal(ws, ["config", "set", "--layer", "project", "policy.approval_policy", "never"], answer)
     assert f"kairox: {ws.project} is the project file of a workspace you have not trusted" in shown
@@ -171,7 +183,7 @@ def test_at_a_terminal_the_question_names_file_and_key_and_only_yes_writes(ws: W
     else:
         assert code == ExitCode.DENIED, shown
         assert ws.files() == before
-        assert f"kairox: {ws.project} is unchanged (policy.approval_policy = \"never\"): denied at the prompt" in shown
+        assert f'kairox: {ws.project} is unchanged (policy.approval_policy = "never"): denied at the prompt' in shown
 
 
 # --- every command that writes a workspace's configuration ------------------------------------------------
@@ -188,8 +200,24 @@ WRITES: dict[str, list[str]] = {
     "mcp remove from .mcp.json": ["mcp", "remove", "j"],
     "skills disable --scope workspace": ["skills", "disable", "notes", "--scope", "workspace"],
     "skills enable --scope workspace": ["skills", "enable", "notes", "--scope", "workspace"],
-    "mcp catalog install --layer project": ["mcp", "catalog", "install", "filesystem", "--layer", "project", "--no-prefetch"],
-    "mcp catalog install --layer local": ["mcp", "catalog", "install", "filesystem", "--layer", "local", "--no-prefetch"],
+    "mcp catalog install --layer project": [
+        "mcp",
+        "catalog",
+        "install",
+        "filesystem",
+        "--layer",
+        "project",
+        "--no-prefetch",
+    ],
+    "mcp catalog install --layer local": [
+        "mcp",
+        "catalog",
+        "install",
+        "filesystem",
+        "--layer",
+        "local",
+        "--no-prefetch",
+    ],
 }
 """Each command that writes a file of the workspace (``kairox.toml``, ``.kairox/kairox.local.toml``, ``.mcp.json``)."""
 
@@ -215,7 +243,11 @@ def test_no_write_command_changes_an_untrusted_workspace_without_a_terminal(ws: 
     assert (ws.user.read_bytes() if ws.user.exists() else None) == user_before
     assert str(ws.root / TARGET.get(name, "kairox.toml")) in run.stderr
     if name not in ALWAYS_ASKS:
-        assert "of a workspace you have not trusted" in run.stderr and "`kairox trust`" in run.stderr and "--yes" in run.stderr
+        assert (
+            "of a workspace you have not trusted" in run.stderr
+            and "`kairox trust`" in run.stderr
+            and "--yes" in run.stderr
+        )
 
 
 @pytest.mark.parametrize("name", [n for n in WRITES if n not in ALWAYS_ASKS])

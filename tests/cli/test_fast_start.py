@@ -35,13 +35,17 @@ except SystemExit as exc:
 
 def run(script: str, args: list[str], cwd: Path, columns: int) -> str:
     env = {**os.environ, "COLUMNS": str(columns)}
-    proc = subprocess.run([sys.executable, "-c", script.format(args=args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", script.format(args=args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
 
 def test_the_stored_help_is_the_toolkits_rendering() -> None:
-    assert root_help() == ROOT_HELP, "a command or global option changed: run  python -c 'from kairox.cli._app import write_root_help; write_root_help()'"
+    assert root_help() == ROOT_HELP, (
+        "a command or global option changed: run  python -c 'from kairox.cli._app import write_root_help; write_root_help()'"
+    )
 
 
 def test_help_and_version_print_what_the_toolkit_prints_without_loading_it(tmp_path: Path) -> None:
@@ -49,7 +53,10 @@ def test_help_and_version_print_what_the_toolkit_prints_without_loading_it(tmp_p
         fast, _, modules = run(FAST, args, tmp_path, 120).rpartition("\n[")
         assert fast + "\n" == run(TOOLKIT, args, tmp_path, 120), args
         loaded = set(json.loads("[" + modules))
-        assert not loaded & {"typer", "click", "rich", "pydantic"}, (args, loaded & {"typer", "click", "rich", "pydantic"})
+        assert not loaded & {"typer", "click", "rich", "pydantic"}, (
+            args,
+            loaded & {"typer", "click", "rich", "pydantic"},
+        )
 
 
 def test_a_narrow_terminal_gets_the_help_wrapped_by_the_toolkit(tmp_path: Path) -> None:

@@ -11,10 +11,28 @@ from tests.helpers import kairox
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 
 COMMANDS = [
-    [], ["config"], ["config", "set"], ["config", "unset"], ["config", "reference"], ["trust"], ["context"], ["doctor"],
-    ["mcp"], ["mcp", "add"], ["mcp", "status"], ["mcp", "call"], ["tools", "list"], ["tools", "call"],
-    ["skills", "validate"], ["skills", "install"], ["plugins", "install"], ["plugins", "marketplace", "add"],
-    ["hooks", "approve"], ["policy", "check"], ["lsp"], ["dap"],
+    [],
+    ["config"],
+    ["config", "set"],
+    ["config", "unset"],
+    ["config", "reference"],
+    ["trust"],
+    ["context"],
+    ["doctor"],
+    ["mcp"],
+    ["mcp", "add"],
+    ["mcp", "status"],
+    ["mcp", "call"],
+    ["tools", "list"],
+    ["tools", "call"],
+    ["skills", "validate"],
+    ["skills", "install"],
+    ["plugins", "install"],
+    ["plugins", "marketplace", "add"],
+    ["hooks", "approve"],
+    ["policy", "check"],
+    ["lsp"],
+    ["dap"],
 ]
 
 
@@ -58,7 +76,10 @@ def test_unset_and_mcp_remove_leave_no_empty_tables(tmp_path: Path, isolated_hom
     user = isolated_home / "kairox.toml"
     user.write_text('# mine\nmodel = "m"\n', encoding="utf-8")
     assert kairox("mcp", "add", "time", "--", "uvx", "mcp-server-time", cwd=tmp_path).code == 0
-    assert user.read_text() == '# mine\nmodel = "m"\n\n[mcp_servers.time]\ntype = "stdio"\ncommand = "uvx"\nargs = ["mcp-server-time"]\n'
+    assert (
+        user.read_text()
+        == '# mine\nmodel = "m"\n\n[mcp_servers.time]\ntype = "stdio"\ncommand = "uvx"\nargs = ["mcp-server-time"]\n'
+    )
     assert kairox("mcp", "remove", "time", cwd=tmp_path).code == 0
     assert kairox("config", "set", "policy.network_access", "true", cwd=tmp_path).code == 0
     assert kairox("config", "unset", "policy.network_access", cwd=tmp_path).code == 0
@@ -72,13 +93,22 @@ def test_trust_and_config_reference_give_data_with_json(tmp_path: Path) -> None:
     trusted = kairox("trust", "--json", cwd=tmp_path)
     assert trusted.code == 0, trusted.stderr
     assert trusted.json() == {
-        "workspace": str(tmp_path.resolve()), "trusted": True, "changed": True, "allowed": [], "new": [], "modified": [], "removed": [],
+        "workspace": str(tmp_path.resolve()),
+        "trusted": True,
+        "changed": True,
+        "allowed": [],
+        "new": [],
+        "modified": [],
+        "removed": [],
     }
     listed = kairox("trust", "--list", "--json", cwd=tmp_path)
     assert listed.code == 0
     assert listed.json() == {"trusted_workspaces": [str(tmp_path.resolve())]}
     revoked = kairox("trust", "--revoke", "--json", cwd=tmp_path)
-    assert (revoked.code, revoked.json()) == (0, {"workspace": str(tmp_path.resolve()), "trusted": False, "changed": True})
+    assert (revoked.code, revoked.json()) == (
+        0,
+        {"workspace": str(tmp_path.resolve()), "trusted": False, "changed": True},
+    )
 
     reference = kairox("config", "reference", "--json")
     assert reference.code == 0
@@ -97,7 +127,9 @@ def test_trust_and_config_reference_give_data_with_json(tmp_path: Path) -> None:
 def test_mcp_call_errors_are_json_with_json(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     args = json.dumps([str(SERVERS / "basic_server.py")])
-    (tmp_path / "kairox.toml").write_text(f"[mcp_servers.basic]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n", encoding="utf-8")
+    (tmp_path / "kairox.toml").write_text(
+        f"[mcp_servers.basic]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n", encoding="utf-8"
+    )
     missing = kairox("mcp", "call", "basik", "echo", "--json", cwd=tmp_path)
     assert missing.code == 6
     assert missing.json() == {"error": "no MCP server named 'basik'; did you mean 'basic'?", "exit_code": 6}

@@ -41,7 +41,9 @@ def setup(root: Path) -> Setup:
     (market / ".claude-plugin" / "marketplace.json").write_text(
         json.dumps({"name": "m", "owner": {"name": "o"}, "plugins": [{"name": "good", "source": "../plugins/good"}]})
     )
-    (home / "kairox.toml").write_text(f'[plugins]\npaths = ["plugins/good", "plugins/bad"]\n[plugins.marketplaces.m]\nsource = "{market}"\n')
+    (home / "kairox.toml").write_text(
+        f'[plugins]\npaths = ["plugins/good", "plugins/bad"]\n[plugins.marketplaces.m]\nsource = "{market}"\n'
+    )
     return Setup(workspace, home, plugins, market)
 
 
@@ -59,7 +61,11 @@ def break_it(case: str, where: Setup) -> tuple[Path, int]:
     elif case == "deep_mcp_json":
         file, text, line = where.workspace / ".mcp.json", f'{{\n"mcpServers": {DEEP}\n}}', 2
     elif case == "deep_marketplace_json":
-        file, text, line = where.market / ".claude-plugin" / "marketplace.json", f'{{\n"name": "m",\n"plugins": {DEEP}\n}}', 3
+        file, text, line = (
+            where.market / ".claude-plugin" / "marketplace.json",
+            f'{{\n"name": "m",\n"plugins": {DEEP}\n}}',
+            3,
+        )
     else:
         assert case == "nul_in_plugin_path"
         file, line = bad / ".claude-plugin" / "plugin.json", 3

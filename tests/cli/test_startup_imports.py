@@ -49,14 +49,33 @@ def test_skills_and_plugins_lists_never_import_the_mcp_sdk(tmp_path: Path) -> No
 def test_no_command_but_tui_imports_textual(tmp_path: Path) -> None:
     """Every command group's help and the commands that run without servers stay free of textual; without a
     terminal, `kairox` alone prints the help instead of opening the TUI."""
-    for args in (["tui", "--help"], ["run", "--help"], ["mcp", "--help"], ["doctor", "--help"], ["sessions", "list"],
-                 ["skills", "list"], ["plugins", "list"], ["hooks", "--help"], ["tools", "--help"], ["context", "--help"],
-                 ["policy", "--help"], ["lsp", "--help"], ["dap", "--help"], ["trust", "--list"], ["config", "--help"]):
+    for args in (
+        ["tui", "--help"],
+        ["run", "--help"],
+        ["mcp", "--help"],
+        ["doctor", "--help"],
+        ["sessions", "list"],
+        ["skills", "list"],
+        ["plugins", "list"],
+        ["hooks", "--help"],
+        ["tools", "--help"],
+        ["context", "--help"],
+        ["policy", "--help"],
+        ["lsp", "--help"],
+        ["dap", "--help"],
+        ["trust", "--list"],
+        ["config", "--help"],
+    ):
         modules = loaded_modules(args, tmp_path)
         assert "kairox" in modules
         assert "textual" not in modules, args
     bare = subprocess.run(
-        [sys.executable, "-c", PROBE.format(args=[])], capture_output=True, text=True, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL
+        [sys.executable, "-c", PROBE.format(args=[])],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     report = json.loads(bare.stdout.strip().splitlines()[-1])
     assert "Usage: kairox" in bare.stdout + bare.stderr and "textual" not in report["modules"]

@@ -119,7 +119,11 @@ def test_one_script_drives_a_debug_session_from_launch_to_the_end(ws: Path) -> N
 
 @pytest.mark.timeout(120)
 def test_the_interactive_prompt_takes_calls_until_exit(ws: Path) -> None:
-    typed = "dap.launch " + json.dumps(DEBUG_CALLS[0]["arguments"]) + "\ndap.evaluate {\"expression\": \"n + 1\"}\nnot json {\nexit\n"
+    typed = (
+        "dap.launch "
+        + json.dumps(DEBUG_CALLS[0]["arguments"])
+        + '\ndap.evaluate {"expression": "n + 1"}\nnot json {\nexit\n'
+    )
     run = kairox("-w", ws, "tools", "call", "--interactive", "--yes", stdin=typed)
     assert run.code == 2, run.stdout + run.stderr  # the bad line is a usage error; the calls around it ran
     assert "── dap.evaluate (<stdin>:2)\n2 (int)\n" in run.stdout

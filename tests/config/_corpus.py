@@ -208,7 +208,9 @@ def _trust(scenario: Scenario, *, pins: bool = True) -> None:
     if pins:
         TrustStore(home).trust(scenario.workspace, resolve_config(scenario.workspace, env=scenario.env).pinnable)
         return
-    (home / "trusted_workspaces.json").write_text(json.dumps({"workspaces": {str(scenario.workspace.resolve()): {}}}), encoding="utf-8")
+    (home / "trusted_workspaces.json").write_text(
+        json.dumps({"workspaces": {str(scenario.workspace.resolve()): {}}}), encoding="utf-8"
+    )
 
 
 def build_corpus(root: Path) -> list[Scenario]:
@@ -225,7 +227,13 @@ def build_corpus(root: Path) -> list[Scenario]:
     }
     corpus = [
         _scenario(root, "untrusted", full),
-        _scenario(root, "untrusted-env-cli", full, env=env_layer, cli_overrides=("policy.network_access=true", "model=cli-model", "broken", "tools.disabled=[\"a\"]")),
+        _scenario(
+            root,
+            "untrusted-env-cli",
+            full,
+            env=env_layer,
+            cli_overrides=("policy.network_access=true", "model=cli-model", "broken", 'tools.disabled=["a"]'),
+        ),
         _scenario(root, "profile-cli", full, profile="safe"),
         _scenario(root, "profile-env", full, env={"KAIROX_PROFILE": "fast"}),
         _scenario(root, "profile-missing", full, profile="fsat"),
@@ -239,8 +247,15 @@ def build_corpus(root: Path) -> list[Scenario]:
         _scenario(root, "bad-schema-user", {**full, "user": BAD_SCHEMA}),
         _scenario(root, "too-deep-local", {**full, "local": TOO_DEEP}),
         _scenario(root, "bad-utf8-system", {**full, "system": BAD_UTF8}),
-        _scenario(root, "merged-clash", {"user": '[tools]\noutput_limit_chars = 5000\n'}, env={"KAIROX_CONFIG__TOOLS__OUTPUT_LIMIT_CHARS": '"many"'}),
-        _scenario(root, "cli-bad-value", full, cli_overrides=("tools.default_timeout_sec=-1", "policy.approval_policy=always")),
+        _scenario(
+            root,
+            "merged-clash",
+            {"user": "[tools]\noutput_limit_chars = 5000\n"},
+            env={"KAIROX_CONFIG__TOOLS__OUTPUT_LIMIT_CHARS": '"many"'},
+        ),
+        _scenario(
+            root, "cli-bad-value", full, cli_overrides=("tools.default_timeout_sec=-1", "policy.approval_policy=always")
+        ),
     ]
     for scenario in corpus:
         _extras(scenario)

@@ -64,19 +64,26 @@ def test_descriptions_are_what_pydantic_reads_from_the_same_source() -> None:
     ours = {name: field_description(ReadByKairox, name) for name in ReadByKairox.model_fields}
     pydantics = {name: field.description for name, field in ReadByPydantic.model_fields.items()}
     pydantics["inherited"] = BaseByPydantic.model_fields["inherited"].description
-    assert ours == pydantics == {
-        "inherited": "Declared in the base class.\n\nIndented continuation lines are dedented, as in any docstring.",
-        "plain": "One line.",
-        "explicit": "Given in Field",
-        "undocumented": None,
-        "after_gap": "A string after a blank line still documents the field above it.",
-        "mode": "Two modes.",
-    }
+    assert (
+        ours
+        == pydantics
+        == {
+            "inherited": "Declared in the base class.\n\nIndented continuation lines are dedented, as in any docstring.",
+            "plain": "One line.",
+            "explicit": "Given in Field",
+            "undocumented": None,
+            "after_gap": "A string after a blank line still documents the field above it.",
+            "mode": "Two modes.",
+        }
+    )
 
 
 def test_the_config_models_carry_no_description_until_the_reference_reads_one() -> None:
     # the models no longer parse their own source on import; the reference reads the docstrings on demand
     assert McpServerConfig.model_fields["command"].description is None
-    assert field_description(McpServerConfig, "command") == "Program of a stdio server; ``${VAR}`` and ``${VAR:-default}`` expand."
+    assert (
+        field_description(McpServerConfig, "command")
+        == "Program of a stdio server; ``${VAR}`` and ``${VAR:-default}`` expand."
+    )
     assert field_description(KairoxConfig, "profile") == "Profile applied when ``--profile`` is not given."
     assert field_description(KairoxConfig, "policy") is None

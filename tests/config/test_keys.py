@@ -51,21 +51,22 @@ def test_split_key_reads_quoted_segments_as_toml_does(key: str, parts: list[str]
     assert tomllib.loads(f"{key} = 1") is not None
 
 
-@pytest.mark.parametrize("key", ['a."b\\q"', 'a."b\\u12"', 'a."\\uD800"', 'a."\\U00110000"', 'a."open', "a.'open", 'a."b"c', "a."])
+@pytest.mark.parametrize(
+    "key", ['a."b\\q"', 'a."b\\u12"', 'a."\\uD800"', 'a."\\U00110000"', 'a."open', "a.'open", 'a."b"c', "a."]
+)
 def test_a_malformed_key_is_refused_with_the_key_named(key: str) -> None:
     with pytest.raises(ValueError, match="key") as caught:
         split_key(key)
     assert key in str(caught.value) or repr(key) in str(caught.value) or "ends with a dot" in str(caught.value)
 
 
-def test_a_server_whose_name_needs_escapes_is_found_in_its_file_and_changed_there(tmp_path: Path, isolated_home: Path) -> None:
+def test_a_server_whose_name_needs_escapes_is_found_in_its_file_and_changed_there(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     name = 'team "alpha" \\ prod'
     user_file = isolated_home / "kairox.toml"
     user_file.write_text(
-        "# servers of the team\n"
-        f"[{join_key(('mcp_servers', name))}]\n"
-        'command = "python3"\n'
-        'args = ["-m", "server"]\n',
+        f'# servers of the team\n[{join_key(("mcp_servers", name))}]\ncommand = "python3"\nargs = ["-m", "server"]\n',
         encoding="utf-8",
     )
     workspace = tmp_path / "ws"

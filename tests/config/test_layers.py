@@ -11,7 +11,9 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def test_provenance_names_winner_file_line_and_shadowed_layers(tmp_path: Path, isolated_home: Path, monkeypatch) -> None:
+def test_provenance_names_winner_file_line_and_shadowed_layers(
+    tmp_path: Path, isolated_home: Path, monkeypatch
+) -> None:
     system = write(
         tmp_path / "etc" / "kairox.toml",
         '# system defaults\nmodel = "sys-model"\n\n[tools]\ndefault_timeout_sec = 10.0\noutput_limit_chars = 5000\n',
@@ -28,25 +30,36 @@ def test_provenance_names_winner_file_line_and_shadowed_layers(tmp_path: Path, i
         workspace / "kairox.toml",
         '[tools]\ndefault_timeout_sec = 30.0\n\n[policy.rules]\nask = ["shell.exec(git push*)"]\ndeny = ["fs.write(./dist/**)"]\n',
     )
-    local = write(workspace / ".kairox" / "kairox.local.toml", '[tools]\noutput_limit_chars = 7000\n')
+    local = write(workspace / ".kairox" / "kairox.local.toml", "[tools]\noutput_limit_chars = 7000\n")
     assert kairox("trust", cwd=workspace).code == 0
 
     run = kairox(
-        "-c", "policy.network_access=true", "config", "show", "--provenance", "--json",
-        cwd=workspace, env={"KAIROX_MODEL": "env-model"},
+        "-c",
+        "policy.network_access=true",
+        "config",
+        "show",
+        "--provenance",
+        "--json",
+        cwd=workspace,
+        env={"KAIROX_MODEL": "env-model"},
     )
     assert run.code == 0, run.stderr
     data = run.json()
     prov = data["provenance"]
     assert prov["model"] == {
-        "layer": "env", "file": None, "line": None, "source": "env:KAIROX_MODEL",
+        "layer": "env",
+        "file": None,
+        "line": None,
+        "source": "env:KAIROX_MODEL",
         "shadowed": [
             {"layer": "user", "file": str(user), "line": 1},
             {"layer": "system", "file": str(system), "line": 2},
         ],
     }
     assert prov["tools.default_timeout_sec"] == {
-        "layer": "project", "file": str(project), "line": 2,
+        "layer": "project",
+        "file": str(project),
+        "line": 2,
         "shadowed": [
             {"layer": "user", "file": str(user), "line": 3},
             {"layer": "system", "file": str(system), "line": 5},
@@ -68,8 +81,13 @@ def test_provenance_names_winner_file_line_and_shadowed_layers(tmp_path: Path, i
         {"action": "ask", "pattern": "shell.exec(git push*)", "layer": "project", "file": str(project), "line": 5},
     ]
     assert {layer["name"]: layer["status"] for layer in data["layers"]} == {
-        "default": "loaded", "system": "loaded", "user": "loaded", "project": "loaded", "local": "loaded",
-        "env": "loaded", "cli": "loaded",
+        "default": "loaded",
+        "system": "loaded",
+        "user": "loaded",
+        "project": "loaded",
+        "local": "loaded",
+        "env": "loaded",
+        "cli": "loaded",
     }
 
 
@@ -107,7 +125,7 @@ def test_profile_applies_over_files_and_under_cli(tmp_path: Path, isolated_home:
 
 def test_cli_value_is_toml_when_it_parses_else_a_string(tmp_path: Path) -> None:
     data = kairox(
-        "-c", "tools.disabled=[\"shell.exec\"]", "-c", "model=gpt 5 mini", "config", "show", "--json", cwd=tmp_path
+        "-c", 'tools.disabled=["shell.exec"]', "-c", "model=gpt 5 mini", "config", "show", "--json", cwd=tmp_path
     ).json()
     assert data["config"]["tools"]["disabled"] == ["shell.exec"]
     assert data["config"]["model"] == "gpt 5 mini"
@@ -126,4 +144,6 @@ def test_human_provenance_shows_a_server_entry_as_written(tmp_path: Path, isolat
     run = kairox("config", "show", "--provenance", cwd=tmp_path)
     assert run.code == 0, run.stderr
     (line,) = [line for line in run.stdout.splitlines() if "mcp_servers.docs" in line]
-    assert line.endswith('mcp_servers.docs = {"type": "stdio", "command": "docs-server", "env": {"API_TOKEN": "<redacted>"}}')
+    assert line.endswith(
+        'mcp_servers.docs = {"type": "stdio", "command": "docs-server", "env": {"API_TOKEN": "<redacted>"}}'
+    )

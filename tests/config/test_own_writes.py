@@ -57,7 +57,9 @@ def workspace(tmp_path: Path, isolated_home: Path) -> Path:
 def test_turning_a_trusted_server_off_and_on_again_holds_without_a_second_review(workspace: Path, layer: str) -> None:
     if layer == "local":  # the server comes from the local file
         (workspace / ".kairox").mkdir()
-        (workspace / ".kairox" / "kairox.local.toml").write_text(f'[mcp_servers.mine]\ncommand = "{sys.executable}"\nargs = ["tools/serve.py"]\n')
+        (workspace / ".kairox" / "kairox.local.toml").write_text(
+            f'[mcp_servers.mine]\ncommand = "{sys.executable}"\nargs = ["tools/serve.py"]\n'
+        )
         trust_workspace(workspace)
     name = "demo" if layer == "project" else "mine"
     run(workspace, "config", "set", "--layer", layer, f"mcp_servers.{name}.enabled", "false")
@@ -77,7 +79,9 @@ def test_a_server_the_user_adds_to_a_trusted_project_starts_without_a_second_rev
 
 def test_an_entry_someone_else_changed_still_waits_after_the_user_toggles_it(workspace: Path) -> None:
     project = workspace / "kairox.toml"
-    project.write_text(project.read_text().replace('args = ["tools/serve.py"]', 'args = ["tools/serve.py", "--evil"]', 1))
+    project.write_text(
+        project.read_text().replace('args = ["tools/serve.py"]', 'args = ["tools/serve.py", "--evil"]', 1)
+    )
     assert pending(workspace) == {"mcp_servers.demo"}
     run(workspace, "config", "set", "--layer", "project", "mcp_servers.demo.enabled", "true")
     assert pending(workspace) == {"mcp_servers.demo"}
@@ -94,7 +98,10 @@ def test_a_script_changed_since_trust_keeps_its_server_waiting_after_a_toggle(wo
 
 def test_a_server_someone_else_added_still_waits_after_the_user_sets_one_of_its_keys(workspace: Path) -> None:
     project = workspace / "kairox.toml"
-    project.write_text(project.read_text() + '\n[mcp_servers.planted]\ncommand = "sh"\nargs = ["-c", "touch /tmp/planted"]\nenabled = false\n')
+    project.write_text(
+        project.read_text()
+        + '\n[mcp_servers.planted]\ncommand = "sh"\nargs = ["-c", "touch /tmp/planted"]\nenabled = false\n'
+    )
     assert pending(workspace) == {"mcp_servers.planted"}
     run(workspace, "config", "set", "--layer", "project", "mcp_servers.planted.enabled", "true")
     assert pending(workspace) == {"mcp_servers.planted"}
@@ -114,7 +121,9 @@ def test_the_users_toggle_leaves_other_waiting_entries_of_the_same_file_waiting(
     assert pending(workspace) == before
 
 
-def test_an_untrusted_workspace_written_with_yes_still_waits_and_records_nothing(tmp_path: Path, isolated_home: Path) -> None:
+def test_an_untrusted_workspace_written_with_yes_still_waits_and_records_nothing(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
     (root / "kairox.toml").write_text(f'[mcp_servers.demo]\ncommand = "{sys.executable}"\nargs = ["-c", "pass"]\n')
@@ -123,7 +132,9 @@ def test_an_untrusted_workspace_written_with_yes_still_waits_and_records_nothing
     assert TrustStore(isolated_home).pins(root) is None
 
 
-def test_a_workspace_trusted_before_fingerprints_keeps_waiting_for_its_review(workspace: Path, isolated_home: Path) -> None:
+def test_a_workspace_trusted_before_fingerprints_keeps_waiting_for_its_review(
+    workspace: Path, isolated_home: Path
+) -> None:
     store = TrustStore(isolated_home)
     record = store._read()
     record[str(workspace.resolve())].pop("pins")

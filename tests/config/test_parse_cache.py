@@ -10,7 +10,13 @@ from kairox.config import CacheScope, ConfigParseCache, Layer, LayerStatus, Reso
 
 
 def resolve(scenario: Scenario, cache: ConfigParseCache | None) -> ResolvedConfig:
-    return resolve_config(scenario.workspace, env=scenario.env, cli_overrides=scenario.cli_overrides, profile=scenario.profile, parse_cache=cache)
+    return resolve_config(
+        scenario.workspace,
+        env=scenario.env,
+        cli_overrides=scenario.cli_overrides,
+        profile=scenario.profile,
+        parse_cache=cache,
+    )
 
 
 def test_cached_resolve_equals_uncached_over_a_corpus_of_layered_configs(tmp_path: Path) -> None:
@@ -30,8 +36,16 @@ def test_cached_resolve_equals_uncached_over_a_corpus_of_layered_configs(tmp_pat
 def test_corpus_covers_problems_trust_and_every_layer(tmp_path: Path) -> None:
     results = {s.name: resolve(s, ConfigParseCache()) for s in build_corpus(tmp_path)}
     assert [(p.key, p.line, p.message) for p in results["bad-schema-user"].problems] == [
-        ("policy.sandbox_policy", 6, "Input should be 'read_only', 'workspace_write' or 'danger_full_access' (got 'wide_open')"),
-        ("tools.default_timeout_sec", 3, "Input should be a valid number, unable to parse string as a number (got 'soon')"),
+        (
+            "policy.sandbox_policy",
+            6,
+            "Input should be 'read_only', 'workspace_write' or 'danger_full_access' (got 'wide_open')",
+        ),
+        (
+            "tools.default_timeout_sec",
+            3,
+            "Input should be a valid number, unable to parse string as a number (got 'soon')",
+        ),
         ("tools.output_limt_chars", 2, "unknown key 'output_limt_chars'"),
         ("mcp_servers.x", 7, "set `command` (stdio) or `url` (sse / streamable_http)"),
         ("mcp_servers.x.args", 8, "Input should be a valid list (got 3)"),
@@ -43,7 +57,11 @@ def test_corpus_covers_problems_trust_and_every_layer(tmp_path: Path) -> None:
     assert results["merged-clash"].problems[0].file == "env:KAIROX_CONFIG__TOOLS__OUTPUT_LIMIT_CHARS"
     statuses = {info.layer: info.status for info in results["untrusted-env-cli"].layers}
     assert statuses[Layer.PROJECT] == LayerStatus.UNTRUSTED and statuses[Layer.ENV] == LayerStatus.LOADED
-    assert results["untrusted"].pending and not results["trusted-pinned"].pending and results["trusted-then-changed"].pending
+    assert (
+        results["untrusted"].pending
+        and not results["trusted-pinned"].pending
+        and results["trusted-then-changed"].pending
+    )
     assert results["profile-env"].profile == "fast" and results["profile-missing"].problems[0].key == "profiles.fsat"
 
 
@@ -51,7 +69,11 @@ def _workspace(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     home, workspace = tmp_path / "home", tmp_path / "ws"
     (workspace / ".git").mkdir(parents=True)
     home.mkdir()
-    return workspace, workspace / "kairox.toml", {"KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(tmp_path / "none.toml")}
+    return (
+        workspace,
+        workspace / "kairox.toml",
+        {"KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(tmp_path / "none.toml")},
+    )
 
 
 def test_edits_of_the_same_size_with_the_mtime_set_back_are_seen_at_once(tmp_path: Path) -> None:
@@ -93,10 +115,18 @@ def test_a_file_replaced_by_another_of_the_same_size_and_times_is_seen(tmp_path:
 def test_a_file_turning_invalid_and_back_gives_the_uncached_diagnostics(tmp_path: Path) -> None:
     workspace, file, env = _workspace(tmp_path)
     cache = ConfigParseCache()
-    texts = ['[tools]\noutput_limit_chars = 5000\n', '[tools]\noutput_limit_chars = 50\n', "[tools\n", '[tools]\noutput_limit_chars = 5000\n']
+    texts = [
+        "[tools]\noutput_limit_chars = 5000\n",
+        "[tools]\noutput_limit_chars = 50\n",
+        "[tools\n",
+        "[tools]\noutput_limit_chars = 5000\n",
+    ]
     for text in texts:
         file.write_text(text, encoding="utf-8")
-        cached, uncached = resolve_config(workspace, env=env, parse_cache=cache), resolve_config(workspace, env=env, parse_cache=None)
+        cached, uncached = (
+            resolve_config(workspace, env=env, parse_cache=cache),
+            resolve_config(workspace, env=env, parse_cache=None),
+        )
         assert cached == uncached
     assert [p.message for p in resolve_config(workspace, env=env, parse_cache=cache).problems] == []
 
@@ -141,18 +171,27 @@ def test_the_next_process_takes_parses_from_the_home_cache_file_and_resolves_the
 
 def test_an_edit_is_seen_by_the_next_process_and_a_broken_cache_file_is_rewritten(tmp_path: Path) -> None:
     workspace, file, env = _workspace(tmp_path)
-    file.write_text('model = "aaaa"\n[profiles.p]\npolicy = { since = 2026-01-02 }\n', encoding="utf-8")  # a date: this process only
+    file.write_text(
+        'model = "aaaa"\n[profiles.p]\npolicy = { since = 2026-01-02 }\n', encoding="utf-8"
+    )  # a date: this process only
     resolved = resolve_config(workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME))
     assert resolved.config.model == "aaaa" and not resolved.problems
     stored = Path(env["KAIROX_HOME"]) / "cache" / "config.cache"
     assert not stored.exists()
     file.write_text('model = "aaaa"\n', encoding="utf-8")
     mtime = file.stat().st_mtime_ns
-    assert resolve_config(workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME, settle_ns=0)).config.model == "aaaa"
+    assert (
+        resolve_config(
+            workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME, settle_ns=0)
+        ).config.model
+        == "aaaa"
+    )
     assert stored.is_file()
     file.write_text('model = "bbbb"\n', encoding="utf-8")
     os.utime(file, ns=(mtime, mtime))
-    assert resolve_config(workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME)).config.model == "bbbb"
+    assert (
+        resolve_config(workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME)).config.model == "bbbb"
+    )
     stored.write_bytes(b"kairox-config-cache\n\x00garbage")
     fresh = ConfigParseCache(scope=CacheScope.HOME)
     assert resolve_config(workspace, env=env, parse_cache=fresh).config.model == "bbbb"

@@ -27,7 +27,9 @@ def entry(outside: Path, **extra: object) -> McpServerConfig:
 @pytest.mark.parametrize("layer", ["project", "local", ".mcp.json", "plugin", "added"])
 def test_a_server_the_user_did_not_write_stays_confined(places: tuple[Path, Path, Path], layer: str) -> None:
     ws, home, outside = places
-    profile = server_profile("mcp_servers", "x", entry(outside), layer=layer, where=f"{ws}/file:3", base_dir=ws, workspace=ws, home=home)
+    profile = server_profile(
+        "mcp_servers", "x", entry(outside), layer=layer, where=f"{ws}/file:3", base_dir=ws, workspace=ws, home=home
+    )
     assert (profile.sandbox, profile.user_owned) == ("workspace_write", False)
     assert profile.writable_roots == ((ws / "data").resolve(),)  # inside the workspace: kept; outside: dropped
     reasons = [d.reason for d in profile.diagnostics]
@@ -36,30 +38,44 @@ def test_a_server_the_user_did_not_write_stays_confined(places: tuple[Path, Path
     assert all(d.source == f"{ws}/file:3" for d in profile.diagnostics)
     assert "policy.unconfined_servers" in (profile.diagnostics[0].hint or "")
     # one per workspace: a hostile repository's server never shares a state folder with another workspace's
-    other = server_profile("mcp_servers", "x", entry(outside), layer=layer, where=None, base_dir=ws, workspace=outside, home=home)
+    other = server_profile(
+        "mcp_servers", "x", entry(outside), layer=layer, where=None, base_dir=ws, workspace=outside, home=home
+    )
     assert other.state_name != profile.state_name and profile.state_name.startswith("x@")
 
 
 @pytest.mark.parametrize("layer", ["user", "system", "cli", "env"])
 def test_the_users_own_entry_is_taken_as_written(places: tuple[Path, Path, Path], layer: str) -> None:
     ws, home, outside = places
-    profile = server_profile("mcp_servers", "x", entry(outside), layer=layer, where=None, base_dir=ws, workspace=ws, home=home)
+    profile = server_profile(
+        "mcp_servers", "x", entry(outside), layer=layer, where=None, base_dir=ws, workspace=ws, home=home
+    )
     assert (profile.sandbox, profile.user_owned, profile.diagnostics) == ("none", True, ())
     assert outside.resolve() in profile.writable_roots and profile.state_name == "x"
 
 
-def test_cli_and_the_users_policy_key_lift_a_project_server(places: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_and_the_users_policy_key_lift_a_project_server(
+    places: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     ws, home, _ = places
     monkeypatch.setenv("KAIROX_HOME", str(home))
-    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"j": {"command": "srv", "sandbox": "none", "network": False}}}))
+    (ws / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"j": {"command": "srv", "sandbox": "none", "network": False}}})
+    )
     (ws / "kairox.toml").write_text('[policy]\nunconfined_servers = ["mcp_servers.j"]\n')  # a project's: ignored
     resolved = resolve_config(ws, env={"KAIROX_HOME": str(home)})
     assert any(d.name == "policy.unconfined_servers" and "ignored" in d.reason for d in resolved.diagnostics)
     servers, _ = configured_servers(resolved)
     profile = servers["j"].profile
-    assert profile is not None and (profile.sandbox, profile.network, profile.user_owned) == ("workspace_write", False, False)
+    assert profile is not None and (profile.sandbox, profile.network, profile.user_owned) == (
+        "workspace_write",
+        False,
+        False,
+    )
 
-    freed = resolve_config(ws, env={"KAIROX_HOME": str(home)}, cli_overrides=['mcp_servers.j.sandbox="none"', "mcp_servers.j.network=true"])
+    freed = resolve_config(
+        ws, env={"KAIROX_HOME": str(home)}, cli_overrides=['mcp_servers.j.sandbox="none"', "mcp_servers.j.network=true"]
+    )
     profile = configured_servers(freed)[0]["j"].profile
     assert profile is not None and (profile.sandbox, profile.network, profile.user_owned) == ("none", True, True)
 

@@ -19,7 +19,7 @@ def workspace(tmp_path: Path, isolated_home: Path) -> Path:
         '[policy.rules]\nallow = ["shell.exec(*)"]\ndeny = ["fs.write(./vendor/**)"]\n'
         '[mcp_servers.repo-tools]\ncommand = "repo-tools"\n'
         '[[hooks.pre_tool_use]]\ncommand = "./check.sh"\n'
-        "[plugins]\npaths = [\"./plugins/evil\"]\n",
+        '[plugins]\npaths = ["./plugins/evil"]\n',
         encoding="utf-8",
     )
     return root
@@ -100,11 +100,18 @@ def test_untrusted_project_cannot_pick_a_wider_profile_of_the_user(tmp_path: Pat
     assert (chosen.config.policy.sandbox_policy, chosen.config.policy.network_access) == ("danger_full_access", True)
 
 
-def test_a_project_adding_to_a_users_profile_does_not_hold_back_the_users_own_keys(tmp_path: Path, isolated_home: Path) -> None:
-    (isolated_home / "kairox.toml").write_text('[profiles.fast.policy]\nsandbox_policy = "danger_full_access"\n', encoding="utf-8")
-    root = _repo(tmp_path, '[profiles.fast.policy]\nnetwork_access = true\n')
+def test_a_project_adding_to_a_users_profile_does_not_hold_back_the_users_own_keys(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    (isolated_home / "kairox.toml").write_text(
+        '[profiles.fast.policy]\nsandbox_policy = "danger_full_access"\n', encoding="utf-8"
+    )
+    root = _repo(tmp_path, "[profiles.fast.policy]\nnetwork_access = true\n")
     resolved = resolve_config(root, profile="fast")
-    assert (resolved.config.policy.sandbox_policy, resolved.config.policy.network_access) == ("danger_full_access", False)
+    assert (resolved.config.policy.sandbox_policy, resolved.config.policy.network_access) == (
+        "danger_full_access",
+        False,
+    )
     assert resolved.pending_trust == {"policy.network_access"}
 
 
@@ -119,16 +126,25 @@ def test_untrusted_project_cannot_unhide_tools_the_user_disabled(tmp_path: Path,
     assert resolve_config(narrower).config.tools.disabled == ["shell.exec", "fs.write"]
 
 
-def test_a_project_server_named_like_a_users_server_does_not_stop_the_users_one(tmp_path: Path, isolated_home: Path) -> None:
-    (isolated_home / "kairox.toml").write_text('[mcp_servers.github]\ncommand = "github-mcp"\n[lsp_servers.py]\ncommand = "pylsp"\n', encoding="utf-8")
+def test_a_project_server_named_like_a_users_server_does_not_stop_the_users_one(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    (isolated_home / "kairox.toml").write_text(
+        '[mcp_servers.github]\ncommand = "github-mcp"\n[lsp_servers.py]\ncommand = "pylsp"\n', encoding="utf-8"
+    )
     root = _repo(tmp_path, '[mcp_servers.github]\ncommand = "./evil"\n[lsp_servers.py]\ncommand = "./evil-lsp"\n')
     resolved = resolve_config(root)
-    assert (resolved.config.mcp_servers["github"].command, resolved.config.lsp_servers["py"].command) == ("github-mcp", "pylsp")
+    assert (resolved.config.mcp_servers["github"].command, resolved.config.lsp_servers["py"].command) == (
+        "github-mcp",
+        "pylsp",
+    )
     # the user's own definitions are in effect and start; the project's wait for trust and are listed
     assert not resolved.is_pending("mcp_servers.github") and not resolved.is_pending("lsp_servers.py")
     assert {p.key for p in resolved.pending} == {"mcp_servers.github", "lsp_servers.py"}
     provenance = resolved.to_json()["provenance"]
-    assert "pending_trust" not in provenance["mcp_servers.github"] and provenance["mcp_servers.github"]["layer"] == "user"
+    assert (
+        "pending_trust" not in provenance["mcp_servers.github"] and provenance["mcp_servers.github"]["layer"] == "user"
+    )
     assert kairox("trust", cwd=root).code == 0
     trusted = resolve_config(root)
     assert (trusted.config.mcp_servers["github"].command, trusted.pending) == ("./evil", ())
@@ -141,7 +157,9 @@ def test_an_untrusted_project_cannot_point_the_mcp_catalog_elsewhere(tmp_path: P
     assert resolved.pending_trust == {"mcp_catalog.url"}
 
 
-def test_writable_roots_of_an_untrusted_project_are_compared_as_the_folders_they_name(tmp_path: Path, isolated_home: Path) -> None:
+def test_writable_roots_of_an_untrusted_project_are_compared_as_the_folders_they_name(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     shared = isolated_home.parent / "shared"
     (isolated_home / "kairox.toml").write_text('[policy]\nwritable_roots = ["../shared"]\n', encoding="utf-8")
     # the same text in the project names another folder (relative to the workspace): it waits for trust
@@ -162,8 +180,11 @@ def test_an_untrusted_project_cannot_choose_where_tool_output_is_written(tmp_pat
 
 
 def test_a_profile_written_in_a_project_file_cannot_route_the_model_either(tmp_path: Path, isolated_home: Path) -> None:
-    (isolated_home / "kairox.toml").write_text('model_provider = "work"\n[model_providers.work]\nbase_url = "https://llm.work.example"\n'
-                                               '[model_providers.personal]\nbase_url = "https://llm.home.example"\n', encoding="utf-8")
+    (isolated_home / "kairox.toml").write_text(
+        'model_provider = "work"\n[model_providers.work]\nbase_url = "https://llm.work.example"\n'
+        '[model_providers.personal]\nbase_url = "https://llm.home.example"\n',
+        encoding="utf-8",
+    )
     root = _repo(tmp_path, 'profile = "p"\n[profiles.p]\nmodel = "m"\nmodel_provider = "personal"\n')
     assert kairox("trust", cwd=root).code == 0
     resolved = resolve_config(root)

@@ -64,7 +64,9 @@ def _plant(root: Path, how: str, marker: Path) -> tuple[Path, str]:
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("how", [".mcp.json", "kairox.toml", "kairox.local.toml", "sub/kairox.toml"])
-def test_a_server_planted_after_trust_never_starts_until_trusted_again(trusted_repo: Path, sandbox: str, how: str) -> None:
+def test_a_server_planted_after_trust_never_starts_until_trusted_again(
+    trusted_repo: Path, sandbox: str, how: str
+) -> None:
     marker = trusted_repo.parent / "marker"
     cwd, file_name = _plant(trusted_repo, how, marker)
     run = kairox("context", "--json", cwd=cwd)
@@ -75,7 +77,9 @@ def test_a_server_planted_after_trust_never_starts_until_trusted_again(trusted_r
     assert _trust_diagnostics(run.json()) == [("mcp_servers.planted", file_name, line)]
     reason = next(d["reason"] for d in run.json()["diagnostics"] if d["kind"] == "trust")
     shown = {".mcp.json": ".mcp.json:3", "kairox.local.toml": ".kairox/kairox.local.toml:1"}.get(how, "kairox.toml:1")
-    assert reason == f"new MCP server `planted` in {shown} since this workspace was trusted; run `kairox trust` to review"
+    assert (
+        reason == f"new MCP server `planted` in {shown} since this workspace was trusted; run `kairox trust` to review"
+    )
     assert not marker.exists()
 
     review = kairox("trust", cwd=cwd)
@@ -100,7 +104,10 @@ def test_an_edited_server_script_waits_until_trusted_again(tmp_path: Path, sandb
     assert not marker.exists()
     assert _trust_diagnostics(run.json()) == [("mcp_servers.tool", "kairox.toml", 1)]
     reason = next(d["reason"] for d in run.json()["diagnostics"] if d["kind"] == "trust")
-    assert reason == "MCP server `tool` in kairox.toml:1 changed since this workspace was trusted; run `kairox trust` to review"
+    assert (
+        reason
+        == "MCP server `tool` in kairox.toml:1 changed since this workspace was trusted; run `kairox trust` to review"
+    )
     # a helper beside the script is part of what runs too
     write(root / "tools" / "helper.py", "x = 1\n")
 
@@ -128,10 +135,16 @@ def test_a_hook_planted_in_the_local_file_does_not_run_until_trusted(trusted_rep
 
 
 def test_a_wider_policy_planted_in_a_trusted_workspace_waits(trusted_repo: Path, isolated_home: Path) -> None:
-    write(trusted_repo / "kairox.toml", '[policy]\nsandbox_policy = "danger_full_access"\napproval_policy = "on_failure"\n')
+    write(
+        trusted_repo / "kairox.toml",
+        '[policy]\nsandbox_policy = "danger_full_access"\napproval_policy = "on_failure"\n',
+    )
     resolved = resolve_config(trusted_repo)
     assert resolved.trusted is True
-    assert (resolved.config.policy.sandbox_policy, resolved.config.policy.approval_policy) == ("workspace_write", "on_request")
+    assert (resolved.config.policy.sandbox_policy, resolved.config.policy.approval_policy) == (
+        "workspace_write",
+        "on_request",
+    )
     assert sorted(p.key for p in resolved.pending) == ["policy.approval_policy", "policy.sandbox_policy"]
     trust_workspace(trusted_repo)
     again = resolve_config(trusted_repo)
@@ -139,7 +152,9 @@ def test_a_wider_policy_planted_in_a_trusted_workspace_waits(trusted_repo: Path,
 
 
 def test_a_nested_folder_inherits_trust_but_not_the_fingerprints(trusted_repo: Path) -> None:
-    write(trusted_repo / "sub" / "kairox.toml", '[policy]\nnetwork_access = true\n\n[instructions]\ntext = "Be brief."\n')
+    write(
+        trusted_repo / "sub" / "kairox.toml", '[policy]\nnetwork_access = true\n\n[instructions]\ntext = "Be brief."\n'
+    )
     resolved = resolve_config(cwd=trusted_repo / "sub")
     assert (resolved.workspace, resolved.trusted) == (trusted_repo / "sub", True)
     assert resolved.config.instructions.text == "Be brief."  # what needs no trust is taken
@@ -153,7 +168,7 @@ def test_a_nested_folder_inherits_trust_but_not_the_fingerprints(trusted_repo: P
 def test_a_trust_record_without_fingerprints_holds_everything_once(tmp_path: Path, isolated_home: Path) -> None:
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
-    write(root / "kairox.toml", f'[mcp_servers.tool]\ncommand = {PYTHON}\n\n[policy]\nnetwork_access = true\n')
+    write(root / "kairox.toml", f"[mcp_servers.tool]\ncommand = {PYTHON}\n\n[policy]\nnetwork_access = true\n")
     # what earlier versions wrote: the folder and when, nothing about what was allowed
     write(isolated_home / "trusted_workspaces.json", json.dumps({"workspaces": {str(root): {"trusted_at": 1}}}))
     resolved = resolve_config(root)
@@ -178,11 +193,17 @@ def test_trust_says_what_it_allows_and_what_left(tmp_path: Path) -> None:
     (root / ".git").mkdir(parents=True)
     write(root / "kairox.toml", f'[mcp_servers.a]\ncommand = {PYTHON}\n\n[lsp_servers.b]\ncommand = "pylsp"\n')
     first = kairox("trust", cwd=root)
-    assert first.stdout.splitlines() == ["allows MCP server `a` (kairox.toml:1)", "allows language server `b` (kairox.toml:4)"]
+    assert first.stdout.splitlines() == [
+        "allows MCP server `a` (kairox.toml:1)",
+        "allows language server `b` (kairox.toml:4)",
+    ]
     assert first.stderr.strip() == f"{root}: trusted"
-    write(root / "kairox.toml", f'[mcp_servers.a]\ncommand = {PYTHON}\n')
+    write(root / "kairox.toml", f"[mcp_servers.a]\ncommand = {PYTHON}\n")
     again = kairox("trust", cwd=root)
-    assert again.stdout.splitlines() == ["allows MCP server `a` (kairox.toml:1)", f"no longer set: {root / 'kairox.toml'}#lsp_servers.b"]
+    assert again.stdout.splitlines() == [
+        "allows MCP server `a` (kairox.toml:1)",
+        f"no longer set: {root / 'kairox.toml'}#lsp_servers.b",
+    ]
     write(root / "kairox.toml", "")
     assert kairox("trust", cwd=root).stdout.splitlines() == [
         f"no longer set: {root / 'kairox.toml'}#mcp_servers.a",
@@ -195,7 +216,10 @@ def test_a_workspace_plugin_changed_after_trust_is_not_enabled(trusted_repo: Pat
     write(plugin / ".kairox-plugin" / "plugin.json", json.dumps({"name": "deploy", "version": "1.0.0"}))
     listed = kairox("plugins", "list", "--json", cwd=trusted_repo).json()
     view = next(p for p in listed["plugins"] if p["name"] == "deploy")
-    assert (view["enabled"], view["disabled_reason"]) == (False, "new or changed since this workspace was trusted; run `kairox trust` to review")
+    assert (view["enabled"], view["disabled_reason"]) == (
+        False,
+        "new or changed since this workspace was trusted; run `kairox trust` to review",
+    )
     kairox("trust", cwd=trusted_repo)
     listed = kairox("plugins", "list", "--json", cwd=trusted_repo).json()
     assert next(p for p in listed["plugins"] if p["name"] == "deploy")["enabled"] is True

@@ -22,10 +22,15 @@ def test_validate_lists_all_three_mistakes_with_file_line_and_did_you_mean(tmp_p
     assert run.code == 3
     lines = run.stdout.strip().splitlines()
     assert len(lines) == 3, run.stdout
-    assert lines[0] == f"{config}:2: policy.aproval_policy: unknown key 'aproval_policy' (did you mean 'approval_policy'?)"
+    assert (
+        lines[0] == f"{config}:2: policy.aproval_policy: unknown key 'aproval_policy' (did you mean 'approval_policy'?)"
+    )
     assert lines[1].startswith(f"{config}:5: tools.default_timeout_sec: ")
     assert "valid number" in lines[1]
-    assert lines[2] == f'{config}:8: mcp_servers.broken.url: a stdio server cannot set url; remove it or set type = "sse" or "streamable_http"'
+    assert (
+        lines[2]
+        == f'{config}:8: mcp_servers.broken.url: a stdio server cannot set url; remove it or set type = "sse" or "streamable_http"'
+    )
 
     as_json = kairox("config", "validate", "--json", cwd=tmp_path)
     assert as_json.code == 3
@@ -84,9 +89,20 @@ def test_credentials_in_urls_and_server_arguments_are_redacted(tmp_path: Path, i
     )
     data = kairox("config", "show", "--json", cwd=tmp_path).json()["config"]
     assert data["mcp_servers"]["remote"]["url"] == "https://bot:<redacted>@mcp.example/x?api_key=<redacted>&team=a"
-    assert data["mcp_servers"]["local"]["args"] == ["--api-key", "<redacted>", "--token=<redacted>", "--verbose", "https://<redacted>@git.example/r"]
+    assert data["mcp_servers"]["local"]["args"] == [
+        "--api-key",
+        "<redacted>",
+        "--token=<redacted>",
+        "--verbose",
+        "https://<redacted>@git.example/r",
+    ]
     assert data["model_providers"]["corp"]["base_url"] == "https://llm.example/v1?token=<redacted>"
-    for args in (["config", "show"], ["config", "show", "--provenance"], ["config", "get", "mcp_servers.local.args"], ["config", "get", "mcp_servers.remote"]):
+    for args in (
+        ["config", "show"],
+        ["config", "show", "--provenance"],
+        ["config", "get", "mcp_servers.local.args"],
+        ["config", "get", "mcp_servers.remote"],
+    ):
         run = kairox(*args, cwd=tmp_path)
         assert run.code == 0, run.stderr
         for secret in ("pa55word", "k3y", "sk-l1ve", "t0k", "ghp_abc", "zzz9"):
@@ -132,12 +148,20 @@ def test_validate_checks_the_workspace_mcp_json_too(tmp_path: Path) -> None:
     mcp_json.write_text('{\n  "mcpServers": {\n    "files": {"command": "npx",}\n  }\n}\n', encoding="utf-8")
     run = kairox("config", "validate", cwd=tmp_path)
     assert run.code == 3
-    assert run.stdout == f"{mcp_json}:3: not valid JSON: Expecting property name enclosed in double quotes (fix the syntax at that line)\n"
+    assert (
+        run.stdout
+        == f"{mcp_json}:3: not valid JSON: Expecting property name enclosed in double quotes (fix the syntax at that line)\n"
+    )
 
-    mcp_json.write_text('{"mcpServers": {\n "files": {"command": "npx", "url": "http://127.0.0.1:9/mcp"},\n "time": {"command": "uvx"}\n}}\n', encoding="utf-8")
+    mcp_json.write_text(
+        '{"mcpServers": {\n "files": {"command": "npx", "url": "http://127.0.0.1:9/mcp"},\n "time": {"command": "uvx"}\n}}\n',
+        encoding="utf-8",
+    )
     run = kairox("config", "validate", "--json", cwd=tmp_path)
     assert run.code == 3
-    assert [(p["file"], p["line"], p["key"], p["layer"]) for p in run.json()["problems"]] == [(str(mcp_json), 2, "mcpServers.files", ".mcp.json")]
+    assert [(p["file"], p["line"], p["key"], p["layer"]) for p in run.json()["problems"]] == [
+        (str(mcp_json), 2, "mcpServers.files", ".mcp.json")
+    ]
 
     mcp_json.write_text('{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}\n', encoding="utf-8")
     run = kairox("config", "validate", cwd=tmp_path)

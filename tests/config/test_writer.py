@@ -29,7 +29,7 @@ def test_config_set_keeps_every_comment(tmp_path: Path, isolated_home: Path) -> 
     user_file.write_text(COMMENTED, encoding="utf-8")
     assert kairox("config", "set", "policy.approval_policy", "untrusted", cwd=tmp_path).code == 0
     assert kairox("config", "set", "policy.network_access", "true", cwd=tmp_path).code == 0
-    assert kairox("config", "set", "skills.entries.\"pr-review\".enabled", "false", cwd=tmp_path).code == 0
+    assert kairox("config", "set", 'skills.entries."pr-review".enabled', "false", cwd=tmp_path).code == 0
     text = user_file.read_text(encoding="utf-8")
     for line in COMMENTED.splitlines():
         if line.strip().startswith("#") or "#" in line:
@@ -57,7 +57,9 @@ def test_config_set_refuses_a_value_that_breaks_the_schema(tmp_path: Path, isola
 
 def test_config_set_writes_the_chosen_layer(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
-    assert kairox("trust", cwd=tmp_path).code == 0  # an untrusted workspace's files are written only when the user says so
+    assert (
+        kairox("trust", cwd=tmp_path).code == 0
+    )  # an untrusted workspace's files are written only when the user says so
     assert kairox("config", "set", "model", "local-model", "--layer", "local", cwd=tmp_path).code == 0
     assert (tmp_path / ".kairox" / "kairox.local.toml").read_text(encoding="utf-8") == 'model = "local-model"\n'
     assert kairox("config", "set", "tools.default_timeout_sec", "45", "--layer", "project", cwd=tmp_path).code == 0
@@ -107,7 +109,9 @@ def test_a_project_file_linked_to_a_shared_file_of_the_repository_changes_that_f
     assert shared.read_text(encoding="utf-8") == "# the team's settings\n[tools]\ndefault_timeout_sec = 45\n"
 
 
-def test_a_write_that_cannot_be_made_names_the_file_and_its_link_and_changes_nothing(tmp_path: Path, isolated_home: Path) -> None:
+def test_a_write_that_cannot_be_made_names_the_file_and_its_link_and_changes_nothing(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     blocker = tmp_path / "dotfiles"
     blocker.write_text("a file where a folder was expected\n", encoding="utf-8")
     user_file = isolated_home / "kairox.toml"

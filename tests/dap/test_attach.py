@@ -91,4 +91,6 @@ async def test_a_lower_request_timeout_caps_the_answer_wait(workspace: Path) -> 
         async with DapToolProvider({"debugpy": config}, workspace=workspace) as provider:
             with pytest.raises(ToolCallError) as caught:
                 await provider.call_tool("dap.attach", {"port": port}, CallContext(call_id="t", workspace=workspace))
-    assert caught.value.message.endswith("accepted the connection but did not answer the DAP initialize request within 0.5s")
+    assert caught.value.message.endswith(
+        "accepted the connection but did not answer the DAP initialize request within 0.5s"
+    )

@@ -122,11 +122,16 @@ def arrived(server: socket.socket) -> bool:
 
 
 async def debugging(
-    ws: Path, *rules: Rule, approver: Approver | None = None, approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST,
+    ws: Path,
+    *rules: Rule,
+    approver: Approver | None = None,
+    approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST,
     sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE,
 ) -> ToolRegistry:
     """A registry over ``ws`` whose writable roots are the workspace and a temp folder beside it (not /tmp)."""
-    return await build_registry(settings(ws, *rules, approval=approval, sandbox=sandbox), approver=approver or NonInteractiveApprover())
+    return await build_registry(
+        settings(ws, *rules, approval=approval, sandbox=sandbox), approver=approver or NonInteractiveApprover()
+    )
 
 
 # --- through the registry, in this process -------------------------------------------------------------------------
@@ -141,7 +146,9 @@ async def test_a_launched_program_cannot_escape_the_sandbox(tmp_path: Path, atta
     with listener() as (port, server):
         write_probes(ws, port)
         registry = await debugging(ws, DENY_SECRETS)
-        async with DapToolProvider({"debugpy": debugpy_config()}, workspace=ws, host_env={**os.environ, "HOME": str(home)}) as dap:
+        async with DapToolProvider(
+            {"debugpy": debugpy_config()}, workspace=ws, host_env={**os.environ, "HOME": str(home)}
+        ) as dap:
             await registry.add_provider(dap)
             result = await registry.call(ToolCall(name="dap.launch", arguments={"program": f"attack_{attack}.py"}))
         connected = arrived(server)
@@ -165,7 +172,9 @@ async def test_a_program_cannot_make_kairox_show_a_hidden_file_as_its_source(tmp
         await registry.add_provider(dap)
         stopped = await registry.call(ToolCall(name="dap.launch", arguments={"program": "source_trick.py"}))
         trace = await registry.call(ToolCall(name="dap.stack_trace", arguments={}))
-        read = await registry.call(ToolCall(name="dap.evaluate", arguments={"expression": "open('secrets/key.txt').read()"}))
+        read = await registry.call(
+            ToolCall(name="dap.evaluate", arguments={"expression": "open('secrets/key.txt').read()"})
+        )
         ended = await registry.call(ToolCall(name="dap.continue", arguments={}))
 
     said = "\n".join(r.text_content() + json.dumps(r.structured) for r in (stopped, trace, read, ended))
@@ -255,7 +264,9 @@ async def test_under_untrusted_the_question_names_the_program_and_its_arguments(
     (ws / "touch.py").write_text("import sys\nopen('touched', 'w').write(' '.join(sys.argv[1:]))\n")
     person = ScriptedApprover(answers=[ApprovalAnswer.deny("not now"), ApprovalAnswer.allow_once()])
     registry = await debugging(ws, approver=person, approval=ApprovalPolicy.UNTRUSTED)
-    call = ToolCall(name="dap.launch", arguments={"program": "touch.py", "args": ["a b", "c"], "cwd": "sub", "env": {"MODE": "x"}})
+    call = ToolCall(
+        name="dap.launch", arguments={"program": "touch.py", "args": ["a b", "c"], "cwd": "sub", "env": {"MODE": "x"}}
+    )
     async with DapToolProvider({"debugpy": debugpy_config()}, workspace=ws) as dap:
         await registry.add_provider(dap)
         refused = await registry.call(call)
@@ -305,22 +316,32 @@ async def test_attaching_asks_never_denies_it_and_an_allow_rule_lets_it_through(
     never = await debugging(ws, approval=ApprovalPolicy.NEVER)
     allowed = await debugging(ws, Rule(action="allow", pattern="dap.attach"), approval=ApprovalPolicy.NEVER)
     listening = [sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", "--wait-for-client", "program.py"]
-    async with ChildProcess(listening, cwd=ws) as program, DapToolProvider({"debugpy": debugpy_config()}, workspace=ws) as dap:
+    async with (
+        ChildProcess(listening, cwd=ws) as program,
+        DapToolProvider({"debugpy": debugpy_config()}, workspace=ws) as dap,
+    ):
         for registry in (asking, never, allowed):
             await registry.add_provider(dap)
         await wait_for_listener(port)  # attaching does not wait long for a listener (ATTACH_CONNECT_WAIT)
         asked = await asking.call(ToolCall(name="dap.attach", arguments={"port": port}))
         denied = await never.call(ToolCall(name="dap.attach", arguments={"port": port}))
         before = dict(dap.sessions)
-        attached = await allowed.call(ToolCall(name="dap.attach", arguments={"port": port, "breakpoints": [{"path": "program.py", "line": 6}]}))
+        attached = await allowed.call(
+            ToolCall(name="dap.attach", arguments={"port": port, "breakpoints": [{"path": "program.py", "line": 6}]})
+        )
         ended = await allowed.call(ToolCall(name="dap.continue", arguments={}))
         code = await program.wait(10)
 
     assert asked.text_content() == "dap.attach was not run: no attaching"
     assert [(r.tool, r.source, r.arguments) for r in person.requests] == [("dap.attach", "mode", {"port": port})]
-    assert denied.text_content().startswith("dap.attach was not run: dap.attach works on a program that Kairox did not start")
+    assert denied.text_content().startswith(
+        "dap.attach was not run: dap.attach works on a program that Kairox did not start"
+    )
     assert before == {}  # nothing connected to the program
-    assert attached.text_content().splitlines()[-2:] == ["Stopped (breakpoint) at program.py:6 in compute, thread 1.", "    6 | y = x + n"]
+    assert attached.text_content().splitlines()[-2:] == [
+        "Stopped (breakpoint) at program.py:6 in compute, thread 1.",
+        "    6 | y = x + n",
+    ]
     assert ended.text_content() == "The program ended; debug session s1 is closed." and code == 0
 
 
@@ -368,7 +389,10 @@ def test_the_kairox_command_sandboxes_debugging_for_root_and_for_an_unprivileged
         probes = write_probes(ws, port)
         calls = [{"tool": "dap.launch", "arguments": {"program": probe}} for probe in probes]
         calls += [
-            {"tool": "dap.launch", "arguments": {"program": "program.py", "breakpoints": [{"path": "program.py", "line": 6}]}},
+            {
+                "tool": "dap.launch",
+                "arguments": {"program": "program.py", "breakpoints": [{"path": "program.py", "line": 6}]},
+            },
             {"tool": "dap.stack_trace", "arguments": {}},
             {"tool": "dap.variables", "arguments": {}},
             {"tool": "dap.evaluate", "arguments": {"expression": "__import__('os').getuid()"}},
@@ -377,10 +401,26 @@ def test_the_kairox_command_sandboxes_debugging_for_root_and_for_an_unprivileged
         (place / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
         give_to(user, place)
         env = {
-            **os.environ, "KAIROX_HOME": str(place / "kx"), "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
-            "HOME": str(place / "home"), "TMPDIR": str(place / "tmp"), "PYTHONPATH": f"{SOURCE}:{SITE}",
+            **os.environ,
+            "KAIROX_HOME": str(place / "kx"),
+            "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
+            "HOME": str(place / "home"),
+            "TMPDIR": str(place / "tmp"),
+            "PYTHONPATH": f"{SOURCE}:{SITE}",
         }
-        argv = [*as_user(user), PYTHON, "-m", "kairox", "-w", str(ws), "tools", "call", "--script", str(place / "calls.jsonl"), "--json"]
+        argv = [
+            *as_user(user),
+            PYTHON,
+            "-m",
+            "kairox",
+            "-w",
+            str(ws),
+            "tools",
+            "call",
+            "--script",
+            str(place / "calls.jsonl"),
+            "--json",
+        ]
         run = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=170, check=False)
         connected = arrived(server)
 
@@ -389,7 +429,9 @@ def test_the_kairox_command_sandboxes_debugging_for_root_and_for_an_unprivileged
     results = [json.loads(line) for line in run.stdout.splitlines()]
     attacks, (launch, stack, variables, uid, ended) = results[: len(probes)], results[len(probes) :]
     for result in attacks:
-        assert "exit code 0" in result["text"] and "done" in result["text"] and f"home: {place / 'home'}" in result["text"], result
+        assert (
+            "exit code 0" in result["text"] and "done" in result["text"] and f"home: {place / 'home'}" in result["text"]
+        ), result
     assert MARK not in said and KEY not in said, said
     assert escaped(place) == [] and not connected
     assert launch["structured"]["frame"]["line"] == 6

@@ -66,18 +66,14 @@ async def test_dap_tools_are_execute_tools_of_source_dap(workspace: Path) -> Non
         "dap.evaluate",
         "dap.disconnect",
     ]
-    assert {(s.source, s.permission.access, s.origin) for s in specs} == {
-        (ToolSource.DAP, Access.EXECUTE, "dap")
-    }
+    assert {(s.source, s.permission.access, s.origin) for s in specs} == {(ToolSource.DAP, Access.EXECUTE, "dap")}
 
 
 async def test_launch_stop_inspect_step_and_run_to_the_end_leaves_no_process(workspace: Path) -> None:
     sink = RecordingSink()
     async with DapToolProvider({"debugpy": debugpy_config()}, workspace=workspace, events=sink) as provider:
         debug = Debugger(provider, workspace)
-        launched = await debug(
-            "dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}]
-        )
+        launched = await debug("dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}])
         adapter = adapter_pid(provider)
         debuggee = await debuggee_pid(debug, adapter)
         trace = await debug("dap.stack_trace")
@@ -203,9 +199,7 @@ async def test_pause_stops_a_running_program_and_disconnect_ends_it(workspace: P
         with anyio.fail_after(10):
             while not process_gone(pid):
                 await anyio.sleep(0.05)
-    assert (
-        running.text_content().splitlines()[-1] == "The program is running (nothing stopped it within 0.5s)."
-    )
+    assert running.text_content().splitlines()[-1] == "The program is running (nothing stopped it within 0.5s)."
     assert paused.structured is not None and paused.structured["reason"] == "pause"
     assert closed.text_content() == "Debug session s1 is closed."
     assert process_gone(adapter)
@@ -252,9 +246,7 @@ async def test_a_stop_that_came_while_nothing_waited_is_reported_by_the_next_too
         client = provider.sessions["s1"].lifecycle.client
         assert client is not None and client.dap is not None
         with anyio.fail_after(10):
-            while not any(
-                e.get("event") == "stopped" for e in client.dap.events[provider.sessions["s1"].cursor :]
-            ):
+            while not any(e.get("event") == "stopped" for e in client.dap.events[provider.sessions["s1"].cursor :]):
                 await anyio.sleep(0.02)
         caught_up = await debug("dap.next")
         await debug("dap.disconnect")
@@ -293,9 +285,7 @@ async def test_an_adapter_killed_mid_session_fails_the_session_clearly_and_leave
                 await anyio.sleep(0.02)
         with pytest.raises(ToolCallError) as caught:
             await debug("dap.evaluate", expression="x")
-        again = await debug(
-            "dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}]
-        )
+        again = await debug("dap.launch", program="program.py", breakpoints=[{"path": "program.py", "line": 6}])
         await debug("dap.disconnect")
     failed = sink.of_type(DapServerFailed)
     assert caught.value.message == (

@@ -16,16 +16,30 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "embedding.md"
 GUIDE_URL = "http://127.0.0.1:8000/v1"
 
 READ_NOTES = [
-    {"reply": "tool_calls", "calls": [{"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}}],
-     "expect": {"tools_include": ["fs_read"], "last_user_contains": "What do the notes say?"}},
+    {
+        "reply": "tool_calls",
+        "calls": [{"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}}],
+        "expect": {"tools_include": ["fs_read"], "last_user_contains": "What do the notes say?"},
+    },
     {"reply": "text", "text": "The notes say: first note.", "expect": {"tool_results": {"r1": "first note"}}},
 ]
 SUMMARISE = [
-    {"reply": "tool_calls", "calls": [
-        {"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}},
-        {"id": "w1", "name": "fs_write", "arguments": {"path": "summary.txt", "content": "One note: first note.\n"}},
-    ]},
-    {"reply": "text", "text": "Done: summary.txt holds the note.", "expect": {"tool_results": {"r1": "first note", "w1": "summary.txt"}}},
+    {
+        "reply": "tool_calls",
+        "calls": [
+            {"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}},
+            {
+                "id": "w1",
+                "name": "fs_write",
+                "arguments": {"path": "summary.txt", "content": "One note: first note.\n"},
+            },
+        ],
+    },
+    {
+        "reply": "text",
+        "text": "Done: summary.txt holds the note.",
+        "expect": {"tool_results": {"r1": "first note", "w1": "summary.txt"}},
+    },
 ]
 
 SCRIPTS: list[list[dict[str, Any]] | None] = [None, READ_NOTES, READ_NOTES, SUMMARISE, None]
@@ -65,9 +79,17 @@ def test_guide_example_runs_and_prints_what_the_guide_shows(index: int, tmp_path
     try:
         url = server.start().base_url if server is not None else "http://127.0.0.1:9/v1"  # nothing listens on 9
         (isolated_home / "kairox.toml").write_text(config.replace(GUIDE_URL, url), encoding="utf-8")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(DOC.parents[1] / "src"), os.environ.get("PYTHONPATH", "")])}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(DOC.parents[1] / "src"), os.environ.get("PYTHONPATH", "")]),
+        }
         proc = subprocess.run(
-            [sys.executable, "-c", code.replace(GUIDE_URL, url)], cwd=workspace, env=env, capture_output=True, text=True, timeout=240
+            [sys.executable, "-c", code.replace(GUIDE_URL, url)],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
         )
     finally:
         if server is not None:
@@ -88,15 +110,23 @@ README = DOC.parents[1] / "README.md"
 
 
 def test_readme_example_runs_in_a_workspace(tmp_path: Path) -> None:
-    section = re.search(r"<!-- embedding-example:start -->\n```python\n(.*?)```\n<!-- embedding-example:end -->", README.read_text(encoding="utf-8"), re.S)
+    section = re.search(
+        r"<!-- embedding-example:start -->\n```python\n(.*?)```\n<!-- embedding-example:end -->",
+        README.read_text(encoding="utf-8"),
+        re.S,
+    )
     assert section is not None
     workspace = tmp_path / "repo"
     (workspace / ".git").mkdir(parents=True)
     (workspace / "README.md").write_text("# A project\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(DOC.parents[1] / "src"), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", section.group(1)], cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", section.group(1)], cwd=workspace, env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["True False Workspace: repo (untrusted: project servers, hooks and plugins are off)"]
+    assert proc.stdout.splitlines() == [
+        "True False Workspace: repo (untrusted: project servers, hooks and plugins are off)"
+    ]
 
 
 def test_readme_and_guide_name_every_public_name() -> None:

@@ -65,7 +65,9 @@ def assert_gated(sink: RecordingSink, approver: Approves, workspace: Path, serve
         "c3": [("ask", "fs.write(summary.txt)"), ("allow", "fs.write(summary.txt)")],
     }
     assert {e.call_id: (e.tool, e.is_error) for e in sink.of_type(ToolCallFinished)} == {
-        "c1": ("fs.read", False), "c2": ("fs.read", True), "c3": ("fs.write", False)
+        "c1": ("fs.read", False),
+        "c2": ("fs.read", True),
+        "c3": ("fs.write", False),
     }
     assert [(r.tool, r.arguments["path"]) for r in approver.asked] == [("fs.write", "summary.txt")]
     assert (workspace / "summary.txt").read_text(encoding="utf-8") == "one note\n"
@@ -88,7 +90,9 @@ async def test_openai_agents_sdk_calls_kairox_tools_through_the_gate(workspace: 
             tools = agents_tools(context.registry, approver=approver)
             assert {"fs_read", "fs_write"} <= {t.name for t in tools}
             agent = Agent(
-                name="coder", instructions=context.prompt_context, tools=list[Any](tools),
+                name="coder",
+                instructions=context.prompt_context,
+                tools=list[Any](tools),
                 model=OpenAIChatCompletionsModel(model="scripted-model", openai_client=client),
             )
             result = await Runner.run(agent, "Summarise the notes.", run_config=RunConfig(tracing_disabled=True))
@@ -108,7 +112,9 @@ async def test_pydantic_ai_agent_calls_kairox_tools_through_the_gate(workspace: 
     with ScriptedModelServer("openai", SCRIPT) as server:
         async with build_extension_context(workspace, events=sink) as context:
             toolset = KairoxToolset(context.registry, instructions=context.prompt_context, approver=approver)
-            model = OpenAIChatModel("scripted-model", provider=OpenAIProvider(base_url=server.base_url, api_key="sk-test"))
+            model = OpenAIChatModel(
+                "scripted-model", provider=OpenAIProvider(base_url=server.base_url, api_key="sk-test")
+            )
             agent = Agent(model, toolsets=[toolset])
             result = await agent.run("Summarise the notes.")
     assert result.output == "The notes hold one line; the key stays hidden."
@@ -139,10 +145,14 @@ async def test_images_of_a_tool_result_reach_both_frameworks_as_images(workspace
 
     tool = "mcp__everything__get-tiny-image"
     with (isolated_home / "kairox.toml").open("a", encoding="utf-8") as config:
-        config.write(f'allow = ["{tool}"]\n\n[mcp_servers.everything]\ncommand = "{NODE}"\nargs = ["{EVERYTHING}", "stdio"]\n')
+        config.write(
+            f'allow = ["{tool}"]\n\n[mcp_servers.everything]\ncommand = "{NODE}"\nargs = ["{EVERYTHING}", "stdio"]\n'
+        )
     async with build_extension_context(workspace) as context:
         [function] = [t for t in agents_tools(context.registry) if t.name == tool]
-        out = await function.on_invoke_tool(ToolContext(context=None, tool_name=tool, tool_call_id="i1", tool_arguments="{}"), "{}")
+        out = await function.on_invoke_tool(
+            ToolContext(context=None, tool_name=tool, tool_call_id="i1", tool_arguments="{}"), "{}"
+        )
         assert isinstance(out, list) and isinstance(out[0], ToolOutputText)
         [image] = [part for part in out if isinstance(part, ToolOutputImage)]
         assert image.image_url is not None and image.image_url.startswith("data:image/png;base64,iVBORw0KGgo")

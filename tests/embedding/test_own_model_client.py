@@ -56,7 +56,9 @@ class RuleModel:
         results = {r.call_id: r for r in last.tool_results}
         read, refused, wrote = results["r1"], results["r2"], results["w1"]
         verdict = "refused" if refused.is_error and "was not run" in refused.text else "read"
-        yield TextDelta(text=f"notes say {'first note' in read.text}; the key was {verdict}; written: {not wrote.is_error}")
+        yield TextDelta(
+            text=f"notes say {'first note' in read.text}; the key was {verdict}; written: {not wrote.is_error}"
+        )
         yield ResponseEnd(usage=Usage(input_tokens=200, output_tokens=12), stop_reason="end_turn")
 
     async def aclose(self) -> None:

@@ -13,10 +13,29 @@ from kairox.agent import ResponseEnd, Usage
 from kairox.tools import ToolCall
 
 PUBLIC = {
-    "AgentSession", "ApprovalAnswer", "ApprovalRequest", "Approver", "Event", "EventSink", "ExtensionContext",
-    "KairoxError", "ModelClient", "ModelProvider", "ModelRequest", "ResponseEnd", "TextDelta", "ToolCall",
-    "ToolCallDecided", "ToolCallPart", "ToolRegistry", "ToolResult", "Usage", "__version__", "build_extension_context",
-    "open_session", "open_workspace",
+    "AgentSession",
+    "ApprovalAnswer",
+    "ApprovalRequest",
+    "Approver",
+    "Event",
+    "EventSink",
+    "ExtensionContext",
+    "KairoxError",
+    "ModelClient",
+    "ModelProvider",
+    "ModelRequest",
+    "ResponseEnd",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDecided",
+    "ToolCallPart",
+    "ToolRegistry",
+    "ToolResult",
+    "Usage",
+    "__version__",
+    "build_extension_context",
+    "open_session",
+    "open_workspace",
 }
 
 

@@ -22,7 +22,14 @@ def test_json_lines_sink_writes_one_object_per_event(tmp_path: Path) -> None:
         assert isinstance(record.pop("ts"), float)
     assert records == [
         {"event": "Sample", "kind": "sample", "name": "a", "path": "/x", "items": ["1", "2"]},
-        {"event": "ConfigLoaded", "kind": "config.loaded", "workspace": "/w", "layers": ["default", "user"], "trusted": False, "problems": 0},
+        {
+            "event": "ConfigLoaded",
+            "kind": "config.loaded",
+            "workspace": "/w",
+            "layers": ["default", "user"],
+            "trusted": False,
+            "problems": 0,
+        },
     ]
 
 

@@ -82,7 +82,9 @@ def json_text(draw: st.DrawFn, shape: st.SearchStrategy[Any] = JSON) -> str:
     return text
 
 
-PATHS = st.sampled_from(["./skills", "skills", "./commands", "./hooks/hooks.json", "./.mcp.json", "./missing"]) | SCALARS
+PATHS = (
+    st.sampled_from(["./skills", "skills", "./commands", "./hooks/hooks.json", "./.mcp.json", "./missing"]) | SCALARS
+)
 PLUGIN_MANIFEST = st.fixed_dictionaries(
     {},
     optional={
@@ -95,7 +97,10 @@ PLUGIN_MANIFEST = st.fixed_dictionaries(
         "hooks": PATHS | JSON,
         "mcpServers": PATHS | st.dictionaries(st.text(max_size=8), JSON, max_size=3),
         "lspServers": PATHS | JSON,
-        "tools": st.lists(st.fixed_dictionaries({"name": SCALARS, "command": SCALARS}, optional={"args": JSON}), max_size=2) | JSON,
+        "tools": st.lists(
+            st.fixed_dictionaries({"name": SCALARS, "command": SCALARS}, optional={"args": JSON}), max_size=2
+        )
+        | JSON,
         "permissions": JSON,
         "compatibility": JSON,
         "trust": SCALARS,
@@ -113,35 +118,66 @@ SERVER_ENTRY = st.fixed_dictionaries(
         "max_tools": SCALARS,
     },
 )
-MCP_JSON = st.fixed_dictionaries({"mcpServers": st.dictionaries(st.text(max_size=10), SERVER_ENTRY | JSON, max_size=3)}) | JSON
+MCP_JSON = (
+    st.fixed_dictionaries({"mcpServers": st.dictionaries(st.text(max_size=10), SERVER_ENTRY | JSON, max_size=3)}) | JSON
+)
 HOOK_ENTRY = st.fixed_dictionaries({}, optional={"type": SCALARS, "command": SCALARS, "timeout": SCALARS})
-HOOKS_JSON = st.fixed_dictionaries(
-    {},
-    optional={
-        "hooks": st.dictionaries(
-            st.sampled_from(["PreToolUse", "PostToolUse", "SessionStart", "Stop", "x"]) | st.text(max_size=8),
-            st.lists(st.fixed_dictionaries({}, optional={"matcher": SCALARS, "hooks": st.lists(HOOK_ENTRY, max_size=2) | JSON}), max_size=2) | JSON,
-            max_size=3,
-        ),
-        "description": SCALARS,
-    },
-) | JSON
-MARKETPLACE = st.fixed_dictionaries(
-    {},
-    optional={
-        "name": SCALARS,
-        "owner": JSON,
-        "plugins": st.lists(st.fixed_dictionaries({}, optional={"name": SCALARS, "source": SCALARS | JSON, "version": SCALARS}), max_size=3) | JSON,
-    },
-) | JSON
+HOOKS_JSON = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "hooks": st.dictionaries(
+                st.sampled_from(["PreToolUse", "PostToolUse", "SessionStart", "Stop", "x"]) | st.text(max_size=8),
+                st.lists(
+                    st.fixed_dictionaries(
+                        {}, optional={"matcher": SCALARS, "hooks": st.lists(HOOK_ENTRY, max_size=2) | JSON}
+                    ),
+                    max_size=2,
+                )
+                | JSON,
+                max_size=3,
+            ),
+            "description": SCALARS,
+        },
+    )
+    | JSON
+)
+MARKETPLACE = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "name": SCALARS,
+            "owner": JSON,
+            "plugins": st.lists(
+                st.fixed_dictionaries({}, optional={"name": SCALARS, "source": SCALARS | JSON, "version": SCALARS}),
+                max_size=3,
+            )
+            | JSON,
+        },
+    )
+    | JSON
+)
 
 TOML_VALUES = st.sampled_from(
-    ['"text"', "1", "true", "[1, 2]", '{ a = 1 }', "[[[1]]]", '"a\\u0000b"', "1979-05-27", "inf", "0x10", '"""x\ny"""']
+    ['"text"', "1", "true", "[1, 2]", "{ a = 1 }", "[[[1]]]", '"a\\u0000b"', "1979-05-27", "inf", "0x10", '"""x\ny"""']
 )
 TOML_KEYS = st.sampled_from(
-    ["model", "policy.approval_policy", "policy.rules.allow", "mcp_servers.a.command", "mcp_servers.a.args",
-     "mcp_servers.a.max_tools", "plugins.paths", "skills.dirs", "hooks.pre_tool_use", "tools.output_limit_chars",
-     "lsp_servers.x.command", "profile", "x.y.z", '"quoted key"']
+    [
+        "model",
+        "policy.approval_policy",
+        "policy.rules.allow",
+        "mcp_servers.a.command",
+        "mcp_servers.a.args",
+        "mcp_servers.a.max_tools",
+        "plugins.paths",
+        "skills.dirs",
+        "hooks.pre_tool_use",
+        "tools.output_limit_chars",
+        "lsp_servers.x.command",
+        "profile",
+        "x.y.z",
+        '"quoted key"',
+    ]
 )
 
 
@@ -168,8 +204,22 @@ def toml_text(draw: st.DrawFn) -> str:
 
 
 YAML_VALUES = st.sampled_from(
-    ["plain", "'quoted'", '"dq"', "[a, b]", "{a: 1}", "&a [*a]", "*missing", "a: b: c", "|\n  block", "!!python/object:os.system x",
-     "2020-01-01", "0x1F", "~", "- a\n- b"]
+    [
+        "plain",
+        "'quoted'",
+        '"dq"',
+        "[a, b]",
+        "{a: 1}",
+        "&a [*a]",
+        "*missing",
+        "a: b: c",
+        "|\n  block",
+        "!!python/object:os.system x",
+        "2020-01-01",
+        "0x1F",
+        "~",
+        "- a\n- b",
+    ]
 )
 
 
@@ -185,8 +235,13 @@ def skill_text(draw: st.DrawFn) -> str:
     elif how == "digits":
         lines.append(f"big: {'9' * draw(DIGITS)}")
     elif how == "aliases":
-        lines += ['a: &a ["x","x","x","x","x","x","x","x","x"]', "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]", "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]",
-                  "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]", "e: [*d,*d,*d,*d,*d,*d,*d,*d,*d]"]
+        lines += [
+            'a: &a ["x","x","x","x","x","x","x","x","x"]',
+            "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]",
+            "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]",
+            "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]",
+            "e: [*d,*d,*d,*d,*d,*d,*d,*d,*d]",
+        ]
     elif how == "noise":
         lines.insert(draw(st.integers(0, len(lines))), draw(st.text(max_size=30)))
     elif how == "text":
@@ -224,7 +279,13 @@ def _nul_in_path_field(text: str) -> bool:
         return False
     for field in _PATH_FIELDS:
         value = data.get(field)
-        paths = [value] if isinstance(value, str) else value if field in ("skills", "commands") and isinstance(value, list) else []
+        paths = (
+            [value]
+            if isinstance(value, str)
+            else value
+            if field in ("skills", "commands") and isinstance(value, list)
+            else []
+        )
         if any(isinstance(path, str) and "\x00" in path for path in paths):
             return True
     return False
@@ -235,7 +296,9 @@ def check_toml_config(text: str, scratch: Path) -> None:
     (workspace / ".git").mkdir()
     (workspace / "kairox.toml").write_text(text, encoding="utf-8")
     home = _reset(scratch / "home")
-    resolved = resolve_config(workspace, env={"KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(home / "none.toml")})
+    resolved = resolve_config(
+        workspace, env={"KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(home / "none.toml")}
+    )
     for problem in resolved.problems:
         assert problem.file and problem.message
     if _hostile(text) or "a." * 64 in text:
@@ -245,7 +308,9 @@ def check_toml_config(text: str, scratch: Path) -> None:
 def check_frontmatter(text: str, scratch: Path) -> None:
     path = scratch / "skill" / "SKILL.md"
     outcome = parse_skill_text(text, path)
-    assert outcome.skill is not None or any(d.severity is Severity.ERROR and d.source == str(path) for d in outcome.diagnostics)
+    assert outcome.skill is not None or any(
+        d.severity is Severity.ERROR and d.source == str(path) for d in outcome.diagnostics
+    )
 
 
 def _plugin_folder(scratch: Path) -> Path:
@@ -332,13 +397,22 @@ TOOL = st.fixed_dictionaries(
         "execution": JSON,
     },
 )
-TOOL_PAGE = st.fixed_dictionaries({"tools": st.lists(TOOL | JSON, max_size=4) | JSON}, optional={"nextCursor": SCALARS}) | JSON
+TOOL_PAGE = (
+    st.fixed_dictionaries({"tools": st.lists(TOOL | JSON, max_size=4) | JSON}, optional={"nextCursor": SCALARS}) | JSON
+)
 CALL_RESULT = st.fixed_dictionaries(
     {
         "content": st.lists(
             st.fixed_dictionaries(
                 {"type": st.sampled_from(["text", "image", "audio", "resource", "resource_link", "x"])},
-                optional={"text": SCALARS, "data": SCALARS, "mimeType": SCALARS, "uri": SCALARS, "resource": JSON, "name": SCALARS},
+                optional={
+                    "text": SCALARS,
+                    "data": SCALARS,
+                    "mimeType": SCALARS,
+                    "uri": SCALARS,
+                    "resource": JSON,
+                    "name": SCALARS,
+                },
             ),
             max_size=3,
         )
@@ -375,12 +449,18 @@ def check_mcp_call_result(raw: Any, scratch: Path) -> None:
 _KNOWN_CONTENT = ("text", "image", "audio", "resource", "resource_link")
 
 
-LSP_POSITION = st.fixed_dictionaries({}, optional={"line": SCALARS | st.integers(-5, 10**30), "character": SCALARS | st.integers(-5, 10**30)})
+LSP_POSITION = st.fixed_dictionaries(
+    {}, optional={"line": SCALARS | st.integers(-5, 10**30), "character": SCALARS | st.integers(-5, 10**30)}
+)
 LSP_RANGE = st.fixed_dictionaries({}, optional={"start": LSP_POSITION | SCALARS, "end": LSP_POSITION | SCALARS})
 LSP_LOCATION = st.fixed_dictionaries(
     {},
-    optional={"uri": st.sampled_from(["file:///nonexistent/a.py", "file://", "x", "file:///%00"]) | SCALARS,
-              "range": LSP_RANGE | SCALARS, "targetUri": SCALARS, "targetSelectionRange": LSP_RANGE | SCALARS},
+    optional={
+        "uri": st.sampled_from(["file:///nonexistent/a.py", "file://", "x", "file:///%00"]) | SCALARS,
+        "range": LSP_RANGE | SCALARS,
+        "targetUri": SCALARS,
+        "targetSelectionRange": LSP_RANGE | SCALARS,
+    },
 )
 LSP_SYMBOL: st.SearchStrategy[Any] = st.deferred(
     lambda: st.fixed_dictionaries(
@@ -399,10 +479,37 @@ LSP_REPLY = st.one_of(
     LSP_LOCATION,
     st.lists(LSP_LOCATION, max_size=3),
     st.lists(LSP_SYMBOL, max_size=3),
-    st.fixed_dictionaries({}, optional={"contents": JSON | st.lists(st.fixed_dictionaries({"value": SCALARS}, optional={"language": SCALARS}))}),
-    st.fixed_dictionaries({}, optional={"changes": st.dictionaries(SCALARS.filter(lambda v: isinstance(v, str)), st.lists(JSON | st.fixed_dictionaries({"range": LSP_RANGE, "newText": SCALARS}), max_size=2) | JSON, max_size=2) | JSON,
-                                       "documentChanges": JSON}),
-    st.lists(st.fixed_dictionaries({}, optional={"range": LSP_RANGE | SCALARS, "severity": SCALARS, "message": SCALARS, "source": SCALARS, "code": SCALARS}), max_size=3),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "contents": JSON | st.lists(st.fixed_dictionaries({"value": SCALARS}, optional={"language": SCALARS}))
+        },
+    ),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "changes": st.dictionaries(
+                SCALARS.filter(lambda v: isinstance(v, str)),
+                st.lists(JSON | st.fixed_dictionaries({"range": LSP_RANGE, "newText": SCALARS}), max_size=2) | JSON,
+                max_size=2,
+            )
+            | JSON,
+            "documentChanges": JSON,
+        },
+    ),
+    st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "range": LSP_RANGE | SCALARS,
+                "severity": SCALARS,
+                "message": SCALARS,
+                "source": SCALARS,
+                "code": SCALARS,
+            },
+        ),
+        max_size=3,
+    ),
 )
 
 
@@ -422,11 +529,38 @@ def check_lsp_reply(raw: Any, scratch: Path) -> None:
 
 DAP_BODY = st.one_of(
     JSON,
-    st.fixed_dictionaries({}, optional={"id": SCALARS, "name": SCALARS, "line": SCALARS, "column": SCALARS,
-                                        "source": st.fixed_dictionaries({}, optional={"path": SCALARS, "name": SCALARS}) | SCALARS}),
-    st.fixed_dictionaries({}, optional={"variables": st.lists(st.fixed_dictionaries({}, optional={"name": SCALARS, "value": SCALARS, "type": SCALARS, "variablesReference": SCALARS}), max_size=3) | JSON,
-                                        "scopes": st.lists(st.fixed_dictionaries({}, optional={"name": SCALARS, "variablesReference": SCALARS, "expensive": SCALARS}), max_size=3) | JSON,
-                                        "result": SCALARS, "type": SCALARS, "variablesReference": SCALARS}),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "id": SCALARS,
+            "name": SCALARS,
+            "line": SCALARS,
+            "column": SCALARS,
+            "source": st.fixed_dictionaries({}, optional={"path": SCALARS, "name": SCALARS}) | SCALARS,
+        },
+    ),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "variables": st.lists(
+                st.fixed_dictionaries(
+                    {}, optional={"name": SCALARS, "value": SCALARS, "type": SCALARS, "variablesReference": SCALARS}
+                ),
+                max_size=3,
+            )
+            | JSON,
+            "scopes": st.lists(
+                st.fixed_dictionaries(
+                    {}, optional={"name": SCALARS, "variablesReference": SCALARS, "expensive": SCALARS}
+                ),
+                max_size=3,
+            )
+            | JSON,
+            "result": SCALARS,
+            "type": SCALARS,
+            "variablesReference": SCALARS,
+        },
+    ),
 )
 
 

@@ -67,7 +67,14 @@ def kairox_env(home: Path) -> dict[str, str]:
 
 
 def trust(workspace: Path, home: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "kairox", "trust"], cwd=workspace, env=kairox_env(home), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "kairox", "trust"],
+        cwd=workspace,
+        env=kairox_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -125,7 +132,12 @@ class Served:
 def start_gateway(workspace: Path, home: Path, *args: str, timeout: float = 150) -> Served:
     proc = subprocess.Popen(
         [sys.executable, "-m", "kairox", "--workspace", str(workspace), "serve", "--http", "127.0.0.1:0", *args],
-        cwd=workspace, env=kairox_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=workspace,
+        env=kairox_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     lines: list[str] = []
     ready = threading.Event()

@@ -10,7 +10,16 @@ from kairox.gateway import AuditLog, AuditRecord, GatewayConfigError, HttpOption
 
 
 def record(tool: str) -> AuditRecord:
-    return AuditRecord(client="c", tool=tool, arguments={"token": "[redacted]"}, decision="allow", rule=None, duration_ms=1.0, outcome="ok", ts=1.0)
+    return AuditRecord(
+        client="c",
+        tool=tool,
+        arguments={"token": "[redacted]"},
+        decision="allow",
+        rule=None,
+        duration_ms=1.0,
+        outcome="ok",
+        ts=1.0,
+    )
 
 
 def test_the_audit_log_rotates_past_its_size_and_keeps_a_few_old_files(tmp_path: Path) -> None:
@@ -29,14 +38,25 @@ def test_an_unwritable_audit_log_is_reported_once_and_never_raises(tmp_path: Pat
     log = AuditLog(tmp_path / "logs" / "gateway.jsonl")
     log.write(record("a"))
     log.write(record("b"))
-    assert len(log.problems) == 1 and log.problems[0].startswith(f"cannot write the audit log {tmp_path / 'logs' / 'gateway.jsonl'}")
+    assert len(log.problems) == 1 and log.problems[0].startswith(
+        f"cannot write the audit log {tmp_path / 'logs' / 'gateway.jsonl'}"
+    )
 
 
 def test_listen_addresses_default_to_loopback() -> None:
     assert [parse_listen(text) for text in ("8765", "0.0.0.0:80", "[::1]:9000", ":7")] == [
-        ("127.0.0.1", 8765), ("0.0.0.0", 80), ("::1", 9000), ("127.0.0.1", 7)
+        ("127.0.0.1", 8765),
+        ("0.0.0.0", 80),
+        ("::1", 9000),
+        ("127.0.0.1", 7),
     ]
-    assert [HttpOptions(host=h).loopback for h in ("127.0.0.1", "::1", "localhost", "0.0.0.0", "10.1.2.3")] == [True, True, True, False, False]
+    assert [HttpOptions(host=h).loopback for h in ("127.0.0.1", "::1", "localhost", "0.0.0.0", "10.1.2.3")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
     with pytest.raises(GatewayConfigError, match="expected \\[HOST:\\]PORT"):
         parse_listen("host:http")
 

@@ -11,7 +11,9 @@ BASELINE = SERVERS / "gateway-conformance-expected-failures.yml"
 
 pytestmark = [
     pytest.mark.timeout(600),
-    pytest.mark.skipif(not SUITE.exists() or not EVERYTHING.exists(), reason="tests/servers/node_modules is not installed (npm ci)"),
+    pytest.mark.skipif(
+        not SUITE.exists() or not EVERYTHING.exists(), reason="tests/servers/node_modules is not installed (npm ci)"
+    ),
 ]
 
 
@@ -22,8 +24,21 @@ def test_server_suite_passes_except_where_the_baseline_says(tmp_path: Path) -> N
     served = start_gateway(workspace, home)
     try:
         run = subprocess.run(
-            [str(NODE), str(SUITE), "server", "--url", served.url, "--expected-failures", str(BASELINE), "-o", str(tmp_path / "results")],
-            capture_output=True, text=True, timeout=500, cwd=SERVERS,
+            [
+                str(NODE),
+                str(SUITE),
+                "server",
+                "--url",
+                served.url,
+                "--expected-failures",
+                str(BASELINE),
+                "-o",
+                str(tmp_path / "results"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=500,
+            cwd=SERVERS,
         )
     finally:
         assert served.stop() == 0, "".join(served.stderr)
@@ -31,8 +46,15 @@ def test_server_suite_passes_except_where_the_baseline_says(tmp_path: Path) -> N
     assert run.returncode == 0, output[-4000:]
     assert "Baseline check passed" in output
     passing = (
-        "server-initialize", "tools-list", "prompts-list", "resources-list", "dns-rebinding-protection", "logging-set-level",
-        "completion-complete", "resources-subscribe", "resources-unsubscribe",
+        "server-initialize",
+        "tools-list",
+        "prompts-list",
+        "resources-list",
+        "dns-rebinding-protection",
+        "logging-set-level",
+        "completion-complete",
+        "resources-subscribe",
+        "resources-unsubscribe",
     )
     for scenario in passing:
         assert f"✓ {scenario}:" in output

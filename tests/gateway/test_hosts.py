@@ -39,10 +39,16 @@ def workspace(root: Path) -> tuple[Path, Path]:
     (ws / "hello.txt").write_text("hello from the kairox workspace\n")
     (ws / "secrets" / "key.txt").write_text("TOP-SECRET-42\n")
     (ws / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ntotal = add(1, 2)\n")
-    (ws / "kairox.toml").write_text('[policy.rules]\nallow = ["shell.exec(echo *)"]\ndeny = ["fs.read(secrets/**)"]\nask = ["shell.exec(touch*)"]\n')
-    (home / "kairox.toml").write_text(f'[lsp_servers.python]\ncommand = {json.dumps(str(JEDI))}\nfile_patterns = ["*.py"]\n')
+    (ws / "kairox.toml").write_text(
+        '[policy.rules]\nallow = ["shell.exec(echo *)"]\ndeny = ["fs.read(secrets/**)"]\nask = ["shell.exec(touch*)"]\n'
+    )
+    (home / "kairox.toml").write_text(
+        f'[lsp_servers.python]\ncommand = {json.dumps(str(JEDI))}\nfile_patterns = ["*.py"]\n'
+    )
     env = {**os.environ, "KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(home / "none.toml")}
-    done = subprocess.run([sys.executable, "-m", "kairox", "trust"], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "kairox", "trust"], cwd=ws, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return ws, home
 
@@ -60,8 +66,18 @@ def run_in_netns(command: list[str], env: dict[str, str], report: Path) -> dict[
     if missing:
         pytest.fail(f"{missing[0]} is not installed: run `npm ci` in tests/servers (package.json pins the hosts)")
     isolate = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
-    runner = [sys.executable, str(SERVERS / "host_model_server.py"), "--port", str(PORT), "--steps", json.dumps(STEPS),
-              "--report", str(report), "--lo-up", "--"]
+    runner = [
+        sys.executable,
+        str(SERVERS / "host_model_server.py"),
+        "--port",
+        str(PORT),
+        "--steps",
+        json.dumps(STEPS),
+        "--report",
+        str(report),
+        "--lo-up",
+        "--",
+    ]
     done = subprocess.run([*isolate, *runner, *command], env=env, capture_output=True, text=True, timeout=360)
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(report.read_text())
@@ -69,8 +85,16 @@ def run_in_netns(command: list[str], env: dict[str, str], report: Path) -> dict[
 
 
 def base_env(home: Path) -> dict[str, str]:
-    keep = {k: os.environ[k] for k in ("LANG", "LC_ALL", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR") if k in os.environ}
-    return {**keep, "HOME": str(home), "PATH": f"{NODE_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin:/usr/sbin:/sbin"}
+    keep = {
+        k: os.environ[k]
+        for k in ("LANG", "LC_ALL", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR")
+        if k in os.environ
+    }
+    return {
+        **keep,
+        "HOME": str(home),
+        "PATH": f"{NODE_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin:/usr/sbin:/sbin",
+    }
 
 
 def check(report: dict[str, object], ws: Path) -> None:
@@ -125,7 +149,14 @@ required = true
 startup_timeout_sec = 60
 """)
     env = {**base_env(tmp_path / "home"), "CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "scripted"}
-    command = [str(BIN / "codex"), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", PROMPT]
+    command = [
+        str(BIN / "codex"),
+        "exec",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--json",
+        PROMPT,
+    ]
     check(run_in_netns(command, env, tmp_path / "report.json"), ws)
 
 
@@ -133,15 +164,28 @@ def test_gemini_cli_sees_every_result_through_kairox_serve(tmp_path: Path) -> No
     ws, home = workspace(tmp_path)
     user = tmp_path / "home"
     (user / ".gemini").mkdir(parents=True)
-    serve = {"command": sys.executable, "args": ["-m", "kairox", "--workspace", str(ws), "serve"], "env": serve_env(home), "trust": True}
-    (user / ".gemini" / "settings.json").write_text(json.dumps({
-        "mcpServers": {"kairox": serve},
-        "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "telemetry": {"enabled": False},
-        "privacy": {"usageStatisticsEnabled": False},
-        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-    }))
-    env = {**base_env(user), "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{PORT}", "GEMINI_API_KEY": "scripted",
-           "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+    serve = {
+        "command": sys.executable,
+        "args": ["-m", "kairox", "--workspace", str(ws), "serve"],
+        "env": serve_env(home),
+        "trust": True,
+    }
+    (user / ".gemini" / "settings.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {"kairox": serve},
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "telemetry": {"enabled": False},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            }
+        )
+    )
+    env = {
+        **base_env(user),
+        "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{PORT}",
+        "GEMINI_API_KEY": "scripted",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
     command = [str(NODE_BIN / "node"), str(BIN / "gemini"), "-p", PROMPT, "--yolo", "--output-format", "stream-json"]
     check(run_in_netns(command, env, tmp_path / "report.json"), ws)

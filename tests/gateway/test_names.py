@@ -11,7 +11,10 @@ from tests.gateway.conftest import SERVERS, in_process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
-LONG = ("summarise_the_quarterly_revenue_figures_for_every_region_no", "summarise_the_quarterly_revenue_figures_for_every_region_so")
+LONG = (
+    "summarise_the_quarterly_revenue_figures_for_every_region_no",
+    "summarise_the_quarterly_revenue_figures_for_every_region_so",
+)
 
 
 @pytest.fixture
@@ -23,7 +26,9 @@ def workspace(tmp_path: Path) -> Path:
         f'args = [{json.dumps(str(SERVERS / "basic_server.py"))}, "--long-names"]\n'
         '[policy.rules]\nallow = ["mcp__basic__*"]\n'
     )
-    done = subprocess.run([sys.executable, "-m", "kairox", "trust"], cwd=ws, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "kairox", "trust"], cwd=ws, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return ws
 

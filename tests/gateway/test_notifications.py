@@ -22,7 +22,9 @@ async def test_an_upstreams_progress_reaches_the_caller_under_its_token(gateway:
 
     async with connect(gateway) as client:
         result = await client.call_tool(
-            "mcp__everything__trigger-long-running-operation", {"duration": 0.6, "steps": 3}, progress_callback=on_progress
+            "mcp__everything__trigger-long-running-operation",
+            {"duration": 0.6, "steps": 3},
+            progress_callback=on_progress,
         )
     assert not result.is_error, text(result)
     assert [(p, t) for p, t, _ in seen] == [(1, 3), (2, 3), (3, 3)]
@@ -38,8 +40,15 @@ async def test_log_messages_reach_a_client_that_set_a_level(gateway: Served) -> 
         await client.set_logging_level("info")
         symbols = await client.call_tool("lsp_document_symbols", {"path": "app.py"})  # starts the language server
     assert not symbols.is_error
-    lsp = [(log.level, log.logger, str(log.data).split(" (pid")[0]) for log in logs if (log.logger or "").startswith("lsp/")]
-    assert lsp == [("info", "lsp/jedi", "language server jedi starting"), ("info", "lsp/jedi", "language server jedi running")]
+    lsp = [
+        (log.level, log.logger, str(log.data).split(" (pid")[0])
+        for log in logs
+        if (log.logger or "").startswith("lsp/")
+    ]
+    assert lsp == [
+        ("info", "lsp/jedi", "language server jedi starting"),
+        ("info", "lsp/jedi", "language server jedi running"),
+    ]
 
 
 async def test_skill_arguments_complete_and_unknown_prompts_complete_to_nothing(gateway: Served) -> None:
@@ -62,7 +71,9 @@ async def test_resource_subscriptions_are_accepted_and_taken_back(gateway: Serve
 def test_argument_completions_are_the_default_and_the_booleans_that_start_with_what_was_typed() -> None:
     loud = SkillArgument(name="loud", type="boolean", default=False)
     region = SkillArgument(name="region", default="north")
-    assert [prompt_argument_values(loud, ""), prompt_argument_values(loud, "t"), prompt_argument_values(region, "no")] == [
-        ["false", "true"], ["true"], ["north"]
-    ]
+    assert [
+        prompt_argument_values(loud, ""),
+        prompt_argument_values(loud, "t"),
+        prompt_argument_values(region, "no"),
+    ] == [["false", "true"], ["true"], ["north"]]
     assert prompt_argument_values(region, "so") == []

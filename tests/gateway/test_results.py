@@ -70,7 +70,9 @@ async def client(tmp_path: Path, isolated_home: Path) -> AsyncIterator[Client]:
     skill = ws / ".kairox" / "skills" / "greet-back" / "SKILL.md"
     skill.parent.mkdir(parents=True)
     skill.write_text(SKILL)
-    done = subprocess.run([sys.executable, "-m", "kairox", "trust"], cwd=ws, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "kairox", "trust"], cwd=ws, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     async with (
         open_gateway(RuntimeOptions(workspace=ws), GatewayOptions(audit_path=tmp_path / "audit.jsonl")) as gateway,
@@ -120,7 +122,9 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 
 async def test_every_served_tool_result_carries_its_text_in_the_structured_form(client: Client) -> None:
     served = {tool.name: tool for tool in (await client.list_tools()).tools}
-    kairox_tools = {n for n, t in served.items() if (t.meta or {}).get("kairox/source") in ("builtin", "lsp", "dap", "skill")}
+    kairox_tools = {
+        n for n, t in served.items() if (t.meta or {}).get("kairox/source") in ("builtin", "lsp", "dap", "skill")
+    }
     assert kairox_tools - {name for name, _ in CALLS} == set()  # every one of them is called below
     seen: dict[str, list[types.CallToolResult]] = {}
     lost: list[tuple[str, list[str]]] = []
@@ -141,15 +145,26 @@ async def test_every_served_tool_result_carries_its_text_in_the_structured_form(
     assert lost == [], "\n".join(map(repr, lost))
     read = seen["fs_read"][0]
     assert read.structured_content is not None and read.structured_content["content"] == "first line\nsecond line\n"
-    assert seen["fs_read"][1].structured_content is not None and seen["fs_read"][1].structured_content["content"] == "gamma\n"
+    assert (
+        seen["fs_read"][1].structured_content is not None
+        and seen["fs_read"][1].structured_content["content"] == "gamma\n"
+    )
     cut = seen["fs_read"][2]  # over the output cap: the structured form is cut with the text, not left whole
     assert cut.structured_content is not None and "content" not in cut.structured_content
     assert cut.structured_content["text"] == text(cut) and cut.structured_content["output_truncated"] is True
     assert text(cut).startswith("line 0000\n") and "[output truncated: 3000 characters, limit 1000;" in text(cut)
     ran, failed = seen["shell_exec"]
     assert ran.structured_content is not None and failed.structured_content is not None
-    assert (ran.structured_content["stdout"], ran.structured_content["stderr"], ran.structured_content["exit_code"]) == ("out-text\n", "err-text\n", 0)
-    assert (failed.is_error, failed.structured_content["stdout"], failed.structured_content["exit_code"]) == (True, "failing\n", 3)
+    assert (
+        ran.structured_content["stdout"],
+        ran.structured_content["stderr"],
+        ran.structured_content["exit_code"],
+    ) == ("out-text\n", "err-text\n", 0)
+    assert (failed.is_error, failed.structured_content["stdout"], failed.structured_content["exit_code"]) == (
+        True,
+        "failing\n",
+        3,
+    )
     launched = seen["dap_launch"][0]
     assert not launched.is_error and launched.structured_content is not None, text(launched)
     definition = seen["lsp_definition"][0].structured_content
@@ -181,7 +196,9 @@ async def test_upstream_results_pass_through_unchanged(gateway: Served) -> None:
     """Images, annotated blocks, resource links, embedded text and blob resources and structured content reach the
     client of ``kairox serve`` exactly as server-everything sends them to a client of its own."""
     direct: list[types.CallToolResult] = []
-    async with Client(StdioServerParameters(command=str(NODE), args=[str(EVERYTHING), "stdio"]), mode="legacy") as upstream:
+    async with Client(
+        StdioServerParameters(command=str(NODE), args=[str(EVERYTHING), "stdio"]), mode="legacy"
+    ) as upstream:
         for name, arguments in UPSTREAM_CALLS:
             direct.append(await upstream.call_tool(name, arguments))
     async with connect(gateway) as client:

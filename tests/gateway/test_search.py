@@ -115,7 +115,9 @@ async def search_add_call_remove(client: Client, changes: Changes) -> dict[str, 
     echo = payload(await client.call_tool("kairox_search_tools", {"query": "return my message unchanged"}))
     seen["echo_top"] = echo["tools"][0]
     seen["denied"] = found(await client.call_tool("kairox_search_tools", {"query": "add two integers", "limit": 20}))
-    seen["hidden"] = found(await client.call_tool("kairox_search_tools", {"query": "report progress steps delay", "limit": 20}))
+    seen["hidden"] = found(
+        await client.call_tool("kairox_search_tools", {"query": "report progress steps delay", "limit": 20})
+    )
     added = payload(await client.call_tool("kairox_add_tools", {"names": ["mcp__basic__echo"]}))
     await changes.wait()
     seen["added"] = added
@@ -149,7 +151,10 @@ def check_round(seen: dict[str, Any], changes: Changes) -> None:
     assert refused.is_error and "no tool named 'mcp__basic__add' is served here" in text(refused)
     assert seen["removed"] == {"listed": [], "changed": True}
     assert seen["listed_after_remove"] == META
-    assert seen["hidden_call"] == "no tool named 'mcp__basic__slow' is served here; kairox_search_tools finds the served tools"
+    assert (
+        seen["hidden_call"]
+        == "no tool named 'mcp__basic__slow' is served here; kairox_search_tools finds the served tools"
+    )
     assert changes.count == 2
 
 
@@ -166,7 +171,11 @@ async def test_search_add_call_and_remove_over_streamable_http(searching: Served
     # the same query without --hide finds the hidden tool first: the gateway's search left it out
     unhidden = subprocess.run(
         [sys.executable, "-m", "kairox", "tools", "search", "report progress steps delay", "--json"],
-        cwd=searching.workspace, env=kairox_env(searching.home), capture_output=True, text=True, timeout=120,
+        cwd=searching.workspace,
+        env=kairox_env(searching.home),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert json.loads(unhidden.stdout)["matches"][0]["name"] == "mcp__basic__slow", unhidden.stderr
 
@@ -194,8 +203,10 @@ def test_search_add_call_and_remove_over_stdio(tmp_path: Path) -> None:
     workspace = write_workspace(tmp_path / "ws")
     trust(workspace, home)
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kairox", "--workspace", str(workspace), "serve", "--search", "--hide", "mcp__basic__slow"],
-        env=kairox_env(home), cwd=str(workspace),
+        command=sys.executable,
+        args=["-m", "kairox", "--workspace", str(workspace), "serve", "--search", "--hide", "mcp__basic__slow"],
+        env=kairox_env(home),
+        cwd=str(workspace),
     )
     changes = Changes()
 

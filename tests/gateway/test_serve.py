@@ -91,9 +91,16 @@ async def test_a_denied_call_returns_the_rules_message(gateway: Served) -> None:
         denied = await client.call_tool("mcp__everything__echo", {"message": "the secret plan"})
     where = f"{gateway.workspace / 'kairox.toml'}:12"
     assert denied.is_error
-    assert text(denied) == f"mcp__everything__echo was not run: denied by deny rule 'mcp__everything__echo(*secret*)' ({where})"
+    assert (
+        text(denied)
+        == f"mcp__everything__echo was not run: denied by deny rule 'mcp__everything__echo(*secret*)' ({where})"
+    )
     record = [r for r in gateway.audit_records() if r["arguments"] == {"message": "the secret plan"}][-1]
-    assert (record["decision"], record["rule"], record["outcome"]) == ("deny", "mcp__everything__echo(*secret*)", "refused")
+    assert (record["decision"], record["rule"], record["outcome"]) == (
+        "deny",
+        "mcp__everything__echo(*secret*)",
+        "refused",
+    )
 
 
 async def test_an_ask_becomes_an_elicitation_approved_or_declined(gateway: Served) -> None:
@@ -104,10 +111,18 @@ async def test_an_ask_becomes_an_elicitation_approved_or_declined(gateway: Serve
     async with connect(gateway, elicitation_callback=answer(None, declined_seen)) as client:
         declined = await client.call_tool("mcp__everything__echo", {"message": "ask again"})
     assert (text(approved), approved.is_error) == ("Echo: ask first", False)
-    assert approved_seen[0].startswith("Allow mcp__everything__echo?\nWhy it asks: ask rule 'mcp__everything__echo(ask*)'")
+    assert approved_seen[0].startswith(
+        "Allow mcp__everything__echo?\nWhy it asks: ask rule 'mcp__everything__echo(ask*)'"
+    )
     assert declined.is_error and len(declined_seen) == 1
-    assert text(declined).startswith("mcp__everything__echo was not run: mcp__everything__echo was declined by the user of mcp")
-    by_message = {r["arguments"]["message"]: r for r in gateway.audit_records() if isinstance(r["arguments"], dict) and "message" in r["arguments"]}  # type: ignore[index]
+    assert text(declined).startswith(
+        "mcp__everything__echo was not run: mcp__everything__echo was declined by the user of mcp"
+    )
+    by_message = {
+        r["arguments"]["message"]: r
+        for r in gateway.audit_records()
+        if isinstance(r["arguments"], dict) and "message" in r["arguments"]
+    }  # type: ignore[index]
     assert (by_message["ask first"]["decision"], by_message["ask first"]["outcome"]) == ("approved", "ok")
     assert (by_message["ask again"]["decision"], by_message["ask again"]["outcome"]) == ("declined", "refused")
 
@@ -118,7 +133,10 @@ async def test_a_client_that_cannot_be_asked_is_told_which_rule_asked_and_how_to
     assert refused.is_error
     message = text(refused)
     assert "approval required: ask rule 'mcp__everything__echo(ask*)'" in message
-    assert "this MCP client cannot answer approval questions (it does not support elicitation); add an allow rule" in message
+    assert (
+        "this MCP client cannot answer approval questions (it does not support elicitation); add an allow rule"
+        in message
+    )
 
 
 async def test_the_2026_stateless_revision_is_served_on_the_same_endpoint(gateway: Served) -> None:
@@ -134,10 +152,18 @@ async def test_the_2026_stateless_revision_is_served_on_the_same_endpoint(gatewa
     assert (text(echo), echo.is_error) == ("Echo: modern", False)
     # a stateless request cannot carry a question back: it comes as input_required, and the retry brings the answer
     assert (text(asked), asked.is_error) == ("Echo: ask modern", False)
-    assert approved_seen[0].startswith("Allow mcp__everything__echo?\nWhy it asks: ask rule 'mcp__everything__echo(ask*)'")
+    assert approved_seen[0].startswith(
+        "Allow mcp__everything__echo?\nWhy it asks: ask rule 'mcp__everything__echo(ask*)'"
+    )
     assert declined.is_error and len(declined_seen) == 1
-    assert text(declined).startswith("mcp__everything__echo was not run: mcp__everything__echo was declined by the user of ")
-    records = [r for r in gateway.audit_records() if isinstance(r["arguments"], dict) and str(r["arguments"].get("message")).startswith("ask modern")]  # type: ignore[union-attr]
+    assert text(declined).startswith(
+        "mcp__everything__echo was not run: mcp__everything__echo was declined by the user of "
+    )
+    records = [
+        r
+        for r in gateway.audit_records()
+        if isinstance(r["arguments"], dict) and str(r["arguments"].get("message")).startswith("ask modern")
+    ]  # type: ignore[union-attr]
     assert [(r["arguments"]["message"], r["decision"], r["outcome"]) for r in records] == [  # type: ignore[index]
         ("ask modern", "input_required", "refused"),
         ("ask modern", "approved", "ok"),
@@ -224,8 +250,14 @@ async def test_no_token_is_401_and_a_foreign_origin_is_403(gateway: Served) -> N
     async with httpx2.AsyncClient(timeout=30) as http:
         missing = await http.post(gateway.url, json=body, headers=headers)
         wrong = await http.post(gateway.url, json=body, headers={**headers, "Authorization": "Bearer nope"})
-        foreign = await http.post(gateway.url, json=body, headers={**headers, "Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.example"})
-        rebound = await http.post(gateway.url, json=body, headers={**headers, "Authorization": f"Bearer {TOKEN}", "Host": "evil.example:80"})
+        foreign = await http.post(
+            gateway.url,
+            json=body,
+            headers={**headers, "Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.example"},
+        )
+        rebound = await http.post(
+            gateway.url, json=body, headers={**headers, "Authorization": f"Bearer {TOKEN}", "Host": "evil.example:80"}
+        )
     assert (missing.status_code, wrong.status_code, foreign.status_code, rebound.status_code) == (401, 401, 403, 421)
     assert missing.headers["www-authenticate"].startswith("Bearer")
 
@@ -256,7 +288,9 @@ async def test_sigterm_lets_the_call_in_flight_finish_then_stops_every_upstream(
         async with connect(served, token=None, elicitation_callback=elicit) as client:
             result = await client.call_tool("mcp__everything__echo", {"message": "ask while stopping"})
         assert (text(result), result.is_error) == ("Echo: ask while stopping", False)
-        assert refused == ["mcp__everything__echo was not run: kairox serve is stopping; call it again once the server is back"]
+        assert refused == [
+            "mcp__everything__echo was not run: kairox serve is stopping; call it again once the server is back"
+        ]
         assert await anyio.to_thread.run_sync(lambda: served.proc.wait(90)) == 0, "".join(served.stderr)
     finally:
         served.stop()

@@ -52,7 +52,9 @@ async def test_a_call_of_a_held_back_tool_is_an_error_result_with_the_notice(unt
         skill = await client.call_tool("skill", {"name": "greet-back", "arguments": {"who": "Ann"}})
         with pytest.raises(Exception) as prompt:
             await client.get_prompt("greet-back", {"who": "Ann"})
-    assert echo.is_error and text(echo).startswith("mcp__everything__echo was not run: it comes from MCP server 'everything', which kairox serve holds back.")
+    assert echo.is_error and text(echo).startswith(
+        "mcp__everything__echo was not run: it comes from MCP server 'everything', which kairox serve holds back."
+    )
     assert trust_command(untrusted) in text(echo)
     assert symbols.is_error and text(symbols).startswith("lsp_document_symbols was not run: its server is held back.")
     assert skill.is_error and text(skill).startswith("skill was not run: the workspace's skills are held back.")

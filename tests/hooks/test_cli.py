@@ -11,8 +11,20 @@ def test_hooks_list_shows_config_and_plugin_hooks_and_approve_records_them(tmp_p
     (plugin / ".claude-plugin").mkdir(parents=True)
     (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "guard", "version": "1.0.0"}))
     (plugin / "hooks").mkdir()
-    (plugin / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}))
-    records = {"plugins": {"guard": {"marketplace": "market", "version": "1.0.0", "path": str(plugin), "source": "./guard", "trust": "community"}}}
+    (plugin / "hooks" / "hooks.json").write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}})
+    )
+    records = {
+        "plugins": {
+            "guard": {
+                "marketplace": "market",
+                "version": "1.0.0",
+                "path": str(plugin),
+                "source": "./guard",
+                "trust": "community",
+            }
+        }
+    }
     (isolated_home / "plugins" / "installed.json").write_text(json.dumps(records))
     (isolated_home / "kairox.toml").write_text('[[hooks.pre_tool_use]]\ncommand = "echo hi"\nmatcher = "fs.write"\n')
 
@@ -21,12 +33,18 @@ def test_hooks_list_shows_config_and_plugin_hooks_and_approve_records_them(tmp_p
     after = kairox("hooks", "list", cwd=tmp_path)
 
     assert before.code == 0, before.stderr
-    assert [(h["name"], h["event"], h["matcher"], h["command"], h["needs_approval"], h["approved"]) for h in before.json()["hooks"]] == [
+    assert [
+        (h["name"], h["event"], h["matcher"], h["command"], h["needs_approval"], h["approved"])
+        for h in before.json()["hooks"]
+    ] == [
         ("config:pre_tool_use.1", "pre_tool_use", "fs.write", "echo hi", False, None),
         ("guard:post_turn", "post_turn", None, "true", True, False),
     ]
     assert approved.code == 0, approved.stderr
-    assert after.stdout.splitlines() == ["config:pre_tool_use.1  pre_tool_use  fs.write  echo hi", "guard:post_turn  post_turn  *  true  approved"]
+    assert after.stdout.splitlines() == [
+        "config:pre_tool_use.1  pre_tool_use  fs.write  echo hi",
+        "guard:post_turn  post_turn  *  true  approved",
+    ]
     assert kairox("hooks", "approve", "nope", cwd=tmp_path).code == 6
 
 

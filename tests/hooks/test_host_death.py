@@ -39,7 +39,9 @@ def alive(pid: int) -> bool:
 def test_unsandboxed_hook_and_its_background_child_die_with_a_killed_host(tmp_path: Path) -> None:
     pidfile = tmp_path / "sleeper.pid"
     command = f"sleep 300 & echo $! > {pidfile}; wait"
-    host = subprocess.Popen([sys.executable, "-c", HOST, str(tmp_path), command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST, str(tmp_path), command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 30
         while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:

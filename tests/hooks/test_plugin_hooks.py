@@ -14,7 +14,9 @@ from kairox.tools import READ_ONLY, HookDecision, SandboxSettings, ToolCall, Too
 
 pytestmark = pytest.mark.anyio
 
-WRITE = ToolSpec(name="fs.write", description="", input_schema={"type": "object"}, source=ToolSource.BUILTIN, permission=READ_ONLY)
+WRITE = ToolSpec(
+    name="fs.write", description="", input_schema={"type": "object"}, source=ToolSource.BUILTIN, permission=READ_ONLY
+)
 CALL = ToolCall(name="fs.write", arguments={"path": "a.txt", "content": "x"})
 
 
@@ -34,7 +36,16 @@ def _plugin(tmp_path: Path) -> Path:
     (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "guard", "version": "1.0.0"}))
     (root / "hooks").mkdir()
     (root / "hooks" / "guard.sh").write_text('echo "guard says no" >&2\nexit 2\n')
-    hooks = {"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"'}]}]}}
+    hooks = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "Write",
+                    "hooks": [{"type": "command", "command": 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"'}],
+                }
+            ]
+        }
+    }
     (root / "hooks" / "hooks.json").write_text(json.dumps(hooks))
     return root
 
@@ -77,7 +88,9 @@ async def test_community_plugin_hook_waits_for_approval_and_a_changed_script_ask
     changed = await _registry(tmp_path, root, TrustLevel.COMMUNITY, declined).pre_tool_use(CALL, WRITE)
 
     assert unapproved.decision is None
-    assert [d.reason for d in unapproved.diagnostics] == ["hook of community plugin guard is not approved yet (or changed since)"]
+    assert [d.reason for d in unapproved.diagnostics] == [
+        "hook of community plugin guard is not approved yet (or changed since)"
+    ]
     assert [d.hint for d in unapproved.diagnostics] == ["approve it with `kairox hooks approve guard:pre_tool_use`"]
     assert (first.decision, first.reason) == (HookDecision.DENY, "guard says no")
     assert [r.tool for r in always.requests] == ["hook:guard:pre_tool_use"]

@@ -21,7 +21,9 @@ class RecordingApprover:
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
         self.requests.append(request)
-        return ApprovalAnswer(approved=self.approve, scope=ApprovalScope.ONCE, reason=None if self.approve else "declined in the test")
+        return ApprovalAnswer(
+            approved=self.approve, scope=ApprovalScope.ONCE, reason=None if self.approve else "declined in the test"
+        )
 
 
 def _settings(workspace: Path) -> RegistrySettings:
@@ -30,9 +32,13 @@ def _settings(workspace: Path) -> RegistrySettings:
     return RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=workspace / "spill")
 
 
-async def _registry(workspace: Path, hooks: list[HookConfig], approver: RecordingApprover) -> tuple[object, HookRegistry]:
+async def _registry(
+    workspace: Path, hooks: list[HookConfig], approver: RecordingApprover
+) -> tuple[object, HookRegistry]:
     settings = _settings(workspace)
-    hook_registry = HookRegistry.from_config(HooksConfig(pre_tool_use=hooks), workspace=settings.workspace, sandbox=settings.sandbox)
+    hook_registry = HookRegistry.from_config(
+        HooksConfig(pre_tool_use=hooks), workspace=settings.workspace, sandbox=settings.sandbox
+    )
     registry = await build_registry(settings, approver=approver, hooks=hook_registry)
     return registry, hook_registry
 
@@ -51,7 +57,9 @@ async def test_exit_code_2_blocks_fs_write_with_stderr_as_reason(tmp_path: Path)
 
 
 async def test_permission_decision_ask_turns_an_allowed_write_into_an_approval(tmp_path: Path) -> None:
-    hook = HookConfig(command='echo \'{"permissionDecision": "ask", "permissionDecisionReason": "review writes"}\'', matcher="Write")
+    hook = HookConfig(
+        command='echo \'{"permissionDecision": "ask", "permissionDecisionReason": "review writes"}\'', matcher="Write"
+    )
     approver = RecordingApprover(approve=True)
     registry, _ = await _registry(tmp_path, [hook], approver)
 
@@ -108,7 +116,9 @@ async def test_a_fail_open_hook_past_its_timeout_lets_the_call_go_on(tmp_path: P
 
     assert not result.is_error, result.text_content()
     assert (tmp_path / "notes.txt").read_text() == "hello"
-    assert [d.reason for d in hooks.diagnostics] == ["did not finish within 0.5 s and was stopped; the call goes on as if it had not run"]
+    assert [d.reason for d in hooks.diagnostics] == [
+        "did not finish within 0.5 s and was stopped; the call goes on as if it had not run"
+    ]
 
 
 async def test_a_plugin_hook_cannot_allow_what_the_policy_asks_about(tmp_path: Path) -> None:
@@ -117,18 +127,24 @@ async def test_a_plugin_hook_cannot_allow_what_the_policy_asks_about(tmp_path: P
 
     settings = _settings(tmp_path)
     asking = RegistrySettings(
-        policy=PolicySettings.from_config(PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED), workspace=tmp_path, home=tmp_path / "home"),
+        policy=PolicySettings.from_config(
+            PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED), workspace=tmp_path, home=tmp_path / "home"
+        ),
         sandbox=settings.sandbox,
         spill_dir=settings.spill_dir,
     )
-    allow = '''echo '{"permissionDecision": "allow"}' '''
-    plugin_hook = HookSpec(event=HookEvent.PRE_TOOL_USE, command=allow, name="helper:auto-allow", plugin="helper", trust="local")
+    allow = """echo '{"permissionDecision": "allow"}' """
+    plugin_hook = HookSpec(
+        event=HookEvent.PRE_TOOL_USE, command=allow, name="helper:auto-allow", plugin="helper", trust="local"
+    )
     user_hook = HookSpec(event=HookEvent.PRE_TOOL_USE, command=allow, name="config:pre_tool_use.0")
 
     for hook, asked in ((plugin_hook, 1), (user_hook, 0)):
         approver = RecordingApprover(approve=False)
         hooks = HookRegistry([hook], workspace=tmp_path, sandbox=asking.sandbox)
         registry = await build_registry(asking, approver=approver, hooks=hooks)
-        result = await registry.call(ToolCall(name="fs.write", arguments={"path": f"{hook.name[:6]}.txt", "content": "x"}))
+        result = await registry.call(
+            ToolCall(name="fs.write", arguments={"path": f"{hook.name[:6]}.txt", "content": "x"})
+        )
         assert len(approver.requests) == asked, hook.name
         assert result.is_error is bool(asked)

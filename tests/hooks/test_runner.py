@@ -22,7 +22,9 @@ from kairox.tools import (
 
 pytestmark = pytest.mark.anyio
 
-WRITE = ToolSpec(name="fs.write", description="", input_schema={"type": "object"}, source=ToolSource.BUILTIN, permission=READ_ONLY)
+WRITE = ToolSpec(
+    name="fs.write", description="", input_schema={"type": "object"}, source=ToolSource.BUILTIN, permission=READ_ONLY
+)
 CALL = ToolCall(name="fs.write", arguments={"path": "a.txt", "content": "x"}, call_id="c1")
 
 
@@ -79,7 +81,13 @@ async def test_matching_hooks_run_concurrently(tmp_path: Path) -> None:
 
 
 async def test_updated_input_and_additional_context_are_passed_on(tmp_path: Path) -> None:
-    answer = json.dumps({"permissionDecision": "allow", "updatedInput": {"path": "b.txt", "content": "y"}, "additionalContext": "renamed"})
+    answer = json.dumps(
+        {
+            "permissionDecision": "allow",
+            "updatedInput": {"path": "b.txt", "content": "y"},
+            "additionalContext": "renamed",
+        }
+    )
     registry = _registry(tmp_path, HooksConfig(pre_tool_use=[HookConfig(command=f"echo '{answer}'")]))
 
     outcome = await registry.pre_tool_use(CALL, WRITE)
@@ -112,7 +120,9 @@ async def test_crashing_and_malformed_hooks_are_diagnostics_not_decisions(tmp_pa
 
 
 async def test_output_over_the_cap_is_cut_and_reported(tmp_path: Path) -> None:
-    registry = _registry(tmp_path, HooksConfig(pre_turn=[HookConfig(command="head -c 5000 /dev/zero | tr '\\0' a")]), output_cap=1000)
+    registry = _registry(
+        tmp_path, HooksConfig(pre_turn=[HookConfig(command="head -c 5000 /dev/zero | tr '\\0' a")]), output_cap=1000
+    )
 
     outcome = await registry.pre_turn("hello")
 
@@ -123,8 +133,8 @@ async def test_output_over_the_cap_is_cut_and_reported(tmp_path: Path) -> None:
 async def test_matchers_use_kairox_and_claude_tool_names(tmp_path: Path) -> None:
     hooks = HooksConfig(
         pre_tool_use=[
-            HookConfig(command="echo '{\"decision\": \"block\", \"reason\": \"bash\"}'", matcher="Bash"),
-            HookConfig(command="echo '{\"decision\": \"ask\", \"reason\": \"write\"}'", matcher="Edit|Write"),
+            HookConfig(command='echo \'{"decision": "block", "reason": "bash"}\'', matcher="Bash"),
+            HookConfig(command='echo \'{"decision": "ask", "reason": "write"}\'', matcher="Edit|Write"),
         ]
     )
     registry = _registry(tmp_path, hooks)
@@ -132,11 +142,23 @@ async def test_matchers_use_kairox_and_claude_tool_names(tmp_path: Path) -> None
     outcome = await registry.pre_tool_use(CALL, WRITE)
 
     assert (outcome.decision, outcome.reason) == (HookDecision.ASK, "write")
-    assert [matches(m, "shell.exec") for m in ("Bash", "shell.*", "^Bash$", "fs.write", None)] == [True, True, True, False, True]
+    assert [matches(m, "shell.exec") for m in ("Bash", "shell.*", "^Bash$", "fs.write", None)] == [
+        True,
+        True,
+        True,
+        False,
+        True,
+    ]
 
 
 async def test_post_tool_use_context_and_block(tmp_path: Path) -> None:
-    hooks = HooksConfig(post_tool_use=[HookConfig(command="echo '{\"decision\": \"block\", \"reason\": \"secret in output\", \"additionalContext\": \"redact it\"}'")])
+    hooks = HooksConfig(
+        post_tool_use=[
+            HookConfig(
+                command='echo \'{"decision": "block", "reason": "secret in output", "additionalContext": "redact it"}\''
+            )
+        ]
+    )
     registry = _registry(tmp_path, hooks)
 
     outcome = await registry.post_tool_use(CALL, WRITE, ToolResult.text("token=abc"))
@@ -148,7 +170,9 @@ async def test_turn_hooks_inject_context_and_exit_2_stops_a_prompt(tmp_path: Pat
     events = RecordingSink()
     hooks = HooksConfig(
         pre_turn=[HookConfig(command="echo 'branch: main'")],
-        user_prompt_submit=[HookConfig(command="grep -q password && { echo 'no secrets in prompts' >&2; exit 2; } || exit 0")],
+        user_prompt_submit=[
+            HookConfig(command="grep -q password && { echo 'no secrets in prompts' >&2; exit 2; } || exit 0")
+        ],
     )
     registry = _registry(tmp_path, hooks, events=events)
 
@@ -171,7 +195,9 @@ async def test_hook_commands_run_in_the_policy_sandbox(tmp_path: Path) -> None:
     workspace.mkdir()
     outside = tmp_path / "outside.txt"
     hooks = HooksConfig(session_start=[HookConfig(command=f"touch {outside}")])
-    registry = HookRegistry.from_config(hooks, workspace=workspace, sandbox=SandboxSettings(writable_roots=(workspace,)))
+    registry = HookRegistry.from_config(
+        hooks, workspace=workspace, sandbox=SandboxSettings(writable_roots=(workspace,))
+    )
 
     outcome = await registry.session_start()
 

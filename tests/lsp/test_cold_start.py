@@ -28,7 +28,7 @@ PY_FILES = {
     "pkg/greeting.py": 'def greet(name: str) -> str:\n    return "Hello, " + name\n',
     "pkg/main.py": 'from pkg.greeting import greet\n\nprint(greet("world"))\n',
     "pkg/util/__init__.py": "",
-    "pkg/util/shout.py": 'from pkg.greeting import greet\n\n\ndef shout(name: str) -> str:\n    return greet(name).upper()\n',
+    "pkg/util/shout.py": "from pkg.greeting import greet\n\n\ndef shout(name: str) -> str:\n    return greet(name).upper()\n",
 }
 SERVERS = {
     "typescript": (typescript_config, TS_FILES, "src/greeting.ts", 17),
@@ -60,7 +60,9 @@ async def test_a_rename_preview_on_a_cold_server_finds_every_caller(tmp_path: Pa
     root = make_project(tmp_path / "proj", files)
     async with LspToolProvider({server: config()}, workspace=root) as provider:
         result = await provider.call_tool(
-            "lsp.rename", {"path": definition, "line": 1, "column": column, "new_name": "welcome"}, CallContext(call_id="t", workspace=root)
+            "lsp.rename",
+            {"path": definition, "line": 1, "column": column, "new_name": "welcome"},
+            CallContext(call_id="t", workspace=root),
         )
     changed = uses(files, "greet")
     assert {name for name, _, _ in changed} == {definition, *(n for n in files if "main" in n or "shout" in n)}
@@ -78,7 +80,9 @@ async def test_references_on_a_cold_server_list_the_callers_in_other_files(tmp_p
     root = make_project(tmp_path / "proj", files)
     async with LspToolProvider({server: config()}, workspace=root) as provider:
         result = await provider.call_tool(
-            "lsp.references", {"path": definition, "line": 1, "column": column}, CallContext(call_id="t", workspace=root)
+            "lsp.references",
+            {"path": definition, "line": 1, "column": column},
+            CallContext(call_id="t", workspace=root),
         )
     assert result.structured is not None
     found = {(item["path"], item["line"]) for item in result.structured["locations"]}
@@ -92,7 +96,9 @@ async def test_workspace_symbols_before_any_file_is_open(tmp_path: Path, server:
     config, files, _definition, _column = SERVERS[server]
     root = make_project(tmp_path / "proj", files)
     async with LspToolProvider({server: config()}, workspace=root) as provider:
-        result = await provider.call_tool("lsp.workspace_symbols", {"query": "shout"}, CallContext(call_id="t", workspace=root))
+        result = await provider.call_tool(
+            "lsp.workspace_symbols", {"query": "shout"}, CallContext(call_id="t", workspace=root)
+        )
     assert result.structured is not None
     symbols = [(s["name"], s["path"]) for s in result.structured["symbols"]]
     shout = next(name for name in files if "shout" in name and not name.endswith("__init__.py"))
@@ -109,7 +115,9 @@ async def test_a_project_larger_than_the_bound_says_the_answer_may_be_incomplete
     root = make_project(tmp_path / "proj", PY_FILES)
     async with LspToolProvider({"jedi": jedi_config()}, workspace=root) as provider:
         result = await provider.call_tool(
-            "lsp.references", {"path": "pkg/greeting.py", "line": 1, "column": 5}, CallContext(call_id="t", workspace=root)
+            "lsp.references",
+            {"path": "pkg/greeting.py", "line": 1, "column": 5},
+            CallContext(call_id="t", workspace=root),
         )
     assert result.text_content().splitlines()[-1] == (
         "(only the first 2 files of the workspace were opened in jedi: the answer may be incomplete; ask again shortly)"
@@ -133,9 +141,13 @@ async def test_a_caller_written_after_the_first_question_is_found_by_the_next(tm
 
 async def test_workspace_symbols_of_a_server_that_fails_to_start_say_it_failed(tmp_path: Path) -> None:
     root = make_project(tmp_path / "proj", PY_FILES)
-    config = LspServerConfig(command=sys.executable, args=[str(HERE.parent / "servers" / "crash_at_start.py")], file_patterns=["*.py"])
+    config = LspServerConfig(
+        command=sys.executable, args=[str(HERE.parent / "servers" / "crash_at_start.py")], file_patterns=["*.py"]
+    )
     async with LspToolProvider({"broken": config}, workspace=root) as provider:
         with pytest.raises(ToolCallError) as caught:
-            await provider.call_tool("lsp.workspace_symbols", {"query": "greet"}, CallContext(call_id="t", workspace=root))
+            await provider.call_tool(
+                "lsp.workspace_symbols", {"query": "greet"}, CallContext(call_id="t", workspace=root)
+            )
     assert caught.value.reason.startswith("language server 'broken' did not start:")
     assert "No symbols" not in str(caught.value)

@@ -261,4 +261,7 @@ async def test_a_fifo_in_the_workspace_neither_hangs_a_tool_nor_the_search_for_a
     async with LspToolProvider({"jedi": jedi_config()}, workspace=workspace) as provider:
         with pytest.raises(ToolCallError, match=r"aaa\.py"):
             await provider.call_tool("lsp.definition", {"path": "aaa.py", "line": 1, "column": 1}, context)
-    assert list(_candidate_files(workspace, ["*.py"], "make", lambda _: True)) == [workspace / "lib.py", workspace / "main.py"]
+    assert list(_candidate_files(workspace, ["*.py"], "make", lambda _: True)) == [
+        workspace / "lib.py",
+        workspace / "main.py",
+    ]

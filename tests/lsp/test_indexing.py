@@ -26,7 +26,9 @@ def indexing_server(index_sec: float, **changes: object) -> LspServerConfig:
 
 async def first_call(project: Path, config: LspServerConfig, query: str, name: str = "busy") -> ToolResult:
     async with LspToolProvider({name: config}, workspace=project) as provider:
-        return await provider.call_tool("lsp.workspace_symbols", {"query": query}, CallContext(call_id="t", workspace=project))
+        return await provider.call_tool(
+            "lsp.workspace_symbols", {"query": query}, CallContext(call_id="t", workspace=project)
+        )
 
 
 async def test_the_first_workspace_query_waits_for_the_indexing_to_end(project: Path) -> None:
@@ -42,8 +44,12 @@ async def test_a_query_while_the_indexing_outlasts_the_bound_says_it_is_still_in
         "(it answered: Error processing request. No Project. Error: No Project.); ask again shortly."
     )
     assert result.structured == {
-        "server": "busy", "symbols": [], "complete": False, "incomplete_reason": "busy had not finished loading the project (Indexing)",
-        "indexing": ["Indexing"], "message": result.text_content(),
+        "server": "busy",
+        "symbols": [],
+        "complete": False,
+        "incomplete_reason": "busy had not finished loading the project (Indexing)",
+        "indexing": ["Indexing"],
+        "message": result.text_content(),
     }
 
 

@@ -73,7 +73,12 @@ async def test_results_say_the_server_is_still_indexing_instead_of_looking_empty
     assert during.text_content() == (
         "No definition found at pkg/main.py:1:1, but busy is still working (Indexing): try again shortly."
     )
-    assert during.structured == {"server": "busy", "locations": [], "indexing": ["Indexing"], "message": during.text_content()}
+    assert during.structured == {
+        "server": "busy",
+        "locations": [],
+        "indexing": ["Indexing"],
+        "message": during.text_content(),
+    }
     assert after.text_content() == "No definition found at pkg/main.py:1:1."
 
 
@@ -158,7 +163,9 @@ async def test_a_server_killed_mid_request_fails_it_clearly_then_runs_again(proj
         first = await server.ensure_running()
         first_pid = first.child.pid
         await first.sync_document(project / "pkg" / "main.py")
-        os.killpg(first_pid, signal.SIGSTOP)  # the server and its guard: the request below stays unanswered until the kill
+        os.killpg(
+            first_pid, signal.SIGSTOP
+        )  # the server and its guard: the request below stays unanswered until the kill
         failure: list[BaseException] = []
 
         async def definition() -> None:
@@ -314,9 +321,7 @@ async def test_a_relative_command_runs_from_the_folder_of_the_file_that_configur
     assert info == {"name": "busy"}
 
 
-async def test_a_server_name_cannot_lead_its_log_file_out_of_the_log_folder(
-    project: Path, tmp_path: Path
-) -> None:
+async def test_a_server_name_cannot_lead_its_log_file_out_of_the_log_folder(project: Path, tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     async with LspToolProvider({"../../escaped": busy_config()}, workspace=project, log_dir=logs) as provider:
         await provider.servers["../../escaped"].ensure_running()

@@ -33,9 +33,7 @@ def test_a_column_past_the_end_of_the_line_stays_at_its_end() -> None:
         ("main.py", "./*.py", True),
     ],
 )
-def test_file_patterns_match_names_anywhere_and_paths_from_the_root(
-    path: str, pattern: str, expected: bool
-) -> None:
+def test_file_patterns_match_names_anywhere_and_paths_from_the_root(path: str, pattern: str, expected: bool) -> None:
     assert matches_pattern(PurePosixPath(path), pattern) is expected
 
 
@@ -46,6 +44,8 @@ def test_a_reply_naming_a_file_with_a_nul_byte_renders_as_a_missing_file(tmp_pat
 
     client = LspClient("x", LspServerConfig(command="true"), workspace=tmp_path)
     where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
-    found = locations(client, [{"uri": "file:///a%00b.py", "range": where}, {"uri": "file:///c\x00d.py", "range": where}])
+    found = locations(
+        client, [{"uri": "file:///a%00b.py", "range": where}, {"uri": "file:///c\x00d.py", "range": where}]
+    )
     assert [item["path"] for item in found] == ["/a\ufffdb.py", "/c\ufffdd.py"]
     assert [item["text"] for item in found] == ["", ""]

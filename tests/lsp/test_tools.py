@@ -35,18 +35,12 @@ async def test_tools_are_read_only_lsp_tools_and_list_without_starting_a_server(
         "lsp.diagnostics",
         "lsp.rename",
     ]
-    assert {(s.source, s.permission.access, s.origin) for s in specs} == {
-        (ToolSource.LSP, Access.READ, "lsp")
-    }
+    assert {(s.source, s.permission.access, s.origin) for s in specs} == {(ToolSource.LSP, Access.READ, "lsp")}
     assert sink.events == []
 
 
-async def test_definition_of_a_call_site_gives_the_defining_file_and_line(
-    project: Path, server_name: str
-) -> None:
-    (result,) = await call(
-        project, server_name, ("lsp.definition", {"path": "pkg/main.py", "line": 4, "column": 7})
-    )
+async def test_definition_of_a_call_site_gives_the_defining_file_and_line(project: Path, server_name: str) -> None:
+    (result,) = await call(project, server_name, ("lsp.definition", {"path": "pkg/main.py", "line": 4, "column": 7}))
     assert result.text_content() == "pkg/greeting.py:15:5: def make(name: str) -> Greeter:"
     assert result.structured == {
         "server": server_name,
@@ -76,20 +70,14 @@ async def test_references_find_every_use_with_character_columns_on_a_non_ascii_l
     ]
 
 
-async def test_a_position_after_non_ascii_text_reaches_the_right_name(
-    project: Path, server_name: str
-) -> None:
+async def test_a_position_after_non_ascii_text_reaches_the_right_name(project: Path, server_name: str) -> None:
     # column 33 is the "g" of greet, after an emoji that takes two UTF-16 code units
-    (result,) = await call(
-        project, server_name, ("lsp.definition", {"path": "pkg/main.py", "line": 3, "column": 33})
-    )
+    (result,) = await call(project, server_name, ("lsp.definition", {"path": "pkg/main.py", "line": 3, "column": 33}))
     assert result.text_content() == 'pkg/greeting.py:10:9: def greet(self, punctuation: str = "!") -> str:'
 
 
 async def test_hover_returns_the_signature_and_the_docstring(project: Path, server_name: str) -> None:
-    (result,) = await call(
-        project, server_name, ("lsp.hover", {"path": "pkg/greeting.py", "line": 10, "column": 9})
-    )
+    (result,) = await call(project, server_name, ("lsp.hover", {"path": "pkg/greeting.py", "line": 10, "column": 9}))
     text = result.text_content()
     assert 'greet(self, punctuation: str = "!") -> str' in text.replace('str="!"', 'str = "!"')
     assert "Return a greeting for the name." in text
@@ -142,9 +130,7 @@ async def test_diagnostics_follow_edits_on_disk(project: Path) -> None:
 
 
 async def test_rename_returns_edits_for_every_use_and_writes_nothing(project: Path, server_name: str) -> None:
-    (result,) = await call(
-        project, server_name, ("lsp.rename", {"symbol": "Greeter.greet", "new_name": "salute"})
-    )
+    (result,) = await call(project, server_name, ("lsp.rename", {"symbol": "Greeter.greet", "new_name": "salute"}))
     assert result.text_content().splitlines() == [
         "Preview: renaming to 'salute' changes 3 line(s) in 2 file(s); nothing was written.",
         'pkg/greeting.py:10: - def greet(self, punctuation: str = "!") -> str:',
@@ -206,9 +192,7 @@ async def test_servers_start_on_first_use_of_a_matching_file_only(project: Path)
     assert sink.of_type(LspServerRunning)[0].server == "jedi"
 
 
-async def test_lines_are_counted_as_servers_count_them_past_a_form_feed(
-    project: Path, server_name: str
-) -> None:
+async def test_lines_are_counted_as_servers_count_them_past_a_form_feed(project: Path, server_name: str) -> None:
     # Python's str.splitlines also breaks at \f, \v and \u2028; LSP breaks only at \n, \r\n and \r
     (project / "pkg" / "paged.py").write_text(
         'SEP = "a\u2028b"\n\x0c\nfrom pkg.greeting import make\n\nprint(make("y"))\n', encoding="utf-8"

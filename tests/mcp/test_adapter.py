@@ -25,11 +25,11 @@ def _ctx() -> CallContext:
     return CallContext(call_id="a", workspace=Path("."))
 
 
-
 @pytest.fixture
 def python_server(either_session_server: Callable[..., McpServerConfig]) -> Callable[..., McpServerConfig]:
     """Every test here holds with the SDK's session and with Kairox's own."""
     return either_session_server
+
 
 async def test_tools_get_prefixed_names_source_origin_and_hints(
     python_server: Callable[..., McpServerConfig], tmp_path: Path
@@ -42,8 +42,13 @@ async def test_tools_get_prefixed_names_source_origin_and_hints(
     assert (echo.source, echo.origin, echo.description) == (ToolSource.MCP, "basic", "Return the message unchanged.")
     assert echo.annotations == ToolAnnotations(read_only_hint=True, open_world_hint=False)
     # read-only by its own word, but the server's annotations are not trusted: held as a write
-    assert (echo.permission, echo.annotations_trusted) == (PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True), False)
-    assert specs["mcp__basic__add"].permission == PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True)
+    assert (echo.permission, echo.annotations_trusted) == (
+        PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True),
+        False,
+    )
+    assert specs["mcp__basic__add"].permission == PermissionProfile(
+        access=Access.EXTERNAL, destructive=True, open_world=True
+    )
     assert specs["mcp__basic__add"].output_schema is not None
     assert echo.meta == {"mcp_server": "basic", "mcp_tool": "echo"}
     assert result.text_content() == "via adapter"
@@ -58,9 +63,9 @@ def test_annotations_only_narrow_what_a_tool_may_do_and_only_when_trusted() -> N
     assert permission_for(ToolAnnotations(read_only_hint=True), trusted=True) == PermissionProfile(
         access=Access.EXTERNAL, destructive=False, open_world=True
     )
-    assert permission_for(ToolAnnotations(read_only_hint=True, open_world_hint=False), trusted=True) == PermissionProfile(
-        access=Access.EXTERNAL, destructive=False, open_world=False
-    )
+    assert permission_for(
+        ToolAnnotations(read_only_hint=True, open_world_hint=False), trusted=True
+    ) == PermissionProfile(access=Access.EXTERNAL, destructive=False, open_world=False)
 
 
 async def test_a_server_whose_annotations_are_trusted_gives_read_only_tools(
@@ -70,11 +75,18 @@ async def test_a_server_whose_annotations_are_trusted_gives_read_only_tools(
     async with McpClient("basic", config, workspace=tmp_path) as client:
         specs = {spec.name: spec for spec in await McpToolAdapter(client).list_tools()}
     echo = specs["mcp__basic__echo"]
-    assert (echo.permission, echo.annotations_trusted) == (PermissionProfile(access=Access.EXTERNAL, destructive=False, open_world=False), True)
-    assert specs["mcp__basic__add"].permission == PermissionProfile(access=Access.EXTERNAL, destructive=True, open_world=True)
+    assert (echo.permission, echo.annotations_trusted) == (
+        PermissionProfile(access=Access.EXTERNAL, destructive=False, open_world=False),
+        True,
+    )
+    assert specs["mcp__basic__add"].permission == PermissionProfile(
+        access=Access.EXTERNAL, destructive=True, open_world=True
+    )
 
 
-async def test_enabled_then_disabled_tools_filter(python_server: Callable[..., McpServerConfig], tmp_path: Path) -> None:
+async def test_enabled_then_disabled_tools_filter(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
     config = python_server("basic_server.py", enabled_tools=["echo", "add", "log"], disabled_tools=["log"])
     async with McpClient("basic", config, workspace=tmp_path) as client:
         adapter = McpToolAdapter(client)

@@ -90,7 +90,12 @@ def test_project_servers_with_quoted_names_wait_for_trust_too(workspace: Path) -
 
     assert listed.returncode == 0, listed.stderr
     (entry,) = json.loads(listed.stdout)["servers"]
-    assert (entry["name"], entry["trust"], entry["layer"], entry["source"]) == ("a.b", "pending", "project", f"{workspace / 'kairox.toml'}:1")
+    assert (entry["name"], entry["trust"], entry["layer"], entry["source"]) == (
+        "a.b",
+        "pending",
+        "project",
+        f"{workspace / 'kairox.toml'}:1",
+    )
     assert [(s["name"], s["status"]) for s in json.loads(status.stdout)["servers"]] == [("a.b", "held_back")]
     assert not marker.exists()
 
@@ -139,9 +144,13 @@ def test_call_everything_echo_through_the_gate(workspace: Path) -> None:
 
 def test_add_and_remove_keep_the_user_file(workspace: Path, isolated_home: Path) -> None:
     user_file = isolated_home / "kairox.toml"
-    user_file.write_text("# my settings\nmodel = \"x\"\n")
-    added = kairox(workspace, "mcp", "add", "basic", "--env", "A=1", "--", sys.executable, str(SERVERS / "basic_server.py"))
-    remote = kairox(workspace, "mcp", "add", "remote", "--transport", "http", "--url", "http://127.0.0.1:9/mcp", "-H", "X-Key: v")
+    user_file.write_text('# my settings\nmodel = "x"\n')
+    added = kairox(
+        workspace, "mcp", "add", "basic", "--env", "A=1", "--", sys.executable, str(SERVERS / "basic_server.py")
+    )
+    remote = kairox(
+        workspace, "mcp", "add", "remote", "--transport", "http", "--url", "http://127.0.0.1:9/mcp", "-H", "X-Key: v"
+    )
     assert (added.returncode, remote.returncode) == (0, 0), added.stderr + remote.stderr
     listed = {s["name"]: s for s in json.loads(kairox(workspace, "mcp", "list", "--json").stdout)["servers"]}
     assert (listed["basic"]["layer"], listed["basic"]["args"]) == ("user", [str(SERVERS / "basic_server.py")])
@@ -149,7 +158,7 @@ def test_add_and_remove_keep_the_user_file(workspace: Path, isolated_home: Path)
     assert kairox(workspace, "mcp", "remove", "remote").returncode == 0
     assert kairox(workspace, "mcp", "remove", "basic").returncode == 0
     assert kairox(workspace, "mcp", "remove", "basic").returncode == 6
-    assert user_file.read_text().startswith("# my settings\nmodel = \"x\"\n")
+    assert user_file.read_text().startswith('# my settings\nmodel = "x"\n')
     assert json.loads(kairox(workspace, "mcp", "list", "--json").stdout) == {"servers": []}
 
 
@@ -176,14 +185,19 @@ def test_add_refuses_a_name_that_is_not_one_word(workspace: Path, isolated_home:
     dotted = kairox(workspace, "mcp", "add", "a.b", "--", "true")
     spaced = kairox(workspace, "mcp", "add", "bad name!", "--", "true")
     assert (dotted.returncode, spaced.returncode) == (2, 2)
-    assert dotted.stderr == "kairox: MCP server name 'a.b' may hold only letters, digits, '_' and '-' (it becomes part of tool names)\n"
+    assert (
+        dotted.stderr
+        == "kairox: MCP server name 'a.b' may hold only letters, digits, '_' and '-' (it becomes part of tool names)\n"
+    )
     assert "Traceback" not in spaced.stderr
     assert user_file.read_text() == "# mine\n"
 
 
 def test_remove_finds_a_server_whose_name_needs_quotes(workspace: Path, isolated_home: Path) -> None:
     user_file = isolated_home / "kairox.toml"
-    user_file.write_text('# mine\n[mcp_servers."my tools"]\ncommand = "true"\n\n[mcp_servers."a.b"]\ncommand = "true"\n')
+    user_file.write_text(
+        '# mine\n[mcp_servers."my tools"]\ncommand = "true"\n\n[mcp_servers."a.b"]\ncommand = "true"\n'
+    )
 
     spaced = kairox(workspace, "mcp", "remove", "my tools")
     dotted = kairox(workspace, "mcp", "remove", "a.b", "--layer", "user")

@@ -25,6 +25,7 @@ from kairox.tools import AudioContent, EmbeddedResource, ImageContent, ResourceL
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
+
 @pytest.fixture
 def python_server(either_session_server: Callable[..., McpServerConfig]) -> Callable[..., McpServerConfig]:
     return either_session_server
@@ -178,7 +179,9 @@ async def test_the_log_file_stays_in_the_log_folder_whatever_the_server_name(
 ) -> None:
     folder = isolated_home / "logs" / "mcp"
     names = ["../../escaped", "a/b", "a_b"]
-    clients = [McpClient(name, python_server("basic_server.py"), workspace=tmp_path, home=isolated_home) for name in names]
+    clients = [
+        McpClient(name, python_server("basic_server.py"), workspace=tmp_path, home=isolated_home) for name in names
+    ]
     assert [c.log_path.parent for c in clients] == [folder] * 3
     assert len({c.log_path for c in clients}) == 3
     assert clients[2].log_path == folder / "a_b.log"

@@ -24,7 +24,10 @@ def test_text_blob_that_is_not_base64_is_kept_as_the_blob() -> None:
     result = resource_contents_from_wire(raw)
 
     assert result == ToolResult(
-        content=(TextContent(text="hi"), EmbeddedResource(uri="file:///b.txt", mime_type="text/plain", blob="!!!notbase64"))
+        content=(
+            TextContent(text="hi"),
+            EmbeddedResource(uri="file:///b.txt", mime_type="text/plain", blob="!!!notbase64"),
+        )
     )
 
 

@@ -27,20 +27,27 @@ def hostile(*args: str, **settings: object) -> McpServerConfig:
 
 def left_out(name: str, reason: str) -> ExtensionLoadFailure:
     return ExtensionLoadFailure(
-        kind="tool", name=name, source="server:h", reason=f"left out: {reason}",
+        kind="tool",
+        name=name,
+        source="server:h",
+        reason=f"left out: {reason}",
         hint="the server's other tools are offered; report the schema to the server's authors",
     )
 
 
 async def test_a_megabyte_description_reaches_the_model_cut_to_the_cap_with_a_diagnostic(tmp_path: Path) -> None:
-    async with McpServerManager({"h": hostile("--description-chars", "1000000")}, workspace=tmp_path, home=tmp_path) as manager:
+    async with McpServerManager(
+        {"h": hostile("--description-chars", "1000000")}, workspace=tmp_path, home=tmp_path
+    ) as manager:
         adapter = McpToolAdapter(manager.clients["h"])
         specs = {spec.name: spec for spec in await adapter.list_tools()}
     assert specs["mcp__h__t0"].description == "d" * 2048
     assert specs["mcp__h__t1"].description == "tool 1"
     assert adapter.diagnostics == [
         Diagnostic(
-            kind="tool", name="t0", source="server:h",
+            kind="tool",
+            name="t0",
+            source="server:h",
             reason="its description has 1000000 characters; the model sees the first 2048",
             hint="raise mcp_servers.h.max_description_chars to show more",
         )
@@ -68,7 +75,9 @@ async def test_three_thousand_tools_are_capped_per_server_with_a_diagnostic(tmp_
     assert few == [f"mcp__small__t{i}" for i in range(5)]
     assert big.diagnostics == [
         Diagnostic(
-            kind="mcp_server", name="h", source="server:h",
+            kind="mcp_server",
+            name="h",
+            source="server:h",
             reason="lists more than 200 tools; 2800 were left out",
             hint="pick the ones you need with mcp_servers.h.enabled_tools, or raise mcp_servers.h.max_tools",
         )
@@ -102,7 +111,10 @@ async def test_looping_dangling_and_remote_refs_are_refused_when_listed_not_when
     assert visible == ["mcp__h__t0", "mcp__h__t1", "mcp__h__t2"]
     assert good.text_content() == "ok t0"
     assert adapter.diagnostics == [
-        left_out("loop", "its input schema refers to itself at '/$defs/node' without descending into the arguments (a $ref loop)"),
+        left_out(
+            "loop",
+            "its input schema refers to itself at '/$defs/node' without descending into the arguments (a $ref loop)",
+        ),
         left_out("dangling", "its input schema cannot be used: $ref '#/$defs/missing' points to nothing in the schema"),
         left_out(
             "remote",

@@ -37,9 +37,7 @@ print(json.dumps({{"heavy": heavy, "built": built, "transport": config.transport
 
 
 def test_an_mcp_host_imports_no_module_only_other_paths_need() -> None:
-    run = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(HEAVY)], capture_output=True, text=True, timeout=60
-    )
+    run = subprocess.run([sys.executable, "-c", PROBE, json.dumps(HEAVY)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout) == {"heavy": [], "built": [], "transport": "stdio"}
 
@@ -69,7 +67,10 @@ def test_the_host_guard_starts_on_modules_built_into_the_interpreter() -> None:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     guard = subprocess.Popen(
         [sys.executable, "-I", "-S", "-X", "importtime", str(GUARD_SCRIPT), "--host", str(os.getpid())],
-        stdin=theirs.fileno(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        stdin=theirs.fileno(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     theirs.close()
     with ours:
@@ -80,14 +81,20 @@ def test_the_host_guard_starts_on_modules_built_into_the_interpreter() -> None:
         ours.settimeout(30)
         assert "pid" in marshal.loads(ours.recv(1 << 16))
     _, stderr = guard.communicate(timeout=30)
-    bare = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "import os"], capture_output=True, text=True, timeout=30)
+    bare = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", "-c", "import os"], capture_output=True, text=True, timeout=30
+    )
     extra = set(_imported(stderr)) - set(_imported(bare.stderr))
     assert {"_socket", "select"} <= extra  # (it sees the modules the guard does load)
     assert extra <= {"_signal", "_socket", "marshal", "select", "_ctypes"}, f"the guard imports more: {sorted(extra)}"
 
 
 def _imported(importtime: str) -> list[str]:
-    return [line.rsplit("|", 1)[-1].strip() for line in importtime.splitlines() if line.startswith("import time:") and "|" in line]
+    return [
+        line.rsplit("|", 1)[-1].strip()
+        for line in importtime.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
 
 
 def test_a_stdio_client_starts_the_guard_before_its_server_is_asked_for(tmp_path: Path) -> None:

@@ -82,7 +82,9 @@ async def test_servers_failing_while_starting_settle_failed_with_their_stderr_an
     stubborn = tmp_path / "stubborn.py"
     stubborn.write_text(STUBBORN)
     servers = {
-        "probe": python_server("lean_server.py", "--exit-on-discover", "--delay-init-ms", "60000", startup_timeout_sec=1),
+        "probe": python_server(
+            "lean_server.py", "--exit-on-discover", "--delay-init-ms", "60000", startup_timeout_sec=1
+        ),
         "stubborn": McpServerConfig(command=sys.executable, args=[str(stubborn)], startup_timeout_sec=1),
         "crash": python_server("crash_at_start.py", startup_timeout_sec=1),
     }
@@ -123,11 +125,18 @@ async def test_disabled_and_untrusted_servers_are_not_started(
         "project": python_server("basic_server.py"),
     }
     sink = RecordingSink()
-    async with McpServerManager(servers, workspace=tmp_path, events=sink, is_pending=lambda n: n == "project") as manager:
+    async with McpServerManager(
+        servers, workspace=tmp_path, events=sink, is_pending=lambda n: n == "project"
+    ) as manager:
         statuses = {state.name: state.status for state in manager.states()}
     assert statuses == {"on": ServerStatus.READY, "off": ServerStatus.DISABLED, "project": ServerStatus.PENDING_TRUST}
     summary = sink.of_type(McpStartupSummary)[0]
-    assert (summary.ready, summary.failed, summary.disabled, summary.pending_trust) == (("on",), (), ("off",), ("project",))
+    assert (summary.ready, summary.failed, summary.disabled, summary.pending_trust) == (
+        ("on",),
+        (),
+        ("off",),
+        ("project",),
+    )
 
 
 async def test_garbage_lines_do_not_break_a_working_server(
@@ -185,14 +194,15 @@ HOST = textwrap.dedent(
 
 
 @pytest.mark.timeout(60)
-async def test_no_server_survives_a_sigkilled_host(
-    tmp_path: Path, groups: Callable[[int], list[int]]
-) -> None:
+async def test_no_server_survives_a_sigkilled_host(tmp_path: Path, groups: Callable[[int], list[int]]) -> None:
     script = tmp_path / "host.py"
     script.write_text(HOST)
     server = Path(__file__).resolve().parents[1] / "servers" / "basic_server.py"
     host = subprocess.Popen(
-        [sys.executable, str(script), str(server), str(tmp_path)], stdout=subprocess.PIPE, text=True, env=dict(os.environ)
+        [sys.executable, str(script), str(server), str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
     )
     try:
         assert host.stdout is not None
@@ -220,7 +230,9 @@ async def test_from_resolved_starts_kairox_toml_and_mcp_json_servers(tmp_path: P
     workspace = tmp_path / "ws"
     (workspace / ".git").mkdir(parents=True)
     (workspace / "kairox.toml").write_text(f'[mcp_servers.toml]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n')
-    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"json": {"command": sys.executable, "args": [str(server)]}}}))
+    (workspace / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"json": {"command": sys.executable, "args": [str(server)]}}})
+    )
     untrusted = resolve_config(workspace)
     async with McpServerManager.from_resolved(untrusted) as manager:
         before = {s.name: s.status for s in manager.states()}

@@ -27,7 +27,9 @@ def test_wrapped_form_with_every_transport_type(tmp_path: Path) -> None:
     assert loaded.diagnostics == ()
     assert loaded.servers == {
         "files": McpServerConfig(type="stdio", command="npx", args=["-y", "server-files"], env={"TOKEN": ""}),
-        "remote": McpServerConfig(type="streamable_http", url="https://example.invalid/mcp", headers={"X-Key": "${KEY}"}),
+        "remote": McpServerConfig(
+            type="streamable_http", url="https://example.invalid/mcp", headers={"X-Key": "${KEY}"}
+        ),
         "stream": McpServerConfig(type="streamable_http", url="https://example.invalid/s"),
         "events": McpServerConfig(type="sse", url="https://example.invalid/sse"),
     }
@@ -37,7 +39,9 @@ def test_wrapped_form_with_every_transport_type(tmp_path: Path) -> None:
 
 def test_flat_form_and_claude_extras(tmp_path: Path) -> None:
     path = tmp_path / ".mcp.json"
-    path.write_text(json.dumps({"git": {"command": "uvx", "args": ["mcp-server-git"], "disabled": True, "alwaysAllow": []}}))
+    path.write_text(
+        json.dumps({"git": {"command": "uvx", "args": ["mcp-server-git"], "disabled": True, "alwaysAllow": []}})
+    )
     loaded = read_mcp_json(path, source="plugin:git-tools")
     assert loaded.servers == {"git": McpServerConfig(command="uvx", args=["mcp-server-git"], enabled=False)}
     (note,) = loaded.diagnostics
@@ -50,7 +54,9 @@ def test_flat_form_and_claude_extras(tmp_path: Path) -> None:
 
 def test_broken_entry_is_reported_with_its_line_and_the_rest_load(tmp_path: Path) -> None:
     path = tmp_path / ".mcp.json"
-    path.write_text('{\n  "mcpServers": {\n    "ok": {"command": "a"},\n    "bad": {"type": "sse", "command": "b"}\n  }\n}\n')
+    path.write_text(
+        '{\n  "mcpServers": {\n    "ok": {"command": "a"},\n    "bad": {"type": "sse", "command": "b"}\n  }\n}\n'
+    )
     loaded = read_mcp_json(path)
     assert list(loaded.servers) == ["ok"]
     assert loaded.diagnostics == (

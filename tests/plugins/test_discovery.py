@@ -42,7 +42,11 @@ def test_workspace_plugins_wait_for_trust(tmp_path: Path, isolated_home: Path) -
 
     plugin = untrusted.get("team")
     assert plugin is not None
-    assert (plugin.origin, plugin.enabled, plugin.disabled_reason) == (PluginOrigin.WORKSPACE, False, "workspace plugins wait for `kairox trust`")
+    assert (plugin.origin, plugin.enabled, plugin.disabled_reason) == (
+        PluginOrigin.WORKSPACE,
+        False,
+        "workspace plugins wait for `kairox trust`",
+    )
     assert untrusted.active() == ()
     assert [p.name for p in trusted.active()] == ["team"]
 
@@ -53,7 +57,9 @@ def test_paths_are_relative_to_the_file_that_lists_them(tmp_path: Path, isolated
 
     found = discover_from_resolved(resolve_config(tmp_path))
 
-    assert [(p.name, p.origin, p.root, p.active) for p in found.plugins] == [("alpha", PluginOrigin.PATH, (isolated_home / "mine" / "alpha").resolve(), True)]
+    assert [(p.name, p.origin, p.root, p.active) for p in found.plugins] == [
+        ("alpha", PluginOrigin.PATH, (isolated_home / "mine" / "alpha").resolve(), True)
+    ]
 
 
 def test_disabled_plugin_and_disabled_contribution_are_not_routed(tmp_path: Path, isolated_home: Path) -> None:
@@ -88,7 +94,9 @@ def test_entry_path_overrides_where_a_plugin_loads_from(tmp_path: Path, isolated
 
     gamma = found.get("gamma")
     assert gamma is not None and (gamma.version, gamma.origin) == ("2.0.0-dev", PluginOrigin.PATH)
-    assert [(d.severity, d.source) for d in found.diagnostics] == [(Severity.INFO, str((isolated_home / "plugins" / "gamma").resolve()))]
+    assert [(d.severity, d.source) for d in found.diagnostics] == [
+        (Severity.INFO, str((isolated_home / "plugins" / "gamma").resolve()))
+    ]
 
 
 def test_routing_gives_servers_with_plugin_provenance_and_the_users_entry_wins(tmp_path: Path) -> None:
@@ -96,8 +104,13 @@ def test_routing_gives_servers_with_plugin_provenance_and_the_users_entry_wins(t
         tmp_path / "srv",
         {"name": "srv", "lspServers": {"py": {"command": "pylsp", "extensionToLanguage": {".py": "python"}}}},
     )
-    write_json(root / ".mcp.json", {"mcpServers": {"tracker": {"command": "tracker"}, "github": {"type": "http", "url": "https://x.test"}}})
-    config = KairoxConfig.model_validate({"plugins": {"paths": [str(root)]}, "mcp_servers": {"github": {"command": "gh-mcp"}}})
+    write_json(
+        root / ".mcp.json",
+        {"mcpServers": {"tracker": {"command": "tracker"}, "github": {"type": "http", "url": "https://x.test"}}},
+    )
+    config = KairoxConfig.model_validate(
+        {"plugins": {"paths": [str(root)]}, "mcp_servers": {"github": {"command": "gh-mcp"}}}
+    )
 
     found = discover_plugins(config, home=tmp_path / "home")
     routing = route_plugins(found.plugins, mcp_servers=config.mcp_servers, lsp_servers=config.lsp_servers)
@@ -109,7 +122,11 @@ def test_routing_gives_servers_with_plugin_provenance_and_the_users_entry_wins(t
 
 
 def test_two_plugins_with_the_same_server_share_it_and_a_different_one_is_reported(tmp_path: Path) -> None:
-    for name, url in (("a", "https://slack.test/mcp"), ("b", "https://slack.test/mcp"), ("c", "https://other.test/mcp")):
+    for name, url in (
+        ("a", "https://slack.test/mcp"),
+        ("b", "https://slack.test/mcp"),
+        ("c", "https://other.test/mcp"),
+    ):
         root = make_plugin(tmp_path / name, {"name": name})
         write_json(root / ".mcp.json", {"mcpServers": {"slack": {"type": "http", "url": url}}})
     config = KairoxConfig.model_validate({"plugins": {"paths": [str(tmp_path / n) for n in "abc"]}})
@@ -148,7 +165,9 @@ def test_routed_skill_roots_load_in_the_skill_registry_namespaced(tmp_path: Path
     resolved = resolve_config(tmp_path)
 
     routing = route_plugins(discover_from_resolved(resolved).plugins)
-    skills = registry_from_config(resolved, plugin_roots=routing.skill_roots, exclude=routing.disabled_skills, use_cache=False)
+    skills = registry_from_config(
+        resolved, plugin_roots=routing.skill_roots, exclude=routing.disabled_skills, use_cache=False
+    )
 
     real = root.resolve()
     assert routing.skill_roots == (("kit", real / "skills" / "pdf"), ("kit", real / "commands"))
@@ -169,7 +188,9 @@ def test_a_plugin_with_a_wrong_field_type_fails_alone(tmp_path: Path) -> None:
     ]
 
 
-def test_routed_mcp_servers_feed_the_mcp_server_table_with_plugin_provenance(tmp_path: Path, isolated_home: Path) -> None:
+def test_routed_mcp_servers_feed_the_mcp_server_table_with_plugin_provenance(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     from kairox.mcp import McpJsonFile
     from kairox.mcp._sources import configured_servers
 
@@ -187,7 +208,9 @@ def test_routed_mcp_servers_feed_the_mcp_server_table_with_plugin_provenance(tmp
     servers, problems = configured_servers(resolved, extra=extra)
 
     assert problems == ()
-    assert [(s.name, s.layer, s.pending_trust, s.config.command) for s in servers.values()] == [("tracker", "plugin:srv", False, "tracker")]
+    assert [(s.name, s.layer, s.pending_trust, s.config.command) for s in servers.values()] == [
+        ("tracker", "plugin:srv", False, "tracker")
+    ]
 
 
 def test_entry_path_is_relative_to_the_file_that_sets_it(tmp_path: Path, isolated_home: Path) -> None:

@@ -28,13 +28,19 @@ def _plugin(root: Path, version: str | None = "1.2.0") -> Path:
     (root / "commands" / "fix.md").write_text("Fix it.\n")
     (root / "check.sh").write_text("#!/bin/sh\nexit 0\n")
     (root / "check.sh").chmod(0o755)
-    write_json(root / "hooks" / "hooks.json", {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "./check.sh"}]}]}})
+    write_json(
+        root / "hooks" / "hooks.json",
+        {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "./check.sh"}]}]}},
+    )
     return root
 
 
 def _git(repo: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.test", *args], check=True, capture_output=True, text=True
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.test", *args],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return done.stdout.strip()
 
@@ -64,7 +70,9 @@ def test_from_a_folder_without_a_terminal_or_yes_nothing_is_written(tmp_path: Pa
     assert not (isolated_home / "plugins" / "@source" / "reviewer").exists()
     assert [p.name for p in (isolated_home / "plugins" / "@source").iterdir()] == []  # no staging left behind
     events = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert [(e["tool"], e["approved"]) for e in events if e["event"] == "ToolCallApprovalAnswered"] == [("plugins.install", False)]
+    assert [(e["tool"], e["approved"]) for e in events if e["event"] == "ToolCallApprovalAnswered"] == [
+        ("plugins.install", False)
+    ]
 
 
 def test_from_a_folder_with_yes_installs_enabled_and_its_hooks_still_wait(tmp_path: Path, isolated_home: Path) -> None:
@@ -77,9 +85,20 @@ def test_from_a_folder_with_yes_installs_enabled_and_its_hooks_still_wait(tmp_pa
     assert run.stdout == f"installed reviewer 1.2.0 from {source} into {target}\n"
     assert "approved by --yes: install reviewer 1.2.0 (1 skill, 1 command, 1 hook (runs `*: ./check.sh`))" in run.stderr
     assert "note: its 1 hook(s) run only once approved" in run.stderr
-    assert _files(target) == [".claude-plugin/plugin.json", "check.sh", "commands/fix.md", "hooks/hooks.json", "skills/review/SKILL.md"]
+    assert _files(target) == [
+        ".claude-plugin/plugin.json",
+        "check.sh",
+        "commands/fix.md",
+        "hooks/hooks.json",
+        "skills/review/SKILL.md",
+    ]
     record = _records(isolated_home)["reviewer"]
-    assert (record["marketplace"], record["version"], record["source"], record["path"]) == ("", "1.2.0", str(source), str(target))
+    assert (record["marketplace"], record["version"], record["source"], record["path"]) == (
+        "",
+        "1.2.0",
+        str(source),
+        str(target),
+    )
     assert _config(isolated_home)["plugins"]["entries"] == {"reviewer": {"enabled": True}}
     view = kairox("plugins", "inspect", "reviewer", "--json").json()
     assert (view["origin"], view["active"], view["trust"]) == ("installed", True, "community")
@@ -114,8 +133,16 @@ def test_from_a_local_git_repository_with_a_sub_folder(tmp_path: Path, isolated_
     target = isolated_home / "plugins" / "@source" / "reviewer" / head
     assert run.code == 0, run.stderr
     assert f"cloning file://{repo}" in run.stderr
-    assert run.stdout == f"installed reviewer {head} from {url} into {target}\n"  # no version in the manifest: the commit
-    assert _files(target) == [".claude-plugin/plugin.json", "check.sh", "commands/fix.md", "hooks/hooks.json", "skills/review/SKILL.md"]
+    assert (
+        run.stdout == f"installed reviewer {head} from {url} into {target}\n"
+    )  # no version in the manifest: the commit
+    assert _files(target) == [
+        ".claude-plugin/plugin.json",
+        "check.sh",
+        "commands/fix.md",
+        "hooks/hooks.json",
+        "skills/review/SKILL.md",
+    ]
     assert _records(isolated_home)["reviewer"]["source"] == url
     listed = kairox("plugins", "list")
     assert listed.stdout.startswith(f"reviewer  {head}")
@@ -124,7 +151,10 @@ def test_from_a_local_git_repository_with_a_sub_folder(tmp_path: Path, isolated_
     assert missing.code == 1
     assert f"'plugins/nothing' does not exist in file://{repo}" in missing.stderr
     gone = kairox("plugins", "install", f"file://{tmp_path / 'no-such-repo'}", "--yes")
-    assert gone.code == 1 and f"{tmp_path / 'no-such-repo'} does not exist\n  hint: give a plugin folder, a git URL" in gone.stderr
+    assert (
+        gone.code == 1
+        and f"{tmp_path / 'no-such-repo'} does not exist\n  hint: give a plugin folder, a git URL" in gone.stderr
+    )
     broken = kairox("plugins", "install", f"git+file://{tmp_path / 'no-such-repo'}", "--yes")
     assert broken.code == 1 and f"git clone of file://{tmp_path / 'no-such-repo'} failed: " in broken.stderr
     not_a_plugin = kairox("plugins", "install", f"file://{repo}", "--yes")
@@ -150,7 +180,9 @@ def test_a_name_still_installs_from_the_marketplaces(tmp_path: Path, isolated_ho
 def _at_terminal(args: list[str], answer: str, *, timeout: float = 60) -> tuple[int, str]:
     """Run ``kairox ARGS`` on a pseudo-terminal and answer the approval prompt once it is shown."""
     master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "kairox", *args], stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kairox", *args], stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+    )
     os.close(slave)
     shown, answered = b"", False
     try:
@@ -178,7 +210,9 @@ def _at_terminal(args: list[str], answer: str, *, timeout: float = 60) -> tuple[
 
 
 @pytest.mark.parametrize(("answer", "installed"), [("d", False), ("o", True)])
-def test_at_a_terminal_the_question_says_what_the_plugin_brings(tmp_path: Path, isolated_home: Path, answer: str, installed: bool) -> None:
+def test_at_a_terminal_the_question_says_what_the_plugin_brings(
+    tmp_path: Path, isolated_home: Path, answer: str, installed: bool
+) -> None:
     source = _plugin(tmp_path / "reviewer")
     code, shown = _at_terminal(["plugins", "install", str(source)], answer)
     assert "kairox: plugins.install needs approval: " in shown

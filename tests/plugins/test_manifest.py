@@ -18,7 +18,11 @@ def test_kairox_manifest_wins_over_codex_and_claude_and_the_others_are_listed(tm
     plugin, problems = load_plugin(root, origin=PluginOrigin.PATH)
 
     assert plugin is not None and problems == []
-    assert (plugin.name, plugin.manifest_format, plugin.manifest_path) == ("from-kairox", "kairox", root.resolve() / ".kairox-plugin" / "plugin.json")
+    assert (plugin.name, plugin.manifest_format, plugin.manifest_path) == (
+        "from-kairox",
+        "kairox",
+        root.resolve() / ".kairox-plugin" / "plugin.json",
+    )
     assert plugin.other_manifests == (
         root.resolve() / ".codex-plugin" / "plugin.json",
         root.resolve() / ".claude-plugin" / "plugin.json",
@@ -71,10 +75,15 @@ def test_unknown_fields_warn_and_wrong_types_fail_the_plugin(tmp_path: Path) -> 
 
     assert plugin is not None
     manifest = str(good.resolve() / ".claude-plugin" / "plugin.json")
-    assert warnings == [Diagnostic(kind="plugin", name="good", reason="unknown manifest field 'flavour' is ignored", source=manifest)]
+    assert warnings == [
+        Diagnostic(kind="plugin", name="good", reason="unknown manifest field 'flavour' is ignored", source=manifest)
+    ]
     assert failed is None
     assert len(errors) == 1 and isinstance(errors[0], ExtensionLoadFailure)
-    assert errors[0].reason == "manifest fields have the wrong type: version: Input should be a valid string; keywords: Input should be a valid list"
+    assert (
+        errors[0].reason
+        == "manifest fields have the wrong type: version: Input should be a valid string; keywords: Input should be a valid list"
+    )
 
 
 def test_broken_json_manifest_is_one_diagnostic_with_its_line(tmp_path: Path) -> None:
@@ -85,7 +94,9 @@ def test_broken_json_manifest_is_one_diagnostic_with_its_line(tmp_path: Path) ->
     plugin, problems = load_plugin(root, origin=PluginOrigin.PATH)
 
     assert plugin is None
-    assert [(p.source, p.line, p.severity) for p in problems] == [(str(root.resolve() / ".claude-plugin" / "plugin.json"), 4, Severity.ERROR)]
+    assert [(p.source, p.line, p.severity) for p in problems] == [
+        (str(root.resolve() / ".claude-plugin" / "plugin.json"), 4, Severity.ERROR)
+    ]
 
 
 def test_plugin_root_variables_expand_in_servers_hooks_and_tools(tmp_path: Path) -> None:
@@ -93,15 +104,37 @@ def test_plugin_root_variables_expand_in_servers_hooks_and_tools(tmp_path: Path)
         tmp_path / "srv",
         {
             "name": "srv",
-            "mcpServers": {"inline": {"command": "${KAIROX_PLUGIN_ROOT}/bin/server", "args": ["--root", "${PLUGIN_ROOT}"]}},
-            "lspServers": {"py": {"command": "pylsp", "extensionToLanguage": {".py": "python"}, "startupTimeout": 5000}},
-            "tools": [{"name": "count", "command": "${CLAUDE_PLUGIN_ROOT}/tools/count.sh", "inputSchema": {"type": "object"}}],
+            "mcpServers": {
+                "inline": {"command": "${KAIROX_PLUGIN_ROOT}/bin/server", "args": ["--root", "${PLUGIN_ROOT}"]}
+            },
+            "lspServers": {
+                "py": {"command": "pylsp", "extensionToLanguage": {".py": "python"}, "startupTimeout": 5000}
+            },
+            "tools": [
+                {"name": "count", "command": "${CLAUDE_PLUGIN_ROOT}/tools/count.sh", "inputSchema": {"type": "object"}}
+            ],
         },
     )
     (root / "tools").mkdir()
     (root / "tools" / "count.sh").write_text("#!/bin/sh\nwc -c\n")
-    write_json(root / ".mcp.json", {"flat": {"type": "http", "url": "https://example.test/mcp", "oauth": {"clientId": "x"}}})
-    write_json(root / "hooks" / "hooks.json", {"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "sh ${CLAUDE_PLUGIN_ROOT}/hooks/check.sh", "timeout": 5}]}]}})
+    write_json(
+        root / ".mcp.json", {"flat": {"type": "http", "url": "https://example.test/mcp", "oauth": {"clientId": "x"}}}
+    )
+    write_json(
+        root / "hooks" / "hooks.json",
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "matcher": "Write",
+                        "hooks": [
+                            {"type": "command", "command": "sh ${CLAUDE_PLUGIN_ROOT}/hooks/check.sh", "timeout": 5}
+                        ],
+                    }
+                ]
+            }
+        },
+    )
     (root / "hooks" / "check.sh").write_text("exit 0\n")
 
     plugin, problems = load_plugin(root, origin=PluginOrigin.PATH)
@@ -111,7 +144,9 @@ def test_plugin_root_variables_expand_in_servers_hooks_and_tools(tmp_path: Path)
     servers = {s.name: s.config for s in plugin.mcp_servers}
     assert servers == {
         "flat": McpServerConfig(type="streamable_http", url="https://example.test/mcp", oauth=True),
-        "inline": McpServerConfig(type="stdio", command=f"{real}/bin/server", args=["--root", str(real)], cwd=str(real)),
+        "inline": McpServerConfig(
+            type="stdio", command=f"{real}/bin/server", args=["--root", str(real)], cwd=str(real)
+        ),
     }
     assert [s.provenance for s in plugin.mcp_servers] == ["plugin:srv", "plugin:srv"]
     assert [s.config for s in plugin.lsp_servers] == [
@@ -121,13 +156,25 @@ def test_plugin_root_variables_expand_in_servers_hooks_and_tools(tmp_path: Path)
         ("pre_tool_use", "Write", f"sh {real}/hooks/check.sh", 5.0, (real / "hooks" / "check.sh",))
     ]
     assert [t.declaration.command for t in plugin.tools] == [str(real / "tools" / "count.sh")]
-    assert [c.key for c in plugin.contributions()] == ["tool:count", "hook:pre_tool_use", "mcp_server:flat", "mcp_server:inline", "lsp_server:py"]
+    assert [c.key for c in plugin.contributions()] == [
+        "tool:count",
+        "hook:pre_tool_use",
+        "mcp_server:flat",
+        "mcp_server:inline",
+        "lsp_server:py",
+    ]
 
 
 def test_kairox_hook_list_form_runs_scripts_by_interpreter(tmp_path: Path) -> None:
     root = make_plugin(
         tmp_path / "k",
-        {"name": "k", "hooks": [{"event": "pre_turn", "script": "./hooks/inject.js"}, {"event": "PostToolUse", "command": "true", "matcher": "fs.*"}]},
+        {
+            "name": "k",
+            "hooks": [
+                {"event": "pre_turn", "script": "./hooks/inject.js"},
+                {"event": "PostToolUse", "command": "true", "matcher": "fs.*"},
+            ],
+        },
         manifest_dir=".kairox-plugin",
     )
     (root / "hooks").mkdir()
@@ -155,13 +202,21 @@ def test_empty_hooks_files_are_one_error_each(tmp_path: Path) -> None:
 
     for (plugin, problems), root in zip(results, (as_list, as_object, wrapped), strict=True):
         assert plugin is not None and plugin.hooks == ()
-        assert [(p.severity, p.source) for p in problems] == [(Severity.ERROR, str(root.resolve() / "hooks" / "hooks.json"))]
+        assert [(p.severity, p.source) for p in problems] == [
+            (Severity.ERROR, str(root.resolve() / "hooks" / "hooks.json"))
+        ]
 
 
 def test_marketplace_entry_serves_as_manifest_for_a_bare_folder(tmp_path: Path) -> None:
     root = tmp_path / "clangd-lsp"
     root.mkdir()
-    entry = {"name": "clangd-lsp", "version": "1.0.0", "source": "./plugins/clangd-lsp", "strict": False, "lspServers": {"clangd": {"command": "clangd"}}}
+    entry = {
+        "name": "clangd-lsp",
+        "version": "1.0.0",
+        "source": "./plugins/clangd-lsp",
+        "strict": False,
+        "lspServers": {"clangd": {"command": "clangd"}},
+    }
 
     plugin, problems = load_plugin(root, origin=PluginOrigin.VALIDATE, fallback=entry)
 
@@ -178,4 +233,6 @@ def test_commands_in_subfolders_are_namespaced(tmp_path: Path) -> None:
     plugin, _ = load_plugin(root, origin=PluginOrigin.PATH)
 
     assert plugin is not None
-    assert [(e.kind, e.name, e.qualified_name) for e in plugin.commands] == [(ContributionKind.COMMAND, "git:commit", "p:git:commit")]
+    assert [(e.kind, e.name, e.qualified_name) for e in plugin.commands] == [
+        (ContributionKind.COMMAND, "git:commit", "p:git:commit")
+    ]

@@ -36,7 +36,10 @@ def _build_market(root: Path, *, helper_version: str = "1.0.0") -> Path:
         },
     )
     _helper(root, helper_version)
-    write_json(root / "plugins" / "future" / ".claude-plugin" / "plugin.json", {"name": "future", "version": "0.9.0", "compatibility": {"kairoxVersion": ">=99"}})
+    write_json(
+        root / "plugins" / "future" / ".claude-plugin" / "plugin.json",
+        {"name": "future", "version": "0.9.0", "compatibility": {"kairoxVersion": ">=99"}},
+    )
     write_json(
         root / "plugins" / "needs-tool" / ".kairox-plugin" / "plugin.json",
         {"name": "needs-tool", "version": "0.1.0", "compatibility": {"requires": ["kairox-test-missing-tool >=1"]}},
@@ -48,7 +51,10 @@ def _build_market(root: Path, *, helper_version: str = "1.0.0") -> Path:
 
 def _helper(root: Path, version: str) -> None:
     folder = root / "plugins" / "helper"
-    write_json(folder / ".claude-plugin" / "plugin.json", {"name": "helper", "version": version, "description": "Review helpers"})
+    write_json(
+        folder / ".claude-plugin" / "plugin.json",
+        {"name": "helper", "version": version, "description": "Review helpers"},
+    )
     write_skill(folder / "skills" / "review", "review")
     write_skill(folder / "skills" / "lint", "lint")
     (folder / "commands").mkdir(exist_ok=True)
@@ -67,7 +73,11 @@ def _records(home: Path) -> dict[str, Any]:
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.test", *args], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.test", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def _inspect(name: str) -> dict[str, Any]:
@@ -83,14 +93,25 @@ def _walk_lifecycle(home: Path, source: str, bump: Any) -> None:
     assert added.stdout == "added marketplace team-market (4 plugins)\n"
     assert _config(home)["plugins"]["marketplaces"] == {"team-market": {"source": source}}
     listed = kairox("plugins", "marketplace", "list", "--json")
-    assert listed.json() == {"marketplaces": [{"name": "team-market", "source": source, "plugins": ["helper", "future", "needs-tool", "lsp-only"], "error": None}]}
+    assert listed.json() == {
+        "marketplaces": [
+            {
+                "name": "team-market",
+                "source": source,
+                "plugins": ["helper", "future", "needs-tool", "lsp-only"],
+                "error": None,
+            }
+        ]
+    }
 
     installed = kairox("plugins", "install", "helper@team-market")
     target = home / "plugins" / "team-market" / "helper" / "1.0.0"
     assert installed.code == 0, installed.stderr
     assert installed.stdout == f"installed helper 1.0.0 from team-market into {target}\n"
     # off a terminal, progress is one plain line per step
-    assert [line for line in installed.stderr.splitlines() if line.startswith("copying")] == ["copying helper: done (4 of 4)"]
+    assert [line for line in installed.stderr.splitlines() if line.startswith("copying")] == [
+        "copying helper: done (4 of 4)"
+    ]
     assert "[#" not in installed.stderr and "\r" not in installed.stderr
     assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == [
         ".claude-plugin/plugin.json",
@@ -102,7 +123,13 @@ def _walk_lifecycle(home: Path, source: str, bump: Any) -> None:
     assert _config(home)["plugins"]["entries"] == {"helper": {"enabled": True}}
     assert _records(home)["helper"]["version"] == "1.0.0"
     view = _inspect("helper")
-    assert (view["origin"], view["trust"], view["enabled"], view["active"], view["marketplace"]) == ("installed", "community", True, True, "team-market")
+    assert (view["origin"], view["trust"], view["enabled"], view["active"], view["marketplace"]) == (
+        "installed",
+        "community",
+        True,
+        True,
+        "team-market",
+    )
 
     assert kairox("plugins", "disable", "helper").code == 0
     assert _config(home)["plugins"]["entries"] == {"helper": {"enabled": False}}
@@ -112,8 +139,13 @@ def _walk_lifecycle(home: Path, source: str, bump: Any) -> None:
 
     disabled = kairox("plugins", "disable", "helper", "--contribution", "skill:lint")
     assert disabled.code == 0, disabled.stderr
-    assert _config(home)["plugins"]["entries"] == {"helper": {"enabled": True, "disabled_contributions": ["skill:lint"]}}
-    assert [(c["key"] if "key" in c else f"{c['kind']}:{c['name']}", c["enabled"]) for c in _inspect("helper")["contributions"]] == [
+    assert _config(home)["plugins"]["entries"] == {
+        "helper": {"enabled": True, "disabled_contributions": ["skill:lint"]}
+    }
+    assert [
+        (c["key"] if "key" in c else f"{c['kind']}:{c['name']}", c["enabled"])
+        for c in _inspect("helper")["contributions"]
+    ] == [
         ("skill:lint", False),
         ("skill:review", True),
         ("command:fix", True),
@@ -128,7 +160,9 @@ def _walk_lifecycle(home: Path, source: str, bump: Any) -> None:
     assert updated.stdout == "updated helper 1.0.0 -> 1.1.0\n"
     assert list((home / "plugins" / "team-market" / "helper").iterdir()) == [newer]
     assert (newer / "skills" / "explain" / "SKILL.md").is_file()
-    assert _config(home)["plugins"]["entries"] == {"helper": {"enabled": True, "disabled_contributions": ["skill:lint"]}}
+    assert _config(home)["plugins"]["entries"] == {
+        "helper": {"enabled": True, "disabled_contributions": ["skill:lint"]}
+    }
     assert _records(home)["helper"]["version"] == "1.1.0"
     again = kairox("plugins", "update", "helper")
     assert again.stdout == "helper 1.1.0 is up to date\n"
@@ -171,18 +205,32 @@ def test_incompatible_plugins_install_disabled_with_the_reason(tmp_path: Path, i
 
     assert future.code == 0 and tool.code == 0
     assert "warning: installed disabled: incompatible: needs Kairox >=99, this is 0.1.0" in future.stderr
-    assert "warning: installed disabled: incompatible: needs kairox-test-missing-tool >=1 on PATH; 'kairox-test-missing-tool' was not found" in tool.stderr
-    assert _config(isolated_home)["plugins"]["entries"] == {"future": {"enabled": False}, "needs-tool": {"enabled": False}}
+    assert (
+        "warning: installed disabled: incompatible: needs kairox-test-missing-tool >=1 on PATH; 'kairox-test-missing-tool' was not found"
+        in tool.stderr
+    )
+    assert _config(isolated_home)["plugins"]["entries"] == {
+        "future": {"enabled": False},
+        "needs-tool": {"enabled": False},
+    }
     records = _records(isolated_home)
     assert records["future"]["disabled_reason"] == "incompatible: needs Kairox >=99, this is 0.1.0"
     listed = {p["name"]: p for p in kairox("plugins", "list", "--json").json()["plugins"]}
-    assert [(listed[n]["enabled"], listed[n]["active"], listed[n]["disabled_reason"]) for n in ("future", "needs-tool")] == [
+    assert [
+        (listed[n]["enabled"], listed[n]["active"], listed[n]["disabled_reason"]) for n in ("future", "needs-tool")
+    ] == [
         (False, False, "incompatible: needs Kairox >=99, this is 0.1.0"),
-        (False, False, "incompatible: needs kairox-test-missing-tool >=1 on PATH; 'kairox-test-missing-tool' was not found"),
+        (
+            False,
+            False,
+            "incompatible: needs kairox-test-missing-tool >=1 on PATH; 'kairox-test-missing-tool' was not found",
+        ),
     ]
 
 
-def test_marketplace_entry_without_a_manifest_installs_with_the_entry_as_manifest(tmp_path: Path, isolated_home: Path) -> None:
+def test_marketplace_entry_without_a_manifest_installs_with_the_entry_as_manifest(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     market = _build_market(tmp_path / "market")
     assert kairox("plugins", "marketplace", "add", market).code == 0
 
@@ -198,7 +246,9 @@ def test_marketplace_entry_without_a_manifest_installs_with_the_entry_as_manifes
     assert [(c["kind"], c["name"]) for c in _inspect("lsp-only")["contributions"]] == [("lsp_server", "py")]
 
 
-def test_install_refuses_a_plugin_with_an_escaping_symlink_and_leaves_nothing(tmp_path: Path, isolated_home: Path) -> None:
+def test_install_refuses_a_plugin_with_an_escaping_symlink_and_leaves_nothing(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     market = _build_market(tmp_path / "market")
     (tmp_path / "secret.txt").write_text("secret")
     (market / "plugins" / "helper" / "skills" / "leak.md").symlink_to(tmp_path / "secret.txt")
@@ -232,7 +282,10 @@ def test_names_and_versions_cannot_climb_out_of_the_plugins_folder(tmp_path: Pat
     market = tmp_path / "market"
     write_json(
         market / ".claude-plugin" / "marketplace.json",
-        {"name": "m", "plugins": [{"name": "../evil", "source": "./p"}, {"name": "climber", "source": "./p", "version": ".."}]},
+        {
+            "name": "m",
+            "plugins": [{"name": "../evil", "source": "./p"}, {"name": "climber", "source": "./p", "version": ".."}],
+        },
     )
     write_json(market / "p" / ".claude-plugin" / "plugin.json", {"name": "climber"})
 
@@ -245,7 +298,9 @@ def test_names_and_versions_cannot_climb_out_of_the_plugins_folder(tmp_path: Pat
     assert result.record.path.is_dir()
 
 
-def test_a_git_source_or_ref_that_looks_like_an_option_is_refused_before_git_runs(tmp_path: Path, isolated_home: Path) -> None:
+def test_a_git_source_or_ref_that_looks_like_an_option_is_refused_before_git_runs(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     market = tmp_path / "market"
     entries = [
         {"name": "opt-url", "source": {"source": "url", "url": "--upload-pack=touch pwned;.git"}},
@@ -262,7 +317,9 @@ def test_a_git_source_or_ref_that_looks_like_an_option_is_refused_before_git_run
     assert "kairox: git revision '--orphan=x' of file:///nowhere.git looks like an option; refused" in by_sha.stderr
 
 
-def test_installed_folder_listed_version_and_update_agree_when_the_entry_names_another_version(tmp_path: Path, isolated_home: Path) -> None:
+def test_installed_folder_listed_version_and_update_agree_when_the_entry_names_another_version(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     market = tmp_path / "market"
     write_json(
         market / ".claude-plugin" / "marketplace.json",

@@ -99,7 +99,9 @@ def _user(tmp_path: Path, **policy: object) -> PolicySettings:
 
 def test_manifest_asking_for_danger_full_access_does_not_widen_the_policy(tmp_path: Path) -> None:
     user = _user(tmp_path)
-    asked = PluginPermissions.model_validate({"approvalPolicy": "never", "sandboxPolicy": "danger_full_access", "networkAccess": True})
+    asked = PluginPermissions.model_validate(
+        {"approvalPolicy": "never", "sandboxPolicy": "danger_full_access", "networkAccess": True}
+    )
 
     narrowed = narrow_policy(user, asked, plugin="greedy")
 
@@ -111,7 +113,14 @@ def test_manifest_asking_for_danger_full_access_does_not_widen_the_policy(tmp_pa
 
 def test_manifest_permissions_narrow_sandbox_approval_and_tools(tmp_path: Path) -> None:
     user = _user(tmp_path, sandbox_policy="danger_full_access", network_access=True)
-    asked = PluginPermissions.model_validate({"approvalPolicy": "untrusted", "sandboxPolicy": "read-only", "networkAccess": False, "tools": ["fs.read", "mcp__github__*"]})
+    asked = PluginPermissions.model_validate(
+        {
+            "approvalPolicy": "untrusted",
+            "sandboxPolicy": "read-only",
+            "networkAccess": False,
+            "tools": ["fs.read", "mcp__github__*"],
+        }
+    )
 
     narrowed = narrow_policy(user, asked, plugin="careful")
 
@@ -124,7 +133,9 @@ def test_manifest_permissions_narrow_sandbox_approval_and_tools(tmp_path: Path) 
 
 
 def test_never_from_a_manifest_does_not_loosen_an_untrusted_user(tmp_path: Path) -> None:
-    narrowed = narrow_policy(_user(tmp_path, approval_policy="untrusted"), PluginPermissions.model_validate({"approvalPolicy": "never"}))
+    narrowed = narrow_policy(
+        _user(tmp_path, approval_policy="untrusted"), PluginPermissions.model_validate({"approvalPolicy": "never"})
+    )
     assert narrowed.settings.approval is ApprovalPolicy.UNTRUSTED
 
 
@@ -132,7 +143,9 @@ def test_command_tool_sandbox_is_narrowed_never_widened() -> None:
     from kairox.plugins._tools import narrowed_sandbox
 
     user = SandboxSettings(mode=SandboxPolicy.READ_ONLY, network_access=False)
-    widened = narrowed_sandbox(user, PluginPermissions.model_validate({"sandboxPolicy": "danger_full_access", "networkAccess": True}))
+    widened = narrowed_sandbox(
+        user, PluginPermissions.model_validate({"sandboxPolicy": "danger_full_access", "networkAccess": True})
+    )
     assert widened == user
 
 
@@ -140,7 +153,9 @@ async def _plugin_tool_decision(tmp_path: Path, manifest_approval: str) -> str:
     permissions = PluginPermissions.model_validate({"approvalPolicy": manifest_approval})
     user = _user(tmp_path)
     narrowed = narrow_policy(user, permissions, plugin="kit")
-    settings = RegistrySettings(policy=replace(user, rules=(*user.rules, *narrowed.rules)), spill_dir=tmp_path / "spill")
+    settings = RegistrySettings(
+        policy=replace(user, rules=(*user.rules, *narrowed.rules)), spill_dir=tmp_path / "spill"
+    )
     registry = ToolRegistry(settings, approver=NonInteractiveApprover())
     tool = PluginTool(plugin="kit", declaration=ToolDeclaration(name="t", command="true"), root=tmp_path)
     await registry.add_provider(PluginToolProvider("kit", [tool], permissions=permissions))
@@ -177,21 +192,46 @@ def test_hook_and_server_paths_climbing_out_of_the_plugin_root_are_refused(tmp_p
     source = str(root.resolve() / ".claude-plugin" / "plugin.json")
     climbing = [(p.kind, p.name, p.reason, p.source) for p in problems if isinstance(p, ExtensionLoadFailure)]
     assert climbing == [
-        ("hook", "climb", "hooks[0] names '${CLAUDE_PLUGIN_ROOT}/../evil.sh', outside the plugin folder; the hook is skipped", source),
-        ("hook", "climb", "hooks[1] names '${CLAUDE_PLUGIN_ROOT}/../evil.sh', outside the plugin folder; the hook is skipped", source),
-        ("mcp_server", "out", "args names '${CLAUDE_PLUGIN_ROOT}/../server.js', outside the plugin folder; the server is skipped", source),
-        ("mcp_server", "up", "cwd names '${CLAUDE_PLUGIN_ROOT}/..', outside the plugin folder; the server is skipped", source),
+        (
+            "hook",
+            "climb",
+            "hooks[0] names '${CLAUDE_PLUGIN_ROOT}/../evil.sh', outside the plugin folder; the hook is skipped",
+            source,
+        ),
+        (
+            "hook",
+            "climb",
+            "hooks[1] names '${CLAUDE_PLUGIN_ROOT}/../evil.sh', outside the plugin folder; the hook is skipped",
+            source,
+        ),
+        (
+            "mcp_server",
+            "out",
+            "args names '${CLAUDE_PLUGIN_ROOT}/../server.js', outside the plugin folder; the server is skipped",
+            source,
+        ),
+        (
+            "mcp_server",
+            "up",
+            "cwd names '${CLAUDE_PLUGIN_ROOT}/..', outside the plugin folder; the server is skipped",
+            source,
+        ),
     ]
 
 
 def test_command_tool_argument_climbing_out_of_the_plugin_root_refuses_the_plugin(tmp_path: Path) -> None:
-    manifest = {"name": "climb", "tools": [{"name": "t", "command": "python3", "args": ["${KAIROX_PLUGIN_ROOT}/../tool.py"]}]}
+    manifest = {
+        "name": "climb",
+        "tools": [{"name": "t", "command": "python3", "args": ["${KAIROX_PLUGIN_ROOT}/../tool.py"]}],
+    }
     root = make_plugin(tmp_path / "plugins" / "climb", manifest)
 
     plugin, problems = load_plugin(root, origin=PluginOrigin.PATH)
 
     assert plugin is None
-    assert [(p.kind, p.reason) for p in problems] == [("plugin", "tools.t names '${KAIROX_PLUGIN_ROOT}/../tool.py', outside the plugin folder")]
+    assert [(p.kind, p.reason) for p in problems] == [
+        ("plugin", "tools.t names '${KAIROX_PLUGIN_ROOT}/../tool.py', outside the plugin folder")
+    ]
 
 
 @pytest.mark.parametrize("name", [".hidden", "a/b", "a b", "a:b"])

@@ -46,7 +46,11 @@ async def _registry(tmp_path: Path, permissions: dict[str, object] | None = None
                     "args": ["${KAIROX_PLUGIN_ROOT}/tools/echo.py"],
                     "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]},
                 },
-                {"name": "write", "command": "python3 ${KAIROX_PLUGIN_ROOT}/tools/write.py", "inputSchema": {"type": "object"}},
+                {
+                    "name": "write",
+                    "command": "python3 ${KAIROX_PLUGIN_ROOT}/tools/write.py",
+                    "inputSchema": {"type": "object"},
+                },
             ],
         },
         manifest_dir=".kairox-plugin",
@@ -56,7 +60,9 @@ async def _registry(tmp_path: Path, permissions: dict[str, object] | None = None
     (root / "tools" / "write.py").write_text(_WRITE)
     workspace = tmp_path / "ws"
     (workspace / "tmp").mkdir(parents=True)
-    policy = PolicySettings.from_config(PolicyConfig(), workspace=workspace, home=tmp_path / "home", temp_dir=workspace / "tmp")
+    policy = PolicySettings.from_config(
+        PolicyConfig(), workspace=workspace, home=tmp_path / "home", temp_dir=workspace / "tmp"
+    )
     settings = RegistrySettings(
         policy=policy,
         sandbox=SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=False),
@@ -77,7 +83,10 @@ async def test_command_tool_gets_json_on_stdin_and_its_output_is_the_result(tmp_
 
     assert not result.is_error, result.text_content()
     assert result.structured == {"got": {"word": "hi"}, "root": str(root)}
-    assert [(s.name, s.source, s.origin) for s in registry.tools()][-2:] == [("kit__echo", "plugin", "kit"), ("kit__write", "plugin", "kit")]
+    assert [(s.name, s.source, s.origin) for s in registry.tools()][-2:] == [
+        ("kit__echo", "plugin", "kit"),
+        ("kit__write", "plugin", "kit"),
+    ]
 
 
 async def test_command_tool_arguments_are_validated_before_it_runs(tmp_path: Path) -> None:
@@ -108,7 +117,9 @@ async def test_manifest_permissions_narrow_the_command_sandbox_and_cannot_widen_
     greedy, _ = await _registry(tmp_path / "greedy", {"sandboxPolicy": "danger_full_access"})
 
     narrowed = await registry.call(ToolCall(name="kit__write", arguments={"path": str(tmp_path / "ws" / "inside.txt")}))
-    widened = await greedy.call(ToolCall(name="kit__write", arguments={"path": str(tmp_path / "greedy" / "outside.txt")}))
+    widened = await greedy.call(
+        ToolCall(name="kit__write", arguments={"path": str(tmp_path / "greedy" / "outside.txt")})
+    )
 
     assert narrowed.is_error and "Read-only file system" in narrowed.text_content()
     assert widened.is_error and "Read-only file system" in widened.text_content()
@@ -118,9 +129,13 @@ async def test_manifest_permissions_narrow_the_command_sandbox_and_cannot_widen_
 
 @pytest.mark.timeout(30)
 async def test_command_that_closes_its_stdout_but_keeps_running_is_a_timeout(tmp_path: Path) -> None:
-    declaration = ToolDeclaration.model_validate({"name": "linger", "command": "sh", "args": ["-c", "exec >&-; sleep 20"], "timeoutSec": 0.5})
+    declaration = ToolDeclaration.model_validate(
+        {"name": "linger", "command": "sh", "args": ["-c", "exec >&-; sleep 20"], "timeoutSec": 0.5}
+    )
     provider = PluginToolProvider("kit", [PluginTool(plugin="kit", declaration=declaration, root=tmp_path)])
-    context = CallContext(call_id="1", workspace=tmp_path, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
+    context = CallContext(
+        call_id="1", workspace=tmp_path, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS)
+    )
 
     with pytest.raises(ToolCallError) as caught:
         await provider.call_tool("kit__linger", {}, context)

@@ -20,7 +20,9 @@ def _marketplace_with_a_cursor_manifest(root: Path) -> Path:
             ],
         },
     )
-    write_json(root / ".cursor-plugin" / "plugin.json", {"name": "many-plugins", "description": "the same plugins, for Cursor"})
+    write_json(
+        root / ".cursor-plugin" / "plugin.json", {"name": "many-plugins", "description": "the same plugins, for Cursor"}
+    )
     make_plugin(root / "plugins" / "review", {"name": "review", "version": "1.0.0"}, skills=("review",))
     make_plugin(root / "plugins" / "deploy", {"name": "deploy", "version": "0.3.0"}, skills=("ship",))
     return root
@@ -39,7 +41,10 @@ def test_a_marketplace_root_with_an_unknown_manifest_folder_validates_its_plugin
     text = kairox("plugins", "validate", root)
     assert text.code == 0
     assert text.stderr.splitlines()[-1] == "2 plugin(s), 2 diagnostic(s), 0 error(s)"
-    assert f"info: {root / '.cursor-plugin' / 'plugin.json'}: plugin 'repo': .cursor-plugin/plugin.json is another host's manifest" in text.stderr
+    assert (
+        f"info: {root / '.cursor-plugin' / 'plugin.json'}: plugin 'repo': .cursor-plugin/plugin.json is another host's manifest"
+        in text.stderr
+    )
 
 
 def test_a_folder_with_only_an_unknown_manifest_is_a_note(tmp_path: Path) -> None:

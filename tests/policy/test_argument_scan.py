@@ -41,12 +41,36 @@ def test_what_cannot_name_a_path_is_passed_over_without_a_report(case: str, argu
 
 
 REPORTED = [
-    ("text-past-the-list", {"files": [f"f{i}" for i in range(65)]}, "argument 'files' holds a list of 65 items and the policy reads the first 64"),
-    ("uri-past-the-list", {"items": [*range(64), "file:///etc/passwd"]}, "argument 'items' holds a list of 65 items and the policy reads the first 64"),
-    ("object-past-the-list", {"items": [*range(64), {}, {"x": 1}]}, "argument 'items' holds a list of 66 items and the policy reads the first 64"),
-    ("path-past-the-object", {"o": {**{f"k{i}": i for i in range(64)}, "dir": "/etc"}}, "argument 'o' holds an object of 65 entries and the policy reads the first 64"),
-    ("list-too-deep", {"a": deep(6, [["x"]])}, "argument 'a' nests lists or objects more than 6 deep and the policy reads 6 levels"),
-    ("path-past-the-arguments", {**{f"k{i}": 1 for i in range(64)}, "path": "x"}, "the call has 65 arguments and the policy reads the first 64"),
+    (
+        "text-past-the-list",
+        {"files": [f"f{i}" for i in range(65)]},
+        "argument 'files' holds a list of 65 items and the policy reads the first 64",
+    ),
+    (
+        "uri-past-the-list",
+        {"items": [*range(64), "file:///etc/passwd"]},
+        "argument 'items' holds a list of 65 items and the policy reads the first 64",
+    ),
+    (
+        "object-past-the-list",
+        {"items": [*range(64), {}, {"x": 1}]},
+        "argument 'items' holds a list of 66 items and the policy reads the first 64",
+    ),
+    (
+        "path-past-the-object",
+        {"o": {**{f"k{i}": i for i in range(64)}, "dir": "/etc"}},
+        "argument 'o' holds an object of 65 entries and the policy reads the first 64",
+    ),
+    (
+        "list-too-deep",
+        {"a": deep(6, [["x"]])},
+        "argument 'a' nests lists or objects more than 6 deep and the policy reads 6 levels",
+    ),
+    (
+        "path-past-the-arguments",
+        {**{f"k{i}": 1 for i in range(64)}, "path": "x"},
+        "the call has 65 arguments and the policy reads the first 64",
+    ),
 ]
 
 
@@ -58,8 +82,14 @@ def test_what_may_name_a_path_past_a_limit_is_reported(case: str, arguments: dic
 def test_the_scan_keeps_the_first_64_paths_and_reports_the_65th() -> None:
     found, why = scan({"paths": [f"p{i}" for i in range(64)], "more": [{"file": "q"}]})
 
-    assert (found, why) == ([f"p{i}" for i in range(64)], "the call names more than 64 paths and the policy reads the first 64")
-    assert scan({"paths": [f"p{i}" for i in range(64)], "more": [{"name": "q"}]}) == ([f"p{i}" for i in range(64)], None)
+    assert (found, why) == (
+        [f"p{i}" for i in range(64)],
+        "the call names more than 64 paths and the policy reads the first 64",
+    )
+    assert scan({"paths": [f"p{i}" for i in range(64)], "more": [{"name": "q"}]}) == (
+        [f"p{i}" for i in range(64)],
+        None,
+    )
 
 
 # (a string under a name that is no path's, the paths the scan reads in it)
@@ -99,15 +129,26 @@ def ws(tmp_path: Path) -> Path:
 
 
 def engine(ws: Path, *patterns: tuple[str, str], approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST) -> PolicyEngine:
-    rules = [Rule(action=a, pattern=p, layer="user", file="kairox.toml", line=i) for i, (a, p) in enumerate(patterns, start=1)]
+    rules = [
+        Rule(action=a, pattern=p, layer="user", file="kairox.toml", line=i)
+        for i, (a, p) in enumerate(patterns, start=1)
+    ]
     config = PolicyConfig(approval_policy=approval, sandbox_policy=SandboxPolicy.WORKSPACE_WRITE)
-    return PolicyEngine(PolicySettings.from_config(config, workspace=ws, rules=rules, home=ws.parent / "home", temp_dir=ws.parent / "tmp"))
+    return PolicyEngine(
+        PolicySettings.from_config(
+            config, workspace=ws, rules=rules, home=ws.parent / "home", temp_dir=ws.parent / "tmp"
+        )
+    )
 
 
 def tool(source: ToolSource, *, access: Access = Access.EXTERNAL, path_args: tuple[str, ...] = ()) -> ToolSpec:
     return ToolSpec(
-        name="mcp__fs__read" if source is ToolSource.MCP else "ops__copy", description="", input_schema={"type": "object"},
-        source=source, origin="fs" if source is ToolSource.MCP else "ops", permission=PermissionProfile(access=access, path_args=path_args),
+        name="mcp__fs__read" if source is ToolSource.MCP else "ops__copy",
+        description="",
+        input_schema={"type": "object"},
+        source=source,
+        origin="fs" if source is ToolSource.MCP else "ops",
+        permission=PermissionProfile(access=access, path_args=path_args),
     )
 
 
@@ -128,7 +169,11 @@ def test_an_allow_rule_on_paths_asks_about_a_call_past_a_limit_and_names_itself(
 
     assert policy.decide(spec, UNDER).verdict is Verdict.ALLOW
     decision = policy.decide(spec, PAST)
-    assert (decision.verdict, decision.source, str(decision.rule)) == (Verdict.ASK, DecisionSource.RULE, "allow rule 'mcp__fs__read(src/**)' (kairox.toml:1)")
+    assert (decision.verdict, decision.source, str(decision.rule)) == (
+        Verdict.ASK,
+        DecisionSource.RULE,
+        "allow rule 'mcp__fs__read(src/**)' (kairox.toml:1)",
+    )
 
 
 def test_a_kept_allow_for_a_tool_does_not_carry_a_call_past_a_limit(ws: Path) -> None:
@@ -139,7 +184,9 @@ def test_a_kept_allow_for_a_tool_does_not_carry_a_call_past_a_limit(ws: Path) ->
     decision = policy.decide(spec, {"a": deep(7, {"path": ".mcp.json"})})
 
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.PROTECTED_PATH)
-    assert decision.reason.startswith("argument 'a' nests lists or objects more than 6 deep and the policy reads 6 levels, so the rest")
+    assert decision.reason.startswith(
+        "argument 'a' nests lists or objects more than 6 deep and the policy reads 6 levels, so the rest"
+    )
 
 
 def test_a_declared_path_argument_that_is_not_text_is_asked_about_when_a_rule_names_paths(ws: Path) -> None:

@@ -13,9 +13,16 @@ SHELL = next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")
 
 
 def _engine(tmp_path: Path, *patterns: tuple[str, str]) -> PolicyEngine:
-    rules = [Rule(action=action, pattern=pattern, layer="user", file="kairox.toml", line=i) for i, (action, pattern) in enumerate(patterns, start=1)]
+    rules = [
+        Rule(action=action, pattern=pattern, layer="user", file="kairox.toml", line=i)
+        for i, (action, pattern) in enumerate(patterns, start=1)
+    ]
     config = PolicyConfig(approval_policy=ApprovalPolicy.UNTRUSTED, sandbox_policy=SandboxPolicy.WORKSPACE_WRITE)
-    return PolicyEngine(PolicySettings.from_config(config, workspace=tmp_path, rules=rules, home=tmp_path / "home", temp_dir=tmp_path / "tmp"))
+    return PolicyEngine(
+        PolicySettings.from_config(
+            config, workspace=tmp_path, rules=rules, home=tmp_path / "home", temp_dir=tmp_path / "tmp"
+        )
+    )
 
 
 COVERED = [
@@ -73,7 +80,10 @@ def test_a_star_glued_to_the_program_or_subcommand_never_extends_it(tmp_path: Pa
     assert decision.verdict is Verdict.ASK, decision.reason
 
 
-@pytest.mark.parametrize(("glob", "line"), [("rm*", "rmdir build"), ("ls*", "lsof -i"), ("git push*", "git push-all"), ("git push*", "git -C . push-all")])
+@pytest.mark.parametrize(
+    ("glob", "line"),
+    [("rm*", "rmdir build"), ("ls*", "lsof -i"), ("git push*", "git push-all"), ("git push*", "git -C . push-all")],
+)
 @pytest.mark.parametrize("action", ["deny", "ask"])
 def test_deny_and_ask_rules_keep_matching_as_plain_globs(tmp_path: Path, glob: str, line: str, action: str) -> None:
     decision = _engine(tmp_path, (action, f"shell.exec({glob})")).decide(SHELL, {"command": line})
@@ -85,8 +95,14 @@ def test_deny_and_ask_rules_keep_matching_as_plain_globs(tmp_path: Path, glob: s
     ("pattern", "said"),
     [
         ("shell.exec(ls*)", "'ls' with any arguments (not another program whose name starts with 'ls')"),
-        ("shell.exec(git status:*)", "'git status' with any arguments (not another subcommand whose name starts with 'status')"),
-        ("shell.exec(npm run test*)", "commands matching 'npm run test*' (the program 'npm' as a whole word, a '*' in the arguments spanning words)"),
+        (
+            "shell.exec(git status:*)",
+            "'git status' with any arguments (not another subcommand whose name starts with 'status')",
+        ),
+        (
+            "shell.exec(npm run test*)",
+            "commands matching 'npm run test*' (the program 'npm' as a whole word, a '*' in the arguments spanning words)",
+        ),
     ],
 )
 def test_the_approval_prompt_says_what_a_command_rule_covers(tmp_path: Path, pattern: str, said: str) -> None:
@@ -126,7 +142,9 @@ def test_the_approval_prompt_says_what_a_command_rule_covers(tmp_path: Path, pat
         ("oc exec pod -- sh -c 'rm x'", ("rm x",)),
     ],
 )
-def test_the_command_run_on_another_host_or_in_a_container_is_a_command_of_the_line(line: str, pieces: tuple[str, ...]) -> None:
+def test_the_command_run_on_another_host_or_in_a_container_is_a_command_of_the_line(
+    line: str, pieces: tuple[str, ...]
+) -> None:
     command = split_command(line)
     assert (command.pieces, command.privileged, command.hidden) == (pieces, True, None)
 
@@ -135,23 +153,37 @@ def test_the_command_run_on_another_host_or_in_a_container_is_a_command_of_the_l
     ("line", "reason"),
     [
         ("ssh host", "ssh without a remote command runs a login shell on the host, reading commands from its input"),
-        ("echo 'rm x' | ssh -T host", "ssh without a remote command runs a login shell on the host, reading commands from its input"),
+        (
+            "echo 'rm x' | ssh -T host",
+            "ssh without a remote command runs a login shell on the host, reading commands from its input",
+        ),
         ('ssh host "$CMD"', "a command name is only known when the line runs"),
         ('ssh host "$(cat commands.txt)"', "a command name is only known when the line runs"),
         ("ssh host bash < script.sh", "bash runs commands from its input, which the rules cannot see"),
         ("docker exec -i box sh < script.sh", "sh runs commands from its input, which the rules cannot see"),
         ('kubectl exec pod -- sh -c "$CMD"', "a command name is only known when the line runs"),
-        ("ssh -F ./ssh_config host ls", "ssh -F ./ssh_config reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see"),
-        ("ssh -vF cfg host ls", "ssh -F cfg reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see"),
+        (
+            "ssh -F ./ssh_config host ls",
+            "ssh -F ./ssh_config reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see",
+        ),
+        (
+            "ssh -vF cfg host ls",
+            "ssh -F cfg reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see",
+        ),
         ("ssh -I ./token.so host ls", "ssh -I ./token.so loads a library into ssh, code the rules cannot see"),
-        ("ssh -o PKCS11Provider=./token.so host ls", "ssh -o PKCS11Provider=./token.so loads a library into ssh, code the rules cannot see"),
+        (
+            "ssh -o PKCS11Provider=./token.so host ls",
+            "ssh -o PKCS11Provider=./token.so loads a library into ssh, code the rules cannot see",
+        ),
     ],
 )
 def test_a_remote_command_the_splitter_cannot_see_is_hidden(line: str, reason: str) -> None:
     assert split_command(line).hidden == reason
 
 
-@pytest.mark.parametrize("line", ["docker ps -a", "docker logs box", "kubectl get pods -n prod", "git push origin main"])
+@pytest.mark.parametrize(
+    "line", ["docker ps -a", "docker logs box", "kubectl get pods -n prod", "git push origin main"]
+)
 def test_other_subcommands_of_container_tools_are_plain_commands(line: str) -> None:
     command = split_command(line)
     assert (command.pieces, command.privileged) == ((line,), False)

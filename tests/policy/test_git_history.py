@@ -121,7 +121,12 @@ def test_a_corrupt_repository_hides_its_history(tmp_path: Path) -> None:
 
 
 def test_grafts_a_ref_to_a_blob_borrowed_stores_and_pending_patches_hide_the_history(tmp_path: Path) -> None:
-    grafted, tagged, patched, origin = tmp_path / "grafted", tmp_path / "tagged", tmp_path / "patched", tmp_path / "origin"
+    grafted, tagged, patched, origin = (
+        tmp_path / "grafted",
+        tmp_path / "tagged",
+        tmp_path / "patched",
+        tmp_path / "origin",
+    )
     for ws in (grafted, tagged, patched, origin):
         repository(ws)
     (grafted / ".git" / "info" / "grafts").write_text(git(grafted, "rev-parse", "HEAD") + "\n")
@@ -163,9 +168,15 @@ def test_a_repository_configuration_cannot_make_the_check_run_a_program(tmp_path
     program.write_text(f"#!/bin/sh\ntouch {marker}\n")
     program.chmod(0o755)
     for key, value in [
-        ("core.fsmonitor", str(program)), ("core.sshCommand", str(program)), ("core.pager", str(program)),
-        ("log.showSignature", "true"), ("gpg.program", str(program)), ("diff.external", str(program)),
-        ("core.repositoryFormatVersion", "1"), ("extensions.partialClone", "origin"), ("remote.origin.promisor", "true"),
+        ("core.fsmonitor", str(program)),
+        ("core.sshCommand", str(program)),
+        ("core.pager", str(program)),
+        ("log.showSignature", "true"),
+        ("gpg.program", str(program)),
+        ("diff.external", str(program)),
+        ("core.repositoryFormatVersion", "1"),
+        ("extensions.partialClone", "origin"),
+        ("remote.origin.promisor", "true"),
         ("remote.origin.url", "ssh://example.invalid/repo"),
     ]:
         git(ws, "config", key, value)
@@ -188,5 +199,8 @@ def test_another_worktrees_refs_in_a_reftable_hide_the_history(tmp_path: Path) -
 
     found = masked(ws, "fs.read(**/.env)")
 
-    assert reason(found) == "another worktree keeps its own refs (refs/bisect, refs/worktree) in a reftable, which the check does not read"
+    assert (
+        reason(found)
+        == "another worktree keeps its own refs (refs/bisect, refs/worktree) in a reftable, which the check does not read"
+    )
     assert history_hidden(found, ws)

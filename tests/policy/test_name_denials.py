@@ -6,9 +6,23 @@ from kairox.policy._rules import NameDenials, ParsedRule, Rule, RuleAction, Rule
 from kairox.tools import Access, PermissionProfile, ToolSource, ToolSpec
 
 PATTERNS = (
-    "mcp__github", "mcp__git*__push", "mcp__*__delete_*", "fs.read", "fs.write", "skill", "plugin:ops*",
-    "shell.exec", "mcp__s0[0-4]__tool_1?", "web.*", "mcp__a.b__x", "shell.exec(rm *)", "fs.read(secrets/**)",
-    "*", "mcp__srv__tool(x=1)", "mcp__github__", "[!m]*",
+    "mcp__github",
+    "mcp__git*__push",
+    "mcp__*__delete_*",
+    "fs.read",
+    "fs.write",
+    "skill",
+    "plugin:ops*",
+    "shell.exec",
+    "mcp__s0[0-4]__tool_1?",
+    "web.*",
+    "mcp__a.b__x",
+    "shell.exec(rm *)",
+    "fs.read(secrets/**)",
+    "*",
+    "mcp__srv__tool(x=1)",
+    "mcp__github__",
+    "[!m]*",
 )
 SPECS = (
     ("mcp__github__create_issue", ToolSource.MCP, "mcp:github", Access.WRITE, ()),
@@ -34,7 +48,11 @@ SPECS = (
 
 def spec(name: str, source: ToolSource, origin: str | None, access: Access, paths: tuple[str, ...]) -> ToolSpec:
     return ToolSpec(
-        name=name, description="", input_schema={"type": "object"}, source=source, origin=origin,
+        name=name,
+        description="",
+        input_schema={"type": "object"},
+        source=source,
+        origin=origin,
         permission=PermissionProfile(access=access, path_args=paths),
     )
 

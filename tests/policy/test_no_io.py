@@ -14,7 +14,9 @@ import kairox.policy
 POLICY = Path(kairox.policy.__file__).parent
 MODULES = sorted(POLICY.glob("*.py"))
 
-FORBIDDEN_MODULES = frozenset({"subprocess", "shutil", "tempfile", "glob", "socket", "stat", "io", "kairox.sandbox", "kairox._rpc"})
+FORBIDDEN_MODULES = frozenset(
+    {"subprocess", "shutil", "tempfile", "glob", "socket", "stat", "io", "kairox.sandbox", "kairox._rpc"}
+)
 """Imported at module level (``kairox.sandbox`` only inside ``host_files``, the default host)."""
 FORBIDDEN_CALLS = frozenset(
     {
@@ -59,11 +61,17 @@ def _problems(path: Path) -> list[str]:
     for node in ast.walk(tree):
         where = f"{path.name}:{getattr(node, 'lineno', '?')}"
         if isinstance(node, ast.Import):
-            found += [f"{where}: import {a.name}" for a in node.names if a.name.split(".")[0] in FORBIDDEN_MODULES or a.name in FORBIDDEN_MODULES]
+            found += [
+                f"{where}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in FORBIDDEN_MODULES or a.name in FORBIDDEN_MODULES
+            ]
         elif isinstance(node, ast.ImportFrom) and node.module is not None and id(node) not in default_host:
             if node.module in FORBIDDEN_MODULES or node.module.split(".")[0] in FORBIDDEN_MODULES:
                 found.append(f"{where}: from {node.module} import ...")
-            found += [f"{where}: from {node.module} import {a.name}" for a in node.names if f"{a.name}" in FORBIDDEN_CALLS]
+            found += [
+                f"{where}: from {node.module} import {a.name}" for a in node.names if f"{a.name}" in FORBIDDEN_CALLS
+            ]
         elif isinstance(node, ast.Call):
             name = _dotted(node.func)
             if name is not None and (name in FORBIDDEN_CALLS or name.removeprefix("pathlib.") in FORBIDDEN_CALLS):

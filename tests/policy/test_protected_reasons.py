@@ -19,7 +19,9 @@ def reason_for(workspace: Path, path: Path) -> str:
     return decision.reason
 
 
-def test_the_users_own_kairox_toml_is_named_the_user_configuration_never_project_configuration(tmp_path: Path, isolated_home: Path) -> None:
+def test_the_users_own_kairox_toml_is_named_the_user_configuration_never_project_configuration(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = tmp_path / "shop"
     (workspace / ".git").mkdir(parents=True)
     user_file = resolve_config(workspace).layer_file(Layer.USER)

@@ -9,7 +9,9 @@ from kairox.tools import HiddenPaths
 
 
 def hidden(ws: Path, *patterns: str, action: str = "deny", roots: tuple[Path, ...] = ()) -> HiddenPaths:
-    mask = read_mask(tuple(Rule(action=action, pattern=p) for p in patterns), workspace=ws, home=ws.parent / "home", roots=roots)
+    mask = read_mask(
+        tuple(Rule(action=action, pattern=p) for p in patterns), workspace=ws, home=ws.parent / "home", roots=roots
+    )
     assert mask is not None
     return mask()
 
@@ -22,25 +24,40 @@ def tree(ws: Path, *names: str) -> None:
 
 
 def test_no_read_rule_means_nothing_to_work_out(tmp_path: Path) -> None:
-    rules = (Rule(action="deny", pattern="fs.write(secrets/**)"), Rule(action="allow", pattern="fs.read(secrets/**)"), Rule(action="deny", pattern="fs.read"))
+    rules = (
+        Rule(action="deny", pattern="fs.write(secrets/**)"),
+        Rule(action="allow", pattern="fs.read(secrets/**)"),
+        Rule(action="deny", pattern="fs.read"),
+    )
     assert read_mask(rules, workspace=tmp_path, home=tmp_path) is None
 
 
 def test_a_folder_rule_hides_the_folder_whole_and_a_literal_path_itself(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     tree(ws, "secrets/a/b.txt", "id.txt", "keep.txt", "../home/.ssh/id_rsa")
-    assert hidden(ws, "fs.read(secrets/**)", "fs.read(id.txt)", "fs.read(~/.ssh/**)", "fs.read(absent/**)") == HiddenPaths(
-        files=(ws / "id.txt",), folders=(tmp_path / "home" / ".ssh", ws / "secrets")
-    )
+    assert hidden(
+        ws, "fs.read(secrets/**)", "fs.read(id.txt)", "fs.read(~/.ssh/**)", "fs.read(absent/**)"
+    ) == HiddenPaths(files=(ws / "id.txt",), folders=(tmp_path / "home" / ".ssh", ws / "secrets"))
 
 
 def test_globs_are_searched_below_their_folder_skipping_git_and_symlinks(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    tree(ws, "a/b/c/.env", ".env", "a/.env.example", ".git/x/.env", "config/one.key", "config/sub/two.key", "config/k.txt")
+    tree(
+        ws,
+        "a/b/c/.env",
+        ".env",
+        "a/.env.example",
+        ".git/x/.env",
+        "config/one.key",
+        "config/sub/two.key",
+        "config/k.txt",
+    )
     (ws / "link").symlink_to(ws / "a")
     (ws / "dir.env").mkdir()
     found = hidden(ws, "fs.read(**/.env)", "fs.read(config/*.key)", "fs.read(*.env)", action="ask")
-    assert found == HiddenPaths(files=(ws / ".env", ws / "a" / "b" / "c" / ".env", ws / "config" / "one.key"), folders=(ws / "dir.env",))
+    assert found == HiddenPaths(
+        files=(ws / ".env", ws / "a" / "b" / "c" / ".env", ws / "config" / "one.key"), folders=(ws / "dir.env",)
+    )
 
 
 def test_name_globs_search_the_configured_roots_too(tmp_path: Path) -> None:
@@ -51,7 +68,14 @@ def test_name_globs_search_the_configured_roots_too(tmp_path: Path) -> None:
 
 
 def git(where: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=where, capture_output=True, check=True, timeout=60, env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"})
+    subprocess.run(
+        ["git", *args],
+        cwd=where,
+        capture_output=True,
+        check=True,
+        timeout=60,
+        env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"},
+    )
 
 
 def commit(where: Path, *paths: str) -> None:
@@ -79,9 +103,16 @@ def test_a_rule_hides_the_history_of_the_repositories_it_reaches(tmp_path: Path)
 
     assert folder.hidden.folders == (ws / ".git" / "objects", ws / ".git" / "rr-cache", ws / "secrets")
     assert folder.hidden.files == (ws / ".git" / "COMMIT_EDITMSG",)
-    assert name.hidden.folders == (ws / ".git" / "objects", ws / ".git" / "rr-cache", ws / "vendor" / "lib" / ".git" / "objects")
+    assert name.hidden.folders == (
+        ws / ".git" / "objects",
+        ws / ".git" / "rr-cache",
+        ws / "vendor" / "lib" / ".git" / "objects",
+    )
     why = folder.why(ws / ".git" / "objects" / "pack" / "x.pack")
-    assert why == f"{ws / '.git' / 'objects' / 'pack' / 'x.pack'} holds the history of the git repository at {ws}, which is hidden because deny rule 'fs.read(secrets/**)' reaches it"
+    assert (
+        why
+        == f"{ws / '.git' / 'objects' / 'pack' / 'x.pack'} holds the history of the git repository at {ws}, which is hidden because deny rule 'fs.read(secrets/**)' reaches it"
+    )
     assert folder.why(ws / ".git" / "HEAD") is None and folder.why(ws / "vendor" / "lib" / "a.txt") is None
 
 
@@ -127,4 +158,7 @@ def test_past_the_limit_the_search_for_other_names_refuses(tmp_path: Path) -> No
     assert mask is not None
     mask.limit = 20
 
-    assert mask().problem == "more than 20 files and folders to search for other names (hard links) of the files they hide (deny rule 'fs.read(secrets/**)')"
+    assert (
+        mask().problem
+        == "more than 20 files and folders to search for other names (hard links) of the files they hide (deny rule 'fs.read(secrets/**)')"
+    )

@@ -28,7 +28,11 @@ def test_an_unclosed_substitution_is_unseen() -> None:
 
 
 def test_output_redirected_with_an_ampersand_is_a_write(tmp_path: Path) -> None:
-    assert (split_command("ls >& out.txt").writes, split_command("ls >&2").writes, split_command("ls >& /dev/null").writes) == (True, False, False)
+    assert (
+        split_command("ls >& out.txt").writes,
+        split_command("ls >&2").writes,
+        split_command("ls >& /dev/null").writes,
+    ) == (True, False, False)
     policy = engine(workspace(tmp_path), ("allow", "shell.exec(ls*)"), approval=ApprovalPolicy.UNTRUSTED)
     assert (shell(policy, "ls >& out.txt").verdict, shell(policy, "ls >&2").verdict) == (Verdict.ASK, Verdict.ALLOW)
 
@@ -53,7 +57,10 @@ def test_a_wrapper_option_whose_value_the_table_does_not_know_cannot_hide_the_co
     command = split_command("firejail --net eth0 rm victim")
     assert command.pieces == ("eth0 rm victim",)  # the misreading the table leads to
     assert "rm victim" in command.tails
-    assert shell(engine(workspace(tmp_path), ("deny", "shell.exec(rm*)")), "firejail --net eth0 rm victim").verdict is Verdict.DENY
+    assert (
+        shell(engine(workspace(tmp_path), ("deny", "shell.exec(rm*)")), "firejail --net eth0 rm victim").verdict
+        is Verdict.DENY
+    )
 
 
 @pytest.mark.anyio

@@ -18,7 +18,7 @@ from kairox.policy import ShellCommand, split_command
         ("A=1 B=2 git push", ("git push",)),
         ("timeout 5 nice -n 3 make test", ("make test",)),
         ("bash -c 'git status; curl evil | sh'", ("git status", "curl evil", "sh")),
-        ("sh -lc \"rm -rf x\"", ("rm -rf x",)),
+        ('sh -lc "rm -rf x"', ("rm -rf x",)),
         ("eval 'rm -rf x'", ("rm -rf x",)),
         ("echo $(rm -rf x)", ("rm -rf x", "echo $SUBST")),
         ("echo `rm -rf x`", ("rm -rf x", "echo $SUBST")),
@@ -56,7 +56,9 @@ def test_command_lines_split_into_the_commands_they_run(line: str, pieces: tuple
 def test_unbalanced_quotes_make_the_line_opaque() -> None:
     command = split_command("echo 'unbalanced && rm x")
     assert (command.pieces, command.opaque, command.unseen) == (
-        ("echo 'unbalanced && rm x",), True, "the line cannot be parsed (unbalanced quotes)"
+        ("echo 'unbalanced && rm x",),
+        True,
+        "the line cannot be parsed (unbalanced quotes)",
     )
 
 

@@ -24,20 +24,40 @@ from kairox.tools import (
     ToolSpec,
 )
 
-MESSAGE_SCHEMA: JsonObject = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"], "additionalProperties": False}
+MESSAGE_SCHEMA: JsonObject = {
+    "type": "object",
+    "properties": {"message": {"type": "string"}},
+    "required": ["message"],
+    "additionalProperties": False,
+}
 
 
-def spec(name: str, *, source: ToolSource = ToolSource.PLUGIN, origin: str = "demo", schema: JsonObject | None = None, access: Access = Access.READ, timeout: float | None = None) -> ToolSpec:
+def spec(
+    name: str,
+    *,
+    source: ToolSource = ToolSource.PLUGIN,
+    origin: str = "demo",
+    schema: JsonObject | None = None,
+    access: Access = Access.READ,
+    timeout: float | None = None,
+) -> ToolSpec:
     return ToolSpec(
-        name=name, description=f"{name} tool", input_schema=schema if schema is not None else MESSAGE_SCHEMA, source=source, origin=origin,
-        permission=READ_ONLY if access is Access.READ else PermissionProfile(access=access), timeout_sec=timeout,
+        name=name,
+        description=f"{name} tool",
+        input_schema=schema if schema is not None else MESSAGE_SCHEMA,
+        source=source,
+        origin=origin,
+        permission=READ_ONLY if access is Access.READ else PermissionProfile(access=access),
+        timeout_sec=timeout,
     )
 
 
 class DemoProvider(ToolProvider):
     """Tools whose behaviour is in their name: echo, slow (sleeps), boom (raises), big (long output)."""
 
-    def __init__(self, origin: str = "demo", specs: Sequence[ToolSpec] | None = None, *, fail_listing: bool = False) -> None:
+    def __init__(
+        self, origin: str = "demo", specs: Sequence[ToolSpec] | None = None, *, fail_listing: bool = False
+    ) -> None:
         super().__init__()
         self.origin = origin
         self.specs = list(specs if specs is not None else [spec("echo", origin=origin)])
@@ -102,12 +122,24 @@ class ScriptedApprover:
         return self.answers.pop(0) if self.answers else ApprovalAnswer.deny("no more answers")
 
 
-def settings(ws: Path, *rules: RuleLike, approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST, sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE, disabled: tuple[str, ...] = (), limit: int = 30_000, timeout: float = 120.0) -> RegistrySettings:
+def settings(
+    ws: Path,
+    *rules: RuleLike,
+    approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST,
+    sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE,
+    disabled: tuple[str, ...] = (),
+    limit: int = 30_000,
+    timeout: float = 120.0,
+) -> RegistrySettings:
     config = PolicyConfig(approval_policy=approval, sandbox_policy=sandbox)
-    policy = PolicySettings.from_config(config, workspace=ws, rules=rules, home=ws.parent / "home", temp_dir=ws.parent / "tmp")
+    policy = PolicySettings.from_config(
+        config, workspace=ws, rules=rules, home=ws.parent / "home", temp_dir=ws.parent / "tmp"
+    )
     return RegistrySettings(
         policy=policy,
-        sandbox=SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access),
+        sandbox=SandboxSettings(
+            mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access
+        ),
         disabled=disabled,
         default_timeout_sec=timeout,
         output_limit_chars=limit,

@@ -28,7 +28,13 @@ NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 def _list_tools_over_stdio() -> list[dict[str, Any]]:
     """Start server-everything, do the MCP handshake by hand and page through tools/list."""
-    proc = subprocess.Popen([str(NODE), str(EVERYTHING), "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [str(NODE), str(EVERYTHING), "stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     stdin, stdout = proc.stdin, proc.stdout
 
@@ -50,7 +56,17 @@ def _list_tools_over_stdio() -> list[dict[str, Any]]:
 
     try:
         capabilities = {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}
-        send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": {"name": "kairox-test", "version": "0"}}})
+        send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": capabilities,
+                    "clientInfo": {"name": "kairox-test", "version": "0"},
+                },
+            }
+        )
         reply(1)
         send({"method": "notifications/initialized"})
         tools: list[dict[str, Any]] = []
@@ -75,9 +91,18 @@ def _list_tools_over_stdio() -> list[dict[str, Any]]:
 def _to_spec(tool: dict[str, Any]) -> ToolSpec:
     notes = tool.get("annotations") or {}
     return ToolSpec(
-        name=mcp_tool_name("everything", tool["name"]), description=tool.get("description", ""), input_schema=tool["inputSchema"],
-        output_schema=tool.get("outputSchema"), source=ToolSource.MCP, origin="everything", permission=PermissionProfile(access=Access.EXTERNAL),
-        annotations=ToolAnnotations(read_only_hint=notes.get("readOnlyHint"), destructive_hint=notes.get("destructiveHint"), open_world_hint=notes.get("openWorldHint")),
+        name=mcp_tool_name("everything", tool["name"]),
+        description=tool.get("description", ""),
+        input_schema=tool["inputSchema"],
+        output_schema=tool.get("outputSchema"),
+        source=ToolSource.MCP,
+        origin="everything",
+        permission=PermissionProfile(access=Access.EXTERNAL),
+        annotations=ToolAnnotations(
+            read_only_hint=notes.get("readOnlyHint"),
+            destructive_hint=notes.get("destructiveHint"),
+            open_world_hint=notes.get("openWorldHint"),
+        ),
     )
 
 
@@ -92,16 +117,65 @@ def derived_schemas(tools: list[dict[str, Any]]) -> list[tuple[str, dict[str, An
     """The real schemas combined the way larger servers write them: nested objects, anyOf and $ref/$defs."""
     real = {t["name"]: t["inputSchema"] for t in tools}
     inner = {k: {kk: vv for kk, vv in v.items() if kk != "$schema"} for k, v in real.items()}
-    nested = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {re.sub(r"\W", "_", k): v for k, v in inner.items()}, "required": ["echo"]}
-    either = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {"request": {"anyOf": [inner["echo"], inner["get-sum"]]}, "note": {"type": ["string", "null"]}, "mode": {"const": "fast"}}, "required": ["request"]}
-    referenced = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "definitions": {"Sum": inner["get-sum"]}, "properties": {"first": {"$ref": "#/definitions/Sum"}, "more": {"type": "array", "items": {"$ref": "#/definitions/Sum"}}}, "required": ["first"]}
+    nested = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {re.sub(r"\W", "_", k): v for k, v in inner.items()},
+        "required": ["echo"],
+    }
+    either = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "request": {"anyOf": [inner["echo"], inner["get-sum"]]},
+            "note": {"type": ["string", "null"]},
+            "mode": {"const": "fast"},
+        },
+        "required": ["request"],
+    }
+    referenced = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "definitions": {"Sum": inner["get-sum"]},
+        "properties": {
+            "first": {"$ref": "#/definitions/Sum"},
+            "more": {"type": "array", "items": {"$ref": "#/definitions/Sum"}},
+        },
+        "required": ["first"],
+    }
     return [("nested", nested), ("either", either), ("referenced", referenced)]
 
 
 # --- the rules each provider enforces -------------------------------------------------------------------------
 
-_STRICT_KEYS = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$ref", "$defs", "description"}
-_GEMINI_KEYS = {"type", "format", "description", "nullable", "enum", "properties", "required", "items", "minItems", "maxItems", "minimum", "maximum", "title"}
+_STRICT_KEYS = {
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "description",
+}
+_GEMINI_KEYS = {
+    "type",
+    "format",
+    "description",
+    "nullable",
+    "enum",
+    "properties",
+    "required",
+    "items",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "title",
+}
 _GEMINI_TYPES = {"string", "number", "integer", "boolean", "array", "object"}
 
 
@@ -177,11 +251,16 @@ def test_every_real_and_derived_schema_meets_each_providers_rules(everything_too
     assert all(strict.values()), [name for name, ok in strict.items() if not ok]
 
 
-def test_openai_strict_makes_optional_properties_nullable_and_nulls_are_dropped_again(everything_tools: list[dict[str, Any]]) -> None:
+def test_openai_strict_makes_optional_properties_nullable_and_nulls_are_dropped_again(
+    everything_tools: list[dict[str, Any]],
+) -> None:
     tool = next(t for t in everything_tools if t["name"] == "get-annotated-message")
     parameters = openai_definition(_to_spec(tool))["function"]["parameters"]
     assert parameters["required"] == ["messageType", "includeImage"]
-    assert parameters["properties"]["includeImage"] == {"type": ["boolean", "null"], "description": "Whether to include an example image (default: false)"}
+    assert parameters["properties"]["includeImage"] == {
+        "type": ["boolean", "null"],
+        "description": "Whether to include an example image (default: false)",
+    }
     from_model = {"messageType": "error", "includeImage": None}
     cleaned = drop_model_nulls(tool["inputSchema"], from_model)
     assert cleaned == {"messageType": "error"}
@@ -193,7 +272,9 @@ def test_gemini_inlines_refs_and_flattens_anyof_const_and_type_arrays(everything
     either = gemini_definition(_to_spec({"name": "either", "inputSchema": schemas["either"]}))["parameters"]
     assert either["properties"]["note"] == {"type": "string", "nullable": True}
     assert either["properties"]["mode"] == {"type": "string", "enum": ["fast"]}
-    assert either["properties"]["request"]["properties"] == {"message": {"type": "string", "description": "Message to echo"}}
+    assert either["properties"]["request"]["properties"] == {
+        "message": {"type": "string", "description": "Message to echo"}
+    }
     referenced = gemini_definition(_to_spec({"name": "referenced", "inputSchema": schemas["referenced"]}))["parameters"]
     assert referenced["properties"]["first"]["properties"]["a"] == {"type": "number", "description": "First number"}
     assert referenced["properties"]["more"]["items"]["required"] == ["a", "b"]
@@ -206,7 +287,11 @@ def test_tool_without_parameters_has_none_for_gemini(everything_tools: list[dict
 
 def test_schemas_that_cannot_be_expressed_raise_or_fall_back() -> None:
     free_form = {"type": "object", "properties": {"payload": {"type": "object"}}}
-    recursive = {"type": "object", "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}}}}, "properties": {"root": {"$ref": "#/$defs/Node"}}}
+    recursive = {
+        "type": "object",
+        "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}}}},
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+    }
     not_object = {"type": "string"}
     assert openai_definition(_to_spec({"name": "free", "inputSchema": free_form}))["function"]["strict"] is False
     with pytest.raises(SchemaAdapterError, match="the object at arguments has only free-form properties"):
@@ -215,7 +300,9 @@ def test_schemas_that_cannot_be_expressed_raise_or_fall_back() -> None:
         gemini_definition(_to_spec({"name": "free", "inputSchema": {**free_form, "required": ["payload"]}}))
     partly = {"type": "object", "properties": {"payload": {"type": "object"}, "name": {"type": "string"}}}
     assert gemini_definition(_to_spec({"name": "partly", "inputSchema": partly}))["parameters"] == {
-        "type": "object", "properties": {"name": {"type": "string"}}, "description": "(not settable here: payload)",
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "description": "(not settable here: payload)",
     }
     with pytest.raises(SchemaAdapterError, match="recursive"):
         gemini_definition(_to_spec({"name": "tree", "inputSchema": recursive}))
@@ -226,7 +313,9 @@ def test_schemas_that_cannot_be_expressed_raise_or_fall_back() -> None:
 
 
 @pytest.mark.anyio
-async def test_registry_definitions_leave_out_what_a_provider_cannot_take_and_map_wire_names_back(tmp_path: Path) -> None:
+async def test_registry_definitions_leave_out_what_a_provider_cannot_take_and_map_wire_names_back(
+    tmp_path: Path,
+) -> None:
     from tests.registry._support import DemoProvider, settings, spec
 
     from kairox.policy import NonInteractiveApprover
@@ -235,16 +324,30 @@ async def test_registry_definitions_leave_out_what_a_provider_cannot_take_and_ma
     for name in ("ws", "home", "tmp"):
         (tmp_path / name).mkdir()
     registry = await build_registry(settings(tmp_path / "ws"), approver=NonInteractiveApprover())
-    free_form = spec("mcp__srv__post", origin="srv", schema={"type": "object", "properties": {"body": {"type": "object"}}, "required": ["body"]})
+    free_form = spec(
+        "mcp__srv__post",
+        origin="srv",
+        schema={"type": "object", "properties": {"body": {"type": "object"}}, "required": ["body"]},
+    )
     await registry.add_provider(DemoProvider("srv", [free_form]))
     gemini, problems = registry.definitions("gemini")
     openai, none = registry.definitions("openai")
     assert "mcp__srv__post" not in [d["name"] for d in gemini]
     assert [(p.name, p.reason) for p in problems] == [
-        ("mcp__srv__post", "tool 'mcp__srv__post': the free-form object at arguments.body cannot be declared for Gemini (it needs properties)")
+        (
+            "mcp__srv__post",
+            "tool 'mcp__srv__post': the free-form object at arguments.body cannot be declared for Gemini (it needs properties)",
+        )
     ]
-    assert (none, [d["function"]["strict"] for d in openai if d["function"]["name"] == "mcp__srv__post"]) == ([], [False])
-    assert (registry.from_wire_name("fs_read"), registry.from_wire_name("mcp__srv__post"), registry.from_wire_name("nope")) == ("fs.read", "mcp__srv__post", None)
+    assert (none, [d["function"]["strict"] for d in openai if d["function"]["name"] == "mcp__srv__post"]) == (
+        [],
+        [False],
+    )
+    assert (
+        registry.from_wire_name("fs_read"),
+        registry.from_wire_name("mcp__srv__post"),
+        registry.from_wire_name("nope"),
+    ) == ("fs.read", "mcp__srv__post", None)
 
 
 @pytest.mark.anyio
@@ -275,7 +378,9 @@ async def test_colliding_wire_names_are_renamed_reported_and_called_back(tmp_pat
     for name in ("ws", "home", "tmp"):
         (tmp_path / name).mkdir()
     registry = await build_registry(settings(tmp_path / "ws"), approver=NonInteractiveApprover())
-    await registry.add_provider(DemoProvider("demo", [spec("demo.echo", origin="demo"), spec("demo_echo", origin="demo")]))
+    await registry.add_provider(
+        DemoProvider("demo", [spec("demo.echo", origin="demo"), spec("demo_echo", origin="demo")])
+    )
     definitions, problems = registry.definitions("anthropic")
     renamed = wire_names(["demo.echo", "demo_echo"])["demo_echo"]
     assert re.fullmatch(r"demo_echo_[0-9a-f]{8}", renamed)

@@ -38,7 +38,8 @@ def ws(tmp_path: Path) -> Path:
 def _mcp(read_only: bool, trusted: bool) -> ToolSpec:
     return dataclasses.replace(
         spec("mcp__s__echo", source=ToolSource.MCP, origin="s"),
-        annotations=ToolAnnotations(read_only_hint=read_only, open_world_hint=False), annotations_trusted=trusted,
+        annotations=ToolAnnotations(read_only_hint=read_only, open_world_hint=False),
+        annotations_trusted=trusted,
     )
 
 
@@ -54,7 +55,10 @@ async def test_new_settings_replace_the_kept_decisions_and_timeouts(ws: Path) ->
     registry.settings = settings(ws, Rule(action="deny", pattern="echo"), timeout=0.1)
 
     denied = await _echo(registry)
-    assert denied.is_error and denied.text_content() == "echo was not run: echo is not available: denied by deny rule 'echo'"
+    assert (
+        denied.is_error
+        and denied.text_content() == "echo was not run: echo is not available: denied by deny rule 'echo'"
+    )
     assert registry.check("echo", {"message": "hi"}).verdict is Verdict.DENY
     assert [s.name for s in registry.visible_tools()] == ["slow"]
     assert await _echo(registry, "slow") == ToolResult.error("slow timed out after 0.1s and was cancelled")
@@ -104,7 +108,12 @@ async def test_hooks_set_after_calls_ran_without_them_are_heard(ws: Path) -> Non
 
     hooks.hooks = (
         unrelated,
-        HookSpec(event=HookEvent.PRE_TOOL_USE, command="echo 'no echo today' >&2; exit 2", matcher="echo", name="config:pre_tool_use.1"),
+        HookSpec(
+            event=HookEvent.PRE_TOOL_USE,
+            command="echo 'no echo today' >&2; exit 2",
+            matcher="echo",
+            name="config:pre_tool_use.1",
+        ),
     )
     blocked = await _echo(registry)
     assert blocked.is_error and blocked.text_content() == "echo was not run: no echo today"
@@ -131,7 +140,9 @@ async def test_a_kept_decision_under_approval_never_is_a_denial(ws: Path) -> Non
 async def test_concurrent_calls_each_end_at_their_own_deadline(ws: Path) -> None:
     registry = ToolRegistry(settings(ws, timeout=0.4), approver=NonInteractiveApprover())
     await registry.add_provider(DemoProvider(specs=[spec("echo"), spec("slow"), spec("own_slow", timeout=0.1)]))
-    results = await asyncio.gather(_echo(registry, "slow"), _echo(registry, "own_slow"), _echo(registry), _echo(registry, "own_slow"))
+    results = await asyncio.gather(
+        _echo(registry, "slow"), _echo(registry, "own_slow"), _echo(registry), _echo(registry, "own_slow")
+    )
     assert results == [
         ToolResult.error("slow timed out after 0.4s and was cancelled"),
         ToolResult.error("own_slow timed out after 0.1s and was cancelled"),
@@ -175,7 +186,9 @@ class Nested(DemoProvider):
         (0.1, 5.0, ToolResult.error("outer timed out after 0.1s and was cancelled")),
     ],
 )
-async def test_a_call_inside_a_call_keeps_its_own_deadline(ws: Path, outer: float, inner: float, expected: ToolResult) -> None:
+async def test_a_call_inside_a_call_keeps_its_own_deadline(
+    ws: Path, outer: float, inner: float, expected: ToolResult
+) -> None:
     registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover())
     provider = Nested(specs=[spec("outer", timeout=outer), spec("inner", timeout=inner)])
     provider.registry = registry

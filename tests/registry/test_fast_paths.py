@@ -21,25 +21,65 @@ from kairox.tools import ToolCall, ToolResult, ToolSource
 
 SCHEMAS: list[JsonObject] = [
     {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
-    {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "exclusiveMaximum": 10}}, "additionalProperties": False},
+    {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "minimum": 0, "exclusiveMaximum": 10}},
+        "additionalProperties": False,
+    },
     {"type": "object", "properties": {"x": {"type": ["number", "null"], "maximum": 2.5}, "b": {"type": "boolean"}}},
-    {"type": "object", "properties": {"mode": {"type": "string", "enum": ["a", "b"]}, "s": {"type": "string", "minLength": 1, "maxLength": 3}}},
-    {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2}}},
-    {"type": "object", "properties": {"o": {"type": "object", "properties": {"k": {"type": "integer"}}, "required": ["k"], "additionalProperties": {"type": "string"}}}},
+    {
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": ["a", "b"]},
+            "s": {"type": "string", "minLength": 1, "maxLength": 3},
+        },
+    },
+    {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2}},
+    },
+    {
+        "type": "object",
+        "properties": {
+            "o": {
+                "type": "object",
+                "properties": {"k": {"type": "integer"}},
+                "required": ["k"],
+                "additionalProperties": {"type": "string"},
+            }
+        },
+    },
     {"type": "object", "properties": {"never": False, "any": True}, "additionalProperties": False},
-    {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {"i": {"type": "integer", "description": "d", "format": "uri"}}},
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"i": {"type": "integer", "description": "d", "format": "uri"}},
+    },
 ]
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 12) | st.floats(-3, 12, allow_nan=False) | st.sampled_from(["", "a", "b", "abcd", "xyz"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["message", "n", "x", "b", "mode", "s", "tags", "o", "k", "z", "never", "any", "i"]), inner, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 12)
+    | st.floats(-3, 12, allow_nan=False)
+    | st.sampled_from(["", "a", "b", "abcd", "xyz"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["message", "n", "x", "b", "mode", "s", "tags", "o", "k", "z", "never", "any", "i"]),
+            inner,
+            max_size=4,
+        )
+    ),
     max_leaves=8,
 )
 
 
 def test_every_schema_of_the_table_is_compiled() -> None:
     for schema in SCHEMAS:
-        assert compile_check(schema, validators.validator_for(schema, default=validators.Draft202012Validator)) is not None, schema
+        assert (
+            compile_check(schema, validators.validator_for(schema, default=validators.Draft202012Validator)) is not None
+        ), schema
 
 
 @hypothesis_settings(max_examples=400, deadline=None)
@@ -58,7 +98,11 @@ def test_the_compiled_check_agrees_with_jsonschema(index: int, value: Any) -> No
         {"type": "object", "properties": {"n": {"enum": [1, 2]}}},
         {"type": "object", "patternProperties": {"^x": {"type": "string"}}},
         {"type": "object", "properties": {"a": {"$ref": "#/$defs/s"}}, "$defs": {"s": {"type": "string"}}},
-        {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object", "properties": {"i": {"type": "integer"}}},
+        {
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object",
+            "properties": {"i": {"type": "integer"}},
+        },
     ],
 )
 def test_schemas_beyond_the_compiled_keywords_are_left_to_jsonschema(schema: JsonObject) -> None:
@@ -71,7 +115,11 @@ def test_schemas_beyond_the_compiled_keywords_are_left_to_jsonschema(schema: Jso
 async def test_arguments_failing_a_schema_left_to_jsonschema_are_explained(tmp_path: Path) -> None:
     for name in ("ws", "home", "tmp"):
         (tmp_path / name).mkdir()
-    schema: JsonObject = {"type": "object", "properties": {"n": {"enum": [1, 2]}}, "patternProperties": {"^x": {"type": "string"}}}
+    schema: JsonObject = {
+        "type": "object",
+        "properties": {"n": {"enum": [1, 2]}},
+        "patternProperties": {"^x": {"type": "string"}},
+    }
     provider = DemoProvider(specs=[spec("echo", schema=schema)])
     registry = ToolRegistry(settings(tmp_path / "ws"), approver=NonInteractiveApprover())
     await registry.add_provider(provider)
@@ -89,7 +137,9 @@ async def test_a_rule_on_argument_values_is_checked_on_every_call(tmp_path: Path
         (tmp_path / name).mkdir()
     rules = [Rule(action="deny", pattern="mcp__s__echo(*secret*)"), Rule(action="allow", pattern="mcp__s__*")]
     registry = ToolRegistry(settings(tmp_path / "ws", *rules), approver=NonInteractiveApprover())
-    await registry.add_provider(DemoProvider(origin="s", specs=[spec("mcp__s__echo", source=ToolSource.MCP, origin="s")]))
+    await registry.add_provider(
+        DemoProvider(origin="s", specs=[spec("mcp__s__echo", source=ToolSource.MCP, origin="s")])
+    )
     verdicts = []
     for message in ("hello", "my secret", "hello"):
         verdicts.append(registry.check("mcp__s__echo", {"message": message}).verdict)
@@ -97,12 +147,18 @@ async def test_a_rule_on_argument_values_is_checked_on_every_call(tmp_path: Path
 
 
 @pytest.mark.anyio
-async def test_a_path_named_after_an_argument_free_decision_is_still_held_to_the_protected_paths(tmp_path: Path) -> None:
+async def test_a_path_named_after_an_argument_free_decision_is_still_held_to_the_protected_paths(
+    tmp_path: Path,
+) -> None:
     for name in ("ws", "home", "tmp"):
         (tmp_path / name).mkdir()
     schema: JsonObject = {"type": "object", "properties": {"message": {"type": "string"}, "path": {"type": "string"}}}
-    registry = ToolRegistry(settings(tmp_path / "ws", Rule(action="allow", pattern="mcp__s__*")), approver=NonInteractiveApprover())
-    await registry.add_provider(DemoProvider(origin="s", specs=[spec("mcp__s__echo", source=ToolSource.MCP, origin="s", schema=schema)]))
+    registry = ToolRegistry(
+        settings(tmp_path / "ws", Rule(action="allow", pattern="mcp__s__*")), approver=NonInteractiveApprover()
+    )
+    await registry.add_provider(
+        DemoProvider(origin="s", specs=[spec("mcp__s__echo", source=ToolSource.MCP, origin="s", schema=schema)])
+    )
     first = registry.check("mcp__s__echo", {"message": "hi"})
     protected = registry.check("mcp__s__echo", {"path": str(tmp_path / "ws" / ".git" / "config")})
     again = registry.check("mcp__s__echo", {"message": "hi"})
@@ -111,7 +167,12 @@ async def test_a_path_named_after_an_argument_free_decision_is_still_held_to_the
 
 def test_a_sink_listens_unless_it_is_null_or_a_fanout_of_none() -> None:
     fanout = FanoutSink([NullSink(), FanoutSink()])
-    assert [listens(NullSink()), listens(FanoutSink()), listens(fanout), listens(RecordingSink())] == [False, False, False, True]
+    assert [listens(NullSink()), listens(FanoutSink()), listens(fanout), listens(RecordingSink())] == [
+        False,
+        False,
+        False,
+        True,
+    ]
     fanout.add(RecordingSink())
     assert listens(fanout)
 
@@ -123,7 +184,9 @@ async def test_events_start_with_the_next_call_once_a_sink_is_added(tmp_path: Pa
     sink = FanoutSink()
     registry = ToolRegistry(settings(tmp_path / "ws"), approver=NonInteractiveApprover(), events=sink)
     await registry.add_provider(DemoProvider())
-    assert await registry.call(ToolCall(name="echo", arguments={"message": "unheard"}, call_id="c1")) == ToolResult.text("echo: unheard")
+    assert await registry.call(
+        ToolCall(name="echo", arguments={"message": "unheard"}, call_id="c1")
+    ) == ToolResult.text("echo: unheard")
     recording = RecordingSink()
     sink.add(recording)
     await registry.call(ToolCall(name="echo", arguments={"message": "heard"}, call_id="c2"))
@@ -134,7 +197,12 @@ async def test_events_start_with_the_next_call_once_a_sink_is_added(tmp_path: Pa
 
 def test_hook_registry_listens_only_at_the_points_and_tools_its_hooks_match(tmp_path: Path) -> None:
     hooks = HookRegistry(
-        [HookSpec(event=HookEvent.PRE_TOOL_USE, command="true", matcher="fs.*", name="config:pre_tool_use.1")], workspace=tmp_path
+        [HookSpec(event=HookEvent.PRE_TOOL_USE, command="true", matcher="fs.*", name="config:pre_tool_use.1")],
+        workspace=tmp_path,
     )
-    assert [hooks.listens_pre_tool_use("fs.read"), hooks.listens_pre_tool_use("shell.exec"), hooks.listens_post_tool_use("fs.read")] == [True, False, False]
+    assert [
+        hooks.listens_pre_tool_use("fs.read"),
+        hooks.listens_pre_tool_use("shell.exec"),
+        hooks.listens_post_tool_use("fs.read"),
+    ] == [True, False, False]
     assert not HookRegistry(workspace=tmp_path).listens_pre_tool_use("fs.read")

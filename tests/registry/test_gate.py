@@ -46,7 +46,10 @@ def ws(tmp_path: Path) -> Path:
 
 
 def without_timing(events: list[object]) -> list[object]:
-    return [dataclasses.replace(e, duration_ms=0.0, approval_wait_ms=0.0) if isinstance(e, ToolCallFinished) else e for e in events]
+    return [
+        dataclasses.replace(e, duration_ms=0.0, approval_wait_ms=0.0) if isinstance(e, ToolCallFinished) else e
+        for e in events
+    ]
 
 
 class SlowApprover(ScriptedApprover):
@@ -86,7 +89,13 @@ async def test_an_allowed_call_is_requested_decided_and_finished(ws: Path) -> No
     assert result == ToolResult.text("echo: hi")
     assert without_timing(sink.events) == [
         ToolCallRequested(call_id="c1", tool="echo", arguments={"message": "hi"}),
-        ToolCallDecided(call_id="c1", tool="echo", decision="allow", reason="echo runs in the workspace_write sandbox", source="mode"),
+        ToolCallDecided(
+            call_id="c1",
+            tool="echo",
+            decision="allow",
+            reason="echo runs in the workspace_write sandbox",
+            source="mode",
+        ),
         ToolCallFinished(call_id="c1", tool="echo", duration_ms=0.0, size_chars=8, is_error=False),
     ]
 
@@ -101,7 +110,9 @@ async def test_invalid_arguments_come_back_as_a_tool_error_with_the_validators_m
     extra = await registry.call(ToolCall(name="echo", arguments={"message": "a", "other": 1}))
     assert wrong_type == ToolResult.error("invalid arguments for echo: arguments['message']: 3 is not of type 'string'")
     assert missing == ToolResult.error("invalid arguments for echo: arguments: 'message' is a required property")
-    assert extra == ToolResult.error("invalid arguments for echo: arguments: Additional properties are not allowed ('other' was unexpected)")
+    assert extra == ToolResult.error(
+        "invalid arguments for echo: arguments: Additional properties are not allowed ('other' was unexpected)"
+    )
     assert provider.calls == []
 
 
@@ -118,7 +129,9 @@ async def test_unknown_tool_is_an_error_with_a_suggestion(ws: Path) -> None:
 async def test_a_provider_that_raises_gives_a_readable_error(ws: Path) -> None:
     registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover())
     await registry.add_provider(DemoProvider(specs=[spec("boom")]))
-    assert await registry.call(ToolCall(name="boom", arguments={"message": "x"})) == ToolResult.error("boom failed: RuntimeError: kaput")
+    assert await registry.call(ToolCall(name="boom", arguments={"message": "x"})) == ToolResult.error(
+        "boom failed: RuntimeError: kaput"
+    )
 
 
 @pytest.mark.anyio
@@ -126,8 +139,12 @@ async def test_a_provider_that_raises_gives_a_readable_error(ws: Path) -> None:
 async def test_a_call_over_its_timeout_is_cancelled_and_reported(ws: Path) -> None:
     registry = ToolRegistry(settings(ws, timeout=0.2), approver=NonInteractiveApprover())
     await registry.add_provider(DemoProvider(specs=[spec("slow"), spec("own_slow", timeout=0.1)]))
-    assert await registry.call(ToolCall(name="slow", arguments={"message": ""})) == ToolResult.error("slow timed out after 0.2s and was cancelled")
-    assert await registry.call(ToolCall(name="own_slow", arguments={"message": ""})) == ToolResult.error("own_slow timed out after 0.1s and was cancelled")
+    assert await registry.call(ToolCall(name="slow", arguments={"message": ""})) == ToolResult.error(
+        "slow timed out after 0.2s and was cancelled"
+    )
+    assert await registry.call(ToolCall(name="own_slow", arguments={"message": ""})) == ToolResult.error(
+        "own_slow timed out after 0.1s and was cancelled"
+    )
 
 
 @pytest.mark.anyio
@@ -149,12 +166,17 @@ async def test_output_over_the_cap_is_spilled_to_a_file_named_in_the_result(ws: 
 @pytest.mark.anyio
 async def test_name_collisions_keep_the_same_winner_whatever_the_order(ws: Path) -> None:
     for order in ((0, 1), (1, 0)):
-        providers = [DemoProvider("zeta", [spec("echo", origin="zeta")]), DemoProvider("alpha", [spec("echo", origin="alpha")])]
+        providers = [
+            DemoProvider("zeta", [spec("echo", origin="zeta")]),
+            DemoProvider("alpha", [spec("echo", origin="alpha")]),
+        ]
         registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover())
         for index in order:
             await registry.add_provider(providers[index])
         assert registry.get("echo") is not None and registry.get("echo").origin == "alpha"  # type: ignore[union-attr]
-        assert [d.reason for d in registry.diagnostics] == ["tool name 'echo' is provided by both alpha and zeta; the one from alpha is kept"]
+        assert [d.reason for d in registry.diagnostics] == [
+            "tool name 'echo' is provided by both alpha and zeta; the one from alpha is kept"
+        ]
         await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
         assert (providers[1].calls, providers[0].calls) == ([("echo", {"message": "x"})], [])
 
@@ -179,24 +201,33 @@ async def test_tools_changed_replaces_all_tools_of_that_origin(ws: Path) -> None
 
 @pytest.mark.anyio
 async def test_visible_tools_leave_out_disabled_denied_unsafe_and_failed(ws: Path) -> None:
-    registry = ToolRegistry(settings(ws, Rule(action="deny", pattern="secret_*"), disabled=("noisy*",)), approver=NonInteractiveApprover())
+    registry = ToolRegistry(
+        settings(ws, Rule(action="deny", pattern="secret_*"), disabled=("noisy*",)), approver=NonInteractiveApprover()
+    )
     unsafe = spec("unsafe", schema={"type": "object", "properties": {"a": {"type": "strng"}}})
     await registry.add_provider(DemoProvider(specs=[spec("ok"), spec("noisy_tool"), spec("secret_dump"), unsafe]))
     await registry.add_provider(DemoProvider("broken", fail_listing=True))
     assert [s.name for s in registry.visible_tools()] == ["ok"]
     assert registry.hidden_reason("noisy_tool") == "disabled by tools.disabled ('noisy*')"
     assert registry.hidden_reason("secret_dump") == "denied by deny rule 'secret_*'"
-    assert registry.hidden_reason("unsafe") is not None and registry.hidden_reason("unsafe").startswith("its input schema is not valid JSON Schema")  # type: ignore[union-attr]
+    assert registry.hidden_reason("unsafe") is not None and registry.hidden_reason("unsafe").startswith(
+        "its input schema is not valid JSON Schema"
+    )  # type: ignore[union-attr]
     assert sorted((d.kind, d.name) for d in registry.diagnostics) == [("tool", "unsafe"), ("tool_provider", "broken")]
     denied = await registry.call(ToolCall(name="noisy_tool", arguments={"message": ""}))
-    assert denied.text_content() == "noisy_tool was not run: noisy_tool is not available: disabled by tools.disabled ('noisy*')"
+    assert (
+        denied.text_content()
+        == "noisy_tool was not run: noisy_tool is not available: disabled by tools.disabled ('noisy*')"
+    )
 
 
 @pytest.mark.anyio
 async def test_a_hook_deny_stops_the_call(ws: Path) -> None:
     provider = DemoProvider()
     hooks = Hooks(pre=PreToolUseOutcome(decision=HookDecision.DENY, reason="no echo on Fridays"))
-    registry = ToolRegistry(settings(ws, Rule(action="allow", pattern="echo")), approver=NonInteractiveApprover(), hooks=hooks)
+    registry = ToolRegistry(
+        settings(ws, Rule(action="allow", pattern="echo")), approver=NonInteractiveApprover(), hooks=hooks
+    )
     await registry.add_provider(provider)
     result = await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
     assert result.text_content() == "echo was not run: no echo on Fridays"
@@ -207,14 +238,21 @@ async def test_a_hook_deny_stops_the_call(ws: Path) -> None:
 async def test_a_hook_allow_does_not_skip_an_ask_rule(ws: Path) -> None:
     approver = ScriptedApprover([ApprovalAnswer.deny("not now")])
     hooks = Hooks(pre=PreToolUseOutcome(decision=HookDecision.ALLOW))
-    registry = ToolRegistry(settings(ws, Rule(action="ask", pattern="echo", file="/u/kairox.toml", line=3)), approver=approver, hooks=hooks)
+    registry = ToolRegistry(
+        settings(ws, Rule(action="ask", pattern="echo", file="/u/kairox.toml", line=3)), approver=approver, hooks=hooks
+    )
     await registry.add_provider(DemoProvider())
     result = await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
     assert result.text_content() == "echo was not run: not now (/u/kairox.toml:3)"
     assert approver.requests == [
         ApprovalRequest(
-            tool="echo", arguments={"message": "x"}, reason="ask rule 'echo' (/u/kairox.toml:3) asks for approval", rule=None,
-            call_id="call-1", source="rule", asked_by="ask rule 'echo' (/u/kairox.toml:3)",
+            tool="echo",
+            arguments={"message": "x"},
+            reason="ask rule 'echo' (/u/kairox.toml:3) asks for approval",
+            rule=None,
+            call_id="call-1",
+            source="rule",
+            asked_by="ask rule 'echo' (/u/kairox.toml:3)",
         )
     ]
 
@@ -229,7 +267,9 @@ async def test_hooks_can_rewrite_input_and_add_context(ws: Path) -> None:
     await registry.add_provider(DemoProvider())
     result = await registry.call(ToolCall(name="echo", arguments={"message": "original"}))
     assert result.content == (
-        TextContent(text="echo: rewritten"), TextContent(text="[post_tool_use hook: contains a secret]"), TextContent(text="checked by hook"),
+        TextContent(text="echo: rewritten"),
+        TextContent(text="[post_tool_use hook: contains a secret]"),
+        TextContent(text="checked by hook"),
     )
     assert hooks.seen == ["pre echo", "post echo echo: rewritten"]
 
@@ -266,7 +306,14 @@ async def test_a_session_approval_is_not_asked_again(ws: Path) -> None:
     for _ in range(3):
         assert not (await registry.call(ToolCall(name="deploy", arguments={"message": "x"}))).is_error
     assert len(approver.requests) == 1
-    assert [e.source for e in sink.of_type(ToolCallDecided)] == ["mode", "approver", "mode", "session", "mode", "session"]
+    assert [e.source for e in sink.of_type(ToolCallDecided)] == [
+        "mode",
+        "approver",
+        "mode",
+        "session",
+        "mode",
+        "session",
+    ]
 
 
 @pytest.mark.anyio
@@ -275,12 +322,17 @@ async def test_always_persists_an_allow_rule(ws: Path) -> None:
     sink = RecordingSink()
     approver = ScriptedApprover([ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS)])
     registry = ToolRegistry(
-        settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver, events=sink, persist_rule=lambda rule, layer: saved.append((rule, layer))
+        settings(ws, approval=ApprovalPolicy.UNTRUSTED),
+        approver=approver,
+        events=sink,
+        persist_rule=lambda rule, layer: saved.append((rule, layer)),
     )
     await registry.add_provider(DemoProvider(specs=[spec("deploy", access=Access.EXECUTE)]))
     await registry.call(ToolCall(name="deploy", arguments={"message": "x"}, call_id="c"))
     assert saved == [("deploy", RuleLayer.USER)]
-    assert sink.of_type(ToolCallApprovalAnswered) == [ToolCallApprovalAnswered(call_id="c", tool="deploy", approved=True, scope="always", persisted_rule="deploy")]
+    assert sink.of_type(ToolCallApprovalAnswered) == [
+        ToolCallApprovalAnswered(call_id="c", tool="deploy", approved=True, scope="always", persisted_rule="deploy")
+    ]
 
 
 @pytest.mark.anyio
@@ -297,7 +349,10 @@ async def test_protected_paths_are_asked_about_every_time(ws: Path) -> None:
 @pytest.mark.anyio
 async def test_check_reports_without_calling(ws: Path) -> None:
     provider = DemoProvider()
-    registry = ToolRegistry(settings(ws, Rule(action="deny", pattern="echo(*secret*)", file="/u/k.toml", line=9)), approver=NonInteractiveApprover())
+    registry = ToolRegistry(
+        settings(ws, Rule(action="deny", pattern="echo(*secret*)", file="/u/k.toml", line=9)),
+        approver=NonInteractiveApprover(),
+    )
     await registry.add_provider(provider)
     decision = registry.check("echo", {"message": "the secret"})
     assert (decision.verdict, decision.where) == (Verdict.DENY, "/u/k.toml:9")
@@ -320,7 +375,11 @@ async def test_write_outside_the_roots_is_refused_without_a_person(ws: Path) -> 
 async def test_an_explicit_ask_rule_is_asked_every_time_and_always_saves_nothing_for_it(ws: Path) -> None:
     saved: list[str] = []
     approver = ScriptedApprover([ApprovalAnswer(approved=True, scope=ApprovalScope.ALWAYS), ApprovalAnswer.deny("no")])
-    registry = ToolRegistry(settings(ws, Rule(action="ask", pattern="echo")), approver=approver, persist_rule=lambda rule, layer: saved.append(rule))
+    registry = ToolRegistry(
+        settings(ws, Rule(action="ask", pattern="echo")),
+        approver=approver,
+        persist_rule=lambda rule, layer: saved.append(rule),
+    )
     await registry.add_provider(DemoProvider())
     first = await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
     second = await registry.call(ToolCall(name="echo", arguments={"message": "x"}))
@@ -337,7 +396,9 @@ async def test_a_failing_rule_writer_is_a_diagnostic_not_a_failed_call(ws: Path)
     registry = ToolRegistry(settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver, persist_rule=broken)
     await registry.add_provider(DemoProvider(specs=[spec("deploy", access=Access.EXECUTE)]))
     assert not (await registry.call(ToolCall(name="deploy", arguments={"message": "x"}))).is_error
-    assert [(d.name, d.reason) for d in registry.diagnostics] == [("deploy", "could not save the allow rule in the user layer: read-only home")]
+    assert [(d.name, d.reason) for d in registry.diagnostics] == [
+        ("deploy", "could not save the allow rule in the user layer: read-only home")
+    ]
 
 
 @pytest.mark.anyio
@@ -346,7 +407,9 @@ async def test_long_arguments_are_previewed_in_the_requested_event(ws: Path) -> 
     registry = await build_registry(settings(ws), approver=NonInteractiveApprover(), events=sink)
     await registry.call(ToolCall(name="fs.write", arguments={"path": "big.txt", "content": "y" * 5000}, call_id="w"))
     assert sink.of_type(ToolCallRequested) == [
-        ToolCallRequested(call_id="w", tool="fs.write", arguments={"path": "big.txt", "content": "y" * 2000 + "… (5000 characters)"})
+        ToolCallRequested(
+            call_id="w", tool="fs.write", arguments={"path": "big.txt", "content": "y" * 2000 + "… (5000 characters)"}
+        )
     ]
     assert (ws / "big.txt").read_text() == "y" * 5000
 
@@ -354,7 +417,10 @@ async def test_long_arguments_are_previewed_in_the_requested_event(ws: Path) -> 
 @pytest.mark.anyio
 async def test_secret_looking_arguments_are_redacted_in_the_requested_event(ws: Path) -> None:
     sink = RecordingSink()
-    schema = {"type": "object", "properties": {"api_token": {"type": "string"}, "options": {"type": "object"}, "message": {"type": "string"}}}
+    schema = {
+        "type": "object",
+        "properties": {"api_token": {"type": "string"}, "options": {"type": "object"}, "message": {"type": "string"}},
+    }
     provider = DemoProvider("demo", [spec("echo", schema=schema)])
     registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover(), events=sink)
     await registry.add_provider(provider)
@@ -362,14 +428,20 @@ async def test_secret_looking_arguments_are_redacted_in_the_requested_event(ws: 
     result = await registry.call(ToolCall(name="echo", arguments=arguments, call_id="s"))
     assert not result.is_error
     assert sink.of_type(ToolCallRequested) == [
-        ToolCallRequested(call_id="s", tool="echo", arguments={"api_token": "<redacted>", "options": {"password": "<redacted>", "user": "me"}, "message": "hi"})
+        ToolCallRequested(
+            call_id="s",
+            tool="echo",
+            arguments={"api_token": "<redacted>", "options": {"password": "<redacted>", "user": "me"}, "message": "hi"},
+        )
     ]
     assert provider.calls == [("echo", arguments)]  # the tool itself gets the real values
 
 
 @pytest.mark.anyio
 async def test_an_mcp_tool_claiming_read_access_is_still_held_as_external(ws: Path) -> None:
-    provider = DemoProvider("github", [spec("mcp__github__delete_repo", source=ToolSource.MCP, origin="github", access=Access.READ)])
+    provider = DemoProvider(
+        "github", [spec("mcp__github__delete_repo", source=ToolSource.MCP, origin="github", access=Access.READ)]
+    )
     registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover())
     await registry.add_provider(provider)
     result = await registry.call(ToolCall(name="mcp__github__delete_repo", arguments={"message": "x"}))
@@ -392,7 +464,9 @@ async def test_on_failure_asks_before_running_a_failed_command_again_without_the
     approved = await build_registry(settings(ws, approval=ApprovalPolicy.ON_FAILURE), approver=approver)
     result = await approved.call(ToolCall(name="shell.exec", arguments=command))
     assert (result.is_error, target.exists()) == (False, True)
-    assert [r.reason for r in approver.requests] == ["shell.exec failed inside the workspace_write sandbox; run it again without the sandbox?"]
+    assert [r.reason for r in approver.requests] == [
+        "shell.exec failed inside the workspace_write sandbox; run it again without the sandbox?"
+    ]
 
 
 @pytest.mark.anyio
@@ -400,5 +474,7 @@ async def test_on_failure_asks_before_running_a_failed_command_again_without_the
 async def test_on_request_never_retries_outside_the_sandbox(ws: Path) -> None:
     approver = ScriptedApprover([ApprovalAnswer(approved=True)])
     registry = await build_registry(settings(ws), approver=approver)
-    result = await registry.call(ToolCall(name="shell.exec", arguments={"command": f"touch {ws.parent / 'outside.txt'}"}))
+    result = await registry.call(
+        ToolCall(name="shell.exec", arguments={"command": f"touch {ws.parent / 'outside.txt'}"})
+    )
     assert (result.is_error, approver.requests) == (True, [])

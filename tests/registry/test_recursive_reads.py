@@ -12,7 +12,10 @@ from kairox.registry import build_registry
 from kairox.tools import BuiltinSettings, ToolCall
 
 RG = shutil.which("rg")
-ENGINES = [pytest.param(RG, id="rg", marks=pytest.mark.skipif(RG is None, reason="ripgrep is not installed")), pytest.param(None, id="python")]
+ENGINES = [
+    pytest.param(RG, id="rg", marks=pytest.mark.skipif(RG is None, reason="ripgrep is not installed")),
+    pytest.param(None, id="python"),
+]
 RULES = (
     Rule(action="deny", pattern="fs.read(*.env)", file="k.toml", line=1),
     Rule(action="deny", pattern="fs.read(./secrets/**)", file="k.toml", line=2),
@@ -34,7 +37,9 @@ def ws(tmp_path: Path) -> Path:
 @pytest.mark.anyio
 @pytest.mark.parametrize("rg", ENGINES)
 async def test_search_leaves_out_files_that_rules_keep_from_reading(ws: Path, rg: str | None) -> None:
-    registry = await build_registry(settings(ws, *RULES), approver=NonInteractiveApprover(), builtins=BuiltinSettings(ripgrep=rg))
+    registry = await build_registry(
+        settings(ws, *RULES), approver=NonInteractiveApprover(), builtins=BuiltinSettings(ripgrep=rg)
+    )
     result = await registry.call(ToolCall(name="search.ripgrep", arguments={"pattern": "API_KEY"}))
     assert result.text_content() == (
         "ok.txt:1: API_KEY=value\n"
@@ -42,7 +47,9 @@ async def test_search_leaves_out_files_that_rules_keep_from_reading(ws: Path, rg
         "(ask rule 'fs.read(./private/**)' (k.toml:3); deny rule 'fs.read(*.env)' (k.toml:1); deny rule 'fs.read(./secrets/**)' (k.toml:2))]"
     )
     # without rules the same search finds every file
-    open_registry = await build_registry(settings(ws), approver=NonInteractiveApprover(), builtins=BuiltinSettings(ripgrep=rg))
+    open_registry = await build_registry(
+        settings(ws), approver=NonInteractiveApprover(), builtins=BuiltinSettings(ripgrep=rg)
+    )
     found = await open_registry.call(ToolCall(name="search.ripgrep", arguments={"pattern": "API_KEY"}))
     assert found.structured is not None and len(found.structured["matches"]) == 4
 
@@ -52,7 +59,11 @@ async def test_listing_leaves_out_files_that_rules_keep_from_reading(ws: Path) -
     registry = await build_registry(settings(ws, *RULES), approver=NonInteractiveApprover())
     result = await registry.call(ToolCall(name="fs.list", arguments={}))
     assert result.structured is not None and result.structured["files"] == ["ok.txt"]
-    assert result.text_content().splitlines()[-1].startswith("[fs.list: 3 file(s) left out: reading them is denied or needs approval")
+    assert (
+        result.text_content()
+        .splitlines()[-1]
+        .startswith("[fs.list: 3 file(s) left out: reading them is denied or needs approval")
+    )
 
 
 @pytest.mark.anyio
@@ -60,6 +71,8 @@ async def test_python_search_does_not_follow_a_symlink_out_of_the_workspace(ws: 
     outside = ws.parent / "outside.txt"
     outside.write_text("API_KEY=host\n")
     (ws / "link.txt").symlink_to(outside)
-    registry = await build_registry(settings(ws), approver=NonInteractiveApprover(), builtins=BuiltinSettings(ripgrep=None))
+    registry = await build_registry(
+        settings(ws), approver=NonInteractiveApprover(), builtins=BuiltinSettings(ripgrep=None)
+    )
     result = await registry.call(ToolCall(name="search.ripgrep", arguments={"pattern": "API_KEY=host"}))
     assert result.text_content() == "(no matches)"  # as rg, which does not follow symlinks either

@@ -69,7 +69,9 @@ async def _runs_without_asking(root: Path) -> bool:
 
 
 @pytest.mark.parametrize("layer", [RuleLayer.PROJECT, RuleLayer.LOCAL])
-async def test_always_in_a_project_layer_of_a_trusted_workspace_is_in_force_next_time(repo: Path, isolated_home: Path, layer: RuleLayer) -> None:
+async def test_always_in_a_project_layer_of_a_trusted_workspace_is_in_force_next_time(
+    repo: Path, isolated_home: Path, layer: RuleLayer
+) -> None:
     trust_workspace(repo)
     before = _pins(isolated_home)[str(repo)]
     file = await _always(repo, layer)
@@ -93,13 +95,21 @@ async def test_what_another_writer_put_in_the_same_file_meanwhile_still_waits(re
     assert [r.pattern for r in again.rules] == [RULE]
     assert again.is_pending("mcp_servers.planted")  # listed, and no server of a pending entry starts
     assert sorted((p.key, p.reason) for p in again.pending) == [
-        ("mcp_servers.planted", "new MCP server `planted` in kairox.toml:11 since this workspace was trusted; run `kairox trust` to review"),
-        (f"policy.rules.allow[{THEIRS}]", f"new allow rule `{THEIRS}` in kairox.toml:7 since this workspace was trusted; run `kairox trust` to review"),
+        (
+            "mcp_servers.planted",
+            "new MCP server `planted` in kairox.toml:11 since this workspace was trusted; run `kairox trust` to review",
+        ),
+        (
+            f"policy.rules.allow[{THEIRS}]",
+            f"new allow rule `{THEIRS}` in kairox.toml:7 since this workspace was trusted; run `kairox trust` to review",
+        ),
     ], file.read_text()
     assert await _runs_without_asking(repo)
 
 
-async def test_an_earlier_allowed_rule_of_the_same_file_stays_pinned_beside_the_new_one(repo: Path, isolated_home: Path) -> None:
+async def test_an_earlier_allowed_rule_of_the_same_file_stays_pinned_beside_the_new_one(
+    repo: Path, isolated_home: Path
+) -> None:
     (repo / "kairox.toml").write_text('[policy.rules]\nallow = ["fs.read(docs/**)"]\n')
     trust_workspace(repo)
     await _always(repo, RuleLayer.PROJECT)
@@ -108,7 +118,9 @@ async def test_an_earlier_allowed_rule_of_the_same_file_stays_pinned_beside_the_
     assert again.pending == ()
 
 
-async def test_a_folder_trusted_through_its_parent_gets_the_pin_in_the_parents_record(repo: Path, isolated_home: Path) -> None:
+async def test_a_folder_trusted_through_its_parent_gets_the_pin_in_the_parents_record(
+    repo: Path, isolated_home: Path
+) -> None:
     trust_workspace(repo)
     sub = repo / "sub"
     (sub / ".git").mkdir(parents=True)

@@ -35,11 +35,23 @@ def keywords(schema: Any) -> dict[str, Any]:
     return {
         "type": st.sampled_from([*SIMPLE, "strin", 5]) | st.lists(st.sampled_from([*SIMPLE, "x"]), max_size=3),
         "enum": st.lists(st.sampled_from(["a", "b", "c", 1, None]), max_size=3),
-        "minLength": COUNT, "maxLength": COUNT, "minItems": COUNT, "maxItems": COUNT,
-        "minimum": NUMBER, "maximum": NUMBER, "exclusiveMinimum": NUMBER, "exclusiveMaximum": NUMBER,
-        "title": TEXT, "description": TEXT, "$comment": TEXT, "format": TEXT,
-        "default": ANY_JSON, "examples": st.sampled_from([[], [1, "a"], "x", None]),
-        "deprecated": FLAG, "readOnly": FLAG, "writeOnly": FLAG,
+        "minLength": COUNT,
+        "maxLength": COUNT,
+        "minItems": COUNT,
+        "maxItems": COUNT,
+        "minimum": NUMBER,
+        "maximum": NUMBER,
+        "exclusiveMinimum": NUMBER,
+        "exclusiveMaximum": NUMBER,
+        "title": TEXT,
+        "description": TEXT,
+        "$comment": TEXT,
+        "format": TEXT,
+        "default": ANY_JSON,
+        "examples": st.sampled_from([[], [1, "a"], "x", None]),
+        "deprecated": FLAG,
+        "readOnly": FLAG,
+        "writeOnly": FLAG,
         "required": st.lists(st.sampled_from(["a", "b", 1]), max_size=3),
         "properties": st.dictionaries(names, schema, max_size=2) | st.sampled_from([[], "x"]),
         "additionalProperties": schema | st.sampled_from(["x", 1]),
@@ -56,7 +68,10 @@ def subschemas() -> Any:
 
 ROOTS = st.fixed_dictionaries(
     {"type": st.just("object")},
-    optional={**{k: v for k, v in keywords(subschemas()).items() if k != "type"}, "$schema": st.sampled_from([*_KNOWN_SCHEMAS, "http://json-schema.org/draft-04/schema#", "urn:other"])},
+    optional={
+        **{k: v for k, v in keywords(subschemas()).items() if k != "type"},
+        "$schema": st.sampled_from([*_KNOWN_SCHEMAS, "http://json-schema.org/draft-04/schema#", "urn:other"]),
+    },
 )
 
 
@@ -97,7 +112,10 @@ def test_a_schema_is_accepted_and_checked_exactly_as_jsonschema_does(schema: dic
 
 
 def test_a_schema_that_jsonschema_cannot_read_leaves_the_tool_out_with_a_reason() -> None:
-    assert schema_validator({"type": "object", "$schema": ["x"]}) == (None, "its input schema is not valid JSON Schema: $schema is list, not a URI")
+    assert schema_validator({"type": "object", "$schema": ["x"]}) == (
+        None,
+        "its input schema is not valid JSON Schema: $schema is list, not a URI",
+    )
 
 
 PROBE = """
@@ -127,7 +145,9 @@ def test_a_registry_builds_its_validators_without_jsonschema_and_explains_a_fail
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", PROBE, str(root)], capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, str(root)], capture_output=True, text=True, timeout=60, check=True
+    )
     ok_is_error, imported_before, explained, imported_after = json.loads(out.stdout)
     assert (ok_is_error, imported_before, imported_after) == (False, False, True)
     assert explained == "invalid arguments for echo: arguments['message']: 5 is not of type 'string'"

@@ -6,7 +6,9 @@ from kairox.policy import ApprovalAnswer, ApprovalRequest, GrantOption, RuleLaye
 from kairox.runtime import ApprovalScope, approval_choices
 from kairox.tui._approval import keyed_choices
 
-EXACT = GrantOption(rule="shell.exec(git push origin main)", covers="exactly this command line", exact=True, persistable=True)
+EXACT = GrantOption(
+    rule="shell.exec(git push origin main)", covers="exactly this command line", exact=True, persistable=True
+)
 WIDE = GrantOption(rule="shell.exec(git push*)", covers="every `git push` command", exact=False, persistable=False)
 
 

@@ -27,17 +27,28 @@ def workspace(tmp_path: Path) -> Path:
         f"[mcp_servers.good]\ncommand = {python}\nargs = [{json.dumps(str(SERVERS / 'basic_server.py'))}]\n\n"
         f"[mcp_servers.broken]\ncommand = {python}\nargs = [{json.dumps(str(SERVERS / 'crash_at_start.py'))}]\n",
     )
-    write(root / ".kairox" / "skills" / "tidy-imports" / "SKILL.md", GOOD_SKILL.format(name="tidy-imports", description="Sort and group Python imports."))
+    write(
+        root / ".kairox" / "skills" / "tidy-imports" / "SKILL.md",
+        GOOD_SKILL.format(name="tidy-imports", description="Sort and group Python imports."),
+    )
     write(root / ".kairox" / "skills" / "mystery" / "SKILL.md", "---\nname: mystery\n---\nNo description here.\n")
     good = root / ".kairox" / "plugins" / "deploy-helper"
     write(
         good / ".kairox-plugin" / "plugin.json",
-        json.dumps({"name": "deploy-helper", "version": "2.0.0", "description": "Deployment checklists.", "skills": "skills"}),
+        json.dumps(
+            {"name": "deploy-helper", "version": "2.0.0", "description": "Deployment checklists.", "skills": "skills"}
+        ),
     )
-    write(good / "skills" / "checklist" / "SKILL.md", GOOD_SKILL.format(name="checklist", description="The deployment checklist."))
+    write(
+        good / "skills" / "checklist" / "SKILL.md",
+        GOOD_SKILL.format(name="checklist", description="The deployment checklist."),
+    )
     bad = root / ".kairox" / "plugins" / "half-baked"
     write(bad / ".kairox-plugin" / "plugin.json", '{"name": "half-baked", "version": 3, ')
-    write(bad / "skills" / "secret-sauce" / "SKILL.md", GOOD_SKILL.format(name="secret-sauce", description="Never offered."))
+    write(
+        bad / "skills" / "secret-sauce" / "SKILL.md",
+        GOOD_SKILL.format(name="secret-sauce", description="Never offered."),
+    )
     assert kairox("trust", cwd=root).code == 0
     return root
 
@@ -80,7 +91,9 @@ def test_context_holds_exactly_the_good_extensions_and_doctor_lists_the_three_fa
     human = kairox(*no_sandbox, "doctor", cwd=workspace)
     assert human.code == 0
     assert "mcp_server (1 failed):" in human.stdout and "fix:" in human.stdout
-    assert human.stdout.rstrip().endswith("Doctor: everything required works; 3 extension(s) failed to load (see above).")
+    assert human.stdout.rstrip().endswith(
+        "Doctor: everything required works; 3 extension(s) failed to load (see above)."
+    )
 
 
 @pytest.mark.timeout(120)
@@ -158,7 +171,9 @@ def test_untrusted_language_server_with_a_quoted_name_does_not_start(tmp_path: P
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
     jedi = Path(sys.executable).parent / "jedi-language-server"
-    write(root / "kairox.toml", f'[lsp_servers."py.jedi"]\ncommand = {json.dumps(str(jedi))}\nfile_patterns = ["*.py"]\n')
+    write(
+        root / "kairox.toml", f'[lsp_servers."py.jedi"]\ncommand = {json.dumps(str(jedi))}\nfile_patterns = ["*.py"]\n'
+    )
     write(root / "app.py", "def greet():\n    return 1\n")
     run = kairox("tools", "call", "lsp.document_symbols", '{"path": "app.py"}', cwd=root)
     # the only language server waits for trust, so its tools are not offered at all

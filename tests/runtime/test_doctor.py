@@ -57,11 +57,16 @@ def test_a_failing_required_server_fails_doctor(tmp_path: Path, isolated_home: P
 
 def test_a_url_server_gets_a_url_and_login_hint(tmp_path: Path, isolated_home: Path, free_tcp_port: int) -> None:
     workspace = _workspace(tmp_path)
-    _user_config(isolated_home, f'[mcp_servers.remote]\nurl = "http://127.0.0.1:{free_tcp_port}/mcp"\nstartup_timeout_sec = 10\n')
+    _user_config(
+        isolated_home, f'[mcp_servers.remote]\nurl = "http://127.0.0.1:{free_tcp_port}/mcp"\nstartup_timeout_sec = 10\n'
+    )
     report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
     (failure,) = report["failures"]
     assert failure["name"] == "remote"
-    assert failure["fix"] == "check mcp_servers.remote.url and its authorization: `kairox mcp login remote`, headers or bearer_token_env_var"
+    assert (
+        failure["fix"]
+        == "check mcp_servers.remote.url and its authorization: `kairox mcp login remote`, headers or bearer_token_env_var"
+    )
 
 
 def test_a_missing_variable_gets_an_export_hint(tmp_path: Path, isolated_home: Path) -> None:
@@ -71,12 +76,18 @@ def test_a_missing_variable_gets_an_export_hint(tmp_path: Path, isolated_home: P
     report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
     (failure,) = report["failures"]
     assert "uses ${KAIROX_TEST_UNSET_TOKEN}, which is not set" in failure["reason"]
-    assert failure["fix"] == "export KAIROX_TEST_UNSET_TOKEN (or give a default in the entry with ${KAIROX_TEST_UNSET_TOKEN:-value}), then try again"
+    assert (
+        failure["fix"]
+        == "export KAIROX_TEST_UNSET_TOKEN (or give a default in the entry with ${KAIROX_TEST_UNSET_TOKEN:-value}), then try again"
+    )
 
 
 def test_a_missing_bearer_variable_of_a_url_server_gets_an_export_hint(tmp_path: Path, isolated_home: Path) -> None:
     workspace = _workspace(tmp_path)
-    _user_config(isolated_home, '[mcp_servers.remote]\nurl = "http://127.0.0.1:9/mcp"\nbearer_token_env_var = "KAIROX_TEST_NO_BEARER"\n')
+    _user_config(
+        isolated_home,
+        '[mcp_servers.remote]\nurl = "http://127.0.0.1:9/mcp"\nbearer_token_env_var = "KAIROX_TEST_NO_BEARER"\n',
+    )
     report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
     (failure,) = report["failures"]
     assert failure["fix"].startswith("export KAIROX_TEST_NO_BEARER ")
@@ -101,7 +112,11 @@ def _node() -> str:
 def test_versions_of_node_language_servers_are_parsed(tmp_path: Path, isolated_home: Path) -> None:
     workspace = _workspace(tmp_path)
     # a language server without --version dies with a stack trace; another prints its version
-    crashing = _node_program(tmp_path, "crashing-langserver", '(function(){var e={1:e=>{"use strict";throw new Error("Connection input stream is not set")}};e[1]()})()')
+    crashing = _node_program(
+        tmp_path,
+        "crashing-langserver",
+        '(function(){var e={1:e=>{"use strict";throw new Error("Connection input stream is not set")}};e[1]()})()',
+    )
     plain = _node_program(tmp_path, "plain-langserver", 'console.log("4.3.3")')
     _user_config(
         isolated_home,
@@ -125,8 +140,13 @@ def test_doctor_and_mcp_status_count_the_same_tools(tmp_path: Path, isolated_hom
     text = kairox("mcp", "status", cwd=workspace).stdout
     first, confinement = text.splitlines()
     assert first == f"basic: ready (stdio, {in_context} tools, 2 of them the resource tools Kairox adds)"
-    assert confinement.startswith("  confined: workspace_write, network on, writes "), confinement  # the user's own server too
-    assert f"  basic: ready, {in_context} tool(s) (2 of them the resource tools Kairox adds)" in kairox(*NO_SANDBOX, "doctor", cwd=workspace).stdout
+    assert confinement.startswith("  confined: workspace_write, network on, writes "), (
+        confinement
+    )  # the user's own server too
+    assert (
+        f"  basic: ready, {in_context} tool(s) (2 of them the resource tools Kairox adds)"
+        in kairox(*NO_SANDBOX, "doctor", cwd=workspace).stdout
+    )
 
 
 def test_a_rule_naming_an_argument_the_tool_does_not_take_is_a_warning(tmp_path: Path, isolated_home: Path) -> None:
@@ -140,17 +160,25 @@ def test_a_rule_naming_an_argument_the_tool_does_not_take_is_a_warning(tmp_path:
     )
     report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
 
-    warnings = [(w["kind"], w["name"], w["reason"], w["line"], w["fix"]) for w in report["warnings"] if w["kind"] == "policy_rule"]
+    warnings = [
+        (w["kind"], w["name"], w["reason"], w["line"], w["fix"])
+        for w in report["warnings"]
+        if w["kind"] == "policy_rule"
+    ]
     where = isolated_home / "kairox.toml"
     assert warnings == [
         (
-            "policy_rule", "shell.exec(.command=git status*)",
+            "policy_rule",
+            "shell.exec(.command=git status*)",
             f"allow rule 'shell.exec(.command=git status*)' ({where}:7) names arguments of shell.exec, which is vouched for by its command or paths: it never allows a call",
-            7, "write a command rule instead, e.g. shell.exec(git status*)",
+            7,
+            "write a command rule instead, e.g. shell.exec(git status*)",
         ),
         (
-            "policy_rule", "mcp__h__t0(.sql=*DROP*)",
-            f"deny rule 'mcp__h__t0(.sql=*DROP*)' ({where}:6) names argument 'sql', which mcp__h__t0 does not take (it takes: x)", 6,
+            "policy_rule",
+            "mcp__h__t0(.sql=*DROP*)",
+            f"deny rule 'mcp__h__t0(.sql=*DROP*)' ({where}:6) names argument 'sql', which mcp__h__t0 does not take (it takes: x)",
+            6,
             "fix the argument's name: a rule about an argument the call never has holds for no call",
         ),
     ]
@@ -195,25 +223,40 @@ def test_a_disabled_plugin_and_its_hook_warnings_are_not_mentioned(tmp_path: Pat
     assert [w for w in report["warnings"] if w["name"] == "noisy"] == []
     # nor once on every other command
     listing = kairox("plugins", "list", cwd=workspace)
-    assert listing.stderr == "" and "disabled" in next(line for line in listing.stdout.splitlines() if line.startswith("noisy"))
+    assert listing.stderr == "" and "disabled" in next(
+        line for line in listing.stdout.splitlines() if line.startswith("noisy")
+    )
     # `plugins validate` still checks the folder itself
     checked = kairox("plugins", "validate", str(noisy), cwd=workspace)
     assert "event 'NoSuchEvent' is not supported by Kairox" in checked.stderr
 
 
-def test_a_plugins_missing_language_server_is_a_warning_with_an_install_or_disable_fix(tmp_path: Path, isolated_home: Path) -> None:
+def test_a_plugins_missing_language_server_is_a_warning_with_an_install_or_disable_fix(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = _workspace(tmp_path)
     manifest = {
         "name": "pytools",
         "version": "1.0.0",
-        "lspServers": {"pyright": {"command": "basedpyright-langserver-absent", "args": ["--stdio"], "extensionToLanguage": {".py": "python"}}},
+        "lspServers": {
+            "pyright": {
+                "command": "basedpyright-langserver-absent",
+                "args": ["--stdio"],
+                "extensionToLanguage": {".py": "python"},
+            }
+        },
     }
     _user_config(isolated_home, f"[plugins]\npaths = [{json.dumps(str(_plugin(tmp_path / 'pytools', manifest)))}]\n")
     run = kairox(*NO_SANDBOX, "doctor", cwd=workspace)
     assert run.code == 0, run.stdout
     lines = run.stdout.splitlines()
-    row = lines.index("  [warn] basedpyright-langserver-absent: language server 'pyright' for *.py (from plugin pytools)")
-    assert lines[row + 1] == "         fix: install 'basedpyright-langserver-absent' so that it is on PATH; or disable the plugin: kairox plugins disable pytools"
+    row = lines.index(
+        "  [warn] basedpyright-langserver-absent: language server 'pyright' for *.py (from plugin pytools)"
+    )
+    assert (
+        lines[row + 1]
+        == "         fix: install 'basedpyright-langserver-absent' so that it is on PATH; or disable the plugin: kairox plugins disable pytools"
+    )
     assert "lsp_servers.pyright.command" not in run.stdout
     assert run.stdout.rstrip().endswith("Doctor: everything required works.")
     report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
@@ -225,7 +268,10 @@ def test_a_known_language_server_gets_its_install_command(tmp_path: Path, isolat
     workspace = _workspace(tmp_path)
     # a PATH without the test environment: the program is not found, as on a machine without it
     env = {"PATH": "/usr/bin:/bin"}
-    manifest = {"name": "pytools", "lspServers": {"pyright": {"command": "basedpyright-langserver", "extensionToLanguage": {".py": "python"}}}}
+    manifest = {
+        "name": "pytools",
+        "lspServers": {"pyright": {"command": "basedpyright-langserver", "extensionToLanguage": {".py": "python"}}},
+    }
     _user_config(isolated_home, f"[plugins]\npaths = [{json.dumps(str(_plugin(tmp_path / 'pytools', manifest)))}]\n")
     report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace, env=env).json()
     check = next(c for c in report["environment"] if c["check"] == "basedpyright-langserver")
@@ -235,12 +281,18 @@ def test_a_known_language_server_gets_its_install_command(tmp_path: Path, isolat
     run = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace, env=env)
     assert run.code == 1
     check = next(c for c in run.json()["environment"] if c["check"] == "basedpyright-langserver")
-    assert (check["required"], check["fix"]) == (True, "install it: pip install basedpyright; or fix lsp_servers.py.command")
+    assert (check["required"], check["fix"]) == (
+        True,
+        "install it: pip install basedpyright; or fix lsp_servers.py.command",
+    )
 
 
 def test_two_language_servers_claiming_the_same_files_are_a_warning(tmp_path: Path, isolated_home: Path) -> None:
     workspace = _workspace(tmp_path)
-    manifest = {"name": "pytools", "lspServers": {"pyright": {"command": str(PYLSP), "extensionToLanguage": {".py": "python"}}}}
+    manifest = {
+        "name": "pytools",
+        "lspServers": {"pyright": {"command": str(PYLSP), "extensionToLanguage": {".py": "python"}}},
+    }
     plugin = _plugin(tmp_path / "pytools", manifest)
     user = f'[lsp_servers.pyls]\ncommand = {json.dumps(str(PYLSP))}\nfile_patterns = ["*.py"]\n'
     user += f'[lsp_servers.docs]\ncommand = {json.dumps(str(PYLSP))}\nfile_patterns = ["*.md"]\n'
@@ -248,8 +300,13 @@ def test_two_language_servers_claiming_the_same_files_are_a_warning(tmp_path: Pa
     run = kairox(*NO_SANDBOX, "doctor", cwd=workspace)
     assert run.code == 0, run.stdout
     lines = run.stdout.splitlines()
-    row = lines.index("  lsp_server pyls, pyright: language servers 'pyls' and 'pyright' both claim *.py: 'pyls' answers for those files, 'pyright' is never asked")
-    assert lines[row + 1] == "    fix: narrow the file_patterns of one, or turn one off (enabled = false in [lsp_servers.pyls] / kairox plugins disable pytools)"
+    row = lines.index(
+        "  lsp_server pyls, pyright: language servers 'pyls' and 'pyright' both claim *.py: 'pyls' answers for those files, 'pyright' is never asked"
+    )
+    assert (
+        lines[row + 1]
+        == "    fix: narrow the file_patterns of one, or turn one off (enabled = false in [lsp_servers.pyls] / kairox plugins disable pytools)"
+    )
     report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
     overlaps = [w["name"] for w in report["warnings"] if w["kind"] == "lsp_server"]
     assert overlaps == ["pyls, pyright"]  # docs (*.md) claims nothing the others do

@@ -70,7 +70,9 @@ def test_an_import_the_read_rules_deny_is_refused_in_the_prompt(tmp_path: Path, 
     assert "[@secrets/keys.md not imported: the read rules refuse it (" in run.stdout
 
 
-def test_an_import_of_another_name_of_a_denied_file_is_refused_in_the_prompt(tmp_path: Path, isolated_home: Path) -> None:
+def test_an_import_of_another_name_of_a_denied_file_is_refused_in_the_prompt(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     root = tmp_path / "repo"
     (root / "secrets").mkdir(parents=True)
     (root / "secrets" / "keys.md").write_text("KEY=hunter2")
@@ -81,4 +83,7 @@ def test_an_import_of_another_name_of_a_denied_file_is_refused_in_the_prompt(tmp
     run = kairox("context", cwd=root)
     assert run.code == 0, run.stderr
     assert "hunter2" not in run.stdout
-    assert f"[@notes.md not imported: the read rules refuse it ({root / 'notes.md'} is another name (hard link) of" in run.stdout
+    assert (
+        f"[@notes.md not imported: the read rules refuse it ({root / 'notes.md'} is another name (hard link) of"
+        in run.stdout
+    )

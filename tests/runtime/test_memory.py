@@ -61,8 +61,14 @@ def test_instruction_files_of_an_untrusted_project_stay_inside_the_workspace(tmp
     settings = InstructionsConfig(files=["notes.md", "../secret.txt", str(tmp_path / "secret.txt")])
     assert instruction_text(root, settings, confine_to=root) == [
         ("notes.md", "Use tabs."),
-        ("../secret.txt", "[not read: it is outside the workspace, which is not trusted; `kairox trust` lets project files name it]"),
-        (str(tmp_path / "secret.txt"), "[not read: it is outside the workspace, which is not trusted; `kairox trust` lets project files name it]"),
+        (
+            "../secret.txt",
+            "[not read: it is outside the workspace, which is not trusted; `kairox trust` lets project files name it]",
+        ),
+        (
+            str(tmp_path / "secret.txt"),
+            "[not read: it is outside the workspace, which is not trusted; `kairox trust` lets project files name it]",
+        ),
     ]
     # the user's own files (or a trusted project's) may name any file
     assert instruction_text(root, settings)[1] == ("../secret.txt", "token-123")
@@ -71,4 +77,6 @@ def test_instruction_files_of_an_untrusted_project_stay_inside_the_workspace(tmp
 def test_instruction_files_expand_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "style.md").write_text("Be brief.")
-    assert instruction_text(tmp_path / "elsewhere", InstructionsConfig(files=["~/style.md"])) == [("~/style.md", "Be brief.")]
+    assert instruction_text(tmp_path / "elsewhere", InstructionsConfig(files=["~/style.md"])) == [
+        ("~/style.md", "Be brief.")
+    ]

@@ -28,9 +28,15 @@ async def test_restart_disable_and_tool_toggle_act_on_the_running_manager_and_pe
     workspace = tmp_path / "repo"
     (workspace / ".git").mkdir(parents=True)
     project = workspace / "kairox.toml"
-    project.write_text(f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n', encoding="utf-8")
+    project.write_text(
+        f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n',
+        encoding="utf-8",
+    )
     user = isolated_home / "kairox.toml"
-    user.write_text(f'[mcp_servers.other]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n', encoding="utf-8")
+    user.write_text(
+        f'[mcp_servers.other]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n',
+        encoding="utf-8",
+    )
     trust_workspace(workspace)
     async with build_extension_context(workspace) as context:
         assert context.mcp is not None
@@ -61,13 +67,20 @@ async def test_restart_disable_and_tool_toggle_act_on_the_running_manager_and_pe
         assert [s for s in context.tools() if s.origin == "other"]
 
 
-async def test_a_server_added_to_the_running_context_starts_and_offers_its_tools(tmp_path: Path, isolated_home: Path) -> None:
+async def test_a_server_added_to_the_running_context_starts_and_offers_its_tools(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".git").mkdir(parents=True)
-    (isolated_home / "kairox.toml").write_text(f'[mcp_servers.first]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n', encoding="utf-8")
+    (isolated_home / "kairox.toml").write_text(
+        f'[mcp_servers.first]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n',
+        encoding="utf-8",
+    )
     async with build_extension_context(workspace) as context:
         assert context.mcp is not None
-        await add_mcp_server(context, "late", McpServerConfig(command=sys.executable, args=[str(SERVERS / "basic_server.py")]))
+        await add_mcp_server(
+            context, "late", McpServerConfig(command=sys.executable, args=[str(SERVERS / "basic_server.py")])
+        )
         late = context.mcp.clients["late"]
         assert late.status is ServerStatus.READY and late.pid is not None
         first = sorted(s.name.removeprefix("mcp__first__") for s in context.tools() if s.origin == "first")
@@ -85,6 +98,8 @@ async def test_a_server_can_be_added_to_a_session_that_started_without_any(tmp_p
     async with build_extension_context(workspace) as context:
         assert not [s for s in context.tools() if s.source == "mcp"]
         assert context.mcp is not None
-        await add_mcp_server(context, "late", McpServerConfig(command=sys.executable, args=[str(SERVERS / "lean_server.py")]))
+        await add_mcp_server(
+            context, "late", McpServerConfig(command=sys.executable, args=[str(SERVERS / "lean_server.py")])
+        )
         assert context.mcp.clients["late"].status is ServerStatus.READY
         assert [s.name for s in context.tools() if s.origin == "late"] == ["mcp__late__echo"]

@@ -47,7 +47,9 @@ def changed_since_trust(tmp_path: Path, isolated_home: Path) -> Path:
 
 
 def _reason(kind: str, name: str, line: int) -> str:
-    return f"{kind} `{name}` in kairox.toml:{line} changed since this workspace was trusted; run `kairox trust` to review"
+    return (
+        f"{kind} `{name}` in kairox.toml:{line} changed since this workspace was trusted; run `kairox trust` to review"
+    )
 
 
 def test_the_lsp_tools_say_the_entry_is_pending_retrust_and_trust_reviews_it(changed_since_trust: Path) -> None:
@@ -58,14 +60,18 @@ def test_the_lsp_tools_say_the_entry_is_pending_retrust_and_trust_reviews_it(cha
         f"lsp.document_symbols failed: language server 'pyls' for pkg/tool.py is pending re-trust: {_reason('language server', 'pyls', 4)}",
         "  hint: `kairox trust` in the workspace reviews the entry; the server starts once it is trusted",
     ]
-    named = kairox(*NO_SANDBOX, "tools", "call", "lsp.workspace_symbols", '{"query": "run", "server": "pyls"}', cwd=root)
+    named = kairox(
+        *NO_SANDBOX, "tools", "call", "lsp.workspace_symbols", '{"query": "run", "server": "pyls"}', cwd=root
+    )
     assert f"language server 'pyls' is pending re-trust: {_reason('language server', 'pyls', 4)}" in named.stderr
     assert "no language server" not in call.stderr + named.stderr
 
     status = kairox("lsp", "status", cwd=root)
     assert f"pyls: pending re-trust  ({PYLSP} -v; files *.py)" in status.stdout.splitlines()
     # a debug adapter's entry too
-    launch = kairox(*NO_SANDBOX, "tools", "call", "dap.launch", '{"program": "pkg/tool.py", "server": "projdbg"}', cwd=root)
+    launch = kairox(
+        *NO_SANDBOX, "tools", "call", "dap.launch", '{"program": "pkg/tool.py", "server": "projdbg"}', cwd=root
+    )
     assert f"debug adapter 'projdbg' is pending re-trust: {_reason('debug adapter', 'projdbg', 8)}" in launch.stderr
     sessions = kairox("dap", "sessions", cwd=root)
     assert f"projdbg: pending re-trust  ({sys.executable} -m debugpy.adapter -v)" in sessions.stdout.splitlines()
@@ -80,7 +86,9 @@ def test_the_lsp_tools_say_the_entry_is_pending_retrust_and_trust_reviews_it(cha
 def test_mcp_status_and_tools_say_pending_retrust(changed_since_trust: Path) -> None:
     root = changed_since_trust
     status = kairox(*NO_SANDBOX, "mcp", "status", cwd=root)
-    assert status.stdout.splitlines()[0] == f"tool: pending re-trust (stdio, 0 tools): {_reason('MCP server', 'tool', 1)}"
+    assert (
+        status.stdout.splitlines()[0] == f"tool: pending re-trust (stdio, 0 tools): {_reason('MCP server', 'tool', 1)}"
+    )
     view = kairox(*NO_SANDBOX, "mcp", "status", "--json", cwd=root).json()["servers"][0]
     assert (view["status"], view["reason"]) == ("pending_retrust", _reason("MCP server", "tool", 1))
     tools = kairox(*NO_SANDBOX, "mcp", "tools", cwd=root)

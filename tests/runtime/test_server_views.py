@@ -37,7 +37,9 @@ def _server(name: str, script: str, extra: str = "") -> str:
 def _workspace(tmp_path: Path, home: Path) -> tuple[Path, Path]:
     workspace = make_workspace(tmp_path / "repo")
     (home / "kairox.toml").write_text(
-        _server("ready", "basic_server.py") + _server("broken", "crash_at_start.py") + _server("off", "basic_server.py", "enabled = false")
+        _server("ready", "basic_server.py")
+        + _server("broken", "crash_at_start.py")
+        + _server("off", "basic_server.py", "enabled = false")
         + f'[lsp_servers.jedi]\ncommand = "{BIN / "jedi-language-server"}"\nfile_patterns = ["*.py"]\n',
         encoding="utf-8",
     )
@@ -77,7 +79,10 @@ async def _gui(workspace: Path) -> list[dict[str, Any]]:
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://127.0.0.1:8766", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
+            transport=transport,
+            base_url="http://127.0.0.1:8766",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=120,
         ) as client:
             await app.state.backend.ready_context()
             with anyio.fail_after(60):  # servers whose tools are cached come up beside the session, not before it
@@ -108,10 +113,16 @@ async def test_tui_gui_and_cli_show_the_same_status_for_each_server(tmp_path: Pa
     assert gui[("mcp", "team")]["reason"] == cli[("mcp", "team")]["reason"]
     assert "kairox trust" in gui[("mcp", "team")]["reason"] and "untrusted workspace" in gui[("mcp", "team")]["reason"]
     assert "kairox trust" in gui[("lsp", "project-ls")]["reason"]
-    assert gui[("mcp", "off")]["reason"] == f"disabled in the configuration ({isolated_home / 'kairox.toml'}:{_line(isolated_home, 'off')})"
+    assert (
+        gui[("mcp", "off")]["reason"]
+        == f"disabled in the configuration ({isolated_home / 'kairox.toml'}:{_line(isolated_home, 'off')})"
+    )
     assert gui[("mcp", "broken")]["reason"] == "the server exited with code 3 before finishing the MCP handshake"
     assert "missing API key" in gui[("mcp", "broken")]["stderr_tail"]
-    assert gui[("mcp", "ready")]["reason"] is None and gui[("mcp", "ready")]["tool_count"] == mcp[("mcp", "ready")]["tools"] > 0
+    assert (
+        gui[("mcp", "ready")]["reason"] is None
+        and gui[("mcp", "ready")]["tool_count"] == mcp[("mcp", "ready")]["tools"] > 0
+    )
     assert gui[("mcp", "team")]["provenance"] == {"layer": "project", "file": str(workspace / "kairox.toml"), "line": 1}
     # how each server runs: the same words in the GUI and the CLI, a local server confined by default
     ready = gui[("mcp", "ready")]["confinement_text"]

@@ -32,7 +32,9 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-async def test_project_and_local_writes_of_an_untrusted_workspace_ask_and_a_no_stops_them(workspace: Path, isolated_home: Path) -> None:
+async def test_project_and_local_writes_of_an_untrusted_workspace_ask_and_a_no_stops_them(
+    workspace: Path, isolated_home: Path
+) -> None:
     resolved = resolve_config(workspace)
     person = Person(ApprovalAnswer.allow_once(), ApprovalAnswer.deny("not now"))
     await authorize_config_write(resolved, resolved.layer_file(Layer.USER), "a = 1", approver=person)
@@ -49,7 +51,9 @@ async def test_project_and_local_writes_of_an_untrusted_workspace_ask_and_a_no_s
     assert person.asked[0].arguments["change"] == "skills.entries.x.enabled = false"
 
 
-async def test_a_trusted_workspace_writes_its_project_file_without_a_question(workspace: Path, isolated_home: Path) -> None:
+async def test_a_trusted_workspace_writes_its_project_file_without_a_question(
+    workspace: Path, isolated_home: Path
+) -> None:
     TrustStore(isolated_home).trust(workspace, resolve_config(workspace).pinnable)
     resolved = resolve_config(workspace)
     assert resolved.trusted
@@ -78,7 +82,9 @@ async def test_any_other_file_of_an_untrusted_workspace_asks_too_and_the_user_fi
     ]
 
 
-async def test_the_user_file_inside_the_workspace_is_still_the_users(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_user_file_inside_the_workspace_is_still_the_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "home-as-workspace"
     (root / ".git").mkdir(parents=True)
     monkeypatch.setenv("KAIROX_HOME", str(root / ".kairox"))
@@ -93,7 +99,9 @@ async def test_a_refusal_names_the_file_and_the_change(workspace: Path, isolated
     resolved = resolve_config(workspace)
     project = resolved.layer_file(Layer.PROJECT)
     with pytest.raises(ConfigWriteDeniedError) as denied:
-        await authorize_config_write(resolved, project, "model = \"x\"", approver=Person(ApprovalAnswer.deny("denied at the prompt")))
+        await authorize_config_write(
+            resolved, project, 'model = "x"', approver=Person(ApprovalAnswer.deny("denied at the prompt"))
+        )
     assert (denied.value.file, denied.value.change) == (project, 'model = "x"')
     assert str(denied.value) == (
         f'{project} is unchanged (model = "x"): denied at the prompt\n  hint: trust the workspace (`kairox trust`) or write to the user layer instead'

@@ -52,7 +52,10 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
     # a workspace plugin that requires `git`: an empty PATH entry would find the repository's own `git`
     program(root / "git", marker)
     plugin = root / ".kairox" / "plugins" / "helper"
-    write(plugin / ".kairox-plugin" / "plugin.json", json.dumps({"name": "helper", "version": "1.0.0", "compatibility": {"requires": ["git"]}}))
+    write(
+        plugin / ".kairox-plugin" / "plugin.json",
+        json.dumps({"name": "helper", "version": "1.0.0", "compatibility": {"requires": ["git"]}}),
+    )
     write(root / "app.py", "x = 1\n")
     return root, marker
 
@@ -83,7 +86,10 @@ def test_doctor_runs_the_version_of_a_trusted_debug_adapter_only(hostile: tuple[
 
 
 def _user_plugin(folder: Path, name: str, description: str) -> None:
-    write(folder / ".kairox-plugin" / "plugin.json", json.dumps({"name": name, "version": "1.0.0", "description": description}))
+    write(
+        folder / ".kairox-plugin" / "plugin.json",
+        json.dumps({"name": name, "version": "1.0.0", "description": description}),
+    )
 
 
 @pytest.mark.parametrize("trusted", [False, True])
@@ -118,7 +124,9 @@ def test_a_plugin_folder_a_project_file_lists_never_hides_the_users_own(tmp_path
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("trusted", [False, True])
-def test_memory_and_instruction_files_pass_the_read_rules_after_symlinks(tmp_path: Path, isolated_home: Path, trusted: bool) -> None:
+def test_memory_and_instruction_files_pass_the_read_rules_after_symlinks(
+    tmp_path: Path, isolated_home: Path, trusted: bool
+) -> None:
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
     write(root / "private" / "notes.md", "secret-4711")

@@ -39,8 +39,12 @@ def corpus_specs() -> dict[str, ToolSpec]:
         else:
             source, origin, registry_name = ToolSource.MCP, server, mcp_tool_name(server, name)
         specs[f"{server}/{name}"] = ToolSpec(
-            name=registry_name, description=tool["description"], input_schema=tool["input_schema"], source=source,
-            permission=PermissionProfile(access=Access.EXTERNAL), origin=origin,
+            name=registry_name,
+            description=tool["description"],
+            input_schema=tool["input_schema"],
+            source=source,
+            permission=PermissionProfile(access=Access.EXTERNAL),
+            origin=origin,
         )
     return specs
 
@@ -55,7 +59,11 @@ def outcomes(semantic: "SemanticRanker | None" = None) -> list[Outcome]:
     key_of = {spec.name: key for key, spec in specs.items()}
     index = ToolIndex(list(specs.values()))
     return [
-        Outcome(query=query, expected=expected, found=tuple(key_of[m.spec.name] for m in index.search(query, limit=3, semantic=semantic)))
+        Outcome(
+            query=query,
+            expected=expected,
+            found=tuple(key_of[m.spec.name] for m in index.search(query, limit=3, semantic=semantic)),
+        )
         for query, expected in queries()
     ]
 

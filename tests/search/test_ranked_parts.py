@@ -6,7 +6,38 @@ import random
 from kairox.search import SearchIndex
 from kairox.search._index import _phrase
 
-WORDS = ["review", "pull", "request", "test", "coverage", "deploy", "service", "release", "notes", "changelog", "database", "migration", "schema", "lint", "format", "python", "docker", "security", "audit", "secrets", "rotate", "incident", "benchmark", "profile", "memory", "leak", "cache", "latency", "token", "report"]
+WORDS = [
+    "review",
+    "pull",
+    "request",
+    "test",
+    "coverage",
+    "deploy",
+    "service",
+    "release",
+    "notes",
+    "changelog",
+    "database",
+    "migration",
+    "schema",
+    "lint",
+    "format",
+    "python",
+    "docker",
+    "security",
+    "audit",
+    "secrets",
+    "rotate",
+    "incident",
+    "benchmark",
+    "profile",
+    "memory",
+    "leak",
+    "cache",
+    "latency",
+    "token",
+    "report",
+]
 FIELDS = {"name": 3.0, "keywords": 3.0, "examples": 2.0, "description": 1.0}
 
 
@@ -15,10 +46,17 @@ def build(count: int, seed: int) -> SearchIndex:
     documents = []
     for i in range(count):
         words = rng.sample(WORDS, 10)
-        documents.append((f"doc-{i}", {
-            "name": f"doc {i}", "keywords": "\n".join(words[:2]), "examples": " ".join(words[2:4]),
-            "description": "Helps with " + " ".join(words[4:9]) + ". " + words[9] * rng.randint(0, 2),
-        }))
+        documents.append(
+            (
+                f"doc-{i}",
+                {
+                    "name": f"doc {i}",
+                    "keywords": "\n".join(words[:2]),
+                    "examples": " ".join(words[2:4]),
+                    "description": "Helps with " + " ".join(words[4:9]) + ". " + words[9] * rng.randint(0, 2),
+                },
+            )
+        )
     return SearchIndex.build(FIELDS, documents)
 
 

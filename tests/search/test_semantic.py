@@ -23,7 +23,11 @@ SERVERS = Path(__file__).resolve().parents[1] / "servers"
 def tool(name: str, description: str, **properties: str) -> ToolSpec:
     schema = object_schema({k: {"type": "string", "description": v} for k, v in properties.items()}, list(properties))
     return ToolSpec(
-        name=f"mcp__gh__{name}", description=description, input_schema=schema, source=ToolSource.MCP, origin="gh",
+        name=f"mcp__gh__{name}",
+        description=description,
+        input_schema=schema,
+        source=ToolSource.MCP,
+        origin="gh",
         permission=PermissionProfile(access=Access.EXTERNAL),
     )
 
@@ -37,8 +41,15 @@ TOOLS = [
 
 
 def ranker(server: EmbeddingsServer, cache: Path) -> SemanticRanker:
-    settings = ModelSettings(model="m", provider="scripted", wire_api="chat", base_url=server.base_url, api_key_env="SCRIPTED_KEY")
-    return SemanticRanker(provider_embedder(settings, "embed-small"), model="scripted/embed-small", cache=EmbeddingCache(cache), weight=0.5)
+    settings = ModelSettings(
+        model="m", provider="scripted", wire_api="chat", base_url=server.base_url, api_key_env="SCRIPTED_KEY"
+    )
+    return SemanticRanker(
+        provider_embedder(settings, "embed-small"),
+        model="scripted/embed-small",
+        cache=EmbeddingCache(cache),
+        weight=0.5,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -53,7 +64,9 @@ def test_semantic_matching_finds_what_the_words_miss_and_says_why(tmp_path: Path
         [top, *_] = index.search("report a defect", limit=3, semantic=ranker(server, tmp_path / "e.sqlite"))
         first_round = [len(texts) for texts in server.inputs]
         # a new process' ranker over the same cache file: only the query is embedded again
-        again = ToolIndex(TOOLS).search("another defect", limit=1, semantic=(second := ranker(server, tmp_path / "e.sqlite")))
+        again = ToolIndex(TOOLS).search(
+            "another defect", limit=1, semantic=(second := ranker(server, tmp_path / "e.sqlite"))
+        )
     assert [m.spec.name for m in lexical] == []  # no tool holds "report" or "defect"
     assert top.spec.name == "mcp__gh__create_issue" and top.similarity is not None and top.similarity > 0.2
     assert top.why() == f"semantic similarity {top.similarity:.2f}, lexical 0.00"
@@ -66,7 +79,9 @@ def test_semantic_matching_finds_what_the_words_miss_and_says_why(tmp_path: Path
 
 def test_lexical_and_semantic_scores_blend_and_both_are_explained(tmp_path: Path) -> None:
     with EmbeddingsServer() as server:
-        [top] = ToolIndex(TOOLS).search("merge the pull request", limit=1, semantic=ranker(server, tmp_path / "e.sqlite"))
+        [top] = ToolIndex(TOOLS).search(
+            "merge the pull request", limit=1, semantic=ranker(server, tmp_path / "e.sqlite")
+        )
     assert top.spec.name == "mcp__gh__merge_pull_request"
     assert top.lexical == 1.0 and top.similarity is not None
     assert top.why().startswith("merge (name, description); pull (name, description, parameters)")
@@ -76,9 +91,15 @@ def test_lexical_and_semantic_scores_blend_and_both_are_explained(tmp_path: Path
 def test_a_failing_endpoint_leaves_the_lexical_ranking_and_says_why(tmp_path: Path) -> None:
     with EmbeddingsServer() as server:
         server.fail = True
-        matches, note = ToolIndex(TOOLS).search_explained("merge the pull request", limit=2, semantic=ranker(server, tmp_path / "e.sqlite"))
+        matches, note = ToolIndex(TOOLS).search_explained(
+            "merge the pull request", limit=2, semantic=ranker(server, tmp_path / "e.sqlite")
+        )
     assert [m.spec.name for m in matches][:1] == ["mcp__gh__merge_pull_request"] and matches[0].similarity is None
-    assert note is not None and note.startswith("semantic matching unavailable (EmbeddingError: ") and "answered 500" in note
+    assert (
+        note is not None
+        and note.startswith("semantic matching unavailable (EmbeddingError: ")
+        and "answered 500" in note
+    )
 
 
 def test_kairox_tools_search_blends_embeddings_when_tools_semantic_is_on(tmp_path: Path) -> None:
@@ -94,7 +115,19 @@ def test_kairox_tools_search_blends_embeddings_when_tools_semantic_is_on(tmp_pat
             f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n',
             encoding="utf-8",
         )
-        argv = [sys.executable, "-m", "kairox", "--workspace", str(workspace), "tools", "search", "sum of numbers", "--json", "-n", "3"]
+        argv = [
+            sys.executable,
+            "-m",
+            "kairox",
+            "--workspace",
+            str(workspace),
+            "tools",
+            "search",
+            "sum of numbers",
+            "--json",
+            "-n",
+            "3",
+        ]
         on = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
         requests = len(server.inputs)
     assert on.returncode == 0, on.stderr

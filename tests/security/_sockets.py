@@ -28,7 +28,11 @@ def outside_temp() -> Path:
     ``/var/tmp`` (not the temp folder unless ``$TMPDIR`` says so), else the home of a suite not run as root."""
     for base in (Path("/var/tmp"), Path.home()):
         real = Path(os.path.realpath(base))
-        if real.is_dir() and os.access(real, os.W_OK | os.X_OK) and not any(t == real or t in real.parents for t in TEMP):
+        if (
+            real.is_dir()
+            and os.access(real, os.W_OK | os.X_OK)
+            and not any(t == real or t in real.parents for t in TEMP)
+        ):
             folder = Path(tempfile.mkdtemp(prefix="kairox-hostsock-", dir=real))
             folder.chmod(0o755)
             return folder
@@ -51,8 +55,12 @@ def serve(path: Path, markers: Path) -> HostSocket:
     handle, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".marker", dir=markers)
     os.close(handle)
     marker = Path(name)
-    process = subprocess.Popen([sys.executable, str(SERVER), str(path), str(marker), "--lifetime", "150"], stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None and process.stdout.readline() == "ready\n", f"the socket server for {path} did not start"
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), str(path), str(marker), "--lifetime", "150"], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdout.readline() == "ready\n", (
+        f"the socket server for {path} did not start"
+    )
     return HostSocket(path, marker, process)
 
 
@@ -91,7 +99,13 @@ def unreached(servers: list[HostSocket], said: str, user: str = "root") -> None:
     the same user, reaches each one (the probe itself works)."""
     assert "probe-ran" in said, said  # the command ran
     assert "reached" not in said, said
-    run = subprocess.run([*as_user(user), "bash", "-c", probe(servers, tools=False)], capture_output=True, text=True, timeout=60, check=False)
+    run = subprocess.run(
+        [*as_user(user), "bash", "-c", probe(servers, tools=False)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert run.stdout.count("reached /") == len(servers), run.stdout + run.stderr
     # a server records its connections in order: once the test's own is recorded, every earlier one is too
     for server in servers:

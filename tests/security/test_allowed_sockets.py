@@ -31,17 +31,28 @@ def place(user: str) -> Iterator[Path]:
         yield base
 
 
-def kairox(place: Path, user: str, *args: str, env: dict[str, str] | None = None, network: bool = False) -> "subprocess.CompletedProcess[str]":
+def kairox(
+    place: Path, user: str, *args: str, env: dict[str, str] | None = None, network: bool = False
+) -> "subprocess.CompletedProcess[str]":
     """Run the real ``kairox`` in ``place / "ws"`` as ``user``."""
     environment = {
-        **os.environ, "KAIROX_HOME": str(place / "home"), "HOME": str(place), "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
-        "KAIROX_SANDBOX_POLICY": "workspace_write", "KAIROX_NETWORK_ACCESS": "true" if network else "false", **(env or {}),
+        **os.environ,
+        "KAIROX_HOME": str(place / "home"),
+        "HOME": str(place),
+        "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
+        "KAIROX_SANDBOX_POLICY": "workspace_write",
+        "KAIROX_NETWORK_ACCESS": "true" if network else "false",
+        **(env or {}),
     }
     argv = [*as_user(user), sys.executable, "-m", "kairox", *args]
-    return subprocess.run(argv, cwd=place / "ws", env=environment, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        argv, cwd=place / "ws", env=environment, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
-def shell_exec(place: Path, user: str, command: str, *, env: dict[str, str] | None = None, network: bool = False) -> str:
+def shell_exec(
+    place: Path, user: str, command: str, *, env: dict[str, str] | None = None, network: bool = False
+) -> str:
     """What ``shell.exec`` said, stdout and stderr together."""
     run = kairox(place, user, "tools", "call", "shell.exec", json.dumps({"command": command}), env=env, network=network)
     return run.stdout + run.stderr
@@ -52,7 +63,9 @@ def connections(server: HostSocket) -> list[str]:
 
 
 def allow(file: Path, *paths: Path | str) -> None:
-    file.write_text("[policy]\nallow_unix_sockets = [" + ", ".join(json.dumps(str(p)) for p in paths) + "]\n", encoding="utf-8")
+    file.write_text(
+        "[policy]\nallow_unix_sockets = [" + ", ".join(json.dumps(str(p)) for p in paths) + "]\n", encoding="utf-8"
+    )
 
 
 def reached_once_from_the_sandbox(server: HostSocket, said: str, before: int = 0) -> None:
@@ -87,7 +100,12 @@ def test_only_the_allowed_sockets_are_reached_also_in_a_hidden_folder(place: Pat
         ]
         servers = allowed + others
         (outside / "link.sock").symlink_to(outside / "docker.sock")  # named by a link: the socket it leads to
-        allow(place / "home" / "kairox.toml", outside / "link.sock", *[s.path for s in allowed[1:]], outside / "missing.sock")
+        allow(
+            place / "home" / "kairox.toml",
+            outside / "link.sock",
+            *[s.path for s in allowed[1:]],
+            outside / "missing.sock",
+        )
         command = f"{probe(allowed, tools=False)}; echo ====; {probe(others)}"
 
         said = shell_exec(place, user, command, env={"XDG_RUNTIME_DIR": str(runtime)}, network=network)
@@ -115,7 +133,9 @@ def test_an_untrusted_project_cannot_allow_a_socket_until_it_is_trusted(place: P
 
         unreached(servers, said, user)
         trusted = kairox(place, user, "trust")
-        assert trusted.returncode == 0 and "policy.allow_unix_sockets" in trusted.stdout, trusted.stdout + trusted.stderr
+        assert trusted.returncode == 0 and "policy.allow_unix_sockets" in trusted.stdout, (
+            trusted.stdout + trusted.stderr
+        )
         reached_once_from_the_sandbox(servers[0], shell_exec(place, user, probe(servers, tools=False)), before=2)
     finally:
         stop(servers)
@@ -150,7 +170,9 @@ as, who sees the same sockets as Kairox does."""
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("mode", [SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.READ_ONLY])
-def test_a_socket_removed_after_the_listing_leaves_no_file_and_the_command_runs(place: Path, user: str, mode: SandboxPolicy) -> None:
+def test_a_socket_removed_after_the_listing_leaves_no_file_and_the_command_runs(
+    place: Path, user: str, mode: SandboxPolicy
+) -> None:
     outside = outside_temp()
     give_to(user, outside)  # the user removes the sockets, as their owner would
     ws = place / "ws"
@@ -178,7 +200,9 @@ def test_the_decision_for_a_command_names_the_sockets_let_through(tmp_path: Path
     ws = tmp_path / "ws"
     ws.mkdir()
     config = PolicyConfig(allow_unix_sockets=["~/.colima/default/docker.sock", "../run/podman.sock"])
-    engine = PolicyEngine(PolicySettings.from_config(config, workspace=ws, home=tmp_path / "home", temp_dir=tmp_path / "tmp"))
+    engine = PolicyEngine(
+        PolicySettings.from_config(config, workspace=ws, home=tmp_path / "home", temp_dir=tmp_path / "tmp")
+    )
 
     decision = engine.decide(SHELL, {"command": "docker ps"})
 
@@ -186,8 +210,13 @@ def test_the_decision_for_a_command_names_the_sockets_let_through(tmp_path: Path
     reason = f"shell.exec runs in the workspace_write sandbox; host sockets let through (policy.allow_unix_sockets): {let_through}"
     assert decision == Decision.allow(reason, source=DecisionSource.MODE)
     full = PolicyConfig(allow_unix_sockets=["/var/run/docker.sock"], sandbox_policy=SandboxPolicy.DANGER_FULL_ACCESS)
-    unsandboxed = PolicyEngine(PolicySettings.from_config(full, workspace=ws, home=tmp_path / "home", temp_dir=tmp_path / "tmp"))
-    assert unsandboxed.decide(SHELL, {"command": "docker ps"}).reason == "shell.exec runs without a sandbox (danger_full_access)"
+    unsandboxed = PolicyEngine(
+        PolicySettings.from_config(full, workspace=ws, home=tmp_path / "home", temp_dir=tmp_path / "tmp")
+    )
+    assert (
+        unsandboxed.decide(SHELL, {"command": "docker ps"}).reason
+        == "shell.exec runs without a sandbox (danger_full_access)"
+    )
 
 
 @pytest.mark.timeout(120)
@@ -202,7 +231,10 @@ def test_doctor_lists_the_sockets_let_through_and_which_are_sockets_now(place: P
         text = kairox(place, user, "doctor").stdout
 
         assert report["sandbox"] == {
-            "allow_unix_sockets": [{"path": str(outside / "docker.sock"), "socket": True}, {"path": str(outside / "missing.sock"), "socket": False}]
+            "allow_unix_sockets": [
+                {"path": str(outside / "docker.sock"), "socket": True},
+                {"path": str(outside / "missing.sock"), "socket": False},
+            ]
         }
         assert (
             "Host Unix sockets sandboxed commands may reach (policy.allow_unix_sockets):\n"

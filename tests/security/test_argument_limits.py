@@ -46,7 +46,11 @@ def uris(count: int) -> list[str]:
 
 # (case, arguments past a limit that hide secrets/key, why the policy says it could not read it all)
 PAST_A_LIMIT = [
-    ("list-items", {"paths": [*notes(64), "secrets/key"]}, "argument 'paths' holds a list of 65 items and the policy reads the first 64"),
+    (
+        "list-items",
+        {"paths": [*notes(64), "secrets/key"]},
+        "argument 'paths' holds a list of 65 items and the policy reads the first 64",
+    ),
     (
         "object-keys",
         {"options": {**{f"flag{i}": "on" for i in range(64)}, "path": "secrets/key"}},
@@ -57,7 +61,11 @@ PAST_A_LIMIT = [
         {"sources": notes(40), "targets": notes(24, 40), "file": "secrets/key"},
         "the call names more than 64 paths and the policy reads the first 64",
     ),
-    ("depth", {"a": nested(7, {"path": "secrets/key"})}, "argument 'a' nests lists or objects more than 6 deep and the policy reads 6 levels"),
+    (
+        "depth",
+        {"a": nested(7, {"path": "secrets/key"})},
+        "argument 'a' nests lists or objects more than 6 deep and the policy reads 6 levels",
+    ),
     (
         "file-uris",
         {"resources": uris(32), "files": notes(32, 32), "uri": "file:///WS/secrets/key"},
@@ -130,12 +138,16 @@ def _ids(cases: list[tuple[str, JsonObject, str]] | list[tuple[str, JsonObject]]
 
 
 @pytest.mark.parametrize(("case", "arguments", "why"), PAST_A_LIMIT, ids=_ids(PAST_A_LIMIT))
-async def test_a_path_past_a_limit_of_the_argument_scan_is_asked_about_not_allowed(tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
+async def test_a_path_past_a_limit_of_the_argument_scan_is_asked_about_not_allowed(
+    tmp_path: Path, case: str, arguments: JsonObject, why: str
+) -> None:
     result, asked, ran = await _call(tmp_path, arguments, DENY_SECRETS, ALLOW_SERVER)
 
     assert [(r.tool, r.source, r.asked_by, r.reason) for r in asked] == [
         (
-            TOOL, "rule", "deny rule 'fs.read(secrets/**)' (kairox.toml:1)",
+            TOOL,
+            "rule",
+            "deny rule 'fs.read(secrets/**)' (kairox.toml:1)",
             f"{why}, so deny rule 'fs.read(secrets/**)' (kairox.toml:1) cannot be checked against the rest; {WHAT_TO_DO}",
         )
     ]
@@ -144,7 +156,9 @@ async def test_a_path_past_a_limit_of_the_argument_scan_is_asked_about_not_allow
 
 
 @pytest.mark.parametrize(("case", "arguments", "why"), PAST_A_LIMIT, ids=_ids(PAST_A_LIMIT))
-async def test_a_path_past_a_limit_is_denied_when_the_approval_policy_is_never(tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
+async def test_a_path_past_a_limit_is_denied_when_the_approval_policy_is_never(
+    tmp_path: Path, case: str, arguments: JsonObject, why: str
+) -> None:
     result, asked, ran = await _call(tmp_path, arguments, DENY_SECRETS, ALLOW_SERVER, approval=ApprovalPolicy.NEVER)
 
     assert asked == []
@@ -161,16 +175,22 @@ async def test_a_path_past_a_limit_is_denied_when_the_approval_policy_is_never(t
 
 
 @pytest.mark.parametrize(("case", "arguments", "why"), PAST_A_LIMIT, ids=_ids(PAST_A_LIMIT))
-async def test_a_call_past_a_limit_that_names_no_secret_is_asked_about_too(tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
+async def test_a_call_past_a_limit_that_names_no_secret_is_asked_about_too(
+    tmp_path: Path, case: str, arguments: JsonObject, why: str
+) -> None:
     # the policy cannot tell the harmless call from the one above: it did not read what would tell them apart
-    result, asked, ran = await _call(tmp_path, _replace(arguments, "secrets/key", "notes/last.md"), DENY_SECRETS, ALLOW_SERVER)  # type: ignore[arg-type]
+    result, asked, ran = await _call(
+        tmp_path, _replace(arguments, "secrets/key", "notes/last.md"), DENY_SECRETS, ALLOW_SERVER
+    )  # type: ignore[arg-type]
 
     assert [(r.source, r.reason.split(", so ")[0]) for r in asked] == [("rule", why)]
     assert result.is_error and ran == []
 
 
 @pytest.mark.parametrize(("case", "arguments"), UNDER_THE_LIMIT, ids=_ids(UNDER_THE_LIMIT))
-async def test_a_secret_just_under_each_limit_is_denied_by_the_rule(tmp_path: Path, case: str, arguments: JsonObject) -> None:
+async def test_a_secret_just_under_each_limit_is_denied_by_the_rule(
+    tmp_path: Path, case: str, arguments: JsonObject
+) -> None:
     result, asked, ran = await _call(tmp_path, arguments, DENY_SECRETS, ALLOW_SERVER)
 
     assert asked == []
@@ -179,20 +199,27 @@ async def test_a_secret_just_under_each_limit_is_denied_by_the_rule(tmp_path: Pa
 
 
 @pytest.mark.parametrize(("case", "arguments"), UNDER_THE_LIMIT, ids=_ids(UNDER_THE_LIMIT))
-async def test_a_harmless_call_just_under_each_limit_runs_as_the_allow_rule_says(tmp_path: Path, case: str, arguments: JsonObject) -> None:
-    result, asked, ran = await _call(tmp_path, _replace(arguments, "secrets/key", "notes/last.md"), DENY_SECRETS, ALLOW_SERVER)  # type: ignore[arg-type]
+async def test_a_harmless_call_just_under_each_limit_runs_as_the_allow_rule_says(
+    tmp_path: Path, case: str, arguments: JsonObject
+) -> None:
+    result, asked, ran = await _call(
+        tmp_path, _replace(arguments, "secrets/key", "notes/last.md"), DENY_SECRETS, ALLOW_SERVER
+    )  # type: ignore[arg-type]
 
     assert asked == []
     assert (result.is_error, result.text_content()) == (False, "ok t0")
     assert ran == ["t0-1"]
 
 
-async def test_a_write_past_a_limit_is_asked_about_for_the_protected_paths_without_any_path_rule(tmp_path: Path) -> None:
+async def test_a_write_past_a_limit_is_asked_about_for_the_protected_paths_without_any_path_rule(
+    tmp_path: Path,
+) -> None:
     result, asked, ran = await _call(tmp_path, {"paths": [*notes(64), ".mcp.json"], "content": "{}"}, ALLOW_SERVER)
 
     assert [(r.source, r.asked_by, r.reason) for r in asked] == [
         (
-            "protected_path", None,
+            "protected_path",
+            None,
             "argument 'paths' holds a list of 65 items and the policy reads the first 64, so the rest cannot be checked "
             f"against the protected paths; {WHAT_TO_DO}",
         )
@@ -201,7 +228,9 @@ async def test_a_write_past_a_limit_is_asked_about_for_the_protected_paths_witho
 
 
 @pytest.mark.parametrize(("case", "arguments", "why"), PAST_A_LIMIT, ids=_ids(PAST_A_LIMIT))
-async def test_a_read_only_tool_past_a_limit_runs_when_no_rule_is_about_paths(tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
+async def test_a_read_only_tool_past_a_limit_runs_when_no_rule_is_about_paths(
+    tmp_path: Path, case: str, arguments: JsonObject, why: str
+) -> None:
     # read-only (trusted annotations): the protected paths do not hold for it, and no rule names a path
     result, asked, ran = await _call(tmp_path, arguments, read_only=True)
 
@@ -218,7 +247,9 @@ async def test_a_read_only_tool_past_a_limit_is_asked_about_when_a_rule_is_about
 
 
 @pytest.mark.parametrize(("case", "arguments", "why"), PAST_A_LIMIT, ids=_ids(PAST_A_LIMIT))
-async def test_a_warm_allow_for_the_tool_does_not_carry_a_protected_path_past_a_limit(tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
+async def test_a_warm_allow_for_the_tool_does_not_carry_a_protected_path_past_a_limit(
+    tmp_path: Path, case: str, arguments: JsonObject, why: str
+) -> None:
     # three harmless calls run first, so the gate keeps its decision for the tool; then .mcp.json hides past a limit
     result, asked, ran = await _call(tmp_path, _replace(arguments, "secrets/key", ".mcp.json"), ALLOW_SERVER, warm=3)  # type: ignore[arg-type]
 

@@ -81,11 +81,16 @@ def payload(name: str, ws: Path, outside: Path) -> str:
 
 def kairox(place: Path, user: str, *args: str) -> "subprocess.CompletedProcess[str]":
     environment = {
-        **os.environ, "KAIROX_HOME": str(place / "home"), "HOME": str(place), "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
+        **os.environ,
+        "KAIROX_HOME": str(place / "home"),
+        "HOME": str(place),
+        "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
         "PYTHONPATH": f"{SOURCE}:{SITE}",
     }
     argv = [*as_user(user), PYTHON, "-m", "kairox", *args]
-    return subprocess.run(argv, cwd=place / "ws", env=environment, capture_output=True, text=True, timeout=200, check=False)
+    return subprocess.run(
+        argv, cwd=place / "ws", env=environment, capture_output=True, text=True, timeout=200, check=False
+    )
 
 
 def build_workspace(place: Path) -> Path:
@@ -116,10 +121,12 @@ def build_workspace(place: Path) -> Path:
     site.mkdir(parents=True)
     (site / "__init__.py").write_text("")
     (ws / "e" / "server.py").write_text(
-        "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '.venv', 'lib', 'site-packages'))\nimport vpkg\n" + lean
+        "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '.venv', 'lib', 'site-packages'))\nimport vpkg\n"
+        + lean
     )
     python = json.dumps(PYTHON)
-    (ws / "kairox.toml").write_text(textwrap.dedent(f"""
+    (ws / "kairox.toml").write_text(
+        textwrap.dedent(f"""
         [mcp_servers.a]
         command = {python}
         args = ["a/server.py"]
@@ -136,8 +143,11 @@ def build_workspace(place: Path) -> Path:
         [mcp_servers.e]
         command = {python}
         args = ["e/server.py"]
-    """))
-    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"b": {"command": PYTHON, "args": ["-m", "modsrv"], "cwd": "b"}}}))
+    """)
+    )
+    (ws / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"b": {"command": PYTHON, "args": ["-m", "modsrv"], "cwd": "b"}}})
+    )
     (place / "home" / "kairox.toml").write_text('[policy.rules]\ndeny = ["fs.read(secrets/**)"]\n')
     return ws
 
@@ -221,7 +231,9 @@ def test_a_project_cannot_unconfine_its_server_and_the_cli_can(place: Path, outs
     assert (outside / "p").read_text() == "escaped"  # unconfined on the user's word: the write went through
 
 
-def test_a_changed_language_server_and_debug_adapter_run_only_in_the_sandbox(place: Path, outside: Path, user: str) -> None:
+def test_a_changed_language_server_and_debug_adapter_run_only_in_the_sandbox(
+    place: Path, outside: Path, user: str
+) -> None:
     """A language server (a small one in the test) and a debug adapter (debugpy's, through a wrapper script whose
     helper module changes after trust) run the changed code, confined."""
     ws = place / "ws"
@@ -235,11 +247,16 @@ def test_a_changed_language_server_and_debug_adapter_run_only_in_the_sandbox(pla
     (ws / "tools" / "lib" / "lsp_helper.py").write_text("")
     (ws / "tools" / "lib" / "dap_helper.py").write_text("")
     (ws / "tools" / "lsp.py").write_text("import lib.lsp_helper\n" + MINI_LSP)
-    (ws / "tools" / "dap.py").write_text("import lib.dap_helper\nimport runpy, sys\nsys.argv = ['debugpy.adapter']\nrunpy.run_module('debugpy.adapter', run_name='__main__')\n")
+    (ws / "tools" / "dap.py").write_text(
+        "import lib.dap_helper\nimport runpy, sys\nsys.argv = ['debugpy.adapter']\nrunpy.run_module('debugpy.adapter', run_name='__main__')\n"
+    )
     # the debuggee creates project configuration, which the sandbox cannot refuse: it is reported
-    (ws / "app.py").write_text("import os\nos.makedirs('nested', exist_ok=True)\nopen('nested/.mcp.json', 'w').write('{}')\nprint('hello from the debuggee')\n")
+    (ws / "app.py").write_text(
+        "import os\nos.makedirs('nested', exist_ok=True)\nopen('nested/.mcp.json', 'w').write('{}')\nprint('hello from the debuggee')\n"
+    )
     python = json.dumps(PYTHON)
-    (ws / "kairox.toml").write_text(textwrap.dedent(f"""
+    (ws / "kairox.toml").write_text(
+        textwrap.dedent(f"""
         [lsp_servers.mini]
         command = {python}
         args = ["tools/lsp.py"]
@@ -251,7 +268,8 @@ def test_a_changed_language_server_and_debug_adapter_run_only_in_the_sandbox(pla
         args = ["tools/dap.py"]
         env = {{ PYTHONPATH = "{SITE}" }}
         languages = ["python"]
-    """))
+    """)
+    )
     (ws / ".mcp.json").write_text('{"mcpServers": {}}')
     (place / "home" / "kairox.toml").write_text('[policy.rules]\ndeny = ["fs.read(secrets/**)"]\n')
     give_to(user, place)
@@ -265,7 +283,9 @@ def test_a_changed_language_server_and_debug_adapter_run_only_in_the_sandbox(pla
     hover = kairox(place, user, "tools", "call", "lsp.hover", json.dumps({"path": "app.py", "line": 1, "column": 1}))
     assert (ws / "report-lsp.json").is_file(), hover.stdout + hover.stderr
     assert_confined(json.loads((ws / "report-lsp.json").read_text()), "lsp")
-    launch = kairox(place, user, "tools", "call", "--yes", "dap.launch", json.dumps({"program": "app.py", "wait_sec": 10}))
+    launch = kairox(
+        place, user, "tools", "call", "--yes", "dap.launch", json.dumps({"program": "app.py", "wait_sec": 10})
+    )
     assert "hello from the debuggee" in launch.stdout, launch.stdout + launch.stderr
     assert f"the program created project configuration: {ws / 'nested' / '.mcp.json'}" in launch.stdout, launch.stdout
     assert (ws / "report-dap.json").is_file(), launch.stdout + launch.stderr
@@ -274,7 +294,7 @@ def test_a_changed_language_server_and_debug_adapter_run_only_in_the_sandbox(pla
     assert protected_state(ws) == before
 
 
-MINI_LSP = textwrap.dedent('''
+MINI_LSP = textwrap.dedent("""
     import json, sys
 
     def read():
@@ -307,7 +327,7 @@ MINI_LSP = textwrap.dedent('''
             send({"jsonrpc": "2.0", "id": message["id"], "result": {"contents": "mini hover"}})
         else:
             send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-''')
+""")
 
 
 def test_the_profile_is_part_of_what_trust_pins(place: Path, user: str) -> None:

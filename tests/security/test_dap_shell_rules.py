@@ -43,7 +43,9 @@ def _ids(cases: tuple[tuple[object, ...], ...]) -> list[str]:
 
 
 @pytest.mark.parametrize(("case", "rule", "arguments", "verdict"), REFUSED, ids=_ids(REFUSED))
-def test_a_shell_exec_rule_decides_the_launch(tmp_path: Path, case: str, rule: tuple[str, str], arguments: dict[str, object], verdict: Verdict) -> None:
+def test_a_shell_exec_rule_decides_the_launch(
+    tmp_path: Path, case: str, rule: tuple[str, str], arguments: dict[str, object], verdict: Verdict
+) -> None:
     ws = workspace(tmp_path)
     decision = engine(ws, rule).decide(LAUNCH, arguments)
     assert (decision.verdict, decision.source) == (verdict, "rule"), decision.reason
@@ -52,7 +54,9 @@ def test_a_shell_exec_rule_decides_the_launch(tmp_path: Path, case: str, rule: t
 
 
 @pytest.mark.parametrize(("case", "rule", "arguments"), UNTOUCHED, ids=_ids(UNTOUCHED))
-def test_a_rule_on_other_commands_leaves_the_launch_alone(tmp_path: Path, case: str, rule: tuple[str, str], arguments: dict[str, object]) -> None:
+def test_a_rule_on_other_commands_leaves_the_launch_alone(
+    tmp_path: Path, case: str, rule: tuple[str, str], arguments: dict[str, object]
+) -> None:
     decision = engine(workspace(tmp_path), rule).decide(LAUNCH, arguments)
     assert (decision.verdict, decision.source) == (Verdict.ALLOW, "mode")
 

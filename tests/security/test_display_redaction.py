@@ -38,7 +38,8 @@ def _plant(home: Path, head: str = "") -> None:
     """The secrets in the user layer; ``head``: top-level keys before the tables (a model for a session)."""
     s = SECRETS
     (home / "kairox.toml").write_text(
-        head + f'[mcp_servers.remote]\ntype = "streamable_http"\nurl = "http://me:{s["userinfo"]}@127.0.0.1:9/mcp?api_key={s["query"]}"\n'
+        head
+        + f'[mcp_servers.remote]\ntype = "streamable_http"\nurl = "http://me:{s["userinfo"]}@127.0.0.1:9/mcp?api_key={s["query"]}"\n'
         f'headers = {{ Authorization = "Bearer {s["header"]}" }}\nstartup_timeout_sec = 5\n\n'
         f'[mcp_servers.local]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\nenv = {{ SERVICE_TOKEN = "{s["env"]}" }}\n\n'
         # a server that prints its own secret on stderr and exits: its stderr tail is shown everywhere
@@ -64,12 +65,23 @@ async def _gui_texts(workspace: Path) -> dict[str, str]:
     app = create_app(WebOptions(workspace=workspace, port=8767, token=TOKEN))
     texts: dict[str, str] = {}
     client = httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8767", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://127.0.0.1:8767",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=120,
     )
     async with app.router.lifespan_context(app), client:
         await app.state.backend.ready_context()
-        for path in ("/api/state", "/api/servers", "/api/servers/mcp/remote", "/api/servers/mcp/local", "/api/doctor",
-                     "/api/plugins", "/api/skills", "/api/trace?limit=2000"):
+        for path in (
+            "/api/state",
+            "/api/servers",
+            "/api/servers/mcp/remote",
+            "/api/servers/mcp/local",
+            "/api/doctor",
+            "/api/plugins",
+            "/api/skills",
+            "/api/trace?limit=2000",
+        ):
             answer = await client.get(path)
             assert answer.status_code == 200, (path, answer.text)
             texts[f"GUI {path}"] = answer.text
@@ -85,7 +97,9 @@ async def _tui_texts(workspace: Path) -> dict[str, str]:
         texts["TUI /doctor"] = _reports.doctor_text(context)
         texts["TUI /hooks"] = _reports.hooks_text(context)
         texts["TUI /tools"] = _reports.tools_text(context)
-        texts["TUI servers"] = json.dumps([view.to_json() for view in context.servers.views()] if context.servers else [])
+        texts["TUI servers"] = json.dumps(
+            [view.to_json() for view in context.servers.views()] if context.servers else []
+        )
         shown = [describe(event) for event in context.events.events]
         texts["TUI trace"] = "\n".join(entry.text for entry in shown if entry is not None)
     return texts
@@ -93,9 +107,20 @@ async def _tui_texts(workspace: Path) -> dict[str, str]:
 
 def _cli_texts(workspace: Path) -> dict[str, str]:
     texts: dict[str, str] = {}
-    for args in (["config", "show"], ["config", "show", "--json"], ["config", "show", "--provenance"],
-                 ["mcp", "list"], ["mcp", "list", "--json"], ["mcp", "status"], ["mcp", "status", "--json"],
-                 ["hooks", "list"], ["hooks", "list", "--json"], ["doctor"], ["doctor", "--json"], ["context", "--json"]):
+    for args in (
+        ["config", "show"],
+        ["config", "show", "--json"],
+        ["config", "show", "--provenance"],
+        ["mcp", "list"],
+        ["mcp", "list", "--json"],
+        ["mcp", "status"],
+        ["mcp", "status", "--json"],
+        ["hooks", "list"],
+        ["hooks", "list", "--json"],
+        ["doctor"],
+        ["doctor", "--json"],
+        ["context", "--json"],
+    ):
         run = kairox(*args, cwd=workspace)
         texts[f"CLI {' '.join(args)}"] = run.stdout + run.stderr
     return texts
@@ -108,7 +133,10 @@ async def test_planted_secrets_reach_no_front_end(tmp_path: Path, isolated_home:
     texts: dict[str, Any] = {**_cli_texts(workspace), **await _tui_texts(workspace), **await _gui_texts(workspace)}
 
     # each output was produced and shows the planted entries, redacted
-    assert "<redacted>" in texts["CLI config show --provenance"] and "hooks.post_tool_use" in texts["CLI config show --provenance"]
+    assert (
+        "<redacted>" in texts["CLI config show --provenance"]
+        and "hooks.post_tool_use" in texts["CLI config show --provenance"]
+    )
     assert "mcp_servers.remote" in texts["TUI /config"] and "model_providers.corp" in texts["TUI /config"]
     assert "mcp_catalog.sources" in texts["TUI /config"]
     assert "curl" in texts["TUI /hooks"] and "<redacted>" in texts["TUI /hooks"]
@@ -138,10 +166,15 @@ async def _gateway_texts(workspace: Path, audit: Path) -> dict[str, str]:
         echo = next(name for name in names if name.endswith("local__echo"))
         called = await client.call_tool(echo, {"message": f"token {SECRETS['env']}"})
         assert not called.is_error, called
-    return {"gateway tools/list": json.dumps(listed.model_dump(mode="json")), "gateway audit": audit.read_text(encoding="utf-8")}
+    return {
+        "gateway tools/list": json.dumps(listed.model_dump(mode="json")),
+        "gateway audit": audit.read_text(encoding="utf-8"),
+    }
 
 
-async def test_planted_secrets_reach_no_gateway_listing_audit_transcript_or_log(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_planted_secrets_reach_no_gateway_listing_audit_transcript_or_log(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.servers.model_server import ScriptedModelServer
 
     from kairox.agent import open_session
@@ -150,7 +183,11 @@ async def test_planted_secrets_reach_no_gateway_listing_audit_transcript_or_log(
     workspace = make_workspace(tmp_path / "repo")
     # the model asks the local server to echo a planted secret: the call's arguments and its result hold it
     script = [
-        {"reply": "tool_calls", "text": "", "calls": [{"id": "e1", "name": "mcp__local__echo", "arguments": {"message": f"token {SECRETS['env']}"}}]},
+        {
+            "reply": "tool_calls",
+            "text": "",
+            "calls": [{"id": "e1", "name": "mcp__local__echo", "arguments": {"message": f"token {SECRETS['env']}"}}],
+        },
         {"reply": "text", "text": "Done.", "expect": {"tool_results": {"e1": "token"}}},
     ]
     with ScriptedModelServer("openai", script) as server:
@@ -162,7 +199,10 @@ async def test_planted_secrets_reach_no_gateway_listing_audit_transcript_or_log(
         async with open_session(workspace) as session:
             await session.run_turn("Echo the token.")
             transcript = session.transcript.path
-    texts = {"transcript": transcript.read_text(encoding="utf-8"), **await _gateway_texts(workspace, tmp_path / "audit.jsonl")}
+    texts = {
+        "transcript": transcript.read_text(encoding="utf-8"),
+        **await _gateway_texts(workspace, tmp_path / "audit.jsonl"),
+    }
     texts.update(_home_files(isolated_home))
 
     # each output was produced and holds the call (redacted where the secret was)

@@ -26,7 +26,8 @@ def workspace(tmp_path: Path, isolated_home: Path) -> Path:
     (root / "secrets" / "key.txt").write_text(SECRET + "\n", encoding="utf-8")
     (tmp_path / "outside").mkdir()
     (isolated_home / "kairox.toml").write_text(
-        '[policy.rules]\ndeny = ["shell.exec", "fs.read(secrets/**)"]\nask = ["fs.write(pwned.txt)"]\n', encoding="utf-8"
+        '[policy.rules]\ndeny = ["shell.exec", "fs.read(secrets/**)"]\nask = ["fs.write(pwned.txt)"]\n',
+        encoding="utf-8",
     )
     return root
 
@@ -78,12 +79,16 @@ async def test_agents_sdk_tools_refuse_what_the_gate_refuses(workspace: Path) ->
             ctx = ToolContext(context=None, tool_name=name, tool_call_id=f"a{index}", tool_arguments=raw)
             texts.append(str(await tool.on_invoke_tool(ctx, raw)))
         bad = tools["fs_read"]
-        not_an_object = await bad.on_invoke_tool(ToolContext(context=None, tool_name="fs_read", tool_call_id="j", tool_arguments="[1]"), "[1]")
+        not_an_object = await bad.on_invoke_tool(
+            ToolContext(context=None, tool_name="fs_read", tool_call_id="j", tool_arguments="[1]"), "[1]"
+        )
         assert not_an_object == "fs_read was not run: the arguments must be a JSON object"
     assert_nothing_happened(workspace, texts, sink)
 
 
-async def test_pydantic_ai_toolset_refuses_what_the_gate_refuses_also_for_tools_it_does_not_list(workspace: Path) -> None:
+async def test_pydantic_ai_toolset_refuses_what_the_gate_refuses_also_for_tools_it_does_not_list(
+    workspace: Path,
+) -> None:
     from pydantic_ai import RunContext
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
@@ -120,7 +125,9 @@ class HostileModel:
         if last.role is Role.USER:
             for index, (name, arguments) in enumerate(self.calls):
                 yield ToolCallPart(id=f"m{index}", name=name, arguments=arguments)
-            yield ToolCallPart(id="bad", name="fs_read", invalid_arguments="the arguments must be a JSON object, not [1]")
+            yield ToolCallPart(
+                id="bad", name="fs_read", invalid_arguments="the arguments must be a JSON object, not [1]"
+            )
         else:
             self.results = [r.text for r in last.tool_results]
             yield TextDelta(text="done")

@@ -26,9 +26,17 @@ TOKEN = "exact-hosts-token-0123456789"
 
 def _hostile(port: int) -> list[str]:
     return [
-        f"localhost:{port}@evil.com", f"127.0.0.1:{port}.evil.com", f"localhost:{port}.evil.com", f"127.0.0.1:{port}:80",
-        f"localhost:{port + 1}", f"127.0.0.1:{port}0", "127.0.0.1:", "localhost", "evil.com:80",
-        f"[::1]:{port}@evil.com", f"127.0.0.1:{port}/x",
+        f"localhost:{port}@evil.com",
+        f"127.0.0.1:{port}.evil.com",
+        f"localhost:{port}.evil.com",
+        f"127.0.0.1:{port}:80",
+        f"localhost:{port + 1}",
+        f"127.0.0.1:{port}0",
+        "127.0.0.1:",
+        "localhost",
+        "evil.com:80",
+        f"[::1]:{port}@evil.com",
+        f"127.0.0.1:{port}/x",
     ]
 
 
@@ -42,7 +50,9 @@ async def _ok(scope: Scope, receive: Receive, send: Send) -> None:
 
 async def _status(app: object, host: str, origin: str | None = None) -> int:
     headers = {"Host": host, "Authorization": f"Bearer {TOKEN}"} | ({"Origin": origin} if origin else {})
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=("127.0.0.1", 5000)), base_url=f"http://127.0.0.1:{PORT}") as http:  # type: ignore[arg-type]
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app, client=("127.0.0.1", 5000)), base_url=f"http://127.0.0.1:{PORT}"
+    ) as http:  # type: ignore[arg-type]
         return (await http.get("/", headers=headers)).status_code
 
 
@@ -90,18 +100,30 @@ async def test_a_real_kairox_serve_refuses_the_spellings(tmp_path: Path) -> None
     try:
         port = int(served.url.rsplit(":", 1)[1].split("/", 1)[0])
         body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"}
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {TOKEN}",
+        }
         async with httpx2.AsyncClient(timeout=30) as http:
-            statuses = {host: (await http.post(served.url, json=body, headers={**headers, "Host": host})).status_code for host in _hostile(port)}
+            statuses = {
+                host: (await http.post(served.url, json=body, headers={**headers, "Host": host})).status_code
+                for host in _hostile(port)
+            }
             origins = {
-                host: (await http.post(served.url, json=body, headers={**headers, "Origin": f"http://{host}"})).status_code for host in _hostile(port)
+                host: (
+                    await http.post(served.url, json=body, headers={**headers, "Origin": f"http://{host}"})
+                ).status_code
+                for host in _hostile(port)
             }
             own = await http.post(served.url, json=body, headers={**headers, "Origin": f"http://127.0.0.1:{port}"})
     finally:
         await anyio.to_thread.run_sync(served.stop)
     assert statuses == dict.fromkeys(_hostile(port), 421)
     assert origins == dict.fromkeys(_hostile(port), 403)
-    assert own.status_code not in (403, 421), own.text  # past both checks: the MCP layer answers (here: a ping needs a session)
+    assert own.status_code not in (403, 421), (
+        own.text
+    )  # past both checks: the MCP layer answers (here: a ping needs a session)
 
 
 async def test_the_gui_page_takes_the_token_out_of_the_address_and_sends_no_referrer(tmp_path: Path) -> None:
@@ -110,10 +132,15 @@ async def test_the_gui_page_takes_the_token_out_of_the_address_and_sends_no_refe
     (static / "index.html").write_text("<!doctype html><title>Kairox</title>", encoding="utf-8")
     (tmp_path / "ws" / ".git").mkdir(parents=True)
     app = create_app(WebOptions(workspace=tmp_path / "ws", port=PORT, token=TOKEN, static_dir=static))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=f"http://127.0.0.1:{PORT}") as browser:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url=f"http://127.0.0.1:{PORT}"
+    ) as browser:
         first = await browser.get(f"/settings?token={TOKEN}&tab=mcp")
         page = await browser.get(first.headers["location"])
     assert (first.status_code, first.headers["location"]) == (303, "/settings?tab=mcp")
     assert TOKEN not in first.headers["location"] and first.headers["referrer-policy"] == "no-referrer"
     assert first.headers["set-cookie"].startswith(f"kairox_token={TOKEN}")
-    assert (page.status_code, page.headers["referrer-policy"]) == (200, "no-referrer") and "<title>Kairox</title>" in page.text
+    assert (page.status_code, page.headers["referrer-policy"]) == (
+        200,
+        "no-referrer",
+    ) and "<title>Kairox</title>" in page.text

@@ -44,7 +44,9 @@ SECRET_URIS = [
 ]
 
 
-async def _call(tmp_path: Path, arguments: JsonObject, *rules: Rule) -> tuple[ToolResult, list[ApprovalRequest], list[str]]:
+async def _call(
+    tmp_path: Path, arguments: JsonObject, *rules: Rule
+) -> tuple[ToolResult, list[ApprovalRequest], list[str]]:
     """One call of the server's ``t0`` through a real registry, with ``WS`` in its strings replaced by the
     workspace's path: its result, what the person was asked (the scripted person says no) and the markers written."""
     ws = workspace(tmp_path)
@@ -73,7 +75,9 @@ def _fill(value: object, where: str) -> object:
 
 
 @pytest.mark.parametrize(("case", "uri"), SECRET_URIS, ids=[case for case, _ in SECRET_URIS])
-async def test_a_file_uri_in_any_spelling_is_held_to_the_deny_rules_on_paths(tmp_path: Path, case: str, uri: str) -> None:
+async def test_a_file_uri_in_any_spelling_is_held_to_the_deny_rules_on_paths(
+    tmp_path: Path, case: str, uri: str
+) -> None:
     result, asked, ran = await _call(tmp_path, {"x": uri}, DENY_SECRETS, ALLOW_SERVER)
 
     assert asked == []
@@ -82,7 +86,9 @@ async def test_a_file_uri_in_any_spelling_is_held_to_the_deny_rules_on_paths(tmp
 
 
 @pytest.mark.parametrize(("case", "uri"), SECRET_URIS, ids=[case for case, _ in SECRET_URIS])
-async def test_a_file_uri_in_any_spelling_is_held_to_the_deny_rules_also_when_nested(tmp_path: Path, case: str, uri: str) -> None:
+async def test_a_file_uri_in_any_spelling_is_held_to_the_deny_rules_also_when_nested(
+    tmp_path: Path, case: str, uri: str
+) -> None:
     result, asked, ran = await _call(tmp_path, {"resources": [{"name": "a"}, {"uri": uri}]}, DENY_SECRETS, ALLOW_SERVER)  # type: ignore[dict-item]
 
     assert asked == []
@@ -101,7 +107,9 @@ PROTECTED_URIS = [
 
 
 @pytest.mark.parametrize(("case", "uri", "named"), PROTECTED_URIS, ids=[case for case, _, _ in PROTECTED_URIS])
-async def test_a_file_uri_naming_a_protected_path_is_asked_about(tmp_path: Path, case: str, uri: str, named: str) -> None:
+async def test_a_file_uri_naming_a_protected_path_is_asked_about(
+    tmp_path: Path, case: str, uri: str, named: str
+) -> None:
     result, asked, ran = await _call(tmp_path, {"x": uri}, ALLOW_SERVER)
 
     assert [r.source for r in asked] == ["protected_path"] and named in asked[0].reason

@@ -41,15 +41,22 @@ def _env(places: dict[str, Path]) -> dict[str, str]:
     # the user's home, Kairox's home and the temp dir in the test's folder: ~/.bashrc is the test's, and the
     # writable roots are the workspace and this temp dir only
     return {
-        **env, "HOME": str(places["userhome"]), "KAIROX_HOME": str(places["khome"]), "TMPDIR": str(places["tmp"]),
+        **env,
+        "HOME": str(places["userhome"]),
+        "KAIROX_HOME": str(places["khome"]),
+        "TMPDIR": str(places["tmp"]),
         "KAIROX_SYSTEM_CONFIG": str(places["khome"] / "no-system.toml"),
     }
 
 
 def _snapshot(places: dict[str, Path]) -> dict[str, str | None]:
     files = [
-        places["ws"] / "kairox.toml", places["ws"] / ".mcp.json", places["ws"] / ".git" / "hooks" / "pre-commit",
-        places["userhome"] / ".bashrc", places["userhome"] / "outside.txt", places["khome"] / "kairox.toml",
+        places["ws"] / "kairox.toml",
+        places["ws"] / ".mcp.json",
+        places["ws"] / ".git" / "hooks" / "pre-commit",
+        places["userhome"] / ".bashrc",
+        places["userhome"] / "outside.txt",
+        places["khome"] / "kairox.toml",
         places["khome"] / "trust.json",
     ]
     return {str(f): f.read_text() if f.exists() else None for f in files}
@@ -75,7 +82,9 @@ def _attacks(places: dict[str, Path]) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-async def _serve(places: dict[str, Path], answer: str, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[types.CallToolResult], list[str]]:
+async def _serve(
+    places: dict[str, Path], answer: str, calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[types.CallToolResult], list[str]]:
     asked: list[str] = []
 
     async def elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -83,11 +92,17 @@ async def _serve(places: dict[str, Path], answer: str, calls: list[tuple[str, di
         return types.ElicitResult(action="accept", content={"decision": answer})
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kairox", "--workspace", str(places["ws"]), "serve"], env=_env(places), cwd=str(places["ws"])
+        command=sys.executable,
+        args=["-m", "kairox", "--workspace", str(places["ws"]), "serve"],
+        env=_env(places),
+        cwd=str(places["ws"]),
     )
     results = []
     with open(os.devnull, "w") as quiet:
-        async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write, elicitation_callback=elicit) as session:
+        async with (
+            stdio_client(params, errlog=quiet) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicit) as session,
+        ):
             await session.initialize()
             with anyio.fail_after(240):
                 for name, arguments in calls:
@@ -100,7 +115,9 @@ def _text(result: types.CallToolResult) -> str:
 
 
 @pytest.mark.parametrize("answer", ["allow once", "allow for this session", "always"])
-async def test_a_client_that_approves_everything_cannot_approve_what_only_a_person_may(tmp_path: Path, answer: str) -> None:
+async def test_a_client_that_approves_everything_cannot_approve_what_only_a_person_may(
+    tmp_path: Path, answer: str
+) -> None:
     places = _layout(tmp_path)
     before = _snapshot(places)
     attacks = _attacks(places)
@@ -109,7 +126,10 @@ async def test_a_client_that_approves_everything_cannot_approve_what_only_a_pers
     for (name, arguments), result in zip(attacks, results, strict=True):
         assert result.is_error, (name, arguments, _text(result))
         if name != "shell_exec":  # refused without asking, saying what to do instead
-            assert "an MCP client's answer to kairox serve does not approve" in _text(result), (arguments, _text(result))
+            assert "an MCP client's answer to kairox serve does not approve" in _text(result), (
+                arguments,
+                _text(result),
+            )
     # nothing was put to the client: not the writes, not the runs outside the sandbox
     assert len(asked) == 0 and not Path("/tmp/pwned").exists()
 

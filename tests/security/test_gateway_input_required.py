@@ -26,7 +26,9 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[Path, list[str]]]:
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)
     (ws / "kairox.toml").write_text('[policy.rules]\nask = ["shell.exec(touch*)"]\n')
-    done = subprocess.run([sys.executable, "-m", "kairox", "trust"], cwd=ws, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "kairox", "trust"], cwd=ws, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     yield ws, []
 
@@ -59,7 +61,9 @@ async def call(client: Client, command: str, **round_trip: Any) -> types.CallToo
 
 
 @pytest.mark.parametrize("index", range(4))
-async def test_a_forged_request_state_with_an_allow_answer_runs_nothing(client: Client, served: tuple[Path, list[str]], index: int) -> None:
+async def test_a_forged_request_state_with_an_allow_answer_runs_nothing(
+    client: Client, served: tuple[Path, list[str]], index: int
+) -> None:
     ws, _ = served
     command = f"touch marker-{index}"
     outcome = await call(client, command, input_responses=ALLOW, request_state=forged_states(command)[index])

@@ -63,17 +63,24 @@ QUOTED = [
 
 
 @pytest.mark.parametrize(("approved", "other"), QUOTED)
-async def test_always_for_exactly_this_command_line_saves_no_rule_that_also_covers_it_unquoted(tmp_path: Path, approved: str, other: str) -> None:
+async def test_always_for_exactly_this_command_line_saves_no_rule_that_also_covers_it_unquoted(
+    tmp_path: Path, approved: str, other: str
+) -> None:
     ws = workspace(tmp_path)
     saved: list[str] = []
     approver = AlwaysExactly()
     registry = await build_registry(
-        settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver, persist_rule=lambda rule, layer: saved.append(rule)
+        settings(ws, approval=ApprovalPolicy.UNTRUSTED),
+        approver=approver,
+        persist_rule=lambda rule, layer: saved.append(rule),
     )
     await registry.call(ToolCall(name="shell.exec", arguments={"command": approved}))
     assert len(approver.requests) == 1
     # the next session loads what was saved: the unquoted line, which does something else, is asked about
-    rules = [Rule(action="allow", pattern=rule, layer="user", file="kairox.toml", line=i) for i, rule in enumerate(saved, start=1)]
+    rules = [
+        Rule(action="allow", pattern=rule, layer="user", file="kairox.toml", line=i)
+        for i, rule in enumerate(saved, start=1)
+    ]
     policy = engine(ws, *(("allow", r.pattern) for r in rules), approval=ApprovalPolicy.UNTRUSTED)
     assert shell(policy, other).verdict is Verdict.ASK, (saved, shell(policy, other).reason)
 
@@ -84,11 +91,16 @@ async def test_always_for_the_star_file_does_not_later_remove_every_file(tmp_pat
     (ws / "keep.txt").write_text("keep\n")
     saved: list[str] = []
     first = await build_registry(
-        settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=AlwaysExactly(), persist_rule=lambda rule, layer: saved.append(rule)
+        settings(ws, approval=ApprovalPolicy.UNTRUSTED),
+        approver=AlwaysExactly(),
+        persist_rule=lambda rule, layer: saved.append(rule),
     )
     assert not (await first.call(ToolCall(name="shell.exec", arguments={"command": "rm '*'"}))).is_error
     assert not (ws / "*").exists()
-    rules = [Rule(action="allow", pattern=rule, layer="user", file="kairox.toml", line=i) for i, rule in enumerate(saved, start=1)]
+    rules = [
+        Rule(action="allow", pattern=rule, layer="user", file="kairox.toml", line=i)
+        for i, rule in enumerate(saved, start=1)
+    ]
     later = await build_registry(settings(ws, *rules, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover())
     result = await later.call(ToolCall(name="shell.exec", arguments={"command": "rm *"}))
     assert result.is_error
@@ -101,7 +113,9 @@ async def test_always_for_an_unquoted_line_still_saves_its_exact_rule(tmp_path: 
     saved: list[str] = []
     approver = AlwaysExactly()
     registry = await build_registry(
-        settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver, persist_rule=lambda rule, layer: saved.append(rule)
+        settings(ws, approval=ApprovalPolicy.UNTRUSTED),
+        approver=approver,
+        persist_rule=lambda rule, layer: saved.append(rule),
     )
     await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
     assert saved == [f"shell.exec({line})"]
@@ -114,7 +128,9 @@ async def test_a_session_grant_for_a_command_does_not_follow_its_folder_re_point
         (ws / name).mkdir()
         (ws / name / "Makefile").write_text(f"all:\n\t{recipe}\n")
     (ws / "build").symlink_to("a")
-    approver = ScriptedApprover([ApprovalAnswer.allow_session(), ApprovalAnswer.allow_once(), ApprovalAnswer.deny("not this one")])
+    approver = ScriptedApprover(
+        [ApprovalAnswer.allow_session(), ApprovalAnswer.allow_once(), ApprovalAnswer.deny("not this one")]
+    )
     registry = await build_registry(settings(ws, approval=ApprovalPolicy.UNTRUSTED), approver=approver)
     # --no-print-directory: when the suite itself runs under make, the inherited MAKELEVEL would add
     # "Entering directory" lines to the output this test compares.

@@ -43,7 +43,9 @@ def place(user: str) -> Iterator[Path]:
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("network", [False, True], ids=["network-off", "network-on"])
 @pytest.mark.parametrize("mode", [SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.READ_ONLY])
-def test_no_host_socket_is_reachable_from_shell_exec(place: Path, user: str, mode: SandboxPolicy, network: bool) -> None:
+def test_no_host_socket_is_reachable_from_shell_exec(
+    place: Path, user: str, mode: SandboxPolicy, network: bool
+) -> None:
     outside = outside_temp()
     folders = [outside]
     if os.geteuid() == 0:  # only root may make a folder in /run, which stays visible when the network is on
@@ -61,11 +63,24 @@ def test_no_host_socket_is_reachable_from_shell_exec(place: Path, user: str, mod
             *[serve(folder / "agent.sock", markers) for folder in folders[1:]],
         ]
         env = {
-            **os.environ, "KAIROX_HOME": str(place / "home"), "HOME": str(place), "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
-            "KAIROX_SANDBOX_POLICY": str(mode), "KAIROX_NETWORK_ACCESS": "true" if network else "false",
+            **os.environ,
+            "KAIROX_HOME": str(place / "home"),
+            "HOME": str(place),
+            "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
+            "KAIROX_SANDBOX_POLICY": str(mode),
+            "KAIROX_NETWORK_ACCESS": "true" if network else "false",
         }
         command = probe(servers) + "".join(f"; cat {f}/resolv.txt" for f in folders[1:])
-        argv = [*as_user(user), sys.executable, "-m", "kairox", "tools", "call", "shell.exec", json.dumps({"command": command})]
+        argv = [
+            *as_user(user),
+            sys.executable,
+            "-m",
+            "kairox",
+            "tools",
+            "call",
+            "shell.exec",
+            json.dumps({"command": command}),
+        ]
         run = subprocess.run(argv, cwd=place / "ws", env=env, capture_output=True, text=True, timeout=120, check=False)
 
         said = run.stdout + run.stderr
@@ -84,7 +99,9 @@ def test_no_host_socket_is_reachable_from_shell_exec(place: Path, user: str, mod
 def registry_settings(ws: Path, network: bool) -> RegistrySettings:
     config = PolicyConfig(sandbox_policy=SandboxPolicy.WORKSPACE_WRITE, network_access=network)
     policy = PolicySettings.from_config(config, workspace=ws, home=ws.parent / "home", temp_dir=ws.parent / "tmp")
-    sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access)
+    sandbox = SandboxSettings(
+        mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access
+    )
     return RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=ws.parent / "spill")
 
 
@@ -112,7 +129,9 @@ def host_sockets(tmp_path: Path) -> Iterator[list[HostSocket]]:
 @pytest.mark.anyio
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("network", [False, True], ids=["network-off", "network-on"])
-async def test_shell_exec_through_the_registry_reaches_none(tmp_path: Path, host_sockets: list[HostSocket], network: bool) -> None:
+async def test_shell_exec_through_the_registry_reaches_none(
+    tmp_path: Path, host_sockets: list[HostSocket], network: bool
+) -> None:
     ws = tmp_path / "ws"
     registry = await build_registry(registry_settings(ws, network), approver=NonInteractiveApprover())
 
@@ -152,17 +171,32 @@ print(json.dumps({"said": said + ["probe-ran"]}))
 @pytest.mark.anyio
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("network", [False, True], ids=["network-off", "network-on"])
-async def test_a_plugin_command_tool_reaches_none(tmp_path: Path, host_sockets: list[HostSocket], network: bool) -> None:
+async def test_a_plugin_command_tool_reaches_none(
+    tmp_path: Path, host_sockets: list[HostSocket], network: bool
+) -> None:
     ws = tmp_path / "ws"
     paths = " ".join(str(s.path) for s in host_sockets)
     root = make_plugin(
         tmp_path / "plugins" / "kit",
-        {"name": "kit", "tools": [{"name": "peek", "command": f"{PYTHON} ${{KAIROX_PLUGIN_ROOT}}/peek.py {paths}", "inputSchema": {"type": "object"}}]},
+        {
+            "name": "kit",
+            "tools": [
+                {
+                    "name": "peek",
+                    "command": f"{PYTHON} ${{KAIROX_PLUGIN_ROOT}}/peek.py {paths}",
+                    "inputSchema": {"type": "object"},
+                }
+            ],
+        },
         manifest_dir=".kairox-plugin",
     )
     (root / "peek.py").write_text(_PEEK)
     registry = await build_registry(registry_settings(ws, network), approver=ScriptedApprover())
-    routing = route_plugins(discover_plugins(KairoxConfig.model_validate({"plugins": {"paths": [str(root)]}}), home=tmp_path / "home").plugins)
+    routing = route_plugins(
+        discover_plugins(
+            KairoxConfig.model_validate({"plugins": {"paths": [str(root)]}}), home=tmp_path / "home"
+        ).plugins
+    )
     for provider in plugin_tool_providers(routing.tools, routing.permissions):
         await registry.add_provider(provider)
 

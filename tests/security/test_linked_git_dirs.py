@@ -41,7 +41,9 @@ async def test_a_linked_repository_folder_is_read_only_in_the_sandbox(tmp_path: 
     config_before = (repo / "config").read_text()
     registry = await build_registry(settings(ws), approver=NonInteractiveApprover())
 
-    result = await registry.call(ToolCall(name="shell.exec", arguments={"command": WRITES.format(marker=marker, repo=repo)}))
+    result = await registry.call(
+        ToolCall(name="shell.exec", arguments={"command": WRITES.format(marker=marker, repo=repo)})
+    )
 
     assert "tried" in result.text_content(), result.text_content()
     assert sorted(p.name for p in (repo / "hooks").iterdir()) == hooks_before

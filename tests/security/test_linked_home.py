@@ -23,7 +23,9 @@ def test_servers_start_confined_under_a_linked_home(tmp_path: Path) -> None:
     ws.mkdir()
     (tmp_path / "link").symlink_to(real)
     home = tmp_path / "link"
-    (ws / "app.py").write_text("def compute(x):\n    total = x + 1\n    return total\n\n\nprint('total', compute(41))\n")
+    (ws / "app.py").write_text(
+        "def compute(x):\n    total = x + 1\n    return total\n\n\nprint('total', compute(41))\n"
+    )
     python, site = json.dumps(sys.executable), json.dumps(str(SITE))
     (real / "kairox.toml").write_text(f"""
 [mcp_servers.basic]
@@ -42,10 +44,23 @@ args = ["-m", "debugpy.adapter"]
 env = {{ PYTHONPATH = {site} }}
 languages = ["python"]
 """)
-    env = {**os.environ, "KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(tmp_path / "none.toml"), "PYTHONPATH": f"{SOURCE}:{SITE}"}
+    env = {
+        **os.environ,
+        "KAIROX_HOME": str(home),
+        "KAIROX_SYSTEM_CONFIG": str(tmp_path / "none.toml"),
+        "PYTHONPATH": f"{SOURCE}:{SITE}",
+    }
 
     def kairox(*args: str) -> "subprocess.CompletedProcess[str]":
-        return subprocess.run([sys.executable, "-m", "kairox", *args], cwd=ws, env=env, capture_output=True, text=True, timeout=250, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "kairox", *args],
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=250,
+            check=False,
+        )
 
     status = kairox("mcp", "status", "--json")
     (basic,) = json.loads(status.stdout)["servers"]

@@ -96,7 +96,9 @@ def _project_file_spelled_with_dotdot(ws: Path, home: Path) -> Spelling:
     (ws / "src").mkdir()
     (ws / ".kairox").mkdir()
     (ws / ".kairox" / "kairox.toml").symlink_to(home / "kairox.toml")
-    return Spelling(ws, lambda r: r.workspace / "src" / ".." / ".kairox" / "kairox.toml", "the project file of this workspace")
+    return Spelling(
+        ws, lambda r: r.workspace / "src" / ".." / ".kairox" / "kairox.toml", "the project file of this workspace"
+    )
 
 
 def _project_file_spelled_through_the_workspace_link(ws: Path, home: Path) -> Spelling:
@@ -175,7 +177,10 @@ async def test_a_workspace_write_that_a_link_sends_into_the_user_file_is_refused
         await authorize_config_write(resolved, file, 'model = "x"', approver=person)
     assert person.asked == []
     assert (refused.value.file, refused.value.change) == (file, 'model = "x"')
-    assert str(refused.value) == f'{file} is unchanged (model = "x"): {_expected(file, spelling, isolated_home)}\n  hint: {HINT}'
+    assert (
+        str(refused.value)
+        == f'{file} is unchanged (model = "x"): {_expected(file, spelling, isolated_home)}\n  hint: {HINT}'
+    )
 
 
 @pytest.mark.parametrize("setup", SPELLINGS, ids=IDS)
@@ -191,7 +196,9 @@ async def test_the_user_file_by_its_own_path_is_written_without_a_question(
 
 @pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
 @pytest.mark.parametrize(
-    ("setup", "layer"), [(_nested_project_link, "project"), (_linked_folder, "project"), (_local_link, "local")], ids=["file", "folder", "local"]
+    ("setup", "layer"),
+    [(_nested_project_link, "project"), (_linked_folder, "project"), (_local_link, "local")],
+    ids=["file", "folder", "local"],
 )
 def test_config_set_in_a_linked_layer_exits_denied_and_changes_no_file(
     tmp_path: Path, isolated_home: Path, setup: Callable[[Path, Path], Spelling], layer: str, trusted: bool
@@ -201,9 +208,20 @@ def test_config_set_in_a_linked_layer_exits_denied_and_changes_no_file(
         trust_workspace(spelling.workspace)
     file = resolve_config(spelling.workspace).layer_file(Layer(layer))
     before = _tree(tmp_path, isolated_home)
-    run = kairox("--workspace", spelling.workspace, "config", "set", "--layer", layer, "--yes", "model", "x", cwd=spelling.workspace)
+    run = kairox(
+        "--workspace",
+        spelling.workspace,
+        "config",
+        "set",
+        "--layer",
+        layer,
+        "--yes",
+        "model",
+        "x",
+        cwd=spelling.workspace,
+    )
     assert run.code == ExitCode.DENIED, run.stderr
-    assert f"{file} is unchanged (model = \"x\"): {_expected(file, spelling, isolated_home)}" in run.stderr
+    assert f'{file} is unchanged (model = "x"): {_expected(file, spelling, isolated_home)}' in run.stderr
     assert f"hint: {HINT}" in run.stderr
     assert _tree(tmp_path, isolated_home) == before
 
@@ -212,12 +230,16 @@ def test_config_set_in_the_user_layer_still_writes_the_users_file(tmp_path: Path
     spelling = _nested_project_link(_places(tmp_path, isolated_home), isolated_home)
     run = kairox("--workspace", spelling.workspace, "config", "set", "model", "mine", cwd=spelling.workspace)
     assert run.code == 0, run.stderr
-    assert (isolated_home / "kairox.toml").read_text() == USER_TEXT.replace("# my settings\n", '# my settings\nmodel = "mine"\n\n', 1)
+    assert (isolated_home / "kairox.toml").read_text() == USER_TEXT.replace(
+        "# my settings\n", '# my settings\nmodel = "mine"\n\n', 1
+    )
     assert (spelling.workspace / ".kairox" / "kairox.toml").is_symlink()
 
 
 @pytest.mark.parametrize(
-    "setup", [_nested_project_link, _root_project_link, _linked_folder, _local_link, _the_user_file_links_to_the_project_file], ids=lambda s: s.__name__.lstrip("_")
+    "setup",
+    [_nested_project_link, _root_project_link, _linked_folder, _local_link, _the_user_file_links_to_the_project_file],
+    ids=lambda s: s.__name__.lstrip("_"),
 )
 def test_a_linked_layer_is_read_once_as_the_users_and_the_link_is_reported(
     tmp_path: Path, isolated_home: Path, setup: Callable[[Path, Path], Spelling]
@@ -233,11 +255,19 @@ def test_a_linked_layer_is_read_once_as_the_users_and_the_link_is_reported(
         (linked, LayerStatus.SHARED, detail),
     ]
     # the user's own rule, once, as theirs: not listed again as the workspace's, waiting for trust
-    assert [(r.pattern, r.layer, r.file) for r in resolved.rules] == [("fs.read", Layer.USER, isolated_home / "kairox.toml")]
+    assert [(r.pattern, r.layer, r.file) for r in resolved.rules] == [
+        ("fs.read", Layer.USER, isolated_home / "kairox.toml")
+    ]
     assert resolved.pending == ()
     assert resolved.config.model_providers["mine"].base_url == "https://models.example"
     assert [(d.kind, d.name, d.source, d.reason, d.hint) for d in resolved.diagnostics] == [
-        ("config", str(linked), str(file), f"the {linked} file is {detail}", f"remove the link and keep this workspace's settings in {file} itself")
+        (
+            "config",
+            str(linked),
+            str(file),
+            f"the {linked} file is {detail}",
+            f"remove the link and keep this workspace's settings in {file} itself",
+        )
     ]
 
 
@@ -251,14 +281,19 @@ def test_a_workspace_holding_the_kairox_home_keeps_the_users_file_out_of_the_pro
     monkeypatch.setenv("KAIROX_HOME", str(root / ".kairox"))
     monkeypatch.setenv("KAIROX_SYSTEM_CONFIG", str(tmp_path / "no-system.toml"))
     resolved = resolve_config(root)
-    assert (resolved.layer_file(Layer.USER), resolved.layer_file(Layer.PROJECT)) == (root / ".kairox" / "kairox.toml", root / "kairox.toml")
+    assert (resolved.layer_file(Layer.USER), resolved.layer_file(Layer.PROJECT)) == (
+        root / ".kairox" / "kairox.toml",
+        root / "kairox.toml",
+    )
     assert resolved.layer_of(root / ".kairox" / "kairox.toml") is Layer.USER
     assert resolved.redirected_write(root / ".kairox" / "kairox.toml") is None
     assert resolved.untrusted_file(root / "kairox.toml") == "the project file"
     assert [(r.pattern, r.layer) for r in resolved.rules] == [("fs.read", Layer.USER)]
 
 
-async def test_always_in_a_project_layer_linked_to_the_user_file_is_not_offered_in_a_trusted_workspace(tmp_path: Path, isolated_home: Path) -> None:
+async def test_always_in_a_project_layer_linked_to_the_user_file_is_not_offered_in_a_trusted_workspace(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     spelling = _nested_project_link(_places(tmp_path, isolated_home), isolated_home)
     user_text = USER_TEXT.replace("[policy.rules]", '[policy]\napproval_policy = "untrusted"\n\n[policy.rules]')
     (isolated_home / "kairox.toml").write_text(user_text)  # every call asks
@@ -271,18 +306,25 @@ async def test_always_in_a_project_layer_linked_to_the_user_file_is_not_offered_
         writer("shell.exec(ls -a*)", RuleLayer.PROJECT)
     file = resolved.layer_file(Layer.PROJECT)
     assert refused.value.reason == _expected(file, spelling, isolated_home)
-    assert refused.value.hint == "save it in the user layer if it is meant for every workspace, or replace the link with a file of its own"
+    assert (
+        refused.value.hint
+        == "save it in the user layer if it is meant for every workspace, or replace the link with a file of its own"
+    )
     assert _tree(tmp_path, isolated_home) == before
     approver = ScriptedApprover([ApprovalAnswer.allow_always("shell.exec(ls -a*)", layer=RuleLayer.LOCAL)])
     registry = await build_registry(resolved, approver=approver)
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": "ls -a"}))
     assert not result.is_error, result.text_content()
     assert approver.requests[0].layers == (RuleLayer.USER, RuleLayer.LOCAL)
-    assert (spelling.workspace / ".kairox" / "kairox.local.toml").read_text() == '[policy.rules]\nallow = [\n    "shell.exec(ls -a*)",\n]\n'
+    assert (
+        spelling.workspace / ".kairox" / "kairox.local.toml"
+    ).read_text() == '[policy.rules]\nallow = [\n    "shell.exec(ls -a*)",\n]\n'
     assert (isolated_home / "kairox.toml").read_text() == user_text
 
 
-def test_a_dangling_link_to_the_user_file_is_shared_before_the_user_file_exists(tmp_path: Path, isolated_home: Path) -> None:
+def test_a_dangling_link_to_the_user_file_is_shared_before_the_user_file_exists(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     spelling = _dangling_link_before_the_user_file_exists(_places(tmp_path, isolated_home), isolated_home)
     resolved = resolve_config(spelling.workspace)
     assert [(i.layer, i.status) for i in resolved.layers if i.layer in (Layer.USER, Layer.PROJECT)] == [

@@ -29,8 +29,12 @@ HARMLESS_CLAIMS = [
 ]
 
 
-@pytest.mark.parametrize(("server", "tool", "notes", "network"), HARMLESS_CLAIMS, ids=[f"{s}.{t}" for s, t, _, _ in HARMLESS_CLAIMS])
-def test_an_untrusted_servers_harmless_claim_is_asked_about(tmp_path: Path, server: str, tool: str, notes: ToolAnnotations, network: bool) -> None:
+@pytest.mark.parametrize(
+    ("server", "tool", "notes", "network"), HARMLESS_CLAIMS, ids=[f"{s}.{t}" for s, t, _, _ in HARMLESS_CLAIMS]
+)
+def test_an_untrusted_servers_harmless_claim_is_asked_about(
+    tmp_path: Path, server: str, tool: str, notes: ToolAnnotations, network: bool
+) -> None:
     decision = engine(workspace(tmp_path), network=network).decide(mcp_tool(server, tool, notes), {})
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.MODE)
     assert "read-only" in decision.reason
@@ -59,8 +63,12 @@ WRITES_TO_PROTECTED = [
 ]
 
 
-@pytest.mark.parametrize(("tool", "arguments"), WRITES_TO_PROTECTED, ids=[f"{t}-{i}" for i, (t, _) in enumerate(WRITES_TO_PROTECTED)])
-def test_an_allow_rule_for_a_server_does_not_cover_its_writes_to_protected_paths(tmp_path: Path, tool: str, arguments: dict) -> None:
+@pytest.mark.parametrize(
+    ("tool", "arguments"), WRITES_TO_PROTECTED, ids=[f"{t}-{i}" for i, (t, _) in enumerate(WRITES_TO_PROTECTED)]
+)
+def test_an_allow_rule_for_a_server_does_not_cover_its_writes_to_protected_paths(
+    tmp_path: Path, tool: str, arguments: dict
+) -> None:
     ws = workspace(tmp_path)
     arguments = {k: (v.replace("/WS/", f"{ws}/") if isinstance(v, str) else v) for k, v in arguments.items()}
     decision = engine(ws, ("allow", "mcp__fs__*")).decide(mcp_tool("fs", tool), arguments)

@@ -39,8 +39,12 @@ def _filled(arguments: JsonObject, ws: Path) -> JsonObject:
 
 
 @pytest.mark.parametrize(("case", "arguments", "deny"), SPELLED, ids=_ids(SPELLED))  # type: ignore[arg-type]
-async def test_a_named_deny_rule_on_a_path_holds_for_every_spelling_of_it(tmp_path: Path, case: str, arguments: JsonObject, deny: Rule) -> None:
-    result, asked, ran = await _call(tmp_path, _filled(arguments, tmp_path / "ws"), ALLOW_SERVER, DENY_ETC, DENY_SECRETS)
+async def test_a_named_deny_rule_on_a_path_holds_for_every_spelling_of_it(
+    tmp_path: Path, case: str, arguments: JsonObject, deny: Rule
+) -> None:
+    result, asked, ran = await _call(
+        tmp_path, _filled(arguments, tmp_path / "ws"), ALLOW_SERVER, DENY_ETC, DENY_SECRETS
+    )
 
     assert asked == []
     assert result.meta["decision"]["reason"] == f"denied by deny rule {deny.pattern!r} (kairox.toml:{deny.line})"
@@ -48,11 +52,15 @@ async def test_a_named_deny_rule_on_a_path_holds_for_every_spelling_of_it(tmp_pa
 
 
 @pytest.mark.parametrize(("case", "arguments", "deny"), SPELLED, ids=_ids(SPELLED))  # type: ignore[arg-type]
-async def test_a_named_ask_rule_on_a_path_holds_for_every_spelling_of_it(tmp_path: Path, case: str, arguments: JsonObject, deny: Rule) -> None:
+async def test_a_named_ask_rule_on_a_path_holds_for_every_spelling_of_it(
+    tmp_path: Path, case: str, arguments: JsonObject, deny: Rule
+) -> None:
     ask = Rule(action="ask", pattern=deny.pattern, layer="user", file="kairox.toml", line=deny.line)
     result, asked, ran = await _call(tmp_path, _filled(arguments, tmp_path / "ws"), ALLOW_SERVER, ask)
 
-    assert len(asked) == 1 and asked[0].reason == f"ask rule {deny.pattern!r} (kairox.toml:{deny.line}) asks for approval"
+    assert (
+        len(asked) == 1 and asked[0].reason == f"ask rule {deny.pattern!r} (kairox.toml:{deny.line}) asks for approval"
+    )
     assert result.is_error and ran == []
 
 

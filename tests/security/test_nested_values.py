@@ -92,15 +92,21 @@ async def test_a_nested_harmless_call_runs_under_the_same_rules(tmp_path: Path) 
 
 
 def _engine(ws: Path, *rules: tuple[str, str]) -> PolicyEngine:
-    parsed = [Rule(action=action, pattern=pattern, layer="user", file="kairox.toml", line=n) for n, (action, pattern) in enumerate(rules, 1)]
+    parsed = [
+        Rule(action=action, pattern=pattern, layer="user", file="kairox.toml", line=n)
+        for n, (action, pattern) in enumerate(rules, 1)
+    ]
     return PolicyEngine(PolicySettings.from_config(PolicyConfig(), workspace=ws, rules=parsed, home=ws.parent / "home"))
 
 
 def _spec(source: ToolSource, *, access: Access = Access.EXTERNAL, path_args: tuple[str, ...] = ()) -> ToolSpec:
     name = "mcp__db__query" if source is ToolSource.MCP else "ops__convert"
     return ToolSpec(
-        name=name, description="", input_schema={"type": "object", "properties": {"sql": {}, "meta": {}, "path": {}, "files": {}}},
-        source=source, origin="db" if source is ToolSource.MCP else "ops",
+        name=name,
+        description="",
+        input_schema={"type": "object", "properties": {"sql": {}, "meta": {}, "path": {}, "files": {}}},
+        source=source,
+        origin="db" if source is ToolSource.MCP else "ops",
         permission=PermissionProfile(access=access, path_args=path_args),
     )
 
@@ -116,10 +122,22 @@ def test_an_allow_rule_on_values_does_not_vouch_for_a_call_by_a_nested_copy(tmp_
 # (case, a plugin tool's arguments besides its declared path `input`, what decides)
 UNDECLARED = [
     ("deny-rule", {"input": "notes/a.md", "output_file": "secrets/key"}, (Verdict.DENY, DecisionSource.RULE)),
-    ("deny-rule-nested", {"input": "notes/a.md", "options": {"log_path": "secrets/key"}}, (Verdict.DENY, DecisionSource.RULE)),
+    (
+        "deny-rule-nested",
+        {"input": "notes/a.md", "options": {"log_path": "secrets/key"}},
+        (Verdict.DENY, DecisionSource.RULE),
+    ),
     ("deny-rule-uri", {"input": "notes/a.md", "target": "file:///WS/secrets/key"}, (Verdict.DENY, DecisionSource.RULE)),
-    ("protected", {"input": "notes/a.md", "output_file": ".git/hooks/pre-commit"}, (Verdict.ASK, DecisionSource.PROTECTED_PATH)),
-    ("protected-config", {"input": "notes/a.md", "destination": ".mcp.json"}, (Verdict.ASK, DecisionSource.PROTECTED_PATH)),
+    (
+        "protected",
+        {"input": "notes/a.md", "output_file": ".git/hooks/pre-commit"},
+        (Verdict.ASK, DecisionSource.PROTECTED_PATH),
+    ),
+    (
+        "protected-config",
+        {"input": "notes/a.md", "destination": ".mcp.json"},
+        (Verdict.ASK, DecisionSource.PROTECTED_PATH),
+    ),
 ]
 
 

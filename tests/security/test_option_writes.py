@@ -18,7 +18,20 @@ from kairox.policy import DecisionSource, Rule, Verdict
 from kairox.registry import build_registry
 from kairox.tools import ToolCall
 
-READERS = ("git log*", "git diff*", "git show*", "git status*", "sort*", "find*", "rg*", "tar -t*", "less*", "man*", "sed -n*", "sed s*")
+READERS = (
+    "git log*",
+    "git diff*",
+    "git show*",
+    "git status*",
+    "sort*",
+    "find*",
+    "rg*",
+    "tar -t*",
+    "less*",
+    "man*",
+    "sed -n*",
+    "sed s*",
+)
 ALLOW_READERS = [("allow", f"shell.exec({r})") for r in READERS]
 
 WRITING = [
@@ -91,8 +104,13 @@ def test_an_option_that_runs_a_program_is_asked_about_under_a_deny_rule(tmp_path
 @pytest.mark.parametrize(
     "line",
     [
-        "git --git-dir=/tmp/evil status", "git --git-dir /tmp/evil status", "git --work-tree=/tmp status", "git --work-tree /tmp --git-dir .git status",
-        "git -C vendor/lib.git status", "git -C /tmp/evil log -1", "git -C . -C vendor/lib.git status",
+        "git --git-dir=/tmp/evil status",
+        "git --git-dir /tmp/evil status",
+        "git --work-tree=/tmp status",
+        "git --work-tree /tmp --git-dir .git status",
+        "git -C vendor/lib.git status",
+        "git -C /tmp/evil log -1",
+        "git -C . -C vendor/lib.git status",
     ],
 )
 def test_git_pointed_at_another_repository_counts_as_its_environment_variable(tmp_path: Path, line: str) -> None:
@@ -103,9 +121,29 @@ def test_git_pointed_at_another_repository_counts_as_its_environment_variable(tm
 
 @pytest.mark.parametrize(
     "line",
-    ["git log -1 --format=%H", "git log --stat -3", "git diff --stat", "sort -u src/main.py", "sort -n -k2 src/main.py", "find . -name '*.py' -print",
-     "find . -type f -newer src/main.py", "rg -n TOKEN src", "rg --no-ignore -z TOKEN", "tar -tzf a.tgz", "tar -tf a.tar -C src", "less -R README.md", "man -k ls", "sed -n 1p src/main.py", "sed -n '/e/p' src/main.py",
-     "sed 's/e/w/g' src/main.py", "sed -n '$p' src/main.py", "sed -n -E 's/(we)/\\1/p' src/main.py", "sed -n '1,/end/p' src/main.py", "git -C . status", "git --no-pager log -1"],
+    [
+        "git log -1 --format=%H",
+        "git log --stat -3",
+        "git diff --stat",
+        "sort -u src/main.py",
+        "sort -n -k2 src/main.py",
+        "find . -name '*.py' -print",
+        "find . -type f -newer src/main.py",
+        "rg -n TOKEN src",
+        "rg --no-ignore -z TOKEN",
+        "tar -tzf a.tgz",
+        "tar -tf a.tar -C src",
+        "less -R README.md",
+        "man -k ls",
+        "sed -n 1p src/main.py",
+        "sed -n '/e/p' src/main.py",
+        "sed 's/e/w/g' src/main.py",
+        "sed -n '$p' src/main.py",
+        "sed -n -E 's/(we)/\\1/p' src/main.py",
+        "sed -n '1,/end/p' src/main.py",
+        "git -C . status",
+        "git --no-pager log -1",
+    ],
 )
 def test_the_same_rules_still_allow_reading(tmp_path: Path, line: str) -> None:
     decision = shell(engine(workspace(tmp_path), *ALLOW_READERS, approval=ApprovalPolicy.UNTRUSTED), line)
@@ -127,7 +165,9 @@ async def test_an_allowed_git_log_cannot_write_a_file_with_content_of_its_choosi
     main = ws / "src" / "main.py"
     main.write_text("print('hello')\n")
     rules = [Rule(action="allow", pattern="shell.exec(git log*)", layer="user", file="kairox.toml", line=1)]
-    registry = await build_registry(settings(ws, *rules, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover())
+    registry = await build_registry(
+        settings(ws, *rules, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover()
+    )
     line = "git log -1 --output=src/main.py --format='import os%nos.remove(\"victim\")'"
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
     assert result.is_error
@@ -149,16 +189,24 @@ async def test_ripgrep_with_a_preprocessor_does_not_run_a_denied_program(tmp_pat
 
 
 @pytest.mark.anyio
-async def test_an_allowed_git_status_does_not_run_the_config_of_a_repository_shipped_in_the_workspace(tmp_path: Path) -> None:
+async def test_an_allowed_git_status_does_not_run_the_config_of_a_repository_shipped_in_the_workspace(
+    tmp_path: Path,
+) -> None:
     ws = workspace(tmp_path)
     _repository(ws)
     shipped = ws / "vendor" / "lib.git"
     subprocess.run(["git", "init", "-q", "--bare", str(shipped)], check=True, capture_output=True, timeout=30)
     marker = tmp_path / "tmp" / "marker"
-    (shipped / "config").write_text(f'[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch {marker}"\n')
+    (shipped / "config").write_text(
+        f'[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "touch {marker}"\n'
+    )
     rules = [Rule(action="allow", pattern="shell.exec(git status*)", layer="user", file="kairox.toml", line=1)]
-    registry = await build_registry(settings(ws, *rules, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover())
+    registry = await build_registry(
+        settings(ws, *rules, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover()
+    )
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": "git -C vendor/lib.git status"}))
     assert result.is_error
     assert not marker.exists()
-    assert not (await registry.call(ToolCall(name="shell.exec", arguments={"command": "git -C . status --short"}))).is_error
+    assert not (
+        await registry.call(ToolCall(name="shell.exec", arguments={"command": "git -C . status --short"}))
+    ).is_error

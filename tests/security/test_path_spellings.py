@@ -57,7 +57,9 @@ def _layout(tmp_path: Path) -> Path:
     return ws
 
 
-async def _both(tmp_path: Path, paths: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[ToolResult], list[ToolResult]]:
+async def _both(
+    tmp_path: Path, paths: list[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, list[ToolResult], list[ToolResult]]:
     ws = _layout(tmp_path)
     monkeypatch.chdir(ws)  # Kairox and the server run in the workspace, as `kairox serve` does
     registry = await build_registry(settings(ws, *RULES), approver=NonInteractiveApprover())
@@ -73,10 +75,14 @@ def _refused(result: ToolResult) -> bool:
     return result.is_error and SECRET not in result.text_content()
 
 
-async def test_every_spelling_of_a_hidden_file_is_refused_by_fs_read_and_by_the_mcp_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_every_spelling_of_a_hidden_file_is_refused_by_fs_read_and_by_the_mcp_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spellings = _spellings(tmp_path / "ws")
     _, builtin, mcp = await _both(tmp_path, [p for _, p in spellings], monkeypatch)
-    assert {case: _refused(r) for (case, _), r in zip(spellings, builtin, strict=True)} == dict.fromkeys((c for c, _ in spellings), True)
+    assert {case: _refused(r) for (case, _), r in zip(spellings, builtin, strict=True)} == dict.fromkeys(
+        (c for c, _ in spellings), True
+    )
     assert not any("no tool named" in r.text_content() for r in [*builtin, *mcp])
     # refused by the gate itself (the server was never called), with the reason fs.read gives
     gate = {case: r.meta.get("decision", {}).get("decision") for (case, _), r in zip(spellings, mcp, strict=True)}
@@ -88,7 +94,9 @@ async def test_every_spelling_of_a_hidden_file_is_refused_by_fs_read_and_by_the_
 async def test_a_harmless_file_is_read_by_both_and_a_proc_self_spelling_is_asked_about_for_the_mcp_tool(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _, builtin, mcp = await _both(tmp_path, ["src/ok.txt", str(tmp_path / "ws" / "src" / "ok.txt"), "/proc/self/cwd/src/ok.txt"], monkeypatch)
+    _, builtin, mcp = await _both(
+        tmp_path, ["src/ok.txt", str(tmp_path / "ws" / "src" / "ok.txt"), "/proc/self/cwd/src/ok.txt"], monkeypatch
+    )
     assert [(r.is_error, r.text_content()) for r in builtin] == [(False, "fine")] * 3
     assert [(r.is_error, r.text_content()) for r in mcp[:2]] == [(False, "fine")] * 2
     asked = mcp[2]

@@ -50,10 +50,14 @@ def repository(ws: Path, *, packed: bool = False) -> dict[str, str]:
     (ws / "secrets" / "key.txt").write_text(STASHED + "\n")
     git(ws, "stash", "-q")
     blobs = {
-        secret: subprocess.run(["git", "hash-object", "--stdin"], input=secret + "\n", cwd=ws, capture_output=True, text=True, check=True).stdout.strip()
+        secret: subprocess.run(
+            ["git", "hash-object", "--stdin"], input=secret + "\n", cwd=ws, capture_output=True, text=True, check=True
+        ).stdout.strip()
         for secret in SECRETS
     }
-    (ws / ".git" / "COMMIT_EDITMSG").write_text(f"rotate the key\n# diff kept by commit -v\n-{OLD}\n+{KEY}\n")  # as `git commit -v` leaves it
+    (ws / ".git" / "COMMIT_EDITMSG").write_text(
+        f"rotate the key\n# diff kept by commit -v\n-{OLD}\n+{KEY}\n"
+    )  # as `git commit -v` leaves it
     if packed:
         git(ws, "gc", "-q", "--prune=now")
     return blobs
@@ -88,7 +92,7 @@ GIT_ATTACKS = [
     "git fast-export --all",
     "git reflog -p",
     "cp .git/index idx; GIT_INDEX_FILE=idx git checkout -q HEAD~1 -- .env; cat .env",  # .git is read-only: its own index
-    f"{PYTHON} -c \"$(cat peek_objects.py)\"",
+    f'{PYTHON} -c "$(cat peek_objects.py)"',
     "cat .git/objects/pack/*.pack | strings; find .git -type f -exec cat {} +",
 ]
 
@@ -164,7 +168,9 @@ async def test_a_removed_path_still_hides_the_history_that_holds_it(tmp_path: Pa
     shutil.rmtree(ws / "secrets", ignore_errors=True)
     registry = await build_registry(settings(ws, DENY), approver=NonInteractiveApprover())
 
-    result = await call(registry, "git show HEAD~1:secrets/key.txt HEAD~2:secrets/key.txt; git log -p | cat; cat notes.txt")
+    result = await call(
+        registry, "git show HEAD~1:secrets/key.txt HEAD~2:secrets/key.txt; git log -p | cat; cat notes.txt"
+    )
 
     assert revealed(result.text_content()) == [] and PLAIN in result.text_content(), result.text_content()
 
@@ -180,7 +186,10 @@ async def test_a_linked_worktree_hides_the_history_it_shares(tmp_path: Path) -> 
     git(main, "worktree", "add", "-q", str(ws), "-b", "side")
     registry = await build_registry(settings(ws, DENY), approver=NonInteractiveApprover())
 
-    result = await call(registry, f"git show main:secrets/key.txt; git log -p main | cat; find {main}/.git -type f -exec cat {{}} + | strings; cat notes.txt")
+    result = await call(
+        registry,
+        f"git show main:secrets/key.txt; git log -p main | cat; find {main}/.git -type f -exec cat {{}} + | strings; cat notes.txt",
+    )
 
     assert revealed(result.text_content()) == [] and PLAIN in result.text_content(), result.text_content()
 
@@ -196,7 +205,10 @@ async def test_the_stores_it_borrows_from_are_hidden_too(tmp_path: Path) -> None
     git(tmp_path, "clone", "-q", "--shared", str(origin), str(ws))  # objects/info/alternates -> origin's objects
     registry = await build_registry(settings(ws, DENY), approver=NonInteractiveApprover())
 
-    result = await call(registry, f"git show HEAD~1:secrets/key.txt; find {origin}/.git/objects -type f -exec cat {{}} + | strings | head; cat notes.txt")
+    result = await call(
+        registry,
+        f"git show HEAD~1:secrets/key.txt; find {origin}/.git/objects -type f -exec cat {{}} + | strings | head; cat notes.txt",
+    )
 
     assert revealed(result.text_content()) == [] and PLAIN in result.text_content(), result.text_content()
 
@@ -206,7 +218,9 @@ async def test_the_stores_it_borrows_from_are_hidden_too(tmp_path: Path) -> None
 async def test_a_repository_without_a_hidden_path_keeps_its_history(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     repository(ws)
-    registry = await build_registry(settings(ws, Rule(action="deny", pattern=f"fs.read({tmp_path / 'home'}/**)")), approver=NonInteractiveApprover())
+    registry = await build_registry(
+        settings(ws, Rule(action="deny", pattern=f"fs.read({tmp_path / 'home'}/**)")), approver=NonInteractiveApprover()
+    )
 
     result = await call(registry, "git show HEAD:notes.txt && git status --short")
 
@@ -242,7 +256,9 @@ async def test_other_names_of_a_hidden_file_are_hidden_too(tmp_path: Path) -> No
     os.link(ws / "secrets" / "key.txt", tmp_path / "tmp" / "copy")  # a configured writable root
     registry = await build_registry(settings(ws, DENY), approver=NonInteractiveApprover())
 
-    result = await call(registry, f"cat src/innocent.txt .git/kept {tmp_path}/tmp/copy; grep -r secret . {tmp_path}/tmp; cat notes.txt")
+    result = await call(
+        registry, f"cat src/innocent.txt .git/kept {tmp_path}/tmp/copy; grep -r secret . {tmp_path}/tmp; cat notes.txt"
+    )
 
     assert revealed(result.text_content()) == [] and PLAIN in result.text_content(), result.text_content()
     assert (
@@ -283,11 +299,15 @@ async def test_fs_read_search_and_list_refuse_another_name_of_a_hidden_file(tmp_
     registry = await build_registry(settings(ws, DENY), approver=NonInteractiveApprover())
 
     read = await registry.call(ToolCall(name="fs.read", arguments={"path": "src/innocent.txt"}))
-    outside = await registry.call(ToolCall(name="fs.read", arguments={"path": str(tmp_path / "elsewhere" / "key-copy")}))
+    outside = await registry.call(
+        ToolCall(name="fs.read", arguments={"path": str(tmp_path / "elsewhere" / "key-copy")})
+    )
     search = await registry.call(ToolCall(name="search.ripgrep", arguments={"pattern": "secret|PLAIN"}))
     plain = await registry.call(ToolCall(name="fs.read", arguments={"path": "notes.txt"}))
     listing = await registry.call(ToolCall(name="fs.list", arguments={"path": "src"}))
-    edit = await registry.call(ToolCall(name="fs.edit", arguments={"path": "src/innocent.txt", "old_string": "KEY", "new_string": "x"}))
+    edit = await registry.call(
+        ToolCall(name="fs.edit", arguments={"path": "src/innocent.txt", "old_string": "KEY", "new_string": "x"})
+    )
 
     said = read.text_content() + outside.text_content() + search.text_content()
     assert revealed(said) == [], said
@@ -296,12 +316,22 @@ async def test_fs_read_search_and_list_refuse_another_name_of_a_hidden_file(tmp_
         f"{ws / 'src' / 'innocent.txt'} may not be read: {ws / 'src' / 'innocent.txt'} is another name (hard link) of "
         f"{ws / 'secrets' / 'key.txt'}, which deny rule 'fs.read(secrets/**)' (kairox.toml:1) covers"
     ) in read.text_content()
-    assert "2 file(s) left out" in search.text_content() and PLAIN in search.text_content()  # the file, and its other name
+    assert (
+        "2 file(s) left out" in search.text_content() and PLAIN in search.text_content()
+    )  # the file, and its other name
     assert not plain.is_error and PLAIN in plain.text_content()
-    assert listing.text_content() == "(no files)\n[fs.list: 1 file(s) left out: reading them is denied or needs approval (" + (
-        f"{ws / 'src' / 'innocent.txt'} is another name (hard link) of {ws / 'secrets' / 'key.txt'}, which deny rule 'fs.read(secrets/**)' (kairox.toml:1) covers)]"
+    assert (
+        listing.text_content()
+        == "(no files)\n[fs.list: 1 file(s) left out: reading them is denied or needs approval ("
+        + (
+            f"{ws / 'src' / 'innocent.txt'} is another name (hard link) of {ws / 'secrets' / 'key.txt'}, which deny rule 'fs.read(secrets/**)' (kairox.toml:1) covers)]"
+        )
     )
-    assert edit.is_error and "may not be read" in edit.text_content() and (ws / "secrets" / "key.txt").read_text() == KEY + "\n"
+    assert (
+        edit.is_error
+        and "may not be read" in edit.text_content()
+        and (ws / "secrets" / "key.txt").read_text() == KEY + "\n"
+    )
 
 
 # --- root inside the sandbox, and an unprivileged user, through the real `kairox` command -----------------------
@@ -330,12 +360,25 @@ def place(user: str) -> Iterator[Path]:
 @pytest.mark.timeout(120)
 def test_the_kairox_command_hides_the_history_from_root_and_from_an_unprivileged_user(place: Path, user: str) -> None:
     env = {
-        **os.environ, **GIT_ENV, "KAIROX_HOME": str(place / "kx"), "KAIROX_SANDBOX_POLICY": "workspace_write", "HOME": str(place),
+        **os.environ,
+        **GIT_ENV,
+        "KAIROX_HOME": str(place / "kx"),
+        "KAIROX_SANDBOX_POLICY": "workspace_write",
+        "HOME": str(place),
         "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
     }
     command = " ; ".join(GIT_ATTACKS).replace("BLOB_KEY", "HEAD:secrets/key.txt").replace("BLOB_OLD", "HEAD~1:.env")
     command += " ; cat innocent.txt; cat notes.txt; id -u"
-    argv = [*as_user(user), sys.executable, "-m", "kairox", "tools", "call", "shell.exec", json.dumps({"command": command})]
+    argv = [
+        *as_user(user),
+        sys.executable,
+        "-m",
+        "kairox",
+        "tools",
+        "call",
+        "shell.exec",
+        json.dumps({"command": command}),
+    ]
     run = subprocess.run(argv, cwd=place / "ws", env=env, capture_output=True, text=True, timeout=110, check=False)
 
     said = run.stdout + run.stderr

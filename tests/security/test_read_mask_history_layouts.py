@@ -83,7 +83,9 @@ async def test_a_nested_repository_with_a_symlinked_git_folder_keeps_its_history
 
 @pytest.mark.parametrize("ref", ["refs/bisect/bad", "refs/worktree/kept"])
 @pytest.mark.parametrize("workspace_is", ["the main worktree", "a linked worktree"])
-async def test_a_ref_only_another_worktree_sees_keeps_the_history_hidden(tmp_path: Path, ref: str, workspace_is: str) -> None:
+async def test_a_ref_only_another_worktree_sees_keeps_the_history_hidden(
+    tmp_path: Path, ref: str, workspace_is: str
+) -> None:
     main = workspace(tmp_path)
     git(main, "init", "-q", "-b", "main")
     (main / "notes.txt").write_text(PLAIN + "\n")
@@ -111,7 +113,9 @@ async def test_a_ref_only_another_worktree_sees_keeps_the_history_hidden(tmp_pat
     assert f"the history of the git repository at {ws} is hidden" in text, text
 
 
-async def test_a_ref_another_worktree_makes_between_two_commands_hides_the_history_from_the_next(tmp_path: Path) -> None:
+async def test_a_ref_another_worktree_makes_between_two_commands_hides_the_history_from_the_next(
+    tmp_path: Path,
+) -> None:
     ws = workspace(tmp_path)
     git(ws, "init", "-q", "-b", "main")
     (ws / "notes.txt").write_text(PLAIN + "\n")
@@ -131,7 +135,9 @@ async def test_a_ref_another_worktree_makes_between_two_commands_hides_the_histo
     assert not first.is_error and "first" in first.text_content(), first.text_content()
     git(linked, "update-ref", "refs/bisect/bad", held)  # only that worktree's own ref changes
 
-    after = await registry.call(ToolCall(name="shell.exec", arguments={"command": f"git show {held}:.env; cat notes.txt"}))
+    after = await registry.call(
+        ToolCall(name="shell.exec", arguments={"command": f"git show {held}:.env; cat notes.txt"})
+    )
 
     text = after.text_content()
     assert OLD not in text and PLAIN in text, text
@@ -151,7 +157,9 @@ async def test_a_submodule_no_longer_checked_out_keeps_its_history_hidden(tmp_pa
     git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "lib")
     git(ws, "commit", "-qm", "add lib")
     if gone == "deinit":
-        git(ws, "submodule", "--quiet", "deinit", "--force", "lib")  # its work tree is emptied, its repository stays in .git/modules
+        git(
+            ws, "submodule", "--quiet", "deinit", "--force", "lib"
+        )  # its work tree is emptied, its repository stays in .git/modules
     else:
         git(ws, "rm", "-qf", "lib")
         git(ws, "commit", "-qm", "drop lib")
@@ -166,7 +174,9 @@ async def test_a_submodule_no_longer_checked_out_keeps_its_history_hidden(tmp_pa
 
 
 @pytest.mark.parametrize("converts", ["core.autocrlf", ".gitattributes"])
-async def test_a_hidden_file_stored_with_its_line_ends_converted_keeps_the_history_hidden(tmp_path: Path, converts: str) -> None:
+async def test_a_hidden_file_stored_with_its_line_ends_converted_keeps_the_history_hidden(
+    tmp_path: Path, converts: str
+) -> None:
     ws = workspace(tmp_path)
     git(ws, "init", "-q", "-b", "main")
     if converts == "core.autocrlf":
@@ -180,7 +190,10 @@ async def test_a_hidden_file_stored_with_its_line_ends_converted_keeps_the_histo
     git(ws, "add", "-f", ".env")
     git(ws, "reset", "-q")  # no name left; the blob, with LF line ends, stays in the store
     blobs = "for o in $(git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)' | sed -n 's/^blob //p'); do git cat-file -p $o; done"
-    assert OLD in subprocess.run(["bash", "-c", blobs], cwd=ws, capture_output=True, text=True, timeout=60, check=True).stdout
+    assert (
+        OLD
+        in subprocess.run(["bash", "-c", blobs], cwd=ws, capture_output=True, text=True, timeout=60, check=True).stdout
+    )
 
     text = await run(ws, f"{blobs}; cat notes.txt; git log -1 >/dev/null")  # the last fails: the note is told
 

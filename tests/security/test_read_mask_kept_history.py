@@ -229,16 +229,31 @@ def place(user: str) -> Iterator[Path]:
 
 def kairox(place: Path, user: str, where: Path, command: str) -> str:
     env = {
-        **os.environ, **GIT_ENV, "KAIROX_HOME": str(place / "kx"), "KAIROX_SANDBOX_POLICY": "workspace_write", "HOME": str(place),
+        **os.environ,
+        **GIT_ENV,
+        "KAIROX_HOME": str(place / "kx"),
+        "KAIROX_SANDBOX_POLICY": "workspace_write",
+        "HOME": str(place),
         "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
     }
-    argv = [*as_user(user), sys.executable, "-m", "kairox", "tools", "call", "shell.exec", json.dumps({"command": command})]
+    argv = [
+        *as_user(user),
+        sys.executable,
+        "-m",
+        "kairox",
+        "tools",
+        "call",
+        "shell.exec",
+        json.dumps({"command": command}),
+    ]
     run = subprocess.run(argv, cwd=where, env=env, capture_output=True, text=True, timeout=110, check=False)
     return run.stdout + run.stderr
 
 
 @pytest.mark.timeout(120)
-def test_the_kairox_command_keeps_a_clean_history_and_hides_a_holding_one_for_root_and_an_unprivileged_user(place: Path, user: str) -> None:
+def test_the_kairox_command_keeps_a_clean_history_and_hides_a_holding_one_for_root_and_an_unprivileged_user(
+    place: Path, user: str
+) -> None:
     kept = kairox(place, user, place / "ws", f"{GIT_WORKS}; cat .env; id -u")
     hidden = kairox(place, user, place / "clone", f"{ATTACKS}; id -u")
 

@@ -16,7 +16,9 @@ RACY_SEC = 2.1
 
 
 def _mask(ws: Path, *patterns: str) -> ReadMask:
-    mask = read_mask(tuple(Rule(action="deny", pattern=p) for p in patterns), workspace=ws, home=ws.parent / "home", roots=(ws,))
+    mask = read_mask(
+        tuple(Rule(action="deny", pattern=p) for p in patterns), workspace=ws, home=ws.parent / "home", roots=(ws,)
+    )
     assert isinstance(mask, ReadMask)
     return mask
 

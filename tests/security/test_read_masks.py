@@ -92,8 +92,13 @@ ATTACKS = [
 
 def copies_hold_no_secret(ws: Path) -> None:
     """No file the commands left in the workspace (copies, archives) holds a secret: read outside the sandbox."""
-    planted = {ws / "secrets" / "key.txt", ws / "secrets" / "deeper" / "more.txt", ws / "app" / "config" / ".env",
-               ws / "deep" / "a" / "b" / "c" / ".env", ws / "private.txt"}
+    planted = {
+        ws / "secrets" / "key.txt",
+        ws / "secrets" / "deeper" / "more.txt",
+        ws / "app" / "config" / ".env",
+        ws / "deep" / "a" / "b" / "c" / ".env",
+        ws / "private.txt",
+    }
     for folder, _, names in os.walk(ws):
         for name in names:
             path = Path(folder) / name
@@ -108,7 +113,9 @@ def revealed(text: str) -> list[str]:
 
 
 def rules() -> list[Rule]:
-    return [Rule(action=a, pattern=p, layer="user", file="kairox.toml", line=i) for i, (a, p) in enumerate(RULES, start=1)]
+    return [
+        Rule(action=a, pattern=p, layer="user", file="kairox.toml", line=i) for i, (a, p) in enumerate(RULES, start=1)
+    ]
 
 
 async def call(registry: ToolRegistry, command: str) -> ToolResult:
@@ -144,7 +151,9 @@ async def test_neighbours_of_hidden_files_stay_readable(tmp_path: Path) -> None:
     plant(ws, home)
     registry = await build_registry(settings(ws, *rules()), approver=NonInteractiveApprover())
 
-    result = await call(registry, f"cat notes.txt public/readme.txt app/config/settings.txt deep/a/b/c/env.txt {home}/notes.txt")
+    result = await call(
+        registry, f"cat notes.txt public/readme.txt app/config/settings.txt deep/a/b/c/env.txt {home}/notes.txt"
+    )
 
     assert not result.is_error, result.text_content()
     assert result.text_content().count(PLAIN) == 5
@@ -169,7 +178,9 @@ async def test_files_made_after_the_registry_started_are_hidden_too(tmp_path: Pa
 async def test_read_only_mode_hides_them_as_well(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     plant(ws, tmp_path / "home")
-    registry = await build_registry(settings(ws, *rules(), sandbox=SandboxPolicy.READ_ONLY), approver=NonInteractiveApprover())
+    registry = await build_registry(
+        settings(ws, *rules(), sandbox=SandboxPolicy.READ_ONLY), approver=NonInteractiveApprover()
+    )
 
     result = await call(registry, "cat secrets/key.txt app/config/.env private.txt; grep -r secret .; cat notes.txt")
 
@@ -185,7 +196,9 @@ async def test_past_the_search_limit_the_command_is_refused(tmp_path: Path) -> N
     for i in range(SEARCH_LIMIT + 1):
         (many / f"f{i}").touch()
     (ws / "id.key").write_text(KEY)
-    registry = await build_registry(settings(ws, Rule(action="deny", pattern="fs.read(**/*.key)")), approver=NonInteractiveApprover())
+    registry = await build_registry(
+        settings(ws, Rule(action="deny", pattern="fs.read(**/*.key)")), approver=NonInteractiveApprover()
+    )
 
     result = await call(registry, "cat id.key; touch ran")
 
@@ -201,18 +214,29 @@ async def test_a_command_is_refused_with_the_reason_when_it_would_run_in_a_hidde
     plant(ws, tmp_path / "home")
     registry = await build_registry(settings(ws, *rules()), approver=NonInteractiveApprover())
     inside = await registry.call(ToolCall(name="shell.exec", arguments={"command": "cat key.txt", "cwd": "secrets"}))
-    everything = await build_registry(settings(ws, Rule(action="deny", pattern=f"fs.read({tmp_path}/**)")), approver=NonInteractiveApprover())
+    everything = await build_registry(
+        settings(ws, Rule(action="deny", pattern=f"fs.read({tmp_path}/**)")), approver=NonInteractiveApprover()
+    )
     around = await call(everything, "cat notes.txt")
 
-    assert inside.is_error and f"the rules on reading hide {ws / 'secrets'}, so a command cannot run in {ws / 'secrets'}" in inside.text_content()
-    assert around.is_error and f"the rules on reading hide {tmp_path}, so a command cannot run in {ws}" in around.text_content()
+    assert (
+        inside.is_error
+        and f"the rules on reading hide {ws / 'secrets'}, so a command cannot run in {ws / 'secrets'}"
+        in inside.text_content()
+    )
+    assert (
+        around.is_error
+        and f"the rules on reading hide {tmp_path}, so a command cannot run in {ws}" in around.text_content()
+    )
     assert revealed(inside.text_content() + around.text_content()) == [] and PLAIN not in around.text_content()
 
 
 @pytest.mark.anyio
 async def test_without_read_rules_there_is_nothing_to_hide(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
-    registry = await build_registry(settings(ws, Rule(action="deny", pattern="fs.write(secrets/**)")), approver=NonInteractiveApprover())
+    registry = await build_registry(
+        settings(ws, Rule(action="deny", pattern="fs.write(secrets/**)")), approver=NonInteractiveApprover()
+    )
     assert registry.settings.sandbox.hidden is None
     guarded = await build_registry(settings(ws, *rules()), approver=NonInteractiveApprover())
     assert guarded.settings.sandbox.hidden is not None
@@ -257,7 +281,9 @@ async def test_a_hook_command_cannot_read_them(tmp_path: Path, isolated_home: Pa
     (isolated_home / "kairox.toml").write_text('[policy.rules]\ndeny = ["fs.read(secrets/**)", "fs.read(**/.env)"]\n')
     sandbox = registry_settings(resolve_config(ws)).sandbox  # the sandbox a session hands its hooks
     out = ws / "hook-out.txt"
-    hooks = HooksConfig(pre_tool_use=[HookConfig(command=f"cat secrets/key.txt app/config/.env notes.txt > {out} 2>&1; true")])
+    hooks = HooksConfig(
+        pre_tool_use=[HookConfig(command=f"cat secrets/key.txt app/config/.env notes.txt > {out} 2>&1; true")]
+    )
     registry = HookRegistry.from_config(hooks, workspace=ws, sandbox=sandbox, session_id="s1")
 
     await registry.pre_tool_use(ToolCall(name="fs.read", arguments={"path": "notes.txt"}, call_id="c1"), SHELL)
@@ -285,12 +311,25 @@ async def test_a_plugin_command_tool_cannot_read_them(tmp_path: Path) -> None:
     plant(ws, tmp_path / "home")
     root = make_plugin(
         tmp_path / "plugins" / "kit",
-        {"name": "kit", "tools": [{"name": "peek", "command": f"{PYTHON} ${{KAIROX_PLUGIN_ROOT}}/peek.py", "inputSchema": {"type": "object"}}]},
+        {
+            "name": "kit",
+            "tools": [
+                {
+                    "name": "peek",
+                    "command": f"{PYTHON} ${{KAIROX_PLUGIN_ROOT}}/peek.py",
+                    "inputSchema": {"type": "object"},
+                }
+            ],
+        },
         manifest_dir=".kairox-plugin",
     )
     (root / "peek.py").write_text(_PEEK)
     registry = await build_registry(settings(ws, *rules()), approver=ScriptedApprover())
-    routing = route_plugins(discover_plugins(KairoxConfig.model_validate({"plugins": {"paths": [str(root)]}}), home=tmp_path / "home").plugins)
+    routing = route_plugins(
+        discover_plugins(
+            KairoxConfig.model_validate({"plugins": {"paths": [str(root)]}}), home=tmp_path / "home"
+        ).plugins
+    )
     for provider in plugin_tool_providers(routing.tools, routing.permissions):
         await registry.add_provider(provider)
 
@@ -303,7 +342,6 @@ async def test_a_plugin_command_tool_cannot_read_them(tmp_path: Path) -> None:
 # --- root inside the sandbox, and an unprivileged user, through the real `kairox` command -----------------------
 
 
-
 @pytest.fixture
 def place(user: str) -> Iterator[Path]:
     """A folder both users can reach (pytest's own are private to root), with secrets every user may read."""
@@ -312,7 +350,11 @@ def place(user: str) -> Iterator[Path]:
     (base / "ws").mkdir()
     (base / "kx").mkdir()
     (base / "kx" / "trusted_workspaces.json").write_text('{"workspaces": {}}')
-    (base / "kx" / "kairox.toml").write_text("[policy.rules]\n" + "\n".join(f"{a} = {json.dumps([p for b, p in RULES if b == a])}" for a in ("deny", "ask")) + "\n")
+    (base / "kx" / "kairox.toml").write_text(
+        "[policy.rules]\n"
+        + "\n".join(f"{a} = {json.dumps([p for b, p in RULES if b == a])}" for a in ("deny", "ask"))
+        + "\n"
+    )
     plant(base / "ws", base)
     give_to(user, base)
     try:
@@ -325,10 +367,15 @@ def place(user: str) -> Iterator[Path]:
 def test_the_kairox_command_hides_them_from_root_and_from_an_unprivileged_user(place: Path, user: str) -> None:
     prefix = as_user(user)
     env = {
-        **os.environ, "KAIROX_HOME": str(place / "kx"), "KAIROX_SANDBOX_POLICY": "workspace_write", "HOME": str(place),
+        **os.environ,
+        "KAIROX_HOME": str(place / "kx"),
+        "KAIROX_SANDBOX_POLICY": "workspace_write",
+        "HOME": str(place),
         "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
     }
-    command = " ; ".join(a.replace("HOMEDIR", str(place)) for a in ATTACKS) + " ; cat ~/.ssh/id_rsa; cat notes.txt; id -u"
+    command = (
+        " ; ".join(a.replace("HOMEDIR", str(place)) for a in ATTACKS) + " ; cat ~/.ssh/id_rsa; cat notes.txt; id -u"
+    )
     argv = [*prefix, sys.executable, "-m", "kairox", "tools", "call", "shell.exec", json.dumps({"command": command})]
     run = subprocess.run(argv, cwd=place / "ws", env=env, capture_output=True, text=True, timeout=110, check=False)
 

@@ -15,9 +15,23 @@ from kairox.registry import ToolRegistry, build_registry
 from kairox.tools import ToolCall
 
 DENY_READS = (("deny", "fs.read(secrets/**)"), ("deny", "fs.read(.env)"))
-RULES = [Rule(action=a, pattern=p, layer="user", file="kairox.toml", line=i) for i, (a, p) in enumerate(DENY_READS, start=1)]
+RULES = [
+    Rule(action=a, pattern=p, layer="user", file="kairox.toml", line=i) for i, (a, p) in enumerate(DENY_READS, start=1)
+]
 
-EDITS = ["secrets//key.txt", "secrets/./key.txt", "secrets/key.txt", "./secrets/key.txt", "secrets/../secrets/key.txt", "src/../secrets/key.txt", ".env", "./.env", "link.txt", "linked/key.txt", "WS/secrets/key.txt"]
+EDITS = [
+    "secrets//key.txt",
+    "secrets/./key.txt",
+    "secrets/key.txt",
+    "./secrets/key.txt",
+    "secrets/../secrets/key.txt",
+    "src/../secrets/key.txt",
+    ".env",
+    "./.env",
+    "link.txt",
+    "linked/key.txt",
+    "WS/secrets/key.txt",
+]
 
 
 @pytest.mark.parametrize("path", EDITS)
@@ -27,7 +41,9 @@ def test_fs_edit_of_a_file_that_may_not_be_read_is_denied(tmp_path: Path, path: 
     (ws / ".env").write_text("TOKEN=1\n")
     (ws / "link.txt").symlink_to(ws / "secrets" / "key.txt")
     (ws / "linked").symlink_to(ws / "secrets")
-    decision = engine(ws, *DENY_READS).decide(SPECS["fs.edit"], {"path": path.replace("WS", str(ws)), "old_string": "API_KEY=1", "new_string": "x"})
+    decision = engine(ws, *DENY_READS).decide(
+        SPECS["fs.edit"], {"path": path.replace("WS", str(ws)), "old_string": "API_KEY=1", "new_string": "x"}
+    )
     assert (decision.verdict, decision.source) == (Verdict.DENY, DecisionSource.RULE)
 
 
@@ -38,14 +54,18 @@ async def test_fs_edit_is_no_oracle_for_a_file_that_may_not_be_read(tmp_path: Pa
     secret = ws / "secrets" / "key.txt"
     secret.write_text("API_KEY=1\n")
     registry = await build_registry(settings(ws, *RULES), approver=ScriptedApprover())
-    result = await registry.call(ToolCall(name="fs.edit", arguments={"path": "secrets/key.txt", "old_string": old, "new_string": "x"}))
+    result = await registry.call(
+        ToolCall(name="fs.edit", arguments={"path": "secrets/key.txt", "old_string": old, "new_string": "x"})
+    )
     assert result.is_error and "denied by deny rule 'fs.read(secrets/**)'" in result.text_content()
     assert "replacement" not in result.text_content() and "not found" not in result.text_content()
     assert secret.read_text() == "API_KEY=1\n"
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("name", [b"\xff-token.txt", b"caf\xe9/token.txt", b"\x80\x81", b"deep/\xfe/er/t.txt", b"k\xc3\x28.txt"])
+@pytest.mark.parametrize(
+    "name", [b"\xff-token.txt", b"caf\xe9/token.txt", b"\x80\x81", b"deep/\xfe/er/t.txt", b"k\xc3\x28.txt"]
+)
 async def test_ripgrep_leaves_out_denied_files_whose_names_are_not_utf8(tmp_path: Path, name: bytes) -> None:
     ws = workspace(tmp_path)
     target = os.path.join(os.fsencode(ws / "secrets"), name)
@@ -83,7 +103,9 @@ LSP_CALLS = [
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("tool", "arguments"), LSP_CALLS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(LSP_CALLS)])
-async def test_language_server_tools_show_nothing_of_a_file_that_may_not_be_read(tmp_path: Path, tool: str, arguments: dict) -> None:
+async def test_language_server_tools_show_nothing_of_a_file_that_may_not_be_read(
+    tmp_path: Path, tool: str, arguments: dict
+) -> None:
     ws = workspace(tmp_path)
     (ws / "secrets_pkg").mkdir()
     (ws / "secrets_pkg" / "__init__.py").write_text("")

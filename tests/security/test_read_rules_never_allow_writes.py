@@ -25,11 +25,15 @@ async def test_an_allow_rule_on_reading_does_not_approve_an_edit(tmp_path: Path,
     allow = Rule(action="allow", pattern=pattern, layer="project", file="kairox.toml", line=3)
     approver = ScriptedApprover()
     registry = await build_registry(settings(ws, allow, approval=ApprovalPolicy.UNTRUSTED), approver=approver)
-    edit = await registry.call(ToolCall(name="fs.edit", arguments={"path": "notes.txt", "old_string": "before", "new_string": "after"}))
+    edit = await registry.call(
+        ToolCall(name="fs.edit", arguments={"path": "notes.txt", "old_string": "before", "new_string": "after"})
+    )
     assert edit.is_error and len(approver.requests) == 1 and approver.requests[0].tool == "fs.edit"
     assert (ws / "notes.txt").read_text() == "before\n"
     read = await registry.call(ToolCall(name="fs.read", arguments={"path": "notes.txt"}))
-    assert not read.is_error and "before" in read.text_content() and len(approver.requests) == 1  # the rule still allows reading
+    assert (
+        not read.is_error and "before" in read.text_content() and len(approver.requests) == 1
+    )  # the rule still allows reading
 
 
 @pytest.mark.parametrize("action", ["deny", "ask"])
@@ -39,6 +43,8 @@ async def test_deny_and_ask_rules_on_reading_still_hold_for_an_edit(tmp_path: Pa
     rule = Rule(action=action, pattern="fs.read(./secret.txt)", layer="user", file="kairox.toml", line=1)
     approver = ScriptedApprover()
     registry = await build_registry(settings(ws, rule, approval=ApprovalPolicy.ON_REQUEST), approver=approver)
-    edit = await registry.call(ToolCall(name="fs.edit", arguments={"path": "secret.txt", "old_string": "before", "new_string": "after"}))
+    edit = await registry.call(
+        ToolCall(name="fs.edit", arguments={"path": "secret.txt", "old_string": "before", "new_string": "after"})
+    )
     assert edit.is_error and (ws / "secret.txt").read_text() == "before\n"
     assert len(approver.requests) == (1 if action == "ask" else 0)

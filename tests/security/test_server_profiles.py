@@ -34,11 +34,17 @@ def place(user: str) -> Iterator[Path]:
 
 def kairox(place: Path, user: str, *args: str, path: str | None = None) -> "subprocess.CompletedProcess[str]":
     environment = {
-        **os.environ, "KAIROX_HOME": str(place / "home"), "HOME": str(place), "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
-        "PYTHONPATH": f"{SOURCE}:{SITE}", **({"PATH": path} if path else {}),
+        **os.environ,
+        "KAIROX_HOME": str(place / "home"),
+        "HOME": str(place),
+        "KAIROX_SYSTEM_CONFIG": str(place / "no-system.toml"),
+        "PYTHONPATH": f"{SOURCE}:{SITE}",
+        **({"PATH": path} if path else {}),
     }
     argv = [*as_user(user), PYTHON, "-m", "kairox", *args]
-    return subprocess.run(argv, cwd=place / "ws", env=environment, capture_output=True, text=True, timeout=250, check=False)
+    return subprocess.run(
+        argv, cwd=place / "ws", env=environment, capture_output=True, text=True, timeout=250, check=False
+    )
 
 
 def user_file(place: Path, text: str) -> None:
@@ -47,10 +53,14 @@ def user_file(place: Path, text: str) -> None:
 
 def test_real_servers_work_confined_under_the_default_profile(place: Path, user: str) -> None:
     ws = place / "ws"
-    (ws / "app.py").write_text("def compute(x):\n    total = x + 1\n    return total\n\n\nprint('total', compute(41))\n")
+    (ws / "app.py").write_text(
+        "def compute(x):\n    total = x + 1\n    return total\n\n\nprint('total', compute(41))\n"
+    )
     (ws / "lib.py").write_text("def helper(value):\n    return value * 2\n\n\nhelper(3)\n")
     python, site = json.dumps(PYTHON), json.dumps(str(SITE))
-    user_file(place, f"""
+    user_file(
+        place,
+        f"""
         [mcp_servers.every]
         command = {json.dumps(str(NODE))}
         args = [{json.dumps(str(EVERYTHING))}, "stdio"]
@@ -72,7 +82,8 @@ def test_real_servers_work_confined_under_the_default_profile(place: Path, user:
         args = ["-m", "debugpy.adapter"]
         env = {{ PYTHONPATH = {site} }}
         languages = ["python"]
-    """)
+    """,
+    )
     calls = [
         ("mcp__every__echo", {"message": "hi from the sandbox"}),
         ("mcp__every__get-sum", {"a": 2, "b": 40}),
@@ -94,8 +105,14 @@ def test_real_servers_work_confined_under_the_default_profile(place: Path, user:
     echo, total, structured, image, links, env, hover, definition, launch, variables, ended = results
     assert "hi from the sandbox" in echo["text"], echo
     assert "42" in total["text"], total
-    assert not structured.get("is_error") and not image.get("is_error") and not links.get("is_error"), (structured, image, links)
-    assert f'"HOME": "{place / "home" / "servers" / "every"}"' in env["text"].replace("\\/", "/"), env  # its own state folder
+    assert not structured.get("is_error") and not image.get("is_error") and not links.get("is_error"), (
+        structured,
+        image,
+        links,
+    )
+    assert f'"HOME": "{place / "home" / "servers" / "every"}"' in env["text"].replace("\\/", "/"), (
+        env
+    )  # its own state folder
     assert "helper" in hover["text"], hover  # jedi
     assert "app.py:1" in definition["text"], definition  # python-lsp
     assert launch["structured"]["frame"]["line"] == 3, launch
@@ -124,7 +141,9 @@ def test_a_server_refused_a_path_or_the_network_says_what_and_the_setting(place:
     outside = outside_temp()
     try:
         (place / "ws" / "needs.py").write_text(REFUSED)
-        user_file(place, f"""
+        user_file(
+            place,
+            f"""
             [mcp_servers.writer]
             command = {json.dumps(PYTHON)}
             args = ["needs.py", "write", "{outside / "data.db"}"]
@@ -133,14 +152,17 @@ def test_a_server_refused_a_path_or_the_network_says_what_and_the_setting(place:
             command = {json.dumps(PYTHON)}
             args = ["needs.py", "network"]
             network = false
-        """)
+        """,
+        )
         give_to(user, place)
         outside.chmod(0o777)
         run = kairox(place, user, "mcp", "status", "--json")
         servers = {s["name"]: s for s in json.loads(run.stdout)["servers"]}
         writer, fetcher = servers["writer"], servers["fetcher"]
         assert writer["status"] == "failed" and "refused a write" in writer["error"], writer
-        assert "mcp_servers.writer.writable_roots" in writer["error"] and str(outside / "data.db") in writer["error"], writer
+        assert "mcp_servers.writer.writable_roots" in writer["error"] and str(outside / "data.db") in writer["error"], (
+            writer
+        )
         assert fetcher["status"] == "failed" and "mcp_servers.fetcher.network = true" in fetcher["error"], fetcher
         assert not (outside / "data.db").exists()
     finally:
@@ -149,7 +171,9 @@ def test_a_server_refused_a_path_or_the_network_says_what_and_the_setting(place:
         shutil.rmtree(outside, ignore_errors=True)
 
 
-def test_without_a_sandbox_a_project_server_does_not_start_and_the_users_starts_unconfined(place: Path, user: str) -> None:
+def test_without_a_sandbox_a_project_server_does_not_start_and_the_users_starts_unconfined(
+    place: Path, user: str
+) -> None:
     broken = place / "bin"
     broken.mkdir()
     (broken / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
@@ -158,7 +182,10 @@ def test_without_a_sandbox_a_project_server_does_not_start_and_the_users_starts_
     (ws / "srv").mkdir()
     (ws / "srv" / "server.py").write_text((SERVERS / "lean_server.py").read_text())
     (ws / "kairox.toml").write_text(f'[mcp_servers.theirs]\ncommand = {json.dumps(PYTHON)}\nargs = ["srv/server.py"]\n')
-    user_file(place, f'[mcp_servers.mine]\ncommand = {json.dumps(PYTHON)}\nargs = [{json.dumps(str(SERVERS / "lean_server.py"))}]\n')
+    user_file(
+        place,
+        f"[mcp_servers.mine]\ncommand = {json.dumps(PYTHON)}\nargs = [{json.dumps(str(SERVERS / 'lean_server.py'))}]\n",
+    )
     give_to(user, place)
     path = f"{broken}:{os.environ.get('PATH', '/usr/bin:/bin')}"
     assert kairox(place, user, "trust", path=path).returncode == 0
@@ -167,7 +194,9 @@ def test_without_a_sandbox_a_project_server_does_not_start_and_the_users_starts_
     theirs, mine = servers["theirs"], servers["mine"]
     assert theirs["status"] == "failed", theirs
     assert "`theirs`" in theirs["error"] and "not started" in theirs["error"], theirs
-    assert '"mcp_servers.theirs" to policy.unconfined_servers' in theirs["error"], theirs  # the one line that accepts it
+    assert '"mcp_servers.theirs" to policy.unconfined_servers' in theirs["error"], (
+        theirs
+    )  # the one line that accepts it
     assert mine["status"] == "ready" and mine["confinement"]["confined"] is False, mine
     assert "no sandbox here" in mine["confinement"]["reason"], mine
     doctor = kairox(place, user, "doctor", "--json", path=path)

@@ -45,9 +45,13 @@ def _needs_bwrap() -> None:
         pytest.skip(f"no sandbox here: {exc}")
 
 
-def _manager(ws: Path, home: Path, sandbox: SandboxSettings, config: McpServerConfig, events: RecordingSink) -> McpServerManager:
+def _manager(
+    ws: Path, home: Path, sandbox: SandboxSettings, config: McpServerConfig, events: RecordingSink
+) -> McpServerManager:
     def confine(name: str, entry: McpServerConfig) -> ServerConfinement:
-        profile = server_profile("mcp_servers", name, entry, layer="project", where=None, base_dir=ws, workspace=ws, home=home)
+        profile = server_profile(
+            "mcp_servers", name, entry, layer="project", where=None, base_dir=ws, workspace=ws, home=home
+        )
         return ServerConfinement(profile=profile, sandbox=sandbox, home=home / "kairox", workspace=ws)
 
     return McpServerManager({"lean": config}, workspace=ws, home=home / "kairox", events=events, confine=confine)
@@ -138,7 +142,9 @@ async def test_a_language_server_that_raced_the_sandbox_starts_once_more(tmp_pat
     sandbox = SandboxSettings(mode=SandboxPolicy.WORKSPACE_WRITE, writable_roots=(ws,), hidden=hidden)
     busy = Path(__file__).resolve().parents[1] / "lsp" / "servers" / "busy_server.py"
     config = LspServerConfig(command=sys.executable, args=[str(busy)], file_patterns=["*.py"])
-    profile = server_profile("lsp_servers", "busy", config, layer="project", where=None, base_dir=ws, workspace=ws, home=home)
+    profile = server_profile(
+        "lsp_servers", "busy", config, layer="project", where=None, base_dir=ws, workspace=ws, home=home
+    )
     confinement = ServerConfinement(profile=profile, sandbox=sandbox, home=home / "kairox", workspace=ws)
     events = RecordingSink()
     async with LspServerLifecycle("busy", config, workspace=ws, events=events, confinement=confinement) as server:

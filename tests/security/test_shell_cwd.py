@@ -36,11 +36,18 @@ def _vendored(ws: Path) -> Path:
 @pytest.mark.anyio
 @pytest.mark.parametrize("command", ["make test", "./run.sh"])
 @pytest.mark.parametrize("cwd", ["vendor/pkg", "./vendor/pkg/", "vendor/../vendor/pkg"])
-async def test_an_allow_rule_for_a_command_does_not_cover_it_in_another_folder(tmp_path: Path, command: str, cwd: str) -> None:
+async def test_an_allow_rule_for_a_command_does_not_cover_it_in_another_folder(
+    tmp_path: Path, command: str, cwd: str
+) -> None:
     ws = workspace(tmp_path)
     marker = _vendored(ws)
-    rules = [Rule(action="allow", pattern=f"shell.exec({p})", layer="user", file="kairox.toml", line=i) for i, p in enumerate(ALLOWED, start=1)]
-    registry = await build_registry(settings(ws, *rules, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover())
+    rules = [
+        Rule(action="allow", pattern=f"shell.exec({p})", layer="user", file="kairox.toml", line=i)
+        for i, p in enumerate(ALLOWED, start=1)
+    ]
+    registry = await build_registry(
+        settings(ws, *rules, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover()
+    )
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": command, "cwd": cwd}))
     assert result.is_error
     assert not marker.exists()
@@ -51,7 +58,9 @@ async def test_an_allow_rule_for_a_command_does_not_cover_it_in_another_folder(t
 
 @pytest.mark.parametrize("cwd", [".", "./", "", None])
 def test_the_workspace_root_as_cwd_is_the_plain_command(tmp_path: Path, cwd: str | None) -> None:
-    policy = engine(workspace(tmp_path), *(("allow", f"shell.exec({p})") for p in ALLOWED), approval=ApprovalPolicy.UNTRUSTED)
+    policy = engine(
+        workspace(tmp_path), *(("allow", f"shell.exec({p})") for p in ALLOWED), approval=ApprovalPolicy.UNTRUSTED
+    )
     arguments = {"command": "make test"} | ({} if cwd is None else {"cwd": cwd})
     assert policy.decide(SHELL, arguments).verdict is Verdict.ALLOW
 

@@ -28,7 +28,7 @@ TEXT_SAMPLES = {
     "psql": "-c '\\! rm victim'",
     "mysql": "-e 'system rm victim'",
     "awk": "'BEGIN { system(\"rm victim\") }'",
-    "gawk": "'BEGIN { print \"x\" | \"rm victim\" }'",
+    "gawk": '\'BEGIN { print "x" | "rm victim" }\'',
     "mawk": "'BEGIN { \"rm victim\" | getline x }'",
     "nawk": "'BEGIN { system(\"rm victim\") }'",
     "scp": "-o ProxyCommand='rm victim' a host:b",
@@ -55,7 +55,9 @@ def _cases() -> list[tuple[str, str]]:
                 cases.append((key, f"{program} {option} {value} x"))
         cases += [(key, f"{program} {word} rm victim") for word in sorted(runs.rest)]
         cases += [(key, f"{variable.replace('*', 'X')}='rm victim' {program} x") for variable in sorted(runs.env)]
-        cases += [(key, f"{program} {'CC' if name == '*' else name}='rm victim' x") for name in sorted(runs.assignments)]
+        cases += [
+            (key, f"{program} {'CC' if name == '*' else name}='rm victim' x") for name in sorted(runs.assignments)
+        ]
         if runs.text is not None:
             cases.append((key, f"{program} {TEXT_SAMPLES[key]}"))
         if runs.plus:
@@ -74,7 +76,9 @@ def test_every_entry_that_runs_text_has_a_sample() -> None:
 
 
 @pytest.mark.parametrize(("key", "line"), TABLE_CASES, ids=[f"{k}: {line}" for k, line in TABLE_CASES])
-def test_a_program_that_runs_code_from_its_options_environment_or_files_is_asked_about_under_a_deny_rule(tmp_path: Path, key: str, line: str) -> None:
+def test_a_program_that_runs_code_from_its_options_environment_or_files_is_asked_about_under_a_deny_rule(
+    tmp_path: Path, key: str, line: str
+) -> None:
     ws = workspace(tmp_path)
     decision = shell(engine(ws, DENY_RM), line)
     assert decision.verdict in (Verdict.ASK, Verdict.DENY) and decision.source is DecisionSource.RULE, decision.reason
@@ -84,12 +88,20 @@ def test_a_program_that_runs_code_from_its_options_environment_or_files_is_asked
 
 # a variable set on the line already keeps every allow rule off it (test_shell_rules), and a program that always
 # runs commands from elsewhere (`at`) is vouched for by an allow rule that names it
-OPTION_CASES = [c for c in TABLE_CASES if TABLE[c[0]].always is None and not c[1].startswith(tuple(n.replace("*", "X") for n in TABLE[c[0]].env))]
+OPTION_CASES = [
+    c
+    for c in TABLE_CASES
+    if TABLE[c[0]].always is None and not c[1].startswith(tuple(n.replace("*", "X") for n in TABLE[c[0]].env))
+]
 
 
 @pytest.mark.parametrize(("key", "line"), OPTION_CASES, ids=[f"{k}: {line}" for k, line in OPTION_CASES])
-def test_an_allow_rule_for_the_program_does_not_cover_what_it_runs_from_elsewhere(tmp_path: Path, key: str, line: str) -> None:
-    decision = shell(engine(workspace(tmp_path), ("allow", f"shell.exec({_shown(key)}*)"), approval=ApprovalPolicy.UNTRUSTED), line)
+def test_an_allow_rule_for_the_program_does_not_cover_what_it_runs_from_elsewhere(
+    tmp_path: Path, key: str, line: str
+) -> None:
+    decision = shell(
+        engine(workspace(tmp_path), ("allow", f"shell.exec({_shown(key)}*)"), approval=ApprovalPolicy.UNTRUSTED), line
+    )
     assert decision.verdict is Verdict.ASK, decision.reason
 
 
@@ -104,7 +116,7 @@ INLINE_AND_OPTIONS = [
     "python3 -c 'import os; os.system(\"rm victim\")'",
     "python3 -Ic 'import os; os.remove(\"victim\")'",
     "python3.12 -c 'import os'",
-    "node -e 'require(\"fs\").rmSync(\"victim\")'",
+    'node -e \'require("fs").rmSync("victim")\'',
     "perl -e 'unlink \"victim\"'",
     "ruby -e 'File.delete(\"victim\")'",
     "php -r 'unlink(\"victim\");'",
@@ -180,13 +192,19 @@ WRAPPED_BY_TOOLS = [
 
 
 @pytest.mark.parametrize("line", WRAPPED_BY_TOOLS)
-def test_tracers_profilers_the_loader_and_programs_that_exec_their_arguments_are_wrappers(tmp_path: Path, line: str) -> None:
+def test_tracers_profilers_the_loader_and_programs_that_exec_their_arguments_are_wrappers(
+    tmp_path: Path, line: str
+) -> None:
     decision = shell(engine(workspace(tmp_path), DENY_RM), line)
     assert (decision.verdict, decision.source) == (Verdict.DENY, DecisionSource.RULE), decision.reason
 
 
 # an allow rule never covers options of its command that load or run code from elsewhere
-ALLOWS = [("allow", "shell.exec(make test*)"), ("allow", "shell.exec(npm run test*)"), ("allow", "shell.exec(python3 -m pytest*)")]
+ALLOWS = [
+    ("allow", "shell.exec(make test*)"),
+    ("allow", "shell.exec(npm run test*)"),
+    ("allow", "shell.exec(python3 -m pytest*)"),
+]
 WIDENED = [
     "make test -f evil.mk",
     "make test --file=evil.mk",
@@ -211,15 +229,30 @@ def test_an_allow_rule_does_not_cover_an_option_that_loads_code_from_elsewhere(t
     assert decision.verdict is Verdict.ASK, decision.reason
 
 
-@pytest.mark.parametrize("line", ["make test", "make test -j4", "npm run test", "npm run test:unit -- --watch=false",
-                                  "python3 -m pytest -q", "python3 -m pytest -x tests/unit", "python3 -m pytest -k smoke"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "make test",
+        "make test -j4",
+        "npm run test",
+        "npm run test:unit -- --watch=false",
+        "python3 -m pytest -q",
+        "python3 -m pytest -x tests/unit",
+        "python3 -m pytest -k smoke",
+    ],
+)
 def test_the_same_allow_rules_still_cover_the_plain_commands(tmp_path: Path, line: str) -> None:
     decision = shell(engine(workspace(tmp_path), *ALLOWS, approval=ApprovalPolicy.UNTRUSTED), line)
     assert (decision.verdict, decision.source) == (Verdict.ALLOW, DecisionSource.RULE), decision.reason
 
 
 def test_an_allow_rule_that_writes_the_option_out_vouches_for_it(tmp_path: Path) -> None:
-    policy = engine(workspace(tmp_path), ("allow", "shell.exec(python3 -c*)"), ("allow", "shell.exec(make -f ci.mk*)"), approval=ApprovalPolicy.UNTRUSTED)
+    policy = engine(
+        workspace(tmp_path),
+        ("allow", "shell.exec(python3 -c*)"),
+        ("allow", "shell.exec(make -f ci.mk*)"),
+        approval=ApprovalPolicy.UNTRUSTED,
+    )
     assert shell(policy, "python3 -c 'print(1)'").verdict is Verdict.ALLOW
     assert shell(policy, "make -f ci.mk lint").verdict is Verdict.ALLOW
     assert shell(policy, "make -f ci.mk lint --eval=x").verdict is Verdict.ASK
@@ -240,7 +273,16 @@ def _scripts(ws: Path) -> None:
         (ws / name).chmod(0o755)
 
 
-SCRIPT_DENIED = ["sh s.sh", "bash ./s.sh", "./s.sh", "bash -e s.sh arg", "dash -x -- s.sh", "sh outer.sh", "nice ./s.sh", "sudo sh s.sh"]
+SCRIPT_DENIED = [
+    "sh s.sh",
+    "bash ./s.sh",
+    "./s.sh",
+    "bash -e s.sh arg",
+    "dash -x -- s.sh",
+    "sh outer.sh",
+    "nice ./s.sh",
+    "sudo sh s.sh",
+]
 
 
 @pytest.mark.parametrize("line", SCRIPT_DENIED)
@@ -275,7 +317,9 @@ def test_a_script_that_cannot_be_read_or_may_change_first_is_asked_about(tmp_pat
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.RULE), decision.reason
 
 
-@pytest.mark.parametrize("line", ["sh ok.sh", "./ok.sh", "bash ok.sh -v", "python3 /usr/lib/python3/dist-packages/x.py"])
+@pytest.mark.parametrize(
+    "line", ["sh ok.sh", "./ok.sh", "bash ok.sh -v", "python3 /usr/lib/python3/dist-packages/x.py"]
+)
 def test_a_readable_script_the_rules_let_through_still_runs_without_a_question(tmp_path: Path, line: str) -> None:
     ws = workspace(tmp_path)
     _scripts(ws)
@@ -289,7 +333,13 @@ def test_a_copy_of_a_denied_program_under_another_name_is_asked_about(tmp_path: 
     shutil.copy("/bin/rm", ws / "cleaner")
     shutil.copy("/bin/rm", tmp_path / "tmp" / "cleaner")
     policy = engine(ws, DENY_RM)
-    for line in ("./cleaner victim", "src/../cleaner victim", f"{tmp_path}/tmp/cleaner victim", "./not-there victim", "exec ./cleaner victim"):
+    for line in (
+        "./cleaner victim",
+        "src/../cleaner victim",
+        f"{tmp_path}/tmp/cleaner victim",
+        "./not-there victim",
+        "exec ./cleaner victim",
+    ):
         decision = shell(policy, line)
         assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.RULE), (line, decision.reason)
         assert "writable folder" in decision.reason
@@ -304,8 +354,14 @@ def test_a_link_to_a_denied_program_meets_the_deny_rule_under_the_program_s_name
 
 
 # line continuations, as bash reads them
-CONTINUED = ["r\\\nm victim", "r\\\nm -rf victim", '"r\\\nm" victim', "echo x # \\\nrm victim",
-             "sudo r\\\nm victim", "bash -c \"r\\\nm victim\""]
+CONTINUED = [
+    "r\\\nm victim",
+    "r\\\nm -rf victim",
+    '"r\\\nm" victim',
+    "echo x # \\\nrm victim",
+    "sudo r\\\nm victim",
+    'bash -c "r\\\nm victim"',
+]
 
 
 @pytest.mark.parametrize("line", CONTINUED)
@@ -315,12 +371,22 @@ def test_a_backslash_newline_inside_a_word_joins_it_as_bash_does(tmp_path: Path,
 
 
 def test_a_backslash_newline_in_single_quotes_stays_text(tmp_path: Path) -> None:
-    decision = shell(engine(workspace(tmp_path), DENY_RM, ("allow", "shell.exec(echo*)"), approval=ApprovalPolicy.UNTRUSTED), "echo 'r\\\nm victim'")
+    decision = shell(
+        engine(workspace(tmp_path), DENY_RM, ("allow", "shell.exec(echo*)"), approval=ApprovalPolicy.UNTRUSTED),
+        "echo 'r\\\nm victim'",
+    )
     assert decision.verdict is Verdict.ALLOW, decision.reason
 
 
 # without a deny or ask rule nothing changes: the sandbox is the boundary
-UNCHANGED = ["python3 -c 'print(1)'", "vim -es -c '!rm victim'", "make -f evil.mk", "sh s.sh", "./cleaner victim", "LESSOPEN='|x %s' less README.md"]
+UNCHANGED = [
+    "python3 -c 'print(1)'",
+    "vim -es -c '!rm victim'",
+    "make -f evil.mk",
+    "sh s.sh",
+    "./cleaner victim",
+    "LESSOPEN='|x %s' less README.md",
+]
 
 
 @pytest.mark.parametrize("line", UNCHANGED)
@@ -328,6 +394,10 @@ def test_without_a_deny_or_ask_rule_nothing_is_asked(tmp_path: Path, line: str) 
     ws = workspace(tmp_path)
     _scripts(ws)
     shutil.copy("/bin/rm", ws / "cleaner")
-    for policy in (engine(ws), engine(ws, ("allow", "shell.exec(git status*)")), engine(ws, ("deny", "fs.read(secrets/**)"))):
+    for policy in (
+        engine(ws),
+        engine(ws, ("allow", "shell.exec(git status*)")),
+        engine(ws, ("deny", "fs.read(secrets/**)")),
+    ):
         decision = shell(policy, line)
         assert (decision.verdict, decision.source) == (Verdict.ALLOW, DecisionSource.MODE), decision.reason

@@ -26,7 +26,7 @@ LOADER = "/lib64/ld-linux-x86-64.so.2"
 ATTACKS = [
     f"{PYTHON} -c 'import os; os.remove(\"victim\")'",
     "perl -e 'unlink \"victim\"'",
-    "node -e 'require(\"fs\").rmSync(\"victim\")'",
+    'node -e \'require("fs").rmSync("victim")\'',
     "vim -u NONE -es -c '!rm victim' -c 'qa!'",
     "sqlite3 :memory: '.shell rm victim'",
     "make --eval='x: ; rm victim' x",
@@ -58,7 +58,9 @@ def _arm(ws: Path) -> None:
         (ws / name).chmod(0o755)
 
 
-async def _run(ws: Path, line: str, *rules: Rule, approver: Approver, approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST) -> bool:
+async def _run(
+    ws: Path, line: str, *rules: Rule, approver: Approver, approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
+) -> bool:
     """Run ``line`` through the gate; whether the call was refused."""
     registry = await build_registry(settings(ws, *rules, approval=approval), approver=approver)
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))

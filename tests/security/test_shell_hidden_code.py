@@ -72,19 +72,42 @@ async def test_code_bash_runs_later_in_the_line_meets_the_deny_rule(tmp_path: Pa
 ALLOW_LS = Rule(action="allow", pattern="shell.exec(ls*)", layer="user", file="kairox.toml", line=1)
 
 
-@pytest.mark.parametrize("line", ["ls <> created.txt", "ls 3<> created.txt", "ls 3<>created.txt", "ls #'\ntouch created.txt\n#'", 'ls #"\ntouch created.txt\n#"'])
-async def test_an_allow_rule_does_not_cover_a_file_created_by_a_redirection_or_after_a_comment(tmp_path: Path, line: str) -> None:
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ls <> created.txt",
+        "ls 3<> created.txt",
+        "ls 3<>created.txt",
+        "ls #'\ntouch created.txt\n#'",
+        'ls #"\ntouch created.txt\n#"',
+    ],
+)
+async def test_an_allow_rule_does_not_cover_a_file_created_by_a_redirection_or_after_a_comment(
+    tmp_path: Path, line: str
+) -> None:
     ws = workspace(tmp_path)
     decision = shell(engine(ws, ("allow", "shell.exec(ls*)"), approval=ApprovalPolicy.UNTRUSTED), line)
     assert decision.verdict is Verdict.ASK, decision.reason
-    registry = await build_registry(settings(ws, ALLOW_LS, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover())
+    registry = await build_registry(
+        settings(ws, ALLOW_LS, approval=ApprovalPolicy.UNTRUSTED), approver=ScriptedApprover()
+    )
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
     assert result.is_error
     assert not (ws / "created.txt").exists()
 
 
 @pytest.mark.parametrize(
-    "line", ["ls -la", "ls < /dev/null", "coproc ls", "echo 'a[1]' x", "echo '$(not run)'", "printf -v x '%s' 'a[1]'", "awk '{print $(NF-1)}' x", "echo ${x@P}"]
+    "line",
+    [
+        "ls -la",
+        "ls < /dev/null",
+        "coproc ls",
+        "echo 'a[1]' x",
+        "echo '$(not run)'",
+        "printf -v x '%s' 'a[1]'",
+        "awk '{print $(NF-1)}' x",
+        "echo ${x@P}",
+    ],
 )
 def test_the_same_rules_still_allow_plain_lines(tmp_path: Path, line: str) -> None:
     allowed = [("allow", f"shell.exec({command}*)") for command in ("ls", "echo", "printf", "awk")]

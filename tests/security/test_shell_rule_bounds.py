@@ -27,7 +27,10 @@ ALLOWED = ("ls*", "tr*", "sh*", "cat*", "git status*", "git log:*", "npm run tes
 
 
 def _rules(*globs: str, action: str = "allow") -> list[Rule]:
-    return [Rule(action=action, pattern=f"shell.exec({glob})", layer="user", file="kairox.toml", line=i) for i, glob in enumerate(globs, start=1)]
+    return [
+        Rule(action=action, pattern=f"shell.exec({glob})", layer="user", file="kairox.toml", line=i)
+        for i, glob in enumerate(globs, start=1)
+    ]
 
 
 def _repository(ws: Path) -> None:
@@ -54,10 +57,14 @@ async def test_an_allow_rule_prefix_does_not_reach_another_program(tmp_path: Pat
     _repository(ws)
     victim = ws / "victim"
     victim.write_text("keep me\n")
-    decision = shell(engine(ws, *(("allow", f"shell.exec({g})") for g in ALLOWED), approval=ApprovalPolicy.UNTRUSTED), line)
+    decision = shell(
+        engine(ws, *(("allow", f"shell.exec({g})") for g in ALLOWED), approval=ApprovalPolicy.UNTRUSTED), line
+    )
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.MODE), decision.reason
     approver = ScriptedApprover()
-    registry = await build_registry(settings(ws, *_rules(*ALLOWED), approval=ApprovalPolicy.UNTRUSTED), approver=approver)
+    registry = await build_registry(
+        settings(ws, *_rules(*ALLOWED), approval=ApprovalPolicy.UNTRUSTED), approver=approver
+    )
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
     assert result.is_error and len(approver.requests) == 1
     assert victim.read_text() == "keep me\n"
@@ -66,14 +73,24 @@ async def test_an_allow_rule_prefix_does_not_reach_another_program(tmp_path: Pat
 
 @pytest.mark.parametrize(
     ("line", "shown"),
-    [("ls -la", "victim"), ("git status --short", "victim"), ("git -C . log --all --oneline", ""), ("tr a-z A-Z < victim", "KEEP ME"), ("cat victim", "keep me")],
+    [
+        ("ls -la", "victim"),
+        ("git status --short", "victim"),
+        ("git -C . log --all --oneline", ""),
+        ("tr a-z A-Z < victim", "KEEP ME"),
+        ("cat victim", "keep me"),
+    ],
 )
-async def test_the_same_rules_still_run_their_own_programs_with_any_arguments(tmp_path: Path, line: str, shown: str) -> None:
+async def test_the_same_rules_still_run_their_own_programs_with_any_arguments(
+    tmp_path: Path, line: str, shown: str
+) -> None:
     ws = workspace(tmp_path)
     _repository(ws)
     (ws / "victim").write_text("keep me\n")
     approver = ScriptedApprover()
-    registry = await build_registry(settings(ws, *_rules(*ALLOWED), approval=ApprovalPolicy.UNTRUSTED), approver=approver)
+    registry = await build_registry(
+        settings(ws, *_rules(*ALLOWED), approval=ApprovalPolicy.UNTRUSTED), approver=approver
+    )
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
     assert not result.is_error and approver.requests == [], result.text_content()
     assert shown in result.text_content()
@@ -149,13 +166,25 @@ async def test_a_remote_command_the_splitter_cannot_see_is_asked_about(tmp_path:
     assert victim.read_text() == "keep me\n"
 
 
-@pytest.mark.parametrize("line", ["ssh host ls", "ssh host touch marker", "docker exec box ls", "kubectl exec pod -- ls"])
+@pytest.mark.parametrize(
+    "line", ["ssh host ls", "ssh host touch marker", "docker exec box ls", "kubectl exec pod -- ls"]
+)
 async def test_no_allow_rule_vouches_for_a_command_run_under_another_authority(tmp_path: Path, line: str) -> None:
     ws = workspace(tmp_path)
-    decision = shell(engine(ws, *(("allow", f"shell.exec({g})") for g in ("ssh*", "docker*", "kubectl*", "ls*", "touch*")), approval=ApprovalPolicy.UNTRUSTED), line)
+    decision = shell(
+        engine(
+            ws,
+            *(("allow", f"shell.exec({g})") for g in ("ssh*", "docker*", "kubectl*", "ls*", "touch*")),
+            approval=ApprovalPolicy.UNTRUSTED,
+        ),
+        line,
+    )
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.MODE), decision.reason
     approver = ScriptedApprover()
-    registry = await build_registry(settings(ws, *_rules("ssh*", "docker*", "kubectl*", "ls*", "touch*"), approval=ApprovalPolicy.UNTRUSTED), approver=approver)
+    registry = await build_registry(
+        settings(ws, *_rules("ssh*", "docker*", "kubectl*", "ls*", "touch*"), approval=ApprovalPolicy.UNTRUSTED),
+        approver=approver,
+    )
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
     assert result.is_error and len(approver.requests) == 1
     assert not (ws / "marker").exists()

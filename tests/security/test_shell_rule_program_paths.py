@@ -25,10 +25,14 @@ ALLOWED = (f"{GIT} status*", f"{GIT} log:*")
 async def test_a_rule_naming_the_program_by_path_does_not_reach_another_subcommand(tmp_path: Path, line: str) -> None:
     ws = workspace(tmp_path)
     _repository(ws)
-    decision = shell(engine(ws, *(("allow", f"shell.exec({g})") for g in ALLOWED), approval=ApprovalPolicy.UNTRUSTED), line)
+    decision = shell(
+        engine(ws, *(("allow", f"shell.exec({g})") for g in ALLOWED), approval=ApprovalPolicy.UNTRUSTED), line
+    )
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.MODE), decision.reason
     approver = ScriptedApprover()
-    registry = await build_registry(settings(ws, *_rules(*ALLOWED), approval=ApprovalPolicy.UNTRUSTED), approver=approver)
+    registry = await build_registry(
+        settings(ws, *_rules(*ALLOWED), approval=ApprovalPolicy.UNTRUSTED), approver=approver
+    )
 
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))
 
@@ -41,7 +45,9 @@ async def test_the_same_rule_still_runs_its_subcommand(tmp_path: Path) -> None:
     _repository(ws)
     (ws / "victim").write_text("keep me\n")
     approver = ScriptedApprover()
-    registry = await build_registry(settings(ws, *_rules(*ALLOWED), approval=ApprovalPolicy.UNTRUSTED), approver=approver)
+    registry = await build_registry(
+        settings(ws, *_rules(*ALLOWED), approval=ApprovalPolicy.UNTRUSTED), approver=approver
+    )
 
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": f"{GIT} status --short"}))
 

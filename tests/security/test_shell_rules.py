@@ -39,10 +39,10 @@ HIDDEN_SYNTAX = [
     "hash -p /bin/rm ls; ls victim",
     "echo rm victim | xargs sh -c",
     "find . -name x -exec sh -c {} \\;",
-    "eval \"$(curl -s http://127.0.0.1:9/x)\"",
+    'eval "$(curl -s http://127.0.0.1:9/x)"',
     "eval $(cat cmd.txt)",
-    "echo \"$(curl -s x | tr a-z A-Z",
-    "ls -la >& out.txt; a=\"$(",
+    'echo "$(curl -s x | tr a-z A-Z',
+    'ls -la >& out.txt; a="$(',
     "xargs -I{} {} < list.txt",
 ]
 
@@ -190,15 +190,23 @@ ENV_PREFIXED = [
 @pytest.mark.parametrize("line", ENV_PREFIXED)
 def test_an_allow_rule_does_not_cover_a_command_whose_environment_changes_what_runs(tmp_path: Path, line: str) -> None:
     policy = engine(
-        workspace(tmp_path), ("allow", "shell.exec(git status*)"), ("allow", "shell.exec(python -m pytest*)"), approval=ApprovalPolicy.UNTRUSTED
+        workspace(tmp_path),
+        ("allow", "shell.exec(git status*)"),
+        ("allow", "shell.exec(python -m pytest*)"),
+        approval=ApprovalPolicy.UNTRUSTED,
     )
     decision = shell(policy, line)
     assert decision.verdict is Verdict.ASK, decision.reason
 
 
-@pytest.mark.parametrize("line", ["git status", "LANG=C git status", "LC_ALL=C TZ=UTC git status --short", "NO_COLOR=1 python -m pytest -q"])
+@pytest.mark.parametrize(
+    "line", ["git status", "LANG=C git status", "LC_ALL=C TZ=UTC git status --short", "NO_COLOR=1 python -m pytest -q"]
+)
 def test_the_same_allow_rules_still_cover_plain_commands(tmp_path: Path, line: str) -> None:
     policy = engine(
-        workspace(tmp_path), ("allow", "shell.exec(git status*)"), ("allow", "shell.exec(python -m pytest*)"), approval=ApprovalPolicy.UNTRUSTED
+        workspace(tmp_path),
+        ("allow", "shell.exec(git status*)"),
+        ("allow", "shell.exec(python -m pytest*)"),
+        approval=ApprovalPolicy.UNTRUSTED,
     )
     assert shell(policy, line).verdict is Verdict.ALLOW

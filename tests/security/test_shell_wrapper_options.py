@@ -34,7 +34,9 @@ HIDDEN_PROGRAM = [
 
 
 @pytest.mark.parametrize("line", HIDDEN_PROGRAM)
-async def test_a_wrapper_option_spelled_as_getopt_reads_it_does_not_pass_for_the_program(tmp_path: Path, line: str) -> None:
+async def test_a_wrapper_option_spelled_as_getopt_reads_it_does_not_pass_for_the_program(
+    tmp_path: Path, line: str
+) -> None:
     ws = workspace(tmp_path)
     victim = ws / "victim"
     victim.write_text("keep me\n")
@@ -50,7 +52,14 @@ async def test_a_wrapper_option_spelled_as_getopt_reads_it_does_not_pass_for_the
 
 
 @pytest.mark.parametrize(
-    "line", ["env -i cat victim", "env -iu HOME cat victim", "env -u HOME -i cat victim", "env --unset HOME cat victim", "env --ignore-env cat victim"]
+    "line",
+    [
+        "env -i cat victim",
+        "env -iu HOME cat victim",
+        "env -u HOME -i cat victim",
+        "env --unset HOME cat victim",
+        "env --ignore-env cat victim",
+    ],
 )
 async def test_the_wrapped_program_the_rule_names_still_runs(tmp_path: Path, line: str) -> None:
     ws = workspace(tmp_path)

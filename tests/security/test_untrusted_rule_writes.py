@@ -109,7 +109,10 @@ def _refusal(file: Path, layer: RuleLayer, lands: str | None, outside: Path, hom
             f"{file} is the {layer} file of this workspace but a link to {home / 'kairox.toml'}, your user file: "
             "a change meant for this workspace would hold in every workspace"
         )
-        return why, "save it in the user layer if it is meant for every workspace, or replace the link with a file of its own"
+        return (
+            why,
+            "save it in the user layer if it is meant for every workspace, or replace the link with a file of its own",
+        )
     why = f"{file} is the {layer} file of a workspace you have not trusted"
     if lands == OUTSIDE:
         why += f" (a link to {outside / 'settings.toml'})"
@@ -147,9 +150,18 @@ async def test_always_in_a_project_layer_of_an_untrusted_workspace_writes_nothin
     why, hint = _refusal(file, layer, lands, outside, isolated_home)
     message = f"the allow rule {RULE!r} was not saved in the {layer} layer: {why}; it holds for this session"
     assert sink.of_type(ToolCallApprovalAnswered) == [
-        ToolCallApprovalAnswered(call_id="c1", tool="shell.exec", approved=True, scope="session", reason=f"{message} ({hint})", persisted_rule=None)
+        ToolCallApprovalAnswered(
+            call_id="c1",
+            tool="shell.exec",
+            approved=True,
+            scope="session",
+            reason=f"{message} ({hint})",
+            persisted_rule=None,
+        )
     ]
-    assert [(d.kind, d.name, d.reason, d.hint) for d in registry.diagnostics if d.kind == "policy_rule"] == [("policy_rule", RULE, message, hint)]
+    assert [(d.kind, d.name, d.reason, d.hint) for d in registry.diagnostics if d.kind == "policy_rule"] == [
+        ("policy_rule", RULE, message, hint)
+    ]
     assert _tree(tmp_path, isolated_home) == before
 
 
@@ -181,7 +193,9 @@ async def test_always_in_the_user_layer_of_an_untrusted_workspace_is_saved(tmp_p
     assert (ws / "kairox.toml").read_bytes() == project_before
 
 
-async def test_always_in_the_project_layer_of_a_trusted_workspace_is_saved_there(tmp_path: Path, isolated_home: Path) -> None:
+async def test_always_in_the_project_layer_of_a_trusted_workspace_is_saved_there(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     ws, _ = _places(tmp_path, isolated_home)
     (ws / "kairox.toml").write_text("# project\n")
     trust_workspace(ws)

@@ -11,7 +11,9 @@ from tests.security.test_value_rules import ALLOW_SELECT, DROP, _call
 from kairox._util import JsonObject
 from kairox.policy import Verdict
 
-QUERY = mcp_tool("db", "query", schema={"type": "object", "properties": {"sql": {"type": "string"}, "options": {"type": "object"}}})
+QUERY = mcp_tool(
+    "db", "query", schema={"type": "object", "properties": {"sql": {"type": "string"}, "options": {"type": "object"}}}
+)
 DENY_DROP = ("deny", "mcp__db__query(*DROP*)")
 ASK_DROP = ("ask", "mcp__db__query(*DROP*)")
 DENY_NAMED = ("deny", "mcp__db__query(.sql=*DROP*)")
@@ -24,7 +26,11 @@ KEYED = (
     ("a-key-in-a-list", {"sql": "SELECT 1", "options": {"steps": [{DROP: "SELECT 2"}]}}),
 )
 UNVOUCHED = (
-    ("an-extra-key-with-a-matching-value", {"sql": "SELECT 1", "options": {DROP: "SELECT 2"}}, "holds a key that does not match"),
+    (
+        "an-extra-key-with-a-matching-value",
+        {"sql": "SELECT 1", "options": {DROP: "SELECT 2"}},
+        "holds a key that does not match",
+    ),
     ("an-empty-object", {"sql": "SELECT 1", "x": {}}, "holds an empty object"),
     ("an-empty-list", {"sql": "SELECT 1", "x": []}, "holds an empty list"),
     ("an-empty-object-in-a-list", {"sql": ["SELECT 1", {}]}, "holds an empty object"),
@@ -32,7 +38,11 @@ UNVOUCHED = (
     ("a-value-under-a-key", {"sql": {DROP: "SELECT 1"}}, "holds a key that does not match"),
     ("the-issue-example", {"sql": "SELECT 1", DROP: 1}, "holds a value that does not match"),
     # a top-level name the schema does not declare is a value too, also when its own value would match
-    ("an-undeclared-key-with-a-matching-value", {"sql": "SELECT 1", DROP: "SELECT 2"}, "which the tool does not declare, does not match"),
+    (
+        "an-undeclared-key-with-a-matching-value",
+        {"sql": "SELECT 1", DROP: "SELECT 2"},
+        "which the tool does not declare, does not match",
+    ),
 )
 
 
@@ -58,22 +68,34 @@ def test_a_named_deny_rule_sees_keys_below_its_argument(tmp_path: Path, case: st
 
 
 @pytest.mark.parametrize(("case", "arguments", "why"), UNVOUCHED, ids=_ids(UNVOUCHED))
-def test_an_unnamed_allow_rule_does_not_vouch_for_what_it_did_not_look_at(tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
+def test_an_unnamed_allow_rule_does_not_vouch_for_what_it_did_not_look_at(
+    tmp_path: Path, case: str, arguments: JsonObject, why: str
+) -> None:
     decision = engine(workspace(tmp_path), ALLOW_UNNAMED).decide(QUERY, arguments)
     assert (decision.verdict, decision.source) == (Verdict.ASK, "mode")
-    assert "allow rule 'mcp__db__query(SELECT*)' (kairox.toml:1) vouches only for calls whose every value matches" in decision.reason
+    assert (
+        "allow rule 'mcp__db__query(SELECT*)' (kairox.toml:1) vouches only for calls whose every value matches"
+        in decision.reason
+    )
     assert why in decision.reason
 
 
 @pytest.mark.parametrize("arguments", [{"sql": "SELECT 1"}, {"sql": ["SELECT 1", "SELECT 2"]}, {"sql": [["SELECT 1"]]}])
 def test_an_unnamed_allow_rule_still_vouches_for_what_all_matches(tmp_path: Path, arguments: JsonObject) -> None:
     decision = engine(workspace(tmp_path), ALLOW_UNNAMED).decide(QUERY, arguments)
-    assert (decision.verdict, decision.reason) == (Verdict.ALLOW, "allowed by allow rule 'mcp__db__query(SELECT*)' (kairox.toml:1)")
+    assert (decision.verdict, decision.reason) == (
+        Verdict.ALLOW,
+        "allowed by allow rule 'mcp__db__query(SELECT*)' (kairox.toml:1)",
+    )
 
 
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("arguments", [{"sql": "SELECT 1", "opts": {}}, {"sql": "SELECT 1", "opts": {DROP: "SELECT 2"}}], ids=["empty", "key"])
+@pytest.mark.parametrize(
+    "arguments",
+    [{"sql": "SELECT 1", "opts": {}}, {"sql": "SELECT 1", "opts": {DROP: "SELECT 2"}}],
+    ids=["empty", "key"],
+)
 async def test_through_a_real_server_the_smuggled_call_never_runs(tmp_path: Path, arguments: JsonObject) -> None:
     result, asked, ran = await _call(tmp_path, arguments, ALLOW_SELECT)
     assert [r.source for r in asked] == ["mode"] and result.is_error and ran == []

@@ -25,7 +25,21 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py"
 TOOL = "mcp__h__t0"
 DROP = "DROP TABLE users"
-PARAMETERS = ("sql", "comment", "limit", "then", "more", "a", "drop_after", "repeat", "where", "statements", "batch", "opts", "query")
+PARAMETERS = (
+    "sql",
+    "comment",
+    "limit",
+    "then",
+    "more",
+    "a",
+    "drop_after",
+    "repeat",
+    "where",
+    "statements",
+    "batch",
+    "opts",
+    "query",
+)
 """What the tool's schema declares: the names an unnamed allow rule reads as parameters, not values."""
 
 
@@ -55,7 +69,8 @@ async def _call(
     markers = tmp_path / "markers"
     markers.mkdir()
     config = McpServerConfig(
-        command=sys.executable, args=[str(SERVER), "--tools", "1", "--marker-dir", str(markers), "--properties", ",".join(PARAMETERS)]
+        command=sys.executable,
+        args=[str(SERVER), "--tools", "1", "--marker-dir", str(markers), "--properties", ",".join(PARAMETERS)],
     )
     approver = ScriptedApprover()
     registry = ToolRegistry(settings(ws, *rules, approval=approval), approver=approver)
@@ -73,11 +88,27 @@ class TestAnUnnamedAllowRuleOnValues:
     # (case, a call where one value matches `SELECT *` and another carries what the rule never looked at, why)
     SMUGGLED = (
         ("other-argument", {"sql": DROP, "comment": "SELECT 1"}, "argument 'sql' holds a value that does not match"),
-        ("other-argument-first", {"comment": "SELECT 1", "sql": DROP}, "argument 'sql' holds a value that does not match"),
-        ("nested-in-another", {"sql": "SELECT 1", "then": {"sql": DROP}}, "argument 'then' holds a key that does not match"),
-        ("in-a-list", {"sql": "SELECT 1", "more": ["SELECT 2", DROP]}, "argument 'more' holds a value that does not match"),
+        (
+            "other-argument-first",
+            {"comment": "SELECT 1", "sql": DROP},
+            "argument 'sql' holds a value that does not match",
+        ),
+        (
+            "nested-in-another",
+            {"sql": "SELECT 1", "then": {"sql": DROP}},
+            "argument 'then' holds a key that does not match",
+        ),
+        (
+            "in-a-list",
+            {"sql": "SELECT 1", "more": ["SELECT 2", DROP]},
+            "argument 'more' holds a value that does not match",
+        ),
         ("deep", {"sql": "SELECT 1", "a": deep(4, {"sql": DROP})}, "argument 'a' holds a key that does not match"),
-        ("a-flag", {"sql": "SELECT * FROM users", "drop_after": True}, "argument 'drop_after' holds a value that does not match"),
+        (
+            "a-flag",
+            {"sql": "SELECT * FROM users", "drop_after": True},
+            "argument 'drop_after' holds a value that does not match",
+        ),
         ("a-number", {"sql": "SELECT 1", "repeat": 100000}, "argument 'repeat' holds a value that does not match"),
         ("a-null", {"sql": "SELECT 1", "where": None}, "argument 'where' holds a value that does not match"),
     )
@@ -89,12 +120,16 @@ class TestAnUnnamedAllowRuleOnValues:
     )
 
     @pytest.mark.parametrize(("case", "arguments", "why"), SMUGGLED, ids=_ids(SMUGGLED))
-    async def test_a_call_with_a_value_the_rule_does_not_match_is_asked_about(self, tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
+    async def test_a_call_with_a_value_the_rule_does_not_match_is_asked_about(
+        self, tmp_path: Path, case: str, arguments: JsonObject, why: str
+    ) -> None:
         result, asked, ran = await _call(tmp_path, arguments, ALLOW_SELECT)
 
         assert len(asked) == 1 and asked[0].source == "mode"
         reason = asked[0].reason
-        assert reason.startswith(f"{MODE}; allow rule 'mcp__h__t0(SELECT *)' (kairox.toml:1) vouches only for calls whose every value matches 'SELECT *', and {why}")
+        assert reason.startswith(
+            f"{MODE}; allow rule 'mcp__h__t0(SELECT *)' (kairox.toml:1) vouches only for calls whose every value matches 'SELECT *', and {why}"
+        )
         assert "; name the arguments it vouches for, e.g. mcp__h__t0(." in reason
         assert result.is_error and ran == []
 
@@ -114,7 +149,9 @@ class TestAnUnnamedAllowRuleOnValues:
         assert asked[0].reason.endswith("e.g. mcp__h__t0(.sql=GLOB, .comment=SELECT *)")
 
     @pytest.mark.parametrize(("case", "arguments"), HARMLESS, ids=_ids(HARMLESS))
-    async def test_a_call_whose_every_value_matches_runs(self, tmp_path: Path, case: str, arguments: JsonObject) -> None:
+    async def test_a_call_whose_every_value_matches_runs(
+        self, tmp_path: Path, case: str, arguments: JsonObject
+    ) -> None:
         result, asked, ran = await _call(tmp_path, arguments, ALLOW_SELECT)
 
         assert asked == []  # the mode asks about this tool: the allow rule vouched
@@ -130,9 +167,17 @@ class TestANamedAllowRule:
         ("the-value-in-another", {"sql": DROP, "comment": "SELECT 1"}, "argument 'comment' is not named by it"),
         ("only-another", {"query": "SELECT 1"}, "argument 'query' is not named by it"),
         ("not-matching", {"sql": DROP}, "argument 'sql' does not match 'SELECT *' all through"),
-        ("an-object-under-the-name", {"sql": {"text": "SELECT 1", "then": DROP}}, "argument 'sql' does not match 'SELECT *' all through"),
+        (
+            "an-object-under-the-name",
+            {"sql": {"text": "SELECT 1", "then": DROP}},
+            "argument 'sql' does not match 'SELECT *' all through",
+        ),
         ("a-list-under-the-name", {"sql": ["SELECT 1", DROP]}, "argument 'sql' does not match 'SELECT *' all through"),
-        ("a-nested-list-under-the-name", {"sql": [["SELECT 1"]]}, "argument 'sql' does not match 'SELECT *' all through"),
+        (
+            "a-nested-list-under-the-name",
+            {"sql": [["SELECT 1"]]},
+            "argument 'sql' does not match 'SELECT *' all through",
+        ),
         ("an-empty-list", {"sql": []}, "argument 'sql' does not match 'SELECT *' all through"),
         ("a-path", {"sql": "SELECT 1", "file": "src/a.sql"}, "argument 'file' is not named by it"),
         ("a-file-uri", {"sql": "file:///etc/passwd"}, "argument 'sql' does not match 'SELECT *' all through"),
@@ -144,11 +189,15 @@ class TestANamedAllowRule:
     )
 
     @pytest.mark.parametrize(("case", "arguments", "why"), NOT_VOUCHED, ids=_ids(NOT_VOUCHED))
-    async def test_a_call_with_anything_the_rule_does_not_name_is_asked_about(self, tmp_path: Path, case: str, arguments: JsonObject, why: str) -> None:
+    async def test_a_call_with_anything_the_rule_does_not_name_is_asked_about(
+        self, tmp_path: Path, case: str, arguments: JsonObject, why: str
+    ) -> None:
         result, asked, ran = await _call(tmp_path, arguments, ALLOW_SQL, ALLOW_SQL_LIMIT)
 
         assert len(asked) == 1 and asked[0].source == "mode"
-        assert asked[0].reason.startswith(f"{MODE}; allow rule 'mcp__h__t0(.sql=SELECT *)' (kairox.toml:1) does not vouch for it: {why}")
+        assert asked[0].reason.startswith(
+            f"{MODE}; allow rule 'mcp__h__t0(.sql=SELECT *)' (kairox.toml:1) does not vouch for it: {why}"
+        )
         assert result.is_error and ran == []
 
     @pytest.mark.parametrize(("case", "arguments", "why"), NOT_VOUCHED, ids=_ids(NOT_VOUCHED))
@@ -161,7 +210,9 @@ class TestANamedAllowRule:
         assert result.is_error and ran == []
 
     @pytest.mark.parametrize(("case", "arguments", "allow"), VOUCHED, ids=_ids(VOUCHED))  # type: ignore[arg-type]
-    async def test_a_call_of_exactly_the_named_arguments_runs(self, tmp_path: Path, case: str, arguments: JsonObject, allow: Rule) -> None:
+    async def test_a_call_of_exactly_the_named_arguments_runs(
+        self, tmp_path: Path, case: str, arguments: JsonObject, allow: Rule
+    ) -> None:
         result, asked, ran = await _call(tmp_path, arguments, allow)
 
         assert asked == []  # the mode asks about this tool: the allow rule vouched
@@ -189,7 +240,9 @@ class TestANamedAllowRuleOnAPathArgument:
     )
 
     @pytest.mark.parametrize(("case", "arguments"), OUTSIDE, ids=_ids(OUTSIDE))
-    async def test_a_path_outside_the_glob_is_asked_about(self, tmp_path: Path, case: str, arguments: JsonObject) -> None:
+    async def test_a_path_outside_the_glob_is_asked_about(
+        self, tmp_path: Path, case: str, arguments: JsonObject
+    ) -> None:
         result, asked, ran = await _call(tmp_path, arguments, self.ALLOW_PATH, self.ALLOW_TARGET)
 
         assert [r.source for r in asked] == ["mode"] and "does not match" in asked[0].reason
@@ -226,27 +279,41 @@ class TestNamedDenyAndAskRules:
     )
 
     @pytest.mark.parametrize(("case", "arguments", "deny"), DENIED, ids=_ids(DENIED))  # type: ignore[arg-type]
-    async def test_a_named_deny_rule_sees_every_value_below_its_argument(self, tmp_path: Path, case: str, arguments: JsonObject, deny: Rule) -> None:
-        result, asked, ran = await _call(tmp_path, arguments, ALLOW_SERVER, self.DENY_SQL, self.DENY_FORCE, self.DENY_PROD_DELETE)
+    async def test_a_named_deny_rule_sees_every_value_below_its_argument(
+        self, tmp_path: Path, case: str, arguments: JsonObject, deny: Rule
+    ) -> None:
+        result, asked, ran = await _call(
+            tmp_path, arguments, ALLOW_SERVER, self.DENY_SQL, self.DENY_FORCE, self.DENY_PROD_DELETE
+        )
 
         assert asked == []
         assert result.meta["decision"]["reason"] == f"denied by deny rule {deny.pattern!r} (kairox.toml:{deny.line})"
         assert result.is_error and ran == []
 
     @pytest.mark.parametrize(("case", "arguments", "deny"), DENIED, ids=_ids(DENIED))  # type: ignore[arg-type]
-    async def test_a_named_ask_rule_sees_every_value_below_its_argument(self, tmp_path: Path, case: str, arguments: JsonObject, deny: Rule) -> None:
+    async def test_a_named_ask_rule_sees_every_value_below_its_argument(
+        self, tmp_path: Path, case: str, arguments: JsonObject, deny: Rule
+    ) -> None:
         ask = Rule(action="ask", pattern=deny.pattern, layer="user", file="kairox.toml", line=deny.line)
         result, asked, ran = await _call(tmp_path, arguments, ALLOW_SERVER, ask)
 
         # asked once, naming the rule (past the path scan's depth the reason says the call could not all be read)
-        assert len(asked) == 1 and asked[0].source == "rule" and f"ask rule {deny.pattern!r} (kairox.toml:{deny.line})" in asked[0].reason
+        assert (
+            len(asked) == 1
+            and asked[0].source == "rule"
+            and f"ask rule {deny.pattern!r} (kairox.toml:{deny.line})" in asked[0].reason
+        )
         if case != "twenty-deep":
             assert asked[0].reason == f"ask rule {deny.pattern!r} (kairox.toml:{deny.line}) asks for approval"
         assert result.is_error and ran == []
 
     @pytest.mark.parametrize(("case", "arguments"), RUNS, ids=_ids(RUNS))
-    async def test_a_named_deny_rule_holds_for_its_argument_only(self, tmp_path: Path, case: str, arguments: JsonObject) -> None:
-        result, asked, ran = await _call(tmp_path, arguments, ALLOW_SERVER, self.DENY_SQL, self.DENY_FORCE, self.DENY_PROD_DELETE)
+    async def test_a_named_deny_rule_holds_for_its_argument_only(
+        self, tmp_path: Path, case: str, arguments: JsonObject
+    ) -> None:
+        result, asked, ran = await _call(
+            tmp_path, arguments, ALLOW_SERVER, self.DENY_SQL, self.DENY_FORCE, self.DENY_PROD_DELETE
+        )
 
         assert asked == []
         assert (result.is_error, result.text_content(), ran) == (False, "ok t0", ["t0-1"])

@@ -61,8 +61,12 @@ def _in(ws: Path, arguments: JsonObject) -> JsonObject:
     return {k: (v.replace("/WS/", f"{ws}/") if isinstance(v, str) else v) for k, v in arguments.items()}
 
 
-@pytest.mark.parametrize(("tool", "arguments"), WRITES_TO_PROTECTED, ids=[f"{t}-{i}" for i, (t, _) in enumerate(WRITES_TO_PROTECTED)])
-async def test_a_warm_allow_for_a_tool_does_not_carry_its_write_to_a_protected_path(tmp_path: Path, tool: str, arguments: JsonObject) -> None:
+@pytest.mark.parametrize(
+    ("tool", "arguments"), WRITES_TO_PROTECTED, ids=[f"{t}-{i}" for i, (t, _) in enumerate(WRITES_TO_PROTECTED)]
+)
+async def test_a_warm_allow_for_a_tool_does_not_carry_its_write_to_a_protected_path(
+    tmp_path: Path, tool: str, arguments: JsonObject
+) -> None:
     ws, markers = workspace(tmp_path), _markers(tmp_path)
     provider = MarkingProvider([mcp_tool("fs", tool)], markers)
     registry = ToolRegistry(settings(ws, Rule(action="allow", pattern="mcp__fs__*")), approver=NonInteractiveApprover())
@@ -78,11 +82,17 @@ async def test_a_warm_allow_for_a_tool_does_not_carry_its_write_to_a_protected_p
 
 
 @pytest.mark.parametrize(("tool", "arguments"), DENIED_READS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(DENIED_READS)])
-async def test_a_warm_allow_for_a_read_tool_does_not_carry_a_denied_read(tmp_path: Path, tool: str, arguments: JsonObject) -> None:
+async def test_a_warm_allow_for_a_read_tool_does_not_carry_a_denied_read(
+    tmp_path: Path, tool: str, arguments: JsonObject
+) -> None:
     ws, markers = workspace(tmp_path), _markers(tmp_path)
     (ws / "secrets" / "token.txt").write_text("t0k3n")
     spec = mcp_tool("fs", tool, ToolAnnotations(read_only_hint=True, open_world_hint=False))
-    rules = (Rule(action="allow", pattern="mcp__fs__*"), Rule(action="deny", pattern="fs.read(secrets/**)"), Rule(action="deny", pattern="fs.read(.env)"))
+    rules = (
+        Rule(action="allow", pattern="mcp__fs__*"),
+        Rule(action="deny", pattern="fs.read(secrets/**)"),
+        Rule(action="deny", pattern="fs.read(.env)"),
+    )
     registry = ToolRegistry(settings(ws, *rules), approver=NonInteractiveApprover())
     await registry.add_provider(MarkingProvider([spec], markers))
     name = f"mcp__fs__{tool}"
@@ -102,7 +112,9 @@ async def test_a_deny_rule_set_after_warm_calls_stops_the_next_one(tmp_path: Pat
     for _ in range(3):
         assert (await _call(registry, "mcp__fs__write_file", HARMLESS)).is_error is False
 
-    registry.settings = settings(ws, Rule(action="allow", pattern="mcp__fs__*"), Rule(action="deny", pattern="mcp__fs__write_file"))
+    registry.settings = settings(
+        ws, Rule(action="allow", pattern="mcp__fs__*"), Rule(action="deny", pattern="mcp__fs__write_file")
+    )
 
     assert (await _call(registry, "mcp__fs__write_file", HARMLESS)).is_error
     assert len(list(markers.iterdir())) == 3
@@ -111,12 +123,21 @@ async def test_a_deny_rule_set_after_warm_calls_stops_the_next_one(tmp_path: Pat
 async def test_a_blocking_hook_set_after_warm_calls_stops_the_next_one(tmp_path: Path) -> None:
     ws, markers = workspace(tmp_path), _markers(tmp_path)
     hooks = HookRegistry([], workspace=ws, sandbox=settings(ws).sandbox)
-    registry = ToolRegistry(settings(ws, Rule(action="allow", pattern="mcp__fs__*")), approver=NonInteractiveApprover(), hooks=hooks)
+    registry = ToolRegistry(
+        settings(ws, Rule(action="allow", pattern="mcp__fs__*")), approver=NonInteractiveApprover(), hooks=hooks
+    )
     await registry.add_provider(MarkingProvider([mcp_tool("fs", "write_file")], markers))
     for _ in range(3):
         assert (await _call(registry, "mcp__fs__write_file", HARMLESS)).is_error is False
 
-    hooks.hooks = (HookSpec(event=HookEvent.PRE_TOOL_USE, command="echo 'frozen' >&2; exit 2", matcher="mcp__fs__*", name="config:pre_tool_use.1"),)
+    hooks.hooks = (
+        HookSpec(
+            event=HookEvent.PRE_TOOL_USE,
+            command="echo 'frozen' >&2; exit 2",
+            matcher="mcp__fs__*",
+            name="config:pre_tool_use.1",
+        ),
+    )
 
     blocked = await _call(registry, "mcp__fs__write_file", HARMLESS)
     assert blocked.is_error and "frozen" in blocked.text_content()
@@ -126,7 +147,9 @@ async def test_a_blocking_hook_set_after_warm_calls_stops_the_next_one(tmp_path:
 async def test_a_call_past_its_deadline_never_gets_to_act_even_among_others(tmp_path: Path) -> None:
     # the calls share one deadline timer: the slow one is cut at its own deadline while quick ones come and go
     ws, markers = workspace(tmp_path), _markers(tmp_path)
-    registry = ToolRegistry(settings(ws, Rule(action="allow", pattern="mcp__fs__*"), timeout=0.3), approver=NonInteractiveApprover())
+    registry = ToolRegistry(
+        settings(ws, Rule(action="allow", pattern="mcp__fs__*"), timeout=0.3), approver=NonInteractiveApprover()
+    )
     await registry.add_provider(MarkingProvider([mcp_tool("fs", "write_file")], markers))
 
     slow = asyncio.ensure_future(_call(registry, "mcp__fs__write_file", {**HARMLESS, "wait": 1.0}))

@@ -40,7 +40,9 @@ parser.add_argument("--delay-init-ms", type=int, default=0)
 parser.add_argument("--stderr-bytes", type=int, default=0)
 parser.add_argument("--name", default="basic")
 parser.add_argument("--http-port", type=int, default=0, help="serve Streamable HTTP on 127.0.0.1:PORT instead of stdio")
-parser.add_argument("--long-names", action="store_true", help="also serve two tools with 60-character names alike in their first 57")
+parser.add_argument(
+    "--long-names", action="store_true", help="also serve two tools with 60-character names alike in their first 57"
+)
 options = parser.parse_args()
 
 app = MCPServer(options.name)
@@ -111,7 +113,9 @@ def media() -> list[TextContent | ImageContent | AudioContent | EmbeddedResource
         ImageContent(data=PNG_1PX, mime_type="image/png"),
         AudioContent(data=base64.b64encode(b"RIFF").decode(), mime_type="audio/wav"),
         EmbeddedResource(resource=TextResourceContents(uri="memo://note", mime_type="text/plain", text="note body")),
-        EmbeddedResource(resource=BlobResourceContents(uri="memo://blob", mime_type="application/octet-stream", blob="AAE=")),
+        EmbeddedResource(
+            resource=BlobResourceContents(uri="memo://blob", mime_type="application/octet-stream", blob="AAE=")
+        ),
         ResourceLink(uri="memo://linked", name="linked", description="a linked resource", mime_type="text/plain"),
     ]
 
@@ -157,7 +161,11 @@ def _summary(region: str) -> Any:
 
 if options.long_names:
     for region in ("north", "south"):
-        app.add_tool(_summary(region), name=f"summarise_the_quarterly_revenue_figures_for_every_region_{region}"[:60], description=f"Summarise {region}.")
+        app.add_tool(
+            _summary(region),
+            name=f"summarise_the_quarterly_revenue_figures_for_every_region_{region}"[:60],
+            description=f"Summarise {region}.",
+        )
 
 
 @app.resource("memo://note", mime_type="text/plain")

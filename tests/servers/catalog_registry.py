@@ -43,7 +43,9 @@ class Registry:
         self.items.append(self._item("io.example/old", "A server that was deprecated", start, status="deprecated"))
 
     @staticmethod
-    def _item(name: str, description: str, updated: str, *, status: str = "active", title: str | None = None) -> dict[str, object]:
+    def _item(
+        name: str, description: str, updated: str, *, status: str = "active", title: str | None = None
+    ) -> dict[str, object]:
         server: dict[str, object] = {
             "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
             "name": name,
@@ -58,10 +60,21 @@ class Registry:
                     "environmentVariables": [{"name": "EXAMPLE_TOKEN", "isRequired": True, "isSecret": True}],
                 }
             ],
-            "remotes": [{"type": "streamable-http", "url": "http://127.0.0.1:9/mcp", "headers": [
-                {"name": "Authorization", "value": "Bearer {example_token}", "isSecret": True, "isRequired": True,
-                 "variables": {"example_token": {"isRequired": True, "isSecret": True}}}
-            ]}],
+            "remotes": [
+                {
+                    "type": "streamable-http",
+                    "url": "http://127.0.0.1:9/mcp",
+                    "headers": [
+                        {
+                            "name": "Authorization",
+                            "value": "Bearer {example_token}",
+                            "isSecret": True,
+                            "isRequired": True,
+                            "variables": {"example_token": {"isRequired": True, "isSecret": True}},
+                        }
+                    ],
+                }
+            ],
             "x-unknown-field": {"kept": True},
         }
         if title:
@@ -147,7 +160,11 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, body, {"Content-Type": "application/json"})
             return
         if mode == "wrong":
-            wrong = [{"server": {"name": 5, "description": [], "version": {}}}, "text", {"name": "a/b", "description": "d", "version": "1", "packages": "npm"}]
+            wrong = [
+                {"server": {"name": 5, "description": [], "version": {}}},
+                "text",
+                {"name": "a/b", "description": "d", "version": "1", "packages": "npm"},
+            ]
             self._json({"servers": wrong, "metadata": {"count": 3}} if rest.startswith("v0.1") else wrong)
             return
         etag = f'W/"catalog-v{registry.version}"'
@@ -162,7 +179,11 @@ class Handler(BaseHTTPRequestHandler):
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         search = query.get("search", "").lower()
         if search:
-            items = [i for i in items if search in i["server"]["name"].lower() or search in i["server"]["description"].lower()]
+            items = [
+                i
+                for i in items
+                if search in i["server"]["name"].lower() or search in i["server"]["description"].lower()
+            ]
         since = query.get("updated_since")
         if since:
             after = datetime.fromisoformat(since)

@@ -64,13 +64,24 @@ class EmbeddingsServer:
                 outer.headers.append({k.lower(): v for k, v in self.headers.items()})
                 time.sleep(outer.delay_sec)
                 if self.path != "/v1/embeddings" or outer.fail:
-                    self._send(500 if outer.fail else 404, {"error": {"message": "scripted failure" if outer.fail else "no such path"}})
+                    self._send(
+                        500 if outer.fail else 404,
+                        {"error": {"message": "scripted failure" if outer.fail else "no such path"}},
+                    )
                     return
                 texts = body.get("input")
                 texts = [texts] if isinstance(texts, str) else list(texts or [])
                 outer.inputs.append(texts)
                 data = [{"object": "embedding", "index": i, "embedding": embed(t)} for i, t in enumerate(texts)]
-                self._send(200, {"object": "list", "data": data, "model": body.get("model"), "usage": {"prompt_tokens": 0, "total_tokens": 0}})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body.get("model"),
+                        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                    },
+                )
 
             def _send(self, status: int, payload: Any) -> None:
                 raw = json.dumps(payload).encode()

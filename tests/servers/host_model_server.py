@@ -121,7 +121,9 @@ class _Handler(BaseHTTPRequestHandler):
                 offered.append(str(tool["name"]))
             for inner in (tool.get("tools") or []) if isinstance(tool, dict) else []:
                 offered.append(f"{tool.get('name', '')}\0{inner.get('name', '')}")  # a tool of a namespace
-        outputs = [i for i in body.get("input") or [] if isinstance(i, dict) and str(i.get("type", "")).endswith("_output")]
+        outputs = [
+            i for i in body.get("input") or [] if isinstance(i, dict) and str(i.get("type", "")).endswith("_output")
+        ]
         with self.script.lock:
             for item in outputs:
                 self.script.results.setdefault(str(item.get("call_id")), _flat(item.get("output")))
@@ -132,45 +134,83 @@ class _Handler(BaseHTTPRequestHandler):
             number[0] += 1
             return f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': number[0], **data})}\n\n"
 
-        response = {"id": f"resp_{len(outputs)}", "object": "response", "created_at": int(time.time()), "status": "in_progress",
-                    "model": body.get("model", "scripted"), "output": []}
+        response = {
+            "id": f"resp_{len(outputs)}",
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "in_progress",
+            "model": body.get("model", "scripted"),
+            "output": [],
+        }
         events = [event("response.created", {"response": response})]
         if isinstance(decision, tuple):
             namespace, _, name = decision[0].rpartition("\0")
             arguments = json.dumps(decision[1])
-            item: dict[str, Any] = {"type": "function_call", "id": f"fc_{len(outputs)}", "call_id": f"call_{len(outputs)}", "name": name,
-                                    "arguments": arguments, "status": "completed"}
+            item: dict[str, Any] = {
+                "type": "function_call",
+                "id": f"fc_{len(outputs)}",
+                "call_id": f"call_{len(outputs)}",
+                "name": name,
+                "arguments": arguments,
+                "status": "completed",
+            }
             if namespace:
                 item["namespace"] = namespace
         else:
             text = "done" if decision == "done" else "ok"
-            item = {"type": "message", "id": f"msg_{len(outputs)}", "role": "assistant", "status": "completed",
-                    "content": [{"type": "output_text", "text": text, "annotations": []}]}
+            item = {
+                "type": "message",
+                "id": f"msg_{len(outputs)}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
         events.append(event("response.output_item.added", {"output_index": 0, "item": item}))
         events.append(event("response.output_item.done", {"output_index": 0, "item": item}))
-        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
-        events.append(event("response.completed", {"response": {**response, "status": "completed", "output": [item], "usage": usage}}))
+        usage = {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        }
+        events.append(
+            event(
+                "response.completed",
+                {"response": {**response, "status": "completed", "output": [item], "usage": usage}},
+            )
+        )
         self._send(200, "".join(events).encode(), "text/event-stream")
 
     # --- Gemini ---------------------------------------------------------------------------------------------
 
     def _gemini(self, body: dict[str, Any], *, stream: bool) -> None:
-        offered = [str(d.get("name", "")) for t in body.get("tools") or [] for d in (t or {}).get("functionDeclarations") or []]
-        answers = [p["functionResponse"] for c in body.get("contents") or [] for p in c.get("parts") or [] if "functionResponse" in p]
+        offered = [
+            str(d.get("name", "")) for t in body.get("tools") or [] for d in (t or {}).get("functionDeclarations") or []
+        ]
+        answers = [
+            p["functionResponse"]
+            for c in body.get("contents") or []
+            for p in c.get("parts") or []
+            if "functionResponse" in p
+        ]
         with self.script.lock:
             for index, answer in enumerate(answers):
                 self.script.results.setdefault(str(answer.get("id") or index), _flat(answer.get("response")))
         decision = self.script.next_call(offered, len(answers))
         config = body.get("generationConfig") or {}
         if isinstance(decision, tuple):
-            parts: list[dict[str, Any]] = [{"functionCall": {"id": f"call_{len(answers)}", "name": decision[0], "args": decision[1]}}]
+            parts: list[dict[str, Any]] = [
+                {"functionCall": {"id": f"call_{len(answers)}", "name": decision[0], "args": decision[1]}}
+            ]
         elif decision is None and (config.get("responseJsonSchema") or config.get("responseSchema")):
             parts = [{"text": json.dumps(_filled(config.get("responseJsonSchema") or config.get("responseSchema")))}]
         else:
             parts = [{"text": "done" if decision == "done" else "ok"}]
-        payload = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-                   "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+        payload = {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        }
         if stream:
             self._send(200, f"data: {json.dumps(payload)}\r\n\r\n".encode(), "text/event-stream")
         else:
@@ -200,13 +240,21 @@ def main() -> int:
     server = serve(script, options.port)
     command = options.command[1:] if options.command[:1] == ["--"] else options.command
     try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=options.timeout)
+        done = subprocess.run(
+            command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=options.timeout
+        )
         code, out, err = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
         code, out, err = -1, str(exc.stdout or ""), str(exc.stderr or "")
     finally:
         server.shutdown()
-    report = {"exit_code": code, "paths": script.paths, "results": list(script.results.values()), "stdout": out[-6000:], "stderr": err[-6000:]}
+    report = {
+        "exit_code": code,
+        "paths": script.paths,
+        "results": list(script.results.values()),
+        "stdout": out[-6000:],
+        "stderr": err[-6000:],
+    }
     options.report.write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0
 

@@ -25,7 +25,10 @@ CALLS: dict[str, int] = {}
 
 OBJECT: dict[str, object] = {"type": "object", "properties": {"x": {"type": "string"}}}
 if "--properties" in sys.argv:
-    OBJECT = {"type": "object", "properties": {name: {} for name in sys.argv[sys.argv.index("--properties") + 1].split(",")}}
+    OBJECT = {
+        "type": "object",
+        "properties": {name: {} for name in sys.argv[sys.argv.index("--properties") + 1].split(",")},
+    }
 
 
 def tools() -> list[dict[str, object]]:

@@ -60,7 +60,14 @@ for line in sys.stdin:
     if method == "initialize":
         time.sleep(options.delay_init_ms / 1000)
         version = message["params"].get("protocolVersion", "2025-11-25")
-        reply(message_id, {"protocolVersion": version, "capabilities": {"tools": {"listChanged": True}}, "serverInfo": {"name": "lean", "version": options.server_version}})
+        reply(
+            message_id,
+            {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "lean", "version": options.server_version},
+            },
+        )
     elif method == "tools/list":
         tools = [ECHO] + [{**ECHO, "name": f"tool_{i:03d}"} for i in range(options.extra_tools)]
         if options.tools_file:

@@ -60,7 +60,9 @@ def _openai_problems(body: dict[str, Any]) -> list[str]:
             open_calls = [c["id"] for c in message.get("tool_calls") or []]
         elif role == "tool":
             if message.get("tool_call_id") not in open_calls:
-                problems.append(f"message {index}: tool result for {message.get('tool_call_id')!r}, which no open call has")
+                problems.append(
+                    f"message {index}: tool result for {message.get('tool_call_id')!r}, which no open call has"
+                )
             else:
                 open_calls.remove(message["tool_call_id"])
     if open_calls:
@@ -87,7 +89,9 @@ def _anthropic_problems(body: dict[str, Any]) -> list[str]:
         if role == "user":
             results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
             if sorted(results) != sorted(expected):
-                problems.append(f"message {index} answers tool uses {results}, expected all of {expected} in this one message")
+                problems.append(
+                    f"message {index} answers tool uses {results}, expected all of {expected} in this one message"
+                )
             expected = []
         else:
             expected = [b["id"] for b in blocks if b.get("type") == "tool_use"]
@@ -106,7 +110,11 @@ def _expectation_problems(step: Step, body: dict[str, Any], wire: str) -> list[s
         if expect["last_user_contains"] not in texts:
             problems.append(f"the last user message does not contain {expect['last_user_contains']!r}: {texts[:300]!r}")
     if "system_contains" in expect:
-        system = body.get("system") if wire == "anthropic" else next((m.get("content") for m in messages if m.get("role") == "system"), "")
+        system = (
+            body.get("system")
+            if wire == "anthropic"
+            else next((m.get("content") for m in messages if m.get("role") == "system"), "")
+        )
         if expect["system_contains"] not in str(system):
             problems.append(f"the system prompt does not contain {expect['system_contains']!r}")
     for call_id, needle in (expect.get("tool_results") or {}).items():
@@ -157,19 +165,43 @@ def _tool_result(messages: list[dict[str, Any]], call_id: str, wire: str) -> str
 
 def _openai_events(step: Step, model: str, usage: dict[str, int], include_usage: bool) -> list[str]:
     base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
-    chunks: list[dict[str, Any]] = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    chunks: list[dict[str, Any]] = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
+    ]
     for piece in _split(step.get("text", "")):
         chunks.append({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
     for index, call in enumerate(step.get("calls") or []):
         arguments = json.dumps(call.get("arguments", {}))
-        head = {"index": index, "id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": ""}}
+        head = {
+            "index": index,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": call["name"], "arguments": ""},
+        }
         chunks.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [head]}, "finish_reason": None}]})
         for piece in _split(arguments, 2):
-            chunks.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}, "finish_reason": None}]})
+            chunks.append(
+                {
+                    **base,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"tool_calls": [{"index": index, "function": {"arguments": piece}}]},
+                            "finish_reason": None,
+                        }
+                    ],
+                }
+            )
     finish = "tool_calls" if step.get("calls") else "stop"
     chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
     if include_usage:
-        chunks.append({**base, "choices": [], "usage": {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}})
+        chunks.append(
+            {
+                **base,
+                "choices": [],
+                "usage": {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]},
+            }
+        )
     return [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
 
 
@@ -177,11 +209,18 @@ def _openai_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, Any
     message: dict[str, Any] = {"role": "assistant", "content": step.get("text") or None}
     if step.get("calls"):
         message["tool_calls"] = [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))},
+            }
             for c in step["calls"]
         ]
     return {
-        "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if step.get("calls") else "stop"}],
         "usage": {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]},
     }
@@ -189,7 +228,10 @@ def _openai_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, Any
 
 def _anthropic_content(step: Step) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = [{"type": "text", "text": step["text"]}] if step.get("text") else []
-    content += [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": c.get("arguments", {})} for c in step.get("calls") or []]
+    content += [
+        {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c.get("arguments", {})}
+        for c in step.get("calls") or []
+    ]
     return content
 
 
@@ -198,14 +240,23 @@ def _anthropic_events(step: Step, model: str, usage: dict[str, int]) -> list[str
         return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
 
     message = {
-        "id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None,
-        "stop_sequence": None, "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1, **(step.get("anthropic_usage") or {})},
+        "id": "msg_scripted",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1, **(step.get("anthropic_usage") or {})},
     }
     out = [event("message_start", {"message": message})]
     for index, block in enumerate(_anthropic_content(step)):
         if block["type"] == "text":
             out.append(event("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}}))
-            out += [event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": p}}) for p in _split(block["text"])]
+            out += [
+                event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": p}})
+                for p in _split(block["text"])
+            ]
         else:
             out.append(event("content_block_start", {"index": index, "content_block": {**block, "input": {}}}))
             out += [
@@ -214,15 +265,28 @@ def _anthropic_events(step: Step, model: str, usage: dict[str, int]) -> list[str
             ]
         out.append(event("content_block_stop", {"index": index}))
     stop = "tool_use" if step.get("calls") else "end_turn"
-    out.append(event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": usage["completion_tokens"]}}))
+    out.append(
+        event(
+            "message_delta",
+            {
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": usage["completion_tokens"]},
+            },
+        )
+    )
     out.append(event("message_stop", {}))
     return out
 
 
 def _anthropic_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, Any]:
     return {
-        "id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": _anthropic_content(step),
-        "stop_reason": "tool_use" if step.get("calls") else "end_turn", "stop_sequence": None,
+        "id": "msg_scripted",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": _anthropic_content(step),
+        "stop_reason": "tool_use" if step.get("calls") else "end_turn",
+        "stop_sequence": None,
         "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]},
     }
 
@@ -240,7 +304,9 @@ def _error_body(wire: str, status: int, message: str) -> dict[str, Any]:
 class ScriptedModelServer:
     """One scripted endpoint on 127.0.0.1. Use as a context manager; ``base_url`` is what the SDK is given."""
 
-    def __init__(self, wire: str, script: list[Step], *, idle_timeout: float = 120.0, stop_when_done: bool = False) -> None:
+    def __init__(
+        self, wire: str, script: list[Step], *, idle_timeout: float = 120.0, stop_when_done: bool = False
+    ) -> None:
         if wire not in ("openai", "anthropic"):
             raise ValueError(f"wire must be openai or anthropic, not {wire!r}")
         self.wire = wire
@@ -290,7 +356,9 @@ class ScriptedModelServer:
     def verify(self) -> None:
         problems = list(self.failures)
         if self.script:
-            problems.append(f"{len(self.script)} scripted replies were never requested: {[s.get('reply') for s in self.script]}")
+            problems.append(
+                f"{len(self.script)} scripted replies were never requested: {[s.get('reply') for s in self.script]}"
+            )
         assert not problems, "scripted model server: " + "; ".join(problems)
 
     def _serve_thread(self) -> None:
@@ -328,7 +396,9 @@ class ScriptedModelServer:
                 writer.close()
                 await writer.wait_closed()
 
-    async def _respond(self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter) -> None:
+    async def _respond(
+        self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
+    ) -> None:
         want = "/v1/chat/completions" if self.wire == "openai" else "/v1/messages"
         try:
             body = json.loads(raw or b"{}")
@@ -354,7 +424,12 @@ class ScriptedModelServer:
         reply = step.get("reply", "text")
         if reply == "error":
             status = int(step.get("status", 500))
-            await self._json(writer, status, _error_body(self.wire, status, str(step.get("message", "scripted error"))), step.get("headers") or {})
+            await self._json(
+                writer,
+                status,
+                _error_body(self.wire, status, str(step.get("message", "scripted error"))),
+                step.get("headers") or {},
+            )
             return
         usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": len(step.get("text", "")) // 4 + 1}
         if not body.get("stream"):
@@ -362,13 +437,23 @@ class ScriptedModelServer:
             await self._json(writer, 200, payload)
             return
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        events = _openai_events(step, model, usage, include_usage) if self.wire == "openai" else _anthropic_events(step, model, usage)
+        events = (
+            _openai_events(step, model, usage, include_usage)
+            if self.wire == "openai"
+            else _anthropic_events(step, model, usage)
+        )
         if reply in ("cut", "stream_error"):
             events = events[: max(2, len(events) // 2)]
         if reply == "stream_error":  # what a provider sends when it fails after the answer started
             error = _error_body(self.wire, 529, str(step.get("message", "overloaded")))
-            events.append(f"event: error\ndata: {json.dumps(error)}\n\n" if self.wire == "anthropic" else f"data: {json.dumps(error)}\n\n")
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n")
+            events.append(
+                f"event: error\ndata: {json.dumps(error)}\n\n"
+                if self.wire == "anthropic"
+                else f"data: {json.dumps(error)}\n\n"
+            )
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+        )
         for event in events:
             data = event.encode()
             writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -379,9 +464,13 @@ class ScriptedModelServer:
             writer.write(b"0\r\n\r\n")
         await writer.drain()
 
-    async def _json(self, writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    async def _json(
+        self, writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
-        reason = {200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error"}.get(status, "Error")
+        reason = {200: "OK", 400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error"}.get(
+            status, "Error"
+        )
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         writer.write(
             f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n{extra}connection: close\r\n\r\n".encode()

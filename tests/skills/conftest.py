@@ -24,7 +24,15 @@ def skill_text(name: str | None, description: str | None, *, extra: str = "", bo
 def write_skill() -> WriteSkill:
     """``write_skill(root, "pr-review", "Reviews PRs", extra="keywords: [a, b]")`` -> the SKILL.md path."""
 
-    def write(root: Path, name: str, description: str | None = "A skill.", *, extra: str = "", body: str = "Do the thing.\n", folder: str | None = None) -> Path:
+    def write(
+        root: Path,
+        name: str,
+        description: str | None = "A skill.",
+        *,
+        extra: str = "",
+        body: str = "Do the thing.\n",
+        folder: str | None = None,
+    ) -> Path:
         path = root / (folder or name) / "SKILL.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(skill_text(name, description, extra=extra, body=body), encoding="utf-8")

@@ -20,7 +20,9 @@ def test_list_json_has_the_documented_shape(tmp_path: Path, isolated_home: Path,
     assert kairox("trust", cwd=workspace).code == 0
     data = kairox("skills", "list", "--json", cwd=workspace).json()
     [skill] = data["skills"]
-    assert {k: skill[k] for k in ("name", "qualified_name", "scope", "path", "description", "enabled", "format", "shadowed")} == {
+    assert {
+        k: skill[k] for k in ("name", "qualified_name", "scope", "path", "description", "enabled", "format", "shadowed")
+    } == {
         "name": "pr-review",
         "qualified_name": "pr-review",
         "scope": "workspace",
@@ -31,7 +33,12 @@ def test_list_json_has_the_documented_shape(tmp_path: Path, isolated_home: Path,
         "shadowed": [str(user)],
     }
     assert [{k: d[k] for k in ("path", "line", "severity", "reason")} for d in data["diagnostics"]] == [
-        {"path": str(isolated_home / "skills" / "broken" / "SKILL.md"), "line": 2, "severity": "error", "reason": "no `description`: a skill needs one to be offered"},
+        {
+            "path": str(isolated_home / "skills" / "broken" / "SKILL.md"),
+            "line": 2,
+            "severity": "error",
+            "reason": "no `description`: a skill needs one to be offered",
+        },
         {"path": str(user), "line": None, "severity": "info", "reason": f"shadowed by {ws} (workspace scope)"},
     ]
     everything = kairox("skills", "list", "--json", "--all", cwd=workspace).json()
@@ -39,11 +46,19 @@ def test_list_json_has_the_documented_shape(tmp_path: Path, isolated_home: Path,
 
     human = kairox("skills", "list", cwd=workspace)
     assert human.stdout == "pr-review  workspace  on        Review PRs (workspace).\n"
-    assert human.stderr.startswith(f"error: {isolated_home / 'skills' / 'broken' / 'SKILL.md'}:2: skill 'broken': no `description`")
+    assert human.stderr.startswith(
+        f"error: {isolated_home / 'skills' / 'broken' / 'SKILL.md'}:2: skill 'broken': no `description`"
+    )
 
 
 def test_show_prints_settings_and_body(tmp_path: Path, isolated_home: Path, write_skill: WriteSkill) -> None:
-    write_skill(isolated_home / "skills", "deploy", "Deploy it.", extra="model: fast\narguments:\n  service: {required: true, description: which}", body="Deploy ${service}.\n")
+    write_skill(
+        isolated_home / "skills",
+        "deploy",
+        "Deploy it.",
+        extra="model: fast\narguments:\n  service: {required: true, description: which}",
+        body="Deploy ${service}.\n",
+    )
     run = kairox("skills", "show", "deploy", "--json", cwd=tmp_path)
     data = run.json()
     assert (data["body"], data["model"], data["arguments"]["required"]) == ("Deploy ${service}.\n", "fast", ["service"])
@@ -57,7 +72,15 @@ def test_validate_reports_each_broken_file_and_exits_nonzero(tmp_path: Path, wri
     run = kairox("skills", "validate", tmp_path / "plugin", "--json")
     assert run.code == 1
     data = run.json()
-    assert data["counts"] == {"files": 2, "loaded": 1, "skipped": 1, "passed_over": 0, "errors": 1, "warnings": 0, "info": 0}
+    assert data["counts"] == {
+        "files": 2,
+        "loaded": 1,
+        "skipped": 1,
+        "passed_over": 0,
+        "errors": 1,
+        "warnings": 0,
+        "info": 0,
+    }
     human = kairox("skills", "validate", tmp_path / "plugin" / "skills" / "good")
     assert (human.code, human.stdout) == (0, "1 skill(s) loaded from 1 file(s); 0 skipped; 0 error(s), 0 warning(s)\n")
 
@@ -89,4 +112,6 @@ def test_corpus_plugin_skills_register_namespaced(corpora: Path) -> None:
     registry = SkillRegistry.load([SkillRoot(path=plugin / "skills", scope=SkillScope.PLUGIN, plugin="superpowers")])
     names = registry.names()
     assert len(names) == 14 and all(n.startswith("superpowers:") for n in names)
-    assert [m.skill.qualified_name for m in registry.match("debug this failing test systematically", limit=1)] == ["superpowers:systematic-debugging"]
+    assert [m.skill.qualified_name for m in registry.match("debug this failing test systematically", limit=1)] == [
+        "superpowers:systematic-debugging"
+    ]

@@ -19,7 +19,9 @@ def test_nested_skill_folders_loose_files_and_notes(tmp_path: Path, write_skill:
     write_skill(root, "sdk", "The SDK.")
     write_skill(root / "sdk", "web", "The web SDK.")
     (root / "sdk" / "references").mkdir()
-    (root / "sdk" / "references" / "api.md").write_text("---\ndescription: not a skill, a reference\n---\n", encoding="utf-8")
+    (root / "sdk" / "references" / "api.md").write_text(
+        "---\ndescription: not a skill, a reference\n---\n", encoding="utf-8"
+    )
     (root / "deploy.md").write_text("---\nname: deploy\ndescription: Deploy.\n---\nbody\n", encoding="utf-8")
     (root / "README.md").write_text("# My skills\n", encoding="utf-8")
     found = discover_skills([_root(root)])
@@ -41,10 +43,16 @@ def test_depth_is_bounded_and_dot_folders_are_skipped(tmp_path: Path, write_skil
     found = discover_skills([_root(root)], max_depth=3)
     assert [s.name for s in found.skills] == ["shallow"]
     [note] = found.diagnostics
-    assert (note.severity, note.source, note.reason) == (Severity.INFO, str(root), "1 folder(s) deeper than skills.max_depth=3 were not searched")
+    assert (note.severity, note.source, note.reason) == (
+        Severity.INFO,
+        str(root),
+        "1 folder(s) deeper than skills.max_depth=3 were not searched",
+    )
 
 
-def test_symlink_leaving_the_root_is_refused_and_one_inside_is_followed(tmp_path: Path, write_skill: WriteSkill) -> None:
+def test_symlink_leaving_the_root_is_refused_and_one_inside_is_followed(
+    tmp_path: Path, write_skill: WriteSkill
+) -> None:
     root = tmp_path / "skills"
     outside = tmp_path / "elsewhere"
     write_skill(outside, "escape", "outside the root")
@@ -62,7 +70,9 @@ def test_validating_a_tree_reads_loose_markdown_only_in_skills_folders(tmp_path:
     plugin = tmp_path / "plugin"
     write_skill(plugin / "skills", "real", "a skill")
     (plugin / "agents").mkdir()
-    (plugin / "agents" / "reviewer.md").write_text("---\nname: reviewer\ndescription: an agent\n---\n", encoding="utf-8")
+    (plugin / "agents" / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: an agent\n---\n", encoding="utf-8"
+    )
     (plugin / "skills" / "loose.md").write_text("---\nname: loose\ndescription: loose skill\n---\n", encoding="utf-8")
     found = discover_skills([_root(plugin)], loose=LooseFiles.SKILLS_DIRS)
     assert sorted(s.name for s in found.skills) == ["loose", "real"]
@@ -79,7 +89,9 @@ def test_warm_scan_reparses_nothing_and_a_changed_file_is_reparsed(tmp_path: Pat
 
     warm = discover_skills([_root(root)], cache=SkillCache(cache_path))
     assert (warm.stats.files, warm.stats.parsed, warm.stats.cached) == (13, 0, 13)
-    assert sorted((s.name, s.description, s.path) for s in warm.skills) == sorted((s.name, s.description, s.path) for s in cold.skills)
+    assert sorted((s.name, s.description, s.path) for s in warm.skills) == sorted(
+        (s.name, s.description, s.path) for s in cold.skills
+    )
 
     paths[4].write_text("---\nname: skill-4\ndescription: Changed text, longer than before.\n---\n", encoding="utf-8")
     os.utime(paths[4], ns=(1, 1))
@@ -126,7 +138,9 @@ SETTLE_NS = 50_000_000
 """A short settle time for the tests below, which wait a little longer than it before the first scan."""
 
 
-def test_unchanged_folders_are_not_listed_again_yet_every_change_below_them_is_seen(tmp_path: Path, write_skill: WriteSkill) -> None:
+def test_unchanged_folders_are_not_listed_again_yet_every_change_below_them_is_seen(
+    tmp_path: Path, write_skill: WriteSkill
+) -> None:
     root = tmp_path / "skills"
     paths = [write_skill(root / f"team-{i % 2}", f"skill-{i}", f"Skill number {i}.") for i in range(6)]
     (root / "deploy.md").write_text("---\nname: deploy\ndescription: Deploy it.\n---\n", encoding="utf-8")
@@ -136,7 +150,12 @@ def test_unchanged_folders_are_not_listed_again_yet_every_change_below_them_is_s
         time.sleep(2 * SETTLE_NS / 1e9)  # past the settle time of the last change, so the shortcut may apply
         found = discover_skills([_root(root)], cache=SkillCache(cache_path, settle_ns=SETTLE_NS))
         stats = found.stats
-        return {s.name: s.description for s in found.skills}, (stats.parsed, stats.cached, stats.folders_listed, stats.folders_cached)
+        return {s.name: s.description for s in found.skills}, (
+            stats.parsed,
+            stats.cached,
+            stats.folders_listed,
+            stats.folders_cached,
+        )
 
     cold, cold_stats = scan()
     assert cold_stats == (7, 0, 9, 0)  # root, 2 teams, 6 skill folders
@@ -200,7 +219,10 @@ def test_folders_holding_symlinks_are_listed_every_time(tmp_path: Path, write_sk
     root.joinpath("inside").unlink()
     root.joinpath("inside").symlink_to(store / "other")
     found = discover_skills([_root(root)], cache=SkillCache(cache_path, settle_ns=SETTLE_NS))
-    assert sorted((s.name, s.path) for s in found.skills) == [("inside", store / "inside" / "SKILL.md"), ("other", root / "inside" / "SKILL.md")]
+    assert sorted((s.name, s.path) for s in found.skills) == [
+        ("inside", store / "inside" / "SKILL.md"),
+        ("other", root / "inside" / "SKILL.md"),
+    ]
 
 
 def test_a_foreign_cache_file_is_ignored_and_replaced(tmp_path: Path, write_skill: WriteSkill) -> None:

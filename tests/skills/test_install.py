@@ -53,13 +53,21 @@ async def test_install_from_a_local_folder(source: Path, tmp_path: Path) -> None
         return True
 
     installed = await install_skill(str(source), dest_root=dest, authorize=authorize)
-    assert (installed.name, installed.path, installed.kind, asked) == ("pr-review", dest / "pr-review", SourceKind.LOCAL, [dest / "pr-review"])
+    assert (installed.name, installed.path, installed.kind, asked) == (
+        "pr-review",
+        dest / "pr-review",
+        SourceKind.LOCAL,
+        [dest / "pr-review"],
+    )
     assert _tree(dest) == ["pr-review", "pr-review/SKILL.md", "pr-review/checklist.md"]
     assert parse_skill_file(dest / "pr-review" / "SKILL.md").skill is not None
 
     with pytest.raises(SkillInstallError) as again:
         await install_skill(str(source), dest_root=dest, authorize=_allow)
-    assert (again.value.message, again.value.hint) == (f"a skill is already installed at {dest / 'pr-review'}", "pass --force to replace it")
+    assert (again.value.message, again.value.hint) == (
+        f"a skill is already installed at {dest / 'pr-review'}",
+        "pass --force to replace it",
+    )
     (source / "SKILL.md").write_text("---\nname: pr-review\ndescription: Second version.\n---\n", encoding="utf-8")
     await install_skill(str(source), dest_root=dest, authorize=_allow, replace=True)
     assert "Second version." in (dest / "pr-review" / "SKILL.md").read_text(encoding="utf-8")
@@ -67,10 +75,30 @@ async def test_install_from_a_local_folder(source: Path, tmp_path: Path) -> None
 
 
 def test_sources_are_classified(tmp_path: Path) -> None:
-    assert classify_source("https://github.com/acme/skills/tree/main/skills/pdf") == (SourceKind.GIT, "https://github.com/acme/skills.git", "skills/pdf", "main")
-    assert classify_source("https://github.com/acme/skills/blob/v2/pdf/SKILL.md") == (SourceKind.GIT, "https://github.com/acme/skills.git", "pdf", "v2")
-    assert classify_source("https://example.com/s/pdf.tar.gz?sig=1#pdf") == (SourceKind.ARCHIVE, "https://example.com/s/pdf.tar.gz?sig=1", "pdf", None)
-    assert classify_source("git@github.com:acme/skills.git") == (SourceKind.GIT, "git@github.com:acme/skills.git", None, None)
+    assert classify_source("https://github.com/acme/skills/tree/main/skills/pdf") == (
+        SourceKind.GIT,
+        "https://github.com/acme/skills.git",
+        "skills/pdf",
+        "main",
+    )
+    assert classify_source("https://github.com/acme/skills/blob/v2/pdf/SKILL.md") == (
+        SourceKind.GIT,
+        "https://github.com/acme/skills.git",
+        "pdf",
+        "v2",
+    )
+    assert classify_source("https://example.com/s/pdf.tar.gz?sig=1#pdf") == (
+        SourceKind.ARCHIVE,
+        "https://example.com/s/pdf.tar.gz?sig=1",
+        "pdf",
+        None,
+    )
+    assert classify_source("git@github.com:acme/skills.git") == (
+        SourceKind.GIT,
+        "git@github.com:acme/skills.git",
+        None,
+        None,
+    )
     assert classify_source("git+https://host/x") == (SourceKind.GIT, "https://host/x", None, None)
     assert classify_source(str(tmp_path)) == (SourceKind.LOCAL, str(tmp_path), None, None)
     assert classify_source(f"file://{tmp_path}") == (SourceKind.LOCAL, str(tmp_path), None, None)
@@ -143,7 +171,12 @@ async def test_install_from_zip_and_tar_gz_archives_over_http(served: tuple[str,
     dest = tmp_path / "dest"
     zipped = await install_skill(f"{base}/pdf.zip", dest_root=dest, authorize=_allow)
     tarred = await install_skill(f"{base}/xlsx.tar.gz", dest_root=dest, authorize=_allow)
-    assert (zipped.kind, zipped.path, tarred.kind, tarred.path) == (SourceKind.ARCHIVE, dest / "pdf", SourceKind.ARCHIVE, dest / "xlsx")
+    assert (zipped.kind, zipped.path, tarred.kind, tarred.path) == (
+        SourceKind.ARCHIVE,
+        dest / "pdf",
+        SourceKind.ARCHIVE,
+        dest / "xlsx",
+    )
     assert _tree(dest) == ["pdf", "pdf/SKILL.md", "pdf/forms", "pdf/forms/fields.md", "xlsx", "xlsx/SKILL.md"]
 
     with pytest.raises(SkillInstallError) as missing:
@@ -172,7 +205,10 @@ async def test_invalid_skill_is_refused_with_the_reason_and_leaves_nothing(tmp_p
     with pytest.raises(SkillInstallError) as refused:
         await install_skill(str(bad), dest_root=dest, authorize=_allow)
     assert refused.value.message == f"{bad / 'SKILL.md'} is not a valid skill"
-    assert refused.value.hint == f"{bad / 'SKILL.md'}:2: no `description`: a skill needs one to be offered (add `description:` saying what the skill does and when to use it)"
+    assert (
+        refused.value.hint
+        == f"{bad / 'SKILL.md'}:2: no `description`: a skill needs one to be offered (add `description:` saying what the skill does and when to use it)"
+    )
     assert not (tmp_path / "home").exists()
 
 
@@ -191,7 +227,9 @@ async def test_denied_write_and_failed_copy_leave_nothing(source: Path, tmp_path
     assert not (tmp_path / "home").exists()
 
 
-def test_cli_install_outside_writable_roots_asks_and_is_denied_without_a_terminal(source: Path, tmp_path: Path, isolated_home: Path) -> None:
+def test_cli_install_outside_writable_roots_asks_and_is_denied_without_a_terminal(
+    source: Path, tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".git").mkdir(parents=True)
     private_tmp = workspace / "tmp"
@@ -199,7 +237,9 @@ def test_cli_install_outside_writable_roots_asks_and_is_denied_without_a_termina
     env = {"TMPDIR": str(private_tmp)}  # so the temp root does not cover $KAIROX_HOME
     denied = kairox("skills", "install", str(source), cwd=workspace, env=env)
     assert denied.code == 4, denied.stderr
-    assert "is inside" in denied.stderr and "Kairox's own configuration and trust store" in denied.stderr  # its home is protected whole
+    assert (
+        "is inside" in denied.stderr and "Kairox's own configuration and trust store" in denied.stderr
+    )  # its home is protected whole
     assert "approval required" in denied.stderr
     assert f"kairox: writing {isolated_home / 'skills' / 'pr-review'} was not allowed" in denied.stderr
     assert not (isolated_home / "skills").exists()
@@ -212,17 +252,35 @@ def test_cli_install_outside_writable_roots_asks_and_is_denied_without_a_termina
     approved = kairox("skills", "install", str(source), "--yes", "--json", cwd=workspace, env=env)
     assert approved.code == 0, approved.stderr
     assert f"approved by --yes: install the skill at {isolated_home / 'skills' / 'pr-review'}" in approved.stderr
-    assert approved.json() == {"name": "pr-review", "path": str(isolated_home / "skills" / "pr-review"), "source": str(source), "kind": "local", "scope": "user"}
+    assert approved.json() == {
+        "name": "pr-review",
+        "path": str(isolated_home / "skills" / "pr-review"),
+        "source": str(source),
+        "kind": "local",
+        "scope": "user",
+    }
     listed = kairox("skills", "list", "--json", cwd=workspace).json()
     assert [s["name"] for s in listed["skills"]] == ["pr-review"]
 
 
-def test_cli_install_into_the_user_store_asks_even_inside_the_writable_roots(source: Path, tmp_path: Path, isolated_home: Path) -> None:
+def test_cli_install_into_the_user_store_asks_even_inside_the_writable_roots(
+    source: Path, tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".git").mkdir(parents=True)
-    run = kairox("-c", f'policy.writable_roots=["{isolated_home}"]', "skills", "install", str(source), cwd=workspace, env={"TMPDIR": str(tmp_path)})
+    run = kairox(
+        "-c",
+        f'policy.writable_roots=["{isolated_home}"]',
+        "skills",
+        "install",
+        str(source),
+        cwd=workspace,
+        env={"TMPDIR": str(tmp_path)},
+    )
     assert run.code == 4, run.stderr  # $KAIROX_HOME is Kairox's own folder: a write there is asked about, roots or not
-    assert f"{isolated_home / 'skills' / 'pr-review'} is inside {isolated_home}, Kairox's own configuration" in run.stderr, run.stderr
+    assert (
+        f"{isolated_home / 'skills' / 'pr-review'} is inside {isolated_home}, Kairox's own configuration" in run.stderr
+    ), run.stderr
     assert not (isolated_home / "skills").exists()
 
 
@@ -244,7 +302,11 @@ async def test_policy_gate_asks_the_approver_only_outside_the_writable_roots(sou
     outside = Path("/var/lib/kairox-never-written/skills")
     denying = _RecordingApprover(approve=False)
     with pytest.raises(SkillInstallDeniedError):
-        await install_skill(str(source), dest_root=outside, authorize=policy_authorizer(registry_settings(resolved).policy, approver=denying))
+        await install_skill(
+            str(source),
+            dest_root=outside,
+            authorize=policy_authorizer(registry_settings(resolved).policy, approver=denying),
+        )
     [request] = denying.requests
     assert (request.tool, request.arguments) == ("fs.write", {"path": str(outside / "pr-review")})
     assert "outside the writable roots" in request.reason
@@ -252,22 +314,35 @@ async def test_policy_gate_asks_the_approver_only_outside_the_writable_roots(sou
 
     inside = workspace / "vendor" / "skills"
     approving = _RecordingApprover(approve=True)
-    installed = await install_skill(str(source), dest_root=inside, authorize=policy_authorizer(registry_settings(resolved).policy, approver=approving))
+    installed = await install_skill(
+        str(source),
+        dest_root=inside,
+        authorize=policy_authorizer(registry_settings(resolved).policy, approver=approving),
+    )
     assert (installed.path, approving.requests) == (inside / "pr-review", [])
 
     denied_by_rule = resolve_config(workspace, cli_overrides=[f'policy.rules.deny=["fs.write({workspace}/locked/**)"]'])
     with pytest.raises(SkillInstallDeniedError):
-        await install_skill(str(source), dest_root=workspace / "locked", authorize=policy_authorizer(registry_settings(denied_by_rule).policy, approver=approving))
+        await install_skill(
+            str(source),
+            dest_root=workspace / "locked",
+            authorize=policy_authorizer(registry_settings(denied_by_rule).policy, approver=approving),
+        )
     assert approving.requests == []  # a deny rule is final: nobody is asked
 
 
 @pytest.mark.anyio
-async def test_policy_gate_protects_kairox_home_and_an_unattended_yes_refuses_it(tmp_path: Path, isolated_home: Path) -> None:
+async def test_policy_gate_protects_kairox_home_and_an_unattended_yes_refuses_it(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = tmp_path / "repo"
     (workspace / ".git").mkdir(parents=True)
     resolved = resolve_config(workspace, cli_overrides=[f'policy.writable_roots=["{isolated_home}"]'])  # inside a root
     settings = registry_settings(resolved).policy
-    for target, said in ((isolated_home / "kairox.toml", "your user configuration"), (isolated_home / "trusted_workspaces.json", "Kairox's own")):
+    for target, said in (
+        (isolated_home / "kairox.toml", "your user configuration"),
+        (isolated_home / "trusted_workspaces.json", "Kairox's own"),
+    ):
         asked = _RecordingApprover(approve=True)
         assert await policy_authorizer(settings, approver=asked)(target) is True  # a person at a prompt may approve it
         [request] = asked.requests
@@ -282,7 +357,9 @@ async def test_policy_gate_protects_kairox_home_and_an_unattended_yes_refuses_it
 
 
 @pytest.mark.anyio
-async def test_archive_that_unpacks_far_beyond_its_size_is_refused_and_leaves_nothing(served: tuple[str, Path], tmp_path: Path) -> None:
+async def test_archive_that_unpacks_far_beyond_its_size_is_refused_and_leaves_nothing(
+    served: tuple[str, Path], tmp_path: Path
+) -> None:
     base, www = served
     with zipfile.ZipFile(www / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as bundle:
         bundle.writestr("SKILL.md", b"---\nname: bomb\ndescription: d\n---\n")
@@ -331,7 +408,9 @@ async def test_damaged_archives_are_refused_with_the_reason(tmp_path: Path) -> N
 
 
 @pytest.mark.anyio
-async def test_install_yes_approves_only_the_skills_own_write_into_its_store(tmp_path: Path, isolated_home: Path) -> None:
+async def test_install_yes_approves_only_the_skills_own_write_into_its_store(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     from kairox.cli._skills_cmds import _write_gate
 
     workspace = tmp_path / "repo"

@@ -10,9 +10,16 @@ from kairox.skills._catalog import HEADER
 
 
 def _fixture_skills(root: Path, write_skill: WriteSkill) -> None:
-    write_skill(root, "pr-review", "Review a pull request for correctness, style and test coverage.", extra="keywords: [pull request, code review, test coverage]\nwhen_to_use: the user asks to review a PR")
+    write_skill(
+        root,
+        "pr-review",
+        "Review a pull request for correctness, style and test coverage.",
+        extra="keywords: [pull request, code review, test coverage]\nwhen_to_use: the user asks to review a PR",
+    )
     write_skill(root, "test-writer", "Write unit tests for a module.", extra="keywords: [unit tests, pytest]")
-    write_skill(root, "release-notes", "Draft release notes from merged pull requests.", extra="keywords: [changelog, release]")
+    write_skill(
+        root, "release-notes", "Draft release notes from merged pull requests.", extra="keywords: [changelog, release]"
+    )
     write_skill(root, "pdf", "Fill PDF forms.")
 
 
@@ -21,9 +28,19 @@ def test_pr_review_ranks_first_and_says_why(tmp_path: Path, isolated_home: Path,
     run = kairox("skills", "match", "review this pull request for test coverage", "--json", cwd=tmp_path)
     assert run.code == 0, run.stderr
     matches = run.json()["matches"]
-    assert [m["name"] for m in matches] == ["pr-review", "release-notes", "test-writer"]  # BM25: "pull" and "request" outweigh one "test"
+    assert [m["name"] for m in matches] == [
+        "pr-review",
+        "release-notes",
+        "test-writer",
+    ]  # BM25: "pull" and "request" outweigh one "test"
     best = matches[0]
-    assert [t["term"] for t in best["terms"]] == ["review", "coverage", "pull", "request", "test"]  # rarest and best-placed first
+    assert [t["term"] for t in best["terms"]] == [
+        "review",
+        "coverage",
+        "pull",
+        "request",
+        "test",
+    ]  # rarest and best-placed first
     assert {t["term"]: t["fields"] for t in best["terms"]} == {
         "review": ["name", "keywords", "examples", "description"],
         "test": ["keywords", "description"],
@@ -49,7 +66,13 @@ def test_prompt_with_no_shared_terms_matches_nothing(tmp_path: Path, write_skill
 
 
 def test_inflected_words_meet_their_stem() -> None:
-    skill = SkillDef(name="tests", description="Testing helpers.", path=Path("/x/tests.md"), format=SkillFormat.KAIROX, frontmatter=SkillFrontmatter(keywords=("reviewing",)))
+    skill = SkillDef(
+        name="tests",
+        description="Testing helpers.",
+        path=Path("/x/tests.md"),
+        format=SkillFormat.KAIROX,
+        frontmatter=SkillFrontmatter(keywords=("reviewing",)),
+    )
     [found] = SkillIndex([skill]).match("reviews of tested code")
     assert sorted(found.terms) == ["review", "test"]  # ordered by their share of the score, here "test" (name) first
 
@@ -83,7 +106,9 @@ def test_catalog_drops_from_the_end_and_says_how_many_when_short_descriptions_do
     assert len(catalog.text) <= 1_000
     assert catalog.shown == tuple(f"skill-{i:03d}" for i in range(len(catalog.shown)))
     assert len(catalog.shown) + len(catalog.dropped) == 100 and catalog.dropped
-    assert catalog.text.splitlines()[-1] == f"- ... and {len(catalog.dropped)} more skill(s) not listed for lack of room"
+    assert (
+        catalog.text.splitlines()[-1] == f"- ... and {len(catalog.dropped)} more skill(s) not listed for lack of room"
+    )
 
 
 def test_a_stored_index_is_opened_while_the_skills_are_unchanged_and_rebuilt_when_one_changes(tmp_path: Path) -> None:
@@ -91,7 +116,9 @@ def test_a_stored_index_is_opened_while_the_skills_are_unchanged_and_rebuilt_whe
     import sqlite3
 
     path = tmp_path / "skills-index.sqlite"
-    plain = SkillDef(name="deploy", description="Ship the service.", path=Path("/s/deploy.md"), format=SkillFormat.KAIROX)
+    plain = SkillDef(
+        name="deploy", description="Ship the service.", path=Path("/s/deploy.md"), format=SkillFormat.KAIROX
+    )
     other = _skill("notes", "Draft release notes.")
     SkillIndex([plain, other], path=path)
     built = path.stat().st_mtime_ns

@@ -30,7 +30,11 @@ def test_agent_skill_keeps_claude_keys_and_reads_allowed_tools_string(tmp_path: 
     outcome = parse_skill_text(text, path)
     skill = outcome.skill
     assert skill is not None
-    assert (skill.name, skill.description, skill.format) == ("pdf", "Fill and merge PDF forms.", SkillFormat.AGENT_SKILLS)
+    assert (skill.name, skill.description, skill.format) == (
+        "pdf",
+        "Fill and merge PDF forms.",
+        SkillFormat.AGENT_SKILLS,
+    )
     fm = skill.frontmatter
     assert fm.allowed_tools == ("Read", "Bash(pdftotext:*)", "Grep")
     assert fm.tools == ()
@@ -81,9 +85,17 @@ def test_file_without_frontmatter_is_one_error_pointing_at_its_description_line(
     outcome = parse_skill_text("# Proposal\n\ndescription: Create proposals.\n\n## Steps\n", path)
     assert outcome.skill is None
     [diagnostic] = outcome.diagnostics
-    assert (diagnostic.severity, diagnostic.source, diagnostic.line, diagnostic.name) == (Severity.ERROR, str(path), 1, "proposal")
+    assert (diagnostic.severity, diagnostic.source, diagnostic.line, diagnostic.name) == (
+        Severity.ERROR,
+        str(path),
+        1,
+        "proposal",
+    )
     assert diagnostic.reason == "no frontmatter: a skill needs YAML frontmatter with a description"
-    assert diagnostic.hint == "line 3 has a `description:` line in the body; move it into frontmatter between `---` lines at the top of the file"
+    assert (
+        diagnostic.hint
+        == "line 3 has a `description:` line in the body; move it into frontmatter between `---` lines at the top of the file"
+    )
 
 
 def test_missing_description_is_skipped_with_the_reason(tmp_path: Path) -> None:
@@ -97,7 +109,9 @@ def test_unquoted_colon_is_repaired_once_with_a_warning_on_its_line(tmp_path: Pa
     outcome = parse_skill_text(text, tmp_path / "review" / "SKILL.md")
     assert outcome.skill is not None
     assert outcome.skill.description == "Review code: find bugs, suggest fixes"
-    assert _diag(outcome) == [("warning", 3, "unquoted `: ` in the value of `description`; loaded as if it were quoted")]
+    assert _diag(outcome) == [
+        ("warning", 3, "unquoted `: ` in the value of `description`; loaded as if it were quoted")
+    ]
 
 
 def test_yaml_that_stays_broken_is_skipped_with_its_line(tmp_path: Path) -> None:
@@ -117,7 +131,11 @@ def test_name_folder_mismatch_and_long_description_load_with_warnings(tmp_path: 
     assert outcome.skill is not None and outcome.skill.name == "zoom-oauth"
     assert _diag(outcome) == [
         ("warning", 2, "`name` 'zoom-oauth' differs from its folder 'oauth'; loaded as 'zoom-oauth'"),
-        ("warning", 3, f"`description` is {len(long.strip())} characters (more than 1024); the prompt catalog shortens it"),
+        (
+            "warning",
+            3,
+            f"`description` is {len(long.strip())} characters (more than 1024); the prompt catalog shortens it",
+        ),
     ]
 
 
@@ -148,15 +166,21 @@ def test_body_is_read_on_use_not_at_load(tmp_path: Path) -> None:
 def test_self_referencing_or_exploding_yaml_aliases_are_one_error_not_a_crash(tmp_path: Path) -> None:
     path = tmp_path / "loop" / "SKILL.md"
     cyclic = "---\nname: loop\ndescription: d\nmetadata: &m\n  again: *m\n---\nbody\n"
-    laughs = "---\nname: loop\ndescription: d\n" + "".join(
-        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10) if i else 'x'}]\n" for i in range(8)
-    ) + "---\n"
+    laughs = (
+        "---\nname: loop\ndescription: d\n"
+        + "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10) if i else 'x'}]\n" for i in range(8))
+        + "---\n"
+    )
     deep = "---\nname: loop\ndescription: d\nmetadata: " + "[" * 900 + "]" * 900 + "\n---\n"
     for text in (cyclic, laughs, deep):
         outcome = parse_skill_text(text, path)
         assert outcome.skill is None
         assert _diag(outcome) == [
-            ("error", 2, "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)")
+            (
+                "error",
+                2,
+                "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)",
+            )
         ]
 
 
@@ -177,12 +201,20 @@ def test_plain_frontmatter_reads_as_yaml_would_and_yaml_words_keep_their_meaning
         10,
     )
     # Words YAML reads as booleans or null, a comment, a colon in a value: what the YAML loader makes of them.
-    odd = parse_skill_text("---\nname: deploy\ndescription: yes\nkeywords: [release, on] # two\nmodel: null\n---\n", path)
-    assert odd.skill is not None and (odd.skill.description, odd.skill.keywords, odd.skill.model) == ("True", ("release",), None)
+    odd = parse_skill_text(
+        "---\nname: deploy\ndescription: yes\nkeywords: [release, on] # two\nmodel: null\n---\n", path
+    )
+    assert odd.skill is not None and (odd.skill.description, odd.skill.keywords, odd.skill.model) == (
+        "True",
+        ("release",),
+        None,
+    )
     assert _diag(odd) == [
         ("warning", 3, "`description` is a bool, not a string; read as 'True'"),
         ("warning", 4, "`keywords` has items that are not strings; they were left out"),
     ]
     repaired = parse_skill_text("---\nname: deploy\ndescription: Ships: then checks\n---\n", path)
     assert repaired.skill is not None and repaired.skill.description == "Ships: then checks"
-    assert _diag(repaired) == [("warning", 3, "unquoted `: ` in the value of `description`; loaded as if it were quoted")]
+    assert _diag(repaired) == [
+        ("warning", 3, "unquoted `: ` in the value of `description`; loaded as if it were quoted")
+    ]

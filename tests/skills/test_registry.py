@@ -26,10 +26,14 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def _summary(registry: SkillRegistry) -> list[tuple[str, str, bool, list[str]]]:
-    return [(e.skill.name, str(e.skill.scope), e.offered, [str(s.path) for s in e.shadowed]) for e in registry.entries()]
+    return [
+        (e.skill.name, str(e.skill.scope), e.offered, [str(s.path) for s in e.shadowed]) for e in registry.entries()
+    ]
 
 
-def test_session_beats_workspace_beats_user_and_shadowed_are_listed(workspace: Path, isolated_home: Path, write_skill: WriteSkill, tmp_path: Path) -> None:
+def test_session_beats_workspace_beats_user_and_shadowed_are_listed(
+    workspace: Path, isolated_home: Path, write_skill: WriteSkill, tmp_path: Path
+) -> None:
     trust_workspace(workspace)
     user = write_skill(isolated_home / "skills", "pr-review", "user version")
     write_skill(isolated_home / "skills", "only-user", "user only")
@@ -51,7 +55,11 @@ def test_session_beats_workspace_beats_user_and_shadowed_are_listed(workspace: P
         ("claude-dir version", f"shadowed by {session}"),
         ("user version", f"shadowed by {session}"),
     ]
-    assert [d.source for d in registry.diagnostics if d.reason.startswith("shadowed by")] == [str(kairox_ws), str(claude_ws), str(user)]
+    assert [d.source for d in registry.diagnostics if d.reason.startswith("shadowed by")] == [
+        str(kairox_ws),
+        str(claude_ws),
+        str(user),
+    ]
 
 
 def test_compat_dirs_can_be_turned_off(workspace: Path, isolated_home: Path, write_skill: WriteSkill) -> None:
@@ -64,7 +72,9 @@ def test_compat_dirs_can_be_turned_off(workspace: Path, isolated_home: Path, wri
     assert registry_from_config(off).names() == []
 
 
-def test_untrusted_workspace_skills_are_listed_not_offered_and_do_not_shadow_user_skills(workspace: Path, isolated_home: Path, write_skill: WriteSkill) -> None:
+def test_untrusted_workspace_skills_are_listed_not_offered_and_do_not_shadow_user_skills(
+    workspace: Path, isolated_home: Path, write_skill: WriteSkill
+) -> None:
     user = write_skill(isolated_home / "skills", "deploy", "the user's deploy")
     ws_deploy = write_skill(workspace / ".kairox" / "skills", "deploy", "the repo's deploy")
     write_skill(workspace / ".kairox" / "skills", "repo-only", "repo skill")
@@ -87,7 +97,9 @@ def test_untrusted_workspace_skills_are_listed_not_offered_and_do_not_shadow_use
     assert trusted.require("repo-only").held_by_trust is False
 
 
-def test_plugin_skills_are_namespaced_and_found_by_plain_name_when_unique(tmp_path: Path, write_skill: WriteSkill) -> None:
+def test_plugin_skills_are_namespaced_and_found_by_plain_name_when_unique(
+    tmp_path: Path, write_skill: WriteSkill
+) -> None:
     write_skill(tmp_path / "plug-a" / "skills", "pdf", "A's pdf")
     write_skill(tmp_path / "plug-b" / "skills", "pdf", "B's pdf")
     write_skill(tmp_path / "plug-b" / "skills", "xlsx", "B's xlsx")
@@ -103,16 +115,22 @@ def test_plugin_skills_are_namespaced_and_found_by_plain_name_when_unique(tmp_pa
     assert registry.require("xlsx").skill.qualified_name == "plug-b:xlsx"
 
 
-def test_configured_dirs_take_the_scope_of_the_file_that_lists_them(workspace: Path, isolated_home: Path, write_skill: WriteSkill, tmp_path: Path) -> None:
+def test_configured_dirs_take_the_scope_of_the_file_that_lists_them(
+    workspace: Path, isolated_home: Path, write_skill: WriteSkill, tmp_path: Path
+) -> None:
     write_skill(tmp_path / "team-skills", "team", "team skill")
     (isolated_home / "kairox.toml").write_text(f'[skills]\ndirs = ["{tmp_path / "team-skills"}"]\n', encoding="utf-8")
     user_scoped = roots_from_config(resolve_config(workspace))
-    assert [(r.path, r.scope) for r in user_scoped if r.label == "[skills] dirs"] == [(tmp_path / "team-skills", SkillScope.USER)]
+    assert [(r.path, r.scope) for r in user_scoped if r.label == "[skills] dirs"] == [
+        (tmp_path / "team-skills", SkillScope.USER)
+    ]
 
     write_skill(workspace / "tools" / "skills", "repo", "repo skill")
     (workspace / "kairox.toml").write_text('[skills]\ndirs = ["tools/skills"]\n', encoding="utf-8")
     project_scoped = roots_from_config(resolve_config(workspace))
-    assert [(r.path, r.scope) for r in project_scoped if r.label == "[skills] dirs"] == [(workspace / "tools" / "skills", SkillScope.WORKSPACE)]
+    assert [(r.path, r.scope) for r in project_scoped if r.label == "[skills] dirs"] == [
+        (workspace / "tools" / "skills", SkillScope.WORKSPACE)
+    ]
 
 
 def test_disable_and_enable_survive_a_restart(workspace: Path, isolated_home: Path, write_skill: WriteSkill) -> None:
@@ -122,13 +140,16 @@ def test_disable_and_enable_survive_a_restart(workspace: Path, isolated_home: Pa
 
     off = kairox("skills", "disable", "pr-review", cwd=workspace)
     assert off.code == 0, off.stderr
-    assert 'enabled = false' in (isolated_home / "kairox.toml").read_text(encoding="utf-8")
+    assert "enabled = false" in (isolated_home / "kairox.toml").read_text(encoding="utf-8")
     off_ws = kairox("skills", "disable", "lint", "--scope", "workspace", cwd=workspace)
     assert off_ws.code == 0, off_ws.stderr
     assert off_ws.stderr.strip() == f"disabled lint in {workspace / '.kairox' / 'kairox.local.toml'}"
 
     listed = kairox("skills", "list", "--json", cwd=workspace).json()  # a new process reads the files again
-    assert [(s["name"], s["enabled"], s["offered"]) for s in listed["skills"]] == [("lint", False, False), ("pr-review", False, False)]
+    assert [(s["name"], s["enabled"], s["offered"]) for s in listed["skills"]] == [
+        ("lint", False, False),
+        ("pr-review", False, False),
+    ]
     registry = registry_from_config(resolve_config(workspace))
     assert registry.offered() == []
     assert registry.catalog().text == ""
@@ -138,7 +159,9 @@ def test_disable_and_enable_survive_a_restart(workspace: Path, isolated_home: Pa
     assert [(s["name"], s["enabled"]) for s in again["skills"]] == [("lint", False), ("pr-review", True)]
 
 
-def test_disabling_an_unknown_skill_fails_with_a_suggestion(workspace: Path, isolated_home: Path, write_skill: WriteSkill) -> None:
+def test_disabling_an_unknown_skill_fails_with_a_suggestion(
+    workspace: Path, isolated_home: Path, write_skill: WriteSkill
+) -> None:
     write_skill(isolated_home / "skills", "pr-review", "Review pull requests.")
     run = kairox("skills", "disable", "pr-reviw", cwd=workspace)
     assert run.code == 6
@@ -155,10 +178,15 @@ def test_in_memory_enable_state_and_bad_session_skill(tmp_path: Path, write_skil
     bad.write_text("no frontmatter\n", encoding="utf-8")
     with pytest.raises(SkillLoadError) as raised:
         registry.add_session_skill(bad)
-    assert str(raised.value) == f"{bad}: cannot load the skill: error: {bad}:1: skill 'bad': no frontmatter: a skill needs YAML frontmatter with a description (start the file with YAML frontmatter between `---` lines holding at least `description`)"
+    assert (
+        str(raised.value)
+        == f"{bad}: cannot load the skill: error: {bad}:1: skill 'bad': no frontmatter: a skill needs YAML frontmatter with a description (start the file with YAML frontmatter between `---` lines holding at least `description`)"
+    )
 
 
-def test_disable_warns_when_a_higher_layer_still_enables_it(workspace: Path, isolated_home: Path, write_skill: WriteSkill) -> None:
+def test_disable_warns_when_a_higher_layer_still_enables_it(
+    workspace: Path, isolated_home: Path, write_skill: WriteSkill
+) -> None:
     write_skill(isolated_home / "skills", "pr-review", "Review pull requests.")
     local = workspace / ".kairox" / "kairox.local.toml"
     local.parent.mkdir()
@@ -174,7 +202,9 @@ def test_disable_warns_when_a_higher_layer_still_enables_it(workspace: Path, iso
 def test_plugin_skill_names_are_persisted_quoted(workspace: Path, isolated_home: Path) -> None:
     run = kairox("skills", "disable", "my-plugin:pdf", cwd=workspace)
     assert run.code == 0, run.stderr
-    assert (isolated_home / "kairox.toml").read_text(encoding="utf-8") == '[skills.entries."my-plugin:pdf"]\nenabled = false\n'
+    assert (isolated_home / "kairox.toml").read_text(
+        encoding="utf-8"
+    ) == '[skills.entries."my-plugin:pdf"]\nenabled = false\n'
     assert resolve_config(workspace).config.skills.entries["my-plugin:pdf"].enabled is False
 
 
@@ -191,18 +221,24 @@ def test_discovery_and_matching_are_reported_as_events(tmp_path: Path, write_ski
     SkillRegistry.load(roots, cache_file=tmp_path / "cache.json", events=sink)
     assert sink.events == [
         SkillsDiscovered(skills=1, shadowed=0, diagnostics=1, parsed=2, cached=0),
-        SkillsMatched(prompt_terms=("review", "pull", "request"), matches=("pr-review",), scores=(round(found.score, 4),)),
+        SkillsMatched(
+            prompt_terms=("review", "pull", "request"), matches=("pr-review",), scores=(round(found.score, 4),)
+        ),
         SkillsDiscovered(skills=1, shadowed=0, diagnostics=1, parsed=0, cached=2),
     ]
 
 
-def test_a_workspace_at_the_home_folder_reads_its_skills_once_as_user_skills(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_skill: WriteSkill) -> None:
+def test_a_workspace_at_the_home_folder_reads_its_skills_once_as_user_skills(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_skill: WriteSkill
+) -> None:
     home_dir = tmp_path / "me"
     (home_dir / ".git").mkdir(parents=True)
     monkeypatch.setenv("KAIROX_HOME", str(home_dir / ".kairox"))
     write_skill(home_dir / ".kairox" / "skills", "mine", "My skill.")
     resolved = resolve_config(home_dir)
-    assert [(r.scope, r.label) for r in roots_from_config(resolved) if r.path == home_dir / ".kairox" / "skills"] == [(SkillScope.USER, "$KAIROX_HOME/skills")]
+    assert [(r.scope, r.label) for r in roots_from_config(resolved) if r.path == home_dir / ".kairox" / "skills"] == [
+        (SkillScope.USER, "$KAIROX_HOME/skills")
+    ]
     assert resolved.trusted is False
     registry = registry_from_config(resolved)
     assert [(e.skill.name, e.shadowed, e.offered) for e in registry.entries()] == [("mine", (), True)]

@@ -15,7 +15,9 @@ model: fast-model
 arguments:
   service: {type: string, description: Which service, required: true}
   replicas: {type: integer, default: 2}"""
-DEPLOY_BODY = "Deploy ${service} with ${replicas} replicas.\nKeep ${HOME} and $${service} as written.\nAll: $ARGUMENTS\n"
+DEPLOY_BODY = (
+    "Deploy ${service} with ${replicas} replicas.\nKeep ${HOME} and $${service} as written.\nAll: $ARGUMENTS\n"
+)
 
 
 @pytest.fixture
@@ -60,13 +62,17 @@ async def test_skill_body_gets_arguments_defaults_files_and_model(registry: Skil
         "arguments": {"service": "api", "replicas": 2},
         "content": result.text_content(),
     }
-    assert sink.events == [SkillLoaded(name="deploy", path=str(folder / "SKILL.md"), arguments=("service", "replicas"), model="fast-model")]
+    assert sink.events == [
+        SkillLoaded(name="deploy", path=str(folder / "SKILL.md"), arguments=("service", "replicas"), model="fast-model")
+    ]
 
 
 @pytest.mark.anyio
 async def test_bad_arguments_are_a_readable_tool_error(registry: SkillRegistry, tmp_path: Path) -> None:
     provider = SkillToolProvider(registry, registered=["shell.exec", "mcp__k8s__apply"])
-    result = await provider.call_tool("skill", {"name": "deploy", "arguments": {"replicas": "three", "servce": "api"}}, _context(tmp_path))
+    result = await provider.call_tool(
+        "skill", {"name": "deploy", "arguments": {"replicas": "three", "servce": "api"}}, _context(tmp_path)
+    )
     assert result.is_error
     assert result.text_content() == (
         "skill 'deploy': bad arguments: 'servce' is not an argument of this skill (did you mean 'service'?); "
@@ -79,7 +85,10 @@ async def test_missing_tools_are_named(registry: SkillRegistry, tmp_path: Path) 
     provider = SkillToolProvider(registry, registered=["fs.read"])
     result = await provider.call_tool("skill", {"name": "deploy", "arguments": {"service": "api"}}, _context(tmp_path))
     assert result.is_error
-    assert result.text_content().splitlines()[0] == "skill 'deploy' needs tools that are not registered: shell.exec, mcp__k8s__*"
+    assert (
+        result.text_content().splitlines()[0]
+        == "skill 'deploy' needs tools that are not registered: shell.exec, mcp__k8s__*"
+    )
 
 
 @pytest.mark.anyio
@@ -90,7 +99,10 @@ async def test_free_text_fills_arguments_placeholder_or_is_appended(registry: Sk
     plain = await provider.call_tool("skill", {"name": "plain", "text": "quickly"}, _context(tmp_path))
     assert plain.text_content().splitlines()[:3] == ["Just do it.", "", "ARGUMENTS: quickly"]
     named = await provider.call_tool("skill", {"name": "plain", "arguments": {"x": 1}}, _context(tmp_path))
-    assert named.text_content().splitlines()[0] == "skill 'plain': bad arguments: 'x' is not an argument of this skill (it declares none; pass free text as `text`)"
+    assert (
+        named.text_content().splitlines()[0]
+        == "skill 'plain': bad arguments: 'x' is not an argument of this skill (it declares none; pass free text as `text`)"
+    )
 
 
 @pytest.mark.anyio
@@ -99,7 +111,10 @@ async def test_unknown_and_hidden_skills_are_refused(registry: SkillRegistry, tm
     unknown = await provider.call_tool("skill", {"name": "deplyo"}, _context(tmp_path))
     assert unknown.text_content() == "no skill named 'deplyo'\n  hint: did you mean 'deploy'?"
     manual = await provider.call_tool("skill", {"name": "manual"}, _context(tmp_path))
-    assert manual.text_content() == "skill 'manual' is not available: disable-model-invocation is set; only a user can invoke it"
+    assert (
+        manual.text_content()
+        == "skill 'manual' is not available: disable-model-invocation is set; only a user can invoke it"
+    )
     registry.set_enabled("plain", False)
     off = await provider.call_tool("skill", {"name": "plain"}, _context(tmp_path))
     assert off.text_content() == "skill 'plain' is not available: disabled in configuration"
@@ -111,15 +126,24 @@ async def test_no_offered_skills_means_no_tool(tmp_path: Path) -> None:
     assert await provider.list_tools() == []
 
 
-def test_a_command_prompt_fills_positional_words_the_whole_text_and_declared_arguments(registry: SkillRegistry, tmp_path: Path, write_skill: WriteSkill) -> None:
+def test_a_command_prompt_fills_positional_words_the_whole_text_and_declared_arguments(
+    registry: SkillRegistry, tmp_path: Path, write_skill: WriteSkill
+) -> None:
     from kairox.skills import SkillArgumentsError, command_prompt
 
     root = tmp_path / "more"
     write_skill(root, "ship", "Ship a branch.", body="Push $1 to $2 ($3), keep $$1 and $10; all: $ARGUMENTS\n")
     more = SkillRegistry.load([SkillRoot(path=root, scope=SkillScope.USER)])
     ship = more.require("ship").skill
-    assert command_prompt(ship, '"feature x" upstream').splitlines()[0] == 'Push feature x to upstream (), keep $1 and $10; all: "feature x" upstream'
-    assert command_prompt(registry.require("plain").skill, "  quickly ").splitlines()[:3] == ["Just do it.", "", "ARGUMENTS: quickly"]
+    assert (
+        command_prompt(ship, '"feature x" upstream').splitlines()[0]
+        == 'Push feature x to upstream (), keep $1 and $10; all: "feature x" upstream'
+    )
+    assert command_prompt(registry.require("plain").skill, "  quickly ").splitlines()[:3] == [
+        "Just do it.",
+        "",
+        "ARGUMENTS: quickly",
+    ]
     assert command_prompt(registry.require("plain").skill) == "Just do it.\n"
     deploy = registry.require("deploy").skill
     # one required argument of two: free text does not fill it, and the error names it

@@ -50,7 +50,13 @@ class Corpus:
         ws = self.workspace
         write_skill(ws, "review", "Review pull requests.", extra="keywords: [review, pull request]")
         write_skill(ws / "team" / "area", "deploy", "Deploy services.", extra="when_to_use: shipping")
-        write_skill(ws, "mismatch", "Name differs from the folder.", folder="mismatch-folder", extra="metadata:\n  owner: me\nx-host-key: 3\nuser-invocable: false")
+        write_skill(
+            ws,
+            "mismatch",
+            "Name differs from the folder.",
+            folder="mismatch-folder",
+            extra="metadata:\n  owner: me\nx-host-key: 3\nuser-invocable: false",
+        )
         (ws / "broken").mkdir()
         (ws / "broken" / "SKILL.md").write_text("# no frontmatter here\n", encoding="utf-8")
         (ws / "loose.md").write_text("---\ndescription: A loose Kairox skill.\n---\nBody.\n", encoding="utf-8")
@@ -91,7 +97,9 @@ def _new_process_scan(corpus: Corpus, settle_ns: int) -> tuple[object, object, i
 
 
 @pytest.mark.parametrize("settle_ns", [SHORT_SETTLE_NS, None], ids=["settled", "within-settle-time"])
-def test_warm_discovery_equals_a_cold_one_after_every_change(tmp_path: Path, write_skill: WriteSkill, settle_ns: int | None) -> None:
+def test_warm_discovery_equals_a_cold_one_after_every_change(
+    tmp_path: Path, write_skill: WriteSkill, settle_ns: int | None
+) -> None:
     corpus = Corpus(tmp_path, write_skill)
     settle = SkillCache(None).settle_ns if settle_ns is None else settle_ns
     ws = corpus.workspace
@@ -154,7 +162,9 @@ def test_a_cache_file_rewritten_elsewhere_is_read_again(tmp_path: Path, write_sk
     root = tmp_path / "skills"
     write_skill(root, "one", "One.")
     cache_file = tmp_path / "skills.cache"
-    assert discover_skills([SkillRoot(path=root, scope=SkillScope.USER)], cache=SkillCache(cache_file)).stats.parsed == 1
+    assert (
+        discover_skills([SkillRoot(path=root, scope=SkillScope.USER)], cache=SkillCache(cache_file)).stats.parsed == 1
+    )
     cache_file.write_bytes(b"kairox-skills-cache\n" + b"\xff" * 40)  # another process wrote something else
     again = discover_skills([SkillRoot(path=root, scope=SkillScope.USER)], cache=SkillCache(cache_file))
     assert ([s.name for s in again.skills], again.stats.parsed, again.stats.cached) == (["one"], 1, 0)

@@ -42,11 +42,16 @@ def test_untrusted_workspace_commands_are_listed_as_pending(repo: Path) -> None:
     ]
     refused = kairox("tools", "call", "skill", '{"name": "review"}', "--yes", cwd=repo)
     # nothing of the workspace is offered, so not even the skill tool is there to use it
-    assert (refused.code, refused.stderr.strip()) == (6, "skill was not run: no tool named 'skill'; `kairox tools list` shows the tools")
+    assert (refused.code, refused.stderr.strip()) == (
+        6,
+        "skill was not run: no tool named 'skill'; `kairox tools list` shows the tools",
+    )
     assert not (repo / "pwned.txt").exists()
 
 
-def test_trusted_workspace_commands_are_offered_and_their_shell_and_tools_still_pass_the_gate(repo: Path, isolated_home: Path) -> None:
+def test_trusted_workspace_commands_are_offered_and_their_shell_and_tools_still_pass_the_gate(
+    repo: Path, isolated_home: Path
+) -> None:
     (isolated_home / "kairox.toml").write_text('[policy]\napproval_policy = "untrusted"\n')
     assert kairox("trust", cwd=repo).code == 0
     assert listed(repo) == [("deploy", "workspace", True, None), ("review", "workspace", True, None)]

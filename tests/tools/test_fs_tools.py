@@ -10,7 +10,9 @@ from kairox.errors import ToolCallError
 from kairox.tools import BuiltinSettings, BuiltinToolProvider, CallContext, ToolResult
 
 
-async def call(ws: Path, name: str, arguments: dict[str, object], settings: BuiltinSettings | None = None) -> ToolResult:
+async def call(
+    ws: Path, name: str, arguments: dict[str, object], settings: BuiltinSettings | None = None
+) -> ToolResult:
     return await BuiltinToolProvider(settings).call_tool(name, arguments, CallContext(call_id="t", workspace=ws))
 
 
@@ -19,7 +21,15 @@ async def test_read_returns_a_line_range(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("one\ntwo\nthree\nfour\n")
     result = await call(tmp_path, "fs.read", {"path": "a.txt", "start_line": 2, "end_line": 3})
     assert result == ToolResult.text(
-        "two\nthree\n", structured={"path": str(tmp_path / "a.txt"), "content": "two\nthree\n", "start_line": 2, "end_line": 3, "total_lines": 4, "truncated": False}
+        "two\nthree\n",
+        structured={
+            "path": str(tmp_path / "a.txt"),
+            "content": "two\nthree\n",
+            "start_line": 2,
+            "end_line": 3,
+            "total_lines": 4,
+            "truncated": False,
+        },
     )
 
 
@@ -27,14 +37,19 @@ async def test_read_returns_a_line_range(tmp_path: Path) -> None:
 async def test_read_refuses_binary_files(tmp_path: Path) -> None:
     (tmp_path / "img.bin").write_bytes(b"\x89PNG\0\0\x01")
     result = await call(tmp_path, "fs.read", {"path": "img.bin"})
-    assert result == ToolResult.error(f"{tmp_path / 'img.bin'} looks like a binary file (7 bytes); fs.read only returns text")
+    assert result == ToolResult.error(
+        f"{tmp_path / 'img.bin'} looks like a binary file (7 bytes); fs.read only returns text"
+    )
 
 
 @pytest.mark.anyio
 async def test_read_stops_at_the_size_cap_on_a_whole_line(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("".join(f"line {i}\n" for i in range(1000)))
     result = await call(tmp_path, "fs.read", {"path": "big.txt"}, BuiltinSettings(read_max_bytes=30))
-    assert result.text_content() == "line 0\nline 1\nline 2\nline 3\n\n[fs.read: only the first 30 bytes were read; ask for a line range to see more]"
+    assert (
+        result.text_content()
+        == "line 0\nline 1\nline 2\nline 3\n\n[fs.read: only the first 30 bytes were read; ask for a line range to see more]"
+    )
     assert result.structured is not None and result.structured["truncated"] is True
 
 
@@ -42,7 +57,10 @@ async def test_read_stops_at_the_size_cap_on_a_whole_line(tmp_path: Path) -> Non
 async def test_read_of_a_missing_file_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(ToolCallError) as caught:
         await call(tmp_path, "fs.read", {"path": "nope.txt"})
-    assert str(caught.value) == f"fs.read failed: {tmp_path / 'nope.txt'} does not exist\n  hint: `fs.list` shows what is there"
+    assert (
+        str(caught.value)
+        == f"fs.read failed: {tmp_path / 'nope.txt'} does not exist\n  hint: `fs.list` shows what is there"
+    )
 
 
 @pytest.mark.anyio
@@ -50,7 +68,8 @@ async def test_write_creates_parents_and_reports_bytes(tmp_path: Path) -> None:
     result = await call(tmp_path, "fs.write", {"path": "a/b/c.txt", "content": "héllo"})
     assert (tmp_path / "a/b/c.txt").read_text() == "héllo"
     assert result == ToolResult.text(
-        f"created {tmp_path / 'a/b/c.txt'} (6 bytes)", structured={"path": str(tmp_path / "a/b/c.txt"), "bytes": 6, "created": True}
+        f"created {tmp_path / 'a/b/c.txt'} (6 bytes)",
+        structured={"path": str(tmp_path / "a/b/c.txt"), "bytes": 6, "created": True},
     )
 
 
@@ -79,14 +98,28 @@ async def test_edit_of_missing_text_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("a\n")
     before = (tmp_path / "m.py").stat().st_mtime_ns
     result = await call(tmp_path, "fs.edit", {"path": "m.py", "old_string": "b", "new_string": "c"})
-    assert result == ToolResult.error(f"fs.edit: old_string was not found in {tmp_path / 'm.py'}; read the file and copy the text exactly")
+    assert result == ToolResult.error(
+        f"fs.edit: old_string was not found in {tmp_path / 'm.py'}; read the file and copy the text exactly"
+    )
     # the refused file is left exactly as it was: same text, not rewritten
     assert (tmp_path / "m.py").read_text() == "a\n"
     assert (tmp_path / "m.py").stat().st_mtime_ns == before
 
 
 def _tree(root: Path) -> None:
-    for rel in ("src/app.py", "src/util/helpers.py", "src/util/data.json", "build/out.py", "notes.log", "keep.log", "README.md", ".git/config", "docs/.gitignore", "docs/a.md", "docs/tmp.md"):
+    for rel in (
+        "src/app.py",
+        "src/util/helpers.py",
+        "src/util/data.json",
+        "build/out.py",
+        "notes.log",
+        "keep.log",
+        "README.md",
+        ".git/config",
+        "docs/.gitignore",
+        "docs/a.md",
+        "docs/tmp.md",
+    ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(rel)
     (root / ".gitignore").write_text("build/\n*.log\n!keep.log\n")
@@ -99,7 +132,14 @@ async def test_list_respects_gitignore_and_skips_git(tmp_path: Path) -> None:
     result = await call(tmp_path, "fs.list", {})
     assert result.structured is not None
     assert result.structured["files"] == [
-        ".gitignore", "README.md", "keep.log", "docs/.gitignore", "docs/a.md", "src/app.py", "src/util/data.json", "src/util/helpers.py",
+        ".gitignore",
+        "README.md",
+        "keep.log",
+        "docs/.gitignore",
+        "docs/a.md",
+        "src/app.py",
+        "src/util/data.json",
+        "src/util/helpers.py",
     ]
 
 

@@ -59,7 +59,11 @@ async def test_read_only_writes_nothing(ws: Path, no_probe: None) -> None:
     assert not (ws / "inside").exists()
     assert result.is_error
     assert result.structured is not None
-    assert (result.structured["exit_code"], result.structured["sandbox"], result.structured["stdout"]) == (1, "read_only", "")
+    assert (result.structured["exit_code"], result.structured["sandbox"], result.structured["stdout"]) == (
+        1,
+        "read_only",
+        "",
+    )
     assert "Read-only file system" in result.structured["stderr"]
 
 
@@ -78,7 +82,11 @@ async def test_the_project_configuration_stays_read_only_inside_a_writable_works
     # a command must not give later sessions of a trusted workspace more authority than this one has
     (ws / "kairox.toml").write_text('[policy]\nsandbox_policy = "workspace_write"\n')
     (ws / ".mcp.json").write_text('{"mcpServers": {}}\n')
-    result = await shell(ws, "echo evil >> kairox.toml; echo evil > .mcp.json; rm -f kairox.toml; echo ok > file", SandboxPolicy.WORKSPACE_WRITE)
+    result = await shell(
+        ws,
+        "echo evil >> kairox.toml; echo evil > .mcp.json; rm -f kairox.toml; echo ok > file",
+        SandboxPolicy.WORKSPACE_WRITE,
+    )
     assert (ws / "kairox.toml").read_text() == '[policy]\nsandbox_policy = "workspace_write"\n'
     assert (ws / ".mcp.json").read_text() == '{"mcpServers": {}}\n'
     assert (ws / "file").read_text() == "ok\n"
@@ -114,7 +122,9 @@ async def test_network_is_unshared_unless_network_access(ws: Path) -> None:
     assert opened.text_content() == "exit code: 0\nhello-from-host"
 
 
-def test_argv_binds_roots_and_keeps_protected_paths_read_only_at_any_depth(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_argv_binds_roots_and_keeps_protected_paths_read_only_at_any_depth(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import kairox.tools._sandbox as sandbox
 
     monkeypatch.setattr(sandbox, "socket_folders", lambda: [])
@@ -136,12 +146,38 @@ def test_argv_binds_roots_and_keeps_protected_paths_read_only_at_any_depth(ws: P
         return ["--ro-bind-try", path, path]
 
     assert argv == [
-        "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--bind", o, o, "--bind", w, w,
-        *ro(f"{o}/plugin/.claude-plugin"), *ro(f"{o}/plugin/hooks/hooks.json"),
-        *ro(f"{w}/.git"), *ro(f"{w}/.kairox"), *ro(f"{w}/pkg/deep/.claude"), *ro(f"{w}/pkg/deep/kairox.toml"),
-        "--unshare-net", "--cap-drop", "ALL", "--unshare-pid", "--die-with-parent", "--new-session", "--chdir", w,
-        "--", "bash", "-c", "true",
+        "/usr/bin/bwrap",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--bind",
+        o,
+        o,
+        "--bind",
+        w,
+        w,
+        *ro(f"{o}/plugin/.claude-plugin"),
+        *ro(f"{o}/plugin/hooks/hooks.json"),
+        *ro(f"{w}/.git"),
+        *ro(f"{w}/.kairox"),
+        *ro(f"{w}/pkg/deep/.claude"),
+        *ro(f"{w}/pkg/deep/kairox.toml"),
+        "--unshare-net",
+        "--cap-drop",
+        "ALL",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--new-session",
+        "--chdir",
+        w,
+        "--",
+        "bash",
+        "-c",
+        "true",
     ]
 
 
@@ -151,14 +187,18 @@ def test_danger_full_access_runs_the_command_unconfined_under_the_guard(ws: Path
     from kairox._rpc import GUARD_SCRIPT
 
     settings = SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS)
-    argv = sandboxed_argv(["sh", "-c", "touch /tmp/kairox-unconfined-$$ && rm /tmp/kairox-unconfined-$$ && exit 7"], settings, ws)
+    argv = sandboxed_argv(
+        ["sh", "-c", "touch /tmp/kairox-unconfined-$$ && rm /tmp/kairox-unconfined-$$ && exit 7"], settings, ws
+    )
     assert str(GUARD_SCRIPT) in argv and not any("bwrap" in part for part in argv)
     assert argv[-4:-3] == ["--"]
     assert subprocess.run(argv, timeout=30).returncode == 7
     assert check_sandbox(settings) is None
 
 
-def test_missing_bwrap_fails_closed_with_how_to_install_or_opt_out(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_missing_bwrap_fails_closed_with_how_to_install_or_opt_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SandboxUnavailableError) as caught:
         check_sandbox(SandboxSettings(mode=SandboxPolicy.WORKSPACE_WRITE))
@@ -173,12 +213,17 @@ def test_bwrap_that_cannot_start_fails_closed(tmp_path: Path) -> None:
     broken.chmod(0o755)
     with pytest.raises(SandboxUnavailableError) as caught:
         check_sandbox(SandboxSettings(mode=SandboxPolicy.READ_ONLY), bwrap=str(broken))
-    assert caught.value.message == f"bubblewrap ({broken}) cannot create the read_only sandbox: bwrap: No permissions to creating new namespace"
+    assert (
+        caught.value.message
+        == f"bubblewrap ({broken}) cannot create the read_only sandbox: bwrap: No permissions to creating new namespace"
+    )
 
 
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
-async def test_shell_exec_without_bwrap_refuses_to_run(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_shell_exec_without_bwrap_refuses_to_run(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(SandboxUnavailableError):
         await shell(ws, "touch ./inside", SandboxPolicy.WORKSPACE_WRITE)

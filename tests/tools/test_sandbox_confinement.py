@@ -44,7 +44,10 @@ async def test_protected_paths_stay_read_only_at_any_depth_under_every_writable_
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    attack = "; ".join(f"echo evil >> {path}; rm -f {path}" for path in files) + "; echo ok > ws-file; echo ok > ../other/other-file"
+    attack = (
+        "; ".join(f"echo evil >> {path}; rm -f {path}" for path in files)
+        + "; echo ok > ws-file; echo ok > ../other/other-file"
+    )
     result = await shell(ws, attack, other)
     assert {path: path.read_text() for path in files} == files
     assert (ws / "ws-file").read_text() == (other / "other-file").read_text() == "ok\n"
@@ -56,11 +59,18 @@ async def test_protected_paths_stay_read_only_at_any_depth_under_every_writable_
 async def test_configuration_a_command_creates_is_reported(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    result = await shell(ws, "mkdir -p sub/.kairox && echo x > sub/kairox.toml && echo '{}' > .mcp.json && echo plain > notes.txt")
+    result = await shell(
+        ws, "mkdir -p sub/.kairox && echo x > sub/kairox.toml && echo '{}' > .mcp.json && echo plain > notes.txt"
+    )
     created = [str(ws / ".mcp.json"), str(ws / "sub" / ".kairox"), str(ws / "sub" / "kairox.toml")]
     assert result.structured is not None
     assert {k: v for k, v in result.structured.items() if k != "notes"} == {
-        "exit_code": 0, "stdout": "", "stderr": "", "timed_out": False, "sandbox": "workspace_write", "created_configuration": created
+        "exit_code": 0,
+        "stdout": "",
+        "stderr": "",
+        "timed_out": False,
+        "sandbox": "workspace_write",
+        "created_configuration": created,
     }
     assert result.text_content().endswith(result.structured["notes"][-1])
     assert result.text_content().endswith(
@@ -70,7 +80,6 @@ async def test_configuration_a_command_creates_is_reported(tmp_path: Path) -> No
 
 
 # --- root inside the sandbox, and an unprivileged user, through the real `kairox` command ---------------------
-
 
 
 @pytest.fixture
@@ -96,7 +105,10 @@ def run_shell(base: Path, user: str, command: str) -> subprocess.CompletedProces
     """``kairox tools call shell.exec`` in the workspace, as ``user`` (the Kairox home lies in the temp root)."""
     prefix = as_user(user)
     env = {
-        **os.environ, "KAIROX_HOME": str(base / "home"), "KAIROX_SANDBOX_POLICY": "workspace_write", "HOME": str(base),
+        **os.environ,
+        "KAIROX_HOME": str(base / "home"),
+        "KAIROX_SANDBOX_POLICY": "workspace_write",
+        "HOME": str(base),
         "KAIROX_SYSTEM_CONFIG": str(base / "no-system.toml"),
     }
     argv = [*prefix, sys.executable, "-m", "kairox", "tools", "call", "shell.exec", json.dumps({"command": command})]
@@ -109,7 +121,8 @@ def test_root_cannot_remount_or_mount_inside_the_sandbox(place: Path, user: str)
     assert not probe.exists(), f"{probe} exists before the test; remove it"
     try:
         run = run_shell(
-            place, user,
+            place,
+            user,
             f"mount -o remount,rw / && echo remounted; mount -t tmpfs none {place} && echo mounted; touch {probe}; id -u",
         )
     finally:
@@ -140,8 +153,9 @@ def test_root_cannot_chown_or_open_raw_sockets_inside_the_sandbox(place: Path, u
 def test_the_kairox_home_and_trust_store_stay_read_only_inside_the_temp_root(place: Path, user: str) -> None:
     home = place / "home"
     run = run_shell(
-        place, user,
-        f"echo '{{\"workspaces\": {{\"/\": {{}}}}}}' > {home}/trusted_workspaces.json; mkdir {home}/plugins; "
+        place,
+        user,
+        f'echo \'{{"workspaces": {{"/": {{}}}}}}\' > {home}/trusted_workspaces.json; mkdir {home}/plugins; '
         f"echo '[policy]' > {home}/kairox.toml; touch {place}/scratch/temp-is-writable",
     )
     assert (home / "trusted_workspaces.json").read_text() == '{"workspaces": {}}'
@@ -210,7 +224,9 @@ def test_host_unix_sockets_are_out_of_reach_with_the_network_off(place: Path, us
         assert [s.connections for s in servers] == [0] * len(servers)
         servers = [_SocketServer(folder / "agent.sock") for folder in folders]
         # the same probe outside the sandbox, as the same user, reaches them: the probe itself works
-        unconfined = subprocess.run([*as_user(user), PROBE_PYTHON, "-c", "import socket; " + code], capture_output=True, text=True, timeout=60)
+        unconfined = subprocess.run(
+            [*as_user(user), PROBE_PYTHON, "-c", "import socket; " + code], capture_output=True, text=True, timeout=60
+        )
         assert unconfined.stdout.count("reached") == len(servers), unconfined.stdout + unconfined.stderr
     finally:
         for server in servers:

@@ -110,17 +110,35 @@ def test_what_counts_as_bwrap_stopping_before_the_command(tmp_path: Path) -> Non
     gone = tmp_path / "gone.sock"
     here = tmp_path / "here.sock"
     here.touch()
-    bwrap = [shutil.which("bwrap") or "/usr/bin/bwrap", "--ro-bind-try", "/dev/null", str(gone), "--ro-bind-try", "/dev/null", str(here), "--", "true"]
+    bwrap = [
+        shutil.which("bwrap") or "/usr/bin/bwrap",
+        "--ro-bind-try",
+        "/dev/null",
+        str(gone),
+        "--ro-bind-try",
+        "/dev/null",
+        str(here),
+        "--",
+        "true",
+    ]
     stopped = f"bwrap: Can't create file at {gone}: Read-only file system\n".encode()
 
     assert vanished_before_start(bwrap, 1, b"", stopped)
-    assert vanished_before_start(bwrap, 1, b"", f"bwrap: Can't mkdir parents for {gone}: Read-only file system".encode())
-    assert not vanished_before_start(bwrap, 1, b"", f"bwrap: Can't create file at {here}: Read-only file system".encode())
+    assert vanished_before_start(
+        bwrap, 1, b"", f"bwrap: Can't mkdir parents for {gone}: Read-only file system".encode()
+    )
+    assert not vanished_before_start(
+        bwrap, 1, b"", f"bwrap: Can't create file at {here}: Read-only file system".encode()
+    )
     assert not vanished_before_start(bwrap, 1, b"printed\n", stopped)  # the command ran: it printed
     assert not vanished_before_start(bwrap, 2, b"", stopped)
-    assert not vanished_before_start([sys.executable, "-c", "pass"], 1, b"", stopped)  # no sandbox: nothing to build again
+    assert not vanished_before_start(
+        [sys.executable, "-c", "pass"], 1, b"", stopped
+    )  # no sandbox: nothing to build again
     assert not vanished_before_start(bwrap, 1, b"", f"warning\nbwrap: Can't create file at {gone}".encode())
-    assert not vanished_before_start(bwrap, 1, b"", f"bwrap: Can't create file at {gone}x: Read-only file system".encode())
+    assert not vanished_before_start(
+        bwrap, 1, b"", f"bwrap: Can't create file at {gone}x: Read-only file system".encode()
+    )
 
 
 @pytest.mark.parametrize("attempts", [3, 1])

@@ -9,7 +9,10 @@ from kairox.errors import ToolCallError
 from kairox.tools import BuiltinSettings, BuiltinToolProvider, CallContext, ToolResult
 
 RG = shutil.which("rg")
-ENGINES = [pytest.param(RG, id="rg", marks=pytest.mark.skipif(RG is None, reason="ripgrep is not installed")), pytest.param(None, id="python")]
+ENGINES = [
+    pytest.param(RG, id="rg", marks=pytest.mark.skipif(RG is None, reason="ripgrep is not installed")),
+    pytest.param(None, id="python"),
+]
 
 
 async def search(ws: Path, arguments: dict[str, object], rg: str | None) -> ToolResult:
@@ -45,7 +48,10 @@ async def test_finds_matching_lines_outside_ignored_and_binary_files(tree: Path,
 @pytest.mark.parametrize("rg", ENGINES)
 async def test_glob_case_and_limit(tree: Path, rg: str | None) -> None:
     result = await search(tree, {"pattern": "alpha", "glob": "*.py", "ignore_case": True, "max_results": 1}, rg)
-    assert result.text_content() == "src/a.py:1: def alpha():\n[search.ripgrep: stopped after 1 matches; narrow the pattern, path or glob]"
+    assert (
+        result.text_content()
+        == "src/a.py:1: def alpha():\n[search.ripgrep: stopped after 1 matches; narrow the pattern, path or glob]"
+    )
 
 
 @pytest.mark.anyio

@@ -42,26 +42,59 @@ def last_notice(app: object) -> str:
     return str(app.query("#conversation .notice").last().render())  # type: ignore[attr-defined]
 
 
-async def test_plugin_workspace_and_skill_commands_send_their_prompt_with_arguments(tmp_path: Path, isolated_home: Path) -> None:
+async def test_plugin_workspace_and_skill_commands_send_their_prompt_with_arguments(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = workspace_with_commands(tmp_path / "repo")
     trust_workspace(workspace)
     script = [
-        {"reply": "text", "text": "Committed.", "expect": {"last_user_contains": "Commit with the message: fix the cart total"}},
-        {"reply": "text", "text": "Shipped.", "expect": {"last_user_contains": "Push branch feature/x to remote upstream, then say done (feature/x upstream)."}},
-        {"reply": "text", "text": "Reviewed.", "expect": {"last_user_contains": "Review the staged diff carefully.\n\nARGUMENTS: only shop/"}},
-        {"reply": "text", "text": "Notes.", "expect": {"last_user_contains": "List the changes under Added, Fixed, Removed."}},
+        {
+            "reply": "text",
+            "text": "Committed.",
+            "expect": {"last_user_contains": "Commit with the message: fix the cart total"},
+        },
+        {
+            "reply": "text",
+            "text": "Shipped.",
+            "expect": {
+                "last_user_contains": "Push branch feature/x to remote upstream, then say done (feature/x upstream)."
+            },
+        },
+        {
+            "reply": "text",
+            "text": "Reviewed.",
+            "expect": {"last_user_contains": "Review the staged diff carefully.\n\nARGUMENTS: only shop/"},
+        },
+        {
+            "reply": "text",
+            "text": "Notes.",
+            "expect": {"last_user_contains": "List the changes under Added, Fixed, Removed."},
+        },
     ]
     with ScriptedModelServer("openai", script) as server:
         user_config(isolated_home, server, wire="openai")
         app = app_for(workspace)
         async with app.run_test(size=(140, 40)) as pilot:
-            await until(pilot, lambda: app.session is not None, what=lambda: [str(w.render()) for w in app.query("#conversation .notice")])
+            await until(
+                pilot,
+                lambda: app.session is not None,
+                what=lambda: [str(w.render()) for w in app.query("#conversation .notice")],
+            )
             names = {c.name: c for c in all_commands(app.context.skills)}
-            for typed in ("/commit-commands:commit fix the cart total", "/ship feature/x upstream", "/review only shop/", "/release-notes"):
+            for typed in (
+                "/commit-commands:commit fix the cart total",
+                "/ship feature/x upstream",
+                "/review only shop/",
+                "/release-notes",
+            ):
                 turns = len(app.session.messages)
                 await type_text(pilot, typed)
                 await pilot.press("enter")
-                await until(pilot, lambda turns=turns: len(app.session.messages) == turns + 2 and not app.turn_running, what=lambda: [str(w.render()) for w in app.query("#conversation .notice")])
+                await until(
+                    pilot,
+                    lambda turns=turns: len(app.session.messages) == turns + 2 and not app.turn_running,
+                    what=lambda: [str(w.render()) for w in app.query("#conversation .notice")],
+                )
             users = [str(w.render()) for w in app.query("#conversation .user")]
             sent = [m.text for m in app.session.messages if m.role.value == "user"]
             await type_text(pilot, "/tag")
@@ -72,7 +105,12 @@ async def test_plugin_workspace_and_skill_commands_send_their_prompt_with_argume
             await pilot.press("escape")
             await pilot.press("enter")
             unknown = last_notice(app)
-    assert users == ["› /commit-commands:commit fix the cart total", "› /ship feature/x upstream", "› /review only shop/", "› /release-notes"]
+    assert users == [
+        "› /commit-commands:commit fix the cart total",
+        "› /ship feature/x upstream",
+        "› /review only shop/",
+        "› /release-notes",
+    ]
     assert sent[0].startswith("Commit with the message: fix the cart total")
     assert names["commit"].skill == "commit-commands:commit" and names["commit"].source == "plugin commit-commands"
     assert names["review"].source == "workspace" and names["commit-commands:commit"].argument_hint == "MESSAGE"
@@ -81,10 +119,14 @@ async def test_plugin_workspace_and_skill_commands_send_their_prompt_with_argume
     assert unknown == "unknown command /comit; did you mean /commit?; /help lists every command"
 
 
-async def test_untrusted_workspace_commands_are_named_as_waiting_for_trust_and_help_lists_every_command(tmp_path: Path, isolated_home: Path) -> None:
+async def test_untrusted_workspace_commands_are_named_as_waiting_for_trust_and_help_lists_every_command(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = workspace_with_commands(tmp_path / "repo")  # not trusted: its plugins and commands wait
     (isolated_home / "skills" / "standup").mkdir(parents=True)
-    (isolated_home / "skills" / "standup" / "SKILL.md").write_text("---\nname: standup\ndescription: Summarise yesterday's work.\n---\nSummarise.\n")
+    (isolated_home / "skills" / "standup" / "SKILL.md").write_text(
+        "---\nname: standup\ndescription: Summarise yesterday's work.\n---\nSummarise.\n"
+    )
     app = app_for(workspace)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.context is not None)
@@ -100,7 +142,10 @@ async def test_untrusted_workspace_commands_are_named_as_waiting_for_trust_and_h
     lines = shown.splitlines()
     assert any(line.split()[:1] == ["/help"] and "every command" in line for line in lines)
     assert any(line.split()[:2] == ["/model", "[PROVIDER/]NAME"] for line in lines)
-    assert any(line.split()[:1] == ["/standup"] and "Summarise yesterday's work." in line and line.endswith("[user]") for line in lines)
+    assert any(
+        line.split()[:1] == ["/standup"] and "Summarise yesterday's work." in line and line.endswith("[user]")
+        for line in lines
+    )
     assert not any(line.split()[:1] == ["/review"] for line in lines)
 
 
@@ -126,7 +171,9 @@ def menu_lines(app: object) -> list[str]:
     return [] if menu.has_class("empty") else [line.rstrip() for line in str(menu.render()).splitlines()]
 
 
-async def test_the_completion_menu_opens_on_slash_and_at_and_tab_takes_the_highlighted_option(tmp_path: Path, isolated_home: Path) -> None:
+async def test_the_completion_menu_opens_on_slash_and_at_and_tab_takes_the_highlighted_option(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = workspace_with_commands(tmp_path / "repo")
     trust_workspace(workspace)
     app = app_for(workspace)
@@ -161,12 +208,21 @@ async def test_the_completion_menu_opens_on_slash_and_at_and_tab_takes_the_highl
     assert every[0].split()[0] == "/help" and len(every) == 9  # eight shown, the count below
     assert every[-1].startswith(f"1/{total} ") and "Tab takes" in every[-1] and total > 20
     # prefix matches first (/commit, /commit-commands:...), then names holding the text (/release-tools... none here)
-    assert [line.split()[0] for line in narrowed[:-1]] == ["/commit", "/commit-commands:commit", "/commit-commands:ship", "/commit-commands:tag"]
+    assert [line.split()[0] for line in narrowed[:-1]] == [
+        "/commit",
+        "/commit-commands:commit",
+        "/commit-commands:ship",
+        "/commit-commands:tag",
+    ]
     assert "MESSAGE  Commit the staged changes with a message." in narrowed[0]
     assert moved == narrowed  # the highlight is a style: the lines stay
     assert taken == "/commit-commands:commit " and after_take == []
     # paths starting with the word first, then those with a part starting with it
-    assert [line.split()[0] for line in paths[:-1]] == ["@shop/", "@shop/cart.py", "@.kairox/plugins/commit-commands/commands/ship.md"]
+    assert [line.split()[0] for line in paths[:-1]] == [
+        "@shop/",
+        "@shop/cart.py",
+        "@.kairox/plugins/commit-commands/commands/ship.md",
+    ]
     assert folder == "look at @shop/" and [line.split()[0] for line in in_folder[:-1]] == ["@shop/cart.py"]
     assert file == "look at @shop/cart.py "
     assert nothing == []

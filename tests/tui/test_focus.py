@@ -18,14 +18,22 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 
 def add_tool_calls(app: object, count: int) -> None:
-    calls = tuple({"id": f"c{i}", "tool": "fs.read", "name": "fs_read", "arguments": {"path": f"f{i}.txt"}} for i in range(count))
+    calls = tuple(
+        {"id": f"c{i}", "tool": "fs.read", "name": "fs_read", "arguments": {"path": f"f{i}.txt"}} for i in range(count)
+    )
     app.handle_event(AssistantMessageCompleted(turn=1, text="Reading.", tool_calls=calls))  # type: ignore[attr-defined]
     for i in range(count):
-        app.handle_event(ToolCallDecided(call_id=f"c{i}", tool="fs.read", decision="allow", reason="mode", source="mode"))  # type: ignore[attr-defined]
-        app.handle_event(ToolCallFinished(call_id=f"c{i}", tool="fs.read", duration_ms=2.0, size_chars=10, is_error=False))  # type: ignore[attr-defined]
+        app.handle_event(
+            ToolCallDecided(call_id=f"c{i}", tool="fs.read", decision="allow", reason="mode", source="mode")
+        )  # type: ignore[attr-defined]
+        app.handle_event(
+            ToolCallFinished(call_id=f"c{i}", tool="fs.read", duration_ms=2.0, size_chars=10, is_error=False)
+        )  # type: ignore[attr-defined]
 
 
-async def test_esc_and_tab_come_back_to_the_prompt_and_enter_never_opens_a_tool_call(tmp_path: Path, isolated_home: Path) -> None:
+async def test_esc_and_tab_come_back_to_the_prompt_and_enter_never_opens_a_tool_call(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     app = app_for(make_workspace(tmp_path / "repo"))
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.context is not None)

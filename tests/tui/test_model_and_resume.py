@@ -26,7 +26,9 @@ async def send(pilot: object, app: object, text: str) -> None:
     await pilot.press("enter")  # type: ignore[attr-defined]
 
 
-async def test_model_switches_to_a_configured_model_of_another_provider_and_the_conversation_goes_on(tmp_path: Path, isolated_home: Path) -> None:
+async def test_model_switches_to_a_configured_model_of_another_provider_and_the_conversation_goes_on(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
 
     def has_history(body: dict[str, object]) -> None:
@@ -60,8 +62,14 @@ async def test_model_switches_to_a_configured_model_of_another_provider_and_the_
             await send(pilot, app, "/model keyless/m")
             await until(pilot, lambda: any(n.startswith("/model keyless/m") for n in notices(app)))
             no_key = notices(app)[-1]
-            await send(pilot, app, "/model vendor/big-model")  # not a provider: a model name of the current one (as routers name them)
-            await until(pilot, lambda: app.settings is not None and app.settings.model == "vendor/big-model", what=lambda: notices(app))
+            await send(
+                pilot, app, "/model vendor/big-model"
+            )  # not a provider: a model name of the current one (as routers name them)
+            await until(
+                pilot,
+                lambda: app.settings is not None and app.settings.model == "vendor/big-model",
+                what=lambda: notices(app),
+            )
             unnamed = notices(app)[-1]
             await send(pilot, app, "/model second/other-model")
             await until(pilot, lambda: app.settings is not None and app.settings.model == "other-model")
@@ -72,11 +80,21 @@ async def test_model_switches_to_a_configured_model_of_another_provider_and_the_
             answers = [m.text for m in app.session.messages if m.role.value == "assistant"]
     lines = listing.splitlines()
     assert lines[0] == "Model scripted-model from provider scripted (chat)"
-    assert any(line.split()[:2] == ["scripted/scripted-model", "model"] and line.endswith("(current)") for line in lines)
+    assert any(
+        line.split()[:2] == ["scripted/scripted-model", "model"] and line.endswith("(current)") for line in lines
+    )
     assert any(line.split() == ["second/other-model", "profile", "deep"] for line in lines)
-    assert any(line.split()[:3] == ["second", "anthropic", second.base_url] and line.endswith("KAIROX_TEST_MODEL_KEY set") for line in lines)
-    assert typo == "/model second/other-modle: no model second/other-modle in the configuration\n  hint: did you mean /model second/other-model? (/model alone lists the choices)"
-    assert no_key.startswith("/model keyless/m: model provider 'keyless' needs an API key: the variable KAIROX_TEST_UNSET_KEY is not set")
+    assert any(
+        line.split()[:3] == ["second", "anthropic", second.base_url] and line.endswith("KAIROX_TEST_MODEL_KEY set")
+        for line in lines
+    )
+    assert (
+        typo
+        == "/model second/other-modle: no model second/other-modle in the configuration\n  hint: did you mean /model second/other-model? (/model alone lists the choices)"
+    )
+    assert no_key.startswith(
+        "/model keyless/m: model provider 'keyless' needs an API key: the variable KAIROX_TEST_UNSET_KEY is not set"
+    )
     assert unnamed == (
         "model scripted/vendor/big-model for the rest of this session (was scripted/scripted-model); it is not named in the "
         "configuration: the provider says at the next turn whether it serves it"
@@ -110,12 +128,17 @@ async def test_resume_opens_a_picker_and_continues_the_chosen_session(tmp_path: 
             await send(pilot, app, "/resume")
             await until(pilot, lambda: isinstance(app.screen, SessionPicker) and bool(app.screen.query("#sessions")))
             options = app.screen.query_one("#sessions")
-            listed = [(options.get_option_at_index(i).id, str(options.get_option_at_index(i).prompt)) for i in range(options.option_count)]
+            listed = [
+                (options.get_option_at_index(i).id, str(options.get_option_at_index(i).prompt))
+                for i in range(options.option_count)
+            ]
             await pilot.press("down", "enter")
             await until(pilot, lambda: app.session is not None and app.session.session_id == first_id)
             shown = [str(w.render()) for w in app.query("#conversation .user")]
             await send(pilot, app, "Back again")
             await until(pilot, lambda: len(app.session.messages) == 4 and not app.turn_running)
     assert [sid for sid, _ in listed] == [current, first_id]  # newest first
-    assert listed[0][1].endswith("Later question   (this session)") and listed[1][1].endswith("1 turn(s)  Earlier question")
+    assert listed[0][1].endswith("Later question   (this session)") and listed[1][1].endswith(
+        "1 turn(s)  Earlier question"
+    )
     assert shown == ["› Earlier question"]

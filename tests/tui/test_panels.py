@@ -30,7 +30,9 @@ def servers_config(home: Path) -> Path:
     return user
 
 
-async def test_mcp_panel_restarts_and_disables_servers_of_the_running_manager(tmp_path: Path, isolated_home: Path) -> None:
+async def test_mcp_panel_restarts_and_disables_servers_of_the_running_manager(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     user = servers_config(isolated_home)
     app = app_for(make_workspace(tmp_path / "repo"))
     async with app.run_test(size=(140, 40)) as pilot:
@@ -85,7 +87,9 @@ async def test_trace_filters_errors_only_and_one_server(tmp_path: Path, isolated
         assert shown() == every
 
 
-async def test_composer_completes_commands_and_workspace_paths_and_recalls_prompts(tmp_path: Path, isolated_home: Path) -> None:
+async def test_composer_completes_commands_and_workspace_paths_and_recalls_prompts(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     app = app_for(make_workspace(tmp_path / "repo"))
     async with app.run_test(size=(140, 40)) as pilot:
         composer = app.query_one("#composer")
@@ -131,11 +135,15 @@ def _files(*roots: Path) -> dict[str, bytes]:
 def project_server(workspace: Path) -> Path:
     """A workspace whose own kairox.toml declares server ``alpha``: the file the toggle writes."""
     project = workspace / "kairox.toml"
-    project.write_text(f'# the project\'s servers\n[mcp_servers.alpha]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n')
+    project.write_text(
+        f'# the project\'s servers\n[mcp_servers.alpha]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n'
+    )
     return project
 
 
-async def test_mcp_panel_asks_before_writing_a_project_file_of_an_untrusted_workspace(tmp_path: Path, isolated_home: Path) -> None:
+async def test_mcp_panel_asks_before_writing_a_project_file_of_an_untrusted_workspace(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
     project = project_server(workspace)
     app = app_for(workspace)
@@ -153,13 +161,18 @@ async def test_mcp_panel_asks_before_writing_a_project_file_of_an_untrusted_work
         await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         asked = app.screen.request
         assert (asked.tool, asked.arguments, asked.grants, asked.layers) == (
-            CONFIG_WRITE_TOOL, {"path": str(project), "change": "mcp_servers.alpha.enabled = false"}, (), ()
+            CONFIG_WRITE_TOOL,
+            {"path": str(project), "change": "mcp_servers.alpha.enabled = false"},
+            (),
+            (),
         )
         assert asked.reason.startswith(f"{project} is the project file of a workspace you have not trusted")
         await pilot.press("d")
         await until(pilot, lambda: panel.busy is None and "disable alpha:" in panel.status_line)
         assert app.screen is panel
-        assert panel.status_line.startswith(f"disable alpha: {project} is unchanged (mcp_servers.alpha.enabled = false): denied in the approval dialog")
+        assert panel.status_line.startswith(
+            f"disable alpha: {project} is unchanged (mcp_servers.alpha.enabled = false): denied in the approval dialog"
+        )
         assert "kairox trust" in str(panel.query_one("#mcp-info", Static).render())
         assert _files(workspace, isolated_home) == before
         assert app.context.mcp.clients["alpha"].config.enabled is True
@@ -171,17 +184,24 @@ async def test_mcp_panel_asks_before_writing_a_project_file_of_an_untrusted_work
         await until(pilot, lambda: panel.busy is None and "disable alpha:" in panel.status_line)
         assert panel.status_line == f"disable alpha: done (saved in {project})"
         written = project.read_text()
-        assert written.startswith("# the project's servers\n") and tomllib.loads(written)["mcp_servers"]["alpha"]["enabled"] is False
+        assert (
+            written.startswith("# the project's servers\n")
+            and tomllib.loads(written)["mcp_servers"]["alpha"]["enabled"] is False
+        )
         assert _files(isolated_home) == {k: v for k, v in before.items() if k.startswith(str(isolated_home))}
 
 
-async def test_mcp_panel_writes_a_project_file_of_a_trusted_workspace_without_asking(tmp_path: Path, isolated_home: Path) -> None:
+async def test_mcp_panel_writes_a_project_file_of_a_trusted_workspace_without_asking(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
     project = project_server(workspace)
     trust_workspace(workspace)
     app = app_for(workspace)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.context is not None and app.context.mcp.clients["alpha"].status is ServerStatus.READY)
+        await until(
+            pilot, lambda: app.context is not None and app.context.mcp.clients["alpha"].status is ServerStatus.READY
+        )
         await type_text(pilot, "/mcp")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, McpPanel))

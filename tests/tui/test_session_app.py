@@ -28,7 +28,9 @@ def calls(*items: tuple[str, str, dict[str, object]]) -> dict[str, object]:
     return {"reply": "tool_calls", "text": "", "calls": [{"id": i, "name": n, "arguments": a} for i, n, a in items]}
 
 
-async def until(pilot: object, check: Callable[[], bool], timeout: float = 60, what: Callable[[], object] | None = None) -> None:
+async def until(
+    pilot: object, check: Callable[[], bool], timeout: float = 60, what: Callable[[], object] | None = None
+) -> None:
     """Wait for ``check``; on a timeout the failure shows ``what()`` (the screen's notices, say)."""
     try:
         with anyio.fail_after(timeout):
@@ -55,8 +57,12 @@ async def test_prompt_streams_the_answer_shows_tool_blocks_and_the_approval_moda
     script = [
         calls(("w1", "fs_write", {"path": "a.txt", "content": "one"})),
         {**calls(("w2", "fs_write", {"path": "b.txt", "content": "two"})), "expect": {"tool_results": {"w1": "a.txt"}}},
-        {"reply": "text", "text": "I will use **drafts/** next time.", "delay_sec": 0.05,
-         "expect": {"tool_results": {"w2": "use drafts please"}}},
+        {
+            "reply": "text",
+            "text": "I will use **drafts/** next time.",
+            "delay_sec": 0.05,
+            "expect": {"tool_results": {"w2": "use drafts please"}},
+        },
     ]
     with ScriptedModelServer("openai", script) as server:
         user_config(isolated_home, server, wire="openai", extra='[policy.rules]\nask = ["fs.write"]\n')
@@ -69,7 +75,10 @@ async def test_prompt_streams_the_answer_shows_tool_blocks_and_the_approval_moda
             assert app.screen.request.tool == "fs.write"
             assert app.screen.request.arguments == {"path": "a.txt", "content": "one"}
             await pilot.press("o")  # allow once
-            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.request.arguments["path"] == "b.txt")
+            await until(
+                pilot,
+                lambda: isinstance(app.screen, ApprovalScreen) and app.screen.request.arguments["path"] == "b.txt",
+            )
             await pilot.press("m")  # deny with a message to the model
             await type_text(pilot, "use drafts please")
             await pilot.press("enter")
@@ -104,7 +113,10 @@ async def test_a_server_that_fails_turns_red_with_its_reason_in_the_trace(tmp_pa
         trace = [entry.text for _, entry in app.entries]
         table = app.query_one("#servers")
         cells = [str(table.get_row_at(i)[0]) + " " + str(table.get_row_at(i)[1]) for i in range(table.row_count)]
-        dots = {str(table.get_row_at(i)[0]).split()[-1]: str(table.get_row_at(i)[0].spans[0].style) for i in range(table.row_count)}
+        dots = {
+            str(table.get_row_at(i)[0]).split()[-1]: str(table.get_row_at(i)[0].spans[0].style)
+            for i in range(table.row_count)
+        }
         notice = str(app.query_one("#conversation").children[0].render())
     assert rows["broken"].status is ServerViewStatus.FAILED and rows["broken"].reason
     assert rows["basic"].status is ServerViewStatus.READY and rows["basic"].tool_count
@@ -123,7 +135,12 @@ async def test_resume_reopens_a_transcript_in_place_with_its_history(tmp_path: P
 
     script = [
         {"reply": "text", "text": "First answer."},
-        {"reply": "text", "text": "Second answer.", "check": sees_history, "expect": {"last_user_contains": "Second question"}},
+        {
+            "reply": "text",
+            "text": "Second answer.",
+            "check": sees_history,
+            "expect": {"last_user_contains": "Second question"},
+        },
     ]
     with ScriptedModelServer("openai", script) as server:
         user_config(isolated_home, server, wire="openai")
@@ -133,20 +150,28 @@ async def test_resume_reopens_a_transcript_in_place_with_its_history(tmp_path: P
             first = app.session.session_id
             await type_text(pilot, "First question")
             await pilot.press("enter")
-            await until(pilot, lambda: app.session is not None and len(app.session.messages) == 2 and not app.turn_running)
+            await until(
+                pilot, lambda: app.session is not None and len(app.session.messages) == 2 and not app.turn_running
+            )
             await type_text(pilot, f"/resume {first}")
             await pilot.press("enter")
-            await until(pilot, lambda: app.session is not None and app.session.session_id == first and app.resume == first)
+            await until(
+                pilot, lambda: app.session is not None and app.session.session_id == first and app.resume == first
+            )
             shown = [str(w.render()) for w in app.query("#conversation .user")]
             answers = [m.source for m in app.query(Markdown)]
             await type_text(pilot, "Second question")
             await pilot.press("enter")
-            await until(pilot, lambda: app.session is not None and len(app.session.messages) == 4 and not app.turn_running)
+            await until(
+                pilot, lambda: app.session is not None and len(app.session.messages) == 4 and not app.turn_running
+            )
     assert shown == ["› First question"] and answers == ["First answer."]
 
 
 @pytest.mark.timeout(240)  # two sessions open, one after the other
-async def test_the_status_bar_meters_the_context_and_compact_summarises_older_turns(tmp_path: Path, isolated_home: Path) -> None:
+async def test_the_status_bar_meters_the_context_and_compact_summarises_older_turns(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
     summary = "SUMMARY: the first question was answered."
 
@@ -161,7 +186,9 @@ async def test_the_status_bar_meters_the_context_and_compact_summarises_older_tu
         {"reply": "text", "text": "Third answer.", "check": starts_from_the_summary},
     ]
     with ScriptedModelServer("anthropic", script) as server:
-        user_config(isolated_home, server, wire="anthropic", extra="context_window = 50000\n\n[agent]\ncompact_keep_turns = 1\n")
+        user_config(
+            isolated_home, server, wire="anthropic", extra="context_window = 50000\n\n[agent]\ncompact_keep_turns = 1\n"
+        )
         app = app_for(workspace)
         async with app.run_test(size=(160, 40)) as pilot:
             await until(pilot, lambda: app.session is not None and app.context_usage is not None)
@@ -169,23 +196,43 @@ async def test_the_status_bar_meters_the_context_and_compact_summarises_older_tu
             for prompt in ("First question", "Second question"):
                 await type_text(pilot, prompt)
                 await pilot.press("enter")
-                await until(pilot, lambda: not app.turn_running and app.session is not None and app.session.messages[-1].text.endswith("answer."))
+                await until(
+                    pilot,
+                    lambda: (
+                        not app.turn_running
+                        and app.session is not None
+                        and app.session.messages[-1].text.endswith("answer.")
+                    ),
+                )
             measured = app.context_usage
             metered = str(app.query_one("#status-bar").render())
             await type_text(pilot, "/compact Keep the numbers.")
             await pilot.press("enter")
-            await until(pilot, lambda: app.session is not None and bool(app.session.messages) and app.session.messages[0].summary)
+            await until(
+                pilot,
+                lambda: app.session is not None and bool(app.session.messages) and app.session.messages[0].summary,
+            )
             await until(pilot, lambda: not app.turn_running)
             notices = [str(w.render()) for w in app.query("#conversation .notice")]
             compacted = app.context_usage
             after = str(app.query_one("#status-bar").render())
             await type_text(pilot, "Third question")
             await pilot.press("enter")
-            await until(pilot, lambda: not app.turn_running and app.session is not None and app.session.messages[-1].text == "Third answer.")
+            await until(
+                pilot,
+                lambda: (
+                    not app.turn_running
+                    and app.session is not None
+                    and app.session.messages[-1].text == "Third answer."
+                ),
+            )
             session_id = app.session.session_id
             await type_text(pilot, f"/resume {session_id}")
             await pilot.press("enter")
-            await until(pilot, lambda: app.session is not None and app.resume == session_id and bool(app.query("#conversation .user")))
+            await until(
+                pilot,
+                lambda: app.session is not None and app.resume == session_id and bool(app.query("#conversation .user")),
+            )
             resumed = [m.summary for m in app.session.messages]
             shown_notices = [str(w.render()) for w in app.query("#conversation .notice")]
             shown_prompts = [str(w.render()) for w in app.query("#conversation .user")]

@@ -54,14 +54,18 @@ def check(name: str, svg: str, fixed: Path | None = None) -> None:
     svg = re.sub(r"terminal-\d+", "terminal-0", svg)  # Rich derives the id from a salted hash()
     if fixed is not None:
         svg = svg.replace(fixed.name, "kx-snap-0000000")
-    svg = re.sub(r"(servers/[\w.-]+)@[0-9a-f]{10}", r"\1@0000000000", svg)  # a project server's state folder: by workspace
+    svg = re.sub(
+        r"(servers/[\w.-]+)@[0-9a-f]{10}", r"\1@0000000000", svg
+    )  # a project server's state folder: by workspace
     path = SNAPSHOTS / f"{name}.svg"
     if UPDATE or not path.exists():
         SNAPSHOTS.mkdir(exist_ok=True)
         path.write_text(svg, encoding="utf-8")
         if not UPDATE:
             pytest.fail(f"{path} did not exist: written now; review it and commit it")
-    assert svg == path.read_text(encoding="utf-8"), f"the screen differs from {path} (KAIROX_UPDATE_SNAPSHOTS=1 rewrites it)"
+    assert svg == path.read_text(encoding="utf-8"), (
+        f"the screen differs from {path} (KAIROX_UPDATE_SNAPSHOTS=1 rewrites it)"
+    )
 
 
 def offline_app(workspace: Path, isolated_home: Path) -> KairoxApp:
@@ -72,7 +76,9 @@ def offline_app(workspace: Path, isolated_home: Path) -> KairoxApp:
         '[lsp_servers.python]\ncommand = "jedi-language-server"\nfile_patterns = ["*.py"]\n',
         encoding="utf-8",
     )
-    return KairoxApp(RuntimeOptions(workspace=workspace), resolve_config(workspace), clock=lambda: FROZEN, start_session=False)
+    return KairoxApp(
+        RuntimeOptions(workspace=workspace), resolve_config(workspace), clock=lambda: FROZEN, start_session=False
+    )
 
 
 async def test_main_screen_with_ready_starting_and_failed_servers(fixed_dir: Path, isolated_home: Path) -> None:
@@ -81,12 +87,30 @@ async def test_main_screen_with_ready_starting_and_failed_servers(fixed_dir: Pat
         app.query_one("#composer").cursor_blink = False
         app.query_one("#conversation").user("Where are prices computed?")
         for event in (
-            McpServerStarting(server="notes", transport="stdio"), McpServerStarting(server="search", transport="stdio"),
-            McpServerStarting(server="tickets", transport="stdio"), McpServerReady(server="notes", tools=4),
-            McpServerFailed(server="tickets", reason="the server exited with code 1 before finishing the MCP handshake"),
-            AssistantTextDelta(text="Prices are computed in `shop/cart.py`:\n\n"), AssistantTextDelta(text="- `Cart.total()` sums the items\n"),
-            AssistantMessageCompleted(turn=1, text="", tool_calls=({"id": "c1", "name": "fs_read", "tool": "fs.read", "arguments": {"path": "shop/cart.py"}},)),
-            ToolCallDecided(call_id="c1", tool="fs.read", decision="allow", reason="rule", source="rule", rule="fs.read(./**)", file="kairox.toml", line=11),
+            McpServerStarting(server="notes", transport="stdio"),
+            McpServerStarting(server="search", transport="stdio"),
+            McpServerStarting(server="tickets", transport="stdio"),
+            McpServerReady(server="notes", tools=4),
+            McpServerFailed(
+                server="tickets", reason="the server exited with code 1 before finishing the MCP handshake"
+            ),
+            AssistantTextDelta(text="Prices are computed in `shop/cart.py`:\n\n"),
+            AssistantTextDelta(text="- `Cart.total()` sums the items\n"),
+            AssistantMessageCompleted(
+                turn=1,
+                text="",
+                tool_calls=({"id": "c1", "name": "fs_read", "tool": "fs.read", "arguments": {"path": "shop/cart.py"}},),
+            ),
+            ToolCallDecided(
+                call_id="c1",
+                tool="fs.read",
+                decision="allow",
+                reason="rule",
+                source="rule",
+                rule="fs.read(./**)",
+                file="kairox.toml",
+                line=11,
+            ),
             ToolCallFinished(call_id="c1", tool="fs.read", duration_ms=3.0, size_chars=120, is_error=False),
             LspServerStarting(server="python"),
         ):
@@ -98,10 +122,19 @@ async def test_main_screen_with_ready_starting_and_failed_servers(fixed_dir: Pat
 async def test_approval_modal(fixed_dir: Path, isolated_home: Path) -> None:
     app = offline_app(fixed_dir, isolated_home)
     request = ApprovalRequest(
-        tool="shell.exec", arguments={"command": "git push origin main"}, command="git push origin main",
-        reason="the rule ask shell.exec(git push*) matches (kairox.toml:12)", rule="shell.exec(git push*)", source="rule",
+        tool="shell.exec",
+        arguments={"command": "git push origin main"},
+        command="git push origin main",
+        reason="the rule ask shell.exec(git push*) matches (kairox.toml:12)",
+        rule="shell.exec(git push*)",
+        source="rule",
         grants=(
-            GrantOption(rule="shell.exec(git push origin main)", covers="exactly this command line", exact=True, persistable=True),
+            GrantOption(
+                rule="shell.exec(git push origin main)",
+                covers="exactly this command line",
+                exact=True,
+                persistable=True,
+            ),
             GrantOption(rule="shell.exec(git push*)", covers="every `git push` command", persistable=True),
         ),
         layers=(RuleLayer.USER, RuleLayer.PROJECT),
@@ -117,9 +150,17 @@ async def test_approval_modal_of_an_edit_shows_its_diff(fixed_dir: Path, isolate
     (fixed_dir / "shop").mkdir()
     (fixed_dir / "shop" / "cart.py").write_text(CART, encoding="utf-8")
     app = offline_app(fixed_dir, isolated_home)
-    arguments = {"path": "shop/cart.py", "old_string": "        return sum(self.items)\n", "new_string": "        return sum(self.items) - self.discount\n"}
+    arguments = {
+        "path": "shop/cart.py",
+        "old_string": "        return sum(self.items)\n",
+        "new_string": "        return sum(self.items) - self.discount\n",
+    }
     request = ApprovalRequest(
-        tool="fs.edit", arguments=arguments, reason="the rule ask fs.edit matches (kairox.toml:3)", rule="fs.edit", source="rule",
+        tool="fs.edit",
+        arguments=arguments,
+        reason="the rule ask fs.edit matches (kairox.toml:3)",
+        rule="fs.edit",
+        source="rule",
         grants=(GrantOption(rule="fs.edit(./shop/cart.py)", covers="this file", exact=True, persistable=True),),
         layers=(RuleLayer.USER, RuleLayer.PROJECT),
     )
@@ -138,7 +179,9 @@ async def test_mcp_panel(fixed_dir: Path, isolated_home: Path, monkeypatch: pyte
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SERVERS / "basic_server.py"}"\n', encoding="utf-8")
     launcher.chmod(0o755)
     (fixed_dir / "kairox.toml").write_text(f'[mcp_servers.basic]\ncommand = "{launcher}"\n', encoding="utf-8")
-    (isolated_home / "kairox.toml").write_text('[mcp_servers.off]\ncommand = "never-started"\nenabled = false\n', encoding="utf-8")
+    (isolated_home / "kairox.toml").write_text(
+        '[mcp_servers.off]\ncommand = "never-started"\nenabled = false\n', encoding="utf-8"
+    )
     from kairox.config import trust_workspace
 
     trust_workspace(fixed_dir)

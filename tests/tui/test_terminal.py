@@ -47,7 +47,9 @@ def descendants(pid: int) -> list[str]:
 
 
 @pytest.mark.parametrize(("command", "leave"), [("tui", "ctrl-c"), ("", "slash-quit")])
-def test_kairox_tui_in_tmux_shows_servers_opens_doctor_and_exits_cleanly(command: str, leave: str, isolated_home: Path) -> None:
+def test_kairox_tui_in_tmux_shows_servers_opens_doctor_and_exits_cleanly(
+    command: str, leave: str, isolated_home: Path
+) -> None:
     env = {**os.environ, "KAIROX_HOME": str(isolated_home), "PATH": f"{KAIROX.parent}:{os.environ['PATH']}"}
     subprocess.run([str(KAIROX), "trust"], cwd=EXAMPLE, env=env, check=True, capture_output=True, timeout=60)
     session = f"kx-tui-{os.getpid()}-{leave}"

@@ -15,13 +15,21 @@ from tests.tui.test_terminal import KAIROX, descendants, tmux, wait_for
 pytestmark = [pytest.mark.timeout(180)]
 
 
-def test_a_plugin_command_from_the_completion_menu_sends_its_prompt(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plugin_command_from_the_completion_menu_sends_its_prompt(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
     commands = workspace / ".kairox" / "plugins" / "commit-commands" / "commands"
     commands.mkdir(parents=True)
     (commands / "commit.md").write_text(COMMIT, encoding="utf-8")
     key = "sk-test-0123456789abcdef"
-    script = [{"reply": "text", "text": "Committed as asked.", "expect": {"last_user_contains": "Commit with the message: tidy @shop/cart.py the cart"}}]
+    script = [
+        {
+            "reply": "text",
+            "text": "Committed as asked.",
+            "expect": {"last_user_contains": "Commit with the message: tidy @shop/cart.py the cart"},
+        }
+    ]
     with ScriptedModelServer("openai", script) as server:
         user_config(isolated_home, server, wire="openai")
         env = {**os.environ, "KAIROX_HOME": str(isolated_home), "KAIROX_TEST_MODEL_KEY": key}

@@ -14,10 +14,15 @@ from kairox.tui._conversation import ToolCallBlock
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 __all__ = ["api_key"]
 
-COMMAND = "echo [pushed] origin master && echo and a long tail of words so that the line is wider than the conversation column " * 2
+COMMAND = (
+    "echo [pushed] origin master && echo and a long tail of words so that the line is wider than the conversation column "
+    * 2
+)
 
 
-async def test_collapsed_tool_lines_name_the_command_the_path_and_the_mcp_argument(tmp_path: Path, isolated_home: Path) -> None:
+async def test_collapsed_tool_lines_name_the_command_the_path_and_the_mcp_argument(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
     script = [
         calls(
@@ -38,17 +43,30 @@ async def test_collapsed_tool_lines_name_the_command_the_path_and_the_mcp_argume
             await until(pilot, lambda: app.session is not None)
             await type_text(pilot, "Push it.")
             await pilot.press("enter")
-            await until(pilot, lambda: not app.turn_running and len(app.query(ToolCallBlock)) == 3 and all(b.outcome for b in app.query(ToolCallBlock)))
+            await until(
+                pilot,
+                lambda: (
+                    not app.turn_running
+                    and len(app.query(ToolCallBlock)) == 3
+                    and all(b.outcome for b in app.query(ToolCallBlock))
+                ),
+            )
             await pilot.pause(0.2)
             blocks = {b.call_id: b for b in app.query(ToolCallBlock)}
             headings = {k: b.heading for k, b in blocks.items()}
             shown = {k: b._title.render_line(0).text for k, b in blocks.items()}  # the line as drawn
             sizes = {k: (b._title.size.width, b._title.size.height) for k, b in blocks.items()}
             column = app.query_one("#conversation").size.width
-    assert headings["s1"].startswith(f"shell.exec {COMMAND[:71]}… · allow by rule shell.exec(echo *) · ok in ")  # cut: the outcome stays in view
+    assert headings["s1"].startswith(
+        f"shell.exec {COMMAND[:71]}… · allow by rule shell.exec(echo *) · ok in "
+    )  # cut: the outcome stays in view
     assert headings["r1"].startswith("fs.read shop/cart.py · allow by ")
-    assert headings["m1"].startswith("mcp__basic__echo hello there · allow by rule mcp__basic__* · ok in ")  # its one required argument
-    assert blocks["m1"].decision.startswith("allow by rule mcp__basic__* at ") and "kairox.toml:" in blocks["m1"].decision  # the body says where
+    assert headings["m1"].startswith(
+        "mcp__basic__echo hello there · allow by rule mcp__basic__* · ok in "
+    )  # its one required argument
+    assert (
+        blocks["m1"].decision.startswith("allow by rule mcp__basic__* at ") and "kairox.toml:" in blocks["m1"].decision
+    )  # the body says where
     assert all(" · ok in " in h for h in headings.values()), headings
     assert shown["s1"].startswith("▶ shell.exec echo [pushed] origin master")
     # one line, cut to the column with an ellipsis

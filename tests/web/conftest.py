@@ -26,7 +26,9 @@ class Gui:
     events: "asyncio.Queue[WebEvent]"
     seen: list[WebEvent]
 
-    async def event(self, kind: str, check: Callable[[dict[str, Any]], bool] = lambda data: True, timeout: float = 90) -> dict[str, Any]:
+    async def event(
+        self, kind: str, check: Callable[[dict[str, Any]], bool] = lambda data: True, timeout: float = 90
+    ) -> dict[str, Any]:
         """The next event of ``kind`` (that ``check`` accepts); every event read on the way is kept in ``seen``."""
         with anyio.fail_after(timeout):
             while True:
@@ -63,7 +65,9 @@ def open_gui() -> Callable[..., Any]:
         queue = backend.hub.subscribe()
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url=BASE, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url=BASE, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120
+            ) as client:
                 gui = Gui(client=client, backend=backend, events=queue, seen=[])
                 if wait:
                     await backend.ready_context()

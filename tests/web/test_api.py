@@ -67,7 +67,9 @@ ENDPOINTS = [
 ]
 
 
-async def test_every_endpoint_needs_the_token_and_this_host_and_origin(open_gui: Callable[..., Any], workspace: Path) -> None:
+async def test_every_endpoint_needs_the_token_and_this_host_and_origin(
+    open_gui: Callable[..., Any], workspace: Path
+) -> None:
     async with open_gui(workspace) as gui:
         app = gui.client._transport  # the same application, asked without the token
         async with httpx.AsyncClient(transport=app, base_url=BASE) as bare:
@@ -77,18 +79,35 @@ async def test_every_endpoint_needs_the_token_and_this_host_and_origin(open_gui:
                 assert "token" in missing.json()["error"]
                 wrong = await bare.request(method, path, headers={"Authorization": "Bearer not-the-token"})
                 assert wrong.status_code == 401, (method, path)
-                rebound = await bare.request(method, path, headers={"Host": f"evil.example:{PORT}", "Authorization": f"Bearer {TOKEN}"})
+                rebound = await bare.request(
+                    method, path, headers={"Host": f"evil.example:{PORT}", "Authorization": f"Bearer {TOKEN}"}
+                )
                 assert rebound.status_code == 403, (method, path)
-                other_port = await bare.request(method, path, headers={"Host": "127.0.0.1:1", "Authorization": f"Bearer {TOKEN}"})
+                other_port = await bare.request(
+                    method, path, headers={"Host": "127.0.0.1:1", "Authorization": f"Bearer {TOKEN}"}
+                )
                 assert other_port.status_code == 403, (method, path)
-                cross = await bare.request(method, path, headers={"Origin": "http://evil.example", "Authorization": f"Bearer {TOKEN}"})
+                cross = await bare.request(
+                    method, path, headers={"Origin": "http://evil.example", "Authorization": f"Bearer {TOKEN}"}
+                )
                 assert cross.status_code == 403, (method, path)
                 assert "access-control-allow-origin" not in {k.lower() for k in cross.headers}
-            same_origin = await bare.get("/api/state", headers={"Origin": f"http://localhost:{PORT}", "Host": f"localhost:{PORT}", "Authorization": f"Bearer {TOKEN}"})
+            same_origin = await bare.get(
+                "/api/state",
+                headers={
+                    "Origin": f"http://localhost:{PORT}",
+                    "Host": f"localhost:{PORT}",
+                    "Authorization": f"Bearer {TOKEN}",
+                },
+            )
             assert same_origin.status_code == 200
             assert not any(k.lower().startswith("access-control-") for k in same_origin.headers)
-            preflight = await bare.options("/api/state", headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"})
-            assert preflight.status_code == 403 and not any(k.lower().startswith("access-control-") for k in preflight.headers)
+            preflight = await bare.options(
+                "/api/state", headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"}
+            )
+            assert preflight.status_code == 403 and not any(
+                k.lower().startswith("access-control-") for k in preflight.headers
+            )
 
 
 async def test_the_first_page_load_sets_a_strict_http_only_cookie_that_authenticates_later_requests(
@@ -98,26 +117,39 @@ async def test_the_first_page_load_sets_a_strict_http_only_cookie_that_authentic
     (static / "assets").mkdir(parents=True)
     (static / "index.html").write_text("<!doctype html><title>Kairox</title><div id=app></div>", encoding="utf-8")
     (static / "assets" / "app.js").write_text("console.log('kairox')", encoding="utf-8")
-    async with open_gui(workspace, static_dir=static) as gui, httpx.AsyncClient(transport=gui.client._transport, base_url=BASE) as browser:
-            first = await browser.get(f"/?token={TOKEN}")
-            # the token goes into the cookie and out of the address; no page tells another site where it was
-            assert (first.status_code, first.headers["location"], first.headers["referrer-policy"]) == (303, "/", "no-referrer")
-            shown = await browser.get("/")
-            assert shown.status_code == 200 and "<title>Kairox</title>" in shown.text and shown.headers["referrer-policy"] == "no-referrer"
-            cookie = first.headers["set-cookie"]
-            assert cookie.startswith("kairox_token=" + TOKEN)
-            assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
-            state = await browser.get("/api/state")  # the cookie alone
-            assert state.status_code == 200 and state.json()["workspace"] == str(workspace)
-            route = await browser.get("/marketplace")  # a route of the page: the page
-            assert route.status_code == 200 and "<title>Kairox</title>" in route.text
-            asset = await browser.get("/assets/app.js")
-            assert asset.status_code == 200 and "kairox" in asset.text
-            unknown = await browser.get("/api/unknown")
-            assert unknown.status_code == 404 and "no endpoint" in unknown.json()["error"]
+    async with (
+        open_gui(workspace, static_dir=static) as gui,
+        httpx.AsyncClient(transport=gui.client._transport, base_url=BASE) as browser,
+    ):
+        first = await browser.get(f"/?token={TOKEN}")
+        # the token goes into the cookie and out of the address; no page tells another site where it was
+        assert (first.status_code, first.headers["location"], first.headers["referrer-policy"]) == (
+            303,
+            "/",
+            "no-referrer",
+        )
+        shown = await browser.get("/")
+        assert (
+            shown.status_code == 200
+            and "<title>Kairox</title>" in shown.text
+            and shown.headers["referrer-policy"] == "no-referrer"
+        )
+        cookie = first.headers["set-cookie"]
+        assert cookie.startswith("kairox_token=" + TOKEN)
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+        state = await browser.get("/api/state")  # the cookie alone
+        assert state.status_code == 200 and state.json()["workspace"] == str(workspace)
+        route = await browser.get("/marketplace")  # a route of the page: the page
+        assert route.status_code == 200 and "<title>Kairox</title>" in route.text
+        asset = await browser.get("/assets/app.js")
+        assert asset.status_code == 200 and "kairox" in asset.text
+        unknown = await browser.get("/api/unknown")
+        assert unknown.status_code == 404 and "no endpoint" in unknown.json()["error"]
 
 
-async def test_without_the_built_page_the_root_says_how_to_build_it(open_gui: Callable[..., Any], workspace: Path, tmp_path: Path) -> None:
+async def test_without_the_built_page_the_root_says_how_to_build_it(
+    open_gui: Callable[..., Any], workspace: Path, tmp_path: Path
+) -> None:
     async with open_gui(workspace, static_dir=tmp_path / "not-built") as gui:
         page = await gui.client.get("/")
         api = await gui.client.get("/api/state")
@@ -242,7 +274,9 @@ async def test_skill_toggle_is_written_to_the_user_layer_with_comments_kept_and_
     workspace = make_workspace(tmp_path / "repo")
     user_skill = isolated_home / "skills" / "tidy"
     user_skill.mkdir(parents=True)
-    (user_skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the imports.\n---\nSort them.\n", encoding="utf-8")
+    (user_skill / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: Tidy the imports.\n---\nSort them.\n", encoding="utf-8"
+    )
     config = isolated_home / "kairox.toml"
     config.write_text("# my settings\n[skills]  # about skills\nprompt_budget_chars = 4000\n", encoding="utf-8")
     async with open_gui(workspace) as gui:
@@ -250,7 +284,11 @@ async def test_skill_toggle_is_written_to_the_user_layer_with_comments_kept_and_
         off = await gui.client.post("/api/skills/tidy/disable")
         after = {s["name"]: s for s in (await gui.client.get("/api/skills")).json()["skills"]}
         unknown = await gui.client.post("/api/skills/nope/disable")
-    assert before["tidy"]["scope"] == "user" and before["tidy"]["enabled"] is True and before["tidy"]["shadowed_by"] is None
+    assert (
+        before["tidy"]["scope"] == "user"
+        and before["tidy"]["enabled"] is True
+        and before["tidy"]["shadowed_by"] is None
+    )
     assert before["release-notes"]["scope"] == "workspace"
     assert before["tidy"]["path"].startswith(str(user_skill))
     assert off.status_code == 200 and off.json() == {"ok": True, "file": str(config)}
@@ -266,12 +304,18 @@ async def test_skill_toggle_is_written_to_the_user_layer_with_comments_kept_and_
     assert {e["name"]: e["enabled"] for e in entries}["tidy"] is False
 
 
-async def test_plugin_and_contribution_toggles_write_the_user_layer(open_gui: Callable[..., Any], workspace: Path, isolated_home: Path) -> None:
+async def test_plugin_and_contribution_toggles_write_the_user_layer(
+    open_gui: Callable[..., Any], workspace: Path, isolated_home: Path
+) -> None:
     root = isolated_home / "plugins" / "helper"
     (root / ".claude-plugin").mkdir(parents=True)
-    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "helper", "version": "1.2.0", "description": "Helps."}))
+    (root / ".claude-plugin" / "plugin.json").write_text(
+        json.dumps({"name": "helper", "version": "1.2.0", "description": "Helps."})
+    )
     (root / "skills" / "greet").mkdir(parents=True)
-    (root / "skills" / "greet" / "SKILL.md").write_text("---\nname: greet\ndescription: Say hello.\n---\nHello.\n", encoding="utf-8")
+    (root / "skills" / "greet" / "SKILL.md").write_text(
+        "---\nname: greet\ndescription: Say hello.\n---\nHello.\n", encoding="utf-8"
+    )
     config = isolated_home / "kairox.toml"
     config.write_text("# plugins below\n", encoding="utf-8")
     async with open_gui(workspace) as gui:
@@ -288,7 +332,13 @@ async def test_plugin_and_contribution_toggles_write_the_user_layer(open_gui: Ca
         back = await gui.client.post("/api/plugins/helper/path", json={"path": None})
         back_list = (await gui.client.get("/api/plugins")).json()["plugins"][0]
     plugin = listed["plugins"][0]
-    assert (plugin["key"], plugin["name"], plugin["version"], plugin["enabled"], plugin["path"]) == ("helper", "helper", "1.2.0", True, str(root))
+    assert (plugin["key"], plugin["name"], plugin["version"], plugin["enabled"], plugin["path"]) == (
+        "helper",
+        "helper",
+        "1.2.0",
+        True,
+        str(root),
+    )
     assert plugin["contributions"] == [{"kind": "skill", "name": "greet", "enabled": True}]
     assert listed["marketplaces"] == []
     assert part.status_code == 200 and whole.status_code == 200 and part.json()["file"] == str(config)
@@ -323,7 +373,9 @@ async def test_a_write_to_a_project_file_of_an_untrusted_workspace_waits_for_the
             asked = await gui.event("approval.request")
             assert "denied" not in answers  # the POST waits for the answer
             bad = await gui.client.post(f"/api/approvals/{asked['id']}", json={"answer": "maybe"})
-            denied = await gui.client.post(f"/api/approvals/{asked['id']}", json={"answer": "deny", "message": "not here"})
+            denied = await gui.client.post(
+                f"/api/approvals/{asked['id']}", json={"answer": "deny", "message": "not here"}
+            )
             resolved = await gui.event("approval.resolved")
         again = await gui.client.post(f"/api/approvals/{asked['id']}", json={"answer": "once"})
         async with anyio.create_task_group() as tasks:
@@ -335,7 +387,11 @@ async def test_a_write_to_a_project_file_of_an_untrusted_workspace_waits_for_the
     assert "not trusted" in asked["reason"] and asked["grants"] == [] and asked["layers"] == []
     assert set(asked) == {"id", "tool", "arguments", "command", "reason", "asked_by", "grants", "layers", "choices"}
     # a configuration write of an untrusted workspace offers once and deny, nothing to remember
-    assert [(c["scope"], c["with_message"]) for c in asked["choices"]] == [("once", False), ("deny", False), ("deny", True)]
+    assert [(c["scope"], c["with_message"]) for c in asked["choices"]] == [
+        ("once", False),
+        ("deny", False),
+        ("deny", True),
+    ]
     assert bad.status_code == 400 and "answer must be one of" in bad.json()["error"]
     assert denied.json() == {"ok": True} and resolved == {"id": asked["id"], "answer": "deny"}
     assert answers["denied"].status_code == 403 and answers["denied"].json()["denied"] is True
@@ -363,7 +419,10 @@ async def test_a_gui_setting_for_a_project_file_linked_to_the_user_file_is_refus
             refused = await gui.client.post("/api/skills/release-notes/disable", json={"layer": "project"})
     assert refused.status_code == 403, refused.text
     assert refused.json()["denied"] is True and refused.json()["file"] == str(project)
-    assert f"{project} is the project file of this workspace but a link to {user}, your user file" in refused.json()["error"]
+    assert (
+        f"{project} is the project file of this workspace but a link to {user}, your user file"
+        in refused.json()["error"]
+    )
     assert (user.read_text(), project.is_symlink()) == ("# mine\n", True)
 
 
@@ -371,7 +430,8 @@ async def test_trust_trusts_the_workspace_and_starts_its_held_back_servers(
     open_gui: Callable[..., Any], workspace: Path, isolated_home: Path
 ) -> None:
     (workspace / "kairox.toml").write_text(
-        f'[mcp_servers.team]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n', encoding="utf-8"
+        f'[mcp_servers.team]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n',
+        encoding="utf-8",
     )
     async with open_gui(workspace) as gui:
         before = (await gui.client.get("/api/state")).json()
@@ -380,13 +440,18 @@ async def test_trust_trusts_the_workspace_and_starts_its_held_back_servers(
         await gui.backend.ready_context()
         after = (await gui.client.get("/api/servers/mcp/team")).json()
     assert before["trusted"] is False
-    assert any(item["what"].startswith("mcp_servers.team") and item["file"] == str(workspace / "kairox.toml") for item in before["held_back"])
+    assert any(
+        item["what"].startswith("mcp_servers.team") and item["file"] == str(workspace / "kairox.toml")
+        for item in before["held_back"]
+    )
     assert held["status"] == "held_back" and "kairox trust" in held["reason"] and held["enabled"] is True
     assert trusted["trusted"] is True and trusted["held_back"] == []
     assert after["status"] == "ready" and after["tools"]
 
 
-async def test_session_endpoints_without_a_model_say_how_to_configure_one(open_gui: Callable[..., Any], workspace: Path) -> None:
+async def test_session_endpoints_without_a_model_say_how_to_configure_one(
+    open_gui: Callable[..., Any], workspace: Path
+) -> None:
     async with open_gui(workspace) as gui:
         message = await gui.client.post("/api/session/messages", json={"text": "hello"})
         empty = await gui.client.post("/api/session/messages", json={})
@@ -415,7 +480,10 @@ async def test_language_and_debug_servers_restart_and_toggle_through_the_runtime
         restart = await gui.client.post("/api/servers/lsp/jedi/restart")
         running = restart.json()["server"]
         off = await gui.client.post("/api/servers/lsp/jedi/disable")
-        await gui.event("server.status", lambda d: d == {"kind": "lsp", "name": "jedi", "status": "stopped", "label": "stopped", "reason": None})
+        await gui.event(
+            "server.status",
+            lambda d: d == {"kind": "lsp", "name": "jedi", "status": "stopped", "label": "stopped", "reason": None},
+        )
         after = (await gui.client.get("/api/servers/lsp/jedi")).json()
         dap_restart = await gui.client.post("/api/servers/dap/debugpy/restart")
         dap_off = await gui.client.post("/api/servers/dap/debugpy/disable")
@@ -437,7 +505,8 @@ async def test_a_required_server_that_fails_is_shown_red_and_the_session_still_o
     open_gui: Callable[..., Any], workspace: Path, isolated_home: Path
 ) -> None:
     (isolated_home / "kairox.toml").write_text(
-        f'[mcp_servers.must]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "crash_at_start.py"}"]\nrequired = true\n', encoding="utf-8"
+        f'[mcp_servers.must]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "crash_at_start.py"}"]\nrequired = true\n',
+        encoding="utf-8",
     )
     async with open_gui(workspace) as gui:
         state = (await gui.client.get("/api/state")).json()
@@ -460,7 +529,9 @@ async def test_tool_search_ranks_as_the_cli_does_and_never_finds_a_denied_tool(
         encoding="utf-8",
     )
     async with open_gui(workspace) as gui:
-        found = (await gui.client.get("/api/tools/search", params={"q": "return the message unchanged", "limit": "3"})).json()
+        found = (
+            await gui.client.get("/api/tools/search", params={"q": "return the message unchanged", "limit": "3"})
+        ).json()
         denied = (await gui.client.get("/api/tools/search", params={"q": "add two integers", "limit": "50"})).json()
         empty = await gui.client.get("/api/tools/search", params={"q": " "})
         too_many = await gui.client.get("/api/tools/search", params={"q": "echo", "limit": "500"})

@@ -19,7 +19,9 @@ def test_redactor_hides_what_config_show_redacts_and_secret_host_variables(tmp_p
     (tmp_path / ".git").mkdir()
     redactor = Redactor()
     redactor.add_config(resolve_config(tmp_path))
-    redactor.add_environment({"MY_API_KEY": "host-key-000111", "TOKENIZERS_PARALLELISM": "true", "HOME": "/root/home-dir"})
+    redactor.add_environment(
+        {"MY_API_KEY": "host-key-000111", "TOKENIZERS_PARALLELISM": "true", "HOME": "/root/home-dir"}
+    )
     text = "hunter2-pass k-999-abc Bearer tok-header-123 argv-secret-77 env-value-55 host-key-000111 mcp.example true /root/home-dir"
     assert redactor.scrub({"a": [text], "n": 3}) == {
         "a": ["<redacted> <redacted> <redacted> <redacted> <redacted> <redacted> mcp.example true /root/home-dir"],
@@ -42,7 +44,16 @@ def test_hub_numbers_translates_keeps_and_scrubs(tmp_path: Path, isolated_home: 
     sent = [queue.get_nowait() for _ in range(queue.qsize())]
     assert [(e.type, e.data) for e in sent] == [
         ("server.status", {"kind": "mcp", "name": "notes", "status": "ready", "label": "ready", "reason": None}),
-        ("server.status", {"kind": "mcp", "name": "bad", "status": "failed", "label": "failed", "reason": "exited: key <redacted> refused"}),
+        (
+            "server.status",
+            {
+                "kind": "mcp",
+                "name": "bad",
+                "status": "failed",
+                "label": "failed",
+                "reason": "exited: key <redacted> refused",
+            },
+        ),
         ("tool.decided", {"call_id": "c1", "tool": "fs.read", "decision": "allow", "reason": "rule"}),
     ]
     assert [e.seq for e in sent] == sorted(e.seq for e in sent)

@@ -20,10 +20,14 @@ SECRET = "s3cret-brave-value-987"
 @pytest.fixture
 def offline_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """HOME for this process and the servers it starts: npm answers from the cache, offline."""
-    assert (NPM_CACHE / ".catalog-installed").is_file(), "run `make install` first: it fills build/npm-cache for these tests"
+    assert (NPM_CACHE / ".catalog-installed").is_file(), (
+        "run `make install` first: it fills build/npm-cache for these tests"
+    )
     home = tmp_path / "home"
     home.mkdir()
-    (home / ".npmrc").write_text(f"cache={NPM_CACHE}\noffline=true\nprefix={tmp_path / 'npm-prefix'}\nupdate-notifier=false\n")
+    (home / ".npmrc").write_text(
+        f"cache={NPM_CACHE}\noffline=true\nprefix={tmp_path / 'npm-prefix'}\nupdate-notifier=false\n"
+    )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("npm_config_offline", "true")
 
@@ -48,7 +52,13 @@ async def test_install_memory_from_the_catalog_asks_reports_progress_and_starts_
     assert finished["job"] == job and finished["outcome"] == "installed" and finished["diagnostic"] is None
     assert "read_graph" in finished["tools"] and "create_entities" in finished["tools"]
     steps = [p["step"] for p in progress]
-    assert steps[0] == "preflight" and "approval" in steps and "fetch" in steps and "dry_run" in steps and steps[-1] == "start"
+    assert (
+        steps[0] == "preflight"
+        and "approval" in steps
+        and "fetch" in steps
+        and "dry_run" in steps
+        and steps[-1] == "start"
+    )
     assert all(p["job"] == job for p in progress)
     assert statuses[-2:] == [
         {"kind": "mcp", "name": "memory", "status": "starting", "label": "starting", "reason": None},
@@ -58,7 +68,10 @@ async def test_install_memory_from_the_catalog_asks_reports_progress_and_starts_
     assert entry["installed"] is True
     text = config.read_text()
     assert text.startswith("# mine\n")
-    assert tomllib.loads(text)["mcp_servers"]["memory"]["args"] == ["-y", "@modelcontextprotocol/server-memory@2026.8.31"]
+    assert tomllib.loads(text)["mcp_servers"]["memory"]["args"] == [
+        "-y",
+        "@modelcontextprotocol/server-memory@2026.8.31",
+    ]
 
 
 async def test_a_secret_catalog_variable_reaches_the_dry_run_but_no_response_event_or_file(
@@ -67,7 +80,8 @@ async def test_a_secret_catalog_variable_reaches_the_dry_run_but_no_response_eve
     async with open_gui(workspace) as gui:
         detail = (await gui.client.get("/api/catalog/brave-search-mcp-server")).json()
         started = await gui.client.post(
-            "/api/catalog/brave-search-mcp-server/install", json={"variables": {"BRAVE_API_KEY": SECRET}, "layer": "project"}
+            "/api/catalog/brave-search-mcp-server/install",
+            json={"variables": {"BRAVE_API_KEY": SECRET}, "layer": "project"},
         )
         asked = await gui.event("approval.request")
         await gui.client.post(f"/api/approvals/{asked['id']}", json={"answer": "once"})

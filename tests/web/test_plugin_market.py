@@ -50,10 +50,19 @@ async def test_marketplace_plugins_are_listed_inspected_and_installed_through_th
         plugins = {p["name"]: p for p in (await gui.client.get("/api/plugins")).json()["plugins"]}
 
     assert listing["marketplaces"] == [{"name": "team-market", "source": str(market), "plugins": 3, "error": None}]
-    assert [p["key"] for p in listing["plugins"]] == ["review-kit@team-market", "future-kit@team-market", "remote-kit@team-market"]
+    assert [p["key"] for p in listing["plugins"]] == [
+        "review-kit@team-market",
+        "future-kit@team-market",
+        "remote-kit@team-market",
+    ]
     assert [p["installed"] for p in listing["plugins"]] == [False, False, False]
     assert [p["name"] for p in narrowed["plugins"]] == ["review-kit"]
-    assert (detail["version"], detail["compatible"], detail["category"], detail["tags"]) == ("1.4.0", True, "productivity", ["review", "git"])
+    assert (detail["version"], detail["compatible"], detail["category"], detail["tags"]) == (
+        "1.4.0",
+        True,
+        "productivity",
+        ["review", "git"],
+    )
     assert {(c["kind"], c["name"]) for c in detail["contributions"]} == {("skill", "review"), ("command", "summarize")}
     assert "sandbox_policy: read_only" in detail["permissions"] and "network_access: False" in detail["permissions"]
     assert detail["target_file"] == str(config)
@@ -75,6 +84,9 @@ async def test_marketplace_plugins_are_listed_inspected_and_installed_through_th
     assert written["plugins"]["entries"]["review-kit"]["enabled"] is True
     assert written["plugins"]["entries"]["future-kit"]["enabled"] is False
     assert config.read_text(encoding="utf-8").startswith("# my settings\n")
-    assert disabled["outcome"] == "installed_disabled" and disabled["reason"] == "incompatible: needs Kairox >=99, this is 0.1.0"
+    assert (
+        disabled["outcome"] == "installed_disabled"
+        and disabled["reason"] == "incompatible: needs Kairox >=99, this is 0.1.0"
+    )
     assert relisted["review-kit"]["installed_version"] == "1.4.0" and relisted["remote-kit"]["installed"] is False
     assert plugins["review-kit"]["enabled"] is True and plugins["review-kit"]["origin"] == "installed"

@@ -21,11 +21,16 @@ URL = re.compile(r"^Kairox GUI: (http://127\.0\.0\.1:(\d+))/\?token=([A-Za-z0-9_
 @pytest.fixture
 def gui_process(workspace: Path, isolated_home: Path) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
     (isolated_home / "kairox.toml").write_text(
-        f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n', encoding="utf-8"
+        f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n',
+        encoding="utf-8",
     )
     process = subprocess.Popen(
         [sys.executable, "-m", "kairox", "--workspace", str(workspace), "gui", "--no-browser"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
     )
     try:
         assert process.stdout is not None
@@ -43,11 +48,15 @@ def gui_process(workspace: Path, isolated_home: Path) -> Iterator[tuple[subproce
                 process.wait(10)
 
 
-def test_kairox_gui_prints_its_url_serves_the_event_stream_and_stops_on_ctrl_c(gui_process: tuple[subprocess.Popen[str], str, str]) -> None:
+def test_kairox_gui_prints_its_url_serves_the_event_stream_and_stops_on_ctrl_c(
+    gui_process: tuple[subprocess.Popen[str], str, str],
+) -> None:
     process, base, token = gui_process
     with httpx.Client(base_url=base, timeout=60) as browser:
         page = browser.get(f"/?token={token}", follow_redirects=True)
-        assert [r.status_code for r in page.history] == [303] and str(page.url) == f"{base}/"  # the token left the address
+        assert [r.status_code for r in page.history] == [303] and str(
+            page.url
+        ) == f"{base}/"  # the token left the address
         assert page.status_code in (200, 503)  # 503 until the page is built (`make`), with how to build it
         if page.status_code == 503:
             assert "make" in page.json()["error"]
@@ -56,7 +65,12 @@ def test_kairox_gui_prints_its_url_serves_the_event_stream_and_stops_on_ctrl_c(g
         with httpx.Client(base_url=base, timeout=10) as stranger:
             assert stranger.get("/api/state").status_code == 401
             port = base.rsplit(":", 1)[1]
-            assert stranger.get("/api/state", headers={"Host": f"attacker.example:{port}", "Authorization": f"Bearer {token}"}).status_code == 403
+            assert (
+                stranger.get(
+                    "/api/state", headers={"Host": f"attacker.example:{port}", "Authorization": f"Bearer {token}"}
+                ).status_code
+                == 403
+            )
         events: list[tuple[str, dict[str, object]]] = []
         with browser.stream("GET", "/api/events") as stream:
             assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
@@ -65,7 +79,11 @@ def test_kairox_gui_prints_its_url_serves_the_event_stream_and_stops_on_ctrl_c(g
             kind = None
             for line in stream.iter_lines():
                 if not restarted and line == "":  # the stream is open: ask for something that makes events
-                    answer = httpx.post(f"{base}/api/servers/mcp/basic/restart", headers={"Authorization": f"Bearer {token}"}, timeout=60)
+                    answer = httpx.post(
+                        f"{base}/api/servers/mcp/basic/restart",
+                        headers={"Authorization": f"Bearer {token}"},
+                        timeout=60,
+                    )
                     assert answer.status_code == 200
                     restarted = True
                 if line.startswith("event: "):
@@ -121,7 +139,8 @@ def test_a_page_that_connects_again_gets_the_waiting_approval_and_what_it_missed
     with httpx.Client(base_url=base, headers=auth, timeout=60) as client:
         assert client.get("/api/skills").status_code == 200  # the session is up
         asking = threading.Thread(
-            target=lambda: answers.append(client.post("/api/servers/mcp/basic/disable", json={"layer": "project"})), daemon=True
+            target=lambda: answers.append(client.post("/api/servers/mcp/basic/disable", json={"layer": "project"})),
+            daemon=True,
         )
         asking.start()  # a project file of an untrusted workspace: the POST waits for the dialog
         with client.stream("GET", "/api/events", headers={"Last-Event-ID": "0"}) as stream:

@@ -30,10 +30,23 @@ async def test_a_turn_streams_its_answer_and_approvals_are_answered_from_the_gui
     workspace = make_workspace(tmp_path / "repo")
     script = [
         calls(("w1", "fs_write", {"path": "a.txt", "content": "one"})),
-        {**calls(("w2", "fs_write", {"path": "a.txt", "content": "one"}), ("w3", "fs_write", {"path": "b.txt", "content": "two"})),
-         "expect": {"tool_results": {"w1": "a.txt"}}},
-        {**calls(("w4", "fs_write", {"path": "c.txt", "content": "three"})), "expect": {"tool_results": {"w2": "a.txt", "w3": "use drafts"}}},
-        {"reply": "text", "text": "Done: a.txt and c.txt.", "delay_sec": 0.05, "expect": {"tool_results": {"w4": "c.txt"}}},
+        {
+            **calls(
+                ("w2", "fs_write", {"path": "a.txt", "content": "one"}),
+                ("w3", "fs_write", {"path": "b.txt", "content": "two"}),
+            ),
+            "expect": {"tool_results": {"w1": "a.txt"}},
+        },
+        {
+            **calls(("w4", "fs_write", {"path": "c.txt", "content": "three"})),
+            "expect": {"tool_results": {"w2": "a.txt", "w3": "use drafts"}},
+        },
+        {
+            "reply": "text",
+            "text": "Done: a.txt and c.txt.",
+            "delay_sec": 0.05,
+            "expect": {"tool_results": {"w4": "c.txt"}},
+        },
     ]
     with ScriptedModelServer("openai", script) as server:
         config = user_config(isolated_home, server, wire="openai", extra='[policy]\napproval_policy = "untrusted"\n')
@@ -44,15 +57,25 @@ async def test_a_turn_streams_its_answer_and_approvals_are_answered_from_the_gui
             first = await gui.event("approval.request")
             busy = await gui.client.post("/api/session/messages", json={"text": "and another"})
             grants = first["grants"]
-            await gui.client.post(f"/api/approvals/{first['id']}", json={"answer": "session"})  # the exact call, this session
+            await gui.client.post(
+                f"/api/approvals/{first['id']}", json={"answer": "session"}
+            )  # the exact call, this session
             second = await gui.event("approval.request")  # w2 is the same call: no question; w3 asks
             await gui.client.post(f"/api/approvals/{second['id']}", json={"answer": "deny", "message": "use drafts"})
             third = await gui.event("approval.request")
-            await gui.client.post(f"/api/approvals/{third['id']}", json={"answer": "always"})  # the suggested rule, user layer
+            await gui.client.post(
+                f"/api/approvals/{third['id']}", json={"answer": "always"}
+            )  # the suggested rule, user layer
             ended = await gui.event("agent.turn_ended")
             seen = gui.seen
             trace = (await gui.client.get("/api/trace", params={"limit": 2000})).json()["events"]
-    assert state["model"] == {"configured": True, "name": "scripted-model", "provider": "scripted", "problem": None, "session": True}
+    assert state["model"] == {
+        "configured": True,
+        "name": "scripted-model",
+        "provider": "scripted",
+        "problem": None,
+        "session": True,
+    }
     assert started.status_code == 202 and turn
     assert busy.status_code == 409 and "a turn is running" in busy.json()["error"]
     assert first["tool"] == "fs.write" and first["arguments"] == {"path": "a.txt", "content": "one"}
@@ -61,10 +84,16 @@ async def test_a_turn_streams_its_answer_and_approvals_are_answered_from_the_gui
     assert ended == {"turn": turn, "reason": "completed", "message": None}
     assert (workspace / "a.txt").read_text() == "one" and (workspace / "c.txt").read_text() == "three"
     assert not (workspace / "b.txt").exists()
-    kinds = [(e.type, e.data.get("call_id")) for e in seen if e.type in ("tool.decided", "tool.finished", "agent.tool_call")]
+    kinds = [
+        (e.type, e.data.get("call_id")) for e in seen if e.type in ("tool.decided", "tool.finished", "agent.tool_call")
+    ]
     assert ("agent.tool_call", "w1") in kinds and ("tool.decided", "w2") in kinds and ("tool.finished", "w4") in kinds
     decided = {e.data["call_id"]: e.data for e in seen if e.type == "tool.decided" and e.data["decision"] != "ask"}
-    assert decided["w1"]["decision"] == "allow" and decided["w2"]["decision"] == "allow" and decided["w3"]["decision"] == "deny"
+    assert (
+        decided["w1"]["decision"] == "allow"
+        and decided["w2"]["decision"] == "allow"
+        and decided["w3"]["decision"] == "deny"
+    )
     assert "earlier in this session" in decided["w2"]["reason"]
     finished = {e.data["call_id"]: e.data for e in seen if e.type == "tool.finished"}
     assert finished["w1"]["ok"] is True and finished["w3"]["ok"] is False
@@ -102,7 +131,9 @@ async def test_cancel_ends_the_running_turn_and_denies_its_waiting_approval(
     assert not (workspace / "a.txt").exists()
 
 
-async def test_a_grant_the_request_did_not_offer_counts_once(open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path) -> None:
+async def test_a_grant_the_request_did_not_offer_counts_once(
+    open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path
+) -> None:
     workspace = make_workspace(tmp_path / "repo")
     write = ("fs_write", {"path": "a.txt", "content": "one"})
     script = [
@@ -153,7 +184,10 @@ async def test_the_state_and_the_stream_carry_the_context_meter_the_warning_and_
             after = (await gui.client.get("/api/state")).json()
     assert opening["context"]["window_tokens"] == 5000 and opening["context"]["source"] == "estimate"
     assert opening["context"]["text"].startswith("context ~") and opening["context"]["tools"] == 6
-    assert opening["context_warning"]["tools"] == 6 and "agent.tools_warning_share" in opening["context_warning"]["message"]
+    assert (
+        opening["context_warning"]["tools"] == 6
+        and "agent.tools_warning_share" in opening["context_warning"]["message"]
+    )
     assert [e.type for e in gui.seen].count("agent.context_warning") <= 1
     assert measured["used_tokens"] > opening["context"]["used_tokens"] and "~" not in measured["text"]
     assert bad.status_code == 400 and "instructions must be text" in bad.json()["error"]
@@ -189,7 +223,13 @@ async def test_history_comes_from_the_session_and_survives_a_restart_that_resume
             await gui.until(lambda: gui.backend.session is not None)
             after = (await gui.client.get("/api/session/history")).json()
     assert empty["items"] == [] and empty["turn"] is None
-    assert result == {"call_id": "r1", "text": "alpha-line-marker\n", "truncated": False, "chars": 18, "is_error": False}
+    assert result == {
+        "call_id": "r1",
+        "text": "alpha-line-marker\n",
+        "truncated": False,
+        "chars": 18,
+        "is_error": False,
+    }
     # the result reaches the page after the call finished and before the answer that follows it
     assert order == ["agent.message", "tool.finished", "tool.result", "agent.message"]
     kinds = [item["kind"] for item in before["items"]]

@@ -49,7 +49,10 @@ class Gui:
 def start_gui(workspace: Path, env: dict[str, str] | None = None, timeout: float = 60) -> Gui:
     process = subprocess.Popen(
         [sys.executable, "-m", "kairox", "--workspace", str(workspace), "gui", "--no-browser", "--port", "0"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         env={**os.environ, **(env or {})},
     )
     output: list[str] = []

@@ -84,5 +84,3 @@ def page(browser: BrowserContext) -> Iterator[Page]:
     page.on("pageerror", lambda error: errors.append(str(error)))
     yield page
     assert errors == []
-
-

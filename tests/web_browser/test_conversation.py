@@ -35,7 +35,11 @@ def config(home: Path, model: ScriptedModelServer) -> None:
 
 
 def read(call_id: str, path: str) -> dict[str, object]:
-    return {"reply": "tool_calls", "text": "", "calls": [{"id": call_id, "name": "fs_read", "arguments": {"path": path}}]}
+    return {
+        "reply": "tool_calls",
+        "text": "",
+        "calls": [{"id": call_id, "name": "fs_read", "arguments": {"path": path}}],
+    }
 
 
 def open_session(page: Page, gui: Gui) -> None:

@@ -30,7 +30,11 @@ def test_the_doctor_page_shows_the_report_kairox_doctor_prints(
     broken.write_text("---\nname: [not, a, name]\n---\nBody.\n", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "kairox", "--workspace", str(workspace), "doctor", "--json"],
-        capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL, env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+        env=dict(os.environ),
     )
     cli = json.loads(done.stdout)
     assert cli["ok"] is False and cli["failures"], done.stdout

@@ -32,6 +32,7 @@ from kairox.runtime import ServerView, ServerViewStatus
 
 pytestmark = pytest.mark.timeout(240)
 
+
 def word(status: ServerViewStatus) -> str:
     """The runtime's word for ``status``: the one the TUI and the command line show."""
     return ServerView(kind="mcp", name="-", status=status).label
@@ -46,7 +47,11 @@ NPM_CACHE = ROOT / "build" / "npm-cache"
 def kairox(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "kairox", "--workspace", str(workspace), *args],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -116,10 +121,16 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
     page.click('[data-server="quick"]')
     page.click('[data-detail="quick"] [data-action="disable"]')
     wait_for_dot(page, '[data-server="quick"]', GREY)
-    assert tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["enabled"] is False
+    assert (
+        tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["enabled"]
+        is False
+    )
     page.click('[data-detail="quick"] [data-action="enable"]')
     wait_for_dot(page, '[data-server="quick"]', GREEN)
-    assert tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["enabled"] is True
+    assert (
+        tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["enabled"]
+        is True
+    )
     # a write to the project file of an untrusted workspace asks first; denied, nothing changes
     page.select_option('[data-detail="quick"] select[aria-label="configuration layer"]', "project")
     page.click('[data-detail="quick"] [data-action="disable"]')
@@ -135,7 +146,9 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
     echo = page.locator('[data-detail="quick"] [data-tool="echo"]')
     echo.locator("label.toggle").click()
     expect(echo.get_by_role("checkbox")).not_to_be_checked()
-    assert tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"]["disabled_tools"] == ["echo"]
+    assert tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))["mcp_servers"]["quick"][
+        "disabled_tools"
+    ] == ["echo"]
 
 
 @pytest.fixture
@@ -211,7 +224,9 @@ def test_a_skill_switched_off_in_the_gui_is_off_for_kairox_skills_list(
     # the workspace's skill of the same name loses to the user's while the workspace is not trusted
     project_skill = workspace / ".kairox" / "skills" / "release-notes" / "SKILL.md"
     project_skill.parent.mkdir(parents=True)
-    project_skill.write_text("---\nname: release-notes\ndescription: The project's own.\n---\nSteps.\n", encoding="utf-8")
+    project_skill.write_text(
+        "---\nname: release-notes\ndescription: The project's own.\n---\nSteps.\n", encoding="utf-8"
+    )
     gui = gui_factory(workspace)
     page.goto(gui.url)
     page.click('[data-nav="skills"]')
@@ -236,7 +251,10 @@ def test_a_skill_switched_off_in_the_gui_is_off_for_kairox_skills_list(
 
     row.locator("label.toggle").click()
     expect(switch).to_be_checked()
-    states = {(s["name"], s["scope"]): s["enabled"] for s in json.loads(kairox(workspace, "skills", "list", "--json").stdout)["skills"]}
+    states = {
+        (s["name"], s["scope"]): s["enabled"]
+        for s in json.loads(kairox(workspace, "skills", "list", "--json").stdout)["skills"]
+    }
     assert states == {("commit-msg", "user"): True, ("release-notes", "user"): True}
 
 
@@ -299,11 +317,23 @@ def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui
     workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
 ) -> None:
     script = [
-        {"reply": "tool_calls", "text": "", "calls": [{"id": "w1", "name": "fs_write", "arguments": {"path": "a.txt", "content": "one"}}]},
-        {"reply": "tool_calls", "text": "", "calls": [{"id": "w2", "name": "fs_write", "arguments": {"path": "b.txt", "content": "two"}}],
-         "expect": {"tool_results": {"w1": "a.txt"}}},
-        {"reply": "text", "text": "Wrote a.txt; b.txt goes to drafts next time.", "delay_sec": 0.05,
-         "expect": {"tool_results": {"w2": "use drafts please"}}},
+        {
+            "reply": "tool_calls",
+            "text": "",
+            "calls": [{"id": "w1", "name": "fs_write", "arguments": {"path": "a.txt", "content": "one"}}],
+        },
+        {
+            "reply": "tool_calls",
+            "text": "",
+            "calls": [{"id": "w2", "name": "fs_write", "arguments": {"path": "b.txt", "content": "two"}}],
+            "expect": {"tool_results": {"w1": "a.txt"}},
+        },
+        {
+            "reply": "text",
+            "text": "Wrote a.txt; b.txt goes to drafts next time.",
+            "delay_sec": 0.05,
+            "expect": {"tool_results": {"w2": "use drafts please"}},
+        },
     ]
     with ScriptedModelServer("openai", script) as model:
         (isolated_home / "kairox.toml").write_text(
@@ -351,7 +381,6 @@ def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui
         expect(page.locator(".trace-row")).to_have_attribute("data-type", "ToolCallDecided")
     assert (workspace / "a.txt").read_text(encoding="utf-8") == "one"
     assert not (workspace / "b.txt").exists()
-
 
 
 def test_session_and_always_answers_grant_what_they_say(
@@ -410,7 +439,9 @@ def test_session_and_always_answers_grant_what_they_say(
     saved = tomllib.loads((isolated_home / "kairox.toml").read_text(encoding="utf-8"))
     assert saved["policy"]["rules"]["allow"] == ["shell.exec(echo hi)"]
     assert saved["policy"]["approval_policy"] == "untrusted"
-    assert "approval_policy = \"untrusted\"  # every write and command asks\n" in (isolated_home / "kairox.toml").read_text(encoding="utf-8")
+    assert 'approval_policy = "untrusted"  # every write and command asks\n' in (
+        isolated_home / "kairox.toml"
+    ).read_text(encoding="utf-8")
 
 
 def test_a_secret_typed_for_an_install_is_never_shown_back_and_a_failed_install_shows_its_diagnostic(

@@ -31,8 +31,20 @@ def test_a_wheel_built_from_the_sources_serves_the_gui_without_node(tmp_path: Pa
     (tree / "ui" / "node_modules").symlink_to(node_modules)
 
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"), str(tree)],
-        capture_output=True, text=True, timeout=240,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path / "dist"),
+            str(tree),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert built.returncode == 0, built.stdout + built.stderr
     [wheel] = (tmp_path / "dist").glob("kairox-*.whl")
@@ -50,7 +62,11 @@ def test_a_wheel_built_from_the_sources_serves_the_gui_without_node(tmp_path: Pa
     bare.mkdir()
     env = {"PYTHONPATH": str(tmp_path / "site"), "PATH": str(bare)}
     where = subprocess.run(
-        [sys.executable, "-c", "import kairox.web; print(kairox.web.__file__)"], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", "import kairox.web; print(kairox.web.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert where.stdout.startswith(str(tmp_path / "site")), where.stdout + where.stderr
     workspace = tmp_path / "repo"

@@ -19,7 +19,11 @@ pytestmark = pytest.mark.timeout(240)
 def plugins_list(workspace: Path) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "kairox", "--workspace", str(workspace), "plugins", "list"],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=dict(os.environ),
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -57,11 +61,15 @@ def test_a_marketplace_plugin_is_inspected_and_installed_through_the_gate_from_t
     outcome = detail.locator('[data-plugin-outcome="installed"]')
     expect(outcome).to_contain_text("review-kit 1.4.0")
     expect(outcome).to_contain_text("from the next session")
-    expect(page.locator('[data-market-plugin="review-kit@team-market"] .badge.installed')).to_have_text("installed 1.4.0")
+    expect(page.locator('[data-market-plugin="review-kit@team-market"] .badge.installed')).to_have_text(
+        "installed 1.4.0"
+    )
     outcome.scroll_into_view_if_needed()
     screenshot(page, "plugin-marketplace-installed")
     assert plugins_list(workspace).split()[:3] == ["review-kit", "1.4.0", "enabled"]
-    assert (isolated_home / "plugins" / "team-market" / "review-kit" / "1.4.0" / "skills" / "review" / "SKILL.md").is_file()
+    assert (
+        isolated_home / "plugins" / "team-market" / "review-kit" / "1.4.0" / "skills" / "review" / "SKILL.md"
+    ).is_file()
 
     # an incompatible plugin says so before the install, and installs disabled with the reason
     page.fill("[data-plugin-search]", "")
@@ -71,7 +79,9 @@ def test_a_marketplace_plugin_is_inspected_and_installed_through_the_gate_from_t
     expect(future.locator("[data-compatibility]")).to_contain_text("needs Kairox >=99")
     future.locator('[data-action="install-plugin"]').click()
     page.locator('[data-approval] [data-answer="once"]').click()
-    expect(future.locator('[data-plugin-outcome="installed_disabled"]')).to_contain_text("incompatible: needs Kairox >=99")
+    expect(future.locator('[data-plugin-outcome="installed_disabled"]')).to_contain_text(
+        "incompatible: needs Kairox >=99"
+    )
     # the Plugins page lists both, the incompatible one off
     page.click('[data-nav="plugins"]')
     expect(page.locator('[data-plugin="review-kit"]')).to_be_visible()

@@ -76,8 +76,12 @@ def classify_source(source: str) -> FetchSource:
     parsed = urlparse(location)
     lower = parsed.path.lower()
     if parsed.scheme in ("http", "https"):
-        return FetchSource(SourceKind.ARCHIVE if lower.endswith(ARCHIVE_SUFFIXES) else SourceKind.GIT, location, subpath)
-    if parsed.scheme in ("ssh", "git") or (not parsed.scheme and "@" in location and ":" in location and not Path(location).exists()):
+        return FetchSource(
+            SourceKind.ARCHIVE if lower.endswith(ARCHIVE_SUFFIXES) else SourceKind.GIT, location, subpath
+        )
+    if parsed.scheme in ("ssh", "git") or (
+        not parsed.scheme and "@" in location and ":" in location and not Path(location).exists()
+    ):
         return FetchSource(SourceKind.GIT, location, subpath)
     if parsed.scheme == "file":
         local = Path(unquote(parsed.path))
@@ -97,13 +101,19 @@ async def _clone(url: str, into: Path, timeout_sec: float, ref: str | None = Non
         with anyio.fail_after(timeout_sec):
             result = await anyio.run_process(command, check=False, env=env)
     except TimeoutError as exc:
-        raise FetchError(f"git clone of {url} did not finish in {timeout_sec:.0f}s", hint="check the URL and the network") from exc
+        raise FetchError(
+            f"git clone of {url} did not finish in {timeout_sec:.0f}s", hint="check the URL and the network"
+        ) from exc
     except FileNotFoundError as exc:
-        raise FetchError("git is not installed", hint="install git, or install from a local folder or an archive URL") from exc
+        raise FetchError(
+            "git is not installed", hint="install git, or install from a local folder or an archive URL"
+        ) from exc
     if result.returncode != 0:
         stderr = result.stderr.decode("utf-8", "replace").strip().splitlines()
         reason = stderr[-1] if stderr else f"exit code {result.returncode}"
-        raise FetchError(f"git clone of {url} failed: {reason}", hint="check the URL and that you can read the repository")
+        raise FetchError(
+            f"git clone of {url} failed: {reason}", hint="check the URL and that you can read the repository"
+        )
 
 
 async def _download(url: str, into: Path, timeout_sec: float, max_bytes: int) -> Path:
@@ -116,7 +126,10 @@ async def _download(url: str, into: Path, timeout_sec: float, max_bytes: int) ->
     target = into / name
     size = 0
     try:
-        async with httpx.AsyncClient(follow_redirects=True, timeout=timeout_sec) as client, client.stream("GET", url) as response:
+        async with (
+            httpx.AsyncClient(follow_redirects=True, timeout=timeout_sec) as client,
+            client.stream("GET", url) as response,
+        ):
             if response.status_code != 200:
                 raise FetchError(f"download of {url} failed: HTTP {response.status_code}", hint="check the URL")
             with target.open("wb") as handle:
@@ -131,7 +144,10 @@ async def _download(url: str, into: Path, timeout_sec: float, max_bytes: int) ->
 
 
 def _too_large(archive: Path, limit: int) -> FetchError:
-    return FetchError(f"{archive.name} unpacks to more than {limit} bytes; refused", hint="an extension is a few text files; a larger one is installed from a folder or a git URL")
+    return FetchError(
+        f"{archive.name} unpacks to more than {limit} bytes; refused",
+        hint="an extension is a few text files; a larger one is installed from a folder or a git URL",
+    )
 
 
 def _extract(archive: Path, into: Path, max_unpacked: int) -> Path:
@@ -140,7 +156,9 @@ def _extract(archive: Path, into: Path, max_unpacked: int) -> Path:
     try:
         return _unpack(archive, into, max_unpacked)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as exc:
-        raise FetchError(f"{archive.name} is damaged: {exc}", hint="download it again, or install from a folder") from exc
+        raise FetchError(
+            f"{archive.name} is damaged: {exc}", hint="download it again, or install from a folder"
+        ) from exc
 
 
 def _unpack(archive: Path, into: Path, max_unpacked: int) -> Path:

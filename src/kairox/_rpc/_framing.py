@@ -64,7 +64,9 @@ class MessageReader:
                     length = None
         if length > MAX_BODY:
             await self._discard(length)
-            return FramingProblem(reason=f"a {length}-byte body is larger than {MAX_BODY} bytes; it was skipped", body=b"")
+            return FramingProblem(
+                reason=f"a {length}-byte body is larger than {MAX_BODY} bytes; it was skipped", body=b""
+            )
         try:
             body = await self._stream.readexactly(length)
         except asyncio.IncompleteReadError as exc:

@@ -288,7 +288,10 @@ def _receive(channel: _socket.socket) -> tuple[bytes, list[int]]:
     fds: list[int] = []
     for level, kind, data in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-            fds += [int.from_bytes(data[i : i + size], sys.byteorder, signed=True) for i in range(0, len(data) - size + 1, size)]
+            fds += [
+                int.from_bytes(data[i : i + size], sys.byteorder, signed=True)
+                for i in range(0, len(data) - size + 1, size)
+            ]
     return message, fds
 
 

@@ -41,7 +41,13 @@ def server_process(
     environment = child_environment(host, extra={k: expand_vars(v, host).value for k, v in env.items()})
     # guarded: a wrapper (a shell script, npx, uvx) may start helpers the parent-death signal would not reach
     return ChildProcess(
-        argv, env=environment, cwd=cwd, stderr_log=stderr_log, stop_timeout=stop_timeout, guarded=True, scrub_stderr=scrub_stderr
+        argv,
+        env=environment,
+        cwd=cwd,
+        stderr_log=stderr_log,
+        stop_timeout=stop_timeout,
+        guarded=True,
+        scrub_stderr=scrub_stderr,
     )
 
 

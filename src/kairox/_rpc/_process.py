@@ -87,7 +87,12 @@ class StderrTail:
     its end arrives (or ``limit`` bytes of it did), so a secret split across two reads is still found."""
 
     def __init__(
-        self, limit: int = 16_384, log_path: Path | None = None, *, log_limit: int = LOG_LIMIT_BYTES, scrub: Callable[[str], str] | None = None
+        self,
+        limit: int = 16_384,
+        log_path: Path | None = None,
+        *,
+        log_limit: int = LOG_LIMIT_BYTES,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.limit = limit
         self._scrub = scrub

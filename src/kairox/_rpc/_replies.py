@@ -23,7 +23,9 @@ class MethodError(Exception):
         self.code, self.message, self.data = code, message, data
 
 
-async def reply_to(request_id: Any, method: str, params: Any, handler: RequestHandler | None, *, peer: str) -> dict[str, Any]:
+async def reply_to(
+    request_id: Any, method: str, params: Any, handler: RequestHandler | None, *, peer: str
+) -> dict[str, Any]:
     """The response to one request of ``peer``, ready to send."""
     reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
     if handler is None:

@@ -33,7 +33,5 @@ S = TypeVar("S", bound=_Switchable)
 def usable_servers(section: str, servers: Mapping[str, S], pending: Collection[str]) -> dict[str, S]:
     """The servers of ``section`` that may start: enabled, and not waiting for the workspace's trust."""
     return {
-        name: config
-        for name, config in servers.items()
-        if config.enabled and not is_pending(section, name, pending)
+        name: config for name, config in servers.items() if config.enabled and not is_pending(section, name, pending)
     }

@@ -91,9 +91,7 @@ def too_deep(limit: int) -> str:
     return f"nested more than {limit} levels deep"
 
 
-def guarded_decode(
-    decode: Callable[[], Any], text: str, *, limit: int = MAX_DEPTH, toml: bool = False
-) -> Any:
+def guarded_decode(decode: Callable[[], Any], text: str, *, limit: int = MAX_DEPTH, toml: bool = False) -> Any:
     """``decode()`` with its recursion and digit-limit failures (and results nested past ``limit``) as a :class:`DecodeProblem`."""
     try:
         value = decode()
@@ -130,7 +128,9 @@ def decode_toml(text: str, *, limit: int = MAX_DEPTH) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         message = str(exc).split(" (at line")[0]
-        raise DecodeProblem(message, line=int(found.group(1)) if found else None, column=int(found.group(2)) if found else None) from None
+        raise DecodeProblem(
+            message, line=int(found.group(1)) if found else None, column=int(found.group(2)) if found else None
+        ) from None
     except DecodeProblem as exc:
         if exc.line is not None:
             raise

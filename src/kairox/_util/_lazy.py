@@ -17,7 +17,11 @@ def lazy_exports(
     package, so later reads are plain attribute reads. The package keeps its names in ``__all__`` and imports
     them under ``TYPE_CHECKING`` for the type checker and the import-layer check, which see the same edges.
     """
-    where = {name: package + module if module.startswith(".") else module for module, names in exports.items() for name in names}
+    where = {
+        name: package + module if module.startswith(".") else module
+        for module, names in exports.items()
+        for name in names
+    }
     namespace = sys.modules[package].__dict__
 
     def __getattr__(name: str) -> Any:

@@ -32,13 +32,22 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[JsonObject]:
             for result in message.tool_results:
                 content: list[JsonObject] = [{"type": "text", "text": result.text or "(no output)"}]
                 content += [_image(i) for i in result.images]
-                blocks.append({"type": "tool_result", "tool_use_id": result.call_id, "content": content, "is_error": result.is_error})
+                blocks.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": result.call_id,
+                        "content": content,
+                        "is_error": result.is_error,
+                    }
+                )
         else:
             role = str(message.role)
             if message.text:
                 blocks.append({"type": "text", "text": message.text})
             blocks += [_image(i) for i in message.images]
-            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls]
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls
+            ]
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -93,16 +102,26 @@ class AnthropicMessagesClient:
                     if kind == "error":
                         error = event.get("error") or {}
                         detail = error.get("message") if isinstance(error, dict) else None
-                        raise ModelProviderError(self.settings.provider, f"the answer broke off: {detail or sse.data[:300]}")
+                        raise ModelProviderError(
+                            self.settings.provider, f"the answer broke off: {detail or sse.data[:300]}"
+                        )
                     if kind == "message_start":
                         usage = (event.get("message") or {}).get("usage") or {}
                         # with prompt caching the prompt is split three ways; together they are what it takes of the window
-                        input_tokens = sum(usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+                        input_tokens = sum(
+                            usage.get(k) or 0
+                            for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+                        )
                         output_tokens = usage.get("output_tokens") or 0
                     elif kind == "content_block_start":
                         block, index = event.get("content_block") or {}, event.get("index", 0)
                         if block.get("type") == "tool_use":
-                            blocks[index] = {"type": "tool_use", "id": block.get("id", ""), "name": block.get("name", ""), "json": []}
+                            blocks[index] = {
+                                "type": "tool_use",
+                                "id": block.get("id", ""),
+                                "name": block.get("name", ""),
+                                "json": [],
+                            }
                         elif block.get("type") == "text":
                             blocks[index] = {"type": "text"}
                             if block.get("text"):
@@ -128,7 +147,9 @@ class AnthropicMessagesClient:
             except Exception as exc:
                 raise broken_off(self.settings, exc) from exc
         if not finished:
-            raise ModelProviderError(self.settings.provider, "the answer broke off: the stream ended before message_stop")
+            raise ModelProviderError(
+                self.settings.provider, "the answer broke off: the stream ended before message_stop"
+            )
         for _, block in sorted(blocks.items()):
             if block["type"] == "tool_use":
                 yield _tool_use(block)
@@ -140,7 +161,13 @@ def _tool_use(block: dict[str, Any]) -> ToolCallPart:
     try:
         value = decode_json(text)
     except DecodeProblem as exc:
-        return ToolCallPart(id=block["id"], name=block["name"], invalid_arguments=f"the input is not valid JSON ({exc.message}): {text[:200]}")
+        return ToolCallPart(
+            id=block["id"],
+            name=block["name"],
+            invalid_arguments=f"the input is not valid JSON ({exc.message}): {text[:200]}",
+        )
     if not isinstance(value, dict):
-        return ToolCallPart(id=block["id"], name=block["name"], invalid_arguments=f"the input must be a JSON object, not {text[:200]}")
+        return ToolCallPart(
+            id=block["id"], name=block["name"], invalid_arguments=f"the input must be a JSON object, not {text[:200]}"
+        )
     return ToolCallPart(id=block["id"], name=block["name"], arguments=value)

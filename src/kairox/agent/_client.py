@@ -57,7 +57,9 @@ class ModelClient(Protocol):
         ...
 
 
-async def collect(client: ModelClient, request: ModelRequest, on_text: Callable[[str], None], *, provider: str) -> ModelResponse:
+async def collect(
+    client: ModelClient, request: ModelRequest, on_text: Callable[[str], None], *, provider: str
+) -> ModelResponse:
     """Read one answer from ``client``: text deltas go to ``on_text`` as they arrive; the stream is closed in this
     task also when the caller is cancelled halfway."""
     text: list[str] = []
@@ -77,7 +79,8 @@ async def collect(client: ModelClient, request: ModelRequest, on_text: Callable[
                 break
             else:
                 raise ModelProviderError(
-                    provider, f"the model client yielded a {type(event).__name__}; a stream yields TextDelta, ToolCallPart and ResponseEnd only"
+                    provider,
+                    f"the model client yielded a {type(event).__name__}; a stream yields TextDelta, ToolCallPart and ResponseEnd only",
                 )
     finally:
         close = getattr(stream, "aclose", None)
@@ -87,4 +90,3 @@ async def collect(client: ModelClient, request: ModelRequest, on_text: Callable[
         raise ModelProviderError(provider, "the answer broke off: the stream ended without a ResponseEnd")
     message = Message(role=Role.ASSISTANT, text="".join(text), tool_calls=tuple(calls))
     return ModelResponse(message=message, usage=end.usage, stop_reason=end.stop_reason)
-

@@ -38,7 +38,11 @@ def definitions_chars(definitions: Sequence[JsonObject]) -> int:
 
 
 def summary_message(text: str) -> Message:
-    return Message(role=Role.USER, text=f"<conversation-summary>\n{SUMMARY_OPENING}\n\n{text.strip()}\n</conversation-summary>", summary=True)
+    return Message(
+        role=Role.USER,
+        text=f"<conversation-summary>\n{SUMMARY_OPENING}\n\n{text.strip()}\n</conversation-summary>",
+        summary=True,
+    )
 
 
 def summary_instructions(extra: Sequence[str]) -> str:

@@ -35,9 +35,14 @@ def provider_embedder(settings: ModelSettings, model: str, *, timeout_sec: float
             for start in range(0, len(texts), BATCH):
                 chunk = list(texts[start : start + BATCH])
                 try:
-                    response = client.post(url, json={"model": model, "input": chunk, "encoding_format": "float"}, headers=headers)
+                    response = client.post(
+                        url, json={"model": model, "input": chunk, "encoding_format": "float"}, headers=headers
+                    )
                 except httpx.HTTPError as exc:
-                    raise EmbeddingError(f"{url}: {type(exc).__name__}: {exc}", hint="check model_providers.*.base_url, or set tools.semantic = false") from exc
+                    raise EmbeddingError(
+                        f"{url}: {type(exc).__name__}: {exc}",
+                        hint="check model_providers.*.base_url, or set tools.semantic = false",
+                    ) from exc
                 if response.status_code != 200:
                     raise EmbeddingError(
                         f"{url} answered {response.status_code}: {response.text[:200]}",
@@ -68,6 +73,8 @@ def semantic_ranker(
         settings = model_settings(resolved)
     cache = EmbeddingCache(cache_path or resolved.home / "cache" / "embeddings.sqlite")
     return SemanticRanker(
-        provider_embedder(settings, tools.embedding_model), model=f"{settings.provider}/{tools.embedding_model}", cache=cache,
+        provider_embedder(settings, tools.embedding_model),
+        model=f"{settings.provider}/{tools.embedding_model}",
+        cache=cache,
         weight=tools.semantic_weight,
     )

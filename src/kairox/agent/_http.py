@@ -110,7 +110,9 @@ def http_failure(exc: BaseException) -> Failure | None:
     if isinstance(exc, HttpStatusError):
         return status_failure(exc.status, str(exc), exc.headers)
     if isinstance(exc, httpx.TimeoutException):
-        return Failure(message=f"the request timed out ({type(exc).__name__}: {exc or 'no answer in time'})", retryable=True)
+        return Failure(
+            message=f"the request timed out ({type(exc).__name__}: {exc or 'no answer in time'})", retryable=True
+        )
     if isinstance(exc, httpx.TransportError):
         return Failure(message=f"cannot connect: {type(exc).__name__}: {exc}", retryable=True)
     return None
@@ -154,13 +156,17 @@ class HttpWire:
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
 
         async def attempt() -> "httpx.Response":
-            response = await client.send(client.build_request("POST", url, content=content, headers=headers), stream=True)
+            response = await client.send(
+                client.build_request("POST", url, content=content, headers=headers), stream=True
+            )
             if response.status_code >= 400:
                 try:
                     raw = await response.aread()
                 finally:
                     await response.aclose()
-                raise HttpStatusError(response.status_code, error_message(raw, response.reason_phrase), response.headers)
+                raise HttpStatusError(
+                    response.status_code, error_message(raw, response.reason_phrase), response.headers
+                )
             return response
 
         response = await with_retries(self.settings, attempt, http_failure, self.events)

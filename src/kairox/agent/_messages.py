@@ -63,7 +63,13 @@ class Message:
             data["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
         if self.tool_results:
             data["tool_results"] = [
-                {"call_id": r.call_id, "name": r.name, "text": r.text, "is_error": r.is_error, "images": [_image_json(i) for i in r.images]}
+                {
+                    "call_id": r.call_id,
+                    "name": r.name,
+                    "text": r.text,
+                    "is_error": r.is_error,
+                    "images": [_image_json(i) for i in r.images],
+                }
                 for r in self.tool_results
             ]
         if self.images:
@@ -81,11 +87,15 @@ class Message:
             role=Role(data["role"]),
             text=str(data.get("text", "")),
             tool_calls=tuple(
-                ToolCallPart(id=str(c["id"]), name=str(c["name"]), arguments=dict(c.get("arguments") or {})) for c in data.get("tool_calls", [])
+                ToolCallPart(id=str(c["id"]), name=str(c["name"]), arguments=dict(c.get("arguments") or {}))
+                for c in data.get("tool_calls", [])
             ),
             tool_results=tuple(
                 ToolResultPart(
-                    call_id=str(r["call_id"]), name=str(r.get("name", "")), text=str(r.get("text", "")), is_error=bool(r.get("is_error")),
+                    call_id=str(r["call_id"]),
+                    name=str(r.get("name", "")),
+                    text=str(r.get("text", "")),
+                    is_error=bool(r.get("is_error")),
                     images=tuple(_image(i) for i in r.get("images", [])),
                 )
                 for r in data.get("tool_results", [])
@@ -109,7 +119,9 @@ class Usage:
     output_tokens: int = 0
 
     def __add__(self, other: "Usage") -> "Usage":
-        return Usage(input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens)
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens
+        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

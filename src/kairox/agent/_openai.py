@@ -25,7 +25,10 @@ def chat_messages(system: str, messages: tuple[Message, ...]) -> list[JsonObject
         if message.role is Role.USER:
             if message.images:
                 parts: list[JsonObject] = [{"type": "text", "text": message.text}]
-                parts += [{"type": "image_url", "image_url": {"url": f"data:{i.mime_type};base64,{i.data}"}} for i in message.images]
+                parts += [
+                    {"type": "image_url", "image_url": {"url": f"data:{i.mime_type};base64,{i.data}"}}
+                    for i in message.images
+                ]
                 out.append({"role": "user", "content": parts})
             else:
                 out.append({"role": "user", "content": message.text})
@@ -33,7 +36,11 @@ def chat_messages(system: str, messages: tuple[Message, ...]) -> list[JsonObject
             entry: JsonObject = {"role": "assistant", "content": message.text or None}
             if message.tool_calls:
                 entry["tool_calls"] = [
-                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+                    }
                     for c in message.tool_calls
                 ]
             out.append(entry)
@@ -41,8 +48,16 @@ def chat_messages(system: str, messages: tuple[Message, ...]) -> list[JsonObject
             for result in message.tool_results:
                 text = result.text
                 if result.images:  # tool messages carry text only
-                    text += "".join(f"\n[image {i.mime_type}, {len(i.data) * 3 // 4} bytes, not shown]" for i in result.images)
-                out.append({"role": "tool", "tool_call_id": result.call_id, "content": ("[error] " if result.is_error else "") + text})
+                    text += "".join(
+                        f"\n[image {i.mime_type}, {len(i.data) * 3 // 4} bytes, not shown]" for i in result.images
+                    )
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": result.call_id,
+                        "content": ("[error] " if result.is_error else "") + text,
+                    }
+                )
     return out
 
 
@@ -59,9 +74,13 @@ def _tool_call(pending: _PendingCall, index: int) -> ToolCallPart:
     try:
         value = decode_json(text)
     except DecodeProblem as exc:
-        return ToolCallPart(id=call_id, name=pending.name, invalid_arguments=f"the arguments are not valid JSON ({exc}): {text[:200]}")
+        return ToolCallPart(
+            id=call_id, name=pending.name, invalid_arguments=f"the arguments are not valid JSON ({exc}): {text[:200]}"
+        )
     if not isinstance(value, dict):
-        return ToolCallPart(id=call_id, name=pending.name, invalid_arguments=f"the arguments must be a JSON object, not {text[:200]}")
+        return ToolCallPart(
+            id=call_id, name=pending.name, invalid_arguments=f"the arguments must be a JSON object, not {text[:200]}"
+        )
     return ToolCallPart(id=call_id, name=pending.name, arguments=value)
 
 
@@ -110,10 +129,15 @@ class OpenAiChatClient:
                         break
                     chunk = _chunk(event.data)
                     if isinstance(chunk.get("error"), dict | str):
-                        raise ModelProviderError(self.settings.provider, f"the answer broke off: {_stream_error(chunk['error'])}")
+                        raise ModelProviderError(
+                            self.settings.provider, f"the answer broke off: {_stream_error(chunk['error'])}"
+                        )
                     if isinstance(chunk.get("usage"), dict):
                         counts = chunk["usage"]
-                        usage = Usage(input_tokens=counts.get("prompt_tokens") or 0, output_tokens=counts.get("completion_tokens") or 0)
+                        usage = Usage(
+                            input_tokens=counts.get("prompt_tokens") or 0,
+                            output_tokens=counts.get("completion_tokens") or 0,
+                        )
                     for choice in chunk.get("choices") or ():
                         delta = choice.get("delta") or {}
                         if delta.get("content"):
@@ -134,7 +158,9 @@ class OpenAiChatClient:
             except Exception as exc:
                 raise broken_off(self.settings, exc) from exc
         if finish is None:
-            raise ModelProviderError(self.settings.provider, "the answer broke off: the stream ended before the model finished")
+            raise ModelProviderError(
+                self.settings.provider, "the answer broke off: the stream ended before the model finished"
+            )
         for index in sorted(calls):
             yield _tool_call(calls[index], index)
         yield ResponseEnd(usage=usage, stop_reason=finish)

@@ -51,7 +51,9 @@ async def open_workspace(
     everything that was started."""
     options = cli or RuntimeOptions()
     if resolved is None:
-        resolved = resolve_config(workspace or options.workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd)
+        resolved = resolve_config(
+            workspace or options.workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd
+        )
     settings: ModelSettings | None = None
     problem: str | None = None
     if session is not False and client is None:
@@ -68,7 +70,14 @@ async def open_workspace(
             yield OpenedWorkspace(context=context, session=None, settings=None, setup_problem=problem)
         return
     async with open_session(
-        cli=options, resolved=resolved, approver=approver, events=events, model=model, provider=provider,
-        client=client, resume=resume, continue_last=continue_last,
+        cli=options,
+        resolved=resolved,
+        approver=approver,
+        events=events,
+        model=model,
+        provider=provider,
+        client=client,
+        resume=resume,
+        continue_last=continue_last,
     ) as opened:
         yield OpenedWorkspace(context=opened.context, session=opened, settings=settings, setup_problem=None)

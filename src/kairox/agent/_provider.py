@@ -86,11 +86,18 @@ def model_settings(resolved: ResolvedConfig, *, model: str | None = None, provid
         )
     if not chosen:
         raise ModelSetupError(
-            "no model is configured", hint='set model = "..." in $KAIROX_HOME/kairox.toml, KAIROX_MODEL, or pass --model'
+            "no model is configured",
+            hint='set model = "..." in $KAIROX_HOME/kairox.toml, KAIROX_MODEL, or pass --model',
         )
     return ModelSettings(
-        model=chosen, provider=name, wire_api=entry.wire_api, base_url=entry.base_url, api_key_env=entry.api_key_env,
-        headers=dict(entry.headers), request_timeout_sec=entry.request_timeout_sec, max_retries=entry.max_retries,
+        model=chosen,
+        provider=name,
+        wire_api=entry.wire_api,
+        base_url=entry.base_url,
+        api_key_env=entry.api_key_env,
+        headers=dict(entry.headers),
+        request_timeout_sec=entry.request_timeout_sec,
+        max_retries=entry.max_retries,
         context_window=context_window(resolved, chosen, entry),
     )
 
@@ -189,7 +196,11 @@ async def with_retries(
                 hint = f"the request was retried {tries} times" if tries else None
                 raise ModelProviderError(settings.provider, failure.message, status=failure.status, hint=hint) from exc
             tries += 1
-            delay = failure.retry_after if failure.retry_after is not None else min(8.0, 0.5 * 2 ** (tries - 1)) * (0.5 + random.random() / 2)
+            delay = (
+                failure.retry_after
+                if failure.retry_after is not None
+                else min(8.0, 0.5 * 2 ** (tries - 1)) * (0.5 + random.random() / 2)
+            )
             delay = min(delay, MAX_WAIT_SEC)
             events.emit(ModelRequestRetried(attempt=tries, delay_sec=round(delay, 3), reason=failure.message))
             await anyio.sleep(delay)
@@ -203,7 +214,9 @@ def model_choices(resolved: ResolvedConfig) -> list[tuple[str, str]]:
         found.append((f"{config.model_provider or 'openai'}/{config.model}", "model"))
     for name, profile in sorted(config.profiles.items()):
         if profile.model:
-            found.append((f"{profile.model_provider or config.model_provider or 'openai'}/{profile.model}", f"profile {name}"))
+            found.append(
+                (f"{profile.model_provider or config.model_provider or 'openai'}/{profile.model}", f"profile {name}")
+            )
     return list(dict.fromkeys(found))
 
 
@@ -222,7 +235,9 @@ def choose_model(resolved: ResolvedConfig, name: str, *, current_provider: str |
     if not model or provider not in known_providers(resolved):
         provider, model = current_provider or resolved.config.model_provider or "openai", name
     if not model or any(c.isspace() for c in model):
-        raise ModelSetupError(f"{name!r} is not a model name", hint="/model NAME or /model PROVIDER/NAME; /model alone lists the choices")
+        raise ModelSetupError(
+            f"{name!r} is not a model name", hint="/model NAME or /model PROVIDER/NAME; /model alone lists the choices"
+        )
     named = [choice for choice, _ in model_choices(resolved)]
     wanted = f"{provider}/{model}"
     same_provider = [choice.partition("/")[2] for choice in named if choice.partition("/")[0] == provider]

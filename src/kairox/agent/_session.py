@@ -110,9 +110,15 @@ class SessionApprover:
         approver = self.front_end
         self._emit(
             ApprovalRequested(
-                call_id=request.call_id, tool=request.tool, reason=request.reason, arguments=dict(request.arguments),
-                source=request.source, asked_by=request.asked_by, command=request.command,
-                grants=tuple(grant.covers for grant in request.grants), headless=approver is None,
+                call_id=request.call_id,
+                tool=request.tool,
+                reason=request.reason,
+                arguments=dict(request.arguments),
+                source=request.source,
+                asked_by=request.asked_by,
+                command=request.command,
+                grants=tuple(grant.covers for grant in request.grants),
+                headless=approver is None,
             )
         )
         if approver is None:
@@ -121,7 +127,9 @@ class SessionApprover:
             return await approver.request_approval(request)
 
 
-def client_for(settings: ModelSettings, *, events: EventSink, api_key: str | None) -> "OpenAiChatClient | AnthropicMessagesClient":
+def client_for(
+    settings: ModelSettings, *, events: EventSink, api_key: str | None
+) -> "OpenAiChatClient | AnthropicMessagesClient":
     """Kairox's own client for the configured provider (the SDK it needs loads with it)."""
     if settings.wire_api == "anthropic":
         from kairox.agent._anthropic import AnthropicMessagesClient
@@ -138,7 +146,11 @@ def _result_part(call: ToolCallPart, result: ToolResult) -> ToolResultPart:
         if isinstance(content, ImageContent):
             images.append(ImagePart(data=content.data, mime_type=content.mime_type))
         elif isinstance(content, EmbeddedResource):
-            texts.append(content.text if content.text is not None else f"[resource {content.uri} ({content.mime_type or 'binary'})]")
+            texts.append(
+                content.text
+                if content.text is not None
+                else f"[resource {content.uri} ({content.mime_type or 'binary'})]"
+            )
         elif isinstance(content, ResourceLink):
             texts.append(f"[resource link {content.uri}: {content.name}]")
         elif content.type == "text":
@@ -148,7 +160,9 @@ def _result_part(call: ToolCallPart, result: ToolResult) -> ToolResultPart:
     text = "\n".join(texts)
     if not text and result.structured is not None:
         text = json.dumps(result.structured, ensure_ascii=False)
-    return ToolResultPart(call_id=call.id, name=call.name, text=text or "(no output)", is_error=result.is_error, images=tuple(images))
+    return ToolResultPart(
+        call_id=call.id, name=call.name, text=text or "(no output)", is_error=result.is_error, images=tuple(images)
+    )
 
 
 class AgentSession:
@@ -200,7 +214,8 @@ class AgentSession:
         self._auto_failed_upto = -1
         self._tools_chars: tuple[tuple[JsonObject, ...], int] | None = None
         self.tool_search = ToolSearch(
-            context.registry, threshold_tokens=search_threshold_tokens(config.tools.search_threshold, self.window_tokens)
+            context.registry,
+            threshold_tokens=search_threshold_tokens(config.tools.search_threshold, self.window_tokens),
         )
         """Defers the tool definitions behind ``tool_search`` when they pass ``tools.search_threshold``."""
 
@@ -247,7 +262,9 @@ class AgentSession:
         client replaces the current one, which is closed if the session opened it. ``ModelSetupError`` (a missing
         key) leaves the current model in place."""
         if self._scope is not None:
-            raise KairoxError("a turn is running in this session", hint="wait for it or cancel it, then switch the model")
+            raise KairoxError(
+                "a turn is running in this session", hint="wait for it or cancel it, then switch the model"
+            )
         api_key = settings.api_key()
         client = client_for(settings, events=self.events, api_key=api_key)
         self.transcript.hide(*(v for v in (api_key, *settings.headers.values()) if v))  # as the first model's key
@@ -299,7 +316,10 @@ class AgentSession:
         if outcome.results:
             self.emit(
                 TurnHookOutcome(
-                    hook_event=name, hooks=len(outcome.results), blocked=outcome.blocked, reason=outcome.reason,
+                    hook_event=name,
+                    hooks=len(outcome.results),
+                    blocked=outcome.blocked,
+                    reason=outcome.reason,
                     added_context=bool(outcome.additional_context),
                 )
             )
@@ -331,7 +351,9 @@ class AgentSession:
             over = self._over_budget(request, measured)
             if over is not None:
                 return TurnEndReason.CONTEXT_BUDGET, over
-            self.emit(ModelRequestStarted(turn=turn, step=step, messages=len(request.messages), tools=len(request.tools)))
+            self.emit(
+                ModelRequestStarted(turn=turn, step=step, messages=len(request.messages), tools=len(request.tools))
+            )
             self._streamed = []
             try:
                 response = await collect(self.client, request, self._on_text, provider=self.provider)
@@ -344,20 +366,32 @@ class AgentSession:
             self.usage = self.usage + response.usage
             self.emit(
                 UsageReported(
-                    input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
-                    session_input_tokens=self.usage.input_tokens, session_output_tokens=self.usage.output_tokens,
+                    input_tokens=response.usage.input_tokens,
+                    output_tokens=response.usage.output_tokens,
+                    session_input_tokens=self.usage.input_tokens,
+                    session_output_tokens=self.usage.output_tokens,
                 )
             )
             message = response.message
             self._append(message)
-            self._known_tokens, self._known_upto = response.usage.input_tokens + response.usage.output_tokens, len(self.messages)
+            self._known_tokens, self._known_upto = (
+                response.usage.input_tokens + response.usage.output_tokens,
+                len(self.messages),
+            )
             if response.usage.input_tokens and not message.tool_calls:  # with calls, the next request is measured
                 self._measure(request)
             self.emit(
                 AssistantMessageCompleted(
-                    turn=turn, text=message.text, stop_reason=response.stop_reason,
+                    turn=turn,
+                    text=message.text,
+                    stop_reason=response.stop_reason,
                     tool_calls=tuple(
-                        {"id": c.id, "name": c.name, "tool": self.context.registry.from_wire_name(c.name) or c.name, "arguments": c.arguments}
+                        {
+                            "id": c.id,
+                            "name": c.name,
+                            "tool": self.context.registry.from_wire_name(c.name) or c.name,
+                            "arguments": c.arguments,
+                        }
                         for c in message.tool_calls
                     ),
                 )
@@ -369,7 +403,9 @@ class AgentSession:
             calls[0] += min(allowed, len(message.tool_calls))
             for call in message.tool_calls[allowed:]:
                 self._pending[call.id] = ToolResultPart(
-                    call_id=call.id, name=call.name, is_error=True,
+                    call_id=call.id,
+                    name=call.name,
+                    is_error=True,
                     text=f"not run: this turn reached agent.max_tool_calls_per_turn ({self.limits.max_tool_calls_per_turn})",
                 )
             self._append(Message(role=Role.TOOL, tool_results=tuple(self._pending[c.id] for c in message.tool_calls)))
@@ -378,7 +414,10 @@ class AgentSession:
                 return TurnEndReason.MAX_TOOL_CALLS, (
                     f"the turn stopped after {self.limits.max_tool_calls_per_turn} tool calls (agent.max_tool_calls_per_turn)"
                 )
-        return TurnEndReason.MAX_TURNS, f"the turn stopped after {self.limits.max_turns} model requests (agent.max_turns)"
+        return (
+            TurnEndReason.MAX_TURNS,
+            f"the turn stopped after {self.limits.max_turns} model requests (agent.max_turns)",
+        )
 
     def _on_text(self, text: str) -> None:
         self._streamed.append(text)
@@ -396,7 +435,10 @@ class AgentSession:
         last = self.messages[-1] if self.messages else None
         if last is not None and last.role is Role.ASSISTANT and last.tool_calls:
             results = tuple(
-                self._pending.get(c.id) or ToolResultPart(call_id=c.id, name=c.name, text="cancelled by the user before it finished", is_error=True)
+                self._pending.get(c.id)
+                or ToolResultPart(
+                    call_id=c.id, name=c.name, text="cancelled by the user before it finished", is_error=True
+                )
                 for c in last.tool_calls
             )
             self._append(Message(role=Role.TOOL, tool_results=results))
@@ -418,8 +460,11 @@ class AgentSession:
 
     def _request(self) -> ModelRequest:
         return ModelRequest(
-            model=self.client.model, system=self.system_prompt(), messages=tuple(self.messages),
-            tools=tuple(self.tool_search.definitions(self.client.dialect)), max_output_tokens=self.limits.max_output_tokens,
+            model=self.client.model,
+            system=self.system_prompt(),
+            messages=tuple(self.messages),
+            tools=tuple(self.tool_search.definitions(self.client.dialect)),
+            max_output_tokens=self.limits.max_output_tokens,
         )
 
     def measure_context(self) -> ContextMeasured:
@@ -432,13 +477,23 @@ class AgentSession:
             memo = self._tools_chars = (request.tools, definitions_chars(request.tools))
         tools_chars = memo[1]
         if self._known_tokens and self._known_upto <= len(self.messages):
-            used, source = self._known_tokens + estimate_tokens(message_chars(self.messages[self._known_upto :])), "usage"
+            used, source = (
+                self._known_tokens + estimate_tokens(message_chars(self.messages[self._known_upto :])),
+                "usage",
+            )
         else:
-            used, source = estimate_tokens(len(request.system) + tools_chars + message_chars(request.messages)), "estimate"
+            used, source = (
+                estimate_tokens(len(request.system) + tools_chars + message_chars(request.messages)),
+                "estimate",
+            )
         window = self.window_tokens
         measured = ContextMeasured(
-            used_tokens=used, window_tokens=window, tools_tokens=estimate_tokens(tools_chars), tools=len(request.tools),
-            source=source, share=round(used / window, 3),
+            used_tokens=used,
+            window_tokens=window,
+            tools_tokens=estimate_tokens(tools_chars),
+            tools=len(request.tools),
+            source=source,
+            share=round(used / window, 3),
         )
         self.context_usage = measured
         self.emit(measured)
@@ -451,16 +506,17 @@ class AgentSession:
             return
         if self.tools_warning is not None and self.tools_warning.tools == measured.tools:
             return  # once for each set of definitions
-        self.tools_warning = warning = (
-            ToolDefinitionsLarge(
-                tools_tokens=measured.tools_tokens, window_tokens=measured.window_tokens, tools=measured.tools, threshold=share,
-                message=(
-                    f"the {measured.tools} tool definitions alone take about {measured.tools_tokens} tokens, "
-                    f"{measured.tools_tokens / measured.window_tokens:.0%} of the model's {measured.window_tokens}-token context window "
-                    f"(agent.tools_warning_share = {share:g}); disable servers or tools this session does not need "
-                    "(tools.disabled), or let tool_search defer them (tools.search_threshold)"
-                ),
-            )
+        self.tools_warning = warning = ToolDefinitionsLarge(
+            tools_tokens=measured.tools_tokens,
+            window_tokens=measured.window_tokens,
+            tools=measured.tools,
+            threshold=share,
+            message=(
+                f"the {measured.tools} tool definitions alone take about {measured.tools_tokens} tokens, "
+                f"{measured.tools_tokens / measured.window_tokens:.0%} of the model's {measured.window_tokens}-token context window "
+                f"(agent.tools_warning_share = {share:g}); disable servers or tools this session does not need "
+                "(tools.disabled), or let tool_search defer them (tools.search_threshold)"
+            ),
         )
         self.emit(warning)
 
@@ -476,7 +532,9 @@ class AgentSession:
         if self._scope is not None:
             raise KairoxError("a turn is running in this session", hint="compact after it ends, or cancel() it first")
         self._scope = scope = anyio.CancelScope()
-        result: ContextCompacted | CompactionFailed = CompactionFailed(trigger="manual", message="the compaction was cancelled")
+        result: ContextCompacted | CompactionFailed = CompactionFailed(
+            trigger="manual", message="the compaction was cancelled"
+        )
         try:
             with scope:
                 result = await self._compact("manual", instructions, keep_turns=self.limits.compact_keep_turns)
@@ -486,7 +544,9 @@ class AgentSession:
             self.emit(result)
         return result
 
-    async def _compact(self, trigger: str, instructions: str | None, *, keep_turns: int) -> ContextCompacted | CompactionFailed:
+    async def _compact(
+        self, trigger: str, instructions: str | None, *, keep_turns: int
+    ) -> ContextCompacted | CompactionFailed:
         def failed(message: str) -> CompactionFailed:
             event = CompactionFailed(trigger=trigger, message=message)
             self.emit(event)
@@ -495,7 +555,9 @@ class AgentSession:
         cut = cut_point(self.messages, keep_turns)
         if cut is None:
             return failed("there is nothing to compact yet: the conversation holds no earlier turn to summarise")
-        before = self.context_usage.used_tokens if self.context_usage is not None else self.measure_context().used_tokens
+        before = (
+            self.context_usage.used_tokens if self.context_usage is not None else self.measure_context().used_tokens
+        )
         outcome = await self.context.hooks.pre_compact(trigger, instructions or "")
         self._hook_event("pre_compact", outcome)
         if outcome.blocked:
@@ -503,10 +565,15 @@ class AgentSession:
         older, kept = self.messages[:cut], self.messages[cut:]
         self.emit(CompactionStarted(trigger=trigger, messages=len(older), used_tokens=before))
         request = ModelRequest(
-            model=self.client.model, system=SUMMARY_SYSTEM,
-            messages=(*older, Message.user(summary_instructions([instructions or "", outcome.additional_context or ""]))),
+            model=self.client.model,
+            system=SUMMARY_SYSTEM,
+            messages=(
+                *older,
+                Message.user(summary_instructions([instructions or "", outcome.additional_context or ""])),
+            ),
             # the same definitions: a conversation with tool calls needs them (Anthropic), and the model knows the tools
-            tools=tuple(self.tool_search.definitions(self.client.dialect)), max_output_tokens=self.limits.max_output_tokens,
+            tools=tuple(self.tool_search.definitions(self.client.dialect)),
+            max_output_tokens=self.limits.max_output_tokens,
         )
         try:
             response = await collect(self.client, request, lambda _text: None, provider=self.provider)
@@ -515,8 +582,10 @@ class AgentSession:
         self.usage += response.usage
         self.emit(
             UsageReported(
-                input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
-                session_input_tokens=self.usage.input_tokens, session_output_tokens=self.usage.output_tokens,
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+                session_input_tokens=self.usage.input_tokens,
+                session_output_tokens=self.usage.output_tokens,
             )
         )
         if not response.message.text.strip():
@@ -527,7 +596,11 @@ class AgentSession:
         self._known_tokens, self._known_upto = 0, 0
         after = self.measure_context().used_tokens
         done = ContextCompacted(
-            trigger=trigger, replaced_messages=len(older), kept_messages=len(kept), tokens_before=before, tokens_after=after,
+            trigger=trigger,
+            replaced_messages=len(older),
+            kept_messages=len(kept),
+            tokens_before=before,
+            tokens_after=after,
             summary=response.message.text.strip(),
         )
         self.emit(done)
@@ -546,7 +619,12 @@ class AgentSession:
         batches: list[list[ToolCallPart]] = []
         for call in calls:
             if call.invalid_arguments is not None:
-                self._pending[call.id] = ToolResultPart(call_id=call.id, name=call.name, text=f"{call.name} was not run: {call.invalid_arguments}", is_error=True)
+                self._pending[call.id] = ToolResultPart(
+                    call_id=call.id,
+                    name=call.name,
+                    text=f"{call.name} was not run: {call.invalid_arguments}",
+                    is_error=True,
+                )
                 continue
             concurrent = self._concurrent(call)
             if concurrent and batches and len(batches[-1]) and self._concurrent(batches[-1][0]):
@@ -564,7 +642,9 @@ class AgentSession:
     async def _call(self, call: ToolCallPart) -> None:
         registry = self.context.registry
         started = time.perf_counter()
-        if self.tool_search.deferred and (call.name == TOOL_SEARCH or self.tool_search.is_deferred(registry.from_wire_name(call.name) or call.name)):
+        if self.tool_search.deferred and (
+            call.name == TOOL_SEARCH or self.tool_search.is_deferred(registry.from_wire_name(call.name) or call.name)
+        ):
             await self._search_call(call, started)
             return
         try:
@@ -573,13 +653,16 @@ class AgentSession:
             # the gate reports calls that end; one cancelled halfway ends here, and front ends should see it end
             self.emit(
                 ToolCallFinished(
-                    call_id=call.id, tool=registry.from_wire_name(call.name) or call.name, is_error=True, size_chars=0,
-                    duration_ms=round((time.perf_counter() - started) * 1000, 3), error="cancelled by the user",
+                    call_id=call.id,
+                    tool=registry.from_wire_name(call.name) or call.name,
+                    is_error=True,
+                    size_chars=0,
+                    duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                    error="cancelled by the user",
                 )
             )
             raise
         self._pending[call.id] = _result_part(call, result)
-
 
     async def _search_call(self, call: ToolCallPart, started: float) -> None:
         """``tool_search``, and a deferred tool called before it was found (the model has not seen its schema).
@@ -593,12 +676,19 @@ class AgentSession:
         elif call.name == TOOL_SEARCH:
             text, is_error = self.tool_search.search(call.arguments, self.client.dialect)  # lexical: in memory, quick
         else:
-            text, is_error = f"{call.name} is not loaded yet: call `tool_search` to find it, then call it from the next step", True
+            text, is_error = (
+                f"{call.name} is not loaded yet: call `tool_search` to find it, then call it from the next step",
+                True,
+            )
         self._pending[call.id] = ToolResultPart(call_id=call.id, name=call.name, text=text, is_error=is_error)
         self.emit(
             ToolCallFinished(
-                call_id=call.id, tool=call.name, is_error=is_error, size_chars=len(text),
-                duration_ms=round((time.perf_counter() - started) * 1000, 3), error=text if is_error else None,
+                call_id=call.id,
+                tool=call.name,
+                is_error=is_error,
+                size_chars=len(text),
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                error=text if is_error else None,
             )
         )
 
@@ -627,7 +717,9 @@ async def open_session(
     or ``client``: the caller's own :class:`ModelClient`, which the caller also closes."""
     options = cli or RuntimeOptions()
     if resolved is None:
-        resolved = resolve_config(workspace or options.workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd)
+        resolved = resolve_config(
+            workspace or options.workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd
+        )
     settings: ModelSettings | None = None
     api_key: str | None = None
     if client is None:
@@ -648,7 +740,9 @@ async def open_session(
         if not found:
             from kairox.agent._transcript import SessionNotFoundError
 
-            raise SessionNotFoundError(f"no earlier session in {resolved.workspace}", hint="start one with `kairox run PROMPT`")
+            raise SessionNotFoundError(
+                f"no earlier session in {resolved.workspace}", hint="start one with `kairox run PROMPT`"
+            )
         resume = found[-1].id
     if resume is not None:
         path = find_session(resolved.home, resume)
@@ -656,7 +750,11 @@ async def open_session(
         transcript = Transcript(path, hidden=hidden, scrubber=SecretScrubber.for_config(resolved))
     else:
         transcript = Transcript.create(
-            resolved.home, workspace=resolved.workspace, model=model_name, provider=provider_name, hidden=hidden,
+            resolved.home,
+            workspace=resolved.workspace,
+            model=model_name,
+            provider=provider_name,
+            hidden=hidden,
             scrubber=SecretScrubber.for_config(resolved),
         )
     sink = FanoutSink([transcript, *events])
@@ -665,7 +763,9 @@ async def open_session(
     session_approver = SessionApprover(sink.emit)
     session_approver.front_end = approver
     try:
-        async with build_extension_context(cli=options, approver=session_approver, events=sink, resolved=resolved) as context:
+        async with build_extension_context(
+            cli=options, approver=session_approver, events=sink, resolved=resolved
+        ) as context:
             own = None if settings is None else client_for(settings, events=sink, api_key=api_key)
             if settings is not None:
                 from kairox.agent._embeddings import semantic_ranker
@@ -675,8 +775,14 @@ async def open_session(
             assert active is not None  # one of the two branches above chose it
             context.hooks.session_id = transcript.session_id
             session = AgentSession(
-                context, active, approver=session_approver, events=sink, transcript=transcript,
-                limits=resolved.config.agent, history=history, provider=provider_name,
+                context,
+                active,
+                approver=session_approver,
+                events=sink,
+                transcript=transcript,
+                limits=resolved.config.agent,
+                history=history,
+                provider=provider_name,
                 window_tokens=settings.context_window if settings is not None else None,
             )
             session.owned_client = own
@@ -684,8 +790,12 @@ async def open_session(
                 session.tool_search.semantic = semantic  # tools.semantic: embeddings blended into tool_search
             sink.emit(
                 SessionStarted(
-                    session_id=transcript.session_id, model=model_name, provider=provider_name,
-                    workspace=str(resolved.workspace), resumed=resume is not None, transcript=str(transcript.path),
+                    session_id=transcript.session_id,
+                    model=model_name,
+                    provider=provider_name,
+                    workspace=str(resolved.workspace),
+                    resumed=resume is not None,
+                    transcript=str(transcript.path),
                 )
             )
             try:

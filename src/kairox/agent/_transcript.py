@@ -56,15 +56,33 @@ class Transcript:
 
     @classmethod
     def create(
-        cls, home: Path, *, workspace: Path, model: str, provider: str, hidden: Iterable[str] = (), scrubber: SecretScrubber | None = None
+        cls,
+        home: Path,
+        *,
+        workspace: Path,
+        model: str,
+        provider: str,
+        hidden: Iterable[str] = (),
+        scrubber: SecretScrubber | None = None,
     ) -> "Transcript":
         session_id = new_session_id()
         transcript = cls(sessions_dir(home) / f"{session_id}.jsonl", hidden=hidden, scrubber=scrubber)
-        transcript._write({"type": "session", "format": FORMAT, "id": session_id, "workspace": str(workspace), "model": model, "provider": provider})
+        transcript._write(
+            {
+                "type": "session",
+                "format": FORMAT,
+                "id": session_id,
+                "workspace": str(workspace),
+                "model": model,
+                "provider": provider,
+            }
+        )
         return transcript
 
     def _write(self, record: dict[str, Any]) -> None:
-        line = json.dumps({"ts": round(time.time(), 6), **self._scrubber.scrub(record, by_key=True)}, ensure_ascii=False, default=str)
+        line = json.dumps(
+            {"ts": round(time.time(), 6), **self._scrubber.scrub(record, by_key=True)}, ensure_ascii=False, default=str
+        )
         with self._lock:
             if not self._file.closed:
                 self._file.write(line + "\n")
@@ -101,8 +119,15 @@ class SessionInfo:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.id, "path": str(self.path), "workspace": self.workspace, "model": self.model, "provider": self.provider,
-            "created": self.created, "updated": self.updated, "turns": self.turns, "first_prompt": self.first_prompt,
+            "id": self.id,
+            "path": str(self.path),
+            "workspace": self.workspace,
+            "model": self.model,
+            "provider": self.provider,
+            "created": self.created,
+            "updated": self.updated,
+            "turns": self.turns,
+            "first_prompt": self.first_prompt,
         }
 
 
@@ -138,9 +163,15 @@ def read_session(path: Path) -> tuple[SessionInfo, list[Message]]:
         elif record.get("type") == "event" and record.get("event") == UserMessageSubmitted.__name__:
             prompts.append(str(record.get("text", "")))
     info = SessionInfo(
-        id=path.stem, path=path, workspace=str(header.get("workspace", "")), model=str(header.get("model", "")),
-        provider=str(header.get("provider", "")), created=float(header.get("ts", path.stat().st_mtime)),
-        updated=path.stat().st_mtime, turns=len(prompts), first_prompt=(prompts[0] if prompts else "")[:200],
+        id=path.stem,
+        path=path,
+        workspace=str(header.get("workspace", "")),
+        model=str(header.get("model", "")),
+        provider=str(header.get("provider", "")),
+        created=float(header.get("ts", path.stat().st_mtime)),
+        updated=path.stat().st_mtime,
+        turns=len(prompts),
+        first_prompt=(prompts[0] if prompts else "")[:200],
     )
     return info, consistent(messages)
 
@@ -165,11 +196,16 @@ def consistent(messages: list[Message]) -> list[Message]:
         if message.role is not Role.ASSISTANT or not message.tool_calls:
             continue
         following = messages[index] if index < len(messages) else None
-        given = {r.call_id: r for r in following.tool_results} if following is not None and following.role is Role.TOOL else {}
+        given = (
+            {r.call_id: r for r in following.tool_results}
+            if following is not None and following.role is Role.TOOL
+            else {}
+        )
         if following is not None and following.role is Role.TOOL:
             index += 1
         results = tuple(
-            given.get(c.id) or ToolResultPart(call_id=c.id, name=c.name, text=NOT_RUN, is_error=True) for c in message.tool_calls
+            given.get(c.id) or ToolResultPart(call_id=c.id, name=c.name, text=NOT_RUN, is_error=True)
+            for c in message.tool_calls
         )
         fixed.append(Message(role=Role.TOOL, tool_results=results))
     return fixed

@@ -68,12 +68,18 @@ class CatalogCache:
             data: Any = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("documents"), list):
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != CACHE_VERSION
+            or not isinstance(data.get("documents"), list)
+        ):
             return None
         fetched = data.get("fetched_at")
         if not isinstance(fetched, int | float):
             return None
-        text = {k: data.get(k) if isinstance(data.get(k), str) else None for k in ("synced_at", "etag", "last_modified")}
+        text = {
+            k: data.get(k) if isinstance(data.get(k), str) else None for k in ("synced_at", "etag", "last_modified")
+        }
         return CachedSource(
             name=name, url=url, kind=kind, fetched_at=float(fetched), documents=data["documents"], **text
         )
@@ -101,4 +107,6 @@ class CatalogCache:
     def write_tools(self, entry_id: str, version: str, tools: list[JsonObject]) -> None:
         path = self.tools_path(entry_id, version)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"id": entry_id, "version": version, "tools": tools}, ensure_ascii=False), encoding="utf-8")
+        path.write_text(
+            json.dumps({"id": entry_id, "version": version, "tools": tools}, ensure_ascii=False), encoding="utf-8"
+        )

@@ -37,7 +37,9 @@ class Catalog:
         words = query.lower().split()
         found = [e for e in self.listed(source) if e.matches(words)]
         needle = query.strip().lower()
-        return sorted(found, key=lambda e: (e.short_name.lower() != needle and (e.title or "").lower() != needle, e.id.lower()))
+        return sorted(
+            found, key=lambda e: (e.short_name.lower() != needle and (e.title or "").lower() != needle, e.id.lower())
+        )
 
     def find(self, query: str) -> list[CatalogEntry]:
         """The entries ``query`` names: an id, a package identifier (``@scope/name``, with or without
@@ -49,7 +51,11 @@ class Catalog:
             if by_package:
                 return sorted(by_package, key=lambda e: e.id)
         lowered = query.lower()
-        by_tail = [e for e in self.entries.values() if e.id.rsplit("/", 1)[-1].lower() == lowered or e.short_name.lower() == lowered]
+        by_tail = [
+            e
+            for e in self.entries.values()
+            if e.id.rsplit("/", 1)[-1].lower() == lowered or e.short_name.lower() == lowered
+        ]
         return sorted(by_tail, key=lambda e: e.id)
 
     def suggestion(self, query: str) -> str | None:
@@ -73,8 +79,14 @@ def catalog_sources(
     def remote(name: str, url: str, kind: str, key: str) -> RemoteSource:
         origin = resolved.origin(key)
         return RemoteSource(
-            name, url, kind, cache=cache, ttl_sec=settings.cache_ttl_sec, where=origin.where() if origin else None,
-            client=client, timeout_sec=timeout_sec,
+            name,
+            url,
+            kind,
+            cache=cache,
+            ttl_sec=settings.cache_ttl_sec,
+            where=origin.where() if origin else None,
+            client=client,
+            timeout_sec=timeout_sec,
         )
 
     if settings.url and not resolved.is_pending("mcp_catalog.url"):
@@ -83,9 +95,15 @@ def catalog_sources(
         sources.append(remote(item.name, item.url, item.kind, "mcp_catalog.sources"))
     for pending in resolved.pending:
         if pending.key == "mcp_catalog.url" or pending.key.startswith("mcp_catalog.sources["):
-            label = pending.key.removeprefix("mcp_catalog.sources[").rstrip("]") if pending.key != "mcp_catalog.url" else URL_SOURCE_NAME
+            label = (
+                pending.key.removeprefix("mcp_catalog.sources[").rstrip("]")
+                if pending.key != "mcp_catalog.url"
+                else URL_SOURCE_NAME
+            )
             held.append(
-                SourceState(name=label, kind="remote", url=None, status=SourceStatus.PENDING_TRUST, where=pending.origin.where())
+                SourceState(
+                    name=label, kind="remote", url=None, status=SourceStatus.PENDING_TRUST, where=pending.origin.where()
+                )
             )
     return sources, held
 

@@ -22,7 +22,9 @@ class CatalogFormatError(KairoxError):
     """A catalog document or one of its entries does not have the shape of ``server.json``."""
 
     def __init__(self, where: str, reason: str) -> None:
-        super().__init__(f"{where}: {reason}", hint="the catalog source serves data Kairox cannot read; tell its maintainer")
+        super().__init__(
+            f"{where}: {reason}", hint="the catalog source serves data Kairox cannot read; tell its maintainer"
+        )
         self.where, self.reason = where, reason
 
 
@@ -124,7 +126,18 @@ class CatalogInput:
 
 
 _INPUT_FIELDS = frozenset(
-    {"name", "description", "isRequired", "isSecret", "format", "value", "default", "placeholder", "choices", "variables"}
+    {
+        "name",
+        "description",
+        "isRequired",
+        "isSecret",
+        "format",
+        "value",
+        "default",
+        "placeholder",
+        "choices",
+        "variables",
+    }
 )
 
 
@@ -146,7 +159,7 @@ class CatalogArgument:
         r = _Reader(data, where)
         kind = r.text("type", required=True)
         if kind not in ("positional", "named"):
-            raise CatalogFormatError(f"{where}.type", f"expected \"positional\" or \"named\", got {kind!r}")
+            raise CatalogFormatError(f"{where}.type", f'expected "positional" or "named", got {kind!r}')
         name = r.text("name", required=kind == "named")
         plain = {k: v for k, v in r.data.items() if k not in ("type", "name", "valueHint", "isRepeated")}
         return cls(
@@ -178,8 +191,17 @@ class CatalogTransport:
             raise CatalogFormatError(f"{where}.type", f"unknown transport {kind!r} (stdio, streamable-http or sse)")
         url = r.text("url", required=kind != "stdio")
         headers = tuple(CatalogInput.parse(item, w, named=True) for w, item in r.items("headers"))
-        variables = {key: CatalogInput.parse(item, f"{where}.variables.{key}", named=False) for key, item in r.table("variables").items()}
-        return cls(type=kind, url=url, headers=headers, variables=variables, extra=r.extra(frozenset({"type", "url", "headers", "variables"})))
+        variables = {
+            key: CatalogInput.parse(item, f"{where}.variables.{key}", named=False)
+            for key, item in r.table("variables").items()
+        }
+        return cls(
+            type=kind,
+            url=url,
+            headers=headers,
+            variables=variables,
+            extra=r.extra(frozenset({"type", "url", "headers", "variables"})),
+        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -206,7 +228,7 @@ class CatalogPackage:
         r = _Reader(data, where)
         version = r.text("version")
         if version == "latest":
-            raise CatalogFormatError(f"{where}.version", "\"latest\" is not an exact version")
+            raise CatalogFormatError(f"{where}.version", '"latest" is not an exact version')
         if "transport" not in r.data:
             raise CatalogFormatError(where, "`transport` is missing")
         return cls(
@@ -218,7 +240,9 @@ class CatalogPackage:
             runtime_hint=r.text("runtimeHint"),
             runtime_arguments=tuple(CatalogArgument.parse(item, w) for w, item in r.items("runtimeArguments")),
             package_arguments=tuple(CatalogArgument.parse(item, w) for w, item in r.items("packageArguments")),
-            environment_variables=tuple(CatalogInput.parse(item, w, named=True) for w, item in r.items("environmentVariables")),
+            environment_variables=tuple(
+                CatalogInput.parse(item, w, named=True) for w, item in r.items("environmentVariables")
+            ),
             file_sha256=r.text("fileSha256"),
             extra=r.extra(_PACKAGE_FIELDS),
         )
@@ -230,11 +254,33 @@ class CatalogPackage:
 
 
 _PACKAGE_FIELDS = frozenset(
-    {"registryType", "identifier", "version", "transport", "registryBaseUrl", "runtimeHint", "runtimeArguments",
-     "packageArguments", "environmentVariables", "fileSha256"}
+    {
+        "registryType",
+        "identifier",
+        "version",
+        "transport",
+        "registryBaseUrl",
+        "runtimeHint",
+        "runtimeArguments",
+        "packageArguments",
+        "environmentVariables",
+        "fileSha256",
+    }
 )
 _SERVER_FIELDS = frozenset(
-    {"$schema", "name", "title", "description", "version", "websiteUrl", "repository", "packages", "remotes", "icons", "_meta"}
+    {
+        "$schema",
+        "name",
+        "title",
+        "description",
+        "version",
+        "websiteUrl",
+        "repository",
+        "packages",
+        "remotes",
+        "icons",
+        "_meta",
+    }
 )
 
 
@@ -304,7 +350,9 @@ class CatalogEntry:
     @property
     def transports(self) -> tuple[str, ...]:
         """Every transport the entry offers, packages first."""
-        kinds = [t.get("type") if isinstance(t := p.get("transport"), dict) else None for p in self._raw_items("packages")]
+        kinds = [
+            t.get("type") if isinstance(t := p.get("transport"), dict) else None for p in self._raw_items("packages")
+        ]
         kinds += [r.get("type") for r in self._raw_items("remotes")]
         return tuple(dict.fromkeys(k for k in kinds if isinstance(k, str)))
 
@@ -326,7 +374,10 @@ class CatalogEntry:
         labels = []
         for package in self._raw_items("packages"):
             version = package.get("version")
-            labels.append(f"{package.get('registryType')}:{package.get('identifier')}" + (f"@{version}" if isinstance(version, str) else ""))
+            labels.append(
+                f"{package.get('registryType')}:{package.get('identifier')}"
+                + (f"@{version}" if isinstance(version, str) else "")
+            )
         return {
             "id": self.id,
             "title": self.title,
@@ -343,7 +394,9 @@ class CatalogEntry:
         }
 
 
-def parse_entry(document: Any, *, source: str, where: str, wrapper_meta: Mapping[str, Any] | None = None) -> CatalogEntry:
+def parse_entry(
+    document: Any, *, source: str, where: str, wrapper_meta: Mapping[str, Any] | None = None
+) -> CatalogEntry:
     """A ``CatalogEntry`` from one ``server.json`` document; ``wrapper_meta`` is the registry response's ``_meta``.
 
     The top level is checked here; ``packages`` and ``remotes`` items when the entry's ``packages`` or

@@ -92,7 +92,13 @@ class InstallPlan:
             "launcher": self.launcher,
             "entry": self.table,
             "variables": [
-                {"name": v.name, "required": v.required, "secret": v.secret, "description": v.description, "purpose": v.purpose}
+                {
+                    "name": v.name,
+                    "required": v.required,
+                    "secret": v.secret,
+                    "description": v.description,
+                    "purpose": v.purpose,
+                }
                 for v in self.variables
             ],
         }
@@ -113,7 +119,9 @@ def choose(entry: CatalogEntry, wanted: str | None = None) -> CatalogPackage | C
                 return package
         if wanted in ("remote", *(r.type for r in entry.remotes)) and entry.remotes:
             return entry.remotes[0]
-        offered = ", ".join([p.registry_type for p in entry.packages] + (["remote"] if entry.remotes else [])) or "nothing"
+        offered = (
+            ", ".join([p.registry_type for p in entry.packages] + (["remote"] if entry.remotes else [])) or "nothing"
+        )
         raise CatalogPlanError(f"{entry.id} offers no package {wanted!r}; it offers {offered}")
     for package in entry.packages:
         if package.registry_type in INSTALLABLE:
@@ -121,7 +129,9 @@ def choose(entry: CatalogEntry, wanted: str | None = None) -> CatalogPackage | C
     if entry.remotes:
         return entry.remotes[0]
     kinds = ", ".join(sorted({p.registry_type for p in entry.packages})) or "no packages"
-    raise CatalogPlanError(f"{entry.id} offers {kinds}; Kairox can install npm, pypi and oci packages and remote servers")
+    raise CatalogPlanError(
+        f"{entry.id} offers {kinds}; Kairox can install npm, pypi and oci packages and remote servers"
+    )
 
 
 def plan_install(
@@ -139,13 +149,17 @@ def plan_install(
     chosen = choose(entry, package)
     server = name or entry.short_name
     if not re.fullmatch(r"[A-Za-z0-9_-]+", server):
-        raise CatalogPlanError(f"server name {server!r} may hold only letters, digits, '_' and '-' (it becomes part of tool names)")
+        raise CatalogPlanError(
+            f"server name {server!r} may hold only letters, digits, '_' and '-' (it becomes part of tool names)"
+        )
     if launcher is not None and launcher not in PYPI_LAUNCHERS:
         raise CatalogPlanError(f"unknown launcher {launcher!r}; use {', '.join(PYPI_LAUNCHERS)}")
     variables: dict[str, PlanVariable] = {}
     if isinstance(chosen, CatalogTransport):
         table = _remote_table(chosen, variables)
-        return InstallPlan(entry=entry, name=server, package=None, remote=chosen, table=table, variables=tuple(variables.values()))
+        return InstallPlan(
+            entry=entry, name=server, package=None, remote=chosen, table=table, variables=tuple(variables.values())
+        )
     if chosen.registry_type not in INSTALLABLE:
         raise CatalogPlanError(
             f"{chosen.label}: Kairox cannot run {chosen.registry_type} packages; "
@@ -160,17 +174,27 @@ def plan_install(
         picked = _pypi_launcher(chosen, launcher, environ, which)
     table = _package_table(chosen, variables, picked)
     return InstallPlan(
-        entry=entry, name=server, package=chosen, remote=None, table=table, variables=tuple(variables.values()),
-        launcher=picked[0] if picked else None, launcher_chosen=launcher is not None,
+        entry=entry,
+        name=server,
+        package=chosen,
+        remote=None,
+        table=table,
+        variables=tuple(variables.values()),
+        launcher=picked[0] if picked else None,
+        launcher_chosen=launcher is not None,
     )
 
 
-def _pypi_launcher(package: CatalogPackage, wanted: str | None, environ: Mapping[str, str] | None, which: Which | None) -> tuple[str, str | None]:
+def _pypi_launcher(
+    package: CatalogPackage, wanted: str | None, environ: Mapping[str, str] | None, which: Which | None
+) -> tuple[str, str | None]:
     """``(launcher, the program found)``: ``wanted``, or the first of ``PYPI_LAUNCHERS`` on PATH; uvx when none is.
     Runtime arguments are uvx's own, so a package that has them runs through uvx only."""
     if package.runtime_arguments:
         if wanted not in (None, "uvx"):
-            raise CatalogPlanError(f"{package.label} passes arguments to uvx itself (runtimeArguments), so it runs through uvx only")
+            raise CatalogPlanError(
+                f"{package.label} passes arguments to uvx itself (runtimeArguments), so it runs through uvx only"
+            )
         return "uvx", None
     env = os.environ if environ is None else environ
     find = which or (lambda program, path: shutil.which(program, path=path))
@@ -199,20 +223,34 @@ def _fill(item: CatalogInput, fallback: str, variables: dict[str, PlanVariable],
         if sub is not None and not sub.is_secret and (sub.value or sub.default):
             return sub.value or sub.default or ""
         var = env_name(key)
-        _note(variables, PlanVariable(
-            name=var, required=sub.is_required if sub else True, secret=(sub.is_secret if sub else False) or item.is_secret,
-            description=(sub.description if sub else None) or item.description, purpose=purpose,
-        ))
+        _note(
+            variables,
+            PlanVariable(
+                name=var,
+                required=sub.is_required if sub else True,
+                secret=(sub.is_secret if sub else False) or item.is_secret,
+                description=(sub.description if sub else None) or item.description,
+                purpose=purpose,
+            ),
+        )
         return "${" + var + "}"
 
     if item.value is not None:
         return _BRACES.sub(reference, item.value)
     if item.is_required and (item.is_secret or item.default is None):
         var = env_name(fallback)
-        _note(variables, PlanVariable(name=var, required=True, secret=item.is_secret, description=item.description, purpose=purpose))
+        _note(
+            variables,
+            PlanVariable(name=var, required=True, secret=item.is_secret, description=item.description, purpose=purpose),
+        )
         return "${" + var + "}"
     if item.is_secret:  # optional: left out, but listed so `show` can say how to add it
-        _note(variables, PlanVariable(name=env_name(fallback), required=False, secret=True, description=item.description, purpose=purpose))
+        _note(
+            variables,
+            PlanVariable(
+                name=env_name(fallback), required=False, secret=True, description=item.description, purpose=purpose
+            ),
+        )
         return None
     return item.default
 
@@ -234,7 +272,9 @@ def _arguments(items: tuple[CatalogArgument, ...], variables: dict[str, PlanVari
     return argv
 
 
-def _package_table(package: CatalogPackage, variables: dict[str, PlanVariable], launcher: tuple[str, str | None] | None = None) -> dict[str, Any]:
+def _package_table(
+    package: CatalogPackage, variables: dict[str, PlanVariable], launcher: tuple[str, str | None] | None = None
+) -> dict[str, Any]:
     kind = package.registry_type
     runners = _RUNNERS[kind]
     runner = package.runtime_hint if package.runtime_hint in runners else runners[0]
@@ -249,7 +289,12 @@ def _package_table(package: CatalogPackage, variables: dict[str, PlanVariable], 
         else:
             # the host's value is passed when the server starts: nothing of it is written down
             passthrough.append(item.name)
-            _note(variables, PlanVariable(name=item.name, required=item.is_required, secret=item.is_secret, description=item.description))
+            _note(
+                variables,
+                PlanVariable(
+                    name=item.name, required=item.is_required, secret=item.is_secret, description=item.description
+                ),
+            )
     version = package.version
     if kind == "npm":
         lead = [] if {"-y", "--yes"} & set(runtime) else ["-y"]
@@ -290,10 +335,16 @@ def _remote_table(remote: CatalogTransport, variables: dict[str, PlanVariable]) 
         if item is not None and not item.is_secret and (item.value or item.default):
             return item.value or item.default or ""
         var = env_name(key)
-        _note(variables, PlanVariable(
-            name=var, required=item.is_required if item else True, secret=item.is_secret if item else False,
-            description=item.description if item else None, purpose="url",
-        ))
+        _note(
+            variables,
+            PlanVariable(
+                name=var,
+                required=item.is_required if item else True,
+                secret=item.is_secret if item else False,
+                description=item.description if item else None,
+                purpose="url",
+            ),
+        )
         return "${" + var + "}"
 
     table: dict[str, Any] = {"type": _TRANSPORTS[remote.type], "url": _BRACES.sub(url_variable, remote.url)}

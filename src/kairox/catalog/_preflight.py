@@ -39,7 +39,11 @@ _PODMAN_FIX = "install Podman: `apt-get install podman` (Debian/Ubuntu) or https
 RUNTIMES: dict[str, tuple[Runtime, ...]] = {
     "npx": (
         Runtime(program="node", minimum=(18,), fix=_NODE_FIX, why="npm packages run on Node.js"),
-        Runtime(program="npx", fix=_NODE_FIX.replace("install Node.js 18 or newer", "install npm (it brings npx)"), why="runs the npm package"),
+        Runtime(
+            program="npx",
+            fix=_NODE_FIX.replace("install Node.js 18 or newer", "install npm (it brings npx)"),
+            why="runs the npm package",
+        ),
     ),
     "uvx": (Runtime(program="uvx", minimum=None, fix=_UV_FIX, why="runs the PyPI package in its own environment"),),
     "pipx": (Runtime(program="pipx", minimum=None, fix=_PIPX_FIX, why="runs the PyPI package in its own environment"),),
@@ -63,7 +67,14 @@ class PreflightCheck:
     """A failed blocking check stops an install; an unset optional variable does not."""
 
     def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix, "blocking": self.blocking}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "ok": self.ok,
+            "detail": self.detail,
+            "fix": self.fix,
+            "blocking": self.blocking,
+        }
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -91,7 +102,9 @@ class PreflightReport:
 def probe_version(program: str) -> str | None:
     """``program --version``'s first line (stdout or stderr), or None when it does not run in 10 s."""
     try:
-        done = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [program, "--version"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     text = (done.stdout or done.stderr).strip()
@@ -128,7 +141,11 @@ def preflight(
         value = env.get(variable.name)
         where = f" ({variable.purpose})" if variable.purpose != "environment" else ""
         if value:
-            checks.append(PreflightCheck(kind="variable", name=variable.name, ok=True, detail=f"set{where}", blocking=variable.required))
+            checks.append(
+                PreflightCheck(
+                    kind="variable", name=variable.name, ok=True, detail=f"set{where}", blocking=variable.required
+                )
+            )
             continue
         about = f": {variable.description}" if variable.description else ""
         example = "..." if variable.secret else "VALUE"
@@ -149,8 +166,11 @@ def _runtime_check(runtime: Runtime, env: Mapping[str, str], find: Which, versio
     path = find(runtime.program, env.get("PATH", os.defpath))
     if path is None:
         return PreflightCheck(
-            kind="runtime", name=runtime.program, ok=False,
-            detail=f"{runtime.program} is not on PATH ({runtime.why})", fix=runtime.fix,
+            kind="runtime",
+            name=runtime.program,
+            ok=False,
+            detail=f"{runtime.program} is not on PATH ({runtime.why})",
+            fix=runtime.fix,
         )
     if runtime.minimum is None:
         return PreflightCheck(kind="runtime", name=runtime.program, ok=True, detail=path)
@@ -159,13 +179,20 @@ def _runtime_check(runtime: Runtime, env: Mapping[str, str], find: Which, versio
     wanted = ".".join(map(str, runtime.minimum))
     if found is None:
         return PreflightCheck(
-            kind="runtime", name=runtime.program, ok=False,
-            detail=f"{path} did not say its version (`{runtime.program} --version`); {wanted} or newer is needed", fix=runtime.fix,
+            kind="runtime",
+            name=runtime.program,
+            ok=False,
+            detail=f"{path} did not say its version (`{runtime.program} --version`); {wanted} or newer is needed",
+            fix=runtime.fix,
         )
     shown = ".".join(map(str, found))
     if found < runtime.minimum:
         return PreflightCheck(
-            kind="runtime", name=runtime.program, ok=False, detail=f"{path} is {shown}; {wanted} or newer is needed", fix=runtime.fix,
+            kind="runtime",
+            name=runtime.program,
+            ok=False,
+            detail=f"{path} is {shown}; {wanted} or newer is needed",
+            fix=runtime.fix,
         )
     return PreflightCheck(kind="runtime", name=runtime.program, ok=True, detail=f"{path} {shown} (>= {wanted})")
 
@@ -193,11 +220,16 @@ def _launcher_check(plan: InstallPlan, env: Mapping[str, str], find: Which) -> P
     if plan.launcher_chosen:
         fixes = {"uvx": _UV_FIX, "pipx": _PIPX_FIX, "path": server_fix}
         return PreflightCheck(
-            kind="runtime", name=plan.launcher or program, ok=False,
-            detail=f"{program} is not on PATH (chosen with --launcher {plan.launcher})", fix=fixes.get(plan.launcher or "", _UV_FIX),
+            kind="runtime",
+            name=plan.launcher or program,
+            ok=False,
+            detail=f"{program} is not on PATH (chosen with --launcher {plan.launcher})",
+            fix=fixes.get(plan.launcher or "", _UV_FIX),
         )
     return PreflightCheck(
-        kind="runtime", name="uvx", ok=False,
+        kind="runtime",
+        name="uvx",
+        ok=False,
         detail=f"none of uvx, pipx or {ident} is on PATH (a PyPI package runs through uvx or pipx, or as its installed executable)",
         fix=f"`pip install uv` (then uvx runs it), or `pip install pipx`, or {server_fix}",
     )
@@ -210,7 +242,9 @@ def _platform_checks(plan: InstallPlan, platform: str) -> list[PreflightCheck]:
     if isinstance(platforms, list) and platforms and platform not in platforms:
         checks.append(
             PreflightCheck(
-                kind="platform", name=platform, ok=False,
+                kind="platform",
+                name=platform,
+                ok=False,
                 detail=f"{plan.entry.id} runs on {', '.join(map(str, platforms))}, not {platform}",
                 fix="install it on a supported system, or choose another entry",
             )
@@ -218,7 +252,10 @@ def _platform_checks(plan: InstallPlan, platform: str) -> list[PreflightCheck]:
     if plan.table.get("command") in ("docker", "podman") and platform != "linux":
         checks.append(
             PreflightCheck(
-                kind="platform", name=platform, ok=True, blocking=False,
+                kind="platform",
+                name=platform,
+                ok=True,
+                blocking=False,
                 detail="containers run in a Linux VM here (Docker Desktop or podman machine must be running)",
             )
         )
@@ -230,7 +267,10 @@ def requirements_text(entry: CatalogEntry) -> list[str]:
     rows = []
     for package in entry.packages:
         runner = {"npm": "npx", "pypi": "uvx", "oci": "docker"}.get(package.registry_type)
-        needs = [f"{r.program} >= {'.'.join(map(str, r.minimum))}" if r.minimum else r.program for r in RUNTIMES.get(runner or "", ())]
+        needs = [
+            f"{r.program} >= {'.'.join(map(str, r.minimum))}" if r.minimum else r.program
+            for r in RUNTIMES.get(runner or "", ())
+        ]
         if package.registry_type == "pypi" and not package.runtime_arguments:
             needs = [f"uvx, pipx, or {package.identifier} on PATH"]
         rows.append(f"{package.label}: {', '.join(needs) or 'not installable by Kairox'}")

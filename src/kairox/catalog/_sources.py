@@ -115,7 +115,9 @@ class SourceLoad:
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
-def entries_from_documents(documents: list[Any], source: str, where: str) -> tuple[list[CatalogEntry], int, list[Diagnostic]]:
+def entries_from_documents(
+    documents: list[Any], source: str, where: str
+) -> tuple[list[CatalogEntry], int, list[Diagnostic]]:
     """Active entries of ``documents`` (``server.json`` or ``{"server": ..., "_meta": ...}`` items), the number
     hidden for their status, and diagnostics (a few bad entries named, the rest counted)."""
     entries: list[CatalogEntry] = []
@@ -136,12 +138,23 @@ def entries_from_documents(documents: list[Any], source: str, where: str) -> tup
             continue
         entries.append(entry)
     diagnostics = [
-        Diagnostic(kind="catalog", name=source, reason=f"entry skipped: {exc.where}: {exc.reason}", source=source, hint=exc.hint)
+        Diagnostic(
+            kind="catalog",
+            name=source,
+            reason=f"entry skipped: {exc.where}: {exc.reason}",
+            source=source,
+            hint=exc.hint,
+        )
         for exc in bad
     ]
     if bad_count > len(bad):
         diagnostics.append(
-            Diagnostic(kind="catalog", name=source, reason=f"{bad_count - len(bad)} more entries skipped for the same kind of problem", source=source)
+            Diagnostic(
+                kind="catalog",
+                name=source,
+                reason=f"{bad_count - len(bad)} more entries skipped for the same kind of problem",
+                source=source,
+            )
         )
     return entries, hidden, diagnostics
 
@@ -178,7 +191,9 @@ class BuiltinSource(CatalogSource):
         text = resources.files("kairox.catalog").joinpath("_builtin.json").read_text(encoding="utf-8")
         documents = json.loads(text)["servers"]
         entries, hidden, diagnostics = entries_from_documents(documents, self.name, "builtin")
-        state = SourceState(name=self.name, kind=self.kind, url=None, status=SourceStatus.BUILTIN, entries=len(entries), hidden=hidden)
+        state = SourceState(
+            name=self.name, kind=self.kind, url=None, status=SourceStatus.BUILTIN, entries=len(entries), hidden=hidden
+        )
         return SourceLoad(entries=tuple(entries), state=state, diagnostics=tuple(diagnostics))
 
 
@@ -232,7 +247,14 @@ class RemoteSource(CatalogSource):
             if cached is not None:
                 return self._from_cache(cached, SourceStatus.STALE, error=str(exc))
             # the state says what went wrong; the other sources are listed meanwhile
-            state = SourceState(name=self.name, kind=self.kind, url=self.url, status=SourceStatus.FAILED, error=str(exc), where=self.where)
+            state = SourceState(
+                name=self.name,
+                kind=self.kind,
+                url=self.url,
+                status=SourceStatus.FAILED,
+                error=str(exc),
+                where=self.where,
+            )
             return SourceLoad(entries=(), state=state)
         if fetched.not_modified and cached is not None:
             cached.fetched_at = now
@@ -243,18 +265,34 @@ class RemoteSource(CatalogSource):
         if fetched.incremental and cached is not None:
             documents = _merge_updates(cached.documents, documents)
         updated = CachedSource(
-            name=self.name, url=self.url, kind=self.kind, fetched_at=now, synced_at=fetched.synced_at,
-            etag=fetched.etag, last_modified=fetched.last_modified, documents=documents,
+            name=self.name,
+            url=self.url,
+            kind=self.kind,
+            fetched_at=now,
+            synced_at=fetched.synced_at,
+            etag=fetched.etag,
+            last_modified=fetched.last_modified,
+            documents=documents,
         )
         self.cache.write(updated)
         load = self._from_cache(updated, SourceStatus.FRESH, downloaded=True)
         return SourceLoad(entries=load.entries, state=load.state, diagnostics=(*fetched.problems, *load.diagnostics))
 
-    def _from_cache(self, cached: CachedSource, status: SourceStatus, *, error: str | None = None, downloaded: bool = False) -> SourceLoad:
+    def _from_cache(
+        self, cached: CachedSource, status: SourceStatus, *, error: str | None = None, downloaded: bool = False
+    ) -> SourceLoad:
         entries, hidden, diagnostics = entries_from_documents(cached.documents, self.name, self.name)
         state = SourceState(
-            name=self.name, kind=self.kind, url=self.url, status=status, entries=len(entries), hidden=hidden,
-            fetched_at=cached.fetched_at, downloaded=downloaded, error=error, where=self.where,
+            name=self.name,
+            kind=self.kind,
+            url=self.url,
+            status=status,
+            entries=len(entries),
+            hidden=hidden,
+            fetched_at=cached.fetched_at,
+            downloaded=downloaded,
+            error=error,
+            where=self.where,
         )
         return SourceLoad(entries=tuple(entries), state=state, diagnostics=tuple(diagnostics))
 
@@ -283,12 +321,16 @@ class RemoteSource(CatalogSource):
                     raise _FetchError(f"HTTP {response.status_code} from {url}")
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
-                    raise _FetchError(f"{url} sent {int(declared) // (1024 * 1024)} MB, more than the {MAX_RESPONSE_BYTES // (1024 * 1024)} MB a catalog may have")
+                    raise _FetchError(
+                        f"{url} sent {int(declared) // (1024 * 1024)} MB, more than the {MAX_RESPONSE_BYTES // (1024 * 1024)} MB a catalog may have"
+                    )
                 body = bytearray()
                 for chunk in response.iter_bytes():
                     body += chunk
                     if len(body) > MAX_RESPONSE_BYTES:
-                        raise _FetchError(f"{url} sent more than the {MAX_RESPONSE_BYTES // (1024 * 1024)} MB a catalog may have")
+                        raise _FetchError(
+                            f"{url} sent more than the {MAX_RESPONSE_BYTES // (1024 * 1024)} MB a catalog may have"
+                        )
                 return response, bytes(body)
         except httpx.HTTPError as exc:
             raise _FetchError(f"cannot reach {url}: {exc.__class__.__name__}: {exc}") from exc
@@ -308,7 +350,9 @@ class RemoteSource(CatalogSource):
             return json.loads(body)
         except (ValueError, RecursionError) as exc:
             preview = body[:60].decode("utf-8", "replace")
-            raise _FetchError(f"{url} did not send JSON ({exc.__class__.__name__}: {str(exc)[:120]}; starts with {preview!r})") from exc
+            raise _FetchError(
+                f"{url} did not send JSON ({exc.__class__.__name__}: {str(exc)[:120]}; starts with {preview!r})"
+            ) from exc
 
     def _fetch_manifest(self, client: "httpx.Client", cached: CachedSource | None) -> _Fetched:
         assert self.url is not None
@@ -319,8 +363,12 @@ class RemoteSource(CatalogSource):
         if isinstance(data, dict) and "servers" in data:
             data = data["servers"]
         if not isinstance(data, list):
-            raise _FetchError(f"{self.url}: a catalog manifest is a list of server.json entries (or {{\"servers\": [...]}}), not {type(data).__name__}")
-        return _Fetched(documents=data, etag=response.headers.get("etag"), last_modified=response.headers.get("last-modified"))
+            raise _FetchError(
+                f'{self.url}: a catalog manifest is a list of server.json entries (or {{"servers": [...]}}), not {type(data).__name__}'
+            )
+        return _Fetched(
+            documents=data, etag=response.headers.get("etag"), last_modified=response.headers.get("last-modified")
+        )
 
     def _fetch_registry(self, client: "httpx.Client", cached: CachedSource | None) -> _Fetched:
         assert self.url is not None
@@ -352,12 +400,14 @@ class RemoteSource(CatalogSource):
             seen.add(cursor)
         else:
             raise _FetchError(f"{base}: more than {MAX_PAGES} pages; is the registry paging correctly?")
-        return _Fetched(documents=documents, etag=etag, last_modified=last_modified, synced_at=started, incremental=incremental)
+        return _Fetched(
+            documents=documents, etag=etag, last_modified=last_modified, synced_at=started, incremental=incremental
+        )
 
 
 def _registry_page(data: Any, url: str) -> tuple[list[Any], str | None]:
     if not isinstance(data, dict) or not isinstance(data.get("servers"), list):
-        raise _FetchError(f"{url}: a registry page is {{\"servers\": [...], \"metadata\": {{...}}}}, not what was sent")
+        raise _FetchError(f'{url}: a registry page is {{"servers": [...], "metadata": {{...}}}}, not what was sent')
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise _FetchError(f"{url}: `metadata` is not an object")
@@ -385,4 +435,3 @@ def _merge_updates(old: list[Any], updates: list[Any]) -> list[Any]:
             merged.pop(key, None)
             merged[key] = item
     return [*merged.values(), *anonymous]
-

@@ -40,14 +40,32 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     workspace: Annotated[
-        Path | None, typer.Option("--workspace", "-w", metavar="DIR", help="Workspace root (default: nearest folder with .git, kairox.toml or .kairox).")
+        Path | None,
+        typer.Option(
+            "--workspace",
+            "-w",
+            metavar="DIR",
+            help="Workspace root (default: nearest folder with .git, kairox.toml or .kairox).",
+        ),
     ] = None,
-    profile: Annotated[str | None, typer.Option("--profile", "-p", metavar="NAME", help="Apply [profiles.NAME].")] = None,
+    profile: Annotated[
+        str | None, typer.Option("--profile", "-p", metavar="NAME", help="Apply [profiles.NAME].")
+    ] = None,
     config: Annotated[
-        list[str] | None, typer.Option("--config", "-c", metavar="KEY=VALUE", help="Override a key: -c policy.network_access=true (value parsed as TOML, else a string).")
+        list[str] | None,
+        typer.Option(
+            "--config",
+            "-c",
+            metavar="KEY=VALUE",
+            help="Override a key: -c policy.network_access=true (value parsed as TOML, else a string).",
+        ),
     ] = None,
-    trace: Annotated[Path | None, typer.Option("--trace", metavar="FILE", help="Write every event of this command as JSON lines.")] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    trace: Annotated[
+        Path | None, typer.Option("--trace", metavar="FILE", help="Write every event of this command as JSON lines.")
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     ctx.obj = CliState(workspace=workspace, profile=profile, overrides=list(config or []), trace=trace)
 
@@ -69,7 +87,12 @@ def root_help() -> str:
     """``kairox --help`` as the toolkit renders it for a terminal of 80 columns or more."""
     command = typer.main.get_command(app)
     plain_help(command)
-    return command.get_help(typer.Context(command, info_name="kairox", terminal_width=_HELP_WIDTH, **command.context_settings)) + "\n"
+    return (
+        command.get_help(
+            typer.Context(command, info_name="kairox", terminal_width=_HELP_WIDTH, **command.context_settings)
+        )
+        + "\n"
+    )
 
 
 def write_root_help() -> None:

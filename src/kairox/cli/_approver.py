@@ -92,7 +92,9 @@ def parse_answer(request: ApprovalRequest, text: str) -> ApprovalAnswer:
     if choice is None:
         if key.startswith("a") and any(k == "s" + key[1:] for k in keyed):
             return ApprovalAnswer.deny("denied at the prompt ('always' is not offered for this call)")
-        return ApprovalAnswer.deny("denied at the prompt (no such choice)" if key[:1] in ("s", "a") else "denied at the prompt")
+        return ApprovalAnswer.deny(
+            "denied at the prompt (no such choice)" if key[:1] in ("s", "a") else "denied at the prompt"
+        )
     try:
         layer = RuleLayer(where) if where else None
     except ValueError:
@@ -125,4 +127,11 @@ def command_line_approver(yes: bool, *, hint: str = _YES_HINT) -> Approver:
     return NonInteractiveApprover(hint=hint)
 
 
-__all__ = ["CliApprover", "NonInteractiveApprover", "YesApprover", "command_line_approver", "parse_answer", "render_request"]
+__all__ = [
+    "CliApprover",
+    "NonInteractiveApprover",
+    "YesApprover",
+    "command_line_approver",
+    "parse_answer",
+    "render_request",
+]

@@ -21,16 +21,25 @@ catalog_app = typer.Typer(
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
-SourceOption = Annotated[str | None, typer.Option("--source", help="Only entries of this source (builtin or a configured name).")]
+SourceOption = Annotated[
+    str | None, typer.Option("--source", help="Only entries of this source (builtin or a configured name).")
+]
 PackageOption = Annotated[
     str | None, typer.Option("--package", help="Which package to use: npm, pypi, oci, a package identifier, or remote.")
 ]
 LauncherOption = Annotated[
     str | None,
-    typer.Option("--launcher", help="How a PyPI package runs: uvx, pipx, or path (its executable already on PATH); default: the first found."),
+    typer.Option(
+        "--launcher",
+        help="How a PyPI package runs: uvx, pipx, or path (its executable already on PATH); default: the first found.",
+    ),
 ]
-NameOption = Annotated[str | None, typer.Option("--name", help="Server name in [mcp_servers] (default: the last part of the id).")]
-EntryArgument = Annotated[str, typer.Argument(metavar="ID", help="Entry id, package name (@scope/name) or short name (filesystem).")]
+NameOption = Annotated[
+    str | None, typer.Option("--name", help="Server name in [mcp_servers] (default: the last part of the id).")
+]
+EntryArgument = Annotated[
+    str, typer.Argument(metavar="ID", help="Entry id, package name (@scope/name) or short name (filesystem).")
+]
 
 
 def _load(cli: CliState, *, refresh: bool = False) -> "tuple[ResolvedConfig, Catalog]":
@@ -57,7 +66,10 @@ def _entry(catalog: "Catalog", query: str) -> "CatalogEntry":
         hint = f"; did you mean {close!r}?" if close else "; `kairox mcp catalog search WORDS` finds entries"
         fail(f"no catalog entry {query!r}{hint}", ExitCode.NOT_FOUND)
     if len(found) > 1:
-        fail(f"{query!r} names {len(found)} entries ({', '.join(e.id for e in found)}); give the whole id", ExitCode.USAGE)
+        fail(
+            f"{query!r} names {len(found)} entries ({', '.join(e.id for e in found)}); give the whole id",
+            ExitCode.USAGE,
+        )
     return found[0]
 
 
@@ -69,7 +81,10 @@ def _plan(entry: "CatalogEntry", package: str | None, name: str | None, launcher
     except CatalogPlanError as exc:
         fail(str(exc), ExitCode.USAGE)
     except CatalogFormatError as exc:
-        fail(f"catalog entry {entry.id} of source {entry.source!r} is malformed: {exc.where}: {exc.reason}", ExitCode.FAILURE)
+        fail(
+            f"catalog entry {entry.id} of source {entry.source!r} is malformed: {exc.where}: {exc.reason}",
+            ExitCode.FAILURE,
+        )
 
 
 def _row(entry: "CatalogEntry") -> str:
@@ -101,7 +116,9 @@ def list_entries(ctx: typer.Context, source: SourceOption = None, as_json: JsonO
 @catalog_app.command("search")
 def search(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="Words that must all occur in the id, title, description, tags or package name.")],
+    query: Annotated[
+        str, typer.Argument(help="Words that must all occur in the id, title, description, tags or package name.")
+    ],
     source: SourceOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -154,7 +171,10 @@ def show(
     try:
         offers = requirements_text(entry)
     except CatalogFormatError as exc:
-        fail(f"catalog entry {entry.id} of source {entry.source!r} is malformed: {exc.where}: {exc.reason}", ExitCode.FAILURE)
+        fail(
+            f"catalog entry {entry.id} of source {entry.source!r} is malformed: {exc.where}: {exc.reason}",
+            ExitCode.FAILURE,
+        )
     plan: InstallPlan | None
     try:
         plan = plan_install(entry, package=package, name=name, launcher=launcher)
@@ -199,14 +219,20 @@ def show(
     if tools is not None:
         out(f"  tools (from an earlier dry run): {len(tools)}")
         for tool in tools:
-            out(f"    {tool.get('name')}  ~{tool.get('tokens')} tokens  {str(tool.get('description') or '').strip().splitlines()[0] if tool.get('description') else ''}")
+            out(
+                f"    {tool.get('name')}  ~{tool.get('tokens')} tokens  {str(tool.get('description') or '').strip().splitlines()[0] if tool.get('description') else ''}"
+            )
     else:
         out("  tools: not known yet (install runs the server once and lists them)")
 
 
 @catalog_app.command("check")
 def check(
-    ctx: typer.Context, entry_id: EntryArgument, package: PackageOption = None, launcher: LauncherOption = None, as_json: JsonOption = False
+    ctx: typer.Context,
+    entry_id: EntryArgument,
+    package: PackageOption = None,
+    launcher: LauncherOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Pre-flight: are the runtimes there and new enough, are the required variables set, does the platform fit?"""
     from kairox.catalog import preflight
@@ -233,7 +259,9 @@ class _NamedInstallApprover:
         from kairox.runtime import INSTALL_SPEC
 
         if request.tool == INSTALL_SPEC.name:
-            return ApprovalAnswer(approved=True, scope=ApprovalScope.ONCE, reason="approved by --yes of kairox mcp catalog install")
+            return ApprovalAnswer(
+                approved=True, scope=ApprovalScope.ONCE, reason="approved by --yes of kairox mcp catalog install"
+            )
         return ApprovalAnswer.deny("only the install named on the command line is approved")
 
 
@@ -256,11 +284,15 @@ def install(
     name: NameOption = None,
     package: PackageOption = None,
     launcher: LauncherOption = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the write the gate asks about (deny rules still deny).")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve the write the gate asks about (deny rules still deny).")
+    ] = False,
     require_ready: Annotated[
         bool, typer.Option("--require-ready", help="Write nothing when the dry run fails (default: write it disabled).")
     ] = False,
-    no_prefetch: Annotated[bool, typer.Option("--no-prefetch", help="Do not fetch the package before the dry run.")] = False,
+    no_prefetch: Annotated[
+        bool, typer.Option("--no-prefetch", help="Do not fetch the package before the dry run.")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Check, ask, fetch, dry-run, write: the server entry pinned to the exact version, secrets as ${VAR} or env_vars."""
@@ -299,8 +331,14 @@ def install(
 
     async def run() -> Any:
         return await install_catalog_entry(
-            resolved, plan, approver=_approver(yes), options=options, events=cli.events(), progress=progress,
-            tick=tick if ticking else None, report=report,
+            resolved,
+            plan,
+            approver=_approver(yes),
+            options=options,
+            events=cli.events(),
+            progress=progress,
+            tick=tick if ticking else None,
+            report=report,
         )
 
     result = anyio.run(run)

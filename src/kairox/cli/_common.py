@@ -52,13 +52,18 @@ class CliState:
         from kairox.errors import KairoxError
 
         try:
-            resolved = resolve_config(self.workspace, cli_overrides=self.overrides, profile=self.profile, events=self.events())
+            resolved = resolve_config(
+                self.workspace, cli_overrides=self.overrides, profile=self.profile, events=self.events()
+            )
         except KairoxError as exc:  # a broken trust store, an unreadable file
             fail(str(exc), ExitCode.CONFIG)
         if strict and resolved.fatal_problems():
             for problem in resolved.fatal_problems():
                 err(f"error: {problem}")
-            fail("configuration is invalid; fix the files above (`kairox config validate` lists every problem)", ExitCode.CONFIG)
+            fail(
+                "configuration is invalid; fix the files above (`kairox config validate` lists every problem)",
+                ExitCode.CONFIG,
+            )
         return resolved
 
     def events(self) -> "EventSink":

@@ -53,7 +53,11 @@ def _drop_none(value: Any) -> Any:
 
 
 @config_app.command("get")
-def get(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key, e.g. policy.approval_policy.")], as_json: JsonOption = False) -> None:
+def get(
+    ctx: typer.Context,
+    key: Annotated[str, typer.Argument(help="Dotted key, e.g. policy.approval_policy.")],
+    as_json: JsonOption = False,
+) -> None:
     """One value and where it comes from."""
     from kairox.config import lookup_value, value_text
 
@@ -65,7 +69,14 @@ def get(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key,
         fail(f"no key {key!r} in the configuration", ExitCode.NOT_FOUND)
     origin = resolved.origin(key)
     if as_json:
-        out_json({"key": key, "value": value, "provenance": origin.to_json() if origin else None, "pending_trust": resolved.is_pending(key)})
+        out_json(
+            {
+                "key": key,
+                "value": value,
+                "provenance": origin.to_json() if origin else None,
+                "pending_trust": resolved.is_pending(key),
+            }
+        )
     else:
         out(value if isinstance(value, str) else value_text(value))
         if origin is not None:
@@ -110,7 +121,7 @@ def _check_file(file: Path, before: str | None) -> None:
 def set_(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument(help="Dotted key.")],
-    value: Annotated[str, typer.Argument(help="Value, parsed as TOML (true, 3, [\"a\"]), else taken as a string.")],
+    value: Annotated[str, typer.Argument(help='Value, parsed as TOML (true, 3, ["a"]), else taken as a string.')],
     layer: LayerOption = "user",
     yes: WriteYesOption = False,
 ) -> None:
@@ -135,7 +146,12 @@ def set_(
 
 
 @config_app.command("unset")
-def unset(ctx: typer.Context, key: Annotated[str, typer.Argument(help="Dotted key.")], layer: LayerOption = "user", yes: WriteYesOption = False) -> None:
+def unset(
+    ctx: typer.Context,
+    key: Annotated[str, typer.Argument(help="Dotted key.")],
+    layer: LayerOption = "user",
+    yes: WriteYesOption = False,
+) -> None:
     """Remove a key from one layer's file (asked first like `config set` in an untrusted workspace)."""
     from kairox.config import ConfigError, unset_value, write_own
 
@@ -168,8 +184,12 @@ def _rule_problems(resolved: "ResolvedConfig") -> "list[ConfigProblem]":
         except ValueError as exc:
             problems.append(
                 ConfigProblem(
-                    file=str(rule.file or rule.where()), line=rule.line, key=f"policy.rules.{rule.action}", message=str(exc),
-                    hint="fix the rule; it is ignored until then", layer=str(rule.layer),
+                    file=str(rule.file or rule.where()),
+                    line=rule.line,
+                    key=f"policy.rules.{rule.action}",
+                    message=str(exc),
+                    hint="fix the rule; it is ignored until then",
+                    layer=str(rule.layer),
                 )
             )
     return problems
@@ -188,7 +208,16 @@ def _mcp_json_problems(resolved: "ResolvedConfig") -> "tuple[list[ConfigProblem]
             continue
         key = "" if diagnostic.name == MCP_JSON else f"mcpServers.{diagnostic.name}"
         file = diagnostic.source or str(resolved.workspace / MCP_JSON)
-        problems.append(ConfigProblem(file=file, line=diagnostic.line, key=key, message=diagnostic.reason, hint=diagnostic.hint, layer=MCP_JSON))
+        problems.append(
+            ConfigProblem(
+                file=file,
+                line=diagnostic.line,
+                key=key,
+                message=diagnostic.reason,
+                hint=diagnostic.hint,
+                layer=MCP_JSON,
+            )
+        )
     return problems, notes
 
 
@@ -202,7 +231,9 @@ def validate(ctx: typer.Context, as_json: JsonOption = False) -> None:
     mcp_problems, mcp_notes = _mcp_json_problems(resolved)
     problems = [*resolved.problems, *mcp_problems, *_rule_problems(resolved)]
     if as_json:
-        out_json({"problems": [dataclasses.asdict(p) for p in problems], "layers": [i.to_json() for i in resolved.layers]})
+        out_json(
+            {"problems": [dataclasses.asdict(p) for p in problems], "layers": [i.to_json() for i in resolved.layers]}
+        )
     else:
         for problem in problems:
             out(f"{problem}")

@@ -16,9 +16,15 @@ if TYPE_CHECKING:
 
 WriteYesOption = Annotated[
     bool,
-    typer.Option("--yes", "-y", help="Approve a write into a project or local file of an untrusted workspace (asked at a terminal, else refused)."),
+    typer.Option(
+        "--yes",
+        "-y",
+        help="Approve a write into a project or local file of an untrusted workspace (asked at a terminal, else refused).",
+    ),
 ]
-_NO_TERMINAL_HINT = "there is no terminal to ask at: run the command again at one, or with --yes to approve this write once"
+_NO_TERMINAL_HINT = (
+    "there is no terminal to ask at: run the command again at one, or with --yes to approve this write once"
+)
 
 
 def authorize_config_write(resolved: "ResolvedConfig", file: Path, change: str, *, yes: bool) -> None:

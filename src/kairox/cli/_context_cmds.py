@@ -18,7 +18,10 @@ def context(
     ctx: typer.Context,
     as_json: JsonOption = False,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="Print the tool definitions as this provider gets them: openai, anthropic or gemini.")
+        str | None,
+        typer.Option(
+            "--provider", help="Print the tool definitions as this provider gets them: openai, anthropic or gemini."
+        ),
     ] = None,
 ) -> None:
     """The prompt context, the model-visible tools and the diagnostics of the workspace."""
@@ -37,7 +40,9 @@ def context(
             definitions, problems = context.registry.definitions(provider)
             data["definitions"] = definitions
             data["diagnostics"] += [d.to_json() for d in problems]
-        shown, held = ShownWarnings(context.resolved.home).split(d for d in [*context.diagnostics, *problems] if d.severity is not Severity.INFO)
+        shown, held = ShownWarnings(context.resolved.home).split(
+            d for d in [*context.diagnostics, *problems] if d.severity is not Severity.INFO
+        )
         return data, shown, held
 
     data, shown, held = with_context(state(ctx), collect)

@@ -10,10 +10,17 @@ from kairox.cli._common import ExitCode, fail, state
 def gui(
     ctx: typer.Context,
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0, the default, picks a free one).")] = 0,
-    no_browser: Annotated[bool, typer.Option("--no-browser", help="Print the URL only; do not open a browser.")] = False,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")] = None,
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Print the URL only; do not open a browser.")
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")
+    ] = None,
     model_provider: Annotated[
-        str | None, typer.Option("--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in).")
+        str | None,
+        typer.Option(
+            "--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in)."
+        ),
     ] = None,
 ) -> None:
     """Open the web GUI: servers with live status, the MCP catalog, skills and plugins settings, the session.
@@ -29,7 +36,12 @@ def gui(
     from kairox.web import WebOptions, serve_gui
 
     options = WebOptions(
-        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), port=port, model=model, provider=model_provider
+        workspace=cli.workspace,
+        profile=cli.profile,
+        overrides=tuple(cli.overrides),
+        port=port,
+        model=model,
+        provider=model_provider,
     )
     opener = None
     if not no_browser:

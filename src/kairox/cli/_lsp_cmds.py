@@ -16,9 +16,7 @@ if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
     from kairox.runtime import ServerView
 
-lsp_app = typer.Typer(
-    help="Language servers: what is configured and whether it starts.", no_args_is_help=True
-)
+lsp_app = typer.Typer(help="Language servers: what is configured and whether it starts.", no_args_is_help=True)
 dap_app = typer.Typer(help="Debug adapters and debug sessions.", no_args_is_help=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
@@ -121,7 +119,12 @@ async def _probe(
         name = entry["server"]
         config = resolved.config.lsp_servers[name]
         async with LspServerLifecycle(
-            name, config, workspace=resolved.workspace, events=cli.events(), base_dir=bases[name], confinement=confine[name]
+            name,
+            config,
+            workspace=resolved.workspace,
+            events=cli.events(),
+            base_dir=bases[name],
+            confinement=confine[name],
         ) as server:
             try:
                 client = await server.ensure_running()
@@ -152,9 +155,7 @@ def dap_sessions(ctx: typer.Context, json_output: JsonOption = False) -> None:
         out_json({"workspace": str(resolved.workspace), "adapters": entries, "sessions": []})
         return
     if not entries:
-        out(
-            "No debug adapters are configured; add [dap_servers.NAME] with command (e.g. python -m debugpy.adapter)."
-        )
+        out("No debug adapters are configured; add [dap_servers.NAME] with command (e.g. python -m debugpy.adapter).")
     for entry in entries:
         available = "ready to launch" if entry["status"] == "idle" else _label(entry["status"])
         out(f"{entry['server']}: {available}  ({' '.join(entry['command'])})")

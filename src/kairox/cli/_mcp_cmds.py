@@ -26,12 +26,18 @@ if TYPE_CHECKING:
     from kairox.runtime import ServerView
 
 mcp_app = typer.Typer(
-    help="MCP servers: list, start and inspect them, call their tools, add and remove them, log in.", no_args_is_help=True
+    help="MCP servers: list, start and inspect them, call their tools, add and remove them, log in.",
+    no_args_is_help=True,
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 YesOption = Annotated[
-    bool, typer.Option("--yes", "-y", help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).")
+    bool,
+    typer.Option(
+        "--yes",
+        "-y",
+        help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).",
+    ),
 ]
 
 
@@ -247,7 +253,9 @@ def call(
     ctx: typer.Context,
     server: Annotated[str, typer.Argument(help="Server name.")],
     tool: Annotated[str, typer.Argument(help="The server's own tool name, e.g. echo.")],
-    arguments: Annotated[str | None, typer.Argument(help='Arguments as a JSON object, e.g. \'{"message": "hi"}\'.')] = None,
+    arguments: Annotated[
+        str | None, typer.Argument(help='Arguments as a JSON object, e.g. \'{"message": "hi"}\'.')
+    ] = None,
     yes: YesOption = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -275,7 +283,11 @@ def call(
             client = manager.clients[server]
             adapter = manager.adapters.get(server)
             if adapter is None:
-                return ToolResult.error(f"MCP server {server!r} is {client.status}: {client.lifecycle.reason}"), True, None
+                return (
+                    ToolResult.error(f"MCP server {server!r} is {client.status}: {client.lifecycle.reason}"),
+                    True,
+                    None,
+                )
             # the same gate as every other call: the session's hooks (config and plugins) run too
             stage = load_plugins(cli.resolve())
             approver = command_line_approver(yes)
@@ -327,11 +339,21 @@ def _pairs(items: list[str] | None, separator: str, what: str) -> dict[str, str]
 def add(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Server name (used in tool names: mcp__<name>__<tool>).")],
-    command: Annotated[list[str] | None, typer.Argument(help="After --: the command and its arguments (stdio).")] = None,
-    transport: Annotated[str, typer.Option("--transport", "-t", help="stdio, sse or http (streamable HTTP).")] = "stdio",
+    command: Annotated[
+        list[str] | None, typer.Argument(help="After --: the command and its arguments (stdio).")
+    ] = None,
+    transport: Annotated[
+        str, typer.Option("--transport", "-t", help="stdio, sse or http (streamable HTTP).")
+    ] = "stdio",
     url: Annotated[str | None, typer.Option("--url", help="Endpoint of an sse or http server.")] = None,
-    env: Annotated[list[str] | None, typer.Option("--env", "-e", metavar="KEY=VALUE", help="K=V environment for a stdio server (repeatable).")] = None,
-    header: Annotated[list[str] | None, typer.Option("--header", "-H", metavar="KEY:VALUE", help="K:V header for a remote server (repeatable).")] = None,
+    env: Annotated[
+        list[str] | None,
+        typer.Option("--env", "-e", metavar="KEY=VALUE", help="K=V environment for a stdio server (repeatable)."),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option("--header", "-H", metavar="KEY:VALUE", help="K:V header for a remote server (repeatable)."),
+    ] = None,
     layer: Annotated[str, typer.Option("--layer", help="user, project or local.")] = "user",
     yes: WriteYesOption = False,
 ) -> None:
@@ -343,10 +365,19 @@ def add(
 
     from kairox.config import Layer, McpServerConfig, join_key, set_value, write_own
 
-    kinds = {"stdio": "stdio", "sse": "sse", "http": "streamable_http", "streamable_http": "streamable_http", "streamable-http": "streamable_http"}
+    kinds = {
+        "stdio": "stdio",
+        "sse": "sse",
+        "http": "streamable_http",
+        "streamable_http": "streamable_http",
+        "streamable-http": "streamable_http",
+    }
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
         # a dot would nest the table (mcp_servers.a.b), and the name is part of every tool name
-        fail(f"MCP server name {name!r} may hold only letters, digits, '_' and '-' (it becomes part of tool names)", ExitCode.USAGE)
+        fail(
+            f"MCP server name {name!r} may hold only letters, digits, '_' and '-' (it becomes part of tool names)",
+            ExitCode.USAGE,
+        )
     if transport not in kinds:
         fail(f"unknown transport {transport!r}; use stdio, sse or http", ExitCode.USAGE)
     kind = kinds[transport]
@@ -387,7 +418,9 @@ def add(
 def remove(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Server name.")],
-    layer: Annotated[str | None, typer.Option("--layer", help="user, project or local (default: the file that defines it).")] = None,
+    layer: Annotated[
+        str | None, typer.Option("--layer", help="user, project or local (default: the file that defines it).")
+    ] = None,
     yes: WriteYesOption = False,
 ) -> None:
     """Remove a server from the file that defines it (a kairox.toml layer or the workspace .mcp.json); a file of
@@ -454,8 +487,12 @@ def login(
     async def run() -> tuple[ServerStatus, str | None]:
         async with browser_login(open_browser=not no_browser) as oauth:
             features = ClientFeatures(roots=(resolved.workspace,), oauth_login=oauth)
-            config = found.config.model_copy(update={"oauth": True, "startup_timeout_sec": max(found.config.startup_timeout_sec, 300.0)})
-            async with McpClient(name, config, workspace=resolved.workspace, home=resolved.home, features=features, events=cli.events()) as client:
+            config = found.config.model_copy(
+                update={"oauth": True, "startup_timeout_sec": max(found.config.startup_timeout_sec, 300.0)}
+            )
+            async with McpClient(
+                name, config, workspace=resolved.workspace, home=resolved.home, features=features, events=cli.events()
+            ) as client:
                 return client.status, client.lifecycle.reason
 
     status_, reason = anyio.run(run)
@@ -478,7 +515,11 @@ def logout(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Server 
 def _add_catalog() -> None:
     from kairox.cli._catalog_cmds import catalog_app
 
-    mcp_app.add_typer(catalog_app, name="catalog", help="The MCP server catalog: list, search, show, check, install, sources, refresh.")
+    mcp_app.add_typer(
+        catalog_app,
+        name="catalog",
+        help="The MCP server catalog: list, search, show, check, install, sources, refresh.",
+    )
 
 
 _add_catalog()

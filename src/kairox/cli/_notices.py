@@ -26,7 +26,9 @@ def _file_state(source: str | None) -> str:
 
 
 def _key(diagnostic: Diagnostic) -> str:
-    text = "\0".join((diagnostic.kind, diagnostic.name, diagnostic.reason, diagnostic.source or "", _file_state(diagnostic.source)))
+    text = "\0".join(
+        (diagnostic.kind, diagnostic.name, diagnostic.reason, diagnostic.source or "", _file_state(diagnostic.source))
+    )
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
 
 
@@ -79,4 +81,6 @@ class ShownWarnings:
 
 
 def held_back_note(count: int) -> str:
-    return f"({count} warning(s) shown before are not repeated until their files change; `kairox doctor` lists every one)"
+    return (
+        f"({count} warning(s) shown before are not repeated until their files change; `kairox doctor` lists every one)"
+    )

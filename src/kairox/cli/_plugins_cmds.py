@@ -77,7 +77,9 @@ class _StderrProgress:
         if self.tty:
             width = 24
             filled = width if total <= 0 else int(width * done / total)
-            sys.stderr.write(f"\r{what} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}" + ("\n" if done >= total else ""))
+            sys.stderr.write(
+                f"\r{what} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}" + ("\n" if done >= total else "")
+            )
             sys.stderr.flush()
         elif done >= total and what not in self.finished:
             self.finished.add(what)
@@ -88,7 +90,9 @@ def _marketplaces(resolved: "ResolvedConfig", *, progress: bool = False) -> "Mar
     from kairox.plugins import Marketplaces
 
     sources = {name: m.source for name, m in resolved.config.plugins.marketplaces.items()}
-    return Marketplaces(resolved.home, _config_file(resolved), sources, progress=_StderrProgress() if progress else None)
+    return Marketplaces(
+        resolved.home, _config_file(resolved), sources, progress=_StderrProgress() if progress else None
+    )
 
 
 # --- plugins -------------------------------------------------------------------------------------------------
@@ -102,7 +106,9 @@ def list_plugins(ctx: typer.Context, as_json: JsonOption = False) -> None:
     resolved, plugins = _discover(ctx)
     views = [PluginManifestView.of(p) for p in plugins.plugins]
     if as_json:
-        out_json({"plugins": [v.to_json() for v in views], "diagnostics": [diagnostic_json(d) for d in plugins.diagnostics]})
+        out_json(
+            {"plugins": [v.to_json() for v in views], "diagnostics": [diagnostic_json(d) for d in plugins.diagnostics]}
+        )
         return
     from kairox.cli._notices import ShownWarnings, held_back_note
 
@@ -119,13 +125,17 @@ def list_plugins(ctx: typer.Context, as_json: JsonOption = False) -> None:
         for contribution in view.contributions:
             counts[str(contribution.kind)] = counts.get(str(contribution.kind), 0) + 1
         summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "nothing"
-        out(f"{view.name:<{width}}  {view.version or '-':<10}  {_state_word(plugin):<12}  {view.origin:<9}  {view.trust:<9}  {summary}")
+        out(
+            f"{view.name:<{width}}  {view.version or '-':<10}  {_state_word(plugin):<12}  {view.origin:<9}  {view.trust:<9}  {summary}"
+        )
         if view.disabled_reason and not plugin.active:
             out(f"{'':<{width}}  ({view.disabled_reason})")
 
 
 @plugins_app.command("inspect")
-def inspect(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The plugin's name.")], as_json: JsonOption = False) -> None:
+def inspect(
+    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The plugin's name.")], as_json: JsonOption = False
+) -> None:
     """A plugin's manifest, permissions, compatibility and every contribution."""
     from kairox.plugins import PluginManifestView, diagnostic_json
 
@@ -146,7 +156,10 @@ def inspect(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The pl
         out(f"  also:        {other}")
     out(f"  origin:      {view.origin}" + (f" ({view.marketplace})" if view.marketplace else ""))
     out(f"  trust:       {view.trust}")
-    out(f"  state:       {'active' if view.active else 'inactive'}" + (f" ({view.disabled_reason})" if view.disabled_reason else ""))
+    out(
+        f"  state:       {'active' if view.active else 'inactive'}"
+        + (f" ({view.disabled_reason})" if view.disabled_reason else "")
+    )
     verdict = view.compatibility
     out(f"  compatible:  {'yes' if verdict.compatible else 'no: ' + '; '.join(verdict.reasons)}")
     if view.permissions:
@@ -174,7 +187,9 @@ def enable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The plu
 def disable(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The plugin's name.")],
-    contribution: Annotated[str | None, typer.Option("--contribution", help="Disable only this KIND:NAME (e.g. skill:pdf).")] = None,
+    contribution: Annotated[
+        str | None, typer.Option("--contribution", help="Disable only this KIND:NAME (e.g. skill:pdf).")
+    ] = None,
 ) -> None:
     """Disable a plugin, or one of its contributions."""
     from kairox._util import suggest
@@ -199,7 +214,10 @@ def disable(
     key = f"{kind}:{item}"
     if key not in keys:
         close = suggest(key, keys)
-        fail(f"plugin {plugin.name} has no contribution {key!r}" + (f"; did you mean {close!r}?" if close else ""), ExitCode.NOT_FOUND)
+        fail(
+            f"plugin {plugin.name} has no contribution {key!r}" + (f"; did you mean {close!r}?" if close else ""),
+            ExitCode.NOT_FOUND,
+        )
     changed = set_contribution_enabled(_config_file(resolved), plugin.name, key, False)
     err(f"disabled {key} of plugin {plugin.name}" if changed else f"{key} of plugin {plugin.name} was already disabled")
 
@@ -224,16 +242,32 @@ class _NamedPluginInstallApprover:
 
         path = Path(str(request.arguments.get("path", "")))
         if request.tool == PLUGIN_INSTALL_SPEC.name and path.is_relative_to(self.store) and path != self.store:
-            err(f"approved by --yes: install {request.arguments.get('plugin')} ({request.arguments.get('brings')}) into {path}")
-            return ApprovalAnswer(approved=True, scope=ApprovalScope.ONCE, reason="approved by --yes of kairox plugins install")
+            err(
+                f"approved by --yes: install {request.arguments.get('plugin')} ({request.arguments.get('brings')}) into {path}"
+            )
+            return ApprovalAnswer(
+                approved=True, scope=ApprovalScope.ONCE, reason="approved by --yes of kairox plugins install"
+            )
         return await YesApprover().request_approval(request)
 
 
 @plugins_app.command("install")
 def install(
     ctx: typer.Context,
-    spec: Annotated[str, typer.Argument(help="NAME or NAME@MARKETPLACE; or a plugin folder, a git URL, or a .zip/.tar.gz URL (optionally #sub/folder).")],
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Answer the install's question with yes (a deny rule still denies; hooks still wait for `kairox hooks approve`).")] = False,
+    spec: Annotated[
+        str,
+        typer.Argument(
+            help="NAME or NAME@MARKETPLACE; or a plugin folder, a git URL, or a .zip/.tar.gz URL (optionally #sub/folder)."
+        ),
+    ],
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help="Answer the install's question with yes (a deny rule still denies; hooks still wait for `kairox hooks approve`).",
+        ),
+    ] = False,
 ) -> None:
     """Install a plugin from a configured marketplace, a folder or a git URL; incompatible plugins install disabled.
 
@@ -261,7 +295,9 @@ def install(
         err(f"warning: installed disabled: {record.disabled_reason}")
     hooks = [h for h in result.plugin.hooks if h.trust != "local"]
     if hooks and result.enabled:
-        err(f"note: its {len(hooks)} hook(s) run only once approved: `kairox hooks list` shows them, `kairox hooks approve NAME` approves one")
+        err(
+            f"note: its {len(hooks)} hook(s) run only once approved: `kairox hooks list` shows them, `kairox hooks approve NAME` approves one"
+        )
 
 
 def _install_source(ctx: typer.Context, markets: "Marketplaces", source: str, *, yes: bool) -> "InstallResult":
@@ -272,13 +308,20 @@ def _install_source(ctx: typer.Context, markets: "Marketplaces", source: str, *,
 
     cli = state(ctx)
     resolved = cli.resolve()
-    approver = _NamedPluginInstallApprover(resolved.home / "plugins") if yes else command_line_approver(False, hint="run it again with --yes to approve the install")
+    approver = (
+        _NamedPluginInstallApprover(resolved.home / "plugins")
+        if yes
+        else command_line_approver(False, hint="run it again with --yes to approve the install")
+    )
     confirm = plugin_install_gate(resolved, approver=approver, events=cli.events())
     return anyio.run(lambda: markets.install_source(source, confirm=confirm))
 
 
 @plugins_app.command("update")
-def update(ctx: typer.Context, name: Annotated[str | None, typer.Argument(help="One plugin; all installed ones when left out.")] = None) -> None:
+def update(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="One plugin; all installed ones when left out.")] = None,
+) -> None:
     """Fetch the marketplaces again and reinstall plugins whose version changed; settings are kept."""
     from kairox.plugins import MarketplaceError
 
@@ -309,7 +352,11 @@ def uninstall(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The 
 
 
 @plugins_app.command("validate")
-def validate(ctx: typer.Context, path: Annotated[Path, typer.Argument(help="A plugin folder, or a tree holding plugins and marketplaces.")], as_json: JsonOption = False) -> None:
+def validate(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="A plugin folder, or a tree holding plugins and marketplaces.")],
+    as_json: JsonOption = False,
+) -> None:
     """Load every plugin under PATH and report each problem with its file. Exit 1 when there are errors."""
     from kairox.errors import Severity
     from kairox.plugins import PluginManifestView, diagnostic_json, validate_tree
@@ -338,7 +385,10 @@ def validate(ctx: typer.Context, path: Annotated[Path, typer.Argument(help="A pl
 
 
 @marketplace_app.command("add")
-def marketplace_add(ctx: typer.Context, source: Annotated[str, typer.Argument(help="A folder holding .claude-plugin/marketplace.json, or a git URL.")]) -> None:
+def marketplace_add(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="A folder holding .claude-plugin/marketplace.json, or a git URL.")],
+) -> None:
     """Register a marketplace (in the user layer)."""
     from kairox.plugins import MarketplaceError
 
@@ -404,10 +454,14 @@ def list_hooks(ctx: typer.Context, as_json: JsonOption = False) -> None:
     rows = []
     for hook in registry.hooks:
         data = hook.to_json()
-        data["approved"] = None if not hook.needs_approval else bool(registry.approvals and registry.approvals.is_approved(hook))
+        data["approved"] = (
+            None if not hook.needs_approval else bool(registry.approvals and registry.approvals.is_approved(hook))
+        )
         rows.append(data)
     # hooks an untrusted project declares do not run; say so rather than "no hooks"
-    pending = [item.to_json() for item in state(ctx).resolve().pending if item.key == "hooks" or item.key.startswith("hooks.")]
+    pending = [
+        item.to_json() for item in state(ctx).resolve().pending if item.key == "hooks" or item.key.startswith("hooks.")
+    ]
     if as_json:
         out_json({"hooks": rows, "pending": pending, "diagnostics": [diagnostic_json(d) for d in registry.diagnostics]})
         return
@@ -423,7 +477,9 @@ def list_hooks(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 
 @hooks_app.command("approve")
-def approve_hook(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The hook's name, as `kairox hooks list` shows it.")]) -> None:
+def approve_hook(
+    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The hook's name, as `kairox hooks list` shows it.")]
+) -> None:
     """Approve a plugin hook as it is now; a change to its command or scripts asks again."""
     registry = _hooks(ctx)
     hook = next((h for h in registry.hooks if h.name == name), None)

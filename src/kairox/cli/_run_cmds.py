@@ -65,7 +65,9 @@ class _TerminalView:
             tail = f", error: {(event.error or '').splitlines()[0][:160]}" if event.is_error and event.error else ""
             err(f"  tool {tool} {shown} -> {verdict}, {event.duration_ms:.0f} ms{tail}")
         elif isinstance(event, ApprovalRequested) and event.headless:
-            err(f"  approval needed for {event.tool} ({event.reason}); no one can approve here, so the model is told it was denied")
+            err(
+                f"  approval needed for {event.tool} ({event.reason}); no one can approve here, so the model is told it was denied"
+            )
         elif isinstance(event, ModelRequestRetried):
             err(f"  model request failed ({event.reason}); retry {event.attempt} in {event.delay_sec:g}s")
         elif isinstance(event, ModelFailed):
@@ -74,7 +76,9 @@ class _TerminalView:
             err(f"kairox: warning: {event.message}")
         elif isinstance(event, CompactionStarted):
             how = "near the context window (agent.compact_threshold)" if event.trigger == "auto" else "as asked"
-            err(f"kairox: compacting the conversation {how}: {event.used_tokens} tokens used; the model summarises {event.messages} older messages")
+            err(
+                f"kairox: compacting the conversation {how}: {event.used_tokens} tokens used; the model summarises {event.messages} older messages"
+            )
         elif isinstance(event, ContextCompacted):
             err(
                 f"kairox: compacted: {event.replaced_messages} messages replaced by their summary, {event.kept_messages} kept; "
@@ -95,7 +99,9 @@ class _JsonView:
     def emit(self, event: "Event") -> None:
         from kairox.events import event_to_json
 
-        sys.stdout.write(json.dumps({"ts": round(time.time(), 6), **event_to_json(event)}, ensure_ascii=False, default=str) + "\n")
+        sys.stdout.write(
+            json.dumps({"ts": round(time.time(), 6), **event_to_json(event)}, ensure_ascii=False, default=str) + "\n"
+        )
         sys.stdout.flush()
 
 
@@ -113,15 +119,30 @@ def _exit_code(result: "TurnResult") -> ExitCode:
 def run(
     ctx: typer.Context,
     prompt: Annotated[str, typer.Argument(help="What to ask the model.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print every event of the session as a JSON line on stdout.")] = False,
-    approval: Annotated[str | None, typer.Option("--approval", help="Approval policy for this run: " + ", ".join(_APPROVALS) + ".")] = None,
-    sandbox: Annotated[str | None, typer.Option("--sandbox", help="Sandbox policy for this run: " + ", ".join(_SANDBOXES) + ".")] = None,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")] = None,
-    model_provider: Annotated[
-        str | None, typer.Option("--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in).")
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print every event of the session as a JSON line on stdout.")
+    ] = False,
+    approval: Annotated[
+        str | None, typer.Option("--approval", help="Approval policy for this run: " + ", ".join(_APPROVALS) + ".")
     ] = None,
-    resume: Annotated[str | None, typer.Option("--resume", help="Continue the session with this id (`kairox sessions list`).")] = None,
-    continue_last: Annotated[bool, typer.Option("--continue", help="Continue the latest session of this workspace.")] = False,
+    sandbox: Annotated[
+        str | None, typer.Option("--sandbox", help="Sandbox policy for this run: " + ", ".join(_SANDBOXES) + ".")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")
+    ] = None,
+    model_provider: Annotated[
+        str | None,
+        typer.Option(
+            "--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in)."
+        ),
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option("--resume", help="Continue the session with this id (`kairox sessions list`).")
+    ] = None,
+    continue_last: Annotated[
+        bool, typer.Option("--continue", help="Continue the latest session of this workspace.")
+    ] = False,
 ) -> None:
     """Run one prompt headless: the model's answer streams to stdout, each tool call's decision to stderr."""
 
@@ -132,7 +153,9 @@ def run(
         fail(f"--sandbox must be one of {', '.join(_SANDBOXES)}, not {sandbox!r}", ExitCode.USAGE)
     if resume is not None and continue_last:
         fail("use --resume ID or --continue, not both", ExitCode.USAGE)
-    cli.overrides += [f"policy.approval_policy={approval}"] * (approval is not None) + [f"policy.sandbox_policy={sandbox}"] * (sandbox is not None)
+    cli.overrides += [f"policy.approval_policy={approval}"] * (approval is not None) + [
+        f"policy.sandbox_policy={sandbox}"
+    ] * (sandbox is not None)
     resolved = cli.resolve()
     import anyio
 
@@ -146,8 +169,15 @@ def run(
 
     async def main() -> "TurnResult":
         async with open_workspace(
-            cli=options, session=True, resolved=resolved, approver=CliApprover() if interactive else None, events=[view, cli.events()],
-            model=model, provider=model_provider, resume=resume, continue_last=continue_last,
+            cli=options,
+            session=True,
+            resolved=resolved,
+            approver=CliApprover() if interactive else None,
+            events=[view, cli.events()],
+            model=model,
+            provider=model_provider,
+            resume=resume,
+            continue_last=continue_last,
         ) as opened:
             session = opened.session
             assert session is not None  # session=True: a session, or ModelSetupError

@@ -28,12 +28,19 @@ def with_context(
 
     resolved = cli.resolve()
     options = RuntimeOptions(
-        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), start_mcp=start_mcp, raise_on_required=raise_on_required,
-        for_tools=for_tools, wait_for_mcp=True,  # a one-shot command reports the servers as they are, not their cache
+        workspace=cli.workspace,
+        profile=cli.profile,
+        overrides=tuple(cli.overrides),
+        start_mcp=start_mcp,
+        raise_on_required=raise_on_required,
+        for_tools=for_tools,
+        wait_for_mcp=True,  # a one-shot command reports the servers as they are, not their cache
     )
 
     async def main() -> T:
-        async with build_extension_context(cli=options, approver=approver, events=cli.events(), resolved=resolved) as context:
+        async with build_extension_context(
+            cli=options, approver=approver, events=cli.events(), resolved=resolved
+        ) as context:
             return await work(context)
 
     result = anyio.run(main)

@@ -14,23 +14,67 @@ TOKEN_ENV = "KAIROX_SERVE_TOKEN"
 def serve(
     ctx: typer.Context,
     http: Annotated[
-        str | None, typer.Option("--http", metavar="[HOST:]PORT", help="Serve Streamable HTTP on HOST:PORT (127.0.0.1 unless given) instead of stdio.")
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="[HOST:]PORT",
+            help="Serve Streamable HTTP on HOST:PORT (127.0.0.1 unless given) instead of stdio.",
+        ),
     ] = None,
-    token_file: Annotated[Path | None, typer.Option("--token-file", help="File whose first line is the bearer token every HTTP request must carry.")] = None,
-    token: Annotated[str | None, typer.Option("--token", envvar=TOKEN_ENV, help=f"The bearer token (prefer --token-file or ${TOKEN_ENV}: arguments are visible to other users).")] = None,
-    expose: Annotated[list[str] | None, typer.Option("--expose", help="Serve only tools matching this glob (registry or wire name); repeatable.")] = None,
-    hide: Annotated[list[str] | None, typer.Option("--hide", help="Do not serve tools matching this glob; repeatable.")] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option("--token-file", help="File whose first line is the bearer token every HTTP request must carry."),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar=TOKEN_ENV,
+            help=f"The bearer token (prefer --token-file or ${TOKEN_ENV}: arguments are visible to other users).",
+        ),
+    ] = None,
+    expose: Annotated[
+        list[str] | None,
+        typer.Option("--expose", help="Serve only tools matching this glob (registry or wire name); repeatable."),
+    ] = None,
+    hide: Annotated[
+        list[str] | None, typer.Option("--hide", help="Do not serve tools matching this glob; repeatable.")
+    ] = None,
     search: Annotated[
-        bool, typer.Option("--search", help="List a tool search and an add/remove pair instead of every tool; found tools are called by name, through the gate.")
+        bool,
+        typer.Option(
+            "--search",
+            help="List a tool search and an add/remove pair instead of every tool; found tools are called by name, through the gate.",
+        ),
     ] = False,
-    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", help="Also accept this Host header (name:* for any port); repeatable.")] = None,
-    allow_origin: Annotated[list[str] | None, typer.Option("--allow-origin", help="Also accept this browser Origin; repeatable.")] = None,
-    max_sessions: Annotated[int, typer.Option("--max-sessions", min=1, help="Most concurrent HTTP client sessions.")] = 100,
-    idle_timeout: Annotated[float, typer.Option("--idle-timeout", min=1, help="Seconds after which an idle HTTP session is closed.")] = 1800.0,
-    max_body: Annotated[int, typer.Option("--max-body-bytes", min=1024, help="Largest HTTP request body accepted.")] = 4 * 1024 * 1024,
-    drain: Annotated[float, typer.Option("--drain-sec", min=0, help="On SIGTERM, how long calls in flight may finish before upstreams stop.")] = 10.0,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option("--allow-host", help="Also accept this Host header (name:* for any port); repeatable."),
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None, typer.Option("--allow-origin", help="Also accept this browser Origin; repeatable.")
+    ] = None,
+    max_sessions: Annotated[
+        int, typer.Option("--max-sessions", min=1, help="Most concurrent HTTP client sessions.")
+    ] = 100,
+    idle_timeout: Annotated[
+        float, typer.Option("--idle-timeout", min=1, help="Seconds after which an idle HTTP session is closed.")
+    ] = 1800.0,
+    max_body: Annotated[int, typer.Option("--max-body-bytes", min=1024, help="Largest HTTP request body accepted.")] = 4
+    * 1024
+    * 1024,
+    drain: Annotated[
+        float,
+        typer.Option(
+            "--drain-sec", min=0, help="On SIGTERM, how long calls in flight may finish before upstreams stop."
+        ),
+    ] = 10.0,
     name: Annotated[
-        str, typer.Option("--name", help="The name the host registers this server under: tool names are kept short enough for mcp__NAME__<tool> to fit 64 characters.")
+        str,
+        typer.Option(
+            "--name",
+            help="The name the host registers this server under: tool names are kept short enough for mcp__NAME__<tool> to fit 64 characters.",
+        ),
     ] = "kairox",
 ) -> None:
     """Serve every visible tool (built-in, MCP, plugin, LSP, DAP, skills) as one MCP server, behind the gate.
@@ -52,7 +96,9 @@ def serve(
 
     cli = state(ctx)
     cli.resolve()  # a broken user config ends here with file, line and key
-    runtime = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), cwd=Path(os.getcwd()))
+    runtime = RuntimeOptions(
+        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), cwd=Path(os.getcwd())
+    )
     options = GatewayOptions(expose=tuple(expose or ()), hide=tuple(hide or ()), name=name, search=search)
     try:
         if http is None:
@@ -65,8 +111,14 @@ def serve(
             except (OSError, IndexError) as exc:
                 fail(f"--token-file {token_file}: cannot read a token from it ({exc})", ExitCode.USAGE)
         settings = HttpOptions(
-            host=host, port=port, token=token or None, allowed_hosts=tuple(allow_host or ()), allowed_origins=tuple(allow_origin or ()),
-            max_sessions=max_sessions, idle_timeout_sec=idle_timeout, max_body_bytes=max_body,
+            host=host,
+            port=port,
+            token=token or None,
+            allowed_hosts=tuple(allow_host or ()),
+            allowed_origins=tuple(allow_origin or ()),
+            max_sessions=max_sessions,
+            idle_timeout_sec=idle_timeout,
+            max_body_bytes=max_body,
         )
         anyio.run(lambda: serve_http(runtime, options, settings, events=cli.events(), drain_sec=drain))
     except GatewayConfigError as exc:

@@ -54,7 +54,9 @@ def _short(text: str, limit: int = 80) -> str:
 def list_skills(
     ctx: typer.Context,
     as_json: JsonOption = False,
-    show_all: Annotated[bool, typer.Option("--all", help="Also list skills shadowed by another of the same name.")] = False,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also list skills shadowed by another of the same name.")
+    ] = False,
 ) -> None:
     """Every skill by name, with its scope, state and description."""
     _, registry = _registry(ctx, plugin_failures=True)
@@ -76,13 +78,17 @@ def list_skills(
             status = "on"
         else:
             status = "hidden"
-        out(f"{entry.skill.qualified_name:<{width}}  {entry.skill.scope:<9}  {status:<8}  {_short(entry.skill.description)}")
+        out(
+            f"{entry.skill.qualified_name:<{width}}  {entry.skill.scope:<9}  {status:<8}  {_short(entry.skill.description)}"
+        )
         if entry.hidden_reason and entry.enabled and entry.shadowed_by is None:
             out(f"{'':<{width}}  {'':<9}  {'':<8}  ({entry.hidden_reason})")
 
 
 @skills_app.command("show")
-def show(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], as_json: JsonOption = False) -> None:
+def show(
+    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], as_json: JsonOption = False
+) -> None:
     """A skill's settings, arguments, bundled files and body."""
     from kairox.skills import SkillError, argument_schema, bundled_files, read_body
 
@@ -162,7 +168,9 @@ def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str, 
     except SkillError as exc:
         if ":" not in name:  # plugin skills are only known once plugins load; their names are taken as given
             fail(str(exc), ExitCode.NOT_FOUND)
-    authorize_config_write(resolved, enabled_file(resolved, scope), change_text(enabled_key(qualified), enabled), yes=yes)
+    authorize_config_write(
+        resolved, enabled_file(resolved, scope), change_text(enabled_key(qualified), enabled), yes=yes
+    )
     file = persist_enabled(resolved, qualified, enabled, scope)
     word = "enabled" if enabled else "disabled"
     err(f"{word} {qualified} in {file}")
@@ -175,13 +183,23 @@ def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str, 
 
 
 @skills_app.command("enable")
-def enable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], scope: ScopeOption = "user", yes: WriteYesOption = False) -> None:
+def enable(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The skill's name.")],
+    scope: ScopeOption = "user",
+    yes: WriteYesOption = False,
+) -> None:
     """Turn a skill on (persisted in the user file, or the workspace's local file: asked first when the workspace is untrusted)."""
     _set_enabled(ctx, name, True, scope, yes=yes)
 
 
 @skills_app.command("disable")
-def disable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The skill's name.")], scope: ScopeOption = "user", yes: WriteYesOption = False) -> None:
+def disable(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The skill's name.")],
+    scope: ScopeOption = "user",
+    yes: WriteYesOption = False,
+) -> None:
     """Turn a skill off: it stays listed but is not offered to the model."""
     _set_enabled(ctx, name, False, scope, yes=yes)
 
@@ -189,11 +207,20 @@ def disable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The sk
 @skills_app.command("install")
 def install(
     ctx: typer.Context,
-    source: Annotated[str, typer.Argument(help="A skill folder, a git URL, or a .zip/.tar.gz URL (optionally #sub/folder).")],
+    source: Annotated[
+        str, typer.Argument(help="A skill folder, a git URL, or a .zip/.tar.gz URL (optionally #sub/folder).")
+    ],
     scope: ScopeOption = "user",
     name: Annotated[str | None, typer.Option("--name", help="Which skill, when the source holds several.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a skill already installed there.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the install's write into the skills store if the policy asks (a deny rule still wins; --yes approves nothing else).")] = False,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help="Approve the install's write into the skills store if the policy asks (a deny rule still wins; --yes approves nothing else).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Validate a skill and install it into $KAIROX_HOME/skills (user) or .kairox/skills (workspace)."""
@@ -215,7 +242,16 @@ def install(
     authorize = _write_gate(resolved, pre_approved=yes, store=dest)
     try:
         installed = anyio.run(
-            lambda: install_skill(source, dest_root=dest, authorize=authorize, name=name, replace=force, scope=scope, progress=err, events=cli.events())
+            lambda: install_skill(
+                source,
+                dest_root=dest,
+                authorize=authorize,
+                name=name,
+                replace=force,
+                scope=scope,
+                progress=err,
+                events=cli.events(),
+            )
         )
     except SkillInstallDeniedError as exc:
         fail(str(exc), ExitCode.DENIED)
@@ -224,7 +260,15 @@ def install(
         fail(str(exc), ExitCode.FAILURE)
     _report(installed.diagnostics)
     if as_json:
-        out_json({"name": installed.name, "path": str(installed.path), "source": installed.source, "kind": str(installed.kind), "scope": scope})
+        out_json(
+            {
+                "name": installed.name,
+                "path": str(installed.path),
+                "source": installed.source,
+                "kind": str(installed.kind),
+                "scope": scope,
+            }
+        )
     else:
         out(f"{installed.name} -> {installed.path}")
 
@@ -263,7 +307,9 @@ def _write_gate(resolved: "ResolvedConfig", *, pre_approved: bool, store: Path) 
     from kairox.skills import policy_authorizer
 
     approver = _TerminalApprover(pre_approved=pre_approved, store=store)
-    return policy_authorizer(registry_settings(resolved).policy, approver=approver, notify=lambda m: err(f"kairox: {m}"))
+    return policy_authorizer(
+        registry_settings(resolved).policy, approver=approver, notify=lambda m: err(f"kairox: {m}")
+    )
 
 
 @skills_app.command("validate")
@@ -282,7 +328,11 @@ def validate(
     else:
         _report(report.diagnostics, verbose=verbose)
         counts = report.to_json()["counts"]
-        passed_over = f"; {counts['passed_over']} in other dot-folders not read (--verbose names them)" if counts["passed_over"] else ""
+        passed_over = (
+            f"; {counts['passed_over']} in other dot-folders not read (--verbose names them)"
+            if counts["passed_over"]
+            else ""
+        )
         out(
             f"{counts['loaded']} skill(s) loaded from {counts['files']} file(s); {counts['skipped']} skipped; "
             f"{counts['errors']} error(s), {counts['warnings']} warning(s){passed_over}"

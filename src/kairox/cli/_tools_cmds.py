@@ -23,13 +23,22 @@ policy_app = typer.Typer(help="Ask the permission policy what it would decide.",
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 YesOption = Annotated[
-    bool, typer.Option("--yes", "-y", help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).")
+    bool,
+    typer.Option(
+        "--yes",
+        "-y",
+        help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).",
+    ),
 ]
 ArgsArgument = Annotated[str | None, typer.Argument(help="Arguments as a JSON object.")]
 
 
 def _with_registry(
-    cli: CliState, approver: "Approver", work: "Callable[[ToolRegistry], Awaitable[T]]", *, for_tools: tuple[str, ...] | None = None
+    cli: CliState,
+    approver: "Approver",
+    work: "Callable[[ToolRegistry], Awaitable[T]]",
+    *,
+    for_tools: tuple[str, ...] | None = None,
 ) -> T:
     """Run ``work`` with the registry of the workspace's extension context: every tool source, and the MCP
     servers ``for_tools`` can come from (all when None)."""
@@ -69,9 +78,14 @@ def list_tools(
     ctx: typer.Context,
     as_json: JsonOption = False,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="Print exactly the definitions this model provider is sent: openai, anthropic or gemini.")
+        str | None,
+        typer.Option(
+            "--provider", help="Print exactly the definitions this model provider is sent: openai, anthropic or gemini."
+        ),
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print each description in full (--json always does).")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print each description in full (--json always does).")
+    ] = False,
 ) -> None:
     """The tools the model sees, each with the first line of its description (hidden ones and their reasons with --json)."""
 
@@ -91,11 +105,22 @@ def list_tools(
     visible = registry.visible_tools()
     if as_json:
         hidden = [
-            {"name": spec.name, "source": str(spec.source), "origin": spec.origin, "reason": registry.hidden_reason(spec.name)}
+            {
+                "name": spec.name,
+                "source": str(spec.source),
+                "origin": spec.origin,
+                "reason": registry.hidden_reason(spec.name),
+            }
             for spec in registry.tools()
             if registry.hidden_reason(spec.name) is not None
         ]
-        out_json({"tools": [_spec_json(s) for s in visible], "hidden": hidden, "diagnostics": [d.to_json() for d in diagnostics]})
+        out_json(
+            {
+                "tools": [_spec_json(s) for s in visible],
+                "hidden": hidden,
+                "diagnostics": [d.to_json() for d in diagnostics],
+            }
+        )
         return
     from kairox.cli._notices import ShownWarnings, held_back_note
 
@@ -135,7 +160,11 @@ def search_tools(
         semantic = semantic_ranker(resolved)
     matches, note = ToolIndex(registry.visible_tools()).search_explained(query, limit=limit, semantic=semantic)
     if as_json:
-        payload = {"query": query, "matches": [m.to_json() for m in matches], "diagnostics": [d.to_json() for d in registry.diagnostics]}
+        payload = {
+            "query": query,
+            "matches": [m.to_json() for m in matches],
+            "diagnostics": [d.to_json() for d in registry.diagnostics],
+        }
         out_json({**payload, **({"note": note} if note else {})})
         return
     for problem in registry.diagnostics:
@@ -178,10 +207,13 @@ def call_tool(
     arguments: ArgsArgument = None,
     script: Annotated[
         Path | None,
-        typer.Option("--script", help='Run the calls of a file, one JSON line each: {"tool": NAME, "arguments": {...}}.'),
+        typer.Option(
+            "--script", help='Run the calls of a file, one JSON line each: {"tool": NAME, "arguments": {...}}.'
+        ),
     ] = None,
     interactive: Annotated[
-        bool, typer.Option("--interactive", "-i", help="Read calls at a prompt (TOOL [JSON]) until exit or end of input.")
+        bool,
+        typer.Option("--interactive", "-i", help="Read calls at a prompt (TOOL [JSON]) until exit or end of input."),
     ] = False,
     yes: YesOption = False,
     as_json: JsonOption = False,
@@ -198,20 +230,35 @@ def call_tool(
     from kairox.cli._approver import command_line_approver
     from kairox.cli._call_script import ScriptCall, ScriptLineError, read_script
 
-    modes = [mode for mode, given in (("NAME", name is not None), ("--script", script is not None), ("--interactive", interactive)) if given]
+    modes = [
+        mode
+        for mode, given in (
+            ("NAME", name is not None),
+            ("--script", script is not None),
+            ("--interactive", interactive),
+        )
+        if given
+    ]
     if len(modes) != 1:
         fail("give one of: a tool NAME, --script FILE, --interactive", ExitCode.USAGE)
     approver = command_line_approver(yes)
     if name is not None:
         args = parse_json_arg(arguments)
-        code = _with_registry(state(ctx), approver, _calls_runner([ScriptCall(tool=name, arguments=args, where="")], as_json, single=True), for_tools=(name,))
+        code = _with_registry(
+            state(ctx),
+            approver,
+            _calls_runner([ScriptCall(tool=name, arguments=args, where="")], as_json, single=True),
+            for_tools=(name,),
+        )
     elif script is not None:
         try:
             calls = read_script(script)
         except ScriptLineError as exc:
             fail(str(exc), ExitCode.USAGE)
         # only the servers the script's tools come from start
-        code = _with_registry(state(ctx), approver, _calls_runner(calls, as_json), for_tools=tuple(c.tool for c in calls))
+        code = _with_registry(
+            state(ctx), approver, _calls_runner(calls, as_json), for_tools=tuple(c.tool for c in calls)
+        )
     else:
         code = _with_registry(state(ctx), approver, _prompt_runner(as_json))
     if code is not ExitCode.OK:
@@ -241,7 +288,9 @@ async def _call_one(registry: "ToolRegistry", call: "ScriptCall", as_json: bool,
     return ExitCode.TOOL_ERROR if result.is_error else ExitCode.OK
 
 
-def _calls_runner(calls: "list[ScriptCall]", as_json: bool, *, single: bool = False) -> "Callable[[ToolRegistry], Awaitable[ExitCode]]":
+def _calls_runner(
+    calls: "list[ScriptCall]", as_json: bool, *, single: bool = False
+) -> "Callable[[ToolRegistry], Awaitable[ExitCode]]":
     async def run(registry: "ToolRegistry") -> ExitCode:
         from kairox.cli._call_script import worst_exit
 

@@ -10,11 +10,18 @@ from kairox.cli._common import ExitCode, exit_at_once, fail, state
 
 def tui(
     ctx: typer.Context,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")] = None,
-    model_provider: Annotated[
-        str | None, typer.Option("--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in).")
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")
     ] = None,
-    resume: Annotated[str | None, typer.Option("--resume", help="Continue the session with this id (`kairox sessions list`).")] = None,
+    model_provider: Annotated[
+        str | None,
+        typer.Option(
+            "--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in)."
+        ),
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option("--resume", help="Continue the session with this id (`kairox sessions list`).")
+    ] = None,
 ) -> None:
     """Open the terminal UI: conversation, live server status and event trace, approvals, extension panels."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

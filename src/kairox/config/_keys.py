@@ -90,7 +90,9 @@ def _scalar(code: int) -> bool:
 def _segment(part: str) -> str:
     if _BARE.fullmatch(part):
         return part
-    return '"' + "".join(_QUOTED.get(ch) or (f"\\u{ord(ch):04x}" if ch < " " or ch == "\x7f" else ch) for ch in part) + '"'
+    return (
+        '"' + "".join(_QUOTED.get(ch) or (f"\\u{ord(ch):04x}" if ch < " " or ch == "\x7f" else ch) for ch in part) + '"'
+    )
 
 
 _QUOTED = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
@@ -217,7 +219,8 @@ def key_positions(text: str) -> dict[str, tuple[int, int]]:
             positions.setdefault(join_key(full[:depth]), (number, number))
         state["depth"] = 0
         if bare is not None and (
-            _PLAIN_VALUE.fullmatch(line, eq + 1) or (_FLAT_VALUE.fullmatch(line, eq + 1) and '"""' not in line and "'''" not in line)
+            _PLAIN_VALUE.fullmatch(line, eq + 1)
+            or (_FLAT_VALUE.fullmatch(line, eq + 1) and '"""' not in line and "'''" not in line)
         ):
             positions[key] = (number, number)
             continue

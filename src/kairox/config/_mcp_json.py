@@ -88,20 +88,30 @@ def read_mcp_json(path: Path, *, source: str | None = None) -> McpJsonFile:
         return McpJsonFile(path=path, source=source, diagnostics=(_failure(path.name, f"cannot read: {exc}", source),))
     except UnicodeDecodeError as exc:
         reason = f"cannot read: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
-        return McpJsonFile(path=path, source=source, diagnostics=(_failure(path.name, reason, source, hint="save the file as UTF-8"),))
+        return McpJsonFile(
+            path=path, source=source, diagnostics=(_failure(path.name, reason, source, hint="save the file as UTF-8"),)
+        )
     try:
         document = decode_json(text)
     except DecodeProblem as exc:
         failure = ExtensionLoadFailure(
-            kind="mcp_server", name=path.name, reason=f"not valid JSON: {exc.message}", source=source, line=exc.line,
+            kind="mcp_server",
+            name=path.name,
+            reason=f"not valid JSON: {exc.message}",
+            source=source,
+            line=exc.line,
             hint="fix the syntax at that line",
         )
         return McpJsonFile(path=path, source=source, diagnostics=(failure,))
     if not isinstance(document, dict):
-        return McpJsonFile(path=path, source=source, diagnostics=(_failure(path.name, "the top level must be a JSON object", source),))
+        return McpJsonFile(
+            path=path, source=source, diagnostics=(_failure(path.name, "the top level must be a JSON object", source),)
+        )
     entries = document.get("mcpServers", document)
     if not isinstance(entries, dict):
-        return McpJsonFile(path=path, source=source, diagnostics=(_failure(path.name, "`mcpServers` must be an object", source),))
+        return McpJsonFile(
+            path=path, source=source, diagnostics=(_failure(path.name, "`mcpServers` must be an object", source),)
+        )
 
     servers: dict[str, McpServerConfig] = {}
     lines: dict[str, int] = {}
@@ -117,7 +127,11 @@ def read_mcp_json(path: Path, *, source: str | None = None) -> McpJsonFile:
         if ignored:
             diagnostics.append(
                 Diagnostic(
-                    kind="mcp_server", name=name, severity=Severity.INFO, source=source, line=line,
+                    kind="mcp_server",
+                    name=name,
+                    severity=Severity.INFO,
+                    source=source,
+                    line=line,
                     reason=f"ignored keys Kairox does not use: {', '.join(sorted(ignored))}",
                 )
             )
@@ -125,7 +139,9 @@ def read_mcp_json(path: Path, *, source: str | None = None) -> McpJsonFile:
             servers[name] = McpServerConfig.model_validate(data)
         except ValidationError as exc:
             diagnostics.append(
-                _failure(name, _validation_reason(exc), source, line, hint="fix this entry; the other servers still load")
+                _failure(
+                    name, _validation_reason(exc), source, line, hint="fix this entry; the other servers still load"
+                )
             )
     return McpJsonFile(path=path, source=source, servers=servers, lines=lines, diagnostics=tuple(diagnostics))
 
@@ -135,5 +151,7 @@ def workspace_mcp_servers(workspace: Path) -> McpJsonFile:
     return read_mcp_json(workspace / MCP_JSON)
 
 
-def _failure(name: str, reason: str, source: str, line: int | None = None, *, hint: str | None = None) -> ExtensionLoadFailure:
+def _failure(
+    name: str, reason: str, source: str, line: int | None = None, *, hint: str | None = None
+) -> ExtensionLoadFailure:
     return ExtensionLoadFailure(kind="mcp_server", name=name, reason=reason, source=source, line=line, hint=hint)

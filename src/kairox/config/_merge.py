@@ -46,9 +46,19 @@ class KeyOrigin:
     def above(self, previous: "KeyOrigin | None") -> "KeyOrigin":
         """This origin winning over ``previous`` (and what ``previous`` shadowed), nearest first."""
         if previous is None:
-            return self if not self.shadowed else KeyOrigin(layer=self.layer, file=self.file, line=self.line, source=self.source)
-        plain = previous if not previous.shadowed else KeyOrigin(layer=previous.layer, file=previous.file, line=previous.line, source=previous.source)
-        return KeyOrigin(layer=self.layer, file=self.file, line=self.line, source=self.source, shadowed=(plain, *previous.shadowed))
+            return (
+                self
+                if not self.shadowed
+                else KeyOrigin(layer=self.layer, file=self.file, line=self.line, source=self.source)
+            )
+        plain = (
+            previous
+            if not previous.shadowed
+            else KeyOrigin(layer=previous.layer, file=previous.file, line=previous.line, source=previous.source)
+        )
+        return KeyOrigin(
+            layer=self.layer, file=self.file, line=self.line, source=self.source, shadowed=(plain, *previous.shadowed)
+        )
 
 
 Leaf = tuple[str, tuple[str, ...], Any, KeyOrigin, tuple[KeyOrigin, ...] | None]
@@ -116,7 +126,9 @@ def leaves(raw: dict[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[
         yield join_key(parts), value
 
 
-def _leaf_parts(raw: dict[str, Any], prefix: tuple[str, ...], found: list[tuple[tuple[str, ...], Any]] | None = None) -> list[tuple[tuple[str, ...], Any]]:
+def _leaf_parts(
+    raw: dict[str, Any], prefix: tuple[str, ...], found: list[tuple[tuple[str, ...], Any]] | None = None
+) -> list[tuple[tuple[str, ...], Any]]:
     found = [] if found is None else found
     for name, value in raw.items():
         parts = (*prefix, name)
@@ -164,7 +176,11 @@ def merge(layers: list[LayerData], accept: Accept | None = None, *, only: frozen
                 continue
             if item_origins is not None:
                 bucket = items.setdefault(key, [])
-                taken = [(item, item_origins[index]) for index, item in enumerate(value) if accept is None or accept(data, key, item)]
+                taken = [
+                    (item, item_origins[index])
+                    for index, item in enumerate(value)
+                    if accept is None or accept(data, key, item)
+                ]
                 if taken or key not in origins:
                     # the list's provenance is its highest contributing layer; lower contributors are listed
                     origins[key] = origin.above(origins.get(key) if bucket else None)

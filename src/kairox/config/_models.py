@@ -216,7 +216,9 @@ class AgentConfig(ConfigModel):
     @classmethod
     def _share(cls, value: float | str, info: ValidationInfo) -> float | str:
         if isinstance(value, float) and not 0 < value <= 1:
-            raise ValueError(f"agent.{info.field_name} must be a share of the context window above 0 and up to 1 (0.85 is 85%), or 'off'")
+            raise ValueError(
+                f"agent.{info.field_name} must be a share of the context window above 0 and up to 1 (0.85 is 85%), or 'off'"
+            )
         return value
 
 
@@ -284,7 +286,13 @@ class KairoxConfig(ConfigModel):
 SERVER_SECTIONS = ("mcp_servers", "lsp_servers", "dap_servers")
 """Sections whose entries a higher layer replaces whole."""
 
-CONCAT_LISTS = ("policy.rules.allow", "policy.rules.ask", "policy.rules.deny", "mcp_catalog.sources", *tuple(f"hooks.{event}" for event in HooksConfig.model_fields))
+CONCAT_LISTS = (
+    "policy.rules.allow",
+    "policy.rules.ask",
+    "policy.rules.deny",
+    "mcp_catalog.sources",
+    *tuple(f"hooks.{event}" for event in HooksConfig.model_fields),
+)
 """Lists that concatenate across layers instead of replacing."""
 
 PROJECT_FORBIDDEN = ("model_provider", "model_providers")

@@ -80,22 +80,38 @@ class ParsedFile:
         if template is None:
             return None
         return LayerData(
-            layer=template.layer, raw=template.raw, file=template.file, positions=template.positions, text_lines=template.text_lines,
-            untrusted=untrusted, leaf_list=template.leaves(), pin_memo=template.pin_memo,
+            layer=template.layer,
+            raw=template.raw,
+            file=template.file,
+            positions=template.positions,
+            text_lines=template.text_lines,
+            untrusted=untrusted,
+            leaf_list=template.leaves(),
+            pin_memo=template.pin_memo,
         )
 
     def to_plain(self) -> tuple[Any, ...]:
         """Plain tuples, dicts and scalars only, for ``marshal``."""
         data = self.data
         if data is None:
-            return ("problems", tuple((p.file, p.line, p.key, p.message, p.hint, p.layer) for p in self.problems), self.detail)
-        leaves = tuple((key, parts, origin.line, None if items is None else tuple(o.line for o in items)) for key, parts, _, origin, items in data.leaves())
+            return (
+                "problems",
+                tuple((p.file, p.line, p.key, p.message, p.hint, p.layer) for p in self.problems),
+                self.detail,
+            )
+        leaves = tuple(
+            (key, parts, origin.line, None if items is None else tuple(o.line for o in items))
+            for key, parts, _, origin, items in data.leaves()
+        )
         return ("data", str(data.layer), str(data.file), data.raw, data.positions, data.text_lines, leaves)
 
     @classmethod
     def from_plain(cls, plain: tuple[Any, ...]) -> "ParsedFile":
         if plain[0] == "problems":
-            problems = tuple(ConfigProblem(file=f, line=n, key=k, message=m, hint=h, layer=layer) for f, n, k, m, h, layer in plain[1])
+            problems = tuple(
+                ConfigProblem(file=f, line=n, key=k, message=m, hint=h, layer=layer)
+                for f, n, k, m, h, layer in plain[1]
+            )
             return cls(data=None, problems=problems, detail=plain[2])
         _, layer_name, file_name, raw, positions, text_lines, stored = plain
         layer, file = Layer(layer_name), Path(file_name)
@@ -104,7 +120,9 @@ class ParsedFile:
         for key, parts, line, item_lines in stored:
             items = None if item_lines is None else tuple(KeyOrigin(layer=layer, file=file, line=n) for n in item_lines)
             leaves.append((key, parts, next(values), KeyOrigin(layer=layer, file=file, line=line), items))
-        data = LayerData(layer=layer, raw=raw, file=file, positions=positions, text_lines=text_lines, leaf_list=leaves, pin_memo={})
+        data = LayerData(
+            layer=layer, raw=raw, file=file, positions=positions, text_lines=text_lines, leaf_list=leaves, pin_memo={}
+        )
         return cls(data=data)
 
 
@@ -166,7 +184,9 @@ class ConfigParseCache:
         self._layers[key] = made
         return made
 
-    def get(self, path: Path, layer: Layer, parse: Callable[[str], ParsedFile], *, home: Path | None = None) -> ParsedFile | None:
+    def get(
+        self, path: Path, layer: Layer, parse: Callable[[str], ParsedFile], *, home: Path | None = None
+    ) -> ParsedFile | None:
         """The parse of ``path`` read as ``layer``; None when it is not a regular file. An unreadable file raises
         ``OSError`` (or ``UnicodeDecodeError``), as reading it would. ``home``: the Kairox home whose cache file
         keeps the entry for the next process (with :attr:`CacheScope.HOME`)."""
@@ -208,7 +228,13 @@ class ConfigParseCache:
         self._keep(key, _Entry(signature, read_at, found, parsed), store, home)
         return parsed
 
-    def _keep(self, key: tuple[str, Layer], entry: _Entry, store: dict[tuple[str, str], tuple[Any, ...]] | None, home: Path | None) -> None:
+    def _keep(
+        self,
+        key: tuple[str, Layer],
+        entry: _Entry,
+        store: dict[tuple[str, str], tuple[Any, ...]] | None,
+        home: Path | None,
+    ) -> None:
         if len(self._entries) >= MAX_ENTRIES:
             self._entries.clear()
         self._entries[key] = entry
@@ -233,7 +259,12 @@ class ConfigParseCache:
             self._stores[file] = _load(file)
         return self._stores[file]
 
-    def _from_store(self, store: dict[tuple[str, str], tuple[Any, ...]], key: tuple[str, Layer], signature: tuple[int, int, int, int]) -> _Entry | None:
+    def _from_store(
+        self,
+        store: dict[tuple[str, str], tuple[Any, ...]],
+        key: tuple[str, Layer],
+        signature: tuple[int, int, int, int],
+    ) -> _Entry | None:
         stored = store.get((key[0], str(key[1])))
         if stored is None or tuple(stored[0]) != signature:
             return None
@@ -270,7 +301,9 @@ def _load(file: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
     finally:
         if paused:
             gc.enable()
-    if not (isinstance(loaded, tuple) and len(loaded) == 2 and loaded[0] == CACHE_VERSION and isinstance(loaded[1], dict)):
+    if not (
+        isinstance(loaded, tuple) and len(loaded) == 2 and loaded[0] == CACHE_VERSION and isinstance(loaded[1], dict)
+    ):
         return {}
     return loaded[1]
 
@@ -280,4 +313,13 @@ PARSE_CACHE = ConfigParseCache(scope=CacheScope.PROCESS)
 In this process only: a cache file would copy what project and local files hold, secrets included, into the
 home, for about 30 ms per process; an embedder that wants it passes ``ConfigParseCache(scope=CacheScope.HOME)``."""
 
-__all__ = ["PARSE_CACHE", "SETTLE_NS", "CacheScope", "ConfigParseCache", "ParsedFile", "cache_file", "digest", "read_text"]
+__all__ = [
+    "PARSE_CACHE",
+    "SETTLE_NS",
+    "CacheScope",
+    "ConfigParseCache",
+    "ParsedFile",
+    "cache_file",
+    "digest",
+    "read_text",
+]

@@ -103,7 +103,10 @@ def _canonical(value: Any) -> bytes:
 def _server_files(entry: Any, base: Path) -> tuple[Path, ...]:
     if not isinstance(entry, Mapping):
         return ()
-    words = [str(entry.get("command") or ""), *(str(a) for a in entry.get("args") or [] if isinstance(a, str | int | float))]
+    words = [
+        str(entry.get("command") or ""),
+        *(str(a) for a in entry.get("args") or [] if isinstance(a, str | int | float)),
+    ]
     cwd = entry.get("cwd")
     bases = [base]
     if isinstance(cwd, str) and cwd:
@@ -136,7 +139,11 @@ def fingerprint(key: str, value: Any, base: Path) -> str:
         hash_files(digest, _server_files(value, base))
     elif top == "hooks" and isinstance(value, Mapping):
         hash_files(digest, referenced_files(command_words(str(value.get("command") or "")), base))
-    elif key == "plugins.paths" or (key.startswith("plugins.entries.") and key.endswith(".path")) or key.startswith("plugins.workspace."):
+    elif (
+        key == "plugins.paths"
+        or (key.startswith("plugins.entries.") and key.endswith(".path"))
+        or key.startswith("plugins.workspace.")
+    ):
         for item in value if isinstance(value, list) else [value]:
             folder = Path(os.path.expanduser(str(item)))
             tree_hash(digest, folder if folder.is_absolute() else base / folder)

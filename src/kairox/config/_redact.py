@@ -10,7 +10,10 @@ REDACTED = "<redacted>"
 _SECRET_WORDS = ("key", "token", "secret", "password")
 _NAME_SUFFIXES = ("_env", "_env_var")
 """Keys like ``api_key_env`` hold the *name* of a variable, not a secret."""
-_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#@]*@)?(?P<rest>[^?#]*)(?P<query>\?[^#]*)?(?P<fragment>#.*)?$", re.DOTALL)
+_URL = re.compile(
+    r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#@]*@)?(?P<rest>[^?#]*)(?P<query>\?[^#]*)?(?P<fragment>#.*)?$",
+    re.DOTALL,
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -106,7 +109,9 @@ def redact_tree(value: Any, *, parent: str = "") -> Any:
     if isinstance(value, dict):
         result: dict[str, Any] = {}
         for name, item in value.items():
-            if (parent in ("env", "headers") and isinstance(item, str) and item) or (is_secret_key(name) and isinstance(item, str) and item):
+            if (parent in ("env", "headers") and isinstance(item, str) and item) or (
+                is_secret_key(name) and isinstance(item, str) and item
+            ):
                 result[name] = REDACTED
             elif name == "command" and isinstance(item, str) and any(c.isspace() for c in item):
                 result[name] = redact_command(item)  # a shell command line (a hook's), not one program's path

@@ -11,12 +11,36 @@ from pydantic_core import PydanticUndefined
 from kairox.config._field_docs import field_description
 from kairox.config._models import CONCAT_LISTS, PROJECT_FORBIDDEN, USER_ONLY_KEYS, KairoxConfig
 
-_ENTRY_NAMES = {"mcp_servers": "NAME", "lsp_servers": "NAME", "dap_servers": "NAME", "profiles": "NAME",
-                "model_providers": "NAME", "entries": "NAME", "marketplaces": "NAME"}
-_TRUST_GUARDED = ("policy.approval_policy", "policy.sandbox_policy", "policy.network_access", "policy.writable_roots",
-                  "policy.allow_unix_sockets", "policy.rules.allow", "tools.shell_env_passthrough", "tools.disabled", "tools.spill_dir", "mcp_servers",
-                  "mcp_catalog.url", "mcp_catalog.sources", "lsp_servers", "dap_servers", "plugins", "hooks",
-                  "instructions.files", "instructions.memory_files", "instructions.fallback_memory_files")
+_ENTRY_NAMES = {
+    "mcp_servers": "NAME",
+    "lsp_servers": "NAME",
+    "dap_servers": "NAME",
+    "profiles": "NAME",
+    "model_providers": "NAME",
+    "entries": "NAME",
+    "marketplaces": "NAME",
+}
+_TRUST_GUARDED = (
+    "policy.approval_policy",
+    "policy.sandbox_policy",
+    "policy.network_access",
+    "policy.writable_roots",
+    "policy.allow_unix_sockets",
+    "policy.rules.allow",
+    "tools.shell_env_passthrough",
+    "tools.disabled",
+    "tools.spill_dir",
+    "mcp_servers",
+    "mcp_catalog.url",
+    "mcp_catalog.sources",
+    "lsp_servers",
+    "dap_servers",
+    "plugins",
+    "hooks",
+    "instructions.files",
+    "instructions.memory_files",
+    "instructions.fallback_memory_files",
+)
 
 
 def _type_name(annotation: Any) -> str:
@@ -34,7 +58,9 @@ def _type_name(annotation: Any) -> str:
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return " | ".join(f'"{m.value}"' for m in annotation)
     if isinstance(annotation, type):
-        return {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}.get(annotation.__name__, annotation.__name__)
+        return {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}.get(
+            annotation.__name__, annotation.__name__
+        )
     return str(annotation)
 
 
@@ -79,9 +105,19 @@ def _walk(model: type[BaseModel], prefix: str, rows: list[tuple[str, str, str, s
         doc = (field_description(model, name) or "").strip()
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             _walk(annotation, f"{key}.", rows)
-        elif typing.get_origin(annotation) is dict and args and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+        elif (
+            typing.get_origin(annotation) is dict
+            and args
+            and isinstance(args[1], type)
+            and issubclass(args[1], BaseModel)
+        ):
             _walk(args[1], f"{key}.{_ENTRY_NAMES.get(name, 'NAME')}.", rows)
-        elif typing.get_origin(annotation) is list and args and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+        elif (
+            typing.get_origin(annotation) is list
+            and args
+            and isinstance(args[0], type)
+            and issubclass(args[0], BaseModel)
+        ):
             rows.append((key, "list of tables", "[]", doc, _rules(key)))
             _walk(args[0], f"{key}[].", rows)
         else:
@@ -110,9 +146,19 @@ def _fields(model: type[BaseModel], prefix: str, found: dict[str, Any]) -> None:
         args = typing.get_args(annotation)
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             _fields(annotation, f"{key}.", found)
-        elif typing.get_origin(annotation) is dict and args and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+        elif (
+            typing.get_origin(annotation) is dict
+            and args
+            and isinstance(args[1], type)
+            and issubclass(args[1], BaseModel)
+        ):
             _fields(args[1], f"{key}.{_ENTRY_NAMES.get(name, 'NAME')}.", found)
-        elif typing.get_origin(annotation) is list and args and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+        elif (
+            typing.get_origin(annotation) is list
+            and args
+            and isinstance(args[0], type)
+            and issubclass(args[0], BaseModel)
+        ):
             found[key] = field
             _fields(args[0], f"{key}[].", found)
         else:

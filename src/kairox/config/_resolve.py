@@ -137,7 +137,9 @@ class ResolvedConfig:
         """Whether the value in effect for ``key`` was written in a project file (project, local, or a profile there)."""
         origin = self.origin(key)
         project_files = {self._files.get(Layer.PROJECT), self._files.get(Layer.LOCAL)}
-        return origin is not None and (origin.layer in PROJECT_LAYERS or (origin.file is not None and origin.file in project_files))
+        return origin is not None and (
+            origin.layer in PROJECT_LAYERS or (origin.file is not None and origin.file in project_files)
+        )
 
     def base_dir(self, key: str) -> Path:
         """The folder of the file that set ``key``: relative paths in that value are relative to it."""
@@ -182,7 +184,11 @@ class ResolvedConfig:
             named = self.layer_of(file)
             if named in PROJECT_LAYERS or self._through_workspace(file):
                 what = f"the {named} file of this workspace" if named in PROJECT_LAYERS else "a file of this workspace"
-                how = f"a link to {real}, your {layer} file" if real != spelled else f"your {layer} file too ({own} is a link to it)"
+                how = (
+                    f"a link to {real}, your {layer} file"
+                    if real != spelled
+                    else f"your {layer} file too ({own} is a link to it)"
+                )
                 return f"{file} is {what} but {how}: a change meant for this workspace would hold in every workspace"
         return None
 
@@ -245,14 +251,26 @@ class ResolvedConfig:
             current[name] = entry
             if name in origins:
                 provenance[f"{section}.{name}"] = origins[name]
-        return dataclasses.replace(self, config=self.config.model_copy(update={section: current}), provenance=provenance)
+        return dataclasses.replace(
+            self, config=self.config.model_copy(update={section: current}), provenance=provenance
+        )
 
-    def server_profile(self, section: str, name: str, entry: Any, *, layer: str, where: str | None, base_dir: Path) -> ServerProfile:
+    def server_profile(
+        self, section: str, name: str, entry: Any, *, layer: str, where: str | None, base_dir: Path
+    ) -> ServerProfile:
         """The sandbox profile server ``name`` of ``section`` runs under (see ``ServerProfile``)."""
         key = join_key((section, name))
         return server_profile(
-            section, name, entry, layer=layer, where=where, base_dir=base_dir, workspace=self.workspace, home=self.home,
-            unconfined=frozenset(self.config.policy.unconfined_servers), overrides=self.server_overrides.get(key),
+            section,
+            name,
+            entry,
+            layer=layer,
+            where=where,
+            base_dir=base_dir,
+            workspace=self.workspace,
+            home=self.home,
+            unconfined=frozenset(self.config.policy.unconfined_servers),
+            overrides=self.server_overrides.get(key),
         )
 
     def fatal_problems(self) -> tuple[ConfigProblem, ...]:
@@ -275,11 +293,18 @@ class ResolvedConfig:
             "layers": [info.to_json() for info in self.layers],
             "pending_trust": [item.to_json() for item in self.pending],
             "rules": [
-                {"action": r.action, "pattern": r.pattern, "layer": str(r.layer), "file": str(r.file) if r.file else None, "line": r.line}
+                {
+                    "action": r.action,
+                    "pattern": r.pattern,
+                    "layer": str(r.layer),
+                    "file": str(r.file) if r.file else None,
+                    "line": r.line,
+                }
                 for r in self.rules
             ],
             "problems": [
-                {"file": p.file, "line": p.line, "key": p.key, "message": p.message, "hint": p.hint} for p in self.problems
+                {"file": p.file, "line": p.line, "key": p.key, "message": p.message, "hint": p.hint}
+                for p in self.problems
             ],
             "diagnostics": [d.to_json() for d in self.diagnostics],
         }
@@ -315,10 +340,17 @@ def _parse_file(layer: Layer, path: Path, text: str) -> ParsedFile:
         raw = decode_toml(text)
     except DecodeProblem as exc:
         problem = ConfigProblem(
-            file=str(path), line=exc.line, key="", message=f"not valid TOML: {exc.message}", hint="fix the syntax at that line", layer=str(layer)
+            file=str(path),
+            line=exc.line,
+            key="",
+            message=f"not valid TOML: {exc.message}",
+            hint="fix the syntax at that line",
+            layer=str(layer),
         )
         return ParsedFile(data=None, problems=(problem,), detail=exc.message)
-    data = LayerData(layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), pin_memo={})
+    data = LayerData(
+        layer=layer, raw=raw, file=path, positions=key_positions(text), text_lines=text.splitlines(), pin_memo={}
+    )
     problems: list[ConfigProblem] = []
     if not _validate_layer(data, problems):
         return ParsedFile(data=None, problems=tuple(problems), detail="schema problems")
@@ -327,7 +359,14 @@ def _parse_file(layer: Layer, path: Path, text: str) -> ParsedFile:
 
 
 def _read_file(
-    layer: Layer, path: Path, problems: list[ConfigProblem], *, untrusted: bool, held: bool, cache: ConfigParseCache | None, home: Path
+    layer: Layer,
+    path: Path,
+    problems: list[ConfigProblem],
+    *,
+    untrusted: bool,
+    held: bool,
+    cache: ConfigParseCache | None,
+    home: Path,
 ) -> tuple[LayerData | None, LayerInfo]:
     parse = functools.partial(_parse_file, layer, path)
     try:
@@ -336,7 +375,9 @@ def _read_file(
         else:
             parsed = parse(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, UnicodeDecodeError) as exc:
-        problems.append(ConfigProblem(file=str(path), line=None, key="", message=f"cannot read: {exc}", layer=str(layer)))
+        problems.append(
+            ConfigProblem(file=str(path), line=None, key="", message=f"cannot read: {exc}", layer=str(layer))
+        )
         return None, LayerInfo(layer=layer, file=path, status=LayerStatus.ERROR, detail=str(exc))
     if parsed is None:
         return None, LayerInfo(layer=layer, file=path, status=LayerStatus.NOT_FOUND)
@@ -365,11 +406,17 @@ def _env_layer(items: tuple[tuple[str, str], ...], problems: list[ConfigProblem]
     raw: dict[str, Any] = {}
     origins: dict[str, KeyOrigin] = {}
     for name, text in items:
-        key = ENV_KEYS[name] if name in ENV_KEYS else ".".join(part.lower() for part in name[len(ENV_GENERIC_PREFIX) :].split("__") if part)
+        key = (
+            ENV_KEYS[name]
+            if name in ENV_KEYS
+            else ".".join(part.lower() for part in name[len(ENV_GENERIC_PREFIX) :].split("__") if part)
+        )
         try:
             split_key(key)
         except ValueError:
-            problems.append(ConfigProblem(file=f"env:{name}", line=None, key=key, message="not a valid key", layer="env"))
+            problems.append(
+                ConfigProblem(file=f"env:{name}", line=None, key=key, message="not a valid key", layer="env")
+            )
             continue
         _deep_update(raw, _nest(key, parse_cli_value(text)))
         origins[key] = KeyOrigin(layer=Layer.ENV, source=f"env:{name}")
@@ -378,7 +425,9 @@ def _env_layer(items: tuple[tuple[str, str], ...], problems: list[ConfigProblem]
     return LayerData(layer=Layer.ENV, raw=raw, source="env", leaf_origins=origins)
 
 
-def _profile_overrides(overrides: Sequence[str], problems: list[ConfigProblem]) -> tuple[tuple[str, ...], dict[str, dict[str, Any]]]:
+def _profile_overrides(
+    overrides: Sequence[str], problems: list[ConfigProblem]
+) -> tuple[tuple[str, ...], dict[str, dict[str, Any]]]:
     """``-c SECTION.NAME.sandbox|network|writable_roots=VALUE`` taken apart from the other overrides: a server
     entry is replaced whole by a higher layer, these set one key of the entry in effect instead."""
     rest: list[str] = []
@@ -389,13 +438,26 @@ def _profile_overrides(overrides: Sequence[str], problems: list[ConfigProblem]) 
             parts = split_key(key.strip()) if sep else ()
         except ValueError:
             parts = ()
-        if len(parts) != 3 or parts[0] not in ("mcp_servers", "lsp_servers", "dap_servers") or parts[2] not in PROFILE_KEYS:
+        if (
+            len(parts) != 3
+            or parts[0] not in ("mcp_servers", "lsp_servers", "dap_servers")
+            or parts[2] not in PROFILE_KEYS
+        ):
             rest.append(override)
             continue
         value = parse_cli_value(text)
         problem = check_override(parts[2], value)
         if problem is not None:
-            problems.append(ConfigProblem(file="cli:-c", line=None, key=key.strip(), message=problem, hint="write e.g. -c mcp_servers.NAME.sandbox=\"read_only\"", layer="cli"))
+            problems.append(
+                ConfigProblem(
+                    file="cli:-c",
+                    line=None,
+                    key=key.strip(),
+                    message=problem,
+                    hint='write e.g. -c mcp_servers.NAME.sandbox="read_only"',
+                    layer="cli",
+                )
+            )
             continue
         found.setdefault(join_key(parts[:2]), {})[parts[2]] = value
     return tuple(rest), found
@@ -413,7 +475,14 @@ def _cli_layer(overrides: Sequence[str], problems: list[ConfigProblem]) -> Layer
             split_key(key)
         except ValueError as exc:
             problems.append(
-                ConfigProblem(file="cli:-c", line=None, key=key, message=f"bad override {override!r}: {exc}", hint="write -c dotted.key=value", layer="cli")
+                ConfigProblem(
+                    file="cli:-c",
+                    line=None,
+                    key=key,
+                    message=f"bad override {override!r}: {exc}",
+                    hint="write -c dotted.key=value",
+                    layer="cli",
+                )
             )
             continue
         _deep_update(raw, _nest(key, parse_cli_value(value)))
@@ -456,7 +525,9 @@ def _from_untrusted_file(origin: KeyOrigin | None, file_layers: list[LayerData])
     return origin is not None and any(d.untrusted and d.file == origin.file for d in file_layers)
 
 
-def _profile_layers(name: str, merged: Merged, file_layers: list[LayerData], *, chosen_by_untrusted: bool) -> list[LayerData]:
+def _profile_layers(
+    name: str, merged: Merged, file_layers: list[LayerData], *, chosen_by_untrusted: bool
+) -> list[LayerData]:
     """The profile's keys as a layer: those written in trusted files, then those of untrusted project files.
 
     Every key is untrusted when an untrusted project file chose the profile (``profile = NAME``): a project may
@@ -470,7 +541,9 @@ def _profile_layers(name: str, merged: Merged, file_layers: list[LayerData], *, 
             origin = merged.origins[key]
             raw, origins = parts[chosen_by_untrusted or _from_untrusted_file(origin, file_layers)]
             _deep_update(raw, _nest(inner, value))
-            origins[inner] = KeyOrigin(layer=Layer.PROFILE, file=origin.file, line=origin.line, source=f"profile:{name}")
+            origins[inner] = KeyOrigin(
+                layer=Layer.PROFILE, file=origin.file, line=origin.line, source=f"profile:{name}"
+            )
     return [
         LayerData(layer=Layer.PROFILE, raw=raw, source=f"profile:{name}", leaf_origins=origins, untrusted=untrusted)
         for untrusted, (raw, origins) in sorted(parts.items())
@@ -493,7 +566,9 @@ def _pin_outside_config(gate: TrustGate, root: Path, final: Merged) -> None:
     plugins = root / ".kairox" / "plugins"
     for child in sorted(plugins.iterdir()) if plugins.is_dir() else []:
         if child.is_dir() and not child.name.startswith("."):
-            found.append((join_key(["plugins", "workspace", child.name]), str(child), KeyOrigin(layer=Layer.PROJECT, file=child)))
+            found.append(
+                (join_key(["plugins", "workspace", child.name]), str(child), KeyOrigin(layer=Layer.PROJECT, file=child))
+            )
     for key, value, origin in found:
         pin = gate.pin_of(key, value, origin)
         if gate.pins is None:
@@ -545,13 +620,24 @@ def resolve_config(
             infos.append(LayerInfo(layer=layer, file=files[layer], status=LayerStatus.SHARED, detail=detail))
             linked.append(
                 Diagnostic(
-                    kind="config", name=str(layer), source=str(files[layer]), reason=f"the {layer} file is {detail}",
+                    kind="config",
+                    name=str(layer),
+                    source=str(files[layer]),
+                    reason=f"the {layer} file is {detail}",
                     hint=f"remove the link and keep this workspace's settings in {files[layer]} itself",
                 )
             )
             continue
         untrusted = layer in PROJECT_LAYERS and not trusted
-        data, info = _read_file(layer, files[layer], problems, untrusted=untrusted, held=layer in PROJECT_LAYERS, cache=parse_cache, home=home)
+        data, info = _read_file(
+            layer,
+            files[layer],
+            problems,
+            untrusted=untrusted,
+            held=layer in PROJECT_LAYERS,
+            cache=parse_cache,
+            home=home,
+        )
         infos.append(info)
         if data is not None:
             layers.append(data)
@@ -579,14 +665,20 @@ def resolve_config(
             guess = suggest(str(active), known)
             problems.append(
                 ConfigProblem(
-                    file="cli:--profile" if profile else "profile", line=None, key=f"profiles.{active}",
+                    file="cli:--profile" if profile else "profile",
+                    line=None,
+                    key=f"profiles.{active}",
                     message=f"profile {active!r} is not defined",
-                    hint=f"did you mean {guess!r}?" if guess else f"define [profiles.{active}] or use one of: {', '.join(known) or 'none'}",
+                    hint=f"did you mean {guess!r}?"
+                    if guess
+                    else f"define [profiles.{active}] or use one of: {', '.join(known) or 'none'}",
                 )
             )
         else:
-            chosen_by_untrusted = not profile and not (env_layer and env_layer.raw.get("profile")) and _from_untrusted_file(
-                file_merge.origins.get("profile"), layers
+            chosen_by_untrusted = (
+                not profile
+                and not (env_layer and env_layer.raw.get("profile"))
+                and _from_untrusted_file(file_merge.origins.get("profile"), layers)
             )
             upper += _profile_layers(str(active), file_merge, layers, chosen_by_untrusted=chosen_by_untrusted)
     if upper:
@@ -597,7 +689,11 @@ def resolve_config(
         problems += extra.value_problems
         if extra.valid:
             upper.append(extra.data)
-        infos.append(LayerInfo(layer=extra.data.layer, file=None, status=LayerStatus.LOADED if extra.valid else LayerStatus.ERROR))
+        infos.append(
+            LayerInfo(
+                layer=extra.data.layer, file=None, status=LayerStatus.LOADED if extra.valid else LayerStatus.ERROR
+            )
+        )
 
     everything = layers + upper
     # what the trusted layers alone say: a project value is held back when it would widen that
@@ -614,7 +710,14 @@ def resolve_config(
         config = KairoxConfig.model_validate(merge(layers[:1]).tree())
 
     rules = tuple(
-        PolicyRule(action=key.rsplit(".", 1)[1], pattern=str(item), layer=origin.layer, file=origin.file, line=origin.line, source=origin.source)
+        PolicyRule(
+            action=key.rsplit(".", 1)[1],
+            pattern=str(item),
+            layer=origin.layer,
+            file=origin.file,
+            line=origin.line,
+            source=origin.source,
+        )
         for key in ("policy.rules.deny", "policy.rules.ask", "policy.rules.allow")
         for item, origin in final.items.get(key, [])
     )

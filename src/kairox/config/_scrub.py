@@ -85,7 +85,9 @@ class SecretScrubber:
             return self.text(value)
         if isinstance(value, dict):
             return {
-                k: REDACTED if by_key and is_secret_key(str(k)) and isinstance(v, str) and v else self.scrub(v, by_key=by_key)
+                k: REDACTED
+                if by_key and is_secret_key(str(k)) and isinstance(v, str) and v
+                else self.scrub(v, by_key=by_key)
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):

@@ -62,7 +62,9 @@ class ServerProfile:
 
     def unconfined_hint(self, home: Path) -> str:
         """The one line in the user's file that accepts running this server without a sandbox."""
-        return f'add "{self.key}" to policy.unconfined_servers in {home / "kairox.toml"} (it then runs without a sandbox)'
+        return (
+            f'add "{self.key}" to policy.unconfined_servers in {home / "kairox.toml"} (it then runs without a sandbox)'
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,9 +115,11 @@ def server_profile(
     if not user_owned and sandbox == "none":
         notes.append(
             Diagnostic(
-                kind=kind, name=name, source=where,
+                kind=kind,
+                name=name,
+                source=where,
                 reason=f'{key}.sandbox = "none" is ignored: a project file or plugin cannot unconfine its own server; it runs under workspace_write',
-                hint=f'to run it unconfined, {_hint(key, home)}',
+                hint=f"to run it unconfined, {_hint(key, home)}",
             )
         )
         sandbox = "workspace_write"
@@ -125,7 +129,9 @@ def server_profile(
         if not user_owned and not _inside(path, workspace):
             notes.append(
                 Diagnostic(
-                    kind=kind, name=name, source=where,
+                    kind=kind,
+                    name=name,
+                    source=where,
                     reason=f"{key}.writable_roots names {path}, outside the workspace: ignored (a project file or plugin may not widen what its server writes)",
                     hint=f"set -c '{key}.writable_roots=[\"{path}\"]' or write the server's entry in {home / 'kairox.toml'}",
                 )
@@ -142,14 +148,22 @@ def server_profile(
     if key in unconfined:
         sandbox = "none"
     return ServerProfile(
-        section=section, name=name, sandbox=sandbox, network=network, writable_roots=tuple(dict.fromkeys(roots)),
-        user_owned=user_owned or key in unconfined or given.get("sandbox") == "none", source=layer,
-        scope=None if user_owned else f"{layer}@{workspace}", diagnostics=tuple(notes),
+        section=section,
+        name=name,
+        sandbox=sandbox,
+        network=network,
+        writable_roots=tuple(dict.fromkeys(roots)),
+        user_owned=user_owned or key in unconfined or given.get("sandbox") == "none",
+        source=layer,
+        scope=None if user_owned else f"{layer}@{workspace}",
+        diagnostics=tuple(notes),
     )
 
 
 def _hint(key: str, home: Path) -> str:
-    return f'add "{key}" to policy.unconfined_servers in {home / "kairox.toml"}, or run once with -c {key}.sandbox="none"'
+    return (
+        f'add "{key}" to policy.unconfined_servers in {home / "kairox.toml"}, or run once with -c {key}.sandbox="none"'
+    )
 
 
 def check_override(key: str, value: Any) -> str | None:

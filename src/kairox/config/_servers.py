@@ -101,24 +101,37 @@ class McpServerConfig(ConfinedServerConfig):
             kind = "stdio" if "command" in data else "streamable_http" if "url" in data else None
         problems: list[tuple[tuple[str, ...], str]] = []
         if kind == "stdio":
-            problems += [((f,), f'a stdio server cannot set {f}; remove it or set type = "sse" or "streamable_http"') for f in _REMOTE_FIELDS if f in data]
+            problems += [
+                ((f,), f'a stdio server cannot set {f}; remove it or set type = "sse" or "streamable_http"')
+                for f in _REMOTE_FIELDS
+                if f in data
+            ]
             if "command" not in data:
                 problems.append(((), "a stdio server needs `command`"))
         elif kind in ("sse", "streamable_http"):
-            problems += [((f,), f'a {kind} server cannot set {f}; remove it or set type = "stdio"') for f in _STDIO_FIELDS if f in data]
+            problems += [
+                ((f,), f'a {kind} server cannot set {f}; remove it or set type = "stdio"')
+                for f in _STDIO_FIELDS
+                if f in data
+            ]
             if "url" not in data:
                 problems.append(((), f"a {kind} server needs `url`"))
         elif kind is None:
             problems.append(((), "set `command` (stdio) or `url` (sse / streamable_http)"))
         errors: list[InitErrorDetails] = [
-            {"type": PydanticCustomError("mcp_transport", message), "loc": loc, "input": data} for loc, message in problems
+            {"type": PydanticCustomError("mcp_transport", message), "loc": loc, "input": data}
+            for loc, message in problems
         ]
         result = None
         try:
             result = handler({**data, "type": kind} if kind is not None else data)
         except ValidationError as exc:
             errors += [
-                {"type": PydanticCustomError(e["type"], str(e["msg"]).replace("{", "{{").replace("}", "}}")), "loc": e["loc"], "input": e.get("input")}
+                {
+                    "type": PydanticCustomError(e["type"], str(e["msg"]).replace("{", "{{").replace("}", "}}")),
+                    "loc": e["loc"],
+                    "input": e.get("input"),
+                }
                 for e in exc.errors()
             ]
         if errors:

@@ -101,7 +101,9 @@ class TrustStore:
         removed = tuple(sorted(set(old_pins) - set(record)))
         workspaces[key] = {"trusted_at": int(time.time()), "pins": record}
         self._write(workspaces)
-        return TrustReview(workspace=Path(key), allowed=allowed, new=new, changed=changed, removed=removed, first=before is None)
+        return TrustReview(
+            workspace=Path(key), allowed=allowed, new=new, changed=changed, removed=removed, first=before is None
+        )
 
     def pin(self, workspace: Path, values: Iterable[PinnedValue]) -> bool:
         """Add the fingerprints of ``values`` to what trust allowed in ``workspace``, keeping every other one: what

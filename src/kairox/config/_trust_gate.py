@@ -75,11 +75,16 @@ class TrustGate:
     def pin_of(self, key: str, value: Any, origin: KeyOrigin, *, item: Any = None) -> PinnedValue:
         label = f"{key}[{item}]" if item is not None and not isinstance(item, dict) else key
         return PinnedValue(
-            key=label, what=describe(label, value), fingerprint=fingerprint(key, value, base_folder(origin, self.workspace)), origin=origin,
+            key=label,
+            what=describe(label, value),
+            fingerprint=fingerprint(key, value, base_folder(origin, self.workspace)),
+            origin=origin,
             item=item is not None,
         )
 
-    def waits(self, pin: PinnedValue, reason: str, *, replaces_trusted: bool = False, made: dict[Any, Any] | None = None) -> bool:
+    def waits(
+        self, pin: PinnedValue, reason: str, *, replaces_trusted: bool = False, made: dict[Any, Any] | None = None
+    ) -> bool:
         """Whether a held-back value waits (True) or trust pinned it as it is (False); a waiting one is listed.
 
         ``made``: what earlier resolves listed for this pin, by everything that decides it (kept with the file)."""
@@ -96,10 +101,17 @@ class TrustGate:
             if self.pins is not None and state is not None:
                 reason = self.pins.reason(pin, state, self.workspace)
                 diagnostic = Diagnostic(
-                    kind="trust", name=pin.key, source=str(pin.origin.file) if pin.origin.file else pin.origin.source,
-                    line=pin.origin.line, reason=reason, hint="run `kairox trust` to review and allow it",
+                    kind="trust",
+                    name=pin.key,
+                    source=str(pin.origin.file) if pin.origin.file else pin.origin.source,
+                    line=pin.origin.line,
+                    reason=reason,
+                    hint="run `kairox trust` to review and allow it",
                 )
-            listed = (diagnostic, PendingTrust(key=pin.key, origin=pin.origin, reason=reason, replaces_trusted=replaces_trusted))
+            listed = (
+                diagnostic,
+                PendingTrust(key=pin.key, origin=pin.origin, reason=reason, replaces_trusted=replaces_trusted),
+            )
             if made is not None:
                 made[slot] = listed
         if listed[0] is not None:
@@ -107,7 +119,9 @@ class TrustGate:
         self.pending.append(listed[1])
         return True
 
-    def _hold(self, data: LayerData, key: str, value: Any, reason: str, *, item: Any = None, replaces_trusted: bool = False) -> bool:
+    def _hold(
+        self, data: LayerData, key: str, value: Any, reason: str, *, item: Any = None, replaces_trusted: bool = False
+    ) -> bool:
         pin, made = self._pin(data, key, value, item)
         return self.waits(pin, reason, replaces_trusted=replaces_trusted, made=made)
 
@@ -133,7 +147,10 @@ class TrustGate:
             origin = data.origin(key)
             self.diagnostics.append(
                 Diagnostic(
-                    kind="config", name=key, source=str(origin.file) if origin.file else None, line=origin.line,
+                    kind="config",
+                    name=key,
+                    source=str(origin.file) if origin.file else None,
+                    line=origin.line,
                     reason="routes credentials or model endpoints, which project files may not set; ignored",
                     hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
                 )
@@ -143,7 +160,10 @@ class TrustGate:
             origin = data.origin(key)
             self.diagnostics.append(
                 Diagnostic(
-                    kind="config", name=key, source=str(origin.file) if origin.file else None, line=origin.line,
+                    kind="config",
+                    name=key,
+                    source=str(origin.file) if origin.file else None,
+                    line=origin.line,
                     reason="would run servers without a sandbox, which project files may not decide; ignored",
                     hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
                 )
@@ -170,7 +190,11 @@ class TrustGate:
             # compared as the paths they name: the same text means another folder in another file
             ours = _folders(value, base_folder(data.origin(key), self.workspace))
             if not ours <= _folders(base.get(key, []), base_folder(self.base.origins.get(key), self.workspace)):
-                why = "would widen the policy" if key.endswith("writable_roots") else "would let sandboxed commands reach host sockets"
+                why = (
+                    "would widen the policy"
+                    if key.endswith("writable_roots")
+                    else "would let sandboxed commands reach host sockets"
+                )
                 return not self._hold(data, key, value, why)
             return True
         if key == "tools.shell_env_passthrough":
@@ -187,17 +211,25 @@ class TrustGate:
                 return not self._hold(data, key, value, reason)
             return True
         if key == "policy.rules.allow":
-            return not self._hold(data, key, value, "allow rules from an untrusted workspace wait for trust", item=value)
+            return not self._hold(
+                data, key, value, "allow rules from an untrusted workspace wait for trust", item=value
+            )
         if key.startswith("hooks."):
             return not self._hold(data, key, value, "hooks from an untrusted workspace do not run", item=value)
         if key.split(".", 1)[0] in ("mcp_servers", "lsp_servers", "dap_servers"):
             # a user's server of the same name keeps its own definition, and starts
-            waits = self._hold(data, key, value, "servers from an untrusted workspace do not start", replaces_trusted=key in base)
+            waits = self._hold(
+                data, key, value, "servers from an untrusted workspace do not start", replaces_trusted=key in base
+            )
             return not waits or key not in base
         if key == "tools.spill_dir":
-            return not self._hold(data, key, value, "an untrusted workspace may not choose where tool output is written")
+            return not self._hold(
+                data, key, value, "an untrusted workspace may not choose where tool output is written"
+            )
         if key == "mcp_catalog.url":
-            return not self._hold(data, key, value, "an untrusted workspace may not choose where server templates come from")
+            return not self._hold(
+                data, key, value, "an untrusted workspace may not choose where server templates come from"
+            )
         if key == "mcp_catalog.sources":
             label = value.get("name") if isinstance(value, dict) else value
             return not self._hold(data, key, value, "an untrusted workspace may not add catalog sources", item=label)

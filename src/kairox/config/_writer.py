@@ -36,7 +36,9 @@ def _save(file: Path, doc: TOMLDocument) -> None:
         write_atomically(target, tomlkit.dumps(doc).encode("utf-8"), mode=mode)
     except OSError as exc:
         where = file if target == file else f"{file} (a link to {target})"
-        raise ConfigWriteError(f"{where}: cannot write: {exc.strerror or exc}", hint="check the file's folder and permissions") from exc
+        raise ConfigWriteError(
+            f"{where}: cannot write: {exc.strerror or exc}", hint="check the file's folder and permissions"
+        ) from exc
 
 
 def _parent(doc: TOMLDocument, parts: list[str], *, create: bool) -> Any:

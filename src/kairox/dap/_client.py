@@ -76,7 +76,9 @@ class DapClient:
                 base_dir=base_dir or self.workspace,
                 host_env=host_env,
                 stderr_log=stderr_log,
-                scrub_stderr=SecretScrubber.for_server(config, environ=dict(host_env) if host_env is not None else None).text,
+                scrub_stderr=SecretScrubber.for_server(
+                    config, environ=dict(host_env) if host_env is not None else None
+                ).text,
             )
             if state_dir is not None:
                 # its caches in its own folder; HOME stays the user's: the debuggee inherits the adapter's
@@ -119,9 +121,7 @@ class DapClient:
                     self.child.argv = [*self._sandbox, *self.child.argv]
                 await self.child.start()
             except OSError as exc:
-                raise DapStartupError(
-                    self.name, f"cannot run {self.child.argv[0]!r}: {exc.strerror or exc}"
-                ) from exc
+                raise DapStartupError(self.name, f"cannot run {self.child.argv[0]!r}: {exc.strerror or exc}") from exc
             reader, writer = self.child.stdout, self.child.stdin
         else:
             assert self.connect is not None
@@ -227,9 +227,7 @@ class DapClient:
 
     # --- session -------------------------------------------------------------------------------------------------
 
-    async def request(
-        self, command: str, arguments: JsonObject | None = None, *, timeout: float | None = None
-    ) -> Any:
+    async def request(self, command: str, arguments: JsonObject | None = None, *, timeout: float | None = None) -> Any:
         if self.dap is None:
             raise RuntimeError("the client has not been started")
         return await self.dap.request(command, arguments, timeout=timeout)

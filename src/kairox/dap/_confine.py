@@ -85,7 +85,9 @@ def adapter_settings(sandbox: SandboxSettings, confinement: ServerConfinement | 
     profile = confinement.profile
     mode = SandboxPolicy.READ_ONLY if profile.sandbox == "read_only" else sandbox.mode
     roots = tuple(dict.fromkeys((*sandbox.writable_roots, *profile.writable_roots)))
-    return dataclasses.replace(sandbox, mode=mode, writable_roots=roots, network_access=sandbox.network_access and profile.network)
+    return dataclasses.replace(
+        sandbox, mode=mode, writable_roots=roots, network_access=sandbox.network_access and profile.network
+    )
 
 
 async def adapter_sandbox(
@@ -129,7 +131,9 @@ class ConfigurationWatch:
         return sorted(await asyncio.to_thread(protected_inside, self.roots) - self.before)
 
 
-async def watch_configuration(sandbox: SandboxSettings, workspace: Path, confinement: ServerConfinement | None) -> ConfigurationWatch:
+async def watch_configuration(
+    sandbox: SandboxSettings, workspace: Path, confinement: ServerConfinement | None
+) -> ConfigurationWatch:
     """What a launched program may create configuration in, and what is there now."""
     settings = adapter_settings(sandbox, confinement)
     if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
@@ -140,12 +144,15 @@ async def watch_configuration(sandbox: SandboxSettings, workspace: Path, confine
 
 def created_note(created: list[Path]) -> str:
     return (
-        "[the program created project configuration: " + ", ".join(map(str, created))
+        "[the program created project configuration: "
+        + ", ".join(map(str, created))
         + "; Kairox does not act on it until the user reviews it with `kairox trust`]"
     )
 
 
-def adapter_confinement(confined: bool, confinement: ServerConfinement | None, call: SandboxSettings | None) -> JsonObject:
+def adapter_confinement(
+    confined: bool, confinement: ServerConfinement | None, call: SandboxSettings | None
+) -> JsonObject:
     """The adapter's confinement for status records: the call's sandbox narrowed by its profile."""
     if not confined or call is None:
         return {"confined": False, "sandbox": "none", "network": True, "writable_roots": [], "state_dir": None,

@@ -64,9 +64,7 @@ class DapConnection(FramedConnection):
             raise
         return future
 
-    async def response(
-        self, command: str, future: "asyncio.Future[JsonObject]", timeout: float | None = None
-    ) -> Any:
+    async def response(self, command: str, future: "asyncio.Future[JsonObject]", timeout: float | None = None) -> Any:
         """The ``body`` of a response; raises :class:`DapRequestError` when the adapter says it failed.
 
         The request stays pending after a timeout: a late answer (``launch``) can be waited for again."""
@@ -79,16 +77,12 @@ class DapConnection(FramedConnection):
             raise DapRequestError(self.peer, command, _failure(reply))
         return reply.get("body") or {}
 
-    async def request(
-        self, command: str, arguments: JsonObject | None = None, *, timeout: float | None = None
-    ) -> Any:
+    async def request(self, command: str, arguments: JsonObject | None = None, *, timeout: float | None = None) -> Any:
         return await self.response(command, await self.send(command, arguments), timeout)
 
     # --- events --------------------------------------------------------------------------------------------------
 
-    async def wait_event(
-        self, names: set[str], *, since: int, timeout: float
-    ) -> tuple[int, JsonObject] | None:
+    async def wait_event(self, names: set[str], *, since: int, timeout: float) -> tuple[int, JsonObject] | None:
         """The first event named in ``names`` at index ``since`` or later, waiting up to ``timeout``; ``None``
         when none came (or the connection closed)."""
         with anyio.move_on_after(timeout):

@@ -52,7 +52,11 @@ class DapServerLifecycle(ServerSupervisor[DapClient]):
         self.state_dir = state_dir
         """The adapter's own state folder (its ``HOME`` and caches) when it runs confined."""
         self.confinement_state: JsonObject = confinement_state or (
-            {"confined": bool(sandbox), "sandbox": "call sandbox" if sandbox else "none", "reason": None if sandbox else "no sandbox"}
+            {
+                "confined": bool(sandbox),
+                "sandbox": "call sandbox" if sandbox else "none",
+                "reason": None if sandbox else "no sandbox",
+            }
         )
         self.server = server
         self.base_dir = base_dir

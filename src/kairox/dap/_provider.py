@@ -60,7 +60,9 @@ from kairox.tools import (
 
 Handler = Callable[[JsonObject, CallContext], Awaitable[ToolResult]]
 _SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
-_READING: contextvars.ContextVar[Callable[[Path], str | None] | None] = contextvars.ContextVar("dap_reading", default=None)
+_READING: contextvars.ContextVar[Callable[[Path], str | None] | None] = contextvars.ContextVar(
+    "dap_reading", default=None
+)
 """What the rules on reading keep this call from showing (``CallContext.unreadable``), for the source lines of
 stack frames, which are read outside the sandbox. A context variable: concurrent calls each keep their own."""
 
@@ -93,7 +95,11 @@ class DapToolProvider(ToolProvider):
         self.workspace = workspace.resolve()
         self.events: EventSink = events or NullSink()
         self.configs = usable_servers("dap_servers", servers, pending)
-        self.held = {name: why for name, why in (held or {}).items() if name in servers and name not in self.configs and servers[name].enabled}
+        self.held = {
+            name: why
+            for name, why in (held or {}).items()
+            if name in servers and name not in self.configs and servers[name].enabled
+        }
         """Adapters trust holds back, with why in the runtime's words (``pending re-trust: ...``)."""
         self._host_env = host_env
         self._log_dir = log_dir
@@ -138,9 +144,7 @@ class DapToolProvider(ToolProvider):
         tool = name if name in self._handlers else f"dap.{name.removeprefix('dap_')}"
         handler = self._handlers.get(tool)
         if handler is None:
-            raise ToolCallError(
-                tool=name, reason="not a DAP tool", hint="`kairox tools list` shows the tools"
-            )
+            raise ToolCallError(tool=name, reason="not a DAP tool", hint="`kairox tools list` shows the tools")
         if tool == "dap.attach":
             self._check_attach(name, str(arguments.get("host") or "127.0.0.1"), context)
         reading = _READING.set(context.unreadable)
@@ -180,7 +184,10 @@ class DapToolProvider(ToolProvider):
     def confinements(self, sandbox: SandboxSettings) -> dict[str, JsonObject]:
         """How each configured adapter would run under ``sandbox`` (the policy's), for ``doctor`` and the UIs."""
         confined = sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS
-        return {name: adapter_confinement(confined, self._confine(name, config), sandbox) for name, config in self.configs.items()}
+        return {
+            name: adapter_confinement(confined, self._confine(name, config), sandbox)
+            for name, config in self.configs.items()
+        }
 
     # --- sessions ------------------------------------------------------------------------------------------------
 
@@ -201,16 +208,12 @@ class DapToolProvider(ToolProvider):
             raise self._held_error(name)
         if isinstance(name, str) and name:
             if name not in self.configs:
-                raise DapSessionError(
-                    f"no debug adapter named {name!r}", hint=f"adapters: {', '.join(self.configs)}"
-                )
+                raise DapSessionError(f"no debug adapter named {name!r}", hint=f"adapters: {', '.join(self.configs)}")
             return name, self.configs[name]
         if not self.configs and self.held:
             raise self._held_error(next(iter(self.held)))
         if not self.configs:
-            raise DapSessionError(
-                "no debug adapter is configured", hint="add [dap_servers.NAME] to kairox.toml"
-            )
+            raise DapSessionError("no debug adapter is configured", hint="add [dap_servers.NAME] to kairox.toml")
         language = _SUFFIX_LANGUAGES.get(program.suffix) if program else None
         for server, config in self.configs.items():
             if language and language in config.languages:
@@ -226,9 +229,7 @@ class DapToolProvider(ToolProvider):
             return self.sessions[wanted]
         live = [s for s in self.sessions.values() if s.state != "ended"]
         if not live:
-            raise DapSessionError(
-                "no debug session is running", hint="start one with dap.launch or dap.attach"
-            )
+            raise DapSessionError("no debug session is running", hint="start one with dap.launch or dap.attach")
         return live[-1]
 
     def _client(self, session: DebugSession) -> DapClient:
@@ -240,9 +241,7 @@ class DapToolProvider(ToolProvider):
                 hint="start a new session with dap.launch or dap.attach",
             )
         if session.state == "ended" or client is None or not client.alive:
-            raise DapSessionError(
-                f"debug session {session.id!r} has ended", hint="start a new one with dap.launch"
-            )
+            raise DapSessionError(f"debug session {session.id!r} has ended", hint="start a new one with dap.launch")
         return client
 
     def _new_id(self, args: JsonObject) -> str:
@@ -292,9 +291,7 @@ class DapToolProvider(ToolProvider):
         self.sessions[session_id] = session
         try:
             client = await lifecycle.start()
-            placed = await client.start_session(
-                command, arguments, breakpoints=breakpoints, exception_filters=filters
-            )
+            placed = await client.start_session(command, arguments, breakpoints=breakpoints, exception_filters=filters)
         except BaseException:
             session.state = "ended"
             await lifecycle.stop()
@@ -321,15 +318,27 @@ class DapToolProvider(ToolProvider):
             arguments["env"] = {str(k): str(v) for k, v in args["env"].items()}
         for attempt in range(1, SETUP_ATTEMPTS + 1):
             # the adapter, and the debuggee it starts, run in the sandbox shell.exec commands run in
-            sandbox = await adapter_sandbox(context.sandbox, workspace=self.workspace, cwd=place.cwd, confinement=confinement)
+            sandbox = await adapter_sandbox(
+                context.sandbox, workspace=self.workspace, cwd=place.cwd, confinement=confinement
+            )
             try:
                 return await self._open(
-                    args, "launch", arguments, self._display(program), program=program, connect=None, cwd=place.cwd,
-                    sandbox=sandbox, confinement=confinement, call_sandbox=context.sandbox,
+                    args,
+                    "launch",
+                    arguments,
+                    self._display(program),
+                    program=program,
+                    connect=None,
+                    cwd=place.cwd,
+                    sandbox=sandbox,
+                    confinement=confinement,
+                    call_sandbox=context.sandbox,
                 )
             except DapStartupError as exc:
                 # bwrap stopped before the adapter: a path it was to cover went away after it was listed
-                if attempt == SETUP_ATTEMPTS or not vanished_before_start(sandbox, 1, b"", exc.stderr_tail.strip().encode()):
+                if attempt == SETUP_ATTEMPTS or not vanished_before_start(
+                    sandbox, 1, b"", exc.stderr_tail.strip().encode()
+                ):
                     raise
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -409,18 +418,12 @@ class DapToolProvider(ToolProvider):
         stop: JsonObject = {"reason": reason, "thread_id": thread_id, "frame": frame}
         if body.get("description") or body.get("text"):
             stop["description"] = str(body.get("text") or body.get("description"))
-        if (
-            reason == "exception"
-            and thread_id is not None
-            and client.capabilities.get("supportsExceptionInfoRequest")
-        ):
+        if reason == "exception" and thread_id is not None and client.capabilities.get("supportsExceptionInfoRequest"):
             with contextlib.suppress(RpcError):
                 info = await client.request("exceptionInfo", {"threadId": thread_id})
                 exception = str(info.get("exceptionId") or "")
                 detail = str(info.get("description") or "")
-                stop["description"] = (
-                    f"{exception}: {detail}" if exception and detail else exception or detail
-                )
+                stop["description"] = f"{exception}: {detail}" if exception and detail else exception or detail
         session.last_stop = stop
         self.events.emit(
             DapProgramStopped(
@@ -458,14 +461,9 @@ class DapToolProvider(ToolProvider):
         if session.state != "running" or client is None or client.dap is None:
             return None
         names = {"stopped", "terminated", "exited"}
-        if (
-            not any(e.get("event") in names for e in client.dap.events[session.cursor :])
-            and not client.dap.closed
-        ):
+        if not any(e.get("event") in names for e in client.dap.events[session.cursor :]) and not client.dap.closed:
             return None
-        return await self._outcome(
-            session, session.cursor, 0, ["The program changed while nothing waited for it:"]
-        )
+        return await self._outcome(session, session.cursor, 0, ["The program changed while nothing waited for it:"])
 
     async def _live(self, args: JsonObject) -> DebugSession:
         session = self._session(args)
@@ -483,9 +481,7 @@ class DapToolProvider(ToolProvider):
         if thread_id is None:
             thread_id = await self._first_thread(client) or 0
         if command != "pause" and session.state == "running":
-            raise DapSessionError(
-                f"debug session {session.id} is running, not stopped", hint="use dap.pause first"
-            )
+            raise DapSessionError(f"debug session {session.id} is running, not stopped", hint="use dap.pause first")
         since = len(client.dap.events)
         await client.request(command, {"threadId": thread_id})
         session.state = "running"
@@ -540,22 +536,16 @@ class DapToolProvider(ToolProvider):
         client = self._client(session)
         thread_id = args.get("thread_id") if isinstance(args.get("thread_id"), int) else session.thread_id
         if thread_id is None:
-            raise DapSessionError(
-                f"debug session {session.id} has not stopped", hint="set a breakpoint or dap.pause"
-            )
+            raise DapSessionError(f"debug session {session.id} has not stopped", hint="set a breakpoint or dap.pause")
         levels = args.get("levels") if isinstance(args.get("levels"), int) else 20
         trace = await client.request("stackTrace", {"threadId": thread_id, "startFrame": 0, "levels": levels})
         frames = [self._frame(f) for f in trace.get("stackFrames") or [] if isinstance(f, dict)]
-        return ToolResult.text(
-            stack_text(frames) or "No frames.", structured={"session": session.id, "frames": frames}
-        )
+        return ToolResult.text(stack_text(frames) or "No frames.", structured={"session": session.id, "frames": frames})
 
     async def _scope_list(self, session: DebugSession, args: JsonObject) -> list[JsonObject]:
         frame_id = args.get("frame_id") if isinstance(args.get("frame_id"), int) else session.frame_id
         if frame_id is None:
-            raise DapSessionError(
-                f"debug session {session.id} has not stopped", hint="set a breakpoint or dap.pause"
-            )
+            raise DapSessionError(f"debug session {session.id} has not stopped", hint="set a breakpoint or dap.pause")
         return scope_records(await self._client(session).request("scopes", {"frameId": frame_id}))
 
     async def _scopes(self, args: JsonObject) -> ToolResult:
@@ -570,9 +560,7 @@ class DapToolProvider(ToolProvider):
         if not isinstance(reference, int):
             scopes = await self._scope_list(session, args)
             wanted = str(args.get("scope") or "Locals").lower()
-            chosen = next(
-                (s for s in scopes if str(s["name"]).lower() == wanted), scopes[0] if scopes else None
-            )
+            chosen = next((s for s in scopes if str(s["name"]).lower() == wanted), scopes[0] if scopes else None)
             if chosen is None:
                 raise DapSessionError("the frame has no scopes")
             reference = int(chosen["variables_reference"])
@@ -614,4 +602,3 @@ class DapToolProvider(ToolProvider):
             text += "\n" + created_note(created)
             structured["created_configuration"] = [str(p) for p in created]
         return ToolResult.text(text, structured=structured)
-

@@ -96,7 +96,9 @@ def source_line(path: str, line: int, unreadable: Callable[[Path], str | None] |
     return lines[line - 1].strip() if line <= len(lines) else ""
 
 
-def frame_record(raw: JsonObject, workspace: Path, unreadable: Callable[[Path], str | None] | None = None) -> JsonObject:
+def frame_record(
+    raw: JsonObject, workspace: Path, unreadable: Callable[[Path], str | None] | None = None
+) -> JsonObject:
     """A DAP ``StackFrame`` as ``{id, name, path, line, column, text}`` with the source line's text (unless the rules
     on reading hide the file: ``unreadable`` says why a resolved path may not be read, or None)."""
     source = json_dict(raw.get("source"))
@@ -106,7 +108,9 @@ def frame_record(raw: JsonObject, workspace: Path, unreadable: Callable[[Path], 
     return {
         "id": raw.get("id"),
         "name": str(raw.get("name", "")),
-        "path": display_path(Path(path), workspace) if isinstance(path, str) and "\x00" not in path else source.get("name"),
+        "path": display_path(Path(path), workspace)
+        if isinstance(path, str) and "\x00" not in path
+        else source.get("name"),
         "line": line,
         "column": raw.get("column"),
         "text": text,
@@ -121,8 +125,7 @@ def wait_seconds(args: JsonObject) -> float:
 def stack_text(frames: list[JsonObject]) -> str:
     """One line a frame: ``#0 name at path:line [frame id]: text``."""
     return "\n".join(
-        f"#{i} {f['name']} at {f['path']}:{f['line']} [frame {f['id']}]"
-        + (f": {f['text']}" if f["text"] else "")
+        f"#{i} {f['name']} at {f['path']}:{f['line']} [frame {f['id']}]" + (f": {f['text']}" if f["text"] else "")
         for i, f in enumerate(frames)
     )
 

@@ -20,7 +20,9 @@ from mcp.server.context import ServerRequestContext
 
 from kairox.policy import ApprovalAnswer, ApprovalRequest, refusal_text, unattended_refusal
 
-current_request: contextvars.ContextVar["ServerRequestContext[Any, Any] | None"] = contextvars.ContextVar("kairox_gateway_request", default=None)
+current_request: contextvars.ContextVar["ServerRequestContext[Any, Any] | None"] = contextvars.ContextVar(
+    "kairox_gateway_request", default=None
+)
 """The MCP request a tool call runs for; set by the call handler, read by the approver in the same task."""
 
 ONCE, SESSION, DENY = "allow once", "allow for this session", "deny"
@@ -49,7 +51,9 @@ def why_not_elicit(ctx: "ServerRequestContext[Any, Any] | None") -> str | None:
     """Why this request's client cannot be asked, or None when it can."""
     caps = ctx.session.client_capabilities if ctx is not None else None
     elicitation = caps.elicitation if caps is not None else None
-    if ctx is None or elicitation is None or (elicitation.form is None and elicitation.url is not None):  # `{}` means form
+    if (
+        ctx is None or elicitation is None or (elicitation.form is None and elicitation.url is not None)
+    ):  # `{}` means form
         return NO_ELICITATION
     return None if ctx.session.can_send_request else NO_BACK_CHANNEL
 
@@ -97,7 +101,9 @@ class ElicitingApprover:
                 result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
         except TimeoutError:
             self.outcomes[request.call_id] = AskOutcome(approved=False, how="failed")
-            return ApprovalAnswer.deny(f"approval for {request.tool} was not answered within {self.timeout_sec:g}s; call it again to be asked again")
+            return ApprovalAnswer.deny(
+                f"approval for {request.tool} was not answered within {self.timeout_sec:g}s; call it again to be asked again"
+            )
         except Exception as exc:  # the client went away or answered with an error: nobody approved the call
             self.outcomes[request.call_id] = AskOutcome(approved=False, how="failed")
             return ApprovalAnswer.deny(f"approval for {request.tool} could not be asked: {exc}")

@@ -105,12 +105,20 @@ def _progress_token(meta: Any) -> str | int | None:
 
 def _notice(event: Event) -> _Progress | _Log | None:
     if isinstance(event, McpToolProgress):
-        return _Progress(event.call_id, event.progress, event.total, event.message) if event.call_id.startswith("gw-") else None
+        return (
+            _Progress(event.call_id, event.progress, event.total, event.message)
+            if event.call_id.startswith("gw-")
+            else None
+        )
     if isinstance(event, McpServerLog):
         level = event.level if event.level in LEVELS else "info"
         return _Log(level, f"mcp/{event.server}" + (f"/{event.logger}" if event.logger else ""), event.data)
     if isinstance(event, LspServerStarting):
-        return _Log("info", f"lsp/{event.server}", f"language server {event.server} starting" + (" again" if event.restart else ""))
+        return _Log(
+            "info",
+            f"lsp/{event.server}",
+            f"language server {event.server} starting" + (" again" if event.restart else ""),
+        )
     if isinstance(event, LspServerRunning):
         return _Log("info", f"lsp/{event.server}", f"language server {event.server} running (pid {event.pid})")
     if isinstance(event, LspServerFailed):
@@ -118,9 +126,12 @@ def _notice(event: Event) -> _Progress | _Log | None:
     if isinstance(event, DapServerRunning):
         return _Log("info", f"dap/{event.server}", f"debug adapter {event.server} running for session {event.session}")
     if isinstance(event, DapServerFailed):
-        return _Log("error", f"dap/{event.server}", f"debug adapter {event.server} failed in session {event.session}: {event.reason}")
+        return _Log(
+            "error",
+            f"dap/{event.server}",
+            f"debug adapter {event.server} failed in session {event.session}: {event.reason}",
+        )
     if isinstance(event, DapProgramStopped):
         where = f" at {event.path}:{event.line}" if event.path else ""
         return _Log("info", f"dap/{event.session}", f"debug session {event.session} stopped ({event.reason}){where}")
     return None
-

@@ -34,7 +34,9 @@ from kairox.policy import ApprovalAnswer, ApprovalRequest, unattended_refusal
 ANSWER_KEY = "kairox/approval"
 """The key of the one question in ``inputRequests`` / ``inputResponses``."""
 
-given_answer: contextvars.ContextVar["types.ElicitResult | None"] = contextvars.ContextVar("kairox_gateway_answer", default=None)
+given_answer: contextvars.ContextVar["types.ElicitResult | None"] = contextvars.ContextVar(
+    "kairox_gateway_answer", default=None
+)
 """The client's answer to the question of the previous round, while its retry runs through the gate."""
 
 
@@ -81,7 +83,9 @@ class RoundTripApprover:
         how = "cancelled" if answer.action == "cancel" else "declined"
         self.inner.outcomes[request.call_id] = AskOutcome(approved=False, how=how)
         said = f" ({choice})" if choice not in (None, DENY) else ""
-        return ApprovalAnswer.deny(f"{request.tool} was {how} by the user of {self.inner.client}{said}: {request.reason}")
+        return ApprovalAnswer.deny(
+            f"{request.tool} was {how} by the user of {self.inner.client}{said}: {request.reason}"
+        )
 
 
 def call_digest(name: str, arguments: dict[str, Any]) -> str:
@@ -91,7 +95,9 @@ def call_digest(name: str, arguments: dict[str, Any]) -> str:
 
 def input_required(pending: Pending, name: str, arguments: dict[str, Any]) -> types.InputRequiredResult:
     """The question as the 2026 revision carries it, with the state that binds the answer to this very call."""
-    ask = types.ElicitRequest(params=types.ElicitRequestFormParams(message=pending.message, requested_schema=pending.schema))  # type: ignore[arg-type]
+    ask = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(message=pending.message, requested_schema=pending.schema)
+    )  # type: ignore[arg-type]
     state = json.dumps({"v": 1, "call": call_digest(name, arguments)})
     return types.InputRequiredResult(input_requests={ANSWER_KEY: ask}, request_state=state)
 

@@ -23,7 +23,12 @@ REMOVE_TOOL = "kairox_remove_tools"
 META_TOOLS = (SEARCH_TOOL, ADD_TOOL, REMOVE_TOOL)
 MAX_RESULTS = 20
 
-_NAMES = {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Tool names as kairox_search_tools returned them."}
+_NAMES = {
+    "type": "array",
+    "items": {"type": "string"},
+    "minItems": 1,
+    "description": "Tool names as kairox_search_tools returned them.",
+}
 
 
 def meta_tools() -> list[types.Tool]:
@@ -40,8 +45,16 @@ def meta_tools() -> list[types.Tool]:
             input_schema={
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "What the tool should do, in a few words (e.g. 'create a github issue')."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "description": "How many tools to return (default 5)."},
+                    "query": {
+                        "type": "string",
+                        "description": "What the tool should do, in a few words (e.g. 'create a github issue').",
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_RESULTS,
+                        "description": "How many tools to return (default 5).",
+                    },
                 },
                 "required": ["query"],
             },
@@ -51,13 +64,17 @@ def meta_tools() -> list[types.Tool]:
             name=ADD_TOOL,
             description="List these tools (names from kairox_search_tools) in tools/list for this session; the client is told the list changed.",
             input_schema={"type": "object", "properties": {"names": _NAMES}, "required": ["names"]},
-            annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+            ),
         ),
         types.Tool(
             name=REMOVE_TOOL,
             description="Stop listing these tools (added with kairox_add_tools) for this session; the client is told the list changed.",
             input_schema={"type": "object", "properties": {"names": _NAMES}, "required": ["names"]},
-            annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+            ),
         ),
     ]
 
@@ -85,7 +102,9 @@ class ServedIndex:
 def text_result(payload: dict[str, Any], *, is_error: bool = False) -> types.CallToolResult:
     """A result whose text is the JSON of ``payload`` and whose structured form is ``payload`` itself."""
     return types.CallToolResult(
-        content=[types.TextContent(text=json.dumps(payload, ensure_ascii=False))], structured_content=payload, is_error=is_error
+        content=[types.TextContent(text=json.dumps(payload, ensure_ascii=False))],
+        structured_content=payload,
+        is_error=is_error,
     )
 
 

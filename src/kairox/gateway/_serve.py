@@ -70,7 +70,9 @@ class HttpOptions:
         bound = self.host if ":" not in self.host or self.host.startswith("[") else f"[{self.host}]"
         hosts = [*LOOPBACK_HOSTS, f"{bound}:*", *self.allowed_hosts]
         origins = [*LOOPBACK_ORIGINS, f"http://{bound}:*", *self.allowed_origins]
-        return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
 
 
 class ExactHosts:
@@ -96,7 +98,9 @@ class ExactHosts:
                 await PlainTextResponse("Invalid Host header", status_code=421)(scope, receive, send)
                 return
             origin = headers.get("origin")
-            if origin is not None and not _allowed(origin, tuple(f"http://{n}" for n in self.names), self.origins, port):
+            if origin is not None and not _allowed(
+                origin, tuple(f"http://{n}" for n in self.names), self.origins, port
+            ):
                 await PlainTextResponse("Invalid Origin header", status_code=403)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -123,7 +127,10 @@ def parse_listen(text: str) -> tuple[str, int]:
     if not sep:
         host, port = "127.0.0.1", text
     if not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise GatewayConfigError(f"--http {text!r}: expected [HOST:]PORT with a port from 0 to 65535", hint="e.g. --http 8765 or --http 0.0.0.0:8765")
+        raise GatewayConfigError(
+            f"--http {text!r}: expected [HOST:]PORT with a port from 0 to 65535",
+            hint="e.g. --http 8765 or --http 0.0.0.0:8765",
+        )
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -140,7 +147,8 @@ class BearerToken:
             if not hmac.compare_digest(given, self.expected):
                 response = PlainTextResponse(
                     "kairox serve needs `Authorization: Bearer <token>` (the token given to --token or --token-file)",
-                    status_code=401, headers={"WWW-Authenticate": 'Bearer realm="kairox"'},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="kairox"'},
                 )
                 await response(scope, receive, send)
                 return
@@ -148,13 +156,17 @@ class BearerToken:
 
 
 @contextlib.asynccontextmanager
-async def open_gateway(runtime: RuntimeOptions, options: GatewayOptions, *, events: EventSink | None = None) -> AsyncIterator[Gateway]:
+async def open_gateway(
+    runtime: RuntimeOptions, options: GatewayOptions, *, events: EventSink | None = None
+) -> AsyncIterator[Gateway]:
     """Build the workspace's context and a gateway over it; leaving stops every server the context started."""
     gateway_events = GatewayEvents()
     sink = FanoutSink([gateway_events, *([events] if events is not None else [])])
     from kairox.agent import open_workspace
 
-    async with open_workspace(cli=runtime, session=False, events=[sink]) as opened:  # the gateway's clients bring the model
+    async with open_workspace(
+        cli=runtime, session=False, events=[sink]
+    ) as opened:  # the gateway's clients bring the model
         yield Gateway(opened.context, gateway_events, options)
 
 
@@ -164,12 +176,16 @@ async def _until_signal(gateway: Gateway, drain_sec: float, stop: Callable[[], N
         async for _ in signals:
             gateway.closing = True
             if not await gateway.drain(drain_sec):
-                sys.stderr.write(f"kairox serve: {gateway.in_flight} calls still running after {drain_sec:g}s; stopping them\n")
+                sys.stderr.write(
+                    f"kairox serve: {gateway.in_flight} calls still running after {drain_sec:g}s; stopping them\n"
+                )
             stop()
             return
 
 
-async def serve_stdio(runtime: RuntimeOptions, options: GatewayOptions, *, events: EventSink | None = None, drain_sec: float = 10.0) -> None:
+async def serve_stdio(
+    runtime: RuntimeOptions, options: GatewayOptions, *, events: EventSink | None = None, drain_sec: float = 10.0
+) -> None:
     from mcp.server.stdio import stdio_server
 
     async with open_gateway(runtime, options, events=events) as gateway:
@@ -206,12 +222,18 @@ async def serve_http(
 ) -> None:
     if not http.loopback and not http.token:
         raise GatewayConfigError(
-            f"serving on {http.host} (not loopback) needs a token", hint="pass --token-file PATH (or --token), or bind 127.0.0.1"
+            f"serving on {http.host} (not loopback) needs a token",
+            hint="pass --token-file PATH (or --token), or bind 127.0.0.1",
         )
     async with open_gateway(runtime, options, events=events) as gateway:
         config = uvicorn.Config(
-            http_app(gateway, http), host=http.host, port=http.port, log_level="warning", lifespan="on",
-            timeout_graceful_shutdown=2, access_log=False,
+            http_app(gateway, http),
+            host=http.host,
+            port=http.port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=2,
+            access_log=False,
         )
         server = _Uvicorn(config)
 
@@ -234,7 +256,9 @@ async def _announce_address(server: uvicorn.Server, gateway: Gateway, http: Http
     shown = f"[{host}]" if ":" in host else host
     _report(gateway, f"serving MCP on http://{shown}:{port}{PATH}")
     if not http.loopback:
-        sys.stderr.write(f"kairox serve: warning: listening on {http.host}, reachable from other machines; every request needs the token\n")
+        sys.stderr.write(
+            f"kairox serve: warning: listening on {http.host}, reachable from other machines; every request needs the token\n"
+        )
         sys.stderr.flush()
 
 
@@ -242,7 +266,9 @@ def _report(gateway: Gateway, what: str) -> None:
     tools = len(gateway.served())
     listed = f"{tools} tools behind kairox_search_tools" if gateway.options.search else f"{tools} tools"
     lines = [f"kairox serve: {what} ({listed}; audit log {gateway.audit.path})"]
-    lines += [f"kairox serve: {d.severity}: {d.name}: {d.reason}" for d in [*gateway.context.failures(), *gateway.diagnostics]]
+    lines += [
+        f"kairox serve: {d.severity}: {d.name}: {d.reason}" for d in [*gateway.context.failures(), *gateway.diagnostics]
+    ]
     if not gateway.held.empty:
         lines.append(f"kairox serve: note: {gateway.held.notice()}")
     sys.stderr.write("\n".join(lines) + "\n")

@@ -136,7 +136,9 @@ class _GatewayServer(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         # the streamable HTTP manager asks without options: the gateway always announces list changes
-        changes = notification_options or NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        changes = notification_options or NotificationOptions(
+            prompts_changed=True, resources_changed=True, tools_changed=True
+        )
         return super().create_initialization_options(changes, experimental_capabilities, extensions)
 
 
@@ -163,7 +165,9 @@ class Gateway:
         """Set on SIGTERM: calls in flight finish, new ones are refused."""
         self.held = held_back(context)
         """What an untrusted workspace keeps from being served: said at start, in the instructions, on a call."""
-        instructions = "\n\n".join(part for part in (context.prompt_context, "" if self.held.empty else self.held.notice()) if part)
+        instructions = "\n\n".join(
+            part for part in (context.prompt_context, "" if self.held.empty else self.held.notice()) if part
+        )
         self._pending: dict[str, Pending] = {}
         self._search_index = ServedIndex()
         """Questions asked during a 2026 round, by call id, until the round ends in input_required."""
@@ -191,7 +195,9 @@ class Gateway:
                 on_subscriptions_listen=ListenHandler(self.changes),
             )
         # a 2026 client echoes requestState back: sealed here, verified on the way in (bound to the request)
-        self.server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=self.options.name))
+        self.server.middleware.append(
+            RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=self.options.name)
+        )
 
     # --- what is served ----------------------------------------------------------------------------------
 
@@ -211,7 +217,9 @@ class Gateway:
             out[wire] = spec
         return out
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         _, client = self._client(ctx)
         served = self.served()
         if self.options.search:
@@ -219,7 +227,9 @@ class Gateway:
             return types.ListToolsResult(tools=[*meta_tools(), *added])
         return types.ListToolsResult(tools=[tool_to_mcp(spec, wire) for wire, spec in served.items()])
 
-    async def _list_prompts(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
         self._client(ctx)
         if SKILL_TOOL not in {s.name for s in self.served().values()}:
             return types.ListPromptsResult(prompts=[])
@@ -237,11 +247,18 @@ class Gateway:
             for resource in client.resources
         ]
 
-    async def _list_resources(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         self._client(ctx)
         return types.ListResourcesResult(
             resources=[
-                types.Resource(uri=resource_uri(server, r.uri), name=f"{server}/{r.name}", description=r.description, mime_type=r.mime_type)
+                types.Resource(
+                    uri=resource_uri(server, r.uri),
+                    name=f"{server}/{r.name}",
+                    description=r.description,
+                    mime_type=r.mime_type,
+                )
                 for server, r in self._upstream_resources()
                 if not r.template
             ]
@@ -253,23 +270,34 @@ class Gateway:
         self._client(ctx)
         return types.ListResourceTemplatesResult(
             resource_templates=[
-                types.ResourceTemplate(uri_template=resource_uri(server, r.uri), name=f"{server}/{r.name}", description=r.description, mime_type=r.mime_type)
+                types.ResourceTemplate(
+                    uri_template=resource_uri(server, r.uri),
+                    name=f"{server}/{r.name}",
+                    description=r.description,
+                    mime_type=r.mime_type,
+                )
                 for server, r in self._upstream_resources()
                 if r.template
             ]
         )
 
-    async def _subscribe(self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
         # kept per session: an upstream's resources/updated is not relayed yet, so this only records the interest
         self._client(ctx)
         self.subscriptions.setdefault(id(ctx.session), set()).add(str(params.uri))
         return types.EmptyResult()
 
-    async def _unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
         self.subscriptions.get(id(ctx.session), set()).discard(str(params.uri))
         return types.EmptyResult()
 
-    async def _complete(self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams) -> types.CompleteResult:
+    async def _complete(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
         """Values for a skill prompt's argument (its default; true/false for a boolean) that start with what was
         typed; nothing for other prompts and for resource templates."""
         self._client(ctx)
@@ -280,9 +308,13 @@ class Gateway:
             for argument in entry.skill.arguments:
                 if argument.name == params.argument.name:
                     values = prompt_argument_values(argument, params.argument.value)
-        return types.CompleteResult(completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100))
+        return types.CompleteResult(
+            completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
+        )
 
-    async def _set_logging_level(self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+    async def _set_logging_level(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
         self._client(ctx)
         self.events.relay.set_level(ctx.session, str(params.level))
         return types.EmptyResult()
@@ -314,7 +346,9 @@ class Gateway:
             return input_required(pending, params.name, arguments)  # nothing ran: the retry brings the answer
         return result_to_mcp(result, spec)
 
-    async def _search_call(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _search_call(
+        self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         """``kairox_search_tools`` and the add/remove pair: Kairox's own, not the registry's; audited as such."""
         client_key, client = self._client(ctx)
         started = time.perf_counter()
@@ -330,8 +364,12 @@ class Gateway:
             else:
                 found = [
                     {
-                        "name": wire, "description": match.spec.description, "matched": match.why(), "score": round(match.score, 4),
-                        "input_schema": tool_to_mcp(match.spec, wire).input_schema, "added": wire in client.added,
+                        "name": wire,
+                        "description": match.spec.description,
+                        "matched": match.why(),
+                        "score": round(match.score, 4),
+                        "input_schema": tool_to_mcp(match.spec, wire).input_schema,
+                        "added": wire in client.added,
                     }
                     for wire, match in self._search_index.search(served, query, limit)
                 ]
@@ -342,7 +380,9 @@ class Gateway:
             if isinstance(names, str):
                 result = error_result(names)
             elif missing:
-                result = error_result(f"no tool named {', '.join(map(repr, missing))} is served here; {SEARCH_TOOL} finds the served tools")
+                result = error_result(
+                    f"no tool named {', '.join(map(repr, missing))} is served here; {SEARCH_TOOL} finds the served tools"
+                )
             else:
                 before = set(client.added)
                 if name == ADD_TOOL:
@@ -353,8 +393,14 @@ class Gateway:
                 result = text_result({"listed": sorted(client.added), "changed": changed})
         self.audit.write(
             AuditRecord(
-                client=client.name, session=client_key, tool=name, arguments=event_arguments(arguments), decision="allow", rule=None,
-                duration_ms=round((time.perf_counter() - started) * 1000, 3), outcome="error" if result.is_error else "ok",
+                client=client.name,
+                session=client_key,
+                tool=name,
+                arguments=event_arguments(arguments),
+                decision="allow",
+                rule=None,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                outcome="error" if result.is_error else "ok",
             )
         )
         if changed:
@@ -372,11 +418,18 @@ class Gateway:
         except Exception:  # the client's standalone channel is gone; its next tools/list still shows the change
             client.session = None
 
-    async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
         entry = self.context.skills.get(params.name)
         if entry is None or not entry.offered or SKILL_TOOL not in {s.name for s in self.served().values()}:
-            held = f" {self.held.notice()}" if entry is not None and entry.skill.qualified_name in self.held.skills else ""
-            raise MCPError(INVALID_PARAMS, f"no prompt named {params.name!r}; prompts/list shows the skills served as prompts.{held}")
+            held = (
+                f" {self.held.notice()}" if entry is not None and entry.skill.qualified_name in self.held.skills else ""
+            )
+            raise MCPError(
+                INVALID_PARAMS,
+                f"no prompt named {params.name!r}; prompts/list shows the skills served as prompts.{held}",
+            )
         arguments = {"name": entry.skill.qualified_name, "arguments": prompt_arguments(entry.skill, params.arguments)}
         result = await self._gated(ctx, SKILL_TOOL, arguments)
         if result.is_error:
@@ -386,7 +439,9 @@ class Gateway:
             messages=[types.PromptMessage(role="user", content=types.TextContent(text=result.text_content()))],
         )
 
-    async def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         uri = str(params.uri)
         parts = split_resource_uri(uri)
         tool = mcp_tool_name(parts[0], "read_resource") if parts else None
@@ -397,11 +452,15 @@ class Gateway:
             raise MCPError(INVALID_PARAMS, result.text_content())
         return types.ReadResourceResult(contents=resource_contents(result, uri))
 
-    async def _gated(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> ToolResult:
+    async def _gated(
+        self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any], *, call_id: str | None = None
+    ) -> ToolResult:
         """One call through the registry exactly as an agent's call, with this client's grants; audited."""
         client_key, client = self._client(ctx)
         if self.closing:
-            return ToolResult.error(f"{name} was not run: kairox serve is stopping; call it again once the server is back")
+            return ToolResult.error(
+                f"{name} was not run: kairox serve is stopping; call it again once the server is back"
+            )
         call_id = call_id or f"gw-{next(self._call_ids)}"
         self._in_flight += 1
         if self._in_flight == 1:
@@ -410,7 +469,9 @@ class Gateway:
         self.events.relay.follow(call_id, ctx.session, ctx.meta, ctx.request_id)
         started = time.perf_counter()
         try:
-            result = await self.context.registry.call(ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals)
+            result = await self.context.registry.call(
+                ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals
+            )
         finally:
             self.events.relay.forget(call_id)
             current_request.reset(token)
@@ -420,7 +481,11 @@ class Gateway:
         duration = round((time.perf_counter() - started) * 1000, 3)
         decided = self.events.decisions.pop(call_id, None)
         asked = client.approver.outcomes.pop(call_id, None)
-        decision = decided.decision if decided is not None else ("deny" if result.is_error and "decision" in result.meta else "allow")
+        decision = (
+            decided.decision
+            if decided is not None
+            else ("deny" if result.is_error and "decision" in result.meta else "allow")
+        )
         if asked is not None:
             decision = "approved" if asked.approved else asked.how
         if call_id in self._pending:
@@ -428,8 +493,13 @@ class Gateway:
         refused = "decision" in result.meta
         self.audit.write(
             AuditRecord(
-                client=client.name, session=client_key, tool=name, arguments=event_arguments(arguments), decision=decision,
-                rule=decided.rule if decided is not None else None, duration_ms=duration,
+                client=client.name,
+                session=client_key,
+                tool=name,
+                arguments=event_arguments(arguments),
+                decision=decision,
+                rule=decided.rule if decided is not None else None,
+                duration_ms=duration,
                 outcome="refused" if refused else ("error" if result.is_error else "ok"),
             )
         )
@@ -446,7 +516,9 @@ class Gateway:
         if client is None:
             approver = ElicitingApprover(name, timeout_sec=self.options.approval_timeout_sec)
             rounds = RoundTripApprover(approver, self._pending)
-            client = _Client(name=name, approver=approver, rounds=rounds, approvals=self.context.registry.session_approvals(rounds))
+            client = _Client(
+                name=name, approver=approver, rounds=rounds, approvals=self.context.registry.session_approvals(rounds)
+            )
             if key is not None:  # a stateless request has no session: its grants end with it
                 self._clients[key] = client
                 while len(self._clients) > MAX_TRACKED_SESSIONS:

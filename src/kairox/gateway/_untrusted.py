@@ -56,7 +56,9 @@ class HeldBack:
         for server in self.servers.get("mcp_servers", ()):
             if name.startswith(f"mcp__{normalize_tool_name(server)}__"):
                 return f"{name} was not run: it comes from MCP server {server!r}, which kairox serve holds back. {self.notice()}"
-        if (name.startswith("lsp_") and self.servers.get("lsp_servers")) or (name.startswith("dap_") and self.servers.get("dap_servers")):
+        if (name.startswith("lsp_") and self.servers.get("lsp_servers")) or (
+            name.startswith("dap_") and self.servers.get("dap_servers")
+        ):
             return f"{name} was not run: its server is held back. {self.notice()}"
         if name == "skill" and self.skills:  # the skill tool is served only when some skill is offered
             return f"skill was not run: the workspace's skills are held back. {self.notice()}"
@@ -73,12 +75,21 @@ def held_back(context: ExtensionContext) -> HeldBack:
         servers[key] = tuple(names)
     hooks = any(p.key == "hooks" or p.key.startswith("hooks.") for p in waiting)
     for p in waiting:
-        if p.key.startswith(tuple(key + "." for key, _ in _SERVER_KINDS)) or p.key == "hooks" or p.key.startswith(("hooks.", "plugins.")):
+        if (
+            p.key.startswith(tuple(key + "." for key, _ in _SERVER_KINDS))
+            or p.key == "hooks"
+            or p.key.startswith(("hooks.", "plugins."))
+        ):
             continue
         counted += 1
     skills = tuple(sorted(e.skill.qualified_name for e in context.skills.entries() if e.held_by_trust))
     plugins = tuple(sorted(p.name for p in context.plugins.plugins if not p.enabled and p.held_by_trust))
     return HeldBack(
-        workspace=str(resolved.workspace), trusted=resolved.trusted, servers=servers, skills=skills, plugins=plugins, hooks=hooks,
+        workspace=str(resolved.workspace),
+        trusted=resolved.trusted,
+        servers=servers,
+        skills=skills,
+        plugins=plugins,
+        hooks=hooks,
         other_keys=counted,
     )

@@ -67,8 +67,11 @@ def selected(names: tuple[str, str], expose: Sequence[str], hide: Sequence[str])
 def tool_to_mcp(spec: ToolSpec, wire: str) -> types.Tool:
     hints = spec.annotations
     annotations = types.ToolAnnotations(
-        title=hints.title, read_only_hint=hints.read_only_hint, destructive_hint=hints.destructive_hint,
-        idempotent_hint=hints.idempotent_hint, open_world_hint=hints.open_world_hint,
+        title=hints.title,
+        read_only_hint=hints.read_only_hint,
+        destructive_hint=hints.destructive_hint,
+        idempotent_hint=hints.idempotent_hint,
+        open_world_hint=hints.open_world_hint,
     )
     schema = dict(spec.input_schema)
     schema.setdefault("type", "object")
@@ -79,7 +82,11 @@ def tool_to_mcp(spec: ToolSpec, wire: str) -> types.Tool:
         input_schema=schema,
         output_schema=spec.output_schema,
         annotations=annotations if annotations.model_dump(exclude_none=True) else None,
-        _meta={"kairox/name": spec.name, "kairox/source": str(spec.source), **({"kairox/origin": spec.origin} if spec.origin else {})},
+        _meta={
+            "kairox/name": spec.name,
+            "kairox/source": str(spec.source),
+            **({"kairox/origin": spec.origin} if spec.origin else {}),
+        },
     )
 
 
@@ -114,12 +121,17 @@ def result_to_mcp(result: ToolResult, spec: ToolSpec | None) -> types.CallToolRe
     if structured is None and spec is not None and spec.output_schema is not None and not result.is_error:
         # a result the gate changed (cut, or a hook's note) lost its structure: say so rather than break the schema
         return types.CallToolResult(
-            content=[*(_content_to_mcp(c) for c in result.content), types.TextContent(text="[structured content left out]")],
+            content=[
+                *(_content_to_mcp(c) for c in result.content),
+                types.TextContent(text="[structured content left out]"),
+            ],
             is_error=True,
         )
     if structured is not None and (spec is None or spec.source is not ToolSource.MCP):
         structured = carrying_text(structured, result.text_content())
-    return types.CallToolResult(content=[_content_to_mcp(c) for c in result.content], structured_content=structured, is_error=result.is_error)
+    return types.CallToolResult(
+        content=[_content_to_mcp(c) for c in result.content], structured_content=structured, is_error=result.is_error
+    )
 
 
 # --- the structured form carries the text ---------------------------------------------------------------------
@@ -185,7 +197,11 @@ def prompt_to_mcp(skill: SkillDef) -> types.Prompt:
     return types.Prompt(
         name=skill.qualified_name,
         description=skill.description,
-        arguments=[types.PromptArgument(name=a.name, description=a.description or None, required=a.required) for a in skill.arguments] or None,
+        arguments=[
+            types.PromptArgument(name=a.name, description=a.description or None, required=a.required)
+            for a in skill.arguments
+        ]
+        or None,
     )
 
 

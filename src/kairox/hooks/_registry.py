@@ -70,7 +70,12 @@ def hooks_from_plugins(entries: Iterable[PluginHookLike]) -> tuple[list[HookSpec
         event = HookEvent.parse(entry.event)
         if event is None:
             problems.append(
-                Diagnostic(kind="hook", name=f"{entry.plugin}:{entry.name}", reason=f"unknown event {entry.event!r}; the hook is skipped", source=entry.source)
+                Diagnostic(
+                    kind="hook",
+                    name=f"{entry.plugin}:{entry.name}",
+                    reason=f"unknown event {entry.event!r}; the hook is skipped",
+                    source=entry.source,
+                )
             )
             continue
         specs.append(
@@ -178,14 +183,22 @@ class HookRegistry:
             return None
         fingerprint = (hook.name, hook_hash(hook))
         async with self._approval_lock:
-            if fingerprint in self._session_approved or (self.approvals is not None and self.approvals.is_approved(hook)):
+            if fingerprint in self._session_approved or (
+                self.approvals is not None and self.approvals.is_approved(hook)
+            ):
                 return None
             if self.approver is None:
-                reason = f"hook of {hook.trust or 'unknown'} plugin {hook.plugin} is not approved yet (or changed since)"
+                reason = (
+                    f"hook of {hook.trust or 'unknown'} plugin {hook.plugin} is not approved yet (or changed since)"
+                )
                 return self._skipped(hook, reason, hint=f"approve it with `kairox hooks approve {hook.name}`")
             request = ApprovalRequest(
                 tool=f"hook:{hook.name}",
-                arguments={"event": str(hook.event), "command": hook.command, "scripts": [str(s) for s in hook.scripts]},
+                arguments={
+                    "event": str(hook.event),
+                    "command": hook.command,
+                    "scripts": [str(s) for s in hook.scripts],
+                },
                 reason=f"plugin {hook.plugin} ({hook.trust}) wants to run a {hook.event} hook: {hook.command}",
             )
             try:
@@ -200,7 +213,9 @@ class HookRegistry:
         return None
 
     def _skipped(self, hook: HookSpec, reason: str, *, hint: str | None = None) -> HookResult:
-        problem = Diagnostic(kind="hook", name=hook.name, reason=reason, severity=Severity.WARNING, source=hook.source, hint=hint)
+        problem = Diagnostic(
+            kind="hook", name=hook.name, reason=reason, severity=Severity.WARNING, source=hook.source, hint=hint
+        )
         return HookResult(hook=hook, exit_code=None, skipped=True, diagnostic=problem)
 
     # --- running -----------------------------------------------------------------------------------------
@@ -209,7 +224,14 @@ class HookRegistry:
         started = time.monotonic()
         result = await self._approved(hook)
         if result is None:
-            result = await run_hook(hook, request, workspace=self.workspace, sandbox=self.sandbox, host_env=self.host_env, output_cap=self.output_cap)
+            result = await run_hook(
+                hook,
+                request,
+                workspace=self.workspace,
+                sandbox=self.sandbox,
+                host_env=self.host_env,
+                output_cap=self.output_cap,
+            )
         self.events.emit(
             HookFinished(
                 hook=hook.name,
@@ -224,7 +246,9 @@ class HookRegistry:
         )
         return result
 
-    async def run(self, event: HookEvent, payload: JsonObject | None = None, *, subject: str | None = None) -> HookOutcome:
+    async def run(
+        self, event: HookEvent, payload: JsonObject | None = None, *, subject: str | None = None
+    ) -> HookOutcome:
         """Run every hook of ``event`` that matches ``subject`` (concurrently) and combine their answers."""
         hooks = self.matching(event, subject)
         if not hooks:
@@ -298,7 +322,9 @@ class HookRegistry:
         }
         outcome = await self.run(HookEvent.POST_TOOL_USE, payload, subject=call.name)
         block = (outcome.reason or "a post_tool_use hook blocked the result") if outcome.blocked else None
-        return PostToolUseOutcome(additional_context=outcome.additional_context, block_reason=block, diagnostics=outcome.diagnostics)
+        return PostToolUseOutcome(
+            additional_context=outcome.additional_context, block_reason=block, diagnostics=outcome.diagnostics
+        )
 
     # --- turn and session events -------------------------------------------------------------------------
 
@@ -322,7 +348,9 @@ class HookRegistry:
     async def pre_compact(self, trigger: str, custom_instructions: str = "") -> HookOutcome:
         """Before a compaction (``trigger`` is ``manual`` or ``auto``); its ``additional_context`` joins the summary's
         instructions, and a block keeps the conversation as it is."""
-        return await self.run(HookEvent.PRE_COMPACT, {"trigger": trigger, "custom_instructions": custom_instructions}, subject=trigger)
+        return await self.run(
+            HookEvent.PRE_COMPACT, {"trigger": trigger, "custom_instructions": custom_instructions}, subject=trigger
+        )
 
     def list(self) -> Sequence[HookSpec]:
         return self.hooks
@@ -334,13 +362,19 @@ def combine(event: HookEvent, results: Sequence[HookResult]) -> HookOutcome:
     A plugin's hook may deny or ask but never allow: its allow counts as no opinion, because extension
     loading adds capability, never authority (only the user's own ``[hooks]`` can wave a call through).
     """
-    decided = [r for r in results if r.decision is not None and not (r.decision is HookDecision.ALLOW and r.hook.plugin is not None)]
+    decided = [
+        r
+        for r in results
+        if r.decision is not None and not (r.decision is HookDecision.ALLOW and r.hook.plugin is not None)
+    ]
     decision = max((r.decision for r in decided if r.decision), key=_RANK.__getitem__, default=None)
     winners = [r for r in decided if r.decision is decision]
     stops = [r for r in results if r.stop]
     reasons = [r.reason for r in (stops or winners) if r.reason]
     contexts = [r.additional_context for r in results if r.additional_context]
-    updated = next((r.updated_input for r in results if r.updated_input is not None and r.decision is not HookDecision.DENY), None)
+    updated = next(
+        (r.updated_input for r in results if r.updated_input is not None and r.decision is not HookDecision.DENY), None
+    )
     if event in TOOL_EVENTS and stops and decision is not HookDecision.DENY:
         decision = HookDecision.DENY
     return HookOutcome(

@@ -33,7 +33,9 @@ _DECISIONS = {
     "deny": HookDecision.DENY,
     "block": HookDecision.DENY,
 }
-_CONTEXT_EVENTS = frozenset({HookEvent.SESSION_START, HookEvent.USER_PROMPT_SUBMIT, HookEvent.PRE_TURN, HookEvent.PRE_COMPACT})
+_CONTEXT_EVENTS = frozenset(
+    {HookEvent.SESSION_START, HookEvent.USER_PROMPT_SUBMIT, HookEvent.PRE_TURN, HookEvent.PRE_COMPACT}
+)
 """Events whose plain (non-JSON) stdout is context for the model (for ``pre_compact``: instructions for the summary)."""
 
 
@@ -49,9 +51,18 @@ async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def _diagnostic(hook: HookSpec, reason: str, *, severity: Severity = Severity.ERROR, hint: str | None = None) -> Diagnostic:
+def _diagnostic(
+    hook: HookSpec, reason: str, *, severity: Severity = Severity.ERROR, hint: str | None = None
+) -> Diagnostic:
     cls = ExtensionLoadFailure if severity is Severity.ERROR else Diagnostic
-    return cls(kind="hook", name=hook.name, reason=reason, severity=severity, source=hook.source or (str(hook.plugin_root) if hook.plugin_root else None), hint=hint)
+    return cls(
+        kind="hook",
+        name=hook.name,
+        reason=reason,
+        severity=severity,
+        source=hook.source or (str(hook.plugin_root) if hook.plugin_root else None),
+        hint=hint,
+    )
 
 
 def _failed(hook: HookSpec, what: str, *, hint: str) -> HookResult:
@@ -60,10 +71,19 @@ def _failed(hook: HookSpec, what: str, *, hint: str) -> HookResult:
     if hook.event is HookEvent.PRE_TOOL_USE and not hook.fail_open:
         reason = f"the pre_tool_use hook {hook.name} {what}, so the call is blocked"
         return HookResult(
-            hook=hook, exit_code=None, decision=HookDecision.DENY, reason=reason,
-            diagnostic=_diagnostic(hook, f"{what}; the call was blocked (set fail_open = true to let calls go on)", hint=hint),
+            hook=hook,
+            exit_code=None,
+            decision=HookDecision.DENY,
+            reason=reason,
+            diagnostic=_diagnostic(
+                hook, f"{what}; the call was blocked (set fail_open = true to let calls go on)", hint=hint
+            ),
         )
-    return HookResult(hook=hook, exit_code=None, diagnostic=_diagnostic(hook, f"{what}; the call goes on as if it had not run", hint=hint))
+    return HookResult(
+        hook=hook,
+        exit_code=None,
+        diagnostic=_diagnostic(hook, f"{what}; the call goes on as if it had not run", hint=hint),
+    )
 
 
 def parse_answer(hook: HookSpec, exit_code: int, stdout: str, stderr: str) -> HookResult:
@@ -79,7 +99,11 @@ def parse_answer(hook: HookSpec, exit_code: int, stdout: str, stderr: str) -> Ho
         return HookResult(
             hook=hook,
             exit_code=exit_code,
-            diagnostic=_diagnostic(hook, f"exited with code {exit_code}" + (f": {detail}" if detail else ""), hint="exit 0 to go on, 2 to block"),
+            diagnostic=_diagnostic(
+                hook,
+                f"exited with code {exit_code}" + (f": {detail}" if detail else ""),
+                hint="exit 0 to go on, 2 to block",
+            ),
         )
     text = stdout.strip()
     if not text:
@@ -90,7 +114,11 @@ def parse_answer(hook: HookSpec, exit_code: int, stdout: str, stderr: str) -> Ho
     try:
         answer = decode_json(text)
     except DecodeProblem as exc:
-        return HookResult(hook=hook, exit_code=0, diagnostic=_diagnostic(hook, f"printed malformed JSON: {exc}", hint="print one JSON object, or plain text"))
+        return HookResult(
+            hook=hook,
+            exit_code=0,
+            diagnostic=_diagnostic(hook, f"printed malformed JSON: {exc}", hint="print one JSON object, or plain text"),
+        )
     if not isinstance(answer, dict):
         return HookResult(hook=hook, exit_code=0, diagnostic=_diagnostic(hook, "printed JSON that is not an object"))
     return _from_json(hook, answer)
@@ -105,7 +133,9 @@ def _from_json(hook: HookSpec, answer: JsonObject) -> HookResult:
     if isinstance(raw, str) and raw.strip():
         decision = _DECISIONS.get(raw.strip().lower())
         if decision is None:
-            problem = _diagnostic(hook, f"answered an unknown decision {raw!r}", severity=Severity.WARNING, hint="use allow, ask or deny")
+            problem = _diagnostic(
+                hook, f"answered an unknown decision {raw!r}", severity=Severity.WARNING, hint="use allow, ask or deny"
+            )
     reason = specific.get("permissionDecisionReason") or answer.get("permissionDecisionReason") or answer.get("reason")
     context = specific.get("additionalContext") or answer.get("additionalContext")
     updated = specific.get("updatedInput") or answer.get("updatedInput")
@@ -149,7 +179,11 @@ async def _run_once(
                 code = None
             if code is None:
                 await child.stop(1.0)
-                return _failed(hook, f"did not finish within {hook.timeout_sec:g} s and was stopped", hint="raise its timeout or make it faster")
+                return _failed(
+                    hook,
+                    f"did not finish within {hook.timeout_sec:g} s and was stopped",
+                    hint="raise its timeout or make it faster",
+                )
             await child.stop(1.0)
             stderr = child.stderr.text(4_000)
     except OSError as exc:
@@ -170,8 +204,17 @@ async def run_hook(
     try:
         bwrap = check_sandbox(sandbox)
     except SandboxUnavailableError as exc:
-        return HookResult(hook=hook, exit_code=None, skipped=True, diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint))
-    extra = {"KAIROX_PROJECT_DIR": str(workspace), "CLAUDE_PROJECT_DIR": str(workspace), "KAIROX_HOOK_EVENT": str(hook.event)}
+        return HookResult(
+            hook=hook,
+            exit_code=None,
+            skipped=True,
+            diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint),
+        )
+    extra = {
+        "KAIROX_PROJECT_DIR": str(workspace),
+        "CLAUDE_PROJECT_DIR": str(workspace),
+        "KAIROX_HOOK_EVENT": str(hook.event),
+    }
     if hook.plugin_root is not None:
         root = str(hook.plugin_root)
         extra |= {"KAIROX_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root, "PLUGIN_ROOT": root}
@@ -179,9 +222,16 @@ async def run_hook(
     payload = json.dumps(request, default=str).encode()
     for attempt in range(1, SETUP_ATTEMPTS + 1):
         try:
-            argv = await sandboxed_argv_async(["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap)
+            argv = await sandboxed_argv_async(
+                ["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap
+            )
         except SandboxUnavailableError as exc:
-            return HookResult(hook=hook, exit_code=None, skipped=True, diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint))
+            return HookResult(
+                hook=hook,
+                exit_code=None,
+                skipped=True,
+                diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint),
+            )
         ran = await _run_once(hook, argv, env=env, workspace=workspace, payload=payload, output_cap=output_cap)
         if isinstance(ran, HookResult):
             return ran

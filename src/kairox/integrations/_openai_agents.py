@@ -50,7 +50,9 @@ class _GatedCall:
     def __init__(self, registry: ToolRegistry, wire: str, approvals: SessionApprovals | None) -> None:
         self.registry, self.wire, self.approvals = registry, wire, approvals
 
-    async def __call__(self, context: "ToolContext[Any]", arguments: str) -> "str | list[ToolOutputText | ToolOutputImage]":
+    async def __call__(
+        self, context: "ToolContext[Any]", arguments: str
+    ) -> "str | list[ToolOutputText | ToolOutputImage]":
         try:
             value = decode_json(arguments.strip() or "{}")
         except DecodeProblem as exc:

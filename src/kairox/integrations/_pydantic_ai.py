@@ -23,7 +23,9 @@ from kairox.policy import Approver
 from kairox.registry import ModelProvider, ToolRegistry
 
 _ANY_OBJECT = pydantic_core.SchemaValidator(
-    pydantic_core.core_schema.dict_schema(pydantic_core.core_schema.str_schema(), pydantic_core.core_schema.any_schema())
+    pydantic_core.core_schema.dict_schema(
+        pydantic_core.core_schema.str_schema(), pydantic_core.core_schema.any_schema()
+    )
 )
 
 
@@ -59,7 +61,9 @@ class KairoxToolset(AbstractToolset[Any]):
         return {
             d["name"]: ToolsetTool(
                 toolset=self,
-                tool_def=ToolDefinition(name=d["name"], description=d.get("description"), parameters_json_schema=d["input_schema"]),
+                tool_def=ToolDefinition(
+                    name=d["name"], description=d.get("description"), parameters_json_schema=d["input_schema"]
+                ),
                 max_retries=self.max_retries,
                 args_validator=_ANY_OBJECT,
             )
@@ -75,7 +79,9 @@ class KairoxToolset(AbstractToolset[Any]):
         images = []
         for image in result_images(result):
             try:
-                images.append(BinaryContent(data=base64.b64decode(image.data, validate=True), media_type=image.mime_type))
+                images.append(
+                    BinaryContent(data=base64.b64decode(image.data, validate=True), media_type=image.mime_type)
+                )
             except (binascii.Error, ValueError):
                 continue  # not base64: the text names the image, which is all the model can be given
         return [result_text(result), *images] if images else result_text(result)

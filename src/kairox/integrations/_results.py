@@ -18,7 +18,11 @@ def result_text(result: ToolResult) -> str:
         if isinstance(content, TextContent):
             parts.append(content.text)
         elif isinstance(content, EmbeddedResource):
-            parts.append(content.text if content.text is not None else f"[resource {content.uri} ({content.mime_type or 'binary'})]")
+            parts.append(
+                content.text
+                if content.text is not None
+                else f"[resource {content.uri} ({content.mime_type or 'binary'})]"
+            )
         elif isinstance(content, ResourceLink):
             parts.append(f"[resource link {content.uri}: {content.name}]")
         elif isinstance(content, ImageContent):

@@ -191,7 +191,9 @@ class LspClient:
             base_dir=base_dir or self.workspace,
             host_env=host_env,
             stderr_log=stderr_log,
-        scrub_stderr=SecretScrubber.for_server(config, environ=dict(host_env) if host_env is not None else None).text,
+            scrub_stderr=SecretScrubber.for_server(
+                config, environ=dict(host_env) if host_env is not None else None
+            ).text,
             stop_timeout=config.shutdown_timeout_sec,
         )
         self.rpc: JsonRpcEndpoint | None = None
@@ -217,7 +219,11 @@ class LspClient:
             self.child.check_runnable()  # the server's own program: bwrap, in front of it, would only say so later
             # in the sandbox shell.exec commands get, under the entry's profile
             started = await confine_server(
-                self.child.argv, self.child.env, cwd=self.workspace, confinement=self.confinement, given_env=self.config.env.keys()
+                self.child.argv,
+                self.child.env,
+                cwd=self.workspace,
+                confinement=self.confinement,
+                given_env=self.config.env.keys(),
             )
             self.child.argv, self.child.env = started.argv, started.env
             self.confinement_state = started.confinement
@@ -227,9 +233,7 @@ class LspClient:
         except SandboxUnavailableError as exc:
             raise LspStartupError(self.name, f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message) from exc
         except OSError as exc:
-            raise LspStartupError(
-                self.name, f"cannot run {self.child.argv[0]!r}: {exc.strerror or exc}"
-            ) from exc
+            raise LspStartupError(self.name, f"cannot run {self.child.argv[0]!r}: {exc.strerror or exc}") from exc
         self.rpc = JsonRpcEndpoint(
             self.child.stdout,
             self.child.stdin,
@@ -424,7 +428,9 @@ class LspClient:
             with anyio.move_on_after(wait):
                 await changed.wait()
 
-    async def load_project(self, paths: Iterable[Path], *, limit: int, timeout: float, truncated: bool = False) -> ProjectLoad:
+    async def load_project(
+        self, paths: Iterable[Path], *, limit: int, timeout: float, truncated: bool = False
+    ) -> ProjectLoad:
         """Open ``paths`` (the workspace's files this server serves, at most ``limit``) so that a cross-file
         question (references, rename, workspace symbols) sees every caller, then wait until the server has
         loaded them: a request on an open file (servers answer it once the project is in), then until the work

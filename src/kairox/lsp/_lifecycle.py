@@ -49,7 +49,11 @@ class LspServerLifecycle(ServerSupervisor[LspClient]):
         self.name = name
         self.confinement = confinement
         """The sandbox profile the server starts under (None: unconfined)."""
-        self.confinement_state: JsonObject = confinement.describe() if confinement is not None else {"confined": False, "sandbox": "none", "reason": "not managed"}
+        self.confinement_state: JsonObject = (
+            confinement.describe()
+            if confinement is not None
+            else {"confined": False, "sandbox": "none", "reason": "not managed"}
+        )
         self.confinement_warning: str | None = None
         self.base_dir = base_dir
         self.config = config
@@ -134,9 +138,7 @@ class LspServerLifecycle(ServerSupervisor[LspClient]):
 
     def _running(self, client: LspClient) -> Event:
         self.started_at = time.time()
-        return LspServerRunning(
-            server=self.name, pid=client.child.pid, position_encoding=client.position_encoding
-        )
+        return LspServerRunning(server=self.name, pid=client.child.pid, position_encoding=client.position_encoding)
 
     def _failed(self, reason: str) -> Event:
         return LspServerFailed(server=self.name, reason=reason, stderr_tail=self.stderr_tail[-600:])

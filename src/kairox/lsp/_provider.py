@@ -36,7 +36,9 @@ from kairox.lsp._text import (
 from kairox.tools import CallContext, ServerConfinement, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
-_UNREADABLE: contextvars.ContextVar[Callable[[Path], str | None] | None] = contextvars.ContextVar("lsp_unreadable", default=None)
+_UNREADABLE: contextvars.ContextVar[Callable[[Path], str | None] | None] = contextvars.ContextVar(
+    "lsp_unreadable", default=None
+)
 """The read rules of the call being served (``CallContext.unreadable``): set per call, so concurrent calls of
 different tools each see their own."""
 
@@ -76,6 +78,8 @@ def _readable_only(result: Any, files: render.Files | None = None) -> tuple[Any,
 
 def _left_out_note(count: int) -> str:
     return f"({count} result(s) in files the read rules forbid were left out)" if count else ""
+
+
 _DIAGNOSTICS_WAIT = 10.0
 _INDEX_WAIT = 10.0
 """How long a workspace-wide query waits for the server's reported indexing to end."""
@@ -113,9 +117,7 @@ class _File:
 class _Target:
     """A resolved location: the server, the open document, and the server position."""
 
-    def __init__(
-        self, server: LspServerLifecycle, client: LspClient, document: OpenDocument, pos: JsonObject
-    ) -> None:
+    def __init__(self, server: LspServerLifecycle, client: LspClient, document: OpenDocument, pos: JsonObject) -> None:
         self.server, self.client, self.document, self.pos = server, client, document, pos
 
     @property
@@ -171,7 +173,9 @@ class LspToolProvider(ToolProvider):
             for name, config in usable_servers("lsp_servers", servers, pending).items()
         }
         self.held: dict[str, tuple[LspServerConfig, str]] = {
-            name: (servers[name], why) for name, why in (held or {}).items() if name in servers and name not in self.servers and servers[name].enabled
+            name: (servers[name], why)
+            for name, why in (held or {}).items()
+            if name in servers and name not in self.servers and servers[name].enabled
         }
         """Servers trust holds back (``pending``), with why in the runtime's words (``pending re-trust: ...``): a
         file or name one of them would serve is answered with that, not with "no language server"."""
@@ -209,9 +213,7 @@ class LspToolProvider(ToolProvider):
     async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
         handler = self._handlers.get(name) or self._handlers.get(f"lsp.{name.removeprefix('lsp_')}")
         if handler is None:
-            raise ToolCallError(
-                tool=name, reason="not an LSP tool", hint="`kairox tools list` shows the tools"
-            )
+            raise ToolCallError(tool=name, reason="not an LSP tool", hint="`kairox tools list` shows the tools")
         token = _UNREADABLE.set(context.unreadable)
         try:
             return await handler(arguments)
@@ -241,9 +243,7 @@ class LspToolProvider(ToolProvider):
         except ValueError:  # a name no file can have
             state = None
         if state is None or not state.regular:
-            raise LspLocationError(
-                f"no file {file!r} in {self.workspace}", hint="check the path (fs.list shows files)"
-            )
+            raise LspLocationError(f"no file {file!r} in {self.workspace}", hint="check the path (fs.list shows files)")
         self._check_readable(real)
         return _File(real, state)
 
@@ -253,7 +253,9 @@ class LspToolProvider(ToolProvider):
         unreadable = _UNREADABLE.get()
         reason = None if unreadable is None else unreadable(Path(real))
         if reason is not None:
-            raise LspLocationError(f"{shown_real(real, self._root)} may not be read ({reason})", hint="the read rules forbid it")
+            raise LspLocationError(
+                f"{shown_real(real, self._root)} may not be read ({reason})", hint="the read rules forbid it"
+            )
 
     def server_for(self, path: Path) -> LspServerLifecycle:
         """The first enabled server whose ``file_patterns`` match ``path`` (its languages when it has none)."""
@@ -274,9 +276,7 @@ class LspToolProvider(ToolProvider):
                 not patterns and config.languages and language_id(Path(real), config.languages) in config.languages
             ):
                 raise self._held_error(name, f" for {relative}")
-        configured = ", ".join(
-            f"{s.name} ({', '.join(s.config.file_patterns) or '-'})" for s in self.servers.values()
-        )
+        configured = ", ".join(f"{s.name} ({', '.join(s.config.file_patterns) or '-'})" for s in self.servers.values())
         raise LspNoServerError(
             f"no language server is configured for {relative}",
             hint=f"configured: {configured or 'none'}; add [lsp_servers.NAME] with matching file_patterns",
@@ -293,14 +293,10 @@ class LspToolProvider(ToolProvider):
             if name in self.held:
                 raise self._held_error(name)
             if name not in self.servers:
-                raise LspNoServerError(
-                    f"no language server named {name!r}", hint=f"servers: {', '.join(self.servers)}"
-                )
+                raise LspNoServerError(f"no language server named {name!r}", hint=f"servers: {', '.join(self.servers)}")
             return self.servers[name]
         if not self.servers:
-            raise LspNoServerError(
-                "no language server is configured", hint="add [lsp_servers.NAME] to kairox.toml"
-            )
+            raise LspNoServerError("no language server is configured", hint="add [lsp_servers.NAME] to kairox.toml")
         return next(iter(self.servers.values()))
 
     def _file_server(self, file: _File) -> LspServerLifecycle:
@@ -388,9 +384,7 @@ class LspToolProvider(ToolProvider):
             document = await client.sync_file(real, file_state(real))
             return _Target(server, client, document, {"line": found.line, "character": found.character})
         if file is None:
-            raise LspLocationError(
-                "give `path` and `line`, or `symbol`", hint='e.g. {"symbol": "Greeter.greet"}'
-            )
+            raise LspLocationError("give `path` and `line`, or `symbol`", hint='e.g. {"symbol": "Greeter.greet"}')
         line = args.get("line")
         if not isinstance(line, int) or line < 1:
             raise LspLocationError("`line` (1-based) is needed with `path`", hint="or give `symbol` instead")
@@ -410,7 +404,9 @@ class LspToolProvider(ToolProvider):
     # --- results -------------------------------------------------------------------------------------------------
 
     @staticmethod
-    def _result(client: LspClient, lines: list[str], empty: str, structured: JsonObject, *, gap: str | None = None) -> ToolResult:
+    def _result(
+        client: LspClient, lines: list[str], empty: str, structured: JsonObject, *, gap: str | None = None
+    ) -> ToolResult:
         """``gap``: why an answer across files may miss some (said with the answer, and ``complete: false``)."""
         structured = {"server": client.name, **structured}
         if gap is not None:
@@ -434,7 +430,9 @@ class LspToolProvider(ToolProvider):
         message = f"{client.name} does not support {what}; {alternative}"
         return ToolResult.text(message, structured={"server": client.name, "supported": False, "message": message})
 
-    async def _locations(self, target: _Target, method: str, params: JsonObject, what: str, *, across: bool = False) -> ToolResult:
+    async def _locations(
+        self, target: _Target, method: str, params: JsonObject, what: str, *, across: bool = False
+    ) -> ToolResult:
         """``across``: the answer spans files (references, implementations): asked once the project is loaded."""
         gap = await self._cross_file(target.server, target.client) if across else None
         files = render.Files(target.client)
@@ -456,7 +454,9 @@ class LspToolProvider(ToolProvider):
         target = await self._target(args)
         if not target.client.supports("implementationProvider"):
             return self._unsupported(target.client, "implementations", "try lsp.references or lsp.definition")
-        return await self._locations(target, "textDocument/implementation", target.params, "implementation", across=True)
+        return await self._locations(
+            target, "textDocument/implementation", target.params, "implementation", across=True
+        )
 
     async def _references(self, args: JsonObject) -> ToolResult:
         target = await self._target(args)
@@ -470,7 +470,12 @@ class LspToolProvider(ToolProvider):
             # a hover shows the definition's documentation: not when it lives in a file the rules forbid
             found, left_out = _readable_only(await target.client.request("textDocument/definition", target.params))
             if left_out and not found:
-                return self._result(target.client, [_left_out_note(left_out)], f"Nothing to show at {target.where()}", {"contents": None})
+                return self._result(
+                    target.client,
+                    [_left_out_note(left_out)],
+                    f"Nothing to show at {target.where()}",
+                    {"contents": None},
+                )
         text = render.hover_text(await target.client.request("textDocument/hover", target.params))
         return self._result(
             target.client, [text] if text else [], f"Nothing to show at {target.where()}", {"contents": text}
@@ -510,7 +515,13 @@ class LspToolProvider(ToolProvider):
                 raise
             # failed while loading: that it could not search yet, and why; never "no symbols match"
             message = f"{client.name} could not search the workspace yet: {gap} (it answered: {render.server_error_text(exc.reason)}); ask again shortly."
-            structured: JsonObject = {"server": client.name, "symbols": [], "complete": False, "incomplete_reason": gap, "message": message}
+            structured: JsonObject = {
+                "server": client.name,
+                "symbols": [],
+                "complete": False,
+                "incomplete_reason": gap,
+                "message": message,
+            }
             if client.progress:
                 structured["indexing"] = client.progress
             return ToolResult.text(message, structured=structured)
@@ -532,9 +543,7 @@ class LspToolProvider(ToolProvider):
     async def _call_hierarchy(self, args: JsonObject) -> ToolResult:
         target = await self._target(args)
         if not target.client.supports("callHierarchyProvider"):
-            return self._unsupported(
-                target.client, "call hierarchy", "use lsp.references to find the callers"
-            )
+            return self._unsupported(target.client, "call hierarchy", "use lsp.references to find the callers")
         direction = "outgoing" if args.get("direction") == "outgoing" else "incoming"
         # callers live in other files; what a function calls is found in its own
         gap = await self._cross_file(target.server, target.client) if direction == "incoming" else None
@@ -543,9 +552,7 @@ class LspToolProvider(ToolProvider):
         for item in prepared if isinstance(prepared, list) else []:
             reply = await target.client.request(f"callHierarchy/{direction}Calls", {"item": item})
             for call in reply if isinstance(reply, list) else []:
-                other = (
-                    call.get("from" if direction == "incoming" else "to") if isinstance(call, dict) else None
-                )
+                other = call.get("from" if direction == "incoming" else "to") if isinstance(call, dict) else None
                 if isinstance(other, dict) and _readable_uri(other):
                     link = {
                         "uri": other.get("uri"),
@@ -572,9 +579,7 @@ class LspToolProvider(ToolProvider):
         mode = "pushed"
         if client.supports("diagnosticProvider"):
             with contextlib.suppress(RpcError):
-                reply = await client.request(
-                    "textDocument/diagnostic", {"textDocument": {"uri": document.uri}}
-                )
+                reply = await client.request("textDocument/diagnostic", {"textDocument": {"uri": document.uri}})
                 if isinstance(reply, dict) and isinstance(reply.get("items"), list):
                     items, mode = reply["items"], "pulled"
         if items is None:
@@ -604,9 +609,7 @@ class LspToolProvider(ToolProvider):
             raise LspLocationError("`new_name` must be a non-empty name")
         target = await self._target(args)
         if not target.client.supports("renameProvider"):
-            return self._unsupported(
-                target.client, "rename", "use lsp.references and edit each use with fs.edit"
-            )
+            return self._unsupported(target.client, "rename", "use lsp.references and edit each use with fs.edit")
         gap = await self._cross_file(target.server, target.client)
         edit = await target.client.request("textDocument/rename", {**target.params, "newName": new_name})
         for uri in _edited_uris(edit):

@@ -129,11 +129,7 @@ def symbols(client: LspClient, found: list[FoundSymbol]) -> list[JsonObject]:
 def symbol_lines(items: list[JsonObject], *, with_path: bool) -> list[str]:
     lines = []
     for item in items[:MAX_ITEMS]:
-        where = (
-            f"{item['path']}:{item['line']}:{item['column']}"
-            if with_path
-            else f"{item['line']}:{item['column']}"
-        )
+        where = f"{item['path']}:{item['line']}:{item['column']}" if with_path else f"{item['line']}:{item['column']}"
         lines.append(f"{'  ' * int(item['depth'])}{item['kind']} {item['qualified_name']}  {where}")
     if len(items) > MAX_ITEMS:
         lines.append(f"... and {len(items) - MAX_ITEMS} more")
@@ -209,9 +205,7 @@ def rename_preview(client: LspClient, edit: Any) -> list[JsonObject]:
             if isinstance(change, dict) and isinstance(change.get("textDocument"), dict):
                 uri = change["textDocument"].get("uri")
                 if isinstance(uri, str):
-                    per_uri.setdefault(uri, []).extend(
-                        e for e in json_list(change.get("edits")) if isinstance(e, dict)
-                    )
+                    per_uri.setdefault(uri, []).extend(e for e in json_list(change.get("edits")) if isinstance(e, dict))
     shown = Files(client)
     files: list[JsonObject] = []
     for uri, edits in sorted(per_uri.items()):

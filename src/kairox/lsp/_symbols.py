@@ -39,9 +39,7 @@ class FoundSymbol:
     depth: int = 0
 
 
-def _identifier_at(
-    lines: list[str], name: str, start: dict[str, Any], end: dict[str, Any] | None
-) -> tuple[int, int]:
+def _identifier_at(lines: list[str], name: str, start: dict[str, Any], end: dict[str, Any] | None) -> tuple[int, int]:
     """Where ``name`` is written inside a range that covers a whole definition (``class Greeter: ...``)."""
     line0, char0 = max(0, json_int(start.get("line"))), max(0, json_int(start.get("character")))
     last = json_int(end.get("line"), line0) if end else line0
@@ -79,7 +77,9 @@ def flatten_symbols(client: LspClient, uri: str, result: Any) -> list[FoundSymbo
                 rng = json_dict(location.get("range"))
                 item_lines = lines if item_uri == uri else client.lines_of(item_uri)
                 end = rng.get("end")
-                line, character = _identifier_at(item_lines, name, json_dict(rng.get("start")), end if isinstance(end, dict) else None)
+                line, character = _identifier_at(
+                    item_lines, name, json_dict(rng.get("start")), end if isinstance(end, dict) else None
+                )
                 container = str(item.get("containerName") or "")
                 containers = [p for p in re.split(r"[.:]+", container) if p]
                 if containers and containers[-1] == name:  # some servers put the symbol in its own container

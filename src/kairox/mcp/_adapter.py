@@ -58,7 +58,11 @@ class McpToolAdapter(ToolProvider):
         client = self.client
         # listed from the cache while its start is scheduled (or, lazy, waits for the first call)
         waiting = client.from_cache and client.status is ServerStatus.STOPPED and not client._done.is_set()
-        if client.status not in (ServerStatus.READY, ServerStatus.STARTING) and not client.lifecycle.restarting and not waiting:
+        if (
+            client.status not in (ServerStatus.READY, ServerStatus.STARTING)
+            and not client.lifecycle.restarting
+            and not waiting
+        ):
             return ()
         return self._specs
 
@@ -76,7 +80,10 @@ class McpToolAdapter(ToolProvider):
             if tool.task_support == "required":
                 diagnostics.append(
                     Diagnostic(
-                        kind="tool", name=tool.name, source=f"server:{server}", severity=Severity.INFO,
+                        kind="tool",
+                        name=tool.name,
+                        source=f"server:{server}",
+                        severity=Severity.INFO,
                         reason="left out: the server runs it only as a task, which Kairox does not drive",
                     )
                 )
@@ -86,16 +93,23 @@ class McpToolAdapter(ToolProvider):
             if tool.problem is not None:
                 diagnostics.append(
                     ExtensionLoadFailure(
-                        kind="tool", name=tool.name, source=f"server:{server}", reason=f"left out: {tool.problem}",
+                        kind="tool",
+                        name=tool.name,
+                        source=f"server:{server}",
+                        reason=f"left out: {tool.problem}",
                         hint="the server's other tools are offered; report the schema to the server's authors",
                     )
                 )
                 continue
             if len(specs) >= config.max_tools:
-                left = sum(1 for t in tools if t.problem is None and is_offered(t, config.enabled_tools, config.disabled_tools)) - len(specs)
+                left = sum(
+                    1 for t in tools if t.problem is None and is_offered(t, config.enabled_tools, config.disabled_tools)
+                ) - len(specs)
                 diagnostics.append(
                     Diagnostic(
-                        kind="mcp_server", name=server, source=f"server:{server}",
+                        kind="mcp_server",
+                        name=server,
+                        source=f"server:{server}",
                         reason=f"lists more than {config.max_tools} tools; {left} were left out",
                         hint=f"pick the ones you need with mcp_servers.{server}.enabled_tools, or raise mcp_servers.{server}.max_tools",
                     )
@@ -105,7 +119,9 @@ class McpToolAdapter(ToolProvider):
             if len(description) > config.max_description_chars:
                 diagnostics.append(
                     Diagnostic(
-                        kind="tool", name=tool.name, source=f"server:{server}",
+                        kind="tool",
+                        name=tool.name,
+                        source=f"server:{server}",
                         reason=f"its description has {len(description)} characters; the model sees the first {config.max_description_chars}",
                         hint=f"raise mcp_servers.{server}.max_description_chars to show more",
                     )
@@ -115,7 +131,9 @@ class McpToolAdapter(ToolProvider):
             if name in targets:
                 diagnostics.append(
                     Diagnostic(
-                        kind="tool", name=tool.name, source=f"server:{server}",
+                        kind="tool",
+                        name=tool.name,
+                        source=f"server:{server}",
                         reason=f"left out: its registry name {name!r} is already taken by another tool of this server",
                         hint=f"add {tool.name!r} to mcp_servers.{server}.disabled_tools to silence this",
                     )
@@ -171,7 +189,10 @@ class McpToolAdapter(ToolProvider):
             if name in targets:
                 diagnostics.append(
                     Diagnostic(
-                        kind="tool", name=helper, source=f"server:{server}", severity=Severity.INFO,
+                        kind="tool",
+                        name=helper,
+                        source=f"server:{server}",
+                        severity=Severity.INFO,
                         reason=f"the resource helper {name!r} is not added: the server has a tool of that name",
                     )
                 )
@@ -204,10 +225,13 @@ class McpToolAdapter(ToolProvider):
                 gone = await self._gone_since_cached(name, target)
                 if gone is not None:
                     return gone
-            return await self.client.call_tool(target.name, arguments, call_id=context.call_id, progress=context.progress)
+            return await self.client.call_tool(
+                target.name, arguments, call_id=context.call_id, progress=context.progress
+            )
         if target == LIST_RESOURCES:
             lines = [
-                f"{'template ' if r.template else ''}{r.uri}  {r.name}" + (f" — {r.description}" if r.description else "")
+                f"{'template ' if r.template else ''}{r.uri}  {r.name}"
+                + (f" — {r.description}" if r.description else "")
                 for r in self.client.resources
             ]
             return ToolResult.text("\n".join(lines) or "(no resources)")

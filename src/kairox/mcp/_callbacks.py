@@ -78,7 +78,11 @@ class ClientCallbacks:
             raw=params,
         )
         answer = await handler(request)
-        result: dict[str, Any] = {"role": "assistant", "content": {"type": "text", "text": answer.text}, "model": answer.model}
+        result: dict[str, Any] = {
+            "role": "assistant",
+            "content": {"type": "text", "text": answer.text},
+            "model": answer.model,
+        }
         if answer.stop_reason is not None:
             result["stopReason"] = answer.stop_reason
         return result

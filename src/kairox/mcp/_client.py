@@ -211,7 +211,11 @@ class McpClient:
         """The sandbox profile it starts under (None: unconfined, as a client built without one)."""
         self.confinement_state: dict[str, Any] | None = None
         if config.transport == "stdio":
-            self.confinement_state = confinement.describe() if confinement is not None else {"confined": False, "sandbox": "none", "reason": "not managed"}
+            self.confinement_state = (
+                confinement.describe()
+                if confinement is not None
+                else {"confined": False, "sandbox": "none", "reason": "not managed"}
+            )
         self.confinement_warning: str | None = None
         """Set when it runs unconfined only because no sandbox exists here (``doctor`` warns)."""
         self.lifecycle = ServerLifecycle(name, config.transport, self.events)
@@ -293,7 +297,11 @@ class McpClient:
         """How many of the server's tools pass ``enabled_tools`` / ``disabled_tools``, have a usable schema and fit
         under ``max_tools`` (what the model sees)."""
         config = self.config
-        usable = sum(1 for tool in self.tools if tool.problem is None and is_offered(tool, config.enabled_tools, config.disabled_tools))
+        usable = sum(
+            1
+            for tool in self.tools
+            if tool.problem is None and is_offered(tool, config.enabled_tools, config.disabled_tools)
+        )
         return min(usable, config.max_tools)
 
     def on_tools_changed(self, listener: ToolsListener) -> None:
@@ -346,7 +354,11 @@ class McpClient:
                     # bwrap stopped before the server ran: a path it was to cover went away after the masks were
                     # worked out. Nothing ran, so it starts once more with masks worked out afresh
                     raced = True
-                    self.lifecycle.failed(f"{reason}; started again with the sandbox's masks worked out afresh", self._stderr_tail, will_restart=True)
+                    self.lifecycle.failed(
+                        f"{reason}; started again with the sandbox's masks worked out afresh",
+                        self._stderr_tail,
+                        will_restart=True,
+                    )
                     continue
                 if not was_ready and self.lifecycle.ready_count == 0:
                     if exited and self._mode == "auto" and not legacy_retry:
@@ -492,7 +504,9 @@ class McpClient:
             if child.argv and os.path.basename(child.argv[0]) == "bwrap":
                 from kairox.tools._sandbox import vanished_before_start  # loaded only for a confined server
 
-                self._sandbox_raced = vanished_before_start(child.argv, child.returncode, b"", self._stderr_tail.strip().encode())
+                self._sandbox_raced = vanished_before_start(
+                    child.argv, child.returncode, b"", self._stderr_tail.strip().encode()
+                )
         else:
             self._last_exit_code = None
         self._transport_invalid = tuple(self._transport.invalid_lines) if self._transport is not None else ()
@@ -646,7 +660,9 @@ class McpClient:
             await session.listen(self._relist_soon, task_status=task_status)
         except Exception as exc:
             if not self._lost.is_set():
-                self.events.emit(McpProtocolViolation(server=self.name, detail=f"tool change subscription ended: {exc}"))
+                self.events.emit(
+                    McpProtocolViolation(server=self.name, detail=f"tool change subscription ended: {exc}")
+                )
             with contextlib.suppress(RuntimeError):
                 task_status.started()
 
@@ -670,7 +686,12 @@ class McpClient:
         self.from_cache = False
         if self.cache is not None:
             info = getattr(session, "server_info", None)
-            lists = CachedLists(tools=self.tools, resources=self.resources, prompts=self.prompts, server_info=info if isinstance(info, dict) else None)
+            lists = CachedLists(
+                tools=self.tools,
+                resources=self.resources,
+                prompts=self.prompts,
+                server_info=info if isinstance(info, dict) else None,
+            )
             self.cache.save(self.name, self.config, lists)
 
     # --- what the server sends us -------------------------------------------------------------------------
@@ -679,7 +700,9 @@ class McpClient:
         # a server that prints without end must not flood the event stream: report the first lines only
         self._violations += 1
         if self._violations <= _VIOLATIONS_REPORTED:
-            self.events.emit(McpProtocolViolation(server=self.name, detail=f"stdout line is not JSON-RPC: {line[:200]!r}"))
+            self.events.emit(
+                McpProtocolViolation(server=self.name, detail=f"stdout line is not JSON-RPC: {line[:200]!r}")
+            )
         elif self._violations == _VIOLATIONS_REPORTED + 1:
             self.events.emit(
                 McpProtocolViolation(server=self.name, detail="more stdout lines are not JSON-RPC; no longer reported")
@@ -767,7 +790,9 @@ class McpClient:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             timer.reschedule(loop.time() + idle)
             self.events.emit(
-                McpToolProgress(server=self.name, tool=tool, call_id=call_id, progress=progress, total=total, message=message)
+                McpToolProgress(
+                    server=self.name, tool=tool, call_id=call_id, progress=progress, total=total, message=message
+                )
             )
             if report is not None:
                 outcome = report(progress, total, message)

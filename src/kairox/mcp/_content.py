@@ -77,7 +77,12 @@ def _tool_field_problems(item: dict[str, Any]) -> list[str]:
     bad = [key for key, kinds in (("name", _STR), ("inputSchema", (dict,))) if not isinstance(item.get(key), kinds)]
     bad += [
         key
-        for key, kinds in (("description", _STR_OR_NONE), ("title", _STR_OR_NONE), ("outputSchema", _DICT_OR_NONE), ("_meta", _DICT_OR_NONE))
+        for key, kinds in (
+            ("description", _STR_OR_NONE),
+            ("title", _STR_OR_NONE),
+            ("outputSchema", _DICT_OR_NONE),
+            ("_meta", _DICT_OR_NONE),
+        )
         if not isinstance(item.get(key), kinds)
     ]
     hints = item.get("annotations")
@@ -91,7 +96,9 @@ def _tool_field_problems(item: dict[str, Any]) -> list[str]:
     if not isinstance(execution, _DICT_OR_NONE) or (execution and execution.get("taskSupport") not in _TASK_SUPPORT):
         bad.append("execution")
     icons = item.get("icons")
-    if icons is not None and not (isinstance(icons, list) and all(isinstance(i, dict) and isinstance(i.get("src"), str) for i in icons)):
+    if icons is not None and not (
+        isinstance(icons, list) and all(isinstance(i, dict) and isinstance(i.get("src"), str) for i in icons)
+    ):
         bad.append("icons")
     return bad
 
@@ -127,11 +134,17 @@ def tools_page(raw: Any) -> tuple[list[McpTool], str | None]:
     if not isinstance(items, list):
         raise WireError("the server's tools/list result has no list of tools")
     cursor = raw.get("nextCursor")
-    return [tool_from_wire(item, index) for index, item in enumerate(items)], cursor if isinstance(cursor, str) else None
+    return [tool_from_wire(item, index) for index, item in enumerate(items)], cursor if isinstance(
+        cursor, str
+    ) else None
 
 
 def _resource_contents(item: Any, where: str) -> EmbeddedResource:
-    if not isinstance(item, dict) or not isinstance(item.get("uri"), str) or not isinstance(item.get("mimeType"), _STR_OR_NONE):
+    if (
+        not isinstance(item, dict)
+        or not isinstance(item.get("uri"), str)
+        or not isinstance(item.get("mimeType"), _STR_OR_NONE)
+    ):
         raise WireError(f"{where} is not a resource with a uri")
     text, blob = item.get("text"), item.get("blob")
     if isinstance(text, str):
@@ -241,7 +254,11 @@ def resource_contents_from_wire(raw: Any) -> ToolResult:
         part = _resource_contents(item, f"contents[{index}]")
         if part.text is not None:
             parts.append(TextContent(text=part.text))
-        elif part.blob is not None and (part.mime_type or "").startswith("text/") and (text := _decoded(part.blob)) is not None:
+        elif (
+            part.blob is not None
+            and (part.mime_type or "").startswith("text/")
+            and (text := _decoded(part.blob)) is not None
+        ):
             parts.append(TextContent(text=text))
         else:
             parts.append(part)

@@ -62,7 +62,9 @@ class McpServerManager:
         self._is_pending = is_pending or (lambda name: False)
         # one copy of the environment for every client (fifty servers need not each decode os.environ)
         snapshot = dict(os.environ) if environ is None else environ
-        self._held_reason = held_reason or (lambda name: "held back by trust: declared by an untrusted project; `kairox trust` starts it")
+        self._held_reason = held_reason or (
+            lambda name: "held back by trust: declared by an untrusted project; `kairox trust` starts it"
+        )
         """Why trust holds a pending server back, in the words of the runtime's server view (``pending re-trust:
         ...`` in a trusted workspace whose entry changed since)."""
         self._home, self._features, self._environ = home, features, environ
@@ -159,7 +161,9 @@ class McpServerManager:
                 self._task_group.start_soon(client.run)
         try:
             for client in self.clients.values():
-                if client.lazy_start is not None or (client.from_cache and not client.config.required and not self.wait_for_all):
+                if client.lazy_start is not None or (
+                    client.from_cache and not client.config.required and not self.wait_for_all
+                ):
                     continue  # listed from the cache: it comes up in the background (required ones are waited for)
                 await client.lifecycle.settled.wait()
         except BaseException:
@@ -182,7 +186,9 @@ class McpServerManager:
         if broken and self.raise_on_required:
             first = broken[0]
             await self._close()
-            raise McpStartupError(first.name, first.lifecycle.reason or "failed", stderr_tail=first.lifecycle.stderr_tail)
+            raise McpStartupError(
+                first.name, first.lifecycle.reason or "failed", stderr_tail=first.lifecycle.stderr_tail
+            )
         return self
 
     async def __aexit__(
@@ -216,7 +222,12 @@ class McpServerManager:
         """Whether the server's supervisor runs (Starting, Ready, or waiting to restart after a crash)."""
         client = self._require(name)
         idle = (ServerStatus.DISABLED, ServerStatus.PENDING_TRUST)
-        return name in self.adapters and not client._done.is_set() and client.status not in idle and client.lazy_start is None
+        return (
+            name in self.adapters
+            and not client._done.is_set()
+            and client.status not in idle
+            and client.lazy_start is None
+        )
 
     def _require(self, name: str) -> McpClient:
         if name not in self.clients:
@@ -237,7 +248,9 @@ class McpServerManager:
         Ready or Failed. Returns its tool provider: a new one must be added to the registry by the caller."""
         client = self._require(name)
         if self._task_group is None:
-            raise KairoxError("the MCP servers are not running", hint="start one inside `async with McpServerManager(...)`")
+            raise KairoxError(
+                "the MCP servers are not running", hint="start one inside `async with McpServerManager(...)`"
+            )
         if self.is_running(name):
             return self.adapters[name]
         client.lazy_start = None
@@ -258,10 +271,18 @@ class McpServerManager:
     async def add_one(self, name: str, config: McpServerConfig, *, base_dir: Path | None = None) -> McpToolAdapter:
         """Add a server to the running manager and start it (unless its configuration disables it)."""
         if name in self.clients:
-            raise KairoxError(f"an MCP server named {name!r} is already configured", hint="restart it, or pick another name")
+            raise KairoxError(
+                f"an MCP server named {name!r} is already configured", hint="restart it, or pick another name"
+            )
         self.clients[name] = McpClient(
-            name, config, workspace=self.workspace, home=self._home, events=self.events,
-            features=self._features, environ=self._environ, base_dir=base_dir,
+            name,
+            config,
+            workspace=self.workspace,
+            home=self._home,
+            events=self.events,
+            features=self._features,
+            environ=self._environ,
+            base_dir=base_dir,
             confinement=self._confine(name, config) if config.transport == "stdio" else None,
         )
         if not config.enabled:

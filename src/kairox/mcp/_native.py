@@ -377,7 +377,11 @@ class NativeSession:
         except anyio.get_cancelled_exc_class():
             if method not in _NEVER_CANCELLED and not self.closed.is_set():
                 # shielded, in this task: the caller is being cancelled, and a plain await would be cancelled too
-                notice = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": ident, "reason": "cancelled by the client"}}
+                notice = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": ident, "reason": "cancelled by the client"},
+                }
                 with anyio.move_on_after(CANCEL_NOTICE_SEC, shield=True), contextlib.suppress(SessionError):
                     await self.channel.send(notice)
             raise
@@ -406,7 +410,11 @@ class NativeSession:
         try:
             result = await self.request(
                 "initialize",
-                {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": capabilities, "clientInfo": self.client_info},
+                {
+                    "protocolVersion": LATEST_HANDSHAKE_VERSION,
+                    "capabilities": capabilities,
+                    "clientInfo": self.client_info,
+                },
             )
         except SessionError as exc:
             # a slow server that answered the probe after it timed out here is modern now and says so (-32022):
@@ -454,7 +462,11 @@ class NativeSession:
                 raise  # the connection ended (some servers exit on a method they do not know)
             return None
         versions = raw.get("supportedVersions")
-        if isinstance(versions, list) and any(v in MODERN_VERSIONS for v in versions) and isinstance(raw.get("capabilities"), dict):
+        if (
+            isinstance(versions, list)
+            and any(v in MODERN_VERSIONS for v in versions)
+            and isinstance(raw.get("capabilities"), dict)
+        ):
             return raw
         return None
 
@@ -478,7 +490,9 @@ class NativeSession:
 
     async def list_resources(self) -> list[McpResource]:
         found = await every_page(self._pages("resources/list", lambda raw: resources_page(raw, templates=False)))
-        return found + await every_page(self._pages("resources/templates/list", lambda raw: resources_page(raw, templates=True)))
+        return found + await every_page(
+            self._pages("resources/templates/list", lambda raw: resources_page(raw, templates=True))
+        )
 
     async def list_prompts(self) -> tuple[str, ...]:
         return tuple(await every_page(self._pages("prompts/list", prompts_page)))

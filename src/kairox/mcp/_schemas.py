@@ -52,7 +52,9 @@ def _target(ref: str, nodes: dict[str, dict[str, Any]], anchors: dict[str, str])
     return fragment if fragment in nodes else fragment.rstrip("/")
 
 
-def _in_place(pointer: str, node: dict[str, Any], nodes: dict[str, dict[str, Any]], anchors: dict[str, str]) -> list[str]:
+def _in_place(
+    pointer: str, node: dict[str, Any], nodes: dict[str, dict[str, Any]], anchors: dict[str, str]
+) -> list[str]:
     """Schemas applied to the same value as ``node``: its ``$ref`` target and in-place subschemas."""
     found: list[str] = []
     ref = node.get("$ref")

@@ -215,5 +215,3 @@ def sdk_client(
         log_level="info",
         message_handler=on_message,
     )
-
-

@@ -36,18 +36,20 @@ class ConfiguredServer:
 
     def to_json(self) -> dict[str, Any]:
         """The entry as shown to people and pipes: secrets in args and url redacted like ``config show``."""
-        shown: dict[str, Any] = redact_tree({
-            "name": self.name,
-            "transport": self.config.transport,
-            "enabled": self.config.enabled,
-            "required": self.config.required,
-            "trust": "pending" if self.pending_trust else "trusted",
-            "layer": self.layer,
-            "source": self.where,
-            "command": self.config.command,
-            "args": list(self.config.args),
-            "url": self.config.url,
-        })
+        shown: dict[str, Any] = redact_tree(
+            {
+                "name": self.name,
+                "transport": self.config.transport,
+                "enabled": self.config.enabled,
+                "required": self.config.required,
+                "trust": "pending" if self.pending_trust else "trusted",
+                "layer": self.layer,
+                "source": self.where,
+                "command": self.config.command,
+                "args": list(self.config.args),
+                "url": self.config.url,
+            }
+        )
         if self.profile is not None:
             shown["profile"] = self.profile.to_json()
         return shown
@@ -94,13 +96,16 @@ def configured_servers(
                 layer=layer,
                 where=where,
                 profile=_profile(resolved, name, config, layer, where, file.path.parent),
-                pending_trust=untrusted or (file is workspace_file and resolved.is_pending(join_key(["mcp_servers", name]))),
+                pending_trust=untrusted
+                or (file is workspace_file and resolved.is_pending(join_key(["mcp_servers", name]))),
                 base_dir=file.path.parent,
             )
     return servers, tuple(diagnostics)
 
 
-def _profile(resolved: ResolvedConfig, name: str, config: McpServerConfig, layer: str, where: str | None, base: Path) -> ServerProfile | None:
+def _profile(
+    resolved: ResolvedConfig, name: str, config: McpServerConfig, layer: str, where: str | None, base: Path
+) -> ServerProfile | None:
     if config.transport != "stdio":
         return None
     return resolved.server_profile("mcp_servers", name, config, layer=layer, where=where, base_dir=base)
@@ -124,7 +129,9 @@ def server_confiner(
         profile = known.profile if known is not None and known.config is config else None
         if profile is None:
             base = known.base_dir if known is not None else workspace
-            profile = server_profile("mcp_servers", name, config, layer="added", where=None, base_dir=base, workspace=workspace, home=root)
+            profile = server_profile(
+                "mcp_servers", name, config, layer="added", where=None, base_dir=base, workspace=workspace, home=root
+            )
         return ServerConfinement(profile=profile, sandbox=sandbox, home=root, workspace=workspace)
 
     return confine

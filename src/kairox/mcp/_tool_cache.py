@@ -25,8 +25,18 @@ SCHEMA = 1
 
 USE_ONLY = frozenset(
     {
-        "enabled", "required", "startup", "startup_timeout_sec", "cache_tools", "tool_timeout_sec", "max_restarts",
-        "enabled_tools", "disabled_tools", "trust_annotations", "max_tools", "max_description_chars",
+        "enabled",
+        "required",
+        "startup",
+        "startup_timeout_sec",
+        "cache_tools",
+        "tool_timeout_sec",
+        "max_restarts",
+        "enabled_tools",
+        "disabled_tools",
+        "trust_annotations",
+        "max_tools",
+        "max_description_chars",
     }
 )
 """Keys that decide how Kairox uses a server's lists (when it starts, which tools it offers, for how long it
@@ -95,8 +105,11 @@ class ToolListCache:
         next session a cold start."""
         path = self.path(name, config)
         body = {
-            "schema": SCHEMA, "server": name, "server_info": lists.server_info,
-            "tools": [asdict(t) for t in lists.tools], "resources": [asdict(r) for r in lists.resources],
+            "schema": SCHEMA,
+            "server": name,
+            "server_info": lists.server_info,
+            "tools": [asdict(t) for t in lists.tools],
+            "resources": [asdict(r) for r in lists.resources],
             "prompts": list(lists.prompts),
         }
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")

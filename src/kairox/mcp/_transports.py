@@ -82,7 +82,9 @@ async def open_stdio(
     if not runnable:
         raise StartError(f"command {command!r} not found or not executable; install it or give its full path (command)")
     try:
-        started = await confine_server([command, *args], env, cwd=cwd, confinement=confinement, given_env=config.env.keys())
+        started = await confine_server(
+            [command, *args], env, cwd=cwd, confinement=confinement, given_env=config.env.keys()
+        )
     except SandboxUnavailableError as exc:
         raise StartError(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message) from exc
     from kairox.config import SecretScrubber
@@ -90,7 +92,12 @@ async def open_stdio(
     # the server's stderr (its log file and the tail every front end shows) never holds a secret it was given
     scrub = SecretScrubber.for_server(config, *extra.values(), environ=dict(environ)).text
     child = ChildProcess(
-        started.argv, env=started.env, cwd=cwd, stderr_log=log_path, stderr_limit=STDERR_LIMIT, stop_timeout=STARTUP_STOP_TIMEOUT_SEC,
+        started.argv,
+        env=started.env,
+        cwd=cwd,
+        stderr_log=log_path,
+        stderr_limit=STDERR_LIMIT,
+        stop_timeout=STARTUP_STOP_TIMEOUT_SEC,
         guarded=True,
         stdin_grace=0.0,
         scrub_stderr=scrub,
@@ -124,7 +131,9 @@ async def open_remote(
     if secret_var:
         token = environ.get(secret_var)
         if not token:
-            raise StartError(f"the bearer token variable {secret_var} is not set; export it and restart", variable=secret_var)
+            raise StartError(
+                f"the bearer token variable {secret_var} is not set; export it and restart", variable=secret_var
+            )
         headers["Authorization"] = f"Bearer {token}"
     if config.transport == "sse":
         return sse_client(url, headers=headers, auth=auth, timeout=min(30.0, config.startup_timeout_sec))

@@ -106,16 +106,27 @@ def read_marketplace(file: Path) -> tuple[Marketplace | None, list[Diagnostic]]:
     for index, raw in enumerate(data["plugins"]):
         name = raw.get("name") if isinstance(raw, dict) else None
         if not isinstance(name, str) or not name:
-            diagnostics.append(ExtensionLoadFailure(kind="marketplace", name=data["name"], reason=f"plugins[{index}] has no name", source=str(file)))
+            diagnostics.append(
+                ExtensionLoadFailure(
+                    kind="marketplace", name=data["name"], reason=f"plugins[{index}] has no name", source=str(file)
+                )
+            )
             continue
         if not _SAFE_NAME.match(name):
             reason = f"plugins[{index}] name {name!r} may only hold letters, digits, '.', '_' and '-'"
-            diagnostics.append(ExtensionLoadFailure(kind="marketplace", name=data["name"], reason=reason, source=str(file)))
+            diagnostics.append(
+                ExtensionLoadFailure(kind="marketplace", name=data["name"], reason=reason, source=str(file))
+            )
             continue
         source = parse_source(raw.get("source"))
         if source is None:
             diagnostics.append(
-                ExtensionLoadFailure(kind="marketplace", name=name, reason=f"plugins[{index}] has a source Kairox cannot read: {raw.get('source')!r}", source=str(file))
+                ExtensionLoadFailure(
+                    kind="marketplace",
+                    name=name,
+                    reason=f"plugins[{index}] has a source Kairox cannot read: {raw.get('source')!r}",
+                    source=str(file),
+                )
             )
             continue
         version = raw.get("version") if isinstance(raw.get("version"), str) else None
@@ -132,5 +143,13 @@ def read_marketplace(file: Path) -> tuple[Marketplace | None, list[Diagnostic]]:
     owner = data.get("owner")
     owner_name = owner.get("name") if isinstance(owner, dict) else owner if isinstance(owner, str) else None
     if not entries and not diagnostics:
-        diagnostics.append(Diagnostic(kind="marketplace", name=data["name"], reason="lists no plugins", source=str(file), severity=Severity.INFO))
+        diagnostics.append(
+            Diagnostic(
+                kind="marketplace",
+                name=data["name"],
+                reason="lists no plugins",
+                source=str(file),
+                severity=Severity.INFO,
+            )
+        )
     return Marketplace(name=data["name"], root=root, file=file, owner=owner_name, entries=tuple(entries)), diagnostics

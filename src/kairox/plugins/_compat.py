@@ -54,7 +54,12 @@ def probe_program(name: str, *, env: Mapping[str, str] | None = None, timeout: f
     if found:
         try:
             done = subprocess.run(
-                [found, "--version"], capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+                [found, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                stdin=subprocess.DEVNULL,
             )
             match = _VERSION_IN_TEXT.search(done.stdout or done.stderr or "")
             version = match.group(1) if match else None

@@ -120,13 +120,25 @@ def mcp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
     diagnostics: list[Diagnostic] = []
     table = unwrap_servers(data, "mcpServers")
     if not isinstance(table, dict):
-        return [], [ExtensionLoadFailure(kind="mcp_server", name=plugin, reason="the MCP server table must be a JSON object", source=source)]
+        return [], [
+            ExtensionLoadFailure(
+                kind="mcp_server", name=plugin, reason="the MCP server table must be a JSON object", source=source
+            )
+        ]
     if not table:
-        diagnostics.append(Diagnostic(kind="mcp_server", name=plugin, reason="declares no MCP servers", source=source, severity=Severity.INFO))
+        diagnostics.append(
+            Diagnostic(
+                kind="mcp_server", name=plugin, reason="declares no MCP servers", source=source, severity=Severity.INFO
+            )
+        )
     entries: list[ServerEntry] = []
     for name, raw in table.items():
         if not isinstance(raw, dict):
-            diagnostics.append(ExtensionLoadFailure(kind="mcp_server", name=name, reason="the server entry must be a JSON object", source=source))
+            diagnostics.append(
+                ExtensionLoadFailure(
+                    kind="mcp_server", name=name, reason="the server entry must be a JSON object", source=source
+                )
+            )
             continue
         climbing = _climbing(raw, root)
         if climbing:
@@ -142,7 +154,14 @@ def mcp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
             elif key == "timeout" and isinstance(value, int | float):
                 key, value = "tool_timeout_sec", value / 1000  # Claude Code gives milliseconds
             if key not in _MCP_FIELDS:
-                diagnostics.append(Diagnostic(kind="mcp_server", name=name, reason=f"field {key!r} is not supported and is ignored", source=source))
+                diagnostics.append(
+                    Diagnostic(
+                        kind="mcp_server",
+                        name=name,
+                        reason=f"field {key!r} is not supported and is ignored",
+                        source=source,
+                    )
+                )
                 continue
             fields[key] = value
         if fields.get("command") and "cwd" not in fields and fields.get("type", "stdio") == "stdio":
@@ -158,7 +177,13 @@ def mcp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
             continue
         if empty_url:
             diagnostics.append(
-                Diagnostic(kind="mcp_server", name=name, reason="its url is empty; it stays disabled", source=source, hint="set the url in [mcp_servers] or the plugin")
+                Diagnostic(
+                    kind="mcp_server",
+                    name=name,
+                    reason="its url is empty; it stays disabled",
+                    source=source,
+                    hint="set the url in [mcp_servers] or the plugin",
+                )
             )
         entries.append(ServerEntry(name=name, config=config, plugin=plugin, source=source))
     return entries, diagnostics
@@ -169,11 +194,19 @@ def lsp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
     diagnostics: list[Diagnostic] = []
     table = unwrap_servers(data, "lspServers")
     if not isinstance(table, dict):
-        return [], [ExtensionLoadFailure(kind="lsp_server", name=plugin, reason="the LSP server table must be a JSON object", source=source)]
+        return [], [
+            ExtensionLoadFailure(
+                kind="lsp_server", name=plugin, reason="the LSP server table must be a JSON object", source=source
+            )
+        ]
     entries: list[ServerEntry] = []
     for name, raw in table.items():
         if not isinstance(raw, dict):
-            diagnostics.append(ExtensionLoadFailure(kind="lsp_server", name=name, reason="the server entry must be a JSON object", source=source))
+            diagnostics.append(
+                ExtensionLoadFailure(
+                    kind="lsp_server", name=name, reason="the server entry must be a JSON object", source=source
+                )
+            )
             continue
         climbing = _climbing(raw, root)
         if climbing:
@@ -181,7 +214,9 @@ def lsp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
             continue
         raw = _expand(raw, root)
         fields: dict[str, Any] = {
-            k: raw[k] for k in ("command", "args", "env", "languages", "file_patterns", "settings", "enabled") if k in raw
+            k: raw[k]
+            for k in ("command", "args", "env", "languages", "file_patterns", "settings", "enabled")
+            if k in raw
         }
         mapping = raw.get("extensionToLanguage")
         if isinstance(mapping, dict):
@@ -191,9 +226,19 @@ def lsp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
             fields["initialization_options"] = raw["initializationOptions"]
         if isinstance(raw.get("startupTimeout"), int | float):
             fields["startup_timeout_sec"] = raw["startupTimeout"] / 1000
-        ignored = sorted(set(raw) - set(fields) - {"extensionToLanguage", "initializationOptions", "startupTimeout", "transport"})
+        ignored = sorted(
+            set(raw) - set(fields) - {"extensionToLanguage", "initializationOptions", "startupTimeout", "transport"}
+        )
         for key in ignored:
-            diagnostics.append(Diagnostic(kind="lsp_server", name=name, reason=f"field {key!r} is not supported and is ignored", source=source, severity=Severity.INFO))
+            diagnostics.append(
+                Diagnostic(
+                    kind="lsp_server",
+                    name=name,
+                    reason=f"field {key!r} is not supported and is ignored",
+                    source=source,
+                    severity=Severity.INFO,
+                )
+            )
         try:
             config = LspServerConfig.model_validate(fields)
         except ValidationError as exc:

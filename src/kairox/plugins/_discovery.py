@@ -112,15 +112,24 @@ class _Gatherer:
         return PluginSet(plugins=tuple(self.plugins.values()), diagnostics=tuple(self.diagnostics))
 
 
-def _settings(config: KairoxConfig, name: str, *, default_enabled: bool = True, reason: str | None = None) -> PluginSettings:
+def _settings(
+    config: KairoxConfig, name: str, *, default_enabled: bool = True, reason: str | None = None
+) -> PluginSettings:
     """``default_enabled`` False: trust holds the plugin back (``reason`` says how to allow it)."""
     held = not default_enabled
     entry = config.plugins.entries.get(name)
     if entry is None:
-        return PluginSettings(enabled=default_enabled, disabled_reason=None if default_enabled else reason, held_by_trust=held)
+        return PluginSettings(
+            enabled=default_enabled, disabled_reason=None if default_enabled else reason, held_by_trust=held
+        )
     enabled = entry.enabled and default_enabled
     why = None if enabled else (reason if not default_enabled else "disabled in [plugins.entries]")
-    return PluginSettings(enabled=enabled, disabled_contributions=frozenset(entry.disabled_contributions), disabled_reason=why, held_by_trust=held)
+    return PluginSettings(
+        enabled=enabled,
+        disabled_contributions=frozenset(entry.disabled_contributions),
+        disabled_reason=why,
+        held_by_trust=held,
+    )
 
 
 def _peek_name(root: Path) -> str:
@@ -157,6 +166,7 @@ def discover_plugins(
     the workspace (``from_project(key)`` for configured paths) never hides one of the user's own of that name.
     """
     gather = _Gatherer(prober)
+
     def base(key: str) -> Path:
         return base_dir(key) if base_dir is not None else home
 
@@ -168,13 +178,19 @@ def discover_plugins(
             folder = Path(os.path.expanduser(entry.path))
             key = join_key(["plugins", "entries", name, "path"])
             folder = folder if folder.is_absolute() else base(key) / folder
-            gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=_settings(config, name), prober=prober), from_project=project(key))
+            gather.add(
+                *load_plugin(folder, origin=PluginOrigin.PATH, settings=_settings(config, name), prober=prober),
+                from_project=project(key),
+            )
     for listed in config.plugins.paths:
         folder = Path(os.path.expanduser(listed))
         folder = folder if folder.is_absolute() else base("plugins.paths") / folder
         reason = _UNTRUSTED_PATHS
         settings = _settings(config, _peek_name(folder), default_enabled=not paths_pending, reason=reason)
-        gather.add(*load_plugin(folder, origin=PluginOrigin.PATH, settings=settings, prober=prober), from_project=project("plugins.paths"))
+        gather.add(
+            *load_plugin(folder, origin=PluginOrigin.PATH, settings=settings, prober=prober),
+            from_project=project("plugins.paths"),
+        )
     if workspace is not None:
         folder = workspace / ".kairox" / "plugins"
         for child in sorted(folder.iterdir()) if folder.is_dir() else []:
@@ -184,21 +200,37 @@ def discover_plugins(
                 if trusted and waiting:
                     reason = _CHANGED_SINCE_TRUST
                 settings = _settings(config, _peek_name(child), default_enabled=trusted and not waiting, reason=reason)
-                gather.add(*load_plugin(child, origin=PluginOrigin.WORKSPACE, settings=settings, prober=prober), from_project=True)
+                gather.add(
+                    *load_plugin(child, origin=PluginOrigin.WORKSPACE, settings=settings, prober=prober),
+                    from_project=True,
+                )
     plugins_dir = home / "plugins"
     records = InstallRecords(home)
     recorded = records.read()
     for child in sorted(plugins_dir.iterdir()) if plugins_dir.is_dir() else []:
         if child.is_dir() and not child.name.startswith(".") and (find_manifests(child)[0] or has_layout(child)):
-            gather.add(*load_plugin(child, origin=PluginOrigin.USER, settings=_settings(config, _peek_name(child)), prober=prober))
+            gather.add(
+                *load_plugin(
+                    child, origin=PluginOrigin.USER, settings=_settings(config, _peek_name(child)), prober=prober
+                )
+            )
     for name, record in sorted(recorded.items()):
         settings = _settings(config, name)
         if record.disabled_reason and name not in config.plugins.entries:
             settings = PluginSettings(enabled=False, disabled_reason=record.disabled_reason)
         elif not settings.enabled and record.disabled_reason:
-            settings = PluginSettings(enabled=False, disabled_contributions=settings.disabled_contributions, disabled_reason=record.disabled_reason)
+            settings = PluginSettings(
+                enabled=False,
+                disabled_contributions=settings.disabled_contributions,
+                disabled_reason=record.disabled_reason,
+            )
         plugin, problems = load_plugin(
-            record.path, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=record.marketplace, prober=prober
+            record.path,
+            origin=PluginOrigin.INSTALLED,
+            trust=record.trust,
+            settings=settings,
+            marketplace=record.marketplace,
+            prober=prober,
         )
         gather.add(replace(plugin, installed_version=record.version) if plugin is not None else None, problems)
     return gather.result()
@@ -221,7 +253,10 @@ def discover_from_resolved(resolved: ResolvedLike, *, prober: ProgramProber | No
 
 def _unknown_manifest(file: Path) -> Diagnostic:
     return Diagnostic(
-        kind="plugin", name=file.parent.parent.name, source=str(file), severity=Severity.INFO,
+        kind="plugin",
+        name=file.parent.parent.name,
+        source=str(file),
+        severity=Severity.INFO,
         reason=f"{file.parent.name}/plugin.json is another host's manifest; Kairox reads .kairox-plugin, .codex-plugin and .claude-plugin",
         hint="add a .claude-plugin/plugin.json to load this folder as a plugin",
     )
@@ -232,14 +267,28 @@ def validate_tree(path: Path, *, prober: ProgramProber | None = None) -> PluginS
     gather = _Gatherer(prober, by_root=True)
     path = path.resolve()
     if not path.exists():
-        return PluginSet(diagnostics=(Diagnostic(kind="plugin", name=path.name, reason="no such file or folder", source=str(path), severity=Severity.ERROR),))
+        return PluginSet(
+            diagnostics=(
+                Diagnostic(
+                    kind="plugin",
+                    name=path.name,
+                    reason="no such file or folder",
+                    source=str(path),
+                    severity=Severity.ERROR,
+                ),
+            )
+        )
     if path.is_file():
         path = path.parent.parent if path.parent.name.endswith("-plugin") else path.parent
     marketplaces: list[Path] = []
     plugins_found: list[Path] = []
     for walked, dirs, _files in os.walk(path):
         here = Path(walked)
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and (not d.startswith(".") or d.endswith("-plugin") or d == ".agents"))
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in _SKIP_DIRS and (not d.startswith(".") or d.endswith("-plugin") or d == ".agents")
+        )
         if any(d.endswith("-plugin") for d in dirs):
             manifest, others = find_manifests(here)
             if manifest is not None or has_layout(here):
@@ -262,7 +311,10 @@ def validate_tree(path: Path, *, prober: ProgramProber | None = None) -> PluginS
             if entry.source.kind != "path":
                 gather.diagnostics.append(
                     Diagnostic(
-                        kind="marketplace", name=entry.name, source=str(file), severity=Severity.INFO,
+                        kind="marketplace",
+                        name=entry.name,
+                        source=str(file),
+                        severity=Severity.INFO,
                         reason=f"not checked: its files come from {entry.source.describe()}",
                         hint="`kairox plugins install` fetches and checks them",
                     )
@@ -271,16 +323,32 @@ def validate_tree(path: Path, *, prober: ProgramProber | None = None) -> PluginS
             folder = (market.root / entry.source.location).resolve()
             if not folder.is_relative_to(market.root.resolve()):
                 gather.diagnostics.append(
-                    Diagnostic(kind="marketplace", name=entry.name, reason=f"source {entry.source.location!r} leaves the marketplace folder", source=str(file), severity=Severity.ERROR)
+                    Diagnostic(
+                        kind="marketplace",
+                        name=entry.name,
+                        reason=f"source {entry.source.location!r} leaves the marketplace folder",
+                        source=str(file),
+                        severity=Severity.ERROR,
+                    )
                 )
                 continue
             if folder in gather.roots or folder in plugins_found:
                 continue
             if not folder.is_dir():
                 gather.diagnostics.append(
-                    Diagnostic(kind="marketplace", name=entry.name, reason=f"source {entry.source.location!r} does not exist", source=str(file), severity=Severity.ERROR)
+                    Diagnostic(
+                        kind="marketplace",
+                        name=entry.name,
+                        reason=f"source {entry.source.location!r} does not exist",
+                        source=str(file),
+                        severity=Severity.ERROR,
+                    )
                 )
                 continue
             fallback = entry.raw if not entry.strict or not find_manifests(folder)[0] else None
-            gather.add(*load_plugin(folder, origin=PluginOrigin.VALIDATE, trust=TrustLevel.LOCAL, fallback=fallback, prober=prober))
+            gather.add(
+                *load_plugin(
+                    folder, origin=PluginOrigin.VALIDATE, trust=TrustLevel.LOCAL, fallback=fallback, prober=prober
+                )
+            )
     return gather.result()

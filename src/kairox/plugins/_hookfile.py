@@ -15,7 +15,16 @@ from kairox.plugins._manifest import HookDeclaration
 from kairox.plugins._model import PluginHook
 from kairox.plugins._paths import climbing_root_paths, expand_plugin_root, is_inside
 
-HOOK_EVENTS = ("session_start", "session_end", "user_prompt_submit", "pre_turn", "post_turn", "pre_tool_use", "post_tool_use", "pre_compact")
+HOOK_EVENTS = (
+    "session_start",
+    "session_end",
+    "user_prompt_submit",
+    "pre_turn",
+    "post_turn",
+    "pre_tool_use",
+    "post_tool_use",
+    "pre_compact",
+)
 
 EVENT_ALIASES = {
     "SessionStart": "session_start",
@@ -40,7 +49,15 @@ EVENT_ALIASES = {
 
 DEFAULT_TIMEOUT_SEC = 60.0
 
-_INTERPRETERS = {".js": "node", ".mjs": "node", ".cjs": "node", ".py": "python3", ".sh": "sh", ".bash": "bash", ".ts": "npx tsx"}
+_INTERPRETERS = {
+    ".js": "node",
+    ".mjs": "node",
+    ".cjs": "node",
+    ".py": "python3",
+    ".sh": "sh",
+    ".bash": "bash",
+    ".ts": "npx tsx",
+}
 
 
 def canonical_event(name: str) -> str | None:
@@ -88,10 +105,14 @@ class _Collector:
         self.diagnostics: list[Diagnostic] = []
 
     def warn(self, reason: str, *, severity: Severity = Severity.WARNING, hint: str | None = None) -> None:
-        self.diagnostics.append(Diagnostic(kind="hook", name=self.plugin, reason=reason, severity=severity, source=self.source, hint=hint))
+        self.diagnostics.append(
+            Diagnostic(kind="hook", name=self.plugin, reason=reason, severity=severity, source=self.source, hint=hint)
+        )
 
     def fail(self, reason: str, hint: str | None = None) -> None:
-        self.diagnostics.append(ExtensionLoadFailure(kind="hook", name=self.plugin, reason=reason, source=self.source, hint=hint))
+        self.diagnostics.append(
+            ExtensionLoadFailure(kind="hook", name=self.plugin, reason=reason, source=self.source, hint=hint)
+        )
 
     def add(self, event_name: str, command: str, matcher: str | None, timeout: float | None, *, where: str) -> None:
         climbing = climbing_root_paths(command, self.root)
@@ -100,9 +121,14 @@ class _Collector:
             return
         event = canonical_event(event_name)
         if event is None:
-            self.warn(f"event {event_name!r} is not supported by Kairox; its hooks are skipped", hint=f"Kairox's events: {', '.join(HOOK_EVENTS)}")
+            self.warn(
+                f"event {event_name!r} is not supported by Kairox; its hooks are skipped",
+                hint=f"Kairox's events: {', '.join(HOOK_EVENTS)}",
+            )
             return
-        self.hooks.append((event, expand_plugin_root(command, self.root), matcher or None, timeout or DEFAULT_TIMEOUT_SEC))
+        self.hooks.append(
+            (event, expand_plugin_root(command, self.root), matcher or None, timeout or DEFAULT_TIMEOUT_SEC)
+        )
 
 
 def _claude_table(collector: _Collector, table: dict[str, Any]) -> None:
@@ -113,7 +139,7 @@ def _claude_table(collector: _Collector, table: dict[str, Any]) -> None:
         for index, group in enumerate(groups):
             where = f"hooks.{event_name}[{index}]"
             if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                collector.fail(f"{where} must be an object with a \"hooks\" list")
+                collector.fail(f'{where} must be an object with a "hooks" list')
                 continue
             matcher = group.get("matcher")
             if matcher is not None and not isinstance(matcher, str):
@@ -149,12 +175,15 @@ def parse_hooks(
     collector = _Collector(plugin=plugin, trust=trust, root=root, source=source)
     if isinstance(data, list):
         if not data and inline:
-            collector.warn("the manifest's \"hooks\" list is empty; it declares no hooks")
+            collector.warn('the manifest\'s "hooks" list is empty; it declares no hooks')
         elif not data:
-            collector.fail("the hooks file is an empty list ([]); it declares no hooks", hint='write {"hooks": {"PreToolUse": [...]}} or remove the file')
+            collector.fail(
+                "the hooks file is an empty list ([]); it declares no hooks",
+                hint='write {"hooks": {"PreToolUse": [...]}} or remove the file',
+            )
         for index, item in enumerate(data):
             if not isinstance(item, dict):
-                collector.fail(f"hooks[{index}] must be an object with \"event\" and \"command\" or \"script\"")
+                collector.fail(f'hooks[{index}] must be an object with "event" and "command" or "script"')
                 continue
             try:
                 declaration = HookDeclaration.model_validate(item)
@@ -165,23 +194,25 @@ def parse_hooks(
                 command = declaration.command
             elif declaration.script:
                 if climbing_root_paths(declaration.script, root):
-                    collector.fail(f"hooks[{index}] names {declaration.script!r}, outside the plugin folder; the hook is skipped")
+                    collector.fail(
+                        f"hooks[{index}] names {declaration.script!r}, outside the plugin folder; the hook is skipped"
+                    )
                     continue
                 command = script_command(declaration.script, root)
             else:
-                collector.fail(f"hooks[{index}] needs \"command\" or \"script\"")
+                collector.fail(f'hooks[{index}] needs "command" or "script"')
                 continue
             collector.add(declaration.event, command, declaration.matcher, declaration.timeout, where=f"hooks[{index}]")
     elif isinstance(data, dict):
         table = data.get("hooks", data)
         if not isinstance(table, dict):
-            collector.fail(f"\"hooks\" must be an object of events, not {type(table).__name__}")
+            collector.fail(f'"hooks" must be an object of events, not {type(table).__name__}')
         else:
             table = {k: v for k, v in table.items() if k not in ("description", "$schema", "version")}
             if not table:
                 hint = 'add events such as {"hooks": {"PreToolUse": [...]}} or remove it'
                 if inline:
-                    collector.warn("the manifest's \"hooks\" object is empty; it declares no hooks", hint=hint)
+                    collector.warn('the manifest\'s "hooks" object is empty; it declares no hooks', hint=hint)
                 else:
                     collector.fail("the hooks file declares no hooks (an empty object)", hint=hint)
             _claude_table(collector, table)

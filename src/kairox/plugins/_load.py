@@ -88,14 +88,18 @@ class _Loader:
 
     def refuse(self, reason: str, hint: str | None = None, *, field: str | None = None) -> _PluginRefused:
         line = self.field_line(field) if field else None
-        return _PluginRefused(ExtensionLoadFailure(kind="plugin", name=self.name, reason=reason, source=self.source, line=line, hint=hint))
+        return _PluginRefused(
+            ExtensionLoadFailure(kind="plugin", name=self.name, reason=reason, source=self.source, line=line, hint=hint)
+        )
 
     def field_line(self, field: str) -> int | None:
         """The line of the manifest where ``field`` (its JSON name) is written, when the manifest is a file."""
         return field_line(Path(self.source), _JSON_NAMES.get(field, field))
 
     def warn(self, reason: str, *, source: str | None = None, severity: Severity = Severity.WARNING) -> None:
-        self.diagnostics.append(Diagnostic(kind="plugin", name=self.name, reason=reason, source=source or self.source, severity=severity))
+        self.diagnostics.append(
+            Diagnostic(kind="plugin", name=self.name, reason=reason, source=source or self.source, severity=severity)
+        )
 
     def paths(self, field: str, declared: str | list[str] | None, default: str) -> list[Path]:
         """The default folder (when present) and the manifest's paths for ``field``, each kept inside."""
@@ -108,7 +112,11 @@ class _Loader:
             try:
                 path = resolve_inside(self.root, item)
             except PluginPathError as exc:
-                raise self.refuse(f"{field}: {exc}", hint="plugin paths are relative to the plugin folder and stay inside it", field=field) from exc
+                raise self.refuse(
+                    f"{field}: {exc}",
+                    hint="plugin paths are relative to the plugin folder and stay inside it",
+                    field=field,
+                ) from exc
             if not path.exists():
                 self.warn(f"{field}: {item!r} does not exist in the plugin")
                 continue
@@ -136,7 +144,9 @@ class _Loader:
             for text in (declaration.command, *declaration.args, *declaration.env.values()):
                 climbing = climbing_root_paths(text, self.root)
                 if climbing:
-                    raise self.refuse(f"tools.{declaration.name} names {climbing[0]!r}, outside the plugin folder", field="tools")
+                    raise self.refuse(
+                        f"tools.{declaration.name} names {climbing[0]!r}, outside the plugin folder", field="tools"
+                    )
             command = expand_plugin_root(declaration.command, self.root)
             program, _, rest = command.strip().partition(" ")
             if "/" in program and not Path(program).is_absolute():
@@ -181,7 +191,9 @@ class _Loader:
             raw = [d.model_dump(exclude_none=True) for d in declared] if isinstance(declared, list) else declared
             sources.append((raw, self.source, True))
         for data, source, inline in sources:
-            found, problems = parse_hooks(data, plugin=self.name, trust=str(trust), root=self.root, source=source, inline=inline)
+            found, problems = parse_hooks(
+                data, plugin=self.name, trust=str(trust), root=self.root, source=source, inline=inline
+            )
             hooks += found
             self.diagnostics += problems
         return hooks
@@ -209,7 +221,10 @@ class _Loader:
             self.diagnostics += problems
             for entry in found:
                 if entry.name in entries:
-                    self.warn(f"{kind.upper()} server {entry.name!r} is declared twice; the one in {source} wins", source=source)
+                    self.warn(
+                        f"{kind.upper()} server {entry.name!r} is declared twice; the one in {source} wins",
+                        source=source,
+                    )
                 entries[entry.name] = entry
         return list(entries.values())
 
@@ -231,7 +246,11 @@ def load_plugin(
     settings = settings or PluginSettings()
     root = root.resolve()
     if not root.is_dir():
-        return None, [ExtensionLoadFailure(kind="plugin", name=root.name, reason="the plugin folder does not exist", source=str(root))]
+        return None, [
+            ExtensionLoadFailure(
+                kind="plugin", name=root.name, reason="the plugin folder does not exist", source=str(root)
+            )
+        ]
     manifest_path, others = find_manifests(root)
     diagnostics: list[Diagnostic] = []
     data: Any
@@ -258,18 +277,34 @@ def load_plugin(
     if any(c in name for c in ":/\\ ") or name.startswith("."):
         line = field_line(Path(source), "name") if manifest_path is not None else None
         reason = "the plugin name may not contain ':', '/', spaces or start with '.'"
-        return None, [*diagnostics, ExtensionLoadFailure(kind="plugin", name=name, reason=reason, source=source, line=line)]
+        return None, [
+            *diagnostics,
+            ExtensionLoadFailure(kind="plugin", name=name, reason=reason, source=source, line=line),
+        ]
     links = escaping_symlinks(root)
     if links:
         link, target = links[0]
         reason = f"symlink {link.relative_to(root)} points outside the plugin ({target}); the plugin is refused"
-        return None, [*diagnostics, ExtensionLoadFailure(kind="plugin", name=name, reason=reason, source=str(link), hint="replace the link with the file itself")]
+        return None, [
+            *diagnostics,
+            ExtensionLoadFailure(
+                kind="plugin", name=name, reason=reason, source=str(link), hint="replace the link with the file itself"
+            ),
+        ]
     loader = _Loader(root, name, manifest, source)
     trust_level = effective_trust(trust, manifest.trust)
     try:
         skills = [e for p in loader.paths("skills", manifest.skills, "skills") for e in skills_in(p, name)]
-        commands = [e for p in loader.paths("commands", manifest.commands, "commands") for e in markdown_entries(p, name, ContributionKind.COMMAND)]
-        agents = [e for p in loader.paths("agents", manifest.agents, "agents") for e in markdown_entries(p, name, ContributionKind.AGENT)]
+        commands = [
+            e
+            for p in loader.paths("commands", manifest.commands, "commands")
+            for e in markdown_entries(p, name, ContributionKind.COMMAND)
+        ]
+        agents = [
+            e
+            for p in loader.paths("agents", manifest.agents, "agents")
+            for e in markdown_entries(p, name, ContributionKind.AGENT)
+        ]
         tools = loader.tools()
         hooks = loader.hooks(trust_level)
         mcp = loader.servers("mcp")
@@ -280,11 +315,20 @@ def load_plugin(
     diagnostics += _duplicates(name, source, skills + commands)
     compat = manifest.compatibility
     verdict = check_compatibility(
-        compat.kairox_version if compat else None, compat.platforms if compat else None, compat.requires if compat else None, prober=prober
+        compat.kairox_version if compat else None,
+        compat.platforms if compat else None,
+        compat.requires if compat else None,
+        prober=prober,
     )
     if not verdict.compatible:
         diagnostics.append(
-            Diagnostic(kind="plugin", name=name, reason="incompatible: " + "; ".join(verdict.reasons), source=source, hint="it stays disabled until that changes")
+            Diagnostic(
+                kind="plugin",
+                name=name,
+                reason="incompatible: " + "; ".join(verdict.reasons),
+                source=source,
+                hint="it stays disabled until that changes",
+            )
         )
     plugin = Plugin(
         name=name,

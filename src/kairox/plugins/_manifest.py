@@ -124,9 +124,25 @@ class PluginManifest(BaseModel):
 
 KNOWN_FOREIGN_FIELDS = frozenset(
     {
-        "$schema", "displayName", "interface", "category", "tags", "strict", "outputStyles", "source",
-        "sessionStart", "skillInstructions", "apps", "id", "icon", "engines", "contributors", "userConfig",
-        "channels", "settings", "dependencies",
+        "$schema",
+        "displayName",
+        "interface",
+        "category",
+        "tags",
+        "strict",
+        "outputStyles",
+        "source",
+        "sessionStart",
+        "skillInstructions",
+        "apps",
+        "id",
+        "icon",
+        "engines",
+        "contributors",
+        "userConfig",
+        "channels",
+        "settings",
+        "dependencies",
     }
 )
 """Fields other hosts define that Kairox reads past without a warning."""

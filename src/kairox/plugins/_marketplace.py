@@ -88,7 +88,9 @@ def _is_git(source: str) -> bool:
 def _git(*args: str, cwd: Path | None = None) -> None:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600, check=False)
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise MarketplaceError(f"git {args[0]} failed: {exc}", hint="is git installed and the URL reachable?") from exc
     if done.returncode != 0:
@@ -98,7 +100,9 @@ def _git(*args: str, cwd: Path | None = None) -> None:
 def _clone(url: str, dest: Path, *, ref: str | None = None, sha: str | None = None) -> None:
     # a marketplace file is someone else's data: nothing in it may reach git as an option
     if url.startswith("-"):
-        raise MarketplaceError(f"{url!r} is not a git URL", hint="the marketplace entry's source must be a URL or a path")
+        raise MarketplaceError(
+            f"{url!r} is not a git URL", hint="the marketplace entry's source must be a URL or a path"
+        )
     for what, value in (("ref", ref), ("revision", sha)):
         if value and value.startswith("-"):
             raise MarketplaceError(f"git {what} {value!r} of {url} looks like an option; refused")
@@ -116,7 +120,9 @@ def _git_head(tree: Path) -> str | None:
     """The short commit of a cloned tree (a version for a plugin whose manifest has none)."""
     if not (tree / ".git").exists():
         return None
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True, check=False
+    )
     return done.stdout.strip() or None
 
 
@@ -210,7 +216,9 @@ class Marketplaces:
         """Read marketplace ``name`` (from its folder, or the cached clone of its git URL)."""
         source = source or self.sources.get(name)
         if source is None:
-            raise MarketplaceError(f"no marketplace named {name!r}", hint="`kairox plugins marketplace list` shows them")
+            raise MarketplaceError(
+                f"no marketplace named {name!r}", hint="`kairox plugins marketplace list` shows them"
+            )
         folder = self._cache(name) if _is_git(source) else Path(source)
         if _is_git(source) and not folder.is_dir():
             return self._fetch_git(source)
@@ -230,7 +238,10 @@ class Marketplaces:
             folder = Path(source).expanduser().resolve()
             file = find_marketplace_file(folder)
             if file is None:
-                raise MarketplaceError(f"{folder} has no .claude-plugin/marketplace.json", hint="give the folder that holds .claude-plugin/")
+                raise MarketplaceError(
+                    f"{folder} has no .claude-plugin/marketplace.json",
+                    hint="give the folder that holds .claude-plugin/",
+                )
             found, problems = read_marketplace(file)
             if found is None:
                 raise MarketplaceError(_where(file, problems) + "; ".join(p.reason for p in problems))
@@ -257,7 +268,9 @@ class Marketplaces:
                 hits.append((market, entry))
         if not hits:
             where = f"marketplace {marketplace!r}" if marketplace else "any configured marketplace"
-            raise MarketplaceError(f"plugin {plugin!r} is not in {where}", hint="`kairox plugins marketplace list` shows the marketplaces")
+            raise MarketplaceError(
+                f"plugin {plugin!r} is not in {where}", hint="`kairox plugins marketplace list` shows the marketplaces"
+            )
         if len(hits) > 1:
             options = ", ".join(f"{plugin}@{m.name}" for m, _ in hits)
             raise MarketplaceError(f"plugin {plugin!r} is in several marketplaces", hint=f"name one: {options}")
@@ -274,7 +287,9 @@ class Marketplaces:
             self.progress(f"cloning {source.location}", 0, 1)
             try:
                 _clone(source.location, clone, ref=source.ref, sha=source.sha)
-                head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True, check=False).stdout.strip()
+                head = subprocess.run(
+                    ["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True, check=False
+                ).stdout.strip()
                 self.progress(f"cloning {source.location}", 1, 1)
                 origin = (clone / source.subdir).resolve() if source.subdir else clone
                 if not origin.is_relative_to(clone.resolve()) or not origin.is_dir():
@@ -286,7 +301,9 @@ class Marketplaces:
         origin = Path(source.location) if source.kind == "folder" else (market.root / source.location)
         origin = origin.resolve()
         if source.kind == "path" and not origin.is_relative_to(market.root.resolve()):
-            raise MarketplaceError(f"{entry.name}: source {source.location!r} leaves the marketplace folder {market.root}")
+            raise MarketplaceError(
+                f"{entry.name}: source {source.location!r} leaves the marketplace folder {market.root}"
+            )
         if not origin.is_dir():
             raise MarketplaceError(f"{entry.name}: source {origin} does not exist")
         _copy_tree(origin, staging, self.progress, label)
@@ -302,9 +319,15 @@ class Marketplaces:
             commit = self._stage(market, entry, staging)
             if find_manifests(staging)[0] is None:
                 # the marketplace entry is the manifest (strict: false): keep it with the files
-                manifest = {k: v for k, v in entry.raw.items() if k not in ("source", "strict", "category", "tags", "displayName")}
+                manifest = {
+                    k: v
+                    for k, v in entry.raw.items()
+                    if k not in ("source", "strict", "category", "tags", "displayName")
+                }
                 (staging / ".kairox-plugin").mkdir()
-                (staging / ".kairox-plugin" / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+                (staging / ".kairox-plugin" / "plugin.json").write_text(
+                    json.dumps(manifest, indent=2) + "\n", encoding="utf-8"
+                )
             loaded = self._load_staged(staging, f"plugin {entry.name!r} from {market.name}")
             # the manifest's version first: it is what `plugins list` shows, so folder, record and list agree
             version = loaded.version or entry.version or commit or "0.0.0"
@@ -312,7 +335,15 @@ class Marketplaces:
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-        return self._record(loaded, final, version, name=entry.name, marketplace=market.name, source=entry.source.describe(), keep_settings=keep_settings)
+        return self._record(
+            loaded,
+            final,
+            version,
+            name=entry.name,
+            marketplace=market.name,
+            source=entry.source.describe(),
+            keep_settings=keep_settings,
+        )
 
     async def install_source(self, source: str, *, confirm: Confirm, keep_settings: bool = False) -> InstallResult:
         """Install the plugin at ``source`` (a folder, a git URL cloned with ``git``, an archive URL; ``#sub/folder``
@@ -328,12 +359,18 @@ class Marketplaces:
         try:
             try:
                 read, tree = await fetch_source(
-                    source, fetched, progress=lambda text: self.progress(text, 1, 1), what="a plugin folder, a git URL or an archive URL",
+                    source,
+                    fetched,
+                    progress=lambda text: self.progress(text, 1, 1),
+                    what="a plugin folder, a git URL or an archive URL",
                 )
             except FetchError as exc:
                 raise MarketplaceError(exc.message, hint=exc.hint) from exc
             if not tree.is_dir():
-                raise MarketplaceError(f"{tree} is not a folder", hint="a plugin is a folder with .claude-plugin/plugin.json (or .kairox-plugin/, .codex-plugin/)")
+                raise MarketplaceError(
+                    f"{tree} is not a folder",
+                    hint="a plugin is a folder with .claude-plugin/plugin.json (or .kairox-plugin/, .codex-plugin/)",
+                )
             if find_manifests(tree)[0] is None and not has_layout(tree):
                 raise MarketplaceError(
                     f"{source} holds no plugin: no .kairox-plugin/, .codex-plugin/ or .claude-plugin/plugin.json and none of "
@@ -361,10 +398,14 @@ class Marketplaces:
             for leftover in (staging, fetched):
                 if leftover.exists():
                     shutil.rmtree(leftover, ignore_errors=True)
-        return self._record(loaded, final, version, name=loaded.name, marketplace="", source=shown, keep_settings=keep_settings)
+        return self._record(
+            loaded, final, version, name=loaded.name, marketplace="", source=shown, keep_settings=keep_settings
+        )
 
     def _load_staged(self, staging: Path, what: str) -> Plugin:
-        loaded, problems = load_plugin(staging, origin=PluginOrigin.INSTALLED, trust=TrustLevel.COMMUNITY, prober=self.prober)
+        loaded, problems = load_plugin(
+            staging, origin=PluginOrigin.INSTALLED, trust=TrustLevel.COMMUNITY, prober=self.prober
+        )
         if loaded is None:
             reasons = "; ".join(f"{p.location()}: {p.reason}" for p in problems if str(p.severity) == "error")
             raise MarketplaceError(f"{what} cannot be installed: {reasons}")
@@ -384,7 +425,15 @@ class Marketplaces:
         return final
 
     def _record(
-        self, loaded: Plugin, final: Path, version: str, *, name: str, marketplace: str, source: str, keep_settings: bool
+        self,
+        loaded: Plugin,
+        final: Path,
+        version: str,
+        *,
+        name: str,
+        marketplace: str,
+        source: str,
+        keep_settings: bool,
     ) -> InstallResult:
         previous = self.records.read().get(name)
         if previous is not None and previous.path != final:
@@ -407,7 +456,12 @@ class Marketplaces:
             set_plugin_enabled(self.config_file, name, True)
         settings = PluginSettings(enabled=reason is None, disabled_reason=reason)
         installed, final_problems = load_plugin(
-            final, origin=PluginOrigin.INSTALLED, trust=record.trust, settings=settings, marketplace=marketplace or None, prober=self.prober
+            final,
+            origin=PluginOrigin.INSTALLED,
+            trust=record.trust,
+            settings=settings,
+            marketplace=marketplace or None,
+            prober=self.prober,
         )
         assert installed is not None  # the staged copy loaded, and the rename does not change its content
         return InstallResult(
@@ -424,7 +478,9 @@ class Marketplaces:
         records = self.records.read()
         names = [plugin] if plugin else sorted(n for n, r in records.items() if r.marketplace)
         if plugin and plugin not in records:
-            raise MarketplaceError(f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins")
+            raise MarketplaceError(
+                f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins"
+            )
         if plugin and not records[plugin].marketplace:
             raise MarketplaceError(
                 f"plugin {plugin!r} was installed from {records[plugin].source}, not from a marketplace",
@@ -438,7 +494,9 @@ class Marketplaces:
         """Remove the plugin's files and every config entry of it."""
         record = self.records.remove(plugin)
         if record is None:
-            raise MarketplaceError(f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins")
+            raise MarketplaceError(
+                f"plugin {plugin!r} is not installed", hint="`kairox plugins list` shows the installed plugins"
+            )
         folder = self.home / "plugins" / (record.marketplace or SOURCE_FOLDER) / record.name
         if not _remove_inside(folder, self.home / "plugins"):
             _remove_inside(record.path, self.home / "plugins")
@@ -449,4 +507,3 @@ class Marketplaces:
 def default_config_file(home: Path) -> Path:
     """The user layer's file, where marketplace and plugin settings go by default."""
     return home / "kairox.toml"
-

@@ -106,7 +106,13 @@ class Contribution:
         return f"{self.kind}:{self.name}"
 
     def to_json(self) -> dict[str, object]:
-        return {"kind": str(self.kind), "name": self.name, "enabled": self.enabled, "path": self.path, "detail": self.detail}
+        return {
+            "kind": str(self.kind),
+            "name": self.name,
+            "enabled": self.enabled,
+            "path": self.path,
+            "detail": self.detail,
+        }
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -167,14 +173,21 @@ class Plugin:
         items: list[Contribution] = []
         for entries in (self.skills, self.commands, self.agents):
             items += [Contribution(kind=e.kind, name=e.name, path=str(e.path)) for e in entries]
-        items += [Contribution(kind=ContributionKind.TOOL, name=t.declaration.name, detail=t.declaration.command) for t in self.tools]
         items += [
-            Contribution(kind=ContributionKind.HOOK, name=h.name, path=h.source, detail=f"{h.matcher or '*'}: {h.command}")
+            Contribution(kind=ContributionKind.TOOL, name=t.declaration.name, detail=t.declaration.command)
+            for t in self.tools
+        ]
+        items += [
+            Contribution(
+                kind=ContributionKind.HOOK, name=h.name, path=h.source, detail=f"{h.matcher or '*'}: {h.command}"
+            )
             for h in self.hooks
         ]
         items += [Contribution(kind=ContributionKind.MCP_SERVER, name=s.name, path=s.source) for s in self.mcp_servers]
         items += [Contribution(kind=ContributionKind.LSP_SERVER, name=s.name, path=s.source) for s in self.lsp_servers]
         return tuple(
-            Contribution(kind=c.kind, name=c.name, enabled=self.is_enabled(c.kind, c.name), path=c.path, detail=c.detail)
+            Contribution(
+                kind=c.kind, name=c.name, enabled=self.is_enabled(c.kind, c.name), path=c.path, detail=c.detail
+            )
             for c in items
         )

@@ -57,7 +57,11 @@ class InstallRecords:
 
     def write(self, records: dict[str, InstallRecord]) -> None:
         self.file.parent.mkdir(parents=True, exist_ok=True)
-        body = {"plugins": {name: {k: v for k, v in r.to_json().items() if k != "name"} for name, r in sorted(records.items())}}
+        body = {
+            "plugins": {
+                name: {k: v for k, v in r.to_json().items() if k != "name"} for name, r in sorted(records.items())
+            }
+        }
         fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".installed.")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(body, handle, indent=2)

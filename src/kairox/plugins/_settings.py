@@ -21,10 +21,15 @@ def parse_contribution(text: str) -> tuple[ContributionKind, str]:
     kind, sep, name = text.partition(":")
     kinds = [str(k) for k in ContributionKind]
     if not sep or not name:
-        raise PluginSettingsError(f"{text!r} is not KIND:NAME", hint=f"KIND is one of {', '.join(kinds)}, e.g. skill:pdf")
+        raise PluginSettingsError(
+            f"{text!r} is not KIND:NAME", hint=f"KIND is one of {', '.join(kinds)}, e.g. skill:pdf"
+        )
     if kind not in kinds:
         close = suggest(kind, kinds)
-        raise PluginSettingsError(f"unknown contribution kind {kind!r}", hint=f"did you mean {close!r}?" if close else f"use one of {', '.join(kinds)}")
+        raise PluginSettingsError(
+            f"unknown contribution kind {kind!r}",
+            hint=f"did you mean {close!r}?" if close else f"use one of {', '.join(kinds)}",
+        )
     return ContributionKind(kind), name
 
 

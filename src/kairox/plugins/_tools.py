@@ -118,7 +118,15 @@ class PluginToolProvider(ToolProvider):
         return [*shlex.split(command), *declaration.args]
 
     async def _run_once(
-        self, name: str, tool: PluginTool, argv: list[str], *, env: dict[str, str], cwd: Path, payload: bytes, timeout: float
+        self,
+        name: str,
+        tool: PluginTool,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        payload: bytes,
+        timeout: float,
     ) -> tuple[bytes, int | None, str]:
         """Run the command once: what it printed, its exit code and its stderr."""
         try:
@@ -154,10 +162,14 @@ class PluginToolProvider(ToolProvider):
         for attempt in range(1, SETUP_ATTEMPTS + 1):
             try:
                 bwrap = check_sandbox(sandbox)
-                argv = await sandboxed_argv_async(self._argv(tool), sandbox, context.workspace, cwd=context.workspace, bwrap=bwrap)
+                argv = await sandboxed_argv_async(
+                    self._argv(tool), sandbox, context.workspace, cwd=context.workspace, bwrap=bwrap
+                )
             except SandboxUnavailableError as exc:
                 raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc
-            output, code, stderr = await self._run_once(name, tool, argv, env=env, cwd=context.workspace, payload=payload, timeout=timeout)
+            output, code, stderr = await self._run_once(
+                name, tool, argv, env=env, cwd=context.workspace, payload=payload, timeout=timeout
+            )
             if attempt == SETUP_ATTEMPTS or not vanished_before_start(argv, code, output, stderr.encode()):
                 break
         text = output[: self._output_cap].decode("utf-8", errors="replace")
@@ -173,9 +185,13 @@ class PluginToolProvider(ToolProvider):
         return ToolResult.text(text, structured=structured)
 
 
-def plugin_tool_providers(tools: Iterable[PluginTool], permissions: Mapping[str, PluginPermissions] | None = None) -> list[PluginToolProvider]:
+def plugin_tool_providers(
+    tools: Iterable[PluginTool], permissions: Mapping[str, PluginPermissions] | None = None
+) -> list[PluginToolProvider]:
     """One provider per plugin for the routed command tools (``PluginRouting.tools``)."""
     by_plugin: dict[str, list[PluginTool]] = {}
     for tool in tools:
         by_plugin.setdefault(tool.plugin, []).append(tool)
-    return [PluginToolProvider(name, items, permissions=(permissions or {}).get(name)) for name, items in by_plugin.items()]
+    return [
+        PluginToolProvider(name, items, permissions=(permissions or {}).get(name)) for name, items in by_plugin.items()
+    ]

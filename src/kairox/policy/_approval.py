@@ -122,7 +122,7 @@ class NonInteractiveApprover:
 
 
 def refusal_text(request: ApprovalRequest, hint: str | None = None) -> str:
-    """"approval required: WHY; HOW TO ALLOW" for an ask nobody could answer."""
+    """ "approval required: WHY; HOW TO ALLOW" for an ask nobody could answer."""
     ways: list[str] = []
     if hint:
         ways.append(hint)

@@ -17,13 +17,57 @@ from urllib.parse import unquote, urlsplit
 
 _NAMES = frozenset(
     {
-        "path", "paths", "file", "files", "filename", "filenames", "filepath", "filepaths", "dir", "dirs", "directory",
-        "directories", "folder", "folders", "root", "roots", "cwd", "workdir", "workingdirectory", "source", "sources",
-        "destination", "destinations", "src", "dest", "dst", "target", "targets", "output", "outputs", "input", "inputs",
-        "location", "notebook", "repo", "repository",
+        "path",
+        "paths",
+        "file",
+        "files",
+        "filename",
+        "filenames",
+        "filepath",
+        "filepaths",
+        "dir",
+        "dirs",
+        "directory",
+        "directories",
+        "folder",
+        "folders",
+        "root",
+        "roots",
+        "cwd",
+        "workdir",
+        "workingdirectory",
+        "source",
+        "sources",
+        "destination",
+        "destinations",
+        "src",
+        "dest",
+        "dst",
+        "target",
+        "targets",
+        "output",
+        "outputs",
+        "input",
+        "inputs",
+        "location",
+        "notebook",
+        "repo",
+        "repository",
     }
 )
-_SUFFIXES = ("path", "paths", "file", "files", "filename", "filenames", "dir", "dirs", "directory", "directories", "folder")
+_SUFFIXES = (
+    "path",
+    "paths",
+    "file",
+    "files",
+    "filename",
+    "filenames",
+    "dir",
+    "dirs",
+    "directory",
+    "directories",
+    "folder",
+)
 _URI_NAMES = frozenset({"uri", "uris", "url", "urls", "href"})
 _MAX_DEPTH = 6
 """Lists and objects nested deeper than this are not read."""
@@ -142,14 +186,22 @@ def _walk(value: Any, key: str | None, depth: int, found: list[str], top: str) -
             if len(found) > _MAX_FOUND:
                 return unseen
         if len(value) > _MAX_ITEMS and any(_may_name_path(key, item) for item in value[_MAX_ITEMS:]):
-            unseen = unseen or f"argument {top!r} holds a list of {len(value)} items and the policy reads the first {_MAX_ITEMS}"
+            unseen = (
+                unseen
+                or f"argument {top!r} holds a list of {len(value)} items and the policy reads the first {_MAX_ITEMS}"
+            )
     elif isinstance(value, dict):
         for name, item in itertools.islice(value.items(), _MAX_ITEMS):
             unseen = _walk(item, str(name), depth + 1, found, top) or unseen
             if len(found) > _MAX_FOUND:
                 return unseen
-        if len(value) > _MAX_ITEMS and any(_may_name_path(str(k), v) for k, v in itertools.islice(value.items(), _MAX_ITEMS, None)):
-            unseen = unseen or f"argument {top!r} holds an object of {len(value)} entries and the policy reads the first {_MAX_ITEMS}"
+        if len(value) > _MAX_ITEMS and any(
+            _may_name_path(str(k), v) for k, v in itertools.islice(value.items(), _MAX_ITEMS, None)
+        ):
+            unseen = (
+                unseen
+                or f"argument {top!r} holds an object of {len(value)} entries and the policy reads the first {_MAX_ITEMS}"
+            )
     return unseen
 
 

@@ -86,7 +86,13 @@ class PolicyEngine:
                 )
                 continue
             self._rules[parsed.ref.action].append(parsed)
-        self.read_mask = read_mask(settings.rules, workspace=settings.workspace, home=settings.home, roots=settings.writable_roots, host=settings.host)
+        self.read_mask = read_mask(
+            settings.rules,
+            workspace=settings.workspace,
+            home=settings.home,
+            roots=settings.writable_roots,
+            host=settings.host,
+        )
         """What ``fs.read`` deny and ask rules hide from sandboxed commands (``SandboxSettings.hidden``), worked out
         by the host when a command starts; None when no such rule names a path."""
         self._path_patterns: dict[str, PathPattern] = {}
@@ -128,7 +134,9 @@ class PolicyEngine:
             )
         return decision
 
-    def matches_any(self, rules: Sequence[ParsedRule], spec: ToolSpec, arguments: Mapping[str, Any]) -> ParsedRule | None:
+    def matches_any(
+        self, rules: Sequence[ParsedRule], spec: ToolSpec, arguments: Mapping[str, Any]
+    ) -> ParsedRule | None:
         """The first of ``rules`` (read as allow rules) that covers this call."""
         facts = self._facts(spec, arguments)
         for rule in rules:
@@ -153,7 +161,11 @@ class PolicyEngine:
             # the tool's own rules, and every rule on reading files (`fs.read(secrets/**)`) whatever the tool
             reading = [r for r in self._rules[action] if r.tool == "fs.read"]
             for rule in dict.fromkeys([*rules[action], *reading]):
-                if rule.specifier is not None and not rule.arguments and self._path_pattern(rule.specifier).matches(path, any_part=True):
+                if (
+                    rule.specifier is not None
+                    and not rule.arguments
+                    and self._path_pattern(rule.specifier).matches(path, any_part=True)
+                ):
                     return rule.ref
         return None
 
@@ -205,7 +217,9 @@ class PolicyEngine:
             return Decision.deny(hook_reason or "a pre_tool_use hook denied the call", source=DecisionSource.HOOK)
         return self._decide_on(spec, self._facts(spec, arguments), hook=hook, hook_reason=hook_reason)
 
-    def _decide_on(self, spec: ToolSpec, facts: CallFacts, *, hook: HookDecision | None, hook_reason: str | None) -> Decision:
+    def _decide_on(
+        self, spec: ToolSpec, facts: CallFacts, *, hook: HookDecision | None, hook_reason: str | None
+    ) -> Decision:
         rules = self._candidates(spec)
         for rule in rules[RuleAction.DENY]:
             if self._covers(rule, spec, facts, for_allow=False):
@@ -228,9 +242,21 @@ class PolicyEngine:
                 )
         runs = None if facts.command is None else facts.command.runs_unseen
         if runs is not None:
-            refusing = next((r for a in (RuleAction.DENY, RuleAction.ASK) for r in rules[a] if r.specifier is not None and not r.arguments), None)
+            refusing = next(
+                (
+                    r
+                    for a in (RuleAction.DENY, RuleAction.ASK)
+                    for r in rules[a]
+                    if r.specifier is not None and not r.arguments
+                ),
+                None,
+            )
             if refusing is not None:  # code from elsewhere could run what the rule is about (Y8): a person decides
-                return Decision.ask(f"{runs}, so {refusing.ref} cannot be checked against it", source=DecisionSource.RULE, rule=refusing.ref)
+                return Decision.ask(
+                    f"{runs}, so {refusing.ref} cannot be checked against it",
+                    source=DecisionSource.RULE,
+                    rule=refusing.ref,
+                )
         if facts.unseen is not None:
             unread = self._unread(spec, rules, facts)
             if unread is not None:
@@ -269,7 +295,9 @@ class PolicyEngine:
         if decision.verdict is Verdict.ASK:
             missed = self._value_rule_missed(spec, rules[RuleAction.ALLOW], facts)
             if missed is not None:  # say why the allow rule written for this tool did not vouch, and how to fix it
-                return Decision.ask(f"{decision.reason}; {missed}", source=decision.source, suggested_rule=decision.suggested_rule)
+                return Decision.ask(
+                    f"{decision.reason}; {missed}", source=decision.source, suggested_rule=decision.suggested_rule
+                )
         return decision
 
     def _hidden_elsewhere(self, paths: Iterable[Path]) -> str | None:
@@ -312,7 +340,9 @@ class PolicyEngine:
         named = [r for r in allows if r.arguments]
         if named:  # the one naming the call's arguments most nearly
             keys = set(facts.arguments)
-            rule = min(named, key=lambda r: (len(keys.symmetric_difference(c.name for c in r.arguments)), named.index(r)))
+            rule = min(
+                named, key=lambda r: (len(keys.symmetric_difference(c.name for c in r.arguments)), named.index(r))
+            )
             why = self._value_miss(rule, spec, facts)
             return None if why is None else f"{rule.ref} does not vouch for it: {why}"
         for rule in allows:
@@ -343,9 +373,15 @@ class PolicyEngine:
         if facts.skill is not None and fnmatch.fnmatchcase(facts.skill, specifier):
             return None
         argument = spec.meta.get("rule_argument")
-        if isinstance(argument, str):  # the tool says which argument its rules are about (the skill tool: the skill's name)
+        if isinstance(
+            argument, str
+        ):  # the tool says which argument its rules are about (the skill tool: the skill's name)
             value = arguments.get(argument)
-            return None if isinstance(value, str) and fnmatch.fnmatchcase(value, specifier) else f"argument {argument!r} does not match"
+            return (
+                None
+                if isinstance(value, str) and fnmatch.fnmatchcase(value, specifier)
+                else f"argument {argument!r} does not match"
+            )
         return unnamed_allow_miss(specifier, arguments, declared_arguments(spec))
 
     def _path_match(self, argument: str, text: str, glob: str) -> bool | None:
@@ -368,7 +404,9 @@ class PolicyEngine:
         pattern = self._path_pattern(glob)
         return any(pattern.matches(self.settings.resolved(p), any_part=True) for p in found)
 
-    def _unread(self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], facts: CallFacts) -> Decision | None:
+    def _unread(
+        self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], facts: CallFacts
+    ) -> Decision | None:
         """The ask for a call whose arguments the policy could not read all of, when a rule or a protection that
         depends on its paths is in force for the tool; None when none is (nothing unread could change the decision)."""
         unseen = facts.unseen
@@ -377,20 +415,29 @@ class PolicyEngine:
         naming = next((r for action in _NAMING_ORDER for r in rules[action] if r.specifier is not None), None)
         if naming is not None:
             return Decision.ask(
-                f"{unseen}, so {naming.ref} cannot be checked against the rest; {remedy}", source=DecisionSource.RULE, rule=naming.ref
+                f"{unseen}, so {naming.ref} cannot be checked against the rest; {remedy}",
+                source=DecisionSource.RULE,
+                rule=naming.ref,
             )
-        writes = bool(spec.permission.path_args) and Access.WRITE in (effective_profile(spec).access, spec.permission.access)
+        writes = bool(spec.permission.path_args) and Access.WRITE in (
+            effective_profile(spec).access,
+            spec.permission.access,
+        )
         if writes:
             what = "the protected paths and the writable roots"
         elif facts.scan_unseen and not mcp_read_only(spec):  # paths found by name: the protected ones ask
             what = "the protected paths"
         else:
             return None
-        return Decision.ask(f"{unseen}, so the rest cannot be checked against {what}; {remedy}", source=DecisionSource.PROTECTED_PATH)
+        return Decision.ask(
+            f"{unseen}, so the rest cannot be checked against {what}; {remedy}", source=DecisionSource.PROTECTED_PATH
+        )
 
     def _protected(self, paths: tuple[Path, ...]) -> Decision | None:
         for path in paths:
-            reason = protected_reason(path, home=self.settings.home, own_dirs=self.settings.own_dirs, workspace=self.settings.workspace)
+            reason = protected_reason(
+                path, home=self.settings.home, own_dirs=self.settings.own_dirs, workspace=self.settings.workspace
+            )
             if reason is not None:
                 return Decision.ask(reason, source=DecisionSource.PROTECTED_PATH)
         return None
@@ -421,7 +468,11 @@ class PolicyEngine:
         access = profile.access
         suggestion = suggested_rule(spec, facts) if access is not Access.READ else None
         if settings.approval is ApprovalPolicy.UNTRUSTED and access is not Access.READ and not mcp_read_only(spec):
-            unguarded = unguarded_reads(settings, self.read_mask is not None) if access is Access.EXECUTE and not runs_unsandboxed(spec) else ""
+            unguarded = (
+                unguarded_reads(settings, self.read_mask is not None)
+                if access is Access.EXECUTE and not runs_unsandboxed(spec)
+                else ""
+            )
             return Decision.ask(
                 f"{spec.name} needs {access} access and the approval policy is untrusted (only read-only tools run without asking){unguarded}",
                 source=DecisionSource.MODE,
@@ -430,7 +481,9 @@ class PolicyEngine:
         if access is Access.EXTERNAL:
             who = f"{spec.source} tool {spec.name}" + (f" from {spec.origin}" if spec.origin else "")
             if spec.source is ToolSource.MCP and not mcp_read_only(spec):
-                return Decision.ask(f"{who} may change things: {mcp_why(spec)}", source=DecisionSource.MODE, suggested_rule=suggestion)
+                return Decision.ask(
+                    f"{who} may change things: {mcp_why(spec)}", source=DecisionSource.MODE, suggested_rule=suggestion
+                )
             if profile.destructive:
                 return Decision.ask(
                     f"{who} runs outside Kairox's sandbox and may change things (it does not declare that it only reads)",
@@ -458,8 +511,15 @@ class PolicyEngine:
                 suggested_rule=suggestion,
             )
         if access is Access.EXECUTE:
-            where = "without a sandbox (danger_full_access)" if settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS else f"in the {settings.sandbox} sandbox"
-            return Decision.allow(f"{spec.name} runs {where}{let_through(settings)}{unguarded_reads(settings, self.read_mask is not None)}", source=DecisionSource.MODE)
+            where = (
+                "without a sandbox (danger_full_access)"
+                if settings.sandbox is SandboxPolicy.DANGER_FULL_ACCESS
+                else f"in the {settings.sandbox} sandbox"
+            )
+            return Decision.allow(
+                f"{spec.name} runs {where}{let_through(settings)}{unguarded_reads(settings, self.read_mask is not None)}",
+                source=DecisionSource.MODE,
+            )
         if access is Access.WRITE:
             return Decision.allow(f"{spec.name} writes inside the writable roots", source=DecisionSource.MODE)
         return Decision.allow(f"{spec.name} only reads", source=DecisionSource.MODE)
@@ -473,7 +533,9 @@ class PolicyEngine:
     def _refuses_commands(self, spec: ToolSpec) -> bool:
         """Whether a deny or ask rule on this tool's commands is in force (an allow rule alone reads no file)."""
         rules = self._candidates(spec)
-        return any(r.specifier is not None and not r.arguments for a in (RuleAction.DENY, RuleAction.ASK) for r in rules[a])
+        return any(
+            r.specifier is not None and not r.arguments for a in (RuleAction.DENY, RuleAction.ASK) for r in rules[a]
+        )
 
     def _covers(self, rule: ParsedRule, spec: ToolSpec, facts: CallFacts, *, for_allow: bool) -> bool:
         """Whether the rule's specifier holds: for an allow rule, for every command and path of the call; for
@@ -493,8 +555,13 @@ class PolicyEngine:
             if for_allow:
                 # an allow rule vouches only for what it can see: every command, run as written, writing no file
                 return (
-                    bool(pieces) and command.hidden is None and not command.opaque and not command.writes
-                    and not command.privileged and not command.changes_programs and command.allow_vouches_for_loads(specifier)
+                    bool(pieces)
+                    and command.hidden is None
+                    and not command.opaque
+                    and not command.writes
+                    and not command.privileged
+                    and not command.changes_programs
+                    and command.allow_vouches_for_loads(specifier)
                     and all(allow_matches(p, specifier) for p in pieces)
                 )
             return any(_command_match(p, specifier) for p in (*pieces, *command.tails))
@@ -514,7 +581,9 @@ class PolicyEngine:
     def _path_pattern(self, specifier: str) -> PathPattern:
         pattern = self._path_patterns.get(specifier)
         if pattern is None:
-            pattern = parse_pattern(specifier, base=self.settings.workspace, home=self.settings.home, host=self.settings.host)
+            pattern = parse_pattern(
+                specifier, base=self.settings.workspace, home=self.settings.home, host=self.settings.host
+            )
             self._path_patterns[specifier] = pattern
         return pattern
 
@@ -524,11 +593,9 @@ def _no_path(argument: str, text: str, glob: str) -> None:
     return None
 
 
-
 @functools.cache
 def _shell_spec() -> ToolSpec:
     return next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")
-
 
 
 def _command_match(piece: str, specifier: str) -> bool:

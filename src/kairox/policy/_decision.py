@@ -66,6 +66,12 @@ class Decision:
             "source": str(self.source),
             "rule": None
             if rule is None
-            else {"action": str(rule.action), "pattern": rule.pattern, "layer": rule.layer, "file": rule.file, "line": rule.line},
+            else {
+                "action": str(rule.action),
+                "pattern": rule.pattern,
+                "layer": rule.layer,
+                "file": rule.file,
+                "line": rule.line,
+            },
             "suggested_rule": self.suggested_rule,
         }

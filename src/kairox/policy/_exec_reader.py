@@ -71,11 +71,16 @@ def _read_entry(name: str, runs: Runs, args: list[str], scan: Reading, split: Ca
         index += 1
         if scan.expands and (word.startswith("$") or (word.startswith("-") and "$" in word)):
             # `vim $'\x2dc' '!rm x'`, `make $FLAGS`: an option only known when the line runs may be any of the entry's
-            scan.load(f"an argument of {name} is only known when the line runs and may be an option that runs code", "$")
+            scan.load(
+                f"an argument of {name} is only known when the line runs and may be an option that runs code", "$"
+            )
         if runs.text is not None:
             found = runs.text.search(word)
             if found is not None:
-                scan.load(f"{name} is given {found.group(0).strip()!r}, which runs a program the rules cannot see", found.group(0).strip())
+                scan.load(
+                    f"{name} is given {found.group(0).strip()!r}, which runs a program the rules cannot see",
+                    found.group(0).strip(),
+                )
         if word in runs.rest:
             if index < len(args):
                 split(" ".join(args[index:]))

@@ -24,7 +24,6 @@ def mcp_why(spec: ToolSpec) -> str:
     return "it is not annotated read-only, so it counts as a write with effects outside Kairox's sandbox"
 
 
-
 def suggested_rule(spec: ToolSpec, facts: CallFacts) -> str | None:
     """A rule covering calls like this one, or None when no rule should (a command the parser cannot fully see)."""
     if facts.command is not None:
@@ -96,4 +95,3 @@ def unguarded_reads(settings: PolicySettings, reads_refused: bool) -> str:
 def literal_glob(path: str) -> str:
     """``path`` as a glob that matches only itself: ``*``, ``?`` and ``[`` in a file name are not wildcards."""
     return "".join(f"[{char}]" if char in "*?[" else char for char in path)
-

@@ -39,7 +39,9 @@ debug adapter and its debuggee), unless a tool declares ``Confinement.NONE`` (``
 def runs_unsandboxed(spec: ToolSpec) -> bool:
     """Whether the tool works on programs that no OS sandbox of Kairox holds (a process ``dap.attach`` reaches)."""
     profile = effective_profile(spec)
-    return profile.access is Access.EXECUTE and (spec.source not in _OS_SANDBOXED or profile.confinement is Confinement.NONE)
+    return profile.access is Access.EXECUTE and (
+        spec.source not in _OS_SANDBOXED or profile.confinement is Confinement.NONE
+    )
 
 
 def starts_sandboxed(spec: ToolSpec) -> bool:
@@ -47,7 +49,9 @@ def starts_sandboxed(spec: ToolSpec) -> bool:
     ``dap.launch``), so that running it again outside the sandbox (``on_failure``) is a different call; not a tool
     that works on a program started earlier (``dap.continue``)."""
     profile = effective_profile(spec)
-    return not runs_unsandboxed(spec) and profile.access is Access.EXECUTE and profile.confinement is Confinement.SANDBOX
+    return (
+        not runs_unsandboxed(spec) and profile.access is Access.EXECUTE and profile.confinement is Confinement.SANDBOX
+    )
 
 
 def effective_profile(spec: ToolSpec) -> PermissionProfile:
@@ -73,7 +77,6 @@ def effective_profile(spec: ToolSpec) -> PermissionProfile:
 def mcp_read_only(spec: ToolSpec) -> bool:
     """An MCP tool that only reads: it says so (``readOnlyHint: true``) and the user trusts its server's hints."""
     return spec.source is ToolSource.MCP and spec.annotations_trusted and spec.annotations.read_only_hint is True
-
 
 
 class CallFacts:
@@ -116,8 +119,9 @@ class CallFacts:
         return self._every
 
 
-
-def call_facts(settings: PolicySettings, spec: ToolSpec, arguments: Mapping[str, Any], *, look_into_scripts: bool) -> CallFacts:
+def call_facts(
+    settings: PolicySettings, spec: ToolSpec, arguments: Mapping[str, Any], *, look_into_scripts: bool
+) -> CallFacts:
     """The facts of one call. ``look_into_scripts``: a deny or ask rule on the tool's commands is in force, so the
     scripts and programs its command starts are read (through the host) and their commands added."""
     profile = spec.permission
@@ -156,16 +160,30 @@ def call_facts(settings: PolicySettings, spec: ToolSpec, arguments: Mapping[str,
         named = [settings.resolved(item) for item in found]
     skill = spec.origin if spec.source is ToolSource.SKILL and spec.origin else None
     return CallFacts(
-        command=command, paths=(*paths, *named), arguments=arguments, skill=skill, named=tuple(named), unseen=unseen, scan_unseen=scan_unseen
+        command=command,
+        paths=(*paths, *named),
+        arguments=arguments,
+        skill=skill,
+        named=tuple(named),
+        unseen=unseen,
+        scan_unseen=scan_unseen,
     )
 
 
-def _looked_into(settings: PolicySettings, command: ShellCommand, spec: ToolSpec, arguments: Mapping[str, Any]) -> ShellCommand:
+def _looked_into(
+    settings: PolicySettings, command: ShellCommand, spec: ToolSpec, arguments: Mapping[str, Any]
+) -> ShellCommand:
     cwd = None if spec.permission.cwd_arg is None else arguments.get(spec.permission.cwd_arg)
     folder = settings.workspace
     if isinstance(cwd, str) and cwd.strip():
         folder = settings.resolved(cwd)
-    return look_into(command, cwd=folder, roots=settings.writable_roots, host=settings.host, entered=int(folder != settings.workspace))
+    return look_into(
+        command,
+        cwd=folder,
+        roots=settings.writable_roots,
+        host=settings.host,
+        entered=int(folder != settings.workspace),
+    )
 
 
 def in_folder(settings: PolicySettings, command: str, cwd: object) -> str:
@@ -205,7 +223,13 @@ def program_line(names: ProgramArgs, arguments: Mapping[str, Any], *, interprete
     return shlex.join(words)
 
 
-_INTERPRETERS = {".py": ("python", "python3"), ".js": ("node",), ".mjs": ("node",), ".cjs": ("node",), ".sh": ("sh", "bash")}
+_INTERPRETERS = {
+    ".py": ("python", "python3"),
+    ".js": ("node",),
+    ".mjs": ("node",),
+    ".cjs": ("node",),
+    ".sh": ("sh", "bash"),
+}
 """What runs a program file of each kind, as rules name it (a debug adapter starts the debuggee through it)."""
 
 
@@ -218,4 +242,3 @@ def program_lines(names: ProgramArgs, arguments: Mapping[str, Any]) -> list[str]
     program = str(arguments.get(names.program))
     kinds = _INTERPRETERS.get(os.path.splitext(program)[1].lower(), ())
     return [line, *(program_line(names, arguments, interpreter=name) or line for name in kinds)]
-

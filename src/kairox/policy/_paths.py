@@ -13,8 +13,18 @@ from kairox.tools import PROTECTED_DIRS as _SANDBOX_PROTECTED_DIRS
 from kairox.tools import PROTECTED_FILES as _SANDBOX_PROTECTED_FILES
 
 __all__ = [
-    "PROTECTED_DIRS", "PROTECTED_FILES", "SHELL_RC_FILES", "PathPattern", "glob_match", "glob_regex", "is_within",
-    "parse_pattern", "protected_reason", "resolve_path", "split_literal", "writable_reason",
+    "PROTECTED_DIRS",
+    "PROTECTED_FILES",
+    "SHELL_RC_FILES",
+    "PathPattern",
+    "glob_match",
+    "glob_regex",
+    "is_within",
+    "parse_pattern",
+    "protected_reason",
+    "resolve_path",
+    "split_literal",
+    "writable_reason",
 ]
 
 PROTECTED_DIRS = _SANDBOX_PROTECTED_DIRS
@@ -23,8 +33,21 @@ and other hosts' project folders (``.kairox``, ``.claude``, ``.codex``, ``.agent
 The same list the sandbox keeps read-only."""
 SHELL_RC_FILES = frozenset(
     {
-        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
-        ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".inputrc", "config.fish",
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".inputrc",
+        "config.fish",
     }
 )
 """Start-up files of shells: a write there runs code in every future terminal."""
@@ -39,7 +62,6 @@ _PROTECTED_WHAT = {
     ".lsp.json": "a plugin's language server list",
 }
 """What each protected file is, for the approval's reason (the user's own file is named apart, as such)."""
-
 
 
 def resolve_path(value: str, *, base: Path, home: Path, host: HostFacts | None = None) -> Path:
@@ -58,7 +80,9 @@ def resolve_path(value: str, *, base: Path, home: Path, host: HostFacts | None =
     return Path(host.real_path(text))
 
 
-def protected_reason(path: Path, *, home: Path, own_dirs: Iterable[Path] = (), workspace: Path | None = None) -> str | None:
+def protected_reason(
+    path: Path, *, home: Path, own_dirs: Iterable[Path] = (), workspace: Path | None = None
+) -> str | None:
     """Why a write to ``path`` always needs a person's approval, or None. ``own_dirs``: Kairox's own folders
     (``$KAIROX_HOME``), protected whole. The reason names what the file is to the user: their own configuration,
     the ``workspace``'s project configuration, or a configuration file elsewhere."""

@@ -10,7 +10,9 @@ from kairox.policy._paths import parse_pattern
 from kairox.policy._rules import RuleAction, RuleLike, RuleRef, parse_rule
 
 
-def read_patterns(rules: tuple[RuleLike, ...], *, workspace: Path, home: Path, host: HostFacts | None = None) -> tuple[tuple[PathPattern, RuleRef], ...]:
+def read_patterns(
+    rules: tuple[RuleLike, ...], *, workspace: Path, home: Path, host: HostFacts | None = None
+) -> tuple[tuple[PathPattern, RuleRef], ...]:
     """The path patterns of the ``fs.read`` deny and ask rules, each with its rule (the first that names it)."""
     patterns: dict[PathPattern, RuleRef] = {}
     for rule in rules:
@@ -24,7 +26,12 @@ def read_patterns(rules: tuple[RuleLike, ...], *, workspace: Path, home: Path, h
 
 
 def read_mask(
-    rules: tuple[RuleLike, ...], *, workspace: Path, home: Path, roots: tuple[Path, ...] = (), host: HostFacts | None = None
+    rules: tuple[RuleLike, ...],
+    *,
+    workspace: Path,
+    home: Path,
+    roots: tuple[Path, ...] = (),
+    host: HostFacts | None = None,
 ) -> ReadMaskLike | None:
     """What the rules on reading hide, as a function the host runs when each command starts; None when no
     ``fs.read`` deny or ask rule names a path (the common case: nothing to work out)."""

@@ -99,7 +99,10 @@ class ParsedRule:
             # a tool that writes what it reads (fs.edit): `fs.read` deny and ask rules hold for its paths; an allow
             # rule on reading never vouches for the write
             if (
-                spec.source in _PATH_FAMILY_SOURCES and profile.path_args and family is Access.READ and profile.reads
+                spec.source in _PATH_FAMILY_SOURCES
+                and profile.path_args
+                and family is Access.READ
+                and profile.reads
                 and self.ref.action is not RuleAction.ALLOW
             ):
                 return True
@@ -184,4 +187,3 @@ class NameDenials:
                 best = index
                 break
         return None if best is None else self._rules[best].ref
-

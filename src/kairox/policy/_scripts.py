@@ -42,7 +42,9 @@ class _Found:
             self.loads.append((why, option))
 
 
-def look_into(command: ShellCommand, *, cwd: Path, roots: tuple[Path, ...], host: HostFacts, entered: int = 0) -> ShellCommand:
+def look_into(
+    command: ShellCommand, *, cwd: Path, roots: tuple[Path, ...], host: HostFacts, entered: int = 0
+) -> ShellCommand:
     """``command`` with the commands of the scripts it runs added to its tails, and what could not be looked into
     added to its loads. ``cwd``: the folder the line runs in; ``entered``: how many leading pieces are the
     ``cd DIR`` that puts it there; ``host``: where the scripts are read (the caller's view of the files)."""
@@ -51,10 +53,14 @@ def look_into(command: ShellCommand, *, cwd: Path, roots: tuple[Path, ...], host
     if not found.tails and not found.loads:
         return command
     tails = tuple(dict.fromkeys(t for t in (*command.tails, *found.tails) if t not in command.pieces))
-    return replace(command, tails=tails, loads=(*command.loads, *(load for load in found.loads if load not in command.loads)))
+    return replace(
+        command, tails=tails, loads=(*command.loads, *(load for load in found.loads if load not in command.loads))
+    )
 
 
-def _look(command: ShellCommand, found: _Found, *, cwd: Path, roots: tuple[Path, ...], entered: int, depth: int) -> None:
+def _look(
+    command: ShellCommand, found: _Found, *, cwd: Path, roots: tuple[Path, ...], entered: int, depth: int
+) -> None:
     pieces = command.pieces[entered:]
     moves = any(p.split(" ", 1)[0] in _FOLDER_CHANGES for p in pieces)
     # what runs before a script may rewrite it: the line's other commands, or a script's own writes
@@ -69,7 +75,9 @@ def _look(command: ShellCommand, found: _Found, *, cwd: Path, roots: tuple[Path,
         if name in SHELLS or (runs is not None and runs.script):
             script = _operand(words, runs)
             if script is not None:
-                _script(script, name in SHELLS, found, changing=changing, moves=moves, cwd=cwd, roots=roots, depth=depth)
+                _script(
+                    script, name in SHELLS, found, changing=changing, moves=moves, cwd=cwd, roots=roots, depth=depth
+                )
             if program_key(name) == "python":
                 _module(words, found, cwd=cwd)
         if "/" in head:
@@ -103,7 +111,17 @@ def _resolve(text: str, cwd: Path, host: HostFacts) -> Path:
     return Path(host.real_path(str(path if path.is_absolute() else cwd / path)))
 
 
-def _script(text: str, shell: bool, found: _Found, *, changing: bool, moves: bool, cwd: Path, roots: tuple[Path, ...], depth: int) -> None:
+def _script(
+    text: str,
+    shell: bool,
+    found: _Found,
+    *,
+    changing: bool,
+    moves: bool,
+    cwd: Path,
+    roots: tuple[Path, ...],
+    depth: int,
+) -> None:
     relative = not Path(text).is_absolute() and not text.startswith("~")
     if moves and relative:
         found.load(f"the line changes folder, so which file {text} is cannot be told", text)
@@ -111,12 +129,17 @@ def _script(text: str, shell: bool, found: _Found, *, changing: bool, moves: boo
     path = _resolve(text, cwd, found.host)
     if not shell:
         if _writable(path, roots):
-            found.load(f"the script {text} is in a writable folder and its code is not a shell's, so the rules cannot read it", text)
+            found.load(
+                f"the script {text} is in a writable folder and its code is not a shell's, so the rules cannot read it",
+                text,
+            )
         return
     _read(text, path, found, changing=changing, cwd=cwd, roots=roots, depth=depth)
 
 
-def _read(text: str, path: Path, found: _Found, *, changing: bool, cwd: Path, roots: tuple[Path, ...], depth: int) -> None:
+def _read(
+    text: str, path: Path, found: _Found, *, changing: bool, cwd: Path, roots: tuple[Path, ...], depth: int
+) -> None:
     """Split a shell script's lines and add them to what deny and ask rules see."""
     if path in found.read:
         return
@@ -149,7 +172,17 @@ def _read(text: str, path: Path, found: _Found, *, changing: bool, cwd: Path, ro
     _look(inner, found, cwd=cwd, roots=roots, entered=0, depth=depth + 1)
 
 
-def _program(head: str, words: list[str], found: _Found, *, changing: bool, moves: bool, cwd: Path, roots: tuple[Path, ...], depth: int) -> None:
+def _program(
+    head: str,
+    words: list[str],
+    found: _Found,
+    *,
+    changing: bool,
+    moves: bool,
+    cwd: Path,
+    roots: tuple[Path, ...],
+    depth: int,
+) -> None:
     """A program started by its path: one in a writable folder may be anything (a copy of ``rm`` under another
     name) unless it is a shell script the rules can read; one elsewhere is seen under its real name too."""
     relative = not head.startswith(("/", "~"))
@@ -175,7 +208,10 @@ def _program(head: str, words: list[str], found: _Found, *, changing: bool, move
     if shell:
         _read(head, path, found, changing=changing, cwd=cwd, roots=roots, depth=depth)
     elif start.startswith(b"#!"):
-        found.load(f"the script {head} is in a writable folder and its code is not a shell's, so the rules cannot read it", head)
+        found.load(
+            f"the script {head} is in a writable folder and its code is not a shell's, so the rules cannot read it",
+            head,
+        )
     else:
         found.load(f"the program {head} is started from a writable folder, so its name does not say what it runs", head)
 
@@ -195,6 +231,8 @@ def _module(words: list[str], found: _Found, *, cwd: Path) -> None:
             module = word[at + 1 :] or (words[index + 1] if index + 1 < len(words) else "")
             top = module.partition(".")[0]
             if top and found.host.has_module(cwd, top):
-                found.load(f"{words[0]} -m {module} finds {top} in the working folder first, code the rules cannot read", "-m")
+                found.load(
+                    f"{words[0]} -m {module} finds {top} in the working folder first, code the rules cannot read", "-m"
+                )
             return
         index += 1

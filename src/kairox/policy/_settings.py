@@ -61,13 +61,15 @@ class PolicySettings:
             writable_roots=tuple(dict.fromkeys(roots)),
             network_access=policy.network_access,
             allowed_sockets=tuple(
-                dict.fromkeys(resolve_path(s, base=sockets_base or workspace, home=home, host=host) for s in policy.allow_unix_sockets)
+                dict.fromkeys(
+                    resolve_path(s, base=sockets_base or workspace, home=home, host=host)
+                    for s in policy.allow_unix_sockets
+                )
             ),
             rules=tuple(rules),
             own_dirs=tuple(resolve_path(str(d), base=base, home=home, host=host) for d in own_dirs),
             host=host,
         )
-
 
     def resolved(self, value: str, *, base: Path | None = None) -> Path:
         """``value`` as the rules see it: relative to ``base`` (the workspace), ``~`` expanded, symlinks followed."""

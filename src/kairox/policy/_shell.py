@@ -36,7 +36,9 @@ _PIPES = frozenset({"|", "|&"})
 _ASSIGNMENT = ASSIGNMENT
 _MAX_DEPTH = 8
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "coproc"})
+_RESERVED = frozenset(
+    {"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "coproc"}
+)
 """Words of compound commands: the command is what follows them (``then rm x`` runs ``rm x``)."""
 _PROCESS_SUBSTITUTIONS = frozenset({"<(", ">("})
 _STDIN_REDIRECTS = frozenset({"<", "<<", "<<<", "<&", "<<-", "<>"})
@@ -220,14 +222,24 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         scan.hide("the line cannot be parsed (unbalanced quotes)")
         return
     if any(_SUBSCRIPT_CODE.search(token) for token in tokens):
-        scan.hide("a quoted array subscript holds a command substitution, which bash runs when it evaluates the subscript")
-    elif any(_PROMPT_EXPANSION.search(token) for token in tokens) and any(_LITERAL_CODE.search(token) for token in tokens):
-        scan.hide("quoted text holds a command substitution and the line expands text as a prompt (${x@P}, PS4), which runs it")
+        scan.hide(
+            "a quoted array subscript holds a command substitution, which bash runs when it evaluates the subscript"
+        )
+    elif any(_PROMPT_EXPANSION.search(token) for token in tokens) and any(
+        _LITERAL_CODE.search(token) for token in tokens
+    ):
+        scan.hide(
+            "quoted text holds a command substitution and the line expands text as a prompt (${x@P}, PS4), which runs it"
+        )
     outer, scan.line, scan.known = (scan.line, scan.known), command, None
     current: list[str] = []
     piped = False
     for token in [*tokens, ";"]:
-        if token in _OPERATORS or token in _PROCESS_SUBSTITUTIONS or (token and set(token) <= set("();&|\n") and token not in ("<", ">")):
+        if (
+            token in _OPERATORS
+            or token in _PROCESS_SUBSTITUTIONS
+            or (token and set(token) <= set("();&|\n") and token not in ("<", ">"))
+        ):
             if current:
                 _add_simple(current, scan, depth=depth, piped=piped)
             current = []
@@ -455,7 +467,9 @@ def _add_simple(words: list[str], scan: _Scan, *, depth: int, piped: bool) -> No
             return
         if from_input or _reads_program_from_input(words):
             scan.hide(f"{name} runs commands from its input, which the rules cannot see")
-    elif is_interpreter(name) and (from_input or (name in _DATABASE_CLIENTS and (piped or stdin_redirect)) or _reads_program_from_input(words)):
+    elif is_interpreter(name) and (
+        from_input or (name in _DATABASE_CLIENTS and (piped or stdin_redirect)) or _reads_program_from_input(words)
+    ):
         scan.hide(f"{name} runs a program from its input, which the rules cannot see")
     if name == "eval" and len(words) > 1:
         rest = words[1:]
@@ -555,7 +569,9 @@ def _git(words: list[str], scan: _Scan) -> list[str]:
             if option in _GIT_LOCATIONS and given not in _HERE:  # another repository's config, as GIT_DIR=... picks
                 scan.env.append(_GIT_LOCATIONS[option])
             if git_option_runs_code(option, given):
-                scan.hide(f"git {option} {given or ''} can make git run a program the line does not show".replace("  ", " "))
+                scan.hide(
+                    f"git {option} {given or ''} can make git run a program the line does not show".replace("  ", " ")
+                )
             continue
         if word in GIT_FLAGS:
             index += 1
@@ -597,7 +613,9 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
             rest = rest[skipped:]
         scan.privileged |= wrapper.privileged
         from_input |= wrapper.input_arguments
-        _runs(name, words, scan, depth=depth)  # a wrapper's own options may load code (`strace -o '|cmd'`, `ld.so --preload`)
+        _runs(
+            name, words, scan, depth=depth
+        )  # a wrapper's own options may load code (`strace -o '|cmd'`, `ld.so --preload`)
         # an option taking a value the table does not know must not hide the command: deny rules see every tail
         scan.tails.extend(" ".join(rest[i:]) for i in range(len(rest)))
         index, positionals, restart, program = 0, wrapper.positionals, None, None
@@ -608,7 +626,9 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
                 break
             option, eq, value = word.partition("=")
             if word.startswith("-") and len(word) > 1:
-                if option in wrapper.command_options or (not word.startswith("--") and f"-{word[-1]}" in wrapper.command_options and "=" not in word):
+                if option in wrapper.command_options or (
+                    not word.startswith("--") and f"-{word[-1]}" in wrapper.command_options and "=" not in word
+                ):
                     given = value if eq else (rest[index + 1] if index + 1 < len(rest) else None)
                     if given is None:
                         scan.hide(f"{name} {word} gets its command from input, which the rules cannot see")
@@ -655,7 +675,9 @@ def _peel(words: list[str], scan: _Scan, *, depth: int) -> tuple[list[str], bool
             if index < len(rest):
                 _collect(" ".join(rest[index:]), scan, depth=depth + 1)
             elif wrapper.remote and not any(_SSH_REMOTE_COMMAND.match(word) for word in rest):
-                scan.hide(f"{name} without a remote command runs a login shell on the host, reading commands from its input")
+                scan.hide(
+                    f"{name} without a remote command runs a login shell on the host, reading commands from its input"
+                )
                 scan.pieces.append(" ".join(words))
             return None
         words = rest[index:] if program is None else [program, *rest[index:]]

@@ -140,18 +140,27 @@ def _as_text(argument: str, text: str, glob: str) -> None:
     return None
 
 
-def refusal_matches(conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any], path_match: PathMatch = _as_text) -> bool:
+def refusal_matches(
+    conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any], path_match: PathMatch = _as_text
+) -> bool:
     """A named deny or ask rule: every condition's argument is in the call and holds a matching value somewhere; a
     text the policy reads as a path matches as written or as the path it names (``//etc/passwd``, ``file:///etc/x``
     and ``src/../../etc/x`` are in ``/etc/*``)."""
-    return all(c.name in arguments and any(_refuses(c.name, v, c.glob, path_match) for v in scalars(arguments[c.name])) for c in conditions)
+    return all(
+        c.name in arguments and any(_refuses(c.name, v, c.glob, path_match) for v in scalars(arguments[c.name]))
+        for c in conditions
+    )
 
 
 def _refuses(name: str, value: Any, glob: str, path_match: PathMatch) -> bool:
-    return fnmatch.fnmatchcase(value_text(value), glob) or (isinstance(value, str) and path_match(name, value, glob) is True)
+    return fnmatch.fnmatchcase(value_text(value), glob) or (
+        isinstance(value, str) and path_match(name, value, glob) is True
+    )
 
 
-def allow_miss(conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any], path_match: PathMatch) -> str | None:
+def allow_miss(
+    conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any], path_match: PathMatch
+) -> str | None:
     """Why a named allow rule does not vouch for these arguments, or None when it does."""
     named = {c.name for c in conditions}
     for name in arguments:
@@ -171,7 +180,9 @@ def _vouches(name: str, value: Any, glob: str, path_match: PathMatch) -> bool:
     if isinstance(value, dict):
         return False
     if isinstance(value, list):
-        return bool(value) and all(not isinstance(v, list | dict) and _scalar_vouches(name, v, glob, path_match) for v in value)
+        return bool(value) and all(
+            not isinstance(v, list | dict) and _scalar_vouches(name, v, glob, path_match) for v in value
+        )
     return _scalar_vouches(name, value, glob, path_match)
 
 
@@ -226,7 +237,14 @@ def argument_diagnostics(rules: Iterable["ParsedRule"], specs: Iterable[ToolSpec
         matched = [s for s in tools if rule.matches_tool(s)]
         if matched:
             found += (
-                Diagnostic(kind="policy_rule", name=rule.ref.pattern, reason=reason, source=rule.ref.file, line=rule.ref.line, hint=hint)
+                Diagnostic(
+                    kind="policy_rule",
+                    name=rule.ref.pattern,
+                    reason=reason,
+                    source=rule.ref.file,
+                    line=rule.ref.line,
+                    hint=hint,
+                )
                 for reason, hint in _named_problems(rule, matched)
             )
     return found

@@ -33,50 +33,209 @@ class Wrapper:
 
 
 def _w(
-    *takes: str, positionals: int = 0, command: tuple[str, ...] = (), privileged: bool = False, input_arguments: bool = False,
-    joins_rest: bool = False, remote: bool = False, program: tuple[str, ...] = (),
+    *takes: str,
+    positionals: int = 0,
+    command: tuple[str, ...] = (),
+    privileged: bool = False,
+    input_arguments: bool = False,
+    joins_rest: bool = False,
+    remote: bool = False,
+    program: tuple[str, ...] = (),
 ) -> Wrapper:
     return Wrapper(
-        takes_value=frozenset(takes), positionals=positionals, command_options=frozenset(command), privileged=privileged,
-        input_arguments=input_arguments, joins_rest=joins_rest, remote=remote, program_options=frozenset(program),
+        takes_value=frozenset(takes),
+        positionals=positionals,
+        command_options=frozenset(command),
+        privileged=privileged,
+        input_arguments=input_arguments,
+        joins_rest=joins_rest,
+        remote=remote,
+        program_options=frozenset(program),
     )
 
 
 _SSH = _w(
-    "-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w",
-    positionals=1, joins_rest=True, privileged=True, remote=True,
+    "-B",
+    "-b",
+    "-c",
+    "-D",
+    "-E",
+    "-e",
+    "-F",
+    "-I",
+    "-i",
+    "-J",
+    "-L",
+    "-l",
+    "-m",
+    "-O",
+    "-o",
+    "-p",
+    "-Q",
+    "-R",
+    "-S",
+    "-W",
+    "-w",
+    positionals=1,
+    joins_rest=True,
+    privileged=True,
+    remote=True,
 )
 
 WRAPPERS: dict[str, Wrapper] = {
     # privilege and identity
-    "sudo": _w("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--chdir", "--prompt",
-               "--close-from", "--role", "--type", "--host", "--other-user", "--command-timeout", "--chroot", privileged=True),
+    "sudo": _w(
+        "-u",
+        "-g",
+        "-C",
+        "-D",
+        "-h",
+        "-p",
+        "-r",
+        "-t",
+        "-U",
+        "-T",
+        "-R",
+        "--user",
+        "--group",
+        "--chdir",
+        "--prompt",
+        "--close-from",
+        "--role",
+        "--type",
+        "--host",
+        "--other-user",
+        "--command-timeout",
+        "--chroot",
+        privileged=True,
+    ),
     "doas": _w("-u", "-C", privileged=True),
     "pkexec": _w("--user", privileged=True),
-    "su": _w("-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment", positionals=1,
-             command=("-c", "--command", "--session-command"), privileged=True),
-    "runuser": _w("-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment",
-                  command=("-c", "--command", "--session-command"), privileged=True),
+    "su": _w(
+        "-s",
+        "--shell",
+        "-g",
+        "--group",
+        "-G",
+        "--supp-group",
+        "-w",
+        "--whitelist-environment",
+        positionals=1,
+        command=("-c", "--command", "--session-command"),
+        privileged=True,
+    ),
+    "runuser": _w(
+        "-u",
+        "--user",
+        "-g",
+        "--group",
+        "-G",
+        "--supp-group",
+        "-s",
+        "--shell",
+        "-w",
+        "--whitelist-environment",
+        command=("-c", "--command", "--session-command"),
+        privileged=True,
+    ),
     "sg": _w(positionals=1, command=("-c",), privileged=True),
-    "setpriv": _w("--reuid", "--regid", "--ruid", "--rgid", "--euid", "--egid", "--groups", "--inh-caps", "--ambient-caps",
-                  "--bounding-set", "--securebits", "--selinux-label", "--apparmor-profile", "--landlock-access",
-                  "--landlock-rule", "--pdeathsig", "--ptracer", privileged=True),
+    "setpriv": _w(
+        "--reuid",
+        "--regid",
+        "--ruid",
+        "--rgid",
+        "--euid",
+        "--egid",
+        "--groups",
+        "--inh-caps",
+        "--ambient-caps",
+        "--bounding-set",
+        "--securebits",
+        "--selinux-label",
+        "--apparmor-profile",
+        "--landlock-access",
+        "--landlock-rule",
+        "--pdeathsig",
+        "--ptracer",
+        privileged=True,
+    ),
     "chroot": _w("--userspec", "--groups", positionals=1, privileged=True),
-    "nsenter": _w("-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-R", "--root", "-Z", privileged=True),
-    "unshare": _w("--map-user", "--map-group", "--map-users", "--map-groups", "--setuid", "-S", "--setgid", "-G",
-                  "--propagation", "--setgroups", "-R", "--root", "-w", "--wd", "--kill-child", privileged=True),
+    "nsenter": _w(
+        "-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-R", "--root", "-Z", privileged=True
+    ),
+    "unshare": _w(
+        "--map-user",
+        "--map-group",
+        "--map-users",
+        "--map-groups",
+        "--setuid",
+        "-S",
+        "--setgid",
+        "-G",
+        "--propagation",
+        "--setgroups",
+        "-R",
+        "--root",
+        "-w",
+        "--wd",
+        "--kill-child",
+        privileged=True,
+    ),
     "gosu": _w(positionals=1, privileged=True),
     "su-exec": _w(positionals=1, privileged=True),
     "setuidgid": _w(positionals=1, privileged=True),
-    "chpst": _w("-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r", "-t", privileged=True),
+    "chpst": _w(
+        "-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r", "-t", privileged=True
+    ),
     "runcon": _w("-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range", privileged=True),
     "fakeroot": _w("-l", "--lib", "--faked", "-s", "-i", privileged=True),
-    "systemd-run": _w("-p", "--property", "-u", "--unit", "-E", "--setenv", "--uid", "--gid", "--nice", "-M", "--machine",
-                      "--slice", "--working-directory", "--description", "-H", "--host", privileged=True),
+    "systemd-run": _w(
+        "-p",
+        "--property",
+        "-u",
+        "--unit",
+        "-E",
+        "--setenv",
+        "--uid",
+        "--gid",
+        "--nice",
+        "-M",
+        "--machine",
+        "--slice",
+        "--working-directory",
+        "--description",
+        "-H",
+        "--host",
+        privileged=True,
+    ),
     "firejail": _w(),
-    "bwrap": _w("--bind", "--ro-bind", "--dev-bind", "--chdir", "--setenv", "--unsetenv", "--uid", "--gid", "--hostname",
-                "--proc", "--dev", "--tmpfs", "--dir", "--symlink", "--file", "--cap-add", "--cap-drop", "--remount-ro",
-                "--seccomp", "--info-fd", "--args", "--lock-file", "--sync-fd", "--block-fd", "--userns-block-fd"),
+    "bwrap": _w(
+        "--bind",
+        "--ro-bind",
+        "--dev-bind",
+        "--chdir",
+        "--setenv",
+        "--unsetenv",
+        "--uid",
+        "--gid",
+        "--hostname",
+        "--proc",
+        "--dev",
+        "--tmpfs",
+        "--dir",
+        "--symlink",
+        "--file",
+        "--cap-add",
+        "--cap-drop",
+        "--remount-ro",
+        "--seccomp",
+        "--info-fd",
+        "--args",
+        "--lock-file",
+        "--sync-fd",
+        "--block-fd",
+        "--userns-block-fd",
+    ),
     # scheduling, limits and timing (coreutils, util-linux, procps)
     "env": _w("-u", "--unset", "-C", "--chdir"),
     "nice": _w("-n", "--adjustment"),
@@ -94,18 +253,65 @@ WRAPPERS: dict[str, Wrapper] = {
     "taskset": _w(positionals=1),
     "chrt": _w("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline", positionals=1),
     "prlimit": _w("-p", "--pid", "-o", "--output"),
-    "script": _w("-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-m",
-                 "--logging-format", "-o", "--output-limit", command=("-c", "--command")),
-    "numactl": _w("-C", "-N", "-m", "-p", "-i", "-P", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"),
+    "script": _w(
+        "-E",
+        "--echo",
+        "-I",
+        "--log-in",
+        "-O",
+        "--log-out",
+        "-B",
+        "--log-io",
+        "-T",
+        "--log-timing",
+        "-m",
+        "--logging-format",
+        "-o",
+        "--output-limit",
+        command=("-c", "--command"),
+    ),
+    "numactl": _w(
+        "-C", "-N", "-m", "-p", "-i", "-P", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"
+    ),
     "cgexec": _w("-g"),
     "setarch": _w(positionals=1),
     "linux32": _w(),
     "linux64": _w(),
     "watch": _w("-n", "--interval", "-d", "--differences", "-q", "--equexit", "-s", "--shotsfile", joins_rest=True),
-    "xargs": _w("-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E", "--arg-file", "--delimiter", "--max-args", "--max-procs",
-                "--max-lines", "--max-chars", "--replace", "--eof", "--process-slot-var", input_arguments=True),
-    "parallel": _w("-j", "--jobs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "-d", "--delimiter", "-I", "--colsep",
-                   input_arguments=True),
+    "xargs": _w(
+        "-I",
+        "-n",
+        "-P",
+        "-d",
+        "-L",
+        "-s",
+        "-a",
+        "-E",
+        "--arg-file",
+        "--delimiter",
+        "--max-args",
+        "--max-procs",
+        "--max-lines",
+        "--max-chars",
+        "--replace",
+        "--eof",
+        "--process-slot-var",
+        input_arguments=True,
+    ),
+    "parallel": _w(
+        "-j",
+        "--jobs",
+        "-S",
+        "--sshlogin",
+        "--joblog",
+        "-a",
+        "--arg-file",
+        "-d",
+        "--delimiter",
+        "-I",
+        "--colsep",
+        input_arguments=True,
+    ),
     "strace": _w("-o", "-e", "-p", "-P", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-X"),
     "ltrace": _w("-o", "-e", "-p", "-u", "-s", "-n", "-a", "-A", "-D", "-E", "-F", "-x", "-L"),
     "valgrind": _w(),
@@ -122,12 +328,22 @@ WRAPPERS: dict[str, Wrapper] = {
     "tsocks": _w(),
     "sshpass": _w("-p", "-f", "-d", "-P"),
     "dbus-run-session": _w("--config-file", "--dbus-daemon"),
-    "xvfb-run": _w("-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e", "--error-file", "-p", "--xauth-protocol"),
+    "xvfb-run": _w(
+        "-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e", "--error-file", "-p", "--xauth-protocol"
+    ),
     # another host: ssh joins its remote command's words with spaces and the remote shell reads them as a line
     "ssh": _SSH,
     "slogin": _SSH,
     # the dynamic loader run as a program (`/lib64/ld-linux-x86-64.so.2 /bin/rm x`), under any of its names
-    "ld.so": _w("--library-path", "--preload", "--audit", "--argv0", "--inhibit-rpath", "--glibc-hwcaps-prefix", "--glibc-hwcaps-mask"),
+    "ld.so": _w(
+        "--library-path",
+        "--preload",
+        "--audit",
+        "--argv0",
+        "--inhibit-rpath",
+        "--glibc-hwcaps-prefix",
+        "--glibc-hwcaps-mask",
+    ),
     "ssh-agent": _w("-a", "-E", "-t", "-P", "-O"),
     "chronic": _w(),
     "ifne": _w(),
@@ -136,21 +352,127 @@ WRAPPERS: dict[str, Wrapper] = {
     "coreutils": _w(),
 }
 
-_CONTAINER_EXEC = _w("-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys", positionals=1, privileged=True, remote=True)
-_CONTAINER_RUN = _w(
-    "-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "-v", "--volume", "--mount", "--name", "-p", "--publish",
-    "--network", "--net", "--entrypoint", "-h", "--hostname", "-l", "--label", "--platform", "--pull", "--cpus", "-m", "--memory",
-    "--add-host", "--dns", "--cap-add", "--cap-drop", "--device", "--security-opt", "--tmpfs", "--ulimit", "--restart", "--pid",
-    "--ipc", "--userns", "--cidfile", "--log-driver", "--log-opt", "--gpus", "--runtime", "--stop-signal", "--shm-size",
-    positionals=1, privileged=True, remote=True, program=("--entrypoint",),
+_CONTAINER_EXEC = _w(
+    "-e",
+    "--env",
+    "--env-file",
+    "-u",
+    "--user",
+    "-w",
+    "--workdir",
+    "--detach-keys",
+    positionals=1,
+    privileged=True,
+    remote=True,
 )
-_COMPOSE_EXEC = _w("-e", "--env", "-u", "--user", "-w", "--workdir", "--index", positionals=1, privileged=True, remote=True)
-_COMPOSE_RUN = _w("-e", "--env", "-u", "--user", "-w", "--workdir", "-v", "--volume", "-p", "--publish", "-l", "--label", "--name",
-                  "--entrypoint", "--cap-add", "--cap-drop", positionals=1, privileged=True, remote=True, program=("--entrypoint",))
-_KUBE_RUN = _w("--image", "--env", "--port", "-l", "--labels", "--restart", "--overrides", "--image-pull-policy", "-n", "--namespace",
-               "--context", "--kubeconfig", "--annotations", "--pod-running-timeout", positionals=1, privileged=True, remote=True)
-_KUBE_EXEC = _w("-c", "--container", "-f", "--filename", "--pod-running-timeout", "-n", "--namespace", "--context", "--kubeconfig",
-                positionals=1, privileged=True, remote=True)
+_CONTAINER_RUN = _w(
+    "-e",
+    "--env",
+    "--env-file",
+    "-u",
+    "--user",
+    "-w",
+    "--workdir",
+    "-v",
+    "--volume",
+    "--mount",
+    "--name",
+    "-p",
+    "--publish",
+    "--network",
+    "--net",
+    "--entrypoint",
+    "-h",
+    "--hostname",
+    "-l",
+    "--label",
+    "--platform",
+    "--pull",
+    "--cpus",
+    "-m",
+    "--memory",
+    "--add-host",
+    "--dns",
+    "--cap-add",
+    "--cap-drop",
+    "--device",
+    "--security-opt",
+    "--tmpfs",
+    "--ulimit",
+    "--restart",
+    "--pid",
+    "--ipc",
+    "--userns",
+    "--cidfile",
+    "--log-driver",
+    "--log-opt",
+    "--gpus",
+    "--runtime",
+    "--stop-signal",
+    "--shm-size",
+    positionals=1,
+    privileged=True,
+    remote=True,
+    program=("--entrypoint",),
+)
+_COMPOSE_EXEC = _w(
+    "-e", "--env", "-u", "--user", "-w", "--workdir", "--index", positionals=1, privileged=True, remote=True
+)
+_COMPOSE_RUN = _w(
+    "-e",
+    "--env",
+    "-u",
+    "--user",
+    "-w",
+    "--workdir",
+    "-v",
+    "--volume",
+    "-p",
+    "--publish",
+    "-l",
+    "--label",
+    "--name",
+    "--entrypoint",
+    "--cap-add",
+    "--cap-drop",
+    positionals=1,
+    privileged=True,
+    remote=True,
+    program=("--entrypoint",),
+)
+_KUBE_RUN = _w(
+    "--image",
+    "--env",
+    "--port",
+    "-l",
+    "--labels",
+    "--restart",
+    "--overrides",
+    "--image-pull-policy",
+    "-n",
+    "--namespace",
+    "--context",
+    "--kubeconfig",
+    "--annotations",
+    "--pod-running-timeout",
+    positionals=1,
+    privileged=True,
+    remote=True,
+)
+_KUBE_EXEC = _w(
+    "-c",
+    "--container",
+    "-f",
+    "--filename",
+    "--pod-running-timeout",
+    "-n",
+    "--namespace",
+    "--context",
+    "--kubeconfig",
+    positionals=1,
+    privileged=True,
+    remote=True,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,30 +485,128 @@ class _ExecTool:
 
 
 _DOCKER = _ExecTool(
-    global_values=frozenset({"-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey", "--url", "--connection", "--identity", "--root", "--runroot"}),
+    global_values=frozenset(
+        {
+            "-H",
+            "--host",
+            "-c",
+            "--context",
+            "--config",
+            "-l",
+            "--log-level",
+            "--tlscacert",
+            "--tlscert",
+            "--tlskey",
+            "--url",
+            "--connection",
+            "--identity",
+            "--root",
+            "--runroot",
+        }
+    ),
     subcommands={
-        ("exec",): _CONTAINER_EXEC, ("container", "exec"): _CONTAINER_EXEC, ("run",): _CONTAINER_RUN, ("container", "run"): _CONTAINER_RUN,
+        ("exec",): _CONTAINER_EXEC,
+        ("container", "exec"): _CONTAINER_EXEC,
+        ("run",): _CONTAINER_RUN,
+        ("container", "run"): _CONTAINER_RUN,
     },
 )
 _COMPOSE = _ExecTool(
-    global_values=frozenset({"-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile", "--ansi", "--parallel"}),
+    global_values=frozenset(
+        {
+            "-f",
+            "--file",
+            "-p",
+            "--project-name",
+            "--project-directory",
+            "--env-file",
+            "--profile",
+            "--ansi",
+            "--parallel",
+        }
+    ),
     subcommands={("exec",): _COMPOSE_EXEC, ("run",): _COMPOSE_RUN},
 )
 _KUBECTL = _ExecTool(
-    global_values=frozenset({"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server", "--token", "--as", "--as-group",
-                             "--request-timeout", "--certificate-authority", "--client-certificate", "--client-key", "--tls-server-name", "--cache-dir", "-v"}),
+    global_values=frozenset(
+        {
+            "-n",
+            "--namespace",
+            "--context",
+            "--kubeconfig",
+            "--cluster",
+            "--user",
+            "-s",
+            "--server",
+            "--token",
+            "--as",
+            "--as-group",
+            "--request-timeout",
+            "--certificate-authority",
+            "--client-certificate",
+            "--client-key",
+            "--tls-server-name",
+            "--cache-dir",
+            "-v",
+        }
+    ),
     subcommands={("exec",): _KUBE_EXEC, ("run",): _KUBE_RUN},
 )
-_PERF_RUN = _w("-e", "--event", "-o", "--output", "-F", "--freq", "-c", "--count", "-p", "--pid", "-t", "--tid", "-C", "--cpu", "-m",
-                "--mmap-pages", "-u", "--uid", "-G", "--cgroup", "--filter", "-r", "--repeat", "-I", "--interval-print", "-x", "--field-separator",
-                "--call-graph", "--switch-output", "--max-size", "-D", "--delay", "--control", "-T", "--timestamp", "-M", "--metrics")
+_PERF_RUN = _w(
+    "-e",
+    "--event",
+    "-o",
+    "--output",
+    "-F",
+    "--freq",
+    "-c",
+    "--count",
+    "-p",
+    "--pid",
+    "-t",
+    "--tid",
+    "-C",
+    "--cpu",
+    "-m",
+    "--mmap-pages",
+    "-u",
+    "--uid",
+    "-G",
+    "--cgroup",
+    "--filter",
+    "-r",
+    "--repeat",
+    "-I",
+    "--interval-print",
+    "-x",
+    "--field-separator",
+    "--call-graph",
+    "--switch-output",
+    "--max-size",
+    "-D",
+    "--delay",
+    "--control",
+    "-T",
+    "--timestamp",
+    "-M",
+    "--metrics",
+)
 _PERF = _ExecTool(
     global_values=frozenset({"--debug", "--buildid-dir", "--exec-path"}),
     subcommands={(sub,): _PERF_RUN for sub in ("record", "stat", "trace")}
     | {(group, "record"): _PERF_RUN for group in ("sched", "mem", "c2c", "lock", "kmem", "kwork", "kvm", "timechart")},
 )
 """``perf record CMD``: a profiler runs its command as a wrapper does (``perf stat``, ``perf trace``, ``perf sched record`` ...)."""
-_EXEC_TOOLS = {"perf": _PERF, "docker": _DOCKER, "podman": _DOCKER, "nerdctl": _DOCKER, "docker-compose": _COMPOSE, "podman-compose": _COMPOSE, "kubectl": _KUBECTL, "oc": _KUBECTL}
+_EXEC_TOOLS = {
+    "perf": _PERF,
+    "docker": _DOCKER,
+    "podman": _DOCKER,
+    "nerdctl": _DOCKER,
+    "docker-compose": _COMPOSE,
+    "podman-compose": _COMPOSE,
+    "kubectl": _KUBECTL,
+    "oc": _KUBECTL,
+}
 
 
 def exec_subcommand(name: str, rest: list[str]) -> tuple[Wrapper, int] | None:
@@ -218,7 +638,10 @@ def ssh_option(letter: str, value: str) -> tuple[str | None, str | None]:
     ``KnownHostsCommand``, ``RemoteCommand``; ``-o 'KEY VALUE'`` too), and why the option hides code from the rules
     (a config file of the line's choosing, a library ssh loads), each None when there is none."""
     if letter == "F" and value not in ("none", "/dev/null"):
-        return None, f"ssh -F {value} reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see"
+        return (
+            None,
+            f"ssh -F {value} reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see",
+        )
     if letter == "I":
         return None, f"ssh -I {value} loads a library into ssh, code the rules cannot see"
     if letter != "o":
@@ -236,7 +659,27 @@ SUBCOMMAND_PROGRAMS = frozenset({"git", "cargo", "gh", "kubectl", "oc", "docker"
 gh). An allow rule's ``*`` glued to such a subcommand (``git status*``) does not extend it."""
 
 
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "pdksh", "fish", "csh", "tcsh", "ash", "yash", "rbash", "posh", "elvish", "nu", "xonsh"})
+SHELLS = frozenset(
+    {
+        "bash",
+        "sh",
+        "zsh",
+        "dash",
+        "ksh",
+        "mksh",
+        "pdksh",
+        "fish",
+        "csh",
+        "tcsh",
+        "ash",
+        "yash",
+        "rbash",
+        "posh",
+        "elvish",
+        "nu",
+        "xonsh",
+    }
+)
 _INTERPRETER = re.compile(
     r"^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|irb|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*"
     r"|wish|expect|Rscript|R|julia|guile|racket|sbcl|clisp|ghci|runghc|pwsh|powershell|osascript|jshell|groovy|scala|awk|gawk"
@@ -253,12 +696,38 @@ def is_interpreter(name: str) -> bool:
 
 # --- git ---------------------------------------------------------------------------------------------------------
 
-GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path", "--attr-source", "--list-cmds"})
+GIT_VALUE_OPTIONS = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--super-prefix",
+        "--config-env",
+        "--exec-path",
+        "--attr-source",
+        "--list-cmds",
+    }
+)
 GIT_FLAGS = frozenset(
     {
-        "-p", "--paginate", "-P", "--no-pager", "--bare", "--no-replace-objects", "--no-lazy-fetch", "--no-optional-locks",
-        "--no-advice", "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--html-path",
-        "--man-path", "--info-path",
+        "-p",
+        "--paginate",
+        "-P",
+        "--no-pager",
+        "--bare",
+        "--no-replace-objects",
+        "--no-lazy-fetch",
+        "--no-optional-locks",
+        "--no-advice",
+        "--literal-pathspecs",
+        "--glob-pathspecs",
+        "--noglob-pathspecs",
+        "--icase-pathspecs",
+        "--html-path",
+        "--man-path",
+        "--info-path",
     }
 )
 _GIT_CODE_KEYS = re.compile(
@@ -299,7 +768,6 @@ HIDING_BUILTINS = frozenset({"source", ".", "trap", "alias", "hash", "fc", "enab
 """Builtins that run or redefine commands from text the line does not show as a command."""
 
 
-
 # --- options that make a reading program write a file or run one -----------------------------------------------
 
 
@@ -321,12 +789,27 @@ class _Effects:
 
 
 _EFFECTS: dict[str, _Effects] = {
-    "sort": _Effects(writes_long=frozenset({"--output"}), writes_short="o", runs_long=frozenset({"--compress-program"}), value_letters="ktST"),
+    "sort": _Effects(
+        writes_long=frozenset({"--output"}),
+        writes_short="o",
+        runs_long=frozenset({"--compress-program"}),
+        value_letters="ktST",
+    ),
     "find": _Effects(writes_words=frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})),
     "rg": _Effects(runs_long=frozenset({"--pre"})),
     "tar": _Effects(
-        runs_long=frozenset({"--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script", "--rsh-command"}),
-        runs_short="IF", value_letters="fCTXgKNVbHL",
+        runs_long=frozenset(
+            {
+                "--to-command",
+                "--use-compress-program",
+                "--checkpoint-action",
+                "--info-script",
+                "--new-volume-script",
+                "--rsh-command",
+            }
+        ),
+        runs_short="IF",
+        value_letters="fCTXgKNVbHL",
     ),
     "zip": _Effects(runs_long=frozenset({"--unzip-command"}), runs_words=frozenset({"-TT"})),
     "rsync": _Effects(runs_long=frozenset({"--rsh", "--rsync-path"}), runs_short="e"),
@@ -357,9 +840,13 @@ def _short(word: str, letters: str, value_letters: str) -> bool:
 
 
 _SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\]|\\.)*/[IM]*)"
-_SED_COMMAND = re.compile(rf"(?:^|[;\n{{}}])\s*(?:{_SED_ADDRESS}(?:\s*,\s*(?:{_SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([ewW])(?:\s|$|;)")
+_SED_COMMAND = re.compile(
+    rf"(?:^|[;\n{{}}])\s*(?:{_SED_ADDRESS}(?:\s*,\s*(?:{_SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([ewW])(?:\s|$|;)"
+)
 """A sed command that runs a program (``e``) or writes a file (``w``, ``W``), after its address."""
-_SED_SUBSTITUTE = re.compile(r"(?:^|[;\n{}])\s*(?:[^;\n{}]*?)s([^\s\\])(?:[^\\]|\\.)*?\1(?:[^\\]|\\.)*?\1([a-zA-Z0-9]*)")
+_SED_SUBSTITUTE = re.compile(
+    r"(?:^|[;\n{}])\s*(?:[^;\n{}]*?)s([^\s\\])(?:[^\\]|\\.)*?\1(?:[^\\]|\\.)*?\1([a-zA-Z0-9]*)"
+)
 """``s/re/text/FLAGS``: the flags ``e`` (run the result) and ``w FILE`` (write)."""
 
 
@@ -375,7 +862,9 @@ def _sed_effect(words: list[str]) -> tuple[str, str] | None:
         if word.startswith("--expression="):
             scripts.append(word.partition("=")[2])
         elif not word.startswith("-"):
-            scripts.append(word)  # the script when no -e was given; a file name otherwise, read as a script: more caution
+            scripts.append(
+                word
+            )  # the script when no -e was given; a file name otherwise, read as a script: more caution
         index += 1
     for script in scripts:
         command = _SED_COMMAND.search(script)
@@ -401,8 +890,16 @@ def option_effect(name: str, words: list[str]) -> tuple[str, str] | None:
     for word in words[1:]:
         if word == "--":
             break
-        if _long(word, effects.runs_long) or _short(word, effects.runs_short, effects.value_letters) or word.partition("=")[0] in effects.runs_words:
+        if (
+            _long(word, effects.runs_long)
+            or _short(word, effects.runs_short, effects.value_letters)
+            or word.partition("=")[0] in effects.runs_words
+        ):
             return "runs", word
-        if _long(word, effects.writes_long) or _short(word, effects.writes_short, effects.value_letters) or word in effects.writes_words:
+        if (
+            _long(word, effects.writes_long)
+            or _short(word, effects.writes_short, effects.value_letters)
+            or word in effects.writes_words
+        ):
             return "writes", word
     return _sed_effect(words) if name == "sed" else None

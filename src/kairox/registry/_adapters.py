@@ -37,10 +37,54 @@ class _NotStrict(Exception):
 
 
 MAX_NAME = 64
-_OPENAI_STRICT_KEYS = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$ref", "$defs", "description"})
-_GEMINI_KEYS = frozenset({"type", "format", "description", "nullable", "enum", "properties", "required", "items", "minItems", "maxItems", "minimum", "maximum", "title"})
+_OPENAI_STRICT_KEYS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "$ref",
+        "$defs",
+        "description",
+    }
+)
+_GEMINI_KEYS = frozenset(
+    {
+        "type",
+        "format",
+        "description",
+        "nullable",
+        "enum",
+        "properties",
+        "required",
+        "items",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "title",
+    }
+)
 _GEMINI_FORMATS = {"string": {"enum", "date-time"}, "number": {"float", "double"}, "integer": {"int32", "int64"}}
-_DESCRIBED = ("default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern", "format", "minItems", "maxItems", "multipleOf", "examples")
+_DESCRIBED = (
+    "default",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+    "multipleOf",
+    "examples",
+)
 _MAX_STRICT_DEPTH = 10
 
 
@@ -73,7 +117,9 @@ def _root(spec: ToolSpec) -> JsonObject:
     if "type" not in schema and ("properties" in schema or not schema):
         schema["type"] = "object"
     if schema.get("type") != "object":
-        raise SchemaAdapterError(f"tool {spec.name!r}: the input schema must describe an object, not {schema.get('type')!r}")
+        raise SchemaAdapterError(
+            f"tool {spec.name!r}: the input schema must describe an object, not {schema.get('type')!r}"
+        )
     schema.setdefault("properties", {})
     return schema
 
@@ -112,7 +158,17 @@ def _strict(node: Any, depth: int, *, root: bool = False) -> JsonObject:
         raise _NotStrict("a schema node is not an object")
     if depth > _MAX_STRICT_DEPTH:
         raise _NotStrict("nested deeper than strict mode allows")
-    for bad in ("allOf", "not", "if", "then", "else", "patternProperties", "dependentSchemas", "prefixItems", "unevaluatedProperties"):
+    for bad in (
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "patternProperties",
+        "dependentSchemas",
+        "prefixItems",
+        "unevaluatedProperties",
+    ):
         if bad in node:
             raise _NotStrict(f"`{bad}` is not supported in strict mode")
     node = dict(node)
@@ -166,7 +222,12 @@ def openai_definition(spec: ToolSpec) -> JsonObject:
         parameters, strict = schema, False
     return {
         "type": "function",
-        "function": {"name": wire_name(spec.name), "description": spec.description, "parameters": parameters, "strict": strict},
+        "function": {
+            "name": wire_name(spec.name),
+            "description": spec.description,
+            "parameters": parameters,
+            "strict": strict,
+        },
     }
 
 
@@ -192,7 +253,9 @@ def anthropic_definition(spec: ToolSpec) -> JsonObject:
     schema = _root(spec)
     for bad in ("anyOf", "oneOf", "allOf"):
         if bad in schema:
-            raise SchemaAdapterError(f"tool {spec.name!r}: Anthropic does not accept `{bad}` at the root of an input schema")
+            raise SchemaAdapterError(
+                f"tool {spec.name!r}: Anthropic does not accept `{bad}` at the root of an input schema"
+            )
     return {"name": wire_name(spec.name), "description": spec.description, "input_schema": schema}
 
 
@@ -259,7 +322,9 @@ def _gemini(node: Any, defs: JsonObject, name: str, seen: tuple[str, ...], where
             notes.append("may also be " + " or ".join(real_kinds[1:]))
         kind = real_kinds[0] if real_kinds else "string"
     if kind is None:
-        kind = "object" if "properties" in node else "array" if "items" in node else "string" if "enum" in node else None
+        kind = (
+            "object" if "properties" in node else "array" if "items" in node else "string" if "enum" in node else None
+        )
     if kind is None:
         raise SchemaAdapterError(f"tool {name!r}: the schema at {where} allows any value, which Gemini cannot declare")
     node["type"] = kind
@@ -281,7 +346,9 @@ def _gemini(node: Any, defs: JsonObject, name: str, seen: tuple[str, ...], where
     if kind == "object":
         properties = node.get("properties") or {}
         if not properties:
-            raise SchemaAdapterError(f"tool {name!r}: the free-form object at {where} cannot be declared for Gemini (it needs properties)")
+            raise SchemaAdapterError(
+                f"tool {name!r}: the free-form object at {where} cannot be declared for Gemini (it needs properties)"
+            )
         required_names = set(node.get("required", []))
         kept, left_out = {}, []
         for key, value in properties.items():
@@ -290,7 +357,9 @@ def _gemini(node: Any, defs: JsonObject, name: str, seen: tuple[str, ...], where
                 continue
             kept[key] = _gemini(value, defs, name, seen, f"{where}.{key}")
         if not kept:
-            raise SchemaAdapterError(f"tool {name!r}: the object at {where} has only free-form properties, which Gemini cannot declare")
+            raise SchemaAdapterError(
+                f"tool {name!r}: the object at {where} has only free-form properties, which Gemini cannot declare"
+            )
         out["properties"] = kept
         if left_out:
             _add_notes(out, ["not settable here: " + ", ".join(left_out)])

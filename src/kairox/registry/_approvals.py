@@ -42,7 +42,8 @@ class RuleNotSavedError(KairoxError):
     def __init__(self, rule: str, layer: RuleLayer, reason: str, *, hint: str | None = None) -> None:
         super().__init__(
             f"the allow rule {rule!r} was not saved in the {layer} layer: {reason}; it holds for this session",
-            hint=hint or f"trust the workspace (`kairox trust`) and answer again, or save it in the {RuleLayer.USER} layer",
+            hint=hint
+            or f"trust the workspace (`kairox trust`) and answer again, or save it in the {RuleLayer.USER} layer",
         )
         self.rule, self.layer, self.reason = rule, layer, reason
 
@@ -63,6 +64,7 @@ class RuleWriter:
         if layer in self.refused:
             raise RuleNotSavedError(rule, layer, self.refused[layer], hint=self.hints.get(layer))
         self.write(rule, layer)
+
 
 _GRANTABLE = frozenset({DecisionSource.MODE, DecisionSource.SANDBOX})
 """Asks a grant may answer: those that come from the tool's profile against the modes. An explicit ask rule, a
@@ -118,7 +120,9 @@ class SessionApprovals:
                 return grant
         return None
 
-    def request_for(self, call_id: str, spec: ToolSpec, arguments: JsonObject, decision: Decision, engine: PolicyEngine) -> ApprovalRequest:
+    def request_for(
+        self, call_id: str, spec: ToolSpec, arguments: JsonObject, decision: Decision, engine: PolicyEngine
+    ) -> ApprovalRequest:
         """The question a person is asked about this call: why, and what each grant would cover."""
         grantable = decision.source in _GRANTABLE
         options: list[GrantOption] = []
@@ -146,7 +150,14 @@ class SessionApprovals:
         return tuple(layer for layer in RuleLayer if layer not in refused)
 
     async def resolve(
-        self, call_id: str, spec: ToolSpec, arguments: JsonObject, decision: Decision, engine: PolicyEngine, *, approver: Approver | None = None
+        self,
+        call_id: str,
+        spec: ToolSpec,
+        arguments: JsonObject,
+        decision: Decision,
+        engine: PolicyEngine,
+        *,
+        approver: Approver | None = None,
     ) -> Decision:
         """Turn an ``ask`` into ``allow`` or ``deny``; emits the decided (and answered) events."""
         if decision.source in _GRANTABLE:
@@ -176,11 +187,18 @@ class SessionApprovals:
                             reason = reason or self._not_saved(option.rule, answer.layer)
         self._emit(
             ToolCallApprovalAnswered(
-                call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(scope), reason=reason, persisted_rule=persisted
+                call_id=call_id,
+                tool=spec.name,
+                approved=answer.approved,
+                scope=str(scope),
+                reason=reason,
+                persisted_rule=persisted,
             )
         )
         if answer.approved:
-            final = Decision.allow(f"approved ({scope}): {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule)
+            final = Decision.allow(
+                f"approved ({scope}): {decision.reason}", source=DecisionSource.APPROVER, rule=decision.rule
+            )
         else:
             message = answer.reason or f"not approved: {decision.reason}"
             final = Decision.deny(message, source=DecisionSource.APPROVER, rule=decision.rule)
@@ -191,29 +209,56 @@ class SessionApprovals:
         fingerprint = spec.fingerprint()
         if option.exact:
             paths = _resolved(spec, arguments, engine)
-            self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=None, arguments=_canonical(arguments), paths=paths))
+            self.grants.append(
+                _Grant(tool=spec.name, fingerprint=fingerprint, rule=None, arguments=_canonical(arguments), paths=paths)
+            )
             return
         parsed = parse_rule(Rule(action="allow", pattern=option.rule, layer="session"))
         self.grants.append(_Grant(tool=spec.name, fingerprint=fingerprint, rule=parsed, arguments=None))
 
     async def escalate(
-        self, call_id: str, spec: ToolSpec, arguments: JsonObject, mode: SandboxPolicy, engine: PolicyEngine, *, approver: Approver | None = None
+        self,
+        call_id: str,
+        spec: ToolSpec,
+        arguments: JsonObject,
+        mode: SandboxPolicy,
+        engine: PolicyEngine,
+        *,
+        approver: Approver | None = None,
     ) -> bool:
         """``on_failure``: the call failed inside the sandbox; ask whether to run it once more without one."""
-        unguarded = "" if engine.read_mask is None else " (outside it, fs.read deny and ask rules do not hold: it could read what they hide)"
+        unguarded = (
+            ""
+            if engine.read_mask is None
+            else " (outside it, fs.read deny and ask rules do not hold: it could read what they hide)"
+        )
         decision = Decision.ask(
-            f"{spec.name} failed inside the {mode} sandbox; run it again without the sandbox{unguarded}?", source=DecisionSource.SANDBOX
+            f"{spec.name} failed inside the {mode} sandbox; run it again without the sandbox{unguarded}?",
+            source=DecisionSource.SANDBOX,
         )
         self._emit(decided_event(call_id, spec.name, decision))
         request = ApprovalRequest(
-            tool=spec.name, arguments=arguments, reason=decision.reason, call_id=call_id, source=str(decision.source),
-            command=engine.command_line(spec, arguments), unsandboxed=True,
+            tool=spec.name,
+            arguments=arguments,
+            reason=decision.reason,
+            call_id=call_id,
+            source=str(decision.source),
+            command=engine.command_line(spec, arguments),
+            unsandboxed=True,
         )
         try:
             answer = await (approver or self.approver).request_approval(request)
         except Exception as exc:
             answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
-        self._emit(ToolCallApprovalAnswered(call_id=call_id, tool=spec.name, approved=answer.approved, scope=str(ApprovalScope.ONCE), reason=answer.reason))
+        self._emit(
+            ToolCallApprovalAnswered(
+                call_id=call_id,
+                tool=spec.name,
+                approved=answer.approved,
+                scope=str(ApprovalScope.ONCE),
+                reason=answer.reason,
+            )
+        )
         verdict = (
             Decision.allow(f"approved: {decision.reason}", source=DecisionSource.APPROVER)
             if answer.approved
@@ -230,7 +275,9 @@ class SessionApprovals:
         if writer is None or why is None:
             return None
         error = RuleNotSavedError(rule, layer, why, hint=writer.hints.get(layer))
-        self.diagnostics.append(Diagnostic(kind="policy_rule", name=rule, reason=error.message, severity=Severity.WARNING, hint=error.hint))
+        self.diagnostics.append(
+            Diagnostic(kind="policy_rule", name=rule, reason=error.message, severity=Severity.WARNING, hint=error.hint)
+        )
         return f"{error.message} ({error.hint})"
 
     def _persist(self, rule: str, layer: RuleLayer) -> str | None:
@@ -240,7 +287,10 @@ class SessionApprovals:
         except Exception as exc:
             self.diagnostics.append(
                 Diagnostic(
-                    kind="policy_rule", name=rule, reason=f"could not save the allow rule in the {layer} layer: {exc}", severity=Severity.WARNING,
+                    kind="policy_rule",
+                    name=rule,
+                    reason=f"could not save the allow rule in the {layer} layer: {exc}",
+                    severity=Severity.WARNING,
                     hint="add it to policy.rules.allow by hand",
                 )
             )
@@ -273,7 +323,14 @@ def _grant_options(spec: ToolSpec, arguments: JsonObject, engine: PolicyEngine) 
     exact_rule = engine.exact_rule(spec, arguments)
     exact_persistable = exact_rule is not None and _covers(exact_rule, spec, arguments, engine)
     shown = exact_rule or f"{spec.name} {_canonical(arguments)}"
-    options = [GrantOption(rule=shown, covers=f"exactly this call of {spec.name} (the same arguments)", exact=True, persistable=exact_persistable)]
+    options = [
+        GrantOption(
+            rule=shown,
+            covers=f"exactly this call of {spec.name} (the same arguments)",
+            exact=True,
+            persistable=exact_persistable,
+        )
+    ]
     suggestion = engine.suggest_rule(spec, arguments)
     if suggestion and suggestion != exact_rule:
         covers = engine.describe_rule(spec, suggestion)

@@ -49,7 +49,11 @@ def event_arguments(arguments: JsonObject) -> JsonObject:
 
     def cut(value: Any) -> Any:
         if isinstance(value, str):
-            return value if len(value) <= EVENT_STRING_LIMIT else value[:EVENT_STRING_LIMIT] + f"… ({len(value)} characters)"
+            return (
+                value
+                if len(value) <= EVENT_STRING_LIMIT
+                else value[:EVENT_STRING_LIMIT] + f"… ({len(value)} characters)"
+            )
         if isinstance(value, dict):
             return {k: REDACTED if isinstance(v, str) and v and _secret(str(k)) else cut(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -125,6 +129,12 @@ class ToolsChanged(Event):
 def decided_event(call_id: str, tool: str, decision: Decision) -> ToolCallDecided:
     rule = decision.rule
     return ToolCallDecided(
-        call_id=call_id, tool=tool, decision=str(decision.verdict), reason=decision.reason, source=str(decision.source),
-        rule=rule.pattern if rule else None, file=rule.file if rule else None, line=rule.line if rule else None,
+        call_id=call_id,
+        tool=tool,
+        decision=str(decision.verdict),
+        reason=decision.reason,
+        source=str(decision.source),
+        rule=rule.pattern if rule else None,
+        file=rule.file if rule else None,
+        line=rule.line if rule else None,
     )

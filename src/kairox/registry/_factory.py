@@ -26,8 +26,11 @@ def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None
     # what fs.read rules forbid is hidden from commands (hooks get this sandbox too, not only the registry's tools)
     hidden = read_mask(policy.rules, workspace=policy.workspace, home=policy.home, roots=policy.writable_roots)
     sandbox = SandboxSettings(
-        mode=policy.sandbox, writable_roots=policy.writable_roots, network_access=policy.network_access,
-        allowed_sockets=policy.allowed_sockets, hidden=hidden,
+        mode=policy.sandbox,
+        writable_roots=policy.writable_roots,
+        network_access=policy.network_access,
+        allowed_sockets=policy.allowed_sockets,
+        hidden=hidden,
     )
     tools = config.tools
     if tools.spill_dir:
@@ -64,21 +67,27 @@ def user_layer_writer(resolved: ResolvedConfig) -> RuleWriter:
         redirected = resolved.redirected_write(file)
         if redirected is not None:
             refused[layer] = redirected
-            hints[layer] = f"save it in the {RuleLayer.USER} layer if it is meant for every workspace, or replace the link with a file of its own"
+            hints[layer] = (
+                f"save it in the {RuleLayer.USER} layer if it is meant for every workspace, or replace the link with a file of its own"
+            )
             continue
         what = resolved.untrusted_file(file)
         if what is None and layer is not RuleLayer.USER and not resolved.trusted:
             what = f"the {layer} file"
         if what is not None:
             target = resolved.linked_to(file)
-            refused[layer] = f"{file} is {what} of a workspace you have not trusted" + (f" (a link to {target})" if target else "")
+            refused[layer] = f"{file} is {what} of a workspace you have not trusted" + (
+                f" (a link to {target})" if target else ""
+            )
 
     def persist(rule: str, layer: RuleLayer) -> None:
         file_layer = Layer(str(layer))
         append_value(resolved.layer_file(file_layer), "policy.rules.allow", rule)
         if file_layer is not Layer.USER and resolved.trusted:
             # the person chose this very rule for this workspace: it needs no second review by `kairox trust`
-            TrustStore(resolved.home).pin(resolved.workspace, [resolved.item_pin(file_layer, "policy.rules.allow", rule)])
+            TrustStore(resolved.home).pin(
+                resolved.workspace, [resolved.item_pin(file_layer, "policy.rules.allow", rule)]
+            )
 
     return RuleWriter(persist, refused=refused, hints=hints)
 

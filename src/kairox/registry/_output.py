@@ -21,7 +21,9 @@ def text_size(result: ToolResult) -> int:
     return size
 
 
-def cap_output(result: ToolResult, *, limit: int, spill_dir: Path | None, tool: str, call_id: str) -> tuple[ToolResult, Path | None]:
+def cap_output(
+    result: ToolResult, *, limit: int, spill_dir: Path | None, tool: str, call_id: str
+) -> tuple[ToolResult, Path | None]:
     """``result`` unchanged when within ``limit`` characters; else its text cut to the limit with a note saying
     where the whole text was written (or that it was dropped, when it could not be written)."""
     size = text_size(result)
@@ -48,7 +50,11 @@ def cap_output(result: ToolResult, *, limit: int, spill_dir: Path | None, tool: 
     else:
         note = f"\n[output truncated: {size} characters, limit {limit}; the rest was dropped{problem}]"
     keep = max(limit - len(note), 0)
-    others = tuple(p for p in result.content if not isinstance(p, TextContent | EmbeddedResource) or (isinstance(p, EmbeddedResource) and p.text is None))
+    others = tuple(
+        p
+        for p in result.content
+        if not isinstance(p, TextContent | EmbeddedResource) or (isinstance(p, EmbeddedResource) and p.text is None)
+    )
     meta = {**result.meta, "truncated": True, "original_chars": size}
     if spilled is not None:
         meta["spilled_to"] = str(spilled)

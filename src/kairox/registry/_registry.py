@@ -68,11 +68,12 @@ _SOURCE_RANK = {
 """Who keeps a name two sources both claim: built-ins first, then by source, then by origin name."""
 
 
-
 def renamed_diagnostic(name: str, wire: str, client: str) -> Diagnostic:
     """A tool offered under another wire name because its plain one was taken."""
     return Diagnostic(
-        kind="tool", name=name, source=client,
+        kind="tool",
+        name=name,
+        source=client,
         reason=f"its wire name {wire_name(name)!r} is already used by another tool; {client} sees it as {wire!r}",
         hint="rename or disable one of the two tools to get the plain name back",
     )
@@ -132,7 +133,9 @@ class ToolRegistry:
     ) -> None:
         self.hooks = hooks
         self.events: EventSink = events or NullSink()
-        self.approvals = SessionApprovals(approver, persist_rule=persist_rule, emit=lambda event: self.events.emit(event))
+        self.approvals = SessionApprovals(
+            approver, persist_rule=persist_rule, emit=lambda event: self.events.emit(event)
+        )
         self._providers: dict[str, ToolProvider] = {}
         self._specs: dict[str, tuple[ToolSpec, ...]] = {}
         self._load_failures: dict[str, list[Diagnostic]] = {}
@@ -165,7 +168,9 @@ class ToolRegistry:
 
     def session_approvals(self, approver: Approver) -> SessionApprovals:
         """Grants and an approver for one more session sharing this registry (a client of ``kairox serve``)."""
-        return SessionApprovals(approver, persist_rule=self.approvals.persist_rule, emit=lambda event: self.events.emit(event))
+        return SessionApprovals(
+            approver, persist_rule=self.approvals.persist_rule, emit=lambda event: self.events.emit(event)
+        )
 
     # --- registration ----------------------------------------------------------------------------------------
 
@@ -189,7 +194,10 @@ class ToolRegistry:
             except Exception as exc:
                 self._load_failures[origin] = [
                     ExtensionLoadFailure(
-                        kind="tool_provider", name=origin, reason=f"listing its tools failed: {exc}", source=origin,
+                        kind="tool_provider",
+                        name=origin,
+                        reason=f"listing its tools failed: {exc}",
+                        source=origin,
                         hint="the tools of this source are left out; see its own diagnostics",
                     )
                 ]
@@ -239,7 +247,9 @@ class ToolRegistry:
             if kept is not None:
                 diagnostics.append(
                     Diagnostic(
-                        kind="tool", name=spec.name, source=origin,
+                        kind="tool",
+                        name=spec.name,
+                        source=origin,
                         reason=f"tool name {spec.name!r} is provided by both {kept.provider.origin} and {origin}; the one from {kept.provider.origin} is kept",
                         hint=f"disable one of them (tools.disabled or the {origin} settings)",
                     )
@@ -247,18 +257,35 @@ class ToolRegistry:
                 continue
             provider = self._providers[origin]
             previous = self._entries.get(spec.name)
-            if previous is not None and previous.spec is spec and previous.provider is provider and self._planned_with is self.policy:
+            if (
+                previous is not None
+                and previous.spec is spec
+                and previous.provider is provider
+                and self._planned_with is self.policy
+            ):
                 # the same tool under the same policy: its plan stands (adding 50 servers one by one stays linear)
                 if previous.unsafe is not None:
                     diagnostics.append(
-                        ExtensionLoadFailure(kind="tool", name=spec.name, source=origin, reason=previous.unsafe, hint="the tool is left out until its provider fixes the schema")
+                        ExtensionLoadFailure(
+                            kind="tool",
+                            name=spec.name,
+                            source=origin,
+                            reason=previous.unsafe,
+                            hint="the tool is left out until its provider fixes the schema",
+                        )
                     )
                 entries[spec.name] = previous
                 continue
             validator, unsafe = self._validator(origin, spec)
             if unsafe is not None:
                 diagnostics.append(
-                    ExtensionLoadFailure(kind="tool", name=spec.name, source=origin, reason=unsafe, hint="the tool is left out until its provider fixes the schema")
+                    ExtensionLoadFailure(
+                        kind="tool",
+                        name=spec.name,
+                        source=origin,
+                        reason=unsafe,
+                        hint="the tool is left out until its provider fixes the schema",
+                    )
                 )
             entry = _Entry(spec=spec, provider=provider, validator=validator, unsafe=unsafe)
             entry.hidden = self._hidden(entry)
@@ -348,7 +375,15 @@ class ToolRegistry:
             try:
                 out[spec.name] = adapter(replace(spec, name=name))
             except SchemaAdapterError as exc:
-                problems.append(ExtensionLoadFailure(kind="tool", name=spec.name, source=spec.origin, reason=exc.message, hint=f"the tool is left out for {provider}"))
+                problems.append(
+                    ExtensionLoadFailure(
+                        kind="tool",
+                        name=spec.name,
+                        source=spec.origin,
+                        reason=exc.message,
+                        hint=f"the tool is left out for {provider}",
+                    )
+                )
         return out, problems
 
     def wire_names(self) -> dict[str, str]:
@@ -367,7 +402,13 @@ class ToolRegistry:
         return name if name in self._entries else None
 
     async def call_from_model(
-        self, provider: ModelProvider | str, wire: str, arguments: JsonObject, *, call_id: str = "", approval: ApprovalPolicy | None = None,
+        self,
+        provider: ModelProvider | str,
+        wire: str,
+        arguments: JsonObject,
+        *,
+        call_id: str = "",
+        approval: ApprovalPolicy | None = None,
         approvals: SessionApprovals | None = None,
     ) -> ToolResult:
         """A call as a model sent it: the wire name mapped back, and (OpenAI strict) the nulls of optional
@@ -376,9 +417,13 @@ class ToolRegistry:
         spec = self.get(name)
         if spec is not None and ModelProvider(provider) is ModelProvider.OPENAI:
             arguments = drop_model_nulls(spec.input_schema, dict(arguments))
-        return await self.call(ToolCall(name=name, arguments=arguments, call_id=call_id), approval=approval, approvals=approvals)
+        return await self.call(
+            ToolCall(name=name, arguments=arguments, call_id=call_id), approval=approval, approvals=approvals
+        )
 
-    def check(self, name: str, arguments: JsonObject | None = None, *, approval: ApprovalPolicy | None = None) -> Decision:
+    def check(
+        self, name: str, arguments: JsonObject | None = None, *, approval: ApprovalPolicy | None = None
+    ) -> Decision:
         """What the policy would decide for this call, without hooks, approval or the call."""
         entry = self._entries.get(name)
         if entry is None:
@@ -399,11 +444,15 @@ class ToolRegistry:
 
     def _unknown(self, name: str) -> str:
         close = suggest(name, self._entries)
-        return f"no tool named {name!r}" + (f"; did you mean {close!r}?" if close else "; `kairox tools list` shows the tools")
+        return f"no tool named {name!r}" + (
+            f"; did you mean {close!r}?" if close else "; `kairox tools list` shows the tools"
+        )
 
     # --- the gate --------------------------------------------------------------------------------------------
 
-    async def call(self, call: ToolCall, *, approval: ApprovalPolicy | None = None, approvals: SessionApprovals | None = None) -> ToolResult:
+    async def call(
+        self, call: ToolCall, *, approval: ApprovalPolicy | None = None, approvals: SessionApprovals | None = None
+    ) -> ToolResult:
         """Pass one call through the gate. ``approvals`` holds the grants and the approver of the session the
         call belongs to (a server with many clients passes one per client); the registry's own by default."""
         self._calls += 1
@@ -412,24 +461,41 @@ class ToolRegistry:
         waited = [0.0]  # seconds spent waiting for the person's answer: not the call's duration
         if listening:
             started = time.perf_counter()
-            self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments)))
+            self.events.emit(
+                ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments))
+            )
         try:
             result, spilled = await self._gate(call, call_id, approval, approvals or self.approvals, listening, waited)
         except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
-            result, spilled = ToolResult.error(f"{call.name} was not completed: internal error in the tool gate: {type(exc).__name__}: {exc}"), None
+            result, spilled = (
+                ToolResult.error(
+                    f"{call.name} was not completed: internal error in the tool gate: {type(exc).__name__}: {exc}"
+                ),
+                None,
+            )
         if listening:
             error = result.text_content()[:500] if result.is_error else None
             self.events.emit(
                 ToolCallFinished(
-                    call_id=call_id, tool=call.name, duration_ms=round((time.perf_counter() - started - waited[0]) * 1000, 3),
-                    approval_wait_ms=round(waited[0] * 1000, 3), size_chars=text_size(result), is_error=result.is_error, error=error,
+                    call_id=call_id,
+                    tool=call.name,
+                    duration_ms=round((time.perf_counter() - started - waited[0]) * 1000, 3),
+                    approval_wait_ms=round(waited[0] * 1000, 3),
+                    size_chars=text_size(result),
+                    is_error=result.is_error,
+                    error=error,
                     spilled_to=None if spilled is None else str(spilled),
                 )
             )
         return result
 
     async def _gate(
-        self, call: ToolCall, call_id: str, approval: ApprovalPolicy | None, approvals: SessionApprovals, listening: bool = True,
+        self,
+        call: ToolCall,
+        call_id: str,
+        approval: ApprovalPolicy | None,
+        approvals: SessionApprovals,
+        listening: bool = True,
         waited: list[float] | None = None,
     ) -> tuple[ToolResult, Path | None]:
         """The call through hooks, policy, approval and the tool; the time spent asking the person is added to
@@ -437,13 +503,19 @@ class ToolRegistry:
         waited = waited if waited is not None else [0.0]
         entry = self._entries.get(call.name)
         if entry is None:
-            return self._refuse(call_id, call.name, Decision.deny(self._unknown(call.name), source=DecisionSource.REGISTRY)), None
+            return self._refuse(
+                call_id, call.name, Decision.deny(self._unknown(call.name), source=DecisionSource.REGISTRY)
+            ), None
         spec = entry.spec
         hooks = self.hooks
         hidden = entry.hidden
         if hidden is not None:
             rule = self.policy.denied_by_name(spec)
-            decision = Decision.deny(f"{call.name} is not available: {hidden}", source=DecisionSource.RULE if rule else DecisionSource.REGISTRY, rule=rule)
+            decision = Decision.deny(
+                f"{call.name} is not available: {hidden}",
+                source=DecisionSource.RULE if rule else DecisionSource.REGISTRY,
+                rule=rule,
+            )
             return self._refuse(call_id, call.name, decision), None
         arguments = dict(call.arguments)
         check = entry.check
@@ -456,13 +528,19 @@ class ToolRegistry:
             try:
                 outcome = await hooks.pre_tool_use(call, spec)
             except Exception as exc:  # fail closed: a broken hook must not wave a call through
-                return self._refuse(call_id, call.name, Decision.deny(f"the pre_tool_use hooks failed: {exc}", source=DecisionSource.HOOK)), None
+                return self._refuse(
+                    call_id,
+                    call.name,
+                    Decision.deny(f"the pre_tool_use hooks failed: {exc}", source=DecisionSource.HOOK),
+                ), None
             hook, hook_reason = outcome.decision, outcome.reason
             if outcome.updated_input is not None:
                 arguments = dict(outcome.updated_input)
                 problem = self._invalid(entry, arguments)
                 if problem is not None:
-                    return ToolResult.error(f"a pre_tool_use hook changed the arguments into invalid ones: {problem}"), None
+                    return ToolResult.error(
+                        f"a pre_tool_use hook changed the arguments into invalid ones: {problem}"
+                    ), None
                 call = replace(call, arguments=arguments)
         engine = self.policy if approval is None else self._engine(approval)
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
@@ -480,11 +558,15 @@ class ToolRegistry:
             escalated = await approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode, engine)
             waited[0] += time.perf_counter() - asked
             if escalated:
-                result = await self._invoke(entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS))
+                result = await self._invoke(
+                    entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS)
+                )
         if hooks is not None and hooks.listens_post_tool_use(call.name):
             result = await self._post_hooks(call, spec, result)
         settings = self._settings
-        return cap_output(result, limit=settings.output_limit_chars, spill_dir=settings.spill_dir, tool=call.name, call_id=call_id)
+        return cap_output(
+            result, limit=settings.output_limit_chars, spill_dir=settings.spill_dir, tool=call.name, call_id=call_id
+        )
 
     def _invalid(self, entry: _Entry, arguments: JsonObject) -> str | None:
         if entry.validator is None:
@@ -499,10 +581,15 @@ class ToolRegistry:
         """Whether the call started its programs under the OS sandbox (so a retry outside it means something)."""
         return self.settings.sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS and starts_sandboxed(spec)
 
-    async def _invoke(self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None) -> ToolResult:
+    async def _invoke(
+        self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None
+    ) -> ToolResult:
         settings = self._settings
         context = CallContext(
-            call_id=call_id, workspace=settings.policy.workspace, sandbox=sandbox or settings.sandbox, unreadable=self._call_filter(entry)
+            call_id=call_id,
+            workspace=settings.policy.workspace,
+            sandbox=sandbox or settings.sandbox,
+            unreadable=self._call_filter(entry),
         )
         try:
             async with asyncio.timeout(entry.timeout):
@@ -523,7 +610,9 @@ class ToolRegistry:
         profile = spec.permission
         reads_paths = bool(profile.path_args) and (profile.access is Access.READ or profile.reads)
         # language servers and debug adapters name files in their results (locations, stack frames) that are read here
-        if (not reads_paths and spec.source not in (ToolSource.LSP, ToolSource.DAP)) or not self.policy.refuses_reads(spec):
+        if (not reads_paths and spec.source not in (ToolSource.LSP, ToolSource.DAP)) or not self.policy.refuses_reads(
+            spec
+        ):
             return None  # no rule could refuse a read: no filter, and no extra work per file or per hover
 
         def unreadable(path: Path) -> str | None:

@@ -95,9 +95,13 @@ class ToolMatch:
 
     def to_json(self) -> JsonObject:
         data: JsonObject = {
-            "name": self.spec.name, "source": str(self.spec.source), "origin": self.spec.origin,
-            "description": self.spec.description, "score": round(self.score, 4),
-            "terms": [{"term": t, "fields": list(f)} for t, f in self.terms], "why": self.why(),
+            "name": self.spec.name,
+            "source": str(self.spec.source),
+            "origin": self.spec.origin,
+            "description": self.spec.description,
+            "score": round(self.score, 4),
+            "terms": [{"term": t, "fields": list(f)} for t, f in self.terms],
+            "why": self.why(),
         }
         if self.similarity is not None:
             data["semantic"] = {"similarity": round(self.similarity, 4), "lexical": round(self.lexical or 0.0, 4)}
@@ -106,7 +110,9 @@ class ToolMatch:
 
 def semantic_text(spec: ToolSpec) -> str:
     """What a tool's embedding is made of: its name, where it comes from, its description."""
-    return f"{_short_name(spec)} ({spec.origin or spec.source}): {spec.annotations.title or ''} {spec.description}".strip()
+    return (
+        f"{_short_name(spec)} ({spec.origin or spec.source}): {spec.annotations.title or ''} {spec.description}".strip()
+    )
 
 
 class ToolIndex:
@@ -114,7 +120,9 @@ class ToolIndex:
 
     def __init__(self, specs: Sequence[ToolSpec]) -> None:
         self.specs = {spec.name: spec for spec in specs}
-        self._index = FieldedSearchIndex(TOOL_FIELDS, [(spec.name, tool_document(spec)) for spec in self.specs.values()])
+        self._index = FieldedSearchIndex(
+            TOOL_FIELDS, [(spec.name, tool_document(spec)) for spec in self.specs.values()]
+        )
 
     def __len__(self) -> int:
         return len(self.specs)
@@ -132,20 +140,27 @@ class ToolIndex:
         ranked = blend({k: h.score for k, h in hits.items()}, similarity, weight=semantic.weight, limit=limit)
         return [
             ToolMatch(
-                spec=self.specs[b.key], score=b.score, similarity=b.similarity, lexical=b.lexical,
+                spec=self.specs[b.key],
+                score=b.score,
+                similarity=b.similarity,
+                lexical=b.lexical,
                 terms=tuple((t.term, t.fields) for t in hits[b.key].terms) if b.key in hits else (),
             )
             for b in ranked
         ]
 
-    def search_explained(self, query: str, *, limit: int = 5, semantic: SemanticRanker | None = None) -> tuple[list[ToolMatch], str | None]:
+    def search_explained(
+        self, query: str, *, limit: int = 5, semantic: SemanticRanker | None = None
+    ) -> tuple[list[ToolMatch], str | None]:
         """``search``, and when semantic matching was asked for but failed, the lexical ranking and why."""
         if semantic is None:
             return self.search(query, limit=limit), None
         try:
             return self.search(query, limit=limit, semantic=semantic), None
         except Exception as exc:  # never required: the lexical ranking stands
-            return self.search(query, limit=limit), f"semantic matching unavailable ({type(exc).__name__}: {exc}); lexical ranking only"
+            return self.search(
+                query, limit=limit
+            ), f"semantic matching unavailable ({type(exc).__name__}: {exc}); lexical ranking only"
 
 
 def search_threshold_tokens(threshold: float | str, context_window_tokens: int) -> int | None:
@@ -162,8 +177,16 @@ def tool_search_definition(provider: "ModelProvider | str") -> JsonObject:
 
     schema = object_schema(
         {
-            "query": {"type": "string", "description": "What the tool should do, in a few words (e.g. 'create a github issue')."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "description": "How many tools to return (default 5)."},
+            "query": {
+                "type": "string",
+                "description": "What the tool should do, in a few words (e.g. 'create a github issue').",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_RESULTS,
+                "description": "How many tools to return (default 5).",
+            },
         },
         ["query"],
     )
@@ -173,7 +196,9 @@ def tool_search_definition(provider: "ModelProvider | str") -> JsonObject:
             "Find tools that are not loaded yet (see the tool index in the system prompt). Returns the best "
             "matching tools with their full definitions; they can be called from your next step."
         ),
-        input_schema=schema, source=ToolSource.BUILTIN, permission=PermissionProfile(access=Access.READ),
+        input_schema=schema,
+        source=ToolSource.BUILTIN,
+        permission=PermissionProfile(access=Access.READ),
     )
     return ADAPTERS[ModelProvider(provider)](spec)
 
@@ -181,7 +206,9 @@ def tool_search_definition(provider: "ModelProvider | str") -> JsonObject:
 class ToolSearch:
     """For one session: whether the model's tools are deferred, which the model has found, and the search."""
 
-    def __init__(self, registry: "ToolRegistry", *, threshold_tokens: int | None, semantic: SemanticRanker | None = None) -> None:
+    def __init__(
+        self, registry: "ToolRegistry", *, threshold_tokens: int | None, semantic: SemanticRanker | None = None
+    ) -> None:
         self.registry = registry
         self.semantic = semantic
         """Blends embeddings into the ranking when ``tools.semantic`` is on (None: lexical only)."""
@@ -219,7 +246,12 @@ class ToolSearch:
         sent = self._sent
         if sent is None or sent[0] is not entries or sent[1] != wire or sent[2] != found:
             kept = [s for s in self.registry.visible_tools() if s.source in NEVER_DEFERRED or s.name in found]
-            sent = self._sent = (entries, wire, found, (*self._adapt(kept, provider).values(), tool_search_definition(provider)))
+            sent = self._sent = (
+                entries,
+                wire,
+                found,
+                (*self._adapt(kept, provider).values(), tool_search_definition(provider)),
+            )
         return list(sent[3])
 
     def _over(self, tokens: int) -> bool:
@@ -281,11 +313,16 @@ class ToolSearch:
         limit = max(1, min(MAX_RESULTS, limit if isinstance(limit, int) else 5))
         matches, note = self.index().search_explained(query, limit=limit, semantic=self.semantic)
         if not matches:
-            return f"no tool matches {query!r}; try other words (the tool index in the system prompt lists the servers)", False
+            return (
+                f"no tool matches {query!r}; try other words (the tool index in the system prompt lists the servers)",
+                False,
+            )
         by_name = self._adapt([m.spec for m in matches], provider)
         found = [m for m in matches if m.spec.name in by_name]
         self.found.update(m.spec.name for m in found)
         payload: JsonObject = {"tools": [{"definition": by_name[m.spec.name], "matched": m.why()} for m in found]}
         if note is not None:
             payload["note"] = note
-        return "These tools are loaded and can be called from your next step:\n" + json.dumps(payload, ensure_ascii=False), False
+        return "These tools are loaded and can be called from your next step:\n" + json.dumps(
+            payload, ensure_ascii=False
+        ), False

@@ -88,7 +88,12 @@ def _never(value: Any) -> bool:
 
 def _type_check(types: Any) -> Check:
     names = [types] if isinstance(types, str) else types
-    if not isinstance(names, list) or not names or any(name not in _TYPES for name in names) or len(set(names)) != len(names):
+    if (
+        not isinstance(names, list)
+        or not names
+        or any(name not in _TYPES for name in names)
+        or len(set(names)) != len(names)
+    ):
         raise _Unsupported
     if len(names) == 1:
         return _TYPES[names[0]]
@@ -100,7 +105,12 @@ def _object_check(schema: Mapping[str, Any], *, typed: bool = False) -> Check:
     """The object keywords of ``schema``; ``typed``: also its ``"type": "object"`` (one check, not two)."""
     raw = schema.get("properties", {})
     required = schema.get("required", [])
-    if not isinstance(raw, dict) or not isinstance(required, list) or not all(isinstance(k, str) for k in required) or len(set(required)) != len(required):
+    if (
+        not isinstance(raw, dict)
+        or not isinstance(required, list)
+        or not all(isinstance(k, str) for k in required)
+        or len(set(required)) != len(required)
+    ):
         raise _Unsupported
     properties = {name: _compile(sub) for name, sub in raw.items()}
     extra = schema.get("additionalProperties", True)
@@ -155,7 +165,9 @@ def _enum_check(allowed: frozenset[str]) -> Check:
     return lambda value: isinstance(value, str) and value in allowed
 
 
-_BOUNDS = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_BOUNDS = frozenset(
+    {"minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+)
 _OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties"})
 
 
@@ -183,7 +195,12 @@ def _compile(schema: Any, *, root: bool = False) -> Check:
         elif keyword == "items":
             checks.append(_items_check(value))
         elif keyword == "enum":
-            if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value) or len(set(value)) != len(value):
+            if (
+                not isinstance(value, list)
+                or not value
+                or not all(isinstance(v, str) for v in value)
+                or len(set(value)) != len(value)
+            ):
                 raise _Unsupported  # numbers and booleans compare in jsonschema's own way: left to it
             checks.append(_enum_check(frozenset(value)))
         elif keyword in _BOUNDS:
@@ -271,7 +288,13 @@ def _build(schema: Any) -> tuple[ArgumentValidator | None, str | None]:
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         return None, "its input schema does not describe an object"
     declared = schema.get("$schema")
-    draft = "Draft202012Validator" if "$schema" not in schema else _KNOWN_SCHEMAS.get(declared) if isinstance(declared, str) else None
+    draft = (
+        "Draft202012Validator"
+        if "$schema" not in schema
+        else _KNOWN_SCHEMAS.get(declared)
+        if isinstance(declared, str)
+        else None
+    )
     if draft is not None:
         try:
             # keywords and values the compiler holds to the meta-schemas: a schema jsonschema would accept too

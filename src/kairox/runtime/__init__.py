@@ -178,7 +178,12 @@ if not TYPE_CHECKING:
         __name__,
         {
             "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
-            "._plugin_install": ("PLUGIN_INSTALL_SPEC", "decide_plugin_install", "plugin_brings", "plugin_install_gate"),
+            "._plugin_install": (
+                "PLUGIN_INSTALL_SPEC",
+                "decide_plugin_install",
+                "plugin_brings",
+                "plugin_install_gate",
+            ),
             "._catalog": (
                 "INSTALL_SPEC",
                 "DryRunReport",

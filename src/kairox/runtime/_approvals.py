@@ -37,7 +37,9 @@ class ApprovalChoice:
         if self.scope is ApprovalScope.ALWAYS:
             chosen = layer or self.layers[0]
             if chosen not in self.layers:
-                return ApprovalAnswer.deny(f"'always' may save this rule to {', '.join(map(str, self.layers))}, not {chosen}")
+                return ApprovalAnswer.deny(
+                    f"'always' may save this rule to {', '.join(map(str, self.layers))}, not {chosen}"
+                )
             return ApprovalAnswer.allow_always(self.grant.rule if self.grant is not None else None, layer=chosen)
         return ApprovalAnswer.deny(message or "denied")
 
@@ -56,11 +58,17 @@ def approval_choices(request: ApprovalRequest) -> list[ApprovalChoice]:
     found = [ApprovalChoice(scope=ApprovalScope.ONCE, label="allow once")]
     for grant in request.grants:
         suffix = "" if grant.exact else f" (rule {grant.rule})"
-        found.append(ApprovalChoice(scope=ApprovalScope.SESSION, label=f"allow for this session: {grant.covers}{suffix}", grant=grant))
+        found.append(
+            ApprovalChoice(
+                scope=ApprovalScope.SESSION, label=f"allow for this session: {grant.covers}{suffix}", grant=grant
+            )
+        )
     if request.always_allowed:
         # only the layers the gate offers: an untrusted workspace's project and local files are not written
         layers = tuple(sorted(request.layers, key=lambda layer: layer is not RuleLayer.USER)) or (RuleLayer.USER,)
-        where = f"in the {layers[0]} configuration" + (f" (or {', '.join(map(str, layers[1:]))})" if len(layers) > 1 else "")
+        where = f"in the {layers[0]} configuration" + (
+            f" (or {', '.join(map(str, layers[1:]))})" if len(layers) > 1 else ""
+        )
         for grant in request.grants:
             if grant.persistable:
                 label = f"allow always: save allow rule {grant.rule!r} {where}"

@@ -56,13 +56,20 @@ class InstallStep:
     """The pre-flight check a ``PREFLIGHT`` step reports."""
 
     def to_json(self) -> JsonObject:
-        return {"step": str(self.stage), "message": self.message, "ok": self.ok, "check": self.check.to_json() if self.check else None}
+        return {
+            "step": str(self.stage),
+            "message": self.message,
+            "ok": self.ok,
+            "check": self.check.to_json() if self.check else None,
+        }
 
 
 def check_step(check: PreflightCheck) -> InstallStep:
     """A pre-flight check as a step: ``[ok]``, ``[missing]`` (blocking) or ``[unset]`` (an optional variable)."""
     mark = "ok" if check.ok else ("missing" if check.blocking else "unset")
-    text = f"[{mark}] {check.kind} {check.name}: {check.detail}" + (f" ({check.fix})" if not check.ok and check.fix else "")
+    text = f"[{mark}] {check.kind} {check.name}: {check.detail}" + (
+        f" ({check.fix})" if not check.ok and check.fix else ""
+    )
     return InstallStep(stage=InstallStage.PREFLIGHT, message=text, ok=check.ok, check=check)
 
 
@@ -75,7 +82,12 @@ INSTALL_SPEC = ToolSpec(
     name="mcp.catalog.install",
     description="Write an MCP server entry from the catalog into a configuration file.",
     input_schema=object_schema(
-        {"path": {"type": "string"}, "server": {"type": "string"}, "entry": {"type": "string"}, "command": {"type": "string"}},
+        {
+            "path": {"type": "string"},
+            "server": {"type": "string"},
+            "entry": {"type": "string"},
+            "command": {"type": "string"},
+        },
         ["path", "server", "entry"],
     ),
     source=ToolSource.BUILTIN,
@@ -194,11 +206,26 @@ async def dry_run_server(
 
     # as Kairox will run it: confined, under the default profile of a server the user adds
     profile = server_profile(
-        "mcp_servers", name, once, layer="user", where=None, base_dir=resolved.workspace, workspace=resolved.workspace, home=resolved.home
+        "mcp_servers",
+        name,
+        once,
+        layer="user",
+        where=None,
+        base_dir=resolved.workspace,
+        workspace=resolved.workspace,
+        home=resolved.home,
     )
-    confinement = ServerConfinement(profile=profile, sandbox=registry_settings(resolved).sandbox, home=resolved.home, workspace=resolved.workspace)
+    confinement = ServerConfinement(
+        profile=profile, sandbox=registry_settings(resolved).sandbox, home=resolved.home, workspace=resolved.workspace
+    )
     client = McpClient(
-        name, once, workspace=resolved.workspace, home=resolved.home, events=events or NullSink(), features=features, environ=environ,
+        name,
+        once,
+        workspace=resolved.workspace,
+        home=resolved.home,
+        events=events or NullSink(),
+        features=features,
+        environ=environ,
         confinement=confinement if once.transport == "stdio" else None,
     )
     tools: list[DryRunTool] = []
@@ -293,7 +320,12 @@ async def install_catalog_entry(
     sink = events or NullSink()
     say = progress or (lambda step: None)
     file = resolved.layer_file(options.layer)
-    say(InstallStep(stage=InstallStage.PREFLIGHT, message=f"checking what {plan.entry.id} {plan.entry.version} needs: {plan.command_line}"))
+    say(
+        InstallStep(
+            stage=InstallStage.PREFLIGHT,
+            message=f"checking what {plan.entry.id} {plan.entry.version} needs: {plan.command_line}",
+        )
+    )
     checked = report or preflight(plan, environ=environ)
     for check in checked.checks:
         say(check_step(check))
@@ -303,8 +335,13 @@ async def install_catalog_entry(
         tools = len(result.dry_run.tools) if result.dry_run else 0
         sink.emit(
             CatalogInstallFinished(
-                entry=plan.entry.id, version=plan.entry.version, server=plan.name, file=str(file), outcome=str(outcome),
-                tools=tools, reason=reason,
+                entry=plan.entry.id,
+                version=plan.entry.version,
+                server=plan.name,
+                file=str(file),
+                outcome=str(outcome),
+                tools=tools,
+                reason=reason,
             )
         )
         return result
@@ -319,8 +356,17 @@ async def install_catalog_entry(
         )
 
     # the write goes through the gate like any tool's write: a configuration file is protected, so it asks
-    arguments: JsonObject = {"path": str(file), "server": plan.name, "entry": plan.entry.id, "command": plan.command_line}
-    say(InstallStep(stage=InstallStage.APPROVAL, message=f"the gate decides the write of [mcp_servers.{plan.name}] into {file}"))
+    arguments: JsonObject = {
+        "path": str(file),
+        "server": plan.name,
+        "entry": plan.entry.id,
+        "command": plan.command_line,
+    }
+    say(
+        InstallStep(
+            stage=InstallStage.APPROVAL, message=f"the gate decides the write of [mcp_servers.{plan.name}] into {file}"
+        )
+    )
     engine = PolicyEngine(registry_settings(resolved).policy)
     decision = engine.decide(INSTALL_SPEC, arguments)
     if decision.verdict is Verdict.ASK:
@@ -337,20 +383,38 @@ async def install_catalog_entry(
         # into the cache the server's confined starts use: its own state folder's, not the user's
         layer = "user" if file == resolved.home / "kairox.toml" else "project"
         profile = server_profile(
-            "mcp_servers", plan.name, None, layer=layer, where=str(file), base_dir=file.parent, workspace=resolved.workspace, home=resolved.home
+            "mcp_servers",
+            plan.name,
+            None,
+            layer=layer,
+            where=str(file),
+            base_dir=file.parent,
+            workspace=resolved.workspace,
+            home=resolved.home,
         )
         from kairox.tools import npm_cache_configured
 
-        cache = None if npm_cache_configured() is not None else Path(os.path.realpath(resolved.home / "servers" / profile.state_name)) / "cache" / "npm"
+        cache = (
+            None
+            if npm_cache_configured() is not None
+            else Path(os.path.realpath(resolved.home / "servers" / profile.state_name)) / "cache" / "npm"
+        )
         fetched_ok, fetched = await _prefetch(command, resolved.workspace, say, tick, cache=cache)
         say(InstallStep(stage=InstallStage.FETCH, message=fetched, ok=fetched_ok))
     config = McpServerConfig.model_validate(plan.table)
     unset = [c for c in checked.problems if c.kind == "variable"]
     if unset:
         names = ", ".join(c.name for c in unset)
-        result = DryRunReport(ready=False, error=f"not started: {names} not set ({'; '.join(c.fix or '' for c in unset)})")
+        result = DryRunReport(
+            ready=False, error=f"not started: {names} not set ({'; '.join(c.fix or '' for c in unset)})"
+        )
     else:
-        say(InstallStep(stage=InstallStage.DRY_RUN, message=f"dry run: starting {plan.name!r} as Kairox will run it: {plan.command_line}"))
+        say(
+            InstallStep(
+                stage=InstallStage.DRY_RUN,
+                message=f"dry run: starting {plan.name!r} as Kairox will run it: {plan.command_line}",
+            )
+        )
         result = await dry_run_server(plan.name, config, resolved=resolved, events=sink, environ=environ)
     ran = f"dry run: ready, {len(result.tools)} tools" if result.ready else f"dry run: failed: {result.error}"
     say(InstallStep(stage=InstallStage.DRY_RUN, message=ran, ok=result.ready))
@@ -367,9 +431,21 @@ async def install_catalog_entry(
         comment += f"\nfix it, then set enabled = true (`kairox mcp catalog check {plan.entry.id}` helps)"
     key = join_key(["mcp_servers", plan.name])
     write_own(resolved, file, key, lambda: set_value(file, key, table, comment=comment))
-    say(InstallStep(stage=InstallStage.WRITE, message=f"wrote [mcp_servers.{plan.name}] to {file}" + ("" if result.ready else " (disabled)"), ok=True))
+    say(
+        InstallStep(
+            stage=InstallStage.WRITE,
+            message=f"wrote [mcp_servers.{plan.name}] to {file}" + ("" if result.ready else " (disabled)"),
+            ok=True,
+        )
+    )
     notes: list[str] = []
     if options.layer is not Layer.USER and not resolved.trusted:
         notes.append("this workspace is not trusted, so its project servers wait until `kairox trust`")
     outcome = InstallOutcome.INSTALLED if result.ready else InstallOutcome.WRITTEN_DISABLED
-    return done(outcome, None if result.ready else f"the dry run failed: {result.error}", dry_run=result, prefetch=fetched, notes=tuple(notes))
+    return done(
+        outcome,
+        None if result.ready else f"the dry run failed: {result.error}",
+        dry_run=result,
+        prefetch=fetched,
+        notes=tuple(notes),
+    )

@@ -125,7 +125,9 @@ def mcp_failure_hint(name: str, config: McpServerConfig, cause: str | None, vari
     return f"run `kairox mcp status {name}` for its stderr; check mcp_servers.{name}.command"
 
 
-def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any], resolved: ResolvedConfig, board: ServerBoard) -> list[Diagnostic]:
+def _mcp_diagnostics(
+    manager: "McpServerManager", servers: dict[str, Any], resolved: ResolvedConfig, board: ServerBoard
+) -> list[Diagnostic]:
     from kairox.mcp import ServerStatus
     from kairox.runtime._servers import LABELS, trust_hold
 
@@ -139,7 +141,9 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any], resol
                     kind="mcp_server",
                     name=name,
                     # scrubbed as the server view is: a server's stderr may quote its own secrets
-                    reason=board.scrub((client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else "")),
+                    reason=board.scrub(
+                        (client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else "")
+                    ),
                     source=source,
                     line=line,
                     hint=mcp_failure_hint(name, client.config, client.lifecycle.cause, client.lifecycle.cause_variable),
@@ -148,7 +152,11 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any], resol
         if client.confinement_warning is not None:
             found.append(
                 Diagnostic(
-                    kind="mcp_server", name=name, reason=client.confinement_warning, source=source, line=line,
+                    kind="mcp_server",
+                    name=name,
+                    reason=client.confinement_warning,
+                    source=source,
+                    line=line,
                     hint='install bubblewrap (apt-get install bubblewrap) so it runs confined, or set sandbox = "none" in its entry to say it runs unconfined on purpose',
                 )
             )
@@ -157,8 +165,13 @@ def _mcp_diagnostics(manager: "McpServerManager", servers: dict[str, Any], resol
             assert hold is not None
             found.append(
                 Diagnostic(
-                    kind="mcp_server", name=name, reason=f"{LABELS[hold[0]]}: {hold[1]}",
-                    severity=Severity.INFO, source=source, line=line, hint="run `kairox trust` in the workspace to start it",
+                    kind="mcp_server",
+                    name=name,
+                    reason=f"{LABELS[hold[0]]}: {hold[1]}",
+                    severity=Severity.INFO,
+                    source=source,
+                    line=line,
+                    hint="run `kairox trust` in the workspace to start it",
                 )
             )
     return found
@@ -201,27 +214,39 @@ def load_plugins(resolved: ResolvedConfig) -> PluginStage:
     from kairox.plugins import discover_from_resolved, route_plugins
 
     plugin_set = discover_from_resolved(resolved)
-    routing = route_plugins(plugin_set.plugins, mcp_servers=resolved.config.mcp_servers, lsp_servers=resolved.config.lsp_servers)
+    routing = route_plugins(
+        plugin_set.plugins, mcp_servers=resolved.config.mcp_servers, lsp_servers=resolved.config.lsp_servers
+    )
     for section, chosen in (("mcp_servers", routing.mcp_servers), ("lsp_servers", routing.lsp_servers)):
         entries = {e.name: e for e in routing.server_entries if f"{section}.{e.name}" in routing.provenance}
         origins = {
             name: KeyOrigin(
-                layer=Layer.PLUGIN, file=Path(entries[name].source) if name in entries else None,
+                layer=Layer.PLUGIN,
+                file=Path(entries[name].source) if name in entries else None,
                 source=routing.provenance[f"{section}.{name}"],
             )
             for name in chosen
         }
         resolved = resolved.with_servers(section, chosen, origins)
-    return PluginStage(resolved=resolved, plugins=plugin_set, routing=routing, diagnostics=(*plugin_set.diagnostics, *routing.diagnostics))
+    return PluginStage(
+        resolved=resolved,
+        plugins=plugin_set,
+        routing=routing,
+        diagnostics=(*plugin_set.diagnostics, *routing.diagnostics),
+    )
 
 
-def load_skills(resolved: ResolvedConfig, routing: "PluginRouting | None" = None, *, events: EventSink | None = None) -> "SkillRegistry":
+def load_skills(
+    resolved: ResolvedConfig, routing: "PluginRouting | None" = None, *, events: EventSink | None = None
+) -> "SkillRegistry":
     """Every skill of the workspace, the plugins' included (namespaced ``<plugin>:<name>``)."""
     from kairox.skills import registry_from_config
 
     if routing is None:
         routing = load_plugins(resolved).routing
-    return registry_from_config(resolved, plugin_roots=routing.skill_roots, events=events, exclude=routing.disabled_skills)
+    return registry_from_config(
+        resolved, plugin_roots=routing.skill_roots, events=events, exclude=routing.disabled_skills
+    )
 
 
 @contextlib.asynccontextmanager
@@ -243,11 +268,22 @@ async def build_extension_context(
     # 1. configuration
     if resolved is None:
         resolved = resolve_config(
-            workspace or options.workspace, cli_overrides=options.overrides, profile=options.profile,
-            cwd=options.cwd, events=sink,
+            workspace or options.workspace,
+            cli_overrides=options.overrides,
+            profile=options.profile,
+            cwd=options.cwd,
+            events=sink,
         )
     diagnostics += [
-        ExtensionLoadFailure(kind="config", name=p.key or Path(p.file).name, reason=p.message, source=p.file, line=p.line, hint=p.hint, recoverable=False)
+        ExtensionLoadFailure(
+            kind="config",
+            name=p.key or Path(p.file).name,
+            reason=p.message,
+            source=p.file,
+            line=p.line,
+            hint=p.hint,
+            recoverable=False,
+        )
         for p in resolved.problems
     ]
     diagnostics += resolved.diagnostics
@@ -261,7 +297,13 @@ async def build_extension_context(
     # the board sees each event before the caller's sink does: a front end that reads it on an event reads it current
     board = ServerBoard(resolved, starting=options.start_mcp)
     sink.sinks.insert(1, board)
-    sink.emit(PluginsLoaded(active=tuple(p.name for p in plugin_set.active()), found=len(plugin_set.plugins), diagnostics=len(plugin_set.diagnostics)))
+    sink.emit(
+        PluginsLoaded(
+            active=tuple(p.name for p in plugin_set.active()),
+            found=len(plugin_set.plugins),
+            diagnostics=len(plugin_set.diagnostics),
+        )
+    )
 
     async with contextlib.AsyncExitStack() as stack:
         # 3. MCP servers start while the skills are scanned in a worker thread
@@ -295,7 +337,12 @@ async def build_extension_context(
                     raise_on_required=options.raise_on_required,
                     wait_for_all=options.wait_for_mcp,
                     # each stdio server in the sandbox shell.exec commands get, under its entry's profile
-                    confine=server_confiner(servers, sandbox=registry_settings(resolved).sandbox, workspace=resolved.workspace, home=resolved.home),
+                    confine=server_confiner(
+                        servers,
+                        sandbox=registry_settings(resolved).sandbox,
+                        workspace=resolved.workspace,
+                        home=resolved.home,
+                    ),
                 )
                 await stack.enter_async_context(manager)
         finally:
@@ -315,13 +362,21 @@ async def build_extension_context(
         diagnostics += hooks.diagnostics
         # a manifest's permissions only narrow: they add ask rules for its own tools, never allow rules
         narrowing = tuple(
-            rule for name, permissions in sorted(routing.permissions.items()) for rule in narrow_policy(settings.policy, permissions, plugin=name).rules
+            rule
+            for name, permissions in sorted(routing.permissions.items())
+            for rule in narrow_policy(settings.policy, permissions, plugin=name).rules
         )
         if narrowing:
-            settings = dataclasses.replace(settings, policy=dataclasses.replace(settings.policy, rules=(*settings.policy.rules, *narrowing)))
+            settings = dataclasses.replace(
+                settings, policy=dataclasses.replace(settings.policy, rules=(*settings.policy.rules, *narrowing))
+            )
         registry = await build_registry(
-            settings, approver=approver, hooks=hooks, events=sink,
-            builtins=BuiltinSettings.from_config(resolved.config.tools), persist_rule=user_layer_writer(resolved),
+            settings,
+            approver=approver,
+            hooks=hooks,
+            events=sink,
+            builtins=BuiltinSettings.from_config(resolved.config.tools),
+            persist_rule=user_layer_writer(resolved),
         )
         for provider in plugin_tool_providers(routing.tools, routing.permissions):
             await registry.add_provider(await stack.enter_async_context(provider))
@@ -330,10 +385,13 @@ async def build_extension_context(
             for adapter in manager.adapters.values():
                 diagnostics += adapter.diagnostics
             diagnostics += _mcp_diagnostics(manager, servers, resolved, board)
+
         # server names are keyed like the resolver keys them (quoted when not one word: lsp_servers."a.b")
         def keyed(section: str, names: Iterable[str]) -> tuple[set[str], dict[str, Path]]:
             keys = {name: join_key((section, name)) for name in names}
-            return {n for n, k in keys.items() if resolved.is_pending(k)}, {n: resolved.base_dir(k) for n, k in keys.items()}
+            return {n for n, k in keys.items() if resolved.is_pending(k)}, {
+                n: resolved.base_dir(k) for n, k in keys.items()
+            }
 
         lsp_pending, lsp_dirs = keyed("lsp_servers", resolved.config.lsp_servers)
         dap_pending, dap_dirs = keyed("dap_servers", resolved.config.dap_servers)
@@ -346,26 +404,47 @@ async def build_extension_context(
 
             return confine
 
-        for section, entries in (("lsp_servers", resolved.config.lsp_servers), ("dap_servers", resolved.config.dap_servers)):
-            diagnostics += [d for name, entry in entries.items() for d in entry_confinement(resolved, section, name, entry, settings.sandbox).profile.diagnostics]
+        for section, entries in (
+            ("lsp_servers", resolved.config.lsp_servers),
+            ("dap_servers", resolved.config.dap_servers),
+        ):
+            diagnostics += [
+                d
+                for name, entry in entries.items()
+                for d in entry_confinement(resolved, section, name, entry, settings.sandbox).profile.diagnostics
+            ]
         lsp = LspToolProvider(
-            resolved.config.lsp_servers, workspace=resolved.workspace, events=sink, pending=lsp_pending,
+            resolved.config.lsp_servers,
+            workspace=resolved.workspace,
+            events=sink,
+            pending=lsp_pending,
             held={name: held_text(resolved, "lsp", name) for name in lsp_pending},
-            base_dirs=lsp_dirs, log_dir=resolved.home / "logs", confine=confiner("lsp_servers"),
+            base_dirs=lsp_dirs,
+            log_dir=resolved.home / "logs",
+            confine=confiner("lsp_servers"),
         )
         dap = DapToolProvider(
-            resolved.config.dap_servers, workspace=resolved.workspace, events=sink, pending=dap_pending, base_dirs=dap_dirs,
+            resolved.config.dap_servers,
+            workspace=resolved.workspace,
+            events=sink,
+            pending=dap_pending,
+            base_dirs=dap_dirs,
             held={name: held_text(resolved, "dap", name) for name in dap_pending},
             confine=confiner("dap_servers"),
         )
         # one rebuild for the three (each rebuild walks every tool: 2,000 MCP tools need not be planned thrice)
-        await registry.add_providers([
-            await stack.enter_async_context(lsp), await stack.enter_async_context(dap),
-            SkillToolProvider(skills, registered=lambda: [s.name for s in registry.tools()], events=sink),
-        ])
+        await registry.add_providers(
+            [
+                await stack.enter_async_context(lsp),
+                await stack.enter_async_context(dap),
+                SkillToolProvider(skills, registered=lambda: [s.name for s in registry.tools()], events=sink),
+            ]
+        )
         diagnostics += registry.diagnostics
         visible = registry.visible_tools()
-        sink.emit(RegistryBuilt(tools=len(visible), sources=dict(sorted(Counter(str(s.source) for s in visible).items()))))
+        sink.emit(
+            RegistryBuilt(tools=len(visible), sources=dict(sorted(Counter(str(s.source) for s in visible).items())))
+        )
 
         # 5. the prompt context
         statuses = _server_statuses(board, manager, registry)
@@ -375,23 +454,43 @@ async def build_extension_context(
             trusted=resolved.trusted,
             profile=resolved.profile,
             model=resolved.config.model,
-            plugins=[PluginLine(name=p.name, version=p.version, description=p.manifest.description) for p in plugin_set.active()],
+            plugins=[
+                PluginLine(name=p.name, version=p.version, description=p.manifest.description)
+                for p in plugin_set.active()
+            ],
             servers=[ServerLine(name=n, tools=s["tools"], status=s["status"]) for n, s in statuses.items()],
             skills_catalog=skills.catalog(resolved.config.skills.prompt_budget_chars).text,
             instructions=instruction_text(
-                resolved.base_dir("instructions.files"), settings_text, confine_to=_untrusted_confinement(resolved),
+                resolved.base_dir("instructions.files"),
+                settings_text,
+                confine_to=_untrusted_confinement(resolved),
                 unreadable=_read_rules(registry),
             ),
-            memory=gather_memory(resolved.workspace, options.cwd or Path(os.getcwd()), settings_text, unreadable=_read_rules(registry)),
+            memory=gather_memory(
+                resolved.workspace, options.cwd or Path(os.getcwd()), settings_text, unreadable=_read_rules(registry)
+            ),
             pending_trust=len(resolved.pending),
         )
         context = ExtensionContext(
-            resolved=resolved, registry=registry, prompt_context=prompt, events=recorder, plugins=plugin_set,
-            routing=routing, skills=skills, hooks=hooks, lsp=lsp, dap=dap, mcp=manager, servers=board, mcp_servers=statuses,
+            resolved=resolved,
+            registry=registry,
+            prompt_context=prompt,
+            events=recorder,
+            plugins=plugin_set,
+            routing=routing,
+            skills=skills,
+            hooks=hooks,
+            lsp=lsp,
+            dap=dap,
+            mcp=manager,
+            servers=board,
+            mcp_servers=statuses,
             diagnostics=_dedupe(diagnostics),
         )
         board.sync(context)
-        sink.emit(ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt)))
+        sink.emit(
+            ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt))
+        )
         yield context
     # after the exit stack: every server has stopped
     sink.emit(ExtensionContextClosed(workspace=str(resolved.workspace)))
@@ -427,7 +526,9 @@ def _untrusted_confinement(resolved: ResolvedConfig) -> Path | None:
     return resolved.workspace if origin.file in project_files else None
 
 
-def _server_statuses(board: ServerBoard, manager: "McpServerManager | None", registry: "ToolRegistry") -> dict[str, dict[str, Any]]:
+def _server_statuses(
+    board: ServerBoard, manager: "McpServerManager | None", registry: "ToolRegistry"
+) -> dict[str, dict[str, Any]]:
     """The MCP servers of the board, for the prompt context and ``kairox doctor``."""
     if manager is None:
         return {}

@@ -56,7 +56,12 @@ def _program(name: str, *, required: bool, why: str, version_flag: str = "--vers
         except (OSError, subprocess.TimeoutExpired):
             version = None
     return {
-        "check": name, "ok": path is not None, "required": required, "why": why, "path": path, "version": version,
+        "check": name,
+        "ok": path is not None,
+        "required": required,
+        "why": why,
+        "path": path,
+        "version": version,
         "fix": None if path else f"install {name} (Debian: apt-get install {_PACKAGES.get(name, name)})",
     }
 
@@ -83,7 +88,9 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
     config = context.resolved.config
     sandboxed = config.policy.sandbox_policy is not SandboxPolicy.DANGER_FULL_ACCESS
     checks = [
-        _program("bwrap", required=sandboxed, why=f"OS sandbox for shell.exec and hooks under {config.policy.sandbox_policy}"),
+        _program(
+            "bwrap", required=sandboxed, why=f"OS sandbox for shell.exec and hooks under {config.policy.sandbox_policy}"
+        ),
         _program("rg", required=False, why="fast search.ripgrep (a slower Python search is used without it)"),
         _program("git", required=False, why="installing skills and plugins from git"),
     ]
@@ -104,7 +111,11 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
         if ("lsp", name) in startable:
             plugin = _plugin_of(context, "lsp", name)
             # a plugin's language server is optional: without its program only that server is missing
-            check = _program(server.command, required=plugin is None, why=f"language server {name!r} for {', '.join(server.file_patterns) or 'its files'}")
+            check = _program(
+                server.command,
+                required=plugin is None,
+                why=f"language server {name!r} for {', '.join(server.file_patterns) or 'its files'}",
+            )
             if plugin is not None:
                 check["why"] += f" (from plugin {plugin})"
             check["fix"] = None if check["ok"] else lsp_install_fix(name, server.command, plugin)
@@ -169,8 +180,10 @@ def _claims_overlap(first: Any, second: Any) -> str | None:
     for mine in first.file_patterns:
         for theirs in second.file_patterns:
             # a file name each pattern stands for, tried against the other one
-            if mine == theirs or matches_pattern(PurePosixPath(theirs.replace("**/", "").replace("*", "x")), mine) or matches_pattern(
-                PurePosixPath(mine.replace("**/", "").replace("*", "x")), theirs
+            if (
+                mine == theirs
+                or matches_pattern(PurePosixPath(theirs.replace("**/", "").replace("*", "x")), mine)
+                or matches_pattern(PurePosixPath(mine.replace("**/", "").replace("*", "x")), theirs)
             ):
                 return mine if mine == theirs else f"{mine} / {theirs}"
     if not first.file_patterns and not second.file_patterns:
@@ -195,10 +208,14 @@ def overlapping_servers(context: "ExtensionContext") -> list["Diagnostic"]:
             ways = []
             for each in (name, other):
                 plugin = _plugin_of(context, "lsp", each)
-                ways.append(f"kairox plugins disable {plugin}" if plugin else f"enabled = false in [lsp_servers.{each}]")
+                ways.append(
+                    f"kairox plugins disable {plugin}" if plugin else f"enabled = false in [lsp_servers.{each}]"
+                )
             found.append(
                 Diagnostic(
-                    kind="lsp_server", name=f"{name}, {other}", severity=Severity.WARNING,
+                    kind="lsp_server",
+                    name=f"{name}, {other}",
+                    severity=Severity.WARNING,
                     reason=f"language servers {name!r} and {other!r} both claim {claim}: {name!r} answers for those files, {other!r} is never asked",
                     hint=f"narrow the file_patterns of one, or turn one off ({' / '.join(ways)})",
                 )
@@ -210,7 +227,11 @@ def _startable(context: "ExtensionContext") -> set[tuple[str, str]]:
     from kairox.runtime._servers import ServerBoard, ServerViewStatus
 
     board = context.servers or ServerBoard(context.resolved)
-    return {(v.kind, v.name) for v in board.views() if not v.status.waits_for_trust and v.status is not ServerViewStatus.DISABLED}
+    return {
+        (v.kind, v.name)
+        for v in board.views()
+        if not v.status.waits_for_trust and v.status is not ServerViewStatus.DISABLED
+    }
 
 
 def _sandbox_report(context: "ExtensionContext") -> dict[str, Any]:
@@ -262,7 +283,9 @@ def doctor_report(context: "ExtensionContext") -> dict[str, Any]:
         "dap_servers": context.dap.confinements(context.registry.settings.sandbox),
         "tools": len(context.tools()),
     }
-    broken = any(f["required"] for f in report["failures"]) or any(c["required"] and not c["ok"] for c in report["environment"])
+    broken = any(f["required"] for f in report["failures"]) or any(
+        c["required"] and not c["ok"] for c in report["environment"]
+    )
     report["ok"] = not broken
     return report
 
@@ -273,7 +296,9 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
 
     lines: list[str] = []
     out = lines.append
-    out(f"Workspace {report['workspace']} ({'trusted' if report['trusted'] else 'untrusted: `kairox trust` lets its servers, plugins and hooks run'})")
+    out(
+        f"Workspace {report['workspace']} ({'trusted' if report['trusted'] else 'untrusted: `kairox trust` lets its servers, plugins and hooks run'})"
+    )
     out("")
     out("Environment:")
     for check in report["environment"]:
@@ -287,13 +312,19 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
         out("")
         out("Host Unix sockets sandboxed commands may reach (policy.allow_unix_sockets):")
         for item in sandbox["allow_unix_sockets"]:
-            out(f"  {item['path']}: {'let through' if item['socket'] else 'not a socket now, so nothing is let through'}")
+            out(
+                f"  {item['path']}: {'let through' if item['socket'] else 'not a socket now, so nothing is let through'}"
+            )
     out("")
     out("MCP servers:")
     if not report["mcp_servers"]:
         out("  (none configured)")
     for name, server in report["mcp_servers"].items():
-        tail = f", {server['tools']} tool(s)" if server["status"] == "ready" else (f": {server['error']}" if server["error"] else "")
+        tail = (
+            f", {server['tools']} tool(s)"
+            if server["status"] == "ready"
+            else (f": {server['error']}" if server["error"] else "")
+        )
         if server["status"] == "ready" and server["resource_tools"]:
             tail += f" ({server['resource_tools']} of them the resource tools Kairox adds)"
         out(f"  {name}: {server['status']}{' (required)' if server['required'] else ''}{tail}")
@@ -314,7 +345,9 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
     for kind, items in sorted(groups.items()):
         out(f"{kind} ({len(items)} failed):")
         for item in items:
-            where = f"{item['path']}:{item['line']}" if item["path"] and item["line"] else (item["path"] or item["name"])
+            where = (
+                f"{item['path']}:{item['line']}" if item["path"] and item["line"] else (item["path"] or item["name"])
+            )
             out(f"  {item['name']}{' (required)' if item['required'] else ''}: {item['reason']}")
             out(f"    at {where}")
             out(f"    fix: {item['fix']}")

@@ -31,7 +31,9 @@ def expand_imports(
     return _expand(text, file, real_workspace, unreadable, max_depth, depth=1, seen={os.path.realpath(file)})
 
 
-def _expand(text: str, file: Path, workspace: Path, unreadable: Unreadable | None, max_depth: int, *, depth: int, seen: set[str]) -> str:
+def _expand(
+    text: str, file: Path, workspace: Path, unreadable: Unreadable | None, max_depth: int, *, depth: int, seen: set[str]
+) -> str:
     lines: list[str] = []
     in_code = False
     for line in text.splitlines():
@@ -42,12 +44,16 @@ def _expand(text: str, file: Path, workspace: Path, unreadable: Unreadable | Non
             continue
         # `@decorator` in backquotes is code, not an import: hide its @ from the pattern, then put it back
         masked = re.sub(r"`[^`]*`", lambda m: m.group(0).replace("@", "\0"), line)
-        expanded = _IMPORT.sub(lambda m: _one(m.group(1), file, workspace, unreadable, max_depth, depth=depth, seen=seen), masked)
+        expanded = _IMPORT.sub(
+            lambda m: _one(m.group(1), file, workspace, unreadable, max_depth, depth=depth, seen=seen), masked
+        )
         lines.append(expanded.replace("\0", "@"))
     return "\n".join(lines)
 
 
-def _one(name: str, file: Path, workspace: Path, unreadable: Unreadable | None, max_depth: int, *, depth: int, seen: set[str]) -> str:
+def _one(
+    name: str, file: Path, workspace: Path, unreadable: Unreadable | None, max_depth: int, *, depth: int, seen: set[str]
+) -> str:
     raw = Path(name).expanduser()
     target = raw if raw.is_absolute() else file.parent / raw
     if not target.suffix and not target.is_file():

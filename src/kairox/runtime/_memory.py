@@ -34,7 +34,9 @@ Unreadable = Callable[[Path], str | None]
 """The rule that keeps a (resolved) path from being read, or None: the policy's read rules."""
 
 
-def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig, *, unreadable: Unreadable | None = None) -> list[MemoryFile]:
+def gather_memory(
+    root: Path, cwd: Path, settings: InstructionsConfig, *, unreadable: Unreadable | None = None
+) -> list[MemoryFile]:
     """One memory file per folder from ``root`` down to ``cwd``; primary names before fallbacks.
 
     The budget (``instructions.max_bytes``) is shared; the file that crosses it is cut with a note and the
@@ -60,7 +62,9 @@ def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig, *, unread
                 continue
             if budget <= 0:
                 return found
-            whole = expand_imports(raw.decode("utf-8", errors="ignore"), candidate, workspace=real_root, unreadable=unreadable)
+            whole = expand_imports(
+                raw.decode("utf-8", errors="ignore"), candidate, workspace=real_root, unreadable=unreadable
+            )
             raw = whole.encode("utf-8")
             text = raw[:budget].decode("utf-8", errors="ignore")
             truncated = len(raw) > budget
@@ -73,7 +77,11 @@ def gather_memory(root: Path, cwd: Path, settings: InstructionsConfig, *, unread
 
 
 def instruction_text(
-    base_dir: Path, settings: InstructionsConfig, *, confine_to: Path | None = None, unreadable: Unreadable | None = None
+    base_dir: Path,
+    settings: InstructionsConfig,
+    *,
+    confine_to: Path | None = None,
+    unreadable: Unreadable | None = None,
 ) -> list[tuple[str, str]]:
     """``instructions.text`` and the contents of ``instructions.files`` (relative to ``base_dir``).
 
@@ -87,7 +95,12 @@ def instruction_text(
     for name in settings.files:
         path = base_dir / Path(name).expanduser()
         if real_confine is not None and not _inside(path, real_confine):
-            parts.append((name, "[not read: it is outside the workspace, which is not trusted; `kairox trust` lets project files name it]"))
+            parts.append(
+                (
+                    name,
+                    "[not read: it is outside the workspace, which is not trusted; `kairox trust` lets project files name it]",
+                )
+            )
             continue
         rule = None if unreadable is None else unreadable(Path(os.path.realpath(path)))
         if rule is not None:

@@ -65,7 +65,9 @@ async def start_mcp_server(context: "ExtensionContext", name: str) -> None:
     await _sync_registry(context, adapter)
 
 
-async def add_mcp_server(context: "ExtensionContext", name: str, config: McpServerConfig, *, base_dir: Path | None = None) -> None:
+async def add_mcp_server(
+    context: "ExtensionContext", name: str, config: McpServerConfig, *, base_dir: Path | None = None
+) -> None:
     """Start a server that was not configured when the context was built (a catalog install)."""
     if context.mcp is None:
         raise KairoxError("this session started without MCP servers", hint="start a new session to add one")
@@ -73,14 +75,24 @@ async def add_mcp_server(context: "ExtensionContext", name: str, config: McpServ
     await _sync_registry(context, adapter)
 
 
-def _persist(resolved: ResolvedConfig, name: str, field: str, value: Any, *, file: Path | None = None, section: str = "mcp_servers") -> Path:
+def _persist(
+    resolved: ResolvedConfig,
+    name: str,
+    field: str,
+    value: Any,
+    *,
+    file: Path | None = None,
+    section: str = "mcp_servers",
+) -> Path:
     file = file or server_layer_file(resolved, section, name)
     key = join_key((section, name, field))
     write_own(resolved, file, key, lambda: set_value(file, key, value))
     return file
 
 
-async def set_mcp_server_enabled(context: "ExtensionContext", name: str, enabled: bool, *, file: Path | None = None) -> Path:
+async def set_mcp_server_enabled(
+    context: "ExtensionContext", name: str, enabled: bool, *, file: Path | None = None
+) -> Path:
     """Turn a server on (started now) or off (stopped now), and write ``enabled`` to its layer's file (or ``file``)."""
     manager = _manager(context, name)
     file = _persist(context.resolved, name, "enabled", enabled, file=file)
@@ -120,7 +132,9 @@ async def restart_lsp_server(context: "ExtensionContext", name: str) -> None:
     await _lsp_server(context, name).restart()
 
 
-async def set_lsp_server_enabled(context: "ExtensionContext", name: str, enabled: bool, *, file: Path | None = None) -> Path:
+async def set_lsp_server_enabled(
+    context: "ExtensionContext", name: str, enabled: bool, *, file: Path | None = None
+) -> Path:
     """Write ``enabled`` to the layer that declares the language server (or ``file``); turning it off stops it now,
     turning it on takes effect from the next session (language servers are routed when the context is built)."""
     if name not in context.resolved.config.lsp_servers:

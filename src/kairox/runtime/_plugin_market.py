@@ -52,9 +52,17 @@ class MarketPlugin:
 
     def to_json(self) -> JsonObject:
         return {
-            "key": self.key, "name": self.name, "marketplace": self.marketplace, "version": self.version,
-            "description": self.description, "category": self.category, "tags": list(self.tags), "source": self.source,
-            "local": self.local, "installed": self.installed_version is not None, "installed_version": self.installed_version,
+            "key": self.key,
+            "name": self.name,
+            "marketplace": self.marketplace,
+            "version": self.version,
+            "description": self.description,
+            "category": self.category,
+            "tags": list(self.tags),
+            "source": self.source,
+            "local": self.local,
+            "installed": self.installed_version is not None,
+            "installed_version": self.installed_version,
         }
 
 
@@ -81,8 +89,13 @@ def _market_plugin(market: Marketplace, entry: MarketplaceEntry, installed: dict
     record = installed.get(entry.name)
     category = entry.raw.get("category")
     return MarketPlugin(
-        name=entry.name, marketplace=market.name, version=entry.version, description=entry.description,
-        category=category if isinstance(category, str) else None, tags=_tags(entry.raw), source=entry.source.describe(),
+        name=entry.name,
+        marketplace=market.name,
+        version=entry.version,
+        description=entry.description,
+        category=category if isinstance(category, str) else None,
+        tags=_tags(entry.raw),
+        source=entry.source.describe(),
         local=entry.source.kind != "git",
         installed_version=record.version if record is not None and record.marketplace == market.name else None,
     )
@@ -132,18 +145,30 @@ def inspect_market_plugin(resolved: ResolvedConfig, marketplace: str, name: str)
     market, entry = markets.find(name, marketplace)
     data = _market_plugin(market, entry, markets.records.read()).to_json()
     data.update(
-        compatible=None, compatibility=[], permissions=[], contributions=[], trust=str(TrustLevel.COMMUNITY), problems=[],
-        target_file=str(resolved.layer_file(Layer.USER)), install_folder=str(resolved.home / "plugins" / market.name / entry.name),
+        compatible=None,
+        compatibility=[],
+        permissions=[],
+        contributions=[],
+        trust=str(TrustLevel.COMMUNITY),
+        problems=[],
+        target_file=str(resolved.layer_file(Layer.USER)),
+        install_folder=str(resolved.home / "plugins" / market.name / entry.name),
         homepage=entry.raw.get("homepage") if isinstance(entry.raw.get("homepage"), str) else None,
         author=_author(entry.raw.get("author")),
     )
     folder = _entry_folder(market, entry)
     if folder is None:
         note = "its files are fetched at install: compatibility, permissions and contributions are checked then, before it is enabled"
-        data["problems"] = [note] if entry.source.kind == "git" else [f"its source {entry.source.describe()} is not a folder here"]
+        data["problems"] = (
+            [note] if entry.source.kind == "git" else [f"its source {entry.source.describe()} is not a folder here"]
+        )
         return data
     plugin, problems = load_plugin(
-        folder, origin=PluginOrigin.INSTALLED, trust=TrustLevel.COMMUNITY, fallback=None if entry.strict else entry.raw, marketplace=market.name
+        folder,
+        origin=PluginOrigin.INSTALLED,
+        trust=TrustLevel.COMMUNITY,
+        fallback=None if entry.strict else entry.raw,
+        marketplace=market.name,
     )
     data["problems"] = [f"{p.location()}: {p.reason}" for p in problems if str(p.severity) in ("error", "warning")]
     if plugin is None:
@@ -154,7 +179,9 @@ def inspect_market_plugin(resolved: ResolvedConfig, marketplace: str, name: str)
         version=plugin.version or entry.version,
         description=plugin.manifest.description or entry.description,
         compatible=compat.compatible,
-        compatibility=list(compat.reasons) if not compat.compatible else [f"{k} {v}" for k, v in compat.checked.items()],
+        compatibility=list(compat.reasons)
+        if not compat.compatible
+        else [f"{k} {v}" for k, v in compat.checked.items()],
         permissions=permissions_text(plugin),
         contributions=[{"kind": str(c.kind), "name": c.name} for c in plugin.contributions()],
         trust=str(plugin.trust),
@@ -186,7 +213,12 @@ async def install_market_plugin(
     markets = marketplaces_of(resolved, progress)
     market, entry = await anyio.to_thread.run_sync(lambda: markets.find(name, marketplace))
     file = resolved.layer_file(Layer.USER)
-    arguments: JsonObject = {"path": str(file), "plugin": entry.name, "marketplace": market.name, "source": entry.source.describe()}
+    arguments: JsonObject = {
+        "path": str(file),
+        "plugin": entry.name,
+        "marketplace": market.name,
+        "source": entry.source.describe(),
+    }
     engine = PolicyEngine(registry_settings(resolved).policy)
     decision = await decide_plugin_install(engine, arguments, approver=approver, events=sink)
     if decision.verdict is not Verdict.ALLOW:

@@ -47,14 +47,18 @@ def render_prompt_context(
     memory: Sequence[MemoryFile],
     pending_trust: int = 0,
 ) -> str:
-    lines = [f"Workspace: {workspace.name}" + ("" if trusted else " (untrusted: project servers, hooks and plugins are off)")]
+    lines = [
+        f"Workspace: {workspace.name}" + ("" if trusted else " (untrusted: project servers, hooks and plugins are off)")
+    ]
     lines.append(f"Profile: {profile or 'default'}" + (f" (model {model})" if model else ""))
     if pending_trust:
         lines.append(f"{pending_trust} project setting(s) wait for the user to run `kairox trust`.")
     if plugins:
         lines += ["", "Plugins:"]
         lines += [
-            f"- {p.name}" + (f" {p.version}" if p.version else "") + (f": {_one_line(p.description)}" if p.description else "")
+            f"- {p.name}"
+            + (f" {p.version}" if p.version else "")
+            + (f": {_one_line(p.description)}" if p.description else "")
             for p in sorted(plugins, key=lambda p: p.name)
         ]
     # a server listed from the tool cache counts while it starts (or, lazy, waits for its first call)

@@ -25,6 +25,7 @@ from kairox.events import Event
 if TYPE_CHECKING:
     from kairox.mcp import McpClient, McpServerManager
 
+
 class LanguageServerState(Protocol):
     """What the board reads of one language server: its status, how often it started, and why it failed."""
 
@@ -190,7 +191,9 @@ class ServerView:
             "target": self.target,
             "required": self.required,
             "provenance": self.origin.to_json() if self.origin is not None else None,
-            "tools": [{"name": t.name, "description": t.description, "enabled": t.enabled} for t in self.tools] if tool_list else self.tool_count,
+            "tools": [{"name": t.name, "description": t.description, "enabled": t.enabled} for t in self.tools]
+            if tool_list
+            else self.tool_count,
             "tool_count": self.tool_count,
             "resource_tools": self.resource_tools,
             "stderr_tail": self.stderr_tail[-STDERR_TAIL_CHARS:],
@@ -208,7 +211,10 @@ def trust_hold(resolved: ResolvedConfig, kind: str, name: str, *, pending: bool)
     if not pending:
         return None
     key = join_key((SECTIONS[kind], name))
-    item = next((p for p in resolved.pending if p.key == key or key.startswith(p.key + ".") or p.key.startswith(key + ".")), None)
+    item = next(
+        (p for p in resolved.pending if p.key == key or key.startswith(p.key + ".") or p.key.startswith(key + ".")),
+        None,
+    )
     if resolved.trusted:
         reason = item.reason if item is not None else "added or changed since this workspace was trusted"
         status = ServerViewStatus.PENDING_RETRUST
@@ -244,12 +250,18 @@ def _split_where(layer: str, where: str | None) -> ServerOrigin:
     if where is None:
         return ServerOrigin(layer=layer)
     head, _, tail = where.rpartition(":")
-    return ServerOrigin(layer=layer, file=head, line=int(tail)) if head and tail.isdigit() else ServerOrigin(layer=layer, file=where)
+    return (
+        ServerOrigin(layer=layer, file=head, line=int(tail))
+        if head and tail.isdigit()
+        else ServerOrigin(layer=layer, file=where)
+    )
 
 
 def _target(config: Any) -> str:
     """The command line or URL, redacted as ``config show`` redacts it."""
-    return _shown_target(getattr(config, "command", None), tuple(getattr(config, "args", []) or []), getattr(config, "url", None))
+    return _shown_target(
+        getattr(config, "command", None), tuple(getattr(config, "args", []) or []), getattr(config, "url", None)
+    )
 
 
 @functools.lru_cache(maxsize=1024)
@@ -275,9 +287,14 @@ def configured_views(resolved: ResolvedConfig, *, starting: bool = False) -> lis
             _settle(
                 resolved,
                 ServerView(
-                    kind="mcp", name=name, status=ServerViewStatus.STARTING if starting else ServerViewStatus.STOPPED,
-                    enabled=config.enabled, transport=config.transport, target=_target(config),
-                    origin=origin or _split_where(server.layer, server.where), required=config.required,
+                    kind="mcp",
+                    name=name,
+                    status=ServerViewStatus.STARTING if starting else ServerViewStatus.STOPPED,
+                    enabled=config.enabled,
+                    transport=config.transport,
+                    target=_target(config),
+                    origin=origin or _split_where(server.layer, server.where),
+                    required=config.required,
                 ),
                 pending=server.pending_trust,
             )
@@ -286,8 +303,12 @@ def configured_views(resolved: ResolvedConfig, *, starting: bool = False) -> lis
         section = SECTIONS[kind]
         for name, config in getattr(resolved.config, section).items():
             view = ServerView(
-                kind=kind, name=name, status=ServerViewStatus.IDLE, enabled=bool(getattr(config, "enabled", True)),
-                target=_target(config), origin=_origin(resolved, kind, name),
+                kind=kind,
+                name=name,
+                status=ServerViewStatus.IDLE,
+                enabled=bool(getattr(config, "enabled", True)),
+                target=_target(config),
+                origin=_origin(resolved, kind, name),
             )
             views.append(_settle(resolved, view, pending=resolved.is_pending(join_key((section, name)))))
     return views
@@ -300,7 +321,13 @@ def _settle(resolved: ResolvedConfig, view: ServerView, *, pending: bool) -> Ser
         return replace(view, status=hold[0], reason=hold[1], tools=(), tool_count=0, resource_tools=0)
     if not view.enabled:
         where = f" ({view.origin.where()})" if view.origin is not None else ""
-        return replace(view, status=ServerViewStatus.DISABLED, reason=f"disabled in the configuration{where}", tool_count=0, resource_tools=0)
+        return replace(
+            view,
+            status=ServerViewStatus.DISABLED,
+            reason=f"disabled in the configuration{where}",
+            tool_count=0,
+            resource_tools=0,
+        )
     return view
 
 
@@ -327,7 +354,9 @@ class ServerBoard:
     """The views of one workspace's servers, keyed by (kind, name): seeded from the configuration, synced with a
     running context, changed by events (:meth:`apply` is an event sink's ``emit``)."""
 
-    def __init__(self, resolved: ResolvedConfig, *, starting: bool = False, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, resolved: ResolvedConfig, *, starting: bool = False, clock: Callable[[], float] = time.time
+    ) -> None:
         self.resolved = resolved
         self._clock = clock
         self._views: dict[tuple[str, str], ServerView] = {}
@@ -366,7 +395,11 @@ class ServerBoard:
 
     def _put(self, view: ServerView) -> ServerView:
         if view.stderr_tail or view.reason:
-            view = replace(view, stderr_tail=self._scrubber.text(view.stderr_tail), reason=self._scrubber.text(view.reason) if view.reason else view.reason)
+            view = replace(
+                view,
+                stderr_tail=self._scrubber.text(view.stderr_tail),
+                reason=self._scrubber.text(view.reason) if view.reason else view.reason,
+            )
         self._views[(view.kind, view.name)] = view
         return view
 
@@ -386,7 +419,13 @@ class ServerBoard:
                 extra = {"tool_count": tools} if isinstance(tools, int) else {}
                 return self._change(kind, name, status=status, reason=None, since=self._clock(), **extra)
             if status is ServerViewStatus.FAILED:
-                return self._change(kind, name, status=status, reason=getattr(event, "reason", None), stderr_tail=getattr(event, "stderr_tail", ""))
+                return self._change(
+                    kind,
+                    name,
+                    status=status,
+                    reason=getattr(event, "reason", None),
+                    stderr_tail=getattr(event, "stderr_tail", ""),
+                )
             if status is ServerViewStatus.STARTING:
                 return self._change(kind, name, status=status, reason=None)
             return self._change(kind, name, status=status)
@@ -409,9 +448,17 @@ class ServerBoard:
             old = self._views.get((view.kind, view.name))
             # live facts stay; what the configuration says is taken fresh
             if old is not None and not view.status.waits_for_trust and view.status is not ServerViewStatus.DISABLED:
-                view = replace(view, status=old.status, reason=old.reason, tools=old.tools, tool_count=old.tool_count,
-                               resource_tools=old.resource_tools, stderr_tail=old.stderr_tail, since=old.since,
-                               protocol_version=old.protocol_version)
+                view = replace(
+                    view,
+                    status=old.status,
+                    reason=old.reason,
+                    tools=old.tools,
+                    tool_count=old.tool_count,
+                    resource_tools=old.resource_tools,
+                    stderr_tail=old.stderr_tail,
+                    since=old.since,
+                    protocol_version=old.protocol_version,
+                )
             self._put(view)
         if context.mcp is not None:
             self.sync_mcp(context.mcp, offered_counts(context.registry.visible_tools()))
@@ -420,7 +467,13 @@ class ServerBoard:
             if status is ServerViewStatus.STOPPED and server.starts == 0:
                 status = ServerViewStatus.IDLE
             failed = status is ServerViewStatus.FAILED
-            self._change("lsp", name, status=status, reason=server.reason if failed else None, stderr_tail=server.stderr_tail if failed else "")
+            self._change(
+                "lsp",
+                name,
+                status=status,
+                reason=server.reason if failed else None,
+                stderr_tail=server.stderr_tail if failed else "",
+            )
 
     def sync_mcp(self, manager: "McpServerManager", offered: Mapping[str, tuple[int, int]]) -> None:
         """The MCP servers as ``manager`` runs them; ``offered``: per server, the tools the model sees and how many of
@@ -428,18 +481,26 @@ class ServerBoard:
         for name, client in manager.clients.items():
             old = self._views.get(("mcp", name))
             if old is None:  # added while running (a catalog install)
-                old = ServerView(kind="mcp", name=name, status=ServerViewStatus.STOPPED, origin=_origin(self.resolved, "mcp", name))
+                old = ServerView(
+                    kind="mcp", name=name, status=ServerViewStatus.STOPPED, origin=_origin(self.resolved, "mcp", name)
+                )
                 pending = str(client.status) == "pending_trust"
             else:
                 pending = old.status.waits_for_trust
             # the client's configuration is the live one (a toggle reconfigures it before any file is read again)
-            self._put(_settle(self.resolved, replace(old, **_client_facts(client, offered.get(name, (0, 0)))), pending=pending))
+            self._put(
+                _settle(
+                    self.resolved, replace(old, **_client_facts(client, offered.get(name, (0, 0)))), pending=pending
+                )
+            )
         for view in self.views("mcp"):  # servers this manager was not asked to start (``for_tools``)
             if view.name not in manager.clients and view.status is ServerViewStatus.STARTING:
                 self._put(replace(view, status=ServerViewStatus.STOPPED))
 
 
-_SERVER_TOOLS: "weakref.WeakKeyDictionary[McpClient, tuple[object, object, object, tuple[ServerTool, ...]]]" = weakref.WeakKeyDictionary()
+_SERVER_TOOLS: "weakref.WeakKeyDictionary[McpClient, tuple[object, object, object, tuple[ServerTool, ...]]]" = (
+    weakref.WeakKeyDictionary()
+)
 """Per client, its tools as views, made again only when its tool list or its filters changed (a session syncs
 the board more than once, and fifty servers list thousands of tools)."""
 
@@ -449,13 +510,27 @@ def _server_tools(client: "McpClient") -> tuple[ServerTool, ...]:
 
     config = client.config
     memo = _SERVER_TOOLS.get(client)
-    if memo is not None and memo[0] is client.tools and memo[1] == config.enabled_tools and memo[2] == config.disabled_tools:
+    if (
+        memo is not None
+        and memo[0] is client.tools
+        and memo[1] == config.enabled_tools
+        and memo[2] == config.disabled_tools
+    ):
         return memo[3]
     tools = tuple(
-        ServerTool(name=t.name, description=t.description or "", enabled=is_offered(t, config.enabled_tools, config.disabled_tools))
+        ServerTool(
+            name=t.name,
+            description=t.description or "",
+            enabled=is_offered(t, config.enabled_tools, config.disabled_tools),
+        )
         for t in client.tools
     )
-    _SERVER_TOOLS[client] = (client.tools, list(config.enabled_tools) if config.enabled_tools is not None else None, list(config.disabled_tools), tools)
+    _SERVER_TOOLS[client] = (
+        client.tools,
+        list(config.enabled_tools) if config.enabled_tools is not None else None,
+        list(config.disabled_tools),
+        tools,
+    )
     return tools
 
 
@@ -468,7 +543,9 @@ def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, An
     tools = _server_tools(client)
     return {
         "status": status,
-        "reason": client.lifecycle.reason if status in (ServerViewStatus.FAILED, ServerViewStatus.STOPPED, ServerViewStatus.IDLE) else None,
+        "reason": client.lifecycle.reason
+        if status in (ServerViewStatus.FAILED, ServerViewStatus.STOPPED, ServerViewStatus.IDLE)
+        else None,
         "enabled": config.enabled,
         "transport": config.transport,
         "target": _target(config),
@@ -499,4 +576,3 @@ async def manager_offered_counts(manager: "McpServerManager") -> dict[str, tuple
     """:func:`offered_counts` of a manager that runs without a registry (``kairox mcp status``)."""
     specs = [spec for adapter in manager.adapters.values() for spec in await adapter.list_tools()]
     return offered_counts(specs)
-

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 CONFIG_WRITE_TOOL = "config.write"
 """The tool name an approval request about a configuration write carries."""
 WRITABLE_LAYERS = (Layer.USER, Layer.PROJECT, Layer.LOCAL)
-REDIRECTED_HINT = "write to the user layer if the change is meant for every workspace, or replace the link with a file of its own"
+REDIRECTED_HINT = (
+    "write to the user layer if the change is meant for every workspace, or replace the link with a file of its own"
+)
 
 
 class ConfigWriteDeniedError(KairoxError):
@@ -87,7 +89,9 @@ async def authorize_config_write(resolved: ResolvedConfig, file: Path, change: s
 def skill_rows(context: "ExtensionContext") -> list[ToggleRow]:
     """Every skill by scope (the shadowed duplicates too, each saying what wins over it)."""
     rows = []
-    for entry in sorted(context.skills.entries(include_shadowed=True), key=lambda e: (str(e.skill.scope), e.skill.qualified_name)):
+    for entry in sorted(
+        context.skills.entries(include_shadowed=True), key=lambda e: (str(e.skill.scope), e.skill.qualified_name)
+    ):
         skill = entry.skill
         detail = [f"{skill.qualified_name} [{skill.scope}]", str(skill.path), "", skill.description or ""]
         if entry.shadowed:
@@ -96,8 +100,11 @@ def skill_rows(context: "ExtensionContext") -> list[ToggleRow]:
             detail += ["", f"shadowed by [{entry.shadowed_by.scope}] {entry.shadowed_by.path}"]
         rows.append(
             ToggleRow(
-                key=skill.qualified_name, label=f"[{skill.scope}] {skill.qualified_name}", enabled=entry.enabled,
-                state="offered" if entry.offered else f"hidden: {entry.hidden_reason}", detail="\n".join(detail),
+                key=skill.qualified_name,
+                label=f"[{skill.scope}] {skill.qualified_name}",
+                enabled=entry.enabled,
+                state="offered" if entry.offered else f"hidden: {entry.hidden_reason}",
+                detail="\n".join(detail),
             )
         )
     return rows
@@ -105,7 +112,9 @@ def skill_rows(context: "ExtensionContext") -> list[ToggleRow]:
 
 def _layer_file(context: "ExtensionContext", layer: Layer) -> Path:
     if layer not in WRITABLE_LAYERS:
-        raise KairoxError(f"Kairox writes only the user, project and local layers, not {layer}", hint="choose user, project or local")
+        raise KairoxError(
+            f"Kairox writes only the user, project and local layers, not {layer}", hint="choose user, project or local"
+        )
     return context.resolved.layer_file(layer)
 
 
@@ -131,20 +140,33 @@ def plugin_rows(context: "ExtensionContext") -> list[ToggleRow]:
     """Each plugin, then each of its contributions (``plugin/kind:name``)."""
     rows = []
     for plugin in context.plugins.plugins:
-        compat = "compatible" if plugin.compatibility.compatible else "incompatible: " + "; ".join(plugin.compatibility.reasons)
+        compat = (
+            "compatible"
+            if plugin.compatibility.compatible
+            else "incompatible: " + "; ".join(plugin.compatibility.reasons)
+        )
         detail = f"{plugin.name} {plugin.manifest.version or ''}\n{plugin.root}\norigin {plugin.origin}, trust {plugin.trust}\n{compat}"
         rows.append(
             ToggleRow(
-                key=plugin.name, label=plugin.name, enabled=plugin.enabled,
-                state="active" if plugin.enabled and plugin.compatibility.compatible else plugin.disabled_reason or ("disabled" if not plugin.enabled else "inactive"),
+                key=plugin.name,
+                label=plugin.name,
+                enabled=plugin.enabled,
+                state="active"
+                if plugin.enabled and plugin.compatibility.compatible
+                else plugin.disabled_reason or ("disabled" if not plugin.enabled else "inactive"),
                 detail=detail,
             )
         )
         for item in plugin.contributions():
             rows.append(
                 ToggleRow(
-                    key=f"{plugin.name}/{item.key}", label=f"  {item.key}", enabled=item.enabled, state="on" if item.enabled else "off",
-                    detail="\n".join(x for x in (f"{item.key} of plugin {plugin.name}", item.path or "", item.detail or "") if x),
+                    key=f"{plugin.name}/{item.key}",
+                    label=f"  {item.key}",
+                    enabled=item.enabled,
+                    state="on" if item.enabled else "off",
+                    detail="\n".join(
+                        x for x in (f"{item.key} of plugin {plugin.name}", item.path or "", item.detail or "") if x
+                    ),
                 )
             )
     return rows
@@ -160,9 +182,19 @@ def toggle_plugin(context: "ExtensionContext", key: str, enabled: bool, *, layer
         raise KairoxError(f"no plugin named {plugin!r}", hint="`kairox plugins list` names them")
     file = _layer_file(context, layer)
     if contribution:
-        write_own(context.resolved, file, join_key(("plugins", "entries", plugin)), lambda: set_contribution_enabled(file, plugin, contribution, enabled))
+        write_own(
+            context.resolved,
+            file,
+            join_key(("plugins", "entries", plugin)),
+            lambda: set_contribution_enabled(file, plugin, contribution, enabled),
+        )
     else:
-        write_own(context.resolved, file, join_key(("plugins", "entries", plugin)), lambda: set_plugin_enabled(file, plugin, enabled))
+        write_own(
+            context.resolved,
+            file,
+            join_key(("plugins", "entries", plugin)),
+            lambda: set_plugin_enabled(file, plugin, enabled),
+        )
     return file
 
 

@@ -56,7 +56,16 @@ CONTENT_LIMIT = 1_000
 """Hidden files whose content is looked up in the object store; more and the history is hidden."""
 _CONTENT_BYTES = 64 << 20
 """Bytes of those files, all together; more and the history is hidden."""
-_STATE_REFS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_HEAD", "AUTO_MERGE")
+_STATE_REFS = (
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "BISECT_HEAD",
+    "AUTO_MERGE",
+)
 """Files in a worktree's repository folder that name commits (or a tree) outside the refs."""
 _WORKTREE_REFS = ("refs/bisect", "refs/worktree", "refs/rewritten")
 """Refs each worktree keeps for itself (in its own repository folder; the main worktree's in the common one)."""
@@ -135,9 +144,13 @@ class HistoryCheck:
         if (common / "info" / "grafts").exists():
             return HistoryFinding.cannot_tell("grafts (info/grafts) change what a walk of its history sees")
         if alternates(common / "objects"):
-            return HistoryFinding.cannot_tell("it borrows objects from other stores (objects/info/alternates), whose histories are not walked")
+            return HistoryFinding.cannot_tell(
+                "it borrows objects from other stores (objects/info/alternates), whose histories are not walked"
+            )
         if any((d / "rebase-apply").exists() for d in worktree_dirs(repo)):
-            return HistoryFinding.cannot_tell("patches of a `git am` or rebase (rebase-apply) may not be in its history yet")
+            return HistoryFinding.cannot_tell(
+                "patches of a `git am` or rebase (rebase-apply) may not be in its history yet"
+            )
         run = _Git(git, repo, tree, deadline=time.monotonic() + self.budget, budget=self.budget)
         try:
             found = self._by_content(run, common, files)
@@ -157,7 +170,9 @@ class HistoryCheck:
             try:
                 size += os.stat(file).st_size
                 if size > _CONTENT_BYTES:
-                    raise _UncheckedError(f"its hidden files hold more than {_CONTENT_BYTES >> 20} MiB to look up in its history")
+                    raise _UncheckedError(
+                        f"its hidden files hold more than {_CONTENT_BYTES >> 20} MiB to look up in its history"
+                    )
                 data = file.read_bytes()
             except OSError:
                 continue  # unreadable for Kairox: git, run as the same user, could not have stored it either
@@ -173,7 +188,9 @@ class HistoryCheck:
                 return files[file]
         if not ids:
             return None
-        listed = run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin="".join(f"{i}\n" for i in ids).encode())
+        listed = run(
+            "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin="".join(f"{i}\n" for i in ids).encode()
+        )
         for line in listed.decode("ascii", errors="replace").splitlines():
             name, _, kind = line.partition(" ")
             if kind and kind != "missing" and name in ids:
@@ -195,7 +212,19 @@ class HistoryCheck:
         commits, trees = self._tips(run, repo)
         walked = run("rev-list", "--all", "--reflog", "--stdin", stdin="".join(f"{c}\n" for c in commits).encode())
         if walked.strip():
-            changed = run("diff-tree", "--stdin", "-r", "-m", "--root", "--no-renames", "--name-only", "-z", "--no-commit-id", *spec, stdin=walked)
+            changed = run(
+                "diff-tree",
+                "--stdin",
+                "-r",
+                "-m",
+                "--root",
+                "--no-renames",
+                "--name-only",
+                "-z",
+                "--no-commit-id",
+                *spec,
+                stdin=walked,
+            )
             found = self._named(tree, changed)
             if found is not None:
                 return found
@@ -208,7 +237,9 @@ class HistoryCheck:
     def _tips(self, run: "_Git", repo: Path) -> tuple[list[str], list[str]]:
         """Commits to walk besides refs and reflogs (the state files), and the trees that refs and state files name;
         raises ``_UncheckedError`` for a blob they name (content without a name)."""
-        listed = run("for-each-ref", "--format=%(objectname) %(objecttype) %(*objectname) %(*objecttype)").decode("ascii", errors="replace")
+        listed = run("for-each-ref", "--format=%(objectname) %(objecttype) %(*objectname) %(*objecttype)").decode(
+            "ascii", errors="replace"
+        )
         named: list[str] = []
         for line in listed.splitlines():
             fields = line.split()
@@ -225,7 +256,9 @@ class HistoryCheck:
         named += _worktree_refs(repo)
         if not named:
             return [], []
-        kinds = run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin="".join(f"{n}\n" for n in named).encode())
+        kinds = run(
+            "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin="".join(f"{n}\n" for n in named).encode()
+        )
         commits: list[str] = []
         trees: list[str] = []
         for line in kinds.decode("ascii", errors="replace").splitlines():
@@ -291,7 +324,14 @@ class _Git:
     def __init__(self, git: str, repo: Path, tree: Path, *, deadline: float, budget: float) -> None:
         self.git, self.repo, self.tree, self.deadline, self.budget = git, repo, tree, deadline, budget
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # not the caller's repository
-        self.env = {**env, "GIT_NO_REPLACE_OBJECTS": "1", "GIT_NO_LAZY_FETCH": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+        self.env = {
+            **env,
+            "GIT_NO_REPLACE_OBJECTS": "1",
+            "GIT_NO_LAZY_FETCH": "1",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_TERMINAL_PROMPT": "0",
+            "LC_ALL": "C",
+        }
 
     def in_time(self) -> float:
         """The time left; raises ``_UncheckedError`` when there is none."""
@@ -323,8 +363,12 @@ def _worktree_refs(repo: Path) -> list[str]:
     can be read (``git show $(cat .git/worktrees/x/refs/bisect/bad):path``)."""
     found: list[str] = []
     for folder in worktree_dirs(repo):
-        if folder != repo and (folder / "reftable").is_dir():  # binary tables: git reads them, for its own worktree only
-            raise _UncheckedError("another worktree keeps its own refs (refs/bisect, refs/worktree) in a reftable, which the check does not read")
+        if (
+            folder != repo and (folder / "reftable").is_dir()
+        ):  # binary tables: git reads them, for its own worktree only
+            raise _UncheckedError(
+                "another worktree keeps its own refs (refs/bisect, refs/worktree) in a reftable, which the check does not read"
+            )
         for prefix in _WORKTREE_REFS:
             for path in _tree(os.path.join(folder, prefix), depth=32):
                 try:
@@ -339,7 +383,10 @@ def _fingerprint(repo: Path, files: tuple[Path, ...]) -> _Fingerprint:
     """What could change the answer for ``repo``: the state of its HEADs, indexes, refs, reflogs, object folders
     and configuration, and of the hidden files (a path that is gone counts as such)."""
     common = str(common_dir(repo))
-    paths = [os.path.join(common, name) for name in ("packed-refs", "shallow", "config", "info/grafts", "objects/info/alternates")]
+    paths = [
+        os.path.join(common, name)
+        for name in ("packed-refs", "shallow", "config", "info/grafts", "objects/info/alternates")
+    ]
     for folder in worktree_dirs(repo):
         paths += [os.path.join(folder, name) for name in ("HEAD", "index", "rebase-apply", "logs/HEAD", *_STATE_REFS)]
         if str(folder) != common:  # a linked worktree's own refs (the main one's are in the common refs below)

@@ -105,7 +105,9 @@ def content_stores(repo: Path) -> ContentStores:
         return tuple(dict.fromkeys(Path(os.path.realpath(f)) for f in found if os.path.isdir(f)))
 
     return ContentStores(
-        history=real(history), folders=real(folders), files=tuple(f for f in files if os.path.isfile(f) and not os.path.islink(f))
+        history=real(history),
+        folders=real(folders),
+        files=tuple(f for f in files if os.path.isfile(f) and not os.path.islink(f)),
     )
 
 

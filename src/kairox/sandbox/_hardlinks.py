@@ -59,7 +59,9 @@ def find_links(files: Iterable[Path], folders: Iterable[Path], roots: Iterable[P
             _note(search, Path(path), only_known=True)
 
     if _walk(tuple(roots), found, skip=folders, limit=limit) is None:
-        search.problem = f"more than {limit} files and folders to search for other names (hard links) of the files they hide"
+        search.problem = (
+            f"more than {limit} files and folders to search for other names (hard links) of the files they hide"
+        )
     return search
 
 
@@ -80,7 +82,12 @@ def _note(search: LinkSearch, path: Path, *, only_known: bool = False) -> None:
 
 
 def _walk(
-    starts: tuple[Path, ...], visit: Callable[[str, int], None], *, skip: tuple[Path, ...], skip_names: tuple[str, ...] = (), limit: int
+    starts: tuple[Path, ...],
+    visit: Callable[[str, int], None],
+    *,
+    skip: tuple[Path, ...],
+    skip_names: tuple[str, ...] = (),
+    limit: int,
 ) -> int | None:
     """Calls ``visit(path, inode)`` for each file below ``starts`` (no symlink followed, nothing inside ``skip`` or
     in a folder named one of ``skip_names``); the number of entries looked at, or None past ``limit``."""
@@ -107,4 +114,3 @@ def _walk(
             elif entry.is_file(follow_symlinks=False):
                 visit(entry.path, entry.inode())  # the inode comes with the listing: no stat per file
     return seen
-

@@ -35,7 +35,9 @@ class HostFiles:
     def working_dir(self) -> Path:
         return Path.cwd()
 
-    def read_mask(self, patterns: tuple[tuple[PathPattern, Hashable], ...], *, workspace: Path, roots: tuple[Path, ...]) -> ReadMask:
+    def read_mask(
+        self, patterns: tuple[tuple[PathPattern, Hashable], ...], *, workspace: Path, roots: tuple[Path, ...]
+    ) -> ReadMask:
         return mask_for(patterns, workspace=workspace, roots=roots)
 
 

@@ -70,7 +70,12 @@ class ReadMask:
     """What the rules on reading hide, worked out anew each time it is called (as each command starts)."""
 
     def __init__(
-        self, patterns: tuple[tuple[PathPattern, RuleRef], ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT, budget: float = HISTORY_BUDGET
+        self,
+        patterns: tuple[tuple[PathPattern, RuleRef], ...],
+        roots: tuple[Path, ...],
+        *,
+        limit: int = SEARCH_LIMIT,
+        budget: float = HISTORY_BUDGET,
     ) -> None:
         self.patterns = patterns
         self.roots = roots
@@ -131,7 +136,9 @@ class _Found:
     problem: str | None = None
 
 
-def mask_for(patterns: tuple[tuple[PathPattern, RuleRef], ...], *, workspace: Path, roots: tuple[Path, ...] = ()) -> ReadMask:
+def mask_for(
+    patterns: tuple[tuple[PathPattern, RuleRef], ...], *, workspace: Path, roots: tuple[Path, ...] = ()
+) -> ReadMask:
     """The read mask of ``patterns`` (each with the rule it stands for), searched below the workspace and
     ``roots`` as they resolve (not the shared temp folder)."""
     temp = {Path(os.path.realpath(tempfile.gettempdir())), Path("/tmp")}
@@ -140,7 +147,9 @@ def mask_for(patterns: tuple[tuple[PathPattern, RuleRef], ...], *, workspace: Pa
     return ReadMask(patterns, search_roots)
 
 
-def hidden_paths(patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT) -> HiddenPaths:
+def hidden_paths(
+    patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT
+) -> HiddenPaths:
     """The existing files and folders ``patterns`` cover: by name below ``roots``, anchored ones where they point;
     with the histories they reach and the other names of what they cover."""
     named = tuple((p, "deny rule " + repr(f"fs.read({p.glob})")) for p in patterns)
@@ -207,7 +216,11 @@ class _Searches:
 
 
 def _by_rules(
-    found: _Found, patterns: tuple[tuple[PathPattern, RuleRef], ...], roots: tuple[Path, ...], limit: int, searches: _Searches | None = None
+    found: _Found,
+    patterns: tuple[tuple[PathPattern, RuleRef], ...],
+    roots: tuple[Path, ...],
+    limit: int,
+    searches: _Searches | None = None,
 ) -> None:
     """What the rules name, into ``found``: the files and folders they cover, and the repositories they reach."""
     files, folders, repos = found.files, found.folders, found.repos
@@ -233,7 +246,14 @@ def _by_rules(
             walked.append((pattern, ref))
     if not walked:
         return
-    key = (tuple(sorted(set(starts))), tuple(walked), tuple(sorted(folders.items())), tuple(sorted(files.items())), roots, limit)
+    key = (
+        tuple(sorted(set(starts))),
+        tuple(walked),
+        tuple(sorted(folders.items())),
+        tuple(sorted(files.items())),
+        roots,
+        limit,
+    )
     kept = None if searches is None else searches.reuse(key)
     if kept is not None:
         files.update(kept.files)
@@ -248,13 +268,28 @@ def _by_rules(
     complete = _search(found, walked, starts, roots, limit, listed)
     if searches is not None and complete:
         searches.runs += 1
-        added = [{p: r for p, r in now.items() if p not in old} for now, old in zip((files, folders, repos), before, strict=True)]
-        search = _Search(key=key, marks=tuple((f, 0, 0, 0) for f in listed), files=added[0], folders=added[1], repos=added[2], problem=found.problem)
+        added = [
+            {p: r for p, r in now.items() if p not in old}
+            for now, old in zip((files, folders, repos), before, strict=True)
+        ]
+        search = _Search(
+            key=key,
+            marks=tuple((f, 0, 0, 0) for f in listed),
+            files=added[0],
+            folders=added[1],
+            repos=added[2],
+            problem=found.problem,
+        )
         searches.keep(search, began)
 
 
 def _search(
-    found: _Found, walked: list[tuple[PathPattern, RuleRef]], starts: list[Path], roots: tuple[Path, ...], limit: int, listed: list[str]
+    found: _Found,
+    walked: list[tuple[PathPattern, RuleRef]],
+    starts: list[Path],
+    roots: tuple[Path, ...],
+    limit: int,
+    listed: list[str],
 ) -> bool:
     """The search below ``starts`` for what the walked patterns name, into ``found``; ``listed`` receives every
     folder whose entries were read. False when a folder could not be listed."""
@@ -293,7 +328,9 @@ def _search(
                     _reach_repository(repos, Path(path), walked)
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
-            matched = next((r for regex, r in named if regex.match(name)), None) or next((r for regex, r in anchored if regex.match(path)), None)
+            matched = next((r for regex, r in named if regex.match(name)), None) or next(
+                (r for regex, r in anchored if regex.match(path)), None
+            )
             if matched is not None:
                 (folders if is_dir else files).setdefault(Path(path), matched)
             elif name in _SKIPPED:
@@ -324,7 +361,9 @@ def _histories(found: _Found, check: HistoryCheck) -> dict[Path, tuple[RuleRef, 
         if repo is not None:
             todo.append((repo, entry.parent, ref))
     at = 0
-    while at < len(todo):  # the repositories reached, then their submodules' (after them: a checked-out one is reached as itself)
+    while at < len(
+        todo
+    ):  # the repositories reached, then their submodules' (after them: a checked-out one is reached as itself)
         repo, tree, ref = todo[at]
         at += 1
         if repo in done:
@@ -400,12 +439,16 @@ def _other_names(
         for other in others:
             found.files[other] = ref
         if others:
-            found.notes.append(f"{', '.join(map(str, others))}: another name (hard link) of {name}, which {ref} covers, so it is hidden too")
+            found.notes.append(
+                f"{', '.join(map(str, others))}: another name (hard link) of {name}, which {ref} covers, so it is hidden too"
+            )
         if len(names) < link.links:
             missing.append(f"{name} ({ref}) has {link.links - len(names)} other name(s)")
     if not missing:
         return linked, None
-    shown = "; ".join(missing[:_SHOWN_LINKS]) + (f"; and {len(missing) - _SHOWN_LINKS} more" if len(missing) > _SHOWN_LINKS else "")
+    shown = "; ".join(missing[:_SHOWN_LINKS]) + (
+        f"; and {len(missing) - _SHOWN_LINKS} more" if len(missing) > _SHOWN_LINKS else ""
+    )
     return linked, (
         f"{shown} outside the workspace and the writable roots (hard links), where a command could read it",
         "remove those other names (`find / -xdev -samefile FILE` lists them) or cover them with fs.read rules too",

@@ -17,7 +17,13 @@ from kairox.search._text import index_text, query_words, related_words
 class FieldedSearchIndex:
     """Documents ``key -> {field: text}``, each field ranked on its own; ``search()`` sums the weighted fields."""
 
-    def __init__(self, fields: Mapping[str, float], documents: Iterable[tuple[str, Mapping[str, str]]], *, related_weight: float = 0.8) -> None:
+    def __init__(
+        self,
+        fields: Mapping[str, float],
+        documents: Iterable[tuple[str, Mapping[str, str]]],
+        *,
+        related_weight: float = 0.8,
+    ) -> None:
         self.fields = dict(fields)
         self.related_weight = related_weight
         docs = list(documents)
@@ -48,7 +54,9 @@ class FieldedSearchIndex:
         for name, weight in self.fields.items():
             table = _column("f_" + name)
             try:
-                rows = self._db.execute(f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ?{only}", (expression, *rowids))
+                rows = self._db.execute(
+                    f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ?{only}", (expression, *rowids)
+                )
                 for rowid, score in rows:
                     out.setdefault(rowid, {})[name] = -score * weight * factor
             except sqlite3.OperationalError:  # a word FTS5 cannot read as a phrase finds nothing
@@ -78,6 +86,10 @@ class FieldedSearchIndex:
                     TermMatch(term=term, fields=tuple(n for n in order if n in by_field), score=sum(by_field.values()))
                 )
         return [
-            SearchHit(key=self.keys[rowid - 1], score=score, terms=tuple(sorted(found.get(rowid, []), key=lambda m: (-m.score, m.term))))
+            SearchHit(
+                key=self.keys[rowid - 1],
+                score=score,
+                terms=tuple(sorted(found.get(rowid, []), key=lambda m: (-m.score, m.term))),
+            )
             for rowid, score in ranked
         ]

@@ -66,7 +66,11 @@ class SearchIndex:
 
     @classmethod
     def build(
-        cls, fields: Mapping[str, float], documents: Iterable[tuple[str, Mapping[str, str]]], *, path: Path | None = None,
+        cls,
+        fields: Mapping[str, float],
+        documents: Iterable[tuple[str, Mapping[str, str]]],
+        *,
+        path: Path | None = None,
         digest: str = "",
     ) -> "SearchIndex":
         """Index ``documents``; with ``path``, also store the index there under ``digest`` (written whole, then
@@ -78,14 +82,19 @@ class SearchIndex:
         db.execute(f"CREATE VIRTUAL TABLE docs USING fts5(key UNINDEXED, {columns}, tokenize='{TOKENIZER}')")
         db.executemany(f"INSERT INTO docs VALUES ({', '.join('?' * (len(names) + 1))})", rows)
         db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT)")
-        db.executemany("INSERT INTO meta VALUES (?, ?)", [("digest", digest), ("schema", SCHEMA_VERSION), ("fields", " ".join(names))])
+        db.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [("digest", digest), ("schema", SCHEMA_VERSION), ("fields", " ".join(names))],
+        )
         db.commit()
         if path is not None:
             _store(db, path)
         return cls(db, fields, [row[0] for row in rows])
 
     @classmethod
-    def open(cls, path: Path, fields: Mapping[str, float], *, digest: str, keys: Sequence[str] | None = None) -> "SearchIndex | None":
+    def open(
+        cls, path: Path, fields: Mapping[str, float], *, digest: str, keys: Sequence[str] | None = None
+    ) -> "SearchIndex | None":
         """The index stored at ``path`` if it holds these fields and documents (``digest``), else ``None``.
         ``keys``: the documents' keys in the order they were built, when the digest covers them (not read back)."""
         if not path.is_file():
@@ -93,7 +102,11 @@ class SearchIndex:
         try:
             db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
             meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
-            if meta.get("digest") != digest or meta.get("schema") != SCHEMA_VERSION or meta.get("fields") != " ".join(fields):
+            if (
+                meta.get("digest") != digest
+                or meta.get("schema") != SCHEMA_VERSION
+                or meta.get("fields") != " ".join(fields)
+            ):
                 db.close()
                 return None
             if keys is None:
@@ -114,7 +127,12 @@ class SearchIndex:
     # --- searching ------------------------------------------------------------------------------------------
 
     def search(
-        self, query: str | Sequence[str], *, limit: int = 5, explain: bool = True, phrases: bool = False,
+        self,
+        query: str | Sequence[str],
+        *,
+        limit: int = 5,
+        explain: bool = True,
+        phrases: bool = False,
     ) -> list[SearchHit]:
         """The best ``limit`` documents for ``query`` (text, or words already chosen), best first. Any query
         word may match (OR); BM25 rewards the rare ones and the weighted fields. With ``explain``, each hit
@@ -134,7 +152,8 @@ class SearchIndex:
         if phrases:
             # only pairs whose two words share a field of some hit can be adjacent there: ask FTS5 about those
             candidates = [
-                f"{a} {b}" for a, b in itertools.pairwise(words)
+                f"{a} {b}"
+                for a, b in itertools.pairwise(words)
                 if any(_share_field(found.get(r, []), a, b) for r in rowids)
             ]
             for rowid, matches in self._explain(rowids, candidates).items():
@@ -143,12 +162,15 @@ class SearchIndex:
         for rowid, score in ranked:
             matches = sorted(found.get(rowid, []), key=lambda m: (-m.score, m.term))
             held = pairs.get(rowid, [])
-            hits.append(SearchHit(key=self.keys[rowid - 1], score=-score, terms=tuple(matches), phrases=tuple(p for p in held)))
+            hits.append(
+                SearchHit(key=self.keys[rowid - 1], score=-score, terms=tuple(matches), phrases=tuple(p for p in held))
+            )
         return hits
 
     def _top(self, expression: str, limit: int) -> list[tuple[int, float]]:
         return self._db.execute(
-            f"SELECT rowid, {self._rank} AS score FROM docs WHERE docs MATCH ? ORDER BY score, rowid LIMIT ?", (expression, limit),
+            f"SELECT rowid, {self._rank} AS score FROM docs WHERE docs MATCH ? ORDER BY score, rowid LIMIT ?",
+            (expression, limit),
         ).fetchall()
 
     def _ranked(self, phrases: list[str], limit: int) -> list[tuple[int, float]]:
@@ -170,7 +192,7 @@ class SearchIndex:
         for j in range(1, count):
             expression = f"({' OR '.join(phrases[:j])}) AND {phrases[j]}"
             if j + 1 < count:
-                expression += f" NOT ({' OR '.join(phrases[j + 1:])})"
+                expression += f" NOT ({' OR '.join(phrases[j + 1 :])})"
             found += self._top(expression, limit)
         found.sort(key=lambda row: (row[1], row[0]))
         bar = -found[limit - 1][1] if len(found) >= limit else -math.inf
@@ -200,7 +222,9 @@ class SearchIndex:
         for word in words:
             for rowid, score, *flags in self._db.execute(sql, (_phrase(word), *rowids)):
                 held = {name for name, flag in zip(names, flags, strict=True) if flag}
-                found.setdefault(rowid, []).append(TermMatch(term=word, fields=tuple(n for n in order if n in held), score=-score))
+                found.setdefault(rowid, []).append(
+                    TermMatch(term=word, fields=tuple(n for n in order if n in held), score=-score)
+                )
         return found
 
 

@@ -52,7 +52,9 @@ class EmbeddingCache:
             with self._lock, contextlib.suppress(sqlite3.Error):
                 for start in range(0, len(missing), 500):
                     chunk = missing[start : start + 500]
-                    rows = self._db.execute(f"SELECT digest, vector FROM vectors WHERE digest IN ({', '.join('?' * len(chunk))})", chunk)
+                    rows = self._db.execute(
+                        f"SELECT digest, vector FROM vectors WHERE digest IN ({', '.join('?' * len(chunk))})", chunk
+                    )
                     for digest, blob in rows:
                         vector = list(struct.unpack(f"<{len(blob) // 4}f", blob))
                         self._memory[digest] = vector
@@ -123,7 +125,12 @@ def blend(lexical: Mapping[str, float], similarity: Mapping[str, float], *, weig
     scaled = {k: (v / best if best > 0 else 0.0) for k, v in lexical.items()}
     keys = set(scaled) | set(similarity)
     rows = [
-        Blended(key=k, score=(1 - weight) * scaled.get(k, 0.0) + weight * similarity.get(k, 0.0), lexical=scaled.get(k, 0.0), similarity=similarity.get(k, 0.0))
+        Blended(
+            key=k,
+            score=(1 - weight) * scaled.get(k, 0.0) + weight * similarity.get(k, 0.0),
+            lexical=scaled.get(k, 0.0),
+            similarity=similarity.get(k, 0.0),
+        )
         for k in keys
     ]
     rows.sort(key=lambda b: (-b.score, -b.lexical, b.key))

@@ -76,7 +76,9 @@ def _factory(field: Field[Any]) -> Callable[[], Any] | None:
     return None if field.default_factory is MISSING else field.default_factory
 
 
-_FRONTMATTER_SLOTS = tuple((f.name, getattr(SkillFrontmatter, f.name).__set__, f.default, _factory(f)) for f in fields(SkillFrontmatter))
+_FRONTMATTER_SLOTS = tuple(
+    (f.name, getattr(SkillFrontmatter, f.name).__set__, f.default, _factory(f)) for f in fields(SkillFrontmatter)
+)
 _SKILL_SLOTS = tuple(getattr(SkillDef, f.name).__set__ for f in fields(SkillDef))
 _SKILL_FIELDS = ("name", "description", "path", "format", "scope", "plugin", "frontmatter", "body_line", "root")
 assert tuple(f.name for f in fields(SkillDef)) == _SKILL_FIELDS, "_skill() takes the fields in this order"
@@ -106,7 +108,17 @@ def _skill(*values: Any) -> SkillDef:
 
 def outcome_to_plain(outcome: ParseOutcome) -> Payload:
     skill = outcome.skill
-    stored = None if skill is None else (skill.name, skill.description, skill.format.value, skill.body_line, _frontmatter_to_plain(skill.frontmatter))
+    stored = (
+        None
+        if skill is None
+        else (
+            skill.name,
+            skill.description,
+            skill.format.value,
+            skill.body_line,
+            _frontmatter_to_plain(skill.frontmatter),
+        )
+    )
     return stored, tuple((d.name, d.reason, d.severity.value, d.line, d.hint) for d in outcome.diagnostics)
 
 
@@ -114,18 +126,31 @@ _FORMATS = {f.value: f for f in SkillFormat}
 _SEVERITIES = {s.value: s for s in Severity}
 
 
-def outcome_from_plain(payload: Payload, path: Path, *, source: str | None = None, scope: SkillScope = SkillScope.USER, plugin: str | None = None, root: Path | None = None) -> ParseOutcome:
+def outcome_from_plain(
+    payload: Payload,
+    path: Path,
+    *,
+    source: str | None = None,
+    scope: SkillScope = SkillScope.USER,
+    plugin: str | None = None,
+    root: Path | None = None,
+) -> ParseOutcome:
     """The cached parse of ``path`` (``source``: the same as a string), with the skill placed where it was found."""
     stored, diagnostics = payload
     skill = None
     if stored is not None:
         name, description, fmt, body_line, frontmatter = stored
-        skill = _skill(name, description, path, _FORMATS[fmt], scope, plugin, _frontmatter_from_plain(frontmatter), body_line, root)
+        skill = _skill(
+            name, description, path, _FORMATS[fmt], scope, plugin, _frontmatter_from_plain(frontmatter), body_line, root
+        )
     if source is None:
         source = str(path)
     return ParseOutcome(
         skill,
-        [Diagnostic(kind="skill", name=n, reason=r, severity=_SEVERITIES[s], source=source, line=line, hint=h) for n, r, s, line, h in diagnostics],
+        [
+            Diagnostic(kind="skill", name=n, reason=r, severity=_SEVERITIES[s], source=source, line=line, hint=h)
+            for n, r, s, line, h in diagnostics
+        ],
     )
 
 
@@ -143,7 +168,9 @@ def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
     return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
 
 
-def decoded_outcome(path: str, file_digest: bytes, payload: Payload, placement: Placement) -> tuple[SkillDef | None, tuple[Diagnostic, ...]]:
+def decoded_outcome(
+    path: str, file_digest: bytes, payload: Payload, placement: Placement
+) -> tuple[SkillDef | None, tuple[Diagnostic, ...]]:
     """The skill and diagnostics of a cached payload, built once per process for each file's bytes."""
     known = _decoded.get(path)
     if known is not None and known[1] == file_digest and known[0] == placement:
@@ -215,7 +242,13 @@ class SkillCache:
         ``None`` means the file is not a skill (a loose markdown file without frontmatter)."""
         self._seen.add(path)
         entry = self._files.get(path)
-        if entry is None or entry[0] != st.st_mtime_ns or entry[1] != st.st_ctime_ns or entry[2] != st.st_size or entry[3] != st.st_ino:
+        if (
+            entry is None
+            or entry[0] != st.st_mtime_ns
+            or entry[1] != st.st_ctime_ns
+            or entry[2] != st.st_size
+            or entry[3] != st.st_ino
+        ):
             return None
         return entry
 
@@ -230,7 +263,13 @@ class SkillCache:
         """The names in folder ``path`` as last listed, if it cannot have changed since."""
         self._seen.add(path)
         entry = self._folders.get(path)
-        if entry is None or entry[0] != st.st_mtime_ns or entry[1] != st.st_ctime_ns or entry[2] != st.st_ino or not self.settled(entry[1], entry[3]):
+        if (
+            entry is None
+            or entry[0] != st.st_mtime_ns
+            or entry[1] != st.st_ctime_ns
+            or entry[2] != st.st_ino
+            or not self.settled(entry[1], entry[3])
+        ):
             return None
         return entry[4], entry[5], entry[6]
 

@@ -82,7 +82,9 @@ def _inside(path: str, root: str) -> bool:
 
 
 class _Scanner:
-    def __init__(self, root: SkillRoot, *, max_depth: int, cache: SkillCache | None, loose: LooseFiles, result: Discovery) -> None:
+    def __init__(
+        self, root: SkillRoot, *, max_depth: int, cache: SkillCache | None, loose: LooseFiles, result: Discovery
+    ) -> None:
         self.root = root
         self.max_depth = max_depth
         self.cache = cache
@@ -96,10 +98,18 @@ class _Scanner:
         self.placement: Placement = (root.scope, root.plugin, root.path)
 
     def _note(self, reason: str, path: str, *, severity: Severity = Severity.WARNING, hint: str | None = None) -> None:
-        self.result.diagnostics.append(Diagnostic(kind="skill", name=os.path.basename(path), reason=reason, severity=severity, source=path, hint=hint))
+        self.result.diagnostics.append(
+            Diagnostic(
+                kind="skill", name=os.path.basename(path), reason=reason, severity=severity, source=path, hint=hint
+            )
+        )
 
     def _refuse_link(self, path: str, real: str) -> None:
-        self._note(f"symlink points outside its skill root {self.root.path} (to {real}); refused", path, hint="copy the skill into the root instead of linking to it")
+        self._note(
+            f"symlink points outside its skill root {self.root.path} (to {real}); refused",
+            path,
+            hint="copy the skill into the root instead of linking to it",
+        )
 
     def scan(self) -> None:
         # Each entry carries its real path, worked out from its parent's without a realpath() call unless the
@@ -165,7 +175,9 @@ class _Scanner:
         self.folder_stat = st
         return self.cache.listing(directory, st)
 
-    def _read_folder(self, directory: str, real: str, *, in_skill: bool, linked: bool) -> tuple[bool, list[tuple[str, str, bool]]] | None:
+    def _read_folder(
+        self, directory: str, real: str, *, in_skill: bool, linked: bool
+    ) -> tuple[bool, list[tuple[str, str, bool]]] | None:
         """List the folder, handle its entries, and remember its names when nothing in it needs a fresh look
         each time (a symlink, an unreadable entry)."""
         cache = None if linked else self.cache
@@ -210,7 +222,9 @@ class _Scanner:
                 self._note(f"cannot read: {exc.strerror or exc}", entry.path)
         if cache is not None and st is not None:
             if cacheable:
-                cache.put_listing(directory, st, listed_at, (is_skill_dir, tuple(md_names), tuple(n for n, _, _ in subdirs)))
+                cache.put_listing(
+                    directory, st, listed_at, (is_skill_dir, tuple(md_names), tuple(n for n, _, _ in subdirs))
+                )
             else:
                 cache.forget_listing(directory)
         return is_skill_dir, subdirs
@@ -269,7 +283,9 @@ class _Scanner:
             if cache is not None:
                 cache.put(path, st, read_at, digest(data), None)
             return
-        outcome = parse_skill_text(text, Path(path), scope=root.scope, plugin=root.plugin, root=root.path)  # placed as found
+        outcome = parse_skill_text(
+            text, Path(path), scope=root.scope, plugin=root.plugin, root=root.path
+        )  # placed as found
         if cache is not None:
             file_digest = digest(data)
             cache.put(path, st, read_at, file_digest, outcome_to_plain(outcome))
@@ -307,13 +323,22 @@ def discover_skills(
             gc.enable()
 
 
-def _discover(roots: list[SkillRoot], *, max_depth: int, cache: SkillCache | None, loose: LooseFiles, started: float) -> Discovery:
+def _discover(
+    roots: list[SkillRoot], *, max_depth: int, cache: SkillCache | None, loose: LooseFiles, started: float
+) -> Discovery:
     result = Discovery()
     scanned: list[Path] = []
     for root in roots:
         if not root.path.is_dir():
             if root.path.exists():
-                result.diagnostics.append(Diagnostic(kind="skill", name=root.path.name, reason="skill root is not a folder; skipped", source=str(root.path)))
+                result.diagnostics.append(
+                    Diagnostic(
+                        kind="skill",
+                        name=root.path.name,
+                        reason="skill root is not a folder; skipped",
+                        source=str(root.path),
+                    )
+                )
             continue
         result.stats.roots += 1
         if cache is not None and not root.path.is_absolute():  # cache keys must not depend on the cwd

@@ -84,7 +84,11 @@ class FieldReader:
             warn(key, f"`{key}` is a list; its items were joined into one text", f"write `{key}` as one string")
             return " ".join(str(v) for v in value)
         if isinstance(value, bool | int | float):
-            warn(key, f"`{key}` is a {type(value).__name__}, not a string; read as {str(value)!r}", f"quote the value of `{key}`")
+            warn(
+                key,
+                f"`{key}` is a {type(value).__name__}, not a string; read as {str(value)!r}",
+                f"quote the value of `{key}`",
+            )
             return str(value)
         warn(key, f"`{key}` is a {type(value).__name__}, not a string; ignored", f"write `{key}` as a string")
         return None
@@ -99,7 +103,11 @@ class FieldReader:
         if isinstance(value, list):
             items = [str(v) for v in value if isinstance(v, str | int | float) and not isinstance(v, bool)]
             if len(items) != len(value):
-                warn(key, f"`{key}` has items that are not strings; they were left out", f"make every item of `{key}` a string")
+                warn(
+                    key,
+                    f"`{key}` has items that are not strings; they were left out",
+                    f"make every item of `{key}` a string",
+                )
             return tuple(item.strip() for item in items if item.strip())
         warn(key, f"`{key}` is a {type(value).__name__}, not a list of strings; ignored", f"write `{key}` as a list")
         return ()
@@ -148,7 +156,11 @@ class FieldReader:
                 spec = {}
             kind = str(spec.get("type", "string")).lower()
             if kind not in ARGUMENT_TYPES:
-                warn(key, f"argument {name!r} has type {kind!r}; treated as a string", f"use one of {', '.join(ARGUMENT_TYPES)}")
+                warn(
+                    key,
+                    f"argument {name!r} has type {kind!r}; treated as a string",
+                    f"use one of {', '.join(ARGUMENT_TYPES)}",
+                )
                 kind = "string"
             required = spec.get("required", False)
             arguments.append(
@@ -168,7 +180,11 @@ class FieldReader:
             return {}
         key, value = found
         if not isinstance(value, dict):
-            warn(key, f"`{key}` is a {type(value).__name__}, not a mapping; ignored", "write `metadata` as key: value pairs")
+            warn(
+                key,
+                f"`{key}` is a {type(value).__name__}, not a mapping; ignored",
+                "write `metadata` as key: value pairs",
+            )
             return {}
         result: dict[str, str] = {}
         odd: list[str] = []

@@ -40,8 +40,12 @@ def policy_authorizer(
             return False
         answer = await approver.request_approval(
             ApprovalRequest(
-                tool=spec.name, arguments={"path": str(target)}, reason=decision.reason, rule=decision.suggested_rule,
-                source=str(decision.source), asked_by=None if decision.rule is None else str(decision.rule),
+                tool=spec.name,
+                arguments={"path": str(target)},
+                reason=decision.reason,
+                rule=decision.suggested_rule,
+                source=str(decision.source),
+                asked_by=None if decision.rule is None else str(decision.rule),
             )
         )
         if not answer.approved:

@@ -66,24 +66,38 @@ class InstalledSkill:
 def _pick(tree: Path, name: str | None) -> tuple[SkillDef, list[Diagnostic]]:
     """The one skill in ``tree`` (validated), or an error saying why there is none or which to choose."""
     if tree.is_file():
-        outcome = parse_skill_file(tree, fmt=SkillFormat.AGENT_SKILLS if tree.name == SKILL_FILE else SkillFormat.KAIROX)
+        outcome = parse_skill_file(
+            tree, fmt=SkillFormat.AGENT_SKILLS if tree.name == SKILL_FILE else SkillFormat.KAIROX
+        )
         if outcome.skill is None:
-            raise SkillInstallError(f"{tree} is not a valid skill", diagnostics=outcome.diagnostics, hint=_first_hint(outcome.diagnostics))
+            raise SkillInstallError(
+                f"{tree} is not a valid skill", diagnostics=outcome.diagnostics, hint=_first_hint(outcome.diagnostics)
+            )
         return outcome.skill, outcome.diagnostics
     if (tree / SKILL_FILE).is_file() and name is None:
         outcome = parse_skill_file(tree / SKILL_FILE)
         if outcome.skill is None:
-            raise SkillInstallError(f"{tree / SKILL_FILE} is not a valid skill", diagnostics=outcome.diagnostics, hint=_first_hint(outcome.diagnostics))
+            raise SkillInstallError(
+                f"{tree / SKILL_FILE} is not a valid skill",
+                diagnostics=outcome.diagnostics,
+                hint=_first_hint(outcome.diagnostics),
+            )
         return outcome.skill, outcome.diagnostics
     found = discover_skills([SkillRoot(path=tree, scope=SkillScope.USER)], max_depth=8, loose=LooseFiles.SKILLS_DIRS)
     skills = [s for s in found.skills if name is None or s.name == name]
     errors = [d for d in found.diagnostics if d.severity is Severity.ERROR]
     if not skills:
         what = f"no skill named {name!r}" if name else "no skill"
-        raise SkillInstallError(f"{what} found in the source", diagnostics=errors, hint=_first_hint(errors) or "a skill is a folder with SKILL.md, or a markdown file with frontmatter")
+        raise SkillInstallError(
+            f"{what} found in the source",
+            diagnostics=errors,
+            hint=_first_hint(errors) or "a skill is a folder with SKILL.md, or a markdown file with frontmatter",
+        )
     if len(skills) > 1:
         names = ", ".join(sorted(s.name for s in skills))
-        raise SkillInstallError(f"the source holds several skills ({names})", hint="choose one with --name NAME or SOURCE#sub/folder")
+        raise SkillInstallError(
+            f"the source holds several skills ({names})", hint="choose one with --name NAME or SOURCE#sub/folder"
+        )
     skill = skills[0]
     return skill, [d for d in found.diagnostics if d.source == str(skill.path)]
 
@@ -104,7 +118,10 @@ def _check_links(folder: Path) -> None:
             if os.path.islink(path):
                 real = os.path.realpath(path)
                 if not (real == real_root or real.startswith(real_root + os.sep)):
-                    raise SkillInstallError(f"{path} is a symbolic link leaving the skill folder; refused", hint="replace the link by the file it points to")
+                    raise SkillInstallError(
+                        f"{path} is a symbolic link leaving the skill folder; refused",
+                        hint="replace the link by the file it points to",
+                    )
 
 
 def folder_name(skill_name: str) -> str:
@@ -131,7 +148,11 @@ async def install_skill(
     with tempfile.TemporaryDirectory(prefix="kairox-skill-") as staging_dir:
         try:
             read, tree = await fetch_source(
-                source, Path(staging_dir), timeout_sec=timeout_sec, max_bytes=max_bytes, progress=note,
+                source,
+                Path(staging_dir),
+                timeout_sec=timeout_sec,
+                max_bytes=max_bytes,
+                progress=note,
                 what="a skill folder, a git URL or an archive URL",
             )
         except FetchError as exc:
@@ -150,7 +171,10 @@ async def install_skill(
         if inspect.isawaitable(verdict):
             verdict = await verdict
         if not verdict:
-            raise SkillInstallDeniedError(f"writing {target} was not allowed", hint="run interactively to approve, or add an allow rule for that path")
+            raise SkillInstallDeniedError(
+                f"writing {target} was not allowed",
+                hint="run interactively to approve, or add an allow rule for that path",
+            )
         _place(content, target, is_folder=is_folder)
     events = events or NullSink()
     events.emit(SkillInstalled(name=skill.name, path=str(target), source=source, scope=scope))
@@ -190,7 +214,9 @@ def _place(content: Path, target: Path, *, is_folder: bool) -> None:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         if isinstance(exc, OSError):
-            raise SkillInstallError(f"copying the skill to {target} failed: {_copy_reason(exc)}; nothing was installed") from exc
+            raise SkillInstallError(
+                f"copying the skill to {target} failed: {_copy_reason(exc)}; nothing was installed"
+            ) from exc
         raise
     if staged is not None:
         shutil.rmtree(staged, ignore_errors=True)

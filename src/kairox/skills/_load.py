@@ -14,7 +14,18 @@ def parse_skill_file(path: Path, *, fmt: SkillFormat | None = None) -> ParseOutc
         data = path.read_bytes()
     except OSError as exc:
         name = path.parent.name if path.name == SKILL_FILE else path.stem
-        return ParseOutcome(None, [Diagnostic(kind="skill", name=name, reason=f"cannot read the file: {exc.strerror or exc}", severity=Severity.ERROR, source=str(path))])
+        return ParseOutcome(
+            None,
+            [
+                Diagnostic(
+                    kind="skill",
+                    name=name,
+                    reason=f"cannot read the file: {exc.strerror or exc}",
+                    severity=Severity.ERROR,
+                    source=str(path),
+                )
+            ],
+        )
     return parse_skill_text(data.decode("utf-8", errors="replace"), path, fmt=fmt)
 
 

@@ -21,6 +21,7 @@ from kairox.skills._model import SkillDef
 
 FIELD_WEIGHTS: dict[str, float] = {"name": 3.0, "keywords": 3.0, "examples": 2.0, "description": 1.0}
 
+
 def terms(text: str) -> list[str]:
     """The prompt's words as the index is searched for them: ``kairox.search.query_words``, stemmed (the one
     normaliser tool search uses too: same stopwords, same identifier splitting)."""
@@ -120,5 +121,7 @@ def _digest(skills: Mapping[str, SkillDef]) -> str:
     parts = [FIELDS_VERSION]
     for name, skill in skills.items():
         fm = skill.frontmatter
-        parts.append(f"{name}\0{skill.name}\0{skill.plugin or ''}\0{chr(31).join(fm.keywords)}\0{fm.when_to_use}\0{chr(31).join(fm.examples)}\0{skill.description}")
+        parts.append(
+            f"{name}\0{skill.name}\0{skill.plugin or ''}\0{chr(31).join(fm.keywords)}\0{fm.when_to_use}\0{chr(31).join(fm.examples)}\0{skill.description}"
+        )
     return hashlib.sha256("\1".join(parts).encode("utf-8", "surrogatepass")).hexdigest()

@@ -159,7 +159,9 @@ def _simple_value(value: str) -> Any:
         if not inner.strip():
             return None
         items = [item.strip() for item in inner.split(",")]
-        if all(_SIMPLE_ITEM.fullmatch(item) and "  " not in item and item.lower() not in _NOT_STRINGS for item in items):
+        if all(
+            _SIMPLE_ITEM.fullmatch(item) and "  " not in item and item.lower() not in _NOT_STRINGS for item in items
+        ):
             return items
         return None
     return _simple_scalar(value)
@@ -233,19 +235,54 @@ def parse_skill_text(
     folder_name = os.path.basename(os.path.dirname(source))
     fallback_name = folder_name if fmt is SkillFormat.AGENT_SKILLS else path.stem
 
-    def diag(reason: str, *, line: int | None = None, severity: Severity = Severity.WARNING, hint: str | None = None, name: str | None = None) -> Diagnostic:
-        return Diagnostic(kind="skill", name=name or fallback_name, reason=reason, severity=severity, source=source, line=line, hint=hint)
+    def diag(
+        reason: str,
+        *,
+        line: int | None = None,
+        severity: Severity = Severity.WARNING,
+        hint: str | None = None,
+        name: str | None = None,
+    ) -> Diagnostic:
+        return Diagnostic(
+            kind="skill",
+            name=name or fallback_name,
+            reason=reason,
+            severity=severity,
+            source=source,
+            line=line,
+            hint=hint,
+        )
 
     split = split_frontmatter(text)
     if split.yaml_text is None:
         if split.unclosed:
-            return ParseOutcome(None, [diag("frontmatter opened by `---` on line 1 is never closed", line=1, severity=Severity.ERROR, hint="add a `---` line after the last frontmatter key")])
+            return ParseOutcome(
+                None,
+                [
+                    diag(
+                        "frontmatter opened by `---` on line 1 is never closed",
+                        line=1,
+                        severity=Severity.ERROR,
+                        hint="add a `---` line after the last frontmatter key",
+                    )
+                ],
+            )
         hint = "start the file with YAML frontmatter between `---` lines holding at least `description`"
         for number, line in enumerate(text.splitlines()[:40], start=1):
             if _DESCRIPTION_LINE.match(line):
                 hint = f"line {number} has a `description:` line in the body; move it into frontmatter between `---` lines at the top of the file"
                 break
-        return ParseOutcome(None, [diag("no frontmatter: a skill needs YAML frontmatter with a description", line=1, severity=Severity.ERROR, hint=hint)])
+        return ParseOutcome(
+            None,
+            [
+                diag(
+                    "no frontmatter: a skill needs YAML frontmatter with a description",
+                    line=1,
+                    severity=Severity.ERROR,
+                    hint=hint,
+                )
+            ],
+        )
 
     offset = 1  # the opening fence: YAML line n is file line n + 1
     diagnostics: list[Diagnostic] = []
@@ -266,15 +303,41 @@ def parse_skill_text(
             mark = getattr(first_error, "problem_mark", None)
             error_line = mark.line + 1 + offset if mark is not None else None
             problem = getattr(first_error, "problem", None) or str(first_error).splitlines()[0]
-            return ParseOutcome(None, [diag(f"frontmatter is not valid YAML: {problem}", line=error_line, severity=Severity.ERROR, hint="fix the YAML at that line (quote values that contain `: ` or `#`)")])
+            return ParseOutcome(
+                None,
+                [
+                    diag(
+                        f"frontmatter is not valid YAML: {problem}",
+                        line=error_line,
+                        severity=Severity.ERROR,
+                        hint="fix the YAML at that line (quote values that contain `: ` or `#`)",
+                    )
+                ],
+            )
         repaired_lines = key_lines(yaml_text)
         for key, _ in repaired:
-            diagnostics.append(diag(f"unquoted `: ` in the value of `{key}`; loaded as if it were quoted", line=repaired_lines[key] + offset if key in repaired_lines else None, hint=f"put the value of `{key}` in quotes"))
+            diagnostics.append(
+                diag(
+                    f"unquoted `: ` in the value of `{key}`; loaded as if it were quoted",
+                    line=repaired_lines[key] + offset if key in repaired_lines else None,
+                    hint=f"put the value of `{key}` in quotes",
+                )
+            )
 
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        return ParseOutcome(None, [diag(f"frontmatter is a YAML {type(data).__name__}, not a mapping of keys", line=1 + offset, severity=Severity.ERROR, hint="write `key: value` lines between the `---` fences")])
+        return ParseOutcome(
+            None,
+            [
+                diag(
+                    f"frontmatter is a YAML {type(data).__name__}, not a mapping of keys",
+                    line=1 + offset,
+                    severity=Severity.ERROR,
+                    hint="write `key: value` lines between the `---` fences",
+                )
+            ],
+        )
 
     lines_of: dict[str, int] | None = None
 
@@ -292,7 +355,17 @@ def parse_skill_text(
         plain = data if data is simple else _jsonable(data)
     except _FrontmatterTooLarge:
         reason = "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)"
-        return ParseOutcome(None, [diag(reason, line=1 + offset, severity=Severity.ERROR, hint="write the values out instead of using YAML anchors and aliases")])
+        return ParseOutcome(
+            None,
+            [
+                diag(
+                    reason,
+                    line=1 + offset,
+                    severity=Severity.ERROR,
+                    hint="write the values out instead of using YAML anchors and aliases",
+                )
+            ],
+        )
     reader = FieldReader(plain)
     frontmatter = reader.read(warn)
 
@@ -300,24 +373,85 @@ def parse_skill_text(
     if not name:
         severity = Severity.WARNING if fmt is SkillFormat.AGENT_SKILLS else Severity.INFO
         what = "folder" if fmt is SkillFormat.AGENT_SKILLS else "file"
-        diagnostics.append(diag(f"no `name`; using the {what} name {fallback_name!r}", line=1 + offset, severity=severity, hint="add `name:` to the frontmatter"))
+        diagnostics.append(
+            diag(
+                f"no `name`; using the {what} name {fallback_name!r}",
+                line=1 + offset,
+                severity=severity,
+                hint="add `name:` to the frontmatter",
+            )
+        )
         name = fallback_name
 
     def named(diagnostic: Diagnostic) -> Diagnostic:
-        return Diagnostic(kind=diagnostic.kind, name=name, reason=diagnostic.reason, severity=diagnostic.severity, source=diagnostic.source, line=diagnostic.line, hint=diagnostic.hint)
+        return Diagnostic(
+            kind=diagnostic.kind,
+            name=name,
+            reason=diagnostic.reason,
+            severity=diagnostic.severity,
+            source=diagnostic.source,
+            line=diagnostic.line,
+            hint=diagnostic.hint,
+        )
 
     if not frontmatter.description.strip():
         reason = "no `description`" if "description" not in reader.data else "`description` is empty"
-        return ParseOutcome(None, [*map(named, diagnostics), diag(f"{reason}: a skill needs one to be offered", line=line_of("description") or 1 + offset, severity=Severity.ERROR, hint="add `description:` saying what the skill does and when to use it", name=name)])
+        return ParseOutcome(
+            None,
+            [
+                *map(named, diagnostics),
+                diag(
+                    f"{reason}: a skill needs one to be offered",
+                    line=line_of("description") or 1 + offset,
+                    severity=Severity.ERROR,
+                    hint="add `description:` saying what the skill does and when to use it",
+                    name=name,
+                ),
+            ],
+        )
 
     if len(name) > MAX_NAME:
-        diagnostics.append(diag(f"`name` is {len(name)} characters (more than {MAX_NAME})", line=line_of("name"), hint="shorten the name"))
+        diagnostics.append(
+            diag(
+                f"`name` is {len(name)} characters (more than {MAX_NAME})",
+                line=line_of("name"),
+                hint="shorten the name",
+            )
+        )
     if ":" in name or _SPACE.search(name):
-        diagnostics.append(diag(f"`name` {name!r} contains spaces or `:`; refer to it quoted", line=line_of("name"), hint="use lowercase letters, digits and hyphens"))
+        diagnostics.append(
+            diag(
+                f"`name` {name!r} contains spaces or `:`; refer to it quoted",
+                line=line_of("name"),
+                hint="use lowercase letters, digits and hyphens",
+            )
+        )
     if fmt is SkillFormat.AGENT_SKILLS and frontmatter.name and frontmatter.name != folder_name:
-        diagnostics.append(diag(f"`name` {frontmatter.name!r} differs from its folder {folder_name!r}; loaded as {frontmatter.name!r}", line=line_of("name"), hint="rename the folder or the skill so they match"))
+        diagnostics.append(
+            diag(
+                f"`name` {frontmatter.name!r} differs from its folder {folder_name!r}; loaded as {frontmatter.name!r}",
+                line=line_of("name"),
+                hint="rename the folder or the skill so they match",
+            )
+        )
     if len(frontmatter.description) > MAX_DESCRIPTION:
-        diagnostics.append(diag(f"`description` is {len(frontmatter.description)} characters (more than {MAX_DESCRIPTION}); the prompt catalog shortens it", line=line_of("description"), hint="move detail into the body"))
+        diagnostics.append(
+            diag(
+                f"`description` is {len(frontmatter.description)} characters (more than {MAX_DESCRIPTION}); the prompt catalog shortens it",
+                line=line_of("description"),
+                hint="move detail into the body",
+            )
+        )
 
-    skill = SkillDef(name=name, description=frontmatter.description.strip(), path=path, format=fmt, frontmatter=frontmatter, body_line=split.body_line, scope=scope, plugin=plugin, root=root)
+    skill = SkillDef(
+        name=name,
+        description=frontmatter.description.strip(),
+        path=path,
+        format=fmt,
+        frontmatter=frontmatter,
+        body_line=split.body_line,
+        scope=scope,
+        plugin=plugin,
+        root=root,
+    )
     return ParseOutcome(skill, sorted((named(d) for d in diagnostics), key=lambda d: d.line or 0))

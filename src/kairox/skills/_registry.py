@@ -33,7 +33,10 @@ class SkillError(KairoxError):
 class SkillNotFoundError(SkillError):
     def __init__(self, name: str, known: Iterable[str]) -> None:
         guess = suggest(name, known)
-        super().__init__(f"no skill named {name!r}", hint=f"did you mean {guess!r}?" if guess else "`kairox skills list` shows the skills")
+        super().__init__(
+            f"no skill named {name!r}",
+            hint=f"did you mean {guess!r}?" if guess else "`kairox skills list` shows the skills",
+        )
         self.name = name
 
 
@@ -177,12 +180,23 @@ class SkillRegistry:
             enabled = self._enabled.get(name, True)
             held = enabled and winner.scope is SkillScope.WORKSPACE and not self.trusted
             self._entries[name] = SkillEntry(
-                skill=winner, enabled=enabled, hidden_reason=self._hidden_reason(winner, enabled), shadowed=tuple(losers), held_by_trust=held
+                skill=winner,
+                enabled=enabled,
+                hidden_reason=self._hidden_reason(winner, enabled),
+                shadowed=tuple(losers),
+                held_by_trust=held,
             )
             for loser in losers:
-                self._shadowed_entries.append(SkillEntry(skill=loser, enabled=enabled, hidden_reason=f"shadowed by {winner.path}", shadowed_by=winner))
+                self._shadowed_entries.append(
+                    SkillEntry(
+                        skill=loser, enabled=enabled, hidden_reason=f"shadowed by {winner.path}", shadowed_by=winner
+                    )
+                )
                 note = Diagnostic(
-                    kind="skill", name=name, severity=Severity.INFO, source=str(loser.path),
+                    kind="skill",
+                    name=name,
+                    severity=Severity.INFO,
+                    source=str(loser.path),
                     reason=f"shadowed by {winner.path} ({winner.scope} scope)",
                     hint="rename one of them to use both",
                 )
@@ -278,4 +292,3 @@ def diagnostic_json(diagnostic: Diagnostic) -> JsonObject:
         "name": diagnostic.name,
         "hint": diagnostic.hint,
     }
-

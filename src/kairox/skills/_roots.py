@@ -50,13 +50,21 @@ def skill_roots(
     then the compatibility folders), user (``$KAIROX_HOME/skills``, then configured), plugins (namespaced)."""
     roots = [SkillRoot(path=p, scope=SkillScope.SESSION, label="session") for p in session_dirs]
     if workspace is not None:
-        roots.append(SkillRoot(path=workspace_skills_dir(workspace), scope=SkillScope.WORKSPACE, label=str(WORKSPACE_DIR)))
+        roots.append(
+            SkillRoot(path=workspace_skills_dir(workspace), scope=SkillScope.WORKSPACE, label=str(WORKSPACE_DIR))
+        )
         roots.extend(SkillRoot(path=p, scope=SkillScope.WORKSPACE, label="[skills] dirs") for p in workspace_dirs)
         compat = (*COMPAT_DIRS, *COMPAT_COMMAND_DIRS) if config.compat_dirs else ()
-        roots.extend(SkillRoot(path=workspace / d, scope=SkillScope.WORKSPACE, label=str(d)) for d in (WORKSPACE_COMMANDS_DIR, *compat))
+        roots.extend(
+            SkillRoot(path=workspace / d, scope=SkillScope.WORKSPACE, label=str(d))
+            for d in (WORKSPACE_COMMANDS_DIR, *compat)
+        )
     roots.append(SkillRoot(path=user_skills_dir(home), scope=SkillScope.USER, label="$KAIROX_HOME/skills"))
     roots.extend(SkillRoot(path=p, scope=SkillScope.USER, label="[skills] dirs") for p in user_dirs)
-    roots.extend(SkillRoot(path=path, scope=SkillScope.PLUGIN, plugin=plugin, label=f"plugin:{plugin}") for plugin, path in plugin_roots)
+    roots.extend(
+        SkillRoot(path=path, scope=SkillScope.PLUGIN, plugin=plugin, label=f"plugin:{plugin}")
+        for plugin, path in plugin_roots
+    )
     return _distinct(roots)
 
 

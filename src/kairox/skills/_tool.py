@@ -33,7 +33,9 @@ class SkillToolProvider(ToolProvider):
 
     origin = "skills"
 
-    def __init__(self, registry: SkillRegistry, *, registered: RegisteredTools | None = None, events: EventSink | None = None) -> None:
+    def __init__(
+        self, registry: SkillRegistry, *, registered: RegisteredTools | None = None, events: EventSink | None = None
+    ) -> None:
         super().__init__()
         self.registry = registry
         self.registered = registered
@@ -73,7 +75,14 @@ class SkillToolProvider(ToolProvider):
             loaded = load_skill(entry.skill, arguments=raw_arguments, text=text, registered=self.registered)
         except SkillError as exc:
             return ToolResult.error(str(exc))
-        self.events.emit(SkillLoaded(name=loaded.skill.qualified_name, path=str(loaded.skill.path), arguments=tuple(loaded.arguments), model=loaded.skill.model))
+        self.events.emit(
+            SkillLoaded(
+                name=loaded.skill.qualified_name,
+                path=str(loaded.skill.path),
+                arguments=tuple(loaded.arguments),
+                model=loaded.skill.model,
+            )
+        )
         text = loaded.text()
         # the instructions themselves are in the structured form too: some hosts show the model only that form
         return ToolResult.text(text, structured={**loaded.to_json(), "content": text})

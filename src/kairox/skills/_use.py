@@ -35,7 +35,9 @@ class SkillArgumentsError(SkillError):
     """The arguments of a skill call are wrong; the message lists every problem."""
 
     def __init__(self, skill: str, problems: list[str]) -> None:
-        super().__init__(f"skill {skill!r}: bad arguments: " + "; ".join(problems), hint="fix the arguments and call again")
+        super().__init__(
+            f"skill {skill!r}: bad arguments: " + "; ".join(problems), hint="fix the arguments and call again"
+        )
         self.problems = problems
 
 
@@ -116,9 +118,14 @@ def resolve_arguments(skill: SkillDef, arguments: Mapping[str, Any] | None, text
         if name not in declared:
             guess = suggest(name, declared)
             if not declared:
-                problems.append(f"{name!r} is not an argument of this skill (it declares none; pass free text as `text`)")
+                problems.append(
+                    f"{name!r} is not an argument of this skill (it declares none; pass free text as `text`)"
+                )
             else:
-                problems.append(f"{name!r} is not an argument of this skill" + (f" (did you mean {guess!r}?)" if guess else f" (it takes {', '.join(declared)})"))
+                problems.append(
+                    f"{name!r} is not an argument of this skill"
+                    + (f" (did you mean {guess!r}?)" if guess else f" (it takes {', '.join(declared)})")
+                )
     for argument in declared.values():
         if argument.name not in values and argument.default is not None:
             values[argument.name] = argument.default
@@ -203,7 +210,10 @@ def _checked_body(skill: SkillDef, registered: RegisteredTools | None) -> str:
     try:
         return read_body(skill)
     except OSError as exc:
-        raise SkillError(f"skill {skill.qualified_name!r}: cannot read {skill.path}: {exc.strerror or exc}", hint="`kairox skills list` rescans the skills") from exc
+        raise SkillError(
+            f"skill {skill.qualified_name!r}: cannot read {skill.path}: {exc.strerror or exc}",
+            hint="`kairox skills list` rescans the skills",
+        ) from exc
 
 
 def command_prompt(skill: SkillDef, text: str = "", *, registered: RegisteredTools | None = None) -> str:
@@ -236,4 +246,6 @@ def load_skill(
     """Everything using a skill needs, or a ``SkillError`` that says what is wrong."""
     values = resolve_arguments(skill, arguments, text)
     body = _checked_body(skill, registered)
-    return LoadedSkill(skill=skill, body=substitute(body, skill, values, text), arguments=values, files=tuple(bundled_files(skill)))
+    return LoadedSkill(
+        skill=skill, body=substitute(body, skill, values, text), arguments=values, files=tuple(bundled_files(skill))
+    )

@@ -44,7 +44,13 @@ class ValidationReport:
     def skipped(self) -> int:
         """Files that did not load (each has an error diagnostic naming it)."""
         loaded = {str(s.path) for s in self.skills}
-        return len({d.source for d in self.diagnostics if d.severity is Severity.ERROR and d.source not in loaded and d.source and d.source.endswith(".md")})
+        return len(
+            {
+                d.source
+                for d in self.diagnostics
+                if d.severity is Severity.ERROR and d.source not in loaded and d.source and d.source.endswith(".md")
+            }
+        )
 
     @property
     def ok(self) -> bool:
@@ -81,7 +87,11 @@ def validate_path(path: Path, *, max_depth: int = TREE_MAX_DEPTH) -> ValidationR
             report.skills.append(outcome.skill)
         return report
     if not path.is_dir():
-        report.diagnostics.append(Diagnostic(kind="skill", name=path.name, reason="no such file or folder", severity=Severity.ERROR, source=str(path)))
+        report.diagnostics.append(
+            Diagnostic(
+                kind="skill", name=path.name, reason="no such file or folder", severity=Severity.ERROR, source=str(path)
+            )
+        )
         return report
     loose = LooseFiles.ALL if path.name == "skills" else LooseFiles.SKILLS_DIRS
     if (path / SKILL_FILE).is_file():
@@ -100,7 +110,10 @@ def validate_path(path: Path, *, max_depth: int = TREE_MAX_DEPTH) -> ValidationR
     for file in passed_over:
         report.diagnostics.append(
             Diagnostic(
-                kind="skill", name=file.parent.name, severity=Severity.INFO, source=str(file),
+                kind="skill",
+                name=file.parent.name,
+                severity=Severity.INFO,
+                source=str(file),
                 reason="skipped: it lies in a dot-folder that is not a skill root Kairox reads",
                 hint="move it into a skills folder (.agents/skills, .kairox/skills) to have it loaded",
             )
@@ -108,7 +121,9 @@ def validate_path(path: Path, *, max_depth: int = TREE_MAX_DEPTH) -> ValidationR
     if not report.skills and (passed_over or _holds_skill_file(path, max_depth)):
         report.diagnostics.append(
             Diagnostic(
-                kind="skill", name=path.name, source=str(path),
+                kind="skill",
+                name=path.name,
+                source=str(path),
                 reason="no skill was loaded, though the folder holds SKILL.md files (see the diagnostics above, and --verbose)",
             )
         )
@@ -140,7 +155,11 @@ def _walk(top: Path, max_depth: int, *, hidden: bool) -> "list[tuple[str, list[s
     for folder, dirs, files in os.walk(top):
         found.append((folder, list(dirs), files))
         depth = len(Path(folder).parts) - base
-        dirs[:] = [] if depth >= max_depth else [d for d in dirs if d not in _NOT_SEARCHED and (hidden or not d.startswith("."))]
+        dirs[:] = (
+            []
+            if depth >= max_depth
+            else [d for d in dirs if d not in _NOT_SEARCHED and (hidden or not d.startswith("."))]
+        )
     return found
 
 

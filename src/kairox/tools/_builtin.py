@@ -40,10 +40,13 @@ class BuiltinSettings:
 
     @classmethod
     def from_config(cls, tools: ToolsConfig) -> "BuiltinSettings":
-        return cls(shell_timeout_sec=tools.default_timeout_sec, shell_env_passthrough=tuple(tools.shell_env_passthrough))
+        return cls(
+            shell_timeout_sec=tools.default_timeout_sec, shell_env_passthrough=tuple(tools.shell_env_passthrough)
+        )
 
 
 _PATH = {"type": "string", "description": "File path, relative to the workspace root or absolute."}
+
 
 def _output(properties: JsonObject) -> JsonObject:
     """An output schema: the tool's own fields, the notes the text adds, and what the output cap leaves of them
@@ -79,13 +82,25 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
-        output_schema=_output({"path": _STR, "content": {"type": "string", "description": "The lines read."}, "start_line": _INT, "end_line": _INT, "total_lines": _INT, "truncated": _BOOL, "note": _STR}),
+        output_schema=_output(
+            {
+                "path": _STR,
+                "content": {"type": "string", "description": "The lines read."},
+                "start_line": _INT,
+                "end_line": _INT,
+                "total_lines": _INT,
+                "truncated": _BOOL,
+                "note": _STR,
+            }
+        ),
         permission=PermissionProfile(access=Access.READ, path_args=("path",)),
     ),
     ToolSpec(
         name="fs.write",
         description="Create or replace a text file with the given content; parent folders are created.",
-        input_schema=object_schema({"path": _PATH, "content": {"type": "string", "description": "The whole new content."}}, ["path", "content"]),
+        input_schema=object_schema(
+            {"path": _PATH, "content": {"type": "string", "description": "The whole new content."}}, ["path", "content"]
+        ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
         output_schema=_output({"path": _STR, "bytes": _INT, "created": _BOOL}),
@@ -114,7 +129,10 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         input_schema=object_schema(
             {
                 "path": {"type": "string", "description": "Folder to list, relative to the workspace root."},
-                "pattern": {"type": "string", "description": "Glob: a name pattern (*.py) or a path pattern (src/**/*.py)."},
+                "pattern": {
+                    "type": "string",
+                    "description": "Glob: a name pattern (*.py) or a path pattern (src/**/*.py).",
+                },
                 "respect_gitignore": {"type": "boolean", "default": True, "description": "Leave out ignored files."},
             },
             [],
@@ -131,13 +149,26 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
             {
                 "command": {"type": "string", "description": "The command line, run with bash -c."},
                 "cwd": {"type": "string", "description": "Working directory inside the workspace (default: its root)."},
-                "timeout_sec": {"type": "number", "exclusiveMinimum": 0, "description": "Kill the command after this many seconds."},
+                "timeout_sec": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": "Kill the command after this many seconds.",
+                },
             },
             ["command"],
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
-        output_schema=_output({"exit_code": _INT, "stdout": _STR, "stderr": _STR, "timed_out": _BOOL, "sandbox": _STR, "created_configuration": {"type": "array", "items": _STR}}),
+        output_schema=_output(
+            {
+                "exit_code": _INT,
+                "stdout": _STR,
+                "stderr": _STR,
+                "timed_out": _BOOL,
+                "sandbox": _STR,
+                "created_configuration": {"type": "array", "items": _STR},
+            }
+        ),
         permission=PermissionProfile(access=Access.EXECUTE, destructive=True, command_arg="command", cwd_arg="cwd"),
     ),
     ToolSpec(
@@ -156,7 +187,16 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         source=ToolSource.BUILTIN,
         origin=BUILTIN_ORIGIN,
-        output_schema=_output({"engine": _STR, "matches": {"type": "array", "items": {"type": "object", "properties": {"path": _STR, "line": _INT, "text": _STR}}}, "truncated": _BOOL}),
+        output_schema=_output(
+            {
+                "engine": _STR,
+                "matches": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"path": _STR, "line": _INT, "text": _STR}},
+                },
+                "truncated": _BOOL,
+            }
+        ),
         permission=PermissionProfile(access=Access.READ, path_args=("path",)),
     ),
 )
@@ -181,14 +221,22 @@ class BuiltinToolProvider(ToolProvider):
         # the reads of one model message really run side by side
         match name:
             case "fs.read":
-                return await anyio.to_thread.run_sync(lambda: read_file(arguments, workspace, max_bytes=settings.read_max_bytes, unreadable=context.unreadable))
+                return await anyio.to_thread.run_sync(
+                    lambda: read_file(
+                        arguments, workspace, max_bytes=settings.read_max_bytes, unreadable=context.unreadable
+                    )
+                )
             case "fs.write":
                 return await anyio.to_thread.run_sync(lambda: write_file(arguments, workspace))
             case "fs.edit":
-                return await anyio.to_thread.run_sync(lambda: edit_file(arguments, workspace, unreadable=context.unreadable))
+                return await anyio.to_thread.run_sync(
+                    lambda: edit_file(arguments, workspace, unreadable=context.unreadable)
+                )
             case "fs.list":
                 return await anyio.to_thread.run_sync(
-                    lambda: list_files(arguments, workspace, max_entries=settings.list_max_entries, unreadable=context.unreadable)
+                    lambda: list_files(
+                        arguments, workspace, max_entries=settings.list_max_entries, unreadable=context.unreadable
+                    )
                 )
             case "shell.exec":
                 return await run_shell(
@@ -200,6 +248,10 @@ class BuiltinToolProvider(ToolProvider):
                 )
             case "search.ripgrep":
                 return await search(
-                    arguments, workspace, rg=settings.ripgrep, default_max=settings.search_max_results, unreadable=context.unreadable
+                    arguments,
+                    workspace,
+                    rg=settings.ripgrep,
+                    default_max=settings.search_max_results,
+                    unreadable=context.unreadable,
                 )
         raise ToolCallError(tool=name, reason="not a built-in tool")

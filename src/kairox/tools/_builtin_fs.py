@@ -40,11 +40,17 @@ def looks_binary(data: bytes) -> bool:
     return b"\0" in data[:BINARY_SNIFF_BYTES]
 
 
-def read_file(args: dict[str, Any], workspace: Path, *, max_bytes: int, unreadable: Unreadable | None = None) -> ToolResult:
+def read_file(
+    args: dict[str, Any], workspace: Path, *, max_bytes: int, unreadable: Unreadable | None = None
+) -> ToolResult:
     path = workspace_path(args.get("path"), workspace, "fs.read")
     reason = refusal(unreadable, path)
     if reason is not None:  # the policy passed the name; the file behind it is one the rules hide (a hard link)
-        raise ToolCallError(tool="fs.read", reason=f"{path} may not be read: {reason}", hint="read it by the name the rule covers, where the rule decides (an ask rule asks)")
+        raise ToolCallError(
+            tool="fs.read",
+            reason=f"{path} may not be read: {reason}",
+            hint="read it by the name the rule covers, where the rule decides (an ask rule asks)",
+        )
     if not path.exists():
         raise ToolCallError(tool="fs.read", reason=f"{path} does not exist", hint="`fs.list` shows what is there")
     if path.is_dir():
@@ -72,7 +78,14 @@ def read_file(args: dict[str, Any], workspace: Path, *, max_bytes: int, unreadab
     if cut:
         note = f"\n[fs.read: only the first {max_bytes} bytes were read; ask for a line range to see more]"
     # the structured form carries the text itself: hosts that show only structuredContent show the file
-    structured: dict[str, Any] = {"path": str(path), "content": selected, "start_line": start, "end_line": stop, "total_lines": total, "truncated": cut}
+    structured: dict[str, Any] = {
+        "path": str(path),
+        "content": selected,
+        "start_line": start,
+        "end_line": stop,
+        "total_lines": total,
+        "truncated": cut,
+    }
     if note:
         structured["note"] = note.strip()
     return ToolResult.text(selected + note, structured=structured)
@@ -92,7 +105,9 @@ def write_file(args: dict[str, Any], workspace: Path) -> ToolResult:
     path.write_text(content, encoding="utf-8")
     size = len(content.encode("utf-8"))
     verb = "replaced" if existed else "created"
-    return ToolResult.text(f"{verb} {path} ({size} bytes)", structured={"path": str(path), "bytes": size, "created": not existed})
+    return ToolResult.text(
+        f"{verb} {path} ({size} bytes)", structured={"path": str(path), "bytes": size, "created": not existed}
+    )
 
 
 def edit_file(args: dict[str, Any], workspace: Path, *, unreadable: Unreadable | None = None) -> ToolResult:
@@ -119,10 +134,14 @@ def edit_file(args: dict[str, Any], workspace: Path, *, unreadable: Unreadable |
         )
     path.write_text(text.replace(old, new) if replace_all else text.replace(old, new, 1), encoding="utf-8")
     replaced = count if replace_all else 1
-    return ToolResult.text(f"edited {path}: {replaced} replacement(s)", structured={"path": str(path), "replacements": replaced})
+    return ToolResult.text(
+        f"edited {path}: {replaced} replacement(s)", structured={"path": str(path), "replacements": replaced}
+    )
 
 
-def list_files(args: dict[str, Any], workspace: Path, *, max_entries: int, unreadable: Unreadable | None = None) -> ToolResult:
+def list_files(
+    args: dict[str, Any], workspace: Path, *, max_entries: int, unreadable: Unreadable | None = None
+) -> ToolResult:
     root = Path(os.path.realpath(workspace_path(args.get("path") or ".", workspace, "fs.list")))
     if not root.is_dir():
         raise ToolCallError(tool="fs.list", reason=f"{root} is not a folder")

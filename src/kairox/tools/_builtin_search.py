@@ -33,7 +33,9 @@ def _shown(path: Path, workspace: Path) -> str:
         return str(path)
 
 
-async def search(args: dict[str, Any], workspace: Path, *, rg: str | None, default_max: int, unreadable: Unreadable | None = None) -> ToolResult:
+async def search(
+    args: dict[str, Any], workspace: Path, *, rg: str | None, default_max: int, unreadable: Unreadable | None = None
+) -> ToolResult:
     pattern = args.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         raise ToolCallError(tool="search.ripgrep", reason="`pattern` must be a non-empty string")
@@ -47,7 +49,9 @@ async def search(args: dict[str, Any], workspace: Path, *, rg: str | None, defau
         engine = "rg"
     else:
         real = Path(os.path.realpath(root)), Path(os.path.realpath(workspace))
-        matches, more = await asyncio.to_thread(_with_python, pattern, real[0], args, limit, real[1], _Filter(unreadable, left_out))
+        matches, more = await asyncio.to_thread(
+            _with_python, pattern, real[0], args, limit, real[1], _Filter(unreadable, left_out)
+        )
         engine = "python"
     lines = [f"{_shown(Path(m.path), workspace)}:{m.line}: {m.text}" for m in matches]
     notes = [] if lines else ["(no matches)"]
@@ -98,7 +102,9 @@ def _rg_text(field: Any) -> str:
     return ""
 
 
-async def _with_rg(rg: str, pattern: str, root: Path, args: dict[str, Any], limit: int, keep: _Filter) -> tuple[list[Match], bool]:
+async def _with_rg(
+    rg: str, pattern: str, root: Path, args: dict[str, Any], limit: int, keep: _Filter
+) -> tuple[list[Match], bool]:
     argv = [rg, "--json", "--no-require-git", "--no-config", "--sort", "path"]
     if args.get("ignore_case"):
         argv.append("--ignore-case")
@@ -141,7 +147,9 @@ async def _with_rg(rg: str, pattern: str, root: Path, args: dict[str, Any], limi
     return matches, more
 
 
-def _with_python(pattern: str, root: Path, args: dict[str, Any], limit: int, workspace: Path, keep: _Filter) -> tuple[list[Match], bool]:
+def _with_python(
+    pattern: str, root: Path, args: dict[str, Any], limit: int, workspace: Path, keep: _Filter
+) -> tuple[list[Match], bool]:
     flags = re.IGNORECASE if args.get("ignore_case") else 0
     try:
         regex = re.compile(re.escape(pattern) if args.get("fixed_strings") else pattern, flags)

@@ -135,7 +135,9 @@ async def run_shell(
     env = scrubbed_environment(os.environ, passthrough)
     for attempt in range(1, SETUP_ATTEMPTS + 1):
         sandbox_notes: list[str] = []
-        argv = await sandboxed_argv_async(["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=sandbox_notes)
+        argv = await sandboxed_argv_async(
+            ["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=sandbox_notes
+        )
         ran = await _run_once(argv, cwd=cwd, env=env, timeout=timeout, output_limit=output_limit)
         if ran is None:
             return ToolResult.error(f"shell.exec: `{command}` timed out after {timeout:g}s and was killed")
@@ -151,7 +153,8 @@ async def run_shell(
     created = sorted(await asyncio.to_thread(protected_inside, watched) - protected)
     if created:
         notes.append(
-            "[the command created project configuration: " + ", ".join(map(str, created))
+            "[the command created project configuration: "
+            + ", ".join(map(str, created))
             + "; Kairox does not act on it until the user reviews it with `kairox trust`]"
         )
     if sandbox_notes and (code != 0 or stderr):  # why a git command found no objects, or a file read empty
@@ -165,7 +168,13 @@ async def run_shell(
     parts += notes
     notes = [*stdout_cut, *notes]
     # the output itself is in the structured form too: hosts that show only structuredContent show it
-    structured: dict[str, Any] = {"exit_code": code, "stdout": stdout, "stderr": stderr, "timed_out": False, "sandbox": str(context.sandbox.mode)}
+    structured: dict[str, Any] = {
+        "exit_code": code,
+        "stdout": stdout,
+        "stderr": stderr,
+        "timed_out": False,
+        "sandbox": str(context.sandbox.mode),
+    }
     if created:
         structured["created_configuration"] = [str(p) for p in created]
     if notes:

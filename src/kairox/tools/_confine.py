@@ -96,9 +96,24 @@ class ServerConfinement:
         """The profile in effect, as data for status records (before the server starts)."""
         settings = self.settings()
         if settings is None:
-            why = "policy.sandbox_policy = danger_full_access" if self.sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS else 'sandbox = "none"'
-            return {"confined": False, "sandbox": "none", "network": True, "writable_roots": [], "state_dir": None, "reason": why}
-        roots = [] if settings.mode is SandboxPolicy.READ_ONLY else [str(self.workspace), *(str(r) for r in settings.writable_roots)]
+            why = (
+                "policy.sandbox_policy = danger_full_access"
+                if self.sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS
+                else 'sandbox = "none"'
+            )
+            return {
+                "confined": False,
+                "sandbox": "none",
+                "network": True,
+                "writable_roots": [],
+                "state_dir": None,
+                "reason": why,
+            }
+        roots = (
+            []
+            if settings.mode is SandboxPolicy.READ_ONLY
+            else [str(self.workspace), *(str(r) for r in settings.writable_roots)]
+        )
         return {
             "confined": True,
             "sandbox": str(settings.mode),
@@ -109,14 +124,21 @@ class ServerConfinement:
         }
 
 
-def entry_confinement(resolved: "ResolvedConfig", section: str, name: str, entry: Any, sandbox: SandboxSettings) -> ServerConfinement:
+def entry_confinement(
+    resolved: "ResolvedConfig", section: str, name: str, entry: Any, sandbox: SandboxSettings
+) -> ServerConfinement:
     """The confinement of server ``name`` of ``section`` (``lsp_servers``, ``dap_servers``) as the resolved
     configuration has it: its profile held to the layer that wrote the entry (a plugin's counts as a project's)."""
     key = join_key((section, name))
     origin = resolved.origin(key)
     layer = str(origin.layer) if origin is not None else "default"
     profile = resolved.server_profile(
-        section, name, entry, layer=layer, where=origin.where() if origin is not None else None, base_dir=resolved.base_dir(key)
+        section,
+        name,
+        entry,
+        layer=layer,
+        where=origin.where() if origin is not None else None,
+        base_dir=resolved.base_dir(key),
     )
     return ServerConfinement(profile=profile, sandbox=sandbox, home=resolved.home, workspace=resolved.workspace)
 
@@ -138,7 +160,12 @@ class ConfinedCommand:
 
 
 def state_environment(
-    env: Mapping[str, str], state: Path, *, given: Collection[str] = (), real_home: str | None = None, move_home: bool = True
+    env: Mapping[str, str],
+    state: Path,
+    *,
+    given: Collection[str] = (),
+    real_home: str | None = None,
+    move_home: bool = True,
 ) -> dict[str, str]:
     """``env`` with ``HOME`` (unless not ``move_home``) and the launchers' cache folders inside ``state``; names in
     ``given`` (set by the entry itself) are left as they are."""
@@ -197,7 +224,9 @@ async def confine_server(
     Raises ``ServerSandboxError`` when a server from a project file or a plugin cannot run confined (no sandbox
     here, or its folder is one the rules on reading hide): it does not start."""
     if confinement is None:
-        return ConfinedCommand(argv=list(argv), env=dict(env), confinement={"confined": False, "sandbox": "none", "reason": "not managed"})
+        return ConfinedCommand(
+            argv=list(argv), env=dict(env), confinement={"confined": False, "sandbox": "none", "reason": "not managed"}
+        )
     # loaded when a server starts: a host that starts one MCP server without a sandbox never needs it
     from kairox.tools._sandbox import check_sandbox, sandbox_probed, sandboxed_argv_async
 
@@ -208,12 +237,16 @@ async def confine_server(
     profile = confinement.profile
     try:
         # probed once per process (in a thread, it runs bwrap): later starts only look the answer up
-        bwrap = check_sandbox(settings) if sandbox_probed(settings) else await asyncio.to_thread(check_sandbox, settings)
+        bwrap = (
+            check_sandbox(settings) if sandbox_probed(settings) else await asyncio.to_thread(check_sandbox, settings)
+        )
     except SandboxUnavailableError as exc:
         if profile.user_owned:
             why = f"no sandbox here ({exc.message}): it runs unconfined"
             return ConfinedCommand(
-                argv=list(argv), env=dict(env), confinement={**described, "confined": False, "reason": why},
+                argv=list(argv),
+                env=dict(env),
+                confinement={**described, "confined": False, "reason": why},
                 warning=f"{confinement.what} {why}",
             )
         raise ServerSandboxError(
@@ -231,7 +264,11 @@ async def confine_server(
         ) from exc
     real_home = os.path.expanduser("~")
     # where each shared cache really is, if it is anywhere (one kernel walk each: this runs at every start)
-    kept = [Path(found) for name in SHARED_CACHES if (found := existing_real_path(os.path.join(real_home, name))) is not None]
+    kept = [
+        Path(found)
+        for name in SHARED_CACHES
+        if (found := existing_real_path(os.path.join(real_home, name))) is not None
+    ]
     shared_npm = npm_cache_configured(real_home)
     own = [state, *([shared_npm] if shared_npm is not None else [])]
     try:
@@ -241,7 +278,9 @@ async def confine_server(
     except SandboxUnavailableError as exc:
         raise ServerSandboxError(f"{confinement.what} was not started: {exc.message}", hint=exc.hint) from exc
     return ConfinedCommand(
-        argv=wrapped, env=state_environment(env, state, given=given_env, real_home=real_home), confinement=described,
+        argv=wrapped,
+        env=state_environment(env, state, given=given_env, real_home=real_home),
+        confinement=described,
     )
 
 
@@ -269,7 +308,16 @@ def refusal_hint(stderr: str, confinement: dict[str, Any], key: str) -> str | No
             f"the sandbox refused a write{where}: the server may write only {', '.join(confinement.get('writable_roots') or [])}; "
             f"add the folder to {key}.writable_roots in your user file (or -c '{key}.writable_roots=[\"FOLDER\"]')"
         )
-    if not confinement.get("network") and any(w in text for w in ("network is unreachable", "enetunreach", "temporary failure in name resolution", "getaddrinfo", "eai_again")):
+    if not confinement.get("network") and any(
+        w in text
+        for w in (
+            "network is unreachable",
+            "enetunreach",
+            "temporary failure in name resolution",
+            "getaddrinfo",
+            "eai_again",
+        )
+    ):
         return f"the sandbox has no network for this server ({key}.network = false); set {key}.network = true"
     return None
 

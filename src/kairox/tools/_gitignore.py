@@ -79,7 +79,9 @@ class GitIgnore:
         return verdict
 
 
-def walk_files(root: Path, *, respect_gitignore: bool = True, hidden: bool = True, ignore_root: Path | None = None) -> Iterator[str]:
+def walk_files(
+    root: Path, *, respect_gitignore: bool = True, hidden: bool = True, ignore_root: Path | None = None
+) -> Iterator[str]:
     """Paths of files under ``root``, relative to it with ``/``, in sorted order, ignored ones left out.
 
     With ``ignore_root`` (the workspace) above ``root``, the ``.gitignore`` files between the two apply too.

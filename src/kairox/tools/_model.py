@@ -120,13 +120,29 @@ class ToolSpec:
         profile): a session grant is bound to it, so a tool redefined under the same name asks again."""
         notes = self.annotations
         payload = {
-            "name": self.name, "source": str(self.source), "origin": self.origin, "description": self.description,
-            "input_schema": self.input_schema, "output_schema": self.output_schema,
-            "annotations": [notes.title, notes.read_only_hint, notes.destructive_hint, notes.idempotent_hint, notes.open_world_hint],
+            "name": self.name,
+            "source": str(self.source),
+            "origin": self.origin,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+            "annotations": [
+                notes.title,
+                notes.read_only_hint,
+                notes.destructive_hint,
+                notes.idempotent_hint,
+                notes.open_world_hint,
+            ],
             "trusted": self.annotations_trusted,
-            "permission": [str(self.permission.access), self.permission.destructive, self.permission.open_world,
-                           list(self.permission.path_args), self.permission.command_arg, self.permission.reads,
-                           str(self.permission.confinement)],
+            "permission": [
+                str(self.permission.access),
+                self.permission.destructive,
+                self.permission.open_world,
+                list(self.permission.path_args),
+                self.permission.command_arg,
+                self.permission.reads,
+                str(self.permission.confinement),
+            ],
         }
         text = _FINGERPRINT.encode(payload)
         return hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -5,7 +5,9 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-PROTECTED_DIRS = frozenset({".git", ".kairox", ".claude", ".codex", ".agents", ".kairox-plugin", ".claude-plugin", ".codex-plugin"})
+PROTECTED_DIRS = frozenset(
+    {".git", ".kairox", ".claude", ".codex", ".agents", ".kairox-plugin", ".claude-plugin", ".codex-plugin"}
+)
 """The repository, Kairox's and other hosts' project folders, and plugin manifest folders."""
 PROTECTED_FILES = frozenset({"kairox.toml", ".mcp.json", "hooks.json", ".lsp.json"})
 """Project configuration, and a plugin's hooks and servers."""
@@ -44,7 +46,9 @@ def protected_inside(roots: Iterable[Path]) -> set[Path]:
                     keep.append(name)
             dirs[:] = sorted(keep)
             found.update(here / name for name in files if name in PROTECTED_FILES and not os.path.islink(here / name))
-            if ".git" in files:  # a `gitdir:` file (a linked worktree, a submodule, --separate-git-dir) and where it points
+            if (
+                ".git" in files
+            ):  # a `gitdir:` file (a linked worktree, a submodule, --separate-git-dir) and where it points
                 if not os.path.islink(here / ".git"):
                     found.add(here / ".git")
                 found.update(_linked_repository(here / ".git", roots))
@@ -66,7 +70,11 @@ def _linked_repository(entry: Path, roots: Iterable[Path]) -> list[Path]:
         real = Path(os.path.realpath(entry.parent / text.removeprefix("gitdir:").strip()))
     found: list[Path] = []
     for folder in (real, _common(real)):
-        if (folder / "HEAD").is_file() and not any(r == folder or folder in r.parents for r in roots) and folder not in found:
+        if (
+            (folder / "HEAD").is_file()
+            and not any(r == folder or folder in r.parents for r in roots)
+            and folder not in found
+        ):
             found.append(folder)
     return found
 

@@ -163,7 +163,12 @@ def bound_sockets(table: Path | None = None, *, skip: Sequence[Path] = ()) -> li
 
 
 def _socket_masks(
-    roots: Sequence[Path], workspace: Path, *, network_access: bool = False, allowed: Sequence[Path] = (), reuse: float = 0.0
+    roots: Sequence[Path],
+    workspace: Path,
+    *,
+    network_access: bool = False,
+    allowed: Sequence[Path] = (),
+    reuse: float = 0.0,
 ) -> tuple[list[str], list[str], list[Path]]:
     """bwrap arguments hiding host sockets: (before the roots are bound, after the roots and what is bound back
     read-only inside them), and the sockets to cover after those (``_cover_sockets``, as late as possible).
@@ -180,7 +185,11 @@ def _socket_masks(
             walked.add(folder)  # its sockets are covered one by one instead
             continue
         inside_root = any(_within(folder, r) for r in roots)
-        if any(_within(folder, m) for m in masked) or _within(folder, workspace) or (inside_root and _within(workspace, folder)):
+        if (
+            any(_within(folder, m) for m in masked)
+            or _within(folder, workspace)
+            or (inside_root and _within(workspace, folder))
+        ):
             continue
         masked.append(folder)
         # outside every root: hidden first, so a root inside it is bound again on top; inside one: hidden after
@@ -240,14 +249,19 @@ def _hidden_socket(sock: Path, masked: Sequence[Path], roots: Sequence[Path]) ->
     root bound again on top of it."""
     if any(_within(sock, m) for m in _FRESH_MOUNTS):
         return True
-    return any(_within(sock, m) and not any(_within(sock, r) and r != m and _within(r, m) for r in roots) for m in masked)
+    return any(
+        _within(sock, m) and not any(_within(sock, r) and r != m and _within(r, m) for r in roots) for m in masked
+    )
 
 
 def read_masks(hidden: HiddenPaths) -> list[str]:
     """bwrap arguments covering what the rules on reading hide; raises ``SandboxUnavailableError`` when the list
     may be incomplete (fail closed: the command does not run)."""
     if hidden.problem is not None:
-        raise SandboxUnavailableError(f"the sandbox cannot hide everything the rules on reading forbid: {hidden.problem}", hint=hidden.hint or _HIDE_HINT)
+        raise SandboxUnavailableError(
+            f"the sandbox cannot hide everything the rules on reading forbid: {hidden.problem}",
+            hint=hidden.hint or _HIDE_HINT,
+        )
     args: list[str] = []
     folders: list[Path] = []
     for folder in sorted(set(hidden.folders), key=lambda p: (len(p.parts), str(p))):
@@ -288,7 +302,9 @@ def sandboxed_argv(
     workspace = Path(os.path.realpath(workspace))
     roots = writable_roots(settings, workspace)
     args = [bwrap or find_bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    before, after, sockets = _socket_masks(roots, workspace, network_access=settings.network_access, allowed=settings.allowed_sockets, reuse=reuse)
+    before, after, sockets = _socket_masks(
+        roots, workspace, network_access=settings.network_access, allowed=settings.allowed_sockets, reuse=reuse
+    )
     args += before
     for root in roots:
         args += ["--bind", str(root), str(root)]
@@ -338,7 +354,9 @@ SETUP_ATTEMPTS = 3
 """How many times a sandboxed command is started when bwrap stops before it because a path it was to cover is gone."""
 
 
-def vanished_before_start(argv: Sequence[str], code: int | None, stdout: bytes | bytearray, stderr: bytes | bytearray) -> bool:
+def vanished_before_start(
+    argv: Sequence[str], code: int | None, stdout: bytes | bytearray, stderr: bytes | bytearray
+) -> bool:
     """Whether bwrap stopped before starting the command because a path it was to cover with ``/dev/null`` was gone
     by the time it mounted over it (a host socket removed, or a hidden file deleted, after they were listed; bwrap
     then fails to make the mount point where the file system is read-only). Such a run did nothing, so building the
@@ -351,7 +369,9 @@ def vanished_before_start(argv: Sequence[str], code: int | None, stdout: bytes |
     first = stderr.split(b"\n", 1)[0].decode("utf-8", errors="replace")
     if not first.startswith("bwrap: "):
         return False
-    covered = {argv[i + 2] for i in range(1, len(argv) - 2) if argv[i] == "--ro-bind-try" and argv[i + 1] == "/dev/null"}
+    covered = {
+        argv[i + 2] for i in range(1, len(argv) - 2) if argv[i] == "--ro-bind-try" and argv[i + 1] == "/dev/null"
+    }
     return any(f" {path}:" in first or first.endswith(f" {path}") for path in covered if not os.path.lexists(path))
 
 
@@ -369,9 +389,13 @@ async def sandboxed_argv_async(
 ) -> list[str]:
     """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
     if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse)
+        return sandboxed_argv(
+            argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse
+        )
     return await asyncio.to_thread(
-        lambda: sandboxed_argv(argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse)
+        lambda: sandboxed_argv(
+            argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse
+        )
     )
 
 
@@ -404,10 +428,14 @@ def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str
         probe += ["--", "true"]
         try:
             done = subprocess.run(probe, capture_output=True, text=True, timeout=20, check=False)
-            _probe_cache[key] = None if done.returncode == 0 else (done.stderr.strip() or f"exit code {done.returncode}")
+            _probe_cache[key] = (
+                None if done.returncode == 0 else (done.stderr.strip() or f"exit code {done.returncode}")
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             _probe_cache[key] = str(exc)
     problem = _probe_cache[key]
     if problem is not None:
-        raise SandboxUnavailableError(f"bubblewrap ({path}) cannot create the {settings.mode} sandbox: {problem}", hint=_INSTALL_HINT)
+        raise SandboxUnavailableError(
+            f"bubblewrap ({path}) cannot create the {settings.mode} sandbox: {problem}", hint=_INSTALL_HINT
+        )
     return path

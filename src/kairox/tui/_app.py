@@ -175,7 +175,10 @@ class KairoxApp(App[None]):
 
     def _command_options(self) -> list[Option]:
         skills = self.context.skills if self.context is not None else None
-        return [Option(f"/{c.name}", (f"{c.argument_hint}  " if c.argument_hint else "") + c.description) for c in all_commands(skills)]
+        return [
+            Option(f"/{c.name}", (f"{c.argument_hint}  " if c.argument_hint else "") + c.description)
+            for c in all_commands(skills)
+        ]
 
     def _workspace_paths(self) -> list[str]:
         if self._paths is None:
@@ -191,8 +194,13 @@ class KairoxApp(App[None]):
         conversation = self.query_one(Conversation)
         try:
             async with open_workspace(
-                cli=self.options, resolved=self.resolved, approver=self.approver, events=[sink],
-                model=self.model, provider=self.provider, resume=self.resume,
+                cli=self.options,
+                resolved=self.resolved,
+                approver=self.approver,
+                events=[sink],
+                model=self.model,
+                provider=self.provider,
+                resume=self.resume,
             ) as opened:
                 self.settings, self.setup_problem, session = opened.settings, opened.setup_problem, opened.session
                 if session is None or self.settings is None:
@@ -202,7 +210,9 @@ class KairoxApp(App[None]):
                     self.session = session
                     await self._context_ready(session.context)
                     self._show_history(session)
-                    conversation.notice(f"session {session.session_id} · {self.settings.provider}/{self.settings.model} · / for commands, Tab completes, @ for files")
+                    conversation.notice(
+                        f"session {session.session_id} · {self.settings.provider}/{self.settings.model} · / for commands, Tab completes, @ for files"
+                    )
                 await self._leave.wait()
         except Exception as exc:  # a start-up failure is shown, not a crash: the person can read it and quit
             conversation.notice(f"kairox could not start the session: {exc}")
@@ -228,7 +238,9 @@ class KairoxApp(App[None]):
         """`/resume ID`: leave this session (its servers stop) and open that transcript's session."""
         conversation = self.query_one(Conversation)
         if self.settings is None:
-            conversation.notice("no model is configured, so there is no session to resume; /model says how to set one up")
+            conversation.notice(
+                "no model is configured, so there is no session to resume; /model says how to set one up"
+            )
             return
         if self.turn_running:
             conversation.notice("a turn is running; Ctrl+C cancels it, then /resume again")
@@ -287,7 +299,9 @@ class KairoxApp(App[None]):
             conversation.end_stream()
             conversation.notice(f"compacting ({event.trigger}): the model summarises {event.messages} older messages …")
         elif isinstance(event, ContextCompacted):
-            conversation.notice(f"compacted: {event.replaced_messages} messages summarised, {event.kept_messages} kept; about {event.tokens_before} -> {event.tokens_after} tokens")
+            conversation.notice(
+                f"compacted: {event.replaced_messages} messages summarised, {event.kept_messages} kept; about {event.tokens_before} -> {event.tokens_after} tokens"
+            )
         elif isinstance(event, CompactionFailed):
             conversation.notice(f"not compacted: {event.message}")
 
@@ -313,7 +327,9 @@ class KairoxApp(App[None]):
             self.query_one("#events", RichLog).write(self._line(stamp, entry))
 
     def _shown(self, entry: TraceEntry) -> bool:
-        return (entry.error or not self.errors_only) and (self.server_filter is None or entry.server == self.server_filter)
+        return (entry.error or not self.errors_only) and (
+            self.server_filter is None or entry.server == self.server_filter
+        )
 
     @staticmethod
     def _line(stamp: float, entry: TraceEntry) -> Text:
@@ -328,7 +344,9 @@ class KairoxApp(App[None]):
             if self._shown(entry):
                 log.write(self._line(stamp, entry))
         parts = ["errors only"] * self.errors_only + [f"server {self.server_filter}"] * (self.server_filter is not None)
-        self.query_one("#trace-title", Static).update("Trace" + (f" ({', '.join(parts)}; /trace all shows every line)" if parts else ""))
+        self.query_one("#trace-title", Static).update(
+            "Trace" + (f" ({', '.join(parts)}; /trace all shows every line)" if parts else "")
+        )
 
     def _servers_changed(self) -> None:
         """After an action of the /mcp panel: the configuration and the clients may have changed."""
@@ -344,18 +362,29 @@ class KairoxApp(App[None]):
             started = time.strftime("%H:%M:%S", time.localtime(row.since)) if row.since else ""
             error = (row.reason or "").replace("\n", " ")
             table.add_row(
-                Text.assemble((mark, color), f" {row.kind} {row.name}"), Text(row.label, style=color),
-                str(row.tool_count) if row.kind == "mcp" and row.status == "ready" else "", started,
-                Text(error[:40] + ("…" if len(error) > 40 else ""), style="red" if row.status == "failed" else "grey50"),
+                Text.assemble((mark, color), f" {row.kind} {row.name}"),
+                Text(row.label, style=color),
+                str(row.tool_count) if row.kind == "mcp" and row.status == "ready" else "",
+                started,
+                Text(
+                    error[:40] + ("…" if len(error) > 40 else ""), style="red" if row.status == "failed" else "grey50"
+                ),
             )
 
     def refresh_status(self) -> None:
         resolved = self.resolved
-        model = f"{self.settings.provider}/{self.settings.model}" if self.settings else (resolved.config.model or "no model")
+        model = (
+            f"{self.settings.provider}/{self.settings.model}"
+            if self.settings
+            else (resolved.config.model or "no model")
+        )
         policy = resolved.config.policy
         parts = [
-            f"model {model}", f"workspace {resolved.workspace.name}", "trusted" if resolved.trusted else "not trusted",
-            f"sandbox {policy.sandbox_policy} · approval {policy.approval_policy}", f"tokens {self.usage[0]} in / {self.usage[1]} out",
+            f"model {model}",
+            f"workspace {resolved.workspace.name}",
+            "trusted" if resolved.trusted else "not trusted",
+            f"sandbox {policy.sandbox_policy} · approval {policy.approval_policy}",
+            f"tokens {self.usage[0]} in / {self.usage[1]} out",
         ]
         if self.context_usage is not None:  # next to the model, where a narrow terminal still shows it
             parts.insert(1, self.context_usage.meter())
@@ -381,7 +410,12 @@ class KairoxApp(App[None]):
                 lines.append(f"  {option.note}", style=style or "dim")
             lines.append("\n")
         more = len(message.options) - shown
-        lines.append(f"{message.highlighted + 1}/{len(message.options)} · ↑↓ choose · Tab takes · Esc closes" if more > 0 else "↑↓ choose · Tab takes · Esc closes", style="dim")
+        lines.append(
+            f"{message.highlighted + 1}/{len(message.options)} · ↑↓ choose · Tab takes · Esc closes"
+            if more > 0
+            else "↑↓ choose · Tab takes · Esc closes",
+            style="dim",
+        )
         menu.update(lines)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
@@ -396,7 +430,11 @@ class KairoxApp(App[None]):
         False when no turn can start now (the conversation says why)."""
         conversation = self.query_one(Conversation)
         if self.session is None:
-            conversation.notice("no model session: " + (self.setup_problem or "the session is still starting") + "; /model says how to set one up")
+            conversation.notice(
+                "no model session: "
+                + (self.setup_problem or "the session is still starting")
+                + "; /model says how to set one up"
+            )
             return False
         if self.turn_running:
             conversation.notice("a turn is running; Ctrl+C cancels it")
@@ -437,7 +475,11 @@ class KairoxApp(App[None]):
         skills = self.context.skills if self.context is not None else None
         found = find_command(name, skills)
         if found is None:
-            problem = unknown_reason(name, skills) if self.context is not None else f"/{name}: the extensions are still starting; try again in a moment"
+            problem = (
+                unknown_reason(name, skills)
+                if self.context is not None
+                else f"/{name}: the extensions are still starting; try again in a moment"
+            )
             self.query_one(Conversation).notice(problem)
             return
         self.run_command(found, args, text)
@@ -452,13 +494,21 @@ class KairoxApp(App[None]):
         conversation = self.query_one(Conversation)
         entry = context.skills.require(command.skill)
         try:
-            prompt = command_prompt(entry.skill, args, registered=lambda: [spec.name for spec in context.registry.tools()])
+            prompt = command_prompt(
+                entry.skill, args, registered=lambda: [spec.name for spec in context.registry.tools()]
+            )
         except KairoxError as exc:
             conversation.notice(f"/{command.name}: {exc}")  # the error's text ends with its hint
             return
         if self.send(prompt, shown=typed):
-            where = entry.skill.path.relative_to(context.resolved.workspace) if entry.skill.path.is_relative_to(context.resolved.workspace) else entry.skill.path
-            conversation.notice(f"/{command.skill} ({command.source}, {where}): its prompt is sent, {len(prompt.splitlines())} line(s)")
+            where = (
+                entry.skill.path.relative_to(context.resolved.workspace)
+                if entry.skill.path.is_relative_to(context.resolved.workspace)
+                else entry.skill.path
+            )
+            conversation.notice(
+                f"/{command.skill} ({command.source}, {where}): its prompt is sent, {len(prompt.splitlines())} line(s)"
+            )
 
     # the built-in commands: BUILTINS names them, one method each
 
@@ -495,7 +545,9 @@ class KairoxApp(App[None]):
 
         conversation = self.query_one(Conversation)
         if self.session is None:
-            conversation.notice("no model session to switch: " + (self.setup_problem or "the session is still starting"))
+            conversation.notice(
+                "no model session to switch: " + (self.setup_problem or "the session is still starting")
+            )
             return
         if self.turn_running:
             conversation.notice("a turn is running; Ctrl+C cancels it, then /model again")
@@ -513,7 +565,11 @@ class KairoxApp(App[None]):
         named = any(choice == f"{settings.provider}/{settings.model}" for choice, _ in model_choices(self.resolved))
         conversation.notice(
             f"model {settings.provider}/{settings.model} for the rest of this session (was {before})"
-            + ("" if named else "; it is not named in the configuration: the provider says at the next turn whether it serves it")
+            + (
+                ""
+                if named
+                else "; it is not named in the configuration: the provider says at the next turn whether it serves it"
+            )
         )
         self.refresh_status()
 
@@ -582,19 +638,27 @@ class KairoxApp(App[None]):
             return
         if name == "skills":
             self.push_screen(
-                TogglePanel("Skills", lambda: skill_rows(context), lambda key, on: toggle_skill(context, key, on), note="(saved in the user layer)")
+                TogglePanel(
+                    "Skills",
+                    lambda: skill_rows(context),
+                    lambda key, on: toggle_skill(context, key, on),
+                    note="(saved in the user layer)",
+                )
             )
             return
         if name == "plugins":
             self.push_screen(
                 TogglePanel(
-                    "Plugins", lambda: plugin_rows(context), lambda key, on: toggle_plugin(context, key, on),
+                    "Plugins",
+                    lambda: plugin_rows(context),
+                    lambda key, on: toggle_plugin(context, key, on),
                     note="(saved in the user layer; applies from the next session)",
                 )
             )
             return
         builders: dict[str, tuple[str, Callable[[ExtensionContext], str]]] = {
-            "hooks": ("Hooks", _reports.hooks_text), "tools": ("Tools", _reports.tools_text),
+            "hooks": ("Hooks", _reports.hooks_text),
+            "tools": ("Tools", _reports.tools_text),
             "doctor": ("Doctor", _reports.doctor_text),
         }
         title, build = builders[name]
@@ -613,7 +677,12 @@ class KairoxApp(App[None]):
     def on_key(self, event: events.Key) -> None:
         """A key typed on the main screen outside the prompt goes into the prompt (no keystroke is lost)."""
         composer = self.query_one(Composer)
-        if event.is_printable and event.character and self.screen is self.screen_stack[0] and self.focused is not composer:
+        if (
+            event.is_printable
+            and event.character
+            and self.screen is self.screen_stack[0]
+            and self.focused is not composer
+        ):
             event.stop()
             composer.focus()
             composer.insert(event.character)

@@ -68,7 +68,11 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         request = self.request
         diff = self.diff
         with Vertical(id="approval-box"):
-            title = f"Approve {request.tool}?" if diff is None else f"Accept this edit of {diff.path} ({diff.stats})?  {request.tool}"
+            title = (
+                f"Approve {request.tool}?"
+                if diff is None
+                else f"Accept this edit of {diff.path} ({diff.stats})?  {request.tool}"
+            )
             yield Static(title, id="approval-title", markup=False)
             why = f"why: {request.reason}" + (f" (rule {request.rule})" if request.rule else "")
             if request.asked_by:
@@ -78,7 +82,11 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
                 if diff is not None:
                     yield Static(diff_text(diff), id="approval-diff")
                 else:
-                    shown = f"$ {request.command}" if request.command is not None else compact_json(request.arguments, limit=20000)
+                    shown = (
+                        f"$ {request.command}"
+                        if request.command is not None
+                        else compact_json(request.arguments, limit=20000)
+                    )
                     yield Static(shown, markup=False, id="approval-arguments")
             lines = [f"[{key}] {label}" for key, label in choices(request)]
             if diff is not None:
@@ -106,7 +114,10 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
         for choice_key, choice in keyed_choices(self.request):
             if choice_key == key and not choice.with_message:
                 # an always answer saves to the user layer from here; the command line and the GUI offer the others
-                return choice.answer(layer=RuleLayer.USER if RuleLayer.USER in choice.layers else None, message="denied in the approval dialog")
+                return choice.answer(
+                    layer=RuleLayer.USER if RuleLayer.USER in choice.layers else None,
+                    message="denied in the approval dialog",
+                )
         return None
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

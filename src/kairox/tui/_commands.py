@@ -68,8 +68,11 @@ def extension_commands(skills: "SkillRegistry | None") -> list[SlashCommand]:
     entries = [e for e in skills.entries() if _invocable(e)]
     found = [
         SlashCommand(
-            name=e.skill.qualified_name, description=e.skill.description.splitlines()[0] if e.skill.description else "",
-            source=_source(e), argument_hint=e.skill.frontmatter.argument_hint or "", skill=e.skill.qualified_name,
+            name=e.skill.qualified_name,
+            description=e.skill.description.splitlines()[0] if e.skill.description else "",
+            source=_source(e),
+            argument_hint=e.skill.frontmatter.argument_hint or "",
+            skill=e.skill.qualified_name,
         )
         for e in entries
     ]
@@ -81,12 +84,22 @@ def extension_commands(skills: "SkillRegistry | None") -> list[SlashCommand]:
     for name, commands in short.items():
         if len(commands) == 1 and name not in taken:
             only = commands[0]
-            found.append(SlashCommand(name=name, description=only.description, source=only.source, argument_hint=only.argument_hint, skill=only.skill))
+            found.append(
+                SlashCommand(
+                    name=name,
+                    description=only.description,
+                    source=only.source,
+                    argument_hint=only.argument_hint,
+                    skill=only.skill,
+                )
+            )
     return found
 
 
 def all_commands(skills: "SkillRegistry | None") -> list[SlashCommand]:
-    builtins = [SlashCommand(name=n, argument_hint=h, description=d, source="built-in") for n, (h, d) in BUILTINS.items()]
+    builtins = [
+        SlashCommand(name=n, argument_hint=h, description=d, source="built-in") for n, (h, d) in BUILTINS.items()
+    ]
     return builtins + sorted(extension_commands(skills), key=lambda c: c.name)
 
 
@@ -106,8 +119,14 @@ def unknown_reason(name: str, skills: "SkillRegistry | None") -> str:
         return f"/{name} is a skill for the model only (user-invocable: false)"
     if entry is not None:
         return f"/{name} comes from the workspace, which is not trusted; run `kairox trust` in it, then restart"
-    if skills is not None and ":" not in name and sum(1 for e in skills.entries() if e.skill.plugin and e.skill.name == name) > 1:
-        plugins = sorted(f"/{e.skill.qualified_name}" for e in skills.entries() if e.skill.plugin and e.skill.name == name)
+    if (
+        skills is not None
+        and ":" not in name
+        and sum(1 for e in skills.entries() if e.skill.plugin and e.skill.name == name) > 1
+    ):
+        plugins = sorted(
+            f"/{e.skill.qualified_name}" for e in skills.entries() if e.skill.plugin and e.skill.name == name
+        )
         return f"/{name} is ambiguous: {', '.join(plugins)}"
     guess = suggest(name, [c.name for c in all_commands(skills)])
     return f"unknown command /{name}" + (f"; did you mean /{guess}?" if guess else "") + "; /help lists every command"
@@ -121,9 +140,20 @@ def help_text(skills: "SkillRegistry | None") -> str:
     lines += [f"  {c.usage:<{width}}  {c.description}" for c in commands if c.skill is None]
     extensions = [c for c in commands if c.skill is not None and c.name == c.skill]
     short = {c.skill: c.name for c in commands if c.skill is not None and c.name != c.skill}
-    lines += ["", f"From extensions ({len(extensions)}): the command's prompt is sent as your turn, words after it as its arguments", ""]
+    lines += [
+        "",
+        f"From extensions ({len(extensions)}): the command's prompt is sent as your turn, words after it as its arguments",
+        "",
+    ]
     if not extensions:
         lines.append("  none: plugins' commands/, .kairox/commands/*.md and skills appear here")
-    lines += [f"  {c.usage:<{width}}  {c.description}  [{c.source}" + (f"; also /{short[c.name]}]" if c.name in short else "]") for c in extensions]
-    lines += ["", "Keys: Enter sends · Ctrl+J new line · Tab completes / and @file · Esc back to the prompt · Ctrl+O tool calls · Ctrl+C cancels"]
+    lines += [
+        f"  {c.usage:<{width}}  {c.description}  [{c.source}"
+        + (f"; also /{short[c.name]}]" if c.name in short else "]")
+        for c in extensions
+    ]
+    lines += [
+        "",
+        "Keys: Enter sends · Ctrl+J new line · Tab completes / and @file · Esc back to the prompt · Ctrl+O tool calls · Ctrl+C cancels",
+    ]
     return "\n".join(lines)

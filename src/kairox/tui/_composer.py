@@ -107,7 +107,9 @@ class Composer(TextArea):
                 options = [o for o in every if o.value[1:].lower().startswith(typed)]
                 options += [o for o in every if typed and typed in o.value[1:].lower() and o not in options]
             else:
-                options = [Option("@" + p) for p in path_matches(word[1:], self._paths()) if p != word[1:]]  # a folder taken: its files
+                options = [
+                    Option("@" + p) for p in path_matches(word[1:], self._paths()) if p != word[1:]
+                ]  # a folder taken: its files
         if [o.value for o in options] != [o.value for o in self.options]:
             self.highlighted = 0
         self.options = options

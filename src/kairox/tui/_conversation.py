@@ -24,11 +24,15 @@ class ToolCallBlock(Collapsible):
     """One tool call. Collapsed by default; the title says the tool, what it ran (its main argument), the decision
     and the outcome, on one line cut to the width."""
 
-    def __init__(self, call_id: str, tool: str, arguments: Any, schema: Any = None, workspace: Path | None = None) -> None:
+    def __init__(
+        self, call_id: str, tool: str, arguments: Any, schema: Any = None, workspace: Path | None = None
+    ) -> None:
         self.call_id, self.tool = call_id, tool
         self.diff = edit_diff(tool, arguments, workspace) if workspace is not None else None
         """An edit's diff against the file as it was when the model asked (before the call ran)."""
-        summary = call_summary(arguments, schema) + (f" {self.diff.stats}" if self.diff is not None and self.diff.problem is None else "")
+        summary = call_summary(arguments, schema) + (
+            f" {self.diff.stats}" if self.diff is not None and self.diff.problem is None else ""
+        )
         self.summary = summary if len(summary) <= SUMMARY_CAP else summary[: SUMMARY_CAP - 1] + "…"
         self.arguments_text = compact_json(arguments)
         self.decision = "waiting for the gate"
@@ -44,7 +48,12 @@ class ToolCallBlock(Collapsible):
 
     @property
     def heading(self) -> str:
-        return f"{self.tool}" + (f" {self.summary}" if self.summary else "") + f" · {self.decided_by or self.decision}" + (f" · {self.outcome}" if self.outcome else "")
+        return (
+            f"{self.tool}"
+            + (f" {self.summary}" if self.summary else "")
+            + f" · {self.decided_by or self.decision}"
+            + (f" · {self.outcome}" if self.outcome else "")
+        )
 
     def _heading(self) -> Content:
         return Content(self.heading)  # plain text: a command's brackets are not markup
@@ -75,12 +84,20 @@ class ToolCallBlock(Collapsible):
 
     def finished(self, event: ToolCallFinished) -> None:
         state = "error" if event.is_error else "ok"
-        self.outcome = f"{state} in {event.duration_ms:.0f} ms" + (f": {event.error.splitlines()[0][:200]}" if event.is_error and event.error else "")
-        self.waited = f"the approval took {event.approval_wait_ms / 1000:.1f} s (not counted in the duration)" if event.approval_wait_ms >= 100 else ""
+        self.outcome = f"{state} in {event.duration_ms:.0f} ms" + (
+            f": {event.error.splitlines()[0][:200]}" if event.is_error and event.error else ""
+        )
+        self.waited = (
+            f"the approval took {event.approval_wait_ms / 1000:.1f} s (not counted in the duration)"
+            if event.approval_wait_ms >= 100
+            else ""
+        )
         self._refresh()
 
     def set_result(self, text: str) -> None:
-        self.result = text if len(text) <= RESULT_CAP else text[:RESULT_CAP] + f"\n… ({len(text) - RESULT_CAP} more characters)"
+        self.result = (
+            text if len(text) <= RESULT_CAP else text[:RESULT_CAP] + f"\n… ({len(text) - RESULT_CAP} more characters)"
+        )
         self._refresh()
 
 
@@ -122,14 +139,22 @@ class Conversation(VerticalScroll, can_focus=False):
             stream.remove()
         return shown
 
-    def answer(self, text: str, tool_calls: tuple[dict[str, Any], ...], schemas: Any = None, workspace: Path | None = None) -> None:
+    def answer(
+        self, text: str, tool_calls: tuple[dict[str, Any], ...], schemas: Any = None, workspace: Path | None = None
+    ) -> None:
         """A completed model message: its text (when it did not stream) and a block per tool call (``schemas``:
         a tool's input schema by name, or ``None``; ``workspace``: where an edit's file is, for its diff)."""
         if not self.end_stream() and text:
             self._add(Markdown(text, classes="assistant"))
         for call in tool_calls:
             tool = str(call.get("tool") or call.get("name"))
-            block = ToolCallBlock(str(call.get("id", "")), tool, call.get("arguments", {}), schemas(tool) if schemas is not None else None, workspace)
+            block = ToolCallBlock(
+                str(call.get("id", "")),
+                tool,
+                call.get("arguments", {}),
+                schemas(tool) if schemas is not None else None,
+                workspace,
+            )
             self.blocks[block.call_id] = block
             self._add(block)
 

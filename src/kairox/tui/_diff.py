@@ -51,11 +51,25 @@ def edit_diff(tool: str, arguments: Any, workspace: Path) -> EditDiff | None:
     shown = target.relative_to(workspace.resolve()).as_posix()
     exists = target.is_file()
     if exists and target.stat().st_size > MAX_FILE_BYTES:
-        return EditDiff(path=shown, text="", added=0, removed=0, created=False, problem=f"{shown} is larger than {MAX_FILE_BYTES // 1000} kB: no diff shown")
+        return EditDiff(
+            path=shown,
+            text="",
+            added=0,
+            removed=0,
+            created=False,
+            problem=f"{shown} is larger than {MAX_FILE_BYTES // 1000} kB: no diff shown",
+        )
     try:
         old = target.read_text(encoding="utf-8", errors="replace") if exists else ""
     except OSError as exc:
-        return EditDiff(path=shown, text="", added=0, removed=0, created=False, problem=f"{shown} cannot be read: {exc.strerror or exc}")
+        return EditDiff(
+            path=shown,
+            text="",
+            added=0,
+            removed=0,
+            created=False,
+            problem=f"{shown} cannot be read: {exc.strerror or exc}",
+        )
     if tool == "fs.write":
         new = arguments.get("content")
         if not isinstance(new, str):
@@ -66,12 +80,26 @@ def edit_diff(tool: str, arguments: Any, workspace: Path) -> EditDiff | None:
             return None
         count = old.count(before)
         if count == 0 or (count > 1 and not arguments.get("replace_all")):
-            problem = "old_string is not in the file" if count == 0 else f"old_string occurs {count} times (replace_all is not set)"
-            return EditDiff(path=shown, text="", added=0, removed=0, created=False, problem=f"{shown}: {problem}; the edit will fail")
+            problem = (
+                "old_string is not in the file"
+                if count == 0
+                else f"old_string occurs {count} times (replace_all is not set)"
+            )
+            return EditDiff(
+                path=shown,
+                text="",
+                added=0,
+                removed=0,
+                created=False,
+                problem=f"{shown}: {problem}; the edit will fail",
+            )
         new = old.replace(before, after) if arguments.get("replace_all") else old.replace(before, after, 1)
     lines = list(
         difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile="/dev/null" if not exists else f"a/{shown}", tofile=f"b/{shown}"
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile="/dev/null" if not exists else f"a/{shown}",
+            tofile=f"b/{shown}",
         )
     )
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
@@ -91,7 +119,17 @@ def diff_text(diff: EditDiff) -> Text:
         return out
     lines = diff.text.splitlines()
     for line in lines[:MAX_DIFF_LINES]:
-        style = "bold" if line.startswith(("+++", "---")) else "green" if line.startswith("+") else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else ""
+        style = (
+            "bold"
+            if line.startswith(("+++", "---"))
+            else "green"
+            if line.startswith("+")
+            else "red"
+            if line.startswith("-")
+            else "cyan"
+            if line.startswith("@@")
+            else ""
+        )
         out.append(line + "\n", style=style)
     if len(lines) > MAX_DIFF_LINES:
         out.append(f"… {len(lines) - MAX_DIFF_LINES} more lines\n", style="dim")

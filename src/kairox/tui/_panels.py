@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 
 
 class TextPanel(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "close"), Binding("q", "dismiss", "close", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss", "close"),
+        Binding("q", "dismiss", "close", show=False),
+    ]
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__(classes="panel")
@@ -41,7 +44,10 @@ class TextPanel(ModalScreen[None]):
 class SessionPicker(ModalScreen[str | None]):
     """/resume: the workspace's earlier sessions, newest first; Enter continues the highlighted one, Esc closes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "close"), Binding("q", "close", "close", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "close"),
+        Binding("q", "close", "close", show=False),
+    ]
 
     def __init__(self, sessions: list[tuple[str, str]], current: str | None = None) -> None:
         """``sessions``: ``(id, line)`` newest first."""
@@ -50,10 +56,18 @@ class SessionPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="panel-box"):
-            yield Static("Resume a session   ↑↓ choose · Enter resumes · Esc closes", classes="panel-title", markup=False)
+            yield Static(
+                "Resume a session   ↑↓ choose · Enter resumes · Esc closes", classes="panel-title", markup=False
+            )
             if not self.sessions:
                 yield Static("No earlier sessions in this workspace.", id="picker-empty", markup=False)
-            yield OptionList(*(Option(line + ("   (this session)" if sid == self.current else ""), id=sid) for sid, line in self.sessions), id="sessions")
+            yield OptionList(
+                *(
+                    Option(line + ("   (this session)" if sid == self.current else ""), id=sid)
+                    for sid, line in self.sessions
+                ),
+                id="sessions",
+            )
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
@@ -80,7 +94,12 @@ class McpPanel(ModalScreen[None]):
     ]
 
     def __init__(
-        self, context: "ExtensionContext", board: "ServerBoard", *, approver: "Approver", on_change: Callable[[], None] | None = None
+        self,
+        context: "ExtensionContext",
+        board: "ServerBoard",
+        *,
+        approver: "Approver",
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(classes="panel")
         self.context = context
@@ -94,7 +113,11 @@ class McpPanel(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="panel-box"):
-            yield Static("MCP servers   r restart · e enable/disable · t tool on/off · Tab servers/tools · Esc close", classes="panel-title", markup=False)
+            yield Static(
+                "MCP servers   r restart · e enable/disable · t tool on/off · Tab servers/tools · Esc close",
+                classes="panel-title",
+                markup=False,
+            )
             with Horizontal():
                 yield DataTable(id="mcp-servers", cursor_type="row", zebra_stripes=False)
                 with VerticalScroll(id="mcp-detail"):
@@ -111,7 +134,11 @@ class McpPanel(ModalScreen[None]):
         servers.focus()
 
     def _names(self) -> list[str]:
-        return [view.name for view in self.board.views("mcp") if self.context.mcp is not None and view.name in self.context.mcp.clients]
+        return [
+            view.name
+            for view in self.board.views("mcp")
+            if self.context.mcp is not None and view.name in self.context.mcp.clients
+        ]
 
     def refresh_servers(self) -> None:
         table = self.query_one("#mcp-servers", DataTable)
@@ -121,7 +148,12 @@ class McpPanel(ModalScreen[None]):
             view = self.board.get("mcp", name)
             assert view is not None
             mark, color = MARKS[view.status]
-            table.add_row(f"[{color}]{mark}[/] {name}", view.label, str(view.tool_count) if view.status == "ready" else "", key=name)
+            table.add_row(
+                f"[{color}]{mark}[/] {name}",
+                view.label,
+                str(view.tool_count) if view.status == "ready" else "",
+                key=name,
+            )
         if self._names():
             table.move_cursor(row=min(keep, len(self._names()) - 1))
             self.selected = self._names()[table.cursor_row]
@@ -216,7 +248,9 @@ class McpPanel(ModalScreen[None]):
             change = f"mcp_servers.{name}.enabled = {str(enable).lower()}"
             self._act(
                 f"{'enable' if enable else 'disable'} {name}",
-                lambda: self._write(name, change, lambda file: set_mcp_server_enabled(self.context, name, enable, file=file)),
+                lambda: self._write(
+                    name, change, lambda file: set_mcp_server_enabled(self.context, name, enable, file=file)
+                ),
             )
 
     def action_toggle_tool(self) -> None:
@@ -231,7 +265,9 @@ class McpPanel(ModalScreen[None]):
         change = f"mcp_servers.{name}.disabled_tools: {tool} {'enable' if enable else 'disable'}d"
         self._act(
             f"{'enable' if enable else 'disable'} tool {tool}",
-            lambda: self._write(name, change, lambda file: set_mcp_tool_enabled(self.context, name, tool, enable, file=file)),
+            lambda: self._write(
+                name, change, lambda file: set_mcp_tool_enabled(self.context, name, tool, enable, file=file)
+            ),
         )
 
     async def action_dismiss(self, result: None = None) -> None:

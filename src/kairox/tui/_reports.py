@@ -29,7 +29,9 @@ def config_text(resolved: "ResolvedConfig") -> str:
     """What ``kairox config show --provenance`` prints: every key with where it was set, secrets redacted."""
     from kairox.config import provenance_lines
 
-    return "\n".join(["Effective configuration (layer, where it was set, key = value)", "", *provenance_lines(resolved)])
+    return "\n".join(
+        ["Effective configuration (layer, where it was set, key = value)", "", *provenance_lines(resolved)]
+    )
 
 
 def tools_text(context: "ExtensionContext") -> str:
@@ -37,7 +39,9 @@ def tools_text(context: "ExtensionContext") -> str:
     visible = context.tools()
     lines = [f"Tools the model sees ({len(visible)}):", ""]
     lines += [f"  {spec.name:<40} {spec.source} {spec.origin or ''}".rstrip() for spec in visible]
-    hidden = [(spec.name, registry.hidden_reason(spec.name)) for spec in registry.tools() if registry.hidden_reason(spec.name)]
+    hidden = [
+        (spec.name, registry.hidden_reason(spec.name)) for spec in registry.tools() if registry.hidden_reason(spec.name)
+    ]
     if hidden:
         lines += ["", f"Hidden from the model ({len(hidden)}):", ""]
         lines += [f"  {name:<40} {reason}" for name, reason in hidden]
@@ -80,7 +84,9 @@ def trust_text(resolved: "ResolvedConfig") -> str:
     return "\n".join(lines)
 
 
-def model_text(settings: "ModelSettings | None", usage: tuple[int, int], resolved: "ResolvedConfig | None" = None) -> str:
+def model_text(
+    settings: "ModelSettings | None", usage: tuple[int, int], resolved: "ResolvedConfig | None" = None
+) -> str:
     """/model alone: the current model and what /model NAME can switch to."""
     import os
 
@@ -98,10 +104,17 @@ def model_text(settings: "ModelSettings | None", usage: tuple[int, int], resolve
     if resolved is not None:
         current = f"{settings.provider}/{settings.model}"
         lines += ["", "Models named in the configuration:"]
-        lines += [f"  {name:<40} {where}" + ("   (current)" if name == current else "") for name, where in model_choices(resolved)] or ["  none"]
+        lines += [
+            f"  {name:<40} {where}" + ("   (current)" if name == current else "")
+            for name, where in model_choices(resolved)
+        ] or ["  none"]
         lines += ["", "Providers:"]
         for name, entry in sorted(known_providers(resolved).items()):
-            key = "no key needed" if entry.api_key_env is None else f"{entry.api_key_env} {'set' if os.environ.get(entry.api_key_env) else 'not set'}"
+            key = (
+                "no key needed"
+                if entry.api_key_env is None
+                else f"{entry.api_key_env} {'set' if os.environ.get(entry.api_key_env) else 'not set'}"
+            )
             lines.append(f"  {name:<16} {entry.wire_api:<10} {entry.base_url or '(default endpoint)'}   {key}")
     return "\n".join(lines)
 

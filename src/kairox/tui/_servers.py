@@ -66,11 +66,17 @@ def describe(event: Event) -> TraceEntry | None:
     """The trace line of an event, or ``None`` for events the trace leaves out (streamed text ...)."""
     match event:
         case McpServerStarting(server=name, attempt=attempt):
-            return TraceEntry(text=f"mcp {name}: starting" + (f" (attempt {attempt + 1})" if attempt else ""), server=name)
+            return TraceEntry(
+                text=f"mcp {name}: starting" + (f" (attempt {attempt + 1})" if attempt else ""), server=name
+            )
         case McpServerReady(server=name, tools=tools):
             return TraceEntry(text=f"mcp {name}: ready, {tools} tool(s)", server=name)
         case McpServerFailed(server=name, reason=reason, will_restart=again):
-            return TraceEntry(text=f"mcp {name}: failed: {_short(reason)}" + (" (restarting)" if again else ""), server=name, error=True)
+            return TraceEntry(
+                text=f"mcp {name}: failed: {_short(reason)}" + (" (restarting)" if again else ""),
+                server=name,
+                error=True,
+            )
         case McpServerRestarting(server=name, attempt=attempt, delay_sec=delay):
             return TraceEntry(text=f"mcp {name}: restart {attempt} in {delay:g}s", server=name)
         case McpServerStopped(server=name):
@@ -90,14 +96,23 @@ def describe(event: Event) -> TraceEntry | None:
             return TraceEntry(text=f"approval {tool}: {word}", server=_server_of(tool), error=not approved)
         case ToolCallFinished(tool=tool, is_error=is_error, duration_ms=ms, error=error):
             tail = f", error: {_short(error)}" if is_error and error else ""
-            return TraceEntry(text=f"tool {tool}: finished in {ms:.0f} ms{tail}", server=_server_of(tool), error=is_error)
+            return TraceEntry(
+                text=f"tool {tool}: finished in {ms:.0f} ms{tail}", server=_server_of(tool), error=is_error
+            )
         case ApprovalRequested(tool=tool, reason=reason, headless=headless):
-            return TraceEntry(text=f"approval {tool}: asked ({_short(reason)})" + (", no one to ask" if headless else ""), server=_server_of(tool))
+            return TraceEntry(
+                text=f"approval {tool}: asked ({_short(reason)})" + (", no one to ask" if headless else ""),
+                server=_server_of(tool),
+            )
         case HookFinished(hook=hook, event=hook_event, exit_code=code, decision=decision, error=error, skipped=skipped):
             outcome = "skipped" if skipped else error or (decision or f"exit {code}")
-            return TraceEntry(text=f"hook {hook_event} {_short(hook, 60)}: {_short(str(outcome))}", error=error is not None)
+            return TraceEntry(
+                text=f"hook {hook_event} {_short(hook, 60)}: {_short(str(outcome))}", error=error is not None
+            )
         case TurnHookOutcome(hook_event=name, hooks=count, blocked=blocked, reason=reason):
-            return TraceEntry(text=f"hooks {name}: {count} ran" + (f", blocked: {reason}" if blocked else ""), error=blocked)
+            return TraceEntry(
+                text=f"hooks {name}: {count} ran" + (f", blocked: {reason}" if blocked else ""), error=blocked
+            )
         case ModelFailed(provider=provider, message=message):
             return TraceEntry(text=f"model {provider}: {_short(message)}", error=True)
         case ModelRequestRetried(attempt=attempt, delay_sec=delay, reason=reason):
@@ -115,7 +130,13 @@ def load_failures(diagnostics: Iterable[Diagnostic]) -> list[TraceEntry]:
             continue
         where = f" ({item.location()})" if item.source else ""
         name = item.name if item.kind.endswith("_server") else None
-        entries.append(TraceEntry(text=f"{item.kind} {item.name}: {_short(item.reason)}{where}", server=name, error=item.severity is Severity.ERROR))
+        entries.append(
+            TraceEntry(
+                text=f"{item.kind} {item.name}: {_short(item.reason)}{where}",
+                server=name,
+                error=item.severity is Severity.ERROR,
+            )
+        )
     return entries
 
 
@@ -126,7 +147,19 @@ def _server_of(tool: str) -> str | None:
     return None
 
 
-MAIN_ARGUMENTS = ("command", "path", "file_path", "file", "uri", "url", "query", "pattern", "symbol", "expression", "name")
+MAIN_ARGUMENTS = (
+    "command",
+    "path",
+    "file_path",
+    "file",
+    "uri",
+    "url",
+    "query",
+    "pattern",
+    "symbol",
+    "expression",
+    "name",
+)
 """Argument names that say what a call does, first found first: the shell command, the file, the query."""
 
 
@@ -137,8 +170,16 @@ def call_summary(arguments: Any, schema: Any = None) -> str:
     if not isinstance(arguments, dict):
         return ""
     required = list(schema.get("required") or []) if isinstance(schema, dict) else []
-    texts = {k: v if isinstance(v, str) else " ".join(map(str, v)) for k, v in arguments.items() if isinstance(v, str) or (isinstance(v, list) and v and all(isinstance(i, str | int | float) for i in v))}
-    key = next((k for k in MAIN_ARGUMENTS if texts.get(k)), None) or next((k for k in required if texts.get(k)), None) or next(iter(texts), None)
+    texts = {
+        k: v if isinstance(v, str) else " ".join(map(str, v))
+        for k, v in arguments.items()
+        if isinstance(v, str) or (isinstance(v, list) and v and all(isinstance(i, str | int | float) for i in v))
+    }
+    key = (
+        next((k for k in MAIN_ARGUMENTS if texts.get(k)), None)
+        or next((k for k in required if texts.get(k)), None)
+        or next(iter(texts), None)
+    )
     if key is None:
         return ""
     text = texts[key]

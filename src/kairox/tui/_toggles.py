@@ -38,7 +38,9 @@ class TogglePanel(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="panel-box"):
-            yield Static(f"{self.panel_title}   Space/e on-off · Esc close   {self.note}", classes="panel-title", markup=False)
+            yield Static(
+                f"{self.panel_title}   Space/e on-off · Esc close   {self.note}", classes="panel-title", markup=False
+            )
             with Horizontal():
                 yield DataTable(id="toggle-rows", cursor_type="row")
                 with VerticalScroll(id="toggle-detail"):

@@ -129,7 +129,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             # the guard checked it: keep it in a cookie the page's own requests carry, and take it out of the
             # address (history, bookmarks, a screen shared) by sending the browser to the same page without it
             rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
-            response: Response = RedirectResponse(request.url.path + (f"?{rest}" if rest else ""), status_code=303, headers=quiet)
+            response: Response = RedirectResponse(
+                request.url.path + (f"?{rest}" if rest else ""), status_code=303, headers=quiet
+            )
             response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
             return response
         index = options.static_dir / "index.html"
@@ -190,7 +192,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             close = catalog.suggestion(name)
             raise ApiError(404, f"no catalog entry {name!r}" + (f"; did you mean {close!r}?" if close else ""))
         if len(found) > 1:
-            raise ApiError(400, f"{name!r} names {len(found)} entries ({', '.join(e.id for e in found)}); give the whole id")
+            raise ApiError(
+                400, f"{name!r} names {len(found)} entries ({', '.join(e.id for e in found)}); give the whole id"
+            )
         return found[0]
 
     async def get_entry(request: Request) -> Response:
@@ -230,7 +234,11 @@ def create_app(options: WebOptions | None = None) -> Starlette:
 
         listing = await anyio.to_thread.run_sync(lambda: market_listing(backend.resolved))
         query = request.query_params.get("q", "").strip().lower()
-        plugins = [p for p in listing.plugins if not query or query in f"{p.name} {p.description or ''} {p.category or ''} {' '.join(p.tags)}".lower()]
+        plugins = [
+            p
+            for p in listing.plugins
+            if not query or query in f"{p.name} {p.description or ''} {p.category or ''} {' '.join(p.tags)}".lower()
+        ]
         return ok({"plugins": [p.to_json() for p in plugins], "marketplaces": listing.marketplaces})
 
     async def get_market_plugin(request: Request) -> Response:
@@ -298,12 +306,19 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             elif kind == "lsp":
                 await runtime.restart_lsp_server(context, name)
             else:
-                raise ApiError(409, f"debug adapter {name!r} starts with each debug session (dap.launch); there is nothing to restart")
+                raise ApiError(
+                    409,
+                    f"debug adapter {name!r} starts with each debug session (dap.launch); there is nothing to restart",
+                )
             return _written(None, server=server_json(backend, kind, name))
         enabled = action == "enable"
         section = KINDS[kind]
         layer = _layer(body)
-        file = backend.resolved.layer_file(layer) if layer is not None else runtime.server_layer_file(backend.resolved, section, name)
+        file = (
+            backend.resolved.layer_file(layer)
+            if layer is not None
+            else runtime.server_layer_file(backend.resolved, section, name)
+        )
         await _authorize(file, f"{section}.{name}.enabled = {str(enabled).lower()}")
         if kind == "mcp":
             file = await runtime.set_mcp_server_enabled(context, name, enabled, file=file)
@@ -314,7 +329,16 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         answer = _written(file, server=server_json(backend, kind, name))
         shown = server_json(backend, kind, name)
         if shown is not None:  # the dot follows the configuration too (a stopped server that is off is "disabled")
-            backend.hub.publish("server.status", {"kind": kind, "name": name, "status": shown["status"], "label": shown["label"], "reason": shown["reason"]})
+            backend.hub.publish(
+                "server.status",
+                {
+                    "kind": kind,
+                    "name": name,
+                    "status": shown["status"],
+                    "label": shown["label"],
+                    "reason": shown["reason"],
+                },
+            )
         return answer
 
     async def tool_action(request: Request) -> Response:
@@ -329,7 +353,11 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         body = await _body(request)
         context = await backend.ready_context()
         layer = _layer(body)
-        file = backend.resolved.layer_file(layer) if layer is not None else runtime.server_layer_file(backend.resolved, "mcp_servers", name)
+        file = (
+            backend.resolved.layer_file(layer)
+            if layer is not None
+            else runtime.server_layer_file(backend.resolved, "mcp_servers", name)
+        )
         await _authorize(file, f"mcp_servers.{name}.disabled_tools: {tool} {action}d")
         file = await runtime.set_mcp_tool_enabled(context, name, tool, action == "enable", file=file)
         return _written(file, server=server_json(backend, "mcp", name))
@@ -343,7 +371,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             raise ApiError(404, f"no skill named {name!r}; GET /api/skills lists them")
         layer = _layer(await _body(request), Layer.USER)
         assert layer is not None
-        await _authorize(skill_file(context, layer), f"skills.entries.{name}.enabled = {str(action == 'enable').lower()}")
+        await _authorize(
+            skill_file(context, layer), f"skills.entries.{name}.enabled = {str(action == 'enable').lower()}"
+        )
         file = toggle_skill(context, name, action == "enable", layer=layer)
         return _written(file)
 
@@ -387,7 +417,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         entry = await _entry(request.path_params["name"])
         body = await _body(request)
         variables = body.get("variables") or {}
-        if not isinstance(variables, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in variables.items()):
+        if not isinstance(variables, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in variables.items()
+        ):
             raise ApiError(400, "variables must be an object of names to text values")
         layer = _layer(body, Layer.USER)
         assert layer is not None
@@ -453,7 +485,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             finally:
                 hub.unsubscribe(queue)
 
-        return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        return StreamingResponse(
+            stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        )
 
     def api(path: str, handler: Handler, methods: list[str]) -> Route:
         return Route(path, _errors(backend, handler), methods=methods)

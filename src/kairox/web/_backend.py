@@ -51,7 +51,10 @@ class PendingApproval:
             "command": request.command,
             "reason": request.reason,
             "asked_by": request.asked_by,
-            "grants": [{"rule": g.rule, "covers": g.covers, "exact": g.exact, "persistable": g.persistable} for g in request.grants],
+            "grants": [
+                {"rule": g.rule, "covers": g.covers, "exact": g.exact, "persistable": g.persistable}
+                for g in request.grants
+            ],
             "layers": [str(layer) for layer in request.layers] if request.always_allowed else [],
         }
 
@@ -106,7 +109,9 @@ class WebApprover:
     def answer(self, approval_id: str, answer: "ApprovalAnswer") -> None:
         item = self.pending.get(approval_id)
         if item is None or item.answer.is_set():
-            raise ApprovalNotFoundError(f"no pending approval {approval_id!r}", hint="it was answered already or its call ended")
+            raise ApprovalNotFoundError(
+                f"no pending approval {approval_id!r}", hint="it was answered already or its call ended"
+            )
         item.result = answer
         item.answer.set()
 
@@ -195,8 +200,13 @@ class WebBackend:
 
         try:
             async with open_workspace(
-                cli=self.options.runtime(), resolved=self.resolved, approver=self.approver, events=[self.hub],
-                model=self.model, provider=self.provider, resume=self._resume,
+                cli=self.options.runtime(),
+                resolved=self.resolved,
+                approver=self.approver,
+                events=[self.hub],
+                model=self.model,
+                provider=self.provider,
+                resume=self._resume,
             ) as opened:
                 if opened.settings is not None:
                     self.redactor.add(opened.settings.api_key(), *opened.settings.headers.values())
@@ -205,7 +215,9 @@ class WebBackend:
                 await self._leave.wait()
         except Exception as exc:  # shown on the page (state, trace), not a crash of the server
             self.start_problem = f"the session could not start: {exc}"
-            self.hub.publish("SessionStartFailed", {"message": self.start_problem}, summary=self.start_problem, send_as_trace=True)
+            self.hub.publish(
+                "SessionStartFailed", {"message": self.start_problem}, summary=self.start_problem, send_as_trace=True
+            )
         finally:
             self.context, self.session = None, None
             self._ready.set()
@@ -261,7 +273,9 @@ class WebBackend:
     def submit(self, text: str) -> str:
         if self.session is None:
             if self.setup_problem is not None:
-                raise KairoxError(f"no model is configured: {self.setup_problem}", hint="set `model` and its provider in kairox.toml")
+                raise KairoxError(
+                    f"no model is configured: {self.setup_problem}", hint="set `model` and its provider in kairox.toml"
+                )
             raise KairoxError(self.start_problem or "the session is still starting", hint="try again in a moment")
         if self.turn_running:
             raise TurnRunningError("a turn is running", hint="wait for agent.turn_ended, or POST /api/session/cancel")
@@ -284,9 +298,14 @@ class WebBackend:
     def compact(self, instructions: str | None) -> None:
         """``/compact``: the session summarises its older turns; ``agent.compaction`` events say how it went."""
         if self.session is None:
-            raise KairoxError(self.start_problem or self.setup_problem or "the session is still starting", hint="try again in a moment")
+            raise KairoxError(
+                self.start_problem or self.setup_problem or "the session is still starting",
+                hint="try again in a moment",
+            )
         if self.turn_running:
-            raise TurnRunningError("a turn is running", hint="compact after agent.turn_ended, or POST /api/session/cancel")
+            raise TurnRunningError(
+                "a turn is running", hint="compact after agent.turn_ended, or POST /api/session/cancel"
+            )
         self.turn_running = self.compacting = True
         self.hub.turn = None
         session = self.session

@@ -27,14 +27,32 @@ class RequestGuard:
         headers = Headers(scope=scope)
         host = headers.get("host", "")
         if host not in self.hosts:
-            await self._refuse(scope, receive, send, 403, f"this server answers only requests for {' or '.join(sorted(self.hosts))}, not Host {host!r}")
+            await self._refuse(
+                scope,
+                receive,
+                send,
+                403,
+                f"this server answers only requests for {' or '.join(sorted(self.hosts))}, not Host {host!r}",
+            )
             return
         origin = headers.get("origin")
         if origin is not None and origin not in self.origins:
-            await self._refuse(scope, receive, send, 403, f"requests from origin {origin!r} are refused; open the GUI at the URL `kairox gui` printed")
+            await self._refuse(
+                scope,
+                receive,
+                send,
+                403,
+                f"requests from origin {origin!r} are refused; open the GUI at the URL `kairox gui` printed",
+            )
             return
         if not self._has_token(scope, headers):
-            await self._refuse(scope, receive, send, 401, "this server needs its token: open the URL `kairox gui` printed (it holds ?token=...)")
+            await self._refuse(
+                scope,
+                receive,
+                send,
+                401,
+                "this server needs its token: open the URL `kairox gui` printed (it holds ?token=...)",
+            )
             return
         await self.app(scope, receive, send)
 

@@ -19,6 +19,8 @@ RESULT_CAP = 2000
 TRACE_SIZE = 2000
 """Events kept for ``/api/trace`` and for a stream that reconnects with ``Last-Event-ID``."""
 QUEUE_SIZE = 5000
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class WebEvent:
     seq: int
@@ -49,7 +51,13 @@ def result_json(call_id: str, text: str, is_error: bool) -> dict[str, Any]:
         shown = json.dumps(json.loads(text), ensure_ascii=False, indent=2) if text.lstrip()[:1] in ("{", "[") else text
     except ValueError:
         shown = text
-    return {"call_id": call_id, "text": shown[:RESULT_CAP], "truncated": len(shown) > RESULT_CAP, "chars": len(text), "is_error": is_error}
+    return {
+        "call_id": call_id,
+        "text": shown[:RESULT_CAP],
+        "truncated": len(shown) > RESULT_CAP,
+        "chars": len(text),
+        "is_error": is_error,
+    }
 
 
 def summary(event: Event) -> str:
@@ -66,15 +74,23 @@ def summary(event: Event) -> str:
 def context_json(measured: Any) -> dict[str, Any]:
     """The agent's ``ContextMeasured`` as the page renders it (``text`` is the TUI's meter)."""
     return {
-        "used_tokens": measured.used_tokens, "window_tokens": measured.window_tokens, "share": measured.share,
-        "tools_tokens": measured.tools_tokens, "tools": measured.tools, "source": measured.source, "text": measured.meter(),
+        "used_tokens": measured.used_tokens,
+        "window_tokens": measured.window_tokens,
+        "share": measured.share,
+        "tools_tokens": measured.tools_tokens,
+        "tools": measured.tools,
+        "source": measured.source,
+        "text": measured.meter(),
     }
 
 
 def warning_json(warning: Any) -> dict[str, Any]:
     return {
-        "tools_tokens": warning.tools_tokens, "window_tokens": warning.window_tokens, "tools": warning.tools,
-        "threshold": warning.threshold, "message": warning.message,
+        "tools_tokens": warning.tools_tokens,
+        "window_tokens": warning.window_tokens,
+        "tools": warning.tools,
+        "threshold": warning.threshold,
+        "message": warning.message,
     }
 
 
@@ -131,15 +147,42 @@ class EventHub:
     def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
         view = self.board.apply(event) if self.board is not None else None
         if view is not None and event.kind != "mcp.tools.changed":
-            return [("server.status", {"kind": view.kind, "name": view.name, "status": str(view.status), "label": view.label, "reason": view.reason})]
+            return [
+                (
+                    "server.status",
+                    {
+                        "kind": view.kind,
+                        "name": view.name,
+                        "status": str(view.status),
+                        "label": view.label,
+                        "reason": view.reason,
+                    },
+                )
+            ]
         turn = self.turn
         name = event.kind
         data: Any = event
         if name == "tool.call.decided":
-            return [("tool.decided", {"call_id": data.call_id, "tool": data.tool, "decision": data.decision, "reason": data.reason})]
+            return [
+                (
+                    "tool.decided",
+                    {"call_id": data.call_id, "tool": data.tool, "decision": data.decision, "reason": data.reason},
+                )
+            ]
         if name == "tool.call.finished":
             text = finished_summary(data.duration_ms, data.size_chars, data.is_error, data.error)
-            return [("tool.finished", {"call_id": data.call_id, "tool": data.tool, "ok": not data.is_error, "summary": text, "duration_ms": data.duration_ms})]
+            return [
+                (
+                    "tool.finished",
+                    {
+                        "call_id": data.call_id,
+                        "tool": data.tool,
+                        "ok": not data.is_error,
+                        "summary": text,
+                        "duration_ms": data.duration_ms,
+                    },
+                )
+            ]
         if name == "agent.text.delta":
             self.streamed += data.text
             return [("agent.text", {"turn": turn, "delta": data.text})]
@@ -150,7 +193,15 @@ class EventHub:
             found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": data.text})]
             for call in data.tool_calls:
                 found.append(
-                    ("agent.tool_call", {"turn": turn, "call_id": call.get("id"), "tool": call.get("tool") or call.get("name"), "arguments": call.get("arguments")})
+                    (
+                        "agent.tool_call",
+                        {
+                            "turn": turn,
+                            "call_id": call.get("id"),
+                            "tool": call.get("tool") or call.get("name"),
+                            "arguments": call.get("arguments"),
+                        },
+                    )
                 )
             return found
         if name == "agent.turn.ended":
@@ -174,11 +225,25 @@ class EventHub:
         """The number of the last event published."""
         return self._seq
 
-    def publish(self, kind: str, data: dict[str, Any], *, summary: str = "", keep: bool = True, send_as_trace: bool | None = None) -> WebEvent:
+    def publish(
+        self,
+        kind: str,
+        data: dict[str, Any],
+        *,
+        summary: str = "",
+        keep: bool = True,
+        send_as_trace: bool | None = None,
+    ) -> WebEvent:
         """Number, scrub, keep (for the trace) and send one event. ``send_as_trace`` marks a Kairox event: it is
         sent as a ``trace`` event when true, kept only when false."""
         self._seq += 1
-        item = WebEvent(seq=self._seq, time=time.time(), type=kind, data=self.redactor.scrub(data), summary=self.redactor.text(summary))
+        item = WebEvent(
+            seq=self._seq,
+            time=time.time(),
+            type=kind,
+            data=self.redactor.scrub(data),
+            summary=self.redactor.text(summary),
+        )
         if keep:
             self.trace.append(item)
         if send_as_trace is None:
@@ -223,8 +288,11 @@ class EventHub:
                 is_error = bool(data.get("is_error"))
                 duration = float(data.get("duration_ms") or 0)
                 fact["finished"] = {
-                    "ok": not is_error, "duration_ms": duration,
-                    "summary": finished_summary(duration, int(data.get("size_chars") or 0), is_error, data.get("error")),
+                    "ok": not is_error,
+                    "duration_ms": duration,
+                    "summary": finished_summary(
+                        duration, int(data.get("size_chars") or 0), is_error, data.get("error")
+                    ),
                 }
         return facts
 

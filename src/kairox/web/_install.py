@@ -40,17 +40,36 @@ def start_install(backend: "WebBackend", entry: "CatalogEntry", *, variables: di
         def start(message: str) -> None:
             say(InstallStep(stage=InstallStage.START, message=message))
 
-        finished: dict[str, Any] = {"job": job, "outcome": "error", "tools": [], "diagnostic": None, "server": plan.name, "file": None}
+        finished: dict[str, Any] = {
+            "job": job,
+            "outcome": "error",
+            "tools": [],
+            "diagnostic": None,
+            "server": plan.name,
+            "file": None,
+        }
         try:
             from kairox.catalog import preflight
 
             report = await anyio.to_thread.run_sync(lambda: preflight(plan, environ=environ))  # it runs programs
             result = await install_catalog_entry(
-                backend.resolved, plan, approver=backend.approver, options=InstallOptions(layer=layer), events=hub,
-                progress=say, report=report, environ=environ,
+                backend.resolved,
+                plan,
+                approver=backend.approver,
+                options=InstallOptions(layer=layer),
+                events=hub,
+                progress=say,
+                report=report,
+                environ=environ,
             )
             tools = [t.name for t in result.dry_run.tools] if result.dry_run is not None else []
-            finished.update(outcome=str(result.outcome), tools=tools, diagnostic=result.reason, file=str(result.file), notes=list(result.notes))
+            finished.update(
+                outcome=str(result.outcome),
+                tools=tools,
+                diagnostic=result.reason,
+                file=str(result.file),
+                notes=list(result.notes),
+            )
             if result.written:
                 backend.refresh()
                 hub.publish("config.changed", {"file": str(result.file)})
@@ -94,15 +113,30 @@ def start_plugin_install(backend: "WebBackend", marketplace: str, name: str) -> 
         from kairox.plugins import MarketplaceError, PluginInstallDeniedError
         from kairox.runtime import install_market_plugin
 
-        finished: dict[str, Any] = {"job": job, "plugin": name, "marketplace": marketplace, "outcome": "error", "reason": None}
+        finished: dict[str, Any] = {
+            "job": job,
+            "plugin": name,
+            "marketplace": marketplace,
+            "outcome": "error",
+            "reason": None,
+        }
         try:
-            say(f"asking to install {name} from {marketplace} into {backend.resolved.home / 'plugins'} and enable it in {backend.layer_file(Layer.USER)}")
-            result = await install_market_plugin(backend.resolved, marketplace, name, approver=backend.approver, events=hub, progress=from_thread)
+            say(
+                f"asking to install {name} from {marketplace} into {backend.resolved.home / 'plugins'} and enable it in {backend.layer_file(Layer.USER)}"
+            )
+            result = await install_market_plugin(
+                backend.resolved, marketplace, name, approver=backend.approver, events=hub, progress=from_thread
+            )
             record = result.record
             finished.update(
-                outcome="installed" if result.enabled else "installed_disabled", version=record.version, path=str(record.path),
-                enabled=result.enabled, reason=record.disabled_reason, file=str(backend.layer_file(Layer.USER)),
-                applies="from the next session", diagnostics=[f"{d.location()}: {d.reason}" for d in result.diagnostics],
+                outcome="installed" if result.enabled else "installed_disabled",
+                version=record.version,
+                path=str(record.path),
+                enabled=result.enabled,
+                reason=record.disabled_reason,
+                file=str(backend.layer_file(Layer.USER)),
+                applies="from the next session",
+                diagnostics=[f"{d.location()}: {d.reason}" for d in result.diagnostics],
             )
             say(f"installed {record.name} {record.version} into {record.path}", 1, 1)
             backend.refresh()

@@ -32,4 +32,6 @@ class WebOptions:
         server that fails does not stop the session: the page shows it red, with its stderr, to be fixed there."""
         from kairox.runtime import RuntimeOptions
 
-        return RuntimeOptions(workspace=self.workspace, profile=self.profile, overrides=self.overrides, raise_on_required=False)
+        return RuntimeOptions(
+            workspace=self.workspace, profile=self.profile, overrides=self.overrides, raise_on_required=False
+        )

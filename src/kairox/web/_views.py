@@ -24,7 +24,13 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
     held = []
     for item in resolved.pending:
         origin = item.origin
-        held.append({"what": f"{item.key}: {item.reason}", "file": str(origin.file) if origin.file else None, "line": origin.line})
+        held.append(
+            {
+                "what": f"{item.key}: {item.reason}",
+                "file": str(origin.file) if origin.file else None,
+                "line": origin.line,
+            }
+        )
     config = resolved.config
     session = backend.session
     return {
@@ -33,14 +39,20 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
         "held_back": held,
         "model": {
             # until the check ran: whether a model is named at all
-            "configured": backend.setup_problem is None if backend.model_checked else (backend.model or config.model) is not None,
+            "configured": backend.setup_problem is None
+            if backend.model_checked
+            else (backend.model or config.model) is not None,
             "name": config.model,
             "provider": config.model_provider,
             "problem": backend.setup_problem,
             "session": backend.session is not None,
         },
-        "context": context_json(session.context_usage) if session is not None and session.context_usage is not None else None,
-        "context_warning": warning_json(session.tools_warning) if session is not None and session.tools_warning is not None else None,
+        "context": context_json(session.context_usage)
+        if session is not None and session.context_usage is not None
+        else None,
+        "context_warning": warning_json(session.tools_warning)
+        if session is not None and session.tools_warning is not None
+        else None,
         "compacting": backend.compacting,
         "version": __version__,
         "problem": backend.start_problem,
@@ -59,7 +71,9 @@ def servers_json(backend: "WebBackend") -> list[dict[str, Any]]:
 
 def skills_json(context: "ExtensionContext") -> list[dict[str, Any]]:
     skills = []
-    for entry in sorted(context.skills.entries(include_shadowed=True), key=lambda e: (str(e.skill.scope), e.skill.qualified_name)):
+    for entry in sorted(
+        context.skills.entries(include_shadowed=True), key=lambda e: (str(e.skill.scope), e.skill.qualified_name)
+    ):
         skill = entry.skill
         skills.append(
             {
@@ -102,14 +116,22 @@ def plugins_json(plugins: "PluginSet", resolved: ResolvedConfig) -> dict[str, An
                 "origin": str(plugin.origin),
                 "path": str(plugin.root),
                 "permissions": _permissions(plugin),
-                "compatibility": list(compat.reasons) if not compat.compatible else [f"{k} {v}" for k, v in compat.checked.items()],
+                "compatibility": list(compat.reasons)
+                if not compat.compatible
+                else [f"{k} {v}" for k, v in compat.checked.items()],
                 "compatible": compat.compatible,
-                "contributions": [{"kind": str(c.kind), "name": c.name, "enabled": c.enabled} for c in plugin.contributions()],
+                "contributions": [
+                    {"kind": str(c.kind), "name": c.name, "enabled": c.enabled} for c in plugin.contributions()
+                ],
                 "path_override": entries[plugin.name].path if plugin.name in entries else None,
             }
         )
     markets = [
-        {"name": name, "source": str(market.source), "plugins": sum(1 for p in plugins.plugins if p.marketplace == name)}
+        {
+            "name": name,
+            "source": str(market.source),
+            "plugins": sum(1 for p in plugins.plugins if p.marketplace == name),
+        }
         for name, market in sorted(resolved.config.plugins.marketplaces.items())
     ]
     return {"plugins": listed, "marketplaces": markets}
@@ -143,9 +165,13 @@ def history_json(backend: "WebBackend") -> dict[str, Any]:
             for part in message.tool_calls:
                 fact = facts.get(part.id, {})
                 call = {
-                    "call_id": part.id, "tool": wire(part.name) or part.name, "arguments": part.arguments,
-                    "decision": fact.get("decision"), "decision_reason": fact.get("decision_reason"),
-                    "finished": fact.get("finished"), "result": None,
+                    "call_id": part.id,
+                    "tool": wire(part.name) or part.name,
+                    "arguments": part.arguments,
+                    "decision": fact.get("decision"),
+                    "decision_reason": fact.get("decision_reason"),
+                    "finished": fact.get("finished"),
+                    "result": None,
                 }
                 calls[part.id] = call
                 items.append({"kind": "tool", "turn": None, "call": call})
@@ -177,7 +203,11 @@ def _memo_probe() -> Callable[[str], str | None]:
 
 
 def entry_json(
-    entry: "CatalogEntry", resolved: ResolvedConfig, probe: Callable[[str], str | None] | None = None, *, detail: bool = False
+    entry: "CatalogEntry",
+    resolved: ResolvedConfig,
+    probe: Callable[[str], str | None] | None = None,
+    *,
+    detail: bool = False,
 ) -> dict[str, Any]:
     from kairox.catalog import CatalogFormatError, CatalogPlanError, plan_install, preflight
 
@@ -198,7 +228,9 @@ def entry_json(
         "version": entry.version,
         "installed": (plan.name if plan is not None else entry.short_name) in resolved.config.mcp_servers,
         "requirements": [
-            {"name": c.name, "present": c.ok, "detail": c.detail} for c in (report.checks if report else ()) if c.kind != "variable"
+            {"name": c.name, "present": c.ok, "detail": c.detail}
+            for c in (report.checks if report else ())
+            if c.kind != "variable"
         ],
         "variables": [
             {"name": v.name, "description": v.description or "", "required": v.required, "secret": v.secret}
@@ -210,10 +242,14 @@ def entry_json(
     if detail:
         import tomlkit
 
-        data["command"] = list(plan.argv) if plan is not None and plan.argv else ([plan.command_line] if plan is not None else [])
+        data["command"] = (
+            list(plan.argv) if plan is not None and plan.argv else ([plan.command_line] if plan is not None else [])
+        )
         data["config"] = tomlkit.dumps({"mcp_servers": {plan.name: plan.table}}).strip() if plan is not None else ""
         data["target_file"] = str(resolved.layer_file(Layer.USER))
-        data["target_files"] = {str(layer): str(resolved.layer_file(layer)) for layer in (Layer.USER, Layer.PROJECT, Layer.LOCAL)}
+        data["target_files"] = {
+            str(layer): str(resolved.layer_file(layer)) for layer in (Layer.USER, Layer.PROJECT, Layer.LOCAL)
+        }
     return data
 
 
@@ -228,5 +264,7 @@ def catalog_json(catalog: "Catalog", resolved: ResolvedConfig, query: str, tag: 
     sources = []
     for source in catalog.sources:
         fetched = getattr(source, "fetched_at", None)
-        sources.append({"name": source.name, "age_seconds": round(now - fetched, 1) if fetched else None, "error": source.error})
+        sources.append(
+            {"name": source.name, "age_seconds": round(now - fetched, 1) if fetched else None, "error": source.error}
+        )
     return {"entries": [entry_json(e, resolved, probe) for e in entries], "sources": sources}

@@ -85,9 +85,7 @@ def main() -> None:
         elif method == "initialized":
             ask(1, "window/workDoneProgress/create", {"token": "idx"})
             ask(2, "workspace/configuration", {"items": [{"section": "busy.mode"}, {"section": "missing"}]})
-            ask(
-                3, "client/registerCapability", {"registrations": [{"id": "r", "method": "workspace/symbol"}]}
-            )
+            ask(3, "client/registerCapability", {"registrations": [{"id": "r", "method": "workspace/symbol"}]})
             ask(4, "workspace/applyEdit", {"edit": {"changes": {}}})
             ask(5, "custom/unknown", {})
             send({"jsonrpc": "2.0", "method": "$/progress", "params": {
