@@ -94,9 +94,11 @@ def run_kairox(
     log.write_text("")
     with TimedServer(wire, steps()) as server:
         (home / "kairox.toml").write_text(
-            f'model = "bench-model"\nmodel_provider = "bench"\n\n[model_providers.bench]\nbase_url = "{server.base_url}"\n'
+            'model = "bench-model"\nmodel_provider = "bench"\n\n'
+            f'[model_providers.bench]\nbase_url = "{server.base_url}"\n'
             f'api_key_env = "BENCH_API_KEY"\nwire_api = "{"anthropic" if wire == "anthropic" else "chat"}"\n\n'
-            f"[mcp_servers.lean]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps([str(wrapper), str(log)])}\n\n"
+            f"[mcp_servers.lean]\ncommand = {json.dumps(sys.executable)}"
+            f"\nargs = {json.dumps([str(wrapper), str(log)])}\n\n"
             '[policy.rules]\nallow = ["mcp__lean__echo"]\n'
         )
         child_env = {
@@ -125,7 +127,8 @@ def run_kairox(
         ended = time.monotonic()
     if done.returncode != 0 or len(server.received) != CALLS + 1 or server.failures:
         raise SystemExit(
-            f"kairox run failed (exit {done.returncode}, {len(server.received)} requests, {server.failures}):\n{done.stderr[-2000:]}"
+            f"kairox run failed (exit {done.returncode}, {len(server.received)}"
+            f" requests, {server.failures}):\n{done.stderr[-2000:]}"
         )
     if stderr is not None:
         stderr.append(done.stderr)
@@ -193,18 +196,22 @@ def main() -> None:
         return statistics.median(v[key] for v in values)
 
     print(
-        f"\n{args.rounds} rounds after a warm-up, interleaved; medians (ms). The baseline: `import httpx` + one streamed request"
+        f"\n{args.rounds} rounds after a warm-up, interleaved; medians "
+        "(ms). The baseline: `import httpx` + one streamed request"
     )
     print(
-        f"{'':<22}{'MCP started':>12}{'1st request':>12}{'answer->exit':>13}{'total':>9}{'1st ÷ base':>12}{'total ÷ base':>13}"
+        f"{'':<22}{'MCP started':>12}{'1st request':>12}{'answer->exit':>13}"
+        f"{'total':>9}{'1st ÷ base':>12}{'total ÷ base':>13}"
     )
     print(
-        f"{'baseline':<22}{'':>12}{med(base, 'first_request'):>12.0f}{med(base, 'exit'):>13.0f}{med(base, 'total'):>9.0f}{'1.00x':>12}{'1.00x':>13}"
+        f"{'baseline':<22}{'':>12}{med(base, 'first_request'):>12.0f}"
+        f"{med(base, 'exit'):>13.0f}{med(base, 'total'):>9.0f}{'1.00x':>12}{'1.00x':>13}"
     )
     for (tree_name, wire), values in rows.items():
         label = f"{tree_name} {wire}" if len(trees) > 1 else f"kairox {wire}"
         print(
-            f"{label:<22}{med(values, 'mcp_started'):>12.0f}{med(values, 'first_request'):>12.0f}{med(values, 'exit'):>13.0f}"
+            f"{label:<22}{med(values, 'mcp_started'):>12.0f}"
+            f"{med(values, 'first_request'):>12.0f}{med(values, 'exit'):>13.0f}"
             f"{med(values, 'total'):>9.0f}{med(values, 'ratio_first'):>11.2f}x{med(values, 'ratio_total'):>12.2f}x"
         )
     if len(trees) > 1:

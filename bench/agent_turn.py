@@ -52,7 +52,8 @@ async def main(turns: int) -> None:
         warmup = 3
         with ScriptedModelServer("openai", script(turns + warmup)) as server:
             (home / "kairox.toml").write_text(
-                f'model = "bench"\nmodel_provider = "scripted"\n[model_providers.scripted]\nbase_url = "{server.base_url}"\n'
+                'model = "bench"\nmodel_provider = "scripted"\n'
+                f'[model_providers.scripted]\nbase_url = "{server.base_url}"\n'
             )
             async with open_session(ws) as session:
                 model_time = [0.0]

@@ -124,7 +124,8 @@ def main() -> None:
         assert len(listed) == len(raw), (len(listed), len(raw))
         print(f"catalog of {count} entries ({len(listed)} active), cache file {size_mb:.1f} MB")
         print(
-            f"list:   kairox {ours_list * 1000:7.1f} ms   baseline {base_list * 1000:7.1f} ms   ratio {ours_list / base_list:5.2f}"
+            f"list:   kairox {ours_list * 1000:7.1f} ms   baseline "
+            f"{base_list * 1000:7.1f} ms   ratio {ours_list / base_list:5.2f}"
         )
         catalog = load_catalog([source])
         for query in QUERIES:
@@ -134,7 +135,8 @@ def main() -> None:
             assert len(found) == len(raw_found), (query, len(found), len(raw_found))
             print(
                 f"search {query!r:16} ({len(found):5d} hits): kairox {ours * 1000:7.1f} ms (load + search; "
-                f"{only * 1000:5.1f} ms on a loaded catalog)   baseline {base * 1000:7.1f} ms   ratio {ours / base:5.2f}"
+                f"{only * 1000:5.1f} ms on a loaded catalog)   baseline "
+                f"{base * 1000:7.1f} ms   ratio {ours / base:5.2f}"
             )
 
 

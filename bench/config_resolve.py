@@ -87,7 +87,8 @@ def layer_text(layer: str, offset: int) -> str:
     for i in range(KEYS // 2):
         lines.append(f'[skills.entries."skill-{(i + offset) % 300}"]\nenabled = {"true" if i % 2 else "false"}')
         lines.append(
-            f'[plugins.entries."plugin-{(i + offset) % 300}"]\nenabled = true\ndisabled_contributions = ["skill:{layer}"]'
+            f'[plugins.entries."plugin-{(i + offset) % 300}"]\n'
+            f'enabled = true\ndisabled_contributions = ["skill:{layer}"]'
         )
     return "\n".join(lines) + "\n"
 
@@ -108,7 +109,8 @@ def main() -> None:
             text = layer_text(layer, index * 50)
             if layer == "user":
                 text += "".join(
-                    f'[mcp_servers.srv{i}]\ncommand = "server-{i}"\nargs = ["--port", "{i}"]\nenv = {{ LEVEL = "info" }}\n'
+                    f'[mcp_servers.srv{i}]\ncommand = "server-{i}"\n'
+                    f'args = ["--port", "{i}"]\nenv = {{ LEVEL = "info" }}\n'
                     for i in range(SERVERS)
                 )
             path.write_text(text, encoding="utf-8")
@@ -174,7 +176,8 @@ def main() -> None:
                 print(f"{name:<26}{taken * 1000:>10.2f}{base * 1000:>13.2f}{taken / base:>7.2f}x")
         warm = settled["warm, settled"]
         print(
-            f"goal (issue 16, quiet machine): warm < 10 ms; this run {warm * 1000:.2f} ms -> {'met' if warm < 0.010 else 'not met'}"
+            "goal (issue 16, quiet machine): warm < 10 ms; this run "
+            f"{warm * 1000:.2f} ms -> {'met' if warm < 0.010 else 'not met'}"
         )
 
 

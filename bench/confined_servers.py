@@ -124,7 +124,8 @@ async def main(rounds: int) -> None:
                 boxed.append(b)
                 ratios.append(b / a)
             print(
-                f"{name:<40}{statistics.median(plain) * 1000:>15.1f}{statistics.median(boxed) * 1000:>13.1f}{statistics.median(ratios):>7.2f}x"
+                f"{name:<40}{statistics.median(plain) * 1000:>15.1f}"
+                f"{statistics.median(boxed) * 1000:>13.1f}{statistics.median(ratios):>7.2f}x"
             )
         print(f"building the bwrap command line: {await build_cost(workspace, home) * 1000:.2f} ms per start")
         ruled = await build_cost(tree, home, rounds=20, read_rule="fs.read(**/.env)")

@@ -248,7 +248,8 @@ def main() -> None:
                         for worker in workers:
                             said = worker.ask(f"{case} {port}")
                             print(
-                                f"attach, port {case:8} {worker.name:9} fails after {said['seconds']:6.2f} s: {said['text']}"
+                                f"attach, port {case:8} {worker.name:9} fails "
+                                f"after {said['seconds']:6.2f} s: {said['text']}"
                             )
         finally:
             for worker in workers:

@@ -131,7 +131,8 @@ async def main(rounds: int, calls: int, conc: int) -> None:
             figures = await measure({"bare": bare, "gate": gate, "quiet": quiet}, rounds, calls, conc)
     med = {k: {m: statistics.median(v) for m, v in f.items()} for k, f in figures.items()}
     print(
-        f"{rounds} rounds x {calls} calls, server {SERVER.name}, medians (÷ bare; for calls/s >1 means faster than bare)"
+        f"{rounds} rounds x {calls} calls, server {SERVER.name}, "
+        "medians (÷ bare; for calls/s >1 means faster than bare)"
     )
     print("gate: events recorded (as the runtime does); quiet: the same gate, nothing listening to its events")
     print(f"{'measure':<26}{'bare':>10}{'gate':>10}{'ratio':>8}{'quiet':>10}{'ratio':>8}")

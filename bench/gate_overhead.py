@@ -95,7 +95,8 @@ async def main(calls: int) -> None:
             calls, lambda: builtins.call_tool("fs.read", {"path": "small.txt"}, context), lambda: registry.call(read)
         )
         print(
-            f"fs.read direct: {direct * 1e6:8.2f} us per call, gated: {gated * 1e6:8.2f} us per call, ratio {gated / direct:.2f}x"
+            f"fs.read direct: {direct * 1e6:8.2f} us per call, gated: "
+            f"{gated * 1e6:8.2f} us per call, ratio {gated / direct:.2f}x"
         )
 
 

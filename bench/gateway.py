@@ -155,7 +155,8 @@ def main() -> None:
         )
     direct, gateway = results["direct"][0], results["gateway"][0]
     print(
-        f"  gateway / direct: p50 x{percentile(gateway, 0.5) / percentile(direct, 0.5):.2f}, p99 x{percentile(gateway, 0.99) / percentile(direct, 0.99):.2f}"
+        f"  gateway / direct: p50 x{percentile(gateway, 0.5) / percentile(direct, 0.5):.2f}"
+        f", p99 x{percentile(gateway, 0.99) / percentile(direct, 0.99):.2f}"
     )
     print(f"  audit lines written by the gateway: {audited}")
 

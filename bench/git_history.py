@@ -86,12 +86,14 @@ async def main(commits: int) -> None:
                 assert not result.is_error, result.text_content()
         base_first, base_warm = statistics.median(first["no read rule"]), statistics.median(warm["no read rule"])
         print(
-            f"repository of {commits} commits, `git status` in the sandbox; first command: median of {FRESH} fresh registries, warm: median of {ROUNDS}"
+            f"repository of {commits} commits, `git status` in the sandbox; first "
+            f"command: median of {FRESH} fresh registries, warm: median of {ROUNDS}"
         )
         for name in CASES:
             cold, hot = statistics.median(first[name]), statistics.median(warm[name])
             print(
-                f"{name:18} first {cold * 1e3:7.1f} ms  x{cold / base_first:5.2f}   warm {hot * 1e3:7.1f} ms  x{hot / base_warm:5.2f}"
+                f"{name:18} first {cold * 1e3:7.1f} ms  x{cold / base_first:5.2f}"
+                f"   warm {hot * 1e3:7.1f} ms  x{hot / base_warm:5.2f}"
             )
 
 

@@ -130,7 +130,8 @@ def main() -> None:
             command_time([*kairox, "--workspace", str(empty), "config", "paths"], env) for _ in range(rounds)
         )
         print(
-            f"kairox --version: {version * 1000:.0f} ms; kairox config paths: {paths * 1000:.0f} ms (medians of {rounds})"
+            f"kairox --version: {version * 1000:.0f} ms; kairox config "
+            f"paths: {paths * 1000:.0f} ms (medians of {rounds})"
         )
         for name, workspace in (("empty workspace", empty), ("example workspace (2 MCP servers)", example)):
             runs = [gui_run(kairox, workspace, env, measure_memory=False) for _ in range(rounds)]
@@ -143,7 +144,8 @@ def main() -> None:
                 f" = {served / version:.1f} x kairox --version = {served / paths:.2f} x kairox config paths"
             )
             print(
-                f"{name}: RSS with the GUI open: server {memory['server'] / 1024:.1f} MiB, its children {memory['children'] / 1024:.1f} MiB"
+                f"{name}: RSS with the GUI open: server {memory['server'] / 1024:.1f}"
+                f" MiB, its children {memory['children'] / 1024:.1f} MiB"
             )
 
 

@@ -104,12 +104,14 @@ async def main(count: int, lines: int) -> None:
             sandbox.bound_sockets = REAL
             base = statistics.median(timings["baseline (no kernel list)"])
             print(
-                f"{count} live sockets outside the temp folders, {len(REAL())} path sockets listed here; median of {ROUNDS} rounds"
+                f"{count} live sockets outside the temp folders, {len(REAL())}"
+                f" path sockets listed here; median of {ROUNDS} rounds"
             )
             for name in cases:
                 took = statistics.median(timings[name])
                 print(
-                    f"{name:28} shell.exec true {took * 1e3:7.2f} ms  x{took / base:5.2f}   table alone {statistics.median(reading[name]) * 1e3:6.2f} ms"
+                    f"{name:28} shell.exec true {took * 1e3:7.2f} ms  x{took / base:5.2f}"
+                    f"   table alone {statistics.median(reading[name]) * 1e3:6.2f} ms"
                 )
     finally:
         for server in servers:

@@ -34,7 +34,10 @@ CLIENTS = {
     "import openai": "import openai",
     "import anthropic": "import anthropic",
 }
-CHILD = "import time\nimport kairox.agent._http as _http\nt = time.perf_counter()\n{statement}\nprint(time.perf_counter() - t)\n"
+CHILD = (
+    "import time\nimport kairox.agent._http as _http\n"
+    "t = time.perf_counter()\n{statement}\nprint(time.perf_counter() - t)\n"
+)
 """Each child has loaded the agent package first (pydantic, anyio, ssl...: what a session has loaded anyway), so a
 row is what that client adds to a Kairox process."""
 LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
@@ -94,7 +97,8 @@ def run_breakdown(rounds: int, wire: str, env: dict[str, str], root: Path) -> No
                 sums[name].append(self_us.get(name, 0))
     total = statistics.median(totals)
     print(
-        f"\nkairox run, {wire} wire: self time of the imports by package, {rounds} rounds (median of {total / 1000:.0f} ms under -X importtime)"
+        f"\nkairox run, {wire} wire: self time of the imports by package, "
+        f"{rounds} rounds (median of {total / 1000:.0f} ms under -X importtime)"
     )
     rows = sorted(((statistics.median(v), k) for k, v in sums.items()), reverse=True)[:25]
     for value, name in rows:

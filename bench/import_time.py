@@ -101,7 +101,8 @@ def main(rounds: int, against: Path | None) -> None:
     print(f"\n{rounds} rounds, interleaved; medians. import ms is timed inside the child, process ms around it")
     print(f"{'tree':<8}{'import':<34}{'import ms':>10}{'process ms':>12}{'÷ baseline':>12}")
     print(
-        f"{'':<8}{BASELINE:<34}{statistics.median(base) * 1000:>10.1f}{statistics.median(base_wall) * 1000:>12.1f}{'1.00x':>12}"
+        f"{'':<8}{BASELINE:<34}{statistics.median(base) * 1000:>10.1f}"
+        f"{statistics.median(base_wall) * 1000:>12.1f}{'1.00x':>12}"
     )
     print(
         f"{'':<8}{'floor: asyncio, anyio, pydantic':<34}{statistics.median(floor) * 1000:>10.1f}"

@@ -125,7 +125,8 @@ async def main() -> None:
     print(f"  bare JSON lines on pipes : {bare * 1e6:8.0f} us")
     print(f"  SDK Client directly      : {sdk * 1e6:8.0f} us   {sdk / bare:.2f}x bare")
     print(
-        f"  Kairox ToolRegistry      : {registry * 1e6:8.0f} us   {registry / sdk:.2f}x SDK, {registry / bare:.2f}x bare"
+        f"  Kairox ToolRegistry      : {registry * 1e6:8.0f} us  "
+        f" {registry / sdk:.2f}x SDK, {registry / bare:.2f}x bare"
     )
 
 

@@ -68,7 +68,10 @@ def worker(argv: list[str], client: str, baseline: bool = False) -> dict[str, fl
 
 def median_ratio(pairs: list[tuple[float, float]]) -> str:
     ratio = statistics.median(a / b for a, b in pairs)
-    return f"{statistics.median(a for a, _ in pairs) * 1000:7.0f} ms vs {statistics.median(b for _, b in pairs) * 1000:6.0f} ms  {ratio:5.2f}x"
+    return (
+        f"{statistics.median(a for a, _ in pairs) * 1000:7.0f} ms vs "
+        f"{statistics.median(b for _, b in pairs) * 1000:6.0f} ms  {ratio:5.2f}x"
+    )
 
 
 def startup(rounds: int) -> None:

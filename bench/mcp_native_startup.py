@@ -83,7 +83,8 @@ def main() -> None:
         imported = statistics.median(r["import"] for r in runs) * 1000
         listed = statistics.median(r["listed"] for r in runs) * 1000
         print(
-            f"{kind:7} session {'/'.join(sorted(map(str, sessions))):6} import {imported:6.0f} ms   spawn -> tools listed {listed:6.0f} ms"
+            f"{kind:7} session {'/'.join(sorted(map(str, sessions))):6} import "
+            f"{imported:6.0f} ms   spawn -> tools listed {listed:6.0f} ms"
         )
     ratio = statistics.median(s["listed"] / n["listed"] for s, n in zip(rows["sdk"], rows["native"], strict=True))
     print(f"sdk / native (spawn -> tools listed, paired per round): {ratio:.2f}x")

@@ -70,7 +70,8 @@ async def main() -> None:
             print(f"{script:16} one: {one * 1000:7.1f} ms   ten: {ten * 1000:7.1f} ms   ten/one: {ten / one:.2f}x")
         broken = statistics.median([await mixed(Path(tmp)) for _ in range(ROUNDS)])
         print(
-            f"good + crash + hang + garbage + flood (1 s startup timeout): {broken * 1000:7.1f} ms = {broken:.2f}x the timeout"
+            "good + crash + hang + garbage + flood (1 s startup timeout): "
+            f"{broken * 1000:7.1f} ms = {broken:.2f}x the timeout"
         )
 
 

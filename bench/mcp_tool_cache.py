@@ -31,7 +31,8 @@ LEAN = Path(__file__).resolve().parents[1] / "tests" / "servers" / "lean_server.
 
 def servers_toml(count: int, startup: str) -> str:
     return "".join(
-        f'[mcp_servers.s{i:02d}]\ncommand = "{sys.executable}"\nargs = ["{LEAN}", "--extra-tools", "39"]\nstartup = "{startup}"\n\n'
+        f'[mcp_servers.s{i:02d}]\ncommand = "{sys.executable}"\n'
+        f'args = ["{LEAN}", "--extra-tools", "39"]\nstartup = "{startup}"\n\n'
         for i in range(count)
     )
 
@@ -48,7 +49,8 @@ async def first_request(home: Path, ws: Path, servers: str, search: str) -> tupl
 
     with ScriptedModelServer("openai", [{"reply": "text", "text": "ok", "check": check}]) as server:
         (home / "kairox.toml").write_text(
-            f'model = "bench"\nmodel_provider = "scripted"\n[model_providers.scripted]\nbase_url = "{server.base_url}"\n\n'
+            'model = "bench"\nmodel_provider = "scripted"\n'
+            f'[model_providers.scripted]\nbase_url = "{server.base_url}"\n\n'
             f"[tools]\nsearch_threshold = {search}\n\n" + servers,
             encoding="utf-8",
         )
@@ -104,7 +106,8 @@ async def main(count: int, runs: int) -> None:
         print(f"{label}: {wall * 1e3:8.1f} ms ({wall / none[0]:6.2f}x)  {cpu * 1e3:8.1f} ms ({cpu / none[1]:6.2f}x)")
     print(f"tool definitions, all sent     : {all_bytes:8d} bytes ({len(everything['tools'])} tools)")
     print(
-        f"tool definitions, first request: {first_bytes:8d} bytes ({len(deferred['tools'])} tools) = {first_bytes / all_bytes:.1%}"
+        f"tool definitions, first request: {first_bytes:8d} bytes "
+        f"({len(deferred['tools'])} tools) = {first_bytes / all_bytes:.1%}"
     )
     print(f"tool index in the system prompt: {len(index):8d} characters")
 

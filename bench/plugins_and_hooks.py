@@ -51,7 +51,8 @@ def bench_validate(corpora: Path) -> None:
         full.append(time.perf_counter() - start)
     r, f = statistics.median(raw), statistics.median(full)
     print(
-        f"validate: {plugins} plugins in {f * 1000:.1f} ms ({f / plugins * 1000:.2f} ms per plugin); reading {files} JSON files alone {r * 1000:.1f} ms; ratio {f / r:.1f}x"
+        f"validate: {plugins} plugins in {f * 1000:.1f} ms ({f / plugins * 1000:.2f} ms per "
+        f"plugin); reading {files} JSON files alone {r * 1000:.1f} ms; ratio {f / r:.1f}x"
     )
 
 
@@ -84,7 +85,8 @@ async def bench_hooks() -> None:
         boxed = statistics.median(timings[SandboxPolicy.WORKSPACE_WRITE])
         bare = statistics.median(timings[SandboxPolicy.DANGER_FULL_ACCESS])
         print(
-            f"pre_tool_use hook: sandboxed {boxed * 1000:.1f} ms, unsandboxed {bare * 1000:.1f} ms per call; ratio {boxed / bare:.2f}x"
+            f"pre_tool_use hook: sandboxed {boxed * 1000:.1f} ms, unsandboxed "
+            f"{bare * 1000:.1f} ms per call; ratio {boxed / bare:.2f}x"
         )
 
 

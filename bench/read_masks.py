@@ -86,7 +86,8 @@ async def main(files: int) -> None:
         for name in CASES:
             took = statistics.median(timings[name])
             print(
-                f"{name:22} shell.exec true {took * 1e3:7.2f} ms  x{took / base:5.2f}   hidden paths alone {statistics.median(masks[name]) * 1e3:6.2f} ms"
+                f"{name:22} shell.exec true {took * 1e3:7.2f} ms  x{took / base:5.2f} "
+                f"  hidden paths alone {statistics.median(masks[name]) * 1e3:6.2f} ms"
             )
 
 

@@ -39,7 +39,8 @@ def workspace(root: Path, servers: int, delay_ms: int) -> Path:
     (ws / ".git").mkdir(parents=True)
     (ws / "kairox.toml").write_text(
         "".join(
-            f'[mcp_servers.up{i:02d}]\ncommand = "{sys.executable}"\nargs = ["{LEAN}", "--delay-init-ms", "{delay_ms}"]\n\n'
+            f'[mcp_servers.up{i:02d}]\ncommand = "{sys.executable}"\n'
+            f'args = ["{LEAN}", "--delay-init-ms", "{delay_ms}"]\n\n'
             for i in range(servers)
         )
     )
@@ -103,7 +104,8 @@ def main() -> None:
             times["warm"].append(anyio.run(listed, full, home, options.servers))
     base = statistics.median(times["none"])
     print(
-        f"kairox serve, spawn -> tools/list answered; {options.servers} upstreams answering initialize after {options.delay_ms} ms"
+        f"kairox serve, spawn -> tools/list answered; {options.servers}"
+        f" upstreams answering initialize after {options.delay_ms} ms"
     )
     print(f"{'case':<8}{'median ms':>12}{'min ms':>10}{'ratio':>9}")
     for case, values in times.items():

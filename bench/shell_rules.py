@@ -78,7 +78,8 @@ def main() -> None:
         )
         shell = next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")
         print(
-            f"decide (3 commands)  {_per_call(engine, shell, 'git status --short && ls -la src | cat', rounds):8.1f} us/call"
+            "decide (3 commands)  "
+            f"{_per_call(engine, shell, 'git status --short && ls -la src | cat', rounds):8.1f} us/call"
         )
         # a deny rule on the shell: lines are read against the program table, and scripts a line runs are read
         (ws / "check.sh").write_text(

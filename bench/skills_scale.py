@@ -3,7 +3,8 @@
 Cold: no parse cache, every SKILL.md read and parsed. Warm: the same tree again with the on-disk cache, so
 only stat calls remain (a folder unchanged since it was listed is not listed again). The tree is left to
 settle for a little more than the cache's settle time before anything is timed: an entry changed less than
-that before it was read is read again on every scan, so a tree written a moment ago is not the steady state. Ratios are printed next to the times. Matching: the search index (FTS5)
+that before it was read is read again on every scan, so a tree written a moment ago is not
+the steady state. Ratios are printed next to the times. Matching: the search index (FTS5)
 is built once and stored, opened again while the skills are unchanged (warm load), then queries run over all
 10,000 skills. A baseline walk (os.walk listing the same files, no parsing)
 shows how much of warm discovery is the file system itself.
@@ -74,7 +75,7 @@ found = discover_skills([SkillRoot(path=Path(sys.argv[1]), scope=SkillScope.USER
 seconds = time.perf_counter() - started
 assert found.stats.parsed == 0 and found.stats.cached == int(sys.argv[3]), found.stats
 print(seconds)
-"""
+"""  # noqa: E501
 
 
 def warm_in_new_process(root: Path, cache_file: Path, count: int) -> float:
@@ -139,10 +140,12 @@ def main() -> None:
     print(f"  cold / new-process warm = {cold / fresh:.1f}x   new-process warm / bare walk = {fresh / walk:.1f}x")
     print(f"match index build (FTS5, stored):   {index_time * 1000:8.1f} ms")
     print(
-        f"match index warm load (stored):     {index_load * 1000:8.1f} ms  (median of 5; skills unchanged; CPU {load_cpu * 1000:.1f} ms)"
+        f"match index warm load (stored):     {index_load * 1000:8.1f} ms "
+        f" (median of 5; skills unchanged; CPU {load_cpu * 1000:.1f} ms)"
     )
     print(
-        f"match query over all skills:        {match * 1000:8.3f} ms  (median of {len(query_times)}; CPU {match_cpu * 1000:.3f} ms)"
+        f"match query over all skills:        {match * 1000:8.3f} ms  "
+        f"(median of {len(query_times)}; CPU {match_cpu * 1000:.3f} ms)"
     )
     print(f"  warm discovery / one query = {warm / match:.0f}x")
     print(f"example: {best.explain()}")

@@ -70,7 +70,8 @@ def main() -> None:
     print(f"kairox --help:                 {help_ * 1000:8.1f} ms   ratio {help_ / bare:.2f}x python -c pass")
     print(f"minimal mcp SDK list_tools:    {minimal * 1000:8.1f} ms")
     print(
-        f"kairox context (example ws):   {context * 1000:8.1f} ms   ratio {context / minimal:.2f}x the minimal MCP script"
+        f"kairox context (example ws):   {context * 1000:8.1f} ms "
+        f"  ratio {context / minimal:.2f}x the minimal MCP script"
     )
 
 

@@ -131,7 +131,8 @@ async def main() -> None:
                 raw_times.append(await raw_stop(case, workspace))
             ratio = statistics.median(k / r for k, r in zip(kairox_times, raw_times, strict=True))
             print(
-                f"{case.name:22} {statistics.median(kairox_times) * 1000:10.1f} {statistics.median(raw_times) * 1000:12.1f} {ratio:6.2f}x"
+                f"{case.name:22} {statistics.median(kairox_times) * 1000:10.1f}"
+                f" {statistics.median(raw_times) * 1000:12.1f} {ratio:6.2f}x"
             )
 
 

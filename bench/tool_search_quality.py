@@ -37,7 +37,8 @@ def semantic(weights: tuple[float, ...] = (0.2, 0.35, 0.5)) -> None:
             top1, top3 = hit_rates(outcomes(ranker))
             seconds = time.perf_counter() - started
             print(
-                f"blended, weight {weight:.2f} (scripted embeddings): top-1 {top1:6.1%}  top-3 {top3:6.1%}  ({seconds * 1000:.0f} ms, {ranker.embedded} texts embedded)"
+                f"blended, weight {weight:.2f} (scripted embeddings): top-1 {top1:6.1%}  top-3 "
+                f"{top3:6.1%}  ({seconds * 1000:.0f} ms, {ranker.embedded} texts embedded)"
             )
 
 
@@ -47,7 +48,8 @@ def main() -> None:
     seconds = time.perf_counter() - started
     top1, top3 = hit_rates(results)
     print(
-        f"corpus: {len(corpus_specs())} tools, {len(results)} labelled queries (index built and queried in {seconds * 1000:.0f} ms)"
+        f"corpus: {len(corpus_specs())} tools, {len(results)} labelled "
+        f"queries (index built and queried in {seconds * 1000:.0f} ms)"
     )
     print(f"top-1 hit rate: {top1:6.1%}")
     print(f"top-3 hit rate: {top3:6.1%}")
@@ -55,7 +57,8 @@ def main() -> None:
         if result.rank != 1:
             where = f"rank {result.rank}" if result.rank else "missed"
             print(
-                f"  {where:8}  {result.query!r}: wanted {', '.join(result.expected)}; got {', '.join(result.found) or 'nothing'}"
+                f"  {where:8}  {result.query!r}: wanted {', '.join(result.expected)}"
+                f"; got {', '.join(result.found) or 'nothing'}"
             )
 
 

@@ -30,7 +30,8 @@ POLL = 0.025
 CPU from what is measured."""
 BARE = (
     "from textual.app import App\nfrom textual.widgets import Static, TextArea\n"
-    "class Bare(App):\n    def compose(self):\n        yield Static('bare app ready')\n        yield TextArea(id='composer')\n"
+    "class Bare(App):\n    def compose(self):\n"
+    "        yield Static('bare app ready')\n        yield TextArea(id='composer')\n"
     "    def on_mount(self):\n        self.query_one(TextArea).focus()\n"
     "Bare().run()\n"
 )
@@ -78,7 +79,8 @@ def run_kairox(root: Path, env: dict[str, str], index: int) -> dict[str, float]:
     name = f"kairox-tui-bench-{os.getpid()}-{index}"
     with ScriptedModelServer("openai", [{"reply": "text", "text": ANSWER}]) as server:
         (home / "kairox.toml").write_text(
-            f'model = "bench-model"\nmodel_provider = "bench"\n[model_providers.bench]\nbase_url = "{server.base_url}"\n'
+            'model = "bench-model"\nmodel_provider = "bench"\n'
+            f'[model_providers.bench]\nbase_url = "{server.base_url}"\n'
             f'api_key_env = "BENCH_API_KEY"\nwire_api = "chat"\n\n[mcp_servers.lean]\ncommand = "{sys.executable}"\n'
             f'args = ["{ROOT / "tests" / "servers" / "lean_server.py"}"]\n'
         )
@@ -153,7 +155,8 @@ def main() -> None:
         print(f"  kairox tui: {label:<40}{med(kairox, key):>7.0f}{med(kairox, key) / base:>8.2f}x")
     print(f"  kairox tui: {'prompt -> answer painted':<40}{med(kairox, 'answer'):>7.0f}")
     print(
-        f"  kairox tui: {'/quit -> exit':<40}{med(kairox, 'exit'):>7.0f}{med(kairox, 'exit') / med(bare, 'exit'):>8.2f}x (over the bare app's exit)"
+        f"  kairox tui: {'/quit -> exit':<40}{med(kairox, 'exit'):>7.0f}"
+        f"{med(kairox, 'exit') / med(bare, 'exit'):>8.2f}x (over the bare app's exit)"
     )
 
 

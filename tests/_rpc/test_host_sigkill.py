@@ -194,7 +194,7 @@ COMMANDS_HOST = textwrap.dedent(
                 group.start_soon(plugin.call_tool, plugin_tool_name("kit", "wait"), {}, context)
 
     anyio.run(main, Path(sys.argv[1]), sys.argv[2])
-    """
+    """  # noqa: E501
 )
 
 

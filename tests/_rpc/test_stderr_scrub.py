@@ -35,7 +35,10 @@ def test_a_secret_split_across_reads_is_replaced_in_the_log_and_the_tail(tmp_pat
 
 async def test_a_child_that_prints_its_secret_leaves_no_trace_of_it(tmp_path: Path) -> None:
     log = tmp_path / "child.log"
-    code = f"import sys; sys.stderr.write('a' * 70000 + ' {SECRET[:5]}'); sys.stderr.flush(); sys.stderr.write('{SECRET[5:]} end')"
+    code = (
+        f"import sys; sys.stderr.write('a' * 70000 + ' {SECRET[:5]}"
+        f"'); sys.stderr.flush(); sys.stderr.write('{SECRET[5:]} end')"
+    )
     async with ChildProcess(
         [sys.executable, "-c", code], stderr_log=log, scrub_stderr=_scrubber().text, pipe_stdin=False
     ) as child:

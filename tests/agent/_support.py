@@ -27,7 +27,10 @@ def checkout(cart: Cart) -> int:
     return cart.total()
 """
 
-SKILL = "---\nname: release-notes\ndescription: Write release notes from the changelog.\n---\nList the changes under Added, Fixed, Removed.\n"
+SKILL = (
+    "---\nname: release-notes\ndescription: Write release notes from the "
+    "changelog.\n---\nList the changes under Added, Fixed, Removed.\n"
+)
 
 
 def make_workspace(root: Path) -> Path:
@@ -49,7 +52,8 @@ def user_config(
     provider = "anthropic" if wire == "anthropic" else "chat"
     text = (
         'model = "scripted-model"\nmodel_provider = "scripted"\n\n'
-        f'[model_providers.scripted]\nwire_api = "{provider}"\nbase_url = "{server.base_url}"\napi_key_env = "{api_key_env}"\n'
+        f'[model_providers.scripted]\nwire_api = "{provider}"\n'
+        f'base_url = "{server.base_url}"\napi_key_env = "{api_key_env}"\n'
         "max_retries = 2\nrequest_timeout_sec = 30\n\n" + extra
     )
     path = home / "kairox.toml"

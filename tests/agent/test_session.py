@@ -73,8 +73,8 @@ async def test_turn_calls_an_mcp_an_lsp_and_the_skill_tool_then_answers_with_hoo
     extra = (
         '[policy]\nsandbox_policy = "danger_full_access"\n\n[policy.rules]\nallow = ["mcp__everything__echo"]\n\n'
         f'[mcp_servers.everything]\ncommand = "{NODE}"\nargs = ["{EVERYTHING}", "stdio"]\n\n'
-        f'[lsp_servers.python]\ncommand = "{BIN / "jedi-language-server"}"\nfile_patterns = ["*.py"]\nlanguages = ["python"]\n\n'
-        + hooks
+        f'[lsp_servers.python]\ncommand = "{BIN / "jedi-language-server"}'
+        '"\nfile_patterns = ["*.py"]\nlanguages = ["python"]\n\n' + hooks
     )
     script = [
         {

@@ -237,7 +237,8 @@ def test_remote_entry_writes_header_references_shown_redacted(
 
 def test_registry_down_listing_shows_cache_age(workspace: Path, registry: Any, isolated_home: Path) -> None:
     (isolated_home / "kairox.toml").write_text(
-        f'[mcp_catalog]\ncache_ttl_sec = 0\n\n[[mcp_catalog.sources]]\nname = "test"\nurl = "{registry.url}"\nkind = "registry"\n'
+        "[mcp_catalog]\ncache_ttl_sec = 0\n\n[[mcp_catalog.sources]]\n"
+        f'name = "test"\nurl = "{registry.url}"\nkind = "registry"\n'
     )
     assert kairox(workspace, "mcp", "catalog", "refresh").returncode == 0
     registry.control(down="1")

@@ -67,8 +67,8 @@ def test_with_only_pipx_on_path_pipx_runs_the_pinned_package(workspace: Path, ba
     checked = kairox(workspace, "mcp", "catalog", "check", "fetch", path=bare)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert (
-        f"[ok] runtime pipx: {pipx}: pipx runs {PACKAGE}=={VERSION} in its own environment; uvx is not on PATH (`pip install uv` to use it instead)"
-        in checked.stdout
+        f"[ok] runtime pipx: {pipx}: pipx runs {PACKAGE}=={VERSION} in its own "
+        "environment; uvx is not on PATH (`pip install uv` to use it instead)" in checked.stdout
     )
     assert f"command: pipx run --spec {PACKAGE}=={VERSION} {PACKAGE}" in checked.stdout
 
@@ -115,8 +115,8 @@ def test_with_uvx_and_pipx_on_path_uvx_is_taken_unless_another_is_chosen(
     assert missing.returncode == 1
     assert f"[MISSING] runtime path: {PACKAGE} is not on PATH (chosen with --launcher path)" in missing.stdout
     assert (
-        f"fix: `pip install {PACKAGE}=={VERSION}` (or `pipx install {PACKAGE}=={VERSION}`) puts {PACKAGE} itself on PATH"
-        in missing.stdout
+        f"fix: `pip install {PACKAGE}=={VERSION}` (or `pipx install "
+        f"{PACKAGE}=={VERSION}`) puts {PACKAGE} itself on PATH" in missing.stdout
     )
     wrong = kairox(workspace, "mcp", "catalog", "check", "filesystem", "--launcher", "pipx", path=bare)
     assert wrong.returncode == 2 and "--launcher is for PyPI packages" in wrong.stderr

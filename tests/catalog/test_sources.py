@@ -122,7 +122,8 @@ def test_sources_concatenate_across_layers_and_untrusted_ones_wait(
     registry: Any, isolated_home: Path, tmp_path: Path
 ) -> None:
     (isolated_home / "kairox.toml").write_text(
-        f'[mcp_catalog]\nurl = "{registry.url}/manifest.json"\n\n[[mcp_catalog.sources]]\nname = "mine"\nurl = "{registry.url}"\nkind = "registry"\n'
+        f'[mcp_catalog]\nurl = "{registry.url}/manifest.json"\n\n[[mcp_catalog.sources]]\n'
+        f'name = "mine"\nurl = "{registry.url}"\nkind = "registry"\n'
     )
     (tmp_path / "kairox.toml").write_text(f'[[mcp_catalog.sources]]\nname = "theirs"\nurl = "{registry.url}/wrong"\n')
     (tmp_path / ".git").mkdir()

@@ -15,7 +15,10 @@ from tests.helpers import Run, kairox
 
 from kairox.cli._common import ExitCode
 
-PROJECT_TEXT = '# the team\'s settings: keep this comment\nmodel = "team-model"  # chosen together\n\n[mcp_servers.p]\ncommand = "echo"\n'
+PROJECT_TEXT = (
+    "# the team's settings: keep this comment\n"
+    'model = "team-model"  # chosen together\n\n[mcp_servers.p]\ncommand = "echo"\n'
+)
 MCP_JSON_TEXT = '{"mcpServers": {"j": {"command": "echo"}}}\n'
 SKILL_TEXT = "---\nname: notes\ndescription: Write release notes.\n---\nWrite them.\n"
 

@@ -44,7 +44,8 @@ def run(script: str, args: list[str], cwd: Path, columns: int) -> str:
 
 def test_the_stored_help_is_the_toolkits_rendering() -> None:
     assert root_help() == ROOT_HELP, (
-        "a command or global option changed: run  python -c 'from kairox.cli._app import write_root_help; write_root_help()'"
+        "a command or global option changed: run  python -c 'from "
+        "kairox.cli._app import write_root_help; write_root_help()'"
     )
 
 

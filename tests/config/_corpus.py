@@ -149,7 +149,10 @@ command = "pylsp"
 """
 
 BAD_TOML = 'model = "x"\n[tools\noutput_limit_chars = 5\n'
-BAD_SCHEMA = '[tools]\noutput_limt_chars = 5000\ndefault_timeout_sec = "soon"\n\n[policy]\nsandbox_policy = "wide_open"\n[mcp_servers.x]\nargs = 3\n'
+BAD_SCHEMA = (
+    '[tools]\noutput_limt_chars = 5000\ndefault_timeout_sec = "soon"\n\n'
+    '[policy]\nsandbox_policy = "wide_open"\n[mcp_servers.x]\nargs = 3\n'
+)
 TOO_DEEP = "v = " + "[" * 70 + "]" * 70 + "\n"
 BAD_UTF8 = b'model = "\xff\xfe"\n'
 MCP_JSON = {"mcpServers": {"from-json": {"command": "npx", "args": ["server"]}, "proj": {"command": "other"}}}

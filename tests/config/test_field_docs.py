@@ -68,7 +68,9 @@ def test_descriptions_are_what_pydantic_reads_from_the_same_source() -> None:
         ours
         == pydantics
         == {
-            "inherited": "Declared in the base class.\n\nIndented continuation lines are dedented, as in any docstring.",
+            "inherited": (
+                "Declared in the base class.\n\nIndented continuation lines are dedented, as in any docstring."
+            ),
             "plain": "One line.",
             "explicit": "Given in Field",
             "undocumented": None,

@@ -28,7 +28,8 @@ def test_provenance_names_winner_file_line_and_shadowed_layers(
     (workspace / ".git").mkdir(parents=True)
     project = write(
         workspace / "kairox.toml",
-        '[tools]\ndefault_timeout_sec = 30.0\n\n[policy.rules]\nask = ["shell.exec(git push*)"]\ndeny = ["fs.write(./dist/**)"]\n',
+        "[tools]\ndefault_timeout_sec = 30.0\n\n[policy.rules]\n"
+        'ask = ["shell.exec(git push*)"]\ndeny = ["fs.write(./dist/**)"]\n',
     )
     local = write(workspace / ".kairox" / "kairox.local.toml", "[tools]\noutput_limit_chars = 7000\n")
     assert kairox("trust", cwd=workspace).code == 0

@@ -1,4 +1,5 @@
-"""The parse cache: a cached resolve is the uncached one (values, every origin, every problem), and no edit is missed."""
+"""The parse cache: a cached resolve is the uncached one
+(values, every origin, every problem), and no edit is missed."""
 
 import os
 import time

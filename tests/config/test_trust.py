@@ -87,7 +87,8 @@ def _repo(tmp_path: Path, project: str) -> Path:
 
 def test_untrusted_project_cannot_pick_a_wider_profile_of_the_user(tmp_path: Path, isolated_home: Path) -> None:
     (isolated_home / "kairox.toml").write_text(
-        '[profiles.yolo]\nmodel = "big"\n[profiles.yolo.policy]\nsandbox_policy = "danger_full_access"\nnetwork_access = true\n',
+        '[profiles.yolo]\nmodel = "big"\n[profiles.yolo.policy]\n'
+        'sandbox_policy = "danger_full_access"\nnetwork_access = true\n',
         encoding="utf-8",
     )
     root = _repo(tmp_path, 'profile = "yolo"\n')

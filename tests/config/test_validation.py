@@ -28,8 +28,8 @@ def test_validate_lists_all_three_mistakes_with_file_line_and_did_you_mean(tmp_p
     assert lines[1].startswith(f"{config}:5: tools.default_timeout_sec: ")
     assert "valid number" in lines[1]
     assert (
-        lines[2]
-        == f'{config}:8: mcp_servers.broken.url: a stdio server cannot set url; remove it or set type = "sse" or "streamable_http"'
+        lines[2] == f"{config}:8: mcp_servers.broken.url: a stdio server cannot "
+        'set url; remove it or set type = "sse" or "streamable_http"'
     )
 
     as_json = kairox("config", "validate", "--json", cwd=tmp_path)
@@ -149,12 +149,13 @@ def test_validate_checks_the_workspace_mcp_json_too(tmp_path: Path) -> None:
     run = kairox("config", "validate", cwd=tmp_path)
     assert run.code == 3
     assert (
-        run.stdout
-        == f"{mcp_json}:3: not valid JSON: Expecting property name enclosed in double quotes (fix the syntax at that line)\n"
+        run.stdout == f"{mcp_json}:3: not valid JSON: Expecting property name "
+        "enclosed in double quotes (fix the syntax at that line)\n"
     )
 
     mcp_json.write_text(
-        '{"mcpServers": {\n "files": {"command": "npx", "url": "http://127.0.0.1:9/mcp"},\n "time": {"command": "uvx"}\n}}\n',
+        '{"mcpServers": {\n "files": {"command": "npx", "url": '
+        '"http://127.0.0.1:9/mcp"},\n "time": {"command": "uvx"}\n}}\n',
         encoding="utf-8",
     )
     run = kairox("config", "validate", "--json", cwd=tmp_path)
@@ -181,7 +182,8 @@ def test_a_rule_pattern_the_policy_cannot_read_is_a_problem_with_its_line(tmp_pa
 
     assert run.code == 3
     assert run.stdout.strip().splitlines() == [
-        f"{config}:3: policy.rules.deny: '.options.mode=drop' names an argument inside another; name the top-level argument "
+        f"{config}:3: policy.rules.deny: '.options.mode=drop' names "
+        "an argument inside another; name the top-level argument "
         "(.options=...): deny and ask rules see every value below it (fix the rule; it is ignored until then)",
         f"{config}:4: policy.rules.ask: fs.write rules take a path glob such as fs.write(src/**), not named arguments "
         "(fix the rule; it is ignored until then)",

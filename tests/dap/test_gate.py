@@ -58,7 +58,8 @@ async def test_read_only_sandbox_debugs_in_a_read_only_sandbox_and_refuses_attac
     assert not (workspace / "made.txt").exists()
     # no sandbox holds a program attached to: the gate denies it before the provider is asked
     assert attach.text_content() == (
-        "dap.attach was not run: dap.attach runs a program outside Kairox's OS sandbox, which the read_only sandbox policy forbids"
+        "dap.attach was not run: dap.attach runs a program outside "
+        "Kairox's OS sandbox, which the read_only sandbox policy forbids"
     )
     assert sessions == ["s1", "s2"]
 

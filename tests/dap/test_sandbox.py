@@ -247,7 +247,8 @@ async def test_the_program_and_its_folder_are_held_to_the_workspace_and_the_rule
         f"dap.launch failed: program {outside / 'elsewhere.py'} is outside the workspace {ws}",
         f"dap.launch failed: program {outside / 'elsewhere.py'} is outside the workspace {ws}",
         f"dap.launch failed: working directory {outside} is outside the workspace {ws}",
-        f"dap.launch failed: the rules on reading hide {ws / 'secrets' / 'run.py'} (deny rule 'fs.read(secrets/**)' (kairox.toml:1)), so it cannot be debugged",
+        f"dap.launch failed: the rules on reading hide {ws / 'secrets' / 'run.py'} "
+        "(deny rule 'fs.read(secrets/**)' (kairox.toml:1)), so it cannot be debugged",
         f"dap.launch failed: the rules on reading hide {ws / 'secrets'}, so a command cannot run in {ws / 'secrets'}",
     ]
     assert sessions == {} and not (outside / "ran").exists()

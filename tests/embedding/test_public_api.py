@@ -45,13 +45,19 @@ def test_the_public_names_are_the_promised_ones() -> None:
 
 
 def test_import_kairox_loads_none_of_its_packages() -> None:
-    code = "import sys, json, kairox; print(json.dumps(sorted(m for m in sys.modules if m.startswith('kairox') or m == 'typing')))"
+    code = (
+        "import sys, json, kairox; print(json.dumps(sorted(m for m "
+        "in sys.modules if m.startswith('kairox') or m == 'typing')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60).stdout
     assert json.loads(out) == ["kairox", "kairox._version"]
 
 
 def test_reading_a_name_loads_its_package_only() -> None:
-    code = "import sys, json, kairox; kairox.ToolCall; print(json.dumps(sorted(m for m in sys.modules if m.startswith('kairox.'))))"
+    code = (
+        "import sys, json, kairox; kairox.ToolCall; print(json.dumps(sorted(m "
+        "for m in sys.modules if m.startswith('kairox.'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60).stdout
     loaded = json.loads(out)
     assert "kairox.tools" in loaded

@@ -60,7 +60,8 @@ async def client(tmp_path: Path, isolated_home: Path) -> AsyncIterator[Client]:
     (ws / ".git").mkdir(parents=True)
     (ws / "kairox.toml").write_text(
         f'[lsp_servers.jedi]\ncommand = {json.dumps(str(JEDI))}\nfile_patterns = ["*.py"]\n'
-        f'[dap_servers.debugpy]\ncommand = {json.dumps(sys.executable)}\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n'
+        f"[dap_servers.debugpy]\ncommand = {json.dumps(sys.executable)}"
+        '\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n'
         '[policy.rules]\nallow = ["shell.exec", "fs.write", "fs.edit", "dap.*"]\n'
         "[tools]\noutput_limit_chars = 1000\n"
     )

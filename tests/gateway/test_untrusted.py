@@ -33,7 +33,8 @@ async def test_stderr_and_the_instructions_say_what_is_held_back_and_how_to_trus
     assert len(notes) == 1
     notice = notes[0].removeprefix("kairox serve: note: ").strip()
     assert notice == (
-        f"The workspace {untrusted.workspace} is not trusted, so kairox serve holds back its project MCP servers basic, "
+        f"The workspace {untrusted.workspace} is not trusted, so "
+        "kairox serve holds back its project MCP servers basic, "
         "everything; language servers jedi; skills greet-back; 2 other setting(s) (such as allow rules). Only the "
         "built-in tools and the user's own servers are served. To use them, review and trust the workspace with "
         f"{trust_command(untrusted)}, then restart the server."

@@ -92,7 +92,8 @@ async def test_hook_sleeping_past_its_timeout_blocks_the_call(tmp_path: Path) ->
 
     assert result.is_error
     assert result.text_content() == (
-        "fs.write was not run: the pre_tool_use hook config:pre_tool_use.1 did not finish within 0.5 s and was stopped, "
+        "fs.write was not run: the pre_tool_use hook config:pre_tool_use.1 "
+        "did not finish within 0.5 s and was stopped, "
         "so the call is blocked"
     )
     assert not (tmp_path / "notes.txt").exists()
@@ -101,7 +102,10 @@ async def test_hook_sleeping_past_its_timeout_blocks_the_call(tmp_path: Path) ->
         ExtensionLoadFailure(
             kind="hook",
             name="config:pre_tool_use.1",
-            reason="did not finish within 0.5 s and was stopped; the call was blocked (set fail_open = true to let calls go on)",
+            reason=(
+                "did not finish within 0.5 s and was stopped; the call "
+                "was blocked (set fail_open = true to let calls go on)"
+            ),
             severity=Severity.ERROR,
             hint="raise its timeout or make it faster",
         )

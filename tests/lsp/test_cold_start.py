@@ -21,14 +21,19 @@ TS_FILES = {
     "tsconfig.json": '{"compilerOptions": {"strict": true, "module": "commonjs"}, "include": ["src"]}\n',
     "src/greeting.ts": "export function greet(name: string): string {\n  return 'Hello, ' + name;\n}\n",
     "src/main.ts": "import { greet } from './greeting';\n\nconsole.log(greet('world'));\n",
-    "src/util/shout.ts": "import { greet } from '../greeting';\n\nexport const shout = (name: string): string => greet(name).toUpperCase();\n",
+    "src/util/shout.ts": (
+        "import { greet } from '../greeting';\n\n"
+        "export const shout = (name: string): string => greet(name).toUpperCase();\n"
+    ),
 }
 PY_FILES = {
     "pkg/__init__.py": "",
     "pkg/greeting.py": 'def greet(name: str) -> str:\n    return "Hello, " + name\n',
     "pkg/main.py": 'from pkg.greeting import greet\n\nprint(greet("world"))\n',
     "pkg/util/__init__.py": "",
-    "pkg/util/shout.py": "from pkg.greeting import greet\n\n\ndef shout(name: str) -> str:\n    return greet(name).upper()\n",
+    "pkg/util/shout.py": (
+        "from pkg.greeting import greet\n\n\ndef shout(name: str) -> str:\n    return greet(name).upper()\n"
+    ),
 }
 SERVERS = {
     "typescript": (typescript_config, TS_FILES, "src/greeting.ts", 17),

@@ -63,7 +63,9 @@ def test_broken_entry_is_reported_with_its_line_and_the_rest_load(tmp_path: Path
         ExtensionLoadFailure(
             kind="mcp_server",
             name="bad",
-            reason='command: a sse server cannot set command; remove it or set type = "stdio"; a sse server needs `url`',
+            reason=(
+                'command: a sse server cannot set command; remove it or set type = "stdio"; a sse server needs `url`'
+            ),
             source=str(path),
             line=4,
             hint="fix this entry; the other servers still load",

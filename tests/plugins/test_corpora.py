@@ -72,6 +72,6 @@ def test_validate_text_output_names_each_problem_with_its_file(corpora: Path) ->
     assert run.code == 1
     assert run.stdout.splitlines()[0] == f"private-equity ({folder / '.claude-plugin' / 'plugin.json'})"
     assert (
-        f"error: {folder / 'hooks' / 'hooks.json'}: hook 'private-equity': the hooks file is an empty list ([]); it declares no hooks"
-        in run.stderr
+        f"error: {folder / 'hooks' / 'hooks.json'}: hook 'private-equity': "
+        "the hooks file is an empty list ([]); it declares no hooks" in run.stderr
     )

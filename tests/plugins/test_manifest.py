@@ -81,8 +81,8 @@ def test_unknown_fields_warn_and_wrong_types_fail_the_plugin(tmp_path: Path) -> 
     assert failed is None
     assert len(errors) == 1 and isinstance(errors[0], ExtensionLoadFailure)
     assert (
-        errors[0].reason
-        == "manifest fields have the wrong type: version: Input should be a valid string; keywords: Input should be a valid list"
+        errors[0].reason == "manifest fields have the wrong type: version: Input should "
+        "be a valid string; keywords: Input should be a valid list"
     )
 
 

@@ -206,8 +206,8 @@ def test_incompatible_plugins_install_disabled_with_the_reason(tmp_path: Path, i
     assert future.code == 0 and tool.code == 0
     assert "warning: installed disabled: incompatible: needs Kairox >=99, this is 0.1.0" in future.stderr
     assert (
-        "warning: installed disabled: incompatible: needs kairox-test-missing-tool >=1 on PATH; 'kairox-test-missing-tool' was not found"
-        in tool.stderr
+        "warning: installed disabled: incompatible: needs kairox-test-missing-tool "
+        ">=1 on PATH; 'kairox-test-missing-tool' was not found" in tool.stderr
     )
     assert _config(isolated_home)["plugins"]["entries"] == {
         "future": {"enabled": False},

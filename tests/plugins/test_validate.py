@@ -42,8 +42,8 @@ def test_a_marketplace_root_with_an_unknown_manifest_folder_validates_its_plugin
     assert text.code == 0
     assert text.stderr.splitlines()[-1] == "2 plugin(s), 2 diagnostic(s), 0 error(s)"
     assert (
-        f"info: {root / '.cursor-plugin' / 'plugin.json'}: plugin 'repo': .cursor-plugin/plugin.json is another host's manifest"
-        in text.stderr
+        f"info: {root / '.cursor-plugin' / 'plugin.json'}: plugin "
+        "'repo': .cursor-plugin/plugin.json is another host's manifest" in text.stderr
     )
 
 

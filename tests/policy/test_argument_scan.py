@@ -200,7 +200,8 @@ def test_a_declared_path_argument_that_is_not_text_is_asked_about_when_a_rule_na
     nested_secret = engine(ws, ("deny", "plugin:ops(secrets/**)")).decide(spec, {"source": {"nested": "secrets/key"}})
     assert (nested_secret.verdict, nested_secret.source) == (Verdict.DENY, DecisionSource.RULE)
     assert decision.reason == (
-        "argument 'source' holds a dict where the policy reads a path, so deny rule 'plugin:ops(secrets/**)' (kairox.toml:1) cannot be "
+        "argument 'source' holds a dict where the policy reads a path, "
+        "so deny rule 'plugin:ops(secrets/**)' (kairox.toml:1) cannot be "
         "checked against the rest; pass each path as text; no allow rule can vouch for what was not read"
     )
 

@@ -101,13 +101,15 @@ def test_deny_and_ask_rules_keep_matching_as_plain_globs(tmp_path: Path, glob: s
         ),
         (
             "shell.exec(npm run test*)",
-            "commands matching 'npm run test*' (the program 'npm' as a whole word, a '*' in the arguments spanning words)",
+            "commands matching 'npm run test*' (the program 'npm' "
+            "as a whole word, a '*' in the arguments spanning words)",
         ),
     ],
 )
 def test_the_approval_prompt_says_what_a_command_rule_covers(tmp_path: Path, pattern: str, said: str) -> None:
     assert _engine(tmp_path).describe_rule(SHELL, pattern) == (
-        f"every command line whose commands are all {said}, run as written: no redirection or option that writes a file, "
+        f"every command line whose commands are all {said}, run as "
+        "written: no redirection or option that writes a file, "
         "no sudo, ssh or container exec, no variables that change what runs"
     )
 
@@ -164,7 +166,8 @@ def test_the_command_run_on_another_host_or_in_a_container_is_a_command_of_the_l
         ('kubectl exec pod -- sh -c "$CMD"', "a command name is only known when the line runs"),
         (
             "ssh -F ./ssh_config host ls",
-            "ssh -F ./ssh_config reads a config file whose ProxyCommand, LocalCommand or Match exec the rules cannot see",
+            "ssh -F ./ssh_config reads a config file whose ProxyCommand, "
+            "LocalCommand or Match exec the rules cannot see",
         ),
         (
             "ssh -vF cfg host ls",

@@ -194,7 +194,8 @@ def test_write_outside_the_writable_roots_asks_and_names_the_roots(ws: Path) -> 
     decision = engine(ws).decide(SPECS["fs.write"], {"path": "../outside.txt", "content": "x"})
     outside, tmp = ws.parent / "outside.txt", ws.parent / "tmp"
     assert decision == Decision.ask(
-        f"{outside} is outside the writable roots ({ws}, {tmp}); add the folder to policy.writable_roots to allow writes there",
+        f"{outside} is outside the writable roots ({ws}, {tmp}); add "
+        "the folder to policy.writable_roots to allow writes there",
         source=DecisionSource.SANDBOX,
     )
 
@@ -437,7 +438,8 @@ def test_debugging_runs_in_the_sandbox_and_attaching_to_an_unconfined_program_as
     for sandbox in (SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.DANGER_FULL_ACCESS):
         asked = engine(ws, sandbox=sandbox).decide(DAP["dap.attach"], attach)
         assert asked == Decision.ask(
-            "dap.attach works on a program that Kairox did not start and no Kairox sandbox holds, so what it makes that "
+            "dap.attach works on a program that Kairox did not start "
+            "and no Kairox sandbox holds, so what it makes that "
             "program do runs with the program's full authority",
             source=DecisionSource.MODE,
             suggested_rule="dap.attach",
@@ -527,8 +529,8 @@ def test_a_command_whose_name_is_computed_when_it_runs_is_asked_about_under_deny
     )
     assert (decision.verdict, decision.source) == (Verdict.ASK, DecisionSource.RULE)
     assert (
-        decision.reason
-        == "a command name is only known when the line runs, so deny rule 'shell.exec(rm *)' (k.toml:4) cannot be checked against it"
+        decision.reason == "a command name is only known when the line runs, so deny rule "
+        "'shell.exec(rm *)' (k.toml:4) cannot be checked against it"
     )
     # without deny rules for commands nothing changes
     assert engine(ws).decide(SPECS["shell.exec"], {"command": line}).verdict is Verdict.ALLOW

@@ -72,8 +72,10 @@ def test_a_history_that_held_a_path_a_rule_covers_is_hidden(tmp_path: Path, comm
 
     assert history_hidden(found, ws)
     assert found.hidden.notes == (
-        f"the history of the git repository at {ws} is hidden (deny rule '{pattern}' reaches it, and a repository keeps "
-        "what it ever held): git commands that read objects (status, log, diff, show, clone) fail here; run them outside "
+        f"the history of the git repository at {ws} is hidden (deny "
+        f"rule '{pattern}' reaches it, and a repository keeps "
+        "what it ever held): git commands that read objects (status, "
+        "log, diff, show, clone) fail here; run them outside "
         "the sandbox, or narrow the rule to paths outside the repository",
     )
 
@@ -200,7 +202,7 @@ def test_another_worktrees_refs_in_a_reftable_hide_the_history(tmp_path: Path) -
     found = masked(ws, "fs.read(**/.env)")
 
     assert (
-        reason(found)
-        == "another worktree keeps its own refs (refs/bisect, refs/worktree) in a reftable, which the check does not read"
+        reason(found) == "another worktree keeps its own refs (refs/bisect, "
+        "refs/worktree) in a reftable, which the check does not read"
     )
     assert history_hidden(found, ws)

@@ -110,8 +110,8 @@ def test_a_rule_hides_the_history_of_the_repositories_it_reaches(tmp_path: Path)
     )
     why = folder.why(ws / ".git" / "objects" / "pack" / "x.pack")
     assert (
-        why
-        == f"{ws / '.git' / 'objects' / 'pack' / 'x.pack'} holds the history of the git repository at {ws}, which is hidden because deny rule 'fs.read(secrets/**)' reaches it"
+        why == f"{ws / '.git' / 'objects' / 'pack' / 'x.pack'} holds the history of the git repository "
+        f"at {ws}, which is hidden because deny rule 'fs.read(secrets/**)' reaches it"
     )
     assert folder.why(ws / ".git" / "HEAD") is None and folder.why(ws / "vendor" / "lib" / "a.txt") is None
 
@@ -144,7 +144,8 @@ def test_other_names_of_hidden_files_are_hidden_with_them_or_refuse(tmp_path: Pa
 
     assert inside.files == (other / "copy.txt", ws / "copy.txt") and inside.problem is None
     assert outside.problem == (
-        f"{ws / 'id.txt'} (deny rule 'fs.read(id.txt)') has 1 other name(s) outside the workspace and the writable roots "
+        f"{ws / 'id.txt'} (deny rule 'fs.read(id.txt)') has 1 other "
+        "name(s) outside the workspace and the writable roots "
         "(hard links), where a command could read it"
     )
     assert outside.hint is not None and "-samefile" in outside.hint
@@ -159,6 +160,6 @@ def test_past_the_limit_the_search_for_other_names_refuses(tmp_path: Path) -> No
     mask.limit = 20
 
     assert (
-        mask().problem
-        == "more than 20 files and folders to search for other names (hard links) of the files they hide (deny rule 'fs.read(secrets/**)')"
+        mask().problem == "more than 20 files and folders to search for other names (hard "
+        "links) of the files they hide (deny rule 'fs.read(secrets/**)')"
     )

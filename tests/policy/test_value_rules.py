@@ -117,7 +117,8 @@ def test_describe_rule_says_what_an_allow_rule_on_values_lets_through(tmp_path: 
         "every call of mcp__db__query whose every value, also inside lists and objects, matches 'SELECT *'"
     )
     assert engine.describe_rule(DB, "mcp__db__query(.sql=SELECT *, .limit=*)") == (
-        "every call of mcp__db__query whose arguments are exactly 'sql', 'limit': sql matching 'SELECT *'; limit matching '*'"
+        "every call of mcp__db__query whose arguments are exactly "
+        "'sql', 'limit': sql matching 'SELECT *'; limit matching '*'"
     )
     assert engine.describe_rule(SPECS["shell.exec"], "shell.exec(.command=git status*)") is None
 

@@ -336,7 +336,8 @@ async def test_registry_definitions_leave_out_what_a_provider_cannot_take_and_ma
     assert [(p.name, p.reason) for p in problems] == [
         (
             "mcp__srv__post",
-            "tool 'mcp__srv__post': the free-form object at arguments.body cannot be declared for Gemini (it needs properties)",
+            "tool 'mcp__srv__post': the free-form object at arguments.body "
+            "cannot be declared for Gemini (it needs properties)",
         )
     ]
     assert (none, [d["function"]["strict"] for d in openai if d["function"]["name"] == "mcp__srv__post"]) == (

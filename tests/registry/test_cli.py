@@ -224,7 +224,8 @@ def test_the_prompt_names_only_the_layers_always_may_write() -> None:
         ApprovalRequest(tool="x", reason="r", rule="x(a)", grants=grants, layers=(RuleLayer.USER,))
     )
     assert (
-        "  [a1] allow always: save allow rule 'x(a)' in the user configuration (or project, local); answer a1:project or a1:local"
+        "  [a1] allow always: save allow rule 'x(a)' in the user "
+        "configuration (or project, local); answer a1:project or a1:local"
         " to save it there"
     ) in trusted.splitlines()
     assert "  [a1] allow always: save allow rule 'x(a)' in the user configuration" in untrusted.splitlines()

@@ -156,7 +156,10 @@ async def test_output_over_the_cap_is_spilled_to_a_file_named_in_the_result(ws: 
     spilled = Path(result.meta["spilled_to"])
     assert spilled.parent == ws.parent / "spill"
     assert spilled.read_text() == "x" * 5000
-    note = f"\n[output truncated: 5000 characters, limit 1000; the full output is in {spilled}; read it with fs.read and a line range]"
+    note = (
+        "\n[output truncated: 5000 characters, limit 1000; the full "
+        f"output is in {spilled}; read it with fs.read and a line range]"
+    )
     assert result.content == (TextContent(text="x" * (1000 - len(note)) + note),)
     assert result.meta == {"truncated": True, "original_chars": 5000, "spilled_to": str(spilled)}
     finished = sink.of_type(ToolCallFinished)[0]
@@ -446,7 +449,8 @@ async def test_an_mcp_tool_claiming_read_access_is_still_held_as_external(ws: Pa
     await registry.add_provider(provider)
     result = await registry.call(ToolCall(name="mcp__github__delete_repo", arguments={"message": "x"}))
     assert result.text_content() == (
-        "mcp__github__delete_repo was not run: approval required: mcp tool mcp__github__delete_repo from github may change "
+        "mcp__github__delete_repo was not run: approval required: "
+        "mcp tool mcp__github__delete_repo from github may change "
         "things: it is not annotated read-only, so it counts as a write with effects outside Kairox's sandbox"
     )
     assert provider.calls == []

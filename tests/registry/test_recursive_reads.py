@@ -44,7 +44,8 @@ async def test_search_leaves_out_files_that_rules_keep_from_reading(ws: Path, rg
     assert result.text_content() == (
         "ok.txt:1: API_KEY=value\n"
         "[search.ripgrep: 3 file(s) left out: reading them is denied or needs approval "
-        "(ask rule 'fs.read(./private/**)' (k.toml:3); deny rule 'fs.read(*.env)' (k.toml:1); deny rule 'fs.read(./secrets/**)' (k.toml:2))]"
+        "(ask rule 'fs.read(./private/**)' (k.toml:3); deny rule 'fs.read(*.env)' "
+        "(k.toml:1); deny rule 'fs.read(./secrets/**)' (k.toml:2))]"
     )
     # without rules the same search finds every file
     open_registry = await build_registry(

@@ -101,7 +101,8 @@ async def test_what_another_writer_put_in_the_same_file_meanwhile_still_waits(re
         ),
         (
             f"policy.rules.allow[{THEIRS}]",
-            f"new allow rule `{THEIRS}` in kairox.toml:7 since this workspace was trusted; run `kairox trust` to review",
+            f"new allow rule `{THEIRS}` in kairox.toml:7 since this "
+            "workspace was trusted; run `kairox trust` to review",
         ),
     ], file.read_text()
     assert await _runs_without_asking(repo)

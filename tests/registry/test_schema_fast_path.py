@@ -138,7 +138,7 @@ async def main():
     print(json.dumps([ok.is_error, before, bad.text_content(), "jsonschema" in sys.modules]))
 
 asyncio.run(main())
-"""
+"""  # noqa: E501
 
 
 def test_a_registry_builds_its_validators_without_jsonschema_and_explains_a_failure_with_it(tmp_path: Any) -> None:

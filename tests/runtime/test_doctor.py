@@ -28,7 +28,10 @@ def _workspace(tmp_path: Path) -> Path:
 
 def _crash_server(name: str, *, required: bool) -> str:
     args = json.dumps([str(SERVERS / "crash_at_start.py")])
-    return f"[mcp_servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\nrequired = {str(required).lower()}\n"
+    return (
+        f"[mcp_servers.{name}]\ncommand = {json.dumps(sys.executable)}"
+        f"\nargs = {args}\nrequired = {str(required).lower()}\n"
+    )
 
 
 def test_a_failing_server_that_is_not_required_does_not_fail_doctor(tmp_path: Path, isolated_home: Path) -> None:
@@ -64,8 +67,8 @@ def test_a_url_server_gets_a_url_and_login_hint(tmp_path: Path, isolated_home: P
     (failure,) = report["failures"]
     assert failure["name"] == "remote"
     assert (
-        failure["fix"]
-        == "check mcp_servers.remote.url and its authorization: `kairox mcp login remote`, headers or bearer_token_env_var"
+        failure["fix"] == "check mcp_servers.remote.url and its authorization: "
+        "`kairox mcp login remote`, headers or bearer_token_env_var"
     )
 
 
@@ -77,8 +80,8 @@ def test_a_missing_variable_gets_an_export_hint(tmp_path: Path, isolated_home: P
     (failure,) = report["failures"]
     assert "uses ${KAIROX_TEST_UNSET_TOKEN}, which is not set" in failure["reason"]
     assert (
-        failure["fix"]
-        == "export KAIROX_TEST_UNSET_TOKEN (or give a default in the entry with ${KAIROX_TEST_UNSET_TOKEN:-value}), then try again"
+        failure["fix"] == "export KAIROX_TEST_UNSET_TOKEN (or give a default in the "
+        "entry with ${KAIROX_TEST_UNSET_TOKEN:-value}), then try again"
     )
 
 
@@ -170,14 +173,16 @@ def test_a_rule_naming_an_argument_the_tool_does_not_take_is_a_warning(tmp_path:
         (
             "policy_rule",
             "shell.exec(.command=git status*)",
-            f"allow rule 'shell.exec(.command=git status*)' ({where}:7) names arguments of shell.exec, which is vouched for by its command or paths: it never allows a call",
+            f"allow rule 'shell.exec(.command=git status*)' ({where}:7) names arguments of "
+            "shell.exec, which is vouched for by its command or paths: it never allows a call",
             7,
             "write a command rule instead, e.g. shell.exec(git status*)",
         ),
         (
             "policy_rule",
             "mcp__h__t0(.sql=*DROP*)",
-            f"deny rule 'mcp__h__t0(.sql=*DROP*)' ({where}:6) names argument 'sql', which mcp__h__t0 does not take (it takes: x)",
+            f"deny rule 'mcp__h__t0(.sql=*DROP*)' ({where}:6) names "
+            "argument 'sql', which mcp__h__t0 does not take (it takes: x)",
             6,
             "fix the argument's name: a rule about an argument the call never has holds for no call",
         ),
@@ -254,8 +259,8 @@ def test_a_plugins_missing_language_server_is_a_warning_with_an_install_or_disab
         "  [warn] basedpyright-langserver-absent: language server 'pyright' for *.py (from plugin pytools)"
     )
     assert (
-        lines[row + 1]
-        == "         fix: install 'basedpyright-langserver-absent' so that it is on PATH; or disable the plugin: kairox plugins disable pytools"
+        lines[row + 1] == "         fix: install 'basedpyright-langserver-absent' so that it "
+        "is on PATH; or disable the plugin: kairox plugins disable pytools"
     )
     assert "lsp_servers.pyright.command" not in run.stdout
     assert run.stdout.rstrip().endswith("Doctor: everything required works.")
@@ -301,11 +306,12 @@ def test_two_language_servers_claiming_the_same_files_are_a_warning(tmp_path: Pa
     assert run.code == 0, run.stdout
     lines = run.stdout.splitlines()
     row = lines.index(
-        "  lsp_server pyls, pyright: language servers 'pyls' and 'pyright' both claim *.py: 'pyls' answers for those files, 'pyright' is never asked"
+        "  lsp_server pyls, pyright: language servers 'pyls' and 'pyright' both "
+        "claim *.py: 'pyls' answers for those files, 'pyright' is never asked"
     )
     assert (
-        lines[row + 1]
-        == "    fix: narrow the file_patterns of one, or turn one off (enabled = false in [lsp_servers.pyls] / kairox plugins disable pytools)"
+        lines[row + 1] == "    fix: narrow the file_patterns of one, or turn one off (enabled "
+        "= false in [lsp_servers.pyls] / kairox plugins disable pytools)"
     )
     report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
     overlaps = [w["name"] for w in report["warnings"] if w["kind"] == "lsp_server"]

@@ -33,7 +33,8 @@ def changed_since_trust(tmp_path: Path, isolated_home: Path) -> Path:
     for Markdown keeps the LSP tools listed."""
     (isolated_home / "kairox.toml").write_text(
         f'[lsp_servers.docs]\ncommand = {json.dumps(str(PYLSP))}\nfile_patterns = ["*.md"]\n'
-        f'[dap_servers.userdbg]\ncommand = {json.dumps(sys.executable)}\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
+        f"[dap_servers.userdbg]\ncommand = {json.dumps(sys.executable)}"
+        '\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
         encoding="utf-8",
     )
     root = tmp_path / "repo"
@@ -57,7 +58,8 @@ def test_the_lsp_tools_say_the_entry_is_pending_retrust_and_trust_reviews_it(cha
     call = kairox(*NO_SANDBOX, "tools", "call", "lsp.document_symbols", '{"path": "pkg/tool.py"}', cwd=root)
     assert call.code != 0
     assert call.stderr.splitlines() == [
-        f"lsp.document_symbols failed: language server 'pyls' for pkg/tool.py is pending re-trust: {_reason('language server', 'pyls', 4)}",
+        "lsp.document_symbols failed: language server 'pyls' for pkg/tool.py "
+        f"is pending re-trust: {_reason('language server', 'pyls', 4)}",
         "  hint: `kairox trust` in the workspace reviews the entry; the server starts once it is trusted",
     ]
     named = kairox(

@@ -31,7 +31,10 @@ EXPECTED = {
 
 
 def _server(name: str, script: str, extra: str = "") -> str:
-    return f'[mcp_servers.{name}]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / script}"]\nstartup_timeout_sec = 20\n{extra}\n'
+    return (
+        f'[mcp_servers.{name}]\ncommand = "{sys.executable}"\n'
+        f'args = ["{SERVERS / script}"]\nstartup_timeout_sec = 20\n{extra}\n'
+    )
 
 
 def _workspace(tmp_path: Path, home: Path) -> tuple[Path, Path]:

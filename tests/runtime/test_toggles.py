@@ -104,5 +104,6 @@ async def test_a_refusal_names_the_file_and_the_change(workspace: Path, isolated
         )
     assert (denied.value.file, denied.value.change) == (project, 'model = "x"')
     assert str(denied.value) == (
-        f'{project} is unchanged (model = "x"): denied at the prompt\n  hint: trust the workspace (`kairox trust`) or write to the user layer instead'
+        f'{project} is unchanged (model = "x"): denied at the prompt\n'
+        "  hint: trust the workspace (`kairox trust`) or write to the user layer instead"
     )

@@ -110,7 +110,8 @@ def test_kairox_tools_search_blends_embeddings_when_tools_semantic_is_on(tmp_pat
     env.update(KAIROX_HOME=str(home), KAIROX_SYSTEM_CONFIG=str(home / "none.toml"), SCRIPTED_KEY="sk-cli")
     with EmbeddingsServer() as server:
         (home / "kairox.toml").write_text(
-            f'model = "m"\nmodel_provider = "scripted"\n[model_providers.scripted]\nbase_url = "{server.base_url}"\napi_key_env = "SCRIPTED_KEY"\n\n'
+            'model = "m"\nmodel_provider = "scripted"\n[model_providers.scripted]\n'
+            f'base_url = "{server.base_url}"\napi_key_env = "SCRIPTED_KEY"\n\n'
             f'[tools]\nsemantic = true\nembedding_model = "embed-small"\n\n'
             f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n',
             encoding="utf-8",

@@ -207,7 +207,10 @@ def test_the_decision_for_a_command_names_the_sockets_let_through(tmp_path: Path
     decision = engine.decide(SHELL, {"command": "docker ps"})
 
     let_through = f"{tmp_path}/home/.colima/default/docker.sock, {tmp_path}/run/podman.sock"
-    reason = f"shell.exec runs in the workspace_write sandbox; host sockets let through (policy.allow_unix_sockets): {let_through}"
+    reason = (
+        "shell.exec runs in the workspace_write sandbox; host sockets "
+        f"let through (policy.allow_unix_sockets): {let_through}"
+    )
     assert decision == Decision.allow(reason, source=DecisionSource.MODE)
     full = PolicyConfig(allow_unix_sockets=["/var/run/docker.sock"], sandbox_policy=SandboxPolicy.DANGER_FULL_ACCESS)
     unsandboxed = PolicyEngine(

@@ -24,7 +24,10 @@ SERVER = Path(__file__).resolve().parents[1] / "servers" / "hostile_server.py"
 TOOL = "mcp__h__t0"
 DENY_SECRETS = Rule(action="deny", pattern="fs.read(secrets/**)", layer="user", file="kairox.toml", line=1)
 ALLOW_SERVER = Rule(action="allow", pattern="mcp__h__*", layer="user", file="kairox.toml", line=2)
-WHAT_TO_DO = "split it into calls of at most 64 paths, 64 entries per list or object, nesting 6 deep; no allow rule can vouch for what was not read"
+WHAT_TO_DO = (
+    "split it into calls of at most 64 paths, 64 entries per list or "
+    "object, nesting 6 deep; no allow rule can vouch for what was not read"
+)
 
 
 def nested(levels: int, inner: JsonObject) -> JsonObject:
@@ -148,7 +151,8 @@ async def test_a_path_past_a_limit_of_the_argument_scan_is_asked_about_not_allow
             TOOL,
             "rule",
             "deny rule 'fs.read(secrets/**)' (kairox.toml:1)",
-            f"{why}, so deny rule 'fs.read(secrets/**)' (kairox.toml:1) cannot be checked against the rest; {WHAT_TO_DO}",
+            f"{why}, so deny rule 'fs.read(secrets/**)' (kairox.toml:1) "
+            f"cannot be checked against the rest; {WHAT_TO_DO}",
         )
     ]
     assert result.is_error and result.text_content().startswith(f"{TOOL} was not run")
@@ -165,7 +169,8 @@ async def test_a_path_past_a_limit_is_denied_when_the_approval_policy_is_never(
     assert result.is_error
     assert result.meta["decision"] == {
         "decision": "deny",
-        "reason": f"{why}, so deny rule 'fs.read(secrets/**)' (kairox.toml:1) cannot be checked against the rest; {WHAT_TO_DO}; "
+        "reason": f"{why}, so deny rule 'fs.read(secrets/**)' (kairox.toml:1) "
+        f"cannot be checked against the rest; {WHAT_TO_DO}; "
         "the approval policy is never, so what would be asked is denied",
         "source": "rule",
         "rule": {"action": "deny", "pattern": "fs.read(secrets/**)", "layer": "user", "file": "kairox.toml", "line": 1},
@@ -220,7 +225,8 @@ async def test_a_write_past_a_limit_is_asked_about_for_the_protected_paths_witho
         (
             "protected_path",
             None,
-            "argument 'paths' holds a list of 65 items and the policy reads the first 64, so the rest cannot be checked "
+            "argument 'paths' holds a list of 65 items and the policy "
+            "reads the first 64, so the rest cannot be checked "
             f"against the protected paths; {WHAT_TO_DO}",
         )
     ]

@@ -121,8 +121,8 @@ def build_workspace(place: Path) -> Path:
     site.mkdir(parents=True)
     (site / "__init__.py").write_text("")
     (ws / "e" / "server.py").write_text(
-        "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '.venv', 'lib', 'site-packages'))\nimport vpkg\n"
-        + lean
+        "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), "
+        "'.venv', 'lib', 'site-packages'))\nimport vpkg\n" + lean
     )
     python = json.dumps(PYTHON)
     (ws / "kairox.toml").write_text(
@@ -208,7 +208,8 @@ def test_a_project_cannot_unconfine_its_server_and_the_cli_can(place: Path, outs
     (ws / "srv" / "lib" / "helper.py").write_text("")
     (ws / "srv" / "server.py").write_text("import lib.helper\n" + LEAN.read_text())
     (ws / "kairox.toml").write_text(
-        f'[mcp_servers.p]\ncommand = {json.dumps(PYTHON)}\nargs = ["srv/server.py"]\nsandbox = "none"\nwritable_roots = ["{outside}"]\n'
+        f'[mcp_servers.p]\ncommand = {json.dumps(PYTHON)}\nargs = ["srv/server.py"]\n'
+        f'sandbox = "none"\nwritable_roots = ["{outside}"]\n'
         '\n[policy]\nunconfined_servers = ["mcp_servers.p"]\n'
     )
     give_to(user, place)
@@ -248,11 +249,13 @@ def test_a_changed_language_server_and_debug_adapter_run_only_in_the_sandbox(
     (ws / "tools" / "lib" / "dap_helper.py").write_text("")
     (ws / "tools" / "lsp.py").write_text("import lib.lsp_helper\n" + MINI_LSP)
     (ws / "tools" / "dap.py").write_text(
-        "import lib.dap_helper\nimport runpy, sys\nsys.argv = ['debugpy.adapter']\nrunpy.run_module('debugpy.adapter', run_name='__main__')\n"
+        "import lib.dap_helper\nimport runpy, sys\nsys.argv = ['debugpy.adapter']\n"
+        "runpy.run_module('debugpy.adapter', run_name='__main__')\n"
     )
     # the debuggee creates project configuration, which the sandbox cannot refuse: it is reported
     (ws / "app.py").write_text(
-        "import os\nos.makedirs('nested', exist_ok=True)\nopen('nested/.mcp.json', 'w').write('{}')\nprint('hello from the debuggee')\n"
+        "import os\nos.makedirs('nested', exist_ok=True)\n"
+        "open('nested/.mcp.json', 'w').write('{}')\nprint('hello from the debuggee')\n"
     )
     python = json.dumps(PYTHON)
     (ws / "kairox.toml").write_text(
@@ -327,7 +330,7 @@ MINI_LSP = textwrap.dedent("""
             send({"jsonrpc": "2.0", "id": message["id"], "result": {"contents": "mini hover"}})
         else:
             send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-""")
+""")  # noqa: E501
 
 
 def test_the_profile_is_part_of_what_trust_pins(place: Path, user: str) -> None:

@@ -41,9 +41,11 @@ def _plant(home: Path, head: str = "") -> None:
         head
         + f'[mcp_servers.remote]\ntype = "streamable_http"\nurl = "http://me:{s["userinfo"]}@127.0.0.1:9/mcp?api_key={s["query"]}"\n'
         f'headers = {{ Authorization = "Bearer {s["header"]}" }}\nstartup_timeout_sec = 5\n\n'
-        f'[mcp_servers.local]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\nenv = {{ SERVICE_TOKEN = "{s["env"]}" }}\n\n'
+        f'[mcp_servers.local]\ncommand = "{sys.executable}"\n'
+        f'args = ["{SERVERS / "basic_server.py"}"]\nenv = {{ SERVICE_TOKEN = "{s["env"]}" }}\n\n'
         # a server that prints its own secret on stderr and exits: its stderr tail is shown everywhere
-        f'[mcp_servers.leaky]\ncommand = "{sys.executable}"\nargs = ["-c", "{LEAKS_ITS_TOKEN}"]\nstartup_timeout_sec = 20\n'
+        f'[mcp_servers.leaky]\ncommand = "{sys.executable}"\n'
+        f'args = ["-c", "{LEAKS_ITS_TOKEN}"]\nstartup_timeout_sec = 20\n'
         f'env = {{ SERVICE_TOKEN = "{s["env"]}" }}\n\n'
         f'[[mcp_catalog.sources]]\nname = "corp"\nurl = "https://ci:{s["catalog"]}@catalog.invalid/index.json"\n\n'
         f'[model_providers.corp]\nbase_url = "https://api.invalid/v1?api_key={s["provider_query"]}"\n'
@@ -193,7 +195,8 @@ async def test_planted_secrets_reach_no_gateway_listing_audit_transcript_or_log(
     with ScriptedModelServer("openai", script) as server:
         head = (
             'model = "scripted-model"\nmodel_provider = "scripted"\n\n[policy.rules]\nallow = ["mcp__local__*"]\n\n'
-            f'[model_providers.scripted]\nwire_api = "chat"\nbase_url = "{server.base_url}"\napi_key_env = "KAIROX_TEST_MODEL_KEY"\n\n'
+            '[model_providers.scripted]\nwire_api = "chat"\n'
+            f'base_url = "{server.base_url}"\napi_key_env = "KAIROX_TEST_MODEL_KEY"\n\n'
         )
         _plant(isolated_home, head)
         async with open_session(workspace) as session:

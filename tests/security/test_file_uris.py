@@ -64,7 +64,8 @@ async def _call(
 
 
 def _fill(value: object, where: str) -> object:
-    """``value`` with ``WS`` in every string it holds replaced by ``where`` (its slashes encoded where the URI's are)."""
+    """``value`` with ``WS`` in every string it holds replaced
+    by ``where`` (its slashes encoded where the URI's are)."""
     if isinstance(value, str):
         return value.replace("WS", where.replace("/", "%2F") if "%2F" in value else where)
     if isinstance(value, list):

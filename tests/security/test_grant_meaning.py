@@ -1,5 +1,6 @@
 """A grant covers what the person saw (attack corpus, class 9): an exact grant for a path, or for a command run
-in a folder, does not follow a symlink re-pointed later in the session, and the rule "always" saves for "exactly this command line" does not
+in a folder, does not follow a symlink re-pointed later in the session,
+and the rule "always" saves for "exactly this command line" does not
 also cover a line that differs only in quoting (``rm '*'`` is not ``rm *``)."""
 
 from pathlib import Path

@@ -15,7 +15,10 @@ from kairox.tools import ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
-WRITES = "echo 'touch {marker}' > {repo}/hooks/pre-commit; chmod +x {repo}/hooks/pre-commit; git config core.fsmonitor 'touch {marker}'; echo tried"
+WRITES = (
+    "echo 'touch {marker}' > {repo}/hooks/pre-commit; chmod +x "
+    "{repo}/hooks/pre-commit; git config core.fsmonitor 'touch {marker}'; echo tried"
+)
 
 
 def _linked(ws: Path, how: str) -> Path:

@@ -2,7 +2,8 @@
 workspace (the project or local layer, or any file reached through the workspace) is refused before a byte is
 written, trusted workspace or not, and the refusal names the file, the link's target and what to do. Without the
 refusal such a write either edits the user's file for every workspace (a linked folder) or copies the user's
-settings (their model endpoints too) into the workspace's file (a linked file, which the writer replaces). The user's file named
+settings (their model endpoints too) into the workspace's file (a
+linked file, which the writer replaces). The user's file named
 by its own path stays the user's: written without a question. Read, the linked file is the user layer only."""
 
 import os
@@ -25,7 +26,10 @@ from kairox.tools import ToolCall
 
 pytestmark = pytest.mark.anyio
 
-USER_TEXT = '# my settings\n[model_providers.mine]\nbase_url = "https://models.example"\napi_key_env = "MINE_KEY"\n\n[policy.rules]\nallow = ["fs.read"]\n'
+USER_TEXT = (
+    '# my settings\n[model_providers.mine]\nbase_url = "https://models.example"\n'
+    'api_key_env = "MINE_KEY"\n\n[policy.rules]\nallow = ["fs.read"]\n'
+)
 EVERYWHERE = "a change meant for this workspace would hold in every workspace"
 HINT = "write to the user layer if the change is meant for every workspace, or replace the link with a file of its own"
 
@@ -154,10 +158,7 @@ def _places(tmp_path: Path, home: Path) -> Path:
 
 def _expected(file: Path, spelling: Spelling, home: Path) -> str:
     user = home / "kairox.toml"
-    if spelling.reverse:
-        how = f"your user file too ({user} is a link to it)"
-    else:
-        how = f"a link to {user}, your user file"
+    how = f"your user file too ({user} is a link to it)" if spelling.reverse else f"a link to {user}, your user file"
     return f"{file} is {spelling.what} but {how}: {EVERYWHERE}"
 
 

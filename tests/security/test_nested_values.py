@@ -1,7 +1,8 @@
 """Deny and ask rules on a tool's values (``mcp__db__query(*DROP TABLE*)``) see every string of the call, also
 inside lists and objects: a value cannot get past them by being nested. The tool is a real MCP server that writes a
 marker file each time it really runs. An allow rule on values vouches only when every value matches (see
-``test_value_rules``), so a nested copy of a harmless value never vouches for a call. And a plugin tool that declares some of its path arguments has its other
+``test_value_rules``), so a nested copy of a harmless value never vouches for a
+call. And a plugin tool that declares some of its path arguments has its other
 path-like arguments held to the rules on paths and the protected paths too."""
 
 import sys

@@ -88,10 +88,12 @@ GIT_ATTACKS = [
     "git blame secrets/key.txt; git blame HEAD~1 -- .env",
     "git format-patch --stdout -2 HEAD",
     "git bundle create out.bundle --all && git clone -q out.bundle unbundled && git -C unbundled log -p | cat",
-    "git clone -q . clone; cat clone/secrets/key.txt clone/.env; git clone -q --no-local . clone2; cat clone2/secrets/key.txt",
+    "git clone -q . clone; cat clone/secrets/key.txt clone/.env; "
+    "git clone -q --no-local . clone2; cat clone2/secrets/key.txt",
     "git fast-export --all",
     "git reflog -p",
-    "cp .git/index idx; GIT_INDEX_FILE=idx git checkout -q HEAD~1 -- .env; cat .env",  # .git is read-only: its own index
+    "cp .git/index idx; GIT_INDEX_FILE=idx "
+    "git checkout -q HEAD~1 -- .env; cat .env",  # .git is read-only: its own index
     f'{PYTHON} -c "$(cat peek_objects.py)"',
     "cat .git/objects/pack/*.pack | strings; find .git -type f -exec cat {} +",
 ]
@@ -188,7 +190,8 @@ async def test_a_linked_worktree_hides_the_history_it_shares(tmp_path: Path) -> 
 
     result = await call(
         registry,
-        f"git show main:secrets/key.txt; git log -p main | cat; find {main}/.git -type f -exec cat {{}} + | strings; cat notes.txt",
+        "git show main:secrets/key.txt; git log -p main | cat; find "
+        f"{main}/.git -type f -exec cat {{}} + | strings; cat notes.txt",
     )
 
     assert revealed(result.text_content()) == [] and PLAIN in result.text_content(), result.text_content()
@@ -207,7 +210,8 @@ async def test_the_stores_it_borrows_from_are_hidden_too(tmp_path: Path) -> None
 
     result = await call(
         registry,
-        f"git show HEAD~1:secrets/key.txt; find {origin}/.git/objects -type f -exec cat {{}} + | strings | head; cat notes.txt",
+        f"git show HEAD~1:secrets/key.txt; find {origin}/.git/objects "
+        f"-type f -exec cat {{}} + | strings | head; cat notes.txt",
     )
 
     assert revealed(result.text_content()) == [] and PLAIN in result.text_content(), result.text_content()
@@ -262,8 +266,10 @@ async def test_other_names_of_a_hidden_file_are_hidden_too(tmp_path: Path) -> No
 
     assert revealed(result.text_content()) == [] and PLAIN in result.text_content(), result.text_content()
     assert (
-        f"[rules on reading: {tmp_path / 'tmp' / 'copy'}, {ws / '.git' / 'kept'}, {ws / 'src' / 'innocent.txt'}: another name (hard link) "
-        f"of {ws / 'secrets' / 'key.txt'}, which deny rule 'fs.read(secrets/**)' (kairox.toml:1) covers, so it is hidden too]"
+        f"[rules on reading: {tmp_path / 'tmp' / 'copy'}, {ws / '.git' / 'kept'}"
+        f", {ws / 'src' / 'innocent.txt'}: another name (hard link) "
+        f"of {ws / 'secrets' / 'key.txt'}, which deny rule "
+        "'fs.read(secrets/**)' (kairox.toml:1) covers, so it is hidden too]"
     ) in result.text_content()
 
 
@@ -280,7 +286,8 @@ async def test_a_hidden_file_with_a_name_outside_the_roots_refuses_the_command(t
 
     assert result.is_error and revealed(result.text_content()) == []
     assert (
-        f"{ws / 'secrets' / 'key.txt'} (deny rule 'fs.read(secrets/**)' (kairox.toml:1)) has 1 other name(s) outside the "
+        f"{ws / 'secrets' / 'key.txt'} (deny rule 'fs.read(secrets/**)' "
+        "(kairox.toml:1)) has 1 other name(s) outside the "
         "workspace and the writable roots (hard links), where a command could read it"
     ) in result.text_content()
     assert "find / -xdev -samefile" in result.text_content()
@@ -324,7 +331,8 @@ async def test_fs_read_search_and_list_refuse_another_name_of_a_hidden_file(tmp_
         listing.text_content()
         == "(no files)\n[fs.list: 1 file(s) left out: reading them is denied or needs approval ("
         + (
-            f"{ws / 'src' / 'innocent.txt'} is another name (hard link) of {ws / 'secrets' / 'key.txt'}, which deny rule 'fs.read(secrets/**)' (kairox.toml:1) covers)]"
+            f"{ws / 'src' / 'innocent.txt'} is another name (hard link) of {ws / 'secrets' / 'key.txt'}"
+            ", which deny rule 'fs.read(secrets/**)' (kairox.toml:1) covers)]"
         )
     )
     assert (

@@ -189,7 +189,10 @@ async def test_a_hidden_file_stored_with_its_line_ends_converted_keeps_the_histo
     (ws / ".env").write_bytes(f"{OLD}\r\nMORE=1\r\n".encode())  # written on another system
     git(ws, "add", "-f", ".env")
     git(ws, "reset", "-q")  # no name left; the blob, with LF line ends, stays in the store
-    blobs = "for o in $(git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)' | sed -n 's/^blob //p'); do git cat-file -p $o; done"
+    blobs = (
+        "for o in $(git cat-file --batch-all-objects --batch-check='%(objecttype) "
+        "%(objectname)' | sed -n 's/^blob //p'); do git cat-file -p $o; done"
+    )
     assert (
         OLD
         in subprocess.run(["bash", "-c", blobs], cwd=ws, capture_output=True, text=True, timeout=60, check=True).stdout

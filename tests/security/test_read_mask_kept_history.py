@@ -35,7 +35,8 @@ RULES = {
 }
 GIT_WORKS = "git status --short; git diff; git log -p | cat"
 ATTACKS = (
-    "git log -p --all --reflog | cat; git show stash@{0}^3:.env side:.env; git --no-replace-objects log -p --all | cat; "
+    "git log -p --all --reflog | cat; git show stash@{0}^3:.env "
+    "side:.env; git --no-replace-objects log -p --all | cat; "
     "git cat-file --batch-all-objects --batch; git show :.env; git fsck --lost-found; git status; cat notes.txt"
 )
 
@@ -136,8 +137,10 @@ def revealed(text: str) -> list[str]:
 
 def note(ws: Path, rule: Rule) -> str:
     return (
-        f"[rules on reading: the history of the git repository at {ws} is hidden (deny rule '{rule.pattern}' (kairox.toml:1) "
-        "reaches it, and a repository keeps what it ever held): git commands that read objects (status, log, diff, show, "
+        "[rules on reading: the history of the git repository at "
+        f"{ws} is hidden (deny rule '{rule.pattern}' (kairox.toml:1) "
+        "reaches it, and a repository keeps what it ever held): "
+        "git commands that read objects (status, log, diff, show, "
         "clone) fail here; run them outside the sandbox, or narrow the rule to paths outside the repository]"
     )
 

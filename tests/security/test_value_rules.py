@@ -51,7 +51,10 @@ ALLOW_SELECT = rule("allow", "mcp__h__t0(SELECT *)")
 ALLOW_SQL = rule("allow", "mcp__h__t0(.sql=SELECT *)")
 ALLOW_SQL_LIMIT = rule("allow", "mcp__h__t0(.sql=SELECT *, .limit=*)", 2)
 ALLOW_SERVER = rule("allow", "mcp__h__*")
-MODE = f"mcp tool {TOOL} from h may change things: it is not annotated read-only, so it counts as a write with effects outside Kairox's sandbox"
+MODE = (
+    f"mcp tool {TOOL} from h may change things: it is not annotated "
+    "read-only, so it counts as a write with effects outside Kairox's sandbox"
+)
 
 
 def deep(levels: int, inner: object) -> object:
@@ -128,7 +131,8 @@ class TestAnUnnamedAllowRuleOnValues:
         assert len(asked) == 1 and asked[0].source == "mode"
         reason = asked[0].reason
         assert reason.startswith(
-            f"{MODE}; allow rule 'mcp__h__t0(SELECT *)' (kairox.toml:1) vouches only for calls whose every value matches 'SELECT *', and {why}"
+            f"{MODE}; allow rule 'mcp__h__t0(SELECT *)' (kairox.toml:1) vouches "
+            f"only for calls whose every value matches 'SELECT *', and {why}"
         )
         assert "; name the arguments it vouches for, e.g. mcp__h__t0(." in reason
         assert result.is_error and ran == []

@@ -452,7 +452,8 @@ class ScriptedModelServer:
                 else f"data: {json.dumps(error)}\n\n"
             )
         writer.write(
-            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
         )
         for event in events:
             data = event.encode()
@@ -473,7 +474,10 @@ class ScriptedModelServer:
         )
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         writer.write(
-            f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n{extra}connection: close\r\n\r\n".encode()
+            (
+                f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(data)}\r\n{extra}connection: close\r\n\r\n"
+            ).encode()
             + data
         )
         await writer.drain()

@@ -1,5 +1,6 @@
 """A host Unix socket (like ``docker.sock``) for Kairox's sandbox tests: it listens on PATH (mode 0777, so every
-user may connect) and appends a line to MARKER for every connection it accepts (with the peer's pid and command line). It prints ``ready`` once
+user may connect) and appends a line to MARKER for every connection it
+accepts (with the peer's pid and command line). It prints ``ready`` once
 listening, removes PATH when done and exits by itself after ``--lifetime`` seconds.
 
 Run: python tests/servers/unix_marker.py PATH MARKER [--lifetime SECONDS]

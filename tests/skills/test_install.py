@@ -206,8 +206,8 @@ async def test_invalid_skill_is_refused_with_the_reason_and_leaves_nothing(tmp_p
         await install_skill(str(bad), dest_root=dest, authorize=_allow)
     assert refused.value.message == f"{bad / 'SKILL.md'} is not a valid skill"
     assert (
-        refused.value.hint
-        == f"{bad / 'SKILL.md'}:2: no `description`: a skill needs one to be offered (add `description:` saying what the skill does and when to use it)"
+        refused.value.hint == f"{bad / 'SKILL.md'}:2: no `description`: a skill needs one to be offered "
+        "(add `description:` saying what the skill does and when to use it)"
     )
     assert not (tmp_path / "home").exists()
 

@@ -93,8 +93,8 @@ def test_file_without_frontmatter_is_one_error_pointing_at_its_description_line(
     )
     assert diagnostic.reason == "no frontmatter: a skill needs YAML frontmatter with a description"
     assert (
-        diagnostic.hint
-        == "line 3 has a `description:` line in the body; move it into frontmatter between `---` lines at the top of the file"
+        diagnostic.hint == "line 3 has a `description:` line in the body; move it into "
+        "frontmatter between `---` lines at the top of the file"
     )
 
 
@@ -179,7 +179,8 @@ def test_self_referencing_or_exploding_yaml_aliases_are_one_error_not_a_crash(tm
             (
                 "error",
                 2,
-                "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)",
+                "frontmatter is too large or nested too deeply to read (a "
+                "YAML alias that refers to itself, or aliases that multiply)",
             )
         ]
 
@@ -188,7 +189,8 @@ def test_plain_frontmatter_reads_as_yaml_would_and_yaml_words_keep_their_meaning
     path = tmp_path / "deploy" / "SKILL.md"
     plain = parse_skill_text(
         "---\nname: deploy\ndescription: Ships it, then checks (twice). Use for C# or http://x/y.\n"
-        "keywords: [release, pull request, ci/cd]\nwhen_to_use: a release is due\nmetadata:\n  owner: ops\n  tier: gold\n---\nSteps.\n",
+        "keywords: [release, pull request, ci/cd]\nwhen_to_use: a release is due\n"
+        "metadata:\n  owner: ops\n  tier: gold\n---\nSteps.\n",
         path,
     )
     assert plain.skill is not None and plain.diagnostics == []

@@ -179,8 +179,9 @@ def test_in_memory_enable_state_and_bad_session_skill(tmp_path: Path, write_skil
     with pytest.raises(SkillLoadError) as raised:
         registry.add_session_skill(bad)
     assert (
-        str(raised.value)
-        == f"{bad}: cannot load the skill: error: {bad}:1: skill 'bad': no frontmatter: a skill needs YAML frontmatter with a description (start the file with YAML frontmatter between `---` lines holding at least `description`)"
+        str(raised.value) == f"{bad}: cannot load the skill: error: {bad}:1: skill 'bad': no frontmatter: "
+        "a skill needs YAML frontmatter with a description (start the file with "
+        "YAML frontmatter between `---` lines holding at least `description`)"
     )
 
 

@@ -76,7 +76,8 @@ async def test_bad_arguments_are_a_readable_tool_error(registry: SkillRegistry, 
     assert result.is_error
     assert result.text_content() == (
         "skill 'deploy': bad arguments: 'servce' is not an argument of this skill (did you mean 'service'?); "
-        "'service' is a required property; replicas: 'three' is not of type 'integer'\n  hint: fix the arguments and call again"
+        "'service' is a required property; replicas: 'three' is not "
+        "of type 'integer'\n  hint: fix the arguments and call again"
     )
 
 
@@ -100,8 +101,8 @@ async def test_free_text_fills_arguments_placeholder_or_is_appended(registry: Sk
     assert plain.text_content().splitlines()[:3] == ["Just do it.", "", "ARGUMENTS: quickly"]
     named = await provider.call_tool("skill", {"name": "plain", "arguments": {"x": 1}}, _context(tmp_path))
     assert (
-        named.text_content().splitlines()[0]
-        == "skill 'plain': bad arguments: 'x' is not an argument of this skill (it declares none; pass free text as `text`)"
+        named.text_content().splitlines()[0] == "skill 'plain': bad arguments: 'x' is not an argument of "
+        "this skill (it declares none; pass free text as `text`)"
     )
 
 

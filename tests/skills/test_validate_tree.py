@@ -44,8 +44,8 @@ def test_host_skill_roots_inside_dot_folders_are_read_and_other_skill_files_repo
     ]
     text = kairox("skills", "validate", tmp_path)
     assert (
-        text.stdout
-        == "2 skill(s) loaded from 2 file(s); 0 skipped; 0 error(s), 0 warning(s); 1 in other dot-folders not read (--verbose names them)\n"
+        text.stdout == "2 skill(s) loaded from 2 file(s); 0 skipped; 0 error(s), 0 "
+        "warning(s); 1 in other dot-folders not read (--verbose names them)\n"
     )
     assert kairox("skills", "validate", tmp_path, "--verbose").stderr.startswith(
         f"info: {stray}: skill 'draft': skipped:"
@@ -57,8 +57,8 @@ def test_a_folder_with_skill_files_but_no_loaded_skill_says_so(tmp_path: Path) -
     run = kairox("skills", "validate", tmp_path)
     assert run.code == 0
     assert (
-        run.stdout
-        == "0 skill(s) loaded from 0 file(s); 0 skipped; 0 error(s), 1 warning(s); 1 in other dot-folders not read (--verbose names them)\n"
+        run.stdout == "0 skill(s) loaded from 0 file(s); 0 skipped; 0 error(s), 1 "
+        "warning(s); 1 in other dot-folders not read (--verbose names them)\n"
     )
     assert run.stderr == (
         f"warning: {tmp_path}: skill '{tmp_path.name}': no skill was loaded, though the folder holds SKILL.md files "

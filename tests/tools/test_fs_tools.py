@@ -47,8 +47,8 @@ async def test_read_stops_at_the_size_cap_on_a_whole_line(tmp_path: Path) -> Non
     (tmp_path / "big.txt").write_text("".join(f"line {i}\n" for i in range(1000)))
     result = await call(tmp_path, "fs.read", {"path": "big.txt"}, BuiltinSettings(read_max_bytes=30))
     assert (
-        result.text_content()
-        == "line 0\nline 1\nline 2\nline 3\n\n[fs.read: only the first 30 bytes were read; ask for a line range to see more]"
+        result.text_content() == "line 0\nline 1\nline 2\nline 3\n\n[fs.read: only the first 30 bytes "
+        "were read; ask for a line range to see more]"
     )
     assert result.structured is not None and result.structured["truncated"] is True
 
@@ -86,7 +86,8 @@ async def test_edit_refuses_a_non_unique_match_and_leaves_the_file(tmp_path: Pat
     (tmp_path / "m.py").write_text("a = 1\na = 1\n")
     result = await call(tmp_path, "fs.edit", {"path": "m.py", "old_string": "a = 1", "new_string": "a = 2"})
     assert result == ToolResult.error(
-        f"fs.edit: old_string occurs 2 times in {tmp_path / 'm.py'}; add surrounding lines to make it unique, or set replace_all to true"
+        f"fs.edit: old_string occurs 2 times in {tmp_path / 'm.py'}; add "
+        "surrounding lines to make it unique, or set replace_all to true"
     )
     assert (tmp_path / "m.py").read_text() == "a = 1\na = 1\n"
     await call(tmp_path, "fs.edit", {"path": "m.py", "old_string": "a = 1", "new_string": "a = 2", "replace_all": True})

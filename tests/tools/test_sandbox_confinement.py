@@ -123,7 +123,8 @@ def test_root_cannot_remount_or_mount_inside_the_sandbox(place: Path, user: str)
         run = run_shell(
             place,
             user,
-            f"mount -o remount,rw / && echo remounted; mount -t tmpfs none {place} && echo mounted; touch {probe}; id -u",
+            "mount -o remount,rw / && echo remounted; mount -t tmpfs "
+            f"none {place} && echo mounted; touch {probe}; id -u",
         )
     finally:
         created = probe.exists()
@@ -139,7 +140,10 @@ def test_root_cannot_chown_or_open_raw_sockets_inside_the_sandbox(place: Path, u
     outside = place / "outside.txt"
     outside.write_text("x")
     before = outside.stat()
-    raw = f"{PROBE_PYTHON} -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); print(\"raw-open\")'"
+    raw = (
+        f"{PROBE_PYTHON} -c 'import socket; socket.socket(socket.AF_INET, "
+        'socket.SOCK_RAW, socket.IPPROTO_ICMP); print("raw-open")\''
+    )
     run = run_shell(place, user, f"chown 4242:4242 {outside} || echo chown-refused; {raw}")
     said = run.stdout + run.stderr
     after = outside.stat()

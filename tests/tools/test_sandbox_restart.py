@@ -98,7 +98,10 @@ async def test_a_command_printing_the_same_words_is_not_run_again(tmp_path: Path
     ws.mkdir()
     counter = tmp_path / "tmp" / "runs"
     # the path it names still exists, and is no mount point bwrap was making: this was the command's own output
-    line = f"printf x >> {counter}; echo 'bwrap: Can'\"'\"'t create file at {host_socket.path}: Read-only file system' >&2; exit 1"
+    line = (
+        f"printf x >> {counter}; echo 'bwrap: Can'\"'\"'t create file "
+        f"at {host_socket.path}: Read-only file system' >&2; exit 1"
+    )
     counter.parent.mkdir(parents=True, exist_ok=True)
     registry = await build_registry(settings(ws), approver=ScriptedApprover())
     result = await registry.call(ToolCall(name="shell.exec", arguments={"command": line}))

@@ -16,7 +16,10 @@ from kairox.tui._commands import all_commands
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 __all__ = ["api_key"]  # the key of the scripted provider, for every test here
 
-COMMIT = "---\ndescription: Commit the staged changes with a message.\nargument-hint: MESSAGE\n---\nCommit with the message: $ARGUMENTS\n"
+COMMIT = (
+    "---\ndescription: Commit the staged changes with a message.\n"
+    "argument-hint: MESSAGE\n---\nCommit with the message: $ARGUMENTS\n"
+)
 SHIP = "---\ndescription: Ship a branch to a remote.\n---\nPush branch $1 to remote $2, then say done ($ARGUMENTS).\n"
 REVIEW = "---\ndescription: Review the diff.\n---\nReview the staged diff carefully.\n"
 TAG = "---\ndescription: Tag a release.\n---\nTag it.\n"

@@ -41,7 +41,8 @@ async def test_model_switches_to_a_configured_model_of_another_provider_and_the_
         ScriptedModelServer("anthropic", [{"reply": "text", "text": "Second answer.", "check": has_history}]) as second,
     ):
         extra = (
-            f'[model_providers.second]\nwire_api = "anthropic"\nbase_url = "{second.base_url}"\napi_key_env = "KAIROX_TEST_MODEL_KEY"\n\n'
+            '[model_providers.second]\nwire_api = "anthropic"\n'
+            f'base_url = "{second.base_url}"\napi_key_env = "KAIROX_TEST_MODEL_KEY"\n\n'
             '[model_providers.keyless]\nbase_url = "http://127.0.0.1:9/v1"\napi_key_env = "KAIROX_TEST_UNSET_KEY"\n\n'
             '[profiles.deep]\nmodel = "other-model"\nmodel_provider = "second"\n'
         )
@@ -89,14 +90,15 @@ async def test_model_switches_to_a_configured_model_of_another_provider_and_the_
         for line in lines
     )
     assert (
-        typo
-        == "/model second/other-modle: no model second/other-modle in the configuration\n  hint: did you mean /model second/other-model? (/model alone lists the choices)"
+        typo == "/model second/other-modle: no model second/other-modle in the configuration\n"
+        "  hint: did you mean /model second/other-model? (/model alone lists the choices)"
     )
     assert no_key.startswith(
         "/model keyless/m: model provider 'keyless' needs an API key: the variable KAIROX_TEST_UNSET_KEY is not set"
     )
     assert unnamed == (
-        "model scripted/vendor/big-model for the rest of this session (was scripted/scripted-model); it is not named in the "
+        "model scripted/vendor/big-model for the rest of this session "
+        "(was scripted/scripted-model); it is not named in the "
         "configuration: the provider says at the next turn whether it serves it"
     )
     assert switched == "model second/other-model for the rest of this session (was scripted/vendor/big-model)"

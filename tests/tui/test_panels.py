@@ -136,7 +136,8 @@ def project_server(workspace: Path) -> Path:
     """A workspace whose own kairox.toml declares server ``alpha``: the file the toggle writes."""
     project = workspace / "kairox.toml"
     project.write_text(
-        f'# the project\'s servers\n[mcp_servers.alpha]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n'
+        "# the project's servers\n[mcp_servers.alpha]\n"
+        f'command = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n'
     )
     return project
 

@@ -102,7 +102,8 @@ async def test_prompt_streams_the_answer_shows_tool_blocks_and_the_approval_moda
 async def test_a_server_that_fails_turns_red_with_its_reason_in_the_trace(tmp_path: Path, isolated_home: Path) -> None:
     workspace = make_workspace(tmp_path / "repo")
     (isolated_home / "kairox.toml").write_text(
-        f'[mcp_servers.broken]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "crash_at_start.py"}"]\nstartup_timeout_sec = 20\n\n'
+        f'[mcp_servers.broken]\ncommand = "{sys.executable}"\n'
+        f'args = ["{SERVERS / "crash_at_start.py"}"]\nstartup_timeout_sec = 20\n\n'
         f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n',
         encoding="utf-8",
     )

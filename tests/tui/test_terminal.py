@@ -55,7 +55,10 @@ def test_kairox_tui_in_tmux_shows_servers_opens_doctor_and_exits_cleanly(
     session = f"kx-tui-{os.getpid()}-{leave}"
     # the tmux server keeps its own environment: the code under test is named here (PYTHONPATH), not inherited
     python_path = f"PYTHONPATH={os.environ['PYTHONPATH']} " if os.environ.get("PYTHONPATH") else ""
-    shell = f"cd {EXAMPLE} && env -u COLUMNS -u LINES {python_path}KAIROX_HOME={isolated_home} PATH={env['PATH']} {KAIROX} {command}; echo KAIROX-EXITED $?; sleep 60"
+    shell = (
+        f"cd {EXAMPLE} && env -u COLUMNS -u LINES {python_path}KAIROX_HOME={isolated_home}"
+        f" PATH={env['PATH']} {KAIROX} {command}; echo KAIROX-EXITED $?; sleep 60"
+    )
     tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", shell)
     try:
         pane_pid = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip())

@@ -38,7 +38,8 @@ def test_a_plugin_command_from_the_completion_menu_sends_its_prompt(
         # COLUMNS and LINES inherited from the test run would fix the TUI at their size (80x24), not the pane's
         python_path = f"PYTHONPATH={os.environ['PYTHONPATH']} " if os.environ.get("PYTHONPATH") else ""
         shell = (
-            f"cd {workspace} && env -u COLUMNS -u LINES {python_path}KAIROX_HOME={isolated_home} KAIROX_TEST_MODEL_KEY={key} PATH={os.environ['PATH']} "
+            f"cd {workspace} && env -u COLUMNS -u LINES {python_path}KAIROX_HOME={isolated_home}"
+            f" KAIROX_TEST_MODEL_KEY={key} PATH={os.environ['PATH']} "
             f"{KAIROX} tui; echo KAIROX-EXITED $?; sleep 60"
         )
         tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", shell)

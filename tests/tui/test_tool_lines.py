@@ -15,8 +15,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 __all__ = ["api_key"]
 
 COMMAND = (
-    "echo [pushed] origin master && echo and a long tail of words so that the line is wider than the conversation column "
-    * 2
+    "echo [pushed] origin master && echo and a long tail of words "
+    "so that the line is wider than the conversation column " * 2
 )
 
 

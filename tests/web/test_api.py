@@ -27,8 +27,10 @@ def user_servers(home: Path) -> Path:
     path = home / "kairox.toml"
     path.write_text(
         "# my servers: keep this comment\n"
-        f'[mcp_servers.basic]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]  # the echo server\n\n'
-        f'[mcp_servers.leaky]\ncommand = "{sys.executable}"\nargs = ["-c", "{PRINTS_SECRET}"]\nstartup_timeout_sec = 20\n'
+        f'[mcp_servers.basic]\ncommand = "{sys.executable}"\n'
+        f'args = ["{SERVERS / "basic_server.py"}"]  # the echo server\n\n'
+        f'[mcp_servers.leaky]\ncommand = "{sys.executable}"\n'
+        f'args = ["-c", "{PRINTS_SECRET}"]\nstartup_timeout_sec = 20\n'
         f'env = {{ API_TOKEN = "{SECRET}" }}\n',
         encoding="utf-8",
     )
@@ -472,7 +474,8 @@ async def test_language_and_debug_servers_restart_and_toggle_through_the_runtime
     config.write_text(
         "# tools for python\n"
         f'[lsp_servers.jedi]\ncommand = "{BIN / "jedi-language-server"}"\nfile_patterns = ["*.py"]\n\n'
-        f'[dap_servers.debugpy]\ncommand = "{sys.executable}"\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
+        f'[dap_servers.debugpy]\ncommand = "{sys.executable}"\n'
+        'args = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
         encoding="utf-8",
     )
     async with open_gui(workspace) as gui:
@@ -505,7 +508,8 @@ async def test_a_required_server_that_fails_is_shown_red_and_the_session_still_o
     open_gui: Callable[..., Any], workspace: Path, isolated_home: Path
 ) -> None:
     (isolated_home / "kairox.toml").write_text(
-        f'[mcp_servers.must]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "crash_at_start.py"}"]\nrequired = true\n',
+        f'[mcp_servers.must]\ncommand = "{sys.executable}"\n'
+        f'args = ["{SERVERS / "crash_at_start.py"}"]\nrequired = true\n',
         encoding="utf-8",
     )
     async with open_gui(workspace) as gui:

@@ -13,7 +13,8 @@ def test_redactor_hides_what_config_show_redacts_and_secret_host_variables(tmp_p
     (isolated_home / "kairox.toml").write_text(
         '[mcp_servers.remote]\ntype = "streamable_http"\nurl = "https://me:hunter2-pass@mcp.example/x?api_key=k-999-abc"\n'
         'headers = { Authorization = "Bearer tok-header-123" }\n'
-        '[mcp_servers.local]\ncommand = "srv"\nargs = ["--token", "argv-secret-77"]\nenv = { PLAIN = "env-value-55" }\n',
+        '[mcp_servers.local]\ncommand = "srv"\n'
+        'args = ["--token", "argv-secret-77"]\nenv = { PLAIN = "env-value-55" }\n',
         encoding="utf-8",
     )
     (tmp_path / ".git").mkdir()
@@ -22,7 +23,10 @@ def test_redactor_hides_what_config_show_redacts_and_secret_host_variables(tmp_p
     redactor.add_environment(
         {"MY_API_KEY": "host-key-000111", "TOKENIZERS_PARALLELISM": "true", "HOME": "/root/home-dir"}
     )
-    text = "hunter2-pass k-999-abc Bearer tok-header-123 argv-secret-77 env-value-55 host-key-000111 mcp.example true /root/home-dir"
+    text = (
+        "hunter2-pass k-999-abc Bearer tok-header-123 argv-secret-77 "
+        "env-value-55 host-key-000111 mcp.example true /root/home-dir"
+    )
     assert redactor.scrub({"a": [text], "n": 3}) == {
         "a": ["<redacted> <redacted> <redacted> <redacted> <redacted> <redacted> mcp.example true /root/home-dir"],
         "n": 3,

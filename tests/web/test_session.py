@@ -167,7 +167,10 @@ async def test_the_state_and_the_stream_carry_the_context_meter_the_warning_and_
         {"reply": "text", "text": "Second answer."},
         {"reply": "text", "text": summary, "expect": {"last_user_contains": "Keep the answers."}},
     ]
-    extra = 'context_window = 5000\n\n[agent]\ncompact_keep_turns = 1\ntools_warning_share = 0.15\n\n[tools]\nsearch_threshold = "off"\n'
+    extra = (
+        "context_window = 5000\n\n[agent]\ncompact_keep_turns = 1\n"
+        'tools_warning_share = 0.15\n\n[tools]\nsearch_threshold = "off"\n'
+    )
     with ScriptedModelServer("openai", script) as server:
         user_config(isolated_home, server, wire="openai", extra=extra)
         async with open_gui(workspace) as gui:

@@ -19,7 +19,8 @@ def test_the_doctor_page_shows_the_report_kairox_doctor_prints(
     workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
 ) -> None:
     (isolated_home / "kairox.toml").write_text(
-        f'[mcp_servers.must]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "crash_at_start.py"}"]\nrequired = true\n'
+        f'[mcp_servers.must]\ncommand = "{sys.executable}"\n'
+        f'args = ["{SERVERS / "crash_at_start.py"}"]\nrequired = true\n'
         "startup_timeout_sec = 20\n\n"
         f'[mcp_servers.quick]\ncommand = "{sys.executable}"\nargs = ["{SERVERS / "basic_server.py"}"]\n\n'
         '[lsp_servers.ghost]\ncommand = "kairox-test-no-such-language-server"\nfile_patterns = ["*.ghost"]\n',

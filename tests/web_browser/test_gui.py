@@ -71,7 +71,8 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
         # long enough for the page to see it starting, whatever the machine's load
         + server_table("slow", "basic_server.py", "--delay-init-ms", "10000")
         + f'[lsp_servers.jedi]\ncommand = "{BIN / "jedi-language-server"}"\nfile_patterns = ["*.py"]\n\n'
-        + f'[dap_servers.debugpy]\ncommand = "{sys.executable}"\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
+        + f'[dap_servers.debugpy]\ncommand = "{sys.executable}"\n'
+        'args = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n',
         encoding="utf-8",
     )
     project_file = server_table("project-notes", "basic_server.py")

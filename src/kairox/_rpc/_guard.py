@@ -4,7 +4,8 @@ The kernel's parent-death signal reaches only the direct child of the host. A co
 wrapper (``npx``, ``uvx``, a shell) has grandchildren it would not reach, so the host starts this small
 guard instead: the guard is the group leader, waits for the command, and on the host's death kills the
 group, grandchildren included; when the command ends, what it left in the group ends with it. Used for every command
-that runs outside bubblewrap (whose ``--die-with-parent`` does the same job inside the sandbox). Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
+that runs outside bubblewrap (whose ``--die-with-parent`` does the same job inside the sandbox).
+Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
 
 ``python -I -S _guard.py --host HOST_PID`` (:func:`serve`) is the same guarantee for many children at once: the
 one guard of a host, which starts its MCP stdio servers, language servers and debug adapters.

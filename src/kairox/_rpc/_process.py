@@ -3,7 +3,8 @@
 Every child starts in its own session (so its whole process group can be signalled), gets an allow-listed
 environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``; a ``guarded`` child is started by
 the host's one process guard, which extends that to every process below the child), and has its stderr drained
-continuously into a bounded in-memory tail and, optionally, a capped and rotated log file. Stopping is: close stdin, wait,
+continuously into a bounded in-memory tail and, optionally, a
+capped and rotated log file. Stopping is: close stdin, wait,
 SIGTERM the group, wait, SIGKILL the group.
 """
 

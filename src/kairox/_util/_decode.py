@@ -92,7 +92,8 @@ def too_deep(limit: int) -> str:
 
 
 def guarded_decode(decode: Callable[[], Any], text: str, *, limit: int = MAX_DEPTH, toml: bool = False) -> Any:
-    """``decode()`` with its recursion and digit-limit failures (and results nested past ``limit``) as a :class:`DecodeProblem`."""
+    """``decode()`` with its recursion and digit-limit failures (and
+    results nested past ``limit``) as a :class:`DecodeProblem`."""
     try:
         value = decode()
     except RecursionError:

@@ -1,6 +1,7 @@
 """The agent loop (A1): ``AgentSession`` drives a model (OpenAI-compatible chat completions or Anthropic
 messages, streamed over ``httpx``) over an ExtensionContext: tool calls through the gate, approvals
-mid-turn, hooks around turns, JSON-lines transcripts, a context-window measure and compaction (``/compact`` and near the window). Every step is an event; front ends subscribe.
+mid-turn, hooks around turns, JSON-lines transcripts, a context-window measure and
+compaction (``/compact`` and near the window). Every step is an event; front ends subscribe.
 
 A caller with a model client of their own passes it to ``open_session(client=...)``: any object with the
 :class:`ModelClient` members (``model``, ``dialect``, ``stream(request)`` yielding :class:`TextDelta`,

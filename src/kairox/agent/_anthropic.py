@@ -107,7 +107,8 @@ class AnthropicMessagesClient:
                         )
                     if kind == "message_start":
                         usage = (event.get("message") or {}).get("usage") or {}
-                        # with prompt caching the prompt is split three ways; together they are what it takes of the window
+                        # with prompt caching the prompt is split three ways;
+                        # together they are what it takes of the window
                         input_tokens = sum(
                             usage.get(k) or 0
                             for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")

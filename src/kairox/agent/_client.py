@@ -80,7 +80,8 @@ async def collect(
             else:
                 raise ModelProviderError(
                     provider,
-                    f"the model client yielded a {type(event).__name__}; a stream yields TextDelta, ToolCallPart and ResponseEnd only",
+                    f"the model client yielded a {type(event).__name__}; a "
+                    "stream yields TextDelta, ToolCallPart and ResponseEnd only",
                 )
     finally:
         close = getattr(stream, "aclose", None)

@@ -150,7 +150,10 @@ class ContextMeasured(Event):
 
     def meter(self) -> str:
         """The meter every front end shows: ``context 41.2k/200k (21%)``, ``~`` before an estimate."""
-        return f"context {'~' * (self.source != 'usage')}{_thousands(self.used_tokens)}/{_thousands(self.window_tokens)} ({self.share:.0%})"
+        return (
+            f"context {'~' * (self.source != 'usage')}{_thousands(self.used_tokens)}"
+            f"/{_thousands(self.window_tokens)} ({self.share:.0%})"
+        )
 
 
 def _thousands(tokens: int) -> str:

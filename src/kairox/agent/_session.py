@@ -202,7 +202,8 @@ class AgentSession:
         self.session_context: str | None = None
         """What ``session_start`` hooks printed as context; it goes into the system prompt."""
         self.owned_client: OpenAiChatClient | AnthropicMessagesClient | None = None
-        """The client the session opened itself (closed when it ends or the model is switched); a caller's is its own."""
+        """The client the session opened itself (closed when it
+        ends or the model is switched); a caller's is its own."""
         config = context.resolved.config
         self.window_tokens = window_tokens or context_window(context.resolved, client.model)
         """The model's context window (``model_providers.NAME.context_window``, the model's known window, or
@@ -406,13 +407,17 @@ class AgentSession:
                     call_id=call.id,
                     name=call.name,
                     is_error=True,
-                    text=f"not run: this turn reached agent.max_tool_calls_per_turn ({self.limits.max_tool_calls_per_turn})",
+                    text=(
+                        "not run: this turn reached agent.max_tool_calls_per_turn "
+                        f"({self.limits.max_tool_calls_per_turn})"
+                    ),
                 )
             self._append(Message(role=Role.TOOL, tool_results=tuple(self._pending[c.id] for c in message.tool_calls)))
             self._pending = {}
             if allowed < len(message.tool_calls):
                 return TurnEndReason.MAX_TOOL_CALLS, (
-                    f"the turn stopped after {self.limits.max_tool_calls_per_turn} tool calls (agent.max_tool_calls_per_turn)"
+                    f"the turn stopped after {self.limits.max_tool_calls_per_turn}"
+                    " tool calls (agent.max_tool_calls_per_turn)"
                 )
         return (
             TurnEndReason.MAX_TURNS,
@@ -452,7 +457,8 @@ class AgentSession:
         if estimate + request.max_output_tokens <= budget:
             return None
         return (
-            f"the next request would take about {estimate} tokens plus {request.max_output_tokens} for the answer, more than "
+            f"the next request would take about {estimate} tokens plus "
+            f"{request.max_output_tokens} for the answer, more than "
             f"agent.context_budget_tokens ({budget}); start a new session or raise the budget"
         )
 
@@ -513,7 +519,8 @@ class AgentSession:
             threshold=share,
             message=(
                 f"the {measured.tools} tool definitions alone take about {measured.tools_tokens} tokens, "
-                f"{measured.tools_tokens / measured.window_tokens:.0%} of the model's {measured.window_tokens}-token context window "
+                f"{measured.tools_tokens / measured.window_tokens:.0%} of "
+                f"the model's {measured.window_tokens}-token context window "
                 f"(agent.tools_warning_share = {share:g}); disable servers or tools this session does not need "
                 "(tools.disabled), or let tool_search defer them (tools.search_threshold)"
             ),

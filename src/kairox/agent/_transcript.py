@@ -1,7 +1,8 @@
 """Transcripts: one JSON-lines file per session under ``$KAIROX_HOME/sessions/``, written line by line as the
 session goes (a crash loses at most the line being written). The first line describes the session; then come
 ``event`` and ``message`` lines, and a ``compaction`` line where older turns were replaced by their summary (a
-resume starts from the summary and the messages the line says were kept). Arguments named like credentials and the provider's key are redacted."""
+resume starts from the summary and the messages the line says were kept).
+Arguments named like credentials and the provider's key are redacted."""
 
 import json
 import secrets

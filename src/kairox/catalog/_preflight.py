@@ -214,7 +214,10 @@ def _launcher_check(plan: InstallPlan, env: Mapping[str, str], find: Which) -> P
             detail = f"{found}: pipx runs {pinned} in its own environment{chosen}{also}"
         else:
             also = "" if plan.launcher_chosen else "; neither uvx nor pipx is on PATH"
-            detail = f"{found}: {ident} is already on PATH and runs as installed (its version is not checked against {version}){chosen}{also}"
+            detail = (
+                f"{found}: {ident} is already on PATH and runs as installed "
+                f"(its version is not checked against {version}){chosen}{also}"
+            )
         return PreflightCheck(kind="runtime", name=plan.launcher or program, ok=True, detail=detail)
     server_fix = f"`pip install {pinned}` (or `pipx install {pinned}`) puts {ident} itself on PATH"
     if plan.launcher_chosen:
@@ -230,7 +233,10 @@ def _launcher_check(plan: InstallPlan, env: Mapping[str, str], find: Which) -> P
         kind="runtime",
         name="uvx",
         ok=False,
-        detail=f"none of uvx, pipx or {ident} is on PATH (a PyPI package runs through uvx or pipx, or as its installed executable)",
+        detail=(
+            f"none of uvx, pipx or {ident} is on PATH (a PyPI package "
+            "runs through uvx or pipx, or as its installed executable)"
+        ),
         fix=f"`pip install uv` (then uvx runs it), or `pip install pipx`, or {server_fix}",
     )
 

@@ -322,7 +322,8 @@ class RemoteSource(CatalogSource):
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
                     raise _FetchError(
-                        f"{url} sent {int(declared) // (1024 * 1024)} MB, more than the {MAX_RESPONSE_BYTES // (1024 * 1024)} MB a catalog may have"
+                        f"{url} sent {int(declared) // (1024 * 1024)} MB, more than the "
+                        f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MB a catalog may have"
                     )
                 body = bytearray()
                 for chunk in response.iter_bytes():
@@ -364,7 +365,8 @@ class RemoteSource(CatalogSource):
             data = data["servers"]
         if not isinstance(data, list):
             raise _FetchError(
-                f'{self.url}: a catalog manifest is a list of server.json entries (or {{"servers": [...]}}), not {type(data).__name__}'
+                f"{self.url}: a catalog manifest is a list of server.json "
+                f'entries (or {{"servers": [...]}}), not {type(data).__name__}'
             )
         return _Fetched(
             documents=data, etag=response.headers.get("etag"), last_modified=response.headers.get("last-modified")

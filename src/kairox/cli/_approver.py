@@ -38,7 +38,10 @@ def render_request(request: ApprovalRequest) -> str:
 
     if request.tool == CONFIG_WRITE_TOOL:
         # one write, asked about once: yes or no, and no is what Enter answers
-        return f"\nkairox: {request.reason}\n  change: {request.arguments.get('change')}\n  write it to {request.arguments.get('path')}? [y/N] "
+        return (
+            f"\nkairox: {request.reason}\n  change: {request.arguments.get('change')}"
+            f"\n  write it to {request.arguments.get('path')}? [y/N] "
+        )
     lines = [f"\nkairox: {request.tool} needs approval: {request.reason}"]
     if request.asked_by:
         lines.append(f"  asked by: {request.asked_by}")

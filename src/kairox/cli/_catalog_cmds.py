@@ -219,9 +219,8 @@ def show(
     if tools is not None:
         out(f"  tools (from an earlier dry run): {len(tools)}")
         for tool in tools:
-            out(
-                f"    {tool.get('name')}  ~{tool.get('tokens')} tokens  {str(tool.get('description') or '').strip().splitlines()[0] if tool.get('description') else ''}"
-            )
+            first = str(tool.get("description") or "").strip().splitlines()[0] if tool.get("description") else ""
+            out(f"    {tool.get('name')}  ~{tool.get('tokens')} tokens  {first}")
     else:
         out("  tools: not known yet (install runs the server once and lists them)")
 
@@ -295,7 +294,8 @@ def install(
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Check, ask, fetch, dry-run, write: the server entry pinned to the exact version, secrets as ${VAR} or env_vars."""
+    """Check, ask, fetch, dry-run, write: the server entry pinned
+    to the exact version, secrets as ${VAR} or env_vars."""
     import anyio
 
     from kairox.catalog import preflight

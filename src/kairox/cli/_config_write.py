@@ -19,7 +19,10 @@ WriteYesOption = Annotated[
     typer.Option(
         "--yes",
         "-y",
-        help="Approve a write into a project or local file of an untrusted workspace (asked at a terminal, else refused).",
+        help=(
+            "Approve a write into a project or local file of an "
+            "untrusted workspace (asked at a terminal, else refused)."
+        ),
     ),
 ]
 _NO_TERMINAL_HINT = (
@@ -33,7 +36,8 @@ def authorize_config_write(resolved: "ResolvedConfig", file: Path, change: str, 
     of an untrusted workspace is asked about at the terminal (y/N, Enter is no), approved by ``--yes``, and
     refused when there is nobody to ask, so a script never writes one silently."""
     if resolved.untrusted_file(file) is None and resolved.redirected_write(file) is None:
-        return  # the shared rule says there is nothing to ask, and the runtime stays unloaded: no cost for a user-file write
+        # the shared rule says there is nothing to ask, and the runtime stays unloaded: no cost for a user-file write
+        return
     import anyio
 
     from kairox import runtime

@@ -126,7 +126,8 @@ def list_plugins(ctx: typer.Context, as_json: JsonOption = False) -> None:
             counts[str(contribution.kind)] = counts.get(str(contribution.kind), 0) + 1
         summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "nothing"
         out(
-            f"{view.name:<{width}}  {view.version or '-':<10}  {_state_word(plugin):<12}  {view.origin:<9}  {view.trust:<9}  {summary}"
+            f"{view.name:<{width}}  {view.version or '-':<10}  "
+            f"{_state_word(plugin):<12}  {view.origin:<9}  {view.trust:<9}  {summary}"
         )
         if view.disabled_reason and not plugin.active:
             out(f"{'':<{width}}  ({view.disabled_reason})")
@@ -243,7 +244,8 @@ class _NamedPluginInstallApprover:
         path = Path(str(request.arguments.get("path", "")))
         if request.tool == PLUGIN_INSTALL_SPEC.name and path.is_relative_to(self.store) and path != self.store:
             err(
-                f"approved by --yes: install {request.arguments.get('plugin')} ({request.arguments.get('brings')}) into {path}"
+                f"approved by --yes: install {request.arguments.get('plugin')}"
+                f" ({request.arguments.get('brings')}) into {path}"
             )
             return ApprovalAnswer(
                 approved=True, scope=ApprovalScope.ONCE, reason="approved by --yes of kairox plugins install"
@@ -257,7 +259,10 @@ def install(
     spec: Annotated[
         str,
         typer.Argument(
-            help="NAME or NAME@MARKETPLACE; or a plugin folder, a git URL, or a .zip/.tar.gz URL (optionally #sub/folder)."
+            help=(
+                "NAME or NAME@MARKETPLACE; or a plugin folder, a git "
+                "URL, or a .zip/.tar.gz URL (optionally #sub/folder)."
+            )
         ),
     ],
     yes: Annotated[
@@ -265,7 +270,10 @@ def install(
         typer.Option(
             "--yes",
             "-y",
-            help="Answer the install's question with yes (a deny rule still denies; hooks still wait for `kairox hooks approve`).",
+            help=(
+                "Answer the install's question with yes (a deny rule still "
+                "denies; hooks still wait for `kairox hooks approve`)."
+            ),
         ),
     ] = False,
 ) -> None:
@@ -296,7 +304,8 @@ def install(
     hooks = [h for h in result.plugin.hooks if h.trust != "local"]
     if hooks and result.enabled:
         err(
-            f"note: its {len(hooks)} hook(s) run only once approved: `kairox hooks list` shows them, `kairox hooks approve NAME` approves one"
+            f"note: its {len(hooks)} hook(s) run only once approved: `kairox "
+            "hooks list` shows them, `kairox hooks approve NAME` approves one"
         )
 
 

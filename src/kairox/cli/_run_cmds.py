@@ -66,7 +66,8 @@ class _TerminalView:
             err(f"  tool {tool} {shown} -> {verdict}, {event.duration_ms:.0f} ms{tail}")
         elif isinstance(event, ApprovalRequested) and event.headless:
             err(
-                f"  approval needed for {event.tool} ({event.reason}); no one can approve here, so the model is told it was denied"
+                f"  approval needed for {event.tool} ({event.reason}); no "
+                "one can approve here, so the model is told it was denied"
             )
         elif isinstance(event, ModelRequestRetried):
             err(f"  model request failed ({event.reason}); retry {event.attempt} in {event.delay_sec:g}s")
@@ -77,11 +78,13 @@ class _TerminalView:
         elif isinstance(event, CompactionStarted):
             how = "near the context window (agent.compact_threshold)" if event.trigger == "auto" else "as asked"
             err(
-                f"kairox: compacting the conversation {how}: {event.used_tokens} tokens used; the model summarises {event.messages} older messages"
+                f"kairox: compacting the conversation {how}: {event.used_tokens} "
+                f"tokens used; the model summarises {event.messages} older messages"
             )
         elif isinstance(event, ContextCompacted):
             err(
-                f"kairox: compacted: {event.replaced_messages} messages replaced by their summary, {event.kept_messages} kept; "
+                f"kairox: compacted: {event.replaced_messages} messages "
+                f"replaced by their summary, {event.kept_messages} kept; "
                 f"about {event.tokens_before} -> {event.tokens_after} tokens"
             )
         elif isinstance(event, CompactionFailed):

@@ -44,7 +44,10 @@ def serve(
         bool,
         typer.Option(
             "--search",
-            help="List a tool search and an add/remove pair instead of every tool; found tools are called by name, through the gate.",
+            help=(
+                "List a tool search and an add/remove pair instead of every "
+                "tool; found tools are called by name, through the gate."
+            ),
         ),
     ] = False,
     allow_host: Annotated[
@@ -73,7 +76,10 @@ def serve(
         str,
         typer.Option(
             "--name",
-            help="The name the host registers this server under: tool names are kept short enough for mcp__NAME__<tool> to fit 64 characters.",
+            help=(
+                "The name the host registers this server under: tool names are "
+                "kept short enough for mcp__NAME__<tool> to fit 64 characters."
+            ),
         ),
     ] = "kairox",
 ) -> None:

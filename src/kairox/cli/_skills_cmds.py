@@ -79,7 +79,8 @@ def list_skills(
         else:
             status = "hidden"
         out(
-            f"{entry.skill.qualified_name:<{width}}  {entry.skill.scope:<9}  {status:<8}  {_short(entry.skill.description)}"
+            f"{entry.skill.qualified_name:<{width}}  {entry.skill.scope:<9}"
+            f"  {status:<8}  {_short(entry.skill.description)}"
         )
         if entry.hidden_reason and entry.enabled and entry.shadowed_by is None:
             out(f"{'':<{width}}  {'':<9}  {'':<8}  ({entry.hidden_reason})")
@@ -189,7 +190,8 @@ def enable(
     scope: ScopeOption = "user",
     yes: WriteYesOption = False,
 ) -> None:
-    """Turn a skill on (persisted in the user file, or the workspace's local file: asked first when the workspace is untrusted)."""
+    """Turn a skill on (persisted in the user file, or the workspace's
+    local file: asked first when the workspace is untrusted)."""
     _set_enabled(ctx, name, True, scope, yes=yes)
 
 
@@ -218,7 +220,10 @@ def install(
         typer.Option(
             "--yes",
             "-y",
-            help="Approve the install's write into the skills store if the policy asks (a deny rule still wins; --yes approves nothing else).",
+            help=(
+                "Approve the install's write into the skills store if the policy asks "
+                "(a deny rule still wins; --yes approves nothing else)."
+            ),
         ),
     ] = False,
     as_json: JsonOption = False,
@@ -302,7 +307,8 @@ class _TerminalApprover:
 
 
 def _write_gate(resolved: "ResolvedConfig", *, pre_approved: bool, store: Path) -> Callable[[Path], Awaitable[bool]]:
-    """``authorize(path)`` for installs into ``store``: the policy engine decides as for an ``fs.write`` of that path."""
+    """``authorize(path)`` for installs into ``store``: the policy engine decides as for an ``fs.write`` of that
+    path."""
     from kairox.registry import registry_settings
     from kairox.skills import policy_authorizer
 

@@ -87,7 +87,8 @@ def list_tools(
         bool, typer.Option("--verbose", "-v", help="Print each description in full (--json always does).")
     ] = False,
 ) -> None:
-    """The tools the model sees, each with the first line of its description (hidden ones and their reasons with --json)."""
+    """The tools the model sees, each with the first line of its
+    description (hidden ones and their reasons with --json)."""
 
     from kairox.policy import NonInteractiveApprover
     from kairox.registry import ModelProvider
@@ -146,7 +147,8 @@ def search_tools(
     as_json: JsonOption = False,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50, help="How many tools to show.")] = 5,
 ) -> None:
-    """The visible tools best matching QUERY, ranked as the model's `tool_search` ranks them, with the words that matched."""
+    """The visible tools best matching QUERY, ranked as the model's
+    `tool_search` ranks them, with the words that matched."""
     from kairox.policy import NonInteractiveApprover
     from kairox.registry import ToolIndex
 

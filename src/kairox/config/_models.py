@@ -59,9 +59,11 @@ class ToolsConfig(ConfigModel):
     disabled: list[str] = Field(default_factory=list)
     """Tool names (or ``*`` patterns) hidden from the model."""
     search_threshold: float | Literal["off"] = 0.1
-    """Defer tool definitions behind ``tool_search`` when they pass this: a fraction of ``agent.context_window_tokens`` (up to 1), or tokens (above 1); ``off`` always sends every definition."""
+    """Defer tool definitions behind ``tool_search`` when they pass this: a fraction of
+    ``agent.context_window_tokens`` (up to 1), or tokens (above 1); ``off`` always sends every definition."""
     semantic: bool = False
-    """Blend embeddings (the model provider's OpenAI-compatible ``/v1/embeddings``) into tool search's lexical ranking; off by default, never required."""
+    """Blend embeddings (the model provider's OpenAI-compatible ``/v1/embeddings``)
+    into tool search's lexical ranking; off by default, never required."""
     embedding_model: str = "text-embedding-3-small"
     """The embeddings model ``tools.semantic`` asks the provider for."""
     semantic_weight: float = Field(default=0.5, ge=0, le=1)
@@ -93,7 +95,8 @@ class SkillsConfig(ConfigModel):
     max_depth: int = Field(default=6, ge=1)
     """How deep skill folders are searched."""
     compat_dirs: bool = True
-    """Also read ``.agents/skills``, ``.codex/skills``, ``.claw/skills``, ``.claude/skills`` and ``.claude/commands``."""
+    """Also read ``.agents/skills``, ``.codex/skills``,
+    ``.claw/skills``, ``.claude/skills`` and ``.claude/commands``."""
 
 
 class PluginEntryConfig(ConfigModel):
@@ -142,7 +145,8 @@ class HooksConfig(ConfigModel):
     post_turn: list[HookConfig] = Field(default_factory=list)
     """After each model turn."""
     pre_compact: list[HookConfig] = Field(default_factory=list)
-    """Before older turns are summarised (``/compact`` or near the context window); output is added to the summary's instructions."""
+    """Before older turns are summarised (``/compact`` or near the
+    context window); output is added to the summary's instructions."""
     pre_tool_use: list[HookConfig] = Field(default_factory=list)
     """Before a tool call; may deny, ask or change the input."""
     post_tool_use: list[HookConfig] = Field(default_factory=list)
@@ -179,7 +183,8 @@ class ModelProviderConfig(ConfigModel):
     max_retries: int = Field(default=3, ge=0)
     """Retries of a request answered with 429 or 5xx (or not answered), with backoff honouring ``Retry-After``."""
     context_window: int | None = Field(default=None, ge=1_000)
-    """Context window of the models this provider serves, in tokens; unset: the known window of the model's name (Claude, GPT), else ``agent.context_window_tokens``."""
+    """Context window of the models this provider serves, in tokens; unset: the known
+    window of the model's name (Claude, GPT), else ``agent.context_window_tokens``."""
 
     @field_validator("wire_api", mode="before")
     @classmethod
@@ -204,9 +209,11 @@ class AgentConfig(ConfigModel):
     max_output_tokens: int = Field(default=8192, ge=1)
     """Tokens one model answer may take (sent as ``max_tokens`` where the API needs it)."""
     context_window_tokens: int = Field(default=128_000, ge=1_000)
-    """The model's context window when neither its provider's ``context_window`` nor its known name says it; ``tools.search_threshold`` is a fraction of the window."""
+    """The model's context window when neither its provider's ``context_window`` nor
+    its known name says it; ``tools.search_threshold`` is a fraction of the window."""
     compact_threshold: float | Literal["off"] = 0.85
-    """Compact the conversation (older turns summarised by the model) before a request that would take this share of the context window; ``off``: only ``/compact``."""
+    """Compact the conversation (older turns summarised by the model) before a request
+    that would take this share of the context window; ``off``: only ``/compact``."""
     compact_keep_turns: int = Field(default=2, ge=0)
     """Recent prompts (with their answers and tool calls) that compaction keeps word for word."""
     tools_warning_share: float | Literal["off"] = 0.1
@@ -217,7 +224,8 @@ class AgentConfig(ConfigModel):
     def _share(cls, value: float | str, info: ValidationInfo) -> float | str:
         if isinstance(value, float) and not 0 < value <= 1:
             raise ValueError(
-                f"agent.{info.field_name} must be a share of the context window above 0 and up to 1 (0.85 is 85%), or 'off'"
+                f"agent.{info.field_name} must be a share of the context "
+                "window above 0 and up to 1 (0.85 is 85%), or 'off'"
             )
         return value
 

@@ -220,7 +220,10 @@ class Pins:
     def reason(self, pin: PinnedValue, state: str, workspace: Path) -> str:
         where = pin.where(workspace)
         if state == PinState.UNRECORDED:
-            return f"{pin.what} in {where}: this workspace was trusted before Kairox recorded what trust allows; run `kairox trust` to review"
+            return (
+                f"{pin.what} in {where}: this workspace was trusted before "
+                "Kairox recorded what trust allows; run `kairox trust` to review"
+            )
         if state == PinState.CHANGED:
             return f"{pin.what} in {where} changed since this workspace was trusted; run `kairox trust` to review"
         return f"new {pin.what} in {where} since this workspace was trusted; run `kairox trust` to review"

@@ -24,7 +24,8 @@ def is_secret_key(name: str) -> bool:
 
 
 def redact_url(text: str) -> str:
-    """``https://user:pw@host/x?token=t`` -> ``https://user:<redacted>@host/x?token=<redacted>``; other text unchanged."""
+    """``https://user:pw@host/x?token=t`` ->
+    ``https://user:<redacted>@host/x?token=<redacted>``; other text unchanged."""
     match = _URL.match(text) if "://" in text else None  # no scheme, no URL: the common case, without the regex
     if match is None:
         return text

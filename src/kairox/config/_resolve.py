@@ -134,7 +134,8 @@ class ResolvedConfig:
         return None
 
     def from_project(self, key: str) -> bool:
-        """Whether the value in effect for ``key`` was written in a project file (project, local, or a profile there)."""
+        """Whether the value in effect for ``key`` was written in
+        a project file (project, local, or a profile there)."""
         origin = self.origin(key)
         project_files = {self._files.get(Layer.PROJECT), self._files.get(Layer.LOCAL)}
         return origin is not None and (

@@ -118,7 +118,10 @@ def server_profile(
                 kind=kind,
                 name=name,
                 source=where,
-                reason=f'{key}.sandbox = "none" is ignored: a project file or plugin cannot unconfine its own server; it runs under workspace_write',
+                reason=(
+                    f'{key}.sandbox = "none" is ignored: a project file or plugin '
+                    "cannot unconfine its own server; it runs under workspace_write"
+                ),
                 hint=f"to run it unconfined, {_hint(key, home)}",
             )
         )
@@ -132,8 +135,14 @@ def server_profile(
                     kind=kind,
                     name=name,
                     source=where,
-                    reason=f"{key}.writable_roots names {path}, outside the workspace: ignored (a project file or plugin may not widen what its server writes)",
-                    hint=f"set -c '{key}.writable_roots=[\"{path}\"]' or write the server's entry in {home / 'kairox.toml'}",
+                    reason=(
+                        f"{key}.writable_roots names {path}, outside the workspace: ignored "
+                        "(a project file or plugin may not widen what its server writes)"
+                    ),
+                    hint=(
+                        f"set -c '{key}.writable_roots=[\"{path}\"]' or "
+                        f"write the server's entry in {home / 'kairox.toml'}"
+                    ),
                 )
             )
             continue

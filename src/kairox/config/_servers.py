@@ -68,9 +68,11 @@ class McpServerConfig(ConfinedServerConfig):
     startup_timeout_sec: float = Field(default=30.0, gt=0)
     """Time allowed to reach Ready."""
     startup: Literal["eager", "lazy"] = "eager"
-    """``eager`` starts the server with the session (in the background when its tool list is cached); ``lazy`` starts it on the first call of one of its tools, once a cached list can be shown."""
+    """``eager`` starts the server with the session (in the background when its tool list is cached);
+    ``lazy`` starts it on the first call of one of its tools, once a cached list can be shown."""
     cache_tools: bool = True
-    """Remember the server's tool, prompt and resource lists under the Kairox home, so a session lists them before the server is up."""
+    """Remember the server's tool, prompt and resource lists under the
+    Kairox home, so a session lists them before the server is up."""
     tool_timeout_sec: float = Field(default=120.0, gt=0)
     """Timeout of one tool call (progress notifications extend it)."""
     enabled_tools: list[str] | None = None

@@ -1,4 +1,5 @@
-"""Which workspaces the user trusts (C6) and what trust allowed there (Y9), in ``$KAIROX_HOME/trusted_workspaces.json``."""
+"""Which workspaces the user trusts (C6) and what trust allowed
+there (Y9), in ``$KAIROX_HOME/trusted_workspaces.json``."""
 
 import json
 import os

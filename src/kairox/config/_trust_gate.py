@@ -207,7 +207,10 @@ class TrustGate:
             return True
         if key in _INSTRUCTION_KEYS:
             if isinstance(value, list) and not {str(v) for v in value} <= STANDARD_INSTRUCTION_FILES:
-                reason = "an untrusted workspace may name only the standard instruction files (AGENTS.md, KAIROX.md, CLAUDE.md)"
+                reason = (
+                    "an untrusted workspace may name only the standard "
+                    "instruction files (AGENTS.md, KAIROX.md, CLAUDE.md)"
+                )
                 return not self._hold(data, key, value, reason)
             return True
         if key == "policy.rules.allow":

@@ -211,7 +211,8 @@ class DapClient:
             except ConnectionRefusedError as exc:
                 if time.monotonic() >= refused_until:
                     raise self._no_adapter(
-                        f"refused the connection: nothing listens there (tried for {self._attach_wait(ATTACH_CONNECT_WAIT):g}s)"
+                        "refused the connection: nothing listens there (tried "
+                        f"for {self._attach_wait(ATTACH_CONNECT_WAIT):g}s)"
                     ) from exc
                 await anyio.sleep(0.05)
             except TimeoutError as exc:

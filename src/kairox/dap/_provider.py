@@ -168,7 +168,9 @@ class DapToolProvider(ToolProvider):
         if context.sandbox.mode is SandboxPolicy.READ_ONLY:
             raise ToolCallError(
                 tool=name,
-                reason="the program attached to runs outside Kairox's sandbox, which the read_only sandbox policy forbids",
+                reason=(
+                    "the program attached to runs outside Kairox's sandbox, which the read_only sandbox policy forbids"
+                ),
                 hint="launch the program with dap.launch instead: it then runs in the read-only sandbox",
             )
         if not attach_allowed(host, context.sandbox):

@@ -102,7 +102,8 @@ class ElicitingApprover:
         except TimeoutError:
             self.outcomes[request.call_id] = AskOutcome(approved=False, how="failed")
             return ApprovalAnswer.deny(
-                f"approval for {request.tool} was not answered within {self.timeout_sec:g}s; call it again to be asked again"
+                f"approval for {request.tool} was not answered within "
+                f"{self.timeout_sec:g}s; call it again to be asked again"
             )
         except Exception as exc:  # the client went away or answered with an error: nobody approved the call
             self.outcomes[request.call_id] = AskOutcome(approved=False, how="failed")

@@ -62,7 +62,10 @@ def meta_tools() -> list[types.Tool]:
         ),
         types.Tool(
             name=ADD_TOOL,
-            description="List these tools (names from kairox_search_tools) in tools/list for this session; the client is told the list changed.",
+            description=(
+                "List these tools (names from kairox_search_tools) in tools/list "
+                "for this session; the client is told the list changed."
+            ),
             input_schema={"type": "object", "properties": {"names": _NAMES}, "required": ["names"]},
             annotations=types.ToolAnnotations(
                 read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -70,7 +73,10 @@ def meta_tools() -> list[types.Tool]:
         ),
         types.Tool(
             name=REMOVE_TOOL,
-            description="Stop listing these tools (added with kairox_add_tools) for this session; the client is told the list changed.",
+            description=(
+                "Stop listing these tools (added with kairox_add_tools) "
+                "for this session; the client is told the list changed."
+            ),
             input_schema={"type": "object", "properties": {"names": _NAMES}, "required": ["names"]},
             annotations=types.ToolAnnotations(
                 read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -90,7 +96,8 @@ class ServedIndex:
 
     def search(self, served: Mapping[str, ToolSpec], query: str, limit: int) -> list[tuple[str, Any]]:
         """(wire name, ``ToolMatch``) of the best ``limit`` served tools for ``query``."""
-        # the registry replaces a changed tool's spec whole: the same spec objects under the same names are the same tools
+        # the registry replaces a changed tool's spec whole: the
+        # same spec objects under the same names are the same tools
         key = tuple((wire, id(spec)) for wire, spec in served.items())
         if self._index is None or key != self._key:
             self._specs = tuple(served.values())  # held, so the ids in the key stay theirs

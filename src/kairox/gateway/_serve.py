@@ -257,7 +257,8 @@ async def _announce_address(server: uvicorn.Server, gateway: Gateway, http: Http
     _report(gateway, f"serving MCP on http://{shown}:{port}{PATH}")
     if not http.loopback:
         sys.stderr.write(
-            f"kairox serve: warning: listening on {http.host}, reachable from other machines; every request needs the token\n"
+            f"kairox serve: warning: listening on {http.host}, reachable "
+            "from other machines; every request needs the token\n"
         )
         sys.stderr.flush()
 

@@ -381,7 +381,8 @@ class Gateway:
                 result = error_result(names)
             elif missing:
                 result = error_result(
-                    f"no tool named {', '.join(map(repr, missing))} is served here; {SEARCH_TOOL} finds the served tools"
+                    f"no tool named {', '.join(map(repr, missing))} is "
+                    f"served here; {SEARCH_TOOL} finds the served tools"
                 )
             else:
                 before = set(client.added)

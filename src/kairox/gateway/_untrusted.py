@@ -55,7 +55,10 @@ class HeldBack:
             return None
         for server in self.servers.get("mcp_servers", ()):
             if name.startswith(f"mcp__{normalize_tool_name(server)}__"):
-                return f"{name} was not run: it comes from MCP server {server!r}, which kairox serve holds back. {self.notice()}"
+                return (
+                    f"{name} was not run: it comes from MCP server {server!r}"
+                    f", which kairox serve holds back. {self.notice()}"
+                )
         if (name.startswith("lsp_") and self.servers.get("lsp_servers")) or (
             name.startswith("dap_") and self.servers.get("dap_servers")
         ):

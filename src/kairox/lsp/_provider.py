@@ -514,7 +514,10 @@ class LspToolProvider(ToolProvider):
             if gap is None:
                 raise
             # failed while loading: that it could not search yet, and why; never "no symbols match"
-            message = f"{client.name} could not search the workspace yet: {gap} (it answered: {render.server_error_text(exc.reason)}); ask again shortly."
+            message = (
+                f"{client.name} could not search the workspace yet: {gap} (it "
+                f"answered: {render.server_error_text(exc.reason)}); ask again shortly."
+            )
             structured: JsonObject = {
                 "server": client.name,
                 "symbols": [],
@@ -619,7 +622,10 @@ class LspToolProvider(ToolProvider):
         structured: JsonObject = {"new_name": new_name, "files": files, "applied": False}
         if lines:
             count = sum(len(f["changes"]) for f in files)
-            summary = f"Preview: renaming to {new_name!r} changes {count} line(s) in {len(files)} file(s); nothing was written."
+            summary = (
+                f"Preview: renaming to {new_name!r} changes {count} "
+                f"line(s) in {len(files)} file(s); nothing was written."
+            )
             lines.insert(0, summary)
             structured["summary"] = summary
         return self._result(target.client, lines, f"Nothing to rename at {target.where()}", structured, gap=gap)

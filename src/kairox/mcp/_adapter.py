@@ -111,7 +111,10 @@ class McpToolAdapter(ToolProvider):
                         name=server,
                         source=f"server:{server}",
                         reason=f"lists more than {config.max_tools} tools; {left} were left out",
-                        hint=f"pick the ones you need with mcp_servers.{server}.enabled_tools, or raise mcp_servers.{server}.max_tools",
+                        hint=(
+                            f"pick the ones you need with mcp_servers.{server}"
+                            f".enabled_tools, or raise mcp_servers.{server}.max_tools"
+                        ),
                     )
                 )
                 break
@@ -122,7 +125,10 @@ class McpToolAdapter(ToolProvider):
                         kind="tool",
                         name=tool.name,
                         source=f"server:{server}",
-                        reason=f"its description has {len(description)} characters; the model sees the first {config.max_description_chars}",
+                        reason=(
+                            f"its description has {len(description)} characters; the "
+                            f"model sees the first {config.max_description_chars}"
+                        ),
                         hint=f"raise mcp_servers.{server}.max_description_chars to show more",
                     )
                 )
@@ -250,6 +256,7 @@ class McpToolAdapter(ToolProvider):
         if any(tool.name == target.name for tool in self.client.tools):
             return None
         return ToolResult.error(
-            f"{name} is no longer a tool of MCP server {self.client.name!r}: the server changed since its tool list was "
+            f"{name} is no longer a tool of MCP server {self.client.name!r}"
+            ": the server changed since its tool list was "
             "cached, and its tools were listed again; pick one of the tools it lists now"
         )

@@ -4,7 +4,8 @@ It does what a client of protocol 2024-11-05 to 2025-11-25 does (``initialize``,
 ``tools/call`` with progress and cancellation, ``resources/read``; answers ``ping``, ``roots/list``,
 ``elicitation/create`` and ``sampling/createMessage``; reports log messages and tool list changes) with one
 future per request and one reader task in the session's task group (a request the server sends is answered in a
-task of that group, under a cancel scope of its own that ``notifications/cancelled`` cancels), so a process that only talks to such servers never loads the SDK. In
+task of that group, under a cancel scope of its own that ``notifications/cancelled``
+cancels), so a process that only talks to such servers never loads the SDK. In
 ``auto`` mode it first sends the 2026 ``server/discover`` probe as the SDK does; a server that answers it is
 modern, and :meth:`NativeSession.open` returns its answer so the caller can hand the connection to the SDK.
 

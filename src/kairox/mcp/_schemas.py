@@ -100,7 +100,10 @@ def schema_problem(schema: Any) -> str | None:
                 nxt = targets[index]
                 if state.get(nxt) == 1:
                     where = nxt or "/"
-                    return f"its input schema refers to itself at {where!r} without descending into the arguments (a $ref loop)"
+                    return (
+                        f"its input schema refers to itself at {where!r} "
+                        "without descending into the arguments (a $ref loop)"
+                    )
                 if not state.get(nxt):
                     state[nxt] = 1
                     stack.append((nxt, 0))

@@ -1,7 +1,8 @@
 """Each MCP server's last tool, resource and prompt lists, remembered between runs (M4).
 
 ``$KAIROX_HOME/cache/mcp-tools/<server>-<digest>.json``: the digest is of what in the server's configuration
-decides its lists, so a changed command, argument, environment or sandbox is a miss (``USE_ONLY`` keys are not). The entry also holds what the server said it is
+decides its lists, so a changed command, argument, environment or sandbox is a
+miss (``USE_ONLY`` keys are not). The entry also holds what the server said it is
 (``serverInfo`` name and version): when a start reports another version, the fresh lists replace the entry, as
 they do on every start and every ``list_changed``. A damaged file is a miss, never an error.
 """

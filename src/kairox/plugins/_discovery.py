@@ -85,7 +85,10 @@ class _Gatherer:
                 Diagnostic(
                     kind="plugin",
                     name=plugin.name,
-                    reason=f"the workspace plugin in {theirs.root} has the name of your plugin in {ours.root}; the workspace one is not loaded",
+                    reason=(
+                        f"the workspace plugin in {theirs.root} has the name of your "
+                        f"plugin in {ours.root}; the workspace one is not loaded"
+                    ),
                     source=str(theirs.root),
                     hint="rename the workspace plugin, or remove yours if the workspace one should replace it",
                 )
@@ -257,7 +260,10 @@ def _unknown_manifest(file: Path) -> Diagnostic:
         name=file.parent.parent.name,
         source=str(file),
         severity=Severity.INFO,
-        reason=f"{file.parent.name}/plugin.json is another host's manifest; Kairox reads .kairox-plugin, .codex-plugin and .claude-plugin",
+        reason=(
+            f"{file.parent.name}/plugin.json is another host's manifest; "
+            "Kairox reads .kairox-plugin, .codex-plugin and .claude-plugin"
+        ),
         hint="add a .claude-plugin/plugin.json to load this folder as a plugin",
     )
 

@@ -366,7 +366,10 @@ def _duplicates(plugin: str, source: str, entries: list[SkillEntry]) -> list[Dia
                 Diagnostic(
                     kind="plugin",
                     name=plugin,
-                    reason=f"{entry.kind} {entry.name!r} ({entry.path}) has the same name as {seen[entry.name].path}; the skill registry keeps one",
+                    reason=(
+                        f"{entry.kind} {entry.name!r} ({entry.path}) has the same name "
+                        f"as {seen[entry.name].path}; the skill registry keeps one"
+                    ),
                     source=source,
                     severity=Severity.INFO,
                 )

@@ -373,7 +373,8 @@ class Marketplaces:
                 )
             if find_manifests(tree)[0] is None and not has_layout(tree):
                 raise MarketplaceError(
-                    f"{source} holds no plugin: no .kairox-plugin/, .codex-plugin/ or .claude-plugin/plugin.json and none of "
+                    f"{source} holds no plugin: no .kairox-plugin/, "
+                    ".codex-plugin/ or .claude-plugin/plugin.json and none of "
                     "skills/, commands/, agents/, hooks/ or .mcp.json",
                     hint="give the plugin's own folder (SOURCE#sub/folder picks one inside a repository)",
                 )
@@ -388,7 +389,10 @@ class Marketplaces:
             if previous is not None and previous.marketplace:
                 raise MarketplaceError(
                     f"plugin {loaded.name!r} is already installed from marketplace {previous.marketplace}",
-                    hint=f"`kairox plugins uninstall {loaded.name}` first, or update it with `kairox plugins update {loaded.name}`",
+                    hint=(
+                        f"`kairox plugins uninstall {loaded.name}` first, or "
+                        f"update it with `kairox plugins update {loaded.name}`"
+                    ),
                 )
             if not await confirm(InstallRequest(plugin=loaded, path=final, source=shown)):
                 raise PluginInstallDeniedError(f"installing plugin {loaded.name!r} into {final} was not approved")

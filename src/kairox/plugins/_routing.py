@@ -56,7 +56,10 @@ def _servers(
                     Diagnostic(
                         kind=str(kind),
                         name=entry.name,
-                        reason=f"plugin {plugin.name} brings a server named like [{section}.{entry.name}]; the user's entry wins",
+                        reason=(
+                            f"plugin {plugin.name} brings a server named like "
+                            f"[{section}.{entry.name}]; the user's entry wins"
+                        ),
                         source=entry.source,
                         severity=Severity.INFO,
                     )
@@ -69,9 +72,15 @@ def _servers(
                         Diagnostic(
                             kind=str(kind),
                             name=entry.name,
-                            reason=f"plugins {first.plugin} and {plugin.name} both bring a different server {entry.name!r}; {first.plugin}'s is used",
+                            reason=(
+                                f"plugins {first.plugin} and {plugin.name} both bring a "
+                                f"different server {entry.name!r}; {first.plugin}'s is used"
+                            ),
                             source=entry.source,
-                            hint=f"disable one with `kairox plugins disable {plugin.name} --contribution {kind}:{entry.name}`",
+                            hint=(
+                                "disable one with `kairox plugins disable "
+                                f"{plugin.name} --contribution {kind}:{entry.name}`"
+                            ),
                         )
                     )
                 continue

@@ -177,7 +177,10 @@ def _walk(value: Any, key: str | None, depth: int, found: list[str], top: str) -
     if depth > _MAX_DEPTH:
         entries = value.items() if isinstance(value, dict) else ((key, item) for item in value)
         if any(_may_name_path(None if k is None else str(k), v) for k, v in entries):
-            return f"argument {top!r} nests lists or objects more than {_MAX_DEPTH} deep and the policy reads {_MAX_DEPTH} levels"
+            return (
+                f"argument {top!r} nests lists or objects more than "
+                f"{_MAX_DEPTH} deep and the policy reads {_MAX_DEPTH} levels"
+            )
         return None
     unseen: str | None = None
     if isinstance(value, list):
@@ -200,7 +203,8 @@ def _walk(value: Any, key: str | None, depth: int, found: list[str], top: str) -
         ):
             unseen = (
                 unseen
-                or f"argument {top!r} holds an object of {len(value)} entries and the policy reads the first {_MAX_ITEMS}"
+                or f"argument {top!r} holds an object of {len(value)} "
+                f"entries and the policy reads the first {_MAX_ITEMS}"
             )
     return unseen
 

@@ -89,4 +89,7 @@ def describe_command_glob(specifier: str) -> str:
     if len(words) == bounded and len(words[-1]) > 1 and head.endswith("*") and _GLOB.search(head[:-1]) is None:
         name = head[:-1]
         return f"{name!r} with any arguments (not another {kind} whose name starts with {name.split()[-1]!r})"
-    return f"commands matching {specifier!r} (the {kind} {words[bounded - 1]!r} as a whole word, a '*' in the arguments spanning words)"
+    return (
+        f"commands matching {specifier!r} (the {kind} {words[bounded - 1]!r}"
+        " as a whole word, a '*' in the arguments spanning words)"
+    )

@@ -474,7 +474,8 @@ class PolicyEngine:
                 else ""
             )
             return Decision.ask(
-                f"{spec.name} needs {access} access and the approval policy is untrusted (only read-only tools run without asking){unguarded}",
+                f"{spec.name} needs {access} access and the approval policy is "
+                f"untrusted (only read-only tools run without asking){unguarded}",
                 source=DecisionSource.MODE,
                 suggested_rule=suggestion,
             )
@@ -486,26 +487,31 @@ class PolicyEngine:
                 )
             if profile.destructive:
                 return Decision.ask(
-                    f"{who} runs outside Kairox's sandbox and may change things (it does not declare that it only reads)",
+                    f"{who} runs outside Kairox's sandbox and may change "
+                    "things (it does not declare that it only reads)",
                     source=DecisionSource.MODE,
                     suggested_rule=suggestion,
                 )
             if profile.open_world and not settings.network_access:
                 return Decision.ask(
-                    f"{who} reaches the outside world (it is not annotated openWorldHint: false) and policy.network_access is false",
+                    f"{who} reaches the outside world (it is not annotated "
+                    "openWorldHint: false) and policy.network_access is false",
                     source=DecisionSource.MODE,
                     suggested_rule=suggestion,
                 )
             if spec.source is ToolSource.MCP:
                 return Decision.allow(
-                    f"{who} is annotated read-only and the annotations of server {spec.origin!r} are trusted (trust_annotations)",
+                    f"{who} is annotated read-only and the annotations of "
+                    f"server {spec.origin!r} are trusted (trust_annotations)",
                     source=DecisionSource.MODE,
                 )
             return Decision.allow(f"{who} declares that it only reads", source=DecisionSource.MODE)
         if access is Access.EXECUTE and runs_unsandboxed(spec):
-            # whatever the sandbox policy: that program is not under it, and what the tool makes it do runs with its authority
+            # whatever the sandbox policy: that program is not under
+            # it, and what the tool makes it do runs with its authority
             return Decision.ask(
-                f"{spec.name} works on a program that Kairox did not start and no Kairox sandbox holds, so what it makes "
+                f"{spec.name} works on a program that Kairox did not "
+                "start and no Kairox sandbox holds, so what it makes "
                 "that program do runs with the program's full authority",
                 source=DecisionSource.MODE,
                 suggested_rule=suggestion,
@@ -517,7 +523,8 @@ class PolicyEngine:
                 else f"in the {settings.sandbox} sandbox"
             )
             return Decision.allow(
-                f"{spec.name} runs {where}{let_through(settings)}{unguarded_reads(settings, self.read_mask is not None)}",
+                f"{spec.name} runs {where}{let_through(settings)}"
+                f"{unguarded_reads(settings, self.read_mask is not None)}",
                 source=DecisionSource.MODE,
             )
         if access is Access.WRITE:

@@ -129,7 +129,10 @@ _PYTEST = _r(
     env="PYTEST_PLUGINS PYTEST_ADDOPTS",
 )
 _PAGERS = "PAGER MANPAGER MANOPT BROWSER LESSOPEN LESSCLOSE"
-_SSH_TEXT = r"(?i)(?:proxycommand|localcommand|knownhostscommand|remotecommand|permitlocalcommand|pkcs11provider|securitykeyprovider)"
+_SSH_TEXT = (
+    r"(?i)(?:proxycommand|localcommand|knownhostscommand|remotecommand|"
+    r"permitlocalcommand|pkcs11provider|securitykeyprovider)"
+)
 
 TABLE: dict[str, Runs] = {
     # editors: ex commands (`-c '!rm x'`, `+'!rm x'`, `:call system()`), scripts and rc files
@@ -243,8 +246,10 @@ TABLE: dict[str, Runs] = {
     "more": _r(env="MORE EDITOR VISUAL SHELL", plus=True),
     "man": _r(files="-C --config-file", env=f"{_PAGERS} MANROFFOPT MANPL"),
     "git": _r(
-        env="GIT_CONFIG* GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_SSH GIT_SSH_COMMAND GIT_ASKPASS SSH_ASKPASS "
-        "GIT_EXEC_PATH GIT_DIR GIT_WORK_TREE GIT_COMMON_DIR GIT_TEMPLATE_DIR GIT_PROXY_COMMAND GIT_ALTERNATE_OBJECT_DIRECTORIES "
+        env="GIT_CONFIG* GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR "
+        "GIT_SEQUENCE_EDITOR GIT_SSH GIT_SSH_COMMAND GIT_ASKPASS SSH_ASKPASS "
+        "GIT_EXEC_PATH GIT_DIR GIT_WORK_TREE GIT_COMMON_DIR GIT_TEMPLATE_DIR "
+        "GIT_PROXY_COMMAND GIT_ALTERNATE_OBJECT_DIRECTORIES "
         "GIT_INDEX_FILE GIT_OBJECT_DIRECTORY PAGER EDITOR VISUAL GIT_TRACE2* GIT_MERGE_AUTOEDIT"
     ),
     "git rebase": _r(lines="-x --exec"),

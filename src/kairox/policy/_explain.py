@@ -70,7 +70,8 @@ def describe_rule(spec: ToolSpec, pattern: str) -> str | None:
         return None  # a command or path tool is vouched for by its command or paths, never by named arguments
     if spec.permission.command_arg is not None:
         return (
-            f"every command line whose commands are all {describe_command_glob(parsed.specifier)}, run as written: no redirection "
+            "every command line whose commands are all "
+            f"{describe_command_glob(parsed.specifier)}, run as written: no redirection "
             "or option that writes a file, no sudo, ssh or container exec, no variables that change what runs"
         )
     if spec.permission.path_args:

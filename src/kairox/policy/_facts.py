@@ -102,7 +102,8 @@ class CallFacts:
         """The paths found by argument names in a third-party tool's call (``path``, ``file``, ``file://`` URIs ...),
         besides the arguments it declares as paths."""
         self.unseen = unseen
-        """Why part of the arguments was not read for paths (past the scan's limits), or None: ``paths`` may miss some."""
+        """Why part of the arguments was not read for paths (past
+        the scan's limits), or None: ``paths`` may miss some."""
         self.scan_unseen = scan_unseen
         """``unseen`` comes from the scan by names (else from a declared path argument that holds no text)."""
         self.arguments = arguments
@@ -156,7 +157,10 @@ def call_facts(
         elsewhere = next((item for item in found if _PROCESS_RELATIVE.match(item)), None)
         if elsewhere is not None and unseen is None:
             # /proc/self/cwd/... means the folders of the process that opens it: the tool's server, not Kairox
-            unseen = f"{elsewhere!r} names a file by the process that opens it (/proc/self, /proc/PID), which Kairox cannot see for {spec.name}"
+            unseen = (
+                f"{elsewhere!r} names a file by the process that opens it "
+                f"(/proc/self, /proc/PID), which Kairox cannot see for {spec.name}"
+            )
         named = [settings.resolved(item) for item in found]
     skill = spec.origin if spec.source is ToolSource.SKILL and spec.origin else None
     return CallFacts(
@@ -216,7 +220,8 @@ def program_line(names: ProgramArgs, arguments: Mapping[str, Any], *, interprete
         return None
     args = arguments.get(names.args) if names.args else None
     env = arguments.get(names.env) if names.env else None
-    # `env NAME=VALUE`: shlex quotes a variable word whole ('A=b c'), which a shell reads as an assignment only after env
+    # `env NAME=VALUE`: shlex quotes a variable word whole ('A=b
+    # c'), which a shell reads as an assignment only after env
     words = ["env", *(f"{k}={v}" for k, v in env.items())] if isinstance(env, dict) and env else []
     words += [interpreter, program] if interpreter else [program]
     words += [str(a) for a in args] if isinstance(args, list) else []

@@ -89,8 +89,14 @@ def protected_reason(
     for own in own_dirs:
         if is_within(path, own):
             if path.parent == own and path.name == "kairox.toml":  # the user layer's file, named as such
-                return f"{path} is your user configuration (it applies to every workspace), which is always asked about before a write"
-            return f"{path} is inside {own}, Kairox's own configuration and trust store, which is always asked about before a write"
+                return (
+                    f"{path} is your user configuration (it applies to every "
+                    "workspace), which is always asked about before a write"
+                )
+            return (
+                f"{path} is inside {own}, Kairox's own configuration and "
+                "trust store, which is always asked about before a write"
+            )
     for part in path.parts[:-1] if path.name not in PROTECTED_DIRS else path.parts:
         if part in PROTECTED_DIRS:
             return f"{path} is inside a {part} folder, which is always asked about before a write"

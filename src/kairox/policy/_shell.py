@@ -229,7 +229,8 @@ def _collect(command: str, scan: _Scan, *, depth: int) -> None:
         _LITERAL_CODE.search(token) for token in tokens
     ):
         scan.hide(
-            "quoted text holds a command substitution and the line expands text as a prompt (${x@P}, PS4), which runs it"
+            "quoted text holds a command substitution and the line "
+            "expands text as a prompt (${x@P}, PS4), which runs it"
         )
     outer, scan.line, scan.known = (scan.line, scan.known), command, None
     current: list[str] = []

@@ -255,7 +255,8 @@ def _named_problems(rule: "ParsedRule", matched: list[ToolSpec]) -> Iterator[tup
     ref, first = rule.ref, matched[0]
     if ref.action == "allow" and all(s.permission.command_arg is not None or s.permission.path_args for s in matched):
         yield (
-            f"{ref} names arguments of {first.name}, which is vouched for by its command or paths: it never allows a call",
+            f"{ref} names arguments of {first.name}, which is vouched "
+            "for by its command or paths: it never allows a call",
             f"write a {'command' if first.permission.command_arg else 'path'} rule instead, e.g. "
             f"{first.name}({'git status*' if first.permission.command_arg else 'src/**'})",
         )
@@ -265,7 +266,8 @@ def _named_problems(rule: "ParsedRule", matched: list[ToolSpec]) -> Iterator[tup
         if known and not any(condition.name in props for _, props in known):
             spec, props = known[0]
             yield (
-                f"{ref} names argument {condition.name!r}, which {spec.name} does not take (it takes: {', '.join(sorted(props))})",
+                f"{ref} names argument {condition.name!r}, which {spec.name}"
+                f" does not take (it takes: {', '.join(sorted(props))})",
                 "fix the argument's name: a rule about an argument the call never has holds for no call",
             )
 

@@ -477,7 +477,8 @@ _KUBE_EXEC = _w(
 
 @dataclass(frozen=True, slots=True)
 class _ExecTool:
-    """A program whose subcommands run a command (``docker exec``, ``kubectl exec`` in a container, ``perf record`` here)."""
+    """A program whose subcommands run a command (``docker exec``,
+    ``kubectl exec`` in a container, ``perf record`` here)."""
 
     global_values: frozenset[str]
     """Options before the subcommand that take a separate value (``docker -H HOST``, ``kubectl -n NS``)."""
@@ -596,7 +597,8 @@ _PERF = _ExecTool(
     subcommands={(sub,): _PERF_RUN for sub in ("record", "stat", "trace")}
     | {(group, "record"): _PERF_RUN for group in ("sched", "mem", "c2c", "lock", "kmem", "kwork", "kvm", "timechart")},
 )
-"""``perf record CMD``: a profiler runs its command as a wrapper does (``perf stat``, ``perf trace``, ``perf sched record`` ...)."""
+"""``perf record CMD``: a profiler runs its command as a wrapper
+does (``perf stat``, ``perf trace``, ``perf sched record`` ...)."""
 _EXEC_TOOLS = {
     "perf": _PERF,
     "docker": _DOCKER,

@@ -68,7 +68,8 @@ def user_layer_writer(resolved: ResolvedConfig) -> RuleWriter:
         if redirected is not None:
             refused[layer] = redirected
             hints[layer] = (
-                f"save it in the {RuleLayer.USER} layer if it is meant for every workspace, or replace the link with a file of its own"
+                f"save it in the {RuleLayer.USER} layer if it is meant for "
+                "every workspace, or replace the link with a file of its own"
             )
             continue
         what = resolved.untrusted_file(file)

@@ -46,7 +46,10 @@ def cap_output(
         except OSError as exc:
             spilled, problem = None, f" (it could not be written to {spill_dir}: {exc.strerror or exc})"
     if spilled is not None:
-        note = f"\n[output truncated: {size} characters, limit {limit}; the full output is in {spilled}; read it with fs.read and a line range]"
+        note = (
+            f"\n[output truncated: {size} characters, limit {limit}; the full "
+            f"output is in {spilled}; read it with fs.read and a line range]"
+        )
     else:
         note = f"\n[output truncated: {size} characters, limit {limit}; the rest was dropped{problem}]"
     keep = max(limit - len(note), 0)

@@ -159,7 +159,8 @@ class ToolRegistry:
         every tool's plan made again."""
         policy = PolicyEngine(settings.policy)
         if settings.sandbox.hidden is None and policy.read_mask is not None:
-            # commands must not read what fs.read rules forbid: their sandbox hides it (also when settings were made by hand)
+            # commands must not read what fs.read rules forbid: their
+            # sandbox hides it (also when settings were made by hand)
             settings = replace(settings, sandbox=replace(settings.sandbox, hidden=policy.read_mask))
         self._settings = settings
         self.policy = policy
@@ -250,7 +251,10 @@ class ToolRegistry:
                         kind="tool",
                         name=spec.name,
                         source=origin,
-                        reason=f"tool name {spec.name!r} is provided by both {kept.provider.origin} and {origin}; the one from {kept.provider.origin} is kept",
+                        reason=(
+                            f"tool name {spec.name!r} is provided by both {kept.provider.origin}"
+                            f" and {origin}; the one from {kept.provider.origin} is kept"
+                        ),
                         hint=f"disable one of them (tools.disabled or the {origin} settings)",
                     )
                 )

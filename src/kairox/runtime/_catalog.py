@@ -352,7 +352,8 @@ async def install_catalog_entry(
     if _configured_here(file, plan.name):
         return done(
             InstallOutcome.EXISTS,
-            f"{file} already has an MCP server named {plan.name!r}; choose another with --name or remove it first (`kairox mcp remove {plan.name}`)",
+            f"{file} already has an MCP server named {plan.name!r}; choose another "
+            f"with --name or remove it first (`kairox mcp remove {plan.name}`)",
         )
 
     # the write goes through the gate like any tool's write: a configuration file is protected, so it asks

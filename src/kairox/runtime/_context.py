@@ -54,7 +54,8 @@ class RuntimeOptions:
     start_mcp: bool = True
     """Start MCP servers (``kairox skills list`` does not need them, and never imports the MCP SDK)."""
     raise_on_required: bool = True
-    """Stop with :class:`McpStartupError` when a ``required`` MCP server fails (``kairox doctor`` reports it instead)."""
+    """Stop with :class:`McpStartupError` when a ``required``
+    MCP server fails (``kairox doctor`` reports it instead)."""
     wait_for_mcp: bool = False
     """Wait for every MCP server also when its tools are cached (one-shot commands that report what servers say)."""
     for_tools: tuple[str, ...] | None = None
@@ -121,7 +122,10 @@ def mcp_failure_hint(name: str, config: McpServerConfig, cause: str | None, vari
     if cause == "startup_timeout":
         return f"raise mcp_servers.{name}.startup_timeout_sec"
     if config.transport != "stdio":
-        return f"check mcp_servers.{name}.url and its authorization: `kairox mcp login {name}`, headers or bearer_token_env_var"
+        return (
+            f"check mcp_servers.{name}.url and its authorization: "
+            f"`kairox mcp login {name}`, headers or bearer_token_env_var"
+        )
     return f"run `kairox mcp status {name}` for its stderr; check mcp_servers.{name}.command"
 
 
@@ -157,7 +161,10 @@ def _mcp_diagnostics(
                     reason=client.confinement_warning,
                     source=source,
                     line=line,
-                    hint='install bubblewrap (apt-get install bubblewrap) so it runs confined, or set sandbox = "none" in its entry to say it runs unconfined on purpose',
+                    hint=(
+                        "install bubblewrap (apt-get install bubblewrap) so it runs confined, or "
+                        'set sandbox = "none" in its entry to say it runs unconfined on purpose'
+                    ),
                 )
             )
         if client.status == ServerStatus.PENDING_TRUST:

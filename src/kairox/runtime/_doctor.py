@@ -216,7 +216,10 @@ def overlapping_servers(context: "ExtensionContext") -> list["Diagnostic"]:
                     kind="lsp_server",
                     name=f"{name}, {other}",
                     severity=Severity.WARNING,
-                    reason=f"language servers {name!r} and {other!r} both claim {claim}: {name!r} answers for those files, {other!r} is never asked",
+                    reason=(
+                        f"language servers {name!r} and {other!r} both claim {claim}: "
+                        f"{name!r} answers for those files, {other!r} is never asked"
+                    ),
                     hint=f"narrow the file_patterns of one, or turn one off ({' / '.join(ways)})",
                 )
             )
@@ -296,9 +299,8 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
 
     lines: list[str] = []
     out = lines.append
-    out(
-        f"Workspace {report['workspace']} ({'trusted' if report['trusted'] else 'untrusted: `kairox trust` lets its servers, plugins and hooks run'})"
-    )
+    trusted = "trusted" if report["trusted"] else "untrusted: `kairox trust` lets its servers, plugins and hooks run"
+    out(f"Workspace {report['workspace']} ({trusted})")
     out("")
     out("Environment:")
     for check in report["environment"]:
@@ -313,7 +315,8 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
         out("Host Unix sockets sandboxed commands may reach (policy.allow_unix_sockets):")
         for item in sandbox["allow_unix_sockets"]:
             out(
-                f"  {item['path']}: {'let through' if item['socket'] else 'not a socket now, so nothing is let through'}"
+                f"  {item['path']}: "
+                f"{'let through' if item['socket'] else 'not a socket now, so nothing is let through'}"
             )
     out("")
     out("MCP servers:")

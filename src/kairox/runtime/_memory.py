@@ -98,7 +98,8 @@ def instruction_text(
             parts.append(
                 (
                     name,
-                    "[not read: it is outside the workspace, which is not trusted; `kairox trust` lets project files name it]",
+                    "[not read: it is outside the workspace, which is not "
+                    "trusted; `kairox trust` lets project files name it]",
                 )
             )
             continue

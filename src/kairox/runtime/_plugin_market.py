@@ -158,7 +158,10 @@ def inspect_market_plugin(resolved: ResolvedConfig, marketplace: str, name: str)
     )
     folder = _entry_folder(market, entry)
     if folder is None:
-        note = "its files are fetched at install: compatibility, permissions and contributions are checked then, before it is enabled"
+        note = (
+            "its files are fetched at install: compatibility, permissions "
+            "and contributions are checked then, before it is enabled"
+        )
         data["problems"] = (
             [note] if entry.source.kind == "git" else [f"its source {entry.source.describe()} is not a folder here"]
         )

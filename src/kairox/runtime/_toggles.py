@@ -1,4 +1,5 @@
-"""Turning skills and plugins (or one contribution of a plugin) on and off, and loading a plugin from another folder: what every front end lists and the
+"""Turning skills and plugins (or one contribution of a plugin) on and off,
+and loading a plugin from another folder: what every front end lists and the
 writes it makes, through the config writer ``kairox skills enable`` and ``kairox plugins disable`` use.
 
 A write into a project file (the project or local layer) of an untrusted workspace is a change the user makes to a
@@ -78,7 +79,9 @@ async def authorize_config_write(resolved: ResolvedConfig, file: Path, change: s
     request = ApprovalRequest(
         tool=CONFIG_WRITE_TOOL,
         arguments={"path": str(file), "change": change},
-        reason=f"{file} is {what} of a workspace you have not trusted{lands}; the change waits for `kairox trust` to apply",
+        reason=(
+            f"{file} is {what} of a workspace you have not trusted{lands}; the change waits for `kairox trust` to apply"
+        ),
         source="untrusted_workspace",
     )
     answer = await approver.request_approval(request)
@@ -145,7 +148,10 @@ def plugin_rows(context: "ExtensionContext") -> list[ToggleRow]:
             if plugin.compatibility.compatible
             else "incompatible: " + "; ".join(plugin.compatibility.reasons)
         )
-        detail = f"{plugin.name} {plugin.manifest.version or ''}\n{plugin.root}\norigin {plugin.origin}, trust {plugin.trust}\n{compat}"
+        detail = (
+            f"{plugin.name} {plugin.manifest.version or ''}\n{plugin.root}\n"
+            f"origin {plugin.origin}, trust {plugin.trust}\n{compat}"
+        )
         rows.append(
             ToggleRow(
                 key=plugin.name,

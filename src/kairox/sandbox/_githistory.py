@@ -367,7 +367,8 @@ def _worktree_refs(repo: Path) -> list[str]:
             folder != repo and (folder / "reftable").is_dir()
         ):  # binary tables: git reads them, for its own worktree only
             raise _UncheckedError(
-                "another worktree keeps its own refs (refs/bisect, refs/worktree) in a reftable, which the check does not read"
+                "another worktree keeps its own refs (refs/bisect, "
+                "refs/worktree) in a reftable, which the check does not read"
             )
         for prefix in _WORKTREE_REFS:
             for path in _tree(os.path.join(folder, prefix), depth=32):

@@ -10,7 +10,8 @@ the message files a commit or merge leaves behind (``git commit -v`` keeps the d
 that reads the repository needs; and the history itself - the object store (loose objects, packs, and the stores
 it borrows from through ``objects/info/alternates``) and Git LFS objects - only when it may hold what a rule hides
 (``_githistory`` tells). That is for the repository and each of its linked worktrees, and for the repositories of
-its submodules kept in its ``modules`` folder (a deinitialized or removed submodule's stays there). ``HEAD``, refs and the index
+its submodules kept in its ``modules`` folder (a deinitialized or
+removed submodule's stays there). ``HEAD``, refs and the index
 stay, so git still finds the repository and its commands that need objects fail ("bad object HEAD") rather than
 find another repository above.
 """

@@ -13,7 +13,8 @@ Searches skip ``.git`` folders, follow no symlink (a link is not what a rule nam
 and stop after ``SEARCH_LIMIT`` entries in all; past it the list may be incomplete and the command is refused.
 
 Two more ways to the same bytes are closed: the history of every git repository a rule reaches when that history
-may hold what the rule hides (``_gitstores``, ``_githistory``) and the other names of a hidden file (hard links, ``_hardlinks``). What they add is said to the command's caller
+may hold what the rule hides (``_gitstores``, ``_githistory``) and the other names of a
+hidden file (hard links, ``_hardlinks``). What they add is said to the command's caller
 (``HiddenPaths.notes``) and, for the built-in tools that read files themselves, by ``MaskedReads.why``.
 """
 
@@ -62,7 +63,10 @@ class MaskedReads:
                 return f"{path} is another name (hard link) of {found[1]}, which {found[0]} covers"
         for store, (rule, tree) in self.stores.items():
             if is_within(path, store):
-                return f"{path} holds the history of the git repository at {tree}, which is hidden because {rule} reaches it"
+                return (
+                    f"{path} holds the history of the git repository at "
+                    f"{tree}, which is hidden because {rule} reaches it"
+                )
         return None
 
 
@@ -177,7 +181,8 @@ class _Searches:
     """The last search below the roots, reused while what decided it holds: the same starting folders and rules,
     and each folder it listed still the same folder, unchanged since (a folder's status change time moves whenever
     an entry is added, removed or renamed in it, which is all a search reads of it, and cannot be set back). A
-    search that met a folder it could not list is not kept (its permissions may change). Servers that start one after another in a
+    search that met a folder it could not list is not kept (its
+    permissions may change). Servers that start one after another in a
     session then search once; a file made anywhere the search looked makes the next start search again."""
 
     __slots__ = ("kept", "runs")
@@ -319,7 +324,10 @@ def _search(
         listed.append(folder)
         seen += len(entries)
         if seen > limit:
-            found.problem = f"more than {limit} files and folders to search for fs.read rules ({', '.join(p.glob for p, _ in walked)})"
+            found.problem = (
+                f"more than {limit} files and folders to search for "
+                f"fs.read rules ({', '.join(p.glob for p, _ in walked)})"
+            )
             return complete
         for entry in entries:
             name, path = entry.name, entry.path
@@ -387,7 +395,8 @@ def _histories(found: _Found, check: HistoryCheck) -> dict[Path, tuple[RuleRef, 
             else f"and whether its history holds what the rule hides could not be told: {finding.unchecked}"
         )
         found.notes.append(
-            f"the history of the git repository at {tree} is hidden ({finding.rule or ref} reaches it, {why}): git commands "
+            f"the history of the git repository at {tree} is hidden "
+            f"({finding.rule or ref} reaches it, {why}): git commands "
             "that read objects (status, log, diff, show, clone) fail here; run them outside the sandbox, or narrow the "
             "rule to paths outside the repository"
         )
@@ -440,7 +449,8 @@ def _other_names(
             found.files[other] = ref
         if others:
             found.notes.append(
-                f"{', '.join(map(str, others))}: another name (hard link) of {name}, which {ref} covers, so it is hidden too"
+                f"{', '.join(map(str, others))}: another name (hard link) "
+                f"of {name}, which {ref} covers, so it is hidden too"
             )
         if len(names) < link.links:
             missing.append(f"{name} ({ref}) has {link.links - len(names)} other name(s)")

@@ -216,7 +216,10 @@ class SearchIndex:
             return {}
         names = list(self.fields)
         marks = ", ".join(f"instr(highlight(docs, {i + 1}, '{_MARK}', ''), '{_MARK}') > 0" for i in range(len(names)))
-        sql = f"SELECT rowid, {self._rank}, {marks} FROM docs WHERE docs MATCH ? AND rowid IN ({', '.join('?' * len(rowids))})"
+        sql = (
+            f"SELECT rowid, {self._rank}, {marks} FROM docs WHERE docs "
+            f"MATCH ? AND rowid IN ({', '.join('?' * len(rowids))})"
+        )
         order = sorted(names, key=lambda n: -self.fields[n])
         found: dict[int, list[TermMatch]] = {}
         for word in words:

@@ -1,7 +1,8 @@
 """Selecting skills for a prompt (S5): a ranked lexical match that says why.
 
 Skills are documents of the shared search index (``kairox.search``: SQLite FTS5, BM25) with four weighted
-fields: name, keywords, trigger examples with ``when_to_use``, description. The prompt's words (``kairox.search.query_words``:
+fields: name, keywords, trigger examples with ``when_to_use``,
+description. The prompt's words (``kairox.search.query_words``:
 the stopwords and identifier splitting of tool search, lightly stemmed so the explanation names ``test`` for
 ``tested``) are searched; pairs of adjacent words count
 as phrases too, so a skill holding ``pull request`` whole outranks one holding ``pull`` and ``request`` apart.
@@ -122,6 +123,7 @@ def _digest(skills: Mapping[str, SkillDef]) -> str:
     for name, skill in skills.items():
         fm = skill.frontmatter
         parts.append(
-            f"{name}\0{skill.name}\0{skill.plugin or ''}\0{chr(31).join(fm.keywords)}\0{fm.when_to_use}\0{chr(31).join(fm.examples)}\0{skill.description}"
+            f"{name}\0{skill.name}\0{skill.plugin or ''}\0{chr(31).join(fm.keywords)}"
+            f"\0{fm.when_to_use}\0{chr(31).join(fm.examples)}\0{skill.description}"
         )
     return hashlib.sha256("\1".join(parts).encode("utf-8", "surrogatepass")).hexdigest()

@@ -270,7 +270,10 @@ def parse_skill_text(
         hint = "start the file with YAML frontmatter between `---` lines holding at least `description`"
         for number, line in enumerate(text.splitlines()[:40], start=1):
             if _DESCRIPTION_LINE.match(line):
-                hint = f"line {number} has a `description:` line in the body; move it into frontmatter between `---` lines at the top of the file"
+                hint = (
+                    f"line {number} has a `description:` line in the body; move it "
+                    "into frontmatter between `---` lines at the top of the file"
+                )
                 break
         return ParseOutcome(
             None,
@@ -354,7 +357,10 @@ def parse_skill_text(
     try:
         plain = data if data is simple else _jsonable(data)
     except _FrontmatterTooLarge:
-        reason = "frontmatter is too large or nested too deeply to read (a YAML alias that refers to itself, or aliases that multiply)"
+        reason = (
+            "frontmatter is too large or nested too deeply to read (a "
+            "YAML alias that refers to itself, or aliases that multiply)"
+        )
         return ParseOutcome(
             None,
             [
@@ -437,7 +443,8 @@ def parse_skill_text(
     if len(frontmatter.description) > MAX_DESCRIPTION:
         diagnostics.append(
             diag(
-                f"`description` is {len(frontmatter.description)} characters (more than {MAX_DESCRIPTION}); the prompt catalog shortens it",
+                f"`description` is {len(frontmatter.description)} characters "
+                f"(more than {MAX_DESCRIPTION}); the prompt catalog shortens it",
                 line=line_of("description"),
                 hint="move detail into the body",
             )

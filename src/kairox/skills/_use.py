@@ -129,7 +129,8 @@ def resolve_arguments(skill: SkillDef, arguments: Mapping[str, Any] | None, text
     for argument in declared.values():
         if argument.name not in values and argument.default is not None:
             values[argument.name] = argument.default
-    import jsonschema  # here, not at the top: it costs ~50 ms, and a session loads this module whether a skill is used or not
+    # here, not at the top: it costs ~50 ms, and a session loads this module whether a skill is used or not
+    import jsonschema
 
     validator = jsonschema.Draft202012Validator({**argument_schema(declared.values()), "additionalProperties": True})
     for error in sorted(validator.iter_errors(values), key=lambda e: list(e.path)):

@@ -124,7 +124,10 @@ def validate_path(path: Path, *, max_depth: int = TREE_MAX_DEPTH) -> ValidationR
                 kind="skill",
                 name=path.name,
                 source=str(path),
-                reason="no skill was loaded, though the folder holds SKILL.md files (see the diagnostics above, and --verbose)",
+                reason=(
+                    "no skill was loaded, though the folder holds SKILL.md "
+                    "files (see the diagnostics above, and --verbose)"
+                ),
             )
         )
     return report
@@ -149,7 +152,8 @@ def _hidden_places(path: Path, max_depth: int) -> tuple[list[tuple[Path, LooseFi
 
 
 def _walk(top: Path, max_depth: int, *, hidden: bool) -> "list[tuple[str, list[str], list[str]]]":
-    """``os.walk`` to ``max_depth``, without following links; dot-folders are listed but not entered unless ``hidden``."""
+    """``os.walk`` to ``max_depth``, without following links;
+    dot-folders are listed but not entered unless ``hidden``."""
     found = []
     base = len(top.parts)
     for folder, dirs, files in os.walk(top):

@@ -108,7 +108,9 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="fs.edit",
-        description="Replace an exact piece of text in a file. The text must occur exactly once unless replace_all is true.",
+        description=(
+            "Replace an exact piece of text in a file. The text must occur exactly once unless replace_all is true."
+        ),
         input_schema=object_schema(
             {
                 "path": _PATH,
@@ -125,7 +127,10 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="fs.list",
-        description="List files under a folder (default: the workspace), matching a glob such as *.py or src/**/*.ts; .gitignore is respected.",
+        description=(
+            "List files under a folder (default: the workspace), matching "
+            "a glob such as *.py or src/**/*.ts; .gitignore is respected."
+        ),
         input_schema=object_schema(
             {
                 "path": {"type": "string", "description": "Folder to list, relative to the workspace root."},
@@ -144,7 +149,9 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="shell.exec",
-        description="Run a bash command line in the workspace under the OS sandbox; returns the exit code, stdout and stderr.",
+        description=(
+            "Run a bash command line in the workspace under the OS sandbox; returns the exit code, stdout and stderr."
+        ),
         input_schema=object_schema(
             {
                 "command": {"type": "string", "description": "The command line, run with bash -c."},
@@ -173,7 +180,10 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="search.ripgrep",
-        description="Search file contents with a regular expression (ripgrep); .gitignore is respected. Returns path:line: text.",
+        description=(
+            "Search file contents with a regular expression (ripgrep); "
+            ".gitignore is respected. Returns path:line: text."
+        ),
         input_schema=object_schema(
             {
                 "pattern": {"type": "string", "description": "Regular expression (or plain text with fixed_strings)."},

@@ -305,7 +305,8 @@ def refusal_hint(stderr: str, confinement: dict[str, Any], key: str) -> str | No
         path = _quoted_path(stderr)
         where = f" ({path})" if path else ""
         return (
-            f"the sandbox refused a write{where}: the server may write only {', '.join(confinement.get('writable_roots') or [])}; "
+            f"the sandbox refused a write{where}: the server may write "
+            f"only {', '.join(confinement.get('writable_roots') or [])}; "
             f"add the folder to {key}.writable_roots in your user file (or -c '{key}.writable_roots=[\"FOLDER\"]')"
         )
     if not confinement.get("network") and any(

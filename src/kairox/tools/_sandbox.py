@@ -16,10 +16,12 @@ Creating a protected file where none exists cannot be refused with bind mounts; 
 keep such a file from taking effect, and ``shell.exec`` reports the ones a command created.
 
 What ``fs.read`` deny and ask rules forbid is hidden in every mode that has a sandbox (``SandboxSettings.hidden``,
-named by the policy and worked out by ``kairox.sandbox`` as each command starts): a folder is covered by an empty read-only tmpfs, a file by
+named by the policy and worked out by ``kairox.sandbox`` as each command
+starts): a folder is covered by an empty read-only tmpfs, a file by
 ``/dev/null``, so ``cat``, ``cp``, an interpreter or a symlink made earlier all find nothing there; so are the
 histories of the repositories the rules reach, when those may hold what the rules hide, and the other names of the
-files they cover (worked out there too). When the mask could not list everything a rule covers (too many files to search, another name of a
+files they cover (worked out there too). When the mask could not list
+everything a rule covers (too many files to search, another name of a
 hidden file outside the roots), the command is refused.
 """
 

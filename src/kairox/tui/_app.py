@@ -77,7 +77,7 @@ Screen { layout: vertical; }
 #approval-call { height: auto; max-height: 16; border: round $panel-lighten-2; }
 #approval-choices { margin-top: 1; }
 .hidden { display: none; }
-"""
+"""  # noqa: E501
 
 
 class _AppSink:
@@ -211,7 +211,8 @@ class KairoxApp(App[None]):
                     await self._context_ready(session.context)
                     self._show_history(session)
                     conversation.notice(
-                        f"session {session.session_id} · {self.settings.provider}/{self.settings.model} · / for commands, Tab completes, @ for files"
+                        f"session {session.session_id} · {self.settings.provider}"
+                        f"/{self.settings.model} · / for commands, Tab completes, @ for files"
                     )
                 await self._leave.wait()
         except Exception as exc:  # a start-up failure is shown, not a crash: the person can read it and quit
@@ -300,7 +301,8 @@ class KairoxApp(App[None]):
             conversation.notice(f"compacting ({event.trigger}): the model summarises {event.messages} older messages …")
         elif isinstance(event, ContextCompacted):
             conversation.notice(
-                f"compacted: {event.replaced_messages} messages summarised, {event.kept_messages} kept; about {event.tokens_before} -> {event.tokens_after} tokens"
+                f"compacted: {event.replaced_messages} messages summarised, {event.kept_messages}"
+                f" kept; about {event.tokens_before} -> {event.tokens_after} tokens"
             )
         elif isinstance(event, CompactionFailed):
             conversation.notice(f"not compacted: {event.message}")

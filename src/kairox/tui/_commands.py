@@ -142,7 +142,8 @@ def help_text(skills: "SkillRegistry | None") -> str:
     short = {c.skill: c.name for c in commands if c.skill is not None and c.name != c.skill}
     lines += [
         "",
-        f"From extensions ({len(extensions)}): the command's prompt is sent as your turn, words after it as its arguments",
+        f"From extensions ({len(extensions)}): the command's prompt "
+        "is sent as your turn, words after it as its arguments",
         "",
     ]
     if not extensions:
@@ -154,6 +155,7 @@ def help_text(skills: "SkillRegistry | None") -> str:
     ]
     lines += [
         "",
-        "Keys: Enter sends · Ctrl+J new line · Tab completes / and @file · Esc back to the prompt · Ctrl+O tool calls · Ctrl+C cancels",
+        "Keys: Enter sends · Ctrl+J new line · Tab completes / and @file "
+        "· Esc back to the prompt · Ctrl+O tool calls · Ctrl+C cancels",
     ]
     return "\n".join(lines)

@@ -14,7 +14,8 @@ NO_MODEL = (
     "To talk to a model, set one in ~/.kairox/kairox.toml (or the workspace's kairox.toml), e.g.\n\n"
     '    model = "gpt-4.1"\n    model_provider = "openai"      # reads OPENAI_API_KEY\n\n'
     'or `model = "claude-sonnet-4-5"` with `model_provider = "anthropic"` (ANTHROPIC_API_KEY), or a\n'
-    "[model_providers.NAME] table with base_url and api_key_env for any OpenAI-compatible server; then restart `kairox tui`."
+    "[model_providers.NAME] table with base_url and api_key_env "
+    "for any OpenAI-compatible server; then restart `kairox tui`."
 )
 
 

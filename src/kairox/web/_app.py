@@ -473,7 +473,10 @@ def create_app(options: WebOptions | None = None) -> Starlette:
                             yield kept.sse()
                 for pending in list(backend.approver.pending.values()):  # a dialog still waiting for an answer
                     if pending.id not in replayed:
-                        yield f"event: approval.request\ndata: {json.dumps(backend.redactor.scrub(pending.to_json()))}\n\n"
+                        yield (
+                            "event: approval.request\ndata: "
+                            f"{json.dumps(backend.redactor.scrub(pending.to_json()))}\n\n"
+                        )
                 while hub.subscribed(queue):
                     item: WebEvent | None = None
                     with anyio.move_on_after(PING_SEC):

@@ -122,7 +122,8 @@ def start_plugin_install(backend: "WebBackend", marketplace: str, name: str) -> 
         }
         try:
             say(
-                f"asking to install {name} from {marketplace} into {backend.resolved.home / 'plugins'} and enable it in {backend.layer_file(Layer.USER)}"
+                f"asking to install {name} from {marketplace} into {backend.resolved.home / 'plugins'}"
+                f" and enable it in {backend.layer_file(Layer.USER)}"
             )
             result = await install_market_plugin(
                 backend.resolved, marketplace, name, approver=backend.approver, events=hub, progress=from_thread

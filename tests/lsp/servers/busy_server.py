@@ -114,7 +114,8 @@ def main() -> None:
             uri = message["params"]["textDocument"]["uri"]
             item = {"name": "greet", "kind": 6, "uri": uri,
                 "range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 40}},
-                "selectionRange": {"start": {"line": 2, "character": 33}, "end": {"line": 2, "character": 38}}}  # fmt: skip
+                "selectionRange": {"start": {"line": 2, "character": 33}, "end": {"line": 2, "character": 38}},
+            }  # fmt: skip
             send({"jsonrpc": "2.0", "id": request_id, "result": [item]})
         elif method in ("callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"):
             item = dict(message["params"]["item"], name="caller" if "incoming" in method else "callee")
