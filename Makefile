@@ -71,6 +71,7 @@ demo-install: demo-packages $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples
+	$(VENV)/bin/ruff format --check src tests bench examples
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
