@@ -127,3 +127,40 @@ def test_answers_render_as_sanitised_markdown_with_tool_results_and_survive_a_re
         assert other.evaluate("window.__kairoxMarker") is None
         other.close()
         assert errors == []
+
+
+def test_the_session_shows_the_context_meter_the_tool_definitions_warning_and_a_compaction(
+    workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+) -> None:
+    summary = "SUMMARY: the user asked twice; both answers were given."
+    script = [
+        {"reply": "text", "text": "A long first answer. " * 120},
+        {"reply": "text", "text": "Second answer."},
+        {"reply": "text", "text": summary},
+    ]
+    with ScriptedModelServer("openai", script) as model:
+        config(isolated_home, model)
+        with (isolated_home / "kairox.toml").open("a", encoding="utf-8") as file:
+            # a small window, so the page shows the meter moving, the warning and a compaction
+            file.write('context_window = 6000\n\n[agent]\ncompact_keep_turns = 1\ntools_warning_share = 0.1\n')
+            file.write('\n[tools]\nsearch_threshold = "off"\n')
+        gui = gui_factory(workspace, {"KAIROX_TEST_MODEL_KEY": KEY})
+        open_session(page, gui)
+        meter = page.locator("[data-context-meter]")
+        expect(meter).to_contain_text("/6k", timeout=60_000)
+        before = meter.inner_text()
+        expect(page.locator("[data-context-warning]")).to_contain_text("agent.tools_warning_share")
+        send(page, "First question")
+        expect(page.locator('[data-role="assistant"]')).to_have_count(1, timeout=60_000)
+        expect(page.locator('[data-action="send"]')).to_be_visible(timeout=60_000)
+        expect(meter).not_to_have_text(before)  # the answer's tokens are counted
+        send(page, "Second question")
+        expect(page.locator('[data-role="assistant"]')).to_have_count(2, timeout=60_000)
+        expect(page.locator('[data-action="send"]')).to_be_visible(timeout=60_000)
+        full = meter.inner_text()
+        page.click('[data-action="compact"]')
+        notice = page.locator("[data-compaction]")
+        expect(notice).to_contain_text("compacted: 2 messages summarised, 2 kept", timeout=60_000)
+        expect(meter).not_to_have_text(full)  # measured again after the summary replaced the older turns
+        screenshot(page, "session-context")
+    assert before.startswith("context ~") and full.startswith("context ") and "~" not in full  # usage, not a guess

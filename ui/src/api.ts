@@ -69,6 +69,29 @@ export interface State {
   version: string;
   /** Why the session could not start. */
   problem?: string | null;
+  /** How full the model's context window is (the agent's measure; `text` is the TUI's meter). */
+  context?: ContextMeter | null;
+  /** Set when the tool definitions alone pass `agent.tools_warning_share` of the window. */
+  context_warning?: ContextWarning | null;
+  compacting?: boolean;
+}
+
+export interface ContextMeter {
+  used_tokens: number;
+  window_tokens: number;
+  share: number;
+  tools_tokens: number;
+  tools: number;
+  source: "usage" | "estimate";
+  text: string;
+}
+
+export interface ContextWarning {
+  tools_tokens: number;
+  window_tokens: number;
+  tools: number;
+  threshold: number;
+  message: string;
 }
 
 export interface Requirement {
@@ -380,6 +403,7 @@ export const api = {
 
   sendMessage: (text: string) => post<{ turn: string }>("/api/session/messages", { text }),
   cancel: () => post<{ ok: boolean }>("/api/session/cancel"),
+  compact: (instructions: string | null = null) => post<{ ok: boolean }>("/api/session/compact", { instructions }),
   history: () => get<History>("/api/session/history"),
   answer: (id: string, answer: ApprovalAnswer) => post<{ ok: boolean }>(`/api/approvals/${seg(id)}`, answer),
 };

@@ -1,7 +1,16 @@
 // One EventSource for the whole page and the state every view shares: server dots, pending approvals,
 // install progress, the session transcript and the trace. Views read it; only this module writes it.
 import { reactive, ref } from "vue";
-import { api, type ApprovalRequest, type Server, type ServerStatus, type State, type TraceEvent } from "./api";
+import {
+  api,
+  type ApprovalRequest,
+  type ContextMeter,
+  type ContextWarning,
+  type Server,
+  type ServerStatus,
+  type State,
+  type TraceEvent,
+} from "./api";
 
 export interface InstallStep {
   step: string;
@@ -58,7 +67,20 @@ export const approvals = ref<ApprovalRequest[]>([]);
 export const installs = reactive(new Map<string, InstallJob>());
 export const pluginInstalls = reactive(new Map<string, PluginInstallJob>());
 export const session = reactive({ items: [] as SessionItem[], turn: null as string | null });
+/** Turns whose end the stream has said: a fast turn can end before the request that started it is answered. */
+const endedTurns = new Set<string>();
+
+/** The turn a prompt started is running, unless its end has already arrived. */
+export function turnStarted(turn: string | null): void {
+  session.turn = turn !== null && endedTurns.has(turn) ? null : turn;
+}
 export const trace = ref<TraceEvent[]>([]);
+/** The context window as the agent measured it last, its tool-definitions warning, and a compaction's notice. */
+export const context = reactive({
+  meter: null as ContextMeter | null,
+  warning: null as ContextWarning | null,
+  compaction: null as { state: string; text: string } | null,
+});
 /** Bumped on `config.changed`, so a view can reload what a write elsewhere changed. */
 export const configVersion = ref(0);
 
@@ -75,6 +97,8 @@ export async function loadState(): Promise<void> {
   try {
     state.value = await api.state();
     stateError.value = null;
+    context.meter = state.value.context ?? context.meter;
+    context.warning = state.value.context_warning ?? context.warning;
   } catch (error) {
     stateError.value = error instanceof Error ? error.message : String(error);
   }
@@ -243,11 +267,28 @@ const handlers: Record<string, Handler> = {
     const last = session.items[session.items.length - 1];
     if (last && last.kind === "assistant") last.done = true;
     session.items.push({ kind: "user", text: str(data.text) });
-    session.turn = strOrNull(data.turn);
+    turnStarted(strOrNull(data.turn));
   },
   "agent.turn_ended": (data) => {
     for (const item of session.items) if (item.kind === "assistant") item.done = true;
+    endedTurns.add(str(data.turn));
     if (session.turn === str(data.turn)) session.turn = null;
+  },
+  "agent.context": (data) => {
+    context.meter = data as unknown as ContextMeter;
+  },
+  "agent.context_warning": (data) => {
+    context.warning = data as unknown as ContextWarning;
+  },
+  "agent.compaction": (data) => {
+    const what = str(data.state);
+    const text =
+      what === "started"
+        ? "compacting: the model summarises the older turns …"
+        : what === "done"
+          ? `compacted: ${String(data.replaced_messages)} messages summarised, ${String(data.kept_messages)} kept`
+          : `not compacted: ${str(data.message)}`;
+    context.compaction = { state: what, text };
   },
   "agent.error": (data) => {
     session.items.push({ kind: "error", turn: strOrNull(data.turn), text: str(data.message) });
