@@ -142,7 +142,7 @@ def test_the_session_shows_the_context_meter_the_tool_definitions_warning_and_a_
         config(isolated_home, model)
         with (isolated_home / "kairox.toml").open("a", encoding="utf-8") as file:
             # a small window, so the page shows the meter moving, the warning and a compaction
-            file.write('context_window = 6000\n\n[agent]\ncompact_keep_turns = 1\ntools_warning_share = 0.1\n')
+            file.write("context_window = 6000\n\n[agent]\ncompact_keep_turns = 1\ntools_warning_share = 0.1\n")
             file.write('\n[tools]\nsearch_threshold = "off"\n')
         gui = gui_factory(workspace, {"KAIROX_TEST_MODEL_KEY": KEY})
         open_session(page, gui)
