@@ -165,7 +165,7 @@ async def test_compact_runs_the_pre_compact_hook_whose_output_joins_the_instruct
         assert "Mention the release." in last and "Keep every file path that was read." in last
 
     script: list[dict[str, Any]] = [
-        {"reply": "text", "text": "One."},
+        {"reply": "text", "text": LONG},  # longer than its summary: compacting it saves something
         {"reply": "text", "text": "Two."},
         {"reply": "text", "text": "Three."},
         {
@@ -341,3 +341,23 @@ def test_the_cut_keeps_calls_with_their_results() -> None:
     assert cut_point(two_turns, 0) == 6, "keep nothing: everything is summarised"
     summarised = [Message(role=Role.USER, text="s", summary=True), Message.user("b"), answer]
     assert cut_point(summarised, 1) is None, "only the earlier summary is older than the kept turn"
+
+
+async def test_a_summary_no_shorter_than_what_it_replaces_keeps_the_conversation(
+    workspace: Path, isolated_home: Path
+) -> None:
+    wordy = "SUMMARY: " + "the user asked a question and got an answer; " * 20
+    script = [
+        {"reply": "text", "text": "One."},
+        {"reply": "text", "text": "Two."},
+        {"reply": "text", "text": wordy},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai")
+        async with open_session(workspace) as session:
+            await session.run_turn("first prompt")
+            await session.run_turn("second prompt")
+            before = list(session.messages)
+            result = await session.compact()
+            assert session.messages == before
+    assert isinstance(result, CompactionFailed) and "no shorter than the 2 messages" in result.message

@@ -181,7 +181,7 @@ async def test_the_status_bar_meters_the_context_and_compact_summarises_older_tu
         assert summary in text and "First question" not in text and "Second question" in text
 
     script = [
-        {"reply": "text", "text": "First answer."},
+        {"reply": "text", "text": "At length: " * 40 + "the first answer."},  # longer than its summary
         {"reply": "text", "text": "Second answer."},
         {"reply": "text", "text": summary, "expect": {"last_user_contains": "Keep the numbers."}},
         {"reply": "text", "text": "Third answer.", "check": starts_from_the_summary},

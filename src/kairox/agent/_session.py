@@ -598,6 +598,11 @@ class AgentSession:
         if not response.message.text.strip():
             return failed("the model answered the summary request without text; the conversation is kept as it was")
         summary = summary_message(response.message.text)
+        if message_chars([summary]) >= message_chars(older):  # nothing saved: a short conversation stays word for word
+            return failed(
+                f"the summary is no shorter than the {len(older)} messages it would replace; "
+                "the conversation is kept as it was"
+            )
         self.messages = [summary, *kept]
         self.transcript.compaction(summary, kept=len(kept))
         self._known_tokens, self._known_upto = 0, 0
