@@ -55,9 +55,7 @@ def _source(entry: "SkillEntry") -> str:
 
 def _invocable(entry: "SkillEntry") -> bool:
     """Enabled, meant for a person (``user-invocable``), and not waiting for workspace trust."""
-    from kairox.skills._registry import UNTRUSTED_REASON
-
-    return entry.enabled and entry.skill.frontmatter.user_invocable and entry.hidden_reason != UNTRUSTED_REASON
+    return entry.enabled and entry.skill.frontmatter.user_invocable and not entry.held_by_trust
 
 
 def extension_commands(skills: "SkillRegistry | None") -> list[SlashCommand]:
