@@ -127,6 +127,23 @@ async def test_an_ask_becomes_an_elicitation_approved_or_declined(gateway: Serve
     assert (by_message["ask again"]["decision"], by_message["ask again"]["outcome"]) == ("declined", "refused")
 
 
+async def test_the_audit_keeps_the_wait_for_an_answer_apart_from_the_calls_own_time(gateway: Served) -> None:
+    answered = answer("allow once", [])
+
+    async def slowly(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        await anyio.sleep(0.5)  # a person reading the question
+        return await answered(ctx, params)
+
+    async with connect(gateway, elicitation_callback=slowly) as client:
+        approved = await client.call_tool("mcp__everything__echo", {"message": "ask, then wait"})
+    assert not approved.is_error
+    [record] = [r for r in gateway.audit_records() if r["arguments"] == {"message": "ask, then wait"}]
+    assert record["decision"] == "approved"
+    assert record["approval_wait_ms"] >= 500  # type: ignore[operator]
+    # the echo itself is quick: with the wait counted in, the call's own time would be the longer of the two
+    assert record["duration_ms"] < record["approval_wait_ms"]  # type: ignore[operator]
+
+
 async def test_a_client_that_cannot_be_asked_is_told_which_rule_asked_and_how_to_allow(gateway: Served) -> None:
     async with connect(gateway) as client:  # no elicitation callback: no elicitation capability
         refused = await client.call_tool("mcp__everything__echo", {"message": "ask nobody"})

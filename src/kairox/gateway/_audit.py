@@ -24,9 +24,12 @@ class AuditRecord:
     """``allow``, ``deny``, or ``ask`` answered: ``approved`` / ``declined``."""
     rule: str | None
     duration_ms: float
+    """The call's own time, without the wait for an approval (``approval_wait_ms``)."""
     outcome: str
     """``ok``, ``error`` (the tool ran and failed) or ``refused`` (it did not run)."""
     session: str | None = None
+    approval_wait_ms: float = 0.0
+    """How long the call waited for its client's user to answer an approval question."""
     ts: float = 0.0
 
     def to_json(self) -> dict[str, Any]:

@@ -71,6 +71,7 @@ from kairox.gateway._wire import (
 from kairox.registry import (
     SessionApprovals,
     ToolCallDecided,
+    ToolCallFinished,
     ToolsChanged,
     event_arguments,
     renamed_diagnostic,
@@ -117,6 +118,8 @@ class GatewayEvents:
 
     def __init__(self) -> None:
         self.decisions: dict[str, ToolCallDecided] = {}
+        self.finished: dict[str, ToolCallFinished] = {}
+        """Each gateway call's end as the registry timed it: its run and, apart, the wait for an approval."""
         self.changed = anyio.Event()
         self.relay = Relay()
 
@@ -124,6 +127,8 @@ class GatewayEvents:
         self.relay.feed(event)
         if isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
             self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
+        elif isinstance(event, ToolCallFinished) and event.call_id.startswith("gw-"):
+            self.finished[event.call_id] = event
         elif isinstance(event, ToolsChanged):  # emitted in the event loop's thread, where anyio.Event may be set
             self.changed.set()
 
@@ -479,7 +484,9 @@ class Gateway:
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()
-        duration = round((time.perf_counter() - started) * 1000, 3)
+        finished = self.events.finished.pop(call_id, None)
+        # the registry's figures keep a person's time to answer apart from the call's own
+        duration = finished.duration_ms if finished is not None else round((time.perf_counter() - started) * 1000, 3)
         decided = self.events.decisions.pop(call_id, None)
         asked = client.approver.outcomes.pop(call_id, None)
         decision = (
@@ -501,6 +508,7 @@ class Gateway:
                 decision=decision,
                 rule=decided.rule if decided is not None else None,
                 duration_ms=duration,
+                approval_wait_ms=finished.approval_wait_ms if finished is not None else 0.0,
                 outcome="refused" if refused else ("error" if result.is_error else "ok"),
             )
         )
