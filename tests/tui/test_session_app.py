@@ -169,6 +169,39 @@ async def test_resume_reopens_a_transcript_in_place_with_its_history(tmp_path: P
     assert shown == ["› First question"] and answers == ["First answer."]
 
 
+async def test_a_resumed_session_shows_its_tool_calls_with_the_results_they_had(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    script = [
+        calls(("r1", "fs_read", {"path": "notes.txt"})),
+        {"reply": "text", "text": "It says milk.", "expect": {"tool_results": {"r1": "remember the milk"}}},
+    ]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai")
+        app = app_for(workspace)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: app.session is not None)
+            first = app.session.session_id
+            await type_text(pilot, "What do the notes say")
+            await pilot.press("enter")
+            await until(
+                pilot, lambda: app.session is not None and len(app.session.messages) == 4 and not app.turn_running
+            )
+            await type_text(pilot, f"/resume {first}")
+            await pilot.press("enter")
+            await until(
+                pilot,
+                lambda: app.session is not None and app.resume == first and bool(app.query(ToolCallBlock)),
+            )
+            [block] = list(app.query(ToolCallBlock))
+            heading, body = block.heading, str(block._body.render())
+    assert block.tool == "fs.read" and "notes.txt" in heading, heading
+    assert heading.endswith("· earlier session · ok"), heading
+    assert "remember the milk" in body, body
+
+
 @pytest.mark.timeout(240)  # two sessions open, one after the other
 async def test_the_status_bar_meters_the_context_and_compact_summarises_older_turns(
     tmp_path: Path, isolated_home: Path

@@ -225,15 +225,25 @@ class KairoxApp(App[None]):
             self._left.set()
 
     def _show_history(self, session: "AgentSession") -> None:
-        """A resumed session's earlier prompts and answers."""
+        """A resumed session's earlier prompts, answers and tool calls (each with the result it had)."""
         conversation = self.query_one(Conversation)
+        registry = session.context.registry
         for message in session.messages:
             if message.summary:
                 conversation.notice(f"earlier turns, as compacted:\n{message.text}")
             elif message.role is Role.USER and message.text:
                 conversation.user(message.text)
             elif message.role is Role.ASSISTANT:
-                conversation.answer(message.text, ())
+                calls = tuple(
+                    {"id": c.id, "tool": registry.from_wire_name(c.name) or c.name, "arguments": c.arguments}
+                    for c in message.tool_calls
+                )
+                conversation.answer(message.text, calls, self._schema)  # no diff: the file has changed since
+            elif message.role is Role.TOOL:
+                for part in message.tool_results:
+                    block = conversation.blocks.get(part.call_id)
+                    if block is not None:
+                        block.earlier(part.is_error, result_text(part.text))
 
     async def _switch_session(self, session_id: str) -> None:
         """`/resume ID`: leave this session (its servers stop) and open that transcript's session."""

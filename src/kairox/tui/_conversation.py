@@ -94,6 +94,12 @@ class ToolCallBlock(Collapsible):
         )
         self._refresh()
 
+    def earlier(self, is_error: bool, text: str) -> None:
+        """A call of a resumed session, as its transcript kept it: the outcome and the result, not the decision."""
+        self.decision = self.decided_by = "earlier session"
+        self.outcome = "error" if is_error else "ok"
+        self.set_result(text)
+
     def set_result(self, text: str) -> None:
         self.result = (
             text if len(text) <= RESULT_CAP else text[:RESULT_CAP] + f"\n… ({len(text) - RESULT_CAP} more characters)"
