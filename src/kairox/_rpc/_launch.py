@@ -3,10 +3,10 @@
 configured it, the allow-listed environment plus the server's own ``env``, started under the guard."""
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kairox._rpc._process import ChildProcess, child_environment
+from kairox._rpc._process import ChildProcess, Scrubber, child_environment
 from kairox._util import expand_vars
 
 
@@ -33,7 +33,7 @@ def server_process(
     host_env: Mapping[str, str] | None = None,
     stderr_log: Path | None = None,
     stop_timeout: float = 3.0,
-    scrub_stderr: Callable[[str], str] | None = None,
+    scrub_stderr: Scrubber | None = None,
 ) -> ChildProcess:
     """The (not yet started) child of a configured server."""
     host = dict(os.environ if host_env is None else host_env)

@@ -17,10 +17,10 @@ import shutil
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
 
 from kairox._rpc._hostguard import GuardedProcess, host_guard
 from kairox._util import LOG_LIMIT_BYTES, RotatingLog
@@ -82,10 +82,29 @@ def _group_runs(pgid: int) -> bool:
     return False
 
 
+class Scrubber(Protocol):
+    """What replaces known secrets in a text (``kairox.config.SecretScrubber``)."""
+
+    def text(self, value: str) -> str: ...
+
+    def safe_end(self, value: str) -> int:
+        """How much of an unfinished ``value`` can be scrubbed now: not a tail that may start a secret."""
+        ...
+
+
+def _decoded(data: bytes) -> str:
+    return data.decode("utf-8", errors="surrogateescape")  # every byte kept: a cut never splits a character
+
+
+def _encoded(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogateescape")
+
+
 class StderrTail:
     """The last ``limit`` bytes a child wrote to stderr, and optionally every byte in a log file. With ``scrub``
     (a configuration's known secrets, replaced) both hold whole lines, each scrubbed: a line is kept back until
-    its end arrives (or ``limit`` bytes of it did), so a secret split across two reads is still found."""
+    its end arrives, so a secret split across two reads is still found. A line longer than ``limit`` is let out
+    in parts, each cut where no secret can be cut in two (``Scrubber.safe_end``)."""
 
     def __init__(
         self,
@@ -93,7 +112,7 @@ class StderrTail:
         log_path: Path | None = None,
         *,
         log_limit: int = LOG_LIMIT_BYTES,
-        scrub: Callable[[str], str] | None = None,
+        scrub: Scrubber | None = None,
     ) -> None:
         self.limit = limit
         self._scrub = scrub
@@ -116,10 +135,13 @@ class StderrTail:
         """The whole lines of ``data``, scrubbed, and what is left of an unfinished last line."""
         assert self._scrub is not None
         end = data.rfind(b"\n") + 1
-        if end == 0 and len(data) < self.limit:
+        if end:
+            return _encoded(self._scrub.text(_decoded(data[:end]))), data[end:]
+        if len(data) < self.limit:
             return b"", data
-        whole, rest = (data[:end], data[end:]) if end else (data, b"")
-        return self._scrub(whole.decode("utf-8", errors="replace")).encode("utf-8"), rest
+        text = _decoded(data)  # one line longer than the limit: out in parts, never a secret's first half
+        cut = self._scrub.safe_end(text)
+        return _encoded(self._scrub.text(text[:cut])), _encoded(text[cut:])
 
     def _keep(self, chunk: bytes) -> None:
         if self._log is not None:
@@ -132,8 +154,9 @@ class StderrTail:
 
     def text(self, max_chars: int | None = None) -> str:
         data = b"".join(self._chunks)[-self.limit :]
-        if self._partial and self._scrub is not None:
-            data += self._scrub(self._partial.decode("utf-8", errors="replace")).encode("utf-8")
+        if self._partial and self._scrub is not None:  # the line so far, but not what may begin a secret
+            partial = _decoded(self._partial)
+            data += _encoded(self._scrub.text(partial[: self._scrub.safe_end(partial)]))
         text = data.decode("utf-8", errors="replace")
         return text[-max_chars:] if max_chars else text
 
@@ -141,7 +164,7 @@ class StderrTail:
         """Keep the unfinished last line too (the child closed its stderr, or is being stopped)."""
         if self._partial and self._scrub is not None:
             partial, self._partial = self._partial, b""
-            self._keep(self._scrub(partial.decode("utf-8", errors="replace")).encode("utf-8"))
+            self._keep(_encoded(self._scrub.text(_decoded(partial))))
 
     def close(self) -> None:
         self.flush()
@@ -170,7 +193,7 @@ class ChildProcess:
         pipe_stdout: bool = True,
         guarded: bool = False,
         stdin_grace: float | None = None,
-        scrub_stderr: Callable[[str], str] | None = None,
+        scrub_stderr: Scrubber | None = None,
     ) -> None:
         self.guarded = guarded
         """Started by the host's process guard (``_guard.py --host``), which takes the child and everything below it

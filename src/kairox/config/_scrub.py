@@ -26,6 +26,7 @@ class SecretScrubber:
     def __init__(self) -> None:
         self._secrets: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        self._longest = 0
 
     def add(self, *values: str | None) -> None:
         # a ``${VAR}`` reference names where a secret comes from; it is no secret itself (and error messages quote it)
@@ -33,6 +34,7 @@ class SecretScrubber:
         if added - self._secrets:
             self._secrets |= added
             ordered = sorted(self._secrets, key=len, reverse=True)
+            self._longest = len(ordered[0])
             self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
 
     def add_environment(self, environ: dict[str, str] | None = None) -> None:
@@ -78,6 +80,17 @@ class SecretScrubber:
 
     def text(self, value: str) -> str:
         return value if self._pattern is None else self._pattern.sub(REDACTED, value)
+
+    def safe_end(self, value: str) -> int:
+        """How much of ``value``, a text still being written, can be scrubbed now: all of it but a tail that may
+        be the start of a secret whose end has not come yet. A secret ``value`` holds whole is never cut."""
+        if self._pattern is None:
+            return len(value)
+        cut = max(0, len(value) - (self._longest - 1))
+        for match in self._pattern.finditer(value, max(0, cut - self._longest)):
+            if match.start() < cut < match.end():
+                cut = match.end()
+        return cut
 
     def scrub(self, value: Any, *, by_key: bool = False) -> Any:
         """``value`` with every known secret replaced; ``by_key``: also the string values of secret-looking keys."""

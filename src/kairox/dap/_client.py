@@ -78,7 +78,7 @@ class DapClient:
                 stderr_log=stderr_log,
                 scrub_stderr=SecretScrubber.for_server(
                     config, environ=dict(host_env) if host_env is not None else None
-                ).text,
+                ),
             )
             if state_dir is not None:
                 # its caches in its own folder; HOME stays the user's: the debuggee inherits the adapter's

@@ -191,9 +191,7 @@ class LspClient:
             base_dir=base_dir or self.workspace,
             host_env=host_env,
             stderr_log=stderr_log,
-            scrub_stderr=SecretScrubber.for_server(
-                config, environ=dict(host_env) if host_env is not None else None
-            ).text,
+            scrub_stderr=SecretScrubber.for_server(config, environ=dict(host_env) if host_env is not None else None),
             stop_timeout=config.shutdown_timeout_sec,
         )
         self.rpc: JsonRpcEndpoint | None = None

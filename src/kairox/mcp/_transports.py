@@ -90,7 +90,7 @@ async def open_stdio(
     from kairox.config import SecretScrubber
 
     # the server's stderr (its log file and the tail every front end shows) never holds a secret it was given
-    scrub = SecretScrubber.for_server(config, *extra.values(), environ=dict(environ)).text
+    scrub = SecretScrubber.for_server(config, *extra.values(), environ=dict(environ))
     child = ChildProcess(
         started.argv,
         env=started.env,
