@@ -3,10 +3,14 @@ as soon as something did: a file created, removed or renamed in any folder it li
 could not list. What a later process may not read is never taken from a stale search."""
 
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
-import pytest
+from tests.helpers import as_user, give_to
 
 from kairox.policy import Rule, read_mask
 from kairox.sandbox import ReadMask
@@ -74,18 +78,43 @@ def test_a_folder_that_changed_just_before_the_search_is_not_trusted(tmp_path: P
     assert mask.searches.runs == 2  # changed within the racy window: searched each time
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root lists any folder")
-def test_a_folder_it_could_not_list_is_searched_again(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    _tree(ws)
-    locked = ws / "d"
-    (locked / ".env").write_text("TOKEN=5\n")
-    locked.chmod(0)
+_LOCKED_FOLDER = """
+import os, sys, time
+from pathlib import Path
+from kairox.policy import Rule, read_mask
+ws = Path(sys.argv[1])
+locked = ws / "d"
+locked.chmod(0)
+try:
+    mask = read_mask((Rule(action="deny", pattern="fs.read(**/.env)"),), workspace=ws, home=ws.parent, roots=(ws,))
+    time.sleep(float(sys.argv[2]))
+    unseen = locked / ".env" not in mask().files
+    locked.chmod(0o755)
+    print(unseen, locked / ".env" in mask().files)
+finally:
+    locked.chmod(0o755)
+"""
+
+
+def test_a_folder_it_could_not_list_is_searched_again() -> None:
+    # root lists any folder: as root the search runs as an unprivileged user, in a process of its own
+    base = Path(tempfile.mkdtemp(prefix="kairox-mask-", dir="/tmp"))
     try:
-        mask = _mask(ws, "fs.read(**/.env)")
-        time.sleep(RACY_SEC)
-        assert locked / ".env" not in mask().files
-        locked.chmod(0o755)
-        assert locked / ".env" in mask().files
+        base.chmod(0o755)
+        ws = base / "ws"
+        _tree(ws)
+        (ws / "d" / ".env").write_text("TOKEN=5\n")
+        give_to("unprivileged", base)
+        done = subprocess.run(
+            [*as_user("unprivileged"), sys.executable, "-c", _LOCKED_FOLDER, str(ws), str(RACY_SEC)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     finally:
-        locked.chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    # not found while unlistable (the search is incomplete: the command is refused), found once it can be
+    # listed: the incomplete search was not kept
+    assert done.stdout.split() == ["True", "True"]

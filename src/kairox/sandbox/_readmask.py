@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kairox._util._pathglob import PathPattern, glob_regex, is_within, split_literal
+from kairox.sandbox._filesystems import keep_change_times
 from kairox.sandbox._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
 from kairox.sandbox._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
 from kairox.sandbox._hardlinks import Inode, find_links
@@ -181,7 +182,8 @@ class _Searches:
     """The last search below the roots, reused while what decided it holds: the same starting folders and rules,
     and each folder it listed still the same folder, unchanged since (a folder's status change time moves whenever
     an entry is added, removed or renamed in it, which is all a search reads of it, and cannot be set back). A
-    search that met a folder it could not list is not kept (its
+    search that listed a folder on a file system that may not keep those times (``keep_change_times``), or met a
+    folder it could not list, is not kept (its
     permissions may change). Servers that start one after another in a
     session then search once; a file made anywhere the search looked makes the next start search again."""
 
@@ -216,6 +218,8 @@ class _Searches:
             if info.st_ctime_ns > began_ns - _RACY_NS:
                 return  # changed too recently to tell a later change from it
             marks.append((folder, info.st_dev, info.st_ino, info.st_ctime_ns))
+        if not keep_change_times({dev for _, dev, _, _ in marks}):
+            return  # a network or user-space file system: its change times may not show a change
         search.marks = tuple(marks)
         self.kept = search
 
