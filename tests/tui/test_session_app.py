@@ -50,6 +50,27 @@ def app_for(workspace: Path) -> KairoxApp:
     return KairoxApp(options, resolve_config(workspace))
 
 
+async def ask(pilot: object, app: KairoxApp, prompt: str, messages: int) -> None:
+    """Type ``prompt``, send it, and wait until the turn ended with ``messages`` messages in the session."""
+    await type_text(pilot, prompt)
+    await pilot.press("enter")  # type: ignore[attr-defined]
+    await until(
+        pilot, lambda: app.session is not None and len(app.session.messages) == messages and not app.turn_running
+    )
+
+
+async def resume(pilot: object, app: KairoxApp, session_id: str, shown: Callable[[], bool] = lambda: True) -> None:
+    """``/resume session_id`` typed, and wait until that session is open (and ``shown()`` holds)."""
+    await type_text(pilot, f"/resume {session_id}")
+    await pilot.press("enter")  # type: ignore[attr-defined]
+    await until(
+        pilot,
+        lambda: (
+            app.session is not None and app.session.session_id == session_id and app.resume == session_id and shown()
+        ),
+    )
+
+
 async def test_prompt_streams_the_answer_shows_tool_blocks_and_the_approval_modal_answers_by_keys(
     tmp_path: Path, isolated_home: Path
 ) -> None:
@@ -149,23 +170,11 @@ async def test_resume_reopens_a_transcript_in_place_with_its_history(tmp_path: P
         async with app.run_test(size=(140, 40)) as pilot:
             await until(pilot, lambda: app.session is not None)
             first = app.session.session_id
-            await type_text(pilot, "First question")
-            await pilot.press("enter")
-            await until(
-                pilot, lambda: app.session is not None and len(app.session.messages) == 2 and not app.turn_running
-            )
-            await type_text(pilot, f"/resume {first}")
-            await pilot.press("enter")
-            await until(
-                pilot, lambda: app.session is not None and app.session.session_id == first and app.resume == first
-            )
+            await ask(pilot, app, "First question", 2)
+            await resume(pilot, app, first)
             shown = [str(w.render()) for w in app.query("#conversation .user")]
             answers = [m.source for m in app.query(Markdown)]
-            await type_text(pilot, "Second question")
-            await pilot.press("enter")
-            await until(
-                pilot, lambda: app.session is not None and len(app.session.messages) == 4 and not app.turn_running
-            )
+            await ask(pilot, app, "Second question", 4)
     assert shown == ["› First question"] and answers == ["First answer."]
 
 
@@ -184,17 +193,8 @@ async def test_a_resumed_session_shows_its_tool_calls_with_the_results_they_had(
         async with app.run_test(size=(140, 40)) as pilot:
             await until(pilot, lambda: app.session is not None)
             first = app.session.session_id
-            await type_text(pilot, "What do the notes say")
-            await pilot.press("enter")
-            await until(
-                pilot, lambda: app.session is not None and len(app.session.messages) == 4 and not app.turn_running
-            )
-            await type_text(pilot, f"/resume {first}")
-            await pilot.press("enter")
-            await until(
-                pilot,
-                lambda: app.session is not None and app.resume == first and bool(app.query(ToolCallBlock)),
-            )
+            await ask(pilot, app, "What do the notes say", 4)
+            await resume(pilot, app, first, lambda: bool(app.query(ToolCallBlock)))
             [block] = list(app.query(ToolCallBlock))
             heading, body = block.heading, str(block._body.render())
     assert block.tool == "fs.read" and "notes.txt" in heading, heading
