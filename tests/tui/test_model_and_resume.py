@@ -2,6 +2,7 @@
 goes on with the new one, over its own wire), /model alone lists the choices, and /resume is a picker of the
 workspace's earlier sessions that continues the chosen one in place."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from tests.agent._support import make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
 from tests.tui.test_session_app import api_key, app_for, type_text, until
 
+from kairox.agent import list_sessions
 from kairox.tui import TextPanel
 from kairox.tui._panels import SessionPicker
 
@@ -79,6 +81,16 @@ async def test_model_switches_to_a_configured_model_of_another_provider_and_the_
             await send(pilot, app, "Second question")
             await until(pilot, lambda: len(app.session.messages) == 4 and not app.turn_running)
             answers = [m.text for m in app.session.messages if m.role.value == "assistant"]
+            transcript = app.session.transcript.path
+    [session] = list_sessions(app.resolved.home, workspace=app.resolved.workspace)
+    switches = [
+        (r["previous_model"], r["model"])
+        for r in map(json.loads, transcript.read_text().splitlines())
+        if r.get("event") == "ModelSwitched"
+    ]
+    # the transcript keeps each switch, and the session list (the /resume picker) names the model it ended on
+    assert switches == [("scripted-model", "vendor/big-model"), ("vendor/big-model", "other-model")]
+    assert (session.provider, session.model) == ("second", "other-model")
     lines = listing.splitlines()
     assert lines[0] == "Model scripted-model from provider scripted (chat)"
     assert any(

@@ -32,6 +32,16 @@ class SessionStarted(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ModelSwitched(Event):
+    """The session talks to another model from its next turn on (``/model``); the transcript keeps it."""
+
+    model: str
+    provider: str
+    previous_model: str
+    previous_provider: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class UserMessageSubmitted(Event):
     turn: int
     text: str

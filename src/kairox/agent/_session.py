@@ -34,6 +34,7 @@ from kairox.agent._events import (
     ContextMeasured,
     ModelFailed,
     ModelRequestStarted,
+    ModelSwitched,
     SessionEnded,
     SessionStarted,
     ToolDefinitionsLarge,
@@ -269,8 +270,13 @@ class AgentSession:
         api_key = settings.api_key()
         client = client_for(settings, events=self.events, api_key=api_key)
         self.transcript.hide(*(v for v in (api_key, *settings.headers.values()) if v))  # as the first model's key
-        old, owned = self.client, self.owned_client
+        old, owned, before = self.client, self.owned_client, self.provider
         self.client, self.provider, self.owned_client = client, settings.provider, client
+        self.emit(
+            ModelSwitched(
+                model=settings.model, provider=settings.provider, previous_model=old.model, previous_provider=before
+            )
+        )
         if owned is not None and old is owned:
             await owned.aclose()
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kairox.agent._events import AssistantTextDelta, UserMessageSubmitted
+from kairox.agent._events import AssistantTextDelta, ModelSwitched, UserMessageSubmitted
 from kairox.agent._messages import Message, Role, ToolResultPart
 from kairox.config import SecretScrubber
 from kairox.errors import KairoxError
@@ -163,6 +163,8 @@ def read_session(path: Path) -> tuple[SessionInfo, list[Message]]:
             messages = [summary, *(messages[len(messages) - kept :] if 0 < kept <= len(messages) else ())]
         elif record.get("type") == "event" and record.get("event") == UserMessageSubmitted.__name__:
             prompts.append(str(record.get("text", "")))
+        elif record.get("type") == "event" and record.get("event") == ModelSwitched.__name__:
+            header = {**header, "model": record.get("model", ""), "provider": record.get("provider", "")}
     info = SessionInfo(
         id=path.stem,
         path=path,
