@@ -1,11 +1,13 @@
-"""Tool lists from the cache, servers started on first use (M4): hits, misses, invalidation, lazy starts, a tool
-that is gone, required servers, failures, and the protocol era remembered, with real stdio servers."""
+"""Tool lists from the cache, servers started on first use (M4): hits, misses, invalidation, lazy starts, background
+starts (bounded, held until asked for, overtaken by a call), a tool that is gone, required servers, failures, and the
+protocol era remembered, with real stdio servers."""
 
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from tests._rpc._procs import process_gone
 
 from kairox.config import McpServerConfig
 from kairox.mcp import McpServerManager, ServerStatus
@@ -216,7 +218,7 @@ async def test_held_background_starts_wait_for_start_background_and_a_call_start
         clients = manager.clients
         # a required server is waited for, cached or not; the others are held back
         assert clients["req"].status is ServerStatus.READY
-        booted = {pid for pid in _times(tmp_path / "times.log")}
+        booted = set(_times(tmp_path / "times.log"))
         assert booted == {clients["req"].pid}
         await anyio.sleep(0.5)  # let the loop run: a held start does not begin by itself
         assert [clients[f"s{i}"].status for i in range(3)] == [ServerStatus.STOPPED] * 3
@@ -238,3 +240,38 @@ async def test_held_background_starts_wait_for_start_background_and_a_call_start
             for client in clients.values():
                 await client.lifecycle.wait_for(lambda status: status is ServerStatus.READY)
     assert len(_times(tmp_path / "times.log")) == 4  # the server a call started was not started twice
+
+
+async def test_a_call_before_a_held_background_start_waits_under_the_servers_startup_timeout(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    slow = _timed(tmp_path, "slow", "--delay-init-ms", "1500")
+    async with McpServerManager({"slow": slow}, workspace=tmp_path, home=isolated_home):
+        pass  # cold, with the default timeout: started, listed and cached
+    # the timeout is not part of the cache key: a warm start whose handshake now takes longer than it allows
+    hurried = slow.model_copy(update={"startup_timeout_sec": 0.5})
+    async with McpServerManager({"slow": hurried}, workspace=tmp_path, home=isolated_home, hold_background=True) as m:
+        assert m.clients["slow"].from_cache and m.clients["slow"].status is ServerStatus.STOPPED
+        result = await m.adapters["slow"].call_tool(
+            "mcp__slow__echo", {"message": "x"}, CallContext(call_id="c1", workspace=tmp_path)
+        )
+        assert result.is_error and "did not finish the MCP handshake within 0.5s" in result.text_content()
+        assert m.clients["slow"].status is ServerStatus.FAILED
+
+
+async def test_leaving_while_background_starts_are_under_way_stops_them_and_begins_no_other(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    servers = {f"s{i}": _timed(tmp_path, f"s{i}", "--delay-init-ms", "2000") for i in range(5)}
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home):
+        pass
+    (tmp_path / "times.log").unlink()
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home, background_starts=2) as manager:
+        with anyio.fail_after(30):  # two are spawned and shake hands (slowly): leave now
+            while len(_times(tmp_path / "times.log")) < 2:
+                await anyio.sleep(0.02)
+        assert sum(c.status is ServerStatus.STARTING for c in manager.clients.values()) == 2
+    booted = _times(tmp_path / "times.log")
+    assert len(booted) == 2 and all("listed" not in t for t in booted.values())
+    assert all(process_gone(pid) for pid in booted)
+    assert {c.status for c in manager.clients.values()} == {ServerStatus.STOPPED}
