@@ -9,13 +9,20 @@ this process is shown beside the wall clock: on a busy machine it is the steadie
 eager start spawns are other processes: their CPU is not in it, their competition for the cores is in the wall
 clock).
 
-Run: PYTHONPATH=src .venv/bin/python bench/mcp_tool_cache.py [SERVERS] [RUNS]
+``--process``: the session start a user sees instead. Each run is a fresh ``kairox run PROMPT`` process, timed from
+its spawn until the scripted model server receives the first request (``time.monotonic()``, one clock for every
+process of the machine): no MCP servers, a warm cache with ``startup = "eager"`` and one with ``startup = "lazy"``,
+in interleaved rounds (a first one, not counted, fills the cache and writes the bytecode into a private cache);
+medians and ratios against no servers, each ratio taken within its round.
+
+Run: PYTHONPATH=src .venv/bin/python bench/mcp_tool_cache.py [SERVERS] [RUNS] [--process]
 """
 
 import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -112,5 +119,79 @@ async def main(count: int, runs: int) -> None:
     print(f"tool index in the system prompt: {len(index):8d} characters")
 
 
+def process_run(root: Path, servers: str, env: dict[str, str]) -> float:
+    """One ``kairox run`` from its spawn to the model server's first request (ms)."""
+    home, ws = root / "home", root / "ws"
+    received: list[float] = []
+
+    def check(body: dict[str, Any]) -> None:
+        received.append(time.monotonic())
+
+    with ScriptedModelServer("openai", [{"reply": "text", "text": "ok", "check": check}], idle_timeout=60) as server:
+        (home / "kairox.toml").write_text(
+            'model = "bench"\nmodel_provider = "scripted"\n'
+            f'[model_providers.scripted]\nbase_url = "{server.base_url}"\napi_key_env = "BENCH_API_KEY"\n\n'
+            "[tools]\nsearch_threshold = 0.1\n\n" + servers,
+            encoding="utf-8",
+        )
+        command = [
+            sys.executable,
+            "-c",
+            "import sys; from kairox.cli import main; sys.argv[0] = 'kairox'; sys.exit(main())",
+        ]
+        started = time.monotonic()
+        done = subprocess.run(
+            [*command, "--workspace", str(ws), "run", "hello", "--json"],
+            env={**env, "KAIROX_HOME": str(home), "KAIROX_SYSTEM_CONFIG": str(home / "none.toml")},
+            cwd=ws,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    if done.returncode != 0 or not received:
+        raise SystemExit(f"kairox run failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    return (received[0] - started) * 1000
+
+
+def process_main(count: int, rounds: int) -> None:
+    cases = {
+        "no MCP servers": "",
+        "warm cache, startup = eager": servers_toml(count, "eager"),
+        "warm cache, startup = lazy": servers_toml(count, "lazy"),
+    }
+    source = Path(__file__).resolve().parents[1] / "src"
+    env = {k: v for k, v in os.environ.items() if k not in ("KAIROX_HOME", "PYTHONDONTWRITEBYTECODE")}
+    env.setdefault("PYTHONPATH", str(source))
+    env["BENCH_API_KEY"] = "sk-bench"
+    times: dict[str, list[float]] = {label: [] for label in cases}
+    ratios: dict[str, list[float]] = {label: [] for label in cases}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")  # byte-compiled, as an installed package runs
+        for label in cases:
+            (root / label / "home").mkdir(parents=True)
+            (root / label / "ws" / ".git").mkdir(parents=True)
+        for round_no in range(rounds + 1):
+            figures = {label: process_run(root / label, servers, env) for label, servers in cases.items()}
+            if round_no:  # the first round fills the caches and writes the bytecode
+                for label, ms in figures.items():
+                    times[label].append(ms)
+                    ratios[label].append(ms / figures["no MCP servers"])
+            print(f"round {round_no}{' (warm-up)' if not round_no else ''} done", file=sys.stderr)
+    print(
+        f"{count} servers x 40 tools, {rounds} rounds after a warm-up, interleaved; medians; "
+        "`kairox run` spawn -> first model request"
+    )
+    for label in cases:
+        print(f"{label:<28}: {statistics.median(times[label]):8.1f} ms ({statistics.median(ratios[label]):6.2f}x)")
+
+
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 50, int(sys.argv[2]) if len(sys.argv) > 2 else 3))
+    arguments = [a for a in sys.argv[1:] if a != "--process"]
+    servers_count = int(arguments[0]) if arguments else 50
+    runs = int(arguments[1]) if len(arguments) > 1 else 3
+    if "--process" in sys.argv[1:]:
+        process_main(servers_count, runs)
+    else:
+        asyncio.run(main(servers_count, runs))

@@ -208,3 +208,25 @@ async def test_anthropic_input_counts_the_cached_parts_of_the_prompt() -> None:
         response = await complete(client, request("anthropic"), lambda _: None)
         await client.aclose()
     assert response.usage.input_tokens == 3412, "the context measure counts the whole prompt, cached or not"
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_on_request_sent_is_called_once_per_request_when_it_is_out_before_the_answer_is_read(wire: str) -> None:
+    said: list[str] = []
+
+    def on_text(text: str) -> None:
+        if said[-1] != "text":  # an answer streams in pieces
+            said.append("text")
+
+    script = [{"reply": "text", "text": "one"}, {"reply": "text", "text": "two"}]
+    with ScriptedModelServer(wire, script) as server:
+        client = client_for(
+            settings(wire, server.base_url),
+            events=RecordingSink(),
+            api_key=KEY,
+            on_request_sent=lambda: said.append("sent"),
+        )
+        for _ in script:
+            await complete(client, request(wire), on_text)
+        await client.aclose()
+    assert said == ["sent", "text", "sent", "text"]

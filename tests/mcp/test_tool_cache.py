@@ -1,11 +1,13 @@
-"""Tool lists from the cache, servers started on first use (M4): hits, misses, invalidation, lazy starts, a tool
-that is gone, required servers, failures, and the protocol era remembered, with real stdio servers."""
+"""Tool lists from the cache, servers started on first use (M4): hits, misses, invalidation, lazy starts, background
+starts (bounded, held until asked for, overtaken by a call), a tool that is gone, required servers, failures, and the
+protocol era remembered, with real stdio servers."""
 
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from tests._rpc._procs import process_gone
 
 from kairox.config import McpServerConfig
 from kairox.mcp import McpServerManager, ServerStatus
@@ -161,3 +163,115 @@ async def test_an_eager_start_fills_the_cache_a_lazy_start_then_reads_and_filter
         assert await _names(warm) == ["mcp__lean__echo", "mcp__lean__alpha", "mcp__lean__retool"]
     # what decides the lists (the command line) is a miss
     assert ToolListCache(isolated_home).load("lean", lean(tmp_path, "--delay-init-ms", "1")) is None
+
+
+def _times(log: Path) -> dict[int, dict[str, float]]:
+    """Per server process, when it booted and when it answered ``tools/list`` (``lean_server.py --times-log``)."""
+    out: dict[int, dict[str, float]] = {}
+    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else ():
+        what, pid, at = line.split()
+        out.setdefault(int(pid), {})[what] = float(at)
+    return out
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    """The most spans that were open at one moment."""
+    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans], key=lambda e: (e[0], e[1]))
+    running = most = 0
+    for _, step in edges:
+        running += step
+        most = max(most, running)
+    return most
+
+
+def _timed(tmp_path: Path, name: str, *args: str, **settings: object) -> McpServerConfig:
+    argv = [str(LEAN), "--times-log", str(tmp_path / "times.log"), "--server-version", name, *args]
+    return McpServerConfig(command=sys.executable, args=argv, **settings)  # type: ignore[arg-type]
+
+
+async def test_background_starts_run_at_most_background_starts_at_a_time(tmp_path: Path, isolated_home: Path) -> None:
+    servers = {f"s{i}": _timed(tmp_path, f"s{i}", "--delay-init-ms", "300") for i in range(6)}
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home):
+        pass  # cold: every server is started (all at once) and waited for; their lists are cached
+    cold = _times(tmp_path / "times.log")
+    assert _most_at_once([(t["boot"], t["listed"]) for t in cold.values()]) > 2  # nothing bounds the cold starts
+    (tmp_path / "times.log").unlink()
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home, background_starts=2) as manager:
+        assert all(client.from_cache for client in manager.clients.values())
+        with anyio.fail_after(30):
+            for client in manager.clients.values():
+                await client.lifecycle.wait_for(lambda status: status is ServerStatus.READY)
+    warm = _times(tmp_path / "times.log")
+    assert len(warm) == 6 and all("listed" in t for t in warm.values())
+    assert _most_at_once([(t["boot"], t["listed"]) for t in warm.values()]) <= 2
+
+
+async def test_held_background_starts_wait_for_start_background_and_a_call_starts_its_server_at_once(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    servers = {f"s{i}": _timed(tmp_path, f"s{i}", "--delay-init-ms", "500") for i in range(3)}
+    servers["req"] = _timed(tmp_path, "req", "--delay-init-ms", "500", required=True)
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home):
+        pass
+    (tmp_path / "times.log").unlink()
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home, hold_background=True) as manager:
+        clients = manager.clients
+        # a required server is waited for, cached or not; the others are held back
+        assert clients["req"].status is ServerStatus.READY
+        booted = set(_times(tmp_path / "times.log"))
+        assert booted == {clients["req"].pid}
+        await anyio.sleep(0.5)  # let the loop run: a held start does not begin by itself
+        assert [clients[f"s{i}"].status for i in range(3)] == [ServerStatus.STOPPED] * 3
+        assert _times(tmp_path / "times.log").keys() == booted
+        assert "mcp__s1__echo" in await _names(manager, "s1")  # listed from the cache meanwhile
+        # a call of one of its tools starts its server at once and waits for it (the handshake takes 500 ms)
+        result = await manager.adapters["s1"].call_tool(
+            "mcp__s1__echo", {"message": "early"}, CallContext(call_id="c1", workspace=tmp_path)
+        )
+        assert (result.is_error, result.text_content()) == (False, "early")
+        assert _times(tmp_path / "times.log").keys() == booted | {clients["s1"].pid}
+        assert [clients[f"s{i}"].status for i in range(3)] == [
+            ServerStatus.STOPPED,
+            ServerStatus.READY,
+            ServerStatus.STOPPED,
+        ]
+        manager.start_background()
+        with anyio.fail_after(30):
+            for client in clients.values():
+                await client.lifecycle.wait_for(lambda status: status is ServerStatus.READY)
+    assert len(_times(tmp_path / "times.log")) == 4  # the server a call started was not started twice
+
+
+async def test_a_call_before_a_held_background_start_waits_under_the_servers_startup_timeout(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    slow = _timed(tmp_path, "slow", "--delay-init-ms", "1500")
+    async with McpServerManager({"slow": slow}, workspace=tmp_path, home=isolated_home):
+        pass  # cold, with the default timeout: started, listed and cached
+    # the timeout is not part of the cache key: a warm start whose handshake now takes longer than it allows
+    hurried = slow.model_copy(update={"startup_timeout_sec": 0.5})
+    async with McpServerManager({"slow": hurried}, workspace=tmp_path, home=isolated_home, hold_background=True) as m:
+        assert m.clients["slow"].from_cache and m.clients["slow"].status is ServerStatus.STOPPED
+        result = await m.adapters["slow"].call_tool(
+            "mcp__slow__echo", {"message": "x"}, CallContext(call_id="c1", workspace=tmp_path)
+        )
+        assert result.is_error and "did not finish the MCP handshake within 0.5s" in result.text_content()
+        assert m.clients["slow"].status is ServerStatus.FAILED
+
+
+async def test_leaving_while_background_starts_are_under_way_stops_them_and_begins_no_other(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    servers = {f"s{i}": _timed(tmp_path, f"s{i}", "--delay-init-ms", "2000") for i in range(5)}
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home):
+        pass
+    (tmp_path / "times.log").unlink()
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home, background_starts=2) as manager:
+        with anyio.fail_after(30):  # two are spawned and shake hands (slowly): leave now
+            while len(_times(tmp_path / "times.log")) < 2:
+                await anyio.sleep(0.02)
+        assert sum(c.status is ServerStatus.STARTING for c in manager.clients.values()) == 2
+    booted = _times(tmp_path / "times.log")
+    assert len(booted) == 2 and all("listed" not in t for t in booted.values())
+    assert all(process_gone(pid) for pid in booted)
+    assert {c.status for c in manager.clients.values()} == {ServerStatus.STOPPED}

@@ -9,10 +9,14 @@ For the tool-list cache: ``--methods-log FILE`` appends the method of every requ
 is the version it reports, ``--tools-file FILE`` names its tools (one a line, read at every ``tools/list``;
 ``--fail-if-missing`` makes it exit at start, with a message on stderr, when that file is gone), and its
 ``retool`` tool rewrites that file with the given ``names`` and sends ``notifications/tools/list_changed``.
+``--times-log FILE`` appends ``boot PID T`` when it starts and ``listed PID T`` when it answers ``tools/list``
+(``T``: ``time.monotonic()``, one clock for every process of the machine), so a test can tell which starts ran at
+once and what came before what.
 """
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -25,7 +29,17 @@ parser.add_argument("--methods-log")
 parser.add_argument("--server-version", default="1")
 parser.add_argument("--tools-file")
 parser.add_argument("--fail-if-missing", action="store_true")
+parser.add_argument("--times-log")
 options = parser.parse_args()
+
+
+def note(what: str) -> None:
+    if options.times_log:
+        with open(options.times_log, "a", encoding="utf-8") as log:
+            log.write(f"{what} {os.getpid()} {time.monotonic()}\n")
+
+
+note("boot")
 
 if options.fail_if_missing and options.tools_file and not __import__("os").path.exists(options.tools_file):
     sys.stderr.write(f"lean_server: {options.tools_file} is missing\n")
@@ -80,6 +94,7 @@ for line in sys.stdin:
         if start + size < len(tools):
             page["nextCursor"] = str(start + size)
         reply(message_id, page)
+        note("listed")
     elif method == "tools/call" and message["params"].get("name") == "retool":
         with open(options.tools_file, "w", encoding="utf-8") as names:
             names.write("\n".join(message["params"].get("arguments", {}).get("names", [])) + "\n")

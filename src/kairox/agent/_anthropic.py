@@ -3,7 +3,7 @@ prompt, ``max_tokens``, and all tool results of a turn in one user message with 
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from kairox._util import DecodeProblem, JsonObject, decode_json
@@ -60,13 +60,20 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[JsonObject]:
 class AnthropicMessagesClient:
     """Streams messages: text deltas as they arrive, ``tool_use`` blocks assembled from their JSON deltas."""
 
-    def __init__(self, settings: ModelSettings, *, events: EventSink, api_key: str | None) -> None:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        events: EventSink,
+        api_key: str | None,
+        on_request_sent: Callable[[], None] | None = None,
+    ) -> None:
         self.settings = settings
         self.events = events
         base = settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
         self._url = base.rstrip("/") + "/v1/messages"
         headers = {"anthropic-version": API_VERSION, **({"x-api-key": api_key} if api_key else {})}
-        self._wire = HttpWire(settings, events=events, headers=headers)
+        self._wire = HttpWire(settings, events=events, headers=headers, on_sent=on_request_sent)
 
     @property
     def model(self) -> str:

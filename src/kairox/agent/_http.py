@@ -10,7 +10,7 @@ for ``httpx``, and a session needs one streaming endpoint of each."""
 import json
 import sys
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import ModuleType
@@ -128,11 +128,26 @@ def broken_off(settings: ModelSettings, exc: Exception) -> ModelProviderError:
 class HttpWire:
     """One provider endpoint: the ``httpx`` client (made on the first request), POSTs streamed under retries."""
 
-    def __init__(self, settings: ModelSettings, *, events: EventSink, headers: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        events: EventSink,
+        headers: Mapping[str, str],
+        on_sent: Callable[[], None] | None = None,
+    ) -> None:
         self.settings = settings
         self.events = events
         self._headers = {**headers, **settings.headers}  # the configured headers win
         self._client: httpx.AsyncClient | None = None
+        self._extensions: dict[str, Any] = {}
+        if on_sent is not None:
+
+            async def trace(name: str, info: Mapping[str, Any]) -> None:
+                if name.endswith(".send_request_body.complete"):  # the request is out: the answer takes a while
+                    on_sent()
+
+            self._extensions["trace"] = trace
 
     def _http(self) -> "httpx.AsyncClient":
         if self._client is None:
@@ -157,7 +172,8 @@ class HttpWire:
 
         async def attempt() -> "httpx.Response":
             response = await client.send(
-                client.build_request("POST", url, content=content, headers=headers), stream=True
+                client.build_request("POST", url, content=content, headers=headers, extensions=self._extensions),
+                stream=True,
             )
             if response.status_code >= 400:
                 try:

@@ -3,7 +3,7 @@
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,7 +88,14 @@ class OpenAiChatClient:
     """Streams chat completions: text deltas as they arrive, tool calls assembled from their deltas (keyed by
     ``index``) and yielded when the answer is complete."""
 
-    def __init__(self, settings: ModelSettings, *, events: EventSink, api_key: str | None) -> None:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        events: EventSink,
+        api_key: str | None,
+        on_request_sent: Callable[[], None] | None = None,
+    ) -> None:
         self.settings = settings
         self.events = events
         base = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
@@ -97,7 +104,7 @@ class OpenAiChatClient:
         for variable, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
             if os.environ.get(variable):  # what the official client sends from the same variables
                 headers[header] = os.environ[variable]
-        self._wire = HttpWire(settings, events=events, headers=headers)
+        self._wire = HttpWire(settings, events=events, headers=headers, on_sent=on_request_sent)
 
     @property
     def model(self) -> str:

@@ -3,7 +3,9 @@ for go through the registry's gate (reads of one message concurrently, writes an
 order); their results go back until the model answers without tools or a limit stops the turn. Every step is an
 event; front ends subscribe and never reach inside."""
 
+import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -129,16 +131,21 @@ class SessionApprover:
 
 
 def client_for(
-    settings: ModelSettings, *, events: EventSink, api_key: str | None
+    settings: ModelSettings,
+    *,
+    events: EventSink,
+    api_key: str | None,
+    on_request_sent: Callable[[], None] | None = None,
 ) -> "OpenAiChatClient | AnthropicMessagesClient":
-    """Kairox's own client for the configured provider (the SDK it needs loads with it)."""
+    """Kairox's own client for the configured provider (the SDK it needs loads with it); ``on_request_sent`` is
+    called when a request has been written out."""
     if settings.wire_api == "anthropic":
         from kairox.agent._anthropic import AnthropicMessagesClient
 
-        return AnthropicMessagesClient(settings, events=events, api_key=api_key)
+        return AnthropicMessagesClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
     from kairox.agent._openai import OpenAiChatClient
 
-    return OpenAiChatClient(settings, events=events, api_key=api_key)
+    return OpenAiChatClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
 
 
 def _result_part(call: ToolCallPart, result: ToolResult) -> ToolResultPart:
@@ -268,7 +275,9 @@ class AgentSession:
                 "a turn is running in this session", hint="wait for it or cancel it, then switch the model"
             )
         api_key = settings.api_key()
-        client = client_for(settings, events=self.events, api_key=api_key)
+        client = client_for(
+            settings, events=self.events, api_key=api_key, on_request_sent=self._start_background_servers
+        )
         self.transcript.hide(*(v for v in (api_key, *settings.headers.values()) if v))  # as the first model's key
         old, owned, before = self.client, self.owned_client, self.provider
         self.client, self.provider, self.owned_client = client, settings.provider, client
@@ -279,6 +288,16 @@ class AgentSession:
         )
         if owned is not None and old is owned:
             await owned.aclose()
+
+    def _start_background_servers(self) -> None:
+        """The MCP servers listed from the cache may start now: the first request is out (the model takes far
+        longer to answer than they take to start), or the session waits for its first prompt."""
+        if self.context.mcp is not None:
+            self.context.mcp.start_background()
+
+    def _at_hand_over(self) -> None:
+        if self._turn == 0:  # the caller did not go straight to a turn: it waits for a prompt (the TUI, the GUI)
+            self._start_background_servers()
 
     # --- the turn -------------------------------------------------------------------------------------------
 
@@ -362,6 +381,8 @@ class AgentSession:
                 ModelRequestStarted(turn=turn, step=step, messages=len(request.messages), tools=len(request.tools))
             )
             self._streamed = []
+            if self.client is not self.owned_client:
+                self._start_background_servers()  # a caller's client does not say when its request is out
             try:
                 response = await collect(self.client, request, self._on_text, provider=self.provider)
             except KairoxError as exc:  # ModelProviderError from Kairox's clients; any KairoxError from a caller's
@@ -369,6 +390,8 @@ class AgentSession:
                 self.emit(ModelFailed(provider=failure.provider, message=failure.reason, status=failure.status))
                 self._keep_streamed()
                 return TurnEndReason.ERROR, str(failure)
+            finally:
+                self._start_background_servers()  # also when the request never went out
             self._streamed = []
             self.usage = self.usage + response.usage
             self.emit(
@@ -780,11 +803,23 @@ async def open_session(
         preload()  # Kairox's own HTTP client loads while the servers start
     session_approver = SessionApprover(sink.emit)
     session_approver.front_end = approver
+    # the servers listed from the cache start once the first request is out, not between the user and it
+    options = dataclasses.replace(options, hold_mcp_background=True)
     try:
         async with build_extension_context(
             cli=options, approver=session_approver, events=sink, resolved=resolved
         ) as context:
-            own = None if settings is None else client_for(settings, events=sink, api_key=api_key)
+            manager = context.mcp
+            own = (
+                None
+                if settings is None
+                else client_for(
+                    settings,
+                    events=sink,
+                    api_key=api_key,
+                    on_request_sent=None if manager is None else manager.start_background,
+                )
+            )
             if settings is not None:
                 from kairox.agent._embeddings import semantic_ranker
 
@@ -818,6 +853,8 @@ async def open_session(
             )
             try:
                 await session.start("resume" if resume else "startup")
+                # a caller that runs a turn at once starts it before this runs; one that waits for a prompt does not
+                asyncio.get_running_loop().call_soon(session._at_hand_over)
                 yield session
             finally:
                 with anyio.CancelScope(shield=True):

@@ -27,6 +27,13 @@ if TYPE_CHECKING:
     from kairox.tools import SandboxSettings, ServerConfinement
 
 
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class McpServerManager:
     """``async with McpServerManager(servers, workspace=...) as manager:`` starts the servers.
 
@@ -35,6 +42,11 @@ class McpServerManager:
     server never blocks the others; if a ``required`` one failed, entering raises :class:`McpStartupError`
     after all have settled and everything started is stopped again. Leaving stops every server, in the
     task that entered.
+
+    An eager server whose tool list is cached is not waited for: it starts in the background, at most
+    ``background_starts`` of them at a time (the cores: fifty spawns at once starve the session of the CPU),
+    from entering, or with ``hold_background`` from :meth:`start_background` (an agent session calls it once
+    its first model request is out). A call of one of its tools starts it at once and waits for it.
     """
 
     def __init__(
@@ -52,6 +64,8 @@ class McpServerManager:
         raise_on_required: bool = True,
         wait_for_all: bool = False,
         confine: "Callable[[str, McpServerConfig], ServerConfinement | None] | None" = None,
+        hold_background: bool = False,
+        background_starts: int | None = None,
     ) -> None:
         self.events: EventSink = events or NullSink()
         self.raise_on_required = raise_on_required
@@ -88,6 +102,12 @@ class McpServerManager:
         self.diagnostics: list[Diagnostic] = []
         """Problems found while collecting the servers (a broken ``.mcp.json`` entry)."""
         self._task_group: anyio.abc.TaskGroup | None = None
+        self.hold_background = hold_background
+        """The background starts wait for :meth:`start_background` (else they begin on entering)."""
+        self.background_starts = background_starts or _cores()
+        """How many background starts run at once."""
+        self._background_go = anyio.Event()
+        self._background_scope = anyio.CancelScope()
 
     @classmethod
     def from_configured(
@@ -144,6 +164,7 @@ class McpServerManager:
         await self._task_group.__aenter__()
         disabled: list[str] = []
         pending: list[str] = []
+        background: list[str] = []
         for name, client in self.clients.items():
             if not client.config.enabled:
                 client.lifecycle.skipped(ServerStatus.DISABLED, "disabled in the configuration")
@@ -158,13 +179,22 @@ class McpServerManager:
                     client.lifecycle.reason = 'starts on first use (startup = "lazy")'
                     client.lazy_start = functools.partial(self.start_one, name)
                     continue
+                if client.from_cache and not client.config.required and not self.wait_for_all:
+                    # listed from the cache: it comes up in the background (required ones are waited for); a
+                    # call before its turn starts it at once
+                    client.lifecycle.reason = "starts in the background"
+                    client.lazy_start = functools.partial(self.start_one, name)
+                    background.append(name)
+                    continue
                 self._task_group.start_soon(client.run)
+        if background:
+            self._task_group.start_soon(self._start_in_background, background)
+        if not self.hold_background:
+            self.start_background()
         try:
             for client in self.clients.values():
-                if client.lazy_start is not None or (
-                    client.from_cache and not client.config.required and not self.wait_for_all
-                ):
-                    continue  # listed from the cache: it comes up in the background (required ones are waited for)
+                if client.lazy_start is not None:
+                    continue  # lazy, or listed from the cache and started in the background
                 await client.lifecycle.settled.wait()
         except BaseException:
             await self._close()
@@ -196,9 +226,29 @@ class McpServerManager:
     ) -> None:
         await self._close()
 
+    def start_background(self) -> None:
+        """Let the background starts begin (again is fine)."""
+        self._background_go.set()
+
+    async def _start_in_background(self, names: list[str]) -> None:
+        limiter = anyio.CapacityLimiter(self.background_starts)
+
+        async def start(name: str) -> None:
+            async with limiter:
+                if self._task_group is None or self.clients[name].lazy_start is None:
+                    return  # leaving, or a call (or the /mcp panel) started it meanwhile
+                await self.start_one(name)  # holds its place until the server is Ready or Failed
+
+        with self._background_scope:  # cancelled on leaving: a start not begun by then never begins
+            await self._background_go.wait()
+            async with anyio.create_task_group() as group:
+                for name in names:
+                    group.start_soon(start, name)
+
     async def _close(self) -> None:
         if self._task_group is None:
             return
+        self._background_scope.cancel()
         for client in self.clients.values():
             client.stop()
         task_group, self._task_group = self._task_group, None
@@ -254,9 +304,12 @@ class McpServerManager:
         if self.is_running(name):
             return self.adapters[name]
         client.lazy_start = None
-        # a supervisor that returned has set its events: the next run starts from fresh ones
-        client._stop, client._done = anyio.Event(), anyio.Event()
-        client.lifecycle.settled = anyio.Event()
+        # a supervisor that returned has set its events: the next run starts from fresh ones (the events of one
+        # never started are kept: someone may wait on them already)
+        if client._done.is_set():
+            client._stop, client._done = anyio.Event(), anyio.Event()
+        if client.lifecycle.settled.is_set():
+            client.lifecycle.settled = anyio.Event()
         adapter = self.adapters.get(name) or McpToolAdapter(client)
         self.adapters[name] = adapter
         self._task_group.start_soon(client.run)

@@ -58,6 +58,9 @@ class RuntimeOptions:
     MCP server fails (``kairox doctor`` reports it instead)."""
     wait_for_mcp: bool = False
     """Wait for every MCP server also when its tools are cached (one-shot commands that report what servers say)."""
+    hold_mcp_background: bool = False
+    """Servers listed from the cache start when ``context.mcp.start_background()`` is called (an agent session:
+    once its first model request is out), not on entering."""
     for_tools: tuple[str, ...] | None = None
     """Start only the MCP servers these tools can come from (``mcp__<server>__...``); None: every server. A call of
     ``fs.read`` starts none, a call of ``mcp__notes__search`` starts ``notes`` only."""
@@ -343,6 +346,7 @@ async def build_extension_context(
                     base_dirs={name: s.base_dir for name, s in servers.items()},
                     raise_on_required=options.raise_on_required,
                     wait_for_all=options.wait_for_mcp,
+                    hold_background=options.hold_mcp_background,
                     # each stdio server in the sandbox shell.exec commands get, under its entry's profile
                     confine=server_confiner(
                         servers,
