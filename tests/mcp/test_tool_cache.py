@@ -242,6 +242,29 @@ async def test_held_background_starts_wait_for_start_background_and_a_call_start
     assert len(_times(tmp_path / "times.log")) == 4  # the server a call started was not started twice
 
 
+async def test_a_server_stopped_before_its_background_start_never_starts_and_its_calls_say_so(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    servers = {name: _timed(tmp_path, name) for name in ("kept", "stopped")}
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home):
+        pass
+    (tmp_path / "times.log").unlink()
+    async with McpServerManager(servers, workspace=tmp_path, home=isolated_home, hold_background=True) as manager:
+        await manager.stop_one("stopped")
+        manager.start_background()
+        with anyio.fail_after(30):
+            await manager.clients["kept"].lifecycle.wait_for(lambda status: status is ServerStatus.READY)
+            await anyio.sleep(0.5)  # the queue went on past it: it had its turn
+        result = await manager.adapters["stopped"].call_tool(
+            "mcp__stopped__echo", {"message": "x"}, CallContext(call_id="c1", workspace=tmp_path)
+        )
+        assert manager.clients["stopped"].status is ServerStatus.STOPPED
+        assert _times(tmp_path / "times.log").keys() == {manager.clients["kept"].pid}
+        await manager.start_one("stopped")  # started by hand, it runs
+        assert manager.clients["stopped"].status is ServerStatus.READY
+    assert result.is_error and "stopped" in result.text_content(), result.text_content()
+
+
 async def test_a_call_before_a_held_background_start_waits_under_the_servers_startup_timeout(
     tmp_path: Path, isolated_home: Path
 ) -> None:

@@ -288,6 +288,10 @@ class McpServerManager:
         """Stop one server; the others keep running. Its tools leave the model's list."""
         client = self._require(name)
         if not self.is_running(name):
+            if client.lazy_start is not None:  # lazy, or waiting for its background start: it stays down
+                client.lazy_start = None
+                client._done.set()  # no supervisor is coming: calls see a stopped server
+                client.lifecycle.skipped(ServerStatus.STOPPED, "stopped by the user before it started")
             return
         client.stop()
         with anyio.fail_after(timeout_sec):
