@@ -3,8 +3,8 @@
 Documents are tools (name, server, description, parameters) or skills (name, keywords, trigger examples,
 description). FTS5 ranks with BM25 over the fields, each field weighted; its ``porter`` tokenizer lets
 ``deploying`` meet ``deploy``. A hit says why: for every query word it holds, the fields holding it and the
-word's share of the score, both read back from FTS5 itself (the score of the word alone, ``highlight()`` per
-field) so the explanation is the ranking, not a second opinion.
+word's share of the score, both read back from FTS5 itself (the score of the word alone, and that score with
+one field weighted at a time) so the explanation is the ranking, not a second opinion.
 
 An index is built in memory, or stored in a file with a digest of its documents so that a later process
 opens it instead of building it again (``SearchIndex.open``).
@@ -23,7 +23,6 @@ from kairox.search._text import index_text, query_words
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 SCHEMA_VERSION = "1"
-_MARK = "\x02"
 _BM25_K1 = 1.2
 """FTS5's ``bm25()`` constant k1: a word adds at most ``idf * (k1 + 1)`` to a document's score."""
 _MAX_PARTS = 5
@@ -61,6 +60,14 @@ class SearchIndex:
         self.keys = list(keys)
         weights = ", ".join(str(float(w)) for w in (0.0, *self.fields.values()))
         self._rank = f"bm25(docs, {weights})"
+        names = list(self.fields)
+        self._order = sorted(names, key=lambda n: -self.fields[n])
+        """The fields by weight, heaviest first: the order a word's fields are named in."""
+        self._held = ", ".join(
+            "bm25(docs, " + ", ".join("1.0" if i == names.index(n) else "0.0" for i in range(-1, len(names))) + ") < 0"
+            for n in self._order
+        )
+        """Per field in ``_order``: whether it holds the searched words (their BM25 counted in that field alone)."""
 
     # --- building and opening -------------------------------------------------------------------------------
 
@@ -151,19 +158,17 @@ class SearchIndex:
         pairs: dict[int, list[str]] = {}
         if phrases:
             # only pairs whose two words share a field of some hit can be adjacent there: ask FTS5 about those
-            candidates = [
-                f"{a} {b}"
-                for a, b in itertools.pairwise(words)
-                if any(_share_field(found.get(r, []), a, b) for r in rowids)
-            ]
-            for rowid, matches in self._explain(rowids, candidates).items():
-                pairs[rowid] = [m.term for m in matches]
+            for a, b in itertools.pairwise(words):
+                if any(_share_field(found.get(r, []), a, b) for r in rowids):
+                    for rowid in self._holding(rowids, f"{a} {b}"):
+                        pairs.setdefault(rowid, []).append(f"{a} {b}")
         hits = []
         for rowid, score in ranked:
             matches = sorted(found.get(rowid, []), key=lambda m: (-m.score, m.term))
-            held = pairs.get(rowid, [])
             hits.append(
-                SearchHit(key=self.keys[rowid - 1], score=-score, terms=tuple(matches), phrases=tuple(p for p in held))
+                SearchHit(
+                    key=self.keys[rowid - 1], score=-score, terms=tuple(matches), phrases=tuple(pairs.get(rowid, ()))
+                )
             )
         return hits
 
@@ -211,24 +216,34 @@ class SearchIndex:
 
     def _explain(self, rowids: list[int], words: list[str]) -> dict[int, list[TermMatch]]:
         """Per document, the words it holds: each word searched alone among these documents gives its share of
-        BM25 and, by ``highlight()``, the fields it is in."""
+        BM25 and, by ``bm25()`` weighted on one field at a time (below zero where that field holds the word), the
+        fields it is in.
+
+        ``+rowid`` keeps the documents from being handed to FTS5 one by one: FTS5 would run the word's search
+        again for each (and ``bm25()`` count the documents holding it again), where here it runs once and SQLite
+        keeps only these documents; ``bm25()`` and its per-field calls share that count and run for them alone."""
         if not rowids or not words:
             return {}
-        names = list(self.fields)
-        marks = ", ".join(f"instr(highlight(docs, {i + 1}, '{_MARK}', ''), '{_MARK}') > 0" for i in range(len(names)))
         sql = (
-            f"SELECT rowid, {self._rank}, {marks} FROM docs WHERE docs "
-            f"MATCH ? AND rowid IN ({', '.join('?' * len(rowids))})"
+            f"SELECT rowid, {self._rank}, {self._held} FROM docs WHERE docs MATCH ? "
+            f"AND +rowid IN ({', '.join('?' * len(rowids))})"
         )
-        order = sorted(names, key=lambda n: -self.fields[n])
         found: dict[int, list[TermMatch]] = {}
         for word in words:
-            for rowid, score, *flags in self._db.execute(sql, (_phrase(word), *rowids)):
-                held = {name for name, flag in zip(names, flags, strict=True) if flag}
-                found.setdefault(rowid, []).append(
-                    TermMatch(term=word, fields=tuple(n for n in order if n in held), score=-score)
-                )
+            for rowid, score, *held in self._db.execute(sql, (_phrase(word), *rowids)):
+                fields = tuple(name for name, flag in zip(self._order, held, strict=True) if flag)
+                found.setdefault(rowid, []).append(TermMatch(term=word, fields=fields, score=-score))
         return found
+
+    def _holding(self, rowids: list[int], words: str) -> list[int]:
+        """Which of these documents hold ``words`` as a phrase (no score: nothing for ``bm25()`` to count)."""
+        return [
+            rowid
+            for (rowid,) in self._db.execute(
+                f"SELECT rowid FROM docs WHERE docs MATCH ? AND +rowid IN ({', '.join('?' * len(rowids))})",
+                (_phrase(words), *rowids),
+            )
+        ]
 
 
 def _share_field(matches: list[TermMatch], first: str, second: str) -> bool:
