@@ -26,8 +26,9 @@ SCHEMA_VERSION = "1"
 _BM25_K1 = 1.2
 """FTS5's ``bm25()`` constant k1: a word adds at most ``idf * (k1 + 1)`` to a document's score."""
 _MAX_PARTS = 5
-"""Up to this many query words the ranking goes in parts (``_ranked``); past it, one query (each part costs
-a pass over every word's list)."""
+"""Up to this many query words (held by some document) the ranking goes in parts (``_ranked``); past it, one
+query: each part costs a pass over every word's list, and six words make ten parts of three or more, which cost
+as much as the one query on the skills bench."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -183,36 +184,63 @@ class SearchIndex:
         document holding any of them gives, without scoring each of those documents.
 
         A query of common words holds most documents (8,000 of 10,000 skills), and BM25 of each is the cost. Here
-        the documents holding two or more of the words are ranked in parts that do not overlap (the part of word
-        j: documents holding it, some earlier word and no later one), each by BM25 over all the words and cut to
-        ``limit`` inside SQLite. A document holding only one word scores at most that word's
-        ``idf * (k1 + 1)``; only a word whose bound reaches the ``limit``-th score so far has its one-word
-        documents ranked too. Every part names the words in the query's order, so each score is the very sum
-        BM25 of the whole query gives (a word a document lacks adds exactly zero), and ties fall by rowid as
-        there."""
+        the documents are ranked in parts that do not overlap, each by BM25 over all the words and cut to
+        ``limit`` inside SQLite: past three words, the documents holding three or more of them, by the last two
+        they hold, then those holding exactly two (up to three words, those holding two or more, by the last
+        one); then those holding exactly one. A word adds less than ``idf * (k1 + 1)`` to a score, so a part
+        whose words together cannot reach the ``limit``-th score found so far is not ranked at all; the parts go
+        best bound first, so the first such part ends the ranking (on the skills bench, the documents holding
+        fewer than three of five common words are never scored). Words no document holds are left out. Every
+        part names each word once, and the words a document may hold three or more of in the query's order, so
+        each score is the very sum BM25 of the whole query gives (a word a document lacks adds exactly zero; two
+        words add up the same in either order), and ties fall by rowid as there."""
+        if len(phrases) < 2:
+            return self._top(" OR ".join(phrases), limit)
+        total = len(self.keys)
+        held: list[tuple[str, float]] = []
+        for phrase in phrases:
+            holding = self._db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (phrase,)).fetchone()[0]
+            if holding:  # a word no document holds adds nothing anywhere: it is left out
+                idf = max(math.log((total - holding + 0.5) / (holding + 0.5)), 1e-6)  # as FTS5's bm25() takes it
+                held.append((phrase, idf * (_BM25_K1 + 1.0) * (1.0 + 1e-9)))
+        phrases, bounds = [p for p, _ in held], [b for _, b in held]
         count = len(phrases)
         if count < 2 or count > _MAX_PARTS:
-            return self._top(" OR ".join(phrases), limit)
-        found: list[tuple[int, float]] = []
-        for j in range(1, count):
-            expression = f"({' OR '.join(phrases[:j])}) AND {phrases[j]}"
-            if j + 1 < count:
-                expression += f" NOT ({' OR '.join(phrases[j + 1 :])})"
-            found += self._top(expression, limit)
-        found.sort(key=lambda row: (row[1], row[0]))
-        bar = -found[limit - 1][1] if len(found) >= limit else -math.inf
-        total = len(self.keys)
+            return self._top(" OR ".join(phrases), limit) if phrases else []
+        parts: list[tuple[float, str]] = []
+        if count <= 3:  # documents holding two or more words, by the last one they hold (j)
+            for j in range(1, count):
+                expression = f"({' OR '.join(phrases[:j])}) AND {phrases[j]}"
+                if j + 1 < count:
+                    expression += f" NOT ({' OR '.join(phrases[j + 1 :])})"
+                parts.append((sum(bounds[: j + 1]), expression))
+        else:  # three or more, by the last two they hold (i, j); then exactly two
+            for j in range(2, count):
+                for i in range(1, j):
+                    # at least one word before i, word i, none between i and j, word j, none after j
+                    expression = f"({' OR '.join(phrases[:i])}) AND {phrases[i]}"
+                    if i + 1 < j:
+                        expression += f" NOT ({' OR '.join(phrases[i + 1 : j])})"
+                    expression = f"({expression}) AND {phrases[j]}"
+                    if j + 1 < count:
+                        expression += f" NOT ({' OR '.join(phrases[j + 1 :])})"
+                    parts.append((sum(bounds[: i + 1]) + bounds[j], expression))
+            for i, j in itertools.combinations(range(count), 2):
+                others = " OR ".join(p for k, p in enumerate(phrases) if k not in (i, j))
+                parts.append((bounds[i] + bounds[j], f"{phrases[i]} AND {phrases[j]} NOT ({others})"))
         for j, phrase in enumerate(phrases):
-            holding = self._db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (phrase,)).fetchone()[0]
-            if not holding:
-                continue
-            idf = max(math.log((total - holding + 0.5) / (holding + 0.5)), 1e-6)  # as FTS5's bm25() takes it
-            if idf * (_BM25_K1 + 1.0) * (1.0 + 1e-9) < bar:
-                continue
             others = " OR ".join(p for i, p in enumerate(phrases) if i != j)
-            found += self._top(f"{phrase} NOT ({others})", limit)
-        found.sort(key=lambda row: (row[1], row[0]))
-        return found[:limit]
+            parts.append((bounds[j], f"{phrase} NOT ({others})"))
+        parts.sort(key=lambda part: -part[0])  # stable: among equal bounds, more words first
+        found: list[tuple[int, float]] = []
+        for bound, expression in parts:
+            bar = -found[limit - 1][1] if len(found) >= limit else -math.inf
+            if bound < bar:
+                break
+            found += self._top(expression, limit)
+            found.sort(key=lambda row: (row[1], row[0]))
+            del found[limit:]
+        return found
 
     def _explain(self, rowids: list[int], words: list[str]) -> dict[int, list[TermMatch]]:
         """Per document, the words it holds: each word searched alone among these documents gives its share of
