@@ -61,12 +61,11 @@ class SearchIndex:
         self.keys = list(keys)
         weights = ", ".join(str(float(w)) for w in (0.0, *self.fields.values()))
         self._rank = f"bm25(docs, {weights})"
-        names = list(self.fields)
-        self._order = sorted(names, key=lambda n: -self.fields[n])
+        self._order = sorted(self.fields, key=lambda n: -self.fields[n])
         """The fields by weight, heaviest first: the order a word's fields are named in."""
         self._held = ", ".join(
-            "bm25(docs, " + ", ".join("1.0" if i == names.index(n) else "0.0" for i in range(-1, len(names))) + ") < 0"
-            for n in self._order
+            f"bm25(docs, 0.0, {', '.join('1.0' if other == name else '0.0' for other in self.fields)}) < 0"
+            for name in self._order
         )
         """Per field in ``_order``: whether it holds the searched words (their BM25 counted in that field alone)."""
 
@@ -248,30 +247,33 @@ class SearchIndex:
         fields it is in.
 
         ``+rowid`` keeps the documents from being handed to FTS5 one by one: FTS5 would run the word's search
-        again for each (and ``bm25()`` count the documents holding it again), where here it runs once and SQLite
-        keeps only these documents; ``bm25()`` and its per-field calls share that count and run for them alone."""
+        again for each (and ``bm25()`` count the documents holding it again), where here it runs once, over the
+        stretch of rowids from the first of these documents to the last, and SQLite keeps only these; ``bm25()``
+        and its per-field calls share that count and run for them alone."""
         if not rowids or not words:
             return {}
-        sql = (
-            f"SELECT rowid, {self._rank}, {self._held} FROM docs WHERE docs MATCH ? "
-            f"AND +rowid IN ({', '.join('?' * len(rowids))})"
-        )
+        sql = f"SELECT rowid, {self._rank}, {self._held} FROM docs WHERE docs MATCH ? AND {_among(rowids)}"
         found: dict[int, list[TermMatch]] = {}
         for word in words:
-            for rowid, score, *held in self._db.execute(sql, (_phrase(word), *rowids)):
+            for rowid, score, *held in self._db.execute(sql, (_phrase(word), *_among_args(rowids))):
                 fields = tuple(name for name, flag in zip(self._order, held, strict=True) if flag)
                 found.setdefault(rowid, []).append(TermMatch(term=word, fields=fields, score=-score))
         return found
 
     def _holding(self, rowids: list[int], words: str) -> list[int]:
         """Which of these documents hold ``words`` as a phrase (no score: nothing for ``bm25()`` to count)."""
-        return [
-            rowid
-            for (rowid,) in self._db.execute(
-                f"SELECT rowid FROM docs WHERE docs MATCH ? AND +rowid IN ({', '.join('?' * len(rowids))})",
-                (_phrase(words), *rowids),
-            )
-        ]
+        sql = f"SELECT rowid FROM docs WHERE docs MATCH ? AND {_among(rowids)}"
+        return [rowid for (rowid,) in self._db.execute(sql, (_phrase(words), *_among_args(rowids)))]
+
+
+def _among(rowids: list[int]) -> str:
+    """A condition keeping only ``rowids``: FTS5 reads the rowids from the least to the greatest of them (its
+    rowid range), SQLite keeps these (``+rowid``: not handed to FTS5 one at a time). Arguments: ``_among_args``."""
+    return f"rowid BETWEEN ? AND ? AND +rowid IN ({', '.join('?' * len(rowids))})"
+
+
+def _among_args(rowids: list[int]) -> tuple[int, ...]:
+    return (min(rowids), max(rowids), *rowids)
 
 
 def _share_field(matches: list[TermMatch], first: str, second: str) -> bool:
