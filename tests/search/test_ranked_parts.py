@@ -41,11 +41,18 @@ WORDS = [
 FIELDS = {"name": 3.0, "keywords": 3.0, "examples": 2.0, "description": 1.0}
 
 
-def build(count: int, seed: int) -> SearchIndex:
+def build(count: int, seed: int, *, skew: float = 0.0) -> SearchIndex:
+    """``count`` documents of ten words each; with ``skew``, the words early in ``WORDS`` are that much more
+    common than the late ones (a few rare words then outweigh many common ones)."""
     rng = random.Random(seed)
+    weights = [1.0 / (rank + 1) ** skew for rank in range(len(WORDS))]
     documents = []
     for i in range(count):
-        words = rng.sample(WORDS, 10)
+        words = [] if skew else rng.sample(WORDS, 10)
+        while len(words) < 10:
+            word = rng.choices(WORDS, weights)[0]
+            if word not in words:
+                words.append(word)
         documents.append(
             (
                 f"doc-{i}",
@@ -73,6 +80,21 @@ def test_parts_rank_as_the_one_query_does() -> None:
                 compared += 1
         index.close()
     assert compared == 960
+
+
+def test_parts_rank_as_the_one_query_does_when_rare_words_outweigh_common_ones() -> None:
+    rng = random.Random(12)
+    compared = 0
+    for count, seed, skew in ((300, 3, 1.5), (2000, 4, 1.0)):
+        index = build(count, seed, skew=skew)
+        for _ in range(100):
+            words = list(dict.fromkeys(rng.sample((*WORDS, "absent"), rng.randint(2, 6))))
+            phrases = [_phrase(w) for w in words]
+            for limit in (1, 5, 12):
+                assert index._ranked(phrases, limit) == index._top(" OR ".join(phrases), limit), (words, limit)
+                compared += 1
+        index.close()
+    assert compared == 600
 
 
 def test_search_results_and_explanations_stand() -> None:

@@ -3,8 +3,8 @@
 Documents are tools (name, server, description, parameters) or skills (name, keywords, trigger examples,
 description). FTS5 ranks with BM25 over the fields, each field weighted; its ``porter`` tokenizer lets
 ``deploying`` meet ``deploy``. A hit says why: for every query word it holds, the fields holding it and the
-word's share of the score, both read back from FTS5 itself (the score of the word alone, ``highlight()`` per
-field) so the explanation is the ranking, not a second opinion.
+word's share of the score, both read back from FTS5 itself (the score of the word alone, and that score with
+one field weighted at a time) so the explanation is the ranking, not a second opinion.
 
 An index is built in memory, or stored in a file with a digest of its documents so that a later process
 opens it instead of building it again (``SearchIndex.open``).
@@ -23,12 +23,12 @@ from kairox.search._text import index_text, query_words
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 SCHEMA_VERSION = "1"
-_MARK = "\x02"
 _BM25_K1 = 1.2
 """FTS5's ``bm25()`` constant k1: a word adds at most ``idf * (k1 + 1)`` to a document's score."""
 _MAX_PARTS = 5
-"""Up to this many query words the ranking goes in parts (``_ranked``); past it, one query (each part costs
-a pass over every word's list)."""
+"""Up to this many query words (held by some document) the ranking goes in parts (``_ranked``); past it, one
+query: each part costs a pass over every word's list, and six words make ten parts of three or more, which cost
+as much as the one query on the skills bench."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -61,6 +61,13 @@ class SearchIndex:
         self.keys = list(keys)
         weights = ", ".join(str(float(w)) for w in (0.0, *self.fields.values()))
         self._rank = f"bm25(docs, {weights})"
+        self._order = sorted(self.fields, key=lambda n: -self.fields[n])
+        """The fields by weight, heaviest first: the order a word's fields are named in."""
+        self._held = ", ".join(
+            f"bm25(docs, 0.0, {', '.join('1.0' if other == name else '0.0' for other in self.fields)}) < 0"
+            for name in self._order
+        )
+        """Per field in ``_order``: whether it holds the searched words (their BM25 counted in that field alone)."""
 
     # --- building and opening -------------------------------------------------------------------------------
 
@@ -151,19 +158,17 @@ class SearchIndex:
         pairs: dict[int, list[str]] = {}
         if phrases:
             # only pairs whose two words share a field of some hit can be adjacent there: ask FTS5 about those
-            candidates = [
-                f"{a} {b}"
-                for a, b in itertools.pairwise(words)
-                if any(_share_field(found.get(r, []), a, b) for r in rowids)
-            ]
-            for rowid, matches in self._explain(rowids, candidates).items():
-                pairs[rowid] = [m.term for m in matches]
+            for a, b in itertools.pairwise(words):
+                if any(_share_field(found.get(r, []), a, b) for r in rowids):
+                    for rowid in self._holding(rowids, f"{a} {b}"):
+                        pairs.setdefault(rowid, []).append(f"{a} {b}")
         hits = []
         for rowid, score in ranked:
             matches = sorted(found.get(rowid, []), key=lambda m: (-m.score, m.term))
-            held = pairs.get(rowid, [])
             hits.append(
-                SearchHit(key=self.keys[rowid - 1], score=-score, terms=tuple(matches), phrases=tuple(p for p in held))
+                SearchHit(
+                    key=self.keys[rowid - 1], score=-score, terms=tuple(matches), phrases=tuple(pairs.get(rowid, ()))
+                )
             )
         return hits
 
@@ -178,57 +183,97 @@ class SearchIndex:
         document holding any of them gives, without scoring each of those documents.
 
         A query of common words holds most documents (8,000 of 10,000 skills), and BM25 of each is the cost. Here
-        the documents holding two or more of the words are ranked in parts that do not overlap (the part of word
-        j: documents holding it, some earlier word and no later one), each by BM25 over all the words and cut to
-        ``limit`` inside SQLite. A document holding only one word scores at most that word's
-        ``idf * (k1 + 1)``; only a word whose bound reaches the ``limit``-th score so far has its one-word
-        documents ranked too. Every part names the words in the query's order, so each score is the very sum
-        BM25 of the whole query gives (a word a document lacks adds exactly zero), and ties fall by rowid as
-        there."""
+        the documents are ranked in parts that do not overlap, each by BM25 over all the words and cut to
+        ``limit`` inside SQLite: past three words, the documents holding three or more of them, by the last two
+        they hold, then those holding exactly two (up to three words, those holding two or more, by the last
+        one); then those holding exactly one. A word adds less than ``idf * (k1 + 1)`` to a score, so a part
+        whose words together cannot reach the ``limit``-th score found so far is not ranked at all; the parts go
+        best bound first, so the first such part ends the ranking (on the skills bench, the documents holding
+        fewer than three of five common words are never scored). Words no document holds are left out. Every
+        part names each word once, and the words a document may hold three or more of in the query's order, so
+        each score is the very sum BM25 of the whole query gives (a word a document lacks adds exactly zero; two
+        words add up the same in either order), and ties fall by rowid as there."""
+        if len(phrases) < 2:
+            return self._top(" OR ".join(phrases), limit)
+        total = len(self.keys)
+        held: list[tuple[str, float]] = []
+        for phrase in phrases:
+            holding = self._db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (phrase,)).fetchone()[0]
+            if holding:  # a word no document holds adds nothing anywhere: it is left out
+                idf = max(math.log((total - holding + 0.5) / (holding + 0.5)), 1e-6)  # as FTS5's bm25() takes it
+                held.append((phrase, idf * (_BM25_K1 + 1.0) * (1.0 + 1e-9)))
+        phrases, bounds = [p for p, _ in held], [b for _, b in held]
         count = len(phrases)
         if count < 2 or count > _MAX_PARTS:
-            return self._top(" OR ".join(phrases), limit)
-        found: list[tuple[int, float]] = []
-        for j in range(1, count):
-            expression = f"({' OR '.join(phrases[:j])}) AND {phrases[j]}"
-            if j + 1 < count:
-                expression += f" NOT ({' OR '.join(phrases[j + 1 :])})"
-            found += self._top(expression, limit)
-        found.sort(key=lambda row: (row[1], row[0]))
-        bar = -found[limit - 1][1] if len(found) >= limit else -math.inf
-        total = len(self.keys)
+            return self._top(" OR ".join(phrases), limit) if phrases else []
+        parts: list[tuple[float, str]] = []
+        if count <= 3:  # documents holding two or more words, by the last one they hold (j)
+            for j in range(1, count):
+                expression = f"({' OR '.join(phrases[:j])}) AND {phrases[j]}"
+                if j + 1 < count:
+                    expression += f" NOT ({' OR '.join(phrases[j + 1 :])})"
+                parts.append((sum(bounds[: j + 1]), expression))
+        else:  # three or more, by the last two they hold (i, j); then exactly two
+            for j in range(2, count):
+                for i in range(1, j):
+                    # at least one word before i, word i, none between i and j, word j, none after j
+                    expression = f"({' OR '.join(phrases[:i])}) AND {phrases[i]}"
+                    if i + 1 < j:
+                        expression += f" NOT ({' OR '.join(phrases[i + 1 : j])})"
+                    expression = f"({expression}) AND {phrases[j]}"
+                    if j + 1 < count:
+                        expression += f" NOT ({' OR '.join(phrases[j + 1 :])})"
+                    parts.append((sum(bounds[: i + 1]) + bounds[j], expression))
+            for i, j in itertools.combinations(range(count), 2):
+                others = " OR ".join(p for k, p in enumerate(phrases) if k not in (i, j))
+                parts.append((bounds[i] + bounds[j], f"{phrases[i]} AND {phrases[j]} NOT ({others})"))
         for j, phrase in enumerate(phrases):
-            holding = self._db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (phrase,)).fetchone()[0]
-            if not holding:
-                continue
-            idf = max(math.log((total - holding + 0.5) / (holding + 0.5)), 1e-6)  # as FTS5's bm25() takes it
-            if idf * (_BM25_K1 + 1.0) * (1.0 + 1e-9) < bar:
-                continue
             others = " OR ".join(p for i, p in enumerate(phrases) if i != j)
-            found += self._top(f"{phrase} NOT ({others})", limit)
-        found.sort(key=lambda row: (row[1], row[0]))
-        return found[:limit]
+            parts.append((bounds[j], f"{phrase} NOT ({others})"))
+        parts.sort(key=lambda part: -part[0])  # stable: among equal bounds, more words first
+        found: list[tuple[int, float]] = []
+        for bound, expression in parts:
+            bar = -found[limit - 1][1] if len(found) >= limit else -math.inf
+            if bound < bar:
+                break
+            found += self._top(expression, limit)
+            found.sort(key=lambda row: (row[1], row[0]))
+            del found[limit:]
+        return found
 
     def _explain(self, rowids: list[int], words: list[str]) -> dict[int, list[TermMatch]]:
         """Per document, the words it holds: each word searched alone among these documents gives its share of
-        BM25 and, by ``highlight()``, the fields it is in."""
+        BM25 and, by ``bm25()`` weighted on one field at a time (below zero where that field holds the word), the
+        fields it is in.
+
+        ``+rowid`` keeps the documents from being handed to FTS5 one by one: FTS5 would run the word's search
+        again for each (and ``bm25()`` count the documents holding it again), where here it runs once, over the
+        stretch of rowids from the first of these documents to the last, and SQLite keeps only these; ``bm25()``
+        and its per-field calls share that count and run for them alone."""
         if not rowids or not words:
             return {}
-        names = list(self.fields)
-        marks = ", ".join(f"instr(highlight(docs, {i + 1}, '{_MARK}', ''), '{_MARK}') > 0" for i in range(len(names)))
-        sql = (
-            f"SELECT rowid, {self._rank}, {marks} FROM docs WHERE docs "
-            f"MATCH ? AND rowid IN ({', '.join('?' * len(rowids))})"
-        )
-        order = sorted(names, key=lambda n: -self.fields[n])
+        sql = f"SELECT rowid, {self._rank}, {self._held} FROM docs WHERE docs MATCH ? AND {_among(rowids)}"
         found: dict[int, list[TermMatch]] = {}
         for word in words:
-            for rowid, score, *flags in self._db.execute(sql, (_phrase(word), *rowids)):
-                held = {name for name, flag in zip(names, flags, strict=True) if flag}
-                found.setdefault(rowid, []).append(
-                    TermMatch(term=word, fields=tuple(n for n in order if n in held), score=-score)
-                )
+            for rowid, score, *held in self._db.execute(sql, (_phrase(word), *_among_args(rowids))):
+                fields = tuple(name for name, flag in zip(self._order, held, strict=True) if flag)
+                found.setdefault(rowid, []).append(TermMatch(term=word, fields=fields, score=-score))
         return found
+
+    def _holding(self, rowids: list[int], words: str) -> list[int]:
+        """Which of these documents hold ``words`` as a phrase (no score: nothing for ``bm25()`` to count)."""
+        sql = f"SELECT rowid FROM docs WHERE docs MATCH ? AND {_among(rowids)}"
+        return [rowid for (rowid,) in self._db.execute(sql, (_phrase(words), *_among_args(rowids)))]
+
+
+def _among(rowids: list[int]) -> str:
+    """A condition keeping only ``rowids``: FTS5 reads the rowids from the least to the greatest of them (its
+    rowid range), SQLite keeps these (``+rowid``: not handed to FTS5 one at a time). Arguments: ``_among_args``."""
+    return f"rowid BETWEEN ? AND ? AND +rowid IN ({', '.join('?' * len(rowids))})"
+
+
+def _among_args(rowids: list[int]) -> tuple[int, ...]:
+    return (min(rowids), max(rowids), *rowids)
 
 
 def _share_field(matches: list[TermMatch], first: str, second: str) -> bool:
