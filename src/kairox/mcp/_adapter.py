@@ -3,7 +3,7 @@
 import functools
 from collections.abc import Sequence
 
-from kairox._util import JsonObject, mcp_tool_name
+from kairox._util import JsonObject, mcp_tool_name, mcp_tool_namer
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.mcp._client import McpClient
 from kairox.mcp._content import McpTool, is_offered
@@ -25,16 +25,17 @@ LIST_RESOURCES = "list_resources"
 READ_RESOURCE = "read_resource"
 
 
-@functools.lru_cache(maxsize=64)
 def permission_for(annotations: ToolAnnotations, *, trusted: bool = False) -> PermissionProfile:
     """External; destructive and open-world unless the server says otherwise and the user trusts what it says
     (``trust_annotations``)."""
     read_only = trusted and annotations.read_only_hint is True
-    return PermissionProfile(
-        access=Access.EXTERNAL,
-        destructive=not read_only,
-        open_world=not read_only or annotations.open_world_hint is not False,
-    )
+    return _external(read_only, not read_only or annotations.open_world_hint is not False)
+
+
+@functools.cache
+def _external(read_only: bool, open_world: bool) -> PermissionProfile:
+    """One profile for each of the three outcomes, shared by every tool that has it (not one per tool)."""
+    return PermissionProfile(access=Access.EXTERNAL, destructive=not read_only, open_world=open_world)
 
 
 class McpToolAdapter(ToolProvider):
@@ -76,6 +77,11 @@ class McpToolAdapter(ToolProvider):
         diagnostics: list[Diagnostic] = []
         specs: list[ToolSpec] = []
         targets: dict[str, McpTool | str] = {}
+        # what is the same for every tool of the server, looked up once (fifty servers list thousands of tools)
+        enabled, disabled, max_tools = config.enabled_tools, config.disabled_tools, config.max_tools
+        max_description, trusted = config.max_description_chars, config.trust_annotations
+        timeout = config.tool_timeout_sec * HARD_TIMEOUT_FACTOR
+        tool_name = mcp_tool_namer(server)
         for tool in tools:
             if tool.task_support == "required":
                 diagnostics.append(
@@ -88,7 +94,7 @@ class McpToolAdapter(ToolProvider):
                     )
                 )
                 continue
-            if not is_offered(tool, config.enabled_tools, config.disabled_tools):
+            if not is_offered(tool, enabled, disabled):
                 continue
             if tool.problem is not None:
                 diagnostics.append(
@@ -101,7 +107,7 @@ class McpToolAdapter(ToolProvider):
                     )
                 )
                 continue
-            if len(specs) >= config.max_tools:
+            if len(specs) >= max_tools:
                 left = sum(
                     1 for t in tools if t.problem is None and is_offered(t, config.enabled_tools, config.disabled_tools)
                 ) - len(specs)
@@ -119,7 +125,7 @@ class McpToolAdapter(ToolProvider):
                 )
                 break
             description = tool.description or tool.title or tool.name
-            if len(description) > config.max_description_chars:
+            if len(description) > max_description:
                 diagnostics.append(
                     Diagnostic(
                         kind="tool",
@@ -133,7 +139,7 @@ class McpToolAdapter(ToolProvider):
                     )
                 )
                 description = description[: config.max_description_chars]
-            name = mcp_tool_name(server, tool.name)
+            name = tool_name(tool.name)
             if name in targets:
                 diagnostics.append(
                     Diagnostic(
@@ -152,14 +158,14 @@ class McpToolAdapter(ToolProvider):
                     description=description,
                     input_schema=tool.input_schema,
                     source=ToolSource.MCP,
-                    permission=permission_for(tool.annotations, trusted=config.trust_annotations),
+                    permission=permission_for(tool.annotations, trusted=trusted),
                     origin=server,
                     output_schema=tool.output_schema,
                     annotations=tool.annotations,
-                    annotations_trusted=config.trust_annotations,
+                    annotations_trusted=trusted,
                     # a hard ceiling for the registry: the client's own idle timeout (tool_timeout_sec, extended by
                     # progress notifications) is what normally ends a call
-                    timeout_sec=config.tool_timeout_sec * HARD_TIMEOUT_FACTOR,
+                    timeout_sec=timeout,
                     meta={"mcp_server": server, "mcp_tool": tool.name},
                 )
             )

@@ -24,6 +24,7 @@ from kairox.events import Event
 
 if TYPE_CHECKING:
     from kairox.mcp import McpClient, McpServerManager
+    from kairox.mcp._sources import ConfiguredServer
 
 
 class LanguageServerState(Protocol):
@@ -273,13 +274,17 @@ def _shown_target(command: str | None, args: tuple[str, ...], url: str | None) -
     return " ".join(str(part) for part in [shown.get("command") or "", *shown["args"]]).strip()
 
 
-def configured_views(resolved: ResolvedConfig, *, starting: bool = False) -> list[ServerView]:
+def configured_views(
+    resolved: ResolvedConfig, *, starting: bool = False, servers: "Mapping[str, ConfiguredServer] | None" = None
+) -> list[ServerView]:
     """Every configured server before anything runs. ``starting``: MCP servers that will start are shown starting
-    (a front end that is about to open the context), else stopped."""
-    from kairox.mcp._sources import configured_servers
+    (a front end that is about to open the context), else stopped. ``servers``: the MCP servers of ``resolved``
+    when the caller has already worked them out (``configured_servers``)."""
+    if servers is None:
+        from kairox.mcp._sources import configured_servers
 
+        servers = configured_servers(resolved)[0]
     views: list[ServerView] = []
-    servers, _problems = configured_servers(resolved)
     for name, server in servers.items():
         config = server.config
         origin = _origin(resolved, "mcp", name) if server.layer != ".mcp.json" else None
@@ -355,12 +360,18 @@ class ServerBoard:
     running context, changed by events (:meth:`apply` is an event sink's ``emit``)."""
 
     def __init__(
-        self, resolved: ResolvedConfig, *, starting: bool = False, clock: Callable[[], float] = time.time
+        self,
+        resolved: ResolvedConfig,
+        *,
+        starting: bool = False,
+        clock: Callable[[], float] = time.time,
+        servers: "Mapping[str, ConfiguredServer] | None" = None,
     ) -> None:
+        """``servers``: the MCP servers of ``resolved`` (``configured_servers``) when the caller has them."""
         self.resolved = resolved
         self._clock = clock
         self._views: dict[tuple[str, str], ServerView] = {}
-        self.seed(resolved, starting=starting)
+        self.seed(resolved, starting=starting, servers=servers)
 
     # --- reading ---------------------------------------------------------------------------------------------
 
@@ -377,10 +388,16 @@ class ServerBoard:
 
     # --- changing --------------------------------------------------------------------------------------------
 
-    def seed(self, resolved: ResolvedConfig, *, starting: bool = False) -> None:
+    def seed(
+        self,
+        resolved: ResolvedConfig,
+        *,
+        starting: bool = False,
+        servers: "Mapping[str, ConfiguredServer] | None" = None,
+    ) -> None:
         """Start over from the configuration alone (after a restart, a trust change)."""
         self._know_secrets(resolved)
-        self._views = {(v.kind, v.name): v for v in configured_views(resolved, starting=starting)}
+        self._views = {(v.kind, v.name): v for v in configured_views(resolved, starting=starting, servers=servers)}
 
     def _know_secrets(self, resolved: ResolvedConfig) -> None:
         from kairox.config import SecretScrubber
@@ -437,14 +454,21 @@ class ServerBoard:
         """The board as an event sink."""
         self.apply(event)
 
-    def sync(self, context: RunningServers, resolved: ResolvedConfig | None = None) -> None:
+    def sync(
+        self,
+        context: RunningServers,
+        resolved: ResolvedConfig | None = None,
+        *,
+        servers: "Mapping[str, ConfiguredServer] | None" = None,
+    ) -> None:
         """Every server as the running context has it (servers that never start emit no event: disabled, held back,
         language servers waiting for their first use). ``resolved``: the configuration as it is now, when it was
-        read again after a write (the context keeps what it started with)."""
+        read again after a write (the context keeps what it started with); ``servers``: its MCP servers, when the
+        caller has just worked them out (``configured_servers``)."""
         resolved = resolved or context.resolved
         if resolved is not self.resolved:
             self._know_secrets(resolved)
-        for view in configured_views(resolved):
+        for view in configured_views(resolved, servers=servers):
             old = self._views.get((view.kind, view.name))
             # live facts stay; what the configuration says is taken fresh
             if old is not None and not view.status.waits_for_trust and view.status is not ServerViewStatus.DISABLED:

@@ -114,12 +114,13 @@ class ServerConfinement:
             if settings.mode is SandboxPolicy.READ_ONLY
             else [str(self.workspace), *(str(r) for r in settings.writable_roots)]
         )
+        state_dir = str(self.state_dir)  # one walk of its path, not one per use
         return {
             "confined": True,
             "sandbox": str(settings.mode),
             "network": settings.network_access,
-            "writable_roots": [*dict.fromkeys(roots), str(self.state_dir)],
-            "state_dir": str(self.state_dir),
+            "writable_roots": [*dict.fromkeys(roots), state_dir],
+            "state_dir": state_dir,
             "reason": None,
         }
 
