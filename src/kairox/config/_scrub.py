@@ -96,6 +96,8 @@ class SecretScrubber:
 
 
 def _leaves(before: Any, after: Any) -> Iterable[tuple[str, str]]:
+    if before == after:
+        return  # nothing redacted below here (most of a configuration): its leaves need no walk
     if isinstance(before, dict) and isinstance(after, dict):
         for key, value in before.items():
             yield from _leaves(value, after.get(key))
