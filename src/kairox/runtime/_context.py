@@ -318,8 +318,11 @@ async def build_extension_context(
 
     async with contextlib.AsyncExitStack() as stack:
         # 3. MCP servers start while the skills are scanned in a worker thread
+        from kairox.registry import registry_settings
         from kairox.skills import SkillToolProvider
 
+        # the gate's settings, worked out once: the servers' sandbox comes from them, and the gate below
+        settings = registry_settings(resolved)
         loop = asyncio.get_running_loop()
         # a plain executor future, not a task: nothing here must outlive the exit stack's task
         skills_future = loop.run_in_executor(None, lambda: load_skills(resolved, routing, events=sink))
@@ -328,7 +331,6 @@ async def build_extension_context(
         try:
             if options.start_mcp:
                 from kairox.mcp import ClientFeatures, McpServerManager, server_confiner
-                from kairox.registry import registry_settings
 
                 servers = configured
                 if options.for_tools is not None:
@@ -350,7 +352,7 @@ async def build_extension_context(
                     # each stdio server in the sandbox shell.exec commands get, under its entry's profile
                     confine=server_confiner(
                         servers,
-                        sandbox=registry_settings(resolved).sandbox,
+                        sandbox=settings.sandbox,
                         workspace=resolved.workspace,
                         home=resolved.home,
                     ),
@@ -365,10 +367,9 @@ async def build_extension_context(
         from kairox.dap import DapToolProvider
         from kairox.lsp import LspToolProvider
         from kairox.plugins import narrow_policy
-        from kairox.registry import build_registry, registry_settings, user_layer_writer
+        from kairox.registry import build_registry, user_layer_writer
         from kairox.tools import BuiltinSettings
 
-        settings = registry_settings(resolved)
         hooks = build_hooks(resolved, routing, approver=approver, events=sink, sandbox=settings.sandbox)
         diagnostics += hooks.diagnostics
         # a manifest's permissions only narrow: they add ask rules for its own tools, never allow rules

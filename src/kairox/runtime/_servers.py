@@ -22,6 +22,7 @@ from kairox.config import ResolvedConfig, join_key, redact_tree
 from kairox.events import Event
 
 if TYPE_CHECKING:
+    from kairox.config import SecretScrubber
     from kairox.mcp import McpClient, McpServerManager
     from kairox.mcp._sources import ConfiguredServer
 
@@ -399,22 +400,26 @@ class ServerBoard:
         self._views = {(v.kind, v.name): v for v in configured_views(resolved, starting=starting, servers=servers)}
 
     def _know_secrets(self, resolved: ResolvedConfig) -> None:
-        from kairox.config import SecretScrubber
-
         self.resolved = resolved
-        # a server's stderr or failure may quote its own environment or headers: scrubbed here, for every front end
-        self._scrubber = SecretScrubber.for_config(resolved)
+        # a server's stderr or failure may quote its own environment or headers: scrubbed here, for every front end;
+        # the scrubber is made when there is first something to scrub (a session whose servers are fine has none)
+        self._scrubber: SecretScrubber | None = None
 
     def scrub(self, text: str) -> str:
         """``text`` with every secret of the configuration (and the host's) replaced, as the views show it."""
-        return self._scrubber.text(text)
+        scrubber = self._scrubber
+        if scrubber is None:
+            from kairox.config import SecretScrubber
+
+            scrubber = self._scrubber = SecretScrubber.for_config(self.resolved)
+        return scrubber.text(text)
 
     def _put(self, view: ServerView) -> ServerView:
         if view.stderr_tail or view.reason:
             view = replace(
                 view,
-                stderr_tail=self._scrubber.text(view.stderr_tail),
-                reason=self._scrubber.text(view.reason) if view.reason else view.reason,
+                stderr_tail=self.scrub(view.stderr_tail),
+                reason=self.scrub(view.reason) if view.reason else view.reason,
             )
         self._views[(view.kind, view.name)] = view
         return view
