@@ -212,3 +212,21 @@ def test_the_cache_file_is_written_when_a_file_is_parsed_not_on_every_check(tmp_
     file.write_text('model = "two"\n', encoding="utf-8")
     assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "two"
     assert stored.stat().st_ino != written
+
+
+def test_a_file_written_again_with_the_same_bytes_is_not_parsed_again_and_an_edit_after_it_is_seen(
+    tmp_path: Path,
+) -> None:
+    workspace, file, env = _workspace(tmp_path)
+    cache = ConfigParseCache(settle_ns=0)
+    file.write_text('model = "same"\n', encoding="utf-8")
+    first = resolve_config(workspace, env=env, parse_cache=cache)
+    time.sleep(0.01)
+    file.write_text('model = "same"\n', encoding="utf-8")  # a new stat, the same bytes
+    os.utime(file, ns=(file.stat().st_atime_ns, file.stat().st_mtime_ns + 10**9))
+    again = resolve_config(workspace, env=env, parse_cache=cache)
+    assert again == first == resolve_config(workspace, env=env, parse_cache=None)
+    assert cache.parses == 1 and cache.rechecks == 1
+    file.write_text('model = "edited"\n', encoding="utf-8")
+    assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "edited"
+    assert cache.parses == 2

@@ -298,3 +298,23 @@ async def test_leaving_while_background_starts_are_under_way_stops_them_and_begi
     assert len(booted) == 2 and all("listed" not in t for t in booted.values())
     assert all(process_gone(pid) for pid in booted)
     assert {c.status for c in manager.clients.values()} == {ServerStatus.STOPPED}
+
+
+async def test_a_start_that_lists_what_the_entry_holds_leaves_the_entry_file_and_a_change_rewrites_it(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    config = lean(tmp_path)
+    async with McpServerManager({"lean": config}, workspace=tmp_path, home=isolated_home):
+        pass
+    entry = ToolListCache(isolated_home).path("lean", config)
+    before = entry.stat()
+    async with McpServerManager({"lean": config}, workspace=tmp_path, home=isolated_home) as again:
+        await _call(again, "echo", message="hi")  # started and listed: the same lists
+    after = entry.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    (tmp_path / "tools.txt").write_text("alpha\ngamma\n", encoding="utf-8")
+    async with McpServerManager({"lean": config}, workspace=tmp_path, home=isolated_home) as changed:
+        await _call(changed, "echo", message="hi")
+    cached = ToolListCache(isolated_home).load("lean", config)
+    assert cached is not None and [t.name for t in cached.tools] == ["echo", "alpha", "gamma", "retool"]
+    assert entry.stat().st_ino != before.st_ino

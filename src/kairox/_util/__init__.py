@@ -13,7 +13,7 @@ from kairox._util._expand import ExpansionResult, expand_vars
 from kairox._util._glob import glob_to_regex
 from kairox._util._json import JsonObject, JsonValue, json_dict, json_int, json_list
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
-from kairox._util._names import mcp_tool_name, normalize_tool_name, suggest
+from kairox._util._names import mcp_tool_name, mcp_tool_namer, normalize_tool_name, suggest
 from kairox._util._realpath import real_path
 from kairox._util._records import quick_init
 from kairox._util._search_path import absolute_path, which_absolute
@@ -37,6 +37,7 @@ __all__ = [
     "json_list",
     "long_integer_line",
     "mcp_tool_name",
+    "mcp_tool_namer",
     "nesting_depth",
     "normalize_tool_name",
     "quick_init",

@@ -7,7 +7,8 @@ It is used again while the file's stat is the same: mtime, ctime, size and inode
 has a new inode). A change made within the same clock tick as the read can leave all four unchanged, so the
 stat alone proves nothing until the file's ctime is older than the read by more than :data:`SETTLE_NS` (a
 program can set mtime back, not ctime); before that the file is read again and compared by digest, which costs
-a read but no parse.
+a read but no parse. A file whose stat changed is read again too, and parsed again only when its bytes changed
+(a program that writes the same text again costs a read).
 
 The env and CLI layers are kept by their exact input (the variables' names and values, the overrides' text).
 
@@ -211,8 +212,9 @@ class ConfigParseCache:
         with open(path, "rb") as handle:
             data = handle.read()
         found = digest(data)
-        if entry is not None and entry.signature == signature and entry.digest == found:
-            # the same bytes as when parsed, seen now: the stat proves that from here on, once it settles
+        if entry is not None and entry.digest == found:
+            # the same bytes as when parsed, seen now (also when the file was written again with them: the parse
+            # is of the bytes): the stat proves that from here on, once it settles
             # written to the cache file once the check settles the entry, not on every check before that
             settles = st.st_ctime_ns < read_at - self.settle_ns
             self._keep(key, _Entry(signature, read_at, found, entry.parsed), store if settles else None, home)

@@ -237,7 +237,8 @@ class ResolvedConfig:
         servers: Mapping[str, Any],
         origins: Mapping[str, KeyOrigin],
     ) -> "ResolvedConfig":
-        """A copy with extra entries in ``mcp_servers`` or ``lsp_servers`` (plugin contributions).
+        """A copy with extra entries in ``mcp_servers`` or ``lsp_servers`` (plugin contributions); this
+        configuration itself when every entry is configured already.
 
         Entries already configured keep their own definition; each added entry's provenance is its origin
         (layer ``plugin``, ``source`` ``plugin:<name>``, and the file that declares it).
@@ -245,6 +246,8 @@ class ResolvedConfig:
         if section not in ("mcp_servers", "lsp_servers", "dap_servers"):
             raise ValueError(f"not a server section: {section}")
         current = dict(getattr(self.config, section))
+        if all(name in current for name in servers):
+            return self  # nothing to add (the common case: no plugin has servers): the same configuration
         provenance = dict(self.provenance)
         for name, entry in servers.items():
             if name in current:
@@ -255,6 +258,15 @@ class ResolvedConfig:
         return dataclasses.replace(
             self, config=self.config.model_copy(update={section: current}), provenance=provenance
         )
+
+    @functools.cached_property
+    def secret_values(self) -> tuple[str, ...]:
+        """What ``config show`` redacts of this configuration: each value it hides, or the hidden parts of one.
+        Worked out once (every scrubber of a session's configuration needs them: its transcript's, its server
+        board's); a configuration is never changed, only replaced."""
+        from kairox.config._scrub import redacted_values
+
+        return redacted_values(self.config.model_dump(mode="json"))
 
     def server_profile(
         self, section: str, name: str, entry: Any, *, layer: str, where: str | None, base_dir: Path

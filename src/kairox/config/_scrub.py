@@ -44,18 +44,11 @@ class SecretScrubber:
 
     def add_config(self, resolved: "ResolvedConfig") -> None:
         """What ``config show`` redacts of this configuration: each value it hides, or the hidden parts of one."""
-        self.add_values(resolved.config.model_dump(mode="json"))
+        self.add(*resolved.secret_values)
 
     def add_values(self, plain: Any) -> None:
         """What ``config show`` would redact of one JSON tree (a server's entry, say)."""
-        for before, after in _leaves(plain, redact_tree(plain)):
-            if before == after:
-                continue
-            if after == REDACTED:
-                self.add(before)
-            else:  # a URL or flag partly redacted: the parts that are gone
-                kept = set(_SPLIT.split(after))
-                self.add(*(part for part in _SPLIT.split(before) if part not in kept))
+        self.add(*redacted_values(plain))
 
     @classmethod
     def for_config(cls, resolved: "ResolvedConfig", *given: str | None) -> "SecretScrubber":
@@ -108,7 +101,24 @@ class SecretScrubber:
         return value
 
 
+def redacted_values(plain: Any) -> tuple[str, ...]:
+    """What ``config show`` would redact of one JSON tree: each value it hides, or the hidden parts of one (a URL
+    or flag partly redacted)."""
+    found: list[str] = []
+    for before, after in _leaves(plain, redact_tree(plain)):
+        if before == after:
+            continue
+        if after == REDACTED:
+            found.append(before)
+        else:  # a URL or flag partly redacted: the parts that are gone
+            kept = set(_SPLIT.split(after))
+            found.extend(part for part in _SPLIT.split(before) if part not in kept)
+    return tuple(found)
+
+
 def _leaves(before: Any, after: Any) -> Iterable[tuple[str, str]]:
+    if before == after:
+        return  # nothing redacted below here (most of a configuration): its leaves need no walk
     if isinstance(before, dict) and isinstance(after, dict):
         for key, value in before.items():
             yield from _leaves(value, after.get(key))

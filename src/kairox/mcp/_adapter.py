@@ -3,10 +3,11 @@
 import functools
 from collections.abc import Sequence
 
-from kairox._util import JsonObject, mcp_tool_name
+from kairox._util import JsonObject, mcp_tool_name, mcp_tool_namer
+from kairox.config import McpServerConfig
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.mcp._client import McpClient
-from kairox.mcp._content import McpTool, is_offered
+from kairox.mcp._content import McpResource, McpTool, is_offered
 from kairox.mcp._lifecycle import ServerStatus
 from kairox.tools import (
     Access,
@@ -25,16 +26,35 @@ LIST_RESOURCES = "list_resources"
 READ_RESOURCE = "read_resource"
 
 
-@functools.lru_cache(maxsize=64)
 def permission_for(annotations: ToolAnnotations, *, trusted: bool = False) -> PermissionProfile:
     """External; destructive and open-world unless the server says otherwise and the user trusts what it says
     (``trust_annotations``)."""
     read_only = trusted and annotations.read_only_hint is True
-    return PermissionProfile(
-        access=Access.EXTERNAL,
-        destructive=not read_only,
-        open_world=not read_only or annotations.open_world_hint is not False,
-    )
+    return _external(read_only, not read_only or annotations.open_world_hint is not False)
+
+
+@functools.cache
+def _external(read_only: bool, open_world: bool) -> PermissionProfile:
+    """One profile for each of the three outcomes, shared by every tool that has it (not one per tool)."""
+    return PermissionProfile(access=Access.EXTERNAL, destructive=not read_only, open_world=open_world)
+
+
+_BUILT: dict[
+    int,
+    tuple[
+        Sequence[McpTool],
+        tuple[str, bool],
+        McpServerConfig,
+        tuple[McpResource, ...],
+        tuple[tuple[ToolSpec, ...], dict[str, "McpTool | str"], tuple[Diagnostic, ...]],
+    ],
+] = {}
+"""Specs by the tool list they were made from (held here, so its id cannot be reused while it is a key), with the
+server's name, entry and resources they were made with: a server's cached list, read once per process
+(``ToolListCache``), is the same object in every session of the process, and fifty servers' 2,000 specs need not
+be made again for each. Specs, diagnostics and the tools are immutable; each adapter takes its own copy of the
+name -> target map."""
+_BUILT_MAX = 512
 
 
 class McpToolAdapter(ToolProvider):
@@ -71,11 +91,40 @@ class McpToolAdapter(ToolProvider):
         await self._tools_changed(self._specs)
 
     def _rebuild(self, tools: Sequence[McpTool]) -> None:
+        client = self.client
+        config, server, resources = client.config, client.name, client.resources
+        known = _BUILT.get(id(tools))
+        if (
+            known is not None
+            and known[0] is tools
+            and known[1] == (server, self.resource_tools)
+            and known[2] == config
+            and known[3] == resources
+        ):
+            specs, targets, diagnostics = known[4]
+        else:
+            specs, targets, diagnostics = built = self._build(tools)
+            if len(_BUILT) >= _BUILT_MAX:
+                _BUILT.clear()
+            _BUILT[id(tools)] = (tools, (server, self.resource_tools), config, resources, built)
+        self._specs = specs
+        self._targets = dict(targets)
+        self.diagnostics = list(diagnostics)
+
+    def _build(
+        self, tools: Sequence[McpTool]
+    ) -> tuple[tuple[ToolSpec, ...], dict[str, McpTool | str], tuple[Diagnostic, ...]]:
+        """The specs of ``tools`` under the server's entry, what each registry name calls, and what was left out."""
         config = self.client.config
         server = self.client.name
         diagnostics: list[Diagnostic] = []
         specs: list[ToolSpec] = []
         targets: dict[str, McpTool | str] = {}
+        # what is the same for every tool of the server, looked up once (fifty servers list thousands of tools)
+        enabled, disabled, max_tools = config.enabled_tools, config.disabled_tools, config.max_tools
+        max_description, trusted = config.max_description_chars, config.trust_annotations
+        timeout = config.tool_timeout_sec * HARD_TIMEOUT_FACTOR
+        tool_name = mcp_tool_namer(server)
         for tool in tools:
             if tool.task_support == "required":
                 diagnostics.append(
@@ -88,7 +137,7 @@ class McpToolAdapter(ToolProvider):
                     )
                 )
                 continue
-            if not is_offered(tool, config.enabled_tools, config.disabled_tools):
+            if not is_offered(tool, enabled, disabled):
                 continue
             if tool.problem is not None:
                 diagnostics.append(
@@ -101,7 +150,7 @@ class McpToolAdapter(ToolProvider):
                     )
                 )
                 continue
-            if len(specs) >= config.max_tools:
+            if len(specs) >= max_tools:
                 left = sum(
                     1 for t in tools if t.problem is None and is_offered(t, config.enabled_tools, config.disabled_tools)
                 ) - len(specs)
@@ -119,7 +168,7 @@ class McpToolAdapter(ToolProvider):
                 )
                 break
             description = tool.description or tool.title or tool.name
-            if len(description) > config.max_description_chars:
+            if len(description) > max_description:
                 diagnostics.append(
                     Diagnostic(
                         kind="tool",
@@ -133,7 +182,7 @@ class McpToolAdapter(ToolProvider):
                     )
                 )
                 description = description[: config.max_description_chars]
-            name = mcp_tool_name(server, tool.name)
+            name = tool_name(tool.name)
             if name in targets:
                 diagnostics.append(
                     Diagnostic(
@@ -152,22 +201,20 @@ class McpToolAdapter(ToolProvider):
                     description=description,
                     input_schema=tool.input_schema,
                     source=ToolSource.MCP,
-                    permission=permission_for(tool.annotations, trusted=config.trust_annotations),
+                    permission=permission_for(tool.annotations, trusted=trusted),
                     origin=server,
                     output_schema=tool.output_schema,
                     annotations=tool.annotations,
-                    annotations_trusted=config.trust_annotations,
+                    annotations_trusted=trusted,
                     # a hard ceiling for the registry: the client's own idle timeout (tool_timeout_sec, extended by
                     # progress notifications) is what normally ends a call
-                    timeout_sec=config.tool_timeout_sec * HARD_TIMEOUT_FACTOR,
+                    timeout_sec=timeout,
                     meta={"mcp_server": server, "mcp_tool": tool.name},
                 )
             )
         if self.resource_tools and self.client.resources:
             specs.extend(self._resource_specs(targets, diagnostics))
-        self._specs = tuple(specs)
-        self._targets = targets
-        self.diagnostics = diagnostics
+        return tuple(specs), targets, tuple(diagnostics)
 
     def _resource_specs(self, targets: dict[str, McpTool | str], diagnostics: list[Diagnostic]) -> list[ToolSpec]:
         server = self.client.name

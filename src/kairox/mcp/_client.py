@@ -237,8 +237,9 @@ class McpClient:
         self._expired = False
         self._mode: str = config.protocol_mode
         self._cache_key = server_key(name, config)
-        if self._mode == "auto" and known_legacy(self.home, self._cache_key):
-            self._mode = "legacy"  # it exited on the probe in an earlier run
+        self._legacy_checked = False
+        """Whether an earlier run's record of this server (``known_legacy``) was read: at its first start, not
+        here (a lazy server that is never called never needs it)."""
         self._prior_discover: dict[str, Any] | None = None
         self._stderr_tail = ""
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -339,6 +340,10 @@ class McpClient:
         attempt = 0
         # one clock for a start, from the first spawn: a protocol probe that makes the server exit and the
         # classic handshake tried after it share ``startup_timeout_sec``
+        if not self._legacy_checked:
+            self._legacy_checked = True
+            if self._mode == "auto" and known_legacy(self.home, self._cache_key):
+                self._mode = "legacy"  # it exited on the probe in an earlier run
         try:
             while not self._stop.is_set():
                 if not legacy_retry or attempt != 1:

@@ -70,6 +70,13 @@ _READ: dict[Path, tuple[tuple[int, int, int], CachedLists]] = {}
 _READ_MAX = 512
 
 
+def _text_of(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 class ToolListCache:
     def __init__(self, home: Path) -> None:
         self.folder = home / "cache" / "mcp-tools"
@@ -114,10 +121,14 @@ class ToolListCache:
             "prompts": list(lists.prompts),
         }
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        text = json.dumps(body, ensure_ascii=False, default=str)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps(body, ensure_ascii=False, default=str), encoding="utf-8")
-            os.replace(temporary, path)
+            # the same lists as the entry holds (a start of an unchanged server): the file is left as it is, so
+            # what this process read of it stays good (``_READ``) and the next session need not parse it again
+            if _text_of(path) != text:
+                temporary.write_text(text, encoding="utf-8")
+                os.replace(temporary, path)
             # entries of this server under an older configuration are dead: keep the folder small
             mine = re.compile(re.escape(server_file_stem(name)) + r"-[0-9a-f]{16}\.json")
             for old in path.parent.glob(f"{server_file_stem(name)}-*.json"):

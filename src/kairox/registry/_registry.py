@@ -8,6 +8,7 @@ call (unknown tool, bad arguments, denial, timeout, a provider that raises) come
 
 import asyncio
 import fnmatch
+import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -113,6 +114,9 @@ class _Entry:
     """The read filter by the rules' paths (``_read_filter``), or None when no rule could refuse a read; each call
     gets it with the checks for other names and hidden histories added (``_call_filter``)."""
 
+
+_RANK_AND_ORIGIN = operator.itemgetter(0, 1)
+"""The order of ``_rebuild``'s candidates: source rank, then origin (a stable sort keeps each origin's own order)."""
 
 _BY_SCHEMA: dict[int, tuple[JsonObject, ArgumentValidator | None, str | None]] = {}
 """Validators by the schema object they were built from (held here, so its id cannot be reused while it is a
@@ -240,9 +244,12 @@ class ToolRegistry:
         for origin, specs in self._specs.items():
             for spec in specs:
                 candidates.append((_SOURCE_RANK.get(spec.source, 9), origin, spec))
-        candidates.sort(key=lambda item: (item[0], item[1]))
+        candidates.sort(key=_RANK_AND_ORIGIN)
         entries: dict[str, _Entry] = {}
         diagnostics: list[Diagnostic] = []
+        # looked up once, not once per tool (fifty servers have thousands)
+        providers, planned = self._providers, self._entries if self._planned_with is self.policy else {}
+        default_timeout = self.settings.default_timeout_sec
         for _, origin, spec in candidates:
             kept = entries.get(spec.name)
             if kept is not None:
@@ -259,14 +266,9 @@ class ToolRegistry:
                     )
                 )
                 continue
-            provider = self._providers[origin]
-            previous = self._entries.get(spec.name)
-            if (
-                previous is not None
-                and previous.spec is spec
-                and previous.provider is provider
-                and self._planned_with is self.policy
-            ):
+            provider = providers[origin]
+            previous = planned.get(spec.name)
+            if previous is not None and previous.spec is spec and previous.provider is provider:
                 # the same tool under the same policy: its plan stands (adding 50 servers one by one stays linear)
                 if previous.unsafe is not None:
                     diagnostics.append(
@@ -294,7 +296,7 @@ class ToolRegistry:
             entry = _Entry(spec=spec, provider=provider, validator=validator, unsafe=unsafe)
             entry.hidden = self._hidden(entry)
             entry.check = None if validator is None else validator.check
-            entry.timeout = spec.timeout_sec or self.settings.default_timeout_sec
+            entry.timeout = spec.timeout_sec or default_timeout
             entry.unreadable = self._read_filter(spec)
             entries[spec.name] = entry
         self._entries = entries  # swapped whole: readers never see a half-replaced origin

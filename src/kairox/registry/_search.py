@@ -223,6 +223,8 @@ class ToolSearch:
         self._sent: tuple[object, str, frozenset[str], tuple[JsonObject, ...]] | None = None
         """The deferred request's definitions, kept while the registry's entries, the wire and the tools found
         are the same (every step of a turn sends them; 2,000 tools need not be walked each time)."""
+        self._listed: tuple[object, str] | None = None
+        """The prompt's index of deferred tools, kept while the registry's entries are the same."""
 
     def _deferrable(self) -> list[ToolSpec]:
         return [spec for spec in self.registry.visible_tools() if spec.source not in NEVER_DEFERRED]
@@ -292,6 +294,12 @@ class ToolSearch:
         """The compact index of deferred tools for the system prompt: one line per server or group."""
         if not self.deferred:
             return ""
+        entries = self.registry._entries
+        if self._listed is None or self._listed[0] is not entries:
+            self._listed = (entries, self._index_text())
+        return self._listed[1]
+
+    def _index_text(self) -> str:
         groups: dict[str, list[ToolSpec]] = defaultdict(list)
         for spec in self._deferrable():
             groups[f"{spec.origin or spec.source} ({spec.source})"].append(spec)

@@ -304,8 +304,12 @@ async def build_extension_context(
     stage = load_plugins(resolved)
     resolved, plugin_set, routing = stage.resolved, stage.plugins, stage.routing
     diagnostics += stage.diagnostics
+    from kairox.mcp import configured_servers
+
+    # which MCP servers there are, each with its sandbox profile: worked out once for the board and the manager
+    configured, mcp_problems = configured_servers(resolved)
     # the board sees each event before the caller's sink does: a front end that reads it on an event reads it current
-    board = ServerBoard(resolved, starting=options.start_mcp)
+    board = ServerBoard(resolved, starting=options.start_mcp, servers=configured)
     sink.sinks.insert(1, board)
     sink.emit(
         PluginsLoaded(
@@ -317,8 +321,11 @@ async def build_extension_context(
 
     async with contextlib.AsyncExitStack() as stack:
         # 3. MCP servers start while the skills are scanned in a worker thread
+        from kairox.registry import registry_settings
         from kairox.skills import SkillToolProvider
 
+        # the gate's settings, worked out once: the servers' sandbox comes from them, and the gate below
+        settings = registry_settings(resolved)
         loop = asyncio.get_running_loop()
         # a plain executor future, not a task: nothing here must outlive the exit stack's task
         skills_future = loop.run_in_executor(None, lambda: load_skills(resolved, routing, events=sink))
@@ -326,10 +333,9 @@ async def build_extension_context(
         servers: dict[str, Any] = {}
         try:
             if options.start_mcp:
-                from kairox.mcp import ClientFeatures, McpServerManager, configured_servers, server_confiner
-                from kairox.registry import registry_settings
+                from kairox.mcp import ClientFeatures, McpServerManager, server_confiner
 
-                servers, mcp_problems = configured_servers(resolved)
+                servers = configured
                 if options.for_tools is not None:
                     servers = {name: s for name, s in servers.items() if _serves_any(name, options.for_tools)}
                 diagnostics += mcp_problems
@@ -350,7 +356,7 @@ async def build_extension_context(
                     # each stdio server in the sandbox shell.exec commands get, under its entry's profile
                     confine=server_confiner(
                         servers,
-                        sandbox=registry_settings(resolved).sandbox,
+                        sandbox=settings.sandbox,
                         workspace=resolved.workspace,
                         home=resolved.home,
                     ),
@@ -365,10 +371,9 @@ async def build_extension_context(
         from kairox.dap import DapToolProvider
         from kairox.lsp import LspToolProvider
         from kairox.plugins import narrow_policy
-        from kairox.registry import build_registry, registry_settings, user_layer_writer
+        from kairox.registry import build_registry, user_layer_writer
         from kairox.tools import BuiltinSettings
 
-        settings = registry_settings(resolved)
         hooks = build_hooks(resolved, routing, approver=approver, events=sink, sandbox=settings.sandbox)
         diagnostics += hooks.diagnostics
         # a manifest's permissions only narrow: they add ask rules for its own tools, never allow rules
@@ -391,9 +396,11 @@ async def build_extension_context(
         )
         for provider in plugin_tool_providers(routing.tools, routing.permissions):
             await registry.add_provider(await stack.enter_async_context(provider))
+        # the MCP servers' tools join with the language servers', debug adapters' and skills' below: one rebuild
+        # plans 2,000 MCP tools once, where one per step planned them again for each
+        adapters = list(manager.adapters.values()) if manager is not None else []
         if manager is not None:
-            await registry.add_providers(list(manager.adapters.values()))
-            for adapter in manager.adapters.values():
+            for adapter in adapters:
                 diagnostics += adapter.diagnostics
             diagnostics += _mcp_diagnostics(manager, servers, resolved, board)
 
@@ -443,9 +450,9 @@ async def build_extension_context(
             held={name: held_text(resolved, "dap", name) for name in dap_pending},
             confine=confiner("dap_servers"),
         )
-        # one rebuild for the three (each rebuild walks every tool: 2,000 MCP tools need not be planned thrice)
         await registry.add_providers(
             [
+                *adapters,
                 await stack.enter_async_context(lsp),
                 await stack.enter_async_context(dap),
                 SkillToolProvider(skills, registered=lambda: [s.name for s in registry.tools()], events=sink),
@@ -457,8 +464,9 @@ async def build_extension_context(
             RegistryBuilt(tools=len(visible), sources=dict(sorted(Counter(str(s.source) for s in visible).items())))
         )
 
-        # 5. the prompt context
-        statuses = _server_statuses(board, manager, registry)
+        # 5. the prompt context, with the servers as the board has them once it is synced with what runs
+        board.sync(_Running(resolved=resolved, mcp=manager, registry=registry, lsp=lsp), servers=configured)
+        statuses = _status_records(board, manager)
         settings_text = resolved.config.instructions
         prompt = render_prompt_context(
             workspace=resolved.workspace,
@@ -498,7 +506,6 @@ async def build_extension_context(
             mcp_servers=statuses,
             diagnostics=_dedupe(diagnostics),
         )
-        board.sync(context)
         sink.emit(
             ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt))
         )
@@ -537,15 +544,33 @@ def _untrusted_confinement(resolved: ResolvedConfig) -> Path | None:
     return resolved.workspace if origin.file in project_files else None
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Running:
+    """What ``ServerBoard.sync`` reads of a running context, for the context being built (its prompt is rendered
+    from the synced board)."""
+
+    resolved: ResolvedConfig
+    mcp: "McpServerManager | None"
+    registry: "ToolRegistry"
+    lsp: "LspToolProvider"
+
+
 def _server_statuses(
     board: ServerBoard, manager: "McpServerManager | None", registry: "ToolRegistry"
 ) -> dict[str, dict[str, Any]]:
-    """The MCP servers of the board, for the prompt context and ``kairox doctor``."""
+    """The MCP servers of the board as they are now, for ``kairox doctor``."""
     if manager is None:
         return {}
     from kairox.runtime._servers import offered_counts
 
     board.sync_mcp(manager, offered_counts(registry.visible_tools()))
+    return _status_records(board, manager)
+
+
+def _status_records(board: ServerBoard, manager: "McpServerManager | None") -> dict[str, dict[str, Any]]:
+    """The MCP servers of a synced board, for the prompt context and ``kairox doctor``."""
+    if manager is None:
+        return {}
     result: dict[str, dict[str, Any]] = {}
     for view in board.views("mcp"):
         if view.name not in manager.clients:

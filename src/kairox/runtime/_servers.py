@@ -14,16 +14,18 @@ front end can seed it before the MCP SDK has loaded.
 import enum
 import functools
 import time
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kairox._util import quick_init
 from kairox.config import ResolvedConfig, join_key, redact_tree
 from kairox.events import Event
 
 if TYPE_CHECKING:
+    from kairox.config import SecretScrubber
     from kairox.mcp import McpClient, McpServerManager
+    from kairox.mcp._sources import ConfiguredServer
 
 
 class LanguageServerState(Protocol):
@@ -134,6 +136,7 @@ class ServerTool:
     """Whether ``enabled_tools`` / ``disabled_tools`` let the model see it."""
 
 
+@quick_init  # made and replaced a few times per server on every sync (fifty servers: hundreds per session start)
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServerView:
     """One server as every front end shows it."""
@@ -273,13 +276,17 @@ def _shown_target(command: str | None, args: tuple[str, ...], url: str | None) -
     return " ".join(str(part) for part in [shown.get("command") or "", *shown["args"]]).strip()
 
 
-def configured_views(resolved: ResolvedConfig, *, starting: bool = False) -> list[ServerView]:
+def configured_views(
+    resolved: ResolvedConfig, *, starting: bool = False, servers: "Mapping[str, ConfiguredServer] | None" = None
+) -> list[ServerView]:
     """Every configured server before anything runs. ``starting``: MCP servers that will start are shown starting
-    (a front end that is about to open the context), else stopped."""
-    from kairox.mcp._sources import configured_servers
+    (a front end that is about to open the context), else stopped. ``servers``: the MCP servers of ``resolved``
+    when the caller has already worked them out (``configured_servers``)."""
+    if servers is None:
+        from kairox.mcp._sources import configured_servers
 
+        servers = configured_servers(resolved)[0]
     views: list[ServerView] = []
-    servers, _problems = configured_servers(resolved)
     for name, server in servers.items():
         config = server.config
         origin = _origin(resolved, "mcp", name) if server.layer != ".mcp.json" else None
@@ -355,12 +362,18 @@ class ServerBoard:
     running context, changed by events (:meth:`apply` is an event sink's ``emit``)."""
 
     def __init__(
-        self, resolved: ResolvedConfig, *, starting: bool = False, clock: Callable[[], float] = time.time
+        self,
+        resolved: ResolvedConfig,
+        *,
+        starting: bool = False,
+        clock: Callable[[], float] = time.time,
+        servers: "Mapping[str, ConfiguredServer] | None" = None,
     ) -> None:
+        """``servers``: the MCP servers of ``resolved`` (``configured_servers``) when the caller has them."""
         self.resolved = resolved
         self._clock = clock
         self._views: dict[tuple[str, str], ServerView] = {}
-        self.seed(resolved, starting=starting)
+        self.seed(resolved, starting=starting, servers=servers)
 
     # --- reading ---------------------------------------------------------------------------------------------
 
@@ -377,28 +390,38 @@ class ServerBoard:
 
     # --- changing --------------------------------------------------------------------------------------------
 
-    def seed(self, resolved: ResolvedConfig, *, starting: bool = False) -> None:
+    def seed(
+        self,
+        resolved: ResolvedConfig,
+        *,
+        starting: bool = False,
+        servers: "Mapping[str, ConfiguredServer] | None" = None,
+    ) -> None:
         """Start over from the configuration alone (after a restart, a trust change)."""
         self._know_secrets(resolved)
-        self._views = {(v.kind, v.name): v for v in configured_views(resolved, starting=starting)}
+        self._views = {(v.kind, v.name): v for v in configured_views(resolved, starting=starting, servers=servers)}
 
     def _know_secrets(self, resolved: ResolvedConfig) -> None:
-        from kairox.config import SecretScrubber
-
         self.resolved = resolved
-        # a server's stderr or failure may quote its own environment or headers: scrubbed here, for every front end
-        self._scrubber = SecretScrubber.for_config(resolved)
+        # a server's stderr or failure may quote its own environment or headers: scrubbed here, for every front end;
+        # the scrubber is made when there is first something to scrub (a session whose servers are fine has none)
+        self._scrubber: SecretScrubber | None = None
 
     def scrub(self, text: str) -> str:
         """``text`` with every secret of the configuration (and the host's) replaced, as the views show it."""
-        return self._scrubber.text(text)
+        scrubber = self._scrubber
+        if scrubber is None:
+            from kairox.config import SecretScrubber
+
+            scrubber = self._scrubber = SecretScrubber.for_config(self.resolved)
+        return scrubber.text(text)
 
     def _put(self, view: ServerView) -> ServerView:
         if view.stderr_tail or view.reason:
             view = replace(
                 view,
-                stderr_tail=self._scrubber.text(view.stderr_tail),
-                reason=self._scrubber.text(view.reason) if view.reason else view.reason,
+                stderr_tail=self.scrub(view.stderr_tail),
+                reason=self.scrub(view.reason) if view.reason else view.reason,
             )
         self._views[(view.kind, view.name)] = view
         return view
@@ -437,14 +460,21 @@ class ServerBoard:
         """The board as an event sink."""
         self.apply(event)
 
-    def sync(self, context: RunningServers, resolved: ResolvedConfig | None = None) -> None:
+    def sync(
+        self,
+        context: RunningServers,
+        resolved: ResolvedConfig | None = None,
+        *,
+        servers: "Mapping[str, ConfiguredServer] | None" = None,
+    ) -> None:
         """Every server as the running context has it (servers that never start emit no event: disabled, held back,
         language servers waiting for their first use). ``resolved``: the configuration as it is now, when it was
-        read again after a write (the context keeps what it started with)."""
+        read again after a write (the context keeps what it started with); ``servers``: its MCP servers, when the
+        caller has just worked them out (``configured_servers``)."""
         resolved = resolved or context.resolved
         if resolved is not self.resolved:
             self._know_secrets(resolved)
-        for view in configured_views(resolved):
+        for view in configured_views(resolved, servers=servers):
             old = self._views.get((view.kind, view.name))
             # live facts stay; what the configuration says is taken fresh
             if old is not None and not view.status.waits_for_trust and view.status is not ServerViewStatus.DISABLED:
@@ -498,24 +528,19 @@ class ServerBoard:
                 self._put(replace(view, status=ServerViewStatus.STOPPED))
 
 
-_SERVER_TOOLS: "weakref.WeakKeyDictionary[McpClient, tuple[object, object, object, tuple[ServerTool, ...]]]" = (
-    weakref.WeakKeyDictionary()
-)
-"""Per client, its tools as views, made again only when its tool list or its filters changed (a session syncs
-the board more than once, and fifty servers list thousands of tools)."""
+_SERVER_TOOLS: dict[int, tuple[object, object, object, tuple[ServerTool, ...]]] = {}
+"""Tools as views, by the tool list they were made from (held here, so its id cannot be reused while it is a key)
+and the filters they were made with: a board syncs more than once, a server's cached list is the same object in
+every session of a process, and fifty servers list thousands of tools."""
+_SERVER_TOOLS_MAX = 512
 
 
 def _server_tools(client: "McpClient") -> tuple[ServerTool, ...]:
     from kairox.mcp._content import is_offered
 
-    config = client.config
-    memo = _SERVER_TOOLS.get(client)
-    if (
-        memo is not None
-        and memo[0] is client.tools
-        and memo[1] == config.enabled_tools
-        and memo[2] == config.disabled_tools
-    ):
+    config, listed = client.config, client.tools
+    memo = _SERVER_TOOLS.get(id(listed))
+    if memo is not None and memo[0] is listed and memo[1] == config.enabled_tools and memo[2] == config.disabled_tools:
         return memo[3]
     tools = tuple(
         ServerTool(
@@ -523,10 +548,12 @@ def _server_tools(client: "McpClient") -> tuple[ServerTool, ...]:
             description=t.description or "",
             enabled=is_offered(t, config.enabled_tools, config.disabled_tools),
         )
-        for t in client.tools
+        for t in listed
     )
-    _SERVER_TOOLS[client] = (
-        client.tools,
+    if len(_SERVER_TOOLS) >= _SERVER_TOOLS_MAX:
+        _SERVER_TOOLS.clear()
+    _SERVER_TOOLS[id(listed)] = (
+        listed,
         list(config.enabled_tools) if config.enabled_tools is not None else None,
         list(config.disabled_tools),
         tools,

@@ -93,6 +93,7 @@ class ToolAnnotations:
     open_world_hint: bool | None = None
 
 
+@quick_init  # thousands per session start (fifty MCP servers)
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolSpec:
     name: str
