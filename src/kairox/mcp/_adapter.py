@@ -4,10 +4,9 @@ import functools
 from collections.abc import Sequence
 
 from kairox._util import JsonObject, mcp_tool_name, mcp_tool_namer
-from kairox.config import McpServerConfig
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.mcp._client import McpClient
-from kairox.mcp._content import McpResource, McpTool, is_offered
+from kairox.mcp._content import McpTool, is_offered
 from kairox.mcp._lifecycle import ServerStatus
 from kairox.tools import (
     Access,
@@ -37,24 +36,6 @@ def permission_for(annotations: ToolAnnotations, *, trusted: bool = False) -> Pe
 def _external(read_only: bool, open_world: bool) -> PermissionProfile:
     """One profile for each of the three outcomes, shared by every tool that has it (not one per tool)."""
     return PermissionProfile(access=Access.EXTERNAL, destructive=not read_only, open_world=open_world)
-
-
-_BUILT: dict[
-    int,
-    tuple[
-        Sequence[McpTool],
-        tuple[str, bool],
-        McpServerConfig,
-        tuple[McpResource, ...],
-        tuple[tuple[ToolSpec, ...], dict[str, "McpTool | str"], tuple[Diagnostic, ...]],
-    ],
-] = {}
-"""Specs by the tool list they were made from (held here, so its id cannot be reused while it is a key), with the
-server's name, entry and resources they were made with: a server's cached list, read once per process
-(``ToolListCache``), is the same object in every session of the process, and fifty servers' 2,000 specs need not
-be made again for each. Specs, diagnostics and the tools are immutable; each adapter takes its own copy of the
-name -> target map."""
-_BUILT_MAX = 512
 
 
 class McpToolAdapter(ToolProvider):
@@ -91,24 +72,8 @@ class McpToolAdapter(ToolProvider):
         await self._tools_changed(self._specs)
 
     def _rebuild(self, tools: Sequence[McpTool]) -> None:
-        client = self.client
-        config, server, resources = client.config, client.name, client.resources
-        known = _BUILT.get(id(tools))
-        if (
-            known is not None
-            and known[0] is tools
-            and known[1] == (server, self.resource_tools)
-            and known[2] == config
-            and known[3] == resources
-        ):
-            specs, targets, diagnostics = known[4]
-        else:
-            specs, targets, diagnostics = built = self._build(tools)
-            if len(_BUILT) >= _BUILT_MAX:
-                _BUILT.clear()
-            _BUILT[id(tools)] = (tools, (server, self.resource_tools), config, resources, built)
+        specs, self._targets, diagnostics = self._build(tools)
         self._specs = specs
-        self._targets = dict(targets)
         self.diagnostics = list(diagnostics)
 
     def _build(

@@ -14,6 +14,7 @@ front end can seed it before the MCP SDK has loaded.
 import enum
 import functools
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -528,19 +529,24 @@ class ServerBoard:
                 self._put(replace(view, status=ServerViewStatus.STOPPED))
 
 
-_SERVER_TOOLS: dict[int, tuple[object, object, object, tuple[ServerTool, ...]]] = {}
-"""Tools as views, by the tool list they were made from (held here, so its id cannot be reused while it is a key)
-and the filters they were made with: a board syncs more than once, a server's cached list is the same object in
-every session of a process, and fifty servers list thousands of tools."""
-_SERVER_TOOLS_MAX = 512
+_SERVER_TOOLS: "weakref.WeakKeyDictionary[McpClient, tuple[object, object, object, tuple[ServerTool, ...]]]" = (
+    weakref.WeakKeyDictionary()
+)
+"""Per client, its tools as views, made again only when its tool list or its filters changed (a session syncs
+the board more than once, and fifty servers list thousands of tools)."""
 
 
 def _server_tools(client: "McpClient") -> tuple[ServerTool, ...]:
     from kairox.mcp._content import is_offered
 
-    config, listed = client.config, client.tools
-    memo = _SERVER_TOOLS.get(id(listed))
-    if memo is not None and memo[0] is listed and memo[1] == config.enabled_tools and memo[2] == config.disabled_tools:
+    config = client.config
+    memo = _SERVER_TOOLS.get(client)
+    if (
+        memo is not None
+        and memo[0] is client.tools
+        and memo[1] == config.enabled_tools
+        and memo[2] == config.disabled_tools
+    ):
         return memo[3]
     tools = tuple(
         ServerTool(
@@ -548,12 +554,10 @@ def _server_tools(client: "McpClient") -> tuple[ServerTool, ...]:
             description=t.description or "",
             enabled=is_offered(t, config.enabled_tools, config.disabled_tools),
         )
-        for t in listed
+        for t in client.tools
     )
-    if len(_SERVER_TOOLS) >= _SERVER_TOOLS_MAX:
-        _SERVER_TOOLS.clear()
-    _SERVER_TOOLS[id(listed)] = (
-        listed,
+    _SERVER_TOOLS[client] = (
+        client.tools,
         list(config.enabled_tools) if config.enabled_tools is not None else None,
         list(config.disabled_tools),
         tools,
