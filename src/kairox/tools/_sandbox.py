@@ -32,6 +32,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -70,6 +71,7 @@ _HIDE_HINT = (
 _probe_cache: dict[tuple[str, bool], str | None] = {}
 _walk_cache: dict[tuple[str, tuple[Path, ...]], tuple[float, frozenset[Path]]] = {}
 """Walks of folders (for sockets, for protected paths) reused by server starts within ``reuse`` seconds."""
+_walk_lock = threading.Lock()
 
 
 def _walked(kind: str, folders: Sequence[Path], walk: "Callable[[], Iterable[Path]]", reuse: float) -> frozenset[Path]:
@@ -78,11 +80,12 @@ def _walked(kind: str, folders: Sequence[Path], walk: "Callable[[], Iterable[Pat
     if reuse <= 0:
         return frozenset(walk())
     key = (kind, tuple(folders))
-    now = time.monotonic()
-    found = _walk_cache.get(key)
-    if found is None or now - found[0] > reuse:
-        found = (now, frozenset(walk()))
-        _walk_cache[key] = found
+    with _walk_lock:  # starts in threads (rules on reading) wait for the one walk instead of each making its own
+        now = time.monotonic()
+        found = _walk_cache.get(key)
+        if found is None or now - found[0] > reuse:
+            found = (now, frozenset(walk()))
+            _walk_cache[key] = found
     return found[1]
 
 
