@@ -72,14 +72,6 @@ class McpToolAdapter(ToolProvider):
         await self._tools_changed(self._specs)
 
     def _rebuild(self, tools: Sequence[McpTool]) -> None:
-        specs, self._targets, diagnostics = self._build(tools)
-        self._specs = specs
-        self.diagnostics = list(diagnostics)
-
-    def _build(
-        self, tools: Sequence[McpTool]
-    ) -> tuple[tuple[ToolSpec, ...], dict[str, McpTool | str], tuple[Diagnostic, ...]]:
-        """The specs of ``tools`` under the server's entry, what each registry name calls, and what was left out."""
         config = self.client.config
         server = self.client.name
         diagnostics: list[Diagnostic] = []
@@ -116,9 +108,7 @@ class McpToolAdapter(ToolProvider):
                 )
                 continue
             if len(specs) >= max_tools:
-                left = sum(
-                    1 for t in tools if t.problem is None and is_offered(t, config.enabled_tools, config.disabled_tools)
-                ) - len(specs)
+                left = sum(1 for t in tools if t.problem is None and is_offered(t, enabled, disabled)) - len(specs)
                 diagnostics.append(
                     Diagnostic(
                         kind="mcp_server",
@@ -146,7 +136,7 @@ class McpToolAdapter(ToolProvider):
                         hint=f"raise mcp_servers.{server}.max_description_chars to show more",
                     )
                 )
-                description = description[: config.max_description_chars]
+                description = description[:max_description]
             name = tool_name(tool.name)
             if name in targets:
                 diagnostics.append(
@@ -179,7 +169,9 @@ class McpToolAdapter(ToolProvider):
             )
         if self.resource_tools and self.client.resources:
             specs.extend(self._resource_specs(targets, diagnostics))
-        return tuple(specs), targets, tuple(diagnostics)
+        self._specs = tuple(specs)
+        self._targets = targets
+        self.diagnostics = diagnostics
 
     def _resource_specs(self, targets: dict[str, McpTool | str], diagnostics: list[Diagnostic]) -> list[ToolSpec]:
         server = self.client.name

@@ -1,6 +1,5 @@
 """Which MCP servers a workspace has, from ``kairox.toml`` layers and the workspace ``.mcp.json``."""
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +121,6 @@ def server_confiner(
     from kairox.tools import ServerConfinement
 
     root = home or kairox_home()
-    servers_root = Path(os.path.realpath(root / "servers"))  # for the status records: one walk for every server
 
     def confine(name: str, config: McpServerConfig) -> "ServerConfinement | None":
         if sandbox is None:
@@ -134,8 +132,6 @@ def server_confiner(
             profile = server_profile(
                 "mcp_servers", name, config, layer="added", where=None, base_dir=base, workspace=workspace, home=root
             )
-        return ServerConfinement(
-            profile=profile, sandbox=sandbox, home=root, workspace=workspace, servers_root=servers_root
-        )
+        return ServerConfinement(profile=profile, sandbox=sandbox, home=root, workspace=workspace)
 
     return confine

@@ -70,9 +70,6 @@ class ServerConfinement:
     home: Path
     """``$KAIROX_HOME``."""
     workspace: Path
-    servers_root: Path | None = None
-    """``$KAIROX_HOME/servers`` with its symlinks resolved, when the caller worked it out once for many servers: a
-    status record (:meth:`describe`) then checks one path for a link instead of walking the whole path again."""
 
     @property
     def state_dir(self) -> Path:
@@ -117,7 +114,7 @@ class ServerConfinement:
             if settings.mode is SandboxPolicy.READ_ONLY
             else [str(self.workspace), *(str(r) for r in settings.writable_roots)]
         )
-        state_dir = str(self._described_state_dir())
+        state_dir = str(self.state_dir)
         return {
             "confined": True,
             "sandbox": str(settings.mode),
@@ -126,16 +123,6 @@ class ServerConfinement:
             "state_dir": state_dir,
             "reason": None,
         }
-
-    def _described_state_dir(self) -> Path:
-        """:attr:`state_dir`, from :attr:`servers_root` when given: below a real folder, a name that is not a link
-        is its own real path (a start works the path out again: the status it records then replaces this one)."""
-        root = self.servers_root
-        if root is not None:
-            path = root / self.profile.state_name
-            if not os.path.islink(path):
-                return path
-        return self.state_dir
 
 
 def entry_confinement(
