@@ -9,25 +9,15 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests.agent._support import SERVERS, make_workspace, user_config
+from tests.agent._support import SERVERS, user_config
 from tests.servers.model_server import ScriptedModelServer
 
 from kairox.agent import TurnEndReason, open_session
 from kairox.mcp import ServerStatus
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.usefixtures("api_key")]
 
 EAGER = ("s0", "s1", "s2")
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return make_workspace(tmp_path / "repo")
-
-
-@pytest.fixture(autouse=True)
-def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KAIROX_TEST_MODEL_KEY", "sk-test-0123456789abcdef")
 
 
 def servers_toml(logs: Path) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.agent._support import make_workspace, transcript_records, user_config
+from tests.agent._support import transcript_records, user_config
 from tests.servers.model_server import ScriptedModelServer
 
 from kairox.agent import (
@@ -29,23 +29,13 @@ from kairox.agent._messages import Message, ToolCallPart, ToolResultPart
 from kairox.config import resolve_config
 from kairox.events import RecordingSink
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.usefixtures("api_key")]
 
 WIRES = ["openai", "anthropic"]
 LONG = "The notes list the release steps in order. " * 240  # about 10,600 characters: 2,600 tokens of answer
 SUMMARY = "SUMMARY: the user asked what notes.txt says; it holds one line; the long answer listed the release steps."
 WINDOW = 4000
 """Small enough that one long answer passes 85% of it; a request of the bare session takes about 1,200 tokens."""
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return make_workspace(tmp_path / "repo")
-
-
-@pytest.fixture(autouse=True)
-def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KAIROX_TEST_MODEL_KEY", "sk-test-0123456789abcdef")
 
 
 def conversation(body: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from tests.agent._support import make_workspace, user_config
+from tests.agent._support import user_config
 from tests.servers.model_server import ScriptedModelServer
 
 import kairox
@@ -15,11 +15,6 @@ from kairox.config import resolve_config
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "kairox"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return make_workspace(tmp_path / "repo")
 
 
 async def test_without_a_model_the_context_opens_alone_and_says_why(workspace: Path, isolated_home: Path) -> None:

@@ -12,7 +12,6 @@ from tests.agent._support import (
     NODE,
     SERVERS,
     call_order,
-    make_workspace,
     transcript_records,
     user_config,
 )
@@ -35,7 +34,7 @@ from kairox.events import RecordingSink
 from kairox.policy import ApprovalAnswer, ApprovalRequest
 from kairox.registry import ToolCallFinished, ToolCallRequested
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.usefixtures("api_key")]
 
 WIRES = ["openai", "anthropic"]
 HOOK_EVENTS = [
@@ -47,17 +46,6 @@ HOOK_EVENTS = [
     "post_turn",
     "session_end",
 ]
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    return make_workspace(tmp_path / "repo")
-
-
-@pytest.fixture(autouse=True)
-def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("KAIROX_TEST_MODEL_KEY", "sk-test-0123456789abcdef")
-    return "sk-test-0123456789abcdef"
 
 
 def calls(*items: tuple[str, str, dict[str, object]], text: str = "") -> dict[str, object]:

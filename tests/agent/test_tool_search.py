@@ -15,15 +15,10 @@ from kairox.agent import TurnEndReason, open_session
 from kairox.events import RecordingSink
 from kairox.registry import ToolCallDecided, ToolCallFinished
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.usefixtures("api_key")]
 
 WIRES = ["openai", "anthropic"]
 EVERYTHING_SERVER = f'[mcp_servers.everything]\ncommand = "{NODE}"\nargs = ["{EVERYTHING}", "stdio"]\n\n'
-
-
-@pytest.fixture(autouse=True)
-def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KAIROX_TEST_MODEL_KEY", "sk-test-0123456789abcdef")
 
 
 def _tool_names(body: dict[str, Any]) -> list[str]:
