@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from kairox._rpc import running_host_guard
-
 
 def _stat(pid: int | str) -> list[str] | None:
     try:
@@ -76,11 +74,8 @@ def processes_in(folder: Path) -> list[int]:
 
 
 def our_children() -> list[int]:
-    """The test process's children and those of its process guard, which starts every guarded child and lives as
-    long as the process (so it is not one of them)."""
-    guard = running_host_guard()
-    children = [pid for pid in children_of(os.getpid()) if pid != guard]
-    return children + (children_of(guard) if guard is not None else [])
+    """The test process's children."""
+    return children_of(os.getpid())
 
 
 @pytest.fixture(autouse=True)
