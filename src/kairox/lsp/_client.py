@@ -222,6 +222,8 @@ class LspClient:
                 given_env=self.config.env.keys(),
             )
             self.child.argv, self.child.env = started.argv, started.env
+            # bubblewrap's --die-with-parent and own pid namespace take the whole tree down with the host
+            self.child.guarded = not started.confined
             self.confinement_state = started.confinement
             if self._on_confined is not None:
                 self._on_confined(started.confinement, started.warning)
