@@ -15,7 +15,6 @@ from kairox._util._json import JsonObject, JsonValue, json_dict, json_int, json_
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 from kairox._util._names import mcp_tool_name, mcp_tool_namer, normalize_tool_name, suggest
 from kairox._util._realpath import real_path
-from kairox._util._records import quick_init
 from kairox._util._search_path import absolute_path, which_absolute
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "mcp_tool_namer",
     "nesting_depth",
     "normalize_tool_name",
-    "quick_init",
     "real_path",
     "suggest",
     "which_absolute",

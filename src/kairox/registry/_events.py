@@ -4,7 +4,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kairox._util import JsonObject, quick_init
+from kairox._util import JsonObject
 from kairox.config import REDACTED, is_secret_key
 from kairox.events import Event
 from kairox.policy import Decision
@@ -63,7 +63,6 @@ def event_arguments(arguments: JsonObject) -> JsonObject:
     return dict(cut(arguments))
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallRequested(Event):
     call_id: str
@@ -72,7 +71,6 @@ class ToolCallRequested(Event):
     """Long strings are cut to a preview (``event_arguments``)."""
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallDecided(Event):
     """The policy's (or the person's) verdict, with the rule that decided and where it was written."""
@@ -101,7 +99,6 @@ class ToolCallApprovalAnswered(Event):
     """The allow rule written to the user layer after an "always" answer."""
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallFinished(Event):
     kind: ClassVar[str] = "tool.call.finished"

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kairox._util import quick_init
 from kairox.config import ResolvedConfig, join_key, redact_tree
 from kairox.events import Event
 
@@ -137,7 +136,6 @@ class ServerTool:
     """Whether ``enabled_tools`` / ``disabled_tools`` let the model see it."""
 
 
-@quick_init  # made and replaced a few times per server on every sync (fifty servers: hundreds per session start)
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServerView:
     """One server as every front end shows it."""
