@@ -20,11 +20,13 @@ hidden file (hard links, ``_hardlinks``). What they add is said to the command's
 
 import os
 import tempfile
+import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kairox._util._pathglob import PathPattern, glob_regex, is_within, split_literal
+from kairox.sandbox._filesystems import keep_change_times
 from kairox.sandbox._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
 from kairox.sandbox._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
 from kairox.sandbox._hardlinks import Inode, find_links
@@ -85,6 +87,8 @@ class ReadMask:
         self.limit = limit
         self.history = HistoryCheck(patterns, budget=budget)
         """Whether a reached repository's history may hold what the rules hide; its answers last the session."""
+        self.searches = _Searches()
+        """The last search of the folders, kept while none of the folders it listed changed (see ``_Searches``)."""
 
     def __call__(self) -> HiddenPaths:
         return self.work_out().hidden
@@ -111,7 +115,7 @@ class ReadMask:
 
     def work_out(self) -> MaskedReads:
         found = _Found()
-        _by_rules(found, self.patterns, self.roots, self.limit)
+        _by_rules(found, self.patterns, self.roots, self.limit, self.searches)
         if found.problem is not None:
             return MaskedReads(hidden=HiddenPaths(problem=found.problem))
         stores = _histories(found, self.history)
@@ -157,11 +161,75 @@ def hidden_paths(
     return ReadMask(named, roots, limit=limit)()
 
 
+_RACY_NS = 2_000_000_000
+"""A folder changed this shortly before a search began may change again within its time stamp's granularity
+unseen: such a search is not kept (as git treats an index entry as racily clean)."""
+
+
+@dataclass(slots=True)
+class _Search:
+    key: tuple[object, ...]
+    marks: tuple[tuple[str, int, int, int], ...]
+    """Every folder the search listed: its path, device, inode and status change time (ns): it changes with every
+    entry added, removed or renamed in the folder, and with its permissions, and no program can set it back."""
+    files: dict[Path, RuleRef]
+    folders: dict[Path, RuleRef]
+    repos: dict[Path, RuleRef]
+    problem: str | None
+
+
+class _Searches:
+    """The last search below the roots, reused while what decided it holds: the same starting folders and rules,
+    and each folder it listed still the same folder, unchanged since (a folder's status change time moves whenever
+    an entry is added, removed or renamed in it, which is all a search reads of it, and cannot be set back). A
+    search that listed a folder on a file system that may not keep those times (``keep_change_times``), or met a
+    folder it could not list, is not kept (its
+    permissions may change). Servers that start one after another in a
+    session then search once; a file made anywhere the search looked makes the next start search again."""
+
+    __slots__ = ("kept", "runs")
+
+    def __init__(self) -> None:
+        self.kept: _Search | None = None
+        self.runs = 0
+        """Searches run (not answered from ``kept``)."""
+
+    def reuse(self, key: tuple[object, ...]) -> _Search | None:
+        kept = self.kept
+        if kept is None or kept.key != key:
+            return None
+        for folder, dev, ino, changed in kept.marks:
+            try:
+                info = os.stat(folder, follow_symlinks=False)
+            except OSError:
+                return None
+            if (info.st_dev, info.st_ino, info.st_ctime_ns) != (dev, ino, changed):
+                return None
+        return kept
+
+    def keep(self, search: _Search, began_ns: int) -> None:
+        self.kept = None
+        marks: list[tuple[str, int, int, int]] = []
+        for folder, *_ in search.marks:
+            try:
+                info = os.stat(folder, follow_symlinks=False)
+            except OSError:
+                return
+            if info.st_ctime_ns > began_ns - _RACY_NS:
+                return  # changed too recently to tell a later change from it
+            marks.append((folder, info.st_dev, info.st_ino, info.st_ctime_ns))
+        if not keep_change_times({dev for _, dev, _, _ in marks}):
+            return  # a network or user-space file system: its change times may not show a change
+        search.marks = tuple(marks)
+        self.kept = search
+
+
 def _by_rules(
     found: _Found,
     patterns: tuple[tuple[PathPattern, RuleRef], ...],
     roots: tuple[Path, ...],
     limit: int,
+    searches: _Searches | None = None,
 ) -> None:
     """What the rules name, into ``found``: the files and folders they cover, and the repositories they reach."""
     files, folders, repos = found.files, found.folders, found.repos
@@ -187,7 +255,41 @@ def _by_rules(
             walked.append((pattern, ref))
     if not walked:
         return
-    _search(found, walked, starts, roots, limit)
+    key = (
+        tuple(sorted(set(starts))),
+        tuple(walked),
+        tuple(sorted(folders.items())),
+        tuple(sorted(files.items())),
+        roots,
+        limit,
+    )
+    kept = None if searches is None else searches.reuse(key)
+    if kept is not None:
+        files.update(kept.files)
+        folders.update(kept.folders)
+        for entry, ref in kept.repos.items():
+            repos.setdefault(entry, ref)
+        found.problem = kept.problem
+        return
+    before = (dict(files), dict(folders), dict(repos))
+    began = time.time_ns()
+    listed: list[str] = []
+    complete = _search(found, walked, starts, roots, limit, listed)
+    if searches is not None and complete:
+        searches.runs += 1
+        added = [
+            {p: r for p, r in now.items() if p not in old}
+            for now, old in zip((files, folders, repos), before, strict=True)
+        ]
+        search = _Search(
+            key=key,
+            marks=tuple((f, 0, 0, 0) for f in listed),
+            files=added[0],
+            folders=added[1],
+            repos=added[2],
+            problem=found.problem,
+        )
+        searches.keep(search, began)
 
 
 def _search(
@@ -196,8 +298,11 @@ def _search(
     starts: list[Path],
     roots: tuple[Path, ...],
     limit: int,
-) -> None:
-    """The search below ``starts`` for what the walked patterns name, into ``found``."""
+    listed: list[str],
+) -> bool:
+    """The search below ``starts`` for what the walked patterns name, into ``found``; ``listed`` receives every
+    folder whose entries were read. False when a folder could not be listed."""
+    complete = True
     files, folders, repos = found.files, found.folders, found.repos
     named = [(glob_regex(p.glob), ref) for p, ref in walked if p.anywhere]
     anchored = [(glob_regex(p.glob), ref) for p, ref in walked if not p.anywhere]
@@ -218,14 +323,16 @@ def _search(
             with os.scandir(folder) as listing:
                 entries = list(listing)
         except OSError:
+            complete = False
             continue  # unreadable for Kairox: the command runs as the same user and cannot read it either
+        listed.append(folder)
         seen += len(entries)
         if seen > limit:
             found.problem = (
                 f"more than {limit} files and folders to search for "
                 f"fs.read rules ({', '.join(p.glob for p, _ in walked)})"
             )
-            return
+            return complete
         for entry in entries:
             name, path = entry.name, entry.path
             if entry.is_symlink():
@@ -242,6 +349,7 @@ def _search(
                 _reach_repository(repos, Path(path), walked)
             elif is_dir:
                 stack.append(path)
+    return complete
 
 
 def _reach_repository(repos: dict[Path, RuleRef], entry: Path, walked: list[tuple[PathPattern, RuleRef]]) -> None:
