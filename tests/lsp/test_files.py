@@ -8,7 +8,6 @@ import anyio
 import pytest
 from tests.lsp._fixtures import jedi_config
 
-from kairox._util import real_path
 from kairox.errors import ToolCallError
 from kairox.lsp import LspToolProvider
 from kairox.lsp._files import MAX_TEXT_BYTES, SETTLE_NS, disk_text, file_state, locate, read_text
@@ -47,33 +46,6 @@ def tree(tmp_path: Path) -> Path:
     (root / "wörld dir").mkdir()
     (root / "wörld dir" / "a b.py").write_text("")
     return root
-
-
-PATHS = [
-    "dir/sub/file.py",
-    "to-sub/file.py",
-    "dir/relative",
-    "dir/up/to-sub/file.py",
-    "dir/../dir/sub/./file.py",
-    "to-sub/../sub",
-    "dir/sub/file.py/",
-    "dir//sub/file.py",
-    "/dir/sub/file.py",
-    "dangling",
-    "loop-a",
-    "missing",
-    "wörld dir/a b.py",
-    "dir",
-    "to-sub/new-file.txt",  # a file a write would create, below a linked folder (the policy resolves these too)
-    "dangling/new-file.txt",
-    "dir/sub/file.py/below-a-file",
-]
-
-
-@pytest.mark.parametrize("relative", PATHS)
-def test_a_path_resolves_as_realpath_resolves_it(tree: Path, relative: str) -> None:
-    path = f"{tree}/{relative}"
-    assert real_path(path) == os.path.realpath(path)
 
 
 def test_locate_gives_the_resolved_path_with_the_status_of_the_file_it_reaches(tree: Path) -> None:

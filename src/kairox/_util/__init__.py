@@ -14,7 +14,6 @@ from kairox._util._glob import glob_to_regex
 from kairox._util._json import JsonObject, JsonValue, json_dict, json_int, json_list
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 from kairox._util._names import mcp_tool_name, mcp_tool_namer, normalize_tool_name, suggest
-from kairox._util._realpath import real_path
 from kairox._util._search_path import absolute_path, which_absolute
 
 __all__ = [
@@ -39,7 +38,6 @@ __all__ = [
     "mcp_tool_namer",
     "nesting_depth",
     "normalize_tool_name",
-    "real_path",
     "suggest",
     "which_absolute",
 ]

@@ -4,19 +4,13 @@ says when that status proves a text sent before still current), and its text as 
 import errno
 import os
 import stat
-import time
 
-from kairox._util._filestate import SETTLE_NS, FileState, file_state, state_of
-from kairox._util._realpath import resolved_by_kernel
+from kairox._util._filestate import SETTLE_NS, FileState, file_state
 
 
 def locate(path: str, *, settle_ns: int = SETTLE_NS) -> tuple[str, FileState]:
     """``os.path.realpath(path)`` and the :class:`FileState` of the file it names, taken together; raises
     ``OSError`` as ``os.stat`` does when there is no such file."""
-    now = time.time_ns()
-    resolved = resolved_by_kernel(path)
-    if resolved is not None:
-        return resolved[0], state_of(resolved[1], now, settle_ns)
     real = os.path.realpath(path)
     return real, file_state(real, settle_ns=settle_ns)
 

@@ -119,7 +119,6 @@ _RANK_AND_ORIGIN = operator.itemgetter(0, 1)
 """The order of ``_rebuild``'s candidates: source rank, then origin (a stable sort keeps each origin's own order)."""
 
 
-
 class ToolRegistry:
     def __init__(
         self,

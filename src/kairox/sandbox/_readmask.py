@@ -162,8 +162,6 @@ def hidden_paths(
     return ReadMask(named, roots, limit=limit)()
 
 
-
-
 @dataclass(slots=True)
 class _Search:
     key: tuple[object, ...]
