@@ -1,6 +1,5 @@
 """Events of the gate (R7): every call is requested, decided, and finished."""
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -12,25 +11,6 @@ from kairox.policy import Decision
 EVENT_STRING_LIMIT = 2_000
 
 
-@functools.lru_cache(maxsize=4096)
-def _secret(name: str) -> bool:
-    return is_secret_key(name)
-
-
-_PLAIN_NAMES: dict[str, bool] = {}
-"""Argument names known not to look like credentials (most calls use the same few names)."""
-
-
-def _plain_name(name: str) -> bool:
-    known = _PLAIN_NAMES.get(name)
-    if known is None:
-        known = not is_secret_key(name)
-        if len(_PLAIN_NAMES) >= 4096:
-            _PLAIN_NAMES.clear()
-        _PLAIN_NAMES[name] = known
-    return known
-
-
 _SCALARS = (int, float, bool, type(None))
 
 
@@ -40,7 +20,7 @@ def event_arguments(arguments: JsonObject) -> JsonObject:
     for key, value in arguments.items():  # the usual call: short strings and numbers under plain names
         kind = type(value)
         if kind is str:
-            if len(value) > EVENT_STRING_LIMIT or (value and not _plain_name(key)):
+            if len(value) > EVENT_STRING_LIMIT or (value and is_secret_key(key)):
                 break
         elif kind not in _SCALARS:
             break
@@ -55,7 +35,9 @@ def event_arguments(arguments: JsonObject) -> JsonObject:
                 else value[:EVENT_STRING_LIMIT] + f"… ({len(value)} characters)"
             )
         if isinstance(value, dict):
-            return {k: REDACTED if isinstance(v, str) and v and _secret(str(k)) else cut(v) for k, v in value.items()}
+            return {
+                k: REDACTED if isinstance(v, str) and v and is_secret_key(str(k)) else cut(v) for k, v in value.items()
+            }
         if isinstance(value, list):
             return [cut(v) for v in value]
         return value

@@ -12,7 +12,6 @@ front end can seed it before the MCP SDK has loaded.
 """
 
 import enum
-import functools
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -266,9 +265,8 @@ def _target(config: Any) -> str:
     )
 
 
-@functools.lru_cache(maxsize=1024)
 def _shown_target(command: str | None, args: tuple[str, ...], url: str | None) -> str:
-    """``_target`` of these parts, redacted once (a board shows each server's target on every sync)."""
+    """``_target`` of these parts, redacted."""
     shown = redact_tree({"command": command, "args": list(args), "url": url})
     if shown.get("url"):
         return str(shown["url"])
