@@ -59,8 +59,10 @@ def test_the_recorded_model_server_exits_when_its_run_fails(tmp_path: Path) -> N
     script.write_text(json.dumps([{"reply": "text", "text": "one"}, {"reply": "text", "text": "two"}]))
     port_file = tmp_path / "port"
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "servers" / "model_server.py"), "--wire", "openai"]
-        + ["--script", str(script), "--port-file", str(port_file), "--idle-timeout", "300"],
+        [
+            *(sys.executable, str(ROOT / "tests" / "servers" / "model_server.py"), "--wire", "openai"),
+            *("--script", str(script), "--port-file", str(port_file), "--idle-timeout", "300"),
+        ],
         stderr=subprocess.PIPE,
         text=True,
     )
