@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         ToolSpec,
         object_schema,
     )
-    from kairox.tools._protected import PROTECTED_DIRS, PROTECTED_FILES, protected_inside
+    from kairox.tools._protected import PROTECTED_DIRS, PROTECTED_FILES, SHELL_RC_FILES, protected_inside
     from kairox.tools._provider import (
         HookDecision,
         PostToolUseOutcome,
@@ -76,6 +76,7 @@ __all__ = [
     "READ_ONLY",
     "SETUP_ATTEMPTS",
     "SHARED_CACHES",
+    "SHELL_RC_FILES",
     "SOCKET_FOLDERS",
     "Access",
     "AudioContent",
@@ -161,7 +162,7 @@ if not TYPE_CHECKING:
                 "ToolSpec",
                 "object_schema",
             ),
-            "._protected": ("PROTECTED_DIRS", "PROTECTED_FILES", "protected_inside"),
+            "._protected": ("PROTECTED_DIRS", "PROTECTED_FILES", "SHELL_RC_FILES", "protected_inside"),
             "._provider": (
                 "HookDecision",
                 "PostToolUseOutcome",
