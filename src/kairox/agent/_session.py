@@ -30,6 +30,7 @@ from kairox.agent._events import (
     ApprovalRequested,
     AssistantMessageCompleted,
     AssistantTextDelta,
+    AssistantThoughtDelta,
     CompactionFailed,
     CompactionStarted,
     ContextCompacted,
@@ -74,6 +75,7 @@ from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, T
 if TYPE_CHECKING:
     from kairox.agent._anthropic import AnthropicMessagesClient
     from kairox.agent._openai import OpenAiChatClient
+    from kairox.agent._responses import OpenAiResponsesClient
     from kairox.hooks import HookOutcome
     from kairox.runtime import ExtensionContext
 
@@ -136,13 +138,17 @@ def client_for(
     events: EventSink,
     api_key: str | None,
     on_request_sent: Callable[[], None] | None = None,
-) -> "OpenAiChatClient | AnthropicMessagesClient":
+) -> "OpenAiChatClient | OpenAiResponsesClient | AnthropicMessagesClient":
     """Kairox's own client for the configured provider (the SDK it needs loads with it); ``on_request_sent`` is
     called when a request has been written out."""
     if settings.wire_api == "anthropic":
         from kairox.agent._anthropic import AnthropicMessagesClient
 
         return AnthropicMessagesClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
+    if settings.wire_api == "responses":
+        from kairox.agent._responses import OpenAiResponsesClient
+
+        return OpenAiResponsesClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
     from kairox.agent._openai import OpenAiChatClient
 
     return OpenAiChatClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
@@ -209,7 +215,7 @@ class AgentSession:
         self._known_upto = 0
         self.session_context: str | None = None
         """What ``session_start`` hooks printed as context; it goes into the system prompt."""
-        self.owned_client: OpenAiChatClient | AnthropicMessagesClient | None = None
+        self.owned_client: OpenAiChatClient | OpenAiResponsesClient | AnthropicMessagesClient | None = None
         """The client the session opened itself (closed when it
         ends or the model is switched); a caller's is its own."""
         config = context.resolved.config
@@ -384,7 +390,9 @@ class AgentSession:
             if self.client is not self.owned_client:
                 self._start_background_servers()  # a caller's client does not say when its request is out
             try:
-                response = await collect(self.client, request, self._on_text, provider=self.provider)
+                response = await collect(
+                    self.client, request, self._on_text, provider=self.provider, on_thought=self._on_thought
+                )
             except KairoxError as exc:  # ModelProviderError from Kairox's clients; any KairoxError from a caller's
                 failure = exc if isinstance(exc, ModelProviderError) else ModelProviderError(self.provider, str(exc))
                 self.emit(ModelFailed(provider=failure.provider, message=failure.reason, status=failure.status))
@@ -456,6 +464,9 @@ class AgentSession:
     def _on_text(self, text: str) -> None:
         self._streamed.append(text)
         self.emit(AssistantTextDelta(text=text))
+
+    def _on_thought(self, text: str) -> None:
+        self.emit(AssistantThoughtDelta(text=text))
 
     def _keep_streamed(self) -> None:
         """Text that streamed before a failure or a cancel stays in the conversation, as the user saw it."""
