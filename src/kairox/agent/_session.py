@@ -312,7 +312,8 @@ class AgentSession:
         if self._scope is not None:
             self._scope.cancel()
 
-    async def run_turn(self, text: str) -> TurnResult:
+    async def run_turn(self, text: str, *, images: Sequence[ImagePart] = ()) -> TurnResult:
+        """One prompt (with ``images``, for a model that takes them) to the model's answer without tool calls."""
         if self._scope is not None:
             raise KairoxError("a turn is already running in this session", hint="wait for it or cancel() it first")
         self._turn += 1
@@ -323,7 +324,7 @@ class AgentSession:
         calls = [0]
         try:
             with scope:
-                outcome = await self._turn_body(turn, text, calls)
+                outcome = await self._turn_body(turn, text, calls, tuple(images))
         finally:
             self._scope = None
         if scope.cancelled_caught:
@@ -356,7 +357,9 @@ class AgentSession:
                 )
             )
 
-    async def _turn_body(self, turn: int, text: str, calls: list[int]) -> tuple[TurnEndReason, str | None]:
+    async def _turn_body(
+        self, turn: int, text: str, calls: list[int], images: tuple[ImagePart, ...] = ()
+    ) -> tuple[TurnEndReason, str | None]:
         hooks = self.context.hooks
         self.emit(UserMessageSubmitted(turn=turn, text=text))
         added: list[str] = []
@@ -367,7 +370,8 @@ class AgentSession:
                 return TurnEndReason.BLOCKED, f"a {name} hook blocked the prompt: {outcome.reason or 'no reason given'}"
             if outcome.additional_context:
                 added.append(outcome.additional_context)
-        self._append(Message.user(text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)))
+        hooked = text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)
+        self._append(Message(role=Role.USER, text=hooked, images=images))
         for step in range(1, self.limits.max_turns + 1):
             request = self._request()
             measured = self._measure(request)
