@@ -1,6 +1,7 @@
 """An editor for ``kairox acp``, on the ACP Python SDK's client side: it records every update, answers permission
 requests as the test says, and serves reads and writes from buffers of its own (as an editor's unsaved ones)."""
 
+import asyncio
 import contextlib
 import os
 import sys
@@ -8,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from tests.agent._support import make_workspace
 from tests.agent.conftest import MODEL_KEY
@@ -27,6 +29,9 @@ class Editor:
         self.asked: list[schema.RequestPermissionRequest] = []
         self.updates: list[Any] = []
         self.on_update: Any = None
+        self.terminals: dict[str, asyncio.subprocess.Process] = {}
+        self.outputs: dict[str, str] = {}
+        self.released: list[str] = []
 
     async def request_permission(
         self, options: list[schema.PermissionOption], session_id: str, tool_call: schema.ToolCallUpdate, **_: Any
@@ -53,6 +58,32 @@ class Editor:
     async def write_text_file(self, content: str, path: str, session_id: str, **_: Any) -> None:
         self.written[path] = self.buffers[path] = content
 
+    async def create_terminal(
+        self, command: str, session_id: str, args: list[str] | None = None, cwd: str | None = None, **_: Any
+    ) -> schema.CreateTerminalResponse:
+        """A real terminal: the command runs here, its output kept (stdout and stderr together)."""
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        self.terminals[str(process.pid)] = process
+        return schema.CreateTerminalResponse(terminal_id=str(process.pid))
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **_: Any) -> Any:
+        process = self.terminals[terminal_id]
+        self.outputs[terminal_id] = (await process.stdout.read()).decode() if process.stdout else ""
+        return schema.WaitForTerminalExitResponse(exit_code=await process.wait())
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **_: Any) -> Any:
+        return schema.TerminalOutputResponse(output=self.outputs.get(terminal_id, ""), truncated=False)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **_: Any) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.terminals[terminal_id].kill()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **_: Any) -> None:
+        await self.kill_terminal(session_id, terminal_id)
+        self.released.append(terminal_id)
+
     def on_connect(self, conn: Any) -> None:
         pass
 
@@ -61,6 +92,13 @@ class Editor:
 
     def text(self, kind: str = "agent_message_chunk") -> str:
         return "".join(u.content.text for u in self.of(kind))
+
+    async def commands(self) -> list[str]:
+        """The slash commands announced (they follow ``session/new``'s answer)."""
+        with anyio.fail_after(20):
+            while not self.of("available_commands_update"):
+                await anyio.sleep(0.05)
+        return [c.name for c in self.of("available_commands_update")[-1].available_commands]
 
 
 CAPABILITIES = schema.ClientCapabilities(fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True))

@@ -72,7 +72,7 @@ class EditorApprover:
             return ApprovalAnswer.deny(
                 f"not approved: the editor answered with an unknown option {outcome.option_id!r}"
             )
-        return choices[int(outcome.option_id)].answer()
+        return choices[int(outcome.option_id)].answer(message="not approved: rejected in the editor")
 
 
 def editor_host(conn: "Client", updates: EditorUpdates, capabilities: schema.ClientCapabilities) -> ToolHost:
