@@ -11,10 +11,9 @@ from typing import Any
 
 import anyio
 import pytest
+from acp import schema, spawn_agent_process
 from tests.agent._support import make_workspace
 from tests.agent.conftest import MODEL_KEY
-
-from acp import schema, spawn_agent_process
 
 BIN = Path(sys.executable).parent
 

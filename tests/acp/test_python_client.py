@@ -6,12 +6,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from acp import RequestError, schema, text_block
 from tests._rpc._procs import descendants
 from tests.acp.conftest import Editor, running
 from tests.agent._support import SERVERS, user_config
 from tests.servers.model_server import ScriptedModelServer
 
-from acp import RequestError, schema, text_block
 from kairox.config import trust_workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

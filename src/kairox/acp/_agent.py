@@ -7,8 +7,7 @@ import contextlib
 import dataclasses
 import json
 import os
-import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -25,7 +24,6 @@ from kairox.agent import (
     ModelSetupError,
     SessionNotFoundError,
     TurnEndReason,
-    list_sessions,
     model_settings,
     open_workspace,
 )
@@ -38,40 +36,27 @@ if TYPE_CHECKING:
     from acp.interfaces import Agent
 
 MODES = (ApprovalPolicy.UNTRUSTED, ApprovalPolicy.NEVER, ApprovalPolicy.ON_REQUEST, ApprovalPolicy.ON_FAILURE)
-"""Approval policies as session modes, narrowest first: a session offers its configured one and those before it."""
-_MODE_TEXT = {
-    ApprovalPolicy.UNTRUSTED: "ask before anything but reading",
-    ApprovalPolicy.NEVER: "never ask: what would be asked is refused",
-    ApprovalPolicy.ON_REQUEST: "ask when a rule or the sandbox says so",
-    ApprovalPolicy.ON_FAILURE: "run sandboxed without asking; ask to retry a failure unsandboxed",
-}
-_TURN_STOPS: dict[TurnEndReason, schema.StopReason] = {
-    TurnEndReason.CANCELLED: "cancelled",
-    TurnEndReason.BLOCKED: "refusal",
-    TurnEndReason.MAX_TURNS: "max_turn_requests",
-    TurnEndReason.MAX_TOOL_CALLS: "max_turn_requests",
-    TurnEndReason.CONTEXT_BUDGET: "max_tokens",
-}
+"""Approval policies as session modes, narrowest first: a session offers its configured one and those before it
+(the meaning of each: docs/editors.md)."""
 _STOPS: dict[str, schema.StopReason] = {
+    "cancelled": "cancelled",
+    "blocked": "refusal",
+    "max_turns": "max_turn_requests",
+    "max_tool_calls": "max_turn_requests",
+    "context_budget": "max_tokens",
     "length": "max_tokens",
     "max_tokens": "max_tokens",
     "max_output_tokens": "max_tokens",
     "refusal": "refusal",
     "content_filter": "refusal",
 }
-
-
-def toml_value(value: Any) -> str:
-    """A JSON value as TOML (an inline table for a dict): what ``-c KEY=VALUE`` takes."""
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+"""ACP's stop reasons for a turn's end (``TurnEndReason``) and for the provider's reason of a complete answer."""
 
 
 def server_overrides(servers: Sequence[Any]) -> list[str]:
     """The editor's MCP servers as ``mcp_servers.NAME`` overrides of the command-line layer (a user's authority)."""
+    import tomlkit
+
     out = []
     for server in servers:
         if isinstance(server, schema.McpServerStdio):
@@ -82,7 +67,9 @@ def server_overrides(servers: Sequence[Any]) -> list[str]:
             entry = {"type": kind, "url": server.url, "headers": {h.name: h.value for h in server.headers}}
         else:
             continue
-        out.append(f"mcp_servers.{json.dumps(server.name)}={toml_value(entry)}")
+        table = tomlkit.inline_table()
+        table.update(entry)
+        out.append(f"mcp_servers.{json.dumps(server.name)}={table.as_string()}")
     return out
 
 
@@ -108,23 +95,20 @@ class EditorSession:
     updates: EditorUpdates
     session: AgentSession
     modes: tuple[ApprovalPolicy, ...]
-    left: anyio.Event
     leave: anyio.Event = dataclasses.field(default_factory=anyio.Event)
 
     def mode_state(self) -> schema.SessionModeState:
         return schema.SessionModeState(
             current_mode_id=str(self.session.context.registry.settings.policy.approval),
-            available_modes=[schema.SessionMode(id=str(m), name=str(m), description=_MODE_TEXT[m]) for m in self.modes],
+            available_modes=[schema.SessionMode(id=str(m), name=f"approval: {m}") for m in self.modes],
         )
 
 
 class KairoxAgent:
     """The ACP ``Agent``: the SDK calls these methods with each request's parameters."""
 
-    def __init__(
-        self, options: RuntimeOptions, tasks: anyio.abc.TaskGroup, *, model: str | None, provider: str | None
-    ) -> None:
-        self.options, self.tasks, self.model, self.provider = options, tasks, model, provider
+    def __init__(self, options: RuntimeOptions, tasks: anyio.abc.TaskGroup) -> None:
+        self.options, self.tasks = options, tasks
         self.conn: Any = None
         self.capabilities = schema.ClientCapabilities()
         self.sessions: dict[str, EditorSession] = {}
@@ -132,18 +116,15 @@ class KairoxAgent:
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
-    def _resolve(self, cwd: str | None = None) -> Any:
-        options = self.options
-        workspace = Path(cwd) if cwd else options.workspace
-        return resolve_config(workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd)
-
     async def initialize(
         self, protocol_version: int, client_capabilities: schema.ClientCapabilities | None = None, **_: Any
     ) -> schema.InitializeResponse:
         self.capabilities = client_capabilities or schema.ClientCapabilities()
         auth: list[Any] = []
         with contextlib.suppress(KairoxError):
-            settings = model_settings(self._resolve(), model=self.model, provider=self.provider)
+            options = self.options
+            resolved = resolve_config(options.workspace, cli_overrides=options.overrides, profile=options.profile)
+            settings = model_settings(resolved)
             if settings.api_key_env:
                 variable = schema.AuthEnvVar(name=settings.api_key_env, label=f"{settings.provider} API key")
                 name = f"{settings.provider} API key in {settings.api_key_env}"
@@ -156,7 +137,6 @@ class KairoxAgent:
                 load_session=True,
                 prompt_capabilities=schema.PromptCapabilities(image=True, embedded_context=True),
                 mcp_capabilities=schema.McpCapabilities(http=True, sse=True),
-                session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities()),
             ),
             auth_methods=auth,
             agent_info=schema.Implementation(name="kairox", title="Kairox", version=__version__),
@@ -176,24 +156,13 @@ class KairoxAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Sequence[Any] | None = None, **_: Any
     ) -> schema.LoadSessionResponse:
-        if session_id in self.sessions:  # one Kairox session per transcript: the open one is left first
-            await self._close(session_id)
-        entry = await self._open(cwd, mcp_servers or (), resume=session_id)
+        # one Kairox session per transcript: an open one is shown again as it is
+        entry = self.sessions.get(session_id) or await self._open(cwd, mcp_servers or (), resume=session_id)
         registry = entry.session.context.registry
         for update in history_updates(entry.session.messages, Path(cwd), registry.from_wire_name):
             entry.updates.send(update)
         await entry.updates.flush()
         return schema.LoadSessionResponse(modes=entry.mode_state())
-
-    async def list_sessions(self, cwd: str | None = None, **_: Any) -> schema.ListSessionsResponse:
-        resolved = self._resolve(cwd)
-        found = list_sessions(resolved.home, workspace=resolved.workspace)
-        return schema.ListSessionsResponse(
-            sessions=[
-                schema.SessionInfo(session_id=s.id, cwd=s.workspace, title=s.first_prompt[:80] or None)
-                for s in reversed(found)
-            ]
-        )
 
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> schema.SetSessionModeResponse:
         entry = self._session(session_id)
@@ -242,7 +211,7 @@ class KairoxAgent:
         if result.message and result.reason is not TurnEndReason.CANCELLED:
             updates.send(helpers.update_agent_message_text(f"\n\n({result.message})"))
         await updates.flush()
-        stop = _TURN_STOPS.get(result.reason) or _STOPS.get(updates.stop_reason or "", "end_turn")
+        stop = _STOPS.get(result.reason) or _STOPS.get(updates.stop_reason or "", "end_turn")
         return schema.PromptResponse(stop_reason=stop)
 
     # --- sessions -------------------------------------------------------------------------------------------
@@ -273,30 +242,12 @@ class KairoxAgent:
     ) -> None:
         """Enter the session, serve it until it is left, leave it here (anyio cancel scopes belong to one task)."""
         updates = EditorUpdates(self.conn, options.workspace or Path.cwd())
-        approver = EditorApprover(self.conn, updates)
-        left = anyio.Event()
-        try:
-            await self._serve(options, resume, updates, approver, left, task_status)
-        finally:
-            left.set()
-
-    async def _serve(
-        self,
-        options: RuntimeOptions,
-        resume: str | None,
-        updates: EditorUpdates,
-        approver: EditorApprover,
-        left: anyio.Event,
-        task_status: anyio.abc.TaskStatus[EditorSession],
-    ) -> None:
         async with (
             open_workspace(
                 cli=options,
                 session=True,
-                approver=approver,
+                approver=EditorApprover(self.conn, updates),
                 events=[updates],
-                model=self.model,
-                provider=self.provider,
                 resume=resume,
             ) as opened,
             anyio.create_task_group() as sending,
@@ -310,9 +261,8 @@ class KairoxAgent:
                 settings = BuiltinSettings.from_config(context.resolved.config.tools)
                 await context.registry.add_provider(BuiltinToolProvider(dataclasses.replace(settings, host=host)))
             configured = context.registry.settings.policy.approval
-            entry = EditorSession(
-                updates=updates, session=session, modes=MODES[: MODES.index(configured) + 1], left=left
-            )
+            modes = MODES[: MODES.index(configured) + 1]
+            entry = EditorSession(updates=updates, session=session, modes=modes)
             sending.start_soon(updates.pump)
             task_status.started(entry)
             await entry.leave.wait()
@@ -344,43 +294,18 @@ class KairoxAgent:
             )
         entry.updates.send(helpers.update_available_commands(commands))
 
-    async def _close(self, session_id: str) -> None:
-        entry = self.sessions.pop(session_id)
-        entry.session.cancel()
-        entry.leave.set()
-        await entry.left.wait()
-
-    async def close_all(self) -> None:
-        for session_id in list(self.sessions):
-            await self._close(session_id)
+    def close_all(self) -> None:
+        """Leave every session (the task group waits until each has stopped its servers)."""
+        for entry in self.sessions.values():
+            entry.session.cancel()
+            entry.leave.set()
 
 
-@contextlib.asynccontextmanager
-async def _stdio() -> AsyncIterator[tuple[Any, Any]]:
-    """The protocol's streams on stdin and a copy of stdout; the process's stdout goes to stderr, so nothing else
-    written there (a library's print, a child that inherits it) can break the protocol."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)
-    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), out
-    )
-    try:
-        yield asyncio.StreamWriter(transport, protocol, None, loop), reader
-    finally:
-        transport.close()
-
-
-async def serve(options: RuntimeOptions, *, model: str | None = None, provider: str | None = None) -> None:
+async def serve(options: RuntimeOptions) -> None:
     """Serve ACP on stdin/stdout until the editor closes stdin; every session is left, its servers stopped."""
     async with anyio.create_task_group() as tasks:
-        agent = KairoxAgent(options, tasks, model=model, provider=provider)
+        agent = KairoxAgent(options, tasks)
         try:
-            async with _stdio() as (writer, reader):
-                await run_agent(cast("Agent", agent), writer, reader)
+            await run_agent(cast("Agent", agent))
         finally:
-            await agent.close_all()
+            agent.close_all()

@@ -51,8 +51,6 @@ def tool_call(call_id: str, tool: str, arguments: dict[str, Any], workspace: Pat
     content: list[Any] = []
     if tool == "shell.exec":
         title = f"`{arguments.get('command', '')}`"
-    elif tool == "search.ripgrep":
-        title = f"Search {arguments.get('pattern', '')!r}"
     elif where is not None and tool == "fs.write":
         content = [helpers.tool_diff_content(str(where), str(arguments.get("content", "")))]
     elif where is not None and tool == "fs.edit":

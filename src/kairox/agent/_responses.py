@@ -18,9 +18,6 @@ REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5", "codex-")
 """Model names (prefixes) that reason: their requests ask for a reasoning summary and the encrypted reasoning
 (other models reject both)."""
 
-_KEPT = ("type", "id", "summary", "encrypted_content")
-"""What of a reasoning item is sent back."""
-
 
 def responses_input(messages: tuple[Message, ...]) -> list[JsonObject]:
     """The conversation as Responses input items: reasoning before the answer it led to, calls and their outputs
@@ -99,7 +96,7 @@ class OpenAiResponsesClient(OpenAiChatClient):
                         if item.get("type") == "function_call":
                             calls.append(item)
                         elif item.get("type") == "reasoning":
-                            yield ReasoningPart(item={k: item[k] for k in _KEPT if item.get(k) is not None})
+                            yield ReasoningPart(item=item)
                     elif kind in ("response.completed", "response.incomplete"):
                         end = data.get("response") or {}
                         break
