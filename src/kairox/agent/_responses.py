@@ -51,12 +51,6 @@ def responses_input(messages: tuple[Message, ...]) -> list[JsonObject]:
     return out
 
 
-def responses_tools(definitions: tuple[JsonObject, ...]) -> list[JsonObject]:
-    """Chat-completions definitions (the OpenAI dialect, strict where the schema allows) in the Responses shape;
-    ``strict`` said always (the Responses API takes a definition without it as strict)."""
-    return [{"type": "function", "strict": False, **definition["function"]} for definition in definitions]
-
-
 class OpenAiResponsesClient(OpenAiChatClient):
     """Streams a Responses answer: text and reasoning-summary deltas as they arrive; reasoning items and function
     calls when their item is done (several calls of one answer run as the session runs them)."""
@@ -71,8 +65,10 @@ class OpenAiResponsesClient(OpenAiChatClient):
             "stream": True,
             "store": False,
         }
-        if request.tools:
-            body.update(tools=responses_tools(request.tools), tool_choice="auto", parallel_tool_calls=True)
+        if request.tools:  # the OpenAI dialect's definitions, strict where the schema allows, in the Responses shape
+            # (``strict`` always said: the Responses API takes a definition without it as strict)
+            tools = [{"type": "function", "strict": False, **d["function"]} for d in request.tools]
+            body.update(tools=tools, tool_choice="auto", parallel_tool_calls=True)
         if request.model.rsplit("/", 1)[-1].lower().startswith(REASONING_FAMILIES):
             body.update(reasoning={"summary": "auto"}, include=["reasoning.encrypted_content"])
         calls: list[JsonObject] = []
