@@ -31,6 +31,7 @@ class Editor:
         self.terminals: dict[str, asyncio.subprocess.Process] = {}
         self.outputs: dict[str, str] = {}
         self.released: list[str] = []
+        self.initialized: Any = None
 
     async def request_permission(
         self, options: list[schema.PermissionOption], session_id: str, tool_call: schema.ToolCallUpdate, **_: Any
@@ -105,12 +106,13 @@ CAPABILITIES = schema.ClientCapabilities(fs=schema.FileSystemCapabilities(read_t
 
 @contextlib.asynccontextmanager
 async def running(
-    editor: Editor, cwd: Path, *, capabilities: schema.ClientCapabilities = CAPABILITIES
+    editor: Editor, cwd: Path, *, capabilities: schema.ClientCapabilities = CAPABILITIES, key: str = MODEL_KEY
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """``kairox acp`` started as an editor starts it, initialized; yields the connection and the process."""
-    env = {**os.environ, "KAIROX_TEST_MODEL_KEY": MODEL_KEY, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    """``kairox acp`` started as an editor starts it, initialized (the answer in ``editor.initialized``); yields the
+    connection and the process."""
+    env = {**os.environ, "KAIROX_TEST_MODEL_KEY": key, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     async with spawn_agent_process(editor, sys.executable, "-m", "kairox", "acp", env=env, cwd=cwd) as (conn, proc):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities)
+        editor.initialized = await conn.initialize(protocol_version=1, client_capabilities=capabilities)
         yield conn, proc
 
 

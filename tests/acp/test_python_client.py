@@ -227,3 +227,23 @@ async def test_a_command_runs_confined_in_the_editors_terminal_with_kaiross_scru
     assert editor.released == [shown.content[0].terminal_id] and len(editor.terminals) == 1
     assert "Read-only file system" in next(iter(editor.outputs.values())), "the sandbox keeps the write inside"
     assert not (workspace / ".git" / "planted").exists()
+
+
+async def test_a_missing_api_key_is_an_env_var_auth_method_and_new_session_says_which_variable(
+    workspace: Path, isolated_home: Path
+) -> None:
+    editor = Editor()
+    with ScriptedModelServer("openai", []) as server:
+        user_config(isolated_home, server, wire="openai")
+        async with running(editor, workspace, key="") as (conn, _):
+            with pytest.raises(RequestError) as refused:
+                await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            with pytest.raises(RequestError):
+                await conn.authenticate(method_id="KAIROX_TEST_MODEL_KEY")
+    [method] = editor.initialized.auth_methods
+    assert (method.type, method.id, [v.name for v in method.vars]) == (
+        "env_var",
+        "KAIROX_TEST_MODEL_KEY",
+        ["KAIROX_TEST_MODEL_KEY"],
+    )
+    assert refused.value.code == -32000 and "KAIROX_TEST_MODEL_KEY is not set" in str(refused.value.data)
