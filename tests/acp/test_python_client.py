@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 from acp import RequestError, schema, text_block
-from tests._rpc._procs import descendants
+from tests._rpc._procs import descendants, process_gone
 from tests.acp.conftest import Editor, running
 from tests.agent._support import SERVERS, user_config
 from tests.servers.model_server import ScriptedModelServer
@@ -198,11 +198,14 @@ async def test_an_untrusted_workspace_is_said_first_and_the_editors_mcp_server_s
     editor = Editor(answers=["allow_once"])
     with ScriptedModelServer("openai", script) as server:
         user_config(isolated_home, server, wire="openai")
-        async with running(editor, workspace) as (conn, _):
+        async with running(editor, workspace) as (conn, proc):
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[lean])
             await editor.commands()
             notice = editor.text()
             await conn.prompt(session_id=session.session_id, prompt=[text_block("Echo it.")])
+            servers = running_commands(proc.pid, "lean_server.py")
+    assert proc.returncode == 0 and servers, "the editor's server ran (confined), and stopped when stdin closed"
+    assert all(process_gone(pid) for pid in servers)
     assert notice.startswith(f"This workspace ({workspace}) is not trusted") and "mcp_servers.held" in notice
     assert "release-notes" not in [c.name for c in editor.of("available_commands_update")[-1].available_commands]
 
