@@ -75,6 +75,8 @@ async def test_an_ask_is_a_permission_request_and_a_rejection_or_no_answer_leave
     assert [a.tool_call.tool_call_id for a in editor.asked] == ["w1", "w2", "w3"]
     kinds = [o.kind for o in editor.asked[0].options]
     assert kinds == ["allow_once", "reject_once", "reject_always"], "an explicit ask rule asks every time"
+    shown = editor.asked[0].tool_call.content
+    assert [c.type for c in shown] == ["diff", "content"] and shown[0].new_text == "x", "the question shows the change"
     assert editor.written == {str(target): "x"} and not target.exists(), "only the approved write, in the editor"
 
 

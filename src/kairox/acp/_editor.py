@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import anyio
 from acp import helpers, schema
 
-from kairox.acp._updates import KINDS, EditorUpdates
+from kairox.acp._updates import EditorUpdates, tool_call
 from kairox.policy import ApprovalAnswer, ApprovalRequest
 from kairox.runtime import ApprovalScope, approval_choices
 from kairox.tools import HostCommand, ToolHost
@@ -49,12 +49,14 @@ class EditorApprover:
                 option_id=REFUSE, name=f"reject always: refuse {request.tool} in this session", kind="reject_always"
             )
         )
+        call_id = request.call_id or f"ask-{request.tool}"
+        shown = tool_call(call_id, request.tool, dict(request.arguments), self.updates.workspace)
         call = helpers.update_tool_call(
-            request.call_id or f"ask-{request.tool}",
-            title=request.command or request.tool,
-            kind=KINDS.get(request.tool, "other"),
+            call_id,
+            title=None if request.call_id else shown.title,  # a model's call keeps the title it was announced with
+            kind=shown.kind,
             raw_input=dict(request.arguments),
-            content=[helpers.tool_content(helpers.text_block(request.reason))],
+            content=[*(shown.content or []), helpers.tool_content(helpers.text_block(request.reason))],
         )
         try:
             response = await self.conn.request_permission(
