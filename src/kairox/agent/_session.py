@@ -75,7 +75,6 @@ from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, T
 if TYPE_CHECKING:
     from kairox.agent._anthropic import AnthropicMessagesClient
     from kairox.agent._openai import OpenAiChatClient
-    from kairox.agent._responses import OpenAiResponsesClient
     from kairox.hooks import HookOutcome
     from kairox.runtime import ExtensionContext
 
@@ -138,7 +137,7 @@ def client_for(
     events: EventSink,
     api_key: str | None,
     on_request_sent: Callable[[], None] | None = None,
-) -> "OpenAiChatClient | OpenAiResponsesClient | AnthropicMessagesClient":
+) -> "OpenAiChatClient | AnthropicMessagesClient":
     """Kairox's own client for the configured provider (the SDK it needs loads with it); ``on_request_sent`` is
     called when a request has been written out."""
     if settings.wire_api == "anthropic":
@@ -215,7 +214,7 @@ class AgentSession:
         self._known_upto = 0
         self.session_context: str | None = None
         """What ``session_start`` hooks printed as context; it goes into the system prompt."""
-        self.owned_client: OpenAiChatClient | OpenAiResponsesClient | AnthropicMessagesClient | None = None
+        self.owned_client: OpenAiChatClient | AnthropicMessagesClient | None = None
         """The client the session opened itself (closed when it
         ends or the model is switched); a caller's is its own."""
         config = context.resolved.config
