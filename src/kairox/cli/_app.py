@@ -8,6 +8,7 @@ import typer
 
 from kairox import __version__
 from kairox.cli import (
+    _audit_cmd,
     _config_cmds,
     _context_cmds,
     _extension_cmds,
@@ -75,6 +76,7 @@ _context_cmds.register(app)
 _extension_cmds.register(app)
 _run_cmds.register(app)
 _serve_cmd.register(app)
+_audit_cmd.register(app)
 _tui_cmds.register(app)
 _gui_cmd.register(app)
 
