@@ -172,9 +172,8 @@ async def open_gateway(
 
     telemetry = from_env()
     async with contextlib.AsyncExitStack() as stack:
-        if telemetry is not None:
+        if telemetry is not None:  # `kairox serve`'s own events reach it through the command's sink
             stack.callback(telemetry.shutdown)
-            sink = FanoutSink([sink, telemetry])
         opened = await stack.enter_async_context(
             open_workspace(cli=runtime, session=False, events=[sink])
         )  # the gateway's clients bring the model

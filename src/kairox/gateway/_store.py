@@ -86,7 +86,7 @@ def default_url(home: Path) -> str:
 class Store:
     """One store, by URL: ``postgresql://...`` (or ``postgres://``) or ``sqlite:///PATH``."""
 
-    def __init__(self, url: str, *, pool_size: int = 8) -> None:
+    def __init__(self, url: str, *, pool_size: int = 8, open_timeout: float = 30.0) -> None:
         self.url = url
         self.shown = redact_url(url)
         scheme = urlsplit(url).scheme
@@ -106,7 +106,7 @@ class Store:
                 self._pool = ConnectionPool(
                     url, min_size=1, max_size=pool_size, kwargs={"autocommit": True}, open=False, name="kairox"
                 )
-                self._pool.open(wait=True, timeout=30)
+                self._pool.open(wait=True, timeout=open_timeout)
             elif scheme == "sqlite":
                 path = Path(urlsplit(url).path)
                 path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,12 +25,18 @@ def wanted(environ: Mapping[str, str] = os.environ) -> bool:
     return environ.get("OTEL_SDK_DISABLED", "").lower() != "true" and any(environ.get(k) for k in ENDPOINTS)
 
 
+_current: "list[Telemetry]" = []
+
+
 def from_env(environ: Mapping[str, str] = os.environ) -> "Telemetry | None":
-    """The telemetry the environment asks for, or None (nothing imported) when it asks for none."""
+    """The process's telemetry as the environment asks for it (made once), or None (nothing imported)."""
     if not wanted(environ):
         return None
+    if _current:
+        return _current[0]
     try:
-        return Telemetry(environ)
+        _current.append(Telemetry(environ))
+        return _current[0]
     except ImportError as exc:
         sys.stderr.write(
             f"kairox: OTEL_EXPORTER_OTLP_ENDPOINT is set but the OpenTelemetry SDK is missing ({exc.name}); "
@@ -167,6 +173,9 @@ class Telemetry:
     def shutdown(self) -> None:
         for provider in self.providers:
             provider.shutdown()
+        self.providers.clear()
+        if self in _current:
+            _current.remove(self)
 
 
 class _SessionCall:

@@ -62,6 +62,8 @@ class OidcOptions:
     audience: str
     claim: str = "sub"
     algorithms: tuple[str, ...] = ("RS256", "RS384", "RS512", "ES256", "ES384", "PS256")
+    refetch_after_sec: float = 30.0
+    """A token naming a key the JWKS lacks fetches the JWKS again at most this often (rotation, not a flood)."""
 
 
 class Users:
@@ -113,7 +115,9 @@ class Users:
             if self._jwks is None:
                 found = httpx.get(f"{self.oidc.issuer.rstrip('/')}/.well-known/openid-configuration", timeout=10)
                 found.raise_for_status()
-                self._jwks = jwt.PyJWKClient(found.json()["jwks_uri"], cache_keys=True, lifespan=300, timeout=10)
+                self._jwks = jwt.PyJWKClient(
+                    found.json()["jwks_uri"], lifespan=300, timeout=10, cooldown_duration=self.oidc.refetch_after_sec
+                )
             key = self._jwks.get_signing_key_from_jwt(token)
             claims = jwt.decode(
                 token,
