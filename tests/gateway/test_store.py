@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.gateway.conftest import kairox_env
 
 from kairox.gateway import Store, StoreError
-from tests.gateway.conftest import kairox_env
 
 MIGRATE = "import sys; from kairox.gateway import Store; s = Store(sys.argv[1]); print(s.migrate()); s.close()"
 
