@@ -123,3 +123,42 @@ def test_without_an_otel_endpoint_nothing_of_opentelemetry_is_loaded() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
+
+
+def test_a_kairox_run_session_exports_model_requests_with_token_counts_and_its_tool_calls(
+    tmp_path: Path, isolated_home: Path, receiver: tuple[str, dict[str, list[Any]]]
+) -> None:
+    from tests.agent._support import BIN, make_workspace, user_config
+    from tests.helpers import kairox
+    from tests.servers.model_server import ScriptedModelServer
+
+    url, received = receiver
+    workspace = make_workspace(tmp_path / "repo")
+    script = [
+        {"reply": "tool_calls", "calls": [{"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}}]},
+        {"reply": "text", "text": "Read it."},
+    ]
+    env = {
+        "KAIROX_TEST_MODEL_KEY": "sk-test-0123456789abcdef",
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": url,
+        "OTEL_METRICS_EXPORTER": "none",
+    }
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai")
+        run = kairox("--workspace", workspace, "run", "Read the notes", env=env)
+    assert run.code == 0, run.stderr
+    spans = [
+        (s.name, attributes(s))
+        for request in received["/v1/traces"]
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for s in scope.spans
+    ]
+    models = [a for name, a in spans if name == "model request"]
+    assert [a["kairox.step"] for a in models] == [1, 2]
+    assert all(a["gen_ai.usage.input_tokens"] > 0 and "gen_ai.usage.output_tokens" in a for a in models)
+    assert [(a["kairox.outcome"], a["kairox.client"]) for name, a in spans if name == "tool fs.read"] == [
+        ("ok", "session")
+    ]
+    assert "/v1/metrics" not in received  # OTEL_METRICS_EXPORTER=none turns that signal off
