@@ -6,10 +6,10 @@ import tomllib
 from pathlib import Path
 
 import yaml
+from tests.helpers import kairox
 
 from kairox.config import KairoxConfig
 from kairox.gateway._users import read_users
-from tests.helpers import kairox
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "deploy" / "kubernetes"
