@@ -138,7 +138,7 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="kairox-team-bench-"))
     workspace = team_workspace(root / "ws")
-    with postgres() as pg:
+    with postgres(durable=True) as pg:  # fsync on, as in production
         rates: dict[str, float] = {}
         with replicas(root, workspace, None, 1, "s") as [one]:
             rates["sqlite"] = report(

@@ -43,8 +43,9 @@ class Postgres:
 
 
 @contextlib.contextmanager
-def postgres() -> Iterator[Postgres]:
-    """A throwaway PostgreSQL cluster (initdb, pg_ctl) on 127.0.0.1; fails, never skips, when it is missing."""
+def postgres(*, durable: bool = False) -> Iterator[Postgres]:
+    """A throwaway PostgreSQL cluster (initdb, pg_ctl) on 127.0.0.1; fails, never skips, when it is missing.
+    Tests run it without fsync; ``durable`` keeps PostgreSQL's defaults (the bench, for honest commit costs)."""
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     assert found, "PostgreSQL is not installed: apt-get install postgresql (.ci/run installs it)"
     bin_dir = Path(found[-1]).parent
@@ -59,7 +60,8 @@ def postgres() -> Iterator[Postgres]:
     run = {"check": True, "capture_output": True, "text": True, "timeout": 120, "cwd": root}
     try:
         subprocess.run([*prefix, str(bin_dir / "initdb"), "-D", str(data), "-U", "kairox", "--auth=trust"], **run)  # type: ignore[call-overload]
-        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100"
+        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c max_connections=100"
+        options += "" if durable else " -c fsync=off"
         subprocess.run(
             [*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"],
             **run,  # type: ignore[arg-type]

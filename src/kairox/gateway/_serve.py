@@ -181,6 +181,7 @@ async def open_gateway(
         store = await anyio.to_thread.run_sync(Store, url)
         stack.callback(store.close)
         await anyio.to_thread.run_sync(store.migrate)
+        await anyio.to_thread.run_sync(store.prune)
         team = await anyio.to_thread.run_sync(
             lambda: Team(store, replica=options.replica or default_replica(), telemetry=telemetry)
         )

@@ -190,6 +190,12 @@ class Store:
             execute("INSERT INTO kx_schema (version, applied) VALUES (?, ?)", (version, time.time()))
         return len(MIGRATIONS)
 
+    def prune(self, *, days: float = 30.0) -> None:
+        """Forget sessions, call ids and questions older than ``days`` (the audit is kept)."""
+        before = time.time() - days * 86400
+        for table, column in (("kx_sessions", "created"), ("kx_calls", "started"), ("kx_asks", "asked")):
+            self._run(f"DELETE FROM {table} WHERE {column} < ?", (before,))
+
     def ping(self) -> bool:
         try:
             return bool(self._run("SELECT 1", fetch=True))

@@ -22,6 +22,7 @@ import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from starlette.datastructures import Headers
@@ -108,9 +109,8 @@ class Team:
         token = call_key.set(key)
         try:
             result = await run()
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self.run(self.store.release_call, user, key)
+        except MCPError:  # refused before anything ran (no such tool): a retry may run it
+            await self.run(self.store.release_call, user, key)
             raise
         finally:
             call_key.reset(token)
@@ -257,10 +257,8 @@ class TeamApp:
         """True when this replica serves ``session`` for ``user``, taking it up from the store when it must."""
         manager = self.gateway.server._session_manager  # the SDK keeps its sessions there; we add ours beside them
         found = await self.team.run(self.team.store.load_session, session)
-        if found is None:
-            return session in manager._server_instances
-        if found[0] != user:
-            return False  # another person's session: as if it did not exist
+        if found is None or found[0] != user:
+            return False  # ended (on any replica), never recorded, or another person's: as if it did not exist
         async with manager._session_creation_lock:
             if session not in manager._server_instances and manager._task_group is not None:
                 await manager._task_group.start(_serve_restored, manager, session, found[1])
