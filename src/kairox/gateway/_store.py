@@ -301,10 +301,5 @@ class Store:
         rows = self._run("SELECT answer FROM kx_asks WHERE id = ?", (ask,), fetch=True)
         return json.loads(rows[0][0]) if rows and rows[0][0] is not None else None
 
-    def asks(self) -> list[dict[str, Any]]:
-        columns = ("id", "session", "user_name", "tool", "replica", "asked", "answered_on", "answered")
-        rows = self._run(f"SELECT {', '.join(columns)} FROM kx_asks ORDER BY asked", fetch=True)
-        return [dict(zip(columns, row, strict=True)) for row in rows]
-
 
 _HINT = "check the --store URL (or [gateway] store), that the database is up, and that its user may create tables"

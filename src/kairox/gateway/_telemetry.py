@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 from kairox.events import Event
@@ -99,11 +100,11 @@ class Telemetry:
         self.metered = on["metrics"]
         self._model: dict[str, tuple[Any, int]] = {}
 
-    def call(self, record: Any, *, server: str | None, started_ns: int | None = None) -> None:
+    def call(self, record: Any, *, server: str | None) -> None:
         """One tool call, from its audit record: a span with the approval wait and the call as children."""
         end = time.time_ns()
         wait_ns, own_ns = int(record.approval_wait_ms * 1e6), int(record.duration_ms * 1e6)
-        start = started_ns if started_ns is not None else end - wait_ns - own_ns
+        start = end - wait_ns - own_ns
         attributes = {
             "kairox.tool": record.tool,
             "kairox.server": server or "",
@@ -167,8 +168,12 @@ class Telemetry:
                         self.tokens.add(count, {"direction": direction})
             span.end()
         elif name == "ToolCallFinished" and not getattr(event, "call_id", "").startswith("gw-"):
-            record = _SessionCall(event)
-            self.call(record, server=None)
+            e: Any = event  # a session's call, read as the gateway's audit record reads
+            fields = {"decision": "allow", "rule": None, "user": None, "replica": None, "client": "session"}
+            times = {"duration_ms": e.duration_ms, "approval_wait_ms": e.approval_wait_ms}
+            self.call(
+                SimpleNamespace(tool=e.tool, outcome="error" if e.is_error else "ok", **times, **fields), server=None
+            )
 
     def shutdown(self) -> None:
         for provider in self.providers:
@@ -176,18 +181,3 @@ class Telemetry:
         self.providers.clear()
         if self in _current:
             _current.remove(self)
-
-
-class _SessionCall:
-    """A session's tool call as the gateway's audit record reads (the fields ``Telemetry.call`` uses)."""
-
-    def __init__(self, event: Any) -> None:
-        self.tool = event.tool
-        self.duration_ms = event.duration_ms
-        self.approval_wait_ms = event.approval_wait_ms
-        self.decision = "allow"
-        self.rule = None
-        self.outcome = "error" if event.is_error else "ok"
-        self.user = None
-        self.client = "session"
-        self.replica = None
