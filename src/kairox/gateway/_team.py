@@ -69,6 +69,8 @@ class Team:
         self.replica = replica
         self.telemetry = telemetry
         self.problems: list[str] = []
+        self.waiting: set[str] = set()
+        """The questions this replica's calls wait on: their answers also reach the call here directly."""
         self.request_state_key = store.secret("request-state")
 
     async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -135,28 +137,32 @@ class Team:
             by_alias=True, mode="json", exclude_none=True
         )
         outcome: list[Any] = []
-        async with anyio.create_task_group() as tasks:
+        self.waiting.add(ask)
+        try:
+            async with anyio.create_task_group() as tasks:
 
-            async def here() -> None:
-                # the request-scoped channel, under our own id (the SDK's public elicit_form mints its own)
-                try:
-                    outcome.append(
-                        await ctx.session._request_outbound.send_raw_request(
-                            "elicitation/create", params, {"request_id": ask}
+                async def here() -> None:
+                    # the request-scoped channel, under our own id (the SDK's public elicit_form mints its own)
+                    try:
+                        outcome.append(
+                            await ctx.session._request_outbound.send_raw_request(
+                                "elicitation/create", params, {"request_id": ask}
+                            )
                         )
-                    )
-                except Exception as exc:  # the client went away or answered with an error
-                    outcome.append(exc)
-                tasks.cancel_scope.cancel()
+                    except Exception as exc:  # the client went away or answered with an error
+                        outcome.append(exc)
+                    tasks.cancel_scope.cancel()
 
-            async def stored() -> None:
-                while (found := await self.run(self.store.ask_answer, ask)) is None:
-                    await anyio.sleep(0.1)
-                outcome.append(found)
-                tasks.cancel_scope.cancel()
+                async def stored() -> None:
+                    while (found := await self.run(self.store.ask_answer, ask)) is None:
+                        await anyio.sleep(0.1)
+                    outcome.append(found)
+                    tasks.cancel_scope.cancel()
 
-            tasks.start_soon(here)
-            tasks.start_soon(stored)
+                tasks.start_soon(here)
+                tasks.start_soon(stored)
+        finally:
+            self.waiting.discard(ask)
         answer = outcome[0]
         if isinstance(answer, Exception):
             raise answer
@@ -226,8 +232,9 @@ class TeamApp:
                 stored = await self.team.run(
                     self.team.store.answer_ask, message["id"], session=session, answer=answer, replica=self.team.replica
                 )
-                await Response(status_code=202 if stored else 404)(scope, receive, send)
-                return
+                if not stored or message["id"] not in self.team.waiting:
+                    await Response(status_code=202 if stored else 404)(scope, receive, send)
+                    return  # the call waiting for it is on another replica: it reads the answer in the store
             if not await self._take_up(session, user):
                 await Response(
                     '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}',
