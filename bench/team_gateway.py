@@ -42,15 +42,22 @@ async def load(url: str, clients: int, calls: int) -> tuple[float, list[float], 
     async def worker(n: int) -> None:
         nonlocal errors
         headers = {"Authorization": f"Bearer {TOKEN}"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=60) as http,
-            Client(streamable_http_client(url, http_client=http), mode="auto") as client,
-        ):
-            for i in range(calls):
-                started = time.perf_counter()
-                result = await client.call_tool("mcp__ledger__record", {"tag": f"b{n}-{i}"})
-                latencies.append(time.perf_counter() - started)
-                errors += bool(result.is_error)
+        done = 0
+        while done < calls:  # a failed request (a balancer's 503 on an overloaded machine) counts, then goes on
+            try:
+                async with (
+                    httpx2.AsyncClient(headers=headers, timeout=60) as http,
+                    Client(streamable_http_client(url, http_client=http), mode="auto") as client,
+                ):
+                    while done < calls:
+                        started = time.perf_counter()
+                        result = await client.call_tool("mcp__ledger__record", {"tag": f"b{n}-{done}"})
+                        latencies.append(time.perf_counter() - started)
+                        errors += bool(result.is_error)
+                        done += 1
+            except Exception:
+                errors += 1
+                done += 1
 
     started = time.perf_counter()
     with anyio.fail_after(600):

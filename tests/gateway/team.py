@@ -84,7 +84,7 @@ def haproxy(ports: list[int], workdir: Path) -> Iterator[int]:
     assert os.path.exists(binary), "HAProxy is not installed: apt-get install haproxy (.ci/run installs it)"
     port = free_port()
     servers = "\n".join(
-        f"    server r{i} 127.0.0.1:{p} check inter 300 fall 1 rise 2" for i, p in enumerate(ports, start=1)
+        f"    server r{i} 127.0.0.1:{p} check inter 300 fall 2 rise 2" for i, p in enumerate(ports, start=1)
     )
     config = workdir / "haproxy.cfg"
     config.write_text(
