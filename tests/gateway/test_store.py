@@ -58,14 +58,15 @@ def test_a_call_id_is_claimed_once_and_a_retry_sees_the_first_result(tmp_path: P
     store.close()
 
 
-def test_an_approval_is_answered_once_and_only_for_its_own_session(tmp_path: Path) -> None:
+def test_an_approval_is_answered_once_and_only_in_its_own_session_by_its_own_user(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'g.sqlite3'}")
     store.migrate()
     store.open_ask("kx-ask-1", session="s1", user="alice", tool="t", replica="r1")
-    assert not store.answer_ask("kx-ask-1", session="s2", answer={"action": "accept"}, replica="r2")
+    assert not store.answer_ask("kx-ask-1", session="s2", user="alice", answer={"action": "accept"}, replica="r2")
+    assert not store.answer_ask("kx-ask-1", session="s1", user="bob", answer={"action": "accept"}, replica="r2")
     assert store.ask_answer("kx-ask-1") is None
-    assert store.answer_ask("kx-ask-1", session="s1", answer={"action": "decline"}, replica="r2")
-    assert not store.answer_ask("kx-ask-1", session="s1", answer={"action": "accept"}, replica="r2")
+    assert store.answer_ask("kx-ask-1", session="s1", user="alice", answer={"action": "decline"}, replica="r2")
+    assert not store.answer_ask("kx-ask-1", session="s1", user="alice", answer={"action": "accept"}, replica="r2")
     assert store.ask_answer("kx-ask-1") == {"action": "decline"}
     store.close()
 

@@ -287,13 +287,13 @@ class Store:
             (ask, session, user, tool, replica, time.time()),
         )
 
-    def answer_ask(self, ask: str, *, session: str, answer: dict[str, Any], replica: str) -> bool:
-        """Record the answer to an open question of ``session``; False when there is none to answer."""
+    def answer_ask(self, ask: str, *, session: str, user: str | None, answer: dict[str, Any], replica: str) -> bool:
+        """Record the answer to an open question of ``session`` and ``user``; False when there is none to answer."""
         return bool(
             self._run(
                 "UPDATE kx_asks SET answer = ?, answered_on = ?, answered = ?"
-                " WHERE id = ? AND session = ? AND answer IS NULL",
-                (json.dumps(answer), replica, time.time(), ask, session),
+                " WHERE id = ? AND session = ? AND user_name = ? AND answer IS NULL",
+                (json.dumps(answer), replica, time.time(), ask, session, user),
             )
         )
 

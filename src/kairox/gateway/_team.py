@@ -176,13 +176,13 @@ class Team:
         if gateway.closing:
             return False, "stopping"
         if not await self.run(self.store.ping):
-            return False, f"the store {self.store.shown} does not answer"
+            return False, "the store does not answer"  # said to anyone: no names
         manager = gateway.context.mcp
         starting = [
             n for n, c in (manager.clients.items() if manager is not None else []) if c.lifecycle.status == "starting"
         ]
         if starting:
-            return False, f"upstreams starting: {', '.join(sorted(starting))}"
+            return False, f"{len(starting)} upstream servers starting"
         return True, "ready"
 
 
@@ -230,7 +230,12 @@ class TeamApp:
             ):
                 answer = message.get("result", {"error": message.get("error")})
                 stored = await self.team.run(
-                    self.team.store.answer_ask, message["id"], session=session, answer=answer, replica=self.team.replica
+                    self.team.store.answer_ask,
+                    message["id"],
+                    session=session,
+                    user=user,
+                    answer=answer,
+                    replica=self.team.replica,
                 )
                 if not stored or message["id"] not in self.team.waiting:
                     await Response(status_code=202 if stored else 404)(scope, receive, send)
