@@ -186,7 +186,7 @@ async def test_a_replica_killed_mid_run_loses_no_completed_call_and_runs_none_tw
                 try:
                     async with connect(deployment, user, mode="auto") as client:
                         result = await client.call_tool(
-                            "mcp__ledger__record", {"tag": tag, "sleep": 0.4}, meta={"kairox/call-id": tag}
+                            "mcp__ledger__record", {"tag": tag, "sleep": 1.0}, meta={"kairox/call-id": tag}
                         )
                     outcomes[tag] = "ok" if not result.is_error else text(result)
                     break
