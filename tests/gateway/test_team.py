@@ -54,13 +54,15 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     workspace = team_workspace(root / "ws")
     users = root / "users.toml"  # one plain token, one by its digest
     digest = hashlib.sha256(TOKENS["bob"].encode()).hexdigest()
-    users.write_text(f'alice = "{TOKENS["alice"]}"\nbob = "sha256:{digest}"\n')
+    users.write_text(f'alice = "{TOKENS["alice"]}"\nbob = {{ token = "sha256:{digest}", groups = ["contractors"] }}\n')
     with postgres() as pg, contextlib.ExitStack() as stack:
         started: dict[str, Served] = {}
 
         def start(name: str) -> None:
             home = root / f"home-{name}"
             trust(workspace, home)
+            # a rule for one group only, on top of the policy (the user layer: project files may not set it)
+            (home / "kairox.toml").write_text('[gateway.deny]\n"@contractors" = ["mcp__ledger__record(secret*)"]\n')
             started[name] = start_gateway(
                 workspace,
                 home,
@@ -147,6 +149,19 @@ async def test_a_session_and_its_approvals_go_on_across_replicas(deployment: Dep
     approved = sorted((r["arguments"]["tag"], r["user"]) for r in rows if r["decision"] == "approved")
     assert approved == sorted([*((f"ask-legacy-{i}", "alice") for i in range(4)), ("ask-modern-bob", "bob")])
     assert len({r["replica"] for r in rows}) >= 2  # one session, served by more than one replica
+
+
+async def test_a_rule_of_a_group_refuses_its_members_calls_only(deployment: Deployment) -> None:
+    async with connect(deployment, "bob") as client:
+        refused = await client.call_tool("mcp__ledger__record", {"tag": "secret-bob"})
+    async with connect(deployment, "alice") as client:
+        allowed = await client.call_tool("mcp__ledger__record", {"tag": "secret-alice"})
+    assert refused.is_error and "gateway.deny.@contractors" in text(refused)
+    assert (text(allowed), allowed.is_error) == ("recorded secret-alice", False)
+    assert "secret-bob" not in deployment.ledger()
+    rows = {r["arguments"]["tag"]: r for r in deployment.audit() if r["arguments"].get("tag", "").startswith("secret")}
+    assert (rows["secret-bob"]["decision"], rows["secret-bob"]["outcome"]) == ("deny", "refused")
+    assert rows["secret-bob"]["user"] == "bob" and rows["secret-alice"]["user"] == "alice"
 
 
 def test_another_users_token_cannot_take_over_a_session(deployment: Deployment) -> None:

@@ -24,13 +24,13 @@ async def test_a_users_file_names_the_person_and_is_reread_when_it_changes(tmp_p
     users_file = tmp_path / "users.json"
     users_file.write_text(json.dumps({"alice": "a-token", "bob": "sha256:" + hashlib.sha256(b"b-token").hexdigest()}))
     users = Users(users_file=users_file)
-    assert [await users.user_of(t) for t in ("a-token", "b-token", "c-token")] == ["alice", "bob", None]
-    users_file.write_text(json.dumps({"carol": "c-token"}))
+    assert [await users.user_of(t) for t in ("a-token", "b-token", "c-token")] == [("alice", ()), ("bob", ()), None]
+    users_file.write_text(json.dumps({"carol": {"token": "c-token", "groups": ["ops"]}}))
     os.utime(users_file, ns=(time.time_ns(), time.time_ns() + 10**9))
-    assert [await users.user_of(t) for t in ("a-token", "c-token")] == [None, "carol"]
+    assert [await users.user_of(t) for t in ("a-token", "c-token")] == [None, ("carol", ("ops",))]
     users_file.write_text("{not json")  # a bad edit: the users read before stay, and the server says so
     os.utime(users_file, ns=(time.time_ns(), time.time_ns() + 2 * 10**9))
-    assert await users.user_of("c-token") == "carol"
+    assert await users.user_of("c-token") == ("carol", ("ops",))
 
 
 def test_a_broken_users_file_stops_the_start_naming_the_file_and_key(tmp_path: Path) -> None:
@@ -92,7 +92,7 @@ def issuer() -> Iterator[Issuer]:
 
 async def test_oidc_tokens_of_the_issuer_for_this_audience_name_their_subject(issuer: Issuer) -> None:
     users = Users(oidc=OidcOptions(issuer=issuer.url, audience="kairox"))
-    assert await users.user_of(issuer.token("k1")) == "alice"
+    assert await users.user_of(issuer.token("k1", groups=["dev", 3])) == ("alice", ("dev",))
     assert await users.user_of(issuer.token("k1", aud="another-service")) is None
     assert await users.user_of(issuer.token("k1", exp=int(time.time()) - 60)) is None
     assert await users.user_of(issuer.token("k1", iss="https://elsewhere.example")) is None
@@ -105,6 +105,6 @@ async def test_oidc_tokens_of_the_issuer_for_this_audience_name_their_subject(is
 
 async def test_a_rotated_issuer_key_is_fetched_without_a_restart(issuer: Issuer) -> None:
     users = Users(oidc=OidcOptions(issuer=issuer.url, audience="kairox", claim="email", refetch_after_sec=0))
-    assert await users.user_of(issuer.token("k1", email="ann@example.org")) == "ann@example.org"
+    assert await users.user_of(issuer.token("k1", email="ann@example.org")) == ("ann@example.org", ())
     issuer.rotate("k2")
-    assert await users.user_of(issuer.token("k2", email="ben@example.org")) == "ben@example.org"
+    assert await users.user_of(issuer.token("k2", email="ben@example.org")) == ("ben@example.org", ())

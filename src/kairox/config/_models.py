@@ -280,7 +280,9 @@ class GatewayConfig(ConfigModel):
     oidc_audience: str | None = None
     """The audience those JWTs must name."""
     oidc_user_claim: str = "sub"
-    """The claim that names the user."""
+    """The claim that names the user (its ``groups`` claim names the user's groups)."""
+    deny: dict[str, list[str]] = Field(default_factory=dict)
+    """Rules that refuse calls of one user (``bob``) or group (``"@contractors"``) on top of the policy: a deny wins."""
 
 
 class KairoxConfig(ConfigModel):

@@ -183,7 +183,12 @@ async def open_gateway(
         await anyio.to_thread.run_sync(store.migrate)
         await anyio.to_thread.run_sync(store.prune)
         team = await anyio.to_thread.run_sync(
-            lambda: Team(store, replica=options.replica or default_replica(), telemetry=telemetry)
+            lambda: Team(
+                store,
+                replica=options.replica or default_replica(),
+                telemetry=telemetry,
+                deny=opened.context.resolved.config.gateway.deny,
+            )
         )
         yield Gateway(opened.context, gateway_events, options, team=team)
 

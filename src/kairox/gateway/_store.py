@@ -40,21 +40,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 """Migration N+1 is ``MIGRATIONS[N]``; append, never edit one that shipped."""
 
-AUDIT_COLUMNS = (
-    "ts",
-    "user_name",
-    "client",
-    "session",
-    "tool",
-    "arguments",
-    "decision",
-    "rule",
-    "outcome",
-    "duration_ms",
-    "approval_wait_ms",
-    "replica",
-    "call_key",
-)
+_AUDIT = "ts user_name client session tool arguments decision rule outcome duration_ms approval_wait_ms replica"
+AUDIT_COLUMNS = (*_AUDIT.split(), "call_key")
 _LOCK_KEY = 0x6B616972  # the advisory lock the replicas take while migrating ("kair")
 
 

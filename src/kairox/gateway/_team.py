@@ -9,6 +9,7 @@ reported back (its replica died), a refusal saying so instead of a second run.
 """
 
 import contextvars
+import dataclasses
 import getpass
 import json
 import socket
@@ -32,7 +33,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kairox.gateway._audit import AuditRecord
 from kairox.gateway._store import Store, StoreError
 from kairox.gateway._telemetry import Telemetry
-from kairox.gateway._users import USER_KEY, Users
+from kairox.gateway._users import GROUPS_KEY, USER_KEY, Users
+from kairox.policy import PolicyEngine, Rule, Verdict
+from kairox.registry import ToolCallDecided
+from kairox.tools import TextContent, ToolResult, ToolSpec
 
 CALL_ID_KEY = "kairox/call-id"
 """The ``_meta`` key of a tools/call that names the call: a retry with the same id runs it at most once."""
@@ -64,8 +68,17 @@ def _local_user() -> str:
 class Team:
     """A gateway's store, replica id and telemetry: what the replicas of one deployment share."""
 
-    def __init__(self, store: Store, *, replica: str, telemetry: Telemetry | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        replica: str,
+        telemetry: Telemetry | None = None,
+        deny: dict[str, list[str]] | None = None,
+    ) -> None:
         self.store = store
+        self.deny = deny or {}
+        """User or ``@group`` -> rules refusing their calls (``[gateway] deny``)."""
         self.replica = replica
         self.telemetry = telemetry
         self.problems: list[str] = []
@@ -87,6 +100,26 @@ class Team:
                 sys.stderr.write(f"kairox serve: cannot write the audit to the store: {exc}\n")
         if self.telemetry is not None:
             self.telemetry.call(record, server=server)
+
+    def denied(
+        self, ctx: ServerRequestContext[Any, Any], call_id: str, spec: ToolSpec, arguments: Any, base: Any
+    ) -> tuple[ToolCallDecided, ToolResult] | None:
+        """The refusal of this call by a rule of its user's or their groups', read as deny rules read (fail closed),
+        as the gate would refuse it: its decision event and its result."""
+        scope = getattr(ctx.request, "scope", {})
+        who = [user_of(ctx), *(f"@{g}" for g in scope.get(GROUPS_KEY, ()))]
+        rules = tuple(
+            Rule(action="deny", pattern=p, layer=f"gateway.deny.{w}") for w in who for p in self.deny.get(w, ())
+        )
+        decision = PolicyEngine(dataclasses.replace(base, rules=rules)).decide(spec, arguments) if rules else None
+        if decision is None or decision.verdict is Verdict.ALLOW or decision.rule is None:
+            return None  # an ask of one of these rules (it could apply, Kairox cannot tell) refuses too: fail closed
+        text = f"{spec.name} was not run: {decision.reason} ({decision.rule.layer})"
+        result = ToolResult(content=(TextContent(text=text),), is_error=True, meta={"decision": decision.to_json()})
+        rule, reason = decision.rule.pattern, decision.reason
+        return ToolCallDecided(
+            call_id=call_id, tool=spec.name, decision="deny", reason=reason, source="rule", rule=rule
+        ), result
 
     # --- a call by id runs at most once -------------------------------------------------------------------
 
@@ -204,8 +237,8 @@ class TeamApp:
         headers = Headers(scope=scope)
         if self.users is not None:
             given = headers.get("authorization", "")
-            user = await self.users.user_of(given[7:]) if given[:7].lower() == "bearer " else None
-            if user is None:
+            found = await self.users.user_of(given[7:]) if given[:7].lower() == "bearer " else None
+            if found is None:
                 self.users.refused += 1
                 if self.team.telemetry is not None:
                     self.team.telemetry.refused()
@@ -215,7 +248,7 @@ class TeamApp:
                     headers={"WWW-Authenticate": 'Bearer realm="kairox"'},
                 )(scope, receive, send)
                 return
-            scope[USER_KEY] = user
+            scope[USER_KEY], scope[GROUPS_KEY] = found
         user = scope.get(USER_KEY) or _local_user()
         session = headers.get(MCP_SESSION_ID_HEADER)
         body: bytes | None = None

@@ -19,8 +19,8 @@ import httpx
 
 from kairox.errors import KairoxError
 
-USER_KEY = "kairox.user"
-"""Where the authenticated user's name is put in the ASGI scope, for the gateway's audit, spans and sessions."""
+USER_KEY, GROUPS_KEY = "kairox.user", "kairox.groups"
+"""Where the authenticated user's name (and groups) go in the ASGI scope, for the audit, spans, sessions, rules."""
 
 
 class UsersFileError(KairoxError):
@@ -31,8 +31,9 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def read_users(path: Path) -> dict[str, str]:
-    """Token digest -> user, from a JSON or TOML file of ``user = "token"`` or ``user = "sha256:HEX"``."""
+def read_users(path: Path, groups: dict[str, tuple[str, ...]] | None = None) -> dict[str, str]:
+    """Token digest -> user, from a JSON or TOML file of ``user = "token"`` or ``user = "sha256:HEX"`` (or a table
+    ``{token = ..., groups = [...]}``, whose groups go into ``groups``)."""
     try:
         text = path.read_text(encoding="utf-8")
         data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
@@ -43,7 +44,10 @@ def read_users(path: Path) -> dict[str, str]:
     if not isinstance(data, dict):
         raise UsersFileError(f"--users-file {path}: expected a map of user -> token", hint='alice = "TOKEN"')
     digests: dict[str, str] = {}
-    for user, token in data.items():
+    for user, entry in data.items():
+        token = entry.get("token") if isinstance(entry, dict) else entry
+        if groups is not None and isinstance(entry, dict):
+            groups[user] = tuple(str(g) for g in entry.get("groups", ()))
         if not isinstance(token, str) or not token or token == "sha256:":
             raise UsersFileError(
                 f"--users-file {path}: key {user!r}: expected a token or sha256:HEX",
@@ -75,6 +79,8 @@ class Users:
         self.refused = 0
         self._stamp: tuple[int, int] | None = None
         self._digests: dict[str, str] = {}
+        self.groups: dict[str, tuple[str, ...]] = {}
+        """User -> groups, from the users file (an OIDC token's ``groups`` claim says its own)."""
         self._jwks: Any = None
         if users_file is not None:
             self._reload()
@@ -89,25 +95,26 @@ class Users:
         if stamp == self._stamp:
             return
         if self._stamp is None:
-            self._digests = read_users(self.users_file)  # at start a broken file stops the server
+            self._digests = read_users(self.users_file, self.groups)  # at start a broken file stops the server
         else:
             try:
-                self._digests = read_users(self.users_file)
+                groups: dict[str, tuple[str, ...]] = {}
+                self._digests, self.groups = read_users(self.users_file, groups), groups
             except UsersFileError as exc:  # a bad edit keeps the users it had, and says so
                 sys.stderr.write(f"kairox serve: {exc}; keeping the users read before\n")
         self._stamp = stamp
 
-    async def user_of(self, token: str) -> str | None:
+    async def user_of(self, token: str) -> tuple[str, tuple[str, ...]] | None:
         if self.users_file is not None:
             self._reload()
             user = self._digests.get(_digest(token))
             if user is not None:
-                return user
+                return user, self.groups.get(user, ())
         if self.oidc is not None and token.count(".") == 2:
             return await anyio.to_thread.run_sync(self._verify, token)
         return None
 
-    def _verify(self, token: str) -> str | None:
+    def _verify(self, token: str) -> tuple[str, tuple[str, ...]] | None:
         import jwt
 
         assert self.oidc is not None
@@ -128,5 +135,6 @@ class Users:
             )
         except (jwt.PyJWTError, httpx.HTTPError, KeyError, ValueError):
             return None
-        user = claims.get(self.oidc.claim)
-        return user if isinstance(user, str) and user else None
+        user, groups = claims.get(self.oidc.claim), claims.get("groups")
+        groups = tuple(g for g in groups if isinstance(g, str)) if isinstance(groups, list) else ()
+        return (user, groups) if isinstance(user, str) and user else None
