@@ -501,9 +501,9 @@ class Gateway:
         token = current_request.set(ctx)
         self.events.relay.follow(call_id, ctx.session, ctx.meta, ctx.request_id)
         started = time.perf_counter()
-        spec, policy = self.context.registry.get(name), self.context.registry.policy.settings
-        denied = self.team.denied(ctx, call_id, spec, arguments, policy) if self.team and spec else None
         try:
+            spec, policy = self.context.registry.get(name), self.context.registry.policy.settings
+            denied = self.team.denied(ctx, call_id, spec, arguments, policy) if self.team and spec else None
             if denied is not None:  # a rule of this user's or their groups': refused as the gate refuses
                 self.events.emit(denied[0])
                 result = denied[1]
