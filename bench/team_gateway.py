@@ -91,6 +91,12 @@ def replicas(root: Path, workspace: Path, store: str | None, count: int, tag: st
             served.stop()
 
 
+def measured(url: str, clients: int, calls: int) -> tuple[float, list[float], int]:
+    """A warm-up round first (each replica's first calls pay for imports and caches), then the measured one."""
+    anyio.run(load, url, clients, 5)
+    return anyio.run(load, url, clients, calls)
+
+
 def report(name: str, clients: int, result: tuple[float, list[float], int]) -> float:
     total, latencies, errors = result
     cuts = statistics.quantiles(latencies, n=100)
@@ -149,23 +155,23 @@ def main() -> None:
         rates: dict[str, float] = {}
         with replicas(root, workspace, None, 1, "s") as [one]:
             rates["sqlite"] = report(
-                "1 replica, SQLite, direct", args.clients, anyio.run(load, one.url, args.clients, args.calls)
+                "1 replica, SQLite, direct", args.clients, measured(one.url, args.clients, args.calls)
             )
         with replicas(root, workspace, pg.url, 1, "a") as [one]:
             rates["direct"] = report(
-                "1 replica, PostgreSQL, direct", args.clients, anyio.run(load, one.url, args.clients, args.calls)
+                "1 replica, PostgreSQL, direct", args.clients, measured(one.url, args.clients, args.calls)
             )
             with haproxy([int(one.url.rsplit(":", 1)[1].split("/")[0])], root) as port:
                 url = f"http://127.0.0.1:{port}/mcp"
                 rates["one"] = report(
-                    "1 replica, PostgreSQL, HAProxy", args.clients, anyio.run(load, url, args.clients, args.calls)
+                    "1 replica, PostgreSQL, HAProxy", args.clients, measured(url, args.clients, args.calls)
                 )
         with replicas(root, workspace, pg.url, 3, "c") as three:
             ports = [int(s.url.rsplit(":", 1)[1].split("/")[0]) for s in three]
             with haproxy(ports, root) as port:
                 url = f"http://127.0.0.1:{port}/mcp"
                 rates["three"] = report(
-                    "3 replicas, PostgreSQL, HAProxy", args.clients, anyio.run(load, url, args.clients, args.calls)
+                    "3 replicas, PostgreSQL, HAProxy", args.clients, measured(url, args.clients, args.calls)
                 )
         print(f"\n3 replicas / 1 replica behind HAProxy: {rates['three'] / rates['one']:.2f}x the calls per second")
         print(f"PostgreSQL / SQLite, 1 replica direct: {rates['direct'] / rates['sqlite']:.2f}x the calls per second")
