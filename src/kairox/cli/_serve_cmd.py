@@ -82,7 +82,11 @@ def serve(
     ] = None,
     users_file: Annotated[
         Path | None,
-        typer.Option("--users-file", help="A JSON or TOML map of user -> token (or sha256:HEX); reread on change."),
+        typer.Option(
+            "--users-file",
+            metavar="FILE",
+            help="A JSON or TOML map of user -> token (or sha256:HEX); reread on change.",
+        ),
     ] = None,
     oidc_issuer: Annotated[
         str | None, typer.Option("--oidc-issuer", metavar="URL", help="Accept JWTs of this OpenID Connect issuer.")
