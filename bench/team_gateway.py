@@ -12,6 +12,7 @@ Run: .venv/bin/python bench/team_gateway.py [--clients N] [--calls N] [--rows N]
 
 import argparse
 import contextlib
+import shutil
 import statistics
 import sys
 import tempfile
@@ -151,7 +152,8 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="kairox-team-bench-"))
     workspace = team_workspace(root / "ws")
-    with postgres(durable=True) as pg:  # fsync on, as in production
+    with contextlib.ExitStack() as cleanup, postgres(durable=True) as pg:  # fsync on, as in production
+        cleanup.callback(shutil.rmtree, root, ignore_errors=True)
         rates: dict[str, float] = {}
         with replicas(root, workspace, None, 1, "s") as [one]:
             rates["sqlite"] = report(
