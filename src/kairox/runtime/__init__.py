@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices
+    from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices, link_notes
     from kairox.runtime._catalog import (
         INSTALL_SPEC,
         DryRunReport,
@@ -146,6 +146,7 @@ __all__ = [
     "install_catalog_entry",
     "install_market_plugin",
     "layer_of",
+    "link_notes",
     "load_plugins",
     "load_skills",
     "manager_offered_counts",
@@ -180,7 +181,7 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
+            "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices", "link_notes"),
             "._commands": ("SlashCommand", "extension_commands"),
             "._plugin_install": (
                 "PLUGIN_INSTALL_SPEC",
