@@ -21,6 +21,7 @@ SERIAL = frozenset(
         "hooks/test_host_death.py",
         "security/test_server_start_race.py",  # races server starts against file changes
         "lsp/test_lifecycle.py",  # a busy language server, and restarts timed against its backoff
+        "lsp/test_confined_under_load.py",  # busy loops on every core
     }
 )
 """Test files that need the machine to themselves: ``make test`` runs them after the rest, one at a time."""
