@@ -70,13 +70,8 @@ def serve() -> None:
             except BaseException:
                 import traceback
                 traceback.print_exc()
-            finally:
-                for stream in (sys.stdout, sys.stderr):
-                    try:
-                        stream.flush()
-                    except Exception:
-                        pass
-                os._exit(code)
+            # the interpreter's own exit, as a process of its own ends: atexit functions, flushes, threads joined
+            sys.exit(code)
         replies.write(f"{pid}\n".encode())
         _, status = os.waitpid(pid, 0)
         replies.write(f"{os.waitstatus_to_exitcode(status)}\n".encode())
