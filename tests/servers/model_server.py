@@ -11,6 +11,9 @@ A script is a list of steps, one per request, in order. A step is a dict (JSON-a
 
 ``"anthropic_usage"`` adds fields to the usage of Anthropic's ``message_start`` (``cache_read_input_tokens``).
 
+``routes`` (tests) maps a text to a script of its own: a request whose system prompt holds the text is answered
+from that script (a subagent's requests, told apart by its prompt, in whatever order they come).
+
 With optional ``"expect"``: ``{"last_user_contains": "...", "tool_results": {"c1": "substring"},
 "tools_include": ["fs_read"], "system_contains": "..."}`` and, in tests, ``"check"``: a callable given the
 request body that raises AssertionError. ``"delay_sec"`` waits between streamed events.
@@ -305,12 +308,19 @@ class ScriptedModelServer:
     """One scripted endpoint on 127.0.0.1. Use as a context manager; ``base_url`` is what the SDK is given."""
 
     def __init__(
-        self, wire: str, script: list[Step], *, idle_timeout: float = 120.0, stop_when_done: bool = False
+        self,
+        wire: str,
+        script: list[Step],
+        *,
+        idle_timeout: float = 120.0,
+        stop_when_done: bool = False,
+        routes: dict[str, list[Step]] | None = None,
     ) -> None:
         if wire not in ("openai", "anthropic"):
             raise ValueError(f"wire must be openai or anthropic, not {wire!r}")
         self.wire = wire
         self.script = list(script)
+        self.routes = {key: list(steps) for key, steps in (routes or {}).items()}
         self.requests: list[dict[str, Any]] = []
         self.failures: list[str] = []
         self.port = 0
@@ -355,10 +365,12 @@ class ScriptedModelServer:
 
     def verify(self) -> None:
         problems = list(self.failures)
-        if self.script:
-            problems.append(
-                f"{len(self.script)} scripted replies were never requested: {[s.get('reply') for s in self.script]}"
-            )
+        for name, script in [("", self.script), *self.routes.items()]:
+            if script:
+                problems.append(
+                    f"{len(script)} scripted replies{f' for {name!r}' if name else ''} were never requested: "
+                    f"{[s.get('reply') for s in script]}"
+                )
         assert not problems, "scripted model server: " + "; ".join(problems)
 
     def _serve_thread(self) -> None:
@@ -406,18 +418,19 @@ class ScriptedModelServer:
             body = {}
         self.requests.append(body)
         problems: list[str] = []
+        script = self._script_for(body)
         if method != "POST" or path.split("?")[0] != want:
             problems.append(f"unexpected request {method} {path} (this server answers POST {want})")
-        elif not self.script:
+        elif not script:
             problems.append(f"request {len(self.requests)} came after the script ended")
         else:
             problems += _openai_problems(body) if self.wire == "openai" else _anthropic_problems(body)
-            problems += _expectation_problems(self.script[0], body, self.wire)
+            problems += _expectation_problems(script[0], body, self.wire)
         if problems:
             self.failures += [f"request {len(self.requests)}: {p}" for p in problems]
             await self._json(writer, 400, _error_body(self.wire, 400, "scripted model server: " + "; ".join(problems)))
             return
-        step = self.script.pop(0)
+        step = script.pop(0)
         if not self.script and self.stop_when_done and self._loop is not None:
             self._loop.call_later(0.5, self.done.set)
         model = str(body.get("model", "scripted"))
@@ -464,6 +477,15 @@ class ScriptedModelServer:
         if reply != "cut":  # a cut stream never sends the last chunk: the body is incomplete
             writer.write(b"0\r\n\r\n")
         await writer.drain()
+
+    def _script_for(self, body: dict[str, Any]) -> list[Step]:
+        messages = body.get("messages") or []
+        system = str(
+            body.get("system")
+            if self.wire == "anthropic"
+            else next((m.get("content") for m in messages if m.get("role") == "system"), "")
+        )
+        return next((steps for key, steps in self.routes.items() if key in system), self.script)
 
     async def _json(
         self, writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None

@@ -106,6 +106,8 @@ class ApprovalRequested(Event):
     """What each "for the session" choice would cover."""
     headless: bool = False
     """No one to ask: the request is denied and the model is told."""
+    agent: str | None = None
+    """The subagent whose call asks; None for the session's own."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -215,3 +217,44 @@ class CompactionFailed(Event):
     kind: ClassVar[str] = "agent.compaction.failed"
     trigger: str
     message: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentStarted(Event):
+    """A ``task`` call started a subagent: a child session with the agent's prompt and narrower tools."""
+
+    kind: ClassVar[str] = "agent.subagent.started"
+    agent: str
+    agent_id: str
+    parent_call_id: str
+    """The ``task`` call of the parent that runs it."""
+    description: str
+    model: str
+    tools: int
+    transcript: str
+    depth: int = 1
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentStopped(Event):
+    kind: ClassVar[str] = "agent.subagent.stopped"
+    agent: str
+    agent_id: str
+    parent_call_id: str
+    reason: TurnEndReason
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    duration_ms: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentEvent(Event):
+    """An event of a subagent's session, as its parent's stream carries it: front ends nest it under the ``task``
+    call ``parent_call_id`` (a subagent's own subagents nest once more)."""
+
+    kind: ClassVar[str] = "agent.subagent.event"
+    agent: str
+    agent_id: str
+    parent_call_id: str
+    inner: Event

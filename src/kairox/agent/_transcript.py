@@ -65,9 +65,14 @@ class Transcript:
         provider: str,
         hidden: Iterable[str] = (),
         scrubber: SecretScrubber | None = None,
+        folder: Path | None = None,
+        session_id: str | None = None,
+        **more: str,
     ) -> "Transcript":
-        session_id = new_session_id()
-        transcript = cls(sessions_dir(home) / f"{session_id}.jsonl", hidden=hidden, scrubber=scrubber)
+        """A new transcript in ``sessions_dir(home)`` (a subagent's: in ``folder``, its header says whose it is)."""
+        session_id = session_id or new_session_id()
+        path = (folder or sessions_dir(home)) / f"{session_id}.jsonl"
+        transcript = cls(path, hidden=hidden, scrubber=scrubber)
         transcript._write(
             {
                 "type": "session",
@@ -76,6 +81,7 @@ class Transcript:
                 "workspace": str(workspace),
                 "model": model,
                 "provider": provider,
+                **more,
             }
         )
         return transcript
