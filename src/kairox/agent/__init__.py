@@ -64,6 +64,7 @@ from kairox.agent._transcript import (
     find_session,
     list_sessions,
     read_session,
+    subagent_history,
 )
 
 __all__ = [
@@ -128,4 +129,5 @@ __all__ = [
     "open_workspace",
     "read_session",
     "serve_tasks",
+    "subagent_history",
 ]

@@ -21,8 +21,8 @@ from kairox.agent._messages import Usage
 from kairox.agent._transcript import Transcript
 from kairox.config import AgentConfig, SecretScrubber
 from kairox.errors import KairoxError
-from kairox.events import Event, EventSink, FanoutSink
-from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver, effective_profile
+from kairox.events import Event, EventSink, FanoutSink, event_to_json
+from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver
 from kairox.registry import CALL_APPROVALS, SessionApprovals
 from kairox.tools import Access, CallContext, PermissionProfile, ToolProvider, ToolResult, ToolSource, ToolSpec
 from kairox.tools import object_schema as _schema
@@ -54,11 +54,11 @@ class TaskHost:
 class _Wrapped:
     """A subagent's events into its host's stream, each wrapped in a :class:`SubagentEvent`."""
 
-    def __init__(self, host: EventSink, *, agent: str, agent_id: str, parent_call_id: str) -> None:
-        self.host, self.names = host, {"agent": agent, "agent_id": agent_id, "parent_call_id": parent_call_id}
+    def __init__(self, host: EventSink, ids: dict[str, str]) -> None:
+        self.host, self.ids = host, ids
 
     def emit(self, event: Event) -> None:
-        self.host.emit(SubagentEvent(inner=event, **self.names))
+        self.host.emit(SubagentEvent(inner=event, **self.ids))
 
 
 class _AgentApprover:
@@ -140,78 +140,51 @@ class TaskTool(ToolProvider):
 
     async def _run(self, agent: "AgentDef", prompt: str, description: str, call_id: str) -> ToolResult:
         host, started = self.host, time.perf_counter()
-        parent = CALL_APPROVALS.get(host.context.registry.approvals)
         agent_id = f"{agent.name.replace(':', '-')}-{secrets.token_hex(3)}"
-        events = FanoutSink([_Wrapped(host.events, agent=agent.name, agent_id=agent_id, parent_call_id=call_id)])
+        ids = {"agent": agent.name, "agent_id": agent_id, "parent_call_id": call_id}
         notes: list[str] = []
         async with contextlib.AsyncExitStack() as stack:
-            session = await self._child(agent, agent_id, parent, events, stack, notes)
+            session = await self._child(agent, ids, stack, notes)
+            path, tools = str(session.transcript.path), len(session.context.registry.visible_tools())
+            model, depth = session.client.model, host.depth + 1
             host.events.emit(
-                SubagentStarted(
-                    agent=agent.name,
-                    agent_id=agent_id,
-                    parent_call_id=call_id,
-                    description=description,
-                    model=session.client.model,
-                    tools=len(session.context.registry.visible_tools()),
-                    transcript=str(session.transcript.path),
-                    depth=host.depth + 1,
-                )
+                SubagentStarted(**ids, description=description, model=model, tools=tools, transcript=path, depth=depth)
             )
             outcome = await host.context.hooks.subagent_start(agent_id, agent.name)
-            if outcome.additional_context:
-                session.preamble = f"{session.preamble}\n\n{outcome.additional_context}"
-            result, reason, path = None, TurnEndReason.CANCELLED, str(session.transcript.path)
+            session.preamble = "\n\n".join(filter(None, [session.preamble, outcome.additional_context]))
+            result = None
             try:
                 result = await session.run_turn(prompt)
-                reason = result.reason
             finally:
                 with anyio.CancelScope(shield=True):  # a cancelled task still says so, and its servers stop below
                     host.on_usage(session.usage)
-                    host.events.emit(
-                        SubagentStopped(
-                            agent=agent.name,
-                            agent_id=agent_id,
-                            parent_call_id=call_id,
-                            reason=reason,
-                            tool_calls=result.tool_calls if result else 0,
-                            input_tokens=session.usage.input_tokens,
-                            output_tokens=session.usage.output_tokens,
-                            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-                        )
+                    stopped = SubagentStopped(
+                        **ids,
+                        reason=result.reason if result else TurnEndReason.CANCELLED,
+                        tool_calls=result.tool_calls if result else 0,
+                        input_tokens=session.usage.input_tokens,
+                        output_tokens=session.usage.output_tokens,
+                        duration_ms=round((time.perf_counter() - started) * 1000, 3),
                     )
+                    host.events.emit(stopped)
                     await host.context.hooks.subagent_stop(agent_id, agent.name, path, result.text if result else "")
         assert result is not None  # a cancel propagated above
-        text = result.text or "(no answer)"
         if result.reason is not TurnEndReason.COMPLETED:
             notes.append(f"it stopped before it finished ({result.reason}): {result.message}")
-        structured: JsonObject = {
-            "agent": agent.name,
-            "agent_id": agent_id,
-            "reason": str(result.reason),
-            "tool_calls": result.tool_calls,
-            "usage": {"input_tokens": session.usage.input_tokens, "output_tokens": session.usage.output_tokens},
-            "transcript": path,
-        }
-        text += "".join(f"\n\n[{agent.name}: {note}]" for note in notes)
-        return ToolResult.text(text, structured=structured)
+        text = (result.text or "(no answer)") + "".join(f"\n\n[{agent.name}: {note}]" for note in notes)
+        return ToolResult.text(text, structured={**event_to_json(stopped), "transcript": path})
 
     async def _child(
-        self,
-        agent: "AgentDef",
-        agent_id: str,
-        parent: SessionApprovals,
-        wrapped: FanoutSink,
-        stack: contextlib.AsyncExitStack,
-        notes: list[str],
+        self, agent: "AgentDef", ids: dict[str, str], stack: contextlib.AsyncExitStack, notes: list[str]
     ) -> "AgentSession":
         """The subagent's session, its servers started and its transcript open (both closed by ``stack``)."""
         from kairox.agent._session import AgentSession, SessionApprover, client_for
 
         host, context = self.host, self.host.context
-        resolved, depth = context.resolved, self.host.depth + 1
+        resolved, depth, agent_id = context.resolved, self.host.depth + 1, ids["agent_id"]
+        parent = CALL_APPROVALS.get(context.registry.approvals)
+        wrapped = _Wrapped(host.events, ids)
         client, provider = host.model()
-        settings = None
         try:
             settings = _model_for(agent, context, client.model)
             if settings is not None:
@@ -232,10 +205,10 @@ class TaskTool(ToolProvider):
             folder=folder,
             session_id=agent_id,
             agent=agent.name,
-            parent=host.transcript.session_id if host.transcript else "",
+            parent_call_id=ids["parent_call_id"],
         )
         stack.callback(transcript.close)
-        events = FanoutSink([transcript, *wrapped.sinks])
+        events = FanoutSink([transcript, wrapped])
         approvals = SessionApprovals(
             _AgentApprover(parent.approver, agent.name),
             persist_rule=parent.persist_rule,
@@ -245,7 +218,7 @@ class TaskTool(ToolProvider):
         hooks = context.hooks.for_agent(agent_id, agent.name)
 
         def keep(spec: ToolSpec) -> bool:
-            if spec.name == TASK_TOOL or (agent.read_only and effective_profile(spec).access is not Access.READ):
+            if spec.name == TASK_TOOL:
                 return False  # its own ``task``, when it may nest, is added below
             named = spec.source is ToolSource.MCP and spec.origin in agent.server_names
             return agent.allows(spec.name, named=named)
@@ -315,24 +288,22 @@ def _skill_text(entry: Any) -> str:
 
 
 @contextlib.asynccontextmanager
-async def serve_tasks(context: "ExtensionContext", events: EventSink) -> AsyncIterator[str | None]:
-    """``kairox serve``: the workspace's agents as one ``task`` tool, run on the configured model. Yields why they
-    are not served (no model configured, its key unset), else None."""
+async def serve_tasks(context: "ExtensionContext", events: EventSink) -> AsyncIterator[None]:
+    """``kairox serve``: the workspace's agents as one ``task`` tool, run on the configured model (none when no
+    model is configured or its key is unset)."""
     from kairox.agent._provider import ModelSetupError, model_settings
     from kairox.agent._session import client_for
 
+    limits = context.resolved.config.agent
     try:
         settings = model_settings(context.resolved)
-        api_key = settings.api_key()
-    except ModelSetupError as exc:
-        yield f"the agents are not served as `task`: {exc}"
+        client = client_for(settings, events=events, api_key=settings.api_key())
+    except ModelSetupError:
+        client = None
+    if client is None or limits.max_task_depth == 0:
+        yield
         return
-    client = client_for(settings, events=events, api_key=api_key)
-    try:
-        limits = context.resolved.config.agent
-        if limits.max_task_depth > 0:
-            host = TaskHost(context=context, events=events, limits=limits, model=lambda: (client, settings.provider))
-            await context.registry.add_provider(TaskTool(host))
-        yield None
-    finally:
-        await client.aclose()
+    async with contextlib.aclosing(client):
+        host = TaskHost(context=context, events=events, limits=limits, model=lambda: (client, settings.provider))
+        await context.registry.add_provider(TaskTool(host))
+        yield

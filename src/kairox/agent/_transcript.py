@@ -220,6 +220,18 @@ def consistent(messages: list[Message]) -> list[Message]:
     return fixed
 
 
+def subagent_history(path: Path) -> list[tuple[str, str, tuple[dict[str, Any], ...]]]:
+    """The subagents of the session written to ``path`` (their transcripts lie in the folder of its name): for each,
+    the ``task`` call that ran it, its id and its tool calls (``{"id", "tool", "arguments"}``)."""
+    found = []
+    for child in sorted(path.with_suffix("").glob("*.jsonl")):
+        header = next(iter(_records(child)), {})
+        messages = read_session(child)[1]
+        calls = tuple({"id": c.id, "tool": c.name, "arguments": c.arguments} for m in messages for c in m.tool_calls)
+        found.append((str(header.get("parent_call_id", "")), child.stem, calls))
+    return found
+
+
 def list_sessions(home: Path, *, workspace: Path | None = None) -> list[SessionInfo]:
     """Every session, most recently updated last; only ``workspace``'s when given."""
     folder = sessions_dir(home)

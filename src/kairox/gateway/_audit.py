@@ -31,6 +31,8 @@ class AuditRecord:
     approval_wait_ms: float = 0.0
     """How long the call waited for its client's user to answer an approval question."""
     ts: float = 0.0
+    agent: str | None = None
+    """The subagent of a served ``task`` whose call this was."""
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "ts": self.ts or round(time.time(), 3)}

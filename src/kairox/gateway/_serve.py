@@ -162,11 +162,10 @@ async def open_gateway(
     """Build the workspace's context and a gateway over it; leaving stops every server the context started."""
     gateway_events = GatewayEvents()
     sink = FanoutSink([gateway_events, *([events] if events is not None else [])])
-    from kairox.agent import open_workspace
+    from kairox.agent import open_workspace, serve_tasks
 
-    async with open_workspace(
-        cli=runtime, session=False, events=[sink]
-    ) as opened:  # the gateway's clients bring the model
+    # the gateway's clients bring the model; the configured one, when there is one, runs the agents of `task`
+    async with open_workspace(cli=runtime, session=False, events=[sink]) as opened, serve_tasks(opened.context, sink):
         yield Gateway(opened.context, gateway_events, options)
 
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox.runtime._agents import GENERAL_PURPOSE, AgentDef, AgentSet, agents_text, load_agents, parse_agent
+    from kairox.runtime._agents import GENERAL_PURPOSE, AgentDef, AgentSet, load_agents, parse_agent
     from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices
     from kairox.runtime._catalog import (
         INSTALL_SPEC,
@@ -134,7 +134,6 @@ __all__ = [
     "ToggleRow",
     "add_mcp_server",
     "agent_rows",
-    "agents_text",
     "approval_choices",
     "authorize_config_write",
     "build_extension_context",
@@ -188,7 +187,7 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._agents": ("GENERAL_PURPOSE", "AgentDef", "AgentSet", "agents_text", "load_agents", "parse_agent"),
+            "._agents": ("GENERAL_PURPOSE", "AgentDef", "AgentSet", "load_agents", "parse_agent"),
             "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
             "._plugin_install": (
                 "PLUGIN_INSTALL_SPEC",

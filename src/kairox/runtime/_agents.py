@@ -7,8 +7,8 @@ import fnmatch
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ class AgentDef:
     """What ``subagent_type`` names: ``reviewer``, or ``<plugin>:<agent>``."""
     description: str
     prompt: str
-    """The agent's system prompt: the file's body (Codex: ``developer_instructions``)."""
+    """Its system prompt: the file's body (Codex: ``developer_instructions``)."""
     source: str
     """``builtin``, ``session``, ``workspace``, ``user`` or ``plugin:<name>``."""
     path: Path | None = None
@@ -42,24 +42,20 @@ class AgentDef:
     """Tool names or globs it may use (Claude's names mapped to Kairox's); None: every tool of its parent."""
     disallowed: tuple[str, ...] = ()
     model: str | None = None
-    """A model name or alias (``sonnet``); None or ``inherit``: the parent's."""
+    """A model name or alias (``sonnet``); None (``inherit``): the parent's."""
     max_turns: int | None = None
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     """Its own servers, declared inline: started for each run of it, seen by it alone."""
     server_names: tuple[str, ...] = ()
-    """Configured servers it names: their tools (the parent's) join its own."""
+    """Configured servers it names: their tools (the parent's) are its too."""
     skills: tuple[str, ...] = ()
     """Skills whose instructions join its system prompt."""
     color: str | None = None
-    read_only: bool = False
-    """Codex's ``sandbox_mode = "read-only"``: only tools that read."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys Kairox does not use, kept as written."""
     held: str | None = None
     """Why its own servers may not start here (an untrusted workspace); None when they may."""
     enabled: bool = True
-    shadows: tuple[str, ...] = ()
-    """Where the agents of the same name it wins over are."""
 
     def allows(self, tool: str, *, named: bool = False) -> bool:
         """Whether its ``tools`` name ``tool`` (or it comes from a server the agent ``named``) and its
@@ -68,34 +64,14 @@ class AgentDef:
         return listed and not any(fnmatch.fnmatchcase(tool, p) for p in self.disallowed)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "source": self.source,
-            "path": str(self.path) if self.path else None,
-            "enabled": self.enabled,
-            "tools": list(self.tools) if self.tools is not None else None,
-            "disallowed_tools": list(self.disallowed),
-            "model": self.model,
-            "max_turns": self.max_turns,
-            "mcp_servers": sorted(self.mcp_servers) + list(self.server_names),
-            "skills": list(self.skills),
-            "color": self.color,
-            "read_only": self.read_only,
-            "held": self.held,
-            "shadows": list(self.shadows),
-            "extra": self.extra,
-            "prompt": self.prompt,
-        }
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return data | {"path": str(self.path or ""), "mcp_servers": sorted(self.mcp_servers)}
 
 
 GENERAL = AgentDef(
     name=GENERAL_PURPOSE,
     description="A general agent with your tools, for research and multi-step tasks in a fresh context.",
-    prompt=(
-        "You are a subagent: do the task you are given with the tools you have, then answer with what you found or "
-        "did. Your final answer is all the caller sees, so make it complete and concise."
-    ),
+    prompt="",
     source="builtin",
 )
 
@@ -115,17 +91,14 @@ class AgentSet:
 
     def add(self, agent: AgentDef) -> None:
         """An agent of the session's own: it wins over any file of its name."""
-        old = self.agents.get(agent.name)
-        shadows = (str(old.path or old.source), *old.shadows) if old is not None else ()
-        self.agents[agent.name] = replace(agent, shadows=shadows)
+        self.agents[agent.name] = agent
 
 
 def _files(folder: Path) -> Iterator[Path]:
-    if folder.is_dir():
-        for path in sorted(folder.rglob("*")):
-            hidden = any(part.startswith(".") for part in path.relative_to(folder).parts)
-            if path.suffix in (".md", ".toml") and path.name.lower() != "readme.md" and not hidden and path.is_file():
-                yield path
+    for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+        hidden = any(part.startswith(".") for part in path.relative_to(folder).parts)
+        if path.suffix in (".md", ".toml") and path.name.lower() != "readme.md" and not hidden and path.is_file():
+            yield path
 
 
 def _names(value: Any) -> tuple[str, ...]:
@@ -133,14 +106,9 @@ def _names(value: Any) -> tuple[str, ...]:
     from kairox.hooks import CLAUDE_TOOL_NAMES
 
     claude = {c: k for k, names in CLAUDE_TOOL_NAMES.items() for c in names} | _MORE_CLAUDE_NAMES
-    # split at commas outside parentheses: ``Agent(a, b), Read``
-    items = (
-        re.findall(r"[^,(]+(?:\([^)]*\))?", value)
-        if isinstance(value, str)
-        else value
-        if isinstance(value, list)
-        else []
-    )
+    items = value if isinstance(value, list) else []
+    if isinstance(value, str):  # split at commas outside parentheses: ``Agent(a, b), Read``
+        items = re.findall(r"[^,(]+(?:\([^)]*\))?", value)
     words = (str(item).split("(")[0].strip() for item in items)
     return tuple(dict.fromkeys(claude.get(w, w) for w in words if w))
 
@@ -153,10 +121,10 @@ def parse_agent(
 
     problems: list[Diagnostic] = []
 
-    def problem(reason: str, hint: str, severity: Severity = Severity.ERROR) -> Diagnostic:
-        found = Diagnostic(kind="agent", name=path.stem, reason=reason, source=str(path), hint=hint, severity=severity)
-        problems.append(found)
-        return found
+    def problem(reason: str, hint: str, severity: Severity = Severity.ERROR) -> None:
+        problems.append(
+            Diagnostic(kind="agent", name=path.stem, reason=reason, source=str(path), hint=hint, severity=severity)
+        )
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -166,9 +134,7 @@ def parse_agent(
         else:
             split = split_frontmatter(text)
             if split.yaml_text is None:
-                problem(
-                    "no frontmatter: an agent file starts with YAML between `---` lines", "add name and description"
-                )
+                problem("no frontmatter: an agent file starts with YAML between `---` lines", "add one")
                 return None, problems
             data, body = load_frontmatter(split.yaml_text), split.body
     except yaml.YAMLError as exc:
@@ -194,10 +160,10 @@ def parse_agent(
         if isinstance(entry, str):
             named.append(server)
             continue
-        if plugin and root is not None:
-            from kairox.plugins import expand_plugin_root
+        if root is not None:
+            from kairox.plugins import expand_plugin_values
 
-            entry = _expand(entry, lambda s: expand_plugin_root(s, root))
+            entry = expand_plugin_values(entry, root)
         try:
             servers[str(server)] = mcp_server_config(entry)
         except ValueError as exc:
@@ -221,18 +187,9 @@ def parse_agent(
         server_names=tuple(named),
         skills=_names(data.get("skills")),
         color=str(data["color"]) if data.get("color") else None,
-        read_only=data.get("sandbox_mode") == "read-only",
         extra={k: v for k, v in data.items() if k not in _KNOWN},
     )
     return agent, problems
-
-
-def _expand(value: Any, expand: Any) -> Any:
-    if isinstance(value, str):
-        return expand(value)
-    if isinstance(value, list):
-        return [_expand(v, expand) for v in value]
-    return {k: _expand(v, expand) for k, v in value.items()} if isinstance(value, dict) else value
 
 
 def agent_folders(resolved: ResolvedConfig) -> list[tuple[Path, str]]:
@@ -247,7 +204,7 @@ def load_agents(resolved: ResolvedConfig, plugins: "PluginSet | None" = None) ->
     from kairox.plugins import ContributionKind
 
     entries = resolved.config.agent.subagents
-    found = AgentSet(agents={GENERAL_PURPOSE: GENERAL})
+    found = AgentSet(agents={GENERAL_PURPOSE: replace(GENERAL, enabled=_on(entries, GENERAL_PURPOSE))})
     held = None if resolved.trusted else "the workspace is not trusted: its agents start no server (`kairox trust`)"
     candidates: list[tuple[Path, str, str | None, Path | None]] = [
         (path, source, None, None) for folder, source in agent_folders(resolved) for path in _files(folder)
@@ -265,30 +222,13 @@ def load_agents(resolved: ResolvedConfig, plugins: "PluginSet | None" = None) ->
             continue
         first = found.agents.get(agent.name)
         if first is not None:
-            found.agents[agent.name] = replace(first, shadows=(*first.shadows, str(path)))
-            found.diagnostics.append(_shadowed(agent, first))
+            reason = f"shadowed by the agent {agent.name!r} of {first.path or first.source}"
+            found.diagnostics.append(Diagnostic(kind="agent", name=agent.name, reason=reason, source=str(path)))
             continue
-        found.agents[agent.name] = replace(agent, held=held if source == "workspace" else None)
-    for name, setting in entries.items():
-        if name in found.agents and not setting.enabled:
-            found.agents[name] = replace(found.agents[name], enabled=False)
+        held_here = held if source == "workspace" else None
+        found.agents[agent.name] = replace(agent, held=held_here, enabled=_on(entries, agent.name))
     return found
 
 
-def _shadowed(agent: AgentDef, first: AgentDef) -> Diagnostic:
-    return Diagnostic(
-        kind="agent",
-        name=agent.name,
-        reason=f"{agent.path} is shadowed by the agent of the same name in {first.path or first.source}",
-        source=str(agent.path),
-        severity=Severity.INFO,
-    )
-
-
-def agents_text(agents: Iterable[AgentDef]) -> list[str]:
-    """One line per agent for a listing: name, where it comes from, whether it is on, its description."""
-    return [
-        f"{'on ' if a.enabled else 'off'} {a.name}  [{a.source}]  {a.description[:100]}"
-        + ("…" if len(a.description) > 100 else "")
-        for a in agents
-    ]
+def _on(entries: dict[str, Any], name: str) -> bool:
+    return name not in entries or bool(entries[name].enabled)

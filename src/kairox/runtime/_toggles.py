@@ -226,7 +226,7 @@ def agent_rows(context: "ExtensionContext") -> list[ToggleRow]:
             label=f"[{a.source}] {a.name}",
             enabled=a.enabled,
             state="offered" if a.enabled else "off",
-            detail="\n".join([f"{a.name} [{a.source}]", str(a.path or ""), "", a.description, *a.shadows]),
+            detail="\n".join([f"{a.name} [{a.source}]", str(a.path or ""), "", a.description]),
         )
         for a in context.agents.agents.values()
     ]
