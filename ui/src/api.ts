@@ -151,6 +151,21 @@ export interface Skill {
   shadowed_by: string | null;
 }
 
+/** An agent the session's `task` tool can start (a subagent). */
+export interface Agent {
+  name: string;
+  description: string;
+  source: string;
+  path: string;
+  enabled: boolean;
+  tools: string[] | null;
+  disallowed: string[];
+  model: string | null;
+  mcp_servers: string[];
+  held: string | null;
+  color: string | null;
+}
+
 export interface Contribution {
   kind: string;
   name: string;
@@ -381,6 +396,10 @@ export const api = {
   skills: () => get<{ skills: Skill[] }>("/api/skills"),
   skillToggle: (name: string, enable: boolean) =>
     post<WriteResult>(`/api/skills/${seg(name)}/${enable ? "enable" : "disable"}`),
+
+  agents: () => get<{ agents: Agent[] }>("/api/agents"),
+  agentToggle: (name: string, enable: boolean) =>
+    post<WriteResult>(`/api/agents/${seg(name)}/${enable ? "enable" : "disable"}`),
 
   plugins: () => get<{ plugins: Plugin[]; marketplaces: Marketplace[] }>("/api/plugins"),
   pluginToggle: (key: string, enable: boolean) =>
