@@ -221,13 +221,12 @@ class CompactionFailed(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SubagentStarted(Event):
-    """A ``task`` call started a subagent: a child session with the agent's prompt and narrower tools."""
+    """A ``task`` call (``parent_call_id``) started a subagent: a child session with the agent's prompt and tools."""
 
     kind: ClassVar[str] = "agent.subagent.started"
     agent: str
     agent_id: str
     parent_call_id: str
-    """The ``task`` call of the parent that runs it."""
     description: str
     model: str
     tools: int
@@ -250,8 +249,7 @@ class SubagentStopped(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SubagentEvent(Event):
-    """An event of a subagent's session, as its parent's stream carries it: front ends nest it under the ``task``
-    call ``parent_call_id`` (a subagent's own subagents nest once more)."""
+    """A subagent's event in its parent's stream: front ends nest it under the ``task`` call ``parent_call_id``."""
 
     kind: ClassVar[str] = "agent.subagent.event"
     agent: str

@@ -259,10 +259,8 @@ class AgentSession:
         self.transcript.message(message)
 
     def system_prompt(self) -> str:
-        parts = [
-            self.preamble or PREAMBLE.format(workspace=self.context.resolved.workspace),
-            self.context.prompt_context.strip(),
-        ]
+        opening = self.preamble or PREAMBLE.format(workspace=self.context.resolved.workspace)
+        parts = [opening, self.context.prompt_context.strip()]
         if self.session_context:
             parts.append(f"<session-start-context>\n{self.session_context}\n</session-start-context>")
         if self.tool_search.deferred:

@@ -22,6 +22,7 @@ from kairox.agent._transcript import Transcript
 from kairox.config import AgentConfig, SecretScrubber
 from kairox.errors import KairoxError
 from kairox.events import Event, EventSink, FanoutSink, event_to_json
+from kairox.hooks import HookEvent
 from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver
 from kairox.registry import CALL_APPROVALS, SessionApprovals
 from kairox.tools import Access, CallContext, PermissionProfile, ToolProvider, ToolResult, ToolSource, ToolSpec
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
     from kairox.runtime import AgentDef, ExtensionContext
 
 TASK_TOOL = "task"
+_ARGUMENTS = {
+    "subagent_type": "The agent's name, from the list.",
+    "description": "What it does, in 3-5 words (shown to the user).",
+    "prompt": "The task, with all the context the agent needs.",
+}
 _LISTING_CHARS = 4000
 """How much of the ``task`` description the agents' list may take; past it, names only."""
 
@@ -75,17 +81,13 @@ class _AgentApprover:
 
 
 def _model_for(agent: "AgentDef", context: "ExtensionContext", current: str) -> Any:
-    """The settings of the agent's model (an alias such as ``sonnet`` picks the configured model that names it);
-    None to use the host's (none named, ``inherit``, the same, or none configured fits)."""
+    """The settings of the configured model the agent names (``sonnet`` finds ``anthropic/claude-sonnet-4-5``);
+    None to go on with the host's (none named, ``inherit``, the same one, or no configured model fits)."""
     from kairox.agent._provider import choose_model, model_choices
 
-    if agent.model is None:
-        return None
-    for choice, _ in model_choices(context.resolved):
-        name = choice.partition("/")[2]
-        if agent.model in (choice, name) or agent.model.lower() in name.lower():
-            return None if name == current else choose_model(context.resolved, choice)
-    return None
+    wanted = (agent.model or "").lower()
+    found = next((c for c, _ in model_choices(context.resolved) if wanted and wanted in c.lower()), None)
+    return None if found is None or found.endswith(f"/{current}") else choose_model(context.resolved, found)
 
 
 class TaskTool(ToolProvider):
@@ -111,12 +113,7 @@ class TaskTool(ToolProvider):
                 "run at the same time. Agents (subagent_type: what it is for):\n" + "\n".join(lines)
             ),
             input_schema=_schema(
-                {
-                    "subagent_type": {"type": "string", "description": "The agent's name, from the list."},
-                    "description": {"type": "string", "description": "What it does, in 3-5 words (shown to the user)."},
-                    "prompt": {"type": "string", "description": "The task, with all the context the agent needs."},
-                },
-                ["subagent_type", "description", "prompt"],
+                {k: {"type": "string", "description": v} for k, v in _ARGUMENTS.items()}, list(_ARGUMENTS)
             ),
             source=ToolSource.BUILTIN,
             permission=PermissionProfile(access=Access.READ),  # what a subagent does is gated call by call
@@ -150,7 +147,7 @@ class TaskTool(ToolProvider):
             host.events.emit(
                 SubagentStarted(**ids, description=description, model=model, tools=tools, transcript=path, depth=depth)
             )
-            outcome = await host.context.hooks.subagent_start(agent_id, agent.name)
+            outcome = await host.context.hooks.subagent(HookEvent.SUBAGENT_START, agent_id, agent.name)
             session.preamble = "\n\n".join(filter(None, [session.preamble, outcome.additional_context]))
             result = None
             try:
@@ -167,7 +164,15 @@ class TaskTool(ToolProvider):
                         duration_ms=round((time.perf_counter() - started) * 1000, 3),
                     )
                     host.events.emit(stopped)
-                    await host.context.hooks.subagent_stop(agent_id, agent.name, path, result.text if result else "")
+                    answer = result.text if result else ""
+                    await host.context.hooks.subagent(
+                        HookEvent.SUBAGENT_STOP,
+                        agent_id,
+                        agent.name,
+                        agent_transcript_path=path,
+                        last_assistant_message=answer,
+                        stop_hook_active=False,
+                    )
         assert result is not None  # a cancel propagated above
         if result.reason is not TurnEndReason.COMPLETED:
             notes.append(f"it stopped before it finished ({result.reason}): {result.message}")

@@ -365,20 +365,9 @@ class HookRegistry:
         child.agent = {"agent_id": agent_id, "agent_type": agent_type}
         return child
 
-    async def subagent_start(self, agent_id: str, agent_type: str) -> HookOutcome:
-        """Its ``additional_context`` joins the subagent's system prompt."""
-        payload: JsonObject = {"agent_id": agent_id, "agent_type": agent_type}
-        return await self.run(HookEvent.SUBAGENT_START, payload, subject=agent_type)
-
-    async def subagent_stop(self, agent_id: str, agent_type: str, transcript: str, answer: str) -> HookOutcome:
-        payload: JsonObject = {
-            "agent_id": agent_id,
-            "agent_type": agent_type,
-            "agent_transcript_path": transcript,
-            "last_assistant_message": answer,
-            "stop_hook_active": False,
-        }
-        return await self.run(HookEvent.SUBAGENT_STOP, payload, subject=agent_type)
+    async def subagent(self, event: HookEvent, agent_id: str, agent_type: str, **more: object) -> HookOutcome:
+        """``subagent_start`` (its ``additional_context`` joins the subagent's prompt) or ``subagent_stop``."""
+        return await self.run(event, {"agent_id": agent_id, "agent_type": agent_type, **more}, subject=agent_type)
 
     def list(self) -> Sequence[HookSpec]:
         return self.hooks

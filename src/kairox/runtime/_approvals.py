@@ -61,16 +61,11 @@ class ApprovalChoice:
 def approval_choices(request: ApprovalRequest) -> list[ApprovalChoice]:
     """Every answer ``request`` offers, in the order front ends show them."""
     found = [ApprovalChoice(scope=ApprovalScope.ONCE, label="allow once")]
-    who = f"agent {request.agent}" if request.agent else "this session"
-    for grant in request.grants:
-        suffix = "" if grant.exact else f" (rule {grant.rule})"
-        found.append(
-            ApprovalChoice(scope=ApprovalScope.SESSION, label=f"allow for {who}: {grant.covers}{suffix}", grant=grant)
-        )
-    for grant in request.grants if request.agent else ():  # a subagent's grant ends with it, unless the person says
-        suffix = "" if grant.exact else f" (rule {grant.rule})"
-        label = f"allow for this session (every agent): {grant.covers}{suffix}"
-        found.append(ApprovalChoice(scope=ApprovalScope.SESSION, label=label, grant=grant, whole_session=True))
+    for wide in (False, True) if request.agent else (False,):  # a subagent's grant ends with it, unless wide
+        who = "this session (every agent)" if wide else f"agent {request.agent}" if request.agent else "this session"
+        for grant in request.grants:
+            label = f"allow for {who}: {grant.covers}" + ("" if grant.exact else f" (rule {grant.rule})")
+            found.append(ApprovalChoice(scope=ApprovalScope.SESSION, label=label, grant=grant, whole_session=wide))
     if request.always_allowed:
         # only the layers the gate offers: an untrusted workspace's project and local files are not written
         layers = tuple(sorted(request.layers, key=lambda layer: layer is not RuleLayer.USER)) or (RuleLayer.USER,)

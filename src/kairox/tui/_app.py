@@ -248,9 +248,7 @@ class KairoxApp(App[None]):
                     if block is not None:
                         block.earlier(part.is_error, result_text(part.text))
         for parent, agent_id, calls in subagent_history(session.transcript.path):
-            conversation.subagent_calls(parent, agent_id, calls)
-            for call in calls:
-                conversation.blocks[f"{agent_id}/{call['id']}"].earlier(False, "")
+            conversation.subagent_calls(parent, agent_id, calls, earlier=True)
 
     async def _switch_session(self, session_id: str) -> None:
         """`/resume ID`: leave this session (its servers stop) and open that transcript's session."""

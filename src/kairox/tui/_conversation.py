@@ -166,12 +166,17 @@ class Conversation(VerticalScroll, can_focus=False):
             self.blocks[block.call_id] = block
             self._add(block)
 
-    def subagent_calls(self, parent: str, agent_id: str, calls: tuple[dict[str, Any], ...]) -> None:
-        """A subagent's tool calls, indented under the ``task`` call ``parent`` that runs it."""
+    def subagent_calls(
+        self, parent: str, agent_id: str, calls: tuple[dict[str, Any], ...], earlier: bool = False
+    ) -> None:
+        """A subagent's tool calls, indented under the ``task`` call ``parent`` that runs it (``earlier``: of a
+        resumed session)."""
         anchor = self.blocks.get(parent)
         for call in calls if anchor is not None else ():
             block = ToolCallBlock(f"{agent_id}/{call.get('id')}", str(call.get("tool")), call.get("arguments", {}))
             block.add_class("subagent-call")
+            if earlier:
+                block.earlier(False, "")
             self.mount(block, after=self._tails.get(parent, anchor))
             self.blocks[block.call_id] = self._tails[parent] = block
 
