@@ -223,7 +223,8 @@ def load_agents(resolved: ResolvedConfig, plugins: "PluginSet | None" = None) ->
         first = found.agents.get(agent.name)
         if first is not None:
             reason = f"shadowed by the agent {agent.name!r} of {first.path or first.source}"
-            found.diagnostics.append(Diagnostic(kind="agent", name=agent.name, reason=reason, source=str(path)))
+            shadow = Diagnostic(kind="agent", name=agent.name, reason=reason, source=str(path), severity=Severity.INFO)
+            found.diagnostics.append(shadow)
             continue
         held_here = held if source == "workspace" else None
         found.agents[agent.name] = replace(agent, held=held_here, enabled=_on(entries, agent.name))
