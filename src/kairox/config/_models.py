@@ -85,6 +85,11 @@ class SkillEntryConfig(ConfigModel):
     """Offer this skill."""
 
 
+class SubagentEntryConfig(ConfigModel):
+    enabled: bool = True
+    """Offer this agent to the ``task`` tool."""
+
+
 class SkillsConfig(ConfigModel):
     dirs: list[str] = Field(default_factory=list)
     """Extra skill folders (user scope when set in the user layer, workspace scope in project layers)."""
@@ -226,7 +231,7 @@ class AgentConfig(ConfigModel):
     """``task`` calls (subagents) of one model answer that run at once; the others wait for a place."""
     max_task_depth: int = Field(default=1, ge=0)
     """How deep subagents nest: 1 lets the session start subagents that start none; 0 turns ``task`` off."""
-    subagents: dict[str, SkillEntryConfig] = Field(default_factory=dict)
+    subagents: dict[str, SubagentEntryConfig] = Field(default_factory=dict)
     """Per-agent settings: ``[agent.subagents."reviewer"] enabled = false``."""
 
     @field_validator("compact_threshold", "tools_warning_share")
