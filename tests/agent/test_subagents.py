@@ -18,6 +18,7 @@ from kairox.agent import (
     SubagentStopped,
     TurnEndReason,
     open_session,
+    subagent_history,
 )
 from kairox.config import trust_workspace
 from kairox.events import RecordingSink
@@ -59,7 +60,8 @@ def inner(sink: RecordingSink, kind: type) -> list[Any]:
 async def test_the_child_sees_its_own_servers_tool_the_parent_never_does_and_disallowed_tools_are_gone(
     workspace: Path, isolated_home: Path
 ) -> None:
-    agent_file(workspace, "reviewer", own_server() + "disallowedTools: Write, Bash\n", "REVIEWER-PROMPT: review.")
+    frontmatter = own_server() + "disallowedTools: Write, Bash\nskills: [release-notes]\n"
+    agent_file(workspace, "reviewer", frontmatter, "REVIEWER-PROMPT: review.")
     hooks = "".join(
         f'[[hooks.{event}]]\ncommand = "cat >> {workspace / "hooks.log"}; echo >> {workspace / "hooks.log"}"\n\n'
         for event in ("subagent_start", "subagent_stop", "pre_tool_use")
@@ -78,7 +80,11 @@ async def test_the_child_sees_its_own_servers_tool_the_parent_never_does_and_dis
         {"reply": "text", "text": "The reviewer says: fine.", "expect": {"tool_results": {"t1": "echoed: fine"}}},
     ]
     child = [
-        {**calls(("e1", "mcp__own__echo", {"message": "echoed: fine"})), "check": child_tools},
+        {
+            **calls(("e1", "mcp__own__echo", {"message": "echoed: fine"})),
+            "check": child_tools,
+            "expect": {"system_contains": "List the changes under Added"},  # the skill it names, preloaded
+        },
         {"reply": "text", "text": "echoed: fine", "expect": {"tool_results": {"e1": "echoed: fine"}}},
     ]
     sink = RecordingSink()
@@ -87,6 +93,9 @@ async def test_the_child_sees_its_own_servers_tool_the_parent_never_does_and_dis
         async with open_session(workspace, events=[sink]) as session:
             result = await session.run_turn("Have it reviewed.")
             parent_visible = {s.name for s in session.context.registry.visible_tools()}
+            kept = [
+                (m.role, [c.id for c in m.tool_calls], [r.call_id for r in m.tool_results]) for m in session.messages
+            ]
     assert result.reason is TurnEndReason.COMPLETED and result.text == "The reviewer says: fine."
     assert "mcp__own__echo" in seen["child"] and "fs_read" in seen["child"]
     assert "fs_write" not in seen["child"] and "shell_exec" not in seen["child"] and "task" not in seen["child"]
@@ -110,6 +119,11 @@ async def test_the_child_sees_its_own_servers_tool_the_parent_never_does_and_dis
     child_transcript = Path(requests[-1]["agent_transcript_path"])
     assert child_transcript.parent.name == session.session_id and child_transcript.is_file()
     assert '"echoed: fine"' in child_transcript.read_text()
+    # the session's conversation (what compaction summarises) holds the task's result; the child's turns are in
+    # its own transcript, which a resume shows under the task
+    assert kept == [("user", [], []), ("assistant", ["t1"], []), ("tool", [], ["t1"]), ("assistant", [], [])]
+    made = ({"id": "e1", "tool": "mcp__own__echo", "arguments": {"message": "echoed: fine"}},)
+    assert subagent_history(session.transcript.path) == [("t1", agent_id, made)]
 
 
 async def test_an_ask_of_a_child_names_the_agent_and_the_denial_reaches_the_childs_model(
@@ -262,3 +276,29 @@ async def test_agents_of_an_untrusted_workspace_start_no_server_and_its_plugins_
             result = await session.run_turn("Try both.")
     assert result.reason is TurnEndReason.COMPLETED
     assert [e for e in sink.of_type(SubagentEvent) if type(e.inner).__name__.startswith("McpServer")] == []
+
+
+async def test_with_depth_two_a_child_starts_its_own_subagent_whose_events_nest_twice(
+    workspace: Path, isolated_home: Path
+) -> None:
+    agent_file(workspace, "lead", "", "LEAD-AGENT")
+    script = [calls(task("t1", "lead")), {"reply": "text", "text": "Done.", "expect": {"tool_results": {"t1": "deep"}}}]
+    routes = {
+        "LEAD-AGENT": [
+            {**calls(task("g1", "general-purpose")), "expect": {"tools_include": ["task"]}},
+            {"reply": "text", "text": "deep", "expect": {"tool_results": {"g1": "from below"}}},
+        ],
+        "subagent 'general-purpose'": [
+            {"reply": "text", "text": "from below", "check": lambda body: "task" not in tool_names(body)}
+        ],
+    }
+    sink = RecordingSink()
+    with ScriptedModelServer("openai", script, routes=routes) as server:
+        user_config(isolated_home, server, wire="openai", extra="[agent]\nmax_task_depth = 2\n")
+        async with open_session(workspace, events=[sink]) as session:
+            result = await session.run_turn("Go deep.")
+    assert result.reason is TurnEndReason.COMPLETED
+    deep = [e for e in sink.of_type(SubagentEvent) if isinstance(e.inner, SubagentStarted)]
+    assert [(e.agent, e.parent_call_id, e.inner.agent, e.inner.parent_call_id, e.inner.depth) for e in deep] == [
+        ("lead", "t1", "general-purpose", "g1", 2)
+    ]

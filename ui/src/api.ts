@@ -296,6 +296,8 @@ export interface ApprovalChoice {
   grant: string | null;
   layers: string[];
   with_message: boolean;
+  /** A subagent's ask: the session answer holds for every agent of the session, not only the one that asked. */
+  whole_session?: boolean;
 }
 
 export interface ApprovalRequest {
@@ -317,6 +319,7 @@ export interface ApprovalAnswer {
   grant: string | null;
   layer: string | null;
   message: string | null;
+  whole_session?: boolean;
 }
 
 /** `GET /api/session/history`: the conversation as the page shows it, and the last event it covers. */
