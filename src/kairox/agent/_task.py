@@ -214,12 +214,8 @@ class TaskTool(ToolProvider):
         )
         stack.callback(transcript.close)
         events = FanoutSink([transcript, wrapped])
-        approvals = SessionApprovals(
-            _AgentApprover(parent.approver, agent.name),
-            persist_rule=parent.persist_rule,
-            emit=events.emit,
-            parent=parent,
-        )
+        asker = _AgentApprover(parent.approver, agent.name)
+        approvals = SessionApprovals(asker, persist_rule=parent.persist_rule, emit=events.emit, parent=parent)
         hooks = context.hooks.for_agent(agent_id, agent.name)
 
         def keep(spec: ToolSpec) -> bool:
@@ -248,7 +244,6 @@ class TaskTool(ToolProvider):
             )
             await stack.enter_async_context(manager)
             await registry.add_providers(list(manager.adapters.values()))
-        skills = [context.skills.get(name) for name in agent.skills]
         child_context = dataclasses.replace(context, registry=registry, hooks=hooks, mcp=None)
         session = AgentSession(
             child_context,
@@ -259,27 +254,15 @@ class TaskTool(ToolProvider):
             limits=host.limits.model_copy(update={"max_turns": agent.max_turns or host.limits.max_turns}),
             provider=provider,
         )
+        skills = [_skill_text(e) for e in map(context.skills.get, agent.skills) if e is not None and e.offered]
+        opening = f"You are the subagent {agent.name!r}, working in {resolved.workspace}. Do the task you are given, "
         session.preamble = "\n\n".join(
-            [
-                f"You are the subagent {agent.name!r}, working in {resolved.workspace}. "
-                "Do the task you are given, then give your final answer: it is all the caller sees.",
-                agent.prompt,
-                *(_skill_text(entry) for entry in skills if entry is not None and entry.offered),
-            ]
+            [opening + "then answer: your final answer is all the caller sees.", agent.prompt, *skills]
         )
         if depth < host.limits.max_task_depth and agent.allows(TASK_TOOL):
-            child_host = dataclasses.replace(
-                host,
-                context=child_context,
-                events=events,
-                transcript=transcript,
-                depth=depth,
-                model=lambda: (
-                    session.client,
-                    session.provider,
-                ),
-            )
-            await registry.add_provider(TaskTool(child_host))
+            child = dataclasses.replace(host, context=child_context, events=events, transcript=transcript, depth=depth)
+            child.model = lambda: (session.client, session.provider)
+            await registry.add_provider(TaskTool(child))
         return session
 
 

@@ -34,7 +34,7 @@ def list_agents(ctx: typer.Context, as_json: JsonOption = False) -> None:
         )
         return
     for problem in found.diagnostics:
-        err(f"kairox: agent {problem.source}: {problem.reason} ({problem.hint})")
+        err(f"kairox: agent {problem.source}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))
     for a in found.agents.values():
         out(f"{'on ' if a.enabled else 'off'}  {a.name}  [{a.source}]  {a.description[:100]}")
 
