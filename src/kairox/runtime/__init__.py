@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         install_catalog_entry,
         prefetch_command,
     )
+    from kairox.runtime._commands import SlashCommand, extension_commands
     from kairox.runtime._context import (
         ExtensionContext,
         PluginStage,
@@ -131,6 +132,7 @@ __all__ = [
     "ServerView",
     "ServerViewStatus",
     "SkillsReady",
+    "SlashCommand",
     "ToggleRow",
     "add_mcp_server",
     "agent_rows",
@@ -144,6 +146,7 @@ __all__ = [
     "doctor_lines",
     "doctor_report",
     "dry_run_server",
+    "extension_commands",
     "gather_memory",
     "held_text",
     "inspect_market_plugin",
@@ -189,6 +192,7 @@ if not TYPE_CHECKING:
         {
             "._agents": ("GENERAL_PURPOSE", "AgentDef", "AgentSet", "load_agents", "parse_agent"),
             "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
+            "._commands": ("SlashCommand", "extension_commands"),
             "._plugin_install": (
                 "PLUGIN_INSTALL_SPEC",
                 "decide_plugin_install",
