@@ -22,6 +22,7 @@ ROOT_HELP = (
     "  doctor    Every extension that failed to load and how to fix it, plus...\n"
     "  run       Run one prompt headless: the model's answer streams to...\n"
     "  serve     Serve every visible tool (built-in, MCP, plugin, LSP, DAP,...\n"
+    "  audit     Show what `kairox serve` ran: one line per call (time, user,...\n"
     "  tui       Open the terminal UI: conversation, live server status and...\n"
     "  gui       Open the web GUI: servers with live status, the MCP catalog,...\n"
     "  acp       Serve the Agent Client Protocol on stdin/stdout (for editors:...\n"

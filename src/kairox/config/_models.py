@@ -273,6 +273,24 @@ class ProfileConfig(ConfigModel):
     """Keys of ``[instructions]`` this profile overrides."""
 
 
+class GatewayConfig(ConfigModel):
+    """``[gateway]``: ``kairox serve`` for a team (user layer only: it routes credentials)."""
+
+    store: str | None = None
+    """Where the gateway keeps its state: ``postgresql://...`` for replicas, ``sqlite:///PATH`` for one machine;
+    ``$KAIROX_HOME/gateway.sqlite3`` when unset. ``--store`` overrides it."""
+    users_file: str | None = None
+    """A JSON or TOML map of user -> token (or ``sha256:HEX``): a person per token. ``--users-file`` overrides it."""
+    oidc_issuer: str | None = None
+    """Accept JWTs of this OpenID Connect issuer (checked against its JWKS); ``--oidc-issuer`` overrides it."""
+    oidc_audience: str | None = None
+    """The audience those JWTs must name."""
+    oidc_user_claim: str = "sub"
+    """The claim that names the user (its ``groups`` claim names the user's groups)."""
+    deny: dict[str, list[str]] = Field(default_factory=dict)
+    """Rules that refuse calls of one user (``bob``) or group (``"@contractors"``) on top of the policy: a deny wins."""
+
+
 class KairoxConfig(ConfigModel):
     """The whole configuration, as resolved from every layer."""
 
@@ -295,6 +313,7 @@ class KairoxConfig(ConfigModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     instructions: InstructionsConfig = Field(default_factory=InstructionsConfig)
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
 
 
 SERVER_SECTIONS = ("mcp_servers", "lsp_servers", "dap_servers")
@@ -309,7 +328,7 @@ CONCAT_LISTS = (
 )
 """Lists that concatenate across layers instead of replacing."""
 
-PROJECT_FORBIDDEN = ("model_provider", "model_providers")
+PROJECT_FORBIDDEN = ("model_provider", "model_providers", "gateway")
 """Keys that route credentials or model endpoints: never taken from project layers."""
 
 USER_ONLY_KEYS = ("policy.unconfined_servers",)
