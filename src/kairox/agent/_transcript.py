@@ -96,7 +96,8 @@ class Transcript:
                 self._file.flush()
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, AssistantTextDelta | AssistantThoughtDelta):  # the message holds them (text, reasoning)
+        # the message holds them (text, reasoning); a subagent's are in its own transcript
+        if isinstance(getattr(event, "inner", event), AssistantTextDelta | AssistantThoughtDelta):
             return
         self._write({"type": "event", **event_to_json(event)})
 
