@@ -7,8 +7,9 @@ answers at once. Measured from the session's events, per round:
 - plain call: ``fs.read`` through the gate, requested -> finished;
 - child start: the ``task`` call requested -> the subagent's first model request (its registry narrowed from the
   parent's, its transcript opened, its hooks and approvals set up, its system prompt and tools sent);
-- the same with an agent that brings its own stdio MCP server (tests/servers/basic_server.py): the server is
-  started (confined) and listed before the first request, and stopped after the answer.
+- the same with an agent that brings its own stdio MCP server (tests/servers/basic_server.py), stopped after each
+  answer: the first run waits for it to start (confined) and list its tools; later runs list them from the tool
+  cache and the server starts beside the first request (printed apart: the first run, then the median).
 
 Printed: medians and the ratios child start / plain call.
 
@@ -53,7 +54,7 @@ class Clock:
         self.seen.append((time.perf_counter(), event))
 
 
-async def measure(rounds: int, agent: str, home: Path, ws: Path) -> tuple[list[float], list[float]]:
+async def measure(rounds: int, agent: str, home: Path, ws: Path) -> tuple[list[float], list[float], float]:
     from kairox.agent import ModelRequestStarted, SubagentEvent, open_session
     from kairox.registry import ToolCallFinished, ToolCallRequested
 
@@ -77,10 +78,12 @@ async def measure(rounds: int, agent: str, home: Path, ws: Path) -> tuple[list[f
                         at.setdefault(f"{type(event).__name__}:{event.call_id}", moment)
                     elif isinstance(event, SubagentEvent) and isinstance(event.inner, ModelRequestStarted):
                         at.setdefault("child-request", moment)
+                if n == 0:
+                    cold = at["child-request"] - at[f"ToolCallRequested:t{n}"]
                 if n >= WARMUP:
                     plain.append(at[f"ToolCallFinished:r{n}"] - at[f"ToolCallRequested:r{n}"])
                     start.append(at["child-request"] - at[f"ToolCallRequested:t{n}"])
-    return plain, start
+    return plain, start, cold
 
 
 async def main(rounds: int) -> None:
@@ -100,13 +103,14 @@ async def main(rounds: int) -> None:
         from kairox.config import trust_workspace
 
         trust_workspace(ws)  # the workspace's agents may start their own servers
-        plain, start = await measure(rounds, "plain", home, ws)
-        plain2, served = await measure(rounds, "served", home, ws)
+        plain, start, _ = await measure(rounds, "plain", home, ws)
+        plain2, served, cold = await measure(rounds, "served", home, ws)
     call = statistics.median(plain + plain2)
     child, with_server = statistics.median(start), statistics.median(served)
     print(f"plain tool call (fs.read through the gate)       : {call * 1e3:8.2f} ms (median of {2 * rounds})")
     print(f"task -> the subagent's first model request       : {child * 1e3:8.2f} ms (median of {rounds})")
-    print(f"  with its own stdio MCP server (started, listed) : {with_server * 1e3:8.2f} ms (median of {rounds})")
+    print(f"  with its own stdio MCP server (tools cached)   : {with_server * 1e3:8.2f} ms (median of {rounds})")
+    print(f"  the first time (the server's tools not cached yet): {cold * 1e3:8.2f} ms")
     print(f"ratio child start / plain call: {child / call:.1f}x; with its own server: {with_server / call:.1f}x")
 
 
