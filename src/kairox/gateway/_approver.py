@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
 from kairox.policy import ApprovalAnswer, ApprovalRequest, refusal_text, unattended_refusal
+from kairox.runtime import link_notes
 
 current_request: contextvars.ContextVar["ServerRequestContext[Any, Any] | None"] = contextvars.ContextVar(
     "kairox_gateway_request", default=None
@@ -65,6 +66,7 @@ def question(request: ApprovalRequest) -> tuple[str, dict[str, Any]]:
     lines = [f"Allow {request.tool}?", f"Why it asks: {request.reason}"]
     if request.asked_by and request.asked_by not in request.reason:
         lines.append(f"Asked by: {request.asked_by}")
+    lines += link_notes(request)
     if request.command:
         lines.append(f"Command: {request.command}")
     elif request.arguments:

@@ -6,7 +6,7 @@ from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from kairox.runtime._agents import GENERAL_PURPOSE, AgentDef, AgentSet, load_agents, parse_agent
-    from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices
+    from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices, link_notes
     from kairox.runtime._catalog import (
         INSTALL_SPEC,
         DryRunReport,
@@ -153,6 +153,7 @@ __all__ = [
     "install_catalog_entry",
     "install_market_plugin",
     "layer_of",
+    "link_notes",
     "load_agents",
     "load_plugins",
     "load_skills",
@@ -191,7 +192,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "._agents": ("GENERAL_PURPOSE", "AgentDef", "AgentSet", "load_agents", "parse_agent"),
-            "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
+            "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices", "link_notes"),
             "._commands": ("SlashCommand", "extension_commands"),
             "._plugin_install": (
                 "PLUGIN_INSTALL_SPEC",
