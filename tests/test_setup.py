@@ -77,8 +77,13 @@ def test_make_test_installs_then_runs_the_preflight_before_pytest() -> None:
     lines = plan.stdout.splitlines()
     install = lines.index("sh scripts/system-packages.sh install")
     check = lines.index("sh scripts/system-packages.sh check")
-    pytest = next(i for i, line in enumerate(lines) if line.endswith("/bin/pytest -q"))
-    assert install < check < pytest
+    pytest = [i for i, line in enumerate(lines) if "/bin/pytest -q" in line]
+    assert install < check < pytest[0]
+    # every core first, then the tests that need the machine to themselves, each naming its 25 slowest tests
+    assert [lines[i].split("/bin/pytest -q ", 1)[1] for i in pytest] == [
+        '--durations=25 -n auto --dist loadfile -m "not serial"',
+        "--durations=25 -m serial",
+    ]
 
 
 def test_the_demo_preflight_needs_neither_tmux_nor_chromium(tmp_path: Path) -> None:

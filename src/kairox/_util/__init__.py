@@ -15,8 +15,6 @@ from kairox._util._glob import glob_to_regex
 from kairox._util._json import JsonObject, JsonValue, json_dict, json_int, json_list
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 from kairox._util._names import mcp_tool_name, mcp_tool_namer, normalize_tool_name, suggest
-from kairox._util._realpath import real_path
-from kairox._util._records import quick_init
 from kairox._util._search_path import absolute_path, which_absolute
 
 __all__ = [
@@ -43,8 +41,6 @@ __all__ = [
     "normalize_tool_name",
     "open_private",
     "private_folder",
-    "quick_init",
-    "real_path",
     "suggest",
     "which_absolute",
     "write_atomically",

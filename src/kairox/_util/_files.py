@@ -2,7 +2,6 @@
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -16,6 +15,8 @@ def write_atomically(file: Path, data: bytes, *, mode: int | None = None) -> int
         private_folder(file.parent)
     else:
         file.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # here: a host of one MCP server imports this module and never writes a file whole
+
     fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.")
     try:
         with os.fdopen(fd, "wb") as handle:

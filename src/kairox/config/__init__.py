@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     )
     from kairox.config._modes import ApprovalPolicy, SandboxPolicy
     from kairox.config._own_writes import write_own
-    from kairox.config._parse_cache import CacheScope, ConfigParseCache
+    from kairox.config._parse_cache import ConfigParseCache
     from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
     from kairox.config._redact import REDACTED, is_secret_key, redact_command, redact_tree, redact_urls
     from kairox.config._resolve import (
@@ -54,7 +54,6 @@ __all__ = [
     "STANDARD_INSTRUCTION_FILES",
     "AgentConfig",
     "ApprovalPolicy",
-    "CacheScope",
     "CatalogSourceConfig",
     "ConfigError",
     "ConfigParseCache",
@@ -144,7 +143,7 @@ if not TYPE_CHECKING:
             ),
             "._modes": ("ApprovalPolicy", "SandboxPolicy"),
             "._own_writes": ("write_own",),
-            "._parse_cache": ("CacheScope", "ConfigParseCache"),
+            "._parse_cache": ("ConfigParseCache",),
             "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
             "._display": ("lookup_value", "provenance_lines", "value_text"),
             "._scrub": ("SecretScrubber",),

@@ -121,12 +121,6 @@ class _Entry:
 _RANK_AND_ORIGIN = operator.itemgetter(0, 1)
 """The order of ``_rebuild``'s candidates: source rank, then origin (a stable sort keeps each origin's own order)."""
 
-_BY_SCHEMA: dict[int, tuple[JsonObject, ArgumentValidator | None, str | None]] = {}
-"""Validators by the schema object they were built from (held here, so its id cannot be reused while it is a
-key): the tools of a cached list that this process read once share their schema objects across sessions, and
-need not be serialised again to find their validator. A validator depends on its schema alone."""
-_BY_SCHEMA_MAX = 16384
-
 CALL_APPROVALS: contextvars.ContextVar[SessionApprovals] = contextvars.ContextVar("kairox_call_approvals")
 """The grants and approver of the call running now: a tool that runs calls of its own (``task``) passes them on."""
 
@@ -333,15 +327,7 @@ class ToolRegistry:
         cached = self._validators.get((origin, spec.name))
         if cached is not None and cached[0] is spec:
             return cached[1], cached[2]
-        schema = spec.input_schema
-        known = _BY_SCHEMA.get(id(schema))
-        if known is not None and known[0] is schema:  # the very schema object (a cached list read once per process)
-            validator, unsafe = known[1], known[2]
-        else:
-            validator, unsafe = schema_validator(schema)
-            if len(_BY_SCHEMA) >= _BY_SCHEMA_MAX:
-                _BY_SCHEMA.clear()
-            _BY_SCHEMA[id(schema)] = (schema, validator, unsafe)
+        validator, unsafe = schema_validator(spec.input_schema)
         self._validators[(origin, spec.name)] = (spec, validator, unsafe)
         return validator, unsafe
 

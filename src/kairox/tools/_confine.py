@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox._util._realpath import existing_real_path
 from kairox.config import SandboxPolicy, join_key
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import SandboxSettings
@@ -268,7 +267,7 @@ async def confine_server(
     kept = [
         Path(found)
         for name in SHARED_CACHES
-        if (found := existing_real_path(os.path.join(real_home, name))) is not None
+        if os.path.exists(found := os.path.realpath(os.path.join(real_home, name)))
     ]
     shared_npm = npm_cache_configured(real_home)
     own = [state, *([shared_npm] if shared_npm is not None else [])]

@@ -38,7 +38,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kairox._rpc import guarded_argv
-from kairox._util._realpath import existing_real_path
 from kairox.config import SandboxPolicy, kairox_home
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import HiddenPaths, SandboxSettings
@@ -94,7 +93,7 @@ def writable_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
     """The folders bound read-write under ``workspace_write`` (that exist), shallowest first."""
     if settings.mode is not SandboxPolicy.WORKSPACE_WRITE:
         return []
-    real = (existing_real_path(str(r)) for r in (workspace, *settings.writable_roots))  # None: it does not exist
+    real = (_existing(str(r)) for r in (workspace, *settings.writable_roots))  # None: it does not exist
     return sorted({Path(found) for found in real if found is not None}, key=lambda p: (len(p.parts), str(p)))
 
 
@@ -441,3 +440,9 @@ def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str
             f"bubblewrap ({path}) cannot create the {settings.mode} sandbox: {problem}", hint=_INSTALL_HINT
         )
     return path
+
+
+def _existing(path: str) -> str | None:
+    """``os.path.realpath(path)`` when what it leads to exists, else None."""
+    real = os.path.realpath(path)
+    return real if os.path.exists(real) else None
