@@ -53,9 +53,8 @@ def test_transcripts_logs_and_spills_are_private_and_an_older_home_is_tightened(
     assert old.stat().st_mode & 0o077 == 0  # the older transcript, tightened
     for name, mode in found.items():
         path = isolated_home / name
-        if path.is_dir():
-            assert mode == 0o700, (name, oct(mode))
-        elif name.split("/", 1)[0] in private or name.startswith("logs/"):
-            assert mode == 0o600, (name, oct(mode))
+        if name.split("/", 1)[0] not in {*private, "logs", "cache"}:
+            continue
+        assert mode == (0o700 if path.is_dir() else 0o600), (name, oct(mode))
     new = [p for p in (isolated_home / "sessions").iterdir() if p != old]
     assert new and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in new)

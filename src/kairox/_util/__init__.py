@@ -10,7 +10,7 @@ from kairox._util._decode import (
     nesting_depth,
 )
 from kairox._util._expand import ExpansionResult, expand_vars
-from kairox._util._files import open_private, private_folder, write_atomically
+from kairox._util._files import open_private, private_folder, tighten, write_atomically
 from kairox._util._glob import glob_to_regex
 from kairox._util._json import JsonObject, JsonValue, json_dict, json_int, json_list
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
@@ -42,6 +42,7 @@ __all__ = [
     "open_private",
     "private_folder",
     "suggest",
+    "tighten",
     "which_absolute",
     "write_atomically",
 ]

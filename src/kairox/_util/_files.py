@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,26 +38,47 @@ PRIVATE_FILE = 0o600
 
 
 def private_folder(folder: Path) -> Path:
-    """``folder``, made if missing, that only its owner may enter (0700). A folder that was open to others is
-    tightened once, and everything in it with it (the group's and others' bits taken off, the owner's kept): what
-    Kairox keeps under its home (conversations, logs, caches, tokens) is nobody else's to read."""
+    """``folder``, made if missing (with its missing parents) so that only its owner may enter it (0700). A folder
+    that exists is left as it is: only :func:`tighten` changes one, and only Kairox's own."""
     folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
-    with contextlib.suppress(OSError):  # a folder of another user's (a shared home) is left as it is
-        if folder.stat().st_mode & 0o777 != PRIVATE_FOLDER:
-            os.chmod(folder, PRIVATE_FOLDER)
-            for below, folders, files in os.walk(folder):
-                for name in folders:
-                    os.chmod(os.path.join(below, name), PRIVATE_FOLDER, follow_symlinks=False)
-                for name in files:
-                    path = os.path.join(below, name)
-                    if not os.path.islink(path):
-                        os.chmod(path, os.stat(path).st_mode & 0o700)
     return folder
 
 
+KEPT_FOLDERS = ("sessions", "logs", "spill", "cache", "mcp-oauth")
+"""What the home keeps of conversations, logs, outputs, caches and tokens: tightened by :func:`tighten`."""
+
+
+def tighten(home: Path) -> None:
+    """Make a Kairox home written before files were private so: the home and the folders of :data:`KEPT_FOLDERS`
+    0700, and what they hold without the group's and others' bits (the owner's kept). Only folders and regular
+    files this user owns are changed, never through a link; a home that is a shared folder (the sticky bit, as
+    ``/tmp``), another user's, or the user's own home folder is left as it is."""
+    uid = os.geteuid()
+    try:
+        found = home.lstat()
+    except OSError:
+        return
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != uid or found.st_mode & stat.S_ISVTX:
+        return
+    if os.path.realpath(home) == os.path.realpath(Path.home()):
+        return
+    with contextlib.suppress(OSError):
+        if found.st_mode & 0o077:
+            os.chmod(home, PRIVATE_FOLDER)
+    for name in KEPT_FOLDERS:
+        for below, folders, files in os.walk(home / name):  # links are not followed
+            for entry in (*folders, *files, "."):
+                path = os.path.join(below, entry)
+                with contextlib.suppress(OSError):
+                    mode = os.lstat(path)
+                    ours = mode.st_uid == uid and (stat.S_ISDIR(mode.st_mode) or stat.S_ISREG(mode.st_mode))
+                    if ours and mode.st_mode & 0o077:
+                        os.chmod(path, stat.S_IMODE(mode.st_mode) & 0o700)
+
+
 def open_private(file: Path, mode: str = "a", *, encoding: str | None = None) -> IO[Any]:
-    """``file`` opened for writing (``a``, ``ab``, ``w``, ``wb``), created readable by its owner only, in a private
-    folder (:func:`private_folder`)."""
+    """``file`` opened for writing (``a``, ``ab``, ``w``, ``wb``), created readable by its owner only; a missing
+    folder is made private (:func:`private_folder`)."""
     private_folder(file.parent)
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode.startswith("a") else os.O_TRUNC)
     return os.fdopen(os.open(file, flags, PRIVATE_FILE), mode, encoding=encoding)
