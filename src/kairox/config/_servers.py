@@ -5,16 +5,17 @@ Apart from the other sections so that a host starting one MCP server imports the
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, model_validator
+from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from kairox._util._domains import domain_problem
 from kairox.config._model_base import ConfigModel
 
 McpTransportType = Literal["stdio", "sse", "streamable_http"]
 ServerSandbox = Literal["workspace_write", "read_only", "none"]
 """How a server process is confined (Y6): the profile keys of a stdio MCP, language server or debug adapter entry."""
 
-_PROFILE_FIELDS = ("sandbox", "network", "writable_roots")
+_PROFILE_FIELDS = ("sandbox", "network", "allowed_domains", "writable_roots")
 _STDIO_FIELDS = ("command", "args", "env", "env_vars", "cwd", *_PROFILE_FIELDS)
 _REMOTE_FIELDS = ("url", "headers", "api_key_env", "bearer_token_env_var")
 
@@ -26,11 +27,27 @@ class ConfinedServerConfig(ConfigModel):
     """``workspace_write`` (the default): the workspace, the temp dir and the server's own state folder writable,
     protected paths read-only; ``read_only``: only its state folder writable; ``none``: no sandbox, honoured only
     from the user, system and CLI (``-c``) layers."""
-    network: bool = True
-    """Whether the confined server may use the network (``false`` unshares it)."""
+    network: bool | Literal["allowlist"] | None = None
+    """``false`` unshares the network; ``"allowlist"``: only ``allowed_domains`` (else ``sandbox.allowed_domains``),
+    through the session's proxy. Unset: the allowlist under ``sandbox.network = "allowlist"``, else the network."""
+    allowed_domains: list[str] | None = None
+    """Its own list under ``network = "allowlist"``; from a project file or plugin it only narrows the session's."""
     writable_roots: list[str] = Field(default_factory=list)
     """Folders the confined server may write besides the workspace; outside the workspace honoured only from the
     user, system and CLI layers."""
+
+    @field_validator("allowed_domains")
+    @classmethod
+    def _domains(cls, value: list[str] | None) -> list[str] | None:
+        return check_domains(value)
+
+
+def check_domains(value: list[str] | None) -> list[str] | None:
+    """An ``allowed_domains`` list, each entry checked (``domain_problem``)."""
+    problems = [problem for entry in value or () if (problem := domain_problem(entry)) is not None]
+    if problems:
+        raise ValueError("; ".join(problems))
+    return value
 
 
 class McpServerConfig(ConfinedServerConfig):

@@ -78,6 +78,7 @@ from kairox.registry import (
     wire_name,
 )
 from kairox.runtime import ExtensionContext
+from kairox.sandbox import EgressRefused
 from kairox.skills import SKILL_TOOL
 from kairox.tools import ToolCall, ToolResult, ToolSpec
 
@@ -122,10 +123,26 @@ class GatewayEvents:
         """Each gateway call's end as the registry timed it: its run and, apart, the wait for an approval."""
         self.changed = anyio.Event()
         self.relay = Relay()
+        self.audit: AuditLog | None = None
+        """Where a sandbox's refused connection is written (the gateway's audit, once it has one)."""
 
     def emit(self, event: Event) -> None:
         self.relay.feed(event)
-        if isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
+        if isinstance(event, EgressRefused) and self.audit is not None:
+            refused = {"host": event.host, "port": event.port, "reason": event.reason}
+            rule, outcome = "sandbox.allowed_domains", "refused"
+            self.audit.write(
+                AuditRecord(
+                    client="sandbox",
+                    tool="network",
+                    arguments=refused,
+                    decision="deny",
+                    rule=rule,
+                    duration_ms=0.0,
+                    outcome=outcome,
+                )
+            )
+        elif isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
             self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
         elif isinstance(event, ToolCallFinished) and event.call_id.startswith("gw-"):
             self.finished[event.call_id] = event
@@ -159,6 +176,7 @@ class Gateway:
             max_bytes=self.options.audit_max_bytes,
             scrub=SecretScrubber.for_config(context.resolved).scrub,
         )
+        events.audit = self.audit
         self.diagnostics: list[Diagnostic] = []
         self._clients: OrderedDict[str, _Client] = OrderedDict()
         self._call_ids = itertools.count(1)

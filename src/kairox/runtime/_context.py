@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from kairox.mcp import McpServerManager
     from kairox.plugins import PluginRouting, PluginSet
     from kairox.registry import ToolRegistry
+    from kairox.sandbox import EgressProxy
     from kairox.skills import SkillRegistry
 
 
@@ -88,6 +89,8 @@ class ExtensionContext:
     ``resource_tools`` of them are the list/read helpers Kairox adds for a server with resources), required, error,
     source."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    egress: "EgressProxy | None" = None
+    """The session's egress proxy (``sandbox.network = "allowlist"``): its refusals are counted there."""
 
     @property
     def config(self) -> Any:
@@ -327,6 +330,12 @@ async def build_extension_context(
         # the gate's settings, worked out once: the servers' sandbox comes from them, and the gate below
         settings = registry_settings(resolved)
         loop = asyncio.get_running_loop()
+        from kairox.sandbox import EgressProxy
+
+        # the session's own egress proxy, stopped after its servers; refusals reach the sink in the loop's thread
+        egress = EgressProxy(report=lambda event: loop.call_soon_threadsafe(sink.emit, event))
+        stack.callback(egress.close)
+        settings = dataclasses.replace(settings, sandbox=dataclasses.replace(settings.sandbox, egress=egress.route))
         # a plain executor future, not a task: nothing here must outlive the exit stack's task
         skills_future = loop.run_in_executor(None, lambda: load_skills(resolved, routing, events=sink))
         manager = None
@@ -505,6 +514,7 @@ async def build_extension_context(
             servers=board,
             mcp_servers=statuses,
             diagnostics=_dedupe(diagnostics),
+            egress=egress,
         )
         sink.emit(
             ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt))

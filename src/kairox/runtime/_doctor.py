@@ -246,7 +246,13 @@ def _sandbox_report(context: "ExtensionContext") -> dict[str, Any]:
     sandbox = context.registry.settings.sandbox
     named = () if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS else sandbox.allowed_sockets
     live = set(allowed_sockets(named))
-    return {"allow_unix_sockets": [{"path": str(path), "socket": path in live} for path in named]}
+    network = "on" if sandbox.network_access else "off" if sandbox.allowed_domains is None else "allowlist"
+    return {
+        "allow_unix_sockets": [{"path": str(path), "socket": path in live} for path in named],
+        "network": network,
+        "allowed_domains": list(sandbox.allowed_domains or ()),
+        "egress_refused": context.egress.refused if context.egress is not None else 0,
+    }
 
 
 def _required(diagnostic: "Diagnostic", context: "ExtensionContext") -> bool:
@@ -310,6 +316,10 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
         if not check["ok"]:
             out(f"         fix: {check['fix']}")
     sandbox = report["sandbox"]
+    if sandbox["network"] == "allowlist":
+        out("")
+        out(f"Network by name (sandbox.allowed_domains): {', '.join(sandbox['allowed_domains']) or 'none'}")
+        out(f"  refused by the egress proxy this session: {sandbox['egress_refused']}")
     if sandbox["allow_unix_sockets"]:
         out("")
         out("Host Unix sockets sandboxed commands may reach (policy.allow_unix_sockets):")

@@ -264,11 +264,24 @@ class SandboxSettings:
     writable_roots: tuple[Path, ...] = ()
     """Resolved writable roots (workspace, configured roots, temp)."""
     network_access: bool = False
+    allowed_domains: tuple[str, ...] | None = None
+    """``network = "allowlist"`` (``network_access`` false): the names reachable through the proxy ``egress``."""
+    egress: "Callable[[tuple[str, ...]], EgressRoute] | None" = None
+    """The session's egress proxy (``kairox.sandbox``): the route to its listener for a list of names."""
     allowed_sockets: tuple[Path, ...] = ()
     """Resolved host Unix sockets that stay reachable (``policy.allow_unix_sockets``); every other one is covered."""
     hidden: "Callable[[], HiddenPaths] | None" = None
     """What the rules on reading (``fs.read`` deny and ask rules) hide from a command, worked out as each command
     starts (so files made since are covered); None when no such rule exists (nothing to work out)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EgressRoute:
+    """How a sandbox with ``network = "allowlist"`` reaches the proxy: its Unix socket, bound in at the same path,
+    and the forwarder that runs first inside (``launcher``, ``--`` last, the command after it)."""
+
+    socket: Path
+    launcher: tuple[str, ...]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -5,7 +5,9 @@ every protected path inside the workspace and the configured roots (``.git``, ``
 ``.mcp.json``, ``.claude``, plugin manifests, ``hooks.json`` ..., at any depth) and the Kairox home bound back
 read-only. Every capability is
 dropped, so a command run as root cannot remount, chown or open raw sockets. The network is unshared unless
-``network_access``. Host Unix sockets are out of reach in both cases (a socket is the authority of whatever
+``network_access``; under ``allowed_domains`` the sandbox gets its own proxy's socket (``egress``, in a folder
+hidden from every sandbox) and a forwarder on its own loopback that speaks to it. Host Unix sockets are out of
+reach in all cases (a socket is the authority of whatever
 listens on it, network or not): the usual socket folders (``SOCKET_FOLDERS`` ...) are hidden, and every socket
 the kernel lists as bound to a path (``/proc/net/unix``), wherever it lies, workspace included, is covered
 (``bound_sockets``), except the ones ``policy.allow_unix_sockets`` names (``allowed_sockets``): one of those in a
@@ -26,6 +28,7 @@ hidden file outside the roots), the command is refused.
 """
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
@@ -120,10 +123,20 @@ def _within(path: Path, root: Path) -> bool:
     return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
+def egress_folder() -> Path:
+    """Where this user's egress proxies listen (``kairox.sandbox``): hidden from every sandbox, each sandbox with
+    an allowlist given only its own socket (another's may allow more). Made when first asked for, so a sandbox
+    started before any proxy hides it too."""
+    folder = Path(os.path.realpath(tempfile.gettempdir())) / f"kairox-egress-{os.getuid()}"
+    with contextlib.suppress(OSError):
+        folder.mkdir(mode=0o700)
+    return folder
+
+
 def socket_folders(env: Mapping[str, str] | None = None) -> list[Path]:
     """The folders hidden from sandboxed commands: the usual ones and those the environment points at."""
     env = os.environ if env is None else env
-    found = list(SOCKET_FOLDERS)
+    found = [*SOCKET_FOLDERS, egress_folder()]
     if env.get("XDG_RUNTIME_DIR"):
         found.append(Path(env["XDG_RUNTIME_DIR"]))
     for name in ("SSH_AUTH_SOCK", "DOCKER_HOST"):
@@ -345,13 +358,17 @@ def sandboxed_argv(
     # checked again after the rules on reading were worked out (which may search folders for a while)
     args += _cover_sockets(sockets)
     args += reading  # last, so nothing bound above shows a hidden path again
+    route = None
+    if settings.allowed_domains is not None and settings.egress is not None and not settings.network_access:
+        route = settings.egress(settings.allowed_domains)  # no proxy: no network at all
+        args += ["--ro-bind", str(route.socket), str(route.socket)]
     if not settings.network_access:
         args.append("--unshare-net")
     # root inside the sandbox is powerless: no capability survives (and bwrap sets no_new_privs)
     args += ["--cap-drop", "ALL", "--unshare-pid", "--die-with-parent", "--new-session"]
     args += ["--chdir", str(cwd or workspace)]
     args.append("--")
-    args += list(argv)
+    args += [*(route.launcher if route is not None else ()), *argv]
     return args
 
 

@@ -1,0 +1,47 @@
+"""Host names and the ``allowed_domains`` patterns that name them (Y14): ``pypi.org`` (that name) or
+``*.example.com`` (every name below it, not the name itself). A host is a name, never an address: every spelling
+of an IPv4 address the C library reads (``127.1``, ``0x7f.0.0.1``, ``2130706433``) and every IPv6 one is refused."""
+
+import re
+from collections.abc import Iterable
+
+_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?")
+_NUMBER = re.compile(r"0x[0-9a-f]*|[0-9]+")
+
+
+def host_name(text: str) -> str | None:
+    """``text`` as a host name (lower case, one final dot dropped), or None when it is no name: an address in any
+    spelling, a label that is not letters, digits, ``-`` and ``_``, or a name longer than DNS allows."""
+    name = text.lower().removesuffix(".")
+    labels = name.split(".")
+    if not name.isascii() or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+        return None
+    # a numeric last label is an address (no top-level domain is numeric); so is every label a number
+    if labels[-1].isdigit() or all(_NUMBER.fullmatch(label) for label in labels):
+        return None
+    return name
+
+
+def domain_problem(entry: str) -> str | None:
+    """Why ``entry`` is no ``allowed_domains`` pattern, or None."""
+    if host_name(entry.removeprefix("*.")) is None or "*" in entry.removeprefix("*."):
+        return f"{entry!r} is neither a host name (pypi.org) nor *. and a host name (*.example.com); no addresses"
+    return None
+
+
+def allowing(host: str, domains: Iterable[str]) -> str | None:
+    """The entry of ``domains`` that allows ``host`` (already a ``host_name``), or None."""
+    for entry in domains:
+        pattern = entry.lower().removesuffix(".")
+        if pattern == host or (pattern.startswith("*.") and host.endswith(pattern[1:])):
+            return entry
+    return None
+
+
+def covered(entry: str, domains: Iterable[str]) -> bool:
+    """Whether every name ``entry`` allows is allowed by ``domains`` (a narrower list's entry)."""
+    name = entry.lower().removesuffix(".")
+    if not name.startswith("*."):
+        return allowing(name, domains) is not None
+    patterns = [d.lower().removesuffix(".") for d in domains]
+    return any(p == name or (p.startswith("*.") and allowing(name[2:], [p]) is not None) for p in patterns)
