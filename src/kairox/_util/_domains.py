@@ -17,16 +17,7 @@ def host_name(text: str) -> str | None:
     if not name.isascii() or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
         return None
     # a numeric last label is an address (no top-level domain is numeric); so is every label a number
-    if labels[-1].isdigit() or all(_NUMBER.fullmatch(label) for label in labels):
-        return None
-    return name
-
-
-def domain_problem(entry: str) -> str | None:
-    """Why ``entry`` is no ``allowed_domains`` pattern, or None."""
-    if host_name(entry.removeprefix("*.")) is None or "*" in entry.removeprefix("*."):
-        return f"{entry!r} is neither a host name (pypi.org) nor *. and a host name (*.example.com); no addresses"
-    return None
+    return None if labels[-1].isdigit() or all(_NUMBER.fullmatch(label) for label in labels) else name
 
 
 def allowing(host: str, domains: Iterable[str]) -> str | None:
@@ -39,9 +30,5 @@ def allowing(host: str, domains: Iterable[str]) -> str | None:
 
 
 def covered(entry: str, domains: Iterable[str]) -> bool:
-    """Whether every name ``entry`` allows is allowed by ``domains`` (a narrower list's entry)."""
-    name = entry.lower().removesuffix(".")
-    if not name.startswith("*."):
-        return allowing(name, domains) is not None
-    patterns = [d.lower().removesuffix(".") for d in domains]
-    return any(p == name or (p.startswith("*.") and allowing(name[2:], [p]) is not None) for p in patterns)
+    """Whether every name ``entry`` allows is allowed by ``domains`` (``*.a.b`` is covered by ``*.b``)."""
+    return allowing(entry.lower().removesuffix("."), domains) is not None

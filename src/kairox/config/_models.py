@@ -4,9 +4,9 @@ Sections whose features arrive later still have their final shape here, so files
 The server entries live in ``_servers`` and the policy modes in ``_modes``, which import without the rest.
 """
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
 from kairox.config._model_base import ConfigModel
 from kairox.config._modes import ApprovalPolicy, SandboxPolicy
@@ -51,14 +51,9 @@ class SandboxConfig(ConfigModel):
     """``allowlist``: commands, hooks, plugin tools and servers reach only ``allowed_domains``, through a proxy
     Kairox runs; ``on``/``off`` set what commands get (servers keep their own ``network``). Unset:
     ``policy.network_access`` decides. A project file may only narrow it."""
-    allowed_domains: list[str] = Field(default_factory=list)
+    allowed_domains: Annotated[list[str], AfterValidator(check_domains)] = Field(default_factory=list)
     """Host names reachable under ``network = "allowlist"``: ``pypi.org``, or ``*.example.com`` for the names
     below it; never addresses. A project file may only narrow the list."""
-
-    @field_validator("allowed_domains")
-    @classmethod
-    def _domains(cls, value: list[str]) -> list[str]:
-        return check_domains(value) or []
 
 
 # --- tools ---------------------------------------------------------------------------------------------------
@@ -325,6 +320,6 @@ PROJECT_FORBIDDEN = ("model_provider", "model_providers")
 """Keys that route credentials or model endpoints: never taken from project layers."""
 
 USER_ONLY_KEYS = ("policy.unconfined_servers",)
+"""Keys that lift the sandbox off servers: never taken from project layers (a project cannot unconfine)."""
 NARROW_ONLY_KEYS = ("sandbox.network", "sandbox.allowed_domains")
 """What the network may reach: a project file's value is taken only where it narrows the user's own layers'."""
-"""Keys that lift the sandbox off servers: never taken from project layers (a project cannot unconfine)."""

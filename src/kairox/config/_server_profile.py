@@ -19,7 +19,7 @@ from kairox._util._domains import covered
 from kairox.config._keys import join_key
 from kairox.errors import Diagnostic
 
-PROFILE_KEYS = ("sandbox", "network", "allowed_domains", "writable_roots")
+PROFILE_KEYS = ("sandbox", "network", "writable_roots")
 """The keys of a server entry that make its profile; ``-c SECTION.NAME.KEY=VALUE`` sets one over any entry."""
 USER_LAYERS = frozenset({"default", "system", "user", "env", "cli"})
 """Where a server's entry counts as the user's own: its profile is taken as written."""
@@ -122,58 +122,30 @@ def server_profile(
     domains = list(own if own is not None else session_domains or ())
     roots_text = list(getattr(entry, "writable_roots", []) or [])
     notes: list[Diagnostic] = []
+
+    def clamped(reason: str, hint: str) -> None:  # what a project file or plugin may not set, said where it is
+        notes.append(Diagnostic(kind=kind, name=name, source=where, reason=reason, hint=hint))
+
     workspace = Path(os.path.realpath(workspace))
     if not user_owned and sandbox == "none":
-        notes.append(
-            Diagnostic(
-                kind=kind,
-                name=name,
-                source=where,
-                reason=(
-                    f'{key}.sandbox = "none" is ignored: a project file or plugin '
-                    "cannot unconfine its own server; it runs under workspace_write"
-                ),
-                hint=f"to run it unconfined, {_hint(key, home)}",
-            )
-        )
+        why = "a project file or plugin cannot unconfine its own server; it runs under workspace_write"
+        clamped(f'{key}.sandbox = "none" is ignored: {why}', f"to run it unconfined, {_hint(key, home)}")
         sandbox = "workspace_write"
     roots: list[Path] = []
     for text in roots_text:
         path = Path(os.path.realpath(base_dir / os.path.expanduser(str(text))))
         if not user_owned and not _inside(path, workspace):
-            notes.append(
-                Diagnostic(
-                    kind=kind,
-                    name=name,
-                    source=where,
-                    reason=(
-                        f"{key}.writable_roots names {path}, outside the workspace: ignored "
-                        "(a project file or plugin may not widen what its server writes)"
-                    ),
-                    hint=(
-                        f"set -c '{key}.writable_roots=[\"{path}\"]' or "
-                        f"write the server's entry in {home / 'kairox.toml'}"
-                    ),
-                )
-            )
+            why = "(a project file or plugin may not widen what its server writes)"
+            hint = f"set -c '{key}.writable_roots=[\"{path}\"]' or write the server's entry in {home / 'kairox.toml'}"
+            clamped(f"{key}.writable_roots names {path}, outside the workspace: ignored {why}", hint)
             continue
         roots.append(path)
     if not user_owned and session_domains is not None and network is not False:
         # a project's or plugin's server reaches at most the session's names
-        wider = [d for d in domains if not covered(d, session_domains)] if network == "allowlist" else ["the network"]
+        wider = [d for d in domains if not covered(d, session_domains)] if network == "allowlist" else ["any host"]
+        why = f"{key} may not reach {', '.join(wider)}: only your own sandbox.allowed_domains may widen the network"
         if wider:
-            notes.append(
-                Diagnostic(
-                    kind=kind,
-                    name=name,
-                    source=where,
-                    reason=(
-                        f"{key} may not reach {', '.join(wider)}: a project file or plugin may not widen "
-                        "sandbox.allowed_domains; ignored"
-                    ),
-                    hint=f"add the names to sandbox.allowed_domains in {home / 'kairox.toml'}",
-                )
-            )
+            clamped(f"{why}; ignored", f"add the names to sandbox.allowed_domains in {home / 'kairox.toml'}")
         domains = [d for d in domains if covered(d, session_domains)] if network == "allowlist" else [*session_domains]
         network = "allowlist"
     given = dict(overrides or {})
@@ -181,8 +153,6 @@ def server_profile(
         sandbox = str(given["sandbox"])
     if "network" in given:
         network = given["network"]
-    if "allowed_domains" in given:
-        domains = list(given["allowed_domains"])
     if "writable_roots" in given:
         roots = [Path(os.path.realpath(Path.cwd() / os.path.expanduser(str(t)))) for t in given["writable_roots"]]
     if key in unconfined:
@@ -213,15 +183,6 @@ def check_override(key: str, value: Any) -> str | None:
         return f"sandbox must be one of {', '.join(_SANDBOXES)}"
     if key == "network" and not isinstance(value, bool) and value != "allowlist":
         return 'network must be true, false or "allowlist"'
-    if key == "allowed_domains":
-        from kairox.config._servers import check_domains
-
-        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            return 'allowed_domains must be a list of names, e.g. ["pypi.org", "*.example.com"]'
-        try:
-            check_domains(value)
-        except ValueError as exc:
-            return str(exc)
     if key == "writable_roots" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
         return 'writable_roots must be a list of folders, e.g. ["/data/out"]'
     return None

@@ -3,12 +3,12 @@
 Apart from the other sections so that a host starting one MCP server imports these three models only.
 """
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationError, ValidatorFunctionWrapHandler, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from kairox._util._domains import domain_problem
+from kairox._util._domains import host_name
 from kairox.config._model_base import ConfigModel
 
 McpTransportType = Literal["stdio", "sse", "streamable_http"]
@@ -18,6 +18,13 @@ ServerSandbox = Literal["workspace_write", "read_only", "none"]
 _PROFILE_FIELDS = ("sandbox", "network", "allowed_domains", "writable_roots")
 _STDIO_FIELDS = ("command", "args", "env", "env_vars", "cwd", *_PROFILE_FIELDS)
 _REMOTE_FIELDS = ("url", "headers", "api_key_env", "bearer_token_env_var")
+
+
+def check_domains(value: list[str] | None) -> list[str] | None:
+    """An ``allowed_domains`` list whose every entry is a host name or ``*.`` and a host name."""
+    if wrong := [repr(entry) for entry in value or () if host_name(entry.removeprefix("*.")) is None]:
+        raise ValueError(f"{', '.join(wrong)}: neither a host name (pypi.org) nor *.NAME (*.example.com); no addresses")
+    return value
 
 
 class ConfinedServerConfig(ConfigModel):
@@ -30,24 +37,11 @@ class ConfinedServerConfig(ConfigModel):
     network: bool | Literal["allowlist"] | None = None
     """``false`` unshares the network; ``"allowlist"``: only ``allowed_domains`` (else ``sandbox.allowed_domains``),
     through the session's proxy. Unset: the allowlist under ``sandbox.network = "allowlist"``, else the network."""
-    allowed_domains: list[str] | None = None
+    allowed_domains: Annotated[list[str] | None, AfterValidator(check_domains)] = None
     """Its own list under ``network = "allowlist"``; from a project file or plugin it only narrows the session's."""
     writable_roots: list[str] = Field(default_factory=list)
     """Folders the confined server may write besides the workspace; outside the workspace honoured only from the
     user, system and CLI layers."""
-
-    @field_validator("allowed_domains")
-    @classmethod
-    def _domains(cls, value: list[str] | None) -> list[str] | None:
-        return check_domains(value)
-
-
-def check_domains(value: list[str] | None) -> list[str] | None:
-    """An ``allowed_domains`` list, each entry checked (``domain_problem``)."""
-    problems = [problem for entry in value or () if (problem := domain_problem(entry)) is not None]
-    if problems:
-        raise ValueError("; ".join(problems))
-    return value
 
 
 class McpServerConfig(ConfinedServerConfig):

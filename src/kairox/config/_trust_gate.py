@@ -15,6 +15,7 @@ from kairox.errors import Diagnostic
 _APPROVAL_RANK = {"untrusted": 0, "never": 1, "on_request": 1, "on_failure": 2}
 _SANDBOX_RANK = {"read_only": 0, "workspace_write": 1, "danger_full_access": 2}
 _NETWORK_RANK = {"off": 0, "allowlist": 1, "on": 2}
+_WATCHED = frozenset((*NARROW_ONLY_KEYS, *USER_ONLY_KEYS, "policy.network_access"))
 PROJECT_LAYERS = (Layer.PROJECT, Layer.LOCAL)
 STANDARD_INSTRUCTION_FILES = frozenset({"AGENTS.md", "KAIROX.md", "CLAUDE.md"})
 """The memory and instruction files an untrusted project may name: the ones every host reads anyway."""
@@ -146,52 +147,29 @@ class TrustGate:
         return pin, made
 
     def __call__(self, data: LayerData, key: str, value: Any) -> bool:
-        top = key.split(".", 1)[0]
-        if top in PROJECT_FORBIDDEN and (data.layer in PROJECT_LAYERS or data.origin(key).file in self.project_files):
-            origin = data.origin(key)
-            self.diagnostics.append(
-                Diagnostic(
-                    kind="config",
-                    name=key,
-                    source=str(origin.file) if origin.file else None,
-                    line=origin.line,
-                    reason="routes credentials or model endpoints, which project files may not set; ignored",
-                    hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
-                )
-            )
-            return False
-        if key in (*NARROW_ONLY_KEYS, "policy.network_access"):
-            if not (data.layer in PROJECT_LAYERS or data.origin(key).file in self.project_files):
-                self._users[key] = value
-            elif key != "policy.network_access" and (wider := self._widens(key, value)) is not None:
-                origin = data.origin(key)
-                self.diagnostics.append(
-                    Diagnostic(
-                        kind="config",
-                        name=key,
-                        source=str(origin.file) if origin.file else None,
-                        line=origin.line,
-                        reason=f"{wider}: a project file may only narrow the network; ignored",
-                        hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
-                    )
-                )
-                return False
-        if key in USER_ONLY_KEYS and (data.layer in PROJECT_LAYERS or data.origin(key).file in self.project_files):
-            origin = data.origin(key)
-            self.diagnostics.append(
-                Diagnostic(
-                    kind="config",
-                    name=key,
-                    source=str(origin.file) if origin.file else None,
-                    line=origin.line,
-                    reason="would run servers without a sandbox, which project files may not decide; ignored",
-                    hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
-                )
-            )
-            return False
+        watched = key in _WATCHED or key.split(".", 1)[0] in PROJECT_FORBIDDEN
+        project = watched and (data.layer in PROJECT_LAYERS or data.origin(key).file in self.project_files)
+        if key in (*NARROW_ONLY_KEYS, "policy.network_access") and not project:
+            self._users[key] = value  # what the user's own layers say, for a project value to narrow
+        elif key.split(".", 1)[0] in PROJECT_FORBIDDEN and project:
+            return self._ignored(data, key, "routes credentials or model endpoints, which project files may not set")
+        elif key in USER_ONLY_KEYS and project:
+            return self._ignored(data, key, "would run servers without a sandbox, which project files may not decide")
+        elif key in NARROW_ONLY_KEYS and project and (wider := self._widens(key, value)) is not None:
+            return self._ignored(data, key, f"{wider}: a project file may only narrow the network")
         if not data.untrusted or self.base is None:
             return True
         return self._accept_project(data, key, value)
+
+    def _ignored(self, data: LayerData, key: str, reason: str) -> bool:
+        """False, with a diagnostic: a project file's value the user's own file must set."""
+        origin = data.origin(key)
+        source = str(origin.file) if origin.file else None
+        hint = "set it in your user file ($KAIROX_HOME/kairox.toml) instead"
+        self.diagnostics.append(
+            Diagnostic(kind="config", name=key, source=source, line=origin.line, reason=f"{reason}; ignored", hint=hint)
+        )
+        return False
 
     def _widens(self, key: str, value: Any) -> str | None:
         """How a project's ``sandbox.network`` or ``sandbox.allowed_domains`` would widen what the user's own

@@ -114,6 +114,12 @@ class _Client:
     """With ``--search``: the wire names this session added with ``kairox_add_tools``, listed beside the three."""
 
 
+_EGRESS_AUDIT: dict[str, Any] = {
+    "client": "sandbox", "tool": "network", "decision": "deny", "rule": "sandbox.allowed_domains",
+    "duration_ms": 0.0, "outcome": "refused",
+}  # fmt: skip
+
+
 class GatewayEvents:
     """The event sink a gateway's context is built with: tool decisions for the audit, changes to announce."""
 
@@ -128,20 +134,9 @@ class GatewayEvents:
 
     def emit(self, event: Event) -> None:
         self.relay.feed(event)
-        if isinstance(event, EgressRefused) and self.audit is not None:
+        if isinstance(event, EgressRefused) and self.audit is not None:  # a sandbox's connection, refused
             refused = {"host": event.host, "port": event.port, "reason": event.reason}
-            rule, outcome = "sandbox.allowed_domains", "refused"
-            self.audit.write(
-                AuditRecord(
-                    client="sandbox",
-                    tool="network",
-                    arguments=refused,
-                    decision="deny",
-                    rule=rule,
-                    duration_ms=0.0,
-                    outcome=outcome,
-                )
-            )
+            self.audit.write(AuditRecord(**_EGRESS_AUDIT, arguments=refused))
         elif isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
             self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
         elif isinstance(event, ToolCallFinished) and event.call_id.startswith("gw-"):

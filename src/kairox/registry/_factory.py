@@ -8,6 +8,7 @@ from kairox.events import EventSink
 from kairox.policy import Approver, PolicySettings, RuleLayer, read_mask, resolve_path
 from kairox.registry._approvals import PersistRule, RuleWriter
 from kairox.registry._registry import RegistrySettings, ToolRegistry
+from kairox.sandbox import shared_egress
 from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks
 
 
@@ -24,8 +25,6 @@ def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None
         sockets_base=resolved.base_dir("policy.allow_unix_sockets"),
         own_dirs=(resolved.home,),
     )
-    from kairox.sandbox import shared_egress
-
     # [sandbox] network, when set, says what policy.network_access says otherwise
     network = config.sandbox.network or ("on" if config.policy.network_access else "off")
     policy = dataclasses.replace(policy, network_access=network == "on")

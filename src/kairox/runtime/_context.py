@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from kairox.mcp import McpServerManager
     from kairox.plugins import PluginRouting, PluginSet
     from kairox.registry import ToolRegistry
-    from kairox.sandbox import EgressProxy
     from kairox.skills import SkillRegistry
 
 
@@ -89,8 +88,6 @@ class ExtensionContext:
     ``resource_tools`` of them are the list/read helpers Kairox adds for a server with resources), required, error,
     source."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    egress: "EgressProxy | None" = None
-    """The session's egress proxy (``sandbox.network = "allowlist"``): its refusals are counted there."""
 
     @property
     def config(self) -> Any:
@@ -514,7 +511,6 @@ async def build_extension_context(
             servers=board,
             mcp_servers=statuses,
             diagnostics=_dedupe(diagnostics),
-            egress=egress,
         )
         sink.emit(
             ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt))

@@ -246,12 +246,12 @@ def _sandbox_report(context: "ExtensionContext") -> dict[str, Any]:
     sandbox = context.registry.settings.sandbox
     named = () if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS else sandbox.allowed_sockets
     live = set(allowed_sockets(named))
-    network = "on" if sandbox.network_access else "off" if sandbox.allowed_domains is None else "allowlist"
+    from kairox.sandbox import EgressRefused
+
     return {
         "allow_unix_sockets": [{"path": str(path), "socket": path in live} for path in named],
-        "network": network,
-        "allowed_domains": list(sandbox.allowed_domains or ()),
-        "egress_refused": context.egress.refused if context.egress is not None else 0,
+        "allowed_domains": None if sandbox.allowed_domains is None else list(sandbox.allowed_domains),
+        "egress_refused": len(context.events.of_type(EgressRefused)),  # this session's, as its trace has them
     }
 
 
@@ -316,10 +316,10 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
         if not check["ok"]:
             out(f"         fix: {check['fix']}")
     sandbox = report["sandbox"]
-    if sandbox["network"] == "allowlist":
+    if sandbox["allowed_domains"] is not None:
         out("")
-        out(f"Network by name (sandbox.allowed_domains): {', '.join(sandbox['allowed_domains']) or 'none'}")
-        out(f"  refused by the egress proxy this session: {sandbox['egress_refused']}")
+        names, refused = ", ".join(sandbox["allowed_domains"]) or "none", sandbox["egress_refused"]
+        out(f"Network by name (sandbox.allowed_domains): {names}; refused this session: {refused}")
     if sandbox["allow_unix_sockets"]:
         out("")
         out("Host Unix sockets sandboxed commands may reach (policy.allow_unix_sockets):")

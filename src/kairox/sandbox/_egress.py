@@ -1,14 +1,12 @@
 """The session's egress proxy (Y14): what a sandbox with ``network = "allowlist"`` has instead of a network.
 
-The sandbox keeps its own network namespace, with nothing but loopback. Its first process (``_forwarder.py``)
-listens on 127.0.0.1 there, sets ``HTTP_PROXY``/``HTTPS_PROXY``, and hands each connection it accepts to this
-proxy through the Unix socket bound into the sandbox (the connection itself, passed as a descriptor). The proxy
-reads the request, checks the name, resolves it here, connects to the address it resolved (so the name is never
-looked up twice) and relays. It takes ``CONNECT host:port`` (https, and any TCP to an allowed name) and absolute
-``http://`` requests, whose ``Host`` it sets from the URL. It refuses an address in any spelling, a name the list
-does not allow, and a name only a ``*.`` pattern allows that resolves outside the public internet: a 403 whose
-text says why, an ``EgressRefused`` event and a count. One listener per list, a socket in ``egress_folder()``
-that no other sandbox sees; a thread per connection, at most ``MAX_CONNECTIONS`` at once."""
+The sandbox keeps its own network namespace (loopback only). Its first process (``_forwarder.py``) listens on
+127.0.0.1 there, sets the proxy variables, and hands each connection to this proxy through the Unix socket bound
+into the sandbox (the descriptor itself). The proxy reads ``CONNECT host:port`` or an absolute ``http://``
+request (whose ``Host`` it sets from the URL), checks the name, resolves it here and connects to what it resolved
+(no second lookup). It refuses an address in any spelling, a name not on the list, and a name only a ``*.``
+pattern allows that resolves outside the public internet: a 403 saying why, and an ``EgressRefused`` event.
+A listener per list, its socket in ``egress_folder()`` (hidden from every other sandbox); a thread per connection."""
 
 import atexit
 import contextlib
@@ -27,15 +25,13 @@ from kairox._util._domains import allowing, host_name
 from kairox.config import SandboxPolicy
 from kairox.errors import SandboxUnavailableError
 from kairox.events import Event
-from kairox.tools import EgressRoute, SandboxSettings, egress_folder
+from kairox.tools import SandboxSettings
+from kairox.tools._model import EgressRoute
+from kairox.tools._sandbox import egress_folder
 
 FORWARDER = Path(__file__).with_name("_forwarder.py")
-HEAD_LIMIT = 65_536
-"""Bytes a request's line and headers may take."""
-HEAD_TIMEOUT_SEC = 30.0
-CONNECT_TIMEOUT_SEC = 10.0
-MAX_CONNECTIONS = 256
-"""Connections one proxy serves at once; past it a new one is closed at once."""
+HEAD_LIMIT, HEAD_TIMEOUT_SEC, CONNECT_TIMEOUT_SEC = 65_536, 30.0, 10.0
+MAX_CONNECTIONS = 256  # served at once by one proxy; past it a new connection is closed
 _HOP_BY_HOP = {b"host", b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization", b"te", b"upgrade"}
 _PHRASES = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}
 
@@ -50,59 +46,41 @@ class EgressRefused(Event):
 
 
 class _Refusal(Exception):
-    def __init__(self, status: int, reason: str, host: str = "", port: int | None = None) -> None:
-        super().__init__(reason)
-        self.status, self.reason, self.host, self.port = status, reason, host, port
+    """``(status, reason, host, port)``: what the proxy answers instead of connecting."""
 
 
 def host_allowed(host: str, sandbox: SandboxSettings) -> bool:
-    """Whether processes confined by ``sandbox`` may reach ``host`` by name: any host with the network on (or no
-    sandbox), none with it off, and under ``allowed_domains`` a name (never an address) the list allows. The proxy
-    also refuses a name only a ``*.`` pattern allows once it resolves outside the public internet."""
+    """Whether processes confined by ``sandbox`` may reach ``host`` by name: any with the network on (or no
+    sandbox), none with it off, and under ``allowed_domains`` a name (never an address) the list allows. (The proxy
+    also refuses a name only a ``*.`` pattern allows once it resolves outside the public internet.)"""
     if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS or sandbox.network_access:
         return True
-    name = host_name(host)
-    return name is not None and allowing(name, sandbox.allowed_domains or ()) is not None
-
-
-def _shown(text: str) -> str:
-    return "".join(c if c.isascii() and c.isprintable() else "?" for c in text[:120])
-
-
-def _public(sockaddr: tuple[object, ...]) -> bool:
-    address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_global
+    return (name := host_name(host)) is not None and allowing(name, sandbox.allowed_domains or ()) is not None
 
 
 class EgressProxy:
-    """One session's proxy. ``route`` (the ``SandboxSettings.egress`` of the session) starts a listener per list
-    on first use; ``close`` stops them. ``report`` gets each ``EgressRefused`` (from the proxy's threads)."""
+    """One session's proxy: ``route`` (the session's ``SandboxSettings.egress``) starts a listener per list on
+    first use, ``close`` stops them; ``report`` gets each ``EgressRefused``, in the proxy's threads."""
 
     def __init__(self, *, report: Callable[[Event], object] | None = None) -> None:
-        self.refused = 0
         self._report = report
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-        self._listeners: dict[tuple[str, ...], tuple[socket.socket, Path]] = {}
-        self._closed = False
+        self._listeners: dict[tuple[str, ...], tuple[socket.socket, Path]] | None = {}
 
     def route(self, domains: tuple[str, ...]) -> EgressRoute:
-        """The way into this proxy for a sandbox allowed ``domains``; raises ``SandboxUnavailableError`` when it
-        cannot listen (the command does not run)."""
+        """The way in for a sandbox allowed ``domains``; ``SandboxUnavailableError`` when the proxy cannot listen."""
         with self._lock:
-            if self._closed:
+            if self._listeners is None:
                 raise SandboxUnavailableError("the session's egress proxy has stopped", hint="start a new session")
             if domains not in self._listeners:
                 self._listeners[domains] = self._listen(domains)
             path = self._listeners[domains][1]
-        python = sys.executable or "python3"
-        return EgressRoute(socket=path, launcher=(python, "-I", "-S", str(FORWARDER), str(path), "--"))
+        launcher = (sys.executable or "python3", "-I", "-S", str(FORWARDER), str(path), "--")
+        return EgressRoute(socket=path, launcher=launcher)
 
     def _listen(self, domains: tuple[str, ...]) -> tuple[socket.socket, Path]:
-        folder = egress_folder()
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        folder, server = egress_folder(), socket.socket(socket.AF_UNIX)
         try:
             found = folder.lstat()
             if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
@@ -116,13 +94,12 @@ class EgressProxy:
                 f"the egress proxy for sandbox.allowed_domains cannot listen: {exc}",
                 hint=f"remove {folder}, or point TMPDIR at a folder of your own",
             ) from exc
-        threading.Thread(target=self._accept, args=(server, domains), name="kairox-egress", daemon=True).start()
+        threading.Thread(target=self._accept, args=(server, domains), daemon=True).start()
         return server, path
 
     def close(self) -> None:
         with self._lock:
-            self._closed = True
-            listeners, self._listeners = self._listeners, {}
+            listeners, self._listeners = self._listeners or {}, None
         for server, path in listeners.values():
             with contextlib.suppress(OSError):
                 server.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
@@ -130,40 +107,35 @@ class EgressProxy:
             path.unlink(missing_ok=True)
 
     def _accept(self, server: socket.socket, domains: tuple[str, ...]) -> None:
-        while True:
-            try:
-                link, _ = server.accept()
-            except OSError:
-                return
-            if not self._slots.acquire(blocking=False):
-                link.close()
-                continue
-            threading.Thread(target=self._serve, args=(link, domains), name="kairox-egress", daemon=True).start()
+        with contextlib.suppress(OSError):
+            while link := server.accept()[0]:
+                if self._slots.acquire(blocking=False):
+                    threading.Thread(target=self._serve, args=(link, domains), daemon=True).start()
+                else:
+                    link.close()
 
     def _serve(self, link: socket.socket, domains: tuple[str, ...]) -> None:
         try:
-            fds: list[int] = []
-            with link, contextlib.suppress(OSError):
+            with link:
                 link.settimeout(HEAD_TIMEOUT_SEC)
-                _, fds, _, _ = socket.recv_fds(link, 1, 1)
-            for fd in fds:
-                try:
-                    client = socket.socket(fileno=fd)
-                except OSError:  # not a socket: nothing to serve
+                fds = socket.recv_fds(link, 1, 1)[1]
+            for fd in fds:  # the forwarder's connection; anything else sent is only closed
+                if not stat.S_ISSOCK(os.fstat(fd).st_mode):
                     os.close(fd)
                     continue
-                with client:
+                with socket.socket(fileno=fd) as client:
                     self._handle(client, domains)
+        except (OSError, ValueError):
+            pass  # this connection ends; the others go on
         finally:
             self._slots.release()
 
     def _handle(self, client: socket.socket, domains: tuple[str, ...]) -> None:
+        client.settimeout(HEAD_TIMEOUT_SEC)
         try:
-            client.settimeout(HEAD_TIMEOUT_SEC)
-            head, rest = _read_head(client)
-            if head is None:
+            if (request := _request(client)) is None:
                 return
-            method, target, version, fields = _request_line(head)
+            method, target, version, fields, rest = request
             tunnel = method == "CONNECT"
             authority = target if tunnel else target[7:].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
             name, port = _authority(authority, None if tunnel else 80)
@@ -174,124 +146,96 @@ class EgressProxy:
         except _Refusal as refusal:
             self._refuse(client, refusal, domains)
             return
-        except OSError:
-            return
         with upstream:
             if tunnel:
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            else:
+            else:  # origin form, the Host of the URL (never the client's), one request
                 path = target[7 + len(authority) :].split("#", 1)[0]
-                path = path if path.startswith("/") else f"/{path}"
                 host = name if port == 80 else f"{name}:{port}"
                 kept = [f for f in fields.split(b"\r\n") if f.split(b":", 1)[0].strip().lower() not in _HOP_BY_HOP]
-                lines = [f"{method} {path} {version}".encode(), *kept, f"Host: {host}".encode(), b"Connection: close"]
-                upstream.sendall(b"\r\n".join(lines) + b"\r\n\r\n")
-            if rest:
-                upstream.sendall(rest)
-            _relay(client, upstream)
+                first = f"{method} {path if path.startswith('/') else '/' + path} {version}".encode()
+                upstream.sendall(b"\r\n".join([first, *kept, f"Host: {host}\r\nConnection: close\r\n\r\n".encode()]))
+            upstream.sendall(rest)
+            client.settimeout(None)
+            upstream.settimeout(None)
+            back = threading.Thread(target=_copy, args=(upstream, client), daemon=True)
+            back.start()
+            _copy(client, upstream)
+            back.join()
 
     def _refuse(self, client: socket.socket, refusal: _Refusal, domains: Sequence[str]) -> None:
-        reason = _shown(refusal.reason)
-        if refusal.status != 502:
-            with self._lock:
-                self.refused += 1
-            if self._report is not None:
-                with contextlib.suppress(Exception):
-                    self._report(EgressRefused(host=_shown(refusal.host), port=refusal.port, reason=reason))
-        body = f"Kairox sandbox: {reason}.\n" + (
-            ""
-            if refusal.status == 502
-            else f"This sandbox reaches the network only through Kairox's proxy, and only these names: "
-            f"{', '.join(domains) or 'none'}. Another name must be added to sandbox.allowed_domains in the user's "
-            "own kairox.toml; an address is never reached.\n"
+        status, reason, host, port = refusal.args
+        reason, host = _printable(reason), _printable(host)
+        body = f"Kairox sandbox: {reason}.\n"
+        if status != 502:  # a refusal (not a failure): reported and explained
+            with contextlib.suppress(Exception):
+                self._report(EgressRefused(host=host, port=port, reason=reason)) if self._report else None
+            body += f"This sandbox reaches only these names, through Kairox's proxy: {', '.join(domains) or 'none'}. "
+            body += "The user may add one to sandbox.allowed_domains in their own kairox.toml; no address is reached.\n"
+        client.sendall(
+            f"HTTP/1.1 {status} {_PHRASES[status]} by Kairox sandbox: {reason}\r\nContent-Type: "
+            f"text/plain\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}".encode()
         )
-        head = (
-            f"HTTP/1.1 {refusal.status} {_PHRASES[refusal.status]} by Kairox sandbox: {reason}\r\n"
-            f"Content-Type: text/plain; charset=utf-8\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        )
-        with contextlib.suppress(OSError):
-            client.sendall((head + body).encode())
 
 
-def _read_head(client: socket.socket) -> tuple[bytes | None, bytes]:
-    """The request's line and headers, and what came after them; None when the connection closed first."""
+def _printable(text: str) -> str:
+    return "".join(c if c.isascii() and c.isprintable() else "?" for c in text[:200])
+
+
+def _request(client: socket.socket) -> tuple[str, str, str, bytes, bytes] | None:
+    """Method, target, version, header lines and what followed them; None when the connection closed first."""
     data = b""
     while (end := data.find(b"\r\n\r\n")) < 0:
         if len(data) > HEAD_LIMIT:
-            raise _Refusal(400, f"the request's head is longer than {HEAD_LIMIT} bytes")
-        chunk = client.recv(16_384)
-        if not chunk:
-            return None, b""
+            raise _Refusal(400, f"the request's head is longer than {HEAD_LIMIT} bytes", "", None)
+        if not (chunk := client.recv(16_384)):
+            return None
         data += chunk
-    return data[:end], data[end + 4 :]
-
-
-def _request_line(head: bytes) -> tuple[str, str, str, bytes]:
-    line, _, fields = head.partition(b"\r\n")
+    line, _, fields = data[:end].partition(b"\r\n")
     parts = line.decode("latin-1").split(" ")
     if len(parts) != 3 or not parts[0].isalpha() or parts[2] not in ("HTTP/1.1", "HTTP/1.0"):
-        raise _Refusal(400, "not an HTTP/1 request")
-    method, target, version = parts
-    if method != "CONNECT" and target[:7].lower() != "http://":
-        raise _Refusal(400, "the proxy takes CONNECT host:port (https) and absolute http:// URLs only")
-    return method, target, version, fields
+        raise _Refusal(400, "not an HTTP/1 request", "", None)
+    if parts[0] != "CONNECT" and parts[1][:7].lower() != "http://":
+        raise _Refusal(400, "the proxy takes CONNECT host:port (https) and absolute http:// URLs only", "", None)
+    return parts[0], parts[1], parts[2], fields, data[end + 4 :]
 
 
 def _authority(text: str, default_port: int | None) -> tuple[str, int]:
     """The host name and port of ``host[:port]``; an address, a user name or a bad port is refused."""
-    host, colon, port_text = text.rpartition(":") if not text.endswith("]") else (text, "", "")
-    if not colon:
-        host, port_text = text, str(default_port or "")
-    if not (port_text.isascii() and port_text.isdigit() and 0 < int(port_text) < 65_536):
-        raise _Refusal(400, f"{text} has no valid port", text)
+    host, colon, port = text.rpartition(":") if not text.endswith("]") else (text, "", "")
+    host, port = (host, port) if colon else (text, str(default_port or ""))
+    if not (port.isascii() and port.isdigit() and 0 < int(port) < 65_536):
+        raise _Refusal(400, f"{text} has no valid port", text, None)
     name = host_name(host)
     if name is None:
-        raise _Refusal(403, f"{host} is an address or no host name; the list names hosts", host, int(port_text))
-    return name, int(port_text)
+        raise _Refusal(403, f"{host} is an address or no host name; the list names hosts", host, int(port))
+    return name, int(port)
+
+
+def _public(address: str) -> bool:
+    found = ipaddress.ip_address(address.split("%", 1)[0])
+    mapped = found.ipv4_mapped if isinstance(found, ipaddress.IPv6Address) else None
+    return (mapped or found).is_global
 
 
 def _connect(name: str, port: int, pattern: str) -> socket.socket:
-    """A connection to ``name`` (allowed by ``pattern``), to the first address it resolves to that answers; only
-    a name listed exactly may reach an address outside the public internet."""
+    """A connection to the first address of ``name`` that answers; only a name listed exactly (not by a ``*.``
+    ``pattern``) may reach an address outside the public internet."""
     try:
         found = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
     except OSError as exc:
-        raise _Refusal(502, f"{name} could not be resolved ({exc.strerror or exc})", name, port) from exc
-    if pattern.startswith("*."):
-        public = [entry for entry in found if _public(entry[4])]
-        if not public:
-            raise _Refusal(
-                403,
-                f"{name} is allowed by {pattern} but resolves to {found[0][4][0]}, outside the public internet; "
-                "only a name listed exactly may reach such an address",
-                name,
-                port,
-            )
-        found = public
-    problem: OSError | None = None
-    for family, kind, proto, _, sockaddr in found:
-        upstream = socket.socket(family, kind, proto)
-        try:
-            upstream.settimeout(CONNECT_TIMEOUT_SEC)
-            upstream.connect(sockaddr)
-            upstream.settimeout(None)
-            return upstream
-        except OSError as exc:
-            upstream.close()
-            problem = exc
-    raise _Refusal(502, f"{name}:{port} did not answer ({problem})", name, port)
-
-
-def _relay(client: socket.socket, upstream: socket.socket) -> None:
-    """Copy both ways until both sides are done (one thread each way: neither waits on the other's reader)."""
-    client.settimeout(None)
-    back = threading.Thread(target=_copy, args=(upstream, client), name="kairox-egress", daemon=True)
-    back.start()
-    _copy(client, upstream)
-    back.join()
+        raise _Refusal(502, f"{name} could not be resolved ({exc})", name, port) from exc
+    if pattern.startswith("*.") and not (found := [f for f in found if _public(str(f[4][0]))]):
+        where = "outside the public internet; only a name listed exactly may reach such an address"
+        raise _Refusal(403, f"{name} is allowed by {pattern} but resolves {where}", name, port)
+    for *_, address in found:
+        with contextlib.suppress(OSError):
+            return socket.create_connection((str(address[0]), port), timeout=CONNECT_TIMEOUT_SEC)
+    raise _Refusal(502, f"{name}:{port} did not answer", name, port)
 
 
 def _copy(source: socket.socket, target: socket.socket) -> None:
+    """One way of a relay (a thread each way: neither waits on the other's reader)."""
     try:
         while data := source.recv(65_536):
             target.sendall(data)
@@ -302,15 +246,7 @@ def _copy(source: socket.socket, target: socket.socket) -> None:
                 side.shutdown(socket.SHUT_RDWR)
 
 
-_shared: list[EgressProxy] = []
-_shared_lock = threading.Lock()
-
-
-def shared_egress(domains: tuple[str, ...]) -> EgressRoute:
-    """The route into this process's own proxy, for sandboxes started outside a session (refusals only counted);
-    a session replaces it with its own (``EgressProxy.route``)."""
-    with _shared_lock:
-        if not _shared:
-            _shared.append(EgressProxy())
-            atexit.register(_shared[0].close)
-    return _shared[0].route(domains)
+SHARED = EgressProxy()
+"""This process's own proxy, for sandboxes started outside a session (a session puts its own in its settings)."""
+atexit.register(SHARED.close)
+shared_egress = SHARED.route

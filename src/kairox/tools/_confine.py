@@ -91,13 +91,8 @@ class ServerConfinement:
         mode = SandboxPolicy.READ_ONLY if read_only else SandboxPolicy.WORKSPACE_WRITE
         roots = tuple(dict.fromkeys((*self.sandbox.writable_roots, *self.profile.writable_roots)))
         domains = self.profile.allowed_domains
-        return replace(
-            self.sandbox,
-            mode=mode,
-            writable_roots=roots,
-            network_access=self.profile.network and domains is None,
-            allowed_domains=domains,
-        )
+        network = self.profile.network and domains is None
+        return replace(self.sandbox, mode=mode, writable_roots=roots, network_access=network, allowed_domains=domains)
 
     def describe(self) -> dict[str, Any]:
         """The profile in effect, as data for status records (before the server starts)."""

@@ -277,8 +277,7 @@ class SandboxSettings:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class EgressRoute:
-    """How a sandbox with ``network = "allowlist"`` reaches the proxy: its Unix socket, bound in at the same path,
-    and the forwarder that runs first inside (``launcher``, ``--`` last, the command after it)."""
+    """How a sandbox reaches its egress proxy: the socket (bound in at its path), the forwarder (``--`` last)."""
 
     socket: Path
     launcher: tuple[str, ...]

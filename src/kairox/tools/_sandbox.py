@@ -1,34 +1,32 @@
 """Running commands under bubblewrap (Y6), for ``shell.exec``, hook commands and plugin command tools.
 
-``read_only``: the whole file system read-only. ``workspace_write``: the writable roots bound read-write, with
-every protected path inside the workspace and the configured roots (``.git``, ``.kairox``, ``kairox.toml``,
-``.mcp.json``, ``.claude``, plugin manifests, ``hooks.json`` ..., at any depth) and the Kairox home bound back
-read-only. Every capability is
-dropped, so a command run as root cannot remount, chown or open raw sockets. The network is unshared unless
-``network_access``; under ``allowed_domains`` the sandbox gets its own proxy's socket (``egress``, in a folder
-hidden from every sandbox) and a forwarder on its own loopback that speaks to it. Host Unix sockets are out of
-reach in all cases (a socket is the authority of whatever
-listens on it, network or not): the usual socket folders (``SOCKET_FOLDERS`` ...) are hidden, and every socket
-the kernel lists as bound to a path (``/proc/net/unix``), wherever it lies, workspace included, is covered
-(``bound_sockets``), except the ones ``policy.allow_unix_sockets`` names (``allowed_sockets``): one of those in a
-hidden folder is bound back on top of its tmpfs. ``danger_full_access``: no sandbox. When
-bwrap is missing or cannot start, callers fail closed with ``SandboxUnavailableError``.
+``read_only``: the whole file system read-only. ``workspace_write``: the writable roots bound read-write, with every
+protected path inside the workspace and the configured roots (``.git``, ``.kairox``, ``kairox.toml``, ``.mcp.json``,
+``.claude``, plugin manifests, ``hooks.json`` ..., at any depth) and the Kairox home bound back read-only. Every
+capability is dropped, so a command run as root cannot remount, chown or open raw sockets. The network is unshared
+unless ``network_access``; under ``allowed_domains`` the sandbox gets its own proxy's socket (``egress``, in a
+folder hidden from every sandbox) and a forwarder on its own loopback that speaks to it. Host Unix sockets are out
+of reach in all cases (a socket is the authority of whatever listens on it, network or not): the usual socket
+folders (``SOCKET_FOLDERS`` ...) are hidden, and every socket the kernel lists as bound to a path
+(``/proc/net/unix``), wherever it lies, workspace included, is covered (``bound_sockets``), except the ones
+``policy.allow_unix_sockets`` names (``allowed_sockets``): one of those in a hidden folder is bound back on top of
+its tmpfs. ``danger_full_access``: no sandbox. When bwrap is missing or cannot start, callers fail closed with
+``SandboxUnavailableError``.
 
-Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``)
-keep such a file from taking effect, and ``shell.exec`` reports the ones a command created.
+Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``) keep
+such a file from taking effect, and ``shell.exec`` reports the ones a command created.
 
 What ``fs.read`` deny and ask rules forbid is hidden in every mode that has a sandbox (``SandboxSettings.hidden``,
-named by the policy and worked out by ``kairox.sandbox`` as each command
-starts): a folder is covered by an empty read-only tmpfs, a file by
-``/dev/null``, so ``cat``, ``cp``, an interpreter or a symlink made earlier all find nothing there; so are the
-histories of the repositories the rules reach, when those may hold what the rules hide, and the other names of the
-files they cover (worked out there too). When the mask could not list
-everything a rule covers (too many files to search, another name of a
-hidden file outside the roots), the command is refused.
+named by the policy and worked out by ``kairox.sandbox`` as each command starts): a folder is covered by an empty
+read-only tmpfs, a file by ``/dev/null``, so ``cat``, ``cp``, an interpreter or a symlink made earlier all find
+nothing there; so are the histories of the repositories the rules reach, when those may hold what the rules hide,
+and the other names of the files they cover (worked out there too). When the mask could not list everything a rule
+covers (too many files to search, another name of a hidden file outside the roots), the command is refused.
 """
 
 import asyncio
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -124,9 +122,8 @@ def _within(path: Path, root: Path) -> bool:
 
 
 def egress_folder() -> Path:
-    """Where this user's egress proxies listen (``kairox.sandbox``): hidden from every sandbox, each sandbox with
-    an allowlist given only its own socket (another's may allow more). Made when first asked for, so a sandbox
-    started before any proxy hides it too."""
+    """Where this user's egress proxies listen (``kairox.sandbox``): hidden from every sandbox (another's socket may
+    allow more), and made when first asked for, so one started before any proxy hides it too."""
     folder = Path(os.path.realpath(tempfile.gettempdir())) / f"kairox-egress-{os.getuid()}"
     with contextlib.suppress(OSError):
         folder.mkdir(mode=0o700)
@@ -410,15 +407,11 @@ async def sandboxed_argv_async(
     reuse: float = 0.0,
 ) -> list[str]:
     """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
+    build = functools.partial(sandboxed_argv, argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
+    build = functools.partial(build, own=own, kept=kept, reuse=reuse)
     if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return sandboxed_argv(
-            argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse
-        )
-    return await asyncio.to_thread(
-        lambda: sandboxed_argv(
-            argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse
-        )
-    )
+        return build()
+    return await asyncio.to_thread(build)
 
 
 def sandbox_probed(settings: SandboxSettings, *, bwrap: str | None = None) -> bool:
