@@ -21,12 +21,10 @@ def host_name(text: str) -> str | None:
 
 
 def allowing(host: str, domains: Iterable[str]) -> str | None:
-    """The entry of ``domains`` that allows ``host`` (already a ``host_name``), or None."""
-    for entry in domains:
-        pattern = entry.lower().removesuffix(".")
-        if pattern == host or (pattern.startswith("*.") and host.endswith(pattern[1:])):
-            return entry
-    return None
+    """The entry of ``domains`` that allows ``host`` (already a ``host_name``), the name itself before a pattern;
+    None when none does."""
+    found = [e for e in domains if (p := e.lower().rstrip(".")) == host or (p[:2] == "*." and host.endswith(p[1:]))]
+    return min(found, key=lambda entry: entry.startswith("*."), default=None)
 
 
 def covered(entry: str, domains: Iterable[str]) -> bool:

@@ -10,6 +10,7 @@ A listener per list, its socket in ``egress_folder()`` (hidden from every other 
 
 import atexit
 import contextlib
+import functools
 import ipaddress
 import os
 import secrets
@@ -76,7 +77,7 @@ class EgressProxy:
             if domains not in self._listeners:
                 self._listeners[domains] = self._listen(domains)
             path = self._listeners[domains][1]
-        launcher = (sys.executable or "python3", "-I", "-S", str(FORWARDER), str(path), "--")
+        launcher = (_python(), "-I", "-S", str(FORWARDER), str(path), "--")
         return EgressRoute(socket=path, launcher=launcher)
 
     def _listen(self, domains: tuple[str, ...]) -> tuple[socket.socket, Path]:
@@ -152,7 +153,7 @@ class EgressProxy:
             else:  # origin form, the Host of the URL (never the client's), one request
                 path = target[7 + len(authority) :].split("#", 1)[0]
                 host = name if port == 80 else f"{name}:{port}"
-                kept = [f for f in fields.split(b"\r\n") if f.split(b":", 1)[0].strip().lower() not in _HOP_BY_HOP]
+                kept = [f for f in fields.split(b"\r\n") if f and f.split(b":")[0].strip().lower() not in _HOP_BY_HOP]
                 first = f"{method} {path if path.startswith('/') else '/' + path} {version}".encode()
                 upstream.sendall(b"\r\n".join([first, *kept, f"Host: {host}\r\nConnection: close\r\n\r\n".encode()]))
             upstream.sendall(rest)
@@ -178,6 +179,16 @@ class EgressProxy:
         )
 
 
+@functools.cache
+def _python() -> str:
+    """Kairox's own Python, or the system's when the sandbox could not reach Kairox's (a private home's)."""
+    for found in (Path(os.path.realpath(path)) for path in (sys.executable, "/usr/bin/python3")):
+        with contextlib.suppress(OSError):
+            if all((s := p.stat()).st_mode & 0o001 or s.st_uid == os.getuid() for p in (found, *found.parents)):
+                return str(found)
+    return sys.executable
+
+
 def _printable(text: str) -> str:
     return "".join(c if c.isascii() and c.isprintable() else "?" for c in text[:200])
 
@@ -185,12 +196,12 @@ def _printable(text: str) -> str:
 def _request(client: socket.socket) -> tuple[str, str, str, bytes, bytes] | None:
     """Method, target, version, header lines and what followed them; None when the connection closed first."""
     data = b""
-    while (end := data.find(b"\r\n\r\n")) < 0:
-        if len(data) > HEAD_LIMIT:
-            raise _Refusal(400, f"the request's head is longer than {HEAD_LIMIT} bytes", "", None)
+    while (end := data.find(b"\r\n\r\n")) < 0 and len(data) <= HEAD_LIMIT:
         if not (chunk := client.recv(16_384)):
             return None
         data += chunk
+    if not 0 <= end <= HEAD_LIMIT:
+        raise _Refusal(400, f"the request's head is longer than {HEAD_LIMIT} bytes", "", None)
     line, _, fields = data[:end].partition(b"\r\n")
     parts = line.decode("latin-1").split(" ")
     if len(parts) != 3 or not parts[0].isalpha() or parts[2] not in ("HTTP/1.1", "HTTP/1.0"):
