@@ -321,5 +321,4 @@ PROJECT_FORBIDDEN = ("model_provider", "model_providers")
 
 USER_ONLY_KEYS = ("policy.unconfined_servers",)
 """Keys that lift the sandbox off servers: never taken from project layers (a project cannot unconfine)."""
-NARROW_ONLY_KEYS = ("sandbox.network", "sandbox.allowed_domains")
-"""What the network may reach: a project file's value is taken only where it narrows the user's own layers'."""
+NARROW_ONLY_KEYS = ("sandbox.network", "sandbox.allowed_domains")  # a project file's value only narrows the user's

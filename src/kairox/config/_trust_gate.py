@@ -172,8 +172,7 @@ class TrustGate:
         return False
 
     def _widens(self, key: str, value: Any) -> str | None:
-        """How a project's ``sandbox.network`` or ``sandbox.allowed_domains`` would widen what the user's own
-        layers let through, or None."""
+        """How a project's ``sandbox.network`` or ``allowed_domains`` would widen the user's own layers', or None."""
         users = self._users
         network = users.get("sandbox.network") or ("on" if users.get("policy.network_access") is True else "off")
         if key == "sandbox.network":

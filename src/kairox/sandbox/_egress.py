@@ -1,12 +1,9 @@
-"""The session's egress proxy (Y14): what a sandbox with ``network = "allowlist"`` has instead of a network.
-
-The sandbox keeps its own network namespace (loopback only). Its first process (``_forwarder.py``) listens on
-127.0.0.1 there, sets the proxy variables, and hands each connection to this proxy through the Unix socket bound
-into the sandbox (the descriptor itself). The proxy reads ``CONNECT host:port`` or an absolute ``http://``
-request (whose ``Host`` it sets from the URL), checks the name, resolves it here and connects to what it resolved
-(no second lookup). It refuses an address in any spelling, a name not on the list, and a name only a ``*.``
-pattern allows that resolves outside the public internet: a 403 saying why, and an ``EgressRefused`` event.
-A listener per list, its socket in ``egress_folder()`` (hidden from every other sandbox); a thread per connection."""
+"""The session's egress proxy (Y14), what a sandbox with ``network = "allowlist"`` has instead of a network: its
+forwarder (``_forwarder.py``) hands each connection over the Unix socket bound in (the descriptor itself). The
+proxy reads ``CONNECT host:port`` or an absolute ``http://`` request (its ``Host`` set from the URL), checks the
+name, resolves it here and connects to what it resolved. It refuses an address in any spelling, a name not on the
+list, and a name only a ``*.`` pattern allows that resolves outside the public internet: a 403 saying why, and an
+``EgressRefused`` event. A listener per list, its socket in ``egress_folder()``; a thread per connection."""
 
 import atexit
 import contextlib
@@ -51,9 +48,8 @@ class _Refusal(Exception):
 
 
 def host_allowed(host: str, sandbox: SandboxSettings) -> bool:
-    """Whether processes confined by ``sandbox`` may reach ``host`` by name: any with the network on (or no
-    sandbox), none with it off, and under ``allowed_domains`` a name (never an address) the list allows. (The proxy
-    also refuses a name only a ``*.`` pattern allows once it resolves outside the public internet.)"""
+    """Whether ``sandbox``'s processes may reach ``host`` by name: any with the network on (or no sandbox), none with
+    it off, under ``allowed_domains`` a name the list allows (the proxy then checks a ``*.`` match's address too)."""
     if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS or sandbox.network_access:
         return True
     return (name := host_name(host)) is not None and allowing(name, sandbox.allowed_domains or ()) is not None
@@ -181,12 +177,10 @@ class EgressProxy:
 
 @functools.cache
 def _python() -> str:
-    """Kairox's own Python, or the system's when the sandbox could not reach Kairox's (a private home's)."""
-    for found in (Path(os.path.realpath(path)) for path in (sys.executable, "/usr/bin/python3")):
-        with contextlib.suppress(OSError):
-            if all((s := p.stat()).st_mode & 0o001 or s.st_uid == os.getuid() for p in (found, *found.parents)):
-                return str(found)
-    return sys.executable
+    """Kairox's own Python, or the system's when a sandbox could not reach Kairox's (in another user's home)."""
+    own = Path(os.path.realpath(sys.executable))
+    mine = all((s := p.stat()).st_mode & 0o001 or s.st_uid == os.getuid() for p in (own, *own.parents))
+    return str(own) if mine or not os.path.exists("/usr/bin/python3") else "/usr/bin/python3"
 
 
 def _printable(text: str) -> str:

@@ -1,7 +1,6 @@
-"""The first process of a sandbox with ``network = "allowlist"`` (Y14): ``python -I -S _forwarder.py SOCKET --
-COMMAND ...`` listens on 127.0.0.1 in the sandbox's network namespace, points the proxy variables there and
-becomes the command. A process of its own (the sandbox's init its parent, so it ends with the sandbox) hands each
-connection to the session's proxy through ``SOCKET``. Standard library only: nothing of Kairox runs inside."""
+"""First in a sandbox with ``network = "allowlist"`` (Y14), ``_forwarder.py SOCKET -- COMMAND ...`` listens on its
+127.0.0.1, points the proxy variables there and becomes the command; a process of its own (the sandbox's init its
+parent: it ends with the sandbox) hands each connection to the proxy at ``SOCKET``. Standard library only."""
 
 import os
 import socket
