@@ -105,20 +105,23 @@ demo: demo-install demo-preflight
 	@$(KX) tools call fs.write '{"path": "kairox.toml", "content": "x"}' 2>&1 || test $$? -eq 4
 	@echo; echo "== The plugin's hook blocks overwriting CHANGELOG.md (exit code 4 = denied)"
 	@$(KX) tools call fs.write '{"path": "CHANGELOG.md", "content": "x"}' 2>&1 || test $$? -eq 4
-	@echo; echo "== The sandbox stops a command: outside the workspace the file system is read-only (exit code 5 = tool error)"
-	@$(KX) tools call shell.exec '{"command": "echo changed > ../../build/demo-outside.txt"}' 2>&1 || test $$? -eq 5
-	@test ! -e build/demo-outside.txt && echo "(build/demo-outside.txt was not written)"
+	@echo; echo "== The sandbox stops a command: outside the workspace and the temp folder the file system is read-only"
+	@echo "   (exit code 5 = tool error); your home folder is outside wherever this clone is"
+	@rm -f "$$HOME/kairox-demo-outside.txt"
+	@$(KX) tools call shell.exec '{"command": "echo changed > ~/kairox-demo-outside.txt"}' 2>&1 || test $$? -eq 5
+	@test ! -e "$$HOME/kairox-demo-outside.txt" && echo "(~/kairox-demo-outside.txt was not written)"
 	@echo; echo "== kairox run with a RECORDED model: a scripted server on 127.0.0.1 replays canned answers"
 	@echo "   (examples/recorded_session.json); no real model is called. The tool calls are real; the write"
 	@echo "   outside the workspace asks, and the demo answers the question as you would ('o': once)."
 	@mkdir -p build && rm -f build/demo-model.port build/demo-report.md build/demo-report-copy.md
 	@$(PY) tests/servers/model_server.py --wire openai --script examples/recorded_session.json --port-file build/demo-model.port & \
-	for i in $$(seq 100); do test -s build/demo-model.port && break; sleep 0.1; done; \
+	server=$$!; for i in $$(seq 100); do test -s build/demo-model.port && break; sleep 0.1; done; \
 	$(DEMO_ENV) $(PY) scripts/demo_session.py o -- $(VENV)/bin/kairox --workspace examples/workspace \
 	  -c model=recorded-model -c model_provider=recorded \
 	  -c model_providers.recorded.base_url=http://127.0.0.1:$$(cat build/demo-model.port)/v1 \
 	  run "Where is Cart.total defined, what do the notes say about the release, and how should a change to it be reviewed?"; \
-	code=$$?; wait; test $$code -eq 0 || exit $$code
+	code=$$?; test $$code -eq 0 || kill $$server 2>/dev/null; wait $$server; served=$$?; \
+	test $$code -eq 0 || exit $$code; test $$served -eq 0 || exit $$served
 	@echo; echo "== What the session left: build/demo-report.md (approved once), no copy (the sandbox stopped cp)"
 	@cat build/demo-report.md && test ! -e build/demo-report-copy.md
 	@echo; echo "== Try it yourself on the demo's home (the demo never touches ~/.kairox):"
