@@ -179,8 +179,10 @@ class EgressProxy:
 def _python() -> str:
     """Kairox's own Python, or the system's when a sandbox could not reach Kairox's (in another user's home)."""
     own = Path(os.path.realpath(sys.executable))
-    mine = all((s := p.stat()).st_mode & 0o001 or s.st_uid == os.getuid() for p in (own, *own.parents))
-    return str(own) if mine or not os.path.exists("/usr/bin/python3") else "/usr/bin/python3"
+    with contextlib.suppress(OSError):
+        if all((s := p.stat()).st_mode & 0o001 or s.st_uid == os.getuid() for p in (own, *own.parents)):
+            return str(own)
+    return "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else str(own)
 
 
 def _printable(text: str) -> str:
