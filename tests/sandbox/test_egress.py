@@ -20,7 +20,7 @@ from tests.security._sockets import place_for
 from tests.security._support import SHELL
 
 from kairox.config import HookConfig, HooksConfig, KairoxConfig, McpServerConfig, SandboxPolicy, server_profile
-from kairox.dap._confine import adapter_settings
+from kairox.dap._confine import adapter_sandbox, adapter_settings
 from kairox.gateway import Gateway, GatewayEvents, GatewayOptions
 from kairox.hooks import HookRegistry
 from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
@@ -216,6 +216,26 @@ def test_a_debug_adapter_narrows_the_calls_list_and_never_widens_it(tmp_path: Pa
     )  # fmt: skip
     own = adapter_settings(on, ServerConfinement(profile=profile, sandbox=on, home=tmp_path, workspace=tmp_path))
     assert (own.allowed_domains, own.network_access) == (("a.org",), False)
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_debug_adapters_sandbox_prefix_runs_its_program_behind_the_proxy(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    proxy = EgressProxy()
+    try:
+        with listener() as server:
+            (ws / "fetch.py").write_text(FETCH)
+            # the adapter's command line is appended to the prefix, as DapClient does
+            prefix = await adapter_sandbox(settings_for(ws, proxy).sandbox, workspace=ws, cwd=ws)
+            argv = [*prefix, PYTHON, str(ws / "fetch.py"), str(server.port), "adapter"]
+            done = await anyio.run_process(argv, check=False)
+    finally:
+        proxy.close()
+
+    assert done.stdout.decode().strip() == f"seen /adapter host=localhost:{server.port} | refused 403", done.stderr
+    assert server.paths() == ["/adapter"]
 
 
 # --- the session: events in the trace, doctor's count, the gateway's audit -------------------------------------

@@ -99,9 +99,9 @@ def adapter_settings(sandbox: SandboxSettings, confinement: ServerConfinement | 
 async def adapter_sandbox(
     sandbox: SandboxSettings, *, workspace: Path, cwd: Path, confinement: ServerConfinement | None = None
 ) -> list[str]:
-    """bwrap and its arguments (up to ``--``) for an adapter whose debuggee runs in ``cwd``, as ``shell.exec``
-    would run a command there (narrowed by the adapter's profile, with its own state folder writable); empty
-    under ``danger_full_access``.
+    """bwrap and its arguments (up to ``--``, and the egress forwarder under an allowlist) for an adapter whose
+    debuggee runs in ``cwd``, as ``shell.exec`` would run a command there (narrowed by the adapter's profile, its
+    own state folder writable); empty under ``danger_full_access``.
 
     Raises ``SandboxUnavailableError`` where bwrap is missing or cannot start (fail closed, as ``shell.exec``
     does), or when what the rules on reading forbid cannot all be hidden.
