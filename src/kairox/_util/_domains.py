@@ -14,10 +14,9 @@ def host_name(text: str) -> str | None:
     spelling, a label that is not letters, digits, ``-`` and ``_``, or a name longer than DNS allows."""
     name = text.lower().removesuffix(".")
     labels = name.split(".")
-    if not name.isascii() or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
-        return None
+    valid = name.isascii() and len(name) <= 253 and all(_LABEL.fullmatch(label) for label in labels)
     # a numeric last label is an address (no top-level domain is numeric); so is every label a number
-    return None if labels[-1].isdigit() or all(_NUMBER.fullmatch(label) for label in labels) else name
+    return name if valid and not labels[-1].isdigit() and not all(_NUMBER.fullmatch(x) for x in labels) else None
 
 
 def allowing(host: str, domains: Iterable[str]) -> str | None:

@@ -114,10 +114,8 @@ class _Client:
     """With ``--search``: the wire names this session added with ``kairox_add_tools``, listed beside the three."""
 
 
-_EGRESS_AUDIT: dict[str, Any] = {
-    "client": "sandbox", "tool": "network", "decision": "deny", "rule": "sandbox.allowed_domains",
-    "duration_ms": 0.0, "outcome": "refused",
-}  # fmt: skip
+_EGRESS_AUDIT: dict[str, Any] = {"client": "sandbox", "tool": "network", "decision": "deny", "outcome": "refused"}
+_EGRESS_RULE = "sandbox.allowed_domains"
 
 
 class GatewayEvents:
@@ -136,7 +134,7 @@ class GatewayEvents:
         self.relay.feed(event)
         if isinstance(event, EgressRefused) and self.audit is not None:  # a sandbox's connection, refused
             refused = {"host": event.host, "port": event.port, "reason": event.reason}
-            self.audit.write(AuditRecord(**_EGRESS_AUDIT, arguments=refused))
+            self.audit.write(AuditRecord(**_EGRESS_AUDIT, arguments=refused, rule=_EGRESS_RULE, duration_ms=0))
         elif isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
             self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
         elif isinstance(event, ToolCallFinished) and event.call_id.startswith("gw-"):

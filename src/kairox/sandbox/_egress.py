@@ -1,9 +1,8 @@
-"""The session's egress proxy (Y14), what a sandbox with ``network = "allowlist"`` has instead of a network: its
-forwarder (``_forwarder.py``) hands each connection over the Unix socket bound in (the descriptor itself). The
-proxy reads ``CONNECT host:port`` or an absolute ``http://`` request (its ``Host`` set from the URL), checks the
-name, resolves it here and connects to what it resolved. It refuses an address in any spelling, a name not on the
-list, and a name only a ``*.`` pattern allows that resolves outside the public internet: a 403 saying why, and an
-``EgressRefused`` event. A listener per list, its socket in ``egress_folder()``; a thread per connection."""
+"""The session's egress proxy (Y14): a sandbox's forwarder (``_forwarder.py``) hands it each connection over the Unix
+socket bound in. It reads ``CONNECT host:port`` or an absolute ``http://`` request (its ``Host`` set from the URL),
+checks the name, resolves it here and connects to what it resolved; it refuses an address in any spelling, a name
+off the list, and one only a ``*.`` pattern allows that resolves outside the public internet (a 403 saying why, an
+``EgressRefused`` event). A listener per list, its socket in ``egress_folder()``; a thread per connection."""
 
 import atexit
 import contextlib
