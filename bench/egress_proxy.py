@@ -4,7 +4,8 @@ request made directly, both from inside the real sandbox, to an HTTP listener on
 - per request: a Python client in the sandbox makes REQUESTS requests, each on a new connection (as curl, pip and
   urllib do): by the name ``localhost`` through the proxy (absolute-form ``http://``, and ``CONNECT`` as for
   https), and directly to 127.0.0.1 with the network on. Median milliseconds per request, and the ratio to direct.
-- per command: ``true`` in the sandbox with the allowlist (the forwarder starts first) against the network off.
+- per command: ``true`` in the sandbox with the allowlist (the forwarder starts first) against the network off,
+  and beside them an empty Python start with the network off (what the forwarder's own start costs).
 
 Run: .venv/bin/python bench/egress_proxy.py [REQUESTS]
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 from kairox.sandbox import EgressProxy
 from kairox.tools import SandboxSettings, check_sandbox, sandboxed_argv
 
-ROUNDS = 5
+ROUNDS = 7
 CLIENT = """import http.client, os, socket, sys, time
 port, count, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 proxy = int(os.environ.get("HTTP_PROXY", "x:0").rsplit(":", 1)[1])
@@ -77,14 +78,19 @@ def main(requests: int) -> None:
 
         client = [sys.executable, "-I", "-S", str(ws / "client.py"), str(port), str(requests)]
         per_request: dict[str, list[float]] = {"direct": [], "http": [], "connect": []}
-        per_command: dict[str, list[float]] = {"network off": [], "allowlist": []}
+        per_command: dict[str, list[float]] = {"network off": [], "allowlist": [], "off, python -I -S": []}
         for _ in range(ROUNDS):
             per_request["direct"].append(float(run(network_on, [*client, "direct"])))
             for mode in ("http", "connect"):
                 per_request[mode].append(float(run(allowlist, [*client, mode])))
-            for name, settings in (("network off", network_off), ("allowlist", allowlist)):
+            python = [sys.executable, "-I", "-S", "-c", "pass"]
+            for name, settings, argv in (
+                ("network off", network_off, ["true"]),
+                ("allowlist", allowlist, ["true"]),
+                ("off, python -I -S", network_off, python),
+            ):
                 started = time.perf_counter()
-                run(settings, ["true"])
+                run(settings, argv)
                 per_command[name].append((time.perf_counter() - started) * 1000)
     proxy.close()
     server.shutdown()
@@ -94,7 +100,7 @@ def main(requests: int) -> None:
         value = statistics.median(per_request[mode])
         print(f"  {label:22} {value:7.3f} ms  x{value / direct:.2f}")
     off = statistics.median(per_command["network off"])
-    print(f"per command, `true` in the sandbox x {ROUNDS} (median ms):")
+    print(f"per command in the sandbox x {ROUNDS} (median ms; `true` unless said):")
     for name, values in per_command.items():
         print(f"  {name:22} {statistics.median(values):7.1f} ms  x{statistics.median(values) / off:.2f}")
 
