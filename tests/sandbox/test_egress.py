@@ -8,6 +8,8 @@ the gateway."""
 import json
 import os
 import shlex
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,7 +30,8 @@ from kairox.policy import PolicySettings
 from kairox.registry import RegistrySettings, build_registry
 from kairox.runtime import RuntimeOptions, build_extension_context, doctor_lines, doctor_report
 from kairox.sandbox import EgressProxy, EgressRefused, host_allowed
-from kairox.tools import SandboxSettings, ServerConfinement, ToolCall, confine_server
+from kairox.tools import SandboxSettings, ServerConfinement, ToolCall, confine_server, sandboxed_argv
+from kairox.tui import TraceEntry, describe
 
 PROBE = """import socket, sys, urllib.error, urllib.request
 port = sys.argv[1]
@@ -238,6 +241,49 @@ async def test_a_debug_adapters_sandbox_prefix_runs_its_program_behind_the_proxy
     assert server.paths() == ["/adapter"]
 
 
+def running(marker: str) -> list[int]:
+    """The processes whose command line holds ``marker`` (the forwarder's names its proxy socket)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.timeout(120)
+def test_the_forwarder_ends_with_its_sandbox_also_when_the_sandbox_is_killed(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    proxy = EgressProxy()
+    try:
+        settings = settings_for(ws, proxy).sandbox
+        marker = str(proxy.route(("localhost",)).socket)
+        subprocess.run(sandboxed_argv(["true"], settings, ws), check=True, timeout=60)
+        for _ in range(200):  # bounded waits, no timing asserted
+            if not running(marker):
+                break
+            time.sleep(0.05)
+        assert running(marker) == []
+        sandbox = subprocess.Popen(sandboxed_argv(["sleep", "60"], settings, ws))
+        for _ in range(400):
+            if len(running(marker)) >= 2:  # the forwarder (become the command) and its hand-over process
+                break
+            time.sleep(0.05)
+        assert len(running(marker)) >= 1
+        sandbox.kill()
+        sandbox.wait(30)
+        for _ in range(200):
+            if not running(marker):
+                break
+            time.sleep(0.05)
+        assert running(marker) == []
+    finally:
+        proxy.close()
+
+
 # --- the session: events in the trace, doctor's count, the gateway's audit -------------------------------------
 
 
@@ -262,7 +308,10 @@ async def test_a_refusal_reaches_the_sessions_events_doctor_and_the_gateway_audi
             report = doctor_report(context)
 
     assert f"seen /yes host=localhost:{server.port}" in result.text_content()
-    assert [e.host for e in context.events.of_type(EgressRefused)] == ["127.0.0.1"]
+    refused = context.events.of_type(EgressRefused)
+    assert [e.host for e in refused] == ["127.0.0.1"]
+    why = "127.0.0.1 is an address or no host name; the list names hosts"
+    assert describe(refused[0]) == TraceEntry(text=f"network 127.0.0.1:{server.port}: refused, {why}", error=True)
     assert report["sandbox"]["allowed_domains"] == ["localhost"] and report["sandbox"]["egress_refused"] == 1
     assert "Network by name (sandbox.allowed_domains): localhost; refused this session: 1" in doctor_lines(report)
     line = json.loads(audit.read_text())

@@ -27,8 +27,8 @@ from kairox.tools._model import EgressRoute
 from kairox.tools._sandbox import egress_folder
 
 FORWARDER = Path(__file__).with_name("_forwarder.py")
-HEAD_LIMIT, HEAD_TIMEOUT_SEC, CONNECT_TIMEOUT_SEC = 65_536, 30.0, 10.0
-MAX_CONNECTIONS = 256  # served at once by one proxy; past it a new connection is closed
+# a request's head at most; waits; connections one proxy serves at once (past it a new one is closed at once)
+HEAD_LIMIT, HEAD_TIMEOUT_SEC, CONNECT_TIMEOUT_SEC, MAX_CONNECTIONS = 65_536, 30.0, 10.0, 256
 _HOP_BY_HOP = {b"host", b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization", b"te", b"upgrade"}
 _PHRASES = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}
 
@@ -47,8 +47,7 @@ class _Refusal(Exception):
 
 
 def host_allowed(host: str, sandbox: SandboxSettings) -> bool:
-    """Whether ``sandbox``'s processes may reach ``host`` by name: any with the network on (or no sandbox), none with
-    it off, under ``allowed_domains`` a name the list allows (the proxy then checks a ``*.`` match's address too)."""
+    """Whether ``sandbox``'s processes may reach ``host`` by name: any, none, or the list's (``*.``: by address too)."""
     if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS or sandbox.network_access:
         return True
     return (name := host_name(host)) is not None and allowing(name, sandbox.allowed_domains or ()) is not None
@@ -252,7 +251,6 @@ def _copy(source: socket.socket, target: socket.socket) -> None:
                 side.shutdown(socket.SHUT_RDWR)
 
 
-SHARED = EgressProxy()
-"""This process's own proxy, for sandboxes started outside a session (a session puts its own in its settings)."""
+SHARED = EgressProxy()  # for sandboxes started outside a session (a session puts its own in its settings)
 atexit.register(SHARED.close)
 shared_egress = SHARED.route

@@ -294,8 +294,7 @@ def describe_confinement(confinement: Mapping[str, Any] | None) -> str:
     if not confinement.get("confined"):
         return f"unconfined: {confinement.get('reason') or 'no sandbox'}"
     roots = ", ".join(confinement.get("writable_roots") or [])
-    network = confinement.get("network")
-    network = "network by allowlist" if network == "allowlist" else "network on" if network else "network off"
+    network = {"allowlist": "network by allowlist", True: "network on"}.get(confinement.get("network"), "network off")
     return f"confined: {confinement.get('sandbox')}, {network}, writes {roots}"
 
 
