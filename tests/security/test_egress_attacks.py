@@ -139,7 +139,7 @@ def test_no_spelling_no_request_form_and_no_socket_reaches_an_address(place: Pat
     (place / "ws" / "attacks.py").write_text(ATTACKS)
     other = EgressProxy()  # another session's proxy of this user, with a wider list, made before the command
     try:
-        theirs = [str(other.route(("*.example",)).socket)] if os.geteuid() == 0 and user == "root" else []
+        theirs = [str(other.route(("*.example",))[0])] if os.geteuid() == 0 and user == "root" else []
         with listener() as server:
             temp = os.path.realpath(tempfile.gettempdir())
             command = f"{PYTHON} attacks.py {server.port} {temp} {' '.join(theirs)}"

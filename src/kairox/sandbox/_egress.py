@@ -23,7 +23,6 @@ from kairox.config import SandboxPolicy
 from kairox.errors import SandboxUnavailableError
 from kairox.events import Event
 from kairox.tools import SandboxSettings
-from kairox.tools._model import EgressRoute
 from kairox.tools._sandbox import egress_folder
 
 FORWARDER = Path(__file__).with_name("_forwarder.py")
@@ -63,16 +62,15 @@ class EgressProxy:
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._listeners: dict[tuple[str, ...], tuple[socket.socket, Path]] | None = {}
 
-    def route(self, domains: tuple[str, ...]) -> EgressRoute:
-        """The way in for a sandbox allowed ``domains``; ``SandboxUnavailableError`` when the proxy cannot listen."""
+    def route(self, domains: tuple[str, ...]) -> tuple[Path, tuple[str, ...]]:
+        """The socket and forwarder for a sandbox allowed ``domains``; ``SandboxUnavailableError`` if none can be."""
         with self._lock:
             if self._listeners is None:
                 raise SandboxUnavailableError("the session's egress proxy has stopped", hint="start a new session")
             if domains not in self._listeners:
                 self._listeners[domains] = self._listen(domains)
             path = self._listeners[domains][1]
-        launcher = (_python(), "-I", "-S", str(FORWARDER), str(path), "--")
-        return EgressRoute(socket=path, launcher=launcher)
+        return path, (_python(), "-I", "-S", str(FORWARDER), str(path), "--")
 
     def _listen(self, domains: tuple[str, ...]) -> tuple[socket.socket, Path]:
         folder, server = egress_folder(), socket.socket(socket.AF_UNIX)
@@ -134,8 +132,7 @@ class EgressProxy:
             tunnel = method == "CONNECT"
             authority = target if tunnel else target[7:].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
             name, port = _authority(authority, None if tunnel else 80)
-            pattern = allowing(name, domains)
-            if pattern is None:
+            if (pattern := allowing(name, domains)) is None:
                 raise _Refusal(403, f"{name} is not on the allowed list", name, port)
             upstream = _connect(name, port, pattern)
         except _Refusal as refusal:

@@ -266,21 +266,13 @@ class SandboxSettings:
     network_access: bool = False
     allowed_domains: tuple[str, ...] | None = None
     """``network = "allowlist"`` (``network_access`` false): the names reachable through the proxy ``egress``."""
-    egress: "Callable[[tuple[str, ...]], EgressRoute] | None" = None
-    """The session's egress proxy (``kairox.sandbox``): the route to its listener for a list of names."""
+    egress: "Callable[[tuple[str, ...]], tuple[Path, tuple[str, ...]]] | None" = None
+    """The session's egress proxy (``kairox.sandbox``): for a list, its socket and the forwarder (``--`` last)."""
     allowed_sockets: tuple[Path, ...] = ()
     """Resolved host Unix sockets that stay reachable (``policy.allow_unix_sockets``); every other one is covered."""
     hidden: "Callable[[], HiddenPaths] | None" = None
     """What the rules on reading (``fs.read`` deny and ask rules) hide from a command, worked out as each command
     starts (so files made since are covered); None when no such rule exists (nothing to work out)."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class EgressRoute:
-    """How a sandbox reaches its egress proxy: the socket (bound in at its path), the forwarder (``--`` last)."""
-
-    socket: Path
-    launcher: tuple[str, ...]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

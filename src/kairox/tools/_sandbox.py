@@ -355,17 +355,17 @@ def sandboxed_argv(
     # checked again after the rules on reading were worked out (which may search folders for a while)
     args += _cover_sockets(sockets)
     args += reading  # last, so nothing bound above shows a hidden path again
-    route = None
+    launcher: tuple[str, ...] = ()
     if settings.allowed_domains is not None and settings.egress is not None and not settings.network_access:
-        route = settings.egress(settings.allowed_domains)  # no proxy: no network at all
-        args += ["--ro-bind", str(route.socket), str(route.socket)]
+        proxy, launcher = settings.egress(settings.allowed_domains)  # no proxy: no network at all
+        args += ["--ro-bind", str(proxy), str(proxy)]
     if not settings.network_access:
         args.append("--unshare-net")
     # root inside the sandbox is powerless: no capability survives (and bwrap sets no_new_privs)
     args += ["--cap-drop", "ALL", "--unshare-pid", "--die-with-parent", "--new-session"]
     args += ["--chdir", str(cwd or workspace)]
     args.append("--")
-    args += [*(route.launcher if route is not None else ()), *argv]
+    args += [*launcher, *argv]
     return args
 
 
