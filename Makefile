@@ -81,10 +81,14 @@ test: install preflight ui-check
 
 # The demo keeps its Kairox home in build/ so it never touches the user's own ~/.kairox.
 DEMO_HOME := $(CURDIR)/build/demo-home
-DEMO_ENV := KAIROX_HOME=$(DEMO_HOME) PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+# The temp folder is a writable root of every sandbox: the demo's own (in build/) keeps the rest of build/ outside
+# the writable roots even for a clone under /tmp, so the refused writes below are refused wherever the clone is.
+DEMO_TMP := $(CURDIR)/build/demo-tmp
+DEMO_ENV := KAIROX_HOME=$(DEMO_HOME) TMPDIR=$(DEMO_TMP) PATH=$(CURDIR)/$(VENV)/bin:$$PATH
 KX := $(DEMO_ENV) $(VENV)/bin/kairox --workspace examples/workspace
 
 demo: demo-install demo-preflight
+	@mkdir -p $(DEMO_TMP)
 	@echo "== kairox trust (the example's servers, plugin and hooks may run)"
 	@$(KX) trust
 	@echo; echo "== kairox config show --provenance (project layer only)"
@@ -105,11 +109,9 @@ demo: demo-install demo-preflight
 	@$(KX) tools call fs.write '{"path": "kairox.toml", "content": "x"}' 2>&1 || test $$? -eq 4
 	@echo; echo "== The plugin's hook blocks overwriting CHANGELOG.md (exit code 4 = denied)"
 	@$(KX) tools call fs.write '{"path": "CHANGELOG.md", "content": "x"}' 2>&1 || test $$? -eq 4
-	@echo; echo "== The sandbox stops a command: outside the workspace and the temp folder the file system is read-only"
-	@echo "   (exit code 5 = tool error); your home folder is outside wherever this clone is"
-	@rm -f "$$HOME/kairox-demo-outside.txt"
-	@$(KX) tools call shell.exec '{"command": "echo changed > ~/kairox-demo-outside.txt"}' 2>&1 || test $$? -eq 5
-	@test ! -e "$$HOME/kairox-demo-outside.txt" && echo "(~/kairox-demo-outside.txt was not written)"
+	@echo; echo "== The sandbox stops a command: outside the workspace the file system is read-only (exit code 5 = tool error)"
+	@$(KX) tools call shell.exec '{"command": "echo changed > ../../build/demo-outside.txt"}' 2>&1 || test $$? -eq 5
+	@test ! -e build/demo-outside.txt && echo "(build/demo-outside.txt was not written)"
 	@echo; echo "== kairox run with a RECORDED model: a scripted server on 127.0.0.1 replays canned answers"
 	@echo "   (examples/recorded_session.json); no real model is called. The tool calls are real; the write"
 	@echo "   outside the workspace asks, and the demo answers the question as you would ('o': once)."

@@ -292,6 +292,8 @@ export interface ApprovalRequest {
   command: string | null;
   reason: string;
   asked_by: string | null;
+  /** paths the call names that lead elsewhere through a link, each with what it reaches */
+  links: string[];
   grants: Grant[];
   layers: string[];
 }

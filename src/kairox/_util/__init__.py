@@ -10,6 +10,7 @@ from kairox._util._decode import (
     nesting_depth,
 )
 from kairox._util._expand import ExpansionResult, expand_vars
+from kairox._util._files import open_private, private_folder, write_atomically
 from kairox._util._glob import glob_to_regex
 from kairox._util._json import JsonObject, JsonValue, json_dict, json_int, json_list
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
@@ -40,8 +41,11 @@ __all__ = [
     "mcp_tool_namer",
     "nesting_depth",
     "normalize_tool_name",
+    "open_private",
+    "private_folder",
     "quick_init",
     "real_path",
     "suggest",
     "which_absolute",
+    "write_atomically",
 ]

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kairox.agent._events import AssistantTextDelta, ModelSwitched, UserMessageSubmitted
+from kairox._util import open_private
+from kairox.agent._events import AssistantTextDelta, AssistantThoughtDelta, ModelSwitched, UserMessageSubmitted
 from kairox.agent._messages import Message, Role, ToolResultPart
 from kairox.config import SecretScrubber
 from kairox.errors import KairoxError
@@ -45,8 +46,7 @@ class Transcript:
         self.hidden = tuple(s for s in hidden if len(s) >= 8)
         self._scrubber = scrubber or SecretScrubber()
         self._scrubber.add(*self.hidden)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._file: IO[str] = open_private(path, "a", encoding="utf-8")
         self._lock = threading.Lock()
 
     def hide(self, *secrets: str) -> None:
@@ -90,7 +90,7 @@ class Transcript:
                 self._file.flush()
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, AssistantTextDelta):  # the completed message holds the text; deltas would double it
+        if isinstance(event, AssistantTextDelta | AssistantThoughtDelta):  # the message holds them (text, reasoning)
             return
         self._write({"type": "event", **event_to_json(event)})
 

@@ -34,7 +34,7 @@ class CliApprover:
 
 def render_request(request: ApprovalRequest) -> str:
     # loaded already: every command that prompts builds on the runtime
-    from kairox.runtime import CONFIG_WRITE_TOOL
+    from kairox.runtime import CONFIG_WRITE_TOOL, link_notes
 
     if request.tool == CONFIG_WRITE_TOOL:
         # one write, asked about once: yes or no, and no is what Enter answers
@@ -45,6 +45,7 @@ def render_request(request: ApprovalRequest) -> str:
     lines = [f"\nkairox: {request.tool} needs approval: {request.reason}"]
     if request.asked_by:
         lines.append(f"  asked by: {request.asked_by}")
+    lines += [f"  {note}" for note in link_notes(request)]
     if request.command is not None:
         lines.append(f"  command: {request.command}")
     else:

@@ -186,8 +186,9 @@ class ModelProviderConfig(ConfigModel):
     """Endpoint of an OpenAI-compatible or Anthropic API."""
     api_key_env: str | None = None
     """Variable holding the API key (the key itself is never written in config)."""
-    wire_api: Literal["chat", "anthropic"] = "chat"
-    """Protocol spoken with the endpoint: ``chat`` (OpenAI-compatible chat completions) or ``anthropic`` (messages)."""
+    wire_api: Literal["chat", "responses", "anthropic"] = "chat"
+    """Protocol spoken with the endpoint: ``chat`` (OpenAI-compatible chat completions), ``responses`` (the OpenAI
+    Responses API: reasoning items carried across turns) or ``anthropic`` (messages)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers sent with every request; redacted in output."""
     request_timeout_sec: float = Field(default=600.0, gt=0)
@@ -197,16 +198,6 @@ class ModelProviderConfig(ConfigModel):
     context_window: int | None = Field(default=None, ge=1_000)
     """Context window of the models this provider serves, in tokens; unset: the known
     window of the model's name (Claude, GPT), else ``agent.context_window_tokens``."""
-
-    @field_validator("wire_api", mode="before")
-    @classmethod
-    def _known_wire_api(cls, value: Any) -> Any:
-        if value == "responses":
-            raise ValueError(
-                "wire_api 'responses' (the OpenAI Responses API) is not supported; use 'chat' for OpenAI and "
-                "OpenAI-compatible servers or 'anthropic' for Anthropic"
-            )
-        return value
 
 
 class AgentConfig(ConfigModel):
@@ -279,6 +270,24 @@ class ProfileConfig(ConfigModel):
     """Keys of ``[instructions]`` this profile overrides."""
 
 
+class GatewayConfig(ConfigModel):
+    """``[gateway]``: ``kairox serve`` for a team (user layer only: it routes credentials)."""
+
+    store: str | None = None
+    """Where the gateway keeps its state: ``postgresql://...`` for replicas, ``sqlite:///PATH`` for one machine;
+    ``$KAIROX_HOME/gateway.sqlite3`` when unset. ``--store`` overrides it."""
+    users_file: str | None = None
+    """A JSON or TOML map of user -> token (or ``sha256:HEX``): a person per token. ``--users-file`` overrides it."""
+    oidc_issuer: str | None = None
+    """Accept JWTs of this OpenID Connect issuer (checked against its JWKS); ``--oidc-issuer`` overrides it."""
+    oidc_audience: str | None = None
+    """The audience those JWTs must name."""
+    oidc_user_claim: str = "sub"
+    """The claim that names the user (its ``groups`` claim names the user's groups)."""
+    deny: dict[str, list[str]] = Field(default_factory=dict)
+    """Rules that refuse calls of one user (``bob``) or group (``"@contractors"``) on top of the policy: a deny wins."""
+
+
 class KairoxConfig(ConfigModel):
     """The whole configuration, as resolved from every layer."""
 
@@ -302,6 +311,7 @@ class KairoxConfig(ConfigModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     instructions: InstructionsConfig = Field(default_factory=InstructionsConfig)
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
 
 
 SERVER_SECTIONS = ("mcp_servers", "lsp_servers", "dap_servers")
@@ -316,7 +326,7 @@ CONCAT_LISTS = (
 )
 """Lists that concatenate across layers instead of replacing."""
 
-PROJECT_FORBIDDEN = ("model_provider", "model_providers")
+PROJECT_FORBIDDEN = ("model_provider", "model_providers", "gateway")
 """Keys that route credentials or model endpoints: never taken from project layers."""
 
 USER_ONLY_KEYS = ("policy.unconfined_servers",)

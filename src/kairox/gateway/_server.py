@@ -7,6 +7,7 @@ the live registry, so a restarted or changed upstream shows up at once; changes 
 connected clients (``notifications/*/list_changed``).
 """
 
+import dataclasses
 import itertools
 import time
 import warnings
@@ -53,6 +54,7 @@ from kairox.gateway._search import (
     text_result,
     unknown_names,
 )
+from kairox.gateway._team import CALL_ID_KEY, Team, user_of
 from kairox.gateway._untrusted import held_back
 from kairox.gateway._wire import (
     HOST_NAME_LIMIT,
@@ -100,6 +102,10 @@ class GatewayOptions:
     search: bool = False
     """List ``kairox_search_tools`` and the add/remove pair (and the tools a session added) instead of every
     served tool (``kairox serve --search``)."""
+    store: str | None = None
+    """The store's URL (``postgresql://...``, ``sqlite:///PATH``); SQLite under ``$KAIROX_HOME`` by default."""
+    replica: str | None = None
+    """This process's name in audit rows and the store; the host name and a random suffix by default."""
 
 
 @dataclass(slots=True)
@@ -158,8 +164,17 @@ class _GatewayServer(Server[Any]):
 
 
 class Gateway:
-    def __init__(self, context: ExtensionContext, events: GatewayEvents, options: GatewayOptions | None = None) -> None:
+    def __init__(
+        self,
+        context: ExtensionContext,
+        events: GatewayEvents,
+        options: GatewayOptions | None = None,
+        *,
+        team: Team | None = None,
+    ) -> None:
         self.context = context
+        self.team = team
+        """The store, replica id and telemetry this gateway shares with its replicas."""
         self.events = events
         self.options = options or GatewayOptions()
         from kairox.config import SecretScrubber
@@ -212,7 +227,10 @@ class Gateway:
             )
         # a 2026 client echoes requestState back: sealed here, verified on the way in (bound to the request)
         self.server.middleware.append(
-            RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=self.options.name)
+            RequestStateBoundary(
+                RequestStateSecurity(keys=[team.request_state_key]) if team else RequestStateSecurity.ephemeral(),
+                default_audience=self.options.name,
+            )
         )
 
     # --- what is served ----------------------------------------------------------------------------------
@@ -340,6 +358,14 @@ class Gateway:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        key = (ctx.meta or {}).get(CALL_ID_KEY)
+        if self.team is not None and isinstance(key, str) and key:
+            return await self.team.once(user_of(ctx), key, lambda: self._call_tool_once(ctx, params))
+        return await self._call_tool_once(ctx, params)
+
+    async def _call_tool_once(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if self.options.search and params.name in META_TOOLS:
             return await self._search_call(ctx, params.name, dict(params.arguments or {}))
         spec = self.served().get(params.name)
@@ -408,7 +434,8 @@ class Gateway:
                     client.added.difference_update(names)
                 changed = client.added != before
                 result = text_result({"listed": sorted(client.added), "changed": changed})
-        self.audit.write(
+        await self._audit(
+            ctx,
             AuditRecord(
                 client=client.name,
                 session=client_key,
@@ -418,7 +445,7 @@ class Gateway:
                 rule=None,
                 duration_ms=round((time.perf_counter() - started) * 1000, 3),
                 outcome="error" if result.is_error else "ok",
-            )
+            ),
         )
         if changed:
             await self._tell_list_changed(ctx, client)
@@ -486,9 +513,15 @@ class Gateway:
         self.events.relay.follow(call_id, ctx.session, ctx.meta, ctx.request_id)
         started = time.perf_counter()
         try:
-            result = await self.context.registry.call(
-                ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals
-            )
+            spec, policy = self.context.registry.get(name), self.context.registry.policy.settings
+            denied = self.team.denied(ctx, call_id, spec, arguments, policy) if self.team and spec else None
+            if denied is not None:  # a rule of this user's or their groups': refused as the gate refuses
+                self.events.emit(denied[0])
+                result = denied[1]
+            else:
+                result = await self.context.registry.call(
+                    ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals
+                )
         finally:
             self.events.relay.forget(call_id)
             current_request.reset(token)
@@ -510,7 +543,8 @@ class Gateway:
         if call_id in self._pending:
             decision = "input_required"  # asked of a 2026 client in the result; its retry is audited on its own
         refused = "decision" in result.meta
-        self.audit.write(
+        await self._audit(
+            ctx,
             AuditRecord(
                 client=client.name,
                 session=client_key,
@@ -521,9 +555,17 @@ class Gateway:
                 duration_ms=duration,
                 approval_wait_ms=finished.approval_wait_ms if finished is not None else 0.0,
                 outcome="refused" if refused else ("error" if result.is_error else "ok"),
-            )
+            ),
         )
         return result
+
+    async def _audit(self, ctx: ServerRequestContext[Any, Any], record: AuditRecord) -> None:
+        """The call's line in the JSON-lines log, and its row in the store (with the user and the replica)."""
+        record = dataclasses.replace(record, user=user_of(ctx), replica=self.team.replica if self.team else None)
+        self.audit.write(record)
+        if self.team is not None:
+            spec = self.context.registry.get(record.tool)
+            await self.team.audit(record, server=spec.origin if spec is not None else None)
 
     # --- client sessions ---------------------------------------------------------------------------------
 
@@ -534,7 +576,9 @@ class Gateway:
         name = params.client_info.name if params is not None and params.client_info is not None else "unknown"
         client = self._clients.get(key) if key is not None else None
         if client is None:
-            approver = ElicitingApprover(name, timeout_sec=self.options.approval_timeout_sec)
+            approver = ElicitingApprover(
+                name, timeout_sec=self.options.approval_timeout_sec, ask=self.team.elicit if self.team else None
+            )
             rounds = RoundTripApprover(approver, self._pending)
             client = _Client(
                 name=name, approver=approver, rounds=rounds, approvals=self.context.registry.session_approvals(rounds)

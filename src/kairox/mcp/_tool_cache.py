@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kairox._util import open_private, private_folder
 from kairox.config import McpServerConfig
 from kairox.mcp._content import McpResource, McpTool
 from kairox.mcp._files import server_file_stem
@@ -123,11 +124,12 @@ class ToolListCache:
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         text = json.dumps(body, ensure_ascii=False, default=str)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
             # the same lists as the entry holds (a start of an unchanged server): the file is left as it is, so
             # what this process read of it stays good (``_READ``) and the next session need not parse it again
             if _text_of(path) != text:
-                temporary.write_text(text, encoding="utf-8")
+                with open_private(temporary, "w", encoding="utf-8") as handle:
+                    handle.write(text)
                 os.replace(temporary, path)
             # entries of this server under an older configuration are dead: keep the folder small
             mine = re.compile(re.escape(server_file_stem(name)) + r"-[0-9a-f]{16}\.json")

@@ -44,6 +44,18 @@ class GrantOption:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class PathTarget:
+    """A path a call names and the file it reaches: what a person approves is the target, not the name."""
+
+    written: str
+    """The path as the call names it (``summary.txt``)."""
+    target: str
+    """The file it reaches, ``..`` folded and links followed: what is read or written (``/home/me/.bashrc``)."""
+    linked: bool
+    """The name leads elsewhere through a link: the target is not the place the name says."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ApprovalRequest:
     tool: str
     arguments: JsonObject = field(default_factory=dict)
@@ -63,10 +75,17 @@ class ApprovalRequest:
     explicit ask rules and hooks ask every time)."""
     layers: tuple[RuleLayer, ...] = ()
     """Layers an "always" answer may write to; empty when "always" is not offered."""
+    targets: tuple[PathTarget, ...] = ()
+    """Every path the call names, with the file it reaches; show ``linked`` ones by their target."""
     unsandboxed: bool = False
     """Approving runs the call again without the OS sandbox (``on_failure``): it may then write what the sandbox
     keeps read-only (``.git/hooks``, project configuration), so an approver that never approves such writes
     (``--yes``) refuses it."""
+
+    @property
+    def linked(self) -> tuple[PathTarget, ...]:
+        """The paths whose name leads elsewhere (a link): a front end shows what they reach."""
+        return tuple(t for t in self.targets if t.linked)
 
     @property
     def session_allowed(self) -> bool:

@@ -142,6 +142,7 @@ class SessionApprovals:
             command=command,
             grants=tuple(options),
             layers=self._layers() if persist_options else (),
+            targets=engine.path_targets(spec, arguments),
         )
 
     def _layers(self) -> tuple[RuleLayer, ...]:
@@ -245,6 +246,7 @@ class SessionApprovals:
             source=str(decision.source),
             command=engine.command_line(spec, arguments),
             unsandboxed=True,
+            targets=engine.path_targets(spec, arguments),
         )
         try:
             answer = await (approver or self.approver).request_approval(request)

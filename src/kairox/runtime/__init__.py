@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices
+    from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices, link_notes
     from kairox.runtime._catalog import (
         INSTALL_SPEC,
         DryRunReport,
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         install_catalog_entry,
         prefetch_command,
     )
+    from kairox.runtime._commands import SlashCommand, extension_commands
     from kairox.runtime._context import (
         ExtensionContext,
         PluginStage,
@@ -125,6 +126,7 @@ __all__ = [
     "ServerView",
     "ServerViewStatus",
     "SkillsReady",
+    "SlashCommand",
     "ToggleRow",
     "add_mcp_server",
     "approval_choices",
@@ -137,12 +139,14 @@ __all__ = [
     "doctor_lines",
     "doctor_report",
     "dry_run_server",
+    "extension_commands",
     "gather_memory",
     "held_text",
     "inspect_market_plugin",
     "install_catalog_entry",
     "install_market_plugin",
     "layer_of",
+    "link_notes",
     "load_plugins",
     "load_skills",
     "manager_offered_counts",
@@ -177,7 +181,8 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
+            "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices", "link_notes"),
+            "._commands": ("SlashCommand", "extension_commands"),
             "._plugin_install": (
                 "PLUGIN_INSTALL_SPEC",
                 "decide_plugin_install",

@@ -76,3 +76,9 @@ def approval_choices(request: ApprovalRequest) -> list[ApprovalChoice]:
     found.append(ApprovalChoice(scope=ApprovalScope.DENY, label="deny"))
     found.append(ApprovalChoice(scope=ApprovalScope.DENY, label="deny with a message to the model", with_message=True))
     return found
+
+
+def link_notes(request: ApprovalRequest) -> list[str]:
+    """What each path the call names reaches, where it leads elsewhere through a link (``summary.txt`` written as
+    ``~/.bashrc``): every front end shows these lines with the question, so the person approves the real target."""
+    return [f"{t.written} is a link: the call reaches {t.target}" for t in request.linked]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox._util import normalize_tool_name
+from kairox._util import normalize_tool_name, private_folder
 from kairox.config import KeyOrigin, Layer, McpServerConfig, ResolvedConfig, join_key, resolve_config
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.events import EventSink, FanoutSink, RecordingSink
@@ -297,6 +297,8 @@ async def build_extension_context(
         for p in resolved.problems
     ]
     diagnostics += resolved.diagnostics
+    with contextlib.suppress(OSError):  # what the home keeps (conversations, logs, tokens) is the person's alone
+        private_folder(resolved.home)
 
     # 2. plugins, and their contributions merged into the configuration with plugin provenance
     from kairox.plugins import plugin_tool_providers
