@@ -151,6 +151,21 @@ export interface Skill {
   shadowed_by: string | null;
 }
 
+/** An agent the session's `task` tool can start (a subagent). */
+export interface Agent {
+  name: string;
+  description: string;
+  source: string;
+  path: string;
+  enabled: boolean;
+  tools: string[] | null;
+  disallowed: string[];
+  model: string | null;
+  mcp_servers: string[];
+  held: string | null;
+  color: string | null;
+}
+
 export interface Contribution {
   kind: string;
   name: string;
@@ -282,6 +297,8 @@ export interface ApprovalChoice {
   grant: string | null;
   layers: string[];
   with_message: boolean;
+  /** A subagent's ask: the session answer holds for every agent of the session, not only the one that asked. */
+  whole_session?: boolean;
 }
 
 export interface ApprovalRequest {
@@ -305,6 +322,7 @@ export interface ApprovalAnswer {
   grant: string | null;
   layer: string | null;
   message: string | null;
+  whole_session?: boolean;
 }
 
 /** `GET /api/session/history`: the conversation as the page shows it, and the last event it covers. */
@@ -384,6 +402,10 @@ export const api = {
   skills: () => get<{ skills: Skill[] }>("/api/skills"),
   skillToggle: (name: string, enable: boolean) =>
     post<WriteResult>(`/api/skills/${seg(name)}/${enable ? "enable" : "disable"}`),
+
+  agents: () => get<{ agents: Agent[] }>("/api/agents"),
+  agentToggle: (name: string, enable: boolean) =>
+    post<WriteResult>(`/api/agents/${seg(name)}/${enable ? "enable" : "disable"}`),
 
   plugins: () => get<{ plugins: Plugin[]; marketplaces: Marketplace[] }>("/api/plugins"),
   pluginToggle: (key: string, enable: boolean) =>

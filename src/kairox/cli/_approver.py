@@ -70,7 +70,8 @@ def _keyed(request: ApprovalRequest) -> "list[tuple[str, ApprovalChoice]]":
     keyed = []
     for choice in approval_choices(request):
         if choice.grant is not None:
-            keyed.append((f"{choice.scope.value[0]}{request.grants.index(choice.grant) + 1}", choice))
+            key = "w" if choice.whole_session else choice.scope.value[0]  # w: for the whole session (a subagent's)
+            keyed.append((f"{key}{request.grants.index(choice.grant) + 1}", choice))
         else:
             keyed.append(("o" if choice.scope == "once" else "d", choice))
     return keyed
@@ -87,7 +88,7 @@ def parse_answer(request: ApprovalRequest, text: str) -> ApprovalAnswer:
     if key.startswith("session"):
         key = "s1"
     key, _, where = key.partition(":")
-    if key in ("s", "a"):
+    if key in ("s", "a", "w"):
         key += "1"
     keyed = dict(_keyed(request))
     if key == "d":

@@ -35,5 +35,6 @@ ROOT_HELP = (
     "  mcp       MCP servers: list, status, tools, call, add, remove.\n"
     "  lsp       Language servers: status of the configured ones.\n"
     "  dap       Debug adapters and debug sessions.\n"
+    "  agents    Subagents: list and show the agents the task tool starts.\n"
     "  sessions  Transcripts of earlier sessions.\n"
 )

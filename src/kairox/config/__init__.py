@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from kairox.config._display import lookup_value, provenance_lines, value_text
     from kairox.config._keys import join_key, split_key
     from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
-    from kairox.config._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
+    from kairox.config._mcp_json import MCP_JSON, McpJsonFile, mcp_server_config, read_mcp_json, workspace_mcp_servers
     from kairox.config._merge import KeyOrigin
     from kairox.config._models import (
         AgentConfig,
@@ -96,6 +96,7 @@ __all__ = [
     "join_key",
     "kairox_home",
     "lookup_value",
+    "mcp_server_config",
     "parse_cli_value",
     "provenance_lines",
     "read_mcp_json",
@@ -123,7 +124,7 @@ if not TYPE_CHECKING:
         {
             "._keys": ("join_key", "split_key"),
             "._layers": ("Layer", "LayerInfo", "LayerStatus", "find_workspace", "kairox_home"),
-            "._mcp_json": ("MCP_JSON", "McpJsonFile", "read_mcp_json", "workspace_mcp_servers"),
+            "._mcp_json": ("MCP_JSON", "McpJsonFile", "mcp_server_config", "read_mcp_json", "workspace_mcp_servers"),
             "._merge": ("KeyOrigin",),
             "._models": (
                 "AgentConfig",

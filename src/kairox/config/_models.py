@@ -97,6 +97,11 @@ class SkillEntryConfig(ConfigModel):
     """Offer this skill."""
 
 
+class SubagentEntryConfig(ConfigModel):
+    enabled: bool = True
+    """Offer this agent to the ``task`` tool."""
+
+
 class SkillsConfig(ConfigModel):
     dirs: list[str] = Field(default_factory=list)
     """Extra skill folders (user scope when set in the user layer, workspace scope in project layers)."""
@@ -163,6 +168,10 @@ class HooksConfig(ConfigModel):
     """Before a tool call; may deny, ask or change the input."""
     post_tool_use: list[HookConfig] = Field(default_factory=list)
     """After a tool call."""
+    subagent_start: list[HookConfig] = Field(default_factory=list)
+    """When a ``task`` call starts a subagent (the matcher names the agent); output is added to its context."""
+    subagent_stop: list[HookConfig] = Field(default_factory=list)
+    """When a subagent has answered (the matcher names the agent)."""
 
 
 class InstructionsConfig(ConfigModel):
@@ -221,6 +230,12 @@ class AgentConfig(ConfigModel):
     """Recent prompts (with their answers and tool calls) that compaction keeps word for word."""
     tools_warning_share: float | Literal["off"] = 0.1
     """Warn when the tool definitions sent with a request alone take this share of the context window."""
+    max_concurrent_tasks: int = Field(default=4, ge=1)
+    """``task`` calls (subagents) of one model answer that run at once; the others wait for a place."""
+    max_task_depth: int = Field(default=1, ge=0)
+    """How deep subagents nest: 1 lets the session start subagents that start none; 0 turns ``task`` off."""
+    subagents: dict[str, SubagentEntryConfig] = Field(default_factory=dict)
+    """Per-agent settings: ``[agent.subagents."reviewer"] enabled = false``."""
 
     @field_validator("compact_threshold", "tools_warning_share")
     @classmethod

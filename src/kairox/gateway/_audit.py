@@ -35,6 +35,8 @@ class AuditRecord:
     """The person the call was made for: the token's user, or the local account over stdio or one shared token."""
     replica: str | None = None
     """The ``kairox serve`` process that ran it (``--replica-id``)."""
+    agent: str | None = None
+    """The subagent of a served ``task`` whose call this was."""
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "ts": self.ts or round(time.time(), 3)}

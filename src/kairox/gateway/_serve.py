@@ -166,7 +166,7 @@ async def open_gateway(
     """Build the workspace's context and a gateway over it; leaving stops every server the context started."""
     gateway_events = GatewayEvents()
     sink = FanoutSink([gateway_events, *([events] if events is not None else [])])
-    from kairox.agent import open_workspace
+    from kairox.agent import open_workspace, serve_tasks
     from kairox.gateway._store import Store, default_url
     from kairox.gateway._telemetry import from_env
 
@@ -176,7 +176,8 @@ async def open_gateway(
             stack.callback(telemetry.shutdown)
         opened = await stack.enter_async_context(
             open_workspace(cli=runtime, session=False, events=[sink])
-        )  # the gateway's clients bring the model
+        )  # the gateway's clients bring the model; the configured one, when there is one, runs `task`'s agents
+        await stack.enter_async_context(serve_tasks(opened.context, sink))
         url = options.store or opened.context.resolved.config.gateway.store or default_url(opened.context.resolved.home)
         store = await anyio.to_thread.run_sync(Store, url)
         stack.callback(store.close)

@@ -12,6 +12,7 @@ import itertools
 import time
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 import kairox
 from kairox._util import mcp_tool_name
+from kairox.agent import SubagentEvent
 from kairox.errors import Diagnostic
 from kairox.events import Event
 from kairox.gateway._approver import ElicitingApprover, current_request
@@ -74,6 +76,7 @@ from kairox.registry import (
     SessionApprovals,
     ToolCallDecided,
     ToolCallFinished,
+    ToolCallRequested,
     ToolsChanged,
     event_arguments,
     renamed_diagnostic,
@@ -133,12 +136,15 @@ class GatewayEvents:
         """Each gateway call's end as the registry timed it: its run and, apart, the wait for an approval."""
         self.changed = anyio.Event()
         self.relay = Relay()
+        self.subagent_calls: Callable[[SubagentEvent], None] = lambda event: None
         self.audit: AuditLog | None = None
         """Where a sandbox's refused connection is written (the gateway's audit, once it has one)."""
 
     def emit(self, event: Event) -> None:
         self.relay.feed(event)
-        if isinstance(event, EgressRefused) and self.audit is not None:  # a sandbox's connection, refused
+        if isinstance(event, SubagentEvent):
+            self.subagent_calls(event)
+        elif isinstance(event, EgressRefused) and self.audit is not None:  # a sandbox's connection, refused
             refused = {"host": event.host, "port": event.port, "reason": event.reason}
             self.audit.write(AuditRecord(**_EGRESS_AUDIT, arguments=refused, rule=_EGRESS_RULE, duration_ms=0))
         elif isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
@@ -194,6 +200,8 @@ class Gateway:
         self._reported: set[tuple[str, str]] = set()
         self.closing = False
         """Set on SIGTERM: calls in flight finish, new ones are refused."""
+        self._child_calls: dict[tuple[str, str], Any] = {}
+        events.subagent_calls = self._audit_subagent
         self.held = held_back(context)
         """What an untrusted workspace keeps from being served: said at start, in the instructions, on a call."""
         instructions = "\n\n".join(
@@ -566,6 +574,31 @@ class Gateway:
         if self.team is not None:
             spec = self.context.registry.get(record.tool)
             await self.team.audit(record, server=spec.origin if spec is not None else None)
+
+    def _audit_subagent(self, event: SubagentEvent) -> None:
+        """A call of a served ``task``'s subagent, audited with the agent named and the decision it got."""
+        inner, ctx = event.inner, current_request.get(None)
+        key = (event.agent_id, str(getattr(inner, "call_id", "")))
+        if isinstance(inner, ToolCallRequested | ToolCallDecided):
+            self._child_calls.setdefault(key, {}).update({type(inner).__name__: inner})
+        elif isinstance(inner, ToolCallFinished):
+            seen = self._child_calls.pop(key, {})
+            asked, decided = seen.get("ToolCallRequested"), seen.get("ToolCallDecided")
+            self.audit.write(  # the JSON-lines log; the team store's audit is written by the calls' own awaits
+                AuditRecord(
+                    client=self._client(ctx)[1].name if ctx is not None else "unknown",
+                    user=user_of(ctx) if ctx is not None else None,
+                    replica=self.team.replica if self.team else None,
+                    tool=inner.tool,
+                    arguments=asked.arguments if asked else {},
+                    decision=decided.decision if decided else "allow",
+                    rule=decided.rule if decided else None,
+                    duration_ms=inner.duration_ms,
+                    approval_wait_ms=inner.approval_wait_ms,
+                    outcome="error" if inner.is_error else "ok",
+                    agent=event.agent,
+                )
+            )
 
     # --- client sessions ---------------------------------------------------------------------------------
 

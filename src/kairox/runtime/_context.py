@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from kairox.mcp import McpServerManager
     from kairox.plugins import PluginRouting, PluginSet
     from kairox.registry import ToolRegistry
+    from kairox.runtime._agents import AgentSet
     from kairox.skills import SkillRegistry
 
 
@@ -88,6 +89,8 @@ class ExtensionContext:
     ``resource_tools`` of them are the list/read helpers Kairox adds for a server with resources), required, error,
     source."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    agents: "AgentSet" = field(default_factory=lambda: _no_agents())
+    """The agents a ``task`` call can start (subagents)."""
 
     @property
     def config(self) -> Any:
@@ -106,6 +109,12 @@ class ExtensionContext:
             "tools": [{"name": s.name, "source": str(s.source), "origin": s.origin} for s in self.tools()],
             "diagnostics": [d.to_json() for d in self.diagnostics],
         }
+
+
+def _no_agents() -> "AgentSet":
+    from kairox.runtime._agents import AgentSet
+
+    return AgentSet()
 
 
 def _split_where(where: str | None) -> tuple[str | None, int | None]:
@@ -307,6 +316,10 @@ async def build_extension_context(
     resolved, plugin_set, routing = stage.resolved, stage.plugins, stage.routing
     diagnostics += stage.diagnostics
     from kairox.mcp import configured_servers
+    from kairox.runtime._agents import load_agents
+
+    agents = load_agents(resolved, plugin_set)
+    diagnostics += agents.diagnostics
 
     # which MCP servers there are, each with its sandbox profile: worked out once for the board and the manager
     configured, mcp_problems = configured_servers(resolved)
@@ -513,6 +526,7 @@ async def build_extension_context(
             servers=board,
             mcp_servers=statuses,
             diagnostics=_dedupe(diagnostics),
+            agents=agents,
         )
         sink.emit(
             ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt))

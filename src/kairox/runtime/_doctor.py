@@ -21,6 +21,7 @@ _FIXES = {
     "lsp_server": "install the language server or fix lsp_servers.NAME.command",
     "hook": "fix or remove the hook (`kairox hooks list`)",
     "tool": "fix the tool's schema, or disable it in tools.disabled",
+    "agent": "fix the agent file (`kairox agents show NAME`); the other agents still load",
 }
 
 

@@ -72,7 +72,7 @@ def answer_from_json(body: dict[str, Any]) -> "ApprovalAnswer":
     if answer == "once":
         return ApprovalAnswer.allow_once()
     if answer == "session":
-        return ApprovalAnswer.allow_session(grant)
+        return ApprovalAnswer.allow_session(grant, whole_session=body.get("whole_session") is True)
     if answer == "always":
         layer = body.get("layer") or "user"
         try:
