@@ -16,9 +16,9 @@ WHO="the tests need"
 if [ "${2:-test}" = demo ]; then
     WHO="the demo needs"
 else
-    # the TUI tests drive tmux; the browser tests of the web GUI drive Debian's chromium
-    NEEDED="$NEEDED tmux:tmux chromium:chromium"
-    FOUND="bwrap, rg, git, node, npm, tmux, chromium, PostgreSQL and haproxy"
+    # the TUI tests drive tmux; the browser tests of the web GUI drive Debian's chromium; the egress tests curl
+    NEEDED="$NEEDED tmux:tmux chromium:chromium curl:curl"
+    FOUND="bwrap, rg, git, node, npm, tmux, chromium, curl, PostgreSQL and haproxy"
 fi
 
 missing_programs=""

@@ -14,7 +14,7 @@ def _bin_without(tmp_path: Path, hidden: set[str], *, extra: dict[str, str] | No
     folder = tmp_path / "bin"
     folder.mkdir()
     links = {"python3": sys.executable, "id": shutil.which("id")}
-    for program in ("git", "node", "npm", "tmux", "chromium", "bwrap", "rg", "apt-get"):
+    for program in ("git", "node", "npm", "tmux", "chromium", "curl", "bwrap", "rg", "apt-get"):
         found = shutil.which(program)
         if found is not None and program not in hidden:
             links[program] = found
@@ -48,7 +48,8 @@ def test_preflight_passes_when_every_program_is_there(tmp_path: Path) -> None:
     present = {name: "/bin/true" for name in ("bwrap", "rg", "git", "node", "npm")}
     run = _run("check", _bin_without(tmp_path, set(), extra=present))
     assert run.returncode == 0, run.stderr
-    assert run.stdout == "pre-flight: bwrap, rg, git, node, npm, tmux, chromium, PostgreSQL and haproxy are on PATH\n"
+    programs = "bwrap, rg, git, node, npm, tmux, chromium, curl, PostgreSQL and haproxy"
+    assert run.stdout == f"pre-flight: {programs} are on PATH\n"
 
 
 def test_install_stops_at_once_naming_the_packages_without_apt_get(tmp_path: Path) -> None:

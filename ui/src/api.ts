@@ -267,7 +267,8 @@ export interface DoctorReport {
   environment: DoctorCheck[];
   failures: DoctorItem[];
   warnings: DoctorItem[];
-  sandbox: { allow_unix_sockets: { path: string; socket: boolean }[] };
+  /** `allowed_domains` and `egress_refused` (this session's refusals) only under `sandbox.network = "allowlist"`. */
+  sandbox: { allow_unix_sockets: { path: string; socket: boolean }[]; allowed_domains?: string[]; egress_refused?: number };
   mcp_servers: Record<string, { status: string; error?: string | null; required?: boolean; tools?: number; confinement?: Record<string, unknown> | null }>;
   lsp_servers: Record<string, Record<string, unknown> | null>;
   dap_servers: Record<string, Record<string, unknown> | null>;

@@ -4,13 +4,13 @@ Sections whose features arrive later still have their final shape here, so files
 The server entries live in ``_servers`` and the policy modes in ``_modes``, which import without the rest.
 """
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
 from kairox.config._model_base import ConfigModel
 from kairox.config._modes import ApprovalPolicy, SandboxPolicy
-from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
+from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig, check_domains
 
 # --- policy --------------------------------------------------------------------------------------------------
 
@@ -42,6 +42,18 @@ class PolicyConfig(ConfigModel):
     """Servers that run without a sandbox, by key (``mcp_servers.github``, ``lsp_servers.pyright``): the user's
     acceptance of that risk, read only from the user, system and CLI layers (a project file's is ignored)."""
     rules: RulesConfig = Field(default_factory=RulesConfig)
+
+
+class SandboxConfig(ConfigModel):
+    """``[sandbox]``: what sandboxed processes may reach on the network (Y14)."""
+
+    network: Literal["off", "on", "allowlist"] | None = None
+    """``allowlist``: commands, hooks, plugin tools and servers reach only ``allowed_domains``, through a proxy
+    Kairox runs; ``on``/``off`` set what commands get (servers keep their own ``network``). Unset:
+    ``policy.network_access`` decides. A project file may only narrow it."""
+    allowed_domains: Annotated[list[str], AfterValidator(check_domains)] = Field(default_factory=list)
+    """Host names reachable under ``network = "allowlist"``: ``pypi.org``, or ``*.example.com`` for the names
+    below it; never addresses. A project file may only narrow the list."""
 
 
 # --- tools ---------------------------------------------------------------------------------------------------
@@ -304,6 +316,7 @@ class KairoxConfig(ConfigModel):
     """Profile applied when ``--profile`` is not given."""
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     mcp_catalog: McpCatalogConfig = Field(default_factory=McpCatalogConfig)
@@ -333,3 +346,4 @@ PROJECT_FORBIDDEN = ("model_provider", "model_providers", "gateway")
 
 USER_ONLY_KEYS = ("policy.unconfined_servers",)
 """Keys that lift the sandbox off servers: never taken from project layers (a project cannot unconfine)."""
+NARROW_ONLY_KEYS = ("sandbox.network", "sandbox.allowed_domains")  # a project file's value only narrows the user's

@@ -284,6 +284,7 @@ class ResolvedConfig:
             home=self.home,
             unconfined=frozenset(self.config.policy.unconfined_servers),
             overrides=self.server_overrides.get(key),
+            session_domains=self.config.sandbox.allowed_domains if self.config.sandbox.network == "allowlist" else None,
         )
 
     def fatal_problems(self) -> tuple[ConfigProblem, ...]:

@@ -83,6 +83,7 @@ from kairox.registry import (
     wire_name,
 )
 from kairox.runtime import ExtensionContext
+from kairox.sandbox import EgressRefused
 from kairox.skills import SKILL_TOOL
 from kairox.tools import ToolCall, ToolResult, ToolSpec
 
@@ -122,6 +123,10 @@ class _Client:
     """With ``--search``: the wire names this session added with ``kairox_add_tools``, listed beside the three."""
 
 
+_EGRESS_AUDIT: dict[str, Any] = {"client": "sandbox", "tool": "network", "decision": "deny", "outcome": "refused"}
+_EGRESS_RULE = "sandbox.allowed_domains"
+
+
 class GatewayEvents:
     """The event sink a gateway's context is built with: tool decisions for the audit, changes to announce."""
 
@@ -132,11 +137,16 @@ class GatewayEvents:
         self.changed = anyio.Event()
         self.relay = Relay()
         self.subagent_calls: Callable[[SubagentEvent], None] = lambda event: None
+        self.audit: AuditLog | None = None
+        """Where a sandbox's refused connection is written (the gateway's audit, once it has one)."""
 
     def emit(self, event: Event) -> None:
         self.relay.feed(event)
         if isinstance(event, SubagentEvent):
             self.subagent_calls(event)
+        elif isinstance(event, EgressRefused) and self.audit is not None:  # a sandbox's connection, refused
+            refused = {"host": event.host, "port": event.port, "reason": event.reason}
+            self.audit.write(AuditRecord(**_EGRESS_AUDIT, arguments=refused, rule=_EGRESS_RULE, duration_ms=0))
         elif isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
             self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
         elif isinstance(event, ToolCallFinished) and event.call_id.startswith("gw-"):
@@ -180,6 +190,7 @@ class Gateway:
             max_bytes=self.options.audit_max_bytes,
             scrub=SecretScrubber.for_config(context.resolved).scrub,
         )
+        events.audit = self.audit
         self.diagnostics: list[Diagnostic] = []
         self._clients: OrderedDict[str, _Client] = OrderedDict()
         self._call_ids = itertools.count(1)

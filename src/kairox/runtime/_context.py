@@ -341,6 +341,12 @@ async def build_extension_context(
         # the gate's settings, worked out once: the servers' sandbox comes from them, and the gate below
         settings = registry_settings(resolved)
         loop = asyncio.get_running_loop()
+        from kairox.sandbox import EgressProxy
+
+        # the session's own egress proxy, stopped after its servers; refusals reach the sink in the loop's thread
+        egress = EgressProxy(report=lambda event: loop.call_soon_threadsafe(sink.emit, event))
+        stack.callback(egress.close)
+        settings = dataclasses.replace(settings, sandbox=dataclasses.replace(settings.sandbox, egress=egress.route))
         # a plain executor future, not a task: nothing here must outlive the exit stack's task
         skills_future = loop.run_in_executor(None, lambda: load_skills(resolved, routing, events=sink))
         manager = None

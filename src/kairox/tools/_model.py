@@ -260,6 +260,10 @@ class SandboxSettings:
     writable_roots: tuple[Path, ...] = ()
     """Resolved writable roots (workspace, configured roots, temp)."""
     network_access: bool = False
+    allowed_domains: tuple[str, ...] | None = None
+    """``network = "allowlist"`` (``network_access`` false): the names reachable through the proxy ``egress``."""
+    egress: "Callable[[tuple[str, ...]], tuple[Path, tuple[str, ...]]] | None" = None
+    """The session's egress proxy (``kairox.sandbox``): for a list, its socket and the forwarder (``--`` last)."""
     allowed_sockets: tuple[Path, ...] = ()
     """Resolved host Unix sockets that stay reachable (``policy.allow_unix_sockets``); every other one is covered."""
     hidden: "Callable[[], HiddenPaths] | None" = None

@@ -31,6 +31,7 @@ from kairox.mcp import (
 )
 from kairox.registry import ToolCallApprovalAnswered, ToolCallDecided, ToolCallFinished
 from kairox.runtime import ServerViewStatus
+from kairox.sandbox import EgressRefused
 
 MARKS: dict[ServerViewStatus, tuple[str, str]] = {
     ServerViewStatus.READY: ("●", "green"),
@@ -133,6 +134,8 @@ def describe(event: Event) -> TraceEntry | None:
             return TraceEntry(text=f"model {provider}: {_short(message)}", error=True)
         case ModelRequestRetried(attempt=attempt, delay_sec=delay, reason=reason):
             return TraceEntry(text=f"model: retry {attempt} in {delay:g}s ({_short(reason)})")
+        case EgressRefused(host=host, port=port, reason=reason):
+            return TraceEntry(text=f"network {host}:{port}: refused, {_short(reason)}", error=True)
         case TurnEnded(reason=reason, message=message) if message:
             return TraceEntry(text=f"turn ended ({reason}): {_short(message)}", error=str(reason) != "completed")
     return None
