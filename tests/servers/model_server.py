@@ -11,6 +11,12 @@ A script is a list of steps, one per request, in order. A step is a dict (JSON-a
 
 ``"anthropic_usage"`` adds fields to the usage of Anthropic's ``message_start`` (``cache_read_input_tokens``).
 
+The server keeps a prompt cache as the providers describe theirs, and reports it in the usage: Anthropic's holds the
+prefix (tools, system, messages, block by block) up to each ``cache_control`` breakpoint of at least 1,024 tokens
+and reads the longest one it holds (``cache_read_input_tokens``, ``cache_creation_input_tokens``); OpenAI's holds
+every prompt and reads the longest common prefix of 1,024 tokens or more, in steps of 128
+(``prompt_tokens_details.cached_tokens``). A token is four bytes of the request's JSON.
+
 With optional ``"expect"``: ``{"last_user_contains": "...", "tool_results": {"c1": "substring"},
 "tools_include": ["fs_read"], "system_contains": "..."}`` and, in tests, ``"check"``: a callable given the
 request body that raises AssertionError. ``"delay_sec"`` waits between streamed events.
@@ -24,6 +30,7 @@ the script is used up (or ``--idle-timeout`` passes) and exits 1 on any problem.
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import sys
 import threading
@@ -160,10 +167,69 @@ def _tool_result(messages: list[dict[str, Any]], call_id: str, wire: str) -> str
     return None
 
 
+# --- the prompt cache ---------------------------------------------------------------------------------------
+
+MIN_CACHED = 1024
+
+
+def _tokens(value: Any) -> int:
+    return len(json.dumps(value, sort_keys=True)) // 4
+
+
+def _common(a: str, b: str) -> int:
+    """The length of the longest common prefix of two strings."""
+    size = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        size += 1
+    return size
+
+
+class PromptCache:
+    def __init__(self) -> None:
+        self.prefixes: set[str] = set()
+        self.prompts: list[str] = []
+
+    def anthropic(self, body: dict[str, Any], total: int) -> dict[str, int]:
+        system = body.get("system")
+        blocks: list[Any] = [*(body.get("tools") or [])]
+        blocks += system if isinstance(system, list) else [system] if system else []
+        for message in body.get("messages") or []:
+            content = message.get("content")
+            for block in content if isinstance(content, list) else [content]:
+                blocks.append([message.get("role"), block])
+        digest, size, read, write = "", 0, 0, 0
+        marked: list[tuple[str, int]] = []
+        for block in blocks:
+            inner = block[1] if isinstance(block, list) else block
+            plain = {k: v for k, v in inner.items() if k != "cache_control"} if isinstance(inner, dict) else inner
+            digest = hashlib.sha256((digest + json.dumps(plain, sort_keys=True)).encode()).hexdigest()
+            size += _tokens(plain)
+            if digest in self.prefixes:
+                read = size
+            if isinstance(inner, dict) and "cache_control" in inner and size >= MIN_CACHED:
+                marked.append((digest, size))
+        if marked and marked[-1][0] not in self.prefixes:
+            write = max(0, marked[-1][1] - read)
+        self.prefixes.update(d for d, _ in marked)
+        return {
+            "input_tokens": max(0, total - read - write),
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write,
+        }
+
+    def openai(self, body: dict[str, Any]) -> int:
+        prompt = json.dumps(body.get("tools") or [], sort_keys=True) + json.dumps(body.get("messages"), sort_keys=True)
+        common = max((_common(prompt, p) for p in self.prompts), default=0) // 4
+        self.prompts.append(prompt)
+        return 0 if common < MIN_CACHED else common // 128 * 128
+
+
 # --- replies -------------------------------------------------------------------------------------------------
 
 
-def _openai_events(step: Step, model: str, usage: dict[str, int], include_usage: bool) -> list[str]:
+def _openai_events(step: Step, model: str, usage: dict[str, Any], include_usage: bool) -> list[str]:
     base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
     chunks: list[dict[str, Any]] = [
         {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
@@ -199,13 +265,18 @@ def _openai_events(step: Step, model: str, usage: dict[str, int], include_usage:
             {
                 **base,
                 "choices": [],
-                "usage": {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]},
+                "usage": {
+                    "prompt_tokens": usage["prompt_tokens"],
+                    "completion_tokens": usage["completion_tokens"],
+                    "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"],
+                    "prompt_tokens_details": {"cached_tokens": usage.get("cached_tokens", 0)},
+                },
             }
         )
     return [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
 
 
-def _openai_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, Any]:
+def _openai_body(step: Step, model: str, usage: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": step.get("text") or None}
     if step.get("calls"):
         message["tool_calls"] = [
@@ -222,7 +293,11 @@ def _openai_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, Any
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if step.get("calls") else "stop"}],
-        "usage": {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]},
+        "usage": {
+            "prompt_tokens": usage["prompt_tokens"],
+            "completion_tokens": usage["completion_tokens"],
+            "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"],
+        },
     }
 
 
@@ -235,7 +310,7 @@ def _anthropic_content(step: Step) -> list[dict[str, Any]]:
     return content
 
 
-def _anthropic_events(step: Step, model: str, usage: dict[str, int]) -> list[str]:
+def _anthropic_events(step: Step, model: str, usage: dict[str, Any]) -> list[str]:
     def event(kind: str, data: dict[str, Any]) -> str:
         return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
 
@@ -247,7 +322,12 @@ def _anthropic_events(step: Step, model: str, usage: dict[str, int]) -> list[str
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1, **(step.get("anthropic_usage") or {})},
+        "usage": {
+            "input_tokens": usage["prompt_tokens"],
+            "output_tokens": 1,
+            **(usage.get("anthropic_cache") or {}),
+            **(step.get("anthropic_usage") or {}),
+        },
     }
     out = [event("message_start", {"message": message})]
     for index, block in enumerate(_anthropic_content(step)):
@@ -278,7 +358,7 @@ def _anthropic_events(step: Step, model: str, usage: dict[str, int]) -> list[str
     return out
 
 
-def _anthropic_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, Any]:
+def _anthropic_body(step: Step, model: str, usage: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": "msg_scripted",
         "type": "message",
@@ -312,6 +392,9 @@ class ScriptedModelServer:
         self.wire = wire
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
+        self.cache = PromptCache()
+        self.usages: list[dict[str, Any]] = []
+        """The usage reported for each answered request (with its cache figures)."""
         self.failures: list[str] = []
         self.port = 0
         self.idle_timeout = idle_timeout
@@ -431,7 +514,15 @@ class ScriptedModelServer:
                 step.get("headers") or {},
             )
             return
-        usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": len(step.get("text", "")) // 4 + 1}
+        usage: dict[str, Any] = {
+            "prompt_tokens": len(raw) // 4,
+            "completion_tokens": len(step.get("text", "")) // 4 + 1,
+        }
+        if self.wire == "anthropic":
+            usage["anthropic_cache"] = self.cache.anthropic(body, usage["prompt_tokens"])
+        else:
+            usage["cached_tokens"] = self.cache.openai(body)
+        self.usages.append(usage)
         if not body.get("stream"):
             payload = _openai_body(step, model, usage) if self.wire == "openai" else _anthropic_body(step, model, usage)
             await self._json(writer, 200, payload)

@@ -114,6 +114,11 @@ class UsageReported(Event):
     output_tokens: int
     session_input_tokens: int
     session_output_tokens: int
+    cache_read_tokens: int = 0
+    """Of ``input_tokens``: read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Of ``input_tokens``: written to the prompt cache."""
+    session_cache_read_tokens: int = 0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -157,12 +162,15 @@ class ContextMeasured(Event):
     ``estimate``: about four characters a token, until a provider reports usage (or after a compaction)."""
     share: float = 0.0
     """``used_tokens / window_tokens``, to three places."""
+    cached_tokens: int = 0
+    """What the last request read from the provider's prompt cache."""
 
     def meter(self) -> str:
-        """The meter every front end shows: ``context 41.2k/200k (21%)``, ``~`` before an estimate."""
+        """The meter every front end shows: ``context 41.2k/200k (21%, 38.1k cached)``, ``~`` before an estimate."""
+        cached = f", {_thousands(self.cached_tokens)} cached" if self.cached_tokens else ""
         return (
             f"context {'~' * (self.source != 'usage')}{_thousands(self.used_tokens)}"
-            f"/{_thousands(self.window_tokens)} ({self.share:.0%})"
+            f"/{_thousands(self.window_tokens)} ({self.share:.0%}{cached})"
         )
 
 

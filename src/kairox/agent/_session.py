@@ -6,6 +6,7 @@ event; front ends subscribe and never reach inside."""
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -221,6 +222,10 @@ class AgentSession:
         self.tools_warning: ToolDefinitionsLarge | None = None
         """The last warning that the tool definitions alone pass ``agent.tools_warning_share`` of the window."""
         self._auto_failed_upto = -1
+        self._sent_order: dict[str, int] = {}
+        self._cached = 0
+        self.cache_key = "kairox-" + hashlib.sha256(str(context.resolved.workspace).encode()).hexdigest()[:16]
+        """One per workspace: its sessions share the prompt prefix (``prompt_cache_key``)."""
         self._tools_chars: tuple[tuple[JsonObject, ...], int] | None = None
         self.tool_search = ToolSearch(
             context.registry,
@@ -393,15 +398,7 @@ class AgentSession:
             finally:
                 self._start_background_servers()  # also when the request never went out
             self._streamed = []
-            self.usage = self.usage + response.usage
-            self.emit(
-                UsageReported(
-                    input_tokens=response.usage.input_tokens,
-                    output_tokens=response.usage.output_tokens,
-                    session_input_tokens=self.usage.input_tokens,
-                    session_output_tokens=self.usage.output_tokens,
-                )
-            )
+            self._add_usage(response.usage)
             message = response.message
             self._append(message)
             self._known_tokens, self._known_upto = (
@@ -453,6 +450,21 @@ class AgentSession:
             f"the turn stopped after {self.limits.max_turns} model requests (agent.max_turns)",
         )
 
+    def _add_usage(self, usage: Usage) -> None:
+        self.usage += usage
+        self._cached = usage.cache_read_tokens
+        self.emit(
+            UsageReported(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                session_input_tokens=self.usage.input_tokens,
+                session_output_tokens=self.usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                session_cache_read_tokens=self.usage.cache_read_tokens,
+            )
+        )
+
     def _on_text(self, text: str) -> None:
         self._streamed.append(text)
         self.emit(AssistantTextDelta(text=text))
@@ -498,9 +510,19 @@ class AgentSession:
             model=self.client.model,
             system=self.system_prompt(),
             messages=tuple(self.messages),
-            tools=tuple(self.tool_search.definitions(self.client.dialect)),
+            tools=self._in_sent_order(self.tool_search.definitions(self.client.dialect)),
             max_output_tokens=self.limits.max_output_tokens,
+            cache_key=self.cache_key,
         )
+
+    def _in_sent_order(self, definitions: list[JsonObject]) -> tuple[JsonObject, ...]:
+        """The definitions in the order the session first sent them: a tool that comes later (a server that
+        started, a tool ``tool_search`` found) is appended, so the prefix the provider cached stays the same."""
+        order = self._sent_order
+        names = [str(d.get("name") or d.get("function", {}).get("name")) for d in definitions]
+        for name in names:
+            order.setdefault(name, len(order))
+        return tuple(d for _, d in sorted(zip(names, definitions, strict=True), key=lambda p: order[p[0]]))
 
     def measure_context(self) -> ContextMeasured:
         """Measure what the next request would take now (and send it as a ``ContextMeasured`` event)."""
@@ -529,6 +551,7 @@ class AgentSession:
             tools=len(request.tools),
             source=source,
             share=round(used / window, 3),
+            cached_tokens=self._cached,
         )
         self.context_usage = measured
         self.emit(measured)
@@ -608,22 +631,14 @@ class AgentSession:
                 Message.user(summary_instructions([instructions or "", outcome.additional_context or ""])),
             ),
             # the same definitions: a conversation with tool calls needs them (Anthropic), and the model knows the tools
-            tools=tuple(self.tool_search.definitions(self.client.dialect)),
+            tools=self._in_sent_order(self.tool_search.definitions(self.client.dialect)),
             max_output_tokens=self.limits.max_output_tokens,
         )
         try:
             response = await collect(self.client, request, lambda _text: None, provider=self.provider)
         except KairoxError as exc:
             return failed(f"the summary request failed: {exc}")
-        self.usage += response.usage
-        self.emit(
-            UsageReported(
-                input_tokens=response.usage.input_tokens,
-                output_tokens=response.usage.output_tokens,
-                session_input_tokens=self.usage.input_tokens,
-                session_output_tokens=self.usage.output_tokens,
-            )
-        )
+        self._add_usage(response.usage)
         if not response.message.text.strip():
             return failed("the model answered the summary request without text; the conversation is kept as it was")
         summary = summary_message(response.message.text)

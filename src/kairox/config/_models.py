@@ -185,6 +185,9 @@ class ModelProviderConfig(ConfigModel):
     context_window: int | None = Field(default=None, ge=1_000)
     """Context window of the models this provider serves, in tokens; unset: the known
     window of the model's name (Claude, GPT), else ``agent.context_window_tokens``."""
+    prompt_cache_key: bool | None = None
+    """Send ``prompt_cache_key`` (one per workspace) with chat requests, so the provider keeps a workspace's
+    requests on one prompt cache; unset: sent to OpenAI's own endpoint only (others may refuse the field)."""
 
     @field_validator("wire_api", mode="before")
     @classmethod
