@@ -97,7 +97,10 @@ async def test_a_tool_found_by_tool_search_is_appended_after_the_tools_already_s
 ) -> None:
     script = [
         {"reply": "tool_calls", "calls": [{"id": "s1", "name": "tool_search", "arguments": {"query": "echo back"}}]},
-        {"reply": "tool_calls", "calls": [{"id": "e1", "name": "mcp__everything__echo", "arguments": {"message": "x"}}]},
+        {
+            "reply": "tool_calls",
+            "calls": [{"id": "e1", "name": "mcp__everything__echo", "arguments": {"message": "x"}}],
+        },
         {"reply": "text", "text": "done"},
     ]
     extra = (
