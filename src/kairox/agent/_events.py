@@ -223,3 +223,23 @@ class CompactionFailed(Event):
     kind: ClassVar[str] = "agent.compaction.failed"
     trigger: str
     message: str
+
+
+class PlanStatus(enum.StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PlanEntry:
+    content: str
+    status: PlanStatus
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PlanUpdated(Event):
+    """The model's plan (``todo.write``) as it stands now, whole: front ends show it, ACP sends it as ``plan``."""
+
+    kind: ClassVar[str] = "agent.plan"
+    entries: tuple[PlanEntry, ...]

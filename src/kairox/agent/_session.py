@@ -38,6 +38,7 @@ from kairox.agent._events import (
     ModelFailed,
     ModelRequestStarted,
     ModelSwitched,
+    PlanUpdated,
     SessionEnded,
     SessionStarted,
     ToolDefinitionsLarge,
@@ -49,6 +50,7 @@ from kairox.agent._events import (
 )
 from kairox.agent._http import preload
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
+from kairox.agent._plan import PlanToolProvider, last_plan, plan_text
 from kairox.agent._provider import (
     ModelProviderError,
     ModelSettings,
@@ -224,6 +226,8 @@ class AgentSession:
         self._auto_failed_upto = -1
         self._sent_order: dict[str, int] = {}
         self._cached = 0
+        self.plan: PlanToolProvider | None = None
+        """``todo.write``: the model's plan (``open_session`` registers it)."""
         self.cache_key = "kairox-" + hashlib.sha256(str(context.resolved.workspace).encode()).hexdigest()[:16]
         """One per workspace: its sessions share the prompt prefix (``prompt_cache_key``)."""
         self._tools_chars: tuple[tuple[JsonObject, ...], int] | None = None
@@ -641,7 +645,9 @@ class AgentSession:
         self._add_usage(response.usage)
         if not response.message.text.strip():
             return failed("the model answered the summary request without text; the conversation is kept as it was")
-        summary = summary_message(response.message.text)
+        plan = self.plan.entries if self.plan is not None else ()
+        kept_plan = f"\n\nThe plan (todo.write) as it stands:\n{plan_text(plan)}" if plan else ""
+        summary = summary_message(response.message.text + kept_plan)
         if message_chars([summary]) >= message_chars(older):  # nothing saved: a short conversation stays word for word
             return failed(
                 f"the summary is no shorter than the {len(older)} messages it would replace; "
@@ -854,6 +860,8 @@ async def open_session(
                 window_tokens=settings.context_window if settings is not None else None,
             )
             session.owned_client = own
+            session.plan = PlanToolProvider(sink.emit, last_plan(transcript.path) if resume else ())
+            await context.registry.add_providers([session.plan])
             if settings is not None:
                 session.tool_search.semantic = semantic  # tools.semantic: embeddings blended into tool_search
             sink.emit(
@@ -866,6 +874,8 @@ async def open_session(
                     transcript=str(transcript.path),
                 )
             )
+            if session.plan.entries:
+                sink.emit(PlanUpdated(entries=session.plan.entries))
             try:
                 await session.start("resume" if resume else "startup")
                 # a caller that runs a turn at once starts it before this runs; one that waits for a prompt does not
