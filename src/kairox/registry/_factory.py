@@ -1,5 +1,6 @@
 """Building a registry from the resolved configuration, with the built-in tools in it."""
 
+import dataclasses
 from pathlib import Path
 
 from kairox.config import Layer, ResolvedConfig, TrustStore, append_value
@@ -7,7 +8,7 @@ from kairox.events import EventSink
 from kairox.policy import Approver, PolicySettings, RuleLayer, read_mask, resolve_path
 from kairox.registry._approvals import PersistRule, RuleWriter
 from kairox.registry._registry import RegistrySettings, ToolRegistry
-from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks
+from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks, rule_hosts
 
 
 def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None) -> RegistrySettings:
@@ -105,10 +106,13 @@ async def build_registry(
     """A registry holding the built-in tools. From a ``ResolvedConfig``, "always" approvals go to the user layer."""
     if isinstance(source, ResolvedConfig):
         settings = registry_settings(source)
-        builtins = builtins or BuiltinSettings.from_config(source.config.tools)
+        builtins = builtins or BuiltinSettings.from_config(source.config.tools, config=source.config)
         persist_rule = persist_rule or user_layer_writer(source)
     else:
         settings = source
     registry = ToolRegistry(settings, approver=approver, hooks=hooks, events=events, persist_rule=persist_rule)
-    await registry.add_provider(BuiltinToolProvider(builtins))
+    hosts = rule_hosts(settings.policy.rules)  # the rules in force (an untrusted project's allow rules are not)
+    await registry.add_provider(
+        BuiltinToolProvider(dataclasses.replace(builtins or BuiltinSettings(), web_hosts=hosts))
+    )
     return registry

@@ -391,7 +391,7 @@ async def build_extension_context(
             approver=approver,
             hooks=hooks,
             events=sink,
-            builtins=BuiltinSettings.from_config(resolved.config.tools),
+            builtins=BuiltinSettings.from_config(resolved.config.tools, config=resolved.config),
             persist_rule=user_layer_writer(resolved),
         )
         for provider in plugin_tool_providers(routing.tools, routing.permissions):

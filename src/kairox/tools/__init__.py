@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         vanished_before_start,
         writable_roots,
     )
+    from kairox.tools._web_fetch import host_kind, rule_hosts, url_host
 
 __all__ = [
     "BUILTIN_ORIGIN",
@@ -114,18 +115,21 @@ __all__ = [
     "describe_confinement",
     "entry_confinement",
     "find_bwrap",
+    "host_kind",
     "npm_cache_configured",
     "object_schema",
     "prepare_state",
     "protected_inside",
     "protected_roots",
     "refusal_hint",
+    "rule_hosts",
     "sandbox_refusal",
     "sandboxed_argv",
     "sandboxed_argv_async",
     "scrubbed_environment",
     "socket_folders",
     "state_environment",
+    "url_host",
     "vanished_before_start",
     "writable_roots",
 ]
@@ -138,6 +142,7 @@ if not TYPE_CHECKING:
         {
             "._builtin": ("BUILTIN_ORIGIN", "BUILTIN_SPECS", "BuiltinSettings", "BuiltinToolProvider"),
             "._builtin_shell": ("scrubbed_environment",),
+            "._web_fetch": ("host_kind", "rule_hosts", "url_host"),
             "._model": (
                 "READ_ONLY",
                 "Access",

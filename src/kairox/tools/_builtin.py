@@ -3,6 +3,7 @@
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 
@@ -22,6 +23,7 @@ from kairox.tools._model import (
     object_schema,
 )
 from kairox.tools._provider import ToolProvider
+from kairox.tools._web_fetch import WEB_FETCH_SPEC, fetch_page, sandbox_allowlist
 
 BUILTIN_ORIGIN = "builtin"
 
@@ -37,11 +39,17 @@ class BuiltinSettings:
     shell_env_passthrough: tuple[str, ...] = ()
     ripgrep: str | None = field(default_factory=lambda: shutil.which("rg"))
     """The ``rg`` executable; None uses the Python search."""
+    web_allowlist: tuple[str, ...] | None = None
+    """The only names ``web.fetch`` may reach (the sandbox's ``allowed_domains``); None: no allowlist."""
+    web_hosts: tuple[str, ...] = ()
+    """Hosts allow rules name (``web.fetch(domain:HOST)``): they may resolve to private addresses."""
 
     @classmethod
-    def from_config(cls, tools: ToolsConfig) -> "BuiltinSettings":
+    def from_config(cls, tools: ToolsConfig, *, config: Any = None) -> "BuiltinSettings":
         return cls(
-            shell_timeout_sec=tools.default_timeout_sec, shell_env_passthrough=tuple(tools.shell_env_passthrough)
+            shell_timeout_sec=tools.default_timeout_sec,
+            shell_env_passthrough=tuple(tools.shell_env_passthrough),
+            web_allowlist=sandbox_allowlist(config),
         )
 
 
@@ -209,11 +217,12 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         permission=PermissionProfile(access=Access.READ, path_args=("path",)),
     ),
+    WEB_FETCH_SPEC,
 )
 
 
 class BuiltinToolProvider(ToolProvider):
-    """``fs.read``, ``fs.write``, ``fs.edit``, ``fs.list``, ``shell.exec`` and ``search.ripgrep``."""
+    """``fs.read``, ``fs.write``, ``fs.edit``, ``fs.list``, ``shell.exec``, ``search.ripgrep`` and ``web.fetch``."""
 
     origin = BUILTIN_ORIGIN
 
@@ -256,6 +265,8 @@ class BuiltinToolProvider(ToolProvider):
                     output_limit=settings.shell_output_limit,
                     passthrough=settings.shell_env_passthrough,
                 )
+            case "web.fetch":
+                return await fetch_page(arguments, allowlist=settings.web_allowlist, named=settings.web_hosts)
             case "search.ripgrep":
                 return await search(
                     arguments,
