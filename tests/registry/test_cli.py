@@ -78,9 +78,10 @@ def test_tools_list_json_has_the_documented_shape(ws: Path) -> None:
         "fs.write",
         "search.ripgrep",
         "shell.exec",
+        "web.fetch",
     ]
     assert set(data["tools"][0]) == {"name", "source", "origin", "description", "input_schema", "permission_profile"}
-    assert data["tools"][-1]["permission_profile"] == {
+    assert data["tools"][-2]["permission_profile"] == {
         "access": "execute",
         "destructive": True,
         "open_world": False,
@@ -100,6 +101,7 @@ def test_tools_list_for_a_provider_prints_what_it_would_be_sent(ws: Path) -> Non
         "fs_write",
         "search_ripgrep",
         "shell_exec",
+        "web_fetch",
     ]
     assert all(d["function"]["strict"] for d in openai)
     assert gemini[2]["parameters"]["required"] == ["path"]
