@@ -23,6 +23,7 @@ from kairox.agent._events import (
     PlanEntry,
     PlanStatus,
     PlanUpdated,
+    Rewound,
     SessionEnded,
     SessionStarted,
     ToolDefinitionsLarge,
@@ -55,6 +56,7 @@ from kairox.agent._provider import (
     model_choices,
     model_settings,
 )
+from kairox.agent._rewind import Checkpoints, RewindPlan, rewind_transcript, session_checkpoints
 from kairox.agent._session import AgentSession, SessionApprover, TurnResult, client_for, open_session
 from kairox.agent._transcript import (
     SessionInfo,
@@ -71,6 +73,7 @@ __all__ = [
     "ApprovalRequested",
     "AssistantMessageCompleted",
     "AssistantTextDelta",
+    "Checkpoints",
     "CompactionFailed",
     "CompactionStarted",
     "ContextCompacted",
@@ -93,6 +96,8 @@ __all__ = [
     "PlanStatus",
     "PlanUpdated",
     "ResponseEnd",
+    "RewindPlan",
+    "Rewound",
     "Role",
     "SessionApprover",
     "SessionEnded",
@@ -123,4 +128,6 @@ __all__ = [
     "open_session",
     "open_workspace",
     "read_session",
+    "rewind_transcript",
+    "session_checkpoints",
 ]

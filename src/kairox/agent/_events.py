@@ -243,3 +243,17 @@ class PlanUpdated(Event):
 
     kind: ClassVar[str] = "agent.plan"
     entries: tuple[PlanEntry, ...]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Rewound(Event):
+    """The files went back to how they were before ``turn`` (``/rewind``), and the conversation too when
+    ``messages`` is set (it keeps that many)."""
+
+    kind: ClassVar[str] = "agent.rewind"
+    turn: int
+    restored: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    irreversible: tuple[str, ...] = ()
+    """What was done in those turns that no rewind undoes."""
+    messages: int | None = None

@@ -39,6 +39,7 @@ from kairox.agent._events import (
     ModelRequestStarted,
     ModelSwitched,
     PlanUpdated,
+    Rewound,
     SessionEnded,
     SessionStarted,
     ToolDefinitionsLarge,
@@ -58,6 +59,7 @@ from kairox.agent._provider import (
     context_window,
     model_settings,
 )
+from kairox.agent._rewind import Checkpoints, RewindPlan, conversation_cut
 from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
 from kairox.config import AgentConfig, ResolvedConfig, SecretScrubber, resolve_config
 from kairox.errors import KairoxError
@@ -226,6 +228,10 @@ class AgentSession:
         self._auto_failed_upto = -1
         self._sent_order: dict[str, int] = {}
         self._cached = 0
+        self.checkpoints = Checkpoints(context.resolved.home, context.resolved.workspace, transcript.session_id)
+        """What each turn may change, recorded before it does (``rewind``)."""
+        self.turn_base = 0
+        """Turns of the transcript before this process took it up (a resume numbers on from them)."""
         self.plan: PlanToolProvider | None = None
         """``todo.write``: the model's plan (``open_session`` registers it)."""
         self.cache_key = "kairox-" + hashlib.sha256(str(context.resolved.workspace).encode()).hexdigest()[:16]
@@ -319,7 +325,7 @@ class AgentSession:
         if self._scope is not None:
             raise KairoxError("a turn is already running in this session", hint="wait for it or cancel() it first")
         self._turn += 1
-        turn = self._turn
+        turn = self.turn_base + self._turn
         self._scope = scope = anyio.CancelScope()
         self._streamed, self._pending = [], {}
         outcome: tuple[TurnEndReason, str | None] = (TurnEndReason.CANCELLED, "cancelled")
@@ -370,6 +376,7 @@ class AgentSession:
                 return TurnEndReason.BLOCKED, f"a {name} hook blocked the prompt: {outcome.reason or 'no reason given'}"
             if outcome.additional_context:
                 added.append(outcome.additional_context)
+        await anyio.to_thread.run_sync(self.checkpoints.begin, turn, len(self.messages), text)
         self._append(Message.user(text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)))
         for step in range(1, self.limits.max_turns + 1):
             request = self._request()
@@ -709,6 +716,8 @@ class AgentSession:
         ):
             await self._search_call(call, started)
             return
+        if not self._concurrent(call):  # it may change files: record them first
+            await self._checkpoint(call)
         try:
             result = await registry.call_from_model(self.client.dialect, call.name, call.arguments, call_id=call.id)
         except anyio.get_cancelled_exc_class():
@@ -725,6 +734,52 @@ class AgentSession:
             )
             raise
         self._pending[call.id] = _result_part(call, result)
+
+    async def _checkpoint(self, call: ToolCallPart) -> None:
+        registry = self.context.registry
+        spec = registry.get(registry.from_wire_name(call.name) or call.name)
+        if spec is None:
+            return
+        access = effective_profile(spec).access
+        paths = registry.policy.call_paths(spec, call.arguments) if access is Access.WRITE else ()
+        note = None
+        if access is Access.EXECUTE:
+            what = registry.policy.command_line(spec, call.arguments) or spec.name
+            note = f"`{what}` ({spec.name}): what it did outside the workspace (a push, a network call, other files)"
+            note += "" if self.checkpoints.git else ", and inside it (not a git repository: no snapshot)"
+        elif access is Access.EXTERNAL:
+            note = f"{spec.name}: what it changed outside Kairox"
+        await anyio.to_thread.run_sync(self.checkpoints.before_change, paths, note)
+
+    def rewind_plan(self, turn: int | None = None) -> RewindPlan:
+        """What :meth:`rewind` would do (default: the latest turn)."""
+        return self.checkpoints.plan(turn)
+
+    async def rewind(self, turn: int | None = None, *, conversation: bool = False) -> RewindPlan:
+        """Put the files back as they were before ``turn`` (default: the latest) and, with ``conversation``, cut
+        the conversation back to before it. Between turns only."""
+        if self._scope is not None:
+            raise KairoxError("a turn is running in this session", hint="rewind after it ends, or cancel() it first")
+        plan = await anyio.to_thread.run_sync(self.checkpoints.plan, turn)
+        keep = conversation_cut(self.messages, plan) if conversation else None
+        await anyio.to_thread.run_sync(self.checkpoints.apply, plan)
+        if keep is not None:
+            self.messages = self.messages[:keep]
+            self.transcript.rewind(keep)
+            await anyio.to_thread.run_sync(self.checkpoints.rewound, plan.turn)
+            self._known_tokens, self._known_upto = 0, 0
+        self.emit(
+            Rewound(
+                turn=plan.turn,
+                restored=tuple(p for p, _ in plan.restore),
+                removed=plan.remove,
+                irreversible=plan.irreversible,
+                messages=keep,
+            )
+        )
+        if keep is not None:
+            self.measure_context()
+        return plan
 
     async def _search_call(self, call: ToolCallPart, started: float) -> None:
         """``tool_search``, and a deferred tool called before it was found (the model has not seen its schema).
@@ -806,9 +861,11 @@ async def open_session(
                 f"no earlier session in {resolved.workspace}", hint="start one with `kairox run PROMPT`"
             )
         resume = found[-1].id
+    turn_base = 0
     if resume is not None:
         path = find_session(resolved.home, resume)
-        _, history = read_session(path)
+        info, history = read_session(path)
+        turn_base = info.turns
         transcript = Transcript(path, hidden=hidden, scrubber=SecretScrubber.for_config(resolved))
     else:
         transcript = Transcript.create(
@@ -860,6 +917,7 @@ async def open_session(
                 window_tokens=settings.context_window if settings is not None else None,
             )
             session.owned_client = own
+            session.turn_base = turn_base
             session.plan = PlanToolProvider(sink.emit, last_plan(transcript.path) if resume else ())
             await context.registry.add_providers([session.plan])
             if settings is not None:

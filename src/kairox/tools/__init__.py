@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         sandbox_refusal,
         state_environment,
     )
+    from kairox.tools._gitignore import walk_files
     from kairox.tools._model import (
         READ_ONLY,
         Access,
@@ -131,6 +132,7 @@ __all__ = [
     "state_environment",
     "url_host",
     "vanished_before_start",
+    "walk_files",
     "writable_roots",
 ]
 
@@ -143,6 +145,7 @@ if not TYPE_CHECKING:
             "._builtin": ("BUILTIN_ORIGIN", "BUILTIN_SPECS", "BuiltinSettings", "BuiltinToolProvider"),
             "._builtin_shell": ("scrubbed_environment",),
             "._web_fetch": ("host_kind", "rule_hosts", "url_host"),
+            "._gitignore": ("walk_files",),
             "._model": (
                 "READ_ONLY",
                 "Access",
