@@ -44,6 +44,7 @@ from kairox.agent._messages import (
     Usage,
 )
 from kairox.agent._opener import OpenedWorkspace, open_workspace
+from kairox.agent._plan import plan_text
 from kairox.agent._provider import (
     BUILTIN_PROVIDERS,
     ModelProviderError,
@@ -127,6 +128,7 @@ __all__ = [
     "model_settings",
     "open_session",
     "open_workspace",
+    "plan_text",
     "read_session",
     "rewind_transcript",
     "session_checkpoints",

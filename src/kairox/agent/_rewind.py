@@ -20,7 +20,7 @@ from kairox.agent._messages import Message, Role
 from kairox.errors import KairoxError
 from kairox.tools import walk_files
 
-LARGE = 20_000_000
+LARGE = 20 << 20
 """Files larger than this are not kept (the rewind names them)."""
 MAX_FILES = 20_000
 """A workspace with more files than this gets no whole snapshot: only Kairox's own writes are recorded."""
@@ -42,7 +42,6 @@ class RewindPlan:
     """``(path, digest)``: files put back as they were."""
     remove: tuple[str, ...] = ()
     """Files made since, removed."""
-    not_kept: tuple[str, ...] = ()
     irreversible: tuple[str, ...] = ()
     messages: int | None = None
     """How many messages the conversation keeps when it is rewound too."""
@@ -52,7 +51,6 @@ class RewindPlan:
         lines += [f"  put back  {p}" for p, _ in self.restore] + [f"  remove    {p}" for p in self.remove]
         if not (self.restore or self.remove):
             lines.append("  no file to put back: the files are as they were before this turn")
-        lines += [f"  not kept  {p} (too large or a link): left as it is" for p in self.not_kept]
         lines += [f"  cannot be put back: {note}" for note in self.irreversible]
         return "\n".join(lines)
 
@@ -61,16 +59,13 @@ def conversation_cut(messages: list[Message], plan: RewindPlan) -> int:
     """How many messages stay when the conversation goes back to before ``plan.turn``; ``KairoxError`` when it
     cannot (the turn was compacted away, or it is not in this conversation)."""
     keep = plan.messages
-    if keep is None or keep >= len(messages) or messages[keep].role is not Role.USER:
-        found = False
-    else:
-        found = messages[keep].text.startswith(plan.prompt) and not messages[keep].summary
-    if not found:
+    turn = messages[keep] if keep is not None and keep < len(messages) else None
+    if keep is None or turn is None or turn.role is not Role.USER or not turn.text.startswith(plan.prompt):
         raise KairoxError(
             f"the conversation no longer holds turn {plan.turn} as it was (compacted or rewound since)",
             hint="rewind the files only",
         )
-    return keep or 0
+    return keep
 
 
 class Checkpoints:
@@ -237,23 +232,21 @@ class Checkpoints:
                 target.setdefault(key, digest)
         restore: list[tuple[str, str]] = []
         remove: list[str] = []
-        not_kept: list[str] = []
+        notes = [note for t in later for note in t["notes"]]
         for key, digest in sorted(target.items()):
             now = self._keep(Path(key), store=False)
             if digest == "-":
-                not_kept.append(key)
+                notes.append(f"{key}: not kept (a link, unreadable or over {LARGE >> 20} MB)")
             elif digest is None and now is not None:
                 remove.append(key)
             elif digest is not None and digest != now:
                 restore.append((key, digest))
-        notes = [note for t in later for note in t["notes"]]
         return RewindPlan(
             session_id=self.session_id,
             turn=chosen["turn"],
             prompt=str(chosen.get("prompt", "")),
             restore=tuple(restore),
             remove=tuple(remove),
-            not_kept=tuple(dict.fromkeys(not_kept)),
             irreversible=tuple(dict.fromkeys(notes)),
             messages=chosen.get("messages"),
         )
