@@ -187,7 +187,10 @@ class EventHub:
             self.streamed += data.text
             return [("agent.text", {"turn": turn, "delta": data.text})]
         if name == "user.message.submitted":
-            return [("user.message", {"turn": turn, "text": data.text})]
+            return [("user.message", {"turn": turn, "text": data.text, "rewind_turn": data.turn})]
+        if name in ("agent.plan", "agent.rewind"):
+            fields = event_to_json(event)
+            return [(name, {k: v for k, v in fields.items() if k not in ("event", "kind")})]
         if name == "agent.message.completed":
             self.streamed = ""
             found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": data.text})]
