@@ -25,6 +25,9 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 SCHEMA_VERSION = "1"
 _BM25_K1 = 1.2
 """FTS5's ``bm25()`` constant k1: a word adds at most ``idf * (k1 + 1)`` to a document's score."""
+MIN_DOCUMENTS = 32
+"""An index of fewer documents is filled up with empty ones: BM25's idf of a word that most documents hold is about
+zero (FTS5 floors it at 1e-6), so with one or two skills every match scored 0.00."""
 _MAX_PARTS = 5
 """Up to this many query words (held by some document) the ranking goes in parts (``_ranked``); past it, one
 query: each part costs a pass over every word's list, and six words make ten parts of three or more, which cost
@@ -59,6 +62,7 @@ class SearchIndex:
         self._db = connection
         self.fields = dict(fields)
         self.keys = list(keys)
+        self._total = connection.execute("SELECT count(*) FROM docs").fetchone()[0]
         weights = ", ".join(str(float(w)) for w in (0.0, *self.fields.values()))
         self._rank = f"bm25(docs, {weights})"
         self._order = sorted(self.fields, key=lambda n: -self.fields[n])
@@ -84,6 +88,8 @@ class SearchIndex:
         renamed, so a reader never opens half an index)."""
         names = list(fields)
         rows = [(key, *(index_text(doc.get(name, "")) for name in names)) for key, doc in documents]
+        keys = [row[0] for row in rows]
+        rows += [("", *[""] * len(names))] * (MIN_DOCUMENTS - len(rows))  # they hold no word: never found
         db = sqlite3.connect(":memory:", check_same_thread=False)
         columns = ", ".join(_column(n) for n in names)
         db.execute(f"CREATE VIRTUAL TABLE docs USING fts5(key UNINDEXED, {columns}, tokenize='{TOKENIZER}')")
@@ -96,7 +102,7 @@ class SearchIndex:
         db.commit()
         if path is not None:
             _store(db, path)
-        return cls(db, fields, [row[0] for row in rows])
+        return cls(db, fields, keys)
 
     @classmethod
     def open(
@@ -117,7 +123,7 @@ class SearchIndex:
                 db.close()
                 return None
             if keys is None:
-                keys = [row[0] for row in db.execute("SELECT key FROM docs ORDER BY rowid")]
+                keys = [row[0] for row in db.execute("SELECT key FROM docs WHERE key != '' ORDER BY rowid")]
             memory = sqlite3.connect(":memory:", check_same_thread=False)
             db.backup(memory)  # queries read pages from memory, not through the file's page cache
             db.close()
@@ -195,7 +201,7 @@ class SearchIndex:
         words add up the same in either order), and ties fall by rowid as there."""
         if len(phrases) < 2:
             return self._top(" OR ".join(phrases), limit)
-        total = len(self.keys)
+        total = self._total
         held: list[tuple[str, float]] = []
         for phrase in phrases:
             holding = self._db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (phrase,)).fetchone()[0]
