@@ -233,6 +233,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
     async def get_plugin_market(request: Request) -> Response:
         from kairox.runtime import market_listing
 
+        await anyio.to_thread.run_sync(
+            backend.refresh
+        )  # a marketplace added meanwhile (`kairox plugins marketplace add`)
         listing = await anyio.to_thread.run_sync(lambda: market_listing(backend.resolved))
         query = request.query_params.get("q", "").strip().lower()
         plugins = [
