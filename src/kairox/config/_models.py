@@ -128,7 +128,8 @@ class HookConfig(ConfigModel):
     timeout_sec: float = Field(default=60.0, gt=0)
     """A hook still running after this is stopped and reported."""
     fail_open: bool = False
-    """A ``pre_tool_use`` hook that times out or cannot start blocks the call unless this is true."""
+    """A ``pre_tool_use`` hook that times out or cannot start blocks the call unless this is true (another event's
+    failed hook is reported and the session goes on)."""
 
 
 class HooksConfig(ConfigModel):
