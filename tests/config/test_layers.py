@@ -153,7 +153,8 @@ def test_human_provenance_shows_a_server_entry_as_written(tmp_path: Path, isolat
 def test_a_model_provider_key_set_with_dash_c_keeps_the_rest_of_the_entry(tmp_path: Path, isolated_home: Path) -> None:
     write(
         isolated_home / "kairox.toml",
-        '[model_providers.local]\nbase_url = "http://127.0.0.1:1/v1"\napi_key_env = "LOCAL_KEY"\ncontext_window = 32000\n',
+        '[model_providers.local]\nbase_url = "http://127.0.0.1:1/v1"\n'
+        'api_key_env = "LOCAL_KEY"\ncontext_window = 32000\n',
     )
     workspace = tmp_path / "ws"
     workspace.mkdir()
