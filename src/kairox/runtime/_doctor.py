@@ -37,6 +37,8 @@ def _fix(diagnostic: "Diagnostic", context: "ExtensionContext") -> str:
         return diagnostic.hint
     if diagnostic.source and diagnostic.line:
         return f"fix {diagnostic.source}:{diagnostic.line}"
+    if diagnostic.severity is Severity.INFO:  # a task-only tool left out: nothing is broken
+        return "nothing to fix: this is for your information"
     return _FIXES.get(diagnostic.kind, "see the reason above")
 
 
