@@ -169,3 +169,6 @@ def test_a_servers_tool_count_is_the_same_in_the_board_the_trace_and_mcp_status(
     assert view is not None and view.tool_count == status["tools"] == listed["tools"] == ready["tools"] + 2
     entry = describe(McpServerReady(server="everything", tools=ready["tools"]))
     assert entry is not None and entry.text == "mcp everything: ready", "no second count in the trace"
+    doctor = kairox("-c", 'policy.sandbox_policy="danger_full_access"', "doctor", "--json", cwd=workspace).json()
+    task = [d for d in doctor["warnings"] if "only as a task" in d["reason"]]
+    assert task and all(d["fix"] == "nothing to fix: this is for your information" for d in task), task
