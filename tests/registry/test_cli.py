@@ -1,6 +1,7 @@
 """``kairox tools`` and ``kairox policy`` as a user runs them: a real process, real config files."""
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,15 @@ def test_the_prompt_names_only_the_layers_always_may_write() -> None:
         " to save it there"
     ) in trusted.splitlines()
     assert "  [a1] allow always: save allow rule 'x(a)' in the user configuration" in untrusted.splitlines()
+
+
+def test_tools_call_names_an_image_result_with_its_type_and_size(tmp_path: Path, isolated_home: Path) -> None:
+    from tests.agent._support import EVERYTHING, NODE
+
+    (isolated_home / "kairox.toml").write_text(
+        f'[mcp_servers.everything]\ncommand = "{NODE}"\nargs = ["{EVERYTHING}"]\n'
+    )
+    shown = kairox("tools", "call", "mcp__everything__get-tiny-image", "--yes", cwd=tmp_path)
+    assert shown.code == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert any(re.fullmatch(r"\[image: image/png, \d+\.\d KB; --json has its data\]", line) for line in lines), lines
