@@ -264,3 +264,29 @@ def test_run_json_carries_the_plan_and_the_cache_figures(wire: str, tmp_path: Pa
     assert usage[1]["cache_read_tokens"] > 0 and usage[1]["session_cache_read_tokens"] == sum(
         u["cache_read_tokens"] for u in usage
     )
+
+
+def test_run_on_responses_makes_two_tool_calls_in_a_turn_and_continue_sends_the_reasoning_back(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    read = [("r1", "notes.txt"), ("r2", "todo.txt")]
+    script = [
+        {
+            "reply": "tool_calls",
+            "reasoning": "Both files.",
+            "calls": [{"id": i, "name": "fs_read", "arguments": {"path": p}} for i, p in read],
+        },
+        {"reply": "text", "text": "Two notes.", "expect": {"tool_results": {"r1": "first", "r2": "second"}}},
+        {"reply": "text", "text": "Still two.", "expect": {"last_user_contains": "Again"}},
+    ]
+    with ScriptedModelServer("responses", script) as server:  # it checks that rs_1 comes back with request 3
+        user_config(isolated_home, server, wire="responses")
+        first = kairox("--workspace", workspace, "run", "Read both", env=KEY)
+        again = kairox("--workspace", workspace, "run", "--continue", "Again?", env=KEY)
+    assert (first.code, first.stdout) == (0, "Two notes.\n"), first.stderr
+    assert (again.code, again.stdout) == (0, "Still two.\n"), again.stderr
+    assert [line.split()[:2] for line in first.stderr.splitlines() if line.strip().startswith("tool ")] == [
+        ["tool", "fs.read"],
+        ["tool", "fs.read"],
+    ]

@@ -1,5 +1,5 @@
-"""The agent loop (A1): ``AgentSession`` drives a model (OpenAI-compatible chat completions or Anthropic
-messages, streamed over ``httpx``) over an ExtensionContext: tool calls through the gate, approvals
+"""The agent loop (A1): ``AgentSession`` drives a model (OpenAI-compatible chat completions, the OpenAI Responses
+API or Anthropic messages, streamed over ``httpx``) over an ExtensionContext: tool calls through the gate, approvals
 mid-turn, hooks around turns, JSON-lines transcripts, a context-window measure and
 compaction (``/compact`` and near the window). Every step is an event; front ends subscribe.
 

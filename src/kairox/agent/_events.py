@@ -81,6 +81,14 @@ class AssistantTextDelta(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class AssistantThoughtDelta(Event):
+    """A piece of the model's reasoning summary (Responses), shown apart from the answer; never sent as text."""
+
+    kind: ClassVar[str] = "agent.thought.delta"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class AssistantMessageCompleted(Event):
     kind: ClassVar[str] = "agent.message.completed"
     turn: int

@@ -31,6 +31,7 @@ from kairox.agent._events import (
     ApprovalRequested,
     AssistantMessageCompleted,
     AssistantTextDelta,
+    AssistantThoughtDelta,
     CompactionFailed,
     CompactionStarted,
     ContextCompacted,
@@ -148,6 +149,10 @@ def client_for(
         from kairox.agent._anthropic import AnthropicMessagesClient
 
         return AnthropicMessagesClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
+    if settings.wire_api == "responses":
+        from kairox.agent._responses import OpenAiResponsesClient
+
+        return OpenAiResponsesClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
     from kairox.agent._openai import OpenAiChatClient
 
     return OpenAiChatClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
@@ -321,7 +326,8 @@ class AgentSession:
         if self._scope is not None:
             self._scope.cancel()
 
-    async def run_turn(self, text: str) -> TurnResult:
+    async def run_turn(self, text: str, *, images: Sequence[ImagePart] = ()) -> TurnResult:
+        """One prompt (with ``images``, for a model that takes them) to the model's answer without tool calls."""
         if self._scope is not None:
             raise KairoxError("a turn is already running in this session", hint="wait for it or cancel() it first")
         self._turn += 1
@@ -332,7 +338,7 @@ class AgentSession:
         calls = [0]
         try:
             with scope:
-                outcome = await self._turn_body(turn, text, calls)
+                outcome = await self._turn_body(turn, text, calls, tuple(images))
         finally:
             self._scope = None
         if scope.cancelled_caught:
@@ -365,7 +371,9 @@ class AgentSession:
                 )
             )
 
-    async def _turn_body(self, turn: int, text: str, calls: list[int]) -> tuple[TurnEndReason, str | None]:
+    async def _turn_body(
+        self, turn: int, text: str, calls: list[int], images: tuple[ImagePart, ...] = ()
+    ) -> tuple[TurnEndReason, str | None]:
         hooks = self.context.hooks
         self.emit(UserMessageSubmitted(turn=turn, text=text))
         added: list[str] = []
@@ -377,7 +385,8 @@ class AgentSession:
             if outcome.additional_context:
                 added.append(outcome.additional_context)
         await anyio.to_thread.run_sync(self.checkpoints.begin, turn, len(self.messages), text)
-        self._append(Message.user(text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)))
+        hooked = text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)
+        self._append(Message(role=Role.USER, text=hooked, images=images))
         for step in range(1, self.limits.max_turns + 1):
             request = self._request()
             measured = self._measure(request)
@@ -400,7 +409,9 @@ class AgentSession:
             if self.client is not self.owned_client:
                 self._start_background_servers()  # a caller's client does not say when its request is out
             try:
-                response = await collect(self.client, request, self._on_text, provider=self.provider)
+                response = await collect(
+                    self.client, request, self._on_text, provider=self.provider, on_thought=self._on_thought
+                )
             except KairoxError as exc:  # ModelProviderError from Kairox's clients; any KairoxError from a caller's
                 failure = exc if isinstance(exc, ModelProviderError) else ModelProviderError(self.provider, str(exc))
                 self.emit(ModelFailed(provider=failure.provider, message=failure.reason, status=failure.status))
@@ -479,6 +490,9 @@ class AgentSession:
     def _on_text(self, text: str) -> None:
         self._streamed.append(text)
         self.emit(AssistantTextDelta(text=text))
+
+    def _on_thought(self, text: str) -> None:
+        self.emit(AssistantThoughtDelta(text=text))
 
     def _keep_streamed(self) -> None:
         """Text that streamed before a failure or a cancel stays in the conversation, as the user saw it."""

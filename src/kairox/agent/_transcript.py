@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kairox.agent._events import AssistantTextDelta, ModelSwitched, UserMessageSubmitted
+from kairox.agent._events import AssistantTextDelta, AssistantThoughtDelta, ModelSwitched, UserMessageSubmitted
 from kairox.agent._messages import Message, Role, ToolResultPart
 from kairox.config import SecretScrubber
 from kairox.errors import KairoxError
@@ -91,7 +91,7 @@ class Transcript:
                 self._file.flush()
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, AssistantTextDelta):  # the completed message holds the text; deltas would double it
+        if isinstance(event, AssistantTextDelta | AssistantThoughtDelta):  # the message holds them (text, reasoning)
             return
         self._write({"type": "event", **event_to_json(event)})
 

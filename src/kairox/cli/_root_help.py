@@ -25,6 +25,7 @@ ROOT_HELP = (
     "  serve     Serve every visible tool (built-in, MCP, plugin, LSP, DAP,...\n"
     "  tui       Open the terminal UI: conversation, live server status and...\n"
     "  gui       Open the web GUI: servers with live status, the MCP catalog,...\n"
+    "  acp       Serve the Agent Client Protocol on stdin/stdout (for editors:...\n"
     "  config    Show, check and edit configuration.\n"
     "  skills    List, match, enable, install and validate skills.\n"
     "  tools     List and call tools through the permission gate.\n"

@@ -175,8 +175,9 @@ class ModelProviderConfig(ConfigModel):
     """Endpoint of an OpenAI-compatible or Anthropic API."""
     api_key_env: str | None = None
     """Variable holding the API key (the key itself is never written in config)."""
-    wire_api: Literal["chat", "anthropic"] = "chat"
-    """Protocol spoken with the endpoint: ``chat`` (OpenAI-compatible chat completions) or ``anthropic`` (messages)."""
+    wire_api: Literal["chat", "responses", "anthropic"] = "chat"
+    """Protocol spoken with the endpoint: ``chat`` (OpenAI-compatible chat completions), ``responses`` (the OpenAI
+    Responses API: reasoning items carried across turns) or ``anthropic`` (messages)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers sent with every request; redacted in output."""
     request_timeout_sec: float = Field(default=600.0, gt=0)
@@ -189,16 +190,6 @@ class ModelProviderConfig(ConfigModel):
     prompt_cache_key: bool | None = None
     """Send ``prompt_cache_key`` (one per workspace) with chat requests, so the provider keeps a workspace's
     requests on one prompt cache; unset: sent to OpenAI's own endpoint only (others may refuse the field)."""
-
-    @field_validator("wire_api", mode="before")
-    @classmethod
-    def _known_wire_api(cls, value: Any) -> Any:
-        if value == "responses":
-            raise ValueError(
-                "wire_api 'responses' (the OpenAI Responses API) is not supported; use 'chat' for OpenAI and "
-                "OpenAI-compatible servers or 'anthropic' for Anthropic"
-            )
-        return value
 
 
 class AgentConfig(ConfigModel):

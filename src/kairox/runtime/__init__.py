@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         install_catalog_entry,
         prefetch_command,
     )
+    from kairox.runtime._commands import SlashCommand, extension_commands
     from kairox.runtime._context import (
         ExtensionContext,
         PluginStage,
@@ -125,6 +126,7 @@ __all__ = [
     "ServerView",
     "ServerViewStatus",
     "SkillsReady",
+    "SlashCommand",
     "ToggleRow",
     "add_mcp_server",
     "approval_choices",
@@ -137,6 +139,7 @@ __all__ = [
     "doctor_lines",
     "doctor_report",
     "dry_run_server",
+    "extension_commands",
     "gather_memory",
     "held_text",
     "inspect_market_plugin",
@@ -178,6 +181,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
+            "._commands": ("SlashCommand", "extension_commands"),
             "._plugin_install": (
                 "PLUGIN_INSTALL_SPEC",
                 "decide_plugin_install",

@@ -1,9 +1,10 @@
 """The built-in tools (R6) as one ``ToolProvider`` with origin ``builtin``."""
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import anyio
 
@@ -12,7 +13,7 @@ from kairox.config import ToolsConfig
 from kairox.errors import ToolCallError
 from kairox.tools._builtin_fs import edit_file, list_files, read_file, write_file
 from kairox.tools._builtin_search import search
-from kairox.tools._builtin_shell import run_shell
+from kairox.tools._builtin_shell import RunHosted, run_shell
 from kairox.tools._model import (
     Access,
     CallContext,
@@ -26,6 +27,21 @@ from kairox.tools._provider import ToolProvider
 from kairox.tools._web_fetch import WEB_FETCH_SPEC, fetch_page, sandbox_allowlist
 
 BUILTIN_ORIGIN = "builtin"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolHost:
+    """Work a front end does itself for the built-in tools, after the gate allowed the call (an editor over ACP: reads
+    see its unsaved buffers, writes land in them, commands run confined in its terminal); None where it offers none."""
+
+    read_text: Callable[[Path], Awaitable[str]] | None = None
+    write_text: Callable[[Path, str], Awaitable[None]] | None = None
+    run: RunHosted | None = None
+
+
+def _blocking(work: Callable[..., Awaitable[Any]] | None) -> Callable[..., Any] | None:
+    """``work`` called from a tool's worker thread, in the event loop that started the thread."""
+    return None if work is None else lambda *args: anyio.from_thread.run(cast(Any, work), *args)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -43,6 +59,7 @@ class BuiltinSettings:
     """The only names ``web.fetch`` may reach (the sandbox's ``allowed_domains``); None: no allowlist."""
     web_hosts: tuple[str, ...] = ()
     """Hosts allow rules name (``web.fetch(domain:HOST)``): they may resolve to private addresses."""
+    host: ToolHost = field(default_factory=ToolHost)
 
     @classmethod
     def from_config(cls, tools: ToolsConfig, *, config: Any = None) -> "BuiltinSettings":
@@ -236,20 +253,25 @@ class BuiltinToolProvider(ToolProvider):
     async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
         settings = self.settings
         workspace = context.workspace
+        read, write = _blocking(settings.host.read_text), _blocking(settings.host.write_text)
         # file operations run in a worker thread: a big file or a slow disk does not stall the event loop, and
         # the reads of one model message really run side by side
         match name:
             case "fs.read":
                 return await anyio.to_thread.run_sync(
                     lambda: read_file(
-                        arguments, workspace, max_bytes=settings.read_max_bytes, unreadable=context.unreadable
+                        arguments,
+                        workspace,
+                        max_bytes=settings.read_max_bytes,
+                        unreadable=context.unreadable,
+                        read=read,
                     )
                 )
             case "fs.write":
-                return await anyio.to_thread.run_sync(lambda: write_file(arguments, workspace))
+                return await anyio.to_thread.run_sync(lambda: write_file(arguments, workspace, write=write))
             case "fs.edit":
                 return await anyio.to_thread.run_sync(
-                    lambda: edit_file(arguments, workspace, unreadable=context.unreadable)
+                    lambda: edit_file(arguments, workspace, unreadable=context.unreadable, read=read, write=write)
                 )
             case "fs.list":
                 return await anyio.to_thread.run_sync(
@@ -264,6 +286,7 @@ class BuiltinToolProvider(ToolProvider):
                     default_timeout=settings.shell_timeout_sec,
                     output_limit=settings.shell_output_limit,
                     passthrough=settings.shell_env_passthrough,
+                    hosted=settings.host.run,
                 )
             case "web.fetch":
                 return await fetch_page(arguments, allowlist=settings.web_allowlist, named=settings.web_hosts)

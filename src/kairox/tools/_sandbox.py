@@ -42,11 +42,8 @@ from kairox._util._realpath import existing_real_path
 from kairox.config import SandboxPolicy, kairox_home
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import HiddenPaths, SandboxSettings
-from kairox.tools._protected import PROTECTED_DIRS, PROTECTED_FILES, protected_inside, sockets_under
+from kairox.tools._protected import protected_inside, sockets_under
 
-READ_ONLY_INSIDE_ROOTS = tuple(sorted(PROTECTED_DIRS | PROTECTED_FILES))
-"""Kept read-only inside each writable root, at any depth: the repository, project configuration and plugin
-files, which a command must not change to give later sessions more authority."""
 SOCKET_FOLDERS = (Path("/run"), Path("/var/run"), Path("/tmp/.X11-unix"), Path("/tmp/.ICE-unix"))
 """Hidden (an empty tmpfs), with ``$XDG_RUNTIME_DIR`` and the folders of ``$SSH_AUTH_SOCK`` and a ``unix://``
 ``$DOCKER_HOST``; with the network on, ``RESOLVER_FOLDERS`` stay visible and only their sockets are covered."""

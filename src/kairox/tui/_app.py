@@ -35,10 +35,10 @@ from kairox.agent import (
 from kairox.events import Event
 from kairox.policy import ApprovalAnswer
 from kairox.registry import ToolCallDecided, ToolCallFinished
-from kairox.runtime import plugin_rows, skill_rows, toggle_plugin, toggle_skill
+from kairox.runtime import SlashCommand, plugin_rows, skill_rows, toggle_plugin, toggle_skill
 from kairox.tui import _reports
 from kairox.tui._approval import ApprovalScreen, TuiApprover
-from kairox.tui._commands import BUILTINS, SlashCommand, all_commands, find_command, help_text, unknown_reason
+from kairox.tui._commands import BUILTINS, all_commands, find_command, help_text, unknown_reason
 from kairox.tui._composer import Composer, Option, workspace_paths
 from kairox.tui._conversation import Conversation, result_text
 from kairox.tui._panels import McpPanel, SessionPicker, TextPanel

@@ -137,7 +137,7 @@ class EventHub:
         translated = self._translate(event)
         for kind, data in translated:
             self.publish(kind, data, keep=False)
-        if event.kind == "agent.text.delta":
+        if event.kind in ("agent.text.delta", "agent.thought.delta"):
             return  # streamed text stays out of the trace (agent.message has the whole answer)
         raw = event_to_json(event)
         raw.pop("event", None)
