@@ -19,7 +19,8 @@ The server keeps a prompt cache as the providers describe theirs, and reports it
 prefix (tools, system, messages, block by block) up to each ``cache_control`` breakpoint of at least 1,024 tokens
 and reads the longest one it holds (``cache_read_input_tokens``, ``cache_creation_input_tokens``); OpenAI's holds
 every prompt and reads the longest common prefix of 1,024 tokens or more, in steps of 128
-(``prompt_tokens_details.cached_tokens``; on the Responses wire ``input_tokens_details.cached_tokens``). A token is four bytes of the request's JSON.
+(``prompt_tokens_details.cached_tokens``; on the Responses wire ``input_tokens_details.cached_tokens``). A token
+is four bytes of the request's JSON.
 
 With optional ``"expect"``: ``{"last_user_contains": "...", "tool_results": {"c1": "substring"},
 "tools_include": ["fs_read"], "system_contains": "..."}`` and, in tests, ``"check"``: a callable given the
