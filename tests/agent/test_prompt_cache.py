@@ -15,7 +15,7 @@ from kairox.events import RecordingSink
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.usefixtures("api_key")]
 
-WIRES = ["openai", "anthropic"]
+WIRES = ["openai", "responses", "anthropic"]
 
 
 def _marked(body: dict[str, Any]) -> list[str]:
@@ -52,7 +52,9 @@ async def test_a_session_keeps_its_tool_list_byte_identical_and_reads_the_cache_
             transcript = session.transcript.path
         bodies, usages = server.requests, server.usages
     assert len({_tools(body) for body in bodies}) == 1, "the tool list is the same bytes in every request"
-    assert len({json.dumps(body.get("system") or body["messages"][0]) for body in bodies}) == 1
+    assert (
+        len({json.dumps(body.get("system") or body.get("instructions") or body["messages"][0]) for body in bodies}) == 1
+    )
     if wire == "anthropic":
         last_tool = bodies[0]["tools"][-1]["name"]
         assert [_marked(b) for b in bodies] == [
@@ -76,12 +78,13 @@ async def test_a_session_keeps_its_tool_list_byte_identical_and_reads_the_cache_
     assert [r["cache_read_tokens"] for r in logged] == reads
 
 
-async def test_the_chat_wire_sends_one_prompt_cache_key_per_workspace_when_the_provider_takes_it(
-    workspace: Path, isolated_home: Path
+@pytest.mark.parametrize("wire", ["openai", "responses"])
+async def test_the_openai_wires_send_one_prompt_cache_key_per_workspace_when_the_provider_takes_it(
+    wire: str, workspace: Path, isolated_home: Path
 ) -> None:
     script = [{"reply": "text", "text": "one"}, {"reply": "text", "text": "two"}]
-    with ScriptedModelServer("openai", script) as server:
-        config = user_config(isolated_home, server, wire="openai")
+    with ScriptedModelServer(wire, script) as server:
+        config = user_config(isolated_home, server, wire=wire)
         config.write_text(config.read_text().replace("max_retries = 2", "max_retries = 2\nprompt_cache_key = true"))
         async with open_session(workspace) as session:
             await session.run_turn("one")
