@@ -232,7 +232,7 @@ def test_run_prints_the_tool_definitions_warning_and_the_compaction_on_stderr(
     for run in (first, second):
         [warning] = [line for line in run.stderr.splitlines() if line.startswith("kairox: warning:")]
         assert (
-            "6 tool definitions alone take about" in warning and "of the model's 4000-token context window" in warning
+            "8 tool definitions alone take about" in warning and "of the model's 4000-token context window" in warning
         )
     assert "compacting" not in first.stderr
     compacting = [line for line in second.stderr.splitlines() if line.startswith("kairox: compact")]
