@@ -26,7 +26,7 @@ from kairox.config import resolve_config
 from kairox.lsp import LspServerStarting
 from kairox.mcp import McpServerFailed, McpServerReady, McpServerStarting
 from kairox.policy import ApprovalRequest, GrantOption, RuleLayer
-from kairox.registry import ToolCallDecided, ToolCallFinished
+from kairox.registry import ToolCallDecided, ToolCallFinished, ToolsChanged
 from kairox.runtime import RuntimeOptions, build_extension_context
 from kairox.tui import ApprovalScreen, KairoxApp, McpPanel
 
@@ -98,6 +98,7 @@ async def test_main_screen_with_ready_starting_and_failed_servers(fixed_dir: Pat
             McpServerStarting(server="search", transport="stdio"),
             McpServerStarting(server="tickets", transport="stdio"),
             McpServerReady(server="notes", tools=4),
+            ToolsChanged(origin="notes", tools=4),
             McpServerFailed(
                 server="tickets", reason="the server exited with code 1 before finishing the MCP handshake"
             ),

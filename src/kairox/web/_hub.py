@@ -146,7 +146,7 @@ class EventHub:
 
     def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
         view = self.board.apply(event) if self.board is not None else None
-        if view is not None and event.kind != "mcp.tools.changed":
+        if view is not None and event.kind != "tools.changed":  # a count, not a change of status
             return [
                 (
                     "server.status",
