@@ -42,7 +42,7 @@ def test_the_plan_is_in_the_session_header_and_rewind_puts_the_file_and_the_conv
         expect(page.locator('[data-action="send"]')).to_be_visible(timeout=60_000)
         assert (workspace / "notes.txt").read_text() == "second\n"
         assert page.locator(".session").bounding_box()["width"] > 1400, "the page uses a wide window"  # type: ignore[index]
-        page.click('[data-role="user"] [data-action="rewind"]')
+        page.click('[data-action="rewind"]')
         dialog = page.locator("[data-rewind-dialog]")
         expect(dialog).to_contain_text("put back  notes.txt")
         screenshot(page, "session-plan-rewind")
