@@ -60,7 +60,8 @@ async def test_the_plan_panel_follows_the_model_and_rewind_puts_the_files_and_th
             notices = [str(n.render()) for n in app.query_one(Conversation).query(".notice")]
     assert (workspace / "notes.txt").read_text() == "first note\n"
     assert any(
-        n.startswith("rewound to before turn 1 (the conversation too); files put back: notes.txt") for n in notices
+        n.startswith("rewound to before turn 1 (the conversation too); put back: notes.txt; removed: none")
+        for n in notices
     )
 
 

@@ -48,7 +48,7 @@ def test_the_plan_is_in_the_session_header_and_rewind_puts_the_file_and_the_conv
         screenshot(page, "session-plan-rewind")
         page.click('[data-action="rewind-all"]')
         expect(page.locator("[data-rewound]")).to_have_text(
-            "rewound to before turn 1 (the conversation too); files put back: notes.txt", timeout=60_000
+            "rewound to before turn 1 (the conversation too); put back: notes.txt; removed: none", timeout=60_000
         )
         expect(page.locator('[data-role="user"]')).to_have_count(0)
         page.reload()

@@ -300,9 +300,9 @@ const handlers: Record<string, Handler> = {
     plan.value = (data.entries ?? []) as PlanEntry[];
   },
   "agent.rewind": (data) => {
-    const files = [...((data.restored ?? []) as string[]), ...((data.removed ?? []) as string[])];
+    const list = (key: string) => ((data[key] ?? []) as string[]).join(", ") || "none";
     const cut = typeof data.messages === "number";
-    rewound.value = `rewound to before turn ${String(data.turn)}${cut ? " (the conversation too)" : ""}; files put back: ${files.join(", ") || "none changed"}`;
+    rewound.value = `rewound to before turn ${String(data.turn)}${cut ? " (the conversation too)" : ""}; put back: ${list("restored")}; removed: ${list("removed")}`;
     if (cut) loadHistory().catch(() => undefined);
   },
   "agent.error": (data) => {

@@ -340,15 +340,15 @@ class PolicyEngine:
         for rule in rules[RuleAction.ALLOW]:
             if rule.specifier is not None and self._covers(rule, spec, facts, for_allow=True):
                 return Decision.allow(f"allowed by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
-        named = f"an allow rule naming it (web.fetch(domain:{host}))"
         if kind == "metadata":
             return Decision.deny(
-                f"{host} is a cloud metadata address, which {spec.name} reaches only with {named}",
+                f"{host} is a cloud metadata address, which {spec.name} reaches only with an allow rule naming it "
+                f"({spec.name}(domain:{host}))",
                 source=DecisionSource.RULE,
             )
         return Decision.ask(
             f"{spec.name} would reach {host}, a loopback, link-local or private address (this machine or its "
-            f"network); it asks every time unless {named} says it may",
+            "network): it asks every time unless an allow rule names the host",
             source=DecisionSource.MODE,
             suggested_rule=f"{spec.name}(domain:{host})",
         )

@@ -329,11 +329,10 @@ class KairoxApp(App[None]):
         elif isinstance(event, Rewound):
             if event.messages is not None:
                 conversation.clear()
-            undone = ", ".join((*event.restored, *event.removed)) or "none changed"
             conversation.notice(
                 f"rewound to before turn {event.turn}"
                 + (" (the conversation too)" if event.messages is not None else "")
-                + f"; files put back: {undone}"
+                + f"; put back: {', '.join(event.restored) or 'none'}; removed: {', '.join(event.removed) or 'none'}"
                 + "".join(f"\ncannot be put back: {note}" for note in event.irreversible)
             )
 
