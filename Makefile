@@ -14,7 +14,7 @@ UI_STAMP := ui/node_modules/.installed
 UI_STATIC := src/kairox/web/static/index.html
 UI_SOURCES := $(shell find ui/src -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/tsconfig.json
 
-.PHONY: test demo lint check install clean system-packages demo-packages preflight demo-preflight demo-install ui ui-check
+.PHONY: test test-fast demo lint check install clean system-packages demo-packages preflight demo-preflight demo-install ui ui-check
 
 # bubblewrap, ripgrep, git, Node.js, and for the tests tmux and chromium: installed when missing (as root, or with
 # `sudo -n`), else make stops at once, naming the packages and the command that installs them
@@ -75,9 +75,18 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+# The suite on every core (most tests wait on child processes), then the tests that need the machine to
+# themselves (marked `serial`: a SIGKILLed host, a busy loop, a race), alone; each run names its 25 slowest tests.
+PYTEST := $(VENV)/bin/pytest -q --durations=25
 test: install preflight ui-check
-	$(VENV)/bin/pytest -q
+	$(PY) -m compileall -q src tests  # every Kairox process of the tests reads bytecode, even where none is written
+	$(PYTEST) -n auto --dist loadfile -m "not serial"
+	$(PYTEST) -m serial
 	$(MAKE) lint
+
+# The inner loop: no browser, no corpora, nothing that needs the machine to itself
+test-fast: $(STAMP) $(NODE_STAMP)
+	$(PYTEST) -n auto --dist loadfile -m "not serial and not browser and not corpus"
 
 # The demo keeps its Kairox home in build/ so it never touches the user's own ~/.kairox.
 DEMO_HOME := $(CURDIR)/build/demo-home

@@ -22,6 +22,9 @@ every prompt and reads the longest common prefix of 1,024 tokens or more, in ste
 (``prompt_tokens_details.cached_tokens``; on the Responses wire ``input_tokens_details.cached_tokens``). A token
 is four bytes of the request's JSON.
 
+``routes`` (tests) maps a text to a script of its own: a request whose system prompt holds the text is answered
+from that script (a subagent's requests, told apart by its prompt, in whatever order they come).
+
 With optional ``"expect"``: ``{"last_user_contains": "...", "tool_results": {"c1": "substring"},
 "tools_include": ["fs_read"], "system_contains": "..."}`` and, in tests, ``"check"``: a callable given the
 request body that raises AssertionError. ``"delay_sec"`` waits between streamed events.
@@ -149,6 +152,18 @@ def _responses_problems(body: dict[str, Any], sent_reasoning: dict[str, str]) ->
     return problems
 
 
+def system_text(body: dict[str, Any], wire: str) -> str:
+    """The system prompt of a request, wherever its wire puts it."""
+    messages = body.get("messages") or []
+    return str(
+        body.get("system")
+        if wire == "anthropic"
+        else body.get("instructions")
+        if wire == "responses"
+        else next((m.get("content") for m in messages if m.get("role") == "system"), "")
+    )
+
+
 def _expectation_problems(step: Step, body: dict[str, Any], wire: str) -> list[str]:
     problems = []
     expect = step.get("expect") or {}
@@ -158,16 +173,8 @@ def _expectation_problems(step: Step, body: dict[str, Any], wire: str) -> list[s
         texts = _texts(users[-1]) if users else ""
         if expect["last_user_contains"] not in texts:
             problems.append(f"the last user message does not contain {expect['last_user_contains']!r}: {texts[:300]!r}")
-    if "system_contains" in expect:
-        system = (
-            body.get("system")
-            if wire == "anthropic"
-            else body.get("instructions")
-            if wire == "responses"
-            else next((m.get("content") for m in messages if m.get("role") == "system"), "")
-        )
-        if expect["system_contains"] not in str(system):
-            problems.append(f"the system prompt does not contain {expect['system_contains']!r}")
+    if "system_contains" in expect and expect["system_contains"] not in system_text(body, wire):
+        problems.append(f"the system prompt does not contain {expect['system_contains']!r}")
     for call_id, needle in (expect.get("tool_results") or {}).items():
         found = _tool_result(messages, call_id, wire)
         if found is None:
@@ -525,12 +532,19 @@ class ScriptedModelServer:
     """One scripted endpoint on 127.0.0.1. Use as a context manager; ``base_url`` is what the SDK is given."""
 
     def __init__(
-        self, wire: str, script: list[Step], *, idle_timeout: float = 120.0, stop_when_done: bool = False
+        self,
+        wire: str,
+        script: list[Step],
+        *,
+        idle_timeout: float = 120.0,
+        stop_when_done: bool = False,
+        routes: dict[str, list[Step]] | None = None,
     ) -> None:
         if wire not in ("openai", "responses", "anthropic"):
             raise ValueError(f"wire must be openai, responses or anthropic, not {wire!r}")
         self.wire = wire
         self.script = list(script)
+        self.routes = {key: list(steps) for key, steps in (routes or {}).items()}
         self.requests: list[dict[str, Any]] = []
         self.cache = PromptCache()
         self.usages: list[dict[str, Any]] = []
@@ -580,10 +594,12 @@ class ScriptedModelServer:
 
     def verify(self) -> None:
         problems = list(self.failures)
-        if self.script:
-            problems.append(
-                f"{len(self.script)} scripted replies were never requested: {[s.get('reply') for s in self.script]}"
-            )
+        for name, script in [("", self.script), *self.routes.items()]:
+            if script:
+                problems.append(
+                    f"{len(script)} scripted replies{f' for {name!r}' if name else ''} were never requested: "
+                    f"{[s.get('reply') for s in script]}"
+                )
         assert not problems, "scripted model server: " + "; ".join(problems)
 
     def _serve_thread(self) -> None:
@@ -634,9 +650,10 @@ class ScriptedModelServer:
             body = {}
         self.requests.append(body)
         problems: list[str] = []
+        script = self._script_for(body)
         if method != "POST" or path.split("?")[0] != want:
             problems.append(f"unexpected request {method} {path} (this server answers POST {want})")
-        elif not self.script:
+        elif not script:
             problems.append(f"request {len(self.requests)} came after the script ended")
         else:
             problems += (
@@ -646,14 +663,14 @@ class ScriptedModelServer:
                 if self.wire == "responses"
                 else _anthropic_problems(body)
             )
-            problems += _expectation_problems(self.script[0], body, self.wire)
+            problems += _expectation_problems(script[0], body, self.wire)
         if problems:
             self.failures += [f"request {len(self.requests)}: {p}" for p in problems]
             if self.stop_when_done and self._loop is not None:  # the program mode: a failed script ends the run
                 self._loop.call_later(0.5, self.done.set)
             await self._json(writer, 400, _error_body(self.wire, 400, "scripted model server: " + "; ".join(problems)))
             return
-        step = self.script.pop(0)
+        step = script.pop(0)
         if not self.script and self.stop_when_done and self._loop is not None:
             self._loop.call_later(0.5, self.done.set)
         model = str(body.get("model", "scripted"))
@@ -722,6 +739,10 @@ class ScriptedModelServer:
         if reply != "cut":  # a cut stream never sends the last chunk: the body is incomplete
             writer.write(b"0\r\n\r\n")
         await writer.drain()
+
+    def _script_for(self, body: dict[str, Any]) -> list[Step]:
+        system = system_text(body, self.wire)
+        return next((steps for key, steps in self.routes.items() if key in system), self.script)
 
     async def _json(
         self, writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None

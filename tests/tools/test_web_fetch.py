@@ -12,6 +12,7 @@ from tests.registry._support import ScriptedApprover, settings
 from tests.servers.model_server import ScriptedModelServer
 
 from kairox.agent import open_session
+from kairox.config import resolve_config
 from kairox.events import RecordingSink
 from kairox.policy import ApprovalAnswer, ApprovalScope, Rule
 from kairox.registry import ToolCallDecided, build_registry
@@ -148,9 +149,18 @@ async def test_a_page_past_the_size_cap_is_cut_with_a_note_and_binary_content_is
     assert image.is_error and "image/png" in image.text_content()
 
 
-async def test_the_sandbox_domain_allowlist_is_honoured(site: str) -> None:
-    with pytest.raises(Exception, match=r"127\.0\.0\.1 is not in sandbox\.allowed_domains"):
-        await fetch_page({"url": f"{site}/page"}, allowlist=("docs.python.org",), named=())
+async def test_the_sandbox_domain_allowlist_holds_for_web_fetch_too(
+    site: str, tmp_path: Path, isolated_home: Path
+) -> None:
+    rules = 'allow = ["web.fetch(domain:127.0.0.1)"]'
+    (isolated_home / "kairox.toml").write_text(
+        f'[sandbox]\nnetwork = "allowlist"\nallowed_domains = ["docs.python.org"]\n\n[policy.rules]\n{rules}\n'
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    registry = await build_registry(resolve_config(workspace), approver=_no())
+    refused = await registry.call(ToolCall(name="web.fetch", arguments={"url": f"{site}/page"}))
+    assert refused.is_error and "127.0.0.1 is not in sandbox.allowed_domains" in refused.text_content()
     allowed = await fetch_page({"url": f"{site}/page"}, allowlist=("127.0.0.1",), named=())
     assert "# Hello" in allowed.text_content()
 

@@ -26,6 +26,9 @@ from kairox.agent._events import (
     Rewound,
     SessionEnded,
     SessionStarted,
+    SubagentEvent,
+    SubagentStarted,
+    SubagentStopped,
     ToolDefinitionsLarge,
     TurnEnded,
     TurnEndReason,
@@ -59,6 +62,7 @@ from kairox.agent._provider import (
 )
 from kairox.agent._rewind import Checkpoints, RewindPlan, rewind_transcript, session_checkpoints
 from kairox.agent._session import AgentSession, SessionApprover, TurnResult, client_for, open_session
+from kairox.agent._task import TASK_TOOL, TaskHost, TaskTool, serve_tasks
 from kairox.agent._transcript import (
     SessionInfo,
     SessionNotFoundError,
@@ -66,10 +70,12 @@ from kairox.agent._transcript import (
     find_session,
     list_sessions,
     read_session,
+    subagent_history,
 )
 
 __all__ = [
     "BUILTIN_PROVIDERS",
+    "TASK_TOOL",
     "AgentSession",
     "ApprovalRequested",
     "AssistantMessageCompleted",
@@ -105,6 +111,11 @@ __all__ = [
     "SessionInfo",
     "SessionNotFoundError",
     "SessionStarted",
+    "SubagentEvent",
+    "SubagentStarted",
+    "SubagentStopped",
+    "TaskHost",
+    "TaskTool",
     "TextDelta",
     "ToolCallPart",
     "ToolDefinitionsLarge",
@@ -131,5 +142,7 @@ __all__ = [
     "plan_text",
     "read_session",
     "rewind_transcript",
+    "serve_tasks",
     "session_checkpoints",
+    "subagent_history",
 ]

@@ -114,6 +114,8 @@ class ApprovalRequested(Event):
     """What each "for the session" choice would cover."""
     headless: bool = False
     """No one to ask: the request is denied and the model is told."""
+    agent: str | None = None
+    """The subagent whose call asks; None for the session's own."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -265,3 +267,42 @@ class Rewound(Event):
     irreversible: tuple[str, ...] = ()
     """What was done in those turns that no rewind undoes."""
     messages: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentStarted(Event):
+    """A ``task`` call (``parent_call_id``) started a subagent: a child session with the agent's prompt and tools."""
+
+    kind: ClassVar[str] = "agent.subagent.started"
+    agent: str
+    agent_id: str
+    parent_call_id: str
+    description: str
+    model: str
+    tools: int
+    transcript: str
+    depth: int = 1
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentStopped(Event):
+    kind: ClassVar[str] = "agent.subagent.stopped"
+    agent: str
+    agent_id: str
+    parent_call_id: str
+    reason: TurnEndReason
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    duration_ms: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentEvent(Event):
+    """A subagent's event in its parent's stream: front ends nest it under the ``task`` call ``parent_call_id``."""
+
+    kind: ClassVar[str] = "agent.subagent.event"
+    agent: str
+    agent_id: str
+    parent_call_id: str
+    inner: Event

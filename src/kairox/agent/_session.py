@@ -128,6 +128,7 @@ class SessionApprover:
                 command=request.command,
                 grants=tuple(grant.covers for grant in request.grants),
                 headless=approver is None,
+                agent=request.agent,
             )
         )
         if approver is None:
@@ -219,6 +220,8 @@ class AgentSession:
         self._known_upto = 0
         self.session_context: str | None = None
         """What ``session_start`` hooks printed as context; it goes into the system prompt."""
+        self.preamble: str | None = None
+        """The system prompt's opening in place of Kairox's own (a subagent's prompt)."""
         self.owned_client: OpenAiChatClient | AnthropicMessagesClient | None = None
         """The client the session opened itself (closed when it
         ends or the model is switched); a caller's is its own."""
@@ -261,6 +264,10 @@ class AgentSession:
     def approver(self, value: Approver | None) -> None:
         self._approver.front_end = value
 
+    def add_usage(self, usage: Usage) -> None:
+        """Tokens spent for this session elsewhere (its subagents)."""
+        self.usage += usage
+
     def subscribe(self, sink: EventSink) -> None:
         self.events.add(sink)
 
@@ -272,7 +279,8 @@ class AgentSession:
         self.transcript.message(message)
 
     def system_prompt(self) -> str:
-        parts = [PREAMBLE.format(workspace=self.context.resolved.workspace), self.context.prompt_context.strip()]
+        opening = self.preamble or PREAMBLE.format(workspace=self.context.resolved.workspace)
+        parts = [opening, self.context.prompt_context.strip()]
         if self.session_context:
             parts.append(f"<session-start-context>\n{self.session_context}\n</session-start-context>")
         if self.tool_search.deferred:
@@ -936,6 +944,18 @@ async def open_session(
             await context.registry.add_providers([session.plan])
             if settings is not None:
                 session.tool_search.semantic = semantic  # tools.semantic: embeddings blended into tool_search
+            if resolved.config.agent.max_task_depth > 0:  # subagents: the ``task`` tool
+                from kairox.agent._task import TaskHost, TaskTool
+
+                host = TaskHost(
+                    context=context,
+                    events=sink,
+                    limits=resolved.config.agent,
+                    model=lambda: (session.client, session.provider),
+                    transcript=transcript,
+                    on_usage=session.add_usage,
+                )
+                await context.registry.add_provider(TaskTool(host))
             sink.emit(
                 SessionStarted(
                     session_id=transcript.session_id,

@@ -23,6 +23,7 @@ ROOT_HELP = (
     "  run       Run one prompt headless: the model's answer streams to...\n"
     "  rewind    Put back the files a turn changed: by default the latest turn...\n"
     "  serve     Serve every visible tool (built-in, MCP, plugin, LSP, DAP,...\n"
+    "  audit     Show what `kairox serve` ran: one line per call (time, user,...\n"
     "  tui       Open the terminal UI: conversation, live server status and...\n"
     "  gui       Open the web GUI: servers with live status, the MCP catalog,...\n"
     "  acp       Serve the Agent Client Protocol on stdin/stdout (for editors:...\n"
@@ -35,5 +36,6 @@ ROOT_HELP = (
     "  mcp       MCP servers: list, status, tools, call, add, remove.\n"
     "  lsp       Language servers: status of the configured ones.\n"
     "  dap       Debug adapters and debug sessions.\n"
+    "  agents    Subagents: list and show the agents the task tool starts.\n"
     "  sessions  Transcripts of earlier sessions.\n"
 )

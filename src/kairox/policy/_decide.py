@@ -13,12 +13,14 @@ know of files comes from the host (``PolicySettings.host``).
 
 import fnmatch
 import functools
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, Severity
+from kairox.policy._approval import PathTarget
 from kairox.policy._arguments import LIMITS, scan_path_arguments
 from kairox.policy._command_glob import allow_matches
 from kairox.policy._decision import Decision, DecisionSource, Verdict
@@ -228,6 +230,24 @@ class PolicyEngine:
         if isinstance(cwd, str) and cwd.strip():
             paths += (self.settings.resolved(cwd),)
         return paths
+
+    def path_targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[PathTarget, ...]:
+        """Each path the call's path arguments name, with the file it reaches (links followed), so a person
+        approving a write to ``summary.txt`` sees that it writes ``~/.bashrc`` through a link."""
+        settings = self.settings
+        found: list[PathTarget] = []
+        for name in spec.permission.path_args:
+            value = arguments.get(name)
+            for written in value if isinstance(value, list) else [value]:
+                if not isinstance(written, str) or not written.strip():
+                    continue
+                target = settings.resolved(written)
+                text = written.strip()
+                home = str(settings.home)
+                plain = text.replace("~", home, 1) if text == "~" or text.startswith("~/") else text
+                folded = os.path.normpath(plain if plain.startswith("/") else f"{settings.workspace}/{plain}")
+                found.append(PathTarget(written=written, target=str(target), linked=str(target) != folded))
+        return tuple(found)
 
     def describe_rule(self, spec: ToolSpec, pattern: str) -> str | None:
         """What an allow rule would let through, in words; None for a blank cheque on a command tool."""

@@ -7,6 +7,7 @@ call (unknown tool, bad arguments, denial, timeout, a provider that raises) come
 """
 
 import asyncio
+import contextvars
 import fnmatch
 import json
 import operator
@@ -120,11 +121,8 @@ class _Entry:
 _RANK_AND_ORIGIN = operator.itemgetter(0, 1)
 """The order of ``_rebuild``'s candidates: source rank, then origin (a stable sort keeps each origin's own order)."""
 
-_BY_SCHEMA: dict[int, tuple[JsonObject, ArgumentValidator | None, str | None]] = {}
-"""Validators by the schema object they were built from (held here, so its id cannot be reused while it is a
-key): the tools of a cached list that this process read once share their schema objects across sessions, and
-need not be serialised again to find their validator. A validator depends on its schema alone."""
-_BY_SCHEMA_MAX = 16384
+CALL_APPROVALS: contextvars.ContextVar[SessionApprovals] = contextvars.ContextVar("kairox_call_approvals")
+"""The grants and approver of the call running now: a tool that runs calls of its own (``task``) passes them on."""
 
 
 class ToolRegistry:
@@ -172,6 +170,26 @@ class ToolRegistry:
         self.policy = policy
         self._engines: dict[ApprovalPolicy, PolicyEngine] = {settings.policy.approval: self.policy}
         self._rebuild()
+
+    def narrowed(
+        self,
+        keep: Callable[[ToolSpec], bool],
+        *,
+        approvals: SessionApprovals,
+        hooks: ToolHooks | None,
+        events: EventSink,
+    ) -> "ToolRegistry":
+        """A gate for a subagent: the same settings (rules, sandbox, limits) over the visible tools ``keep`` keeps,
+        served by the same providers, with the subagent's own grants, hooks and events."""
+        child = ToolRegistry(self._settings, approver=approvals.approver, hooks=hooks, events=events)
+        child.approvals = approvals
+        for spec in self.visible_tools():
+            if keep(spec):
+                origin = self._entries[spec.name].provider.origin
+                child._providers[origin] = self._providers[origin]
+                child._specs[origin] = (*child._specs.get(origin, ()), spec)
+        child._rebuild()
+        return child
 
     def session_approvals(self, approver: Approver) -> SessionApprovals:
         """Grants and an approver for one more session sharing this registry (a client of ``kairox serve``)."""
@@ -309,15 +327,7 @@ class ToolRegistry:
         cached = self._validators.get((origin, spec.name))
         if cached is not None and cached[0] is spec:
             return cached[1], cached[2]
-        schema = spec.input_schema
-        known = _BY_SCHEMA.get(id(schema))
-        if known is not None and known[0] is schema:  # the very schema object (a cached list read once per process)
-            validator, unsafe = known[1], known[2]
-        else:
-            validator, unsafe = schema_validator(schema)
-            if len(_BY_SCHEMA) >= _BY_SCHEMA_MAX:
-                _BY_SCHEMA.clear()
-            _BY_SCHEMA[id(schema)] = (schema, validator, unsafe)
+        validator, unsafe = schema_validator(spec.input_schema)
         self._validators[(origin, spec.name)] = (spec, validator, unsafe)
         return validator, unsafe
 
@@ -485,8 +495,10 @@ class ToolRegistry:
             self.events.emit(
                 ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments))
             )
+        approvals = approvals or self.approvals
+        token = CALL_APPROVALS.set(approvals)
         try:
-            result, spilled = await self._gate(call, call_id, approval, approvals or self.approvals, listening, waited)
+            result, spilled = await self._gate(call, call_id, approval, approvals, listening, waited)
         except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
             result, spilled = (
                 ToolResult.error(
@@ -494,6 +506,8 @@ class ToolRegistry:
                 ),
                 None,
             )
+        finally:
+            CALL_APPROVALS.reset(token)
         if listening:
             error = result.text_content()[:500] if result.is_error else None
             self.events.emit(

@@ -24,7 +24,7 @@ from kairox.tools._model import (
     object_schema,
 )
 from kairox.tools._provider import ToolProvider
-from kairox.tools._web_fetch import WEB_FETCH_SPEC, fetch_page, sandbox_allowlist
+from kairox.tools._web_fetch import WEB_FETCH_SPEC, fetch_page
 
 BUILTIN_ORIGIN = "builtin"
 
@@ -55,18 +55,14 @@ class BuiltinSettings:
     shell_env_passthrough: tuple[str, ...] = ()
     ripgrep: str | None = field(default_factory=lambda: shutil.which("rg"))
     """The ``rg`` executable; None uses the Python search."""
-    web_allowlist: tuple[str, ...] | None = None
-    """The only names ``web.fetch`` may reach (the sandbox's ``allowed_domains``); None: no allowlist."""
     web_hosts: tuple[str, ...] = ()
     """Hosts allow rules name (``web.fetch(domain:HOST)``): they may resolve to private addresses."""
     host: ToolHost = field(default_factory=ToolHost)
 
     @classmethod
-    def from_config(cls, tools: ToolsConfig, *, config: Any = None) -> "BuiltinSettings":
+    def from_config(cls, tools: ToolsConfig) -> "BuiltinSettings":
         return cls(
-            shell_timeout_sec=tools.default_timeout_sec,
-            shell_env_passthrough=tuple(tools.shell_env_passthrough),
-            web_allowlist=sandbox_allowlist(config),
+            shell_timeout_sec=tools.default_timeout_sec, shell_env_passthrough=tuple(tools.shell_env_passthrough)
         )
 
 
@@ -289,7 +285,9 @@ class BuiltinToolProvider(ToolProvider):
                     hosted=settings.host.run,
                 )
             case "web.fetch":
-                return await fetch_page(arguments, allowlist=settings.web_allowlist, named=settings.web_hosts)
+                sandbox = context.sandbox  # [sandbox] network = "allowlist": its allowed_domains hold for web.fetch too
+                allowlist = None if sandbox.network_access else sandbox.allowed_domains
+                return await fetch_page(arguments, allowlist=allowlist, named=settings.web_hosts)
             case "search.ripgrep":
                 return await search(
                     arguments,

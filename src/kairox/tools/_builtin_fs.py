@@ -6,7 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kairox._util import real_path
 from kairox.errors import ToolCallError
 from kairox.tools._gitignore import compile_glob, walk_files
 from kairox.tools._model import ToolResult
@@ -23,7 +22,7 @@ WriteText = Callable[[Path, str], None]
 def refusal(unreadable: Unreadable | None, path: Path) -> str | None:
     # the one resolution of every tool's paths (``kairox.policy.resolve_path`` runs it too): the kernel's walk,
     # so /proc/self/cwd/... and /proc/self/root/... spellings are the file they reach
-    return None if unreadable is None else unreadable(Path(real_path(str(path))))
+    return None if unreadable is None else unreadable(Path(os.path.realpath(str(path))))
 
 
 def left_out_note(tool: str, reasons: list[str]) -> str:

@@ -72,20 +72,9 @@ def url_host(url: object) -> str | None:
     return parts.hostname if parts.scheme in ("http", "https") and parts.hostname else None
 
 
-def sandbox_allowlist(config: Any) -> tuple[str, ...] | None:
-    """Where the sandbox's egress allowlist plugs in: the names ``web.fetch`` may reach when the configuration
-    says ``[sandbox] network = "allowlist"`` (its ``allowed_domains``), None when it sets no allowlist."""
-    sandbox = getattr(config, "sandbox", None)
-    if getattr(sandbox, "network", None) != "allowlist":
-        return None
-    return tuple(getattr(sandbox, "allowed_domains", None) or ())
-
-
-def _listed(host: str, domains: tuple[str, ...], *, subdomains: bool = True) -> bool:
-    return any(
-        fnmatchcase(host, d.lower()) or (subdomains and host.endswith("." + d.lower().removeprefix("*.")))
-        for d in domains
-    )
+def _listed(host: str, domains: tuple[str, ...]) -> bool:
+    """``pypi.org`` names that host, ``*.example.com`` the names below it (as ``sandbox.allowed_domains`` reads)."""
+    return any(fnmatchcase(host, d.lower()) for d in domains)
 
 
 def rule_hosts(rules: Iterable[Any]) -> tuple[str, ...]:
@@ -121,7 +110,7 @@ async def fetch_page(arguments: JsonObject, *, allowlist: tuple[str, ...] | None
                     hint=f"add {host} to sandbox.allowed_domains in your user configuration",
                 )
             port = target.port or (443 if target.scheme == "https" else 80)
-            address = await _checked_address(host, port, lambda name: _listed(name, named, subdomains=False))
+            address = await _checked_address(host, port, lambda name: _listed(name, named))
             request = client.build_request(
                 "GET",
                 target.copy_with(host=address),

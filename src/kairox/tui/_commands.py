@@ -19,6 +19,7 @@ BUILTINS: dict[str, tuple[str, str]] = {
     "skills": ("", "skills by scope, shadowing, enable/disable"),
     "plugins": ("", "plugins: inventory, contributions, compatibility, trust"),
     "hooks": ("", "configured hooks and plugin hooks"),
+    "agents": ("", "the subagents the task tool starts, enable/disable"),
     "tools": ("[QUERY]", "what the model sees, and why others are hidden; with a query, the tool search"),
     "doctor": ("", "what failed to load and what to do"),
     "config": ("", "the effective configuration with provenance"),
