@@ -6,11 +6,13 @@ and what the text says must be in the structured form alone.
 """
 
 import base64
+import http.server
 import json
 import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +64,7 @@ async def client(tmp_path: Path, isolated_home: Path) -> AsyncIterator[Client]:
         f'[lsp_servers.jedi]\ncommand = {json.dumps(str(JEDI))}\nfile_patterns = ["*.py"]\n'
         f"[dap_servers.debugpy]\ncommand = {json.dumps(sys.executable)}"
         '\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n'
-        '[policy.rules]\nallow = ["shell.exec", "fs.write", "fs.edit", "dap.*"]\n'
+        '[policy.rules]\nallow = ["shell.exec", "fs.write", "fs.edit", "dap.*", "web.fetch(domain:127.0.0.1)"]\n'
         "[tools]\noutput_limit_chars = 1000\n"
     )
     (ws / "big.txt").write_text("".join(f"line {n:04}\n" for n in range(300)))
@@ -118,10 +120,35 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("dap_pause", {}),
     ("dap_disconnect", {}),
     ("dap_attach", {"port": 9}),
+    ("web_fetch", {"url": "PAGE"}),  # the page a loopback server of the fixture serves
 ]
+PAGE_HTML = (
+    b"<html><head><title>Notes</title></head><body><h1>Release notes</h1><p>Fixed the cart total.</p></body></html>"
+)
 
 
-async def test_every_served_tool_result_carries_its_text_in_the_structured_form(client: Client) -> None:
+@pytest.fixture
+def page_url() -> Iterator[str]:
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(PAGE_HTML)))
+            self.end_headers()
+            self.wfile.write(PAGE_HTML)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/notes.html"
+    finally:
+        server.shutdown()
+
+
+async def test_every_served_tool_result_carries_its_text_in_the_structured_form(client: Client, page_url: str) -> None:
     served = {tool.name: tool for tool in (await client.list_tools()).tools}
     kairox_tools = {
         n for n, t in served.items() if (t.meta or {}).get("kairox/source") in ("builtin", "lsp", "dap", "skill")
@@ -130,6 +157,8 @@ async def test_every_served_tool_result_carries_its_text_in_the_structured_form(
     seen: dict[str, list[types.CallToolResult]] = {}
     lost: list[tuple[str, list[str]]] = []
     for name, arguments in CALLS:
+        if arguments.get("url") == "PAGE":
+            arguments = {"url": page_url}
         result = await client.call_tool(name, arguments)
         seen.setdefault(name, []).append(result)
         shown = text(result)

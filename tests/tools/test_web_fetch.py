@@ -74,7 +74,7 @@ async def test_a_loopback_page_is_asked_about_and_returned_as_markdown_after_an_
     result = await registry.call(ToolCall(name="web.fetch", arguments={"url": f"{site}/page"}))
     assert not result.is_error, result.text_content()
     text = result.text_content()
-    assert text.startswith(f"# Greeting\nSource: {site}/page (200, text/html)")
+    assert text.startswith(f"# Greeting\nURL: {site}/page (200, text/html)")
     assert "# Hello" in text and "[docs](/docs)" in text and "**stay**" in text and "- one" in text
     assert "steal" not in text and "color" not in text
     (request,) = approver.requests
@@ -132,7 +132,7 @@ async def test_a_redirect_on_the_same_host_is_followed_and_one_to_another_host_i
     site: str,
 ) -> None:
     hop = await fetch_page({"url": f"{site}/hop"}, allowlist=None, named=())
-    assert f"Source: {site}/page (200" in hop.text_content()
+    assert f"URL: {site}/page (200" in hop.text_content()
     away = await fetch_page({"url": f"{site}/away"}, allowlist=None, named=())
     port = site.rsplit(":", 1)[1]
     assert away.text_content() == (

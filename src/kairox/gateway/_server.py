@@ -571,9 +571,11 @@ class Gateway:
         """The call's line in the JSON-lines log, and its row in the store (with the user and the replica)."""
         record = dataclasses.replace(record, user=user_of(ctx), replica=self.team.replica if self.team else None)
         self.audit.write(record)
-        if self.team is not None:
+        if self.team is not None:  # the store keeps what the log keeps: the configuration's secrets replaced
             spec = self.context.registry.get(record.tool)
-            await self.team.audit(record, server=spec.origin if spec is not None else None)
+            scrub = self.audit.scrub
+            kept = record if scrub is None else dataclasses.replace(record, arguments=scrub(record.arguments))
+            await self.team.audit(kept, server=spec.origin if spec is not None else None)
 
     def _audit_subagent(self, event: SubagentEvent) -> None:
         """A call of a served ``task``'s subagent, audited with the agent named and the decision it got."""

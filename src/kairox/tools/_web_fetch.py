@@ -167,8 +167,16 @@ def _page(url: str, response: Any, body: bytes) -> ToolResult:
     note = f"\n\n[web.fetch: only the first {MAX_BYTES} bytes were read]" if cut else ""
     head = f"# {title}\n" if title else ""
     return ToolResult.text(
-        f"{head}Source: {url} ({response.status_code}, {kind or 'no content type'})\n\n{text.strip()}{note}",
-        structured={"url": url, "status": response.status_code, "content_type": kind, "title": title, "truncated": cut},
+        f"{head}URL: {url} ({response.status_code}, {kind or 'no content type'})\n\n{text.strip()}{note}",
+        # the structured form carries the page itself: hosts that show only structuredContent show the document
+        structured={
+            "url": url,
+            "status": response.status_code,
+            "content_type": kind,
+            "title": title,
+            "content": text.strip(),
+            "truncated": cut,
+        },
     )
 
 
