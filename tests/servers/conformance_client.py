@@ -92,10 +92,10 @@ async def main(url: str) -> int:
     features = ClientFeatures(roots=(workspace,), elicitation=accept_with_defaults, oauth_login=login)
     async with McpClient("conformance", config, workspace=workspace, home=home, features=features) as client:
         if client.status != ServerStatus.READY:
-            sys.stderr.write(f"{scenario}: not ready: {client.lifecycle.reason}\n")
+            sys.stderr.write(f"{scenario}: not ready: {client.reason}\n")
             return 1
         # the test checks which session spoke to the suite's server: Kairox's own for the handshake era
-        sys.stdout.write(f"session: {client.session_kind} {client.lifecycle.protocol_version}\n")
+        sys.stdout.write(f"session: {client.session_kind} {client.protocol_version}\n")
         failures = 0
         for tool in client.tools:
             result = await client.call_tool(tool.name, sample_arguments(tool.input_schema))

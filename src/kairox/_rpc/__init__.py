@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from kairox._rpc._process import BASE_ENV_NAMES, ChildProcess, StderrTail, child_environment
     from kairox._rpc._replies import INTERNAL_ERROR, METHOD_NOT_FOUND, MethodError, RequestHandler, reply_to
     from kairox._rpc._status import ServerStatus, is_pending, usable_servers
-    from kairox._rpc._supervisor import ServerSupervisor, until_first
+    from kairox._rpc._supervisor import ServerLifecycle, until_first
 
 __all__ = [
     "BASE_ENV_NAMES",
@@ -36,8 +36,8 @@ __all__ = [
     "RpcError",
     "RpcResponseError",
     "RpcTimeoutError",
+    "ServerLifecycle",
     "ServerStatus",
-    "ServerSupervisor",
     "StderrTail",
     "child_environment",
     "closed_reason",
@@ -70,6 +70,6 @@ if not TYPE_CHECKING:
             "._launch": ("closed_reason", "command_path", "resolved_command", "server_process"),
             "._process": ("BASE_ENV_NAMES", "ChildProcess", "StderrTail", "child_environment"),
             "._status": ("ServerStatus", "is_pending", "usable_servers"),
-            "._supervisor": ("ServerSupervisor", "until_first"),
+            "._supervisor": ("ServerLifecycle", "until_first"),
         },
     )

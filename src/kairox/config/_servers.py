@@ -16,7 +16,7 @@ ServerSandbox = Literal["workspace_write", "read_only", "none"]
 
 _PROFILE_FIELDS = ("sandbox", "network", "writable_roots")
 _STDIO_FIELDS = ("command", "args", "env", "env_vars", "cwd", *_PROFILE_FIELDS)
-_REMOTE_FIELDS = ("url", "headers", "api_key_env", "bearer_token_env_var")
+_REMOTE_FIELDS = ("url", "headers", "api_key_env", "bearer_token_env_var", "oauth_client_metadata_url")
 
 
 class ConfinedServerConfig(ConfigModel):
@@ -60,6 +60,9 @@ class McpServerConfig(ConfinedServerConfig):
     """Same as ``api_key_env`` (the name Codex uses)."""
     oauth: bool = False
     """Use the OAuth flow (``kairox mcp login NAME``) for this remote server."""
+    oauth_client_metadata_url: str | None = None
+    """HTTPS URL of a client ID metadata document naming this client: its client ID where the authorization
+    server supports such documents (else Kairox registers itself, or uses the client ``kairox mcp login`` keeps)."""
     # shared
     enabled: bool = True
     """Start this server."""

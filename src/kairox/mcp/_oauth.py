@@ -80,9 +80,16 @@ class FileTokenStorage:
 
 
 def oauth_provider(
-    server: str, url: str, *, home: Path, login: OAuthLogin | None = None, scope: str | None = None
+    server: str,
+    url: str,
+    *,
+    home: Path,
+    login: OAuthLogin | None = None,
+    scope: str | None = None,
+    client_metadata_url: str | None = None,
 ) -> OAuthClientProvider:
-    """An httpx auth for ``url`` whose tokens persist under ``home``; ``login`` is needed only to authorize anew."""
+    """An httpx auth for ``url`` whose tokens persist under ``home``; ``login`` is needed only to authorize anew.
+    With ``client_metadata_url``, that document is the client ID where the authorization server supports it."""
     redirect_uri = login.redirect_uri if login is not None else "http://127.0.0.1/callback"
     metadata = OAuthClientMetadata(
         client_name="Kairox",
@@ -110,6 +117,7 @@ def oauth_provider(
         storage=FileTokenStorage(token_path(home, server)),
         redirect_handler=redirect,
         callback_handler=callback,
+        client_metadata_url=client_metadata_url,
     )
 
 

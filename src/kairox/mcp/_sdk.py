@@ -1,5 +1,6 @@
-"""The SDK's ``Client`` as an :class:`~kairox.mcp._session.McpSession`, for servers of the 2026 era (those that
-answer ``server/discover``). Importing this module imports the SDK; ``McpClient`` does so only for such servers.
+"""The SDK's ``Client`` as an :class:`~kairox.mcp._session.McpSession`, for remote servers (SSE and Streamable
+HTTP, OAuth included), whichever era they speak. Importing this module imports the SDK; a process whose servers
+all run over stdio never does.
 
 Listing follows every page (with a cap); a page the SDK refuses as a whole because of one malformed tool is read
 raw, so the other tools of that page are kept.
@@ -64,23 +65,18 @@ class SdkSession:
         self.offers = ServerOffers.from_wire(_wire(caps))
 
     @property
-    def discover_result(self) -> "mcp_types.DiscoverResult | None":
-        return self.client.session.discover_result
-
-    @property
     def needs_listen(self) -> bool:
         """2026-era servers announce tool changes only on a ``subscriptions/listen`` stream."""
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         return self.protocol_version in MODERN_PROTOCOL_VERSIONS and self.offers.tools_list_changed
 
-    async def listen(
-        self, changed: Callable[[], None], *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
+    async def listen(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Hold the ``subscriptions/listen`` stream open (its changes reach the client's message handler)."""
         async with self.client.listen(tools_list_changed=True) as subscription:
             task_status.started()
             async for _event in subscription:
-                changed()
+                pass
 
     async def list_tools(self) -> tuple[McpTool, ...]:
         async def fetch(cursor: str | None) -> tuple[list[McpTool], str | None]:
@@ -163,13 +159,11 @@ def sdk_client(
     transport: Transport,
     *,
     mode: str,
-    prior_discover: dict[str, Any] | None,
     callbacks: ClientCallbacks,
     on_tools_changed: Callable[[], None],
     on_violation: Callable[[str], None],
 ) -> Client:
     """The SDK ``Client`` for one connection, its callbacks answering through ``callbacks``."""
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     async def log(params: mcp_types.LoggingMessageNotificationParams) -> None:
         callbacks.log(_wire(params))
@@ -199,13 +193,9 @@ def sdk_client(
         elif isinstance(message, mcp_types.ToolListChangedNotification):
             on_tools_changed()
 
-    discover = None
-    if mode in MODERN_PROTOCOL_VERSIONS and prior_discover is not None:
-        discover = mcp_types.DiscoverResult.model_validate(prior_discover, by_name=False)
     return Client(
         transport,
-        mode=mode,
-        prior_discover=discover,
+        mode=mode,  # type: ignore[arg-type]
         cache=None,
         client_info=mcp_types.Implementation(name="kairox", version=__version__),
         list_roots_callback=list_roots,

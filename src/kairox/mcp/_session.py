@@ -1,14 +1,16 @@
 """What an MCP client session offers :class:`~kairox.mcp.McpClient`, whichever implementation runs it.
 
-Two implement it: Kairox's own JSON-RPC session (``_native``), which speaks the handshake era (``initialize``,
-protocol 2024-11-05 to 2025-11-25) over stdio and over the SDK's HTTP transports, and the SDK's ``Client``
-(``_sdk``), used for servers that answer the 2026 ``server/discover`` probe. Their errors and results meet here
-in Kairox's terms: a :class:`SessionError` with a JSON-RPC code, a :class:`~kairox.tools.ToolResult`.
+Two implement it, one per kind of transport: Kairox's own JSON-RPC session (``_native``) for stdio servers and the
+SDK's ``Client`` (``_sdk``) for remote ones; both speak the handshake era (``initialize``, protocol 2024-11-05 to
+2025-11-25) and the 2026 era (``server/discover``). Their errors and results meet here in Kairox's terms: a
+:class:`SessionError` with a JSON-RPC code, a :class:`~kairox.tools.ToolResult`.
 """
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+
+import anyio.abc
 
 from kairox._rpc._replies import MethodError
 from kairox.mcp._content import InvalidResult as InvalidResult  # one of the errors a session raises
@@ -86,6 +88,11 @@ class McpSession(Protocol):
     instructions: str | None
     offers: ServerOffers
 
+    @property
+    def needs_listen(self) -> bool:
+        """A 2026-era server that announces tool changes only on a ``subscriptions/listen`` stream."""
+
+    async def listen(self, *, task_status: anyio.abc.TaskStatus[None] = ...) -> None: ...
     async def list_tools(self) -> tuple[McpTool, ...]: ...
     async def list_resources(self) -> list[McpResource]: ...
     async def list_prompts(self) -> tuple[str, ...]: ...

@@ -1,27 +1,43 @@
-"""Opening the transport of one server: a guarded child process for stdio, the SDK's HTTP clients otherwise."""
+"""One connection to one MCP server: its transport, the session over it, and the handshake.
 
+The stack is chosen by the transport, before connecting, and never changes on a connection: a stdio server (a
+child process under the guard, in its sandbox) is served by Kairox's own session (``_native``, both protocol
+eras, no SDK import); a remote server (SSE or Streamable HTTP, OAuth included) by the SDK's ``Client`` (``_sdk``).
+"""
+
+import asyncio
+import enum
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
 
 import anyio
 
 from kairox._rpc import ChildProcess, child_environment
 from kairox._util import expand_vars
+from kairox._version import __version__
 from kairox.config import McpServerConfig
 from kairox.errors import SandboxUnavailableError
-from kairox.mcp._session import CONNECTION_CLOSED, InvalidResult, SessionError
+from kairox.mcp._callbacks import ClientCallbacks
+from kairox.mcp._native import NativeSession, StdioChannel
+from kairox.mcp._protocol_cache import remember_legacy
+from kairox.mcp._session import CONNECTION_CLOSED, HANDSHAKE_VERSIONS, InvalidResult, McpSession, SessionError
 from kairox.tools import ConfinedCommand, ServerConfinement, confine_server
 
 if TYPE_CHECKING:  # the HTTP stack loads for remote servers only
     import httpx2
     from mcp.client import Transport
 
+    from kairox.mcp._client import McpClient
+
 STDERR_LIMIT = 64 * 1024
+STDERR_TAIL_CHARS = 4_000
 STDIN_GRACE_SEC = 0.1
 """How long a stopping stdio server gets to exit on end of input before SIGTERM reaches its group: most exit
 at once, and one that waits for more input (server-everything once ``roots`` is declared) would otherwise hold
@@ -172,3 +188,158 @@ def _describe(exc: BaseException, url: str | None) -> str:
     if (httpx is not None and isinstance(exc, httpx.TransportError)) or (isinstance(exc, OSError) and url):
         return f"cannot connect to {url}: {exc or type(exc).__name__}"
     return f"{type(exc).__name__}: {exc}"
+
+
+class FailureCause(enum.StrEnum):
+    """Why a server did not start, as a fact a front end can choose its advice by (never by the message's words)."""
+
+    UNSET_VARIABLE = "unset_variable"
+    """A ``${VAR}`` of its entry is not set (``McpClient.cause_variable`` names it)."""
+    STARTUP_TIMEOUT = "startup_timeout"
+    """It did not finish the handshake within ``startup_timeout_sec``."""
+    OTHER = "other"
+
+
+class McpConnection:
+    """``async with McpConnection(client) as connection:`` the transport and the session, handshake done; leaving
+    closes the session and stops the process. What the process did is kept for the failure report."""
+
+    def __init__(self, client: "McpClient") -> None:
+        self.owner = client
+        self.session: McpSession | None = None
+        self.child: ChildProcess | None = None
+        self.channel: StdioChannel | None = None
+        self.closed: asyncio.Event | None = None
+        """Set when a stdio server's connection ended (a remote one's ends show in its calls)."""
+        self.exit_code: int | None = None
+        self._tail = ""
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> Self:
+        await self._stack.__aenter__()
+        try:
+            self.session = await self._open()
+        except BaseException:
+            await self.__aexit__(*sys.exc_info())
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            await self._stack.__aexit__(exc_type, exc, tb)
+        finally:
+            if self.child is not None:
+                self._tail = self.child.stderr.text(STDERR_TAIL_CHARS)
+                self.exit_code = self.child.returncode
+
+    @property
+    def stderr_tail(self) -> str:
+        return self.child.stderr.text(STDERR_TAIL_CHARS) if self.child is not None else self._tail
+
+    @property
+    def pid(self) -> int | None:
+        """The process (group leader) of a stdio server while it runs."""
+        child = self.child
+        return child.pid if child is not None and child.returncode is None else None
+
+    def serving(self) -> None:
+        """The server is Ready: it gets a clean exit when stopped."""
+        if self.child is not None:
+            self.child.stop_timeout, self.child.stdin_grace = STOP_TIMEOUT_SEC, STDIN_GRACE_SEC
+
+    @property
+    def exited_by_itself(self) -> bool:
+        return self.channel is not None and exited_on_its_own(self.channel, self.exit_code)
+
+    @property
+    def sandbox_raced(self) -> bool:
+        """bwrap stopped before the server ran, on a path that went away after the masks were worked out."""
+        child = self.child
+        if child is None or not child.argv or os.path.basename(child.argv[0]) != "bwrap":
+            return False
+        from kairox.tools._sandbox import vanished_before_start  # loaded only for a confined server
+
+        return vanished_before_start(child.argv, child.returncode, b"", self.stderr_tail.strip().encode())
+
+    async def _open(self) -> McpSession:
+        client, config = self.owner, self.owner.config
+        callbacks = ClientCallbacks(client.name, client.features, client.events)
+        if config.transport != "stdio":
+            return await self._open_remote(callbacks)
+        self.child, started = await open_stdio(
+            self._stack,
+            config,
+            environ=client.environ,
+            workspace=client.workspace,
+            base_dir=client.base_dir,
+            log_path=client.log_path,
+            confinement=client.confinement,
+        )
+        client.confinement_state, client.confinement_warning = started.confinement, started.warning
+        self.channel = StdioChannel(self.child, on_invalid_line=client.invalid_line)
+        session = NativeSession(
+            self.channel,
+            server=client.name,
+            callbacks=callbacks,
+            client_info={"name": "kairox", "version": __version__},
+            on_tools_changed=client.relist_soon,
+            on_violation=client.violation,
+        )
+        await self._stack.enter_async_context(session)
+        self.closed = session.closed
+        probed = client.mode == "auto"
+        await session.open(client.mode)
+        if probed and session.protocol_version in HANDSHAKE_VERSIONS:
+            # remembered per server: a restart, and the next run, send `initialize` first
+            client.mode = "legacy"
+            remember_legacy(client.home, client.cache_key)
+        return session
+
+    async def _open_remote(self, callbacks: ClientCallbacks) -> McpSession:
+        from kairox.mcp._oauth import oauth_provider, token_path
+        from kairox.mcp._sdk import SdkSession, sdk_client
+
+        client, config = self.owner, self.owner.config
+        auth: httpx2.Auth | None = None
+        # a server logged in with `kairox mcp login` uses its tokens even without oauth = true
+        if config.oauth or token_path(client.home, client.name).exists():
+            assert config.url is not None
+            url = expand(config.url, "url", client.environ)
+            auth = oauth_provider(
+                client.name,
+                url,
+                home=client.home,
+                login=client.features.oauth_login,
+                client_metadata_url=config.oauth_client_metadata_url,
+            )
+        transport = await open_remote(self._stack, config, environ=client.environ, auth=auth)
+        sdk = sdk_client(
+            transport,
+            mode=client.mode,
+            callbacks=callbacks,
+            on_tools_changed=client.relist_soon,
+            on_violation=client.violation,
+        )
+        await self._stack.enter_async_context(sdk)
+        return SdkSession(sdk, server=client.name)
+
+
+def exited_on_its_own(channel: StdioChannel, code: int | None) -> bool:
+    """Whether the stdio server ended by itself: its output ended, or a message found its input closed and it
+    exited other than by the stop's signals (a server that crashes at once can close its input before the end of
+    its output is read)."""
+    if channel.eof:
+        return True
+    return channel.input_closed and code is not None and code not in (-signal.SIGTERM, -signal.SIGKILL)
+
+
+def exit_detail(code: int | None) -> str:
+    if code is None:
+        return "closed its output"
+    if code < 0:
+        return f"was killed by signal {-code}"
+    if code > 128:
+        return f"was killed by signal {code - 128}"
+    return f"exited with code {code}"
