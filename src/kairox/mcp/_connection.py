@@ -298,23 +298,10 @@ class McpConnection:
         return session
 
     async def _open_remote(self, callbacks: ClientCallbacks) -> McpSession:
-        from kairox.mcp._oauth import oauth_provider, token_path
         from kairox.mcp._sdk import SdkSession, sdk_client
 
         client, config = self.owner, self.owner.config
-        auth: httpx2.Auth | None = None
-        # a server logged in with `kairox mcp login` uses its tokens even without oauth = true
-        if config.oauth or token_path(client.home, client.name).exists():
-            assert config.url is not None
-            url = expand(config.url, "url", client.environ)
-            auth = oauth_provider(
-                client.name,
-                url,
-                home=client.home,
-                login=client.features.oauth_login,
-                client_metadata_url=config.oauth_client_metadata_url,
-            )
-        transport = await open_remote(self._stack, config, environ=client.environ, auth=auth)
+        transport = await open_remote(self._stack, config, environ=client.environ, auth=self._auth())
         sdk = sdk_client(
             transport,
             mode=client.mode,
@@ -323,7 +310,34 @@ class McpConnection:
             on_violation=client.violation,
         )
         await self._stack.enter_async_context(sdk)
-        return SdkSession(sdk, server=client.name)
+        return SdkSession(sdk, server=client.name, callbacks=callbacks)
+
+    def _auth(self) -> "httpx2.Auth | None":
+        """OAuth when the entry asks for it, or when `kairox mcp login` left tokens for the server."""
+        from kairox.mcp._oauth import client_credentials_provider, oauth_provider, token_path
+
+        client, config = self.owner, self.owner.config
+        assert config.url is not None
+        url, home, environ = expand(config.url, "url", client.environ), client.home, client.environ
+        if config.oauth_grant == "client_credentials":
+            if config.oauth_client_id is None:
+                raise StartError("the client_credentials grant needs oauth_client_id")
+            secret, key = config.oauth_client_secret_env, config.oauth_private_key_env
+            for variable in (secret, key):
+                if variable is not None and not environ.get(variable):
+                    raise StartError(f"{variable} is not set; export it and restart", variable=variable)
+            return client_credentials_provider(
+                client.name,
+                url,
+                home=home,
+                client_id=config.oauth_client_id,
+                secret=environ.get(secret) if secret else None,
+                private_key=environ.get(key) if key else None,
+            )
+        if not (config.oauth or token_path(home, client.name).exists()):
+            return None
+        login, metadata = client.features.oauth_login, config.oauth_client_metadata_url
+        return oauth_provider(client.name, url, home=home, login=login, client_metadata_url=metadata)
 
 
 def exited_on_its_own(channel: StdioChannel, code: int | None) -> bool:

@@ -16,7 +16,7 @@ import json
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 import anyio
 import anyio.abc
@@ -24,15 +24,6 @@ import anyio.abc
 from kairox._rpc import ChildProcess
 from kairox._rpc._replies import RequestHandler, reply_to
 from kairox.mcp._callbacks import ClientCallbacks
-from kairox.mcp._content import (
-    McpResource,
-    McpTool,
-    prompts_page,
-    resource_contents_from_wire,
-    resources_page,
-    result_from_wire,
-    tools_page,
-)
 from kairox.mcp._session import (
     CONNECTION_CLOSED,
     HANDSHAKE_VERSIONS,
@@ -41,17 +32,11 @@ from kairox.mcp._session import (
     MODERN_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
     InvalidResult,
-    PageFetch,
+    McpSession,
     ProgressHandler,
     ServerOffers,
     SessionError,
-    T,
-    every_page,
 )
-from kairox.tools import ToolResult
-
-if TYPE_CHECKING:
-    from jsonschema.protocols import Validator
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +46,6 @@ _WRITE_BUFFER_HIGH = 256 * 1024
 _META = "io.modelcontextprotocol/"
 """The prefix of the ``_meta`` keys a 2026-era request carries: protocolVersion, clientInfo, clientCapabilities,
 logLevel (log messages are asked for per request in that era)."""
-INPUT_ROUNDS = 10
-"""How often a 2026-era server may answer one request by asking for input before the call fails (the SDK's cap)."""
 _NEVER_CANCELLED = frozenset({"initialize", "server/discover"})
 CANCEL_NOTICE_SEC = 1.0
 """How long a cancelled request may take to tell the server (``notifications/cancelled``), shielded."""
@@ -147,7 +130,7 @@ class StdioChannel:
                 raise SessionError(CONNECTION_CLOSED, f"Connection closed: {exc}") from exc
 
 
-class NativeSession:
+class NativeSession(McpSession):
     """``async with NativeSession(channel, ...) as session:`` reads in a task of its task group; :meth:`open` does
     the handshake.
 
@@ -163,15 +146,10 @@ class NativeSession:
         on_tools_changed: Callable[[], None],
         on_violation: Callable[[str], None],
     ) -> None:
+        super().__init__(callbacks)
         self.channel = channel
         self.server = server
-        self.callbacks = callbacks
         self.client_info = client_info
-        self.protocol_version = ""
-        self.instructions: str | None = None
-        self.offers = ServerOffers()
-        self.server_info: dict[str, Any] | None = None
-        """``serverInfo`` of the handshake (name, version): part of what the tool-list cache keeps."""
         self.closed = asyncio.Event()
         self._meta: dict[str, Any] | None = None
         """What every request carries in ``_meta`` in the 2026 era (None in the handshake era)."""
@@ -183,14 +161,7 @@ class NativeSession:
         self._answering: dict[Any, anyio.CancelScope] = {}
         self._group: anyio.abc.TaskGroup | None = None
         self._listening = anyio.Event()
-        self._output_schemas: dict[str, dict[str, Any] | None] = {}
-        self._validators: dict[str, Validator] = {}
-        self._handlers: dict[str, RequestHandler] = {
-            "ping": _pong,
-            "roots/list": self._roots,
-            "elicitation/create": callbacks.elicit,
-            "sampling/createMessage": callbacks.sample,
-        }
+        self._handlers: dict[str, RequestHandler] = {"ping": _pong, **self._inputs}
 
     @property
     def needs_listen(self) -> bool:
@@ -281,9 +252,6 @@ class NativeSession:
             if self._answering.get(ident) is scope:
                 del self._answering[ident]
 
-    async def _roots(self, params: Any) -> dict[str, Any]:
-        return self.callbacks.list_roots()
-
     # --- requests -----------------------------------------------------------------------------------------
 
     async def request(
@@ -329,36 +297,6 @@ class NativeSession:
         if error is not None:
             raise SessionError(error["code"], error["message"], error.get("data"))
         return response["result"]  # type: ignore[no-any-return]
-
-    async def _asking(
-        self, method: str, params: dict[str, Any], *, progress: ProgressHandler | None = None
-    ) -> dict[str, Any]:
-        """A request a 2026-era server may answer by asking for input (``resultType: input_required``): the
-        requests it embeds are answered through the callbacks, one after the other (a person may answer them), and
-        the request is sent again with the answers and the server's state, up to :data:`INPUT_ROUNDS` times."""
-        result = await self.request(method, params, progress=progress)
-        pause = 0.05
-        for _ in range(INPUT_ROUNDS):
-            if result.get("resultType") != "input_required":
-                return result
-            again = dict(params)
-            asked = result.get("inputRequests")
-            if isinstance(asked, dict) and asked:
-                again["inputResponses"] = {key: await self._input(item) for key, item in asked.items()}
-            else:  # only state: the server is still working on it
-                await anyio.sleep(pause)
-                pause = min(pause * 2, 0.25)
-            if "requestState" in result:
-                again["requestState"] = result["requestState"]
-            result = await self.request(method, again, progress=progress)
-        raise InvalidResult(f"the server asked for input more than {INPUT_ROUNDS} times for one {method}")
-
-    async def _input(self, item: Any) -> Any:
-        method = item.get("method") if isinstance(item, dict) else None
-        handler = self._handlers.get(method) if method != "ping" and isinstance(method, str) else None
-        if handler is None:
-            raise InvalidResult(f"the server asked for input Kairox cannot give: {str(item)[:200]}")
-        return await handler(item.get("params"))
 
     # --- the handshake ------------------------------------------------------------------------------------
 
@@ -440,74 +378,6 @@ class NativeSession:
         with anyio.move_on_after(DISCOVER_TIMEOUT_SEC):
             await self._listening.wait()
         task_status.started()
-
-    # --- what the server offers ---------------------------------------------------------------------------
-
-    def _pages(self, method: str, read: Callable[[Any], tuple[list[T], str | None]]) -> PageFetch[T]:
-        """Reads one page of ``method`` at a cursor, for :func:`every_page`."""
-
-        async def fetch(cursor: str | None) -> tuple[list[T], str | None]:
-            return read(await self.request(method, {"cursor": cursor} if cursor is not None else None))
-
-        return fetch
-
-    async def list_tools(self) -> tuple[McpTool, ...]:
-        tools = await every_page(self._pages("tools/list", tools_page))
-        self._output_schemas = {
-            tool.name: tool.output_schema for tool in tools if not (tool.problem or "").startswith("the server listed")
-        }
-        self._validators.clear()
-        return tuple(tools)
-
-    async def list_resources(self) -> list[McpResource]:
-        found = await every_page(self._pages("resources/list", lambda raw: resources_page(raw, templates=False)))
-        return found + await every_page(
-            self._pages("resources/templates/list", lambda raw: resources_page(raw, templates=True))
-        )
-
-    async def list_prompts(self) -> tuple[str, ...]:
-        return tuple(await every_page(self._pages("prompts/list", prompts_page)))
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], on_progress: ProgressHandler) -> ToolResult:
-        params = {"name": name, "arguments": arguments}
-        raw = await (self._asking if self._meta else self.request)("tools/call", params, progress=on_progress)
-        result = result_from_wire(raw)
-        if not result.is_error:
-            self._check_output(name, raw)
-        return result
-
-    def _check_output(self, name: str, raw: dict[str, Any]) -> None:
-        """A tool with an output schema must return structured content that meets it (as the SDK checks)."""
-        schema = self._output_schemas.get(name)
-        if schema is None:
-            return
-        if "structuredContent" not in raw:
-            raise InvalidResult(f"Tool {name} has an output schema but did not return structured content")
-        validator = self._validators.get(name)
-        if validator is None:
-            from jsonschema import SchemaError
-            from jsonschema.validators import validator_for
-            from referencing import Registry
-
-            kind = validator_for(schema)
-            try:
-                kind.check_schema(schema)
-            except SchemaError as exc:
-                raise InvalidResult(f"Invalid schema for tool {name}: {exc.message}") from exc
-            validator = self._validators[name] = kind(schema, registry=Registry())
-        from jsonschema.exceptions import best_match
-        from referencing.exceptions import Unresolvable
-
-        try:
-            error = best_match(validator.iter_errors(raw["structuredContent"]))
-        except Unresolvable as exc:
-            raise InvalidResult(f"Invalid schema for tool {name}: {exc}") from exc
-        if error is not None:
-            raise InvalidResult(f"Invalid structured content returned by tool {name}: {error.message}")
-
-    async def read_resource(self, uri: str) -> ToolResult:
-        raw = await (self._asking if self._meta else self.request)("resources/read", {"uri": uri})
-        return resource_contents_from_wire(raw)
 
 
 def _modern_in(exc: SessionError) -> bool:

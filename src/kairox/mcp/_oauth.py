@@ -121,6 +121,34 @@ def oauth_provider(
     )
 
 
+def client_credentials_provider(
+    server: str, url: str, *, home: Path, client_id: str, secret: str | None, private_key: str | None
+) -> OAuthClientProvider:
+    """The client-credentials grant (machine to machine, no login): with the client's secret, or with a JWT
+    assertion signed by its private key (``private_key_jwt``, the algorithm read from the key)."""
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    storage = FileTokenStorage(token_path(home, server))
+    if private_key is None:
+        return ClientCredentialsOAuthProvider(url, storage, client_id, secret or "")
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = load_pem_private_key(private_key.encode(), password=None)
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        algorithm = {256: "ES256", 384: "ES384"}.get(key.curve.key_size, "ES512")
+    else:
+        algorithm = "RS256" if isinstance(key, rsa.RSAPrivateKey) else "EdDSA"
+    signed = SignedJWTParameters(
+        issuer=client_id, subject=client_id, signing_key=private_key, signing_algorithm=algorithm
+    )
+    return PrivateKeyJWTOAuthProvider(url, storage, client_id, signed.create_assertion_provider())
+
+
 def logout(home: Path, server: str) -> bool:
     """Forget the tokens and client registration of ``server``; False when there were none."""
     path = token_path(home, server)
