@@ -13,6 +13,9 @@ import pytest
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
 from kairox.mcp import (
+    ClientFeatures,
+    ElicitationAnswer,
+    ElicitationRequest,
     McpClient,
     McpServerLog,
     McpServerReady,
@@ -193,3 +196,21 @@ async def test_call_to_a_failed_server_says_why(python_server: Callable[..., Mcp
         result = await client.call_tool("echo", {"message": "hi"})
     assert result.is_error is True
     assert result.text_content().startswith("MCP server 'crash' is failed (the server exited with code 3")
+
+
+async def test_a_question_of_the_server_reaches_the_person_and_the_answer_goes_back_in_either_era(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    # the handshake era asks with an elicitation request; the 2026 era answers the call with an input-required result
+    # and Kairox sends the call again with the answer
+    asked: list[str] = []
+
+    async def person(request: ElicitationRequest) -> ElicitationAnswer:
+        asked.append(request.message)
+        return ElicitationAnswer(action="accept", content={"colour": "teal"})
+
+    features = ClientFeatures(roots=(tmp_path,), elicitation=person)
+    config = python_server("basic_server.py", "--ask-tool")
+    async with McpClient("basic", config, workspace=tmp_path, features=features) as client:
+        result = await client.call_tool("ask")
+    assert (result.is_error, result.text_content(), asked) == (False, "accept: teal", ["Which colour?"])
