@@ -1,5 +1,6 @@
 """The figures behind Kairox's MCP stack choice: its own session for stdio servers, the SDK's ``Client`` only for
-remote ones. On one handshake-era stdio server (``tests/servers/lean_server.py``, its ``echo`` tool), each stack as
+remote ones. On one stdio server (``tests/servers/lean_server.py`` of the handshake era, or ``--server
+basic_server.py`` which speaks the 2026 era too; its ``echo`` tool), each stack as
 ``McpClient`` would run it: ``native`` (what it does) and ``sdk`` (the SDK's ``Client`` on every connection, what a
 single SDK stack would do), beside ``raw`` (a bare JSON-lines client on pipes).
 
@@ -9,7 +10,7 @@ single SDK stack would do), beside ``raw`` (a bare JSON-lines client on pipes).
   not a time: the same on a busy machine), through the gate (a ``ToolRegistry`` as ``bench/gate_call.py`` builds it)
   for both stacks and bare for ``raw``; per call = (count after N2 calls - count after N1) / (N2 - N1).
 
-Run: .venv/bin/python bench/mcp_stack_choice.py [--rounds 7] [--calls]
+Run: .venv/bin/python bench/mcp_stack_choice.py [--rounds 7] [--calls [--against OTHER_CHECKOUT]]
 """
 
 import argparse
@@ -24,7 +25,8 @@ import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SERVER = BENCH.parent / "tests" / "servers" / "lean_server.py"
+SERVERS = BENCH.parent / "tests" / "servers"
+SERVER = SERVERS / "lean_server.py"
 
 WORKER = r"""
 import time, sys, json
@@ -37,23 +39,21 @@ async def raw() -> None:
     import asyncio
     proc = await asyncio.create_subprocess_exec(sys.executable, server, stdin=-1, stdout=-1)
     async def ask(ident, method, params):
-        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}) + "\n").encode())
+        message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+        proc.stdin.write((json.dumps(message) + "\n").encode())
         while json.loads(await proc.stdout.readline()).get("id") != ident:
             pass
-    await ask(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    await ask(0, "initialize", hello)
     proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
     for i in range(calls):
         await ask(i + 1, "tools/call", {"name": "echo", "arguments": {"message": "hi"}})
     proc.stdin.close()
     await proc.wait()
 
-async def kairox() -> None:
-    sys.path.insert(0, sys.argv[5])
-    from kairox.config import McpServerConfig
-    from kairox.mcp import McpClient, McpToolAdapter, ServerStatus
+def sdk_only():
+    from kairox.mcp import McpClient
     from kairox.mcp._connection import McpConnection
-    from kairox.tools import ToolCall
-    from gate_call import gate_registry
 
     class SdkConnection(McpConnection):
         async def _open(self):  # the SDK's Client on this connection too
@@ -72,9 +72,19 @@ async def kairox() -> None:
         def _new_client(self):
             return SdkConnection(self)
 
+    return SdkOnly
+
+async def kairox() -> None:
+    sys.path.insert(0, sys.argv[5])
+    from kairox.config import McpServerConfig
+    from kairox.mcp import McpClient, McpToolAdapter, ServerStatus
+    from kairox.tools import ToolCall
+    from gate_call import gate_registry
+
     imported = time.monotonic()
-    cls = McpClient if kind == "native" else SdkOnly
-    config = McpServerConfig(command=sys.executable, args=[server], cache_tools=False)
+    cls = sdk_only() if kind == "sdk" else McpClient
+    # valgrind runs the client some fifty times slower than usual
+    config = McpServerConfig(command=sys.executable, args=[server], cache_tools=False, startup_timeout_sec=900)
     async with cls("lean", config, workspace=folder, home=folder) as client:
         assert client.status == ServerStatus.READY, client.reason
         listed = time.monotonic()
@@ -89,13 +99,18 @@ anyio.run(raw if kind == "raw" else kairox)
 """
 
 
-def once(kind: str, folder: Path, calls: int = 0, *, counted: bool = False) -> dict[str, float]:
-    """One fresh process; with ``counted``, under callgrind, and its instruction count."""
-    command = [sys.executable, "-c", WORKER, kind, str(SERVER), str(folder), str(calls), str(BENCH)]
+def once(
+    kind: str, folder: Path, calls: int = 0, *, counted: bool = False, checkout: Path = BENCH.parent
+) -> dict[str, float]:
+    """One fresh process (importing Kairox from ``checkout``); with ``counted``, under callgrind, and its count."""
+    bench = checkout / "bench"
+    folder = Path(tempfile.mkdtemp(dir=folder))  # a home of its own: what one run remembers, the next does not see
+    command = [sys.executable, "-c", WORKER, kind, str(SERVER), str(folder), str(calls), str(bench)]
+    env = {**os.environ, "PYTHONPATH": str(checkout / "src"), "KAIROX_HOME": str(folder)}
     if counted:
         command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/callgrind.out", *command]
     spawned = time.monotonic()
-    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    run = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if run.returncode != 0:
         raise SystemExit(f"{kind}: {run.stderr[-2000:]}")
     if counted:
@@ -123,10 +138,12 @@ def startup(rounds: int, folder: Path) -> None:
     print(f"  sdk / native (spawn -> tools listed, paired per round): {ratio:.2f}x")
 
 
-def instructions(folder: Path, low: int = 50, high: int = 250) -> None:
+def instructions(folder: Path, against: Path | None, low: int = 20, high: int = 220) -> None:
     per_call = {}
-    for kind in ("raw", "native", "sdk"):
-        counts = [once(kind, folder, n, counted=True)["instructions"] for n in (low, high)]
+    runs = [("raw", BENCH.parent), ("native", BENCH.parent), ("sdk", BENCH.parent)]
+    for kind, checkout in [*runs, *([("against", against)] if against is not None else [])]:
+        what = "native" if kind == "against" else kind
+        counts = [once(what, folder, n, counted=True, checkout=checkout)["instructions"] for n in (low, high)]
         per_call[kind] = (counts[1] - counts[0]) / (high - low)
     print(f"instructions per call in the client process (callgrind, {low} and {high} calls):")
     for kind, count in per_call.items():
@@ -138,11 +155,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", action="store_true", help="count instructions per call instead of start-up")
+    parser.add_argument("--against", type=Path, help="with --calls: also another checkout's own stack (its src/)")
+    parser.add_argument("--server", default="lean_server.py", help="basic_server.py speaks the 2026 era too")
     args = parser.parse_args()
+    global SERVER
+    SERVER = SERVERS / args.server
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["KAIROX_HOME"] = tmp
         if args.calls:
-            instructions(Path(tmp))
+            instructions(Path(tmp), args.against)
         else:
             startup(args.rounds, Path(tmp))
 
