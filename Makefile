@@ -14,7 +14,7 @@ UI_STAMP := ui/node_modules/.installed
 UI_STATIC := src/kairox/web/static/index.html
 UI_SOURCES := $(shell find ui/src -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/tsconfig.json
 
-.PHONY: test demo lint check install clean system-packages demo-packages preflight demo-preflight demo-install ui ui-check
+.PHONY: test test-fast demo lint check install clean system-packages demo-packages preflight demo-preflight demo-install ui ui-check
 
 # bubblewrap, ripgrep, git, Node.js, and for the tests tmux and chromium: installed when missing (as root, or with
 # `sudo -n`), else make stops at once, naming the packages and the command that installs them
@@ -75,16 +75,29 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+# The suite on every core (most tests wait on child processes), then the tests that need the machine to
+# themselves (marked `serial`: a SIGKILLed host, a busy loop, a race), alone; each run names its 25 slowest tests.
+PYTEST := $(VENV)/bin/pytest -q --durations=25
 test: install preflight ui-check
-	$(VENV)/bin/pytest -q
+	$(PY) -m compileall -q src tests  # every Kairox process of the tests reads bytecode, even where none is written
+	$(PYTEST) -n auto --dist loadfile -m "not serial"
+	$(PYTEST) -m serial
 	$(MAKE) lint
+
+# The inner loop: no browser, no corpora, nothing that needs the machine to itself
+test-fast: $(STAMP) $(NODE_STAMP)
+	$(PYTEST) -n auto --dist loadfile -m "not serial and not browser and not corpus"
 
 # The demo keeps its Kairox home in build/ so it never touches the user's own ~/.kairox.
 DEMO_HOME := $(CURDIR)/build/demo-home
-DEMO_ENV := KAIROX_HOME=$(DEMO_HOME) PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+# The temp folder is a writable root of every sandbox: the demo's own (in build/) keeps the rest of build/ outside
+# the writable roots even for a clone under /tmp, so the refused writes below are refused wherever the clone is.
+DEMO_TMP := $(CURDIR)/build/demo-tmp
+DEMO_ENV := KAIROX_HOME=$(DEMO_HOME) TMPDIR=$(DEMO_TMP) PATH=$(CURDIR)/$(VENV)/bin:$$PATH
 KX := $(DEMO_ENV) $(VENV)/bin/kairox --workspace examples/workspace
 
 demo: demo-install demo-preflight
+	@mkdir -p $(DEMO_TMP)
 	@echo "== kairox trust (the example's servers, plugin and hooks may run)"
 	@$(KX) trust
 	@echo; echo "== kairox config show --provenance (project layer only)"
@@ -113,12 +126,13 @@ demo: demo-install demo-preflight
 	@echo "   outside the workspace asks, and the demo answers the question as you would ('o': once)."
 	@mkdir -p build && rm -f build/demo-model.port build/demo-report.md build/demo-report-copy.md
 	@$(PY) tests/servers/model_server.py --wire openai --script examples/recorded_session.json --port-file build/demo-model.port & \
-	for i in $$(seq 100); do test -s build/demo-model.port && break; sleep 0.1; done; \
+	server=$$!; for i in $$(seq 100); do test -s build/demo-model.port && break; sleep 0.1; done; \
 	$(DEMO_ENV) $(PY) scripts/demo_session.py o -- $(VENV)/bin/kairox --workspace examples/workspace \
 	  -c model=recorded-model -c model_provider=recorded \
 	  -c model_providers.recorded.base_url=http://127.0.0.1:$$(cat build/demo-model.port)/v1 \
 	  run "Where is Cart.total defined, what do the notes say about the release, and how should a change to it be reviewed?"; \
-	code=$$?; wait; test $$code -eq 0 || exit $$code
+	code=$$?; test $$code -eq 0 || kill $$server 2>/dev/null; wait $$server; served=$$?; \
+	test $$code -eq 0 || exit $$code; test $$served -eq 0 || exit $$served
 	@echo; echo "== What the session left: build/demo-report.md (approved once), no copy (the sandbox stopped cp)"
 	@cat build/demo-report.md && test ! -e build/demo-report-copy.md
 	@echo; echo "== Try it yourself on the demo's home (the demo never touches ~/.kairox):"

@@ -6,12 +6,10 @@ validation). The resolves:
 
 - uncached: ``parse_cache=None``, every file read, parsed and validated afresh;
 - cold: a fresh parse cache each time (what the first resolve of a process costs, filling the cache);
-- cache file only: a fresh parse cache each time that finds the files in ``$KAIROX_HOME/cache/config.cache``
-  (the next process's first resolve, but with pydantic's validators already built; ``settled``: see below);
-- warm, just written: files changed less than 2 s ago, so each is read again and compared by digest;
+- warm, just written: files changed less than 2 s ago, so each is read and parsed again;
 - warm, settled: the same cache once the files' ctime is older than 2 s (the stat alone proves them unchanged);
-- first resolve in a new Python process, with and without the cache file, beside the baseline's first run in a
-  new process (each child times its own work after its imports: both build pydantic's validators).
+- first resolve in a new Python process, beside the baseline's first run in a new process
+  (each child times its own work after its imports: both build pydantic's validators).
 
 Run: .venv/bin/python bench/config_resolve.py
 """
@@ -26,8 +24,8 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
-from kairox.config import CacheScope, ConfigParseCache, KairoxConfig, resolve_config
-from kairox.config._parse_cache import SETTLE_NS
+from kairox._util._filestate import SETTLE_NS
+from kairox.config import ConfigParseCache, KairoxConfig, resolve_config
 
 KEYS = 200
 SERVERS = 50
@@ -68,16 +66,11 @@ def child(code: str, *args: str, env: dict[str, str]) -> float:
     return float(run.stdout.split()[-1])
 
 
-def new_processes(workspace: Path, files: list[Path], env: dict[str, str], stored: Path) -> dict[str, float]:
-    """Median first-resolve time of new processes: without the cache file, with it, and the baseline's."""
-    samples: dict[str, list[float]] = {"new process, no cache file": [], "new process, cache file": [], "baseline": []}
-    child(_CHILD_RESOLVE, str(workspace), env=env)  # writes the cache file
+def new_processes(workspace: Path, files: list[Path], env: dict[str, str]) -> dict[str, float]:
+    """Median first-resolve time of new processes, and the baseline's."""
+    samples: dict[str, list[float]] = {"new process": [], "baseline": []}
     for _ in range(PROCESS_ROUNDS):
-        kept = stored.read_bytes()
-        stored.unlink()
-        samples["new process, no cache file"].append(child(_CHILD_RESOLVE, str(workspace), env=env))
-        stored.write_bytes(kept)
-        samples["new process, cache file"].append(child(_CHILD_RESOLVE, str(workspace), env=env))
+        samples["new process"].append(child(_CHILD_RESOLVE, str(workspace), env=env))
         samples["baseline"].append(child(_CHILD_BASELINE, *map(str, files), env=env))
     return {name: statistics.median(times) for name, times in samples.items()}
 
@@ -144,13 +137,11 @@ def main() -> None:
             return {name: statistics.median(times) for name, times in samples.items()}
 
         resolve(None)
-        resolve(ConfigParseCache(scope=CacheScope.HOME))  # writes the cache file
         baseline()
         fresh = {
             "baseline": baseline,
             "uncached": lambda: resolve(None),
             "cold": lambda: resolve(ConfigParseCache()),
-            "cache file only": lambda: resolve(ConfigParseCache(scope=CacheScope.HOME)),
             "warm, just written": lambda: resolve(warm_cache),
         }
         figures = medians(fresh)
@@ -158,7 +149,6 @@ def main() -> None:
         settled = medians(
             {
                 "baseline": baseline,
-                "cache file only, settled": lambda: resolve(ConfigParseCache(scope=CacheScope.HOME)),
                 "warm, settled": lambda: resolve(warm_cache),
             }
         )
@@ -169,7 +159,7 @@ def main() -> None:
                 continue
             base = settled["baseline"] if name in settled else figures["baseline"]
             print(f"{name:<26}{taken * 1000:>10.2f}{base * 1000:>13.2f}{taken / base:>7.2f}x")
-        fresh_processes = new_processes(workspace, list(files.values()), env, home / "cache" / "config.cache")
+        fresh_processes = new_processes(workspace, list(files.values()), env)
         for name, taken in fresh_processes.items():
             if name != "baseline":
                 base = fresh_processes["baseline"]

@@ -5,13 +5,11 @@ only stat calls remain (a folder unchanged since it was listed is not listed aga
 settle for a little more than the cache's settle time before anything is timed: an entry changed less than
 that before it was read is read again on every scan, so a tree written a moment ago is not
 the steady state. Ratios are printed next to the times. Matching: the search index (FTS5)
-is built once and stored, opened again while the skills are unchanged (warm load), then queries run over all
-10,000 skills. A baseline walk (os.walk listing the same files, no parsing)
+is built, then queries run over all 10,000 skills. A baseline walk (os.walk listing the same files, no parsing)
 shows how much of warm discovery is the file system itself.
 
-Warm discovery is timed twice: in this process, which keeps the cache tables and the skills it built while
-the cache file and each file's digest are unchanged (a server or an interface discovering again), and in a
-new process, which loads the cache file and builds every skill from it (a CLI command); the new process is
+Warm discovery is timed twice: in this process (a server or an interface discovering again) and in a new
+process (a CLI command), both loading the cache file and building every skill from it; the new process is
 timed from inside, without its interpreter start and imports.
 
 Run: .venv/bin/python bench/skills_scale.py [COUNT]
@@ -26,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kairox._util._filestate import SETTLE_NS
 from kairox.skills import SkillCache, SkillIndex, SkillRoot, SkillScope, discover_skills
-from kairox.skills._cache import SETTLE_NS
 
 WORDS = tuple(
     " ".join(
@@ -112,15 +110,11 @@ def main() -> None:
         fresh = statistics.median(warm_in_new_process(root, cache_file, count) for _ in range(5))
         cache_mb = cache_file.stat().st_size / 1e6
 
-        index_file = Path(tmp) / "cache" / "skills-index.sqlite"
-        index_time, _ = timed(lambda: SkillIndex(found.skills, path=index_file))
-        index_loads, load_cpus = [], []
+        index_builds = []
         for _ in range(5):
-            cpu = time.process_time()
-            seconds, index = timed(lambda: SkillIndex(found.skills, path=index_file))
-            load_cpus.append(time.process_time() - cpu)
-            index_loads.append(seconds)
-        index_load, load_cpu = statistics.median(index_loads), statistics.median(load_cpus)
+            seconds, index = timed(lambda: SkillIndex(found.skills))
+            index_builds.append(seconds)
+        index_time = statistics.median(index_builds)
         query_times, query_cpus = [], []
         for _ in range(20):
             for query in QUERIES:
@@ -138,11 +132,7 @@ def main() -> None:
     print(f"  cold / warm = {cold / warm:.1f}x   warm / bare walk = {warm / walk:.1f}x")
     print(f"warm discovery in a new process:    {fresh * 1000:8.1f} ms  (median of 5; cache file {cache_mb:.1f} MB)")
     print(f"  cold / new-process warm = {cold / fresh:.1f}x   new-process warm / bare walk = {fresh / walk:.1f}x")
-    print(f"match index build (FTS5, stored):   {index_time * 1000:8.1f} ms")
-    print(
-        f"match index warm load (stored):     {index_load * 1000:8.1f} ms "
-        f" (median of 5; skills unchanged; CPU {load_cpu * 1000:.1f} ms)"
-    )
+    print(f"match index build (FTS5):           {index_time * 1000:8.1f} ms  (median of 5)")
     print(
         f"match query over all skills:        {match * 1000:8.3f} ms  "
         f"(median of {len(query_times)}; CPU {match_cpu * 1000:.3f} ms)"

@@ -5,7 +5,8 @@
 #                                               stop at once, naming the packages and the command that installs them
 #   scripts/system-packages.sh check [demo]     the pre-flight: name every missing program; exit 1 when one is missing
 #
-# With `demo`, only what Kairox and `make demo` use; without it, also what only the tests drive (tmux, chromium).
+# With `demo`, only what Kairox and `make demo` use; without it, also what only the tests drive (tmux, chromium,
+# and PostgreSQL and HAProxy for the team-gateway tests).
 set -u
 
 # program:package, one per word
@@ -15,9 +16,9 @@ WHO="the tests need"
 if [ "${2:-test}" = demo ]; then
     WHO="the demo needs"
 else
-    # the TUI tests drive tmux; the browser tests of the web GUI drive Debian's chromium
-    NEEDED="$NEEDED tmux:tmux chromium:chromium"
-    FOUND="bwrap, rg, git, node, npm, tmux and chromium"
+    # the TUI tests drive tmux; the browser tests of the web GUI drive Debian's chromium; the egress tests curl
+    NEEDED="$NEEDED tmux:tmux chromium:chromium curl:curl"
+    FOUND="bwrap, rg, git, node, npm, tmux, chromium, curl, PostgreSQL and haproxy"
 fi
 
 missing_programs=""
@@ -30,6 +31,19 @@ for pair in $NEEDED; do
         missing_packages="$missing_packages $package"
     fi
 done
+# the team-gateway tests start a PostgreSQL cluster and HAProxy of their own; Debian keeps both off a user's PATH
+if [ "${2:-test}" != demo ]; then
+    initdb=""
+    for found in /usr/lib/postgresql/*/bin/initdb; do [ -x "$found" ] && initdb=$found; done
+    if [ -z "$initdb" ]; then
+        missing_programs="$missing_programs, initdb (postgresql)"
+        missing_packages="$missing_packages postgresql"
+    fi
+    if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
+        missing_programs="$missing_programs, haproxy (haproxy)"
+        missing_packages="$missing_packages haproxy"
+    fi
+fi
 # `python3 -m venv` needs ensurepip, which Debian ships apart
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
     missing_programs="$missing_programs, python3 -m venv (python3-venv)"

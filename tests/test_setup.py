@@ -14,7 +14,7 @@ def _bin_without(tmp_path: Path, hidden: set[str], *, extra: dict[str, str] | No
     folder = tmp_path / "bin"
     folder.mkdir()
     links = {"python3": sys.executable, "id": shutil.which("id")}
-    for program in ("git", "node", "npm", "tmux", "chromium", "bwrap", "rg", "apt-get"):
+    for program in ("git", "node", "npm", "tmux", "chromium", "curl", "bwrap", "rg", "apt-get"):
         found = shutil.which(program)
         if found is not None and program not in hidden:
             links[program] = found
@@ -48,7 +48,8 @@ def test_preflight_passes_when_every_program_is_there(tmp_path: Path) -> None:
     present = {name: "/bin/true" for name in ("bwrap", "rg", "git", "node", "npm")}
     run = _run("check", _bin_without(tmp_path, set(), extra=present))
     assert run.returncode == 0, run.stderr
-    assert run.stdout == "pre-flight: bwrap, rg, git, node, npm, tmux and chromium are on PATH\n"
+    programs = "bwrap, rg, git, node, npm, tmux, chromium, curl, PostgreSQL and haproxy"
+    assert run.stdout == f"pre-flight: {programs} are on PATH\n"
 
 
 def test_install_stops_at_once_naming_the_packages_without_apt_get(tmp_path: Path) -> None:
@@ -77,8 +78,13 @@ def test_make_test_installs_then_runs_the_preflight_before_pytest() -> None:
     lines = plan.stdout.splitlines()
     install = lines.index("sh scripts/system-packages.sh install")
     check = lines.index("sh scripts/system-packages.sh check")
-    pytest = next(i for i, line in enumerate(lines) if line.endswith("/bin/pytest -q"))
-    assert install < check < pytest
+    pytest = [i for i, line in enumerate(lines) if "/bin/pytest -q" in line]
+    assert install < check < pytest[0]
+    # every core first, then the tests that need the machine to themselves, each naming its 25 slowest tests
+    assert [lines[i].split("/bin/pytest -q ", 1)[1] for i in pytest] == [
+        '--durations=25 -n auto --dist loadfile -m "not serial"',
+        "--durations=25 -m serial",
+    ]
 
 
 def test_the_demo_preflight_needs_neither_tmux_nor_chromium(tmp_path: Path) -> None:

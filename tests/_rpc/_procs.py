@@ -6,8 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from kairox._rpc import running_host_guard
+from tests.helpers import forks_pid
 
 
 def _stat(pid: int | str) -> list[str] | None:
@@ -76,11 +75,11 @@ def processes_in(folder: Path) -> list[int]:
 
 
 def our_children() -> list[int]:
-    """The test process's children and those of its process guard, which starts every guarded child and lives as
-    long as the process (so it is not one of them)."""
-    guard = running_host_guard()
-    children = [pid for pid in children_of(os.getpid()) if pid != guard]
-    return children + (children_of(guard) if guard is not None else [])
+    """The test process's children, and those of its ``kairox`` fork server (``tests.helpers``), which lives as long
+    as the test process (so it is not one of them)."""
+    forks = forks_pid()
+    children = [pid for pid in children_of(os.getpid()) if pid != forks]
+    return children + (children_of(forks) if forks is not None else [])
 
 
 @pytest.fixture(autouse=True)

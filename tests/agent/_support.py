@@ -49,7 +49,7 @@ def user_config(
     home: Path, server: Any, *, wire: str, extra: str = "", api_key_env: str = "KAIROX_TEST_MODEL_KEY"
 ) -> Path:
     """The user layer: model, provider (its endpoint is the scripted server) and whatever the test adds."""
-    provider = "anthropic" if wire == "anthropic" else "chat"
+    provider = {"openai": "chat"}.get(wire, wire)
     text = (
         'model = "scripted-model"\nmodel_provider = "scripted"\n\n'
         f'[model_providers.scripted]\nwire_api = "{provider}"\n'

@@ -232,7 +232,7 @@ def test_run_prints_the_tool_definitions_warning_and_the_compaction_on_stderr(
     for run in (first, second):
         [warning] = [line for line in run.stderr.splitlines() if line.startswith("kairox: warning:")]
         assert (
-            "6 tool definitions alone take about" in warning and "of the model's 4000-token context window" in warning
+            "7 tool definitions alone take about" in warning and "of the model's 4000-token context window" in warning
         )
     assert "compacting" not in first.stderr
     compacting = [line for line in second.stderr.splitlines() if line.startswith("kairox: compact")]
@@ -242,3 +242,66 @@ def test_run_prints_the_tool_definitions_warning_and_the_compaction_on_stderr(
     )
     assert "the model summarises 2 older messages" in compacting[0]
     assert compacting[1].startswith("kairox: compacted: 2 messages replaced by their summary, 1 kept")
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_run_shows_a_subagents_calls_with_their_parent_ids_and_names(
+    as_json: bool, tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    agent = workspace / ".claude" / "agents" / "reader.md"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("---\nname: reader\ndescription: Reads.\ntools: Read\n---\nREADER-AGENT\n", encoding="utf-8")
+    task = {"subagent_type": "reader", "description": "read the notes", "prompt": "Read notes.txt"}
+    script = [
+        {"reply": "tool_calls", "calls": [{"id": "t1", "name": "task", "arguments": task}]},
+        {"reply": "text", "text": "It says: first note.", "expect": {"tool_results": {"t1": "first note"}}},
+    ]
+    child = [
+        {"reply": "tool_calls", "calls": [{"id": "r1", "name": "fs_read", "arguments": {"path": "notes.txt"}}]},
+        {"reply": "text", "text": "first note", "expect": {"tool_results": {"r1": "first note"}}},
+    ]
+    with ScriptedModelServer("openai", script, routes={"READER-AGENT": child}) as server:
+        user_config(isolated_home, server, wire="openai")
+        run = kairox("--workspace", workspace, "run", *["--json"] * as_json, "Read the notes with the reader.", env=KEY)
+    assert run.code == 0, run.stderr
+    if not as_json:
+        assert run.stdout == "It says: first note.\n"
+        assert '  reader: tool fs.read {"path": "notes.txt"} -> allow by mode' in run.stderr, run.stderr
+        return
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    [started] = [e for e in events if e["event"] == "SubagentStarted"]
+    assert (started["agent"], started["parent_call_id"], started["tools"]) == ("reader", "t1", 1)
+    nested = [e for e in events if e["event"] == "SubagentEvent"]
+    assert {(e["agent"], e["agent_id"], e["parent_call_id"]) for e in nested} == {("reader", started["agent_id"], "t1")}
+    finished = [e["inner"] for e in nested if e["inner"]["event"] == "ToolCallFinished"]
+    assert [(f["call_id"], f["tool"], f["is_error"]) for f in finished] == [("r1", "fs.read", False)]
+    assert "".join(e["text"] for e in events if e["event"] == "AssistantTextDelta") == "It says: first note."
+    [stopped] = [e for e in events if e["event"] == "SubagentStopped"]
+    assert stopped["reason"] == "completed" and stopped["input_tokens"] > 0
+
+
+def test_run_on_responses_makes_two_tool_calls_in_a_turn_and_continue_sends_the_reasoning_back(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    read = [("r1", "notes.txt"), ("r2", "todo.txt")]
+    script = [
+        {
+            "reply": "tool_calls",
+            "reasoning": "Both files.",
+            "calls": [{"id": i, "name": "fs_read", "arguments": {"path": p}} for i, p in read],
+        },
+        {"reply": "text", "text": "Two notes.", "expect": {"tool_results": {"r1": "first", "r2": "second"}}},
+        {"reply": "text", "text": "Still two.", "expect": {"last_user_contains": "Again"}},
+    ]
+    with ScriptedModelServer("responses", script) as server:  # it checks that rs_1 comes back with request 3
+        user_config(isolated_home, server, wire="responses")
+        first = kairox("--workspace", workspace, "run", "Read both", env=KEY)
+        again = kairox("--workspace", workspace, "run", "--continue", "Again?", env=KEY)
+    assert (first.code, first.stdout) == (0, "Two notes.\n"), first.stderr
+    assert (again.code, again.stdout) == (0, "Still two.\n"), again.stderr
+    assert [line.split()[:2] for line in first.stderr.splitlines() if line.strip().startswith("tool ")] == [
+        ["tool", "fs.read"],
+        ["tool", "fs.read"],
+    ]

@@ -83,3 +83,28 @@ async def test_anthropic_server_rejects_tool_results_split_over_two_messages() -
     finally:
         server.stop()
     assert any("expected all of ['a', 'b'] in this one message" in f for f in server.failures)
+
+
+async def test_openai_sdk_reads_streamed_and_whole_responses_with_reasoning_calls_and_cached_usage() -> None:
+    step = {**TOOL_CALL, "reasoning": "The file holds the answer.", "cached_tokens": 1000}
+    with ScriptedModelServer("responses", [step, {"reply": "text", "text": "Done."}]) as server:
+        client = openai.AsyncOpenAI(api_key="k", base_url=server.base_url, max_retries=0)
+        stream = await client.responses.create(
+            model="m", input=[{"role": "user", "content": "read"}], store=False, stream=True
+        )
+        events = [event async for event in stream]
+        answered = {"type": "function_call_output", "call_id": "c1", "output": "42"}
+        whole = await client.responses.create(model="m", store=False, input=[*events[-1].response.output, answered])
+        await client.close()
+    kinds = [event.type for event in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"] and kinds[-1] == "response.completed"
+    summary = "".join(e.delta for e in events if e.type == "response.reasoning_summary_text.delta")
+    assert summary == "The file holds the answer."
+    completed = events[-1].response
+    reasoning, message, call = completed.output
+    assert (reasoning.type, reasoning.encrypted_content) == ("reasoning", "enc-1")
+    assert (call.type, call.call_id, call.name) == ("function_call", "c1", "fs_read")
+    assert call.arguments == '{"path": "a.py"}'
+    assert message.content[0].text == "Reading."
+    assert completed.usage.input_tokens_details.cached_tokens == 1000 and completed.usage.input_tokens > 1000
+    assert whole.output_text == "Done."

@@ -1,4 +1,4 @@
-"""The two wire clients on their own, against the scripted model servers: what they send (headers, body), what
+"""The wire clients on their own, against the scripted model servers: what they send (headers, body), what
 they assemble from the stream, and how each kind of failure ends (retried, final, broken off, cancelled)."""
 
 import socket
@@ -23,7 +23,7 @@ from kairox.events import RecordingSink
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
-WIRES = ["openai", "anthropic"]
+WIRES = ["openai", "responses", "anthropic"]
 KEY = "sk-test-0123456789abcdef"
 TOOL = {"type": "function", "function": {"name": "fs_read", "description": "Read.", "parameters": {"type": "object"}}}
 ANTHROPIC_TOOL = {"name": "fs_read", "description": "Read.", "input_schema": {"type": "object"}}
@@ -50,7 +50,7 @@ def settings(wire: str, base_url: str, **extra: Any) -> ModelSettings:
     return ModelSettings(
         model="scripted-model",
         provider="scripted",
-        wire_api="anthropic" if wire == "anthropic" else "chat",
+        wire_api={"openai": "chat"}.get(wire, wire),
         base_url=base_url,
         api_key_env="KAIROX_TEST_MODEL_KEY",
         **{"max_retries": 2, "request_timeout_sec": 30.0, **extra},

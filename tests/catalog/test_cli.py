@@ -2,34 +2,25 @@
 npm cache ``make install`` fills, a missing Node.js, secrets, and the gate's question."""
 
 import json
-import os
 import re
 import shutil
 import socket
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import Run
+from tests.helpers import kairox as run_kairox
 from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 NPM_CACHE = ROOT / "build" / "npm-cache"
 
 
-def kairox(
-    workspace: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", "--workspace", str(workspace), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-    )
+def kairox(workspace: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> Run:
+    return run_kairox("--workspace", workspace, *args, env=env, timeout=timeout)
 
 
 @pytest.fixture

@@ -3,13 +3,13 @@ which it found, or every way to get one. The PATH of each test holds only what i
 as scripts in a temp dir, which start a real MCP server for the install's dry run."""
 
 import json
-import os
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from tests.helpers import Run
+from tests.helpers import kairox as run_kairox
 
 ROOT = Path(__file__).resolve().parents[2]
 LEAN_SERVER = ROOT / "tests" / "servers" / "lean_server.py"
@@ -19,15 +19,8 @@ PACKAGE, VERSION = "mcp-server-fetch", "2026.10.24"
 pytestmark = pytest.mark.timeout(180)
 
 
-def kairox(workspace: Path, *args: str, path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", "--workspace", str(workspace), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "PATH": str(path)},
-    )
+def kairox(workspace: Path, *args: str, path: Path) -> Run:
+    return run_kairox("--workspace", workspace, *args, env={"PATH": str(path)})
 
 
 @pytest.fixture

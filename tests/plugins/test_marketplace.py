@@ -104,7 +104,7 @@ def _walk_lifecycle(home: Path, source: str, bump: Any) -> None:
         ]
     }
 
-    installed = kairox("plugins", "install", "helper@team-market")
+    installed = kairox("plugins", "install", "helper@team-market", "--yes")
     target = home / "plugins" / "team-market" / "helper" / "1.0.0"
     assert installed.code == 0, installed.stderr
     assert installed.stdout == f"installed helper 1.0.0 from team-market into {target}\n"
@@ -200,8 +200,8 @@ def test_incompatible_plugins_install_disabled_with_the_reason(tmp_path: Path, i
     market = _build_market(tmp_path / "market")
     assert kairox("plugins", "marketplace", "add", market).code == 0
 
-    future = kairox("plugins", "install", "future")
-    tool = kairox("plugins", "install", "needs-tool")
+    future = kairox("plugins", "install", "future", "--yes")
+    tool = kairox("plugins", "install", "needs-tool", "--yes")
 
     assert future.code == 0 and tool.code == 0
     assert "warning: installed disabled: incompatible: needs Kairox >=99, this is 0.1.0" in future.stderr
@@ -234,7 +234,7 @@ def test_marketplace_entry_without_a_manifest_installs_with_the_entry_as_manifes
     market = _build_market(tmp_path / "market")
     assert kairox("plugins", "marketplace", "add", market).code == 0
 
-    run = kairox("plugins", "install", "lsp-only")
+    run = kairox("plugins", "install", "lsp-only", "--yes")
 
     target = isolated_home / "plugins" / "team-market" / "lsp-only" / "2.0.0"
     assert run.code == 0, run.stderr
@@ -254,7 +254,7 @@ def test_install_refuses_a_plugin_with_an_escaping_symlink_and_leaves_nothing(
     (market / "plugins" / "helper" / "skills" / "leak.md").symlink_to(tmp_path / "secret.txt")
     assert kairox("plugins", "marketplace", "add", market).code == 0
 
-    run = kairox("plugins", "install", "helper")
+    run = kairox("plugins", "install", "helper", "--yes")
 
     assert run.code == 1
     assert "points outside the plugin" in run.stderr
@@ -270,7 +270,7 @@ def test_install_never_writes_through_a_symlinked_folder(tmp_path: Path, isolate
     (outside / "sub" / "inner.txt").write_text("inner")
     assert kairox("plugins", "marketplace", "add", market).code == 0
 
-    run = kairox("plugins", "install", "helper")
+    run = kairox("plugins", "install", "helper", "--yes")
 
     assert run.code == 1 and "points outside the plugin" in run.stderr
     assert sorted(p.name for p in (outside / "sub").iterdir()) == ["inner.txt"]
@@ -293,7 +293,9 @@ def test_names_and_versions_cannot_climb_out_of_the_plugins_folder(tmp_path: Pat
     result = Marketplaces(isolated_home, isolated_home / "kairox.toml", {"m": str(market)}).install("climber")
 
     assert parsed is not None and [e.name for e in parsed.entries] == ["climber"]
-    assert [p.reason for p in problems] == ["plugins[0] name '../evil' may only hold letters, digits, '.', '_' and '-'"]
+    assert [p.reason for p in problems] == [
+        "plugins[0] name '../evil' may only hold letters, digits, '.', '_' and '-' (at most 64)"
+    ]
     assert result.record.path == isolated_home / "plugins" / "m" / "climber" / "v.."
     assert result.record.path.is_dir()
 
@@ -309,8 +311,8 @@ def test_a_git_source_or_ref_that_looks_like_an_option_is_refused_before_git_run
     write_json(market / ".claude-plugin" / "marketplace.json", {"name": "m", "plugins": entries})
     assert kairox("plugins", "marketplace", "add", market).code == 0
 
-    by_url = kairox("plugins", "install", "opt-url")
-    by_sha = kairox("plugins", "install", "opt-sha")
+    by_url = kairox("plugins", "install", "opt-url", "--yes")
+    by_sha = kairox("plugins", "install", "opt-sha", "--yes")
 
     assert (by_url.code, by_sha.code) == (1, 1)
     assert "kairox: '--upload-pack=touch pwned;.git' is not a git URL" in by_url.stderr
@@ -338,7 +340,7 @@ def test_installed_folder_listed_version_and_update_agree_when_the_entry_names_a
     assert kairox("plugins", "marketplace", "add", str(market)).code == 0
 
     for name, version in (("helper", "1.2.0"), ("bare", "3.1.0")):
-        installed = kairox("plugins", "install", name)
+        installed = kairox("plugins", "install", name, "--yes")
         folder = isolated_home / "plugins" / "m" / name / version
         assert installed.stdout == f"installed {name} {version} from m into {folder}\n"
         assert list(folder.parent.iterdir()) == [folder]
@@ -349,3 +351,18 @@ def test_installed_folder_listed_version_and_update_agree_when_the_entry_names_a
         "bare": ("3.1.0", str(isolated_home / "plugins" / "m" / "bare" / "3.1.0")),
     }
     assert kairox("plugins", "update").stdout == "bare 3.1.0 is up to date\nhelper 1.2.0 is up to date\n"
+
+
+def test_a_marketplace_install_asks_the_same_question_as_a_folder_install(tmp_path: Path, isolated_home: Path) -> None:
+    """Off a terminal nobody answers: the plugin of a registered marketplace is refused as one from a folder is,
+    after it was loaded and shown (what it brings, where it goes), and nothing is left behind."""
+    market = _build_market(tmp_path / "market")
+    assert kairox("plugins", "marketplace", "add", market).code == 0
+    asked = kairox("plugins", "install", "helper@team-market")
+    source = kairox("plugins", "install", str(market / "plugins" / "helper"))
+    assert (asked.code, source.code) == (4, 4), (asked.stderr, source.stderr)
+    for run in (asked, source):
+        assert "was not installed: approval required:" in run.stderr
+        assert "run it again with --yes to approve the install" in run.stderr
+    assert "from ./plugins/helper (marketplace team-market)" in asked.stderr
+    assert not (isolated_home / "plugins" / "team-market" / "helper" / "1.0.0").exists()

@@ -45,3 +45,25 @@ def test_the_tui_keys_and_the_prompt_give_the_same_answers() -> None:
     prompt = render_request(asked)
     for choice in approval_choices(asked):
         assert choice.label in prompt
+
+
+def test_a_subagents_ask_offers_its_grants_for_that_agent_and_for_the_whole_session_on_every_front_end() -> None:
+    import dataclasses
+
+    from kairox.web._backend import answer_from_json
+
+    asked = dataclasses.replace(request(layers=()), agent="reviewer")
+    sessions = [c for c in approval_choices(asked) if c.scope is ApprovalScope.SESSION]
+    assert [(c.label.split(":")[0], c.grant.rule if c.grant else None, c.whole_session) for c in sessions] == [
+        ("allow for agent reviewer", EXACT.rule, False),
+        ("allow for agent reviewer", WIDE.rule, False),
+        ("allow for this session (every agent)", EXACT.rule, True),
+        ("allow for this session (every agent)", WIDE.rule, True),
+    ]
+    tui = dict(keyed_choices(asked))
+    assert [tui[k].answer().whole_session for k in ("1", "3")] == [False, True]
+    assert parse_answer(asked, "s1") == ApprovalAnswer.allow_session(EXACT.rule)
+    assert parse_answer(asked, "w2") == ApprovalAnswer.allow_session(WIDE.rule, whole_session=True)
+    assert "[w1] allow for this session (every agent)" in render_request(asked)
+    page = answer_from_json({"answer": "session", "grant": EXACT.rule, "whole_session": True})
+    assert page == ApprovalAnswer.allow_session(EXACT.rule, whole_session=True)

@@ -1,7 +1,5 @@
 """The shared FTS5 index: BM25 ranking over weighted fields, explanations read from FTS5, a stored index."""
 
-from pathlib import Path
-
 from kairox.search import SearchIndex, query_words, split_identifier
 
 FIELDS = {"name": 4.0, "description": 1.0}
@@ -36,15 +34,3 @@ def test_adjacent_query_words_held_together_are_reported_as_phrases() -> None:
     assert hit.key == "fs.read" and hit.phrases == ("text file",)
     [hit] = index.search(["file", "text"], phrases=True)
     assert hit.phrases == ()
-
-
-def test_stored_index_is_opened_while_its_digest_matches_and_rebuilt_after(tmp_path: Path) -> None:
-    path = tmp_path / "cache" / "index.sqlite"
-    SearchIndex.build(FIELDS, DOCS, path=path, digest="one")
-    opened = SearchIndex.open(path, FIELDS, digest="one")
-    assert opened is not None and opened.keys == [key for key, _ in DOCS]
-    assert [h.key for h in opened.search("read file")] == ["fs.read"]
-    assert SearchIndex.open(path, FIELDS, digest="two") is None
-    assert SearchIndex.open(path, {"name": 1.0}, digest="one") is None
-    path.write_bytes(b"not a database")
-    assert SearchIndex.open(path, FIELDS, digest="one") is None

@@ -306,6 +306,11 @@ SCRIPT_ASKED = [
     "perl t.py",
     "node ./t.py",
     "python3 -m pytest -q",
+    # the line writes the module it then runs (held-out round c)
+    """printf 'import os\\nos.system("rm victim")\\n' > x.py; python3 -m x""",
+    "cat other.py > helper.py && python3 -m helper",
+    "run-parts ./hooks.d",
+    "dpkg-architecture -c sh ok.sh",
 ]
 
 

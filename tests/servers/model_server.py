@@ -1,5 +1,5 @@
-"""Scripted model servers for Kairox's tests: real HTTP on 127.0.0.1 speaking the OpenAI chat-completions or
-the Anthropic messages wire format, streaming (SSE) and not, driven by a script of replies.
+"""Scripted model servers for Kairox's tests: real HTTP on 127.0.0.1 speaking the OpenAI chat-completions, the
+OpenAI Responses or the Anthropic messages wire format, streaming (SSE) and not, driven by a script of replies.
 
 A script is a list of steps, one per request, in order. A step is a dict (JSON-able, so a script can be a file):
 
@@ -10,6 +10,13 @@ A script is a list of steps, one per request, in order. A step is a dict (JSON-a
     {"reply": "stream_error", "text": "an answer the provider", "message": "overloaded"}  (an error event mid-stream)
 
 ``"anthropic_usage"`` adds fields to the usage of Anthropic's ``message_start`` (``cache_read_input_tokens``).
+On the Responses wire, ``"reasoning": "summary text"`` answers with a reasoning item first (its summary streamed,
+``encrypted_content`` set), ``"cached_tokens": N`` reports N cached input tokens, ``"incomplete": "reason"`` ends
+the answer as ``response.incomplete``; a request is checked against the ``openai`` SDK's input and tool types, and
+each reasoning item the server sent must come back (encrypted content intact) before the calls it led to.
+
+``routes`` (tests) maps a text to a script of its own: a request whose system prompt holds the text is answered
+from that script (a subagent's requests, told apart by its prompt, in whatever order they come).
 
 With optional ``"expect"``: ``{"last_user_contains": "...", "tool_results": {"c1": "substring"},
 "tools_include": ["fs_read"], "system_contains": "..."}`` and, in tests, ``"check"``: a callable given the
@@ -17,8 +24,8 @@ request body that raises AssertionError. ``"delay_sec"`` waits between streamed 
 
 A request the script does not expect (none left, a wrong path, a failed expectation, a malformed conversation)
 is answered with HTTP 400 and recorded; ``verify()`` (called when the ``with`` block ends) fails on recorded
-problems and on replies left over. Run as a program (``--wire openai|anthropic --script FILE``) it serves until
-the script is used up (or ``--idle-timeout`` passes) and exits 1 on any problem.
+problems and on replies left over. Run as a program (``--wire openai|responses|anthropic --script FILE``) it serves
+until the script is used up (or ``--idle-timeout`` passes) and exits 1 on any problem.
 """
 
 import argparse
@@ -100,23 +107,66 @@ def _anthropic_problems(body: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _responses_problems(body: dict[str, Any], sent_reasoning: dict[str, str]) -> list[str]:
+    from openai.types.responses import FunctionToolParam, ResponseInputParam
+    from pydantic import TypeAdapter, ValidationError
+
+    items = body.get("input")
+    if not isinstance(items, list) or not items:
+        return ["no input items"]
+    problems = []
+    for shape, value in ((ResponseInputParam, items), (list[FunctionToolParam], body.get("tools") or [])):
+        try:
+            TypeAdapter(shape).validate_python(value)
+        except ValidationError as exc:
+            problems.append(f"not what the Responses API takes: {str(exc)[:400]}")
+    if body.get("store") is not False:
+        problems.append("store is not false: a stateless request must say so")
+    calls: list[str] = []
+    seen = set()
+    for index, item in enumerate(items):
+        if item.get("type") == "reasoning":
+            seen.add(item.get("id"))
+            if sent_reasoning.get(item.get("id")) != item.get("encrypted_content"):
+                problems.append(f"item {index}: reasoning {item.get('id')!r} came back changed or unknown")
+        elif item.get("type") == "function_call":
+            calls.append(item.get("call_id"))
+        elif item.get("type") == "function_call_output":
+            if item.get("call_id") not in calls:
+                problems.append(f"item {index}: output for {item.get('call_id')!r}, which no earlier call has")
+            else:
+                calls.remove(item["call_id"])
+    if calls:
+        problems.append(f"function calls {calls} have no output")
+    missing = sorted(set(sent_reasoning) - seen)
+    if missing:
+        problems.append(f"reasoning items {missing} were not sent back")
+    return problems
+
+
+def system_text(body: dict[str, Any], wire: str) -> str:
+    """The system prompt of a request, wherever its wire puts it."""
+    messages = body.get("messages") or []
+    return str(
+        body.get("system")
+        if wire == "anthropic"
+        else body.get("instructions")
+        if wire == "responses"
+        else next((m.get("content") for m in messages if m.get("role") == "system"), "")
+    )
+
+
 def _expectation_problems(step: Step, body: dict[str, Any], wire: str) -> list[str]:
     problems = []
     expect = step.get("expect") or {}
-    messages = body.get("messages") or []
+    messages = body.get("messages") or body.get("input") or []
     users = [m for m in messages if m.get("role") == "user"]
     if "last_user_contains" in expect:
         texts = _texts(users[-1]) if users else ""
         if expect["last_user_contains"] not in texts:
             problems.append(f"the last user message does not contain {expect['last_user_contains']!r}: {texts[:300]!r}")
-    if "system_contains" in expect:
-        system = (
-            body.get("system")
-            if wire == "anthropic"
-            else next((m.get("content") for m in messages if m.get("role") == "system"), "")
-        )
-        if expect["system_contains"] not in str(system):
-            problems.append(f"the system prompt does not contain {expect['system_contains']!r}")
+    if "system_contains" in expect and expect["system_contains"] not in system_text(body, wire):
+        problems.append(f"the system prompt does not contain {expect['system_contains']!r}")
     for call_id, needle in (expect.get("tool_results") or {}).items():
         found = _tool_result(messages, call_id, wire)
         if found is None:
@@ -142,7 +192,7 @@ def _texts(message: dict[str, Any]) -> str:
         return content
     out = []
     for block in content or []:
-        if block.get("type") == "text":
+        if block.get("type") in ("text", "input_text"):
             out.append(block.get("text", ""))
         elif block.get("type") == "tool_result":
             out.append(_texts(block))
@@ -153,6 +203,8 @@ def _tool_result(messages: list[dict[str, Any]], call_id: str, wire: str) -> str
     for message in messages:
         if wire == "openai" and message.get("role") == "tool" and message.get("tool_call_id") == call_id:
             return str(message.get("content"))
+        if message.get("type") == "function_call_output" and message.get("call_id") == call_id:
+            return str(message.get("output"))
         if wire == "anthropic" and isinstance(message.get("content"), list):
             for block in message["content"]:
                 if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
@@ -291,6 +343,98 @@ def _anthropic_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, 
     }
 
 
+def _responses_output(step: Step, number: int) -> list[dict[str, Any]]:
+    """The output items of an answer: reasoning (when scripted), the message, the function calls."""
+    out: list[dict[str, Any]] = []
+    if step.get("reasoning"):
+        summary = [{"type": "summary_text", "text": step["reasoning"]}]
+        encrypted = f"enc-{number}"
+        out.append({"type": "reasoning", "id": f"rs_{number}", "summary": summary, "encrypted_content": encrypted})
+    if step.get("text"):
+        content = [{"type": "output_text", "text": step["text"], "annotations": []}]
+        out.append(
+            {"type": "message", "id": f"msg_{number}", "role": "assistant", "status": "completed", "content": content}
+        )
+    out += [
+        {
+            "type": "function_call",
+            "id": f"fc_{number}_{i}",
+            "call_id": c["id"],
+            "name": c["name"],
+            "arguments": json.dumps(c.get("arguments", {})),
+            "status": "completed",
+        }
+        for i, c in enumerate(step.get("calls") or [])
+    ]
+    return out
+
+
+def _responses_body(step: Step, model: str, usage: dict[str, int], number: int) -> dict[str, Any]:
+    cached = int(step.get("cached_tokens", 0))
+    incomplete = step.get("incomplete")
+    return {
+        "id": f"resp_{number}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": model,
+        "status": "incomplete" if incomplete else "completed",
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "error": None,
+        "output": _responses_output(step, number),
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": usage["prompt_tokens"] + cached,
+            "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens": usage["completion_tokens"],
+            "output_tokens_details": {"reasoning_tokens": 1 if step.get("reasoning") else 0},
+            "total_tokens": usage["prompt_tokens"] + cached + usage["completion_tokens"],
+        },
+    }
+
+
+def _responses_events(step: Step, model: str, usage: dict[str, int], number: int) -> list[str]:
+    sequence = iter(range(1_000_000))
+
+    def event(kind: str, data: dict[str, Any]) -> str:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': next(sequence), **data})}\n\n"
+
+    final = _responses_body(step, model, usage, number)
+    started = {**final, "status": "in_progress", "output": [], "usage": None, "incomplete_details": None}
+    out = [event("response.created", {"response": started}), event("response.in_progress", {"response": started})]
+    for index, item in enumerate(final["output"]):
+        where = {"item_id": item["id"], "output_index": index}
+        if item["type"] == "reasoning":
+            out.append(event("response.output_item.added", {"output_index": index, "item": {**item, "summary": []}}))
+            part = {"type": "summary_text", "text": ""}
+            out.append(event("response.reasoning_summary_part.added", {**where, "summary_index": 0, "part": part}))
+            out += [
+                event("response.reasoning_summary_text.delta", {**where, "summary_index": 0, "delta": piece})
+                for piece in _split(step["reasoning"])
+            ]
+        elif item["type"] == "message":
+            out.append(event("response.output_item.added", {"output_index": index, "item": {**item, "content": []}}))
+            part = {"type": "output_text", "text": "", "annotations": []}
+            out.append(event("response.content_part.added", {**where, "content_index": 0, "part": part}))
+            out += [
+                event("response.output_text.delta", {**where, "content_index": 0, "delta": piece, "logprobs": []})
+                for piece in _split(step["text"])
+            ]
+            out.append(event("response.output_text.done", {**where, "content_index": 0, "text": step["text"]}))
+        else:
+            out.append(event("response.output_item.added", {"output_index": index, "item": {**item, "arguments": ""}}))
+            out += [
+                event("response.function_call_arguments.delta", {**where, "delta": piece})
+                for piece in _split(item["arguments"], 2)
+            ]
+            out.append(event("response.function_call_arguments.done", {**where, "arguments": item["arguments"]}))
+        out.append(event("response.output_item.done", {"output_index": index, "item": item}))
+    kind = "response.incomplete" if step.get("incomplete") else "response.completed"
+    out.append(event(kind, {"response": final}))
+    return out
+
+
 def _error_body(wire: str, status: int, message: str) -> dict[str, Any]:
     kind = {429: "rate_limit_error", 400: "invalid_request_error", 401: "authentication_error"}.get(status, "api_error")
     if wire == "anthropic":
@@ -305,14 +449,23 @@ class ScriptedModelServer:
     """One scripted endpoint on 127.0.0.1. Use as a context manager; ``base_url`` is what the SDK is given."""
 
     def __init__(
-        self, wire: str, script: list[Step], *, idle_timeout: float = 120.0, stop_when_done: bool = False
+        self,
+        wire: str,
+        script: list[Step],
+        *,
+        idle_timeout: float = 120.0,
+        stop_when_done: bool = False,
+        routes: dict[str, list[Step]] | None = None,
     ) -> None:
-        if wire not in ("openai", "anthropic"):
-            raise ValueError(f"wire must be openai or anthropic, not {wire!r}")
+        if wire not in ("openai", "responses", "anthropic"):
+            raise ValueError(f"wire must be openai, responses or anthropic, not {wire!r}")
         self.wire = wire
         self.script = list(script)
+        self.routes = {key: list(steps) for key, steps in (routes or {}).items()}
         self.requests: list[dict[str, Any]] = []
         self.failures: list[str] = []
+        self.reasoning: dict[str, str] = {}
+        """The reasoning items sent (Responses): id -> encrypted content, each expected back in later requests."""
         self.port = 0
         self.idle_timeout = idle_timeout
         self.stop_when_done = stop_when_done
@@ -326,7 +479,7 @@ class ScriptedModelServer:
     @property
     def base_url(self) -> str:
         root = f"http://127.0.0.1:{self.port}"
-        return root + "/v1" if self.wire == "openai" else root
+        return root if self.wire == "anthropic" else root + "/v1"
 
     def __enter__(self) -> "ScriptedModelServer":
         return self.start()
@@ -355,10 +508,12 @@ class ScriptedModelServer:
 
     def verify(self) -> None:
         problems = list(self.failures)
-        if self.script:
-            problems.append(
-                f"{len(self.script)} scripted replies were never requested: {[s.get('reply') for s in self.script]}"
-            )
+        for name, script in [("", self.script), *self.routes.items()]:
+            if script:
+                problems.append(
+                    f"{len(script)} scripted replies{f' for {name!r}' if name else ''} were never requested: "
+                    f"{[s.get('reply') for s in script]}"
+                )
         assert not problems, "scripted model server: " + "; ".join(problems)
 
     def _serve_thread(self) -> None:
@@ -372,12 +527,15 @@ class ScriptedModelServer:
         server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
-        async with server:
-            while not self.done.is_set():
-                await asyncio.sleep(0.05)
-                if time.monotonic() - self._last_activity > self.idle_timeout:
-                    self.failures.append(f"no request for {self.idle_timeout:g}s; stopped")
-                    break
+        try:
+            async with server:
+                while not self.done.is_set():
+                    await asyncio.sleep(0.05)
+                    if time.monotonic() - self._last_activity > self.idle_timeout:
+                        self.failures.append(f"no request for {self.idle_timeout:g}s; stopped")
+                        break
+        finally:
+            self.done.set()  # whoever waits for the end (the program mode) sees it, however serving ended
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._last_activity = time.monotonic()
@@ -399,25 +557,34 @@ class ScriptedModelServer:
     async def _respond(
         self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
     ) -> None:
-        want = "/v1/chat/completions" if self.wire == "openai" else "/v1/messages"
+        want = {"openai": "/v1/chat/completions", "responses": "/v1/responses"}.get(self.wire, "/v1/messages")
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {}
         self.requests.append(body)
         problems: list[str] = []
+        script = self._script_for(body)
         if method != "POST" or path.split("?")[0] != want:
             problems.append(f"unexpected request {method} {path} (this server answers POST {want})")
-        elif not self.script:
+        elif not script:
             problems.append(f"request {len(self.requests)} came after the script ended")
         else:
-            problems += _openai_problems(body) if self.wire == "openai" else _anthropic_problems(body)
-            problems += _expectation_problems(self.script[0], body, self.wire)
+            problems += (
+                _openai_problems(body)
+                if self.wire == "openai"
+                else _responses_problems(body, self.reasoning)
+                if self.wire == "responses"
+                else _anthropic_problems(body)
+            )
+            problems += _expectation_problems(script[0], body, self.wire)
         if problems:
             self.failures += [f"request {len(self.requests)}: {p}" for p in problems]
+            if self.stop_when_done and self._loop is not None:  # the program mode: a failed script ends the run
+                self._loop.call_later(0.5, self.done.set)
             await self._json(writer, 400, _error_body(self.wire, 400, "scripted model server: " + "; ".join(problems)))
             return
-        step = self.script.pop(0)
+        step = script.pop(0)
         if not self.script and self.stop_when_done and self._loop is not None:
             self._loop.call_later(0.5, self.done.set)
         model = str(body.get("model", "scripted"))
@@ -432,23 +599,37 @@ class ScriptedModelServer:
             )
             return
         usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": len(step.get("text", "")) // 4 + 1}
+        number = len(self.requests)
+        if step.get("reasoning") and reply != "cut":
+            self.reasoning[f"rs_{number}"] = f"enc-{number}"
         if not body.get("stream"):
-            payload = _openai_body(step, model, usage) if self.wire == "openai" else _anthropic_body(step, model, usage)
+            payload = (
+                _openai_body(step, model, usage)
+                if self.wire == "openai"
+                else _responses_body(step, model, usage, number)
+                if self.wire == "responses"
+                else _anthropic_body(step, model, usage)
+            )
             await self._json(writer, 200, payload)
             return
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         events = (
             _openai_events(step, model, usage, include_usage)
             if self.wire == "openai"
+            else _responses_events(step, model, usage, number)
+            if self.wire == "responses"
             else _anthropic_events(step, model, usage)
         )
         if reply in ("cut", "stream_error"):
             events = events[: max(2, len(events) // 2)]
         if reply == "stream_error":  # what a provider sends when it fails after the answer started
             error = _error_body(self.wire, 529, str(step.get("message", "overloaded")))
+            if self.wire == "responses":
+                inner = error["error"]
+                error = {"type": "error", "code": inner["type"], "message": inner["message"], "param": None}
             events.append(
                 f"event: error\ndata: {json.dumps(error)}\n\n"
-                if self.wire == "anthropic"
+                if self.wire != "openai"
                 else f"data: {json.dumps(error)}\n\n"
             )
         writer.write(
@@ -464,6 +645,10 @@ class ScriptedModelServer:
         if reply != "cut":  # a cut stream never sends the last chunk: the body is incomplete
             writer.write(b"0\r\n\r\n")
         await writer.drain()
+
+    def _script_for(self, body: dict[str, Any]) -> list[Step]:
+        system = system_text(body, self.wire)
+        return next((steps for key, steps in self.routes.items() if key in system), self.script)
 
     async def _json(
         self, writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
@@ -485,7 +670,7 @@ class ScriptedModelServer:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--wire", choices=["openai", "anthropic"], required=True)
+    parser.add_argument("--wire", choices=["openai", "responses", "anthropic"], required=True)
     parser.add_argument("--script", type=Path, required=True, help="JSON file: a list of steps")
     parser.add_argument("--port-file", type=Path, help="write the port here once listening")
     parser.add_argument("--idle-timeout", type=float, default=60.0)

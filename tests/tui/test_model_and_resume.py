@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from tests.agent._support import make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
-from tests.tui.test_session_app import api_key, app_for, type_text, until
+from tests.tui.test_session_app import api_key, app_for, resume, type_text, until
 
 from kairox.agent import list_sessions
 from kairox.tui import TextPanel
+from kairox.tui._conversation import ToolCallBlock
 from kairox.tui._panels import SessionPicker
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(150)]
@@ -156,3 +157,37 @@ async def test_resume_opens_a_picker_and_continues_the_chosen_session(tmp_path: 
         "1 turn(s)  Earlier question"
     )
     assert shown == ["› Earlier question"]
+
+
+async def test_on_responses_a_turn_shows_two_tool_calls_and_a_resumed_session_sends_its_reasoning_back(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    read = [("r1", "notes.txt"), ("r2", "todo.txt")]
+    script = [
+        {
+            "reply": "tool_calls",
+            "reasoning": "Both files.",
+            "calls": [{"id": i, "name": "fs_read", "arguments": {"path": p}} for i, p in read],
+        },
+        {"reply": "text", "text": "Two notes.", "expect": {"tool_results": {"r1": "first", "r2": "second"}}},
+        {"reply": "text", "text": "Still two.", "expect": {"last_user_contains": "Again"}},
+    ]
+    with ScriptedModelServer("responses", script) as server:  # it checks that rs_1 comes back with request 3
+        user_config(isolated_home, server, wire="responses")
+        earlier = app_for(workspace)
+        async with earlier.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: earlier.session is not None)
+            first_id = earlier.session.session_id
+            await send(pilot, earlier, "Read both")
+            await until(pilot, lambda: len(earlier.session.messages) == 4 and not earlier.turn_running)
+            blocks = sorted(b.call_id for b in earlier.query(ToolCallBlock) if b.outcome.startswith("ok in "))
+        app = app_for(workspace)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: app.session is not None)
+            await resume(pilot, app, first_id)
+            await send(pilot, app, "Again")
+            await until(pilot, lambda: len(app.session.messages) == 6 and not app.turn_running)
+            answers = [m.text for m in app.session.messages if m.role.value == "assistant" and m.text]
+    assert blocks == ["r1", "r2"]
+    assert answers == ["Two notes.", "Still two."]

@@ -197,3 +197,61 @@ async def test_mcp_panel(fixed_dir: Path, isolated_home: Path, monkeypatch: pyte
             while not app.screen.query("#mcp-tools").first().row_count:
                 await pilot.pause(0.05)
         check("mcp_panel", app.export_screenshot(title="kairox tui"), fixed_dir)
+
+
+async def test_subagent_calls_nest_under_their_running_task(fixed_dir: Path, isolated_home: Path) -> None:
+    from kairox.agent import SubagentEvent, SubagentStarted
+
+    app = offline_app(fixed_dir, isolated_home)
+
+    def task(call_id: str, agent: str, what: str) -> dict[str, object]:
+        arguments = {"subagent_type": agent, "description": what, "prompt": "..."}
+        return {"id": call_id, "name": "task", "tool": "task", "arguments": arguments}
+
+    def child(agent: str, call_id: str, event: object) -> SubagentEvent:
+        return SubagentEvent(agent=agent, agent_id=f"{agent}-1", parent_call_id=call_id, inner=event)  # type: ignore[arg-type]
+
+    def read(call_id: str, path: str) -> AssistantMessageCompleted:
+        calls = ({"id": call_id, "name": "fs_read", "tool": "fs.read", "arguments": {"path": path}},)
+        return AssistantMessageCompleted(turn=1, text="", tool_calls=calls)
+
+    allowed = {"decision": "allow", "reason": "mode", "source": "mode", "rule": None, "file": None, "line": None}
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#composer").cursor_blink = False
+        app.query_one("#conversation").user("Review the cart and its tests, in parallel.")
+        for event in (
+            AssistantMessageCompleted(
+                turn=1, text="", tool_calls=(task("t1", "reviewer", "review cart"), task("t2", "tester", "check tests"))
+            ),
+            SubagentStarted(
+                agent="reviewer",
+                agent_id="reviewer-1",
+                parent_call_id="t1",
+                description="review cart",
+                model="m",
+                tools=4,
+                transcript="x",
+            ),
+            child("reviewer", "t1", read("c1", "shop/cart.py")),
+            child("tester", "t2", read("c1", "tests/test_cart.py")),
+            child("reviewer", "t1", ToolCallDecided(call_id="c1", tool="fs.read", **allowed)),  # type: ignore[arg-type]
+            child(
+                "reviewer",
+                "t1",
+                ToolCallFinished(call_id="c1", tool="fs.read", duration_ms=2.0, size_chars=9, is_error=False),
+            ),
+            child("reviewer", "t1", read("c2", "shop/prices.py")),
+            child("tester", "t2", ToolCallDecided(call_id="c1", tool="fs.read", **allowed)),  # type: ignore[arg-type]
+        ):
+            app.handle_event(event)
+        await pilot.pause(0.5)
+        blocks = app.query_one("#conversation").blocks
+        assert [b.call_id for b in app.query_one("#conversation").query(".tool-call")] == [  # type: ignore[attr-defined]
+            "t1",
+            "reviewer-1/c1",
+            "reviewer-1/c2",
+            "t2",
+            "tester-1/c1",
+        ]
+        assert blocks["t1"].outcome == "reviewer running: 1 call(s) done"
+        check("subagents", app.export_screenshot(title="kairox tui"), fixed_dir)

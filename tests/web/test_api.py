@@ -387,7 +387,18 @@ async def test_a_write_to_a_project_file_of_an_untrusted_workspace_waits_for_the
         user_write = await gui.client.post("/api/skills/release-notes/enable")  # the user layer: no question
     assert asked["tool"] == "config.write" and asked["arguments"]["path"] == str(project)
     assert "not trusted" in asked["reason"] and asked["grants"] == [] and asked["layers"] == []
-    assert set(asked) == {"id", "tool", "arguments", "command", "reason", "asked_by", "grants", "layers", "choices"}
+    assert set(asked) == {
+        "id",
+        "tool",
+        "arguments",
+        "command",
+        "reason",
+        "asked_by",
+        "links",
+        "grants",
+        "layers",
+        "choices",
+    }
     # a configuration write of an untrusted workspace offers once and deny, nothing to remember
     assert [(c["scope"], c["with_message"]) for c in asked["choices"]] == [
         ("once", False),

@@ -71,9 +71,12 @@ async def test_marketplace_plugins_are_listed_inspected_and_installed_through_th
     assert missing.status_code == 404 and "no-such-kit" in missing.json()["error"]
     assert missing_install.status_code == 404
 
-    assert asked["tool"] == "plugins.install" and asked["arguments"]["plugin"] == "review-kit"
-    assert asked["reason"].startswith(f"{config} is your user configuration") and "project" not in asked["reason"]
-    assert denied["outcome"] == "denied" and "not allowed" in denied["reason"]
+    # the same question as for a folder or URL: what it brings, where it goes, after it was loaded and checked
+    folder = isolated_home / "plugins" / "team-market" / "review-kit" / "1.4.0"
+    assert asked["tool"] == "plugins.install" and asked["arguments"]["plugin"] == "review-kit 1.4.0"
+    assert asked["arguments"]["path"] == str(folder) and "skill" in asked["arguments"]["brings"]
+    assert asked["reason"].startswith(f"{folder} is inside {isolated_home}, Kairox's own configuration")
+    assert denied["outcome"] == "denied" and "was not installed" in denied["reason"]
     assert after_deny == f'# my settings\n[plugins.marketplaces.team-market]\nsource = "{market}"\n'
     assert installed["outcome"] == "installed" and installed["enabled"] is True and installed["version"] == "1.4.0"
     assert installed["applies"] == "from the next session"

@@ -186,9 +186,9 @@ async def test_the_state_and_the_stream_carry_the_context_meter_the_warning_and_
             await gui.until(lambda: not gui.backend.turn_running)
             after = (await gui.client.get("/api/state")).json()
     assert opening["context"]["window_tokens"] == 5000 and opening["context"]["source"] == "estimate"
-    assert opening["context"]["text"].startswith("context ~") and opening["context"]["tools"] == 6
+    assert opening["context"]["text"].startswith("context ~") and opening["context"]["tools"] == 7
     assert (
-        opening["context_warning"]["tools"] == 6
+        opening["context_warning"]["tools"] == 7
         and "agent.tools_warning_share" in opening["context_warning"]["message"]
     )
     assert [e.type for e in gui.seen].count("agent.context_warning") <= 1
@@ -247,3 +247,32 @@ async def test_history_comes_from_the_session_and_survives_a_restart_that_resume
     assert after["session_id"] == before["session_id"]
     assert [item["kind"] for item in after["items"]] == kinds
     assert after["items"][1]["call"]["result"] == tool["call"]["result"]
+
+
+async def test_on_responses_a_turn_with_two_tool_calls_then_a_restart_resumes_and_sends_the_reasoning_back(
+    open_gui: Callable[..., Any], tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    script = [
+        {
+            **calls(("r1", "fs_read", {"path": "notes.txt"}), ("r2", "fs_read", {"path": "todo.txt"})),
+            "reasoning": "Both files.",
+        },
+        {"reply": "text", "text": "Two notes.", "expect": {"tool_results": {"r1": "first", "r2": "second"}}},
+        {"reply": "text", "text": "Still two.", "expect": {"last_user_contains": "Again"}},
+    ]
+    with ScriptedModelServer("responses", script) as server:  # it checks that rs_1 comes back with request 3
+        user_config(isolated_home, server, wire="responses")
+        async with open_gui(workspace) as gui:
+            await gui.client.post("/api/session/messages", json={"text": "Read both."})
+            await gui.event("agent.turn_ended")
+            first = (await gui.client.get("/api/session/history")).json()
+            await gui.client.post("/api/trust")  # the session opens again, resuming its transcript
+            await gui.backend.ready_context()
+            await gui.until(lambda: gui.backend.session is not None)
+            await gui.client.post("/api/session/messages", json={"text": "Again?"})
+            await gui.event("agent.turn_ended")
+            after = (await gui.client.get("/api/session/history")).json()
+    assert [item["kind"] for item in first["items"]] == ["user", "tool", "tool", "assistant"]
+    assert [i["text"] for i in after["items"] if i["kind"] == "assistant"] == ["Two notes.", "Still two."]
+    assert after["session_id"] == first["session_id"]

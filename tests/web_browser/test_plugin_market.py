@@ -54,7 +54,9 @@ def test_a_marketplace_plugin_is_inspected_and_installed_through_the_gate_from_t
     detail.locator('[data-action="install-plugin"]').click()
     dialog = page.locator("[data-approval]")
     expect(dialog).to_contain_text("plugins.install")
-    expect(dialog).to_contain_text(f"{config} is your user configuration")
+    # the question every install asks: what the plugin brings and where it goes
+    expect(dialog).to_contain_text(f"{isolated_home / 'plugins' / 'team-market' / 'review-kit' / '1.4.0'} is inside")
+    expect(dialog).to_contain_text('"brings": "1 skill, 1 command"')
     expect(dialog).not_to_contain_text("project configuration")
     screenshot(page, "plugin-marketplace-approval")
     dialog.locator('[data-answer="once"]').click()

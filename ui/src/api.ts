@@ -151,6 +151,21 @@ export interface Skill {
   shadowed_by: string | null;
 }
 
+/** An agent the session's `task` tool can start (a subagent). */
+export interface Agent {
+  name: string;
+  description: string;
+  source: string;
+  path: string;
+  enabled: boolean;
+  tools: string[] | null;
+  disallowed: string[];
+  model: string | null;
+  mcp_servers: string[];
+  held: string | null;
+  color: string | null;
+}
+
 export interface Contribution {
   kind: string;
   name: string;
@@ -252,7 +267,8 @@ export interface DoctorReport {
   environment: DoctorCheck[];
   failures: DoctorItem[];
   warnings: DoctorItem[];
-  sandbox: { allow_unix_sockets: { path: string; socket: boolean }[] };
+  /** `allowed_domains` and `egress_refused` (this session's refusals) only under `sandbox.network = "allowlist"`. */
+  sandbox: { allow_unix_sockets: { path: string; socket: boolean }[]; allowed_domains?: string[]; egress_refused?: number };
   mcp_servers: Record<string, { status: string; error?: string | null; required?: boolean; tools?: number; confinement?: Record<string, unknown> | null }>;
   lsp_servers: Record<string, Record<string, unknown> | null>;
   dap_servers: Record<string, Record<string, unknown> | null>;
@@ -281,6 +297,8 @@ export interface ApprovalChoice {
   grant: string | null;
   layers: string[];
   with_message: boolean;
+  /** A subagent's ask: the session answer holds for every agent of the session, not only the one that asked. */
+  whole_session?: boolean;
 }
 
 export interface ApprovalRequest {
@@ -291,6 +309,8 @@ export interface ApprovalRequest {
   command: string | null;
   reason: string;
   asked_by: string | null;
+  /** paths the call names that lead elsewhere through a link, each with what it reaches */
+  links: string[];
   grants: Grant[];
   layers: string[];
 }
@@ -302,6 +322,7 @@ export interface ApprovalAnswer {
   grant: string | null;
   layer: string | null;
   message: string | null;
+  whole_session?: boolean;
 }
 
 /** `GET /api/session/history`: the conversation as the page shows it, and the last event it covers. */
@@ -381,6 +402,10 @@ export const api = {
   skills: () => get<{ skills: Skill[] }>("/api/skills"),
   skillToggle: (name: string, enable: boolean) =>
     post<WriteResult>(`/api/skills/${seg(name)}/${enable ? "enable" : "disable"}`),
+
+  agents: () => get<{ agents: Agent[] }>("/api/agents"),
+  agentToggle: (name: string, enable: boolean) =>
+    post<WriteResult>(`/api/agents/${seg(name)}/${enable ? "enable" : "disable"}`),
 
   plugins: () => get<{ plugins: Plugin[]; marketplaces: Marketplace[] }>("/api/plugins"),
   pluginToggle: (key: string, enable: boolean) =>

@@ -6,6 +6,18 @@ import MarkdownIt from "markdown-it";
 
 const parser = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
+// An image from elsewhere is never fetched as the answer renders (its address could carry what the model read): it
+// shows as a link the person may open. The page's Content-Security-Policy refuses such a load as well.
+parser.renderer.rules.image = (tokens, index) => {
+  const token = tokens[index];
+  const src = String(token?.attrGet("src") ?? "");
+  const alt = token?.content || "image";
+  if (src.startsWith("data:image/")) {
+    return `<img src="${parser.utils.escapeHtml(src)}" alt="${parser.utils.escapeHtml(alt)}">`;
+  }
+  return `<a href="${parser.utils.escapeHtml(src)}" data-remote-image>[image: ${parser.utils.escapeHtml(alt)}]</a>`;
+};
+
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {
     node.setAttribute("target", "_blank");

@@ -5,6 +5,7 @@ export const routes = [
   { path: "/servers", label: "Servers" },
   { path: "/marketplace", label: "Marketplace" },
   { path: "/skills", label: "Skills" },
+  { path: "/agents", label: "Agents" },
   { path: "/plugins", label: "Plugins" },
   { path: "/session", label: "Session" },
   { path: "/trace", label: "Trace" },

@@ -50,6 +50,9 @@ export interface ToolCall {
   decision_reason: string | null;
   finished: { ok: boolean; summary: string; duration_ms: number } | null;
   result: ToolResult | null;
+  /** A `task` call's subagent: its name and its own calls, nested under the task's card. */
+  agent?: string;
+  children?: ToolCall[];
 }
 
 export type SessionItem =
@@ -128,10 +131,14 @@ function reloadServersSoon(): void {
 }
 
 function findCall(callId: string): ToolCall | null {
-  for (const item of session.items) {
-    if (item.kind === "tool" && item.call.call_id === callId) return item.call;
-  }
-  return null;
+  const within = (calls: ToolCall[]): ToolCall | null => {
+    for (const call of calls) {
+      const found = call.call_id === callId ? call : within(call.children ?? []);
+      if (found) return found;
+    }
+    return null;
+  };
+  return within(session.items.flatMap((item) => (item.kind === "tool" ? [item.call] : [])));
 }
 
 function assistantItem(turn: string) {
@@ -220,6 +227,13 @@ const handlers: Record<string, Handler> = {
   "agent.tool_call": (data) => {
     const callId = str(data.call_id);
     if (findCall(callId)) return;
+    const task = data.parent_call_id ? findCall(str(data.parent_call_id)) : null;
+    if (task) {
+      // a subagent's call: under the task that runs it, not in the conversation
+      task.agent = str(data.agent);
+      task.children = [...(task.children ?? []), { call_id: callId, tool: str(data.tool), arguments: data.arguments, decision: null, decision_reason: null, finished: null, result: null }];
+      return;
+    }
     // a tool call closes the text streamed before it; text after it is a new bubble
     const last = session.items[session.items.length - 1];
     if (last && last.kind === "assistant") last.done = true;

@@ -6,55 +6,25 @@ guard instead: the guard is the group leader, waits for the command, and on the 
 group, grandchildren included; when the command ends, what it left in the group ends with it. Used for every command
 that runs outside bubblewrap (whose ``--die-with-parent`` does the same job inside the sandbox).
 Standard library only: it runs as ``python -I -S _guard.py --parent HOST_PID -- CMD ARGS``.
-
-``python -I -S _guard.py --host HOST_PID`` (:func:`serve`) is the same guarantee for many children at once: the
-one guard of a host, which starts its MCP stdio servers, language servers and debug adapters.
 """
 
-# Imports are most of the guard's start time, and the host's first server waits for it: only modules built into
-# the interpreter. No ``subprocess`` (the guard forks and execs itself), ``_signal`` rather than ``signal`` and
-# ``_socket`` rather than ``socket`` (their enums cost more than the rest of the guard), ``marshal`` rather than
-# ``json`` (the host is the same interpreter), ``_ctypes`` rather than ``ctypes`` for the one C call it needs.
-import _signal as signal  # type: ignore[import-not-found]  # no stub; the same functions as signal
-import _socket
+# Standard library only, and no ``subprocess``: the guard forks and execs the command itself.
+import ctypes
 import os
+import signal
 import sys
-
-TYPE_CHECKING = False  # ``typing`` is not imported for it
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 _PR_SET_PDEATHSIG = 1
 
 
-def _libc_prctl() -> "Callable[..., int] | None":
-    """``prctl(2)`` from the C library, or None off Linux. Through ``_ctypes``, whose few types are all the call
-    needs (``ctypes`` itself costs the guard a tenth of its start); through ``ctypes`` if those ever change."""
+def _libc_prctl() -> "ctypes._NamedFuncPointer | None":
+    """``prctl(2)`` from the C library, or None off Linux."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import _ctypes
-
-        class _Int(_ctypes._SimpleCData):  # type: ignore[misc]
-            _type_ = "i"
-
-        class _Function(_ctypes.CFuncPtr):  # type: ignore[misc]
-            _flags_ = _ctypes.FUNCFLAG_CDECL
-            _restype_ = _Int
-
-        class _Library:
-            _handle = _ctypes.dlopen(None, os.RTLD_NOW)  # type: ignore[arg-type]  # None: the program and its libraries
-
-        function: Callable[..., int] = _Function(("prctl", _Library()))  # type: ignore[arg-type]  # a library is what has _handle
-        return function
-    except Exception:
-        try:
-            import ctypes
-
-            found: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
-            return found
-        except Exception:
-            return None
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
 
 
 _PRCTL = _libc_prctl()
@@ -189,149 +159,5 @@ def main(argv: list[str]) -> int:
     return code if code >= 0 else 128 - code
 
 
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def _descendants() -> set[int]:
-    """Every process below the guard, from ``/proc``."""
-    return _below(os.getpid(), _processes())
-
-
-def serve(parent: int) -> int:
-    """One guard for the whole host: it starts every server the host asks for and takes them all down with it.
-
-    Requests come on stdin, a Unix seqpacket socket: one ``marshal`` message ``{"argv", "env", "cwd"}`` with the
-    server's stdin, stdout and stderr attached as descriptors; the answer is ``{"pid"}``, and ``{"exit", "code"}``
-    follows when that server ends. Each server leads a session of its own (the host signals its group) and
-    dies with the guard (``PR_SET_PDEATHSIG``); the guard is a child subreaper, so whatever a server leaves behind
-    stays below it, and when the host dies (parent-death signal, or the socket's end) it kills everything below
-    it. When a server ends, what is left in its group and session ends with it.
-    """
-    import marshal
-    import select
-
-    servers: set[int] = set()
-
-    def kill_all(*_: object) -> None:
-        for _round in range(2):
-            for pid in servers:
-                _killpg(pid)
-            for pid in _descendants():
-                _kill(pid, signal.SIGKILL)
-        os._exit(137)
-
-    signal.signal(signal.SIGUSR1, kill_all)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _prctl_pdeathsig(signal.SIGUSR1)
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    if os.getppid() != parent:  # the host died before the signal was armed
-        kill_all()
-    channel = _socket.socket(fileno=os.dup(0))
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    wake_read, wake_write = os.pipe()
-    os.set_blocking(wake_write, False)
-    signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-
-    def tell(message: dict[str, object]) -> None:
-        try:
-            channel.send(marshal.dumps(message))
-        except OSError:  # the host is gone
-            kill_all()
-
-    def reap() -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            if pid in servers:
-                servers.discard(pid)
-                _killpg(pid)
-                _kill_session(pid)
-                tell({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
-
-    try:
-        while True:
-            ready, _, _ = select.select([channel.fileno(), wake_read], [], [])
-            if wake_read in ready:
-                os.read(wake_read, 4096)
-                reap()
-            if channel.fileno() in ready:
-                message, fds = _receive(channel)
-                if not message:  # the host closed its end or died
-                    kill_all()
-                request = marshal.loads(message)
-                try:
-                    pid = _spawn_server(request["argv"], request["env"], request["cwd"], fds)
-                except OSError as exc:
-                    tell({"error": exc.strerror or str(exc)})
-                else:
-                    servers.add(pid)
-                    tell({"pid": pid})
-                finally:
-                    for fd in fds:
-                        os.close(fd)
-    finally:  # whatever ends the loop, nothing the guard started outlives it
-        kill_all()
-
-
-def _receive(channel: _socket.socket) -> tuple[bytes, list[int]]:
-    """One message and the descriptors sent with it (what ``socket.recv_fds`` does, with ``_socket`` alone). They
-    arrive close-on-exec: a server gets them as its 0, 1 and 2 only, not as stray copies that would keep its pipes
-    open after it closed them (and leak into everything it starts)."""
-    size = 4  # a C int per descriptor
-    cloexec = getattr(_socket, "MSG_CMSG_CLOEXEC", 0)
-    message, ancillary, _flags, _address = channel.recvmsg(1 << 20, _socket.CMSG_LEN(3 * size), cloexec)
-    fds: list[int] = []
-    for level, kind, data in ancillary:
-        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-            fds += [
-                int.from_bytes(data[i : i + size], sys.byteorder, signed=True)
-                for i in range(0, len(data) - size + 1, size)
-            ]
-    return message, fds
-
-
-def _killpg(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except OSError:
-        pass
-
-
-def _kill_session(sid: int) -> None:
-    session = str(sid).encode()
-    for pid, fields in _processes():
-        if fields[3] == session:
-            _kill(pid, signal.SIGKILL)
-
-
-def _spawn_server(argv: list[str], env: dict[str, str], cwd: str | None, fds: list[int]) -> int:
-    pid = os.fork()
-    if pid:
-        return pid
-    try:  # the server: a session of its own, dies with the guard, the host's pipes as 0, 1 and 2
-        os.setsid()
-        _prctl_pdeathsig(signal.SIGKILL)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGUSR1, signal.SIGCHLD):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.set_wakeup_fd(-1)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)  # dup2 makes them inheritable
-        if cwd is not None:
-            os.chdir(cwd)
-        os.execvpe(argv[0], argv, env)
-    except OSError as exc:
-        os.write(2, f"cannot start {argv[0]!r}: {exc.strerror or exc}\n".encode())
-    finally:
-        os._exit(127)
-
-
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--host":
-        sys.exit(serve(int(sys.argv[2])))
     sys.exit(main(sys.argv[1:]))

@@ -1,11 +1,10 @@
 """Child processes that never outlive Kairox and never deadlock on a full stderr pipe.
 
 Every child starts in its own session (so its whole process group can be signalled), gets an allow-listed
-environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``; a ``guarded`` child is started by
-the host's one process guard, which extends that to every process below the child), and has its stderr drained
-continuously into a bounded in-memory tail and, optionally, a
-capped and rotated log file. Stopping is: close stdin, wait,
-SIGTERM the group, wait, SIGKILL the group.
+environment, asks the kernel to kill it when Kairox dies (``PR_SET_PDEATHSIG``; a ``guarded`` child runs under a
+small guard process, which extends that to every process below the child), and has its stderr drained
+continuously into a bounded in-memory tail and, optionally, a capped and rotated log file. Stopping is: close
+stdin, wait, SIGTERM the group, wait, SIGKILL the group.
 """
 
 import asyncio
@@ -22,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol, Self
 
-from kairox._rpc._hostguard import GuardedProcess, host_guard
+from kairox._rpc._guarded import guarded_argv
 from kairox._util import LOG_LIMIT_BYTES, RotatingLog
 
 BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ")
@@ -152,6 +151,16 @@ class StderrTail:
         while self._size - len(self._chunks[0]) >= self.limit:
             self._size -= len(self._chunks.popleft())
 
+    @property
+    def log_path(self) -> Path | None:
+        return None if self._log is None else self._log.path
+
+    def note(self, line: str) -> None:
+        """Append a line of Kairox's own to the log (how the child ended), not to the tail."""
+        if self._log is not None:
+            self.flush()
+            self._log.write(_encoded(line.rstrip("\n") + "\n"))
+
     def text(self, max_chars: int | None = None) -> str:
         data = b"".join(self._chunks)[-self.limit :]
         if self._partial and self._scrub is not None:  # the line so far, but not what may begin a secret
@@ -196,8 +205,8 @@ class ChildProcess:
         scrub_stderr: Scrubber | None = None,
     ) -> None:
         self.guarded = guarded
-        """Started by the host's process guard (``_guard.py --host``), which takes the child and everything below it
-        down with a SIGKILLed host, grandchildren that left the child's group included."""
+        """Started under a guard (``_guard.py``), which takes the child's whole group down with a SIGKILLed host,
+        grandchildren included."""
         self.stdin_grace = stdin_grace
         """Seconds :meth:`stop` waits for an exit after closing stdin before it sends SIGTERM; None: half the
         stop timeout. A short grace suits a child that may ignore end of input (an MCP server that declared
@@ -210,11 +219,11 @@ class ChildProcess:
         """What the child wrote on stderr; with ``scrub_stderr`` every line of it (log file and tail) scrubbed."""
         self._pipe_stdin = pipe_stdin
         self._pipe_stdout = pipe_stdout
-        self._proc: asyncio.subprocess.Process | GuardedProcess | None = None
+        self._proc: asyncio.subprocess.Process | None = None
         self._drain: asyncio.Task[None] | None = None
 
     @property
-    def process(self) -> asyncio.subprocess.Process | GuardedProcess:
+    def process(self) -> asyncio.subprocess.Process:
         if self._proc is None:
             raise RuntimeError("the child process has not been started")
         return self._proc
@@ -260,27 +269,18 @@ class ChildProcess:
         try:
             if self.guarded:
                 self.check_runnable()
-                # the host's one guard starts it: a session of its own, taken down with the host
-                self._proc = await host_guard().spawn(
-                    self.argv,
-                    env=self.env,
-                    cwd=str(self.cwd) if self.cwd is not None else None,
-                    pipe_stdin=self._pipe_stdin,
-                    pipe_stdout=self._pipe_stdout,
-                    limit=2**24,
-                )
-            else:
-                self._proc = await asyncio.create_subprocess_exec(
-                    *self.argv,
-                    stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
-                    stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
-                    stderr=pipe,
-                    env=self.env,
-                    cwd=str(self.cwd) if self.cwd is not None else None,
-                    start_new_session=True,
-                    preexec_fn=_die_with_parent,
-                    limit=2**24,
-                )
+            self._proc = await asyncio.create_subprocess_exec(
+                *(guarded_argv(self.argv) if self.guarded else self.argv),
+                stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
+                stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
+                stderr=pipe,
+                env=self.env,
+                cwd=str(self.cwd) if self.cwd is not None else None,
+                start_new_session=True,
+                # the guard arms the parent-death signal itself: without a preexec_fn the host can vfork
+                preexec_fn=None if self.guarded else _die_with_parent,
+                limit=2**24,
+            )
         except BaseException:
             self.stderr.close()  # no child will write to the log file
             raise
@@ -368,8 +368,6 @@ class ChildProcess:
             if self._drain is not None:
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(self._drain, 1.0)
-            if isinstance(self._proc, GuardedProcess):
-                self._proc.close_pipes()
             self.stderr.close()
         return self._proc.returncode
 

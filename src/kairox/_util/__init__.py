@@ -10,12 +10,11 @@ from kairox._util._decode import (
     nesting_depth,
 )
 from kairox._util._expand import ExpansionResult, expand_vars
+from kairox._util._files import open_private, private_folder, tighten, write_atomically
 from kairox._util._glob import glob_to_regex
 from kairox._util._json import JsonObject, JsonValue, json_dict, json_int, json_list
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 from kairox._util._names import mcp_tool_name, mcp_tool_namer, normalize_tool_name, suggest
-from kairox._util._realpath import real_path
-from kairox._util._records import quick_init
 from kairox._util._search_path import absolute_path, which_absolute
 
 __all__ = [
@@ -40,8 +39,10 @@ __all__ = [
     "mcp_tool_namer",
     "nesting_depth",
     "normalize_tool_name",
-    "quick_init",
-    "real_path",
+    "open_private",
+    "private_folder",
     "suggest",
+    "tighten",
     "which_absolute",
+    "write_atomically",
 ]

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import IO
 
+from kairox._util._files import open_private
+
 LOG_LIMIT_BYTES = 8 * 1024 * 1024
 """Bytes one log file holds before it is rotated."""
 
@@ -17,8 +19,7 @@ class RotatingLog:
         self.path = path
         self.limit = limit
         self.rotations = 0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[bytes] | None = path.open("ab")
+        self._file: IO[bytes] | None = open_private(path, "ab")
         self._size = self._file.tell()
 
     @property
@@ -47,7 +48,7 @@ class RotatingLog:
         self.close()
         try:
             os.replace(self.path, self.path.with_name(self.path.name + ".1"))
-            self._file = self.path.open("ab")
+            self._file = open_private(self.path, "ab")
         except OSError:
             return
         self._size = 0

@@ -1,5 +1,5 @@
-"""The agent loop (A1): ``AgentSession`` drives a model (OpenAI-compatible chat completions or Anthropic
-messages, streamed over ``httpx``) over an ExtensionContext: tool calls through the gate, approvals
+"""The agent loop (A1): ``AgentSession`` drives a model (OpenAI-compatible chat completions, the OpenAI Responses
+API or Anthropic messages, streamed over ``httpx``) over an ExtensionContext: tool calls through the gate, approvals
 mid-turn, hooks around turns, JSON-lines transcripts, a context-window measure and
 compaction (``/compact`` and near the window). Every step is an event; front ends subscribe.
 
@@ -22,6 +22,9 @@ from kairox.agent._events import (
     ModelSwitched,
     SessionEnded,
     SessionStarted,
+    SubagentEvent,
+    SubagentStarted,
+    SubagentStopped,
     ToolDefinitionsLarge,
     TurnEnded,
     TurnEndReason,
@@ -53,6 +56,7 @@ from kairox.agent._provider import (
     model_settings,
 )
 from kairox.agent._session import AgentSession, SessionApprover, TurnResult, client_for, open_session
+from kairox.agent._task import TASK_TOOL, TaskHost, TaskTool, serve_tasks
 from kairox.agent._transcript import (
     SessionInfo,
     SessionNotFoundError,
@@ -60,10 +64,12 @@ from kairox.agent._transcript import (
     find_session,
     list_sessions,
     read_session,
+    subagent_history,
 )
 
 __all__ = [
     "BUILTIN_PROVIDERS",
+    "TASK_TOOL",
     "AgentSession",
     "ApprovalRequested",
     "AssistantMessageCompleted",
@@ -93,6 +99,11 @@ __all__ = [
     "SessionInfo",
     "SessionNotFoundError",
     "SessionStarted",
+    "SubagentEvent",
+    "SubagentStarted",
+    "SubagentStopped",
+    "TaskHost",
+    "TaskTool",
     "TextDelta",
     "ToolCallPart",
     "ToolDefinitionsLarge",
@@ -117,4 +128,6 @@ __all__ = [
     "open_session",
     "open_workspace",
     "read_session",
+    "serve_tasks",
+    "subagent_history",
 ]

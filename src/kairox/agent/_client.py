@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from kairox._util import JsonObject
 from kairox.agent._messages import Message, ModelRequest, ModelResponse, Role, ToolCallPart, Usage
 from kairox.agent._provider import ModelProviderError
 from kairox.registry import ModelProvider
@@ -23,6 +24,20 @@ class TextDelta:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ThoughtDelta:
+    """A piece of the model's reasoning summary, as it arrives (front ends show it apart from the answer)."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReasoningPart:
+    """One reasoning item of the answer, opaque to Kairox: kept on the message and sent back with the conversation."""
+
+    item: JsonObject
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ResponseEnd:
     """The model finished this answer; always the stream's last event."""
 
@@ -31,9 +46,10 @@ class ResponseEnd:
     """The provider's word for why it stopped (``stop``, ``tool_calls``, ``end_turn`` ...), if it gives one."""
 
 
-ModelEvent = TextDelta | ToolCallPart | ResponseEnd
-"""What a model client's stream yields. A :class:`ToolCallPart` is one whole call (its ``name`` is the wire name
-of the definition the model chose; arguments that are not a JSON object go in ``invalid_arguments``)."""
+ModelEvent = TextDelta | ToolCallPart | ResponseEnd | ThoughtDelta | ReasoningPart
+"""What a model client's stream yields (a caller's client needs only the first three). A :class:`ToolCallPart` is
+one whole call (its ``name`` is the wire name of the definition the model chose; arguments that are not a JSON
+object go in ``invalid_arguments``)."""
 
 
 @runtime_checkable
@@ -58,12 +74,18 @@ class ModelClient(Protocol):
 
 
 async def collect(
-    client: ModelClient, request: ModelRequest, on_text: Callable[[str], None], *, provider: str
+    client: ModelClient,
+    request: ModelRequest,
+    on_text: Callable[[str], None],
+    *,
+    provider: str,
+    on_thought: Callable[[str], None] | None = None,
 ) -> ModelResponse:
-    """Read one answer from ``client``: text deltas go to ``on_text`` as they arrive; the stream is closed in this
-    task also when the caller is cancelled halfway."""
+    """Read one answer from ``client``: text deltas go to ``on_text`` (reasoning summaries to ``on_thought``) as they
+    arrive; the stream is closed in this task also when the caller is cancelled halfway."""
     text: list[str] = []
     calls: list[ToolCallPart] = []
+    reasoning: list[JsonObject] = []
     end: ResponseEnd | None = None
     stream = client.stream(request)
     try:
@@ -74,6 +96,11 @@ async def collect(
                     on_text(event.text)
             elif isinstance(event, ToolCallPart):
                 calls.append(event)
+            elif isinstance(event, ThoughtDelta):
+                if on_thought is not None and event.text:
+                    on_thought(event.text)
+            elif isinstance(event, ReasoningPart):
+                reasoning.append(event.item)
             elif isinstance(event, ResponseEnd):
                 end = event
                 break
@@ -89,5 +116,5 @@ async def collect(
             await close()
     if end is None:
         raise ModelProviderError(provider, "the answer broke off: the stream ended without a ResponseEnd")
-    message = Message(role=Role.ASSISTANT, text="".join(text), tool_calls=tuple(calls))
+    message = Message(role=Role.ASSISTANT, text="".join(text), tool_calls=tuple(calls), reasoning=tuple(reasoning))
     return ModelResponse(message=message, usage=end.usage, stop_reason=end.stop_reason)

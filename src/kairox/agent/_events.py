@@ -81,6 +81,14 @@ class AssistantTextDelta(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class AssistantThoughtDelta(Event):
+    """A piece of the model's reasoning summary (Responses), shown apart from the answer; never sent as text."""
+
+    kind: ClassVar[str] = "agent.thought.delta"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class AssistantMessageCompleted(Event):
     kind: ClassVar[str] = "agent.message.completed"
     turn: int
@@ -106,6 +114,8 @@ class ApprovalRequested(Event):
     """What each "for the session" choice would cover."""
     headless: bool = False
     """No one to ask: the request is denied and the model is told."""
+    agent: str | None = None
+    """The subagent whose call asks; None for the session's own."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -215,3 +225,42 @@ class CompactionFailed(Event):
     kind: ClassVar[str] = "agent.compaction.failed"
     trigger: str
     message: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentStarted(Event):
+    """A ``task`` call (``parent_call_id``) started a subagent: a child session with the agent's prompt and tools."""
+
+    kind: ClassVar[str] = "agent.subagent.started"
+    agent: str
+    agent_id: str
+    parent_call_id: str
+    description: str
+    model: str
+    tools: int
+    transcript: str
+    depth: int = 1
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentStopped(Event):
+    kind: ClassVar[str] = "agent.subagent.stopped"
+    agent: str
+    agent_id: str
+    parent_call_id: str
+    reason: TurnEndReason
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    duration_ms: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubagentEvent(Event):
+    """A subagent's event in its parent's stream: front ends nest it under the ``task`` call ``parent_call_id``."""
+
+    kind: ClassVar[str] = "agent.subagent.event"
+    agent: str
+    agent_id: str
+    parent_call_id: str
+    inner: Event

@@ -50,6 +50,8 @@ class Message:
     images: tuple[ImagePart, ...] = ()
     summary: bool = False
     """A user message holding the model's summary of the turns a compaction replaced."""
+    reasoning: tuple[JsonObject, ...] = ()
+    """The provider's reasoning items of an answer (Responses), sent back with the conversation as they came."""
 
     @classmethod
     def user(cls, text: str) -> "Message":
@@ -76,6 +78,8 @@ class Message:
             data["images"] = [_image_json(i) for i in self.images]
         if self.summary:
             data["summary"] = True
+        if self.reasoning:
+            data["reasoning"] = list(self.reasoning)
         return data
 
     @classmethod
@@ -102,6 +106,7 @@ class Message:
             ),
             images=tuple(_image(i) for i in data.get("images", [])),
             summary=bool(data.get("summary")),
+            reasoning=tuple(r for r in data.get("reasoning", []) if isinstance(r, dict)),
         )
 
 

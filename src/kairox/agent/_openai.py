@@ -10,7 +10,7 @@ from typing import Any
 from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.agent._client import ModelEvent, ResponseEnd, TextDelta
 from kairox.agent._http import HttpWire, broken_off
-from kairox.agent._messages import Message, ModelRequest, Role, ToolCallPart, Usage
+from kairox.agent._messages import Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
 from kairox.agent._provider import ModelProviderError, ModelSettings
 from kairox.events import EventSink
 from kairox.registry import ModelProvider
@@ -45,20 +45,19 @@ def chat_messages(system: str, messages: tuple[Message, ...]) -> list[JsonObject
                 ]
             out.append(entry)
         else:
-            for result in message.tool_results:
-                text = result.text
-                if result.images:  # tool messages carry text only
-                    text += "".join(
-                        f"\n[image {i.mime_type}, {len(i.data) * 3 // 4} bytes, not shown]" for i in result.images
-                    )
-                out.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": result.call_id,
-                        "content": ("[error] " if result.is_error else "") + text,
-                    }
-                )
+            out += [
+                {"role": "tool", "tool_call_id": result.call_id, "content": result_text(result)}
+                for result in message.tool_results
+            ]
     return out
+
+
+def result_text(result: ToolResultPart) -> str:
+    """A tool result as the text both OpenAI wires send back (they carry no images in a result)."""
+    text = result.text + "".join(
+        f"\n[image {i.mime_type}, {len(i.data) * 3 // 4} bytes, not shown]" for i in result.images
+    )
+    return ("[error] " if result.is_error else "") + text
 
 
 @dataclass
@@ -88,6 +87,8 @@ class OpenAiChatClient:
     """Streams chat completions: text deltas as they arrive, tool calls assembled from their deltas (keyed by
     ``index``) and yielded when the answer is complete."""
 
+    path = "/chat/completions"
+
     def __init__(
         self,
         settings: ModelSettings,
@@ -99,7 +100,7 @@ class OpenAiChatClient:
         self.settings = settings
         self.events = events
         base = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self._url = base.rstrip("/") + "/chat/completions"
+        self._url = base.rstrip("/") + self.path
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         for variable, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
             if os.environ.get(variable):  # what the official client sends from the same variables

@@ -30,6 +30,7 @@ from kairox.agent._events import (
     ApprovalRequested,
     AssistantMessageCompleted,
     AssistantTextDelta,
+    AssistantThoughtDelta,
     CompactionFailed,
     CompactionStarted,
     ContextCompacted,
@@ -122,6 +123,7 @@ class SessionApprover:
                 command=request.command,
                 grants=tuple(grant.covers for grant in request.grants),
                 headless=approver is None,
+                agent=request.agent,
             )
         )
         if approver is None:
@@ -143,6 +145,10 @@ def client_for(
         from kairox.agent._anthropic import AnthropicMessagesClient
 
         return AnthropicMessagesClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
+    if settings.wire_api == "responses":
+        from kairox.agent._responses import OpenAiResponsesClient
+
+        return OpenAiResponsesClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
     from kairox.agent._openai import OpenAiChatClient
 
     return OpenAiChatClient(settings, events=events, api_key=api_key, on_request_sent=on_request_sent)
@@ -209,6 +215,8 @@ class AgentSession:
         self._known_upto = 0
         self.session_context: str | None = None
         """What ``session_start`` hooks printed as context; it goes into the system prompt."""
+        self.preamble: str | None = None
+        """The system prompt's opening in place of Kairox's own (a subagent's prompt)."""
         self.owned_client: OpenAiChatClient | AnthropicMessagesClient | None = None
         """The client the session opened itself (closed when it
         ends or the model is switched); a caller's is its own."""
@@ -241,6 +249,10 @@ class AgentSession:
     def approver(self, value: Approver | None) -> None:
         self._approver.front_end = value
 
+    def add_usage(self, usage: Usage) -> None:
+        """Tokens spent for this session elsewhere (its subagents)."""
+        self.usage += usage
+
     def subscribe(self, sink: EventSink) -> None:
         self.events.add(sink)
 
@@ -252,7 +264,8 @@ class AgentSession:
         self.transcript.message(message)
 
     def system_prompt(self) -> str:
-        parts = [PREAMBLE.format(workspace=self.context.resolved.workspace), self.context.prompt_context.strip()]
+        opening = self.preamble or PREAMBLE.format(workspace=self.context.resolved.workspace)
+        parts = [opening, self.context.prompt_context.strip()]
         if self.session_context:
             parts.append(f"<session-start-context>\n{self.session_context}\n</session-start-context>")
         if self.tool_search.deferred:
@@ -306,7 +319,8 @@ class AgentSession:
         if self._scope is not None:
             self._scope.cancel()
 
-    async def run_turn(self, text: str) -> TurnResult:
+    async def run_turn(self, text: str, *, images: Sequence[ImagePart] = ()) -> TurnResult:
+        """One prompt (with ``images``, for a model that takes them) to the model's answer without tool calls."""
         if self._scope is not None:
             raise KairoxError("a turn is already running in this session", hint="wait for it or cancel() it first")
         self._turn += 1
@@ -317,7 +331,7 @@ class AgentSession:
         calls = [0]
         try:
             with scope:
-                outcome = await self._turn_body(turn, text, calls)
+                outcome = await self._turn_body(turn, text, calls, tuple(images))
         finally:
             self._scope = None
         if scope.cancelled_caught:
@@ -350,7 +364,9 @@ class AgentSession:
                 )
             )
 
-    async def _turn_body(self, turn: int, text: str, calls: list[int]) -> tuple[TurnEndReason, str | None]:
+    async def _turn_body(
+        self, turn: int, text: str, calls: list[int], images: tuple[ImagePart, ...] = ()
+    ) -> tuple[TurnEndReason, str | None]:
         hooks = self.context.hooks
         self.emit(UserMessageSubmitted(turn=turn, text=text))
         added: list[str] = []
@@ -361,7 +377,8 @@ class AgentSession:
                 return TurnEndReason.BLOCKED, f"a {name} hook blocked the prompt: {outcome.reason or 'no reason given'}"
             if outcome.additional_context:
                 added.append(outcome.additional_context)
-        self._append(Message.user(text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)))
+        hooked = text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)
+        self._append(Message(role=Role.USER, text=hooked, images=images))
         for step in range(1, self.limits.max_turns + 1):
             request = self._request()
             measured = self._measure(request)
@@ -384,7 +401,9 @@ class AgentSession:
             if self.client is not self.owned_client:
                 self._start_background_servers()  # a caller's client does not say when its request is out
             try:
-                response = await collect(self.client, request, self._on_text, provider=self.provider)
+                response = await collect(
+                    self.client, request, self._on_text, provider=self.provider, on_thought=self._on_thought
+                )
             except KairoxError as exc:  # ModelProviderError from Kairox's clients; any KairoxError from a caller's
                 failure = exc if isinstance(exc, ModelProviderError) else ModelProviderError(self.provider, str(exc))
                 self.emit(ModelFailed(provider=failure.provider, message=failure.reason, status=failure.status))
@@ -456,6 +475,9 @@ class AgentSession:
     def _on_text(self, text: str) -> None:
         self._streamed.append(text)
         self.emit(AssistantTextDelta(text=text))
+
+    def _on_thought(self, text: str) -> None:
+        self.emit(AssistantThoughtDelta(text=text))
 
     def _keep_streamed(self) -> None:
         """Text that streamed before a failure or a cancel stays in the conversation, as the user saw it."""
@@ -841,6 +863,18 @@ async def open_session(
             session.owned_client = own
             if settings is not None:
                 session.tool_search.semantic = semantic  # tools.semantic: embeddings blended into tool_search
+            if resolved.config.agent.max_task_depth > 0:  # subagents: the ``task`` tool
+                from kairox.agent._task import TaskHost, TaskTool
+
+                host = TaskHost(
+                    context=context,
+                    events=sink,
+                    limits=resolved.config.agent,
+                    model=lambda: (session.client, session.provider),
+                    transcript=transcript,
+                    on_usage=session.add_usage,
+                )
+                await context.registry.add_provider(TaskTool(host))
             sink.emit(
                 SessionStarted(
                     session_id=transcript.session_id,

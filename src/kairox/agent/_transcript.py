@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kairox.agent._events import AssistantTextDelta, ModelSwitched, UserMessageSubmitted
+from kairox._util import open_private
+from kairox.agent._events import AssistantTextDelta, AssistantThoughtDelta, ModelSwitched, UserMessageSubmitted
 from kairox.agent._messages import Message, Role, ToolResultPart
 from kairox.config import SecretScrubber
 from kairox.errors import KairoxError
@@ -45,8 +46,7 @@ class Transcript:
         self.hidden = tuple(s for s in hidden if len(s) >= 8)
         self._scrubber = scrubber or SecretScrubber()
         self._scrubber.add(*self.hidden)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._file: IO[str] = open_private(path, "a", encoding="utf-8")
         self._lock = threading.Lock()
 
     def hide(self, *secrets: str) -> None:
@@ -65,9 +65,14 @@ class Transcript:
         provider: str,
         hidden: Iterable[str] = (),
         scrubber: SecretScrubber | None = None,
+        folder: Path | None = None,
+        session_id: str | None = None,
+        **more: str,
     ) -> "Transcript":
-        session_id = new_session_id()
-        transcript = cls(sessions_dir(home) / f"{session_id}.jsonl", hidden=hidden, scrubber=scrubber)
+        """A new transcript in ``sessions_dir(home)`` (a subagent's: in ``folder``, its header says whose it is)."""
+        session_id = session_id or new_session_id()
+        path = (folder or sessions_dir(home)) / f"{session_id}.jsonl"
+        transcript = cls(path, hidden=hidden, scrubber=scrubber)
         transcript._write(
             {
                 "type": "session",
@@ -76,6 +81,7 @@ class Transcript:
                 "workspace": str(workspace),
                 "model": model,
                 "provider": provider,
+                **more,
             }
         )
         return transcript
@@ -90,7 +96,8 @@ class Transcript:
                 self._file.flush()
 
     def emit(self, event: Event) -> None:
-        if isinstance(event, AssistantTextDelta):  # the completed message holds the text; deltas would double it
+        # the message holds them (text, reasoning); a subagent's are in its own transcript
+        if isinstance(getattr(event, "inner", event), AssistantTextDelta | AssistantThoughtDelta):
             return
         self._write({"type": "event", **event_to_json(event)})
 
@@ -212,6 +219,18 @@ def consistent(messages: list[Message]) -> list[Message]:
         )
         fixed.append(Message(role=Role.TOOL, tool_results=results))
     return fixed
+
+
+def subagent_history(path: Path) -> list[tuple[str, str, tuple[dict[str, Any], ...]]]:
+    """The subagents of the session written to ``path`` (their transcripts lie in the folder of its name): for each,
+    the ``task`` call that ran it, its id and its tool calls (``{"id", "tool", "arguments"}``)."""
+    found = []
+    for child in sorted(path.with_suffix("").glob("*.jsonl")):
+        header = next(iter(_records(child)), {})
+        messages = read_session(child)[1]
+        calls = tuple({"id": c.id, "tool": c.name, "arguments": c.arguments} for m in messages for c in m.tool_calls)
+        found.append((str(header.get("parent_call_id", "")), child.stem, calls))
+    return found
 
 
 def list_sessions(home: Path, *, workspace: Path | None = None) -> list[SessionInfo]:

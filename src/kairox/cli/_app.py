@@ -8,6 +8,8 @@ import typer
 
 from kairox import __version__
 from kairox.cli import (
+    _acp_cmd,
+    _audit_cmd,
     _config_cmds,
     _context_cmds,
     _extension_cmds,
@@ -75,8 +77,10 @@ _context_cmds.register(app)
 _extension_cmds.register(app)
 _run_cmds.register(app)
 _serve_cmd.register(app)
+_audit_cmd.register(app)
 _tui_cmds.register(app)
 _gui_cmd.register(app)
+_acp_cmd.register(app)
 
 
 _HELP_WIDTH = 78

@@ -34,7 +34,7 @@ class CliApprover:
 
 def render_request(request: ApprovalRequest) -> str:
     # loaded already: every command that prompts builds on the runtime
-    from kairox.runtime import CONFIG_WRITE_TOOL
+    from kairox.runtime import CONFIG_WRITE_TOOL, link_notes
 
     if request.tool == CONFIG_WRITE_TOOL:
         # one write, asked about once: yes or no, and no is what Enter answers
@@ -45,6 +45,7 @@ def render_request(request: ApprovalRequest) -> str:
     lines = [f"\nkairox: {request.tool} needs approval: {request.reason}"]
     if request.asked_by:
         lines.append(f"  asked by: {request.asked_by}")
+    lines += [f"  {note}" for note in link_notes(request)]
     if request.command is not None:
         lines.append(f"  command: {request.command}")
     else:
@@ -69,7 +70,8 @@ def _keyed(request: ApprovalRequest) -> "list[tuple[str, ApprovalChoice]]":
     keyed = []
     for choice in approval_choices(request):
         if choice.grant is not None:
-            keyed.append((f"{choice.scope.value[0]}{request.grants.index(choice.grant) + 1}", choice))
+            key = "w" if choice.whole_session else choice.scope.value[0]  # w: for the whole session (a subagent's)
+            keyed.append((f"{key}{request.grants.index(choice.grant) + 1}", choice))
         else:
             keyed.append(("o" if choice.scope == "once" else "d", choice))
     return keyed
@@ -86,7 +88,7 @@ def parse_answer(request: ApprovalRequest, text: str) -> ApprovalAnswer:
     if key.startswith("session"):
         key = "s1"
     key, _, where = key.partition(":")
-    if key in ("s", "a"):
+    if key in ("s", "a", "w"):
         key += "1"
     keyed = dict(_keyed(request))
     if key == "d":

@@ -1,13 +1,18 @@
 """What every command shares: global options, exit codes, output on stdout, diagnostics on stderr."""
 
+import atexit
 import enum
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
+
+OTEL_ENDPOINTS = tuple(f"OTEL_EXPORTER_OTLP_{s}ENDPOINT" for s in ("", "TRACES_", "METRICS_", "LOGS_"))
+"""Any of these set turns OpenTelemetry on (``kairox.gateway._telemetry``); none set, it is not even imported."""
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
@@ -72,6 +77,14 @@ class CliState:
             from kairox.events import JsonLinesSink, NullSink
 
             self._sink = JsonLinesSink(self.trace) if self.trace else NullSink()
+            if any(os.environ.get(k) for k in OTEL_ENDPOINTS):  # OpenTelemetry only when asked for: see _telemetry
+                from kairox.events import FanoutSink
+                from kairox.gateway._telemetry import from_env
+
+                telemetry = from_env()
+                if telemetry is not None:
+                    atexit.register(telemetry.shutdown)  # the batches still queued go out as the command ends
+                    self._sink = FanoutSink([self._sink, telemetry])
         return self._sink
 
 

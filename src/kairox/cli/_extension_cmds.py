@@ -14,6 +14,7 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("kairox.cli._mcp_cmds", "mcp_app", "mcp", "MCP servers: list, status, tools, call, add, remove."),
     ("kairox.cli._lsp_cmds", "lsp_app", "lsp", "Language servers: status of the configured ones."),
     ("kairox.cli._lsp_cmds", "dap_app", "dap", "Debug adapters and debug sessions."),
+    ("kairox.cli._agents_cmds", "agents_app", "agents", "Subagents: list and show the agents the task tool starts."),
 ]
 
 

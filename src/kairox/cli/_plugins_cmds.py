@@ -279,18 +279,14 @@ def install(
 ) -> None:
     """Install a plugin from a configured marketplace, a folder or a git URL; incompatible plugins install disabled.
 
-    A plugin from a folder or URL is loaded and checked first, then the gate asks before it is written (at a
+    The plugin is loaded and checked first, wherever it comes from, then the gate asks before it is written (at a
     terminal you answer; elsewhere pass --yes)."""
     from kairox.plugins import MarketplaceError, PluginInstallDeniedError
 
     resolved = state(ctx).resolve()
     markets = _marketplaces(resolved, progress=True)
     try:
-        if _is_source(spec):
-            result = _install_source(ctx, markets, spec, yes=yes)
-        else:
-            name, _, market = spec.partition("@")
-            result = markets.install(name, market or None)
+        result = _install(ctx, markets, spec, yes=yes)
     except PluginInstallDeniedError as exc:
         fail(str(exc), ExitCode.DENIED)
     except MarketplaceError as exc:
@@ -309,7 +305,9 @@ def install(
         )
 
 
-def _install_source(ctx: typer.Context, markets: "Marketplaces", source: str, *, yes: bool) -> "InstallResult":
+def _install(ctx: typer.Context, markets: "Marketplaces", spec: str, *, yes: bool) -> "InstallResult":
+    """One question for every source: a folder, a URL or a registered marketplace's plugin is loaded and checked,
+    then the gate asks (at a terminal you answer; elsewhere --yes names this install)."""
     import anyio
 
     from kairox.cli._approver import command_line_approver
@@ -323,7 +321,10 @@ def _install_source(ctx: typer.Context, markets: "Marketplaces", source: str, *,
         else command_line_approver(False, hint="run it again with --yes to approve the install")
     )
     confirm = plugin_install_gate(resolved, approver=approver, events=cli.events())
-    return anyio.run(lambda: markets.install_source(source, confirm=confirm))
+    if _is_source(spec):
+        return anyio.run(lambda: markets.install_source(spec, confirm=confirm))
+    name, _, market = spec.partition("@")
+    return markets.install(name, market or None, confirm=lambda request: anyio.run(confirm, request))
 
 
 @plugins_app.command("update")

@@ -22,8 +22,10 @@ ROOT_HELP = (
     "  doctor    Every extension that failed to load and how to fix it, plus...\n"
     "  run       Run one prompt headless: the model's answer streams to...\n"
     "  serve     Serve every visible tool (built-in, MCP, plugin, LSP, DAP,...\n"
+    "  audit     Show what `kairox serve` ran: one line per call (time, user,...\n"
     "  tui       Open the terminal UI: conversation, live server status and...\n"
     "  gui       Open the web GUI: servers with live status, the MCP catalog,...\n"
+    "  acp       Serve the Agent Client Protocol on stdin/stdout (for editors:...\n"
     "  config    Show, check and edit configuration.\n"
     "  skills    List, match, enable, install and validate skills.\n"
     "  tools     List and call tools through the permission gate.\n"
@@ -33,5 +35,6 @@ ROOT_HELP = (
     "  mcp       MCP servers: list, status, tools, call, add, remove.\n"
     "  lsp       Language servers: status of the configured ones.\n"
     "  dap       Debug adapters and debug sessions.\n"
+    "  agents    Subagents: list and show the agents the task tool starts.\n"
     "  sessions  Transcripts of earlier sessions.\n"
 )

@@ -42,10 +42,16 @@ class _TerminalView:
             ContextCompacted,
             ModelFailed,
             ModelRequestRetried,
+            SubagentEvent,
             ToolDefinitionsLarge,
         )
         from kairox.registry import ToolCallDecided, ToolCallFinished, ToolCallRequested
 
+        prefix = ""
+        while isinstance(event, SubagentEvent):  # a subagent's call: its line names the agent, its text is its own
+            prefix, event = prefix + f"{event.agent}: ", event.inner
+            if isinstance(event, AssistantTextDelta):
+                return
         if isinstance(event, AssistantTextDelta):
             sys.stdout.write(event.text)
             sys.stdout.flush()
@@ -63,7 +69,7 @@ class _TerminalView:
             shown = shown if len(shown) <= 120 else shown[:119] + "…"
             verdict = _verdict(decided) if decided is not None else "not decided"
             tail = f", error: {(event.error or '').splitlines()[0][:160]}" if event.is_error and event.error else ""
-            err(f"  tool {tool} {shown} -> {verdict}, {event.duration_ms:.0f} ms{tail}")
+            err(f"  {prefix}tool {tool} {shown} -> {verdict}, {event.duration_ms:.0f} ms{tail}")
         elif isinstance(event, ApprovalRequested) and event.headless:
             err(
                 f"  approval needed for {event.tool} ({event.reason}); no "

@@ -72,6 +72,37 @@ def serve(
             "--drain-sec", min=0, help="On SIGTERM, how long calls in flight may finish before upstreams stop."
         ),
     ] = 10.0,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL",
+            help="Where state lives: postgresql://... (replicas) or sqlite:///PATH (default: in $KAIROX_HOME).",
+        ),
+    ] = None,
+    users_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--users-file",
+            metavar="FILE",
+            help="A JSON or TOML map of user -> token (or sha256:HEX); reread on change.",
+        ),
+    ] = None,
+    oidc_issuer: Annotated[
+        str | None, typer.Option("--oidc-issuer", metavar="URL", help="Accept JWTs of this OpenID Connect issuer.")
+    ] = None,
+    oidc_audience: Annotated[
+        str | None, typer.Option("--oidc-audience", metavar="AUD", help="The audience those JWTs must name.")
+    ] = None,
+    oidc_claim: Annotated[
+        str | None, typer.Option("--oidc-user-claim", metavar="CLAIM", help="The claim naming the user (sub).")
+    ] = None,
+    replica: Annotated[
+        str | None,
+        typer.Option(
+            "--replica-id", metavar="ID", help="This replica's name in the audit (default: host name + suffix)."
+        ),
+    ] = None,
     name: Annotated[
         str,
         typer.Option(
@@ -86,14 +117,18 @@ def serve(
     """Serve every visible tool (built-in, MCP, plugin, LSP, DAP, skills) as one MCP server, behind the gate.
 
     Asks become questions to the client (elicitation); clients that cannot answer get the call refused with how
-    to allow it. Every call is one line in $KAIROX_HOME/logs/gateway.jsonl.
+    to allow it. Every call is one line in $KAIROX_HOME/logs/gateway.jsonl and one row in the store (`kairox
+    audit`); replicas on one PostgreSQL store serve any request behind a load balancer.
     """
     import anyio
 
+    from kairox.errors import KairoxError
     from kairox.gateway import (
         GatewayConfigError,
         GatewayOptions,
         HttpOptions,
+        OidcOptions,
+        Users,
         parse_listen,
         serve_http,
         serve_stdio,
@@ -101,12 +136,24 @@ def serve(
     from kairox.runtime import RuntimeOptions
 
     cli = state(ctx)
-    cli.resolve()  # a broken user config ends here with file, line and key
+    team = cli.resolve().config.gateway  # a broken user config ends here with file, line and key
     runtime = RuntimeOptions(
         workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), cwd=Path(os.getcwd())
     )
-    options = GatewayOptions(expose=tuple(expose or ()), hide=tuple(hide or ()), name=name, search=search)
+    options = GatewayOptions(
+        expose=tuple(expose or ()), hide=tuple(hide or ()), name=name, search=search, store=store, replica=replica
+    )
+    users_file = users_file or (Path(team.users_file).expanduser() if team.users_file else None)
+    issuer, audience = oidc_issuer or team.oidc_issuer, oidc_audience or team.oidc_audience
+    if bool(issuer) != bool(audience):
+        fail("--oidc-issuer and --oidc-audience go together: give both", ExitCode.USAGE)
     try:
+        oidc = (
+            OidcOptions(issuer=issuer, audience=audience, claim=oidc_claim or team.oidc_user_claim)
+            if issuer and audience
+            else None
+        )
+        users = Users(users_file=users_file, oidc=oidc) if users_file or oidc else None
         if http is None:
             anyio.run(lambda: serve_stdio(runtime, options, events=cli.events(), drain_sec=drain))
             return
@@ -125,10 +172,13 @@ def serve(
             max_sessions=max_sessions,
             idle_timeout_sec=idle_timeout,
             max_body_bytes=max_body,
+            users=users,
         )
         anyio.run(lambda: serve_http(runtime, options, settings, events=cli.events(), drain_sec=drain))
     except GatewayConfigError as exc:
         fail(str(exc), ExitCode.USAGE)
+    except KairoxError as exc:  # the store or the users file
+        fail(str(exc), ExitCode.CONFIG)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from kairox.config._display import lookup_value, provenance_lines, value_text
     from kairox.config._keys import join_key, split_key
     from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
-    from kairox.config._mcp_json import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
+    from kairox.config._mcp_json import MCP_JSON, McpJsonFile, mcp_server_config, read_mcp_json, workspace_mcp_servers
     from kairox.config._merge import KeyOrigin
     from kairox.config._models import (
         AgentConfig,
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     )
     from kairox.config._modes import ApprovalPolicy, SandboxPolicy
     from kairox.config._own_writes import write_own
-    from kairox.config._parse_cache import CacheScope, ConfigParseCache
+    from kairox.config._parse_cache import ConfigParseCache
     from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
     from kairox.config._redact import REDACTED, is_secret_key, redact_command, redact_tree, redact_urls
     from kairox.config._resolve import (
@@ -54,7 +54,6 @@ __all__ = [
     "STANDARD_INSTRUCTION_FILES",
     "AgentConfig",
     "ApprovalPolicy",
-    "CacheScope",
     "CatalogSourceConfig",
     "ConfigError",
     "ConfigParseCache",
@@ -96,6 +95,7 @@ __all__ = [
     "join_key",
     "kairox_home",
     "lookup_value",
+    "mcp_server_config",
     "parse_cli_value",
     "provenance_lines",
     "read_mcp_json",
@@ -123,7 +123,7 @@ if not TYPE_CHECKING:
         {
             "._keys": ("join_key", "split_key"),
             "._layers": ("Layer", "LayerInfo", "LayerStatus", "find_workspace", "kairox_home"),
-            "._mcp_json": ("MCP_JSON", "McpJsonFile", "read_mcp_json", "workspace_mcp_servers"),
+            "._mcp_json": ("MCP_JSON", "McpJsonFile", "mcp_server_config", "read_mcp_json", "workspace_mcp_servers"),
             "._merge": ("KeyOrigin",),
             "._models": (
                 "AgentConfig",
@@ -143,7 +143,7 @@ if not TYPE_CHECKING:
             ),
             "._modes": ("ApprovalPolicy", "SandboxPolicy"),
             "._own_writes": ("write_own",),
-            "._parse_cache": ("CacheScope", "ConfigParseCache"),
+            "._parse_cache": ("ConfigParseCache",),
             "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
             "._display": ("lookup_value", "provenance_lines", "value_text"),
             "._scrub": ("SecretScrubber",),

@@ -4,7 +4,6 @@
 is enough to say "kairox.toml:12" in provenance and error messages.
 """
 
-import functools
 import re
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -86,7 +85,6 @@ def _scalar(code: int) -> bool:
     return code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
 
 
-@functools.lru_cache(maxsize=4096)
 def _segment(part: str) -> str:
     if _BARE.fullmatch(part):
         return part

@@ -146,6 +146,16 @@ def read_mcp_json(path: Path, *, source: str | None = None) -> McpJsonFile:
     return McpJsonFile(path=path, source=source, servers=servers, lines=lines, diagnostics=tuple(diagnostics))
 
 
+def mcp_server_config(entry: Any) -> McpServerConfig:
+    """One server entry in the ``.mcp.json`` (or Kairox's) shape; ``ValueError`` says what is wrong with it."""
+    if not isinstance(entry, dict):
+        raise ValueError("a server entry must be an object")
+    try:
+        return McpServerConfig.model_validate(_normalise(entry)[0])
+    except ValidationError as exc:
+        raise ValueError(_validation_reason(exc)) from None
+
+
 def workspace_mcp_servers(workspace: Path) -> McpJsonFile:
     """The servers of ``<workspace>/.mcp.json`` (a project-level source: they wait for trust)."""
     return read_mcp_json(workspace / MCP_JSON)

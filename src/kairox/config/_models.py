@@ -4,13 +4,13 @@ Sections whose features arrive later still have their final shape here, so files
 The server entries live in ``_servers`` and the policy modes in ``_modes``, which import without the rest.
 """
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
 from kairox.config._model_base import ConfigModel
 from kairox.config._modes import ApprovalPolicy, SandboxPolicy
-from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
+from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig, check_domains
 
 # --- policy --------------------------------------------------------------------------------------------------
 
@@ -42,6 +42,18 @@ class PolicyConfig(ConfigModel):
     """Servers that run without a sandbox, by key (``mcp_servers.github``, ``lsp_servers.pyright``): the user's
     acceptance of that risk, read only from the user, system and CLI layers (a project file's is ignored)."""
     rules: RulesConfig = Field(default_factory=RulesConfig)
+
+
+class SandboxConfig(ConfigModel):
+    """``[sandbox]``: what sandboxed processes may reach on the network (Y14)."""
+
+    network: Literal["off", "on", "allowlist"] | None = None
+    """``allowlist``: commands, hooks, plugin tools and servers reach only ``allowed_domains``, through a proxy
+    Kairox runs; ``on``/``off`` set what commands get (servers keep their own ``network``). Unset:
+    ``policy.network_access`` decides. A project file may only narrow it."""
+    allowed_domains: Annotated[list[str], AfterValidator(check_domains)] = Field(default_factory=list)
+    """Host names reachable under ``network = "allowlist"``: ``pypi.org``, or ``*.example.com`` for the names
+    below it; never addresses. A project file may only narrow the list."""
 
 
 # --- tools ---------------------------------------------------------------------------------------------------
@@ -83,6 +95,11 @@ class ToolsConfig(ConfigModel):
 class SkillEntryConfig(ConfigModel):
     enabled: bool = True
     """Offer this skill."""
+
+
+class SubagentEntryConfig(ConfigModel):
+    enabled: bool = True
+    """Offer this agent to the ``task`` tool."""
 
 
 class SkillsConfig(ConfigModel):
@@ -151,6 +168,10 @@ class HooksConfig(ConfigModel):
     """Before a tool call; may deny, ask or change the input."""
     post_tool_use: list[HookConfig] = Field(default_factory=list)
     """After a tool call."""
+    subagent_start: list[HookConfig] = Field(default_factory=list)
+    """When a ``task`` call starts a subagent (the matcher names the agent); output is added to its context."""
+    subagent_stop: list[HookConfig] = Field(default_factory=list)
+    """When a subagent has answered (the matcher names the agent)."""
 
 
 class InstructionsConfig(ConfigModel):
@@ -174,8 +195,9 @@ class ModelProviderConfig(ConfigModel):
     """Endpoint of an OpenAI-compatible or Anthropic API."""
     api_key_env: str | None = None
     """Variable holding the API key (the key itself is never written in config)."""
-    wire_api: Literal["chat", "anthropic"] = "chat"
-    """Protocol spoken with the endpoint: ``chat`` (OpenAI-compatible chat completions) or ``anthropic`` (messages)."""
+    wire_api: Literal["chat", "responses", "anthropic"] = "chat"
+    """Protocol spoken with the endpoint: ``chat`` (OpenAI-compatible chat completions), ``responses`` (the OpenAI
+    Responses API: reasoning items carried across turns) or ``anthropic`` (messages)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra HTTP headers sent with every request; redacted in output."""
     request_timeout_sec: float = Field(default=600.0, gt=0)
@@ -185,16 +207,6 @@ class ModelProviderConfig(ConfigModel):
     context_window: int | None = Field(default=None, ge=1_000)
     """Context window of the models this provider serves, in tokens; unset: the known
     window of the model's name (Claude, GPT), else ``agent.context_window_tokens``."""
-
-    @field_validator("wire_api", mode="before")
-    @classmethod
-    def _known_wire_api(cls, value: Any) -> Any:
-        if value == "responses":
-            raise ValueError(
-                "wire_api 'responses' (the OpenAI Responses API) is not supported; use 'chat' for OpenAI and "
-                "OpenAI-compatible servers or 'anthropic' for Anthropic"
-            )
-        return value
 
 
 class AgentConfig(ConfigModel):
@@ -218,6 +230,12 @@ class AgentConfig(ConfigModel):
     """Recent prompts (with their answers and tool calls) that compaction keeps word for word."""
     tools_warning_share: float | Literal["off"] = 0.1
     """Warn when the tool definitions sent with a request alone take this share of the context window."""
+    max_concurrent_tasks: int = Field(default=4, ge=1)
+    """``task`` calls (subagents) of one model answer that run at once; the others wait for a place."""
+    max_task_depth: int = Field(default=1, ge=0)
+    """How deep subagents nest: 1 lets the session start subagents that start none; 0 turns ``task`` off."""
+    subagents: dict[str, SubagentEntryConfig] = Field(default_factory=dict)
+    """Per-agent settings: ``[agent.subagents."reviewer"] enabled = false``."""
 
     @field_validator("compact_threshold", "tools_warning_share")
     @classmethod
@@ -267,6 +285,24 @@ class ProfileConfig(ConfigModel):
     """Keys of ``[instructions]`` this profile overrides."""
 
 
+class GatewayConfig(ConfigModel):
+    """``[gateway]``: ``kairox serve`` for a team (user layer only: it routes credentials)."""
+
+    store: str | None = None
+    """Where the gateway keeps its state: ``postgresql://...`` for replicas, ``sqlite:///PATH`` for one machine;
+    ``$KAIROX_HOME/gateway.sqlite3`` when unset. ``--store`` overrides it."""
+    users_file: str | None = None
+    """A JSON or TOML map of user -> token (or ``sha256:HEX``): a person per token. ``--users-file`` overrides it."""
+    oidc_issuer: str | None = None
+    """Accept JWTs of this OpenID Connect issuer (checked against its JWKS); ``--oidc-issuer`` overrides it."""
+    oidc_audience: str | None = None
+    """The audience those JWTs must name."""
+    oidc_user_claim: str = "sub"
+    """The claim that names the user (its ``groups`` claim names the user's groups)."""
+    deny: dict[str, list[str]] = Field(default_factory=dict)
+    """Rules that refuse calls of one user (``bob``) or group (``"@contractors"``) on top of the policy: a deny wins."""
+
+
 class KairoxConfig(ConfigModel):
     """The whole configuration, as resolved from every layer."""
 
@@ -280,6 +316,7 @@ class KairoxConfig(ConfigModel):
     """Profile applied when ``--profile`` is not given."""
     profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     mcp_catalog: McpCatalogConfig = Field(default_factory=McpCatalogConfig)
@@ -289,6 +326,7 @@ class KairoxConfig(ConfigModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     instructions: InstructionsConfig = Field(default_factory=InstructionsConfig)
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
 
 
 SERVER_SECTIONS = ("mcp_servers", "lsp_servers", "dap_servers")
@@ -303,8 +341,9 @@ CONCAT_LISTS = (
 )
 """Lists that concatenate across layers instead of replacing."""
 
-PROJECT_FORBIDDEN = ("model_provider", "model_providers")
+PROJECT_FORBIDDEN = ("model_provider", "model_providers", "gateway")
 """Keys that route credentials or model endpoints: never taken from project layers."""
 
 USER_ONLY_KEYS = ("policy.unconfined_servers",)
 """Keys that lift the sandbox off servers: never taken from project layers (a project cannot unconfine)."""
+NARROW_ONLY_KEYS = ("sandbox.network", "sandbox.allowed_domains")  # a project file's value only narrows the user's

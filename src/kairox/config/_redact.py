@@ -1,7 +1,6 @@
 """Secrets never printed (C5): header and env values, keys that look like credentials, passwords and secret query
 parameters in URLs, and the values of secret-looking flags in server arguments are redacted."""
 
-import functools
 import re
 import shlex
 from typing import Any
@@ -16,9 +15,8 @@ _URL = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=4096)
 def is_secret_key(name: str) -> bool:
-    """Whether a key or flag name looks like a credential's (the same few thousand names come up again: kept)."""
+    """Whether a key or flag name looks like a credential's."""
     lowered = name.lower()
     return any(word in lowered for word in _SECRET_WORDS) and not lowered.endswith(_NAME_SUFFIXES)
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from kairox.config._field_docs import field_description
-from kairox.config._models import CONCAT_LISTS, PROJECT_FORBIDDEN, USER_ONLY_KEYS, KairoxConfig
+from kairox.config._models import CONCAT_LISTS, NARROW_ONLY_KEYS, PROJECT_FORBIDDEN, USER_ONLY_KEYS, KairoxConfig
 
 _ENTRY_NAMES = {
     "mcp_servers": "NAME",
@@ -92,6 +92,8 @@ def _rules(key: str) -> str:
         notes.append("entry replaced whole by a higher layer")
     if key.split(".")[0] in PROJECT_FORBIDDEN or key in USER_ONLY_KEYS:
         notes.append("never from project files")
+    if key in NARROW_ONLY_KEYS:
+        notes.append("a project file may only narrow it")
     if any(key == g or key.startswith(g + ".") for g in _TRUST_GUARDED):
         notes.append("project value waits for trust")
     return "; ".join(notes)

@@ -284,6 +284,7 @@ class ResolvedConfig:
             home=self.home,
             unconfined=frozenset(self.config.policy.unconfined_servers),
             overrides=self.server_overrides.get(key),
+            session_domains=self.config.sandbox.allowed_domains if self.config.sandbox.network == "allowlist" else None,
         )
 
     def fatal_problems(self) -> tuple[ConfigProblem, ...]:
@@ -379,12 +380,11 @@ def _read_file(
     untrusted: bool,
     held: bool,
     cache: ConfigParseCache | None,
-    home: Path,
 ) -> tuple[LayerData | None, LayerInfo]:
     parse = functools.partial(_parse_file, layer, path)
     try:
         if cache is not None:
-            parsed = cache.get(path, layer, parse, home=home)
+            parsed = cache.get(path, layer, parse)
         else:
             parsed = parse(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, UnicodeDecodeError) as exc:
@@ -649,15 +649,12 @@ def resolve_config(
             untrusted=untrusted,
             held=layer in PROJECT_LAYERS,
             cache=parse_cache,
-            home=home,
         )
         infos.append(info)
         if data is not None:
             layers.append(data)
 
     # only the profile keys of the files are needed on their own: which profile is active, and what it sets
-    if parse_cache is not None:
-        parse_cache.save()
     file_merge = merge(layers, only=_PROFILE_KEYS)
     env_items = _env_items(env)
     overrides, server_overrides = _profile_overrides(tuple(cli_overrides), problems)

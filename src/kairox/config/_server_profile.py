@@ -1,19 +1,21 @@
-"""The sandbox profile each server process runs under (Y6, C6): its entry's ``sandbox``, ``network`` and
-``writable_roots``, held to who wrote them.
+"""The sandbox profile each server process runs under (Y6, C6, Y14): its entry's ``sandbox``, ``network``,
+``allowed_domains`` and ``writable_roots``, held to who wrote them.
 
 A server the user wrote (user, system file, ``-c``) gets its profile as written. A server from a project file
 (``kairox.toml``, ``.mcp.json``) or a plugin cannot unconfine itself: ``sandbox = "none"`` there is read as
 ``workspace_write``, and a writable root outside the workspace is dropped, each with a diagnostic naming the file
 and key. The user lifts that for one server with ``policy.unconfined_servers`` in their own file, or for one run
-with ``-c mcp_servers.NAME.sandbox="none"``.
+with ``-c mcp_servers.NAME.sandbox="none"``. Under the session's ``sandbox.network = "allowlist"`` such a server
+reaches at most the session's names.
 """
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kairox._util._domains import covered
 from kairox.config._keys import join_key
 from kairox.errors import Diagnostic
 
@@ -37,6 +39,8 @@ class ServerProfile:
     network: bool
     writable_roots: tuple[Path, ...]
     """Resolved folders it may write besides the workspace, the temp dir and its state folder."""
+    allowed_domains: tuple[str, ...] | None = None
+    """The names it may reach through the session's proxy (``network = "allowlist"``); None: ``network`` says."""
     user_owned: bool
     """Written by the user (user, system, CLI layers): where no sandbox exists it starts unconfined, with a warning;
     a project or plugin server then does not start."""
@@ -69,7 +73,8 @@ class ServerProfile:
     def to_json(self) -> dict[str, Any]:
         return {
             "sandbox": self.sandbox,
-            "network": self.network,
+            "network": self.network if self.allowed_domains is None else "allowlist",
+            **({} if self.allowed_domains is None else {"allowed_domains": list(self.allowed_domains)}),
             "writable_roots": [str(p) for p in self.writable_roots],
             "user_owned": self.user_owned,
             "source": self.source,
@@ -98,60 +103,56 @@ def server_profile(
     home: Path,
     unconfined: frozenset[str] = frozenset(),
     overrides: Mapping[str, Any] | None = None,
+    session_domains: Sequence[str] | None = None,
 ) -> ServerProfile:
     """The profile of server ``name`` of ``section`` whose entry came from ``layer`` (``where``: its file:line).
 
     ``unconfined``: the keys ``policy.unconfined_servers`` lists (the user's own layers only); ``overrides``: the
     profile keys ``-c`` set over this entry. ``workspace`` is where the source of a project or plugin server is
-    tied to (its state folder is its own per workspace)."""
+    tied to (its state folder is its own per workspace). ``session_domains``: ``sandbox.allowed_domains`` when
+    ``sandbox.network = "allowlist"``."""
     user_owned = layer in USER_LAYERS
     key = join_key((section, name))
     kind = _KINDS.get(section, "server")
     sandbox = str(getattr(entry, "sandbox", None) or "workspace_write")
-    network = bool(getattr(entry, "network", True))
+    network = getattr(entry, "network", None)
+    if network is None:
+        network = "allowlist" if session_domains is not None else True
+    own = getattr(entry, "allowed_domains", None)
+    domains = list(own if own is not None else session_domains or ())
     roots_text = list(getattr(entry, "writable_roots", []) or [])
     notes: list[Diagnostic] = []
+
+    def clamped(reason: str, hint: str) -> None:  # what a project file or plugin may not set, said where it is
+        notes.append(Diagnostic(kind=kind, name=name, source=where, reason=reason, hint=hint))
+
     workspace = Path(os.path.realpath(workspace))
     if not user_owned and sandbox == "none":
-        notes.append(
-            Diagnostic(
-                kind=kind,
-                name=name,
-                source=where,
-                reason=(
-                    f'{key}.sandbox = "none" is ignored: a project file or plugin '
-                    "cannot unconfine its own server; it runs under workspace_write"
-                ),
-                hint=f"to run it unconfined, {_hint(key, home)}",
-            )
-        )
+        why = "a project file or plugin cannot unconfine its own server; it runs under workspace_write"
+        clamped(f'{key}.sandbox = "none" is ignored: {why}', f"to run it unconfined, {_hint(key, home)}")
         sandbox = "workspace_write"
     roots: list[Path] = []
     for text in roots_text:
         path = Path(os.path.realpath(base_dir / os.path.expanduser(str(text))))
         if not user_owned and not _inside(path, workspace):
-            notes.append(
-                Diagnostic(
-                    kind=kind,
-                    name=name,
-                    source=where,
-                    reason=(
-                        f"{key}.writable_roots names {path}, outside the workspace: ignored "
-                        "(a project file or plugin may not widen what its server writes)"
-                    ),
-                    hint=(
-                        f"set -c '{key}.writable_roots=[\"{path}\"]' or "
-                        f"write the server's entry in {home / 'kairox.toml'}"
-                    ),
-                )
-            )
+            why = "(a project file or plugin may not widen what its server writes)"
+            hint = f"set -c '{key}.writable_roots=[\"{path}\"]' or write the server's entry in {home / 'kairox.toml'}"
+            clamped(f"{key}.writable_roots names {path}, outside the workspace: ignored {why}", hint)
             continue
         roots.append(path)
+    if not user_owned and session_domains is not None and network is not False:
+        # a project's or plugin's server reaches at most the session's names
+        wider = [d for d in domains if not covered(d, session_domains)] if network == "allowlist" else ["any host"]
+        why = f"{key} may not reach {', '.join(wider)}: only your own sandbox.allowed_domains may widen the network"
+        if wider:
+            clamped(f"{why}; ignored", f"add the names to sandbox.allowed_domains in {home / 'kairox.toml'}")
+        domains = [d for d in domains if covered(d, session_domains)] if network == "allowlist" else [*session_domains]
+        network = "allowlist"
     given = dict(overrides or {})
     if "sandbox" in given:
         sandbox = str(given["sandbox"])
     if "network" in given:
-        network = bool(given["network"])
+        network = given["network"]
     if "writable_roots" in given:
         roots = [Path(os.path.realpath(Path.cwd() / os.path.expanduser(str(t)))) for t in given["writable_roots"]]
     if key in unconfined:
@@ -160,7 +161,8 @@ def server_profile(
         section=section,
         name=name,
         sandbox=sandbox,
-        network=network,
+        network=network is not False,
+        allowed_domains=tuple(dict.fromkeys(domains)) if network == "allowlist" else None,
         writable_roots=tuple(dict.fromkeys(roots)),
         user_owned=user_owned or key in unconfined or given.get("sandbox") == "none",
         source=layer,
@@ -179,8 +181,8 @@ def check_override(key: str, value: Any) -> str | None:
     """Why ``-c`` cannot set profile key ``key`` to ``value`` (None when it can)."""
     if key == "sandbox" and value not in _SANDBOXES:
         return f"sandbox must be one of {', '.join(_SANDBOXES)}"
-    if key == "network" and not isinstance(value, bool):
-        return "network must be true or false"
+    if key == "network" and not isinstance(value, bool) and value != "allowlist":
+        return 'network must be true, false or "allowlist"'
     if key == "writable_roots" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
         return 'writable_roots must be a list of folders, e.g. ["/data/out"]'
     return None

@@ -3,18 +3,19 @@
 Apart from the other sections so that a host starting one MCP server imports these three models only.
 """
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, model_validator
+from pydantic import AfterValidator, Field, ValidationError, ValidatorFunctionWrapHandler, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from kairox._util._domains import host_name
 from kairox.config._model_base import ConfigModel
 
 McpTransportType = Literal["stdio", "sse", "streamable_http"]
 ServerSandbox = Literal["workspace_write", "read_only", "none"]
 """How a server process is confined (Y6): the profile keys of a stdio MCP, language server or debug adapter entry."""
 
-_PROFILE_FIELDS = ("sandbox", "network", "writable_roots")
+_PROFILE_FIELDS = ("sandbox", "network", "allowed_domains", "writable_roots")
 _STDIO_FIELDS = ("command", "args", "env", "env_vars", "cwd", *_PROFILE_FIELDS)
 _REMOTE_FIELDS = (
     "url",
@@ -29,6 +30,13 @@ _REMOTE_FIELDS = (
 )
 
 
+def check_domains(value: list[str] | None) -> list[str] | None:
+    """An ``allowed_domains`` list whose every entry is a host name or ``*.`` and a host name."""
+    if wrong := [repr(entry) for entry in value or () if host_name(entry.removeprefix("*.")) is None]:
+        raise ValueError(f"{', '.join(wrong)}: neither a host name (pypi.org) nor *.NAME (*.example.com); no addresses")
+    return value
+
+
 class ConfinedServerConfig(ConfigModel):
     """The sandbox profile a server process runs under (shared by the three server entries)."""
 
@@ -36,8 +44,11 @@ class ConfinedServerConfig(ConfigModel):
     """``workspace_write`` (the default): the workspace, the temp dir and the server's own state folder writable,
     protected paths read-only; ``read_only``: only its state folder writable; ``none``: no sandbox, honoured only
     from the user, system and CLI (``-c``) layers."""
-    network: bool = True
-    """Whether the confined server may use the network (``false`` unshares it)."""
+    network: bool | Literal["allowlist"] | None = None
+    """``false`` unshares the network; ``"allowlist"``: only ``allowed_domains`` (else ``sandbox.allowed_domains``),
+    through the session's proxy. Unset: the allowlist under ``sandbox.network = "allowlist"``, else the network."""
+    allowed_domains: Annotated[list[str] | None, AfterValidator(check_domains)] = None
+    """Its own list under ``network = "allowlist"``; from a project file or plugin it only narrows the session's."""
     writable_roots: list[str] = Field(default_factory=list)
     """Folders the confined server may write besides the workspace; outside the workspace honoured only from the
     user, system and CLI layers."""

@@ -5,14 +5,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kairox._util._domains import covered
 from kairox.config._layers import Layer
 from kairox.config._merge import KeyOrigin, LayerData, Merged
-from kairox.config._models import PROJECT_FORBIDDEN, USER_ONLY_KEYS
+from kairox.config._models import NARROW_ONLY_KEYS, PROJECT_FORBIDDEN, USER_ONLY_KEYS
 from kairox.config._pins import PinnedValue, Pins, PinState, describe, fingerprint, reads_files
 from kairox.errors import Diagnostic
 
 _APPROVAL_RANK = {"untrusted": 0, "never": 1, "on_request": 1, "on_failure": 2}
 _SANDBOX_RANK = {"read_only": 0, "workspace_write": 1, "danger_full_access": 2}
+_NETWORK_RANK = {"off": 0, "allowlist": 1, "on": 2}
+_WATCHED = frozenset((*NARROW_ONLY_KEYS, *USER_ONLY_KEYS, "policy.network_access"))
 PROJECT_LAYERS = (Layer.PROJECT, Layer.LOCAL)
 STANDARD_INSTRUCTION_FILES = frozenset({"AGENTS.md", "KAIROX.md", "CLAUDE.md"})
 """The memory and instruction files an untrusted project may name: the ones every host reads anyway."""
@@ -71,6 +74,8 @@ class TrustGate:
         self.pending: list[PendingTrust] = []
         self.diagnostics: list[Diagnostic] = []
         self.pinnable: list[PinnedValue] = []
+        self._users: dict[str, Any] = {}
+        """The network keys as the layers below the project files set them (what a project value may narrow)."""
 
     def pin_of(self, key: str, value: Any, origin: KeyOrigin, *, item: Any = None) -> PinnedValue:
         label = f"{key}[{item}]" if item is not None and not isinstance(item, dict) else key
@@ -142,36 +147,39 @@ class TrustGate:
         return pin, made
 
     def __call__(self, data: LayerData, key: str, value: Any) -> bool:
-        top = key.split(".", 1)[0]
-        if top in PROJECT_FORBIDDEN and (data.layer in PROJECT_LAYERS or data.origin(key).file in self.project_files):
-            origin = data.origin(key)
-            self.diagnostics.append(
-                Diagnostic(
-                    kind="config",
-                    name=key,
-                    source=str(origin.file) if origin.file else None,
-                    line=origin.line,
-                    reason="routes credentials or model endpoints, which project files may not set; ignored",
-                    hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
-                )
-            )
-            return False
-        if key in USER_ONLY_KEYS and (data.layer in PROJECT_LAYERS or data.origin(key).file in self.project_files):
-            origin = data.origin(key)
-            self.diagnostics.append(
-                Diagnostic(
-                    kind="config",
-                    name=key,
-                    source=str(origin.file) if origin.file else None,
-                    line=origin.line,
-                    reason="would run servers without a sandbox, which project files may not decide; ignored",
-                    hint="set it in your user file ($KAIROX_HOME/kairox.toml) instead",
-                )
-            )
-            return False
+        watched = key in _WATCHED or key.split(".", 1)[0] in PROJECT_FORBIDDEN
+        project = watched and (data.layer in PROJECT_LAYERS or data.origin(key).file in self.project_files)
+        if key in (*NARROW_ONLY_KEYS, "policy.network_access") and not project:
+            self._users[key] = value  # what the user's own layers say, for a project value to narrow
+        elif key.split(".", 1)[0] in PROJECT_FORBIDDEN and project:
+            return self._ignored(data, key, "routes credentials or model endpoints, which project files may not set")
+        elif key in USER_ONLY_KEYS and project:
+            return self._ignored(data, key, "would run servers without a sandbox, which project files may not decide")
+        elif key in NARROW_ONLY_KEYS and project and (wider := self._widens(key, value)) is not None:
+            return self._ignored(data, key, f"{wider}: a project file may only narrow the network")
         if not data.untrusted or self.base is None:
             return True
         return self._accept_project(data, key, value)
+
+    def _ignored(self, data: LayerData, key: str, reason: str) -> bool:
+        """False, with a diagnostic: a project file's value the user's own file must set."""
+        origin = data.origin(key)
+        source = str(origin.file) if origin.file else None
+        hint = "set it in your user file ($KAIROX_HOME/kairox.toml) instead"
+        self.diagnostics.append(
+            Diagnostic(kind="config", name=key, source=source, line=origin.line, reason=f"{reason}; ignored", hint=hint)
+        )
+        return False
+
+    def _widens(self, key: str, value: Any) -> str | None:
+        """How a project's ``sandbox.network`` or ``allowed_domains`` would widen the user's own layers', or None."""
+        users = self._users
+        network = users.get("sandbox.network") or ("on" if users.get("policy.network_access") is True else "off")
+        if key == "sandbox.network":
+            wider = _NETWORK_RANK.get(str(value), 9) > _NETWORK_RANK.get(str(network), 0)
+            return f"it sets the network to {value!r} where yours is {network!r}" if wider else None
+        outside = [str(d) for d in value or () if network != "on" and not covered(str(d), users.get(key) or ())]
+        return f"it names {', '.join(outside)}, which your own sandbox.allowed_domains does not" if outside else None
 
     def _accept_project(self, data: LayerData, key: str, value: Any) -> bool:
         assert self.base is not None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kairox._util import JsonObject
+from kairox._util._domains import covered
 from kairox.config import SandboxPolicy
 from kairox.dap._errors import DapSessionError
 from kairox.tools import (
@@ -78,24 +79,29 @@ def launch_place(args: JsonObject, *, workspace: Path, unreadable: Callable[[Pat
 
 def adapter_settings(sandbox: SandboxSettings, confinement: ServerConfinement | None) -> SandboxSettings:
     """The call's sandbox narrowed by the adapter's profile: ``read_only`` holds the debuggee read-only too, and
-    ``network = false`` unshares the network even where the policy allows it. ``sandbox = "none"`` lifts nothing
+    ``network = false`` unshares the network even where the policy allows it, and its ``allowed_domains`` only
+    narrow the call's. ``sandbox = "none"`` lifts nothing
     here: the debuggee is a program the model chose, so it runs as ``shell.exec`` would run it."""
     if confinement is None or sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS:
         return sandbox
     profile = confinement.profile
     mode = SandboxPolicy.READ_ONLY if profile.sandbox == "read_only" else sandbox.mode
     roots = tuple(dict.fromkeys((*sandbox.writable_roots, *profile.writable_roots)))
+    domains, own = (sandbox.allowed_domains if profile.network else None), profile.allowed_domains
+    if own is not None and (sandbox.network_access or domains is not None):
+        domains = tuple(d for d in own if sandbox.network_access or covered(d, domains or ()))
+    network = sandbox.network_access and profile.network and own is None
     return dataclasses.replace(
-        sandbox, mode=mode, writable_roots=roots, network_access=sandbox.network_access and profile.network
+        sandbox, mode=mode, writable_roots=roots, network_access=network, allowed_domains=domains
     )
 
 
 async def adapter_sandbox(
     sandbox: SandboxSettings, *, workspace: Path, cwd: Path, confinement: ServerConfinement | None = None
 ) -> list[str]:
-    """bwrap and its arguments (up to ``--``) for an adapter whose debuggee runs in ``cwd``, as ``shell.exec``
-    would run a command there (narrowed by the adapter's profile, with its own state folder writable); empty
-    under ``danger_full_access``.
+    """bwrap and its arguments (up to ``--``, and the egress forwarder under an allowlist) for an adapter whose
+    debuggee runs in ``cwd``, as ``shell.exec`` would run a command there (narrowed by the adapter's profile, its
+    own state folder writable); empty under ``danger_full_access``.
 
     Raises ``SandboxUnavailableError`` where bwrap is missing or cannot start (fail closed, as ``shell.exec``
     does), or when what the rules on reading forbid cannot all be hidden.
@@ -160,5 +166,6 @@ def adapter_confinement(
     settings = adapter_settings(call, confinement)
     roots: list[str] = [] if settings.mode is SandboxPolicy.READ_ONLY else [str(r) for r in settings.writable_roots]
     state = str(confinement.state_dir) if confinement is not None else None
-    return {"confined": True, "sandbox": str(settings.mode), "network": settings.network_access,
+    network = settings.network_access if settings.allowed_domains is None else "allowlist"
+    return {"confined": True, "sandbox": str(settings.mode), "network": network,
             "writable_roots": [*roots, *([state] if state else [])], "state_dir": state, "reason": None}  # fmt: skip

@@ -24,6 +24,8 @@ class Event:
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, Event):  # an event inside another (a subagent's): with its own names
+        return event_to_json(value)
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, PurePath):

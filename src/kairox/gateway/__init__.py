@@ -16,6 +16,8 @@ from kairox.gateway._serve import (
     serve_stdio,
 )
 from kairox.gateway._server import Gateway, GatewayEvents, GatewayOptions
+from kairox.gateway._store import Store, StoreError
+from kairox.gateway._users import OidcOptions, Users, UsersFileError
 from kairox.gateway._wire import RESOURCE_PREFIX
 
 __all__ = [
@@ -29,6 +31,11 @@ __all__ = [
     "GatewayEvents",
     "GatewayOptions",
     "HttpOptions",
+    "OidcOptions",
+    "Store",
+    "StoreError",
+    "Users",
+    "UsersFileError",
     "http_app",
     "open_gateway",
     "parse_listen",

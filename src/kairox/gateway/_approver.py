@@ -12,13 +12,16 @@ user can do instead.
 """
 
 import contextvars
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
 from kairox.policy import ApprovalAnswer, ApprovalRequest, refusal_text, unattended_refusal
+from kairox.runtime import link_notes
 
 current_request: contextvars.ContextVar["ServerRequestContext[Any, Any] | None"] = contextvars.ContextVar(
     "kairox_gateway_request", default=None
@@ -63,6 +66,7 @@ def question(request: ApprovalRequest) -> tuple[str, dict[str, Any]]:
     lines = [f"Allow {request.tool}?", f"Why it asks: {request.reason}"]
     if request.asked_by and request.asked_by not in request.reason:
         lines.append(f"Asked by: {request.asked_by}")
+    lines += link_notes(request)
     if request.command:
         lines.append(f"Command: {request.command}")
     elif request.arguments:
@@ -76,12 +80,17 @@ def question(request: ApprovalRequest) -> tuple[str, dict[str, Any]]:
     return "\n".join(lines), schema
 
 
+Asker = Callable[["ServerRequestContext[Any, Any]", str, str, dict[str, Any]], Awaitable["types.ElicitResult"]]
+
+
 class ElicitingApprover:
     """The Approver of one client session of the gateway."""
 
-    def __init__(self, client: str, *, timeout_sec: float = 300.0) -> None:
+    def __init__(self, client: str, *, timeout_sec: float = 300.0, ask: "Asker | None" = None) -> None:
         self.client = client
         self.timeout_sec = timeout_sec
+        self.ask = ask
+        """How the question goes out (a team gateway's, answered on any replica); the session's own by default."""
         self.outcomes: dict[str, AskOutcome] = {}
         """By call id: how the asks of recent calls were answered (the gateway pops them for the audit)."""
 
@@ -98,7 +107,10 @@ class ElicitingApprover:
         message, schema = question(request)
         try:
             with anyio.fail_after(self.timeout_sec):
-                result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+                if self.ask is not None:
+                    result = await self.ask(ctx, request.tool, message, schema)
+                else:
+                    result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
         except TimeoutError:
             self.outcomes[request.call_id] = AskOutcome(approved=False, how="failed")
             return ApprovalAnswer.deny(

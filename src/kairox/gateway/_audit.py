@@ -31,6 +31,12 @@ class AuditRecord:
     approval_wait_ms: float = 0.0
     """How long the call waited for its client's user to answer an approval question."""
     ts: float = 0.0
+    user: str | None = None
+    """The person the call was made for: the token's user, or the local account over stdio or one shared token."""
+    replica: str | None = None
+    """The ``kairox serve`` process that ran it (``--replica-id``)."""
+    agent: str | None = None
+    """The subagent of a served ``task`` whose call this was."""
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "ts": self.ts or round(time.time(), 3)}

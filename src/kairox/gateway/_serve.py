@@ -24,6 +24,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from kairox.errors import KairoxError
 from kairox.events import EventSink, FanoutSink
 from kairox.gateway._server import Gateway, GatewayEvents, GatewayOptions
+from kairox.gateway._team import Team, TeamApp, default_replica
+from kairox.gateway._users import Users
 from kairox.runtime import RuntimeOptions
 
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
@@ -49,6 +51,8 @@ class HttpOptions:
     max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE
     max_sessions: int = DEFAULT_MAX_SESSIONS
     idle_timeout_sec: float = DEFAULT_SESSION_IDLE_TIMEOUT
+    users: Users | None = None
+    """A person per token (``--users-file``, OIDC) instead of one shared ``token``."""
 
     @property
     def loopback(self) -> bool:
@@ -162,12 +166,32 @@ async def open_gateway(
     """Build the workspace's context and a gateway over it; leaving stops every server the context started."""
     gateway_events = GatewayEvents()
     sink = FanoutSink([gateway_events, *([events] if events is not None else [])])
-    from kairox.agent import open_workspace
+    from kairox.agent import open_workspace, serve_tasks
+    from kairox.gateway._store import Store, default_url
+    from kairox.gateway._telemetry import from_env
 
-    async with open_workspace(
-        cli=runtime, session=False, events=[sink]
-    ) as opened:  # the gateway's clients bring the model
-        yield Gateway(opened.context, gateway_events, options)
+    telemetry = from_env()
+    async with contextlib.AsyncExitStack() as stack:
+        if telemetry is not None:  # `kairox serve`'s own events reach it through the command's sink
+            stack.callback(telemetry.shutdown)
+        opened = await stack.enter_async_context(
+            open_workspace(cli=runtime, session=False, events=[sink])
+        )  # the gateway's clients bring the model; the configured one, when there is one, runs `task`'s agents
+        await stack.enter_async_context(serve_tasks(opened.context, sink))
+        url = options.store or opened.context.resolved.config.gateway.store or default_url(opened.context.resolved.home)
+        store = await anyio.to_thread.run_sync(Store, url)
+        stack.callback(store.close)
+        await anyio.to_thread.run_sync(store.migrate)
+        await anyio.to_thread.run_sync(store.prune)
+        team = await anyio.to_thread.run_sync(
+            lambda: Team(
+                store,
+                replica=options.replica or default_replica(),
+                telemetry=telemetry,
+                deny=opened.context.resolved.config.gateway.deny,
+            )
+        )
+        yield Gateway(opened.context, gateway_events, options, team=team)
 
 
 async def _until_signal(gateway: Gateway, drain_sec: float, stop: Callable[[], None]) -> None:
@@ -209,7 +233,10 @@ def http_app(gateway: Gateway, http: HttpOptions) -> ASGIApp:
         session_idle_timeout=http.idle_timeout_sec,
     )
     app = ExactHosts(app, names=http.names, hosts=http.allowed_hosts, origins=http.allowed_origins)
-    return BearerToken(app, http.token) if http.token else app
+    app = BearerToken(app, http.token) if http.token and http.users is None else app
+    if gateway.team is None:
+        return app
+    return TeamApp(app, team=gateway.team, gateway=gateway, users=http.users, max_body=http.max_body_bytes)
 
 
 async def serve_http(
@@ -220,7 +247,7 @@ async def serve_http(
     events: EventSink | None = None,
     drain_sec: float = 10.0,
 ) -> None:
-    if not http.loopback and not http.token:
+    if not http.loopback and not http.token and http.users is None:
         raise GatewayConfigError(
             f"serving on {http.host} (not loopback) needs a token",
             hint="pass --token-file PATH (or --token), or bind 127.0.0.1",
@@ -266,7 +293,8 @@ async def _announce_address(server: uvicorn.Server, gateway: Gateway, http: Http
 def _report(gateway: Gateway, what: str) -> None:
     tools = len(gateway.served())
     listed = f"{tools} tools behind kairox_search_tools" if gateway.options.search else f"{tools} tools"
-    lines = [f"kairox serve: {what} ({listed}; audit log {gateway.audit.path})"]
+    team = f"; store {gateway.team.store.shown}; replica {gateway.team.replica}" if gateway.team else ""
+    lines = [f"kairox serve: {what} ({listed}; audit log {gateway.audit.path}{team})"]
     lines += [
         f"kairox serve: {d.severity}: {d.name}: {d.reason}" for d in [*gateway.context.failures(), *gateway.diagnostics]
     ]

@@ -7,10 +7,12 @@ the live registry, so a restarted or changed upstream shows up at once; changes 
 connected clients (``notifications/*/list_changed``).
 """
 
+import dataclasses
 import itertools
 import time
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 import kairox
 from kairox._util import mcp_tool_name
+from kairox.agent import SubagentEvent
 from kairox.errors import Diagnostic
 from kairox.events import Event
 from kairox.gateway._approver import ElicitingApprover, current_request
@@ -53,6 +56,7 @@ from kairox.gateway._search import (
     text_result,
     unknown_names,
 )
+from kairox.gateway._team import CALL_ID_KEY, Team, user_of
 from kairox.gateway._untrusted import held_back
 from kairox.gateway._wire import (
     HOST_NAME_LIMIT,
@@ -72,12 +76,14 @@ from kairox.registry import (
     SessionApprovals,
     ToolCallDecided,
     ToolCallFinished,
+    ToolCallRequested,
     ToolsChanged,
     event_arguments,
     renamed_diagnostic,
     wire_name,
 )
 from kairox.runtime import ExtensionContext
+from kairox.sandbox import EgressRefused
 from kairox.skills import SKILL_TOOL
 from kairox.tools import ToolCall, ToolResult, ToolSpec
 
@@ -99,6 +105,10 @@ class GatewayOptions:
     search: bool = False
     """List ``kairox_search_tools`` and the add/remove pair (and the tools a session added) instead of every
     served tool (``kairox serve --search``)."""
+    store: str | None = None
+    """The store's URL (``postgresql://...``, ``sqlite:///PATH``); SQLite under ``$KAIROX_HOME`` by default."""
+    replica: str | None = None
+    """This process's name in audit rows and the store; the host name and a random suffix by default."""
 
 
 @dataclass(slots=True)
@@ -113,6 +123,10 @@ class _Client:
     """With ``--search``: the wire names this session added with ``kairox_add_tools``, listed beside the three."""
 
 
+_EGRESS_AUDIT: dict[str, Any] = {"client": "sandbox", "tool": "network", "decision": "deny", "outcome": "refused"}
+_EGRESS_RULE = "sandbox.allowed_domains"
+
+
 class GatewayEvents:
     """The event sink a gateway's context is built with: tool decisions for the audit, changes to announce."""
 
@@ -122,10 +136,18 @@ class GatewayEvents:
         """Each gateway call's end as the registry timed it: its run and, apart, the wait for an approval."""
         self.changed = anyio.Event()
         self.relay = Relay()
+        self.subagent_calls: Callable[[SubagentEvent], None] = lambda event: None
+        self.audit: AuditLog | None = None
+        """Where a sandbox's refused connection is written (the gateway's audit, once it has one)."""
 
     def emit(self, event: Event) -> None:
         self.relay.feed(event)
-        if isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
+        if isinstance(event, SubagentEvent):
+            self.subagent_calls(event)
+        elif isinstance(event, EgressRefused) and self.audit is not None:  # a sandbox's connection, refused
+            refused = {"host": event.host, "port": event.port, "reason": event.reason}
+            self.audit.write(AuditRecord(**_EGRESS_AUDIT, arguments=refused, rule=_EGRESS_RULE, duration_ms=0))
+        elif isinstance(event, ToolCallDecided) and event.call_id.startswith("gw-"):
             self.decisions[event.call_id] = event  # the last one wins: an answered ask follows the ask
         elif isinstance(event, ToolCallFinished) and event.call_id.startswith("gw-"):
             self.finished[event.call_id] = event
@@ -148,8 +170,17 @@ class _GatewayServer(Server[Any]):
 
 
 class Gateway:
-    def __init__(self, context: ExtensionContext, events: GatewayEvents, options: GatewayOptions | None = None) -> None:
+    def __init__(
+        self,
+        context: ExtensionContext,
+        events: GatewayEvents,
+        options: GatewayOptions | None = None,
+        *,
+        team: Team | None = None,
+    ) -> None:
         self.context = context
+        self.team = team
+        """The store, replica id and telemetry this gateway shares with its replicas."""
         self.events = events
         self.options = options or GatewayOptions()
         from kairox.config import SecretScrubber
@@ -159,6 +190,7 @@ class Gateway:
             max_bytes=self.options.audit_max_bytes,
             scrub=SecretScrubber.for_config(context.resolved).scrub,
         )
+        events.audit = self.audit
         self.diagnostics: list[Diagnostic] = []
         self._clients: OrderedDict[str, _Client] = OrderedDict()
         self._call_ids = itertools.count(1)
@@ -168,6 +200,8 @@ class Gateway:
         self._reported: set[tuple[str, str]] = set()
         self.closing = False
         """Set on SIGTERM: calls in flight finish, new ones are refused."""
+        self._child_calls: dict[tuple[str, str], Any] = {}
+        events.subagent_calls = self._audit_subagent
         self.held = held_back(context)
         """What an untrusted workspace keeps from being served: said at start, in the instructions, on a call."""
         instructions = "\n\n".join(
@@ -201,7 +235,10 @@ class Gateway:
             )
         # a 2026 client echoes requestState back: sealed here, verified on the way in (bound to the request)
         self.server.middleware.append(
-            RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=self.options.name)
+            RequestStateBoundary(
+                RequestStateSecurity(keys=[team.request_state_key]) if team else RequestStateSecurity.ephemeral(),
+                default_audience=self.options.name,
+            )
         )
 
     # --- what is served ----------------------------------------------------------------------------------
@@ -329,6 +366,14 @@ class Gateway:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        key = (ctx.meta or {}).get(CALL_ID_KEY)
+        if self.team is not None and isinstance(key, str) and key:
+            return await self.team.once(user_of(ctx), key, lambda: self._call_tool_once(ctx, params))
+        return await self._call_tool_once(ctx, params)
+
+    async def _call_tool_once(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if self.options.search and params.name in META_TOOLS:
             return await self._search_call(ctx, params.name, dict(params.arguments or {}))
         spec = self.served().get(params.name)
@@ -397,7 +442,8 @@ class Gateway:
                     client.added.difference_update(names)
                 changed = client.added != before
                 result = text_result({"listed": sorted(client.added), "changed": changed})
-        self.audit.write(
+        await self._audit(
+            ctx,
             AuditRecord(
                 client=client.name,
                 session=client_key,
@@ -407,7 +453,7 @@ class Gateway:
                 rule=None,
                 duration_ms=round((time.perf_counter() - started) * 1000, 3),
                 outcome="error" if result.is_error else "ok",
-            )
+            ),
         )
         if changed:
             await self._tell_list_changed(ctx, client)
@@ -475,9 +521,15 @@ class Gateway:
         self.events.relay.follow(call_id, ctx.session, ctx.meta, ctx.request_id)
         started = time.perf_counter()
         try:
-            result = await self.context.registry.call(
-                ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals
-            )
+            spec, policy = self.context.registry.get(name), self.context.registry.policy.settings
+            denied = self.team.denied(ctx, call_id, spec, arguments, policy) if self.team and spec else None
+            if denied is not None:  # a rule of this user's or their groups': refused as the gate refuses
+                self.events.emit(denied[0])
+                result = denied[1]
+            else:
+                result = await self.context.registry.call(
+                    ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals
+                )
         finally:
             self.events.relay.forget(call_id)
             current_request.reset(token)
@@ -499,7 +551,8 @@ class Gateway:
         if call_id in self._pending:
             decision = "input_required"  # asked of a 2026 client in the result; its retry is audited on its own
         refused = "decision" in result.meta
-        self.audit.write(
+        await self._audit(
+            ctx,
             AuditRecord(
                 client=client.name,
                 session=client_key,
@@ -510,9 +563,42 @@ class Gateway:
                 duration_ms=duration,
                 approval_wait_ms=finished.approval_wait_ms if finished is not None else 0.0,
                 outcome="refused" if refused else ("error" if result.is_error else "ok"),
-            )
+            ),
         )
         return result
+
+    async def _audit(self, ctx: ServerRequestContext[Any, Any], record: AuditRecord) -> None:
+        """The call's line in the JSON-lines log, and its row in the store (with the user and the replica)."""
+        record = dataclasses.replace(record, user=user_of(ctx), replica=self.team.replica if self.team else None)
+        self.audit.write(record)
+        if self.team is not None:
+            spec = self.context.registry.get(record.tool)
+            await self.team.audit(record, server=spec.origin if spec is not None else None)
+
+    def _audit_subagent(self, event: SubagentEvent) -> None:
+        """A call of a served ``task``'s subagent, audited with the agent named and the decision it got."""
+        inner, ctx = event.inner, current_request.get(None)
+        key = (event.agent_id, str(getattr(inner, "call_id", "")))
+        if isinstance(inner, ToolCallRequested | ToolCallDecided):
+            self._child_calls.setdefault(key, {}).update({type(inner).__name__: inner})
+        elif isinstance(inner, ToolCallFinished):
+            seen = self._child_calls.pop(key, {})
+            asked, decided = seen.get("ToolCallRequested"), seen.get("ToolCallDecided")
+            self.audit.write(  # the JSON-lines log; the team store's audit is written by the calls' own awaits
+                AuditRecord(
+                    client=self._client(ctx)[1].name if ctx is not None else "unknown",
+                    user=user_of(ctx) if ctx is not None else None,
+                    replica=self.team.replica if self.team else None,
+                    tool=inner.tool,
+                    arguments=asked.arguments if asked else {},
+                    decision=decided.decision if decided else "allow",
+                    rule=decided.rule if decided else None,
+                    duration_ms=inner.duration_ms,
+                    approval_wait_ms=inner.approval_wait_ms,
+                    outcome="error" if inner.is_error else "ok",
+                    agent=event.agent,
+                )
+            )
 
     # --- client sessions ---------------------------------------------------------------------------------
 
@@ -523,7 +609,9 @@ class Gateway:
         name = params.client_info.name if params is not None and params.client_info is not None else "unknown"
         client = self._clients.get(key) if key is not None else None
         if client is None:
-            approver = ElicitingApprover(name, timeout_sec=self.options.approval_timeout_sec)
+            approver = ElicitingApprover(
+                name, timeout_sec=self.options.approval_timeout_sec, ask=self.team.elicit if self.team else None
+            )
             rounds = RoundTripApprover(approver, self._pending)
             client = _Client(
                 name=name, approver=approver, rounds=rounds, approvals=self.context.registry.session_approvals(rounds)

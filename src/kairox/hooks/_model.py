@@ -21,6 +21,8 @@ class HookEvent(enum.StrEnum):
     PRE_COMPACT = "pre_compact"
     PRE_TOOL_USE = "pre_tool_use"
     POST_TOOL_USE = "post_tool_use"
+    SUBAGENT_START = "subagent_start"
+    SUBAGENT_STOP = "subagent_stop"
 
     @property
     def claude_name(self) -> str:
@@ -47,6 +49,8 @@ _CLAUDE_NAMES = {
     HookEvent.PRE_COMPACT: "PreCompact",
     HookEvent.PRE_TOOL_USE: "PreToolUse",
     HookEvent.POST_TOOL_USE: "PostToolUse",
+    HookEvent.SUBAGENT_START: "SubagentStart",
+    HookEvent.SUBAGENT_STOP: "SubagentStop",
 }
 _ALIASES = {"Stop": HookEvent.POST_TURN, "stop": HookEvent.POST_TURN}
 

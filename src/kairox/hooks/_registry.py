@@ -6,6 +6,7 @@ beats ask beats allow. A hook of a plugin that is not ``local`` runs only after 
 """
 
 import asyncio
+import copy
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -125,6 +126,8 @@ class HookRegistry:
         self.session_id = session_id
         self.output_cap = output_cap
         self.diagnostics: list[Diagnostic] = []
+        self.agent: JsonObject = {}
+        """``agent_id`` and ``agent_type`` added to every request of a subagent's hooks (:meth:`for_agent`)."""
         self._session_approved: set[tuple[str, str]] = set()
         self._approval_lock = asyncio.Lock()
 
@@ -258,6 +261,7 @@ class HookRegistry:
             "hook_event_name": event.claude_name,
             "kairox_event": str(event),
             "cwd": str(self.workspace),
+            **self.agent,
             **(payload or {}),
         }
         results: list[HookResult | None] = [None] * len(hooks)
@@ -351,6 +355,19 @@ class HookRegistry:
         return await self.run(
             HookEvent.PRE_COMPACT, {"trigger": trigger, "custom_instructions": custom_instructions}, subject=trigger
         )
+
+    def for_agent(self, agent_id: str, agent_type: str) -> "HookRegistry":
+        """The hooks of a subagent's calls: the tool and subagent hooks only (its turn is the ``task`` call), each
+        request naming the agent; approvals of plugin hooks are shared with the session's."""
+        child = copy.copy(self)
+        kept = (*TOOL_EVENTS, HookEvent.SUBAGENT_START, HookEvent.SUBAGENT_STOP)
+        child.hooks = tuple(h for h in self.hooks if h.event in kept)
+        child.agent = {"agent_id": agent_id, "agent_type": agent_type}
+        return child
+
+    async def subagent(self, event: HookEvent, agent_id: str, agent_type: str, **more: object) -> HookOutcome:
+        """``subagent_start`` (its ``additional_context`` joins the subagent's prompt) or ``subagent_stop``."""
+        return await self.run(event, {"agent_id": agent_id, "agent_type": agent_type, **more}, subject=agent_type)
 
     def list(self) -> Sequence[HookSpec]:
         return self.hooks

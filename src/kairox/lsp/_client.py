@@ -22,7 +22,7 @@ from kairox._util import JsonObject
 from kairox.config import LspServerConfig, SecretScrubber
 from kairox.errors import SandboxUnavailableError
 from kairox.lsp._errors import LspStartupError
-from kairox.lsp._files import DiskTexts, FileState, locate, read_text
+from kairox.lsp._files import FileState, disk_text, locate, read_text
 from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, real_path_uri, split_lines, uri_to_path
 from kairox.tools import ServerConfinement, confine_server, refusal_hint
 
@@ -199,8 +199,6 @@ class LspClient:
         self.server_info: JsonObject = {}
         self.position_encoding = UTF16
         self.documents: dict[str, OpenDocument] = {}
-        self.disk = DiskTexts()
-        """Texts of files the server named that are not open, for rendering its answers."""
         self.diagnostics: dict[str, PushedDiagnostics] = {}
         self._diag_seq = 0
         self._diag_changed = anyio.Event()
@@ -224,6 +222,8 @@ class LspClient:
                 given_env=self.config.env.keys(),
             )
             self.child.argv, self.child.env = started.argv, started.env
+            # bubblewrap's --die-with-parent and own pid namespace take the whole tree down with the host
+            self.child.guarded = not started.confined
             self.confinement_state = started.confinement
             if self._on_confined is not None:
                 self._on_confined(started.confinement, started.warning)
@@ -299,7 +299,10 @@ class LspClient:
         result = await self.rpc.request(
             "initialize",
             {
-                "processId": os.getpid(),
+                # a confined server lives in a PID namespace of its own, where Kairox's pid names no process (or
+                # another one): servers that watch the client's pid (typescript-language-server, pyright) would
+                # see it gone and exit. bwrap's --die-with-parent does that watching instead.
+                "processId": None if self.confinement_state.get("confined") else os.getpid(),
                 "clientInfo": {"name": "kairox"},
                 "rootUri": root,
                 "rootPath": str(self.workspace),
@@ -558,14 +561,14 @@ class LspClient:
         document = self.documents.get(uri)
         if document is not None:
             return document.text
-        return self.disk.text(str(uri_to_path(uri)))
+        return disk_text(str(uri_to_path(uri)))
 
     def lines_of(self, uri: str) -> list[str]:
-        """The lines of :meth:`text_of` as LSP counts them (shared: do not change the list)."""
+        """The lines of :meth:`text_of` as LSP counts them (an open document's are shared: do not change the list)."""
         document = self.documents.get(uri)
         if document is not None:
             return document.lines
-        return self.disk.lines(str(uri_to_path(uri)))
+        return split_lines(disk_text(str(uri_to_path(uri))))
 
     # --- requests ------------------------------------------------------------------------------------------------
 

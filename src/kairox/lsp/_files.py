@@ -1,65 +1,16 @@
-"""What a file on disk holds, read again only when its status says it may have changed.
-
-A file's status (device, inode, size, modification and change times) changes with every write, with one gap: a
-file system stamps times from a coarse clock (a few milliseconds; a second or two on some), so a second write
-of the same size within one tick leaves the status as it was. A status is therefore trusted only once it had
-been quiet for :data:`SETTLE_NS` when it was taken: the change time cannot be set back, so any write after that
-gives a new one. Until then the file is read every time, as if nothing were kept.
-"""
+"""Where a file is and what it holds: its real path with its status (the rule of :mod:`kairox._util._filestate`
+says when that status proves a text sent before still current), and its text as the LSP tools read it."""
 
 import errno
 import os
 import stat
-import time
-from dataclasses import dataclass
 
-from kairox._util._realpath import resolved_by_kernel
-from kairox.lsp._text import split_lines
-
-SETTLE_NS = 2_000_000_000
-"""How long a file's status must have been quiet before it is trusted to show the next write: more than the
-coarsest time stamps (a second or two) and a little clock skew between a file server and this host."""
-
-_KEPT_FILES = 64
-"""Files whose text :class:`DiskTexts` keeps (the oldest read goes first)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FileState:
-    """A file's status when it was looked at; ``settled`` when no write since then can keep the same status."""
-
-    key: tuple[int, int, int, int, int]
-    settled: bool
-    regular: bool
-
-    def same_file_as(self, later: "FileState") -> bool:
-        """Whether a text read after this status was taken is still the file's text at ``later``."""
-        return self.settled and self.key == later.key
-
-
-def _state(st: os.stat_result, now: int, settle_ns: int) -> FileState:
-    changed = max(st.st_mtime_ns, st.st_ctime_ns)
-    return FileState(
-        key=(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns),
-        settled=now - changed >= settle_ns,
-        regular=stat.S_ISREG(st.st_mode),
-    )
-
-
-def file_state(path: str, *, settle_ns: int = SETTLE_NS) -> FileState:
-    """The status of ``path`` (symlinks followed); raises ``OSError`` as ``os.stat`` does."""
-    # the clock is read before the status: a write after it would be stamped at this time or later
-    now = time.time_ns()
-    return _state(os.stat(path), now, settle_ns)
+from kairox._util._filestate import SETTLE_NS, FileState, file_state
 
 
 def locate(path: str, *, settle_ns: int = SETTLE_NS) -> tuple[str, FileState]:
     """``os.path.realpath(path)`` and the :class:`FileState` of the file it names, taken together; raises
     ``OSError`` as ``os.stat`` does when there is no such file."""
-    now = time.time_ns()
-    resolved = resolved_by_kernel(path)
-    if resolved is not None:
-        return resolved[0], _state(resolved[1], now, settle_ns)
     real = os.path.realpath(path)
     return real, file_state(real, settle_ns=settle_ns)
 
@@ -87,50 +38,12 @@ def read_text(path: str) -> str:
         os.close(fd)
 
 
-@dataclass(slots=True)
-class _Kept:
-    state: FileState
-    text: str
-    lines: list[str] | None = None
+def disk_text(path: str) -> str:
+    """:func:`read_text`, or '' when the file cannot be read."""
+    try:
+        return read_text(path)
+    except (OSError, ValueError):  # a file that cannot be read, or a name no file can have
+        return ""
 
 
-class DiskTexts:
-    """Texts (and their lines) of files as on disk, each read again when its :class:`FileState` changed or was
-    not yet settled; a file that cannot be read is an empty text, kept for nothing."""
-
-    def __init__(self, *, limit: int = _KEPT_FILES, settle_ns: int = SETTLE_NS) -> None:
-        self._limit = limit
-        self._settle_ns = settle_ns
-        self._kept: dict[str, _Kept] = {}
-        self.reads = 0
-        """How many times a file was read (what a test of the cache looks at)."""
-
-    def _entry(self, path: str) -> _Kept | None:
-        try:
-            state = file_state(path, settle_ns=self._settle_ns)
-            kept = self._kept.get(path)
-            if kept is not None and kept.state.same_file_as(state):
-                return kept
-            self.reads += 1
-            kept = _Kept(state=state, text=read_text(path))
-        except (OSError, ValueError):  # a file that cannot be read, or a name no file can have
-            self._kept.pop(path, None)
-            return None
-        self._kept.pop(path, None)
-        self._kept[path] = kept
-        if len(self._kept) > self._limit:
-            del self._kept[next(iter(self._kept))]
-        return kept
-
-    def text(self, path: str) -> str:
-        kept = self._entry(path)
-        return "" if kept is None else kept.text
-
-    def lines(self, path: str) -> list[str]:
-        """The file's lines as LSP counts them (shared: do not change the list)."""
-        kept = self._entry(path)
-        if kept is None:
-            return []
-        if kept.lines is None:
-            kept.lines = split_lines(kept.text)
-        return kept.lines
+__all__ = ["MAX_TEXT_BYTES", "SETTLE_NS", "FileState", "disk_text", "file_state", "locate", "read_text"]

@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from kairox._rpc import RpcError, RpcResponseError, usable_servers
-from kairox._util import JsonObject, real_path
+from kairox._util import JsonObject
 from kairox.config import LspServerConfig
 from kairox.errors import ToolCallError
 from kairox.events import EventSink, NullSink
@@ -46,7 +46,7 @@ different tools each see their own."""
 def _refusal(path: Path) -> str | None:
     """Why the call's read rules forbid ``path``, or None (also None when no rule applies)."""
     unreadable = _UNREADABLE.get()
-    return None if unreadable is None else unreadable(Path(real_path(str(path))))
+    return None if unreadable is None else unreadable(Path(os.path.realpath(str(path))))
 
 
 def _readable_uri(item: Any, files: render.Files | None = None) -> bool:
@@ -60,7 +60,7 @@ def _readable_uri(item: Any, files: render.Files | None = None) -> bool:
     if not isinstance(uri, str):
         return True
     # the file the rules judge is the one the answer is rendered from: ``files`` resolves each path once
-    real = files.real(uri) if files is not None else real_path(str(uri_to_path(uri)))
+    real = files.real(uri) if files is not None else os.path.realpath(str(uri_to_path(uri)))
     return unreadable(Path(real)) is None
 
 
@@ -95,6 +95,13 @@ _RELIST_AFTER = 30.0
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build", "target"})
 """Folders whose files are not the project's own (dependencies, build output); hidden folders are skipped too."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def server_log(log_dir: Path, name: str) -> Path:
+    """The log of language server ``name``: its stderr, and how it ended each time it did."""
+    return log_dir / f"lsp-{_SAFE_NAME.sub('_', name)}.log"
+
+
 """Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
 _ROUTES_KEPT = 4096
 """Resolved paths whose server :meth:`LspToolProvider._file_server` remembers."""
@@ -166,7 +173,7 @@ class LspToolProvider(ToolProvider):
                 workspace=self.workspace,
                 events=self.events,
                 host_env=host_env,
-                stderr_log=log_dir / f"lsp-{_SAFE_NAME.sub('_', name)}.log" if log_dir else None,
+                stderr_log=server_log(log_dir, name) if log_dir else None,
                 base_dir=base_dirs.get(name),
                 confinement=confine(name, config),
             )
@@ -379,7 +386,7 @@ class LspToolProvider(ToolProvider):
             client = await server.ensure_running()
             path = file.path if file else None
             found = await resolve_symbol(client, symbol, path, readable=lambda p: _refusal(p) is None)
-            real = real_path(str(uri_to_path(found.uri)))
+            real = os.path.realpath(str(uri_to_path(found.uri)))
             self._check_readable(real)
             document = await client.sync_file(real, file_state(real))
             return _Target(server, client, document, {"line": found.line, "character": found.character})
@@ -616,7 +623,7 @@ class LspToolProvider(ToolProvider):
         gap = await self._cross_file(target.server, target.client)
         edit = await target.client.request("textDocument/rename", {**target.params, "newName": new_name})
         for uri in _edited_uris(edit):
-            self._check_readable(real_path(str(uri_to_path(uri))))
+            self._check_readable(os.path.realpath(str(uri_to_path(uri))))
         files = render.rename_preview(target.client, edit)
         lines = render.rename_lines(files)
         structured: JsonObject = {"new_name": new_name, "files": files, "applied": False}

@@ -2,10 +2,11 @@
 1-based lines and character columns."""
 
 import difflib
+import os
 import re
 from typing import Any
 
-from kairox._util import JsonObject, json_dict, json_int, json_list, real_path
+from kairox._util import JsonObject, json_dict, json_int, json_list
 from kairox.lsp._client import LspClient
 from kairox.lsp._symbols import FoundSymbol
 from kairox.lsp._text import shown_real, split_lines, to_model_column, uri_to_path
@@ -35,7 +36,7 @@ class Files:
         """The file ``uri`` names, symlinks resolved."""
         real = self._real.get(uri)
         if real is None:
-            real = self._real[uri] = real_path(str(uri_to_path(uri)))
+            real = self._real[uri] = os.path.realpath(str(uri_to_path(uri)))
         return real
 
     def shown(self, uri: str) -> str:

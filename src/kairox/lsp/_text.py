@@ -16,13 +16,11 @@ def path_to_uri(path: Path) -> str:
     return real_path_uri(str(path.resolve()))
 
 
-@functools.lru_cache(maxsize=1024)
 def real_path_uri(real: str) -> str:
     """The ``file:`` URI of a path whose symlinks are already resolved."""
     return "file://" + quote(real.replace("\\", "/"), safe="/:")
 
 
-@functools.lru_cache(maxsize=1024)
 def uri_to_path(uri: str) -> Path:
     """The file a ``file:`` URI names. A NUL byte (``%00``), which no file name can hold, becomes U+FFFD, so a
     server's bad URI names a file that does not exist instead of breaking every ``Path`` call on it."""

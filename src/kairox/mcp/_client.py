@@ -19,7 +19,7 @@ from typing import Any, Self
 import anyio
 import anyio.abc
 
-from kairox._rpc import ServerStatus, start_host_guard
+from kairox._rpc import ServerStatus
 from kairox._rpc._supervisor import Ready, ServerLifecycle, until_first
 from kairox._util import JsonObject
 from kairox.config import McpServerConfig
@@ -117,8 +117,6 @@ class McpClient(ServerLifecycle[McpConnection]):
         base_dir: Path | None = None,
         confinement: ServerConfinement | None = None,
     ) -> None:
-        if config.transport == "stdio":
-            start_host_guard()  # it boots while the rest of the start runs, so the server's spawn does not wait
         super().__init__(events=events, stop_wait=config.startup_timeout_sec + _BACKOFF_MAX_SEC)
         self.name = name
         self.config = config

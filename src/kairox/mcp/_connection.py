@@ -114,7 +114,7 @@ async def open_stdio(
         stderr_log=log_path,
         stderr_limit=STDERR_LIMIT,
         stop_timeout=STARTUP_STOP_TIMEOUT_SEC,
-        guarded=True,
+        guarded=not started.confined,  # bubblewrap (--die-with-parent, own pid namespace) is the guard then
         stdin_grace=0.0,
         scrub_stderr=scrub,
     )

@@ -130,7 +130,15 @@ def server_confiner(
         if profile is None:
             base = known.base_dir if known is not None else workspace
             profile = server_profile(
-                "mcp_servers", name, config, layer="added", where=None, base_dir=base, workspace=workspace, home=root
+                "mcp_servers",
+                name,
+                config,
+                layer="added",
+                where=None,
+                base_dir=base,
+                workspace=workspace,
+                home=root,
+                session_domains=sandbox.allowed_domains,
             )
         return ServerConfinement(profile=profile, sandbox=sandbox, home=root, workspace=workspace)
 

@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kairox._util import open_private, private_folder
+from kairox._util._filestate import FileMemo
 from kairox.config import McpServerConfig
 from kairox.mcp._content import McpResource, McpTool
 from kairox.mcp._files import server_file_stem
@@ -64,10 +66,24 @@ def _tool(raw: dict[str, Any]) -> McpTool:
     return McpTool(**{**raw, "annotations": ToolAnnotations(**(raw.get("annotations") or {}))})
 
 
-_READ: dict[Path, tuple[tuple[int, int, int], CachedLists]] = {}
-"""Entries read by this process, by file and its stamp (mtime, size, inode): a process that opens many sessions
-(the GUI's hub, a bench) parses each file once; a rewritten file has another stamp and is read again."""
-_READ_MAX = 512
+_READ: FileMemo[CachedLists | None] = FileMemo(limit=512)
+"""Entries read by this process, while their file is unchanged: a process that opens many sessions (the GUI's hub,
+``kairox serve``) parses each file once."""
+
+
+def _parse(path: Path) -> CachedLists | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("schema") != SCHEMA:
+            return None
+        return CachedLists(
+            tools=tuple(_tool(t) for t in data["tools"]),
+            resources=tuple(McpResource(**r) for r in data.get("resources", [])),
+            prompts=tuple(str(p) for p in data.get("prompts", [])),
+            server_info=data.get("server_info"),
+        )
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _text_of(path: Path) -> str | None:
@@ -87,26 +103,9 @@ class ToolListCache:
     def load(self, name: str, config: McpServerConfig) -> CachedLists | None:
         path = self.path(name, config)
         try:
-            stat = path.stat()
-            stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-            known = _READ.get(path)
-            if known is not None and known[0] == stamp:
-                return known[1]  # the same file as read before in this process: the same (immutable) lists
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if data.get("schema") != SCHEMA:
-                return None
-            lists = CachedLists(
-                tools=tuple(_tool(t) for t in data["tools"]),
-                resources=tuple(McpResource(**r) for r in data.get("resources", [])),
-                prompts=tuple(str(p) for p in data.get("prompts", [])),
-                server_info=data.get("server_info"),
-            )
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return _READ.get(path, str(path), lambda _: _parse(path))
+        except (OSError, ValueError):
             return None
-        if len(_READ) >= _READ_MAX:
-            _READ.clear()
-        _READ[path] = (stamp, lists)
-        return lists
 
     def save(self, name: str, config: McpServerConfig, lists: CachedLists) -> None:
         """Write the entry whole (temporary file, then rename); a home that cannot be written only costs the
@@ -123,11 +122,12 @@ class ToolListCache:
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         text = json.dumps(body, ensure_ascii=False, default=str)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
             # the same lists as the entry holds (a start of an unchanged server): the file is left as it is, so
             # what this process read of it stays good (``_READ``) and the next session need not parse it again
             if _text_of(path) != text:
-                temporary.write_text(text, encoding="utf-8")
+                with open_private(temporary, "w", encoding="utf-8") as handle:
+                    handle.write(text)
                 os.replace(temporary, path)
             # entries of this server under an older configuration are dead: keep the folder small
             mine = re.compile(re.escape(server_file_stem(name)) + r"-[0-9a-f]{16}\.json")

@@ -18,6 +18,7 @@ from kairox.plugins._compat import (
     current_platform,
     probe_program,
 )
+from kairox.plugins._contents import expand_plugin_values
 from kairox.plugins._discovery import (
     PluginSet,
     ResolvedLike,
@@ -132,6 +133,7 @@ __all__ = [
     "discover_from_resolved",
     "discover_plugins",
     "expand_plugin_root",
+    "expand_plugin_values",
     "find_manifests",
     "find_marketplace_file",
     "forget_plugin",

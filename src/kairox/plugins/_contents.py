@@ -98,13 +98,14 @@ def _climbing(raw: dict[str, Any], root: Path) -> str | None:
     return None
 
 
-def _expand(value: Any, root: Path) -> Any:
+def expand_plugin_values(value: Any, root: Path) -> Any:
+    """``${KAIROX_PLUGIN_ROOT}`` expanded in every string of ``value`` (a server entry)."""
     if isinstance(value, str):
         return expand_plugin_root(value, root)
     if isinstance(value, list):
-        return [_expand(v, root) for v in value]
+        return [expand_plugin_values(v, root) for v in value]
     if isinstance(value, dict):
-        return {k: _expand(v, root) for k, v in value.items()}
+        return {k: expand_plugin_values(v, root) for k, v in value.items()}
     return value
 
 
@@ -145,7 +146,7 @@ def mcp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
             diagnostics.append(ExtensionLoadFailure(kind="mcp_server", name=name, reason=climbing, source=source))
             continue
         fields: dict[str, Any] = {}
-        for key, value in _expand(raw, root).items():
+        for key, value in expand_plugin_values(raw, root).items():
             key = _MCP_RENAMES.get(key, key)
             if key == "type":
                 value = _MCP_TYPES.get(value, value)
@@ -212,7 +213,7 @@ def lsp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
         if climbing:
             diagnostics.append(ExtensionLoadFailure(kind="lsp_server", name=name, reason=climbing, source=source))
             continue
-        raw = _expand(raw, root)
+        raw = expand_plugin_values(raw, root)
         fields: dict[str, Any] = {
             k: raw[k]
             for k in ("command", "args", "env", "languages", "file_patterns", "settings", "enabled")

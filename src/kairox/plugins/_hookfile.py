@@ -24,6 +24,8 @@ HOOK_EVENTS = (
     "pre_tool_use",
     "post_tool_use",
     "pre_compact",
+    "subagent_start",
+    "subagent_stop",
 )
 
 EVENT_ALIASES = {
@@ -44,6 +46,8 @@ EVENT_ALIASES = {
     "PostTurn": "post_turn",
     "PreCompact": "pre_compact",
     "preCompact": "pre_compact",
+    "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
 }
 """Claude Code's (and camelCase) event names; ``Stop`` fires when a turn ends."""
 

@@ -309,8 +309,17 @@ class Marketplaces:
         _copy_tree(origin, staging, self.progress, label)
         return None
 
-    def install(self, plugin: str, marketplace: str | None = None, *, keep_settings: bool = False) -> InstallResult:
-        """Install (or reinstall) ``plugin``; compatible plugins are enabled, incompatible ones stay disabled."""
+    def install(
+        self,
+        plugin: str,
+        marketplace: str | None = None,
+        *,
+        confirm: Callable[[InstallRequest], bool] | None = None,
+        keep_settings: bool = False,
+    ) -> InstallResult:
+        """Install (or reinstall) ``plugin``; compatible plugins are enabled, incompatible ones stay disabled.
+        ``confirm`` is asked, as for a folder or URL, with the loaded plugin and its final folder before it is moved
+        in (an update of an installed plugin passes none)."""
         market, entry = self.find(plugin, marketplace)
         stage_root = self.home / "plugins" / market.name / entry.name
         stage_root.mkdir(parents=True, exist_ok=True)
@@ -331,6 +340,10 @@ class Marketplaces:
             loaded = self._load_staged(staging, f"plugin {entry.name!r} from {market.name}")
             # the manifest's version first: it is what `plugins list` shows, so folder, record and list agree
             version = loaded.version or entry.version or commit or "0.0.0"
+            source = f"{entry.source.describe()} (marketplace {market.name})"
+            request = InstallRequest(plugin=loaded, path=stage_root / _folder_name(version), source=source)
+            if confirm is not None and not confirm(request):
+                raise PluginInstallDeniedError(f"installing {loaded.name!r} into {request.path} was not approved")
             final = self._move_in(staging, stage_root, version)
         finally:
             if staging.exists():

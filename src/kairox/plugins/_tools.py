@@ -68,6 +68,7 @@ def narrowed_sandbox(sandbox: SandboxSettings, permissions: PluginPermissions) -
         sandbox,
         mode=narrower_sandbox(sandbox.mode, permissions.sandbox_policy),
         network_access=sandbox.network_access and permissions.network_access is not False,
+        allowed_domains=None if permissions.network_access is False else sandbox.allowed_domains,
     )
 
 

@@ -44,6 +44,18 @@ class GrantOption:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class PathTarget:
+    """A path a call names and the file it reaches: what a person approves is the target, not the name."""
+
+    written: str
+    """The path as the call names it (``summary.txt``)."""
+    target: str
+    """The file it reaches, ``..`` folded and links followed: what is read or written (``/home/me/.bashrc``)."""
+    linked: bool
+    """The name leads elsewhere through a link: the target is not the place the name says."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ApprovalRequest:
     tool: str
     arguments: JsonObject = field(default_factory=dict)
@@ -63,10 +75,19 @@ class ApprovalRequest:
     explicit ask rules and hooks ask every time)."""
     layers: tuple[RuleLayer, ...] = ()
     """Layers an "always" answer may write to; empty when "always" is not offered."""
+    targets: tuple[PathTarget, ...] = ()
+    """Every path the call names, with the file it reaches; show ``linked`` ones by their target."""
+    agent: str | None = None
+    """The subagent whose call this is (its ``task`` name); None for the session's own calls."""
     unsandboxed: bool = False
     """Approving runs the call again without the OS sandbox (``on_failure``): it may then write what the sandbox
     keeps read-only (``.git/hooks``, project configuration), so an approver that never approves such writes
     (``--yes``) refuses it."""
+
+    @property
+    def linked(self) -> tuple[PathTarget, ...]:
+        """The paths whose name leads elsewhere (a link): a front end shows what they reach."""
+        return tuple(t for t in self.targets if t.linked)
 
     @property
     def session_allowed(self) -> bool:
@@ -87,14 +108,16 @@ class ApprovalAnswer:
     """For ``SESSION``/``ALWAYS``: the rule of the chosen :class:`GrantOption`; None picks the first offered."""
     layer: RuleLayer = RuleLayer.USER
     """For ``ALWAYS``: the config layer the allow rule is written to."""
+    whole_session: bool = False
+    """For ``SESSION`` of a subagent's call: the grant holds for the whole session, not only that subagent."""
 
     @classmethod
     def allow_once(cls) -> "ApprovalAnswer":
         return cls(approved=True, scope=ApprovalScope.ONCE)
 
     @classmethod
-    def allow_session(cls, grant: str | None = None) -> "ApprovalAnswer":
-        return cls(approved=True, scope=ApprovalScope.SESSION, grant=grant)
+    def allow_session(cls, grant: str | None = None, *, whole_session: bool = False) -> "ApprovalAnswer":
+        return cls(approved=True, scope=ApprovalScope.SESSION, grant=grant, whole_session=whole_session)
 
     @classmethod
     def allow_always(cls, grant: str | None = None, *, layer: RuleLayer = RuleLayer.USER) -> "ApprovalAnswer":

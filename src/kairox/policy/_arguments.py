@@ -83,9 +83,6 @@ def _normal(key: str) -> str:
     return key.lower().replace("_", "").replace("-", "")
 
 
-_KEYS: dict[str, int] = {}
-"""Argument names already classified (``_key_kind``): a tool is called with the same few names again and again."""
-_KEYS_LIMIT = 4096
 _PLAIN, _PATH, _URI = 0, 1, 2
 
 
@@ -96,14 +93,8 @@ def _is_path_name(key: str) -> bool:
 
 def _key_kind(key: str) -> int:
     """Whether a string under this name is a path (``_PATH``), a URI field (``_URI``) or anything else."""
-    kind = _KEYS.get(key)
-    if kind is None:
-        name = _normal(key)
-        kind = _URI if name in _URI_NAMES else _PATH if _is_path_name(key) else _PLAIN
-        if len(_KEYS) >= _KEYS_LIMIT:
-            _KEYS.clear()
-        _KEYS[key] = kind
-    return kind
+    name = _normal(key)
+    return _URI if name in _URI_NAMES else _PATH if _is_path_name(key) else _PLAIN
 
 
 def _is_file_uri(text: str) -> bool:

@@ -13,12 +13,14 @@ know of files comes from the host (``PolicySettings.host``).
 
 import fnmatch
 import functools
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, Severity
+from kairox.policy._approval import PathTarget
 from kairox.policy._arguments import LIMITS, scan_path_arguments
 from kairox.policy._command_glob import allow_matches
 from kairox.policy._decision import Decision, DecisionSource, Verdict
@@ -146,28 +148,44 @@ class PolicyEngine:
 
     def refuses_reads(self, spec: ToolSpec) -> bool:
         """Whether any deny or ask rule could keep ``spec`` from reading a file (else no read filter is needed)."""
-        rules = self._candidates(spec)
-        return any(
-            r.specifier is not None and not r.arguments and (r in rules[action] or r.tool == "fs.read")
-            for action in (RuleAction.DENY, RuleAction.ASK)
-            for r in self._rules[action]
+        return any(rule.specifier is not None and not rule.arguments for rule in self._reading_rules(spec))
+
+    def read_refusal(self, spec: ToolSpec, path: Path, *, approved: frozenset[RuleRef] = frozenset()) -> RuleRef | None:
+        """The deny or ask rule that keeps ``spec`` from reading ``path``, a file it met inside a folder it was
+        allowed to read (a search or a listing must not show what ``fs.read`` may not), or the file it reads to
+        rewrite it. ``approved``: the ask rules the person answered for this call, which no longer refuse it."""
+        for rule in self._reading_rules(spec):
+            if (
+                rule.specifier is not None
+                and not rule.arguments
+                and rule.ref not in approved
+                and self._path_pattern(rule.specifier).matches(path, any_part=True)
+            ):
+                return rule.ref
+        return None
+
+    def approved_rules(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> frozenset[RuleRef]:
+        """The ask rules that a person's yes to this call answers: every one that covers the call itself (each
+        would have asked the same question). Deny rules are never answered."""
+        facts = self._facts(spec, arguments)
+        return frozenset(
+            rule.ref
+            for rule in self._candidates(spec)[RuleAction.ASK]
+            if self._covers(rule, spec, facts, for_allow=False)
         )
 
-    def read_refusal(self, spec: ToolSpec, path: Path) -> RuleRef | None:
-        """The deny or ask rule that keeps ``spec`` from reading ``path``, a file it met inside a folder it was
-        allowed to read (a search or a listing must not show what ``fs.read`` may not)."""
-        rules = self._candidates(spec)
+    def _reading_rules(self, spec: ToolSpec) -> tuple[ParsedRule, ...]:
+        """The deny, then ask, rules on reading that hold for what ``spec`` reads: every rule on reading files
+        (`fs.read(secrets/**)`) whatever the tool, and for a tool that only reads, its own rules too. A tool that
+        reads on behalf of a write or a run (fs.edit reads what it rewrites) is held to the rules on reading only:
+        its own ask rule asks about the write, and is no refusal to read."""
+        own = self._candidates(spec)
+        reads_only = spec.permission.access is Access.READ
+        found: list[ParsedRule] = []
         for action in (RuleAction.DENY, RuleAction.ASK):
-            # the tool's own rules, and every rule on reading files (`fs.read(secrets/**)`) whatever the tool
             reading = [r for r in self._rules[action] if r.tool == "fs.read"]
-            for rule in dict.fromkeys([*rules[action], *reading]):
-                if (
-                    rule.specifier is not None
-                    and not rule.arguments
-                    and self._path_pattern(rule.specifier).matches(path, any_part=True)
-                ):
-                    return rule.ref
-        return None
+            found.extend(dict.fromkeys([*(own[action] if reads_only else ()), *reading]))
+        return tuple(found)
 
     def reads_elsewhere(self) -> Callable[[Path], str | None] | None:
         """For one call of a tool that reads files itself: why a file no rule names must not be read (another name
@@ -203,6 +221,24 @@ class PolicyEngine:
         if isinstance(cwd, str) and cwd.strip():
             paths += (self.settings.resolved(cwd),)
         return paths
+
+    def path_targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[PathTarget, ...]:
+        """Each path the call's path arguments name, with the file it reaches (links followed), so a person
+        approving a write to ``summary.txt`` sees that it writes ``~/.bashrc`` through a link."""
+        settings = self.settings
+        found: list[PathTarget] = []
+        for name in spec.permission.path_args:
+            value = arguments.get(name)
+            for written in value if isinstance(value, list) else [value]:
+                if not isinstance(written, str) or not written.strip():
+                    continue
+                target = settings.resolved(written)
+                text = written.strip()
+                home = str(settings.home)
+                plain = text.replace("~", home, 1) if text == "~" or text.startswith("~/") else text
+                folded = os.path.normpath(plain if plain.startswith("/") else f"{settings.workspace}/{plain}")
+                found.append(PathTarget(written=written, target=str(target), linked=str(target) != folded))
+        return tuple(found)
 
     def describe_rule(self, spec: ToolSpec, pattern: str) -> str | None:
         """What an allow rule would let through, in words; None for a blank cheque on a command tool."""

@@ -3,7 +3,6 @@
 import enum
 from dataclasses import dataclass
 
-from kairox._util import quick_init
 from kairox.policy._rules import RuleRef
 
 
@@ -29,7 +28,6 @@ class DecisionSource(enum.StrEnum):
     """The tool is disabled or hidden."""
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Decision:
     verdict: Verdict

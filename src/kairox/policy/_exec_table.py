@@ -285,6 +285,9 @@ TABLE: dict[str, Runs] = {
     "at": _r(always="at runs commands read from its input or a file"),
     "batch": _r(always="batch runs commands read from its input or a file"),
     "crontab": _r(always="crontab installs commands that cron runs later"),
+    "run-parts": _r(always="run-parts runs every program in the folder it is given, which the rules cannot read"),
+    # a command line after an option, run with an environment of its own
+    "dpkg-architecture": _r(rest="-c --command"),
     "tmux": _r(always="tmux runs commands in a terminal server, given in forms the rules do not read"),
     "screen": _r(always="screen runs commands in a terminal session, given in forms the rules do not read"),
 }

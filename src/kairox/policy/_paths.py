@@ -11,6 +11,7 @@ from kairox._util._pathglob import PathPattern, glob_match, glob_regex, is_withi
 from kairox.policy._host import HostFacts, host_files
 from kairox.tools import PROTECTED_DIRS as _SANDBOX_PROTECTED_DIRS
 from kairox.tools import PROTECTED_FILES as _SANDBOX_PROTECTED_FILES
+from kairox.tools import SHELL_RC_FILES
 
 __all__ = [
     "PROTECTED_DIRS",
@@ -31,26 +32,6 @@ PROTECTED_DIRS = _SANDBOX_PROTECTED_DIRS
 """Folders whose contents are always asked about before a write, wherever they are: the repository, Kairox's
 and other hosts' project folders (``.kairox``, ``.claude``, ``.codex``, ``.agents``) and plugin manifest folders.
 The same list the sandbox keeps read-only."""
-SHELL_RC_FILES = frozenset(
-    {
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zshenv",
-        ".zprofile",
-        ".zlogin",
-        ".zlogout",
-        ".kshrc",
-        ".cshrc",
-        ".tcshrc",
-        ".inputrc",
-        "config.fish",
-    }
-)
-"""Start-up files of shells: a write there runs code in every future terminal."""
 PROTECTED_FILES = _SANDBOX_PROTECTED_FILES
 """Project configuration (``kairox.toml``, ``.mcp.json``) and a plugin's ``hooks.json`` and ``.lsp.json``: a write
 there changes what later sessions of a trusted workspace may do."""

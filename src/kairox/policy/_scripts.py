@@ -79,7 +79,7 @@ def _look(
                     script, name in SHELLS, found, changing=changing, moves=moves, cwd=cwd, roots=roots, depth=depth
                 )
             if program_key(name) == "python":
-                _module(words, found, cwd=cwd)
+                _module(words, found, cwd=cwd, changing=changing)
         if "/" in head:
             _program(head, words, found, changing=changing, moves=moves, cwd=cwd, roots=roots, depth=depth)
 
@@ -216,8 +216,9 @@ def _program(
         found.load(f"the program {head} is started from a writable folder, so its name does not say what it runs", head)
 
 
-def _module(words: list[str], found: _Found, *, cwd: Path) -> None:
-    """``python3 -m NAME``: the working folder comes first on the module path, so a ``NAME.py`` there runs instead."""
+def _module(words: list[str], found: _Found, *, cwd: Path, changing: bool) -> None:
+    """``python3 -m NAME``: the working folder comes first on the module path, so a ``NAME.py`` there runs instead,
+    one the line's other commands may write first included (``printf ... > x.py; python3 -m x``)."""
     index = 1
     while index < len(words):
         word = words[index]
@@ -233,6 +234,11 @@ def _module(words: list[str], found: _Found, *, cwd: Path) -> None:
             if top and found.host.has_module(cwd, top):
                 found.load(
                     f"{words[0]} -m {module} finds {top} in the working folder first, code the rules cannot read", "-m"
+                )
+            elif top and changing:
+                found.load(
+                    f"other commands of the line may write {top}.py, which {words[0]} -m {module} would run first",
+                    "-m",
                 )
             return
         index += 1

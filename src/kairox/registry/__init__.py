@@ -20,7 +20,7 @@ from kairox.registry._events import (
     event_arguments,
 )
 from kairox.registry._factory import build_registry, registry_settings, user_layer_writer
-from kairox.registry._registry import RegistrySettings, ToolRegistry, renamed_diagnostic
+from kairox.registry._registry import CALL_APPROVALS, RegistrySettings, ToolRegistry, renamed_diagnostic
 from kairox.registry._search import (
     TOOL_FIELDS,
     TOOL_SEARCH,
@@ -33,6 +33,7 @@ from kairox.registry._search import (
 )
 
 __all__ = [
+    "CALL_APPROVALS",
     "TOOL_FIELDS",
     "TOOL_SEARCH",
     "ModelProvider",

@@ -99,14 +99,26 @@ class SessionApprovals:
     per client session to ``ToolRegistry.call``.
     """
 
-    def __init__(self, approver: Approver, *, persist_rule: PersistRule | None, emit: Callable[[Event], None]) -> None:
+    def __init__(
+        self,
+        approver: Approver,
+        *,
+        persist_rule: PersistRule | None,
+        emit: Callable[[Event], None],
+        parent: "SessionApprovals | None" = None,
+    ) -> None:
         self.approver = approver
         self.persist_rule = persist_rule
         self._emit = emit
+        self.parent = parent
+        """A subagent's grants: the session's (``parent``) answer its calls too, and a grant its person gives for
+        the whole session goes there; its own end with it."""
         self.grants: list[_Grant] = []
         self.diagnostics: list[Diagnostic] = []
 
     def granted(self, spec: ToolSpec, arguments: JsonObject, engine: PolicyEngine) -> _Grant | None:
+        if self.parent is not None and (found := self.parent.granted(spec, arguments, engine)) is not None:
+            return found
         fingerprint = spec.fingerprint()
         key: str | None = None
         for grant in self.grants:
@@ -142,6 +154,7 @@ class SessionApprovals:
             command=command,
             grants=tuple(options),
             layers=self._layers() if persist_options else (),
+            targets=engine.path_targets(spec, arguments),
         )
 
     def _layers(self) -> tuple[RuleLayer, ...]:
@@ -177,7 +190,9 @@ class SessionApprovals:
             option = _chosen(request, answer)
             if option is not None:  # a grant the request did not offer is never given: the answer counts once
                 scope = answer.scope
-                self._remember(spec, arguments, option, engine)
+                wide = answer.whole_session or answer.scope is ApprovalScope.ALWAYS
+                keeper = self.parent if wide and self.parent is not None else self
+                keeper._remember(spec, arguments, option, engine)
                 if answer.scope is ApprovalScope.ALWAYS:
                     if option.persistable and answer.layer in request.layers:
                         persisted = self._persist(option.rule, answer.layer)
@@ -245,6 +260,7 @@ class SessionApprovals:
             source=str(decision.source),
             command=engine.command_line(spec, arguments),
             unsandboxed=True,
+            targets=engine.path_targets(spec, arguments),
         )
         try:
             answer = await (approver or self.approver).request_approval(request)

@@ -1,34 +1,14 @@
 """Events of the gate (R7): every call is requested, decided, and finished."""
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kairox._util import JsonObject, quick_init
+from kairox._util import JsonObject
 from kairox.config import REDACTED, is_secret_key
 from kairox.events import Event
 from kairox.policy import Decision
 
 EVENT_STRING_LIMIT = 2_000
-
-
-@functools.lru_cache(maxsize=4096)
-def _secret(name: str) -> bool:
-    return is_secret_key(name)
-
-
-_PLAIN_NAMES: dict[str, bool] = {}
-"""Argument names known not to look like credentials (most calls use the same few names)."""
-
-
-def _plain_name(name: str) -> bool:
-    known = _PLAIN_NAMES.get(name)
-    if known is None:
-        known = not is_secret_key(name)
-        if len(_PLAIN_NAMES) >= 4096:
-            _PLAIN_NAMES.clear()
-        _PLAIN_NAMES[name] = known
-    return known
 
 
 _SCALARS = (int, float, bool, type(None))
@@ -40,7 +20,7 @@ def event_arguments(arguments: JsonObject) -> JsonObject:
     for key, value in arguments.items():  # the usual call: short strings and numbers under plain names
         kind = type(value)
         if kind is str:
-            if len(value) > EVENT_STRING_LIMIT or (value and not _plain_name(key)):
+            if len(value) > EVENT_STRING_LIMIT or (value and is_secret_key(key)):
                 break
         elif kind not in _SCALARS:
             break
@@ -55,7 +35,9 @@ def event_arguments(arguments: JsonObject) -> JsonObject:
                 else value[:EVENT_STRING_LIMIT] + f"… ({len(value)} characters)"
             )
         if isinstance(value, dict):
-            return {k: REDACTED if isinstance(v, str) and v and _secret(str(k)) else cut(v) for k, v in value.items()}
+            return {
+                k: REDACTED if isinstance(v, str) and v and is_secret_key(str(k)) else cut(v) for k, v in value.items()
+            }
         if isinstance(value, list):
             return [cut(v) for v in value]
         return value
@@ -63,7 +45,6 @@ def event_arguments(arguments: JsonObject) -> JsonObject:
     return dict(cut(arguments))
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallRequested(Event):
     call_id: str
@@ -72,7 +53,6 @@ class ToolCallRequested(Event):
     """Long strings are cut to a preview (``event_arguments``)."""
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallDecided(Event):
     """The policy's (or the person's) verdict, with the rule that decided and where it was written."""
@@ -101,7 +81,6 @@ class ToolCallApprovalAnswered(Event):
     """The allow rule written to the user layer after an "always" answer."""
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCallFinished(Event):
     kind: ClassVar[str] = "tool.call.finished"

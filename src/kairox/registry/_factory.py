@@ -1,5 +1,6 @@
 """Building a registry from the resolved configuration, with the built-in tools in it."""
 
+import dataclasses
 from pathlib import Path
 
 from kairox.config import Layer, ResolvedConfig, TrustStore, append_value
@@ -7,6 +8,7 @@ from kairox.events import EventSink
 from kairox.policy import Approver, PolicySettings, RuleLayer, read_mask, resolve_path
 from kairox.registry._approvals import PersistRule, RuleWriter
 from kairox.registry._registry import RegistrySettings, ToolRegistry
+from kairox.sandbox import shared_egress
 from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks
 
 
@@ -23,12 +25,17 @@ def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None
         sockets_base=resolved.base_dir("policy.allow_unix_sockets"),
         own_dirs=(resolved.home,),
     )
+    # [sandbox] network, when set, says what policy.network_access says otherwise
+    network = config.sandbox.network or ("on" if config.policy.network_access else "off")
+    policy = dataclasses.replace(policy, network_access=network == "on")
     # what fs.read rules forbid is hidden from commands (hooks get this sandbox too, not only the registry's tools)
     hidden = read_mask(policy.rules, workspace=policy.workspace, home=policy.home, roots=policy.writable_roots)
     sandbox = SandboxSettings(
         mode=policy.sandbox,
         writable_roots=policy.writable_roots,
         network_access=policy.network_access,
+        allowed_domains=tuple(config.sandbox.allowed_domains) if network == "allowlist" else None,
+        egress=shared_egress,  # a session puts its own proxy here
         allowed_sockets=policy.allowed_sockets,
         hidden=hidden,
     )

@@ -5,6 +5,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from kairox._util import open_private, private_folder
 from kairox.tools import EmbeddedResource, TextContent, ToolResult
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -34,7 +35,7 @@ def cap_output(
     problem = ""
     if spill_dir is not None:
         try:
-            spill_dir.mkdir(parents=True, exist_ok=True)
+            private_folder(spill_dir)
             stamp = time.strftime("%Y%m%d-%H%M%S")
             name = _SAFE.sub("_", f"{stamp}-{tool}-{call_id or 'call'}")[:120]
             spilled = spill_dir / f"{name}.txt"
@@ -42,7 +43,8 @@ def cap_output(
             while spilled.exists():
                 spilled = spill_dir / f"{name}-{counter}.txt"
                 counter += 1
-            spilled.write_text(full, encoding="utf-8")
+            with open_private(spilled, "w", encoding="utf-8") as handle:
+                handle.write(full)
         except OSError as exc:
             spilled, problem = None, f" (it could not be written to {spill_dir}: {exc.strerror or exc})"
     if spilled is not None:

@@ -7,7 +7,9 @@ call (unknown tool, bad arguments, denial, timeout, a provider that raises) come
 """
 
 import asyncio
+import contextvars
 import fnmatch
+import json
 import operator
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +26,7 @@ from kairox.policy import (
     DecisionSource,
     PolicyEngine,
     PolicySettings,
+    RuleRef,
     Verdict,
     starts_sandboxed,
 )
@@ -118,11 +121,8 @@ class _Entry:
 _RANK_AND_ORIGIN = operator.itemgetter(0, 1)
 """The order of ``_rebuild``'s candidates: source rank, then origin (a stable sort keeps each origin's own order)."""
 
-_BY_SCHEMA: dict[int, tuple[JsonObject, ArgumentValidator | None, str | None]] = {}
-"""Validators by the schema object they were built from (held here, so its id cannot be reused while it is a
-key): the tools of a cached list that this process read once share their schema objects across sessions, and
-need not be serialised again to find their validator. A validator depends on its schema alone."""
-_BY_SCHEMA_MAX = 16384
+CALL_APPROVALS: contextvars.ContextVar[SessionApprovals] = contextvars.ContextVar("kairox_call_approvals")
+"""The grants and approver of the call running now: a tool that runs calls of its own (``task``) passes them on."""
 
 
 class ToolRegistry:
@@ -170,6 +170,26 @@ class ToolRegistry:
         self.policy = policy
         self._engines: dict[ApprovalPolicy, PolicyEngine] = {settings.policy.approval: self.policy}
         self._rebuild()
+
+    def narrowed(
+        self,
+        keep: Callable[[ToolSpec], bool],
+        *,
+        approvals: SessionApprovals,
+        hooks: ToolHooks | None,
+        events: EventSink,
+    ) -> "ToolRegistry":
+        """A gate for a subagent: the same settings (rules, sandbox, limits) over the visible tools ``keep`` keeps,
+        served by the same providers, with the subagent's own grants, hooks and events."""
+        child = ToolRegistry(self._settings, approver=approvals.approver, hooks=hooks, events=events)
+        child.approvals = approvals
+        for spec in self.visible_tools():
+            if keep(spec):
+                origin = self._entries[spec.name].provider.origin
+                child._providers[origin] = self._providers[origin]
+                child._specs[origin] = (*child._specs.get(origin, ()), spec)
+        child._rebuild()
+        return child
 
     def session_approvals(self, approver: Approver) -> SessionApprovals:
         """Grants and an approver for one more session sharing this registry (a client of ``kairox serve``)."""
@@ -307,15 +327,7 @@ class ToolRegistry:
         cached = self._validators.get((origin, spec.name))
         if cached is not None and cached[0] is spec:
             return cached[1], cached[2]
-        schema = spec.input_schema
-        known = _BY_SCHEMA.get(id(schema))
-        if known is not None and known[0] is schema:  # the very schema object (a cached list read once per process)
-            validator, unsafe = known[1], known[2]
-        else:
-            validator, unsafe = schema_validator(schema)
-            if len(_BY_SCHEMA) >= _BY_SCHEMA_MAX:
-                _BY_SCHEMA.clear()
-            _BY_SCHEMA[id(schema)] = (schema, validator, unsafe)
+        validator, unsafe = schema_validator(spec.input_schema)
         self._validators[(origin, spec.name)] = (spec, validator, unsafe)
         return validator, unsafe
 
@@ -411,15 +423,28 @@ class ToolRegistry:
         self,
         provider: ModelProvider | str,
         wire: str,
-        arguments: JsonObject,
+        arguments: JsonObject | str | None,
         *,
         call_id: str = "",
         approval: ApprovalPolicy | None = None,
         approvals: SessionApprovals | None = None,
     ) -> ToolResult:
-        """A call as a model sent it: the wire name mapped back, and (OpenAI strict) the nulls of optional
-        properties it had to send removed, then through the gate like any call."""
+        """A call as a model sent it: the wire name mapped back, the arguments as they came (an object, the JSON
+        text of one as OpenAI sends it, or nothing), and (OpenAI strict) the nulls of optional properties it had to
+        send removed, then through the gate like any call. Arguments that are not an object are the model's
+        error, said in the result; nothing raises."""
         name = self.from_wire_name(wire) or wire
+        if arguments is None or arguments == "":
+            arguments = {}
+        elif isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError as exc:
+                return ToolResult.error(f"the arguments of {name} are not valid JSON ({exc}); send a JSON object")
+        if not isinstance(arguments, dict):
+            return ToolResult.error(
+                f"the arguments of {name} must be a JSON object, not {type(arguments).__name__}; send an object"
+            )
         spec = self.get(name)
         if spec is not None and ModelProvider(provider) is ModelProvider.OPENAI:
             arguments = drop_model_nulls(spec.input_schema, dict(arguments))
@@ -470,8 +495,10 @@ class ToolRegistry:
             self.events.emit(
                 ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments))
             )
+        approvals = approvals or self.approvals
+        token = CALL_APPROVALS.set(approvals)
         try:
-            result, spilled = await self._gate(call, call_id, approval, approvals or self.approvals, listening, waited)
+            result, spilled = await self._gate(call, call_id, approval, approvals, listening, waited)
         except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
             result, spilled = (
                 ToolResult.error(
@@ -479,6 +506,8 @@ class ToolRegistry:
                 ),
                 None,
             )
+        finally:
+            CALL_APPROVALS.reset(token)
         if listening:
             error = result.text_content()[:500] if result.is_error else None
             self.events.emit(
@@ -523,6 +552,10 @@ class ToolRegistry:
                 rule=rule,
             )
             return self._refuse(call_id, call.name, decision), None
+        if not isinstance(call.arguments, dict):
+            return ToolResult.error(
+                f"the arguments of {call.name} must be an object, not {type(call.arguments).__name__}"
+            ), None
         arguments = dict(call.arguments)
         check = entry.check
         if check is not None and not check(arguments):
@@ -552,20 +585,29 @@ class ToolRegistry:
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         if listening:
             self._emit_decided(call_id, call.name, decision)
+        approved: frozenset[RuleRef] = frozenset()
         if decision.verdict is Verdict.ASK:
             asked = time.perf_counter()
             decision = await approvals.resolve(call_id, spec, arguments, decision, engine)
             waited[0] += time.perf_counter() - asked
+            if decision.verdict is Verdict.ALLOW and entry.unreadable is not None:
+                # the person's yes answers every ask rule on this call: none may refuse it again as a read
+                approved = engine.approved_rules(spec, arguments)
         if decision.verdict is not Verdict.ALLOW:
             return self._denied_result(call.name, decision), None
-        result = await self._invoke(entry, call.name, arguments, call_id)
+        result = await self._invoke(entry, call.name, arguments, call_id, approved=approved)
         if result.is_error and engine.settings.approval is ApprovalPolicy.ON_FAILURE and self._sandboxed(spec):
             asked = time.perf_counter()
             escalated = await approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode, engine)
             waited[0] += time.perf_counter() - asked
             if escalated:
                 result = await self._invoke(
-                    entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS)
+                    entry,
+                    call.name,
+                    arguments,
+                    call_id,
+                    sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS),
+                    approved=approved,
                 )
         if hooks is not None and hooks.listens_post_tool_use(call.name):
             result = await self._post_hooks(call, spec, result)
@@ -588,14 +630,21 @@ class ToolRegistry:
         return self.settings.sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS and starts_sandboxed(spec)
 
     async def _invoke(
-        self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None
+        self,
+        entry: _Entry,
+        name: str,
+        arguments: JsonObject,
+        call_id: str,
+        *,
+        sandbox: SandboxSettings | None = None,
+        approved: frozenset[RuleRef] = frozenset(),
     ) -> ToolResult:
         settings = self._settings
         context = CallContext(
             call_id=call_id,
             workspace=settings.policy.workspace,
             sandbox=sandbox or settings.sandbox,
-            unreadable=self._call_filter(entry),
+            unreadable=self._call_filter(entry, approved),
         )
         try:
             async with asyncio.timeout(entry.timeout):
@@ -627,12 +676,22 @@ class ToolRegistry:
 
         return unreadable
 
-    def _call_filter(self, entry: _Entry) -> Callable[[Path], str | None] | None:
+    def _call_filter(
+        self, entry: _Entry, approved: frozenset[RuleRef] = frozenset()
+    ) -> Callable[[Path], str | None] | None:
         """The entry's read filter for one call, also refusing what no rule names but the rules on reading hide all
-        the same (another name of a hidden file, a hidden history), worked out once per call when met."""
+        the same (another name of a hidden file, a hidden history), worked out once per call when met; the ask
+        rules the person ``approved`` for this call refuse nothing."""
         named = entry.unreadable
         if named is None:
             return None
+        if approved:
+            spec, policy = entry.spec, self.policy
+
+            def named(path: Path) -> str | None:
+                rule = policy.read_refusal(spec, path, approved=approved)
+                return None if rule is None else str(rule)
+
         elsewhere = self.policy.reads_elsewhere()
         if elsewhere is None:
             return named

@@ -6,7 +6,8 @@ from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from kairox._rpc import ServerStatus
-    from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices
+    from kairox.runtime._agents import GENERAL_PURPOSE, AgentDef, AgentSet, load_agents, parse_agent
+    from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices, link_notes
     from kairox.runtime._catalog import (
         INSTALL_SPEC,
         DryRunReport,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
         install_catalog_entry,
         prefetch_command,
     )
+    from kairox.runtime._commands import SlashCommand, extension_commands
     from kairox.runtime._context import (
         ExtensionContext,
         PluginStage,
@@ -83,21 +85,26 @@ if TYPE_CHECKING:
         WRITABLE_LAYERS,
         ConfigWriteDeniedError,
         ToggleRow,
+        agent_rows,
         authorize_config_write,
         layer_of,
         plugin_rows,
         set_plugin_folder,
         skill_file,
         skill_rows,
+        toggle_agent,
         toggle_plugin,
         toggle_skill,
     )
 
 __all__ = [
     "CONFIG_WRITE_TOOL",
+    "GENERAL_PURPOSE",
     "INSTALL_SPEC",
     "PLUGIN_INSTALL_SPEC",
     "WRITABLE_LAYERS",
+    "AgentDef",
+    "AgentSet",
     "ApprovalChoice",
     "ApprovalScope",
     "CatalogInstallFinished",
@@ -125,8 +132,10 @@ __all__ = [
     "ServerTool",
     "ServerView",
     "SkillsReady",
+    "SlashCommand",
     "ToggleRow",
     "add_mcp_server",
+    "agent_rows",
     "approval_choices",
     "authorize_config_write",
     "build_extension_context",
@@ -137,18 +146,22 @@ __all__ = [
     "doctor_lines",
     "doctor_report",
     "dry_run_server",
+    "extension_commands",
     "gather_memory",
     "held_text",
     "inspect_market_plugin",
     "install_catalog_entry",
     "install_market_plugin",
     "layer_of",
+    "link_notes",
+    "load_agents",
     "load_plugins",
     "load_skills",
     "manager_offered_counts",
     "market_listing",
     "marketplaces_of",
     "offered_counts",
+    "parse_agent",
     "plugin_brings",
     "plugin_install_gate",
     "plugin_rows",
@@ -166,6 +179,7 @@ __all__ = [
     "skill_rows",
     "start_mcp_server",
     "stop_mcp_server",
+    "toggle_agent",
     "toggle_plugin",
     "toggle_skill",
     "trust_hold",
@@ -177,7 +191,9 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices"),
+            "._agents": ("GENERAL_PURPOSE", "AgentDef", "AgentSet", "load_agents", "parse_agent"),
+            "._approvals": ("ApprovalChoice", "ApprovalScope", "approval_choices", "link_notes"),
+            "._commands": ("SlashCommand", "extension_commands"),
             "._plugin_install": (
                 "PLUGIN_INSTALL_SPEC",
                 "decide_plugin_install",
@@ -255,12 +271,14 @@ if not TYPE_CHECKING:
                 "WRITABLE_LAYERS",
                 "ConfigWriteDeniedError",
                 "ToggleRow",
+                "agent_rows",
                 "authorize_config_write",
                 "layer_of",
                 "plugin_rows",
                 "set_plugin_folder",
                 "skill_file",
                 "skill_rows",
+                "toggle_agent",
                 "toggle_plugin",
                 "toggle_skill",
             ),

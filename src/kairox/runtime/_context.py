@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox._util import normalize_tool_name
+from kairox._util import normalize_tool_name, tighten
 from kairox.config import KeyOrigin, Layer, McpServerConfig, ResolvedConfig, join_key, resolve_config
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.events import EventSink, FanoutSink, RecordingSink
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from kairox.mcp import McpServerManager
     from kairox.plugins import PluginRouting, PluginSet
     from kairox.registry import ToolRegistry
+    from kairox.runtime._agents import AgentSet
     from kairox.skills import SkillRegistry
 
 
@@ -88,6 +89,8 @@ class ExtensionContext:
     ``resource_tools`` of them are the list/read helpers Kairox adds for a server with resources), required, error,
     source."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    agents: "AgentSet" = field(default_factory=lambda: _no_agents())
+    """The agents a ``task`` call can start (subagents)."""
 
     @property
     def config(self) -> Any:
@@ -106,6 +109,12 @@ class ExtensionContext:
             "tools": [{"name": s.name, "source": str(s.source), "origin": s.origin} for s in self.tools()],
             "diagnostics": [d.to_json() for d in self.diagnostics],
         }
+
+
+def _no_agents() -> "AgentSet":
+    from kairox.runtime._agents import AgentSet
+
+    return AgentSet()
 
 
 def _split_where(where: str | None) -> tuple[str | None, int | None]:
@@ -297,6 +306,7 @@ async def build_extension_context(
         for p in resolved.problems
     ]
     diagnostics += resolved.diagnostics
+    tighten(resolved.home)  # what the home keeps (conversations, logs, tokens) is the person's alone
 
     # 2. plugins, and their contributions merged into the configuration with plugin provenance
     from kairox.plugins import plugin_tool_providers
@@ -305,6 +315,10 @@ async def build_extension_context(
     resolved, plugin_set, routing = stage.resolved, stage.plugins, stage.routing
     diagnostics += stage.diagnostics
     from kairox.mcp import configured_servers
+    from kairox.runtime._agents import load_agents
+
+    agents = load_agents(resolved, plugin_set)
+    diagnostics += agents.diagnostics
 
     # which MCP servers there are, each with its sandbox profile: worked out once for the board and the manager
     configured, mcp_problems = configured_servers(resolved)
@@ -327,6 +341,12 @@ async def build_extension_context(
         # the gate's settings, worked out once: the servers' sandbox comes from them, and the gate below
         settings = registry_settings(resolved)
         loop = asyncio.get_running_loop()
+        from kairox.sandbox import EgressProxy
+
+        # the session's own egress proxy, stopped after its servers; refusals reach the sink in the loop's thread
+        egress = EgressProxy(report=lambda event: loop.call_soon_threadsafe(sink.emit, event))
+        stack.callback(egress.close)
+        settings = dataclasses.replace(settings, sandbox=dataclasses.replace(settings.sandbox, egress=egress.route))
         # a plain executor future, not a task: nothing here must outlive the exit stack's task
         skills_future = loop.run_in_executor(None, lambda: load_skills(resolved, routing, events=sink))
         manager = None
@@ -505,6 +525,7 @@ async def build_extension_context(
             servers=board,
             mcp_servers=statuses,
             diagnostics=_dedupe(diagnostics),
+            agents=agents,
         )
         sink.emit(
             ExtensionContextReady(tools=len(visible), diagnostics=len(context.diagnostics), prompt_chars=len(prompt))

@@ -21,6 +21,7 @@ _FIXES = {
     "lsp_server": "install the language server or fix lsp_servers.NAME.command",
     "hook": "fix or remove the hook (`kairox hooks list`)",
     "tool": "fix the tool's schema, or disable it in tools.disabled",
+    "agent": "fix the agent file (`kairox agents show NAME`); the other agents still load",
 }
 
 
@@ -242,12 +243,16 @@ def _sandbox_report(context: "ExtensionContext") -> dict[str, Any]:
     """What the sandbox lets through on purpose: the sockets ``policy.allow_unix_sockets`` names, and which of them
     are sockets now (only those are bound into the sandbox)."""
     from kairox.config import SandboxPolicy
+    from kairox.sandbox import EgressRefused
     from kairox.tools import allowed_sockets
 
     sandbox = context.registry.settings.sandbox
     named = () if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS else sandbox.allowed_sockets
     live = set(allowed_sockets(named))
-    return {"allow_unix_sockets": [{"path": str(path), "socket": path in live} for path in named]}
+    report: dict[str, Any] = {"allow_unix_sockets": [{"path": str(path), "socket": path in live} for path in named]}
+    if (domains := sandbox.allowed_domains) is not None:  # the network by name: its list, this session's refusals
+        report.update(allowed_domains=list(domains), egress_refused=len(context.events.of_type(EgressRefused)))
+    return report
 
 
 def _required(diagnostic: "Diagnostic", context: "ExtensionContext") -> bool:
@@ -311,6 +316,10 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
         if not check["ok"]:
             out(f"         fix: {check['fix']}")
     sandbox = report["sandbox"]
+    if "allowed_domains" in sandbox:
+        out("")
+        names, refused = ", ".join(sandbox["allowed_domains"]) or "none", sandbox["egress_refused"]
+        out(f"Network by name (sandbox.allowed_domains): {names}; refused this session: {refused}")
     if sandbox["allow_unix_sockets"]:
         out("")
         out("Host Unix sockets sandboxed commands may reach (policy.allow_unix_sockets):")

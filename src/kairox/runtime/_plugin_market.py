@@ -10,22 +10,21 @@ from typing import Any
 
 from kairox._util import JsonObject
 from kairox.config import Layer, ResolvedConfig
-from kairox.events import EventSink, NullSink
+from kairox.events import EventSink
 from kairox.plugins import (
+    InstallRequest,
     InstallResult,
     Marketplace,
     MarketplaceEntry,
     MarketplaceError,
     Marketplaces,
     Plugin,
-    PluginInstallDeniedError,
     PluginOrigin,
     TrustLevel,
     load_plugin,
 )
-from kairox.policy import Approver, PolicyEngine, Verdict
-from kairox.registry import registry_settings
-from kairox.runtime._plugin_install import decide_plugin_install
+from kairox.policy import Approver
+from kairox.runtime._plugin_install import plugin_install_gate
 
 Progress = Callable[[str, int, int], None]
 
@@ -207,23 +206,19 @@ async def install_market_plugin(
     events: EventSink | None = None,
     progress: Progress | None = None,
 ) -> InstallResult:
-    """Ask the gate, then install ``name`` from ``marketplace`` (copied, checked, moved in; an incompatible plugin
-    installs disabled with the reason). Raises :class:`PluginInstallDeniedError` when the answer was no, and
+    """Install ``name`` from ``marketplace``: copied and checked, then the gate asks the same question as for a
+    folder or URL (what the plugin brings and runs, where it goes), then moved in; an incompatible plugin installs
+    disabled with the reason. Raises :class:`PluginInstallDeniedError` when the answer was no, and
     :class:`MarketplaceError` when it cannot be installed. It applies from the next session."""
     import anyio
 
-    sink = events or NullSink()
     markets = marketplaces_of(resolved, progress)
-    market, entry = await anyio.to_thread.run_sync(lambda: markets.find(name, marketplace))
-    file = resolved.layer_file(Layer.USER)
-    arguments: JsonObject = {
-        "path": str(file),
-        "plugin": entry.name,
-        "marketplace": market.name,
-        "source": entry.source.describe(),
-    }
-    engine = PolicyEngine(registry_settings(resolved).policy)
-    decision = await decide_plugin_install(engine, arguments, approver=approver, events=sink)
-    if decision.verdict is not Verdict.ALLOW:
-        raise PluginInstallDeniedError(f"installing plugin {entry.name!r} was not allowed: {decision.reason}")
-    return await anyio.to_thread.run_sync(lambda: markets.install(entry.name, market.name))
+    gate = plugin_install_gate(resolved, approver=approver, events=events)
+
+    def confirm(request: InstallRequest) -> bool:
+        async def asked() -> bool:
+            return await gate(request)
+
+        return anyio.from_thread.run(asked)
+
+    return await anyio.to_thread.run_sync(lambda: markets.install(name, marketplace, confirm=confirm))

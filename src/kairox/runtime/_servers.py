@@ -11,7 +11,6 @@ matched by their stable ``kind`` (``mcp.server.ready``); it imports none of the 
 front end can seed it before the MCP SDK has loaded.
 """
 
-import functools
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -19,7 +18,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kairox._rpc._status import ServerStatus
-from kairox._util import quick_init
 from kairox.config import ResolvedConfig, join_key, redact_tree
 from kairox.events import Event
 
@@ -97,7 +95,6 @@ class ServerTool:
     """Whether ``enabled_tools`` / ``disabled_tools`` let the model see it."""
 
 
-@quick_init  # made and replaced a few times per server on every sync (fifty servers: hundreds per session start)
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServerView:
     """One server as every front end shows it."""
@@ -228,9 +225,8 @@ def _target(config: Any) -> str:
     )
 
 
-@functools.lru_cache(maxsize=1024)
 def _shown_target(command: str | None, args: tuple[str, ...], url: str | None) -> str:
-    """``_target`` of these parts, redacted once (a board shows each server's target on every sync)."""
+    """``_target`` of these parts, redacted."""
     shown = redact_tree({"command": command, "args": list(args), "url": url})
     if shown.get("url"):
         return str(shown["url"])

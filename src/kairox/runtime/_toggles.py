@@ -7,7 +7,7 @@ file the workspace's owner controls; :func:`authorize_config_write` asks the fro
 as the gate asks about any write it cannot allow by itself.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -215,4 +215,32 @@ def set_plugin_folder(context: "ExtensionContext", name: str, path: str | None, 
         raise KairoxError(f"{path} is not a folder", hint="give the folder that holds the plugin's manifest")
     file = _layer_file(context, layer)
     write_own(context.resolved, file, join_key(("plugins", "entries", name)), lambda: set_plugin_path(file, name, path))
+    return file
+
+
+def agent_rows(context: "ExtensionContext") -> list[ToggleRow]:
+    """Every agent a ``task`` call can start, with where it comes from and what it shadows."""
+    return [
+        ToggleRow(
+            key=a.name,
+            label=f"[{a.source}] {a.name}",
+            enabled=a.enabled,
+            state="offered" if a.enabled else "off",
+            detail="\n".join([f"{a.name} [{a.source}]", str(a.path or ""), "", a.description]),
+        )
+        for a in context.agents.agents.values()
+    ]
+
+
+def toggle_agent(context: "ExtensionContext", name: str, enabled: bool, *, layer: Layer = Layer.USER) -> Path:
+    """``[agent.subagents."<name>"] enabled`` in the ``layer`` file; the running session offers or hides it now."""
+    from kairox.config import set_value
+
+    agent = context.agents.get(name)
+    if agent is None:
+        raise KairoxError(f"no agent named {name!r}", hint="`kairox agents list` names them")
+    file = _layer_file(context, layer)
+    key = ("agent", "subagents", name)
+    write_own(context.resolved, file, join_key(key), lambda: set_value(file, join_key((*key, "enabled")), enabled))
+    context.agents.agents[name] = replace(agent, enabled=enabled)
     return file

@@ -6,7 +6,6 @@ import tempfile
 from collections.abc import Hashable
 from pathlib import Path
 
-from kairox._util import real_path
 from kairox._util._pathglob import PathPattern
 from kairox.sandbox._readmask import ReadMask, mask_for
 
@@ -17,7 +16,7 @@ class HostFiles:
     __slots__ = ()
 
     def real_path(self, text: str) -> str:
-        return real_path(text)
+        return os.path.realpath(text)
 
     def expand_user(self, text: str) -> str:
         return os.path.expanduser(text)

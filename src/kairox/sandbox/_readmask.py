@@ -25,6 +25,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kairox._util._filestate import SETTLE_NS
 from kairox._util._pathglob import PathPattern, glob_regex, is_within, split_literal
 from kairox.sandbox._filesystems import keep_change_times
 from kairox.sandbox._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
@@ -161,11 +162,6 @@ def hidden_paths(
     return ReadMask(named, roots, limit=limit)()
 
 
-_RACY_NS = 2_000_000_000
-"""A folder changed this shortly before a search began may change again within its time stamp's granularity
-unseen: such a search is not kept (as git treats an index entry as racily clean)."""
-
-
 @dataclass(slots=True)
 class _Search:
     key: tuple[object, ...]
@@ -215,7 +211,7 @@ class _Searches:
                 info = os.stat(folder, follow_symlinks=False)
             except OSError:
                 return
-            if info.st_ctime_ns > began_ns - _RACY_NS:
+            if info.st_ctime_ns > began_ns - SETTLE_NS:
                 return  # changed too recently to tell a later change from it
             marks.append((folder, info.st_dev, info.st_ino, info.st_ctime_ns))
         if not keep_change_times({dev for _, dev, _, _ in marks}):

@@ -10,7 +10,6 @@ from kairox.search._text import (
     query_words,
     related_words,
     split_identifier,
-    stem,
 )
 
 __all__ = [
@@ -29,5 +28,4 @@ __all__ = [
     "query_words",
     "related_words",
     "split_identifier",
-    "stem",
 ]

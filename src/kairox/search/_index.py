@@ -5,30 +5,16 @@ description). FTS5 ranks with BM25 over the fields, each field weighted; its ``p
 ``deploying`` meet ``deploy``. A hit says why: for every query word it holds, the fields holding it and the
 word's share of the score, both read back from FTS5 itself (the score of the word alone, and that score with
 one field weighted at a time) so the explanation is the ranking, not a second opinion.
-
-An index is built in memory, or stored in a file with a digest of its documents so that a later process
-opens it instead of building it again (``SearchIndex.open``).
 """
 
-import contextlib
 import itertools
-import math
-import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from kairox.search._text import index_text, query_words
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
-SCHEMA_VERSION = "1"
-_BM25_K1 = 1.2
-"""FTS5's ``bm25()`` constant k1: a word adds at most ``idf * (k1 + 1)`` to a document's score."""
-_MAX_PARTS = 5
-"""Up to this many query words (held by some document) the ranking goes in parts (``_ranked``); past it, one
-query: each part costs a pass over every word's list, and six words make ten parts of three or more, which cost
-as much as the one query on the skills bench."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -76,54 +62,16 @@ class SearchIndex:
         cls,
         fields: Mapping[str, float],
         documents: Iterable[tuple[str, Mapping[str, str]]],
-        *,
-        path: Path | None = None,
-        digest: str = "",
     ) -> "SearchIndex":
-        """Index ``documents``; with ``path``, also store the index there under ``digest`` (written whole, then
-        renamed, so a reader never opens half an index)."""
+        """Index ``documents`` in memory."""
         names = list(fields)
         rows = [(key, *(index_text(doc.get(name, "")) for name in names)) for key, doc in documents]
         db = sqlite3.connect(":memory:", check_same_thread=False)
         columns = ", ".join(_column(n) for n in names)
         db.execute(f"CREATE VIRTUAL TABLE docs USING fts5(key UNINDEXED, {columns}, tokenize='{TOKENIZER}')")
         db.executemany(f"INSERT INTO docs VALUES ({', '.join('?' * (len(names) + 1))})", rows)
-        db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT)")
-        db.executemany(
-            "INSERT INTO meta VALUES (?, ?)",
-            [("digest", digest), ("schema", SCHEMA_VERSION), ("fields", " ".join(names))],
-        )
         db.commit()
-        if path is not None:
-            _store(db, path)
         return cls(db, fields, [row[0] for row in rows])
-
-    @classmethod
-    def open(
-        cls, path: Path, fields: Mapping[str, float], *, digest: str, keys: Sequence[str] | None = None
-    ) -> "SearchIndex | None":
-        """The index stored at ``path`` if it holds these fields and documents (``digest``), else ``None``.
-        ``keys``: the documents' keys in the order they were built, when the digest covers them (not read back)."""
-        if not path.is_file():
-            return None
-        try:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-            meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
-            if (
-                meta.get("digest") != digest
-                or meta.get("schema") != SCHEMA_VERSION
-                or meta.get("fields") != " ".join(fields)
-            ):
-                db.close()
-                return None
-            if keys is None:
-                keys = [row[0] for row in db.execute("SELECT key FROM docs ORDER BY rowid")]
-            memory = sqlite3.connect(":memory:", check_same_thread=False)
-            db.backup(memory)  # queries read pages from memory, not through the file's page cache
-            db.close()
-        except sqlite3.Error:  # a damaged or foreign file is rebuilt, not reported
-            return None
-        return cls(memory, fields, keys)
 
     def close(self) -> None:
         self._db.close()
@@ -148,7 +96,7 @@ class SearchIndex:
         if not words or limit <= 0:
             return []
         try:
-            ranked = self._ranked([_phrase(w) for w in words], limit)
+            ranked = self._top(" OR ".join(_phrase(w) for w in words), limit)
         except sqlite3.OperationalError:  # a word FTS5 cannot parse as a phrase; nothing to find with it
             return []
         if not explain:
@@ -177,69 +125,6 @@ class SearchIndex:
             f"SELECT rowid, {self._rank} AS score FROM docs WHERE docs MATCH ? ORDER BY score, rowid LIMIT ?",
             (expression, limit),
         ).fetchall()
-
-    def _ranked(self, phrases: list[str], limit: int) -> list[tuple[int, float]]:
-        """The best ``limit`` (rowid, bm25) for ``phrases`` OR-ed: what one ``ORDER BY bm25 LIMIT`` over every
-        document holding any of them gives, without scoring each of those documents.
-
-        A query of common words holds most documents (8,000 of 10,000 skills), and BM25 of each is the cost. Here
-        the documents are ranked in parts that do not overlap, each by BM25 over all the words and cut to
-        ``limit`` inside SQLite: past three words, the documents holding three or more of them, by the last two
-        they hold, then those holding exactly two (up to three words, those holding two or more, by the last
-        one); then those holding exactly one. A word adds less than ``idf * (k1 + 1)`` to a score, so a part
-        whose words together cannot reach the ``limit``-th score found so far is not ranked at all; the parts go
-        best bound first, so the first such part ends the ranking (on the skills bench, the documents holding
-        fewer than three of five common words are never scored). Words no document holds are left out. Every
-        part names each word once, and the words a document may hold three or more of in the query's order, so
-        each score is the very sum BM25 of the whole query gives (a word a document lacks adds exactly zero; two
-        words add up the same in either order), and ties fall by rowid as there."""
-        if len(phrases) < 2:
-            return self._top(" OR ".join(phrases), limit)
-        total = len(self.keys)
-        held: list[tuple[str, float]] = []
-        for phrase in phrases:
-            holding = self._db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (phrase,)).fetchone()[0]
-            if holding:  # a word no document holds adds nothing anywhere: it is left out
-                idf = max(math.log((total - holding + 0.5) / (holding + 0.5)), 1e-6)  # as FTS5's bm25() takes it
-                held.append((phrase, idf * (_BM25_K1 + 1.0) * (1.0 + 1e-9)))
-        phrases, bounds = [p for p, _ in held], [b for _, b in held]
-        count = len(phrases)
-        if count < 2 or count > _MAX_PARTS:
-            return self._top(" OR ".join(phrases), limit) if phrases else []
-        parts: list[tuple[float, str]] = []
-        if count <= 3:  # documents holding two or more words, by the last one they hold (j)
-            for j in range(1, count):
-                expression = f"({' OR '.join(phrases[:j])}) AND {phrases[j]}"
-                if j + 1 < count:
-                    expression += f" NOT ({' OR '.join(phrases[j + 1 :])})"
-                parts.append((sum(bounds[: j + 1]), expression))
-        else:  # three or more, by the last two they hold (i, j); then exactly two
-            for j in range(2, count):
-                for i in range(1, j):
-                    # at least one word before i, word i, none between i and j, word j, none after j
-                    expression = f"({' OR '.join(phrases[:i])}) AND {phrases[i]}"
-                    if i + 1 < j:
-                        expression += f" NOT ({' OR '.join(phrases[i + 1 : j])})"
-                    expression = f"({expression}) AND {phrases[j]}"
-                    if j + 1 < count:
-                        expression += f" NOT ({' OR '.join(phrases[j + 1 :])})"
-                    parts.append((sum(bounds[: i + 1]) + bounds[j], expression))
-            for i, j in itertools.combinations(range(count), 2):
-                others = " OR ".join(p for k, p in enumerate(phrases) if k not in (i, j))
-                parts.append((bounds[i] + bounds[j], f"{phrases[i]} AND {phrases[j]} NOT ({others})"))
-        for j, phrase in enumerate(phrases):
-            others = " OR ".join(p for i, p in enumerate(phrases) if i != j)
-            parts.append((bounds[j], f"{phrase} NOT ({others})"))
-        parts.sort(key=lambda part: -part[0])  # stable: among equal bounds, more words first
-        found: list[tuple[int, float]] = []
-        for bound, expression in parts:
-            bar = -found[limit - 1][1] if len(found) >= limit else -math.inf
-            if bound < bar:
-                break
-            found += self._top(expression, limit)
-            found.sort(key=lambda row: (row[1], row[0]))
-            del found[limit:]
-        return found
 
     def _explain(self, rowids: list[int], words: list[str]) -> dict[int, list[TermMatch]]:
         """Per document, the words it holds: each word searched alone among these documents gives its share of
@@ -279,25 +164,6 @@ def _among_args(rowids: list[int]) -> tuple[int, ...]:
 def _share_field(matches: list[TermMatch], first: str, second: str) -> bool:
     fields = {m.term: set(m.fields) for m in matches}
     return bool(fields.get(first, set()) & fields.get(second, set()))
-
-
-def _store(db: sqlite3.Connection, path: Path) -> None:
-    """Write the index whole to a temporary file, then rename it, so a reader never opens half an index. A
-    folder that cannot be written only costs the next process a rebuild."""
-    target = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            target.unlink()
-        stored = sqlite3.connect(str(target))
-        try:
-            db.backup(stored)
-        finally:
-            stored.close()
-        os.replace(target, path)
-    except (OSError, sqlite3.Error):
-        with contextlib.suppress(OSError):
-            target.unlink()
 
 
 def _column(name: str) -> str:

@@ -109,47 +109,19 @@ def index_text(text: str) -> str:
     return text if not extra else text + " \n" + " ".join(extra)
 
 
-def query_words(text: str, *, stemmed: bool = False) -> list[str]:
-    """The words of a query worth looking for: split identifiers, lower case, no stopwords, each once, in order;
-    with ``stemmed``, each word lightly stemmed (``stem``), as a skill match names them. The one normaliser of
-    tool search and skill selection: the index's own ``porter`` tokenizer stems what it holds either way."""
+def query_words(text: str) -> list[str]:
+    """The words of a query worth looking for: split identifiers, lower case, no stopwords, each once, in order.
+    The one normaliser of tool search and skill selection; the index's own ``porter`` tokenizer stems them."""
     words: list[str] = []
     seen: set[str] = set()
     for raw in _QUERY_WORD.findall(text):
         for part in split_identifier(raw) or [raw.lower()]:
             if part in STOPWORDS:
                 continue
-            if stemmed:
-                part = stem(part)
             if part not in seen:
                 seen.add(part)
                 words.append(part)
     return words
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper, enough for ``tests``/``testing``/``tested`` to meet ``test`` and ``debugging`` to
-    meet ``debug`` in what a match says (the ranking itself is FTS5's ``porter`` stemming)."""
-    if len(word) > 6 and word.endswith("ically"):
-        return word[:-4]
-    if len(word) > 5 and word.endswith("ly") and not word.endswith("ply"):
-        return word[:-2]
-    if len(word) > 5 and word.endswith("ing"):
-        return _undouble(word[:-3])
-    if len(word) > 4 and word.endswith(("ied", "ies")):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-        return _undouble(word[:-2])
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def _undouble(word: str) -> str:
-    """``debugg`` -> ``debug``, ``stopp`` -> ``stop`` (but ``install`` and ``pass`` keep theirs)."""
-    if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "aeiouls":
-        return word[:-1]
-    return word
 
 
 RELATED: dict[str, tuple[str, ...]] = {

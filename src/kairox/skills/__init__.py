@@ -32,7 +32,7 @@ from kairox.skills._model import (
     SkillFrontmatter,
     SkillScope,
 )
-from kairox.skills._parse import ParseOutcome, parse_skill_text, split_frontmatter
+from kairox.skills._parse import ParseOutcome, load_frontmatter, parse_skill_text, split_frontmatter
 from kairox.skills._registry import (
     SkillEntry,
     SkillError,
@@ -114,6 +114,7 @@ __all__ = [
     "enabled_file",
     "enabled_key",
     "install_skill",
+    "load_frontmatter",
     "load_skill",
     "parse_skill_file",
     "parse_skill_text",

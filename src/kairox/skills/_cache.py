@@ -11,27 +11,21 @@ load, nothing to validate), two tables:
 A folder's mtime and ctime move when an entry is added, removed or renamed in it, not when a file in it is
 rewritten: that is why every candidate file is still stat'ed. A change made in the same clock tick as the read
 would leave both times unchanged, so an entry is trusted on its stat alone only when its ctime is older than
-the read by more than :data:`SETTLE_NS` (ctime cannot be set back by a program, unlike mtime). A file read
+the read by more than ``SETTLE_NS`` (the one settle window of :mod:`kairox._util._filestate`). A file read
 more recently is read again and compared by digest; a folder listed more recently is listed again. A broken or
 foreign cache file is ignored and rewritten.
-
-Within one process two things are kept between scans (a server or an interface discovers again on every
-configuration change): the tables as last loaded or saved, reused while the cache file's stat is unchanged
-instead of loading it again, and the skill each file gave, reused while the file's digest is unchanged
-instead of building it again from its cached payload. Neither skips a check: every entry is still proven
-unchanged by the stat of its file or folder (and the digest when that is not enough) before it is used.
 """
 
-import gc
 import hashlib
 import marshal
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import MISSING, Field, fields
+from collections.abc import Iterable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from kairox._util._files import write_atomically
+from kairox._util._filestate import SETTLE_NS
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._model import SkillArgument, SkillDef, SkillFormat, SkillFrontmatter, SkillScope
 from kairox.skills._parse import ParseOutcome
@@ -39,9 +33,6 @@ from kairox.skills._parse import ParseOutcome
 CACHE_VERSION = 6
 """Bump whenever parsing changes what it gives, or the tables change shape, so old entries are not reused."""
 _MAGIC = b"kairox-skills-cache\n"
-SETTLE_NS = 2_000_000_000
-"""How much older than the read an entry's ctime must be for its stat alone to prove it unchanged: more than
-the coarsest timestamp granularity of common file systems (2 s on FAT)."""
 
 _DEFAULTS = SkillFrontmatter()
 _FIELD_DEFAULTS = tuple((f.name, getattr(_DEFAULTS, f.name)) for f in fields(SkillFrontmatter))
@@ -67,43 +58,6 @@ def _frontmatter_to_plain(frontmatter: SkillFrontmatter) -> dict[str, Any]:
             value = tuple(a.to_json() for a in value)
         data[name] = value  # tuples stay tuples: marshal keeps them, so loading needs no conversion
     return data
-
-
-# A warm discovery in a new process builds every skill from the cache: 10,000 frontmatters and skills. Their
-# dataclass ``__init__`` (frozen, so one ``object.__setattr__`` call per field, keyword arguments) costs about
-# twice as much as setting the slots directly, and checks nothing more: the values come from a parse.
-def _factory(field: Field[Any]) -> Callable[[], Any] | None:
-    return None if field.default_factory is MISSING else field.default_factory
-
-
-_FRONTMATTER_SLOTS = tuple(
-    (f.name, getattr(SkillFrontmatter, f.name).__set__, f.default, _factory(f)) for f in fields(SkillFrontmatter)
-)
-_SKILL_SLOTS = tuple(getattr(SkillDef, f.name).__set__ for f in fields(SkillDef))
-_SKILL_FIELDS = ("name", "description", "path", "format", "scope", "plugin", "frontmatter", "body_line", "root")
-assert tuple(f.name for f in fields(SkillDef)) == _SKILL_FIELDS, "_skill() takes the fields in this order"
-_new = object.__new__
-
-
-def _frontmatter_from_plain(data: dict[str, Any]) -> SkillFrontmatter:
-    if "arguments" in data:
-        data = {**data, "arguments": tuple(SkillArgument(**a) for a in data["arguments"])}
-    frontmatter: SkillFrontmatter = _new(SkillFrontmatter)
-    get = data.get
-    for name, set_slot, default, factory in _FRONTMATTER_SLOTS:
-        value = get(name, MISSING)
-        if value is MISSING:
-            value = default if factory is None else factory()
-        set_slot(frontmatter, value)
-    return frontmatter
-
-
-def _skill(*values: Any) -> SkillDef:
-    """A ``SkillDef`` from its field values in declaration order (``_SKILL_FIELDS``)."""
-    skill: SkillDef = _new(SkillDef)
-    for set_slot, value in zip(_SKILL_SLOTS, values, strict=True):
-        set_slot(skill, value)
-    return skill
 
 
 def outcome_to_plain(outcome: ParseOutcome) -> Payload:
@@ -140,8 +94,18 @@ def outcome_from_plain(
     skill = None
     if stored is not None:
         name, description, fmt, body_line, frontmatter = stored
-        skill = _skill(
-            name, description, path, _FORMATS[fmt], scope, plugin, _frontmatter_from_plain(frontmatter), body_line, root
+        if "arguments" in frontmatter:
+            frontmatter = {**frontmatter, "arguments": tuple(SkillArgument(**a) for a in frontmatter["arguments"])}
+        skill = SkillDef(
+            name=name,
+            description=description,
+            path=path,
+            format=_FORMATS[fmt],
+            scope=scope,
+            plugin=plugin,
+            frontmatter=SkillFrontmatter(**frontmatter),
+            body_line=body_line,
+            root=root,
         )
     if source is None:
         source = str(path)
@@ -156,35 +120,6 @@ def outcome_from_plain(
 
 Placement = tuple[SkillScope, str | None, Path | None]
 """Where a file was found: the scope, plugin and root its skill gets."""
-_decoded: dict[str, tuple[Placement, bytes, SkillDef | None, tuple[Diagnostic, ...]]] = {}
-"""File path -> where it was found, its digest, and the skill and diagnostics its parse gave, placed there.
-A digest fixes the bytes, and the bytes and the path fix the parse: equal digests mean the same objects."""
-_DECODED_LIMIT = 200_000
-_tables: dict[str, tuple[tuple[int, int, int, int], dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]]] = {}
-"""Cache file -> its stat signature and the tables it held when this process last loaded or wrote it."""
-
-
-def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
-    return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
-
-
-def decoded_outcome(
-    path: str, file_digest: bytes, payload: Payload, placement: Placement
-) -> tuple[SkillDef | None, tuple[Diagnostic, ...]]:
-    """The skill and diagnostics of a cached payload, built once per process for each file's bytes."""
-    known = _decoded.get(path)
-    if known is not None and known[1] == file_digest and known[0] == placement:
-        return known[2], known[3]
-    scope, plugin, root = placement
-    outcome = outcome_from_plain(payload, Path(path), source=path, scope=scope, plugin=plugin, root=root)
-    remember_outcome(path, file_digest, outcome, placement)
-    return outcome.skill, tuple(outcome.diagnostics)
-
-
-def remember_outcome(path: str, file_digest: bytes, outcome: ParseOutcome, placement: Placement) -> None:
-    if len(_decoded) >= _DECODED_LIMIT and path not in _decoded:
-        _decoded.clear()
-    _decoded[path] = (placement, file_digest, outcome.skill, tuple(outcome.diagnostics))
 
 
 class SkillCache:
@@ -201,35 +136,21 @@ class SkillCache:
             self._load(file)
 
     def _load(self, file: Path) -> None:
-        key = str(file)
         try:
-            with open(file, "rb") as handle:
-                signature = _signature(os.fstat(handle.fileno()))
-                known = _tables.get(key)
-                if known is not None and known[0] == signature:
-                    # The file this process last loaded or wrote (a rewrite is a new inode: save() replaces it).
-                    self._files, self._folders = dict(known[1]), dict(known[2])
-                    return
-                data = handle.read()
+            data = file.read_bytes()
         except OSError:
             return
         if not data.startswith(_MAGIC):
             return
-        paused = gc.isenabled()
-        gc.disable()  # tens of thousands of tuples without cycles: the collector would only slow the load
         try:
             loaded = marshal.loads(data[len(_MAGIC) :])
         except (EOFError, ValueError, TypeError):
             return
-        finally:
-            if paused:
-                gc.enable()
         if not (isinstance(loaded, tuple) and len(loaded) == 3 and loaded[0] == CACHE_VERSION):
             return
         _, files, folders = loaded
         if isinstance(files, dict) and isinstance(folders, dict):
             self._files, self._folders = files, folders
-            _tables[key] = (signature, dict(files), dict(folders))
 
     def settled(self, ctime_ns: int, read_at_ns: int) -> bool:
         """Whether a change after the read at ``read_at_ns`` must have moved ``ctime_ns``."""
@@ -289,7 +210,6 @@ class SkillCache:
             gone = [key for key in table.keys() - self._seen if key.startswith(prefixes) or key + os.sep in prefixes]
             for key in gone:
                 del table[key]
-                _decoded.pop(key, None)
             if gone:
                 self._dirty = True
 
@@ -299,10 +219,7 @@ class SkillCache:
             return
         data = _MAGIC + marshal.dumps((CACHE_VERSION, self._files, self._folders))
         try:
-            inode = write_atomically(self.file, data)
-            written = os.stat(self.file)  # after the rename, which moves the ctime
-            if written.st_ino == inode:  # still ours, not another process's newer file
-                _tables[str(self.file)] = (_signature(written), dict(self._files), dict(self._folders))
+            write_atomically(self.file, data)
             self._dirty = False
         except OSError:
             pass

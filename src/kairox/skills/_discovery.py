@@ -6,7 +6,6 @@ Kairox skill. A markdown file without frontmatter there is just a note and is pa
 """
 
 import enum
-import gc
 import operator
 import os
 import time
@@ -16,15 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox.errors import Diagnostic, Severity
-from kairox.skills._cache import (
-    Listing,
-    Placement,
-    SkillCache,
-    decoded_outcome,
-    digest,
-    outcome_to_plain,
-    remember_outcome,
-)
+from kairox.skills._cache import Listing, Placement, SkillCache, digest, outcome_from_plain, outcome_to_plain
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillScope
 from kairox.skills._parse import parse_skill_text
 
@@ -268,11 +259,11 @@ class _Scanner:
                 if payload is not _STALE:
                     stats.cached += 1
                     if payload is not None:
-                        skill, diagnostics = decoded_outcome(path, file_digest, payload, self.placement)
-                        if diagnostics:
-                            self.result.diagnostics.extend(diagnostics)
-                        if skill is not None:
-                            self.result.skills.append(skill)
+                        scope, plugin, found_in = self.placement
+                        cached = outcome_from_plain(payload, Path(path), scope=scope, plugin=plugin, root=found_in)
+                        self.result.diagnostics.extend(cached.diagnostics)
+                        if cached.skill is not None:
+                            self.result.skills.append(cached.skill)
                     return
         stats.parsed += 1
         if data is None:
@@ -287,9 +278,7 @@ class _Scanner:
             text, Path(path), scope=root.scope, plugin=root.plugin, root=root.path
         )  # placed as found
         if cache is not None:
-            file_digest = digest(data)
-            cache.put(path, st, read_at, file_digest, outcome_to_plain(outcome))
-            remember_outcome(path, file_digest, outcome, self.placement)
+            cache.put(path, st, read_at, digest(data), outcome_to_plain(outcome))
         self.result.diagnostics.extend(outcome.diagnostics)
         if outcome.skill is not None:
             self.result.skills.append(outcome.skill)
@@ -312,20 +301,6 @@ def discover_skills(
 ) -> Discovery:
     """Scan every root that exists, in order; missing roots are not an error (most compatibility dirs are)."""
     started = time.perf_counter()
-    # A scan allocates tens of thousands of small objects that form no cycles (entries of the cache, skills,
-    # diagnostics); letting the cyclic collector run over them as they pile up costs more than the scan itself.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _discover(list(roots), max_depth=max_depth, cache=cache, loose=loose, started=started)
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _discover(
-    roots: list[SkillRoot], *, max_depth: int, cache: SkillCache | None, loose: LooseFiles, started: float
-) -> Discovery:
     result = Discovery()
     scanned: list[Path] = []
     for root in roots:

@@ -3,18 +3,15 @@
 Skills are documents of the shared search index (``kairox.search``: SQLite FTS5, BM25) with four weighted
 fields: name, keywords, trigger examples with ``when_to_use``,
 description. The prompt's words (``kairox.search.query_words``:
-the stopwords and identifier splitting of tool search, lightly stemmed so the explanation names ``test`` for
-``tested``) are searched; pairs of adjacent words count
+the stopwords and identifier splitting of tool search; FTS5's ``porter`` stemming lets ``tested`` meet
+``test``) are searched; pairs of adjacent words count
 as phrases too, so a skill holding ``pull request`` whole outranks one holding ``pull`` and ``request`` apart.
 Each match lists the words it shares with the prompt, the fields holding each, and each word's share of the
-score, as FTS5 computed them. The index can be stored in a file beside the skill cache and opened again while
-the skills are unchanged.
+score, as FTS5 computed them.
 """
 
-import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from kairox._util import JsonObject
 from kairox.search import SearchHit, SearchIndex, query_words
@@ -24,9 +21,9 @@ FIELD_WEIGHTS: dict[str, float] = {"name": 3.0, "keywords": 3.0, "examples": 2.0
 
 
 def terms(text: str) -> list[str]:
-    """The prompt's words as the index is searched for them: ``kairox.search.query_words``, stemmed (the one
-    normaliser tool search uses too: same stopwords, same identifier splitting)."""
-    return query_words(text, stemmed=True)
+    """The prompt's words as the index is searched for them: ``kairox.search.query_words`` (the one normaliser
+    tool search uses too: same stopwords, same identifier splitting)."""
+    return query_words(text)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -79,21 +76,13 @@ def _skill_fields(skill: SkillDef) -> dict[str, str]:
 
 
 class SkillIndex:
-    """The skills as a search index; build once (or open it from ``path``), query many times."""
+    """The skills as a search index; build once, query many times."""
 
-    def __init__(self, skills: Sequence[SkillDef], *, path: Path | None = None) -> None:
+    def __init__(self, skills: Sequence[SkillDef]) -> None:
         self.skills = list(skills)
-        by_name = {skill.qualified_name: skill for skill in self.skills}
-        index = None
-        digest = ""
-        if path is not None:
-            digest = _digest(by_name)
-            index = SearchIndex.open(path, FIELD_WEIGHTS, digest=digest, keys=list(by_name))
-        if index is None:
-            documents = [(name, _skill_fields(skill)) for name, skill in by_name.items()]
-            index = SearchIndex.build(FIELD_WEIGHTS, documents, path=path, digest=digest)
-        self._index = index
-        self._by_name = by_name
+        self._by_name = {skill.qualified_name: skill for skill in self.skills}
+        documents = [(name, _skill_fields(skill)) for name, skill in self._by_name.items()]
+        self._index = SearchIndex.build(FIELD_WEIGHTS, documents)
 
     def __len__(self) -> int:
         return len(self.skills)
@@ -110,20 +99,3 @@ def _skill_match(skill: SkillDef, hit: SearchHit) -> SkillMatch:
         hits=tuple(TermHit(term=t.term, fields=t.fields, score=t.score) for t in hit.terms),
         phrases=hit.phrases,
     )
-
-
-FIELDS_VERSION = "2"
-"""Part of the stored index's digest: raise it when ``_skill_fields`` changes what it makes of a skill."""
-
-
-def _digest(skills: Mapping[str, SkillDef]) -> str:
-    """What the stored index must have been built from: every skill, in order, by what ``_skill_fields`` reads
-    of it (hashed as one string, without making the fields: 10,000 skills are one call)."""
-    parts = [FIELDS_VERSION]
-    for name, skill in skills.items():
-        fm = skill.frontmatter
-        parts.append(
-            f"{name}\0{skill.name}\0{skill.plugin or ''}\0{chr(31).join(fm.keywords)}"
-            f"\0{fm.when_to_use}\0{chr(31).join(fm.examples)}\0{skill.description}"
-        )
-    return hashlib.sha256("\1".join(parts).encode("utf-8", "surrogatepass")).hexdigest()

@@ -215,6 +215,19 @@ def _load_yaml(yaml_text: str) -> Any:
     raise yaml.MarkedYAMLError(problem=problem, problem_mark=mark)
 
 
+def load_frontmatter(yaml_text: str) -> Any:
+    """Frontmatter YAML as plain data, after one repair of unquoted ``: `` when it needs it; raises
+    ``yaml.YAMLError`` (unreadable) or ``ValueError`` (past the size budget)."""
+    try:
+        data = _load_yaml(yaml_text)
+    except yaml.YAMLError:
+        repaired, found = repair_unquoted_colons(yaml_text)
+        if not found:
+            raise
+        data = _load_yaml(repaired)
+    return _jsonable(data)
+
+
 def parse_skill_text(
     text: str,
     path: Path,

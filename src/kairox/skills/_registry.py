@@ -115,8 +115,6 @@ class SkillRegistry:
         self._entries: dict[str, SkillEntry] = {}
         self._shadowed_entries: list[SkillEntry] = []
         self._index: SkillIndex | None = None
-        self.index_file: Path | None = None
-        """Where the match index is stored between processes (beside the skill cache); in memory when ``None``."""
         self._rebuild()
 
     @classmethod
@@ -138,8 +136,6 @@ class SkillRegistry:
         excluded = frozenset(exclude)
         skills = [s for s in found.skills if s.qualified_name not in excluded]
         registry = cls(skills, diagnostics=found.diagnostics, config=config, trusted=trusted, events=events)
-        if cache_file is not None:
-            registry.index_file = cache_file.with_name(cache_file.stem + "-index.sqlite")
         registry.events.emit(
             SkillsDiscovered(
                 skills=len(registry._entries),
@@ -260,7 +256,7 @@ class SkillRegistry:
             matches = SkillIndex([e.skill for e in self._entries.values()]).match(prompt, limit=limit)
         else:
             if self._index is None:
-                self._index = SkillIndex(self.offered(), path=self.index_file)
+                self._index = SkillIndex(self.offered())
             matches = self._index.match(prompt, limit=limit)
         self.events.emit(
             SkillsMatched(

@@ -5,8 +5,8 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox.tools._builtin import BUILTIN_ORIGIN, BUILTIN_SPECS, BuiltinSettings, BuiltinToolProvider
-    from kairox.tools._builtin_shell import scrubbed_environment
+    from kairox.tools._builtin import BUILTIN_ORIGIN, BUILTIN_SPECS, BuiltinSettings, BuiltinToolProvider, ToolHost
+    from kairox.tools._builtin_shell import HostCommand, scrubbed_environment
     from kairox.tools._confine import (
         SHARED_CACHES,
         ConfinedCommand,
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         ToolSpec,
         object_schema,
     )
-    from kairox.tools._protected import PROTECTED_DIRS, PROTECTED_FILES, protected_inside
+    from kairox.tools._protected import PROTECTED_DIRS, PROTECTED_FILES, SHELL_RC_FILES, protected_inside
     from kairox.tools._provider import (
         HookDecision,
         PostToolUseOutcome,
@@ -76,6 +76,7 @@ __all__ = [
     "READ_ONLY",
     "SETUP_ATTEMPTS",
     "SHARED_CACHES",
+    "SHELL_RC_FILES",
     "SOCKET_FOLDERS",
     "Access",
     "AudioContent",
@@ -88,6 +89,7 @@ __all__ = [
     "EmbeddedResource",
     "HiddenPaths",
     "HookDecision",
+    "HostCommand",
     "ImageContent",
     "PermissionProfile",
     "PostToolUseOutcome",
@@ -102,6 +104,7 @@ __all__ = [
     "ToolAnnotations",
     "ToolCall",
     "ToolHooks",
+    "ToolHost",
     "ToolProvider",
     "ToolResult",
     "ToolSource",
@@ -136,8 +139,8 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._builtin": ("BUILTIN_ORIGIN", "BUILTIN_SPECS", "BuiltinSettings", "BuiltinToolProvider"),
-            "._builtin_shell": ("scrubbed_environment",),
+            "._builtin": ("BUILTIN_ORIGIN", "BUILTIN_SPECS", "BuiltinSettings", "BuiltinToolProvider", "ToolHost"),
+            "._builtin_shell": ("HostCommand", "scrubbed_environment"),
             "._model": (
                 "READ_ONLY",
                 "Access",
@@ -161,7 +164,7 @@ if not TYPE_CHECKING:
                 "ToolSpec",
                 "object_schema",
             ),
-            "._protected": ("PROTECTED_DIRS", "PROTECTED_FILES", "protected_inside"),
+            "._protected": ("PROTECTED_DIRS", "PROTECTED_FILES", "SHELL_RC_FILES", "protected_inside"),
             "._provider": (
                 "HookDecision",
                 "PostToolUseOutcome",

@@ -1,8 +1,10 @@
 """The built-in tools (R6) as one ``ToolProvider`` with origin ``builtin``."""
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
 
 import anyio
 
@@ -11,7 +13,7 @@ from kairox.config import ToolsConfig
 from kairox.errors import ToolCallError
 from kairox.tools._builtin_fs import edit_file, list_files, read_file, write_file
 from kairox.tools._builtin_search import search
-from kairox.tools._builtin_shell import run_shell
+from kairox.tools._builtin_shell import RunHosted, run_shell
 from kairox.tools._model import (
     Access,
     CallContext,
@@ -27,6 +29,21 @@ BUILTIN_ORIGIN = "builtin"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ToolHost:
+    """Work a front end does itself for the built-in tools, after the gate allowed the call (an editor over ACP: reads
+    see its unsaved buffers, writes land in them, commands run confined in its terminal); None where it offers none."""
+
+    read_text: Callable[[Path], Awaitable[str]] | None = None
+    write_text: Callable[[Path, str], Awaitable[None]] | None = None
+    run: RunHosted | None = None
+
+
+def _blocking(work: Callable[..., Awaitable[Any]] | None) -> Callable[..., Any] | None:
+    """``work`` called from a tool's worker thread, in the event loop that started the thread."""
+    return None if work is None else lambda *args: anyio.from_thread.run(cast(Any, work), *args)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class BuiltinSettings:
     read_max_bytes: int = 1_000_000
     list_max_entries: int = 2_000
@@ -37,6 +54,7 @@ class BuiltinSettings:
     shell_env_passthrough: tuple[str, ...] = ()
     ripgrep: str | None = field(default_factory=lambda: shutil.which("rg"))
     """The ``rg`` executable; None uses the Python search."""
+    host: ToolHost = field(default_factory=ToolHost)
 
     @classmethod
     def from_config(cls, tools: ToolsConfig) -> "BuiltinSettings":
@@ -227,20 +245,25 @@ class BuiltinToolProvider(ToolProvider):
     async def call_tool(self, name: str, arguments: JsonObject, context: CallContext) -> ToolResult:
         settings = self.settings
         workspace = context.workspace
+        read, write = _blocking(settings.host.read_text), _blocking(settings.host.write_text)
         # file operations run in a worker thread: a big file or a slow disk does not stall the event loop, and
         # the reads of one model message really run side by side
         match name:
             case "fs.read":
                 return await anyio.to_thread.run_sync(
                     lambda: read_file(
-                        arguments, workspace, max_bytes=settings.read_max_bytes, unreadable=context.unreadable
+                        arguments,
+                        workspace,
+                        max_bytes=settings.read_max_bytes,
+                        unreadable=context.unreadable,
+                        read=read,
                     )
                 )
             case "fs.write":
-                return await anyio.to_thread.run_sync(lambda: write_file(arguments, workspace))
+                return await anyio.to_thread.run_sync(lambda: write_file(arguments, workspace, write=write))
             case "fs.edit":
                 return await anyio.to_thread.run_sync(
-                    lambda: edit_file(arguments, workspace, unreadable=context.unreadable)
+                    lambda: edit_file(arguments, workspace, unreadable=context.unreadable, read=read, write=write)
                 )
             case "fs.list":
                 return await anyio.to_thread.run_sync(
@@ -255,6 +278,7 @@ class BuiltinToolProvider(ToolProvider):
                     default_timeout=settings.shell_timeout_sec,
                     output_limit=settings.shell_output_limit,
                     passthrough=settings.shell_env_passthrough,
+                    hosted=settings.host.run,
                 )
             case "search.ripgrep":
                 return await search(

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kairox._util import real_path
 from kairox.errors import ToolCallError
 from kairox.tools._gitignore import compile_glob, walk_files
 from kairox.tools._model import ToolResult
@@ -15,12 +14,15 @@ BINARY_SNIFF_BYTES = 8192
 
 Unreadable = Callable[[Path], str | None]
 """Why a file met inside a folder must be left out (``CallContext.unreadable``), or None."""
+ReadText = Callable[[Path], str]
+WriteText = Callable[[Path, str], None]
+"""A front end's own reading and writing of a file (an editor's buffers), called from the tool's worker thread."""
 
 
 def refusal(unreadable: Unreadable | None, path: Path) -> str | None:
     # the one resolution of every tool's paths (``kairox.policy.resolve_path`` runs it too): the kernel's walk,
     # so /proc/self/cwd/... and /proc/self/root/... spellings are the file they reach
-    return None if unreadable is None else unreadable(Path(real_path(str(path))))
+    return None if unreadable is None else unreadable(Path(os.path.realpath(str(path))))
 
 
 def left_out_note(tool: str, reasons: list[str]) -> str:
@@ -41,7 +43,12 @@ def looks_binary(data: bytes) -> bool:
 
 
 def read_file(
-    args: dict[str, Any], workspace: Path, *, max_bytes: int, unreadable: Unreadable | None = None
+    args: dict[str, Any],
+    workspace: Path,
+    *,
+    max_bytes: int,
+    unreadable: Unreadable | None = None,
+    read: ReadText | None = None,
 ) -> ToolResult:
     path = workspace_path(args.get("path"), workspace, "fs.read")
     reason = refusal(unreadable, path)
@@ -51,14 +58,17 @@ def read_file(
             reason=f"{path} may not be read: {reason}",
             hint="read it by the name the rule covers, where the rule decides (an ask rule asks)",
         )
-    if not path.exists():
+    if read is not None:  # the front end's view of the file: an editor's buffer, saved or not
+        data = read(path).encode("utf-8")[: max_bytes + 1]
+    elif not path.exists():
         raise ToolCallError(tool="fs.read", reason=f"{path} does not exist", hint="`fs.list` shows what is there")
-    if path.is_dir():
+    elif path.is_dir():
         raise ToolCallError(tool="fs.read", reason=f"{path} is a folder", hint="use fs.list for folders")
-    if not path.is_file():  # a named pipe or a device: opening it could wait forever
+    elif not path.is_file():  # a named pipe or a device: opening it could wait forever
         raise ToolCallError(tool="fs.read", reason=f"{path} is not a regular file")
-    with path.open("rb") as handle:
-        data = handle.read(max_bytes + 1)
+    else:
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
     if looks_binary(data):
         size = path.stat().st_size
         return ToolResult.error(f"{path} looks like a binary file ({size} bytes); fs.read only returns text")
@@ -91,7 +101,7 @@ def read_file(
     return ToolResult.text(selected + note, structured=structured)
 
 
-def write_file(args: dict[str, Any], workspace: Path) -> ToolResult:
+def write_file(args: dict[str, Any], workspace: Path, *, write: WriteText | None = None) -> ToolResult:
     path = workspace_path(args.get("path"), workspace, "fs.write")
     content = args.get("content")
     if not isinstance(content, str):
@@ -100,9 +110,12 @@ def write_file(args: dict[str, Any], workspace: Path) -> ToolResult:
         raise ToolCallError(tool="fs.write", reason=f"{path} is a folder")
     if path.exists() and not path.is_file():
         raise ToolCallError(tool="fs.write", reason=f"{path} is not a regular file")
-    path.parent.mkdir(parents=True, exist_ok=True)
     existed = path.exists()
-    path.write_text(content, encoding="utf-8")
+    if write is not None:
+        write(path, content)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
     size = len(content.encode("utf-8"))
     verb = "replaced" if existed else "created"
     return ToolResult.text(
@@ -110,7 +123,14 @@ def write_file(args: dict[str, Any], workspace: Path) -> ToolResult:
     )
 
 
-def edit_file(args: dict[str, Any], workspace: Path, *, unreadable: Unreadable | None = None) -> ToolResult:
+def edit_file(
+    args: dict[str, Any],
+    workspace: Path,
+    *,
+    unreadable: Unreadable | None = None,
+    read: ReadText | None = None,
+    write: WriteText | None = None,
+) -> ToolResult:
     path = workspace_path(args.get("path"), workspace, "fs.edit")
     reason = refusal(unreadable, path)
     if reason is not None:  # refused before reading: "found" / "not found" would tell what the file holds
@@ -120,9 +140,9 @@ def edit_file(args: dict[str, Any], workspace: Path, *, unreadable: Unreadable |
         raise ToolCallError(tool="fs.edit", reason="`old_string` must be a non-empty string")
     if not isinstance(new, str):
         raise ToolCallError(tool="fs.edit", reason="`new_string` must be a string")
-    if not path.is_file():
+    if read is None and not path.is_file():
         raise ToolCallError(tool="fs.edit", reason=f"{path} is not a file")
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8") if read is None else read(path)
     count = text.count(old)
     replace_all = bool(args.get("replace_all", False))
     if count == 0:
@@ -132,7 +152,11 @@ def edit_file(args: dict[str, Any], workspace: Path, *, unreadable: Unreadable |
             f"fs.edit: old_string occurs {count} times in {path}; add surrounding lines to make it unique, "
             "or set replace_all to true"
         )
-    path.write_text(text.replace(old, new) if replace_all else text.replace(old, new, 1), encoding="utf-8")
+    edited = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    if write is not None:
+        write(path, edited)
+    else:
+        path.write_text(edited, encoding="utf-8")
     replaced = count if replace_all else 1
     return ToolResult.text(
         f"edited {path}: {replaced} replacement(s)", structured={"path": str(path), "replacements": replaced}

@@ -4,7 +4,8 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,23 @@ _CHUNK = 65536
 _POLL_SEC = 0.05
 _GRACE_SEC = 0.5
 """How long output is still read after the command ended (a background process may hold the pipes open)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HostCommand:
+    """A confined command line that a front end runs itself (an editor's terminal), exactly as Kairox would run it."""
+
+    call_id: str
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    timeout: float
+    output_limit: int
+
+
+RunHosted = Callable[[HostCommand], Awaitable[tuple[int, str, int] | None]]
+"""Runs a :class:`HostCommand`: its exit code, the output kept and how many bytes there were in all; None when it
+timed out (and was killed)."""
 
 
 def scrubbed_environment(env: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
@@ -109,6 +127,17 @@ async def _run_once(
     return code, out, errs
 
 
+async def _hosted(run: RunHosted, command: HostCommand) -> "tuple[int, _Capture, _Capture] | None":
+    answer = await run(command)
+    if answer is None:
+        return None
+    code, text, total = answer
+    out = _Capture(command.output_limit)
+    out.kept += text.encode("utf-8")[: command.output_limit]
+    out.total = max(total, len(out.kept))
+    return code, out, _Capture(command.output_limit)
+
+
 async def run_shell(
     args: dict[str, Any],
     context: CallContext,
@@ -116,6 +145,7 @@ async def run_shell(
     default_timeout: float,
     output_limit: int,
     passthrough: Iterable[str],
+    hosted: RunHosted | None = None,
 ) -> ToolResult:
     command = args.get("command")
     if not isinstance(command, str) or not command.strip():
@@ -138,7 +168,16 @@ async def run_shell(
         argv = await sandboxed_argv_async(
             ["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=sandbox_notes
         )
-        ran = await _run_once(argv, cwd=cwd, env=env, timeout=timeout, output_limit=output_limit)
+        ran = await (
+            _run_once(argv, cwd=cwd, env=env, timeout=timeout, output_limit=output_limit)
+            if hosted is None
+            else _hosted(
+                hosted,
+                HostCommand(
+                    call_id=context.call_id, argv=argv, cwd=cwd, env=env, timeout=timeout, output_limit=output_limit
+                ),
+            )
+        )
         if ran is None:
             return ToolResult.error(f"shell.exec: `{command}` timed out after {timeout:g}s and was killed")
         code, out, errs = ran

@@ -7,7 +7,7 @@ writable roots (the temp dir among them) and its entry's ``writable_roots``, wit
 ``kairox.toml``, ``.mcp.json`` ... at any depth) kept read-only; under ``read_only`` nothing of those. In both, its
 own state folder (``$KAIROX_HOME/servers/NAME``), which is its ``HOME`` and holds its caches (XDG, npm, uv, pip,
 Go): a cache an unconfined program also uses is never writable from inside, so a confined server cannot plant code
-there for later. ``network = false`` unshares the network.
+there for later. ``network = false`` unshares the network; ``"allowlist"`` leaves it the names of its list.
 
 Where no sandbox can start, a server the user wrote starts unconfined (the status says so and ``doctor`` warns);
 one from a project file or a plugin does not start, with the reason and the one line of the user's file that
@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox._util._realpath import existing_real_path
 from kairox.config import SandboxPolicy, join_key
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import SandboxSettings
@@ -90,7 +89,9 @@ class ServerConfinement:
         read_only = self.profile.sandbox == "read_only" or self.sandbox.mode is SandboxPolicy.READ_ONLY
         mode = SandboxPolicy.READ_ONLY if read_only else SandboxPolicy.WORKSPACE_WRITE
         roots = tuple(dict.fromkeys((*self.sandbox.writable_roots, *self.profile.writable_roots)))
-        return replace(self.sandbox, mode=mode, writable_roots=roots, network_access=self.profile.network)
+        domains = self.profile.allowed_domains
+        network = self.profile.network and domains is None
+        return replace(self.sandbox, mode=mode, writable_roots=roots, network_access=network, allowed_domains=domains)
 
     def describe(self) -> dict[str, Any]:
         """The profile in effect, as data for status records (before the server starts)."""
@@ -118,7 +119,7 @@ class ServerConfinement:
         return {
             "confined": True,
             "sandbox": str(settings.mode),
-            "network": settings.network_access,
+            "network": settings.network_access if settings.allowed_domains is None else "allowlist",
             "writable_roots": [*dict.fromkeys(roots), state_dir],
             "state_dir": state_dir,
             "reason": None,
@@ -268,7 +269,7 @@ async def confine_server(
     kept = [
         Path(found)
         for name in SHARED_CACHES
-        if (found := existing_real_path(os.path.join(real_home, name))) is not None
+        if os.path.exists(found := os.path.realpath(os.path.join(real_home, name)))
     ]
     shared_npm = npm_cache_configured(real_home)
     own = [state, *([shared_npm] if shared_npm is not None else [])]
@@ -292,7 +293,7 @@ def describe_confinement(confinement: Mapping[str, Any] | None) -> str:
     if not confinement.get("confined"):
         return f"unconfined: {confinement.get('reason') or 'no sandbox'}"
     roots = ", ".join(confinement.get("writable_roots") or [])
-    network = "network on" if confinement.get("network") else "network off"
+    network = {"allowlist": "network by allowlist", True: "network on"}.get(confinement.get("network"), "network off")
     return f"confined: {confinement.get('sandbox')}, {network}, writes {roots}"
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from kairox._util import JsonObject, quick_init
+from kairox._util import JsonObject
 from kairox.config import SandboxPolicy
 
 
@@ -93,7 +93,6 @@ class ToolAnnotations:
     open_world_hint: bool | None = None
 
 
-@quick_init  # thousands per session start (fifty MCP servers)
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolSpec:
     name: str
@@ -161,7 +160,6 @@ def object_schema(properties: JsonObject, required: Sequence[str] = ()) -> JsonO
     return schema
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolCall:
     name: str
@@ -172,7 +170,6 @@ class ToolCall:
 # --- results ---------------------------------------------------------------------------------------------------
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TextContent:
     text: str
@@ -232,7 +229,6 @@ class ResourceLink:
 Content = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolResult:
     content: tuple[Content, ...] = ()
@@ -264,6 +260,10 @@ class SandboxSettings:
     writable_roots: tuple[Path, ...] = ()
     """Resolved writable roots (workspace, configured roots, temp)."""
     network_access: bool = False
+    allowed_domains: tuple[str, ...] | None = None
+    """``network = "allowlist"`` (``network_access`` false): the names reachable through the proxy ``egress``."""
+    egress: "Callable[[tuple[str, ...]], tuple[Path, tuple[str, ...]]] | None" = None
+    """The session's egress proxy (``kairox.sandbox``): for a list, its socket and the forwarder (``--`` last)."""
     allowed_sockets: tuple[Path, ...] = ()
     """Resolved host Unix sockets that stay reachable (``policy.allow_unix_sockets``); every other one is covered."""
     hidden: "Callable[[], HiddenPaths] | None" = None
@@ -291,7 +291,6 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] |
 """``(progress, total, message)``."""
 
 
-@quick_init
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CallContext:
     """What a provider gets with each call besides the arguments."""

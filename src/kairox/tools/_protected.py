@@ -11,6 +11,27 @@ PROTECTED_DIRS = frozenset(
 """The repository, Kairox's and other hosts' project folders, and plugin manifest folders."""
 PROTECTED_FILES = frozenset({"kairox.toml", ".mcp.json", "hooks.json", ".lsp.json"})
 """Project configuration, and a plugin's hooks and servers."""
+SHELL_RC_FILES = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".inputrc",
+        "config.fish",
+    }
+)
+"""Start-up files of shells: a write there runs code in every future terminal;
+kept read-only in every sandbox, as the gate always asks before a write there (with ``~/.config/fish``)."""
 MAX_WALKED_FOLDERS = 200_000
 """A walk stops here; what lies beyond is covered by trust pins, not by the sandbox."""
 _SOCKET_DEPTH = 2
@@ -45,7 +66,14 @@ def protected_inside(roots: Iterable[Path]) -> set[Path]:
                 else:
                     keep.append(name)
             dirs[:] = sorted(keep)
-            found.update(here / name for name in files if name in PROTECTED_FILES and not os.path.islink(here / name))
+            found.update(
+                here / name
+                for name in files
+                if (name in PROTECTED_FILES or name in SHELL_RC_FILES) and not os.path.islink(here / name)
+            )
+            if here.name == ".config" and "fish" in dirs:
+                found.add(here / "fish")
+                dirs.remove("fish")
             if (
                 ".git" in files
             ):  # a `gitdir:` file (a linked worktree, a submodule, --separate-git-dir) and where it points

@@ -1,31 +1,32 @@
 """Running commands under bubblewrap (Y6), for ``shell.exec``, hook commands and plugin command tools.
 
-``read_only``: the whole file system read-only. ``workspace_write``: the writable roots bound read-write, with
-every protected path inside the workspace and the configured roots (``.git``, ``.kairox``, ``kairox.toml``,
-``.mcp.json``, ``.claude``, plugin manifests, ``hooks.json`` ..., at any depth) and the Kairox home bound back
-read-only. Every capability is
-dropped, so a command run as root cannot remount, chown or open raw sockets. The network is unshared unless
-``network_access``. Host Unix sockets are out of reach in both cases (a socket is the authority of whatever
-listens on it, network or not): the usual socket folders (``SOCKET_FOLDERS`` ...) are hidden, and every socket
-the kernel lists as bound to a path (``/proc/net/unix``), wherever it lies, workspace included, is covered
-(``bound_sockets``), except the ones ``policy.allow_unix_sockets`` names (``allowed_sockets``): one of those in a
-hidden folder is bound back on top of its tmpfs. ``danger_full_access``: no sandbox. When
-bwrap is missing or cannot start, callers fail closed with ``SandboxUnavailableError``.
+``read_only``: the whole file system read-only. ``workspace_write``: the writable roots bound read-write, with every
+protected path inside the workspace and the configured roots (``.git``, ``.kairox``, ``kairox.toml``, ``.mcp.json``,
+``.claude``, plugin manifests, ``hooks.json`` ..., at any depth) and the Kairox home bound back read-only. Every
+capability is dropped, so a command run as root cannot remount, chown or open raw sockets. The network is unshared
+unless ``network_access``; under ``allowed_domains`` the sandbox gets its own proxy's socket (``egress``, in a
+folder hidden from every sandbox) and a forwarder on its own loopback that speaks to it. Host Unix sockets are out
+of reach in all cases (a socket is the authority of whatever listens on it, network or not): the usual socket
+folders (``SOCKET_FOLDERS`` ...) are hidden, and every socket the kernel lists as bound to a path
+(``/proc/net/unix``), wherever it lies, workspace included, is covered (``bound_sockets``), except the ones
+``policy.allow_unix_sockets`` names (``allowed_sockets``): one of those in a hidden folder is bound back on top of
+its tmpfs. ``danger_full_access``: no sandbox. When bwrap is missing or cannot start, callers fail closed with
+``SandboxUnavailableError``.
 
-Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``)
-keep such a file from taking effect, and ``shell.exec`` reports the ones a command created.
+Creating a protected file where none exists cannot be refused with bind mounts; trust pins (``kairox trust``) keep
+such a file from taking effect, and ``shell.exec`` reports the ones a command created.
 
 What ``fs.read`` deny and ask rules forbid is hidden in every mode that has a sandbox (``SandboxSettings.hidden``,
-named by the policy and worked out by ``kairox.sandbox`` as each command
-starts): a folder is covered by an empty read-only tmpfs, a file by
-``/dev/null``, so ``cat``, ``cp``, an interpreter or a symlink made earlier all find nothing there; so are the
-histories of the repositories the rules reach, when those may hold what the rules hide, and the other names of the
-files they cover (worked out there too). When the mask could not list
-everything a rule covers (too many files to search, another name of a
-hidden file outside the roots), the command is refused.
+named by the policy and worked out by ``kairox.sandbox`` as each command starts): a folder is covered by an empty
+read-only tmpfs, a file by ``/dev/null``, so ``cat``, ``cp``, an interpreter or a symlink made earlier all find
+nothing there; so are the histories of the repositories the rules reach, when those may hold what the rules hide,
+and the other names of the files they cover (worked out there too). When the mask could not list everything a rule
+covers (too many files to search, another name of a hidden file outside the roots), the command is refused.
 """
 
 import asyncio
+import contextlib
+import functools
 import os
 import re
 import shutil
@@ -38,15 +39,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kairox._rpc import guarded_argv
-from kairox._util._realpath import existing_real_path
 from kairox.config import SandboxPolicy, kairox_home
 from kairox.errors import SandboxUnavailableError
 from kairox.tools._model import HiddenPaths, SandboxSettings
-from kairox.tools._protected import PROTECTED_DIRS, PROTECTED_FILES, protected_inside, sockets_under
+from kairox.tools._protected import protected_inside, sockets_under
 
-READ_ONLY_INSIDE_ROOTS = tuple(sorted(PROTECTED_DIRS | PROTECTED_FILES))
-"""Kept read-only inside each writable root, at any depth: the repository, project configuration and plugin
-files, which a command must not change to give later sessions more authority."""
 SOCKET_FOLDERS = (Path("/run"), Path("/var/run"), Path("/tmp/.X11-unix"), Path("/tmp/.ICE-unix"))
 """Hidden (an empty tmpfs), with ``$XDG_RUNTIME_DIR`` and the folders of ``$SSH_AUTH_SOCK`` and a ``unix://``
 ``$DOCKER_HOST``; with the network on, ``RESOLVER_FOLDERS`` stay visible and only their sockets are covered."""
@@ -97,7 +94,7 @@ def writable_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
     """The folders bound read-write under ``workspace_write`` (that exist), shallowest first."""
     if settings.mode is not SandboxPolicy.WORKSPACE_WRITE:
         return []
-    real = (existing_real_path(str(r)) for r in (workspace, *settings.writable_roots))  # None: it does not exist
+    real = (_existing(str(r)) for r in (workspace, *settings.writable_roots))  # None: it does not exist
     return sorted({Path(found) for found in real if found is not None}, key=lambda p: (len(p.parts), str(p)))
 
 
@@ -120,10 +117,19 @@ def _within(path: Path, root: Path) -> bool:
     return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
+def egress_folder() -> Path:
+    """Where this user's egress proxies listen (``kairox.sandbox``): hidden from every sandbox (another's socket may
+    allow more), and made when first asked for, so one started before any proxy hides it too."""
+    folder = Path(os.path.realpath(tempfile.gettempdir())) / f"kairox-egress-{os.getuid()}"
+    with contextlib.suppress(OSError):
+        folder.mkdir(mode=0o700)
+    return folder
+
+
 def socket_folders(env: Mapping[str, str] | None = None) -> list[Path]:
     """The folders hidden from sandboxed commands: the usual ones and those the environment points at."""
     env = os.environ if env is None else env
-    found = list(SOCKET_FOLDERS)
+    found = [*SOCKET_FOLDERS, egress_folder()]
     if env.get("XDG_RUNTIME_DIR"):
         found.append(Path(env["XDG_RUNTIME_DIR"]))
     for name in ("SSH_AUTH_SOCK", "DOCKER_HOST"):
@@ -345,13 +351,17 @@ def sandboxed_argv(
     # checked again after the rules on reading were worked out (which may search folders for a while)
     args += _cover_sockets(sockets)
     args += reading  # last, so nothing bound above shows a hidden path again
+    launcher: tuple[str, ...] = ()
+    if settings.allowed_domains is not None and settings.egress is not None and not settings.network_access:
+        proxy, launcher = settings.egress(settings.allowed_domains)  # no proxy: no network at all
+        args += ["--ro-bind", str(proxy), str(proxy)]
     if not settings.network_access:
         args.append("--unshare-net")
     # root inside the sandbox is powerless: no capability survives (and bwrap sets no_new_privs)
     args += ["--cap-drop", "ALL", "--unshare-pid", "--die-with-parent", "--new-session"]
     args += ["--chdir", str(cwd or workspace)]
     args.append("--")
-    args += list(argv)
+    args += [*launcher, *argv]
     return args
 
 
@@ -393,15 +403,11 @@ async def sandboxed_argv_async(
     reuse: float = 0.0,
 ) -> list[str]:
     """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
+    build = functools.partial(sandboxed_argv, argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
+    build = functools.partial(build, own=own, kept=kept, reuse=reuse)
     if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return sandboxed_argv(
-            argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse
-        )
-    return await asyncio.to_thread(
-        lambda: sandboxed_argv(
-            argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes, own=own, kept=kept, reuse=reuse
-        )
-    )
+        return build()
+    return await asyncio.to_thread(build)
 
 
 def sandbox_probed(settings: SandboxSettings, *, bwrap: str | None = None) -> bool:
@@ -444,3 +450,9 @@ def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str
             f"bubblewrap ({path}) cannot create the {settings.mode} sandbox: {problem}", hint=_INSTALL_HINT
         )
     return path
+
+
+def _existing(path: str) -> str | None:
+    """``os.path.realpath(path)`` when what it leads to exists, else None."""
+    real = os.path.realpath(path)
+    return real if os.path.exists(real) else None

@@ -25,17 +25,19 @@ from kairox.agent import (
     ModelFailed,
     ModelRequestStarted,
     Role,
+    SubagentEvent,
     ToolDefinitionsLarge,
     TurnEnded,
     UsageReported,
+    subagent_history,
 )
 from kairox.events import Event
 from kairox.policy import ApprovalAnswer
 from kairox.registry import ToolCallDecided, ToolCallFinished
-from kairox.runtime import plugin_rows, skill_rows, toggle_plugin, toggle_skill
+from kairox.runtime import SlashCommand, agent_rows, plugin_rows, skill_rows, toggle_agent, toggle_plugin, toggle_skill
 from kairox.tui import _reports
 from kairox.tui._approval import ApprovalScreen, TuiApprover
-from kairox.tui._commands import BUILTINS, SlashCommand, all_commands, find_command, help_text, unknown_reason
+from kairox.tui._commands import BUILTINS, all_commands, find_command, help_text, unknown_reason
 from kairox.tui._composer import Composer, Option, workspace_paths
 from kairox.tui._conversation import Conversation, result_text
 from kairox.tui._panels import McpPanel, SessionPicker, TextPanel
@@ -56,6 +58,7 @@ Screen { layout: vertical; }
 #conversation .notice { color: $text-muted; margin: 1 0; }
 #conversation .assistant { margin: 0; padding: 0; }
 #conversation .tool-call { margin: 0; padding: 0; border: none; }
+#conversation .subagent-call { margin-left: 4; }
 #conversation .tool-call CollapsibleTitle { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
 #completions { height: auto; max-height: 9; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
 #completions.empty { display: none; }
@@ -244,6 +247,8 @@ class KairoxApp(App[None]):
                     block = conversation.blocks.get(part.call_id)
                     if block is not None:
                         block.earlier(part.is_error, result_text(part.text))
+        for parent, agent_id, calls in subagent_history(session.transcript.path):
+            conversation.subagent_calls(parent, agent_id, calls, earlier=True)
 
     async def _switch_session(self, session_id: str) -> None:
         """`/resume ID`: leave this session (its servers stop) and open that transcript's session."""
@@ -283,7 +288,9 @@ class KairoxApp(App[None]):
         if entry is not None:
             self.trace(entry)
         conversation = self.query_one(Conversation)
-        if isinstance(event, AssistantTextDelta):
+        if isinstance(event, SubagentEvent):
+            conversation.subagent_step(event)
+        elif isinstance(event, AssistantTextDelta):
             conversation.delta(event.text)
         elif isinstance(event, AssistantMessageCompleted):
             conversation.answer(event.text, event.tool_calls, self._schema, self.resolved.workspace)
@@ -637,6 +644,9 @@ class KairoxApp(App[None]):
         else:
             self.run_worker(self._compact(args), name="compact", exit_on_error=False)
 
+    def cmd_agents(self, args: str) -> None:
+        self.action_panel("agents")
+
     def cmd_doctor(self, args: str) -> None:
         self.action_panel("doctor")
 
@@ -655,6 +665,14 @@ class KairoxApp(App[None]):
                     lambda: skill_rows(context),
                     lambda key, on: toggle_skill(context, key, on),
                     note="(saved in the user layer)",
+                )
+            )
+            return
+        if name == "agents":
+            note = "(the task tool's agents; saved in the user layer)"
+            self.push_screen(
+                TogglePanel(
+                    "Agents", lambda: agent_rows(context), lambda k, on: toggle_agent(context, k, on), note=note
                 )
             )
             return

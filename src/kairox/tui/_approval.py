@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from kairox.policy import ApprovalAnswer, ApprovalRequest, RuleLayer
+from kairox.runtime import link_notes
 from kairox.tui._diff import diff_text, edit_diff
 from kairox.tui._servers import compact_json
 
@@ -77,6 +78,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
             why = f"why: {request.reason}" + (f" (rule {request.rule})" if request.rule else "")
             if request.asked_by:
                 why += f"\nasked by: {request.asked_by}"
+            why += "".join(f"\n{note}" for note in link_notes(request))
             yield Static(why, markup=False)
             with VerticalScroll(id="approval-call"):
                 if diff is not None:

@@ -6,11 +6,12 @@ command has that name), the workspace's ``.kairox/commands`` and, with ``skills.
 A built-in command is one line in ``BUILTINS`` and a ``cmd_<name>(args)`` method of the app (``-`` in a name
 becomes ``_``)."""
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kairox.runtime import SlashCommand, extension_commands
+
 if TYPE_CHECKING:
-    from kairox.skills import SkillEntry, SkillRegistry
+    from kairox.skills import SkillRegistry
 
 BUILTINS: dict[str, tuple[str, str]] = {
     "help": ("", "every command, built-in and from extensions"),
@@ -18,6 +19,7 @@ BUILTINS: dict[str, tuple[str, str]] = {
     "skills": ("", "skills by scope, shadowing, enable/disable"),
     "plugins": ("", "plugins: inventory, contributions, compatibility, trust"),
     "hooks": ("", "configured hooks and plugin hooks"),
+    "agents": ("", "the subagents the task tool starts, enable/disable"),
     "tools": ("[QUERY]", "what the model sees, and why others are hidden; with a query, the tool search"),
     "doctor": ("", "what failed to load and what to do"),
     "config": ("", "the effective configuration with provenance"),
@@ -32,73 +34,11 @@ BUILTINS: dict[str, tuple[str, str]] = {
 """``name -> (argument hint, one line)`` of the TUI's own commands, in the order /help lists them."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SlashCommand:
-    name: str
-    """Without the slash: ``help``, ``commit-commands:commit``, ``commit``."""
-    description: str
-    source: str
-    """``built-in``, ``plugin NAME``, ``workspace``, ``user`` or ``session``."""
-    argument_hint: str = ""
-    skill: str | None = None
-    """The qualified skill name an extension command runs; ``None`` for a built-in."""
-
-    @property
-    def usage(self) -> str:
-        return f"/{self.name}" + (f" {self.argument_hint}" if self.argument_hint else "")
-
-
-def _source(entry: "SkillEntry") -> str:
-    skill = entry.skill
-    return f"plugin {skill.plugin}" if skill.plugin else str(skill.scope)
-
-
-def _invocable(entry: "SkillEntry") -> bool:
-    """Enabled, meant for a person (``user-invocable``), and not waiting for workspace trust."""
-    return entry.enabled and entry.skill.frontmatter.user_invocable and not entry.held_by_trust
-
-
-def extension_commands(skills: "SkillRegistry | None") -> list[SlashCommand]:
-    """The extensions' commands by qualified name, then the short ``/command`` of a plugin command no other
-    command (or built-in) is named like."""
-    if skills is None:
-        return []
-    entries = [e for e in skills.entries() if _invocable(e)]
-    found = [
-        SlashCommand(
-            name=e.skill.qualified_name,
-            description=e.skill.description.splitlines()[0] if e.skill.description else "",
-            source=_source(e),
-            argument_hint=e.skill.frontmatter.argument_hint or "",
-            skill=e.skill.qualified_name,
-        )
-        for e in entries
-    ]
-    taken = {c.name for c in found} | set(BUILTINS)
-    short: dict[str, list[SlashCommand]] = {}
-    for command, entry in zip(found, entries, strict=True):
-        if entry.skill.plugin:
-            short.setdefault(entry.skill.name, []).append(command)
-    for name, commands in short.items():
-        if len(commands) == 1 and name not in taken:
-            only = commands[0]
-            found.append(
-                SlashCommand(
-                    name=name,
-                    description=only.description,
-                    source=only.source,
-                    argument_hint=only.argument_hint,
-                    skill=only.skill,
-                )
-            )
-    return found
-
-
 def all_commands(skills: "SkillRegistry | None") -> list[SlashCommand]:
     builtins = [
         SlashCommand(name=n, argument_hint=h, description=d, source="built-in") for n, (h, d) in BUILTINS.items()
     ]
-    return builtins + sorted(extension_commands(skills), key=lambda c: c.name)
+    return builtins + sorted(extension_commands(skills, BUILTINS), key=lambda c: c.name)
 
 
 def find_command(name: str, skills: "SkillRegistry | None") -> SlashCommand | None:

@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Collapsible, Markdown, Static
 
+from kairox.agent import AssistantMessageCompleted, SubagentEvent
 from kairox.registry import ToolCallDecided, ToolCallFinished
 from kairox.tui._diff import diff_text, edit_diff
 from kairox.tui._servers import call_summary, compact_json, verdict
@@ -115,6 +116,7 @@ class Conversation(VerticalScroll, can_focus=False):
         self._stream: Static | None = None
         self._streamed = ""
         self.blocks: dict[str, ToolCallBlock] = {}
+        self._tails: dict[str, ToolCallBlock] = {}
 
     def _add(self, widget: Any) -> None:
         self.mount(widget)
@@ -164,9 +166,39 @@ class Conversation(VerticalScroll, can_focus=False):
             self.blocks[block.call_id] = block
             self._add(block)
 
+    def subagent_calls(
+        self, parent: str, agent_id: str, calls: tuple[dict[str, Any], ...], earlier: bool = False
+    ) -> None:
+        """A subagent's tool calls, indented under the ``task`` call ``parent`` that runs it (``earlier``: of a
+        resumed session)."""
+        anchor = self.blocks.get(parent)
+        for call in calls if anchor is not None else ():
+            block = ToolCallBlock(f"{agent_id}/{call.get('id')}", str(call.get("tool")), call.get("arguments", {}))
+            block.add_class("subagent-call")
+            if earlier:
+                block.earlier(False, "")
+            self.mount(block, after=self._tails.get(parent, anchor))
+            self.blocks[block.call_id] = self._tails[parent] = block
+
+    def subagent_step(self, event: SubagentEvent) -> None:
+        """A subagent's event, live: its calls nest under its task, whose line says how far it is."""
+        inner, task = event.inner, self.blocks.get(event.parent_call_id)
+        if isinstance(inner, AssistantMessageCompleted):
+            self.subagent_calls(event.parent_call_id, event.agent_id, inner.tool_calls)
+        block = self.blocks.get(f"{event.agent_id}/{getattr(inner, 'call_id', '')}")
+        if block is not None and isinstance(inner, ToolCallDecided):
+            block.decided(inner)
+        elif block is not None and isinstance(inner, ToolCallFinished):
+            block.finished(inner)
+            if task is not None and not task.outcome.startswith(("ok", "error")):
+                done = sum(1 for b in self.blocks.values() if b.call_id.startswith(event.agent_id) and b.outcome)
+                task.outcome = f"{event.agent} running: {done} call(s) done"
+                task._refresh()
+
     def clear(self) -> None:
         self.end_stream()
         self.blocks.clear()
+        self._tails.clear()
         self.remove_children()
 
 

@@ -4,10 +4,19 @@ widgets only render it; the server rows themselves are :class:`kairox.runtime.Se
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from kairox.agent import ApprovalRequested, ModelFailed, ModelRequestRetried, TurnEnded, TurnHookOutcome
+from kairox.agent import (
+    ApprovalRequested,
+    ModelFailed,
+    ModelRequestRetried,
+    SubagentEvent,
+    SubagentStarted,
+    SubagentStopped,
+    TurnEnded,
+    TurnHookOutcome,
+)
 from kairox.dap import DapServerFailed, DapServerRunning, DapServerStarting, DapServerStopped
 from kairox.errors import Diagnostic, Severity
 from kairox.events import Event
@@ -22,6 +31,7 @@ from kairox.mcp import (
 )
 from kairox.registry import ToolCallApprovalAnswered, ToolCallDecided, ToolCallFinished
 from kairox.runtime import ServerStatus
+from kairox.sandbox import EgressRefused
 
 MARKS: dict[ServerStatus, tuple[str, str]] = {
     ServerStatus.READY: ("●", "green"),
@@ -65,6 +75,13 @@ def verdict(event: ToolCallDecided) -> str:
 def describe(event: Event) -> TraceEntry | None:
     """The trace line of an event, or ``None`` for events the trace leaves out (streamed text ...)."""
     match event:
+        case SubagentEvent(agent=agent, inner=inner):  # a subagent's step, named
+            entry = describe(inner)
+            return replace(entry, text=f"{agent}: {entry.text}") if entry is not None else None
+        case SubagentStarted(agent=agent, description=what, tools=tools, model=model):
+            return TraceEntry(text=f"agent {agent}: started ({what}; {tools} tools, {model})")
+        case SubagentStopped(agent=agent, reason=reason, tool_calls=n, input_tokens=i, output_tokens=o):
+            return TraceEntry(text=f"agent {agent}: {reason} after {n} call(s), {i} tokens in / {o} out")
         case McpServerStarting(server=name, attempt=attempt):
             return TraceEntry(
                 text=f"mcp {name}: starting" + (f" (attempt {attempt + 1})" if attempt else ""), server=name
@@ -117,6 +134,8 @@ def describe(event: Event) -> TraceEntry | None:
             return TraceEntry(text=f"model {provider}: {_short(message)}", error=True)
         case ModelRequestRetried(attempt=attempt, delay_sec=delay, reason=reason):
             return TraceEntry(text=f"model: retry {attempt} in {delay:g}s ({_short(reason)})")
+        case EgressRefused(host=host, port=port, reason=reason):
+            return TraceEntry(text=f"network {host}:{port}: refused, {_short(reason)}", error=True)
         case TurnEnded(reason=reason, message=message) if message:
             return TraceEntry(text=f"turn ended ({reason}): {_short(message)}", error=str(reason) != "completed")
     return None

@@ -205,6 +205,19 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         context = await backend.ready_context()
         return ok({"skills": skills_json(context)})
 
+    async def get_agents(request: Request) -> Response:
+        context = await backend.ready_context()
+        return ok({"agents": [agent.to_json() for agent in context.agents.agents.values()]})
+
+    async def agent_action(request: Request) -> Response:
+        from kairox.runtime import toggle_agent
+
+        name, action = request.path_params["name"], _toggle(request)
+        context = await backend.ready_context()
+        if context.agents.get(name) is None:
+            raise ApiError(404, f"no agent named {name!r}; GET /api/agents lists them")
+        return _written(toggle_agent(context, name, action == "enable"))  # the user layer: nothing to ask
+
     async def get_tool_search(request: Request) -> Response:
         """The visible tools best matching ``q``, ranked and explained as ``kairox tools search`` and the model's
         ``tool_search`` rank them (``limit``: 1 to 50, 10 by default)."""
@@ -508,6 +521,8 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/tools/search", get_tool_search, ["GET"]),
         api("/api/skills", get_skills, ["GET"]),
         api("/api/skills/{name}/{action}", skill_action, ["POST"]),
+        api("/api/agents", get_agents, ["GET"]),
+        api("/api/agents/{name}/{action}", agent_action, ["POST"]),
         api("/api/plugins", get_plugins, ["GET"]),
         api("/api/plugins/marketplace", get_plugin_market, ["GET"]),
         api("/api/plugins/marketplace/{market}/{name}/install", post_market_install, ["POST"]),

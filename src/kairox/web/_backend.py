@@ -40,7 +40,7 @@ class PendingApproval:
     result: "ApprovalAnswer | None" = None
 
     def to_json(self) -> dict[str, Any]:
-        from kairox.runtime import approval_choices
+        from kairox.runtime import approval_choices, link_notes
 
         request = self.request
         return {
@@ -49,6 +49,7 @@ class PendingApproval:
             "tool": request.tool,
             "arguments": request.arguments,
             "command": request.command,
+            "links": link_notes(request),
             "reason": request.reason,
             "asked_by": request.asked_by,
             "grants": [
@@ -71,7 +72,7 @@ def answer_from_json(body: dict[str, Any]) -> "ApprovalAnswer":
     if answer == "once":
         return ApprovalAnswer.allow_once()
     if answer == "session":
-        return ApprovalAnswer.allow_session(grant)
+        return ApprovalAnswer.allow_session(grant, whole_session=body.get("whole_session") is True)
     if answer == "always":
         layer = body.get("layer") or "user"
         try:

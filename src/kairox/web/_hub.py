@@ -137,7 +137,7 @@ class EventHub:
         translated = self._translate(event)
         for kind, data in translated:
             self.publish(kind, data, keep=False)
-        if event.kind == "agent.text.delta":
+        if getattr(event, "inner", event).kind in ("agent.text.delta", "agent.thought.delta"):  # a subagent's too
             return  # streamed text stays out of the trace (agent.message has the whole answer)
         raw = event_to_json(event)
         raw.pop("event", None)
@@ -162,6 +162,11 @@ class EventHub:
         turn = self.turn
         name = event.kind
         data: Any = event
+        if name == "agent.subagent.event":  # a subagent's calls: the page nests them under its task's card
+            calls = data.inner.kind in ("agent.message.completed", "tool.call.decided", "tool.call.finished")
+            nested = [(k, d) for k, d in self._translate(data.inner) if k != "agent.message"] if calls else []
+            ids = {"parent_call_id": data.parent_call_id, "agent": data.agent}
+            return [(k, {**d, **ids, "call_id": f"{data.agent_id}/{d['call_id']}"}) for k, d in nested]
         if name == "tool.call.decided":
             return [
                 (
