@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from kairox._rpc._connection import FramedConnection
     from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcResponseError, RpcTimeoutError
     from kairox._rpc._framing import FramingProblem, MessageReader, MessageWriter, encode_message
-    from kairox._rpc._guarded import GUARD_SCRIPT, guarded_argv, start_host_guard
+    from kairox._rpc._guarded import GUARD_SCRIPT, guarded_argv
     from kairox._rpc._jsonrpc import JsonRpcEndpoint, NotificationHandler
     from kairox._rpc._launch import closed_reason, command_path, resolved_command, server_process
     from kairox._rpc._process import BASE_ENV_NAMES, ChildProcess, StderrTail, child_environment
@@ -47,7 +47,6 @@ __all__ = [
     "reply_to",
     "resolved_command",
     "server_process",
-    "start_host_guard",
     "until_first",
     "usable_servers",
 ]
@@ -61,7 +60,7 @@ if not TYPE_CHECKING:
             "._connection": ("FramedConnection",),
             "._errors": ("RpcConnectionClosedError", "RpcError", "RpcResponseError", "RpcTimeoutError"),
             "._framing": ("FramingProblem", "MessageReader", "MessageWriter", "encode_message"),
-            "._guarded": ("GUARD_SCRIPT", "guarded_argv", "start_host_guard"),
+            "._guarded": ("GUARD_SCRIPT", "guarded_argv"),
             "._jsonrpc": ("JsonRpcEndpoint", "NotificationHandler"),
             "._replies": ("INTERNAL_ERROR", "METHOD_NOT_FOUND", "MethodError", "RequestHandler", "reply_to"),
             "._launch": ("closed_reason", "command_path", "resolved_command", "server_process"),

@@ -72,18 +72,6 @@ class McpServerState:
     """How a stdio server runs: ``confined``, ``sandbox``, ``network``, ``writable_roots``, ``state_dir`` and
     ``reason`` (why it runs unconfined); None for a remote server."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "status": str(self.status),
-            "transport": self.transport,
-            "tools": self.tools,
-            "error": self.error,
-            "stderr_tail": self.stderr_tail,
-            "protocol_version": self.protocol_version,
-            "confinement": self.confinement,
-        }
-
 
 def _unwrap(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
