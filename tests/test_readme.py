@@ -7,13 +7,23 @@ from kairox.cli._common import ExitCode
 from kairox.config._reference import config_reference
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+CONFIGURATION = README.parent / "docs" / "configuration.md"
 
 
 def test_config_reference_matches_the_models() -> None:
-    text = README.read_text(encoding="utf-8")
+    text = CONFIGURATION.read_text(encoding="utf-8")
     section = re.search(r"<!-- config-reference:start -->\n(.*)<!-- config-reference:end -->", text, re.S)
     assert section is not None
-    assert section.group(1) == config_reference(), "run `kairox config reference` and paste it into README.md"
+    assert section.group(1) == config_reference(), "run `kairox config reference` and paste it into the file"
+
+
+def test_the_reference_and_the_performance_notes_live_in_docs_after_the_command_line_table() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert "config-reference:start" not in text and "bench/mcp_native_startup.py" not in text
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings.index("## Command line") < headings.index("## Configuration") < headings.index("## Performance")
+    assert "(docs/configuration.md)" in text and "(docs/performance.md)" in text
+    assert "bench/mcp_stack_choice.py" in (README.parent / "docs" / "performance.md").read_text(encoding="utf-8")
 
 
 def test_every_exit_code_is_documented() -> None:

@@ -252,3 +252,17 @@ async def test_a_missing_api_key_is_an_env_var_auth_method_and_new_session_says_
         ["KAIROX_TEST_MODEL_KEY"],
     )
     assert refused.value.code == -32000 and "KAIROX_TEST_MODEL_KEY is not set" in str(refused.value.data)
+
+
+async def test_the_models_plan_reaches_the_editor_as_a_plan_update(workspace: Path, isolated_home: Path) -> None:
+    todos = [{"content": "Read the notes", "status": "completed"}, {"content": "Answer", "status": "in_progress"}]
+    script = [calls(("p1", "todo_write", {"todos": todos})), {"reply": "text", "text": "Planned."}]
+    editor = Editor()
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai")
+        trust_workspace(workspace)
+        async with running(editor, workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("Plan it.")])
+    [plan] = editor.of("plan")
+    assert [(e.content, e.status) for e in plan.entries] == [("Read the notes", "completed"), ("Answer", "in_progress")]

@@ -232,7 +232,7 @@ def test_run_prints_the_tool_definitions_warning_and_the_compaction_on_stderr(
     for run in (first, second):
         [warning] = [line for line in run.stderr.splitlines() if line.startswith("kairox: warning:")]
         assert (
-            "7 tool definitions alone take about" in warning and "of the model's 4000-token context window" in warning
+            "9 tool definitions alone take about" in warning and "of the model's 4000-token context window" in warning
         )
     assert "compacting" not in first.stderr
     compacting = [line for line in second.stderr.splitlines() if line.startswith("kairox: compact")]
@@ -242,6 +242,28 @@ def test_run_prints_the_tool_definitions_warning_and_the_compaction_on_stderr(
     )
     assert "the model summarises 2 older messages" in compacting[0]
     assert compacting[1].startswith("kairox: compacted: 2 messages replaced by their summary, 1 kept")
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_run_json_carries_the_plan_and_the_cache_figures(wire: str, tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    (workspace / "AGENTS.md").write_text("Name the files you read.\n" * 200)  # a prefix worth caching
+    todos = [{"content": "Read the notes", "status": "in_progress"}]
+    script = [
+        {"reply": "tool_calls", "calls": [{"id": "p1", "name": "todo_write", "arguments": {"todos": todos}}]},
+        {"reply": "text", "text": "Planned."},
+    ]
+    with ScriptedModelServer(wire, script) as server:
+        user_config(isolated_home, server, wire=wire)
+        run = kairox("--workspace", workspace, "run", "--json", "Plan it", env=KEY)
+    assert run.code == 0, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    plan = next(e for e in events if e["event"] == "PlanUpdated")
+    assert (plan["kind"], plan["entries"]) == ("agent.plan", [{"content": "Read the notes", "status": "in_progress"}])
+    usage = [e for e in events if e["event"] == "UsageReported"]
+    assert usage[1]["cache_read_tokens"] > 0 and usage[1]["session_cache_read_tokens"] == sum(
+        u["cache_read_tokens"] for u in usage
+    )
 
 
 @pytest.mark.parametrize("as_json", [True, False])

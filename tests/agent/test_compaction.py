@@ -106,7 +106,7 @@ async def test_a_session_past_a_small_window_compacts_continues_and_resumes_from
     assert second.reason is TurnEndReason.COMPLETED and second.text == "Answer two."
 
     measured = sink.of_type(ContextMeasured)
-    assert measured[0].source == "estimate" and measured[0].tools == 7 and measured[0].tools_tokens > 0
+    assert measured[0].source == "estimate" and measured[0].tools == 9 and measured[0].tools_tokens > 0
     assert {m.source for m in measured} == {"estimate", "usage"}, "the provider's usage is used once a wire reports it"
     assert all(m.window_tokens == WINDOW for m in measured)
     [started] = sink.of_type(CompactionStarted)
@@ -266,7 +266,7 @@ async def test_tool_definitions_past_their_share_warn_once(wire: str, workspace:
             await session.run_turn("second prompt")
             usage = session.context_usage
     [warning] = sink.of_type(ToolDefinitionsLarge)
-    assert warning.tools == 7 and warning.window_tokens == 5000 and warning.threshold == 0.15
+    assert warning.tools == 9 and warning.window_tokens == 5000 and warning.threshold == 0.15
     assert warning.tools_tokens >= 750 and "agent.tools_warning_share" in warning.message
     assert sink.events.index(warning) < sink.events.index(sink.of_type(UsageReported)[0]), (
         "warned when the session opens"

@@ -227,3 +227,9 @@ def test_find_accepts_an_id_a_package_name_or_a_short_name() -> None:
     assert [e.id for e in catalog.find("@modelcontextprotocol/server-filesystem@2026.8.31")] == expected
     assert [e.id for e in catalog.find("filesystem")] == expected
     assert [e.id for e in catalog.search("knowledge graph")] == ["io.github.modelcontextprotocol/memory"]
+
+
+def test_search_matches_names_titles_and_descriptions_not_the_namespace_of_the_id() -> None:
+    catalog = load_catalog([BuiltinSource()])
+    found = [e.id for e in catalog.search("git")]
+    assert found == ["io.github.modelcontextprotocol/git", "io.github.github/github-mcp-server"]

@@ -148,3 +148,22 @@ def test_human_provenance_shows_a_server_entry_as_written(tmp_path: Path, isolat
     assert line.endswith(
         'mcp_servers.docs = {"type": "stdio", "command": "docs-server", "env": {"API_TOKEN": "<redacted>"}}'
     )
+
+
+def test_a_model_provider_key_set_with_dash_c_keeps_the_rest_of_the_entry(tmp_path: Path, isolated_home: Path) -> None:
+    write(
+        isolated_home / "kairox.toml",
+        '[model_providers.local]\nbase_url = "http://127.0.0.1:1/v1"\n'
+        'api_key_env = "LOCAL_KEY"\ncontext_window = 32000\n',
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    override = "model_providers.local.base_url=http://127.0.0.1:2/v1"
+    data = kairox("-c", override, "config", "show", "--provenance", "--json", cwd=workspace).json()
+    entry = data["config"]["model_providers"]["local"]
+    assert (entry["base_url"], entry["context_window"], entry["api_key_env"]) == (
+        "http://127.0.0.1:2/v1",
+        32000,
+        "LOCAL_KEY",
+    )
+    assert data["provenance"]["model_providers.local.context_window"]["layer"] == "user"

@@ -128,4 +128,6 @@ def test_project_files_never_set_credential_routing_even_when_trusted(
     trust_workspace(repo)
     resolved = resolve_config(repo)
     assert _value(resolved.config, key) in (None, {})
-    assert [d.name for d in resolved.diagnostics] == [key if key == "model_provider" else "model_providers.attacker"]
+    assert [d.name for d in resolved.diagnostics] == [
+        key if key == "model_provider" else "model_providers.attacker.base_url"
+    ]

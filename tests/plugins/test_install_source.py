@@ -114,7 +114,7 @@ def test_from_a_folder_with_yes_installs_enabled_and_its_hooks_still_wait(tmp_pa
     assert f"plugin 'reviewer' was installed from {source}, not from a marketplace" in update.stderr
     assert f"`kairox plugins install {source}`" in update.stderr
 
-    removed = kairox("plugins", "uninstall", "reviewer")
+    removed = kairox("plugins", "uninstall", "reviewer", "-y")
     assert (removed.code, removed.stdout) == (0, "uninstalled reviewer 1.2.0\n")
     assert not (isolated_home / "plugins" / "@source" / "reviewer").exists()
     assert _records(isolated_home) == {}

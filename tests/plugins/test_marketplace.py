@@ -167,7 +167,10 @@ def _walk_lifecycle(home: Path, source: str, bump: Any) -> None:
     again = kairox("plugins", "update", "helper")
     assert again.stdout == "helper 1.1.0 is up to date\n"
 
-    removed = kairox("plugins", "uninstall", "helper")
+    unasked = kairox("plugins", "uninstall", "helper")  # no terminal to ask at, no --yes: nothing happens
+    assert (unasked.code, unasked.stderr.strip()) == (4, "kairox: helper was not uninstalled: pass --yes")
+    assert (home / "plugins" / "team-market" / "helper").exists()
+    removed = kairox("plugins", "uninstall", "helper", "--yes")
     assert removed.code == 0, removed.stderr
     assert removed.stdout == "uninstalled helper 1.1.0\n"
     assert not (home / "plugins" / "team-market" / "helper").exists()

@@ -282,6 +282,7 @@ def test_untrusted_runs_only_read_only_tools_without_asking(ws: Path) -> None:
         "fs.write": Verdict.ASK,
         "fs.edit": Verdict.ASK,
         "shell.exec": Verdict.ASK,
+        "web.fetch": Verdict.ASK,  # it reads, but from the network (policy.network_access is false)
     }
 
 

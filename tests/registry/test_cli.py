@@ -1,6 +1,7 @@
 """``kairox tools`` and ``kairox policy`` as a user runs them: a real process, real config files."""
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -78,9 +79,10 @@ def test_tools_list_json_has_the_documented_shape(ws: Path) -> None:
         "fs.write",
         "search.ripgrep",
         "shell.exec",
+        "web.fetch",
     ]
     assert set(data["tools"][0]) == {"name", "source", "origin", "description", "input_schema", "permission_profile"}
-    assert data["tools"][-1]["permission_profile"] == {
+    assert data["tools"][-2]["permission_profile"] == {
         "access": "execute",
         "destructive": True,
         "open_world": False,
@@ -100,6 +102,7 @@ def test_tools_list_for_a_provider_prints_what_it_would_be_sent(ws: Path) -> Non
         "fs_write",
         "search_ripgrep",
         "shell_exec",
+        "web_fetch",
     ]
     assert all(d["function"]["strict"] for d in openai)
     assert gemini[2]["parameters"]["required"] == ["path"]
@@ -229,3 +232,15 @@ def test_the_prompt_names_only_the_layers_always_may_write() -> None:
         " to save it there"
     ) in trusted.splitlines()
     assert "  [a1] allow always: save allow rule 'x(a)' in the user configuration" in untrusted.splitlines()
+
+
+def test_tools_call_names_an_image_result_with_its_type_and_size(tmp_path: Path, isolated_home: Path) -> None:
+    from tests.agent._support import EVERYTHING, NODE
+
+    (isolated_home / "kairox.toml").write_text(
+        f'[mcp_servers.everything]\ncommand = "{NODE}"\nargs = ["{EVERYTHING}"]\n'
+    )
+    shown = kairox("tools", "call", "mcp__everything__get-tiny-image", "--yes", cwd=tmp_path)
+    assert shown.code == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert any(re.fullmatch(r"\[image: image/png, \d+\.\d KB; --json has its data\]", line) for line in lines), lines

@@ -108,10 +108,15 @@ async def test_invalid_arguments_come_back_as_a_tool_error_with_the_validators_m
     wrong_type = await registry.call(ToolCall(name="echo", arguments={"message": 3}))
     missing = await registry.call(ToolCall(name="echo", arguments={}))
     extra = await registry.call(ToolCall(name="echo", arguments={"message": "a", "other": 1}))
+    misspelt = await registry.call(ToolCall(name="echo", arguments={"mesage": "a"}))
     assert wrong_type == ToolResult.error("invalid arguments for echo: arguments['message']: 3 is not of type 'string'")
     assert missing == ToolResult.error("invalid arguments for echo: arguments: 'message' is a required property")
     assert extra == ToolResult.error(
         "invalid arguments for echo: arguments: Additional properties are not allowed ('other' was unexpected)"
+    )
+    assert misspelt == ToolResult.error(
+        "invalid arguments for echo: arguments: Additional properties are not allowed ('mesage' was unexpected); "
+        "required and missing: 'message'"
     )
     assert provider.calls == []
 

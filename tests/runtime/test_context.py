@@ -68,6 +68,10 @@ def test_context_holds_exactly_the_good_extensions_and_doctor_lists_the_three_fa
     assert "deploy-helper:checklist" in prompt and "- deploy-helper 2.0.0: Deployment checklists." in prompt
     for broken in ("broken", "mystery", "half-baked", "secret-sauce"):
         assert broken not in prompt
+    human = kairox("context", cwd=workspace).stdout
+    assert "\n\nTools:\n" in human, "a blank line between the prompt context and the tools"
+    lines = [" ".join(line.split()) for line in human.split("Tools:\n", 1)[1].splitlines()]
+    assert "- fs.read builtin" in lines and "- skill skill skills" in lines and "- mcp__good__add mcp good" in lines
 
     # none of the three is required (the sandbox is off, so bubblewrap is not either): doctor lists them and exits 0
     no_sandbox = ("-c", "policy.sandbox_policy=danger_full_access")

@@ -320,3 +320,18 @@ def test_two_language_servers_claiming_the_same_files_are_a_warning(tmp_path: Pa
     kairox("plugins", "disable", "pytools", cwd=workspace)
     report = kairox(*NO_SANDBOX, "doctor", "--json", cwd=workspace).json()
     assert [w for w in report["warnings"] if w["kind"] == "lsp_server"] == []
+
+
+def test_an_untrusted_workspace_says_once_per_server_what_is_held_back_language_servers_and_debuggers_too(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    workspace = _workspace(tmp_path)
+    (workspace / "kairox.toml").write_text(
+        '[mcp_servers.notes]\ncommand = "notes-server"\n\n'
+        '[lsp_servers.py]\ncommand = "pylsp"\nfile_patterns = ["*.py"]\n'
+        '\n[dap_servers.debugpy]\ncommand = "python3"\nargs = ["-m", "debugpy.adapter"]\nlanguages = ["python"]\n'
+    )
+    text = kairox(*NO_SANDBOX, "doctor", cwd=workspace).stdout
+    assert text.count("servers from an untrusted workspace do not start") == 3, text
+    assert "  lsp py: servers from an untrusted workspace" in text and "  dap debugpy: " in text
+    assert "install 'notes-server'" not in text, "a held-back server needs trust, not an install"

@@ -136,3 +136,38 @@ async def test_tui_gui_and_cli_show_the_same_status_for_each_server(tmp_path: Pa
 def _line(home: Path, name: str) -> int:
     lines = (home / "kairox.toml").read_text(encoding="utf-8").splitlines()
     return next(i for i, line in enumerate(lines, 1) if line == f"[mcp_servers.{name}]")
+
+
+def test_a_servers_tool_count_is_the_same_in_the_board_the_trace_and_mcp_status(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    import json
+
+    from tests.agent._support import EVERYTHING, NODE
+
+    from kairox.mcp import McpServerReady, McpToolsChanged
+    from kairox.registry import ToolsChanged
+    from kairox.runtime import ServerBoard
+    from kairox.tui._servers import describe
+
+    workspace = make_workspace(tmp_path / "repo")
+    (isolated_home / "kairox.toml").write_text(
+        f'[mcp_servers.everything]\ncommand = "{NODE}"\nargs = ["{EVERYTHING}"]\n'
+    )
+    trace = tmp_path / "trace.jsonl"
+    assert kairox("--trace", trace, "context", "--json", cwd=workspace).code == 0
+    status = kairox("mcp", "status", "--json", cwd=workspace).json()["servers"][0]
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    ready = next(e for e in events if e["event"] == "McpServerReady")
+    listed = next(e for e in events if e["event"] == "ToolsChanged" and e["origin"] == "everything")
+    board = ServerBoard(resolve_config(workspace), starting=True)
+    board.apply(McpServerReady(server="everything", tools=ready["tools"]))
+    board.apply(ToolsChanged(origin="everything", tools=listed["tools"]))
+    board.apply(McpToolsChanged(server="everything", tools=("one",) * (ready["tools"] + 1)))  # its own list, re-read
+    view = board.get("mcp", "everything")
+    assert view is not None and view.tool_count == status["tools"] == listed["tools"] == ready["tools"] + 2
+    entry = describe(McpServerReady(server="everything", tools=ready["tools"]))
+    assert entry is not None and entry.text == "mcp everything: ready", "no second count in the trace"
+    doctor = kairox("-c", 'policy.sandbox_policy="danger_full_access"', "doctor", "--json", cwd=workspace).json()
+    task = [d for d in doctor["warnings"] if "only as a task" in d["reason"]]
+    assert task and all(d["fix"] == "nothing to fix: this is for your information" for d in task), task

@@ -15,6 +15,13 @@ On the Responses wire, ``"reasoning": "summary text"`` answers with a reasoning 
 the answer as ``response.incomplete``; a request is checked against the ``openai`` SDK's input and tool types, and
 each reasoning item the server sent must come back (encrypted content intact) before the calls it led to.
 
+The server keeps a prompt cache as the providers describe theirs, and reports it in the usage: Anthropic's holds the
+prefix (tools, system, messages, block by block) up to each ``cache_control`` breakpoint of at least 1,024 tokens
+and reads the longest one it holds (``cache_read_input_tokens``, ``cache_creation_input_tokens``); OpenAI's holds
+every prompt and reads the longest common prefix of 1,024 tokens or more, in steps of 128
+(``prompt_tokens_details.cached_tokens``; on the Responses wire ``input_tokens_details.cached_tokens``). A token
+is four bytes of the request's JSON.
+
 ``routes`` (tests) maps a text to a script of its own: a request whose system prompt holds the text is answered
 from that script (a subagent's requests, told apart by its prompt, in whatever order they come).
 
@@ -31,6 +38,7 @@ until the script is used up (or ``--idle-timeout`` passes) and exits 1 on any pr
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import sys
 import threading
@@ -212,10 +220,70 @@ def _tool_result(messages: list[dict[str, Any]], call_id: str, wire: str) -> str
     return None
 
 
+# --- the prompt cache ---------------------------------------------------------------------------------------
+
+MIN_CACHED = 1024
+
+
+def _tokens(value: Any) -> int:
+    return len(json.dumps(value, sort_keys=True)) // 4
+
+
+def _common(a: str, b: str) -> int:
+    """The length of the longest common prefix of two strings."""
+    size = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        size += 1
+    return size
+
+
+class PromptCache:
+    def __init__(self) -> None:
+        self.prefixes: set[str] = set()
+        self.prompts: list[str] = []
+
+    def anthropic(self, body: dict[str, Any], total: int) -> dict[str, int]:
+        system = body.get("system")
+        blocks: list[Any] = [*(body.get("tools") or [])]
+        blocks += system if isinstance(system, list) else [system] if system else []
+        for message in body.get("messages") or []:
+            content = message.get("content")
+            for block in content if isinstance(content, list) else [content]:
+                blocks.append([message.get("role"), block])
+        digest, size, read, write = "", 0, 0, 0
+        marked: list[tuple[str, int]] = []
+        for block in blocks:
+            inner = block[1] if isinstance(block, list) else block
+            plain = {k: v for k, v in inner.items() if k != "cache_control"} if isinstance(inner, dict) else inner
+            digest = hashlib.sha256((digest + json.dumps(plain, sort_keys=True)).encode()).hexdigest()
+            size += _tokens(plain)
+            if digest in self.prefixes:
+                read = size
+            if isinstance(inner, dict) and "cache_control" in inner and size >= MIN_CACHED:
+                marked.append((digest, size))
+        if marked and marked[-1][0] not in self.prefixes:
+            write = max(0, marked[-1][1] - read)
+        self.prefixes.update(d for d, _ in marked)
+        return {
+            "input_tokens": max(0, total - read - write),
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write,
+        }
+
+    def openai(self, body: dict[str, Any]) -> int:
+        conversation = [body.get("instructions"), body["input"]] if "input" in body else body.get("messages")
+        prompt = json.dumps(body.get("tools") or [], sort_keys=True) + json.dumps(conversation, sort_keys=True)
+        common = max((_common(prompt, p) for p in self.prompts), default=0) // 4
+        self.prompts.append(prompt)
+        return 0 if common < MIN_CACHED else common // 128 * 128
+
+
 # --- replies -------------------------------------------------------------------------------------------------
 
 
-def _openai_events(step: Step, model: str, usage: dict[str, int], include_usage: bool) -> list[str]:
+def _openai_events(step: Step, model: str, usage: dict[str, Any], include_usage: bool) -> list[str]:
     base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
     chunks: list[dict[str, Any]] = [
         {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
@@ -251,13 +319,18 @@ def _openai_events(step: Step, model: str, usage: dict[str, int], include_usage:
             {
                 **base,
                 "choices": [],
-                "usage": {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]},
+                "usage": {
+                    "prompt_tokens": usage["prompt_tokens"],
+                    "completion_tokens": usage["completion_tokens"],
+                    "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"],
+                    "prompt_tokens_details": {"cached_tokens": usage.get("cached_tokens", 0)},
+                },
             }
         )
     return [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
 
 
-def _openai_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, Any]:
+def _openai_body(step: Step, model: str, usage: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": step.get("text") or None}
     if step.get("calls"):
         message["tool_calls"] = [
@@ -274,7 +347,11 @@ def _openai_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, Any
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if step.get("calls") else "stop"}],
-        "usage": {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]},
+        "usage": {
+            "prompt_tokens": usage["prompt_tokens"],
+            "completion_tokens": usage["completion_tokens"],
+            "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"],
+        },
     }
 
 
@@ -287,7 +364,7 @@ def _anthropic_content(step: Step) -> list[dict[str, Any]]:
     return content
 
 
-def _anthropic_events(step: Step, model: str, usage: dict[str, int]) -> list[str]:
+def _anthropic_events(step: Step, model: str, usage: dict[str, Any]) -> list[str]:
     def event(kind: str, data: dict[str, Any]) -> str:
         return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
 
@@ -299,7 +376,12 @@ def _anthropic_events(step: Step, model: str, usage: dict[str, int]) -> list[str
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1, **(step.get("anthropic_usage") or {})},
+        "usage": {
+            "input_tokens": usage["prompt_tokens"],
+            "output_tokens": 1,
+            **(usage.get("anthropic_cache") or {}),
+            **(step.get("anthropic_usage") or {}),
+        },
     }
     out = [event("message_start", {"message": message})]
     for index, block in enumerate(_anthropic_content(step)):
@@ -330,7 +412,7 @@ def _anthropic_events(step: Step, model: str, usage: dict[str, int]) -> list[str
     return out
 
 
-def _anthropic_body(step: Step, model: str, usage: dict[str, int]) -> dict[str, Any]:
+def _anthropic_body(step: Step, model: str, usage: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": "msg_scripted",
         "type": "message",
@@ -369,8 +451,9 @@ def _responses_output(step: Step, number: int) -> list[dict[str, Any]]:
     return out
 
 
-def _responses_body(step: Step, model: str, usage: dict[str, int], number: int) -> dict[str, Any]:
-    cached = int(step.get("cached_tokens", 0))
+def _responses_body(step: Step, model: str, usage: dict[str, Any], number: int) -> dict[str, Any]:
+    scripted = int(step.get("cached_tokens", 0))  # on top of the prompt; the simulated cache's are part of it
+    cached = scripted + int(usage.get("cached_tokens", 0))
     incomplete = step.get("incomplete")
     return {
         "id": f"resp_{number}",
@@ -385,16 +468,16 @@ def _responses_body(step: Step, model: str, usage: dict[str, int], number: int) 
         "tool_choice": "auto",
         "tools": [],
         "usage": {
-            "input_tokens": usage["prompt_tokens"] + cached,
+            "input_tokens": usage["prompt_tokens"] + scripted,
             "input_tokens_details": {"cached_tokens": cached},
             "output_tokens": usage["completion_tokens"],
             "output_tokens_details": {"reasoning_tokens": 1 if step.get("reasoning") else 0},
-            "total_tokens": usage["prompt_tokens"] + cached + usage["completion_tokens"],
+            "total_tokens": usage["prompt_tokens"] + scripted + usage["completion_tokens"],
         },
     }
 
 
-def _responses_events(step: Step, model: str, usage: dict[str, int], number: int) -> list[str]:
+def _responses_events(step: Step, model: str, usage: dict[str, Any], number: int) -> list[str]:
     sequence = iter(range(1_000_000))
 
     def event(kind: str, data: dict[str, Any]) -> str:
@@ -463,6 +546,9 @@ class ScriptedModelServer:
         self.script = list(script)
         self.routes = {key: list(steps) for key, steps in (routes or {}).items()}
         self.requests: list[dict[str, Any]] = []
+        self.cache = PromptCache()
+        self.usages: list[dict[str, Any]] = []
+        """The usage reported for each answered request (with its cache figures)."""
         self.failures: list[str] = []
         self.reasoning: dict[str, str] = {}
         """The reasoning items sent (Responses): id -> encrypted content, each expected back in later requests."""
@@ -598,7 +684,15 @@ class ScriptedModelServer:
                 step.get("headers") or {},
             )
             return
-        usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": len(step.get("text", "")) // 4 + 1}
+        usage: dict[str, Any] = {
+            "prompt_tokens": len(raw) // 4,
+            "completion_tokens": len(step.get("text", "")) // 4 + 1,
+        }
+        if self.wire == "anthropic":
+            usage["anthropic_cache"] = self.cache.anthropic(body, usage["prompt_tokens"])
+        else:
+            usage["cached_tokens"] = self.cache.openai(body)
+        self.usages.append(usage)
         number = len(self.requests)
         if step.get("reasoning") and reply != "cut":
             self.reasoning[f"rs_{number}"] = f"enc-{number}"

@@ -30,9 +30,10 @@ def test_pr_review_ranks_first_and_says_why(tmp_path: Path, isolated_home: Path,
     matches = run.json()["matches"]
     assert [m["name"] for m in matches] == [
         "pr-review",
-        "release-notes",
         "test-writer",
-    ]  # BM25: "pull" and "request" outweigh one "test"
+        "release-notes",
+    ]  # BM25: "test" in a name and keywords outweighs "pull request" in a description
+    assert all(m["score"] > 0.5 for m in matches), "every match scores: four skills are a corpus too"
     best = matches[0]
     assert [t["term"] for t in best["terms"]] == [
         "review",
@@ -109,3 +110,22 @@ def test_catalog_drops_from_the_end_and_says_how_many_when_short_descriptions_do
     assert (
         catalog.text.splitlines()[-1] == f"- ... and {len(catalog.dropped)} more skill(s) not listed for lack of room"
     )
+
+
+def test_one_or_two_skills_are_ranked_and_scored_above_zero(tmp_path: Path) -> None:
+    def skill(name: str, description: str, keywords: list[str]) -> SkillDef:
+        return SkillDef(
+            name=name,
+            description=description,
+            path=tmp_path / f"{name}.md",
+            format=SkillFormat.KAIROX,
+            frontmatter=SkillFrontmatter(keywords=tuple(keywords)),
+        )
+
+    review = skill("pr-review", "Review a pull request.", ["code review"])
+    changelog = skill("changelog", "Write the changelog of a release.", ["release notes"])
+    (alone,) = SkillIndex([review]).match("review my pull request")
+    assert alone.score > 1.0, alone.explain()
+    pair = SkillIndex([review, changelog]).match("review the pull request before the release")
+    assert [m.skill.name for m in pair] == ["pr-review", "changelog"]
+    assert pair[0].score > pair[1].score > 0.5, [m.explain() for m in pair]

@@ -40,11 +40,10 @@ def test_agent_skill_keeps_claude_keys_and_reads_allowed_tools_string(tmp_path: 
     assert fm.tools == ()
     assert fm.license == "Apache-2.0" and fm.compatibility == "needs poppler"
     assert fm.when_to_use == "the user hands over a PDF form"
-    assert fm.argument_hint == "file"
+    assert fm.argument_hint == "[file]", "Claude's documented `argument-hint: [file]` is the hint as written"
     assert fm.extra == {"x-custom": 3}
     assert fm.metadata == {"version": "1.2", "owner": "docs"}
     assert _diag(outcome) == [
-        ("warning", 10, "`argument-hint` is a list; its items were joined into one text"),
         ("warning", 12, "`metadata` values should be strings; version converted to text"),
     ]
     assert skill.body_line == 16

@@ -63,3 +63,12 @@ def test_trusted_workspace_commands_are_offered_and_their_shell_and_tools_still_
     # allowed-tools grants nothing: running that command is still the policy's decision
     check = kairox("policy", "check", "shell.exec", '{"command": "touch pwned.txt"}', "--json", cwd=repo)
     assert (check.json()["decision"], check.json()["source"]) == ("ask", "mode")
+
+
+def test_a_command_file_without_a_name_is_named_by_its_file_without_a_diagnostic(tmp_path: Path) -> None:
+    from kairox.skills import parse_skill_text
+
+    command = tmp_path / ".claude" / "commands" / "review.md"
+    outcome = parse_skill_text("---\ndescription: Review the diff.\n---\nReview $ARGUMENTS.\n", command)
+    assert outcome.skill is not None and outcome.skill.name == "review"
+    assert outcome.diagnostics == [], "doctor asked third-party commands to add `name:`"

@@ -14,12 +14,19 @@ import anyio
 import pytest
 from tests.agent._support import CART, SERVERS
 
-from kairox.agent import AssistantMessageCompleted, AssistantTextDelta
+from kairox.agent import (
+    AssistantMessageCompleted,
+    AssistantTextDelta,
+    ContextMeasured,
+    PlanEntry,
+    PlanStatus,
+    PlanUpdated,
+)
 from kairox.config import resolve_config
 from kairox.lsp import LspServerStarting
 from kairox.mcp import McpServerFailed, McpServerReady, McpServerStarting
 from kairox.policy import ApprovalRequest, GrantOption, RuleLayer
-from kairox.registry import ToolCallDecided, ToolCallFinished
+from kairox.registry import ToolCallDecided, ToolCallFinished, ToolsChanged
 from kairox.runtime import RuntimeOptions, build_extension_context
 from kairox.tui import ApprovalScreen, KairoxApp, McpPanel
 
@@ -91,6 +98,7 @@ async def test_main_screen_with_ready_starting_and_failed_servers(fixed_dir: Pat
             McpServerStarting(server="search", transport="stdio"),
             McpServerStarting(server="tickets", transport="stdio"),
             McpServerReady(server="notes", tools=4),
+            ToolsChanged(origin="notes", tools=4),
             McpServerFailed(
                 server="tickets", reason="the server exited with code 1 before finishing the MCP handshake"
             ),
@@ -197,6 +205,34 @@ async def test_mcp_panel(fixed_dir: Path, isolated_home: Path, monkeypatch: pyte
             while not app.screen.query("#mcp-tools").first().row_count:
                 await pilot.pause(0.05)
         check("mcp_panel", app.export_screenshot(title="kairox tui"), fixed_dir)
+
+
+async def test_main_screen_with_a_plan_above_the_prompt_and_cached_tokens_in_the_meter(
+    fixed_dir: Path, isolated_home: Path
+) -> None:
+    app = offline_app(fixed_dir, isolated_home)
+    steps = [
+        ("Read shop/cart.py", "completed"),
+        ("Add a discount to Cart.total", "in_progress"),
+        ("Run the tests", "pending"),
+    ]
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#composer").cursor_blink = False
+        app.query_one("#conversation").user("Add a 10% discount to the cart total.")
+        app.handle_event(PlanUpdated(entries=tuple(PlanEntry(content=c, status=PlanStatus(s)) for c, s in steps)))
+        app.handle_event(
+            ContextMeasured(
+                used_tokens=14_200,
+                window_tokens=200_000,
+                tools_tokens=3_100,
+                tools=12,
+                source="usage",
+                share=0.071,
+                cached_tokens=13_900,
+            )
+        )
+        await pilot.pause(0.5)
+        check("plan", app.export_screenshot(title="kairox tui"), fixed_dir)
 
 
 async def test_subagent_calls_nest_under_their_running_task(fixed_dir: Path, isolated_home: Path) -> None:

@@ -93,3 +93,14 @@ async def test_marketplace_plugins_are_listed_inspected_and_installed_through_th
     )
     assert relisted["review-kit"]["installed_version"] == "1.4.0" and relisted["remote-kit"]["installed"] is False
     assert plugins["review-kit"]["enabled"] is True and plugins["review-kit"]["origin"] == "installed"
+
+
+async def test_a_marketplace_registered_while_the_gui_runs_is_listed_without_a_restart(
+    open_gui: Callable[..., Any], workspace: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    market = build_market(tmp_path / "market")
+    async with open_gui(workspace) as gui:
+        before = (await gui.client.get("/api/plugins/marketplace")).json()
+        register(isolated_home, market)  # what `kairox plugins marketplace add` writes, from another process
+        after = (await gui.client.get("/api/plugins/marketplace")).json()
+    assert before["plugins"] == [] and "review-kit" in [p["name"] for p in after["plugins"]]

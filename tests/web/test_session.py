@@ -186,9 +186,10 @@ async def test_the_state_and_the_stream_carry_the_context_meter_the_warning_and_
             await gui.until(lambda: not gui.backend.turn_running)
             after = (await gui.client.get("/api/state")).json()
     assert opening["context"]["window_tokens"] == 5000 and opening["context"]["source"] == "estimate"
-    assert opening["context"]["text"].startswith("context ~") and opening["context"]["tools"] == 7
+    # the six file, search and shell tools, web.fetch, todo.write and task
+    assert opening["context"]["text"].startswith("context ~") and opening["context"]["tools"] == 9
     assert (
-        opening["context_warning"]["tools"] == 7
+        opening["context_warning"]["tools"] == 9
         and "agent.tools_warning_share" in opening["context_warning"]["message"]
     )
     assert [e.type for e in gui.seen].count("agent.context_warning") <= 1

@@ -370,6 +370,7 @@ def test_session_streams_the_answer_and_the_approval_dialog_answers_like_the_tui
         decided = page.locator('.trace-row[data-type="ToolCallDecided"]')
         expect(decided.filter(has_text="call_id=w2 tool=fs.write decision=deny")).to_have_count(1)
         expect(decided.filter(has_text="call_id=w1 tool=fs.write decision=allow")).to_have_count(1)
+        expect(decided.first.locator("[data-event]")).to_have_text("tool call decided")  # words, not a class name
         screenshot(page, "trace")
         page.fill('[aria-label="filter the trace"]', "decision=deny")
         expect(page.locator(".trace-row")).to_have_count(1)

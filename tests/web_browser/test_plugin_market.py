@@ -61,7 +61,7 @@ def test_a_marketplace_plugin_is_inspected_and_installed_through_the_gate_from_t
     screenshot(page, "plugin-marketplace-approval")
     dialog.locator('[data-answer="once"]').click()
     outcome = detail.locator('[data-plugin-outcome="installed"]')
-    expect(outcome).to_contain_text("review-kit 1.4.0")
+    expect(outcome.locator("p").first).to_have_text("installed review-kit 1.4.0 — applies from the next session")
     expect(outcome).to_contain_text("from the next session")
     expect(page.locator('[data-market-plugin="review-kit@team-market"] .badge.installed')).to_have_text(
         "installed 1.4.0"

@@ -74,6 +74,23 @@ export interface State {
   /** Set when the tool definitions alone pass `agent.tools_warning_share` of the window. */
   context_warning?: ContextWarning | null;
   compacting?: boolean;
+  /** The model's plan (`todo.write`) as it stands. */
+  plan?: PlanEntry[];
+}
+
+export interface PlanEntry {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+}
+
+/** `GET /api/session/rewind`: what rewinding to before a turn would put back, and what it cannot. */
+export interface RewindPreview {
+  turn: number;
+  prompt: string;
+  restore: string[];
+  remove: string[];
+  irreversible: string[];
+  text: string;
 }
 
 export interface ContextMeter {
@@ -430,6 +447,8 @@ export const api = {
   cancel: () => post<{ ok: boolean }>("/api/session/cancel"),
   compact: (instructions: string | null = null) => post<{ ok: boolean }>("/api/session/compact", { instructions }),
   history: () => get<History>("/api/session/history"),
+  rewindPreview: (turn: number) => get<RewindPreview>(`/api/session/rewind?turn=${turn}`),
+  rewind: (turn: number, conversation: boolean) => post<{ ok: boolean }>("/api/session/rewind", { turn, conversation }),
   answer: (id: string, answer: ApprovalAnswer) => post<{ ok: boolean }>(`/api/approvals/${seg(id)}`, answer),
 };
 

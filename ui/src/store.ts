@@ -6,6 +6,7 @@ import {
   type ApprovalRequest,
   type ContextMeter,
   type ContextWarning,
+  type PlanEntry,
   type Server,
   type ServerStatus,
   type State,
@@ -56,7 +57,7 @@ export interface ToolCall {
 }
 
 export type SessionItem =
-  | { kind: "user"; text: string }
+  | { kind: "user"; text: string; rewind_turn?: number | null }
   | { kind: "assistant"; turn: string | null; text: string; done: boolean }
   | { kind: "tool"; turn: string | null; call: ToolCall }
   | { kind: "error"; turn: string | null; text: string };
@@ -84,6 +85,9 @@ export const context = reactive({
   warning: null as ContextWarning | null,
   compaction: null as { state: string; text: string } | null,
 });
+/** The model's plan, and what the last rewind did. */
+export const plan = ref<PlanEntry[]>([]);
+export const rewound = ref<string | null>(null);
 /** Bumped on `config.changed`, so a view can reload what a write elsewhere changed. */
 export const configVersion = ref(0);
 
@@ -102,6 +106,7 @@ export async function loadState(): Promise<void> {
     stateError.value = null;
     context.meter = state.value.context ?? context.meter;
     context.warning = state.value.context_warning ?? context.warning;
+    plan.value = state.value.plan ?? plan.value;
   } catch (error) {
     stateError.value = error instanceof Error ? error.message : String(error);
   }
@@ -280,7 +285,8 @@ const handlers: Record<string, Handler> = {
     // every tab shows the prompt, whichever tab sent it
     const last = session.items[session.items.length - 1];
     if (last && last.kind === "assistant") last.done = true;
-    session.items.push({ kind: "user", text: str(data.text) });
+    const turn = typeof data.rewind_turn === "number" ? data.rewind_turn : null;
+    session.items.push({ kind: "user", text: str(data.text), rewind_turn: turn });
     turnStarted(strOrNull(data.turn));
   },
   "agent.turn_ended": (data) => {
@@ -303,6 +309,15 @@ const handlers: Record<string, Handler> = {
           ? `compacted: ${String(data.replaced_messages)} messages summarised, ${String(data.kept_messages)} kept`
           : `not compacted: ${str(data.message)}`;
     context.compaction = { state: what, text };
+  },
+  "agent.plan": (data) => {
+    plan.value = (data.entries ?? []) as PlanEntry[];
+  },
+  "agent.rewind": (data) => {
+    const list = (key: string) => ((data[key] ?? []) as string[]).join(", ") || "none";
+    const cut = typeof data.messages === "number";
+    rewound.value = `rewound to before turn ${String(data.turn)}${cut ? " (the conversation too)" : ""}; put back: ${list("restored")}; removed: ${list("removed")}`;
+    if (cut) loadHistory().catch(() => undefined);
   },
   "agent.error": (data) => {
     session.items.push({ kind: "error", turn: strOrNull(data.turn), text: str(data.message) });

@@ -113,7 +113,9 @@ class FramedConnection:
         except TimeoutError:
             raise RpcTimeoutError(self.peer, method or "a reply", limit, action=action) from None
         except (ConnectionError, RuntimeError, OSError) as exc:
-            self._close(f"writing failed: {exc}")
+            if not self.closed:  # the peer is gone: say how it went (its exit, its last stderr), not only the write
+                why = self._closed_reason()
+                self._close(f"writing failed ({exc}): {why if isinstance(why, str) else await why}")
             raise RpcConnectionClosedError(self.peer, method, self._close_reason) from exc
 
     # --- receiving -----------------------------------------------------------------------------------------------

@@ -317,6 +317,12 @@ class ChildProcess:
         finally:
             waiter.cancel()
 
+    async def stderr_read(self, timeout: float) -> None:
+        """Wait (up to ``timeout`` seconds) until the child's stderr has been read to its end, so its tail holds
+        what it wrote before it exited."""
+        if self._drain is not None:
+            await asyncio.wait({self._drain}, timeout=timeout)
+
     def _signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, sig)

@@ -18,6 +18,7 @@ from kairox.agent import (
     AssistantTextDelta,
     Message,
     ModelRequestStarted,
+    PlanUpdated,
     Role,
     TurnEnded,
 )
@@ -130,6 +131,8 @@ class EditorUpdates:
                 self.send(tool_call(call["id"], call["tool"], call["arguments"], self.workspace))
         elif isinstance(event, ToolCallRequested):
             self.send(helpers.update_tool_call(event.call_id, status="in_progress"))
+        elif isinstance(event, PlanUpdated):  # the whole plan each time, as ACP's `plan` update is
+            self.send(helpers.update_plan(helpers.plan_entry(e.content, status=e.status.value) for e in event.entries))
         elif isinstance(event, ToolCallFinished):
             self.send(helpers.update_tool_call(event.call_id, status="failed" if event.is_error else "completed"))
         elif isinstance(event, ModelRequestStarted | TurnEnded) and self.session is not None:

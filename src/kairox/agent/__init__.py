@@ -20,6 +20,10 @@ from kairox.agent._events import (
     ModelRequestRetried,
     ModelRequestStarted,
     ModelSwitched,
+    PlanEntry,
+    PlanStatus,
+    PlanUpdated,
+    Rewound,
     SessionEnded,
     SessionStarted,
     SubagentEvent,
@@ -43,6 +47,7 @@ from kairox.agent._messages import (
     Usage,
 )
 from kairox.agent._opener import OpenedWorkspace, open_workspace
+from kairox.agent._plan import plan_text
 from kairox.agent._provider import (
     BUILTIN_PROVIDERS,
     ModelProviderError,
@@ -55,6 +60,7 @@ from kairox.agent._provider import (
     model_choices,
     model_settings,
 )
+from kairox.agent._rewind import Checkpoints, RewindPlan, rewind_transcript, session_checkpoints
 from kairox.agent._session import AgentSession, SessionApprover, TurnResult, client_for, open_session
 from kairox.agent._task import TASK_TOOL, TaskHost, TaskTool, serve_tasks
 from kairox.agent._transcript import (
@@ -74,6 +80,7 @@ __all__ = [
     "ApprovalRequested",
     "AssistantMessageCompleted",
     "AssistantTextDelta",
+    "Checkpoints",
     "CompactionFailed",
     "CompactionStarted",
     "ContextCompacted",
@@ -92,7 +99,12 @@ __all__ = [
     "ModelSetupError",
     "ModelSwitched",
     "OpenedWorkspace",
+    "PlanEntry",
+    "PlanStatus",
+    "PlanUpdated",
     "ResponseEnd",
+    "RewindPlan",
+    "Rewound",
     "Role",
     "SessionApprover",
     "SessionEnded",
@@ -127,7 +139,10 @@ __all__ = [
     "model_settings",
     "open_session",
     "open_workspace",
+    "plan_text",
     "read_session",
+    "rewind_transcript",
     "serve_tasks",
+    "session_checkpoints",
     "subagent_history",
 ]

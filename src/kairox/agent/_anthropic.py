@@ -57,6 +57,19 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[JsonObject]:
     return out
 
 
+EPHEMERAL: JsonObject = {"type": "ephemeral"}
+
+
+def cache_breakpoints(messages: list[JsonObject]) -> list[JsonObject]:
+    """The rolling breakpoint: the last block of the conversation is marked, so the next request (the same
+    prefix and more) reads everything up to it from the cache. The tools and the system prompt carry the other two."""
+    if messages and messages[-1]["content"]:
+        last = messages[-1]
+        blocks = last["content"]
+        messages[-1] = {**last, "content": [*blocks[:-1], {**blocks[-1], "cache_control": EPHEMERAL}]}
+    return messages
+
+
 class AnthropicMessagesClient:
     """Streams messages: text deltas as they arrive, ``tool_use`` blocks assembled from their JSON deltas."""
 
@@ -90,15 +103,15 @@ class AnthropicMessagesClient:
         body: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_output_tokens,
-            "messages": anthropic_messages(request.messages),
+            "messages": cache_breakpoints(anthropic_messages(request.messages)),
             "stream": True,
         }
         if request.system:
-            body["system"] = request.system
+            body["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
         if request.tools:
-            body["tools"] = list(request.tools)
+            body["tools"] = [*request.tools[:-1], {**request.tools[-1], "cache_control": EPHEMERAL}]
         blocks: dict[int, dict[str, Any]] = {}
-        input_tokens = output_tokens = 0
+        input_tokens = output_tokens = cache_read = cache_write = 0
         stop_reason: str | None = None
         finished = False
         async with self._wire.stream(self._url, body) as events:
@@ -116,10 +129,9 @@ class AnthropicMessagesClient:
                         usage = (event.get("message") or {}).get("usage") or {}
                         # with prompt caching the prompt is split three ways;
                         # together they are what it takes of the window
-                        input_tokens = sum(
-                            usage.get(k) or 0
-                            for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-                        )
+                        cache_read = usage.get("cache_read_input_tokens") or 0
+                        cache_write = usage.get("cache_creation_input_tokens") or 0
+                        input_tokens = (usage.get("input_tokens") or 0) + cache_read + cache_write
                         output_tokens = usage.get("output_tokens") or 0
                     elif kind == "content_block_start":
                         block, index = event.get("content_block") or {}, event.get("index", 0)
@@ -161,7 +173,13 @@ class AnthropicMessagesClient:
         for _, block in sorted(blocks.items()):
             if block["type"] == "tool_use":
                 yield _tool_use(block)
-        yield ResponseEnd(usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens), stop_reason=stop_reason)
+        usage = Usage(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+        )
+        yield ResponseEnd(usage=usage, stop_reason=stop_reason)
 
 
 def _tool_use(block: dict[str, Any]) -> ToolCallPart:

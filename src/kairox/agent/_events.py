@@ -124,6 +124,11 @@ class UsageReported(Event):
     output_tokens: int
     session_input_tokens: int
     session_output_tokens: int
+    cache_read_tokens: int = 0
+    """Of ``input_tokens``: read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Of ``input_tokens``: written to the prompt cache."""
+    session_cache_read_tokens: int = 0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -167,12 +172,15 @@ class ContextMeasured(Event):
     ``estimate``: about four characters a token, until a provider reports usage (or after a compaction)."""
     share: float = 0.0
     """``used_tokens / window_tokens``, to three places."""
+    cached_tokens: int = 0
+    """What the last request read from the provider's prompt cache."""
 
     def meter(self) -> str:
-        """The meter every front end shows: ``context 41.2k/200k (21%)``, ``~`` before an estimate."""
+        """The meter every front end shows: ``context 41.2k/200k (21%, 38.1k cached)``, ``~`` before an estimate."""
+        cached = f", {_thousands(self.cached_tokens)} cached" if self.cached_tokens else ""
         return (
             f"context {'~' * (self.source != 'usage')}{_thousands(self.used_tokens)}"
-            f"/{_thousands(self.window_tokens)} ({self.share:.0%})"
+            f"/{_thousands(self.window_tokens)} ({self.share:.0%}{cached})"
         )
 
 
@@ -225,6 +233,40 @@ class CompactionFailed(Event):
     kind: ClassVar[str] = "agent.compaction.failed"
     trigger: str
     message: str
+
+
+class PlanStatus(enum.StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PlanEntry:
+    content: str
+    status: PlanStatus
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PlanUpdated(Event):
+    """The model's plan (``todo.write``) as it stands now, whole: front ends show it, ACP sends it as ``plan``."""
+
+    kind: ClassVar[str] = "agent.plan"
+    entries: tuple[PlanEntry, ...]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Rewound(Event):
+    """The files went back to how they were before ``turn`` (``/rewind``), and the conversation too when
+    ``messages`` is set (it keeps that many)."""
+
+    kind: ClassVar[str] = "agent.rewind"
+    turn: int
+    restored: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    irreversible: tuple[str, ...] = ()
+    """What was done in those turns that no rewind undoes."""
+    messages: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -121,11 +121,19 @@ def _image(data: Any) -> ImagePart:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Usage:
     input_tokens: int = 0
+    """The whole prompt, cached parts included (what it takes of the window)."""
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Of ``input_tokens``: read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Of ``input_tokens``: written to the provider's prompt cache (Anthropic reports it)."""
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(
-            input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -135,8 +143,10 @@ class ModelRequest:
     system: str
     messages: tuple[Message, ...]
     tools: tuple[JsonObject, ...] = ()
-    """Definitions in the provider's dialect (``ToolRegistry.definitions``)."""
+    """Definitions in the provider's dialect (``ToolRegistry.definitions``), in the order first sent."""
     max_output_tokens: int = 8192
+    cache_key: str | None = None
+    """Names the prompt prefix for providers that route by it (OpenAI's ``prompt_cache_key``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -101,6 +101,8 @@ class OpenAiChatClient:
         self.events = events
         base = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._url = base.rstrip("/") + self.path
+        key = settings.prompt_cache_key
+        self._cache_key = key if key is not None else base.startswith("https://api.openai.com/")
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         for variable, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
             if os.environ.get(variable):  # what the official client sends from the same variables
@@ -127,6 +129,8 @@ class OpenAiChatClient:
         }
         if request.tools:
             body["tools"] = list(request.tools)
+        if request.cache_key and self._cache_key:
+            body["prompt_cache_key"] = request.cache_key
         calls: dict[int, _PendingCall] = {}
         usage = Usage()
         finish: str | None = None
@@ -145,6 +149,7 @@ class OpenAiChatClient:
                         usage = Usage(
                             input_tokens=counts.get("prompt_tokens") or 0,
                             output_tokens=counts.get("completion_tokens") or 0,
+                            cache_read_tokens=(counts.get("prompt_tokens_details") or {}).get("cached_tokens") or 0,
                         )
                     for choice in chunk.get("choices") or ():
                         delta = choice.get("delta") or {}

@@ -52,6 +52,8 @@ class ModelSettings:
     max_retries: int = 3
     context_window: int = 128_000
     """The model's context window in tokens (:func:`context_window` says where it comes from)."""
+    prompt_cache_key: bool | None = None
+    """``model_providers.NAME.prompt_cache_key``; unset: sent to OpenAI's own endpoint only."""
 
     @property
     def dialect(self) -> ModelProvider:
@@ -99,6 +101,7 @@ def model_settings(resolved: ResolvedConfig, *, model: str | None = None, provid
         request_timeout_sec=entry.request_timeout_sec,
         max_retries=entry.max_retries,
         context_window=context_window(resolved, chosen, entry),
+        prompt_cache_key=entry.prompt_cache_key,
     )
 
 

@@ -69,6 +69,8 @@ class OpenAiResponsesClient(OpenAiChatClient):
             # (``strict`` always said: the Responses API takes a definition without it as strict)
             tools = [{"type": "function", "strict": False, **d["function"]} for d in request.tools]
             body.update(tools=tools, tool_choice="auto", parallel_tool_calls=True)
+        if request.cache_key and self._cache_key:
+            body["prompt_cache_key"] = request.cache_key
         if request.model.rsplit("/", 1)[-1].lower().startswith(REASONING_FAMILIES):
             body.update(reasoning={"summary": "auto"}, include=["reasoning.encrypted_content"])
         calls: list[JsonObject] = []
@@ -112,7 +114,12 @@ class OpenAiResponsesClient(OpenAiChatClient):
         counts = end.get("usage") or {}
         incomplete = (end.get("incomplete_details") or {}).get("reason")
         stop = "refusal" if refused else incomplete or ("tool_calls" if calls else "stop")
+        cached = (counts.get("input_tokens_details") or {}).get("cached_tokens") or 0
         yield ResponseEnd(
-            usage=Usage(input_tokens=counts.get("input_tokens") or 0, output_tokens=counts.get("output_tokens") or 0),
+            usage=Usage(
+                input_tokens=counts.get("input_tokens") or 0,
+                output_tokens=counts.get("output_tokens") or 0,
+                cache_read_tokens=cached,
+            ),
             stop_reason=stop,
         )

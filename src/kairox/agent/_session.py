@@ -6,6 +6,7 @@ event; front ends subscribe and never reach inside."""
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -38,6 +39,8 @@ from kairox.agent._events import (
     ModelFailed,
     ModelRequestStarted,
     ModelSwitched,
+    PlanUpdated,
+    Rewound,
     SessionEnded,
     SessionStarted,
     ToolDefinitionsLarge,
@@ -49,6 +52,7 @@ from kairox.agent._events import (
 )
 from kairox.agent._http import preload
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
+from kairox.agent._plan import PlanToolProvider, last_plan, plan_text
 from kairox.agent._provider import (
     ModelProviderError,
     ModelSettings,
@@ -56,6 +60,7 @@ from kairox.agent._provider import (
     context_window,
     model_settings,
 )
+from kairox.agent._rewind import Checkpoints, RewindPlan, conversation_cut
 from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
 from kairox.config import AgentConfig, ResolvedConfig, SecretScrubber, resolve_config
 from kairox.errors import KairoxError
@@ -229,6 +234,16 @@ class AgentSession:
         self.tools_warning: ToolDefinitionsLarge | None = None
         """The last warning that the tool definitions alone pass ``agent.tools_warning_share`` of the window."""
         self._auto_failed_upto = -1
+        self._sent_order: dict[str, int] = {}
+        self._cached = 0
+        self.checkpoints = Checkpoints(context.resolved.home, context.resolved.workspace, transcript.session_id)
+        """What each turn may change, recorded before it does (``rewind``)."""
+        self.turn_base = 0
+        """Turns of the transcript before this process took it up (a resume numbers on from them)."""
+        self.plan: PlanToolProvider | None = None
+        """``todo.write``: the model's plan (``open_session`` registers it)."""
+        self.cache_key = "kairox-" + hashlib.sha256(str(context.resolved.workspace).encode()).hexdigest()[:16]
+        """One per workspace: its sessions share the prompt prefix (``prompt_cache_key``)."""
         self._tools_chars: tuple[tuple[JsonObject, ...], int] | None = None
         self.tool_search = ToolSearch(
             context.registry,
@@ -324,7 +339,7 @@ class AgentSession:
         if self._scope is not None:
             raise KairoxError("a turn is already running in this session", hint="wait for it or cancel() it first")
         self._turn += 1
-        turn = self._turn
+        turn = self.turn_base + self._turn
         self._scope = scope = anyio.CancelScope()
         self._streamed, self._pending = [], {}
         outcome: tuple[TurnEndReason, str | None] = (TurnEndReason.CANCELLED, "cancelled")
@@ -377,6 +392,7 @@ class AgentSession:
                 return TurnEndReason.BLOCKED, f"a {name} hook blocked the prompt: {outcome.reason or 'no reason given'}"
             if outcome.additional_context:
                 added.append(outcome.additional_context)
+        await anyio.to_thread.run_sync(self.checkpoints.begin, turn, len(self.messages), text)
         hooked = text + "".join(f"\n\n<hook-context>\n{c}\n</hook-context>" for c in added)
         self._append(Message(role=Role.USER, text=hooked, images=images))
         for step in range(1, self.limits.max_turns + 1):
@@ -412,15 +428,7 @@ class AgentSession:
             finally:
                 self._start_background_servers()  # also when the request never went out
             self._streamed = []
-            self.usage = self.usage + response.usage
-            self.emit(
-                UsageReported(
-                    input_tokens=response.usage.input_tokens,
-                    output_tokens=response.usage.output_tokens,
-                    session_input_tokens=self.usage.input_tokens,
-                    session_output_tokens=self.usage.output_tokens,
-                )
-            )
+            self._add_usage(response.usage)
             message = response.message
             self._append(message)
             self._known_tokens, self._known_upto = (
@@ -472,6 +480,21 @@ class AgentSession:
             f"the turn stopped after {self.limits.max_turns} model requests (agent.max_turns)",
         )
 
+    def _add_usage(self, usage: Usage) -> None:
+        self.usage += usage
+        self._cached = usage.cache_read_tokens
+        self.emit(
+            UsageReported(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                session_input_tokens=self.usage.input_tokens,
+                session_output_tokens=self.usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                session_cache_read_tokens=self.usage.cache_read_tokens,
+            )
+        )
+
     def _on_text(self, text: str) -> None:
         self._streamed.append(text)
         self.emit(AssistantTextDelta(text=text))
@@ -520,9 +543,19 @@ class AgentSession:
             model=self.client.model,
             system=self.system_prompt(),
             messages=tuple(self.messages),
-            tools=tuple(self.tool_search.definitions(self.client.dialect)),
+            tools=self._in_sent_order(self.tool_search.definitions(self.client.dialect)),
             max_output_tokens=self.limits.max_output_tokens,
+            cache_key=self.cache_key,
         )
+
+    def _in_sent_order(self, definitions: list[JsonObject]) -> tuple[JsonObject, ...]:
+        """The definitions in the order the session first sent them: a tool that comes later (a server that
+        started, a tool ``tool_search`` found) is appended, so the prefix the provider cached stays the same."""
+        order = self._sent_order
+        names = [str(d.get("name") or d.get("function", {}).get("name")) for d in definitions]
+        for name in names:
+            order.setdefault(name, len(order))
+        return tuple(d for _, d in sorted(zip(names, definitions, strict=True), key=lambda p: order[p[0]]))
 
     def measure_context(self) -> ContextMeasured:
         """Measure what the next request would take now (and send it as a ``ContextMeasured`` event)."""
@@ -551,6 +584,7 @@ class AgentSession:
             tools=len(request.tools),
             source=source,
             share=round(used / window, 3),
+            cached_tokens=self._cached,
         )
         self.context_usage = measured
         self.emit(measured)
@@ -630,25 +664,19 @@ class AgentSession:
                 Message.user(summary_instructions([instructions or "", outcome.additional_context or ""])),
             ),
             # the same definitions: a conversation with tool calls needs them (Anthropic), and the model knows the tools
-            tools=tuple(self.tool_search.definitions(self.client.dialect)),
+            tools=self._in_sent_order(self.tool_search.definitions(self.client.dialect)),
             max_output_tokens=self.limits.max_output_tokens,
         )
         try:
             response = await collect(self.client, request, lambda _text: None, provider=self.provider)
         except KairoxError as exc:
             return failed(f"the summary request failed: {exc}")
-        self.usage += response.usage
-        self.emit(
-            UsageReported(
-                input_tokens=response.usage.input_tokens,
-                output_tokens=response.usage.output_tokens,
-                session_input_tokens=self.usage.input_tokens,
-                session_output_tokens=self.usage.output_tokens,
-            )
-        )
+        self._add_usage(response.usage)
         if not response.message.text.strip():
             return failed("the model answered the summary request without text; the conversation is kept as it was")
-        summary = summary_message(response.message.text)
+        plan = self.plan.entries if self.plan is not None else ()
+        kept_plan = f"\n\nThe plan (todo.write) as it stands:\n{plan_text(plan)}" if plan else ""
+        summary = summary_message(response.message.text + kept_plan)
         if message_chars([summary]) >= message_chars(older):  # nothing saved: a short conversation stays word for word
             return failed(
                 f"the summary is no shorter than the {len(older)} messages it would replace; "
@@ -710,6 +738,8 @@ class AgentSession:
         ):
             await self._search_call(call, started)
             return
+        if not self._concurrent(call):  # it may change files: record them first
+            await self._checkpoint(call)
         try:
             result = await registry.call_from_model(self.client.dialect, call.name, call.arguments, call_id=call.id)
         except anyio.get_cancelled_exc_class():
@@ -726,6 +756,52 @@ class AgentSession:
             )
             raise
         self._pending[call.id] = _result_part(call, result)
+
+    async def _checkpoint(self, call: ToolCallPart) -> None:
+        registry = self.context.registry
+        spec = registry.get(registry.from_wire_name(call.name) or call.name)
+        if spec is None:
+            return
+        access = effective_profile(spec).access
+        paths = registry.policy.call_paths(spec, call.arguments) if access is Access.WRITE else ()
+        note = None
+        if access is Access.EXECUTE:
+            what = registry.policy.command_line(spec, call.arguments) or spec.name
+            note = f"`{what}` ({spec.name}): what it did outside the workspace (a push, a network call, other files)"
+            note += "" if self.checkpoints.git else ", and inside it (not a git repository: no snapshot)"
+        elif access is Access.EXTERNAL:
+            note = f"{spec.name}: what it changed outside Kairox"
+        await anyio.to_thread.run_sync(self.checkpoints.before_change, paths, note)
+
+    def rewind_plan(self, turn: int | None = None) -> RewindPlan:
+        """What :meth:`rewind` would do (default: the latest turn)."""
+        return self.checkpoints.plan(turn)
+
+    async def rewind(self, turn: int | None = None, *, conversation: bool = False) -> RewindPlan:
+        """Put the files back as they were before ``turn`` (default: the latest) and, with ``conversation``, cut
+        the conversation back to before it. Between turns only."""
+        if self._scope is not None:
+            raise KairoxError("a turn is running in this session", hint="rewind after it ends, or cancel() it first")
+        plan = await anyio.to_thread.run_sync(self.checkpoints.plan, turn)
+        keep = conversation_cut(self.messages, plan) if conversation else None
+        await anyio.to_thread.run_sync(self.checkpoints.apply, plan)
+        if keep is not None:
+            self.messages = self.messages[:keep]
+            self.transcript.rewind(keep)
+            await anyio.to_thread.run_sync(self.checkpoints.rewound, plan.turn)
+            self._known_tokens, self._known_upto = 0, 0
+        self.emit(
+            Rewound(
+                turn=plan.turn,
+                restored=tuple(p for p, _ in plan.restore),
+                removed=plan.remove,
+                irreversible=plan.irreversible,
+                messages=keep,
+            )
+        )
+        if keep is not None:
+            self.measure_context()
+        return plan
 
     async def _search_call(self, call: ToolCallPart, started: float) -> None:
         """``tool_search``, and a deferred tool called before it was found (the model has not seen its schema).
@@ -807,9 +883,11 @@ async def open_session(
                 f"no earlier session in {resolved.workspace}", hint="start one with `kairox run PROMPT`"
             )
         resume = found[-1].id
+    turn_base = 0
     if resume is not None:
         path = find_session(resolved.home, resume)
-        _, history = read_session(path)
+        info, history = read_session(path)
+        turn_base = info.turns
         transcript = Transcript(path, hidden=hidden, scrubber=SecretScrubber.for_config(resolved))
     else:
         transcript = Transcript.create(
@@ -861,6 +939,9 @@ async def open_session(
                 window_tokens=settings.context_window if settings is not None else None,
             )
             session.owned_client = own
+            session.turn_base = turn_base
+            session.plan = PlanToolProvider(sink.emit, last_plan(transcript.path) if resume else ())
+            await context.registry.add_providers([session.plan])
             if settings is not None:
                 session.tool_search.semantic = semantic  # tools.semantic: embeddings blended into tool_search
             if resolved.config.agent.max_task_depth > 0:  # subagents: the ``task`` tool
@@ -885,6 +966,8 @@ async def open_session(
                     transcript=str(transcript.path),
                 )
             )
+            if session.plan.entries:
+                sink.emit(PlanUpdated(entries=session.plan.entries))
             try:
                 await session.start("resume" if resume else "startup")
                 # a caller that runs a turn at once starts it before this runs; one that waits for a prompt does not

@@ -1,7 +1,8 @@
 """Transcripts: one JSON-lines file per session under ``$KAIROX_HOME/sessions/``, written line by line as the
 session goes (a crash loses at most the line being written). The first line describes the session; then come
-``event`` and ``message`` lines, and a ``compaction`` line where older turns were replaced by their summary (a
-resume starts from the summary and the messages the line says were kept).
+``event`` and ``message`` lines, a ``compaction`` line where older turns were replaced by their summary (a
+resume starts from the summary and the messages the line says were kept), and a ``rewind`` line where the
+conversation went back to an earlier turn.
 Arguments named like credentials and the provider's key are redacted."""
 
 import json
@@ -108,6 +109,10 @@ class Transcript:
         """The conversation from here on is ``summary`` and the last ``kept`` messages before this line."""
         self._write({"type": "compaction", "kept": kept, "message": summary.to_json()})
 
+    def rewind(self, keep: int) -> None:
+        """The conversation from here on is its first ``keep`` messages (``/rewind`` with the conversation)."""
+        self._write({"type": "rewind", "keep": keep})
+
     def close(self) -> None:
         with self._lock:
             self._file.close()
@@ -168,6 +173,8 @@ def read_session(path: Path) -> tuple[SessionInfo, list[Message]]:
             except (ValueError, KeyError, TypeError):
                 continue
             messages = [summary, *(messages[len(messages) - kept :] if 0 < kept <= len(messages) else ())]
+        elif record.get("type") == "rewind" and isinstance(record.get("keep"), int):
+            messages = messages[: record["keep"]]
         elif record.get("type") == "event" and record.get("event") == UserMessageSubmitted.__name__:
             prompts.append(str(record.get("text", "")))
         elif record.get("type") == "event" and record.get("event") == ModelSwitched.__name__:

@@ -32,7 +32,7 @@ class Catalog:
         return sorted(found, key=lambda e: e.id.lower())
 
     def search(self, query: str, *, source: str | None = None) -> list[CatalogEntry]:
-        """Entries whose id, title, description, tags or package names hold every word of ``query``; an exact
+        """Entries whose name, title, description, tags or package names hold every word of ``query``; an exact
         id or name match first."""
         words = query.lower().split()
         found = [e for e in self.listed(source) if e.matches(words)]

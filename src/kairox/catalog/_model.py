@@ -357,14 +357,15 @@ class CatalogEntry:
         return tuple(dict.fromkeys(k for k in kinds if isinstance(k, str)))
 
     def matches(self, words: list[str]) -> bool:
-        """Whether every word occurs in the id, title, description, tags or a package identifier."""
+        """Whether every word occurs in the name, title, description, tags or a package identifier."""
         text = self.search_text
         return all(word in text for word in words)
 
     @property
     def search_text(self) -> str:
         if "search" not in self._parsed:
-            parts = [self.id, self.title or "", self.description, *self.tags, *self.package_identifiers]
+            # the name, not the id's namespace: every `io.github.*` id would match `git`
+            parts = [self.short_name, self.title or "", self.description, *self.tags, *self.package_identifiers]
             self._parsed["search"] = " ".join(parts).lower()
         text: str = self._parsed["search"]
         return text

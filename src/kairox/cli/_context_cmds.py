@@ -51,11 +51,11 @@ def context(
     elif as_json:
         out_json(data)
     else:
-        out(data["prompt_context"])
-        out("Tools:")
+        out(data["prompt_context"].rstrip("\n") + "\n\nTools:")
         width = max((len(t["name"]) for t in data["tools"]), default=0)
-        for tool in data["tools"]:
-            out(f"- {tool['name']:<{width}}  {tool['source']:<7}  {tool['origin'] or ''}")
+        for tool in data["tools"]:  # where it comes from, once: `builtin`, `lsp`, `mcp notes`, `plugin demo`
+            origin = tool["origin"] if tool["origin"] not in (None, tool["source"]) else ""
+            out(f"- {tool['name']:<{width}}  {tool['source']} {origin}".rstrip())
     for diagnostic in shown:
         err(f"{diagnostic.severity}: {diagnostic.location()}: {diagnostic.reason}")
     if held:

@@ -349,11 +349,18 @@ def update(
 
 
 @plugins_app.command("uninstall")
-def uninstall(ctx: typer.Context, name: Annotated[str, typer.Argument(help="The plugin's name.")]) -> None:
-    """Remove an installed plugin's files and its settings."""
+def uninstall(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The plugin's name.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Uninstall without asking.")] = False,
+) -> None:
+    """Remove an installed plugin's files and its settings (at a terminal you are asked first; elsewhere pass
+    --yes, as for install)."""
     from kairox.plugins import MarketplaceError
 
     resolved = state(ctx).resolve()
+    if not yes and not (sys.stdin.isatty() and typer.confirm(f"Uninstall plugin {name}?", default=False, err=True)):
+        fail(f"{name} was not uninstalled" + ("" if sys.stdin.isatty() else ": pass --yes"), ExitCode.DENIED)
     try:
         record = _marketplaces(resolved).uninstall(name)
     except MarketplaceError as exc:

@@ -21,6 +21,7 @@ ROOT_HELP = (
     "  context   The prompt context, the model-visible tools and the...\n"
     "  doctor    Every extension that failed to load and how to fix it, plus...\n"
     "  run       Run one prompt headless: the model's answer streams to...\n"
+    "  rewind    Put back the files a turn changed: by default the latest turn...\n"
     "  serve     Serve every visible tool (built-in, MCP, plugin, LSP, DAP,...\n"
     "  audit     Show what `kairox serve` ran: one line per call (time, user,...\n"
     "  tui       Open the terminal UI: conversation, live server status and...\n"

@@ -250,6 +250,54 @@ def list_sessions_cmd(
         out(f"{info.id}  {when}  {info.turns:>3} turn(s)  {info.provider}/{info.model}  {prompt}")
 
 
+def rewind(
+    ctx: typer.Context,
+    session: Annotated[str | None, typer.Option("--session", help="The session's id (default: the latest).")] = None,
+    turn: Annotated[
+        int | None, typer.Option("--turn", help="Rewind to before this turn (default: the latest).")
+    ] = None,
+    conversation: Annotated[
+        bool, typer.Option("--conversation", help="Cut the conversation back too (`--resume` goes on from there).")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="What was done, as JSON on stdout.")] = False,
+) -> None:
+    """Put back the files a turn changed: by default the latest turn of this workspace's latest session."""
+    from kairox.agent import rewind_transcript, session_checkpoints
+    from kairox.errors import KairoxError
+
+    resolved = state(ctx).resolve(strict=False)
+    try:
+        checkpoints, path = session_checkpoints(resolved.home, resolved.workspace, session)
+        plan = checkpoints.plan(turn)
+    except KairoxError as exc:
+        fail(str(exc), ExitCode.NOT_FOUND)
+    err(f"session {plan.session_id}, {plan.text()}")
+    if not yes:
+        if not sys.stdin.isatty():
+            fail("nothing was changed: pass --yes to rewind without a terminal to ask at", ExitCode.USAGE)
+        if not typer.confirm("Rewind?", default=False, err=True):
+            raise typer.Exit(int(ExitCode.DENIED))
+    try:
+        keep = rewind_transcript(checkpoints, path, plan, conversation=conversation)
+    except KairoxError as exc:
+        fail(str(exc), ExitCode.FAILURE)
+    done = {"session": plan.session_id, "turn": plan.turn, "restored": [p for p, _ in plan.restore]}
+    done |= {"removed": list(plan.remove), "irreversible": list(plan.irreversible), "messages": keep}
+    if as_json:
+        out_json(done)
+    else:
+        err(
+            f"rewound: {len(plan.restore)} file(s) put back, {len(plan.remove)} removed"
+            + (
+                f"; the conversation goes on from before turn {plan.turn} (`kairox run --resume {plan.session_id}`)"
+                if keep is not None
+                else ""
+            )
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
+    app.command("rewind")(rewind)
     app.add_typer(sessions_app, name="sessions", help="Transcripts of earlier sessions.")

@@ -190,6 +190,21 @@ def one_line(text: str, limit: int = 100) -> str:
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
+def _shown(result: "ToolResult") -> str:
+    """The text parts, and a line for each other part: ``[image: image/png, 2.3 KB; --json has its data]``."""
+    lines = []
+    for part in result.content:
+        text = getattr(part, "text", None)
+        if isinstance(text, str):
+            lines.append(text)
+        elif isinstance(data := getattr(part, "data", None) or getattr(part, "blob", None), str):
+            kind = getattr(part, "mime_type", None) or "binary"
+            lines.append(f"[{part.type}: {kind}, {len(data) * 3 / 4 / 1024:.1f} KB; --json has its data]")
+        else:
+            lines.append(f"[{part.type}: {getattr(part, 'uri', '')}]")
+    return "\n".join(lines)
+
+
 def _result_json(result: "ToolResult") -> dict[str, Any]:
     import dataclasses
 
@@ -282,7 +297,7 @@ async def _call_one(registry: "ToolRegistry", call: "ScriptCall", as_json: bool,
     else:
         if not single:
             out(f"── {call.tool} ({call.where})")
-        (err if result.is_error else out)(result.text_content())
+        (err if result.is_error else out)(_shown(result))
     if not known:
         return ExitCode.NOT_FOUND
     if "decision" in result.meta:

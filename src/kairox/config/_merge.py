@@ -9,8 +9,9 @@ from kairox.config._keys import item_line, join_key, split_key
 from kairox.config._layers import Layer
 from kairox.config._models import CONCAT_LISTS, SERVER_SECTIONS
 
-ENTRY_SECTIONS = (*SERVER_SECTIONS, "model_providers", "plugins.marketplaces")
-"""Sections whose entries a higher layer replaces whole instead of key by key."""
+ENTRY_SECTIONS = (*SERVER_SECTIONS, "plugins.marketplaces")
+"""Sections whose entries a higher layer replaces whole instead of key by key (a model provider's merge key by key:
+``-c model_providers.NAME.base_url=...`` keeps the entry's ``context_window`` and key variable)."""
 _CONCAT = frozenset(CONCAT_LISTS)
 
 

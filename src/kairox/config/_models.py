@@ -145,7 +145,8 @@ class HookConfig(ConfigModel):
     timeout_sec: float = Field(default=60.0, gt=0)
     """A hook still running after this is stopped and reported."""
     fail_open: bool = False
-    """A ``pre_tool_use`` hook that times out or cannot start blocks the call unless this is true."""
+    """A ``pre_tool_use`` hook that times out or cannot start blocks the call unless this is true (another event's
+    failed hook is reported and the session goes on)."""
 
 
 class HooksConfig(ConfigModel):
@@ -207,6 +208,9 @@ class ModelProviderConfig(ConfigModel):
     context_window: int | None = Field(default=None, ge=1_000)
     """Context window of the models this provider serves, in tokens; unset: the known
     window of the model's name (Claude, GPT), else ``agent.context_window_tokens``."""
+    prompt_cache_key: bool | None = None
+    """Send ``prompt_cache_key`` (one per workspace) with chat requests, so the provider keeps a workspace's
+    requests on one prompt cache; unset: sent to OpenAI's own endpoint only (others may refuse the field)."""
 
 
 class AgentConfig(ConfigModel):

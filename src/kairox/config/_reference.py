@@ -43,6 +43,24 @@ _TRUST_GUARDED = (
 )
 
 
+_HOOK_SUBJECTS = {
+    "session_start": "The start it runs for, a pattern: ``startup`` or ``resume``; both when absent.",
+    "pre_compact": "The compaction it runs for, a pattern: ``manual`` or ``auto``; both when absent.",
+}
+
+
+def _hook_doc(key: str, name: str, doc: str) -> str:
+    """``matcher`` and ``fail_open`` said for the hook event of ``key`` (``hooks.session_end[].matcher``)."""
+    event = key.split(".")[1].removesuffix("[]")
+    if event in ("pre_tool_use", "post_tool_use"):
+        return doc
+    if name == "matcher":
+        return _HOOK_SUBJECTS.get(event, "Not used: this event has nothing to match; the hook runs every time.")
+    return (
+        "Not used: a hook of this event that fails is reported and the session goes on." if name == "fail_open" else doc
+    )
+
+
 def _type_name(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
     if isinstance(annotation, types.UnionType) or origin is typing.Union:
@@ -105,6 +123,8 @@ def _walk(model: type[BaseModel], prefix: str, rows: list[tuple[str, str, str, s
         annotation = field.annotation
         args = typing.get_args(annotation)
         doc = (field_description(model, name) or "").strip()
+        if key.startswith("hooks.") and "[]." in key:
+            doc = _hook_doc(key, name, doc)
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             _walk(annotation, f"{key}.", rows)
         elif (

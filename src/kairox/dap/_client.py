@@ -224,6 +224,7 @@ class DapClient:
         if self.child is None:
             return "the adapter closed the TCP connection"
         await self.child.wait(_EXIT_WAIT)  # the output usually ends as the process does: give its exit code
+        await self.child.stderr_read(_EXIT_WAIT)  # and what it wrote last, which a busy machine may not have read yet
         return closed_reason(self.child, "the adapter")
 
     # --- session -------------------------------------------------------------------------------------------------

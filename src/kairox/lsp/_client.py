@@ -278,6 +278,7 @@ class LspClient:
 
     async def _closed_reason(self) -> str:
         await self.child.wait(_EXIT_WAIT)  # the output usually ends as the process does: give its exit code
+        await self.child.stderr_read(_EXIT_WAIT)  # and what it wrote last, which a busy machine may not have read yet
         return closed_reason(self.child, "the server")
 
     @property

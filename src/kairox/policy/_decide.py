@@ -56,7 +56,16 @@ from kairox.policy._values import (
     refusal_matches,
     unnamed_allow_miss,
 )
-from kairox.tools import BUILTIN_SPECS, Access, HookDecision, PermissionProfile, ToolSource, ToolSpec
+from kairox.tools import (
+    BUILTIN_SPECS,
+    Access,
+    HookDecision,
+    PermissionProfile,
+    ToolSource,
+    ToolSpec,
+    host_kind,
+    url_host,
+)
 
 _PATH_FAMILIES = frozenset({"fs.read", "fs.write"})
 _NAMING_ORDER = (RuleAction.DENY, RuleAction.ASK, RuleAction.ALLOW)
@@ -310,6 +319,9 @@ class PolicyEngine:
         as_command = self._as_command(spec, facts, RuleAction.ASK)
         if as_command is not None:
             return as_command
+        web = self._web_host(spec, rules, facts)
+        if web is not None:
+            return web
         profile = effective_profile(spec)
         if facts.paths:
             declared = facts.paths[: len(facts.paths) - len(facts.named)]
@@ -335,6 +347,31 @@ class PolicyEngine:
                     f"{decision.reason}; {missed}", source=decision.source, suggested_rule=decision.suggested_rule
                 )
         return decision
+
+    def _web_host(
+        self, spec: ToolSpec, rules: dict[RuleAction, tuple[ParsedRule, ...]], facts: CallFacts
+    ) -> Decision | None:
+        """A URL's host that is a cloud metadata endpoint (refused) or loopback, link-local or private (asked),
+        unless an allow rule with a specifier vouches for it: a blanket ``web.fetch`` allow is not enough."""
+        host = url_host(facts.arguments.get(spec.meta.get("url_argument") or ""))
+        kind = None if host is None else host_kind(host)
+        if host is None or kind is None:
+            return None
+        for rule in rules[RuleAction.ALLOW]:
+            if rule.specifier is not None and self._covers(rule, spec, facts, for_allow=True):
+                return Decision.allow(f"allowed by {rule.ref}", source=DecisionSource.RULE, rule=rule.ref)
+        if kind == "metadata":
+            return Decision.deny(
+                f"{host} is a cloud metadata address, which {spec.name} reaches only with an allow rule naming it "
+                f"({spec.name}(domain:{host}))",
+                source=DecisionSource.RULE,
+            )
+        return Decision.ask(
+            f"{spec.name} would reach {host}, a loopback, link-local or private address (this machine or its "
+            "network): it asks every time unless an allow rule names the host",
+            source=DecisionSource.MODE,
+            suggested_rule=f"{spec.name}(domain:{host})",
+        )
 
     def _hidden_elsewhere(self, paths: Iterable[Path]) -> str | None:
         """Why a path a third-party tool names must not be read though no rule names it (another name, a hard link,
@@ -565,6 +602,13 @@ class PolicyEngine:
             )
         if access is Access.WRITE:
             return Decision.allow(f"{spec.name} writes inside the writable roots", source=DecisionSource.MODE)
+        if profile.open_world and not settings.network_access:
+            host = url_host(facts.arguments.get(spec.meta.get("url_argument") or "")) or "the network"
+            return Decision.ask(
+                f"{spec.name} reaches {host} and policy.network_access is false",
+                source=DecisionSource.MODE,
+                suggested_rule=suggested_rule(spec, facts),
+            )
         return Decision.allow(f"{spec.name} only reads", source=DecisionSource.MODE)
 
     # --- matching --------------------------------------------------------------------------------------------
@@ -588,6 +632,9 @@ class PolicyEngine:
             return True
         if for_allow and facts.unseen is not None:  # an allow rule vouches only for what the policy could read
             return False
+        if specifier.startswith("domain:"):  # `web.fetch(domain:docs.python.org)`: the URL's host
+            host = url_host(facts.arguments.get(spec.meta.get("url_argument") or ""))
+            return host is not None and fnmatch.fnmatchcase(host, specifier[7:].strip().lower())
         if rule.arguments:  # `.sql=SELECT*`: the values of the arguments it names, whatever kind of tool
             if for_allow:
                 return self._value_miss(rule, spec, facts) is None

@@ -10,7 +10,7 @@ from kairox.policy._facts import CallFacts
 from kairox.policy._rules import Rule, parse_rule
 from kairox.policy._settings import PolicySettings
 from kairox.policy._values import describe_values
-from kairox.tools import ToolSpec
+from kairox.tools import ToolSpec, url_host
 
 
 def mcp_why(spec: ToolSpec) -> str:
@@ -34,7 +34,8 @@ def suggested_rule(spec: ToolSpec, facts: CallFacts) -> str | None:
         return f"{spec.name}({' '.join(words[:2])}*)" if len(words) > 1 else f"{spec.name}({words[0]}*)"
     if len(facts.paths) == 1 and not facts.named:
         return f"{spec.name}({literal_glob(str(facts.paths[0]))})"
-    return spec.name
+    host = url_host(facts.arguments.get(spec.meta.get("url_argument") or ""))
+    return spec.name if host is None else f"{spec.name}(domain:{host})"
 
 
 def exact_rule(spec: ToolSpec, arguments: Mapping[str, Any], facts: CallFacts) -> str | None:
@@ -76,6 +77,8 @@ def describe_rule(spec: ToolSpec, pattern: str) -> str | None:
         )
     if spec.permission.path_args:
         return f"every call of {parsed.tool} on paths matching {parsed.specifier!r}"
+    if parsed.specifier.startswith("domain:"):
+        return f"every call of {parsed.tool} to a host matching {parsed.specifier[7:].strip()!r}"
     return describe_values(parsed.tool, parsed.specifier, parsed.arguments)
 
 

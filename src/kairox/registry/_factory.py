@@ -9,7 +9,7 @@ from kairox.policy import Approver, PolicySettings, RuleLayer, read_mask, resolv
 from kairox.registry._approvals import PersistRule, RuleWriter
 from kairox.registry._registry import RegistrySettings, ToolRegistry
 from kairox.sandbox import shared_egress
-from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks
+from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks, rule_hosts
 
 
 def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None) -> RegistrySettings:
@@ -117,5 +117,8 @@ async def build_registry(
     else:
         settings = source
     registry = ToolRegistry(settings, approver=approver, hooks=hooks, events=events, persist_rule=persist_rule)
-    await registry.add_provider(BuiltinToolProvider(builtins))
+    hosts = rule_hosts(settings.policy.rules)  # the rules in force (an untrusted project's allow rules are not)
+    await registry.add_provider(
+        BuiltinToolProvider(dataclasses.replace(builtins or BuiltinSettings(), web_hosts=hosts))
+    )
     return registry

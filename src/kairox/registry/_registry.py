@@ -623,7 +623,9 @@ class ToolRegistry:
         if error is None:
             return None
         where = "arguments" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
-        return f"invalid arguments for {entry.spec.name}: {where}: {error.message}"
+        missing = [repr(k) for k in entry.spec.input_schema.get("required", ()) if k not in arguments]
+        also = f"; required and missing: {', '.join(missing)}" if missing and error.validator != "required" else ""
+        return f"invalid arguments for {entry.spec.name}: {where}: {error.message}{also}"
 
     def _sandboxed(self, spec: ToolSpec) -> bool:
         """Whether the call started its programs under the OS sandbox (so a retry outside it means something)."""

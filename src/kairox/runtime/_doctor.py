@@ -38,6 +38,8 @@ def _fix(diagnostic: "Diagnostic", context: "ExtensionContext") -> str:
         return diagnostic.hint
     if diagnostic.source and diagnostic.line:
         return f"fix {diagnostic.source}:{diagnostic.line}"
+    if diagnostic.severity is Severity.INFO:  # a task-only tool left out: nothing is broken
+        return "nothing to fix: this is for your information"
     return _FIXES.get(diagnostic.kind, "see the reason above")
 
 
@@ -275,10 +277,12 @@ def doctor_report(context: "ExtensionContext") -> dict[str, Any]:
         for d in context.diagnostics
         if d.severity is Severity.ERROR
     ]
+    views = context.servers.views() if context.servers is not None else []
+    held = {f"{v.kind} {v.name}": v.reason for v in views if v.status.waits_for_trust}
     notes = [
         {**d.to_json(), "fix": _fix(d, context)}
         for d in [*context.diagnostics, *overlapping_servers(context)]
-        if d.severity is not Severity.ERROR
+        if d.severity is not Severity.ERROR and f"{d.kind.removesuffix('_server')} {d.name}" not in held
     ]
     report: dict[str, Any] = {
         "workspace": str(context.resolved.workspace),
@@ -291,6 +295,7 @@ def doctor_report(context: "ExtensionContext") -> dict[str, Any]:
         "lsp_servers": {name: server.confinement_state for name, server in context.lsp.servers.items()},
         "dap_servers": context.dap.confinements(context.registry.settings.sandbox),
         "tools": len(context.tools()),
+        "held_back": held,
     }
     broken = any(f["required"] for f in report["failures"]) or any(
         c["required"] and not c["ok"] for c in report["environment"]
@@ -349,6 +354,11 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
             out(f"{title}:")
             for name, confinement in report[key].items():
                 out(f"  {name}: {describe_confinement(confinement)}")
+    held = {name: reason for name, reason in report.get("held_back", {}).items() if not name.startswith("mcp ")}
+    if held:  # the MCP servers say it in their own lines above
+        out("")
+        out("Language servers and debug adapters held back:")
+        lines += [f"  {name}: {reason}" for name, reason in held.items()]
     out("")
     groups: dict[str, list[dict[str, Any]]] = {}
     for failure in report["failures"]:

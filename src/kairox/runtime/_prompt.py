@@ -50,9 +50,6 @@ def render_prompt_context(
     lines = [
         f"Workspace: {workspace.name}" + ("" if trusted else " (untrusted: project servers, hooks and plugins are off)")
     ]
-    lines.append(f"Profile: {profile or 'default'}" + (f" (model {model})" if model else ""))
-    if pending_trust:
-        lines.append(f"{pending_trust} project setting(s) wait for the user to run `kairox trust`.")
     if plugins:
         lines += ["", "Plugins:"]
         lines += [
@@ -61,11 +58,6 @@ def render_prompt_context(
             + (f": {_one_line(p.description)}" if p.description else "")
             for p in sorted(plugins, key=lambda p: p.name)
         ]
-    # a server listed from the tool cache counts while it starts (or, lazy, waits for its first call)
-    connected = [s for s in servers if s.status == "ready" or (s.status in ("starting", "stopped", "idle") and s.tools)]
-    if connected:
-        lines += ["", "MCP servers (tools named mcp__<server>__<tool>):"]
-        lines += [f"- {s.name}: {s.tools} tool(s)" for s in sorted(connected, key=lambda s: s.name)]
     if skills_catalog:
         lines += ["", skills_catalog]
     if instructions:
@@ -76,4 +68,13 @@ def render_prompt_context(
         lines += ["", "Project memory:"]
         for item in memory:
             lines += [f"--- {_relative(item.path, workspace)}", item.text]
+    # what changes from one session to the next comes last, so the text before it stays a cacheable prefix
+    lines += ["", f"Profile: {profile or 'default'}" + (f" (model {model})" if model else "")]
+    if pending_trust:
+        lines.append(f"{pending_trust} project setting(s) wait for the user to run `kairox trust`.")
+    # a server listed from the tool cache counts while it starts (or, lazy, waits for its first call)
+    connected = [s for s in servers if s.status == "ready" or (s.status in ("starting", "stopped", "idle") and s.tools)]
+    if connected:
+        lines += ["", "MCP servers (tools named mcp__<server>__<tool>):"]
+        lines += [f"- {s.name}: {s.tools} tool(s)" for s in sorted(connected, key=lambda s: s.name)]
     return "\n".join(lines).strip() + "\n"

@@ -386,10 +386,8 @@ class ServerBoard:
         change = lifecycle_change(event)
         if change is not None:
             kind, name, status = change
-            if status is ServerStatus.READY:
-                tools = getattr(event, "tools", None)
-                extra = {"tool_count": tools} if isinstance(tools, int) else {}
-                return self._change(kind, name, status=status, reason=None, since=self._clock(), **extra)
+            if status is ServerStatus.READY:  # its count comes with the registry's tools.changed
+                return self._change(kind, name, status=status, reason=None, since=self._clock())
             if status is ServerStatus.FAILED:
                 return self._change(
                     kind,
@@ -401,8 +399,10 @@ class ServerBoard:
             if status is ServerStatus.STARTING:
                 return self._change(kind, name, status=status, reason=None)
             return self._change(kind, name, status=status)
-        if event.kind == "mcp.tools.changed":
-            return self._change("mcp", str(getattr(event, "server", "")), tool_count=len(getattr(event, "tools", ())))
+        origin = getattr(event, "origin", None)
+        if event.kind == "tools.changed" and ("mcp", origin) in self._views:
+            # one count everywhere: the tools Kairox offers from the server, its resource tools included
+            return self._change("mcp", str(origin), tool_count=getattr(event, "tools", 0))
         return None
 
     def emit(self, event: Event) -> None:

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from kairox.search._text import index_text, query_words
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
+MIN_DOCUMENTS = 32
+"""An index of fewer documents is filled up with empty ones: BM25's idf of a word that most documents hold is about
+zero (FTS5 floors it at 1e-6), so with one or two skills every match scored 0.00."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -66,12 +69,14 @@ class SearchIndex:
         """Index ``documents`` in memory."""
         names = list(fields)
         rows = [(key, *(index_text(doc.get(name, "")) for name in names)) for key, doc in documents]
+        keys = [row[0] for row in rows]
+        rows += [("", *[""] * len(names))] * (MIN_DOCUMENTS - len(rows))  # they hold no word: never found
         db = sqlite3.connect(":memory:", check_same_thread=False)
         columns = ", ".join(_column(n) for n in names)
         db.execute(f"CREATE VIRTUAL TABLE docs USING fts5(key UNINDEXED, {columns}, tokenize='{TOKENIZER}')")
         db.executemany(f"INSERT INTO docs VALUES ({', '.join('?' * (len(names) + 1))})", rows)
         db.commit()
-        return cls(db, fields, [row[0] for row in rows])
+        return cls(db, fields, keys)
 
     def close(self) -> None:
         self._db.close()

@@ -80,6 +80,8 @@ class FieldReader:
         key, value = found
         if isinstance(value, str):
             return value
+        if field == "argument_hint" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return " ".join(f"[{v}]" for v in value)  # Claude's documented `argument-hint: [author]` is YAML's list
         if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
             warn(key, f"`{key}` is a list; its items were joined into one text", f"write `{key}` as one string")
             return " ".join(str(v) for v in value)

@@ -389,18 +389,16 @@ def parse_skill_text(
     frontmatter = reader.read(warn)
 
     name = frontmatter.name
-    if not name:
-        severity = Severity.WARNING if fmt is SkillFormat.AGENT_SKILLS else Severity.INFO
-        what = "folder" if fmt is SkillFormat.AGENT_SKILLS else "file"
+    if not name and fmt is SkillFormat.AGENT_SKILLS:  # a file of its own (a command) is named by its file
         diagnostics.append(
             diag(
-                f"no `name`; using the {what} name {fallback_name!r}",
+                f"no `name`; using the folder name {fallback_name!r}",
                 line=1 + offset,
-                severity=severity,
+                severity=Severity.WARNING,
                 hint="add `name:` to the frontmatter",
             )
         )
-        name = fallback_name
+    name = name or fallback_name
 
     def named(diagnostic: Diagnostic) -> Diagnostic:
         return Diagnostic(

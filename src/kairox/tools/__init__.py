@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         sandbox_refusal,
         state_environment,
     )
+    from kairox.tools._gitignore import walk_files
     from kairox.tools._model import (
         READ_ONLY,
         Access,
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
         vanished_before_start,
         writable_roots,
     )
+    from kairox.tools._web_fetch import host_kind, rule_hosts, url_host
 
 __all__ = [
     "BUILTIN_ORIGIN",
@@ -117,19 +119,23 @@ __all__ = [
     "describe_confinement",
     "entry_confinement",
     "find_bwrap",
+    "host_kind",
     "npm_cache_configured",
     "object_schema",
     "prepare_state",
     "protected_inside",
     "protected_roots",
     "refusal_hint",
+    "rule_hosts",
     "sandbox_refusal",
     "sandboxed_argv",
     "sandboxed_argv_async",
     "scrubbed_environment",
     "socket_folders",
     "state_environment",
+    "url_host",
     "vanished_before_start",
+    "walk_files",
     "writable_roots",
 ]
 
@@ -141,6 +147,8 @@ if not TYPE_CHECKING:
         {
             "._builtin": ("BUILTIN_ORIGIN", "BUILTIN_SPECS", "BuiltinSettings", "BuiltinToolProvider", "ToolHost"),
             "._builtin_shell": ("HostCommand", "scrubbed_environment"),
+            "._web_fetch": ("host_kind", "rule_hosts", "url_host"),
+            "._gitignore": ("walk_files",),
             "._model": (
                 "READ_ONLY",
                 "Access",

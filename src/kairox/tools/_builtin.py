@@ -24,6 +24,7 @@ from kairox.tools._model import (
     object_schema,
 )
 from kairox.tools._provider import ToolProvider
+from kairox.tools._web_fetch import WEB_FETCH_SPEC, fetch_page
 
 BUILTIN_ORIGIN = "builtin"
 
@@ -54,6 +55,8 @@ class BuiltinSettings:
     shell_env_passthrough: tuple[str, ...] = ()
     ripgrep: str | None = field(default_factory=lambda: shutil.which("rg"))
     """The ``rg`` executable; None uses the Python search."""
+    web_hosts: tuple[str, ...] = ()
+    """Hosts allow rules name (``web.fetch(domain:HOST)``): they may resolve to private addresses."""
     host: ToolHost = field(default_factory=ToolHost)
 
     @classmethod
@@ -227,11 +230,12 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         ),
         permission=PermissionProfile(access=Access.READ, path_args=("path",)),
     ),
+    WEB_FETCH_SPEC,
 )
 
 
 class BuiltinToolProvider(ToolProvider):
-    """``fs.read``, ``fs.write``, ``fs.edit``, ``fs.list``, ``shell.exec`` and ``search.ripgrep``."""
+    """``fs.read``, ``fs.write``, ``fs.edit``, ``fs.list``, ``shell.exec``, ``search.ripgrep`` and ``web.fetch``."""
 
     origin = BUILTIN_ORIGIN
 
@@ -280,6 +284,10 @@ class BuiltinToolProvider(ToolProvider):
                     passthrough=settings.shell_env_passthrough,
                     hosted=settings.host.run,
                 )
+            case "web.fetch":
+                sandbox = context.sandbox  # [sandbox] network = "allowlist": its allowed_domains hold for web.fetch too
+                allowlist = None if sandbox.network_access else sandbox.allowed_domains
+                return await fetch_page(arguments, allowlist=allowlist, named=settings.web_hosts)
             case "search.ripgrep":
                 return await search(
                     arguments,

@@ -24,11 +24,14 @@ from kairox.agent import (
     ContextMeasured,
     ModelFailed,
     ModelRequestStarted,
+    PlanUpdated,
+    Rewound,
     Role,
     SubagentEvent,
     ToolDefinitionsLarge,
     TurnEnded,
     UsageReported,
+    plan_text,
     subagent_history,
 )
 from kairox.events import Event
@@ -62,6 +65,7 @@ Screen { layout: vertical; }
 #conversation .tool-call CollapsibleTitle { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
 #completions { height: auto; max-height: 9; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
 #completions.empty { display: none; }
+#plan { height: auto; max-height: 10; padding: 0 1; border: round $panel-lighten-2; }
 #composer { height: 5; border: round $accent; }
 #trace { width: 2fr; min-width: 40; border-left: solid $panel-lighten-2; }
 .section { background: $panel; padding: 0 1; text-style: bold; }
@@ -153,6 +157,7 @@ class KairoxApp(App[None]):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield Conversation(id="conversation")
+                yield Static("", id="plan", classes="hidden", markup=False)
                 yield Static("", id="completions", classes="empty", markup=False)
                 yield Composer(self._workspace_paths, self._command_options, id="composer")
             with Vertical(id="trace"):
@@ -323,6 +328,20 @@ class KairoxApp(App[None]):
             )
         elif isinstance(event, CompactionFailed):
             conversation.notice(f"not compacted: {event.message}")
+        elif isinstance(event, PlanUpdated):
+            plan = self.query_one("#plan", Static)
+            plan.set_class(not event.entries, "hidden")
+            plan.border_title = "Plan"
+            plan.update(plan_text(event.entries))
+        elif isinstance(event, Rewound):
+            if event.messages is not None:
+                conversation.clear()
+            conversation.notice(
+                f"rewound to before turn {event.turn}"
+                + (" (the conversation too)" if event.messages is not None else "")
+                + f"; put back: {', '.join(event.restored) or 'none'}; removed: {', '.join(event.removed) or 'none'}"
+                + "".join(f"\ncannot be put back: {note}" for note in event.irreversible)
+            )
 
     def _schema(self, tool: str) -> object:
         spec = self.context.registry.get(tool) if self.context is not None else None
@@ -644,6 +663,35 @@ class KairoxApp(App[None]):
         else:
             self.run_worker(self._compact(args), name="compact", exit_on_error=False)
 
+    def cmd_rewind(self, args: str) -> None:
+        from kairox.errors import KairoxError
+
+        conversation = self.query_one(Conversation)
+        if self.session is None or self.turn_running:
+            conversation.notice("no model session, or a turn is running: /rewind between turns")
+            return
+        session = self.session
+        try:
+            plan = session.rewind_plan(int(args) if args.strip().isdigit() else None)
+        except KairoxError as exc:
+            conversation.notice(f"/rewind: {exc}")
+            return
+        choices = [("files", "put the files back"), ("all", "put the files back and rewind the conversation")]
+
+        def chosen(choice: str | None) -> None:
+            if choice is not None:
+                self.run_worker(self._rewind(plan.turn, choice == "all"), name="rewind", exit_on_error=False)
+
+        title = "Rewind   ↑↓ choose · Enter rewinds · Esc keeps everything"
+        self.push_screen(SessionPicker(choices, title=title, text=plan.text()), chosen)
+
+    async def _rewind(self, turn: int, conversation: bool) -> None:
+        assert self.session is not None
+        try:
+            await self.session.rewind(turn, conversation=conversation)
+        except Exception as exc:
+            self.query_one(Conversation).notice(f"/rewind: {exc}")
+
     def cmd_agents(self, args: str) -> None:
         self.action_panel("agents")
 
@@ -718,8 +766,9 @@ class KairoxApp(App[None]):
             composer.insert(event.character)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "scroll_conversation":
-            return self.screen is self.screen_stack[0]  # in a panel, PageUp/PageDown scroll the panel
+        if action in ("scroll_conversation", "quit_app"):
+            # in a panel, keys are the panel's: PageUp/PageDown scroll it, `q` is a letter, none reaches the prompt
+            return self.screen is self.screen_stack[0]
         return True
 
     def action_scroll_conversation(self, direction: int) -> None:

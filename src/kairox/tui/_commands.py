@@ -29,6 +29,7 @@ BUILTINS: dict[str, tuple[str, str]] = {
     "clear": ("", "clear the conversation (the transcript keeps it)"),
     "compact": ("[WHAT TO KEEP]", "summarise older turns to free the context window"),
     "resume": ("[ID]", "pick an earlier session of this workspace and continue it"),
+    "rewind": ("[TURN]", "put back the files a turn changed (the latest by default), and the conversation if asked"),
     "quit": ("", "leave"),
 }
 """``name -> (argument hint, one line)`` of the TUI's own commands, in the order /help lists them."""

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 class TextPanel(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "close"),
-        Binding("q", "dismiss", "close", show=False),
     ]
 
     def __init__(self, title: str, text: str) -> None:
@@ -42,23 +41,30 @@ class TextPanel(ModalScreen[None]):
 
 
 class SessionPicker(ModalScreen[str | None]):
-    """/resume: the workspace's earlier sessions, newest first; Enter continues the highlighted one, Esc closes."""
+    """/resume: the workspace's earlier sessions, newest first; Enter continues the highlighted one, Esc closes.
+    /rewind: the same with what a rewind would do (``text``) and its two choices."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "close"),
-        Binding("q", "close", "close", show=False),
     ]
 
-    def __init__(self, sessions: list[tuple[str, str]], current: str | None = None) -> None:
+    def __init__(
+        self,
+        sessions: list[tuple[str, str]],
+        current: str | None = None,
+        *,
+        title: str = "Resume a session   ↑↓ choose · Enter resumes · Esc closes",
+        text: str = "",
+    ) -> None:
         """``sessions``: ``(id, line)`` newest first."""
         super().__init__(classes="panel")
-        self.sessions, self.current = sessions, current
+        self.sessions, self.current, self.title_text, self.text = sessions, current, title, text
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="panel-box"):
-            yield Static(
-                "Resume a session   ↑↓ choose · Enter resumes · Esc closes", classes="panel-title", markup=False
-            )
+            yield Static(self.title_text, classes="panel-title", markup=False)
+            if self.text:
+                yield Static(self.text, id="picker-text", markup=False)
             if not self.sessions:
                 yield Static("No earlier sessions in this workspace.", id="picker-empty", markup=False)
             yield OptionList(
@@ -86,7 +92,6 @@ class McpPanel(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "close"),
-        Binding("q", "dismiss", "close", show=False),
         Binding("r", "restart", "restart"),
         Binding("e", "toggle_server", "enable/disable"),
         Binding("t", "toggle_tool", "tool on/off"),

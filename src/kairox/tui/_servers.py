@@ -86,8 +86,8 @@ def describe(event: Event) -> TraceEntry | None:
             return TraceEntry(
                 text=f"mcp {name}: starting" + (f" (attempt {attempt + 1})" if attempt else ""), server=name
             )
-        case McpServerReady(server=name, tools=tools):
-            return TraceEntry(text=f"mcp {name}: ready, {tools} tool(s)", server=name)
+        case McpServerReady(server=name):  # its tool count is the table's, which counts Kairox's resource tools too
+            return TraceEntry(text=f"mcp {name}: ready", server=name)
         case McpServerFailed(server=name, reason=reason, will_restart=again):
             return TraceEntry(
                 text=f"mcp {name}: failed: {_short(reason)}" + (" (restarting)" if again else ""),

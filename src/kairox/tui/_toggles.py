@@ -21,7 +21,6 @@ __all__ = ["TogglePanel", "ToggleRow", "plugin_rows", "skill_rows", "toggle_plug
 class TogglePanel(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "close"),
-        Binding("q", "dismiss", "close", show=False),
         Binding("space", "flip", "on/off"),
         Binding("e", "flip", "on/off", show=False),
     ]

@@ -28,6 +28,7 @@ from kairox.web._views import (
     entry_json,
     history_json,
     plugins_json,
+    rewind_json,
     server_json,
     servers_json,
     skills_json,
@@ -245,6 +246,9 @@ def create_app(options: WebOptions | None = None) -> Starlette:
     async def get_plugin_market(request: Request) -> Response:
         from kairox.runtime import market_listing
 
+        await anyio.to_thread.run_sync(
+            backend.refresh
+        )  # a marketplace added meanwhile (`kairox plugins marketplace add`)
         listing = await anyio.to_thread.run_sync(lambda: market_listing(backend.resolved))
         query = request.query_params.get("q", "").strip().lower()
         plugins = [
@@ -454,6 +458,20 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         backend.compact(instructions.strip() or None if instructions else None)
         return ok({"ok": True}, 202)
 
+    async def rewind(request: Request) -> Response:
+        """GET: what rewinding to before ``?turn=N`` (default: the latest) would do; POST ``{"turn": N,
+        "conversation": bool}``: do it."""
+        body = await _body(request) if request.method == "POST" else dict(request.query_params)
+        turn = body.get("turn")
+        if turn is not None and not str(turn).isdigit():
+            raise ApiError(400, "turn must be a turn number")
+        if request.method == "POST":
+            backend.rewind(None if turn is None else int(turn), conversation=body.get("conversation") is True)
+            return ok({"ok": True}, 202)
+        if backend.session is None:
+            raise ApiError(409, "no session to rewind")
+        return ok(rewind_json(backend.session.rewind_plan(None if turn is None else int(turn))))
+
     async def get_history(request: Request) -> Response:
         return ok(history_json(backend))
 
@@ -536,6 +554,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         api("/api/session/cancel", post_cancel, ["POST"]),
         api("/api/session/compact", post_compact, ["POST"]),
         api("/api/session/history", get_history, ["GET"]),
+        api("/api/session/rewind", rewind, ["GET", "POST"]),
         api("/api/approvals/{id}", post_approval, ["POST"]),
         Route("/api/events", events, methods=["GET"]),
         Route("/api/{rest:path}", api_missing, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),

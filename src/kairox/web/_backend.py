@@ -321,6 +321,21 @@ class WebBackend:
 
         self.start_soon(run)
 
+    def rewind(self, turn: int | None, *, conversation: bool) -> None:
+        """``/rewind``: the files (and with ``conversation`` the conversation) back to before ``turn``; the
+        ``agent.rewind`` event says what was put back."""
+        session = self.session
+        if session is None or self.turn_running:
+            raise TurnRunningError("no session, or a turn is running", hint="rewind between turns")
+
+        async def run() -> None:
+            try:
+                await session.rewind(turn, conversation=conversation)
+            except Exception as exc:
+                self.hub.publish("agent.error", {"turn": None, "message": f"rewind: {exc}"})
+
+        self.start_soon(run)
+
     def cancel(self) -> bool:
         if self.session is None or not self.turn_running:
             return False

@@ -146,7 +146,7 @@ class EventHub:
 
     def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
         view = self.board.apply(event) if self.board is not None else None
-        if view is not None and event.kind != "mcp.tools.changed":
+        if view is not None and event.kind != "tools.changed":  # a count, not a change of status
             return [
                 (
                     "server.status",
@@ -192,7 +192,10 @@ class EventHub:
             self.streamed += data.text
             return [("agent.text", {"turn": turn, "delta": data.text})]
         if name == "user.message.submitted":
-            return [("user.message", {"turn": turn, "text": data.text})]
+            return [("user.message", {"turn": turn, "text": data.text, "rewind_turn": data.turn})]
+        if name in ("agent.plan", "agent.rewind"):
+            fields = event_to_json(event)
+            return [(name, {k: v for k, v in fields.items() if k not in ("event", "kind")})]
         if name == "agent.message.completed":
             self.streamed = ""
             found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": data.text})]

@@ -54,6 +54,9 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
         if session is not None and session.tools_warning is not None
         else None,
         "compacting": backend.compacting,
+        "plan": [{"content": e.content, "status": str(e.status)} for e in session.plan.entries]
+        if session is not None and session.plan is not None
+        else [],
         "version": __version__,
         "problem": backend.start_problem,
     }
@@ -156,9 +159,11 @@ def history_json(backend: "WebBackend") -> dict[str, Any]:
     wire = session.context.registry.from_wire_name
     items: list[dict[str, Any]] = []
     calls: dict[str, dict[str, Any]] = {}
-    for message in session.messages:
+    turns = {t.get("messages"): t["turn"] for t in session.checkpoints.turns()}  # the turn each prompt began
+    for index, message in enumerate(session.messages):
         if message.role is Role.USER:
-            items.append({"kind": "user", "text": _HOOK_CONTEXT.sub("", message.text)})
+            text = _HOOK_CONTEXT.sub("", message.text)
+            items.append({"kind": "user", "text": text, "rewind_turn": turns.get(index)})
         elif message.role is Role.ASSISTANT:
             if message.text:
                 items.append({"kind": "assistant", "turn": None, "text": message.text, "done": True})
@@ -184,6 +189,18 @@ def history_json(backend: "WebBackend") -> dict[str, Any]:
         items.append({"kind": "assistant", "turn": hub.turn, "text": hub.streamed, "done": False})
     data["session_id"], data["items"] = session.session_id, items
     return data
+
+
+def rewind_json(plan: Any) -> dict[str, Any]:
+    """What a rewind would do (``GET /api/session/rewind``), as the page's dialog shows it."""
+    return {
+        "turn": plan.turn,
+        "prompt": plan.prompt,
+        "restore": [path for path, _ in plan.restore],
+        "remove": list(plan.remove),
+        "irreversible": list(plan.irreversible),
+        "text": plan.text(),
+    }
 
 
 # --- the catalog ------------------------------------------------------------------------------------------------
