@@ -107,7 +107,7 @@ async def main(rounds: int, calls: int, conc: int) -> None:
         config = McpServerConfig(command=sys.executable, args=[str(SERVER)])
         async with McpClient(NAME, config, workspace=ws, home=home) as client:
             if client.status is not ServerStatus.READY:
-                raise SystemExit(f"the server did not start: {client.lifecycle.reason}")
+                raise SystemExit(f"the server did not start: {client.reason}")
             adapter = McpToolAdapter(client)
             registry, _recording = await gate_registry(ws, home, adapter)
             quiet_registry, _ = await gate_registry(ws, home, adapter, listening=False)

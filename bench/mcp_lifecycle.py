@@ -153,7 +153,7 @@ async def main(workspace, servers):
     }
     clock = Clock()
     async with McpServerManager(configs, workspace=Path(workspace), events=clock) as manager:
-        assert all(client.lifecycle.reason for client in manager.clients.values())
+        assert all(client.reason for client in manager.clients.values())
     print(" ".join(f"{name}={clock.failed[name] - clock.started[name]:.3f}" for name in configs))
 
 anyio.run(main, sys.argv[1], sys.argv[2])

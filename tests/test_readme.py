@@ -23,7 +23,7 @@ def test_the_reference_and_the_performance_notes_live_in_docs_after_the_command_
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings.index("## Command line") < headings.index("## Configuration") < headings.index("## Performance")
     assert "(docs/configuration.md)" in text and "(docs/performance.md)" in text
-    assert "bench/mcp_native_startup.py" in (README.parent / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert "bench/mcp_stack_choice.py" in (README.parent / "docs" / "performance.md").read_text(encoding="utf-8")
 
 
 def test_every_exit_code_is_documented() -> None:

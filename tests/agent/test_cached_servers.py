@@ -82,7 +82,7 @@ async def test_the_first_request_goes_out_before_cached_eager_servers_start_and_
             result = await session.run_turn("Echo early.")
             with anyio.fail_after(30):  # the other two come up in the background
                 for name in EAGER:
-                    await manager.clients[name].lifecycle.wait_for(lambda status: status is ServerStatus.READY)
+                    await manager.clients[name].wait_for(lambda status: status is ServerStatus.READY)
     assert (result.reason, result.text) == (TurnEndReason.COMPLETED, "done")
     # at the first request only the required server had started; every eager one started after it arrived
     assert list(first["booted"]) == ["req"]  # type: ignore[call-overload]
@@ -104,6 +104,6 @@ async def test_a_session_waiting_for_its_first_prompt_starts_its_cached_servers_
             assert manager is not None
             with anyio.fail_after(30):
                 for name in EAGER:
-                    await manager.clients[name].lifecycle.wait_for(lambda status: status is ServerStatus.READY)
+                    await manager.clients[name].wait_for(lambda status: status is ServerStatus.READY)
         assert server.requests == []
     assert sorted(boots(logs)) == ["req", *EAGER]

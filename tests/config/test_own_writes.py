@@ -158,5 +158,5 @@ async def test_the_sessions_server_toggle_holds_at_the_next_session(workspace: P
         assert context.mcp is not None
         demo = context.mcp.clients["demo"]
         with anyio.fail_after(60):  # with its tools cached the session does not wait: it starts in the background
-            await demo.lifecycle.wait_for(lambda status: status in (ServerStatus.READY, ServerStatus.FAILED))
+            await demo.wait_for(lambda status: status in (ServerStatus.READY, ServerStatus.FAILED))
         assert demo.status is ServerStatus.READY

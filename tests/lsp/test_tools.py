@@ -183,7 +183,7 @@ async def test_servers_start_on_first_use_of_a_matching_file_only(project: Path)
         await provider.call_tool("lsp.hover", {"path": "pkg/main.py", "line": 1}, context)
         await provider.call_tool("lsp.hover", {"path": "pkg/main.py", "line": 3}, context)
         statuses = {s["server"]: s["status"] for s in provider.status()}
-    assert statuses == {"jedi": "running", "other": "stopped"}
+    assert statuses == {"jedi": "ready", "other": "stopped"}
     assert [type(e).__name__ for e in sink.events] == [
         "LspServerStarting",
         "LspServerRunning",

@@ -76,12 +76,12 @@ def python_server() -> Callable[..., McpServerConfig]:
     return make
 
 
-@pytest.fixture(params=["auto", "legacy"], ids=["sdk-session", "kairox-session"])
+@pytest.fixture(params=["auto", "legacy"], ids=["2026-era", "handshake-era"])
 def either_session_server(
     request: pytest.FixtureRequest, python_server: Callable[..., McpServerConfig]
 ) -> Callable[..., McpServerConfig]:
-    """``python_server`` once in ``auto`` mode (the 2026-era test server is then served by the SDK's Client) and
-    once in ``legacy`` mode (Kairox's own session), for the tests that must hold with both sessions."""
+    """``python_server`` once in ``auto`` mode (the test server then speaks the 2026 era) and once in ``legacy``
+    mode (the handshake era), for the tests that must hold in both protocol eras."""
 
     def make(script: str, *args: str, **settings: Any) -> McpServerConfig:
         settings.setdefault("protocol_mode", request.param)

@@ -1,7 +1,7 @@
 """McpClient against the Python test server: calls, results, progress, timeouts, cancellation, logs.
 
-The server is of the 2026 era: in ``auto`` mode it answers the discovery probe and the SDK's Client serves it;
-in ``legacy`` mode Kairox's own session does. Every test runs with both."""
+The server speaks both eras: in ``auto`` mode it answers the discovery probe and is served in the 2026 era, in
+``legacy`` mode with the classic handshake; Kairox's own session serves it either way. Every test runs with both."""
 
 import base64
 from collections.abc import Callable
@@ -13,6 +13,9 @@ import pytest
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
 from kairox.mcp import (
+    ClientFeatures,
+    ElicitationAnswer,
+    ElicitationRequest,
     McpClient,
     McpServerLog,
     McpServerReady,
@@ -41,7 +44,7 @@ async def test_server_starts_lists_its_tools_and_stops_with_events(
     async with McpClient("basic", python_server("basic_server.py"), workspace=tmp_path, events=sink) as client:
         assert client.status == ServerStatus.READY
         assert [tool.name for tool in client.tools] == BASIC_TOOLS
-        version = client.lifecycle.protocol_version
+        version = client.protocol_version
     assert client.status == ServerStatus.STOPPED
     assert sink.events == [
         McpServerStarting(server="basic", transport="stdio", attempt=0),
@@ -59,7 +62,7 @@ async def test_echo_and_structured_results_come_back_whole(
         added = await client.call_tool("add", {"a": 2, "b": 3})
     assert (echo.content, echo.structured, echo.is_error) == ((TextContent(text="hi"),), {"result": "hi"}, False)
     assert (added.structured, added.is_error) == ({"total": 5}, False)
-    assert kind == ("kairox" if client.config.protocol_mode == "legacy" else "sdk")
+    assert kind == "kairox"
 
 
 async def test_every_content_kind_is_mapped(python_server: Callable[..., McpServerConfig], tmp_path: Path) -> None:
@@ -193,3 +196,21 @@ async def test_call_to_a_failed_server_says_why(python_server: Callable[..., Mcp
         result = await client.call_tool("echo", {"message": "hi"})
     assert result.is_error is True
     assert result.text_content().startswith("MCP server 'crash' is failed (the server exited with code 3")
+
+
+async def test_a_question_of_the_server_reaches_the_person_and_the_answer_goes_back_in_either_era(
+    python_server: Callable[..., McpServerConfig], tmp_path: Path
+) -> None:
+    # the handshake era asks with an elicitation request; the 2026 era answers the call with an input-required result
+    # and Kairox sends the call again with the answer
+    asked: list[str] = []
+
+    async def person(request: ElicitationRequest) -> ElicitationAnswer:
+        asked.append(request.message)
+        return ElicitationAnswer(action="accept", content={"colour": "teal"})
+
+    features = ClientFeatures(roots=(tmp_path,), elicitation=person)
+    config = python_server("basic_server.py", "--ask-tool")
+    async with McpClient("basic", config, workspace=tmp_path, features=features) as client:
+        result = await client.call_tool("ask")
+    assert (result.is_error, result.text_content(), asked) == (False, "accept: teal", ["Which colour?"])

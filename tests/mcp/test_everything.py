@@ -44,7 +44,7 @@ async def test_everything_is_ready_and_its_tools_come_through(everything: McpSer
     sink = RecordingSink()
     replaced: list[list[str]] = []
     async with McpClient("everything", everything, workspace=tmp_path, events=sink) as client:
-        assert client.status == ServerStatus.READY, client.lifecycle.reason
+        assert client.status == ServerStatus.READY, client.reason
         adapter = McpToolAdapter(client)
 
         def on_change(provider: object, specs: "list[ToolSpec] | tuple[ToolSpec, ...]") -> None:

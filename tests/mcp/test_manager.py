@@ -98,7 +98,7 @@ async def test_servers_failing_while_starting_settle_failed_with_their_stderr_an
     }
     assert "ignoring end of input and SIGTERM" in states["stubborn"].stderr_tail
     assert "missing API key" in states["crash"].stderr_tail
-    assert manager.clients["probe"].lifecycle.attempt == 1  # the probe, then the classic handshake
+    assert manager.clients["probe"].attempt == 1  # the probe, then the classic handshake
     pid = int(states["stubborn"].stderr_tail.split("pid ")[1].split(",")[0])
     assert process_gone(pid)
 
@@ -129,7 +129,7 @@ async def test_disabled_and_untrusted_servers_are_not_started(
         servers, workspace=tmp_path, events=sink, is_pending=lambda n: n == "project"
     ) as manager:
         statuses = {state.name: state.status for state in manager.states()}
-    assert statuses == {"on": ServerStatus.READY, "off": ServerStatus.DISABLED, "project": ServerStatus.PENDING_TRUST}
+    assert statuses == {"on": ServerStatus.READY, "off": ServerStatus.DISABLED, "project": ServerStatus.HELD_BACK}
     summary = sink.of_type(McpStartupSummary)[0]
     assert (summary.ready, summary.failed, summary.disabled, summary.pending_trust) == (
         ("on",),
@@ -239,5 +239,5 @@ async def test_from_resolved_starts_kairox_toml_and_mcp_json_servers(tmp_path: P
     trust_workspace(workspace)
     async with McpServerManager.from_resolved(resolve_config(workspace)) as manager:
         after = {s.name: s.status for s in manager.states()}
-    assert before == {"toml": ServerStatus.PENDING_TRUST, "json": ServerStatus.PENDING_TRUST}
+    assert before == {"toml": ServerStatus.HELD_BACK, "json": ServerStatus.HELD_BACK}
     assert after == {"toml": ServerStatus.READY, "json": ServerStatus.READY}

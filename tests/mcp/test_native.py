@@ -1,5 +1,6 @@
-"""Kairox's own MCP session: a handshake-era server over stdio costs no SDK import, a 2026-era server is handed
-to the SDK on the same connection, and the protocol versions Kairox negotiates are the SDK's."""
+"""Kairox's own MCP session serves every stdio server, in the era it speaks, without importing the SDK (the stack
+is chosen by the transport before connecting, never handed over); the protocol versions it negotiates are the
+SDK's."""
 
 import json
 import subprocess
@@ -49,15 +50,48 @@ def test_a_handshake_era_server_over_stdio_loads_no_sdk() -> None:
     assert said == {"status": "ready", "kind": "kairox", "tools": 31, "echo": "hi", "loaded": []}
 
 
-async def test_a_2026_era_server_is_handed_to_the_sdk_without_a_second_start(
+USE_2026_SERVER = """
+import json, sys, tempfile
+from pathlib import Path
+import anyio
+from kairox.config import McpServerConfig
+from kairox.mcp import McpClient
+
+async def main() -> None:
+    config = McpServerConfig(command=sys.executable, args=[sys.argv[1]])
+    async with McpClient("basic", config, workspace=Path(tempfile.mkdtemp())) as client:
+        echo = await client.call_tool("echo", {"message": "in the 2026 era"})
+        loaded = sorted({name.split(".")[0] for name in sys.modules} & {"mcp", "mcp_types", "httpx2", "starlette"})
+        print(json.dumps({"version": client.protocol_version, "kind": client.session_kind,
+                          "echo": echo.text_content(), "loaded": loaded}))
+
+anyio.run(main)
+"""
+
+
+def test_a_2026_era_server_over_stdio_is_served_in_its_era_without_the_sdk() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", USE_2026_SERVER, str(SERVERS / "basic_server.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    said = json.loads(run.stdout)
+    assert said == {"version": LATEST_MODERN_VERSION, "kind": "kairox", "echo": "in the 2026 era", "loaded": []}
+
+
+async def test_a_2026_era_server_starts_once_and_is_never_handed_over(
     python_server: Callable[..., McpServerConfig], tmp_path: Path
 ) -> None:
     sink = RecordingSink()
     async with McpClient("basic", python_server("basic_server.py"), workspace=tmp_path, events=sink) as client:
-        assert (client.status, client.session_kind) == (ServerStatus.READY, "sdk")
-        assert client.lifecycle.protocol_version == LATEST_MODERN_VERSION
-        echo = await client.call_tool("echo", {"message": "after the hand-over"})
-    assert echo.text_content() == "after the hand-over"
+        assert (client.status, client.session_kind) == (ServerStatus.READY, "kairox")
+        assert client.protocol_version == LATEST_MODERN_VERSION
+        session = await client.ready_session()
+        echo = await client.call_tool("echo", {"message": "on the first connection"})
+        assert await client.ready_session() is session
+    assert echo.text_content() == "on the first connection"
     assert sink.of_type(McpServerStarting) == [McpServerStarting(server="basic", transport="stdio", attempt=0)]
 
 
@@ -67,7 +101,7 @@ async def test_legacy_mode_keeps_a_2026_era_server_on_kairoxs_session(
     async with McpClient(
         "basic", python_server("basic_server.py", protocol_mode="legacy"), workspace=tmp_path
     ) as client:
-        assert (client.session_kind, client.lifecycle.protocol_version) == ("kairox", HANDSHAKE_VERSIONS[-1])
+        assert (client.session_kind, client.protocol_version) == ("kairox", HANDSHAKE_VERSIONS[-1])
 
 
 def test_the_protocol_versions_are_the_sdks() -> None:
@@ -81,16 +115,16 @@ def test_the_protocol_versions_are_the_sdks() -> None:
     )
 
 
-async def test_a_2026_server_slower_than_the_probe_timeout_still_reaches_the_sdk(
+async def test_a_2026_server_slower_than_the_probe_timeout_is_still_served_in_its_era(
     python_server: Callable[..., McpServerConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the probe gives up before the server reads it; the server then answers it, turns modern, and refuses the
-    # initialize that followed (-32022): that refusal is modern evidence, not a failure
+    # initialize that followed (-32022): that refusal is modern evidence, not a failure, and the probe is sent again
     monkeypatch.setattr("kairox.mcp._native.DISCOVER_TIMEOUT_SEC", 0.3)
     config = python_server("basic_server.py", "--delay-init-ms", "1500")
     async with McpClient("slow", config, workspace=tmp_path) as client:
-        assert (client.status, client.session_kind) == (ServerStatus.READY, "sdk"), client.lifecycle.reason
-        assert client.lifecycle.protocol_version == LATEST_MODERN_VERSION
+        assert (client.status, client.session_kind) == (ServerStatus.READY, "kairox"), client.reason
+        assert client.protocol_version == LATEST_MODERN_VERSION
 
 
 CRASHES_AT_ONCE = "import sys; sys.stderr.write('missing API key\\n'); sys.exit(3)"
@@ -104,7 +138,7 @@ async def test_a_server_that_exited_is_told_from_one_that_only_closed_its_input(
     import anyio
 
     from kairox._rpc import ChildProcess
-    from kairox.mcp._client import _exited_on_its_own
+    from kairox.mcp._connection import exited_on_its_own
     from kairox.mcp._native import StdioChannel
     from kairox.mcp._session import CONNECTION_CLOSED, SessionError
 
@@ -123,7 +157,7 @@ async def test_a_server_that_exited_is_told_from_one_that_only_closed_its_input(
             await channel.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
         assert raised.value.code == CONNECTION_CLOSED and channel.input_closed and not channel.eof
         code = await child.stop()
-        outcomes.append((code, _exited_on_its_own(channel, code)))
+        outcomes.append((code, exited_on_its_own(channel, code)))
     assert outcomes == [(3, True), (-15, False)]
 
 

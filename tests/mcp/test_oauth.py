@@ -68,7 +68,7 @@ async def test_a_server_that_needs_authorization_says_to_log_in(tmp_path: Path, 
         assert url is not None
         config = McpServerConfig(type="streamable_http", url=url, oauth=True, startup_timeout_sec=10)
         async with McpClient("guarded", config, workspace=tmp_path, home=isolated_home) as client:
-            status, reason = client.status, client.lifecycle.reason
+            status, reason = client.status, client.reason
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()

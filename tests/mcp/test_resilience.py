@@ -29,7 +29,7 @@ async def test_server_killed_mid_call_fails_that_call_then_restarts(
         assert first_pid is not None
         result = await client.call_tool("die")
         with anyio.fail_after(20):
-            await client.lifecycle.wait_for(lambda status: status == ServerStatus.READY)
+            await client.wait_for(lambda status: status == ServerStatus.READY)
         again = await client.call_tool("echo", {"message": "back"})
         assert client.pid != first_pid
         assert groups(first_pid) == []
@@ -69,18 +69,13 @@ async def test_restarts_stop_after_max_restarts(python_server: Callable[..., Mcp
         adapter.on_tools_changed(lambda provider, specs: replaced.append(len(specs)))
         await client.call_tool("die")
         with anyio.fail_after(20):
-            await client.lifecycle.wait_for(lambda status: status == ServerStatus.READY)
+            await client.wait_for(lambda status: status == ServerStatus.READY)
         await client.call_tool("die")
         with anyio.fail_after(20):
-            await client.lifecycle.wait_for(
-                lambda status: status == ServerStatus.FAILED and not client.lifecycle.restarting
-            )
+            await client.wait_for(lambda status: status == ServerStatus.FAILED and not client.restarting)
         after = await client.call_tool("echo", {"message": "x"})
         offered = await adapter.list_tools()
     assert (offered, replaced[-1]) == ((), 0)
-    assert (
-        client.lifecycle.reason
-        == "the server exited with code 17; not restarted again after 1 restart(s) (max_restarts)"
-    )
+    assert client.reason == "the server exited with code 17; not restarted again after 1 restart(s) (max_restarts)"
     assert after.is_error is True
     assert [e.will_restart for e in sink.of_type(McpServerFailed)] == [True, False]

@@ -84,7 +84,7 @@ async def test_list_changed_and_a_new_server_version_replace_the_cached_lists(
     upgraded = lean(tmp_path)
     upgraded = upgraded.model_copy(update={"args": [*upgraded.args, "--server-version", "2"]})
     async with McpServerManager({"lean": upgraded}, workspace=tmp_path, home=isolated_home) as manager:
-        await manager.clients["lean"].lifecycle.wait_for(lambda status: status is ServerStatus.READY)
+        await manager.clients["lean"].wait_for(lambda status: status is ServerStatus.READY)
     again = ToolListCache(isolated_home).load("lean", upgraded)
     assert again is not None and again.server_info == {"name": "lean", "version": "2"}
     assert [t.name for t in again.tools] == ["echo", "delta", "retool"]
@@ -143,9 +143,9 @@ async def test_a_server_failing_behind_its_cached_tools_is_reported_with_its_std
     async with McpServerManager({"lean": config}, workspace=tmp_path, home=isolated_home) as manager:
         client = manager.clients["lean"]
         assert client.from_cache
-        await client.lifecycle.settled.wait()
+        await client.settled.wait()
         assert client.status is ServerStatus.FAILED
-        assert "tools.txt is missing" in client.lifecycle.stderr_tail
+        assert "tools.txt is missing" in client.stderr_tail
         assert await _names(manager) == []
 
 
@@ -214,7 +214,7 @@ async def test_background_starts_run_at_most_background_starts_at_a_time(tmp_pat
         assert all(client.from_cache for client in manager.clients.values())
         with anyio.fail_after(30):
             for client in manager.clients.values():
-                await client.lifecycle.wait_for(lambda status: status is ServerStatus.READY)
+                await client.wait_for(lambda status: status is ServerStatus.READY)
     warm = _times(tmp_path / "times.log")
     assert len(warm) == 6 and all("listed" in t for t in warm.values())
     assert _most_at_once([(t["boot"], t["listed"]) for t in warm.values()]) <= 2
@@ -252,7 +252,7 @@ async def test_held_background_starts_wait_for_start_background_and_a_call_start
         manager.start_background()
         with anyio.fail_after(30):
             for client in clients.values():
-                await client.lifecycle.wait_for(lambda status: status is ServerStatus.READY)
+                await client.wait_for(lambda status: status is ServerStatus.READY)
     assert len(_times(tmp_path / "times.log")) == 4  # the server a call started was not started twice
 
 
@@ -267,7 +267,7 @@ async def test_a_server_stopped_before_its_background_start_never_starts_and_its
         await manager.stop_one("stopped")
         manager.start_background()
         with anyio.fail_after(30):
-            await manager.clients["kept"].lifecycle.wait_for(lambda status: status is ServerStatus.READY)
+            await manager.clients["kept"].wait_for(lambda status: status is ServerStatus.READY)
             await anyio.sleep(0.5)  # the queue went on past it: it had its turn
         result = await manager.adapters["stopped"].call_tool(
             "mcp__stopped__echo", {"message": "x"}, CallContext(call_id="c1", workspace=tmp_path)

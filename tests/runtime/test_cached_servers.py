@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox.mcp import ServerStatus
-from kairox.runtime import RuntimeOptions, ServerBoard, ServerViewStatus, build_extension_context
+from kairox.runtime import RuntimeOptions, ServerBoard, ServerStatus, build_extension_context
 from kairox.tools import ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -40,7 +39,7 @@ async def test_warm_cache_lists_a_lazy_servers_tools_in_registry_and_prompt_and_
         board = ServerBoard(warm.resolved)
         board.sync(warm)
         view = board.get("mcp", "lean")
-        assert view is not None and (view.status, view.label) == (ServerViewStatus.IDLE, "idle")
+        assert view is not None and (view.status, view.label) == (ServerStatus.IDLE, "idle")
         assert view.reason is not None and "starts on first use" in view.reason
         assert sorted(s.name for s in warm.registry.visible_tools() if s.origin == "lean") == cold_tools
         assert "- lean: 4 tool(s)" in warm.prompt_context and warm.prompt_context == cold_prompt

@@ -14,8 +14,7 @@ from tests.helpers import kairox
 from tests.tui.test_session_app import until
 
 from kairox.config import resolve_config
-from kairox.runtime import RuntimeOptions, ServerViewStatus
-from kairox.runtime._servers import LABELS
+from kairox.runtime import RuntimeOptions, ServerStatus
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
@@ -61,11 +60,11 @@ async def _tui(workspace: Path) -> dict[tuple[str, str], tuple[str, str]]:
 
     from kairox.tui import KairoxApp
 
-    by_label = {label: str(status) for status, label in LABELS.items()}
+    by_label = {status.label: str(status) for status in ServerStatus}
     app = KairoxApp(RuntimeOptions(workspace=workspace), resolve_config(workspace))
     async with app.run_test(size=(160, 40)) as pilot:
         await until(pilot, lambda: app.context is not None)
-        await until(pilot, lambda: all(v.status is not ServerViewStatus.STARTING for v in app.board.views()))
+        await until(pilot, lambda: all(v.status is not ServerStatus.STARTING for v in app.board.views()))
         table = app.query_one("#servers", DataTable)
         rows = [table.get_row_at(i) for i in range(table.row_count)]
     shown = {}

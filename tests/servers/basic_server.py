@@ -19,8 +19,12 @@ from mcp_types import (
     AudioContent,
     BlobResourceContents,
     CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
     EmbeddedResource,
     ImageContent,
+    InputRequiredResult,
     ResourceLink,
     TextContent,
     TextResourceContents,
@@ -43,6 +47,7 @@ parser.add_argument("--http-port", type=int, default=0, help="serve Streamable H
 parser.add_argument(
     "--long-names", action="store_true", help="also serve two tools with 60-character names alike in their first 57"
 )
+parser.add_argument("--ask-tool", action="store_true", help="also serve `ask`, which asks the client for a colour")
 options = parser.parse_args()
 
 app = MCPServer(options.name)
@@ -166,6 +171,28 @@ if options.long_names:
             name=f"summarise_the_quarterly_revenue_figures_for_every_region_{region}"[:60],
             description=f"Summarise {region}.",
         )
+
+
+class Colour(BaseModel):
+    colour: str = Field(description="a colour")
+
+
+async def ask(ctx: Context) -> Any:
+    """Ask the person for a colour and say what came back: with an elicitation request in the handshake era, with an
+    input-required result in the 2026 era (which has no requests from server to client)."""
+    answered = (ctx.input_responses or {}).get("colour")
+    if isinstance(answered, ElicitResult):
+        return f"{answered.action}: {(answered.content or {}).get('colour', '-')}"
+    try:
+        answer = await ctx.elicit("Which colour?", schema=Colour)
+    except Exception:
+        form = ElicitRequestFormParams(message="Which colour?", requested_schema=Colour.model_json_schema())
+        return InputRequiredResult(input_requests={"colour": ElicitRequest(params=form)}, request_state="asked")
+    return f"{answer.action}: {answer.data.colour if answer.data is not None else '-'}"
+
+
+if options.ask_tool:
+    app.add_tool(ask, name="ask")
 
 
 @app.resource("memo://note", mime_type="text/plain")

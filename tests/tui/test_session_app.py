@@ -12,7 +12,7 @@ from tests.servers.model_server import ScriptedModelServer
 from textual.widgets import Markdown
 
 from kairox.config import resolve_config
-from kairox.runtime import RuntimeOptions, ServerViewStatus
+from kairox.runtime import RuntimeOptions, ServerStatus
 from kairox.tui import ApprovalScreen, KairoxApp
 from kairox.tui._conversation import ToolCallBlock
 
@@ -140,8 +140,8 @@ async def test_a_server_that_fails_turns_red_with_its_reason_in_the_trace(tmp_pa
             for i in range(table.row_count)
         }
         notice = str(app.query_one("#conversation").children[0].render())
-    assert rows["broken"].status is ServerViewStatus.FAILED and rows["broken"].reason
-    assert rows["basic"].status is ServerViewStatus.READY and rows["basic"].tool_count
+    assert rows["broken"].status is ServerStatus.FAILED and rows["broken"].reason
+    assert rows["basic"].status is ServerStatus.READY and rows["basic"].tool_count
     assert "● mcp broken failed" in cells and "● mcp basic ready" in cells
     assert dots == {"broken": "red", "basic": "green"}
     assert any(line.startswith("mcp broken: failed: ") and rows["broken"].reason[:40] in line for line in trace), trace

@@ -29,12 +29,12 @@ from tests.web_browser._browser import (
     wait_for_dot,
 )
 
-from kairox.runtime import ServerView, ServerViewStatus
+from kairox.runtime import ServerStatus, ServerView
 
 pytestmark = pytest.mark.timeout(240)
 
 
-def word(status: ServerViewStatus) -> str:
+def word(status: ServerStatus) -> str:
     """The runtime's word for ``status``: the one the TUI and the command line show."""
     return ServerView(kind="mcp", name="-", status=status).label
 
@@ -91,13 +91,13 @@ def test_servers_turn_green_red_and_yellow_then_green_live(
     for name in ("jedi", "debugpy"):
         row = page.locator(f'[data-server="{name}"]')
         expect(row.locator("[data-status]")).to_have_attribute("data-status", "idle")
-        expect(row.locator("[data-label]")).to_have_text(word(ServerViewStatus.IDLE))
+        expect(row.locator("[data-label]")).to_have_text(word(ServerStatus.IDLE))
         assert dot_colour(page, f'[data-server="{name}"]') == CLEAR
         assert row.locator(".dot").evaluate("dot => getComputedStyle(dot).borderTopColor") == CYAN
     # the project's server waits for trust, in the words the TUI and `kairox mcp status` use
     held = page.locator('[data-server="project-notes"]')
-    expect(held.locator("[data-label]")).to_have_text(word(ServerViewStatus.HELD_BACK))
-    for name, status in (("quick", ServerViewStatus.READY), ("broken", ServerViewStatus.FAILED)):
+    expect(held.locator("[data-label]")).to_have_text(word(ServerStatus.HELD_BACK))
+    for name, status in (("quick", ServerStatus.READY), ("broken", ServerStatus.FAILED)):
         expect(page.locator(f'[data-server="{name}"] [data-label]')).to_have_text(word(status))
     page.click('[data-server="jedi"]')
     page.click('[data-detail="jedi"] [data-action="restart"]')

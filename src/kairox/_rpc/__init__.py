@@ -9,13 +9,13 @@ if TYPE_CHECKING:
     from kairox._rpc._connection import FramedConnection
     from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcResponseError, RpcTimeoutError
     from kairox._rpc._framing import FramingProblem, MessageReader, MessageWriter, encode_message
-    from kairox._rpc._guarded import GUARD_SCRIPT, guarded_argv, start_host_guard
+    from kairox._rpc._guarded import GUARD_SCRIPT, guarded_argv
     from kairox._rpc._jsonrpc import JsonRpcEndpoint, NotificationHandler
     from kairox._rpc._launch import closed_reason, command_path, resolved_command, server_process
     from kairox._rpc._process import BASE_ENV_NAMES, ChildProcess, StderrTail, child_environment
     from kairox._rpc._replies import INTERNAL_ERROR, METHOD_NOT_FOUND, MethodError, RequestHandler, reply_to
     from kairox._rpc._status import ServerStatus, is_pending, usable_servers
-    from kairox._rpc._supervisor import ServerSupervisor, until_first
+    from kairox._rpc._supervisor import ServerLifecycle, until_first
 
 __all__ = [
     "BASE_ENV_NAMES",
@@ -35,8 +35,8 @@ __all__ = [
     "RpcError",
     "RpcResponseError",
     "RpcTimeoutError",
+    "ServerLifecycle",
     "ServerStatus",
-    "ServerSupervisor",
     "StderrTail",
     "child_environment",
     "closed_reason",
@@ -47,7 +47,6 @@ __all__ = [
     "reply_to",
     "resolved_command",
     "server_process",
-    "start_host_guard",
     "until_first",
     "usable_servers",
 ]
@@ -61,12 +60,12 @@ if not TYPE_CHECKING:
             "._connection": ("FramedConnection",),
             "._errors": ("RpcConnectionClosedError", "RpcError", "RpcResponseError", "RpcTimeoutError"),
             "._framing": ("FramingProblem", "MessageReader", "MessageWriter", "encode_message"),
-            "._guarded": ("GUARD_SCRIPT", "guarded_argv", "start_host_guard"),
+            "._guarded": ("GUARD_SCRIPT", "guarded_argv"),
             "._jsonrpc": ("JsonRpcEndpoint", "NotificationHandler"),
             "._replies": ("INTERNAL_ERROR", "METHOD_NOT_FOUND", "MethodError", "RequestHandler", "reply_to"),
             "._launch": ("closed_reason", "command_path", "resolved_command", "server_process"),
             "._process": ("BASE_ENV_NAMES", "ChildProcess", "StderrTail", "child_environment"),
             "._status": ("ServerStatus", "is_pending", "usable_servers"),
-            "._supervisor": ("ServerSupervisor", "until_first"),
+            "._supervisor": ("ServerLifecycle", "until_first"),
         },
     )

@@ -14,8 +14,3 @@ def guarded_argv(argv: Sequence[str]) -> list[str]:
     if str(GUARD_SCRIPT) in argv[2:3]:
         return list(argv)
     return [sys.executable, "-I", "-S", str(GUARD_SCRIPT), "--parent", str(os.getpid()), "--", *argv]
-
-
-def start_host_guard() -> None:
-    """Nothing to start ahead: each guarded child runs under a guard of its own (kept for callers that still
-    ask for it)."""

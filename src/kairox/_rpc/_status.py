@@ -1,4 +1,5 @@
-"""The states a supervised server (LSP server, debug adapter) moves through."""
+"""The one status of every server Kairox runs (MCP servers, language servers, debug adapters) and whether a
+configured server may start."""
 
 import enum
 from collections.abc import Collection, Mapping
@@ -6,13 +7,34 @@ from typing import Protocol, TypeVar
 
 
 class ServerStatus(enum.StrEnum):
-    """``Stopped -> Starting -> Running``; ``Failed`` after a start that did not finish or a crash, from which the
-    next use starts it again (``Failed -> Starting -> Running``)."""
+    """``Stopped -> Starting -> Ready``; ``Failed`` after a start that did not finish or a crash. The other four are
+    decided before any start: by the configuration, by trust, or because the server starts on first use."""
 
-    STOPPED = "stopped"
+    READY = "ready"
+    """Started and answering (an MCP server after its handshake; a language server or debug adapter running)."""
     STARTING = "starting"
-    RUNNING = "running"
     FAILED = "failed"
+    STOPPED = "stopped"
+    IDLE = "idle"
+    """Starts on first use, and has not been needed yet."""
+    DISABLED = "disabled"
+    """``enabled = false`` in the configuration."""
+    HELD_BACK = "held_back"
+    """Declared by a project of an untrusted workspace: not started until ``kairox trust``."""
+    PENDING_RETRUST = "pending_retrust"
+    """The workspace is trusted, but this server was added or changed since: it waits for ``kairox trust`` again."""
+
+    @property
+    def label(self) -> str:
+        """The words a person reads for it (the TUI's table, the CLI's lines)."""
+        return _LABELS.get(self, self.value)
+
+    @property
+    def waits_for_trust(self) -> bool:
+        return self in (ServerStatus.HELD_BACK, ServerStatus.PENDING_RETRUST)
+
+
+_LABELS = {ServerStatus.HELD_BACK: "held back by trust", ServerStatus.PENDING_RETRUST: "pending re-trust"}
 
 
 def is_pending(section: str, name: str, pending: Collection[str]) -> bool:

@@ -50,9 +50,9 @@ def _entry(view: "ServerView", config: Any, base_dir: Path) -> dict[str, Any]:
 
 def _label(status: str) -> str:
     """A status in the runtime view's words ("pending re-trust"), as every front end shows it."""
-    from kairox.runtime import ServerViewStatus
+    from kairox.runtime import ServerStatus
 
-    return ServerViewStatus(status).label if status in set(ServerViewStatus) else status
+    return ServerStatus(status).label if status in set(ServerStatus) else status
 
 
 def _entries(resolved: "ResolvedConfig", kind: str, bases: dict[str, Path]) -> list[dict[str, Any]]:

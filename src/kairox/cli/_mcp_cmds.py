@@ -215,7 +215,7 @@ def tools(
             for state_ in manager.states():
                 if state_.error:
                     # a server trust holds back: its reason says so in the words of the server view
-                    shown = "" if state_.status == "pending_trust" else f"{state_.status}: "
+                    shown = "" if state_.status.waits_for_trust else f"{state_.status}: "
                     problems.append(f"{state_.name}: {shown}{state_.error}")
             for name, adapter in manager.adapters.items():
                 for spec in await adapter.list_tools():
@@ -284,7 +284,7 @@ def call(
             adapter = manager.adapters.get(server)
             if adapter is None:
                 return (
-                    ToolResult.error(f"MCP server {server!r} is {client.status}: {client.lifecycle.reason}"),
+                    ToolResult.error(f"MCP server {server!r} is {client.status}: {client.reason}"),
                     True,
                     None,
                 )
@@ -296,7 +296,7 @@ def call(
             await registry.add_provider(adapter)
             known = registry.get(name) is not None
             result = await registry.call(ToolCall(name=name, arguments=args, call_id="cli"))
-            return result, known, client.lifecycle.reason if client.status.value == "failed" else None
+            return result, known, client.reason if client.status.value == "failed" else None
 
     result, known, failure = anyio.run(run)
     if failure is not None:
@@ -493,7 +493,7 @@ def login(
             async with McpClient(
                 name, config, workspace=resolved.workspace, home=resolved.home, features=features, events=cli.events()
             ) as client:
-                return client.status, client.lifecycle.reason
+                return client.status, client.reason
 
     status_, reason = anyio.run(run)
     if status_ != ServerStatus.READY:

@@ -17,7 +17,17 @@ ServerSandbox = Literal["workspace_write", "read_only", "none"]
 
 _PROFILE_FIELDS = ("sandbox", "network", "allowed_domains", "writable_roots")
 _STDIO_FIELDS = ("command", "args", "env", "env_vars", "cwd", *_PROFILE_FIELDS)
-_REMOTE_FIELDS = ("url", "headers", "api_key_env", "bearer_token_env_var")
+_REMOTE_FIELDS = (
+    "url",
+    "headers",
+    "api_key_env",
+    "bearer_token_env_var",
+    "oauth_client_metadata_url",
+    "oauth_grant",
+    "oauth_client_id",
+    "oauth_client_secret_env",
+    "oauth_private_key_env",
+)
 
 
 def check_domains(value: list[str] | None) -> list[str] | None:
@@ -71,6 +81,17 @@ class McpServerConfig(ConfinedServerConfig):
     """Same as ``api_key_env`` (the name Codex uses)."""
     oauth: bool = False
     """Use the OAuth flow (``kairox mcp login NAME``) for this remote server."""
+    oauth_client_metadata_url: str | None = None
+    """HTTPS URL of a client ID metadata document naming this client: its client ID where the authorization
+    server supports such documents (else Kairox registers itself, or uses the client ``kairox mcp login`` keeps)."""
+    oauth_grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    """``client_credentials``: authorized machine to machine as ``oauth_client_id``, with no login."""
+    oauth_client_id: str | None = None
+    """The client ID the authorization server issued (the ``client_credentials`` grant)."""
+    oauth_client_secret_env: str | None = None
+    """Variable holding that client's secret."""
+    oauth_private_key_env: str | None = None
+    """Variable holding that client's PEM private key instead: it signs a JWT assertion (``private_key_jwt``)."""
     # shared
     enabled: bool = True
     """Start this server."""

@@ -4,12 +4,14 @@ one each time the program stops."""
 from dataclasses import dataclass
 from typing import ClassVar
 
+from kairox._rpc._status import ServerStatus
 from kairox.events import Event
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DapServerStarting(Event):
     kind: ClassVar[str] = "dap.server.starting"
+    status: ClassVar[ServerStatus] = ServerStatus.STARTING
     server: str
     session: str
 
@@ -17,6 +19,7 @@ class DapServerStarting(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DapServerRunning(Event):
     kind: ClassVar[str] = "dap.server.running"
+    status: ClassVar[ServerStatus] = ServerStatus.READY
     server: str
     session: str
     pid: int | None
@@ -26,6 +29,7 @@ class DapServerRunning(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DapServerFailed(Event):
     kind: ClassVar[str] = "dap.server.failed"
+    status: ClassVar[ServerStatus] = ServerStatus.FAILED
     server: str
     session: str
     reason: str
@@ -35,6 +39,7 @@ class DapServerFailed(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DapServerStopped(Event):
     kind: ClassVar[str] = "dap.server.stopped"
+    status: ClassVar[ServerStatus] = ServerStatus.STOPPED
     server: str
     session: str
 

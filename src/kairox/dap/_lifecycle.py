@@ -1,5 +1,5 @@
 """``DapServerLifecycle``: the adapter behind one debug session, owned by a supervisor task
-(:class:`kairox._rpc.ServerSupervisor`, as language servers are).
+(:class:`kairox._rpc.ServerLifecycle`, as language servers are).
 
 Unlike a language server, a session's adapter is not restarted: a new launch is a new session. The client is
 kept after the adapter ended, so the session's last events (output, exit code) stay readable.
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio.abc
 
-from kairox._rpc import FramedConnection, ServerSupervisor
+from kairox._rpc import FramedConnection, ServerLifecycle
 from kairox._util import JsonObject
 from kairox.config import DapServerConfig
 from kairox.dap._client import DapClient
@@ -21,7 +21,7 @@ from kairox.events import Event, EventSink
 _STOP_WAIT = 15.0
 
 
-class DapServerLifecycle(ServerSupervisor[DapClient]):
+class DapServerLifecycle(ServerLifecycle[DapClient]):
     """Starts the adapter of session ``session`` in ``task_group`` and stops it on :meth:`stop`."""
 
     startup_error = DapStartupError

@@ -1,6 +1,6 @@
 """``LspServerLifecycle``: one language server, started lazily, kept warm, restarted after a crash.
 
-A supervisor task per server owns the process and its connection (:class:`kairox._rpc.ServerSupervisor`);
+A supervisor task per server owns the process and its connection (:class:`kairox._rpc.ServerLifecycle`);
 callers ask :meth:`LspServerLifecycle.ensure_running` for the client, and concurrent first uses wait for one
 start. Each status change is an event.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Self
 import anyio
 import anyio.abc
 
-from kairox._rpc import FramedConnection, ServerStatus, ServerSupervisor
+from kairox._rpc import FramedConnection, ServerLifecycle, ServerStatus
 from kairox._util import JsonObject
 from kairox.config import LspServerConfig
 from kairox.events import Event, EventSink
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from kairox.tools import ServerConfinement
 
 
-class LspServerLifecycle(ServerSupervisor[LspClient]):
+class LspServerLifecycle(ServerLifecycle[LspClient]):
     """``async with LspServerLifecycle(name, config, workspace=root, events=sink) as server:``; no process runs
     until the first :meth:`ensure_running`. Leaving the block stops the server."""
 
@@ -84,11 +84,11 @@ class LspServerLifecycle(ServerSupervisor[LspClient]):
     async def ensure_running(self) -> LspClient:
         """The running client; starts (or restarts) the server first when needed."""
         client = self.client
-        if self.status is ServerStatus.RUNNING and client is not None and client.alive:
+        if self.status is ServerStatus.READY and client is not None and client.alive:
             return client
         async with self._lock:
             client = self.client
-            if self.status is ServerStatus.RUNNING and client is not None and client.alive:
+            if self.status is ServerStatus.READY and client is not None and client.alive:
                 return client
             if self.winding_down and self._done is not None:  # the previous run still ends after a crash
                 with anyio.move_on_after(self.config.shutdown_timeout_sec + 5):

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from kairox._rpc import ServerLifecycle, ServerStatus
     from kairox.config import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
     from kairox.mcp._adapter import McpToolAdapter, permission_for
     from kairox.mcp._client import McpClient, McpServerState
+    from kairox.mcp._connection import FailureCause
     from kairox.mcp._content import McpResource, McpTool
     from kairox.mcp._events import (
         McpProtocolViolation,
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
         apply_schema_defaults,
         decline_elicitation,
     )
-    from kairox.mcp._lifecycle import FailureCause, ServerLifecycle, ServerStatus
     from kairox.mcp._manager import McpServerManager
     from kairox.mcp._sources import ConfiguredServer, configured_servers, server_confiner
 
@@ -114,7 +115,8 @@ if not TYPE_CHECKING:
                 "apply_schema_defaults",
                 "decline_elicitation",
             ),
-            "._lifecycle": ("FailureCause", "ServerLifecycle", "ServerStatus"),
+            "kairox._rpc": ("ServerLifecycle", "ServerStatus"),
+            "._connection": ("FailureCause",),
             "._manager": ("McpServerManager",),
             "._sources": ("ConfiguredServer", "configured_servers", "server_confiner"),
         },

@@ -3,11 +3,11 @@
 import functools
 from collections.abc import Sequence
 
+from kairox._rpc import ServerStatus
 from kairox._util import JsonObject, mcp_tool_name, mcp_tool_namer
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.mcp._client import McpClient
 from kairox.mcp._content import McpTool, is_offered
-from kairox.mcp._lifecycle import ServerStatus
 from kairox.tools import (
     Access,
     CallContext,
@@ -58,11 +58,8 @@ class McpToolAdapter(ToolProvider):
     async def list_tools(self) -> Sequence[ToolSpec]:
         client = self.client
         # listed from the cache while its start is scheduled (or, lazy, waits for the first call)
-        waiting = client.from_cache and client.status is ServerStatus.STOPPED and not client._done.is_set()
-        if (
-            client.status not in (ServerStatus.READY, ServerStatus.STARTING)
-            and not client.lifecycle.restarting
-            and not waiting
+        if client.status not in (ServerStatus.READY, ServerStatus.STARTING) and not (
+            client.restarting or client.start_pending
         ):
             return ()
         return self._specs
@@ -255,7 +252,7 @@ class McpToolAdapter(ToolProvider):
     async def _gone_since_cached(self, name: str, target: McpTool) -> ToolResult | None:
         """A tool known from the cache only: wait for the server (it may start now) and check that it still has
         the tool; its fresh list has replaced the cached one by then, in the registry and in the cache."""
-        if await self.client._ready_session() is None:
+        if await self.client.ready_session() is None:
             return None  # the call reports the server's state and stderr
         if any(tool.name == target.name for tool in self.client.tools):
             return None

@@ -3,12 +3,14 @@
 from dataclasses import dataclass
 from typing import ClassVar
 
+from kairox._rpc._status import ServerStatus
 from kairox.events import Event
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerStarting(Event):
     kind: ClassVar[str] = "mcp.server.starting"
+    status: ClassVar[ServerStatus] = ServerStatus.STARTING
     server: str
     transport: str
     attempt: int = 0
@@ -18,6 +20,7 @@ class McpServerStarting(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerReady(Event):
     kind: ClassVar[str] = "mcp.server.ready"
+    status: ClassVar[ServerStatus] = ServerStatus.READY
     server: str
     tools: int
     """How many of its tools the model can see (after ``enabled_tools`` / ``disabled_tools``; task-only tools
@@ -28,12 +31,14 @@ class McpServerReady(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerStopped(Event):
     kind: ClassVar[str] = "mcp.server.stopped"
+    status: ClassVar[ServerStatus] = ServerStatus.STOPPED
     server: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class McpServerFailed(Event):
     kind: ClassVar[str] = "mcp.server.failed"
+    status: ClassVar[ServerStatus] = ServerStatus.FAILED
     server: str
     reason: str
     stderr_tail: str = ""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Self
 import anyio
 import anyio.abc
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.errors import Diagnostic, KairoxError, McpStartupError
 from kairox.events import EventSink, NullSink
@@ -18,7 +19,6 @@ from kairox.mcp._adapter import McpToolAdapter
 from kairox.mcp._client import McpClient, McpServerState
 from kairox.mcp._events import McpStartupSummary
 from kairox.mcp._features import ClientFeatures
-from kairox.mcp._lifecycle import ServerStatus
 from kairox.mcp._sources import server_confiner
 
 if TYPE_CHECKING:
@@ -167,25 +167,26 @@ class McpServerManager:
         background: list[str] = []
         for name, client in self.clients.items():
             if not client.config.enabled:
-                client.lifecycle.skipped(ServerStatus.DISABLED, "disabled in the configuration")
+                client.skipped(ServerStatus.DISABLED, "disabled in the configuration")
                 disabled.append(name)
             elif self._is_pending(name):
-                client.lifecycle.skipped(ServerStatus.PENDING_TRUST, self._held_reason(name))
+                client.skipped(ServerStatus.HELD_BACK, self._held_reason(name))
                 pending.append(name)
             else:
                 self.adapters[name] = McpToolAdapter(client)
                 if client.config.startup == "lazy" and client.from_cache and not client.config.required:
                     # its cached tools are listed now; the first call of one of them starts it
-                    client.lifecycle.reason = 'starts on first use (startup = "lazy")'
+                    client.reason = 'starts on first use (startup = "lazy")'
                     client.lazy_start = functools.partial(self.start_one, name)
                     continue
                 if client.from_cache and not client.config.required and not self.wait_for_all:
                     # listed from the cache: it comes up in the background (required ones are waited for); a
                     # call before its turn starts it at once
-                    client.lifecycle.reason = "starts in the background"
+                    client.reason = "starts in the background"
                     client.lazy_start = functools.partial(self.start_one, name)
                     background.append(name)
                     continue
+                client._prepare()
                 self._task_group.start_soon(client.run)
         if background:
             self._task_group.start_soon(self._start_in_background, background)
@@ -195,7 +196,7 @@ class McpServerManager:
             for client in self.clients.values():
                 if client.lazy_start is not None:
                     continue  # lazy, or listed from the cache and started in the background
-                await client.lifecycle.settled.wait()
+                await client.settled.wait()
         except BaseException:
             await self._close()
             raise
@@ -216,9 +217,7 @@ class McpServerManager:
         if broken and self.raise_on_required:
             first = broken[0]
             await self._close()
-            raise McpStartupError(
-                first.name, first.lifecycle.reason or "failed", stderr_tail=first.lifecycle.stderr_tail
-            )
+            raise McpStartupError(first.name, first.reason or "failed", stderr_tail=first.stderr_tail)
         return self
 
     async def __aexit__(
@@ -250,7 +249,7 @@ class McpServerManager:
             return
         self._background_scope.cancel()
         for client in self.clients.values():
-            client.stop()
+            client.request_stop()
         task_group, self._task_group = self._task_group, None
         # exit in the entering task: anyio cancel scopes belong to one task
         await task_group.__aexit__(None, None, None)
@@ -271,13 +270,7 @@ class McpServerManager:
     def is_running(self, name: str) -> bool:
         """Whether the server's supervisor runs (Starting, Ready, or waiting to restart after a crash)."""
         client = self._require(name)
-        idle = (ServerStatus.DISABLED, ServerStatus.PENDING_TRUST)
-        return (
-            name in self.adapters
-            and not client._done.is_set()
-            and client.status not in idle
-            and client.lazy_start is None
-        )
+        return name in self.adapters and client.winding_down and client.lazy_start is None
 
     def _require(self, name: str) -> McpClient:
         if name not in self.clients:
@@ -290,12 +283,12 @@ class McpServerManager:
         if not self.is_running(name):
             if client.lazy_start is not None:  # lazy, or waiting for its background start: it stays down
                 client.lazy_start = None
-                client._done.set()  # no supervisor is coming: calls see a stopped server
-                client.lifecycle.skipped(ServerStatus.STOPPED, "stopped by the user before it started")
+                client._done = anyio.Event()  # no supervisor is coming: calls see a stopped server
+                client._done.set()
+                client.skipped(ServerStatus.STOPPED, "stopped by the user before it started")
             return
-        client.stop()
         with anyio.fail_after(timeout_sec):
-            await client._done.wait()
+            await client.stop()
 
     async def start_one(self, name: str) -> McpToolAdapter:
         """Start one configured server that is stopped, failed, disabled or pending trust, and wait until it is
@@ -308,16 +301,9 @@ class McpServerManager:
         if self.is_running(name):
             return self.adapters[name]
         client.lazy_start = None
-        # a supervisor that returned has set its events: the next run starts from fresh ones (the events of one
-        # never started are kept: someone may wait on them already)
-        if client._done.is_set():
-            client._stop, client._done = anyio.Event(), anyio.Event()
-        if client.lifecycle.settled.is_set():
-            client.lifecycle.settled = anyio.Event()
         adapter = self.adapters.get(name) or McpToolAdapter(client)
         self.adapters[name] = adapter
-        self._task_group.start_soon(client.run)
-        await client.lifecycle.settled.wait()
+        await client._start_in(self._task_group)
         return adapter
 
     async def restart(self, name: str) -> McpToolAdapter:
@@ -343,7 +329,7 @@ class McpServerManager:
             confinement=self._confine(name, config) if config.transport == "stdio" else None,
         )
         if not config.enabled:
-            self.clients[name].lifecycle.skipped(ServerStatus.DISABLED, "disabled in the configuration")
+            self.clients[name].skipped(ServerStatus.DISABLED, "disabled in the configuration")
             adapter = McpToolAdapter(self.clients[name])
             self.adapters[name] = adapter
             return adapter

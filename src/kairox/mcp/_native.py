@@ -1,16 +1,13 @@
-"""Kairox's own MCP client session for the handshake era: JSON-RPC over a message channel, no SDK types.
+"""Kairox's own MCP session over a stdio server's pipes: JSON-RPC with one future per request, no SDK types.
 
-It does what a client of protocol 2024-11-05 to 2025-11-25 does (``initialize``, paginated listings,
-``tools/call`` with progress and cancellation, ``resources/read``; answers ``ping``, ``roots/list``,
-``elicitation/create`` and ``sampling/createMessage``; reports log messages and tool list changes) with one
-future per request and one reader task in the session's task group (a request the server sends is answered in a
-task of that group, under a cancel scope of its own that ``notifications/cancelled``
-cancels), so a process that only talks to such servers never loads the SDK. In
-``auto`` mode it first sends the 2026 ``server/discover`` probe as the SDK does; a server that answers it is
-modern, and :meth:`NativeSession.open` returns its answer so the caller can hand the connection to the SDK.
-
-Channels: :class:`StdioChannel` reads and writes JSON lines on a child's pipes; :class:`SdkStreamChannel` runs
-over the SDK's SSE and Streamable HTTP transports (which the conformance suite exercises).
+It speaks both protocol eras. In ``auto`` mode it first sends the 2026 ``server/discover`` probe, as the SDK does: a
+server that answers it is served in the 2026 era (every request carries the protocol version and the client's
+identity in ``_meta``; a result that asks for input is answered and the request sent again; tool changes come on a
+``subscriptions/listen`` stream), any other with ``initialize`` (protocol 2024-11-05 to 2025-11-25). Either way it
+lists with pagination, calls tools with progress and cancellation, reads resources, answers ``ping``,
+``roots/list``, elicitation and sampling, and reports log messages and tool list changes. One reader task runs in
+the session's task group; a request the server sends is answered in a task of that group, under a cancel scope of
+its own that ``notifications/cancelled`` cancels. A process whose servers all run over stdio never loads the SDK.
 """
 
 import asyncio
@@ -19,7 +16,7 @@ import json
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import Any, Self
 
 import anyio
 import anyio.abc
@@ -27,15 +24,6 @@ import anyio.abc
 from kairox._rpc import ChildProcess
 from kairox._rpc._replies import RequestHandler, reply_to
 from kairox.mcp._callbacks import ClientCallbacks
-from kairox.mcp._content import (
-    McpResource,
-    McpTool,
-    prompts_page,
-    resource_contents_from_wire,
-    resources_page,
-    result_from_wire,
-    tools_page,
-)
 from kairox.mcp._session import (
     CONNECTION_CLOSED,
     HANDSHAKE_VERSIONS,
@@ -44,43 +32,23 @@ from kairox.mcp._session import (
     MODERN_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
     InvalidResult,
-    PageFetch,
+    McpSession,
     ProgressHandler,
     ServerOffers,
     SessionError,
-    T,
-    every_page,
 )
-from kairox.tools import ToolResult
-
-if TYPE_CHECKING:
-    from jsonschema.protocols import Validator
-    from mcp.shared.message import SessionMessage
 
 log = logging.getLogger(__name__)
 
 DISCOVER_TIMEOUT_SEC = 10.0
 """How long the ``server/discover`` probe waits before taking the server for a handshake-era one."""
 _WRITE_BUFFER_HIGH = 256 * 1024
-_PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
-_CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
-_CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
-_PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
+_META = "io.modelcontextprotocol/"
+"""The prefix of the ``_meta`` keys a 2026-era request carries: protocolVersion, clientInfo, clientCapabilities,
+logLevel (log messages are asked for per request in that era)."""
 _NEVER_CANCELLED = frozenset({"initialize", "server/discover"})
 CANCEL_NOTICE_SEC = 1.0
 """How long a cancelled request may take to tell the server (``notifications/cancelled``), shielded."""
-
-
-class Channel(Protocol):
-    """Whole JSON-RPC messages in and out of one connection."""
-
-    async def receive(self) -> dict[str, Any] | None:
-        """The next valid message; None once the connection ended."""
-
-    async def send(self, message: dict[str, Any]) -> None: ...
-
-    def negotiated(self, version: str) -> None:
-        """The handshake settled on ``version`` (HTTP sends it as a header from now on)."""
 
 
 def jsonrpc_shape(message: Any) -> bool:
@@ -161,71 +129,8 @@ class StdioChannel:
                 self.input_closed = True
                 raise SessionError(CONNECTION_CLOSED, f"Connection closed: {exc}") from exc
 
-    def negotiated(self, version: str) -> None:
-        return None
 
-
-class Incoming(Protocol):
-    """What the channel reads of an SDK transport's read stream (the SDK's own protocol for it is private)."""
-
-    async def receive(self) -> "SessionMessage | Exception": ...
-
-
-class Outgoing(Protocol):
-    """What the channel writes to an SDK transport's write stream."""
-
-    async def send(self, item: "SessionMessage", /) -> None: ...
-
-
-class SdkStreamChannel:
-    """The SDK's SSE or Streamable HTTP transport (its read and write streams of ``SessionMessage``) as a channel.
-
-    The transport reports a failed HTTP exchange as an error response to the request (a 404 on an expired
-    session among them), or as an exception in the read stream, which goes to ``on_problem``."""
-
-    def __init__(
-        self,
-        read: "Incoming",
-        write: "Outgoing",
-        *,
-        on_problem: Callable[[str], None],
-    ) -> None:
-        self._read, self._write = read, write
-        self._on_problem = on_problem
-        self._headers: dict[str, str] | None = None
-
-    async def receive(self) -> dict[str, Any] | None:
-        while True:
-            try:
-                item = await self._read.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return None
-            if isinstance(item, Exception):
-                self._on_problem(str(item)[:300])
-                continue
-            message = item.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-            if jsonrpc_shape(message):
-                return message
-
-    def _wrap(self, message: dict[str, Any]) -> "SessionMessage":
-        import mcp_types
-        from mcp.shared.message import ClientMessageMetadata, SessionMessage
-
-        wire = mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
-        metadata = ClientMessageMetadata(headers=dict(self._headers)) if self._headers else None
-        return SessionMessage(wire, metadata=metadata)
-
-    async def send(self, message: dict[str, Any]) -> None:
-        try:
-            await self._write.send(self._wrap(message))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            raise SessionError(CONNECTION_CLOSED, "Connection closed") from exc
-
-    def negotiated(self, version: str) -> None:
-        self._headers = {_PROTOCOL_VERSION_HEADER: version}
-
-
-class NativeSession:
+class NativeSession(McpSession):
     """``async with NativeSession(channel, ...) as session:`` reads in a task of its task group; :meth:`open` does
     the handshake.
 
@@ -233,7 +138,7 @@ class NativeSession:
 
     def __init__(
         self,
-        channel: Channel,
+        channel: StdioChannel,
         *,
         server: str,
         callbacks: ClientCallbacks,
@@ -241,16 +146,13 @@ class NativeSession:
         on_tools_changed: Callable[[], None],
         on_violation: Callable[[str], None],
     ) -> None:
+        super().__init__(callbacks)
         self.channel = channel
         self.server = server
-        self.callbacks = callbacks
         self.client_info = client_info
-        self.protocol_version = ""
-        self.instructions: str | None = None
-        self.offers = ServerOffers()
-        self.server_info: dict[str, Any] | None = None
-        """``serverInfo`` of the ``initialize`` result (name, version): part of what the tool-list cache keeps."""
         self.closed = asyncio.Event()
+        self._meta: dict[str, Any] | None = None
+        """What every request carries in ``_meta`` in the 2026 era (None in the handshake era)."""
         self._on_tools_changed = on_tools_changed
         self._on_violation = on_violation
         self._next_id = 0
@@ -258,14 +160,13 @@ class NativeSession:
         self._progress: dict[int | str, ProgressHandler] = {}
         self._answering: dict[Any, anyio.CancelScope] = {}
         self._group: anyio.abc.TaskGroup | None = None
-        self._output_schemas: dict[str, dict[str, Any] | None] = {}
-        self._validators: dict[str, Validator] = {}
-        self._handlers: dict[str, RequestHandler] = {
-            "ping": _pong,
-            "roots/list": self._roots,
-            "elicitation/create": callbacks.elicit,
-            "sampling/createMessage": callbacks.sample,
-        }
+        self._listening = anyio.Event()
+        self._handlers: dict[str, RequestHandler] = {"ping": _pong, **self._inputs}
+
+    @property
+    def needs_listen(self) -> bool:
+        """2026-era servers announce tool changes only on a ``subscriptions/listen`` stream."""
+        return self._meta is not None and self.offers.tools_list_changed
 
     # --- lifetime -----------------------------------------------------------------------------------------
 
@@ -328,6 +229,8 @@ class NativeSession:
             self.callbacks.log(params)
         elif method == "notifications/tools/list_changed":
             self._on_tools_changed()
+        elif method == "notifications/subscriptions/acknowledged":
+            self._listening.set()
         elif method == "notifications/cancelled":
             scope = self._answering.get(params.get("requestId"))
             if scope is not None:
@@ -349,9 +252,6 @@ class NativeSession:
             if self._answering.get(ident) is scope:
                 del self._answering[ident]
 
-    async def _roots(self, params: Any) -> dict[str, Any]:
-        return self.callbacks.list_roots()
-
     # --- requests -----------------------------------------------------------------------------------------
 
     async def request(
@@ -364,10 +264,13 @@ class NativeSession:
         self._next_id += 1
         ident = self._next_id
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
-        if progress is not None:
+        if progress is not None or self._meta is not None:
             params = dict(params or {})
-            params["_meta"] = {**params.get("_meta", {}), "progressToken": ident}
-            self._progress[ident] = progress
+            meta = {**(self._meta or {}), **params.get("_meta", {})}
+            if progress is not None:
+                meta["progressToken"] = ident
+                self._progress[ident] = progress
+            params["_meta"] = meta
         if params is not None:
             message["params"] = params
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -395,147 +298,96 @@ class NativeSession:
             raise SessionError(error["code"], error["message"], error.get("data"))
         return response["result"]  # type: ignore[no-any-return]
 
-    async def _notify(self, method: str) -> None:
-        await self.channel.send({"jsonrpc": "2.0", "method": method})
-
     # --- the handshake ------------------------------------------------------------------------------------
 
-    async def open(self, mode: str) -> dict[str, Any] | None:
-        """``initialize`` (``mode`` legacy), or in ``auto`` mode the discovery probe first. Returns the server's
-        ``server/discover`` result when it is a 2026-era server (the caller hands it to the SDK), else None."""
-        capabilities = self.callbacks.capabilities()
-        if mode == "auto":
-            modern = await self._probe(capabilities)
-            if modern is not None:
-                return modern
+    async def open(self, mode: str) -> None:
+        """``initialize`` (``mode`` legacy), or in ``auto`` mode the discovery probe first."""
+        if mode == "auto" and await self._probe():
+            return
         try:
             result = await self.request(
                 "initialize",
                 {
                     "protocolVersion": LATEST_HANDSHAKE_VERSION,
-                    "capabilities": capabilities,
+                    "capabilities": self.callbacks.capabilities(),
                     "clientInfo": self.client_info,
                 },
             )
         except SessionError as exc:
-            # a slow server that answered the probe after it timed out here is modern now and says so (-32022):
-            # the SDK takes it and probes again, as the SDK's own negotiation does
-            supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
-            speaks_modern = isinstance(supported, list) and any(version in MODERN_VERSIONS for version in supported)
-            if mode == "auto" and exc.code == UNSUPPORTED_PROTOCOL_VERSION and speaks_modern:
-                return {"supportedVersions": supported}
+            # a slow server that answered the probe after it timed out here is modern now and says so (-32022)
+            if mode == "auto" and _modern_in(exc) and await self._probe():
+                return
             raise
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
             raise InvalidResult(f"Unsupported protocol version from the server: {version}")
-        self.protocol_version = str(version)
-        instructions = result.get("instructions")
-        self.instructions = instructions if isinstance(instructions, str) else None
-        self.offers = ServerOffers.from_wire(result.get("capabilities"))
-        info = result.get("serverInfo")
-        self.server_info = info if isinstance(info, dict) else None
-        self.channel.negotiated(self.protocol_version)
-        await self._notify("notifications/initialized")
-        return None
+        self._adopt(str(version), result)
+        await self.channel.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
-    async def _probe(self, capabilities: dict[str, Any]) -> dict[str, Any] | None:
-        """The SDK's rule: only an answer naming a modern version we share is modern evidence; every error, a
-        timeout or an unreadable answer means the handshake era. A modern-only server sharing no version with
-        us fails the start."""
+    async def _probe(self) -> bool:
+        """``server/discover``; True once a 2026-era server is adopted. The SDK's rule: only an answer naming a
+        modern version we share is modern evidence; every other error, a timeout or an unreadable answer means the
+        handshake era. A modern-only server sharing no version with us fails the start."""
         meta = {
-            _PROTOCOL_VERSION_META: LATEST_MODERN_VERSION,
-            _CLIENT_INFO_META: self.client_info,
-            _CLIENT_CAPABILITIES_META: capabilities,
+            f"{_META}protocolVersion": LATEST_MODERN_VERSION,
+            f"{_META}clientInfo": self.client_info,
+            f"{_META}clientCapabilities": self.callbacks.capabilities(),
         }
         try:
             with anyio.fail_after(DISCOVER_TIMEOUT_SEC):
                 raw = await self.request("server/discover", {"_meta": meta})
         except TimeoutError:
-            return None
+            return False
         except SessionError as exc:
-            if exc.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(exc.data, dict):
-                supported = exc.data.get("supported")
-                if isinstance(supported, list) and any(v in MODERN_VERSIONS for v in supported):
-                    return {"supportedVersions": supported}  # the SDK re-probes at a version we share
-                if isinstance(supported, list) and not any(v in HANDSHAKE_VERSIONS for v in supported):
-                    raise
+            supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
+            speaks = isinstance(supported, list) and any(v in HANDSHAKE_VERSIONS for v in supported)
+            if exc.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(supported, list) and not speaks:
+                raise
             if self.closed.is_set():
                 raise  # the connection ended (some servers exit on a method they do not know)
-            return None
+            return False
         versions = raw.get("supportedVersions")
-        if (
-            isinstance(versions, list)
-            and any(v in MODERN_VERSIONS for v in versions)
-            and isinstance(raw.get("capabilities"), dict)
-        ):
-            return raw
-        return None
+        if not (isinstance(versions, list) and LATEST_MODERN_VERSION in versions):
+            return False
+        if not isinstance(raw.get("capabilities"), dict):
+            return False
+        self._meta = {**meta, f"{_META}logLevel": "info"}
+        self._adopt(LATEST_MODERN_VERSION, raw)
+        return True
 
-    # --- what the server offers ---------------------------------------------------------------------------
+    def _adopt(self, version: str, result: dict[str, Any]) -> None:
+        self.protocol_version = version
+        instructions = result.get("instructions")
+        self.instructions = instructions if isinstance(instructions, str) else None
+        self.offers = ServerOffers.from_wire(result.get("capabilities"))
+        meta = result.get("_meta")
+        info = result.get("serverInfo", meta.get(f"{_META}serverInfo") if isinstance(meta, dict) else None)
+        self.server_info = info if isinstance(info, dict) else None
 
-    def _pages(self, method: str, read: Callable[[Any], tuple[list[T], str | None]]) -> PageFetch[T]:
-        """Reads one page of ``method`` at a cursor, for :func:`every_page`."""
-
-        async def fetch(cursor: str | None) -> tuple[list[T], str | None]:
-            return read(await self.request(method, {"cursor": cursor} if cursor is not None else None))
-
-        return fetch
-
-    async def list_tools(self) -> tuple[McpTool, ...]:
-        tools = await every_page(self._pages("tools/list", tools_page))
-        self._output_schemas = {
-            tool.name: tool.output_schema for tool in tools if not (tool.problem or "").startswith("the server listed")
-        }
-        self._validators.clear()
-        return tuple(tools)
-
-    async def list_resources(self) -> list[McpResource]:
-        found = await every_page(self._pages("resources/list", lambda raw: resources_page(raw, templates=False)))
-        return found + await every_page(
-            self._pages("resources/templates/list", lambda raw: resources_page(raw, templates=True))
-        )
-
-    async def list_prompts(self) -> tuple[str, ...]:
-        return tuple(await every_page(self._pages("prompts/list", prompts_page)))
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], on_progress: ProgressHandler) -> ToolResult:
-        raw = await self.request("tools/call", {"name": name, "arguments": arguments}, progress=on_progress)
-        result = result_from_wire(raw)
-        if not result.is_error:
-            self._check_output(name, raw)
-        return result
-
-    def _check_output(self, name: str, raw: dict[str, Any]) -> None:
-        """A tool with an output schema must return structured content that meets it (as the SDK checks)."""
-        schema = self._output_schemas.get(name)
-        if schema is None:
-            return
-        if "structuredContent" not in raw:
-            raise InvalidResult(f"Tool {name} has an output schema but did not return structured content")
-        validator = self._validators.get(name)
-        if validator is None:
-            from jsonschema import SchemaError
-            from jsonschema.validators import validator_for
-            from referencing import Registry
-
-            kind = validator_for(schema)
+    async def listen(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """2026 era: hold the ``subscriptions/listen`` stream for tool list changes open, as a task that counts as
+        started once the server acknowledged it (so no change before the listing that follows is missed)."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._acknowledged, task_status)
             try:
-                kind.check_schema(schema)
-            except SchemaError as exc:
-                raise InvalidResult(f"Invalid schema for tool {name}: {exc.message}") from exc
-            validator = self._validators[name] = kind(schema, registry=Registry())
-        from jsonschema.exceptions import best_match
-        from referencing.exceptions import Unresolvable
+                await self.request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+            finally:
+                group.cancel_scope.cancel()
 
-        try:
-            error = best_match(validator.iter_errors(raw["structuredContent"]))
-        except Unresolvable as exc:
-            raise InvalidResult(f"Invalid schema for tool {name}: {exc}") from exc
-        if error is not None:
-            raise InvalidResult(f"Invalid structured content returned by tool {name}: {error.message}")
+    async def _acknowledged(self, task_status: anyio.abc.TaskStatus[None]) -> None:
+        with anyio.move_on_after(DISCOVER_TIMEOUT_SEC):
+            await self._listening.wait()
+        task_status.started()
 
-    async def read_resource(self, uri: str) -> ToolResult:
-        return resource_contents_from_wire(await self.request("resources/read", {"uri": uri}))
+
+def _modern_in(exc: SessionError) -> bool:
+    """An unsupported-version error that names a 2026-era version we speak."""
+    supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
+    return (
+        exc.code == UNSUPPORTED_PROTOCOL_VERSION
+        and isinstance(supported, list)
+        and any(v in MODERN_VERSIONS for v in supported)
+    )
 
 
 async def _pong(params: Any) -> dict[str, Any]:

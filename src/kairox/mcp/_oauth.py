@@ -80,9 +80,16 @@ class FileTokenStorage:
 
 
 def oauth_provider(
-    server: str, url: str, *, home: Path, login: OAuthLogin | None = None, scope: str | None = None
+    server: str,
+    url: str,
+    *,
+    home: Path,
+    login: OAuthLogin | None = None,
+    scope: str | None = None,
+    client_metadata_url: str | None = None,
 ) -> OAuthClientProvider:
-    """An httpx auth for ``url`` whose tokens persist under ``home``; ``login`` is needed only to authorize anew."""
+    """An httpx auth for ``url`` whose tokens persist under ``home``; ``login`` is needed only to authorize anew.
+    With ``client_metadata_url``, that document is the client ID where the authorization server supports it."""
     redirect_uri = login.redirect_uri if login is not None else "http://127.0.0.1/callback"
     metadata = OAuthClientMetadata(
         client_name="Kairox",
@@ -110,7 +117,36 @@ def oauth_provider(
         storage=FileTokenStorage(token_path(home, server)),
         redirect_handler=redirect,
         callback_handler=callback,
+        client_metadata_url=client_metadata_url,
     )
+
+
+def client_credentials_provider(
+    server: str, url: str, *, home: Path, client_id: str, secret: str | None, private_key: str | None
+) -> OAuthClientProvider:
+    """The client-credentials grant (machine to machine, no login): with the client's secret, or with a JWT
+    assertion signed by its private key (``private_key_jwt``, the algorithm read from the key)."""
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    storage = FileTokenStorage(token_path(home, server))
+    if private_key is None:
+        return ClientCredentialsOAuthProvider(url, storage, client_id, secret or "")
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = load_pem_private_key(private_key.encode(), password=None)
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        algorithm = {256: "ES256", 384: "ES384"}.get(key.curve.key_size, "ES512")
+    else:
+        algorithm = "RS256" if isinstance(key, rsa.RSAPrivateKey) else "EdDSA"
+    signed = SignedJWTParameters(
+        issuer=client_id, subject=client_id, signing_key=private_key, signing_algorithm=algorithm
+    )
+    return PrivateKeyJWTOAuthProvider(url, storage, client_id, signed.create_assertion_provider())
 
 
 def logout(home: Path, server: str) -> bool:

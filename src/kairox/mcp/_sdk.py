@@ -1,8 +1,12 @@
-"""The SDK's ``Client`` as an :class:`~kairox.mcp._session.McpSession`, for servers of the 2026 era (those that
-answer ``server/discover``). Importing this module imports the SDK; ``McpClient`` does so only for such servers.
+"""The SDK's ``Client`` as an :class:`~kairox.mcp._session.McpSession`, for remote servers (SSE and Streamable
+HTTP, OAuth included), whichever era they speak. Importing this module imports the SDK; a process whose servers
+all run over stdio never does.
 
-Listing follows every page (with a cap); a page the SDK refuses as a whole because of one malformed tool is read
-raw, so the other tools of that page are kept.
+The SDK does the transport, the handshake and what it stamps on each request (the protocol version, the 2026
+headers, ``Mcp-Param-*`` from a tool's ``x-mcp-header`` arguments); the requests go out raw and their answers are
+read as Kairox reads them (``_session``), so both sessions treat results alike. Tools are listed by the SDK, which
+drops those the 2026 revision says a client must drop; a page it refuses as a whole because of one malformed tool
+is read raw, so the other tools of that page are kept.
 """
 
 import contextlib
@@ -19,26 +23,8 @@ from pydantic import ValidationError
 
 from kairox._version import __version__
 from kairox.mcp._callbacks import ClientCallbacks
-from kairox.mcp._content import (
-    McpResource,
-    McpTool,
-    prompts_page,
-    resource_contents_from_wire,
-    resources_page,
-    result_from_wire,
-    tool_from_wire,
-    tools_page,
-)
-from kairox.mcp._session import (
-    InvalidResult,
-    PageFetch,
-    ProgressHandler,
-    ServerOffers,
-    SessionError,
-    T,
-    every_page,
-)
-from kairox.tools import ToolResult
+from kairox.mcp._content import McpTool, tool_from_wire, tools_page
+from kairox.mcp._session import McpSession, ProgressHandler, ServerOffers, SessionError, every_page
 from mcp import Client
 
 _DUMP: dict[str, Any] = {"by_alias": True, "mode": "json", "exclude_none": True}
@@ -48,39 +34,46 @@ def _wire(model: Any) -> Any:
     return model.model_dump(**_DUMP)
 
 
-def _session_error(exc: MCPError) -> SessionError:
-    return SessionError(exc.error.code, exc.error.message, exc.error.data)
-
-
-class SdkSession:
+class SdkSession(McpSession):
     """A connected SDK ``Client`` in Kairox's terms."""
 
-    def __init__(self, client: Client, *, server: str) -> None:
+    def __init__(self, client: Client, *, server: str, callbacks: ClientCallbacks) -> None:
+        super().__init__(callbacks)
         self.client = client
         self.server = server
         self.protocol_version = client.protocol_version or ""
         self.instructions = client.instructions
-        caps = client.server_capabilities
-        self.offers = ServerOffers.from_wire(_wire(caps))
-
-    @property
-    def discover_result(self) -> "mcp_types.DiscoverResult | None":
-        return self.client.session.discover_result
+        self.offers = ServerOffers.from_wire(_wire(client.server_capabilities))
+        info = client.session.server_info
+        self.server_info = _wire(info) if info is not None else None
 
     @property
     def needs_listen(self) -> bool:
-        """2026-era servers announce tool changes only on a ``subscriptions/listen`` stream."""
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         return self.protocol_version in MODERN_PROTOCOL_VERSIONS and self.offers.tools_list_changed
 
-    async def listen(
-        self, changed: Callable[[], None], *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
+    async def listen(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Hold the ``subscriptions/listen`` stream open (its changes reach the client's message handler)."""
         async with self.client.listen(tools_list_changed=True) as subscription:
             task_status.started()
             async for _event in subscription:
-                changed()
+                pass
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, progress: ProgressHandler | None = None
+    ) -> dict[str, Any]:
+        session = self.client.session
+        data: dict[str, Any] = {"method": method, "params": dict(params or {})}
+        opts: Any = {"on_progress": progress} if progress is not None else {}
+        # the SDK's own stamp and dispatcher, as its typed requests use them: the raw answer is read as Kairox
+        # reads every answer (a result without ``resultType`` is complete, as the revision says)
+        session._stamp(data, opts)
+        try:
+            raw = await session._dispatcher.send_raw_request(method, data.get("params"), opts)
+        except MCPError as exc:
+            raise SessionError(exc.error.code, exc.error.message, exc.error.data) from exc
+        return raw  # type: ignore[no-any-return]
 
     async def list_tools(self) -> tuple[McpTool, ...]:
         async def fetch(cursor: str | None) -> tuple[list[McpTool], str | None]:
@@ -88,88 +81,36 @@ class SdkSession:
                 page = await self.client.list_tools(cursor=cursor, cache_mode="bypass")
             except ValidationError:
                 return await self._list_tools_raw(cursor)
+            except MCPError as exc:
+                raise SessionError(exc.error.code, exc.error.message, exc.error.data) from exc
             return [tool_from_wire(_wire(tool)) for tool in page.tools], page.next_cursor
 
-        return tuple(await every_page(_sdk_errors(fetch)))
+        return self._listed(await every_page(fetch))
 
     async def _list_tools_raw(self, cursor: str | None) -> tuple[list[McpTool], str | None]:
         """One page read raw and each tool read alone, for a page the SDK refused as a whole."""
-        session = self.client.session
-        request = mcp_types.ListToolsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
-        data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-        opts: Any = {}
-        # the SDK validates a page as a whole; reading it raw is the only way to keep the good tools of a page
-        # that holds one bad tool (the same stamp and dispatcher ``send_request`` uses)
-        session._stamp(data, opts)
-        raw = await session._dispatcher.send_raw_request("tools/list", data.get("params"), opts)
+        raw = await self.request("tools/list", {"cursor": cursor} if cursor is not None else None)
         found, next_cursor = tools_page(raw)
         valid = []
         for item in raw["tools"]:
             with contextlib.suppress(ValidationError):
                 valid.append(mcp_types.Tool.model_validate(item, by_name=False))
         result = mcp_types.ListToolsResult(tools=valid, next_cursor=next_cursor)
-        # keep the session's per-tool state (output schema validators, header maps) as a normal listing would
-        session._absorb_tool_listing(result, complete=cursor is None and next_cursor is None)
-        return found, next_cursor
-
-    async def list_resources(self) -> list[McpResource]:
-        async def resources(cursor: str | None) -> tuple[list[McpResource], str | None]:
-            page = await self.client.list_resources(cursor=cursor, cache_mode="bypass")
-            return resources_page(_wire(page), templates=False)
-
-        async def templates(cursor: str | None) -> tuple[list[McpResource], str | None]:
-            page = await self.client.list_resource_templates(cursor=cursor, cache_mode="bypass")
-            return resources_page(_wire(page), templates=True)
-
-        return await every_page(_sdk_errors(resources)) + await every_page(_sdk_errors(templates))
-
-    async def list_prompts(self) -> tuple[str, ...]:
-        async def fetch(cursor: str | None) -> tuple[list[str], str | None]:
-            return prompts_page(_wire(await self.client.list_prompts(cursor=cursor, cache_mode="bypass")))
-
-        return tuple(await every_page(_sdk_errors(fetch)))
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], on_progress: ProgressHandler) -> ToolResult:
-        try:
-            raw = await self.client.call_tool(name, arguments, progress_callback=on_progress)  # type: ignore[arg-type]
-        except MCPError as exc:
-            raise _session_error(exc) from exc
-        except (RuntimeError, ValidationError) as exc:
-            raise InvalidResult(str(exc)) from exc
-        return result_from_wire(_wire(raw))
-
-    async def read_resource(self, uri: str) -> ToolResult:
-        try:
-            return resource_contents_from_wire(_wire(await self.client.read_resource(uri, cache_mode="bypass")))
-        except MCPError as exc:
-            raise _session_error(exc) from exc
-        except ValidationError as exc:
-            raise InvalidResult(str(exc)) from exc
-
-
-def _sdk_errors(fetch: PageFetch[T]) -> PageFetch[T]:
-    """``fetch`` with the SDK's JSON-RPC errors as Kairox's."""
-
-    async def fetched(cursor: str | None) -> tuple[list[T], str | None]:
-        try:
-            return await fetch(cursor)
-        except MCPError as exc:
-            raise _session_error(exc) from exc
-
-    return fetched
+        # keep the session's per-tool state (header maps) as a normal listing would; the page's tools it drops
+        # (2026: an invalid x-mcp-header) are dropped here too
+        kept = {tool.name for tool in self.client.session._absorb_tool_listing(result, complete=False).tools}
+        return [tool for tool in found if tool.name in kept or tool.problem is not None], next_cursor
 
 
 def sdk_client(
     transport: Transport,
     *,
     mode: str,
-    prior_discover: dict[str, Any] | None,
     callbacks: ClientCallbacks,
     on_tools_changed: Callable[[], None],
     on_violation: Callable[[str], None],
 ) -> Client:
     """The SDK ``Client`` for one connection, its callbacks answering through ``callbacks``."""
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     async def log(params: mcp_types.LoggingMessageNotificationParams) -> None:
         callbacks.log(_wire(params))
@@ -199,13 +140,9 @@ def sdk_client(
         elif isinstance(message, mcp_types.ToolListChangedNotification):
             on_tools_changed()
 
-    discover = None
-    if mode in MODERN_PROTOCOL_VERSIONS and prior_discover is not None:
-        discover = mcp_types.DiscoverResult.model_validate(prior_discover, by_name=False)
     return Client(
         transport,
-        mode=mode,
-        prior_discover=discover,
+        mode=mode,  # type: ignore[arg-type]
         cache=None,
         client_info=mcp_types.Implementation(name="kairox", version=__version__),
         list_roots_callback=list_roots,

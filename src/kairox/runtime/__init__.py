@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from kairox._rpc import ServerStatus
     from kairox.runtime._agents import GENERAL_PURPOSE, AgentDef, AgentSet, load_agents, parse_agent
     from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices, link_notes
     from kairox.runtime._catalog import (
@@ -73,7 +74,6 @@ if TYPE_CHECKING:
         ServerOrigin,
         ServerTool,
         ServerView,
-        ServerViewStatus,
         configured_views,
         held_text,
         manager_offered_counts,
@@ -128,9 +128,9 @@ __all__ = [
     "RuntimeOptions",
     "ServerBoard",
     "ServerOrigin",
+    "ServerStatus",
     "ServerTool",
     "ServerView",
-    "ServerViewStatus",
     "SkillsReady",
     "SlashCommand",
     "ToggleRow",
@@ -254,12 +254,12 @@ if not TYPE_CHECKING:
                 "marketplaces_of",
             ),
             "._prompt": ("render_prompt_context",),
+            "kairox._rpc": ("ServerStatus",),
             "._servers": (
                 "ServerBoard",
                 "ServerOrigin",
                 "ServerTool",
                 "ServerView",
-                "ServerViewStatus",
                 "configured_views",
                 "held_text",
                 "manager_offered_counts",

@@ -236,7 +236,7 @@ async def dry_run_server(
                 definition = {"name": spec.name, "description": spec.description, "input_schema": spec.input_schema}
                 tools.append(DryRunTool(name=tool, description=spec.description, tokens=estimate_tokens(definition)))
         ready = client.status == ServerStatus.READY
-        reason = client.lifecycle.reason
+        reason = client.reason
         tail = client.stderr_tail
     return DryRunReport(
         ready=ready,

@@ -145,24 +145,24 @@ def _mcp_diagnostics(
     manager: "McpServerManager", servers: dict[str, Any], resolved: ResolvedConfig, board: ServerBoard
 ) -> list[Diagnostic]:
     from kairox.mcp import ServerStatus
-    from kairox.runtime._servers import LABELS, trust_hold
+    from kairox.runtime._servers import trust_hold
 
     found: list[Diagnostic] = []
     for name, client in manager.clients.items():
         source, line = _split_where(servers[name].where if name in servers else None)
         if client.status == ServerStatus.FAILED:
-            tail = (client.lifecycle.stderr_tail or "").strip().splitlines()[-3:]
+            tail = (client.stderr_tail or "").strip().splitlines()[-3:]
             found.append(
                 ExtensionLoadFailure(
                     kind="mcp_server",
                     name=name,
                     # scrubbed as the server view is: a server's stderr may quote its own secrets
                     reason=board.scrub(
-                        (client.lifecycle.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else "")
+                        (client.reason or "failed") + (f" (stderr: {' | '.join(tail)})" if tail else "")
                     ),
                     source=source,
                     line=line,
-                    hint=mcp_failure_hint(name, client.config, client.lifecycle.cause, client.lifecycle.cause_variable),
+                    hint=mcp_failure_hint(name, client.config, client.cause, client.cause_variable),
                 )
             )
         if client.confinement_warning is not None:
@@ -179,14 +179,14 @@ def _mcp_diagnostics(
                     ),
                 )
             )
-        if client.status == ServerStatus.PENDING_TRUST:
+        if client.status.waits_for_trust:
             hold = trust_hold(resolved, "mcp", name, pending=True)
             assert hold is not None
             found.append(
                 Diagnostic(
                     kind="mcp_server",
                     name=name,
-                    reason=f"{LABELS[hold[0]]}: {hold[1]}",
+                    reason=f"{hold[0].label}: {hold[1]}",
                     severity=Severity.INFO,
                     source=source,
                     line=line,

@@ -230,13 +230,14 @@ def overlapping_servers(context: "ExtensionContext") -> list["Diagnostic"]:
 
 
 def _startable(context: "ExtensionContext") -> set[tuple[str, str]]:
-    from kairox.runtime._servers import ServerBoard, ServerViewStatus
+    from kairox._rpc import ServerStatus
+    from kairox.runtime._servers import ServerBoard
 
     board = context.servers or ServerBoard(context.resolved)
     return {
         (v.kind, v.name)
         for v in board.views()
-        if not v.status.waits_for_trust and v.status is not ServerViewStatus.DISABLED
+        if not v.status.waits_for_trust and v.status is not ServerStatus.DISABLED
     }
 
 

@@ -11,13 +11,13 @@ matched by their stable ``kind`` (``mcp.server.ready``); it imports none of the 
 front end can seed it before the MCP SDK has loaded.
 """
 
-import enum
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kairox._rpc._status import ServerStatus
 from kairox.config import ResolvedConfig, join_key, redact_tree
 from kairox.events import Event
 
@@ -31,7 +31,7 @@ class LanguageServerState(Protocol):
     """What the board reads of one language server: its status, how often it started, and why it failed."""
 
     @property
-    def status(self) -> object: ...
+    def status(self) -> ServerStatus: ...
     @property
     def starts(self) -> int: ...
     @property
@@ -69,46 +69,6 @@ _ORDER = {"mcp": 0, "lsp": 1, "dap": 2}
 STDERR_TAIL_CHARS = 4000
 
 
-class ServerViewStatus(enum.StrEnum):
-    """What a server is, as every front end shows it."""
-
-    READY = "ready"
-    """Started and answering (an MCP server after its handshake; a language server or debug adapter running)."""
-    STARTING = "starting"
-    FAILED = "failed"
-    STOPPED = "stopped"
-    IDLE = "idle"
-    """A language server or debug adapter that starts on first use, and has not been needed yet."""
-    DISABLED = "disabled"
-    """``enabled = false`` in the configuration."""
-    HELD_BACK = "held_back"
-    """Declared by a project of an untrusted workspace: not started until ``kairox trust``."""
-    PENDING_RETRUST = "pending_retrust"
-    """The workspace is trusted, but this server was added or changed since: it waits for ``kairox trust`` again."""
-
-    @property
-    def label(self) -> str:
-        """The words a person reads for it (:data:`LABELS`)."""
-        return LABELS[self]
-
-    @property
-    def waits_for_trust(self) -> bool:
-        return self in (ServerViewStatus.HELD_BACK, ServerViewStatus.PENDING_RETRUST)
-
-
-LABELS = {
-    ServerViewStatus.READY: "ready",
-    ServerViewStatus.STARTING: "starting",
-    ServerViewStatus.FAILED: "failed",
-    ServerViewStatus.STOPPED: "stopped",
-    ServerViewStatus.IDLE: "idle",
-    ServerViewStatus.DISABLED: "disabled",
-    ServerViewStatus.HELD_BACK: "held back by trust",
-    ServerViewStatus.PENDING_RETRUST: "pending re-trust",
-}
-"""The words a person reads for each status (the TUI's table, the CLI's lines)."""
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServerOrigin:
     """Where a server was configured."""
@@ -142,7 +102,7 @@ class ServerView:
     kind: str
     """``mcp``, ``lsp`` or ``dap``."""
     name: str
-    status: ServerViewStatus
+    status: ServerStatus
     reason: str | None = None
     """Why it is in that status when that needs saying: the failure, what trust holds back and what to run, that
     it is disabled and where."""
@@ -186,7 +146,7 @@ class ServerView:
             "status": str(self.status),
             "label": self.label,
             "reason": self.reason,
-            "error": self.reason if self.status is not ServerViewStatus.READY else None,
+            "error": self.reason if self.status is not ServerStatus.READY else None,
             "enabled": self.enabled,
             "transport": self.transport,
             "target": self.target,
@@ -207,7 +167,7 @@ class ServerView:
 # --- what the configuration says ---------------------------------------------------------------------------------
 
 
-def trust_hold(resolved: ResolvedConfig, kind: str, name: str, *, pending: bool) -> tuple[ServerViewStatus, str] | None:
+def trust_hold(resolved: ResolvedConfig, kind: str, name: str, *, pending: bool) -> tuple[ServerStatus, str] | None:
     """Whether trust holds server ``name`` back, as which status, and why: the one answer every front end shows."""
     if not pending:
         return None
@@ -218,10 +178,10 @@ def trust_hold(resolved: ResolvedConfig, kind: str, name: str, *, pending: bool)
     )
     if resolved.trusted:
         reason = item.reason if item is not None else "added or changed since this workspace was trusted"
-        status = ServerViewStatus.PENDING_RETRUST
+        status = ServerStatus.PENDING_RETRUST
     else:
         reason = item.reason if item is not None else "declared by a project file of an untrusted workspace"
-        status = ServerViewStatus.HELD_BACK
+        status = ServerStatus.HELD_BACK
     if "kairox trust" not in reason:
         reason += "; run `kairox trust` in the workspace to start it"
     return status, reason
@@ -233,7 +193,7 @@ def held_text(resolved: ResolvedConfig, kind: str, name: str) -> str:
     review``)."""
     hold = trust_hold(resolved, kind, name, pending=True)
     assert hold is not None
-    return f"{LABELS[hold[0]]}: {hold[1]}"
+    return f"{hold[0].label}: {hold[1]}"
 
 
 def _origin(resolved: ResolvedConfig, kind: str, name: str) -> ServerOrigin | None:
@@ -293,7 +253,7 @@ def configured_views(
                 ServerView(
                     kind="mcp",
                     name=name,
-                    status=ServerViewStatus.STARTING if starting else ServerViewStatus.STOPPED,
+                    status=ServerStatus.STARTING if starting else ServerStatus.STOPPED,
                     enabled=config.enabled,
                     transport=config.transport,
                     target=_target(config),
@@ -309,7 +269,7 @@ def configured_views(
             view = ServerView(
                 kind=kind,
                 name=name,
-                status=ServerViewStatus.IDLE,
+                status=ServerStatus.IDLE,
                 enabled=bool(getattr(config, "enabled", True)),
                 target=_target(config),
                 origin=_origin(resolved, kind, name),
@@ -327,7 +287,7 @@ def _settle(resolved: ResolvedConfig, view: ServerView, *, pending: bool) -> Ser
         where = f" ({view.origin.where()})" if view.origin is not None else ""
         return replace(
             view,
-            status=ServerViewStatus.DISABLED,
+            status=ServerStatus.DISABLED,
             reason=f"disabled in the configuration{where}",
             tool_count=0,
             resource_tools=0,
@@ -337,21 +297,13 @@ def _settle(resolved: ResolvedConfig, view: ServerView, *, pending: bool) -> Ser
 
 # --- the board -----------------------------------------------------------------------------------------------------
 
-_TRANSITIONS = {
-    "starting": ServerViewStatus.STARTING,
-    "ready": ServerViewStatus.READY,
-    "running": ServerViewStatus.READY,
-    "failed": ServerViewStatus.FAILED,
-    "stopped": ServerViewStatus.STOPPED,
-}
 
-
-def lifecycle_change(event: Event) -> tuple[str, str, ServerViewStatus] | None:
-    """``(kind, server, status)`` of a lifecycle event (``mcp.server.ready`` ...), else None."""
-    kind, _, rest = event.kind.partition(".server.")
-    if kind not in SECTIONS or rest not in _TRANSITIONS:
+def lifecycle_change(event: Event) -> tuple[str, str, ServerStatus] | None:
+    """``(kind, server, status)`` of a lifecycle event (``mcp.server.ready`` ...: each says its status), else None."""
+    status, kind = getattr(event, "status", None), event.kind.partition(".")[0]
+    if not isinstance(status, ServerStatus) or kind not in SECTIONS:
         return None
-    return kind, str(getattr(event, "server", "")), _TRANSITIONS[rest]
+    return kind, str(getattr(event, "server", "")), status
 
 
 class ServerBoard:
@@ -424,8 +376,8 @@ class ServerBoard:
         return view
 
     def _change(self, kind: str, name: str, **changes: Any) -> ServerView:
-        view = self._views.get((kind, name)) or ServerView(kind=kind, name=name, status=ServerViewStatus.STOPPED)
-        if view.status.waits_for_trust or view.status is ServerViewStatus.DISABLED:
+        view = self._views.get((kind, name)) or ServerView(kind=kind, name=name, status=ServerStatus.STOPPED)
+        if view.status.waits_for_trust or view.status is ServerStatus.DISABLED:
             return view  # a server that was never to start keeps saying why
         return self._put(replace(view, **changes))
 
@@ -434,9 +386,9 @@ class ServerBoard:
         change = lifecycle_change(event)
         if change is not None:
             kind, name, status = change
-            if status is ServerViewStatus.READY:  # its count comes with the registry's tools.changed
+            if status is ServerStatus.READY:  # its count comes with the registry's tools.changed
                 return self._change(kind, name, status=status, reason=None, since=self._clock())
-            if status is ServerViewStatus.FAILED:
+            if status is ServerStatus.FAILED:
                 return self._change(
                     kind,
                     name,
@@ -444,7 +396,7 @@ class ServerBoard:
                     reason=getattr(event, "reason", None),
                     stderr_tail=getattr(event, "stderr_tail", ""),
                 )
-            if status is ServerViewStatus.STARTING:
+            if status is ServerStatus.STARTING:
                 return self._change(kind, name, status=status, reason=None)
             return self._change(kind, name, status=status)
         origin = getattr(event, "origin", None)
@@ -474,7 +426,7 @@ class ServerBoard:
         for view in configured_views(resolved, servers=servers):
             old = self._views.get((view.kind, view.name))
             # live facts stay; what the configuration says is taken fresh
-            if old is not None and not view.status.waits_for_trust and view.status is not ServerViewStatus.DISABLED:
+            if old is not None and not view.status.waits_for_trust and view.status is not ServerStatus.DISABLED:
                 view = replace(
                     view,
                     status=old.status,
@@ -490,10 +442,10 @@ class ServerBoard:
         if context.mcp is not None:
             self.sync_mcp(context.mcp, offered_counts(context.registry.visible_tools()))
         for name, server in context.lsp.servers.items():
-            status = _TRANSITIONS.get(str(server.status), ServerViewStatus.STOPPED)
-            if status is ServerViewStatus.STOPPED and server.starts == 0:
-                status = ServerViewStatus.IDLE
-            failed = status is ServerViewStatus.FAILED
+            status = server.status
+            if status is ServerStatus.STOPPED and server.starts == 0:
+                status = ServerStatus.IDLE
+            failed = status is ServerStatus.FAILED
             self._change(
                 "lsp",
                 name,
@@ -509,9 +461,9 @@ class ServerBoard:
             old = self._views.get(("mcp", name))
             if old is None:  # added while running (a catalog install)
                 old = ServerView(
-                    kind="mcp", name=name, status=ServerViewStatus.STOPPED, origin=_origin(self.resolved, "mcp", name)
+                    kind="mcp", name=name, status=ServerStatus.STOPPED, origin=_origin(self.resolved, "mcp", name)
                 )
-                pending = str(client.status) == "pending_trust"
+                pending = client.status.waits_for_trust
             else:
                 pending = old.status.waits_for_trust
             # the client's configuration is the live one (a toggle reconfigures it before any file is read again)
@@ -521,8 +473,8 @@ class ServerBoard:
                 )
             )
         for view in self.views("mcp"):  # servers this manager was not asked to start (``for_tools``)
-            if view.name not in manager.clients and view.status is ServerViewStatus.STARTING:
-                self._put(replace(view, status=ServerViewStatus.STOPPED))
+            if view.name not in manager.clients and view.status is ServerStatus.STARTING:
+                self._put(replace(view, status=ServerStatus.STOPPED))
 
 
 _SERVER_TOOLS: "weakref.WeakKeyDictionary[McpClient, tuple[object, object, object, tuple[ServerTool, ...]]]" = (
@@ -562,17 +514,15 @@ def _server_tools(client: "McpClient") -> tuple[ServerTool, ...]:
 
 
 def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, Any]:
-    raw = str(client.status)
-    status = _TRANSITIONS.get(raw, ServerViewStatus.STOPPED)
-    if status is ServerViewStatus.STOPPED and client.lazy_start is not None:
-        status = ServerViewStatus.IDLE  # ``startup = "lazy"``: not broken, it starts on first use
+    status = client.status
+    if status not in (ServerStatus.READY, ServerStatus.STARTING, ServerStatus.FAILED):  # the rest is settled below
+        # ``startup = "lazy"``: not broken, it starts on first use
+        status = ServerStatus.IDLE if client.lazy_start is not None else ServerStatus.STOPPED
     config = client.config
     tools = _server_tools(client)
     return {
         "status": status,
-        "reason": client.lifecycle.reason
-        if status in (ServerViewStatus.FAILED, ServerViewStatus.STOPPED, ServerViewStatus.IDLE)
-        else None,
+        "reason": client.reason if status in (ServerStatus.FAILED, ServerStatus.STOPPED, ServerStatus.IDLE) else None,
         "enabled": config.enabled,
         "transport": config.transport,
         "target": _target(config),
@@ -582,7 +532,7 @@ def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, An
         "tool_count": offered[0],
         "resource_tools": offered[1],
         "stderr_tail": client.stderr_tail,
-        "protocol_version": client.lifecycle.protocol_version,
+        "protocol_version": client.protocol_version,
         "confinement": client.confinement_state,
     }
 

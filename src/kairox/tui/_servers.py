@@ -30,18 +30,18 @@ from kairox.mcp import (
     McpServerStopped,
 )
 from kairox.registry import ToolCallApprovalAnswered, ToolCallDecided, ToolCallFinished
-from kairox.runtime import ServerViewStatus
+from kairox.runtime import ServerStatus
 from kairox.sandbox import EgressRefused
 
-MARKS: dict[ServerViewStatus, tuple[str, str]] = {
-    ServerViewStatus.READY: ("●", "green"),
-    ServerViewStatus.STARTING: ("◐", "yellow"),
-    ServerViewStatus.FAILED: ("●", "red"),
-    ServerViewStatus.STOPPED: ("○", "grey50"),
-    ServerViewStatus.IDLE: ("◌", "cyan"),
-    ServerViewStatus.DISABLED: ("⊘", "grey50"),
-    ServerViewStatus.HELD_BACK: ("◇", "magenta"),
-    ServerViewStatus.PENDING_RETRUST: ("◇", "magenta"),
+MARKS: dict[ServerStatus, tuple[str, str]] = {
+    ServerStatus.READY: ("●", "green"),
+    ServerStatus.STARTING: ("◐", "yellow"),
+    ServerStatus.FAILED: ("●", "red"),
+    ServerStatus.STOPPED: ("○", "grey50"),
+    ServerStatus.IDLE: ("◌", "cyan"),
+    ServerStatus.DISABLED: ("⊘", "grey50"),
+    ServerStatus.HELD_BACK: ("◇", "magenta"),
+    ServerStatus.PENDING_RETRUST: ("◇", "magenta"),
 }
 """How the TUI draws each status of the runtime's server view."""
 
