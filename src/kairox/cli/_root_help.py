@@ -22,6 +22,7 @@ ROOT_HELP = (
     "  doctor    Every extension that failed to load and how to fix it, plus...\n"
     "  run       Run one prompt headless: the model's answer streams to...\n"
     "  serve     Serve every visible tool (built-in, MCP, plugin, LSP, DAP,...\n"
+    "  proxy     Protect one MCP server: kairox proxy -- CMD ARGS (or --url...\n"
     "  tui       Open the terminal UI: conversation, live server status and...\n"
     "  gui       Open the web GUI: servers with live status, the MCP catalog,...\n"
     "  config    Show, check and edit configuration.\n"
