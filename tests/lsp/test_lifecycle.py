@@ -190,7 +190,7 @@ async def test_a_server_killed_mid_request_fails_it_clearly_then_runs_again(proj
     message = str(failure[0])
     assert message.startswith(
         "lsp.definition failed: language server 'jedi' closed the connection before answering "
-        "textDocument/definition: the server closed its output and exited with code -9"
+        "textDocument/definition: the server closed its output and was killed by SIGKILL"
     )
     assert again.text_content() == "pkg/greeting.py:15:5: def make(name: str) -> Greeter:"
     failed = sink.of_type(LspServerFailed)
@@ -206,7 +206,7 @@ async def test_a_server_killed_mid_request_fails_it_clearly_then_runs_again(proj
         LspServerStarting(server="jedi"),
         LspServerStarting(server="jedi", restart=True),
     ]
-    assert failed[0].reason.startswith("the server closed its output and exited with code -9")
+    assert failed[0].reason.startswith("the server closed its output and was killed by SIGKILL")
     assert first_pid != second_pid
     assert process_gone(first_pid) and process_gone(second_pid)
 

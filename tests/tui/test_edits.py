@@ -22,8 +22,11 @@ EDIT = {
 }
 
 
+@pytest.mark.parametrize(
+    "rules", ['"fs.edit", "fs.write"', '"fs.edit(shop/**)", "fs.write(./shop/**)"'], ids=["bare", "path rules"]
+)
 async def test_an_edit_asks_with_its_diff_y_accepts_n_rejects_and_the_block_keeps_the_diff(
-    tmp_path: Path, isolated_home: Path
+    tmp_path: Path, isolated_home: Path, rules: str
 ) -> None:
     workspace = make_workspace(tmp_path / "repo")
     script = [
@@ -35,7 +38,7 @@ async def test_an_edit_asks_with_its_diff_y_accepts_n_rejects_and_the_block_keep
         {"reply": "text", "text": "One edit made.", "expect": {"tool_results": {"w1": "denied"}}},
     ]
     with ScriptedModelServer("openai", script) as server:
-        user_config(isolated_home, server, wire="openai", extra='[policy.rules]\nask = ["fs.edit", "fs.write"]\n')
+        user_config(isolated_home, server, wire="openai", extra=f"[policy.rules]\nask = [{rules}]\n")
         app = app_for(workspace)
         async with app.run_test(size=(140, 40)) as pilot:
             await until(pilot, lambda: app.session is not None)

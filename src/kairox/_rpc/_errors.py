@@ -42,6 +42,6 @@ class RpcConnectionClosedError(RpcError):
         super().__init__(
             peer,
             " ".join(part for part in (f"{peer} closed the connection", what) if part) + f": {reason}",
-            hint="the server is restarted on the next request; its stderr tail is in the status output",
+            hint="the server is restarted on the next request; what it wrote on stderr ends the reason, and its log",
         )
         self.method, self.reason = method, reason

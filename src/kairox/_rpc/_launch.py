@@ -3,6 +3,7 @@
 configured it, the allow-listed environment plus the server's own ``env``, started under the guard."""
 
 import os
+import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -53,8 +54,22 @@ def server_process(
 
 def closed_reason(child: ChildProcess, what: str) -> str:
     """Why the connection to ``child`` ended, for an error: ``what`` closed its output, its exit code (when
-    known yet) and the end of its stderr."""
+    known yet), the end of its stderr (where a sandbox's own error also lands) or that it wrote none, and where its
+    log is. Unless it exited cleanly, the same words are appended to that log, so a later look says how it ended."""
     code = child.returncode if child.started else None
     tail = child.stderr.text(600).strip()
-    text = f"{what} closed its output" + (f" and exited with code {code}" if code is not None else "")
-    return text + (f"; stderr ends with: {tail}" if tail else "")
+    text = f"{what} closed its output"
+    if code is not None:
+        text += f" and was killed by {_signal_name(-code)}" if code < 0 else f" and exited with code {code}"
+    text += f"; stderr ends with: {tail}" if tail else "; it wrote nothing on stderr"
+    log = child.stderr.log_path
+    if code != 0:  # not the end of an orderly exit
+        child.stderr.note(f"kairox: {text}")
+    return text + (f" (log: {log})" if log is not None else "")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

@@ -152,6 +152,16 @@ class StderrTail:
         while self._size - len(self._chunks[0]) >= self.limit:
             self._size -= len(self._chunks.popleft())
 
+    @property
+    def log_path(self) -> Path | None:
+        return None if self._log is None else self._log.path
+
+    def note(self, line: str) -> None:
+        """Append a line of Kairox's own to the log (how the child ended), not to the tail."""
+        if self._log is not None:
+            self.flush()
+            self._log.write(_encoded(line.rstrip("\n") + "\n"))
+
     def text(self, max_chars: int | None = None) -> str:
         data = b"".join(self._chunks)[-self.limit :]
         if self._partial and self._scrub is not None:  # the line so far, but not what may begin a secret

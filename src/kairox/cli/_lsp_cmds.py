@@ -62,6 +62,13 @@ def _entries(resolved: "ResolvedConfig", kind: str, bases: dict[str, Path]) -> l
     return [_entry(view, configs[view.name], bases[view.name]) for view in ServerBoard(resolved).views(kind)]
 
 
+def _last_lines(log: Path, count: int = 3) -> str:
+    with log.open("rb") as handle:
+        handle.seek(max(log.stat().st_size - 4096, 0))
+        lines = handle.read().decode("utf-8", errors="replace").strip().splitlines()
+    return "\n".join(line[:300] for line in lines[-count:])
+
+
 @lsp_app.command("status")
 def lsp_status(
     ctx: typer.Context,
@@ -80,8 +87,13 @@ def lsp_status(
     sandbox = registry_settings(resolved).sandbox
     confine = {n: entry_confinement(resolved, "lsp_servers", n, c, sandbox) for n, c in servers.items()}
     entries = _entries(resolved, "lsp", bases)
+    from kairox.lsp import server_log
+
     for entry in entries:
         entry["file_patterns"] = list(servers[entry["server"]].file_patterns)
+        log = server_log(resolved.home / "logs", entry["server"])
+        if log.is_file() and log.stat().st_size:  # how it ended last time, in an earlier process too
+            entry["log"], entry["log_tail"] = str(log), _last_lines(log)
         # what it runs under: the profile of its entry, held to who wrote it (the probe says what it got)
         entry["confinement"] = confine[entry["server"]].describe()
     if probe:
@@ -104,6 +116,9 @@ def lsp_status(
             out(f"  reason: {entry['reason']}")
         if entry.get("stderr_tail"):
             out("  stderr: " + entry["stderr_tail"].strip().replace("\n", "\n          "))
+        if entry.get("log"):
+            out(f"  log: {entry['log']}, ending with:")
+            out("    " + entry["log_tail"].replace("\n", "\n    "))
     if any(e["status"] in ("missing_command", "failed") for e in entries):
         raise typer.Exit(int(ExitCode.FAILURE))
 

@@ -6,7 +6,7 @@ from kairox.lsp._client import OFFERED_ENCODINGS, LspClient, OpenDocument, Pushe
 from kairox.lsp._errors import LspError, LspLocationError, LspNoServerError, LspStartupError
 from kairox.lsp._events import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
 from kairox.lsp._lifecycle import LspServerLifecycle
-from kairox.lsp._provider import LspToolProvider
+from kairox.lsp._provider import LspToolProvider, server_log
 from kairox.lsp._specs import LSP_PERMISSION, lsp_tool_specs
 from kairox.lsp._text import matches_pattern, path_to_uri, to_model_column, to_server_character, uri_to_path
 
@@ -30,6 +30,7 @@ __all__ = [
     "lsp_tool_specs",
     "matches_pattern",
     "path_to_uri",
+    "server_log",
     "to_model_column",
     "to_server_character",
     "uri_to_path",

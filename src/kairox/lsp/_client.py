@@ -299,7 +299,10 @@ class LspClient:
         result = await self.rpc.request(
             "initialize",
             {
-                "processId": os.getpid(),
+                # a confined server lives in a PID namespace of its own, where Kairox's pid names no process (or
+                # another one): servers that watch the client's pid (typescript-language-server, pyright) would
+                # see it gone and exit. bwrap's --die-with-parent does that watching instead.
+                "processId": None if self.confinement_state.get("confined") else os.getpid(),
                 "clientInfo": {"name": "kairox"},
                 "rootUri": root,
                 "rootPath": str(self.workspace),

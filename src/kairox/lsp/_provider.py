@@ -95,6 +95,13 @@ _RELIST_AFTER = 30.0
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build", "target"})
 """Folders whose files are not the project's own (dependencies, build output); hidden folders are skipped too."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def server_log(log_dir: Path, name: str) -> Path:
+    """The log of language server ``name``: its stderr, and how it ended each time it did."""
+    return log_dir / f"lsp-{_SAFE_NAME.sub('_', name)}.log"
+
+
 """Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
 _ROUTES_KEPT = 4096
 """Resolved paths whose server :meth:`LspToolProvider._file_server` remembers."""
@@ -166,7 +173,7 @@ class LspToolProvider(ToolProvider):
                 workspace=self.workspace,
                 events=self.events,
                 host_env=host_env,
-                stderr_log=log_dir / f"lsp-{_SAFE_NAME.sub('_', name)}.log" if log_dir else None,
+                stderr_log=server_log(log_dir, name) if log_dir else None,
                 base_dir=base_dirs.get(name),
                 confinement=confine(name, config),
             )

@@ -146,28 +146,44 @@ class PolicyEngine:
 
     def refuses_reads(self, spec: ToolSpec) -> bool:
         """Whether any deny or ask rule could keep ``spec`` from reading a file (else no read filter is needed)."""
-        rules = self._candidates(spec)
-        return any(
-            r.specifier is not None and not r.arguments and (r in rules[action] or r.tool == "fs.read")
-            for action in (RuleAction.DENY, RuleAction.ASK)
-            for r in self._rules[action]
+        return any(rule.specifier is not None and not rule.arguments for rule in self._reading_rules(spec))
+
+    def read_refusal(self, spec: ToolSpec, path: Path, *, approved: frozenset[RuleRef] = frozenset()) -> RuleRef | None:
+        """The deny or ask rule that keeps ``spec`` from reading ``path``, a file it met inside a folder it was
+        allowed to read (a search or a listing must not show what ``fs.read`` may not), or the file it reads to
+        rewrite it. ``approved``: the ask rules the person answered for this call, which no longer refuse it."""
+        for rule in self._reading_rules(spec):
+            if (
+                rule.specifier is not None
+                and not rule.arguments
+                and rule.ref not in approved
+                and self._path_pattern(rule.specifier).matches(path, any_part=True)
+            ):
+                return rule.ref
+        return None
+
+    def approved_rules(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> frozenset[RuleRef]:
+        """The ask rules that a person's yes to this call answers: every one that covers the call itself (each
+        would have asked the same question). Deny rules are never answered."""
+        facts = self._facts(spec, arguments)
+        return frozenset(
+            rule.ref
+            for rule in self._candidates(spec)[RuleAction.ASK]
+            if self._covers(rule, spec, facts, for_allow=False)
         )
 
-    def read_refusal(self, spec: ToolSpec, path: Path) -> RuleRef | None:
-        """The deny or ask rule that keeps ``spec`` from reading ``path``, a file it met inside a folder it was
-        allowed to read (a search or a listing must not show what ``fs.read`` may not)."""
-        rules = self._candidates(spec)
+    def _reading_rules(self, spec: ToolSpec) -> tuple[ParsedRule, ...]:
+        """The deny, then ask, rules on reading that hold for what ``spec`` reads: every rule on reading files
+        (`fs.read(secrets/**)`) whatever the tool, and for a tool that only reads, its own rules too. A tool that
+        reads on behalf of a write or a run (fs.edit reads what it rewrites) is held to the rules on reading only:
+        its own ask rule asks about the write, and is no refusal to read."""
+        own = self._candidates(spec)
+        reads_only = spec.permission.access is Access.READ
+        found: list[ParsedRule] = []
         for action in (RuleAction.DENY, RuleAction.ASK):
-            # the tool's own rules, and every rule on reading files (`fs.read(secrets/**)`) whatever the tool
             reading = [r for r in self._rules[action] if r.tool == "fs.read"]
-            for rule in dict.fromkeys([*rules[action], *reading]):
-                if (
-                    rule.specifier is not None
-                    and not rule.arguments
-                    and self._path_pattern(rule.specifier).matches(path, any_part=True)
-                ):
-                    return rule.ref
-        return None
+            found.extend(dict.fromkeys([*(own[action] if reads_only else ()), *reading]))
+        return tuple(found)
 
     def reads_elsewhere(self) -> Callable[[Path], str | None] | None:
         """For one call of a tool that reads files itself: why a file no rule names must not be read (another name

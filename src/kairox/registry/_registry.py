@@ -24,6 +24,7 @@ from kairox.policy import (
     DecisionSource,
     PolicyEngine,
     PolicySettings,
+    RuleRef,
     Verdict,
     starts_sandboxed,
 )
@@ -552,20 +553,29 @@ class ToolRegistry:
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         if listening:
             self._emit_decided(call_id, call.name, decision)
+        approved: frozenset[RuleRef] = frozenset()
         if decision.verdict is Verdict.ASK:
             asked = time.perf_counter()
             decision = await approvals.resolve(call_id, spec, arguments, decision, engine)
             waited[0] += time.perf_counter() - asked
+            if decision.verdict is Verdict.ALLOW and entry.unreadable is not None:
+                # the person's yes answers every ask rule on this call: none may refuse it again as a read
+                approved = engine.approved_rules(spec, arguments)
         if decision.verdict is not Verdict.ALLOW:
             return self._denied_result(call.name, decision), None
-        result = await self._invoke(entry, call.name, arguments, call_id)
+        result = await self._invoke(entry, call.name, arguments, call_id, approved=approved)
         if result.is_error and engine.settings.approval is ApprovalPolicy.ON_FAILURE and self._sandboxed(spec):
             asked = time.perf_counter()
             escalated = await approvals.escalate(call_id, spec, arguments, self.settings.sandbox.mode, engine)
             waited[0] += time.perf_counter() - asked
             if escalated:
                 result = await self._invoke(
-                    entry, call.name, arguments, call_id, sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS)
+                    entry,
+                    call.name,
+                    arguments,
+                    call_id,
+                    sandbox=SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS),
+                    approved=approved,
                 )
         if hooks is not None and hooks.listens_post_tool_use(call.name):
             result = await self._post_hooks(call, spec, result)
@@ -588,14 +598,21 @@ class ToolRegistry:
         return self.settings.sandbox.mode is not SandboxPolicy.DANGER_FULL_ACCESS and starts_sandboxed(spec)
 
     async def _invoke(
-        self, entry: _Entry, name: str, arguments: JsonObject, call_id: str, *, sandbox: SandboxSettings | None = None
+        self,
+        entry: _Entry,
+        name: str,
+        arguments: JsonObject,
+        call_id: str,
+        *,
+        sandbox: SandboxSettings | None = None,
+        approved: frozenset[RuleRef] = frozenset(),
     ) -> ToolResult:
         settings = self._settings
         context = CallContext(
             call_id=call_id,
             workspace=settings.policy.workspace,
             sandbox=sandbox or settings.sandbox,
-            unreadable=self._call_filter(entry),
+            unreadable=self._call_filter(entry, approved),
         )
         try:
             async with asyncio.timeout(entry.timeout):
@@ -627,12 +644,22 @@ class ToolRegistry:
 
         return unreadable
 
-    def _call_filter(self, entry: _Entry) -> Callable[[Path], str | None] | None:
+    def _call_filter(
+        self, entry: _Entry, approved: frozenset[RuleRef] = frozenset()
+    ) -> Callable[[Path], str | None] | None:
         """The entry's read filter for one call, also refusing what no rule names but the rules on reading hide all
-        the same (another name of a hidden file, a hidden history), worked out once per call when met."""
+        the same (another name of a hidden file, a hidden history), worked out once per call when met; the ask
+        rules the person ``approved`` for this call refuse nothing."""
         named = entry.unreadable
         if named is None:
             return None
+        if approved:
+            spec, policy = entry.spec, self.policy
+
+            def named(path: Path) -> str | None:
+                rule = policy.read_refusal(spec, path, approved=approved)
+                return None if rule is None else str(rule)
+
         elsewhere = self.policy.reads_elsewhere()
         if elsewhere is None:
             return named

@@ -1,7 +1,10 @@
 """A tiny language server for tests: it prints noise before its first header, asks the client the requests real
 servers ask, reports indexing progress that does not end, can flood stderr and can hang a request.
 
-Usage: busy_server.py [--flood BYTES] [--index-sec SECONDS]
+Usage: busy_server.py [--flood BYTES] [--index-sec SECONDS] [--die-on-definition TEXT]
+
+With --die-on-definition it writes TEXT (when not empty) on stderr and exits with code 1 at its first
+textDocument/definition, as a server that crashes does.
 
 With --index-sec it also answers workspace/symbol: with a stack trace while it indexes (as tsserver does before
 it has a project) and after SECONDS, when its indexing ends, with one symbol; the query ``crash`` always fails
@@ -61,6 +64,7 @@ def ask(request_id: int, method: str, params: object) -> None:
 def main() -> None:
     flood = int(sys.argv[sys.argv.index("--flood") + 1]) if "--flood" in sys.argv else 0
     index_sec = float(sys.argv[sys.argv.index("--index-sec") + 1]) if "--index-sec" in sys.argv else None
+    die = sys.argv[sys.argv.index("--die-on-definition") + 1] if "--die-on-definition" in sys.argv else None
     out.write(b"busy server starting (noise on stdout)\n")
     out.flush()
     while (message := read()) is not None:
@@ -103,6 +107,10 @@ def main() -> None:
                 found = {"name": "Greeter", "kind": 5, "location": {"uri": uri, "range": where}}
                 send({"jsonrpc": "2.0", "id": request_id, "result": [found]})
         elif method == "textDocument/definition":
+            if die is not None:
+                sys.stderr.write(die)
+                sys.stderr.flush()
+                sys.exit(1)
             send({"jsonrpc": "2.0", "id": request_id, "result": []})
         elif method == "textDocument/implementation":
             uri = message["params"]["textDocument"]["uri"]
