@@ -20,13 +20,14 @@ import math
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
 from mcp.client import Client
 from mcp.client._input_required import run_input_required_driver
 from mcp.client.session import ClientRequestContext
+from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.models import InitializationOptions
@@ -231,6 +232,8 @@ class Proxy:
                 title=info.title if info is not None else None,
                 instructions=client.instructions,
                 icons=info.icons if info is not None else None,
+                # a 2026 host needs freshness hints on lists a handshake upstream gives none: stale at once
+                cache_hints=dict.fromkeys(cast(Any, CACHEABLE_METHODS), CacheHint()),
             )
         server.upstream = caps
         methods: list[str] = []
