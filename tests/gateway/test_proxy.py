@@ -192,3 +192,42 @@ startup_timeout_sec = 60
     else:
         assert "was not run" in asked
     assert decided["mcp__fixture__test_simple_text"] == "allow"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_a_handshake_upstreams_questions_go_to_the_host_request_that_can_carry_them(
+    tmp_path: Path, era: str
+) -> None:
+    """server-everything speaks the handshake era only: its sampling and roots requests during a call reach a
+    handshake host over that call's back-channel; a 2026 host's request cannot carry them, so they are declined
+    with the reason, and its lists still carry the freshness hints its era requires."""
+    import mcp_types as types
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+    from tests.gateway.conftest import EVERYTHING, NODE
+
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    (workspace / ".git").mkdir(parents=True)
+    home.mkdir()
+    (home / "kairox.toml").write_text('[policy.rules]\nallow = ["mcp__everything__*"]\n')
+
+    async def sample(context: Any, params: Any) -> Any:
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(text="sampled by host"), model="m")
+
+    async def roots(context: Any) -> Any:
+        return types.ListRootsResult(roots=[types.Root(uri=workspace.as_uri())])  # type: ignore[arg-type]
+
+    command = [*proxy_command(workspace)[:-2], "--name", "everything", "--", str(NODE), str(EVERYTHING), "stdio"]
+    server = StdioServerParameters(command=command[0], args=command[1:], env=kairox_env(home))
+    async with Client(server, mode=era, sampling_callback=sample, list_roots_callback=roots) as client:  # type: ignore[arg-type]
+        listed = await client.list_tools()
+        sampled = await client.call_tool("trigger-sampling-request", {"prompt": "hi", "maxTokens": 10})
+        echoed = await client.call_tool("echo", {"message": "through"})
+    assert "trigger-sampling-request" in {tool.name for tool in listed.tools}
+    assert echoed.content[0].text == "Echo: through"  # type: ignore[union-attr]
+    said = sampled.content[0].text  # type: ignore[union-attr]
+    if era == "legacy":
+        assert "sampled by host" in said and not sampled.is_error
+    else:
+        assert sampled.is_error and "no request of the host can carry sampling/createMessage" in said
