@@ -2,8 +2,8 @@
 conformance fixture directly, through ``kairox proxy``, and against ``kairox serve --http``.
 
 A scenario passes when it has at least one successful check of its own and no failed one nor a warning (the suite
-counts a warning as failed). The proxy must pass every scenario the fixture passes directly; ``kairox serve`` keeps its own
-baseline, each line with its reason.
+counts a warning as failed). The proxy must pass every scenario the fixture passes directly; ``kairox serve`` keeps
+its own baseline, each line with its reason.
 """
 
 import json
