@@ -186,12 +186,14 @@ startup_timeout_sec = 60
     simple, denied, asked = results
     assert "This is a simple text response for testing." in simple
     assert "denied by deny rule 'mcp__fixture__test_error_handling'" in denied
-    decided = {r["tool"]: r["decision"] for r in audit(home)}
-    if decided["mcp__fixture__test_embedded_resource"] == "approved":  # the host answered the question
-        assert "This is an embedded resource content." in asked
-    else:
-        assert "was not run" in asked
-    assert decided["mcp__fixture__test_simple_text"] == "allow"
+    # Codex declines the elicitation of an unattended run: the call does not run, and the model is told why
+    assert "was not run" in asked and "was declined by the user of" in asked
+    decided = [(r["tool"], r["decision"]) for r in audit(home)]
+    assert decided == [
+        ("mcp__fixture__test_simple_text", "allow"),
+        ("mcp__fixture__test_error_handling", "deny"),
+        ("mcp__fixture__test_embedded_resource", "declined"),
+    ]
 
 
 @pytest.mark.anyio
@@ -231,3 +233,37 @@ async def test_a_handshake_upstreams_questions_go_to_the_host_request_that_can_c
         assert "sampled by host" in said and not sampled.is_error
     else:
         assert sampled.is_error and "no request of the host can carry sampling/createMessage" in said
+
+
+def test_claude_code_sees_the_upstreams_results_through_kairox_proxy(tmp_path: Path) -> None:
+    home, workspace = proxy_home(tmp_path)
+    command = proxy_command(workspace)
+    server = {"type": "stdio", "command": command[0], "args": command[1:], "env": kairox_env(home)}
+    config = tmp_path / "claude-mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"fixture": server}}))
+    env = {
+        **base_env(tmp_path / "home"),
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:18080",
+        "ANTHROPIC_API_KEY": "scripted",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+    (tmp_path / "home").mkdir(exist_ok=True)
+    claude = [str(BIN / "claude"), "-p", "Use the fixture tools as asked, then say done.", "--output-format", "json"]
+    claude += ["--mcp-config", str(config), "--strict-mcp-config", "--allowedTools", "mcp__fixture"]
+    report = run_in_netns(claude, env, tmp_path / "report.json", STEPS)
+    results = report["results"]
+    assert isinstance(results, list) and len(results) == len(STEPS), report
+    simple, denied, asked = results
+    assert "This is a simple text response for testing." in simple
+    assert "denied by deny rule 'mcp__fixture__test_error_handling'" in denied
+    # Claude Code answers the elicitation of a headless run by cancelling it: the call does not run
+    assert "was not run" in asked and "was cancelled by the user of claude-code" in asked
+    decided = [(r["tool"], r["decision"]) for r in audit(home)]
+    assert decided == [
+        ("mcp__fixture__test_simple_text", "allow"),
+        ("mcp__fixture__test_error_handling", "deny"),
+        ("mcp__fixture__test_embedded_resource", "cancelled"),
+    ]
