@@ -461,7 +461,7 @@ class Proxy:
                     tasks.start_soon(follow)
                     await self.relisten.wait()
                     tasks.cancel_scope.cancel()
-            await anyio.sleep(0.1)
+            await anyio.sleep(1)  # a stream the upstream ended (or refused) is opened again, not at once
 
     # --- host requests ---------------------------------------------------------------------------------------
 
