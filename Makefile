@@ -81,10 +81,14 @@ test: install preflight ui-check
 
 # The demo keeps its Kairox home in build/ so it never touches the user's own ~/.kairox.
 DEMO_HOME := $(CURDIR)/build/demo-home
-DEMO_ENV := KAIROX_HOME=$(DEMO_HOME) PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+# The temp folder is a writable root of every sandbox: the demo's own (in build/) keeps the rest of build/ outside
+# the writable roots even for a clone under /tmp, so the refused writes below are refused wherever the clone is.
+DEMO_TMP := $(CURDIR)/build/demo-tmp
+DEMO_ENV := KAIROX_HOME=$(DEMO_HOME) TMPDIR=$(DEMO_TMP) PATH=$(CURDIR)/$(VENV)/bin:$$PATH
 KX := $(DEMO_ENV) $(VENV)/bin/kairox --workspace examples/workspace
 
 demo: demo-install demo-preflight
+	@mkdir -p $(DEMO_TMP)
 	@echo "== kairox trust (the example's servers, plugin and hooks may run)"
 	@$(KX) trust
 	@echo; echo "== kairox config show --provenance (project layer only)"
@@ -113,12 +117,13 @@ demo: demo-install demo-preflight
 	@echo "   outside the workspace asks, and the demo answers the question as you would ('o': once)."
 	@mkdir -p build && rm -f build/demo-model.port build/demo-report.md build/demo-report-copy.md
 	@$(PY) tests/servers/model_server.py --wire openai --script examples/recorded_session.json --port-file build/demo-model.port & \
-	for i in $$(seq 100); do test -s build/demo-model.port && break; sleep 0.1; done; \
+	server=$$!; for i in $$(seq 100); do test -s build/demo-model.port && break; sleep 0.1; done; \
 	$(DEMO_ENV) $(PY) scripts/demo_session.py o -- $(VENV)/bin/kairox --workspace examples/workspace \
 	  -c model=recorded-model -c model_provider=recorded \
 	  -c model_providers.recorded.base_url=http://127.0.0.1:$$(cat build/demo-model.port)/v1 \
 	  run "Where is Cart.total defined, what do the notes say about the release, and how should a change to it be reviewed?"; \
-	code=$$?; wait; test $$code -eq 0 || exit $$code
+	code=$$?; test $$code -eq 0 || kill $$server 2>/dev/null; wait $$server; served=$$?; \
+	test $$code -eq 0 || exit $$code; test $$served -eq 0 || exit $$served
 	@echo; echo "== What the session left: build/demo-report.md (approved once), no copy (the sandbox stopped cp)"
 	@cat build/demo-report.md && test ! -e build/demo-report-copy.md
 	@echo; echo "== Try it yourself on the demo's home (the demo never touches ~/.kairox):"

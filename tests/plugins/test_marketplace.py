@@ -293,7 +293,9 @@ def test_names_and_versions_cannot_climb_out_of_the_plugins_folder(tmp_path: Pat
     result = Marketplaces(isolated_home, isolated_home / "kairox.toml", {"m": str(market)}).install("climber")
 
     assert parsed is not None and [e.name for e in parsed.entries] == ["climber"]
-    assert [p.reason for p in problems] == ["plugins[0] name '../evil' may only hold letters, digits, '.', '_' and '-'"]
+    assert [p.reason for p in problems] == [
+        "plugins[0] name '../evil' may only hold letters, digits, '.', '_' and '-' (at most 64)"
+    ]
     assert result.record.path == isolated_home / "plugins" / "m" / "climber" / "v.."
     assert result.record.path.is_dir()
 

@@ -372,12 +372,15 @@ class ScriptedModelServer:
         server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
-        async with server:
-            while not self.done.is_set():
-                await asyncio.sleep(0.05)
-                if time.monotonic() - self._last_activity > self.idle_timeout:
-                    self.failures.append(f"no request for {self.idle_timeout:g}s; stopped")
-                    break
+        try:
+            async with server:
+                while not self.done.is_set():
+                    await asyncio.sleep(0.05)
+                    if time.monotonic() - self._last_activity > self.idle_timeout:
+                        self.failures.append(f"no request for {self.idle_timeout:g}s; stopped")
+                        break
+        finally:
+            self.done.set()  # whoever waits for the end (the program mode) sees it, however serving ended
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._last_activity = time.monotonic()
@@ -415,6 +418,8 @@ class ScriptedModelServer:
             problems += _expectation_problems(self.script[0], body, self.wire)
         if problems:
             self.failures += [f"request {len(self.requests)}: {p}" for p in problems]
+            if self.stop_when_done and self._loop is not None:  # the program mode: a failed script ends the run
+                self._loop.call_later(0.5, self.done.set)
             await self._json(writer, 400, _error_body(self.wire, 400, "scripted model server: " + "; ".join(problems)))
             return
         step = self.script.pop(0)

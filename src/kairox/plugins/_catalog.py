@@ -10,8 +10,8 @@ from kairox.plugins._manifest import read_json
 
 MARKETPLACE_FILES = (".claude-plugin/marketplace.json", ".agents/plugins/marketplace.json")
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-"""Marketplace and plugin names become folder names under ``$KAIROX_HOME/plugins``."""
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""Marketplace and plugin names become folder names under ``$KAIROX_HOME/plugins``: at most 64 characters."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -99,7 +99,7 @@ def read_marketplace(file: Path) -> tuple[Marketplace | None, list[Diagnostic]]:
         reason = 'a marketplace must be an object with "name" (a string) and "plugins" (a list)'
         return None, [ExtensionLoadFailure(kind="marketplace", name=file.name, reason=reason, source=str(file))]
     if not _SAFE_NAME.match(data["name"]):
-        reason = f"marketplace name {data['name']!r} may only hold letters, digits, '.', '_' and '-'"
+        reason = f"marketplace name {data['name']!r} may only hold letters, digits, '.', '_' and '-' (at most 64)"
         return None, [ExtensionLoadFailure(kind="marketplace", name=file.name, reason=reason, source=str(file))]
     diagnostics: list[Diagnostic] = []
     entries: list[MarketplaceEntry] = []
@@ -113,7 +113,7 @@ def read_marketplace(file: Path) -> tuple[Marketplace | None, list[Diagnostic]]:
             )
             continue
         if not _SAFE_NAME.match(name):
-            reason = f"plugins[{index}] name {name!r} may only hold letters, digits, '.', '_' and '-'"
+            reason = f"plugins[{index}] name {name!r} may only hold letters, digits, '.', '_' and '-' (at most 64)"
             diagnostics.append(
                 ExtensionLoadFailure(kind="marketplace", name=data["name"], reason=reason, source=str(file))
             )

@@ -38,6 +38,8 @@ from kairox.plugins._paths import (
 LAYOUT_MARKERS = ("skills", "commands", "agents", "hooks/hooks.json", ".mcp.json", ".lsp.json")
 """A folder holding any of these loads as a plugin even without a manifest."""
 
+MAX_NAME = 64
+"""The longest plugin name or version: both name a folder, and the name is part of its tools' names."""
 _JSON_NAMES = {"mcp_servers": "mcpServers", "lsp_servers": "lspServers"}
 """Manifest fields whose JSON name differs from the model's."""
 _TRUST_RANK = {TrustLevel.COMMUNITY: 1, TrustLevel.VERIFIED: 2, TrustLevel.OFFICIAL: 3}
@@ -274,12 +276,22 @@ def load_plugin(
     if manifest is None:
         return None, diagnostics
     name = (manifest.name or "").strip() or root.name
-    if any(c in name for c in ":/\\ ") or name.startswith("."):
-        line = field_line(Path(source), "name") if manifest_path is not None else None
-        reason = "the plugin name may not contain ':', '/', spaces or start with '.'"
+    refused: str | None = None
+    field = "name"
+    if any(c in ":/\\ " or not c.isprintable() for c in name) or name.startswith("."):
+        refused = "the plugin name may not contain ':', '/', spaces or control characters, or start with '.'"
+    elif len(name) > MAX_NAME:
+        refused = f"the plugin name is {len(name)} characters long; at most {MAX_NAME} are allowed"
+    elif len(manifest.version or "") > MAX_NAME:
+        refused, field = (
+            f"the version is {len(manifest.version or '')} characters long; at most {MAX_NAME} are allowed",
+            "version",
+        )
+    if refused is not None:  # each is a folder name of the installed plugin, and part of its tools' names
+        line = field_line(Path(source), field) if manifest_path is not None else None
         return None, [
             *diagnostics,
-            ExtensionLoadFailure(kind="plugin", name=name, reason=reason, source=source, line=line),
+            ExtensionLoadFailure(kind="plugin", name=name, reason=refused, source=source, line=line),
         ]
     links = escaping_symlinks(root)
     if links:
@@ -309,8 +321,8 @@ def load_plugin(
         hooks = loader.hooks(trust_level)
         mcp = loader.servers("mcp")
         lsp = loader.servers("lsp")
-    except _PluginRefused as refused:
-        return None, [*diagnostics, *loader.diagnostics, refused.diagnostic]
+    except _PluginRefused as stop:
+        return None, [*diagnostics, *loader.diagnostics, stop.diagnostic]
     diagnostics += loader.diagnostics
     diagnostics += _duplicates(name, source, skills + commands)
     compat = manifest.compatibility

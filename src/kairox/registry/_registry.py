@@ -8,6 +8,7 @@ call (unknown tool, bad arguments, denial, timeout, a provider that raises) come
 
 import asyncio
 import fnmatch
+import json
 import operator
 import time
 from collections.abc import Callable, Sequence
@@ -412,15 +413,28 @@ class ToolRegistry:
         self,
         provider: ModelProvider | str,
         wire: str,
-        arguments: JsonObject,
+        arguments: JsonObject | str | None,
         *,
         call_id: str = "",
         approval: ApprovalPolicy | None = None,
         approvals: SessionApprovals | None = None,
     ) -> ToolResult:
-        """A call as a model sent it: the wire name mapped back, and (OpenAI strict) the nulls of optional
-        properties it had to send removed, then through the gate like any call."""
+        """A call as a model sent it: the wire name mapped back, the arguments as they came (an object, the JSON
+        text of one as OpenAI sends it, or nothing), and (OpenAI strict) the nulls of optional properties it had to
+        send removed, then through the gate like any call. Arguments that are not an object are the model's
+        error, said in the result; nothing raises."""
         name = self.from_wire_name(wire) or wire
+        if arguments is None or arguments == "":
+            arguments = {}
+        elif isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError as exc:
+                return ToolResult.error(f"the arguments of {name} are not valid JSON ({exc}); send a JSON object")
+        if not isinstance(arguments, dict):
+            return ToolResult.error(
+                f"the arguments of {name} must be a JSON object, not {type(arguments).__name__}; send an object"
+            )
         spec = self.get(name)
         if spec is not None and ModelProvider(provider) is ModelProvider.OPENAI:
             arguments = drop_model_nulls(spec.input_schema, dict(arguments))
@@ -524,6 +538,10 @@ class ToolRegistry:
                 rule=rule,
             )
             return self._refuse(call_id, call.name, decision), None
+        if not isinstance(call.arguments, dict):
+            return ToolResult.error(
+                f"the arguments of {call.name} must be an object, not {type(call.arguments).__name__}"
+            ), None
         arguments = dict(call.arguments)
         check = entry.check
         if check is not None and not check(arguments):
