@@ -60,7 +60,9 @@ def serve_env(home: Path) -> dict[str, str]:
     return env
 
 
-def run_in_netns(command: list[str], env: dict[str, str], report: Path) -> dict[str, object]:
+def run_in_netns(
+    command: list[str], env: dict[str, str], report: Path, steps: list[dict[str, object]] | None = None
+) -> dict[str, object]:
     """``command`` and the scripted model in a network namespace of their own: only loopback, nothing leaves."""
     missing = [part for part in command[:2] if part.startswith(str(SERVERS)) and not Path(part).exists()]
     if missing:
@@ -72,7 +74,7 @@ def run_in_netns(command: list[str], env: dict[str, str], report: Path) -> dict[
         "--port",
         str(PORT),
         "--steps",
-        json.dumps(STEPS),
+        json.dumps(STEPS if steps is None else steps),
         "--report",
         str(report),
         "--lo-up",

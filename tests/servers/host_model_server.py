@@ -1,8 +1,10 @@
-"""A scripted model for real coding hosts (Codex CLI, Gemini CLI) on 127.0.0.1, and a runner that starts one host
-against it, for the tests that drive those hosts as MCP clients of ``kairox serve``.
+"""A scripted model for real coding hosts (Codex CLI, Claude Code, Gemini CLI) on 127.0.0.1, and a runner that
+starts one host against it, for the tests that drive those hosts as MCP clients of ``kairox serve`` and ``kairox
+proxy``.
 
 Wires: OpenAI Responses (``POST /v1/responses``, SSE; the tools of an MCP server come as a namespace, and a call
-names it) and the Gemini API (``:streamGenerateContent?alt=sse``, ``:generateContent``, ``:countTokens``).
+names it), Anthropic Messages (``POST /v1/messages``, streamed or not) and the Gemini API
+(``:streamGenerateContent?alt=sse``, ``:generateContent``, ``:countTokens``).
 The script is a list of steps ``{"tool": SUFFIX, "args": {...}}``. The server holds no conversation state: it
 counts the tool results a request carries, calls the step after them (the offered tool whose name ends with
 SUFFIX), and says "done" after the last. A request that offers none of the script's tools (a host's side request:
@@ -23,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+WAIT = "toolu_wait_for_mcp"
+"""The id of Claude Code's wait for its MCP servers, asked once when a first request offers none of their tools."""
 _ANSWERS = {"next_speaker": "user", "model_choice": "flash", "complexity_score": 1}
 """What Gemini CLI's side requests are answered (it asks who speaks next and which model to route to)."""
 
@@ -103,8 +107,13 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(raw or b"{}")
         with self.script.lock:
             self.script.paths.append(f"POST {self.path}")
-        if self.path.split("?")[0].endswith("/responses"):
+        path = self.path.split("?")[0]
+        if path.endswith("/responses"):
             self._responses(body)
+        elif path.endswith("/messages/count_tokens"):
+            self._send(200, b'{"input_tokens": 10}', "application/json")
+        elif path.endswith("/messages"):
+            self._messages(body)
         elif ":countTokens" in self.path:
             self._send(200, b'{"totalTokens": 10}', "application/json")
         elif ":generateContent" in self.path or ":streamGenerateContent" in self.path:
@@ -180,6 +189,67 @@ class _Handler(BaseHTTPRequestHandler):
                 {"response": {**response, "status": "completed", "output": [item], "usage": usage}},
             )
         )
+        self._send(200, "".join(events).encode(), "text/event-stream")
+
+    # --- Anthropic Messages ---------------------------------------------------------------------------------
+
+    def _messages(self, body: dict[str, Any]) -> None:
+        offered = [str(t.get("name", "")) for t in body.get("tools") or [] if isinstance(t, dict)]
+        results = [
+            block
+            for message in body.get("messages") or []
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") != WAIT
+        ]
+        with self.script.lock:
+            for block in results:
+                self.script.results.setdefault(str(block.get("tool_use_id")), _flat(block.get("content")))
+        decision = self.script.next_call(offered, len(results))
+        if decision is None and "WaitForMcpServers" in offered and WAIT not in json.dumps(body.get("messages")):
+            # Claude Code may send its first request while MCP servers still connect: wait for them, once
+            decision = ("WaitForMcpServers", {})
+        if isinstance(decision, tuple):
+            call_id = WAIT if decision[0] == "WaitForMcpServers" else f"toolu_{len(results)}"
+            block = {"type": "tool_use", "id": call_id, "name": decision[0], "input": decision[1]}
+            stop = "tool_use"
+        else:
+            block, stop = {"type": "text", "text": "done" if decision == "done" else "ok"}, "end_turn"
+        usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        message = {
+            "id": f"msg_{len(results)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "scripted"),
+            "content": [block],
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        if not body.get("stream"):
+            self._send(200, json.dumps(message).encode(), "application/json")
+            return
+
+        def event(kind: str, data: dict[str, Any]) -> str:
+            return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
+
+        if block["type"] == "text":
+            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+        else:
+            start, delta = (
+                {**block, "input": {}},
+                {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+            )
+        events = [
+            event("message_start", {"message": {**message, "content": [], "stop_reason": None}}),
+            event("content_block_start", {"index": 0, "content_block": start}),
+            event("content_block_delta", {"index": 0, "delta": delta}),
+            event("content_block_stop", {"index": 0}),
+            event(
+                "message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}
+            ),
+            event("message_stop", {}),
+        ]
         self._send(200, "".join(events).encode(), "text/event-stream")
 
     # --- Gemini ---------------------------------------------------------------------------------------------

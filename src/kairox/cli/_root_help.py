@@ -24,6 +24,7 @@ ROOT_HELP = (
     "  rewind    Put back the files a turn changed: by default the latest turn...\n"
     "  serve     Serve every visible tool (built-in, MCP, plugin, LSP, DAP,...\n"
     "  audit     Show what `kairox serve` ran: one line per call (time, user,...\n"
+    "  proxy     Protect one MCP server: kairox proxy -- CMD ARGS (or --url...\n"
     "  tui       Open the terminal UI: conversation, live server status and...\n"
     "  gui       Open the web GUI: servers with live status, the MCP catalog,...\n"
     "  acp       Serve the Agent Client Protocol on stdin/stdout (for editors:...\n"

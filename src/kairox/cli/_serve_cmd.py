@@ -181,5 +181,73 @@ def serve(
         fail(str(exc), ExitCode.CONFIG)
 
 
+def proxy(
+    ctx: typer.Context,
+    command: Annotated[list[str] | None, typer.Argument(help="After --: the server's command and arguments.")] = None,
+    http: Annotated[
+        str | None,
+        typer.Option("--http", metavar="[HOST:]PORT", help="Serve Streamable HTTP on HOST:PORT instead of stdio."),
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="The server's name in rules and the audit (mcp__NAME__tool); a [mcp_servers.NAME] entry's "
+            "settings apply. Default: from the command or URL.",
+        ),
+    ] = None,
+    url: Annotated[str | None, typer.Option("--url", help="Proxy a remote server (Streamable HTTP, OAuth).")] = None,
+    token_file: Annotated[
+        Path | None, typer.Option("--token-file", help="File whose first line is the bearer token of --http.")
+    ] = None,
+    drain: Annotated[
+        float, typer.Option("--drain-sec", min=0, help="On SIGTERM, how long calls in flight may finish.")
+    ] = 10.0,
+) -> None:
+    """Protect one MCP server: kairox proxy -- CMD ARGS (or --url URL, or --name of a configured server).
+
+    The server runs confined as a configured one would, and is served to the host under its own tool, resource
+    and prompt names; every tool call passes the gate (rules name its tools mcp__NAME__tool) and is one line in
+    $KAIROX_HOME/logs/proxy.jsonl. Asks become questions to the host.
+    """
+    import re
+
+    import anyio
+
+    from kairox.errors import KairoxError
+    from kairox.gateway import GatewayOptions, HttpOptions, ProxyTarget, parse_listen, serve_proxy
+    from kairox.runtime import RuntimeOptions
+
+    argv = list(command or ())
+    if bool(argv) + bool(url) > 1:
+        fail("give either a command after -- or --url, not both", ExitCode.USAGE)
+    if name is None:
+        if not argv and not url:
+            fail(
+                "nothing to proxy: give a command after --, --url URL, or --name of a configured server", ExitCode.USAGE
+            )
+        launchers = {"npx", "uvx", "bunx", "node", "python", "python3", "deno", "pipx", "docker"}
+        words = [a for a in argv[1:] if not a.startswith("-")] if Path(argv[0]).name in launchers else argv[:1]
+        base = (words[-1] if argv and words else url or argv[0]).rstrip("/").rsplit("/", 1)[-1]
+        name = re.sub(r"[^A-Za-z0-9_-]+", "-", base).strip("-") or "upstream"
+    cli = state(ctx)
+    home = cli.resolve().home
+    runtime = RuntimeOptions(
+        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), cwd=Path(os.getcwd())
+    )
+    options = GatewayOptions(name=name, audit_path=home / "logs" / "proxy.jsonl")
+    settings = None
+    if http is not None:
+        host, port = parse_listen(http)
+        token = token_file.read_text(encoding="utf-8").strip() if token_file is not None else None
+        settings = HttpOptions(host=host, port=port, token=token or None)
+    target = ProxyTarget(name=name, command=tuple(argv), url=url)
+    try:
+        anyio.run(lambda: serve_proxy(runtime, target, options, settings, events=cli.events(), drain_sec=drain))
+    except KairoxError as exc:
+        fail(str(exc), ExitCode.USAGE)
+
+
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
+    app.command("proxy", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(proxy)

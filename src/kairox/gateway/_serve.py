@@ -10,8 +10,9 @@ import ipaddress
 import re
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import uvicorn
@@ -161,9 +162,10 @@ class BearerToken:
 
 @contextlib.asynccontextmanager
 async def open_gateway(
-    runtime: RuntimeOptions, options: GatewayOptions, *, events: EventSink | None = None
+    runtime: RuntimeOptions, options: GatewayOptions, *, events: EventSink | None = None, team: bool = True
 ) -> AsyncIterator[Gateway]:
-    """Build the workspace's context and a gateway over it; leaving stops every server the context started."""
+    """Build the workspace's context and a gateway over it; leaving stops every server the context started.
+    ``team``: keep state in the store (``kairox serve``); ``kairox proxy`` serves one person from one process."""
     gateway_events = GatewayEvents()
     sink = FanoutSink([gateway_events, *([events] if events is not None else [])])
     from kairox.agent import open_workspace, serve_tasks
@@ -178,12 +180,15 @@ async def open_gateway(
             open_workspace(cli=runtime, session=False, events=[sink])
         )  # the gateway's clients bring the model; the configured one, when there is one, runs `task`'s agents
         await stack.enter_async_context(serve_tasks(opened.context, sink))
+        if not team:
+            yield Gateway(opened.context, gateway_events, options, team=None)
+            return
         url = options.store or opened.context.resolved.config.gateway.store or default_url(opened.context.resolved.home)
         store = await anyio.to_thread.run_sync(Store, url)
         stack.callback(store.close)
         await anyio.to_thread.run_sync(store.migrate)
         await anyio.to_thread.run_sync(store.prune)
-        team = await anyio.to_thread.run_sync(
+        shared = await anyio.to_thread.run_sync(
             lambda: Team(
                 store,
                 replica=options.replica or default_replica(),
@@ -191,7 +196,7 @@ async def open_gateway(
                 deny=opened.context.resolved.config.gateway.deny,
             )
         )
-        yield Gateway(opened.context, gateway_events, options, team=team)
+        yield Gateway(opened.context, gateway_events, options, team=shared)
 
 
 async def _until_signal(gateway: Gateway, drain_sec: float, stop: Callable[[], None]) -> None:
@@ -210,21 +215,29 @@ async def _until_signal(gateway: Gateway, drain_sec: float, stop: Callable[[], N
 async def serve_stdio(
     runtime: RuntimeOptions, options: GatewayOptions, *, events: EventSink | None = None, drain_sec: float = 10.0
 ) -> None:
-    from mcp.server.stdio import stdio_server
-
     async with open_gateway(runtime, options, events=events) as gateway:
         _report(gateway, "serving MCP over stdio")
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(gateway.announce_changes)
-            tasks.start_soon(gateway.events.relay.run)
-            tasks.start_soon(_until_signal, gateway, drain_sec, tasks.cancel_scope.cancel)
-            async with stdio_server() as (read, write):
-                await gateway.server.run(read, write, gateway.server.create_initialization_options())
-            tasks.cancel_scope.cancel()  # stdin closed: the host is gone
+        await run_stdio(gateway, gateway.server, drain_sec, also=gateway.announce_changes)
 
 
-def http_app(gateway: Gateway, http: HttpOptions) -> ASGIApp:
-    app: ASGIApp = gateway.server.streamable_http_app(
+async def run_stdio(
+    gateway: Gateway, server: Any, drain_sec: float, *, also: Callable[[], Coroutine[Any, Any, None]] | None = None
+) -> None:
+    """Serve ``server`` (the gateway's, or a proxy's over the gateway's gate) to the host on stdin/stdout."""
+    from mcp.server.stdio import stdio_server
+
+    async with anyio.create_task_group() as tasks:
+        if also is not None:
+            tasks.start_soon(also)
+        tasks.start_soon(gateway.events.relay.run)
+        tasks.start_soon(_until_signal, gateway, drain_sec, tasks.cancel_scope.cancel)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        tasks.cancel_scope.cancel()  # stdin closed: the host is gone
+
+
+def http_app(gateway: Gateway, http: HttpOptions, server: Any = None) -> ASGIApp:
+    app: ASGIApp = (server or gateway.server).streamable_http_app(
         streamable_http_path=PATH,
         transport_security=http.security(),
         host=http.host,
@@ -253,53 +266,67 @@ async def serve_http(
             hint="pass --token-file PATH (or --token), or bind 127.0.0.1",
         )
     async with open_gateway(runtime, options, events=events) as gateway:
-        config = uvicorn.Config(
-            http_app(gateway, http),
-            host=http.host,
-            port=http.port,
-            log_level="warning",
-            lifespan="on",
-            timeout_graceful_shutdown=2,
-            access_log=False,
-        )
-        server = _Uvicorn(config)
-
-        def stop() -> None:
-            server.should_exit = True
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(gateway.announce_changes)
-            tasks.start_soon(gateway.events.relay.run)
-            tasks.start_soon(_until_signal, gateway, drain_sec, stop)
-            tasks.start_soon(_announce_address, server, gateway, http)
-            await server.serve()
-            tasks.cancel_scope.cancel()
+        await run_http(gateway, gateway.server, http, drain_sec, also=gateway.announce_changes)
 
 
-async def _announce_address(server: uvicorn.Server, gateway: Gateway, http: HttpOptions) -> None:
+async def run_http(
+    gateway: Gateway,
+    server: Any,
+    http: HttpOptions,
+    drain_sec: float,
+    *,
+    also: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    who: str = "kairox serve",
+) -> None:
+    """Serve ``server`` over Streamable HTTP until SIGTERM or SIGINT (the calls in flight drain first)."""
+    config = uvicorn.Config(
+        http_app(gateway, http, server),
+        host=http.host,
+        port=http.port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        access_log=False,
+    )
+    web = _Uvicorn(config)
+
+    def stop() -> None:
+        web.should_exit = True
+
+    async with anyio.create_task_group() as tasks:
+        if also is not None:
+            tasks.start_soon(also)
+        tasks.start_soon(gateway.events.relay.run)
+        tasks.start_soon(_until_signal, gateway, drain_sec, stop)
+        tasks.start_soon(_announce_address, web, gateway, http, who)
+        await web.serve()
+        tasks.cancel_scope.cancel()
+
+
+async def _announce_address(server: uvicorn.Server, gateway: Gateway, http: HttpOptions, who: str) -> None:
     while not server.started:
         await anyio.sleep(0.02)
     host, port = server.servers[0].sockets[0].getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    _report(gateway, f"serving MCP on http://{shown}:{port}{PATH}")
+    _report(gateway, f"serving MCP on http://{shown}:{port}{PATH}", who=who)
     if not http.loopback:
         sys.stderr.write(
-            f"kairox serve: warning: listening on {http.host}, reachable "
-            "from other machines; every request needs the token\n"
+            f"{who}: warning: listening on {http.host}, reachable from other machines; every request needs the token\n"
         )
         sys.stderr.flush()
 
 
-def _report(gateway: Gateway, what: str) -> None:
-    tools = len(gateway.served())
-    listed = f"{tools} tools behind kairox_search_tools" if gateway.options.search else f"{tools} tools"
+def _report(gateway: Gateway, what: str, *, who: str = "kairox serve") -> None:
+    if who == "kairox serve":
+        tools = len(gateway.served())
+        listed = f"{tools} tools behind kairox_search_tools" if gateway.options.search else f"{tools} tools"
+    else:
+        listed = f"{sum(1 for s in gateway.context.registry.tools() if s.origin == gateway.options.name)} tools"
     team = f"; store {gateway.team.store.shown}; replica {gateway.team.replica}" if gateway.team else ""
-    lines = [f"kairox serve: {what} ({listed}; audit log {gateway.audit.path}{team})"]
-    lines += [
-        f"kairox serve: {d.severity}: {d.name}: {d.reason}" for d in [*gateway.context.failures(), *gateway.diagnostics]
-    ]
-    if not gateway.held.empty:
-        lines.append(f"kairox serve: note: {gateway.held.notice()}")
+    lines = [f"{who}: {what} ({listed}; audit log {gateway.audit.path}{team})"]
+    lines += [f"{who}: {d.severity}: {d.name}: {d.reason}" for d in [*gateway.context.failures(), *gateway.diagnostics]]
+    if not gateway.held.empty and who == "kairox serve":
+        lines.append(f"{who}: note: {gateway.held.notice()}")
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
 

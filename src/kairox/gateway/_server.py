@@ -498,7 +498,9 @@ class Gateway:
         parts = split_resource_uri(uri)
         tool = mcp_tool_name(parts[0], "read_resource") if parts else None
         if parts is None or tool is None or tool not in {s.name for s in self.served().values()}:
-            raise MCPError(INVALID_PARAMS, f"no resource {uri!r} is served here; resources/list shows the resources")
+            raise MCPError(
+                INVALID_PARAMS, f"no resource {uri!r} is served here; resources/list shows the resources", {"uri": uri}
+            )
         result = await self._gated(ctx, tool, {"uri": parts[1]})
         if result.is_error:
             raise MCPError(INVALID_PARAMS, result.text_content())

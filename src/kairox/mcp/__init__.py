@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from kairox.config import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
     from kairox.mcp._adapter import McpToolAdapter, permission_for
     from kairox.mcp._client import McpClient, McpServerState
+    from kairox.mcp._connect import open_server_transport
     from kairox.mcp._connection import FailureCause
     from kairox.mcp._content import McpResource, McpTool
     from kairox.mcp._events import (
@@ -75,6 +76,7 @@ __all__ = [
     "apply_schema_defaults",
     "configured_servers",
     "decline_elicitation",
+    "open_server_transport",
     "permission_for",
     "read_mcp_json",
     "server_confiner",
@@ -90,6 +92,7 @@ if not TYPE_CHECKING:
             "kairox.config": ("MCP_JSON", "McpJsonFile", "read_mcp_json", "workspace_mcp_servers"),
             "._adapter": ("McpToolAdapter", "permission_for"),
             "._client": ("McpClient", "McpServerState"),
+            "._connect": ("open_server_transport",),
             "._content": ("McpResource", "McpTool"),
             "._events": (
                 "McpProtocolViolation",
