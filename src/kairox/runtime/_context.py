@@ -84,10 +84,6 @@ class ExtensionContext:
     mcp: "McpServerManager | None" = None
     servers: ServerBoard | None = None
     """Every configured server (MCP, LSP, DAP) as every front end shows it, kept current by the context's events."""
-    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per configured MCP server, from :attr:`servers` at start-up: status, transport, tools (the model sees;
-    ``resource_tools`` of them are the list/read helpers Kairox adds for a server with resources), required, error,
-    source."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     agents: "AgentSet" = field(default_factory=lambda: _no_agents())
     """The agents a ``task`` call can start (subagents)."""
@@ -545,7 +541,6 @@ async def build_extension_context(
             dap=dap,
             mcp=manager,
             servers=board,
-            mcp_servers=statuses,
             diagnostics=_dedupe(diagnostics),
             agents=agents,
         )
