@@ -62,7 +62,8 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
             home = root / f"home-{name}"
             trust(workspace, home)
             # a rule for one group only, on top of the policy (the user layer: project files may not set it)
-            (home / "kairox.toml").write_text('[gateway.deny]\n"@contractors" = ["mcp__ledger__record(secret*)"]\n')
+            rules = '[gateway.rules."@contractors"]\ndeny = ["mcp__ledger__record(secret*)"]\n'
+            (home / "kairox.toml").write_text(rules)
             started[name] = start_gateway(
                 workspace,
                 home,
@@ -156,7 +157,7 @@ async def test_a_rule_of_a_group_refuses_its_members_calls_only(deployment: Depl
         refused = await client.call_tool("mcp__ledger__record", {"tag": "secret-bob"})
     async with connect(deployment, "alice") as client:
         allowed = await client.call_tool("mcp__ledger__record", {"tag": "secret-alice"})
-    assert refused.is_error and "gateway.deny.@contractors" in text(refused)
+    assert refused.is_error and "gateway.rules.@contractors" in text(refused)
     assert (text(allowed), allowed.is_error) == ("recorded secret-alice", False)
     assert "secret-bob" not in deployment.ledger()
     rows = {r["arguments"]["tag"]: r for r in deployment.audit() if r["arguments"].get("tag", "").startswith("secret")}

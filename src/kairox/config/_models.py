@@ -303,8 +303,9 @@ class GatewayConfig(ConfigModel):
     """The audience those JWTs must name."""
     oidc_user_claim: str = "sub"
     """The claim that names the user (its ``groups`` claim names the user's groups)."""
-    deny: dict[str, list[str]] = Field(default_factory=dict)
-    """Rules that refuse calls of one user (``bob``) or group (``"@contractors"``) on top of the policy: a deny wins."""
+    rules: dict[str, RulesConfig] = Field(default_factory=dict)
+    """``[gateway.rules.bob]``, ``[gateway.rules."@contractors"]``: allow / ask / deny rules for one user's or group's
+    calls, under the policy's own (a deny of either wins; an ask of the policy's stays an ask)."""
 
 
 class KairoxConfig(ConfigModel):

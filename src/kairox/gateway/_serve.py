@@ -193,7 +193,6 @@ async def open_gateway(
                 store,
                 replica=options.replica or default_replica(),
                 telemetry=telemetry,
-                deny=opened.context.resolved.config.gateway.deny,
             )
         )
         yield Gateway(opened.context, gateway_events, options, team=shared)

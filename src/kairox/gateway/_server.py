@@ -515,15 +515,12 @@ class Gateway:
         self.events.relay.follow(call_id, ctx.session, ctx.meta, ctx.request_id)
         started = time.perf_counter()
         try:
-            spec, policy = self.context.registry.get(name), self.context.registry.policy.settings
-            denied = self.team.denied(ctx, call_id, spec, arguments, policy) if self.team and spec else None
-            if denied is not None:  # a rule of this user's or their groups': refused as the gate refuses
-                self.events.emit(denied[0])
-                result = denied[1]
-            else:
-                result = await self.context.registry.call(
-                    ToolCall(name=name, arguments=arguments, call_id=call_id), approvals=client.approvals
-                )
+            registry, rules = self.context.registry, self.context.resolved.config.gateway.rules
+            result = await registry.call(
+                ToolCall(name=name, arguments=arguments, call_id=call_id),
+                approvals=client.approvals,
+                policy=self.team.policy(ctx, registry.policy.settings, rules) if self.team and rules else None,
+            )
         finally:
             self.events.relay.forget(call_id)
             current_request.reset(token)
@@ -553,7 +550,7 @@ class Gateway:
                 tool=name,
                 arguments=event_arguments(arguments),
                 decision=decision,
-                rule=decided.rule if decided is not None else None,
+                rule=_rule_named(decided),
                 duration_ms=duration,
                 approval_wait_ms=finished.approval_wait_ms if finished is not None else 0.0,
                 outcome="refused" if refused else ("error" if result.is_error else "ok"),
@@ -664,3 +661,11 @@ def _session_key(ctx: ServerRequestContext[Any, Any]) -> str | None:
         return "stdio"
     session_id = headers.get("mcp-session-id")
     return str(session_id) if session_id else None
+
+
+def _rule_named(decided: ToolCallDecided | None) -> str | None:
+    """The rule of a call's audit row; a user's or group's (``[gateway.rules]``) names whose it is."""
+    if decided is None or decided.rule is None:
+        return None
+    layer = decided.layer or ""
+    return f"{decided.rule} ({layer})" if layer.startswith("gateway.rules.") else decided.rule

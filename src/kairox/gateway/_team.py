@@ -30,13 +30,12 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kairox.config import RulesConfig
 from kairox.gateway._audit import AuditRecord
 from kairox.gateway._store import Store, StoreError
 from kairox.gateway._telemetry import Telemetry
 from kairox.gateway._users import GROUPS_KEY, USER_KEY, Users
-from kairox.policy import PolicyEngine, Rule, Verdict
-from kairox.registry import ToolCallDecided
-from kairox.tools import TextContent, ToolResult, ToolSpec
+from kairox.policy import PolicyEngine, PolicySettings, Rule, parse_rule
 
 CALL_ID_KEY = "kairox/call-id"
 """The ``_meta`` key of a tools/call that names the call: a retry with the same id runs it at most once."""
@@ -74,11 +73,8 @@ class Team:
         *,
         replica: str,
         telemetry: Telemetry | None = None,
-        deny: dict[str, list[str]] | None = None,
     ) -> None:
         self.store = store
-        self.deny = deny or {}
-        """User or ``@group`` -> rules refusing their calls (``[gateway] deny``)."""
         self.replica = replica
         self.telemetry = telemetry
         self.problems: list[str] = []
@@ -101,25 +97,26 @@ class Team:
         if self.telemetry is not None:
             self.telemetry.call(record, server=server)
 
-    def denied(
-        self, ctx: ServerRequestContext[Any, Any], call_id: str, spec: ToolSpec, arguments: Any, base: Any
-    ) -> tuple[ToolCallDecided, ToolResult] | None:
-        """The refusal of this call by a rule of its user's or their groups', read as deny rules read (fail closed),
-        as the gate would refuse it: its decision event and its result."""
-        scope = getattr(ctx.request, "scope", {})
-        who = [user_of(ctx), *(f"@{g}" for g in scope.get(GROUPS_KEY, ()))]
-        rules = tuple(
-            Rule(action="deny", pattern=p, layer=f"gateway.deny.{w}") for w in who for p in self.deny.get(w, ())
-        )
-        decision = PolicyEngine(dataclasses.replace(base, rules=rules)).decide(spec, arguments) if rules else None
-        if decision is None or decision.verdict is Verdict.ALLOW or decision.rule is None:
-            return None  # an ask of one of these rules (it could apply, Kairox cannot tell) refuses too: fail closed
-        text = f"{spec.name} was not run: {decision.reason} ({decision.rule.layer})"
-        result = ToolResult(content=(TextContent(text=text),), is_error=True, meta={"decision": decision.to_json()})
-        rule, reason = decision.rule.pattern, decision.reason
-        return ToolCallDecided(
-            call_id=call_id, tool=spec.name, decision="deny", reason=reason, source="rule", rule=rule
-        ), result
+    def policy(
+        self, ctx: ServerRequestContext[Any, Any], base: PolicySettings, rules: dict[str, RulesConfig]
+    ) -> PolicyEngine | None:
+        """The gate of this call's user: the policy's rules, then ``[gateway.rules]`` of the user and their groups
+        (deny beats ask beats allow, whoever wrote them). A rule Kairox cannot read refuses the user's calls."""
+        user, groups = user_of(ctx), getattr(ctx.request, "scope", {}).get(GROUPS_KEY, ())
+        who = [w for w in ([] if user.startswith("@") else [user]) + [f"@{g}" for g in groups] if w in rules]
+        mine = [
+            Rule(action=action, pattern=p, layer=f"gateway.rules.{w}")
+            for w in who
+            for action in ("deny", "ask", "allow")
+            for p in getattr(rules[w], action)
+        ]
+        for rule in mine:
+            try:
+                parse_rule(rule)
+            except ValueError as exc:  # fail closed: every call of this user is refused, saying why
+                mine = [Rule(action="deny", pattern="*", layer=f"{rule.layer}, which Kairox cannot read: {exc}")]
+                break
+        return PolicyEngine(dataclasses.replace(base, rules=(*base.rules, *mine))) if mine else None
 
     # --- a call by id runs at most once -------------------------------------------------------------------
 

@@ -68,6 +68,7 @@ class ToolCallDecided(Event):
     rule: str | None = None
     file: str | None = None
     line: int | None = None
+    layer: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -116,4 +117,5 @@ def decided_event(call_id: str, tool: str, decision: Decision) -> ToolCallDecide
         rule=rule.pattern if rule else None,
         file=rule.file if rule else None,
         line=rule.line if rule else None,
+        layer=rule.layer if rule else None,
     )

@@ -482,10 +482,16 @@ class ToolRegistry:
     # --- the gate --------------------------------------------------------------------------------------------
 
     async def call(
-        self, call: ToolCall, *, approval: ApprovalPolicy | None = None, approvals: SessionApprovals | None = None
+        self,
+        call: ToolCall,
+        *,
+        approval: ApprovalPolicy | None = None,
+        approvals: SessionApprovals | None = None,
+        policy: PolicyEngine | None = None,
     ) -> ToolResult:
         """Pass one call through the gate. ``approvals`` holds the grants and the approver of the session the
-        call belongs to (a server with many clients passes one per client); the registry's own by default."""
+        call belongs to (a server with many clients passes one per client); the registry's own by default.
+        ``policy`` decides this call instead of the registry's (a gateway user's rules merged with it)."""
         self._calls += 1
         call_id = call.call_id or f"call-{self._calls}"
         listening = listens(self.events)  # nothing keeps events: build none (asked once, so a call's events pair up)
@@ -498,7 +504,7 @@ class ToolRegistry:
         approvals = approvals or self.approvals
         token = CALL_APPROVALS.set(approvals)
         try:
-            result, spilled = await self._gate(call, call_id, approval, approvals, listening, waited)
+            result, spilled = await self._gate(call, call_id, approval, approvals, listening, waited, policy)
         except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
             result, spilled = (
                 ToolResult.error(
@@ -532,6 +538,7 @@ class ToolRegistry:
         approvals: SessionApprovals,
         listening: bool = True,
         waited: list[float] | None = None,
+        policy: PolicyEngine | None = None,
     ) -> tuple[ToolResult, Path | None]:
         """The call through hooks, policy, approval and the tool; the time spent asking the person is added to
         ``waited[0]`` (seconds)."""
@@ -581,7 +588,7 @@ class ToolRegistry:
                         f"a pre_tool_use hook changed the arguments into invalid ones: {problem}"
                     ), None
                 call = replace(call, arguments=arguments)
-        engine = self.policy if approval is None else self._engine(approval)
+        engine = policy or (self.policy if approval is None else self._engine(approval))
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
         if listening:
             self._emit_decided(call_id, call.name, decision)
