@@ -129,11 +129,13 @@ class Served:
         return self.proc.wait(timeout)
 
 
-def start_gateway(workspace: Path, home: Path, *args: str, timeout: float = 150) -> Served:
+def start_gateway(
+    workspace: Path, home: Path, *args: str, timeout: float = 150, env: dict[str, str] | None = None
+) -> Served:
     proc = subprocess.Popen(
         [sys.executable, "-m", "kairox", "--workspace", str(workspace), "serve", "--http", "127.0.0.1:0", *args],
         cwd=workspace,
-        env=kairox_env(home),
+        env={**kairox_env(home), **(env or {})},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -19,10 +19,10 @@ def test_two_processes_migrating_one_new_store_at_once_apply_each_migration_once
     procs = [
         subprocess.Popen([sys.executable, "-c", MIGRATE, url], stdout=subprocess.PIPE, text=True) for _ in range(2)
     ]
-    assert [p.communicate(timeout=60)[0].strip() for p in procs] == ["1", "1"]
+    assert [p.communicate(timeout=60)[0].strip() for p in procs] == ["2", "2"]
     store = Store(url)
-    assert store._run("SELECT version FROM kx_schema", fetch=True) == [(1,)]
-    assert store.migrate() == 1  # again: nothing to do
+    assert store._run("SELECT version FROM kx_schema ORDER BY version", fetch=True) == [(1,), (2,)]
+    assert store.migrate() == 2  # again: nothing to do
     store.close()
 
 
@@ -30,7 +30,7 @@ def test_a_store_of_a_newer_kairox_is_refused_saying_what_to_do(tmp_path: Path) 
     store = Store(f"sqlite:///{tmp_path / 'g.sqlite3'}")
     store.migrate()
     store._run("INSERT INTO kx_schema (version, applied) VALUES (7, 0)")
-    with pytest.raises(StoreError, match="has schema version 7; this Kairox knows up to 1") as caught:
+    with pytest.raises(StoreError, match="has schema version 7; this Kairox knows up to 2") as caught:
         store.migrate()
     assert caught.value.hint == "upgrade Kairox on this replica to the version the others run"
     store.close()
@@ -82,6 +82,17 @@ def audit_cli(home: Path, *args: str) -> list[str]:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
+
+
+def test_calls_are_counted_per_user_and_minute_and_a_login_is_replaced_by_the_next(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'g.sqlite3'}")
+    store.migrate()
+    counted = [store.count_call("ann", 60), store.count_call("ann", 60), store.count_call("ben", 60)]
+    assert [*counted, store.count_call("ann", 120), store.count_call("ann", 120)] == [1, 2, 1, 1, 2]
+    store.save_login("ann", "github", "first")
+    store.save_login("ann", "github", "second")
+    assert [store.load_login("ann", "github"), store.load_login("ben", "github")] == ["second", None]
+    store.close()
 
 
 def test_kairox_audit_reads_the_json_lines_log_or_a_store_by_user_and_time(tmp_path: Path) -> None:

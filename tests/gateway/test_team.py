@@ -62,7 +62,9 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
             home = root / f"home-{name}"
             trust(workspace, home)
             # a rule for one group only, on top of the policy (the user layer: project files may not set it)
-            rules = '[gateway.rules."@contractors"]\ndeny = ["mcp__ledger__record(secret*)"]\n'
+            # and a rate limit no test reaches: every call is counted in PostgreSQL
+            rules = '[gateway]\ncalls_per_minute = 100000\n[gateway.rules."@contractors"]\n'
+            rules += 'deny = ["mcp__ledger__record(secret*)"]\n'
             (home / "kairox.toml").write_text(rules)
             started[name] = start_gateway(
                 workspace,
@@ -107,7 +109,7 @@ def text(result: types.CallToolResult) -> str:
 
 
 def test_replicas_started_together_applied_each_migration_once(deployment: Deployment) -> None:
-    assert deployment.sql("SELECT version FROM kx_schema ORDER BY version") == [(1,)]
+    assert deployment.sql("SELECT version FROM kx_schema ORDER BY version") == [(1,), (2,)]
     assert all(s.proc.poll() is None for s in deployment.replicas.values())
 
 

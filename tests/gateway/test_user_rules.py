@@ -5,6 +5,7 @@ import contextlib
 import json
 import sqlite3
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,8 @@ from mcp import Client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300)]
 
-TOKENS = {"alice": "alice-token-41aa", "bob": "bob-token-41bb", "carol": "carol-token-41cc"}
+TOKENS = {"alice": "alice-token-41aa", "bob": "bob-token-41bb", "carol": "carol-token-41cc", "dave": "dave-41dd"}
+LIMIT = 6
 RECORD = "mcp__ledger__record"
 
 
@@ -62,6 +64,9 @@ deny = ["{RECORD}(banned*)"]
     )
     (home / "kairox.toml").write_text(
         f"""
+[gateway]
+calls_per_minute = {LIMIT}
+
 [gateway.rules.bob]
 deny = ["{RECORD}(open-secret*)"]
 allow = ["{RECORD}"]
@@ -76,7 +81,7 @@ deny = ["{RECORD}(open-x"]
     users = root / "users.toml"
     users.write_text(
         f'alice = {{ token = "{TOKENS["alice"]}", groups = ["reviewers"] }}\n'
-        f'bob = "{TOKENS["bob"]}"\ncarol = "{TOKENS["carol"]}"\n'
+        f'bob = "{TOKENS["bob"]}"\ncarol = "{TOKENS["carol"]}"\ndave = "{TOKENS["dave"]}"\n'
     )
     trust(workspace, home)
     gateway = start_gateway(workspace, home, "--users-file", str(users))
@@ -153,3 +158,20 @@ async def test_a_user_rule_kairox_cannot_read_refuses_that_users_calls_saying_so
     assert carol[1] and "gateway.rules.carol, which Kairox cannot read" in carol[0]
     assert alice == ("recorded open-4", False, [])
     assert "open-3" not in served.ledger()
+
+
+def test_a_user_past_the_calls_per_minute_gets_429_with_retry_after_and_the_others_do_not(served: Served) -> None:
+    def post(user: str) -> httpx2.Response:
+        return httpx2.post(
+            served.url,
+            headers={"Authorization": f"Bearer {TOKENS[user]}", "Accept": "application/json, text/event-stream"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": RECORD, "arguments": {}}},
+        )
+
+    while time.time() % 60 > 45:  # all of dave's calls in one minute of the store's counters
+        time.sleep(1)
+    statuses = [post("dave").status_code for _ in range(LIMIT)]
+    refused, other = post("dave"), post("alice")
+    assert 429 not in statuses and other.status_code != 429
+    assert refused.status_code == 429 and 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert f"dave made {LIMIT} tool calls this minute" in refused.text

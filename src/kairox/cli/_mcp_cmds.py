@@ -1,5 +1,8 @@
 """``kairox mcp list | status | tools | call | add | remove | login | logout`` (M10)."""
 
+import json
+import os
+import shutil
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -471,34 +474,71 @@ def login(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="A remote (sse or http) server.")],
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Only print the authorization URL.")] = False,
+    gateway: Annotated[
+        str | None,
+        typer.Option(
+            "--gateway",
+            help="Log in for your own calls of NAME through this `kairox serve` (its /mcp URL); "
+            "your token for it in $KAIROX_GATEWAY_TOKEN. Nothing is kept here.",
+        ),
+    ] = None,
 ) -> None:
     """Authorize Kairox at a remote server with OAuth (PKCE); tokens are kept in $KAIROX_HOME with mode 0600."""
-    import anyio
+    import tempfile
+    from pathlib import Path
 
+    import anyio
+    import httpx
+
+    from kairox.config import McpServerConfig
     from kairox.mcp import ClientFeatures, McpClient, ServerStatus
     from kairox.mcp._oauth import browser_login, token_path
 
     cli = state(ctx)
-    found = _pick(_configured(cli), name)[name]
-    if found.config.transport == "stdio":
-        fail(f"MCP server {name!r} is a stdio server; OAuth is for sse and http servers", ExitCode.USAGE)
     resolved = cli.resolve()
+    home = resolved.home
+    if gateway is None:
+        config = _pick(_configured(cli), name)[name].config
+        if config.transport == "stdio":
+            fail(f"MCP server {name!r} is a stdio server; OAuth is for sse and http servers", ExitCode.USAGE)
+    else:  # the browser step here; the login goes to the gateway, which keeps it encrypted for this person only
+        at = f"{gateway.rstrip('/').removesuffix('/mcp')}/logins/{name}"
+        headers = {"Authorization": f"Bearer {os.environ.get('KAIROX_GATEWAY_TOKEN', '')}"}
+        try:
+            found = httpx.get(at, headers=headers, timeout=30)
+        except httpx.HTTPError as exc:
+            fail(f"cannot reach the gateway at {gateway}: {exc}", ExitCode.FAILURE)
+        if found.status_code != 200:
+            fail(f"the gateway at {gateway} answered {found.status_code}: {found.text}", ExitCode.FAILURE)
+        config, home = McpServerConfig(url=found.json()["url"]), Path(tempfile.mkdtemp(prefix="kairox-login-"))
 
     async def run() -> tuple[ServerStatus, str | None]:
         async with browser_login(open_browser=not no_browser) as oauth:
             features = ClientFeatures(roots=(resolved.workspace,), oauth_login=oauth)
-            config = found.config.model_copy(
-                update={"oauth": True, "startup_timeout_sec": max(found.config.startup_timeout_sec, 300.0)}
+            upgraded = config.model_copy(
+                update={"oauth": True, "startup_timeout_sec": max(config.startup_timeout_sec, 300.0)}
             )
             async with McpClient(
-                name, config, workspace=resolved.workspace, home=resolved.home, features=features, events=cli.events()
+                name, upgraded, workspace=resolved.workspace, home=home, features=features, events=cli.events()
             ) as client:
                 return client.status, client.reason
 
-    status_, reason = anyio.run(run)
-    if status_ != ServerStatus.READY:
+    try:
+        status_, reason = anyio.run(run)
+        ready = status_ == ServerStatus.READY
+        login = json.loads(token_path(home, name).read_text(encoding="utf-8")) if gateway and ready else None
+    finally:
+        if gateway is not None:
+            shutil.rmtree(home, ignore_errors=True)
+    if not ready:
         fail(f"login to {name!r} failed: {reason}", ExitCode.FAILURE)
-    out(f"logged in to {name!r}; tokens saved in {token_path(resolved.home, name)}")
+    if gateway is None:
+        out(f"logged in to {name!r}; tokens saved in {token_path(home, name)}")
+        return
+    sent = httpx.put(at, headers=headers, json=login, timeout=30)
+    if sent.status_code != 204:
+        fail(f"the gateway at {gateway} did not keep the login ({sent.status_code}): {sent.text}", ExitCode.FAILURE)
+    out(f"logged in to {name!r} for your own calls through {gateway}")
 
 
 @mcp_app.command("logout")

@@ -303,6 +303,8 @@ class GatewayConfig(ConfigModel):
     """The audience those JWTs must name."""
     oidc_user_claim: str = "sub"
     """The claim that names the user (its ``groups`` claim names the user's groups)."""
+    calls_per_minute: int | None = Field(default=None, ge=1)
+    """Tool calls a user may make per minute, across the replicas; past it, 429 with ``Retry-After``."""
     rules: dict[str, RulesConfig] = Field(default_factory=dict)
     """``[gateway.rules.bob]``, ``[gateway.rules."@contractors"]``: allow / ask / deny rules for one user's or group's
     calls, under the policy's own (a deny of either wins; an ask of the policy's stays an ask)."""

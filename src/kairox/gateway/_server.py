@@ -72,6 +72,7 @@ from kairox.gateway._wire import (
     split_resource_uri,
     tool_to_mcp,
 )
+from kairox.mcp._connection import CALLER_LOGIN
 from kairox.registry import (
     SessionApprovals,
     ToolCallDecided,
@@ -512,6 +513,7 @@ class Gateway:
         if self._in_flight == 1:
             self._idle = anyio.Event()
         token = current_request.set(ctx)
+        login = CALLER_LOGIN.set(self.team.login_of(ctx) if self.team else None)  # a person's own upstream logins
         self.events.relay.follow(call_id, ctx.session, ctx.meta, ctx.request_id)
         started = time.perf_counter()
         try:
@@ -524,6 +526,7 @@ class Gateway:
         finally:
             self.events.relay.forget(call_id)
             current_request.reset(token)
+            CALLER_LOGIN.reset(login)
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()

@@ -3,7 +3,9 @@ PostgreSQL (``psycopg`` 3 and its pool) for replicas behind a load balancer.
 
 What lives here: the audit (one row per call), the 2025-era client sessions (so a session opened on one replica
 goes on on another), approvals waiting for a person's answer (answered on any replica), the call ids that make a
-retried call run at most once, and the key that seals 2026-era ``requestState`` (shared, so any replica unseals).
+retried call run at most once, each person's own OAuth logins to upstream servers (encrypted by the gateway),
+each person's calls this minute, and the key that seals 2026-era ``requestState`` (shared, so any replica
+unseals).
 
 The methods are synchronous (the drivers are); the gateway calls them in worker threads. The schema is versioned:
 each replica applies the missing migrations on start, under a lock (PostgreSQL's advisory lock, SQLite's
@@ -36,6 +38,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TABLE kx_asks (id TEXT PRIMARY KEY, session TEXT NOT NULL, user_name TEXT, tool TEXT, replica TEXT,"
         " asked DOUBLE PRECISION NOT NULL, answer TEXT, answered_on TEXT, answered DOUBLE PRECISION)",
         "CREATE TABLE kx_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ),
+    (
+        "CREATE TABLE kx_logins (user_name TEXT NOT NULL, server TEXT NOT NULL, value TEXT NOT NULL,"
+        " PRIMARY KEY (user_name, server))",
+        "CREATE TABLE kx_rates (user_name TEXT PRIMARY KEY, minute BIGINT NOT NULL, calls INTEGER NOT NULL)",
     ),
 )
 """Migration N+1 is ``MIGRATIONS[N]``; append, never edit one that shipped."""
@@ -287,6 +294,31 @@ class Store:
     def ask_answer(self, ask: str) -> dict[str, Any] | None:
         rows = self._run("SELECT answer FROM kx_asks WHERE id = ?", (ask,), fetch=True)
         return json.loads(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    # --- a person's own upstream logins (encrypted before they come here) ---------------------------------
+
+    def load_login(self, user: str, server: str) -> str | None:
+        rows = self._run("SELECT value FROM kx_logins WHERE user_name = ? AND server = ?", (user, server), fetch=True)
+        return str(rows[0][0]) if rows else None
+
+    def save_login(self, user: str, server: str, value: str) -> None:
+        self._run(
+            "INSERT INTO kx_logins (user_name, server, value) VALUES (?, ?, ?)"
+            " ON CONFLICT (user_name, server) DO UPDATE SET value = excluded.value",
+            (user, server, value),
+        )
+
+    def count_call(self, user: str, minute: int) -> int:
+        """Count one more call of ``user`` in the minute starting at ``minute``; the calls of that minute so far
+        (one row per user: a new minute starts again at one)."""
+        rows = self._run(
+            "INSERT INTO kx_rates (user_name, minute, calls) VALUES (?, ?, 1) ON CONFLICT (user_name) DO UPDATE"
+            " SET calls = CASE WHEN kx_rates.minute = excluded.minute THEN kx_rates.calls + 1 ELSE 1 END,"
+            " minute = excluded.minute RETURNING calls",
+            (user, minute),
+            fetch=True,
+        )
+        return int(rows[0][0])
 
 
 _HINT = "check the --store URL (or [gateway] store), that the database is up, and that its user may create tables"

@@ -12,11 +12,13 @@ import contextvars
 import dataclasses
 import getpass
 import json
+import os
 import socket
 import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -27,21 +29,25 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kairox.config import RulesConfig
+from kairox.errors import KairoxError
 from kairox.gateway._audit import AuditRecord
 from kairox.gateway._store import Store, StoreError
 from kairox.gateway._telemetry import Telemetry
 from kairox.gateway._users import GROUPS_KEY, USER_KEY, Users
+from kairox.mcp._oauth import FileTokenStorage, oauth_provider
 from kairox.policy import PolicyEngine, PolicySettings, Rule, parse_rule
 
 CALL_ID_KEY = "kairox/call-id"
 """The ``_meta`` key of a tools/call that names the call: a retry with the same id runs it at most once."""
 ASK_PREFIX = "kx-ask-"
 """The JSON-RPC id of every approval question the gateway sends over HTTP: its answer can land on any replica."""
-HEALTH, READY = "/healthz", "/readyz"
+HEALTH, READY, LOGINS = "/healthz", "/readyz", "/logins/"
+KEY_VARIABLES = ("KAIROX_GATEWAY_KEY", "KAIROX_GATEWAY_KEY_FILE")
+"""The key (Fernet) that encrypts people's upstream logins in the store, or a file that holds it."""
 
 call_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("kairox_gateway_call_key", default=None)
 
@@ -55,6 +61,42 @@ def user_of(ctx: ServerRequestContext[Any, Any]) -> str:
     scope = getattr(ctx.request, "scope", None)
     user = scope.get(USER_KEY) if isinstance(scope, dict) else None
     return user if isinstance(user, str) else _local_user()
+
+
+def login_key() -> Any:
+    """The key of ``KAIROX_GATEWAY_KEY`` (or of the file ``KAIROX_GATEWAY_KEY_FILE`` names); None without either."""
+    from cryptography.fernet import Fernet
+
+    key, path = (os.environ.get(v) for v in KEY_VARIABLES)
+    try:
+        key = Path(path).read_text(encoding="utf-8").strip() if path else key
+        return Fernet(key) if key else None
+    except (OSError, ValueError) as exc:
+        raise KairoxError(
+            f"{KEY_VARIABLES[1] if path else KEY_VARIABLES[0]}: not a usable key: {exc}",
+            hint="make one: python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'",
+        ) from exc
+
+
+class StoredLogin(FileTokenStorage):
+    """One person's OAuth login to one upstream server (tokens and client registration), in the store, encrypted;
+    written back when the tokens are refreshed."""
+
+    def __init__(self, store: Store, key: Any, user: str, server: str) -> None:
+        self.store, self.key, self.user, self.server = store, key, user, server
+
+    def _read(self) -> dict[str, object]:
+        from cryptography.fernet import InvalidToken
+
+        value = self.store.load_login(self.user, self.server)
+        try:
+            return json.loads(self.key.decrypt(value.encode())) if value else {}  # type: ignore[no-any-return]
+        except InvalidToken:  # encrypted with another key: as if there were no login
+            return {}
+
+    def _write(self, key: str, value: object) -> None:
+        data = json.dumps({**self._read(), key: value}).encode()
+        self.store.save_login(self.user, self.server, self.key.encrypt(data).decode())
 
 
 def _local_user() -> str:
@@ -81,6 +123,26 @@ class Team:
         self.waiting: set[str] = set()
         """The questions this replica's calls wait on: their answers also reach the call here directly."""
         self.request_state_key = store.secret("request-state")
+        self.login_key = login_key()
+
+    def login_of(self, ctx: ServerRequestContext[Any, Any]) -> Callable[[str, str], Awaitable[Any]] | None:
+        """For the call of a person a token named: the auth of their own login to an ``oauth`` server (or why there
+        is none). None for one person (stdio, a shared token): the server's own login serves them."""
+        user = getattr(ctx.request, "scope", {}).get(USER_KEY)
+        if not isinstance(user, str):
+            return None
+
+        async def login(server: str, url: str) -> Any:
+            stored = StoredLogin(self.store, self.login_key, user, server) if self.login_key else None
+            if stored is None or not await self.run(stored._read):
+                kept = "" if self.login_key else f" (the gateway keeps none until its operator sets {KEY_VARIABLES[0]})"
+                return (
+                    f"MCP server {server!r} is called with each person's own OAuth login, and you have none here"
+                    f"{kept}: run `kairox mcp login {server} --gateway URL` with the URL of this gateway"
+                )
+            return oauth_provider(server, url, home=Path(), storage=stored)
+
+        return login
 
     async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
@@ -243,6 +305,9 @@ class TeamApp:
                 )(scope, receive, send)
                 return
             scope[USER_KEY], scope[GROUPS_KEY] = found
+        if scope["path"].startswith(LOGINS):
+            await self._login(scope, receive, send)
+            return
         user = scope.get(USER_KEY) or _local_user()
         session = headers.get(MCP_SESSION_ID_HEADER)
         body: bytes | None = None
@@ -276,9 +341,50 @@ class TeamApp:
                 return
             if scope["method"] == "DELETE":
                 await self.team.run(self.team.store.end_session, session)
-        elif isinstance(message, dict) and message.get("method") == "initialize":
+        limit = self.gateway.context.resolved.config.gateway.calls_per_minute
+        if limit and isinstance(message, dict) and message.get("method") == "tools/call":
+            minute = int(time.time()) // 60 * 60
+            if await self.team.run(self.team.store.count_call, user, minute) > limit:
+                wait = str(minute + 60 - int(time.time()))
+                await PlainTextResponse(
+                    f"{user} made {limit} tool calls this minute, as many as this gateway allows; retry in {wait} s",
+                    status_code=429,
+                    headers={"Retry-After": wait},
+                )(scope, receive, send)
+                return
+        if session is None and isinstance(message, dict) and message.get("method") == "initialize":
             send = self._recording(send, user, message.get("params") or {})
         await self.app(scope, receive, send)
+
+    async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET /logins/NAME``: the URL of server NAME, to log in at; ``PUT``: the person's login there (tokens and
+        client registration), kept encrypted, for their own calls of that server only."""
+        from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+        name, user, team = scope["path"][len(LOGINS) :], scope.get(USER_KEY), self.team
+        config = self.gateway.context.mcp_config(name)
+        if not isinstance(user, str) or config is None or not config.oauth or not config.url:
+            answer: Response = PlainTextResponse(f"no server {name!r} here takes a person's own login", 404)
+        elif scope["method"] == "GET":
+            answer = JSONResponse({"url": config.url})
+        elif team.login_key is None:
+            answer = PlainTextResponse(f"the gateway keeps no logins until its operator sets {KEY_VARIABLES[0]}", 503)
+        else:
+            try:
+                data = json.loads((await _buffered(receive, self.max_body))[0] or b"")
+                login = {
+                    "tokens": OAuthToken.model_validate(data["tokens"]).model_dump(mode="json", exclude_none=True),
+                    "client_info": OAuthClientInformationFull.model_validate(data["client_info"]).model_dump(
+                        mode="json", exclude_none=True
+                    ),
+                }
+            except (ValueError, KeyError, TypeError) as exc:
+                answer = PlainTextResponse(f"expected {{tokens, client_info}} as `kairox mcp login` sends: {exc}", 400)
+            else:
+                value = team.login_key.encrypt(json.dumps(login).encode()).decode()
+                await team.run(team.store.save_login, user, name, value)
+                answer = Response(status_code=204)
+        await answer(scope, receive, send)
 
     def _recording(self, send: Send, user: str, params: dict[str, Any]) -> Send:
         """Record the session an initialize opens before its answer leaves: the next request may go elsewhere."""

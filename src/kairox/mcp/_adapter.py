@@ -7,6 +7,7 @@ from kairox._rpc import ServerStatus
 from kairox._util import JsonObject, mcp_tool_name, mcp_tool_namer
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.mcp._client import McpClient
+from kairox.mcp._connection import CALLER_LOGIN, run_as
 from kairox.mcp._content import McpTool, is_offered
 from kairox.tools import (
     Access,
@@ -227,6 +228,28 @@ class McpToolAdapter(ToolProvider):
             return ToolResult.error(
                 f"{name} is not (or no longer) a tool of MCP server {self.client.name!r}; list the tools again"
             )
+        config, login = self.client.config, CALLER_LOGIN.get()
+        if login is not None and config.oauth and config.url and target != LIST_RESOURCES:
+            # one person's call through a gateway: their own login, never the server's shared connection
+            auth = await login(self.client.name, config.url)
+            if isinstance(auth, str):
+                return ToolResult.error(auth)
+            wanted, tool = str(arguments.get("uri", "")), getattr(target, "name", name)
+            try:
+                return await run_as(  # type: ignore[no-any-return]
+                    self.client,
+                    auth,
+                    lambda s: (
+                        s.read_resource(wanted)
+                        if target == READ_RESOURCE
+                        else s.call_tool(tool, dict(arguments), _no_progress)
+                    ),
+                )
+            except Exception as exc:  # no answer on this person's login: say so, never fall back to another's
+                return ToolResult.error(
+                    f"MCP server {self.client.name!r} could not be reached with your own login ({exc!r}); "
+                    f"log in again: `kairox mcp login {self.client.name} --gateway URL`"
+                )
         if isinstance(target, McpTool):  # the usual call first: no comparison of a tool record with a string
             if self.client.from_cache:
                 gone = await self._gone_since_cached(name, target)
@@ -261,3 +284,7 @@ class McpToolAdapter(ToolProvider):
             ": the server changed since its tool list was "
             "cached, and its tools were listed again; pick one of the tools it lists now"
         )
+
+
+async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
+    return None

@@ -6,16 +6,17 @@ eras, no SDK import); a remote server (SSE or Streamable HTTP, OAuth included) b
 """
 
 import asyncio
+import contextvars
 import enum
 import os
 import shutil
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
@@ -338,6 +339,32 @@ class McpConnection:
             return None
         login, metadata = client.features.oauth_login, config.oauth_client_metadata_url
         return oauth_provider(client.name, url, home=home, login=login, client_metadata_url=metadata)
+
+
+CALLER_LOGIN: contextvars.ContextVar[Callable[[str, str], Awaitable[Any]] | None] = contextvars.ContextVar(
+    "kairox_caller_login", default=None
+)
+"""Set by a gateway for one person's call: (server, url) -> that person's OAuth ``httpx`` auth for an ``oauth``
+server, or the refusal to give instead. A call of such a server then runs on a connection of its own with it."""
+
+
+async def run_as(client: Any, auth: "httpx2.Auth", run: Callable[[McpSession], Awaitable[Any]]) -> Any:
+    """``run`` on a connection of its own to remote server ``client``, authorized with ``auth`` (one person's
+    login), closed after it."""
+    from kairox.mcp._sdk import SdkSession, sdk_client
+
+    callbacks = ClientCallbacks(client.name, client.features, client.events)
+    async with AsyncExitStack() as stack:
+        transport = await open_remote(stack, client.config, environ=client.environ, auth=auth)
+        sdk = sdk_client(
+            transport, mode=client.mode, callbacks=callbacks, on_tools_changed=_no_op, on_violation=client.violation
+        )
+        await stack.enter_async_context(sdk)
+        return await run(SdkSession(sdk, server=client.name, callbacks=callbacks))
+
+
+def _no_op() -> None:
+    """A person's own connection hears list changes on the shared one."""
 
 
 def exited_on_its_own(channel: StdioChannel, code: int | None) -> bool:

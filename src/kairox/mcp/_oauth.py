@@ -12,6 +12,7 @@ import json
 import os
 import webbrowser
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -87,9 +88,11 @@ def oauth_provider(
     login: OAuthLogin | None = None,
     scope: str | None = None,
     client_metadata_url: str | None = None,
+    storage: Any = None,
 ) -> OAuthClientProvider:
-    """An httpx auth for ``url`` whose tokens persist under ``home``; ``login`` is needed only to authorize anew.
-    With ``client_metadata_url``, that document is the client ID where the authorization server supports it."""
+    """An httpx auth for ``url`` whose tokens persist under ``home`` (or in ``storage``); ``login`` is needed only
+    to authorize anew. With ``client_metadata_url``, that document is the client ID where the authorization server
+    supports it."""
     redirect_uri = login.redirect_uri if login is not None else "http://127.0.0.1/callback"
     metadata = OAuthClientMetadata(
         client_name="Kairox",
@@ -114,7 +117,7 @@ def oauth_provider(
     return OAuthClientProvider(
         server_url=url,
         client_metadata=metadata,
-        storage=FileTokenStorage(token_path(home, server)),
+        storage=storage or FileTokenStorage(token_path(home, server)),
         redirect_handler=redirect,
         callback_handler=callback,
         client_metadata_url=client_metadata_url,
