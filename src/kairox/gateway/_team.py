@@ -32,6 +32,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kairox._util import expand_vars
 from kairox.config import RulesConfig
 from kairox.errors import KairoxError
 from kairox.gateway._audit import AuditRecord
@@ -363,10 +364,10 @@ class TeamApp:
 
         name, user, team = scope["path"][len(LOGINS) :], scope.get(USER_KEY), self.team
         config = self.gateway.context.mcp_config(name)
-        if not isinstance(user, str) or config is None or not config.oauth or not config.url:
+        if not isinstance(user, str) or config is None or not config.url or config.oauth_grant != "authorization_code":
             answer: Response = PlainTextResponse(f"no server {name!r} here takes a person's own login", 404)
         elif scope["method"] == "GET":
-            answer = JSONResponse({"url": config.url})
+            answer = JSONResponse({"url": expand_vars(config.url, os.environ).value})
         elif team.login_key is None:
             answer = PlainTextResponse(f"the gateway keeps no logins until its operator sets {KEY_VARIABLES[0]}", 503)
         else:

@@ -7,7 +7,7 @@ from kairox._rpc import ServerStatus
 from kairox._util import JsonObject, mcp_tool_name, mcp_tool_namer
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.mcp._client import McpClient
-from kairox.mcp._connection import CALLER_LOGIN, run_as
+from kairox.mcp._connection import CALLER_LOGIN, expand, run_as
 from kairox.mcp._content import McpTool, is_offered
 from kairox.tools import (
     Access,
@@ -228,10 +228,10 @@ class McpToolAdapter(ToolProvider):
             return ToolResult.error(
                 f"{name} is not (or no longer) a tool of MCP server {self.client.name!r}; list the tools again"
             )
-        config, login = self.client.config, CALLER_LOGIN.get()
-        if login is not None and config.oauth and config.url and target != LIST_RESOURCES:
+        login = CALLER_LOGIN.get()
+        if login is not None and self.client.signs_in and target != LIST_RESOURCES:
             # one person's call through a gateway: their own login, never the server's shared connection
-            auth = await login(self.client.name, config.url)
+            auth = await login(self.client.name, expand(self.client.config.url or "", "url", self.client.environ))
             if isinstance(auth, str):
                 return ToolResult.error(auth)
             wanted, tool = str(arguments.get("uri", "")), getattr(target, "name", name)

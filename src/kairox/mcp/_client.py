@@ -113,6 +113,8 @@ class McpClient(ServerLifecycle[McpConnection]):
         self.home = home or Path(os.environ.get("KAIROX_HOME") or Path.home() / ".kairox")
         self.features = features or ClientFeatures(roots=(workspace,))
         self.environ = dict(os.environ if environ is None else environ)
+        self.signs_in = False
+        """Whether it connects with a person's OAuth login (``oauth``, or tokens ``kairox mcp login`` left)."""
         self.base_dir = base_dir or workspace
         self.confinement = confinement
         """The sandbox profile it starts under (None: unconfined, as a client built without one)."""

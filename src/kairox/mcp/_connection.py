@@ -337,6 +337,7 @@ class McpConnection:
             )
         if not (config.oauth or token_path(home, client.name).exists()):
             return None
+        client.signs_in = True
         login, metadata = client.features.oauth_login, config.oauth_client_metadata_url
         return oauth_provider(client.name, url, home=home, login=login, client_metadata_url=metadata)
 
