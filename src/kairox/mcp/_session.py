@@ -84,6 +84,8 @@ class ServerOffers:
     tools_list_changed: bool = False
     resources: bool = False
     prompts: bool = False
+    skills: bool = False
+    """The skills extension: ``skills/list`` entries, each skill's files read as resources."""
 
     @classmethod
     def from_wire(cls, capabilities: Any) -> "ServerOffers":
@@ -94,6 +96,7 @@ class ServerOffers:
             tools_list_changed=isinstance(tools, dict) and tools.get("listChanged") is True,
             resources=isinstance(caps.get("resources"), dict),
             prompts=isinstance(caps.get("prompts"), dict),
+            skills="io.modelcontextprotocol/skills" in (caps.get("extensions") or {}),
         )
 
 
@@ -164,6 +167,14 @@ class McpSession:
 
     async def list_prompts(self) -> tuple[str, ...]:
         return tuple(await every_page(self._pages("prompts/list", prompts_page)))
+
+    async def list_skills(self) -> list[dict[str, Any]]:
+        def page(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+            skills, cursor = raw.get("skills"), raw.get("nextCursor")
+            found = [entry for entry in skills if isinstance(entry, dict)] if isinstance(skills, list) else []
+            return found, cursor if isinstance(cursor, str) else None
+
+        return await every_page(self._pages("skills/list", page))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], on_progress: ProgressHandler) -> ToolResult:
         raw = await self._asking("tools/call", {"name": name, "arguments": arguments}, progress=on_progress)

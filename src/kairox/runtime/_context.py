@@ -402,6 +402,11 @@ async def build_extension_context(
                 await stack.enter_async_context(manager)
         finally:
             skills = await skills_future
+        from kairox.runtime._mcp_skills import mcp_skills
+
+        remote, fetch = mcp_skills(manager.clients if manager is not None else {}, resolved.home)
+        if remote:
+            skills.add_skills(remote)
         diagnostics += skills.diagnostics
         sink.emit(SkillsReady(offered=len(skills.offered()), total=len(skills.entries())))
 
@@ -493,7 +498,9 @@ async def build_extension_context(
                 *adapters,
                 await stack.enter_async_context(lsp),
                 await stack.enter_async_context(dap),
-                SkillToolProvider(skills, registered=lambda: [s.name for s in registry.tools()], events=sink),
+                SkillToolProvider(
+                    skills, registered=lambda: [s.name for s in registry.tools()], events=sink, fetch=fetch
+                ),
             ]
         )
         diagnostics += registry.diagnostics
