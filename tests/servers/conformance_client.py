@@ -190,7 +190,9 @@ async def main(url: str) -> int:
         # the server's skills (the skills extension) join the registry as a session's do; one is loaded, and so its
         # SKILL.md read and checked against its entry, only where the scenario is about loading one
         skills, fetch = mcp_skills({NAME: client}, home)
-        await registry.add_provider(SkillToolProvider(SkillRegistry(skills), fetch=fetch))
+        skill_tool = SkillToolProvider(SkillRegistry(skills))
+        skill_tool.fetch = fetch
+        await registry.add_provider(skill_tool)
         for skill in skills if scenario.startswith("sep-2640-client-verify") else []:
             result = await registry.call_from_model(ModelProvider.OPENAI, "skill", {"name": skill.qualified_name})
             sys.stdout.write(

@@ -27,8 +27,7 @@ def _registry(
     ctx: typer.Context, *, plugin_failures: bool = False, mcp: bool = False
 ) -> tuple["ResolvedConfig", "SkillRegistry"]:
     """The skills of the workspace; with ``plugin_failures``, plugins that could not load are reported on stderr
-    (their skills are missing from the list); with ``mcp``, the MCP servers are started (as ``kairox tools list``
-    starts them) and the skills they offer are listed too."""
+    (their skills are missing from the list); with ``mcp``, the MCP servers are started for their skills too."""
     from kairox.errors import Severity
     from kairox.runtime import load_plugins, load_skills
 

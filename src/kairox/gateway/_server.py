@@ -64,7 +64,7 @@ from kairox.gateway._skills import (
     locate,
     served_frontmatter,
     skill_entry,
-    skill_files,
+    skill_manifest,
 )
 from kairox.gateway._team import CALL_ID_KEY, Team, user_of
 from kairox.gateway._untrusted import held_back
@@ -95,7 +95,7 @@ from kairox.registry import (
 )
 from kairox.runtime import ExtensionContext
 from kairox.sandbox import EgressRefused
-from kairox.skills import SKILL_FILE, SKILL_TOOL, SkillDef
+from kairox.skills import SKILL_FILE, SKILL_TOOL, SkillDef, bundled_files
 from kairox.tools import ToolCall, ToolResult, ToolSpec
 
 MAX_TRACKED_SESSIONS = 1024
@@ -136,6 +136,7 @@ class _Client:
 
 _EGRESS_AUDIT: dict[str, Any] = {"client": "sandbox", "tool": "network", "decision": "deny", "outcome": "refused"}
 _EGRESS_RULE = "sandbox.allowed_domains"
+_SKILL_READ: dict[str, Any] = {"tool": SKILL_TOOL, "decision": "allow", "rule": None, "duration_ms": 0, "outcome": "ok"}
 
 
 class GatewayEvents:
@@ -295,8 +296,7 @@ class Gateway:
         return types.ListPromptsResult(prompts=[prompt_to_mcp(skill) for skill in self.context.skills.offered()])
 
     def _served_skills(self) -> dict[str, tuple[SkillDef, dict[str, Any]]]:
-        """Qualified name -> (skill, frontmatter) for the skills served through the skills extension: those
-        served as prompts that the gate lets load without asking."""
+        """Name -> (skill, frontmatter) of the skills served as prompts that the gate lets load without asking."""
         if SKILL_TOOL not in {s.name for s in self.served().values()}:
             return {}
         out = {}
@@ -356,15 +356,7 @@ class Gateway:
                 for server, r in self._upstream_resources()
                 if not r.template
             ]
-            + [
-                types.Resource(
-                    uri=skill_entry(skill, frontmatter)["uri"],
-                    name=skill.name,
-                    description=frontmatter.get("description"),
-                    mime_type="text/markdown",
-                )
-                for skill, frontmatter in self._served_skills().values()
-            ]
+            + [skill_manifest(skill, frontmatter) for skill, frontmatter in self._served_skills().values()]
         )
 
     async def _list_resource_templates(
@@ -558,21 +550,11 @@ class Gateway:
         uri = str(params.uri)
         if uri.startswith(SKILL_SCHEME):
             skill, path, _ = self._skill_at(uri)
-            if path not in skill_files(skill):
+            if path not in [SKILL_FILE, *bundled_files(skill)]:
                 raise MCPError(INVALID_PARAMS, f"{uri} is not a file of skill {skill.qualified_name!r}", {"uri": uri})
             client_key, client = self._client(ctx)
-            arguments = {"name": skill.qualified_name, "uri": uri}
-            record = AuditRecord(
-                client=client.name,
-                session=client_key,
-                tool=SKILL_TOOL,
-                arguments=arguments,
-                decision="allow",
-                rule=None,
-                duration_ms=0,
-                outcome="ok",
-            )
-            await self._audit(ctx, record)
+            read = {"name": skill.qualified_name, "uri": uri}
+            await self._audit(ctx, AuditRecord(**_SKILL_READ, client=client.name, session=client_key, arguments=read))
             return types.ReadResourceResult(contents=[file_contents(skill, path, uri)])
         parts = split_resource_uri(uri)
         tool = mcp_tool_name(parts[0], "read_resource") if parts else None

@@ -1,6 +1,5 @@
-"""The workspace's skills through the MCP skills extension: ``skills/list`` and ``skills/get`` entries (frontmatter
-as written, every file with its digest and size), each file a ``skill://<name>/<path>`` resource, each folder
-listed by ``resources/directory/read``. Only Agent Skills whose frontmatter names them are served this way."""
+"""Skills through the MCP skills extension: ``skills/list`` entries (frontmatter as written, each file's digest and
+size), files as ``skill://<name>/<path>`` resources, folders for ``resources/directory/read``."""
 
 import base64
 import hashlib
@@ -14,7 +13,6 @@ from kairox.skills import SKILL_FILE, SkillDef, SkillFormat, bundled_files, load
 
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 SKILL_SCHEME = "skill://"
-DIRECTORY = "inode/directory"
 
 
 def skill_base(skill: SkillDef) -> str:
@@ -33,17 +31,18 @@ def served_frontmatter(skill: SkillDef) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("name") == skill.name else None
 
 
-def skill_files(skill: SkillDef) -> list[str]:
-    return [SKILL_FILE, *bundled_files(skill)]
-
-
 def skill_entry(skill: SkillDef, frontmatter: dict[str, Any]) -> dict[str, Any]:
     base, resources = skill_base(skill), []
-    for name in skill_files(skill):
+    for name in [SKILL_FILE, *bundled_files(skill)]:
         data = (skill.folder / name).read_bytes()
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
         resources.append({"uri": f"{base}/{name}", "digest": digest, "size": len(data)})
     return {"uri": f"{base}/{SKILL_FILE}", "frontmatter": frontmatter, "resources": resources}
+
+
+def skill_manifest(skill: SkillDef, frontmatter: dict[str, Any]) -> types.Resource:
+    uri, description = f"{skill_base(skill)}/{SKILL_FILE}", frontmatter.get("description")
+    return types.Resource(uri=uri, name=skill.name, description=description, mime_type="text/markdown")
 
 
 def locate(skills: list[SkillDef], uri: str) -> tuple[SkillDef, str] | None:
@@ -63,10 +62,10 @@ def directory_children(skill: SkillDef, path: str) -> list[dict[str, str]] | Non
     """The files and folders right under ``path`` of the skill (folders as ``inode/directory``); None when
     ``path`` is no folder of the skill."""
     prefix, children = f"{path}/" if path else "", {}
-    for name in skill_files(skill):
+    for name in [SKILL_FILE, *bundled_files(skill)]:
         if name.startswith(prefix):
             head, below, _ = name[len(prefix) :].partition("/")
-            children[head] = DIRECTORY if below else _mime(head)
+            children[head] = "inode/directory" if below else _mime(head)
     base = skill_base(skill)
     return [{"uri": f"{base}/{prefix}{n}", "name": n, "mimeType": m} for n, m in sorted(children.items())] or None
 

@@ -136,8 +136,7 @@ class McpClient(ServerLifecycle[McpConnection]):
         self.tools: tuple[McpTool, ...] = ()
         self.resources: tuple[McpResource, ...] = ()
         self.prompts: tuple[str, ...] = ()
-        self.skills: tuple[dict[str, Any], ...] = ()
-        """The ``skills/list`` entries of a server with the skills extension (none is read before it is used)."""
+        self.skills: tuple[dict[str, Any], ...] = ()  # skills/list entries (the skills extension)
         self.instructions: str | None = None
         self.log_path = self.home / "logs" / "mcp" / f"{server_file_stem(name)}.log"
         self.mode: str = config.protocol_mode

@@ -85,7 +85,6 @@ class ServerOffers:
     resources: bool = False
     prompts: bool = False
     skills: bool = False
-    """The skills extension: ``skills/list`` entries, each skill's files read as resources."""
 
     @classmethod
     def from_wire(cls, capabilities: Any) -> "ServerOffers":
@@ -168,13 +167,9 @@ class McpSession:
     async def list_prompts(self) -> tuple[str, ...]:
         return tuple(await every_page(self._pages("prompts/list", prompts_page)))
 
-    async def list_skills(self) -> list[dict[str, Any]]:
-        def page(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
-            skills, cursor = raw.get("skills"), raw.get("nextCursor")
-            found = [entry for entry in skills if isinstance(entry, dict)] if isinstance(skills, list) else []
-            return found, cursor if isinstance(cursor, str) else None
-
-        return await every_page(self._pages("skills/list", page))
+    async def list_skills(self) -> list[Any]:
+        entries = self._pages("skills/list", lambda raw: (list(raw.get("skills") or []), raw.get("nextCursor")))
+        return [entry for entry in await every_page(entries) if isinstance(entry, dict)]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], on_progress: ProgressHandler) -> ToolResult:
         raw = await self._asking("tools/call", {"name": name, "arguments": arguments}, progress=on_progress)

@@ -493,14 +493,14 @@ async def build_extension_context(
             held={name: held_text(resolved, "dap", name) for name in dap_pending},
             confine=confiner("dap_servers"),
         )
+        skill_tool = SkillToolProvider(skills, registered=lambda: [s.name for s in registry.tools()], events=sink)
+        skill_tool.fetch = fetch
         await registry.add_providers(
             [
                 *adapters,
                 await stack.enter_async_context(lsp),
                 await stack.enter_async_context(dap),
-                SkillToolProvider(
-                    skills, registered=lambda: [s.name for s in registry.tools()], events=sink, fetch=fetch
-                ),
+                skill_tool,
             ]
         )
         diagnostics += registry.diagnostics

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kairox.skills import SKILL_FILE, SkillDef, SkillFormat, SkillScope, load_frontmatter, parse_skill_text
-from kairox.skills import split_frontmatter as split
+from kairox.skills import SKILL_FILE, SkillDef, SkillFormat, SkillScope, load_frontmatter, split_frontmatter
+from kairox.skills import parse_skill_text as parse
 
 if TYPE_CHECKING:
     from kairox.mcp import McpClient
@@ -32,34 +32,28 @@ def mcp_skills(
                 continue
             path = home / "mcp-skills" / server / str(front["name"]) / SKILL_FILE
             text = f"---\n{yaml.safe_dump(front)}---\n"
-            skill = parse_skill_text(
-                text, path, fmt=SkillFormat.AGENT_SKILLS, scope=SkillScope.MCP, plugin=server
-            ).skill
+            skill = parse(text, path, fmt=SkillFormat.AGENT_SKILLS, scope=SkillScope.MCP, plugin=server).skill
             if skill is not None:
                 skills.append(skill)
                 found[skill.qualified_name] = (client, entry)
 
     async def fetch(skill: SkillDef) -> str | None:
         client, entry = found[skill.qualified_name]
-        uri, listed = entry["uri"], entry.get("resources")
+        uri = entry["uri"]
         result = await client.read_resource(uri)
         text = result.text_content()
         if result.is_error:
             return text
-        data = text.encode()
+        data, listed = text.encode(), entry.get("resources")
         mine = [r for r in listed if isinstance(r, dict) and r.get("uri") == uri] if isinstance(listed, list) else []
-        if listed != "dynamic" and [(r.get("size"), r.get("digest")) for r in mine] != [
-            (len(data), "sha256:" + hashlib.sha256(data).hexdigest())
-        ]:
-            return (
-                f"{uri} from MCP server {client.name!r} is not the file its skills/list entry describes (size, digest)"
-            )
+        expected = [(len(data), "sha256:" + hashlib.sha256(data).hexdigest())]
+        sizes = [(r.get("size"), r.get("digest")) for r in mine] if listed != "dynamic" else expected
         try:
-            same = load_frontmatter(split(text).yaml_text or "") == entry["frontmatter"]
+            same = load_frontmatter(split_frontmatter(text).yaml_text or "") == entry["frontmatter"]
         except (ValueError, yaml.YAMLError):
             same = False
-        if not same:
-            return f"{uri} from MCP server {client.name!r} has other frontmatter than its skills/list entry"
+        if not same or sizes != expected:
+            return f"{uri} of MCP server {client.name!r} is not what skills/list said (size, digest, frontmatter)"
         skill.path.parent.mkdir(parents=True, exist_ok=True)
         skill.path.write_bytes(data)
         return None

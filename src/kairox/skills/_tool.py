@@ -33,19 +33,14 @@ class SkillToolProvider(ToolProvider):
     """
 
     origin = "skills"
+    fetch: Callable[[SkillDef], Awaitable[str | None]] | None = None
+    """Brings an MCP server's skill to its ``path`` before it is loaded; what went wrong, or None."""
 
     def __init__(
-        self,
-        registry: SkillRegistry,
-        *,
-        registered: RegisteredTools | None = None,
-        events: EventSink | None = None,
-        fetch: Callable[[SkillDef], Awaitable[str | None]] | None = None,
+        self, registry: SkillRegistry, *, registered: RegisteredTools | None = None, events: EventSink | None = None
     ) -> None:
         super().__init__()
         self.registry = registry
-        self.fetch = fetch
-        """Brings an MCP server's skill to its ``path`` before it is loaded; what went wrong, or None."""
         self.registered = registered
         self.events: EventSink = events or NullSink()
 
