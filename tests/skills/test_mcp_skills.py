@@ -43,7 +43,7 @@ def _places(tmp_path: Path, isolated_home: Path) -> tuple[Path, Path, Path]:
 
 
 def _listed(ws: Path) -> list[tuple[str, str, bool]]:
-    run = kairox("skills", "list", "--json", cwd=ws, timeout=180)
+    run = kairox("skills", "list", "--mcp", "--json", cwd=ws, timeout=180)
     assert run.code == 0, run.stderr
     return [(s["qualified_name"], s["scope"], s["offered"]) for s in run.json()["skills"]]
 
@@ -56,7 +56,9 @@ def test_a_servers_skill_is_listed_as_server_colon_name_and_loads_only_in_a_trus
     assert _listed(ws) == []
     assert kairox("trust", cwd=ws).code == 0
     assert _listed(ws) == [("team:greet-back", "mcp", True)]
-    shown = kairox("skills", "list", cwd=ws, timeout=180)
+    # without --mcp the list starts no server (it stays light), so it has the workspace's own skills only
+    assert kairox("skills", "list", "--json", cwd=ws).json()["skills"] == []
+    shown = kairox("skills", "list", "--mcp", cwd=ws, timeout=180)
     assert shown.stdout.split()[:3] == ["team:greet-back", "mcp", "on"]
     # nothing was read before the skill was used; loading it reads and checks its SKILL.md, through the gate
     fetched = isolated_home / "mcp-skills" / "team" / "greet-back" / "SKILL.md"

@@ -36,7 +36,7 @@ def _registry(
     stage = load_plugins(resolved)
     if plugin_failures:
         _report([d for d in stage.diagnostics if d.severity is Severity.ERROR])
-    if mcp and resolved.config.mcp_servers:
+    if mcp:
         from kairox.cli._runtime import with_context
 
         async def skills(context: "ExtensionContext") -> "SkillRegistry":
@@ -67,9 +67,10 @@ def list_skills(
     show_all: Annotated[
         bool, typer.Option("--all", help="Also list skills shadowed by another of the same name.")
     ] = False,
+    mcp: Annotated[bool, typer.Option("--mcp", help="Start the MCP servers and list their skills too.")] = False,
 ) -> None:
     """Every skill by name, with its scope, state and description."""
-    _, registry = _registry(ctx, plugin_failures=True, mcp=True)
+    _, registry = _registry(ctx, plugin_failures=True, mcp=mcp)
     if as_json:
         out_json(registry.to_json(include_shadowed=show_all))
         return

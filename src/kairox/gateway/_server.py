@@ -246,11 +246,10 @@ class Gateway:
                 on_subscriptions_listen=ListenHandler(self.changes),
             )
         self.server.extensions[SKILLS_EXTENSION] = {"directoryRead": True}
-        self.server.add_request_handler("skills/list", types.PaginatedRequestParams, self._list_skills)
-        self.server.add_request_handler("skills/get", types.ReadResourceRequestParams, self._get_skill)
-        self.server.add_request_handler(
-            "resources/directory/read", types.ReadResourceRequestParams, self._read_directory
-        )
+        add, by_uri = self.server.add_request_handler, types.ReadResourceRequestParams
+        add("skills/list", types.PaginatedRequestParams, self._list_skills)
+        add("skills/get", by_uri, self._get_skill)
+        add("resources/directory/read", by_uri, self._read_directory)
         # a 2026 client echoes requestState back: sealed here, verified on the way in (bound to the request)
         self.server.middleware.append(
             RequestStateBoundary(
