@@ -15,7 +15,8 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp.client.streamable_http import streamable_http_client
-from tests.gateway.conftest import start_gateway, trust
+from mcp.shared.exceptions import MCPError
+from tests.gateway.conftest import SKILL, start_gateway, trust
 from tests.gateway.team import LEDGER_SERVER
 
 from mcp import Client
@@ -37,7 +38,8 @@ class Served:
         """(user, tag) -> (decision, rule, outcome), from the store's audit rows."""
         with contextlib.closing(sqlite3.connect(self.home / "gateway.sqlite3")) as db:
             rows = db.execute("SELECT user_name, arguments, decision, rule, outcome FROM kx_audit").fetchall()
-        return {(user, json.loads(args)["tag"]): (decision, rule, out) for user, args, decision, rule, out in rows}
+        calls = [(user, json.loads(args), decision, rule, out) for user, args, decision, rule, out in rows]
+        return {(user, a["tag"]): (decision, rule, out) for user, a, decision, rule, out in calls if "tag" in a}
 
     def ledger(self) -> list[str]:
         path = self.workspace / "ledger.txt"
@@ -68,7 +70,7 @@ deny = ["{RECORD}(banned*)"]
 calls_per_minute = {LIMIT}
 
 [gateway.rules.bob]
-deny = ["{RECORD}(open-secret*)"]
+deny = ["{RECORD}(open-secret*)", "skill"]
 allow = ["{RECORD}"]
 
 [gateway.rules."@reviewers"]
@@ -78,6 +80,9 @@ ask = ["{RECORD}(open-review*)"]
 deny = ["{RECORD}(open-x"]
 """
     )
+    skill = workspace / ".kairox" / "skills" / "greet-back" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(SKILL)
     users = root / "users.toml"
     users.write_text(
         f'alice = {{ token = "{TOKENS["alice"]}", groups = ["reviewers"] }}\n'
@@ -122,6 +127,21 @@ async def test_a_users_deny_rule_refuses_that_users_call_only_and_the_audit_name
     audit = served.audit()
     assert audit["bob", "open-secret-1"] == ("deny", f"{RECORD}(open-secret*) (gateway.rules.bob)", "refused")
     assert audit["alice", "open-secret-2"] == ("allow", f"{RECORD}(open*)", "ok")
+
+
+async def test_a_users_deny_rule_on_skills_hides_them_from_that_user_only(served: Served) -> None:
+    async def skills(user: str) -> tuple[list[str], str]:
+        async with connect(served, user, []) as client:
+            listed = [str(r.uri) for r in (await client.list_resources()).resources]
+            try:
+                read = await client.read_resource("skill://greet-back/SKILL.md")
+            except MCPError as exc:
+                return listed, str(exc)
+        return listed, "".join(getattr(c, "text", "") for c in read.contents)
+
+    (alice_listed, alice_read), (bob_listed, bob_read) = await skills("alice"), await skills("bob")
+    assert "skill://greet-back/SKILL.md" in alice_listed and "Say hello" in alice_read
+    assert "skill://greet-back/SKILL.md" not in bob_listed and "no skill is served at" in bob_read
 
 
 async def test_a_groups_ask_rule_asks_its_members_only(served: Served) -> None:
@@ -171,7 +191,7 @@ def test_a_user_past_the_calls_per_minute_gets_429_with_retry_after_and_the_othe
     while time.time() % 60 > 45:  # all of dave's calls in one minute of the store's counters
         time.sleep(1)
     statuses = [post("dave").status_code for _ in range(LIMIT)]
-    refused, other = post("dave"), post("alice")
+    refused, other = post("dave"), post("carol")
     assert 429 not in statuses and other.status_code != 429
     assert refused.status_code == 429 and 1 <= int(refused.headers["Retry-After"]) <= 60
     assert f"dave made {LIMIT} tool calls this minute" in refused.text

@@ -453,16 +453,21 @@ class ToolRegistry:
         )
 
     def check(
-        self, name: str, arguments: JsonObject | None = None, *, approval: ApprovalPolicy | None = None
+        self,
+        name: str,
+        arguments: JsonObject | None = None,
+        *,
+        approval: ApprovalPolicy | None = None,
+        policy: PolicyEngine | None = None,
     ) -> Decision:
-        """What the policy would decide for this call, without hooks, approval or the call."""
+        """What the policy (or ``policy``) would decide for this call, without hooks, approval or the call."""
         entry = self._entries.get(name)
         if entry is None:
             return Decision.deny(self._unknown(name), source=DecisionSource.REGISTRY)
         hidden = self.hidden_reason(name)
         if hidden is not None and self.policy.denied_by_name(entry.spec) is None:
             return Decision.deny(f"{name} is not available: {hidden}", source=DecisionSource.REGISTRY)
-        return self._engine(approval).decide(entry.spec, arguments or {})
+        return (policy or self._engine(approval)).decide(entry.spec, arguments or {})
 
     def _engine(self, approval: ApprovalPolicy | None) -> PolicyEngine:
         if approval is None:
