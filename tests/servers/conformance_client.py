@@ -25,7 +25,8 @@ from kairox.config import McpServerConfig, PolicyConfig
 from kairox.mcp import ClientFeatures, ElicitationAnswer, ElicitationRequest, McpClient, McpToolAdapter, OAuthLogin
 from kairox.mcp._oauth import FileTokenStorage, token_path
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
-from kairox.registry import ModelProvider, RegistrySettings, ToolRegistry, build_registry
+from kairox.registry import ModelProvider, ToolRegistry, build_registry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import SandboxSettings
 
 REDIRECT_URI = "http://127.0.0.1:9/callback"
