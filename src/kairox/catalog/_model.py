@@ -126,18 +126,9 @@ class CatalogInput:
 
 
 _INPUT_FIELDS = frozenset(
-    {
-        "name",
-        "description",
-        "isRequired",
-        "isSecret",
-        "format",
-        "value",
-        "default",
-        "placeholder",
-        "choices",
-        "variables",
-    }
+    """
+    name description isRequired isSecret format value default placeholder choices variables
+    """.split()
 )
 
 
@@ -254,33 +245,15 @@ class CatalogPackage:
 
 
 _PACKAGE_FIELDS = frozenset(
-    {
-        "registryType",
-        "identifier",
-        "version",
-        "transport",
-        "registryBaseUrl",
-        "runtimeHint",
-        "runtimeArguments",
-        "packageArguments",
-        "environmentVariables",
-        "fileSha256",
-    }
+    """
+    registryType identifier version transport registryBaseUrl runtimeHint runtimeArguments packageArguments
+    environmentVariables fileSha256
+    """.split()
 )
 _SERVER_FIELDS = frozenset(
-    {
-        "$schema",
-        "name",
-        "title",
-        "description",
-        "version",
-        "websiteUrl",
-        "repository",
-        "packages",
-        "remotes",
-        "icons",
-        "_meta",
-    }
+    """
+    $schema name title description version websiteUrl repository packages remotes icons _meta
+    """.split()
 )
 
 

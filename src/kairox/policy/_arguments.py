@@ -16,44 +16,11 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 _NAMES = frozenset(
-    {
-        "path",
-        "paths",
-        "file",
-        "files",
-        "filename",
-        "filenames",
-        "filepath",
-        "filepaths",
-        "dir",
-        "dirs",
-        "directory",
-        "directories",
-        "folder",
-        "folders",
-        "root",
-        "roots",
-        "cwd",
-        "workdir",
-        "workingdirectory",
-        "source",
-        "sources",
-        "destination",
-        "destinations",
-        "src",
-        "dest",
-        "dst",
-        "target",
-        "targets",
-        "output",
-        "outputs",
-        "input",
-        "inputs",
-        "location",
-        "notebook",
-        "repo",
-        "repository",
-    }
+    """
+    path paths file files filename filenames filepath filepaths dir dirs directory directories folder folders root
+    roots cwd workdir workingdirectory source sources destination destinations src dest dst target targets output
+    outputs input inputs location notebook repo repository
+    """.split()
 )
 _SUFFIXES = (
     "path",

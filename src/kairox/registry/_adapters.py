@@ -38,36 +38,14 @@ class _NotStrict(Exception):
 
 MAX_NAME = 64
 _OPENAI_STRICT_KEYS = frozenset(
-    {
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "const",
-        "anyOf",
-        "$ref",
-        "$defs",
-        "description",
-    }
+    """
+    type properties required additionalProperties items enum const anyOf $ref $defs description
+    """.split()
 )
 _GEMINI_KEYS = frozenset(
-    {
-        "type",
-        "format",
-        "description",
-        "nullable",
-        "enum",
-        "properties",
-        "required",
-        "items",
-        "minItems",
-        "maxItems",
-        "minimum",
-        "maximum",
-        "title",
-    }
+    """
+    type format description nullable enum properties required items minItems maxItems minimum maximum title
+    """.split()
 )
 _GEMINI_FORMATS = {"string": {"enum", "date-time"}, "number": {"float", "double"}, "integer": {"int32", "int64"}}
 _DESCRIBED = (
