@@ -8,6 +8,8 @@ import typer
 from kairox.cli._common import (
     CliState,
     ExitCode,
+    JsonOption,
+    YesOption,
     err,
     errors_as_json,
     fail,
@@ -29,16 +31,6 @@ mcp_app = typer.Typer(
     help="MCP servers: list, start and inspect them, call their tools, add and remove them, log in.",
     no_args_is_help=True,
 )
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
-YesOption = Annotated[
-    bool,
-    typer.Option(
-        "--yes",
-        "-y",
-        help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).",
-    ),
-]
 
 
 def _quiet_sdk_logs() -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, state
 from kairox.cli._config_write import WriteYesOption, authorize_config_write, change_text
 
 if TYPE_CHECKING:
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 skills_app = typer.Typer(help="List, match, enable, install and validate skills.", no_args_is_help=True)
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 ScopeOption = Annotated[str, typer.Option("--scope", help="user or workspace.")]
 
 

@@ -1,27 +1,17 @@
 """``kairox tui``: the terminal front end. Textual is imported here, when the command runs, never before."""
 
 import sys
-from typing import Annotated
 
 import typer
 
-from kairox.cli._common import ExitCode, exit_at_once, fail, state
+from kairox.cli._common import ExitCode, ModelOption, ProviderOption, ResumeOption, exit_at_once, fail, state
 
 
 def tui(
     ctx: typer.Context,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")
-    ] = None,
-    model_provider: Annotated[
-        str | None,
-        typer.Option(
-            "--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in)."
-        ),
-    ] = None,
-    resume: Annotated[
-        str | None, typer.Option("--resume", help="Continue the session with this id (`kairox sessions list`).")
-    ] = None,
+    model: ModelOption = None,
+    model_provider: ProviderOption = None,
+    resume: ResumeOption = None,
 ) -> None:
     """Open the terminal UI: conversation, live server status and event trace, approvals, extension panels."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

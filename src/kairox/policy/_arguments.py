@@ -85,16 +85,9 @@ def _file_uri(text: str, found: list[str]) -> None:
         found.append(unquote(host + parts.path))
 
 
-def path_like_arguments(arguments: Mapping[str, Any]) -> list[str]:
-    """The strings of ``arguments`` that name files: values of path-like keys (also in lists and nested objects)
-    and every ``file://`` URI, as paths (the first 64: see ``scan_path_arguments`` for what was left unread)."""
-    found: list[str] = []
-    scan_path_arguments(arguments, found)
-    return found
-
-
 def scan_path_arguments(arguments: Mapping[str, Any], found: list[str]) -> str | None:
-    """Appends the paths ``arguments`` name (as ``path_like_arguments``) to ``found``; returns why the scan stopped
+    """Appends the paths ``arguments`` name to ``found`` (values of path-like keys, also in lists and nested objects,
+    and every ``file://`` URI, the first 64); returns why the scan stopped
     before something that may name another, or None when it read all that could. (The caller's list, and no tuple
     back: this runs on every call of a third-party tool.)"""
     unseen: str | None = None
