@@ -9,7 +9,7 @@ import re
 import shlex
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from kairox.catalog._model import (
@@ -91,16 +91,7 @@ class InstallPlan:
             "command_line": self.command_line,
             "launcher": self.launcher,
             "entry": self.table,
-            "variables": [
-                {
-                    "name": v.name,
-                    "required": v.required,
-                    "secret": v.secret,
-                    "description": v.description,
-                    "purpose": v.purpose,
-                }
-                for v in self.variables
-            ],
+            "variables": [asdict(v) for v in self.variables],
         }
 
 
