@@ -12,13 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kairox.catalog._model import (
-    CatalogArgument,
-    CatalogEntry,
-    CatalogInput,
-    CatalogPackage,
-    CatalogTransport,
-)
+from kairox.catalog._model import CatalogArgument, CatalogEntry, CatalogInput, CatalogPackage, CatalogTransport
 
 INSTALLABLE = ("npm", "pypi", "oci")
 """Registry types Kairox knows how to run."""

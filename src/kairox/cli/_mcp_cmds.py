@@ -275,11 +275,7 @@ def call(
             client = manager.clients[server]
             adapter = manager.adapters.get(server)
             if adapter is None:
-                return (
-                    ToolResult.error(f"MCP server {server!r} is {client.status}: {client.reason}"),
-                    True,
-                    None,
-                )
+                return (ToolResult.error(f"MCP server {server!r} is {client.status}: {client.reason}"), True, None)
             # the same gate as every other call: the session's hooks (config and plugins) run too
             stage = load_plugins(cli.resolve())
             approver = command_line_approver(yes)

@@ -192,12 +192,7 @@ def disable(
 ) -> None:
     """Disable a plugin, or one of its contributions."""
     from kairox._util import suggest
-    from kairox.plugins import (
-        PluginSettingsError,
-        parse_contribution,
-        set_contribution_enabled,
-        set_plugin_enabled,
-    )
+    from kairox.plugins import PluginSettingsError, parse_contribution, set_contribution_enabled, set_plugin_enabled
 
     resolved, plugins = _discover(ctx)
     plugin = _find(plugins, name)

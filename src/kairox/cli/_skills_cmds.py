@@ -146,14 +146,7 @@ def match(
 
 
 def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str, *, yes: bool) -> None:
-    from kairox.skills import (
-        EnableScope,
-        SkillError,
-        enabled_file,
-        enabled_key,
-        persist_enabled,
-        registry_from_config,
-    )
+    from kairox.skills import EnableScope, SkillError, enabled_file, enabled_key, persist_enabled, registry_from_config
 
     try:
         scope = EnableScope(scope_text)

@@ -8,10 +8,7 @@ from kairox.cli._common import ExitCode, ModelOption, ProviderOption, ResumeOpti
 
 
 def tui(
-    ctx: typer.Context,
-    model: ModelOption = None,
-    model_provider: ProviderOption = None,
-    resume: ResumeOption = None,
+    ctx: typer.Context, model: ModelOption = None, model_provider: ProviderOption = None, resume: ResumeOption = None
 ) -> None:
     """Open the terminal UI: conversation, live server status and event trace, approvals, extension panels."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

@@ -20,15 +20,7 @@ from kairox.errors import Diagnostic, Severity
 from kairox.events import EventSink, NullSink
 from kairox.hooks._approval import HookApprovalStore, hook_hash
 from kairox.hooks._events import HookFinished
-from kairox.hooks._model import (
-    TOOL_EVENTS,
-    HookEvent,
-    HookOutcome,
-    HookResult,
-    HookSpec,
-    PluginHookLike,
-    matches,
-)
+from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookOutcome, HookResult, HookSpec, PluginHookLike, matches
 from kairox.hooks._runner import OUTPUT_CAP_BYTES, run_hook
 from kairox.policy import ApprovalRequest, ApprovalScope, Approver
 from kairox.tools import (

@@ -17,9 +17,5 @@ if TYPE_CHECKING:
 __all__ = ["KairoxToolset", "agents_tools"]
 
 __getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "._openai_agents": ("agents_tools",),
-        "._pydantic_ai": ("KairoxToolset",),
-    },
+    __name__, {"._openai_agents": ("agents_tools",), "._pydantic_ai": ("KairoxToolset",)}
 )

@@ -24,14 +24,7 @@ from kairox.policy._approval import PathTarget
 from kairox.policy._arguments import LIMITS, scan_path_arguments
 from kairox.policy._command_glob import allow_matches
 from kairox.policy._decision import Decision, DecisionSource, Verdict
-from kairox.policy._explain import (
-    describe_rule,
-    exact_rule,
-    let_through,
-    mcp_why,
-    suggested_rule,
-    unguarded_reads,
-)
+from kairox.policy._explain import describe_rule, exact_rule, let_through, mcp_why, suggested_rule, unguarded_reads
 from kairox.policy._facts import (
     _THIRD_PARTY,
     CallFacts,

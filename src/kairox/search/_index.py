@@ -61,11 +61,7 @@ class SearchIndex:
     # --- building and opening -------------------------------------------------------------------------------
 
     @classmethod
-    def build(
-        cls,
-        fields: Mapping[str, float],
-        documents: Iterable[tuple[str, Mapping[str, str]]],
-    ) -> "SearchIndex":
+    def build(cls, fields: Mapping[str, float], documents: Iterable[tuple[str, Mapping[str, str]]]) -> "SearchIndex":
         """Index ``documents`` in memory."""
         names = list(fields)
         rows = [(key, *(index_text(doc.get(name, "")) for name in names)) for key, doc in documents]
@@ -87,12 +83,7 @@ class SearchIndex:
     # --- searching ------------------------------------------------------------------------------------------
 
     def search(
-        self,
-        query: str | Sequence[str],
-        *,
-        limit: int = 5,
-        explain: bool = True,
-        phrases: bool = False,
+        self, query: str | Sequence[str], *, limit: int = 5, explain: bool = True, phrases: bool = False
     ) -> list[SearchHit]:
         """The best ``limit`` documents for ``query`` (text, or words already chosen), best first. Any query
         word may match (OR); BM25 rewards the rare ones and the weighted fields. With ``explain``, each hit

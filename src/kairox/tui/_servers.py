@@ -22,13 +22,7 @@ from kairox.errors import Diagnostic, Severity
 from kairox.events import Event
 from kairox.hooks import HookFinished
 from kairox.lsp import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
-from kairox.mcp import (
-    McpServerFailed,
-    McpServerReady,
-    McpServerRestarting,
-    McpServerStarting,
-    McpServerStopped,
-)
+from kairox.mcp import McpServerFailed, McpServerReady, McpServerRestarting, McpServerStarting, McpServerStopped
 from kairox.registry import ToolCallApprovalAnswered, ToolCallDecided, ToolCallFinished
 from kairox.runtime import ServerStatus
 from kairox.sandbox import EgressRefused
