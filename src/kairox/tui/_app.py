@@ -797,6 +797,3 @@ class KairoxApp(App[None]):
 
 def run_app(options: "RuntimeOptions", resolved: "ResolvedConfig", **kwargs: Any) -> None:
     KairoxApp(options, resolved, **kwargs).run()
-
-
-__all__ = ["KairoxApp", "run_app"]
