@@ -22,19 +22,7 @@ _NAMES = frozenset(
     outputs input inputs location notebook repo repository
     """.split()
 )
-_SUFFIXES = (
-    "path",
-    "paths",
-    "file",
-    "files",
-    "filename",
-    "filenames",
-    "dir",
-    "dirs",
-    "directory",
-    "directories",
-    "folder",
-)
+_SUFFIXES = tuple("path paths file files filename filenames dir dirs directory directories folder".split())
 _URI_NAMES = frozenset({"uri", "uris", "url", "urls", "href"})
 _MAX_DEPTH = 6
 """Lists and objects nested deeper than this are not read."""

@@ -160,19 +160,7 @@ def _server_of(tool: str) -> str | None:
     return None
 
 
-MAIN_ARGUMENTS = (
-    "command",
-    "path",
-    "file_path",
-    "file",
-    "uri",
-    "url",
-    "query",
-    "pattern",
-    "symbol",
-    "expression",
-    "name",
-)
+MAIN_ARGUMENTS = tuple("command path file_path file uri url query pattern symbol expression name".split())
 """Argument names that say what a call does, first found first: the shell command, the file, the query."""
 
 
