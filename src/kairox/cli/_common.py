@@ -17,6 +17,7 @@ OTEL_ENDPOINTS = tuple(f"OTEL_EXPORTER_OTLP_{s}ENDPOINT" for s in ("", "TRACES_"
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
     from kairox.events import EventSink
+    from kairox.runtime import RuntimeOptions
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 YesOption = Annotated[
@@ -92,6 +93,12 @@ class CliState:
                 ExitCode.CONFIG,
             )
         return resolved
+
+    def runtime_options(self, **extra: Any) -> "RuntimeOptions":
+        """The runtime's options for this command's workspace, profile and ``-c`` overrides (and ``extra``)."""
+        from kairox.runtime import RuntimeOptions
+
+        return RuntimeOptions(workspace=self.workspace, profile=self.profile, overrides=tuple(self.overrides), **extra)
 
     def events(self) -> "EventSink":
         """The event sink of this command: the ``--trace`` file when given, else nothing."""

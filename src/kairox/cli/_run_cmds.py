@@ -173,9 +173,8 @@ def run(
 
     from kairox.agent import ModelSetupError, SessionNotFoundError, open_workspace
     from kairox.cli._approver import CliApprover
-    from kairox.runtime import RuntimeOptions
 
-    options = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides))
+    options = cli.runtime_options()
     view = _JsonView() if as_json else _TerminalView()
     interactive = not as_json and sys.stdin.isatty() and sys.stderr.isatty()
 

@@ -15,10 +15,9 @@ def tui(
         fail("kairox tui needs a terminal; use `kairox run PROMPT` in scripts", ExitCode.USAGE)
     cli = state(ctx)
     resolved = cli.resolve()
-    from kairox.runtime import RuntimeOptions
     from kairox.tui import run_app
 
-    options = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides))
+    options = cli.runtime_options()
     run_app(options, resolved, model=model, provider=model_provider, resume=resume)
     exit_at_once()  # the app has left its session (every server stopped) and given the terminal back
 
