@@ -11,7 +11,6 @@ from typing import Any
 from kairox._util import JsonObject
 from kairox.errors import KairoxError
 
-SERVER_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 OFFICIAL_META = "io.modelcontextprotocol.registry/official"
 """Where a registry puts its own facts about an entry (``status``, ``publishedAt``, ``isLatest``)."""
 KAIROX_META = "dev.kairox/catalog"
