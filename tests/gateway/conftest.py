@@ -57,6 +57,8 @@ ask = ["mcp__everything__echo(ask*)"]
     skill = root / ".kairox" / "skills" / "greet-back" / "SKILL.md"
     skill.parent.mkdir(parents=True, exist_ok=True)
     skill.write_text(SKILL)
+    (skill.parent / "references").mkdir(exist_ok=True)  # a folder for the skills extension's directory reads
+    (skill.parent / "references" / "TONE.md").write_text("Warm, short, by name.\n")
     (root / "app.py").write_text('def greet(name):\n    return "hi " + name\n')
     return root
 

@@ -162,3 +162,5 @@ def test_kairox_serve_passes_every_scenario_but_its_baseline(tmp_path: Path) -> 
     assert failing == [], "kairox serve fails these: fix them, or add each to the baseline with its reason"
     for scenario in ("server-initialize", "tools-list", "prompts-list", "resources-list", "dns-rebinding-protection"):
         assert outcome[f"2025-11-25/{scenario}"]
+    # the workspace's skill through the skills extension: its folder, its listing, its SKILL.md
+    assert [outcome[f"extension/{scenario}"] for scenario in EXTENSION_SCENARIOS] == [True, True, True]

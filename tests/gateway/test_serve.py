@@ -255,7 +255,10 @@ async def test_upstream_resources_are_served_namespaced_and_read_through_the_gat
         templates = (await client.list_resource_templates()).resource_templates
         note = await client.read_resource("kairox://mcp/basic/memo://note")
     assert "kairox://mcp/basic/memo://note" in [str(r.uri) for r in resources]
-    assert all(str(r.uri).startswith("kairox://mcp/") for r in [*resources])
+    # beside the upstreams' resources, the workspace skill's SKILL.md (the skills extension)
+    assert [str(r.uri) for r in resources if not str(r.uri).startswith("kairox://mcp/")] == [
+        "skill://greet-back/SKILL.md"
+    ]
     assert all(t.uri_template.startswith("kairox://mcp/") for t in templates) and templates
     assert [getattr(c, "text", None) for c in note.contents] == ["note body"]
     assert [r["tool"] for r in gateway.audit_records()][-1] == "mcp__basic__read_resource"

@@ -76,6 +76,26 @@ def test_scenario_passes_on_the_sdks_session(tmp_path: Path, scenario: str) -> N
         assert f"session: sdk {'2025-11-25' if extension else '2026-07-28'}" in said.read_text()
 
 
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        "sep-2640-client-no-prefetch",
+        "sep-2640-client-verify-digest",
+        "sep-2640-client-verify-size",
+        "sep-2640-client-verify-frontmatter",
+    ],
+)
+def test_a_servers_skills_are_listed_unread_and_a_tampered_skill_md_is_refused(tmp_path: Path, scenario: str) -> None:
+    # the skills extension's scenarios: each check skips unless the client listed the skills (and, for the
+    # verify ones, loaded the skill), so a pass here is a successful check, not an absent one
+    run = conformance(tmp_path, "--scenario", scenario, "--timeout", "120000")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert [c["status"] for c in checks(tmp_path)[scenario]] == ["SUCCESS"]
+    (said,) = tmp_path.rglob("stdout.txt")
+    loaded = [line for line in said.read_text().splitlines() if line.startswith("conformance:pdf-processing:")]
+    assert [line.split(": ")[1] for line in loaded] == ([] if scenario.endswith("no-prefetch") else ["error"])
+
+
 def test_the_client_baseline_is_empty() -> None:
     assert yaml.safe_load(BASELINE.read_text()).get("client") == []
 

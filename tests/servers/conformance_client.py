@@ -27,6 +27,8 @@ from kairox.mcp._oauth import FileTokenStorage, token_path
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import ModelProvider, ToolRegistry, build_registry
 from kairox.registry._registry import RegistrySettings
+from kairox.runtime._mcp_skills import mcp_skills
+from kairox.skills import SkillRegistry, SkillToolProvider
 from kairox.tools import SandboxSettings
 
 REDIRECT_URI = "http://127.0.0.1:9/callback"
@@ -106,7 +108,7 @@ async def accept_with_defaults(request: ElicitationRequest) -> ElicitationAnswer
 
 async def gate(home: Path, client: McpClient) -> ToolRegistry:
     """The registry as a session builds it, with the server's tools allowed by a rule."""
-    rules = [Rule(action="allow", pattern=f"mcp__{NAME}__*")]
+    rules = [Rule(action="allow", pattern=f"mcp__{NAME}__*"), Rule(action="allow", pattern=f"skill({NAME}:*)")]
     policy = PolicySettings.from_config(PolicyConfig(), workspace=client.workspace, rules=rules, home=home)
     sandbox = SandboxSettings(mode=policy.sandbox, writable_roots=policy.writable_roots)
     settings = RegistrySettings(policy=policy, sandbox=sandbox, spill_dir=home / "spill")
@@ -186,6 +188,17 @@ async def main(url: str) -> int:
             result = await registry.call_from_model(ModelProvider.OPENAI, wire[name], arguments)
             sys.stdout.write(f"{name}: {'error' if result.is_error else 'ok'}: {result.text_content()[:200]}\n")
             failures += result.is_error
+        # the server's skills (the skills extension) join the registry as a session's do; one is loaded, and so its
+        # SKILL.md read and checked against its entry, only where the scenario is about loading one
+        skills, fetch = mcp_skills({NAME: client}, home)
+        skill_tool = SkillToolProvider(SkillRegistry(skills))
+        skill_tool.fetch = fetch
+        await registry.add_provider(skill_tool)
+        for skill in skills if scenario.startswith("sep-2640-client-verify") else []:
+            result = await registry.call_from_model(ModelProvider.OPENAI, "skill", {"name": skill.qualified_name})
+            sys.stdout.write(
+                f"{skill.qualified_name}: {'error' if result.is_error else 'ok'}: {result.text_content()}\n"
+            )
         return 1 if failures else 0
 
 

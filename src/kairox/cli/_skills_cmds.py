@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
     from kairox.errors import Diagnostic
     from kairox.policy import ApprovalAnswer, ApprovalRequest
+    from kairox.runtime import ExtensionContext
     from kairox.skills import SkillRegistry
 
 skills_app = typer.Typer(help="List, match, enable, install and validate skills.", no_args_is_help=True)
@@ -21,9 +22,11 @@ skills_app = typer.Typer(help="List, match, enable, install and validate skills.
 ScopeOption = Annotated[str, typer.Option("--scope", help="user or workspace.")]
 
 
-def _registry(ctx: typer.Context, *, plugin_failures: bool = False) -> tuple["ResolvedConfig", "SkillRegistry"]:
+def _registry(
+    ctx: typer.Context, *, plugin_failures: bool = False, mcp: bool = False
+) -> tuple["ResolvedConfig", "SkillRegistry"]:
     """The skills of the workspace; with ``plugin_failures``, plugins that could not load are reported on stderr
-    (their skills are missing from the list)."""
+    (their skills are missing from the list); with ``mcp``, the MCP servers are started for their skills too."""
     from kairox.errors import Severity
     from kairox.runtime import load_plugins, load_skills
 
@@ -32,6 +35,13 @@ def _registry(ctx: typer.Context, *, plugin_failures: bool = False) -> tuple["Re
     stage = load_plugins(resolved)
     if plugin_failures:
         _report([d for d in stage.diagnostics if d.severity is Severity.ERROR])
+    if mcp:
+        from kairox.cli._runtime import with_context
+
+        async def skills(context: "ExtensionContext") -> "SkillRegistry":
+            return context.skills
+
+        return resolved, with_context(cli, skills)
     return resolved, load_skills(resolved, stage.routing, events=cli.events())
 
 
@@ -56,9 +66,10 @@ def list_skills(
     show_all: Annotated[
         bool, typer.Option("--all", help="Also list skills shadowed by another of the same name.")
     ] = False,
+    mcp: Annotated[bool, typer.Option("--mcp", help="Start the MCP servers and list their skills too.")] = False,
 ) -> None:
     """Every skill by name, with its scope, state and description."""
-    _, registry = _registry(ctx, plugin_failures=True)
+    _, registry = _registry(ctx, plugin_failures=True, mcp=mcp)
     if as_json:
         out_json(registry.to_json(include_shadowed=show_all))
         return

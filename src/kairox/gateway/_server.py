@@ -56,6 +56,16 @@ from kairox.gateway._search import (
     text_result,
     unknown_names,
 )
+from kairox.gateway._skills import (
+    SKILL_SCHEME,
+    SKILLS_EXTENSION,
+    directory_children,
+    file_contents,
+    locate,
+    served_frontmatter,
+    skill_entry,
+    skill_manifest,
+)
 from kairox.gateway._team import CALL_ID_KEY, Team, user_of
 from kairox.gateway._untrusted import held_back
 from kairox.gateway._wire import (
@@ -72,6 +82,7 @@ from kairox.gateway._wire import (
     split_resource_uri,
     tool_to_mcp,
 )
+from kairox.policy import Verdict
 from kairox.registry import (
     SessionApprovals,
     ToolCallDecided,
@@ -84,7 +95,7 @@ from kairox.registry import (
 )
 from kairox.runtime import ExtensionContext
 from kairox.sandbox import EgressRefused
-from kairox.skills import SKILL_TOOL
+from kairox.skills import SKILL_FILE, SKILL_TOOL, SkillDef, bundled_files
 from kairox.tools import ToolCall, ToolResult, ToolSpec
 
 MAX_TRACKED_SESSIONS = 1024
@@ -125,6 +136,7 @@ class _Client:
 
 _EGRESS_AUDIT: dict[str, Any] = {"client": "sandbox", "tool": "network", "decision": "deny", "outcome": "refused"}
 _EGRESS_RULE = "sandbox.allowed_domains"
+_SKILL_READ: dict[str, Any] = {"tool": SKILL_TOOL, "decision": "allow", "rule": None, "duration_ms": 0, "outcome": "ok"}
 
 
 class GatewayEvents:
@@ -233,6 +245,11 @@ class Gateway:
                 on_set_logging_level=self._set_logging_level,
                 on_subscriptions_listen=ListenHandler(self.changes),
             )
+        self.server.extensions[SKILLS_EXTENSION] = {"directoryRead": True}
+        add, by_uri = self.server.add_request_handler, types.ReadResourceRequestParams
+        add("skills/list", types.PaginatedRequestParams, self._list_skills)
+        add("skills/get", by_uri, self._get_skill)
+        add("resources/directory/read", by_uri, self._read_directory)
         # a 2026 client echoes requestState back: sealed here, verified on the way in (bound to the request)
         self.server.middleware.append(
             RequestStateBoundary(
@@ -277,6 +294,48 @@ class Gateway:
             return types.ListPromptsResult(prompts=[])
         return types.ListPromptsResult(prompts=[prompt_to_mcp(skill) for skill in self.context.skills.offered()])
 
+    def _served_skills(self) -> dict[str, tuple[SkillDef, dict[str, Any]]]:
+        """Name -> (skill, frontmatter) of the skills served as prompts that the gate lets load without asking."""
+        if SKILL_TOOL not in {s.name for s in self.served().values()}:
+            return {}
+        out = {}
+        for skill in self.context.skills.offered():
+            decision = self.context.registry.check(SKILL_TOOL, {"name": skill.qualified_name})
+            if decision.verdict is Verdict.ALLOW and (frontmatter := served_frontmatter(skill)) is not None:
+                out[skill.qualified_name] = (skill, frontmatter)
+        return out
+
+    def _skill_at(self, uri: str) -> tuple[SkillDef, str, dict[str, Any]]:
+        skills = self._served_skills()
+        found = locate([skill for skill, _ in skills.values()], uri)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"no skill is served at {uri!r}; skills/list shows the skills", {"uri": uri})
+        return found[0], found[1], skills[found[0].qualified_name][1]
+
+    async def _list_skills(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
+    ) -> dict[str, Any]:
+        self._client(ctx)
+        skills = [skill_entry(skill, frontmatter) for skill, frontmatter in self._served_skills().values()]
+        return {"skills": skills, "ttlMs": 0, "cacheScope": "private"}
+
+    async def _get_skill(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> dict[str, Any]:
+        skill, path, frontmatter = self._skill_at(str(params.uri))
+        if path != SKILL_FILE:
+            raise MCPError(INVALID_PARAMS, f"{params.uri} is not a skill's SKILL.md", {"uri": str(params.uri)})
+        return {"skill": skill_entry(skill, frontmatter), "ttlMs": 0, "cacheScope": "private"}
+
+    async def _read_directory(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> dict[str, Any]:
+        skill, path, _ = self._skill_at(str(params.uri).rstrip("/"))
+        children = directory_children(skill, path)
+        if children is None:
+            raise MCPError(INVALID_PARAMS, f"{params.uri} is not a folder of a skill", {"uri": str(params.uri)})
+        return {"resources": children}
+
     def _upstream_resources(self) -> list[tuple[str, Any]]:
         served = {spec.name for spec in self.served().values()}
         return [(name, r) for name, r in self.context.mcp_resources() if mcp_tool_name(name, "read_resource") in served]
@@ -296,6 +355,7 @@ class Gateway:
                 for server, r in self._upstream_resources()
                 if not r.template
             ]
+            + [skill_manifest(skill, frontmatter) for skill, frontmatter in self._served_skills().values()]
         )
 
     async def _list_resource_templates(
@@ -487,6 +547,14 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        if uri.startswith(SKILL_SCHEME):
+            skill, path, _ = self._skill_at(uri)
+            if path not in [SKILL_FILE, *bundled_files(skill)]:
+                raise MCPError(INVALID_PARAMS, f"{uri} is not a file of skill {skill.qualified_name!r}", {"uri": uri})
+            client_key, client = self._client(ctx)
+            read = {"name": skill.qualified_name, "uri": uri}
+            await self._audit(ctx, AuditRecord(**_SKILL_READ, client=client.name, session=client_key, arguments=read))
+            return types.ReadResourceResult(contents=[file_contents(skill, path, uri)])
         parts = split_resource_uri(uri)
         tool = mcp_tool_name(parts[0], "read_resource") if parts else None
         if parts is None or tool is None or tool not in {s.name for s in self.served().values()}:

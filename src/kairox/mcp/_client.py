@@ -136,6 +136,7 @@ class McpClient(ServerLifecycle[McpConnection]):
         self.tools: tuple[McpTool, ...] = ()
         self.resources: tuple[McpResource, ...] = ()
         self.prompts: tuple[str, ...] = ()
+        self.skills: tuple[dict[str, Any], ...] = ()  # skills/list entries (the skills extension)
         self.instructions: str | None = None
         self.log_path = self.home / "logs" / "mcp" / f"{server_file_stem(name)}.log"
         self.mode: str = config.protocol_mode
@@ -412,6 +413,9 @@ class McpClient(ServerLifecycle[McpConnection]):
         if offers.prompts:
             with contextlib.suppress(SessionError, InvalidResult):
                 self.prompts = await session.list_prompts()
+        if offers.skills:
+            with contextlib.suppress(SessionError, InvalidResult):
+                self.skills = tuple(await session.list_skills())
 
     async def _relist_loop(self, session: McpSession) -> None:
         while True:

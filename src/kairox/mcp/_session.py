@@ -84,6 +84,7 @@ class ServerOffers:
     tools_list_changed: bool = False
     resources: bool = False
     prompts: bool = False
+    skills: bool = False
 
     @classmethod
     def from_wire(cls, capabilities: Any) -> "ServerOffers":
@@ -94,6 +95,7 @@ class ServerOffers:
             tools_list_changed=isinstance(tools, dict) and tools.get("listChanged") is True,
             resources=isinstance(caps.get("resources"), dict),
             prompts=isinstance(caps.get("prompts"), dict),
+            skills="io.modelcontextprotocol/skills" in (caps.get("extensions") or {}),
         )
 
 
@@ -164,6 +166,10 @@ class McpSession:
 
     async def list_prompts(self) -> tuple[str, ...]:
         return tuple(await every_page(self._pages("prompts/list", prompts_page)))
+
+    async def list_skills(self) -> list[Any]:
+        entries = self._pages("skills/list", lambda raw: (list(raw.get("skills") or []), raw.get("nextCursor")))
+        return [entry for entry in await every_page(entries) if isinstance(entry, dict)]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], on_progress: ProgressHandler) -> ToolResult:
         raw = await self._asking("tools/call", {"name": name, "arguments": arguments}, progress=on_progress)

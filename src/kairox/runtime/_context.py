@@ -402,6 +402,11 @@ async def build_extension_context(
                 await stack.enter_async_context(manager)
         finally:
             skills = await skills_future
+        from kairox.runtime._mcp_skills import mcp_skills
+
+        remote, fetch = mcp_skills(manager.clients if manager is not None else {}, resolved.home)
+        if remote:
+            skills.add_skills(remote)
         diagnostics += skills.diagnostics
         sink.emit(SkillsReady(offered=len(skills.offered()), total=len(skills.entries())))
 
@@ -488,12 +493,14 @@ async def build_extension_context(
             held={name: held_text(resolved, "dap", name) for name in dap_pending},
             confine=confiner("dap_servers"),
         )
+        skill_tool = SkillToolProvider(skills, registered=lambda: [s.name for s in registry.tools()], events=sink)
+        skill_tool.fetch = fetch
         await registry.add_providers(
             [
                 *adapters,
                 await stack.enter_async_context(lsp),
                 await stack.enter_async_context(dap),
-                SkillToolProvider(skills, registered=lambda: [s.name for s in registry.tools()], events=sink),
+                skill_tool,
             ]
         )
         diagnostics += registry.diagnostics

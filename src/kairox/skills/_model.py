@@ -19,6 +19,8 @@ class SkillScope(enum.StrEnum):
     USER = "user"
     PLUGIN = "plugin"
     """Namespaced ``<plugin>:<name>``, so a plugin skill never collides with the others."""
+    MCP = "mcp"
+    """Offered by an MCP server (the skills extension), namespaced ``<server>:<name>`` like a plugin's."""
 
 
 SCOPE_PRECEDENCE: dict[SkillScope, int] = {
@@ -26,6 +28,7 @@ SCOPE_PRECEDENCE: dict[SkillScope, int] = {
     SkillScope.WORKSPACE: 1,
     SkillScope.USER: 2,
     SkillScope.PLUGIN: 3,
+    SkillScope.MCP: 4,
 }
 """Lower wins when two skills share a qualified name."""
 

@@ -200,6 +200,11 @@ class SkillRegistry:
                 self.diagnostics.append(note)
         self._index = None
 
+    def add_skills(self, skills: Iterable[SkillDef]) -> None:
+        """Skills found after loading (an MCP server's), below every other scope."""
+        self._found.extend(skills)
+        self._rebuild()
+
     def add_session_skill(self, source: Path | SkillDef) -> SkillDef:
         """Add a skill for this session only (highest precedence). ``source`` is a skill file, a folder
         holding ``SKILL.md``, or an already parsed skill. Raises ``SkillLoadError`` when it does not load."""

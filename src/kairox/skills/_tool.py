@@ -1,10 +1,11 @@
 """The ``skill`` tool (S7): the model loads a skill's body by name, through the registry's gate."""
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from kairox._util import JsonObject
 from kairox.events import EventSink, NullSink
 from kairox.skills._events import SkillLoaded
+from kairox.skills._model import SkillDef, SkillScope
 from kairox.skills._registry import SkillError, SkillRegistry
 from kairox.skills._use import RegisteredTools, load_skill
 from kairox.tools import CallContext, PermissionProfile, ToolProvider, ToolResult, ToolSource, ToolSpec
@@ -32,6 +33,8 @@ class SkillToolProvider(ToolProvider):
     """
 
     origin = "skills"
+    fetch: Callable[[SkillDef], Awaitable[str | None]] | None = None
+    """Brings an MCP server's skill to its ``path`` before it is loaded; what went wrong, or None."""
 
     def __init__(
         self, registry: SkillRegistry, *, registered: RegisteredTools | None = None, events: EventSink | None = None
@@ -72,6 +75,9 @@ class SkillToolProvider(ToolProvider):
             entry = self.registry.require(wanted)
             if entry.hidden_reason is not None:
                 return ToolResult.error(f"skill {entry.skill.qualified_name!r} is not available: {entry.hidden_reason}")
+            problem = await self.fetch(entry.skill) if self.fetch and entry.skill.scope is SkillScope.MCP else None
+            if problem is not None:
+                return ToolResult.error(problem)
             loaded = load_skill(entry.skill, arguments=raw_arguments, text=text, registered=self.registered)
         except SkillError as exc:
             return ToolResult.error(str(exc))
