@@ -19,7 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kairox.catalog import CachedSource, CatalogCache, RemoteSource, load_catalog
+from kairox.catalog import CatalogCache, load_catalog
+from kairox.catalog._cache import CachedSource
+from kairox.catalog._sources import RemoteSource
 
 OFFICIAL = "io.modelcontextprotocol.registry/official"
 WORDS = [

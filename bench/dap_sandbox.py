@@ -19,7 +19,8 @@ from pathlib import Path
 from kairox.config import DapServerConfig, PolicyConfig, SandboxPolicy
 from kairox.dap import DapToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
-from kairox.registry import RegistrySettings, ToolRegistry
+from kairox.registry import ToolRegistry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import SandboxSettings, ToolCall
 
 MODES = (SandboxPolicy.DANGER_FULL_ACCESS, SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.READ_ONLY)

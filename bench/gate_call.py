@@ -26,7 +26,8 @@ from kairox.events import EventSink, FanoutSink, NullSink, RecordingSink
 from kairox.hooks import HookRegistry
 from kairox.mcp import McpClient, McpToolAdapter, ServerStatus
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
-from kairox.registry import RegistrySettings, ToolRegistry, build_registry
+from kairox.registry import ToolRegistry, build_registry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import SandboxSettings, ToolCall, ToolProvider
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "lean_server.py"

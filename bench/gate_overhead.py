@@ -20,7 +20,8 @@ from kairox._util import JsonObject
 from kairox.config import PolicyConfig
 from kairox.events import RecordingSink
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
-from kairox.registry import RegistrySettings, ToolRegistry
+from kairox.registry import ToolRegistry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import (
     READ_ONLY,
     BuiltinToolProvider,

@@ -28,7 +28,8 @@ from pathlib import Path
 import kairox.tools._sandbox as sandbox
 from kairox.config import PolicyConfig
 from kairox.policy import NonInteractiveApprover, PolicySettings
-from kairox.registry import RegistrySettings, ToolRegistry
+from kairox.registry import ToolRegistry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import BuiltinToolProvider, SandboxSettings, ToolCall
 
 ROUNDS = 15

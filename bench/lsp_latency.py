@@ -24,7 +24,8 @@ import anyio
 from kairox.config import LspServerConfig
 from kairox.lsp import LspToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
-from kairox.registry import RegistrySettings, ToolRegistry
+from kairox.registry import ToolRegistry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import CallContext, ToolCall
 
 BIN = Path(sys.executable).parent

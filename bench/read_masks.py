@@ -21,7 +21,8 @@ from pathlib import Path
 
 from kairox.config import PolicyConfig
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
-from kairox.registry import RegistrySettings, ToolRegistry
+from kairox.registry import ToolRegistry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import BuiltinToolProvider, SandboxSettings, ToolCall
 
 ROUNDS = 15

@@ -110,7 +110,8 @@ def report(name: str, clients: int, result: tuple[float, list[float], int]) -> f
 
 
 def audit_cost(root: Path, pg_url: str, rows: int) -> None:
-    from kairox.gateway import AuditLog, AuditRecord, Store
+    from kairox.gateway import Store
+    from kairox.gateway._audit import AuditLog, AuditRecord
 
     record = AuditRecord(
         client="bench",

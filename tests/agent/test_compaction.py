@@ -19,13 +19,12 @@ from kairox.agent import (
     ToolDefinitionsLarge,
     TurnEndReason,
     UsageReported,
-    context_window,
-    known_window,
     open_session,
-    read_session,
 )
 from kairox.agent._context import SUMMARY_REQUEST, SUMMARY_SYSTEM, cut_point
 from kairox.agent._messages import Message, ToolCallPart, ToolResultPart
+from kairox.agent._provider import context_window, known_window
+from kairox.agent._transcript import read_session
 from kairox.config import resolve_config
 from kairox.events import RecordingSink
 

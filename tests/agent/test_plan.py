@@ -8,7 +8,8 @@ import pytest
 from tests.agent._support import transcript_records, user_config
 from tests.servers.model_server import ScriptedModelServer
 
-from kairox.agent import PlanEntry, PlanStatus, PlanUpdated, TurnEndReason, open_session
+from kairox.agent import PlanUpdated, TurnEndReason, open_session
+from kairox.agent._events import PlanEntry, PlanStatus
 from kairox.events import RecordingSink
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.usefixtures("api_key")]

@@ -5,15 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from kairox.catalog import (
-    BuiltinSource,
-    CatalogFormatError,
-    CatalogPlanError,
-    entries_from_documents,
-    load_catalog,
-    parse_entry,
-    plan_install,
-)
+from kairox.catalog import CatalogFormatError, CatalogPlanError, load_catalog, plan_install
+from kairox.catalog._model import parse_entry
+from kairox.catalog._sources import BuiltinSource, entries_from_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 

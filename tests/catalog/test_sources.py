@@ -6,7 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kairox.catalog import CatalogCache, RemoteSource, SourceStatus, catalog_sources, load_catalog
+from kairox.catalog import CatalogCache, SourceStatus, catalog_sources, load_catalog
+from kairox.catalog._sources import RemoteSource
 from kairox.config import resolve_config
 
 

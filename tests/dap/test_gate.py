@@ -13,7 +13,8 @@ from kairox.dap import DapToolProvider
 from kairox.errors import ToolCallError
 from kairox.lsp import LspToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
-from kairox.registry import RegistrySettings, ToolRegistry
+from kairox.registry import ToolRegistry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import CallContext, SandboxSettings, ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

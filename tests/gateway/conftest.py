@@ -186,7 +186,8 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 @contextlib.asynccontextmanager
 async def in_process(workspace: Path, audit: Path, **options: Any) -> AsyncIterator[Any]:
     """A gateway over ``workspace`` in this process, and the SDK's own client connected to it (legacy handshake)."""
-    from kairox.gateway import GatewayOptions, open_gateway
+    from kairox.gateway import GatewayOptions
+    from kairox.gateway._serve import open_gateway
     from kairox.runtime import RuntimeOptions
     from mcp import Client
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from tests.helpers import kairox
 
-from kairox.gateway import AuditLog, AuditRecord, GatewayConfigError, HttpOptions, parse_listen
+from kairox.gateway import GatewayConfigError, HttpOptions, parse_listen
+from kairox.gateway._audit import AuditLog, AuditRecord
 
 
 def record(tool: str) -> AuditRecord:

@@ -21,7 +21,7 @@ import pytest
 from tests.gateway.conftest import EVERYTHING, JEDI, NODE, Served
 from tests.gateway.test_serve import connect
 
-from kairox.gateway import open_gateway
+from kairox.gateway._serve import open_gateway
 from kairox.gateway._server import GatewayOptions
 from kairox.gateway._wire import uncarried_lines
 from kairox.runtime import RuntimeOptions

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from tests.gateway.conftest import kairox_env
 
-from kairox.gateway import Store, StoreError
+from kairox.gateway import Store
+from kairox.gateway._store import StoreError
 
 MIGRATE = "import sys; from kairox.gateway import Store; s = Store(sys.argv[1]); print(s.migrate()); s.close()"
 

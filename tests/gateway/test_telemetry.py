@@ -116,7 +116,7 @@ def test_without_an_otel_endpoint_nothing_of_opentelemetry_is_loaded() -> None:
     probe = (
         "import sys\n"
         "from kairox.gateway._telemetry import from_env\n"
-        "from kairox.gateway import open_gateway\n"
+        "from kairox.gateway._serve import open_gateway\n"
         "assert from_env() is None\n"
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk')))\n"
     )

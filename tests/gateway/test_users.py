@@ -15,7 +15,8 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from kairox.gateway import OidcOptions, Users, UsersFileError
+from kairox.gateway import OidcOptions, Users
+from kairox.gateway._users import UsersFileError
 
 pytestmark = pytest.mark.anyio
 

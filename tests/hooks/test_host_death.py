@@ -13,7 +13,8 @@ HOST = """
 import anyio, sys
 from pathlib import Path
 from kairox.config import SandboxPolicy
-from kairox.hooks import HookEvent, HookRegistry, HookSpec
+from kairox.hooks import HookEvent, HookRegistry
+from kairox.hooks._model import HookSpec
 from kairox.tools import SandboxSettings, ToolCall, ToolSpec, ToolSource, PermissionProfile, Access
 
 workspace = Path(sys.argv[1])

@@ -8,7 +8,8 @@ from kairox.config import HookConfig, HooksConfig, PolicyConfig
 from kairox.errors import ExtensionLoadFailure, Severity
 from kairox.hooks import HookRegistry
 from kairox.policy import ApprovalAnswer, ApprovalRequest, ApprovalScope, PolicySettings
-from kairox.registry import RegistrySettings, build_registry
+from kairox.registry import build_registry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import SandboxSettings, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -127,7 +128,8 @@ async def test_a_fail_open_hook_past_its_timeout_lets_the_call_go_on(tmp_path: P
 
 async def test_a_plugin_hook_cannot_allow_what_the_policy_asks_about(tmp_path: Path) -> None:
     from kairox.config import ApprovalPolicy
-    from kairox.hooks import HookEvent, HookSpec
+    from kairox.hooks import HookEvent
+    from kairox.hooks._model import HookSpec
 
     settings = _settings(tmp_path)
     asking = RegistrySettings(

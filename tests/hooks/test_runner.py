@@ -8,7 +8,8 @@ import pytest
 from kairox.config import HookConfig, HooksConfig
 from kairox.errors import Severity
 from kairox.events import RecordingSink
-from kairox.hooks import HookEvent, HookFinished, HookRegistry, HookSpec, matches
+from kairox.hooks import HookEvent, HookFinished, HookRegistry
+from kairox.hooks._model import HookSpec, matches
 from kairox.tools import (
     READ_ONLY,
     HookDecision,

@@ -21,7 +21,8 @@ from kairox.plugins import (
     resolve_inside,
 )
 from kairox.policy import NonInteractiveApprover, PolicySettings
-from kairox.registry import RegistrySettings, ToolRegistry
+from kairox.registry import ToolRegistry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import SandboxSettings
 
 

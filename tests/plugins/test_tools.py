@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from tests.plugins.conftest import make_plugin
 
-from kairox.config import KairoxConfig, PolicyConfig
+from kairox.config import KairoxConfig, PolicyConfig, SandboxPolicy
 from kairox.errors import ToolCallError
 from kairox.plugins import (
     PluginTool,
@@ -15,8 +15,9 @@ from kairox.plugins import (
     plugin_tool_providers,
     route_plugins,
 )
-from kairox.policy import NonInteractiveApprover, PolicySettings, SandboxPolicy
-from kairox.registry import RegistrySettings, ToolRegistry
+from kairox.policy import NonInteractiveApprover, PolicySettings
+from kairox.registry import ToolRegistry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import CallContext, SandboxSettings, ToolCall
 
 pytestmark = pytest.mark.anyio

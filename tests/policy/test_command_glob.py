@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
-from kairox.policy import PolicyEngine, PolicySettings, Rule, Verdict, split_command
+from kairox.policy import PolicyEngine, PolicySettings, Rule, Verdict
+from kairox.policy._shell import split_command
 from kairox.tools import BUILTIN_SPECS
 
 SHELL = next(spec for spec in BUILTIN_SPECS if spec.name == "shell.exec")

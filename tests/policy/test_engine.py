@@ -15,14 +15,14 @@ from kairox.policy import (
     PolicyEngine,
     PolicySettings,
     Rule,
-    RuleAction,
     RuleRef,
     Verdict,
     effective_profile,
     parse_rule,
-    runs_unsandboxed,
     starts_sandboxed,
 )
+from kairox.policy._facts import runs_unsandboxed
+from kairox.policy._rules import RuleAction
 from kairox.tools import (
     BUILTIN_SPECS,
     Access,

@@ -7,7 +7,8 @@ from tests.registry._support import ScriptedApprover
 from tests.security._support import SHELL, engine, shell, workspace
 
 from kairox.config import ApprovalPolicy
-from kairox.policy import ApprovalAnswer, ApprovalScope, Decision, DecisionSource, Verdict, split_command
+from kairox.policy import ApprovalAnswer, ApprovalScope, Decision, DecisionSource, Verdict
+from kairox.policy._shell import split_command
 from kairox.registry import SessionApprovals
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from kairox.policy import ShellCommand, split_command
+from kairox.policy._shell import ShellCommand, split_command
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from kairox._util import JsonObject
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
-from kairox.policy import ApprovalAnswer, ApprovalRequest, PolicySettings, RuleLike
-from kairox.registry import RegistrySettings
+from kairox.policy import ApprovalAnswer, ApprovalRequest, PolicySettings
+from kairox.policy._rules import RuleLike
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import (
     READ_ONLY,
     Access,

@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator, validators
 
 from kairox._util import mcp_tool_name
-from kairox.registry import (
+from kairox.registry._adapters import (
     SchemaAdapterError,
     anthropic_definition,
     drop_model_nulls,
@@ -374,7 +374,8 @@ async def test_colliding_wire_names_are_renamed_reported_and_called_back(tmp_pat
     from tests.registry._support import DemoProvider, settings, spec
 
     from kairox.policy import NonInteractiveApprover
-    from kairox.registry import build_registry, wire_names
+    from kairox.registry import build_registry
+    from kairox.registry._adapters import wire_names
 
     for name in ("ws", "home", "tmp"):
         (tmp_path / name).mkdir()
@@ -394,7 +395,7 @@ async def test_colliding_wire_names_are_renamed_reported_and_called_back(tmp_pat
 
 
 def test_long_names_cut_to_the_same_64_characters_stay_distinct() -> None:
-    from kairox.registry import wire_names
+    from kairox.registry._adapters import wire_names
 
     long_a, long_b = "x" * 70 + "a", "x" * 70 + "b"
     names = wire_names([long_a, long_b])

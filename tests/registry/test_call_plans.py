@@ -12,7 +12,8 @@ from tests.registry._support import DemoProvider, settings, spec
 
 from kairox._util import JsonObject
 from kairox.config import ApprovalPolicy
-from kairox.hooks import HookEvent, HookRegistry, HookSpec
+from kairox.hooks import HookEvent, HookRegistry
+from kairox.hooks._model import HookSpec
 from kairox.policy import NonInteractiveApprover, Rule, Verdict
 from kairox.registry import ToolRegistry
 from kairox.tools import (

@@ -13,7 +13,8 @@ from tests.registry._support import DemoProvider, settings, spec
 
 from kairox._util import JsonObject
 from kairox.events import FanoutSink, NullSink, RecordingSink, listens
-from kairox.hooks import HookEvent, HookRegistry, HookSpec
+from kairox.hooks import HookEvent, HookRegistry
+from kairox.hooks._model import HookSpec
 from kairox.policy import NonInteractiveApprover, Rule, Verdict
 from kairox.registry import ToolCallDecided, ToolCallRequested, ToolRegistry
 from kairox.registry._validation import compile_check, schema_validator

@@ -58,7 +58,7 @@ def _workspace(tmp_path: Path, home: Path) -> tuple[Path, Path]:
 async def _tui(workspace: Path) -> dict[tuple[str, str], tuple[str, str]]:
     from textual.widgets import DataTable
 
-    from kairox.tui import KairoxApp
+    from kairox.tui._app import KairoxApp
 
     by_label = {status.label: str(status) for status in ServerStatus}
     app = KairoxApp(RuntimeOptions(workspace=workspace), resolve_config(workspace))

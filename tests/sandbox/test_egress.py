@@ -23,15 +23,17 @@ from tests.security._support import SHELL
 
 from kairox.config import HookConfig, HooksConfig, KairoxConfig, McpServerConfig, SandboxPolicy, server_profile
 from kairox.dap._confine import adapter_sandbox, adapter_settings
-from kairox.gateway import Gateway, GatewayEvents, GatewayOptions
+from kairox.gateway import GatewayOptions
+from kairox.gateway._server import Gateway, GatewayEvents
 from kairox.hooks import HookRegistry
 from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
 from kairox.policy import PolicySettings
-from kairox.registry import RegistrySettings, build_registry
+from kairox.registry import build_registry
+from kairox.registry._registry import RegistrySettings
 from kairox.runtime import RuntimeOptions, build_extension_context, doctor_lines, doctor_report
 from kairox.sandbox import EgressProxy, EgressRefused, host_allowed
 from kairox.tools import SandboxSettings, ServerConfinement, ToolCall, confine_server, sandboxed_argv
-from kairox.tui import TraceEntry, describe
+from kairox.tui._servers import TraceEntry, describe
 
 PROBE = """import socket, sys, urllib.error, urllib.request
 port = sys.argv[1]

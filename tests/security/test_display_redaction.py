@@ -91,7 +91,8 @@ async def _gui_texts(workspace: Path) -> dict[str, str]:
 
 
 async def _tui_texts(workspace: Path) -> dict[str, str]:
-    from kairox.tui import _reports, describe
+    from kairox.tui import _reports
+    from kairox.tui._servers import describe
 
     resolved = resolve_config(workspace)
     texts = {"TUI /config": _reports.config_text(resolved), "TUI /trust": _reports.trust_text(resolved)}

@@ -14,9 +14,11 @@ from kairox.agent import ApprovalRequested, TurnEndReason, open_session
 from kairox.cli._approver import YesApprover
 from kairox.config import PolicyConfig
 from kairox.events import RecordingSink
-from kairox.hooks import HookEvent, HookRegistry, HookSpec
+from kairox.hooks import HookEvent, HookRegistry
+from kairox.hooks._model import HookSpec
 from kairox.policy import ApprovalAnswer, ApprovalRequest, PolicySettings
-from kairox.registry import RegistrySettings, build_registry
+from kairox.registry import build_registry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import SandboxSettings, ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

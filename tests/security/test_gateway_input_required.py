@@ -11,8 +11,9 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from kairox.gateway import GatewayOptions, open_gateway
+from kairox.gateway import GatewayOptions
 from kairox.gateway._rounds import ANSWER_KEY, call_digest
+from kairox.gateway._serve import open_gateway
 from kairox.runtime import RuntimeOptions
 from mcp import Client
 

@@ -28,7 +28,8 @@ from kairox.config import HookConfig, HooksConfig, KairoxConfig, PolicyConfig, S
 from kairox.hooks import HookRegistry
 from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
 from kairox.policy import NonInteractiveApprover, PolicySettings
-from kairox.registry import RegistrySettings, build_registry
+from kairox.registry import build_registry
+from kairox.registry._registry import RegistrySettings
 from kairox.tools import SandboxSettings, ToolCall, bound_sockets
 
 # --- root inside the sandbox, and an unprivileged user, through the real `kairox` command ------------------------

@@ -10,11 +10,12 @@ from tests.registry._support import ScriptedApprover, settings
 
 from kairox.cli._approver import render_request
 from kairox.gateway._approver import question
-from kairox.policy import ApprovalAnswer, ApprovalRequest, PathTarget, Rule
+from kairox.policy import ApprovalAnswer, ApprovalRequest, Rule
+from kairox.policy._approval import PathTarget
 from kairox.registry import build_registry
 from kairox.runtime import link_notes
 from kairox.tools import ToolCall
-from kairox.tui import ApprovalScreen
+from kairox.tui._approval import ApprovalScreen
 from kairox.web._backend import PendingApproval
 
 pytestmark = pytest.mark.anyio

@@ -20,7 +20,8 @@ from tests.security.test_untrusted_rule_writes import _tree
 from kairox.cli._common import ExitCode
 from kairox.config import Layer, LayerStatus, ResolvedConfig, resolve_config, trust_workspace
 from kairox.policy import ApprovalAnswer, RuleLayer
-from kairox.registry import RuleNotSavedError, build_registry, user_layer_writer
+from kairox.registry import build_registry, user_layer_writer
+from kairox.registry._approvals import RuleNotSavedError
 from kairox.runtime import ConfigWriteDeniedError, authorize_config_write
 from kairox.tools import ToolCall
 

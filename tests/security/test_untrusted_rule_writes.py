@@ -13,7 +13,8 @@ from tests.registry._support import ScriptedApprover
 from kairox.config import Layer, resolve_config, trust_workspace
 from kairox.events import RecordingSink
 from kairox.policy import ApprovalAnswer, RuleLayer
-from kairox.registry import RuleNotSavedError, ToolCallApprovalAnswered, build_registry, user_layer_writer
+from kairox.registry import ToolCallApprovalAnswered, build_registry, user_layer_writer
+from kairox.registry._approvals import RuleNotSavedError
 from kairox.tools import ToolCall
 
 pytestmark = pytest.mark.anyio

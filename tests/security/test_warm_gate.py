@@ -13,7 +13,8 @@ from tests.security._support import mcp_tool, workspace
 from tests.security.test_mcp_authority import DENIED_READS, WRITES_TO_PROTECTED
 
 from kairox._util import JsonObject
-from kairox.hooks import HookEvent, HookRegistry, HookSpec
+from kairox.hooks import HookEvent, HookRegistry
+from kairox.hooks._model import HookSpec
 from kairox.policy import NonInteractiveApprover, Rule
 from kairox.registry import ToolRegistry
 from kairox.tools import CallContext, ToolAnnotations, ToolCall, ToolProvider, ToolResult, ToolSpec

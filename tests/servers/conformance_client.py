@@ -25,7 +25,8 @@ from kairox.config import McpServerConfig, PolicyConfig
 from kairox.mcp import ClientFeatures, ElicitationAnswer, ElicitationRequest, McpClient, McpToolAdapter, OAuthLogin
 from kairox.mcp._oauth import FileTokenStorage, token_path
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
-from kairox.registry import ModelProvider, RegistrySettings, ToolRegistry, build_registry
+from kairox.registry import ModelProvider, ToolRegistry, build_registry
+from kairox.registry._registry import RegistrySettings
 from kairox.runtime._mcp_skills import mcp_skills
 from kairox.skills import SkillRegistry, SkillToolProvider
 from kairox.tools import SandboxSettings

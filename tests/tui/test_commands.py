@@ -10,8 +10,8 @@ from tests.servers.model_server import ScriptedModelServer
 from tests.tui.test_session_app import api_key, app_for, type_text, until
 
 from kairox.config import trust_workspace
-from kairox.tui import TextPanel
 from kairox.tui._commands import all_commands
+from kairox.tui._panels import TextPanel
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 __all__ = ["api_key"]  # the key of the scripted provider, for every test here

@@ -8,7 +8,7 @@ from tests.agent._support import CART, make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
 from tests.tui.test_session_app import api_key, app_for, calls, type_text, until
 
-from kairox.tui import ApprovalScreen
+from kairox.tui._approval import ApprovalScreen
 from kairox.tui._conversation import ToolCallBlock
 from kairox.tui._diff import edit_diff
 

@@ -9,9 +9,9 @@ from tests.tui.test_session_app import app_for, type_text, until
 
 from kairox.agent import AssistantMessageCompleted
 from kairox.registry import ToolCallDecided, ToolCallFinished
-from kairox.tui import TextPanel
 from kairox.tui._composer import Composer
 from kairox.tui._conversation import ToolCallBlock
+from kairox.tui._panels import TextPanel
 from kairox.tui._toggles import TogglePanel
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

@@ -11,9 +11,8 @@ from tests.servers.model_server import ScriptedModelServer
 from tests.tui.test_session_app import api_key, app_for, resume, type_text, until
 
 from kairox.agent import list_sessions
-from kairox.tui import TextPanel
 from kairox.tui._conversation import ToolCallBlock
-from kairox.tui._panels import SessionPicker
+from kairox.tui._panels import SessionPicker, TextPanel
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(150)]
 __all__ = ["api_key"]

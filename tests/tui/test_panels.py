@@ -14,7 +14,8 @@ from textual.widgets import DataTable, Static
 from kairox.config import trust_workspace
 from kairox.mcp import ServerStatus
 from kairox.runtime import CONFIG_WRITE_TOOL
-from kairox.tui import ApprovalScreen, McpPanel, TextPanel
+from kairox.tui._approval import ApprovalScreen
+from kairox.tui._panels import McpPanel, TextPanel
 from kairox.tui._toggles import TogglePanel
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from kairox.config import resolve_config
 from kairox.runtime import RuntimeOptions
-from kairox.tui import KairoxApp
+from kairox.tui._app import KairoxApp
 from kairox.tui._conversation import Conversation
 from kairox.tui._panels import SessionPicker, TextPanel
 

@@ -13,7 +13,8 @@ from textual.widgets import Markdown
 
 from kairox.config import resolve_config
 from kairox.runtime import RuntimeOptions, ServerStatus
-from kairox.tui import ApprovalScreen, KairoxApp
+from kairox.tui._app import KairoxApp
+from kairox.tui._approval import ApprovalScreen
 from kairox.tui._conversation import ToolCallBlock
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

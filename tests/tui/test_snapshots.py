@@ -14,21 +14,17 @@ import anyio
 import pytest
 from tests.agent._support import CART, SERVERS
 
-from kairox.agent import (
-    AssistantMessageCompleted,
-    AssistantTextDelta,
-    ContextMeasured,
-    PlanEntry,
-    PlanStatus,
-    PlanUpdated,
-)
+from kairox.agent import AssistantMessageCompleted, AssistantTextDelta, ContextMeasured, PlanUpdated
+from kairox.agent._events import PlanEntry, PlanStatus
 from kairox.config import resolve_config
 from kairox.lsp import LspServerStarting
 from kairox.mcp import McpServerFailed, McpServerReady, McpServerStarting
 from kairox.policy import ApprovalRequest, GrantOption, RuleLayer
 from kairox.registry import ToolCallDecided, ToolCallFinished, ToolsChanged
 from kairox.runtime import RuntimeOptions, build_extension_context
-from kairox.tui import ApprovalScreen, KairoxApp, McpPanel
+from kairox.tui._app import KairoxApp
+from kairox.tui._approval import ApprovalScreen
+from kairox.tui._panels import McpPanel
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -11,7 +11,8 @@ import anyio
 import httpx
 import pytest
 
-from kairox.web import WebBackend, WebOptions, create_app
+from kairox.web import WebOptions, create_app
+from kairox.web._backend import WebBackend
 from kairox.web._hub import WebEvent
 
 PORT = 8765

@@ -3,10 +3,11 @@ every secret ``config show`` would redact."""
 
 from pathlib import Path
 
+from kairox.config import SecretScrubber as Redactor
 from kairox.config import resolve_config
 from kairox.mcp import McpServerFailed, McpServerReady
 from kairox.registry import ToolCallDecided
-from kairox.web import EventHub, Redactor
+from kairox.web._hub import EventHub
 
 
 def test_redactor_hides_what_config_show_redacts_and_secret_host_variables(tmp_path: Path, isolated_home: Path) -> None:

@@ -244,11 +244,7 @@ class KairoxAgent:
         updates = EditorUpdates(self.conn, options.workspace or Path.cwd())
         async with (
             open_workspace(
-                cli=options,
-                session=True,
-                approver=EditorApprover(self.conn, updates),
-                events=[updates],
-                resume=resume,
+                cli=options, session=True, approver=EditorApprover(self.conn, updates), events=[updates], resume=resume
             ) as opened,
             anyio.create_task_group() as sending,
         ):

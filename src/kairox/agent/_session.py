@@ -53,26 +53,13 @@ from kairox.agent._events import (
 from kairox.agent._http import preload
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
 from kairox.agent._plan import PlanToolProvider, last_plan, plan_text
-from kairox.agent._provider import (
-    ModelProviderError,
-    ModelSettings,
-    ModelSetupError,
-    context_window,
-    model_settings,
-)
+from kairox.agent._provider import ModelProviderError, ModelSettings, ModelSetupError, context_window, model_settings
 from kairox.agent._rewind import Checkpoints, RewindPlan, conversation_cut
 from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
 from kairox.config import AgentConfig, ResolvedConfig, SecretScrubber, resolve_config
 from kairox.errors import KairoxError
 from kairox.events import Event, EventSink, FanoutSink
-from kairox.policy import (
-    ApprovalAnswer,
-    ApprovalRequest,
-    Approver,
-    effective_profile,
-    mcp_read_only,
-    refusal_text,
-)
+from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver, effective_profile, mcp_read_only, refusal_text
 from kairox.registry import TOOL_SEARCH, ToolCallFinished, ToolSearch, search_threshold_tokens
 from kairox.runtime import RuntimeOptions, build_extension_context
 from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, ToolResult

@@ -10,7 +10,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -131,17 +131,7 @@ class SessionInfo:
     first_prompt: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "path": str(self.path),
-            "workspace": self.workspace,
-            "model": self.model,
-            "provider": self.provider,
-            "created": self.created,
-            "updated": self.updated,
-            "turns": self.turns,
-            "first_prompt": self.first_prompt,
-        }
+        return {**asdict(self), "path": str(self.path)}
 
 
 def _records(path: Path) -> list[dict[str, Any]]:

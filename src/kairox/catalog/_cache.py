@@ -7,7 +7,7 @@ with its newer model), the validators for conditional requests (ETag, Last-Modif
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +38,7 @@ class CachedSource:
     """``{"server": server.json, "_meta": registry meta}`` items as served."""
 
     def to_json(self) -> JsonObject:
-        return {
-            "version": CACHE_VERSION,
-            "name": self.name,
-            "url": self.url,
-            "kind": self.kind,
-            "fetched_at": self.fetched_at,
-            "synced_at": self.synced_at,
-            "etag": self.etag,
-            "last_modified": self.last_modified,
-            "documents": self.documents,
-        }
+        return {"version": CACHE_VERSION, **{f.name: getattr(self, f.name) for f in fields(self)}}
 
 
 class CatalogCache:

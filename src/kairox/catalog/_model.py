@@ -11,7 +11,6 @@ from typing import Any
 from kairox._util import JsonObject
 from kairox.errors import KairoxError
 
-SERVER_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 OFFICIAL_META = "io.modelcontextprotocol.registry/official"
 """Where a registry puts its own facts about an entry (``status``, ``publishedAt``, ``isLatest``)."""
 KAIROX_META = "dev.kairox/catalog"
@@ -126,18 +125,9 @@ class CatalogInput:
 
 
 _INPUT_FIELDS = frozenset(
-    {
-        "name",
-        "description",
-        "isRequired",
-        "isSecret",
-        "format",
-        "value",
-        "default",
-        "placeholder",
-        "choices",
-        "variables",
-    }
+    """
+    name description isRequired isSecret format value default placeholder choices variables
+    """.split()
 )
 
 
@@ -254,33 +244,15 @@ class CatalogPackage:
 
 
 _PACKAGE_FIELDS = frozenset(
-    {
-        "registryType",
-        "identifier",
-        "version",
-        "transport",
-        "registryBaseUrl",
-        "runtimeHint",
-        "runtimeArguments",
-        "packageArguments",
-        "environmentVariables",
-        "fileSha256",
-    }
+    """
+    registryType identifier version transport registryBaseUrl runtimeHint runtimeArguments packageArguments
+    environmentVariables fileSha256
+    """.split()
 )
 _SERVER_FIELDS = frozenset(
-    {
-        "$schema",
-        "name",
-        "title",
-        "description",
-        "version",
-        "websiteUrl",
-        "repository",
-        "packages",
-        "remotes",
-        "icons",
-        "_meta",
-    }
+    """
+    $schema name title description version websiteUrl repository packages remotes icons _meta
+    """.split()
 )
 
 

@@ -9,16 +9,10 @@ import re
 import shlex
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from kairox.catalog._model import (
-    CatalogArgument,
-    CatalogEntry,
-    CatalogInput,
-    CatalogPackage,
-    CatalogTransport,
-)
+from kairox.catalog._model import CatalogArgument, CatalogEntry, CatalogInput, CatalogPackage, CatalogTransport
 
 INSTALLABLE = ("npm", "pypi", "oci")
 """Registry types Kairox knows how to run."""
@@ -91,16 +85,7 @@ class InstallPlan:
             "command_line": self.command_line,
             "launcher": self.launcher,
             "entry": self.table,
-            "variables": [
-                {
-                    "name": v.name,
-                    "required": v.required,
-                    "secret": v.secret,
-                    "description": v.description,
-                    "purpose": v.purpose,
-                }
-                for v in self.variables
-            ],
+            "variables": [asdict(v) for v in self.variables],
         }
 
 
@@ -213,13 +198,20 @@ def _note(variables: dict[str, PlanVariable], variable: PlanVariable) -> None:
         variables[variable.name] = variable
 
 
-def _fill(item: CatalogInput, fallback: str, variables: dict[str, PlanVariable], purpose: str) -> str | None:
-    """The text an input contributes: its value with ``{var}`` as ``${VAR}``, its default, a ``${VAR}`` reference
-    for a secret or required value without one, or None (left out)."""
+def _substitute(
+    text: str,
+    inputs: Mapping[str, CatalogInput],
+    variables: dict[str, PlanVariable],
+    purpose: str,
+    *,
+    parent: CatalogInput | None = None,
+) -> str:
+    """``text`` with each ``{var}`` as its input's value or default, or as a ``${VAR}`` reference (noted in
+    ``variables``) for a secret or an input without one; ``parent``: the input ``text`` is the value of."""
 
     def reference(match: re.Match[str]) -> str:
         key = match.group(1)
-        sub = item.variables.get(key)
+        sub = inputs.get(key)
         if sub is not None and not sub.is_secret and (sub.value or sub.default):
             return sub.value or sub.default or ""
         var = env_name(key)
@@ -228,15 +220,22 @@ def _fill(item: CatalogInput, fallback: str, variables: dict[str, PlanVariable],
             PlanVariable(
                 name=var,
                 required=sub.is_required if sub else True,
-                secret=(sub.is_secret if sub else False) or item.is_secret,
-                description=(sub.description if sub else None) or item.description,
+                secret=(sub.is_secret if sub else False) or (parent is not None and parent.is_secret),
+                description=(sub.description if sub else None) or (parent.description if parent else None),
                 purpose=purpose,
             ),
         )
         return "${" + var + "}"
 
+    return _BRACES.sub(reference, text)
+
+
+def _fill(item: CatalogInput, fallback: str, variables: dict[str, PlanVariable], purpose: str) -> str | None:
+    """The text an input contributes: its value with ``{var}`` as ``${VAR}``, its default, a ``${VAR}`` reference
+    for a secret or required value without one, or None (left out)."""
+
     if item.value is not None:
-        return _BRACES.sub(reference, item.value)
+        return _substitute(item.value, item.variables, variables, purpose, parent=item)
     if item.is_required and (item.is_secret or item.default is None):
         var = env_name(fallback)
         _note(
@@ -329,25 +328,10 @@ def _package_table(
 def _remote_table(remote: CatalogTransport, variables: dict[str, PlanVariable]) -> dict[str, Any]:
     assert remote.url is not None
 
-    def url_variable(match: re.Match[str]) -> str:
-        key = match.group(1)
-        item = remote.variables.get(key)
-        if item is not None and not item.is_secret and (item.value or item.default):
-            return item.value or item.default or ""
-        var = env_name(key)
-        _note(
-            variables,
-            PlanVariable(
-                name=var,
-                required=item.is_required if item else True,
-                secret=item.is_secret if item else False,
-                description=item.description if item else None,
-                purpose="url",
-            ),
-        )
-        return "${" + var + "}"
-
-    table: dict[str, Any] = {"type": _TRANSPORTS[remote.type], "url": _BRACES.sub(url_variable, remote.url)}
+    table: dict[str, Any] = {
+        "type": _TRANSPORTS[remote.type],
+        "url": _substitute(remote.url, remote.variables, variables, "url"),
+    }
     headers: dict[str, str] = {}
     for header in remote.headers:
         assert header.name is not None

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from kairox.catalog._model import KAIROX_META, CatalogEntry
 from kairox.catalog._plan import InstallPlan
@@ -67,14 +67,7 @@ class PreflightCheck:
     """A failed blocking check stops an install; an unset optional variable does not."""
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "name": self.name,
-            "ok": self.ok,
-            "detail": self.detail,
-            "fix": self.fix,
-            "blocking": self.blocking,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -10,10 +10,8 @@ def acp(ctx: typer.Context) -> None:
     import anyio
 
     from kairox.acp import serve
-    from kairox.runtime import RuntimeOptions
 
-    cli = state(ctx)
-    anyio.run(serve, RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides)))
+    anyio.run(serve, state(ctx).runtime_options())
     exit_at_once()  # every session was left and its servers stopped
 
 

@@ -1,17 +1,16 @@
 """``kairox agents list|show``: the agents a session's ``task`` tool can start, where each comes from, and what
 went wrong loading the others."""
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
-from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, state
 
 if TYPE_CHECKING:
     from kairox.runtime import AgentSet
 
 agents_app = typer.Typer(help="Subagents: list and show the agents the task tool starts.", no_args_is_help=True)
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 
 
 def _agents(ctx: typer.Context) -> "AgentSet":

@@ -130,13 +130,3 @@ def command_line_approver(yes: bool, *, hint: str = _YES_HINT) -> Approver:
     if sys.stdin.isatty() and sys.stderr.isatty():
         return CliApprover()
     return NonInteractiveApprover(hint=hint)
-
-
-__all__ = [
-    "CliApprover",
-    "NonInteractiveApprover",
-    "YesApprover",
-    "command_line_approver",
-    "parse_answer",
-    "render_request",
-]

@@ -97,15 +97,3 @@ def read_prompt_line(read: Callable[[], str] = sys.stdin.readline) -> str | None
 def worst_exit(codes: list[ExitCode]) -> ExitCode:
     """The exit code of a run of calls: the first failure's, OK when every call succeeded."""
     return next((code for code in codes if code is not ExitCode.OK), ExitCode.OK)
-
-
-__all__ = [
-    "PROMPT",
-    "ScriptCall",
-    "ScriptLineError",
-    "parse_prompt_line",
-    "parse_script_line",
-    "read_prompt_line",
-    "read_script",
-    "worst_exit",
-]

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, state
+from kairox.cli._common import CliState, ExitCode, JsonOption, err, fail, out, out_json, state
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -20,7 +20,6 @@ catalog_app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 SourceOption = Annotated[
     str | None, typer.Option("--source", help="Only entries of this source (builtin or a configured name).")
 ]

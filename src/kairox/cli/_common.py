@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -17,6 +17,29 @@ OTEL_ENDPOINTS = tuple(f"OTEL_EXPORTER_OTLP_{s}ENDPOINT" for s in ("", "TRACES_"
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
     from kairox.events import EventSink
+    from kairox.runtime import RuntimeOptions
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+YesOption = Annotated[
+    bool,
+    typer.Option(
+        "--yes",
+        "-y",
+        help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).",
+    ),
+]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")
+]
+ProviderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in)."
+    ),
+]
+ResumeOption = Annotated[
+    str | None, typer.Option("--resume", help="Continue the session with this id (`kairox sessions list`).")
+]
 
 
 class ExitCode(enum.IntEnum):
@@ -70,6 +93,12 @@ class CliState:
                 ExitCode.CONFIG,
             )
         return resolved
+
+    def runtime_options(self, **extra: Any) -> "RuntimeOptions":
+        """The runtime's options for this command's workspace, profile and ``-c`` overrides (and ``extra``)."""
+        from kairox.runtime import RuntimeOptions
+
+        return RuntimeOptions(workspace=self.workspace, profile=self.profile, overrides=tuple(self.overrides), **extra)
 
     def events(self) -> "EventSink":
         """The event sink of this command: the ``--trace`` file when given, else nothing."""

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, state
 from kairox.cli._config_write import WriteYesOption, authorize_config_write, change_text, is_set
 
 if TYPE_CHECKING:
@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
 config_app = typer.Typer(help="Show, check and edit configuration.", no_args_is_help=True)
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 LayerOption = Annotated[str, typer.Option("--layer", help="Which file to edit: user, project or local.")]
 
 

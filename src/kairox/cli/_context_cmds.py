@@ -5,13 +5,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, state
 
 if TYPE_CHECKING:
     from kairox.errors import Diagnostic
     from kairox.runtime import ExtensionContext
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 
 
 def context(

@@ -4,7 +4,7 @@ from typing import Annotated
 
 import typer
 
-from kairox.cli._common import ExitCode, fail, state
+from kairox.cli._common import ExitCode, ModelOption, ProviderOption, fail, state
 
 
 def gui(
@@ -13,15 +13,8 @@ def gui(
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Print the URL only; do not open a browser.")
     ] = False,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")
-    ] = None,
-    model_provider: Annotated[
-        str | None,
-        typer.Option(
-            "--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in)."
-        ),
-    ] = None,
+    model: ModelOption = None,
+    model_provider: ProviderOption = None,
 ) -> None:
     """Open the web GUI: servers with live status, the MCP catalog, skills and plugins settings, the session.
 

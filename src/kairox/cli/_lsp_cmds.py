@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kairox.cli._common import ExitCode, err, out, out_json, state
+from kairox.cli._common import ExitCode, JsonOption, err, out, out_json, state
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
 lsp_app = typer.Typer(help="Language servers: what is configured and whether it starts.", no_args_is_help=True)
 dap_app = typer.Typer(help="Debug adapters and debug sessions.", no_args_is_help=True)
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 
 
 def _available(command: str, base_dir: Path) -> bool:

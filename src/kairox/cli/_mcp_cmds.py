@@ -11,6 +11,8 @@ import typer
 from kairox.cli._common import (
     CliState,
     ExitCode,
+    JsonOption,
+    YesOption,
     err,
     errors_as_json,
     fail,
@@ -32,16 +34,6 @@ mcp_app = typer.Typer(
     help="MCP servers: list, start and inspect them, call their tools, add and remove them, log in.",
     no_args_is_help=True,
 )
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
-YesOption = Annotated[
-    bool,
-    typer.Option(
-        "--yes",
-        "-y",
-        help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).",
-    ),
-]
 
 
 def _quiet_sdk_logs() -> None:
@@ -286,11 +278,7 @@ def call(
             client = manager.clients[server]
             adapter = manager.adapters.get(server)
             if adapter is None:
-                return (
-                    ToolResult.error(f"MCP server {server!r} is {client.status}: {client.reason}"),
-                    True,
-                    None,
-                )
+                return (ToolResult.error(f"MCP server {server!r} is {client.status}: {client.reason}"), True, None)
             # the same gate as every other call: the session's hooks (config and plugins) run too
             stage = load_plugins(cli.resolve())
             approver = command_line_approver(yes)

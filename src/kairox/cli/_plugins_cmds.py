@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, state
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
@@ -20,8 +20,6 @@ plugins_app = typer.Typer(help="List, inspect, enable, install and validate plug
 marketplace_app = typer.Typer(help="Add and list plugin marketplaces.", no_args_is_help=True)
 plugins_app.add_typer(marketplace_app, name="marketplace")
 hooks_app = typer.Typer(help="List and approve hooks.", no_args_is_help=True)
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 
 
 # --- shared --------------------------------------------------------------------------------------------------
@@ -194,12 +192,7 @@ def disable(
 ) -> None:
     """Disable a plugin, or one of its contributions."""
     from kairox._util import suggest
-    from kairox.plugins import (
-        PluginSettingsError,
-        parse_contribution,
-        set_contribution_enabled,
-        set_plugin_enabled,
-    )
+    from kairox.plugins import PluginSettingsError, parse_contribution, set_contribution_enabled, set_plugin_enabled
 
     resolved, plugins = _discover(ctx)
     plugin = _find(plugins, name)

@@ -7,7 +7,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kairox.cli._common import CliState, ExitCode, err, exit_at_once, fail, out, out_json, state
+from kairox.cli._common import (
+    CliState,
+    ExitCode,
+    ModelOption,
+    ProviderOption,
+    ResumeOption,
+    err,
+    exit_at_once,
+    fail,
+    out,
+    out_json,
+    state,
+)
 
 if TYPE_CHECKING:
     from kairox.agent import AgentSession, TurnResult
@@ -137,18 +149,9 @@ def run(
     sandbox: Annotated[
         str | None, typer.Option("--sandbox", help="Sandbox policy for this run: " + ", ".join(_SANDBOXES) + ".")
     ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Model name (default: `model` of the configuration).")
-    ] = None,
-    model_provider: Annotated[
-        str | None,
-        typer.Option(
-            "--model-provider", help="Which [model_providers.NAME] serves it (openai, anthropic, ollama built in)."
-        ),
-    ] = None,
-    resume: Annotated[
-        str | None, typer.Option("--resume", help="Continue the session with this id (`kairox sessions list`).")
-    ] = None,
+    model: ModelOption = None,
+    model_provider: ProviderOption = None,
+    resume: ResumeOption = None,
     continue_last: Annotated[
         bool, typer.Option("--continue", help="Continue the latest session of this workspace.")
     ] = False,
@@ -170,9 +173,8 @@ def run(
 
     from kairox.agent import ModelSetupError, SessionNotFoundError, open_workspace
     from kairox.cli._approver import CliApprover
-    from kairox.runtime import RuntimeOptions
 
-    options = RuntimeOptions(workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides))
+    options = cli.runtime_options()
     view = _JsonView() if as_json else _TerminalView()
     interactive = not as_json and sys.stdin.isatty() and sys.stderr.isatty()
 

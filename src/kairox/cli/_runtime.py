@@ -24,13 +24,10 @@ def with_context(
     """Build the context for the command's workspace, run ``work`` in it, stop everything, return the result."""
     import anyio
 
-    from kairox.runtime import RuntimeOptions, build_extension_context
+    from kairox.runtime import build_extension_context
 
     resolved = cli.resolve()
-    options = RuntimeOptions(
-        workspace=cli.workspace,
-        profile=cli.profile,
-        overrides=tuple(cli.overrides),
+    options = cli.runtime_options(
         start_mcp=start_mcp,
         raise_on_required=raise_on_required,
         for_tools=for_tools,

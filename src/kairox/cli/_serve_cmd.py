@@ -133,13 +133,10 @@ def serve(
         serve_http,
         serve_stdio,
     )
-    from kairox.runtime import RuntimeOptions
 
     cli = state(ctx)
     team = cli.resolve().config.gateway  # a broken user config ends here with file, line and key
-    runtime = RuntimeOptions(
-        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), cwd=Path(os.getcwd())
-    )
+    runtime = cli.runtime_options(cwd=Path(os.getcwd()))
     options = GatewayOptions(
         expose=tuple(expose or ()), hide=tuple(hide or ()), name=name, search=search, store=store, replica=replica
     )
@@ -159,10 +156,7 @@ def serve(
             return
         host, port = parse_listen(http)
         if token_file is not None:
-            try:
-                token = token_file.read_text(encoding="utf-8").strip().splitlines()[0].strip()
-            except (OSError, IndexError) as exc:
-                fail(f"--token-file {token_file}: cannot read a token from it ({exc})", ExitCode.USAGE)
+            token = _read_token(token_file)
         settings = HttpOptions(
             host=host,
             port=port,
@@ -179,6 +173,14 @@ def serve(
         fail(str(exc), ExitCode.USAGE)
     except KairoxError as exc:  # the store or the users file
         fail(str(exc), ExitCode.CONFIG)
+
+
+def _read_token(token_file: Path) -> str:
+    """The bearer token: the first line of ``--token-file``."""
+    try:
+        return token_file.read_text(encoding="utf-8").strip().splitlines()[0].strip()
+    except (OSError, IndexError) as exc:
+        fail(f"--token-file {token_file}: cannot read a token from it ({exc})", ExitCode.USAGE)
 
 
 def proxy(
@@ -216,7 +218,6 @@ def proxy(
 
     from kairox.errors import KairoxError
     from kairox.gateway import GatewayOptions, HttpOptions, ProxyTarget, parse_listen, serve_proxy
-    from kairox.runtime import RuntimeOptions
 
     argv = list(command or ())
     if bool(argv) + bool(url) > 1:
@@ -232,14 +233,12 @@ def proxy(
         name = re.sub(r"[^A-Za-z0-9_-]+", "-", base).strip("-") or "upstream"
     cli = state(ctx)
     home = cli.resolve().home
-    runtime = RuntimeOptions(
-        workspace=cli.workspace, profile=cli.profile, overrides=tuple(cli.overrides), cwd=Path(os.getcwd())
-    )
+    runtime = cli.runtime_options(cwd=Path(os.getcwd()))
     options = GatewayOptions(name=name, audit_path=home / "logs" / "proxy.jsonl")
     settings = None
     if http is not None:
         host, port = parse_listen(http)
-        token = token_file.read_text(encoding="utf-8").strip() if token_file is not None else None
+        token = _read_token(token_file) if token_file is not None else None
         settings = HttpOptions(host=host, port=port, token=token or None)
     target = ProxyTarget(name=name, command=tuple(argv), url=url)
     try:

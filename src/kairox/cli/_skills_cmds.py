@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kairox.cli._common import ExitCode, err, fail, out, out_json, state
+from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, state
 from kairox.cli._config_write import WriteYesOption, authorize_config_write, change_text
 
 if TYPE_CHECKING:
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 skills_app = typer.Typer(help="List, match, enable, install and validate skills.", no_args_is_help=True)
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 ScopeOption = Annotated[str, typer.Option("--scope", help="user or workspace.")]
 
 
@@ -158,14 +157,7 @@ def match(
 
 
 def _set_enabled(ctx: typer.Context, name: str, enabled: bool, scope_text: str, *, yes: bool) -> None:
-    from kairox.skills import (
-        EnableScope,
-        SkillError,
-        enabled_file,
-        enabled_key,
-        persist_enabled,
-        registry_from_config,
-    )
+    from kairox.skills import EnableScope, SkillError, enabled_file, enabled_key, persist_enabled, registry_from_config
 
     try:
         scope = EnableScope(scope_text)

@@ -7,7 +7,18 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from kairox.cli._common import CliState, ExitCode, err, fail, out, out_json, parse_json_arg, state
+from kairox.cli._common import (
+    CliState,
+    ExitCode,
+    JsonOption,
+    YesOption,
+    err,
+    fail,
+    out,
+    out_json,
+    parse_json_arg,
+    state,
+)
 
 T = TypeVar("T")
 
@@ -21,15 +32,6 @@ if TYPE_CHECKING:
 tools_app = typer.Typer(help="List and call tools through the permission gate.", no_args_is_help=True)
 policy_app = typer.Typer(help="Ask the permission policy what it would decide.", no_args_is_help=True)
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
-YesOption = Annotated[
-    bool,
-    typer.Option(
-        "--yes",
-        "-y",
-        help="Approve once what the policy asks about (not writes to protected paths; deny rules still deny).",
-    ),
-]
 ArgsArgument = Annotated[str | None, typer.Argument(help="Arguments as a JSON object.")]
 
 

@@ -37,24 +37,6 @@ class ConfigError(KairoxError):
     """Configuration could not be used."""
 
 
-class ConfigParseError(ConfigError):
-    """A configuration file is not valid TOML."""
-
-    def __init__(self, file: str, line: int | None, reason: str) -> None:
-        where = f"{file}:{line}" if line else file
-        super().__init__(f"{where}: not valid TOML: {reason}", hint="fix the syntax at that line")
-        self.file, self.line, self.reason = file, line, reason
-
-
-class ConfigValidationError(ConfigError):
-    """One or more configuration files break the schema; every problem is listed."""
-
-    def __init__(self, problems: list[ConfigProblem]) -> None:
-        lines = "\n".join(f"  {p}" for p in problems)
-        super().__init__(f"{len(problems)} configuration problem(s):\n{lines}")
-        self.problems = problems
-
-
 class ConfigWriteError(ConfigError):
     """A configuration file could not be edited."""
 
@@ -76,12 +58,6 @@ class ToolNotFoundError(ToolError):
         self.name = name
 
 
-class ToolNameConflictError(ToolError):
-    def __init__(self, name: str, first: str, second: str) -> None:
-        super().__init__(f"tool name {name!r} is provided by both {first} and {second}")
-        self.name, self.first, self.second = name, first, second
-
-
 class ToolCallError(ToolError):
     """A tool call failed in its provider; the registry turns this into a tool error result."""
 
@@ -89,10 +65,6 @@ class ToolCallError(ToolError):
         where = f"{tool} on {server}" if server else tool
         super().__init__(f"{where} failed: {reason}", hint=hint)
         self.tool, self.server, self.reason = tool, server, reason
-
-
-class ApprovalRequiredError(ToolError):
-    """A call needs approval and nobody can give it (no terminal)."""
 
 
 class SandboxUnavailableError(KairoxError):

@@ -20,15 +20,7 @@ from kairox.errors import Diagnostic, Severity
 from kairox.events import EventSink, NullSink
 from kairox.hooks._approval import HookApprovalStore, hook_hash
 from kairox.hooks._events import HookFinished
-from kairox.hooks._model import (
-    TOOL_EVENTS,
-    HookEvent,
-    HookOutcome,
-    HookResult,
-    HookSpec,
-    PluginHookLike,
-    matches,
-)
+from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookOutcome, HookResult, HookSpec, PluginHookLike, matches
 from kairox.hooks._runner import OUTPUT_CAP_BYTES, run_hook
 from kairox.policy import ApprovalRequest, ApprovalScope, Approver
 from kairox.tools import (
@@ -44,7 +36,7 @@ from kairox.tools import (
 _RANK = {HookDecision.ALLOW: 0, HookDecision.ASK: 1, HookDecision.DENY: 2}
 
 
-def hooks_from_config(config: HooksConfig, *, source: str | None = None) -> list[HookSpec]:
+def hooks_from_config(config: HooksConfig) -> list[HookSpec]:
     """``[[hooks.<event>]]`` tables as hook specs, named ``config:<event>.<n>``."""
     specs = []
     for event in HookEvent:
@@ -57,7 +49,6 @@ def hooks_from_config(config: HooksConfig, *, source: str | None = None) -> list
                     timeout_sec=entry.timeout_sec,
                     fail_open=entry.fail_open,
                     name=f"config:{event}.{index}",
-                    source=source,
                 )
             )
     return specs
@@ -138,7 +129,6 @@ class HookRegistry:
         plugin_hooks: Iterable[PluginHookLike] = (),
         *,
         workspace: Path,
-        config_source: str | None = None,
         sandbox: SandboxSettings | None = None,
         approver: Approver | None = None,
         approvals: HookApprovalStore | None = None,
@@ -148,7 +138,7 @@ class HookRegistry:
         output_cap: int = OUTPUT_CAP_BYTES,
     ) -> "HookRegistry":
         """The hooks of ``[hooks]`` then those of the routed plugins (``route_plugins(...).hooks``)."""
-        specs = hooks_from_config(config, source=config_source)
+        specs = hooks_from_config(config)
         plugin_specs, problems = hooks_from_plugins(plugin_hooks)
         registry = cls(
             [*specs, *plugin_specs],

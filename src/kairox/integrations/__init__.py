@@ -6,20 +6,19 @@ Each adapter imports its library only when it is used: ``pip install 'kairox[age
 ``pip install 'kairox[pydantic-ai]'`` for ``KairoxToolset``.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from kairox._util._lazy import lazy_exports
+from kairox.integrations._openai_agents import agents_tools  # imports the Agents SDK when called
 
 if TYPE_CHECKING:
-    from kairox.integrations._openai_agents import agents_tools
     from kairox.integrations._pydantic_ai import KairoxToolset
 
 __all__ = ["KairoxToolset", "agents_tools"]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "._openai_agents": ("agents_tools",),
-        "._pydantic_ai": ("KairoxToolset",),
-    },
-)
+
+def __getattr__(name: str) -> Any:
+    if name == "KairoxToolset":  # a subclass of pydantic-ai's toolset: pydantic-ai loads when it is first named
+        from kairox.integrations._pydantic_ai import KairoxToolset
+
+        return KairoxToolset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

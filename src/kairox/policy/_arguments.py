@@ -16,58 +16,13 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 _NAMES = frozenset(
-    {
-        "path",
-        "paths",
-        "file",
-        "files",
-        "filename",
-        "filenames",
-        "filepath",
-        "filepaths",
-        "dir",
-        "dirs",
-        "directory",
-        "directories",
-        "folder",
-        "folders",
-        "root",
-        "roots",
-        "cwd",
-        "workdir",
-        "workingdirectory",
-        "source",
-        "sources",
-        "destination",
-        "destinations",
-        "src",
-        "dest",
-        "dst",
-        "target",
-        "targets",
-        "output",
-        "outputs",
-        "input",
-        "inputs",
-        "location",
-        "notebook",
-        "repo",
-        "repository",
-    }
+    """
+    path paths file files filename filenames filepath filepaths dir dirs directory directories folder folders root
+    roots cwd workdir workingdirectory source sources destination destinations src dest dst target targets output
+    outputs input inputs location notebook repo repository
+    """.split()
 )
-_SUFFIXES = (
-    "path",
-    "paths",
-    "file",
-    "files",
-    "filename",
-    "filenames",
-    "dir",
-    "dirs",
-    "directory",
-    "directories",
-    "folder",
-)
+_SUFFIXES = tuple("path paths file files filename filenames dir dirs directory directories folder".split())
 _URI_NAMES = frozenset({"uri", "uris", "url", "urls", "href"})
 _MAX_DEPTH = 6
 """Lists and objects nested deeper than this are not read."""
@@ -118,16 +73,9 @@ def _file_uri(text: str, found: list[str]) -> None:
         found.append(unquote(host + parts.path))
 
 
-def path_like_arguments(arguments: Mapping[str, Any]) -> list[str]:
-    """The strings of ``arguments`` that name files: values of path-like keys (also in lists and nested objects)
-    and every ``file://`` URI, as paths (the first 64: see ``scan_path_arguments`` for what was left unread)."""
-    found: list[str] = []
-    scan_path_arguments(arguments, found)
-    return found
-
-
 def scan_path_arguments(arguments: Mapping[str, Any], found: list[str]) -> str | None:
-    """Appends the paths ``arguments`` name (as ``path_like_arguments``) to ``found``; returns why the scan stopped
+    """Appends the paths ``arguments`` name to ``found`` (values of path-like keys, also in lists and nested objects,
+    and every ``file://`` URI, the first 64); returns why the scan stopped
     before something that may name another, or None when it read all that could. (The caller's list, and no tuple
     back: this runs on every call of a third-party tool.)"""
     unseen: str | None = None

@@ -18,20 +18,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kairox._util._pathglob import PathPattern
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, Severity
 from kairox.policy._approval import PathTarget
 from kairox.policy._arguments import LIMITS, scan_path_arguments
 from kairox.policy._command_glob import allow_matches
 from kairox.policy._decision import Decision, DecisionSource, Verdict
-from kairox.policy._explain import (
-    describe_rule,
-    exact_rule,
-    let_through,
-    mcp_why,
-    suggested_rule,
-    unguarded_reads,
-)
+from kairox.policy._explain import describe_rule, exact_rule, let_through, mcp_why, suggested_rule, unguarded_reads
 from kairox.policy._facts import (
     _THIRD_PARTY,
     CallFacts,
@@ -43,7 +37,7 @@ from kairox.policy._facts import (
     program_lines,
     runs_unsandboxed,
 )
-from kairox.policy._paths import PathPattern, parse_pattern, protected_reason, writable_reason
+from kairox.policy._paths import parse_pattern, protected_reason, writable_reason
 from kairox.policy._readrules import read_mask
 from kairox.policy._rules import NameDenials, ParsedRule, RuleAction, RuleRef, parse_rule
 from kairox.policy._settings import PolicySettings

@@ -1,7 +1,7 @@
 """What the gate decided about one call, why, and which rule (with its file and line) said so."""
 
 import enum
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from kairox.policy._rules import RuleRef
 
@@ -62,14 +62,6 @@ class Decision:
             "decision": str(self.verdict),
             "reason": self.reason,
             "source": str(self.source),
-            "rule": None
-            if rule is None
-            else {
-                "action": str(rule.action),
-                "pattern": rule.pattern,
-                "layer": rule.layer,
-                "file": rule.file,
-                "line": rule.line,
-            },
+            "rule": None if rule is None else {**asdict(rule), "action": str(rule.action)},
             "suggested_rule": self.suggested_rule,
         }

@@ -293,26 +293,10 @@ TABLE: dict[str, Runs] = {
 }
 
 GLOBAL_ENV = frozenset(
-    {
-        "LD_*",
-        "DYLD_*",
-        "BASH_ENV",
-        "ENV",
-        "PATH",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PROMPT_COMMAND",
-        "HOME",
-        "XDG_CONFIG_HOME",
-        "PAGER",
-        "EDITOR",
-        "VISUAL",
-        "BROWSER",
-        "SHELL",
-        "GCONV_PATH",
-        "MALLOC_*",
-        "GLIBC_TUNABLES",
-    }
+    """
+    LD_* DYLD_* BASH_ENV ENV PATH SHELLOPTS BASHOPTS PROMPT_COMMAND HOME XDG_CONFIG_HOME PAGER EDITOR VISUAL BROWSER
+    SHELL GCONV_PATH MALLOC_* GLIBC_TUNABLES
+    """.split()
 )
 """Variables that change what every program runs: the libraries the loader adds, where programs and rc files are
 found, the shell, pager and editor programs start."""

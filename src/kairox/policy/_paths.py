@@ -7,35 +7,13 @@
 from collections.abc import Iterable
 from pathlib import Path
 
-from kairox._util._pathglob import PathPattern, glob_match, glob_regex, is_within, split_literal
+from kairox._util._pathglob import PathPattern, is_within, split_literal
 from kairox.policy._host import HostFacts, host_files
-from kairox.tools import PROTECTED_DIRS as _SANDBOX_PROTECTED_DIRS
-from kairox.tools import PROTECTED_FILES as _SANDBOX_PROTECTED_FILES
-from kairox.tools import SHELL_RC_FILES
+from kairox.tools import PROTECTED_DIRS, PROTECTED_FILES, SHELL_RC_FILES
 
-__all__ = [
-    "PROTECTED_DIRS",
-    "PROTECTED_FILES",
-    "SHELL_RC_FILES",
-    "PathPattern",
-    "glob_match",
-    "glob_regex",
-    "is_within",
-    "parse_pattern",
-    "protected_reason",
-    "resolve_path",
-    "split_literal",
-    "writable_reason",
-]
-
-PROTECTED_DIRS = _SANDBOX_PROTECTED_DIRS
-"""Folders whose contents are always asked about before a write, wherever they are: the repository, Kairox's
-and other hosts' project folders (``.kairox``, ``.claude``, ``.codex``, ``.agents``) and plugin manifest folders.
-The same list the sandbox keeps read-only."""
-PROTECTED_FILES = _SANDBOX_PROTECTED_FILES
-"""Project configuration (``kairox.toml``, ``.mcp.json``) and a plugin's ``hooks.json`` and ``.lsp.json``: a write
-there changes what later sessions of a trusted workspace may do."""
-
+# writes under PROTECTED_DIRS (the repository, the hosts' project folders, plugin manifests) and to PROTECTED_FILES
+# (project configuration, a plugin's hooks.json and .lsp.json) are always asked about: the sandbox keeps them
+# read-only, and a write there changes what later sessions of a trusted workspace may do
 _PROTECTED_WHAT = {
     "kairox.toml": "this workspace's project configuration",
     ".mcp.json": "a project's MCP server list",

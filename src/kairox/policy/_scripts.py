@@ -237,8 +237,7 @@ def _module(words: list[str], found: _Found, *, cwd: Path, changing: bool) -> No
                 )
             elif top and changing:
                 found.load(
-                    f"other commands of the line may write {top}.py, which {words[0]} -m {module} would run first",
-                    "-m",
+                    f"other commands of the line may write {top}.py, which {words[0]} -m {module} would run first", "-m"
                 )
             return
         index += 1

@@ -32,50 +32,37 @@ class Wrapper:
     """Options whose value is the program the command's words go to (``docker run --entrypoint rm IMAGE -rf x``)."""
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 def _w(
-    *takes: str,
+    takes: str = "",
+    *,
     positionals: int = 0,
-    command: tuple[str, ...] = (),
+    command: str = "",
     privileged: bool = False,
     input_arguments: bool = False,
     joins_rest: bool = False,
     remote: bool = False,
-    program: tuple[str, ...] = (),
+    program: str = "",
 ) -> Wrapper:
+    """A wrapper whose options taking a value (``takes``), command options and program options are given as
+    space-separated words."""
     return Wrapper(
-        takes_value=frozenset(takes),
+        takes_value=_words(takes),
         positionals=positionals,
-        command_options=frozenset(command),
+        command_options=_words(command),
         privileged=privileged,
         input_arguments=input_arguments,
         joins_rest=joins_rest,
         remote=remote,
-        program_options=frozenset(program),
+        program_options=_words(program),
     )
 
 
 _SSH = _w(
-    "-B",
-    "-b",
-    "-c",
-    "-D",
-    "-E",
-    "-e",
-    "-F",
-    "-I",
-    "-i",
-    "-J",
-    "-L",
-    "-l",
-    "-m",
-    "-O",
-    "-o",
-    "-p",
-    "-Q",
-    "-R",
-    "-S",
-    "-W",
-    "-w",
+    "-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w",
     positionals=1,
     joins_rest=True,
     privileged=True,
@@ -85,266 +72,110 @@ _SSH = _w(
 WRAPPERS: dict[str, Wrapper] = {
     # privilege and identity
     "sudo": _w(
-        "-u",
-        "-g",
-        "-C",
-        "-D",
-        "-h",
-        "-p",
-        "-r",
-        "-t",
-        "-U",
-        "-T",
-        "-R",
-        "--user",
-        "--group",
-        "--chdir",
-        "--prompt",
-        "--close-from",
-        "--role",
-        "--type",
-        "--host",
-        "--other-user",
-        "--command-timeout",
-        "--chroot",
+        "-u -g -C -D -h -p -r -t -U -T -R --user --group --chdir --prompt --close-from --role --type --host "
+        "--other-user --command-timeout --chroot",
         privileged=True,
     ),
-    "doas": _w("-u", "-C", privileged=True),
+    "doas": _w("-u -C", privileged=True),
     "pkexec": _w("--user", privileged=True),
     "su": _w(
-        "-s",
-        "--shell",
-        "-g",
-        "--group",
-        "-G",
-        "--supp-group",
-        "-w",
-        "--whitelist-environment",
+        "-s --shell -g --group -G --supp-group -w --whitelist-environment",
         positionals=1,
-        command=("-c", "--command", "--session-command"),
+        command="-c --command --session-command",
         privileged=True,
     ),
     "runuser": _w(
-        "-u",
-        "--user",
-        "-g",
-        "--group",
-        "-G",
-        "--supp-group",
-        "-s",
-        "--shell",
-        "-w",
-        "--whitelist-environment",
-        command=("-c", "--command", "--session-command"),
+        "-u --user -g --group -G --supp-group -s --shell -w --whitelist-environment",
+        command="-c --command --session-command",
         privileged=True,
     ),
-    "sg": _w(positionals=1, command=("-c",), privileged=True),
+    "sg": _w(positionals=1, command="-c", privileged=True),
     "setpriv": _w(
-        "--reuid",
-        "--regid",
-        "--ruid",
-        "--rgid",
-        "--euid",
-        "--egid",
-        "--groups",
-        "--inh-caps",
-        "--ambient-caps",
-        "--bounding-set",
-        "--securebits",
-        "--selinux-label",
-        "--apparmor-profile",
-        "--landlock-access",
-        "--landlock-rule",
-        "--pdeathsig",
+        "--reuid --regid --ruid --rgid --euid --egid --groups --inh-caps --ambient-caps --bounding-set "
+        "--securebits --selinux-label --apparmor-profile --landlock-access --landlock-rule --pdeathsig "
         "--ptracer",
         privileged=True,
     ),
-    "chroot": _w("--userspec", "--groups", positionals=1, privileged=True),
-    "nsenter": _w(
-        "-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-R", "--root", "-Z", privileged=True
-    ),
+    "chroot": _w("--userspec --groups", positionals=1, privileged=True),
+    "nsenter": _w("-t --target -S --setuid -G --setgid -w --wd -R --root -Z", privileged=True),
     "unshare": _w(
-        "--map-user",
-        "--map-group",
-        "--map-users",
-        "--map-groups",
-        "--setuid",
-        "-S",
-        "--setgid",
-        "-G",
-        "--propagation",
-        "--setgroups",
-        "-R",
-        "--root",
-        "-w",
-        "--wd",
-        "--kill-child",
+        "--map-user --map-group --map-users --map-groups --setuid -S --setgid -G --propagation --setgroups -R "
+        "--root -w --wd --kill-child",
         privileged=True,
     ),
     "gosu": _w(positionals=1, privileged=True),
     "su-exec": _w(positionals=1, privileged=True),
     "setuidgid": _w(positionals=1, privileged=True),
-    "chpst": _w(
-        "-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r", "-t", privileged=True
-    ),
-    "runcon": _w("-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range", privileged=True),
-    "fakeroot": _w("-l", "--lib", "--faked", "-s", "-i", privileged=True),
+    "chpst": _w("-u -U -b -e -/ -n -l -L -m -d -o -p -f -c -r -t", privileged=True),
+    "runcon": _w("-u -r -t -l --user --role --type --range", privileged=True),
+    "fakeroot": _w("-l --lib --faked -s -i", privileged=True),
     "systemd-run": _w(
-        "-p",
-        "--property",
-        "-u",
-        "--unit",
-        "-E",
-        "--setenv",
-        "--uid",
-        "--gid",
-        "--nice",
-        "-M",
-        "--machine",
-        "--slice",
-        "--working-directory",
-        "--description",
-        "-H",
-        "--host",
+        "-p --property -u --unit -E --setenv --uid --gid --nice -M --machine --slice --working-directory "
+        "--description -H --host",
         privileged=True,
     ),
     "firejail": _w(),
     "bwrap": _w(
-        "--bind",
-        "--ro-bind",
-        "--dev-bind",
-        "--chdir",
-        "--setenv",
-        "--unsetenv",
-        "--uid",
-        "--gid",
-        "--hostname",
-        "--proc",
-        "--dev",
-        "--tmpfs",
-        "--dir",
-        "--symlink",
-        "--file",
-        "--cap-add",
-        "--cap-drop",
-        "--remount-ro",
-        "--seccomp",
-        "--info-fd",
-        "--args",
-        "--lock-file",
-        "--sync-fd",
-        "--block-fd",
-        "--userns-block-fd",
+        "--bind --ro-bind --dev-bind --chdir --setenv --unsetenv --uid --gid --hostname --proc --dev --tmpfs "
+        "--dir --symlink --file --cap-add --cap-drop --remount-ro --seccomp --info-fd --args --lock-file "
+        "--sync-fd --block-fd --userns-block-fd"
     ),
     # scheduling, limits and timing (coreutils, util-linux, procps)
-    "env": _w("-u", "--unset", "-C", "--chdir"),
-    "nice": _w("-n", "--adjustment"),
-    "renice": _w("-n", "--priority", "-g", "-p", "-u"),
+    "env": _w("-u --unset -C --chdir"),
+    "nice": _w("-n --adjustment"),
+    "renice": _w("-n --priority -g -p -u"),
     "nohup": _w(),
-    "time": _w("-f", "--format", "-o", "--output"),
+    "time": _w("-f --format -o --output"),
     "command": _w(),
     "builtin": _w(),
     "exec": _w("-a"),
-    "stdbuf": _w("-i", "-o", "-e", "--input", "--output", "--error"),
-    "ionice": _w("-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"),
+    "stdbuf": _w("-i -o -e --input --output --error"),
+    "ionice": _w("-c -n -p -P -u --class --classdata --pid --pgid --uid"),
     "setsid": _w(),
-    "timeout": _w("-s", "--signal", "-k", "--kill-after", positionals=1),
-    "flock": _w("-w", "--wait", "--timeout", "-E", "--conflict-exit-code", positionals=1, command=("-c", "--command")),
+    "timeout": _w("-s --signal -k --kill-after", positionals=1),
+    "flock": _w("-w --wait --timeout -E --conflict-exit-code", positionals=1, command="-c --command"),
     "taskset": _w(positionals=1),
-    "chrt": _w("-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline", positionals=1),
-    "prlimit": _w("-p", "--pid", "-o", "--output"),
+    "chrt": _w("-T --sched-runtime -P --sched-period -D --sched-deadline", positionals=1),
+    "prlimit": _w("-p --pid -o --output"),
     "script": _w(
-        "-E",
-        "--echo",
-        "-I",
-        "--log-in",
-        "-O",
-        "--log-out",
-        "-B",
-        "--log-io",
-        "-T",
-        "--log-timing",
-        "-m",
-        "--logging-format",
-        "-o",
-        "--output-limit",
-        command=("-c", "--command"),
+        "-E --echo -I --log-in -O --log-out -B --log-io -T --log-timing -m --logging-format -o --output-limit",
+        command="-c --command",
     ),
-    "numactl": _w(
-        "-C", "-N", "-m", "-p", "-i", "-P", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"
-    ),
+    "numactl": _w("-C -N -m -p -i -P --physcpubind --cpunodebind --membind --preferred --interleave"),
     "cgexec": _w("-g"),
     "setarch": _w(positionals=1),
     "linux32": _w(),
     "linux64": _w(),
-    "watch": _w("-n", "--interval", "-d", "--differences", "-q", "--equexit", "-s", "--shotsfile", joins_rest=True),
+    "watch": _w("-n --interval -d --differences -q --equexit -s --shotsfile", joins_rest=True),
     "xargs": _w(
-        "-I",
-        "-n",
-        "-P",
-        "-d",
-        "-L",
-        "-s",
-        "-a",
-        "-E",
-        "--arg-file",
-        "--delimiter",
-        "--max-args",
-        "--max-procs",
-        "--max-lines",
-        "--max-chars",
-        "--replace",
-        "--eof",
-        "--process-slot-var",
+        "-I -n -P -d -L -s -a -E --arg-file --delimiter --max-args --max-procs --max-lines --max-chars "
+        "--replace --eof --process-slot-var",
         input_arguments=True,
     ),
-    "parallel": _w(
-        "-j",
-        "--jobs",
-        "-S",
-        "--sshlogin",
-        "--joblog",
-        "-a",
-        "--arg-file",
-        "-d",
-        "--delimiter",
-        "-I",
-        "--colsep",
-        input_arguments=True,
-    ),
-    "strace": _w("-o", "-e", "-p", "-P", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-X"),
-    "ltrace": _w("-o", "-e", "-p", "-u", "-s", "-n", "-a", "-A", "-D", "-E", "-F", "-x", "-L"),
+    "parallel": _w("-j --jobs -S --sshlogin --joblog -a --arg-file -d --delimiter -I --colsep", input_arguments=True),
+    "strace": _w("-o -e -p -P -s -u -E -a -b -I -O -S -X"),
+    "ltrace": _w("-o -e -p -u -s -n -a -A -D -E -F -x -L"),
     "valgrind": _w(),
     "catchsegv": _w(),
-    "faketime": _w("-m", "-p", "-f", positionals=1),
+    "faketime": _w("-m -p -f", positionals=1),
     "eatmydata": _w(),
     "nocache": _w(),
     "unbuffer": _w(),
-    "caffeinate": _w("-t", "-w"),
-    "trickle": _w("-u", "-d", "-w", "-t", "-l", "-n"),
+    "caffeinate": _w("-t -w"),
+    "trickle": _w("-u -d -w -t -l -n"),
     "proxychains": _w("-f"),
     "proxychains4": _w("-f"),
-    "torsocks": _w("-u", "-p", "-a", "-P"),
+    "torsocks": _w("-u -p -a -P"),
     "tsocks": _w(),
-    "sshpass": _w("-p", "-f", "-d", "-P"),
-    "dbus-run-session": _w("--config-file", "--dbus-daemon"),
-    "xvfb-run": _w(
-        "-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e", "--error-file", "-p", "--xauth-protocol"
-    ),
+    "sshpass": _w("-p -f -d -P"),
+    "dbus-run-session": _w("--config-file --dbus-daemon"),
+    "xvfb-run": _w("-n --server-num -s --server-args -f --auth-file -e --error-file -p --xauth-protocol"),
     # another host: ssh joins its remote command's words with spaces and the remote shell reads them as a line
     "ssh": _SSH,
     "slogin": _SSH,
     # the dynamic loader run as a program (`/lib64/ld-linux-x86-64.so.2 /bin/rm x`), under any of its names
-    "ld.so": _w(
-        "--library-path",
-        "--preload",
-        "--audit",
-        "--argv0",
-        "--inhibit-rpath",
-        "--glibc-hwcaps-prefix",
-        "--glibc-hwcaps-mask",
-    ),
-    "ssh-agent": _w("-a", "-E", "-t", "-P", "-O"),
+    "ld.so": _w("--library-path --preload --audit --argv0 --inhibit-rpath --glibc-hwcaps-prefix --glibc-hwcaps-mask"),
+    "ssh-agent": _w("-a -E -t -P -O"),
     "chronic": _w(),
     "ifne": _w(),
     "busybox": _w(),
@@ -353,122 +184,35 @@ WRAPPERS: dict[str, Wrapper] = {
 }
 
 _CONTAINER_EXEC = _w(
-    "-e",
-    "--env",
-    "--env-file",
-    "-u",
-    "--user",
-    "-w",
-    "--workdir",
-    "--detach-keys",
-    positionals=1,
-    privileged=True,
-    remote=True,
+    "-e --env --env-file -u --user -w --workdir --detach-keys", positionals=1, privileged=True, remote=True
 )
 _CONTAINER_RUN = _w(
-    "-e",
-    "--env",
-    "--env-file",
-    "-u",
-    "--user",
-    "-w",
-    "--workdir",
-    "-v",
-    "--volume",
-    "--mount",
-    "--name",
-    "-p",
-    "--publish",
-    "--network",
-    "--net",
-    "--entrypoint",
-    "-h",
-    "--hostname",
-    "-l",
-    "--label",
-    "--platform",
-    "--pull",
-    "--cpus",
-    "-m",
-    "--memory",
-    "--add-host",
-    "--dns",
-    "--cap-add",
-    "--cap-drop",
-    "--device",
-    "--security-opt",
-    "--tmpfs",
-    "--ulimit",
-    "--restart",
-    "--pid",
-    "--ipc",
-    "--userns",
-    "--cidfile",
-    "--log-driver",
-    "--log-opt",
-    "--gpus",
-    "--runtime",
-    "--stop-signal",
-    "--shm-size",
+    "-e --env --env-file -u --user -w --workdir -v --volume --mount --name -p --publish --network --net "
+    "--entrypoint -h --hostname -l --label --platform --pull --cpus -m --memory --add-host --dns "
+    "--cap-add --cap-drop --device --security-opt --tmpfs --ulimit --restart --pid --ipc --userns "
+    "--cidfile --log-driver --log-opt --gpus --runtime --stop-signal --shm-size",
     positionals=1,
     privileged=True,
     remote=True,
-    program=("--entrypoint",),
+    program="--entrypoint",
 )
-_COMPOSE_EXEC = _w(
-    "-e", "--env", "-u", "--user", "-w", "--workdir", "--index", positionals=1, privileged=True, remote=True
-)
+_COMPOSE_EXEC = _w("-e --env -u --user -w --workdir --index", positionals=1, privileged=True, remote=True)
 _COMPOSE_RUN = _w(
-    "-e",
-    "--env",
-    "-u",
-    "--user",
-    "-w",
-    "--workdir",
-    "-v",
-    "--volume",
-    "-p",
-    "--publish",
-    "-l",
-    "--label",
-    "--name",
-    "--entrypoint",
-    "--cap-add",
-    "--cap-drop",
+    "-e --env -u --user -w --workdir -v --volume -p --publish -l --label --name --entrypoint --cap-add --cap-drop",
     positionals=1,
     privileged=True,
     remote=True,
-    program=("--entrypoint",),
+    program="--entrypoint",
 )
 _KUBE_RUN = _w(
-    "--image",
-    "--env",
-    "--port",
-    "-l",
-    "--labels",
-    "--restart",
-    "--overrides",
-    "--image-pull-policy",
-    "-n",
-    "--namespace",
-    "--context",
-    "--kubeconfig",
-    "--annotations",
-    "--pod-running-timeout",
+    "--image --env --port -l --labels --restart --overrides --image-pull-policy -n --namespace --context "
+    "--kubeconfig --annotations --pod-running-timeout",
     positionals=1,
     privileged=True,
     remote=True,
 )
 _KUBE_EXEC = _w(
-    "-c",
-    "--container",
-    "-f",
-    "--filename",
-    "--pod-running-timeout",
-    "-n",
-    "--namespace",
-    "--context",
-    "--kubeconfig",
+    "-c --container -f --filename --pod-running-timeout -n --namespace --context --kubeconfig",
     positionals=1,
     privileged=True,
     remote=True,
@@ -486,24 +230,9 @@ class _ExecTool:
 
 
 _DOCKER = _ExecTool(
-    global_values=frozenset(
-        {
-            "-H",
-            "--host",
-            "-c",
-            "--context",
-            "--config",
-            "-l",
-            "--log-level",
-            "--tlscacert",
-            "--tlscert",
-            "--tlskey",
-            "--url",
-            "--connection",
-            "--identity",
-            "--root",
-            "--runroot",
-        }
+    global_values=_words(
+        "-H --host -c --context --config -l --log-level --tlscacert --tlscert --tlskey --url --connection "
+        "--identity --root --runroot"
     ),
     subcommands={
         ("exec",): _CONTAINER_EXEC,
@@ -513,84 +242,21 @@ _DOCKER = _ExecTool(
     },
 )
 _COMPOSE = _ExecTool(
-    global_values=frozenset(
-        {
-            "-f",
-            "--file",
-            "-p",
-            "--project-name",
-            "--project-directory",
-            "--env-file",
-            "--profile",
-            "--ansi",
-            "--parallel",
-        }
-    ),
+    global_values=_words("-f --file -p --project-name --project-directory --env-file --profile --ansi --parallel"),
     subcommands={("exec",): _COMPOSE_EXEC, ("run",): _COMPOSE_RUN},
 )
 _KUBECTL = _ExecTool(
-    global_values=frozenset(
-        {
-            "-n",
-            "--namespace",
-            "--context",
-            "--kubeconfig",
-            "--cluster",
-            "--user",
-            "-s",
-            "--server",
-            "--token",
-            "--as",
-            "--as-group",
-            "--request-timeout",
-            "--certificate-authority",
-            "--client-certificate",
-            "--client-key",
-            "--tls-server-name",
-            "--cache-dir",
-            "-v",
-        }
+    global_values=_words(
+        "-n --namespace --context --kubeconfig --cluster --user -s --server --token --as --as-group "
+        "--request-timeout --certificate-authority --client-certificate --client-key --tls-server-name "
+        "--cache-dir -v"
     ),
     subcommands={("exec",): _KUBE_EXEC, ("run",): _KUBE_RUN},
 )
 _PERF_RUN = _w(
-    "-e",
-    "--event",
-    "-o",
-    "--output",
-    "-F",
-    "--freq",
-    "-c",
-    "--count",
-    "-p",
-    "--pid",
-    "-t",
-    "--tid",
-    "-C",
-    "--cpu",
-    "-m",
-    "--mmap-pages",
-    "-u",
-    "--uid",
-    "-G",
-    "--cgroup",
-    "--filter",
-    "-r",
-    "--repeat",
-    "-I",
-    "--interval-print",
-    "-x",
-    "--field-separator",
-    "--call-graph",
-    "--switch-output",
-    "--max-size",
-    "-D",
-    "--delay",
-    "--control",
-    "-T",
-    "--timestamp",
-    "-M",
-    "--metrics",
+    "-e --event -o --output -F --freq -c --count -p --pid -t --tid -C --cpu -m --mmap-pages -u --uid -G "
+    "--cgroup --filter -r --repeat -I --interval-print -x --field-separator --call-graph --switch-output "
+    "--max-size -D --delay --control -T --timestamp -M --metrics"
 )
 _PERF = _ExecTool(
     global_values=frozenset({"--debug", "--buildid-dir", "--exec-path"}),
@@ -655,39 +321,19 @@ def ssh_option(letter: str, value: str) -> tuple[str | None, str | None]:
     return (command.strip() or None) if key in _SSH_COMMAND_KEYS else None, None
 
 
-SUBCOMMAND_PROGRAMS = frozenset({"git", "cargo", "gh", "kubectl", "oc", "docker", "podman", "helm"})
+SUBCOMMAND_PROGRAMS = _words("git cargo gh kubectl oc docker podman helm")
 """Programs that run another program for a subcommand they do not know: ``PROGRAM-SUBCOMMAND`` from ``PATH``
 (git, cargo, kubectl and oc plugins, docker and podman CLI plugins, helm plugins) or an alias or extension (git,
 gh). An allow rule's ``*`` glued to such a subcommand (``git status*``) does not extend it."""
 
 
-SHELLS = frozenset(
-    {
-        "bash",
-        "sh",
-        "zsh",
-        "dash",
-        "ksh",
-        "mksh",
-        "pdksh",
-        "fish",
-        "csh",
-        "tcsh",
-        "ash",
-        "yash",
-        "rbash",
-        "posh",
-        "elvish",
-        "nu",
-        "xonsh",
-    }
-)
+SHELLS = _words("bash sh zsh dash ksh mksh pdksh fish csh tcsh ash yash rbash posh elvish nu xonsh")
 _INTERPRETER = re.compile(
     r"^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|irb|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*"
     r"|wish|expect|Rscript|R|julia|guile|racket|sbcl|clisp|ghci|runghc|pwsh|powershell|osascript|jshell|groovy|scala|awk|gawk"
     r"|mawk|nawk|sqlite3|psql|mysql|gdb|lldb)$"
 )
-INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-m", "-r", "--eval", "--command", "-x", "--exec", "-ex"})
+INLINE_CODE_OPTIONS = _words("-c -e -E -m -r --eval --command -x --exec -ex")
 """Options that give an interpreter its program on the command line (what follows is the program)."""
 STDIN_PROGRAM = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-s"})
 
@@ -698,39 +344,13 @@ def is_interpreter(name: str) -> bool:
 
 # --- git ---------------------------------------------------------------------------------------------------------
 
-GIT_VALUE_OPTIONS = frozenset(
-    {
-        "-C",
-        "-c",
-        "--git-dir",
-        "--work-tree",
-        "--namespace",
-        "--super-prefix",
-        "--config-env",
-        "--exec-path",
-        "--attr-source",
-        "--list-cmds",
-    }
+GIT_VALUE_OPTIONS = _words(
+    "-C -c --git-dir --work-tree --namespace --super-prefix --config-env --exec-path --attr-source --list-cmds"
 )
-GIT_FLAGS = frozenset(
-    {
-        "-p",
-        "--paginate",
-        "-P",
-        "--no-pager",
-        "--bare",
-        "--no-replace-objects",
-        "--no-lazy-fetch",
-        "--no-optional-locks",
-        "--no-advice",
-        "--literal-pathspecs",
-        "--glob-pathspecs",
-        "--noglob-pathspecs",
-        "--icase-pathspecs",
-        "--html-path",
-        "--man-path",
-        "--info-path",
-    }
+GIT_FLAGS = _words(
+    "-p --paginate -P --no-pager --bare --no-replace-objects --no-lazy-fetch --no-optional-locks "
+    "--no-advice --literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs --html-path "
+    "--man-path --info-path"
 )
 _GIT_CODE_KEYS = re.compile(
     r"^(?:alias\..*|core\.(?:fsmonitor|sshcommand|hookspath|pager|editor|askpass|gitproxy|alternaterefscommand|worktree)"
@@ -766,7 +386,7 @@ def env_changes_what_runs(name: str) -> bool:
     return _HARMLESS_ENV.match(name) is None
 
 
-HIDING_BUILTINS = frozenset({"source", ".", "trap", "alias", "hash", "fc", "enable"})
+HIDING_BUILTINS = _words("source . trap alias hash fc enable")
 """Builtins that run or redefine commands from text the line does not show as a command."""
 
 
@@ -800,15 +420,8 @@ _EFFECTS: dict[str, _Effects] = {
     "find": _Effects(writes_words=frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})),
     "rg": _Effects(runs_long=frozenset({"--pre"})),
     "tar": _Effects(
-        runs_long=frozenset(
-            {
-                "--to-command",
-                "--use-compress-program",
-                "--checkpoint-action",
-                "--info-script",
-                "--new-volume-script",
-                "--rsh-command",
-            }
+        runs_long=_words(
+            "--to-command --use-compress-program --checkpoint-action --info-script --new-volume-script --rsh-command"
         ),
         runs_short="IF",
         value_letters="fCTXgKNVbHL",

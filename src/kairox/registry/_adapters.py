@@ -38,52 +38,22 @@ class _NotStrict(Exception):
 
 MAX_NAME = 64
 _OPENAI_STRICT_KEYS = frozenset(
-    {
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "const",
-        "anyOf",
-        "$ref",
-        "$defs",
-        "description",
-    }
+    """
+    type properties required additionalProperties items enum const anyOf $ref $defs description
+    """.split()
 )
 _GEMINI_KEYS = frozenset(
-    {
-        "type",
-        "format",
-        "description",
-        "nullable",
-        "enum",
-        "properties",
-        "required",
-        "items",
-        "minItems",
-        "maxItems",
-        "minimum",
-        "maximum",
-        "title",
-    }
+    """
+    type format description nullable enum properties required items minItems maxItems minimum maximum title
+    """.split()
 )
 _GEMINI_FORMATS = {"string": {"enum", "date-time"}, "number": {"float", "double"}, "integer": {"int32", "int64"}}
-_DESCRIBED = (
-    "default",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "format",
-    "minItems",
-    "maxItems",
-    "multipleOf",
-    "examples",
+_DESCRIBED = tuple(
+    "default minimum maximum exclusiveMinimum exclusiveMaximum minLength maxLength pattern format minItems maxItems "
+    "multipleOf examples".split()
+)
+_NOT_STRICT = tuple(
+    "allOf not if then else patternProperties dependentSchemas prefixItems unevaluatedProperties".split()
 )
 _MAX_STRICT_DEPTH = 10
 
@@ -158,17 +128,7 @@ def _strict(node: Any, depth: int, *, root: bool = False) -> JsonObject:
         raise _NotStrict("a schema node is not an object")
     if depth > _MAX_STRICT_DEPTH:
         raise _NotStrict("nested deeper than strict mode allows")
-    for bad in (
-        "allOf",
-        "not",
-        "if",
-        "then",
-        "else",
-        "patternProperties",
-        "dependentSchemas",
-        "prefixItems",
-        "unevaluatedProperties",
-    ):
+    for bad in _NOT_STRICT:
         if bad in node:
             raise _NotStrict(f"`{bad}` is not supported in strict mode")
     node = dict(node)

@@ -39,13 +39,7 @@ from kairox.registry._adapters import (
     wire_names,
 )
 from kairox.registry._approvals import PersistRule, SessionApprovals
-from kairox.registry._events import (
-    ToolCallFinished,
-    ToolCallRequested,
-    ToolsChanged,
-    decided_event,
-    event_arguments,
-)
+from kairox.registry._events import ToolCallFinished, ToolCallRequested, ToolsChanged, decided_event, event_arguments
 from kairox.registry._output import cap_output, text_size
 from kairox.registry._validation import ArgumentValidator, schema_validator
 from kairox.tools import (

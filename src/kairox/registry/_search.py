@@ -219,12 +219,6 @@ class ToolSearch:
         self._index: ToolIndex | None = None
         self._indexed: tuple[str, ...] = ()
         self.deferred = False
-        self._memo: tuple[object, int, bool] | None = None
-        self._sent: tuple[object, str, frozenset[str], tuple[JsonObject, ...]] | None = None
-        """The deferred request's definitions, kept while the registry's entries, the wire and the tools found
-        are the same (every step of a turn sends them; 2,000 tools need not be walked each time)."""
-        self._listed: tuple[object, str] | None = None
-        """The prompt's index of deferred tools, kept while the registry's entries are the same."""
 
     def _deferrable(self) -> list[ToolSpec]:
         return [spec for spec in self.registry.visible_tools() if spec.source not in NEVER_DEFERRED]
@@ -244,31 +238,18 @@ class ToolSearch:
         self.deferred = self.threshold_tokens is not None and self._over(self.threshold_tokens)
         if not self.deferred:
             return self.registry.definitions(provider)[0]
-        entries, wire, found = self.registry._entries, str(provider), frozenset(self.found)
-        sent = self._sent
-        if sent is None or sent[0] is not entries or sent[1] != wire or sent[2] != found:
-            kept = [s for s in self.registry.visible_tools() if s.source in NEVER_DEFERRED or s.name in found]
-            sent = self._sent = (
-                entries,
-                wire,
-                found,
-                (*self._adapt(kept, provider).values(), tool_search_definition(provider)),
-            )
-        return list(sent[3])
+        kept = [s for s in self.registry.visible_tools() if s.source in NEVER_DEFERRED or s.name in self.found]
+        return [*self._adapt(kept, provider).values(), tool_search_definition(provider)]
 
     def _over(self, tokens: int) -> bool:
         """Whether every visible definition takes more than ``tokens`` tokens (about 4 characters a token): counted
-        only until the budget is passed (2,000 tools need not all be measured to know), and again only when the
-        registry's tools changed (its entries are replaced whole on every change)."""
-        entries = self.registry._entries
-        if self._memo is None or self._memo[0] is not entries or self._memo[1] != tokens:
-            size = 0
-            for s in self.registry.visible_tools():
-                size += len(s.name) + len(s.description) + len(json.dumps(s.input_schema)) + 40
-                if size // 4 > tokens:
-                    break
-            self._memo = (entries, tokens, size // 4 > tokens)
-        return self._memo[2]
+        only until the budget is passed (2,000 tools need not all be measured to know)."""
+        size = 0
+        for s in self.registry.visible_tools():
+            size += len(s.name) + len(s.description) + len(json.dumps(s.input_schema)) + 40
+            if size // 4 > tokens:
+                return True
+        return False
 
     def _adapt(self, specs: Sequence[ToolSpec], provider: "ModelProvider | str") -> dict[str, JsonObject]:
         """Definitions of just these tools, under the wire names the registry maps back (a tool whose schema
@@ -294,12 +275,6 @@ class ToolSearch:
         """The compact index of deferred tools for the system prompt: one line per server or group."""
         if not self.deferred:
             return ""
-        entries = self.registry._entries
-        if self._listed is None or self._listed[0] is not entries:
-            self._listed = (entries, self._index_text())
-        return self._listed[1]
-
-    def _index_text(self) -> str:
         groups: dict[str, list[ToolSpec]] = defaultdict(list)
         for spec in self._deferrable():
             groups[f"{spec.origin or spec.source} ({spec.source})"].append(spec)

@@ -63,7 +63,7 @@ class FieldedSearchIndex:
                 continue
         return out
 
-    def search(self, query: str | Sequence[str], *, limit: int = 5, explain: bool = True) -> list[SearchHit]:
+    def search(self, query: str | Sequence[str], *, limit: int = 5) -> list[SearchHit]:
         words = query_words(query) if isinstance(query, str) else list(dict.fromkeys(w for w in query if w))
         if not words or limit <= 0:
             return []
@@ -73,8 +73,6 @@ class FieldedSearchIndex:
             for rowid, by_field in self._scores(group, factor).items():
                 totals[rowid] = totals.get(rowid, 0.0) + sum(by_field.values())
         ranked = sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:limit]
-        if not explain:
-            return [SearchHit(key=self.keys[rowid - 1], score=score) for rowid, score in ranked]
         rowids = [rowid for rowid, _ in ranked]
         found: dict[int, list[TermMatch]] = {}
         order = sorted(self.fields, key=lambda n: -self.fields[n])

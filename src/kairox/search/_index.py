@@ -61,11 +61,7 @@ class SearchIndex:
     # --- building and opening -------------------------------------------------------------------------------
 
     @classmethod
-    def build(
-        cls,
-        fields: Mapping[str, float],
-        documents: Iterable[tuple[str, Mapping[str, str]]],
-    ) -> "SearchIndex":
+    def build(cls, fields: Mapping[str, float], documents: Iterable[tuple[str, Mapping[str, str]]]) -> "SearchIndex":
         """Index ``documents`` in memory."""
         names = list(fields)
         rows = [(key, *(index_text(doc.get(name, "")) for name in names)) for key, doc in documents]
@@ -86,17 +82,10 @@ class SearchIndex:
 
     # --- searching ------------------------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str | Sequence[str],
-        *,
-        limit: int = 5,
-        explain: bool = True,
-        phrases: bool = False,
-    ) -> list[SearchHit]:
+    def search(self, query: str | Sequence[str], *, limit: int = 5, phrases: bool = False) -> list[SearchHit]:
         """The best ``limit`` documents for ``query`` (text, or words already chosen), best first. Any query
-        word may match (OR); BM25 rewards the rare ones and the weighted fields. With ``explain``, each hit
-        lists its words (and, with ``phrases``, the pairs of adjacent query words it holds together)."""
+        word may match (OR); BM25 rewards the rare ones and the weighted fields. Each hit lists its words (and,
+        with ``phrases``, the pairs of adjacent query words it holds together)."""
         words = query_words(query) if isinstance(query, str) else list(dict.fromkeys(w for w in query if w))
         if not words or limit <= 0:
             return []
@@ -104,8 +93,6 @@ class SearchIndex:
             ranked = self._top(" OR ".join(_phrase(w) for w in words), limit)
         except sqlite3.OperationalError:  # a word FTS5 cannot parse as a phrase; nothing to find with it
             return []
-        if not explain:
-            return [SearchHit(key=self.keys[rowid - 1], score=-score) for rowid, score in ranked]
         rowids = [rowid for rowid, _ in ranked]
         found = self._explain(rowids, words)
         pairs: dict[int, list[str]] = {}

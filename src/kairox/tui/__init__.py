@@ -2,20 +2,6 @@
 live), approvals as a modal, and panels for the extensions. Only this package imports textual; ``kairox tui``
 loads it lazily."""
 
-from kairox.tui._app import KairoxApp, run_app
-from kairox.tui._approval import ApprovalScreen, TuiApprover, choices
-from kairox.tui._panels import McpPanel, TextPanel
-from kairox.tui._servers import MARKS, TraceEntry, describe
+from kairox.tui._app import run_app
 
-__all__ = [
-    "MARKS",
-    "ApprovalScreen",
-    "KairoxApp",
-    "McpPanel",
-    "TextPanel",
-    "TraceEntry",
-    "TuiApprover",
-    "choices",
-    "describe",
-    "run_app",
-]
+__all__ = ["run_app"]

@@ -86,6 +86,9 @@ Screen { layout: vertical; }
 .hidden { display: none; }
 """  # noqa: E501
 
+_PANELS = ("mcp", "skills", "plugins", "hooks", "agents", "doctor")
+"""Built-in commands that open their panel (``action_panel``)."""
+
 
 class _AppSink:
     """The session's events into the app: directly on the app's thread, through call_from_thread from others
@@ -504,9 +507,12 @@ class KairoxApp(App[None]):
             self.turn_running = False
 
     def command(self, text: str) -> None:
-        """``/name args``: a built-in command (its ``cmd_`` method), else an extension's command."""
+        """``/name args``: a built-in command (its ``cmd_`` method, or its panel), else an extension's command."""
         name, _, args = text[1:].strip().partition(" ")
         args = args.strip()
+        if name in _PANELS:
+            self.action_panel(name)
+            return
         if name in BUILTINS:
             getattr(self, "cmd_" + name.replace("-", "_"))(args)
             return
@@ -548,7 +554,7 @@ class KairoxApp(App[None]):
                 f"/{command.skill} ({command.source}, {where}): its prompt is sent, {len(prompt.splitlines())} line(s)"
             )
 
-    # the built-in commands: BUILTINS names them, one method each
+    # the built-in commands: BUILTINS names them, one method each (or a panel of _PANELS)
 
     def cmd_help(self, args: str) -> None:
         self.push_screen(TextPanel("Commands", help_text(self.context.skills if self.context is not None else None)))
@@ -634,18 +640,6 @@ class KairoxApp(App[None]):
 
         self.push_screen(SessionPicker(_reports.session_lines(self.context), current), chosen)
 
-    def cmd_mcp(self, args: str) -> None:
-        self.action_panel("mcp")
-
-    def cmd_skills(self, args: str) -> None:
-        self.action_panel("skills")
-
-    def cmd_plugins(self, args: str) -> None:
-        self.action_panel("plugins")
-
-    def cmd_hooks(self, args: str) -> None:
-        self.action_panel("hooks")
-
     def cmd_tools(self, args: str) -> None:
         if not args:
             self.action_panel("tools")
@@ -691,12 +685,6 @@ class KairoxApp(App[None]):
             await self.session.rewind(turn, conversation=conversation)
         except Exception as exc:
             self.query_one(Conversation).notice(f"/rewind: {exc}")
-
-    def cmd_agents(self, args: str) -> None:
-        self.action_panel("agents")
-
-    def cmd_doctor(self, args: str) -> None:
-        self.action_panel("doctor")
 
     def action_panel(self, name: str) -> None:
         context = self.context
@@ -809,6 +797,3 @@ class KairoxApp(App[None]):
 
 def run_app(options: "RuntimeOptions", resolved: "ResolvedConfig", **kwargs: Any) -> None:
     KairoxApp(options, resolved, **kwargs).run()
-
-
-__all__ = ["KairoxApp", "run_app"]

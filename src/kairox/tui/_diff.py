@@ -18,11 +18,11 @@ MAX_DIFF_LINES = 400
 class EditDiff:
     path: str
     """As the workspace names it (``shop/cart.py``)."""
-    text: str
-    """The unified diff; empty when the call changes nothing."""
-    added: int
-    removed: int
-    created: bool
+    text: str = ""
+    """The unified diff; empty when the call changes nothing (or there is a ``problem``)."""
+    added: int = 0
+    removed: int = 0
+    created: bool = False
     problem: str | None = None
     """Why there is no diff (``old_string`` not found, the file too large ...): the call will say so too."""
 
@@ -51,25 +51,11 @@ def edit_diff(tool: str, arguments: Any, workspace: Path) -> EditDiff | None:
     shown = target.relative_to(workspace.resolve()).as_posix()
     exists = target.is_file()
     if exists and target.stat().st_size > MAX_FILE_BYTES:
-        return EditDiff(
-            path=shown,
-            text="",
-            added=0,
-            removed=0,
-            created=False,
-            problem=f"{shown} is larger than {MAX_FILE_BYTES // 1000} kB: no diff shown",
-        )
+        return EditDiff(path=shown, problem=f"{shown} is larger than {MAX_FILE_BYTES // 1000} kB: no diff shown")
     try:
         old = target.read_text(encoding="utf-8", errors="replace") if exists else ""
     except OSError as exc:
-        return EditDiff(
-            path=shown,
-            text="",
-            added=0,
-            removed=0,
-            created=False,
-            problem=f"{shown} cannot be read: {exc.strerror or exc}",
-        )
+        return EditDiff(path=shown, problem=f"{shown} cannot be read: {exc.strerror or exc}")
     if tool == "fs.write":
         new = arguments.get("content")
         if not isinstance(new, str):
@@ -85,14 +71,7 @@ def edit_diff(tool: str, arguments: Any, workspace: Path) -> EditDiff | None:
                 if count == 0
                 else f"old_string occurs {count} times (replace_all is not set)"
             )
-            return EditDiff(
-                path=shown,
-                text="",
-                added=0,
-                removed=0,
-                created=False,
-                problem=f"{shown}: {problem}; the edit will fail",
-            )
+            return EditDiff(path=shown, problem=f"{shown}: {problem}; the edit will fail")
         new = old.replace(before, after) if arguments.get("replace_all") else old.replace(before, after, 1)
     lines = list(
         difflib.unified_diff(

@@ -22,9 +22,7 @@ if TYPE_CHECKING:
 
 
 class TextPanel(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss", "close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "close")]
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__(classes="panel")
@@ -44,9 +42,7 @@ class SessionPicker(ModalScreen[str | None]):
     """/resume: the workspace's earlier sessions, newest first; Enter continues the highlighted one, Esc closes.
     /rewind: the same with what a rewind would do (``text``) and its two choices."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "close")]
 
     def __init__(
         self,

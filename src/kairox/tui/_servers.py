@@ -22,13 +22,7 @@ from kairox.errors import Diagnostic, Severity
 from kairox.events import Event
 from kairox.hooks import HookFinished
 from kairox.lsp import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
-from kairox.mcp import (
-    McpServerFailed,
-    McpServerReady,
-    McpServerRestarting,
-    McpServerStarting,
-    McpServerStopped,
-)
+from kairox.mcp import McpServerFailed, McpServerReady, McpServerRestarting, McpServerStarting, McpServerStopped
 from kairox.registry import ToolCallApprovalAnswered, ToolCallDecided, ToolCallFinished
 from kairox.runtime import ServerStatus
 from kairox.sandbox import EgressRefused
@@ -166,19 +160,7 @@ def _server_of(tool: str) -> str | None:
     return None
 
 
-MAIN_ARGUMENTS = (
-    "command",
-    "path",
-    "file_path",
-    "file",
-    "uri",
-    "url",
-    "query",
-    "pattern",
-    "symbol",
-    "expression",
-    "name",
-)
+MAIN_ARGUMENTS = tuple("command path file_path file uri url query pattern symbol expression name".split())
 """Argument names that say what a call does, first found first: the shell command, the file, the query."""
 
 

@@ -13,9 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from kairox.errors import KairoxError
-from kairox.runtime import ToggleRow, plugin_rows, skill_rows, toggle_plugin, toggle_skill
-
-__all__ = ["TogglePanel", "ToggleRow", "plugin_rows", "skill_rows", "toggle_plugin", "toggle_skill"]
+from kairox.runtime import ToggleRow
 
 
 class TogglePanel(ModalScreen[None]):

@@ -20,7 +20,7 @@ from kairox.config import Layer
 from kairox.errors import KairoxError
 from kairox.web._backend import ApprovalNotFoundError, TurnRunningError, WebBackend, answer_from_json
 from kairox.web._guard import COOKIE, RequestGuard
-from kairox.web._hub import WebEvent
+from kairox.web._hub import WebEvent, status_data
 from kairox.web._options import WebOptions
 from kairox.web._views import (
     KINDS,
@@ -289,6 +289,15 @@ def create_app(options: WebOptions | None = None) -> Starlette:
 
     # --- writes ---------------------------------------------------------------------------------------------
 
+    def _server_file(body: dict[str, Any], section: str, name: str) -> Path:
+        """The body's ``layer`` file, else the file that declares the server."""
+        from kairox.runtime import server_layer_file
+
+        layer = _layer(body)
+        if layer is not None:
+            return backend.resolved.layer_file(layer)
+        return server_layer_file(backend.resolved, section, name)
+
     async def _authorize(file: Path, change: str) -> None:
         from kairox.runtime import authorize_config_write
 
@@ -330,12 +339,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             return _written(None, server=server_json(backend, kind, name))
         enabled = action == "enable"
         section = KINDS[kind]
-        layer = _layer(body)
-        file = (
-            backend.resolved.layer_file(layer)
-            if layer is not None
-            else runtime.server_layer_file(backend.resolved, section, name)
-        )
+        file = _server_file(body, section, name)
         await _authorize(file, f"{section}.{name}.enabled = {str(enabled).lower()}")
         if kind == "mcp":
             file = await runtime.set_mcp_server_enabled(context, name, enabled, file=file)
@@ -346,16 +350,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         answer = _written(file, server=server_json(backend, kind, name))
         shown = server_json(backend, kind, name)
         if shown is not None:  # the dot follows the configuration too (a stopped server that is off is "disabled")
-            backend.hub.publish(
-                "server.status",
-                {
-                    "kind": kind,
-                    "name": name,
-                    "status": shown["status"],
-                    "label": shown["label"],
-                    "reason": shown["reason"],
-                },
-            )
+            backend.hub.publish("server.status", status_data(shown))
         return answer
 
     async def tool_action(request: Request) -> Response:
@@ -369,12 +364,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             raise ApiError(404, f"server {name!r} offers no tool {tool!r}")
         body = await _body(request)
         context = await backend.ready_context()
-        layer = _layer(body)
-        file = (
-            backend.resolved.layer_file(layer)
-            if layer is not None
-            else runtime.server_layer_file(backend.resolved, "mcp_servers", name)
-        )
+        file = _server_file(body, "mcp_servers", name)
         await _authorize(file, f"mcp_servers.{name}.disabled_tools: {tool} {action}d")
         file = await runtime.set_mcp_tool_enabled(context, name, tool, action == "enable", file=file)
         return _written(file, server=server_json(backend, "mcp", name))

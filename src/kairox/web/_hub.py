@@ -94,6 +94,11 @@ def warning_json(warning: Any) -> dict[str, Any]:
     }
 
 
+def status_data(view: dict[str, Any]) -> dict[str, Any]:
+    """A ``server.status`` event's data: from a server's view (``ServerView.to_json``), what the dot needs."""
+    return {key: view[key] for key in ("kind", "name", "status", "label", "reason")}
+
+
 class EventHub:
     """The sink the session writes to, and the source of ``/api/events``. Safe to emit from any thread."""
 
@@ -147,18 +152,7 @@ class EventHub:
     def _translate(self, event: Event) -> list[tuple[str, dict[str, Any]]]:
         view = self.board.apply(event) if self.board is not None else None
         if view is not None and event.kind != "tools.changed":  # a count, not a change of status
-            return [
-                (
-                    "server.status",
-                    {
-                        "kind": view.kind,
-                        "name": view.name,
-                        "status": str(view.status),
-                        "label": view.label,
-                        "reason": view.reason,
-                    },
-                )
-            ]
+            return [("server.status", status_data(view.to_json(tool_list=False)))]
         turn = self.turn
         name = event.kind
         data: Any = event
