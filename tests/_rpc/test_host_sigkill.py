@@ -179,7 +179,9 @@ COMMANDS_HOST = textwrap.dedent(
     import sys, anyio
     from pathlib import Path
     from kairox.config import SandboxPolicy
-    from kairox.plugins import PluginTool, PluginToolProvider, ToolDeclaration, plugin_tool_name
+    from kairox.plugins._manifest import ToolDeclaration
+    from kairox.plugins._model import PluginTool
+    from kairox.plugins._tools import PluginToolProvider, plugin_tool_name
     from kairox.tools import BuiltinToolProvider, CallContext, SandboxSettings
 
     async def main(workspace: Path, pids: str) -> None:

@@ -14,8 +14,6 @@ from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
 from kairox.mcp import (
     ClientFeatures,
-    ElicitationAnswer,
-    ElicitationRequest,
     McpClient,
     McpServerLog,
     McpServerReady,
@@ -24,6 +22,7 @@ from kairox.mcp import (
     McpToolProgress,
     ServerStatus,
 )
+from kairox.mcp._features import ElicitationAnswer, ElicitationRequest
 from kairox.tools import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

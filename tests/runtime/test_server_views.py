@@ -145,7 +145,8 @@ def test_a_servers_tool_count_is_the_same_in_the_board_the_trace_and_mcp_status(
 
     from tests.agent._support import EVERYTHING, NODE
 
-    from kairox.mcp import McpServerReady, McpToolsChanged
+    from kairox.mcp import McpServerReady
+    from kairox.mcp._events import McpToolsChanged
     from kairox.registry import ToolsChanged
     from kairox.runtime import ServerBoard
     from kairox.tui._servers import describe
