@@ -1,19 +1,14 @@
 """Child processes, Content-Length framed connections (JSON-RPC and the DAP on top of one shared base) and the
 supervision of a server behind one: shared by LSP, DAP, MCP stdio and hook commands."""
 
-from typing import TYPE_CHECKING
-
-from kairox._util._lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from kairox._rpc._connection import FramedConnection
-    from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcResponseError, RpcTimeoutError
-    from kairox._rpc._guarded import guarded_argv
-    from kairox._rpc._jsonrpc import JsonRpcEndpoint
-    from kairox._rpc._launch import closed_reason, resolved_command, server_process
-    from kairox._rpc._process import ChildProcess, child_environment
-    from kairox._rpc._status import ServerStatus, usable_servers
-    from kairox._rpc._supervisor import ServerLifecycle, until_first
+from kairox._rpc._connection import FramedConnection
+from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcResponseError, RpcTimeoutError
+from kairox._rpc._guarded import guarded_argv
+from kairox._rpc._jsonrpc import JsonRpcEndpoint
+from kairox._rpc._launch import closed_reason, resolved_command, server_process
+from kairox._rpc._process import ChildProcess, child_environment
+from kairox._rpc._status import ServerStatus, usable_servers
+from kairox._rpc._supervisor import ServerLifecycle, until_first
 
 __all__ = [
     "ChildProcess",
@@ -33,20 +28,3 @@ __all__ = [
     "until_first",
     "usable_servers",
 ]
-
-# names load their module when first read: an MCP stdio client takes the child process without the supervisor
-# or the JSON-RPC endpoint
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_exports(
-        __name__,
-        {
-            "._connection": ("FramedConnection",),
-            "._errors": ("RpcConnectionClosedError", "RpcError", "RpcResponseError", "RpcTimeoutError"),
-            "._guarded": ("guarded_argv",),
-            "._jsonrpc": ("JsonRpcEndpoint",),
-            "._launch": ("closed_reason", "resolved_command", "server_process"),
-            "._process": ("ChildProcess", "child_environment"),
-            "._status": ("ServerStatus", "usable_servers"),
-            "._supervisor": ("ServerLifecycle", "until_first"),
-        },
-    )
