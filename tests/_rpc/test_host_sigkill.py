@@ -126,7 +126,8 @@ MANY_HOST = textwrap.dedent(
     import sys, anyio
     from pathlib import Path
     from kairox.config import McpServerConfig
-    from kairox.mcp import McpServerManager, ServerStatus
+    from kairox._rpc import ServerStatus
+    from kairox.mcp import McpServerManager
 
     async def main(workspace: Path, wrapper: str, server: str, pids: str, count: str) -> None:
         config = McpServerConfig(command=wrapper, args=[sys.executable, server], env={"HELPER_PIDS": pids})

@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
 from kairox.mcp import (
@@ -20,7 +21,6 @@ from kairox.mcp import (
     McpServerStarting,
     McpServerStopped,
     McpToolProgress,
-    ServerStatus,
 )
 from kairox.mcp._features import ElicitationAnswer, ElicitationRequest
 from kairox.tools import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult

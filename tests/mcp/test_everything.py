@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
-from kairox.mcp import McpClient, McpServerManager, McpToolAdapter, McpToolProgress, ServerStatus
+from kairox.mcp import McpClient, McpServerManager, McpToolAdapter, McpToolProgress
 from kairox.tools import CallContext, ImageContent, ResourceLink, ToolSpec
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"

@@ -12,10 +12,11 @@ import anyio
 import pytest
 from tests._rpc._procs import process_gone
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.errors import McpStartupError
 from kairox.events import RecordingSink
-from kairox.mcp import McpServerFailed, McpServerManager, ServerStatus
+from kairox.mcp import McpServerFailed, McpServerManager
 from kairox.mcp._events import McpStartupSummary
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

@@ -13,8 +13,9 @@ from tests.agent._support import BIN, SERVERS, make_workspace
 from tests.helpers import kairox
 from tests.tui.test_session_app import until
 
+from kairox._rpc import ServerStatus
 from kairox.config import resolve_config
-from kairox.runtime import RuntimeOptions, ServerStatus
+from kairox.runtime import RuntimeOptions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 

@@ -475,7 +475,8 @@ def login(
     """Authorize Kairox at a remote server with OAuth (PKCE); tokens are kept in $KAIROX_HOME with mode 0600."""
     import anyio
 
-    from kairox.mcp import ClientFeatures, McpClient, ServerStatus
+    from kairox._rpc import ServerStatus
+    from kairox.mcp import ClientFeatures, McpClient
     from kairox.mcp._oauth import browser_login, token_path
 
     cli = state(ctx)

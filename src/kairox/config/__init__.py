@@ -31,14 +31,12 @@ if TYPE_CHECKING:
     from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
     from kairox.config._trust import TrustStore
     from kairox.config._writer import append_value, remove_value, set_value, unset_value
-    from kairox.errors import ConfigError, TrustError
 
 __all__ = [
     "MCP_JSON",
     "REDACTED",
     "AgentConfig",
     "ApprovalPolicy",
-    "ConfigError",
     "DapServerConfig",
     "HooksConfig",
     "InstructionsConfig",
@@ -57,7 +55,6 @@ __all__ = [
     "ServerProfile",
     "SkillsConfig",
     "ToolsConfig",
-    "TrustError",
     "TrustStore",
     "append_value",
     "find_workspace",
@@ -115,6 +112,5 @@ if not TYPE_CHECKING:
             "._servers": ("DapServerConfig", "LspServerConfig", "McpServerConfig"),
             "._trust": ("TrustStore",),
             "._writer": ("append_value", "remove_value", "set_value", "unset_value"),
-            "kairox.errors": ("ConfigError", "TrustError"),
         },
     )

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox._rpc import ServerStatus
     from kairox.mcp._adapter import McpToolAdapter, permission_for
     from kairox.mcp._client import McpClient
     from kairox.mcp._connect import open_server_transport
@@ -42,7 +41,6 @@ __all__ = [
     "McpServerStopped",
     "McpToolAdapter",
     "McpToolProgress",
-    "ServerStatus",
     "configured_servers",
     "open_server_transport",
     "permission_for",
@@ -69,7 +67,6 @@ if not TYPE_CHECKING:
                 "McpToolProgress",
             ),
             "._features": ("ClientFeatures",),
-            "kairox._rpc": ("ServerStatus",),
             "._connection": ("FailureCause",),
             "._manager": ("McpServerManager",),
             "._sources": ("ConfiguredServer", "configured_servers", "server_confiner"),

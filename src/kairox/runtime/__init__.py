@@ -5,7 +5,6 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox._rpc import ServerStatus
     from kairox.runtime._agents import AgentDef, AgentSet, load_agents
     from kairox.runtime._approvals import ApprovalChoice, ApprovalScope, approval_choices, link_notes
     from kairox.runtime._catalog import (
@@ -75,7 +74,6 @@ __all__ = [
     "InstallStep",
     "RuntimeOptions",
     "ServerBoard",
-    "ServerStatus",
     "ServerView",
     "SlashCommand",
     "ToggleRow",
@@ -155,7 +153,6 @@ if not TYPE_CHECKING:
                 "set_mcp_tool_enabled",
             ),
             "._plugin_market": ("inspect_market_plugin", "install_market_plugin", "market_listing", "marketplaces_of"),
-            "kairox._rpc": ("ServerStatus",),
             "._servers": ("ServerBoard", "ServerView", "configured_views", "held_text", "manager_offered_counts"),
             "._toggles": (
                 "CONFIG_WRITE_TOOL",

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kairox._rpc import ServerStatus
 from kairox.agent import (
     ApprovalRequested,
     ModelFailed,
@@ -30,7 +31,6 @@ from kairox.mcp import (
     McpServerStopped,
 )
 from kairox.registry import ToolCallApprovalAnswered, ToolCallDecided, ToolCallFinished
-from kairox.runtime import ServerStatus
 from kairox.sandbox import EgressRefused
 
 MARKS: dict[ServerStatus, tuple[str, str]] = {
