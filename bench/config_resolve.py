@@ -25,7 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kairox._util._filestate import SETTLE_NS
-from kairox.config import ConfigParseCache, KairoxConfig, resolve_config
+from kairox.config import KairoxConfig, resolve_config
+from kairox.config._parse_cache import ConfigParseCache
 
 KEYS = 200
 SERVERS = 50

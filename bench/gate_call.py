@@ -21,10 +21,11 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig, PolicyConfig
 from kairox.events import EventSink, FanoutSink, NullSink, RecordingSink
 from kairox.hooks import HookRegistry
-from kairox.mcp import McpClient, McpToolAdapter, ServerStatus
+from kairox.mcp import McpClient, McpToolAdapter
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import ToolRegistry, build_registry
 from kairox.registry._registry import RegistrySettings

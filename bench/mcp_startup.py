@@ -17,8 +17,9 @@ from pathlib import Path
 
 import anyio
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
-from kairox.mcp import McpServerManager, ServerStatus
+from kairox.mcp import McpServerManager
 
 SERVERS = Path(__file__).resolve().parents[1] / "tests" / "servers"
 ROUNDS = 5

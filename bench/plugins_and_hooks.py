@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kairox.config import HookConfig, HooksConfig, SandboxPolicy
+from kairox.config import HooksConfig, SandboxPolicy
+from kairox.config._models import HookConfig
 from kairox.hooks import HookRegistry
 from kairox.plugins import validate_tree
 from kairox.tools import READ_ONLY, SandboxSettings, ToolCall, ToolSource, ToolSpec

@@ -25,7 +25,10 @@ import time
 from pathlib import Path
 
 from kairox._util._filestate import SETTLE_NS
-from kairox.skills import SkillCache, SkillIndex, SkillRoot, SkillScope, discover_skills
+from kairox.skills._cache import SkillCache
+from kairox.skills._discovery import SkillRoot, discover_skills
+from kairox.skills._match import SkillIndex
+from kairox.skills._model import SkillScope
 
 WORDS = tuple(
     " ".join(
@@ -67,7 +70,9 @@ def write_tree(root: Path, count: int) -> None:
 _NEW_PROCESS = """
 import sys, time
 from pathlib import Path
-from kairox.skills import SkillCache, SkillRoot, SkillScope, discover_skills
+from kairox.skills._cache import SkillCache
+from kairox.skills._discovery import SkillRoot, discover_skills
+from kairox.skills._model import SkillScope
 started = time.perf_counter()
 found = discover_skills([SkillRoot(path=Path(sys.argv[1]), scope=SkillScope.USER)], max_depth=6, cache=SkillCache(Path(sys.argv[2])))
 seconds = time.perf_counter() - started

@@ -25,8 +25,9 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
-from kairox.mcp import McpServerManager, ServerStatus
+from kairox.mcp import McpServerManager
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVERS = ROOT / "tests" / "servers"

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from kairox._rpc import FramingProblem, MessageReader, encode_message
+from kairox._rpc._framing import FramingProblem, MessageReader, encode_message
 
 pytestmark = pytest.mark.anyio
 

@@ -126,7 +126,8 @@ MANY_HOST = textwrap.dedent(
     import sys, anyio
     from pathlib import Path
     from kairox.config import McpServerConfig
-    from kairox.mcp import McpServerManager, ServerStatus
+    from kairox._rpc import ServerStatus
+    from kairox.mcp import McpServerManager
 
     async def main(workspace: Path, wrapper: str, server: str, pids: str, count: str) -> None:
         config = McpServerConfig(command=wrapper, args=[sys.executable, server], env={"HELPER_PIDS": pids})
@@ -179,7 +180,9 @@ COMMANDS_HOST = textwrap.dedent(
     import sys, anyio
     from pathlib import Path
     from kairox.config import SandboxPolicy
-    from kairox.plugins import PluginTool, PluginToolProvider, ToolDeclaration, plugin_tool_name
+    from kairox.plugins._manifest import ToolDeclaration
+    from kairox.plugins._model import PluginTool
+    from kairox.plugins._tools import PluginToolProvider, plugin_tool_name
     from kairox.tools import BuiltinToolProvider, CallContext, SandboxSettings
 
     async def main(workspace: Path, pids: str) -> None:

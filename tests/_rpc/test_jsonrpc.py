@@ -11,14 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
-from kairox._rpc import (
-    ChildProcess,
-    JsonRpcEndpoint,
-    MethodError,
-    RpcConnectionClosedError,
-    RpcResponseError,
-    RpcTimeoutError,
-)
+from kairox._rpc import ChildProcess, JsonRpcEndpoint, RpcConnectionClosedError, RpcResponseError, RpcTimeoutError
+from kairox._rpc._replies import MethodError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 PEER = Path(__file__).with_name("peer.py")

@@ -12,7 +12,7 @@ import pytest
 
 import kairox
 
-LAZY_PACKAGES = ["kairox.config", "kairox.mcp", "kairox.tools", "kairox._rpc"]
+LAZY_PACKAGES = ["kairox.config", "kairox.mcp", "kairox.tools"]
 
 
 def declared(package: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[str]]:

@@ -12,8 +12,8 @@ import pytest
 from tests.agent._support import SERVERS, user_config
 from tests.servers.model_server import ScriptedModelServer
 
+from kairox._rpc import ServerStatus
 from kairox.agent import TurnEndReason, open_session
-from kairox.mcp import ServerStatus
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.usefixtures("api_key")]
 

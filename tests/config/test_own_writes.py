@@ -12,9 +12,9 @@ import anyio
 import pytest
 from tests.helpers import Run, kairox
 
+from kairox._rpc import ServerStatus
 from kairox.cli._common import ExitCode
 from kairox.config import TrustStore, resolve_config, trust_workspace
-from kairox.mcp import ServerStatus
 from kairox.runtime import build_extension_context, set_mcp_server_enabled
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"

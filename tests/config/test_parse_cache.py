@@ -7,7 +7,9 @@ from pathlib import Path
 
 from tests.config._corpus import Scenario, build_corpus
 
-from kairox.config import ConfigParseCache, Layer, LayerStatus, ResolvedConfig, resolve_config
+from kairox.config import Layer, ResolvedConfig, resolve_config
+from kairox.config._layers import LayerStatus
+from kairox.config._parse_cache import ConfigParseCache
 
 
 def resolve(scenario: Scenario, cache: ConfigParseCache | None) -> ResolvedConfig:

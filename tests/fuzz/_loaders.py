@@ -18,11 +18,12 @@ from typing import Any
 import mcp_types
 from hypothesis import strategies as st
 
-from kairox._rpc import FramingProblem, MessageReader
-from kairox.config import LspServerConfig, read_mcp_json, resolve_config
+from kairox._rpc._framing import FramingProblem, MessageReader
+from kairox.config import LspServerConfig, resolve_config
+from kairox.config._mcp_json import read_mcp_json
 from kairox.dap._session import evaluation, frame_record, scope_records, variable_records
 from kairox.errors import Severity
-from kairox.lsp import LspClient
+from kairox.lsp._client import LspClient
 from kairox.lsp._render import diagnostics as lsp_diagnostics
 from kairox.lsp._render import hover_text, locations, rename_preview
 from kairox.lsp._symbols import flatten_symbols

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from kairox.config import HookConfig, HooksConfig, PolicyConfig
+from kairox.config import HooksConfig, PolicyConfig
+from kairox.config._models import HookConfig
 from kairox.errors import ExtensionLoadFailure, Severity
 from kairox.hooks import HookRegistry
 from kairox.policy import ApprovalAnswer, ApprovalRequest, ApprovalScope, PolicySettings

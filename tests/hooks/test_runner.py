@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kairox.config import HookConfig, HooksConfig
+from kairox.config import HooksConfig
+from kairox.config._models import HookConfig
 from kairox.errors import Severity
 from kairox.events import RecordingSink
 from kairox.hooks import HookEvent, HookFinished, HookRegistry

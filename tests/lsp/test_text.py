@@ -4,8 +4,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from kairox.lsp import to_model_column, to_server_character
-from kairox.lsp._text import matches_pattern
+from kairox.lsp._text import matches_pattern, to_model_column, to_server_character
 
 LINE = 'g = Greeter("wörld 🎉"); print(g.greet())'  # "greet" starts at character 33
 
@@ -39,7 +38,7 @@ def test_file_patterns_match_names_anywhere_and_paths_from_the_root(path: str, p
 
 def test_a_reply_naming_a_file_with_a_nul_byte_renders_as_a_missing_file(tmp_path: Path) -> None:
     from kairox.config import LspServerConfig
-    from kairox.lsp import LspClient
+    from kairox.lsp._client import LspClient
     from kairox.lsp._render import locations
 
     client = LspClient("x", LspServerConfig(command="true"), workspace=tmp_path)

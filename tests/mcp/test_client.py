@@ -10,20 +10,19 @@ from pathlib import Path
 import anyio
 import pytest
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
 from kairox.mcp import (
     ClientFeatures,
-    ElicitationAnswer,
-    ElicitationRequest,
     McpClient,
     McpServerLog,
     McpServerReady,
     McpServerStarting,
     McpServerStopped,
     McpToolProgress,
-    ServerStatus,
 )
+from kairox.mcp._features import ElicitationAnswer, ElicitationRequest
 from kairox.tools import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

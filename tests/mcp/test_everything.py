@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
-from kairox.mcp import McpClient, McpServerManager, McpToolAdapter, McpToolProgress, ServerStatus
+from kairox.mcp import McpClient, McpServerManager, McpToolAdapter, McpToolProgress
 from kairox.tools import CallContext, ImageContent, ResourceLink, ToolSpec
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
@@ -134,7 +135,8 @@ async def test_roots_are_the_workspace_and_elicitation_is_declined_without_a_per
 
 
 async def test_elicitation_answers_go_back_with_schema_defaults(tmp_path: Path) -> None:
-    from kairox.mcp import ClientFeatures, ElicitationAnswer, ElicitationRequest
+    from kairox.mcp import ClientFeatures
+    from kairox.mcp._features import ElicitationAnswer, ElicitationRequest
 
     seen: list[ElicitationRequest] = []
 
@@ -151,7 +153,8 @@ async def test_elicitation_answers_go_back_with_schema_defaults(tmp_path: Path) 
 
 
 async def test_sampling_is_offered_only_with_a_model_and_answers_through_it(tmp_path: Path) -> None:
-    from kairox.mcp import ClientFeatures, SamplingAnswer, SamplingRequest
+    from kairox.mcp import ClientFeatures
+    from kairox.mcp._features import SamplingAnswer, SamplingRequest
 
     asked: list[SamplingRequest] = []
 

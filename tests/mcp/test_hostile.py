@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from tests.registry._support import ScriptedApprover, settings
 
+from kairox._rpc import ServerStatus
 from kairox._util import LOG_LIMIT_BYTES
 from kairox.config import McpServerConfig
 from kairox.errors import Diagnostic, ExtensionLoadFailure
-from kairox.mcp import McpServerManager, McpToolAdapter, ServerStatus
+from kairox.mcp import McpServerManager, McpToolAdapter
 from kairox.policy import ApprovalAnswer
 from kairox.registry import ToolRegistry
 from kairox.tools import ToolCall

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
-from kairox.mcp import McpClient, McpServerFailed, McpServerReady, ServerStatus
+from kairox.mcp import McpClient, McpServerFailed, McpServerReady
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "basic_server.py"
 

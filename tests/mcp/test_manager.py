@@ -12,10 +12,12 @@ import anyio
 import pytest
 from tests._rpc._procs import process_gone
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.errors import McpStartupError
 from kairox.events import RecordingSink
-from kairox.mcp import McpServerFailed, McpServerManager, McpStartupSummary, ServerStatus
+from kairox.mcp import McpServerFailed, McpServerManager
+from kairox.mcp._events import McpStartupSummary
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -142,7 +144,7 @@ async def test_disabled_and_untrusted_servers_are_not_started(
 async def test_garbage_lines_do_not_break_a_working_server(
     python_server: Callable[..., McpServerConfig], tmp_path: Path
 ) -> None:
-    from kairox.mcp import McpProtocolViolation
+    from kairox.mcp._events import McpProtocolViolation
 
     sink = RecordingSink()
     servers = {"garbage": python_server("garbage_stdout.py", "--then-serve")}
@@ -159,7 +161,7 @@ async def test_garbage_lines_do_not_break_a_working_server(
 async def test_endless_garbage_is_reported_a_bounded_number_of_times(
     python_server: Callable[..., McpServerConfig], tmp_path: Path
 ) -> None:
-    from kairox.mcp import McpProtocolViolation
+    from kairox.mcp._events import McpProtocolViolation
 
     sink = RecordingSink()
     servers = {"chatty": python_server("garbage_stdout.py", "--lines", "500", "--then-serve")}

@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 from kairox.config import McpServerConfig
+from kairox.config._mcp_json import read_mcp_json, workspace_mcp_servers
 from kairox.errors import ExtensionLoadFailure, Severity
-from kairox.mcp import read_mcp_json, workspace_mcp_servers
 
 
 def test_wrapped_form_with_every_transport_type(tmp_path: Path) -> None:

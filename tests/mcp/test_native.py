@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
-from kairox.mcp import McpClient, McpServerStarting, ServerStatus
+from kairox.mcp import McpClient, McpServerStarting
 from kairox.mcp._session import HANDSHAKE_VERSIONS, LATEST_MODERN_VERSION, MODERN_VERSIONS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

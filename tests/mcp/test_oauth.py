@@ -31,8 +31,9 @@ async def test_a_server_that_needs_authorization_says_to_log_in(tmp_path: Path, 
     import sys
     import time
 
+    from kairox._rpc import ServerStatus
     from kairox.config import McpServerConfig
-    from kairox.mcp import McpClient, ServerStatus
+    from kairox.mcp import McpClient
 
     servers = Path(__file__).resolve().parents[1] / "servers"
     suite = servers / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"

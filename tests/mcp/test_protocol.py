@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
-from kairox.mcp import McpClient, McpServerFailed, McpServerReady, McpServerStarting, ServerStatus
+from kairox.mcp import McpClient, McpServerFailed, McpServerReady, McpServerStarting
 
 LEAN = Path(__file__).resolve().parents[1] / "servers" / "lean_server.py"
 

@@ -6,16 +6,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
-from kairox.mcp import (
-    McpClient,
-    McpServerFailed,
-    McpServerReady,
-    McpServerRestarting,
-    McpServerStarting,
-    ServerStatus,
-)
+from kairox.mcp import McpClient, McpServerFailed, McpServerReady, McpServerRestarting, McpServerStarting
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

@@ -9,8 +9,9 @@ import anyio
 import pytest
 from tests._rpc._procs import process_gone
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig
-from kairox.mcp import McpServerManager, ServerStatus
+from kairox.mcp import McpServerManager
 from kairox.mcp._tool_cache import ToolListCache
 from kairox.tools import CallContext
 

@@ -6,14 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kairox.plugins import (
-    Requirement,
-    check_compatibility,
-    clear_probe_cache,
-    current_platform,
-    probe_program,
-    satisfies,
-)
+from kairox.plugins._compat import Requirement, check_compatibility, clear_probe_cache, current_platform, probe_program
+from kairox.plugins._semver import satisfies
 
 
 @pytest.mark.parametrize(

@@ -18,12 +18,12 @@ from kairox.plugins import (
     PluginManifestView,
     PluginOrigin,
     discover_from_resolved,
-    discover_plugins,
     route_plugins,
     set_contribution_enabled,
     set_plugin_enabled,
     set_plugin_path,
 )
+from kairox.plugins._discovery import discover_plugins
 
 
 def _workspace_plugin(workspace: Path, name: str) -> Path:
@@ -191,7 +191,7 @@ def test_a_plugin_with_a_wrong_field_type_fails_alone(tmp_path: Path) -> None:
 def test_routed_mcp_servers_feed_the_mcp_server_table_with_plugin_provenance(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    from kairox.mcp import McpJsonFile
+    from kairox.config._mcp_json import McpJsonFile
     from kairox.mcp._sources import configured_servers
 
     root = make_plugin(isolated_home / "mine" / "srv", {"name": "srv"})

@@ -280,7 +280,8 @@ def test_install_never_writes_through_a_symlinked_folder(tmp_path: Path, isolate
 
 
 def test_names_and_versions_cannot_climb_out_of_the_plugins_folder(tmp_path: Path, isolated_home: Path) -> None:
-    from kairox.plugins import Marketplaces, read_marketplace
+    from kairox.plugins import Marketplaces
+    from kairox.plugins._catalog import read_marketplace
 
     market = tmp_path / "market"
     write_json(

@@ -9,17 +9,11 @@ from tests.plugins.conftest import make_plugin, write_skill
 
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
 from kairox.errors import ExtensionLoadFailure
-from kairox.plugins import (
-    PluginOrigin,
-    PluginPathError,
-    PluginPermissions,
-    PluginTool,
-    PluginToolProvider,
-    ToolDeclaration,
-    load_plugin,
-    narrow_policy,
-    resolve_inside,
-)
+from kairox.plugins import PluginOrigin, load_plugin, narrow_policy
+from kairox.plugins._manifest import PluginPermissions, ToolDeclaration
+from kairox.plugins._model import PluginTool
+from kairox.plugins._paths import PluginPathError, resolve_inside
+from kairox.plugins._tools import PluginToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import ToolRegistry
 from kairox.registry._registry import RegistrySettings

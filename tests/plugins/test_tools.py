@@ -7,14 +7,11 @@ from tests.plugins.conftest import make_plugin
 
 from kairox.config import KairoxConfig, PolicyConfig, SandboxPolicy
 from kairox.errors import ToolCallError
-from kairox.plugins import (
-    PluginTool,
-    PluginToolProvider,
-    ToolDeclaration,
-    discover_plugins,
-    plugin_tool_providers,
-    route_plugins,
-)
+from kairox.plugins import plugin_tool_providers, route_plugins
+from kairox.plugins._discovery import discover_plugins
+from kairox.plugins._manifest import ToolDeclaration
+from kairox.plugins._model import PluginTool
+from kairox.plugins._tools import PluginToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import ToolRegistry
 from kairox.registry._registry import RegistrySettings

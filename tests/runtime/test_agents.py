@@ -10,15 +10,8 @@ import pytest
 
 from kairox.config import resolve_config, trust_workspace
 from kairox.errors import Severity
-from kairox.runtime import (
-    GENERAL_PURPOSE,
-    build_extension_context,
-    doctor_report,
-    load_agents,
-    load_plugins,
-    parse_agent,
-    toggle_agent,
-)
+from kairox.runtime import build_extension_context, doctor_report, load_agents, load_plugins, toggle_agent
+from kairox.runtime._agents import GENERAL_PURPOSE, parse_agent
 
 KAIROX = Path(sys.executable).parent / "kairox"
 

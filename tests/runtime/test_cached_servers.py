@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kairox.runtime import RuntimeOptions, ServerBoard, ServerStatus, build_extension_context
+from kairox._rpc import ServerStatus
+from kairox.runtime import RuntimeOptions, ServerBoard, build_extension_context
 from kairox.tools import ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

@@ -6,8 +6,8 @@ from pathlib import Path
 from tests.helpers import kairox
 
 from kairox.config import InstructionsConfig, trust_workspace
-from kairox.runtime import gather_memory
 from kairox.runtime._imports import MAX_IMPORT_DEPTH
+from kairox.runtime._memory import gather_memory
 
 
 def memory_text(root: Path) -> str:

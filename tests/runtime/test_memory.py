@@ -5,8 +5,7 @@ from pathlib import Path
 import pytest
 
 from kairox.config import InstructionsConfig
-from kairox.runtime import gather_memory
-from kairox.runtime._memory import instruction_text
+from kairox.runtime._memory import gather_memory, instruction_text
 
 
 def test_one_memory_file_per_folder_from_root_down_with_fallbacks(tmp_path: Path) -> None:

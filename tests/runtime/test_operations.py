@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from tests.agent._support import SERVERS
 
+from kairox._rpc import ServerStatus
 from kairox.config import McpServerConfig, trust_workspace
-from kairox.mcp import ServerStatus
 from kairox.runtime import (
     add_mcp_server,
     build_extension_context,

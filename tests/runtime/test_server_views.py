@@ -13,8 +13,9 @@ from tests.agent._support import BIN, SERVERS, make_workspace
 from tests.helpers import kairox
 from tests.tui.test_session_app import until
 
+from kairox._rpc import ServerStatus
 from kairox.config import resolve_config
-from kairox.runtime import RuntimeOptions, ServerStatus
+from kairox.runtime import RuntimeOptions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
@@ -145,7 +146,8 @@ def test_a_servers_tool_count_is_the_same_in_the_board_the_trace_and_mcp_status(
 
     from tests.agent._support import EVERYTHING, NODE
 
-    from kairox.mcp import McpServerReady, McpToolsChanged
+    from kairox.mcp import McpServerReady
+    from kairox.mcp._events import McpToolsChanged
     from kairox.registry import ToolsChanged
     from kairox.runtime import ServerBoard
     from kairox.tui._servers import describe

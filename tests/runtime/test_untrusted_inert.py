@@ -161,7 +161,7 @@ def test_an_untrusted_project_names_only_the_standard_instruction_files(tmp_path
 
 
 def test_probes_search_only_absolute_path_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kairox.plugins import clear_probe_cache, probe_program
+    from kairox.plugins._compat import clear_probe_cache, probe_program
 
     marker = tmp_path / "ran"
     program(tmp_path / "git", marker)

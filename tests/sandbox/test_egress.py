@@ -21,12 +21,14 @@ from tests.sandbox._egress import PYTHON, allowlist_home, listener, needed, shel
 from tests.security._sockets import place_for
 from tests.security._support import SHELL
 
-from kairox.config import HookConfig, HooksConfig, KairoxConfig, McpServerConfig, SandboxPolicy, server_profile
+from kairox.config import HooksConfig, KairoxConfig, McpServerConfig, SandboxPolicy, server_profile
+from kairox.config._models import HookConfig
 from kairox.dap._confine import adapter_sandbox, adapter_settings
 from kairox.gateway import GatewayOptions
 from kairox.gateway._server import Gateway, GatewayEvents
 from kairox.hooks import HookRegistry
-from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
+from kairox.plugins import plugin_tool_providers, route_plugins
+from kairox.plugins._discovery import discover_plugins
 from kairox.policy import PolicySettings
 from kairox.registry import build_registry
 from kairox.registry._registry import RegistrySettings

@@ -24,9 +24,11 @@ from tests.registry._support import ScriptedApprover
 from tests.security._sockets import PYTHON, HostSocket, outside_temp, place_for, probe, serve, stop, unreached
 from tests.security._support import SHELL
 
-from kairox.config import HookConfig, HooksConfig, KairoxConfig, PolicyConfig, SandboxPolicy
+from kairox.config import HooksConfig, KairoxConfig, PolicyConfig, SandboxPolicy
+from kairox.config._models import HookConfig
 from kairox.hooks import HookRegistry
-from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
+from kairox.plugins import plugin_tool_providers, route_plugins
+from kairox.plugins._discovery import discover_plugins
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import build_registry
 from kairox.registry._registry import RegistrySettings

@@ -18,7 +18,8 @@ from tests.runtime.test_toggles import Person
 from tests.security.test_untrusted_rule_writes import _tree
 
 from kairox.cli._common import ExitCode
-from kairox.config import Layer, LayerStatus, ResolvedConfig, resolve_config, trust_workspace
+from kairox.config import Layer, ResolvedConfig, resolve_config, trust_workspace
+from kairox.config._layers import LayerStatus
 from kairox.policy import ApprovalAnswer, RuleLayer
 from kairox.registry import build_registry, user_layer_writer
 from kairox.registry._approvals import RuleNotSavedError

@@ -19,9 +19,11 @@ from tests.plugins.conftest import make_plugin
 from tests.registry._support import ScriptedApprover, settings
 from tests.security._support import SHELL, engine, workspace
 
-from kairox.config import ApprovalPolicy, HookConfig, HooksConfig, KairoxConfig, SandboxPolicy, resolve_config
+from kairox.config import ApprovalPolicy, HooksConfig, KairoxConfig, SandboxPolicy, resolve_config
+from kairox.config._models import HookConfig
 from kairox.hooks import HookRegistry
-from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
+from kairox.plugins import plugin_tool_providers, route_plugins
+from kairox.plugins._discovery import discover_plugins
 from kairox.policy import (
     ApprovalAnswer,
     ApprovalRequest,

@@ -22,7 +22,8 @@ import anyio
 import httpx
 
 from kairox.config import McpServerConfig, PolicyConfig
-from kairox.mcp import ClientFeatures, ElicitationAnswer, ElicitationRequest, McpClient, McpToolAdapter, OAuthLogin
+from kairox.mcp import ClientFeatures, McpClient, McpToolAdapter
+from kairox.mcp._features import ElicitationAnswer, ElicitationRequest, OAuthLogin
 from kairox.mcp._oauth import FileTokenStorage, token_path
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import ModelProvider, ToolRegistry, build_registry

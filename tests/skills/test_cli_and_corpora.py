@@ -106,7 +106,9 @@ def test_every_corpus_skill_with_frontmatter_loads_and_each_without_is_one_diagn
 
 @pytest.mark.corpus
 def test_corpus_plugin_skills_register_namespaced(corpora: Path) -> None:
-    from kairox.skills import SkillRegistry, SkillRoot, SkillScope
+    from kairox.skills import SkillRegistry
+    from kairox.skills._discovery import SkillRoot
+    from kairox.skills._model import SkillScope
 
     plugin = corpora / "obra__superpowers"
     registry = SkillRegistry.load([SkillRoot(path=plugin / "skills", scope=SkillScope.PLUGIN, plugin="superpowers")])

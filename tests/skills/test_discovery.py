@@ -7,7 +7,10 @@ from pathlib import Path
 from tests.skills.conftest import WriteSkill
 
 from kairox.errors import Severity
-from kairox.skills import LooseFiles, SkillCache, SkillRoot, SkillScope, bundled_files, discover_skills
+from kairox.skills import bundled_files
+from kairox.skills._cache import SkillCache
+from kairox.skills._discovery import LooseFiles, SkillRoot, discover_skills
+from kairox.skills._model import SkillScope
 
 
 def _root(path: Path) -> SkillRoot:

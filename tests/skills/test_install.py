@@ -14,18 +14,12 @@ import pytest
 from tests.helpers import kairox
 from tests.skills.conftest import WriteSkill
 
+from kairox._rpc._fetch import SourceKind, classify_source
 from kairox.config import resolve_config
 from kairox.policy import ApprovalAnswer, ApprovalRequest, UnattendedApprover
 from kairox.registry import registry_settings
-from kairox.skills import (
-    SkillInstallDeniedError,
-    SkillInstallError,
-    SourceKind,
-    classify_source,
-    install_skill,
-    parse_skill_file,
-    policy_authorizer,
-)
+from kairox.skills import SkillInstallDeniedError, SkillInstallError, install_skill, policy_authorizer
+from kairox.skills._load import parse_skill_file
 
 
 def _allow(path: Path) -> bool:

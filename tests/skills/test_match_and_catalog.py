@@ -5,8 +5,10 @@ from pathlib import Path
 from tests.helpers import kairox
 from tests.skills.conftest import WriteSkill
 
-from kairox.skills import SkillDef, SkillFormat, SkillFrontmatter, SkillIndex, render_catalog
-from kairox.skills._catalog import HEADER
+from kairox.skills import SkillDef
+from kairox.skills._catalog import HEADER, render_catalog
+from kairox.skills._match import SkillIndex
+from kairox.skills._model import SkillFormat, SkillFrontmatter
 
 
 def _fixture_skills(root: Path, write_skill: WriteSkill) -> None:
@@ -58,7 +60,9 @@ def test_pr_review_ranks_first_and_says_why(tmp_path: Path, isolated_home: Path,
 
 
 def test_prompt_with_no_shared_terms_matches_nothing(tmp_path: Path, write_skill: WriteSkill) -> None:
-    from kairox.skills import SkillRegistry, SkillRoot, SkillScope
+    from kairox.skills import SkillRegistry
+    from kairox.skills._discovery import SkillRoot
+    from kairox.skills._model import SkillScope
 
     _fixture_skills(tmp_path / "skills", write_skill)
     registry = SkillRegistry.load([SkillRoot(path=tmp_path / "skills", scope=SkillScope.USER)])

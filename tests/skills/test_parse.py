@@ -3,7 +3,10 @@
 from pathlib import Path
 
 from kairox.errors import Severity
-from kairox.skills import SkillArgument, SkillFormat, parse_skill_file, parse_skill_text, read_body
+from kairox.skills import SkillArgument, read_body
+from kairox.skills._load import parse_skill_file
+from kairox.skills._model import SkillFormat
+from kairox.skills._parse import parse_skill_text
 
 
 def _diag(outcome: object) -> list[tuple[str, int | None, str]]:

@@ -7,15 +7,11 @@ from tests.helpers import kairox
 from tests.skills.conftest import WriteSkill
 
 from kairox.config import SkillsConfig, resolve_config, trust_workspace
-from kairox.skills import (
-    SkillLoadError,
-    SkillRegistry,
-    SkillRoot,
-    SkillScope,
-    registry_from_config,
-    roots_from_config,
-)
-from kairox.skills._registry import UNTRUSTED_REASON
+from kairox.skills import SkillRegistry, registry_from_config
+from kairox.skills._discovery import SkillRoot
+from kairox.skills._model import SkillScope
+from kairox.skills._registry import UNTRUSTED_REASON, SkillLoadError
+from kairox.skills._roots import roots_from_config
 
 
 @pytest.fixture
@@ -211,7 +207,7 @@ def test_plugin_skill_names_are_persisted_quoted(workspace: Path, isolated_home:
 
 def test_discovery_and_matching_are_reported_as_events(tmp_path: Path, write_skill: WriteSkill) -> None:
     from kairox.events import RecordingSink
-    from kairox.skills import SkillsDiscovered, SkillsMatched
+    from kairox.skills._events import SkillsDiscovered, SkillsMatched
 
     write_skill(tmp_path / "skills", "pr-review", "Review pull requests.")
     write_skill(tmp_path / "skills", "bad", None)

@@ -6,7 +6,10 @@ import pytest
 from tests.skills.conftest import WriteSkill
 
 from kairox.events import RecordingSink
-from kairox.skills import SkillLoaded, SkillRegistry, SkillRoot, SkillScope, SkillToolProvider
+from kairox.skills import SkillRegistry, SkillToolProvider
+from kairox.skills._discovery import SkillRoot
+from kairox.skills._events import SkillLoaded
+from kairox.skills._model import SkillScope
 from kairox.tools import CallContext, ToolSource
 
 DEPLOY = """keywords: [deploy]
@@ -130,7 +133,8 @@ async def test_no_offered_skills_means_no_tool(tmp_path: Path) -> None:
 def test_a_command_prompt_fills_positional_words_the_whole_text_and_declared_arguments(
     registry: SkillRegistry, tmp_path: Path, write_skill: WriteSkill
 ) -> None:
-    from kairox.skills import SkillArgumentsError, command_prompt
+    from kairox.skills import command_prompt
+    from kairox.skills._use import SkillArgumentsError
 
     root = tmp_path / "more"
     write_skill(root, "ship", "Ship a branch.", body="Push $1 to $2 ($3), keep $$1 and $10; all: $ARGUMENTS\n")

@@ -12,13 +12,17 @@ from pathlib import Path
 import pytest
 from tests.skills.conftest import WriteSkill, skill_text
 
-from kairox.skills import Discovery, SkillCache, SkillRegistry, SkillRoot, SkillScope, discover_skills
+from kairox.skills import SkillRegistry
+from kairox.skills._cache import SkillCache
+from kairox.skills._discovery import Discovery, SkillRoot, discover_skills
+from kairox.skills._model import SkillScope
 
 SHORT_SETTLE_NS = 50_000_000
 
 _NEW_PROCESS = """
 import pickle, sys
-from kairox.skills import SkillCache, discover_skills
+from kairox.skills._cache import SkillCache
+from kairox.skills._discovery import discover_skills
 roots, cache_file, settle_ns = pickle.loads(sys.stdin.buffer.read())
 found = discover_skills(roots, cache=SkillCache(cache_file, settle_ns=settle_ns))
 sys.stdout.buffer.write(pickle.dumps((found.skills, found.diagnostics, found.stats.parsed)))

@@ -66,7 +66,7 @@ def test_trusted_workspace_commands_are_offered_and_their_shell_and_tools_still_
 
 
 def test_a_command_file_without_a_name_is_named_by_its_file_without_a_diagnostic(tmp_path: Path) -> None:
-    from kairox.skills import parse_skill_text
+    from kairox.skills._parse import parse_skill_text
 
     command = tmp_path / ".claude" / "commands" / "review.md"
     outcome = parse_skill_text("---\ndescription: Review the diff.\n---\nReview $ARGUMENTS.\n", command)

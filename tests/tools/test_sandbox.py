@@ -184,7 +184,7 @@ def test_argv_binds_roots_and_keeps_protected_paths_read_only_at_any_depth(
 def test_danger_full_access_runs_the_command_unconfined_under_the_guard(ws: Path) -> None:
     import subprocess
 
-    from kairox._rpc import GUARD_SCRIPT
+    from kairox._rpc._guarded import GUARD_SCRIPT
 
     settings = SandboxSettings(mode=SandboxPolicy.DANGER_FULL_ACCESS)
     argv = sandboxed_argv(

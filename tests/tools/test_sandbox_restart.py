@@ -13,9 +13,12 @@ from tests.registry._support import ScriptedApprover, settings
 from tests.security._sockets import HostSocket, outside_temp, serve, stop
 
 import kairox.tools._builtin_shell as shell_module
-from kairox.config import HookConfig, HooksConfig, SandboxPolicy
+from kairox.config import HooksConfig, SandboxPolicy
+from kairox.config._models import HookConfig
 from kairox.hooks import HookRegistry
-from kairox.plugins import PluginTool, PluginToolProvider, ToolDeclaration
+from kairox.plugins._manifest import ToolDeclaration
+from kairox.plugins._model import PluginTool
+from kairox.plugins._tools import PluginToolProvider
 from kairox.registry import build_registry
 from kairox.tools import CallContext, SandboxSettings, ToolCall
 from kairox.tools._sandbox import vanished_before_start

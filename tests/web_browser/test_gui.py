@@ -29,7 +29,8 @@ from tests.web_browser._browser import (
     wait_for_dot,
 )
 
-from kairox.runtime import ServerStatus, ServerView
+from kairox._rpc import ServerStatus
+from kairox.runtime import ServerView
 
 pytestmark = pytest.mark.timeout(240)
 

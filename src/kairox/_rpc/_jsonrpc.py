@@ -19,8 +19,6 @@ log = logging.getLogger(__name__)
 NotificationHandler = Callable[[str, Any], Awaitable[None] | None]
 """Gets ``(method, params)`` of a notification from the peer."""
 
-REQUEST_CANCELLED = -32800
-
 
 class JsonRpcEndpoint(FramedConnection):
     """``async with JsonRpcEndpoint(reader, writer, peer="pylsp") as rpc:`` reads messages until the stream ends.

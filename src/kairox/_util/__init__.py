@@ -9,10 +9,10 @@ from kairox._util._decode import (
     long_integer_line,
     nesting_depth,
 )
-from kairox._util._expand import ExpansionResult, expand_vars
-from kairox._util._files import open_private, private_folder, tighten, write_atomically
+from kairox._util._expand import expand_vars
+from kairox._util._files import open_private, private_folder, tighten
 from kairox._util._glob import glob_to_regex
-from kairox._util._json import JsonObject, JsonValue, json_dict, json_int, json_list
+from kairox._util._json import JsonObject, json_dict, json_int, json_list
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 from kairox._util._names import mcp_tool_name, mcp_tool_namer, normalize_tool_name, suggest
 from kairox._util._search_path import absolute_path, which_absolute
@@ -21,9 +21,7 @@ __all__ = [
     "LOG_LIMIT_BYTES",
     "MAX_DEPTH",
     "DecodeProblem",
-    "ExpansionResult",
     "JsonObject",
-    "JsonValue",
     "RotatingLog",
     "absolute_path",
     "bracket_line",
@@ -44,5 +42,4 @@ __all__ = [
     "suggest",
     "tighten",
     "which_absolute",
-    "write_atomically",
 ]

@@ -126,7 +126,8 @@ def set_(
 ) -> None:
     """Set a key in one layer's file, keeping its comments and order. In an untrusted workspace a project or
     local file is written only when you say so (a y/N question at a terminal, or --yes)."""
-    from kairox.config import ConfigError, parse_cli_value, set_value, write_own
+    from kairox.config import parse_cli_value, set_value, write_own
+    from kairox.errors import ConfigError
 
     resolved, file = _layer_file(ctx, layer)
     parsed = parse_cli_value(value)
@@ -152,7 +153,8 @@ def unset(
     yes: WriteYesOption = False,
 ) -> None:
     """Remove a key from one layer's file (asked first like `config set` in an untrusted workspace)."""
-    from kairox.config import ConfigError, unset_value, write_own
+    from kairox.config import unset_value, write_own
+    from kairox.errors import ConfigError
 
     resolved, file = _layer_file(ctx, layer)
     try:
@@ -279,7 +281,8 @@ def trust(
     Prints every project value it allows (servers, hooks, plugins, wider policy) and what changed since the
     last time; each is recorded with a fingerprint, so what is added or changed later waits for trust again.
     """
-    from kairox.config import TrustError, TrustStore, find_workspace, kairox_home
+    from kairox.config import TrustStore, find_workspace, kairox_home
+    from kairox.errors import TrustError
 
     store = TrustStore(kairox_home())
     try:

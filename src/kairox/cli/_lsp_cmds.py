@@ -48,7 +48,7 @@ def _entry(view: "ServerView", config: Any, base_dir: Path) -> dict[str, Any]:
 
 def _label(status: str) -> str:
     """A status in the runtime view's words ("pending re-trust"), as every front end shows it."""
-    from kairox.runtime import ServerStatus
+    from kairox._rpc import ServerStatus
 
     return ServerStatus(status).label if status in set(ServerStatus) else status
 

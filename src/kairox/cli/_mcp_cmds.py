@@ -478,8 +478,9 @@ def login(
     import anyio
     import httpx
 
+    from kairox._rpc import ServerStatus
     from kairox.config import McpServerConfig
-    from kairox.mcp import ClientFeatures, McpClient, ServerStatus
+    from kairox.mcp import ClientFeatures, McpClient
     from kairox.mcp._oauth import browser_login, token_path
 
     cli = state(ctx)

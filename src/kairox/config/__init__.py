@@ -8,20 +8,15 @@ from kairox._util._lazy import lazy_exports
 if TYPE_CHECKING:
     from kairox.config._display import lookup_value, provenance_lines, value_text
     from kairox.config._keys import join_key, split_key
-    from kairox.config._layers import Layer, LayerInfo, LayerStatus, find_workspace, kairox_home
-    from kairox.config._mcp_json import MCP_JSON, McpJsonFile, mcp_server_config, read_mcp_json, workspace_mcp_servers
+    from kairox.config._layers import Layer, find_workspace, kairox_home
+    from kairox.config._mcp_json import MCP_JSON, McpJsonFile, mcp_server_config, workspace_mcp_servers
     from kairox.config._merge import KeyOrigin
     from kairox.config._models import (
         AgentConfig,
-        CatalogSourceConfig,
-        HookConfig,
         HooksConfig,
         InstructionsConfig,
         KairoxConfig,
-        McpCatalogConfig,
         ModelProviderConfig,
-        PluginEntryConfig,
-        PluginsConfig,
         PolicyConfig,
         RulesConfig,
         SkillsConfig,
@@ -29,52 +24,30 @@ if TYPE_CHECKING:
     )
     from kairox.config._modes import ApprovalPolicy, SandboxPolicy
     from kairox.config._own_writes import write_own
-    from kairox.config._parse_cache import ConfigParseCache
-    from kairox.config._pins import PinnedValue, command_words, hash_files, referenced_files
+    from kairox.config._pins import hash_files
     from kairox.config._redact import REDACTED, is_secret_key, redact_command, redact_tree, redact_urls
-    from kairox.config._resolve import (
-        PendingTrust,
-        PolicyRule,
-        ResolvedConfig,
-        parse_cli_value,
-        resolve_config,
-        trust_workspace,
-    )
+    from kairox.config._resolve import PolicyRule, ResolvedConfig, parse_cli_value, resolve_config, trust_workspace
     from kairox.config._scrub import SecretScrubber
     from kairox.config._server_profile import ServerProfile, server_profile
     from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
-    from kairox.config._trust import TrustReview, TrustStore
-    from kairox.config._trust_gate import STANDARD_INSTRUCTION_FILES
+    from kairox.config._trust import TrustStore
     from kairox.config._writer import append_value, remove_value, set_value, unset_value
-    from kairox.errors import ConfigError, TrustError
 
 __all__ = [
     "MCP_JSON",
     "REDACTED",
-    "STANDARD_INSTRUCTION_FILES",
     "AgentConfig",
     "ApprovalPolicy",
-    "CatalogSourceConfig",
-    "ConfigError",
-    "ConfigParseCache",
     "DapServerConfig",
-    "HookConfig",
     "HooksConfig",
     "InstructionsConfig",
     "KairoxConfig",
     "KeyOrigin",
     "Layer",
-    "LayerInfo",
-    "LayerStatus",
     "LspServerConfig",
-    "McpCatalogConfig",
     "McpJsonFile",
     "McpServerConfig",
     "ModelProviderConfig",
-    "PendingTrust",
-    "PinnedValue",
-    "PluginEntryConfig",
-    "PluginsConfig",
     "PolicyConfig",
     "PolicyRule",
     "ResolvedConfig",
@@ -84,11 +57,8 @@ __all__ = [
     "ServerProfile",
     "SkillsConfig",
     "ToolsConfig",
-    "TrustError",
-    "TrustReview",
     "TrustStore",
     "append_value",
-    "command_words",
     "find_workspace",
     "hash_files",
     "is_secret_key",
@@ -98,11 +68,9 @@ __all__ = [
     "mcp_server_config",
     "parse_cli_value",
     "provenance_lines",
-    "read_mcp_json",
     "redact_command",
     "redact_tree",
     "redact_urls",
-    "referenced_files",
     "remove_value",
     "resolve_config",
     "server_profile",
@@ -122,20 +90,15 @@ if not TYPE_CHECKING:
         __name__,
         {
             "._keys": ("join_key", "split_key"),
-            "._layers": ("Layer", "LayerInfo", "LayerStatus", "find_workspace", "kairox_home"),
-            "._mcp_json": ("MCP_JSON", "McpJsonFile", "mcp_server_config", "read_mcp_json", "workspace_mcp_servers"),
+            "._layers": ("Layer", "find_workspace", "kairox_home"),
+            "._mcp_json": ("MCP_JSON", "McpJsonFile", "mcp_server_config", "workspace_mcp_servers"),
             "._merge": ("KeyOrigin",),
             "._models": (
                 "AgentConfig",
-                "CatalogSourceConfig",
-                "HookConfig",
                 "HooksConfig",
                 "InstructionsConfig",
                 "KairoxConfig",
-                "McpCatalogConfig",
                 "ModelProviderConfig",
-                "PluginEntryConfig",
-                "PluginsConfig",
                 "PolicyConfig",
                 "RulesConfig",
                 "SkillsConfig",
@@ -143,24 +106,14 @@ if not TYPE_CHECKING:
             ),
             "._modes": ("ApprovalPolicy", "SandboxPolicy"),
             "._own_writes": ("write_own",),
-            "._parse_cache": ("ConfigParseCache",),
-            "._pins": ("PinnedValue", "command_words", "hash_files", "referenced_files"),
+            "._pins": ("hash_files",),
             "._display": ("lookup_value", "provenance_lines", "value_text"),
             "._scrub": ("SecretScrubber",),
             "._redact": ("REDACTED", "is_secret_key", "redact_command", "redact_tree", "redact_urls"),
-            "._resolve": (
-                "PendingTrust",
-                "PolicyRule",
-                "ResolvedConfig",
-                "parse_cli_value",
-                "resolve_config",
-                "trust_workspace",
-            ),
+            "._resolve": ("PolicyRule", "ResolvedConfig", "parse_cli_value", "resolve_config", "trust_workspace"),
             "._server_profile": ("ServerProfile", "server_profile"),
             "._servers": ("DapServerConfig", "LspServerConfig", "McpServerConfig"),
-            "._trust": ("TrustReview", "TrustStore"),
-            "._trust_gate": ("STANDARD_INSTRUCTION_FILES",),
+            "._trust": ("TrustStore",),
             "._writer": ("append_value", "remove_value", "set_value", "unset_value"),
-            "kairox.errors": ("ConfigError", "TrustError"),
         },
     )

@@ -117,7 +117,11 @@ def _rules(key: str) -> str:
     return "; ".join(notes)
 
 
-def _walk(model: type[BaseModel], prefix: str, rows: list[tuple[str, str, str, str, str]]) -> None:
+Row = tuple[str, str, str, str, str, Any]
+"""key, type, default as text, description, layer rules, the pydantic field"""
+
+
+def _walk(model: type[BaseModel], prefix: str, rows: list[Row]) -> None:
     for name, field in model.model_fields.items():
         key = f"{prefix}{name}"
         annotation = field.annotation
@@ -140,10 +144,10 @@ def _walk(model: type[BaseModel], prefix: str, rows: list[tuple[str, str, str, s
             and isinstance(args[0], type)
             and issubclass(args[0], BaseModel)
         ):
-            rows.append((key, "list of tables", "[]", doc, _rules(key)))
+            rows.append((key, "list of tables", "[]", doc, _rules(key), field))
             _walk(args[0], f"{key}[].", rows)
         else:
-            rows.append((key, _type_name(annotation), _default(field), doc, _rules(key)))
+            rows.append((key, _type_name(annotation), _default(field), doc, _rules(key), field))
 
 
 def _default_value(field: Any) -> Any:
@@ -161,57 +165,29 @@ def _default_value(field: Any) -> Any:
     return value
 
 
-def _fields(model: type[BaseModel], prefix: str, found: dict[str, Any]) -> None:
-    for name, field in model.model_fields.items():
-        key = f"{prefix}{name}"
-        annotation = field.annotation
-        args = typing.get_args(annotation)
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            _fields(annotation, f"{key}.", found)
-        elif (
-            typing.get_origin(annotation) is dict
-            and args
-            and isinstance(args[1], type)
-            and issubclass(args[1], BaseModel)
-        ):
-            _fields(args[1], f"{key}.{_ENTRY_NAMES.get(name, 'NAME')}.", found)
-        elif (
-            typing.get_origin(annotation) is list
-            and args
-            and isinstance(args[0], type)
-            and issubclass(args[0], BaseModel)
-        ):
-            found[key] = field
-            _fields(args[0], f"{key}[].", found)
-        else:
-            found[key] = field
-
-
 def config_reference_data() -> list[dict[str, Any]]:
     """Every key of ``kairox.toml`` as data: key, type, default (a value), required, layer rules, description."""
-    rows: list[tuple[str, str, str, str, str]] = []
+    rows: list[Row] = []
     _walk(KairoxConfig, "", rows)
-    fields: dict[str, Any] = {}
-    _fields(KairoxConfig, "", fields)
     return [
         {
             "key": key,
             "type": kind,
-            "default": _default_value(fields[key]),
-            "required": fields[key].is_required(),
+            "default": _default_value(field),
+            "required": field.is_required(),
             "layer_rules": [r for r in rules.split("; ") if r],
             "description": " ".join(doc.split()),
         }
-        for key, kind, _default_text, doc, rules in rows
+        for key, kind, _default_text, doc, rules, field in rows
     ]
 
 
 def config_reference() -> str:
     """A markdown table of every key of ``kairox.toml``."""
-    rows: list[tuple[str, str, str, str, str]] = []
+    rows: list[Row] = []
     _walk(KairoxConfig, "", rows)
     lines = ["| key | type | default | layer rules | what it does |", "|---|---|---|---|---|"]
-    for key, kind, default, doc, rules in rows:
+    for key, kind, default, doc, rules, _field in rows:
         doc = " ".join(doc.split()).replace("|", "\\|")
         lines.append(f"| `{key}` | {kind.replace('|', chr(92) + '|')} | {default} | {rules} | {doc} |")
     return "\n".join(lines) + "\n"

@@ -59,11 +59,6 @@ class TrustStore:
     def list(self) -> list[Path]:
         return sorted(Path(p) for p in self._read())
 
-    def is_trusted(self, workspace: Path) -> bool:
-        root = workspace.resolve()
-        trusted = {Path(p) for p in self._read()}
-        return any(folder in trusted for folder in (root, *root.parents))
-
     def pins(self, workspace: Path) -> Pins | None:
         """What trust pinned for ``workspace`` (its own record and its trusted parents'); None when not trusted.
 

@@ -541,11 +541,6 @@ class LspClient:
             document.state = state
         return document
 
-    async def close_document(self, path: Path) -> None:
-        uri = path_to_uri(path)
-        if self.documents.pop(uri, None) is not None and self.rpc is not None:
-            await self.rpc.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-
     async def pushed_diagnostics(self, document: OpenDocument, *, timeout: float) -> PushedDiagnostics | None:
         """The diagnostics the server pushed for the document's current text, waiting up to ``timeout``."""
         with anyio.move_on_after(timeout):

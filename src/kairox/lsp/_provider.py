@@ -28,7 +28,6 @@ from kairox.lsp._text import (
     display_path,
     matches_pattern,
     relative_real,
-    relative_to,
     shown_real,
     to_server_character,
     uri_to_path,
@@ -263,10 +262,6 @@ class LspToolProvider(ToolProvider):
             raise LspLocationError(
                 f"{shown_real(real, self._root)} may not be read ({reason})", hint="the read rules forbid it"
             )
-
-    def server_for(self, path: Path) -> LspServerLifecycle:
-        """The first enabled server whose ``file_patterns`` match ``path`` (its languages when it has none)."""
-        return self._server_for(relative_to(path, self.workspace), os.path.realpath(path))
 
     def _server_for(self, relative: PurePosixPath, real: str) -> LspServerLifecycle:
         for server in self.servers.values():

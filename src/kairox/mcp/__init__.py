@@ -8,51 +8,29 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox._rpc import ServerLifecycle, ServerStatus
-    from kairox.config import MCP_JSON, McpJsonFile, read_mcp_json, workspace_mcp_servers
     from kairox.mcp._adapter import McpToolAdapter, permission_for
-    from kairox.mcp._client import McpClient, McpServerState
+    from kairox.mcp._client import McpClient
     from kairox.mcp._connect import open_server_transport
     from kairox.mcp._connection import FailureCause
-    from kairox.mcp._content import McpResource, McpTool
+    from kairox.mcp._content import McpResource
     from kairox.mcp._events import (
-        McpProtocolViolation,
         McpServerFailed,
         McpServerLog,
         McpServerReady,
         McpServerRestarting,
         McpServerStarting,
         McpServerStopped,
-        McpStartupSummary,
         McpToolProgress,
-        McpToolsChanged,
     )
-    from kairox.mcp._features import (
-        ClientFeatures,
-        ElicitationAnswer,
-        ElicitationHandler,
-        ElicitationRequest,
-        OAuthLogin,
-        SamplingAnswer,
-        SamplingHandler,
-        SamplingRequest,
-        apply_schema_defaults,
-        decline_elicitation,
-    )
+    from kairox.mcp._features import ClientFeatures
     from kairox.mcp._manager import McpServerManager
     from kairox.mcp._sources import ConfiguredServer, configured_servers, server_confiner
 
 __all__ = [
-    "MCP_JSON",
     "ClientFeatures",
     "ConfiguredServer",
-    "ElicitationAnswer",
-    "ElicitationHandler",
-    "ElicitationRequest",
     "FailureCause",
     "McpClient",
-    "McpJsonFile",
-    "McpProtocolViolation",
     "McpResource",
     "McpServerFailed",
     "McpServerLog",
@@ -60,27 +38,13 @@ __all__ = [
     "McpServerReady",
     "McpServerRestarting",
     "McpServerStarting",
-    "McpServerState",
     "McpServerStopped",
-    "McpStartupSummary",
-    "McpTool",
     "McpToolAdapter",
     "McpToolProgress",
-    "McpToolsChanged",
-    "OAuthLogin",
-    "SamplingAnswer",
-    "SamplingHandler",
-    "SamplingRequest",
-    "ServerLifecycle",
-    "ServerStatus",
-    "apply_schema_defaults",
     "configured_servers",
-    "decline_elicitation",
     "open_server_transport",
     "permission_for",
-    "read_mcp_json",
     "server_confiner",
-    "workspace_mcp_servers",
 ]
 
 # names load their module when first read: a host that only runs McpClient does not import the manager, the
@@ -89,36 +53,20 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "kairox.config": ("MCP_JSON", "McpJsonFile", "read_mcp_json", "workspace_mcp_servers"),
             "._adapter": ("McpToolAdapter", "permission_for"),
-            "._client": ("McpClient", "McpServerState"),
+            "._client": ("McpClient",),
             "._connect": ("open_server_transport",),
-            "._content": ("McpResource", "McpTool"),
+            "._content": ("McpResource",),
             "._events": (
-                "McpProtocolViolation",
                 "McpServerFailed",
                 "McpServerLog",
                 "McpServerReady",
                 "McpServerRestarting",
                 "McpServerStarting",
                 "McpServerStopped",
-                "McpStartupSummary",
                 "McpToolProgress",
-                "McpToolsChanged",
             ),
-            "._features": (
-                "ClientFeatures",
-                "ElicitationAnswer",
-                "ElicitationHandler",
-                "ElicitationRequest",
-                "OAuthLogin",
-                "SamplingAnswer",
-                "SamplingHandler",
-                "SamplingRequest",
-                "apply_schema_defaults",
-                "decline_elicitation",
-            ),
-            "kairox._rpc": ("ServerLifecycle", "ServerStatus"),
+            "._features": ("ClientFeatures",),
             "._connection": ("FailureCause",),
             "._manager": ("McpServerManager",),
             "._sources": ("ConfiguredServer", "configured_servers", "server_confiner"),

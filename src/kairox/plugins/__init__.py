@@ -2,95 +2,35 @@
 marketplaces and command tools. This package returns data; the runtime routes it to skills, MCP, LSP,
 hooks and the registry."""
 
-from kairox.plugins._catalog import (
-    Marketplace,
-    MarketplaceEntry,
-    PluginSource,
-    find_marketplace_file,
-    read_marketplace,
-)
-from kairox.plugins._compat import (
-    CompatibilityVerdict,
-    ProgramProbe,
-    Requirement,
-    check_compatibility,
-    clear_probe_cache,
-    current_platform,
-    probe_program,
-)
+from kairox.plugins._catalog import Marketplace, MarketplaceEntry
 from kairox.plugins._contents import expand_plugin_values
-from kairox.plugins._discovery import (
-    PluginSet,
-    ResolvedLike,
-    discover_from_resolved,
-    discover_plugins,
-    validate_tree,
-)
-from kairox.plugins._hookfile import EVENT_ALIASES, HOOK_EVENTS, canonical_event, parse_hooks
-from kairox.plugins._load import PluginSettings, find_manifests, load_plugin
-from kairox.plugins._manifest import (
-    MANIFEST_DIRS,
-    Author,
-    Compatibility,
-    HookDeclaration,
-    PluginManifest,
-    PluginPermissions,
-    ToolDeclaration,
-    TrustLevel,
-    parse_manifest,
-)
+from kairox.plugins._discovery import PluginSet, discover_from_resolved, validate_tree
+from kairox.plugins._load import load_plugin
+from kairox.plugins._manifest import TrustLevel
 from kairox.plugins._marketplace import (
-    SOURCE_FOLDER,
     Confirm,
     InstallRequest,
     InstallResult,
     MarketplaceError,
     Marketplaces,
     PluginInstallDeniedError,
-    Progress,
-    default_config_file,
 )
-from kairox.plugins._model import (
-    Contribution,
-    ContributionKind,
-    Plugin,
-    PluginHook,
-    PluginOrigin,
-    PluginTool,
-    ServerEntry,
-    SkillEntry,
-)
-from kairox.plugins._paths import ROOT_VARIABLES, PluginPathError, expand_plugin_root, resolve_inside
-from kairox.plugins._permissions import PluginPolicy, narrow_policy, narrower_approval, narrower_sandbox
-from kairox.plugins._records import InstallRecord, InstallRecords
+from kairox.plugins._model import ContributionKind, Plugin, PluginHook, PluginOrigin
+from kairox.plugins._permissions import narrow_policy
 from kairox.plugins._routing import PluginRouting, route_plugins
-from kairox.plugins._semver import Version, VersionRange, VersionRangeError, satisfies
 from kairox.plugins._settings import (
     PluginSettingsError,
-    forget_plugin,
     parse_contribution,
     set_contribution_enabled,
     set_plugin_enabled,
     set_plugin_path,
 )
-from kairox.plugins._tools import PluginToolProvider, plugin_tool_name, plugin_tool_providers
+from kairox.plugins._tools import plugin_tool_providers
 from kairox.plugins._view import PluginManifestView, diagnostic_json
 
 __all__ = [
-    "EVENT_ALIASES",
-    "HOOK_EVENTS",
-    "MANIFEST_DIRS",
-    "ROOT_VARIABLES",
-    "SOURCE_FOLDER",
-    "Author",
-    "Compatibility",
-    "CompatibilityVerdict",
     "Confirm",
-    "Contribution",
     "ContributionKind",
-    "HookDeclaration",
-    "InstallRecord",
-    "InstallRecords",
     "InstallRequest",
     "InstallResult",
     "Marketplace",
@@ -100,57 +40,20 @@ __all__ = [
     "Plugin",
     "PluginHook",
     "PluginInstallDeniedError",
-    "PluginManifest",
     "PluginManifestView",
     "PluginOrigin",
-    "PluginPathError",
-    "PluginPermissions",
-    "PluginPolicy",
     "PluginRouting",
     "PluginSet",
-    "PluginSettings",
     "PluginSettingsError",
-    "PluginSource",
-    "PluginTool",
-    "PluginToolProvider",
-    "ProgramProbe",
-    "Progress",
-    "Requirement",
-    "ResolvedLike",
-    "ServerEntry",
-    "SkillEntry",
-    "ToolDeclaration",
     "TrustLevel",
-    "Version",
-    "VersionRange",
-    "VersionRangeError",
-    "canonical_event",
-    "check_compatibility",
-    "clear_probe_cache",
-    "current_platform",
-    "default_config_file",
     "diagnostic_json",
     "discover_from_resolved",
-    "discover_plugins",
-    "expand_plugin_root",
     "expand_plugin_values",
-    "find_manifests",
-    "find_marketplace_file",
-    "forget_plugin",
     "load_plugin",
     "narrow_policy",
-    "narrower_approval",
-    "narrower_sandbox",
     "parse_contribution",
-    "parse_hooks",
-    "parse_manifest",
-    "plugin_tool_name",
     "plugin_tool_providers",
-    "probe_program",
-    "read_marketplace",
-    "resolve_inside",
     "route_plugins",
-    "satisfies",
     "set_contribution_enabled",
     "set_plugin_enabled",
     "set_plugin_path",

@@ -519,8 +519,3 @@ class Marketplaces:
             _remove_inside(record.path, self.home / "plugins")
         forget_plugin(self.config_file, plugin)
         return record
-
-
-def default_config_file(home: Path) -> Path:
-    """The user layer's file, where marketplace and plugin settings go by default."""
-    return home / "kairox.toml"

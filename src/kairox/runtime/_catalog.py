@@ -195,7 +195,8 @@ async def dry_run_server(
     environ: dict[str, str] | None = None,
 ) -> DryRunReport:
     """Start the server as Kairox will run it, list its tools, stop it."""
-    from kairox.mcp import ClientFeatures, McpClient, McpToolAdapter, ServerStatus
+    from kairox._rpc import ServerStatus
+    from kairox.mcp import ClientFeatures, McpClient, McpToolAdapter
 
     started = time.monotonic()
     once = config.model_copy(update={"max_restarts": 0, "enabled": True})

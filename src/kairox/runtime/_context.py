@@ -162,7 +162,7 @@ def mcp_failure_hint(name: str, config: McpServerConfig, cause: str | None, vari
 def _mcp_diagnostics(
     manager: "McpServerManager", servers: dict[str, Any], resolved: ResolvedConfig, board: ServerBoard
 ) -> list[Diagnostic]:
-    from kairox.mcp import ServerStatus
+    from kairox._rpc import ServerStatus
     from kairox.runtime._servers import trust_hold
 
     found: list[Diagnostic] = []

@@ -9,7 +9,7 @@ import enum
 import operator
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -344,7 +344,3 @@ def bundled_files(skill: SkillDef, *, limit: int = 200) -> list[str]:
             if len(found) >= limit:
                 return found
     return found
-
-
-def session_roots(paths: Sequence[Path]) -> list[SkillRoot]:
-    return [SkillRoot(path=p, scope=SkillScope.SESSION, label="session") for p in paths]

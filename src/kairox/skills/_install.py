@@ -20,7 +20,6 @@ from pathlib import Path
 from kairox._rpc._fetch import (
     MAX_ARCHIVE_BYTES,
     FetchError,
-    FetchSource,
     SourceKind,
     fetch_source,
 )
@@ -37,8 +36,6 @@ Authorize = Callable[[Path], bool | Awaitable[bool]]
 Progress = Callable[[str], None]
 
 STAGING_PREFIX = ".kairox-install-"
-SkillSource = FetchSource
-"""A source string as read (``classify_source``); the same reading ``plugins install`` uses."""
 
 
 class SkillInstallError(SkillError):

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kairox._rpc import ServerStatus
 from kairox.agent import (
     ApprovalRequested,
     ModelFailed,
@@ -24,7 +25,6 @@ from kairox.hooks import HookFinished
 from kairox.lsp import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
 from kairox.mcp import McpServerFailed, McpServerReady, McpServerRestarting, McpServerStarting, McpServerStopped
 from kairox.registry import ToolCallApprovalAnswered, ToolCallDecided, ToolCallFinished
-from kairox.runtime import ServerStatus
 from kairox.sandbox import EgressRefused
 
 MARKS: dict[ServerStatus, tuple[str, str]] = {
