@@ -41,7 +41,6 @@ if TYPE_CHECKING:
         trust_workspace,
     )
     from kairox.config._scrub import SecretScrubber
-    from kairox.config._server_profile import ServerProfile, server_profile
     from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
     from kairox.config._trust import TrustReview, TrustStore
     from kairox.config._trust_gate import STANDARD_INSTRUCTION_FILES
@@ -81,7 +80,6 @@ __all__ = [
     "RulesConfig",
     "SandboxPolicy",
     "SecretScrubber",
-    "ServerProfile",
     "SkillsConfig",
     "ToolsConfig",
     "TrustError",
@@ -105,7 +103,6 @@ __all__ = [
     "referenced_files",
     "remove_value",
     "resolve_config",
-    "server_profile",
     "set_value",
     "split_key",
     "trust_workspace",
@@ -156,7 +153,6 @@ if not TYPE_CHECKING:
                 "resolve_config",
                 "trust_workspace",
             ),
-            "._server_profile": ("ServerProfile", "server_profile"),
             "._servers": ("DapServerConfig", "LspServerConfig", "McpServerConfig"),
             "._trust": ("TrustReview", "TrustStore"),
             "._trust_gate": ("STANDARD_INSTRUCTION_FILES",),
