@@ -79,7 +79,7 @@ lint: $(STAMP)
 # themselves (marked `serial`: a SIGKILLed host, a busy loop, a race), alone; each run names its 25 slowest tests.
 PYTEST := $(VENV)/bin/pytest -q --durations=25
 test: install preflight ui-check
-	$(PY) -m compileall -q src tests  # every Kairox process of the tests reads bytecode, even where none is written
+	$(PY) -m compileall -q -x /node_modules/ src tests  # every Kairox process of the tests reads bytecode, even where none is written
 	$(PYTEST) -n auto --dist loadfile -m "not serial"
 	$(PYTEST) -m serial
 	$(MAKE) lint

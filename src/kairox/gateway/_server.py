@@ -278,16 +278,8 @@ class Gateway:
         return types.ListPromptsResult(prompts=[prompt_to_mcp(skill) for skill in self.context.skills.offered()])
 
     def _upstream_resources(self) -> list[tuple[str, Any]]:
-        manager = self.context.mcp
-        if manager is None:
-            return []
         served = {spec.name for spec in self.served().values()}
-        return [
-            (name, resource)
-            for name, client in sorted(manager.clients.items())
-            if mcp_tool_name(name, "read_resource") in served
-            for resource in client.resources
-        ]
+        return [(name, r) for name, r in self.context.mcp_resources() if mcp_tool_name(name, "read_resource") in served]
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

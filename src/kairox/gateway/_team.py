@@ -210,10 +210,7 @@ class Team:
             return False, "stopping"
         if not await self.run(self.store.ping):
             return False, "the store does not answer"  # said to anyone: no names
-        manager = gateway.context.mcp
-        starting = [
-            n for n, c in (manager.clients.items() if manager is not None else []) if c.lifecycle.status == "starting"
-        ]
+        starting = gateway.context.starting()
         if starting:
             return False, f"{len(starting)} upstream servers starting"
         return True, "ready"

@@ -29,6 +29,11 @@ class TrustLevel(enum.StrEnum):
     LOCAL = "local"
     """A folder the user put there themselves (workspace, ``[plugins] paths``, a validated tree)."""
 
+    @property
+    def vouched(self) -> bool:
+        """Someone the user can name stands behind it: every level but ``community``."""
+        return self is not TrustLevel.COMMUNITY
+
 
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)

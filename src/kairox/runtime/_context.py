@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kairox._util import normalize_tool_name, tighten
-from kairox.config import KeyOrigin, Layer, McpServerConfig, ResolvedConfig, join_key, resolve_config
+from kairox.config import KairoxConfig, KeyOrigin, Layer, McpServerConfig, ResolvedConfig, join_key, resolve_config
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.events import EventSink, FanoutSink, RecordingSink
 from kairox.policy import Approver, NonInteractiveApprover
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from kairox.dap import DapToolProvider
     from kairox.hooks import HookRegistry
     from kairox.lsp import LspToolProvider
-    from kairox.mcp import McpServerManager
+    from kairox.mcp import McpResource, McpServerManager
     from kairox.plugins import PluginRouting, PluginSet
     from kairox.registry import ToolRegistry
     from kairox.runtime._agents import AgentSet
@@ -84,16 +84,12 @@ class ExtensionContext:
     mcp: "McpServerManager | None" = None
     servers: ServerBoard | None = None
     """Every configured server (MCP, LSP, DAP) as every front end shows it, kept current by the context's events."""
-    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per configured MCP server, from :attr:`servers` at start-up: status, transport, tools (the model sees;
-    ``resource_tools`` of them are the list/read helpers Kairox adds for a server with resources), required, error,
-    source."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     agents: "AgentSet" = field(default_factory=lambda: _no_agents())
     """The agents a ``task`` call can start (subagents)."""
 
     @property
-    def config(self) -> Any:
+    def config(self) -> KairoxConfig:
         return self.resolved.config
 
     def tools(self) -> list[ToolSpec]:
@@ -102,6 +98,28 @@ class ExtensionContext:
 
     def failures(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    # --- what front ends ask of the MCP servers: they never reach into the managers -----------------------------
+
+    @property
+    def takes_servers(self) -> bool:
+        """Whether an MCP server added now starts in this session (it manages MCP servers)."""
+        return self.mcp is not None
+
+    def mcp_config(self, name: str) -> McpServerConfig | None:
+        """The configuration MCP server ``name`` runs with in this session; None when the session does not run it
+        (held back by trust, or not configured)."""
+        client = None if self.mcp is None else self.mcp.clients.get(name)
+        return None if client is None else client.config
+
+    def mcp_resources(self) -> list[tuple[str, "McpResource"]]:
+        """Every resource (and template) the session's MCP servers list, with the server's name."""
+        clients = {} if self.mcp is None else self.mcp.clients
+        return [(name, resource) for name, client in sorted(clients.items()) for resource in client.resources]
+
+    def starting(self) -> list[str]:
+        """The MCP servers whose start is under way."""
+        return [view.name for view in (self.servers.views("mcp") if self.servers else []) if view.status == "starting"]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -523,7 +541,6 @@ async def build_extension_context(
             dap=dap,
             mcp=manager,
             servers=board,
-            mcp_servers=statuses,
             diagnostics=_dedupe(diagnostics),
             agents=agents,
         )

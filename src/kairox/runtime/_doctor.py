@@ -257,23 +257,23 @@ def _sandbox_report(context: "ExtensionContext") -> dict[str, Any]:
     return report
 
 
-def _required(diagnostic: "Diagnostic", context: "ExtensionContext") -> bool:
+def _required(diagnostic: "Diagnostic", servers: dict[str, dict[str, Any]]) -> bool:
     """Whether a failure breaks something required: the configuration itself, or an MCP server marked ``required``."""
     if diagnostic.kind == "config":
         return True
-    server = context.mcp_servers.get(diagnostic.name) if diagnostic.kind == "mcp_server" else None
+    server = servers.get(diagnostic.name) if diagnostic.kind == "mcp_server" else None
     return bool(server and server["required"] and server["status"] == "failed")
 
 
 def doctor_report(context: "ExtensionContext") -> dict[str, Any]:
     """The report of a running context. ``ok`` is false when something required is broken: the configuration, an
     MCP server with ``required = true``, or a required program."""
-    if context.servers is not None:  # the servers as they are now, not as they were when the context opened
-        from kairox.runtime._context import _server_statuses
+    from kairox.runtime._context import _server_statuses
 
-        context.mcp_servers = _server_statuses(context.servers, context.mcp, context.registry)
+    # the servers as they are now, not as they were when the context opened
+    servers = {} if context.servers is None else _server_statuses(context.servers, context.mcp, context.registry)
     failures = [
-        {**d.to_json(), "fix": _fix(d, context), "required": _required(d, context)}
+        {**d.to_json(), "fix": _fix(d, context), "required": _required(d, servers)}
         for d in context.diagnostics
         if d.severity is Severity.ERROR
     ]
@@ -291,7 +291,7 @@ def doctor_report(context: "ExtensionContext") -> dict[str, Any]:
         "warnings": notes,
         "environment": _environment(context),
         "sandbox": _sandbox_report(context),
-        "mcp_servers": context.mcp_servers,
+        "mcp_servers": servers,
         "lsp_servers": {name: server.confinement_state for name, server in context.lsp.servers.items()},
         "dap_servers": context.dap.confinements(context.registry.settings.sandbox),
         "tools": len(context.tools()),

@@ -139,11 +139,7 @@ class McpPanel(ModalScreen[None]):
         servers.focus()
 
     def _names(self) -> list[str]:
-        return [
-            view.name
-            for view in self.board.views("mcp")
-            if self.context.mcp is not None and view.name in self.context.mcp.clients
-        ]
+        return [view.name for view in self.board.views("mcp") if self.context.mcp_config(view.name) is not None]
 
     def refresh_servers(self) -> None:
         table = self.query_one("#mcp-servers", DataTable)
@@ -173,7 +169,7 @@ class McpPanel(ModalScreen[None]):
         info = self.query_one("#mcp-info", Static)
         tools = self.query_one("#mcp-tools", DataTable)
         tools.clear()
-        if self.selected is None or self.context.mcp is None:
+        if self.selected is None or self.context.mcp_config(self.selected) is None:
             info.update("No MCP servers are configured." if not self._names() else "")
             return
         view = self.board.get("mcp", self.selected)
@@ -247,9 +243,10 @@ class McpPanel(ModalScreen[None]):
     def action_toggle_server(self) -> None:
         from kairox.runtime import set_mcp_server_enabled
 
-        if self.selected is not None and self.context.mcp is not None:
+        config = None if self.selected is None else self.context.mcp_config(self.selected)
+        if self.selected is not None and config is not None:
             name = self.selected
-            enable = not self.context.mcp.clients[name].config.enabled
+            enable = not config.enabled
             change = f"mcp_servers.{name}.enabled = {str(enable).lower()}"
             self._act(
                 f"{'enable' if enable else 'disable'} {name}",
@@ -262,11 +259,12 @@ class McpPanel(ModalScreen[None]):
         from kairox.runtime import set_mcp_tool_enabled
 
         tools = self.query_one("#mcp-tools", DataTable)
-        if self.selected is None or self.context.mcp is None or tools.row_count == 0:
+        config = None if self.selected is None else self.context.mcp_config(self.selected)
+        if self.selected is None or config is None or tools.row_count == 0:
             return
         tool = str(tools.coordinate_to_cell_key(tools.cursor_coordinate).row_key.value)
         name = self.selected
-        enable = tool in (self.context.mcp.clients[name].config.disabled_tools or [])
+        enable = tool in (config.disabled_tools or [])
         change = f"mcp_servers.{name}.disabled_tools: {tool} {'enable' if enable else 'disable'}d"
         self._act(
             f"{'enable' if enable else 'disable'} tool {tool}",

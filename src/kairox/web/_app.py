@@ -301,10 +301,10 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         return ok({"ok": True, "file": str(file) if file is not None else None, **extra})
 
     async def post_trust(request: Request) -> Response:
-        from kairox.config import TrustStore
+        from kairox.config import trust_workspace
 
-        resolved = backend.resolved
-        TrustStore(resolved.home).trust(resolved.workspace, resolved.pinnable)
+        options = backend.options  # what `kairox trust` records, for the configuration this GUI runs with
+        trust_workspace(backend.resolved.workspace, cli_overrides=options.overrides, profile=options.profile)
         await backend.restart()
         return ok(state_json(backend))
 

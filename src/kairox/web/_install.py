@@ -76,7 +76,7 @@ def start_install(backend: "WebBackend", entry: "CatalogEntry", *, variables: di
             applies = layer is Layer.USER or backend.resolved.trusted
             context = backend.context
             if result.outcome is InstallOutcome.INSTALLED and applies and context is not None:
-                if context.mcp is not None:
+                if context.takes_servers:
                     start(f"starting {plan.name!r} in this session")
                     await add_mcp_server(context, plan.name, McpServerConfig.model_validate(plan.table))
                 elif not backend.turn_running:  # a session without MCP servers: open it again, with this one

@@ -114,7 +114,7 @@ def plugins_json(plugins: "PluginSet", resolved: ResolvedConfig) -> dict[str, An
                 "enabled": plugin.enabled,
                 "active": plugin.active,
                 "disabled_reason": plugin.disabled_reason,
-                "trusted": str(plugin.trust) in ("local", "official", "verified"),
+                "trusted": plugin.trust.vouched,
                 "trust": str(plugin.trust),
                 "origin": str(plugin.origin),
                 "path": str(plugin.root),
