@@ -20,7 +20,8 @@ from kairox.config import DapServerConfig, PolicyConfig, SandboxPolicy
 from kairox.dap import DapToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import RegistrySettings, ToolRegistry
-from kairox.tools import SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolCall
 
 MODES = (SandboxPolicy.DANGER_FULL_ACCESS, SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.READ_ONLY)
 

@@ -27,7 +27,8 @@ from kairox.hooks import HookRegistry
 from kairox.mcp import McpClient, McpToolAdapter, ServerStatus
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import RegistrySettings, ToolRegistry, build_registry
-from kairox.tools import SandboxSettings, ToolCall, ToolProvider
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolCall, ToolProvider
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "lean_server.py"
 NAME = "lean"

@@ -22,7 +22,8 @@ from pathlib import Path
 from kairox.config import HookConfig, HooksConfig, SandboxPolicy
 from kairox.hooks import HookRegistry
 from kairox.plugins import validate_tree
-from kairox.tools import READ_ONLY, SandboxSettings, ToolCall, ToolSource, ToolSpec
+from kairox.sandbox import SandboxSettings
+from kairox.tools import READ_ONLY, ToolCall, ToolSource, ToolSpec
 
 ROUNDS = 7
 HOOK_CALLS = 20

@@ -22,7 +22,8 @@ from pathlib import Path
 from kairox.config import PolicyConfig
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import RegistrySettings, ToolRegistry
-from kairox.tools import BuiltinToolProvider, SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import BuiltinToolProvider, ToolCall
 
 ROUNDS = 15
 CASES = {

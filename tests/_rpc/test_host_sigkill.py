@@ -180,7 +180,8 @@ COMMANDS_HOST = textwrap.dedent(
     from pathlib import Path
     from kairox.config import SandboxPolicy
     from kairox.plugins import PluginTool, PluginToolProvider, ToolDeclaration, plugin_tool_name
-    from kairox.tools import BuiltinToolProvider, CallContext, SandboxSettings
+    from kairox.tools import BuiltinToolProvider, CallContext
+    from kairox.sandbox import SandboxSettings
 
     async def main(workspace: Path, pids: str) -> None:
         command = f"sleep 300 & echo $! >> {pids}; sleep 300"

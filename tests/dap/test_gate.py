@@ -14,7 +14,8 @@ from kairox.errors import ToolCallError
 from kairox.lsp import LspToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import RegistrySettings, ToolRegistry
-from kairox.tools import CallContext, SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import CallContext, ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

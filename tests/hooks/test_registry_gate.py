@@ -9,7 +9,8 @@ from kairox.errors import ExtensionLoadFailure, Severity
 from kairox.hooks import HookRegistry
 from kairox.policy import ApprovalAnswer, ApprovalRequest, ApprovalScope, PolicySettings
 from kairox.registry import RegistrySettings, build_registry
-from kairox.tools import SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolCall
 
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,7 @@ from kairox.plugins import (
 )
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import RegistrySettings, ToolRegistry
-from kairox.tools import SandboxSettings
+from kairox.sandbox import SandboxSettings
 
 
 def test_skills_path_leaving_the_plugin_is_refused_with_a_diagnostic(tmp_path: Path) -> None:

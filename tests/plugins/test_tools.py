@@ -17,7 +17,8 @@ from kairox.plugins import (
 )
 from kairox.policy import NonInteractiveApprover, PolicySettings, SandboxPolicy
 from kairox.registry import RegistrySettings, ToolRegistry
-from kairox.tools import CallContext, SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import CallContext, ToolCall
 
 pytestmark = pytest.mark.anyio
 

@@ -9,6 +9,7 @@ from kairox._util import JsonObject
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
 from kairox.policy import ApprovalAnswer, ApprovalRequest, PolicySettings, RuleLike
 from kairox.registry import RegistrySettings
+from kairox.sandbox import SandboxSettings
 from kairox.tools import (
     READ_ONLY,
     Access,
@@ -16,7 +17,6 @@ from kairox.tools import (
     PermissionProfile,
     PostToolUseOutcome,
     PreToolUseOutcome,
-    SandboxSettings,
     ToolCall,
     ToolProvider,
     ToolResult,

@@ -15,15 +15,8 @@ from kairox.config import ApprovalPolicy
 from kairox.hooks import HookEvent, HookRegistry, HookSpec
 from kairox.policy import NonInteractiveApprover, Rule, Verdict
 from kairox.registry import ToolRegistry
-from kairox.tools import (
-    CallContext,
-    SandboxSettings,
-    ToolAnnotations,
-    ToolCall,
-    ToolResult,
-    ToolSource,
-    ToolSpec,
-)
+from kairox.sandbox import SandboxSettings
+from kairox.tools import CallContext, ToolAnnotations, ToolCall, ToolResult, ToolSource, ToolSpec
 
 pytestmark = pytest.mark.anyio
 

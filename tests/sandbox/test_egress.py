@@ -21,16 +21,25 @@ from tests.sandbox._egress import PYTHON, allowlist_home, listener, needed, shel
 from tests.security._sockets import place_for
 from tests.security._support import SHELL
 
-from kairox.config import HookConfig, HooksConfig, KairoxConfig, McpServerConfig, SandboxPolicy, server_profile
-from kairox.dap._confine import adapter_sandbox, adapter_settings
+from kairox.config import HookConfig, HooksConfig, KairoxConfig, McpServerConfig, SandboxPolicy
 from kairox.gateway import Gateway, GatewayEvents, GatewayOptions
 from kairox.hooks import HookRegistry
 from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
 from kairox.policy import PolicySettings
 from kairox.registry import RegistrySettings, build_registry
 from kairox.runtime import RuntimeOptions, build_extension_context, doctor_lines, doctor_report
-from kairox.sandbox import EgressProxy, EgressRefused, host_allowed
-from kairox.tools import SandboxSettings, ServerConfinement, ToolCall, confine_server, sandboxed_argv
+from kairox.sandbox import (
+    EgressProxy,
+    EgressRefused,
+    SandboxSettings,
+    ServerConfinement,
+    confine_server,
+    server_profile,
+)
+from kairox.sandbox._bwrap import sandboxed_argv
+from kairox.sandbox._egress import host_allowed
+from kairox.sandbox._servers import adapter_sandbox, adapter_settings
+from kairox.tools import ToolCall
 from kairox.tui import TraceEntry, describe
 
 PROBE = """import socket, sys, urllib.error, urllib.request

@@ -17,7 +17,8 @@ from kairox.events import RecordingSink
 from kairox.hooks import HookEvent, HookRegistry, HookSpec
 from kairox.policy import ApprovalAnswer, ApprovalRequest, PolicySettings
 from kairox.registry import RegistrySettings, build_registry
-from kairox.tools import SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -29,7 +29,9 @@ from kairox.hooks import HookRegistry
 from kairox.plugins import discover_plugins, plugin_tool_providers, route_plugins
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import RegistrySettings, build_registry
-from kairox.tools import SandboxSettings, ToolCall, bound_sockets
+from kairox.sandbox import SandboxSettings
+from kairox.sandbox._bwrap import bound_sockets
+from kairox.tools import ToolCall
 
 # --- root inside the sandbox, and an unprivileged user, through the real `kairox` command ------------------------
 

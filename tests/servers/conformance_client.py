@@ -26,7 +26,7 @@ from kairox.mcp import ClientFeatures, ElicitationAnswer, ElicitationRequest, Mc
 from kairox.mcp._oauth import FileTokenStorage, token_path
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import ModelProvider, RegistrySettings, ToolRegistry, build_registry
-from kairox.tools import SandboxSettings
+from kairox.sandbox import SandboxSettings
 
 REDIRECT_URI = "http://127.0.0.1:9/callback"
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"

@@ -17,8 +17,9 @@ from kairox.config import HookConfig, HooksConfig, SandboxPolicy
 from kairox.hooks import HookRegistry
 from kairox.plugins import PluginTool, PluginToolProvider, ToolDeclaration
 from kairox.registry import build_registry
-from kairox.tools import CallContext, SandboxSettings, ToolCall
-from kairox.tools._sandbox import vanished_before_start
+from kairox.sandbox import SandboxSettings
+from kairox.sandbox._bwrap import vanished_before_start
+from kairox.tools import CallContext, ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

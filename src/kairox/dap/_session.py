@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kairox._util import JsonObject, json_dict, json_int, json_list
+from kairox._util._pathglob import is_within
 from kairox.config import SandboxPolicy
-from kairox.dap._lifecycle import DapServerLifecycle
-
 from kairox.dap._errors import DapSessionError
+from kairox.dap._lifecycle import DapServerLifecycle
 from kairox.sandbox import SandboxSettings
 from kairox.tools import ToolResult
 
@@ -48,23 +48,19 @@ def workspace_path(workspace: Path, value: object, what: str) -> Path:
     return Path(os.path.realpath(path if path.is_absolute() else workspace / path))
 
 
-def _inside(path: Path, workspace: Path) -> bool:
-    return path == workspace or workspace in path.parents
-
-
 def launch_place(args: JsonObject, *, workspace: Path, unreadable: Callable[[Path], str | None] | None) -> LaunchPlace:
     """The program and working folder of a ``dap.launch`` call, held to the rules ``shell.exec``'s folder is held
     to: inside the workspace, and not hidden by the rules on reading (the sandbox would show an empty file there)."""
     program = workspace_path(workspace, args.get("program"), "program")
     cwd = workspace_path(workspace, args["cwd"], "cwd") if args.get("cwd") else workspace
-    if not _inside(program, workspace):
+    if not is_within(program, workspace):
         raise DapSessionError(
             f"program {program} is outside the workspace {workspace}",
             hint="debug a program inside the workspace (copy it there, or start Kairox in its folder)",
         )
     if not program.is_file():
         raise DapSessionError(f"no program {args.get('program')!r} in {workspace}", hint="check the path")
-    if not _inside(cwd, workspace):
+    if not is_within(cwd, workspace):
         raise DapSessionError(
             f"working directory {cwd} is outside the workspace {workspace}", hint="give a folder inside the workspace"
         )

@@ -14,14 +14,8 @@ from kairox._rpc import ChildProcess, child_environment
 from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.errors import Diagnostic, ExtensionLoadFailure, SandboxUnavailableError, Severity
 from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookResult, HookSpec
-from kairox.tools import (
-    SETUP_ATTEMPTS,
-    HookDecision,
-    SandboxSettings,
-    check_sandbox,
-    sandboxed_argv_async,
-    vanished_before_start,
-)
+from kairox.sandbox import SETUP_ATTEMPTS, SandboxSettings, check_sandbox, sandboxed_argv_async, vanished_before_start
+from kairox.tools import HookDecision
 
 OUTPUT_CAP_BYTES = 256_000
 """What a hook may print on stdout before the rest is cut (and reported)."""

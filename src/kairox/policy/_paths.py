@@ -9,9 +9,9 @@ from pathlib import Path
 
 from kairox._util._pathglob import PathPattern, glob_match, glob_regex, is_within, split_literal
 from kairox.policy._host import HostFacts, host_files
-from kairox.tools import PROTECTED_DIRS as _SANDBOX_PROTECTED_DIRS
-from kairox.tools import PROTECTED_FILES as _SANDBOX_PROTECTED_FILES
-from kairox.tools import SHELL_RC_FILES
+from kairox.sandbox import PROTECTED_DIRS as _SANDBOX_PROTECTED_DIRS
+from kairox.sandbox import PROTECTED_FILES as _SANDBOX_PROTECTED_FILES
+from kairox.sandbox import SHELL_RC_FILES
 
 __all__ = [
     "PROTECTED_DIRS",

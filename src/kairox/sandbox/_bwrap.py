@@ -41,8 +41,8 @@ from pathlib import Path
 from kairox._rpc import guarded_argv
 from kairox.config import SandboxPolicy, kairox_home
 from kairox.errors import SandboxUnavailableError
-from kairox.tools._model import HiddenPaths, SandboxSettings
-from kairox.tools._protected import protected_inside, sockets_under
+from kairox.sandbox._profile import HiddenPaths, SandboxSettings
+from kairox.sandbox._protected import protected_inside, sockets_under
 
 SOCKET_FOLDERS = (Path("/run"), Path("/var/run"), Path("/tmp/.X11-unix"), Path("/tmp/.ICE-unix"))
 """Hidden (an empty tmpfs), with ``$XDG_RUNTIME_DIR`` and the folders of ``$SSH_AUTH_SOCK`` and a ``unix://``

@@ -1,5 +1,6 @@
-"""The sandbox profile each server process runs under (Y6, C6, Y14): its entry's ``sandbox``, ``network``,
-``allowed_domains`` and ``writable_roots``, held to who wrote them.
+"""The profiles confined processes run under (Y6, C6, Y14): ``SandboxSettings`` for the commands a tool runs
+(``shell.exec``, plugin command tools, hooks, debuggees), and ``ServerProfile`` for each server process, from its
+entry's ``sandbox``, ``network``, ``allowed_domains`` and ``writable_roots``, held to who wrote them.
 
 A server the user wrote (user, system file, ``-c``) gets its profile as written. A server from a project file
 (``kairox.toml``, ``.mcp.json``) or a plugin cannot unconfine itself: ``sandbox = "none"`` there is read as
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kairox._util._domains import covered
+from kairox._util._pathglob import is_within
 from kairox.config import SandboxPolicy, join_key
 from kairox.errors import Diagnostic
 
@@ -29,7 +31,7 @@ _KINDS = {"mcp_servers": "mcp_server", "lsp_servers": "lsp_server", "dap_servers
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SandboxSettings:
-    """How commands run by a tool are confined (``shell.exec``, plugin command tools, hooks)."""
+    """How commands run by a tool are confined."""
 
     mode: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
     writable_roots: tuple[Path, ...] = ()
@@ -60,7 +62,6 @@ class HiddenPaths:
     notes: tuple[str, ...] = ()
     """What was hidden besides what the rules name (a repository's history, other names of a hidden file) and why:
     told with a command's result when it fails."""
-
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -123,10 +124,6 @@ def _slug(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
 def server_profile(
     section: str,
     name: str,
@@ -170,7 +167,7 @@ def server_profile(
     roots: list[Path] = []
     for text in roots_text:
         path = Path(os.path.realpath(base_dir / os.path.expanduser(str(text))))
-        if not user_owned and not _inside(path, workspace):
+        if not user_owned and not is_within(path, workspace):
             why = "(a project file or plugin may not widen what its server writes)"
             hint = f"set -c '{key}.writable_roots=[\"{path}\"]' or write the server's entry in {home / 'kairox.toml'}"
             clamped(f"{key}.writable_roots names {path}, outside the workspace: ignored {why}", hint)
