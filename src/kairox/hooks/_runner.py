@@ -195,15 +195,6 @@ async def run_hook(
     output_cap: int = OUTPUT_CAP_BYTES,
 ) -> HookResult:
     """Run ``hook`` once with ``request`` on stdin; never raises for the hook's own faults."""
-    try:
-        bwrap = check_sandbox(sandbox)
-    except SandboxUnavailableError as exc:
-        return HookResult(
-            hook=hook,
-            exit_code=None,
-            skipped=True,
-            diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint),
-        )
     extra = {
         "KAIROX_PROJECT_DIR": str(workspace),
         "CLAUDE_PROJECT_DIR": str(workspace),
@@ -216,6 +207,7 @@ async def run_hook(
     payload = json.dumps(request, default=str).encode()
     for attempt in range(1, SETUP_ATTEMPTS + 1):
         try:
+            bwrap = check_sandbox(sandbox)  # probed once per process
             argv = await sandboxed_argv_async(
                 ["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap
             )

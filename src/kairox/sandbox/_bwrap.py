@@ -94,8 +94,8 @@ def writable_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
     """The folders bound read-write under ``workspace_write`` (that exist), shallowest first."""
     if settings.mode is not SandboxPolicy.WORKSPACE_WRITE:
         return []
-    real = (_existing(str(r)) for r in (workspace, *settings.writable_roots))  # None: it does not exist
-    return sorted({Path(found) for found in real if found is not None}, key=lambda p: (len(p.parts), str(p)))
+    real = {os.path.realpath(r) for r in (workspace, *settings.writable_roots)}
+    return sorted((Path(found) for found in real if os.path.exists(found)), key=lambda p: (len(p.parts), str(p)))
 
 
 def protected_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
@@ -450,9 +450,3 @@ def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str
             f"bubblewrap ({path}) cannot create the {settings.mode} sandbox: {problem}", hint=_INSTALL_HINT
         )
     return path
-
-
-def _existing(path: str) -> str | None:
-    """``os.path.realpath(path)`` when what it leads to exists, else None."""
-    real = os.path.realpath(path)
-    return real if os.path.exists(real) else None

@@ -52,6 +52,8 @@ writable root holds them (a workspace that is the home folder)."""
 
 
 _NO_SANDBOX = "policy.sandbox_policy = danger_full_access"
+_NO_NETWORK = ("network is unreachable", "enetunreach", "name resolution", "getaddrinfo", "eai_again")
+"""What a server's stderr says when the network it needs is not there."""
 WALK_REUSE_SEC = 1.0
 """Servers starting within this long of each other share one walk of the temp folders (for host sockets) and of
 the workspace (for protected paths): a session's start lists them once, not once per server. What a walk missed
@@ -308,16 +310,7 @@ def refusal_hint(stderr: str, confinement: dict[str, Any], key: str) -> str | No
             f"only {', '.join(confinement.get('writable_roots') or [])}; "
             f"add the folder to {key}.writable_roots in your user file (or -c '{key}.writable_roots=[\"FOLDER\"]')"
         )
-    if not confinement.get("network") and any(
-        w in text
-        for w in (
-            "network is unreachable",
-            "enetunreach",
-            "temporary failure in name resolution",
-            "getaddrinfo",
-            "eai_again",
-        )
-    ):
+    if not confinement.get("network") and any(words in text for words in _NO_NETWORK):
         return f"the sandbox has no network for this server ({key}.network = false); set {key}.network = true"
     return None
 
