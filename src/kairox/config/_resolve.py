@@ -418,7 +418,7 @@ def _env_layer(items: tuple[tuple[str, str], ...], problems: list[ConfigProblem]
     return LayerData(layer=Layer.ENV, raw=raw, source="env", leaf_origins=origins)
 
 
-_PROFILE_KEYS = ("sandbox", "network", "writable_roots")
+_SERVER_PROFILE_KEYS = ("sandbox", "network", "writable_roots")
 """The keys of a server entry that make its profile; ``-c SECTION.NAME.KEY=VALUE`` sets one over any entry."""
 
 _SANDBOXES = ("workspace_write", "read_only", "none")
@@ -451,7 +451,7 @@ def _profile_overrides(
         if (
             len(parts) != 3
             or parts[0] not in ("mcp_servers", "lsp_servers", "dap_servers")
-            or parts[2] not in _PROFILE_KEYS
+            or parts[2] not in _SERVER_PROFILE_KEYS
         ):
             rest.append(override)
             continue

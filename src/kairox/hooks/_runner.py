@@ -14,7 +14,7 @@ from kairox._rpc import ChildProcess, child_environment
 from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.errors import Diagnostic, ExtensionLoadFailure, SandboxUnavailableError, Severity
 from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookResult, HookSpec
-from kairox.sandbox import SETUP_ATTEMPTS, SandboxSettings, check_sandbox, sandboxed_argv_async, vanished_before_start
+from kairox.sandbox import SETUP_ATTEMPTS, SandboxSettings, check_sandbox, sandboxed_argv, vanished_before_start
 from kairox.tools import HookDecision
 
 OUTPUT_CAP_BYTES = 256_000
@@ -208,8 +208,8 @@ async def run_hook(
     for attempt in range(1, SETUP_ATTEMPTS + 1):
         try:
             bwrap = check_sandbox(sandbox)  # probed once per process
-            argv = await sandboxed_argv_async(
-                ["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap
+            argv = await asyncio.to_thread(
+                sandboxed_argv, ["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap
             )
         except SandboxUnavailableError as exc:
             return HookResult(

@@ -2,7 +2,7 @@
 tools, MCP stdio servers, language servers, debug adapters and their debuggees.
 
 A profile (``SandboxSettings`` for a command, ``ServerProfile`` for a server) becomes a bubblewrap command line
-(``sandboxed_argv_async``, ``confine_server``, ``adapter_sandbox``), with the file-system work that needs: the
+(``sandboxed_argv``, ``confine_server``, ``adapter_sandbox``), with the file-system work that needs: the
 protected paths kept read-only, the host's sockets covered, and the read masks of ``fs.read`` deny and ask rules
 (the files and folders they cover, the git histories they reach, the other names of what they hide). The egress
 proxy of ``network = "allowlist"`` runs here (``EgressProxy``), and so do the file-system facts the policy decides
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         allowed_sockets,
         check_sandbox,
         protected_roots,
-        sandboxed_argv_async,
+        sandboxed_argv,
         vanished_before_start,
     )
     from kairox.sandbox._egress import EgressProxy, EgressRefused, shared_egress
@@ -76,7 +76,7 @@ __all__ = [
     "refusal_hint",
     "resolved_profile",
     "sandbox_refusal",
-    "sandboxed_argv_async",
+    "sandboxed_argv",
     "server_profile",
     "shared_egress",
     "state_environment",
@@ -94,7 +94,7 @@ if not TYPE_CHECKING:
                 "allowed_sockets",
                 "check_sandbox",
                 "protected_roots",
-                "sandboxed_argv_async",
+                "sandboxed_argv",
                 "vanished_before_start",
             ),
             "._egress": ("EgressProxy", "EgressRefused", "shared_egress"),

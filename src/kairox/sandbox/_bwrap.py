@@ -24,9 +24,7 @@ and the other names of the files they cover (worked out there too). When the mas
 covers (too many files to search, another name of a hidden file outside the roots), the command is refused.
 """
 
-import asyncio
 import contextlib
-import functools
 import os
 import re
 import shutil
@@ -388,26 +386,6 @@ def vanished_before_start(
         argv[i + 2] for i in range(1, len(argv) - 2) if argv[i] == "--ro-bind-try" and argv[i + 1] == "/dev/null"
     }
     return any(f" {path}:" in first or first.endswith(f" {path}") for path in covered if not os.path.lexists(path))
-
-
-async def sandboxed_argv_async(
-    argv: Sequence[str],
-    settings: SandboxSettings,
-    workspace: Path,
-    *,
-    cwd: Path | None = None,
-    bwrap: str | None = None,
-    notes: list[str] | None = None,
-    own: Sequence[Path] = (),
-    kept: Sequence[Path] = (),
-    reuse: float = 0.0,
-) -> list[str]:
-    """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
-    build = functools.partial(sandboxed_argv, argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
-    build = functools.partial(build, own=own, kept=kept, reuse=reuse)
-    if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return build()
-    return await asyncio.to_thread(build)
 
 
 def sandbox_probed(settings: SandboxSettings, *, bwrap: str | None = None) -> bool:

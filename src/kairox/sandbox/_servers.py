@@ -234,7 +234,7 @@ async def confine_server(
             argv=list(argv), env=dict(env), confinement={"confined": False, "sandbox": "none", "reason": "not managed"}
         )
     # loaded when a server starts: a host that starts one MCP server without a sandbox never needs it
-    from kairox.sandbox._bwrap import check_sandbox, sandbox_probed, sandboxed_argv_async
+    from kairox.sandbox._bwrap import check_sandbox, sandbox_probed, sandboxed_argv
 
     described = confinement.describe()
     settings = confinement.settings()
@@ -273,8 +273,16 @@ async def confine_server(
     shared_npm = npm_cache_configured(real_home)
     own = [state, *([shared_npm] if shared_npm is not None else [])]
     try:
-        wrapped = await sandboxed_argv_async(
-            argv, settings, confinement.workspace, cwd=cwd, bwrap=bwrap, own=own, kept=kept, reuse=WALK_REUSE_SEC
+        wrapped = await asyncio.to_thread(
+            sandboxed_argv,
+            argv,
+            settings,
+            confinement.workspace,
+            cwd=cwd,
+            bwrap=bwrap,
+            own=own,
+            kept=kept,
+            reuse=WALK_REUSE_SEC,
         )
     except SandboxUnavailableError as exc:
         raise ServerSandboxError(f"{confinement.what} was not started: {exc.message}", hint=exc.hint) from exc
@@ -363,7 +371,7 @@ async def adapter_sandbox(
     Raises ``SandboxUnavailableError`` where bwrap is missing or cannot start (fail closed, as ``shell.exec``
     does), or when what the rules on reading forbid cannot all be hidden (the adapter's folder among it).
     """
-    from kairox.sandbox._bwrap import check_sandbox, sandboxed_argv_async
+    from kairox.sandbox._bwrap import check_sandbox, sandboxed_argv
 
     if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS:
         return []
@@ -373,7 +381,7 @@ async def adapter_sandbox(
     for state in own:
         await asyncio.to_thread(prepare_state, state)
     kept = shared_caches(os.path.expanduser("~"))
-    return await sandboxed_argv_async([], settings, workspace, cwd=cwd, bwrap=bwrap, own=own, kept=kept)
+    return await asyncio.to_thread(sandboxed_argv, [], settings, workspace, cwd=cwd, bwrap=bwrap, own=own, kept=kept)
 
 
 def adapter_confinement(

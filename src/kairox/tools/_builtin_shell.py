@@ -16,7 +16,7 @@ from kairox.sandbox import (
     check_sandbox,
     created_note,
     protected_roots,
-    sandboxed_argv_async,
+    sandboxed_argv,
     vanished_before_start,
 )
 from kairox.tools._model import CallContext, ToolResult
@@ -165,8 +165,14 @@ async def run_shell(
     env = scrubbed_environment(os.environ, passthrough)
     for attempt in range(1, SETUP_ATTEMPTS + 1):
         sandbox_notes: list[str] = []
-        argv = await sandboxed_argv_async(
-            ["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=sandbox_notes
+        argv = await asyncio.to_thread(
+            sandboxed_argv,
+            ["bash", "-c", command],
+            context.sandbox,
+            workspace,
+            cwd=cwd,
+            bwrap=bwrap,
+            notes=sandbox_notes,
         )
         ran = await (
             _run_once(argv, cwd=cwd, env=env, timeout=timeout, output_limit=output_limit)
