@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kairox._util._domains import covered
-from kairox._util._pathglob import is_within
 from kairox.config import SandboxPolicy, join_key
 from kairox.errors import Diagnostic
 
@@ -167,7 +166,7 @@ def server_profile(
     roots: list[Path] = []
     for text in roots_text:
         path = Path(os.path.realpath(base_dir / os.path.expanduser(str(text))))
-        if not user_owned and not is_within(path, workspace):
+        if not user_owned and path != workspace and workspace not in path.parents:
             why = "(a project file or plugin may not widen what its server writes)"
             hint = f"set -c '{key}.writable_roots=[\"{path}\"]' or write the server's entry in {home / 'kairox.toml'}"
             clamped(f"{key}.writable_roots names {path}, outside the workspace: ignored {why}", hint)
