@@ -30,10 +30,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kairox.config import McpServerConfig, SandboxPolicy, server_profile
+from kairox.config import McpServerConfig, SandboxPolicy
 from kairox.mcp import McpServerManager
 from kairox.policy import Rule, read_mask
-from kairox.tools import SandboxSettings, ServerConfinement, confine_server
+from kairox.sandbox import SandboxSettings, ServerConfinement, confine_server, server_profile
 
 Confine = Callable[[str, McpServerConfig], ServerConfinement]
 SERVERS = Path(__file__).resolve().parents[1] / "tests" / "servers"

@@ -21,7 +21,8 @@ from kairox.dap import DapToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import ToolRegistry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolCall
 
 MODES = (SandboxPolicy.DANGER_FULL_ACCESS, SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.READ_ONLY)
 

@@ -19,8 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-from kairox.sandbox import EgressProxy
-from kairox.tools import SandboxSettings, check_sandbox, sandboxed_argv
+from kairox.sandbox import EgressProxy, SandboxSettings, check_sandbox
+from kairox.sandbox._bwrap import sandboxed_argv
 
 ROUNDS = 7
 CLIENT = """import http.client, os, socket, sys, time

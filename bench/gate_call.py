@@ -29,7 +29,8 @@ from kairox.mcp import McpClient, McpToolAdapter
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import ToolRegistry, build_registry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import SandboxSettings, ToolCall, ToolProvider
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolCall, ToolProvider
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "lean_server.py"
 NAME = "lean"

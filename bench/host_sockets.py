@@ -25,12 +25,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import kairox.tools._sandbox as sandbox
+import kairox.sandbox._bwrap as sandbox
 from kairox.config import PolicyConfig
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import ToolRegistry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import BuiltinToolProvider, SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import BuiltinToolProvider, ToolCall
 
 ROUNDS = 15
 REAL = sandbox.bound_sockets

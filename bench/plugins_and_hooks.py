@@ -23,7 +23,8 @@ from kairox.config import HooksConfig, SandboxPolicy
 from kairox.config._models import HookConfig
 from kairox.hooks import HookRegistry
 from kairox.plugins import validate_tree
-from kairox.tools import READ_ONLY, SandboxSettings, ToolCall, ToolSource, ToolSpec
+from kairox.sandbox import SandboxSettings
+from kairox.tools import READ_ONLY, ToolCall, ToolSource, ToolSpec
 
 ROUNDS = 7
 HOOK_CALLS = 20

@@ -23,7 +23,8 @@ from kairox.config import PolicyConfig
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import ToolRegistry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import BuiltinToolProvider, SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import BuiltinToolProvider, ToolCall
 
 ROUNDS = 15
 CASES = {

@@ -183,7 +183,8 @@ COMMANDS_HOST = textwrap.dedent(
     from kairox.plugins._manifest import ToolDeclaration
     from kairox.plugins._model import PluginTool
     from kairox.plugins._tools import PluginToolProvider, plugin_tool_name
-    from kairox.tools import BuiltinToolProvider, CallContext, SandboxSettings
+    from kairox.tools import BuiltinToolProvider, CallContext
+    from kairox.sandbox import SandboxSettings
 
     async def main(workspace: Path, pids: str) -> None:
         command = f"sleep 300 & echo $! >> {pids}; sleep 300"

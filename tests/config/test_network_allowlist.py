@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kairox.config import McpServerConfig, resolve_config, server_profile, trust_workspace
+from kairox.config import McpServerConfig, resolve_config, trust_workspace
 from kairox.registry import registry_settings
+from kairox.sandbox import server_profile
 
 USER = '[sandbox]\nnetwork = "allowlist"\nallowed_domains = ["pypi.org", "*.github.com"]\n'
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kairox.config import McpServerConfig, resolve_config, server_profile
+from kairox.config import McpServerConfig, resolve_config
 from kairox.mcp import configured_servers
+from kairox.sandbox import server_profile
 
 
 @pytest.fixture

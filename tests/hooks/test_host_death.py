@@ -15,7 +15,8 @@ from pathlib import Path
 from kairox.config import SandboxPolicy
 from kairox.hooks import HookEvent, HookRegistry
 from kairox.hooks._model import HookSpec
-from kairox.tools import SandboxSettings, ToolCall, ToolSpec, ToolSource, PermissionProfile, Access
+from kairox.tools import ToolCall, ToolSpec, ToolSource, PermissionProfile, Access
+from kairox.sandbox import SandboxSettings
 
 workspace = Path(sys.argv[1])
 hook = HookSpec(event=HookEvent.PRE_TOOL_USE, command=sys.argv[2], name="config:pre_tool_use.0", timeout_sec=300)

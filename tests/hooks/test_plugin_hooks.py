@@ -10,7 +10,8 @@ from kairox.config import HooksConfig
 from kairox.hooks import HookApprovalStore, HookRegistry
 from kairox.plugins import PluginOrigin, TrustLevel, load_plugin, route_plugins
 from kairox.policy import ApprovalAnswer, ApprovalRequest, ApprovalScope
-from kairox.tools import READ_ONLY, HookDecision, SandboxSettings, ToolCall, ToolSource, ToolSpec
+from kairox.sandbox import SandboxSettings
+from kairox.tools import READ_ONLY, HookDecision, ToolCall, ToolSource, ToolSpec
 
 pytestmark = pytest.mark.anyio
 

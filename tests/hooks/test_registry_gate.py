@@ -11,7 +11,8 @@ from kairox.hooks import HookRegistry
 from kairox.policy import ApprovalAnswer, ApprovalRequest, ApprovalScope, PolicySettings
 from kairox.registry import build_registry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolCall
 
 pytestmark = pytest.mark.anyio
 

@@ -11,16 +11,8 @@ from kairox.errors import Severity
 from kairox.events import RecordingSink
 from kairox.hooks import HookEvent, HookFinished, HookRegistry
 from kairox.hooks._model import HookSpec, matches
-from kairox.tools import (
-    READ_ONLY,
-    HookDecision,
-    PostToolUseOutcome,
-    SandboxSettings,
-    ToolCall,
-    ToolResult,
-    ToolSource,
-    ToolSpec,
-)
+from kairox.sandbox import SandboxSettings
+from kairox.tools import READ_ONLY, HookDecision, PostToolUseOutcome, ToolCall, ToolResult, ToolSource, ToolSpec
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,7 @@ HEAVY = [
     # Kairox's own modules a host of one server does not run
     "kairox.config._models", "kairox.config._resolve", "kairox.config._writer", "kairox.config._trust",
     "kairox.config._field_docs", "kairox.mcp._manager", "kairox.mcp._adapter", "kairox.mcp._sdk",
-    "kairox.mcp._oauth", "kairox.tools._builtin", "kairox.tools._sandbox", "kairox._rpc._connection",
+    "kairox.mcp._oauth", "kairox.tools._builtin", "kairox.sandbox._bwrap", "kairox._rpc._connection",
     "kairox.registry", "kairox.policy", "kairox.hooks",
 ]  # fmt: skip
 

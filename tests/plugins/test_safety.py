@@ -17,7 +17,7 @@ from kairox.plugins._tools import PluginToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import ToolRegistry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import SandboxSettings
+from kairox.sandbox import SandboxSettings
 
 
 def test_skills_path_leaving_the_plugin_is_refused_with_a_diagnostic(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ from kairox.plugins._tools import PluginToolProvider
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import ToolRegistry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import CallContext, SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import CallContext, ToolCall
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,7 @@ import pytest
 from tests.helpers import git
 
 from kairox.policy import Rule, read_mask
-from kairox.sandbox import MaskedReads
+from kairox.sandbox._readmask import MaskedReads
 
 
 def repository(ws: Path, *committed: str) -> None:

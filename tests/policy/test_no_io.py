@@ -17,7 +17,9 @@ MODULES = sorted(POLICY.glob("*.py"))
 FORBIDDEN_MODULES = frozenset(
     {"subprocess", "shutil", "tempfile", "glob", "socket", "stat", "io", "kairox.sandbox", "kairox._rpc"}
 )
-"""Imported at module level (``kairox.sandbox`` only inside ``host_files``, the default host)."""
+"""Imported at module level (``kairox.sandbox`` only inside ``host_files``, the default host, and its data)."""
+SANDBOX_DATA = frozenset({"HiddenPaths", "PROTECTED_DIRS", "PROTECTED_FILES", "SHELL_RC_FILES"})
+"""Names of ``kairox.sandbox`` that are data, not I/O: the type its read masks hand over, the names it protects."""
 FORBIDDEN_CALLS = frozenset(
     {
         "open", "os.open", "os.scandir", "os.walk", "os.listdir", "os.stat", "os.lstat", "os.fstat", "os.access",
@@ -57,6 +59,12 @@ def _problems(path: Path) -> list[str]:
         if isinstance(node, ast.FunctionDef) and node.name == "host_files"
         for inner in ast.walk(node)
         if isinstance(inner, ast.ImportFrom) and inner.module == "kairox.sandbox"
+    } | {
+        id(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "kairox.sandbox"
+        and {a.name for a in node.names} <= SANDBOX_DATA
     }
     for node in ast.walk(tree):
         where = f"{path.name}:{getattr(node, 'lineno', '?')}"

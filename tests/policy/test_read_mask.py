@@ -5,7 +5,7 @@ import subprocess
 from pathlib import Path
 
 from kairox.policy import Rule, read_mask
-from kairox.tools import HiddenPaths
+from kairox.sandbox import HiddenPaths
 
 
 def hidden(ws: Path, *patterns: str, action: str = "deny", roots: tuple[Path, ...] = ()) -> HiddenPaths:

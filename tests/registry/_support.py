@@ -10,6 +10,7 @@ from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
 from kairox.policy import ApprovalAnswer, ApprovalRequest, PolicySettings
 from kairox.policy._rules import RuleLike
 from kairox.registry._registry import RegistrySettings
+from kairox.sandbox import SandboxSettings
 from kairox.tools import (
     READ_ONLY,
     Access,
@@ -17,7 +18,6 @@ from kairox.tools import (
     PermissionProfile,
     PostToolUseOutcome,
     PreToolUseOutcome,
-    SandboxSettings,
     ToolCall,
     ToolProvider,
     ToolResult,

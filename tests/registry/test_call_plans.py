@@ -16,15 +16,8 @@ from kairox.hooks import HookEvent, HookRegistry
 from kairox.hooks._model import HookSpec
 from kairox.policy import NonInteractiveApprover, Rule, Verdict
 from kairox.registry import ToolRegistry
-from kairox.tools import (
-    CallContext,
-    SandboxSettings,
-    ToolAnnotations,
-    ToolCall,
-    ToolResult,
-    ToolSource,
-    ToolSpec,
-)
+from kairox.sandbox import SandboxSettings
+from kairox.tools import CallContext, ToolAnnotations, ToolCall, ToolResult, ToolSource, ToolSpec
 
 pytestmark = pytest.mark.anyio
 

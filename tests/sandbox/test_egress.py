@@ -21,9 +21,8 @@ from tests.sandbox._egress import PYTHON, allowlist_home, listener, needed, shel
 from tests.security._sockets import place_for
 from tests.security._support import SHELL
 
-from kairox.config import HooksConfig, KairoxConfig, McpServerConfig, SandboxPolicy, server_profile
+from kairox.config import HooksConfig, KairoxConfig, McpServerConfig, SandboxPolicy
 from kairox.config._models import HookConfig
-from kairox.dap._confine import adapter_sandbox, adapter_settings
 from kairox.gateway import GatewayOptions
 from kairox.gateway._server import Gateway, GatewayEvents
 from kairox.hooks import HookRegistry
@@ -33,8 +32,19 @@ from kairox.policy import PolicySettings
 from kairox.registry import build_registry
 from kairox.registry._registry import RegistrySettings
 from kairox.runtime import RuntimeOptions, build_extension_context, doctor_lines, doctor_report
-from kairox.sandbox import EgressProxy, EgressRefused, host_allowed
-from kairox.tools import SandboxSettings, ServerConfinement, ToolCall, confine_server, sandboxed_argv
+from kairox.sandbox import (
+    EgressProxy,
+    EgressRefused,
+    SandboxSettings,
+    ServerConfinement,
+    adapter_sandbox,
+    adapter_settings,
+    confine_server,
+    sandboxed_argv,
+    server_profile,
+)
+from kairox.sandbox._egress import host_allowed
+from kairox.tools import ToolCall
 from kairox.tui._servers import TraceEntry, describe
 
 PROBE = """import socket, sys, urllib.error, urllib.request

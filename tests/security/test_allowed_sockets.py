@@ -148,7 +148,8 @@ def test_an_untrusted_project_cannot_allow_a_socket_until_it_is_trusted(place: P
 _START = """import json, os, subprocess, sys
 from pathlib import Path
 from kairox.config import SandboxPolicy
-from kairox.tools import HiddenPaths, SandboxSettings, check_sandbox, sandboxed_argv
+from kairox.sandbox import HiddenPaths, SandboxSettings, check_sandbox
+from kairox.sandbox._bwrap import sandboxed_argv
 
 ws, mode, *gone = sys.argv[1:]
 

@@ -20,7 +20,7 @@ from tests.security._sockets import place_for
 
 from kairox.errors import SandboxUnavailableError
 from kairox.sandbox import EgressProxy
-from kairox.tools._sandbox import egress_folder
+from kairox.sandbox._bwrap import egress_folder
 
 ATTACKS = r"""import os, socket, sys
 port = int(sys.argv[1])

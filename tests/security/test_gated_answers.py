@@ -19,7 +19,8 @@ from kairox.hooks._model import HookSpec
 from kairox.policy import ApprovalAnswer, ApprovalRequest, PolicySettings
 from kairox.registry import build_registry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import SandboxSettings, ToolCall
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -12,7 +12,8 @@ from tests.security.test_host_sockets import outside_temp, probe, registry_setti
 
 from kairox.policy import NonInteractiveApprover
 from kairox.registry import build_registry
-from kairox.tools import ToolCall, bound_sockets, socket_folders
+from kairox.sandbox._bwrap import bound_sockets, socket_folders
+from kairox.tools import ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 

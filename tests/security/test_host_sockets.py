@@ -32,7 +32,9 @@ from kairox.plugins._discovery import discover_plugins
 from kairox.policy import NonInteractiveApprover, PolicySettings
 from kairox.registry import build_registry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import SandboxSettings, ToolCall, bound_sockets
+from kairox.sandbox import SandboxSettings
+from kairox.sandbox._bwrap import bound_sockets
+from kairox.tools import ToolCall
 
 # --- root inside the sandbox, and an unprivileged user, through the real `kairox` command ------------------------
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from kairox.policy import Rule, read_mask
-from kairox.sandbox import ReadMask, _filesystems
+from kairox.sandbox import _filesystems
 from kairox.sandbox._filesystems import keep_change_times, mounted_types
+from kairox.sandbox._readmask import ReadMask
 
 RACY_SEC = 2.1
 

@@ -20,7 +20,7 @@ from tests.security._support import workspace
 
 from kairox.policy import NonInteractiveApprover, Rule
 from kairox.registry import ToolRegistry, build_registry
-from kairox.sandbox import ReadMask
+from kairox.sandbox._readmask import ReadMask
 from kairox.tools import ToolCall, ToolResult
 
 ENV = "ENV-9d1f27c3-secret"

@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.helpers import as_user, give_to
 
 from kairox.policy import Rule, read_mask
-from kairox.sandbox import ReadMask
+from kairox.sandbox._readmask import ReadMask
 
 RACY_SEC = 2.1
 """Longer than the window in which a folder's change time cannot tell a later change from the last one."""

@@ -32,7 +32,7 @@ from kairox.policy import (
     Rule,
 )
 from kairox.registry import ToolRegistry, build_registry, registry_settings
-from kairox.sandbox import SEARCH_LIMIT
+from kairox.sandbox._readmask import SEARCH_LIMIT
 from kairox.tools import ToolCall, ToolResult
 
 PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable

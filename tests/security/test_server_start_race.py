@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from tests.security._sockets import outside_temp
 
-from kairox.config import McpServerConfig, SandboxPolicy, server_profile
+from kairox.config import McpServerConfig, SandboxPolicy
 from kairox.errors import SandboxUnavailableError
 from kairox.events import RecordingSink
 from kairox.mcp import McpServerFailed, McpServerManager, McpServerReady, McpServerStarting
 from kairox.policy import Rule, read_mask
-from kairox.tools import HiddenPaths, SandboxSettings, ServerConfinement, check_sandbox
+from kairox.sandbox import HiddenPaths, SandboxSettings, ServerConfinement, check_sandbox, server_profile
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

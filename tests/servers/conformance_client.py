@@ -29,8 +29,8 @@ from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import ModelProvider, ToolRegistry, build_registry
 from kairox.registry._registry import RegistrySettings
 from kairox.runtime._mcp_skills import mcp_skills
+from kairox.sandbox import SandboxSettings
 from kairox.skills import SkillRegistry, SkillToolProvider
-from kairox.tools import SandboxSettings
 
 REDIRECT_URI = "http://127.0.0.1:9/callback"
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"

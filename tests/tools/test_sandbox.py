@@ -8,14 +8,9 @@ import pytest
 
 from kairox.config import SandboxPolicy
 from kairox.errors import SandboxUnavailableError
-from kairox.tools import (
-    BuiltinToolProvider,
-    CallContext,
-    SandboxSettings,
-    ToolResult,
-    check_sandbox,
-    sandboxed_argv,
-)
+from kairox.sandbox import SandboxSettings, check_sandbox
+from kairox.sandbox._bwrap import sandboxed_argv
+from kairox.tools import BuiltinToolProvider, CallContext, ToolResult
 
 PROBE = Path("/etc/kairox-probe")
 
@@ -125,7 +120,7 @@ async def test_network_is_unshared_unless_network_access(ws: Path) -> None:
 def test_argv_binds_roots_and_keeps_protected_paths_read_only_at_any_depth(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import kairox.tools._sandbox as sandbox
+    import kairox.sandbox._bwrap as sandbox
 
     monkeypatch.setattr(sandbox, "socket_folders", lambda: [])
     monkeypatch.setattr(sandbox, "sockets_under", lambda folder: [])

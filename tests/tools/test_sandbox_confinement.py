@@ -16,7 +16,8 @@ import pytest
 from tests.helpers import NOBODY, as_user
 
 from kairox.config import SandboxPolicy
-from kairox.tools import BuiltinToolProvider, CallContext, SandboxSettings, ToolResult
+from kairox.sandbox import SandboxSettings
+from kairox.tools import BuiltinToolProvider, CallContext, ToolResult
 
 PROBE_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
 """A Python both users can run inside the sandbox (a virtualenv under /root is private to root)."""

@@ -3,6 +3,7 @@ bwrap stop before the command (it cannot make the mount point on the read-only r
 the sandbox again and runs the command, which had not run; a command that only prints the same words is not run
 again."""
 
+import inspect
 import shutil
 import sys
 from collections.abc import Iterator
@@ -20,8 +21,9 @@ from kairox.plugins._manifest import ToolDeclaration
 from kairox.plugins._model import PluginTool
 from kairox.plugins._tools import PluginToolProvider
 from kairox.registry import build_registry
-from kairox.tools import CallContext, SandboxSettings, ToolCall
-from kairox.tools._sandbox import vanished_before_start
+from kairox.sandbox import SandboxSettings
+from kairox.sandbox._bwrap import vanished_before_start
+from kairox.tools import CallContext, ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -39,15 +41,14 @@ def host_socket(tmp_path: Path) -> Iterator[HostSocket]:
 
 
 def _remove_after_first_build(
-    monkeypatch: pytest.MonkeyPatch, module: object, host_socket: HostSocket, *, name: str = "sandboxed_argv_async"
+    monkeypatch: pytest.MonkeyPatch, module: object, host_socket: HostSocket, *, name: str = "sandboxed_argv"
 ) -> list[list[str]]:
-    """Wrap ``module``'s ``name`` (what builds the sandbox's command line) so the socket is removed right after the
-    first line is built, before bwrap starts; returns every line built."""
+    """Wrap ``module``'s ``name`` (what builds the sandbox's command line, in a thread or awaited) so the socket is
+    removed right after the first line is built, before bwrap starts; returns every line built."""
     built: list[list[str]] = []
     build = getattr(module, name)
 
-    async def build_then_remove(*args: object, **kwargs: object) -> list[str]:
-        argv: list[str] = await build(*args, **kwargs)
+    def remove_after_first(argv: list[str]) -> list[str]:
         built.append(argv)
         if len(built) == 1:
             assert str(host_socket.path) in argv  # listed: bwrap is to cover it
@@ -56,6 +57,13 @@ def _remove_after_first_build(
             host_socket.path.unlink(missing_ok=True)
         return argv
 
+    async def build_then_remove_async(*args: object, **kwargs: object) -> list[str]:
+        return remove_after_first(await build(*args, **kwargs))
+
+    def build_then_remove_sync(*args: object, **kwargs: object) -> list[str]:
+        return remove_after_first(build(*args, **kwargs))
+
+    build_then_remove = build_then_remove_async if inspect.iscoroutinefunction(build) else build_then_remove_sync
     monkeypatch.setattr(module, name, build_then_remove)
     return built
 

@@ -9,14 +9,8 @@ import pytest
 
 from kairox.config import SandboxPolicy
 from kairox.errors import ToolCallError
-from kairox.tools import (
-    BuiltinSettings,
-    BuiltinToolProvider,
-    CallContext,
-    SandboxSettings,
-    ToolResult,
-    scrubbed_environment,
-)
+from kairox.sandbox import SandboxSettings
+from kairox.tools import BuiltinSettings, BuiltinToolProvider, CallContext, ToolResult, scrubbed_environment
 
 
 async def run(ws: Path, arguments: dict[str, object], settings: BuiltinSettings | None = None) -> ToolResult:

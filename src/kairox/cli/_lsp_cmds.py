@@ -80,7 +80,7 @@ def lsp_status(
     servers = resolved.config.lsp_servers
     bases = _base_dirs(resolved, "lsp_servers", list(servers))
     from kairox.registry import registry_settings
-    from kairox.tools import describe_confinement, entry_confinement
+    from kairox.sandbox import describe_confinement, entry_confinement
 
     sandbox = registry_settings(resolved).sandbox
     confine = {n: entry_confinement(resolved, "lsp_servers", n, c, sandbox) for n, c in servers.items()}

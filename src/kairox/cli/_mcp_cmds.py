@@ -161,7 +161,7 @@ def status(
     if names:
         servers = {n: s for n, s in servers.items() if n in names}
 
-    from kairox.tools import describe_confinement
+    from kairox.sandbox import describe_confinement
 
     async def run() -> list["ServerView"]:
         from kairox.runtime import ServerBoard, manager_offered_counts

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from kairox.config._redact import REDACTED, is_secret_key, redact_command, redact_tree, redact_urls
     from kairox.config._resolve import PolicyRule, ResolvedConfig, parse_cli_value, resolve_config, trust_workspace
     from kairox.config._scrub import SecretScrubber
-    from kairox.config._server_profile import ServerProfile, server_profile
     from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
     from kairox.config._trust import TrustStore
     from kairox.config._writer import append_value, remove_value, set_value, unset_value
@@ -54,7 +53,6 @@ __all__ = [
     "RulesConfig",
     "SandboxPolicy",
     "SecretScrubber",
-    "ServerProfile",
     "SkillsConfig",
     "ToolsConfig",
     "TrustStore",
@@ -73,7 +71,6 @@ __all__ = [
     "redact_urls",
     "remove_value",
     "resolve_config",
-    "server_profile",
     "set_value",
     "split_key",
     "trust_workspace",
@@ -111,7 +108,6 @@ if not TYPE_CHECKING:
             "._scrub": ("SecretScrubber",),
             "._redact": ("REDACTED", "is_secret_key", "redact_command", "redact_tree", "redact_urls"),
             "._resolve": ("PolicyRule", "ResolvedConfig", "parse_cli_value", "resolve_config", "trust_workspace"),
-            "._server_profile": ("ServerProfile", "server_profile"),
             "._servers": ("DapServerConfig", "LspServerConfig", "McpServerConfig"),
             "._trust": ("TrustStore",),
             "._writer": ("append_value", "remove_value", "set_value", "unset_value"),

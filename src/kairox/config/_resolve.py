@@ -27,7 +27,6 @@ from kairox.config._merge import KeyOrigin, LayerData, Merged, leaves, merge
 from kairox.config._models import KairoxConfig
 from kairox.config._parse_cache import PARSE_CACHE, ConfigParseCache, ParsedFile
 from kairox.config._pins import PinnedValue, read_mcp_json_entries, reads_files
-from kairox.config._server_profile import PROFILE_KEYS, ServerProfile, check_override, server_profile
 from kairox.config._trust import TrustReview, TrustStore
 from kairox.config._trust_gate import PROJECT_LAYERS, PendingTrust, TrustGate, base_folder
 from kairox.config._validate import problems_from_validation
@@ -268,25 +267,6 @@ class ResolvedConfig:
 
         return redacted_values(self.config.model_dump(mode="json"))
 
-    def server_profile(
-        self, section: str, name: str, entry: Any, *, layer: str, where: str | None, base_dir: Path
-    ) -> ServerProfile:
-        """The sandbox profile server ``name`` of ``section`` runs under (see ``ServerProfile``)."""
-        key = join_key((section, name))
-        return server_profile(
-            section,
-            name,
-            entry,
-            layer=layer,
-            where=where,
-            base_dir=base_dir,
-            workspace=self.workspace,
-            home=self.home,
-            unconfined=frozenset(self.config.policy.unconfined_servers),
-            overrides=self.server_overrides.get(key),
-            session_domains=self.config.sandbox.allowed_domains if self.config.sandbox.network == "allowlist" else None,
-        )
-
     def fatal_problems(self) -> tuple[ConfigProblem, ...]:
         return self.problems
 
@@ -438,6 +418,23 @@ def _env_layer(items: tuple[tuple[str, str], ...], problems: list[ConfigProblem]
     return LayerData(layer=Layer.ENV, raw=raw, source="env", leaf_origins=origins)
 
 
+_SERVER_PROFILE_KEYS = ("sandbox", "network", "writable_roots")
+"""The keys of a server entry that make its profile; ``-c SECTION.NAME.KEY=VALUE`` sets one over any entry."""
+
+_SANDBOXES = ("workspace_write", "read_only", "none")
+
+
+def _check_override(key: str, value: Any) -> str | None:
+    """Why ``-c`` cannot set profile key ``key`` to ``value`` (None when it can)."""
+    if key == "sandbox" and value not in _SANDBOXES:
+        return f"sandbox must be one of {', '.join(_SANDBOXES)}"
+    if key == "network" and not isinstance(value, bool) and value != "allowlist":
+        return 'network must be true, false or "allowlist"'
+    if key == "writable_roots" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return 'writable_roots must be a list of folders, e.g. ["/data/out"]'
+    return None
+
+
 def _profile_overrides(
     overrides: Sequence[str], problems: list[ConfigProblem]
 ) -> tuple[tuple[str, ...], dict[str, dict[str, Any]]]:
@@ -454,12 +451,12 @@ def _profile_overrides(
         if (
             len(parts) != 3
             or parts[0] not in ("mcp_servers", "lsp_servers", "dap_servers")
-            or parts[2] not in PROFILE_KEYS
+            or parts[2] not in _SERVER_PROFILE_KEYS
         ):
             rest.append(override)
             continue
         value = parse_cli_value(text)
-        problem = check_override(parts[2], value)
+        problem = _check_override(parts[2], value)
         if problem is not None:
             problems.append(
                 ConfigProblem(

@@ -30,7 +30,7 @@ from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SecretScrubber
 from kairox.dap._connection import DapConnection
 from kairox.dap._errors import DapAttachError, DapStartupError
-from kairox.tools import state_environment
+from kairox.sandbox import state_environment
 
 _DISCONNECT_TIMEOUT = 3.0
 _EXIT_WAIT = 0.5

@@ -19,13 +19,6 @@ from kairox._rpc import RpcError, ServerStatus, usable_servers
 from kairox._util import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
-from kairox.dap._confine import (
-    adapter_confinement,
-    adapter_sandbox,
-    created_note,
-    launch_place,
-    watch_configuration,
-)
 from kairox.dap._errors import DapError, DapSessionError, DapStartupError
 from kairox.dap._events import DapProgramStopped
 from kairox.dap._lifecycle import DapServerLifecycle
@@ -36,6 +29,7 @@ from kairox.dap._session import (
     display_path,
     evaluation,
     frame_record,
+    launch_place,
     program_reply,
     scope_records,
     stack_text,
@@ -47,16 +41,19 @@ from kairox.dap._session import wait_seconds as _wait
 from kairox.dap._specs import dap_tool_specs
 from kairox.errors import SandboxUnavailableError, ToolCallError
 from kairox.events import EventSink, NullSink
-from kairox.tools import (
+from kairox.sandbox import (
     SETUP_ATTEMPTS,
-    CallContext,
+    ConfigurationWatch,
     SandboxSettings,
     ServerConfinement,
-    ToolProvider,
-    ToolResult,
-    ToolSpec,
+    adapter_confinement,
+    adapter_sandbox,
+    adapter_settings,
+    created_note,
+    protected_roots,
     vanished_before_start,
 )
+from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject, CallContext], Awaitable[ToolResult]]
 _SUFFIX_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
@@ -289,7 +286,8 @@ class DapToolProvider(ToolProvider):
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
         session = DebugSession(id=session_id, server=server, target=target, lifecycle=lifecycle)
         if call_sandbox is not None:
-            session.watch = await watch_configuration(call_sandbox, self.workspace, confinement)
+            roots = protected_roots(adapter_settings(call_sandbox, confinement), self.workspace)
+            session.watch = await ConfigurationWatch.start(roots)
         self.sessions[session_id] = session
         try:
             client = await lifecycle.start()

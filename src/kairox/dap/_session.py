@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kairox._util import JsonObject, json_dict, json_int, json_list
+from kairox._util._pathglob import is_within
 from kairox.config import SandboxPolicy
+from kairox.dap._errors import DapSessionError
 from kairox.dap._lifecycle import DapServerLifecycle
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolResult
 
 if TYPE_CHECKING:
-    from kairox.dap._confine import ConfigurationWatch
-from kairox.tools import SandboxSettings, ToolResult
+    from kairox.sandbox import ConfigurationWatch
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 OUTPUT_CHARS = 2000
@@ -26,6 +29,50 @@ DEFAULT_WAIT = 10.0
 """Seconds a tool waits for the program to stop or end when the call does not say."""
 SOURCE_BYTES = 4_000_000
 """Most of a source file read to show a frame's line (a longer one shows no line)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LaunchPlace:
+    program: Path
+    """The program file, resolved (symlinks followed), inside the workspace."""
+    cwd: Path
+    """The folder it runs in, resolved, inside the workspace."""
+
+
+def workspace_path(workspace: Path, value: object, what: str) -> Path:
+    """``value`` resolved as the built-in tools resolve paths: ``~`` expanded, relative to the workspace, symlinks
+    followed."""
+    if not isinstance(value, str) or not value:
+        raise DapSessionError(f"`{what}` must be a path")
+    path = Path(os.path.expanduser(value))
+    return Path(os.path.realpath(path if path.is_absolute() else workspace / path))
+
+
+def launch_place(args: JsonObject, *, workspace: Path, unreadable: Callable[[Path], str | None] | None) -> LaunchPlace:
+    """The program and working folder of a ``dap.launch`` call, held to the rules ``shell.exec``'s folder is held
+    to: inside the workspace, and not hidden by the rules on reading (the sandbox would show an empty file there)."""
+    program = workspace_path(workspace, args.get("program"), "program")
+    cwd = workspace_path(workspace, args["cwd"], "cwd") if args.get("cwd") else workspace
+    if not is_within(program, workspace):
+        raise DapSessionError(
+            f"program {program} is outside the workspace {workspace}",
+            hint="debug a program inside the workspace (copy it there, or start Kairox in its folder)",
+        )
+    if not program.is_file():
+        raise DapSessionError(f"no program {args.get('program')!r} in {workspace}", hint="check the path")
+    if not is_within(cwd, workspace):
+        raise DapSessionError(
+            f"working directory {cwd} is outside the workspace {workspace}", hint="give a folder inside the workspace"
+        )
+    if not cwd.is_dir():
+        raise DapSessionError(f"working directory {cwd} does not exist", hint="check the path")
+    refused = unreadable(program) if unreadable is not None else None
+    if refused is not None:
+        raise DapSessionError(
+            f"the rules on reading hide {program} ({refused}), so it cannot be debugged",
+            hint="debug another program, or narrow the fs.read rule so that it leaves this one out",
+        )
+    return LaunchPlace(program=program, cwd=cwd)
 
 
 @dataclass(kw_only=True)

@@ -51,6 +51,7 @@ from kairox.gateway._server import Gateway, GatewayOptions, _session_key
 from kairox.mcp import ConfiguredServer, configured_servers, open_server_transport, permission_for
 from kairox.mcp._session import INPUT_ROUNDS
 from kairox.runtime import RuntimeOptions
+from kairox.sandbox import resolved_profile
 from kairox.tools import CallContext, ToolAnnotations, ToolProvider, ToolResult, ToolSource, ToolSpec
 
 WHO = "kairox proxy"
@@ -95,8 +96,8 @@ def proxied_server(resolved: ResolvedConfig, target: ProxyTarget) -> ConfiguredS
     base = {k: v for k, v in base.items() if k not in ("command", "args", "url", "type")}
     config = McpServerConfig.model_validate({**base, **update})
     where = "kairox proxy"
-    profile = resolved.server_profile(
-        "mcp_servers", target.name, config, layer="cli", where=where, base_dir=resolved.workspace
+    profile = resolved_profile(
+        resolved, "mcp_servers", target.name, config, layer="cli", where=where, base_dir=resolved.workspace
     )
     return ConfiguredServer(
         name=target.name,

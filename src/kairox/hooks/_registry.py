@@ -23,15 +23,8 @@ from kairox.hooks._events import HookFinished
 from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookOutcome, HookResult, HookSpec, PluginHookLike, matches
 from kairox.hooks._runner import OUTPUT_CAP_BYTES, run_hook
 from kairox.policy import ApprovalRequest, ApprovalScope, Approver
-from kairox.tools import (
-    HookDecision,
-    PostToolUseOutcome,
-    PreToolUseOutcome,
-    SandboxSettings,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-)
+from kairox.sandbox import SandboxSettings
+from kairox.tools import HookDecision, PostToolUseOutcome, PreToolUseOutcome, ToolCall, ToolResult, ToolSpec
 
 _RANK = {HookDecision.ALLOW: 0, HookDecision.ASK: 1, HookDecision.DENY: 2}
 

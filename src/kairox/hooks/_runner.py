@@ -14,14 +14,8 @@ from kairox._rpc import ChildProcess, child_environment
 from kairox._util import DecodeProblem, JsonObject, decode_json
 from kairox.errors import Diagnostic, ExtensionLoadFailure, SandboxUnavailableError, Severity
 from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookResult, HookSpec
-from kairox.tools import (
-    SETUP_ATTEMPTS,
-    HookDecision,
-    SandboxSettings,
-    check_sandbox,
-    sandboxed_argv_async,
-    vanished_before_start,
-)
+from kairox.sandbox import SETUP_ATTEMPTS, SandboxSettings, check_sandbox, sandboxed_argv, vanished_before_start
+from kairox.tools import HookDecision
 
 OUTPUT_CAP_BYTES = 256_000
 """What a hook may print on stdout before the rest is cut (and reported)."""
@@ -201,15 +195,6 @@ async def run_hook(
     output_cap: int = OUTPUT_CAP_BYTES,
 ) -> HookResult:
     """Run ``hook`` once with ``request`` on stdin; never raises for the hook's own faults."""
-    try:
-        bwrap = check_sandbox(sandbox)
-    except SandboxUnavailableError as exc:
-        return HookResult(
-            hook=hook,
-            exit_code=None,
-            skipped=True,
-            diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint),
-        )
     extra = {
         "KAIROX_PROJECT_DIR": str(workspace),
         "CLAUDE_PROJECT_DIR": str(workspace),
@@ -222,8 +207,9 @@ async def run_hook(
     payload = json.dumps(request, default=str).encode()
     for attempt in range(1, SETUP_ATTEMPTS + 1):
         try:
-            argv = await sandboxed_argv_async(
-                ["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap
+            bwrap = check_sandbox(sandbox)  # probed once per process
+            argv = await asyncio.to_thread(
+                sandboxed_argv, ["/bin/sh", "-c", hook.command], sandbox, workspace, cwd=workspace, bwrap=bwrap
             )
         except SandboxUnavailableError as exc:
             return HookResult(

@@ -24,7 +24,7 @@ from kairox.errors import SandboxUnavailableError
 from kairox.lsp._errors import LspStartupError
 from kairox.lsp._files import FileState, disk_text, locate, read_text
 from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, real_path_uri, split_lines, uri_to_path
-from kairox.tools import ServerConfinement, confine_server, refusal_hint
+from kairox.sandbox import ServerConfinement, confine_server, refusal_hint
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from kairox.lsp._errors import LspStartupError
 from kairox.lsp._events import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
 
 if TYPE_CHECKING:
-    from kairox.tools import ServerConfinement
+    from kairox.sandbox import ServerConfinement
 
 
 class LspServerLifecycle(ServerLifecycle[LspClient]):
@@ -121,7 +121,7 @@ class LspServerLifecycle(ServerLifecycle[LspClient]):
         argv = client.child.argv
         if not argv or os.path.basename(argv[0]) != "bwrap":
             return False
-        from kairox.tools._sandbox import vanished_before_start  # loaded only for a confined server
+        from kairox.sandbox import vanished_before_start  # loaded only for a confined server
 
         return vanished_before_start(argv, client.child.returncode, b"", client.stderr_tail.strip().encode())
 

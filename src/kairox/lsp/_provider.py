@@ -32,7 +32,8 @@ from kairox.lsp._text import (
     to_server_character,
     uri_to_path,
 )
-from kairox.tools import CallContext, ServerConfinement, ToolProvider, ToolResult, ToolSpec
+from kairox.sandbox import ServerConfinement
+from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSpec
 
 Handler = Callable[[JsonObject], Awaitable[ToolResult]]
 _UNREADABLE: contextvars.ContextVar[Callable[[Path], str | None] | None] = contextvars.ContextVar(

@@ -41,7 +41,8 @@ from kairox.mcp._files import server_file_stem
 from kairox.mcp._protocol_cache import known_legacy, remember_legacy, server_key
 from kairox.mcp._session import CONNECTION_CLOSED, INVALID_REQUEST, InvalidResult, McpSession, SessionError
 from kairox.mcp._tool_cache import CachedLists, ToolListCache
-from kairox.tools import ProgressCallback, ServerConfinement, ToolResult, refusal_hint, sandbox_refusal
+from kairox.sandbox import ServerConfinement, refusal_hint, sandbox_refusal
+from kairox.tools import ProgressCallback, ToolResult
 
 _BACKOFF_BASE_SEC = 0.25
 _BACKOFF_MAX_SEC = 8.0

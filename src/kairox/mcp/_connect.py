@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from mcp.client import Transport
     from mcp.shared.message import SessionMessage
 
-    from kairox.tools import SandboxSettings
+    from kairox.sandbox import SandboxSettings
 
 
 async def open_server_transport(

@@ -29,7 +29,7 @@ from kairox.mcp._callbacks import ClientCallbacks
 from kairox.mcp._native import NativeSession, StdioChannel
 from kairox.mcp._protocol_cache import remember_legacy
 from kairox.mcp._session import CONNECTION_CLOSED, HANDSHAKE_VERSIONS, InvalidResult, McpSession, SessionError
-from kairox.tools import ConfinedCommand, ServerConfinement, confine_server
+from kairox.sandbox import ConfinedCommand, ServerConfinement, confine_server
 
 if TYPE_CHECKING:  # the HTTP stack loads for remote servers only
     import httpx2
@@ -260,7 +260,7 @@ class McpConnection:
         child = self.child
         if child is None or not child.argv or os.path.basename(child.argv[0]) != "bwrap":
             return False
-        from kairox.tools._sandbox import vanished_before_start  # loaded only for a confined server
+        from kairox.sandbox import vanished_before_start  # loaded only for a confined server
 
         return vanished_before_start(child.argv, child.returncode, b"", self.stderr_tail.strip().encode())
 

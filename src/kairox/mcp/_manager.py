@@ -24,7 +24,7 @@ from kairox.mcp._sources import server_confiner
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
     from kairox.mcp._sources import ConfiguredServer
-    from kairox.tools import SandboxSettings, ServerConfinement
+    from kairox.sandbox import SandboxSettings, ServerConfinement
 
 
 def _cores() -> int:

@@ -5,20 +5,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox.config import (
-    McpJsonFile,
-    McpServerConfig,
-    ResolvedConfig,
-    ServerProfile,
-    join_key,
-    redact_tree,
-    server_profile,
-    workspace_mcp_servers,
-)
+from kairox.config import McpJsonFile, McpServerConfig, ResolvedConfig, join_key, redact_tree, workspace_mcp_servers
 from kairox.errors import Diagnostic
+from kairox.sandbox import ServerProfile, resolved_profile, server_profile
 
 if TYPE_CHECKING:
-    from kairox.tools import SandboxSettings, ServerConfinement
+    from kairox.sandbox import SandboxSettings, ServerConfinement
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -108,7 +100,7 @@ def _profile(
 ) -> ServerProfile | None:
     if config.transport != "stdio":
         return None
-    return resolved.server_profile("mcp_servers", name, config, layer=layer, where=where, base_dir=base)
+    return resolved_profile(resolved, "mcp_servers", name, config, layer=layer, where=where, base_dir=base)
 
 
 def server_confiner(
@@ -118,7 +110,7 @@ def server_confiner(
     that the configuration did not have counts as a project's: it runs confined, and never unconfined without a
     sandbox. Without ``sandbox`` (the policy's settings) nothing is confined."""
     from kairox.config import kairox_home
-    from kairox.tools import ServerConfinement
+    from kairox.sandbox import ServerConfinement
 
     root = home or kairox_home()
 

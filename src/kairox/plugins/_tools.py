@@ -20,20 +20,8 @@ from kairox.errors import SandboxUnavailableError, ToolCallError, ToolNotFoundEr
 from kairox.plugins._manifest import PluginPermissions
 from kairox.plugins._model import PluginTool
 from kairox.plugins._permissions import narrower_sandbox
-from kairox.tools import (
-    SETUP_ATTEMPTS,
-    Access,
-    CallContext,
-    PermissionProfile,
-    SandboxSettings,
-    ToolProvider,
-    ToolResult,
-    ToolSource,
-    ToolSpec,
-    check_sandbox,
-    sandboxed_argv_async,
-    vanished_before_start,
-)
+from kairox.sandbox import SETUP_ATTEMPTS, SandboxSettings, check_sandbox, sandboxed_argv, vanished_before_start
+from kairox.tools import Access, CallContext, PermissionProfile, ToolProvider, ToolResult, ToolSource, ToolSpec
 
 OUTPUT_CAP_BYTES = 1_000_000
 DEFAULT_TOOL_TIMEOUT_SEC = 120.0
@@ -163,8 +151,8 @@ class PluginToolProvider(ToolProvider):
         for attempt in range(1, SETUP_ATTEMPTS + 1):
             try:
                 bwrap = check_sandbox(sandbox)
-                argv = await sandboxed_argv_async(
-                    self._argv(tool), sandbox, context.workspace, cwd=context.workspace, bwrap=bwrap
+                argv = await asyncio.to_thread(
+                    sandboxed_argv, self._argv(tool), sandbox, context.workspace, cwd=context.workspace, bwrap=bwrap
                 )
             except SandboxUnavailableError as exc:
                 raise ToolCallError(tool=name, reason=exc.message, hint=exc.hint) from exc

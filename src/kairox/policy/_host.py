@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kairox._util._pathglob import PathPattern
-from kairox.tools import HiddenPaths
+from kairox.sandbox import HiddenPaths
 
 
 class ReadMaskLike(Protocol):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kairox._util._pathglob import PathPattern, is_within, split_literal
 from kairox.policy._host import HostFacts, host_files
-from kairox.tools import PROTECTED_DIRS, PROTECTED_FILES, SHELL_RC_FILES
+from kairox.sandbox import PROTECTED_DIRS, PROTECTED_FILES, SHELL_RC_FILES
 
 # writes under PROTECTED_DIRS (the repository, the hosts' project folders, plugin manifests) and to PROTECTED_FILES
 # (project configuration, a plugin's hooks.json and .lsp.json) are always asked about: the sandbox keeps them

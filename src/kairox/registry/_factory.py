@@ -8,8 +8,8 @@ from kairox.events import EventSink
 from kairox.policy import Approver, PolicySettings, RuleLayer, read_mask, resolve_path
 from kairox.registry._approvals import PersistRule, RuleWriter
 from kairox.registry._registry import RegistrySettings, ToolRegistry
-from kairox.sandbox import shared_egress
-from kairox.tools import BuiltinSettings, BuiltinToolProvider, SandboxSettings, ToolHooks, rule_hosts
+from kairox.sandbox import SandboxSettings, shared_egress
+from kairox.tools import BuiltinSettings, BuiltinToolProvider, ToolHooks, rule_hosts
 
 
 def registry_settings(resolved: ResolvedConfig, *, user_home: Path | None = None) -> RegistrySettings:

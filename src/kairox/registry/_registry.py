@@ -42,10 +42,10 @@ from kairox.registry._approvals import PersistRule, SessionApprovals
 from kairox.registry._events import ToolCallFinished, ToolCallRequested, ToolsChanged, decided_event, event_arguments
 from kairox.registry._output import cap_output, text_size
 from kairox.registry._validation import ArgumentValidator, schema_validator
+from kairox.sandbox import SandboxSettings
 from kairox.tools import (
     Access,
     CallContext,
-    SandboxSettings,
     TextContent,
     ToolCall,
     ToolHooks,

@@ -201,9 +201,8 @@ async def dry_run_server(
     started = time.monotonic()
     once = config.model_copy(update={"max_restarts": 0, "enabled": True})
     features = ClientFeatures(roots=(resolved.workspace,))
-    from kairox.config import server_profile
     from kairox.registry import registry_settings
-    from kairox.tools import ServerConfinement
+    from kairox.sandbox import ServerConfinement, server_profile
 
     # as Kairox will run it: confined, under the default profile of a server the user adds
     profile = server_profile(
@@ -380,7 +379,7 @@ async def install_catalog_entry(
     fetched = None
     command = prefetch_command(plan) if options.prefetch else None
     if command is not None:
-        from kairox.config import server_profile
+        from kairox.sandbox import server_profile
 
         # into the cache the server's confined starts use: its own state folder's, not the user's
         layer = "user" if file == resolved.home / "kairox.toml" else "project"
@@ -394,7 +393,7 @@ async def install_catalog_entry(
             workspace=resolved.workspace,
             home=resolved.home,
         )
-        from kairox.tools import npm_cache_configured
+        from kairox.sandbox import npm_cache_configured
 
         cache = (
             None

@@ -31,7 +31,8 @@ from kairox.runtime._events import (
 from kairox.runtime._memory import gather_memory, instruction_text
 from kairox.runtime._prompt import PluginLine, ServerLine, render_prompt_context
 from kairox.runtime._servers import ServerBoard, held_text
-from kairox.tools import SandboxSettings, ToolSpec
+from kairox.sandbox import SandboxSettings
+from kairox.tools import ToolSpec
 
 if TYPE_CHECKING:
     from kairox.dap import DapToolProvider
@@ -456,7 +457,7 @@ async def build_extension_context(
 
         lsp_pending, lsp_dirs = keyed("lsp_servers", resolved.config.lsp_servers)
         dap_pending, dap_dirs = keyed("dap_servers", resolved.config.dap_servers)
-        from kairox.tools import entry_confinement
+        from kairox.sandbox import entry_confinement
 
         def confiner(section: str) -> Any:
             # each language server and debug adapter under its entry's profile, held to who wrote the entry

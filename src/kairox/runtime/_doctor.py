@@ -99,7 +99,7 @@ def _environment(context: "ExtensionContext") -> list[dict[str, Any]]:
     ]
     if checks[0]["ok"] and sandboxed:
         from kairox.errors import SandboxUnavailableError
-        from kairox.tools import check_sandbox
+        from kairox.sandbox import check_sandbox
 
         try:
             check_sandbox(context.registry.settings.sandbox)
@@ -245,8 +245,7 @@ def _sandbox_report(context: "ExtensionContext") -> dict[str, Any]:
     """What the sandbox lets through on purpose: the sockets ``policy.allow_unix_sockets`` names, and which of them
     are sockets now (only those are bound into the sandbox)."""
     from kairox.config import SandboxPolicy
-    from kairox.sandbox import EgressRefused
-    from kairox.tools import allowed_sockets
+    from kairox.sandbox import EgressRefused, allowed_sockets
 
     sandbox = context.registry.settings.sandbox
     named = () if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS else sandbox.allowed_sockets
@@ -306,7 +305,7 @@ def doctor_report(context: "ExtensionContext") -> dict[str, Any]:
 
 def doctor_lines(report: dict[str, Any]) -> list[str]:
     """The report as the lines a person reads (the CLI prints them, the TUI shows them in its panel)."""
-    from kairox.tools import describe_confinement
+    from kairox.sandbox import describe_confinement
 
     lines: list[str] = []
     out = lines.append

@@ -134,7 +134,7 @@ class ServerView:
         """The confinement in words (``confined: workspace_write, network on, writes ...``), when known."""
         if self.confinement is None:
             return None
-        from kairox.tools import describe_confinement
+        from kairox.sandbox import describe_confinement
 
         return describe_confinement(self.confinement)
 

@@ -22,8 +22,8 @@ from kairox._util._domains import allowing, host_name
 from kairox.config import SandboxPolicy
 from kairox.errors import SandboxUnavailableError
 from kairox.events import Event
-from kairox.tools import SandboxSettings
-from kairox.tools._sandbox import egress_folder
+from kairox.sandbox._bwrap import egress_folder
+from kairox.sandbox._profile import SandboxSettings
 
 FORWARDER = Path(__file__).with_name("_forwarder.py")
 # a request's head at most; waits; connections one proxy serves at once (past it a new one is closed at once)

@@ -31,7 +31,7 @@ from kairox.sandbox._filesystems import keep_change_times
 from kairox.sandbox._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
 from kairox.sandbox._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
 from kairox.sandbox._hardlinks import Inode, find_links
-from kairox.tools import HiddenPaths
+from kairox.sandbox._profile import HiddenPaths
 
 RuleRef = Hashable
 """What a pattern stands for (the policy's rule reference): named in the reasons, compared, never looked into."""

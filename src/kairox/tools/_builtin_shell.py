@@ -10,15 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from kairox.errors import ToolCallError
-from kairox.tools._model import CallContext, ToolResult
-from kairox.tools._protected import protected_inside
-from kairox.tools._sandbox import (
+from kairox.sandbox import (
     SETUP_ATTEMPTS,
+    ConfigurationWatch,
     check_sandbox,
+    created_note,
     protected_roots,
-    sandboxed_argv_async,
+    sandboxed_argv,
     vanished_before_start,
 )
+from kairox.tools._model import CallContext, ToolResult
 
 SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
 _CHUNK = 65536
@@ -160,13 +161,18 @@ async def run_shell(
     timeout = float(args.get("timeout_sec") or default_timeout)
     bwrap = await asyncio.to_thread(check_sandbox, context.sandbox)
     # project configuration a command creates cannot be refused; it is found and reported (trust pins keep it inert)
-    watched = protected_roots(context.sandbox, workspace)
-    protected = await asyncio.to_thread(protected_inside, watched)
+    watch = await ConfigurationWatch.start(protected_roots(context.sandbox, workspace))
     env = scrubbed_environment(os.environ, passthrough)
     for attempt in range(1, SETUP_ATTEMPTS + 1):
         sandbox_notes: list[str] = []
-        argv = await sandboxed_argv_async(
-            ["bash", "-c", command], context.sandbox, workspace, cwd=cwd, bwrap=bwrap, notes=sandbox_notes
+        argv = await asyncio.to_thread(
+            sandboxed_argv,
+            ["bash", "-c", command],
+            context.sandbox,
+            workspace,
+            cwd=cwd,
+            bwrap=bwrap,
+            notes=sandbox_notes,
         )
         ran = await (
             _run_once(argv, cwd=cwd, env=env, timeout=timeout, output_limit=output_limit)
@@ -189,13 +195,9 @@ async def run_shell(
     notes: list[str] = []
     if errs.total > len(errs.kept):
         notes.append(f"[stderr: {errs.total - len(errs.kept)} more bytes not kept]")
-    created = sorted(await asyncio.to_thread(protected_inside, watched) - protected)
+    created = await watch.created()
     if created:
-        notes.append(
-            "[the command created project configuration: "
-            + ", ".join(map(str, created))
-            + "; Kairox does not act on it until the user reviews it with `kairox trust`]"
-        )
+        notes.append(created_note(created, "the command"))
     if sandbox_notes and (code != 0 or stderr):  # why a git command found no objects, or a file read empty
         notes += [f"[rules on reading: {note}]" for note in sandbox_notes]
     parts = [f"exit code: {code}"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from kairox._util import JsonObject
-from kairox.config import SandboxPolicy
+from kairox.sandbox import SandboxSettings
 
 
 class ToolSource(enum.StrEnum):
@@ -250,41 +250,6 @@ class ToolResult:
 
 
 # --- calling -----------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SandboxSettings:
-    """How commands run by a tool are confined (``shell.exec``, plugin command tools, hooks)."""
-
-    mode: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
-    writable_roots: tuple[Path, ...] = ()
-    """Resolved writable roots (workspace, configured roots, temp)."""
-    network_access: bool = False
-    allowed_domains: tuple[str, ...] | None = None
-    """``network = "allowlist"`` (``network_access`` false): the names reachable through the proxy ``egress``."""
-    egress: "Callable[[tuple[str, ...]], tuple[Path, tuple[str, ...]]] | None" = None
-    """The session's egress proxy (``kairox.sandbox``): for a list, its socket and the forwarder (``--`` last)."""
-    allowed_sockets: tuple[Path, ...] = ()
-    """Resolved host Unix sockets that stay reachable (``policy.allow_unix_sockets``); every other one is covered."""
-    hidden: "Callable[[], HiddenPaths] | None" = None
-    """What the rules on reading (``fs.read`` deny and ask rules) hide from a command, worked out as each command
-    starts (so files made since are covered); None when no such rule exists (nothing to work out)."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HiddenPaths:
-    """Resolved files and folders a sandboxed command must not see: each is covered by an empty read-only one."""
-
-    files: tuple[Path, ...] = ()
-    folders: tuple[Path, ...] = ()
-    problem: str | None = None
-    """Why the list may be incomplete (the search of the roots went past its limit, another name of a hidden file
-    lies outside them): the command is refused."""
-    hint: str | None = None
-    """What to do about ``problem``."""
-    notes: tuple[str, ...] = ()
-    """What was hidden besides what the rules name (a repository's history, other names of a hidden file) and why:
-    told with a command's result when it fails."""
 
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]

@@ -1,5 +1,6 @@
-"""The sandbox profile each server process runs under (Y6, C6, Y14): its entry's ``sandbox``, ``network``,
-``allowed_domains`` and ``writable_roots``, held to who wrote them.
+"""The profiles confined processes run under (Y6, C6, Y14): ``SandboxSettings`` for the commands a tool runs
+(``shell.exec``, plugin command tools, hooks, debuggees), and ``ServerProfile`` for each server process, from its
+entry's ``sandbox``, ``network``, ``allowed_domains`` and ``writable_roots``, held to who wrote them.
 
 A server the user wrote (user, system file, ``-c``) gets its profile as written. A server from a project file
 (``kairox.toml``, ``.mcp.json``) or a plugin cannot unconfine itself: ``sandbox = "none"`` there is read as
@@ -10,21 +11,56 @@ reaches at most the session's names.
 """
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kairox._util._domains import covered
-from kairox.config._keys import join_key
+from kairox.config import SandboxPolicy, join_key
 from kairox.errors import Diagnostic
 
-PROFILE_KEYS = ("sandbox", "network", "writable_roots")
-"""The keys of a server entry that make its profile; ``-c SECTION.NAME.KEY=VALUE`` sets one over any entry."""
+if TYPE_CHECKING:
+    from kairox.config import ResolvedConfig
+
 USER_LAYERS = frozenset({"default", "system", "user", "env", "cli"})
 """Where a server's entry counts as the user's own: its profile is taken as written."""
 _KINDS = {"mcp_servers": "mcp_server", "lsp_servers": "lsp_server", "dap_servers": "dap_server"}
-_SANDBOXES = ("workspace_write", "read_only", "none")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SandboxSettings:
+    """How commands run by a tool are confined."""
+
+    mode: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
+    writable_roots: tuple[Path, ...] = ()
+    """Resolved writable roots (workspace, configured roots, temp)."""
+    network_access: bool = False
+    allowed_domains: tuple[str, ...] | None = None
+    """``network = "allowlist"`` (``network_access`` false): the names reachable through the proxy ``egress``."""
+    egress: "Callable[[tuple[str, ...]], tuple[Path, tuple[str, ...]]] | None" = None
+    """The session's egress proxy (``kairox.sandbox``): for a list, its socket and the forwarder (``--`` last)."""
+    allowed_sockets: tuple[Path, ...] = ()
+    """Resolved host Unix sockets that stay reachable (``policy.allow_unix_sockets``); every other one is covered."""
+    hidden: "Callable[[], HiddenPaths] | None" = None
+    """What the rules on reading (``fs.read`` deny and ask rules) hide from a command, worked out as each command
+    starts (so files made since are covered); None when no such rule exists (nothing to work out)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HiddenPaths:
+    """Resolved files and folders a sandboxed command must not see: each is covered by an empty read-only one."""
+
+    files: tuple[Path, ...] = ()
+    folders: tuple[Path, ...] = ()
+    problem: str | None = None
+    """Why the list may be incomplete (the search of the roots went past its limit, another name of a hidden file
+    lies outside them): the command is refused."""
+    hint: str | None = None
+    """What to do about ``problem``."""
+    notes: tuple[str, ...] = ()
+    """What was hidden besides what the rules name (a repository's history, other names of a hidden file) and why:
+    told with a command's result when it fails."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -87,10 +123,6 @@ def _slug(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
 def server_profile(
     section: str,
     name: str,
@@ -134,7 +166,7 @@ def server_profile(
     roots: list[Path] = []
     for text in roots_text:
         path = Path(os.path.realpath(base_dir / os.path.expanduser(str(text))))
-        if not user_owned and not _inside(path, workspace):
+        if not user_owned and path != workspace and workspace not in path.parents:
             why = "(a project file or plugin may not widen what its server writes)"
             hint = f"set -c '{key}.writable_roots=[\"{path}\"]' or write the server's entry in {home / 'kairox.toml'}"
             clamped(f"{key}.writable_roots names {path}, outside the workspace: ignored {why}", hint)
@@ -177,12 +209,22 @@ def _hint(key: str, home: Path) -> str:
     )
 
 
-def check_override(key: str, value: Any) -> str | None:
-    """Why ``-c`` cannot set profile key ``key`` to ``value`` (None when it can)."""
-    if key == "sandbox" and value not in _SANDBOXES:
-        return f"sandbox must be one of {', '.join(_SANDBOXES)}"
-    if key == "network" and not isinstance(value, bool) and value != "allowlist":
-        return 'network must be true, false or "allowlist"'
-    if key == "writable_roots" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-        return 'writable_roots must be a list of folders, e.g. ["/data/out"]'
-    return None
+def resolved_profile(
+    resolved: "ResolvedConfig", section: str, name: str, entry: Any, *, layer: str, where: str | None, base_dir: Path
+) -> ServerProfile:
+    """The profile of server ``name`` of ``section`` as the resolved configuration has it: the user's
+    ``policy.unconfined_servers``, the ``-c`` overrides of its keys and the session's allowlist."""
+    config = resolved.config
+    return server_profile(
+        section,
+        name,
+        entry,
+        layer=layer,
+        where=where,
+        base_dir=base_dir,
+        workspace=resolved.workspace,
+        home=resolved.home,
+        unconfined=frozenset(config.policy.unconfined_servers),
+        overrides=resolved.server_overrides.get(join_key((section, name))),
+        session_domains=config.sandbox.allowed_domains if config.sandbox.network == "allowlist" else None,
+    )

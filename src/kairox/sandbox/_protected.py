@@ -1,8 +1,10 @@
 """Paths a command must not change to give later sessions more authority (Y7), found at any depth."""
 
+import asyncio
 import os
 import stat
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 PROTECTED_DIRS = frozenset(
@@ -138,3 +140,28 @@ def sockets_under(folder: Path, depth: int = _SOCKET_DEPTH) -> list[Path]:
         if stat.S_ISSOCK(mode):
             found.append(Path(entry.path))
     return found
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConfigurationWatch:
+    """The protected paths under ``roots`` (``protected_roots``) when a command or debuggee started: what it creates
+    there cannot be refused by the sandbox, so it is found afterwards and reported (trust pins keep it inert)."""
+
+    roots: tuple[Path, ...] = ()
+    before: frozenset[Path] = frozenset()
+
+    @classmethod
+    async def start(cls, roots: Iterable[Path]) -> "ConfigurationWatch":
+        roots = tuple(roots)
+        return cls(roots=roots, before=frozenset(await asyncio.to_thread(protected_inside, roots)))
+
+    async def created(self) -> list[Path]:
+        return sorted(await asyncio.to_thread(protected_inside, self.roots) - self.before) if self.roots else []
+
+
+def created_note(created: Iterable[Path], what: str = "the program") -> str:
+    """What ``what`` created (``ConfigurationWatch.created``), told to the model."""
+    return (
+        f"[{what} created project configuration: {', '.join(map(str, created))}; "
+        "Kairox does not act on it until the user reviews it with `kairox trust`]"
+    )

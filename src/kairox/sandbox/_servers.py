@@ -15,18 +15,20 @@ accepts the risk.
 """
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kairox._util._domains import covered
 from kairox.config import SandboxPolicy, join_key
 from kairox.errors import SandboxUnavailableError
-from kairox.tools._model import SandboxSettings
+from kairox.sandbox._profile import SandboxSettings, ServerProfile, resolved_profile
 
 if TYPE_CHECKING:
-    from kairox.config import ResolvedConfig, ServerProfile
+    from kairox.config import ResolvedConfig
 
 _WHAT = {"mcp_servers": "MCP server", "lsp_servers": "language server", "dap_servers": "debug adapter"}
 _STATE_ENV = {
@@ -49,6 +51,9 @@ SHARED_CACHES = (".cache", ".npm", ".local", ".cargo", ".rustup", "go", ".config
 writable root holds them (a workspace that is the home folder)."""
 
 
+_NO_SANDBOX = "policy.sandbox_policy = danger_full_access"
+_NO_NETWORK = ("network is unreachable", "enetunreach", "name resolution", "getaddrinfo", "eai_again")
+"""What a server's stderr says when the network it needs is not there."""
 WALK_REUSE_SEC = 1.0
 """Servers starting within this long of each other share one walk of the temp folders (for host sockets) and of
 the workspace (for protected paths): a session's start lists them once, not once per server. What a walk missed
@@ -91,39 +96,31 @@ class ServerConfinement:
         roots = tuple(dict.fromkeys((*self.sandbox.writable_roots, *self.profile.writable_roots)))
         domains = self.profile.allowed_domains
         network = self.profile.network and domains is None
-        return replace(self.sandbox, mode=mode, writable_roots=roots, network_access=network, allowed_domains=domains)
+        return dataclasses.replace(
+            self.sandbox, mode=mode, writable_roots=roots, network_access=network, allowed_domains=domains
+        )
 
     def describe(self) -> dict[str, Any]:
         """The profile in effect, as data for status records (before the server starts)."""
-        settings = self.settings()
-        if settings is None:
-            why = (
-                "policy.sandbox_policy = danger_full_access"
-                if self.sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS
-                else 'sandbox = "none"'
-            )
-            return {
-                "confined": False,
-                "sandbox": "none",
-                "network": True,
-                "writable_roots": [],
-                "state_dir": None,
-                "reason": why,
-            }
-        roots = (
-            []
-            if settings.mode is SandboxPolicy.READ_ONLY
-            else [str(self.workspace), *(str(r) for r in settings.writable_roots)]
-        )
-        state_dir = str(self.state_dir)
-        return {
-            "confined": True,
-            "sandbox": str(settings.mode),
-            "network": settings.network_access if settings.allowed_domains is None else "allowlist",
-            "writable_roots": [*dict.fromkeys(roots), state_dir],
-            "state_dir": state_dir,
-            "reason": None,
-        }
+        why = _NO_SANDBOX if self.sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS else 'sandbox = "none"'
+        return confinement_record(self.settings(), self.state_dir, workspace=self.workspace, reason=why)
+
+
+def confinement_record(
+    settings: SandboxSettings | None, state: Path | None, *, workspace: Path | None = None, reason: str | None = None
+) -> dict[str, Any]:
+    """A confinement as status records show it (``describe_confinement`` words it); unconfined for ``reason``
+    when ``settings`` is None."""
+    if settings is None:
+        return {"confined": False, "sandbox": "none", "network": True, "writable_roots": [], "state_dir": None,
+                "reason": reason}  # fmt: skip
+    read_only = settings.mode is SandboxPolicy.READ_ONLY
+    roots = [] if read_only else [str(r) for r in (*([workspace] if workspace else []), *settings.writable_roots)]
+    own = [] if state is None else [str(state)]
+    network = settings.network_access if settings.allowed_domains is None else "allowlist"
+    return {"confined": True, "sandbox": str(settings.mode), "network": network,
+            "writable_roots": [*dict.fromkeys(roots), *own], "state_dir": own[0] if own else None,
+            "reason": None}  # fmt: skip
 
 
 def entry_confinement(
@@ -134,7 +131,8 @@ def entry_confinement(
     key = join_key((section, name))
     origin = resolved.origin(key)
     layer = str(origin.layer) if origin is not None else "default"
-    profile = resolved.server_profile(
+    profile = resolved_profile(
+        resolved,
         section,
         name,
         entry,
@@ -207,6 +205,12 @@ def npm_cache_configured(home: str | None = None) -> Path | None:
     return None
 
 
+def shared_caches(real_home: str) -> list[Path]:
+    """Where each of ``SHARED_CACHES`` really is, if it is anywhere (one kernel walk each: this runs at every start)."""
+    found = (os.path.realpath(os.path.join(real_home, name)) for name in SHARED_CACHES)
+    return [Path(path) for path in found if os.path.exists(path)]
+
+
 def prepare_state(state: Path) -> None:
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
     for folder in ("cache", "config", "data", "state"):
@@ -230,7 +234,7 @@ async def confine_server(
             argv=list(argv), env=dict(env), confinement={"confined": False, "sandbox": "none", "reason": "not managed"}
         )
     # loaded when a server starts: a host that starts one MCP server without a sandbox never needs it
-    from kairox.tools._sandbox import check_sandbox, sandbox_probed, sandboxed_argv_async
+    from kairox.sandbox._bwrap import check_sandbox, sandbox_probed, sandboxed_argv
 
     described = confinement.describe()
     settings = confinement.settings()
@@ -265,17 +269,20 @@ async def confine_server(
             hint="check that $KAIROX_HOME is writable",
         ) from exc
     real_home = os.path.expanduser("~")
-    # where each shared cache really is, if it is anywhere (one kernel walk each: this runs at every start)
-    kept = [
-        Path(found)
-        for name in SHARED_CACHES
-        if os.path.exists(found := os.path.realpath(os.path.join(real_home, name)))
-    ]
+    kept = shared_caches(real_home)
     shared_npm = npm_cache_configured(real_home)
     own = [state, *([shared_npm] if shared_npm is not None else [])]
     try:
-        wrapped = await sandboxed_argv_async(
-            argv, settings, confinement.workspace, cwd=cwd, bwrap=bwrap, own=own, kept=kept, reuse=WALK_REUSE_SEC
+        wrapped = await asyncio.to_thread(
+            sandboxed_argv,
+            argv,
+            settings,
+            confinement.workspace,
+            cwd=cwd,
+            bwrap=bwrap,
+            own=own,
+            kept=kept,
+            reuse=WALK_REUSE_SEC,
         )
     except SandboxUnavailableError as exc:
         raise ServerSandboxError(f"{confinement.what} was not started: {exc.message}", hint=exc.hint) from exc
@@ -311,16 +318,7 @@ def refusal_hint(stderr: str, confinement: dict[str, Any], key: str) -> str | No
             f"only {', '.join(confinement.get('writable_roots') or [])}; "
             f"add the folder to {key}.writable_roots in your user file (or -c '{key}.writable_roots=[\"FOLDER\"]')"
         )
-    if not confinement.get("network") and any(
-        w in text
-        for w in (
-            "network is unreachable",
-            "enetunreach",
-            "temporary failure in name resolution",
-            "getaddrinfo",
-            "eai_again",
-        )
-    ):
+    if not confinement.get("network") and any(words in text for words in _NO_NETWORK):
         return f"the sandbox has no network for this server ({key}.network = false); set {key}.network = true"
     return None
 
@@ -337,3 +335,60 @@ def _quoted_path(text: str) -> str | None:
 
     found = re.search(r"'(/[^']+)'", text) or re.search(r'"(/[^"]+)"', text) or re.search(r" (/\S+)", text)
     return found.group(1) if found else None
+
+
+# --- debug adapters -----------------------------------------------------------------------------------------------
+# A launched debuggee runs under the adapter that starts it, in the sandbox ``shell.exec`` commands get. The adapter
+# and the debuggee talk over loopback: with the network unshared, the sandbox's own, which bubblewrap brings up.
+
+
+def adapter_settings(sandbox: SandboxSettings, confinement: ServerConfinement | None) -> SandboxSettings:
+    """The call's sandbox narrowed by the adapter's profile: ``read_only`` holds the debuggee read-only too, and
+    ``network = false`` unshares the network even where the policy allows it, and its ``allowed_domains`` only
+    narrow the call's. ``sandbox = "none"`` lifts nothing here: the debuggee is a program the model chose, so it
+    runs as ``shell.exec`` would run it."""
+    if confinement is None or sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS:
+        return sandbox
+    profile = confinement.profile
+    mode = SandboxPolicy.READ_ONLY if profile.sandbox == "read_only" else sandbox.mode
+    roots = tuple(dict.fromkeys((*sandbox.writable_roots, *profile.writable_roots)))
+    domains, own = (sandbox.allowed_domains if profile.network else None), profile.allowed_domains
+    if own is not None and (sandbox.network_access or domains is not None):
+        domains = tuple(d for d in own if sandbox.network_access or covered(d, domains or ()))
+    network = sandbox.network_access and profile.network and own is None
+    return dataclasses.replace(
+        sandbox, mode=mode, writable_roots=roots, network_access=network, allowed_domains=domains
+    )
+
+
+async def adapter_sandbox(
+    sandbox: SandboxSettings, *, workspace: Path, cwd: Path, confinement: ServerConfinement | None = None
+) -> list[str]:
+    """bwrap and its arguments (up to ``--``, and the egress forwarder under an allowlist) for an adapter whose
+    debuggee runs in ``cwd``, as ``shell.exec`` would run a command there (narrowed by the adapter's profile, its
+    own state folder writable); empty under ``danger_full_access``.
+
+    Raises ``SandboxUnavailableError`` where bwrap is missing or cannot start (fail closed, as ``shell.exec``
+    does), or when what the rules on reading forbid cannot all be hidden (the adapter's folder among it).
+    """
+    from kairox.sandbox._bwrap import check_sandbox, sandboxed_argv
+
+    if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS:
+        return []
+    settings = adapter_settings(sandbox, confinement)
+    bwrap = await asyncio.to_thread(check_sandbox, settings)
+    own = [] if confinement is None else [confinement.state_dir]
+    for state in own:
+        await asyncio.to_thread(prepare_state, state)
+    kept = shared_caches(os.path.expanduser("~"))
+    return await asyncio.to_thread(sandboxed_argv, [], settings, workspace, cwd=cwd, bwrap=bwrap, own=own, kept=kept)
+
+
+def adapter_confinement(
+    confined: bool, confinement: ServerConfinement | None, call: SandboxSettings | None
+) -> dict[str, Any]:
+    """The adapter's confinement for status records: the call's sandbox narrowed by its profile."""
+    if not confined or call is None:
+        return confinement_record(None, None, reason=_NO_SANDBOX if call is not None else None)
+    state = confinement.state_dir if confinement is not None else None
+    return confinement_record(adapter_settings(call, confinement), state)

@@ -24,9 +24,7 @@ and the other names of the files they cover (worked out there too). When the mas
 covers (too many files to search, another name of a hidden file outside the roots), the command is refused.
 """
 
-import asyncio
 import contextlib
-import functools
 import os
 import re
 import shutil
@@ -41,8 +39,8 @@ from pathlib import Path
 from kairox._rpc import guarded_argv
 from kairox.config import SandboxPolicy, kairox_home
 from kairox.errors import SandboxUnavailableError
-from kairox.tools._model import HiddenPaths, SandboxSettings
-from kairox.tools._protected import protected_inside, sockets_under
+from kairox.sandbox._profile import HiddenPaths, SandboxSettings
+from kairox.sandbox._protected import protected_inside, sockets_under
 
 SOCKET_FOLDERS = (Path("/run"), Path("/var/run"), Path("/tmp/.X11-unix"), Path("/tmp/.ICE-unix"))
 """Hidden (an empty tmpfs), with ``$XDG_RUNTIME_DIR`` and the folders of ``$SSH_AUTH_SOCK`` and a ``unix://``
@@ -94,8 +92,8 @@ def writable_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
     """The folders bound read-write under ``workspace_write`` (that exist), shallowest first."""
     if settings.mode is not SandboxPolicy.WORKSPACE_WRITE:
         return []
-    real = (_existing(str(r)) for r in (workspace, *settings.writable_roots))  # None: it does not exist
-    return sorted({Path(found) for found in real if found is not None}, key=lambda p: (len(p.parts), str(p)))
+    real = {os.path.realpath(r) for r in (workspace, *settings.writable_roots)}
+    return sorted((Path(found) for found in real if os.path.exists(found)), key=lambda p: (len(p.parts), str(p)))
 
 
 def protected_roots(settings: SandboxSettings, workspace: Path) -> list[Path]:
@@ -390,26 +388,6 @@ def vanished_before_start(
     return any(f" {path}:" in first or first.endswith(f" {path}") for path in covered if not os.path.lexists(path))
 
 
-async def sandboxed_argv_async(
-    argv: Sequence[str],
-    settings: SandboxSettings,
-    workspace: Path,
-    *,
-    cwd: Path | None = None,
-    bwrap: str | None = None,
-    notes: list[str] | None = None,
-    own: Sequence[Path] = (),
-    kept: Sequence[Path] = (),
-    reuse: float = 0.0,
-) -> list[str]:
-    """``sandboxed_argv`` for the event loop: in a thread when rules on reading may make it search folders."""
-    build = functools.partial(sandboxed_argv, argv, settings, workspace, cwd=cwd, bwrap=bwrap, notes=notes)
-    build = functools.partial(build, own=own, kept=kept, reuse=reuse)
-    if settings.hidden is None or settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return build()
-    return await asyncio.to_thread(build)
-
-
 def sandbox_probed(settings: SandboxSettings, *, bwrap: str | None = None) -> bool:
     """Whether ``check_sandbox`` would answer at once (no probe to run, or its answer is known)."""
     if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
@@ -450,9 +428,3 @@ def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str
             f"bubblewrap ({path}) cannot create the {settings.mode} sandbox: {problem}", hint=_INSTALL_HINT
         )
     return path
-
-
-def _existing(path: str) -> str | None:
-    """``os.path.realpath(path)`` when what it leads to exists, else None."""
-    real = os.path.realpath(path)
-    return real if os.path.exists(real) else None
