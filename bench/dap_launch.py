@@ -56,7 +56,7 @@ PHASES = (
 def instrument(marks: dict[str, float]) -> None:
     """Record the first time of each phase in ``marks`` (ms from ``marks["start"]``), at the DAP connection."""
     from kairox._rpc import ChildProcess
-    from kairox.dap import DapConnection
+    from kairox.dap._connection import DapConnection
 
     def mark(name: str) -> None:
         if "start" in marks and name not in marks:

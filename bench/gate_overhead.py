@@ -22,16 +22,8 @@ from kairox.events import RecordingSink
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule
 from kairox.registry import ToolRegistry
 from kairox.registry._registry import RegistrySettings
-from kairox.tools import (
-    READ_ONLY,
-    BuiltinToolProvider,
-    CallContext,
-    ToolCall,
-    ToolProvider,
-    ToolResult,
-    ToolSource,
-    ToolSpec,
-)
+from kairox.tools import BuiltinToolProvider, CallContext, ToolCall, ToolProvider, ToolResult, ToolSource, ToolSpec
+from kairox.tools._model import READ_ONLY
 
 ROUNDS = 15
 SCHEMA: JsonObject = {

@@ -30,7 +30,7 @@ from kairox.tools import CallContext, ToolCall
 
 BIN = Path(sys.executable).parent
 try:
-    from kairox.lsp._files import SETTLE_NS
+    from kairox._util._filestate import SETTLE_NS
 except ImportError:  # a Kairox that keeps no texts: the same wait, so runs of both compare
     SETTLE_NS = 2_000_000_000
 SETTLE_S = SETTLE_NS / 1e9

@@ -24,7 +24,8 @@ from kairox.config._models import HookConfig
 from kairox.hooks import HookRegistry
 from kairox.plugins import validate_tree
 from kairox.sandbox import SandboxSettings
-from kairox.tools import READ_ONLY, ToolCall, ToolSource, ToolSpec
+from kairox.tools import ToolCall, ToolSource, ToolSpec
+from kairox.tools._model import READ_ONLY
 
 ROUNDS = 7
 HOOK_CALLS = 20

@@ -27,7 +27,7 @@ HOST = textwrap.dedent(
     import sys, anyio
     from pathlib import Path
     from kairox.config import DapServerConfig, LspServerConfig, McpServerConfig
-    from kairox.dap import DapServerLifecycle
+    from kairox.dap._lifecycle import DapServerLifecycle
     from kairox.lsp import LspServerLifecycle
     from kairox.mcp import McpServerManager
 

@@ -24,11 +24,11 @@ from kairox.agent import (
     ModelRequestRetried,
     ModelSetupError,
     Role,
-    SessionStarted,
     TurnEnded,
     TurnEndReason,
     open_session,
 )
+from kairox.agent._events import SessionStarted
 from kairox.config import trust_workspace
 from kairox.events import RecordingSink
 from kairox.policy import ApprovalAnswer, ApprovalRequest

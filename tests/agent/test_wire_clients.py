@@ -9,16 +9,11 @@ import anyio
 import pytest
 from tests.servers.model_server import ScriptedModelServer
 
-from kairox.agent import (
-    Message,
-    ModelProviderError,
-    ModelRequest,
-    ModelRequestRetried,
-    ModelSettings,
-    client_for,
-)
+from kairox.agent import Message, ModelRequest, ModelRequestRetried, ModelSettings
 from kairox.agent._client import ModelClient, collect
 from kairox.agent._messages import ModelResponse
+from kairox.agent._provider import ModelProviderError
+from kairox.agent._session import client_for
 from kairox.events import RecordingSink
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from kairox._rpc import ChildProcess, RpcTimeoutError
-from kairox.dap import DapConnection
+from kairox.dap._connection import DapConnection
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 PEER = Path(__file__).parents[1] / "_rpc" / "peer.py"

@@ -8,20 +8,20 @@ from tests.agent._support import make_workspace, transcript_records
 
 from kairox.agent import (
     ModelClient,
-    ModelEvent,
     ModelFailed,
-    ModelProviderError,
     ModelRequest,
     ModelSetupError,
     ResponseEnd,
     Role,
-    SessionStarted,
     TextDelta,
     ToolCallPart,
     TurnEndReason,
     Usage,
     open_session,
 )
+from kairox.agent._client import ModelEvent
+from kairox.agent._events import SessionStarted
+from kairox.agent._provider import ModelProviderError
 from kairox.errors import KairoxError
 from kairox.events import RecordingSink
 from kairox.policy import ApprovalAnswer, ApprovalRequest
@@ -105,7 +105,8 @@ def workspace(tmp_path: Path, isolated_home: Path) -> Path:
 
 
 def test_kairox_clients_and_a_caller_class_satisfy_the_protocol() -> None:
-    from kairox.agent import ModelSettings, client_for
+    from kairox.agent import ModelSettings
+    from kairox.agent._session import client_for
     from kairox.events import NullSink
 
     settings = ModelSettings(model="m", provider="p", wire_api="anthropic", base_url="http://127.0.0.1:9")

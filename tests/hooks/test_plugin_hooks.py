@@ -11,7 +11,8 @@ from kairox.hooks import HookApprovalStore, HookRegistry
 from kairox.plugins import PluginOrigin, TrustLevel, load_plugin, route_plugins
 from kairox.policy import ApprovalAnswer, ApprovalRequest, ApprovalScope
 from kairox.sandbox import SandboxSettings
-from kairox.tools import READ_ONLY, HookDecision, ToolCall, ToolSource, ToolSpec
+from kairox.tools import HookDecision, ToolCall, ToolSource, ToolSpec
+from kairox.tools._model import READ_ONLY
 
 pytestmark = pytest.mark.anyio
 

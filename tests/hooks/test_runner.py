@@ -12,7 +12,8 @@ from kairox.events import RecordingSink
 from kairox.hooks import HookEvent, HookFinished, HookRegistry
 from kairox.hooks._model import HookSpec, matches
 from kairox.sandbox import SandboxSettings
-from kairox.tools import READ_ONLY, HookDecision, PostToolUseOutcome, ToolCall, ToolResult, ToolSource, ToolSpec
+from kairox.tools import HookDecision, PostToolUseOutcome, ToolCall, ToolResult, ToolSource, ToolSpec
+from kairox.tools._model import READ_ONLY
 
 pytestmark = pytest.mark.anyio
 

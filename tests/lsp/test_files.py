@@ -8,9 +8,10 @@ import anyio
 import pytest
 from tests.lsp._fixtures import jedi_config
 
+from kairox._util._filestate import SETTLE_NS, file_state
 from kairox.errors import ToolCallError
 from kairox.lsp import LspToolProvider
-from kairox.lsp._files import MAX_TEXT_BYTES, SETTLE_NS, disk_text, file_state, locate, read_text
+from kairox.lsp._files import MAX_TEXT_BYTES, disk_text, locate, read_text
 from kairox.tools import CallContext
 
 LIBRARY = """def make() -> int:

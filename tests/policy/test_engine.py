@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
-from kairox.dap import dap_tool_specs
+from kairox.dap._specs import dap_tool_specs
 from kairox.errors import Severity
 from kairox.policy import (
     Decision,

@@ -12,7 +12,6 @@ from kairox.policy._rules import RuleLike
 from kairox.registry._registry import RegistrySettings
 from kairox.sandbox import SandboxSettings
 from kairox.tools import (
-    READ_ONLY,
     Access,
     CallContext,
     PermissionProfile,
@@ -24,6 +23,7 @@ from kairox.tools import (
     ToolSource,
     ToolSpec,
 )
+from kairox.tools._model import READ_ONLY
 
 MESSAGE_SCHEMA: JsonObject = {
     "type": "object",

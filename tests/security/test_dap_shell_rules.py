@@ -10,7 +10,8 @@ from tests.dap._fixtures import debugpy_config
 from tests.registry._support import settings
 from tests.security._support import engine, workspace
 
-from kairox.dap import DapToolProvider, dap_tool_specs
+from kairox.dap import DapToolProvider
+from kairox.dap._specs import dap_tool_specs
 from kairox.policy import NonInteractiveApprover, Rule, Verdict
 from kairox.registry import ToolRegistry
 from kairox.tools import ToolCall

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from tests.agent._support import make_workspace
 
-from kairox.agent import ModelEvent, ModelRequest, ResponseEnd, Role, TextDelta, ToolCallPart, open_session
+from kairox.agent import ModelRequest, ResponseEnd, Role, TextDelta, ToolCallPart, open_session
+from kairox.agent._client import ModelEvent
 from kairox.events import RecordingSink
 from kairox.registry import ModelProvider, ToolCallDecided
 from kairox.runtime import build_extension_context

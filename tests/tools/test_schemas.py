@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from kairox.dap import LAUNCH_PERMISSION, SESSION_PERMISSION, dap_tool_specs
+from kairox.dap._specs import LAUNCH_PERMISSION, SESSION_PERMISSION, dap_tool_specs
 from kairox.lsp._specs import LSP_PERMISSION, lsp_tool_specs
 from kairox.tools import BUILTIN_SPECS, ToolSpec
 

@@ -10,7 +10,8 @@ import pytest
 from kairox.config import SandboxPolicy
 from kairox.errors import ToolCallError
 from kairox.sandbox import SandboxSettings
-from kairox.tools import BuiltinSettings, BuiltinToolProvider, CallContext, ToolResult, scrubbed_environment
+from kairox.tools import BuiltinSettings, BuiltinToolProvider, CallContext, ToolResult
+from kairox.tools._builtin_shell import scrubbed_environment
 
 
 async def run(ws: Path, arguments: dict[str, object], settings: BuiltinSettings | None = None) -> ToolResult:

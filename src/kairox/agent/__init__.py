@@ -7,7 +7,7 @@ A caller with a model client of their own passes it to ``open_session(client=...
 :class:`ModelClient` members (``model``, ``dialect``, ``stream(request)`` yielding :class:`TextDelta`,
 :class:`ToolCallPart` and a last :class:`ResponseEnd`)."""
 
-from kairox.agent._client import ModelClient, ModelEvent, ResponseEnd, TextDelta
+from kairox.agent._client import ModelClient, ResponseEnd, TextDelta
 from kairox.agent._events import (
     ApprovalRequested,
     AssistantMessageCompleted,
@@ -21,7 +21,6 @@ from kairox.agent._events import (
     ModelRequestStarted,
     PlanUpdated,
     Rewound,
-    SessionStarted,
     SubagentEvent,
     SubagentStarted,
     SubagentStopped,
@@ -35,7 +34,6 @@ from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolC
 from kairox.agent._opener import open_workspace
 from kairox.agent._plan import plan_text
 from kairox.agent._provider import (
-    ModelProviderError,
     ModelSettings,
     ModelSetupError,
     choose_model,
@@ -44,7 +42,7 @@ from kairox.agent._provider import (
     model_settings,
 )
 from kairox.agent._rewind import rewind_transcript, session_checkpoints
-from kairox.agent._session import AgentSession, TurnResult, client_for, open_session
+from kairox.agent._session import AgentSession, TurnResult, open_session
 from kairox.agent._task import serve_tasks
 from kairox.agent._transcript import SessionNotFoundError, list_sessions, subagent_history
 
@@ -60,9 +58,7 @@ __all__ = [
     "ImagePart",
     "Message",
     "ModelClient",
-    "ModelEvent",
     "ModelFailed",
-    "ModelProviderError",
     "ModelRequest",
     "ModelRequestRetried",
     "ModelRequestStarted",
@@ -73,7 +69,6 @@ __all__ = [
     "Rewound",
     "Role",
     "SessionNotFoundError",
-    "SessionStarted",
     "SubagentEvent",
     "SubagentStarted",
     "SubagentStopped",
@@ -87,7 +82,6 @@ __all__ = [
     "Usage",
     "UsageReported",
     "choose_model",
-    "client_for",
     "known_providers",
     "list_sessions",
     "model_choices",

@@ -81,5 +81,3 @@ class ConfigParseCache:
 
 PARSE_CACHE = ConfigParseCache()
 """The process's cache: ``resolve_config`` uses it unless given another (or None, to read every file afresh)."""
-
-__all__ = ["PARSE_CACHE", "ConfigParseCache", "ParsedFile"]

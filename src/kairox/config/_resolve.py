@@ -23,7 +23,7 @@ from kairox.config._layers import (
     system_config_path,
 )
 from kairox.config._mcp_json import MCP_JSON
-from kairox.config._merge import KeyOrigin, LayerData, Merged, leaves, merge
+from kairox.config._merge import KeyOrigin, LayerData, Merged, merge
 from kairox.config._models import KairoxConfig
 from kairox.config._parse_cache import PARSE_CACHE, ConfigParseCache, ParsedFile
 from kairox.config._pins import PinnedValue, read_mcp_json_entries, reads_files
@@ -754,9 +754,6 @@ def resolve_config(
             )
         )
     return resolved
-
-
-__all__ = ["PendingTrust", "PolicyRule", "ResolvedConfig", "leaves", "parse_cli_value", "resolve_config"]
 
 
 def trust_workspace(

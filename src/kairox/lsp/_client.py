@@ -19,10 +19,11 @@ import anyio
 
 from kairox._rpc import JsonRpcEndpoint, RpcError, closed_reason, server_process
 from kairox._util import JsonObject
+from kairox._util._filestate import FileState
 from kairox.config import LspServerConfig, SecretScrubber
 from kairox.errors import SandboxUnavailableError
 from kairox.lsp._errors import LspStartupError
-from kairox.lsp._files import FileState, disk_text, locate, read_text
+from kairox.lsp._files import disk_text, locate, read_text
 from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, real_path_uri, split_lines, uri_to_path
 from kairox.sandbox import ServerConfinement, confine_server, refusal_hint
 

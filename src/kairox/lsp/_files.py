@@ -44,6 +44,3 @@ def disk_text(path: str) -> str:
         return read_text(path)
     except (OSError, ValueError):  # a file that cannot be read, or a name no file can have
         return ""
-
-
-__all__ = ["MAX_TEXT_BYTES", "SETTLE_NS", "FileState", "disk_text", "file_state", "locate", "read_text"]

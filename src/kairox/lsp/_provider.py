@@ -14,13 +14,14 @@ from typing import Any, Self
 
 from kairox._rpc import RpcError, RpcResponseError, usable_servers
 from kairox._util import JsonObject
+from kairox._util._filestate import FileState, file_state
 from kairox.config import LspServerConfig
 from kairox.errors import ToolCallError
 from kairox.events import EventSink, NullSink
 from kairox.lsp import _render as render
 from kairox.lsp._client import LspClient, OpenDocument, language_id
 from kairox.lsp._errors import LspError, LspLocationError, LspNoServerError
-from kairox.lsp._files import FileState, file_state, locate
+from kairox.lsp._files import locate
 from kairox.lsp._lifecycle import LspServerLifecycle
 from kairox.lsp._specs import lsp_tool_specs
 from kairox.lsp._symbols import document_symbols, flatten_symbols, resolve_symbol

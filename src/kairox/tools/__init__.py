@@ -5,11 +5,10 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox.tools._builtin import BUILTIN_ORIGIN, BUILTIN_SPECS, BuiltinSettings, BuiltinToolProvider, ToolHost
-    from kairox.tools._builtin_shell import HostCommand, scrubbed_environment
+    from kairox.tools._builtin import BUILTIN_SPECS, BuiltinSettings, BuiltinToolProvider, ToolHost
+    from kairox.tools._builtin_shell import HostCommand
     from kairox.tools._gitignore import walk_files
     from kairox.tools._model import (
-        READ_ONLY,
         Access,
         AudioContent,
         CallContext,
@@ -35,14 +34,11 @@ if TYPE_CHECKING:
         PreToolUseOutcome,
         ToolHooks,
         ToolProvider,
-        ToolsChangedListener,
     )
     from kairox.tools._web_fetch import host_kind, rule_hosts, url_host
 
 __all__ = [
-    "BUILTIN_ORIGIN",
     "BUILTIN_SPECS",
-    "READ_ONLY",
     "Access",
     "AudioContent",
     "BuiltinSettings",
@@ -69,11 +65,9 @@ __all__ = [
     "ToolResult",
     "ToolSource",
     "ToolSpec",
-    "ToolsChangedListener",
     "host_kind",
     "object_schema",
     "rule_hosts",
-    "scrubbed_environment",
     "url_host",
     "walk_files",
 ]
@@ -83,12 +77,11 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._builtin": ("BUILTIN_ORIGIN", "BUILTIN_SPECS", "BuiltinSettings", "BuiltinToolProvider", "ToolHost"),
-            "._builtin_shell": ("HostCommand", "scrubbed_environment"),
+            "._builtin": ("BUILTIN_SPECS", "BuiltinSettings", "BuiltinToolProvider", "ToolHost"),
+            "._builtin_shell": ("HostCommand",),
             "._web_fetch": ("host_kind", "rule_hosts", "url_host"),
             "._gitignore": ("walk_files",),
             "._model": (
-                "READ_ONLY",
                 "Access",
                 "AudioContent",
                 "CallContext",
@@ -114,7 +107,6 @@ if not TYPE_CHECKING:
                 "PreToolUseOutcome",
                 "ToolHooks",
                 "ToolProvider",
-                "ToolsChangedListener",
             ),
         },
     )
