@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from kairox._rpc import ServerStatus
     from kairox.mcp._adapter import McpToolAdapter, permission_for
     from kairox.mcp._client import McpClient
     from kairox.mcp._connect import open_server_transport
@@ -41,6 +42,7 @@ __all__ = [
     "McpServerStopped",
     "McpToolAdapter",
     "McpToolProgress",
+    "ServerStatus",
     "configured_servers",
     "open_server_transport",
     "permission_for",
@@ -53,6 +55,7 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
+            "kairox._rpc": ("ServerStatus",),
             "._adapter": ("McpToolAdapter", "permission_for"),
             "._client": ("McpClient",),
             "._connect": ("open_server_transport",),

@@ -11,13 +11,14 @@ from kairox.registry._events import (
     event_arguments,
 )
 from kairox.registry._factory import build_registry, registry_settings, user_layer_writer
-from kairox.registry._registry import CALL_APPROVALS, ToolRegistry, renamed_diagnostic
+from kairox.registry._registry import CALL_APPROVALS, RegistrySettings, ToolRegistry, renamed_diagnostic
 from kairox.registry._search import TOOL_SEARCH, ToolIndex, ToolSearch, search_threshold_tokens
 
 __all__ = [
     "CALL_APPROVALS",
     "TOOL_SEARCH",
     "ModelProvider",
+    "RegistrySettings",
     "SessionApprovals",
     "ToolCallApprovalAnswered",
     "ToolCallDecided",

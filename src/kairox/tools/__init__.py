@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from kairox.sandbox import SandboxSettings
     from kairox.tools._builtin import BUILTIN_SPECS, BuiltinSettings, BuiltinToolProvider, ToolHost
     from kairox.tools._builtin_shell import HostCommand
     from kairox.tools._gitignore import walk_files
@@ -56,6 +57,7 @@ __all__ = [
     "ProgramArgs",
     "ProgressCallback",
     "ResourceLink",
+    "SandboxSettings",
     "TextContent",
     "ToolAnnotations",
     "ToolCall",
@@ -81,6 +83,7 @@ if not TYPE_CHECKING:
             "._builtin_shell": ("HostCommand",),
             "._web_fetch": ("host_kind", "rule_hosts", "url_host"),
             "._gitignore": ("walk_files",),
+            "kairox.sandbox": ("SandboxSettings",),
             "._model": (
                 "Access",
                 "AudioContent",
