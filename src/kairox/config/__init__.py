@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kairox.config._own_writes import write_own
     from kairox.config._pins import hash_files
     from kairox.config._redact import REDACTED, is_secret_key, redact_command, redact_tree, redact_urls
-    from kairox.config._resolve import PolicyRule, ResolvedConfig, parse_cli_value, resolve_config, trust_workspace
+    from kairox.config._resolve import ResolvedConfig, parse_cli_value, resolve_config, trust_workspace
     from kairox.config._scrub import SecretScrubber
     from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
     from kairox.config._trust import TrustStore
@@ -48,7 +48,6 @@ __all__ = [
     "McpServerConfig",
     "ModelProviderConfig",
     "PolicyConfig",
-    "PolicyRule",
     "ResolvedConfig",
     "RulesConfig",
     "SandboxPolicy",
@@ -107,7 +106,7 @@ if not TYPE_CHECKING:
             "._display": ("lookup_value", "provenance_lines", "value_text"),
             "._scrub": ("SecretScrubber",),
             "._redact": ("REDACTED", "is_secret_key", "redact_command", "redact_tree", "redact_urls"),
-            "._resolve": ("PolicyRule", "ResolvedConfig", "parse_cli_value", "resolve_config", "trust_workspace"),
+            "._resolve": ("ResolvedConfig", "parse_cli_value", "resolve_config", "trust_workspace"),
             "._servers": ("DapServerConfig", "LspServerConfig", "McpServerConfig"),
             "._trust": ("TrustStore",),
             "._writer": ("append_value", "remove_value", "set_value", "unset_value"),

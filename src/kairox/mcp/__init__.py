@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from kairox.mcp._adapter import McpToolAdapter, permission_for
     from kairox.mcp._client import McpClient
     from kairox.mcp._connect import open_server_transport
-    from kairox.mcp._connection import FailureCause
     from kairox.mcp._content import McpResource
     from kairox.mcp._events import (
         McpServerFailed,
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientFeatures",
     "ConfiguredServer",
-    "FailureCause",
     "McpClient",
     "McpResource",
     "McpServerFailed",
@@ -70,7 +68,6 @@ if not TYPE_CHECKING:
                 "McpToolProgress",
             ),
             "._features": ("ClientFeatures",),
-            "._connection": ("FailureCause",),
             "._manager": ("McpServerManager",),
             "._sources": ("ConfiguredServer", "configured_servers", "server_confiner"),
         },

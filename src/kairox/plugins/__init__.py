@@ -15,7 +15,7 @@ from kairox.plugins._marketplace import (
     Marketplaces,
     PluginInstallDeniedError,
 )
-from kairox.plugins._model import ContributionKind, Plugin, PluginHook, PluginOrigin
+from kairox.plugins._model import ContributionKind, Plugin, PluginOrigin
 from kairox.plugins._permissions import narrow_policy
 from kairox.plugins._routing import PluginRouting, route_plugins
 from kairox.plugins._settings import (
@@ -38,7 +38,6 @@ __all__ = [
     "MarketplaceError",
     "Marketplaces",
     "Plugin",
-    "PluginHook",
     "PluginInstallDeniedError",
     "PluginManifestView",
     "PluginOrigin",
