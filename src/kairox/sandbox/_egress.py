@@ -6,7 +6,6 @@ off the list, and one only a ``*.`` pattern allows that resolves outside the pub
 
 import atexit
 import contextlib
-import functools
 import ipaddress
 import os
 import secrets
@@ -170,7 +169,6 @@ class EgressProxy:
         )
 
 
-@functools.cache
 def _python() -> str:
     """Kairox's own Python, or the system's when a sandbox could not reach Kairox's (in another user's home)."""
     own = Path(os.path.realpath(sys.executable))
