@@ -96,7 +96,7 @@ async def test_the_peers_requests_reach_handlers_and_unknown_ones_get_method_not
 async def test_notifications_reach_their_handler() -> None:
     notes: list[tuple[str, Any]] = []
     async with peer() as (_, rpc):
-        rpc.on_any_notification(lambda method, params: notes.append((method, params)))
+        rpc.on_notification("note", lambda method, params: notes.append((method, params)))
         await rpc.request("notify_me", {"x": 1})
     assert notes == [("note", {"x": 1})]
 

@@ -41,7 +41,6 @@ class JsonRpcEndpoint(FramedConnection):
         self._next_id = 0
         self._requests: dict[str, RequestHandler] = {}
         self._notifications: dict[str, NotificationHandler] = {}
-        self._any_notification: NotificationHandler | None = None
 
     # --- handlers ------------------------------------------------------------------------------------------------
 
@@ -50,10 +49,6 @@ class JsonRpcEndpoint(FramedConnection):
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
         self._notifications[method] = handler
-
-    def on_any_notification(self, handler: NotificationHandler) -> None:
-        """Called for notifications without a handler of their own."""
-        self._any_notification = handler
 
     # --- sending -------------------------------------------------------------------------------------------------
 
@@ -130,7 +125,7 @@ class JsonRpcEndpoint(FramedConnection):
             future.set_result(message.get("result"))
 
     async def _notify_handler(self, method: str, params: Any) -> None:
-        handler = self._notifications.get(method, self._any_notification)
+        handler = self._notifications.get(method)
         if handler is None:
             return
         try:

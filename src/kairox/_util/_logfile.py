@@ -18,7 +18,6 @@ class RotatingLog:
     def __init__(self, path: Path, *, limit: int = LOG_LIMIT_BYTES) -> None:
         self.path = path
         self.limit = limit
-        self.rotations = 0
         self._file: IO[bytes] | None = open_private(path, "ab")
         self._size = self._file.tell()
 
@@ -52,7 +51,6 @@ class RotatingLog:
         except OSError:
             return
         self._size = 0
-        self.rotations += 1
 
     def close(self) -> None:
         handle, self._file = self._file, None

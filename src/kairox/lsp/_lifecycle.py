@@ -6,7 +6,6 @@ start. Each status change is an event.
 """
 
 import os
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -61,7 +60,6 @@ class LspServerLifecycle(ServerLifecycle[LspClient]):
         self._host_env = host_env
         self._stderr_log = stderr_log
         self.starts = 0
-        self.started_at: float | None = None
         self._lock = anyio.Lock()
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -137,7 +135,6 @@ class LspServerLifecycle(ServerLifecycle[LspClient]):
         return LspServerStarting(server=self.name, restart=restart)
 
     def _running(self, client: LspClient) -> Event:
-        self.started_at = time.time()
         return LspServerRunning(server=self.name, pid=client.child.pid, position_encoding=client.position_encoding)
 
     def _failed(self, reason: str) -> Event:

@@ -20,10 +20,10 @@ _SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 class Files:
     """The lines and shown paths of the files one reply names, each looked up once per reply."""
 
-    def __init__(self, client: LspClient, real_paths: dict[str, str] | None = None) -> None:
+    def __init__(self, client: LspClient) -> None:
         self.client = client
         self._lines: dict[str, list[str]] = {}
-        self._real = {} if real_paths is None else real_paths
+        self._real: dict[str, str] = {}
         self._root = str(client.workspace)  # resolved when the client was made
 
     def lines(self, uri: str) -> list[str]:

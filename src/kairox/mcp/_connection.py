@@ -286,7 +286,6 @@ class McpConnection:
             callbacks=callbacks,
             client_info={"name": "kairox", "version": __version__},
             on_tools_changed=client.relist_soon,
-            on_violation=client.violation,
         )
         await self._stack.enter_async_context(session)
         self.closed = session.closed

@@ -144,7 +144,6 @@ class NativeSession(McpSession):
         callbacks: ClientCallbacks,
         client_info: dict[str, str],
         on_tools_changed: Callable[[], None],
-        on_violation: Callable[[str], None],
     ) -> None:
         super().__init__(callbacks)
         self.channel = channel
@@ -154,7 +153,6 @@ class NativeSession(McpSession):
         self._meta: dict[str, Any] | None = None
         """What every request carries in ``_meta`` in the 2026 era (None in the handshake era)."""
         self._on_tools_changed = on_tools_changed
-        self._on_violation = on_violation
         self._next_id = 0
         self._pending: dict[int | str, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[int | str, ProgressHandler] = {}

@@ -98,6 +98,19 @@ def _climbing(raw: dict[str, Any], root: Path) -> str | None:
     return None
 
 
+def _usable(
+    table: dict[str, Any], kind: str, *, root: Path, source: str, diagnostics: list[Diagnostic]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The entries of a server table that are JSON objects whose paths stay in the plugin folder; each other entry
+    is refused with an ``ExtensionLoadFailure`` in ``diagnostics``."""
+    for name, raw in table.items():
+        reason = _climbing(raw, root) if isinstance(raw, dict) else "the server entry must be a JSON object"
+        if reason is None:
+            yield name, raw
+        else:
+            diagnostics.append(ExtensionLoadFailure(kind=kind, name=name, reason=reason, source=source))
+
+
 def expand_plugin_values(value: Any, root: Path) -> Any:
     """``${KAIROX_PLUGIN_ROOT}`` expanded in every string of ``value`` (a server entry)."""
     if isinstance(value, str):
@@ -133,18 +146,7 @@ def mcp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
             )
         )
     entries: list[ServerEntry] = []
-    for name, raw in table.items():
-        if not isinstance(raw, dict):
-            diagnostics.append(
-                ExtensionLoadFailure(
-                    kind="mcp_server", name=name, reason="the server entry must be a JSON object", source=source
-                )
-            )
-            continue
-        climbing = _climbing(raw, root)
-        if climbing:
-            diagnostics.append(ExtensionLoadFailure(kind="mcp_server", name=name, reason=climbing, source=source))
-            continue
+    for name, raw in _usable(table, "mcp_server", root=root, source=source, diagnostics=diagnostics):
         fields: dict[str, Any] = {}
         for key, value in expand_plugin_values(raw, root).items():
             key = _MCP_RENAMES.get(key, key)
@@ -201,18 +203,7 @@ def lsp_entries(data: Any, *, plugin: str, root: Path, source: str) -> tuple[lis
             )
         ]
     entries: list[ServerEntry] = []
-    for name, raw in table.items():
-        if not isinstance(raw, dict):
-            diagnostics.append(
-                ExtensionLoadFailure(
-                    kind="lsp_server", name=name, reason="the server entry must be a JSON object", source=source
-                )
-            )
-            continue
-        climbing = _climbing(raw, root)
-        if climbing:
-            diagnostics.append(ExtensionLoadFailure(kind="lsp_server", name=name, reason=climbing, source=source))
-            continue
+    for name, raw in _usable(table, "lsp_server", root=root, source=source, diagnostics=diagnostics):
         raw = expand_plugin_values(raw, root)
         fields: dict[str, Any] = {
             k: raw[k]

@@ -196,8 +196,3 @@ def _holds(version: Version, op: str, bound: Version) -> bool:
     if op == ">=":
         return version >= bound
     return version._key() == bound._key()
-
-
-def satisfies(version: str, range_text: str) -> bool:
-    """Whether ``version`` lies in the npm-style ``range_text``; raises :class:`VersionRangeError`."""
-    return VersionRange.parse(range_text).contains(version)

@@ -12,7 +12,6 @@ front end can seed it before the MCP SDK has loaded.
 """
 
 import time
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -477,26 +476,11 @@ class ServerBoard:
                 self._put(replace(view, status=ServerStatus.STOPPED))
 
 
-_SERVER_TOOLS: "weakref.WeakKeyDictionary[McpClient, tuple[object, object, object, tuple[ServerTool, ...]]]" = (
-    weakref.WeakKeyDictionary()
-)
-"""Per client, its tools as views, made again only when its tool list or its filters changed (a session syncs
-the board more than once, and fifty servers list thousands of tools)."""
-
-
 def _server_tools(client: "McpClient") -> tuple[ServerTool, ...]:
     from kairox.mcp._content import is_offered
 
     config = client.config
-    memo = _SERVER_TOOLS.get(client)
-    if (
-        memo is not None
-        and memo[0] is client.tools
-        and memo[1] == config.enabled_tools
-        and memo[2] == config.disabled_tools
-    ):
-        return memo[3]
-    tools = tuple(
+    return tuple(
         ServerTool(
             name=t.name,
             description=t.description or "",
@@ -504,13 +488,6 @@ def _server_tools(client: "McpClient") -> tuple[ServerTool, ...]:
         )
         for t in client.tools
     )
-    _SERVER_TOOLS[client] = (
-        client.tools,
-        list(config.enabled_tools) if config.enabled_tools is not None else None,
-        list(config.disabled_tools),
-        tools,
-    )
-    return tools
 
 
 def _client_facts(client: "McpClient", offered: tuple[int, int]) -> dict[str, Any]:

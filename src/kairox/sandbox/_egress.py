@@ -6,7 +6,6 @@ off the list, and one only a ``*.`` pattern allows that resolves outside the pub
 
 import atexit
 import contextlib
-import functools
 import ipaddress
 import os
 import secrets
@@ -19,11 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kairox._util._domains import allowing, host_name
-from kairox.config import SandboxPolicy
 from kairox.errors import SandboxUnavailableError
 from kairox.events import Event
 from kairox.sandbox._bwrap import egress_folder
-from kairox.sandbox._profile import SandboxSettings
 
 FORWARDER = Path(__file__).with_name("_forwarder.py")
 # a request's head at most; waits; connections one proxy serves at once (past it a new one is closed at once)
@@ -43,13 +40,6 @@ class EgressRefused(Event):
 
 class _Refusal(Exception):
     """``(status, reason, host, port)``: what the proxy answers instead of connecting."""
-
-
-def host_allowed(host: str, sandbox: SandboxSettings) -> bool:
-    """Whether ``sandbox``'s processes may reach ``host`` by name: any, none, or the list's (``*.``: by address too)."""
-    if sandbox.mode is SandboxPolicy.DANGER_FULL_ACCESS or sandbox.network_access:
-        return True
-    return (name := host_name(host)) is not None and allowing(name, sandbox.allowed_domains or ()) is not None
 
 
 class EgressProxy:
@@ -170,7 +160,6 @@ class EgressProxy:
         )
 
 
-@functools.cache
 def _python() -> str:
     """Kairox's own Python, or the system's when a sandbox could not reach Kairox's (in another user's home)."""
     own = Path(os.path.realpath(sys.executable))

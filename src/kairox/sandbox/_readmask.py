@@ -153,15 +153,6 @@ def mask_for(
     return ReadMask(patterns, search_roots)
 
 
-def hidden_paths(
-    patterns: tuple[PathPattern, ...], roots: tuple[Path, ...], *, limit: int = SEARCH_LIMIT
-) -> HiddenPaths:
-    """The existing files and folders ``patterns`` cover: by name below ``roots``, anchored ones where they point;
-    with the histories they reach and the other names of what they cover."""
-    named = tuple((p, "deny rule " + repr(f"fs.read({p.glob})")) for p in patterns)
-    return ReadMask(named, roots, limit=limit)()
-
-
 @dataclass(slots=True)
 class _Search:
     key: tuple[object, ...]
