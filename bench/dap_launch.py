@@ -55,7 +55,7 @@ PHASES = (
 
 def instrument(marks: dict[str, float]) -> None:
     """Record the first time of each phase in ``marks`` (ms from ``marks["start"]``), at the DAP connection."""
-    from kairox._rpc import ChildProcess
+    from kairox._rpc._process import ChildProcess
     from kairox.dap._connection import DapConnection
 
     def mark(name: str) -> None:

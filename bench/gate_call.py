@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import McpServerConfig, PolicyConfig
 from kairox.events import EventSink, FanoutSink, NullSink, RecordingSink
 from kairox.hooks import HookRegistry

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from gate_call import NAME, gate_registry, measure, sequential
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.mcp import permission_for
 from kairox.tools import (
     CallContext,

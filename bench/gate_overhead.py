@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import PolicyConfig
 from kairox.events import RecordingSink
 from kairox.policy import NonInteractiveApprover, PolicySettings, Rule

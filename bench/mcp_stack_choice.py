@@ -77,7 +77,7 @@ def sdk_only():
 async def kairox() -> None:
     sys.path.insert(0, sys.argv[5])
     from kairox.config import McpServerConfig
-    from kairox._rpc import ServerStatus
+    from kairox._rpc._status import ServerStatus
     from kairox.mcp import McpClient, McpToolAdapter
     from kairox.tools import ToolCall
     from gate_call import gate_registry

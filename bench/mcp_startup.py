@@ -17,7 +17,7 @@ from pathlib import Path
 
 import anyio
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.mcp import McpServerManager
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tests._rpc._procs import _command, children_of, process_gone
 
-from kairox._rpc import guarded_argv
+from kairox._rpc._guarded import guarded_argv
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 WRAPPER = SERVERS / "forking_wrapper.sh"
@@ -126,7 +126,7 @@ MANY_HOST = textwrap.dedent(
     import sys, anyio
     from pathlib import Path
     from kairox.config import McpServerConfig
-    from kairox._rpc import ServerStatus
+    from kairox._rpc._status import ServerStatus
     from kairox.mcp import McpServerManager
 
     async def main(workspace: Path, wrapper: str, server: str, pids: str, count: str) -> None:

@@ -11,7 +11,9 @@ from typing import Any
 import anyio
 import pytest
 
-from kairox._rpc import ChildProcess, JsonRpcEndpoint, RpcConnectionClosedError, RpcResponseError, RpcTimeoutError
+from kairox._rpc._errors import RpcConnectionClosedError, RpcResponseError, RpcTimeoutError
+from kairox._rpc._jsonrpc import JsonRpcEndpoint
+from kairox._rpc._process import ChildProcess
 from kairox._rpc._replies import MethodError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]

@@ -8,7 +8,7 @@ import anyio
 import pytest
 from tests._rpc._procs import process_gone
 
-from kairox._rpc import ChildProcess
+from kairox._rpc._process import ChildProcess
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox._rpc import ChildProcess
-from kairox._rpc._process import StderrTail
+from kairox._rpc._process import ChildProcess, StderrTail
 from kairox.config import SecretScrubber
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

@@ -1,6 +1,6 @@
 import re
 
-from kairox._util import glob_to_regex
+from kairox._util._glob import glob_to_regex
 
 
 def matches(glob: str, path: str, **options: bool) -> bool:

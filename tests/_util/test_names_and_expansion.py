@@ -1,4 +1,5 @@
-from kairox._util import expand_vars, mcp_tool_name, suggest
+from kairox._util._expand import expand_vars
+from kairox._util._names import mcp_tool_name, suggest
 
 
 def test_mcp_tool_names_are_prefixed_and_normalised() -> None:

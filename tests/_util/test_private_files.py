@@ -4,7 +4,7 @@ it is (a log written to /dev/null must not lock /dev), and tightening a home hol
 import stat
 from pathlib import Path
 
-from kairox._util import open_private, tighten
+from kairox._util._files import open_private, tighten
 
 
 def mode(path: Path) -> int:

@@ -12,7 +12,7 @@ import pytest
 from tests.agent._support import SERVERS, user_config
 from tests.servers.model_server import ScriptedModelServer
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.agent import TurnEndReason, open_session
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.usefixtures("api_key")]

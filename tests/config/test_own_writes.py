@@ -12,7 +12,7 @@ import anyio
 import pytest
 from tests.helpers import Run, kairox
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.cli._common import ExitCode
 from kairox.config import TrustStore, resolve_config, trust_workspace
 from kairox.runtime import build_extension_context, set_mcp_server_enabled

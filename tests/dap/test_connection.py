@@ -8,7 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from kairox._rpc import ChildProcess, RpcTimeoutError
+from kairox._rpc._errors import RpcTimeoutError
+from kairox._rpc._process import ChildProcess
 from kairox.dap._connection import DapConnection
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]

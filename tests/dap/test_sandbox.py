@@ -22,7 +22,7 @@ from tests.helpers import NOBODY, as_user, give_to
 from tests.registry._support import ScriptedApprover, settings
 
 import kairox
-from kairox._rpc import ChildProcess
+from kairox._rpc._process import ChildProcess
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.dap import DapToolProvider
 from kairox.policy import ApprovalAnswer, Approver, NonInteractiveApprover, Rule

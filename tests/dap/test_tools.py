@@ -10,7 +10,8 @@ import pytest
 from tests._rpc._procs import host_pid, process_gone
 from tests.dap._fixtures import debugpy_config, free_port, wait_for_listener
 
-from kairox._rpc import ChildProcess, ServerStatus
+from kairox._rpc._process import ChildProcess
+from kairox._rpc._status import ServerStatus
 from kairox.dap import (
     DapProgramStopped,
     DapServerFailed,

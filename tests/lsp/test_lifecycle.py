@@ -11,7 +11,7 @@ import pytest
 from tests._rpc._procs import children_of, process_gone
 from tests.lsp._fixtures import HERE, SERVERS
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import LspServerConfig
 from kairox.errors import ToolCallError
 from kairox.events import RecordingSink

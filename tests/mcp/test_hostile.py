@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from tests.registry._support import ScriptedApprover, settings
 
-from kairox._rpc import ServerStatus
-from kairox._util import LOG_LIMIT_BYTES
+from kairox._rpc._status import ServerStatus
+from kairox._util._logfile import LOG_LIMIT_BYTES
 from kairox.config import McpServerConfig
 from kairox.errors import Diagnostic, ExtensionLoadFailure
 from kairox.mcp import McpServerManager, McpToolAdapter

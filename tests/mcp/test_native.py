@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
 from kairox.mcp import McpClient, McpServerStarting
@@ -138,7 +138,7 @@ async def test_a_server_that_exited_is_told_from_one_that_only_closed_its_input(
     closed its input and was then stopped by Kairox did not end by itself."""
     import anyio
 
-    from kairox._rpc import ChildProcess
+    from kairox._rpc._process import ChildProcess
     from kairox.mcp._connection import exited_on_its_own
     from kairox.mcp._native import StdioChannel
     from kairox.mcp._session import CONNECTION_CLOSED, SessionError

@@ -31,7 +31,7 @@ async def test_a_server_that_needs_authorization_says_to_log_in(tmp_path: Path, 
     import sys
     import time
 
-    from kairox._rpc import ServerStatus
+    from kairox._rpc._status import ServerStatus
     from kairox.config import McpServerConfig
     from kairox.mcp import McpClient
 

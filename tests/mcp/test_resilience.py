@@ -6,7 +6,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.events import RecordingSink
 from kairox.mcp import McpClient, McpServerFailed, McpServerReady, McpServerRestarting, McpServerStarting

@@ -9,7 +9,7 @@ import anyio
 import pytest
 from tests._rpc._procs import process_gone
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.mcp import McpServerManager
 from kairox.mcp._tool_cache import ToolListCache

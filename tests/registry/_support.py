@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
 from kairox.policy import ApprovalAnswer, ApprovalRequest, PolicySettings
 from kairox.policy._rules import RuleLike

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator, validators
 
-from kairox._util import mcp_tool_name
+from kairox._util._names import mcp_tool_name
 from kairox.registry._adapters import (
     SchemaAdapterError,
     anthropic_definition,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests.registry._support import DemoProvider, settings, spec
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import ApprovalPolicy
 from kairox.hooks import HookEvent, HookRegistry
 from kairox.hooks._model import HookSpec

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from jsonschema import validators
 from tests.registry._support import DemoProvider, settings, spec
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.events import FanoutSink, NullSink, RecordingSink, listens
 from kairox.hooks import HookEvent, HookRegistry
 from kairox.hooks._model import HookSpec

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.runtime import RuntimeOptions, ServerBoard, build_extension_context
 from kairox.tools import ToolCall
 

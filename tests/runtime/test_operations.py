@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.agent._support import SERVERS
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import McpServerConfig, trust_workspace
 from kairox.runtime import (
     add_mcp_server,

@@ -13,7 +13,7 @@ from tests.agent._support import BIN, SERVERS, make_workspace
 from tests.helpers import kairox
 from tests.tui.test_session_app import until
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import resolve_config
 from kairox.runtime import RuntimeOptions
 

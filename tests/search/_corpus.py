@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kairox._util import mcp_tool_name
+from kairox._util._names import mcp_tool_name
 from kairox.registry import ToolIndex
 from kairox.tools import Access, PermissionProfile, ToolSource, ToolSpec
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.security.test_value_rules import ALLOW_SERVER, _call, _ids, rule
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.policy import Rule
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

@@ -8,7 +8,7 @@ import pytest
 from tests.security._support import engine, mcp_tool, workspace
 from tests.security.test_value_rules import ALLOW_SELECT, DROP, _call
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.policy import Verdict
 
 QUERY = mcp_tool(

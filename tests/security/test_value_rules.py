@@ -13,7 +13,7 @@ import pytest
 from tests.registry._support import ScriptedApprover, settings
 from tests.security._support import workspace
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import ApprovalPolicy, McpServerConfig
 from kairox.mcp import McpServerManager, McpToolAdapter
 from kairox.policy import ApprovalRequest, Rule

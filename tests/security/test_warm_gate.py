@@ -12,7 +12,7 @@ from tests.registry._support import settings
 from tests.security._support import mcp_tool, workspace
 from tests.security.test_mcp_authority import DENIED_READS, WRITES_TO_PROTECTED
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.hooks import HookEvent, HookRegistry
 from kairox.hooks._model import HookSpec
 from kairox.policy import NonInteractiveApprover, Rule

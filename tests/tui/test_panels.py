@@ -11,7 +11,7 @@ from tests.agent._support import SERVERS, make_workspace
 from tests.tui.test_session_app import app_for, type_text, until
 from textual.widgets import DataTable, Static
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import trust_workspace
 from kairox.runtime import CONFIG_WRITE_TOOL
 from kairox.tui._approval import ApprovalScreen

@@ -11,7 +11,7 @@ from tests.agent._support import SERVERS, make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
 from textual.widgets import Markdown
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import resolve_config
 from kairox.runtime import RuntimeOptions
 from kairox.tui._app import KairoxApp

@@ -29,7 +29,7 @@ from tests.web_browser._browser import (
     wait_for_dot,
 )
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.runtime import ServerView
 
 pytestmark = pytest.mark.timeout(240)

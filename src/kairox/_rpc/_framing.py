@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from kairox._util import DecodeProblem, decode_json
+from kairox._util._decode import DecodeProblem, decode_json
 
 MAX_BODY = 64 * 1024 * 1024
 """Largest message body read; a longer one is skipped as a :class:`FramingProblem`."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kairox._rpc._process import ChildProcess, Scrubber, child_environment
-from kairox._util import expand_vars
+from kairox._util._expand import expand_vars
 
 
 def command_path(command: str, base_dir: Path) -> str:

@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from kairox._rpc._guarded import guarded_argv
-from kairox._util import LOG_LIMIT_BYTES, RotatingLog
+from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 
 BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ")
 """Host variables every child gets (when set)."""

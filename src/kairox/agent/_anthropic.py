@@ -6,7 +6,8 @@ import os
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from kairox._util import DecodeProblem, JsonObject, decode_json
+from kairox._util._decode import DecodeProblem, decode_json
+from kairox._util._json import JsonObject
 from kairox.agent._client import ModelEvent, ResponseEnd, TextDelta
 from kairox.agent._http import HttpWire, broken_off
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, Usage

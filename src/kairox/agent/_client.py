@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.agent._messages import Message, ModelRequest, ModelResponse, Role, ToolCallPart, Usage
 from kairox.agent._provider import ModelProviderError
 from kairox.registry import ModelProvider

@@ -4,7 +4,7 @@ it, estimated otherwise), where a compaction may cut the conversation, and the t
 import json
 from collections.abc import Sequence
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.agent._messages import Message, Role
 
 CHARS_PER_TOKEN = 4

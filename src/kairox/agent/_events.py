@@ -4,7 +4,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.events import Event
 
 

@@ -5,7 +5,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 
 
 class Role(enum.StrEnum):

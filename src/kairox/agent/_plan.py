@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.agent._events import PlanEntry, PlanStatus, PlanUpdated
 from kairox.events import Event
 from kairox.tools import Access, CallContext, PermissionProfile, ToolProvider, ToolResult, ToolSource, ToolSpec

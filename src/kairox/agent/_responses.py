@@ -7,7 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.agent._client import ModelEvent, ReasoningPart, ResponseEnd, TextDelta, ThoughtDelta
 from kairox.agent._http import broken_off
 from kairox.agent._messages import Message, ModelRequest, Role, Usage

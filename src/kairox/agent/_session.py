@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.agent._client import ModelClient, collect
 from kairox.agent._context import (
     SUMMARY_SYSTEM,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.agent._client import ModelClient
 from kairox.agent._events import SubagentEvent, SubagentStarted, SubagentStopped, TurnEndReason
 from kairox.agent._messages import Usage

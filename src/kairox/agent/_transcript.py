@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kairox._util import open_private
+from kairox._util._files import open_private
 from kairox.agent._events import AssistantTextDelta, AssistantThoughtDelta, ModelSwitched, UserMessageSubmitted
 from kairox.agent._messages import Message, Role, ToolResultPart
 from kairox.config import SecretScrubber

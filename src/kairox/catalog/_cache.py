@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from kairox._util import JsonObject
 from kairox._util._files import write_atomically
+from kairox._util._json import JsonObject
 
 CACHE_VERSION = 1
 

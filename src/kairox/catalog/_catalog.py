@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kairox._util import suggest
+from kairox._util._names import suggest
 from kairox.catalog._cache import CatalogCache
 from kairox.catalog._model import CatalogEntry
 from kairox.catalog._sources import BuiltinSource, CatalogSource, RemoteSource, SourceState, SourceStatus

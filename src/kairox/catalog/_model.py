@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.errors import KairoxError
 
 OFFICIAL_META = "io.modelcontextprotocol.registry/official"

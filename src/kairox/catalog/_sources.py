@@ -14,7 +14,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.catalog._cache import CachedSource, CatalogCache
 from kairox.catalog._model import CatalogEntry, CatalogFormatError, parse_entry
 from kairox.errors import Diagnostic

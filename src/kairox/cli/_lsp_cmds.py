@@ -21,7 +21,7 @@ dap_app = typer.Typer(help="Debug adapters and debug sessions.", no_args_is_help
 
 
 def _available(command: str, base_dir: Path) -> bool:
-    from kairox._rpc import resolved_command
+    from kairox._rpc._launch import resolved_command
 
     path = resolved_command(command, base_dir)
     return Path(path).is_file() if "/" in path else shutil.which(path) is not None
@@ -48,7 +48,7 @@ def _entry(view: "ServerView", config: Any, base_dir: Path) -> dict[str, Any]:
 
 def _label(status: str) -> str:
     """A status in the runtime view's words ("pending re-trust"), as every front end shows it."""
-    from kairox._rpc import ServerStatus
+    from kairox._rpc._status import ServerStatus
 
     return ServerStatus(status).label if status in set(ServerStatus) else status
 

@@ -110,7 +110,7 @@ def _manager(cli: CliState, servers: "dict[str, ConfiguredServer]") -> "McpServe
 
 
 def _pick(servers: "dict[str, ConfiguredServer]", name: str) -> "dict[str, ConfiguredServer]":
-    from kairox._util import suggest
+    from kairox._util._names import suggest
 
     if name not in servers:
         close = suggest(name, servers)
@@ -261,7 +261,7 @@ def call(
     """
     import anyio
 
-    from kairox._util import mcp_tool_name
+    from kairox._util._names import mcp_tool_name
     from kairox.cli._approver import command_line_approver
     from kairox.registry import build_registry
     from kairox.runtime import build_hooks, load_plugins
@@ -478,7 +478,7 @@ def login(
     import anyio
     import httpx
 
-    from kairox._rpc import ServerStatus
+    from kairox._rpc._status import ServerStatus
     from kairox.config import McpServerConfig
     from kairox.mcp import ClientFeatures, McpClient
     from kairox.mcp._oauth import browser_login, token_path

@@ -47,7 +47,7 @@ def _config_file(resolved: "ResolvedConfig") -> Path:
 
 
 def _find(plugins: "PluginSet", name: str) -> "Plugin":
-    from kairox._util import suggest
+    from kairox._util._names import suggest
 
     plugin = plugins.get(name)
     if plugin is None:
@@ -191,7 +191,7 @@ def disable(
     ] = None,
 ) -> None:
     """Disable a plugin, or one of its contributions."""
-    from kairox._util import suggest
+    from kairox._util._names import suggest
     from kairox.plugins import PluginSettingsError, parse_contribution, set_contribution_enabled, set_plugin_enabled
 
     resolved, plugins = _discover(ctx)

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kairox._util import DecodeProblem, decode_json
+from kairox._util._decode import DecodeProblem, decode_json
 from kairox.config._servers import McpServerConfig
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kairox._util import DecodeProblem, decode_json
+from kairox._util._decode import DecodeProblem, decode_json
 from kairox.config._keys import split_key
 from kairox.config._merge import KeyOrigin
 from kairox.config._models import SERVER_SECTIONS

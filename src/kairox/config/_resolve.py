@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kairox._util import DecodeProblem, decode_toml
+from kairox._util._decode import DecodeProblem, decode_toml
 from kairox.config._keys import join_key, key_positions, split_key
 from kairox.config._layers import (
     Layer,
@@ -667,7 +667,7 @@ def resolve_config(
     if active:
         if not any(k.startswith(f"profiles.{active}.") for k in file_merge.values):
             known = sorted({k.split(".")[1] for k in file_merge.values if k.startswith("profiles.")})
-            from kairox._util import suggest
+            from kairox._util._names import suggest
 
             guess = suggest(str(active), known)
             problems.append(

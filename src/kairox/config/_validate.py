@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kairox._util import suggest
+from kairox._util._names import suggest
 from kairox.config._keys import join_key
 from kairox.config._models import KairoxConfig
 from kairox.errors import ConfigProblem

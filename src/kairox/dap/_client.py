@@ -17,16 +17,11 @@ from typing import Any, Self
 
 import anyio
 
-from kairox._rpc import (
-    ChildProcess,
-    RpcConnectionClosedError,
-    RpcError,
-    RpcTimeoutError,
-    closed_reason,
-    server_process,
-    until_first,
-)
-from kairox._util import JsonObject
+from kairox._rpc._errors import RpcConnectionClosedError, RpcError, RpcTimeoutError
+from kairox._rpc._launch import closed_reason, server_process
+from kairox._rpc._process import ChildProcess
+from kairox._rpc._supervisor import until_first
+from kairox._util._json import JsonObject
 from kairox.config import DapServerConfig, SecretScrubber
 from kairox.dap._connection import DapConnection
 from kairox.dap._errors import DapAttachError, DapStartupError

@@ -2,7 +2,7 @@
 in order (each waiter reads from its own cursor), and the adapter's reverse requests answered.
 
 Reading, writing with a time limit and failing what waits when the stream ends are
-:class:`kairox._rpc.FramedConnection`'s; DAP's own are its message shapes (``seq`` instead of JSON-RPC ids,
+:class:`kairox._rpc._connection.FramedConnection`'s; DAP's own are its message shapes (``seq`` instead of JSON-RPC ids,
 ``success`` instead of ``error``) and the event log, which JSON-RPC does not keep.
 """
 
@@ -14,8 +14,9 @@ from typing import Any
 
 import anyio
 
-from kairox._rpc import FramedConnection, RpcConnectionClosedError, RpcTimeoutError
-from kairox._util import JsonObject
+from kairox._rpc._connection import FramedConnection
+from kairox._rpc._errors import RpcConnectionClosedError, RpcTimeoutError
+from kairox._util._json import JsonObject
 from kairox.dap._errors import DapRequestError
 
 

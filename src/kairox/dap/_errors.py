@@ -1,6 +1,6 @@
 """Errors of the DAP client and tools."""
 
-from kairox._rpc import RpcError
+from kairox._rpc._errors import RpcError
 from kairox.errors import KairoxError
 
 

@@ -1,5 +1,5 @@
 """``DapServerLifecycle``: the adapter behind one debug session, owned by a supervisor task
-(:class:`kairox._rpc.ServerLifecycle`, as language servers are).
+(:class:`kairox._rpc._supervisor.ServerLifecycle`, as language servers are).
 
 Unlike a language server, a session's adapter is not restarted: a new launch is a new session. The client is
 kept after the adapter ended, so the session's last events (output, exit code) stay readable.
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import anyio.abc
 
-from kairox._rpc import FramedConnection, ServerLifecycle
-from kairox._util import JsonObject
+from kairox._rpc._connection import FramedConnection
+from kairox._rpc._supervisor import ServerLifecycle
+from kairox._util._json import JsonObject
 from kairox.config import DapServerConfig
 from kairox.dap._client import DapClient
 from kairox.dap._errors import DapStartupError

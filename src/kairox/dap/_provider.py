@@ -15,8 +15,9 @@ from typing import Any, Self
 import anyio
 import anyio.abc
 
-from kairox._rpc import RpcError, ServerStatus, usable_servers
-from kairox._util import JsonObject
+from kairox._rpc._errors import RpcError
+from kairox._rpc._status import ServerStatus, usable_servers
+from kairox._util._json import JsonObject
 from kairox.config import DapServerConfig, SandboxPolicy
 from kairox.dap._client import DapClient
 from kairox.dap._errors import DapError, DapSessionError, DapStartupError

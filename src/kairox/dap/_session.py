@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kairox._util import JsonObject, json_dict, json_int, json_list
+from kairox._util._json import JsonObject, json_dict, json_int, json_list
 from kairox._util._pathglob import is_within
 from kairox.config import SandboxPolicy
 from kairox.dap._errors import DapSessionError

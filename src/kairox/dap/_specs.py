@@ -5,7 +5,7 @@ command; the tools on a session work on what it started; ``dap.attach`` reaches 
 so the policy asks for it (and read_only forbids it).
 """
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.tools import (
     Access,
     Confinement,

@@ -5,7 +5,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
-from kairox._util import LOG_LIMIT_BYTES, RotatingLog
+from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 from kairox.events._events import Event, event_to_json
 
 E = TypeVar("E", bound=Event)

@@ -40,7 +40,8 @@ from mcp_types.methods import is_input_required
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 import kairox
-from kairox._util import JsonObject, mcp_tool_name
+from kairox._util._json import JsonObject
+from kairox._util._names import mcp_tool_name
 from kairox.config import McpServerConfig, ResolvedConfig
 from kairox.errors import McpStartupError
 from kairox.events import EventSink

@@ -36,7 +36,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 import kairox
-from kairox._util import mcp_tool_name
+from kairox._util._names import mcp_tool_name
 from kairox.agent import SubagentEvent
 from kairox.errors import Diagnostic
 from kairox.events import Event

@@ -32,7 +32,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kairox._util import expand_vars
+from kairox._util._expand import expand_vars
 from kairox.config import RulesConfig
 from kairox.errors import KairoxError
 from kairox.gateway._audit import AuditRecord

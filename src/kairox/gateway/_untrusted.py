@@ -4,7 +4,7 @@ said once on stderr, in the ``initialize`` instructions, and to a client that ca
 import shlex
 from dataclasses import dataclass
 
-from kairox._util import normalize_tool_name
+from kairox._util._names import normalize_tool_name
 from kairox.runtime import ExtensionContext
 
 _SERVER_KINDS = (("mcp_servers", "MCP servers"), ("lsp_servers", "language servers"), ("dap_servers", "debug adapters"))

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.errors import Diagnostic
 from kairox.tools import HookDecision
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import HooksConfig
 from kairox.errors import Diagnostic, Severity
 from kairox.events import EventSink, NullSink

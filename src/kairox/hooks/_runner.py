@@ -10,8 +10,9 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from kairox._rpc import ChildProcess, child_environment
-from kairox._util import DecodeProblem, JsonObject, decode_json
+from kairox._rpc._process import ChildProcess, child_environment
+from kairox._util._decode import DecodeProblem, decode_json
+from kairox._util._json import JsonObject
 from kairox.errors import Diagnostic, ExtensionLoadFailure, SandboxUnavailableError, Severity
 from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookResult, HookSpec
 from kairox.sandbox import SETUP_ATTEMPTS, SandboxSettings, check_sandbox, sandboxed_argv, vanished_before_start

@@ -11,7 +11,7 @@ to the Kairox approver (the context's, or ``approver`` for this agent's calls al
 
 from typing import TYPE_CHECKING, Any
 
-from kairox._util import DecodeProblem, decode_json
+from kairox._util._decode import DecodeProblem, decode_json
 from kairox.integrations._results import result_images, result_text
 from kairox.policy import Approver
 from kairox.registry import ModelProvider, SessionApprovals, ToolRegistry

@@ -17,9 +17,11 @@ from typing import Any, Self
 
 import anyio
 
-from kairox._rpc import JsonRpcEndpoint, RpcError, closed_reason, server_process
-from kairox._util import JsonObject
+from kairox._rpc._errors import RpcError
+from kairox._rpc._jsonrpc import JsonRpcEndpoint
+from kairox._rpc._launch import closed_reason, server_process
 from kairox._util._filestate import FileState
+from kairox._util._json import JsonObject
 from kairox.config import LspServerConfig, SecretScrubber
 from kairox.errors import SandboxUnavailableError
 from kairox.lsp._errors import LspStartupError

@@ -1,6 +1,6 @@
 """``LspServerLifecycle``: one language server, started lazily, kept warm, restarted after a crash.
 
-A supervisor task per server owns the process and its connection (:class:`kairox._rpc.ServerLifecycle`);
+A supervisor task per server owns the process and its connection (:class:`kairox._rpc._supervisor.ServerLifecycle`);
 callers ask :meth:`LspServerLifecycle.ensure_running` for the client, and concurrent first uses wait for one
 start. Each status change is an event.
 """
@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Self
 import anyio
 import anyio.abc
 
-from kairox._rpc import FramedConnection, ServerLifecycle, ServerStatus
-from kairox._util import JsonObject
+from kairox._rpc._connection import FramedConnection
+from kairox._rpc._status import ServerStatus
+from kairox._rpc._supervisor import ServerLifecycle
+from kairox._util._json import JsonObject
 from kairox.config import LspServerConfig
 from kairox.events import Event, EventSink
 from kairox.lsp._client import LspClient

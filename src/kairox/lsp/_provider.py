@@ -12,9 +12,10 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Any, Self
 
-from kairox._rpc import RpcError, RpcResponseError, usable_servers
-from kairox._util import JsonObject
+from kairox._rpc._errors import RpcError, RpcResponseError
+from kairox._rpc._status import usable_servers
 from kairox._util._filestate import FileState, file_state
+from kairox._util._json import JsonObject
 from kairox.config import LspServerConfig
 from kairox.errors import ToolCallError
 from kairox.events import EventSink, NullSink

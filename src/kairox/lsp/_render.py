@@ -6,7 +6,7 @@ import os
 import re
 from typing import Any
 
-from kairox._util import JsonObject, json_dict, json_int, json_list
+from kairox._util._json import JsonObject, json_dict, json_int, json_list
 from kairox.lsp._client import LspClient
 from kairox.lsp._symbols import FoundSymbol
 from kairox.lsp._text import shown_real, split_lines, to_model_column, uri_to_path

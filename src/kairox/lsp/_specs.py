@@ -1,6 +1,6 @@
 """The LSP tools as the model sees them: names, descriptions, input schemas, permission profile."""
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.tools import Access, PermissionProfile, ToolAnnotations, ToolSource, ToolSpec, object_schema
 
 LSP_PERMISSION = PermissionProfile(access=Access.READ, path_args=("path",))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kairox._util import json_dict, json_int
+from kairox._util._json import json_dict, json_int
 from kairox.lsp._client import LspClient
 from kairox.lsp._errors import LspLocationError
 from kairox.lsp._files import read_text

@@ -7,7 +7,7 @@ import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote, unquote, urlparse
 
-from kairox._util import glob_to_regex
+from kairox._util._glob import glob_to_regex
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 

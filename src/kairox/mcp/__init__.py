@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from kairox._util._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kairox._rpc import ServerStatus
+    from kairox._rpc._status import ServerStatus
     from kairox.mcp._adapter import McpToolAdapter, permission_for
     from kairox.mcp._client import McpClient
     from kairox.mcp._connect import open_server_transport
@@ -53,7 +53,7 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "kairox._rpc": ("ServerStatus",),
+            "kairox._rpc._status": ("ServerStatus",),
             "._adapter": ("McpToolAdapter", "permission_for"),
             "._client": ("McpClient",),
             "._connect": ("open_server_transport",),

@@ -3,8 +3,9 @@
 import functools
 from collections.abc import Sequence
 
-from kairox._rpc import ServerStatus
-from kairox._util import JsonObject, mcp_tool_name, mcp_tool_namer
+from kairox._rpc._status import ServerStatus
+from kairox._util._json import JsonObject
+from kairox._util._names import mcp_tool_name, mcp_tool_namer
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.mcp._client import McpClient
 from kairox.mcp._connection import CALLER_LOGIN, expand, run_as

@@ -1,9 +1,9 @@
 """``McpClient``: one configured MCP server, supervised as language servers and debug adapters are (M2, M6, M7, M8).
 
-Its supervisor task (``kairox._rpc.ServerLifecycle``) opens an :class:`McpConnection` (the transport, the session,
-the handshake), lists what the server offers, is Ready, and closes everything in the same task. A server that goes
-away after it was Ready is started again with exponential backoff, up to ``max_restarts``. Calls come from any task;
-they use the session of the live connection.
+Its supervisor task (``kairox._rpc._supervisor.ServerLifecycle``) opens an :class:`McpConnection` (the transport,
+the session, the handshake), lists what the server offers, is Ready, and closes everything in the same task. A
+server that goes away after it was Ready is started again with exponential backoff, up to ``max_restarts``. Calls
+come from any task; they use the session of the live connection.
 """
 
 import asyncio
@@ -19,9 +19,9 @@ from typing import Any, Self
 import anyio
 import anyio.abc
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox._rpc._supervisor import Ready, ServerLifecycle, until_first
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import McpServerConfig
 from kairox.events import Event, EventSink
 from kairox.mcp._connection import FailureCause, McpConnection, StartError, describe_failure, exit_detail

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
-from kairox._rpc import ChildProcess, child_environment
-from kairox._util import expand_vars
+from kairox._rpc._process import ChildProcess, child_environment
+from kairox._util._expand import expand_vars
 from kairox._version import __version__
 from kairox.config import McpServerConfig
 from kairox.errors import SandboxUnavailableError

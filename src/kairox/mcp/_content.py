@@ -5,7 +5,7 @@ import base64
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.mcp._schemas import schema_problem
 from kairox.tools import (
     AudioContent,

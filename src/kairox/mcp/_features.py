@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Self
 import anyio
 import anyio.abc
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.config import McpServerConfig
 from kairox.errors import Diagnostic, KairoxError, McpStartupError
 from kairox.events import EventSink, NullSink

@@ -21,7 +21,7 @@ from typing import Any, Self
 import anyio
 import anyio.abc
 
-from kairox._rpc import ChildProcess
+from kairox._rpc._process import ChildProcess
 from kairox._rpc._replies import RequestHandler, reply_to
 from kairox.mcp._callbacks import ClientCallbacks
 from kairox.mcp._session import (

@@ -10,7 +10,7 @@ structure that descends into the arguments on each turn (a tree of ``children``)
 from typing import Any
 from urllib.parse import unquote
 
-from kairox._util import MAX_DEPTH, nesting_depth
+from kairox._util._decode import MAX_DEPTH, nesting_depth
 
 MAX_NODES = 10_000
 """Schema objects one input schema may hold."""

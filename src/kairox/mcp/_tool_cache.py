@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kairox._util import open_private, private_folder
+from kairox._util._files import open_private, private_folder
 from kairox._util._filestate import FileMemo
 from kairox.config import McpServerConfig
 from kairox.mcp._content import McpResource, McpTool

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kairox._util import absolute_path
+from kairox._util._search_path import absolute_path
 from kairox._version import __version__
 from kairox.plugins._semver import Version, VersionRange, VersionRangeError
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from kairox._util import suggest
+from kairox._util._names import suggest
 from kairox.config import append_value, join_key, remove_value, set_value, unset_value
 from kairox.errors import KairoxError
 from kairox.plugins._model import ContributionKind

@@ -14,8 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from kairox._rpc import ChildProcess, child_environment
-from kairox._util import JsonObject, decode_json, normalize_tool_name
+from kairox._rpc._process import ChildProcess, child_environment
+from kairox._util._decode import decode_json
+from kairox._util._json import JsonObject
+from kairox._util._names import normalize_tool_name
 from kairox.errors import SandboxUnavailableError, ToolCallError, ToolNotFoundError
 from kairox.plugins._manifest import PluginPermissions
 from kairox.plugins._model import PluginTool

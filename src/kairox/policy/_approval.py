@@ -9,7 +9,7 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 
 
 class ApprovalScope(enum.StrEnum):

@@ -17,7 +17,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from kairox._util import JsonObject, normalize_tool_name
+from kairox._util._json import JsonObject
+from kairox._util._names import normalize_tool_name
 from kairox.errors import KairoxError
 from kairox.tools import ToolSpec
 

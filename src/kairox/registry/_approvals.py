@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import SandboxPolicy
 from kairox.errors import Diagnostic, KairoxError, Severity
 from kairox.events import Event

@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import REDACTED, is_secret_key
 from kairox.events import Event
 from kairox.policy import Decision

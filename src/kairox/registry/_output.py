@@ -5,7 +5,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from kairox._util import open_private, private_folder
+from kairox._util._files import open_private, private_folder
 from kairox.tools import EmbeddedResource, TextContent, ToolResult
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kairox._util import JsonObject, suggest
+from kairox._util._json import JsonObject
+from kairox._util._names import suggest
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, ExtensionLoadFailure, KairoxError
 from kairox.events import EventSink, NullSink, listens

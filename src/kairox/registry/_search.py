@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.search import FieldedSearchIndex, SemanticRanker, blend, split_identifier
 from kairox.tools import ToolSource, ToolSpec
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.catalog import CatalogCache, InstallPlan, PreflightCheck, PreflightReport, preflight
 from kairox.config import Layer, McpServerConfig, ResolvedConfig, join_key, set_value, write_own
 from kairox.events import EventSink, NullSink
@@ -195,7 +195,7 @@ async def dry_run_server(
     environ: dict[str, str] | None = None,
 ) -> DryRunReport:
     """Start the server as Kairox will run it, list its tools, stop it."""
-    from kairox._rpc import ServerStatus
+    from kairox._rpc._status import ServerStatus
     from kairox.mcp import ClientFeatures, McpClient, McpToolAdapter
 
     started = time.monotonic()
@@ -264,7 +264,7 @@ async def _prefetch(
     argv: list[str], workspace: Path, progress: Progress, tick: Tick | None, *, cache: Path | None = None
 ) -> tuple[bool, str]:
     """``cache``: the npm cache of the server's own state folder, which its confined starts read."""
-    from kairox._rpc import ChildProcess
+    from kairox._rpc._process import ChildProcess
 
     started = time.monotonic()
     progress(InstallStep(stage=InstallStage.FETCH, message=f"fetching the package: {' '.join(argv)}"))

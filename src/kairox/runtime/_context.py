@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox._util import normalize_tool_name, tighten
+from kairox._util._files import tighten
+from kairox._util._names import normalize_tool_name
 from kairox.config import KairoxConfig, KeyOrigin, Layer, McpServerConfig, ResolvedConfig, join_key, resolve_config
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.events import EventSink, FanoutSink, RecordingSink
@@ -163,7 +164,7 @@ def mcp_failure_hint(name: str, config: McpServerConfig, cause: str | None, vari
 def _mcp_diagnostics(
     manager: "McpServerManager", servers: dict[str, Any], resolved: ResolvedConfig, board: ServerBoard
 ) -> list[Diagnostic]:
-    from kairox._rpc import ServerStatus
+    from kairox._rpc._status import ServerStatus
     from kairox.runtime._servers import trust_hold
 
     found: list[Diagnostic] = []

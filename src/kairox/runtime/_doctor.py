@@ -48,7 +48,7 @@ def _program(name: str, *, required: bool, why: str, version_flag: str = "--vers
     would find a repository's own binary); callers pass only commands of trusted layers."""
     import subprocess
 
-    from kairox._util import which_absolute
+    from kairox._util._search_path import which_absolute
 
     path = which_absolute(name)
     version = None
@@ -230,7 +230,7 @@ def overlapping_servers(context: "ExtensionContext") -> list["Diagnostic"]:
 
 
 def _startable(context: "ExtensionContext") -> set[tuple[str, str]]:
-    from kairox._rpc import ServerStatus
+    from kairox._rpc._status import ServerStatus
     from kairox.runtime._servers import ServerBoard
 
     board = context.servers or ServerBoard(context.resolved)

@@ -6,7 +6,7 @@ plugin store goes through the gate like any tool's write: a deny rule refuses it
 folder so the policy asks, and the front end's approver answers.
 """
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import ResolvedConfig
 from kairox.events import EventSink, NullSink
 from kairox.plugins import Confirm, InstallRequest, Plugin, PluginInstallDeniedError

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import Layer, ResolvedConfig
 from kairox.events import EventSink
 from kairox.plugins import (

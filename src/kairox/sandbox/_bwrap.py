@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from kairox._rpc import guarded_argv
+from kairox._rpc._guarded import guarded_argv
 from kairox.config import SandboxPolicy, kairox_home
 from kairox.errors import SandboxUnavailableError
 from kairox.sandbox._profile import HiddenPaths, SandboxSettings

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.skills._model import ARGUMENT_TYPES, SkillArgument, SkillFrontmatter
 
 Warn = Callable[[str, str, str | None], None]

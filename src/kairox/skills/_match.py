@@ -13,7 +13,7 @@ score, as FTS5 computed them.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.search import SearchHit, SearchIndex, query_words
 from kairox.skills._model import SkillDef
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 
 SKILL_FILE = "SKILL.md"
 """The file that makes a folder an Agent Skill."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from kairox._util import bracket_line, long_integer_line
+from kairox._util._decode import bracket_line, long_integer_line
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._fields import FieldReader
 from kairox.skills._model import SKILL_FILE, SkillDef, SkillFormat, SkillScope

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kairox._util import JsonObject, suggest
+from kairox._util._json import JsonObject
+from kairox._util._names import suggest
 from kairox.config import SkillsConfig
 from kairox.errors import Diagnostic, KairoxError, Severity
 from kairox.events import EventSink, NullSink

@@ -2,7 +2,7 @@
 
 from collections.abc import Awaitable, Callable, Sequence
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.events import EventSink, NullSink
 from kairox.skills._events import SkillLoaded
 from kairox.skills._model import SkillDef, SkillScope

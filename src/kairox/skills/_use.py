@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kairox._util import JsonObject, suggest
+from kairox._util._json import JsonObject
+from kairox._util._names import suggest
 from kairox.skills._discovery import bundled_files
 from kairox.skills._load import read_body
 from kairox.skills._model import SkillArgument, SkillDef

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.errors import Diagnostic, Severity
 from kairox.skills._discovery import LooseFiles, SkillRoot, discover_skills
 from kairox.skills._load import parse_skill_file

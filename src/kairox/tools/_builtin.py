@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import anyio
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.config import ToolsConfig
 from kairox.errors import ToolCallError
 from kairox.tools._builtin_fs import edit_file, list_files, read_file, write_file

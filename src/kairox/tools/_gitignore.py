@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kairox._util import glob_to_regex
+from kairox._util._glob import glob_to_regex
 
 ALWAYS_SKIPPED = frozenset({".git"})
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.sandbox import SandboxSettings
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Protocol, Self
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.errors import Diagnostic
 from kairox.tools._model import CallContext, ToolCall, ToolResult, ToolSpec
 

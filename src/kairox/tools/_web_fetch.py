@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from kairox._util import JsonObject
+from kairox._util._json import JsonObject
 from kairox.errors import ToolCallError
 from kairox.tools._model import Access, PermissionProfile, ToolResult, ToolSource, ToolSpec, object_schema
 

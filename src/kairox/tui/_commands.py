@@ -49,7 +49,7 @@ def find_command(name: str, skills: "SkillRegistry | None") -> SlashCommand | No
 
 def unknown_reason(name: str, skills: "SkillRegistry | None") -> str:
     """Why ``/name`` runs nothing: a command waiting for trust or turned off says so; else the close names."""
-    from kairox._util import suggest
+    from kairox._util._names import suggest
 
     entry = skills.get(name) if skills is not None else None
     if entry is not None and not entry.enabled:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kairox._rpc import ServerStatus
+from kairox._rpc._status import ServerStatus
 from kairox.agent import (
     ApprovalRequested,
     ModelFailed,
