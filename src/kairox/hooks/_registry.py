@@ -327,9 +327,6 @@ class HookRegistry:
         """``subagent_start`` (its ``additional_context`` joins the subagent's prompt) or ``subagent_stop``."""
         return await self.run(event, {"agent_id": agent_id, "agent_type": agent_type, **more}, subject=agent_type)
 
-    def list(self) -> Sequence[HookSpec]:
-        return self.hooks
-
 
 def combine(event: HookEvent, results: Sequence[HookResult]) -> HookOutcome:
     """Deny beats ask beats allow; the reasons of the winning answers are kept, contexts are joined.
