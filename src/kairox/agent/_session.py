@@ -231,7 +231,6 @@ class AgentSession:
         """``todo.write``: the model's plan (``open_session`` registers it)."""
         self.cache_key = "kairox-" + hashlib.sha256(str(context.resolved.workspace).encode()).hexdigest()[:16]
         """One per workspace: its sessions share the prompt prefix (``prompt_cache_key``)."""
-        self._tools_chars: tuple[tuple[JsonObject, ...], int] | None = None
         self.tool_search = ToolSearch(
             context.registry,
             threshold_tokens=search_threshold_tokens(config.tools.search_threshold, self.window_tokens),
@@ -549,10 +548,7 @@ class AgentSession:
         return self._measure(self._request())
 
     def _measure(self, request: ModelRequest) -> ContextMeasured:
-        memo = self._tools_chars
-        if memo is None or memo[0] is not request.tools:  # measured before the request and after its answer
-            memo = self._tools_chars = (request.tools, definitions_chars(request.tools))
-        tools_chars = memo[1]
+        tools_chars = definitions_chars(request.tools)
         if self._known_tokens and self._known_upto <= len(self.messages):
             used, source = (
                 self._known_tokens + estimate_tokens(message_chars(self.messages[self._known_upto :])),

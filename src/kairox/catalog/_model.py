@@ -260,7 +260,7 @@ _SERVER_FIELDS = frozenset(
 class CatalogEntry:
     """One MCP server of a catalog: what it is, where it comes from, how it can be run.
 
-    ``packages`` and ``remotes`` are read from ``raw`` when first used (a listing of 20,000 entries needs only
+    ``packages`` and ``remotes`` are read from ``raw`` when used (a listing of 20,000 entries needs only
     names and descriptions); a malformed one raises :class:`CatalogFormatError` naming its path then.
     """
 
@@ -285,23 +285,16 @@ class CatalogEntry:
     """The whole ``server.json`` document."""
     where: str = field(default="", compare=False, repr=False)
     """Where the document was read (``source[index]``), for messages about it."""
-    _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def packages(self) -> tuple[CatalogPackage, ...]:
-        if "packages" not in self._parsed:
-            reader = _Reader(self.raw, self.where or self.id)
-            self._parsed["packages"] = tuple(CatalogPackage.parse(item, w) for w, item in reader.items("packages"))
-        packages: tuple[CatalogPackage, ...] = self._parsed["packages"]
-        return packages
+        reader = _Reader(self.raw, self.where or self.id)
+        return tuple(CatalogPackage.parse(item, w) for w, item in reader.items("packages"))
 
     @property
     def remotes(self) -> tuple[CatalogTransport, ...]:
-        if "remotes" not in self._parsed:
-            reader = _Reader(self.raw, self.where or self.id)
-            self._parsed["remotes"] = tuple(CatalogTransport.parse(item, w) for w, item in reader.items("remotes"))
-        remotes: tuple[CatalogTransport, ...] = self._parsed["remotes"]
-        return remotes
+        reader = _Reader(self.raw, self.where or self.id)
+        return tuple(CatalogTransport.parse(item, w) for w, item in reader.items("remotes"))
 
     def _raw_items(self, key: str) -> list[dict[str, Any]]:
         items = self.raw.get(key)
@@ -335,12 +328,9 @@ class CatalogEntry:
 
     @property
     def search_text(self) -> str:
-        if "search" not in self._parsed:
-            # the name, not the id's namespace: every `io.github.*` id would match `git`
-            parts = [self.short_name, self.title or "", self.description, *self.tags, *self.package_identifiers]
-            self._parsed["search"] = " ".join(parts).lower()
-        text: str = self._parsed["search"]
-        return text
+        # the name, not the id's namespace: every `io.github.*` id would match `git`
+        parts = [self.short_name, self.title or "", self.description, *self.tags, *self.package_identifiers]
+        return " ".join(parts).lower()
 
     def to_json(self) -> JsonObject:
         """A summary for ``--json`` listings (``raw`` holds the whole document)."""

@@ -156,38 +156,24 @@ def preflight(
 
 
 def _runtime_check(runtime: Runtime, env: Mapping[str, str], find: Which, version_of: VersionProbe) -> PreflightCheck:
+    def check(detail: str, *, ok: bool = False) -> PreflightCheck:
+        return PreflightCheck(
+            kind="runtime", name=runtime.program, ok=ok, detail=detail, fix=None if ok else runtime.fix
+        )
+
     path = find(runtime.program, env.get("PATH", os.defpath))
     if path is None:
-        return PreflightCheck(
-            kind="runtime",
-            name=runtime.program,
-            ok=False,
-            detail=f"{runtime.program} is not on PATH ({runtime.why})",
-            fix=runtime.fix,
-        )
+        return check(f"{runtime.program} is not on PATH ({runtime.why})")
     if runtime.minimum is None:
-        return PreflightCheck(kind="runtime", name=runtime.program, ok=True, detail=path)
-    text = version_of(path)
-    found = _version_tuple(text or "")
+        return check(path, ok=True)
+    found = _version_tuple(version_of(path) or "")
     wanted = ".".join(map(str, runtime.minimum))
     if found is None:
-        return PreflightCheck(
-            kind="runtime",
-            name=runtime.program,
-            ok=False,
-            detail=f"{path} did not say its version (`{runtime.program} --version`); {wanted} or newer is needed",
-            fix=runtime.fix,
-        )
+        return check(f"{path} did not say its version (`{runtime.program} --version`); {wanted} or newer is needed")
     shown = ".".join(map(str, found))
     if found < runtime.minimum:
-        return PreflightCheck(
-            kind="runtime",
-            name=runtime.program,
-            ok=False,
-            detail=f"{path} is {shown}; {wanted} or newer is needed",
-            fix=runtime.fix,
-        )
-    return PreflightCheck(kind="runtime", name=runtime.program, ok=True, detail=f"{path} {shown} (>= {wanted})")
+        return check(f"{path} is {shown}; {wanted} or newer is needed")
+    return check(f"{path} {shown} (>= {wanted})", ok=True)
 
 
 def _launcher_check(plan: InstallPlan, env: Mapping[str, str], find: Which) -> PreflightCheck:

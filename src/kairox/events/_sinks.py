@@ -77,10 +77,7 @@ def listens(sink: EventSink) -> bool:
     """Whether an event emitted to ``sink`` reaches anything: False for a ``NullSink`` and a fan-out of none, so a
     caller may skip building events nobody keeps. Cheap enough to ask per event (sinks can be added later)."""
     if isinstance(sink, FanoutSink):
-        for child in sink.sinks:  # noqa: SIM110 - asked on every tool call: no generator for the usual one or two sinks
-            if listens(child):
-                return True
-        return False
+        return any(listens(child) for child in sink.sinks)
     return not isinstance(sink, NullSink)
 
 

@@ -34,6 +34,9 @@ _NAMES = {
 def meta_tools() -> list[types.Tool]:
     """The three tools a ``--search`` gateway always lists."""
     read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    edits_the_list = types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
     return [
         types.Tool(
             name=SEARCH_TOOL,
@@ -67,9 +70,7 @@ def meta_tools() -> list[types.Tool]:
                 "for this session; the client is told the list changed."
             ),
             input_schema={"type": "object", "properties": {"names": _NAMES}, "required": ["names"]},
-            annotations=types.ToolAnnotations(
-                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-            ),
+            annotations=edits_the_list,
         ),
         types.Tool(
             name=REMOVE_TOOL,
@@ -78,9 +79,7 @@ def meta_tools() -> list[types.Tool]:
                 "for this session; the client is told the list changed."
             ),
             input_schema={"type": "object", "properties": {"names": _NAMES}, "required": ["names"]},
-            annotations=types.ToolAnnotations(
-                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-            ),
+            annotations=edits_the_list,
         ),
     ]
 

@@ -220,8 +220,8 @@ class Gateway:
         instructions = "\n\n".join(
             part for part in (context.prompt_context, "" if self.held.empty else self.held.notice()) if part
         )
-        self._pending: dict[str, Pending] = {}
         self._search_index = ServedIndex()
+        self._pending: dict[str, Pending] = {}
         """Questions asked during a 2026 round, by call id, until the round ends in input_required."""
         self.changes = InMemorySubscriptionBus()
         """List changes for the subscriptions/listen streams of 2026-revision clients."""

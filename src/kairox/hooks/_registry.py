@@ -100,7 +100,7 @@ class HookRegistry:
         session_id: str = "",
         output_cap: int = OUTPUT_CAP_BYTES,
     ) -> None:
-        self.hooks = tuple(hooks)
+        self.hooks: tuple[HookSpec, ...] = tuple(hooks)
         self.workspace = workspace
         self.sandbox = sandbox or SandboxSettings(writable_roots=(workspace,))
         self.approver = approver
@@ -146,17 +146,6 @@ class HookRegistry:
         )
         registry.diagnostics += problems
         return registry
-
-    @property
-    def hooks(self) -> tuple[HookSpec, ...]:
-        return self._hooks
-
-    @hooks.setter
-    def hooks(self, hooks: tuple[HookSpec, ...]) -> None:
-        """Replacing the hooks forgets which tools they matched (``listens_pre_tool_use`` asks again)."""
-        self._hooks: tuple[HookSpec, ...] = tuple(hooks)
-        self._tool_hooks = tuple(h for h in self._hooks if h.event in (HookEvent.PRE_TOOL_USE, HookEvent.POST_TOOL_USE))
-        self._listening: dict[str, tuple[bool, bool]] = {}
 
     def matching(self, event: HookEvent, subject: str | None = None) -> list[HookSpec]:
         return [h for h in self.hooks if h.event is event and matches(h.matcher, subject)]
@@ -263,24 +252,10 @@ class HookRegistry:
 
     def listens_pre_tool_use(self, tool: str) -> bool:
         """Whether a ``pre_tool_use`` hook matches ``tool`` (else the call skips the hook point: nothing would run)."""
-        return bool(self._tool_hooks) and self._listens(tool)[0]
+        return bool(self.matching(HookEvent.PRE_TOOL_USE, tool))
 
     def listens_post_tool_use(self, tool: str) -> bool:
-        return bool(self._tool_hooks) and self._listens(tool)[1]
-
-    def _listens(self, tool: str) -> tuple[bool, bool]:
-        """Whether a ``pre_tool_use`` / ``post_tool_use`` hook matches ``tool``, worked out once per tool name
-        for the current hooks."""
-        found = self._listening.get(tool)
-        if found is None:
-            found = (
-                any(h.event is HookEvent.PRE_TOOL_USE and matches(h.matcher, tool) for h in self._tool_hooks),
-                any(h.event is HookEvent.POST_TOOL_USE and matches(h.matcher, tool) for h in self._tool_hooks),
-            )
-            if len(self._listening) >= 4096:
-                self._listening.clear()
-            self._listening[tool] = found
-        return found
+        return bool(self.matching(HookEvent.POST_TOOL_USE, tool))
 
     async def pre_tool_use(self, call: ToolCall, spec: ToolSpec) -> PreToolUseOutcome:
         payload: JsonObject = {
@@ -351,9 +326,6 @@ class HookRegistry:
     async def subagent(self, event: HookEvent, agent_id: str, agent_type: str, **more: object) -> HookOutcome:
         """``subagent_start`` (its ``additional_context`` joins the subagent's prompt) or ``subagent_stop``."""
         return await self.run(event, {"agent_id": agent_id, "agent_type": agent_type, **more}, subject=agent_type)
-
-    def list(self) -> Sequence[HookSpec]:
-        return self.hooks
 
 
 def combine(event: HookEvent, results: Sequence[HookResult]) -> HookOutcome:

@@ -4,7 +4,7 @@ FTS5's ``bm25()`` normalises by the length of the whole row, so in one table a t
 loses on every field, its name included. Here each field is its own FTS5 table: BM25 per field, with that
 field's own average length, and a document's score is the weighted sum (the "BM25 per field, summed" scheme).
 Query words are also widened by a small thesaurus of task words (``kairox.search._text.RELATED``), counted at
-``related_weight`` of a word the user wrote. Built in memory: a few thousand tools index in milliseconds.
+``RELATED_WEIGHT`` of a word the user wrote. Built in memory: a few thousand tools index in milliseconds.
 """
 
 import sqlite3
@@ -13,19 +13,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from kairox.search._index import TOKENIZER, SearchHit, TermMatch, _column, _phrase
 from kairox.search._text import index_text, query_words, related_words
 
+RELATED_WEIGHT = 0.8
+"""What a thesaurus word counts for, against 1 for a word of the query."""
+
 
 class FieldedSearchIndex:
     """Documents ``key -> {field: text}``, each field ranked on its own; ``search()`` sums the weighted fields."""
 
-    def __init__(
-        self,
-        fields: Mapping[str, float],
-        documents: Iterable[tuple[str, Mapping[str, str]]],
-        *,
-        related_weight: float = 0.8,
-    ) -> None:
+    def __init__(self, fields: Mapping[str, float], documents: Iterable[tuple[str, Mapping[str, str]]]) -> None:
         self.fields = dict(fields)
-        self.related_weight = related_weight
         docs = list(documents)
         self.keys = [key for key, _ in docs]
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
@@ -69,7 +65,7 @@ class FieldedSearchIndex:
             return []
         related = [w for w in related_words(words) if w not in words]
         totals: dict[int, float] = {}
-        for factor, group in ((1.0, words), (self.related_weight, related)):
+        for factor, group in ((1.0, words), (RELATED_WEIGHT, related)):
             for rowid, by_field in self._scores(group, factor).items():
                 totals[rowid] = totals.get(rowid, 0.0) + sum(by_field.values())
         ranked = sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:limit]
@@ -77,7 +73,7 @@ class FieldedSearchIndex:
         found: dict[int, list[TermMatch]] = {}
         order = sorted(self.fields, key=lambda n: -self.fields[n])
         for word in (*words, *related):
-            factor = 1.0 if word in words else self.related_weight
+            factor = 1.0 if word in words else RELATED_WEIGHT
             for rowid, by_field in self._scores([word], factor, rowids).items():
                 term = word if word in words else f"~{word}"
                 found.setdefault(rowid, []).append(

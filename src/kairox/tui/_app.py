@@ -694,32 +694,20 @@ class KairoxApp(App[None]):
         if name == "mcp":
             self.push_screen(McpPanel(context, self.board, approver=self.approver, on_change=self._servers_changed))
             return
-        if name == "skills":
+        toggles = {
+            "skills": ("Skills", skill_rows, toggle_skill, "(saved in the user layer)"),
+            "agents": ("Agents", agent_rows, toggle_agent, "(the task tool's agents; saved in the user layer)"),
+            "plugins": (
+                "Plugins",
+                plugin_rows,
+                toggle_plugin,
+                "(saved in the user layer; applies from the next session)",
+            ),
+        }
+        if name in toggles:
+            title, rows, toggle, note = toggles[name]
             self.push_screen(
-                TogglePanel(
-                    "Skills",
-                    lambda: skill_rows(context),
-                    lambda key, on: toggle_skill(context, key, on),
-                    note="(saved in the user layer)",
-                )
-            )
-            return
-        if name == "agents":
-            note = "(the task tool's agents; saved in the user layer)"
-            self.push_screen(
-                TogglePanel(
-                    "Agents", lambda: agent_rows(context), lambda k, on: toggle_agent(context, k, on), note=note
-                )
-            )
-            return
-        if name == "plugins":
-            self.push_screen(
-                TogglePanel(
-                    "Plugins",
-                    lambda: plugin_rows(context),
-                    lambda key, on: toggle_plugin(context, key, on),
-                    note="(saved in the user layer; applies from the next session)",
-                )
+                TogglePanel(title, lambda: rows(context), lambda key, on: toggle(context, key, on), note=note)
             )
             return
         builders: dict[str, tuple[str, Callable[[ExtensionContext], str]]] = {

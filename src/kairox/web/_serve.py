@@ -58,7 +58,7 @@ async def serve_gui(options: WebOptions, *, open_browser: Callable[[str], object
         if open_browser is not None:
             open_browser(url)
 
-    async def until_signal(scope: anyio.CancelScope) -> None:
+    async def until_signal() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for _ in signals:
                 server.should_exit = True
@@ -67,7 +67,7 @@ async def serve_gui(options: WebOptions, *, open_browser: Callable[[str], object
     try:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(announce)
-            tasks.start_soon(until_signal, tasks.cancel_scope)
+            tasks.start_soon(until_signal)
             await server.serve(sockets=[sock])
             tasks.cancel_scope.cancel()
     finally:
