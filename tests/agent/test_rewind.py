@@ -2,8 +2,11 @@
 to how they were before it, the conversation too when asked; what no rewind undoes is said; ``kairox rewind``
 does the same for a session that is not running."""
 
+import hashlib
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,7 @@ from tests.helpers import kairox
 from tests.servers.model_server import ScriptedModelServer
 
 from kairox.agent import Rewound, TurnEndReason, open_session
+from kairox.agent._rewind import Checkpoints
 from kairox.events import RecordingSink
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.usefixtures("api_key")]
@@ -125,3 +129,22 @@ def test_kairox_rewind_undoes_the_latest_turn_of_the_latest_session_and_asks_fir
         "checkpoints"
         not in subprocess.run(["git", "for-each-ref"], cwd=workspace, capture_output=True, text=True, check=True).stdout
     ), "the snapshot is kept outside the repository: no ref, no branch"
+
+
+def test_a_same_size_rewrite_that_keeps_the_modification_time_is_snapshotted_anew(tmp_path: Path) -> None:
+    # the snapshot's index knows a file's digest by its status: a rewrite of the same size whose modification
+    # time is set back (as a coarse clock or a tool keeping times would leave it) still changes its change time
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    workspace.mkdir()
+    note = workspace / "note.txt"
+    note.write_text("aaaa")
+    os.utime(note, ns=(1_000_000_000, 1_000_000_000))
+    checkpoints = Checkpoints(home, workspace, "s1")
+    first = checkpoints._snapshot()
+    time.sleep(0.01)
+    note.write_text("bbbb")
+    os.utime(note, ns=(1_000_000_000, 1_000_000_000))
+    second = checkpoints._snapshot()
+    assert first is not None and second is not None
+    assert first["note.txt"] != second["note.txt"]
+    assert second["note.txt"] == hashlib.sha256(b"bbbb").hexdigest()

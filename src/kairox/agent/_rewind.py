@@ -11,11 +11,13 @@ command changed, what an MCP server did) is listed with the rewind."""
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kairox._util._filestate import state_of
 from kairox.agent._messages import Message, Role
 from kairox.errors import KairoxError
 from kairox.tools import walk_files
@@ -131,6 +133,7 @@ class Checkpoints:
         """The file's content kept by digest (``x:`` before it when executable; with ``store`` false only the
         digest); None when there is none; ``-`` when it is not kept (too large, a link, unreadable)."""
         path = path if path.is_absolute() else self.workspace / path
+        now = time.time_ns()
         try:
             info = os.lstat(path)
         except FileNotFoundError:
@@ -139,10 +142,12 @@ class Checkpoints:
             return "-"
         if not os.path.isfile(path) or os.path.islink(path) or info.st_size > LARGE:
             return "-"
-        mark = [info.st_size, info.st_mtime_ns, info.st_ino]
+        # a digest is known by the file's status only once that status had settled (kairox._util._filestate)
+        state = state_of(info, now)
+        mark = list(state.key)
         cached = None if known is None else known.get(self._key(path))
-        if cached is not None and cached[:3] == mark:
-            return str(cached[3])
+        if cached is not None and cached[:5] == mark:
+            return str(cached[5])
         try:
             data = path.read_bytes()
         except OSError:
@@ -155,7 +160,7 @@ class Checkpoints:
             temp.write_bytes(data)
             temp.chmod(0o600)
             temp.replace(blob)
-        if known is not None:
+        if known is not None and state.settled:
             known[self._key(path)] = [*mark, digest]
         return digest
 
