@@ -34,6 +34,18 @@ async def test_a_users_file_names_the_person_and_is_reread_when_it_changes(tmp_p
     assert await users.user_of("c-token") == ("carol", ("ops",))
 
 
+async def test_a_revoked_token_replaced_within_one_clock_tick_is_refused(tmp_path: Path) -> None:
+    # the same length, the modification time set back to what it was: only the change time shows the edit
+    users_file = tmp_path / "users.json"
+    users_file.write_text(json.dumps({"alice": "token-1"}))
+    os.utime(users_file, ns=(10**9, 10**9))
+    users = Users(users_file=users_file)
+    assert await users.user_of("token-1") == ("alice", ())
+    users_file.write_text(json.dumps({"alice": "token-2"}))
+    os.utime(users_file, ns=(10**9, 10**9))
+    assert [await users.user_of(t) for t in ("token-1", "token-2")] == [None, ("alice", ())]
+
+
 def test_a_broken_users_file_stops_the_start_naming_the_file_and_key(tmp_path: Path) -> None:
     users_file = tmp_path / "users.toml"
     users_file.write_text('alice = "t"\nbob = 3\n')

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import httpx
 
+from kairox._util._filestate import file_state
 from kairox.errors import KairoxError
 
 USER_KEY, GROUPS_KEY = "kairox.user", "kairox.groups"
@@ -77,7 +78,8 @@ class Users:
         self.users_file = users_file
         self.oidc = oidc
         self.refused = 0
-        self._stamp: tuple[int, int] | None = None
+        self._read: tuple[tuple[int, ...] | None, bool] | None = None
+        """The users file's status when it was last read (None when missing) and whether that status had settled."""
         self._digests: dict[str, str] = {}
         self.groups: dict[str, tuple[str, ...]] = {}
         """User -> groups, from the users file (an OIDC token's ``groups`` claim says its own)."""
@@ -87,14 +89,16 @@ class Users:
 
     def _reload(self) -> None:
         assert self.users_file is not None
+        # read again unless the file's settled status shows it unchanged (kairox._util._filestate): a revoked
+        # token's line replaced by one of the same length within a clock tick is still seen
         try:
-            stat = self.users_file.stat()
+            state = file_state(str(self.users_file))
+            read: tuple[tuple[int, ...] | None, bool] = (state.key, state.settled)
         except OSError:
-            stat = None
-        stamp = (stat.st_mtime_ns, stat.st_size) if stat is not None else (0, 0)
-        if stamp == self._stamp:
+            read = (None, True)
+        if self._read is not None and self._read[1] and self._read[0] == read[0]:
             return
-        if self._stamp is None:
+        if self._read is None:
             self._digests = read_users(self.users_file, self.groups)  # at start a broken file stops the server
         else:
             try:
@@ -102,7 +106,7 @@ class Users:
                 self._digests, self.groups = read_users(self.users_file, groups), groups
             except UsersFileError as exc:  # a bad edit keeps the users it had, and says so
                 sys.stderr.write(f"kairox serve: {exc}; keeping the users read before\n")
-        self._stamp = stamp
+        self._read = read
 
     async def user_of(self, token: str) -> tuple[str, tuple[str, ...]] | None:
         if self.users_file is not None:
