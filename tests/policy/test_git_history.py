@@ -1,6 +1,7 @@
 """Whether read rules hide a repository's history: only when it may hold what they hide, and when that cannot be
 told (fail closed). Real git repositories in temp folders."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,9 @@ from tests.helpers import git
 
 from kairox.policy import Rule, read_mask
 from kairox.sandbox._readmask import MaskedReads
+
+SHORT_SETTLE_NS = 50_000_000
+"""A settle window the tests can wait out."""
 
 
 def repository(ws: Path, *committed: str) -> None:
@@ -152,6 +156,8 @@ def test_the_answer_is_kept_until_the_repository_or_the_hidden_file_changes(tmp_
     repository(ws)
     mask = read_mask((Rule(action="deny", pattern="fs.read(**/.env)"),), workspace=ws, home=tmp_path / "home")
     assert mask is not None
+    mask.history.settle_ns = SHORT_SETTLE_NS
+    time.sleep(2 * SHORT_SETTLE_NS / 1e9)  # the repository's files had settled: their statuses show the next change
 
     first, again = mask.work_out(), mask.work_out()
     (ws / ".env").write_text("now, changed\n")
@@ -159,6 +165,16 @@ def test_the_answer_is_kept_until_the_repository_or_the_hidden_file_changes(tmp_
     changed = mask.work_out()
 
     assert not history_hidden(first, ws) and not history_hidden(again, ws) and history_hidden(changed, ws)
+    assert mask.history.walks == 2
+
+
+def test_an_answer_is_not_kept_while_the_repository_has_just_changed(tmp_path: Path) -> None:
+    # a status taken within the settle window could stay the same through the next write: the check runs again
+    ws = tmp_path / "ws"
+    repository(ws)
+    mask = read_mask((Rule(action="deny", pattern="fs.read(**/.env)"),), workspace=ws, home=tmp_path / "home")
+    assert mask is not None
+    mask.work_out(), mask.work_out()
     assert mask.history.walks == 2
 
 

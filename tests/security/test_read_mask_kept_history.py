@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -189,6 +190,8 @@ async def test_a_commit_of_the_hidden_file_between_two_commands_hides_the_histor
     registry = await build_registry(settings(ws, RULES["name"]), approver=NonInteractiveApprover())
     mask = registry.settings.sandbox.hidden
     assert isinstance(mask, ReadMask)
+    mask.history.settle_ns = 50_000_000
+    time.sleep(0.1)  # the repository's files had settled: their statuses show the next change
 
     first = await call(registry, "git log -p | cat")
     again = await call(registry, "git log -p | cat")

@@ -34,7 +34,8 @@ Only plumbing commands run, with no pager, hook, filter, signature check, fsmoni
 missing objects are not fetched), so a repository's own configuration - a command may have written it, in a
 repository it made - cannot make the check run a program. The answer is kept per repository with a fingerprint of what
 could change it (``HEAD``, the index, refs, packed refs, reflogs, grafts, the object folders, the hidden files), so a
-session walks a history once, not per command.
+session walks a history once, not per command: the statuses prove nothing changed only once they had settled
+(``kairox._util._filestate``), so the check runs again while any of them is newer than that.
 """
 
 import hashlib
@@ -47,6 +48,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kairox._util._filestate import SETTLE_NS, state_of
 from kairox._util._pathglob import PathPattern, is_within, split_literal
 from kairox.sandbox._gitstores import alternates, common_dir, worktree_dirs
 
@@ -99,7 +101,7 @@ class HistoryFinding:
 
 CLEAR = HistoryFinding(hide=False)
 
-_Fingerprint = tuple[tuple[str, int, int, int], ...]
+_Fingerprint = tuple[tuple[str, tuple[int, ...] | None], ...]
 
 
 class _UncheckedError(Exception):
@@ -119,6 +121,7 @@ class HistoryCheck:
         self.budget = budget
         self.walks = 0
         """Checks run (not answered from the cache): what a session paid."""
+        self.settle_ns = SETTLE_NS
         self._kept: dict[tuple[Path, Path], tuple[_Fingerprint, HistoryFinding]] = {}
 
     def __call__(self, repo: Path, tree: Path, hidden_files: Mapping[Path, RuleRef] | None = None) -> HistoryFinding:
@@ -127,13 +130,16 @@ class HistoryCheck:
         content)."""
         files = {f: r for f, r in sorted((hidden_files or {}).items()) if is_within(f, tree)}
         key = (repo, tree)
-        mark = _fingerprint(repo, tuple(files))
+        mark, settled = _fingerprint(repo, tuple(files), self.settle_ns)
         kept = self._kept.get(key)
         if kept is not None and kept[0] == mark:
             return kept[1]
         self.walks += 1
         finding = self._check(repo, tree, files)
-        self._kept[key] = (mark, finding)
+        if settled:
+            self._kept[key] = (mark, finding)
+        else:
+            self._kept.pop(key, None)
         return finding
 
     def _check(self, repo: Path, tree: Path, files: Mapping[Path, RuleRef]) -> HistoryFinding:
@@ -380,9 +386,11 @@ def _worktree_refs(repo: Path) -> list[str]:
     return found
 
 
-def _fingerprint(repo: Path, files: tuple[Path, ...]) -> _Fingerprint:
-    """What could change the answer for ``repo``: the state of its HEADs, indexes, refs, reflogs, object folders
-    and configuration, and of the hidden files (a path that is gone counts as such)."""
+def _fingerprint(repo: Path, files: tuple[Path, ...], settle_ns: int) -> tuple[_Fingerprint, bool]:
+    """What could change the answer for ``repo``: the status of its HEADs, indexes, refs, reflogs, object folders
+    and configuration, and of the hidden files (a path that is gone counts as such); and whether every status had
+    settled."""
+    now = time.time_ns()
     common = str(common_dir(repo))
     paths = [
         os.path.join(common, name)
@@ -395,15 +403,17 @@ def _fingerprint(repo: Path, files: tuple[Path, ...]) -> _Fingerprint:
     for top in ("refs", "logs", "reftable", "objects", "lfs/objects"):
         paths += _tree(os.path.join(common, top), depth={"objects": 1, "lfs/objects": 2}.get(top, 32))
     paths += map(str, files)
-    marks: list[tuple[str, int, int, int]] = []
+    marks: list[tuple[str, tuple[int, ...] | None]] = []
+    settled = True
     for path in paths:  # strings, not Paths: this runs as each command starts
         try:
-            info = os.stat(path)
+            state = state_of(os.stat(path), now, settle_ns)
         except OSError:
-            marks.append((path, -1, -1, -1))
+            marks.append((path, None))
             continue
-        marks.append((path, info.st_mtime_ns, info.st_size, info.st_ino))
-    return tuple(marks)
+        marks.append((path, state.key))
+        settled = settled and state.settled
+    return tuple(marks), settled
 
 
 def _tree(top: str, *, depth: int) -> list[str]:
