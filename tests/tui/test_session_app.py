@@ -281,3 +281,25 @@ async def test_the_status_bar_meters_the_context_and_compact_summarises_older_tu
     assert resumed == [True, False, False, False, False], "the resumed session starts from the summary"
     assert any(n.startswith("earlier turns, as compacted:") and summary in n for n in shown_notices), shown_notices
     assert shown_prompts == ["› Second question", "› Third question"]
+
+
+async def test_a_file_a_turn_made_is_completed_after_the_turn(tmp_path: Path, isolated_home: Path) -> None:
+    workspace = make_workspace(tmp_path / "repo")
+    script = [calls(("w1", "fs_write", {"path": "made.txt", "content": "new"})), {"reply": "text", "text": "Made."}]
+    with ScriptedModelServer("openai", script) as server:
+        user_config(isolated_home, server, wire="openai", extra='[policy.rules]\nallow = ["fs.write"]\n')
+        app = app_for(workspace)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: app.session is not None)
+            composer = app.query_one("#composer")
+            await type_text(pilot, "@mad")
+            await pilot.press("tab")
+            before = composer.text
+            composer.load_text("")
+            await ask(pilot, app, "Make a file.", 4)
+            composer.load_text("")
+            await type_text(pilot, "@mad")
+            await pilot.press("tab")
+            after = composer.text
+    assert before == "@mad" and (workspace / "made.txt").exists()
+    assert after == "@made.txt "

@@ -494,6 +494,7 @@ class KairoxApp(App[None]):
             self.query_one(Conversation).notice(f"the turn failed: {exc}")
         finally:
             self.turn_running = False
+            self._paths = None  # the turn may have made or removed files: `@` completion walks the workspace again
             self._fill_results()
 
     async def _compact(self, instructions: str) -> None:
