@@ -221,6 +221,8 @@ class ChildProcess:
         self._pipe_stdout = pipe_stdout
         self._proc: asyncio.subprocess.Process | None = None
         self._drain: asyncio.Task[None] | None = None
+        self._stdout: asyncio.StreamReader | None = None
+        self._stdout_pipe: asyncio.ReadTransport | None = None
 
     @property
     def process(self) -> asyncio.subprocess.Process:
@@ -244,8 +246,8 @@ class ChildProcess:
 
     @property
     def stdout(self) -> asyncio.StreamReader:
-        assert self.process.stdout is not None
-        return self.process.stdout
+        assert self._stdout is not None
+        return self._stdout
 
     @property
     def returncode(self) -> int | None:
@@ -266,13 +268,17 @@ class ChildProcess:
 
     async def start(self) -> Self:
         pipe = asyncio.subprocess.PIPE
+        loop = asyncio.get_running_loop()
+        # stdout is a pipe of our own read straight into a stream: through the subprocess transport each chunk
+        # waits one more turn of the event loop (bench-peers: 1.12x the latency per MCP call, 1.13x the CPU)
+        read_end, write_end = os.pipe() if self._pipe_stdout else (-1, -1)
         try:
             if self.guarded:
                 self.check_runnable()
             self._proc = await asyncio.create_subprocess_exec(
                 *(guarded_argv(self.argv) if self.guarded else self.argv),
                 stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
-                stdout=pipe if self._pipe_stdout else asyncio.subprocess.DEVNULL,
+                stdout=write_end if self._pipe_stdout else asyncio.subprocess.DEVNULL,
                 stderr=pipe,
                 env=self.env,
                 cwd=str(self.cwd) if self.cwd is not None else None,
@@ -283,8 +289,17 @@ class ChildProcess:
             )
         except BaseException:
             self.stderr.close()  # no child will write to the log file
+            if self._pipe_stdout:
+                os.close(read_end)
             raise
-        self._drain = asyncio.get_running_loop().create_task(self._drain_stderr())
+        finally:
+            if self._pipe_stdout:
+                os.close(write_end)
+        if self._pipe_stdout:
+            self._stdout = asyncio.StreamReader(limit=2**24, loop=loop)
+            protocol = asyncio.StreamReaderProtocol(self._stdout, loop=loop)
+            self._stdout_pipe, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(read_end, "rb", 0))
+        self._drain = loop.create_task(self._drain_stderr())
         return self
 
     async def _drain_stderr(self) -> None:
@@ -374,6 +389,8 @@ class ChildProcess:
             if self._drain is not None:
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(self._drain, 1.0)
+            if self._stdout_pipe is not None:
+                self._stdout_pipe.close()
             self.stderr.close()
         return self._proc.returncode
 
