@@ -3,9 +3,9 @@
 ``SOCKET`` until the command ends, then ends with its exit status: nothing of it outlives the command, whether or
 not the sandbox's init is killed. ``_socket`` and ``_signal``: ``socket`` and ``signal`` are slow to import."""
 
-import _signal  # type: ignore[import-not-found]  # no stub; `signal` imports enum
-import _socket
 import os
+import signal
+import socket
 import sys
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")  # curl, pip, npm, git, urllib, Node
@@ -19,15 +19,15 @@ def ended(signum: int, frame: object) -> None:  # SIGCHLD: the command ended, an
 
 
 def main(proxy: str, command: list[str]) -> None:
-    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     # every name through the proxy, localhost too: nothing is reached directly from in here
     os.environ.update(dict.fromkeys(PROXY_VARIABLES, url), NO_PROXY="", no_proxy="", NODE_USE_ENV_PROXY="1")
-    _signal.signal(_signal.SIGCHLD, ended)  # before the fork: a command that ends at once is seen too
+    signal.signal(signal.SIGCHLD, ended)  # before the fork: a command that ends at once is seen too
     if os.fork() == 0:
-        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         listener.close()
         try:
             os.execvp(command[0], command)
@@ -38,15 +38,15 @@ def main(proxy: str, command: list[str]) -> None:
     for fd in (0, 1, 2):  # the command's pipes close when the command ends, not later
         os.dup2(null, fd)
     while True:
-        client = listener._accept()[0]  # type: ignore[attr-defined]  # the raw descriptor
-        link = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        client, _ = listener.accept()
+        link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:  # the connection itself, not its bytes; a proxy gone leaves the client's closed
             link.connect(proxy)
-            link.sendmsg([b"c"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, client.to_bytes(4, sys.byteorder))])
+            socket.send_fds(link, [b"c"], [client.fileno()])
         except OSError:
             pass
         link.close()
-        os.close(client)
+        client.close()
 
 
 if __name__ == "__main__":
