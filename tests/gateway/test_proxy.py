@@ -246,6 +246,7 @@ def test_claude_code_sees_the_upstreams_results_through_kairox_proxy(tmp_path: P
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:18080",
         "ANTHROPIC_API_KEY": "scripted",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "MCP_TIMEOUT": "60000",  # a busy machine starts the proxy and its confined upstream slower than the default
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_ERROR_REPORTING": "1",
