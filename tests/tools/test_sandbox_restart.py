@@ -22,7 +22,7 @@ from kairox.plugins._model import PluginTool
 from kairox.plugins._tools import PluginToolProvider
 from kairox.registry import build_registry
 from kairox.sandbox import SandboxSettings
-from kairox.sandbox._bwrap import vanished_before_start
+from kairox.sandbox._bwrap import SETUP_ATTEMPTS, vanished_before_start
 from kairox.tools import CallContext, ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -88,8 +88,9 @@ async def test_the_command_runs_once_the_sandbox_is_built_again(
     failed, text = await run(tmp_path, "echo command-ran")
 
     assert (failed, text) == (False, "exit code: 0\ncommand-ran")
-    assert len(removed_after_listing) == 2
-    assert str(host_socket.path) not in removed_after_listing[1]  # gone: no longer listed
+    # built again once, or once more when another socket of the machine (another test's) went in the meantime
+    assert 2 <= len(removed_after_listing) <= SETUP_ATTEMPTS
+    assert str(host_socket.path) not in removed_after_listing[-1]  # gone: no longer listed
 
 
 async def test_without_the_second_start_bwrap_stops_before_the_command(
@@ -172,7 +173,7 @@ async def test_a_hook_command_runs_once_the_sandbox_is_built_again(
 
     reasons = " ".join(d.reason for d in outcome.diagnostics)
     if attempts == 3:  # it ran: its own exit code and stderr
-        assert len(built) == 2 and "hook-ran" in reasons and "bwrap" not in reasons
+        assert 2 <= len(built) <= 3 and "hook-ran" in reasons and "bwrap" not in reasons  # 3: another socket went
     else:  # bwrap stopped before it
         assert len(built) == 1 and "hook-ran" not in reasons and str(host_socket.path) in reasons
 
@@ -194,7 +195,8 @@ async def test_a_plugin_command_tool_runs_once_the_sandbox_is_built_again(
     result = await provider.call_tool("kit__echo", {}, context)
 
     if attempts == 3:
-        assert (result.is_error, result.text_content(), len(built)) == (False, "tool-ran\n", 2)
+        assert (result.is_error, result.text_content()) == (False, "tool-ran\n")
+        assert 2 <= len(built) <= 3  # 3: another socket of the machine went in the meantime
     else:
         assert result.is_error and "bwrap: " in result.text_content() and len(built) == 1
 
@@ -221,6 +223,6 @@ async def test_a_debug_launch_starts_its_adapter_once_the_sandbox_is_built_again
     text = result.text_content()
     if attempts == 3:
         assert not result.is_error and "The program ended with exit code 0" in text and "total 43" in text, text
-        assert len(built) == 2
+        assert 2 <= len(built) <= 3  # 3: another socket of the machine went in the meantime
     else:
         assert result.is_error and "bwrap: " in text and str(host_socket.path) in text and len(built) == 1
