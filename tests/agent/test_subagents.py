@@ -302,3 +302,31 @@ async def test_with_depth_two_a_child_starts_its_own_subagent_whose_events_nest_
     assert [(e.agent, e.parent_call_id, e.inner.agent, e.inner.parent_call_id, e.inner.depth) for e in deep] == [
         ("lead", "t1", "general-purpose", "g1", 2)
     ]
+
+
+async def test_a_plugin_agent_gets_only_the_tools_its_plugin_manifest_permits(
+    workspace: Path, isolated_home: Path
+) -> None:
+    # the manifest's permissions.tools narrow what its agents may use, whatever the agent file asks for
+    plugin = isolated_home / "plugins" / "kit"
+    manifest = {"name": "kit", "permissions": {"tools": ["fs.read", "fs.list"]}}
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (plugin / "agents").mkdir()
+    (plugin / "agents" / "helper.md").write_text(
+        "---\nname: helper\ndescription: The helper.\ntools: Read, Bash, Write\n---\nHELPER-PROMPT: help.\n",
+        encoding="utf-8",
+    )
+    seen: dict[str, list[str]] = {}
+
+    def child_tools(body: dict[str, Any]) -> None:
+        seen["child"] = tool_names(body)
+
+    script = [calls(task("t1", "kit:helper")), {"reply": "text", "text": "Helped."}]
+    child = [{"reply": "text", "text": "done", "check": child_tools}]
+    with ScriptedModelServer("openai", script, routes={"HELPER-PROMPT": child}) as server:
+        user_config(isolated_home, server, wire="openai")
+        async with open_session(workspace) as session:
+            result = await session.run_turn("Get help.")
+    assert result.reason is TurnEndReason.COMPLETED
+    assert sorted(seen["child"]) == ["fs_read"]  # Bash and Write asked for, not permitted; fs.list permitted, not asked

@@ -41,6 +41,8 @@ class AgentDef:
     tools: tuple[str, ...] | None = None
     """Tool names or globs it may use (Claude's names mapped to Kairox's); None: every tool of its parent."""
     disallowed: tuple[str, ...] = ()
+    plugin_tools: tuple[str, ...] | None = None
+    """What its plugin's manifest lets its agents use (``permissions.tools``, names or globs); None: no limit."""
     model: str | None = None
     """A model name or alias (``sonnet``); None (``inherit``): the parent's."""
     max_turns: int | None = None
@@ -58,10 +60,11 @@ class AgentDef:
     enabled: bool = True
 
     def allows(self, tool: str, *, named: bool = False) -> bool:
-        """Whether its ``tools`` name ``tool`` (or it comes from a server the agent ``named``) and its
-        ``disallowedTools`` do not."""
+        """Whether its ``tools`` name ``tool`` (or it comes from a server the agent ``named``), its
+        ``disallowedTools`` do not, and its plugin's ``permissions.tools`` (if any) name it too."""
         listed = named or self.tools is None or any(fnmatch.fnmatchcase(tool, p) for p in self.tools)
-        return listed and not any(fnmatch.fnmatchcase(tool, p) for p in self.disallowed)
+        narrowed = self.plugin_tools is None or any(fnmatch.fnmatchcase(tool, p) for p in self.plugin_tools)
+        return listed and narrowed and not any(fnmatch.fnmatchcase(tool, p) for p in self.disallowed)
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -209,7 +212,10 @@ def load_agents(resolved: ResolvedConfig, plugins: "PluginSet | None" = None) ->
     candidates: list[tuple[Path, str, str | None, Path | None]] = [
         (path, source, None, None) for folder, source in agent_folders(resolved) for path in _files(folder)
     ]
+    narrowed: dict[str, tuple[str, ...]] = {}  # plugin -> its manifest's permissions.tools
     for plugin in plugins.active() if plugins is not None else ():
+        if plugin.permissions.tools is not None:
+            narrowed[plugin.name] = tuple(plugin.permissions.tools)
         candidates += [
             (e.path, f"plugin:{plugin.name}", plugin.name, plugin.root)
             for e in plugin.agents
@@ -217,6 +223,8 @@ def load_agents(resolved: ResolvedConfig, plugins: "PluginSet | None" = None) ->
         ]
     for path, source, plugin_name, root in candidates:
         agent, problems = parse_agent(path, source=source, plugin=plugin_name, root=root)
+        if agent is not None and plugin_name in narrowed:
+            agent = replace(agent, plugin_tools=narrowed[plugin_name])
         found.diagnostics += problems
         if agent is None:
             continue
