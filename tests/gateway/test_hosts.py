@@ -99,27 +99,15 @@ def base_env(home: Path) -> dict[str, str]:
     }
 
 
-def check(report: dict[str, object], ws: Path) -> None:
-    results = report["results"]
-    assert isinstance(results, list)
-    said = "\n".join(f"--- {r}" for r in results)
-    detail = f"{said}\nexit {report['exit_code']}\n{report['stderr']}\n{report['stdout']}"
-    assert len(results) == len(STEPS), detail
-    read, shell, definition, denied, asked = results
-    assert "hello from the kairox workspace" in read, detail
-    assert "shell-said-hi" in shell, detail
-    assert "calc.py" in definition and ":1" in definition, detail
-    assert "denied by deny rule 'fs.read(secrets/**)'" in denied and "TOP-SECRET-42" not in denied, detail
-    assert "was not run" in asked, detail
-    assert not (ws / "made-by-host.txt").exists()
-    assert all(path.startswith(("POST /v1", "GET /v1")) for path in report["paths"]), report["paths"]  # type: ignore[union-attr]
+CODEX = [str(BIN / "codex"), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"]
 
 
-def test_codex_cli_sees_every_result_through_kairox_serve(tmp_path: Path) -> None:
-    ws, home = workspace(tmp_path)
-    codex_home = tmp_path / "codex-home"
+def codex_env(root: Path, name: str, server: list[str], server_env: dict[str, str]) -> dict[str, str]:
+    """A Codex home under ``root`` whose one MCP server ``name`` runs ``server`` (with ``server_env``) and whose
+    model is the scripted one on loopback; the environment Codex runs with."""
+    codex_home = root / "codex-home"
     codex_home.mkdir()
-    env_table = ", ".join(f"{k} = {json.dumps(v)}" for k, v in serve_env(home).items())
+    env_table = ", ".join(f"{k} = {json.dumps(v)}" for k, v in server_env.items())
     (codex_home / "config.toml").write_text(f"""model = "scripted-model"
 model_provider = "scripted"
 check_for_update_on_startup = false
@@ -143,22 +131,38 @@ base_url = "http://127.0.0.1:{PORT}/v1"
 env_key = "SCRIPTED_API_KEY"
 wire_api = "responses"
 
-[mcp_servers.kairox]
-command = {json.dumps(sys.executable)}
-args = ["-m", "kairox", "--workspace", {json.dumps(str(ws))}, "serve"]
+[mcp_servers.{name}]
+command = {json.dumps(server[0])}
+args = {json.dumps(server[1:])}
 env = {{ {env_table} }}
 required = true
 startup_timeout_sec = 60
 """)
-    env = {**base_env(tmp_path / "home"), "CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "scripted"}
-    command = [
-        str(BIN / "codex"),
-        "exec",
-        "--skip-git-repo-check",
-        "--dangerously-bypass-approvals-and-sandbox",
-        "--json",
-        PROMPT,
-    ]
+    return {**base_env(root / "home"), "CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "scripted"}
+
+
+def check(report: dict[str, object], ws: Path) -> None:
+    results = report["results"]
+    assert isinstance(results, list)
+    said = "\n".join(f"--- {r}" for r in results)
+    detail = f"{said}\nexit {report['exit_code']}\n{report['stderr']}\n{report['stdout']}"
+    assert len(results) == len(STEPS), detail
+    read, shell, definition, denied, asked = results
+    assert "hello from the kairox workspace" in read, detail
+    assert "shell-said-hi" in shell, detail
+    assert "calc.py" in definition and ":1" in definition, detail
+    assert "denied by deny rule 'fs.read(secrets/**)'" in denied and "TOP-SECRET-42" not in denied, detail
+    assert "was not run" in asked, detail
+    assert not (ws / "made-by-host.txt").exists()
+    assert all(path.startswith(("POST /v1", "GET /v1")) for path in report["paths"]), report["paths"]  # type: ignore[union-attr]
+
+
+def test_codex_cli_sees_every_result_through_kairox_serve(tmp_path: Path) -> None:
+    ws, home = workspace(tmp_path)
+    command = [*CODEX, PROMPT]
+    env = codex_env(
+        tmp_path, "kairox", [sys.executable, "-m", "kairox", "--workspace", str(ws), "serve"], serve_env(home)
+    )
     check(run_in_netns(command, env, tmp_path / "report.json"), ws)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from tests.gateway.conftest import SERVERS, kairox_env
-from tests.gateway.test_hosts import BIN, NODE_BIN, base_env, run_in_netns
+from tests.gateway.test_hosts import BIN, CODEX, NODE_BIN, base_env, codex_env, run_in_netns
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -139,61 +139,32 @@ STEPS = [
 ]
 
 
-def test_codex_cli_sees_the_upstreams_results_through_kairox_proxy(tmp_path: Path) -> None:
-    home, workspace = proxy_home(tmp_path)
-    codex_home = tmp_path / "codex-home"
-    codex_home.mkdir()
-    env_table = ", ".join(f"{k} = {json.dumps(v)}" for k, v in kairox_env(home).items() if k.startswith("KAIROX_"))
-    command = proxy_command(workspace)
-    (codex_home / "config.toml").write_text(f"""model = "scripted-model"
-model_provider = "scripted"
-check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-
-[model_providers.scripted]
-name = "scripted"
-base_url = "http://127.0.0.1:18080/v1"
-env_key = "SCRIPTED_API_KEY"
-wire_api = "responses"
-
-[mcp_servers.fixture]
-command = {json.dumps(command[0])}
-args = {json.dumps(command[1:])}
-env = {{ {env_table} }}
-required = true
-startup_timeout_sec = 60
-""")
-    env = {**base_env(tmp_path / "home"), "CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "scripted"}
-    codex = [
-        str(BIN / "codex"),
-        "exec",
-        "--skip-git-repo-check",
-        "--dangerously-bypass-approvals-and-sandbox",
-        "--json",
-    ]
-    report = run_in_netns(
-        [*codex, "Use the fixture tools as asked, then say done."], env, tmp_path / "report.json", STEPS
-    )
+def check_host(report: dict[str, Any], home: Path, refused_ask: str, ask_decision: str) -> None:
+    """What a host's model got for the three STEPS, and the proxy's audit of them: the text whole, the deny rule's
+    refusal, and the ask the host could not answer (``refused_ask`` in what the model read)."""
     results = report["results"]
     assert isinstance(results, list) and len(results) == len(STEPS), report
     simple, denied, asked = results
     assert "This is a simple text response for testing." in simple
     assert "denied by deny rule 'mcp__fixture__test_error_handling'" in denied
-    # Codex declines the elicitation of an unattended run: the call does not run, and the model is told why
-    assert "was not run" in asked and "was declined by the user of" in asked
+    assert "was not run" in asked and refused_ask in asked
     decided = [(r["tool"], r["decision"]) for r in audit(home)]
     assert decided == [
         ("mcp__fixture__test_simple_text", "allow"),
         ("mcp__fixture__test_error_handling", "deny"),
-        ("mcp__fixture__test_embedded_resource", "declined"),
+        ("mcp__fixture__test_embedded_resource", ask_decision),
     ]
+
+
+def test_codex_cli_sees_the_upstreams_results_through_kairox_proxy(tmp_path: Path) -> None:
+    home, workspace = proxy_home(tmp_path)
+    server_env = {k: v for k, v in kairox_env(home).items() if k.startswith("KAIROX_")}
+    env = codex_env(tmp_path, "fixture", proxy_command(workspace), server_env)
+    report = run_in_netns(
+        [*CODEX, "Use the fixture tools as asked, then say done."], env, tmp_path / "report.json", STEPS
+    )
+    # Codex declines the elicitation of an unattended run: the call does not run, and the model is told why
+    check_host(report, home, "was declined by the user of", "declined")
 
 
 @pytest.mark.anyio
@@ -255,16 +226,5 @@ def test_claude_code_sees_the_upstreams_results_through_kairox_proxy(tmp_path: P
     claude = [str(BIN / "claude"), "-p", "Use the fixture tools as asked, then say done.", "--output-format", "json"]
     claude += ["--mcp-config", str(config), "--strict-mcp-config", "--allowedTools", "mcp__fixture"]
     report = run_in_netns(claude, env, tmp_path / "report.json", STEPS)
-    results = report["results"]
-    assert isinstance(results, list) and len(results) == len(STEPS), report
-    simple, denied, asked = results
-    assert "This is a simple text response for testing." in simple
-    assert "denied by deny rule 'mcp__fixture__test_error_handling'" in denied
     # Claude Code answers the elicitation of a headless run by cancelling it: the call does not run
-    assert "was not run" in asked and "was cancelled by the user of claude-code" in asked
-    decided = [(r["tool"], r["decision"]) for r in audit(home)]
-    assert decided == [
-        ("mcp__fixture__test_simple_text", "allow"),
-        ("mcp__fixture__test_error_handling", "deny"),
-        ("mcp__fixture__test_embedded_resource", "cancelled"),
-    ]
+    check_host(report, home, "was cancelled by the user of claude-code", "cancelled")
