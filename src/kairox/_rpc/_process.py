@@ -269,16 +269,22 @@ class ChildProcess:
     async def start(self) -> Self:
         pipe = asyncio.subprocess.PIPE
         loop = asyncio.get_running_loop()
-        # stdout is a pipe of our own read straight into a stream: through the subprocess transport each chunk
-        # waits one more turn of the event loop (bench-peers: 1.12x the latency per MCP call, 1.13x the CPU)
-        read_end, write_end = os.pipe() if self._pipe_stdout else (-1, -1)
+        stdout = asyncio.subprocess.DEVNULL
+        if self._pipe_stdout:
+            # a pipe of our own read straight into a stream, connected before the child exists (no wait after it
+            # started): through the subprocess transport each chunk waits one more turn of the event loop
+            # (bench/peer_calls.py: 1.12x the latency per MCP call, 1.13x the CPU)
+            read_end, stdout = os.pipe()
+            self._stdout = asyncio.StreamReader(limit=2**24, loop=loop)
+            protocol = asyncio.StreamReaderProtocol(self._stdout, loop=loop)
+            self._stdout_pipe, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(read_end, "rb", 0))
         try:
             if self.guarded:
                 self.check_runnable()
             self._proc = await asyncio.create_subprocess_exec(
                 *(guarded_argv(self.argv) if self.guarded else self.argv),
                 stdin=pipe if self._pipe_stdin else asyncio.subprocess.DEVNULL,
-                stdout=write_end if self._pipe_stdout else asyncio.subprocess.DEVNULL,
+                stdout=stdout,
                 stderr=pipe,
                 env=self.env,
                 cwd=str(self.cwd) if self.cwd is not None else None,
@@ -289,16 +295,12 @@ class ChildProcess:
             )
         except BaseException:
             self.stderr.close()  # no child will write to the log file
-            if self._pipe_stdout:
-                os.close(read_end)
+            if self._stdout_pipe is not None:
+                self._stdout_pipe.close()
             raise
         finally:
             if self._pipe_stdout:
-                os.close(write_end)
-        if self._pipe_stdout:
-            self._stdout = asyncio.StreamReader(limit=2**24, loop=loop)
-            protocol = asyncio.StreamReaderProtocol(self._stdout, loop=loop)
-            self._stdout_pipe, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(read_end, "rb", 0))
+                os.close(stdout)  # the child's end: the stream ends when the child (and what it started) closes it
         self._drain = loop.create_task(self._drain_stderr())
         return self
 

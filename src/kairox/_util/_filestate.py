@@ -78,9 +78,3 @@ class FileMemo(Generic[V]):
         if len(self._kept) > self.limit:
             del self._kept[next(iter(self._kept))]
         return value
-
-    def forget(self, key: Hashable) -> None:
-        self._kept.pop(key, None)
-
-    def clear(self) -> None:
-        self._kept.clear()

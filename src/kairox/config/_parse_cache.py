@@ -56,10 +56,6 @@ class ConfigParseCache:
         self._memo: FileMemo[ParsedFile] = FileMemo(limit=MAX_ENTRIES, settle_ns=settle_ns)
         self._layers: dict[tuple[Layer, Hashable], object] = {}
 
-    def clear(self) -> None:
-        self._memo.clear()
-        self._layers.clear()
-
     def layer(self, layer: Layer, given: Hashable, build: Callable[[], T]) -> T:
         """What ``build()`` made of ``given`` (the whole input of an env or CLI layer), made once per input.
 
