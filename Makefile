@@ -78,10 +78,12 @@ lint: $(STAMP)
 # The suite on every core (most tests wait on child processes), then the tests that need the machine to
 # themselves (marked `serial`: a SIGKILLed host, a busy loop, a race), alone; each run names its 25 slowest tests.
 PYTEST := $(VENV)/bin/pytest -q --durations=25
+# the files of the serial tests (tests/conftest.py names them): the second run collects only those, not the whole suite
+SERIAL_TESTS = $(shell $(PY) -c 'from tests.conftest import SERIAL; print(*sorted("tests/" + f for f in SERIAL))')
 test: install preflight ui-check
 	$(PY) -m compileall -q -x /node_modules/ src tests  # every Kairox process of the tests reads bytecode, even where none is written
 	$(PYTEST) -n auto --dist loadfile -m "not serial"
-	$(PYTEST) -m serial
+	$(PYTEST) -m serial $(SERIAL_TESTS)
 	$(MAKE) lint
 
 # The inner loop: no browser, no corpora, nothing that needs the machine to itself
