@@ -102,7 +102,3 @@ class MessageWriter:
     def close(self) -> None:
         if not self._stream.is_closing():
             self._stream.close()
-
-    @property
-    def closing(self) -> bool:
-        return self._stream.is_closing()

@@ -101,9 +101,3 @@ def split_lines(text: str, *, keepends: bool = False) -> list[str]:
     also breaks at form feeds, ``\u2028`` and more, which would shift every line after one)."""
     lines = _LINE.findall(text)
     return lines if keepends else [line.rstrip("\r\n") for line in lines]
-
-
-def line_of(text: str, line: int) -> str:
-    """The 0-based ``line`` of ``text`` without its line end ('' when out of range)."""
-    lines = split_lines(text)
-    return lines[line] if 0 <= line < len(lines) else ""
