@@ -6,7 +6,6 @@ pushed diagnostics and ``$/progress`` (so a caller can tell "still indexing" fro
 the server with shutdown + exit, then the process-group kill of :class:`ChildProcess` after a timeout.
 """
 
-import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -28,11 +27,6 @@ from kairox.lsp._errors import LspStartupError
 from kairox.lsp._files import disk_text, locate, read_text
 from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, real_path_uri, split_lines, uri_to_path
 from kairox.sandbox import ServerConfinement, confine_server, refusal_hint
-
-log = logging.getLogger(__name__)
-
-_EXIT_WAIT = 0.5
-"""Seconds to wait for a server's exit code once its output ended, for the reason of the failure."""
 
 _LOAD_QUIET = 1.0
 """Seconds without reported work after the project's files were opened before the server counts as loaded."""
@@ -241,7 +235,7 @@ class LspClient:
             peer=f"language server {self.name!r}",
             timeout=self.config.request_timeout_sec,
             cancel_method="$/cancelRequest",
-            closed_reason=self._closed_reason,
+            closed_reason=lambda: closed_reason(self.child, "the server"),
         )
         self._install_handlers(self.rpc)
         await self.rpc.__aenter__()
@@ -278,11 +272,6 @@ class LspClient:
             self.documents.clear()
         if rpc is not None:  # outside the shield: the reader's task group was entered before it
             await rpc.__aexit__(None, None, None)
-
-    async def _closed_reason(self) -> str:
-        await self.child.wait(_EXIT_WAIT)  # the output usually ends as the process does: give its exit code
-        await self.child.stderr_read(_EXIT_WAIT)  # and what it wrote last, which a busy machine may not have read yet
-        return closed_reason(self.child, "the server")
 
     @property
     def alive(self) -> bool:
