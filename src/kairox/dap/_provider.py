@@ -37,6 +37,7 @@ from kairox.dap._session import (
     valid_session_id,
     variable_lines,
     variable_records,
+    workspace_path,
 )
 from kairox.dap._session import wait_seconds as _wait
 from kairox.dap._specs import dap_tool_specs
@@ -190,12 +191,6 @@ class DapToolProvider(ToolProvider):
         }
 
     # --- sessions ------------------------------------------------------------------------------------------------
-
-    def _path(self, value: Any, what: str) -> Path:
-        if not isinstance(value, str) or not value:
-            raise DapSessionError(f"`{what}` must be a path")
-        path = Path(value).expanduser()
-        return (path if path.is_absolute() else self.workspace / path).resolve()
 
     def _held_error(self, name: str) -> DapSessionError:
         return DapSessionError(
@@ -499,14 +494,14 @@ class DapToolProvider(ToolProvider):
             wanted: JsonObject = {"line": item["line"]}
             if isinstance(item.get("condition"), str) and item["condition"].strip():
                 wanted["condition"] = item["condition"]
-            grouped.setdefault(self._path(item.get("path"), "breakpoints.path"), []).append(wanted)
+            grouped.setdefault(workspace_path(self.workspace, item.get("path"), "breakpoints.path"), []).append(wanted)
         return grouped
 
     async def _set_breakpoints(self, args: JsonObject) -> ToolResult:
         session = await self._live(args)
         grouped = self._breakpoints(args)
         for value in args.get("clear") or []:
-            grouped.setdefault(self._path(value, "clear"), [])
+            grouped.setdefault(workspace_path(self.workspace, value, "clear"), [])
         if not grouped:
             raise DapSessionError(
                 "name the breakpoints to set or the files to clear",
