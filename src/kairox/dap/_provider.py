@@ -264,19 +264,22 @@ class DapToolProvider(ToolProvider):
         server, config = self._server(args.get("server"), program)
         lifecycle = DapServerLifecycle(
             server,
-            config,
+            lambda: DapClient(
+                server,
+                config,
+                workspace=self.workspace,
+                connect=connect,
+                host_env=self._host_env,
+                stderr_log=self._log_dir / f"dap-{session_id}.log" if self._log_dir else None,
+                base_dir=self._base_dirs.get(server),
+                cwd=cwd,
+                sandbox=sandbox,
+                state_dir=confinement.state_dir if confinement is not None and sandbox else None,
+            ),
             session=session_id,
-            workspace=self.workspace,
             task_group=self._tg,
-            events=self.events,
-            connect=connect,
-            host_env=self._host_env,
-            stderr_log=self._log_dir / f"dap-{session_id}.log" if self._log_dir else None,
-            base_dir=self._base_dirs.get(server),
-            cwd=cwd,
-            sandbox=sandbox,
-            state_dir=confinement.state_dir if confinement is not None else None,
             confinement_state=adapter_confinement(bool(sandbox), confinement, call_sandbox),
+            events=self.events,
         )
         breakpoints = self._breakpoints(args)
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
