@@ -388,14 +388,6 @@ def vanished_before_start(
     return any(f" {path}:" in first or first.endswith(f" {path}") for path in covered if not os.path.lexists(path))
 
 
-def sandbox_probed(settings: SandboxSettings, *, bwrap: str | None = None) -> bool:
-    """Whether ``check_sandbox`` would answer at once (no probe to run, or its answer is known)."""
-    if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return True
-    path = bwrap or find_bwrap()
-    return path is None or (path, settings.network_access) in _probe_cache
-
-
 def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str | None:
     """The bwrap executable to use for ``settings`` (None when no sandbox is wanted).
 
