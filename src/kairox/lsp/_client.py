@@ -200,8 +200,6 @@ class LspClient:
         self._diag_seq = 0
         self._diag_changed = anyio.Event()
         self._progress = _Progress()
-        self.messages: list[str] = []
-        self.registrations: list[JsonObject] = []
         self.project: ProjectLoad | None = None
         """Set once the workspace's files were opened for a cross-file question (:meth:`load_project`)."""
 
@@ -326,10 +324,6 @@ class LspClient:
             items = params.get("items", []) if isinstance(params, dict) else []
             return [self._setting(item.get("section") if isinstance(item, dict) else None) for item in items]
 
-        async def register(params: Any) -> None:
-            if isinstance(params, dict):
-                self.registrations.extend(r for r in params.get("registrations", []) if isinstance(r, dict))
-
         async def nothing(params: Any) -> None:
             return None
 
@@ -346,7 +340,7 @@ class LspClient:
             return {"success": False}
 
         rpc.on_request("workspace/configuration", configuration)
-        rpc.on_request("client/registerCapability", register)
+        rpc.on_request("client/registerCapability", nothing)
         rpc.on_request("client/unregisterCapability", nothing)
         rpc.on_request("window/workDoneProgress/create", nothing)
         rpc.on_request("window/showMessageRequest", nothing)
@@ -364,8 +358,6 @@ class LspClient:
             rpc.on_request(f"workspace/{refresh}/refresh", nothing)
         rpc.on_notification("textDocument/publishDiagnostics", self._on_diagnostics)
         rpc.on_notification("$/progress", self._on_progress)
-        rpc.on_notification("window/logMessage", self._on_message)
-        rpc.on_notification("window/showMessage", self._on_message)
 
     def _setting(self, section: str | None) -> Any:
         value: Any = self.config.settings
@@ -396,10 +388,6 @@ class LspClient:
         elif value.get("kind") == "end":
             self._progress.active.pop(token, None)
         self._progress.touch()
-
-    def _on_message(self, method: str, params: Any) -> None:
-        if isinstance(params, dict):
-            self.messages = [*self.messages[-49:], str(params.get("message", ""))]
 
     @property
     def progress(self) -> list[str]:
@@ -475,9 +463,6 @@ class LspClient:
 
     # --- documents -----------------------------------------------------------------------------------------------
 
-    def language_id(self, path: Path) -> str:
-        return language_id(path, self.config.languages)
-
     async def sync_document(self, path: Path) -> OpenDocument:
         """Open ``path`` in the server, or send its new text when it changed on disk since."""
         real, state = locate(str(path))
@@ -497,7 +482,7 @@ class LspClient:
             document = OpenDocument(
                 path=resolved,
                 uri=uri,
-                language_id=self.language_id(resolved),
+                language_id=language_id(resolved, self.config.languages),
                 version=1,
                 text=text,
                 lines=split_lines(text),
