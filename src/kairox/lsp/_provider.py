@@ -97,6 +97,7 @@ _RELIST_AFTER = 30.0
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build", "target"})
 """Folders whose files are not the project's own (dependencies, build output); hidden folders are skipped too."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+"""Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
 
 
 def server_log(log_dir: Path, name: str) -> Path:
@@ -104,7 +105,6 @@ def server_log(log_dir: Path, name: str) -> Path:
     return log_dir / f"lsp-{_SAFE_NAME.sub('_', name)}.log"
 
 
-"""Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
 _NO_FILE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
 """Errors of ``stat`` that mean there is no such file (the others are reported as they are)."""
 
