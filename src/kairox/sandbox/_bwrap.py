@@ -33,7 +33,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from kairox._rpc._guarded import guarded_argv
@@ -124,14 +124,13 @@ def egress_folder() -> Path:
     return folder
 
 
-def socket_folders(env: Mapping[str, str] | None = None) -> list[Path]:
+def socket_folders() -> list[Path]:
     """The folders hidden from sandboxed commands: the usual ones and those the environment points at."""
-    env = os.environ if env is None else env
     found = [*SOCKET_FOLDERS, egress_folder()]
-    if env.get("XDG_RUNTIME_DIR"):
-        found.append(Path(env["XDG_RUNTIME_DIR"]))
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        found.append(Path(os.environ["XDG_RUNTIME_DIR"]))
     for name in ("SSH_AUTH_SOCK", "DOCKER_HOST"):
-        value = env.get(name, "").removeprefix("unix://")
+        value = os.environ.get(name, "").removeprefix("unix://")
         if value.startswith("/"):
             found.append(Path(value).parent)
     real = {Path(os.path.realpath(p)) for p in found if p.is_dir() and not p.is_symlink()}
