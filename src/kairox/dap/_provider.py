@@ -298,7 +298,7 @@ class DapToolProvider(ToolProvider):
         session.state = "running"
         header = [f"Debug session {session_id} ({server}): {target}"]
         for path, found in placed.items():
-            header += [f"breakpoint {line}" for line in breakpoint_lines(self._display(path), found)]
+            header += [f"breakpoint {line}" for line in breakpoint_lines(display_path(path, self.workspace), found)]
         return await self._outcome(session, 0, _wait(args), header)
 
     async def _launch(self, args: JsonObject, context: CallContext) -> ToolResult:
@@ -325,7 +325,7 @@ class DapToolProvider(ToolProvider):
                     args,
                     "launch",
                     arguments,
-                    self._display(program),
+                    display_path(program, self.workspace),
                     program=program,
                     connect=None,
                     cwd=place.cwd,
@@ -446,9 +446,6 @@ class DapToolProvider(ToolProvider):
         ids = [t["id"] for t in threads if isinstance(t, dict) and isinstance(t.get("id"), int)]
         return ids[0] if ids else None
 
-    def _display(self, path: Path) -> str:
-        return display_path(path, self.workspace)
-
     def _frame(self, raw: JsonObject) -> JsonObject:
         return frame_record(raw, self.workspace, _READING.get())
 
@@ -514,7 +511,7 @@ class DapToolProvider(ToolProvider):
         items: list[JsonObject] = []
         for path, wanted in grouped.items():
             found = await self._client(session).set_breakpoints(path, wanted)
-            shown = self._display(path)
+            shown = display_path(path, self.workspace)
             items += [
                 {"path": shown, "line": bp.get("line"), "verified": bool(bp.get("verified")),
                  "message": bp.get("message")}
