@@ -39,9 +39,7 @@ async def test_reading_tolerates_header_case_extra_headers_bare_newlines_and_noi
         + b"\r\n\r\nCONTENT-LENGTH:7\r\n\r\n"
         + body
     )
-    reader = reader_of(data)
-    assert await read_all(reader) == [{"a": 1}, {"a": 1}]
-    assert reader.skipped_lines == 1
+    assert await read_all(reader_of(data)) == [{"a": 1}, {"a": 1}]
 
 
 async def test_a_body_that_is_not_json_is_reported_and_the_stream_goes_on() -> None:

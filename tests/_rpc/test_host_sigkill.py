@@ -27,6 +27,7 @@ HOST = textwrap.dedent(
     import sys, anyio
     from pathlib import Path
     from kairox.config import DapServerConfig, LspServerConfig, McpServerConfig
+    from kairox.dap._client import DapClient
     from kairox.dap._lifecycle import DapServerLifecycle
     from kairox.lsp import LspServerLifecycle
     from kairox.mcp import McpServerManager
@@ -43,7 +44,13 @@ HOST = textwrap.dedent(
             LspServerLifecycle("wrapped", lsp, workspace=workspace) as language_server,
         ):
             await language_server.ensure_running()
-            adapter = DapServerLifecycle("wrapped", dap, session="s1", workspace=workspace, task_group=group)
+            adapter = DapServerLifecycle(
+                "wrapped",
+                lambda: DapClient("wrapped", dap, workspace=workspace),
+                session="s1",
+                task_group=group,
+                confinement_state={"confined": False, "sandbox": "none", "reason": "no sandbox"},
+            )
             await adapter.start()
             print("ready", flush=True)
             await anyio.sleep(120)

@@ -35,8 +35,6 @@ class MessageReader:
 
     def __init__(self, stream: asyncio.StreamReader) -> None:
         self._stream = stream
-        self.skipped_lines = 0
-        """Lines that were neither a header nor the blank line ending a header block (server noise)."""
 
     async def read(self) -> Any | FramingProblem | None:
         """The next decoded message, a :class:`FramingProblem`, or ``None`` at end of stream."""
@@ -51,16 +49,13 @@ class MessageReader:
                     break
                 continue
             name, sep, value = text.partition(b":")
-            name = name.strip().lower()
-            if not sep or not name or b" " in name:
-                self.skipped_lines += 1  # not a header: noise a server printed on stdout
-            elif name == b"content-length":
+            # any other line is another header or noise a server printed on stdout: skipped
+            if sep and name.strip().lower() == b"content-length":
                 try:
                     length = int(value.strip())
                 except ValueError:
                     length = None
-                if length is None or length < 0:
-                    self.skipped_lines += 1
+                if length is not None and length < 0:
                     length = None
         if length > MAX_BODY:
             await self._discard(length)
@@ -102,7 +97,3 @@ class MessageWriter:
     def close(self) -> None:
         if not self._stream.is_closing():
             self._stream.close()
-
-    @property
-    def closing(self) -> bool:
-        return self._stream.is_closing()

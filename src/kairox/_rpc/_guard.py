@@ -38,7 +38,7 @@ def _prctl(option: int, value: int) -> None:
             pass
 
 
-def _processes() -> list[tuple[int, list[bytes]]]:
+def processes() -> list[tuple[int, list[bytes]]]:
     """Every process as ``(pid, the fields of /proc/PID/stat after its name)``: state, parent, group, session ...;
     empty where ``/proc`` cannot be read."""
     try:
@@ -78,7 +78,7 @@ def _others() -> set[int]:
     me = os.getpid()
     # the group is the guard's only when it leads it (started in a session of its own); else it is the caller's
     group = str(me).encode() if os.getpgid(0) == me else None
-    table = _processes()
+    table = processes()
     found = {pid for pid, fields in table if fields[2] == group} | _below(me, table)
     found.discard(me)
     return found
@@ -105,7 +105,7 @@ def _kill_group(*_: object) -> None:
     os._exit(137)
 
 
-def _prctl_pdeathsig(sig: int) -> None:
+def set_pdeathsig(sig: int) -> None:
     _prctl(_PR_SET_PDEATHSIG, sig)
 
 
@@ -116,7 +116,7 @@ def _spawn(argv: list[str]) -> int:
     if pid:
         return pid
     try:  # the child: what ``subprocess`` would do, without importing it
-        _prctl_pdeathsig(signal.SIGKILL)
+        set_pdeathsig(signal.SIGKILL)
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; the server gets the defaults
             signal.signal(sig, signal.SIG_DFL)
         os.execvp(argv[0], argv)
@@ -136,7 +136,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("kairox guard: no command given\n")
         return 2
     signal.signal(signal.SIGUSR1, _kill_group)
-    _prctl_pdeathsig(signal.SIGUSR1)
+    set_pdeathsig(signal.SIGUSR1)
     if os.getppid() != (parent or os.getppid()) or os.getppid() == 1:  # the host died before the signal was armed
         _kill_group()
     server = _spawn(argv)

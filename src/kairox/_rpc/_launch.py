@@ -52,10 +52,16 @@ def server_process(
     )
 
 
-def closed_reason(child: ChildProcess, what: str) -> str:
+_EXIT_WAIT = 0.5
+"""Seconds to wait for a server's exit code once its output ended, for the reason of the failure."""
+
+
+async def closed_reason(child: ChildProcess, what: str) -> str:
     """Why the connection to ``child`` ended, for an error: ``what`` closed its output, its exit code (when
     known yet), the end of its stderr (where a sandbox's own error also lands) or that it wrote none, and where its
     log is. Unless it exited cleanly, the same words are appended to that log, so a later look says how it ended."""
+    await child.wait(_EXIT_WAIT)  # the output usually ends as the process does: give its exit code
+    await child.stderr_read(_EXIT_WAIT)  # and what it wrote last, which a busy machine may not have read yet
     code = child.returncode if child.started else None
     tail = child.stderr.text(600).strip()
     text = f"{what} closed its output"

@@ -9,25 +9,23 @@ stdin, wait, SIGTERM the group, wait, SIGKILL the group.
 
 import asyncio
 import contextlib
-import ctypes
 import errno
 import os
 import shutil
 import signal
-import sys
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol, Self
 
+from kairox._rpc._guard import processes, set_pdeathsig
 from kairox._rpc._guarded import guarded_argv
 from kairox._util._logfile import LOG_LIMIT_BYTES, RotatingLog
 
 BASE_ENV_NAMES = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ")
 """Host variables every child gets (when set)."""
 
-_PR_SET_PDEATHSIG = 1
 _EXIT_POLL = 0.01
 """Seconds between looks at a child's exit status while waiting for it."""
 
@@ -54,31 +52,16 @@ def child_environment(
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() == 1:  # the parent already died between fork and prctl
-                os._exit(1)
+    set_pdeathsig(signal.SIGKILL)
+    if os.getppid() == 1:  # the parent already died between fork and prctl
+        os._exit(1)
 
 
 def _group_runs(pgid: int) -> bool:
     """Whether a process of group ``pgid`` still runs (is not a zombie); True where ``/proc`` cannot tell."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
-            return True
-    return False
+    table = processes()
+    group = str(pgid).encode()
+    return not table or any(fields[2] == group and fields[0] != b"Z" for _, fields in table)
 
 
 class Scrubber(Protocol):

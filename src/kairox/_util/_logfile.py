@@ -21,10 +21,6 @@ class RotatingLog:
         self._file: IO[bytes] | None = open_private(path, "ab")
         self._size = self._file.tell()
 
-    @property
-    def closed(self) -> bool:
-        return self._file is None
-
     def write(self, data: bytes, *, whole: bool = False) -> None:
         """Append ``data``; with ``whole`` it starts the next file rather than being split (when it fits in one)."""
         if whole and self._file is not None and self._size > 0 and self._size + len(data) > self.limit >= len(data):

@@ -1,6 +1,6 @@
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 MAX_TOOL_NAME = 64
@@ -23,18 +23,6 @@ def mcp_tool_name(server: str, tool: str) -> str:
         return full
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
     return f"{full[: MAX_TOOL_NAME - 9]}_{digest}"
-
-
-def mcp_tool_namer(server: str) -> Callable[[str], str]:
-    """:func:`mcp_tool_name` for the tools of one server, its own part normalised once (a server lists dozens)."""
-    prefix = f"mcp__{normalize_tool_name(server)}__"
-    sub = _UNSAFE.sub
-
-    def name(tool: str) -> str:
-        full = prefix + sub("_", tool)
-        return full if len(full) <= MAX_TOOL_NAME else mcp_tool_name(server, tool)
-
-    return name
 
 
 def suggest(word: str, choices: Iterable[str]) -> str | None:

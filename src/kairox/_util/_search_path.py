@@ -10,6 +10,6 @@ def absolute_path(search: str) -> str:
     return os.pathsep.join(entry for entry in search.split(os.pathsep) if os.path.isabs(entry))
 
 
-def which_absolute(name: str, search: str | None = None) -> str | None:
+def which_absolute(name: str) -> str | None:
     """``shutil.which`` through the absolute entries of ``PATH`` only (a name with a folder in it is taken as it is)."""
-    return shutil.which(name, path=absolute_path(os.environ.get("PATH", "") if search is None else search))
+    return shutil.which(name, path=absolute_path(os.environ.get("PATH", "")))

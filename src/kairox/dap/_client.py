@@ -28,8 +28,6 @@ from kairox.dap._errors import DapAttachError, DapStartupError
 from kairox.sandbox import state_environment
 
 _DISCONNECT_TIMEOUT = 3.0
-_EXIT_WAIT = 0.5
-"""Seconds to wait for the adapter's exit code once its output ended, for the reason of the failure."""
 ATTACH_CONNECT_WAIT = 1.0
 """Seconds a refused ``dap.attach`` connection is tried again (a program started a moment ago may still be opening
 its listener); then the attach fails. Capped by the adapter's ``request_timeout_sec``."""
@@ -218,9 +216,7 @@ class DapClient:
     async def _closed_reason(self) -> str:
         if self.child is None:
             return "the adapter closed the TCP connection"
-        await self.child.wait(_EXIT_WAIT)  # the output usually ends as the process does: give its exit code
-        await self.child.stderr_read(_EXIT_WAIT)  # and what it wrote last, which a busy machine may not have read yet
-        return closed_reason(self.child, "the adapter")
+        return await closed_reason(self.child, "the adapter")
 
     # --- session -------------------------------------------------------------------------------------------------
 

@@ -5,15 +5,13 @@ Unlike a language server, a session's adapter is not restarted: a new launch is 
 kept after the adapter ended, so the session's last events (output, exit code) stay readable.
 """
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable
 
 import anyio.abc
 
 from kairox._rpc._connection import FramedConnection
 from kairox._rpc._supervisor import ServerLifecycle
 from kairox._util._json import JsonObject
-from kairox.config import DapServerConfig
 from kairox.dap._client import DapClient
 from kairox.dap._errors import DapStartupError
 from kairox.dap._events import DapServerFailed, DapServerRunning, DapServerStarting, DapServerStopped
@@ -23,7 +21,8 @@ _STOP_WAIT = 15.0
 
 
 class DapServerLifecycle(ServerLifecycle[DapClient]):
-    """Starts the adapter of session ``session`` in ``task_group`` and stops it on :meth:`stop`."""
+    """Starts the adapter of session ``session`` in ``task_group`` and stops it on :meth:`stop`; ``new_client`` makes
+    its (not yet entered) :class:`DapClient` when the supervisor starts it."""
 
     startup_error = DapStartupError
     keep_client = True
@@ -31,42 +30,18 @@ class DapServerLifecycle(ServerLifecycle[DapClient]):
     def __init__(
         self,
         server: str,
-        config: DapServerConfig,
+        new_client: Callable[[], DapClient],
         *,
         session: str,
-        workspace: Path,
         task_group: anyio.abc.TaskGroup,
+        confinement_state: JsonObject,
         events: EventSink | None = None,
-        connect: tuple[str, int] | None = None,
-        host_env: Mapping[str, str] | None = None,
-        stderr_log: Path | None = None,
-        base_dir: Path | None = None,
-        cwd: Path | None = None,
-        sandbox: Sequence[str] = (),
-        state_dir: Path | None = None,
-        confinement_state: JsonObject | None = None,
     ) -> None:
         super().__init__(events=events, stop_wait=_STOP_WAIT)
-        self.cwd = cwd
-        self.sandbox = tuple(sandbox)
-        """What the adapter runs under: bwrap and its arguments up to ``--`` (empty: no sandbox)."""
-        self.state_dir = state_dir
-        """The adapter's own state folder (its ``HOME`` and caches) when it runs confined."""
-        self.confinement_state: JsonObject = confinement_state or (
-            {
-                "confined": bool(sandbox),
-                "sandbox": "call sandbox" if sandbox else "none",
-                "reason": None if sandbox else "no sandbox",
-            }
-        )
+        self.confinement_state = confinement_state
         self.server = server
-        self.base_dir = base_dir
-        self.config = config
         self.session = session
-        self.workspace = workspace
-        self.connect = connect
-        self._host_env = host_env
-        self._stderr_log = stderr_log
+        self._make_client = new_client
         self._tg = task_group
         self._entering: DapClient | None = None
         """The client being started: its failure is raised as it was (an attach's says what to check)."""
@@ -84,18 +59,7 @@ class DapServerLifecycle(ServerLifecycle[DapClient]):
     # --- the supervisor's parts ----------------------------------------------------------------------------------
 
     def _new_client(self) -> DapClient:
-        self._entering = DapClient(
-            self.server,
-            self.config,
-            workspace=self.workspace,
-            connect=self.connect,
-            host_env=self._host_env,
-            stderr_log=self._stderr_log,
-            base_dir=self.base_dir,
-            cwd=self.cwd,
-            sandbox=self.sandbox,
-            state_dir=self.state_dir if self.sandbox else None,
-        )
+        self._entering = self._make_client()
         return self._entering
 
     def _connection(self, client: DapClient) -> FramedConnection | None:

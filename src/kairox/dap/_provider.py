@@ -37,6 +37,7 @@ from kairox.dap._session import (
     valid_session_id,
     variable_lines,
     variable_records,
+    workspace_path,
 )
 from kairox.dap._session import wait_seconds as _wait
 from kairox.dap._specs import dap_tool_specs
@@ -191,12 +192,6 @@ class DapToolProvider(ToolProvider):
 
     # --- sessions ------------------------------------------------------------------------------------------------
 
-    def _path(self, value: Any, what: str) -> Path:
-        if not isinstance(value, str) or not value:
-            raise DapSessionError(f"`{what}` must be a path")
-        path = Path(value).expanduser()
-        return (path if path.is_absolute() else self.workspace / path).resolve()
-
     def _held_error(self, name: str) -> DapSessionError:
         return DapSessionError(
             f"debug adapter {name!r} is {self.held[name]}",
@@ -269,19 +264,22 @@ class DapToolProvider(ToolProvider):
         server, config = self._server(args.get("server"), program)
         lifecycle = DapServerLifecycle(
             server,
-            config,
+            lambda: DapClient(
+                server,
+                config,
+                workspace=self.workspace,
+                connect=connect,
+                host_env=self._host_env,
+                stderr_log=self._log_dir / f"dap-{session_id}.log" if self._log_dir else None,
+                base_dir=self._base_dirs.get(server),
+                cwd=cwd,
+                sandbox=sandbox,
+                state_dir=confinement.state_dir if confinement is not None and sandbox else None,
+            ),
             session=session_id,
-            workspace=self.workspace,
             task_group=self._tg,
-            events=self.events,
-            connect=connect,
-            host_env=self._host_env,
-            stderr_log=self._log_dir / f"dap-{session_id}.log" if self._log_dir else None,
-            base_dir=self._base_dirs.get(server),
-            cwd=cwd,
-            sandbox=sandbox,
-            state_dir=confinement.state_dir if confinement is not None else None,
             confinement_state=adapter_confinement(bool(sandbox), confinement, call_sandbox),
+            events=self.events,
         )
         breakpoints = self._breakpoints(args)
         filters = [str(f) for f in args.get("stop_on_exceptions") or []]
@@ -300,7 +298,7 @@ class DapToolProvider(ToolProvider):
         session.state = "running"
         header = [f"Debug session {session_id} ({server}): {target}"]
         for path, found in placed.items():
-            header += [f"breakpoint {line}" for line in breakpoint_lines(self._display(path), found)]
+            header += [f"breakpoint {line}" for line in breakpoint_lines(display_path(path, self.workspace), found)]
         return await self._outcome(session, 0, _wait(args), header)
 
     async def _launch(self, args: JsonObject, context: CallContext) -> ToolResult:
@@ -327,7 +325,7 @@ class DapToolProvider(ToolProvider):
                     args,
                     "launch",
                     arguments,
-                    self._display(program),
+                    display_path(program, self.workspace),
                     program=program,
                     connect=None,
                     cwd=place.cwd,
@@ -448,9 +446,6 @@ class DapToolProvider(ToolProvider):
         ids = [t["id"] for t in threads if isinstance(t, dict) and isinstance(t.get("id"), int)]
         return ids[0] if ids else None
 
-    def _display(self, path: Path) -> str:
-        return display_path(path, self.workspace)
-
     def _frame(self, raw: JsonObject) -> JsonObject:
         return frame_record(raw, self.workspace, _READING.get())
 
@@ -499,14 +494,14 @@ class DapToolProvider(ToolProvider):
             wanted: JsonObject = {"line": item["line"]}
             if isinstance(item.get("condition"), str) and item["condition"].strip():
                 wanted["condition"] = item["condition"]
-            grouped.setdefault(self._path(item.get("path"), "breakpoints.path"), []).append(wanted)
+            grouped.setdefault(workspace_path(self.workspace, item.get("path"), "breakpoints.path"), []).append(wanted)
         return grouped
 
     async def _set_breakpoints(self, args: JsonObject) -> ToolResult:
         session = await self._live(args)
         grouped = self._breakpoints(args)
         for value in args.get("clear") or []:
-            grouped.setdefault(self._path(value, "clear"), [])
+            grouped.setdefault(workspace_path(self.workspace, value, "clear"), [])
         if not grouped:
             raise DapSessionError(
                 "name the breakpoints to set or the files to clear",
@@ -516,7 +511,7 @@ class DapToolProvider(ToolProvider):
         items: list[JsonObject] = []
         for path, wanted in grouped.items():
             found = await self._client(session).set_breakpoints(path, wanted)
-            shown = self._display(path)
+            shown = display_path(path, self.workspace)
             items += [
                 {"path": shown, "line": bp.get("line"), "verified": bool(bp.get("verified")),
                  "message": bp.get("message")}

@@ -6,7 +6,6 @@ pushed diagnostics and ``$/progress`` (so a caller can tell "still indexing" fro
 the server with shutdown + exit, then the process-group kill of :class:`ChildProcess` after a timeout.
 """
 
-import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -28,11 +27,6 @@ from kairox.lsp._errors import LspStartupError
 from kairox.lsp._files import disk_text, locate, read_text
 from kairox.lsp._text import UTF8, UTF16, UTF32, path_to_uri, real_path_uri, split_lines, uri_to_path
 from kairox.sandbox import ServerConfinement, confine_server, refusal_hint
-
-log = logging.getLogger(__name__)
-
-_EXIT_WAIT = 0.5
-"""Seconds to wait for a server's exit code once its output ended, for the reason of the failure."""
 
 _LOAD_QUIET = 1.0
 """Seconds without reported work after the project's files were opened before the server counts as loaded."""
@@ -206,8 +200,6 @@ class LspClient:
         self._diag_seq = 0
         self._diag_changed = anyio.Event()
         self._progress = _Progress()
-        self.messages: list[str] = []
-        self.registrations: list[JsonObject] = []
         self.project: ProjectLoad | None = None
         """Set once the workspace's files were opened for a cross-file question (:meth:`load_project`)."""
 
@@ -241,7 +233,7 @@ class LspClient:
             peer=f"language server {self.name!r}",
             timeout=self.config.request_timeout_sec,
             cancel_method="$/cancelRequest",
-            closed_reason=self._closed_reason,
+            closed_reason=lambda: closed_reason(self.child, "the server"),
         )
         self._install_handlers(self.rpc)
         await self.rpc.__aenter__()
@@ -278,11 +270,6 @@ class LspClient:
             self.documents.clear()
         if rpc is not None:  # outside the shield: the reader's task group was entered before it
             await rpc.__aexit__(None, None, None)
-
-    async def _closed_reason(self) -> str:
-        await self.child.wait(_EXIT_WAIT)  # the output usually ends as the process does: give its exit code
-        await self.child.stderr_read(_EXIT_WAIT)  # and what it wrote last, which a busy machine may not have read yet
-        return closed_reason(self.child, "the server")
 
     @property
     def alive(self) -> bool:
@@ -337,10 +324,6 @@ class LspClient:
             items = params.get("items", []) if isinstance(params, dict) else []
             return [self._setting(item.get("section") if isinstance(item, dict) else None) for item in items]
 
-        async def register(params: Any) -> None:
-            if isinstance(params, dict):
-                self.registrations.extend(r for r in params.get("registrations", []) if isinstance(r, dict))
-
         async def nothing(params: Any) -> None:
             return None
 
@@ -357,7 +340,7 @@ class LspClient:
             return {"success": False}
 
         rpc.on_request("workspace/configuration", configuration)
-        rpc.on_request("client/registerCapability", register)
+        rpc.on_request("client/registerCapability", nothing)
         rpc.on_request("client/unregisterCapability", nothing)
         rpc.on_request("window/workDoneProgress/create", nothing)
         rpc.on_request("window/showMessageRequest", nothing)
@@ -375,8 +358,6 @@ class LspClient:
             rpc.on_request(f"workspace/{refresh}/refresh", nothing)
         rpc.on_notification("textDocument/publishDiagnostics", self._on_diagnostics)
         rpc.on_notification("$/progress", self._on_progress)
-        rpc.on_notification("window/logMessage", self._on_message)
-        rpc.on_notification("window/showMessage", self._on_message)
 
     def _setting(self, section: str | None) -> Any:
         value: Any = self.config.settings
@@ -407,10 +388,6 @@ class LspClient:
         elif value.get("kind") == "end":
             self._progress.active.pop(token, None)
         self._progress.touch()
-
-    def _on_message(self, method: str, params: Any) -> None:
-        if isinstance(params, dict):
-            self.messages = [*self.messages[-49:], str(params.get("message", ""))]
 
     @property
     def progress(self) -> list[str]:
@@ -486,9 +463,6 @@ class LspClient:
 
     # --- documents -----------------------------------------------------------------------------------------------
 
-    def language_id(self, path: Path) -> str:
-        return language_id(path, self.config.languages)
-
     async def sync_document(self, path: Path) -> OpenDocument:
         """Open ``path`` in the server, or send its new text when it changed on disk since."""
         real, state = locate(str(path))
@@ -508,7 +482,7 @@ class LspClient:
             document = OpenDocument(
                 path=resolved,
                 uri=uri,
-                language_id=self.language_id(resolved),
+                language_id=language_id(resolved, self.config.languages),
                 version=1,
                 text=text,
                 lines=split_lines(text),

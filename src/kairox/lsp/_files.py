@@ -5,14 +5,14 @@ import errno
 import os
 import stat
 
-from kairox._util._filestate import SETTLE_NS, FileState, file_state
+from kairox._util._filestate import FileState, file_state
 
 
-def locate(path: str, *, settle_ns: int = SETTLE_NS) -> tuple[str, FileState]:
+def locate(path: str) -> tuple[str, FileState]:
     """``os.path.realpath(path)`` and the :class:`FileState` of the file it names, taken together; raises
     ``OSError`` as ``os.stat`` does when there is no such file."""
     real = os.path.realpath(path)
-    return real, file_state(real, settle_ns=settle_ns)
+    return real, file_state(real)
 
 
 MAX_TEXT_BYTES = 32 * 1024 * 1024

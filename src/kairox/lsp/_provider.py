@@ -97,6 +97,7 @@ _RELIST_AFTER = 30.0
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build", "target"})
 """Folders whose files are not the project's own (dependencies, build output); hidden folders are skipped too."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+"""Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
 
 
 def server_log(log_dir: Path, name: str) -> Path:
@@ -104,9 +105,6 @@ def server_log(log_dir: Path, name: str) -> Path:
     return log_dir / f"lsp-{_SAFE_NAME.sub('_', name)}.log"
 
 
-"""Characters of a server name kept in its log file's name (no separators: the file stays in the log folder)."""
-_ROUTES_KEPT = 4096
-"""Resolved paths whose server :meth:`LspToolProvider._file_server` remembers."""
 _NO_FILE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
 """Errors of ``stat`` that mean there is no such file (the others are reported as they are)."""
 
@@ -165,7 +163,6 @@ class LspToolProvider(ToolProvider):
         self.workspace = workspace.resolve()
         self._root = str(self.workspace)
         confine = confine or (lambda name, config: None)
-        self._routes: dict[str, LspServerLifecycle] = {}
         self.events: EventSink = events or NullSink()
         base_dirs = base_dirs or {}
         self.servers: dict[str, LspServerLifecycle] = {
@@ -305,14 +302,7 @@ class LspToolProvider(ToolProvider):
         return next(iter(self.servers.values()))
 
     def _file_server(self, file: _File) -> LspServerLifecycle:
-        # which server serves a file depends on its resolved path alone (the configuration does not change)
-        server = self._routes.get(file.real)
-        if server is None:
-            server = self._server_for(relative_real(file.real, self._root), file.real)
-            if len(self._routes) >= _ROUTES_KEPT:
-                self._routes.clear()
-            self._routes[file.real] = server
-        return server
+        return self._server_for(relative_real(file.real, self._root), file.real)
 
     def _project_files(self, server: LspServerLifecycle, deadline: float) -> tuple[list[Path], bool]:
         """The workspace's files ``server`` serves (routed to it as a call naming them would be), in a stable order,

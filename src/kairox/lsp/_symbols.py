@@ -12,7 +12,7 @@ from kairox._util._json import json_dict, json_int
 from kairox.lsp._client import LspClient
 from kairox.lsp._errors import LspLocationError
 from kairox.lsp._files import read_text
-from kairox.lsp._text import display_path, matches_pattern, path_to_uri, relative_to, uri_to_path
+from kairox.lsp._text import display_path, matches_pattern, path_to_uri, relative_real, uri_to_path
 
 SYMBOL_KINDS = {
     1: "file", 2: "module", 3: "namespace", 4: "package", 5: "class", 6: "method", 7: "property", 8: "field",
@@ -133,7 +133,7 @@ def _candidate_files(root: Path, patterns: list[str], word: str, readable: Calla
         dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
         for name in sorted(files):
             path = Path(folder) / name
-            relative = relative_to(path, root)
+            relative = relative_real(os.path.realpath(path), os.path.realpath(root))
             if patterns and not any(matches_pattern(relative, p) for p in patterns):
                 continue
             if not readable(path):  # a file the read rules forbid is neither read nor shown to the server

@@ -67,13 +67,8 @@ def matches_pattern(relative: PurePosixPath, pattern: str) -> bool:
     return _pattern_regex(pattern.removeprefix("./")).match(target) is not None
 
 
-def relative_to(path: Path, root: Path) -> PurePosixPath:
-    """``path`` (symlinks resolved) relative to ``root`` (resolved too), or absolute when it lies outside."""
-    return relative_real(os.path.realpath(path), os.path.realpath(root))
-
-
 def relative_real(real: str, root: str) -> PurePosixPath:
-    """:func:`relative_to` for paths whose symlinks are already resolved."""
+    """``real`` relative to ``root`` (both with their symlinks resolved), or absolute when it lies outside."""
     return PurePosixPath(shown_real(real, root))
 
 
@@ -89,8 +84,8 @@ def shown_real(real: str, root: str) -> str:
 
 
 def display_path(path: Path, root: Path) -> str:
-    """Workspace-relative when inside the workspace, absolute otherwise."""
-    return str(relative_to(path, root))
+    """Workspace-relative when inside the workspace, absolute otherwise (symlinks resolved in both)."""
+    return shown_real(os.path.realpath(path), os.path.realpath(root))
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -101,9 +96,3 @@ def split_lines(text: str, *, keepends: bool = False) -> list[str]:
     also breaks at form feeds, ``\u2028`` and more, which would shift every line after one)."""
     lines = _LINE.findall(text)
     return lines if keepends else [line.rstrip("\r\n") for line in lines]
-
-
-def line_of(text: str, line: int) -> str:
-    """The 0-based ``line`` of ``text`` without its line end ('' when out of range)."""
-    lines = split_lines(text)
-    return lines[line] if 0 <= line < len(lines) else ""

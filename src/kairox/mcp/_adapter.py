@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 from kairox._rpc._status import ServerStatus
 from kairox._util._json import JsonObject
-from kairox._util._names import mcp_tool_name, mcp_tool_namer
+from kairox._util._names import mcp_tool_name
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.mcp._client import McpClient
 from kairox.mcp._connection import CALLER_LOGIN, expand, run_as
@@ -80,7 +80,6 @@ class McpToolAdapter(ToolProvider):
         enabled, disabled, max_tools = config.enabled_tools, config.disabled_tools, config.max_tools
         max_description, trusted = config.max_description_chars, config.trust_annotations
         timeout = config.tool_timeout_sec * HARD_TIMEOUT_FACTOR
-        tool_name = mcp_tool_namer(server)
         for tool in tools:
             if tool.task_support == "required":
                 diagnostics.append(
@@ -136,7 +135,7 @@ class McpToolAdapter(ToolProvider):
                     )
                 )
                 description = description[:max_description]
-            name = tool_name(tool.name)
+            name = mcp_tool_name(server, tool.name)
             if name in targets:
                 diagnostics.append(
                     Diagnostic(

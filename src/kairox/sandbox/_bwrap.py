@@ -33,7 +33,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from kairox._rpc._guarded import guarded_argv
@@ -124,14 +124,13 @@ def egress_folder() -> Path:
     return folder
 
 
-def socket_folders(env: Mapping[str, str] | None = None) -> list[Path]:
+def socket_folders() -> list[Path]:
     """The folders hidden from sandboxed commands: the usual ones and those the environment points at."""
-    env = os.environ if env is None else env
     found = [*SOCKET_FOLDERS, egress_folder()]
-    if env.get("XDG_RUNTIME_DIR"):
-        found.append(Path(env["XDG_RUNTIME_DIR"]))
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        found.append(Path(os.environ["XDG_RUNTIME_DIR"]))
     for name in ("SSH_AUTH_SOCK", "DOCKER_HOST"):
-        value = env.get(name, "").removeprefix("unix://")
+        value = os.environ.get(name, "").removeprefix("unix://")
         if value.startswith("/"):
             found.append(Path(value).parent)
     real = {Path(os.path.realpath(p)) for p in found if p.is_dir() and not p.is_symlink()}
@@ -386,14 +385,6 @@ def vanished_before_start(
         argv[i + 2] for i in range(1, len(argv) - 2) if argv[i] == "--ro-bind-try" and argv[i + 1] == "/dev/null"
     }
     return any(f" {path}:" in first or first.endswith(f" {path}") for path in covered if not os.path.lexists(path))
-
-
-def sandbox_probed(settings: SandboxSettings, *, bwrap: str | None = None) -> bool:
-    """Whether ``check_sandbox`` would answer at once (no probe to run, or its answer is known)."""
-    if settings.mode is SandboxPolicy.DANGER_FULL_ACCESS:
-        return True
-    path = bwrap or find_bwrap()
-    return path is None or (path, settings.network_access) in _probe_cache
 
 
 def check_sandbox(settings: SandboxSettings, *, bwrap: str | None = None) -> str | None:

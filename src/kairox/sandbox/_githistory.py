@@ -116,9 +116,9 @@ class HistoryCheck:
     """Tells, for the rules of one read mask, whether a repository's history may hold what they hide; answers are
     kept until what could change them changes (see the module)."""
 
-    def __init__(self, patterns: tuple[tuple[PathPattern, RuleRef], ...], *, budget: float = HISTORY_BUDGET) -> None:
+    def __init__(self, patterns: tuple[tuple[PathPattern, RuleRef], ...]) -> None:
         self.patterns = patterns
-        self.budget = budget
+        self.budget = HISTORY_BUDGET
         self.walks = 0
         """Checks run (not answered from the cache): what a session paid."""
         self.settle_ns = SETTLE_NS

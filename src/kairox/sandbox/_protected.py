@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kairox.sandbox._gitstores import common_dir
+
 PROTECTED_DIRS = frozenset(
     {".git", ".kairox", ".claude", ".codex", ".agents", ".kairox-plugin", ".claude-plugin", ".codex-plugin"}
 )
@@ -99,7 +101,7 @@ def _linked_repository(entry: Path, roots: Iterable[Path]) -> list[Path]:
             return []
         real = Path(os.path.realpath(entry.parent / text.removeprefix("gitdir:").strip()))
     found: list[Path] = []
-    for folder in (real, _common(real)):
+    for folder in (real, common_dir(real)):
         if (
             (folder / "HEAD").is_file()
             and not any(r == folder or folder in r.parents for r in roots)
@@ -107,14 +109,6 @@ def _linked_repository(entry: Path, roots: Iterable[Path]) -> list[Path]:
         ):
             found.append(folder)
     return found
-
-
-def _common(repo: Path) -> Path:
-    try:
-        pointer = (repo / "commondir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return repo
-    return Path(os.path.realpath(repo / pointer))
 
 
 def sockets_under(folder: Path, depth: int = _SOCKET_DEPTH) -> list[Path]:

@@ -28,7 +28,7 @@ from pathlib import Path
 from kairox._util._filestate import SETTLE_NS
 from kairox._util._pathglob import PathPattern, glob_regex, is_within, split_literal
 from kairox.sandbox._filesystems import keep_change_times
-from kairox.sandbox._githistory import CONTENT_LIMIT, HISTORY_BUDGET, HistoryCheck
+from kairox.sandbox._githistory import CONTENT_LIMIT, HistoryCheck
 from kairox.sandbox._gitstores import content_stores, enclosing_git_entries, git_dir, module_repositories
 from kairox.sandbox._hardlinks import Inode, find_links
 from kairox.sandbox._profile import HiddenPaths
@@ -75,18 +75,11 @@ class MaskedReads:
 class ReadMask:
     """What the rules on reading hide, worked out anew each time it is called (as each command starts)."""
 
-    def __init__(
-        self,
-        patterns: tuple[tuple[PathPattern, RuleRef], ...],
-        roots: tuple[Path, ...],
-        *,
-        limit: int = SEARCH_LIMIT,
-        budget: float = HISTORY_BUDGET,
-    ) -> None:
+    def __init__(self, patterns: tuple[tuple[PathPattern, RuleRef], ...], roots: tuple[Path, ...]) -> None:
         self.patterns = patterns
         self.roots = roots
-        self.limit = limit
-        self.history = HistoryCheck(patterns, budget=budget)
+        self.limit = SEARCH_LIMIT
+        self.history = HistoryCheck(patterns)
         """Whether a reached repository's history may hold what the rules hide; its answers last the session."""
         self.searches = _Searches()
         """The last search of the folders, kept while none of the folders it listed changed (see ``_Searches``)."""

@@ -234,7 +234,7 @@ async def confine_server(
             argv=list(argv), env=dict(env), confinement={"confined": False, "sandbox": "none", "reason": "not managed"}
         )
     # loaded when a server starts: a host that starts one MCP server without a sandbox never needs it
-    from kairox.sandbox._bwrap import check_sandbox, sandbox_probed, sandboxed_argv
+    from kairox.sandbox._bwrap import check_sandbox, sandboxed_argv
 
     described = confinement.describe()
     settings = confinement.settings()
@@ -242,10 +242,7 @@ async def confine_server(
         return ConfinedCommand(argv=list(argv), env=dict(env), confinement=described)
     profile = confinement.profile
     try:
-        # probed once per process (in a thread, it runs bwrap): later starts only look the answer up
-        bwrap = (
-            check_sandbox(settings) if sandbox_probed(settings) else await asyncio.to_thread(check_sandbox, settings)
-        )
+        bwrap = await asyncio.to_thread(check_sandbox, settings)  # in a thread: the first one in a process runs bwrap
     except SandboxUnavailableError as exc:
         if profile.user_owned:
             why = f"no sandbox here ({exc.message}): it runs unconfined"
