@@ -165,9 +165,7 @@ def test_routed_skill_roots_load_in_the_skill_registry_namespaced(tmp_path: Path
     resolved = resolve_config(tmp_path)
 
     routing = route_plugins(discover_from_resolved(resolved).plugins)
-    skills = registry_from_config(
-        resolved, plugin_roots=routing.skill_roots, exclude=routing.disabled_skills, use_cache=False
-    )
+    skills = registry_from_config(resolved, plugin_roots=routing.skill_roots, exclude=routing.disabled_skills)
 
     real = root.resolve()
     assert routing.skill_roots == (("kit", real / "skills" / "pdf"), ("kit", real / "commands"))

@@ -79,6 +79,11 @@ class _Reader:
     def extra(self, known: frozenset[str]) -> JsonObject:
         return {k: v for k, v in self.data.items() if k not in known}
 
+    def variables(self) -> dict[str, "CatalogInput"]:
+        """``variables``: URL variables by name, each an input whose name is its key."""
+        found = self.table("variables").items()
+        return {key: CatalogInput.parse(item, f"{self.where}.variables.{key}", named=False) for key, item in found}
+
 
 def _kind(value: Any) -> str:
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
@@ -106,9 +111,7 @@ class CatalogInput:
     @classmethod
     def parse(cls, data: Any, where: str, *, named: bool) -> "CatalogInput":
         r = _Reader(data, where)
-        variables = {
-            key: cls.parse(item, f"{where}.variables.{key}", named=False) for key, item in r.table("variables").items()
-        }
+        variables = r.variables()
         return cls(
             name=r.text("name", required=named),
             description=r.text("description"),
@@ -181,15 +184,11 @@ class CatalogTransport:
             raise CatalogFormatError(f"{where}.type", f"unknown transport {kind!r} (stdio, streamable-http or sse)")
         url = r.text("url", required=kind != "stdio")
         headers = tuple(CatalogInput.parse(item, w, named=True) for w, item in r.items("headers"))
-        variables = {
-            key: CatalogInput.parse(item, f"{where}.variables.{key}", named=False)
-            for key, item in r.table("variables").items()
-        }
         return cls(
             type=kind,
             url=url,
             headers=headers,
-            variables=variables,
+            variables=r.variables(),
             extra=r.extra(frozenset({"type", "url", "headers", "variables"})),
         )
 

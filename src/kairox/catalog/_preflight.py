@@ -12,10 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
 from kairox.catalog._model import KAIROX_META, CatalogEntry
-from kairox.catalog._plan import InstallPlan
+from kairox.catalog._plan import InstallPlan, Which
 
-Which = Callable[[str, str | None], str | None]
-"""``shutil.which(program, path)``."""
 VersionProbe = Callable[[str], str | None]
 """Runs ``PROGRAM --version`` and returns what it printed, or None."""
 

@@ -259,8 +259,7 @@ class RemoteSource(CatalogSource):
         if fetched.not_modified and cached is not None:
             cached.fetched_at = now
             self.cache.write(cached)
-            load = self._from_cache(cached, SourceStatus.FRESH)
-            return load
+            return self._from_cache(cached, SourceStatus.FRESH)
         documents = fetched.documents
         if fetched.incremental and cached is not None:
             documents = _merge_updates(cached.documents, documents)

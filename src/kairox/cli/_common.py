@@ -85,8 +85,8 @@ class CliState:
             )
         except KairoxError as exc:  # a broken trust store, an unreadable file
             fail(str(exc), ExitCode.CONFIG)
-        if strict and resolved.fatal_problems():
-            for problem in resolved.fatal_problems():
+        if strict and resolved.problems:
+            for problem in resolved.problems:
                 err(f"error: {problem}")
             fail(
                 "configuration is invalid; fix the files above (`kairox config validate` lists every problem)",

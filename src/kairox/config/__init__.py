@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from kairox.config._modes import ApprovalPolicy, SandboxPolicy
     from kairox.config._own_writes import write_own
     from kairox.config._pins import hash_files
-    from kairox.config._redact import REDACTED, is_secret_key, redact_command, redact_tree, redact_urls
+    from kairox.config._redact import REDACTED, command_words, is_secret_key, redact_command, redact_tree, redact_urls
     from kairox.config._resolve import ResolvedConfig, parse_cli_value, resolve_config, trust_workspace
     from kairox.config._scrub import SecretScrubber
     from kairox.config._servers import DapServerConfig, LspServerConfig, McpServerConfig
@@ -56,6 +56,7 @@ __all__ = [
     "ToolsConfig",
     "TrustStore",
     "append_value",
+    "command_words",
     "find_workspace",
     "hash_files",
     "is_secret_key",
@@ -105,7 +106,7 @@ if not TYPE_CHECKING:
             "._pins": ("hash_files",),
             "._display": ("lookup_value", "provenance_lines", "value_text"),
             "._scrub": ("SecretScrubber",),
-            "._redact": ("REDACTED", "is_secret_key", "redact_command", "redact_tree", "redact_urls"),
+            "._redact": ("REDACTED", "command_words", "is_secret_key", "redact_command", "redact_tree", "redact_urls"),
             "._resolve": ("ResolvedConfig", "parse_cli_value", "resolve_config", "trust_workspace"),
             "._servers": ("DapServerConfig", "LspServerConfig", "McpServerConfig"),
             "._trust": ("TrustStore",),

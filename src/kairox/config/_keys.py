@@ -7,12 +7,6 @@ is enough to say "kairox.toml:12" in provenance and error messages.
 import re
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
-_BARE_KEY_LINE = re.compile(r"([A-Za-z0-9_-]+)[ \t]*=")
-"""A line whose key is one bare word: its key and ``=`` need no scanning."""
-_PLAIN_VALUE = re.compile(r"""[ \t]*(?:"[^"\\]*"|'[^']*'|[^"'\[\]{}#]*)[ \t]*(?:#.*)?""")
-"""A value that opens nothing (no array, table or multi-line string): one scalar, maybe a comment."""
-_FLAT_VALUE = re.compile(r"""[ \t]*[\[{](?:[^"'\[\]{}#]|"[^"\\]*"|'[^']*')*[\]}][ \t]*(?:#.*)?""")
-"""An array or inline table closed on its own line, nothing nested, no escapes (checked for triple quotes apart)."""
 
 
 def split_key(key: str) -> list[str]:
@@ -199,35 +193,22 @@ def key_positions(text: str) -> dict[str, tuple[int, int]]:
                 continue
             positions[join_key(table)] = (number, number)
             continue
-        bare = _BARE_KEY_LINE.match(line)
-        if bare is not None:  # the common line, ``name = "value"``: the same result without scanning it
-            eq = bare.end() - 1
-            parts = [bare.group(1)]
-        else:
-            eq = _key_end(line)
-            if eq < 0:
-                continue
-            try:
-                parts = split_key(line[:eq])
-            except ValueError:
-                continue
+        eq = _key_end(line)
+        if eq < 0:
+            continue
+        try:
+            parts = split_key(line[:eq])
+        except ValueError:
+            continue
         full = [*table, *parts]
         key = join_key(full)
         for depth in range(len(table) + 1, len(full)):
             positions.setdefault(join_key(full[:depth]), (number, number))
         state["depth"] = 0
-        if bare is not None and (
-            _PLAIN_VALUE.fullmatch(line, eq + 1)
-            or (_FLAT_VALUE.fullmatch(line, eq + 1) and '"""' not in line and "'''" not in line)
-        ):
-            positions[key] = (number, number)
-            continue
         _scan_value(line[eq + 1 :], state)
+        positions[key] = (number, number)
         if state.get("ml") or int(str(state.get("depth", 0))) > 0:
             open_key = (key, number)
-            positions[key] = (number, number)
-        else:
-            positions[key] = (number, number)
     return positions
 
 

@@ -24,10 +24,6 @@ class Layer(enum.StrEnum):
     PLUGIN = "plugin"
     """Contributions of plugins (MCP / LSP servers), merged by the runtime with ``plugin:<name>`` provenance."""
 
-    @property
-    def rank(self) -> int:
-        return list(Layer).index(self)
-
 
 class LayerStatus(enum.StrEnum):
     LOADED = "loaded"

@@ -9,7 +9,6 @@ arguments that name files, a hook's scripts, a plugin's whole folder. A new or c
 import hashlib
 import json
 import os
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from kairox._util._decode import DecodeProblem, decode_json
 from kairox.config._keys import split_key
 from kairox.config._merge import KeyOrigin
 from kairox.config._models import SERVER_SECTIONS
+from kairox.config._redact import command_words
 
 _MAX_HASHED_FILES = 200
 _MAX_TREE_FILES = 2_000
@@ -70,13 +70,6 @@ def tree_hash(digest: Digest, folder: Path) -> None:
             if count >= _MAX_TREE_FILES:
                 digest.update(b"<more>")
                 return
-
-
-def command_words(command: str) -> list[str]:
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return command.split()
 
 
 def referenced_files(words: Iterable[str], base: Path) -> tuple[Path, ...]:

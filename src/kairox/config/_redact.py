@@ -80,13 +80,18 @@ _HEADER = re.compile(r"^(?P<name>[A-Za-z0-9-]+):\s*(?P<value>.+)$", re.DOTALL)
 _HEADER_FLAGS = ("-H", "--header")
 
 
+def command_words(command: str) -> list[str]:
+    """The words of a command line as a shell splits them; with an unmatched quote, the words as typed."""
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
 def redact_command(text: str) -> str:
     """A shell command line as shown to people (a hook's ``command``): secret-looking flag values, ``NAME=value``
     assignments of secret-looking names, header values given with ``-H``, and URL credentials are redacted."""
-    try:
-        words = shlex.split(text)
-    except ValueError:  # unbalanced quotes: word by word
-        words = text.split()
+    words = command_words(text)
     shown: list[str] = []
     for index, word in enumerate(words):
         after_header_flag = index > 0 and words[index - 1] in _HEADER_FLAGS

@@ -83,12 +83,9 @@ def _type_name(annotation: Any) -> str:
 
 
 def _default(field: Any) -> str:
-    if field.default_factory is not None:
-        value = field.default_factory()
-    elif field.default is PydanticUndefined:
+    value = field.get_default(call_default_factory=True)
+    if value is PydanticUndefined:
         return "required"
-    else:
-        value = field.default
     if isinstance(value, BaseModel):
         return ""
     if isinstance(value, enum.Enum):
@@ -152,12 +149,9 @@ def _walk(model: type[BaseModel], prefix: str, rows: list[Row]) -> None:
 
 def _default_value(field: Any) -> Any:
     """The default as data: ``None`` when unset or required, enum members by value, tables as ``{}``."""
-    if field.default_factory is not None:
-        value = field.default_factory()
-    elif field.default is PydanticUndefined:
+    value = field.get_default(call_default_factory=True)
+    if value is PydanticUndefined:
         return None
-    else:
-        value = field.default
     if isinstance(value, BaseModel):
         return {}
     if isinstance(value, enum.Enum):

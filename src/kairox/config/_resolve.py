@@ -267,9 +267,6 @@ class ResolvedConfig:
 
         return redacted_values(self.config.model_dump(mode="json"))
 
-    def fatal_problems(self) -> tuple[ConfigProblem, ...]:
-        return self.problems
-
     def to_json(self, *, redact: bool = True) -> dict[str, Any]:
         from kairox.config._redact import redact_tree
 

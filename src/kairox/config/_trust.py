@@ -2,13 +2,12 @@
 there (Y9), in ``$KAIROX_HOME/trusted_workspaces.json``."""
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kairox._util._files import write_atomically
 from kairox.config._pins import PinnedValue, Pins, pins_record
 from kairox.errors import TrustError
 
@@ -50,11 +49,8 @@ class TrustStore:
         return workspaces if isinstance(workspaces, dict) else {}
 
     def _write(self, workspaces: dict[str, dict[str, object]]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"workspaces": workspaces}, handle, indent=2, sort_keys=True)
-        os.replace(tmp, self.path)
+        text = json.dumps({"workspaces": workspaces}, indent=2, sort_keys=True)
+        write_atomically(self.path, text.encode(), mode=0o600)
 
     def list(self) -> list[Path]:
         return sorted(Path(p) for p in self._read())

@@ -57,8 +57,7 @@ _TRUST_REASONS = frozenset({_UNTRUSTED_PATHS, _UNTRUSTED_WORKSPACE, _CHANGED_SIN
 
 
 class _Gatherer:
-    def __init__(self, prober: ProgramProber | None, *, by_root: bool = False) -> None:
-        self.prober = prober
+    def __init__(self, *, by_root: bool = False) -> None:
         self.by_root = by_root
         self.plugins: dict[str, Plugin] = {}
         self.from_project: set[str] = set()
@@ -168,7 +167,7 @@ def discover_plugins(
     trusted workspace while ``pending(key)`` says trust has not pinned them as they are. A plugin found through
     the workspace (``from_project(key)`` for configured paths) never hides one of the user's own of that name.
     """
-    gather = _Gatherer(prober)
+    gather = _Gatherer()
 
     def base(key: str) -> Path:
         return base_dir(key) if base_dir is not None else home
@@ -270,7 +269,7 @@ def _unknown_manifest(file: Path) -> Diagnostic:
 
 def validate_tree(path: Path, *, prober: ProgramProber | None = None) -> PluginSet:
     """Load every plugin under ``path`` (manifests, and local entries of marketplace files) for ``validate``."""
-    gather = _Gatherer(prober, by_root=True)
+    gather = _Gatherer(by_root=True)
     path = path.resolve()
     if not path.exists():
         return PluginSet(

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from kairox.config import command_words
 from kairox.errors import Diagnostic, ExtensionLoadFailure, Severity
 from kairox.plugins._manifest import HookDeclaration
 from kairox.plugins._model import PluginHook
@@ -82,14 +83,10 @@ def script_command(script: str, root: Path) -> str:
 
 def referenced_files(command: str, root: Path) -> tuple[tuple[Path, ...], list[str]]:
     """Files inside ``root`` that a command names: the existing ones, and the missing ones as text."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
     found: list[Path] = []
     missing: list[str] = []
     base = Path(os.path.abspath(root))
-    for word in words:
+    for word in command_words(command):
         if "/" not in word or word.startswith("-") or "://" in word:
             continue
         candidate = Path(os.path.normpath(word if os.path.isabs(word) else base / word))

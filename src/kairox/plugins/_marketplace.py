@@ -77,6 +77,21 @@ def _where(file: Path, problems: list[Diagnostic]) -> str:
     return f"{file}:{line}: " if line else f"{file}: "
 
 
+def _read_market(
+    folder: Path, *, shown: str | None = None, hint: str | None = None
+) -> tuple[Marketplace, list[Diagnostic]]:
+    """The marketplace in ``folder``; ``shown`` names it in errors instead of its file (a clone about to go)."""
+    file = find_marketplace_file(folder)
+    if file is None:
+        raise MarketplaceError(f"{shown or folder} has no .claude-plugin/marketplace.json", hint=hint)
+    market, problems = read_marketplace(file)
+    if market is None:
+        raise MarketplaceError(
+            (f"{shown}: " if shown else _where(file, problems)) + "; ".join(p.reason for p in problems)
+        )
+    return market, problems
+
+
 def _no_progress(what: str, done: int, total: int) -> None:
     return None
 
@@ -196,12 +211,7 @@ class Marketplaces:
         self.progress(f"cloning {url}", 0, 1)
         try:
             _clone(url, staging)
-            file = find_marketplace_file(staging)
-            if file is None:
-                raise MarketplaceError(f"{url} has no .claude-plugin/marketplace.json")
-            market, problems = read_marketplace(file)
-            if market is None:
-                raise MarketplaceError(f"{url}: " + "; ".join(p.reason for p in problems))
+            market, _ = _read_market(staging, shown=url)
             final = self._cache(market.name)
             if final.exists():
                 shutil.rmtree(final)
@@ -222,13 +232,7 @@ class Marketplaces:
         folder = self._cache(name) if _is_git(source) else Path(source)
         if _is_git(source) and not folder.is_dir():
             return self._fetch_git(source)
-        file = find_marketplace_file(folder)
-        if file is None:
-            raise MarketplaceError(f"{folder} has no .claude-plugin/marketplace.json")
-        market, problems = read_marketplace(file)
-        if market is None:
-            raise MarketplaceError(_where(file, problems) + "; ".join(p.reason for p in problems))
-        return market, problems
+        return _read_market(folder)
 
     def add(self, source: str) -> tuple[Marketplace, list[Diagnostic]]:
         """Register a marketplace (a folder holding ``.claude-plugin/marketplace.json`` or a git URL)."""
@@ -236,16 +240,8 @@ class Marketplaces:
             market, problems = self._fetch_git(source)
         else:
             folder = Path(source).expanduser().resolve()
-            file = find_marketplace_file(folder)
-            if file is None:
-                raise MarketplaceError(
-                    f"{folder} has no .claude-plugin/marketplace.json",
-                    hint="give the folder that holds .claude-plugin/",
-                )
-            found, problems = read_marketplace(file)
-            if found is None:
-                raise MarketplaceError(_where(file, problems) + "; ".join(p.reason for p in problems))
-            market, source = found, str(folder)
+            market, problems = _read_market(folder, hint="give the folder that holds .claude-plugin/")
+            source = str(folder)
         from kairox.config import join_key, set_value
 
         set_value(self.config_file, join_key(["plugins", "marketplaces", market.name, "source"]), source)
@@ -287,9 +283,7 @@ class Marketplaces:
             self.progress(f"cloning {source.location}", 0, 1)
             try:
                 _clone(source.location, clone, ref=source.ref, sha=source.sha)
-                head = subprocess.run(
-                    ["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True, check=False
-                ).stdout.strip()
+                head = _git_head(clone)
                 self.progress(f"cloning {source.location}", 1, 1)
                 origin = (clone / source.subdir).resolve() if source.subdir else clone
                 if not origin.is_relative_to(clone.resolve()) or not origin.is_dir():
@@ -297,7 +291,7 @@ class Marketplaces:
                 _copy_tree(origin, staging, self.progress, label)
             finally:
                 shutil.rmtree(clone, ignore_errors=True)
-            return head or None
+            return head
         origin = Path(source.location) if source.kind == "folder" else (market.root / source.location)
         origin = origin.resolve()
         if source.kind == "path" and not origin.is_relative_to(market.root.resolve()):

@@ -1,11 +1,10 @@
 """``$KAIROX_HOME/plugins/installed.json``: which version of which plugin is installed, from where."""
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from kairox._util._files import write_atomically
 from kairox.plugins._manifest import TrustLevel
 
 
@@ -56,17 +55,12 @@ class InstallRecords:
         return records
 
     def write(self, records: dict[str, InstallRecord]) -> None:
-        self.file.parent.mkdir(parents=True, exist_ok=True)
         body = {
             "plugins": {
                 name: {k: v for k, v in r.to_json().items() if k != "name"} for name, r in sorted(records.items())
             }
         }
-        fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".installed.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(body, handle, indent=2)
-            handle.write("\n")
-        os.replace(tmp, self.file)
+        write_atomically(self.file, (json.dumps(body, indent=2) + "\n").encode(), mode=0o600)
 
     def put(self, record: InstallRecord) -> None:
         records = self.read()

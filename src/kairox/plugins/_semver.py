@@ -1,5 +1,6 @@
 """npm-style version ranges: ``^1.2``, ``~1.2.3``, ``>=1 <2``, ``1.x``, ``1.2 - 1.4``, ``a || b``."""
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ class VersionRangeError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+@functools.total_ordering
 class Version:
     major: int
     minor: int
@@ -36,21 +38,6 @@ class Version:
         if not isinstance(other, Version):
             return NotImplemented
         return self._key() < other._key()
-
-    def __le__(self, other: object) -> bool:
-        if not isinstance(other, Version):
-            return NotImplemented
-        return self._key() <= other._key()
-
-    def __gt__(self, other: object) -> bool:
-        if not isinstance(other, Version):
-            return NotImplemented
-        return self._key() > other._key()
-
-    def __ge__(self, other: object) -> bool:
-        if not isinstance(other, Version):
-            return NotImplemented
-        return self._key() >= other._key()
 
     def __str__(self) -> str:
         core = f"{self.major}.{self.minor}.{self.patch}"

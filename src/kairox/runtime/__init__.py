@@ -144,7 +144,6 @@ if not TYPE_CHECKING:
             "._operations": (
                 "add_mcp_server",
                 "restart_lsp_server",
-                "restart_lsp_server",
                 "restart_mcp_server",
                 "server_layer_file",
                 "set_dap_server_enabled",

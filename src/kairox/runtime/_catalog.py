@@ -201,7 +201,6 @@ async def dry_run_server(
     started = time.monotonic()
     once = config.model_copy(update={"max_restarts": 0, "enabled": True})
     features = ClientFeatures(roots=(resolved.workspace,))
-    from kairox.registry import registry_settings
     from kairox.sandbox import ServerConfinement, server_profile
 
     # as Kairox will run it: confined, under the default profile of a server the user adds

@@ -4,7 +4,7 @@ has that name; the workspace's ``.kairox/commands``; the skills themselves). Run
 (``kairox.skills.command_prompt``) as the user's turn."""
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -60,14 +60,5 @@ def extension_commands(skills: "SkillRegistry | None", builtins: Iterable[str] =
             short.setdefault(entry.skill.name, []).append(command)
     for name, commands in short.items():
         if len(commands) == 1 and name not in taken:
-            only = commands[0]
-            found.append(
-                SlashCommand(
-                    name=name,
-                    description=only.description,
-                    source=only.source,
-                    argument_hint=only.argument_hint,
-                    skill=only.skill,
-                )
-            )
+            found.append(replace(commands[0], name=name))
     return found

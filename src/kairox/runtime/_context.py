@@ -137,14 +137,6 @@ def _no_agents() -> "AgentSet":
     return AgentSet()
 
 
-def _split_where(where: str | None) -> tuple[str | None, int | None]:
-    """``file:12`` -> (``file``, 12)."""
-    if where is None:
-        return None, None
-    head, _, tail = where.rpartition(":")
-    return (head, int(tail)) if head and tail.isdigit() else (where, None)
-
-
 def mcp_failure_hint(name: str, config: McpServerConfig, cause: str | None, variable: str | None = None) -> str:
     """What to do about a server that did not start, chosen by the typed cause of its failure
     (:class:`kairox.mcp.FailureCause`): a variable to export, a start-up time, a remote server's url or
@@ -165,11 +157,12 @@ def _mcp_diagnostics(
     manager: "McpServerManager", servers: dict[str, Any], resolved: ResolvedConfig, board: ServerBoard
 ) -> list[Diagnostic]:
     from kairox._rpc._status import ServerStatus
-    from kairox.runtime._servers import trust_hold
+    from kairox.runtime._servers import split_where, trust_hold
 
     found: list[Diagnostic] = []
     for name, client in manager.clients.items():
-        source, line = _split_where(servers[name].where if name in servers else None)
+        where = split_where("", servers[name].where if name in servers else None)
+        source, line = where.file, where.line
         if client.status == ServerStatus.FAILED:
             tail = (client.stderr_tail or "").strip().splitlines()[-3:]
             found.append(
@@ -276,13 +269,11 @@ def load_plugins(resolved: ResolvedConfig) -> PluginStage:
 
 
 def load_skills(
-    resolved: ResolvedConfig, routing: "PluginRouting | None" = None, *, events: EventSink | None = None
+    resolved: ResolvedConfig, routing: "PluginRouting", *, events: EventSink | None = None
 ) -> "SkillRegistry":
     """Every skill of the workspace, the plugins' included (namespaced ``<plugin>:<name>``)."""
     from kairox.skills import registry_from_config
 
-    if routing is None:
-        routing = load_plugins(resolved).routing
     return registry_from_config(
         resolved, plugin_roots=routing.skill_roots, events=events, exclude=routing.disabled_skills
     )

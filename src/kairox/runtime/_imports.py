@@ -22,17 +22,15 @@ _IMPORT = re.compile(r"(?:(?<=\s)|^)@((?:~/|\.{1,2}/|/)?[\w.\-/]+\w)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
-def expand_imports(
-    text: str, file: Path, *, workspace: Path, unreadable: Unreadable | None = None, max_depth: int = MAX_IMPORT_DEPTH
-) -> str:
+def expand_imports(text: str, file: Path, *, workspace: Path, unreadable: Unreadable | None = None) -> str:
     """``text`` (of ``file``) with each ``@path`` import replaced by the imported file's text (nested imports
     expanded too), or by a note saying why it was not read."""
     real_workspace = Path(os.path.realpath(workspace))
-    return _expand(text, file, real_workspace, unreadable, max_depth, depth=1, seen={os.path.realpath(file)})
+    return _expand(text, file, real_workspace, unreadable, depth=1, seen={os.path.realpath(file)})
 
 
 def _expand(
-    text: str, file: Path, workspace: Path, unreadable: Unreadable | None, max_depth: int, *, depth: int, seen: set[str]
+    text: str, file: Path, workspace: Path, unreadable: Unreadable | None, *, depth: int, seen: set[str]
 ) -> str:
     lines: list[str] = []
     in_code = False
@@ -44,16 +42,12 @@ def _expand(
             continue
         # `@decorator` in backquotes is code, not an import: hide its @ from the pattern, then put it back
         masked = re.sub(r"`[^`]*`", lambda m: m.group(0).replace("@", "\0"), line)
-        expanded = _IMPORT.sub(
-            lambda m: _one(m.group(1), file, workspace, unreadable, max_depth, depth=depth, seen=seen), masked
-        )
+        expanded = _IMPORT.sub(lambda m: _one(m.group(1), file, workspace, unreadable, depth=depth, seen=seen), masked)
         lines.append(expanded.replace("\0", "@"))
     return "\n".join(lines)
 
 
-def _one(
-    name: str, file: Path, workspace: Path, unreadable: Unreadable | None, max_depth: int, *, depth: int, seen: set[str]
-) -> str:
+def _one(name: str, file: Path, workspace: Path, unreadable: Unreadable | None, *, depth: int, seen: set[str]) -> str:
     raw = Path(name).expanduser()
     target = raw if raw.is_absolute() else file.parent / raw
     if not target.suffix and not target.is_file():
@@ -66,11 +60,11 @@ def _one(
         return f"[@{name} not imported: the read rules refuse it ({refusal})]"
     if str(real) in seen:
         return f"[@{name} already imported above]"
-    if depth > max_depth:
-        return f"[@{name} not imported: imports nest at most {max_depth} levels]"
+    if depth > MAX_IMPORT_DEPTH:
+        return f"[@{name} not imported: imports nest at most {MAX_IMPORT_DEPTH} levels]"
     try:
         imported = real.read_text(encoding="utf-8", errors="replace").strip()
     except OSError as exc:
         return f"[@{name} not imported: {exc.strerror or exc}]"
     seen.add(str(real))
-    return _expand(imported, real, workspace, unreadable, max_depth, depth=depth + 1, seen=seen)
+    return _expand(imported, real, workspace, unreadable, depth=depth + 1, seen=seen)

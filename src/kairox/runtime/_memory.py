@@ -2,12 +2,11 @@
 root down to the working directory, at most one file per folder, within a byte budget."""
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from kairox.config import InstructionsConfig
-from kairox.runtime._imports import expand_imports
+from kairox.runtime._imports import Unreadable, expand_imports
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -28,10 +27,6 @@ def _folders(root: Path, cwd: Path) -> list[Path]:
 def _inside(path: Path, root: Path) -> bool:
     real = Path(os.path.realpath(path))
     return real == root or root in real.parents
-
-
-Unreadable = Callable[[Path], str | None]
-"""The rule that keeps a (resolved) path from being read, or None: the policy's read rules."""
 
 
 def gather_memory(

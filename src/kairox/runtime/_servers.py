@@ -206,7 +206,8 @@ def _origin(resolved: ResolvedConfig, kind: str, name: str) -> ServerOrigin | No
     return ServerOrigin(layer=layer, file=str(origin.file) if origin.file else None, line=origin.line)
 
 
-def _split_where(layer: str, where: str | None) -> ServerOrigin:
+def split_where(layer: str, where: str | None) -> ServerOrigin:
+    """``file:12`` -> file and line; a ``where`` without a line is the file alone."""
     if where is None:
         return ServerOrigin(layer=layer)
     head, _, tail = where.rpartition(":")
@@ -219,14 +220,13 @@ def _split_where(layer: str, where: str | None) -> ServerOrigin:
 
 def _target(config: Any) -> str:
     """The command line or URL, redacted as ``config show`` redacts it."""
-    return _shown_target(
-        getattr(config, "command", None), tuple(getattr(config, "args", []) or []), getattr(config, "url", None)
+    shown = redact_tree(
+        {
+            "command": getattr(config, "command", None),
+            "args": list(getattr(config, "args", []) or []),
+            "url": getattr(config, "url", None),
+        }
     )
-
-
-def _shown_target(command: str | None, args: tuple[str, ...], url: str | None) -> str:
-    """``_target`` of these parts, redacted."""
-    shown = redact_tree({"command": command, "args": list(args), "url": url})
     if shown.get("url"):
         return str(shown["url"])
     return " ".join(str(part) for part in [shown.get("command") or "", *shown["args"]]).strip()
@@ -256,7 +256,7 @@ def configured_views(
                     enabled=config.enabled,
                     transport=config.transport,
                     target=_target(config),
-                    origin=origin or _split_where(server.layer, server.where),
+                    origin=origin or split_where(server.layer, server.where),
                     required=config.required,
                 ),
                 pending=server.pending_trust,

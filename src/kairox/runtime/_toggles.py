@@ -51,12 +51,6 @@ class ToggleRow:
     detail: str
 
 
-def layer_of(resolved: ResolvedConfig, file: Path) -> Layer | None:
-    """The writable layer whose file ``file`` is (the same file by another spelling too), or None."""
-    layer = resolved.layer_of(file)
-    return layer if layer in WRITABLE_LAYERS else None
-
-
 async def authorize_config_write(resolved: ResolvedConfig, file: Path, change: str, *, approver: Approver) -> None:
     """Return when ``file`` may be written; raise :class:`ConfigWriteDeniedError` when the answer was no.
 
@@ -187,20 +181,14 @@ def toggle_plugin(context: "ExtensionContext", key: str, enabled: bool, *, layer
     if plugin not in {p.name for p in context.plugins.plugins}:
         raise KairoxError(f"no plugin named {plugin!r}", hint="`kairox plugins list` names them")
     file = _layer_file(context, layer)
-    if contribution:
-        write_own(
-            context.resolved,
-            file,
-            join_key(("plugins", "entries", plugin)),
-            lambda: set_contribution_enabled(file, plugin, contribution, enabled),
-        )
-    else:
-        write_own(
-            context.resolved,
-            file,
-            join_key(("plugins", "entries", plugin)),
-            lambda: set_plugin_enabled(file, plugin, enabled),
-        )
+
+    def write() -> None:
+        if contribution:
+            set_contribution_enabled(file, plugin, contribution, enabled)
+        else:
+            set_plugin_enabled(file, plugin, enabled)
+
+    write_own(context.resolved, file, join_key(("plugins", "entries", plugin)), write)
     return file
 
 

@@ -62,22 +62,12 @@ class InstalledSkill:
 
 def _pick(tree: Path, name: str | None) -> tuple[SkillDef, list[Diagnostic]]:
     """The one skill in ``tree`` (validated), or an error saying why there is none or which to choose."""
-    if tree.is_file():
-        outcome = parse_skill_file(
-            tree, fmt=SkillFormat.AGENT_SKILLS if tree.name == SKILL_FILE else SkillFormat.KAIROX
-        )
+    single = tree if tree.is_file() else tree / SKILL_FILE
+    if tree.is_file() or (name is None and single.is_file()):
+        outcome = parse_skill_file(single)  # SKILL.md as Agent Skills, another markdown file as Kairox's format
         if outcome.skill is None:
             raise SkillInstallError(
-                f"{tree} is not a valid skill", diagnostics=outcome.diagnostics, hint=_first_hint(outcome.diagnostics)
-            )
-        return outcome.skill, outcome.diagnostics
-    if (tree / SKILL_FILE).is_file() and name is None:
-        outcome = parse_skill_file(tree / SKILL_FILE)
-        if outcome.skill is None:
-            raise SkillInstallError(
-                f"{tree / SKILL_FILE} is not a valid skill",
-                diagnostics=outcome.diagnostics,
-                hint=_first_hint(outcome.diagnostics),
+                f"{single} is not a valid skill", diagnostics=outcome.diagnostics, hint=_first_hint(outcome.diagnostics)
             )
         return outcome.skill, outcome.diagnostics
     found = discover_skills([SkillRoot(path=tree, scope=SkillScope.USER)], max_depth=8, loose=LooseFiles.SKILLS_DIRS)

@@ -14,24 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kairox._util._json import JsonObject
-from kairox.search import SearchHit, SearchIndex, query_words
+from kairox.search import SearchHit, SearchIndex, TermMatch, query_words
 from kairox.skills._model import SkillDef
 
 FIELD_WEIGHTS: dict[str, float] = {"name": 3.0, "keywords": 3.0, "examples": 2.0, "description": 1.0}
-
-
-def terms(text: str) -> list[str]:
-    """The prompt's words as the index is searched for them: ``kairox.search.query_words`` (the one normaliser
-    tool search uses too: same stopwords, same identifier splitting)."""
-    return query_words(text)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TermHit:
-    term: str
-    fields: tuple[str, ...]
-    """Where the skill holds the term, best field first."""
-    score: float
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -40,7 +26,8 @@ class SkillMatch:
 
     skill: SkillDef
     score: float
-    hits: tuple[TermHit, ...]
+    hits: tuple[TermMatch, ...]
+    """The prompt's words it holds: where, best field first, and each one's share of the score."""
     phrases: tuple[str, ...] = ()
     """Multi-word keywords found whole in the prompt."""
 
@@ -88,7 +75,7 @@ class SkillIndex:
         return len(self.skills)
 
     def match(self, prompt: str, *, limit: int = 5, min_score: float = 0.0) -> list[SkillMatch]:
-        hits = self._index.search(terms(prompt), limit=limit, phrases=True)
+        hits = self._index.search(query_words(prompt), limit=limit, phrases=True)
         return [_skill_match(self._by_name[hit.key], hit) for hit in hits if hit.score > min_score]
 
 
@@ -96,6 +83,6 @@ def _skill_match(skill: SkillDef, hit: SearchHit) -> SkillMatch:
     return SkillMatch(
         skill=skill,
         score=hit.score,
-        hits=tuple(TermHit(term=t.term, fields=t.fields, score=t.score) for t in hit.terms),
+        hits=hit.terms,
         phrases=hit.phrases,
     )

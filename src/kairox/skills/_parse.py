@@ -5,6 +5,7 @@ unparseable after one repair (quoting plain values that contain ``: ``). Everyth
 that names the file, the line and what to fix.
 """
 
+import dataclasses
 import datetime
 import os
 import re
@@ -401,15 +402,7 @@ def parse_skill_text(
     name = name or fallback_name
 
     def named(diagnostic: Diagnostic) -> Diagnostic:
-        return Diagnostic(
-            kind=diagnostic.kind,
-            name=name,
-            reason=diagnostic.reason,
-            severity=diagnostic.severity,
-            source=diagnostic.source,
-            line=diagnostic.line,
-            hint=diagnostic.hint,
-        )
+        return dataclasses.replace(diagnostic, name=name)
 
     if not frontmatter.description.strip():
         reason = "no `description`" if "description" not in reader.data else "`description` is empty"

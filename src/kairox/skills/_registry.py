@@ -16,12 +16,13 @@ from kairox._util._names import suggest
 from kairox.config import SkillsConfig
 from kairox.errors import Diagnostic, KairoxError, Severity
 from kairox.events import EventSink, NullSink
+from kairox.search import query_words
 from kairox.skills._cache import SkillCache
 from kairox.skills._catalog import Catalog, render_catalog
 from kairox.skills._discovery import Discovery, SkillRoot, discover_skills
 from kairox.skills._events import SkillsDiscovered, SkillsMatched
 from kairox.skills._load import parse_skill_file
-from kairox.skills._match import SkillIndex, SkillMatch, terms
+from kairox.skills._match import SkillIndex, SkillMatch
 from kairox.skills._model import SCOPE_PRECEDENCE, SKILL_FILE, SkillDef, SkillScope
 
 UNTRUSTED_REASON = "the workspace is not trusted; run `kairox trust` to offer its skills"
@@ -266,7 +267,7 @@ class SkillRegistry:
             matches = self._index.match(prompt, limit=limit)
         self.events.emit(
             SkillsMatched(
-                prompt_terms=tuple(dict.fromkeys(terms(prompt))),
+                prompt_terms=tuple(dict.fromkeys(query_words(prompt))),
                 matches=tuple(m.skill.qualified_name for m in matches),
                 scores=tuple(round(m.score, 4) for m in matches),
             )

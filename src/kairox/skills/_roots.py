@@ -44,11 +44,11 @@ def skill_roots(
     user_dirs: Iterable[Path] = (),
     workspace_dirs: Iterable[Path] = (),
     plugin_roots: Sequence[tuple[str, Path]] = (),
-    session_dirs: Iterable[Path] = (),
 ) -> list[SkillRoot]:
-    """Every root, highest precedence first: session, workspace (``.kairox/skills``, configured, ``.kairox/commands``,
-    then the compatibility folders), user (``$KAIROX_HOME/skills``, then configured), plugins (namespaced)."""
-    roots = [SkillRoot(path=p, scope=SkillScope.SESSION, label="session") for p in session_dirs]
+    """Every root, highest precedence first: workspace (``.kairox/skills``, configured, ``.kairox/commands``, then
+    the compatibility folders), user (``$KAIROX_HOME/skills``, then configured), plugins (namespaced). Session
+    skills are not found in folders: ``SkillRegistry.add_session_skill`` adds them."""
+    roots: list[SkillRoot] = []
     if workspace is not None:
         roots.append(
             SkillRoot(path=workspace_skills_dir(workspace), scope=SkillScope.WORKSPACE, label=str(WORKSPACE_DIR))
@@ -89,7 +89,6 @@ def roots_from_config(
     resolved: "ResolvedConfig",
     *,
     plugin_roots: Sequence[tuple[str, Path]] = (),
-    session_dirs: Iterable[Path] = (),
 ) -> list[SkillRoot]:
     """The roots of a resolved configuration. ``[skills] dirs`` are workspace-scoped when the winning value
     comes from a project file, user-scoped otherwise, and relative to the file that lists them."""
@@ -110,7 +109,6 @@ def roots_from_config(
         user_dirs=() if workspace_scoped else dirs,
         workspace_dirs=dirs if workspace_scoped else (),
         plugin_roots=plugin_roots,
-        session_dirs=session_dirs,
     )
 
 
@@ -123,21 +121,19 @@ def registry_from_config(
     resolved: "ResolvedConfig",
     *,
     plugin_roots: Sequence[tuple[str, Path]] = (),
-    session_dirs: Iterable[Path] = (),
     events: "EventSink | None" = None,
-    use_cache: bool = True,
     exclude: Iterable[str] = (),
 ) -> "SkillRegistry":
     """Discover every skill of a resolved configuration (trust decides what the model is offered).
     ``exclude`` takes qualified names not to load (a plugin routing's ``disabled_skills``)."""
     from kairox.skills._registry import SkillRegistry
 
-    roots = roots_from_config(resolved, plugin_roots=plugin_roots, session_dirs=session_dirs)
+    roots = roots_from_config(resolved, plugin_roots=plugin_roots)
     return SkillRegistry.load(
         roots,
         config=resolved.config.skills,
         trusted=resolved.trusted,
-        cache_file=cache_file(resolved.home) if use_cache else None,
+        cache_file=cache_file(resolved.home),
         events=events,
         exclude=exclude,
     )

@@ -21,6 +21,7 @@ from typing import Any
 
 from kairox._util._json import JsonObject
 from kairox._util._names import suggest
+from kairox.config import command_words
 from kairox.skills._discovery import bundled_files
 from kairox.skills._load import read_body
 from kairox.skills._model import SkillArgument, SkillDef
@@ -180,15 +181,6 @@ _POSITIONAL = re.compile(r"\$(\$?)([1-9])(?![0-9])")
 """``$1`` ... ``$9`` of a slash command: the words of its text, in order (``$$1`` writes ``$1``)."""
 
 
-def _words(text: str) -> list[str]:
-    import shlex
-
-    try:
-        return shlex.split(text)
-    except ValueError:  # an unmatched quote: words as typed
-        return text.split()
-
-
 def missing_tools(skill: SkillDef, registered: Iterable[str]) -> list[str]:
     """Declared ``tools`` that no registered tool name (or pattern such as ``mcp__github__*``) satisfies."""
     names = set(registered)
@@ -226,7 +218,7 @@ def command_prompt(skill: SkillDef, text: str = "", *, registered: RegisteredToo
     values = resolve_arguments(skill, None, text or None)
     body = _checked_body(skill, registered)
     positional = any(not m.group(1) for m in _POSITIONAL.finditer(body))
-    words = _words(text)
+    words = command_words(text)
 
     def word(match: re.Match[str]) -> str:
         index = int(match.group(2))
