@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from kairox import __version__
 from kairox.config import Layer, ResolvedConfig
-from kairox.web._hub import context_json, warning_json
+from kairox.web._hub import context_json, event_fields
 
 if TYPE_CHECKING:
     from kairox.catalog import Catalog, CatalogEntry, InstallPlan, PreflightReport
@@ -50,7 +50,7 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
         "context": context_json(session.context_usage)
         if session is not None and session.context_usage is not None
         else None,
-        "context_warning": warning_json(session.tools_warning)
+        "context_warning": event_fields(session.tools_warning)
         if session is not None and session.tools_warning is not None
         else None,
         "compacting": backend.compacting,
@@ -66,10 +66,6 @@ def server_json(backend: "WebBackend", kind: str, name: str) -> dict[str, Any] |
     """One server as the page shows it (the runtime's view); ``None`` when no such server is configured."""
     view = backend.server_views().get(kind, name)
     return view.to_json() if view is not None else None
-
-
-def servers_json(backend: "WebBackend") -> list[dict[str, Any]]:
-    return backend.server_views().to_json()
 
 
 def skills_json(context: "ExtensionContext") -> list[dict[str, Any]]:
