@@ -155,15 +155,14 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         report = await anyio.to_thread.run_sync(doctor_report, context)
         return ok(backend.redactor.scrub(report))
 
-    def _server(request: Request) -> tuple[str, str]:
-        kind, name = request.path_params["kind"], request.path_params["name"]
-        if kind not in KINDS or server_json(backend, kind, name) is None:
+    def _server(kind: str, name: str) -> dict[str, Any]:
+        server = server_json(backend, kind, name) if kind in KINDS else None
+        if server is None:
             raise ApiError(404, f"no {kind} server named {name!r}; GET /api/servers lists them")
-        return kind, name
+        return server
 
     async def get_server(request: Request) -> Response:
-        kind, name = _server(request)
-        return ok(server_json(backend, kind, name))
+        return ok(_server(request.path_params["kind"], request.path_params["name"]))
 
     async def _catalog() -> Any:
         from kairox.catalog import catalog_sources, load_catalog
@@ -316,7 +315,8 @@ def create_app(options: WebOptions | None = None) -> Starlette:
     async def server_action(request: Request) -> Response:
         from kairox import runtime
 
-        kind, name = _server(request)
+        kind, name = request.path_params["kind"], request.path_params["name"]
+        _server(kind, name)
         action = request.path_params["action"]
         if action not in ("restart", "enable", "disable"):
             raise ApiError(404, f"no server action {action!r}; use restart, enable or disable")
@@ -353,9 +353,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         from kairox import runtime
 
         name, tool, action = request.path_params["name"], request.path_params["tool"], _toggle(request)
-        server = server_json(backend, "mcp", name)
-        if server is None:
-            raise ApiError(404, f"no mcp server named {name!r}; GET /api/servers lists them")
+        server = _server("mcp", name)
         if tool not in {t["name"] for t in server["tools"]}:
             raise ApiError(404, f"server {name!r} offers no tool {tool!r}")
         body = await _body(request)
