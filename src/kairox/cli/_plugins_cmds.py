@@ -4,7 +4,7 @@
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -408,7 +408,7 @@ def marketplace_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
     resolved = state(ctx).resolve()
     markets = _marketplaces(resolved)
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     for name, source in sorted(markets.sources.items()):
         try:
             market, problems = markets.load(name)
@@ -422,9 +422,7 @@ def marketplace_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if not rows:
         err("no marketplaces (add one with `kairox plugins marketplace add PATH|URL`)")
     for row in rows:
-        plugins = row["plugins"]
-        assert isinstance(plugins, list)
-        tail = f"error: {row['error']}" if row["error"] else f"{len(plugins)} plugins"
+        tail = f"error: {row['error']}" if row["error"] else f"{len(row['plugins'])} plugins"
         out(f"{row['name']}  {row['source']}  {tail}")
 
 
