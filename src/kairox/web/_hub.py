@@ -186,20 +186,19 @@ class EventHub:
             return [(name, event_fields(event))]
         if name == "agent.message.completed":
             self.streamed = ""
-            found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": data.text})]
-            for call in data.tool_calls:
-                found.append(
-                    (
-                        "agent.tool_call",
-                        {
-                            "turn": turn,
-                            "call_id": call.get("id"),
-                            "tool": call.get("tool") or call.get("name"),
-                            "arguments": call.get("arguments"),
-                        },
-                    )
+            tool_calls = [
+                (
+                    "agent.tool_call",
+                    {
+                        "turn": turn,
+                        "call_id": call.get("id"),
+                        "tool": call.get("tool") or call.get("name"),
+                        "arguments": call.get("arguments"),
+                    },
                 )
-            return found
+                for call in data.tool_calls
+            ]
+            return [("agent.message", {"turn": turn, "text": data.text}), *tool_calls]
         if name == "agent.turn.ended":
             self.streamed = ""
             return [("agent.turn_ended", {"turn": turn, "reason": str(data.reason), "message": data.message})]

@@ -21,16 +21,10 @@ _HOOK_CONTEXT = re.compile(r"(?:\n\n<hook-context>\n.*?\n</hook-context>)+\Z", r
 
 def state_json(backend: "WebBackend") -> dict[str, Any]:
     resolved = backend.resolved
-    held = []
-    for item in resolved.pending:
-        origin = item.origin
-        held.append(
-            {
-                "what": f"{item.key}: {item.reason}",
-                "file": str(origin.file) if origin.file else None,
-                "line": origin.line,
-            }
-        )
+    held = [
+        {"what": f"{p.key}: {p.reason}", "file": str(p.origin.file) if p.origin.file else None, "line": p.origin.line}
+        for p in resolved.pending
+    ]
     config = resolved.config
     session = backend.session
     return {
@@ -274,10 +268,8 @@ def catalog_json(catalog: "Catalog", resolved: ResolvedConfig, query: str, tag: 
         entries = [e for e in entries if tag in e.tags]
     probe = _memo_probe()
     now = time.time()
-    sources = []
-    for source in catalog.sources:
-        fetched = getattr(source, "fetched_at", None)
-        sources.append(
-            {"name": source.name, "age_seconds": round(now - fetched, 1) if fetched else None, "error": source.error}
-        )
+    sources = [
+        {"name": s.name, "age_seconds": round(now - s.fetched_at, 1) if s.fetched_at else None, "error": s.error}
+        for s in catalog.sources
+    ]
     return {"entries": [entry_json(e, resolved, probe) for e in entries], "sources": sources}
