@@ -6,7 +6,6 @@ stepped, inspected and continued by the calls after it.
 
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,11 +85,11 @@ def parse_prompt_line(text: str, where: str) -> ScriptCall | None:
     return ScriptCall(tool=tool, arguments=arguments, where=where)
 
 
-def read_prompt_line(read: Callable[[], str] = sys.stdin.readline) -> str | None:
+def read_prompt_line() -> str | None:
     """Show the prompt on stderr and read one line; None at end of input or ``exit``."""
     sys.stderr.write(PROMPT)
     sys.stderr.flush()
-    line = read()
+    line = sys.stdin.readline()
     return None if not line or line.strip() in QUIT_WORDS else line
 
 

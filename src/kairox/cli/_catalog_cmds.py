@@ -10,9 +10,9 @@ from kairox.cli._common import CliState, ExitCode, JsonOption, err, fail, out, o
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kairox.catalog import Catalog, CatalogEntry, InstallPlan, PreflightCheck, PreflightReport
+    from kairox.catalog import Catalog, CatalogEntry, InstallPlan, PreflightCheck
     from kairox.config import ResolvedConfig
-    from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver
+    from kairox.policy import ApprovalAnswer, ApprovalRequest
     from kairox.runtime import InstallStep
 
 catalog_app = typer.Typer(
@@ -126,11 +126,7 @@ def search(
     _listing(catalog.search(query, source=source), catalog, as_json, f"no entry matches {query!r}")
 
 
-def _check_lines(report: "PreflightReport") -> list[str]:
-    return _check_lines_of(report.checks)
-
-
-def _check_lines_of(checks: "Sequence[PreflightCheck]") -> list[str]:
+def _check_lines(checks: "Sequence[PreflightCheck]") -> list[str]:
     lines = []
     for check in checks:
         mark = "ok" if check.ok else ("MISSING" if check.blocking else "unset")
@@ -210,7 +206,7 @@ def show(
         out(f"  cannot be installed: {problem}")
         return
     out(f"  install uses {plan.choice}; requirements on this machine:")
-    for line in _check_lines(report):
+    for line in _check_lines(report.checks):
         out("  " + line)
     out(f"  command: {plan.command_line}")
     out("  entry it would write:")
@@ -242,7 +238,7 @@ def check(
         out_json({**report.to_json(), "command": plan.command_line})
     else:
         out(f"{plan.entry.id} ({plan.choice}): {'ready to install' if report.ok else 'not ready'}")
-        for line in _check_lines(report):
+        for line in _check_lines(report.checks):
             out(line)
         out(f"  command: {plan.command_line}")
     if not report.ok:
@@ -261,17 +257,6 @@ class _NamedInstallApprover:
                 approved=True, scope=ApprovalScope.ONCE, reason="approved by --yes of kairox mcp catalog install"
             )
         return ApprovalAnswer.deny("only the install named on the command line is approved")
-
-
-def _approver(yes: bool) -> "Approver":
-    from kairox.cli._approver import CliApprover
-    from kairox.policy import NonInteractiveApprover
-
-    if yes:
-        return _NamedInstallApprover()
-    if sys.stdin.isatty() and sys.stderr.isatty():
-        return CliApprover()
-    return NonInteractiveApprover(hint="run the install again with --yes to approve the write")
 
 
 @catalog_app.command("install")
@@ -298,15 +283,13 @@ def install(
     import anyio
 
     from kairox.catalog import preflight
+    from kairox.cli._approver import command_line_approver
     from kairox.config import Layer
     from kairox.runtime import InstallOptions, InstallOutcome, install_catalog_entry
 
-    try:
-        chosen = Layer(layer)
-    except ValueError:
+    if layer not in (Layer.USER, Layer.PROJECT, Layer.LOCAL):
         fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
-    if chosen not in (Layer.USER, Layer.PROJECT, Layer.LOCAL):
-        fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
+    chosen = Layer(layer)
     cli = state(ctx)
     resolved, catalog = _load(cli)
     plan = _plan(_entry(catalog, entry_id), package, name, launcher)
@@ -315,6 +298,11 @@ def install(
     err(f"installing {plan.entry.id} {plan.entry.version} ({plan.choice}) as [mcp_servers.{plan.name}] in {file}")
     err(f"command: {plan.command_line}")
     options = InstallOptions(layer=chosen, require_ready=require_ready, prefetch=not no_prefetch)
+    approver = (
+        _NamedInstallApprover()
+        if yes
+        else command_line_approver(False, hint="run the install again with --yes to approve the write")
+    )
 
     ticking = sys.stderr.isatty()
 
@@ -324,7 +312,7 @@ def install(
 
     def progress(step: "InstallStep") -> None:
         # a pre-flight check as `catalog check` shows it; every other step as the operation words it
-        lines = _check_lines_of([step.check]) if step.check is not None else [step.message]
+        lines = _check_lines([step.check]) if step.check is not None else [step.message]
         for line in lines:
             err(("\r" if ticking else "") + line)
 
@@ -332,7 +320,7 @@ def install(
         return await install_catalog_entry(
             resolved,
             plan,
-            approver=_approver(yes),
+            approver=approver,
             options=options,
             events=cli.events(),
             progress=progress,

@@ -15,7 +15,10 @@ OTEL_ENDPOINTS = tuple(f"OTEL_EXPORTER_OTLP_{s}ENDPOINT" for s in ("", "TRACES_"
 """Any of these set turns OpenTelemetry on (``kairox.gateway._telemetry``); none set, it is not even imported."""
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from kairox.config import ResolvedConfig
+    from kairox.errors import Diagnostic
     from kairox.events import EventSink
     from kairox.runtime import RuntimeOptions
 
@@ -139,6 +142,15 @@ def err(text: str) -> None:
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
+def report_diagnostics(diagnostics: "Iterable[Diagnostic]", *, verbose: bool = False) -> None:
+    """Errors and warnings on stderr (info too with ``verbose``)."""
+    from kairox.errors import Severity
+
+    for diagnostic in diagnostics:
+        if verbose or diagnostic.severity is not Severity.INFO:
+            err(str(diagnostic))
+
+
 _exit_at_once = False
 
 
@@ -172,13 +184,13 @@ def fail(message: str, code: ExitCode = ExitCode.FAILURE) -> NoReturn:
     raise typer.Exit(int(code))
 
 
-def parse_json_arg(text: str | None, what: str = "arguments") -> dict[str, Any]:
+def parse_json_arg(text: str | None) -> dict[str, Any]:
     if not text:
         return {}
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        fail(f"{what} are not valid JSON: {exc}", ExitCode.USAGE)
+        fail(f"arguments are not valid JSON: {exc}", ExitCode.USAGE)
     if not isinstance(value, dict):
-        fail(f"{what} must be a JSON object", ExitCode.USAGE)
+        fail("arguments must be a JSON object", ExitCode.USAGE)
     return value

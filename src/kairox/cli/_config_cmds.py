@@ -85,11 +85,10 @@ def get(
 def _layer_file(ctx: typer.Context, layer: str) -> "tuple[ResolvedConfig, Path]":
     from kairox.config import Layer
 
-    choices = {"user": Layer.USER, "project": Layer.PROJECT, "local": Layer.LOCAL}
-    if layer not in choices:
-        fail(f"--layer must be one of {', '.join(choices)}, not {layer!r}", ExitCode.USAGE)
+    if layer not in (Layer.USER, Layer.PROJECT, Layer.LOCAL):
+        fail(f"--layer must be one of user, project, local, not {layer!r}", ExitCode.USAGE)
     resolved = state(ctx).resolve(strict=False)
-    return resolved, resolved.layer_file(choices[layer])
+    return resolved, resolved.layer_file(Layer(layer))
 
 
 def _check_file(file: Path, before: str | None) -> None:

@@ -27,10 +27,6 @@ def _available(command: str, base_dir: Path) -> bool:
     return Path(path).is_file() if "/" in path else shutil.which(path) is not None
 
 
-def _base_dirs(resolved: "ResolvedConfig", section: str, names: list[str]) -> dict[str, Path]:
-    return {name: resolved.base_dir(f"{section}.{name}") for name in names}
-
-
 def _entry(view: "ServerView", config: Any, base_dir: Path) -> dict[str, Any]:
     """One server of the runtime's view; an idle one whose command is not there is ``missing_command``."""
     status = str(view.status)
@@ -53,11 +49,15 @@ def _label(status: str) -> str:
     return ServerStatus(status).label if status in set(ServerStatus) else status
 
 
-def _entries(resolved: "ResolvedConfig", kind: str, bases: dict[str, Path]) -> list[dict[str, Any]]:
+def _entries(resolved: "ResolvedConfig", kind: str) -> list[dict[str, Any]]:
     from kairox.runtime import ServerBoard
 
-    configs = getattr(resolved.config, f"{kind}_servers")
-    return [_entry(view, configs[view.name], bases[view.name]) for view in ServerBoard(resolved).views(kind)]
+    section = f"{kind}_servers"
+    configs = getattr(resolved.config, section)
+    return [
+        _entry(view, configs[view.name], resolved.base_dir(f"{section}.{view.name}"))
+        for view in ServerBoard(resolved).views(kind)
+    ]
 
 
 def _last_lines(log: Path, count: int = 3) -> str:
@@ -78,13 +78,12 @@ def lsp_status(
     cli = state(ctx)
     resolved = cli.resolve()
     servers = resolved.config.lsp_servers
-    bases = _base_dirs(resolved, "lsp_servers", list(servers))
     from kairox.registry import registry_settings
     from kairox.sandbox import describe_confinement, entry_confinement
 
     sandbox = registry_settings(resolved).sandbox
     confine = {n: entry_confinement(resolved, "lsp_servers", n, c, sandbox) for n, c in servers.items()}
-    entries = _entries(resolved, "lsp", bases)
+    entries = _entries(resolved, "lsp")
     from kairox.lsp import server_log
 
     for entry in entries:
@@ -97,7 +96,7 @@ def lsp_status(
     if probe:
         import anyio
 
-        anyio.run(_probe, cli, resolved, entries, bases, confine)
+        anyio.run(_probe, cli, resolved, entries, confine)
     if json_output:
         out_json({"workspace": str(resolved.workspace), "servers": entries})
     elif not entries:
@@ -121,9 +120,7 @@ def lsp_status(
         raise typer.Exit(int(ExitCode.FAILURE))
 
 
-async def _probe(
-    cli: Any, resolved: "ResolvedConfig", entries: list[dict[str, Any]], bases: dict[str, Path], confine: dict[str, Any]
-) -> None:
+async def _probe(cli: Any, resolved: "ResolvedConfig", entries: list[dict[str, Any]], confine: dict[str, Any]) -> None:
     from kairox.lsp import LspServerLifecycle, LspStartupError
 
     for entry in entries:
@@ -136,7 +133,7 @@ async def _probe(
             config,
             workspace=resolved.workspace,
             events=cli.events(),
-            base_dir=bases[name],
+            base_dir=resolved.base_dir(f"lsp_servers.{name}"),
             confinement=confine[name],
         ) as server:
             try:
@@ -161,9 +158,7 @@ def dap_sessions(ctx: typer.Context, json_output: JsonOption = False) -> None:
     agent session or `kairox serve`; a fresh command has none)."""
     cli = state(ctx)
     resolved = cli.resolve()
-    adapters = resolved.config.dap_servers
-    bases = _base_dirs(resolved, "dap_servers", list(adapters))
-    entries = _entries(resolved, "dap", bases)
+    entries = _entries(resolved, "dap")
     if json_output:
         out_json({"workspace": str(resolved.workspace), "adapters": entries, "sessions": []})
         return

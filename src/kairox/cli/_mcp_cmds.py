@@ -55,11 +55,8 @@ def _configured(cli: CliState) -> "dict[str, ConfiguredServer]":
     from kairox.mcp._sources import configured_servers
 
     _quiet_sdk_logs()
-    from kairox.runtime import load_plugins
-
     # plugins' servers join the configuration first, so `mcp list/status` show them with plugin provenance
-    resolved = load_plugins(cli.resolve()).resolved
-    servers, diagnostics = configured_servers(resolved)
+    servers, diagnostics = configured_servers(load_plugins_resolved(cli))
     for diagnostic in diagnostics:
         err(str(diagnostic))
     return servers
@@ -152,8 +149,6 @@ def status(
     """Start the servers, then report each one: status, transport, tools, error and stderr tail."""
     import anyio
 
-    from kairox.runtime import load_plugins
-
     cli = state(ctx)
     servers = _configured(cli)
     for name in names or ():
@@ -166,7 +161,7 @@ def status(
     async def run() -> list["ServerView"]:
         from kairox.runtime import ServerBoard, manager_offered_counts
 
-        board = ServerBoard(load_plugins(cli.resolve()).resolved, starting=True)
+        board = ServerBoard(load_plugins_resolved(cli), starting=True)
         async with _manager(cli, servers) as manager:
             # counted as doctor and context count: what the model is offered, resource tools Kairox adds included
             board.sync_mcp(manager, await manager_offered_counts(manager))
@@ -293,17 +288,9 @@ def call(
     if failure is not None:
         fail(f"MCP server {server!r} failed to start: {failure}", ExitCode.FAILURE)
     if as_json:
-        import dataclasses
+        from kairox.cli._tools_cmds import result_json
 
-        out_json(
-            {
-                "is_error": result.is_error,
-                "text": result.text_content(),
-                "content": [dataclasses.asdict(part) for part in result.content],
-                "structured": result.structured,
-                "meta": result.meta,
-            }
-        )
+        out_json(result_json(result))
     elif result.is_error:
         err(result.text_content())
     else:
@@ -416,7 +403,6 @@ def remove(
 ) -> None:
     """Remove a server from the file that defines it (a kairox.toml layer or the workspace .mcp.json); a file of
     an untrusted workspace is asked about first, as `mcp add` does."""
-    import json
     from pathlib import Path
 
     from kairox.config import Layer, join_key, unset_value
@@ -432,25 +418,24 @@ def remove(
             fail(f"unknown layer {layer!r}; use user, project or local", ExitCode.USAGE)
         if not is_set(file, key):
             fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
-        authorize_config_write(resolved, file, f"remove {key}", yes=yes)
-        if not unset_value(file, key):
-            fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)
-        out(f"removed MCP server {name!r} from {file}")
-        return
-    found = _pick(servers, name)[name]
-    if found.layer == ".mcp.json":
-        path = Path((found.where or "").rsplit(":", 1)[0])
-        authorize_config_write(resolved, path, f"remove mcpServers.{name}", yes=yes)
-        document = json.loads(path.read_text(encoding="utf-8"))
-        entries = document.get("mcpServers", document)
-        entries.pop(name, None)
-        path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        out(f"removed MCP server {name!r} from {path}")
-        return
-    try:
-        file = resolved.layer_file(Layer(found.layer))
-    except ValueError:
-        fail(f"MCP server {name!r} comes from {found.where or found.layer}, which kairox cannot edit", ExitCode.FAILURE)
+    else:
+        found = _pick(servers, name)[name]
+        if found.layer == ".mcp.json":
+            path = Path((found.where or "").rsplit(":", 1)[0])
+            authorize_config_write(resolved, path, f"remove mcpServers.{name}", yes=yes)
+            document = json.loads(path.read_text(encoding="utf-8"))
+            entries = document.get("mcpServers", document)
+            entries.pop(name, None)
+            path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+            out(f"removed MCP server {name!r} from {path}")
+            return
+        try:
+            file = resolved.layer_file(Layer(found.layer))
+        except ValueError:
+            fail(
+                f"MCP server {name!r} comes from {found.where or found.layer}, which kairox cannot edit",
+                ExitCode.FAILURE,
+            )
     authorize_config_write(resolved, file, f"remove {key}", yes=yes)
     if not unset_value(file, key):
         fail(f"{file} has no MCP server {name!r}", ExitCode.NOT_FOUND)

@@ -5,10 +5,10 @@
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from kairox._util._files import PRIVATE_FILE, write_atomically
 from kairox.errors import Diagnostic, Severity
 
 _KEPT = 2000
@@ -71,11 +71,7 @@ class ShownWarnings:
 
     def _write(self, keys: list[str]) -> None:
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".shown-warnings.")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(keys, handle)
-            os.replace(tmp, self.file)
+            write_atomically(self.file, json.dumps(keys).encode(), mode=PRIVATE_FILE)
         except OSError:
             return  # a read-only home only means the warnings are shown again next time
 

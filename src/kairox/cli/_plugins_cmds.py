@@ -2,16 +2,16 @@
 (P8) and ``kairox hooks list | approve``."""
 
 import sys
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, state
+from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, report_diagnostics, state
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
-    from kairox.errors import Diagnostic
     from kairox.hooks import HookRegistry
     from kairox.plugins import InstallResult, Marketplaces, Plugin, PluginSet
     from kairox.policy import ApprovalAnswer, ApprovalRequest
@@ -23,14 +23,6 @@ hooks_app = typer.Typer(help="List and approve hooks.", no_args_is_help=True)
 
 
 # --- shared --------------------------------------------------------------------------------------------------
-
-
-def _report(diagnostics: "list[Diagnostic] | tuple[Diagnostic, ...]", *, verbose: bool = False) -> None:
-    from kairox.errors import Severity
-
-    for diagnostic in diagnostics:
-        if verbose or diagnostic.severity is not Severity.INFO:
-            err(str(diagnostic))
 
 
 def _discover(ctx: typer.Context) -> tuple["ResolvedConfig", "PluginSet"]:
@@ -111,7 +103,7 @@ def list_plugins(ctx: typer.Context, as_json: JsonOption = False) -> None:
     from kairox.cli._notices import ShownWarnings, held_back_note
 
     shown, held = ShownWarnings(resolved.home).split(plugins.diagnostics)
-    _report(shown)
+    report_diagnostics(shown)
     if held:
         err(held_back_note(held))
     if not views:
@@ -119,9 +111,7 @@ def list_plugins(ctx: typer.Context, as_json: JsonOption = False) -> None:
         return
     width = max(len(v.name) for v in views)
     for plugin, view in zip(plugins.plugins, views, strict=True):
-        counts: dict[str, int] = {}
-        for contribution in view.contributions:
-            counts[str(contribution.kind)] = counts.get(str(contribution.kind), 0) + 1
+        counts = Counter(str(contribution.kind) for contribution in view.contributions)
         summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "nothing"
         out(
             f"{view.name:<{width}}  {view.version or '-':<10}  "
@@ -166,7 +156,7 @@ def inspect(
     for contribution in view.contributions:
         mark = "on " if contribution.enabled else "off"
         out(f"  [{mark}] {contribution.key}" + (f"  {contribution.detail}" if contribution.detail else ""))
-    _report(view.diagnostics)
+    report_diagnostics(view.diagnostics)
 
 
 @plugins_app.command("enable")
@@ -284,7 +274,7 @@ def install(
         fail(str(exc), ExitCode.DENIED)
     except MarketplaceError as exc:
         fail(str(exc))
-    _report(result.diagnostics)
+    report_diagnostics(result.diagnostics)
     record = result.record
     origin = record.marketplace or record.source
     out(f"installed {record.name} {record.version} from {origin} into {record.path}")
@@ -388,7 +378,7 @@ def validate(
                 out(f"  also: {other}")
             for contribution in view.contributions:
                 out(f"  {contribution.key}")
-        _report(checked.diagnostics, verbose=True)
+        report_diagnostics(checked.diagnostics, verbose=True)
         err(f"{len(checked.plugins)} plugin(s), {len(checked.diagnostics)} diagnostic(s), {len(errors)} error(s)")
     if errors:
         raise typer.Exit(int(ExitCode.FAILURE))
@@ -407,7 +397,7 @@ def marketplace_add(
         market, problems = _marketplaces(resolved, progress=True).add(source)
     except MarketplaceError as exc:
         fail(str(exc))
-    _report(problems)
+    report_diagnostics(problems)
     out(f"added marketplace {market.name} ({len(market.entries)} plugins)")
 
 
@@ -418,12 +408,12 @@ def marketplace_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
     resolved = state(ctx).resolve()
     markets = _marketplaces(resolved)
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     for name, source in sorted(markets.sources.items()):
         try:
             market, problems = markets.load(name)
             rows.append({"name": name, "source": source, "plugins": [e.name for e in market.entries], "error": None})
-            _report(problems)
+            report_diagnostics(problems)
         except MarketplaceError as exc:
             rows.append({"name": name, "source": source, "plugins": [], "error": str(exc)})
     if as_json:
@@ -432,9 +422,7 @@ def marketplace_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if not rows:
         err("no marketplaces (add one with `kairox plugins marketplace add PATH|URL`)")
     for row in rows:
-        plugins = row["plugins"]
-        assert isinstance(plugins, list)
-        tail = f"error: {row['error']}" if row["error"] else f"{len(plugins)} plugins"
+        tail = f"error: {row['error']}" if row["error"] else f"{len(row['plugins'])} plugins"
         out(f"{row['name']}  {row['source']}  {tail}")
 
 
@@ -475,7 +463,7 @@ def list_hooks(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if as_json:
         out_json({"hooks": rows, "pending": pending, "diagnostics": [diagnostic_json(d) for d in registry.diagnostics]})
         return
-    _report(registry.diagnostics)
+    report_diagnostics(registry.diagnostics)
     for item in pending:
         where = f"{item['file']}:{item['line']}" if item.get("line") else str(item.get("file"))
         err(f"pending: {item['key']} ({where}) waits for `kairox trust`")

@@ -17,7 +17,6 @@ def with_context(
     work: "Callable[[ExtensionContext], Awaitable[T]]",
     *,
     approver: "Approver | None" = None,
-    start_mcp: bool = True,
     raise_on_required: bool = True,
     for_tools: tuple[str, ...] | None = None,
 ) -> T:
@@ -28,7 +27,6 @@ def with_context(
 
     resolved = cli.resolve()
     options = cli.runtime_options(
-        start_mcp=start_mcp,
         raise_on_required=raise_on_required,
         for_tools=for_tools,
         wait_for_mcp=True,  # a one-shot command reports the servers as they are, not their cache

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, state
+from kairox.cli._common import ExitCode, JsonOption, err, fail, out, out_json, report_diagnostics, state
 from kairox.cli._config_write import WriteYesOption, authorize_config_write, change_text
 
 if TYPE_CHECKING:
     from kairox.config import ResolvedConfig
-    from kairox.errors import Diagnostic
     from kairox.policy import ApprovalAnswer, ApprovalRequest
     from kairox.runtime import ExtensionContext
     from kairox.skills import SkillRegistry
@@ -34,7 +33,7 @@ def _registry(
     resolved = cli.resolve()
     stage = load_plugins(resolved)
     if plugin_failures:
-        _report([d for d in stage.diagnostics if d.severity is Severity.ERROR])
+        report_diagnostics([d for d in stage.diagnostics if d.severity is Severity.ERROR])
     if mcp:
         from kairox.cli._runtime import with_context
 
@@ -43,15 +42,6 @@ def _registry(
 
         return resolved, with_context(cli, skills)
     return resolved, load_skills(resolved, stage.routing, events=cli.events())
-
-
-def _report(diagnostics: "list[Diagnostic]", *, verbose: bool = False) -> None:
-    """Errors and warnings on stderr (info too with ``verbose``)."""
-    from kairox.errors import Severity
-
-    shown = [d for d in diagnostics if verbose or d.severity is not Severity.INFO]
-    for diagnostic in shown:
-        err(str(diagnostic))
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -73,7 +63,7 @@ def list_skills(
     if as_json:
         out_json(registry.to_json(include_shadowed=show_all))
         return
-    _report(registry.diagnostics)
+    report_diagnostics(registry.diagnostics)
     entries = registry.entries(include_shadowed=show_all)
     if not entries:
         err("no skills found (add some under $KAIROX_HOME/skills or .kairox/skills)")
@@ -264,9 +254,9 @@ def install(
     except SkillInstallDeniedError as exc:
         fail(str(exc), ExitCode.DENIED)
     except SkillInstallError as exc:
-        _report(exc.diagnostics)
+        report_diagnostics(exc.diagnostics)
         fail(str(exc), ExitCode.FAILURE)
-    _report(installed.diagnostics)
+    report_diagnostics(installed.diagnostics)
     if as_json:
         out_json(
             {
@@ -335,7 +325,7 @@ def validate(
     if as_json:
         out_json(report.to_json())
     else:
-        _report(report.diagnostics, verbose=verbose)
+        report_diagnostics(report.diagnostics, verbose=verbose)
         counts = report.to_json()["counts"]
         passed_over = (
             f"; {counts['passed_over']} in other dot-folders not read (--verbose names them)"

@@ -207,7 +207,7 @@ def _shown(result: "ToolResult") -> str:
     return "\n".join(lines)
 
 
-def _result_json(result: "ToolResult") -> dict[str, Any]:
+def result_json(result: "ToolResult") -> dict[str, Any]:
     import dataclasses
 
     return {
@@ -291,7 +291,7 @@ async def _call_one(registry: "ToolRegistry", call: "ScriptCall", as_json: bool,
     known = registry.get(call.tool) is not None
     result = await registry.call(ToolCall(name=call.tool, arguments=call.arguments, call_id="cli"))
     if as_json:
-        data = _result_json(result)
+        data = result_json(result)
         if single:
             out_json(data)
         else:

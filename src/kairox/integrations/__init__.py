@@ -6,8 +6,9 @@ Each adapter imports its library only when it is used: ``pip install 'kairox[age
 ``pip install 'kairox[pydantic-ai]'`` for ``KairoxToolset``.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kairox._util._lazy import lazy_exports
 from kairox.integrations._openai_agents import agents_tools  # imports the Agents SDK when called
 
 if TYPE_CHECKING:
@@ -15,10 +16,5 @@ if TYPE_CHECKING:
 
 __all__ = ["KairoxToolset", "agents_tools"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "KairoxToolset":  # a subclass of pydantic-ai's toolset: pydantic-ai loads when it is first named
-        from kairox.integrations._pydantic_ai import KairoxToolset
-
-        return KairoxToolset
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if not TYPE_CHECKING:  # a subclass of pydantic-ai's toolset: pydantic-ai loads when it is first named
+    __getattr__, __dir__ = lazy_exports(__name__, {"._pydantic_ai": ("KairoxToolset",)})

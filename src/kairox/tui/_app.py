@@ -487,7 +487,6 @@ class KairoxApp(App[None]):
 
     async def _turn(self, text: str) -> None:
         assert self.session is not None
-        self.turn_running = True
         try:
             await self.session.run_turn(text)
         except Exception as exc:
@@ -569,8 +568,6 @@ class KairoxApp(App[None]):
     def cmd_trace(self, args: str) -> None:
         self.errors_only = args == "errors" or (self.errors_only and args not in ("all", ""))
         self.server_filter = None if args in ("all", "errors", "") else args
-        if args == "all":
-            self.errors_only = False
         self.refresh_trace()
 
     def cmd_model(self, args: str) -> None:
@@ -579,13 +576,8 @@ class KairoxApp(App[None]):
             return
         self.run_worker(self._switch_model(args), name="model", exit_on_error=False)
 
-    def model_for(self, name: str) -> "ModelSettings":
-        """``/model NAME`` or ``/model PROVIDER/NAME`` as settings, checked by the agent against the configuration."""
-        from kairox.agent import choose_model
-
-        return choose_model(self.resolved, name, current_provider=self.settings.provider if self.settings else None)
-
     async def _switch_model(self, name: str) -> None:
+        from kairox.agent import choose_model
         from kairox.errors import KairoxError
 
         conversation = self.query_one(Conversation)
@@ -598,7 +590,10 @@ class KairoxApp(App[None]):
             conversation.notice("a turn is running; Ctrl+C cancels it, then /model again")
             return
         try:
-            settings = self.model_for(name)
+            # NAME or PROVIDER/NAME as settings, checked by the agent against the configuration
+            settings = choose_model(
+                self.resolved, name, current_provider=self.settings.provider if self.settings else None
+            )
             await self.session.use_model(settings)
         except KairoxError as exc:
             conversation.notice(f"/model {name}: {exc}")  # the error's text ends with its hint

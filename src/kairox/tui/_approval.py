@@ -48,11 +48,6 @@ def keyed_choices(request: ApprovalRequest) -> list[tuple[str, "ApprovalChoice"]
     return keyed
 
 
-def choices(request: ApprovalRequest) -> list[tuple[str, str]]:
-    """``(key, label)`` of every answer the request offers, in the order shown."""
-    return [(key, choice.label) for key, choice in keyed_choices(request)]
-
-
 class ApprovalScreen(ModalScreen[ApprovalAnswer]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "deny", "deny", show=False),
@@ -90,7 +85,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
                         else compact_json(request.arguments, limit=20000)
                     )
                     yield Static(shown, markup=False, id="approval-arguments")
-            lines = [f"[{key}] {label}" for key, label in choices(request)]
+            lines = [f"[{key}] {choice.label}" for key, choice in keyed_choices(request)]
             if diff is not None:
                 lines.insert(0, "[y] accept the edit (once)   [n] reject it")
             yield Static("\n".join(lines), markup=False, id="approval-choices")

@@ -58,14 +58,9 @@ def unknown_reason(name: str, skills: "SkillRegistry | None") -> str:
         return f"/{name} is a skill for the model only (user-invocable: false)"
     if entry is not None:
         return f"/{name} comes from the workspace, which is not trusted; run `kairox trust` in it, then restart"
-    if (
-        skills is not None
-        and ":" not in name
-        and sum(1 for e in skills.entries() if e.skill.plugin and e.skill.name == name) > 1
-    ):
-        plugins = sorted(
-            f"/{e.skill.qualified_name}" for e in skills.entries() if e.skill.plugin and e.skill.name == name
-        )
+    entries = skills.entries() if skills is not None and ":" not in name else []
+    plugins = sorted(f"/{e.skill.qualified_name}" for e in entries if e.skill.plugin and e.skill.name == name)
+    if len(plugins) > 1:
         return f"/{name} is ambiguous: {', '.join(plugins)}"
     guess = suggest(name, [c.name for c in all_commands(skills)])
     return f"unknown command /{name}" + (f"; did you mean /{guess}?" if guess else "") + "; /help lists every command"

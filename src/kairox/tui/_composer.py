@@ -29,14 +29,6 @@ def workspace_paths(root: Path, limit: int = 5000) -> list[str]:
     return found
 
 
-def complete(word: str, candidates: Sequence[str]) -> tuple[str, list[str]]:
-    """The longest common extension of ``word`` among ``candidates`` that start with it, and those candidates."""
-    matches = [c for c in candidates if c.startswith(word)]
-    if not matches:
-        return word, []
-    return os.path.commonprefix(matches), matches  # noqa: RUF071 (completion extends text, not path parts)
-
-
 def path_matches(word: str, paths: Sequence[str], limit: int = 200) -> list[str]:
     """Paths for ``@word``: those starting with it, then those with a part starting with it, then containing it."""
     lowered = word.lower()

@@ -44,7 +44,7 @@ class ToolCallBlock(Collapsible):
         self.result = ""
         self._body = Static(self._body_text(), classes="tool-body")
         super().__init__(self._body, collapsed=True, classes="tool-call")
-        self._title.label = self._heading()
+        self._title.label = Content(self.heading)  # plain text: a command's brackets are not markup
         self._title.can_focus = False  # opened with a click or Ctrl+O: Tab and Enter stay with the prompt
 
     @property
@@ -55,9 +55,6 @@ class ToolCallBlock(Collapsible):
             + f" · {self.decided_by or self.decision}"
             + (f" · {self.outcome}" if self.outcome else "")
         )
-
-    def _heading(self) -> Content:
-        return Content(self.heading)  # plain text: a command's brackets are not markup
 
     def _body_text(self) -> Text:
         body = Text()
@@ -75,7 +72,7 @@ class ToolCallBlock(Collapsible):
         return body
 
     def _refresh(self) -> None:
-        self._title.label = self._heading()
+        self._title.label = Content(self.heading)
         self._body.update(self._body_text())
 
     def decided(self, event: ToolCallDecided) -> None:

@@ -12,6 +12,8 @@ EDIT_TOOLS = ("fs.write", "fs.edit")
 MAX_FILE_BYTES = 1_000_000
 """Larger files are not read for a diff (the dialog shows the arguments instead)."""
 MAX_DIFF_LINES = 400
+_STYLES = ((("+++", "---"), "bold"), ("+", "green"), ("-", "red"), ("@@", "cyan"))
+"""A diff line's style by how it starts, the first that fits: file names, additions, removals, hunk headers."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -98,17 +100,7 @@ def diff_text(diff: EditDiff) -> Text:
         return out
     lines = diff.text.splitlines()
     for line in lines[:MAX_DIFF_LINES]:
-        style = (
-            "bold"
-            if line.startswith(("+++", "---"))
-            else "green"
-            if line.startswith("+")
-            else "red"
-            if line.startswith("-")
-            else "cyan"
-            if line.startswith("@@")
-            else ""
-        )
+        style = next((style for prefix, style in _STYLES if line.startswith(prefix)), "")
         out.append(line + "\n", style=style)
     if len(lines) > MAX_DIFF_LINES:
         out.append(f"… {len(lines) - MAX_DIFF_LINES} more lines\n", style="dim")

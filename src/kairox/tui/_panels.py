@@ -34,15 +34,12 @@ class TextPanel(ModalScreen[None]):
             with VerticalScroll():
                 yield Static(self.text, markup=False, id="panel-text")
 
-    async def action_dismiss(self, result: None = None) -> None:
-        self.dismiss(None)
-
 
 class SessionPicker(ModalScreen[str | None]):
     """/resume: the workspace's earlier sessions, newest first; Enter continues the highlighted one, Esc closes.
     /rewind: the same with what a rewind would do (``text``) and its two choices."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "close")]
 
     def __init__(
         self,
@@ -76,9 +73,6 @@ class SessionPicker(ModalScreen[str | None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
 
 class McpPanel(ModalScreen[None]):

@@ -85,9 +85,7 @@ def trust_text(resolved: "ResolvedConfig") -> str:
     return "\n".join(lines)
 
 
-def model_text(
-    settings: "ModelSettings | None", usage: tuple[int, int], resolved: "ResolvedConfig | None" = None
-) -> str:
+def model_text(settings: "ModelSettings | None", usage: tuple[int, int], resolved: "ResolvedConfig") -> str:
     """/model alone: the current model and what /model NAME can switch to."""
     import os
 
@@ -102,21 +100,19 @@ def model_text(
         "Switch for this session with /model NAME (same provider) or /model PROVIDER/NAME;",
         "for every session, set `model` / `model_provider` in kairox.toml, or start with `kairox tui -m MODEL`.",
     ]
-    if resolved is not None:
-        current = f"{settings.provider}/{settings.model}"
-        lines += ["", "Models named in the configuration:"]
-        lines += [
-            f"  {name:<40} {where}" + ("   (current)" if name == current else "")
-            for name, where in model_choices(resolved)
-        ] or ["  none"]
-        lines += ["", "Providers:"]
-        for name, entry in sorted(known_providers(resolved).items()):
-            key = (
-                "no key needed"
-                if entry.api_key_env is None
-                else f"{entry.api_key_env} {'set' if os.environ.get(entry.api_key_env) else 'not set'}"
-            )
-            lines.append(f"  {name:<16} {entry.wire_api:<10} {entry.base_url or '(default endpoint)'}   {key}")
+    current = f"{settings.provider}/{settings.model}"
+    lines += ["", "Models named in the configuration:"]
+    lines += [
+        f"  {name:<40} {where}" + ("   (current)" if name == current else "") for name, where in model_choices(resolved)
+    ] or ["  none"]
+    lines += ["", "Providers:"]
+    for name, entry in sorted(known_providers(resolved).items()):
+        key = (
+            "no key needed"
+            if entry.api_key_env is None
+            else f"{entry.api_key_env} {'set' if os.environ.get(entry.api_key_env) else 'not set'}"
+        )
+        lines.append(f"  {name:<16} {entry.wire_api:<10} {entry.base_url or '(default endpoint)'}   {key}")
     return "\n".join(lines)
 
 

@@ -86,6 +86,3 @@ class TogglePanel(ModalScreen[None]):
         except (KairoxError, ValueError) as exc:
             self.status_line = f"{row.key}: {exc}"
         self.refresh_rows()
-
-    async def action_dismiss(self, result: None = None) -> None:
-        self.dismiss(None)

@@ -6,7 +6,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlencode
 
 import anyio
@@ -30,13 +30,9 @@ from kairox.web._views import (
     plugins_json,
     rewind_json,
     server_json,
-    servers_json,
     skills_json,
     state_json,
 )
-
-if TYPE_CHECKING:
-    pass
 
 PING_SEC = 15.0
 NOT_BUILT = (
@@ -95,10 +91,10 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
-def _layer(body: dict[str, Any], default: Layer | None = None) -> Layer | None:
+def _layer(body: dict[str, Any]) -> Layer | None:
     value = body.get("layer")
     if value is None:
-        return default
+        return None
     if value not in ("user", "project", "local"):
         raise ApiError(400, f"layer must be user, project or local, not {value!r}")
     return Layer(value)
@@ -149,7 +145,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         return ok(state_json(backend))
 
     async def get_servers(request: Request) -> Response:
-        return ok({"servers": servers_json(backend)})
+        return ok({"servers": backend.server_views().to_json()})
 
     async def get_doctor(request: Request) -> Response:
         from kairox.runtime import doctor_report
@@ -159,15 +155,14 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         report = await anyio.to_thread.run_sync(doctor_report, context)
         return ok(backend.redactor.scrub(report))
 
-    def _server(request: Request) -> tuple[str, str]:
-        kind, name = request.path_params["kind"], request.path_params["name"]
-        if kind not in KINDS or server_json(backend, kind, name) is None:
+    def _server(kind: str, name: str) -> dict[str, Any]:
+        server = server_json(backend, kind, name) if kind in KINDS else None
+        if server is None:
             raise ApiError(404, f"no {kind} server named {name!r}; GET /api/servers lists them")
-        return kind, name
+        return server
 
     async def get_server(request: Request) -> Response:
-        kind, name = _server(request)
-        return ok(server_json(backend, kind, name))
+        return ok(_server(request.path_params["kind"], request.path_params["name"]))
 
     async def _catalog() -> Any:
         from kairox.catalog import catalog_sources, load_catalog
@@ -320,7 +315,8 @@ def create_app(options: WebOptions | None = None) -> Starlette:
     async def server_action(request: Request) -> Response:
         from kairox import runtime
 
-        kind, name = _server(request)
+        kind, name = request.path_params["kind"], request.path_params["name"]
+        _server(kind, name)
         action = request.path_params["action"]
         if action not in ("restart", "enable", "disable"):
             raise ApiError(404, f"no server action {action!r}; use restart, enable or disable")
@@ -357,9 +353,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         from kairox import runtime
 
         name, tool, action = request.path_params["name"], request.path_params["tool"], _toggle(request)
-        server = server_json(backend, "mcp", name)
-        if server is None:
-            raise ApiError(404, f"no mcp server named {name!r}; GET /api/servers lists them")
+        server = _server("mcp", name)
         if tool not in {t["name"] for t in server["tools"]}:
             raise ApiError(404, f"server {name!r} offers no tool {tool!r}")
         body = await _body(request)
@@ -376,8 +370,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         context = await backend.ready_context()
         if name not in {e.skill.qualified_name for e in context.skills.entries(include_shadowed=True)}:
             raise ApiError(404, f"no skill named {name!r}; GET /api/skills lists them")
-        layer = _layer(await _body(request), Layer.USER)
-        assert layer is not None
+        layer = _layer(await _body(request)) or Layer.USER
         await _authorize(
             skill_file(context, layer), f"skills.entries.{name}.enabled = {str(action == 'enable').lower()}"
         )
@@ -395,8 +388,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         plugin_name = key.partition("/")[0]
         if plugin_name not in {p.name for p in context.plugins.plugins}:
             raise ApiError(404, f"no plugin named {plugin_name!r}; GET /api/plugins lists them")
-        layer = _layer(await _body(request), Layer.USER)
-        assert layer is not None
+        layer = _layer(await _body(request)) or Layer.USER
         await _authorize(backend.resolved.layer_file(layer), f"plugins.entries.{plugin_name}: {key} {action}d")
         file = toggle_plugin(context, key, action == "enable", layer=layer)
         return _written(file, applies="from the next session")
@@ -412,8 +404,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
         context = await backend.ready_context()
         if name not in {p.name for p in context.plugins.plugins}:
             raise ApiError(404, f"no plugin named {name!r}; GET /api/plugins lists them")
-        layer = _layer(body, Layer.USER)
-        assert layer is not None
+        layer = _layer(body) or Layer.USER
         await _authorize(backend.resolved.layer_file(layer), f"plugins.entries.{name}.path = {path!r}")
         file = set_plugin_folder(context, name, path, layer=layer)
         return _written(file, applies="from the next session")
@@ -428,8 +419,7 @@ def create_app(options: WebOptions | None = None) -> Starlette:
             isinstance(k, str) and isinstance(v, str) for k, v in variables.items()
         ):
             raise ApiError(400, "variables must be an object of names to text values")
-        layer = _layer(body, Layer.USER)
-        assert layer is not None
+        layer = _layer(body) or Layer.USER
         job = start_install(backend, entry, variables={k: v for k, v in variables.items() if v}, layer=layer)
         return ok({"job": job}, 202)
 

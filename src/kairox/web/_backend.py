@@ -7,13 +7,12 @@ import os
 import secrets
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
-from kairox.config import Layer, ResolvedConfig, SecretScrubber, resolve_config
+from kairox.config import ResolvedConfig, SecretScrubber, resolve_config
 from kairox.errors import KairoxError
 from kairox.web._hub import EventHub
 
@@ -369,9 +368,6 @@ class WebBackend:
         """The host's environment with the variables the page gave; secret ones become known secrets."""
         self.redactor.add(*(value for name, value in variables.items() if name in secret))
         return {**os.environ, **variables}
-
-    def layer_file(self, layer: Layer) -> Path:
-        return self.resolved.layer_file(layer)
 
     def refresh(self) -> None:
         """Read the configuration again after a write (the session keeps what it started with)."""

@@ -38,36 +38,22 @@ class RequestGuard:
         if scope["type"] == "http":
             send = _with_headers(send)
         headers = Headers(scope=scope)
-        host = headers.get("host", "")
-        if host not in self.hosts:
-            await self._refuse(
-                scope,
-                receive,
-                send,
-                403,
-                f"this server answers only requests for {' or '.join(sorted(self.hosts))}, not Host {host!r}",
-            )
-            return
-        origin = headers.get("origin")
-        if origin is not None and origin not in self.origins:
-            await self._refuse(
-                scope,
-                receive,
-                send,
-                403,
-                f"requests from origin {origin!r} are refused; open the GUI at the URL `kairox gui` printed",
-            )
-            return
-        if not self._has_token(scope, headers):
-            await self._refuse(
-                scope,
-                receive,
-                send,
-                401,
-                "this server needs its token: open the URL `kairox gui` printed (it holds ?token=...)",
-            )
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            await self._refuse(scope, receive, send, *refusal)
             return
         await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope, headers: Headers) -> tuple[int, str] | None:
+        """The status and message a request is refused with, or ``None`` when it may pass."""
+        host, origin = headers.get("host", ""), headers.get("origin")
+        if host not in self.hosts:
+            return 403, f"this server answers only requests for {' or '.join(sorted(self.hosts))}, not Host {host!r}"
+        if origin is not None and origin not in self.origins:
+            return 403, f"requests from origin {origin!r} are refused; open the GUI at the URL `kairox gui` printed"
+        if not self._has_token(scope, headers):
+            return 401, "this server needs its token: open the URL `kairox gui` printed (it holds ?token=...)"
+        return None
 
     def _has_token(self, scope: Scope, headers: Headers) -> bool:
         offered: list[str] = []

@@ -84,14 +84,9 @@ def context_json(measured: Any) -> dict[str, Any]:
     }
 
 
-def warning_json(warning: Any) -> dict[str, Any]:
-    return {
-        "tools_tokens": warning.tools_tokens,
-        "window_tokens": warning.window_tokens,
-        "tools": warning.tools,
-        "threshold": warning.threshold,
-        "message": warning.message,
-    }
+def event_fields(event: Event) -> dict[str, Any]:
+    """An event's own fields, without the ``event`` and ``kind`` names ``event_to_json`` adds."""
+    return {k: v for k, v in event_to_json(event).items() if k not in ("event", "kind")}
 
 
 def status_data(view: dict[str, Any]) -> dict[str, Any]:
@@ -188,24 +183,22 @@ class EventHub:
         if name == "user.message.submitted":
             return [("user.message", {"turn": turn, "text": data.text, "rewind_turn": data.turn})]
         if name in ("agent.plan", "agent.rewind"):
-            fields = event_to_json(event)
-            return [(name, {k: v for k, v in fields.items() if k not in ("event", "kind")})]
+            return [(name, event_fields(event))]
         if name == "agent.message.completed":
             self.streamed = ""
-            found: list[tuple[str, dict[str, Any]]] = [("agent.message", {"turn": turn, "text": data.text})]
-            for call in data.tool_calls:
-                found.append(
-                    (
-                        "agent.tool_call",
-                        {
-                            "turn": turn,
-                            "call_id": call.get("id"),
-                            "tool": call.get("tool") or call.get("name"),
-                            "arguments": call.get("arguments"),
-                        },
-                    )
+            tool_calls = [
+                (
+                    "agent.tool_call",
+                    {
+                        "turn": turn,
+                        "call_id": call.get("id"),
+                        "tool": call.get("tool") or call.get("name"),
+                        "arguments": call.get("arguments"),
+                    },
                 )
-            return found
+                for call in data.tool_calls
+            ]
+            return [("agent.message", {"turn": turn, "text": data.text}), *tool_calls]
         if name == "agent.turn.ended":
             self.streamed = ""
             return [("agent.turn_ended", {"turn": turn, "reason": str(data.reason), "message": data.message})]
@@ -214,12 +207,9 @@ class EventHub:
         if name == "agent.context":
             return [("agent.context", context_json(data))]
         if name == "agent.context.tools_warning":
-            return [("agent.context_warning", warning_json(data))]
+            return [("agent.context_warning", event_fields(data))]
         if name.startswith("agent.compaction."):
-            fields = event_to_json(event)
-            for key in ("event", "kind"):
-                fields.pop(key, None)
-            return [("agent.compaction", {"turn": turn, "state": name.rpartition(".")[2], **fields})]
+            return [("agent.compaction", {"turn": turn, "state": name.rpartition(".")[2], **event_fields(event)})]
         return []
 
     @property

@@ -123,7 +123,7 @@ def start_plugin_install(backend: "WebBackend", marketplace: str, name: str) -> 
         try:
             say(
                 f"asking to install {name} from {marketplace} into {backend.resolved.home / 'plugins'}"
-                f" and enable it in {backend.layer_file(Layer.USER)}"
+                f" and enable it in {backend.resolved.layer_file(Layer.USER)}"
             )
             result = await install_market_plugin(
                 backend.resolved, marketplace, name, approver=backend.approver, events=hub, progress=from_thread
@@ -135,13 +135,13 @@ def start_plugin_install(backend: "WebBackend", marketplace: str, name: str) -> 
                 path=str(record.path),
                 enabled=result.enabled,
                 reason=record.disabled_reason,
-                file=str(backend.layer_file(Layer.USER)),
+                file=str(backend.resolved.layer_file(Layer.USER)),
                 applies="from the next session",
                 diagnostics=[f"{d.location()}: {d.reason}" for d in result.diagnostics],
             )
             say(f"installed {record.name} {record.version} into {record.path}", 1, 1)
             backend.refresh()
-            hub.publish("config.changed", {"file": str(backend.layer_file(Layer.USER))})
+            hub.publish("config.changed", {"file": str(backend.resolved.layer_file(Layer.USER))})
         except PluginInstallDeniedError as exc:
             finished.update(outcome="denied", reason=str(exc))
         except MarketplaceError as exc:

@@ -16,10 +16,6 @@ from kairox.web._options import WebOptions
 HOST = "127.0.0.1"
 
 
-def gui_url(port: int, token: str) -> str:
-    return f"http://{HOST}:{port}/?token={token}"
-
-
 class _Server(uvicorn.Server):
     """uvicorn without its own signal handlers: Ctrl+C reaches ``serve_gui``, which stops it in order."""
 
@@ -48,7 +44,7 @@ async def serve_gui(options: WebOptions, *, open_browser: Callable[[str], object
     app = create_app(options)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=3)
     server = _Server(config)
-    url = gui_url(port, options.token)
+    url = f"http://{HOST}:{port}/?token={options.token}"
 
     async def announce() -> None:
         while not server.started:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from kairox import __version__
 from kairox.config import Layer, ResolvedConfig
-from kairox.web._hub import context_json, warning_json
+from kairox.web._hub import context_json, event_fields
 
 if TYPE_CHECKING:
     from kairox.catalog import Catalog, CatalogEntry, InstallPlan, PreflightReport
@@ -21,16 +21,10 @@ _HOOK_CONTEXT = re.compile(r"(?:\n\n<hook-context>\n.*?\n</hook-context>)+\Z", r
 
 def state_json(backend: "WebBackend") -> dict[str, Any]:
     resolved = backend.resolved
-    held = []
-    for item in resolved.pending:
-        origin = item.origin
-        held.append(
-            {
-                "what": f"{item.key}: {item.reason}",
-                "file": str(origin.file) if origin.file else None,
-                "line": origin.line,
-            }
-        )
+    held = [
+        {"what": f"{p.key}: {p.reason}", "file": str(p.origin.file) if p.origin.file else None, "line": p.origin.line}
+        for p in resolved.pending
+    ]
     config = resolved.config
     session = backend.session
     return {
@@ -50,7 +44,7 @@ def state_json(backend: "WebBackend") -> dict[str, Any]:
         "context": context_json(session.context_usage)
         if session is not None and session.context_usage is not None
         else None,
-        "context_warning": warning_json(session.tools_warning)
+        "context_warning": event_fields(session.tools_warning)
         if session is not None and session.tools_warning is not None
         else None,
         "compacting": backend.compacting,
@@ -66,10 +60,6 @@ def server_json(backend: "WebBackend", kind: str, name: str) -> dict[str, Any] |
     """One server as the page shows it (the runtime's view); ``None`` when no such server is configured."""
     view = backend.server_views().get(kind, name)
     return view.to_json() if view is not None else None
-
-
-def servers_json(backend: "WebBackend") -> list[dict[str, Any]]:
-    return backend.server_views().to_json()
 
 
 def skills_json(context: "ExtensionContext") -> list[dict[str, Any]]:
@@ -278,10 +268,8 @@ def catalog_json(catalog: "Catalog", resolved: ResolvedConfig, query: str, tag: 
         entries = [e for e in entries if tag in e.tags]
     probe = _memo_probe()
     now = time.time()
-    sources = []
-    for source in catalog.sources:
-        fetched = getattr(source, "fetched_at", None)
-        sources.append(
-            {"name": source.name, "age_seconds": round(now - fetched, 1) if fetched else None, "error": source.error}
-        )
+    sources = [
+        {"name": s.name, "age_seconds": round(now - s.fetched_at, 1) if s.fetched_at else None, "error": s.error}
+        for s in catalog.sources
+    ]
     return {"entries": [entry_json(e, resolved, probe) for e in entries], "sources": sources}
