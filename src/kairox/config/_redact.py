@@ -3,12 +3,14 @@ parameters in URLs, and the values of secret-looking flags in server arguments a
 
 import re
 import shlex
+from collections.abc import Iterable
 from typing import Any
 
 REDACTED = "<redacted>"
 _SECRET_WORDS = ("key", "token", "secret", "password")
 _NAME_SUFFIXES = ("_env", "_env_var")
 """Keys like ``api_key_env`` hold the *name* of a variable, not a secret."""
+_SPLIT = re.compile(r"[:@/?&=#\s]+")
 _URL = re.compile(
     r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#@]*@)?(?P<rest>[^?#]*)(?P<query>\?[^#]*)?(?P<fragment>#.*)?$",
     re.DOTALL,
@@ -129,3 +131,31 @@ def redact_tree(value: Any, *, parent: str = "") -> Any:
     if isinstance(value, str):
         return redact_url(value)
     return value
+
+
+def redacted_values(plain: Any) -> tuple[str, ...]:
+    """What ``config show`` would redact of one JSON tree: each value it hides, or the hidden parts of one (a URL
+    or flag partly redacted)."""
+    found: list[str] = []
+    for before, after in _leaves(plain, redact_tree(plain)):
+        if before == after:
+            continue
+        if after == REDACTED:
+            found.append(before)
+        else:  # a URL or flag partly redacted: the parts that are gone
+            kept = set(_SPLIT.split(after))
+            found.extend(part for part in _SPLIT.split(before) if part not in kept)
+    return tuple(found)
+
+
+def _leaves(before: Any, after: Any) -> Iterable[tuple[str, str]]:
+    if before == after:
+        return  # nothing redacted below here (most of a configuration): its leaves need no walk
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key, value in before.items():
+            yield from _leaves(value, after.get(key))
+    elif isinstance(before, list) and isinstance(after, list):
+        for one, other in zip(before, after, strict=False):
+            yield from _leaves(one, other)
+    elif isinstance(before, str) and isinstance(after, str):
+        yield before, after

@@ -263,7 +263,7 @@ class ResolvedConfig:
         """What ``config show`` redacts of this configuration: each value it hides, or the hidden parts of one.
         Worked out once (every scrubber of a session's configuration needs them: its transcript's, its server
         board's); a configuration is never changed, only replaced."""
-        from kairox.config._scrub import redacted_values
+        from kairox.config._redact import redacted_values
 
         return redacted_values(self.config.model_dump(mode="json"))
 

@@ -4,15 +4,13 @@ stream and API and the session transcripts pass through one :class:`SecretScrubb
 
 import os
 import re
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from kairox.config._redact import REDACTED, is_secret_key, redact_tree
+from kairox.config._redact import REDACTED, is_secret_key, redacted_values
 
 if TYPE_CHECKING:
     from kairox.config._resolve import ResolvedConfig
 
-_SPLIT = re.compile(r"[:@/?&=#\s]+")
 _REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")  # not ${VAR:-default}: a default may be a secret
 _MIN_SECRET = 4
 _MIN_HOST_SECRET = 8
@@ -99,31 +97,3 @@ class SecretScrubber:
         if isinstance(value, list | tuple):
             return [self.scrub(v, by_key=by_key) for v in value]
         return value
-
-
-def redacted_values(plain: Any) -> tuple[str, ...]:
-    """What ``config show`` would redact of one JSON tree: each value it hides, or the hidden parts of one (a URL
-    or flag partly redacted)."""
-    found: list[str] = []
-    for before, after in _leaves(plain, redact_tree(plain)):
-        if before == after:
-            continue
-        if after == REDACTED:
-            found.append(before)
-        else:  # a URL or flag partly redacted: the parts that are gone
-            kept = set(_SPLIT.split(after))
-            found.extend(part for part in _SPLIT.split(before) if part not in kept)
-    return tuple(found)
-
-
-def _leaves(before: Any, after: Any) -> Iterable[tuple[str, str]]:
-    if before == after:
-        return  # nothing redacted below here (most of a configuration): its leaves need no walk
-    if isinstance(before, dict) and isinstance(after, dict):
-        for key, value in before.items():
-            yield from _leaves(value, after.get(key))
-    elif isinstance(before, list) and isinstance(after, list):
-        for one, other in zip(before, after, strict=False):
-            yield from _leaves(one, other)
-    elif isinstance(before, str) and isinstance(after, str):
-        yield before, after
