@@ -73,14 +73,6 @@ class JsonLinesSink:
             self._file.close()
 
 
-def listens(sink: EventSink) -> bool:
-    """Whether an event emitted to ``sink`` reaches anything: False for a ``NullSink`` and a fan-out of none, so a
-    caller may skip building events nobody keeps. Cheap enough to ask per event (sinks can be added later)."""
-    if isinstance(sink, FanoutSink):
-        return any(listens(child) for child in sink.sinks)
-    return not isinstance(sink, NullSink)
-
-
 class FanoutSink:
     """Sends every event to several sinks; a failing sink never stops the others."""
 

@@ -12,9 +12,6 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def text_size(result: ToolResult) -> int:
-    content = result.content
-    if len(content) == 1 and type(content[0]) is TextContent:  # the usual result: one text part
-        return len(content[0].text)
     size = 0
     for part in result.content:
         if isinstance(part, TextContent | EmbeddedResource):

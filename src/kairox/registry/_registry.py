@@ -20,7 +20,7 @@ from kairox._util._json import JsonObject
 from kairox._util._names import suggest
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, ExtensionLoadFailure, KairoxError
-from kairox.events import EventSink, NullSink, listens
+from kairox.events import EventSink, NullSink
 from kairox.policy import (
     Approver,
     Decision,
@@ -494,17 +494,13 @@ class ToolRegistry:
         ``policy`` decides this call instead of the registry's (a gateway user's rules merged with it)."""
         self._calls += 1
         call_id = call.call_id or f"call-{self._calls}"
-        listening = listens(self.events)  # nothing keeps events: build none (asked once, so a call's events pair up)
         waited = [0.0]  # seconds spent waiting for the person's answer: not the call's duration
-        if listening:
-            started = time.perf_counter()
-            self.events.emit(
-                ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments))
-            )
+        started = time.perf_counter()
+        self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments)))
         approvals = approvals or self.approvals
         token = CALL_APPROVALS.set(approvals)
         try:
-            result, spilled = await self._gate(call, call_id, approval, approvals, listening, waited, policy)
+            result, spilled = await self._gate(call, call_id, approval, approvals, waited, policy)
         except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
             result, spilled = (
                 ToolResult.error(
@@ -514,20 +510,19 @@ class ToolRegistry:
             )
         finally:
             CALL_APPROVALS.reset(token)
-        if listening:
-            error = result.text_content()[:500] if result.is_error else None
-            self.events.emit(
-                ToolCallFinished(
-                    call_id=call_id,
-                    tool=call.name,
-                    duration_ms=round((time.perf_counter() - started - waited[0]) * 1000, 3),
-                    approval_wait_ms=round(waited[0] * 1000, 3),
-                    size_chars=text_size(result),
-                    is_error=result.is_error,
-                    error=error,
-                    spilled_to=None if spilled is None else str(spilled),
-                )
+        error = result.text_content()[:500] if result.is_error else None
+        self.events.emit(
+            ToolCallFinished(
+                call_id=call_id,
+                tool=call.name,
+                duration_ms=round((time.perf_counter() - started - waited[0]) * 1000, 3),
+                approval_wait_ms=round(waited[0] * 1000, 3),
+                size_chars=text_size(result),
+                is_error=result.is_error,
+                error=error,
+                spilled_to=None if spilled is None else str(spilled),
             )
+        )
         return result
 
     async def _gate(
@@ -536,13 +531,11 @@ class ToolRegistry:
         call_id: str,
         approval: ApprovalPolicy | None,
         approvals: SessionApprovals,
-        listening: bool = True,
-        waited: list[float] | None = None,
-        policy: PolicyEngine | None = None,
+        waited: list[float],
+        policy: PolicyEngine | None,
     ) -> tuple[ToolResult, Path | None]:
         """The call through hooks, policy, approval and the tool; the time spent asking the person is added to
         ``waited[0]`` (seconds)."""
-        waited = waited if waited is not None else [0.0]
         entry = self._entries.get(call.name)
         if entry is None:
             return self._refuse(
@@ -590,8 +583,7 @@ class ToolRegistry:
                 call = replace(call, arguments=arguments)
         engine = policy or (self.policy if approval is None else self._engine(approval))
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
-        if listening:
-            self._emit_decided(call_id, call.name, decision)
+        self.events.emit(decided_event(call_id, call.name, decision))
         approved: frozenset[RuleRef] = frozenset()
         if decision.verdict is Verdict.ASK:
             asked = time.perf_counter()
@@ -727,11 +719,8 @@ class ToolRegistry:
 
     # --- outcomes --------------------------------------------------------------------------------------------
 
-    def _emit_decided(self, call_id: str, tool: str, decision: Decision) -> None:
-        self.events.emit(decided_event(call_id, tool, decision))
-
     def _refuse(self, call_id: str, tool: str, decision: Decision) -> ToolResult:
-        self._emit_decided(call_id, tool, decision)
+        self.events.emit(decided_event(call_id, tool, decision))
         return self._denied_result(tool, decision)
 
     @staticmethod
