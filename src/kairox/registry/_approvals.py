@@ -169,8 +169,6 @@ class SessionApprovals:
         arguments: JsonObject,
         decision: Decision,
         engine: PolicyEngine,
-        *,
-        approver: Approver | None = None,
     ) -> Decision:
         """Turn an ``ask`` into ``allow`` or ``deny``; emits the decided (and answered) events."""
         if decision.source in _GRANTABLE:
@@ -182,7 +180,7 @@ class SessionApprovals:
                 return granted
         request = self.request_for(call_id, spec, arguments, decision, engine)
         try:
-            answer = await (approver or self.approver).request_approval(request)
+            answer = await self.approver.request_approval(request)
         except Exception as exc:
             answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
         scope, persisted, reason = ApprovalScope.ONCE, None, answer.reason
@@ -238,8 +236,6 @@ class SessionApprovals:
         arguments: JsonObject,
         mode: SandboxPolicy,
         engine: PolicyEngine,
-        *,
-        approver: Approver | None = None,
     ) -> bool:
         """``on_failure``: the call failed inside the sandbox; ask whether to run it once more without one."""
         unguarded = (
@@ -263,7 +259,7 @@ class SessionApprovals:
             targets=engine.path_targets(spec, arguments),
         )
         try:
-            answer = await (approver or self.approver).request_approval(request)
+            answer = await self.approver.request_approval(request)
         except Exception as exc:
             answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
         self._emit(

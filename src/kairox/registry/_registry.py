@@ -230,21 +230,9 @@ class ToolRegistry:
         for origin, count in listed:
             self.events.emit(ToolsChanged(origin=origin, tools=count))
 
-    async def remove_provider(self, origin: str) -> None:
-        self._providers.pop(origin, None)
-        self._specs.pop(origin, None)
-        self._load_failures.pop(origin, None)
-        self._rebuild()
-
     async def _on_tools_changed(self, provider: ToolProvider, specs: Sequence[ToolSpec]) -> None:
         if self._providers.get(provider.origin) is provider:
             self.replace_origin(provider.origin, specs)
-
-    def register(self, spec: ToolSpec, provider: ToolProvider) -> None:
-        """Add one tool of ``provider`` (kept with the others of its origin)."""
-        self._providers.setdefault(provider.origin, provider)
-        current = tuple(s for s in self._specs.get(provider.origin, ()) if s.name != spec.name)
-        self.replace_origin(provider.origin, (*current, spec))
 
     def replace_origin(self, origin: str, specs: Sequence[ToolSpec]) -> None:
         """Replace every tool of ``origin`` with ``specs`` in one step (for ``list_changed``)."""
