@@ -6,6 +6,7 @@ allow-listed environment, a timeout and capped output. Whatever goes wrong becom
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -229,14 +230,5 @@ async def run_hook(
     result = parse_answer(hook, code, text, stderr)
     if len(output) > output_cap and result.diagnostic is None:
         cut = _diagnostic(hook, f"printed more than {output_cap} bytes; the rest was cut", severity=Severity.WARNING)
-        return HookResult(
-            hook=result.hook,
-            exit_code=result.exit_code,
-            decision=result.decision,
-            reason=result.reason,
-            additional_context=result.additional_context,
-            updated_input=result.updated_input,
-            stop=result.stop,
-            diagnostic=cut,
-        )
+        return dataclasses.replace(result, diagnostic=cut)
     return result

@@ -4,7 +4,7 @@ import enum
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -111,9 +111,6 @@ class ToolSpec:
     annotations_trusted: bool = False
     """The user trusts this tool's annotations (``mcp_servers.NAME.trust_annotations``): only then can a
     ``readOnlyHint`` make an MCP tool a read."""
-
-    def with_name(self, name: str) -> "ToolSpec":
-        return replace(self, name=name)
 
     def fingerprint(self) -> str:
         """A digest of what the model and the policy see of this tool (schema, description, annotations,
