@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from kairox._util._json import JsonObject
+from kairox.policy._decision import DecisionSource
 
 
 class ApprovalScope(enum.StrEnum):
@@ -157,10 +158,6 @@ def refusal_text(request: ApprovalRequest, hint: str | None = None) -> str:
     return text + (f" ({'; '.join(ways)})" if ways else "")
 
 
-_PROTECTED_SOURCE = "protected_path"
-_SANDBOX_SOURCE = "sandbox"
-
-
 def unattended_refusal(request: ApprovalRequest, *, who: str) -> str | None:
     """Why an answer that does not come from a person at a prompt may not approve ``request``, or None when it may
     approve it once or for the session (Y12). ``who`` names that answer: ``--yes``, ``the MCP client answering
@@ -171,7 +168,7 @@ def unattended_refusal(request: ApprovalRequest, *, who: str) -> str | None:
     start-up files, Kairox's own configuration, trust store and rules), a write outside the writable roots, a
     command run again outside the sandbox (which could write those), nor an "always" rule. The refusal says what
     a person can do instead."""
-    if request.source == _PROTECTED_SOURCE:
+    if request.source == DecisionSource.PROTECTED_PATH:
         return (
             f"not approved: {request.reason}; {who} does not approve writes to protected paths or to Kairox's own "
             "configuration (a person approves it at a prompt of kairox, or edits the file)"
@@ -181,7 +178,7 @@ def unattended_refusal(request: ApprovalRequest, *, who: str) -> str | None:
             f"not approved: {request.reason}; {who} does not run a command outside the sandbox, where it could write "
             "protected paths (a person approves it at a prompt of kairox)"
         )
-    if request.source == _SANDBOX_SOURCE:
+    if request.source == DecisionSource.SANDBOX:
         return (
             f"not approved: {request.reason}; {who} does not approve writes outside the writable roots (add the "
             "folder to policy.writable_roots in your own kairox.toml, or approve it at a prompt of kairox)"

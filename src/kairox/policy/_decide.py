@@ -27,7 +27,6 @@ from kairox.policy._command_glob import allow_matches
 from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._explain import describe_rule, exact_rule, let_through, mcp_why, suggested_rule, unguarded_reads
 from kairox.policy._facts import (
-    _THIRD_PARTY,
     CallFacts,
     call_facts,
     command_line,
@@ -39,7 +38,7 @@ from kairox.policy._facts import (
 )
 from kairox.policy._paths import parse_pattern, protected_reason, writable_reason
 from kairox.policy._readrules import read_mask
-from kairox.policy._rules import NameDenials, ParsedRule, RuleAction, RuleRef, parse_rule
+from kairox.policy._rules import _THIRD_PARTY, NameDenials, ParsedRule, RuleAction, RuleRef, parse_rule
 from kairox.policy._settings import PolicySettings
 from kairox.policy._shell import split_command
 from kairox.policy._values import (
