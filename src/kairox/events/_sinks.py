@@ -50,9 +50,6 @@ class RecordingSink:
     def of_type(self, kind: type[E]) -> list[E]:
         return [e for e in self.events if isinstance(e, kind)]
 
-    def clear(self) -> None:
-        self.events.clear()
-
 
 class JsonLinesSink:
     """Writes one JSON object per event (with a ``ts`` in seconds since the epoch) to a file, capped and rotated."""

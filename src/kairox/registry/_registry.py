@@ -10,7 +10,6 @@ import asyncio
 import contextvars
 import fnmatch
 import json
-import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -112,9 +111,6 @@ class _Entry:
     """The read filter by the rules' paths (``_read_filter``), or None when no rule could refuse a read; each call
     gets it with the checks for other names and hidden histories added (``_call_filter``)."""
 
-
-_RANK_AND_ORIGIN = operator.itemgetter(0, 1)
-"""The order of ``_rebuild``'s candidates: source rank, then origin (a stable sort keeps each origin's own order)."""
 
 CALL_APPROVALS: contextvars.ContextVar[SessionApprovals] = contextvars.ContextVar("kairox_call_approvals")
 """The grants and approver of the call running now: a tool that runs calls of its own (``task``) passes them on."""
@@ -247,7 +243,7 @@ class ToolRegistry:
         for origin, specs in self._specs.items():
             for spec in specs:
                 candidates.append((_SOURCE_RANK.get(spec.source, 9), origin, spec))
-        candidates.sort(key=_RANK_AND_ORIGIN)
+        candidates.sort(key=lambda candidate: candidate[:2])  # stable: each origin keeps its own order
         entries: dict[str, _Entry] = {}
         diagnostics: list[Diagnostic] = []
         # looked up once, not once per tool (fifty servers have thousands)

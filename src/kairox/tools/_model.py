@@ -141,12 +141,8 @@ class ToolSpec:
                 str(self.permission.confinement),
             ],
         }
-        text = _FINGERPRINT.encode(payload)
+        text = json.dumps(payload, sort_keys=True, default=str, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-_FINGERPRINT = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
-"""``json.dumps(..., sort_keys=True, default=str, ensure_ascii=False)``, the encoder made once, not per call."""
 
 
 def object_schema(properties: JsonObject, required: Sequence[str] = ()) -> JsonObject:
