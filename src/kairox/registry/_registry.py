@@ -103,8 +103,6 @@ class _Entry:
     unsafe: str | None
     hidden: str | None = None
     """Why the model does not see it."""
-    check: Callable[[JsonObject], bool] | None = None
-    """The validator's fast yes/no check of a call's arguments (None: no schema to check)."""
     timeout: float = 0.0
     """The spec's own timeout, else the registry's default."""
     unreadable: Callable[[Path], str | None] | None = None
@@ -294,7 +292,6 @@ class ToolRegistry:
                 )
             entry = _Entry(spec=spec, provider=provider, validator=validator, unsafe=unsafe)
             entry.hidden = self._hidden(entry)
-            entry.check = None if validator is None else validator.check
             entry.timeout = spec.timeout_sec or default_timeout
             entry.unreadable = self._read_filter(spec)
             entries[spec.name] = entry
@@ -355,13 +352,8 @@ class ToolRegistry:
     def definitions(self, provider: ModelProvider | str) -> tuple[list[JsonObject], list[Diagnostic]]:
         """The visible tools as ``provider`` expects them; tools whose schema cannot be adapted are left out,
         tools whose wire names collide are renamed (``wire_names``) and reported."""
-        by_name, problems = self.definition_map(provider)
-        return list(by_name.values()), problems
-
-    def definition_map(self, provider: ModelProvider | str) -> tuple[dict[str, JsonObject], list[Diagnostic]]:
-        """``definitions()`` keyed by registry name, in the same order (tool search sends a chosen few)."""
         adapter = ADAPTERS[ModelProvider(provider)]
-        out: dict[str, JsonObject] = {}
+        out: list[JsonObject] = []
         problems: list[Diagnostic] = []
         visible = self.visible_tools()
         names = wire_names(spec.name for spec in visible)
@@ -370,7 +362,7 @@ class ToolRegistry:
             if name != wire_name(spec.name):
                 problems.append(renamed_diagnostic(spec.name, name, str(provider)))
             try:
-                out[spec.name] = adapter(replace(spec, name=name))
+                out.append(adapter(replace(spec, name=name)))
             except SchemaAdapterError as exc:
                 problems.append(
                     ExtensionLoadFailure(
@@ -541,11 +533,9 @@ class ToolRegistry:
                 f"the arguments of {call.name} must be an object, not {type(call.arguments).__name__}"
             ), None
         arguments = dict(call.arguments)
-        check = entry.check
-        if check is not None and not check(arguments):
-            problem = self._invalid(entry, arguments)  # explained only when the fast check fails
-            if problem is not None:
-                return ToolResult.error(problem), None
+        problem = self._invalid(entry, arguments)  # explained only when the fast check fails
+        if problem is not None:
+            return ToolResult.error(problem), None
         hook, hook_reason = None, None
         if hooks is not None and hooks.listens_pre_tool_use(call.name):  # no matching hook: no payload, no task group
             try:
