@@ -33,8 +33,6 @@ class HookEvent(enum.StrEnum):
     @classmethod
     def parse(cls, name: str) -> "HookEvent | None":
         """``pre_tool_use``, ``PreToolUse`` or ``preToolUse``; None for an event Kairox does not have."""
-        if name in cls._value2member_map_:
-            return cls(name)
         snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
         if snake in cls._value2member_map_:
             return cls(snake)

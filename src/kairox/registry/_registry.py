@@ -87,10 +87,6 @@ class RegistrySettings:
     output_limit_chars: int = 30_000
     spill_dir: Path | None = None
 
-    @property
-    def workspace(self) -> Path:
-        return self.policy.workspace
-
 
 @dataclass(slots=True)
 class _Entry:
