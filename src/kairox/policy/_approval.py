@@ -147,9 +147,7 @@ class NonInteractiveApprover:
 
 def refusal_text(request: ApprovalRequest, hint: str | None = None) -> str:
     """ "approval required: WHY; HOW TO ALLOW" for an ask nobody could answer."""
-    ways: list[str] = []
-    if hint:
-        ways.append(hint)
+    ways = [hint] if hint else []
     if request.rule and request.layers:
         ways.append(f"or add {request.rule!r} to policy.rules.allow in the user's kairox.toml")
     elif request.asked_by:

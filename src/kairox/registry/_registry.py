@@ -683,8 +683,6 @@ class ToolRegistry:
             extra.append(TextContent(text=f"[post_tool_use hook: {outcome.block_reason}]"))
         if outcome.additional_context:
             extra.append(TextContent(text=outcome.additional_context))
-        if not extra:
-            return result
         return replace(result, content=(*result.content, *extra))
 
     # --- outcomes --------------------------------------------------------------------------------------------
