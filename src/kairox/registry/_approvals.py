@@ -282,11 +282,10 @@ class SessionApprovals:
     def _not_saved(self, rule: str, layer: RuleLayer) -> str | None:
         """Say why "always" in a layer the request did not offer saved nothing (a refused layer), as a diagnostic
         and as the answered event's reason."""
-        writer = self.persist_rule if isinstance(self.persist_rule, RuleWriter) else None
-        why = writer.refused.get(layer) if writer is not None else None
-        if writer is None or why is None:
+        writer = self.persist_rule
+        if not isinstance(writer, RuleWriter) or layer not in writer.refused:
             return None
-        error = RuleNotSavedError(rule, layer, why, hint=writer.hints.get(layer))
+        error = RuleNotSavedError(rule, layer, writer.refused[layer], hint=writer.hints.get(layer))
         self.diagnostics.append(
             Diagnostic(kind="policy_rule", name=rule, reason=error.message, severity=Severity.WARNING, hint=error.hint)
         )
