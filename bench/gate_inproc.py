@@ -98,7 +98,9 @@ async def main(rounds: int, calls: int, conc: int, profile: str | None) -> None:
             profiler.dump_stats(profile)
             print(f"profile of {calls} gate calls written to {profile}")
             return
-        figures = await measure({"direct": direct, "gate": gate}, rounds, calls, conc, each_round=recording.clear)
+        figures = await measure(
+            {"direct": direct, "gate": gate}, rounds, calls, conc, each_round=recording.events.clear
+        )
         events = len(recording.events)
     med = {k: {m: statistics.median(v) for m, v in f.items()} for k, f in figures.items()}
     added_cpu = statistics.median(g - d for g, d in zip(figures["gate"]["cpu"], figures["direct"]["cpu"], strict=True))

@@ -40,7 +40,7 @@ async def _registry(
 ) -> tuple[object, HookRegistry]:
     settings = _settings(workspace)
     hook_registry = HookRegistry.from_config(
-        HooksConfig(pre_tool_use=hooks), workspace=settings.workspace, sandbox=settings.sandbox
+        HooksConfig(pre_tool_use=hooks), workspace=settings.policy.workspace, sandbox=settings.sandbox
     )
     registry = await build_registry(settings, approver=approver, hooks=hook_registry)
     return registry, hook_registry

@@ -25,7 +25,9 @@ CALL = ToolCall(name="fs.write", arguments={"path": "a.txt", "content": "x"}, ca
 
 def _registry(tmp_path: Path, hooks: HooksConfig, **options: object) -> HookRegistry:
     sandbox = SandboxSettings(writable_roots=(tmp_path,))
-    return HookRegistry.from_config(hooks, workspace=tmp_path, sandbox=sandbox, session_id="s1", **options)
+    registry = HookRegistry.from_config(hooks, workspace=tmp_path, sandbox=sandbox, **options)
+    registry.session_id = "s1"  # as a session sets it when its transcript opens
+    return registry
 
 
 async def test_hook_receives_the_request_as_json_on_stdin(tmp_path: Path) -> None:
@@ -115,14 +117,12 @@ async def test_crashing_and_malformed_hooks_are_diagnostics_not_decisions(tmp_pa
 
 
 async def test_output_over_the_cap_is_cut_and_reported(tmp_path: Path) -> None:
-    registry = _registry(
-        tmp_path, HooksConfig(pre_turn=[HookConfig(command="head -c 5000 /dev/zero | tr '\\0' a")]), output_cap=1000
-    )
+    registry = _registry(tmp_path, HooksConfig(pre_turn=[HookConfig(command="head -c 300000 /dev/zero | tr '\\0' a")]))
 
     outcome = await registry.pre_turn("hello")
 
-    assert outcome.additional_context == "a" * 1000
-    assert [d.reason for d in outcome.diagnostics] == ["printed more than 1000 bytes; the rest was cut"]
+    assert outcome.additional_context == "a" * 256_000
+    assert [d.reason for d in outcome.diagnostics] == ["printed more than 256000 bytes; the rest was cut"]
 
 
 async def test_matchers_use_kairox_and_claude_tool_names(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ async def test_removed_and_re_added_tools_get_new_plans(ws: Path) -> None:
     await registry.add_provider(DemoProvider(specs=[spec("slow", timeout=5.0)]))
     assert registry.check("slow", {"message": "hi"}).verdict is Verdict.ALLOW
 
-    await registry.remove_provider("demo")
+    registry.replace_origin("demo", ())  # its server lists no tools any more
     gone = await _echo(registry, "slow")
     assert gone.is_error and gone.text_content().startswith("slow was not run: no tool named 'slow'")
 

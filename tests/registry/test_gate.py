@@ -84,7 +84,7 @@ async def test_an_allowed_call_is_requested_decided_and_finished(ws: Path) -> No
     sink = RecordingSink()
     registry = ToolRegistry(settings(ws), approver=NonInteractiveApprover(), events=sink)
     await registry.add_provider(DemoProvider())
-    sink.clear()
+    sink.events.clear()
     result = await registry.call(ToolCall(name="echo", arguments={"message": "hi"}, call_id="c1"))
     assert result == ToolResult.text("echo: hi")
     assert without_timing(sink.events) == [

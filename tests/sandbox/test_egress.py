@@ -156,9 +156,7 @@ async def test_a_hook_command_and_a_plugin_tool_reach_the_list_only(tmp_path: Pa
             (ws / "fetch.py").write_text(FETCH)
             hook = f"{PYTHON} {ws / 'fetch.py'} {server.port} hook {out}; true"
             hooks = HooksConfig(pre_tool_use=[HookConfig(command=hook)])
-            registry = HookRegistry.from_config(
-                hooks, workspace=ws, sandbox=settings_for(ws, proxy).sandbox, session_id="s1"
-            )
+            registry = HookRegistry.from_config(hooks, workspace=ws, sandbox=settings_for(ws, proxy).sandbox)
             await registry.pre_tool_use(ToolCall(name="fs.read", arguments={"path": "x"}, call_id="c1"), SHELL)
 
             tool = {"name": "get", "command": f"{PYTHON} ${{KAIROX_PLUGIN_ROOT}}/get.py", "inputSchema": {}}

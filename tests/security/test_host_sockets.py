@@ -153,7 +153,7 @@ async def test_a_hook_command_reaches_none(tmp_path: Path, host_sockets: list[Ho
     out = ws / "hook-out.txt"
     hooks = HooksConfig(pre_tool_use=[HookConfig(command=f"({probe(host_sockets)}) > {out} 2>&1; true")])
     sandbox = registry_settings(ws, network).sandbox
-    registry = HookRegistry.from_config(hooks, workspace=ws, sandbox=sandbox, session_id="s1")
+    registry = HookRegistry.from_config(hooks, workspace=ws, sandbox=sandbox)
 
     await registry.pre_tool_use(ToolCall(name="fs.read", arguments={"path": "x"}, call_id="c1"), SHELL)
 

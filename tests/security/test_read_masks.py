@@ -286,7 +286,7 @@ async def test_a_hook_command_cannot_read_them(tmp_path: Path, isolated_home: Pa
     hooks = HooksConfig(
         pre_tool_use=[HookConfig(command=f"cat secrets/key.txt app/config/.env notes.txt > {out} 2>&1; true")]
     )
-    registry = HookRegistry.from_config(hooks, workspace=ws, sandbox=sandbox, session_id="s1")
+    registry = HookRegistry.from_config(hooks, workspace=ws, sandbox=sandbox)
 
     await registry.pre_tool_use(ToolCall(name="fs.read", arguments={"path": "notes.txt"}, call_id="c1"), SHELL)
 

@@ -5,7 +5,7 @@ object whose ``event`` field is the class name.
 """
 
 from kairox.events._events import ConfigLoaded, Event, event_to_json
-from kairox.events._sinks import EventSink, FanoutSink, JsonLinesSink, NullSink, RecordingSink, listens
+from kairox.events._sinks import EventSink, FanoutSink, JsonLinesSink, NullSink, RecordingSink
 
 __all__ = [
     "ConfigLoaded",
@@ -16,5 +16,4 @@ __all__ = [
     "NullSink",
     "RecordingSink",
     "event_to_json",
-    "listens",
 ]

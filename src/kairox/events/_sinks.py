@@ -38,20 +38,15 @@ class RecordingSink:
             raise ValueError(f"a recording limit must be at least 1, not {limit}")
         self.events: list[Event] = []
         self.limit = limit
-        self._keep = limit or 0
-        self._trim_at = None if limit is None else limit + max(limit // 4, 1)
 
     def emit(self, event: Event) -> None:
-        events = self.events
+        events, limit = self.events, self.limit
         events.append(event)
-        if self._trim_at is not None and len(events) >= self._trim_at:
-            del events[: len(events) - self._keep]
+        if limit is not None and len(events) >= limit + max(limit // 4, 1):
+            del events[: len(events) - limit]
 
     def of_type(self, kind: type[E]) -> list[E]:
         return [e for e in self.events if isinstance(e, kind)]
-
-    def clear(self) -> None:
-        self.events.clear()
 
 
 class JsonLinesSink:
@@ -71,14 +66,6 @@ class JsonLinesSink:
     def close(self) -> None:
         with self._lock:
             self._file.close()
-
-
-def listens(sink: EventSink) -> bool:
-    """Whether an event emitted to ``sink`` reaches anything: False for a ``NullSink`` and a fan-out of none, so a
-    caller may skip building events nobody keeps. Cheap enough to ask per event (sinks can be added later)."""
-    if isinstance(sink, FanoutSink):
-        return any(listens(child) for child in sink.sinks)
-    return not isinstance(sink, NullSink)
 
 
 class FanoutSink:

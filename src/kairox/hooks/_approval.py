@@ -51,13 +51,6 @@ class HookApprovalStore:
         approved[hook_key(hook)] = hook_hash(hook)
         self._write(approved)
 
-    def revoke(self, hook: HookSpec) -> bool:
-        approved = self._read()
-        if approved.pop(hook_key(hook), None) is None:
-            return False
-        self._write(approved)
-        return True
-
     def _write(self, approved: dict[str, str]) -> None:
         self.file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".hook-approvals.")

@@ -26,32 +26,19 @@ class HookEvent(enum.StrEnum):
 
     @property
     def claude_name(self) -> str:
-        """The name Claude Code gives the event (hook scripts written for it read ``hook_event_name``)."""
-        return _CLAUDE_NAMES[self]
+        """The name Claude Code gives the event (hook scripts written for it read ``hook_event_name``): ours in
+        PascalCase, but ``Stop`` for ``post_turn``."""
+        return "Stop" if self is HookEvent.POST_TURN else self.title().replace("_", "")
 
     @classmethod
     def parse(cls, name: str) -> "HookEvent | None":
         """``pre_tool_use``, ``PreToolUse`` or ``preToolUse``; None for an event Kairox does not have."""
-        if name in cls._value2member_map_:
-            return cls(name)
         snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
         if snake in cls._value2member_map_:
             return cls(snake)
         return _ALIASES.get(name)
 
 
-_CLAUDE_NAMES = {
-    HookEvent.SESSION_START: "SessionStart",
-    HookEvent.SESSION_END: "SessionEnd",
-    HookEvent.USER_PROMPT_SUBMIT: "UserPromptSubmit",
-    HookEvent.PRE_TURN: "PreTurn",
-    HookEvent.POST_TURN: "Stop",
-    HookEvent.PRE_COMPACT: "PreCompact",
-    HookEvent.PRE_TOOL_USE: "PreToolUse",
-    HookEvent.POST_TOOL_USE: "PostToolUse",
-    HookEvent.SUBAGENT_START: "SubagentStart",
-    HookEvent.SUBAGENT_STOP: "SubagentStop",
-}
 _ALIASES = {"Stop": HookEvent.POST_TURN, "stop": HookEvent.POST_TURN}
 
 TOOL_EVENTS = frozenset({HookEvent.PRE_TOOL_USE, HookEvent.POST_TOOL_USE})

@@ -9,7 +9,7 @@ import asyncio
 import copy
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import anyio
@@ -21,7 +21,7 @@ from kairox.events import EventSink, NullSink
 from kairox.hooks._approval import HookApprovalStore, hook_hash
 from kairox.hooks._events import HookFinished
 from kairox.hooks._model import TOOL_EVENTS, HookEvent, HookOutcome, HookResult, HookSpec, PluginHookLike, matches
-from kairox.hooks._runner import OUTPUT_CAP_BYTES, run_hook
+from kairox.hooks._runner import run_hook
 from kairox.policy import ApprovalRequest, ApprovalScope, Approver
 from kairox.sandbox import SandboxSettings
 from kairox.tools import HookDecision, PostToolUseOutcome, PreToolUseOutcome, ToolCall, ToolResult, ToolSpec
@@ -96,9 +96,6 @@ class HookRegistry:
         approver: Approver | None = None,
         approvals: HookApprovalStore | None = None,
         events: EventSink | None = None,
-        host_env: Mapping[str, str] | None = None,
-        session_id: str = "",
-        output_cap: int = OUTPUT_CAP_BYTES,
     ) -> None:
         self.hooks: tuple[HookSpec, ...] = tuple(hooks)
         self.workspace = workspace
@@ -106,9 +103,9 @@ class HookRegistry:
         self.approver = approver
         self.approvals = approvals
         self.events = events or NullSink()
-        self.host_env = dict(host_env if host_env is not None else os.environ)
-        self.session_id = session_id
-        self.output_cap = output_cap
+        self.host_env = dict(os.environ)
+        self.session_id = ""
+        """The session the hooks' requests name (set when the session's transcript opens)."""
         self.diagnostics: list[Diagnostic] = []
         self.agent: JsonObject = {}
         """``agent_id`` and ``agent_type`` added to every request of a subagent's hooks (:meth:`for_agent`)."""
@@ -126,9 +123,6 @@ class HookRegistry:
         approver: Approver | None = None,
         approvals: HookApprovalStore | None = None,
         events: EventSink | None = None,
-        host_env: Mapping[str, str] | None = None,
-        session_id: str = "",
-        output_cap: int = OUTPUT_CAP_BYTES,
     ) -> "HookRegistry":
         """The hooks of ``[hooks]`` then those of the routed plugins (``route_plugins(...).hooks``)."""
         specs = hooks_from_config(config)
@@ -140,9 +134,6 @@ class HookRegistry:
             approver=approver,
             approvals=approvals,
             events=events,
-            host_env=host_env,
-            session_id=session_id,
-            output_cap=output_cap,
         )
         registry.diagnostics += problems
         return registry
@@ -200,12 +191,7 @@ class HookRegistry:
         result = await self._approved(hook)
         if result is None:
             result = await run_hook(
-                hook,
-                request,
-                workspace=self.workspace,
-                sandbox=self.sandbox,
-                host_env=self.host_env,
-                output_cap=self.output_cap,
+                hook, request, workspace=self.workspace, sandbox=self.sandbox, host_env=self.host_env
             )
         self.events.emit(
             HookFinished(

@@ -6,6 +6,7 @@ allow-listed environment, a timeout and capped output. Whatever goes wrong becom
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -152,7 +153,7 @@ def _from_json(hook: HookSpec, answer: JsonObject) -> HookResult:
 
 
 async def _run_once(
-    hook: HookSpec, argv: list[str], *, env: Mapping[str, str], workspace: Path, payload: bytes, output_cap: int
+    hook: HookSpec, argv: list[str], *, env: Mapping[str, str], workspace: Path, payload: bytes
 ) -> "tuple[int, bytes, str] | HookResult":
     """Start the hook once: its exit code, what it printed and its stderr, or the result of a hook that could not
     start or did not finish."""
@@ -165,7 +166,7 @@ async def _run_once(
                     child.stdin.write(payload)
                     await child.stdin.drain()
                     child.stdin.close()
-                return await _read_capped(child.stdout, output_cap)
+                return await _read_capped(child.stdout, OUTPUT_CAP_BYTES)
 
             try:
                 output = await asyncio.wait_for(exchange(), hook.timeout_sec)
@@ -193,7 +194,6 @@ async def run_hook(
     workspace: Path,
     sandbox: SandboxSettings,
     host_env: Mapping[str, str],
-    output_cap: int = OUTPUT_CAP_BYTES,
 ) -> HookResult:
     """Run ``hook`` once with ``request`` on stdin; never raises for the hook's own faults."""
     extra = {
@@ -219,24 +219,17 @@ async def run_hook(
                 skipped=True,
                 diagnostic=_diagnostic(hook, f"not run: {exc.message}", hint=exc.hint),
             )
-        ran = await _run_once(hook, argv, env=env, workspace=workspace, payload=payload, output_cap=output_cap)
+        ran = await _run_once(hook, argv, env=env, workspace=workspace, payload=payload)
         if isinstance(ran, HookResult):
             return ran
         code, output, stderr = ran
         if attempt == SETUP_ATTEMPTS or not vanished_before_start(argv, code, output, stderr.encode()):
             break
-    text = output[:output_cap].decode("utf-8", errors="replace")
+    text = output[:OUTPUT_CAP_BYTES].decode("utf-8", errors="replace")
     result = parse_answer(hook, code, text, stderr)
-    if len(output) > output_cap and result.diagnostic is None:
-        cut = _diagnostic(hook, f"printed more than {output_cap} bytes; the rest was cut", severity=Severity.WARNING)
-        return HookResult(
-            hook=result.hook,
-            exit_code=result.exit_code,
-            decision=result.decision,
-            reason=result.reason,
-            additional_context=result.additional_context,
-            updated_input=result.updated_input,
-            stop=result.stop,
-            diagnostic=cut,
+    if len(output) > OUTPUT_CAP_BYTES and result.diagnostic is None:
+        cut = _diagnostic(
+            hook, f"printed more than {OUTPUT_CAP_BYTES} bytes; the rest was cut", severity=Severity.WARNING
         )
+        return dataclasses.replace(result, diagnostic=cut)
     return result

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from kairox._util._json import JsonObject
+from kairox.policy._decision import DecisionSource
 
 
 class ApprovalScope(enum.StrEnum):
@@ -146,19 +147,13 @@ class NonInteractiveApprover:
 
 def refusal_text(request: ApprovalRequest, hint: str | None = None) -> str:
     """ "approval required: WHY; HOW TO ALLOW" for an ask nobody could answer."""
-    ways: list[str] = []
-    if hint:
-        ways.append(hint)
+    ways = [hint] if hint else []
     if request.rule and request.layers:
         ways.append(f"or add {request.rule!r} to policy.rules.allow in the user's kairox.toml")
     elif request.asked_by:
         ways.append(f"{request.asked_by} asks every time; only a person at a prompt can approve it")
     text = f"approval required: {request.reason}"
     return text + (f" ({'; '.join(ways)})" if ways else "")
-
-
-_PROTECTED_SOURCE = "protected_path"
-_SANDBOX_SOURCE = "sandbox"
 
 
 def unattended_refusal(request: ApprovalRequest, *, who: str) -> str | None:
@@ -171,7 +166,7 @@ def unattended_refusal(request: ApprovalRequest, *, who: str) -> str | None:
     start-up files, Kairox's own configuration, trust store and rules), a write outside the writable roots, a
     command run again outside the sandbox (which could write those), nor an "always" rule. The refusal says what
     a person can do instead."""
-    if request.source == _PROTECTED_SOURCE:
+    if request.source == DecisionSource.PROTECTED_PATH:
         return (
             f"not approved: {request.reason}; {who} does not approve writes to protected paths or to Kairox's own "
             "configuration (a person approves it at a prompt of kairox, or edits the file)"
@@ -181,7 +176,7 @@ def unattended_refusal(request: ApprovalRequest, *, who: str) -> str | None:
             f"not approved: {request.reason}; {who} does not run a command outside the sandbox, where it could write "
             "protected paths (a person approves it at a prompt of kairox)"
         )
-    if request.source == _SANDBOX_SOURCE:
+    if request.source == DecisionSource.SANDBOX:
         return (
             f"not approved: {request.reason}; {who} does not approve writes outside the writable roots (add the "
             "folder to policy.writable_roots in your own kairox.toml, or approve it at a prompt of kairox)"

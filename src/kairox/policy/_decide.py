@@ -27,7 +27,6 @@ from kairox.policy._command_glob import allow_matches
 from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._explain import describe_rule, exact_rule, let_through, mcp_why, suggested_rule, unguarded_reads
 from kairox.policy._facts import (
-    _THIRD_PARTY,
     CallFacts,
     call_facts,
     command_line,
@@ -39,7 +38,7 @@ from kairox.policy._facts import (
 )
 from kairox.policy._paths import parse_pattern, protected_reason, writable_reason
 from kairox.policy._readrules import read_mask
-from kairox.policy._rules import NameDenials, ParsedRule, RuleAction, RuleRef, parse_rule
+from kairox.policy._rules import _THIRD_PARTY, NameDenials, ParsedRule, RuleAction, RuleRef, parse_rule
 from kairox.policy._settings import PolicySettings
 from kairox.policy._shell import split_command
 from kairox.policy._values import (
@@ -47,6 +46,7 @@ from kairox.policy._values import (
     argument_diagnostics,
     declared_arguments,
     named_suggestion,
+    no_path,
     refusal_matches,
     unnamed_allow_miss,
 )
@@ -436,7 +436,7 @@ class PolicyEngine:
             profile = spec.permission
             if profile.command_arg is not None or profile.path_args:
                 return f"{spec.name} is vouched for by its command or its paths, never by named arguments"
-            return allow_miss(rule.arguments, arguments, self._path_match if facts.paths else _no_path)
+            return allow_miss(rule.arguments, arguments, self._path_match if facts.paths else no_path)
         if facts.skill is not None and fnmatch.fnmatchcase(facts.skill, specifier):
             return None
         argument = spec.meta.get("rule_argument")
@@ -632,7 +632,7 @@ class PolicyEngine:
         if rule.arguments:  # `.sql=SELECT*`: the values of the arguments it names, whatever kind of tool
             if for_allow:
                 return self._value_miss(rule, spec, facts) is None
-            return refusal_matches(rule.arguments, facts.arguments, self._path_touches if facts.paths else _no_path)
+            return refusal_matches(rule.arguments, facts.arguments, self._path_touches if facts.paths else no_path)
         if facts.command is not None:
             command = facts.command
             pieces = command.pieces
@@ -670,11 +670,6 @@ class PolicyEngine:
             )
             self._path_patterns[specifier] = pattern
         return pattern
-
-
-def _no_path(argument: str, text: str, glob: str) -> None:
-    """The path match of a call that names no path."""
-    return None
 
 
 @functools.cache

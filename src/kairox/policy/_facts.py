@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox.policy._arguments import scan_path_arguments
+from kairox.policy._rules import _THIRD_PARTY
 from kairox.policy._scripts import look_into
 from kairox.policy._settings import PolicySettings
 from kairox.policy._shell import ShellCommand, split_command
@@ -27,10 +28,8 @@ _SOURCE_FLOOR = {
     ToolSource.MCP: Access.EXTERNAL,
 }
 """The least authority a tool of each source is assumed to need, whatever it declares."""
-_THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
 _PROCESS_RELATIVE = re.compile(r"\s*(?:file://)?/+proc/+(?:self|thread-self|[0-9]+)(?:/|$)")
 """A path under ``/proc`` that names files by a process (its folder, its root, its open files)."""
-"""Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
 _OS_SANDBOXED = frozenset({ToolSource.BUILTIN, ToolSource.PLUGIN, ToolSource.DAP})
 """Sources whose execute tools run their programs under Kairox's OS sandbox (``shell.exec``, plugin commands, the
 debug adapter and its debuggee), unless a tool declares ``Confinement.NONE`` (``dap.attach``)."""

@@ -68,6 +68,7 @@ _FAMILIES = {"fs.read": Access.READ, "fs.write": Access.WRITE}
 _PATH_FAMILY_SOURCES = frozenset({ToolSource.BUILTIN, ToolSource.LSP})
 """Sources whose path arguments are files Kairox itself opens (an extension's own path claims are not trusted)."""
 _THIRD_PARTY = frozenset({ToolSource.MCP, ToolSource.PLUGIN})
+"""Sources whose path arguments Kairox finds by their names (best effort: their schemas declare none)."""
 _PATTERN = re.compile(r"^\s*(?P<tool>[^()\s]+)\s*(?:\((?P<spec>.*)\))?\s*$", re.DOTALL)
 
 

@@ -136,12 +136,13 @@ whether every path it names (for an allow rule; any path, for a deny or ask rule
 pattern (``..`` folded, symlinks followed)."""
 
 
-def _as_text(argument: str, text: str, glob: str) -> None:
+def no_path(argument: str, text: str, glob: str) -> None:
+    """The path match of a call that names no path: its texts are matched as written only."""
     return None
 
 
 def refusal_matches(
-    conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any], path_match: PathMatch = _as_text
+    conditions: tuple[ArgumentCondition, ...], arguments: Mapping[str, Any], path_match: PathMatch = no_path
 ) -> bool:
     """A named deny or ask rule: every condition's argument is in the call and holds a matching value somewhere; a
     text the policy reads as a path matches as written or as the path it names (``//etc/passwd``, ``file:///etc/x``

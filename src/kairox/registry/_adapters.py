@@ -98,11 +98,7 @@ def _root(spec: ToolSpec) -> JsonObject:
 def _with_notes(node: JsonObject, keys: tuple[str, ...] | frozenset[str], keep: frozenset[str]) -> JsonObject:
     """``node`` with the keywords not in ``keep`` dropped; the informative ones appended to the description."""
     notes = [f"{k}: {json.dumps(node[k])}" for k in keys if k in node and k not in keep]
-    out = {k: v for k, v in node.items() if k in keep}
-    if notes:
-        text = str(out.get("description") or "").strip()
-        out["description"] = (text + " " if text else "") + "(" + "; ".join(notes) + ")"
-    return out
+    return _add_notes({k: v for k, v in node.items() if k in keep}, notes)
 
 
 # --- OpenAI --------------------------------------------------------------------------------------------------

@@ -169,8 +169,6 @@ class SessionApprovals:
         arguments: JsonObject,
         decision: Decision,
         engine: PolicyEngine,
-        *,
-        approver: Approver | None = None,
     ) -> Decision:
         """Turn an ``ask`` into ``allow`` or ``deny``; emits the decided (and answered) events."""
         if decision.source in _GRANTABLE:
@@ -182,7 +180,7 @@ class SessionApprovals:
                 return granted
         request = self.request_for(call_id, spec, arguments, decision, engine)
         try:
-            answer = await (approver or self.approver).request_approval(request)
+            answer = await self.approver.request_approval(request)
         except Exception as exc:
             answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
         scope, persisted, reason = ApprovalScope.ONCE, None, answer.reason
@@ -238,8 +236,6 @@ class SessionApprovals:
         arguments: JsonObject,
         mode: SandboxPolicy,
         engine: PolicyEngine,
-        *,
-        approver: Approver | None = None,
     ) -> bool:
         """``on_failure``: the call failed inside the sandbox; ask whether to run it once more without one."""
         unguarded = (
@@ -263,7 +259,7 @@ class SessionApprovals:
             targets=engine.path_targets(spec, arguments),
         )
         try:
-            answer = await (approver or self.approver).request_approval(request)
+            answer = await self.approver.request_approval(request)
         except Exception as exc:
             answer = ApprovalAnswer.deny(f"the approver failed: {exc}")
         self._emit(
@@ -286,11 +282,10 @@ class SessionApprovals:
     def _not_saved(self, rule: str, layer: RuleLayer) -> str | None:
         """Say why "always" in a layer the request did not offer saved nothing (a refused layer), as a diagnostic
         and as the answered event's reason."""
-        writer = self.persist_rule if isinstance(self.persist_rule, RuleWriter) else None
-        why = writer.refused.get(layer) if writer is not None else None
-        if writer is None or why is None:
+        writer = self.persist_rule
+        if not isinstance(writer, RuleWriter) or layer not in writer.refused:
             return None
-        error = RuleNotSavedError(rule, layer, why, hint=writer.hints.get(layer))
+        error = RuleNotSavedError(rule, layer, writer.refused[layer], hint=writer.hints.get(layer))
         self.diagnostics.append(
             Diagnostic(kind="policy_rule", name=rule, reason=error.message, severity=Severity.WARNING, hint=error.hint)
         )

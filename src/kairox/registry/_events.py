@@ -11,21 +11,9 @@ from kairox.policy import Decision
 EVENT_STRING_LIMIT = 2_000
 
 
-_SCALARS = (int, float, bool, type(None))
-
-
 def event_arguments(arguments: JsonObject) -> JsonObject:
     """Arguments as an event records them (traces are files): long strings (a whole file for fs.write) cut to a
     preview, and the values of arguments whose names look like credentials redacted."""
-    for key, value in arguments.items():  # the usual call: short strings and numbers under plain names
-        kind = type(value)
-        if kind is str:
-            if len(value) > EVENT_STRING_LIMIT or (value and is_secret_key(key)):
-                break
-        elif kind not in _SCALARS:
-            break
-    else:
-        return dict(arguments)  # a copy of scalars is the whole record: nothing to cut or redact
 
     def cut(value: Any) -> Any:
         if isinstance(value, str):

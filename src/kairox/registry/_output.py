@@ -12,9 +12,6 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def text_size(result: ToolResult) -> int:
-    content = result.content
-    if len(content) == 1 and type(content[0]) is TextContent:  # the usual result: one text part
-        return len(content[0].text)
     size = 0
     for part in result.content:
         if isinstance(part, TextContent | EmbeddedResource):
@@ -60,17 +57,14 @@ def cap_output(
         for p in result.content
         if not isinstance(p, TextContent | EmbeddedResource) or (isinstance(p, EmbeddedResource) and p.text is None)
     )
-    meta = {**result.meta, "truncated": True, "original_chars": size}
-    if spilled is not None:
-        meta["spilled_to"] = str(spilled)
+    where = {} if spilled is None else {"spilled_to": str(spilled)}
+    meta = {**result.meta, "truncated": True, "original_chars": size, **where}
     shown = full[:keep] + note
     structured = result.structured
     if structured is not None:
         # the structured form is cut with the text (it carries the same payload): the cut text and the
         # result's numbers and flags, so a host that shows only structuredContent sees what the text shows
         structured = {k: v for k, v in structured.items() if v is None or isinstance(v, bool | int | float)}
-        structured.update(text=shown, output_truncated=True, original_chars=size)
-        if spilled is not None:
-            structured["spilled_to"] = str(spilled)
+        structured.update(text=shown, output_truncated=True, original_chars=size, **where)
     capped = replace(result, content=(TextContent(text=shown), *others), structured=structured, meta=meta)
     return capped, spilled

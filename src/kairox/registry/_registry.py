@@ -10,7 +10,6 @@ import asyncio
 import contextvars
 import fnmatch
 import json
-import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,7 +19,7 @@ from kairox._util._json import JsonObject
 from kairox._util._names import suggest
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, ExtensionLoadFailure, KairoxError
-from kairox.events import EventSink, NullSink, listens
+from kairox.events import EventSink, NullSink
 from kairox.policy import (
     Approver,
     Decision,
@@ -88,10 +87,6 @@ class RegistrySettings:
     output_limit_chars: int = 30_000
     spill_dir: Path | None = None
 
-    @property
-    def workspace(self) -> Path:
-        return self.policy.workspace
-
 
 @dataclass(slots=True)
 class _Entry:
@@ -104,17 +99,12 @@ class _Entry:
     unsafe: str | None
     hidden: str | None = None
     """Why the model does not see it."""
-    check: Callable[[JsonObject], bool] | None = None
-    """The validator's fast yes/no check of a call's arguments (None: no schema to check)."""
     timeout: float = 0.0
     """The spec's own timeout, else the registry's default."""
     unreadable: Callable[[Path], str | None] | None = None
     """The read filter by the rules' paths (``_read_filter``), or None when no rule could refuse a read; each call
     gets it with the checks for other names and hidden histories added (``_call_filter``)."""
 
-
-_RANK_AND_ORIGIN = operator.itemgetter(0, 1)
-"""The order of ``_rebuild``'s candidates: source rank, then origin (a stable sort keeps each origin's own order)."""
 
 CALL_APPROVALS: contextvars.ContextVar[SessionApprovals] = contextvars.ContextVar("kairox_call_approvals")
 """The grants and approver of the call running now: a tool that runs calls of its own (``task``) passes them on."""
@@ -230,21 +220,9 @@ class ToolRegistry:
         for origin, count in listed:
             self.events.emit(ToolsChanged(origin=origin, tools=count))
 
-    async def remove_provider(self, origin: str) -> None:
-        self._providers.pop(origin, None)
-        self._specs.pop(origin, None)
-        self._load_failures.pop(origin, None)
-        self._rebuild()
-
     async def _on_tools_changed(self, provider: ToolProvider, specs: Sequence[ToolSpec]) -> None:
         if self._providers.get(provider.origin) is provider:
             self.replace_origin(provider.origin, specs)
-
-    def register(self, spec: ToolSpec, provider: ToolProvider) -> None:
-        """Add one tool of ``provider`` (kept with the others of its origin)."""
-        self._providers.setdefault(provider.origin, provider)
-        current = tuple(s for s in self._specs.get(provider.origin, ()) if s.name != spec.name)
-        self.replace_origin(provider.origin, (*current, spec))
 
     def replace_origin(self, origin: str, specs: Sequence[ToolSpec]) -> None:
         """Replace every tool of ``origin`` with ``specs`` in one step (for ``list_changed``)."""
@@ -259,7 +237,7 @@ class ToolRegistry:
         for origin, specs in self._specs.items():
             for spec in specs:
                 candidates.append((_SOURCE_RANK.get(spec.source, 9), origin, spec))
-        candidates.sort(key=_RANK_AND_ORIGIN)
+        candidates.sort(key=lambda candidate: candidate[:2])  # stable: each origin keeps its own order
         entries: dict[str, _Entry] = {}
         diagnostics: list[Diagnostic] = []
         # looked up once, not once per tool (fifty servers have thousands)
@@ -310,7 +288,6 @@ class ToolRegistry:
                 )
             entry = _Entry(spec=spec, provider=provider, validator=validator, unsafe=unsafe)
             entry.hidden = self._hidden(entry)
-            entry.check = None if validator is None else validator.check
             entry.timeout = spec.timeout_sec or default_timeout
             entry.unreadable = self._read_filter(spec)
             entries[spec.name] = entry
@@ -371,13 +348,8 @@ class ToolRegistry:
     def definitions(self, provider: ModelProvider | str) -> tuple[list[JsonObject], list[Diagnostic]]:
         """The visible tools as ``provider`` expects them; tools whose schema cannot be adapted are left out,
         tools whose wire names collide are renamed (``wire_names``) and reported."""
-        by_name, problems = self.definition_map(provider)
-        return list(by_name.values()), problems
-
-    def definition_map(self, provider: ModelProvider | str) -> tuple[dict[str, JsonObject], list[Diagnostic]]:
-        """``definitions()`` keyed by registry name, in the same order (tool search sends a chosen few)."""
         adapter = ADAPTERS[ModelProvider(provider)]
-        out: dict[str, JsonObject] = {}
+        out: list[JsonObject] = []
         problems: list[Diagnostic] = []
         visible = self.visible_tools()
         names = wire_names(spec.name for spec in visible)
@@ -386,7 +358,7 @@ class ToolRegistry:
             if name != wire_name(spec.name):
                 problems.append(renamed_diagnostic(spec.name, name, str(provider)))
             try:
-                out[spec.name] = adapter(replace(spec, name=name))
+                out.append(adapter(replace(spec, name=name)))
             except SchemaAdapterError as exc:
                 problems.append(
                     ExtensionLoadFailure(
@@ -494,17 +466,13 @@ class ToolRegistry:
         ``policy`` decides this call instead of the registry's (a gateway user's rules merged with it)."""
         self._calls += 1
         call_id = call.call_id or f"call-{self._calls}"
-        listening = listens(self.events)  # nothing keeps events: build none (asked once, so a call's events pair up)
         waited = [0.0]  # seconds spent waiting for the person's answer: not the call's duration
-        if listening:
-            started = time.perf_counter()
-            self.events.emit(
-                ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments))
-            )
+        started = time.perf_counter()
+        self.events.emit(ToolCallRequested(call_id=call_id, tool=call.name, arguments=event_arguments(call.arguments)))
         approvals = approvals or self.approvals
         token = CALL_APPROVALS.set(approvals)
         try:
-            result, spilled = await self._gate(call, call_id, approval, approvals, listening, waited, policy)
+            result, spilled = await self._gate(call, call_id, approval, approvals, waited, policy)
         except Exception as exc:  # a fault in the gate itself: report it to the model, do not end the turn
             result, spilled = (
                 ToolResult.error(
@@ -514,20 +482,19 @@ class ToolRegistry:
             )
         finally:
             CALL_APPROVALS.reset(token)
-        if listening:
-            error = result.text_content()[:500] if result.is_error else None
-            self.events.emit(
-                ToolCallFinished(
-                    call_id=call_id,
-                    tool=call.name,
-                    duration_ms=round((time.perf_counter() - started - waited[0]) * 1000, 3),
-                    approval_wait_ms=round(waited[0] * 1000, 3),
-                    size_chars=text_size(result),
-                    is_error=result.is_error,
-                    error=error,
-                    spilled_to=None if spilled is None else str(spilled),
-                )
+        error = result.text_content()[:500] if result.is_error else None
+        self.events.emit(
+            ToolCallFinished(
+                call_id=call_id,
+                tool=call.name,
+                duration_ms=round((time.perf_counter() - started - waited[0]) * 1000, 3),
+                approval_wait_ms=round(waited[0] * 1000, 3),
+                size_chars=text_size(result),
+                is_error=result.is_error,
+                error=error,
+                spilled_to=None if spilled is None else str(spilled),
             )
+        )
         return result
 
     async def _gate(
@@ -536,13 +503,11 @@ class ToolRegistry:
         call_id: str,
         approval: ApprovalPolicy | None,
         approvals: SessionApprovals,
-        listening: bool = True,
-        waited: list[float] | None = None,
-        policy: PolicyEngine | None = None,
+        waited: list[float],
+        policy: PolicyEngine | None,
     ) -> tuple[ToolResult, Path | None]:
         """The call through hooks, policy, approval and the tool; the time spent asking the person is added to
         ``waited[0]`` (seconds)."""
-        waited = waited if waited is not None else [0.0]
         entry = self._entries.get(call.name)
         if entry is None:
             return self._refuse(
@@ -564,11 +529,9 @@ class ToolRegistry:
                 f"the arguments of {call.name} must be an object, not {type(call.arguments).__name__}"
             ), None
         arguments = dict(call.arguments)
-        check = entry.check
-        if check is not None and not check(arguments):
-            problem = self._invalid(entry, arguments)  # explained only when the fast check fails
-            if problem is not None:
-                return ToolResult.error(problem), None
+        problem = self._invalid(entry, arguments)  # explained only when the fast check fails
+        if problem is not None:
+            return ToolResult.error(problem), None
         hook, hook_reason = None, None
         if hooks is not None and hooks.listens_pre_tool_use(call.name):  # no matching hook: no payload, no task group
             try:
@@ -590,8 +553,7 @@ class ToolRegistry:
                 call = replace(call, arguments=arguments)
         engine = policy or (self.policy if approval is None else self._engine(approval))
         decision = engine.decide(spec, arguments, hook=hook, hook_reason=hook_reason)
-        if listening:
-            self._emit_decided(call_id, call.name, decision)
+        self.events.emit(decided_event(call_id, call.name, decision))
         approved: frozenset[RuleRef] = frozenset()
         if decision.verdict is Verdict.ASK:
             asked = time.perf_counter()
@@ -721,17 +683,12 @@ class ToolRegistry:
             extra.append(TextContent(text=f"[post_tool_use hook: {outcome.block_reason}]"))
         if outcome.additional_context:
             extra.append(TextContent(text=outcome.additional_context))
-        if not extra:
-            return result
         return replace(result, content=(*result.content, *extra))
 
     # --- outcomes --------------------------------------------------------------------------------------------
 
-    def _emit_decided(self, call_id: str, tool: str, decision: Decision) -> None:
-        self.events.emit(decided_event(call_id, tool, decision))
-
     def _refuse(self, call_id: str, tool: str, decision: Decision) -> ToolResult:
-        self._emit_decided(call_id, tool, decision)
+        self.events.emit(decided_event(call_id, tool, decision))
         return self._denied_result(tool, decision)
 
     @staticmethod

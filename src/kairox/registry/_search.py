@@ -124,9 +124,6 @@ class ToolIndex:
             TOOL_FIELDS, [(spec.name, tool_document(spec)) for spec in self.specs.values()]
         )
 
-    def __len__(self) -> int:
-        return len(self.specs)
-
     def search(self, query: str, *, limit: int = 5, semantic: SemanticRanker | None = None) -> list[ToolMatch]:
         """The best ``limit`` tools for ``query``: BM25 alone, or blended with ``semantic`` similarity over every
         indexed tool. An embedder that fails raises (``search_explained`` falls back and says why)."""

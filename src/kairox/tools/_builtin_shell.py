@@ -192,9 +192,7 @@ async def run_shell(
     stdout = out.kept.decode("utf-8", errors="replace")
     stderr = errs.kept.decode("utf-8", errors="replace")
     stdout_cut = [f"[stdout: {out.total - len(out.kept)} more bytes not kept]"] if out.total > len(out.kept) else []
-    notes: list[str] = []
-    if errs.total > len(errs.kept):
-        notes.append(f"[stderr: {errs.total - len(errs.kept)} more bytes not kept]")
+    notes = [f"[stderr: {errs.total - len(errs.kept)} more bytes not kept]"] if errs.total > len(errs.kept) else []
     created = await watch.created()
     if created:
         notes.append(created_note(created, "the command"))

@@ -79,9 +79,7 @@ class GitIgnore:
         return verdict
 
 
-def walk_files(
-    root: Path, *, respect_gitignore: bool = True, hidden: bool = True, ignore_root: Path | None = None
-) -> Iterator[str]:
+def walk_files(root: Path, *, respect_gitignore: bool = True, ignore_root: Path | None = None) -> Iterator[str]:
     """Paths of files under ``root``, relative to it with ``/``, in sorted order, ignored ones left out.
 
     With ``ignore_root`` (the workspace) above ``root``, the ``.gitignore`` files between the two apply too.
@@ -106,8 +104,6 @@ def walk_files(
             ignore.load(seen_folder)
 
         def keep(name: str, is_dir: bool, seen_folder: str = seen_folder) -> bool:
-            if not hidden and name.startswith("."):
-                return False
             if name in ALWAYS_SKIPPED:
                 return False
             rel = f"{seen_folder}/{name}" if seen_folder else name

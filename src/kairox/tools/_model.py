@@ -4,7 +4,7 @@ import enum
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -112,9 +112,6 @@ class ToolSpec:
     """The user trusts this tool's annotations (``mcp_servers.NAME.trust_annotations``): only then can a
     ``readOnlyHint`` make an MCP tool a read."""
 
-    def with_name(self, name: str) -> "ToolSpec":
-        return replace(self, name=name)
-
     def fingerprint(self) -> str:
         """A digest of what the model and the policy see of this tool (schema, description, annotations,
         profile): a session grant is bound to it, so a tool redefined under the same name asks again."""
@@ -144,12 +141,8 @@ class ToolSpec:
                 str(self.permission.confinement),
             ],
         }
-        text = _FINGERPRINT.encode(payload)
+        text = json.dumps(payload, sort_keys=True, default=str, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-_FINGERPRINT = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
-"""``json.dumps(..., sort_keys=True, default=str, ensure_ascii=False)``, the encoder made once, not per call."""
 
 
 def object_schema(properties: JsonObject, required: Sequence[str] = ()) -> JsonObject:
