@@ -38,12 +38,19 @@ from kairox.policy._facts import (
 )
 from kairox.policy._paths import parse_pattern, protected_reason, writable_reason
 from kairox.policy._readrules import read_mask
-from kairox.policy._rules import _THIRD_PARTY, NameDenials, ParsedRule, RuleAction, RuleRef, parse_rule
+from kairox.policy._rules import (
+    _THIRD_PARTY,
+    NameDenials,
+    ParsedRule,
+    RuleAction,
+    RuleRef,
+    argument_diagnostics,
+    parse_rule,
+)
 from kairox.policy._settings import PolicySettings
 from kairox.policy._shell import split_command
 from kairox.policy._values import (
     allow_miss,
-    argument_diagnostics,
     declared_arguments,
     named_suggestion,
     no_path,

@@ -26,15 +26,11 @@ Object keys are values too: ``{"sql": "SELECT 1", "DROP TABLE users": 1}`` holds
 import fnmatch
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kairox.errors import Diagnostic
 from kairox.tools import ToolSpec
-
-if TYPE_CHECKING:  # the rules module imports this one
-    from kairox.policy._rules import ParsedRule
 
 _NAME = r"[A-Za-z0-9_$-]+"
 _CONDITION = re.compile(rf"\.(?P<name>{_NAME})\s*=(?P<glob>.*)", re.DOTALL)
@@ -225,60 +221,7 @@ def describe_values(tool: str, specifier: str, conditions: tuple[ArgumentConditi
     return f"every call of {tool} whose arguments are exactly {names}: {each}"
 
 
-def argument_diagnostics(rules: Iterable["ParsedRule"], specs: Iterable[ToolSpec]) -> list[Diagnostic]:
-    """Warnings for rules that name arguments the tools they match do not take (a typo: a deny rule that never
-    holds), and for named allow rules on tools only their command or path rules vouch for. Rules that match no
-    known tool are not judged: the tool may not be listed yet."""
-    named = [r for r in rules if r.arguments]
-    if not named:
-        return []
-    tools = list(specs)
-    found: list[Diagnostic] = []
-    for rule in named:
-        matched = [s for s in tools if rule.matches_tool(s)]
-        if matched:
-            found += (
-                Diagnostic(
-                    kind="policy_rule",
-                    name=rule.ref.pattern,
-                    reason=reason,
-                    source=rule.ref.file,
-                    line=rule.ref.line,
-                    hint=hint,
-                )
-                for reason, hint in _named_problems(rule, matched)
-            )
-    return found
-
-
-def _named_problems(rule: "ParsedRule", matched: list[ToolSpec]) -> Iterator[tuple[str, str]]:
-    """What is wrong with a rule naming arguments, given the tools it matches, and what to do: (reason, hint)."""
-    ref, first = rule.ref, matched[0]
-    if ref.action == "allow" and all(s.permission.command_arg is not None or s.permission.path_args for s in matched):
-        yield (
-            f"{ref} names arguments of {first.name}, which is vouched "
-            "for by its command or paths: it never allows a call",
-            f"write a {'command' if first.permission.command_arg else 'path'} rule instead, e.g. "
-            f"{first.name}({'git status*' if first.permission.command_arg else 'src/**'})",
-        )
-        return
-    known = [(s, props) for s in matched if (props := _properties(s)) is not None]
-    for condition in rule.arguments:
-        if known and not any(condition.name in props for _, props in known):
-            spec, props = known[0]
-            yield (
-                f"{ref} names argument {condition.name!r}, which {spec.name}"
-                f" does not take (it takes: {', '.join(sorted(props))})",
-                "fix the argument's name: a rule about an argument the call never has holds for no call",
-            )
-
-
 def declared_arguments(spec: ToolSpec) -> frozenset[str] | None:
-    """The argument names a tool's input schema declares, or None when it declares none."""
-    return _properties(spec)
-
-
-def _properties(spec: ToolSpec) -> frozenset[str] | None:
     """The argument names a tool's input schema declares, or None when it declares none (any name may be valid)."""
     properties = spec.input_schema.get("properties")
     return frozenset(properties) if isinstance(properties, dict) and properties else None
