@@ -65,7 +65,6 @@ from kairox.tools import (
     ToolSource,
     ToolSpec,
     host_kind,
-    url_host,
 )
 
 _PATH_FAMILIES = frozenset({"fs.read", "fs.write"})
@@ -354,7 +353,7 @@ class PolicyEngine:
     ) -> Decision | None:
         """A URL's host that is a cloud metadata endpoint (refused) or loopback, link-local or private (asked),
         unless an allow rule with a specifier vouches for it: a blanket ``web.fetch`` allow is not enough."""
-        host = url_host(facts.arguments.get(spec.meta.get("url_argument") or ""))
+        host = facts.url_host(spec)
         kind = None if host is None else host_kind(host)
         if host is None or kind is None:
             return None
@@ -604,7 +603,7 @@ class PolicyEngine:
         if access is Access.WRITE:
             return Decision.allow(f"{spec.name} writes inside the writable roots", source=DecisionSource.MODE)
         if profile.open_world and not settings.network_access:
-            host = url_host(facts.arguments.get(spec.meta.get("url_argument") or "")) or "the network"
+            host = facts.url_host(spec) or "the network"
             return Decision.ask(
                 f"{spec.name} reaches {host} and policy.network_access is false",
                 source=DecisionSource.MODE,
@@ -634,7 +633,7 @@ class PolicyEngine:
         if for_allow and facts.unseen is not None:  # an allow rule vouches only for what the policy could read
             return False
         if specifier.startswith("domain:"):  # `web.fetch(domain:docs.python.org)`: the URL's host
-            host = url_host(facts.arguments.get(spec.meta.get("url_argument") or ""))
+            host = facts.url_host(spec)
             return host is not None and fnmatch.fnmatchcase(host, specifier[7:].strip().lower())
         if rule.arguments:  # `.sql=SELECT*`: the values of the arguments it names, whatever kind of tool
             if for_allow:

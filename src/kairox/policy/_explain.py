@@ -10,7 +10,7 @@ from kairox.policy._facts import CallFacts
 from kairox.policy._rules import Rule, parse_rule
 from kairox.policy._settings import PolicySettings
 from kairox.policy._values import describe_values
-from kairox.tools import ToolSpec, url_host
+from kairox.tools import ToolSpec
 
 
 def mcp_why(spec: ToolSpec) -> str:
@@ -34,7 +34,7 @@ def suggested_rule(spec: ToolSpec, facts: CallFacts) -> str | None:
         return f"{spec.name}({' '.join(words[:2])}*)" if len(words) > 1 else f"{spec.name}({words[0]}*)"
     if len(facts.paths) == 1 and not facts.named:
         return f"{spec.name}({literal_glob(str(facts.paths[0]))})"
-    host = url_host(facts.arguments.get(spec.meta.get("url_argument") or ""))
+    host = facts.url_host(spec)
     return spec.name if host is None else f"{spec.name}(domain:{host})"
 
 

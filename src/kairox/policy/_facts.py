@@ -16,7 +16,7 @@ from kairox.policy._scripts import look_into
 from kairox.policy._settings import PolicySettings
 from kairox.policy._shell import ShellCommand, split_command
 from kairox.policy._values import every_string
-from kairox.tools import Access, Confinement, PermissionProfile, ProgramArgs, ToolSource, ToolSpec
+from kairox.tools import Access, Confinement, PermissionProfile, ProgramArgs, ToolSource, ToolSpec, url_host
 
 _ACCESS_ORDER = (Access.READ, Access.WRITE, Access.EXECUTE, Access.EXTERNAL)
 _SOURCE_FLOOR = {
@@ -108,6 +108,11 @@ class CallFacts:
         self.arguments = arguments
         self.skill = skill
         self._every: tuple[str, ...] | None = None
+
+    def url_host(self, spec: ToolSpec) -> str | None:
+        """The host the call's URL reaches, for a tool that names its URL argument (``url_argument``)."""
+        argument = spec.meta.get("url_argument")
+        return url_host(self.arguments.get(argument)) if argument else None
 
     @property
     def every_value(self) -> tuple[str, ...]:
