@@ -111,8 +111,6 @@ class GatewayOptions:
     """Globs over tool names: matching tools are not served."""
     audit_path: Path | None = None
     """``$KAIROX_HOME/logs/gateway.jsonl`` by default."""
-    audit_max_bytes: int = 10 * 1024 * 1024
-    approval_timeout_sec: float = 300.0
     name: str = "kairox"
     search: bool = False
     """List ``kairox_search_tools`` and the add/remove pair (and the tools a session added) instead of every
@@ -200,7 +198,6 @@ class Gateway:
 
         self.audit = AuditLog(
             self.options.audit_path or context.resolved.home / "logs" / "gateway.jsonl",
-            max_bytes=self.options.audit_max_bytes,
             scrub=SecretScrubber.for_config(context.resolved).scrub,
         )
         events.audit = self.audit
@@ -660,9 +657,7 @@ class Gateway:
         name = params.client_info.name if params is not None and params.client_info is not None else "unknown"
         client = self._clients.get(key) if key is not None else None
         if client is None:
-            approver = ElicitingApprover(
-                name, timeout_sec=self.options.approval_timeout_sec, ask=self.team.elicit if self.team else None
-            )
+            approver = ElicitingApprover(name, ask=self.team.elicit if self.team else None)
             rounds = RoundTripApprover(approver, self._pending)
             client = _Client(
                 name=name, approver=approver, rounds=rounds, approvals=self.context.registry.session_approvals(rounds)
