@@ -224,10 +224,11 @@ async def test_no_server_survives_a_sigkilled_host(tmp_path: Path, groups: Calla
     assert [groups(pid) for pid in pids] == [[], [], [], []]
 
 
-async def test_from_resolved_starts_kairox_toml_and_mcp_json_servers(tmp_path: Path) -> None:
+async def test_configured_servers_start_kairox_toml_and_mcp_json_servers_once_trusted(tmp_path: Path) -> None:
     import json
 
-    from kairox.config import resolve_config, trust_workspace
+    from kairox.config import ResolvedConfig, resolve_config, trust_workspace
+    from kairox.mcp import configured_servers
 
     server = Path(__file__).resolve().parents[1] / "servers" / "lean_server.py"
     workspace = tmp_path / "ws"
@@ -236,11 +237,16 @@ async def test_from_resolved_starts_kairox_toml_and_mcp_json_servers(tmp_path: P
     (workspace / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"json": {"command": sys.executable, "args": [str(server)]}}})
     )
-    untrusted = resolve_config(workspace)
-    async with McpServerManager.from_resolved(untrusted) as manager:
+
+    def manager_of(resolved: ResolvedConfig) -> McpServerManager:
+        servers, diagnostics = configured_servers(resolved)
+        assert diagnostics == ()
+        return McpServerManager.from_configured(servers, workspace=resolved.workspace, home=resolved.home)
+
+    async with manager_of(resolve_config(workspace)) as manager:
         before = {s.name: s.status for s in manager.states()}
     trust_workspace(workspace)
-    async with McpServerManager.from_resolved(resolve_config(workspace)) as manager:
+    async with manager_of(resolve_config(workspace)) as manager:
         after = {s.name: s.status for s in manager.states()}
     assert before == {"toml": ServerStatus.HELD_BACK, "json": ServerStatus.HELD_BACK}
     assert after == {"toml": ServerStatus.READY, "json": ServerStatus.READY}

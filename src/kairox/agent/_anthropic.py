@@ -71,8 +71,10 @@ def cache_breakpoints(messages: list[JsonObject]) -> list[JsonObject]:
     return messages
 
 
-class AnthropicMessagesClient:
+class AnthropicMessagesClient(HttpWire):
     """Streams messages: text deltas as they arrive, ``tool_use`` blocks assembled from their JSON deltas."""
+
+    dialect = ModelProvider.ANTHROPIC
 
     def __init__(
         self,
@@ -82,23 +84,10 @@ class AnthropicMessagesClient:
         api_key: str | None,
         on_request_sent: Callable[[], None] | None = None,
     ) -> None:
-        self.settings = settings
-        self.events = events
         base = settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-        self._url = base.rstrip("/") + "/v1/messages"
         headers = {"anthropic-version": API_VERSION, **({"x-api-key": api_key} if api_key else {})}
-        self._wire = HttpWire(settings, events=events, headers=headers, on_sent=on_request_sent)
-
-    @property
-    def model(self) -> str:
-        return self.settings.model
-
-    @property
-    def dialect(self) -> ModelProvider:
-        return ModelProvider.ANTHROPIC
-
-    async def aclose(self) -> None:
-        await self._wire.aclose()
+        url = base.rstrip("/") + "/v1/messages"
+        super().__init__(settings, url=url, events=events, headers=headers, on_sent=on_request_sent)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         body: dict[str, Any] = {
@@ -115,7 +104,7 @@ class AnthropicMessagesClient:
         input_tokens = output_tokens = cache_read = cache_write = 0
         stop_reason: str | None = None
         finished = False
-        async with self._wire.stream(self._url, body) as events:
+        async with self.post(body) as events:
             try:
                 async for sse in events:
                     event = json.loads(sse.data)

@@ -126,18 +126,21 @@ def broken_off(settings: ModelSettings, exc: Exception) -> ModelProviderError:
 
 
 class HttpWire:
-    """One provider endpoint: the ``httpx`` client (made on the first request), POSTs streamed under retries."""
+    """What Kairox's own model clients share: one provider endpoint, its ``httpx`` client (made on the first
+    request), POSTs streamed under retries."""
 
     def __init__(
         self,
         settings: ModelSettings,
         *,
+        url: str,
         events: EventSink,
         headers: Mapping[str, str],
         on_sent: Callable[[], None] | None = None,
     ) -> None:
         self.settings = settings
         self.events = events
+        self._url = url
         self._headers = {**headers, **settings.headers}  # the configured headers win
         self._client: httpx.AsyncClient | None = None
         self._extensions: dict[str, Any] = {}
@@ -158,15 +161,19 @@ class HttpWire:
             )
         return self._client
 
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
 
     @asynccontextmanager
-    async def stream(self, url: str, body: dict[str, Any]) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
+    async def post(self, body: dict[str, Any]) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
         """POST ``body`` and yield its server-sent events; retried (429, 5xx, timeouts, refused connections)
         until the answer starts. The response is closed when the block ends, also on a cancel."""
-        client = self._http()
+        url, client = self._url, self._http()
         content = json.dumps(body, ensure_ascii=False).encode()
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
 

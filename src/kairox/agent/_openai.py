@@ -84,10 +84,11 @@ def _tool_call(pending: _PendingCall, index: int) -> ToolCallPart:
     return ToolCallPart(id=call_id, name=pending.name, arguments=value)
 
 
-class OpenAiChatClient:
+class OpenAiChatClient(HttpWire):
     """Streams chat completions: text deltas as they arrive, tool calls assembled from their deltas (keyed by
     ``index``) and yielded when the answer is complete."""
 
+    dialect = ModelProvider.OPENAI
     path = "/chat/completions"
 
     def __init__(
@@ -98,28 +99,15 @@ class OpenAiChatClient:
         api_key: str | None,
         on_request_sent: Callable[[], None] | None = None,
     ) -> None:
-        self.settings = settings
-        self.events = events
         base = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self._url = base.rstrip("/") + self.path
         key = settings.prompt_cache_key
         self._cache_key = key if key is not None else base.startswith("https://api.openai.com/")
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         for variable, header in (("OPENAI_ORG_ID", "openai-organization"), ("OPENAI_PROJECT_ID", "openai-project")):
             if os.environ.get(variable):  # what the official client sends from the same variables
                 headers[header] = os.environ[variable]
-        self._wire = HttpWire(settings, events=events, headers=headers, on_sent=on_request_sent)
-
-    @property
-    def model(self) -> str:
-        return self.settings.model
-
-    @property
-    def dialect(self) -> ModelProvider:
-        return ModelProvider.OPENAI
-
-    async def aclose(self) -> None:
-        await self._wire.aclose()
+        url = base.rstrip("/") + self.path
+        super().__init__(settings, url=url, events=events, headers=headers, on_sent=on_request_sent)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         body: dict[str, Any] = {
@@ -135,7 +123,7 @@ class OpenAiChatClient:
         calls: dict[int, _PendingCall] = {}
         usage = Usage()
         finish: str | None = None
-        async with self._wire.stream(self._url, body) as events:
+        async with self.post(body) as events:
             try:
                 async for event in events:
                     if event.data.strip() == "[DONE]":

@@ -77,7 +77,7 @@ class OpenAiResponsesClient(OpenAiChatClient):
         end: JsonObject | None = None
         refused = False
         provider = self.settings.provider
-        async with self._wire.stream(self._url, body) as events:
+        async with self.post(body) as events:
             try:
                 async for event in events:
                     data = _chunk(event.data)

@@ -120,6 +120,13 @@ class ElicitingApprover:
         except Exception as exc:  # the client went away or answered with an error: nobody approved the call
             self.outcomes[request.call_id] = AskOutcome(approved=False, how="failed")
             return ApprovalAnswer.deny(f"approval for {request.tool} could not be asked: {exc}")
+        return self.answered(request, result)
+
+    def answered(
+        self, request: ApprovalRequest, result: types.ElicitResult, *, name_choice: bool = False
+    ) -> ApprovalAnswer:
+        """The approval a client's answer to ``question(request)`` gives, noted for the audit; ``name_choice``: a
+        refusal names a choice that was not offered."""
         choice = (result.content or {}).get("decision") if result.action == "accept" else None
         if choice == SESSION and request.session_allowed:
             self.outcomes[request.call_id] = AskOutcome(approved=True, how="elicited")
@@ -129,4 +136,5 @@ class ElicitingApprover:
             return ApprovalAnswer.allow_once()
         how = "cancelled" if result.action == "cancel" else "declined"
         self.outcomes[request.call_id] = AskOutcome(approved=False, how=how)
-        return ApprovalAnswer.deny(f"{request.tool} was {how} by the user of {self.client}: {request.reason}")
+        said = f" ({choice})" if name_choice and choice not in (None, DENY) else ""
+        return ApprovalAnswer.deny(f"{request.tool} was {how} by the user of {self.client}{said}: {request.reason}")

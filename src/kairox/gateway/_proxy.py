@@ -50,10 +50,11 @@ from kairox.gateway._rounds import ANSWER_KEY, call_digest, given_answer, input_
 from kairox.gateway._serve import GatewayConfigError, HttpOptions, _report, open_gateway, run_http, run_stdio
 from kairox.gateway._server import Gateway, GatewayOptions, _session_key
 from kairox.mcp import ConfiguredServer, configured_servers, open_server_transport, permission_for
-from kairox.mcp._session import INPUT_ROUNDS
+from kairox.mcp._content import annotations_from_wire
+from kairox.mcp._session import INPUT_ROUNDS, every_page
 from kairox.runtime import RuntimeOptions
 from kairox.sandbox import resolved_profile
-from kairox.tools import CallContext, ToolAnnotations, ToolProvider, ToolResult, ToolSource, ToolSpec
+from kairox.tools import CallContext, ToolProvider, ToolResult, ToolSource, ToolSpec
 
 WHO = "kairox proxy"
 RESERVED = "io.modelcontextprotocol/"
@@ -133,14 +134,7 @@ class UpstreamTools(ToolProvider):
         trusted = self.config.trust_annotations
         specs: list[ToolSpec] = []
         for tool in tools:
-            hints = tool.get("annotations") or {}
-            annotations = ToolAnnotations(
-                title=hints.get("title"),
-                read_only_hint=hints.get("readOnlyHint"),
-                destructive_hint=hints.get("destructiveHint"),
-                idempotent_hint=hints.get("idempotentHint"),
-                open_world_hint=hints.get("openWorldHint"),
-            )
+            annotations = annotations_from_wire(tool.get("annotations") or {})
             name = mcp_tool_name(self.origin, str(tool["name"]))
             specs.append(
                 ToolSpec(
@@ -268,14 +262,11 @@ class Proxy:
             await self.refresh_tools()
 
     async def refresh_tools(self) -> None:
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            page = await self.send("tools/list", {"cursor": cursor} if cursor else {})
-            tools += page.get("tools") or []
-            cursor = page.get("nextCursor")
-            if not cursor:
-                break
+        async def page(cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+            raw = await self.send("tools/list", {"cursor": cursor} if cursor else {})
+            return raw.get("tools") or [], raw.get("nextCursor") or None
+
+        tools = await every_page(page)
         await self.tools.replace(tools)
 
     # --- to the upstream -------------------------------------------------------------------------------------

@@ -19,11 +19,7 @@ from mcp.server.context import ServerRequestContext
 
 from kairox.gateway._approver import (
     CLIENT,
-    DENY,
     NO_BACK_CHANNEL,
-    ONCE,
-    SESSION,
-    AskOutcome,
     ElicitingApprover,
     current_request,
     question,
@@ -65,27 +61,12 @@ class RoundTripApprover:
             return await self.inner.request_approval(request)
         answer = given_answer.get()
         if answer is not None:
-            return self._answered(request, answer)
+            return self.inner.answered(request, answer, name_choice=True)
         # the inner approver refuses what it cannot ask; a 2026 round that could carry it as input_required is noted
         if why_not_elicit(current_request.get()) == NO_BACK_CHANNEL:
             message, schema = question(request)
             self.pending[request.call_id] = Pending(request, message, schema)
         return await self.inner.request_approval(request)
-
-    def _answered(self, request: ApprovalRequest, answer: types.ElicitResult) -> ApprovalAnswer:
-        choice = (answer.content or {}).get("decision") if answer.action == "accept" else None
-        if choice == SESSION and request.session_allowed:
-            self.inner.outcomes[request.call_id] = AskOutcome(approved=True, how="elicited")
-            return ApprovalAnswer.allow_session()
-        if choice == ONCE:
-            self.inner.outcomes[request.call_id] = AskOutcome(approved=True, how="elicited")
-            return ApprovalAnswer.allow_once()
-        how = "cancelled" if answer.action == "cancel" else "declined"
-        self.inner.outcomes[request.call_id] = AskOutcome(approved=False, how=how)
-        said = f" ({choice})" if choice not in (None, DENY) else ""
-        return ApprovalAnswer.deny(
-            f"{request.tool} was {how} by the user of {self.inner.client}{said}: {request.reason}"
-        )
 
 
 def call_digest(name: str, arguments: dict[str, Any]) -> str:

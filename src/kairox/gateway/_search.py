@@ -63,23 +63,17 @@ def meta_tools() -> list[types.Tool]:
             },
             annotations=read_only,
         ),
-        types.Tool(
-            name=ADD_TOOL,
-            description=(
-                "List these tools (names from kairox_search_tools) in tools/list "
-                "for this session; the client is told the list changed."
-            ),
-            input_schema={"type": "object", "properties": {"names": _NAMES}, "required": ["names"]},
-            annotations=edits_the_list,
-        ),
-        types.Tool(
-            name=REMOVE_TOOL,
-            description=(
-                "Stop listing these tools (added with kairox_add_tools) "
-                "for this session; the client is told the list changed."
-            ),
-            input_schema={"type": "object", "properties": {"names": _NAMES}, "required": ["names"]},
-            annotations=edits_the_list,
+        *(
+            types.Tool(
+                name=name,
+                description=f"{what} for this session; the client is told the list changed.",
+                input_schema={"type": "object", "properties": {"names": _NAMES}, "required": ["names"]},
+                annotations=edits_the_list,
+            )
+            for name, what in (
+                (ADD_TOOL, "List these tools (names from kairox_search_tools) in tools/list"),
+                (REMOVE_TOOL, "Stop listing these tools (added with kairox_add_tools)"),
+            )
         ),
     ]
 

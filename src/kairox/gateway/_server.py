@@ -111,8 +111,6 @@ class GatewayOptions:
     """Globs over tool names: matching tools are not served."""
     audit_path: Path | None = None
     """``$KAIROX_HOME/logs/gateway.jsonl`` by default."""
-    audit_max_bytes: int = 10 * 1024 * 1024
-    approval_timeout_sec: float = 300.0
     name: str = "kairox"
     search: bool = False
     """List ``kairox_search_tools`` and the add/remove pair (and the tools a session added) instead of every
@@ -200,7 +198,6 @@ class Gateway:
 
         self.audit = AuditLog(
             self.options.audit_path or context.resolved.home / "logs" / "gateway.jsonl",
-            max_bytes=self.options.audit_max_bytes,
             scrub=SecretScrubber.for_config(context.resolved).scrub,
         )
         events.audit = self.audit
@@ -225,8 +222,6 @@ class Gateway:
         """Questions asked during a 2026 round, by call id, until the round ends in input_required."""
         self.changes = InMemorySubscriptionBus()
         """List changes for the subscriptions/listen streams of 2026-revision clients."""
-        self.subscriptions: dict[int, set[str]] = {}
-        """Client session -> the resource URIs it subscribed to."""
         with warnings.catch_warnings():  # logging is deprecated in the 2026 revision, still served to 2025 clients
             warnings.simplefilter("ignore")
             self.server = _GatewayServer(
@@ -240,8 +235,8 @@ class Gateway:
                 on_list_resources=self._list_resources,
                 on_list_resource_templates=self._list_resource_templates,
                 on_read_resource=self._read_resource,
-                on_subscribe_resource=self._subscribe,
-                on_unsubscribe_resource=self._unsubscribe,
+                on_subscribe_resource=self._subscription,
+                on_unsubscribe_resource=self._subscription,
                 on_completion=self._complete,
                 on_set_logging_level=self._set_logging_level,
                 on_subscriptions_listen=ListenHandler(self.changes),
@@ -342,25 +337,26 @@ class Gateway:
             raise MCPError(INVALID_PARAMS, f"{params.uri} is not a folder of a skill", {"uri": str(params.uri)})
         return {"resources": children}
 
-    def _upstream_resources(self) -> list[tuple[str, Any]]:
+    def _upstream_resources(self, *, templates: bool) -> list[dict[str, Any]]:
+        """The fields of the served upstream resources (or resource templates), under namespaced URIs."""
         served = {spec.name for spec in self.served().values()}
-        return [(name, r) for name, r in self.context.mcp_resources() if mcp_tool_name(name, "read_resource") in served]
+        return [
+            {
+                "uri_template" if templates else "uri": resource_uri(server, r.uri),
+                "name": f"{server}/{r.name}",
+                "description": r.description,
+                "mime_type": r.mime_type,
+            }
+            for server, r in self.context.mcp_resources()
+            if r.template == templates and mcp_tool_name(server, "read_resource") in served
+        ]
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         self._client(ctx)
         return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    uri=resource_uri(server, r.uri),
-                    name=f"{server}/{r.name}",
-                    description=r.description,
-                    mime_type=r.mime_type,
-                )
-                for server, r in self._upstream_resources()
-                if not r.template
-            ]
+            resources=[types.Resource(**fields) for fields in self._upstream_resources(templates=False)]
             + [skill_manifest(skill, frontmatter) for skill, frontmatter in self._served_skills(ctx).values()]
         )
 
@@ -369,30 +365,14 @@ class Gateway:
     ) -> types.ListResourceTemplatesResult:
         self._client(ctx)
         return types.ListResourceTemplatesResult(
-            resource_templates=[
-                types.ResourceTemplate(
-                    uri_template=resource_uri(server, r.uri),
-                    name=f"{server}/{r.name}",
-                    description=r.description,
-                    mime_type=r.mime_type,
-                )
-                for server, r in self._upstream_resources()
-                if r.template
-            ]
+            resource_templates=[types.ResourceTemplate(**fields) for fields in self._upstream_resources(templates=True)]
         )
 
-    async def _subscribe(
-        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    async def _subscription(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams | types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        # kept per session: an upstream's resources/updated is not relayed yet, so this only records the interest
+        # accepted, and nothing kept: an upstream's resources/updated is not relayed yet
         self._client(ctx)
-        self.subscriptions.setdefault(id(ctx.session), set()).add(str(params.uri))
-        return types.EmptyResult()
-
-    async def _unsubscribe(
-        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
-    ) -> types.EmptyResult:
-        self.subscriptions.get(id(ctx.session), set()).discard(str(params.uri))
         return types.EmptyResult()
 
     async def _complete(
@@ -677,9 +657,7 @@ class Gateway:
         name = params.client_info.name if params is not None and params.client_info is not None else "unknown"
         client = self._clients.get(key) if key is not None else None
         if client is None:
-            approver = ElicitingApprover(
-                name, timeout_sec=self.options.approval_timeout_sec, ask=self.team.elicit if self.team else None
-            )
+            approver = ElicitingApprover(name, ask=self.team.elicit if self.team else None)
             rounds = RoundTripApprover(approver, self._pending)
             client = _Client(
                 name=name, approver=approver, rounds=rounds, approvals=self.context.registry.session_approvals(rounds)

@@ -71,20 +71,13 @@ class HeldBack:
 def held_back(context: ExtensionContext) -> HeldBack:
     resolved = context.resolved
     waiting = [p for p in resolved.pending if not p.replaces_trusted]
-    servers: dict[str, tuple[str, ...]] = {}
-    counted = 0
-    for key, _ in _SERVER_KINDS:
-        names = sorted({p.key.split(".")[1] for p in waiting if p.key.startswith(key + ".") and p.key.count(".") >= 1})
-        servers[key] = tuple(names)
+    servers = {
+        key: tuple(sorted({p.key.split(".")[1] for p in waiting if p.key.startswith(key + ".")}))
+        for key, _ in _SERVER_KINDS
+    }
     hooks = any(p.key == "hooks" or p.key.startswith("hooks.") for p in waiting)
-    for p in waiting:
-        if (
-            p.key.startswith(tuple(key + "." for key, _ in _SERVER_KINDS))
-            or p.key == "hooks"
-            or p.key.startswith(("hooks.", "plugins."))
-        ):
-            continue
-        counted += 1
+    named = tuple(f"{key}." for key in (*servers, "hooks", "plugins"))  # said by name; the other keys are counted
+    other_keys = sum(1 for p in waiting if p.key != "hooks" and not p.key.startswith(named))
     skills = tuple(sorted(e.skill.qualified_name for e in context.skills.entries() if e.held_by_trust))
     plugins = tuple(sorted(p.name for p in context.plugins.plugins if not p.enabled and p.held_by_trust))
     return HeldBack(
@@ -94,5 +87,5 @@ def held_back(context: ExtensionContext) -> HeldBack:
         skills=skills,
         plugins=plugins,
         hooks=hooks,
-        other_keys=counted,
+        other_keys=other_keys,
     )

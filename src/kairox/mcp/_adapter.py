@@ -2,6 +2,7 @@
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 from kairox._rpc._status import ServerStatus
 from kairox._util._json import JsonObject
@@ -82,70 +83,39 @@ class McpToolAdapter(ToolProvider):
         timeout = config.tool_timeout_sec * HARD_TIMEOUT_FACTOR
         for tool in tools:
             if tool.task_support == "required":
-                diagnostics.append(
-                    Diagnostic(
-                        kind="tool",
-                        name=tool.name,
-                        source=f"server:{server}",
-                        severity=Severity.INFO,
-                        reason="left out: the server runs it only as a task, which Kairox does not drive",
-                    )
-                )
+                reason = "left out: the server runs it only as a task, which Kairox does not drive"
+                self._note(diagnostics, tool.name, reason, severity=Severity.INFO)
                 continue
             if not is_offered(tool, enabled, disabled):
                 continue
             if tool.problem is not None:
-                diagnostics.append(
-                    ExtensionLoadFailure(
-                        kind="tool",
-                        name=tool.name,
-                        source=f"server:{server}",
-                        reason=f"left out: {tool.problem}",
-                        hint="the server's other tools are offered; report the schema to the server's authors",
-                    )
-                )
+                hint = "the server's other tools are offered; report the schema to the server's authors"
+                self._note(diagnostics, tool.name, f"left out: {tool.problem}", made=ExtensionLoadFailure, hint=hint)
                 continue
             if len(specs) >= max_tools:
                 left = sum(1 for t in tools if t.problem is None and is_offered(t, enabled, disabled)) - len(specs)
-                diagnostics.append(
-                    Diagnostic(
-                        kind="mcp_server",
-                        name=server,
-                        source=f"server:{server}",
-                        reason=f"lists more than {config.max_tools} tools; {left} were left out",
-                        hint=(
-                            f"pick the ones you need with mcp_servers.{server}"
-                            f".enabled_tools, or raise mcp_servers.{server}.max_tools"
-                        ),
-                    )
+                self._note(
+                    diagnostics,
+                    server,
+                    f"lists more than {config.max_tools} tools; {left} were left out",
+                    kind="mcp_server",
+                    hint=f"pick the ones you need with mcp_servers.{server}.enabled_tools, or raise "
+                    f"mcp_servers.{server}.max_tools",
                 )
                 break
             description = tool.description or tool.title or tool.name
             if len(description) > max_description:
-                diagnostics.append(
-                    Diagnostic(
-                        kind="tool",
-                        name=tool.name,
-                        source=f"server:{server}",
-                        reason=(
-                            f"its description has {len(description)} characters; the "
-                            f"model sees the first {config.max_description_chars}"
-                        ),
-                        hint=f"raise mcp_servers.{server}.max_description_chars to show more",
-                    )
+                reason = (
+                    f"its description has {len(description)} characters; the model sees the first {max_description}"
                 )
+                hint = f"raise mcp_servers.{server}.max_description_chars to show more"
+                self._note(diagnostics, tool.name, reason, hint=hint)
                 description = description[:max_description]
             name = mcp_tool_name(server, tool.name)
             if name in targets:
-                diagnostics.append(
-                    Diagnostic(
-                        kind="tool",
-                        name=tool.name,
-                        source=f"server:{server}",
-                        reason=f"left out: its registry name {name!r} is already taken by another tool of this server",
-                        hint=f"add {tool.name!r} to mcp_servers.{server}.disabled_tools to silence this",
-                    )
-                )
+                reason = f"left out: its registry name {name!r} is already taken by another tool of this server"
+                hint = f"add {tool.name!r} to mcp_servers.{server}.disabled_tools to silence this"
+                self._note(diagnostics, tool.name, reason, hint=hint)
                 continue
             targets[name] = tool
             specs.append(
@@ -171,6 +141,19 @@ class McpToolAdapter(ToolProvider):
         self._targets = targets
         self.diagnostics = diagnostics
 
+    def _note(
+        self,
+        diagnostics: list[Diagnostic],
+        name: str,
+        reason: str,
+        *,
+        kind: str = "tool",
+        made: type[Diagnostic] = Diagnostic,
+        **more: Any,
+    ) -> None:
+        """A diagnostic about one of the server's tools (or, ``kind="mcp_server"``, the server) for ``diagnostics``."""
+        diagnostics.append(made(kind=kind, name=name, source=f"server:{self.client.name}", reason=reason, **more))
+
     def _resource_specs(self, targets: dict[str, McpTool | str], diagnostics: list[Diagnostic]) -> list[ToolSpec]:
         server = self.client.name
         reading = PermissionProfile(access=Access.EXTERNAL, destructive=False, open_world=False)
@@ -195,15 +178,8 @@ class McpToolAdapter(ToolProvider):
         for helper, description, schema in helpers:
             name = mcp_tool_name(server, helper)
             if name in targets:
-                diagnostics.append(
-                    Diagnostic(
-                        kind="tool",
-                        name=helper,
-                        source=f"server:{server}",
-                        severity=Severity.INFO,
-                        reason=f"the resource helper {name!r} is not added: the server has a tool of that name",
-                    )
-                )
+                reason = f"the resource helper {name!r} is not added: the server has a tool of that name"
+                self._note(diagnostics, helper, reason, severity=Severity.INFO)
                 continue
             targets[name] = helper
             specs.append(

@@ -172,11 +172,6 @@ class McpClient(ServerLifecycle[McpConnection]):
     # --- public state -------------------------------------------------------------------------------------
 
     @property
-    def lifecycle(self) -> Self:
-        """The client itself: it is the server's lifecycle (the name code written before the two were one uses)."""
-        return self
-
-    @property
     def session_kind(self) -> str | None:
         """``kairox`` when Kairox's own session serves the live connection (a stdio server), ``sdk`` when the SDK's
         ``Client`` does (a remote server); None while there is no connection."""

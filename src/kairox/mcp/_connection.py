@@ -266,9 +266,8 @@ class McpConnection:
 
     async def _open(self) -> McpSession:
         client, config = self.owner, self.owner.config
-        callbacks = ClientCallbacks(client.name, client.features, client.events)
         if config.transport != "stdio":
-            return await self._open_remote(callbacks)
+            return await remote_session(self._stack, client, self._auth(), on_tools_changed=client.relist_soon)
         self.child, started = await open_stdio(
             self._stack,
             config,
@@ -283,7 +282,7 @@ class McpConnection:
         session = NativeSession(
             self.channel,
             server=client.name,
-            callbacks=callbacks,
+            callbacks=ClientCallbacks(client.name, client.features, client.events),
             client_info={"name": "kairox", "version": __version__},
             on_tools_changed=client.relist_soon,
         )
@@ -296,21 +295,6 @@ class McpConnection:
             client.mode = "legacy"
             remember_legacy(client.home, client.cache_key)
         return session
-
-    async def _open_remote(self, callbacks: ClientCallbacks) -> McpSession:
-        from kairox.mcp._sdk import SdkSession, sdk_client
-
-        client, config = self.owner, self.owner.config
-        transport = await open_remote(self._stack, config, environ=client.environ, auth=self._auth())
-        sdk = sdk_client(
-            transport,
-            mode=client.mode,
-            callbacks=callbacks,
-            on_tools_changed=client.relist_soon,
-            on_violation=client.violation,
-        )
-        await self._stack.enter_async_context(sdk)
-        return SdkSession(sdk, server=client.name, callbacks=callbacks)
 
     def _auth(self) -> "httpx2.Auth | None":
         """OAuth when the entry asks for it, or when `kairox mcp login` left tokens for the server."""
@@ -348,19 +332,30 @@ CALLER_LOGIN: contextvars.ContextVar[Callable[[str, str], Awaitable[Any]] | None
 server, or the refusal to give instead. A call of such a server then runs on a connection of its own with it."""
 
 
-async def run_as(client: Any, auth: "httpx2.Auth", run: Callable[[McpSession], Awaitable[Any]]) -> Any:
-    """``run`` on a connection of its own to remote server ``client``, authorized with ``auth`` (one person's
-    login), closed after it."""
+async def remote_session(
+    stack: AsyncExitStack, client: "McpClient", auth: "httpx2.Auth | None", *, on_tools_changed: Callable[[], None]
+) -> McpSession:
+    """A session with remote server ``client`` through the SDK's ``Client``; ``stack`` closes it."""
     from kairox.mcp._sdk import SdkSession, sdk_client
 
     callbacks = ClientCallbacks(client.name, client.features, client.events)
+    transport = await open_remote(stack, client.config, environ=client.environ, auth=auth)
+    sdk = sdk_client(
+        transport,
+        mode=client.mode,
+        callbacks=callbacks,
+        on_tools_changed=on_tools_changed,
+        on_violation=client.violation,
+    )
+    await stack.enter_async_context(sdk)
+    return SdkSession(sdk, server=client.name, callbacks=callbacks)
+
+
+async def run_as(client: "McpClient", auth: "httpx2.Auth", run: Callable[[McpSession], Awaitable[Any]]) -> Any:
+    """``run`` on a connection of its own to remote server ``client``, authorized with ``auth`` (one person's
+    login), closed after it."""
     async with AsyncExitStack() as stack:
-        transport = await open_remote(stack, client.config, environ=client.environ, auth=auth)
-        sdk = sdk_client(
-            transport, mode=client.mode, callbacks=callbacks, on_tools_changed=_no_op, on_violation=client.violation
-        )
-        await stack.enter_async_context(sdk)
-        return await run(SdkSession(sdk, server=client.name, callbacks=callbacks))
+        return await run(await remote_session(stack, client, auth, on_tools_changed=_no_op))
 
 
 def _no_op() -> None:

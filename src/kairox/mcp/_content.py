@@ -111,8 +111,6 @@ def tool_from_wire(item: Any, index: int = 0) -> McpTool:
         name = item.get("name") if isinstance(item, dict) else None
         label = name if isinstance(name, str) and name else f"#{index}"
         return McpTool(name=label, problem=f"the server listed it with invalid fields: {', '.join(sorted(set(bad)))}")
-    hints = item.get("annotations") or {}
-    annotations = ToolAnnotations(title=hints.get("title"), **{field: hints.get(key) for key, field in _HINTS.items()})
     schema = item["inputSchema"]
     output = item.get("outputSchema")
     return McpTool(
@@ -121,11 +119,16 @@ def tool_from_wire(item: Any, index: int = 0) -> McpTool:
         description=item.get("description") or "",
         input_schema=dict(schema),
         output_schema=dict(output) if output is not None else None,
-        annotations=annotations,
+        annotations=annotations_from_wire(item.get("annotations") or {}),
         title=item.get("title"),
         task_support=(item.get("execution") or {}).get("taskSupport"),
         meta=dict(item.get("_meta") or {}),
     )
+
+
+def annotations_from_wire(hints: dict[str, Any]) -> ToolAnnotations:
+    """A tool's ``annotations`` object (its title and hints) as Kairox's."""
+    return ToolAnnotations(title=hints.get("title"), **{field: hints.get(key) for key, field in _HINTS.items()})
 
 
 def tools_page(raw: Any) -> tuple[list[McpTool], str | None]:

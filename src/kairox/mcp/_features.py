@@ -27,10 +27,6 @@ class ElicitationAnswer:
     content: JsonObject | None = None
     """The filled form; fields left out get the schema's defaults."""
 
-    @classmethod
-    def decline(cls) -> "ElicitationAnswer":
-        return cls(action="decline")
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SamplingRequest:
@@ -68,7 +64,7 @@ SamplingHandler = Callable[[SamplingRequest], Awaitable[SamplingAnswer]]
 
 async def decline_elicitation(request: ElicitationRequest) -> ElicitationAnswer:
     """What a non-interactive run answers: decline, so the server can go on without the input."""
-    return ElicitationAnswer.decline()
+    return ElicitationAnswer(action="decline")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -13,7 +13,7 @@ import anyio.abc
 
 from kairox._rpc._status import ServerStatus
 from kairox.config import McpServerConfig
-from kairox.errors import Diagnostic, KairoxError, McpStartupError
+from kairox.errors import KairoxError, McpStartupError
 from kairox.events import EventSink, NullSink
 from kairox.mcp._adapter import McpToolAdapter
 from kairox.mcp._client import McpClient, McpServerState
@@ -22,7 +22,6 @@ from kairox.mcp._features import ClientFeatures
 from kairox.mcp._sources import server_confiner
 
 if TYPE_CHECKING:
-    from kairox.config import ResolvedConfig
     from kairox.mcp._sources import ConfiguredServer
     from kairox.sandbox import SandboxSettings, ServerConfinement
 
@@ -85,22 +84,10 @@ class McpServerManager:
         self._confine = confine or (lambda name, config: None)
         """The sandbox profile each stdio server starts under (none given: servers start unconfined)."""
         self.clients: dict[str, McpClient] = {
-            name: McpClient(
-                name,
-                config,
-                workspace=workspace,
-                home=home,
-                events=self.events,
-                features=features,
-                environ=snapshot,
-                base_dir=(base_dirs or {}).get(name),
-                confinement=self._confine(name, config) if config.transport == "stdio" else None,
-            )
+            name: self._new_client(name, config, environ=snapshot, base_dir=(base_dirs or {}).get(name))
             for name, config in servers.items()
         }
         self.adapters: dict[str, McpToolAdapter] = {}
-        self.diagnostics: list[Diagnostic] = []
-        """Problems found while collecting the servers (a broken ``.mcp.json`` entry)."""
         self._task_group: anyio.abc.TaskGroup | None = None
         self.hold_background = hold_background
         """The background starts wait for :meth:`start_background` (else they begin on entering)."""
@@ -108,6 +95,21 @@ class McpServerManager:
         """How many background starts run at once."""
         self._background_go = anyio.Event()
         self._background_scope = anyio.CancelScope()
+
+    def _new_client(
+        self, name: str, config: McpServerConfig, *, environ: Mapping[str, str] | None, base_dir: Path | None
+    ) -> McpClient:
+        return McpClient(
+            name,
+            config,
+            workspace=self.workspace,
+            home=self._home,
+            events=self.events,
+            features=self._features,
+            environ=environ,
+            base_dir=base_dir,
+            confinement=self._confine(name, config) if config.transport == "stdio" else None,
+        )
 
     @classmethod
     def from_configured(
@@ -137,26 +139,6 @@ class McpServerManager:
             wait_for_all=wait_for_all,
             confine=server_confiner(servers, sandbox=sandbox, workspace=workspace, home=home),
         )
-
-    @classmethod
-    def from_resolved(
-        cls,
-        resolved: "ResolvedConfig",
-        *,
-        events: EventSink | None = None,
-        features: ClientFeatures | None = None,
-        sandbox: "SandboxSettings | None" = None,
-    ) -> "McpServerManager":
-        """Every server of a resolved configuration plus the workspace ``.mcp.json``; its problems are in
-        ``diagnostics``."""
-        from kairox.mcp._sources import configured_servers
-
-        servers, diagnostics = configured_servers(resolved)
-        manager = cls.from_configured(
-            servers, workspace=resolved.workspace, home=resolved.home, events=events, features=features, sandbox=sandbox
-        )
-        manager.diagnostics = list(diagnostics)
-        return manager
 
     async def __aenter__(self) -> Self:
         started = time.monotonic()
@@ -257,10 +239,6 @@ class McpServerManager:
     def states(self) -> list[McpServerState]:
         return [client.state() for client in self.clients.values()]
 
-    def providers(self) -> list[McpToolAdapter]:
-        """One tool provider per started server (a failed server's provider lists no tools)."""
-        return list(self.adapters.values())
-
     async def list_tools(self) -> dict[str, list[str]]:
         """Registry tool names per server, for ``kairox mcp tools`` and the prompt context."""
         return {name: [spec.name for spec in await adapter.list_tools()] for name, adapter in self.adapters.items()}
@@ -317,17 +295,7 @@ class McpServerManager:
             raise KairoxError(
                 f"an MCP server named {name!r} is already configured", hint="restart it, or pick another name"
             )
-        self.clients[name] = McpClient(
-            name,
-            config,
-            workspace=self.workspace,
-            home=self._home,
-            events=self.events,
-            features=self._features,
-            environ=self._environ,
-            base_dir=base_dir,
-            confinement=self._confine(name, config) if config.transport == "stdio" else None,
-        )
+        self.clients[name] = self._new_client(name, config, environ=self._environ, base_dir=base_dir)
         if not config.enabled:
             self.clients[name].skipped(ServerStatus.DISABLED, "disabled in the configuration")
             adapter = McpToolAdapter(self.clients[name])

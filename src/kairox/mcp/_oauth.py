@@ -86,7 +86,6 @@ def oauth_provider(
     *,
     home: Path,
     login: OAuthLogin | None = None,
-    scope: str | None = None,
     client_metadata_url: str | None = None,
     storage: Any = None,
 ) -> OAuthClientProvider:
@@ -99,7 +98,6 @@ def oauth_provider(
         redirect_uris=[AnyUrl(redirect_uri)],
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
-        scope=scope,
     )
     pending: dict[str, CallbackParams] = {}
 
