@@ -11,7 +11,9 @@ log = logging.getLogger(__name__)
 RequestHandler = Callable[[Any], Awaitable[Any]]
 """Answers a request from the peer: gets ``params``, returns the ``result`` (or raises :class:`MethodError`)."""
 
+INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 

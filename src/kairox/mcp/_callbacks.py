@@ -4,10 +4,10 @@
 from pathlib import Path
 from typing import Any
 
+from kairox._rpc._replies import INVALID_PARAMS, INVALID_REQUEST, MethodError
 from kairox.events import EventSink
 from kairox.mcp._events import McpServerLog
 from kairox.mcp._features import ClientFeatures, ElicitationRequest, SamplingRequest, apply_schema_defaults
-from kairox.mcp._session import INVALID_PARAMS, INVALID_REQUEST, SessionError
 
 
 class ClientCallbacks:
@@ -43,15 +43,15 @@ class ClientCallbacks:
 
     async def elicit(self, params: Any) -> dict[str, Any]:
         if not isinstance(params, dict) or not isinstance(params.get("message"), str):
-            raise SessionError(INVALID_PARAMS, "elicitation/create needs a message")
+            raise MethodError(INVALID_PARAMS, "elicitation/create needs a message")
         if params.get("mode") == "url" or "url" in params:
             if not isinstance(params.get("url"), str):
-                raise SessionError(INVALID_PARAMS, "a URL elicitation needs a url")
+                raise MethodError(INVALID_PARAMS, "a URL elicitation needs a url")
             request = ElicitationRequest(server=self.server, message=params["message"], url=params["url"])
         else:
             schema = params.get("requestedSchema")
             if not isinstance(schema, dict):
-                raise SessionError(INVALID_PARAMS, "a form elicitation needs a requestedSchema object")
+                raise MethodError(INVALID_PARAMS, "a form elicitation needs a requestedSchema object")
             request = ElicitationRequest(server=self.server, message=params["message"], requested_schema=dict(schema))
         answer = await self.features.elicitation(request)
         if answer.action != "accept":
@@ -64,11 +64,11 @@ class ClientCallbacks:
     async def sample(self, params: Any) -> dict[str, Any]:
         handler = self.features.sampling
         if handler is None:
-            raise SessionError(
+            raise MethodError(
                 INVALID_REQUEST, f"Kairox has no model configured for sampling; {self.server}'s request was refused"
             )
         if not isinstance(params, dict) or not isinstance(params.get("messages"), list):
-            raise SessionError(INVALID_PARAMS, "sampling/createMessage needs a list of messages")
+            raise MethodError(INVALID_PARAMS, "sampling/createMessage needs a list of messages")
         system_prompt, max_tokens = params.get("systemPrompt"), params.get("maxTokens")
         request = SamplingRequest(
             server=self.server,

@@ -19,6 +19,7 @@ from typing import Any, Self
 import anyio
 import anyio.abc
 
+from kairox._rpc._replies import INVALID_REQUEST
 from kairox._rpc._status import ServerStatus
 from kairox._rpc._supervisor import Ready, ServerLifecycle, until_first
 from kairox._util._json import JsonObject
@@ -39,7 +40,7 @@ from kairox.mcp._events import (
 from kairox.mcp._features import ClientFeatures
 from kairox.mcp._files import server_file_stem
 from kairox.mcp._protocol_cache import known_legacy, remember_legacy, server_key
-from kairox.mcp._session import CONNECTION_CLOSED, INVALID_REQUEST, InvalidResult, McpSession, SessionError
+from kairox.mcp._session import CONNECTION_CLOSED, InvalidResult, McpSession, SessionError
 from kairox.mcp._tool_cache import CachedLists, ToolListCache
 from kairox.sandbox import ServerConfinement, refusal_hint, sandbox_refusal
 from kairox.tools import ProgressCallback, ToolResult

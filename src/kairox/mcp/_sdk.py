@@ -21,6 +21,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from kairox._rpc._replies import MethodError
 from kairox._version import __version__
 from kairox.mcp._callbacks import ClientCallbacks
 from kairox.mcp._content import McpTool, tool_from_wire, tools_page
@@ -123,7 +124,7 @@ def sdk_client(
     ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
         try:
             return mcp_types.ElicitResult.model_validate(await callbacks.elicit(_wire(params)))
-        except SessionError as exc:
+        except MethodError as exc:
             return mcp_types.ErrorData(code=exc.code, message=exc.message)
 
     async def sample(
@@ -131,7 +132,7 @@ def sdk_client(
     ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
         try:
             return mcp_types.CreateMessageResult.model_validate(await callbacks.sample(_wire(params)))
-        except SessionError as exc:
+        except MethodError as exc:
             return mcp_types.ErrorData(code=exc.code, message=exc.message)
 
     async def on_message(message: Any) -> None:

@@ -40,8 +40,6 @@ LATEST_MODERN_VERSION = MODERN_VERSIONS[-1]
 
 CONNECTION_CLOSED = -32000
 UNSUPPORTED_PROTOCOL_VERSION = -32022
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
 
 ProgressHandler = Callable[[float, float | None, str | None], Awaitable[None]]
 
@@ -71,8 +69,7 @@ async def every_page(fetch: PageFetch[T]) -> list[T]:
 
 
 class SessionError(MethodError):
-    """A JSON-RPC error: the server's answer, the connection's (``CONNECTION_CLOSED``), or ours to a request of
-    the server's (raised by a callback)."""
+    """A JSON-RPC error: the server's answer or the connection's (``CONNECTION_CLOSED``)."""
 
 
 @dataclass(frozen=True, slots=True)
