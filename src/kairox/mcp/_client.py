@@ -173,6 +173,12 @@ class McpClient(ServerLifecycle[McpConnection]):
     # --- public state -------------------------------------------------------------------------------------
 
     @property
+    def lifecycle(self) -> Self:
+        """The client itself: it is the server's lifecycle (the name the peer bench harness,
+        ``../shared/bench-peers``, reads ``reason`` and ``protocol_version`` through)."""
+        return self
+
+    @property
     def session_kind(self) -> str | None:
         """``kairox`` when Kairox's own session serves the live connection (a stdio server), ``sdk`` when the SDK's
         ``Client`` does (a remote server); None while there is no connection."""

@@ -239,6 +239,11 @@ class McpServerManager:
     def states(self) -> list[McpServerState]:
         return [client.state() for client in self.clients.values()]
 
+    def providers(self) -> list[McpToolAdapter]:
+        """One tool provider per started server (a failed server's provider lists no tools); the peer bench harness
+        (``../shared/bench-peers``) adds them to a registry."""
+        return list(self.adapters.values())
+
     async def list_tools(self) -> dict[str, list[str]]:
         """Registry tool names per server, for ``kairox mcp tools`` and the prompt context."""
         return {name: [spec.name for spec in await adapter.list_tools()] for name, adapter in self.adapters.items()}
