@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import SERIAL
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "system-packages.sh"
 
 
@@ -80,10 +82,11 @@ def test_make_test_installs_then_runs_the_preflight_before_pytest() -> None:
     check = lines.index("sh scripts/system-packages.sh check")
     pytest = [i for i, line in enumerate(lines) if "/bin/pytest -q" in line]
     assert install < check < pytest[0]
-    # every core first, then the tests that need the machine to themselves, each naming its 25 slowest tests
+    # every core first, then the tests that need the machine to themselves (only their files collected), each naming
+    # its 25 slowest tests
     assert [lines[i].split("/bin/pytest -q ", 1)[1] for i in pytest] == [
         '--durations=25 -n auto --dist loadfile -m "not serial"',
-        "--durations=25 -m serial",
+        f"--durations=25 -m serial {' '.join(sorted(f'tests/{name}' for name in SERIAL))}",
     ]
 
 
