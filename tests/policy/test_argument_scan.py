@@ -8,7 +8,7 @@ import pytest
 
 from kairox.config import ApprovalPolicy, PolicyConfig, SandboxPolicy
 from kairox.policy import DecisionSource, PolicyEngine, PolicySettings, Rule, Verdict, parse_rule
-from kairox.policy._arguments import scan_path_arguments
+from kairox.policy._facts import scan_path_arguments
 from kairox.tools import Access, PermissionProfile, ToolSource, ToolSpec
 
 

@@ -16,12 +16,11 @@ from kairox.policy._approval import (
     unattended_refusal,
 )
 from kairox.policy._decide import PolicyEngine
-from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._facts import effective_profile, mcp_read_only, starts_sandboxed
 from kairox.policy._host import HostFacts
 from kairox.policy._paths import resolve_path
 from kairox.policy._readrules import read_mask
-from kairox.policy._rules import ParsedRule, Rule, RuleRef, parse_rule
+from kairox.policy._rules import Decision, DecisionSource, ParsedRule, Rule, RuleRef, Verdict, parse_rule
 from kairox.policy._settings import PolicySettings
 
 __all__ = [

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from kairox._util._json import JsonObject
-from kairox.policy._decision import DecisionSource
+from kairox.policy._rules import DecisionSource
 
 
 class ApprovalScope(enum.StrEnum):

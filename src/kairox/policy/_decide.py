@@ -22,11 +22,10 @@ from kairox._util._pathglob import PathPattern
 from kairox.config import ApprovalPolicy, SandboxPolicy
 from kairox.errors import Diagnostic, Severity
 from kairox.policy._approval import PathTarget
-from kairox.policy._arguments import LIMITS, scan_path_arguments
 from kairox.policy._command_glob import allow_matches
-from kairox.policy._decision import Decision, DecisionSource, Verdict
 from kairox.policy._explain import describe_rule, exact_rule, let_through, mcp_why, suggested_rule, unguarded_reads
 from kairox.policy._facts import (
+    LIMITS,
     CallFacts,
     call_facts,
     command_line,
@@ -35,15 +34,19 @@ from kairox.policy._facts import (
     mcp_read_only,
     program_lines,
     runs_unsandboxed,
+    scan_path_arguments,
 )
 from kairox.policy._paths import parse_pattern, protected_reason, writable_reason
 from kairox.policy._readrules import read_mask
 from kairox.policy._rules import (
     _THIRD_PARTY,
+    Decision,
+    DecisionSource,
     NameDenials,
     ParsedRule,
     RuleAction,
     RuleRef,
+    Verdict,
     argument_diagnostics,
     parse_rule,
 )
