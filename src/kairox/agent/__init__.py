@@ -31,7 +31,7 @@ from kairox.agent._events import (
     UsageReported,
 )
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, Usage
-from kairox.agent._opener import open_workspace
+from kairox.agent._opener import open_session, open_workspace
 from kairox.agent._plan import plan_text
 from kairox.agent._provider import (
     ModelSettings,
@@ -42,7 +42,7 @@ from kairox.agent._provider import (
     model_settings,
 )
 from kairox.agent._rewind import rewind_transcript, session_checkpoints
-from kairox.agent._session import AgentSession, TurnResult, open_session
+from kairox.agent._session import AgentSession, TurnResult
 from kairox.agent._task import serve_tasks
 from kairox.agent._transcript import SessionNotFoundError, list_sessions, subagent_history
 

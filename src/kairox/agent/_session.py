@@ -4,14 +4,11 @@ order); their results go back until the model answers without tools or a limit s
 event; front ends subscribe and never reach inside."""
 
 import asyncio
-import contextlib
-import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -39,10 +36,8 @@ from kairox.agent._events import (
     ModelFailed,
     ModelRequestStarted,
     ModelSwitched,
-    PlanUpdated,
     Rewound,
     SessionEnded,
-    SessionStarted,
     ToolDefinitionsLarge,
     TurnEnded,
     TurnEndReason,
@@ -50,18 +45,16 @@ from kairox.agent._events import (
     UsageReported,
     UserMessageSubmitted,
 )
-from kairox.agent._http import preload
 from kairox.agent._messages import ImagePart, Message, ModelRequest, Role, ToolCallPart, ToolResultPart, Usage
-from kairox.agent._plan import PlanToolProvider, last_plan, plan_text
-from kairox.agent._provider import ModelProviderError, ModelSettings, ModelSetupError, context_window, model_settings
+from kairox.agent._plan import PlanToolProvider, plan_text
+from kairox.agent._provider import ModelProviderError, ModelSettings, context_window
 from kairox.agent._rewind import Checkpoints, RewindPlan, conversation_cut
-from kairox.agent._transcript import Transcript, find_session, list_sessions, read_session
-from kairox.config import AgentConfig, ResolvedConfig, SecretScrubber, resolve_config
+from kairox.agent._transcript import Transcript
+from kairox.config import AgentConfig
 from kairox.errors import KairoxError
 from kairox.events import Event, EventSink, FanoutSink
 from kairox.policy import ApprovalAnswer, ApprovalRequest, Approver, effective_profile, mcp_read_only, refusal_text
 from kairox.registry import TOOL_SEARCH, ToolCallFinished, ToolSearch, search_threshold_tokens
-from kairox.runtime import RuntimeOptions, build_extension_context
 from kairox.tools import Access, EmbeddedResource, ImageContent, ResourceLink, ToolResult
 
 if TYPE_CHECKING:
@@ -279,6 +272,13 @@ class AgentSession:
         self._hook_event("session_start", outcome)
         self.session_context = outcome.additional_context
         self.measure_context()
+        # a caller that runs a turn at once starts it before this runs; one that waits for a prompt does not
+        asyncio.get_running_loop().call_soon(self._at_hand_over)
+
+    async def end(self) -> None:
+        """Fire the ``session_end`` hooks and say that the session ended."""
+        self._hook_event("session_end", await self.context.hooks.session_end("exit"))
+        self.emit(SessionEnded(session_id=self.transcript.session_id, turns=self._turn))
 
     async def use_model(self, settings: ModelSettings) -> None:
         """Talk to the model of ``settings`` from the next turn on (the conversation so far goes with it): a new
@@ -813,154 +813,3 @@ class AgentSession:
                 error=text if is_error else None,
             )
         )
-
-
-# --- opening a session -------------------------------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def open_session(
-    workspace: Path | None = None,
-    cli: RuntimeOptions | None = None,
-    *,
-    approver: Approver | None = None,
-    events: Sequence[EventSink] = (),
-    model: str | None = None,
-    provider: str | None = None,
-    resume: str | None = None,
-    continue_last: bool = False,
-    resolved: ResolvedConfig | None = None,
-    client: ModelClient | None = None,
-) -> AsyncIterator[AgentSession]:
-    """Start the extension context and a model client, fire ``session_start``; on leaving, ``session_end``,
-    then everything stops. ``resume`` (an id) or ``continue_last`` (this workspace's latest) load a transcript.
-
-    The model client is Kairox's own for the configured model (``model``/``provider`` override the configuration),
-    or ``client``: the caller's own :class:`ModelClient`, which the caller also closes."""
-    options = cli or RuntimeOptions()
-    if resolved is None:
-        resolved = resolve_config(
-            workspace or options.workspace, cli_overrides=options.overrides, profile=options.profile, cwd=options.cwd
-        )
-    settings: ModelSettings | None = None
-    api_key: str | None = None
-    if client is None:
-        settings = model_settings(resolved, model=model, provider=provider)
-        api_key = settings.api_key()  # a missing key is reported before any server starts
-        model_name, provider_name = settings.model, settings.provider
-        hidden = tuple(v for v in (api_key, *settings.headers.values()) if v)  # never written to the transcript
-    elif model is not None or provider is not None:
-        raise ModelSetupError(
-            "open_session was given a model client and a model or provider name",
-            hint="pass one of them: a client names its own model (ModelClient.model)",
-        )
-    else:
-        model_name, provider_name, hidden = client.model, type(client).__name__, ()
-    history: list[Message] = []
-    if continue_last and resume is None:
-        found = list_sessions(resolved.home, workspace=resolved.workspace)
-        if not found:
-            from kairox.agent._transcript import SessionNotFoundError
-
-            raise SessionNotFoundError(
-                f"no earlier session in {resolved.workspace}", hint="start one with `kairox run PROMPT`"
-            )
-        resume = found[-1].id
-    turn_base = 0
-    if resume is not None:
-        path = find_session(resolved.home, resume)
-        info, history = read_session(path)
-        turn_base = info.turns
-        transcript = Transcript(path, hidden=hidden, scrubber=SecretScrubber.for_config(resolved))
-    else:
-        transcript = Transcript.create(
-            resolved.home,
-            workspace=resolved.workspace,
-            model=model_name,
-            provider=provider_name,
-            hidden=hidden,
-            scrubber=SecretScrubber.for_config(resolved),
-        )
-    sink = FanoutSink([transcript, *events])
-    if settings is not None:
-        preload()  # Kairox's own HTTP client loads while the servers start
-    session_approver = SessionApprover(sink.emit)
-    session_approver.front_end = approver
-    # the servers listed from the cache start once the first request is out, not between the user and it
-    options = dataclasses.replace(options, hold_mcp_background=True)
-    try:
-        async with build_extension_context(
-            cli=options, approver=session_approver, events=sink, resolved=resolved
-        ) as context:
-            manager = context.mcp
-            own = (
-                None
-                if settings is None
-                else client_for(
-                    settings,
-                    events=sink,
-                    api_key=api_key,
-                    on_request_sent=None if manager is None else manager.start_background,
-                )
-            )
-            if settings is not None:
-                from kairox.agent._embeddings import semantic_ranker
-
-                semantic = semantic_ranker(resolved, settings)
-            active: ModelClient | None = own or client
-            assert active is not None  # one of the two branches above chose it
-            context.hooks.session_id = transcript.session_id
-            session = AgentSession(
-                context,
-                active,
-                approver=session_approver,
-                events=sink,
-                transcript=transcript,
-                limits=resolved.config.agent,
-                history=history,
-                provider=provider_name,
-                window_tokens=settings.context_window if settings is not None else None,
-            )
-            session.owned_client = own
-            session.turn_base = turn_base
-            session.plan = PlanToolProvider(sink.emit, last_plan(transcript.path) if resume else ())
-            await context.registry.add_providers([session.plan])
-            if settings is not None:
-                session.tool_search.semantic = semantic  # tools.semantic: embeddings blended into tool_search
-            if resolved.config.agent.max_task_depth > 0:  # subagents: the ``task`` tool
-                from kairox.agent._task import TaskHost, TaskTool
-
-                host = TaskHost(
-                    context=context,
-                    events=sink,
-                    limits=resolved.config.agent,
-                    model=lambda: (session.client, session.provider),
-                    transcript=transcript,
-                    on_usage=session.add_usage,
-                )
-                await context.registry.add_provider(TaskTool(host))
-            sink.emit(
-                SessionStarted(
-                    session_id=transcript.session_id,
-                    model=model_name,
-                    provider=provider_name,
-                    workspace=str(resolved.workspace),
-                    resumed=resume is not None,
-                    transcript=str(transcript.path),
-                )
-            )
-            if session.plan.entries:
-                sink.emit(PlanUpdated(entries=session.plan.entries))
-            try:
-                await session.start("resume" if resume else "startup")
-                # a caller that runs a turn at once starts it before this runs; one that waits for a prompt does not
-                asyncio.get_running_loop().call_soon(session._at_hand_over)
-                yield session
-            finally:
-                with anyio.CancelScope(shield=True):
-                    session._hook_event("session_end", await context.hooks.session_end("exit"))
-                    sink.emit(SessionEnded(session_id=transcript.session_id, turns=session._turn))
-                    if session.owned_client is not None:  # a caller's client is the caller's to close
-                        await session.owned_client.aclose()
-    finally:
-        transcript.close()

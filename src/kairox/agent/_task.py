@@ -18,6 +18,7 @@ from kairox._util._json import JsonObject
 from kairox.agent._client import ModelClient
 from kairox.agent._events import SubagentEvent, SubagentStarted, SubagentStopped, TurnEndReason
 from kairox.agent._messages import Usage
+from kairox.agent._session import AgentSession, SessionApprover, client_for
 from kairox.agent._transcript import Transcript
 from kairox.config import AgentConfig, SecretScrubber
 from kairox.errors import KairoxError
@@ -29,7 +30,6 @@ from kairox.tools import Access, CallContext, PermissionProfile, ToolProvider, T
 from kairox.tools import object_schema as _schema
 
 if TYPE_CHECKING:
-    from kairox.agent._session import AgentSession
     from kairox.runtime import AgentDef, ExtensionContext
 
 TASK_TOOL = "task"
@@ -181,10 +181,8 @@ class TaskTool(ToolProvider):
 
     async def _child(
         self, agent: "AgentDef", ids: dict[str, str], stack: contextlib.AsyncExitStack, notes: list[str]
-    ) -> "AgentSession":
+    ) -> AgentSession:
         """The subagent's session, its servers started and its transcript open (both closed by ``stack``)."""
-        from kairox.agent._session import AgentSession, SessionApprover, client_for
-
         host, context = self.host, self.host.context
         resolved, depth, agent_id = context.resolved, self.host.depth + 1, ids["agent_id"]
         parent = CALL_APPROVALS.get(context.registry.approvals)
@@ -280,7 +278,6 @@ async def serve_tasks(context: "ExtensionContext", events: EventSink) -> AsyncIt
     """``kairox serve``: the workspace's agents as one ``task`` tool, run on the configured model (none when no
     model is configured or its key is unset)."""
     from kairox.agent._provider import ModelSetupError, model_settings
-    from kairox.agent._session import client_for
 
     limits = context.resolved.config.agent
     try:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 import anyio
 
@@ -25,7 +25,9 @@ from kairox._util._expand import expand_vars
 from kairox._version import __version__
 from kairox.config import McpServerConfig
 from kairox.errors import SandboxUnavailableError
+from kairox.events import EventSink
 from kairox.mcp._callbacks import ClientCallbacks
+from kairox.mcp._features import ClientFeatures
 from kairox.mcp._native import NativeSession, StdioChannel
 from kairox.mcp._protocol_cache import remember_legacy
 from kairox.mcp._session import CONNECTION_CLOSED, HANDSHAKE_VERSIONS, InvalidResult, McpSession, SessionError
@@ -34,8 +36,6 @@ from kairox.sandbox import ConfinedCommand, ServerConfinement, confine_server
 if TYPE_CHECKING:  # the HTTP stack loads for remote servers only
     import httpx2
     from mcp.client import Transport
-
-    from kairox.mcp._client import McpClient
 
 STDERR_LIMIT = 64 * 1024
 STDERR_TAIL_CHARS = 4_000
@@ -201,11 +201,37 @@ class FailureCause(enum.StrEnum):
     OTHER = "other"
 
 
+class ConnectionOwner(Protocol):
+    """What a connection reads of the ``McpClient`` that opens it, and the four things it reports back to it: how
+    the server runs (``confinement_state``, ``confinement_warning``), the era it answered in (``mode``), and
+    whether it signs in with a person's login (``signs_in``)."""
+
+    name: str
+    config: McpServerConfig
+    workspace: Path
+    base_dir: Path
+    home: Path
+    environ: dict[str, str]
+    features: ClientFeatures
+    events: EventSink
+    log_path: Path
+    cache_key: str
+    confinement: ServerConfinement | None
+    confinement_state: dict[str, Any] | None
+    confinement_warning: str | None
+    mode: str
+    signs_in: bool
+
+    def relist_soon(self) -> None: ...
+    def invalid_line(self, line: str) -> None: ...
+    def violation(self, detail: str) -> None: ...
+
+
 class McpConnection:
     """``async with McpConnection(client) as connection:`` the transport and the session, handshake done; leaving
     closes the session and stops the process. What the process did is kept for the failure report."""
 
-    def __init__(self, client: "McpClient") -> None:
+    def __init__(self, client: ConnectionOwner) -> None:
         self.owner = client
         self.session: McpSession | None = None
         self.child: ChildProcess | None = None
@@ -333,7 +359,7 @@ server, or the refusal to give instead. A call of such a server then runs on a c
 
 
 async def remote_session(
-    stack: AsyncExitStack, client: "McpClient", auth: "httpx2.Auth | None", *, on_tools_changed: Callable[[], None]
+    stack: AsyncExitStack, client: ConnectionOwner, auth: "httpx2.Auth | None", *, on_tools_changed: Callable[[], None]
 ) -> McpSession:
     """A session with remote server ``client`` through the SDK's ``Client``; ``stack`` closes it."""
     from kairox.mcp._sdk import SdkSession, sdk_client
@@ -351,7 +377,7 @@ async def remote_session(
     return SdkSession(sdk, server=client.name, callbacks=callbacks)
 
 
-async def run_as(client: "McpClient", auth: "httpx2.Auth", run: Callable[[McpSession], Awaitable[Any]]) -> Any:
+async def run_as(client: ConnectionOwner, auth: "httpx2.Auth", run: Callable[[McpSession], Awaitable[Any]]) -> Any:
     """``run`` on a connection of its own to remote server ``client``, authorized with ``auth`` (one person's
     login), closed after it."""
     async with AsyncExitStack() as stack:
