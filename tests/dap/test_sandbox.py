@@ -81,11 +81,20 @@ def plant(base: Path) -> Path:
     return ws
 
 
-def write_probes(ws: Path, port: int) -> list[str]:
+def write_probes(ws: Path, port: int) -> None:
+    """A program per attack (``attack_<name>.py``), and ``attack_all.py`` trying each in turn, as one launch."""
     outside = str(ws.parent / "outside" / "escaped.txt")
-    for name, attack in ATTACKS.items():
-        (ws / f"attack_{name}.py").write_text(PROBE.format(attack=attack.format(outside=outside, mark=MARK, port=port)))
-    return [f"attack_{name}.py" for name in ATTACKS]
+    attacks = {name: attack.format(outside=outside, mark=MARK, port=port) for name, attack in ATTACKS.items()}
+    for name, attack in attacks.items():
+        (ws / f"attack_{name}.py").write_text(PROBE.format(attack=attack))
+    every = "".join(
+        f"try:\n    {attack}\n    print('attack {name}: no error')\nexcept OSError as exc:\n"
+        f"    print('attack {name}:', type(exc).__name__)\n"
+        for name, attack in attacks.items()
+    )
+    (ws / "attack_all.py").write_text(
+        f"import os, socket\n{every}print('home:', os.path.expanduser('~'))\nprint('done')\n"
+    )
 
 
 def escaped(base: Path) -> list[str]:
@@ -403,9 +412,10 @@ def place(user: str) -> Iterator[Path]:
 def test_the_kairox_command_sandboxes_debugging_for_root_and_for_an_unprivileged_user(place: Path, user: str) -> None:
     ws = place / "ws"
     with listener() as (port, server):
-        probes = write_probes(ws, port)
-        calls = [{"tool": "dap.launch", "arguments": {"program": probe, "wait_sec": WAIT}} for probe in probes]
-        calls += [
+        write_probes(ws, port)
+        # every attack in one launch: each has a launch of its own in the tests above, in this process
+        calls = [
+            {"tool": "dap.launch", "arguments": {"program": "attack_all.py", "wait_sec": WAIT}},
             {
                 "tool": "dap.launch",
                 "arguments": {
@@ -448,11 +458,11 @@ def test_the_kairox_command_sandboxes_debugging_for_root_and_for_an_unprivileged
     said = run.stdout + run.stderr
     assert run.returncode == 0, said
     results = [json.loads(line) for line in run.stdout.splitlines()]
-    attacks, (launch, stack, variables, uid, ended) = results[: len(probes)], results[len(probes) :]
-    for result in attacks:
-        assert (
-            "exit code 0" in result["text"] and "done" in result["text"] and f"home: {place / 'home'}" in result["text"]
-        ), result
+    attacks, launch, stack, variables, uid, ended = results
+    assert "exit code 0" in attacks["text"] and "done" in attacks["text"], attacks
+    assert f"home: {place / 'home'}" in attacks["text"], attacks  # the attacks on ~ aimed at the right place
+    tried = [line.split(":")[0] for line in attacks["text"].splitlines() if line.startswith("attack ")]
+    assert tried == [f"attack {name}" for name in ATTACKS], attacks  # each attack ran, and failed or did nothing
     assert MARK not in said and KEY not in said, said
     assert escaped(place) == [] and not connected
     assert launch["structured"]["frame"]["line"] == 6
