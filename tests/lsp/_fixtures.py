@@ -81,7 +81,11 @@ def typescript_config(**changes: Any) -> LspServerConfig:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
+    return write_project(tmp_path / "proj")
+
+
+def write_project(root: Path) -> Path:
+    """The fixture package: ``pkg`` with a greeting module, a main module that uses it, and a broken module."""
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "greeting.py").write_text(GREETING, encoding="utf-8")

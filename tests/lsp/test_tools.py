@@ -1,10 +1,12 @@
 """The lsp.* tools against real jedi-language-server and python-lsp-server on a small fixture package."""
 
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
-from tests.lsp._fixtures import BROKEN, GREETING, MAIN, SERVERS
+from tests._rpc._procs import processes_in
+from tests.lsp._fixtures import BROKEN, GREETING, MAIN, SERVERS, write_project
 
 from kairox.errors import ToolCallError
 from kairox.events import RecordingSink
@@ -18,6 +20,34 @@ async def call(project: Path, server: str, *calls: tuple[str, dict[str, Any]]) -
     context = CallContext(call_id="t", workspace=project)
     async with LspToolProvider({server: SERVERS[server]()}, workspace=project) as provider:
         return [await provider.call_tool(name, args, context) for name, args in calls]
+
+
+class Served(NamedTuple):
+    """A language server started once for the tests that only ask about the fixture package (they change nothing)."""
+
+    name: str
+    provider: LspToolProvider
+    project: Path
+
+    async def ask(self, *calls: tuple[str, dict[str, Any]]) -> list[ToolResult]:
+        context = CallContext(call_id="t", workspace=self.project)
+        return [await self.provider.call_tool(name, args, context) for name, args in calls]
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module", params=sorted(SERVERS))
+async def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
+    project = write_project(tmp_path_factory.mktemp("served") / "proj")
+    name = str(request.param)
+    async with LspToolProvider({name: SERVERS[name]()}, workspace=project) as provider:
+        served = Served(name, provider, project)
+        await served.ask(("lsp.document_symbols", {"path": "pkg/main.py"}))  # started before a test counts processes
+        yield served
+    assert processes_in(project.resolve()) == []
 
 
 async def test_tools_are_read_only_lsp_tools_and_list_without_starting_a_server(project: Path) -> None:
@@ -39,11 +69,11 @@ async def test_tools_are_read_only_lsp_tools_and_list_without_starting_a_server(
     assert sink.events == []
 
 
-async def test_definition_of_a_call_site_gives_the_defining_file_and_line(project: Path, server_name: str) -> None:
-    (result,) = await call(project, server_name, ("lsp.definition", {"path": "pkg/main.py", "line": 4, "column": 7}))
+async def test_definition_of_a_call_site_gives_the_defining_file_and_line(served: Served) -> None:
+    (result,) = await served.ask(("lsp.definition", {"path": "pkg/main.py", "line": 4, "column": 7}))
     assert result.text_content() == "pkg/greeting.py:15:5: def make(name: str) -> Greeter:"
     assert result.structured == {
-        "server": server_name,
+        "server": served.name,
         "locations": [
             {
                 "path": "pkg/greeting.py",
@@ -57,12 +87,8 @@ async def test_definition_of_a_call_site_gives_the_defining_file_and_line(projec
     }
 
 
-async def test_references_find_every_use_with_character_columns_on_a_non_ascii_line(
-    project: Path, server_name: str
-) -> None:
-    (result,) = await call(
-        project, server_name, ("lsp.references", {"path": "pkg/greeting.py", "line": 10, "column": 9})
-    )
+async def test_references_find_every_use_with_character_columns_on_a_non_ascii_line(served: Served) -> None:
+    (result,) = await served.ask(("lsp.references", {"path": "pkg/greeting.py", "line": 10, "column": 9}))
     assert result.text_content().splitlines() == [
         'pkg/greeting.py:10:9: def greet(self, punctuation: str = "!") -> str:',
         'pkg/main.py:3:33: g = Greeter("wörld 🎉"); print(g.greet())',
@@ -70,21 +96,21 @@ async def test_references_find_every_use_with_character_columns_on_a_non_ascii_l
     ]
 
 
-async def test_a_position_after_non_ascii_text_reaches_the_right_name(project: Path, server_name: str) -> None:
+async def test_a_position_after_non_ascii_text_reaches_the_right_name(served: Served) -> None:
     # column 33 is the "g" of greet, after an emoji that takes two UTF-16 code units
-    (result,) = await call(project, server_name, ("lsp.definition", {"path": "pkg/main.py", "line": 3, "column": 33}))
+    (result,) = await served.ask(("lsp.definition", {"path": "pkg/main.py", "line": 3, "column": 33}))
     assert result.text_content() == 'pkg/greeting.py:10:9: def greet(self, punctuation: str = "!") -> str:'
 
 
-async def test_hover_returns_the_signature_and_the_docstring(project: Path, server_name: str) -> None:
-    (result,) = await call(project, server_name, ("lsp.hover", {"path": "pkg/greeting.py", "line": 10, "column": 9}))
+async def test_hover_returns_the_signature_and_the_docstring(served: Served) -> None:
+    (result,) = await served.ask(("lsp.hover", {"path": "pkg/greeting.py", "line": 10, "column": 9}))
     text = result.text_content()
     assert 'greet(self, punctuation: str = "!") -> str' in text.replace('str="!"', 'str = "!"')
     assert "Return a greeting for the name." in text
 
 
-async def test_document_symbols_list_the_classes_and_functions(project: Path, server_name: str) -> None:
-    (result,) = await call(project, server_name, ("lsp.document_symbols", {"path": "pkg/greeting.py"}))
+async def test_document_symbols_list_the_classes_and_functions(served: Served) -> None:
+    (result,) = await served.ask(("lsp.document_symbols", {"path": "pkg/greeting.py"}))
     assert result.structured is not None
     symbols = {(s["kind"], s["qualified_name"], s["line"], s["column"]) for s in result.structured["symbols"]}
     assert {
@@ -95,9 +121,9 @@ async def test_document_symbols_list_the_classes_and_functions(project: Path, se
     } <= symbols
 
 
-async def test_workspace_symbols_work_where_the_server_supports_them(project: Path, server_name: str) -> None:
-    (result,) = await call(project, server_name, ("lsp.workspace_symbols", {"query": "Greeter"}))
-    if server_name == "jedi":
+async def test_workspace_symbols_work_where_the_server_supports_them(served: Served) -> None:
+    (result,) = await served.ask(("lsp.workspace_symbols", {"query": "Greeter"}))
+    if served.name == "jedi":
         assert result.text_content() == "class pkg.greeting.Greeter  pkg/greeting.py:4:7"
     else:
         assert result.structured == {"server": "pylsp", "supported": False, "message": result.text_content()}
@@ -129,8 +155,8 @@ async def test_diagnostics_follow_edits_on_disk(project: Path) -> None:
     assert after.text_content() == "No problems reported in pkg/broken.py."
 
 
-async def test_rename_returns_edits_for_every_use_and_writes_nothing(project: Path, server_name: str) -> None:
-    (result,) = await call(project, server_name, ("lsp.rename", {"symbol": "Greeter.greet", "new_name": "salute"}))
+async def test_rename_returns_edits_for_every_use_and_writes_nothing(served: Served) -> None:
+    (result,) = await served.ask(("lsp.rename", {"symbol": "Greeter.greet", "new_name": "salute"}))
     assert result.text_content().splitlines() == [
         "Preview: renaming to 'salute' changes 3 line(s) in 2 file(s); nothing was written.",
         'pkg/greeting.py:10: - def greet(self, punctuation: str = "!") -> str:',
@@ -141,18 +167,14 @@ async def test_rename_returns_edits_for_every_use_and_writes_nothing(project: Pa
         'pkg/main.py:4: + print(make("x").salute("?"))',
     ]
     assert result.structured is not None and result.structured["applied"] is False
-    assert (project / "pkg" / "greeting.py").read_text(encoding="utf-8") == GREETING
-    assert (project / "pkg" / "main.py").read_text(encoding="utf-8") == MAIN
-    assert (project / "pkg" / "broken.py").read_text(encoding="utf-8") == BROKEN
+    assert (served.project / "pkg" / "greeting.py").read_text(encoding="utf-8") == GREETING
+    assert (served.project / "pkg" / "main.py").read_text(encoding="utf-8") == MAIN
+    assert (served.project / "pkg" / "broken.py").read_text(encoding="utf-8") == BROKEN
 
 
 @pytest.mark.parametrize("tool", ["lsp.definition", "lsp.references", "lsp.hover"])
-async def test_addressing_by_symbol_name_gives_the_same_answer_as_by_position(
-    project: Path, server_name: str, tool: str
-) -> None:
-    by_position, by_name, by_name_in_file = await call(
-        project,
-        server_name,
+async def test_addressing_by_symbol_name_gives_the_same_answer_as_by_position(served: Served, tool: str) -> None:
+    by_position, by_name, by_name_in_file = await served.ask(
         (tool, {"path": "pkg/greeting.py", "line": 10, "column": 9}),
         (tool, {"symbol": "Greeter.greet"}),
         (tool, {"symbol": "Greeter.greet", "path": "pkg/greeting.py"}),
