@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tests.agent._support import make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
-from tests.tui.test_session_app import api_key, app_for, type_text, until
+from tests.tui.test_session_app import api_key, app_for, paste_text, type_text, until
 
 from kairox.config import trust_workspace
 from kairox.tui._commands import all_commands
@@ -91,7 +91,7 @@ async def test_plugin_workspace_and_skill_commands_send_their_prompt_with_argume
                 "/release-notes",
             ):
                 turns = len(app.session.messages)
-                await type_text(pilot, typed)
+                await paste_text(pilot, typed)
                 await pilot.press("enter")
                 await until(
                     pilot,
@@ -100,11 +100,11 @@ async def test_plugin_workspace_and_skill_commands_send_their_prompt_with_argume
                 )
             users = [str(w.render()) for w in app.query("#conversation .user")]
             sent = [m.text for m in app.session.messages if m.role.value == "user"]
-            await type_text(pilot, "/tag")
+            await paste_text(pilot, "/tag")
             await pilot.press("escape")  # the menu closes; the text stays
             await pilot.press("enter")
             ambiguous = last_notice(app)
-            await type_text(pilot, "/comit")
+            await paste_text(pilot, "/comit")
             await pilot.press("escape")
             await pilot.press("enter")
             unknown = last_notice(app)
@@ -133,11 +133,11 @@ async def test_untrusted_workspace_commands_are_named_as_waiting_for_trust_and_h
     app = app_for(workspace)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.context is not None)
-        await type_text(pilot, "/review")
+        await paste_text(pilot, "/review")
         await pilot.press("escape")
         await pilot.press("enter")
         refused = last_notice(app)
-        await type_text(pilot, "/help")
+        await paste_text(pilot, "/help")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, TextPanel) and bool(app.screen.query("#panel-text")))
         shown = str(app.screen.query_one("#panel-text").render())

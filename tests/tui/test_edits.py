@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from tests.agent._support import CART, make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
-from tests.tui.test_session_app import api_key, app_for, calls, type_text, until
+from tests.tui.test_session_app import api_key, app_for, calls, paste_text, until
 
 from kairox.tui._approval import ApprovalScreen
 from kairox.tui._conversation import ToolCallBlock
@@ -42,7 +42,7 @@ async def test_an_edit_asks_with_its_diff_y_accepts_n_rejects_and_the_block_keep
         app = app_for(workspace)
         async with app.run_test(size=(140, 40)) as pilot:
             await until(pilot, lambda: app.session is not None)
-            await type_text(pilot, "Apply the discount.")
+            await paste_text(pilot, "Apply the discount.")
             await pilot.press("enter")
             await until(
                 pilot, lambda: isinstance(app.screen, ApprovalScreen) and bool(app.screen.query("#approval-diff"))
@@ -131,7 +131,7 @@ async def test_the_duration_shown_leaves_out_the_time_the_person_took_to_answer(
         app = app_for(workspace)
         async with app.run_test(size=(140, 40)) as pilot:
             await until(pilot, lambda: app.session is not None)
-            await type_text(pilot, "Write it.")
+            await paste_text(pilot, "Write it.")
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
             await pilot.pause(1.5)  # reading the dialog

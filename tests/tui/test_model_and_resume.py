@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.agent._support import make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
-from tests.tui.test_session_app import api_key, app_for, resume, type_text, until
+from tests.tui.test_session_app import api_key, app_for, paste_text, resume, until
 
 from kairox.agent import list_sessions
 from kairox.tui._conversation import ToolCallBlock
@@ -23,7 +23,7 @@ def notices(app: object) -> list[str]:
 
 
 async def send(pilot: object, app: object, text: str) -> None:
-    await type_text(pilot, text)
+    await paste_text(pilot, text)
     await pilot.press("escape")  # type: ignore[attr-defined]  # a completion menu closes; the text stays
     await pilot.press("enter")  # type: ignore[attr-defined]
 

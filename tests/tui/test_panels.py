@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from tests.agent._support import SERVERS, make_workspace
-from tests.tui.test_session_app import app_for, type_text, until
+from tests.tui.test_session_app import app_for, paste_text, type_text, until
 from textual.widgets import DataTable, Static
 
 from kairox._rpc._status import ServerStatus
@@ -41,7 +41,7 @@ async def test_mcp_panel_restarts_and_disables_servers_of_the_running_manager(
         manager = app.context.mcp
         alpha = manager.clients["alpha"]
         first_pid = alpha.pid
-        await type_text(pilot, "/mcp")
+        await paste_text(pilot, "/mcp")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, McpPanel))
         assert app.screen.selected == "alpha"
@@ -78,11 +78,11 @@ async def test_trace_filters_errors_only_and_one_server(tmp_path: Path, isolated
         assert any("broken: failed" in line for line in errors), errors
         assert not any("ready" in line or "starting" in line for line in errors), errors
         await pilot.press("f3")  # off again; a server filter combines with it
-        await type_text(pilot, "/trace alpha")
+        await paste_text(pilot, "/trace alpha")
         await pilot.press("enter")
         await pilot.pause(0.1)
         assert not app.errors_only and shown() and all("alpha" in line for line in shown()), shown()
-        await type_text(pilot, "/trace all")
+        await paste_text(pilot, "/trace all")
         await pilot.press("enter")
         await pilot.pause(0.1)
         assert shown() == every
@@ -114,7 +114,7 @@ async def test_skills_panel_toggle_is_saved_in_the_user_layer(tmp_path: Path, is
     app = app_for(make_workspace(tmp_path / "repo"))
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.context is not None)
-        await type_text(pilot, "/skills")
+        await paste_text(pilot, "/skills")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, TogglePanel))
         table = app.screen.query_one(DataTable)
@@ -152,7 +152,7 @@ async def test_mcp_panel_asks_before_writing_a_project_file_of_an_untrusted_work
     assert app.resolved.trusted is False
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.context is not None)
-        await type_text(pilot, "/mcp")
+        await paste_text(pilot, "/mcp")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, McpPanel))
         panel = app.screen
@@ -204,7 +204,7 @@ async def test_mcp_panel_writes_a_project_file_of_a_trusted_workspace_without_as
         await until(
             pilot, lambda: app.context is not None and app.context.mcp.clients["alpha"].status is ServerStatus.READY
         )
-        await type_text(pilot, "/mcp")
+        await paste_text(pilot, "/mcp")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, McpPanel))
         panel = app.screen
@@ -227,7 +227,7 @@ async def test_tools_query_shows_the_ranked_search_and_never_a_denied_tool(tmp_p
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.context is not None and any(s.origin == "alpha" for s in app.context.tools()))
         for query in ("return the message unchanged", "add two integers"):
-            await type_text(pilot, f"/tools {query}")
+            await paste_text(pilot, f"/tools {query}")
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, TextPanel))
             assert isinstance(app.screen, TextPanel) and app.screen.panel_title == "Tool search"

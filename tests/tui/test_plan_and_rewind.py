@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from tests.agent._support import make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
-from tests.tui.test_session_app import app_for, ask, type_text, until
+from tests.tui.test_session_app import app_for, ask, paste_text, until
 from textual.widgets import Static
 
 from kairox.config import resolve_config
@@ -50,7 +50,7 @@ async def test_the_plan_panel_follows_the_model_and_rewind_puts_the_files_and_th
             assert shown(app, "#plan") == "[>] Write the notes\n[ ] Check them"
             assert app.query_one("#plan").border_title == "Plan"
             assert (workspace / "notes.txt").read_text() == "rewritten\n"
-            await type_text(pilot, "/rewind")
+            await paste_text(pilot, "/rewind")
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, SessionPicker))
             assert "put back  notes.txt" in str(app.screen.query_one("#picker-text", Static).render())
@@ -71,7 +71,7 @@ async def test_keys_typed_in_a_panel_never_reach_the_prompt(tmp_path: Path, isol
     async with app.run_test(size=(120, 40)) as pilot:
         app.cmd_model("")
         await until(pilot, lambda: isinstance(app.screen, TextPanel))
-        await type_text(pilot, "/quit")
+        await paste_text(pilot, "/quit")
         await pilot.press("enter")
         await pilot.pause(0.2)
         assert isinstance(app.screen, TextPanel) and app.is_running, "the panel stays; `q` is only a letter there"

@@ -9,6 +9,7 @@ import anyio
 import pytest
 from tests.agent._support import SERVERS, make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
+from textual import events
 from textual.widgets import Markdown
 
 from kairox._rpc._status import ServerStatus
@@ -43,8 +44,17 @@ async def until(
 
 
 async def type_text(pilot: object, text: str) -> None:
+    """``text`` typed a key at a time: for the tests of typing itself (the completion menu, focus)."""
     for char in text:
         await pilot.press("space" if char == " " else char)  # type: ignore[attr-defined]
+
+
+async def paste_text(pilot: object, text: str) -> None:
+    """``text`` put in the focused widget as one paste, the event a terminal sends for pasted text: Pilot waits twice
+    for the app to go idle after every key it presses (60 ms or more each), which a test of what a prompt does, not
+    of how it is typed, need not pay."""
+    pilot.app.post_message(events.Paste(text))  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
 
 
 def app_for(workspace: Path) -> KairoxApp:
@@ -54,7 +64,7 @@ def app_for(workspace: Path) -> KairoxApp:
 
 async def ask(pilot: object, app: KairoxApp, prompt: str, messages: int) -> None:
     """Type ``prompt``, send it, and wait until the turn ended with ``messages`` messages in the session."""
-    await type_text(pilot, prompt)
+    await paste_text(pilot, prompt)
     await pilot.press("enter")  # type: ignore[attr-defined]
     await until(
         pilot, lambda: app.session is not None and len(app.session.messages) == messages and not app.turn_running
@@ -63,7 +73,7 @@ async def ask(pilot: object, app: KairoxApp, prompt: str, messages: int) -> None
 
 async def resume(pilot: object, app: KairoxApp, session_id: str, shown: Callable[[], bool] = lambda: True) -> None:
     """``/resume session_id`` typed, and wait until that session is open (and ``shown()`` holds)."""
-    await type_text(pilot, f"/resume {session_id}")
+    await paste_text(pilot, f"/resume {session_id}")
     await pilot.press("enter")  # type: ignore[attr-defined]
     await until(
         pilot,
@@ -92,7 +102,7 @@ async def test_prompt_streams_the_answer_shows_tool_blocks_and_the_approval_moda
         app = app_for(workspace)
         async with app.run_test(size=(140, 40)) as pilot:
             await until(pilot, lambda: app.session is not None)
-            await type_text(pilot, "Write two files.")
+            await paste_text(pilot, "Write two files.")
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
             assert app.screen.request.tool == "fs.write"
@@ -103,7 +113,7 @@ async def test_prompt_streams_the_answer_shows_tool_blocks_and_the_approval_moda
                 lambda: isinstance(app.screen, ApprovalScreen) and app.screen.request.arguments["path"] == "b.txt",
             )
             await pilot.press("m")  # deny with a message to the model
-            await type_text(pilot, "use drafts please")
+            await paste_text(pilot, "use drafts please")
             await pilot.press("enter")
             await until(pilot, lambda: not app.turn_running and "w2" in app.query_one("#conversation").blocks)
             await until(pilot, lambda: not app.turn_running and bool(app.query(Markdown)))
@@ -230,7 +240,7 @@ async def test_the_status_bar_meters_the_context_and_compact_summarises_older_tu
             await until(pilot, lambda: app.session is not None and app.context_usage is not None)
             opening = str(app.query_one("#status-bar").render())
             for prompt in ("First question", "Second question"):
-                await type_text(pilot, prompt)
+                await paste_text(pilot, prompt)
                 await pilot.press("enter")
                 await until(
                     pilot,
@@ -242,7 +252,7 @@ async def test_the_status_bar_meters_the_context_and_compact_summarises_older_tu
                 )
             measured = app.context_usage
             metered = str(app.query_one("#status-bar").render())
-            await type_text(pilot, "/compact Keep the numbers.")
+            await paste_text(pilot, "/compact Keep the numbers.")
             await pilot.press("enter")
             await until(
                 pilot,
@@ -252,7 +262,7 @@ async def test_the_status_bar_meters_the_context_and_compact_summarises_older_tu
             notices = [str(w.render()) for w in app.query("#conversation .notice")]
             compacted = app.context_usage
             after = str(app.query_one("#status-bar").render())
-            await type_text(pilot, "Third question")
+            await paste_text(pilot, "Third question")
             await pilot.press("enter")
             await until(
                 pilot,
@@ -263,7 +273,7 @@ async def test_the_status_bar_meters_the_context_and_compact_summarises_older_tu
                 ),
             )
             session_id = app.session.session_id
-            await type_text(pilot, f"/resume {session_id}")
+            await paste_text(pilot, f"/resume {session_id}")
             await pilot.press("enter")
             await until(
                 pilot,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tests.agent._support import SERVERS, make_workspace, user_config
 from tests.servers.model_server import ScriptedModelServer
-from tests.tui.test_session_app import api_key, app_for, calls, type_text, until
+from tests.tui.test_session_app import api_key, app_for, calls, paste_text, until
 
 from kairox.tui._conversation import ToolCallBlock
 
@@ -41,7 +41,7 @@ async def test_collapsed_tool_lines_name_the_command_the_path_and_the_mcp_argume
         app = app_for(workspace)
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, lambda: app.session is not None)
-            await type_text(pilot, "Push it.")
+            await paste_text(pilot, "Push it.")
             await pilot.press("enter")
             await until(
                 pilot,
