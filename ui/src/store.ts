@@ -100,14 +100,27 @@ export function sessionStarting(current: State | null): boolean {
   return current !== null && current.model.configured && current.model.session === false && !current.model.problem && !current.problem;
 }
 
+// Answers to /api/state and the event stream travel apart: a state asked for before an event can arrive after it.
+// Each ask is numbered, and the plan and the context meter, which events also bring, count their events.
+let stateAsks = 0;
+let liveEvents = 0;
+
 export async function loadState(): Promise<void> {
+  const asked = ++stateAsks;
+  const seen = liveEvents;
   try {
-    state.value = await api.state();
+    const fresh = await api.state();
+    if (asked !== stateAsks) return; // a later ask is on its way: its answer is the newer one
+    state.value = fresh;
     stateError.value = null;
-    context.meter = state.value.context ?? context.meter;
-    context.warning = state.value.context_warning ?? context.warning;
-    plan.value = state.value.plan ?? plan.value;
+    if (liveEvents === seen) {
+      // else an event came meanwhile and is newer than this answer (a plan wiped by a stale state stayed empty)
+      context.meter = fresh.context ?? context.meter;
+      context.warning = fresh.context_warning ?? context.warning;
+      plan.value = fresh.plan ?? plan.value;
+    }
   } catch (error) {
+    if (asked !== stateAsks) return;
     stateError.value = error instanceof Error ? error.message : String(error);
   }
   // no event says "the session is open": ask again shortly while it is starting
@@ -295,9 +308,11 @@ const handlers: Record<string, Handler> = {
     if (session.turn === str(data.turn)) session.turn = null;
   },
   "agent.context": (data) => {
+    liveEvents += 1;
     context.meter = data as unknown as ContextMeter;
   },
   "agent.context_warning": (data) => {
+    liveEvents += 1;
     context.warning = data as unknown as ContextWarning;
   },
   "agent.compaction": (data) => {
@@ -311,6 +326,7 @@ const handlers: Record<string, Handler> = {
     context.compaction = { state: what, text };
   },
   "agent.plan": (data) => {
+    liveEvents += 1;
     plan.value = (data.entries ?? []) as PlanEntry[];
   },
   "agent.rewind": (data) => {
