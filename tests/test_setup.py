@@ -85,7 +85,7 @@ def test_make_test_installs_then_runs_the_preflight_before_pytest() -> None:
     # every core first, then the tests that need the machine to themselves (only their files collected), each naming
     # its 25 slowest tests
     assert [lines[i].split("/bin/pytest -q ", 1)[1] for i in pytest] == [
-        '--durations=25 -n auto --dist loadfile --no-loadscope-reorder -m "not serial"',
+        '--durations=25 -n auto --dist loadfile -m "not serial"',
         f"--durations=25 -m serial {' '.join(sorted(f'tests/{name}' for name in SERIAL))}",
     ]
 
