@@ -82,13 +82,13 @@ PYTEST := $(VENV)/bin/pytest -q --durations=25
 SERIAL_TESTS = $(shell $(PY) -c 'from tests.conftest import SERIAL; print(*sorted("tests/" + f for f in SERIAL))')
 test: install preflight ui-check
 	$(PY) -m compileall -q -x /node_modules/ src tests  # every Kairox process of the tests reads bytecode, even where none is written
-	$(PYTEST) -n auto --dist loadfile --no-loadscope-reorder -m "not serial"
+	$(PYTEST) -n auto --dist loadfile -m "not serial"
 	$(PYTEST) -m serial $(SERIAL_TESTS)
 	$(MAKE) lint
 
 # The inner loop: no browser, no corpora, nothing that needs the machine to itself
 test-fast: $(STAMP) $(NODE_STAMP)
-	$(PYTEST) -n auto --dist loadfile --no-loadscope-reorder -m "not serial and not browser and not corpus"
+	$(PYTEST) -n auto --dist loadfile -m "not serial and not browser and not corpus"
 
 # The demo keeps its Kairox home in build/ so it never touches the user's own ~/.kairox.
 DEMO_HOME := $(CURDIR)/build/demo-home

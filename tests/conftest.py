@@ -2,7 +2,6 @@
 
 import os
 import shutil
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,25 +27,14 @@ SERIAL = frozenset(
 """Test files that need the machine to themselves: ``make test`` runs them after the rest, one at a time."""
 
 
-def pytest_itemcollected(item: pytest.Item) -> None:
-    tests = Path(__file__).parent
-    where = Path(str(item.path)).relative_to(tests).as_posix() if tests in Path(str(item.path)).parents else ""
-    if where in SERIAL:
-        item.add_marker(pytest.mark.serial)
-    if where.startswith("web_browser/"):
-        item.add_marker(pytest.mark.browser)
-
-
-@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files with a ``slow`` test first, then the rest by their number of tests, each file's own order kept.
-
-    ``make test`` gives each worker a file at a time in this order (``--no-loadscope-reorder``): xdist's own order,
-    by number of tests alone, left the few long tests of a small file (a whole conformance suite, ``make demo``) to
-    the end, with the other worker idle meanwhile."""
-    per_file = Counter(item.path for item in items)
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: (item.path not in slow, -per_file[item.path]))
+    tests = Path(__file__).parent
+    for item in items:
+        where = Path(str(item.path)).relative_to(tests).as_posix() if tests in Path(str(item.path)).parents else ""
+        if where in SERIAL:
+            item.add_marker(pytest.mark.serial)
+        if where.startswith("web_browser/"):
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.hookimpl(hookwrapper=True)

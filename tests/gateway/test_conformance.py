@@ -26,7 +26,7 @@ REVISIONS = ("2025-11-25", "2026-07-28")
 EXTENSION_SCENARIOS = ("sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest")
 _RESULT_DIR = re.compile(r"^server-(?P<scenario>.+?)-\d{4}-\d{2}-\d{2}T")
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 
 def run_suite(url: str, out: Path) -> dict[str, bool]:

@@ -20,7 +20,7 @@ client was sent to)."""
 
 UNSCORED = {"auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer", "auth/enterprise-managed-authorization"}
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 
 def conformance(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -117,6 +117,7 @@ def test_the_client_baseline_is_empty() -> None:
     assert yaml.safe_load(BASELINE.read_text()).get("client") == []
 
 
+@pytest.mark.slow
 def test_every_client_scenario_the_2026_revision_requires_passes_with_no_warning(
     required: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:

@@ -16,7 +16,7 @@ from tests.helpers import kairox
 from kairox.config import resolve_config
 from kairox.runtime import RuntimeOptions, build_extension_context
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
 SECRETS = {
     "userinfo": "PW-userinfo-4411",

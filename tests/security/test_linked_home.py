@@ -10,7 +10,7 @@ from pathlib import Path
 import debugpy
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
 SITE = Path(debugpy.__file__).parent.parent

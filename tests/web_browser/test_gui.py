@@ -32,7 +32,7 @@ from tests.web_browser._browser import (
 from kairox._rpc._status import ServerStatus
 from kairox.runtime import ServerView
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.timeout(240)
 
 
 def word(status: ServerStatus) -> str:
