@@ -16,14 +16,8 @@ from kairox.tools import Access, CallContext, ToolResult, ToolSource
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 
-async def call(project: Path, server: str, *calls: tuple[str, dict[str, Any]]) -> list[ToolResult]:
-    context = CallContext(call_id="t", workspace=project)
-    async with LspToolProvider({server: SERVERS[server]()}, workspace=project) as provider:
-        return [await provider.call_tool(name, args, context) for name, args in calls]
-
-
 class Served(NamedTuple):
-    """A language server started once for the tests that only ask about the fixture package (they change nothing)."""
+    """A started language server and the project it serves: the read-only tests share one per server (``served``)."""
 
     name: str
     provider: LspToolProvider
@@ -32,6 +26,12 @@ class Served(NamedTuple):
     async def ask(self, *calls: tuple[str, dict[str, Any]]) -> list[ToolResult]:
         context = CallContext(call_id="t", workspace=self.project)
         return [await self.provider.call_tool(name, args, context) for name, args in calls]
+
+
+async def call(project: Path, server: str, *calls: tuple[str, dict[str, Any]]) -> list[ToolResult]:
+    """``calls`` to a server of their own, started for them and stopped after."""
+    async with LspToolProvider({server: SERVERS[server]()}, workspace=project) as provider:
+        return await Served(server, provider, project).ask(*calls)
 
 
 @pytest.fixture(scope="module")
