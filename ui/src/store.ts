@@ -101,24 +101,22 @@ export function sessionStarting(current: State | null): boolean {
 }
 
 // Answers to /api/state and the event stream travel apart: a state asked for before an event can arrive after it.
-// Each ask is numbered, and the plan and the context meter, which events also bring, count their events.
+// Each ask is numbered, and each value that events also bring counts its events: a state answer sets it only if none
+// came while the answer was on its way (else the event is newer: a plan wiped by a stale state stayed empty).
 let stateAsks = 0;
-let liveEvents = 0;
+const live = { plan: 0, meter: 0, warning: 0 };
 
 export async function loadState(): Promise<void> {
   const asked = ++stateAsks;
-  const seen = liveEvents;
+  const seen = { ...live };
   try {
     const fresh = await api.state();
     if (asked !== stateAsks) return; // a later ask is on its way: its answer is the newer one
     state.value = fresh;
     stateError.value = null;
-    if (liveEvents === seen) {
-      // else an event came meanwhile and is newer than this answer (a plan wiped by a stale state stayed empty)
-      context.meter = fresh.context ?? context.meter;
-      context.warning = fresh.context_warning ?? context.warning;
-      plan.value = fresh.plan ?? plan.value;
-    }
+    if (live.meter === seen.meter) context.meter = fresh.context ?? context.meter;
+    if (live.warning === seen.warning) context.warning = fresh.context_warning ?? context.warning;
+    if (live.plan === seen.plan) plan.value = fresh.plan ?? plan.value;
   } catch (error) {
     if (asked !== stateAsks) return;
     stateError.value = error instanceof Error ? error.message : String(error);
@@ -308,11 +306,11 @@ const handlers: Record<string, Handler> = {
     if (session.turn === str(data.turn)) session.turn = null;
   },
   "agent.context": (data) => {
-    liveEvents += 1;
+    live.meter += 1;
     context.meter = data as unknown as ContextMeter;
   },
   "agent.context_warning": (data) => {
-    liveEvents += 1;
+    live.warning += 1;
     context.warning = data as unknown as ContextWarning;
   },
   "agent.compaction": (data) => {
@@ -326,7 +324,7 @@ const handlers: Record<string, Handler> = {
     context.compaction = { state: what, text };
   },
   "agent.plan": (data) => {
-    liveEvents += 1;
+    live.plan += 1;
     plan.value = (data.entries ?? []) as PlanEntry[];
   },
   "agent.rewind": (data) => {
